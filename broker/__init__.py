@@ -1,0 +1,1 @@
+"""The central service beside the MQTT broker: sessions, billing, alerts, metrics, storage."""

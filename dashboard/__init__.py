@@ -1,0 +1,1 @@
+"""Staff web UI and HTTP API over the central service."""

@@ -1,0 +1,381 @@
+"""The MQTT wire contract, version 1: topics and message schemas.
+
+Both sides (the table node in ``edge/`` and the central service in ``broker/``) import this one
+module, so a message that one side writes is, by construction, one the other side accepts.
+See ARCHITECTURE.md, "The wire contract".
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    TypeAdapter,
+    ValidationError,
+)
+
+VERSION = 1
+ROOT = f"lavos/v{VERSION}"
+# Every v1 message is small; anything bigger is a bug or an attack, and is refused before parsing.
+MAX_PAYLOAD_BYTES = 4096
+
+# A table id is also an MQTT username and a topic level: no wildcards, no slashes, no spaces.
+TABLE_ID_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$"
+TableId = Annotated[str, StringConstraints(pattern=TABLE_ID_PATTERN, max_length=32)]
+
+EventType = Literal["pocket", "goal", "card", "button", "activity", "sensor_fault"]
+EVENT_TYPES: tuple[str, ...] = EventType.__args__  # type: ignore[attr-defined]
+LightCause = Literal["command", "button", "boot", "failsafe"]
+
+
+class ContractError(ValueError):
+    """A topic or payload that breaks the wire contract; the message says what is wrong."""
+
+
+# --------------------------------------------------------------------------- topics
+
+
+def status_topic(table: str) -> str:
+    return f"{ROOT}/table/{table}/status"
+
+
+def event_topic(table: str, event_type: str) -> str:
+    return f"{ROOT}/table/{table}/event/{event_type}"
+
+
+def light_state_topic(table: str) -> str:
+    return f"{ROOT}/table/{table}/light/state"
+
+
+def light_set_topic(table: str) -> str:
+    return f"{ROOT}/table/{table}/light/set"
+
+
+def telemetry_topic(table: str) -> str:
+    return f"{ROOT}/table/{table}/telemetry"
+
+
+def session_topic(table: str) -> str:
+    return f"{ROOT}/table/{table}/session"
+
+
+HUB_STATUS_TOPIC = f"{ROOT}/hub/status"
+# What the central service subscribes to: everything the nodes say.
+NODE_OUTPUT_FILTERS = (
+    f"{ROOT}/table/+/status",
+    f"{ROOT}/table/+/event/+",
+    f"{ROOT}/table/+/light/state",
+    f"{ROOT}/table/+/telemetry",
+)
+
+TopicKind = Literal["status", "event", "light_state", "light_set", "telemetry", "session", "hub_status"]
+
+
+@dataclass(frozen=True)
+class Topic:
+    kind: TopicKind
+    table: str | None = None
+    event_type: str | None = None
+
+
+_TABLE_RE = re.compile(TABLE_ID_PATTERN)
+_SUFFIXES: dict[tuple[str, ...], TopicKind] = {
+    ("status",): "status",
+    ("light", "state"): "light_state",
+    ("light", "set"): "light_set",
+    ("telemetry",): "telemetry",
+    ("session",): "session",
+}
+
+
+def parse_topic(topic: str) -> Topic:
+    """Split a v1 topic into its kind, table and event type, or raise ContractError."""
+    if topic == HUB_STATUS_TOPIC:
+        return Topic("hub_status")
+    prefix = f"{ROOT}/table/"
+    if not topic.startswith(prefix):
+        raise ContractError(f"topic {topic!r} is not under {prefix!r}")
+    parts = topic[len(prefix):].split("/")
+    table, rest = parts[0], tuple(parts[1:])
+    if not _TABLE_RE.match(table) or len(table) > 32:
+        raise ContractError(f"topic {topic!r}: {table!r} is not a valid table id")
+    if len(rest) == 2 and rest[0] == "event":
+        if rest[1] not in EVENT_TYPES:
+            raise ContractError(
+                f"topic {topic!r}: unknown event type {rest[1]!r} (known: {', '.join(EVENT_TYPES)})"
+            )
+        return Topic("event", table, rest[1])
+    kind = _SUFFIXES.get(rest)
+    if kind is None:
+        raise ContractError(f"topic {topic!r} is not part of the v{VERSION} contract")
+    return Topic(kind, table)
+
+
+# --------------------------------------------------------------------------- messages
+
+
+class _Strict(BaseModel):
+    # A v1 message with a field we do not know is a sender bug: refuse it loudly.
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _Open(BaseModel):
+    # Status and telemetry may grow informational fields without a new contract version.
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+class PocketData(_Strict):
+    pocket: int = Field(ge=0, le=5)
+    pulse_ms: float = Field(ge=0, le=60_000)
+
+
+class GoalData(_Strict):
+    side: Literal["home", "away"]
+
+
+class CardData(_Strict):
+    # 4-, 7- and 10-byte ISO 14443 UIDs, and the decimal-ish strings of keyboard-wedge readers
+    # normalised to hex by the reader driver.
+    uid: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{4,32}$")]
+
+
+class ButtonData(_Strict):
+    button: Literal["light"]
+
+
+class ActivityData(_Strict):
+    source: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+
+
+class SensorFaultData(_Strict):
+    sensor: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    kind: Literal["stuck", "chatter", "recovered"]
+
+
+class _EventBase(_Strict):
+    v: Literal[1]
+    table: TableId
+    boot: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    seq: int = Field(ge=0, le=2**63 - 1)
+    ts: AwareDatetime
+    ts_synced: bool
+
+
+class PocketEvent(_EventBase):
+    type: Literal["pocket"]
+    data: PocketData
+
+
+class GoalEvent(_EventBase):
+    type: Literal["goal"]
+    data: GoalData
+
+
+class CardEvent(_EventBase):
+    type: Literal["card"]
+    data: CardData
+
+
+class ButtonEvent(_EventBase):
+    type: Literal["button"]
+    data: ButtonData
+
+
+class ActivityEvent(_EventBase):
+    type: Literal["activity"]
+    data: ActivityData
+
+
+class SensorFaultEvent(_EventBase):
+    type: Literal["sensor_fault"]
+    data: SensorFaultData
+
+
+Event = Annotated[
+    Union[PocketEvent, GoalEvent, CardEvent, ButtonEvent, ActivityEvent, SensorFaultEvent],
+    Field(discriminator="type"),
+]
+EVENT_MODELS: dict[str, type[_EventBase]] = {
+    "pocket": PocketEvent,
+    "goal": GoalEvent,
+    "card": CardEvent,
+    "button": ButtonEvent,
+    "activity": ActivityEvent,
+    "sensor_fault": SensorFaultEvent,
+}
+EVENT_DATA_MODELS: dict[str, type[_Strict]] = {
+    name: model.model_fields["data"].annotation for name, model in EVENT_MODELS.items()  # type: ignore[misc]
+}
+
+
+class Status(_Open):
+    state: Literal["online", "offline"]
+    boot: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = None
+    version: str | None = None
+    ts: AwareDatetime | None = None
+
+
+class LightState(_Strict):
+    on: bool
+    blink: bool = False
+    cause: LightCause
+    cmd_id: Annotated[str, StringConstraints(max_length=64)] | None = None
+
+
+class LightSet(_Strict):
+    on: bool
+    # Blink for this many seconds, then settle on `on`.
+    blink_s: int | None = Field(default=None, ge=1, le=3600)
+    cmd_id: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+
+
+class Telemetry(_Open):
+    uptime_s: float = Field(ge=0)
+    cpu_temp_c: float | None = None
+    outbox: int = Field(ge=0)
+    reconnects: int = Field(default=0, ge=0)
+    invalid_commands: int = Field(default=0, ge=0)
+    dropped: int = Field(default=0, ge=0)
+
+
+class SessionSummary(_Open):
+    session_id: str
+    table: TableId
+    state: Literal["running", "paused"]
+    started_at: AwareDatetime
+    tariff: str
+    member: str | None = None
+    prepaid_until: AwareDatetime | None = None
+    amount_cents: int = Field(ge=0)
+
+
+class HubStatus(_Open):
+    state: Literal["online", "offline"]
+    version: str | None = None
+    ts: AwareDatetime | None = None
+
+
+_EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(Event)
+_SESSION_ADAPTER: TypeAdapter[Any] = TypeAdapter(SessionSummary | None)
+
+MODEL_FOR_KIND: dict[str, Any] = {
+    "status": Status,
+    "light_state": LightState,
+    "light_set": LightSet,
+    "telemetry": Telemetry,
+    "hub_status": HubStatus,
+}
+
+
+# --------------------------------------------------------------------------- decoding
+
+
+def _explain(err: ValidationError) -> str:
+    parts = []
+    for e in err.errors(include_url=False):
+        where = ".".join(str(p) for p in e["loc"] if not str(p).endswith("Event")) or "payload"
+        parts.append(f"{where}: {e['msg']}")
+    return "; ".join(parts)
+
+
+def _load_json(payload: bytes | str) -> Any:
+    raw = payload.encode() if isinstance(payload, str) else bytes(payload)
+    if len(raw) > MAX_PAYLOAD_BYTES:
+        raise ContractError(f"payload is {len(raw)} bytes, over the {MAX_PAYLOAD_BYTES}-byte limit")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ContractError(f"payload is not UTF-8: {exc.reason} at byte {exc.start}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ContractError(f"payload is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise ContractError("payload is not JSON: nested too deeply") from None
+
+
+def decode_event(payload: bytes | str, topic: Topic | None = None) -> Any:
+    obj = _load_json(payload)
+    if not isinstance(obj, dict):
+        raise ContractError(f"event must be a JSON object, got {type(obj).__name__}")
+    if "v" in obj and obj["v"] != VERSION:
+        raise ContractError(f"unknown contract version v={obj['v']!r}; this side speaks v{VERSION}")
+    etype = obj.get("type")
+    if etype not in EVENT_MODELS:
+        raise ContractError(f"unknown event type {etype!r} (known: {', '.join(EVENT_TYPES)})")
+    try:
+        event = _EVENT_ADAPTER.validate_python(obj)
+    except ValidationError as exc:
+        raise ContractError(f"invalid {etype} event: {_explain(exc)}") from None
+    if topic is not None:
+        if event.table != topic.table:
+            raise ContractError(f"payload table {event.table!r} does not match topic table {topic.table!r}")
+        if event.type != topic.event_type:
+            raise ContractError(f"payload type {event.type!r} does not match topic event type {topic.event_type!r}")
+    return event
+
+
+def decode_payload(kind: str, payload: bytes | str) -> Any:
+    """Validate a non-event payload of a topic kind; returns the model (or None for a cleared session)."""
+    if kind == "event":
+        return decode_event(payload)
+    obj = _load_json(payload)
+    try:
+        if kind == "session":
+            return _SESSION_ADAPTER.validate_python(obj)
+        model = MODEL_FOR_KIND[kind]
+        if not isinstance(obj, dict):
+            raise ContractError(f"{kind} payload must be a JSON object, got {type(obj).__name__}")
+        return model.model_validate(obj)
+    except ValidationError as exc:
+        raise ContractError(f"invalid {kind} payload: {_explain(exc)}") from None
+
+
+@dataclass(frozen=True)
+class Message:
+    topic: Topic
+    body: Any  # the validated model; None for a cleared session
+
+
+def decode(topic: str, payload: bytes | str) -> Message:
+    """Validate one MQTT message against the contract; raise ContractError saying what is wrong."""
+    t = parse_topic(topic)
+    if t.kind == "event":
+        return Message(t, decode_event(payload, t))
+    body = decode_payload(t.kind, payload)
+    if t.kind == "session" and body is not None and body.table != t.table:
+        raise ContractError(f"payload table {body.table!r} does not match topic table {t.table!r}")
+    return Message(t, body)
+
+
+def encode(message: BaseModel | None) -> bytes:
+    """Compact UTF-8 JSON of a contract model (``None`` encodes a cleared session)."""
+    if message is None:
+        return b"null"
+    return message.model_dump_json(exclude_none=False).encode("utf-8")
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def json_schemas() -> dict[str, Any]:
+    """The JSON Schema of every message, keyed by the topic it travels on."""
+    return {
+        f"{ROOT}/table/<table>/status": Status.model_json_schema(),
+        f"{ROOT}/table/<table>/event/<type>": _EVENT_ADAPTER.json_schema(),
+        f"{ROOT}/table/<table>/light/state": LightState.model_json_schema(),
+        f"{ROOT}/table/<table>/light/set": LightSet.model_json_schema(),
+        f"{ROOT}/table/<table>/telemetry": Telemetry.model_json_schema(),
+        f"{ROOT}/table/<table>/session": _SESSION_ADAPTER.json_schema(),
+        HUB_STATUS_TOPIC: HubStatus.model_json_schema(),
+    }

@@ -1,0 +1,100 @@
+"""Load a TOML file into a pydantic model, with errors that name the file, line and key."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class ConfigError(ValueError):
+    """A configuration file that cannot be used; str() says where and what to fix."""
+
+
+_HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+_KEY = re.compile(r"^\s*([A-Za-z0-9_\-\"'.]+?)\s*=")
+
+
+def key_lines(text: str) -> dict[tuple[Any, ...], int]:
+    """Map key paths (as pydantic locates them: names and array indexes) to 1-based lines.
+
+    Covers the shapes our config files use: tables, arrays of tables, dotted keys and inline
+    tables on one line; good enough to point a person at the right line.
+    """
+    lines: dict[tuple[Any, ...], int] = {}
+    counters: dict[tuple[Any, ...], int] = {}
+    current: tuple[Any, ...] = ()
+    for n, line in enumerate(text.splitlines(), start=1):
+        h = _HEADER.match(line)
+        if h:
+            names = tuple(p.strip().strip("\"'") for p in h.group(2).split("."))
+            if h.group(1) == "[[":
+                idx = counters.get(names, -1) + 1
+                counters[names] = idx
+                current = names + (idx,)
+            else:
+                # a sub-table of the latest array element keeps that element's index
+                base: tuple[Any, ...] = ()
+                for name in names:
+                    base = base + (name,)
+                    if base in counters:
+                        base = base + (counters[base],)
+                current = base
+            lines.setdefault(current, n)
+            continue
+        k = _KEY.match(line)
+        if k:
+            path = current + tuple(p.strip().strip("\"'") for p in k.group(1).split("."))
+            lines.setdefault(path, n)
+            # keys of an inline table on the same line
+            for inner in re.findall(r"[{,]\s*([A-Za-z0-9_\-]+)\s*=", line):
+                lines.setdefault(path + (inner,), n)
+    return lines
+
+
+def _line_for(loc: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> int | None:
+    loc = tuple(loc)
+    while loc:
+        if loc in lines:
+            return lines[loc]
+        loc = loc[:-1]
+    return None
+
+
+def describe(err: ValidationError, text: str, path: Path | str) -> str:
+    lines = key_lines(text)
+    out = []
+    for e in err.errors(include_url=False):
+        loc = tuple(e["loc"])
+        key = ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in loc).replace(".[", "[")
+        line = _line_for(loc, lines)
+        where = f"{path}:{line}" if line else str(path)
+        msg = e["msg"].removeprefix("Value error, ")
+        out.append(f"{where}: {key or '(top level)'}: {msg}")
+    return "\n".join(out)
+
+
+def load_toml(path: Path | str, model: type[M], text: str | None = None) -> M:
+    """Read and validate a TOML file; raise ConfigError with file:line: key: problem."""
+    path = Path(path)
+    if text is None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ConfigError(f"{path}: file not found") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path}: cannot read: {exc}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        # tomllib says "(at line N, column M)"
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(describe(exc, text, path)) from None

@@ -1,0 +1,201 @@
+"""The venue catalogue: one TOML file describing a hall — rooms, tables, pins, hours, prices.
+
+``deploy/venues/lavos.toml`` is ŠBK Lavos. Both the table nodes (their pins) and the central
+service (tables, tariffs, hours) read it.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import time
+from pathlib import Path
+from typing import Annotated, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+
+from devices.contract import TableId
+from devices.kinds import Kind, PinMap, default_pins
+from devices.tomlfile import load_toml
+
+Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+WEEKDAYS: tuple[str, ...] = Weekday.__args__  # type: ignore[attr-defined]
+Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=32)]
+_HHMM = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
+
+
+def _parse_hhmm(value: object) -> time:
+    if isinstance(value, time):
+        return value
+    if not isinstance(value, str) or not _HHMM.match(value):
+        raise ValueError(f"{value!r} is not a time of day as HH:MM (e.g. \"16:00\")")
+    h, m = value.split(":")
+    return time(int(h), int(m))
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Hours(_Model):
+    """Opening hours; a close earlier than (or equal to) open means after midnight."""
+
+    open: time
+    close: time
+
+    _hhmm = field_validator("open", "close", mode="before")(_parse_hhmm)
+
+
+class Room(_Model):
+    id: Slug
+    name: str
+    name_en: str | None = None
+    smoking: bool = True
+
+
+class TableSpec(_Model):
+    id: TableId
+    kind: Kind
+    name: str
+    room: Slug
+    size_ft: int | None = Field(default=None, ge=6, le=12)
+    club_card: bool = False
+    pins: PinMap | None = None
+
+    @model_validator(mode="after")
+    def _pins_fit_kind(self) -> "TableSpec":
+        if self.pins is None:
+            self.pins = default_pins(self.kind)
+        pockets = len(self.pins.pockets)
+        if self.kind is Kind.POOL and pockets not in (0, 6):
+            raise ValueError(f"a pool table has 6 pockets, pins.pockets lists {pockets}")
+        if self.kind is not Kind.POOL and pockets:
+            raise ValueError(f"a {self.kind.value} table has no pockets; remove pins.pockets")
+        if self.kind is Kind.FOOSBALL and (self.pins.goal_home is None or self.pins.goal_away is None):
+            raise ValueError("a foosball table needs pins.goal_home and pins.goal_away")
+        if self.kind is not Kind.FOOSBALL and (self.pins.goal_home or self.pins.goal_away):
+            raise ValueError(f"a {self.kind.value} table has no goals; remove pins.goal_home/goal_away")
+        return self
+
+    @property
+    def pin_map(self) -> PinMap:
+        assert self.pins is not None
+        return self.pins
+
+
+class Tariff(_Model):
+    id: Slug
+    name: str
+    name_en: str | None = None
+    rate_cents_per_hour: int = Field(ge=0, le=1_000_000)
+    # Only on tables with club_card = true, only for a member whose fee is paid this year.
+    requires_member: bool = False
+    # Allowed hours (e.g. training 15:00-19:00); absent = any time.
+    hours: Hours | None = None
+
+
+class TimeBand(_Model):
+    """A different rate for a tariff on some weekdays and hours (e.g. happy hour)."""
+
+    tariff: Slug
+    days: list[Weekday] = Field(default_factory=lambda: list(WEEKDAYS))
+    start: time
+    end: time
+    rate_cents_per_hour: int = Field(ge=0, le=1_000_000)
+    name: str
+
+    _hhmm = field_validator("start", "end", mode="before")(_parse_hhmm)
+
+
+class Billing(_Model):
+    unit_s: Literal[60, 300, 900] = 60
+    minimum_cents: int = Field(default=0, ge=0)
+    vat_percent: int = Field(default=23, ge=0, le=100)
+    currency: Literal["EUR"] = "EUR"
+    default_tariff: Slug = "standard"
+    member_tariff: Slug = "club_card"
+    prepaid_warning_min: int = Field(default=5, ge=0, le=120)
+    closing_warning_min: int = Field(default=10, ge=0, le=120)
+    # What happens when prepaid time runs out: stop the session, or run on at the open rate.
+    prepaid_expiry: Literal["stop", "continue"] = "stop"
+    pause_light: Literal["off", "on"] = "off"
+    idle_alert_min: int = Field(default=20, ge=1, le=600)
+    foosball_checkin_min: int = Field(default=15, ge=1, le=600)
+
+
+class Extra(_Model):
+    id: Slug
+    name: str
+    name_en: str | None = None
+    price_cents: int = Field(ge=0, le=1_000_000)
+
+
+class VenueInfo(_Model):
+    id: Slug
+    name: str
+    address: str = ""
+    timezone: str = "Europe/Bratislava"
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, v: str) -> str:
+        try:
+            ZoneInfo(v)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown timezone {v!r} (use an IANA name such as \"Europe/Bratislava\")") from None
+        return v
+
+
+class Venue(_Model):
+    venue: VenueInfo
+    hours: dict[Literal["default", "mon", "tue", "wed", "thu", "fri", "sat", "sun"], Hours]
+    rooms: list[Room] = Field(min_length=1)
+    tables: list[TableSpec] = Field(min_length=1)
+    tariffs: list[Tariff] = Field(default_factory=list)
+    bands: list[TimeBand] = Field(default_factory=list)
+    billing: Billing = Field(default_factory=Billing)
+    extras: list[Extra] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Venue":
+        if "default" not in self.hours and set(self.hours) != set(WEEKDAYS):
+            raise ValueError("hours needs a 'default' entry or one for every weekday")
+        for label, items in (("room", self.rooms), ("table", self.tables), ("tariff", self.tariffs), ("extra", self.extras)):
+            ids = [i.id for i in items]
+            twice = sorted({i for i in ids if ids.count(i) > 1})
+            if twice:
+                raise ValueError(f"{label} id {', '.join(twice)} is listed more than once")
+        rooms = {r.id for r in self.rooms}
+        for t in self.tables:
+            if t.room not in rooms:
+                raise ValueError(f"table {t.id} is in room {t.room!r}, which is not among rooms ({', '.join(sorted(rooms))})")
+        tariffs = {t.id for t in self.tariffs}
+        if self.tariffs:
+            for ref in (self.billing.default_tariff, self.billing.member_tariff, *(b.tariff for b in self.bands)):
+                if ref not in tariffs:
+                    raise ValueError(f"tariff {ref!r} is referenced but not defined under [[tariffs]]")
+        return self
+
+    @property
+    def tz(self) -> ZoneInfo:
+        return ZoneInfo(self.venue.timezone)
+
+    def table(self, table_id: str) -> TableSpec:
+        for t in self.tables:
+            if t.id == table_id:
+                return t
+        raise KeyError(f"no table {table_id!r} in venue {self.venue.id!r} (tables: {', '.join(t.id for t in self.tables)})")
+
+    def tariff(self, tariff_id: str) -> Tariff:
+        for t in self.tariffs:
+            if t.id == tariff_id:
+                return t
+        raise KeyError(f"no tariff {tariff_id!r} (tariffs: {', '.join(t.id for t in self.tariffs)})")
+
+    def hours_on(self, weekday: str) -> Hours:
+        return self.hours.get(weekday) or self.hours["default"]  # type: ignore[call-overload]
+
+
+def load_venue(path: Path | str) -> Venue:
+    """Load and validate a venue file; raises devices.tomlfile.ConfigError with line and key."""
+    return load_toml(path, Venue)

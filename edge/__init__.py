@@ -1,0 +1,1 @@
+"""The agent that runs on each table's Raspberry Pi."""

@@ -1,0 +1,58 @@
+"""A plain paho subscriber that collects what it receives, for asserting on the wire."""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+import uuid
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+
+
+class Collector:
+    def __init__(self, port: int, username: str = "lavos-hub", password: str = "hub-secret", topics=("lavos/v1/#",), qos: int = 1, protocol=mqtt.MQTTv311):
+        self.messages: "queue.Queue[mqtt.MQTTMessage]" = queue.Queue()
+        self.all: list[mqtt.MQTTMessage] = []
+        self._lock = threading.Lock()
+        self._subscribed = threading.Event()
+        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"test-{uuid.uuid4().hex[:8]}", protocol=protocol)
+        self.client.username_pw_set(username, password)
+        self.client.on_message = self._on_message
+        self.client.on_connect = lambda c, u, f, rc, p=None: c.subscribe([(t, qos) for t in topics])
+        self.client.on_subscribe = lambda *a: self._subscribed.set()
+        self.client.connect("127.0.0.1", port, keepalive=30)
+        self.client.loop_start()
+        if not self._subscribed.wait(5):
+            raise TimeoutError("collector did not subscribe")
+
+    def _on_message(self, client, userdata, msg):
+        with self._lock:
+            self.all.append(msg)
+        self.messages.put(msg)
+
+    def wait_for(self, predicate, timeout: float = 5.0):
+        """Return the first received message (past or future) matching predicate."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                for m in self.all:
+                    if predicate(m):
+                        return m
+            if time.monotonic() > deadline:
+                raise TimeoutError("no matching message")
+            time.sleep(0.005)
+
+    def matching(self, predicate) -> list:
+        with self._lock:
+            return [m for m in self.all if predicate(m)]
+
+    def publish(self, topic: str, payload, qos: int = 1, retain: bool = False):
+        info = self.client.publish(topic, payload, qos=qos, retain=retain)
+        info.wait_for_publish(5)
+        return info
+
+    def close(self) -> None:
+        self.client.loop_stop()
+        self.client.disconnect()
