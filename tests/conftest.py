@@ -7,7 +7,7 @@ import pytest
 # gpiozero reads this when a device is made without an explicit pin factory.
 os.environ.setdefault("GPIOZERO_PIN_FACTORY", "mock")
 
-from tests.support.mosquitto import Mosquitto  # noqa: E402
+from broker.mosquitto import Mosquitto  # noqa: E402
 
 TABLES = ["pool-01", "pool-02", "carom-01", "foos-01", "foos-02", "darts-01"]
 

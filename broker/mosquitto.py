@@ -1,4 +1,8 @@
-"""A real Mosquitto for tests: free loopback port, generated password file and the deploy ACL."""
+"""Run a private Mosquitto: generated password file, the shipped ACL and our queue limits.
+
+Used by the tests (one broker per test module), the demo and the benchmarks. Production runs
+the system Mosquitto with deploy/mosquitto/lavos.conf instead.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +14,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-DEPLOY_ACL = REPO / "deploy" / "mosquitto" / "acl"
+DEPLOY_ACL = Path(__file__).resolve().parent / "mosquitto_acl"
 HUB_USER = "lavos-hub"
 
 
@@ -44,7 +47,7 @@ class Mosquitto:
 
     def __post_init__(self) -> None:
         if shutil.which("mosquitto") is None:
-            raise RuntimeError("mosquitto is not installed: run ./run test, which installs it")
+            raise RuntimeError("mosquitto is not installed: `apt-get install mosquitto mosquitto-clients` (./run does it for you)")
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.users = {HUB_USER: "hub-secret", **self.users}
         passwd = self.workdir / "passwd"
