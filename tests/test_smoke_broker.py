@@ -9,9 +9,9 @@ def test_acl_confines_a_node_to_its_own_topics(mosquitto):
     hub = Collector(mosquitto.port)
     intruder = Collector(mosquitto.port, username="pool-01", password="pw-pool-01", topics=("lavos/v1/table/pool-01/light/set",))
     for topic in ("lavos/v1/table/pool-02/telemetry", "lavos/v1/table/pool-02/event/pocket", "lavos/v1/table/pool-02/light/set"):
-        info = intruder.client.publish(topic, json.dumps({"uptime_s": 1, "outbox": 0}), qos=0)
-        # Mosquitto 2.0 may drop the connection of a client that publishes where it must not.
-        info.wait_for_publish(2) if info.rc == 0 else None
+        # Mosquitto 2.0 drops the connection of a client that publishes where it must not,
+        # so the outcome of these calls is not asserted; what reaches the hub is.
+        intruder.client.publish(topic, json.dumps({"uptime_s": 1, "outbox": 0}), qos=0)
     honest = Collector(mosquitto.port, username="pool-01", password="pw-pool-01", topics=("lavos/v1/table/pool-01/light/set",))
     honest.publish("lavos/v1/table/pool-01/telemetry", json.dumps({"uptime_s": 2, "outbox": 0}))
     got = hub.wait_for(lambda m: m.topic.endswith("pool-01/telemetry"))
