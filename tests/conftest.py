@@ -19,3 +19,43 @@ def mosquitto(tmp_path_factory):
     broker.start()
     yield broker
     broker.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster():
+    """One throwaway PostgreSQL cluster for the whole test session (tests/support/postgres.py)."""
+    from tests.support.postgres import PostgresCluster, find_bindir
+
+    try:
+        bindir = find_bindir()
+    except RuntimeError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    cluster = PostgresCluster(bindir).start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_template(postgres_cluster):
+    """A database migrated to head once; each test's database is a copy of it."""
+    from broker.db.engine import open_store
+
+    url = postgres_cluster.create_database()
+    open_store(url).close()  # a template must have no open connections when copied
+    return url.rsplit("/", 1)[1]
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request, tmp_path):
+    """A fresh, migrated database URL: once on a SQLite file, once on PostgreSQL."""
+    if request.param == "sqlite":
+        from broker.db.engine import open_store
+
+        url = f"sqlite:///{tmp_path / 'lavos.db'}"
+        open_store(url).close()
+        yield url
+        return
+    cluster = request.getfixturevalue("postgres_cluster")
+    url = cluster.create_database(template=request.getfixturevalue("postgres_template"))
+    yield url
+    cluster.drop_database(url)
