@@ -1,0 +1,1 @@
+"""Hardware drivers of a table node (gpiozero pins, card readers); the pin factory comes from gpiozero."""
