@@ -1,0 +1,191 @@
+"""`lavos members …`, `lavos user …` and `lavos db …`: the registry, staff accounts and the store."""
+
+from __future__ import annotations
+
+import getpass
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import typer
+from sqlalchemy.orm import Session
+
+DB_HELP = "Database URL (default: $LAVOS_DB, else a SQLite file in the data directory), e.g. postgresql://lavos@localhost/lavos"
+db_option = typer.Option(None, "--db", help=DB_HELP, show_default=False)
+actor_option = typer.Option(None, "--actor", help="Who does this, for the audit log (default: your login name)", show_default=False)
+
+members_app = typer.Typer(help="The member registry.\n\nExample: lavos members import deploy/members/lavos-members.csv", no_args_is_help=True)
+user_app = typer.Typer(help="Staff accounts and API tokens.\n\nExample: lavos user add jana --role staff", no_args_is_help=True)
+db_app = typer.Typer(help="The central database.\n\nExample: lavos db upgrade --db postgresql://lavos@localhost/lavos", no_args_is_help=True)
+
+
+def fail(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(2)
+
+
+def _actor(actor: str | None) -> str:
+    if actor:
+        return actor
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):
+        return "cli"
+
+
+@contextmanager
+def _session(db: str | None) -> Iterator[Session]:
+    """One transaction on the opened store; a known error becomes a message and exit code 2."""
+    from broker.db.engine import open_store
+    from broker.db.errors import StoreError
+    from broker.members import MemberError
+    from broker.members_csv import MemberImportError
+    from broker.users import UserError
+
+    try:
+        store = open_store(db)
+    except StoreError as e:
+        raise fail(str(e)) from None
+    try:
+        with store.session() as s:
+            yield s
+    except (MemberError, MemberImportError, UserError) as e:
+        raise fail(str(e)) from None
+    finally:
+        store.close()
+
+
+@members_app.command("import")
+def members_import(
+    file: Path = typer.Argument(..., help="CSV file: name,kind,cards,fees_paid,active,note (',' or ';' separated, UTF-8)"),
+    db: str | None = db_option,
+    actor: str | None = actor_option,
+) -> None:
+    """Import members from a CSV file: all of it, or nothing if any line is wrong.
+
+    Members are matched by name; re-importing the same file changes nothing. Cards and paid
+    years are added, never removed.
+
+    Example: lavos members import deploy/members/lavos-members.csv
+    """
+    from broker.members_csv import import_members_csv
+
+    try:
+        data = file.read_bytes()
+    except OSError as e:
+        raise fail(f"cannot read {file}: {e.strerror}") from None
+    with _session(db) as s:
+        report = import_members_csv(s, data, actor=_actor(actor))
+    typer.echo(f"{file}: {report}")
+
+
+@members_app.command("export")
+def members_export(
+    file: Path = typer.Argument(..., help="Where to write the CSV; - for standard output"),
+    db: str | None = db_option,
+    semicolon: bool = typer.Option(False, "--semicolon", help="Separate with ';' (what Excel expects in Slovakia)"),
+) -> None:
+    """Export the member registry as CSV (UTF-8 with BOM, so Excel shows the accents).
+
+    Example: lavos members export members.csv --semicolon
+    """
+    from broker.members_csv import export_members_csv
+
+    with _session(db) as s:
+        text = export_members_csv(s, delimiter=";" if semicolon else ",")
+    if str(file) == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        file.write_text(text, encoding="utf-8-sig", newline="")
+    except OSError as e:
+        raise fail(f"cannot write {file}: {e.strerror}") from None
+    typer.echo(f"{file}: {text.count(chr(10)) - 1} member(s) written")
+
+
+def _read_password(password_file: Path | None) -> str:
+    if password_file is not None:
+        try:
+            lines = password_file.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as e:
+            raise fail(f"cannot read the password file {password_file}: {e}") from None
+        if not lines or not lines[0]:
+            raise fail(f"the password file {password_file} is empty; put the password on its first line")
+        return lines[0]
+    return typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+
+
+@user_app.command("add")
+def user_add(
+    username: str = typer.Argument(..., help="Login name, e.g. jana"),
+    role: str = typer.Option(..., "--role", help="staff (sessions, alerts) or manager (also tariffs, corrections, members)"),
+    password_file: Path | None = typer.Option(None, "--password-file", help="Read the password from this file's first line instead of prompting"),
+    db: str | None = db_option,
+    actor: str | None = actor_option,
+) -> None:
+    """Create a staff account; the password is prompted for (twice) unless --password-file is given.
+
+    Example: lavos user add jana --role staff
+    """
+    from broker.db.models import ROLES
+    from broker.users import create_user
+
+    if role not in ROLES:  # before asking for a password that would be thrown away
+        raise fail(f"role {role!r} is not one of {', '.join(ROLES)}; e.g. --role staff")
+    password = _read_password(password_file)
+    with _session(db) as s:
+        user = create_user(s, username, password, role, actor=_actor(actor))
+    typer.echo(f"user {user.username} ({user.role}) created")
+
+
+@user_app.command("token")
+def user_token(
+    username: str = typer.Argument(..., help="The account the token acts as"),
+    name: str = typer.Option(..., "--name", help="Where the token is used, e.g. bar-tablet"),
+    db: str | None = db_option,
+    actor: str | None = actor_option,
+) -> None:
+    """Issue a bearer token for machine clients and print it; it is shown only this once.
+
+    Example: lavos user token jana --name bar-tablet
+    """
+    from broker.users import issue_token
+
+    with _session(db) as s:
+        token = issue_token(s, username, name, actor=_actor(actor))
+    typer.echo(token)
+    typer.echo("(store it now: only its hash is kept, it cannot be shown again)", err=True)
+
+
+@user_app.command("tokens")
+def user_tokens(db: str | None = db_option) -> None:
+    """List API tokens (never the tokens themselves).
+
+    Example: lavos user tokens
+    """
+    from broker.users import list_tokens
+
+    with _session(db) as s:
+        for t in list_tokens(s):
+            used = f"{t.last_used_at:%Y-%m-%d %H:%M}" if t.last_used_at else "never"
+            typer.echo(f"{t.id}\t{t.username}\t{t.name}\tcreated {t.created_at:%Y-%m-%d}\tlast used {used}{'  REVOKED' if t.revoked else ''}")
+
+
+@db_app.command("upgrade")
+def db_upgrade(db: str | None = db_option) -> None:
+    """Bring the database schema to this version of Lavos (the server also does it on start).
+
+    Example: lavos db upgrade --db postgresql://lavos@localhost/lavos
+    """
+    from broker.db.migrate import head_revision
+
+    with _session(db):
+        pass
+    typer.echo(f"database schema at {head_revision()}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(members_app, name="members")
+    app.add_typer(user_app, name="user")
+    app.add_typer(db_app, name="db")
