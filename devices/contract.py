@@ -106,7 +106,8 @@ def parse_topic(topic: str) -> Topic:
         raise ContractError(f"topic {topic!r} is not under {prefix!r}")
     parts = topic[len(prefix):].split("/")
     table, rest = parts[0], tuple(parts[1:])
-    if not _TABLE_RE.match(table) or len(table) > 32:
+    # fullmatch: with match, "$" would also accept a table id ending in a newline
+    if not _TABLE_RE.fullmatch(table) or len(table) > 32:
         raise ContractError(f"topic {topic!r}: {table!r} is not a valid table id")
     if len(rest) == 2 and rest[0] == "event":
         if rest[1] not in EVENT_TYPES:
@@ -287,8 +288,12 @@ def _explain(err: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def _load_json(payload: bytes | str) -> Any:
-    raw = payload.encode() if isinstance(payload, str) else bytes(payload)
+def _load_json(payload: bytes | str) -> tuple[Any, str]:
+    """The parsed payload and its text; the text is validated again by pydantic in strict mode."""
+    try:
+        raw = payload.encode() if isinstance(payload, str) else bytes(payload)
+    except UnicodeEncodeError as exc:  # a str holding lone surrogates
+        raise ContractError(f"payload is not UTF-8: {exc.reason} at character {exc.start}") from None
     if len(raw) > MAX_PAYLOAD_BYTES:
         raise ContractError(f"payload is {len(raw)} bytes, over the {MAX_PAYLOAD_BYTES}-byte limit")
     try:
@@ -296,7 +301,7 @@ def _load_json(payload: bytes | str) -> Any:
     except UnicodeDecodeError as exc:
         raise ContractError(f"payload is not UTF-8: {exc.reason} at byte {exc.start}") from None
     try:
-        return json.loads(text)
+        return json.loads(text), text
     except json.JSONDecodeError as exc:
         raise ContractError(f"payload is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
@@ -304,16 +309,18 @@ def _load_json(payload: bytes | str) -> Any:
 
 
 def decode_event(payload: bytes | str, topic: Topic | None = None) -> Any:
-    obj = _load_json(payload)
+    obj, text = _load_json(payload)
     if not isinstance(obj, dict):
         raise ContractError(f"event must be a JSON object, got {type(obj).__name__}")
-    if "v" in obj and obj["v"] != VERSION:
+    # type() and not ==: true == 1 in Python, and pydantic's Literal[1] lets true through too
+    if "v" in obj and (type(obj["v"]) is not int or obj["v"] != VERSION):
         raise ContractError(f"unknown contract version v={obj['v']!r}; this side speaks v{VERSION}")
     etype = obj.get("type")
-    if etype not in EVENT_MODELS:
+    if not isinstance(etype, str) or etype not in EVENT_MODELS:  # a list here is unhashable
         raise ContractError(f"unknown event type {etype!r} (known: {', '.join(EVENT_TYPES)})")
     try:
-        event = _EVENT_ADAPTER.validate_python(obj)
+        # strict: "5" is not a seq and "yes" is not a bool; JSON strings still become datetimes
+        event = _EVENT_ADAPTER.validate_json(text, strict=True)
     except ValidationError as exc:
         raise ContractError(f"invalid {etype} event: {_explain(exc)}") from None
     if topic is not None:
@@ -328,14 +335,14 @@ def decode_payload(kind: str, payload: bytes | str) -> Any:
     """Validate a non-event payload of a topic kind; returns the model (or None for a cleared session)."""
     if kind == "event":
         return decode_event(payload)
-    obj = _load_json(payload)
+    obj, text = _load_json(payload)
     try:
         if kind == "session":
-            return _SESSION_ADAPTER.validate_python(obj)
+            return _SESSION_ADAPTER.validate_json(text, strict=True)
         model = MODEL_FOR_KIND[kind]
         if not isinstance(obj, dict):
             raise ContractError(f"{kind} payload must be a JSON object, got {type(obj).__name__}")
-        return model.model_validate(obj)
+        return model.model_validate_json(text, strict=True)
     except ValidationError as exc:
         raise ContractError(f"invalid {kind} payload: {_explain(exc)}") from None
 
