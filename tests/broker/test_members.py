@@ -1,0 +1,283 @@
+"""The member registry and its CSV files, on SQLite and PostgreSQL, with the club's real member list."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+from typer.testing import CliRunner
+
+from broker.db.models import AuditEntry, FeePayment, Member, MemberCard
+from broker.members import (
+    MemberError,
+    add_member,
+    assign_card,
+    edit_member,
+    fee_paid,
+    find_by_card,
+    is_valid_card,
+    normalize_uid,
+    record_fee,
+    remove_card,
+    search_members,
+)
+from broker.members_csv import MemberImportError, export_members_csv, import_members_csv, parse_members_csv
+
+SHIPPED = Path(__file__).resolve().parents[2] / "deploy" / "members" / "lavos-members.csv"
+HEADER = "name,kind,cards,fees_paid,active,note\n"
+
+
+def count(db, model) -> int:
+    return db.scalar(select(func.count()).select_from(model))
+
+
+def import_text(store, text: str | bytes):
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    with store.session() as db:
+        return import_members_csv(db, data, actor="test")
+
+
+# --- the shipped list ----------------------------------------------------------------------
+
+def test_shipped_member_list_imports_59_members_once(store):
+    report = import_text(store, SHIPPED.read_bytes())
+    assert (report.added, report.updated, report.unchanged) == (59, 0, 0)
+    again = import_text(store, SHIPPED.read_bytes())
+    assert (again.added, again.updated, again.unchanged) == (0, 0, 59)
+    with store.session() as db:
+        assert count(db, Member) == 59
+        names = set(db.scalars(select(Member.name)))
+        assert {"Ambra Tomáš", "Zadražil Miro", "Čistá Janka", "Šipka Oliver"} <= names
+        assert {m.kind for m in db.scalars(select(Member))} == {"individual"}
+        sharks = db.scalars(select(Member).where(Member.name == "Blaško Tomáš")).one()
+        assert "ŠBK Lavos Sharks" in sharks.note
+
+
+def test_export_then_import_changes_nothing(store):
+    import_text(store, SHIPPED.read_bytes())
+    with store.session() as db:
+        m = search_members(db, "zadrazil")[0]
+        assign_card(db, m.id, "04A2B3C4", actor="test")
+        record_fee(db, m.id, 2026, actor="test")
+        edit_member(db, m.id, actor="test", kind="honorary", active=False, note='says "hi", twice; ok')
+        exported = export_members_csv(db)
+        exported_semicolon = export_members_csv(db, delimiter=";")
+    audit_before = _audit_count(store)
+    for text in (exported, "\ufeff" + exported_semicolon):
+        report = import_text(store, text)
+        assert (report.added, report.updated, report.unchanged) == (0, 0, 59)
+    assert _audit_count(store) == audit_before
+    assert "Zadražil Miro,honorary,04a2b3c4,2026,no" in exported
+
+
+def _audit_count(store) -> int:
+    with store.session() as db:
+        return count(db, AuditEntry)
+
+
+# --- registry operations -------------------------------------------------------------------
+
+def test_search_ignores_accents_and_case(store):
+    import_text(store, SHIPPED.read_bytes())
+    with store.session() as db:
+        assert [m.name for m in search_members(db, "zadrazil")] == ["Zadražil Miro"]
+        assert [m.name for m in search_members(db, "MIRO zadr")] == ["Zadražil Miro"]
+        assert [m.name for m in search_members(db, "struhar")] == ["Struhár Ladislav", "Struhár Oliver", "Struhár Stanislav", "Struhárová Michaela"]
+        assert search_members(db, "100%_") == []
+        assert len(search_members(db, "", limit=5)) == 5
+
+
+def test_add_edit_and_their_audit(store):
+    with store.session() as db:
+        m = add_member(db, "  Nový   Člen ", actor="jana", kind="collective", note="firma")
+        assert m.name == "Nový Člen"
+        with pytest.raises(MemberError, match="already exists"):
+            add_member(db, "Nový Člen", actor="jana")
+        with pytest.raises(MemberError, match="kind 'vip'"):
+            add_member(db, "Iný", actor="jana", kind="vip")
+        with pytest.raises(MemberError, match="name is empty"):
+            add_member(db, "   ", actor="jana")
+        edit_member(db, m.id, actor="jana", name="Novy Clen", reason="typo")
+        assert search_members(db, "novy clen")[0].id == m.id
+        with pytest.raises(MemberError, match="no member with id 999999"):
+            edit_member(db, 999999, actor="jana", active=False)
+        actions = [(a.action, a.actor) for a in db.scalars(select(AuditEntry).order_by(AuditEntry.id))]
+        assert actions == [("member.add", "jana"), ("member.edit", "jana")]
+        edit = db.scalars(select(AuditEntry).where(AuditEntry.action == "member.edit")).one()
+        assert edit.detail == {"name": ["Nový Člen", "Novy Clen"]} and edit.reason == "typo"
+
+
+def test_cards(store):
+    with store.session() as db:
+        a = add_member(db, "Ambra Tomáš", actor="t")
+        b = add_member(db, "Axamit Miloš", actor="t")
+        card = assign_card(db, a.id, "04:A2:B3:C4", actor="t")
+        assert card.uid == "04a2b3c4"
+        assert assign_card(db, a.id, "04a2b3c4", actor="t") is card  # idempotent
+        with pytest.raises(MemberError, match="belongs to Ambra Tomáš"):
+            assign_card(db, b.id, "04A2B3C4", actor="t")
+        assert find_by_card(db, "04 a2 b3 c4").id == a.id
+        assert find_by_card(db, "deadbeef") is None and find_by_card(db, "not hex!") is None
+        remove_card(db, "04a2b3c4", actor="t", reason="lost")
+        assert find_by_card(db, "04a2b3c4") is None
+        with pytest.raises(MemberError, match="not assigned"):
+            remove_card(db, "04a2b3c4", actor="t")
+        assign_card(db, b.id, "04a2b3c4", actor="t")  # free again
+
+
+@pytest.mark.parametrize("uid", ["", "xyz1", "04a", "0" * 33, "04a2-b3c4-zz"])
+def test_bad_uids(uid):
+    with pytest.raises(MemberError, match="not 4-32 hex digits"):
+        normalize_uid(uid)
+
+
+def test_fees_and_card_validity(store):
+    today = date(2026, 3, 14)
+    with store.session() as db:
+        m = add_member(db, "Zadražil Miro", actor="t")
+        assign_card(db, m.id, "a1b2c3d4", actor="t")
+        check = is_valid_card(db, "a1b2c3d4", today)
+        assert (check.ok, check.code, check.message_en) == (False, "unpaid", "Zadražil Miro: fee unpaid for 2026")
+        assert "2026" in check.message
+        record_fee(db, m.id, 2025, actor="t")
+        assert is_valid_card(db, "a1b2c3d4", today).code == "unpaid"  # last year's fee is not this year's
+        record_fee(db, m.id, 2026, actor="t", amount_cents=1000)
+        with pytest.raises(MemberError, match="2026 fee of Zadražil Miro is already recorded"):
+            record_fee(db, m.id, 2026, actor="t")
+        with pytest.raises(MemberError, match="year 26 is outside"):
+            record_fee(db, m.id, 26, actor="t")
+        with pytest.raises(MemberError, match="negative"):
+            record_fee(db, m.id, 2027, actor="t", amount_cents=-1)
+        assert fee_paid(m, 2026) and not fee_paid(m, 2027)
+        ok = is_valid_card(db, "A1B2C3D4", today)
+        assert ok.ok and ok.member.id == m.id
+        assert is_valid_card(db, "a1b2c3d4", date(2027, 1, 1)).code == "unpaid"
+        edit_member(db, m.id, actor="t", active=False)
+        assert is_valid_card(db, "a1b2c3d4", today).message_en == "Zadražil Miro: membership is inactive"
+        unknown = is_valid_card(db, "ffff0000", today)
+        assert (unknown.code, unknown.member, unknown.message_en, unknown.message) == ("unknown", None, "unknown card ffff0000", "neznáma karta ffff0000")
+        assert db.scalars(select(FeePayment).where(FeePayment.year == 2026)).one().recorded_by == "t"
+
+
+# --- CSV: what Excel and people produce ----------------------------------------------------
+
+def test_semicolons_bom_slovak_words_and_several_values(store):
+    text = ("\ufeffname;kind;cards;fees_paid;active;note\r\n"
+            "Bača Lubo;čestné;04a2b3c4 04A2B3C5;2025 2026;áno;\"čestný člen; od 2004\"\r\n"
+            "\r\n"
+            "Firma s.r.o.;kolektívne;;;nie;\r\n")
+    report = import_text(store, text)
+    assert (report.added, report.cards_added, report.fees_added) == (2, 2, 2)
+    with store.session() as db:
+        baca = search_members(db, "baca")[0]
+        assert (baca.kind, [c.uid for c in baca.cards], [f.year for f in baca.fees], baca.note) == \
+            ("honorary", ["04a2b3c4", "04a2b3c5"], [2025, 2026], "čestný člen; od 2004")
+        firma = search_members(db, "firma")[0]
+        assert (firma.kind, firma.active) == ("collective", False)
+
+
+def test_import_adds_cards_and_years_but_never_removes(store):
+    import_text(store, HEADER + "Fuka Michal,individual,aa11bb22,2025,yes,\n")
+    report = import_text(store, HEADER + "Fuka Michal,individual,cc33dd44,2026,yes,league\n")
+    assert (report.updated, report.cards_added, report.fees_added) == (1, 1, 1)
+    with store.session() as db:
+        m = search_members(db, "fuka")[0]
+        assert [c.uid for c in m.cards] == ["aa11bb22", "cc33dd44"] and [f.year for f in m.fees] == [2025, 2026]
+        assert m.note == "league"
+
+
+def test_missing_columns_keep_what_is_stored(store):
+    import_text(store, HEADER + "Galo Rudo,honorary,,,no,a note\n")
+    import_text(store, "name\nGalo Rudo\n")
+    with store.session() as db:
+        m = search_members(db, "galo")[0]
+        assert (m.kind, m.active, m.note) == ("honorary", False, "a note")
+
+
+def errors_of(data: bytes | str) -> list[str]:
+    with pytest.raises(MemberImportError) as err:
+        parse_members_csv(data.encode("utf-8") if isinstance(data, str) else data)
+    return [str(e) for e in err.value.errors]
+
+
+@pytest.mark.parametrize("data, expected", [
+    ("name,kind,card\nA,individual,\n", "line 1: unknown column(s) 'card'; the columns are name,kind,cards,fees_paid,active,note"),
+    ("kind,cards\nindividual,\n", "line 1: no 'name' column"),
+    ("name,name\nA,B\n", "line 1: column(s) name appear more than once"),
+    (HEADER + "A,vip,,,,\n", "line 2: kind 'vip' is not one of individual, collective, honorary"),
+    (HEADER + "A,,,20x6,,\n", "line 2: fees_paid '20x6' is not a year"),
+    (HEADER + "A,,,1850,,\n", "line 2: year 1850 is outside 1990-2100"),
+    (HEADER + "A,,,,maybe,\n", "line 2: active 'maybe' is not yes or no"),
+    (HEADER + "A,,zz99,,,\n", "line 2: card UID 'zz99' is not 4-32 hex digits"),
+    (HEADER + "A,,,,\n", "line 2: 5 field(s), the header has 6"),
+    (HEADER + "B,,,,,\n ,,,,,x\n", "line 3: the name is empty"),
+    (HEADER + "A,,aabbccdd,,,\nB,,AA:BB:CC:DD,,,\n", "line 3: card aabbccdd is also on line 2"),
+    (HEADER + "A,,,,,\nC,,,,,\nA,,,,,\n", "line 4: 'A' is already on line 2"),
+    ("", "line 1: the file is empty"),
+    (b"name\nKov\xe1\xe8 Stanislav\n", "line 2: byte 0xe1 is not UTF-8: save the file as \"CSV UTF-8\""),
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "line 3: a NUL byte: this is not a CSV text file"),
+    (HEADER + 'A,,,,,"unterminated\n', "not valid CSV"),
+])
+def test_bad_files_name_the_line_and_the_fix(data, expected):
+    assert any(e.startswith(expected) or expected in e for e in errors_of(data)), errors_of(data)
+
+
+def test_every_bad_line_is_reported_at_once():
+    errors = errors_of(HEADER + "A,vip,,,,\nB,,,,,\nC,,,abc,,\n")
+    assert [e.split(":")[0] for e in errors] == ["line 2", "line 4"]
+
+
+def test_random_binary_garbage_is_refused_cleanly():
+    import random
+
+    rnd = random.Random(3)
+    for _ in range(50):
+        blob = bytes(rnd.randrange(256) for _ in range(rnd.randrange(1, 400)))
+        try:
+            parse_members_csv(blob)
+        except MemberImportError as e:
+            assert e.errors and all(err.line >= 1 for err in e.errors)
+
+
+def test_a_file_with_an_error_writes_nothing(store):
+    import_text(store, HEADER + "Ambra Tomáš,,,,,\n")
+    with pytest.raises(MemberImportError, match="nothing was imported") as err:
+        import_text(store, HEADER + "Ambra Tomáš,honorary,aabbccdd,2026,,\nNew One,,,,,\nBad,kind?,,,,\n")
+    assert str(err.value.errors[0]) .startswith("line 4: kind 'kind?'")
+    with store.session() as db:
+        assert count(db, Member) == 1 and count(db, MemberCard) == 0 and count(db, FeePayment) == 0
+        assert db.scalars(select(Member)).one().kind == "individual"
+
+
+def test_a_card_held_by_someone_else_in_the_database_is_an_error(store):
+    import_text(store, HEADER + "Ambra Tomáš,,aabbccdd,,,\n")
+    with pytest.raises(MemberImportError) as err:
+        import_text(store, HEADER + "Nový Člen,,,,,\nAxamit Miloš,,AABBCCDD,,,\n")
+    assert [str(e) for e in err.value.errors] == ["line 3: card aabbccdd belongs to Ambra Tomáš; remove it there first"]
+    with store.session() as db:
+        assert count(db, Member) == 1
+
+
+# --- the commands --------------------------------------------------------------------------
+
+def test_cli_import_export_and_errors(db_url, tmp_path):
+    from lavos_cli import app
+
+    runner = CliRunner()
+    out = runner.invoke(app, ["members", "import", str(SHIPPED), "--db", db_url])
+    assert out.exit_code == 0, out.output
+    assert "59 added" in out.output
+    exported = tmp_path / "out.csv"
+    out = runner.invoke(app, ["members", "export", str(exported), "--db", db_url, "--semicolon"])
+    assert out.exit_code == 0 and exported.read_bytes().startswith(b"\xef\xbb\xbfname;kind;")
+    bad = tmp_path / "bad.csv"
+    bad.write_text(HEADER + "Ambra Tomáš,boss,,,,\n", encoding="utf-8")
+    out = runner.invoke(app, ["members", "import", str(bad), "--db", db_url])
+    assert out.exit_code == 2 and "line 2: kind 'boss'" in out.output and "nothing was imported" in out.output
+    out = runner.invoke(app, ["members", "import", str(tmp_path / "missing.csv"), "--db", db_url])
+    assert out.exit_code == 2 and "cannot read" in out.output
+    out = runner.invoke(app, ["members", "import", str(SHIPPED), "--db", "mysql://x/y"])
+    assert out.exit_code == 2 and "not supported" in out.output
+    assert "Example: lavos members import" in runner.invoke(app, ["members", "import", "--help"]).output

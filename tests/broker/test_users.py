@@ -1,0 +1,192 @@
+"""Staff accounts on SQLite and PostgreSQL: argon2, lockout, rehash, roles, API tokens, the commands."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from argon2 import PasswordHasher
+from sqlalchemy import select
+from typer.testing import CliRunner
+
+from broker.db.models import ApiToken, User
+from broker.users import (
+    AuthError,
+    LockoutPolicy,
+    UserError,
+    authenticate,
+    create_user,
+    issue_token,
+    list_tokens,
+    revoke_token,
+    role_at_least,
+    set_active,
+    set_password,
+    set_role,
+    verify_token,
+)
+
+# Real argon2id, with small costs so the suite stays fast; DEFAULT_HASHER is exercised by the rehash test.
+CHEAP = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+T0 = datetime(2026, 11, 30, 18, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def jana(store):
+    with store.session() as db:
+        create_user(db, "jana", "correct horse", "staff", actor="test", hasher=CHEAP)
+    return store
+
+
+def login(store, password: str, *, at: datetime = T0, policy: LockoutPolicy = LockoutPolicy(), username: str = "jana") -> User:
+    """One login attempt in its own transaction, committed whatever happens (as the API must)."""
+    with store.session() as db:
+        try:
+            return authenticate(db, username, password, now=at, policy=policy, hasher=CHEAP)
+        except AuthError:
+            db.commit()
+            raise
+
+
+def test_password_is_hashed_with_argon2(jana):
+    with jana.session() as db:
+        user = db.scalars(select(User)).one()
+        assert user.password_hash.startswith("$argon2id$") and "correct horse" not in user.password_hash
+    assert login(jana, "correct horse").username == "jana"
+
+
+def test_wrong_password_and_unknown_user_look_the_same(jana):
+    with pytest.raises(AuthError) as wrong:
+        login(jana, "wrong")
+    with pytest.raises(AuthError) as unknown:
+        login(jana, "correct horse", username="nobody")
+    assert str(wrong.value) == str(unknown.value) == "wrong username or password"
+    assert (wrong.value.reason, unknown.value.reason) == ("wrong password", "unknown user")
+
+
+def test_lockout_after_repeated_failures(jana):
+    policy = LockoutPolicy(max_failures=3, lock_for=timedelta(minutes=15))
+    for i in range(3):
+        with pytest.raises(AuthError, match="wrong username or password"):
+            login(jana, "guess", at=T0 + timedelta(seconds=i), policy=policy)
+    with pytest.raises(AuthError, match="too many failed logins") as locked:
+        login(jana, "correct horse", at=T0 + timedelta(minutes=5), policy=policy)
+    assert locked.value.reason == "locked"
+    assert login(jana, "correct horse", at=T0 + timedelta(minutes=16), policy=policy).failed_logins == 0
+
+
+def test_a_success_resets_the_failure_count(jana):
+    policy = LockoutPolicy(max_failures=3)
+    for _ in range(2):
+        with pytest.raises(AuthError):
+            login(jana, "guess", policy=policy)
+    login(jana, "correct horse", policy=policy)
+    for _ in range(2):
+        with pytest.raises(AuthError):
+            login(jana, "guess", policy=policy)
+    assert login(jana, "correct horse", policy=policy).locked_until is None
+
+
+def test_new_password_lifts_a_lockout(jana):
+    policy = LockoutPolicy(max_failures=1)
+    with pytest.raises(AuthError):
+        login(jana, "guess", policy=policy)
+    with jana.session() as db:
+        set_password(db, "jana", "battery staple", actor="boss", hasher=CHEAP)
+    assert login(jana, "battery staple", policy=policy).username == "jana"
+
+
+def test_old_hash_parameters_are_upgraded_on_login(store):
+    with store.session() as db:
+        create_user(db, "peter", "correct horse", "manager", actor="test", hasher=CHEAP)
+        old = db.scalars(select(User)).one().password_hash
+    stronger = PasswordHasher(time_cost=2, memory_cost=2048, parallelism=1)
+    with store.session() as db:
+        authenticate(db, "peter", "correct horse", hasher=stronger)
+    with store.session() as db:
+        new = db.scalars(select(User)).one().password_hash
+    assert new != old and not stronger.check_needs_rehash(new)
+    stronger.verify(new, "correct horse")
+
+
+def test_disabled_account(jana):
+    with jana.session() as db:
+        set_active(db, "jana", False, actor="boss")
+    with pytest.raises(AuthError, match="disabled"):
+        login(jana, "correct horse")
+
+
+@pytest.mark.parametrize("username, password, role, says", [
+    ("J", "long enough", "staff", "username 'J'"),
+    ("jana novak", "long enough", "staff", "username 'jana novak'"),
+    ("peter", "short", "staff", "at least 8"),
+    ("peter", "long enough", "admin", "role 'admin' is not one of staff, manager"),
+    ("jana", "long enough", "staff", "already exists"),
+])
+def test_bad_accounts_are_refused(jana, username, password, role, says):
+    with jana.session() as db, pytest.raises(UserError, match=says):
+        create_user(db, username, password, role, actor="test", hasher=CHEAP)
+
+
+def test_roles(jana):
+    assert role_at_least("manager", "staff") and role_at_least("staff", "staff") and not role_at_least("staff", "manager")
+    with jana.session() as db:
+        assert set_role(db, "jana", "manager", actor="boss").role == "manager"
+        with pytest.raises(UserError, match="role 'owner'"):
+            set_role(db, "jana", "owner", actor="boss")
+        with pytest.raises(UserError, match="no user 'ghost'"):
+            set_role(db, "ghost", "staff", actor="boss")
+
+
+def test_tokens_are_stored_only_as_hashes(jana):
+    with jana.session() as db:
+        token = issue_token(db, "jana", "bar-tablet", actor="boss")
+    assert token.startswith("lavos_") and len(token) > 40
+    with jana.session() as db:
+        row = db.scalars(select(ApiToken)).one()
+        assert token not in (row.token_hash, row.name) and len(row.token_hash) == 64
+        assert verify_token(db, token, now=T0).username == "jana"
+        assert row.last_used_at == T0
+        verify_token(db, token, now=T0 + timedelta(seconds=30))
+        assert row.last_used_at == T0  # touched at most every few minutes
+        verify_token(db, token, now=T0 + timedelta(minutes=10))
+        assert row.last_used_at == T0 + timedelta(minutes=10)
+        with pytest.raises(AuthError, match="invalid token"):
+            verify_token(db, token + "x")
+        with pytest.raises(UserError, match="give the token a name"):
+            issue_token(db, "jana", "  ", actor="boss")
+        revoke_token(db, row.id, actor="boss")
+        with pytest.raises(AuthError, match="invalid token"):
+            verify_token(db, token)
+        assert [t.revoked for t in list_tokens(db, "jana")] == [True]
+
+
+def test_cli_user_add_and_token(db_url, tmp_path):
+    from lavos_cli import app
+
+    runner = CliRunner()
+    pw = tmp_path / "pw"
+    pw.write_text("correct horse\n")
+    out = runner.invoke(app, ["user", "add", "jana", "--role", "staff", "--password-file", str(pw), "--db", db_url])
+    assert out.exit_code == 0, out.output
+    out = runner.invoke(app, ["user", "add", "peter", "--role", "manager", "--db", db_url], input="battery staple\nbattery staple\n")
+    assert out.exit_code == 0, out.output
+    out = runner.invoke(app, ["user", "token", "jana", "--name", "bar-tablet", "--db", db_url])
+    assert out.exit_code == 0, out.output
+    token = out.stdout.strip().splitlines()[0]
+    from broker.db.engine import open_store
+
+    store = open_store(db_url)
+    with store.session() as db:
+        assert verify_token(db, token).username == "jana"
+        authenticate(db, "peter", "battery staple")
+    store.close()
+    for args, says in [
+        (["user", "add", "jana", "--role", "staff", "--password-file", str(pw)], "already exists"),
+        (["user", "add", "eva", "--role", "boss", "--password-file", str(pw)], "role 'boss'"),
+        (["user", "add", "eva", "--role", "staff", "--password-file", str(tmp_path / "nope")], "cannot read the password file"),
+        (["user", "token", "ghost", "--name", "x"], "no user 'ghost'"),
+    ]:
+        out = runner.invoke(app, [*args, "--db", db_url])
+        assert out.exit_code == 2 and says in out.output, out.output
+    assert "Example: lavos user add" in runner.invoke(app, ["user", "add", "--help"]).output
