@@ -1,0 +1,211 @@
+"""The central service's MQTT connection.
+
+Exactly-once starts here: the service subscribes at QoS 1 with a persistent session and acks a
+message only after its effects are committed to the database (paho's ``manual_ack``). If the
+service dies between receipt and commit, Mosquitto redelivers the message on reconnect, and the
+(table, boot, seq) key in the database drops the copy. Callbacks only enqueue: an exception in a
+paho callback kills its network thread, so every callback is guarded.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import ssl
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+
+from devices import contract
+
+log = logging.getLogger("lavos.hub.mqtt")
+
+HUB_CLIENT_ID = "lavos-hub"
+
+
+@dataclass(frozen=True)
+class MqttUrl:
+    host: str
+    port: int
+    username: str | None
+    password: str | None
+    tls: bool
+
+    @classmethod
+    def parse(cls, url: str, password_file: Path | None = None) -> "MqttUrl":
+        """mqtt://user:password@host:1883 or mqtts://user@host:8883 (password from a file)."""
+        parts = urlsplit(url)
+        if parts.scheme not in ("mqtt", "mqtts") or not parts.hostname:
+            raise ValueError(f"MQTT URL {url!r} must look like mqtt://user:password@host:1883 (or mqtts:// for TLS)")
+        try:
+            port = parts.port or (8883 if parts.scheme == "mqtts" else 1883)
+        except ValueError:
+            raise ValueError(f"MQTT URL {url!r} has an invalid port") from None
+        password = unquote(parts.password) if parts.password else None
+        if password_file is not None:
+            try:
+                password = password_file.read_text(encoding="utf-8").strip()
+            except OSError as exc:
+                raise ValueError(f"cannot read the MQTT password file {password_file}: {exc.strerror}") from None
+        return cls(parts.hostname, port, unquote(parts.username) if parts.username else None, password, parts.scheme == "mqtts")
+
+
+@dataclass(frozen=True)
+class Inbound:
+    topic: str
+    payload: bytes
+    mid: int
+    qos: int
+    received: float  # time.monotonic() when paho handed it over
+
+
+@dataclass
+class LinkStats:
+    connects: int = 0
+    disconnects: int = 0
+    received: int = 0
+    published: int = 0
+    callback_errors: int = 0
+    connected: bool = False
+    last_error: str | None = field(default=None)
+
+
+class HubLink:
+    """Subscribe to what the nodes say; publish commands (never retained) and session summaries."""
+
+    def __init__(
+        self,
+        url: MqttUrl,
+        inbox: "queue.Queue[Inbound]",
+        *,
+        client_id: str = HUB_CLIENT_ID,
+        share_group: str | None = None,
+        ca_file: Path | None = None,
+        on_connected=None,
+        protocol: int = mqtt.MQTTv311,
+        keepalive: int = 15,
+    ) -> None:
+        self.url = url
+        self.inbox = inbox
+        self.stats = LinkStats()
+        self._on_connected = on_connected
+        self._share_group = share_group
+        self._closing = threading.Event()
+        kwargs = {"clean_session": False} if protocol != mqtt.MQTTv5 else {}
+        self.client = mqtt.Client(
+            CallbackAPIVersion.VERSION2, client_id=client_id, protocol=protocol, manual_ack=True, **kwargs
+        )
+        if url.username:
+            self.client.username_pw_set(url.username, url.password)
+        if url.tls:
+            ctx = ssl.create_default_context(cafile=str(ca_file) if ca_file else None)
+            self.client.tls_set_context(ctx)
+        self.client.max_inflight_messages_set(1000)
+        self.client.max_queued_messages_set(0)
+        self.client.reconnect_delay_set(0.2, 10)
+        self.client.will_set(contract.HUB_STATUS_TOPIC, self._status("offline"), qos=1, retain=True)
+        self.client.on_connect = self._guard(self._handle_connect)
+        self.client.on_disconnect = self._guard(self._handle_disconnect)
+        self.client.on_message = self._guard(self._handle_message)
+        self._keepalive = keepalive
+        self._protocol = protocol
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    def start(self, wait_s: float = 10.0) -> None:
+        props = None
+        if self._protocol == mqtt.MQTTv5:
+            from paho.mqtt.packettypes import PacketTypes
+            from paho.mqtt.properties import Properties
+
+            props = Properties(PacketTypes.CONNECT)
+            props.SessionExpiryInterval = 24 * 3600
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                if props is not None:
+                    self.client.connect(self.url.host, self.url.port, keepalive=self._keepalive, clean_start=False, properties=props)
+                else:
+                    self.client.connect(self.url.host, self.url.port, keepalive=self._keepalive)
+                break
+            except OSError as exc:
+                if time.monotonic() > deadline:
+                    raise ConnectionError(
+                        f"cannot reach the MQTT broker at {self.url.host}:{self.url.port} ({exc}); is Mosquitto running?"
+                    ) from None
+                time.sleep(0.2)
+        self.client.loop_start()
+
+    def close(self) -> None:
+        self._closing.set()
+        try:
+            info = self.client.publish(contract.HUB_STATUS_TOPIC, self._status("offline"), qos=1, retain=True)
+            if self.stats.connected:
+                info.wait_for_publish(2)
+        except (RuntimeError, ValueError):
+            pass
+        self.client.disconnect()
+        self.client.loop_stop()
+
+    # -- outgoing ------------------------------------------------------------------
+
+    def publish(self, topic: str, payload: bytes, *, retain: bool = False, qos: int = 1) -> None:
+        # paho queues while disconnected and sends after reconnect; commands are idempotent
+        # (desired state), so a late command is still right.
+        self.client.publish(topic, payload, qos=qos, retain=retain)
+        self.stats.published += 1
+
+    def send_light(self, table: str, command: contract.LightSet) -> None:
+        self.publish(contract.light_set_topic(table), contract.encode(command), retain=False)
+
+    def send_session(self, table: str, summary: contract.SessionSummary | None) -> None:
+        self.publish(contract.session_topic(table), contract.encode(summary), retain=True)
+
+    def ack(self, mid: int, qos: int) -> None:
+        if qos > 0:
+            self.client.ack(mid, qos)
+
+    # -- callbacks (paho thread) ---------------------------------------------------
+
+    def _guard(self, fn):
+        def wrapped(*args, **kwargs):
+            try:
+                fn(*args, **kwargs)
+            except Exception:  # noqa: BLE001 - an escaping exception kills paho's thread
+                self.stats.callback_errors += 1
+                log.exception("error in MQTT callback %s", fn.__name__)
+
+        return wrapped
+
+    def _handle_connect(self, client, userdata, flags, reason_code, properties=None) -> None:
+        if reason_code.is_failure:
+            self.stats.last_error = str(reason_code)
+            log.error("MQTT broker refused the connection: %s (check the hub's username/password)", reason_code)
+            return
+        self.stats.connects += 1
+        self.stats.connected = True
+        prefix = f"$share/{self._share_group}/" if self._share_group else ""
+        client.subscribe([(prefix + f, 1) for f in contract.NODE_OUTPUT_FILTERS])
+        client.publish(contract.HUB_STATUS_TOPIC, self._status("online"), qos=1, retain=True)
+        log.info("connected to MQTT broker %s:%s", self.url.host, self.url.port)
+        if self._on_connected:
+            self._on_connected()
+
+    def _handle_disconnect(self, client, userdata, flags, reason_code, properties=None) -> None:
+        self.stats.connected = False
+        self.stats.disconnects += 1
+        if not self._closing.is_set():
+            log.warning("lost the MQTT broker (%s); reconnecting", reason_code)
+
+    def _handle_message(self, client, userdata, msg: mqtt.MQTTMessage) -> None:
+        self.stats.received += 1
+        self.inbox.put(Inbound(msg.topic, msg.payload, msg.mid, msg.qos, time.monotonic()))
+
+    @staticmethod
+    def _status(state: str) -> bytes:
+        return contract.encode(contract.HubStatus(state=state, ts=contract.utcnow()))

@@ -1,0 +1,55 @@
+"""Start the central service in-process against a test broker, and nodes on mock pins."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+from gpiozero.pins.mock import MockFactory
+
+from broker.db.engine import open_store
+from broker.hub_link import MqttUrl
+from broker.service import CentralService
+from devices.nodeconfig import node_config_for
+from devices.venue import load_venue
+from edge import EdgeNode
+
+REPO = Path(__file__).resolve().parents[2]
+VENUE = REPO / "deploy" / "venues" / "lavos.toml"
+
+
+def hub_url(mosquitto) -> MqttUrl:
+    return MqttUrl("127.0.0.1", mosquitto.port, "lavos-hub", "hub-secret", False)
+
+
+@contextlib.contextmanager
+def running_service(mosquitto, db_url: str, *, clock=None, metrics=None, venue=None, client_id="lavos-hub-test"):
+    store = open_store(db_url)
+    kwargs = {"clock": clock} if clock else {}
+    svc = CentralService(venue or load_venue(VENUE), store, mqtt_url=hub_url(mosquitto), metrics=metrics, client_id=client_id, **kwargs)
+    svc.start()
+    try:
+        yield svc
+    finally:
+        svc.close()
+        store.close()
+
+
+@contextlib.contextmanager
+def running_node(mosquitto, tmp_path: Path, table: str, *, venue=None):
+    """An EdgeNode for one venue table on its own MockFactory; yields (node, factory)."""
+    v = venue or load_venue(VENUE)
+    pw = tmp_path / f"{table}.pw"
+    pw.write_text(f"pw-{table}\n")
+    cfg = node_config_for(v, table, mqtt_host="127.0.0.1", mqtt_port=mosquitto.port, password_file=pw)
+    cfg = cfg.model_copy(update={
+        "outbox": cfg.outbox.model_copy(update={"path": tmp_path / f"{table}-outbox.db"}),
+        "mqtt": cfg.mqtt.model_copy(update={"reconnect_min_s": 0.1, "reconnect_max_s": 0.5, "keepalive_s": 5}),
+        "card_reader": cfg.card_reader.model_copy(update={"kind": "simulated", "device": None}),
+    })
+    factory = MockFactory()
+    node = EdgeNode(cfg, pin_factory=factory).start()
+    try:
+        yield node, factory
+    finally:
+        node.close()
