@@ -187,7 +187,6 @@ def time_lines(segments: Iterable["Segment"], venue: "Venue") -> list[BillLine]:
                 start=first.start,
                 end=group[-1].end,
                 billed_seconds=seconds,
-                unit_cents=None,
             )
         )
     return lines

@@ -15,7 +15,7 @@ from typing import Any, Callable, Literal, Sequence
 
 from broker.billing import Bill, BillLine, format_eur, make_bill, minimum_line, time_lines
 from broker.tariffs import MemberSnapshot, Rate, RateContext, Segment, as_utc, local, rate_at, split, tariff_window
-from devices.venue import Venue
+from devices.venue import Extra, Venue
 
 __all__ = [
     "Op", "OpKind", "OP_KINDS", "MemberSnapshot", "Segment", "SessionError", "SessionState", "ExtraItem",
@@ -271,7 +271,7 @@ def _venue_lookup(lookup: Callable[[str], Any], key: str) -> Any:
         raise SessionError(e.args[0]) from None
 
 
-def _extra(venue: Venue, extra_id: str) -> Any:
+def _extra(venue: Venue, extra_id: str) -> Extra:
     by_id = {e.id: e for e in venue.extras}
     if extra_id not in by_id:
         raise SessionError(f"no extra {extra_id!r} in the venue (extras: {', '.join(by_id) or 'none'})")

@@ -32,7 +32,7 @@ from broker.sessions import (
     stop_op,
     transfer_op,
 )
-from tests.broker.test_tariffs import HAPPY, LAVOS, PAID, UNPAID, bratislava, venue_with
+from tests.broker.test_tariffs import BRATISLAVA, HAPPY, LAVOS, PAID, UNPAID, bratislava, venue_with
 
 T0 = bratislava(2026, 11, 30, 17, 0)  # a Monday evening
 
@@ -209,8 +209,8 @@ def test_ops_survive_json_and_a_restart_replays_the_same_bill():
 
 
 def test_op_times_are_normalised_to_utc():
-    op = stop_op(datetime(2026, 11, 30, 18, 0, tzinfo=bratislava(2026, 1, 1).tzinfo))
-    assert op.at.tzinfo is UTC
+    op = stop_op(datetime(2026, 11, 30, 18, 0, tzinfo=BRATISLAVA))
+    assert op.at.tzinfo is UTC and op.at == datetime(2026, 11, 30, 17, 0, tzinfo=UTC)
 
 
 # --- garbage: every invalid sequence is a SessionError that says what is wrong ---
