@@ -86,11 +86,15 @@ def _sqlite_pragmas(dbapi_conn: sqlite3.Connection, _record: object) -> None:
     cur.close()
 
 
+_READ_ONLY = "lavos_read_only"
+
+
 def _sqlite_begin(conn) -> None:  # type: ignore[no-untyped-def]
     # IMMEDIATE takes the write lock up front. A deferred transaction that reads and then writes
     # fails at once with "database is locked" when another writer got in between, whatever
-    # busy_timeout says; waiting at BEGIN instead makes busy_timeout do its job.
-    conn.exec_driver_sql("BEGIN IMMEDIATE")
+    # busy_timeout says; waiting at BEGIN instead makes busy_timeout do its job. Readers (see
+    # Store.reader) begin deferred: under WAL they neither wait for nor block the writer.
+    conn.exec_driver_sql("BEGIN" if conn.get_execution_options().get(_READ_ONLY) else "BEGIN IMMEDIATE")
 
 
 def make_engine(url: str) -> Engine:
@@ -111,6 +115,7 @@ class Store:
 
     engine: Engine
     sessions: sessionmaker[Session]
+    readers: sessionmaker[Session]
 
     @property
     def backend(self) -> str:
@@ -124,6 +129,13 @@ class Store:
     def session(self) -> Iterator[Session]:
         """One transaction: committed when the block ends, rolled back if it raises."""
         with self.sessions.begin() as s:
+            yield s
+
+    @contextmanager
+    def reader(self) -> Iterator[Session]:
+        """A transaction for reading only (dashboards, reports): on SQLite it does not queue
+        behind writers. Writing in it may fail with "database is locked"; use session() for that."""
+        with self.readers.begin() as s:
             yield s
 
     def close(self) -> None:
@@ -148,4 +160,5 @@ def open_store(url: str | None = None, *, upgrade: bool = True) -> Store:
         engine.dispose()
         detail = str(e.orig).strip().splitlines()[0] if e.orig else str(e)
         raise StoreError(f"cannot open database {safe_url(url)!r}: {detail}") from None
-    return Store(engine, sessionmaker(engine, expire_on_commit=False))
+    readers = sessionmaker(engine.execution_options(**{_READ_ONLY: True}), expire_on_commit=False)
+    return Store(engine, sessionmaker(engine, expire_on_commit=False), readers)

@@ -292,3 +292,47 @@ def test_audit_entries(store):
         assert (entry.actor, entry.action, entry.detail, entry.reason) == ("jana", "tariff.edit", {"rate": [600, 650]}, "new price list")
         assert entry.at.tzinfo == timezone.utc
         assert db.scalar(select(func.count()).select_from(Member)) == 0
+
+
+def test_readers_do_not_wait_for_a_writer(store):
+    with store.session() as db:
+        insert_event_once(db, **event_row(1))
+    with store.session() as writer:
+        insert_event_once(writer, **event_row(2))  # holds the write lock until the block ends
+        done = threading.Event()
+
+        def read() -> None:
+            with store.reader() as r:
+                assert r.scalar(select(func.count()).select_from(Event)) == 1  # the committed row only
+            done.set()
+
+        threading.Thread(target=read).start()
+        assert done.wait(3), "a reader queued behind the open write transaction"
+
+
+def test_processes_starting_together_migrate_once(request, tmp_path):
+    """Two servers started at once on an empty database: both come up, the schema is made once."""
+    cluster = request.getfixturevalue("postgres_cluster")
+    for url in (f"sqlite:///{tmp_path / 'fresh.db'}", cluster.create_database()):
+        barrier = threading.Barrier(2)
+        stores, errors = [], []
+
+        def start() -> None:
+            try:
+                barrier.wait(5)
+                stores.append(open_store(url))
+            except BaseException as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=start) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert not errors and len(stores) == 2, errors
+        for s in stores:
+            with s.reader() as db:
+                assert db.scalar(text("SELECT version_num FROM alembic_version")) == head_revision()
+            s.close()
+        if url.startswith("postgresql"):
+            cluster.drop_database(url)

@@ -38,6 +38,38 @@ def find_bindir() -> Path:
     raise RuntimeError(INSTALL_HINT)
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def reap_orphans(bindir: Path) -> None:
+    """Stop clusters left behind by test sessions that were killed before their teardown ran.
+
+    pg_ctl daemonises the server, so a SIGKILLed pytest leaves it running; on a shared machine
+    those pile up. Only our own temp dirs whose recorded owner process is gone are touched.
+    """
+    for owner in Path(tempfile.gettempdir()).glob("lavos-pg-*/owner.pid"):
+        try:
+            pid = int(owner.read_text())
+        except (OSError, ValueError):
+            continue
+        if _alive(pid):
+            continue
+        data = owner.parent / "data"
+        if (data / "postmaster.pid").exists():
+            cmd = [str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"]
+            if os.geteuid() == 0:
+                cmd = ["runuser", "-u", "postgres", "--", *cmd]
+            subprocess.run(cmd, capture_output=True, timeout=60)
+        shutil.rmtree(owner.parent, ignore_errors=True)
+
+
 @dataclass
 class PostgresCluster:
     bindir: Path = field(default_factory=find_bindir)
@@ -69,6 +101,8 @@ class PostgresCluster:
         return proc
 
     def start(self) -> "PostgresCluster":
+        reap_orphans(self.bindir)
+        (self.root / "owner.pid").write_text(str(os.getpid()))
         self._run(str(self.bindir / "initdb"), "-D", str(self.data), "-U", SUPERUSER, "--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8", "--no-sync")
         # Test data is disposable: durability settings off make each CREATE DATABASE and commit cheap.
         options = (
