@@ -110,6 +110,15 @@ def test_transfer_between_tables_with_different_rates_itemises_each():
     assert replay(ops, LAVOS).table == "pool-06"
 
 
+def test_a_transfer_starts_a_line_even_at_the_same_rate_so_a_card_never_costs_more():
+    # Lines are rounded up one by one; were the card-less session one merged line, the card's
+    # extra line could round up to more than the card saves (17 against 10 cents here).
+    ops = [start_op(T0, "pool-05"), transfer_op(T0 + timedelta(seconds=10), "pool-01"), stop_op(T0 + timedelta(seconds=50))]
+    assert shape(billed(ops)) == [("time", "standard", 10), ("time", "standard", 10)]
+    with_card = [start_op(T0, "pool-05", member=PAID), *ops[1:]]
+    assert shape(billed(with_card)) == [("time", "club_card", 7), ("time", "card_table_not_eligible", 10)]
+
+
 def test_card_removed_returns_to_standard():
     b = billed([start_op(T0, "pool-05", member=PAID), card_removed_op(mins(30)), stop_op(mins(60))])
     assert shape(b) == [("time", "club_card", 200), ("time", "standard", 300)]
@@ -327,7 +336,8 @@ def sessions(draw, venue=LAVOS, kinds=STEP_KINDS, member=st.none() | members):
     ops = [start_op(at, draw(st.sampled_from(BILLIARD)), member=draw(member), prepaid_minutes=draw(st.none() | st.integers(1, 180)))]
     state = apply(None, ops[0], venue)
     for _ in range(draw(st.integers(0, 8))):
-        at += timedelta(seconds=draw(st.integers(0, 3 * 3600)), microseconds=draw(st.integers(0, 999_999)))
+        # Short gaps too: per-line rounding only shows when a line lasts a unit or two.
+        at += timedelta(seconds=draw(st.integers(0, 180) | st.integers(0, 3 * 3600)), microseconds=draw(st.integers(0, 999_999)))
         op = _step_op(draw(st.sampled_from(kinds)), at, draw(st.sampled_from(BILLIARD)), draw(members), venue)
         try:
             state = apply(state, op, venue)
