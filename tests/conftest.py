@@ -9,7 +9,8 @@ os.environ.setdefault("GPIOZERO_PIN_FACTORY", "mock")
 
 from broker.mosquitto import Mosquitto  # noqa: E402
 
-TABLES = ["pool-01", "pool-02", "carom-01", "foos-01", "foos-02", "darts-01"]
+# Every table of the shipped venue file, so any test can run any of its nodes.
+TABLES = [f"pool-{i:02d}" for i in range(1, 11)] + ["carom-01", "foos-01", "foos-02", "darts-01"]
 
 
 @pytest.fixture(scope="module")
@@ -59,3 +60,13 @@ def db_url(request, tmp_path):
     url = cluster.create_database(template=request.getfixturevalue("postgres_template"))
     yield url
     cluster.drop_database(url)
+
+
+@pytest.fixture(scope="module")
+def victoria(tmp_path_factory):
+    """A real VictoriaMetrics (Debian package) accepting InfluxDB writes; tests may stop() and start() it."""
+    from tests.support.victoria import VictoriaMetrics
+
+    vm = VictoriaMetrics(tmp_path_factory.mktemp("victoria")).start()
+    yield vm
+    vm.stop()

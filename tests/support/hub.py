@@ -5,14 +5,13 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from gpiozero.pins.mock import MockFactory
-
 from broker.db.engine import open_store
 from broker.hub_link import MqttUrl
 from broker.service import CentralService
 from devices.nodeconfig import node_config_for
 from devices.venue import load_venue
 from edge import EdgeNode
+from sim.pins import timed_mock_factory
 
 REPO = Path(__file__).resolve().parents[2]
 VENUE = REPO / "deploy" / "venues" / "lavos.toml"
@@ -47,7 +46,7 @@ def running_node(mosquitto, tmp_path: Path, table: str, *, venue=None):
         "mqtt": cfg.mqtt.model_copy(update={"reconnect_min_s": 0.1, "reconnect_max_s": 0.5, "keepalive_s": 5}),
         "card_reader": cfg.card_reader.model_copy(update={"kind": "simulated", "device": None}),
     })
-    factory = MockFactory()
+    factory = timed_mock_factory()
     node = EdgeNode(cfg, pin_factory=factory).start()
     try:
         yield node, factory
