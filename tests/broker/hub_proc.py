@@ -1,0 +1,40 @@
+"""The central service as a real process (no HTTP), driven through stdin, for kill -9 tests.
+
+    python -m tests.broker.hub_proc VENUE DB_URL MQTT_PORT
+stdin: "start TABLE" -> session id; "stop ID" -> JSON {total_cents, started_at, stopped_at}.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+
+from broker.db.engine import open_store
+from broker.db.models import TableSession
+from broker.hub_link import MqttUrl
+from broker.service import CentralService
+from devices.venue import load_venue
+
+
+def main(venue_path: str, db_url: str, port: str) -> None:
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+    store = open_store(db_url)
+    svc = CentralService(load_venue(venue_path), store, mqtt_url=MqttUrl("127.0.0.1", int(port), "lavos-hub", "hub-secret", False))
+    svc.start()
+    print("ready", flush=True)
+    for line in sys.stdin:
+        words = line.split()
+        if words and words[0] == "start":
+            print(svc.start_session(words[1], actor="test"), flush=True)
+        elif words and words[0] == "stop":
+            sid = int(words[1])
+            svc.stop_session(sid, actor="test")
+            with store.session() as db:
+                row = db.get(TableSession, sid)
+                print(json.dumps({"total_cents": row.total_cents, "started_at": row.started_at.isoformat(), "stopped_at": row.stopped_at.isoformat()}), flush=True)
+    svc.close()
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:4])
