@@ -185,7 +185,41 @@ def db_upgrade(db: str | None = db_option) -> None:
     typer.echo(f"database schema at {head_revision()}")
 
 
+broker_app = typer.Typer(help="The central MQTT broker (Mosquitto): node credentials.\n\nExample: lavos broker add-node pool-01 --mqtt-host hub.local", no_args_is_help=True)
+
+
+@broker_app.command("add-node")
+def broker_add_node(
+    table: str = typer.Argument(..., help="Table id from the venue file, e.g. pool-01"),
+    venue: Path = typer.Option(Path("deploy/venues/lavos.toml"), help="Venue file"),
+    passwd_file: Path = typer.Option(Path("/etc/mosquitto/lavos.passwd"), help="Mosquitto password file to add the node to"),
+    out_dir: Path = typer.Option(Path("nodes"), help="Where to write <table>.toml and <table>.password for the Pi"),
+    mqtt_host: str = typer.Option(..., help="Host name or address of this central box, as the Pis reach it"),
+    mqtt_port: int = typer.Option(1883, help="MQTT port (8883 with --tls)"),
+    tls: bool = typer.Option(False, help="Nodes connect with TLS (see deploy/mosquitto/make-certs.sh)"),
+) -> None:
+    """Create (or renew) a table node's MQTT password and write its node.toml.
+
+    Copy both files to the Pi (/etc/lavos/node.toml and /etc/lavos/mqtt-password), then reload
+    Mosquitto: systemctl reload mosquitto.
+
+    Example: lavos broker add-node pool-01 --mqtt-host hub.local --out-dir /root/nodes
+    """
+    from broker.node_credentials import CredentialError, add_node
+    from devices.tomlfile import ConfigError
+    from devices.venue import load_venue
+
+    try:
+        kit = add_node(load_venue(venue), table, passwd_file, out_dir, mqtt_host=mqtt_host, mqtt_port=mqtt_port, tls=tls,
+                       ca_file=Path("/etc/lavos/ca.crt") if tls else None)
+    except (ConfigError, CredentialError, OSError) as e:
+        raise fail(str(e)) from None
+    typer.echo(f"{table}: password in {passwd_file}; copy {kit.config_file} -> /etc/lavos/node.toml and "
+               f"{kit.password_file} -> /etc/lavos/mqtt-password on the Pi; then: systemctl reload mosquitto")
+
+
 def register(app: typer.Typer) -> None:
+    app.add_typer(broker_app, name="broker")
     app.add_typer(members_app, name="members")
     app.add_typer(user_app, name="user")
     app.add_typer(db_app, name="db")
