@@ -273,8 +273,8 @@ class EdgeNode:
             try:
                 cmd = parse_light_set(payload, retained)
             except ContractError as exc:
-                self.invalid_commands += 1
                 log.warning("invalid light/set ignored (light unchanged): %s", exc)
+                self.invalid_commands += 1
                 continue
             try:
                 self.apply_command(cmd)

@@ -62,6 +62,7 @@ class MqttLink:
         self._on_message_cb = on_message
         self._on_ack = on_ack
         self._connected = threading.Event()
+        self._subscribed = threading.Event()  # commands can reach us only from here on
         self.generation = 0  # +1 per successful connect; acks of an older connection mean nothing
         self.connects = 0
         self._closing = False
@@ -84,6 +85,7 @@ class MqttLink:
         self.client.on_disconnect = self._on_disconnect
         self.client.on_message = self._on_message
         self.client.on_publish = self._on_publish
+        self.client.on_subscribe = self._on_subscribe
 
     @property
     def connected(self) -> bool:
@@ -94,7 +96,8 @@ class MqttLink:
         return max(0, self.connects - 1)
 
     def wait_connected(self, timeout: float) -> bool:
-        return self._connected.wait(timeout)
+        """Wait until connected and subscribed to commands."""
+        return self._subscribed.wait(timeout)
 
     def start(self) -> None:
         s = self.settings
@@ -138,8 +141,11 @@ class MqttLink:
         self.generation += 1
         self.connects += 1
         client.drop_out_messages()
+        self._subscribed.clear()
         if self._subscriptions:
             client.subscribe([(t, 1) for t in self._subscriptions])
+        else:
+            self._subscribed.set()
         self._connected.set()
         log.info("connected to %s:%s (connection #%d)", self.settings.host, self.settings.port, self.connects)
         self._on_connected()
@@ -148,12 +154,20 @@ class MqttLink:
     def _on_disconnect(self, client: mqtt.Client, userdata: Any, flags: Any, reason_code: Any, properties: Any = None) -> None:
         was = self._connected.is_set()
         self._connected.clear()
+        self._subscribed.clear()
         if was and not self._closing:
             log.warning("disconnected from %s:%s (%s); reconnecting with backoff", self.settings.host, self.settings.port, reason_code)
 
     @guarded
     def _on_message(self, client: mqtt.Client, userdata: Any, msg: mqtt.MQTTMessage) -> None:
         self._on_message_cb(msg.topic, bytes(msg.payload), bool(msg.retain))
+
+    @guarded
+    def _on_subscribe(self, client: mqtt.Client, userdata: Any, mid: int, reason_codes: Any, properties: Any = None) -> None:
+        refused = [rc for rc in reason_codes if rc.is_failure]
+        if refused:
+            log.error("broker refused the command subscription: %s", refused)
+        self._subscribed.set()
 
     @guarded
     def _on_publish(self, client: mqtt.Client, userdata: Any, mid: int, reason_code: Any, properties: Any = None) -> None:

@@ -1,0 +1,83 @@
+"""Must-show 2: broker down, 200 drops, agent SIGKILLed, both restarted: all 200 arrive, in order.
+
+The agent runs as a real process (tests/edge/agent_proc.py) so SIGKILL is a real kill -9.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from broker.mosquitto import Mosquitto
+from devices.nodeconfig import dump_node_config
+from tests.edge.nodes import events, node_config, wait_until
+from tests.support.mqtt import Collector
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class AgentProcess:
+    def __init__(self, config_file: Path) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.edge.agent_proc", str(config_file)],
+            cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        )
+        assert self.ask(None) == "ready"
+
+    def ask(self, command: str | None) -> str:
+        if command is not None:
+            self.proc.stdin.write(command + "\n")
+            self.proc.stdin.flush()
+        return self.proc.stdout.readline().strip()
+
+    def kill9(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+    def quit(self) -> None:
+        self.ask("quit")
+        self.proc.wait(10)
+
+
+@pytest.mark.slow
+def test_events_survive_broker_outage_and_kill_9(tmp_path):
+    broker = Mosquitto(tmp_path / "mosquitto", users={"pool-01": "pw-pool-01"})
+    config_file = tmp_path / "node.toml"
+    config_file.write_text(dump_node_config(node_config(tmp_path, broker.port)))
+
+    agent = AgentProcess(config_file)  # the broker is not running
+    try:
+        for pocket in range(4):
+            assert agent.ask(f"pulses {pocket} 50") == "driven"
+        wait_until(lambda: agent.ask("depth") == "200", timeout=30, what="200 events in the outbox")
+    finally:
+        agent.kill9()
+
+    broker.start()
+    hub = Collector(broker.port)
+    agent = AgentProcess(config_file)
+    try:
+        wait_until(lambda: len(events(hub)) >= 200, timeout=60, what="200 replayed events")
+        wait_until(lambda: agent.ask("depth") == "0", timeout=30, what="outbox drained")
+    finally:
+        agent.quit()
+        hub.close()
+        broker.stop()
+
+    got = events(hub)
+    first_seen: dict[tuple[str, int], object] = {}
+    order = []
+    for e in got:
+        key = (e.boot, e.seq)
+        if key in first_seen:
+            assert e == first_seen[key], "a duplicate must be the same event"
+            continue
+        first_seen[key] = e
+        order.append(e.seq)
+    assert len(first_seen) == 200
+    assert len({e.boot for e in got}) == 1
+    assert order == list(range(order[0], order[0] + 200)), "in seq order, without gaps"
