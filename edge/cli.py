@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -53,7 +54,7 @@ def run(
     node = EdgeNode(cfg)
     try:
         node.start()
-    except OSError as exc:
+    except (OSError, sqlite3.DatabaseError) as exc:
         typer.echo(f"error: cannot start the node: {exc}", err=True)
         raise typer.Exit(2) from None
     try:
