@@ -16,8 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session as Db
 
 from broker import alert_kinds
-from broker.db.alerts import close_alert
-from broker.db.events import count_reject, insert_event_once
+from broker.db.events import EventKey, count_reject, insert_events_once
 from broker.db.models import FoosballCheckin, Node
 from broker.hub_link import Inbound
 from broker.members import is_valid_card
@@ -48,42 +47,87 @@ class IngestHandlers:
     def apply_batch(self, batch: list[Inbound]) -> None:
         from broker.service import AfterCommit
 
-        after = AfterCommit()
-        with self.s.lock, self.s.store.session() as db:
-            for m in batch:
-                try:
-                    with db.begin_nested():
-                        self._one(db, m, after)
-                except contract.ContractError as e:
-                    self._reject(db, m.topic, "invalid", str(e))
-                except Exception as e:  # noqa: BLE001 - one bad message must not block the rest
-                    log.exception("error applying %s", m.topic)
-                    self._reject(db, m.topic, "handler_error", repr(e))
+        decoded: list[tuple[Inbound, contract.Message | None, str | None]] = []
+        for m in batch:  # validation needs no database: do it outside the transaction
+            try:
+                msg = contract.decode(m.topic, m.payload)
+                if msg.topic.table is not None and msg.topic.table not in self.s.tables:
+                    raise contract.ContractError(f"table {msg.topic.table!r} is not in the venue file")
+                decoded.append((m, msg, None))
+            except contract.ContractError as e:
+                decoded.append((m, None, str(e)))
+        now = self.s.clock()
+        # Fast path: the whole batch in one transaction, no savepoints (they cost as much as the
+        # rest of the work). If any message trips a bug, the batch is rolled back and redone
+        # with a savepoint per message, so only that message is dropped. In-memory effects wait
+        # in `after` until the commit, so a redone batch never counts anything twice.
+        for careful in (False, True):
+            after = AfterCommit()
+            try:
+                self._apply(decoded, now, after, careful)
+                break
+            except Exception:
+                self.s.load_open_causes()  # the transaction is gone: so are the alerts it opened or closed
+                if careful:
+                    raise
+                log.warning("a message in a batch of %d failed; redoing the batch message by message", len(decoded))
         if self.record_latency:
-            now = time.monotonic()
-            self.latencies.extend(now - m.received for m in batch)
+            done = time.monotonic()
+            self.latencies.extend(done - m.received for m in batch)
         after.run()
 
-    def _reject(self, db: Db, topic: str, reason: str, error: str) -> None:
-        self.rejected += 1
+    def _apply(self, decoded, now: datetime, after: "AfterCommit", careful: bool) -> None:
+        with self.s.lock, self.s.store.session() as db:
+            rows = [self._event_row(msg.body, now) for _, msg, _ in decoded if msg is not None and msg.topic.kind == "event"]
+            new = insert_events_once(db, rows)  # one statement for the whole batch
+            for m, msg, error in decoded:
+                if msg is None:
+                    self._reject(db, m.topic, "invalid", error or "", after)
+                    continue
+                if msg.topic.kind == "event":
+                    key = EventKey(msg.body.table, msg.body.boot, msg.body.seq)
+                    if key not in new:
+                        after.add(self._count_duplicate)
+                        continue
+                    new.discard(key)  # the same event twice in one batch is applied once
+                if not careful:
+                    self._one(db, msg, now, after)
+                    continue
+                try:
+                    with db.begin_nested():
+                        self._one(db, msg, now, after)
+                except Exception as e:  # noqa: BLE001 - one bad message must not block the rest
+                    log.exception("error applying %s", m.topic)
+                    self._reject(db, m.topic, "handler_error", repr(e), after)
+
+    @staticmethod
+    def _event_row(ev, now: datetime) -> dict:
+        return dict(table_id=ev.table, boot=ev.boot, seq=ev.seq, type=ev.type, node_ts=ev.ts,
+                    ts_synced=ev.ts_synced, data=ev.data.model_dump(mode="json"), received_at=now)
+
+    def _count_duplicate(self) -> None:
+        self.duplicates += 1
+
+    def _reject(self, db: Db, topic: str, reason: str, error: str, after: "AfterCommit") -> None:
+        after.add(lambda: self._log_reject(topic, error))
         # The topic of a garbage message can itself be garbage: count per table at most.
         parts = topic.split("/")
         key = "/".join(parts[:4]) if len(parts) > 4 else topic
         count_reject(db, key[:200], reason, error)
+
+    def _log_reject(self, topic: str, error: str) -> None:
+        self.rejected += 1
         now = time.monotonic()
         if now - self._last_reject_log > 1.0:  # a flood of garbage must not flood the log
             self._last_reject_log = now
             log.warning("dropped a message on %r: %s (%d dropped so far)", topic[:200], error, self.rejected)
 
-    def _one(self, db: Db, m: Inbound, after: "AfterCommit") -> None:
-        msg = contract.decode(m.topic, m.payload)
+    def _one(self, db: Db, msg: contract.Message, now: datetime, after: "AfterCommit") -> None:
         t = msg.topic
         if t.kind == "hub_status" or t.table is None:
             return
-        if t.table not in self.s.tables:
-            raise contract.ContractError(f"table {t.table!r} is not in the venue file")
         if t.kind == "event":
-            self._event(db, msg.body, after)
+            self._event(db, msg.body, now, after)
         elif t.kind == "status":
             self._status(db, t.table, msg.body, after)
         elif t.kind == "light_state":
@@ -94,30 +138,29 @@ class IngestHandlers:
 
     # -- events ---------------------------------------------------------------------
 
-    def _event(self, db: Db, ev, after: "AfterCommit") -> None:
-        now = self.s.clock()
-        new = insert_event_once(
-            db, table_id=ev.table, boot=ev.boot, seq=ev.seq, type=ev.type, node_ts=ev.ts,
-            ts_synced=ev.ts_synced, data=ev.data.model_dump(mode="json"), received_at=now,
-        )
-        if not new:
-            self.duplicates += 1
-            return
-        self.applied += 1
+    def _event(self, db: Db, ev, now: datetime, after: "AfterCommit") -> None:
         handler = getattr(self, f"_on_{ev.type}")
         handler(db, ev, now, after)
-        self.s.notify("event", {"table": ev.table, "type": ev.type, "data": ev.data.model_dump(mode="json")})
+        after.add(lambda: self._applied(ev))
+
+    def _applied(self, ev) -> None:
+        self.applied += 1
+        if self.s.listeners:
+            self.s.notify("event", {"table": ev.table, "type": ev.type, "data": ev.data.model_dump(mode="json")})
 
     def _on_pocket(self, db: Db, ev, now: datetime, after: "AfterCommit") -> None:
-        rt = self.s.runtime[ev.table]
-        rt.last_drop_at = now
-        rt.drops += 1
+        after.add(lambda: self._count_drop(ev.table, now))
         if self.s.metrics:
             after.add(lambda: self.s.metrics.pocket(ev.table, ev.data.pocket, now))
         if ev.table in self.s.open:
-            close_alert(db, f"idle_session:{ev.table}", now)
+            self.s.settle(db, f"idle_session:{ev.table}", now)
         else:
             self.s.raise_alert(db, alert_kinds.play_without_session(ev.table), after)
+
+    def _count_drop(self, table: str, now: datetime) -> None:
+        rt = self.s.runtime[table]
+        rt.last_drop_at = now
+        rt.drops += 1
 
     def _active_checkins(self, db: Db, table: str, now: datetime) -> list[FoosballCheckin]:
         window = timedelta(minutes=self.s.venue.billing.foosball_checkin_min)
@@ -153,15 +196,16 @@ class IngestHandlers:
             self.s.raise_alert(db, alert_kinds.card_refused(ev.table, ev.data.uid, check.message, check.message_en), after)
             return
         checkin(db, ev.table, check.member.id, now, "card")
-        close_alert(db, f"foosball_no_member:{ev.table}", now)
-        self.s.notify("checkin", {"table": ev.table, "member": check.member.name})
+        self.s.settle(db, f"foosball_no_member:{ev.table}", now)
+        name = check.member.name
+        after.add(lambda: self.s.notify("checkin", {"table": ev.table, "member": name}))
 
     def _on_button(self, db: Db, ev, now: datetime, after: "AfterCommit") -> None:
         pass  # the light/state that follows says what the button did
 
     def _on_sensor_fault(self, db: Db, ev, now: datetime, after: "AfterCommit") -> None:
         if ev.data.kind == "recovered":
-            close_alert(db, f"sensor_fault:{ev.table}:{ev.data.sensor}", now)
+            self.s.settle(db, f"sensor_fault:{ev.table}:{ev.data.sensor}", now)
         else:
             self.s.raise_alert(db, alert_kinds.sensor_fault(ev.table, ev.data.sensor, ev.data.kind), after)
 
@@ -182,14 +226,15 @@ class IngestHandlers:
             if not node.online or node.boot != st.boot:
                 node.online_since = now
             node.online, node.boot, node.version = True, st.boot, st.version
-            close_alert(db, f"node_offline:{table}", now)
+            self.s.settle(db, f"node_offline:{table}", now)
             # A (re)born node has its boot state: tell it what it should be.
             after.add(lambda: self.s.resend_table(table))
         else:
             node.online = False
             if table in self.s.open:
                 self.s.raise_alert(db, alert_kinds.node_offline(table), after)
-        self.s.notify("node", {"table": table, "online": node.online})
+        online = node.online
+        after.add(lambda: self.s.notify("node", {"table": table, "online": online}))
 
     def _light_state(self, db: Db, table: str, ls: contract.LightState, after: "AfterCommit") -> None:
         now = self.s.clock()
@@ -202,8 +247,8 @@ class IngestHandlers:
             if ls.on and not want and ls.cause in ("button", "boot"):
                 self.s.raise_alert(db, alert_kinds.light_without_session(table, ls.cause), after)
             elif not ls.on or want:
-                close_alert(db, f"light_without_session:{table}", now)
-        self.s.notify("light", {"table": table, "on": ls.on, "blink": ls.blink, "cause": ls.cause})
+                self.s.settle(db, f"light_without_session:{table}", now)
+        after.add(lambda: self.s.notify("light", {"table": table, "on": ls.on, "blink": ls.blink, "cause": ls.cause}))
 
     def _telemetry(self, db: Db, table: str, tm: contract.Telemetry, after: "AfterCommit") -> None:
         now = self.s.clock()
@@ -216,7 +261,7 @@ class IngestHandlers:
         if tm.outbox >= OUTBOX_ALERT_DEPTH:
             self.s.raise_alert(db, alert_kinds.outbox_stuck(table, tm.outbox), after)
         else:
-            close_alert(db, f"outbox_stuck:{table}", now)
+            self.s.settle(db, f"outbox_stuck:{table}", now)
 
 
 def checkin(db: Db, table: str, member_id: int, now: datetime, by: str) -> FoosballCheckin:

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session as Db
 
 from broker import alert_kinds, sessions
 from broker.billing import Bill
-from broker.db.alerts import ack_alert, close_alert, open_or_touch_alert
+from broker.db.alerts import ack_alert, close_alert, open_alerts, open_or_touch_alert
 from broker.db.audit import append_session_op
 from broker.db.engine import Store
 from broker.db.models import Member, Node, TableSession
@@ -110,6 +110,7 @@ class CentralService:
         self.handlers = IngestHandlers(self)
         self.watchdog = Watchdog(self)
         self.ingest = IngestLoop(self.inbox, self.handlers.apply_batch, self.link.ack if self.link else (lambda mid, qos: None))
+        self.open_causes: set[str] = set()
         self._load()
 
     # -- lifecycle -----------------------------------------------------------------
@@ -121,6 +122,12 @@ class CentralService:
                 ops = [sessions.Op(o.kind, o.at, o.data, o.actor, o.reason) for o in row.ops]
                 self.open[row.table_id] = OpenSession(row.id, sessions.replay(ops, self.venue))
         log.info("loaded %d open sessions", len(self.open))
+        self.load_open_causes()
+
+    def load_open_causes(self) -> None:
+        """Which alerts are open: kept in memory so that a ball drop costs no alert query."""
+        with self.store.session() as db:
+            self.open_causes = {a.cause_key for a in open_alerts(db)}
 
     def start(self) -> None:
         self.ingest.start()
@@ -256,7 +263,7 @@ class CentralService:
                 db.flush()
                 self._commit_op(db, row.id, op)
                 for key in (f"play_without_session:{table}", f"light_without_session:{table}"):
-                    close_alert(db, key, op.at)
+                    self.settle(db, key, op.at)
                 sid = row.id
             self.open[table] = OpenSession(sid, state)
             self.runtime[table] = TableRuntime()
@@ -295,9 +302,9 @@ class CentralService:
                 if new.state == "stopped":
                     row.stopped_at = new.stopped_at
                     row.total_cents = self.bill_of(new).total_cents
-                    close_alert(db, f"idle_session:{table}", op.at)
-                    close_alert(db, f"open_after_closing:{table}", op.at)
-                    close_alert(db, f"prepaid_expired:{table}", op.at)
+                    self.settle(db, f"idle_session:{table}", op.at)
+                    self.settle(db, f"open_after_closing:{table}", op.at)
+                    self.settle(db, f"prepaid_expired:{table}", op.at)
             self._after_change(table, new, op)
             return new
 
@@ -367,7 +374,16 @@ class CentralService:
 
     # -- alerts --------------------------------------------------------------------------
 
+    def settle(self, db: Db, cause_key: str, at: datetime) -> None:
+        """The cause of an alert is gone: close it (no query at all when none is open)."""
+        if cause_key in self.open_causes:
+            self.open_causes.discard(cause_key)
+            close_alert(db, cause_key, at)
+
     def raise_alert(self, db: Db, spec: alert_kinds.AlertSpec, after: AfterCommit | None = None) -> None:
+        if spec.cause_key in self.open_causes:
+            return  # already in front of staff; one open alert per cause
+        self.open_causes.add(spec.cause_key)
         alert, new = open_or_touch_alert(
             db, cause_key=spec.cause_key, kind=spec.kind, message=spec.message, message_en=spec.message_en,
             table_id=spec.table_id, severity=spec.severity, at=self.clock(),
@@ -386,7 +402,9 @@ class CentralService:
 
     def ack(self, alert_id: int, *, actor: str, close: bool = False) -> None:
         with self.store.session() as db:
-            ack_alert(db, alert_id, actor, close=close, at=self.clock())
+            alert = ack_alert(db, alert_id, actor, close=close, at=self.clock())
+            if alert.closed_at is not None:
+                self.open_causes.discard(alert.cause_key)
         self.notify("alert_ack", {"id": alert_id})
 
     def node_online(self, db: Db, table: str) -> bool:

@@ -239,13 +239,17 @@ class LightSet(_Strict):
     cmd_id: Annotated[str, StringConstraints(min_length=1, max_length=64)]
 
 
+# Counters fit a 32-bit SQL integer: a node that reports more is broken, not busy.
+Counter = Annotated[int, Field(ge=0, le=2**31 - 1)]
+
+
 class Telemetry(_Open):
-    uptime_s: float = Field(ge=0)
-    cpu_temp_c: float | None = None
-    outbox: int = Field(ge=0)
-    reconnects: int = Field(default=0, ge=0)
-    invalid_commands: int = Field(default=0, ge=0)
-    dropped: int = Field(default=0, ge=0)
+    uptime_s: float = Field(ge=0, le=10 * 365 * 86400)
+    cpu_temp_c: float | None = Field(default=None, ge=-60, le=200)
+    outbox: Counter
+    reconnects: Counter = 0
+    invalid_commands: Counter = 0
+    dropped: Counter = 0
 
 
 class SessionSummary(_Open):
