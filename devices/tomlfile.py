@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from pathlib import Path
@@ -14,6 +15,17 @@ M = TypeVar("M", bound=BaseModel)
 
 class ConfigError(ValueError):
     """A configuration file that cannot be used; str() says where and what to fix."""
+
+
+class Located(ValueError):
+    """Raised by a validator about one key below the model it checks, so the error names its line.
+
+    ``loc`` is relative to that model, e.g. ``("tables", 3, "id")``.
+    """
+
+    def __init__(self, loc: tuple[Any, ...], message: str) -> None:
+        super().__init__(message)
+        self.loc = loc
 
 
 _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
@@ -70,7 +82,8 @@ def describe(err: ValidationError, text: str, path: Path | str) -> str:
     lines = key_lines(text)
     out = []
     for e in err.errors(include_url=False):
-        loc = tuple(e["loc"])
+        error = (e.get("ctx") or {}).get("error")
+        loc = tuple(e["loc"]) + tuple(getattr(error, "loc", ()))
         key = ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in loc).replace(".[", "[")
         line = _line_for(loc, lines)
         where = f"{path}:{line}" if line else str(path)
@@ -87,14 +100,25 @@ def load_toml(path: Path | str, model: type[M], text: str | None = None) -> M:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise ConfigError(f"{path}: file not found") from None
-        except (OSError, UnicodeDecodeError) as exc:
+        except UnicodeDecodeError as exc:
+            line = exc.object[: exc.start].count(b"\n") + 1
+            raise ConfigError(f"{path}:{line}: not UTF-8 (byte 0x{exc.object[exc.start]:02x}); save the file as UTF-8") from None
+        except OSError as exc:
             raise ConfigError(f"{path}: cannot read: {exc}") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        # tomllib says "(at line N, column M)"
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        # tomllib says "(at line N, column M)"; lead with it like every other error
+        at = re.search(r"at line (\d+)", str(exc))
+        raise ConfigError(f"{path}{':' + at.group(1) if at else ''}: not valid TOML: {exc}") from None
     try:
-        return model.model_validate(data)
+        # Through JSON in strict mode: "600" is not a number and 1 is not a boolean, while names
+        # of enums and paths, which TOML can only write as strings, are still accepted.
+        return model.model_validate_json(json.dumps(data, default=_toml_scalar), strict=True)
     except ValidationError as exc:
         raise ConfigError(describe(exc, text, path)) from None
+
+
+def _toml_scalar(value: Any) -> str:
+    # TOML's native dates and times; the models then say which form they want.
+    return value.isoformat()

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 
 from devices.contract import TableId
 from devices.kinds import Kind, PinMap, default_pins
-from devices.tomlfile import load_toml
+from devices.tomlfile import Located, load_toml
 
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 WEEKDAYS: tuple[str, ...] = Weekday.__args__  # type: ignore[attr-defined]
@@ -68,13 +68,13 @@ class TableSpec(_Model):
             self.pins = default_pins(self.kind)
         pockets = len(self.pins.pockets)
         if self.kind is Kind.POOL and pockets not in (0, 6):
-            raise ValueError(f"a pool table has 6 pockets, pins.pockets lists {pockets}")
+            raise Located(("pins", "pockets"), f"a pool table has 6 pockets, pins.pockets lists {pockets}")
         if self.kind is not Kind.POOL and pockets:
-            raise ValueError(f"a {self.kind.value} table has no pockets; remove pins.pockets")
+            raise Located(("pins", "pockets"), f"a {self.kind.value} table has no pockets; remove pins.pockets")
         if self.kind is Kind.FOOSBALL and (self.pins.goal_home is None or self.pins.goal_away is None):
-            raise ValueError("a foosball table needs pins.goal_home and pins.goal_away")
+            raise Located(("pins",), "a foosball table needs pins.goal_home and pins.goal_away")
         if self.kind is not Kind.FOOSBALL and (self.pins.goal_home or self.pins.goal_away):
-            raise ValueError(f"a {self.kind.value} table has no goals; remove pins.goal_home/goal_away")
+            raise Located(("pins",), f"a {self.kind.value} table has no goals; remove pins.goal_home/goal_away")
         return self
 
     @property
@@ -160,15 +160,16 @@ class Venue(_Model):
     def _consistent(self) -> "Venue":
         if "default" not in self.hours and set(self.hours) != set(WEEKDAYS):
             raise ValueError("hours needs a 'default' entry or one for every weekday")
-        for label, items in (("room", self.rooms), ("table", self.tables), ("tariff", self.tariffs), ("extra", self.extras)):
-            ids = [i.id for i in items]
-            twice = sorted({i for i in ids if ids.count(i) > 1})
-            if twice:
-                raise ValueError(f"{label} id {', '.join(twice)} is listed more than once")
+        for key, items in (("rooms", self.rooms), ("tables", self.tables), ("tariffs", self.tariffs), ("extras", self.extras)):
+            seen: set[str] = set()
+            for n, item in enumerate(items):
+                if item.id in seen:
+                    raise Located((key, n, "id"), f"{key[:-1]} id {item.id} is listed more than once")
+                seen.add(item.id)
         rooms = {r.id for r in self.rooms}
-        for t in self.tables:
+        for n, t in enumerate(self.tables):
             if t.room not in rooms:
-                raise ValueError(f"table {t.id} is in room {t.room!r}, which is not among rooms ({', '.join(sorted(rooms))})")
+                raise Located(("tables", n, "room"), f"table {t.id} is in room {t.room!r}, which is not among rooms ({', '.join(sorted(rooms))})")
         tariffs = {t.id for t in self.tariffs}
         if self.tariffs:
             for ref in (self.billing.default_tariff, self.billing.member_tariff, *(b.tariff for b in self.bands)):
