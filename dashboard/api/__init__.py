@@ -1,0 +1,5 @@
+"""The JSON API over the central service: `create_app(service)` → FastAPI app (OpenAPI at /openapi.json)."""
+
+from dashboard.api.app import create_app
+
+__all__ = ["create_app"]

@@ -1,0 +1,40 @@
+"""The FastAPI app over a running CentralService: JSON under /api, OpenAPI at /openapi.json."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from fastapi import FastAPI
+from fastapi.routing import APIRoute
+
+from broker.service import CentralService
+from dashboard.api import alerts, errors, foosball, health, members, reports, sessions, tables
+
+# The routes that answer without a login; everything else needs a staff user at least.
+PUBLIC_PATHS = frozenset({"/api/health", "/openapi.json"})
+PREFIX = "/api"
+ROUTERS = (tables, sessions, members, alerts, foosball, reports, health)
+
+
+def api_routes() -> Iterator[tuple[str, str, APIRoute]]:
+    """(method, full path, route) for every API route, for checks that must cover them all."""
+    for module in ROUTERS:
+        for route in module.router.routes:
+            if isinstance(route, APIRoute):
+                for method in sorted(route.methods):
+                    yield method, PREFIX + route.path, route
+
+
+def create_app(service: CentralService) -> FastAPI:
+    app = FastAPI(
+        title="Lavos table control",
+        version="1",
+        description="Tables, sessions and bills, members, alerts, foosball check-ins and reports of a billiard hall. "
+                    "Log in with HTTP Basic (staff account) or a bearer token (`lavos user token`).",
+        docs_url=None, redoc_url=None,  # the staff pages come in the dashboard; the schema stays public
+    )
+    app.state.service = service
+    errors.install(app)
+    for module in ROUTERS:
+        app.include_router(module.router, prefix=PREFIX)
+    return app

@@ -1,0 +1,113 @@
+"""Who is calling: HTTP Basic (staff password, argon2, lockout) or a bearer token, and their role.
+
+`user_from_authorization` and `login` are plain functions returning the User, so the cookie login
+pages of the next issue reuse them; `StaffUser` / `ManagerUser` are the FastAPI dependencies.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request
+from fastapi.security import HTTPBearer
+from fastapi.security.http import HTTPBase
+
+from broker.db.engine import Store
+from broker.db.models import User
+from broker.db.types import utcnow
+from broker.users import AuthError, authenticate, get_user, role_at_least, verify_token
+from dashboard.api.deps import get_service
+
+REALM = "Lavos"
+_CHALLENGE = {"WWW-Authenticate": f'Basic realm="{REALM}", charset="UTF-8", Bearer realm="{REALM}"'}
+
+# Only for the OpenAPI document (so clients see both schemes); the header is parsed below,
+# because FastAPI's HTTPBasic decodes ASCII only and Slovak passwords have accents.
+_basic_doc = HTTPBase(scheme="basic", auto_error=False, description="Staff username and password")
+_bearer_doc = HTTPBearer(auto_error=False, description="API token from `lavos user token`")
+
+
+def unauthorized(detail: str) -> HTTPException:
+    return HTTPException(401, detail, headers=_CHALLENGE)
+
+
+def _locked(db, username: str, message: str) -> HTTPException:  # type: ignore[no-untyped-def]
+    user = get_user(db, username)
+    headers = {}
+    if user is not None and user.locked_until is not None:
+        headers["Retry-After"] = str(max(1, math.ceil((user.locked_until - utcnow()).total_seconds())))
+    return HTTPException(423, message, headers=headers)
+
+
+def login(store: Store, username: str, password: str) -> User:
+    """The user for this username and password; HTTPException 401 (wrong) or 423 (locked out).
+
+    The failure is committed before the exception leaves: that counter is what locks out a
+    password guesser.
+    """
+    failure: HTTPException | None = None
+    with store.session() as db:
+        try:
+            user = authenticate(db, username, password)
+        except AuthError as e:
+            failure = _locked(db, username, str(e)) if e.reason == "locked" else unauthorized(str(e))
+    if failure is not None:
+        raise failure
+    return user
+
+
+def _token_user(store: Store, token: str) -> User:
+    try:
+        with store.session() as db:
+            return verify_token(db, token)
+    except AuthError as e:
+        raise unauthorized(str(e)) from None
+
+
+def _basic_credentials(value: str) -> tuple[str, str]:
+    try:
+        decoded = base64.b64decode(value, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        raise unauthorized("malformed Basic credentials: send base64 of username:password (UTF-8)") from None
+    username, sep, password = decoded.partition(":")
+    if not sep or not username:
+        raise unauthorized("malformed Basic credentials: send base64 of username:password (UTF-8)")
+    return username, password
+
+
+def user_from_authorization(store: Store, header: str | None) -> User:
+    """The user an Authorization header stands for; HTTPException 401/423 otherwise."""
+    if not header:
+        raise unauthorized("log in: send HTTP Basic credentials or an Authorization: Bearer token")
+    scheme, _, value = header.strip().partition(" ")
+    value = value.strip()
+    if scheme.lower() == "bearer" and value:
+        return _token_user(store, value)
+    if scheme.lower() == "basic" and value:
+        return login(store, *_basic_credentials(value))
+    raise unauthorized("unsupported Authorization header: use Basic or Bearer")
+
+
+def current_user(request: Request, _b: object = Depends(_basic_doc), _t: object = Depends(_bearer_doc)) -> User:
+    return user_from_authorization(get_service(request).store, request.headers.get("authorization"))
+
+
+def require(role: str):  # type: ignore[no-untyped-def]
+    """A dependency: the current user, if their role is at least `role` (staff < manager); else 403."""
+
+    def dependency(user: Annotated[User, Depends(current_user)]) -> User:
+        if not role_at_least(user.role, role):
+            raise HTTPException(403, f"this needs the {role} role; {user.username} is {user.role}")
+        return user
+
+    dependency.__name__ = f"{role}_user"
+    return dependency
+
+
+staff_user = require("staff")
+manager_user = require("manager")
+StaffUser = Annotated[User, Depends(staff_user)]
+ManagerUser = Annotated[User, Depends(manager_user)]

@@ -1,0 +1,61 @@
+"""Reports for the manager (broker.reports does the work; this only shapes the JSON)."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from fastapi import APIRouter, Query
+
+from broker import reports
+from dashboard.api.auth import ManagerUser
+from dashboard.api.deps import Service, local_today
+
+router = APIRouter(prefix="/reports", tags=["reports"])
+
+DayQuery = Query(None, description="Venue-local day, YYYY-MM-DD (default: today)")
+
+
+def _grid(grid: reports.HourGrid, tz, scale: float) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    return {
+        "day": grid.day, "hours": [h.astimezone(tz).isoformat() for h in grid.hours],
+        "tables": {t: [round(v / scale, 1) if scale != 1 else v for v in cells] for t, cells in grid.tables.items()},
+        "totals": {t: round(sum(cells) / scale, 1) if scale != 1 else sum(cells) for t, cells in grid.tables.items()},
+    }
+
+
+@router.get("/revenue", summary="Revenue in cents by day, table and tariff over local days from..to (inclusive)")
+def revenue(
+    service: Service, user: ManagerUser,
+    first: date = Query(..., alias="from", description="First local day, YYYY-MM-DD"),
+    last: date | None = Query(None, alias="to", description="Last local day (default: the same as from)"),
+) -> dict[str, Any]:
+    with service.store.reader() as db:
+        r = reports.revenue(db, service.venue, first, last or first)
+    return {"from": r.first, "to": r.last, "total_cents": r.total_cents, "sessions": r.sessions,
+            "by_day": r.by_day, "by_table": r.by_table, "by_tariff": r.by_tariff}
+
+
+@router.get("/utilisation", summary="Minutes played per table per local hour of a day")
+def utilisation(service: Service, user: ManagerUser, day: date | None = DayQuery) -> dict[str, Any]:
+    with service.store.reader() as db:
+        grid = reports.utilisation(db, service.venue, day or local_today(service), service.clock())
+    return _grid(grid, service.venue.tz, 60.0)
+
+
+@router.get("/drops", summary="Ball drops per pocket table per local hour of a day")
+def drops(service: Service, user: ManagerUser, day: date | None = DayQuery) -> dict[str, Any]:
+    with service.store.reader() as db:
+        grid = reports.drops(db, service.venue, day or local_today(service))
+    return _grid(grid, service.venue.tz, 1)
+
+
+@router.get("/foosball", summary="Foosball check-ins and goals per member over local days from..to")
+def foosball(
+    service: Service, user: ManagerUser,
+    first: date = Query(..., alias="from"), last: date | None = Query(None, alias="to"),
+) -> list[dict[str, Any]]:
+    with service.store.reader() as db:
+        use = reports.foosball_use(db, service.venue, first, last or first)
+    return [{"member_id": u.member_id, "member": u.name, "checkins": u.checkins, "goals": u.goals,
+             "tables": sorted(u.tables), "last_at": u.last_at} for u in use]

@@ -1,0 +1,100 @@
+"""How things look in JSON: money as integer cents plus the formatted text staff read."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from broker import sessions
+from broker.billing import Bill, BillLine, format_eur
+from broker.db.models import Alert, FoosballCheckin, Member, Node
+from broker.service import CentralService
+
+
+def money(cents: int) -> dict[str, Any]:
+    return {"cents": cents, "text": format_eur(cents), "text_en": format_eur(cents, "en")}
+
+
+def _line(line: BillLine) -> dict[str, Any]:
+    return {
+        "kind": line.kind, "description": line.description, "description_en": line.description_en,
+        "reason": line.reason, "amount_cents": line.amount_cents, "amount": format_eur(line.amount_cents),
+        "tariff": line.tariff_id, "rate_cents_per_hour": line.rate_cents_per_hour,
+        "start": line.start, "end": line.end, "billed_seconds": line.billed_seconds,
+        "quantity": line.quantity, "unit_cents": line.unit_cents,
+    }
+
+
+def bill(b: Bill) -> dict[str, Any]:
+    return {
+        "lines": [_line(x) for x in b.lines],
+        "total_cents": b.total_cents, "total": format_eur(b.total_cents), "total_en": format_eur(b.total_cents, "en"),
+        "vat_percent": b.vat_percent, "vat_cents": b.vat_cents, "vat": format_eur(b.vat_cents),
+        "net_cents": b.net_cents,
+    }
+
+
+def _tariff_now(service: CentralService, st: sessions.SessionState, b: Bill) -> str | None:
+    if st.state == "running":
+        rate = sessions.current_rate(st, service.venue, max(service.clock(), st.last_at))
+        return rate.tariff_id if rate else None
+    times = [x for x in b.lines if x.kind == "time"]
+    return times[-1].tariff_id if times else st.tariff
+
+
+def session(service: CentralService, session_id: int, st: sessions.SessionState, *, with_bill: bool = True) -> dict[str, Any]:
+    now = max(service.clock(), st.last_at)
+    b = service.bill_of(st)
+    left = sessions.prepaid_remaining(st, now)
+    out = {
+        "id": session_id, "table": st.table, "state": st.state,
+        "started_at": st.started_at, "stopped_at": st.stopped_at, "paused_at": st.paused_at,
+        "tariff": _tariff_now(service, st, b), "requested_tariff": st.tariff,
+        "member": {"id": st.member.member_id, "name": st.member.name, "fee_paid": st.member.fee_paid} if st.member else None,
+        "prepaid_until": st.prepaid_until, "prepaid_left_s": int(left.total_seconds()) if left is not None else None,
+        "amount_cents": b.total_cents, "amount": format_eur(b.total_cents),
+        "extras": [{"extra": e.extra_id, "quantity": e.quantity, "unit_cents": e.unit_cents, "at": e.at, "by": e.actor} for e in st.extras],
+    }
+    if with_bill:
+        out["bill"] = bill(b)
+    return out
+
+
+def light(node: Node | None) -> dict[str, Any] | None:
+    if node is None or node.light_on is None:
+        return None
+    return {"on": node.light_on, "blink": bool(node.light_blink), "cause": node.light_cause}
+
+
+def node(table: str, n: Node | None) -> dict[str, Any]:
+    tm = (n.telemetry if n else None) or {}
+    return {
+        "table": table, "online": bool(n and n.online), "online_since": n.online_since if n else None,
+        "last_seen_at": n.last_seen_at if n else None, "boot": n.boot if n else None, "version": n.version if n else None,
+        "uptime_s": tm.get("uptime_s"), "cpu_temp_c": tm.get("cpu_temp_c"), "outbox": tm.get("outbox"),
+        "reconnects": n.reconnects if n else 0, "telemetry_at": n.telemetry_at if n else None, "light": light(n),
+    }
+
+
+def member(m: Member, year: int) -> dict[str, Any]:
+    return {
+        "id": m.id, "name": m.name, "kind": m.kind, "active": m.active, "note": m.note,
+        "cards": [c.uid for c in m.cards],
+        "fees": [{"year": f.year, "amount_cents": f.amount_cents, "paid_at": f.paid_at, "recorded_by": f.recorded_by} for f in m.fees],
+        "fee_paid": any(f.year == year for f in m.fees), "fee_year": year, "created_at": m.created_at,
+    }
+
+
+def alert(a: Alert) -> dict[str, Any]:
+    return {
+        "id": a.id, "kind": a.kind, "table": a.table_id, "severity": a.severity,
+        "message": a.message, "message_en": a.message_en, "opened_at": a.opened_at, "last_seen_at": a.last_seen_at,
+        "count": a.count, "acked_at": a.acked_at, "acked_by": a.acked_by, "closed_at": a.closed_at,
+    }
+
+
+def checkin(c: FoosballCheckin, name: str, active_until: datetime) -> dict[str, Any]:
+    return {
+        "id": c.id, "member_id": c.member_id, "member": name, "checked_in_at": c.checked_in_at,
+        "last_goal_at": c.last_goal_at, "goals": c.goals, "by": c.by, "active_until": active_until,
+    }

@@ -1,0 +1,109 @@
+"""The API over a real CentralService (real Mosquitto, SQLite and PostgreSQL) driven by a fake clock."""
+
+from __future__ import annotations
+
+import base64
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from argon2 import PasswordHasher
+from fastapi.testclient import TestClient
+
+from broker.users import create_user, issue_token
+from dashboard.api import create_app
+from tests.support.hub import running_service
+
+# Tuesday 10 November 2026, 18:00 in Bratislava (UTC+1): the hall is open (and training hours, 15-19, too).
+START = datetime(2026, 11, 10, 17, 0, tzinfo=timezone.utc)
+STAFF, MANAGER = "jana", "boss"
+PASSWORD = "čierna-guľa-8"  # accents: Basic credentials are UTF-8
+# Users are made with cheap argon2 costs to keep the suite fast; verification reads the costs
+# from the hash, and the first successful login re-hashes with the real ones.
+CHEAP = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+
+
+class FakeClock:
+    """The service's billing clock, moved by the test (thread-safe: the service reads it from several threads)."""
+
+    def __init__(self, start: datetime = START) -> None:
+        self._now = start
+        self._lock = threading.Lock()
+
+    def __call__(self) -> datetime:
+        with self._lock:
+            return self._now
+
+    def advance(self, **delta: float) -> datetime:
+        with self._lock:
+            self._now += timedelta(**delta)
+            return self._now
+
+
+def basic(username: str, password: str) -> dict[str, str]:
+    return {"Authorization": "Basic " + base64.b64encode(f"{username}:{password}".encode()).decode()}
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def wait_until(pred, timeout: float = 5.0, what: str = "condition") -> float:
+    """Seconds it took for pred() to hold."""
+    start = time.monotonic()
+    while not pred():
+        if time.monotonic() - start > timeout:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.002)
+    return time.monotonic() - start
+
+
+@dataclass
+class Api:
+    client: TestClient
+    service: object
+    clock: FakeClock
+    staff: dict[str, str]
+    manager: dict[str, str]
+
+    def ok(self, method: str, path: str, status: int = 200, *, as_manager: bool = False, **kw):  # type: ignore[no-untyped-def]
+        r = self.client.request(method, path, headers=self.manager if as_manager else self.staff, **kw)
+        assert r.status_code == status, f"{method} {path} → {r.status_code} {r.text}"
+        return r.json() if r.content and r.headers.get("content-type", "").startswith("application/json") else r
+
+    def refused(self, method: str, path: str, status: int, *, as_manager: bool = True, **kw) -> str:  # type: ignore[no-untyped-def]
+        r = self.client.request(method, path, headers=self.manager if as_manager else self.staff, **kw)
+        assert r.status_code == status, f"{method} {path} → {r.status_code} {r.text}"
+        detail = r.json()["detail"]
+        assert isinstance(detail, str) and detail
+        return detail
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def service(mosquitto, db_url, clock):
+    # A client id of its own: the hub's MQTT session is persistent, and the broker is shared by the module.
+    with running_service(mosquitto, db_url, clock=clock, client_id=f"hub-{uuid.uuid4().hex[:10]}") as svc:
+        svc.watchdog.stop()  # the tests tick it themselves, at moments of the fake clock
+        yield svc
+
+
+@pytest.fixture
+def api(service, clock) -> Api:
+    with service.store.session() as db:
+        create_user(db, STAFF, PASSWORD, "staff", actor="test", hasher=CHEAP)
+        create_user(db, MANAGER, PASSWORD, "manager", actor="test", hasher=CHEAP)
+        staff_token = issue_token(db, STAFF, "tests", actor="test")
+        manager_token = issue_token(db, MANAGER, "tests", actor="test")
+    with TestClient(create_app(service)) as client:
+        yield Api(client, service, clock, bearer(staff_token), bearer(manager_token))
+
+
+sqlite_only = pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)

@@ -1,0 +1,114 @@
+"""Sessions through the API on SQLite and PostgreSQL: every operation, its bill, its audit trail, its refusals."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from broker.db.models import SessionOp
+from broker.members import add_member, record_fee
+
+
+def _member(api, name: str = "Zadražil Miro", paid: bool = True) -> int:
+    with api.service.store.session() as db:
+        m = add_member(db, name, actor="test")
+        if paid:
+            record_fee(db, m.id, 2026, actor="test")
+        return m.id
+
+
+def test_standard_session_bills_90_minutes_as_9_eur(api):
+    s = api.ok("POST", "/api/sessions", 201, json={"table": "pool-01"})
+    assert (s["table"], s["state"], s["tariff"], s["amount_cents"]) == ("pool-01", "running", "standard", 0)
+    api.clock.advance(minutes=90)
+    running = api.ok("GET", f"/api/sessions/{s['id']}")
+    assert running["amount_cents"] == 900 and running["bill"]["total"] == "9,00 €"
+    table = api.ok("GET", "/api/tables/pool-01")
+    assert table["session"]["id"] == s["id"] and table["session"]["amount_cents"] == 900
+    done = api.ok("POST", f"/api/sessions/{s['id']}/stop")
+    bill = done["bill"]
+    assert done["state"] == "stopped"
+    assert [(line["kind"], line["amount_cents"], line["tariff"]) for line in bill["lines"]] == [("time", 900, "standard")]
+    assert (bill["total_cents"], bill["vat_percent"], bill["vat_cents"], bill["net_cents"]) == (900, 23, 168, 732)
+    assert api.ok("GET", "/api/tables/pool-01")["session"] is None
+
+
+def test_card_after_20_minutes_splits_the_bill_into_two_lines(api):
+    member = _member(api)
+    s = api.ok("POST", "/api/sessions", 201, json={"table": "pool-05"})
+    api.clock.advance(minutes=20)
+    with_card = api.ok("POST", f"/api/sessions/{s['id']}/card", json={"member_id": member})
+    assert with_card["member"]["name"] == "Zadražil Miro" and with_card["tariff"] == "club_card"
+    api.clock.advance(minutes=40)
+    bill = api.ok("POST", f"/api/sessions/{s['id']}/stop")["bill"]
+    assert [(line["tariff"], line["amount_cents"]) for line in bill["lines"]] == [("standard", 200), ("club_card", 267)]
+    assert bill["total_cents"] == 467
+
+
+def test_every_operation_is_applied_billed_and_audited_with_the_user(api):
+    member = _member(api)
+    s = api.ok("POST", "/api/sessions", 201, json={"table": "pool-05", "member_id": member, "prepaid_minutes": 60})
+    sid = s["id"]
+    assert (s["tariff"], s["prepaid_left_s"]) == ("club_card", 3600)
+    api.clock.advance(minutes=15)
+    assert api.ok("POST", f"/api/sessions/{sid}/pause")["state"] == "paused"
+    api.clock.advance(minutes=30)  # paused: not billed, prepaid time not used
+    resumed = api.ok("POST", f"/api/sessions/{sid}/resume")
+    assert (resumed["state"], resumed["prepaid_left_s"]) == ("running", 45 * 60)
+    assert api.ok("POST", f"/api/sessions/{sid}/extend", json={"minutes": 30})["prepaid_left_s"] == 75 * 60
+    tab = api.ok("POST", f"/api/sessions/{sid}/extras", json={"extra": "topping", "quantity": 3})
+    assert tab["extras"][0]["quantity"] == 3
+    moved = api.ok("POST", f"/api/sessions/{sid}/transfer", json={"table": "pool-02"})
+    assert moved["table"] == "pool-02" and api.ok("GET", "/api/tables/pool-05")["session"] is None
+    api.clock.advance(minutes=15)
+    api.ok("POST", f"/api/sessions/{sid}/card", json={})  # card off
+    api.ok("POST", f"/api/sessions/{sid}/correction", as_manager=True, json={"amount_cents": -100, "reason": "stôl sa kýval"})
+    bill = api.ok("POST", f"/api/sessions/{sid}/stop")["bill"]
+    # 15 min club card on pool-05 (1.00), 15 min on pool-02 (no club-card rate: 1.50), 3 toppings, -1.00
+    assert [(line["kind"], line["reason"], line["amount_cents"]) for line in bill["lines"]] == [
+        ("time", "club_card", 100), ("time", "card_table_not_eligible", 150), ("extra", "extra:topping", 180),
+        ("correction", "manual", -100),
+    ]
+    assert bill["total_cents"] == 330
+    with api.service.store.session() as db:
+        ops = db.scalars(select(SessionOp).where(SessionOp.session_id == sid).order_by(SessionOp.seq)).all()
+        assert [o.kind for o in ops] == ["start", "pause", "resume", "extend", "extra", "transfer", "card_removed", "correction", "stop"]
+        assert {o.actor for o in ops} == {"jana", "boss"} and ops[-2].actor == "boss" and ops[-2].reason == "stôl sa kýval"
+
+
+def test_lists_open_and_stopped_sessions_by_local_day(api):
+    a = api.ok("POST", "/api/sessions", 201, json={"table": "pool-01"})["id"]
+    b = api.ok("POST", "/api/sessions", 201, json={"table": "pool-02"})["id"]
+    api.clock.advance(minutes=10)
+    api.ok("POST", f"/api/sessions/{a}/stop")
+    assert [s["id"] for s in api.ok("GET", "/api/sessions?open=true")] == [b]
+    assert [s["id"] for s in api.ok("GET", "/api/sessions?open=false")] == [a]
+    assert {s["id"] for s in api.ok("GET", "/api/sessions?day=2026-11-10")} == {a, b}
+    assert api.ok("GET", "/api/sessions?day=2026-11-09") == []
+
+
+def test_refusals_say_what_was_wrong(api):
+    sid = api.ok("POST", "/api/sessions", 201, json={"table": "pool-01"})["id"]
+    assert "already has a running session" in api.refused("POST", "/api/sessions", 409, json={"table": "pool-01"})
+    assert "no table" in api.refused("POST", "/api/sessions", 404, json={"table": "pool-99"})
+    assert "foosball" in api.refused("POST", "/api/sessions", 409, json={"table": "foos-01"})
+    assert "unknown card" in api.refused("POST", "/api/sessions", 409, json={"table": "pool-02", "card_uid": "0badcafe"})
+    assert "no member" in api.refused("POST", "/api/sessions", 404, json={"table": "pool-02", "member_id": 4242})
+    assert "no tariff" in api.refused("POST", "/api/sessions", 409, json={"table": "pool-02", "tariff": "happy-hour"})
+    assert "no extra" in api.refused("POST", f"/api/sessions/{sid}/extras", 409, json={"extra": "beer"})
+    assert "already on pool-01" in api.refused("POST", f"/api/sessions/{sid}/transfer", 409, json={"table": "pool-01"})
+    assert "not paused" in api.refused("POST", f"/api/sessions/{sid}/resume", 409)
+    assert "no prepaid time" in api.refused("POST", f"/api/sessions/{sid}/extend", 409, json={"minutes": 5})
+    assert "no session 999" in api.refused("GET", "/api/sessions/999", 404)
+    assert "not open" in api.refused("POST", "/api/sessions/999/stop", 404)
+    api.ok("POST", f"/api/sessions/{sid}/stop")
+    assert "not open" in api.refused("POST", f"/api/sessions/{sid}/stop", 404)
+    # the refused requests left no trace in the op log
+    with api.service.store.session() as db:
+        assert [o.kind for o in db.scalars(select(SessionOp).where(SessionOp.session_id == sid))] == ["start", "stop"]
+
+
+def test_extras_and_tariffs_come_from_the_venue(api):
+    assert {"id": "topping", "name": "Prídavok na pizzu", "name_en": "Pizza topping", "price_cents": 60, "price": "0,60 €"} in api.ok("GET", "/api/extras")
+    tariffs = api.ok("GET", "/api/tariffs")
+    assert {t["id"]: t["rate_cents_per_hour"] for t in tariffs["tariffs"]} == {"standard": 600, "club_card": 400, "training": 1500}
+    assert tariffs["tariffs"][2]["hours"] == {"open": "15:00", "close": "19:00"}
