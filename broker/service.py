@@ -277,11 +277,15 @@ class CentralService:
         if self.link:
             self.link.send_session(table, self.summary(table))
 
-    def change_session(self, session_id: int, make_op: Callable[[datetime], sessions.Op]) -> sessions.SessionState:
-        """Validate and append one op to an open session, then make the lights follow."""
+    def change_session(self, session_id: int, make_op: Callable[[datetime], sessions.Op], at: datetime | None = None) -> sessions.SessionState:
+        """Validate and append one op to an open session, then make the lights follow.
+
+        `at` backdates the op (never before the session's last op): prepaid time ends when it
+        runs out, not when the watchdog next looks.
+        """
         with self.lock:
             table, s = self._open_by_id(session_id)
-            op = make_op(max(self.clock(), s.state.last_at))
+            op = make_op(max(at or self.clock(), s.state.last_at))
             try:
                 new = sessions.apply(s.state, op, self.venue)
             except sessions.SessionError as e:
@@ -337,8 +341,8 @@ class CentralService:
             self._publish_session(table)
         self.notify("session", {"table": new.table, "session_id": sid, "action": op.kind})
 
-    def stop_session(self, session_id: int, *, actor: str, reason: str | None = None) -> sessions.SessionState:
-        return self.change_session(session_id, lambda at: sessions.stop_op(at, actor=actor, reason=reason))
+    def stop_session(self, session_id: int, *, actor: str, reason: str | None = None, at: datetime | None = None) -> sessions.SessionState:
+        return self.change_session(session_id, lambda t: sessions.stop_op(t, actor=actor, reason=reason), at)
 
     def pause_session(self, session_id: int, *, actor: str) -> sessions.SessionState:
         return self.change_session(session_id, lambda at: sessions.pause_op(at, actor=actor))

@@ -72,7 +72,7 @@ class Watchdog:
         if left is not None and left <= timedelta(0):
             if billing.prepaid_expiry == "stop":
                 log.info("%s: prepaid time used up, stopping session %s", table, s.id)
-                self.s.stop_session(s.id, actor="system", reason="prepaid time used up")
+                self.s.stop_session(s.id, actor="system", reason="prepaid time used up", at=s.state.prepaid_until)
             else:
                 with self.s.lock, self.s.store.session() as db:
                     self.s.raise_alert(db, alert_kinds.prepaid_expired(table))

@@ -244,8 +244,8 @@ Counter = Annotated[int, Field(ge=0, le=2**31 - 1)]
 
 
 class Telemetry(_Open):
-    uptime_s: float = Field(ge=0, le=10 * 365 * 86400)
-    cpu_temp_c: float | None = Field(default=None, ge=-60, le=200)
+    uptime_s: float = Field(ge=0, le=10 * 365 * 86400, allow_inf_nan=False)
+    cpu_temp_c: float | None = Field(default=None, ge=-60, le=200, allow_inf_nan=False)
     outbox: Counter
     reconnects: Counter = 0
     invalid_commands: Counter = 0
