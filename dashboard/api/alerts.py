@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query
 from sqlalchemy import select
@@ -12,7 +12,9 @@ from broker.db.models import Alert
 from dashboard.api import views
 from dashboard.api.auth import StaffUser
 from dashboard.api.deps import IdPath, Service
-from dashboard.api.schemas import AckIn
+from dashboard.api.schemas import AckIn, text
+
+TableText = text(32)
 
 router = APIRouter(prefix="/alerts", tags=["alerts"])
 
@@ -21,7 +23,7 @@ router = APIRouter(prefix="/alerts", tags=["alerts"])
 def list_alerts(
     service: Service, user: StaffUser,
     open: bool = Query(True, description="true: only open alerts"),
-    table: str | None = Query(None, max_length=32, description="Only this table's"),
+    table: Annotated[TableText | None, Query(description="Only this table's")] = None,  # type: ignore[valid-type]
     limit: int = Query(200, ge=1, le=1000),
 ) -> list[dict[str, Any]]:
     with service.store.reader() as db:

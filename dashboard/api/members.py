@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request, Response
 from sqlalchemy.orm import Session
@@ -38,7 +38,7 @@ def _member(db: Session, member_id: int) -> Member:
 @router.get("", summary="Search members by name (any words, accents and case ignored)")
 def list_members(
     service: Service, user: StaffUser,
-    q: SearchText = Query("", description="Words of the name, e.g. zadrazil"),  # type: ignore[valid-type]
+    q: Annotated[SearchText, Query(description="Words of the name, e.g. zadrazil")] = "",  # type: ignore[valid-type]
     limit: int = Query(50, ge=1, le=500),
 ) -> list[dict[str, Any]]:
     with service.store.reader() as db:

@@ -1,0 +1,100 @@
+"""Who may call what: every route but health and the schema needs a login; manager routes refuse staff."""
+
+from __future__ import annotations
+
+import re
+
+from sqlalchemy import select
+
+from broker.db.models import ApiToken, User
+from broker.users import revoke_token
+from dashboard.api.app import PUBLIC_PATHS, api_routes
+from dashboard.api.auth import manager_user
+from tests.dashboard.conftest import MANAGER, PASSWORD, STAFF, basic, bearer, sqlite_only
+
+pytestmark = sqlite_only
+
+
+def _concrete(path: str) -> str:
+    # Any value will do: authentication runs before the path is looked at.
+    return re.sub(r"\{[^}]+\}", "1", path)
+
+
+def _needs_manager(route) -> bool:  # type: ignore[no-untyped-def]
+    def calls(dependant):  # type: ignore[no-untyped-def]
+        for d in dependant.dependencies:
+            yield d.call
+            yield from calls(d)
+
+    return manager_user in set(calls(route.dependant))
+
+
+ROUTES = list(api_routes())
+MANAGER_ROUTES = [(m, p) for m, p, r in ROUTES if _needs_manager(r)]
+
+
+def test_the_route_list_covers_the_whole_schema(api):
+    schema = api.client.get("/openapi.json").json()
+    documented = {(m.upper(), p) for p, ops in schema["paths"].items() for m in ops}
+    assert documented == {(m, p) for m, p, _ in ROUTES}
+    assert {"HTTPBase", "HTTPBearer"} <= set(schema["components"]["securitySchemes"])
+
+
+def test_anonymous_is_401_with_a_challenge_on_every_route(api):
+    wrong = []
+    for method, path, _ in ROUTES:
+        if path in PUBLIC_PATHS:
+            continue
+        for headers in ({}, {"Authorization": "Bearer lavos_nope"}, {"Authorization": "Digest x"}):
+            r = api.client.request(method, _concrete(path), headers=headers)
+            if r.status_code != 401 or "Basic" not in r.headers.get("www-authenticate", "") or not r.json()["detail"]:
+                wrong.append((method, path, headers, r.status_code))
+    assert wrong == []
+
+
+def test_public_routes_answer_without_login(api):
+    health = api.client.get("/api/health")
+    assert health.status_code == 200 and health.json() == {"ok": True, "mqtt": True, "db": True, "backend": "sqlite"}
+    assert api.client.get("/openapi.json").status_code == 200
+
+
+def test_manager_routes(api):
+    assert {p for _, p in MANAGER_ROUTES} >= {
+        "/api/sessions/{session_id}/correction", "/api/members", "/api/members/{member_id}", "/api/members/import",
+        "/api/reports/revenue", "/api/reports/utilisation", "/api/reports/drops",
+    }
+    assert ("GET", "/api/members") not in MANAGER_ROUTES  # staff read the registry
+
+
+def test_staff_get_403_on_manager_routes(api):
+    answers = {(m, p): api.client.request(m, _concrete(p), headers=api.staff) for m, p in MANAGER_ROUTES}
+    assert {k: r.status_code for k, r in answers.items() if r.status_code != 403 or "manager" not in r.json()["detail"]} == {}
+
+
+def test_basic_login_with_a_utf8_password(api):
+    assert api.client.get("/api/tables", headers=basic(STAFF, PASSWORD)).status_code == 200
+    assert api.client.get("/api/reports/drops", headers=basic(MANAGER, PASSWORD)).status_code == 200
+    assert api.client.get("/api/reports/drops", headers=basic(STAFF, PASSWORD)).status_code == 403
+    garbled = {"Authorization": "Basic !!!not-base64"}
+    assert api.client.get("/api/tables", headers=garbled).status_code == 401
+
+
+def test_lockout_after_repeated_failures_says_until_when(api):
+    for _ in range(5):
+        assert api.client.get("/api/tables", headers=basic(STAFF, "guess-guess")).status_code == 401
+    r = api.client.get("/api/tables", headers=basic(STAFF, PASSWORD))  # even the right password, for now
+    assert r.status_code == 423
+    assert "try again after" in r.json()["detail"] and 0 < int(r.headers["retry-after"]) <= 15 * 60
+    assert api.client.get("/api/tables", headers=api.staff).status_code == 200  # tokens are not passwords
+    with api.service.store.session() as db:
+        assert db.scalars(select(User).where(User.username == STAFF)).one().locked_until is not None
+
+
+def test_tokens_work_until_revoked(api):
+    assert api.client.get("/api/tables", headers=api.staff).status_code == 200
+    with api.service.store.session() as db:
+        token = db.scalars(select(ApiToken).where(ApiToken.username == STAFF)).one()
+        revoke_token(db, token.id, actor="test")
+    r = api.client.get("/api/tables", headers=api.staff)
+    assert r.status_code == 401 and r.json()["detail"] == "invalid token"
+    assert api.client.get("/api/tables", headers=bearer("")).status_code == 401

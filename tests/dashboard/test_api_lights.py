@@ -1,0 +1,73 @@
+"""Issue 3, must-show 2: the API drives a real node (EdgeNode on mock pins) through a real Mosquitto."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from sqlalchemy import select
+
+from broker.db.models import Node, SessionOp
+from tests.dashboard.conftest import wait_until
+from tests.support.hub import running_node
+
+TABLE = "pool-01"  # a node with broker credentials in the mosquitto fixture, standard rate only
+
+
+def _node_online(service) -> bool:  # type: ignore[no-untyped-def]
+    with service.store.reader() as db:
+        node = db.get(Node, TABLE)
+        return bool(node and node.online)
+
+
+@pytest.fixture
+def node(api, mosquitto, tmp_path):  # type: ignore[no-untyped-def]
+    with running_node(mosquitto, tmp_path, TABLE) as (edge_node, _factory):
+        # The node's birth makes the service re-send the desired light; wait for that round trip
+        # so it cannot cross the command under test.
+        wait_until(lambda: edge_node.link.connected and _node_online(api.service), what="node online at the hub")
+        wait_until(lambda: api.ok("GET", f"/api/tables/{TABLE}")["light"] is not None, what="light state known")
+        yield edge_node
+
+
+def test_start_lights_the_table_within_200ms_and_stop_bills_and_darkens_it(api, node):
+    assert not node.light.on
+    t0 = time.monotonic()
+    sid = api.ok("POST", "/api/sessions", 201, json={"table": TABLE})["id"]
+    wait_until(lambda: node.light.on, timeout=1.0, what="relay on")
+    assert time.monotonic() - t0 < 0.2, f"relay on after {time.monotonic() - t0:.3f} s"
+    wait_until(lambda: api.ok("GET", f"/api/tables/{TABLE}")["light"]["on"], what="light state reported back")
+    table = api.ok("GET", f"/api/tables/{TABLE}")
+    assert table["node"]["online"] and table["session"]["id"] == sid
+    assert api.ok("GET", "/api/nodes")[0]["light"] == {"on": True, "blink": False, "cause": "command"}
+
+    api.clock.advance(minutes=90)
+    t0 = time.monotonic()
+    bill = api.ok("POST", f"/api/sessions/{sid}/stop")["bill"]
+    wait_until(lambda: not node.light.on, timeout=1.0, what="relay off")
+    assert time.monotonic() - t0 < 0.2
+    assert (bill["total_cents"], bill["total"], len(bill["lines"])) == (900, "9,00 €", 1)
+
+
+def test_prepaid_time_blinks_a_warning_then_stops_the_session(api, node):
+    sid = api.ok("POST", "/api/sessions", 201, json={"table": TABLE, "prepaid_minutes": 10})["id"]
+    wait_until(lambda: node.light.on, what="relay on")
+    api.clock.advance(minutes=4)
+    api.service.watchdog.tick()
+    time.sleep(0.1)
+    assert not node.light.blinking  # 6 minutes left: no warning yet (it comes 5 minutes before)
+    api.clock.advance(minutes=2)
+    api.service.watchdog.tick()
+    wait_until(lambda: node.light.blinking, timeout=1.0, what="warning blink")
+    assert api.ok("GET", f"/api/sessions/{sid}")["prepaid_left_s"] == 4 * 60
+
+    api.clock.advance(minutes=4)
+    api.service.watchdog.tick()
+    wait_until(lambda: not node.light.on and not node.light.blinking, timeout=1.0, what="relay off after expiry")
+    done = api.ok("GET", f"/api/sessions/{sid}")
+    assert (done["state"], done["amount_cents"], done["prepaid_left_s"]) == ("stopped", 100, 0)
+    assert api.ok("GET", f"/api/tables/{TABLE}")["session"] is None
+    with api.service.store.session() as db:
+        last = db.scalars(select(SessionOp).where(SessionOp.session_id == sid).order_by(SessionOp.seq.desc())).first()
+        assert (last.kind, last.actor, last.reason) == ("stop", "system", "prepaid time used up")
