@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import logging
-import signal
-import sqlite3
-import threading
 from pathlib import Path
 
 import typer
 
-from devices.nodeconfig import NodeConfig, load_node_config
-from devices.tomlfile import ConfigError
+from devices.nodeconfig import NodeConfig
+from edge.service import EXIT_CONFIG, load_or_explain, run_agent, stop_on_signals
 
 edge_app = typer.Typer(help="The table node agent (runs on each table's Raspberry Pi).", invoke_without_command=True)
 
@@ -19,18 +15,10 @@ CONFIG_OPTION = typer.Option(Path("/etc/lavos/node.toml"), "--config", "-c", hel
 
 
 def _load(config: Path) -> NodeConfig:
-    try:
-        return load_node_config(config)
-    except ConfigError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
-
-
-def _stop_on_signals() -> threading.Event:
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
-    return stop
+    cfg = load_or_explain(config)
+    if cfg is None:
+        raise typer.Exit(EXIT_CONFIG)
+    return cfg
 
 
 @edge_app.callback()
@@ -46,21 +34,7 @@ def run(
     if ctx.invoked_subcommand is not None:
         ctx.obj = config
         return
-    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    cfg = _load(config)
-    from edge.agent import EdgeNode
-
-    stop = _stop_on_signals()
-    node = EdgeNode(cfg)
-    try:
-        node.start()
-    except (OSError, sqlite3.DatabaseError) as exc:
-        typer.echo(f"error: cannot start the node: {exc}", err=True)
-        raise typer.Exit(2) from None
-    try:
-        stop.wait()
-    finally:
-        node.close()
+    raise typer.Exit(run_agent(config, log_level))
 
 
 @edge_app.command("test-sensors")
@@ -75,7 +49,7 @@ def test_sensors(
     cfg = _load(ctx.obj)
     from edge.sensor_check import run_sensor_check
 
-    reports = run_sensor_check(cfg, seconds=seconds, stop=_stop_on_signals())
+    reports = run_sensor_check(cfg, seconds=seconds, stop=stop_on_signals())
     for rep in reports:
         typer.echo(f"{rep.name} (GPIO {rep.pin}): {rep.pulses} pulses" + (f", faults: {', '.join(rep.faults)}" if rep.faults else ""))
 

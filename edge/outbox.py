@@ -64,9 +64,12 @@ class Outbox:
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
+        # The outbox is small and mostly appended/deleted at its ends: a small page cache does; a Pi node counts MBs.
+        self._db.execute("PRAGMA cache_size=-512")
         self._db.executescript(_SCHEMA)
         # Checkpoints run on their own connection so the fsync they do never holds up add().
         self._checkpointer = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._checkpointer.execute("PRAGMA cache_size=-64")
         self.dropped = self._meta("dropped", 0)
         self.refused = 0
         self._used, self._depth = self._db.execute(
