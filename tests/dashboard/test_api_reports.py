@@ -1,0 +1,110 @@
+"""Reports (venue-local days and hours) on SQLite and PostgreSQL, plus alerts and foosball check-ins."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+from sqlalchemy import select
+
+from broker import alert_kinds
+from broker.db.events import insert_event_once
+from broker.db.models import AuditEntry
+from broker.members import add_member, record_fee
+from tests.dashboard.conftest import START
+
+
+def _paid_member(api, name: str = "Zadražil Miro", year: int | None = 2026) -> int:  # type: ignore[no-untyped-def]
+    with api.service.store.session() as db:
+        m = add_member(db, name, actor="test")
+        if year:
+            record_fee(db, m.id, year, actor="test")
+        return m.id
+
+
+def _play_two_days(api) -> None:  # type: ignore[no-untyped-def]
+    member = _paid_member(api)
+    a = api.ok("POST", "/api/sessions", 201, json={"table": "pool-01"})["id"]
+    b = api.ok("POST", "/api/sessions", 201, json={"table": "pool-05", "member_id": member})["id"]
+    api.clock.advance(minutes=30)
+    api.ok("POST", f"/api/sessions/{b}/transfer", json={"table": "pool-02"})  # no club-card rate there
+    api.clock.advance(minutes=30)
+    api.ok("POST", f"/api/sessions/{b}/extras", json={"extra": "topping"})
+    api.ok("POST", f"/api/sessions/{b}/stop")
+    api.clock.advance(minutes=30)
+    api.ok("POST", f"/api/sessions/{a}/stop")
+    api.clock.advance(hours=22, minutes=30)  # the next day, 18:00 local
+    c = api.ok("POST", "/api/sessions", 201, json={"table": "pool-01"})["id"]
+    api.clock.advance(minutes=30)
+    api.ok("POST", f"/api/sessions/{c}/stop")
+
+
+def test_revenue_by_day_table_and_tariff_adds_up(api):
+    _play_two_days(api)
+    r = api.ok("GET", "/api/reports/revenue?from=2026-11-10&to=2026-11-12", as_manager=True)
+    assert r["total_cents"] == 900 + 560 + 300 and r["sessions"] == 3
+    assert r["by_day"] == {"2026-11-10": 1460, "2026-11-11": 300, "2026-11-12": 0}
+    assert r["by_table"] == {"pool-01": 1200, "pool-05": 200, "pool-02": 360}
+    assert r["by_tariff"] == {"standard": 1500, "club_card": 200, "extras": 60}
+    one_day = api.ok("GET", "/api/reports/revenue?from=2026-11-11", as_manager=True)
+    assert (one_day["total_cents"], one_day["by_day"]) == (300, {"2026-11-11": 300})
+    assert "before it starts" in api.refused("GET", "/api/reports/revenue?from=2026-11-12&to=2026-11-10", 400)
+    assert "a year at most" in api.refused("GET", "/api/reports/revenue?from=2020-01-01&to=2026-01-01", 400)
+
+
+def test_utilisation_per_local_hour(api):
+    _play_two_days(api)
+    u = api.ok("GET", "/api/reports/utilisation?day=2026-11-10", as_manager=True)
+    assert len(u["hours"]) == 24 and u["hours"][18] == "2026-11-10T18:00:00+01:00"
+    assert u["tables"]["pool-01"][18:20] == [60.0, 30.0] and u["totals"]["pool-01"] == 90.0
+    assert (u["tables"]["pool-05"][18], u["tables"]["pool-02"][18]) == (30.0, 30.0)
+    assert sum(u["totals"].values()) == 150.0
+    assert len(api.ok("GET", "/api/reports/utilisation?day=2026-10-25", as_manager=True)["hours"]) == 25  # DST ends
+
+
+def test_drops_per_table_hour_by_the_central_clock(api):
+    boot = uuid.uuid4().hex
+    with api.service.store.session() as db:
+        for seq, (table, minutes) in enumerate([("pool-01", 5), ("pool-01", 6), ("pool-01", 7), ("pool-02", 70)], start=1):
+            insert_event_once(db, table_id=table, boot=boot, seq=seq, type="pocket", node_ts=START, ts_synced=False,
+                              data={"pocket": 0, "pulse_ms": 30.0}, received_at=START + timedelta(minutes=minutes))
+    d = api.ok("GET", "/api/reports/drops?day=2026-11-10", as_manager=True)
+    assert (d["tables"]["pool-01"][18], d["tables"]["pool-02"][19], d["totals"]["pool-01"]) == (3, 1, 3)
+    assert "carom-01" not in d["tables"]  # no pockets
+    assert api.ok("GET", "/api/reports/drops?day=2026-11-09", as_manager=True)["totals"]["pool-01"] == 0
+
+
+def test_foosball_check_in_by_staff_and_use_per_member(api):
+    member = _paid_member(api)
+    unpaid = _paid_member(api, "Axamit Miloš", year=None)
+    with api.service.lock, api.service.store.session() as db:
+        api.service.raise_alert(db, alert_kinds.foosball_no_member("foos-01"))
+    c = api.ok("POST", "/api/foosball/foos-01/checkin", 201, json={"member_id": member})
+    assert (c["member"], c["by"], c["goals"]) == ("Zadražil Miro", "staff", 0)
+    assert not [a for a in api.ok("GET", "/api/alerts") if a["kind"] == "foosball_no_member"]  # the check-in settles it
+    assert "not paid the 2026 fee" in api.refused("POST", "/api/foosball/foos-01/checkin", 409, json={"member_id": unpaid})
+    assert "no foosball table" in api.refused("POST", "/api/foosball/pool-01/checkin", 404, json={"member_id": member})
+    assert "no member" in api.refused("POST", "/api/foosball/foos-01/checkin", 404, json={"member_id": 999})
+    tables = {t["table"]: t["checkins"] for t in api.ok("GET", "/api/foosball")}
+    assert [x["member"] for x in tables["foos-01"]] == ["Zadražil Miro"] and tables["foos-02"] == []
+    api.clock.advance(minutes=16)  # past the check-in window
+    assert {t["table"]: t["checkins"] for t in api.ok("GET", "/api/foosball")}["foos-01"] == []
+    use = api.ok("GET", "/api/reports/foosball?from=2026-11-10", as_manager=True)
+    assert [(u["member"], u["checkins"], u["tables"]) for u in use] == [("Zadražil Miro", 1, ["foos-01"])]
+    with api.service.store.session() as db:
+        assert db.scalars(select(AuditEntry.actor).where(AuditEntry.action == "foosball.checkin")).all() == ["jana"]
+
+
+def test_alerts_are_listed_and_acknowledged(api):
+    with api.service.lock, api.service.store.session() as db:
+        api.service.raise_alert(db, alert_kinds.node_offline("pool-03"))
+        api.service.raise_alert(db, alert_kinds.idle_session("pool-04", 20))
+    alerts = api.ok("GET", "/api/alerts")
+    assert {a["kind"] for a in alerts} == {"node_offline", "idle_session"}
+    first = next(a for a in alerts if a["kind"] == "node_offline")
+    acked = api.ok("POST", f"/api/alerts/{first['id']}/ack")
+    assert acked["acked_by"] == "jana" and acked["closed_at"] is None
+    api.ok("POST", f"/api/alerts/{first['id']}/ack", json={"close": True})
+    assert [a["kind"] for a in api.ok("GET", "/api/alerts")] == ["idle_session"]
+    assert [a["kind"] for a in api.ok("GET", "/api/alerts?table=pool-03&open=false")] == ["node_offline"]
+    assert "no alert 4242" in api.refused("POST", "/api/alerts/4242/ack", 404)
