@@ -81,3 +81,26 @@ def test_events_survive_broker_outage_and_kill_9(tmp_path):
     assert len(first_seen) == 200
     assert len({e.boot for e in got}) == 1
     assert order == list(range(order[0], order[0] + 200)), "in seq order, without gaps"
+
+
+def test_a_killed_agent_leaves_a_retained_offline_will(tmp_path):
+    import json
+
+    broker = Mosquitto(tmp_path / "mosquitto", users={"pool-01": "pw-pool-01"}).start()
+    config_file = tmp_path / "node.toml"
+    config_file.write_text(dump_node_config(node_config(tmp_path, broker.port)))
+    hub = Collector(broker.port, topics=("lavos/v1/table/pool-01/status",))
+    try:
+        agent = AgentProcess(config_file)
+        online = hub.wait_for(lambda m: json.loads(m.payload)["state"] == "online", timeout=15)
+        boot = json.loads(online.payload)["boot"]
+        agent.kill9()
+        will = hub.wait_for(lambda m: json.loads(m.payload)["state"] == "offline", timeout=15)
+        assert json.loads(will.payload)["boot"] == boot
+        late = Collector(broker.port, topics=("lavos/v1/table/pool-01/status",))
+        retained = late.wait_for(lambda m: True)
+        late.close()
+        assert retained.retain and json.loads(retained.payload)["state"] == "offline"
+    finally:
+        hub.close()
+        broker.stop()
