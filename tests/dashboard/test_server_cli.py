@@ -1,0 +1,97 @@
+"""`lavos server` as a real process: serves, stops cleanly on SIGTERM, and refuses bad setups with exit 2."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+from sqlalchemy import text
+
+from broker.db.engine import open_store
+from tests.support.hub import REPO, VENUE
+
+LAVOS = [sys.executable, "-c", "from lavos_cli import app; app()"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _server(tmp_path, *args: str, password: str = "hub-secret") -> subprocess.Popen:
+    pw = tmp_path / "hub.pw"
+    pw.write_text(password + "\n")
+    env = {**os.environ, "LAVOS_DATA_DIR": str(tmp_path / "data")}
+    env.pop("LAVOS_DB", None)
+    return subprocess.Popen([*LAVOS, "server", "--mqtt-password-file", str(pw), *args], cwd=REPO, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _refused(tmp_path, *args: str, password: str = "hub-secret") -> str:
+    proc = _server(tmp_path, *args, password=password)
+    try:
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 2, err
+    lines = [x for x in err.splitlines() if x.startswith("error:")]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def test_serves_the_api_and_stops_cleanly_on_sigterm(mosquitto, tmp_path):
+    port = _free_port()
+    proc = _server(tmp_path, "--venue", str(VENUE), "--mqtt", f"mqtt://lavos-hub@127.0.0.1:{mosquitto.port}",
+                   "--http", f"127.0.0.1:{port}", "--data-dir", str(tmp_path / "data"))
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                r = httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=1)
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.poll() is not None else "no answer"
+                time.sleep(0.1)
+        assert r.json() == {"ok": True, "mqtt": True, "db": True, "backend": "sqlite"}
+        assert httpx.get(f"http://127.0.0.1:{port}/api/tables").status_code == 401
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert "metrics are off" in err and "stopped" in err
+    assert (tmp_path / "data" / "lavos.db").exists()
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--venue", "nowhere.toml"], "nowhere.toml: file not found"),
+    (["--mqtt", "http://host"], "must look like mqtt://"),
+    (["--mqtt", "mqtt://lavos-hub@127.0.0.1:1"], "cannot reach the MQTT broker"),
+    (["--http", "localhost"], "--http 'localhost' must be HOST:PORT"),
+    (["--db", "mysql://x/y"], "not supported"),
+    (["--influx", "http://127.0.0.1:8086"], "--influx needs --influx-token-file"),
+])
+def test_bad_setups_are_one_clear_line_and_exit_2(mosquitto, tmp_path, args, message):
+    base = {"--venue": str(VENUE), "--mqtt": f"mqtt://lavos-hub@127.0.0.1:{mosquitto.port}", "--http": "127.0.0.1:0"}
+    base.update(dict(zip(args[::2], args[1::2])))
+    assert message in _refused(tmp_path, *[x for kv in base.items() for x in kv])
+
+
+def test_a_newer_schema_and_a_wrong_mqtt_password_are_refused(mosquitto, tmp_path):
+    url = f"sqlite:///{tmp_path / 'newer.db'}"
+    store = open_store(url)
+    with store.engine.begin() as conn:
+        conn.execute(text("UPDATE alembic_version SET version_num = 'from_the_future'"))
+    store.close()
+    common = ["--venue", str(VENUE), "--http", "127.0.0.1:0"]
+    assert "upgrade Lavos" in _refused(tmp_path, *common, "--mqtt", f"mqtt://lavos-hub@127.0.0.1:{mosquitto.port}", "--db", url)
+    assert "refused the hub's login" in _refused(tmp_path, *common, "--mqtt", f"mqtt://lavos-hub@127.0.0.1:{mosquitto.port}",
+                                                  "--db", f"sqlite:///{tmp_path / 'ok.db'}", password="wrong")
