@@ -221,7 +221,7 @@ class MetricsWriter:
         self._failing = False
         self._last_error: str | None = None
         self._written = self._dropped = self._dead_lettered = self._failures = 0
-        self._drop_logged_at: float | None = None
+        self._logged_at: dict[str, float] = {}
         if self._spool.count:
             log.info("metrics: resuming %d spooled points (%d bytes) from %s", self._spool.count, self._spool.bytes, self._spool.path)
         self._thread = threading.Thread(target=self._run, name="metrics-writer", daemon=True)
@@ -345,11 +345,16 @@ class MetricsWriter:
             log.error("metrics: cannot write the spool %s: %s", self._spool.path, exc)
         if dropped:
             self._dropped += dropped
-            now = self._clock()
-            if self._drop_logged_at is None or now - self._drop_logged_at >= 60:
-                self._drop_logged_at = now
-                log.warning("metrics: spool full (%d bytes max), dropped the oldest points: %d so far",
-                            self._spool.max_bytes, self._dropped)
+            self._warn_now_and_then("dropped", "metrics: spool full (%d bytes max), dropped the oldest points: %d so far",
+                                    self._spool.max_bytes, self._dropped)
+
+    def _warn_now_and_then(self, topic: str, message: str, *args: object) -> None:
+        # An outage or a broken series repeats the same complaint thousands of times a minute;
+        # one line a minute with the running count says as much.
+        now = self._clock()
+        if topic not in self._logged_at or now - self._logged_at[topic] >= 60:
+            self._logged_at[topic] = now
+            log.warning(message, *args)
 
     # ---- the sender thread -------------------------------------------------------------
 
@@ -447,7 +452,8 @@ class MetricsWriter:
             f.write(f"# {datetime.now(timezone.utc).isoformat()} {reason}\n{line}\n")
         with self._cond:
             self._dead_lettered += 1
-        log.warning("metrics: InfluxDB refused a point (%s); kept in %s: %s", reason, self._dead_letter_path, line[:200])
+            self._warn_now_and_then("dead-letter", "metrics: InfluxDB refused a point (%s), %d so far, kept in %s: %s",
+                                    reason, self._dead_lettered, self._dead_letter_path, line[:200])
 
     def _after_attempt(self, error: Exception | None) -> None:
         with self._cond:
