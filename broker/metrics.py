@@ -156,7 +156,8 @@ def _open_spool(directory: Path, max_bytes: int) -> Spool:
         probe.unlink()
         return Spool(directory, max_bytes)
     except (OSError, sqlite3.Error) as exc:
-        raise OSError(f"metrics spool directory {str(directory)!r} is not usable: {exc}") from exc
+        # ValueError like the other bad arguments, so a CLI reports it the same way.
+        raise ValueError(f"metrics spool directory {str(directory)!r} is not usable: {exc}") from exc
 
 
 def _is_rejection(exc: Exception) -> bool:

@@ -196,7 +196,7 @@ def test_a_bad_url_fails_at_construction(tmp_path, url):
 def test_an_unusable_spool_directory_fails_at_construction(tmp_path):
     a_file = tmp_path / "file"
     a_file.write_text("")
-    with pytest.raises(OSError, match="spool directory .* is not usable"):
+    with pytest.raises(ValueError, match="spool directory .* is not usable"):
         MetricsWriter("http://127.0.0.1:1", "t", "lavos", "metrics", a_file / "spool")
     with pytest.raises(ValueError, match="max_spool_bytes must be positive"):
         MetricsWriter("http://127.0.0.1:1", "t", "lavos", "metrics", tmp_path / "spool", max_spool_bytes=0)
@@ -372,6 +372,20 @@ def test_a_killed_process_resumes_from_the_spool(make_writer, fake, tmp_path):
     write_points(writer, range(500, 520))  # new points must follow the resumed ones
     assert eventually(lambda: writer.flush(1), 10, "the resumed spool to drain")
     assert fake.indices() == list(range(520))
+
+
+def test_close_keeps_what_it_could_not_send_for_the_next_start(make_writer, fake, tmp_path):
+    # A name that never resolves: as harmless to write() as a server that is down.
+    writer = make_writer("http://metrics.invalid:8086")
+    write_points(writer, range(30))
+    writer.close(timeout=0.5)
+    assert "metrics.invalid" in writer.stats()["last_error"] and writer.stats()["spooled"] == 30
+    with pytest.raises(RuntimeError, match="closed"):
+        write_points(writer, [30])
+
+    again = make_writer(fake.url)
+    assert again.flush(5)
+    assert fake.indices() == list(range(30))
 
 
 class FakeClock:
