@@ -120,6 +120,21 @@ def _field(key: str, value: object) -> str:
     return f"{_key('field key', key)}={encoded}"
 
 
+def _integer(name: str, value: object) -> int:
+    # Exactly an int: a float here would change the field's type in InfluxDB, which then refuses
+    # every later point of the series (field type conflict).
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise InvalidPoint(f"{name} must be an integer, got {value!r}") from None
+
+
+def _real(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidPoint(f"{name} must be a number, got {value!r}")
+    return float(value)
+
+
 def timestamp_ns(at: datetime) -> int:
     if not isinstance(at, datetime) or at.tzinfo is None or at.utcoffset() is None:
         raise InvalidPoint(f"timestamp must be a timezone-aware datetime, got {at!r}")
@@ -246,25 +261,24 @@ class MetricsWriter:
                 self._cond.notify_all()
 
     def pocket(self, table: str, pocket: int, at: datetime) -> None:
-        self.write("pocket", {"table": table, "pocket": str(operator.index(pocket))}, {"count": 1}, at)
+        self.write("pocket", {"table": table, "pocket": str(_integer("pocket", pocket))}, {"count": 1}, at)
 
     def goal(self, table: str, side: str, at: datetime) -> None:
         self.write("goal", {"table": table, "side": side}, {"count": 1}, at)
 
     def session(self, table: str, tariff: str, minutes: int, amount_cents: int, at: datetime) -> None:
-        # operator.index: a float here would change the field's type in InfluxDB, which then
-        # refuses every later point of the series (field type conflict).
         self.write("session", {"table": table, "tariff": tariff},
-                   {"minutes": operator.index(minutes), "amount_cents": operator.index(amount_cents)}, at)
+                   {"minutes": _integer("minutes", minutes), "amount_cents": _integer("amount_cents", amount_cents)}, at)
 
     def light(self, table: str, on: bool, at: datetime) -> None:
         self.write("light", {"table": table}, {"on": bool(on)}, at)
 
     def node(self, table: str, uptime_s: float, outbox: int, cpu_temp_c: float | None, reconnects: int, at: datetime) -> None:
         fields: dict[str, int | float | bool] = {
-            "uptime_s": float(uptime_s), "outbox": operator.index(outbox), "reconnects": operator.index(reconnects)}
+            "uptime_s": _real("uptime_s", uptime_s), "outbox": _integer("outbox", outbox),
+            "reconnects": _integer("reconnects", reconnects)}
         if cpu_temp_c is not None:  # a node without a temperature sensor reports none
-            fields["cpu_temp_c"] = float(cpu_temp_c)
+            fields["cpu_temp_c"] = _real("cpu_temp_c", cpu_temp_c)
         self.write("node", {"table": table}, fields, at)
 
     def alert(self, kind: str, at: datetime) -> None:

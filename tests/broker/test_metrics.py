@@ -178,8 +178,10 @@ def test_writer_refuses_a_bad_point_at_write_and_queues_nothing(make_writer, fak
     writer = make_writer(fake.url)
     with pytest.raises(InvalidPoint):
         writer.node("pool-01", uptime_s=5, outbox=0, cpu_temp_c=math.nan, reconnects=0, at=at(0))
-    with pytest.raises(TypeError):
+    with pytest.raises(InvalidPoint, match="minutes must be an integer"):
         writer.session("pool-01", "standard", minutes=1.5, amount_cents=900, at=at(0))
+    with pytest.raises(InvalidPoint, match="uptime_s must be a number"):
+        writer.node("pool-01", uptime_s="5", outbox=0, cpu_temp_c=None, reconnects=0, at=at(0))
     assert writer.flush(2)
     assert writer.stats()["written"] == 0 and fake.requests == 0
 
