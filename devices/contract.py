@@ -11,6 +11,7 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import cache
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import (
@@ -126,12 +127,12 @@ def parse_topic(topic: str) -> Topic:
 
 class _Strict(BaseModel):
     # A v1 message with a field we do not know is a sender bug: refuse it loudly.
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class _Open(BaseModel):
     # Status and telemetry may grow informational fields without a new contract version.
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, defer_build=True)
 
 
 class PocketData(_Strict):
@@ -269,8 +270,14 @@ class HubStatus(_Open):
     ts: AwareDatetime | None = None
 
 
-_EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(Event)
-_SESSION_ADAPTER: TypeAdapter[Any] = TypeAdapter(SessionSummary | None)
+@cache
+def _event_adapter() -> TypeAdapter[Any]:
+    return TypeAdapter(Event)
+
+
+@cache
+def _session_adapter() -> TypeAdapter[Any]:
+    return TypeAdapter(SessionSummary | None)
 
 MODEL_FOR_KIND: dict[str, Any] = {
     "status": Status,
@@ -324,7 +331,7 @@ def decode_event(payload: bytes | str, topic: Topic | None = None) -> Any:
         raise ContractError(f"unknown event type {etype!r} (known: {', '.join(EVENT_TYPES)})")
     try:
         # strict: "5" is not a seq and "yes" is not a bool; JSON strings still become datetimes
-        event = _EVENT_ADAPTER.validate_json(text, strict=True)
+        event = _event_adapter().validate_json(text, strict=True)
     except ValidationError as exc:
         raise ContractError(f"invalid {etype} event: {_explain(exc)}") from None
     if topic is not None:
@@ -342,7 +349,7 @@ def decode_payload(kind: str, payload: bytes | str) -> Any:
     obj, text = _load_json(payload)
     try:
         if kind == "session":
-            return _SESSION_ADAPTER.validate_json(text, strict=True)
+            return _session_adapter().validate_json(text, strict=True)
         model = MODEL_FOR_KIND[kind]
         if not isinstance(obj, dict):
             raise ContractError(f"{kind} payload must be a JSON object, got {type(obj).__name__}")
@@ -383,10 +390,10 @@ def json_schemas() -> dict[str, Any]:
     """The JSON Schema of every message, keyed by the topic it travels on."""
     return {
         f"{ROOT}/table/<table>/status": Status.model_json_schema(),
-        f"{ROOT}/table/<table>/event/<type>": _EVENT_ADAPTER.json_schema(),
+        f"{ROOT}/table/<table>/event/<type>": _event_adapter().json_schema(),
         f"{ROOT}/table/<table>/light/state": LightState.model_json_schema(),
         f"{ROOT}/table/<table>/light/set": LightSet.model_json_schema(),
         f"{ROOT}/table/<table>/telemetry": Telemetry.model_json_schema(),
-        f"{ROOT}/table/<table>/session": _SESSION_ADAPTER.json_schema(),
+        f"{ROOT}/table/<table>/session": _session_adapter().json_schema(),
         HUB_STATUS_TOPIC: HubStatus.model_json_schema(),
     }

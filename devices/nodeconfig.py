@@ -7,15 +7,16 @@ It lives in devices/ because both the Pi agent (edge/) reads it and the central 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from devices.contract import TableId
 from devices.kinds import Kind, PinMap, default_pins
 from devices.tomlfile import load_toml
-from devices.venue import Venue
+
+if TYPE_CHECKING:  # the Pi agent never loads a venue file: keep its models out of the node's memory
+    from devices.venue import Venue
 
 
 class _Model(BaseModel):
@@ -84,7 +85,7 @@ def load_node_config(path: Path | str) -> NodeConfig:
 
 
 def node_config_for(
-    venue: Venue,
+    venue: "Venue",
     table_id: str,
     *,
     mqtt_host: str = "localhost",
@@ -105,5 +106,7 @@ def node_config_for(
 
 
 def dump_node_config(cfg: NodeConfig) -> str:
+    import tomli_w
+
     data = cfg.model_dump(mode="json", exclude_none=True)
     return f"# Lavos table node: {cfg.table} ({cfg.kind.value})\n" + tomli_w.dumps(data)
