@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
 from sqlalchemy import select
@@ -41,6 +41,7 @@ class IngestHandlers:
         self.latencies: list[float] = []  # seconds from paho receipt to commit, for benchmarks
         self.record_latency = False
         self._last_reject_log = 0.0
+        self._last_metric_at = datetime.min.replace(tzinfo=timezone.utc)
 
     # -- batch ----------------------------------------------------------------------
 
@@ -151,11 +152,24 @@ class IngestHandlers:
     def _on_pocket(self, db: Db, ev, now: datetime, after: "AfterCommit") -> None:
         after.add(lambda: self._count_drop(ev.table, now))
         if self.s.metrics:
-            after.add(lambda: self.s.metrics.pocket(ev.table, ev.data.pocket, now))
+            at = self._metric_time(ev, now)
+            after.add(lambda: self.s.metrics.pocket(ev.table, ev.data.pocket, at))
         if ev.table in self.s.open:
             self.s.settle(db, f"idle_session:{ev.table}", now)
         else:
             self.s.raise_alert(db, alert_kinds.play_without_session(ev.table), after)
+
+    def _metric_time(self, ev, now: datetime) -> datetime:
+        """When the ball dropped, for the time series.
+
+        InfluxDB keeps one point per series and timestamp, so two drops in one pocket must never
+        share one: a synced node's own timestamp is exact (and right even for events replayed
+        after an outage); otherwise the receipt time, nudged forward to stay unique.
+        """
+        if ev.ts_synced:
+            return ev.ts
+        self._last_metric_at = max(now, self._last_metric_at + timedelta(milliseconds=1))
+        return self._last_metric_at
 
     def _count_drop(self, table: str, now: datetime) -> None:
         rt = self.s.runtime[table]
@@ -179,7 +193,8 @@ class IngestHandlers:
 
     def _on_goal(self, db: Db, ev, now: datetime, after: "AfterCommit") -> None:
         if self.s.metrics:
-            after.add(lambda: self.s.metrics.goal(ev.table, ev.data.side, now))
+            at = self._metric_time(ev, now)
+            after.add(lambda: self.s.metrics.goal(ev.table, ev.data.side, at))
         if self.s.tables[ev.table].kind is Kind.FOOSBALL:
             self._foosball_play(db, ev.table, now, after, goal=True)
 
