@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from datetime import datetime, timezone
 
@@ -156,3 +157,38 @@ def test_garbage_is_counted_not_fatal(svc, mosquitto):
     wait_until(lambda: svc.handlers.rejected - before == len(bad), what="all rejected")
     hub.close()
     assert svc.link.stats.connected and svc.ingest._thread.is_alive()
+
+
+def _event(table, etype, seq, data):
+    from devices import contract
+
+    return contract.event_topic(table, etype), json.dumps({
+        "v": 1, "table": table, "type": etype, "boot": "b-test", "seq": seq,
+        "ts": "2026-11-30T18:00:00+00:00", "ts_synced": False, "data": data})
+
+
+def test_sensor_fault_outbox_and_offline_alerts_open_and_close(svc, mosquitto):
+    from tests.support.mqtt import Collector
+
+    node = Collector(mosquitto.port, username="pool-03", password="pw-pool-03", topics=("lavos/v1/table/pool-03/light/set",))
+    node.publish(*_event("pool-03", "sensor_fault", 1, {"sensor": "pocket-4", "kind": "stuck"}))
+    wait_until(lambda: open_alerts(svc, "sensor_fault"), what="stuck beam alert")
+    assert "pocket-4" in open_alerts(svc, "sensor_fault")[0].message
+    node.publish(*_event("pool-03", "sensor_fault", 2, {"sensor": "pocket-4", "kind": "recovered"}))
+    wait_until(lambda: not open_alerts(svc, "sensor_fault"), what="recovered closes it")
+
+    node.publish("lavos/v1/table/pool-03/telemetry", json.dumps({"uptime_s": 60, "outbox": 500}), qos=0)
+    wait_until(lambda: open_alerts(svc, "outbox_stuck"), what="outbox alert")
+    node.publish("lavos/v1/table/pool-03/telemetry", json.dumps({"uptime_s": 90, "outbox": 0}), qos=0)
+    wait_until(lambda: not open_alerts(svc, "outbox_stuck"), what="drained outbox closes it")
+
+    node.publish("lavos/v1/table/pool-03/status", json.dumps({"state": "offline", "boot": "b-test"}), retain=True)
+    time.sleep(0.3)
+    assert not open_alerts(svc, "node_offline")  # no session: nothing to worry about
+    svc.start_session("pool-03", actor="anna")
+    node.publish("lavos/v1/table/pool-03/status", json.dumps({"state": "offline", "boot": "b-test"}), retain=True)
+    wait_until(lambda: open_alerts(svc, "node_offline"), what="offline during a session")
+    assert open_alerts(svc, "node_offline")[0].severity == "critical"
+    node.publish("lavos/v1/table/pool-03/status", json.dumps({"state": "online", "boot": "b-test2"}), retain=True)
+    wait_until(lambda: not open_alerts(svc, "node_offline"), what="back online closes it")
+    node.close()
