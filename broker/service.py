@@ -28,7 +28,7 @@ from broker.db.models import Member, Node, TableSession
 from broker.db.types import utcnow
 from broker.hub_link import HubLink, Inbound, MqttUrl
 from broker.ingest import IngestLoop
-from broker.members import fee_paid, find_by_card, get_member
+from broker.members import MemberError, fee_paid, find_by_card, get_member
 from broker.tariffs import MemberSnapshot, calendar_year
 from devices import contract
 from devices.kinds import Kind
@@ -220,8 +220,8 @@ class CentralService:
         else:
             try:
                 member = get_member(db, member_id)  # type: ignore[arg-type]
-            except Exception:
-                raise NotFound(f"no member {member_id}") from None
+            except MemberError as e:
+                raise NotFound(str(e)) from None
         if not member.active:
             raise ServiceError(f"{member.name}'s membership is not active")
         year = calendar_year(self.clock(), self.venue)
