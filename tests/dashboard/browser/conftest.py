@@ -1,0 +1,92 @@
+"""Browser tests: Playwright drives Debian's Chromium against `lavos server` run as a real process,
+on a real Mosquitto, with simulated table nodes (EdgeNode on mock pins) in this process.
+
+Each test module gets its own broker, server and database (module-scoped fixtures), so what one
+module leaves behind (alerts, sessions) cannot change what another one sees.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from tests.dashboard.browser.server import LavosServer
+from tests.dashboard.conftest import MANAGER, PASSWORD, STAFF, wait_until
+from tests.support.hub import running_node
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+TABLET = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+# Playwright's default is 30 s per action; a page load on a loaded 2-core machine stays well inside
+# that, so this only bounds how long a real failure takes to report.
+ACTION_TIMEOUT_MS = 20_000
+# Tables with a simulated node: pool tables to drop balls on and transfer between, and a foosball table.
+NODE_TABLES = ("pool-01", "pool-02", "pool-03", "foos-01")
+
+
+@pytest.fixture(scope="module")
+def lavos(mosquitto, tmp_path_factory) -> Iterator[LavosServer]:
+    server = LavosServer(tmp_path_factory.mktemp("lavos"), mosquitto.port,
+                         {STAFF: ("staff", PASSWORD), MANAGER: ("manager", PASSWORD)})
+    server.create_users()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def node_online(server: LavosServer, table: str) -> bool:
+    return server.api("GET", f"/api/tables/{table}", MANAGER)["node"]["online"]
+
+
+@pytest.fixture(scope="module")
+def nodes(lavos, mosquitto, tmp_path_factory):
+    """{table: (EdgeNode, MockFactory)} for NODE_TABLES, each one online at the server."""
+    workdir = tmp_path_factory.mktemp("nodes")
+    with contextlib.ExitStack() as stack:
+        out = {t: stack.enter_context(running_node(mosquitto, workdir, t)) for t in NODE_TABLES}
+        for table in NODE_TABLES:
+            wait_until(lambda: node_online(lavos, table), timeout=30, what=f"{table} online at the server")
+        yield out
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: run ./run test (installs chromium)", pytrace=False)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def _page(browser, viewport: dict[str, int], *, mobile: bool):  # type: ignore[no-untyped-def]
+    # Slovak and the venue's time zone, as on the tablet behind the bar; touch, so taps are real taps.
+    context = browser.new_context(viewport=viewport, device_scale_factor=1, is_mobile=mobile, has_touch=True,
+                                  locale="sk-SK", timezone_id="Europe/Bratislava")
+    context.set_default_timeout(ACTION_TIMEOUT_MS)
+    return context, context.new_page()
+
+
+@pytest.fixture
+def tablet(chromium):
+    context, page = _page(chromium, TABLET, mobile=False)
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def phone(chromium):
+    context, page = _page(chromium, PHONE, mobile=True)
+    yield page
+    context.close()

@@ -1,0 +1,14 @@
+"""The parts the browser tests stand on are real and connected: server process, broker, nodes, Chromium."""
+
+from __future__ import annotations
+
+from tests.dashboard.browser.conftest import NODE_TABLES
+from tests.dashboard.conftest import MANAGER
+
+
+def test_server_process_sees_the_simulated_nodes_and_chromium_reaches_it(lavos, nodes, tablet):
+    assert lavos.proc.poll() is None
+    online = {n["table"] for n in lavos.api("GET", "/api/nodes", MANAGER) if n["online"]}
+    assert online == set(NODE_TABLES)
+    response = tablet.goto(lavos.base_url + "/api/health")
+    assert response.status == 200 and '"mqtt":true' in tablet.content()
