@@ -1,0 +1,226 @@
+"""Server time of the floor view (GET /) for a 100-table hall, next to the 14-table ŠBK Lavos, in one run.
+
+    .venv/bin/python -m bench.floor_view [--requests 200] [--tables 100]
+
+Each hall is a real CentralService (SQLite file, no MQTT) with the web app over it, in a state
+like a busy evening: 60 % of the billiard tables playing (some with a member's club card, some
+paused, prepaid or with extras, each with ball drops), every node reporting (a few offline), and
+open alerts. A manager logs in through the login form, then GET / is requested N times through
+the ASGI app in this process. The time is taken inside the app, by an ASGI wrapper around it, from
+the request arriving to the last byte of the response: server time, without the HTTP client.
+Target: p95 under 300 ms for 100 tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import re
+import statistics
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from argon2 import PasswordHasher
+from fastapi.testclient import TestClient
+
+from broker import alert_kinds
+from broker.db.engine import open_store
+from broker.db.models import Node
+from broker.members import add_member, assign_card, record_fee
+from broker.service import CentralService
+from broker.users import create_user
+from devices.kinds import Kind
+from devices.venue import load_venue
+
+REPO = Path(__file__).resolve().parents[1]
+LAVOS_VENUE = REPO / "deploy" / "venues" / "lavos.toml"
+MANAGER, PASSWORD = "bench-manager", "bench-password-1"
+TARGET_MS = 300.0
+PLAYING_SHARE = 0.6
+
+# (room id, Slovak name, English name, [(kind, count)]): the extra rooms of a large hall; the
+# shipped venue's own rooms (main, salonik, games) take the rest of the tables.
+EXTRA_ROOMS = [
+    ("sala-2", "Veľká sála 2", "Big room 2", [("pool", 20), ("carom", 6)]),
+    ("sala-3", "Sála 3", "Room 3", [("pool", 16), ("carom", 4)]),
+]
+
+
+def venue_file(path: Path, tables: int) -> Path:
+    """The shipped venue (tariffs, extras, billing, rooms) with `tables` generated tables of every kind."""
+    head = LAVOS_VENUE.read_text(encoding="utf-8").split("[[tables]]", 1)[0]
+    body = [head]
+    for room, name, name_en, _ in EXTRA_ROOMS:
+        body.append(f'[[rooms]]\nid = "{room}"\nname = "{name}"\nname_en = "{name_en}"\n')
+    plan: list[tuple[str, str]] = [(room, kind) for room, _, _, kinds in EXTRA_ROOMS for kind, n in kinds for _ in range(n)]
+    games = max(4, tables // 12)  # foosball and darts: a twelfth of the hall
+    plan += [("games", "foosball" if i % 3 else "darts") for i in range(games)]
+    plan += [("salonik", "pool")] * max(0, min(10, tables - len(plan)))
+    plan += [("main", "pool")] * max(0, tables - len(plan))
+    counts: dict[str, int] = {}
+    for i, (room, kind) in enumerate(plan[:tables]):
+        counts[kind] = counts.get(kind, 0) + 1
+        n = counts[kind]
+        size = f"size_ft = {8 if i % 4 == 0 else 9}\n" if kind == "pool" else ""
+        card = f"club_card = {'true' if i % 2 else 'false'}\n" if Kind(kind).billed else ""
+        body.append(f'[[tables]]\nid = "{kind[:5]}-{n:03d}"\nkind = "{kind}"\nname = "{kind.capitalize()} {n}"\n'
+                    f'room = "{room}"\n{size}{card}')
+    path.write_text("\n".join(body), encoding="utf-8")
+    return path
+
+
+class BenchClock:
+    """The billing clock, set by the bench so sessions can have started earlier this evening."""
+
+    def __init__(self) -> None:
+        self.at: datetime | None = None
+
+    def __call__(self) -> datetime:
+        return self.at or datetime.now(timezone.utc)
+
+
+def busy_evening(service: CentralService, clock: BenchClock) -> dict[str, int]:
+    """Put the hall in the state of a busy evening; returns what it made, for the printout."""
+    now = datetime.now(timezone.utc)
+    year = now.astimezone(service.venue.tz).year
+    cheap = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+    with service.store.session() as db:
+        create_user(db, MANAGER, PASSWORD, "manager", actor="bench", hasher=cheap)
+        members = []
+        for i in range(30):
+            m = add_member(db, f"Hráč Číslo{i:02d}", actor="bench")
+            assign_card(db, m.id, f"{0xB0000000 + i:08x}", actor="bench")
+            if i % 5:
+                record_fee(db, m.id, year, actor="bench")
+            members.append(m.id)
+    billed = [t.id for t in service.venue.tables if t.kind.billed]
+    playing = billed[: round(len(billed) * PLAYING_SHARE)]
+    made = {"tables": len(service.venue.tables), "sessions": 0, "paused": 0, "alerts": 0, "offline": 0}
+    for i, table in enumerate(playing):
+        clock.at = now - timedelta(minutes=5 + 3 * i)
+        member = members[i % len(members)] if i % 3 == 0 else None
+        sid = service.start_session(table, actor="bench", member_id=member, prepaid_minutes=120 if i % 7 == 0 else None)
+        if i % 4 == 0:
+            service.add_extra(sid, "topping", 2, actor="bench")
+        clock.at = now - timedelta(minutes=2)
+        if i % 10 == 0:
+            service.pause_session(sid, actor="bench")
+            made["paused"] += 1
+        service.runtime[table].drops = (i * 7) % 60 + 1
+        # A minute or up to half an hour ago: the watchdog finds a few of them idle, as on a real evening.
+        service.runtime[table].last_drop_at = now - timedelta(minutes=1 + i % 30)
+        made["sessions"] += 1
+    clock.at = None
+    with service.store.session() as db:
+        for i, t in enumerate(service.venue.tables):
+            offline = i % 23 == 5
+            db.add(Node(table_id=t.id, online=not offline, boot=f"boot-{i}", version="1.0.0", last_seen_at=now,
+                        online_since=now - timedelta(hours=6), light_on=t.id in service.open, light_blink=False,
+                        light_cause="command", telemetry={"uptime_s": 21600 + i, "cpu_temp_c": 48.5, "outbox": 0},
+                        telemetry_at=now, reconnects=i % 3))
+            made["offline"] += offline
+        db.flush()
+        for i, t in enumerate(service.venue.tables):
+            if i % 9 != 4:
+                continue
+            specs = {Kind.FOOSBALL: alert_kinds.foosball_no_member(t.id), Kind.DARTS: alert_kinds.node_offline(t.id)}
+            spec = specs.get(t.kind) or (alert_kinds.idle_session(t.id, 20) if t.id in service.open
+                                         else alert_kinds.play_without_session(t.id))
+            service.raise_alert(db, spec)
+            made["alerts"] += 1
+    return made
+
+
+@dataclass
+class ServerTimer:
+    """ASGI wrapper: milliseconds from a request's arrival to its last response byte, per request."""
+
+    app: Any
+    samples: list[float] = field(default_factory=list)
+
+    async def __call__(self, scope, receive, send) -> None:  # type: ignore[no-untyped-def]
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        t0 = time.perf_counter()
+
+        async def timed_send(message) -> None:  # type: ignore[no-untyped-def]
+            await send(message)
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                self.samples.append((time.perf_counter() - t0) * 1000)
+
+        await self.app(scope, receive, timed_send)
+
+
+def log_in(client: TestClient) -> None:
+    """Through the login form, as a browser does: its CSRF token, then the session cookie."""
+    page = client.get("/login")
+    token = re.search(r'name="csrf_token"\s+value="([^"]+)"', page.text) or re.search(r'value="([^"]+)"\s+name="csrf_token"', page.text)
+    form = {"username": MANAGER, "password": PASSWORD, **({"csrf_token": token.group(1)} if token else {})}
+    r = client.post("/login", data=form, follow_redirects=False)
+    if r.status_code not in (302, 303):
+        raise SystemExit(f"login failed: {r.status_code} {r.text[:300]}")
+
+
+def measure(venue_path: Path, workdir: Path, requests: int) -> dict[str, Any]:
+    from dashboard.api import create_app
+
+    clock = BenchClock()
+    store = open_store(f"sqlite:///{workdir / 'lavos.db'}")
+    service = CentralService(load_venue(venue_path), store, mqtt_url=None, clock=clock)
+    service.start()
+    try:
+        made = busy_evening(service, clock)
+        timer = ServerTimer(create_app(service))
+        with TestClient(timer, base_url="http://127.0.0.1") as client:
+            log_in(client)
+            for _ in range(5):  # warm up: templates compiled, caches filled
+                assert client.get("/").status_code == 200
+            timer.samples.clear()
+            size = 0
+            for _ in range(requests):
+                r = client.get("/")
+                if r.status_code != 200:
+                    raise SystemExit(f"GET / → {r.status_code}: {r.text[:300]}")
+                size = len(r.content)
+        ms = sorted(timer.samples)
+        return {**made, "bytes": size, "n": len(ms), "p50": statistics.median(ms),
+                "p95": ms[max(0, round(0.95 * len(ms)) - 1)], "max": ms[-1]}
+    finally:
+        service.close()
+        store.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--tables", type=int, default=100)
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.ERROR)  # the service logs each alert it opens as a warning
+    with tempfile.TemporaryDirectory(prefix="lavos-floor-") as tmp:
+        base = Path(tmp)
+        (base / "small").mkdir()
+        (base / "large").mkdir()
+        results = {
+            "ŠBK Lavos (shipped venue)": measure(LAVOS_VENUE, base / "small", args.requests),
+            f"{args.tables}-table hall": measure(venue_file(base / f"venue-{args.tables}.toml", args.tables), base / "large", args.requests),
+        }
+    print(f"GET / (floor view) as a logged-in manager, {args.requests} requests each, server time in ms")
+    print(f"{'hall':28} {'tables':>6} {'playing':>7} {'alerts':>6} {'kB':>6} {'p50':>7} {'p95':>7} {'max':>7}")
+    for name, r in results.items():
+        print(f"{name:28} {r['tables']:>6} {r['sessions']:>7} {r['alerts']:>6} {r['bytes'] / 1024:>6.0f} "
+              f"{r['p50']:>7.1f} {r['p95']:>7.1f} {r['max']:>7.1f}")
+    small, large = results.values()
+    print(f"ratio large/small: p50 {large['p50'] / small['p50']:.2f}, p95 {large['p95'] / small['p95']:.2f}")
+    verdict = "under" if large["p95"] < TARGET_MS else "OVER"
+    print(f"target: p95 < {TARGET_MS:.0f} ms for {args.tables} tables: {verdict} ({large['p95']:.1f} ms)")
+    if large["p95"] >= TARGET_MS:
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()
