@@ -16,7 +16,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
@@ -35,13 +35,24 @@ class MqttUrl:
     username: str | None
     password: str | None
     tls: bool
+    # A private CA (deploy/mosquitto/make-certs.sh) is in no system trust store, and `lavos
+    # server` has only the URL to say which CA signed the broker's certificate.
+    ca_file: Path | None = None
 
     @classmethod
     def parse(cls, url: str, password_file: Path | None = None) -> "MqttUrl":
-        """mqtt://user:password@host:1883 or mqtts://user@host:8883 (password from a file)."""
+        """mqtt://user:password@host:1883 or mqtts://user@host:8883?cafile=/etc/lavos/ca.crt (password from a file)."""
         parts = urlsplit(url)
         if parts.scheme not in ("mqtt", "mqtts") or not parts.hostname:
             raise ValueError(f"MQTT URL {url!r} must look like mqtt://user:password@host:1883 (or mqtts:// for TLS)")
+        query = parse_qs(parts.query, keep_blank_values=True)
+        if set(query) - {"cafile"} or len(query.get("cafile", [])) > 1 or query.get("cafile") == [""]:
+            raise ValueError(f"MQTT URL {url!r}: the only query parameter is one ?cafile=/path/ca.crt (for mqtts://)")
+        ca_file = Path(query["cafile"][0]) if "cafile" in query else None
+        if ca_file is not None and parts.scheme != "mqtts":
+            raise ValueError(f"MQTT URL {url!r}: ?cafile= needs TLS, use mqtts://")
+        if ca_file is not None and not ca_file.is_file():
+            raise ValueError(f"MQTT URL {url!r}: the CA file {ca_file} does not exist (see deploy/mosquitto/make-certs.sh)")
         try:
             port = parts.port or (8883 if parts.scheme == "mqtts" else 1883)
         except ValueError:
@@ -52,7 +63,7 @@ class MqttUrl:
                 password = password_file.read_text(encoding="utf-8").strip()
             except OSError as exc:
                 raise ValueError(f"cannot read the MQTT password file {password_file}: {exc.strerror}") from None
-        return cls(parts.hostname, port, unquote(parts.username) if parts.username else None, password, parts.scheme == "mqtts")
+        return cls(parts.hostname, port, unquote(parts.username) if parts.username else None, password, parts.scheme == "mqtts", ca_file)
 
 
 @dataclass(frozen=True)
@@ -103,6 +114,7 @@ class HubLink:
         if url.username:
             self.client.username_pw_set(url.username, url.password)
         if url.tls:
+            ca_file = ca_file or url.ca_file
             ctx = ssl.create_default_context(cafile=str(ca_file) if ca_file else None)
             self.client.tls_set_context(ctx)
         self.client.max_inflight_messages_set(1000)
