@@ -111,6 +111,8 @@ def server(
     http: str = typer.Option("127.0.0.1:8080", "--http", help="Where the API listens, HOST:PORT"),
     data_dir: Path | None = typer.Option(None, "--data-dir", help="For the SQLite database and the metrics spool (default: $LAVOS_DATA_DIR, /var/lib/lavos or ~/.local/share/lavos)", show_default=False),
     log_level: str = typer.Option("INFO", "--log-level", help="DEBUG, INFO, WARNING or ERROR"),
+    https_cookies: bool = typer.Option(False, "--https-cookies", help="Mark the dashboard's login cookie Secure (served over https; "
+                                       "behind a TLS proxy that sends X-Forwarded-Proto this happens by itself)"),
 ) -> None:
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("alembic").setLevel(max(logging.WARNING, logging.getLogger().level))  # its INFO is plugin chatter
@@ -144,17 +146,19 @@ def server(
         raise fail(str(e)) from None
     log.info("database %s (%s)", store.url, store.backend)
     try:
-        _serve(the_venue, store, mqtt_url, sock, address, _metrics(influx, influx_token_file, influx_org, influx_bucket, data), log_level)
+        _serve(the_venue, store, mqtt_url, sock, address, _metrics(influx, influx_token_file, influx_org, influx_bucket, data), log_level,
+               data, https_cookies)
     finally:
         store.close()
         sock.close()
 
 
-def _serve(venue, store, mqtt_url, sock, address, metrics, log_level: str) -> None:  # type: ignore[no-untyped-def]
+def _serve(venue, store, mqtt_url, sock, address, metrics, log_level: str, data_dir: Path, https_cookies: bool) -> None:  # type: ignore[no-untyped-def]
     import uvicorn
 
     from broker.service import CentralService
     from dashboard.api import create_app
+    from dashboard.web import mount_web
 
     service = CentralService(venue, store, mqtt_url=mqtt_url, metrics=metrics)
     try:
@@ -163,10 +167,14 @@ def _serve(venue, store, mqtt_url, sock, address, metrics, log_level: str) -> No
         except ConnectionError as e:
             raise fail(str(e)) from None
         _wait_connected(service)
-        config = uvicorn.Config(create_app(service), log_config=None, log_level=log_level.lower(),
+        try:
+            app = mount_web(create_app(service), service, data_dir=data_dir, https_cookies=https_cookies)
+        except (OSError, ValueError) as e:
+            raise fail(f"cannot set up the dashboard's cookie secret: {e}") from None
+        config = uvicorn.Config(app, log_config=None, log_level=log_level.lower(),
                                 access_log=log_level.upper() == "DEBUG", lifespan="off")
         host, port = sock.getsockname()[:2]
-        log.info("API on http://%s:%s/api (OpenAPI at /openapi.json); Ctrl-C to stop", host if ":" not in host else f"[{host}]", port)
+        log.info("dashboard on http://%s:%s/ (API under /api, OpenAPI at /openapi.json); Ctrl-C to stop", host if ":" not in host else f"[{host}]", port)
         # uvicorn handles SIGINT/SIGTERM itself: it finishes the requests in flight, then returns
         # (and re-raises the signal, which _interrupt turns into KeyboardInterrupt).
         uvicorn.Server(config).run(sockets=[sock])

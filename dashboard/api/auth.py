@@ -1,13 +1,17 @@
-"""Who is calling: HTTP Basic (staff password, argon2, lockout) or a bearer token, and their role.
+"""Who is calling: HTTP Basic (staff password, argon2, lockout), a bearer token, or the dashboard's
+cookie session, and their role.
 
-`user_from_authorization` and `login` are plain functions returning the User, so the cookie login
-pages of the next issue reuse them; `StaffUser` / `ManagerUser` are the FastAPI dependencies.
+`user_from_authorization`, `login` and `session_user` are plain functions returning the User, so
+the cookie login pages (dashboard.web) reuse them; `StaffUser` / `ManagerUser` are the FastAPI
+dependencies. A browser sends its cookie with every request, forged ones included, so a write
+authenticated by the cookie alone must also carry the session's CSRF token in X-CSRF-Token.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import hmac
 import math
 from typing import Annotated
 
@@ -22,6 +26,11 @@ from broker.users import AuthError, authenticate, get_user, role_at_least, verif
 from dashboard.api.deps import get_service
 
 REALM = "Lavos"
+# Keys of the signed cookie session that dashboard.web logs people in with.
+SESSION_USER = "user"
+SESSION_CSRF = "csrf"
+CSRF_HEADER = "X-CSRF-Token"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _CHALLENGE = {"WWW-Authenticate": f'Basic realm="{REALM}", charset="UTF-8", Bearer realm="{REALM}"'}
 
 # Only for the OpenAPI document (so clients see both schemes); the header is parsed below,
@@ -91,8 +100,36 @@ def user_from_authorization(store: Store, header: str | None) -> User:
     raise unauthorized("unsupported Authorization header: use Basic or Bearer")
 
 
+def csrf_matches(request: Request, supplied: object) -> bool:
+    """Whether `supplied` is this cookie session's CSRF token (constant-time compare)."""
+    expected = request.session.get(SESSION_CSRF) if "session" in request.scope else None
+    return (isinstance(expected, str) and isinstance(supplied, str) and bool(supplied)
+            and hmac.compare_digest(expected.encode(), supplied.encode()))
+
+
+def session_user(store: Store, request: Request) -> User | None:
+    """The active user the cookie session names; None without a session (or its middleware)."""
+    if "session" not in request.scope:
+        return None
+    username = request.session.get(SESSION_USER)
+    if not isinstance(username, str):
+        return None
+    with store.reader() as db:
+        user = get_user(db, username)
+    # Re-read on every request: a disabled account or a changed role takes effect at once.
+    return user if user is not None and user.active else None
+
+
 def current_user(request: Request, _b: object = Depends(_basic_doc), _t: object = Depends(_bearer_doc)) -> User:
-    return user_from_authorization(get_service(request).store, request.headers.get("authorization"))
+    store = get_service(request).store
+    header = request.headers.get("authorization")
+    if not header:
+        user = session_user(store, request)
+        if user is not None:
+            if request.method not in SAFE_METHODS and not csrf_matches(request, request.headers.get(CSRF_HEADER)):
+                raise HTTPException(403, f"a write with the dashboard's cookie needs the {CSRF_HEADER} header from the page; reload it")
+            return user
+    return user_from_authorization(store, header)
 
 
 def require(role: str):  # type: ignore[no-untyped-def]

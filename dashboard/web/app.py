@@ -1,0 +1,66 @@
+"""The staff pages, mounted into the API's FastAPI app: `mount_web(app, service, ...)`.
+
+Page modules are found, not listed: every `dashboard/web/pages_*.py` exposes `router` (an
+APIRouter) and may expose `NAV` (NavLink entries for the top bar). Adding a page is adding a
+module; see dashboard/web/README.md.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+from fastapi import FastAPI
+from fastapi.routing import APIRoute
+from fastapi.staticfiles import StaticFiles
+
+from broker.service import CentralService
+from dashboard import web
+from dashboard.web import errors
+from dashboard.web.security import PageHeaders, SessionCookies, load_secret
+from dashboard.web.templating import register_nav
+
+STATIC = Path(__file__).parent / "static"
+SECRET_FILE = "web-secret"
+
+
+def page_modules() -> list[ModuleType]:
+    names = sorted(m.name for m in pkgutil.iter_modules(web.__path__) if m.name.startswith("pages_"))
+    return [importlib.import_module(f"dashboard.web.{name}") for name in names]
+
+
+def web_routes() -> Iterator[tuple[str, str, APIRoute]]:
+    """(method, path, route) of every page route, for tests that must cover them all."""
+    for module in page_modules():
+        for route in module.router.routes:
+            if isinstance(route, APIRoute):
+                for method in sorted(route.methods):
+                    yield method, route.path, route
+
+
+def create_web(service: CentralService) -> FastAPI:
+    pages = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
+    pages.state.service = service
+    errors.install(pages)
+    for module in page_modules():
+        pages.include_router(module.router)
+        register_nav(list(getattr(module, "NAV", [])))
+    pages.mount("/static", StaticFiles(directory=STATIC), name="static")
+    pages.add_middleware(PageHeaders)
+    return pages
+
+
+def mount_web(app: FastAPI, service: CentralService, *, data_dir: Path | None = None, https_cookies: bool = False) -> FastAPI:
+    """Serve the pages at / beside the API, and the cookie session both of them read.
+
+    The cookie secret lives in `data_dir`/web-secret (made 0600 at first start); without a
+    data_dir (tests) it is random, so sessions end with the process.
+    """
+    secret = load_secret(data_dir / SECRET_FILE) if data_dir is not None else secrets.token_urlsafe(32)
+    app.add_middleware(SessionCookies, secret=secret, always_secure=https_cookies)
+    app.mount("/", create_web(service))
+    return app

@@ -1,0 +1,94 @@
+"""Every refusal on a page is a page: 303 to login, 403, 400 for bad form input, 404, 409; 500 only for our bugs.
+
+The JSON API keeps its own handlers (dashboard.api.errors); this app serves everything outside
+/api, except an unknown /api path, which still answers in JSON.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, RedirectResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from broker.db.errors import StoreError
+from broker.members import MemberError
+from broker.reports import ReportError
+from broker.service import NotFound, ServiceError
+from broker.users import UserError
+from dashboard.web.auth import LoginRequired, PageForbidden, login_url, page_user
+from dashboard.web.csrf import CsrfRefused
+from dashboard.web.i18n import N_, gettext
+from dashboard.web.templating import render
+
+log = logging.getLogger("lavos.web")
+
+_TITLES = {
+    400: N_("Wrong input"), 403: N_("Not allowed"), 404: N_("Not found"), 409: N_("Cannot be done now"),
+    413: N_("Too large"), 500: N_("Something went wrong"),
+}
+
+
+def error_page(request: Request, status: int, message: str, details: list[str] | None = None) -> Response:
+    if getattr(request.state, "user", None) is None:
+        try:
+            request.state.user = page_user(request)
+        except Exception:  # noqa: BLE001 - the error page must render even with the database down
+            request.state.user = None
+    title = gettext(_TITLES.get(status, _TITLES[400] if status < 500 else _TITLES[500]))
+    return render(request, "error.html", {"status": status, "title": title, "message": message, "details": details or []},
+                  status=status)
+
+
+def _login(request: Request, e: LoginRequired) -> Response:
+    return RedirectResponse(login_url(e.next_path), status_code=303)
+
+
+def _forbidden(request: Request, e: PageForbidden) -> Response:
+    return error_page(request, 403, gettext("This page is for the manager. Log in with a manager account."))
+
+
+def _csrf(request: Request, e: CsrfRefused) -> Response:
+    return error_page(request, 403, gettext("The form has expired or did not come from this dashboard. Go back, reload the page and try again."))
+
+
+def _validation(request: Request, e: RequestValidationError) -> Response:
+    details = []
+    for err in e.errors():
+        loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path", "form")]
+        details.append(f"{'.'.join(loc) or '?'}: {err.get('msg', 'invalid')}")
+    return error_page(request, 400, gettext("Some of what was sent is not valid. Go back and correct it."), details)
+
+
+def _http(request: Request, e: StarletteHTTPException) -> Response:
+    if request.url.path.startswith("/api/"):
+        return JSONResponse({"detail": e.detail}, status_code=e.status_code, headers=getattr(e, "headers", None))
+    message = e.detail if isinstance(e.detail, str) and e.status_code != 404 else gettext("There is no such page.")
+    return error_page(request, e.status_code, message)
+
+
+def _status(code: int):  # type: ignore[no-untyped-def]
+    def handler(request: Request, e: Exception) -> Response:
+        return error_page(request, code, str(e))
+
+    return handler
+
+
+def _bug(request: Request, e: Exception) -> Response:
+    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=e)
+    return error_page(request, 500, gettext("An internal error; it has been logged. Tell the manager."))
+
+
+def install(app: FastAPI) -> None:
+    app.add_exception_handler(LoginRequired, _login)  # type: ignore[arg-type]
+    app.add_exception_handler(PageForbidden, _forbidden)  # type: ignore[arg-type]
+    app.add_exception_handler(CsrfRefused, _csrf)  # type: ignore[arg-type]
+    app.add_exception_handler(RequestValidationError, _validation)  # type: ignore[arg-type]
+    app.add_exception_handler(StarletteHTTPException, _http)  # type: ignore[arg-type]
+    app.add_exception_handler(NotFound, _status(404))
+    app.add_exception_handler(ServiceError, _status(409))
+    for bad_input in (MemberError, UserError, ReportError, StoreError):
+        app.add_exception_handler(bad_input, _status(400))
+    app.add_exception_handler(Exception, _bug)

@@ -1,0 +1,68 @@
+"""Logging in and out, and the language switch (the one page anybody may open)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
+from fastapi.responses import RedirectResponse, Response
+
+from dashboard.api.auth import login as check_password
+from dashboard.api.deps import get_service
+from dashboard.web.auth import log_in, log_out, page_user, safe_next
+from dashboard.web.csrf import verify_csrf
+from dashboard.web.i18n import LANG_COOKIE, LANGS, gettext
+from dashboard.web.templating import render
+
+router = APIRouter()
+
+NextText = Annotated[str, Form(max_length=2000)]
+LANG_COOKIE_MAX_AGE = 365 * 24 * 3600
+
+
+def _login_page(request: Request, next_path: str, *, error: str | None = None, username: str = "", status: int = 200) -> Response:
+    return render(request, "login.html", {"next": next_path, "error": error, "username": username}, status=status)
+
+
+@router.get("/login")
+def login_form(request: Request, next: Annotated[str, Query(max_length=2000)] = "/") -> Response:
+    if page_user(request) is not None:
+        return RedirectResponse(safe_next(next), status_code=303)
+    return _login_page(request, safe_next(next))
+
+
+@router.post("/login", dependencies=[Depends(verify_csrf)])
+def login(
+    request: Request,
+    username: Annotated[str, Form(max_length=64)],
+    password: Annotated[str, Form(max_length=1024)],
+    next: NextText = "/",
+) -> Response:
+    target = safe_next(next)
+    try:
+        user = check_password(get_service(request).store, username.strip().lower(), password)
+    except HTTPException as e:
+        if e.status_code == 423:
+            minutes = max(1, -(-int((e.headers or {}).get("Retry-After", "60")) // 60))
+            msg = gettext("Too many failed attempts: the account is locked for %(minutes)d min. A manager can reset the password.") % {"minutes": minutes}
+        else:
+            msg = gettext("Wrong username or password.")
+        return _login_page(request, target, error=msg, username=username, status=e.status_code)
+    log_in(request, user)
+    return RedirectResponse(target, status_code=303)
+
+
+@router.post("/logout", dependencies=[Depends(verify_csrf)])
+def logout(request: Request) -> Response:
+    log_out(request)
+    return RedirectResponse("/login", status_code=303)
+
+
+@router.post("/lang", dependencies=[Depends(verify_csrf)])
+def set_lang(request: Request, lang: Annotated[str, Form(max_length=8)], next: NextText = "/") -> Response:
+    if lang not in LANGS:
+        raise HTTPException(400, gettext("Unknown language; choose one of: %(langs)s") % {"langs": ", ".join(LANGS)})
+    response = RedirectResponse(safe_next(next), status_code=303)
+    response.set_cookie(LANG_COOKIE, lang, max_age=LANG_COOKIE_MAX_AGE, httponly=True, samesite="lax",
+                        secure=request.url.scheme == "https")
+    return response

@@ -1,0 +1,84 @@
+"""Cookies and headers: the signed session cookie, its secret, and the security headers of pages."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+from starlette.middleware.sessions import SessionMiddleware
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+SESSION_COOKIE = "lavos_session"
+SESSION_MAX_AGE_S = 14 * 3600  # one evening's shift (16:00-24:00) with room; then log in again
+SECRET_BYTES = 32
+
+# Only our own files: the dashboard must work on the LAN with the internet down, and a page
+# that can load nothing foreign cannot be made to run anything foreign either.
+PAGE_HEADERS = [
+    (b"content-security-policy", b"default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+                                 b"connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'self'; "
+                                 b"form-action 'self'; frame-ancestors 'none'"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"same-origin"),
+    (b"x-content-type-options", b"nosniff"),
+]
+
+
+def load_secret(path: Path) -> str:
+    """The cookie-signing secret in `path`, created (0600, random) at first start.
+
+    Kept in a file so that a restart does not log everybody out; whoever reads it can forge
+    any session, hence 0600 and created with O_EXCL (never through a world-readable moment).
+    """
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        secret = path.read_text(encoding="utf-8").strip()
+        if len(secret) < 32:
+            raise ValueError(f"the web secret file {path} holds fewer than 32 characters; delete it and a new one is made") from None
+        return secret
+    secret = secrets.token_urlsafe(SECRET_BYTES)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(secret + "\n")
+    return secret
+
+
+class SessionCookies:
+    """Starlette's signed session cookie (HTTP-only, SameSite=Lax), marked Secure when it must be.
+
+    Secure when configured (`lavos server --https-cookies`) or when the request came over https:
+    uvicorn sets the scheme from X-Forwarded-Proto for a trusted reverse proxy (--forwarded-allow-ips),
+    so a TLS-terminating proxy in front gets Secure cookies with no flag. Over plain http on the
+    LAN a Secure cookie would never be sent back, so it cannot be the default.
+    """
+
+    def __init__(self, app: ASGIApp, secret: str, always_secure: bool = False) -> None:
+        common = {"secret_key": secret, "session_cookie": SESSION_COOKIE, "max_age": SESSION_MAX_AGE_S, "same_site": "lax"}
+        self.secure = SessionMiddleware(app, https_only=True, **common)  # type: ignore[arg-type]
+        self.plain = self.secure if always_secure else SessionMiddleware(app, https_only=False, **common)  # type: ignore[arg-type]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        chosen = self.secure if scope.get("scheme") in ("https", "wss") else self.plain
+        await chosen(scope, receive, send)
+
+
+class PageHeaders:
+    """Security headers on every response of the pages app (pure ASGI: SSE streams pass untouched)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                present = {k.lower() for k, _ in message.get("headers", [])}
+                message.setdefault("headers", [])
+                message["headers"] = list(message["headers"]) + [h for h in PAGE_HEADERS if h[0] not in present]
+            await send(message)
+
+        await self.app(scope, receive, with_headers)

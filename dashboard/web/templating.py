@@ -1,0 +1,121 @@
+"""The Jinja2 environment of the pages and `render()`, which every page route answers with.
+
+Templates get: `_()` / `gettext` / `ngettext` (and {% trans %}), `csrf_input()`, `csrf_token()`,
+filters `money` (cents → 6,00 €), `when` (30. 11. 2026 18:05, venue time), `clock` (18:05),
+`day`, `duration` (1:05), `number`; and in the context `request`, `user` (None on the login page),
+`lang`, `langs`, `nav` (the links this user may follow), `open_alerts` (for the banner),
+`flashes` (messages left by `flash()` before a redirect), `service`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse
+from jinja2 import Environment, FileSystemLoader, pass_context, select_autoescape
+
+from broker.users import role_at_least
+from dashboard.web import csrf, i18n
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+@dataclass(frozen=True)
+class NavLink:
+    """A link in the top bar. `label` is an English message id marked with N_() (translated when shown)."""
+
+    path: str
+    label: str
+    role: str = "staff"
+    order: int = 50
+
+
+_nav: list[NavLink] = []
+
+
+def register_nav(links: list[NavLink]) -> None:
+    for link in links:
+        if link not in _nav:
+            _nav.append(link)
+    _nav.sort(key=lambda x: (x.order, x.path))
+
+
+def nav_for(user: Any) -> list[NavLink]:
+    if user is None:
+        return []
+    return [x for x in _nav if role_at_least(user.role, x.role)]
+
+
+def _venue_tz(ctx: Any):  # type: ignore[no-untyped-def]
+    request = ctx.get("request")
+    return request.app.state.service.venue.tz if request is not None else None
+
+
+@pass_context
+def _when(ctx: Any, dt: Any) -> str:
+    return i18n.when(dt, _venue_tz(ctx))
+
+
+@pass_context
+def _clock(ctx: Any, dt: Any) -> str:
+    return i18n.clock(dt, _venue_tz(ctx))
+
+
+@pass_context
+def _csrf_input(ctx: Any) -> Any:
+    return csrf.hidden_input(ctx["request"])
+
+
+@pass_context
+def _csrf_token(ctx: Any) -> str:
+    return csrf.token(ctx["request"])
+
+
+def make_env() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html", "svg", "xml"]),
+        extensions=["jinja2.ext.i18n"], trim_blocks=True, lstrip_blocks=True,
+    )
+    env.install_gettext_callables(i18n.gettext, i18n.ngettext, newstyle=True)  # type: ignore[attr-defined]
+    env.globals.update(_=i18n.gettext, csrf_input=_csrf_input, csrf_token=_csrf_token, lang_names=i18n.LANG_NAMES)
+    env.filters.update(money=i18n.money, when=_when, clock=_clock, day=i18n.day, duration=i18n.duration, number=i18n.number)
+    return env
+
+
+env = make_env()
+
+
+def _open_alerts(request: Request) -> list[Any]:
+    from dashboard.web.alerts_view import banner_alerts  # the banner's own query, one per page
+
+    return banner_alerts(request.app.state.service)
+
+
+def flash(request: Request, text: str, level: str = "info") -> None:
+    """A message for the next page this visitor sees (after a redirect): level info, ok or error."""
+    request.session["flash"] = [*request.session.get("flash", []), [level, text]][-5:]
+
+
+def render(request: Request, template: str, context: dict[str, Any] | None = None, *, status: int = 200,
+           headers: dict[str, str] | None = None) -> HTMLResponse:
+    """Render a template in the visitor's language. Full pages extend base.html; fragments need not."""
+    lang = i18n.lang_of(request)
+    token = i18n.use_lang(lang)
+    try:
+        user = getattr(request.state, "user", None)
+        ctx: dict[str, Any] = {
+            "request": request, "user": user, "lang": lang, "langs": i18n.LANGS, "nav": nav_for(user),
+            "service": request.app.state.service,
+        }
+        if not template.startswith("_"):  # a full page, not a fragment fetched by app.js
+            ctx["flashes"] = request.session.pop("flash", []) if "session" in request.scope else []
+            if user is not None:
+                ctx["open_alerts"] = _open_alerts(request)
+        ctx.update(context or {})
+        html = env.get_template(template).render(ctx)
+    finally:
+        i18n.reset_lang(token)
+    return HTMLResponse(html, status_code=status, headers=headers)
