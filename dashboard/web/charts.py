@@ -29,6 +29,9 @@ ROW_H = 26
 BAR_H = 18
 PAD = 8
 MAX_LABEL_CHARS = 24
+# Colours as presentation attributes: the page's CSP forbids inline styles, and a chart must
+# look right without any stylesheet (printed, or saved on its own).
+BAR_FILL, NEG_FILL, HEAT_FILL = "#1d4ed8", "#b91c1c", "#1565c0"
 
 # XML 1.0 allows tab, LF and CR among the C0 controls and nothing else; lone surrogates neither.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
@@ -113,7 +116,8 @@ def bar_chart(
         kind = "neg" if v < 0 else "pos"
         parts.append(f'<g class="bar bar-{kind}"><title>{_text(full)}: {_text(text)}</title>')
         parts.append(f'<text x="{_f(label_w)}" y="{_f(mid)}" text-anchor="end" dominant-baseline="middle">{_text(short)}</text>')
-        parts.append(f'<rect x="{_f(left)}" y="{_f(mid - BAR_H / 2)}" width="{_f(length)}" height="{BAR_H}" rx="2"/>')
+        parts.append(f'<rect x="{_f(left)}" y="{_f(mid - BAR_H / 2)}" width="{_f(length)}" height="{BAR_H}" rx="2" '
+                     f'fill="{NEG_FILL if v < 0 else BAR_FILL}"/>')
         if v < 0:
             parts.append(f'<text x="{_f(left - 4)}" y="{_f(mid)}" text-anchor="end" dominant-baseline="middle" class="value">{_text(text)}</text>')
         else:
@@ -169,7 +173,7 @@ def heatmap(
             text = fmt(v)
             parts.append(f'<g class="cell"><title>{_text(name)} {_text(cols[j])}: {_text(text)}</title>'
                          f'<rect x="{_f(x + 1)}" y="{_f(y + 1)}" width="{_f(cell_w - 2)}" height="{ROW_H - 2}" '
-                         f'fill="#1565c0" fill-opacity="{_f(0.06 + 0.94 * share)}"/>')
+                         f'fill="{HEAT_FILL}" fill-opacity="{_f(0.06 + 0.94 * share)}"/>')
             if v:
                 colour = "#fff" if share > 0.5 else "#000"
                 parts.append(f'<text x="{_f(x + cell_w / 2)}" y="{_f(y + ROW_H / 2)}" text-anchor="middle" '
