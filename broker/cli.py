@@ -218,7 +218,57 @@ def broker_add_node(
                f"{kit.password_file} -> /etc/lavos/mqtt-password on the Pi; then: systemctl reload mosquitto")
 
 
+def _backup_db(db: str | None) -> str:
+    from broker.db.engine import default_db_url
+
+    return db or default_db_url()
+
+
+def backup(
+    file: Path = typer.Argument(..., help="Where to write the backup, e.g. /var/backups/lavos/lavos-2026-11-30.db"),
+    db: str | None = db_option,
+    force: bool = typer.Option(False, "--force", help="Replace FILE if it exists"),
+) -> None:
+    """Back up the database into FILE; safe while lavos server runs.
+
+    SQLite: a consistent copy made with SQLite's online backup (an ordinary SQLite file).
+    PostgreSQL: pg_dump in custom format, with the URL's credentials (needs postgresql-client).
+
+    Example: lavos backup /var/backups/lavos/lavos-$(date +%F).db
+    """
+    from broker.backup import BackupError
+    from broker.backup import backup as run_backup
+
+    try:
+        typer.echo(run_backup(_backup_db(db), file, force=force))
+    except BackupError as e:
+        raise fail(str(e)) from None
+
+
+def restore(
+    file: Path = typer.Argument(..., help="A file made by lavos backup"),
+    db: str | None = db_option,
+    force: bool = typer.Option(False, "--force", help="Replace what the database holds now (back it up first)"),
+) -> None:
+    """Restore a backup made by lavos backup into the database, then upgrade its schema.
+
+    A database that holds rows is refused without --force; a backup from a newer Lavos is
+    refused. Stop lavos server first and start it after: it keeps open sessions in memory.
+
+    Example: lavos restore /var/backups/lavos/lavos-2026-11-30.db --db sqlite:////var/lib/lavos/lavos.db
+    """
+    from broker.backup import BackupError
+    from broker.backup import restore as run_restore
+
+    try:
+        typer.echo(run_restore(file, _backup_db(db), force=force))
+    except BackupError as e:
+        raise fail(str(e)) from None
+
+
 def register(app: typer.Typer) -> None:
+    app.command("backup")(backup)
+    app.command("restore")(restore)
     app.add_typer(broker_app, name="broker")
     app.add_typer(members_app, name="members")
     app.add_typer(user_app, name="user")
