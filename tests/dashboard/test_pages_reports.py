@@ -1,0 +1,134 @@
+"""The reports page and its CSV exports, over a real service: numbers that add up, charts drawn, managers only."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import uuid
+import xml.etree.ElementTree as ET
+from datetime import timedelta
+
+import pytest
+
+from broker.db.events import insert_event_once
+from broker.ingest_handlers import checkin
+from broker.members import add_member, record_fee
+from tests.dashboard.conftest import START, sqlite_only
+from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
+
+pytestmark = sqlite_only  # the report SQL runs on both backends in test_api_reports; these test the page
+SVG = re.compile(r"<svg .*?</svg>", re.S)
+EXPORTS = ["revenue", "sessions", "utilisation", "drops", "foosball"]
+
+
+def _play(pages) -> None:  # type: ignore[no-untyped-def]
+    """On Tue 10 Nov 2026 from 18:00 local: pool-01 for an hour (6,00 €), a member on pool-05 for half
+    an hour at the club-card rate (2,00 €), three drops on pool-01, a foosball check-in."""
+    s = pages.service
+    with s.store.session() as db:
+        m = add_member(db, "Zadražil Miro", actor="test")
+        record_fee(db, m.id, 2026, actor="test")
+        checkin(db, "foos-01", m.id, START, "staff")
+        boot = uuid.uuid4().hex
+        for seq, minutes in enumerate([5, 6, 70], start=1):
+            insert_event_once(db, table_id="pool-01", boot=boot, seq=seq, type="pocket", node_ts=START, ts_synced=False,
+                              data={"pocket": 2, "pulse_ms": 30.0}, received_at=START + timedelta(minutes=minutes))
+        member_id = m.id
+    one = s.start_session("pool-01", actor="test")
+    five = s.start_session("pool-05", actor="test", member_id=member_id)
+    pages.clock.advance(minutes=30)
+    s.stop_session(five, actor="test")
+    pages.clock.advance(minutes=30)
+    s.stop_session(one, actor="test")
+
+
+def csv_rows(r) -> list[list[str]]:  # type: ignore[no-untyped-def]
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv")
+    assert r.content.startswith(b"\xef\xbb\xbf")  # Excel's hint that it is UTF-8
+    return list(csv.reader(io.StringIO(r.content.decode("utf-8-sig"))))
+
+
+def svgs(html: str) -> list[ET.Element]:
+    found = [ET.fromstring(x) for x in SVG.findall(html)]
+    assert found, "no chart on the page"
+    return found
+
+
+def test_a_day_report_adds_up_and_draws_its_charts(pages) -> None:  # type: ignore[no-untyped-def]
+    _play(pages)
+    html = pages.page("/reports?day=2026-11-10")
+    assert "10. 11. 2026" in html
+    revenue = html[html.index('id="revenue"'):html.index('id="sessions"')]
+    assert "8,00 €" in revenue and "6,00 €" in revenue and "2,00 €" in revenue
+    assert "Štandard" in revenue and "Klubová karta" in revenue  # tariffs by their venue names
+    sessions = html[html.index('id="sessions"'):html.index('id="utilisation"')]
+    assert "Zadražil Miro" in sessions and "10. 11. 2026 19:00" in sessions
+    assert "Zadražil Miro" in html[html.index('id="foosball"'):]
+    charts = svgs(html)
+    titles = {c.find("{http://www.w3.org/2000/svg}title").text for c in charts}
+    assert len(charts) == 4 and len(titles) == 4  # by table, by tariff, utilisation heatmap, drops heatmap
+    today = pages.page("/reports")  # today, by the service clock
+    assert today[today.index("<main"):] == html[html.index("<main"):]
+
+
+def test_a_month_report_has_every_day(pages) -> None:  # type: ignore[no-untyped-def]
+    _play(pages)
+    html = pages.page("/reports?month=2026-11")
+    assert "1. 11. 2026" in html and "30. 11. 2026" in html and "8,00 €" in html
+    assert len(svgs(html)) == 5  # plus revenue by day
+    rows = csv_rows(pages.manager.get("/reports/revenue.csv?month=2026-11"))
+    assert rows[0] == ["group", "key", "name", "amount_cents", "amount_eur"]
+    days = [r for r in rows if r[0] == "day"]
+    assert len(days) == 30 and ["day", "2026-11-10", "2026-11-10", "800", "8.00"] in days
+    assert rows[-1] == ["total", "", "", "800", "8.00"]
+
+
+def test_csv_exports_match_the_page(pages) -> None:  # type: ignore[no-untyped-def]
+    _play(pages)
+    q = "day=2026-11-10"
+    sessions = csv_rows(pages.manager.get(f"/reports/sessions.csv?{q}"))
+    assert sum(int(r[5]) for r in sessions[1:]) == 800 and {r[4] for r in sessions[1:]} == {"Zadražil Miro", ""}
+    assert sessions[1][3].startswith("2026-11-10T18:30+01:00")
+    util = {r[0]: r for r in csv_rows(pages.manager.get(f"/reports/utilisation.csv?{q}"))}
+    assert util["table"][19] == "18:00" and util["pool-01"][19] == "60" and util["pool-05"][19] == "30"
+    drops = {r[0]: r for r in csv_rows(pages.manager.get(f"/reports/drops.csv?{q}"))}
+    assert (drops["pool-01"][19], drops["pool-01"][20], drops["pool-01"][-1]) == ("2", "1", "3")
+    foos = csv_rows(pages.manager.get(f"/reports/foosball.csv?{q}"))
+    assert foos[1][1:5] == ["Zadražil Miro", "1", "0", "foos-01"]
+    r = pages.manager.get(f"/reports/revenue.csv?{q}")
+    assert 'filename="lavos-revenue-2026-11-10.csv"' in r.headers["content-disposition"]
+
+
+def test_english_money_and_dates(pages) -> None:  # type: ignore[no-untyped-def]
+    _play(pages)
+    assert pages.post("/lang", {"lang": "en", "next": "/reports"}).status_code == 303
+    html = pages.page("/reports?day=2026-11-10")
+    assert "€8.00" in html and "10 Nov 2026" in html and "Club card" in html
+
+
+def test_an_empty_day_says_so(pages) -> None:  # type: ignore[no-untyped-def]
+    html = pages.page("/reports?day=2026-11-09")
+    assert "0,00 €" in html
+    assert len(svgs(html)) == 4  # empty charts still parse and say why they are empty
+
+
+@pytest.mark.parametrize("query", [
+    "day=2026-13-45", "day=abc", "day=10.11.2026", "month=2026-13", "month=0000-01", "month=9999-12",
+    "day=2026-11-10&month=2026-11", "day=" + "9" * 30, "month=2026-1", "day=2026-02-30",
+])
+def test_bad_periods_are_a_clear_400(pages, query) -> None:  # type: ignore[no-untyped-def]
+    for path in ("/reports", "/reports/revenue.csv"):
+        r = pages.manager.get(f"{path}?{query}")
+        assert r.status_code == 400, f"{path}?{query} → {r.status_code}"
+        assert "error-box" in r.text
+
+
+def test_unknown_export_is_404(pages) -> None:  # type: ignore[no-untyped-def]
+    r = pages.manager.get("/reports/passwords.csv")
+    assert r.status_code == 404
+
+
+@pytest.mark.parametrize("path", ["/reports", "/reports?month=2026-11"] + [f"/reports/{x}.csv" for x in EXPORTS])
+def test_only_the_manager_sees_reports(pages, path) -> None:  # type: ignore[no-untyped-def]
+    pages.refused_to_others("GET", path)
