@@ -1,7 +1,8 @@
 """The Jinja2 environment of the pages and `render()`, which every page route answers with.
 
 Templates get: `_()` / `gettext` / `ngettext` (and {% trans %}), `csrf_input()`, `csrf_token()`,
-filters `money` (cents → 6,00 €), `when` (30. 11. 2026 18:05, venue time), `clock` (18:05),
+filters `local` (a room/tariff/extra's name in this language), `tariff` (id → name),
+`money` (cents → 6,00 €), `when` (30. 11. 2026 18:05, venue time), `clock` (18:05),
 `day`, `duration` (1:05), `number`; and in the context `request`, `user` (None on the login page),
 `lang`, `langs`, `nav` (the links this user may follow), `open_alerts` (for the banner),
 `flashes` (messages left by `flash()` before a redirect), `service`.
@@ -64,6 +65,23 @@ def _clock(ctx: Any, dt: Any) -> str:
     return i18n.clock(dt, _venue_tz(ctx))
 
 
+def _local(obj: Any) -> str:
+    """The name of a venue thing (room, tariff, extra) in the language being rendered."""
+    if i18n.current_lang() == "sk":
+        return obj.name
+    return getattr(obj, "name_en", None) or obj.name
+
+
+@pass_context
+def _tariff(ctx: Any, tariff_id: str | None) -> str:
+    if not tariff_id:
+        return ""
+    try:
+        return _local(ctx["service"].venue.tariff(tariff_id))
+    except (KeyError, ValueError):
+        return tariff_id
+
+
 @pass_context
 def _csrf_input(ctx: Any) -> Any:
     return csrf.hidden_input(ctx["request"])
@@ -80,8 +98,9 @@ def make_env() -> Environment:
         extensions=["jinja2.ext.i18n"], trim_blocks=True, lstrip_blocks=True,
     )
     env.install_gettext_callables(i18n.gettext, i18n.ngettext, newstyle=True)  # type: ignore[attr-defined]
-    env.globals.update(_=i18n.gettext, csrf_input=_csrf_input, csrf_token=_csrf_token, lang_names=i18n.LANG_NAMES)
-    env.filters.update(money=i18n.money, when=_when, clock=_clock, day=i18n.day, duration=i18n.duration, number=i18n.number)
+    env.globals.update(csrf_input=_csrf_input, csrf_token=_csrf_token, lang_names=i18n.LANG_NAMES)
+    env.filters.update(money=i18n.money, when=_when, clock=_clock, day=i18n.day, duration=i18n.duration, number=i18n.number,
+                       local=_local, tariff=_tariff)
     return env
 
 
@@ -110,11 +129,12 @@ def render(request: Request, template: str, context: dict[str, Any] | None = Non
             "request": request, "user": user, "lang": lang, "langs": i18n.LANGS, "nav": nav_for(user),
             "service": request.app.state.service,
         }
+        context = context or {}
         if not template.startswith("_"):  # a full page, not a fragment fetched by app.js
             ctx["flashes"] = request.session.pop("flash", []) if "session" in request.scope else []
-            if user is not None:
+            if user is not None and "open_alerts" not in context:
                 ctx["open_alerts"] = _open_alerts(request)
-        ctx.update(context or {})
+        ctx.update(context)
         html = env.get_template(template).render(ctx)
     finally:
         i18n.reset_lang(token)

@@ -138,13 +138,13 @@
 
   document.querySelectorAll("[data-every]").forEach(function (el) {
     var s = Math.max(5, parseInt(el.dataset.every, 10) || 30);
-    setInterval(function () {
-      if (el.dataset.src) refreshRegion(el);
-      el.querySelectorAll("[data-table-card]").forEach(function (c) { refreshCard(c.dataset.tableCard); });
-    }, s * 1000);
+    setInterval(function () { refreshRegion(el); }, s * 1000);
   });
 
   // --- forms -------------------------------------------------------------------------------
+  document.addEventListener("click", function (e) {
+    if (e.target.closest && e.target.closest("[data-print]")) window.print();
+  });
   document.addEventListener("submit", function (e) {
     var f = e.target;
     if (f.dataset && f.dataset.confirm && !confirm(f.dataset.confirm)) e.preventDefault();

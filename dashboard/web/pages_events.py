@@ -1,0 +1,43 @@
+"""GET /events: the Server-Sent Events stream that keeps every open dashboard live."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+
+from fastapi import APIRouter
+from fastapi.responses import StreamingResponse
+
+from broker.service import CentralService
+from dashboard.api.deps import Service
+from dashboard.web.auth import StaffPage
+from dashboard.web.live import Subscriber
+
+router = APIRouter()
+
+# Proxies and tablets on Wi-Fi drop quiet connections; a comment line every few seconds keeps it
+# open, and is how a closed browser is noticed (the write fails) so its listener goes away.
+HEARTBEAT_S = 10.0
+RETRY_MS = 2000
+
+
+async def _stream(service: CentralService, sub: Subscriber) -> AsyncIterator[str]:
+    service.listeners.append(sub.push)
+    try:
+        yield f"retry: {RETRY_MS}\n: connected\n\n"
+        while True:
+            event = await sub.next(HEARTBEAT_S)
+            yield ": ping\n\n" if event is None else f"data: {json.dumps(event, separators=(',', ':'))}\n\n"
+    finally:
+        try:
+            service.listeners.remove(sub.push)
+        except ValueError:
+            pass
+
+
+@router.get("/events")
+async def events(service: Service, user: StaffPage) -> StreamingResponse:
+    sub = Subscriber(asyncio.get_running_loop())
+    return StreamingResponse(_stream(service, sub), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

@@ -1,0 +1,83 @@
+"""What staff do to a running session (pause, resume, stop, transfer, extend, extras) and the bill."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Form, Request
+from fastapi.responses import RedirectResponse, Response
+
+from broker import sessions
+from broker.service import ServiceError
+from dashboard.api import views
+from dashboard.api.deps import IdPath, Service
+from dashboard.web.auth import StaffPage, safe_next
+from dashboard.web.csrf import verify_csrf
+from dashboard.web.i18n import gettext
+from dashboard.web.templating import flash, render
+
+router = APIRouter(prefix="/sessions", dependencies=[])
+
+MAX_EXTEND_MIN = 12 * 60
+MAX_EXTRA_QUANTITY = 50
+NextField = Annotated[str, Form(max_length=2000)]
+
+
+def _act(request: Request, next_path: str, done: str, op: Callable[[], sessions.SessionState]) -> Response:
+    """Run one session operation; a refusal goes back where staff were, with the reason."""
+    try:
+        state = op()
+    except ServiceError as e:
+        flash(request, gettext("Not done: %(reason)s") % {"reason": e}, "error")
+        return RedirectResponse(safe_next(next_path), status_code=303)
+    flash(request, done, "ok")
+    return RedirectResponse(safe_next(next_path) if next_path else f"/tables/{state.table}", status_code=303)
+
+
+@router.post("/{session_id}/stop", dependencies=[Depends(verify_csrf)])
+def stop(session_id: IdPath, request: Request, service: Service, user: StaffPage, next: NextField = "/") -> Response:
+    try:
+        service.stop_session(session_id, actor=user.username)
+    except ServiceError as e:
+        flash(request, gettext("Not done: %(reason)s") % {"reason": e}, "error")
+        return RedirectResponse(safe_next(next), status_code=303)
+    return RedirectResponse(f"/sessions/{session_id}/bill", status_code=303)
+
+
+@router.post("/{session_id}/pause", dependencies=[Depends(verify_csrf)])
+def pause(session_id: IdPath, request: Request, service: Service, user: StaffPage, next: NextField = "/") -> Response:
+    return _act(request, next, gettext("Paused."), lambda: service.pause_session(session_id, actor=user.username))
+
+
+@router.post("/{session_id}/resume", dependencies=[Depends(verify_csrf)])
+def resume(session_id: IdPath, request: Request, service: Service, user: StaffPage, next: NextField = "/") -> Response:
+    return _act(request, next, gettext("Resumed."), lambda: service.resume_session(session_id, actor=user.username))
+
+
+@router.post("/{session_id}/transfer", dependencies=[Depends(verify_csrf)])
+def transfer(session_id: IdPath, request: Request, service: Service, user: StaffPage,
+             table: Annotated[str, Form(min_length=1, max_length=32)], next: NextField = "/") -> Response:
+    return _act(request, next, gettext("Moved to %(table)s.") % {"table": table},
+                lambda: service.transfer_session(session_id, table, actor=user.username))
+
+
+@router.post("/{session_id}/extend", dependencies=[Depends(verify_csrf)])
+def extend(session_id: IdPath, request: Request, service: Service, user: StaffPage,
+           minutes: Annotated[int, Form(ge=1, le=MAX_EXTEND_MIN)], next: NextField = "/") -> Response:
+    return _act(request, next, gettext("Prepaid time extended by %(minutes)d min.") % {"minutes": minutes},
+                lambda: service.extend_session(session_id, minutes, actor=user.username))
+
+
+@router.post("/{session_id}/extras", dependencies=[Depends(verify_csrf)])
+def add_extra(session_id: IdPath, request: Request, service: Service, user: StaffPage,
+              extra: Annotated[str, Form(min_length=1, max_length=32)],
+              quantity: Annotated[int, Form(ge=1, le=MAX_EXTRA_QUANTITY)] = 1, next: NextField = "/") -> Response:
+    return _act(request, next, gettext("Added to the bill."),
+                lambda: service.add_extra(session_id, extra, quantity, actor=user.username))
+
+
+@router.get("/{session_id}/bill")
+def bill(session_id: IdPath, request: Request, service: Service, user: StaffPage) -> Response:
+    _row, state = service.session_state(session_id)  # NotFound → the 404 page
+    return render(request, "bill.html", {"s": views.session(service, session_id, state), "venue": service.venue})
