@@ -28,6 +28,7 @@ from dashboard.api.deps import get_service, local_today
 from dashboard.web import charts, i18n
 from dashboard.web.auth import ManagerPage
 from dashboard.web.i18n import N_
+from dashboard.web.request_text import translated
 from dashboard.web.templating import NavLink, render
 
 router = APIRouter(prefix="/reports")
@@ -36,12 +37,6 @@ NAV = [NavLink("/reports", N_("Reports"), role="manager", order=70)]
 PeriodText = Annotated[str | None, Query(max_length=20)]
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _MONTH = re.compile(r"^\d{4}-\d{2}$")
-
-
-def translated(request: Request, message: str, **values: Any) -> str:
-    """An error message in the visitor's language (raised before render() sets it)."""
-    text = i18n.translations(i18n.lang_of(request)).gettext(message)
-    return text % values if values else text
 
 
 @dataclass(frozen=True)

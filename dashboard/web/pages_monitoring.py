@@ -1,0 +1,127 @@
+"""Remote monitoring for the manager: every table node's health, each pocket sensor's drops and
+faults today, the alert history, and a link to Grafana for the long view.
+
+Node rows come from dashboard.api.views.node (the same dict /api/nodes serves). The Grafana link
+is the URL in the environment variable LAVOS_GRAFANA_URL of `lavos server` (unset: no link);
+see deploy/grafana/README.md.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.responses import Response
+from sqlalchemy import select
+
+from broker import reports
+from broker.db.alerts import open_alerts
+from broker.db.models import Alert, Event, Node
+from broker.service import CentralService
+from dashboard.api import views
+from dashboard.api.deps import get_service, local_today
+from dashboard.web.auth import ManagerPage
+from dashboard.web.request_text import translated
+from dashboard.web.i18n import N_
+from dashboard.web.templating import NavLink, render
+
+router = APIRouter(prefix="/monitoring")
+NAV = [NavLink("/monitoring", N_("Monitoring"), role="manager", order=80)]
+
+GRAFANA_ENV = "LAVOS_GRAFANA_URL"
+HISTORY_LIMIT = 200
+TableQuery = Annotated[str | None, Query(max_length=32)]
+
+
+def grafana_url() -> str | None:
+    """The configured Grafana address, if it is an http(s) URL (anything else would be a broken or unsafe link)."""
+    url = os.environ.get(GRAFANA_ENV, "").strip()
+    parts = urlsplit(url)
+    return url if parts.scheme in ("http", "https") and parts.netloc else None
+
+
+@dataclass
+class SensorHealth:
+    """One table's beam sensors today: drops per pocket, fault reports per sensor, open fault alerts."""
+
+    table: str
+    pockets: list[int]
+    faults: Counter[str] = field(default_factory=Counter)
+    last_fault: dict[str, str] = field(default_factory=dict)  # sensor → stuck / chatter / recovered
+    open_faults: set[str] = field(default_factory=set)
+
+    def pocket_sensor(self, index: int) -> str:
+        return f"pocket-{index}"  # the agent's name for a pocket beam (edge.agent)
+
+    @property
+    def other_sensors(self) -> list[str]:
+        pockets = {self.pocket_sensor(i) for i in range(len(self.pockets))}
+        return sorted((set(self.faults) | self.open_faults) - pockets)
+
+
+def sensor_health(service: CentralService) -> list[SensorHealth]:
+    start, end = reports.day_bounds(local_today(service), service.venue)
+    health = {t.id: SensorHealth(t.id, [0] * len(t.pin_map.pockets)) for t in service.venue.tables
+              if t.pin_map.pockets or t.pin_map.goal_home is not None}
+    with service.store.reader() as db:
+        rows = db.execute(select(Event.table_id, Event.type, Event.data).where(
+            Event.type.in_(("pocket", "sensor_fault")), Event.received_at >= start, Event.received_at < end,
+        ).order_by(Event.received_at, Event.id))
+        for table, kind, data in rows:
+            h = health.get(table)
+            if h is None:
+                continue
+            if kind == "pocket":
+                pocket = data.get("pocket")
+                if isinstance(pocket, int) and 0 <= pocket < len(h.pockets):
+                    h.pockets[pocket] += 1
+            else:
+                sensor = str(data.get("sensor", "?"))
+                if data.get("kind") != "recovered":
+                    h.faults[sensor] += 1
+                h.last_fault[sensor] = str(data.get("kind", ""))
+        for a in open_alerts(db):
+            if a.kind == "sensor_fault" and a.table_id in health:
+                # cause_key is sensor_fault:<table>:<sensor> (broker.alert_kinds)
+                health[a.table_id].open_faults.add(a.cause_key.split(":", 2)[-1])
+    return list(health.values())
+
+
+def nodes(service: CentralService) -> list[dict[str, Any]]:
+    with service.store.reader() as db:
+        known = {n.table_id: n for n in db.scalars(select(Node))}
+        rows = [views.node(t.id, known.get(t.id)) for t in service.venue.tables]
+    for row in rows:
+        row["name"] = service.tables[row["table"]].name
+    return rows
+
+
+def alert_history(service: CentralService, table: str | None) -> list[dict[str, Any]]:
+    with service.store.reader() as db:
+        q = select(Alert).order_by(Alert.opened_at.desc(), Alert.id.desc()).limit(HISTORY_LIMIT)
+        if table:
+            q = q.where(Alert.table_id == table)
+        return [views.alert(a) for a in db.scalars(q)]
+
+
+@router.get("")
+def monitoring_page(request: Request, user: ManagerPage, table: TableQuery = None) -> Response:
+    service = get_service(request)
+    if table and table not in service.tables:
+        raise HTTPException(400, translated(request, "There is no table %(table)s; choose one from the list.", table=table))
+    return render(request, "monitoring.html", {
+        "nodes": nodes(service), "health": sensor_health(service), "alerts": alert_history(service, table),
+        "table_filter": table, "tables": service.venue.tables, "grafana_url": grafana_url(),
+        "history_limit": HISTORY_LIMIT,
+    })
+
+
+@router.get("/nodes-fragment")
+def nodes_fragment(request: Request, user: ManagerPage) -> Response:
+    """The node table alone, re-fetched by the page when a node or alert changes (data-live)."""
+    service = get_service(request)
+    return render(request, "_monitoring_nodes.html", {"nodes": nodes(service), "health": sensor_health(service)})

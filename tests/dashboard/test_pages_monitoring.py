@@ -1,0 +1,120 @@
+"""Remote monitoring over a real service: node health arriving over MQTT, pocket sensors, alert history, Grafana link."""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from datetime import timedelta
+
+import pytest
+
+from broker import alert_kinds
+from broker.db.events import insert_event_once
+from broker.db.models import Node
+from devices.contract import status_topic, telemetry_topic
+from tests.dashboard.conftest import START, sqlite_only, wait_until
+from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
+from tests.support.mqtt import Collector
+
+pytestmark = sqlite_only
+
+
+def _node_reports(pages, mosquitto) -> None:  # type: ignore[no-untyped-def]
+    """pool-01's node, logged in as itself, says it is online and sends telemetry, as an agent does."""
+    node = Collector(mosquitto.port, "pool-01", "pw-pool-01", topics=("lavos/v1/table/pool-01/light/set",))
+    try:
+        node.publish(status_topic("pool-01"), json.dumps({"state": "online", "boot": "b-1", "version": "0.1.0"}), retain=True)
+        node.publish(telemetry_topic("pool-01"), json.dumps({"uptime_s": 3725, "cpu_temp_c": 48.25, "outbox": 3, "reconnects": 2}), qos=0)
+    finally:
+        node.close()
+
+    def arrived() -> bool:
+        with pages.service.store.reader() as db:
+            n = db.get(Node, "pool-01")
+            return bool(n and n.online and n.telemetry)
+
+    wait_until(arrived, what="pool-01's status and telemetry")
+
+
+def _sensor_events(pages) -> None:  # type: ignore[no-untyped-def]
+    boot = uuid.uuid4().hex
+    with pages.service.store.session() as db:
+        for seq in range(1, 5):  # four drops in pocket index 2 ("Pocket 3")
+            insert_event_once(db, table_id="pool-02", boot=boot, seq=seq, type="pocket", node_ts=START, ts_synced=True,
+                              data={"pocket": 2, "pulse_ms": 25.0}, received_at=START + timedelta(minutes=seq))
+        insert_event_once(db, table_id="pool-02", boot=boot, seq=9, type="sensor_fault", node_ts=START, ts_synced=True,
+                          data={"sensor": "pocket-4", "kind": "stuck"}, received_at=START + timedelta(minutes=9))
+        insert_event_once(db, table_id="pool-02", boot=boot, seq=10, type="pocket", node_ts=START, ts_synced=True,
+                          data={"pocket": 2, "pulse_ms": 25.0}, received_at=START - timedelta(days=1))  # yesterday: not counted
+    with pages.service.lock, pages.service.store.session() as db:
+        pages.service.raise_alert(db, alert_kinds.sensor_fault("pool-02", "pocket-4", "stuck"))
+
+
+def row(html: str, attr: str, table: str) -> str:
+    found = re.search(rf'<tr[^>]*{attr}="{table}"[^>]*>(.*?)</tr>', html, re.S)
+    assert found, f"no row for {table}"
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", found.group(1))).strip()
+
+
+def test_nodes_show_what_they_reported(pages, mosquitto) -> None:  # type: ignore[no-untyped-def]
+    _node_reports(pages, mosquitto)
+    html = pages.page("/monitoring")
+    pool1 = row(html, "data-node", "pool-01")
+    for text in ("online", "10. 11. 2026 18:00", "0.1.0", "1:02 h", "48,2 °C", " 3 ", " 2"):
+        assert text in f" {pool1} ", (text, pool1)
+    assert "never seen" in row(html, "data-node", "pool-03")
+    assert len(re.findall(r"data-node=", html)) == len(pages.service.venue.tables)
+
+
+def test_pocket_drops_today_and_sensor_faults(pages) -> None:  # type: ignore[no-untyped-def]
+    _sensor_events(pages)
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", re.search(r'data-sensors="pool-02"[^>]*>(.*?)</tr>', pages.page("/monitoring"), re.S).group(1), re.S)
+    text = [re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", c)).strip() for c in cells]
+    assert text[:4] == ["pool-02", "0", "0", "4"]  # pocket 3: four drops today, yesterday's not counted
+    assert text[5] == "0 ⚠ stuck"
+    html = pages.page("/monitoring")
+    assert 'data-sensors="carom-01"' not in html and 'data-sensors="foos-01"' in html  # beams: pockets or goals
+
+
+def test_alert_history_open_and_closed_with_a_table_filter(pages) -> None:  # type: ignore[no-untyped-def]
+    s = pages.service
+    with s.lock, s.store.session() as db:
+        s.raise_alert(db, alert_kinds.node_offline("pool-03"))
+        s.raise_alert(db, alert_kinds.idle_session("pool-04", 20))
+    pages.clock.advance(minutes=5)
+    with s.store.reader() as db:
+        from broker.db.alerts import open_alerts
+
+        offline = next(a.id for a in open_alerts(db) if a.kind == "node_offline")
+    s.ack(offline, actor="jana", close=True)
+    history = pages.page("/monitoring").split('id="alert-history"')[1]
+    assert "pool-03: stolový modul je offline počas hry" in history and "(jana)" in history
+    assert "pool-04: hra beží" in history and "open" in history
+    only = pages.page("/monitoring?table=pool-04").split('id="alert-history"')[1]
+    assert "pool-04" in only and "pool-03: stolový" not in only
+
+
+@pytest.mark.parametrize("query", ["table=nope", "table=" + "x" * 40, "table=%00"])
+def test_a_bad_table_filter_is_a_clear_400(pages, query) -> None:  # type: ignore[no-untyped-def]
+    r = pages.manager.get(f"/monitoring?{query}")
+    assert r.status_code == 400 and "error-box" in r.text
+
+
+def test_grafana_link_comes_from_the_environment(pages, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    assert "Grafana" not in pages.page("/monitoring")
+    monkeypatch.setenv("LAVOS_GRAFANA_URL", "https://grafana.lavos.example/d/lavos-hall")
+    assert 'href="https://grafana.lavos.example/d/lavos-hall"' in pages.page("/monitoring")
+    monkeypatch.setenv("LAVOS_GRAFANA_URL", "javascript:alert(1)")
+    assert "javascript:" not in pages.page("/monitoring")
+
+
+def test_the_live_fragment_is_the_node_table_alone(pages) -> None:  # type: ignore[no-untyped-def]
+    html = pages.page("/monitoring/nodes-fragment")
+    assert 'id="nodes"' in html and 'id="sensors"' in html and "<html" not in html
+    assert 'data-src="/monitoring/nodes-fragment"' in pages.page("/monitoring")
+
+
+@pytest.mark.parametrize("path", ["/monitoring", "/monitoring?table=pool-01", "/monitoring/nodes-fragment"])
+def test_only_the_manager_monitors(pages, path) -> None:  # type: ignore[no-untyped-def]
+    pages.refused_to_others("GET", path)
