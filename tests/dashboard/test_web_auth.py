@@ -1,0 +1,175 @@
+"""Logging in and out, lockout, CSRF on every form, roles on every page and action, cookies and headers."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+
+import pytest
+from fastapi.routing import APIRoute
+
+from dashboard.web.app import web_routes
+from tests.dashboard.conftest import CHEAP, MANAGER, PASSWORD, STAFF, sqlite_only
+from tests.support.web import Browser, add_users, web_app
+
+# Open to anybody: logging in needs a page before the login, and so does choosing the language.
+PUBLIC = {("GET", "/login"), ("POST", "/login"), ("POST", "/logout"), ("POST", "/lang")}
+SAMPLE = {"table_id": "pool-01", "session_id": "1", "alert_id": "1"}
+
+
+@pytest.fixture
+def app(service, tmp_path):  # type: ignore[no-untyped-def]
+    add_users(service, {STAFF: "staff", MANAGER: "manager"}, PASSWORD, CHEAP)
+    return web_app(service, data_dir=tmp_path)
+
+
+def _concrete(path: str) -> str:
+    return re.sub(r"\{(\w+)\}", lambda m: SAMPLE.get(m.group(1), "x"), path)
+
+
+def _role(route: APIRoute) -> str | None:
+    """The role a route demands through require_page, found in its dependency tree."""
+    stack = list(route.dependant.dependencies)
+    while stack:
+        dep = stack.pop()
+        name = getattr(dep.call, "__name__", "")
+        if name.endswith("_page"):
+            return name.removesuffix("_page")
+        stack.extend(dep.dependencies)
+    return None
+
+
+def _routes(method: str | None = None):  # type: ignore[no-untyped-def]
+    return [(m, p, r) for m, p, r in web_routes() if (m, p) not in PUBLIC and (method is None or m == method)]
+
+
+def test_every_route_but_login_demands_a_role():
+    missing = [f"{m} {p}" for m, p, r in _routes() if _role(r) is None]
+    assert not missing, f"routes without require_page: {missing}"
+
+
+@sqlite_only
+def test_anonymous_is_sent_to_login_from_every_page_and_comes_back(app):
+    b = Browser(app)
+    for method, path, _ in _routes("GET"):
+        r = b.get(_concrete(path))
+        assert r.status_code == 303, f"GET {path} → {r.status_code}"
+        assert r.headers["location"].startswith("/login"), r.headers["location"]
+    r = b.get("/foosball")
+    assert r.headers["location"] == "/login?next=/foosball"
+    for method, path, _ in _routes("POST"):  # with a valid token: the login check itself refuses
+        r = b.post(_concrete(path), {})
+        assert r.status_code == 303 and r.headers["location"].startswith("/login"), f"POST {path} → {r.status_code}"
+    b.get("/login?next=/foosball")
+    r = b.post("/login", {"username": STAFF, "password": PASSWORD, "next": "/foosball"})
+    assert r.headers["location"] == "/foosball"
+
+
+@sqlite_only
+def test_staff_get_403_on_manager_pages_and_actions(app):
+    b = Browser(app)
+    b.login(STAFF, PASSWORD)
+    manager_routes = [(m, p) for m, p, r in _routes() if _role(r) == "manager"]
+    for method, path in manager_routes:
+        r = b.get(_concrete(path)) if method == "GET" else b.post(_concrete(path), {})
+        assert r.status_code == 403, f"{method} {path} → {r.status_code}"
+        assert "vedúceho" in r.text  # the Slovak 403 page, not a bare error
+    manager = Browser(app)
+    manager.login(MANAGER, PASSWORD)
+    for method, path in manager_routes:
+        if method == "GET" and "{" not in path:
+            assert manager.get(path).status_code == 200, path
+    # Staff see no manager links in the top bar.
+    nav = lambda html: re.search(r'<nav class="nav">(.*?)</nav>', html, re.S).group(1)  # noqa: E731
+    manager_links = [p for m, p in manager_routes if m == "GET" and "{" not in p]
+    staff_nav, manager_nav = nav(b.get("/").text), nav(manager.get("/").text)
+    for p in manager_links:
+        assert f'href="{p}"' not in staff_nav
+    assert 'href="/alerts"' in staff_nav and 'href="/alerts"' in manager_nav
+
+
+@sqlite_only
+def test_every_form_post_without_the_token_is_refused(app, service):
+    b = Browser(app)
+    b.login(MANAGER, PASSWORD)
+    sid = service.start_session("pool-02", actor="test")
+    for method, path, _ in [*_routes("POST"), *[x for x in web_routes() if x[0] == "POST" and (x[0], x[1]) in PUBLIC]]:
+        concrete = _concrete(path).replace("/sessions/1/", f"/sessions/{sid}/")
+        r = b.post(concrete, {"next": "/"}, csrf=False)
+        assert r.status_code == 403, f"POST {path} without token → {r.status_code}"
+        r = b.post(concrete, {"next": "/", "csrf_token": "forged" * 8}, csrf=False)
+        assert r.status_code == 403, f"POST {path} with a wrong token → {r.status_code}"
+    assert service.open["pool-02"].id == sid  # nothing was stopped by the refused posts
+
+
+@sqlite_only
+def test_login_sets_a_signed_http_only_lax_cookie_and_logout_ends_it(app):
+    b = Browser(app)
+    b.get("/login")
+    r = b.post("/login", {"username": STAFF, "password": PASSWORD, "next": "//evil.example/x"})
+    assert r.headers["location"] == "/"  # never off the site
+    cookie = r.headers["set-cookie"].lower()
+    assert "httponly" in cookie and "samesite=lax" in cookie and "secure" not in cookie
+    assert b.get("/").status_code == 200
+    b.get("/")
+    assert b.post("/logout").headers["location"] == "/login"
+    assert b.get("/").status_code == 303
+
+
+@sqlite_only
+def test_cookie_is_secure_over_https_or_when_configured(service, tmp_path):
+    add_users(service, {STAFF: "staff"}, PASSWORD, CHEAP)
+    over_https = Browser(web_app(service, data_dir=tmp_path), base_url="https://testserver")
+    over_https.get("/login")
+    r = over_https.post("/login", {"username": STAFF, "password": PASSWORD})
+    assert "secure" in r.headers["set-cookie"].lower()
+    forced = Browser(web_app(service, data_dir=tmp_path, https_cookies=True))
+    assert "secure" in forced.get("/login").headers["set-cookie"].lower()
+
+
+@sqlite_only
+def test_wrong_password_then_lockout_even_for_the_right_one(app):
+    b = Browser(app)
+    b.get("/login")
+    r = b.post("/login", {"username": STAFF, "password": "zle-heslo"})
+    assert r.status_code == 401 and "Nesprávne meno alebo heslo" in r.text
+    for _ in range(4):
+        b.post("/login", {"username": STAFF, "password": "zle-heslo"})
+    r = b.post("/login", {"username": STAFF, "password": PASSWORD})
+    assert r.status_code == 423 and "zamknutý" in r.text
+    assert b.get("/").status_code == 303  # still not logged in
+
+
+@sqlite_only
+def test_pages_carry_security_headers(app):
+    b = Browser(app)
+    b.login(STAFF, PASSWORD)
+    for path in ("/login", "/", "/static/app.css"):
+        h = b.get(path).headers
+        assert "default-src 'self'" in h["content-security-policy"], path
+        assert "unsafe-inline" not in h["content-security-policy"]
+        assert h["x-frame-options"] == "DENY" and h["x-content-type-options"] == "nosniff"
+        assert h["referrer-policy"]
+
+
+@sqlite_only
+def test_the_cookie_secret_is_made_private_once_and_kept(service, tmp_path):
+    web_app(service, data_dir=tmp_path)
+    secret = tmp_path / "web-secret"
+    assert stat.S_IMODE(os.stat(secret).st_mode) == 0o600
+    first = secret.read_text()
+    web_app(service, data_dir=tmp_path)
+    assert secret.read_text() == first
+
+
+@sqlite_only
+def test_json_api_takes_the_cookie_session_but_writes_only_with_the_header(app):
+    b = Browser(app)
+    b.login(STAFF, PASSWORD)
+    assert b.client.get("/api/members?q=x").status_code == 200
+    assert b.client.post("/api/sessions", json={"table": "pool-03"}).status_code == 403
+    r = b.client.post("/api/sessions", json={"table": "pool-03"}, headers={"X-CSRF-Token": b.token})
+    assert r.status_code == 201, r.text
+    anonymous = Browser(app)
+    assert anonymous.client.get("/api/tables").status_code == 401

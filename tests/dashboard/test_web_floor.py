@@ -1,0 +1,188 @@
+"""The floor view, the table panel, the bill and language, through HTTP against a real service and Mosquitto."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from broker.members import add_member, assign_card, record_fee
+from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, sqlite_only, wait_until
+from tests.support.web import Browser, add_users, event, light, node_link, status, web_app
+
+pytestmark = sqlite_only
+
+
+@pytest.fixture
+def browser(service):  # type: ignore[no-untyped-def]
+    add_users(service, {STAFF: "staff"}, PASSWORD, CHEAP)
+    b = Browser(web_app(service))
+    b.login(STAFF, PASSWORD)
+    return b
+
+
+def card_states(html: str) -> dict[str, str]:
+    return dict(re.findall(r'data-table-card="([\w-]+)" data-src="[^"]+" data-state="(\w+)"', html))
+
+
+def card(html: str, table: str) -> str:
+    m = re.search(rf'<a class="table-card[^"]*" href="/tables/{table}".*?</a>', html, re.S)
+    assert m, f"no card for {table}"
+    return m.group(0)
+
+
+def test_every_table_by_room_with_its_state_in_colour_and_word(browser, service, clock, mosquitto):
+    tables = ["pool-01", "pool-02", "pool-03", "pool-04", "pool-05", "pool-06", "pool-07", "pool-08"]
+    with node_link(mosquitto, tables[0]) as n1, node_link(mosquitto, tables[1]) as n2, node_link(mosquitto, tables[2]) as n3, \
+            node_link(mosquitto, tables[3]) as n4, node_link(mosquitto, tables[4]) as n5, node_link(mosquitto, tables[5]) as n6, \
+            node_link(mosquitto, tables[6]) as n7, node_link(mosquitto, tables[7]) as n8:
+        nodes = dict(zip(tables, (n1, n2, n3, n4, n5, n6, n7, n8)))
+        for t, n in nodes.items():
+            status(n, t, "online")
+        wait_until(lambda: card_states(browser.get("/").text).get("pool-08") == "free", what="nodes online")
+
+        idle_sid = service.start_session("pool-05", actor="test")
+        clock.advance(minutes=21)
+        service.watchdog.tick()  # no drop for 21 min: the idle alert
+        service.start_session("pool-02", actor="test")
+        paused = service.start_session("pool-03", actor="test")
+        service.pause_session(paused, actor="test")
+        service.start_session("pool-04", actor="test", prepaid_minutes=4)
+        light(nodes["pool-06"], "pool-06", True, "button")
+        status(nodes["pool-07"], "pool-07", "offline")
+        event(nodes["pool-08"], "pool-08", "sensor_fault", 1, {"sensor": "pocket-2", "kind": "stuck"})
+        expected = {"pool-01": "free", "pool-02": "playing", "pool-03": "paused", "pool-04": "prepaid_ending",
+                    "pool-05": "idle", "pool-06": "light_no_session", "pool-07": "offline", "pool-08": "sensor_fault"}
+        wait_until(lambda: {t: card_states(browser.get("/").text).get(t) for t in expected} == expected,
+                   what="every state on the floor")
+        html = browser.get("/").text
+        assert idle_sid
+
+    # Every table of the venue, once, in its room's section, rooms in the venue file's order.
+    states = card_states(html)
+    assert sorted(states) == sorted(service.tables)
+    rooms = [m for m in re.findall(r'<section class="room" id="room-(\w+)">', html)]
+    assert rooms == ["main", "salonik", "games"]
+    salonik = html[html.index('id="room-salonik"'):html.index('id="room-games"')]
+    assert "pool-09" in salonik and "pool-10" in salonik and "pool-01" not in salonik
+    words = {"free": "Voľný", "playing": "Hrá sa", "paused": "Pozastavený", "prepaid_ending": "Končí predplatené",
+             "idle": "Nečinný", "light_no_session": "Svieti bez hry", "offline": "Modul offline", "sensor_fault": "Porucha senzora"}
+    for table, state in expected.items():
+        c = card(html, table)
+        assert f"state-{state}" in c and words[state] in c, (table, c)
+    # A never-seen node (no status ever) is offline too; a running table shows amount, time and tariff.
+    assert states["darts-01"] == "offline"
+    playing = card(html, "pool-02")
+    assert "0,00 €" in playing and "Štandard" in playing and "18:21" in playing  # venue time, not UTC
+
+
+def test_panel_actions_then_the_itemised_bill_with_vat(browser, service, clock):
+    with service.store.session() as db:
+        m = add_member(db, "Zadražil Miro", actor="test")
+        assign_card(db, m.id, "0a1b2c3d", actor="test")
+        record_fee(db, m.id, 2026, actor="test")
+        member_id = m.id
+    r = browser.post("/tables/pool-05/start", {"member_id": str(member_id), "tariff": "", "card_uid": "", "prepaid_minutes": ""})
+    assert r.status_code == 303 and r.headers["location"] == "/"
+    sid = service.open["pool-05"].id
+    assert "Hra spustená" in browser.get("/").text  # the flash message, once
+    clock.advance(minutes=30)
+    assert browser.post(f"/sessions/{sid}/extras", {"extra": "topping", "quantity": "2", "next": "/tables/pool-05"}).status_code == 303
+    assert browser.post(f"/sessions/{sid}/pause", {"next": "/tables/pool-05"}).status_code == 303
+    clock.advance(minutes=10)
+    assert browser.post(f"/sessions/{sid}/resume", {"next": "/tables/pool-05"}).status_code == 303
+    r = browser.post(f"/sessions/{sid}/transfer", {"table": "pool-06", "next": "/"})
+    assert r.status_code == 303 and "pool-06" in service.open
+    clock.advance(minutes=15)
+    assert browser.post(f"/sessions/{sid}/extend", {"minutes": "30", "next": "/"}).status_code == 303
+    panel = browser.get("/tables/pool-06").text
+    assert "Zadražil Miro" in panel and "Klubová karta" in panel
+    r = browser.post(f"/sessions/{sid}/stop", {"next": "/tables/pool-06"})
+    assert r.headers["location"] == f"/sessions/{sid}/bill"
+    bill = browser.get(r.headers["location"]).text
+    # 30 min on Pool 5 + 15 min on Pool 6 at 4 €/h (paid-up club card), two toppings: 2,00 + 1,00 + 1,20.
+    assert "Pool 5: Klubová karta, 4,00 €/hod, 30 min" in bill and "Pool 6: Klubová karta, 4,00 €/hod, 15 min" in bill
+    assert "Prídavok na pizzu 2 × 0,60 €" in bill
+    total = re.search(r'id="bill-total">([^<]+)<', bill).group(1)
+    assert total == "4,20 €"
+    assert "DPH 23 %" in bill and "0,79 €" in bill and "3,41 €" in bill  # VAT contained in 4,20 €, and the net
+    assert "10. 11. 2026 18:00" in bill  # started, venue time, Slovak format
+    assert 'href="/static/print.css" media="print"' in bill and "data-print" in bill
+
+
+def test_a_refused_action_says_why_and_changes_nothing(browser, service):
+    sid = service.start_session("pool-01", actor="test")
+    service.start_session("pool-02", actor="test")
+    r = browser.post(f"/sessions/{sid}/transfer", {"table": "pool-02", "next": "/tables/pool-01"})
+    assert r.status_code == 303 and r.headers["location"] == "/tables/pool-01"
+    assert "Nevykonané" in browser.get("/tables/pool-01").text
+    assert service.open["pool-01"].id == sid
+    r = browser.post("/tables/pool-01/start", {})
+    assert "Nespustené" in browser.get(r.headers["location"]).text
+
+
+@pytest.mark.parametrize("path, data", [
+    ("/tables/pool-03/start", {"prepaid_minutes": "abc"}),
+    ("/tables/pool-03/start", {"prepaid_minutes": "-5"}),
+    ("/tables/pool-03/start", {"member_id": "99999999999999999999"}),
+    ("/tables/pool-03/start", {"card_uid": "x" * 5000}),
+    ("/tables/pool-03/start", {"member_id": "424242"}),
+    ("/tables/pool-03/start", {"card_uid": "\u0000\u0007"}),
+    ("/tables/nosuch-99/start", {}),
+    ("/sessions/abc/stop", {}),
+    ("/sessions/0/pause", {}),
+    ("/sessions/99999/resume", {}),
+    ("/sessions/1/extend", {"minutes": "1e9"}),
+    ("/sessions/1/extras", {"extra": "champagne", "quantity": "1"}),
+    ("/sessions/1/extras", {"extra": "topping", "quantity": "0"}),
+    ("/sessions/1/transfer", {"table": ""}),
+    ("/alerts/abc/ack", {}),
+    ("/alerts/999/ack", {}),
+    ("/lang", {"lang": "de"}),
+])
+def test_garbage_form_input_is_a_4xx_page_or_a_refusal_never_a_500(browser, service, path, data):
+    service.start_session("pool-01", actor="test")  # session 1 exists, so its routes see real state
+    r = browser.post(path, {"next": "/", **data})
+    assert r.status_code in (303, 400, 403, 404, 409, 422), f"{path} {data} → {r.status_code}"
+    if r.status_code != 303:
+        assert r.headers["content-type"].startswith("text/html") and "<h1>" in r.text
+    assert not service.open.get("pool-03")
+
+
+def test_unknown_pages_are_404_pages_and_unknown_api_paths_stay_json(browser):
+    r = browser.get("/no/such/page")
+    assert r.status_code == 404 and "Takáto stránka neexistuje" in r.text
+    assert browser.get("/tables/nosuch-99").status_code == 404
+    assert browser.get("/sessions/424242/bill").status_code == 404
+    r = browser.client.get("/api/no-such-route")
+    assert r.status_code == 404 and r.json()["detail"]
+
+
+def test_language_switch_is_remembered_and_formats_follow(browser, service, clock):
+    sid = service.start_session("pool-01", actor="test")
+    clock.advance(minutes=90)
+    service.add_extra(sid, "entry_guest", 1, actor="test")
+    slovak = browser.get("/").text
+    assert '<html lang="sk">' in slovak and "Modul offline" in slovak and "14,00 €" in slovak  # 9,00 + 5,00
+    r = browser.post("/lang", {"lang": "en", "next": "/tables/pool-01"})
+    assert r.status_code == 303 and r.headers["location"] == "/tables/pool-01"
+    assert "lavos_lang=en" in r.headers["set-cookie"]
+    english = browser.get("/").text
+    assert '<html lang="en">' in english and "Node offline" in english and "€14.00" in english and "Modul offline" not in english
+    bill = browser.get(f"/sessions/{sid}/bill").text
+    assert "Tournament entry (non-member)" in bill and "10 Nov 2026, 18:00" in bill
+    browser.post("/lang", {"lang": "sk"})
+    assert "Modul offline" in browser.get("/").text
+
+
+def test_alert_banner_and_acknowledgement(browser, service, mosquitto):
+    with node_link(mosquitto, "foos-01") as node:
+        event(node, "foos-01", "goal", 1, {"side": "home"})
+        wait_until(lambda: "alert-loud" in browser.get("/").text, what="the foosball alert in the banner")
+    page = browser.get("/foosball").text
+    assert "Hrá sa bez prihláseného člena" in page and "alert-loud" in page
+    alert_id = int(re.search(r'data-alert-id="(\d+)"', page).group(1))
+    r = browser.post(f"/alerts/{alert_id}/ack", {"next": "/foosball"})
+    assert r.status_code == 303 and r.headers["location"] == "/foosball"
+    assert 'data-alert-id="' not in browser.get("/alerts/banner").text
+    assert "Potvrdené" in browser.get("/alerts").text or "✓" in browser.get("/alerts").text

@@ -1,0 +1,99 @@
+"""Live updates: the SSE stream of a real HTTP server delivers a change at once, and slow clients cannot hurt."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import socket
+import threading
+import time
+
+import httpx
+import pytest
+import uvicorn
+
+from dashboard.web import live, pages_events
+from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, sqlite_only, wait_until
+from tests.support.web import add_users, web_app
+
+
+@pytest.fixture
+def server(service):  # type: ignore[no-untyped-def]
+    """`lavos server`'s app on a real socket (the TestClient buffers whole responses: no streams)."""
+    add_users(service, {STAFF: "staff"}, PASSWORD, CHEAP)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    srv = uvicorn.Server(uvicorn.Config(web_app(service), log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    wait_until(lambda: srv.started, what="uvicorn started")
+    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    srv.should_exit = True
+    thread.join(10)
+    sock.close()
+
+
+def _login(base: str) -> httpx.Client:
+    c = httpx.Client(base_url=base, timeout=5)
+    token = re.search(r'name="csrf-token" content="([^"]+)"', c.get("/login").text).group(1)
+    assert c.post("/login", data={"username": STAFF, "password": PASSWORD, "csrf_token": token}).status_code == 303
+    return c
+
+
+@sqlite_only
+def test_a_session_start_reaches_an_open_stream_within_a_second_and_the_listener_goes_with_it(server, service, monkeypatch):
+    monkeypatch.setattr(pages_events, "HEARTBEAT_S", 0.2)
+    before = len(service.listeners)
+    client = _login(server)
+    with client.stream("GET", "/events") as stream:
+        assert stream.headers["content-type"].startswith("text/event-stream")
+        lines = stream.iter_lines()
+        assert next(lines).startswith("retry:")
+        wait_until(lambda: len(service.listeners) == before + 1, what="the stream's listener")
+        started = time.monotonic()
+        threading.Timer(0.05, lambda: service.start_session("pool-04", actor="test")).start()
+        for line in lines:
+            if line.startswith("data:") and json.loads(line[5:]) == {"topic": "table", "table": "pool-04"}:
+                break
+        assert time.monotonic() - started < 1.0
+    client.close()
+    # The browser went away: the next heartbeat write fails and the listener is removed.
+    wait_until(lambda: len(service.listeners) == before, timeout=5, what="listener removed after disconnect")
+
+
+@sqlite_only
+def test_anonymous_gets_no_stream(server):
+    r = httpx.get(server + "/events", follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"].startswith("/login")
+
+
+def test_a_slow_client_gets_one_refresh_instead_of_a_backlog():
+    async def run() -> list[dict]:
+        sub = live.Subscriber(asyncio.get_running_loop(), maxsize=5)
+        # Service threads push; the loop runs the hand-over callbacks when it gets to them.
+        pushers = [threading.Thread(target=lambda: [sub.push("event", {"table": "pool-01"}) for _ in range(50)]) for _ in range(3)]
+        for t in pushers:
+            t.start()
+        for t in pushers:
+            t.join()
+        await asyncio.sleep(0.05)
+        got = []
+        while (ev := await sub.next(0.05)) is not None:
+            got.append(ev)
+        sub.push("light", {"table": "pool-02"})
+        await asyncio.sleep(0.01)
+        got.append(await sub.next(0.5))
+        return got
+
+    got = asyncio.run(run())
+    assert got[-1] == {"topic": "table", "table": "pool-02"}  # caught up: details flow again
+    assert {"topic": "refresh"} in got[:-1] and len(got) <= 6
+
+
+def test_what_pages_hear_for_each_service_topic():
+    assert live.page_event("session", {"table": "pool-01", "action": "start"}) == {"topic": "table", "table": "pool-01"}
+    assert live.page_event("session", {"table": "pool-02", "action": "transfer"}) == {"topic": "refresh"}
+    assert live.page_event("alert", {"table": "foos-01", "kind": "foosball_no_member"})["loud"] is True
+    assert live.page_event("alert_ack", {"id": 3}) == {"topic": "alert"}
+    assert live.page_event("node", {"table": "pool-01", "online": False}) == {"topic": "node", "table": "pool-01"}

@@ -1,0 +1,84 @@
+"""The staff pages over a real CentralService: a logged-in TestClient that sends CSRF tokens itself."""
+
+from __future__ import annotations
+
+import json
+import re
+from contextlib import contextmanager
+
+from fastapi.testclient import TestClient
+
+from broker.users import create_user
+from dashboard.api import create_app
+from dashboard.web import mount_web
+from devices import contract
+from tests.support.mqtt import Collector
+
+_CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
+
+
+class Browser:
+    """One visitor: its own cookie jar; `post` fills in the page's CSRF token unless told not to."""
+
+    def __init__(self, app, base_url: str = "http://testserver") -> None:  # type: ignore[no-untyped-def]
+        self.client = TestClient(app, base_url=base_url, follow_redirects=False)
+        self.token = ""
+
+    def get(self, path: str, **kw):  # type: ignore[no-untyped-def]
+        r = self.client.get(path, **kw)
+        m = _CSRF.search(r.text) if r.headers.get("content-type", "").startswith("text/html") else None
+        if m:
+            self.token = m.group(1)
+        return r
+
+    def post(self, path: str, data: dict | None = None, *, csrf: bool = True, **kw):  # type: ignore[no-untyped-def]
+        if csrf and not self.token:
+            self.get("/login")
+        body = dict(data or {})
+        if csrf:
+            body.setdefault("csrf_token", self.token)
+        return self.client.post(path, data=body, **kw)
+
+    def login(self, username: str, password: str):  # type: ignore[no-untyped-def]
+        self.get("/login")
+        r = self.post("/login", {"username": username, "password": password, "next": "/"})
+        assert r.status_code == 303, r.text
+        self.get("/")  # the token changes at login
+        return r
+
+
+def web_app(service, data_dir=None, https_cookies: bool = False):  # type: ignore[no-untyped-def]
+    return mount_web(create_app(service), service, data_dir=data_dir, https_cookies=https_cookies)
+
+
+def add_users(service, users: dict[str, str], password: str, hasher) -> None:  # type: ignore[no-untyped-def]
+    with service.store.session() as db:
+        for name, role in users.items():
+            create_user(db, name, password, role, actor="test", hasher=hasher)
+
+
+@contextmanager
+def node_link(mosquitto, table: str):  # type: ignore[no-untyped-def]
+    """Publish as the table's node (its own MQTT user, so the ACL applies as in the hall)."""
+    c = Collector(mosquitto.port, username=table, password=f"pw-{table}", topics=(contract.light_set_topic(table),))
+    try:
+        yield c
+    finally:
+        # The broker is shared by a test module: leave no retained state behind for the next test.
+        for topic in (contract.status_topic(table), contract.light_state_topic(table)):
+            c.publish(topic, b"", retain=True)
+        c.close()
+
+
+def status(node: Collector, table: str, state: str, boot: str = "b-web") -> None:
+    node.publish(contract.status_topic(table), json.dumps({"state": state, "boot": boot, "version": "test"}), retain=True)
+
+
+def light(node: Collector, table: str, on: bool, cause: str = "button") -> None:
+    node.publish(contract.light_state_topic(table), json.dumps({"on": on, "blink": False, "cause": cause}), retain=True)
+
+
+def event(node: Collector, table: str, etype: str, seq: int, data: dict) -> None:
+    node.publish(contract.event_topic(table, etype), json.dumps({
+        "v": 1, "table": table, "type": etype, "boot": "b-web", "seq": seq,
+        "ts": "2026-11-10T17:00:00+00:00", "ts_synced": False, "data": data}))
