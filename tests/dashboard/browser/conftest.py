@@ -14,6 +14,7 @@ from typing import Iterator
 import pytest
 
 from tests.dashboard.browser.server import LavosServer
+from tests.dashboard.browser.web import prepare
 from tests.dashboard.conftest import MANAGER, PASSWORD, STAFF, wait_until
 from tests.support.hub import running_node
 
@@ -70,23 +71,31 @@ def chromium():
             browser.close()
 
 
-def _page(browser, viewport: dict[str, int], *, mobile: bool):  # type: ignore[no-untyped-def]
-    # Slovak and the venue's time zone, as on the tablet behind the bar; touch, so taps are real taps.
-    context = browser.new_context(viewport=viewport, device_scale_factor=1, is_mobile=mobile, has_touch=True,
-                                  locale="sk-SK", timezone_id="Europe/Bratislava")
-    context.set_default_timeout(ACTION_TIMEOUT_MS)
-    return context, context.new_page()
+@pytest.fixture
+def open_page(chromium):
+    """open_page(viewport, mobile=...) → a fresh page in its own browser context (own cookies), closed after the test."""
+    contexts = []
+
+    def make(viewport: dict[str, int] = TABLET, *, mobile: bool = False):  # type: ignore[no-untyped-def]
+        # Slovak and the venue's time zone, as on the tablet behind the bar; touch, so taps are real taps.
+        context = chromium.new_context(viewport=viewport, device_scale_factor=1, is_mobile=mobile, has_touch=True,
+                                       locale="sk-SK", timezone_id="Europe/Bratislava")
+        context.set_default_timeout(ACTION_TIMEOUT_MS)
+        contexts.append(context)
+        page = context.new_page()
+        prepare(page)
+        return page
+
+    yield make
+    for context in contexts:
+        context.close()
 
 
 @pytest.fixture
-def tablet(chromium):
-    context, page = _page(chromium, TABLET, mobile=False)
-    yield page
-    context.close()
+def tablet(open_page):
+    return open_page(TABLET)
 
 
 @pytest.fixture
-def phone(chromium):
-    context, page = _page(chromium, PHONE, mobile=True)
-    yield page
-    context.close()
+def phone(open_page):
+    return open_page(PHONE, mobile=True)
