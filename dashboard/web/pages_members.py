@@ -1,0 +1,291 @@
+"""The member registry for the manager: search, add, edit, the year's fee, club cards, CSV in and out.
+
+broker.members and broker.members_csv do the work and write the audit log; this module turns
+form fields into their arguments, refusing bad input with a message in the visitor's language
+before anything is written.
+
+Card capture: the manager picks a table's reader and taps the card on it. The capture request
+waits (without holding a thread) for the next `card` event the service reports from that table,
+through the same `service.listeners` hook that feeds the live /events stream, and answers with
+the member page with the UID filled in; assigning it is still a separate, CSRF-checked POST.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, File, Form, HTTPException, Query, Request, UploadFile
+from fastapi.responses import RedirectResponse, Response
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
+
+from broker.db.models import MEMBER_KINDS, Member
+from broker.members import (
+    DEFAULT_FEE_CENTS,
+    MemberError,
+    add_member,
+    assign_card,
+    check_year,
+    edit_member,
+    normalize_uid,
+    record_fee,
+    remove_card,
+    search_members,
+)
+from broker.members_csv import MemberImportError, export_members_csv, import_members_csv
+from broker.service import CentralService
+from broker.tariffs import calendar_year
+from dashboard.api import views
+from dashboard.api.deps import IdPath, get_service
+from dashboard.web.auth import ManagerPage
+from dashboard.web.csrf import verify_csrf
+from dashboard.web.i18n import N_
+from dashboard.web.request_text import translated
+from dashboard.web.templating import NavLink, flash, render
+
+router = APIRouter(prefix="/members")
+NAV = [NavLink("/members", N_("Members"), role="manager", order=60)]
+CSRF = [Depends(verify_csrf)]
+
+MAX_IMPORT_BYTES = 2 * 1024 * 1024  # as the API: the club's 59 members are 3 kB
+SEARCH_LIMIT = 100
+CAPTURE_WAIT_S = 30.0
+_AMOUNT = re.compile(r"^(\d{1,5})(?:[.,](\d{1,2}))?$")
+KIND_NAMES = {"individual": N_("individual"), "collective": N_("collective"), "honorary": N_("honorary")}
+
+Text = Annotated[str, Form(max_length=2000)]
+Name = Annotated[str, Form(max_length=200)]
+Short = Annotated[str, Form(max_length=64)]
+
+
+def _year(service: CentralService) -> int:
+    return calendar_year(service.clock(), service.venue)
+
+
+def _checked(request: Request, *values: str) -> None:
+    # PostgreSQL refuses NUL in text; a form field holding one is garbage, not a name.
+    if any("\x00" in v for v in values):
+        raise MemberError(translated(request, "The form holds a NUL character; retype the text."))
+
+
+def _kind(request: Request, kind: str) -> str:
+    if kind not in MEMBER_KINDS:
+        raise MemberError(translated(request, "Choose the kind of membership from the list."))
+    return kind
+
+
+def _uid(request: Request, uid: str) -> str:
+    try:
+        return normalize_uid(uid)
+    except MemberError:
+        raise MemberError(translated(request, "%(uid)s is not a card number: 4 to 32 hex digits (0-9, a-f), e.g. 04a2b3c4.",
+                                     uid=uid[:40])) from None
+
+
+def _fee_year(request: Request, text: str) -> int:
+    value = text.strip()
+    if value.isascii() and value.isdigit() and len(value) <= 4:
+        try:
+            return check_year(int(value))
+        except MemberError:
+            pass
+    raise MemberError(translated(request, "%(year)s is not a year: give a calendar year such as 2026.", year=text[:12]))
+
+
+def _cents(request: Request, text: str) -> int:
+    """'10', '10,00', '10.5 €' → cents; money never passes through a float."""
+    found = _AMOUNT.match(text.replace("€", "").strip())
+    if not found:
+        raise MemberError(translated(request, "%(amount)s is not an amount: write it as 10,00.", amount=text[:20]))
+    whole, part = found.groups()
+    return int(whole) * 100 + int((part or "0").ljust(2, "0"))
+
+
+def _member(db: Session, request: Request, member_id: int) -> Member:
+    member = db.get(Member, member_id)
+    if member is None:
+        raise HTTPException(404, translated(request, "There is no member %(id)d; search by name.", id=member_id))
+    return member
+
+
+def _to_member(member_id: int) -> RedirectResponse:
+    return RedirectResponse(f"/members/{member_id}", status_code=303)
+
+
+# --- the list, search and add ------------------------------------------------------------------
+
+@router.get("")
+def members_page(request: Request, user: ManagerPage, q: Annotated[str, Query(max_length=100)] = "") -> Response:
+    service = get_service(request)
+    _checked(request, q)
+    with service.store.reader() as db:
+        found = [views.member(m, _year(service)) for m in search_members(db, q, limit=SEARCH_LIMIT)]
+    return render(request, "members.html", {"members": found, "q": q, "limit": SEARCH_LIMIT, "kinds": KIND_NAMES,
+                                             "year": _year(service)})
+
+
+@router.post("", dependencies=CSRF)
+def add(request: Request, user: ManagerPage, name: Name, kind: Short = "individual", note: Text = "",
+        active: Annotated[str | None, Form(max_length=8)] = None) -> Response:
+    service = get_service(request)
+    _checked(request, name, kind, note)
+    with service.store.session() as db:
+        member = add_member(db, name, actor=user.username, kind=_kind(request, kind), note=note.strip(), active=active is not None)
+        member_id, shown = member.id, member.name
+    flash(request, translated(request, "%(name)s added.", name=shown), "ok")
+    return _to_member(member_id)
+
+
+# --- CSV ---------------------------------------------------------------------------------------
+
+@router.get("/export.csv")
+def export(request: Request, user: ManagerPage) -> Response:
+    with get_service(request).store.reader() as db:
+        data = export_members_csv(db)
+    return Response(data.encode("utf-8-sig"), media_type="text/csv; charset=utf-8",
+                    headers={"Content-Disposition": 'attachment; filename="lavos-members.csv"'})
+
+
+@router.get("/import")
+def import_page(request: Request, user: ManagerPage) -> Response:
+    return render(request, "members_import.html", {"errors": [], "filename": None})
+
+
+@router.post("/import", dependencies=CSRF)
+async def import_csv(request: Request, user: ManagerPage, file: Annotated[UploadFile, File()]) -> Response:
+    data = await file.read(MAX_IMPORT_BYTES + 1)
+    name = (file.filename or "")[:200]
+    if len(data) > MAX_IMPORT_BYTES:
+        raise HTTPException(413, translated(request, "The file is larger than %(kb)d kB; split it.", kb=MAX_IMPORT_BYTES // 1024))
+    if not data.strip():
+        raise HTTPException(400, translated(request, "The file is empty: choose the member list saved as CSV."))
+    service = get_service(request)
+
+    def run() -> Any:
+        with service.store.session() as db:  # one transaction: any error rolls the whole file back
+            return import_members_csv(db, data, actor=user.username)
+
+    try:
+        report = await run_in_threadpool(run)
+    except MemberImportError as e:
+        return await run_in_threadpool(render, request, "members_import.html", {"errors": e.errors, "filename": name}, status=400)
+    flash(request, translated(request, "%(file)s imported: %(added)d added, %(updated)d updated, %(unchanged)d unchanged; "
+                                       "%(cards)d cards and %(fees)d fee years recorded.", file=name or "CSV", added=report.added,
+                              updated=report.updated, unchanged=report.unchanged, cards=report.cards_added, fees=report.fees_added), "ok")
+    return RedirectResponse("/members", status_code=303)
+
+
+# --- one member ------------------------------------------------------------------------------
+
+def _detail(request: Request, member_id: int, *, uid: str = "", capture_table: str | None = None,
+            capture_note: str | None = None) -> Response:
+    service = get_service(request)
+    with service.store.reader() as db:
+        member = views.member(_member(db, request, member_id), _year(service))
+    readers = sorted(service.venue.tables, key=lambda t: (t.kind.value != "foosball", t.id))  # the card readers are at foosball
+    return render(request, "members_detail.html", {
+        "m": member, "kinds": KIND_NAMES, "year": _year(service), "default_fee": f"{DEFAULT_FEE_CENTS // 100},{DEFAULT_FEE_CENTS % 100:02d}",
+        "uid": uid, "readers": readers, "capture_table": capture_table, "capture_note": capture_note,
+        "capture_wait": int(CAPTURE_WAIT_S),
+    })
+
+
+@router.get("/{member_id}")
+def member_page(request: Request, member_id: IdPath, user: ManagerPage) -> Response:
+    return _detail(request, member_id)
+
+
+@router.post("/{member_id}", dependencies=CSRF)
+def edit(request: Request, member_id: IdPath, user: ManagerPage, name: Name, kind: Short, note: Text = "",
+         active: Annotated[str | None, Form(max_length=8)] = None, reason: Text = "") -> Response:
+    service = get_service(request)
+    _checked(request, name, kind, note, reason)
+    with service.store.session() as db:
+        _member(db, request, member_id)
+        edit_member(db, member_id, actor=user.username, name=name, kind=_kind(request, kind), note=note.strip(),
+                    active=active is not None, reason=reason.strip() or None)
+    flash(request, translated(request, "Saved."), "ok")
+    return _to_member(member_id)
+
+
+@router.post("/{member_id}/fee", dependencies=CSRF)
+def pay_fee(request: Request, member_id: IdPath, user: ManagerPage, year: Short, amount: Short) -> Response:
+    service = get_service(request)
+    _checked(request, year, amount)
+    fee_year, cents = _fee_year(request, year), _cents(request, amount)
+    with service.store.session() as db:
+        _member(db, request, member_id)
+        record_fee(db, member_id, fee_year, actor=user.username, amount_cents=cents, paid_at=service.clock())
+    flash(request, translated(request, "The %(year)d fee is recorded.", year=fee_year), "ok")
+    return _to_member(member_id)
+
+
+@router.post("/{member_id}/cards", dependencies=CSRF)
+def add_card(request: Request, member_id: IdPath, user: ManagerPage, uid: Short) -> Response:
+    service = get_service(request)
+    _checked(request, uid)
+    card = _uid(request, uid)
+    with service.store.session() as db:
+        _member(db, request, member_id)
+        assign_card(db, member_id, card, actor=user.username)
+    flash(request, translated(request, "Card %(uid)s assigned.", uid=card), "ok")
+    return _to_member(member_id)
+
+
+@router.post("/{member_id}/cards/remove", dependencies=CSRF)
+def take_card(request: Request, member_id: IdPath, user: ManagerPage, uid: Short, reason: Text = "") -> Response:
+    service = get_service(request)
+    _checked(request, uid, reason)
+    card = _uid(request, uid)
+    with service.store.session() as db:
+        member = _member(db, request, member_id)
+        if card not in {c.uid for c in member.cards}:
+            raise MemberError(translated(request, "Card %(uid)s is not this member's.", uid=card))
+        remove_card(db, card, actor=user.username, reason=reason.strip() or None)
+    flash(request, translated(request, "Card %(uid)s taken away.", uid=card), "ok")
+    return _to_member(member_id)
+
+
+# --- card capture ----------------------------------------------------------------------------
+
+async def next_card(service: CentralService, table: str, timeout: float) -> str | None:
+    """The UID of the next card tapped on `table`'s reader, or None after `timeout` seconds."""
+    loop = asyncio.get_running_loop()
+    tapped: asyncio.Future[str] = loop.create_future()
+
+    def settle(uid: str) -> None:
+        if not tapped.done():
+            tapped.set_result(uid)
+
+    def listener(topic: str, data: dict) -> None:  # a service thread: only hand over, never wait
+        if topic == "event" and data.get("type") == "card" and data.get("table") == table:
+            uid = (data.get("data") or {}).get("uid")
+            if isinstance(uid, str):
+                loop.call_soon_threadsafe(settle, uid)
+
+    service.listeners.append(listener)
+    try:
+        return await asyncio.wait_for(tapped, timeout)
+    except asyncio.TimeoutError:
+        return None
+    finally:
+        service.listeners.remove(listener)
+
+
+@router.get("/{member_id}/capture")
+async def capture(request: Request, member_id: IdPath, user: ManagerPage,
+                  table: Annotated[str, Query(max_length=32)], wait: Annotated[float, Query(gt=0, le=CAPTURE_WAIT_S)] = CAPTURE_WAIT_S) -> Response:
+    service = get_service(request)
+    if table not in service.tables:
+        raise HTTPException(400, translated(request, "There is no table %(table)s; choose one from the list.", table=table))
+    with service.store.reader() as db:
+        _member(db, request, member_id)  # before waiting: a wrong id should not cost half a minute
+    uid = await next_card(service, table, wait)
+    name = service.tables[table].name
+    if uid is None:
+        note = translated(request, "No card was tapped on %(table)s within %(s)d s. Try again.", table=name, s=int(wait))
+    else:
+        note = translated(request, "Card %(uid)s read on %(table)s. Check it and press Assign.", uid=uid, table=name)
+    return await run_in_threadpool(_detail, request, member_id, uid=uid or "", capture_table=table, capture_note=note)
