@@ -1,4 +1,4 @@
-"""`lavos demo`: the interim demo (a simulated table node against a private broker)."""
+"""`lavos demo`: the whole system with a simulated evening at the hall, on this machine."""
 
 from __future__ import annotations
 
@@ -7,17 +7,34 @@ import threading
 
 import typer
 
+from sim.demo import DEFAULT_HTTP, MAX_SPEED
 
-def demo(seconds: float = typer.Option(None, help="Stop by itself after this many seconds (default: Ctrl-C)")) -> None:
-    """Run a private Mosquitto, a simulated pool-01 node with a player, and print every message.
 
-    Example: lavos demo --seconds 20
+def demo(
+    speed: float = typer.Option(10.0, "--speed", min=0.1, max=MAX_SPEED, help="How much faster than real time the evening runs"),
+    seconds: float = typer.Option(None, "--seconds", help="Stop by itself after this many seconds (default: Ctrl-C)"),
+    http: str = typer.Option(DEFAULT_HTTP, "--http", help="Where the dashboard listens, HOST:PORT (if the default is taken, a free port)"),
+    seed: int = typer.Option(7, "--seed", help="Another seed, another evening"),
+    broker: str = typer.Option("auto", "--broker", help="auto (Mosquitto if installed, else embedded iotcore), mosquitto or embedded"),
+) -> None:
+    """Run the whole system on this machine: an MQTT broker, the central service, the dashboard,
+    and every table of the ŠBK Lavos venue as a simulated node, with players, staff and incidents.
+
+    Prints the dashboard URL and the demo logins. Ctrl-C stops everything.
+
+    Example: lavos demo --speed 10
     """
     from sim.demo import run_demo
 
+    if broker not in ("auto", "mosquitto", "embedded"):
+        raise typer.BadParameter("use auto, mosquitto or embedded", param_hint="--broker")
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    run_demo(seconds=seconds, stop=stop)
+    try:
+        run_demo(speed=speed, seconds=seconds, http=http, seed=seed, broker=broker, stop=stop)
+    except (RuntimeError, ValueError) as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2) from None
 
 
 def register(app: typer.Typer) -> None:

@@ -1,110 +1,413 @@
-"""The interim demo: a private Mosquitto, one simulated pool table node, and everything it says.
+"""`lavos demo`: the whole system on one machine, with a simulated evening at the hall.
 
-Runs pool-01 as a real EdgeNode on mock pins, a simulated player dropping balls, and a subscriber
-(as the central service would be) printing every message; the "hub" switches the light on, then
-off. Everything it starts, it stops: Ctrl-C or --seconds leaves no process behind.
+One process (and the broker as its child, in the same process group): the MQTT broker, the
+central service on SQLite in a temporary directory, the HTTP API and dashboard (the app `lavos
+server` serves), staff logins, the club's members, and every table of the venue file as a real
+EdgeNode on gpiozero mock pins. The player model (sim/players.py) plans the evening; this module
+only carries it out, as staff and players would: sessions through the service, ball drops and
+goals as beam pulses, cards on the readers, a node's power cut as closing and restarting it.
+
+`speed` compresses the evening: the service's clock runs that much faster and the plan's waits
+shrink with it, while each pulse keeps its real 10-60 ms, because the pulse filter on the nodes
+judges real edges. Everything started is stopped on Ctrl-C, SIGTERM or after `seconds`.
 """
 
 from __future__ import annotations
 
-import json
+import logging
+import random
 import tempfile
 import threading
 import time
-import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
-import paho.mqtt.client as mqtt
-from paho.mqtt.enums import CallbackAPIVersion
 from rich.console import Console
+from rich.logging import RichHandler
 from rich.markup import escape
+from sqlalchemy import select
 
-from broker.mosquitto import HUB_USER, Mosquitto
-from devices.contract import LightSet, encode, light_set_topic
+from broker.billing import format_eur
+from broker.db.engine import Store, open_store
+from broker.db.models import Member
+from broker.members import assign_card, record_fee
+from broker.members_csv import import_members_csv
+from broker.schedule import closing_time
+from broker.service import CentralService, ServiceError
+from broker.tariffs import calendar_year
+from broker.users import create_user
+from dashboard.cli import HttpAddress
+from devices.drivers.cardreader import SimulatedCardReader
 from devices.kinds import Kind, default_pins
-from devices.nodeconfig import MqttSettings, NodeConfig, OutboxSettings
+from devices.nodeconfig import MqttSettings, NodeConfig, OutboxSettings, node_config_for
+from devices.venue import WEEKDAYS, Venue, load_venue
 from edge import EdgeNode
-from sim.pins import timed_mock_factory
-from sim.player import Player
+from sim.broker import DemoBroker, node_password, start_broker
+from sim.clock import ScaledClock
+from sim.pins import PulseScript, drive_pulse, timed_mock_factory
+from sim.players import Action, Card, Do, Table, plan_evening
 
+REPO = Path(__file__).resolve().parents[1]
+VENUE = REPO / "deploy" / "venues" / "lavos.toml"
+MEMBERS_CSV = REPO / "deploy" / "members" / "lavos-members.csv"
+STAFF = ("staff", "staff-demo")
+MANAGER = ("manager", "manager-demo")
+DEFAULT_HTTP = "127.0.0.1:8080"
+MAX_SPEED = 60.0  # beyond it a table's drops come closer than its pulses are long
+# Short, so a stuck beam shows up in a sped-up demo; the plan holds the beam past it.
+STUCK_AFTER_S = 3.0
+# Paid-up club cards, and one whose holder has not paid this year's fee. UIDs as readers send them.
+CARD_UIDS = ("04a3f1c2", "04b71e90", "04c2d4a8", "04d9e7b1")
+UNPAID_UID = "04e05f33"
+CARD_HOLDERS = (2, 9, 17, 30, 44)  # which imported members (by file order) hold them
+
+# The single-table node used by bench/edge_latency.py.
 TABLE = "pool-01"
-HUB_PASSWORD = "hub-secret"
 
 
 def demo_config(workdir: Path, port: int) -> NodeConfig:
     password_file = workdir / f"{TABLE}.password"
-    password_file.write_text(f"pw-{TABLE}\n")
+    password_file.write_text(f"{node_password(TABLE)}\n")
     return NodeConfig(
-        table=TABLE,
-        kind=Kind.POOL,
-        pins=default_pins(Kind.POOL),
+        table=TABLE, kind=Kind.POOL, pins=default_pins(Kind.POOL),
         mqtt=MqttSettings(host="127.0.0.1", port=port, password_file=password_file, reconnect_min_s=0.2, reconnect_max_s=2),
         outbox=OutboxSettings(path=workdir / "outbox.db"),
         telemetry_interval_s=5,
     )
 
 
-class Printer:
-    """Subscribes to everything under lavos/v1 as the central service, and prints it."""
+def evening_start(venue: Venue, now: datetime) -> datetime:
+    """Today's opening time: the demo plays an evening from the doors opening."""
+    tz = venue.tz
+    day = now.astimezone(tz).date()
+    opens = venue.hours_on(WEEKDAYS[day.weekday()]).open
+    return datetime.combine(day, opens, tz).astimezone(timezone.utc)
 
-    def __init__(self, port: int, console: Console) -> None:
-        self.console = console
-        self.ready = threading.Event()
-        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"demo-hub-{uuid.uuid4().hex[:6]}")
-        self.client.username_pw_set(HUB_USER, HUB_PASSWORD)
-        self.client.on_connect = lambda c, *_: c.subscribe("lavos/v1/#", qos=1)
-        self.client.on_subscribe = lambda *_: self.ready.set()
-        self.client.on_message = self._print
-        self.client.connect("127.0.0.1", port)
-        self.client.loop_start()
 
-    def _print(self, client: mqtt.Client, userdata: object, msg: mqtt.MQTTMessage) -> None:
-        try:
-            body = json.dumps(json.loads(msg.payload), ensure_ascii=False, separators=(",", ":"))
-        except ValueError:
-            body = repr(bytes(msg.payload))
-        flag = " [dim](retained)[/]" if msg.retain else ""
-        self.console.print(f"[bold cyan]{msg.topic}[/]{flag} {escape(body)}", highlight=False, soft_wrap=True)
+# -- the tables ---------------------------------------------------------------------------
 
-    def light(self, on: bool) -> None:
-        cmd = LightSet(on=on, cmd_id=str(uuid.uuid4()))
-        self.console.print(f"[bold yellow]hub → {light_set_topic(TABLE)}[/] {escape(encode(cmd).decode())}", highlight=False, soft_wrap=True)
-        self.client.publish(light_set_topic(TABLE), encode(cmd), qos=1, retain=False)
+
+class SimNode:
+    """One table's EdgeNode on its own mock pins; restartable, as a Pi after a power cut."""
+
+    def __init__(self, config: NodeConfig, rng: random.Random) -> None:
+        self.config = config
+        self.rng = rng
+        self.node: EdgeNode | None = None
+        self.factory: Any = None
+        self.reader: SimulatedCardReader | None = None
+        self._busy_until: dict[int, float] = {}
+
+    def start(self) -> "SimNode":
+        self.factory = timed_mock_factory()
+        self.reader = SimulatedCardReader() if self.config.kind is Kind.FOOSBALL else None
+        self._busy_until.clear()
+        self.node = EdgeNode(self.config, pin_factory=self.factory, card_reader=self.reader).start()
+        return self
+
+    def take_down(self) -> EdgeNode | None:
+        """Detach the node (nothing reaches it from now on); the caller closes it."""
+        node, self.node = self.node, None
+        return node
 
     def close(self) -> None:
-        self.client.disconnect()
-        self.client.loop_stop()
+        node = self.take_down()
+        if node is not None:
+            node.close()
+
+    def pulse(self, bcm: int, duration_ms: float) -> None:
+        if self.node is None:
+            return
+        # Scripted edges may run up to a pulse ahead of the real clock: a pin's next pulse
+        # starts after its last one has ended, or the filter would see them interleaved.
+        start = max(time.monotonic(), self._busy_until.get(bcm, 0.0) + 0.02)
+        script = PulseScript(duration_s=duration_ms / 1000, chatter_edges=self.rng.randint(0, 2))
+        self._busy_until[bcm] = drive_pulse(self.factory.pin(bcm), start, script, self.rng)
+
+    def hold(self, bcm: int, broken: bool) -> None:
+        if self.node is not None:
+            # Beams read low while broken (receiver pulls down; see devices/drivers/beam.py).
+            self.factory.pin(bcm).drive_at(max(time.monotonic(), self._busy_until.get(bcm, 0.0) + 0.02), high=not broken)
+
+    def tap(self, uid: str) -> None:
+        if self.node is not None and self.reader is not None:
+            self.reader.tap(uid)
 
 
-def run_demo(seconds: float | None = None, stop: threading.Event | None = None, console: Console | None = None) -> None:
-    console = console or Console()
+def node_configs(venue: Venue, broker: DemoBroker, workdir: Path) -> list[NodeConfig]:
+    out = []
+    for spec in venue.tables:
+        pw = workdir / f"{spec.id}.password"
+        pw.write_text(f"{node_password(spec.id)}\n")
+        cfg = node_config_for(venue, spec.id, mqtt_host="127.0.0.1", mqtt_port=broker.port, password_file=pw)
+        out.append(cfg.model_copy(update={
+            "outbox": cfg.outbox.model_copy(update={"path": workdir / f"{spec.id}-outbox.db"}),
+            "mqtt": cfg.mqtt.model_copy(update={"reconnect_min_s": 0.2, "reconnect_max_s": 2.0}),
+            "filter": cfg.filter.model_copy(update={"stuck_after_s": STUCK_AFTER_S}),
+            "card_reader": cfg.card_reader.model_copy(update={"kind": "simulated", "device": None}),
+            "telemetry_interval_s": 10.0,
+        }))
+    return out
+
+
+# -- the club's data ------------------------------------------------------------------------
+
+
+def seed_club(store: Store, venue: Venue, now: datetime, members_csv: Path) -> list[Card]:
+    """Demo logins, the club's members, and a few club cards (one with this year's fee unpaid)."""
+    year = calendar_year(now, venue)
+    with store.session() as db:
+        create_user(db, STAFF[0], STAFF[1], "staff", actor="demo")
+        create_user(db, MANAGER[0], MANAGER[1], "manager", actor="demo")
+        import_members_csv(db, members_csv.read_bytes(), actor="demo")
+        members = db.scalars(select(Member).order_by(Member.id)).all()
+        cards = []
+        for i, uid in zip(CARD_HOLDERS, (*CARD_UIDS, UNPAID_UID)):
+            member = members[i % len(members)]
+            assign_card(db, member.id, uid, actor="demo")
+            paid = uid != UNPAID_UID
+            if paid:
+                record_fee(db, member.id, year, actor="demo", paid_at=now)
+            cards.append(Card(uid, member.name, paid))
+    return cards
+
+
+# -- the HTTP server --------------------------------------------------------------------------
+
+
+@dataclass
+class Http:
+    server: Any
+    thread: threading.Thread
+    url: str
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(5)
+
+
+def start_http(service: CentralService, address: str) -> Http:
+    import uvicorn
+
+    from dashboard.api import create_app
+
+    try:
+        sock = HttpAddress.parse(address).bind()
+    except ValueError:
+        if address != DEFAULT_HTTP:
+            raise
+        sock = HttpAddress.parse("127.0.0.1:0").bind()  # 8080 is taken: any free port will do for a demo
+    config = uvicorn.Config(create_app(service), log_config=None, log_level="warning", access_log=False, lifespan="off")
+    server = uvicorn.Server(config)
+    # Not the main thread, so uvicorn leaves the signals to us; should_exit stops it.
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="demo-http", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    host, port = sock.getsockname()[:2]
+    return Http(server, thread, f"http://{host}:{port}/")
+
+
+# -- the evening --------------------------------------------------------------------------------
+
+
+@dataclass
+class Evening:
+    """Carries the plan out and says what happens, in the hall's local (simulated) time."""
+
+    service: CentralService
+    nodes: dict[str, SimNode]
+    clock: ScaledClock
+    console: Console
+    parties: dict[int, int] = field(default_factory=dict)  # plan party -> session id
+    racks: dict[int, tuple[int, int]] = field(default_factory=dict)  # party -> (rack, balls dropped in it)
+    background: list[threading.Thread] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    live: bool = False  # tell the service's news only while the evening runs, not start-up and shutdown
+
+    def say(self, table: str, text: str, style: str = "") -> None:
+        at = self.clock().astimezone(self.service.venue.tz).strftime("%H:%M")
+        body = f"[{style}]{escape(text)}[/]" if style else escape(text)
+        self.console.print(f"[dim]{at}[/] [bold]{table:<9}[/] {body}", highlight=False, soft_wrap=True)
+
+    def run(self, plan: list[Action], stop: threading.Event, deadline: float | None) -> None:
+        self.live = True
+        try:
+            self._run(plan, stop, deadline)
+        finally:
+            self.live = False
+
+    def _run(self, plan: list[Action], stop: threading.Event, deadline: float | None) -> None:
+        for action in plan:
+            delay = self.clock.real_delay(action.at)
+            if deadline is not None:
+                delay = min(delay, deadline - time.monotonic())
+            if delay > 0 and stop.wait(delay):
+                return
+            if deadline is not None and time.monotonic() >= deadline:
+                return
+            try:
+                self.do(action)
+            except ServiceError as e:
+                self.say(action.table, f"staff could not {action.do.value}: {e}", "yellow")
+        self.say("hall", "closing time: the evening is over (Ctrl-C to stop)", "bold")
+        while not stop.wait(0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic()))):
+            if deadline is not None and time.monotonic() >= deadline:
+                return
+
+    def do(self, a: Action) -> None:
+        sim = self.nodes[a.table]
+        pins = sim.config.pins
+        if a.do is Do.START:
+            sid = self.service.start_session(a.table, actor=STAFF[0], card_uid=a.uid, prepaid_minutes=a.minutes)
+            with self.lock:
+                self.parties[a.party] = sid
+            how = f"prepaid {a.minutes} min" if a.minutes else "open"
+            self.say(a.table, f"session {sid} started by staff ({how}{', club card of ' + a.note if a.uid else ''})", "green")
+        elif a.do is Do.STOP:
+            with self.lock:
+                sid = self.parties.pop(a.party, None)
+            if sid is not None and any(s.id == sid for s in self.service.open.values()):
+                st = self.service.stop_session(sid, actor=STAFF[0])
+                self.say(a.table, f"session {sid} stopped by staff, bill {format_eur(self.service.bill_of(st).total_cents)}", "green")
+        elif a.do is Do.DROP:
+            rack, ball = self.racks.get(a.party, (0, 0))
+            ball = ball + 1 if a.rack == rack else 1
+            self.racks[a.party] = (a.rack, ball)  # type: ignore[assignment]
+            self.say(a.table, f"{a.game} rack {a.rack}: ball {ball} into pocket {a.pocket} ({a.pulse_ms:.0f} ms)", "dim")
+            sim.pulse(pins.pockets[a.pocket], a.pulse_ms)  # type: ignore[index, arg-type]
+        elif a.do is Do.GOAL:
+            sim.pulse(pins.goal_home if a.side == "home" else pins.goal_away, a.pulse_ms)  # type: ignore[arg-type]
+            self.say(a.table, f"goal ({a.side})" + (f", {a.note}" if a.note else ""), "" if a.note else "dim")
+        elif a.do is Do.TAP:
+            self.say(a.table, f"{a.note} taps a club card ({a.uid})")
+            sim.tap(a.uid)  # type: ignore[arg-type]
+        elif a.do is Do.OFFLINE:
+            self.say(a.table, f"node goes down: {a.note}", "yellow")
+            node = sim.take_down()
+            if node is not None:  # closing waits on MQTT: keep the evening going meanwhile
+                t = threading.Thread(target=node.close, name=f"close-{a.table}", daemon=True)
+                t.start()
+                self.background.append(t)
+        elif a.do is Do.ONLINE:
+            for t in self.background:
+                t.join(5)
+            sim.start()
+            self.say(a.table, "node is back (new boot)", "yellow")
+        elif a.do is Do.BEAM_BREAK:
+            self.say(a.table, f"pocket {a.pocket}: {a.note}", "yellow")
+            sim.hold(pins.pockets[a.pocket], broken=True)  # type: ignore[index]
+        elif a.do is Do.BEAM_CLEAR:
+            self.say(a.table, f"pocket {a.pocket}: cleared")
+            sim.hold(pins.pockets[a.pocket], broken=False)  # type: ignore[index]
+
+    def on_service(self, topic: str, data: dict) -> None:
+        """What the central service tells its live views, as the bar would see it."""
+        if not self.live:
+            return
+        table = data.get("table") or "hall"
+        if topic == "alert":
+            self.say(table, f"ALERT {data.get('message_en')}", "bold red")
+        elif topic == "session" and data.get("action") == "stop":
+            with self.lock:
+                party = next((p for p, sid in self.parties.items() if sid == data.get("session_id")), None)
+                if party is not None:  # not stopped by our staff: the service did it (prepaid)
+                    del self.parties[party]
+            if party is not None:
+                self.say(table, f"session {data.get('session_id')} stopped by the service: prepaid time used up", "magenta")
+        elif topic == "checkin":
+            self.say(table, f"{data.get('member')} checked in", "cyan")
+        elif topic == "node":
+            self.say(table, "node online" if data.get("online") else "node OFFLINE", "cyan" if data.get("online") else "bold yellow")
+        elif topic == "warning":
+            self.say(table, f"warning blink ({data.get('kind')})", "magenta")
+
+
+# -- putting it together --------------------------------------------------------------------------
+
+
+def _quiet_logs() -> None:
+    # Our own lines tell the story; libraries speak up only when something is really wrong.
+    logging.basicConfig(level=logging.ERROR, format="%(name)s: %(message)s", handlers=[RichHandler(show_path=False)], force=True)
+
+
+def _close_all(closers: list[Callable[[], None]], console: Console) -> None:
+    for close in reversed(closers):
+        try:
+            close()
+        except Exception as e:  # noqa: BLE001 - one part failing to stop must not keep the others running
+            console.print(f"[red]while stopping: {escape(repr(e))}[/]")
+
+
+def run_demo(
+    *, speed: float = 10.0, seconds: float | None = None, http: str = DEFAULT_HTTP, seed: int = 7,
+    broker: str = "auto", stop: threading.Event | None = None, console: Console | None = None,
+) -> None:
+    if not 0 < speed <= MAX_SPEED:
+        raise ValueError(f"--speed {speed}: use a factor above 0 and at most {MAX_SPEED:g}")
+    console = console or Console(highlight=False)
     stop = stop or threading.Event()
+    began = time.monotonic()
+    deadline = began + seconds if seconds is not None else None
+    _quiet_logs()
+    venue = load_venue(VENUE)
+    closers: list[Callable[[], None]] = []
     with tempfile.TemporaryDirectory(prefix="lavos-demo-") as tmp:
         workdir = Path(tmp)
-        broker = Mosquitto(workdir / "mosquitto", users={TABLE: f"pw-{TABLE}"}).start()
-        parts: list = []
         try:
-            console.print(f"[bold]Mosquitto on 127.0.0.1:{broker.port}[/]; table node {TABLE} on mock pins. Ctrl-C stops.")
-            printer = Printer(broker.port, console)
-            parts.append(printer)
-            printer.ready.wait(5)
-            factory = timed_mock_factory()
-            node = EdgeNode(demo_config(workdir, broker.port), pin_factory=factory).start()
-            parts.append(node)
-            player = Player([factory.pin(p) for p in default_pins(Kind.POOL).pockets]).start()
-            parts.append(player)
-            script = [(2.0, lambda: printer.light(True)), (6.0, lambda: printer.light(False))]
-            started = time.monotonic()
-            while not stop.wait(0.1):
-                elapsed = time.monotonic() - started
-                while script and elapsed >= script[0][0]:
-                    script.pop(0)[1]()
-                if seconds is not None and elapsed >= seconds:
-                    break
+            mqtt = start_broker(workdir, [t.id for t in venue.tables], prefer=broker)
+            closers.append(mqtt.stop)
+            store = open_store(f"sqlite:///{workdir / 'lavos.db'}")
+            closers.append(store.close)
+            clock = ScaledClock(evening_start(venue, datetime.now(timezone.utc)), speed)
+            cards = seed_club(store, venue, clock(), MEMBERS_CSV)
+            service = CentralService(venue, store, mqtt_url=mqtt.hub_url, clock=clock, client_id="lavos-hub-demo")
+            evening = Evening(service, {}, clock, console)
+            service.listeners.append(evening.on_service)
+            service.start()
+            closers.append(service.close)
+            web = start_http(service, http)
+            closers.append(web.stop)
+            rng = random.Random(seed)
+            evening.nodes = {cfg.table: SimNode(cfg, random.Random(rng.random())) for cfg in node_configs(venue, mqtt, workdir)}
+            closers.append(lambda: _close_nodes(evening))
+            with ThreadPoolExecutor(4) as pool:  # each start waits a little on SQLite and MQTT
+                list(pool.map(SimNode.start, evening.nodes.values()))
+            _banner(console, mqtt, web, workdir, cards, speed, clock, venue.tz, time.monotonic() - began)
+            minutes = (closing_time(venue, clock.start) - clock.start).total_seconds() / 60
+            tables = [Table(t.id, t.kind.value, t.club_card) for t in venue.tables]
+            plan = plan_evening(tables, cards, seed=seed, speed=speed, minutes=minutes, stuck_after_s=STUCK_AFTER_S)
+            evening.run(plan, stop, deadline)
         except KeyboardInterrupt:
             pass
         finally:
-            for part in reversed(parts):
-                part.stop() if isinstance(part, Player) else part.close()
-            broker.stop()
+            console.print("[bold]stopping…[/]")
+            _close_all(closers, console)
             console.print("[bold]demo stopped[/]")
+
+
+def _close_nodes(evening: Evening) -> None:
+    # In parallel: each says goodbye over MQTT and may wait up to 2 s if the broker went first.
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(SimNode.close, evening.nodes.values()))
+    for t in evening.background:
+        t.join(5)
+
+
+def _banner(console: Console, mqtt: DemoBroker, web: Http, workdir: Path, cards: list[Card], speed: float,
+            clock: ScaledClock, tz: Any, took_s: float) -> None:
+    local = clock().astimezone(tz)
+    console.rule("[bold]Lavos demo[/]")
+    console.print(f"Dashboard and API: [bold link={web.url}]{web.url}[/]   (API under {web.url}api, health at {web.url}api/health)", soft_wrap=True)
+    console.print(f"Logins: staff [bold]{STAFF[0]}[/] / [bold]{STAFF[1]}[/]   manager [bold]{MANAGER[0]}[/] / [bold]{MANAGER[1]}[/]", soft_wrap=True)
+    console.print(f"MQTT broker: {mqtt.name} on 127.0.0.1:{mqtt.port}   data: {workdir}", soft_wrap=True)
+    paid = ", ".join(f"{c.name} {c.uid}" for c in cards if c.paid)
+    unpaid = ", ".join(f"{c.name} {c.uid}" for c in cards if not c.paid)
+    console.print(f"Club cards (fee paid): {paid}; fee unpaid: {unpaid}", soft_wrap=True)
+    console.print(f"The evening is at {local:%H:%M} (venue time), {speed:g}x faster than real time. Up in {took_s:.1f} s. Ctrl-C stops.", soft_wrap=True)
+    console.rule()

@@ -119,7 +119,7 @@ class _Planner:
     # -- billiards ---------------------------------------------------------------------
 
     def session(self, table: Table, start: float, length_s: float, *, prepaid: int | None = None,
-                card: Card | None = None, quiet: tuple[float, float] | None = None) -> None:
+                card: Card | None = None, quiet: tuple[float, float] | None = None, game: str | None = None) -> None:
         """A party at a table from `start` for `length_s` (prepaid: until the time runs out)."""
         self.parties += 1
         party = self.parties
@@ -128,13 +128,14 @@ class _Planner:
                  note=card.name if card else "")
         if table.kind == "pool":
             # They stop playing a little before the time is up, to put the cues away.
-            self.play_pool(table, party, start + self.rng.uniform(30, 90), end - self.rng.uniform(30, 60), quiet)
+            self.play_pool(table, party, start + self.rng.uniform(30, 90), end - self.rng.uniform(30, 60), quiet, game)
         if not prepaid:
             self.add(end, Do.STOP, table.id, party=party)
         self.free_at[table.id] = end + self.rng.uniform(60, 300)  # the next guests come a while later
 
-    def play_pool(self, table: Table, party: int, t: float, until: float, quiet: tuple[float, float] | None) -> None:
-        game = self.rng.choices(list(GAME_WEIGHTS), weights=list(GAME_WEIGHTS.values()))[0]
+    def play_pool(self, table: Table, party: int, t: float, until: float, quiet: tuple[float, float] | None,
+                  game: str | None) -> None:
+        game = game or self.rng.choices(list(GAME_WEIGHTS), weights=list(GAME_WEIGHTS.values()))[0]
         balls = RACK_BALLS[game]
         rack = 0
         while t < until:
@@ -237,18 +238,21 @@ def plan_evening(
         offline_table = order[0]
         stuck_table = order[-1] if len(order) > 4 else None
         first = [tb for tb in order[:4] if tb is not stuck_table]
+        # The first tables show every game, so both rack sizes appear in the first minutes.
+        games = rng.sample(["9-ball", "8-ball", "14-1", "9-ball"], 4)
         for i, table in enumerate(first):
             start = rng.uniform(5, 60)
+            game = games[i]
             if table is offline_table:
                 quiet = (OFFLINE_AT * 60, OFFLINE_AT * 60 + OFFLINE_FOR_S)
-                p.session(table, start, rng.uniform(60, 120) * 60, quiet=quiet)
+                p.session(table, start, rng.uniform(60, 120) * 60, quiet=quiet, game=game)
                 p.add(quiet[0], Do.OFFLINE, table.id, note="power cut at the table")
                 p.add(quiet[1], Do.ONLINE, table.id)
             elif i == 1:
-                p.session(table, start, 0, prepaid=PREPAID_MINUTES)
+                p.session(table, start, 0, prepaid=PREPAID_MINUTES, game=game)
             else:
                 club = table.club_card and paid and i == 2
-                p.session(table, start, rng.uniform(45, 120) * 60, card=rng.choice(paid) if club else None)
+                p.session(table, start, rng.uniform(45, 120) * 60, card=rng.choice(paid) if club else None, game=game)
         if stuck_table is not None:
             hold = max(STUCK_MIN_HOLD_S, (stuck_after_s + 2.0) * speed)
             at = STUCK_AT * 60

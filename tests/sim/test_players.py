@@ -116,6 +116,7 @@ def test_every_scripted_incident_happens_early_at_any_speed(seed, speed):
     prepaid = [(s, end) for s, end in spans.values() if s.minutes and end <= by]
     assert prepaid and all(not any(a.do is Do.STOP and a.party == s.party for a in actions) for s, _ in prepaid)
     assert sum(a.do is Do.DROP for a in early) >= 10
+    assert {RACK_BALLS[a.game] for a in early if a.do is Do.DROP} == {15, 9}, "both rack sizes show early"
 
     # A member checks in at foosball and scores; someone else plays foosball with no card first.
     taps = [a for a in early if a.do is Do.TAP]

@@ -1,0 +1,166 @@
+"""`lavos demo` as a user runs it: up within 15 s, a lively evening through the API, and Ctrl-C
+leaves no process and no port behind."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+MANAGER = ("manager", "manager-demo")
+URL = re.compile(r"Dashboard and API: (http://\S+?)/?\s")
+BROKER = re.compile(r"MQTT broker: .* on 127\.0\.0\.1:(\d+)")
+
+pytestmark = pytest.mark.slow
+
+
+def _stat(pid: str) -> tuple[int, int] | None:
+    """(parent pid, process group) of a process, or None if it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2:].split()  # the command name may hold spaces and parentheses
+    return int(fields[1]), int(fields[2])
+
+
+def left_behind(pid: int) -> list[int]:
+    """Processes still in the demo's process group, or children of it."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != pid:
+            st = _stat(entry.name)
+            if st and (st[1] == pid or st[0] == pid):
+                found.append(int(entry.name))
+    return found
+
+
+def port_free(port: int) -> bool:
+    with socket.socket() as s:
+        # The broker closed its clients' connections itself, so their TIME_WAIT remains a while;
+        # what matters is that nothing listens, and a listener would fail this bind.
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def start_demo(tmp_path: Path, *args: str) -> tuple[subprocess.Popen, Path]:
+    out = tmp_path / "demo.out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lavos_cli", "demo", *args], cwd=ROOT,
+        stdout=out.open("w"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "300"},
+        start_new_session=True,  # its own process group, as a shell gives a command
+    )
+    return proc, out
+
+
+def wait_for(what: str, check, timeout: float, proc: subprocess.Popen, out: Path):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"the demo exited ({proc.returncode}) before {what}:\n{out.read_text()}")
+        value = check()
+        if value:
+            return value
+        time.sleep(0.5)
+    pytest.fail(f"no {what} within {timeout:.0f} s:\n{out.read_text()[-4000:]}")
+
+
+def stop_like_ctrl_c(proc: subprocess.Popen, out: Path) -> str:
+    os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C goes to the whole foreground group
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        pytest.fail(f"the demo did not stop within 30 s of Ctrl-C:\n{out.read_text()[-4000:]}")
+    return out.read_text()
+
+
+def test_demo_at_speed_20_shows_the_evening_through_the_api_and_stops_on_ctrl_c(tmp_path):
+    proc, out = start_demo(tmp_path, "--speed", "20")
+    try:
+        started = time.monotonic()
+
+        def healthy() -> str | None:
+            m = URL.search(out.read_text())
+            if not m:
+                return None
+            try:
+                r = httpx.get(f"{m.group(1)}/api/health", timeout=2)
+            except httpx.HTTPError:
+                return None
+            return m.group(1) if r.status_code == 200 and r.json()["ok"] else None
+
+        base = wait_for("healthy dashboard", healthy, 15, proc, out)
+        assert time.monotonic() - started < 15
+        api = httpx.Client(base_url=f"{base}/api", auth=MANAGER, timeout=10)
+        seen: dict[str, object] = {}
+
+        def evening_visible() -> bool:
+            sessions = api.get("/sessions").json()
+            if sessions:
+                seen["sessions"] = len(sessions)
+            day = sessions[0]["started_at"][:10] if sessions else date.today().isoformat()
+            drops = api.get("/reports/drops", params={"day": day}).json()
+            if sum(drops["totals"].values()) > 0:
+                seen["drops"] = sum(drops["totals"].values())
+            kinds = {a["kind"] for a in api.get("/alerts", params={"open": "false"}).json()}
+            if "foosball_no_member" in kinds:
+                seen["foosball alert"] = True
+            offline = [n for n in api.get("/nodes").json() if not n["online"]]
+            if "node_offline" in kinds or offline:
+                seen["offline node"] = True
+            return len(seen) == 4
+
+        wait_for("sessions, drops, a foosball alert and an offline node", evening_visible, 60, proc, out)
+        assert seen["sessions"] >= 3 and seen["drops"] >= 1
+        broker_port = int(BROKER.search(out.read_text()).group(1))
+    finally:
+        text = stop_like_ctrl_c(proc, out)
+    assert proc.returncode == 0, text[-4000:]
+    assert "demo stopped" in text
+    assert "Traceback" not in text, text
+    assert not left_behind(proc.pid), "a process of the demo outlived it"
+    assert port_free(broker_port), "the broker's port is still taken"
+
+
+def run_to_the_end(tmp_path: Path, *args: str) -> str:
+    """Run a demo with --seconds and return what it printed, once it has exited cleanly."""
+    proc, out = start_demo(tmp_path, *args)
+    try:
+        proc.wait(60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        pytest.fail(f"the demo did not stop by itself:\n{out.read_text()[-4000:]}")
+    text = out.read_text()
+    assert proc.returncode == 0, text
+    assert "demo stopped" in text and "Traceback" not in text, text
+    assert not left_behind(proc.pid), "a process of the demo outlived it"
+    return text
+
+
+def test_demo_stops_by_itself_after_seconds(tmp_path):
+    text = run_to_the_end(tmp_path, "--speed", "20", "--seconds", "6")
+    assert "session 1 started by staff" in text
+
+
+def test_demo_runs_on_the_embedded_broker(tmp_path):
+    pytest.importorskip("iotcore")
+    text = run_to_the_end(tmp_path, "--speed", "20", "--seconds", "15", "--broker", "embedded")
+    assert "MQTT broker: iotcore (embedded)" in text
+    # Card taps reached the service (a check-in) and so did a node's goodbye (offline).
+    assert "checked in" in text and "node OFFLINE" in text, text
