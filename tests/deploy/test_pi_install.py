@@ -1,0 +1,111 @@
+"""deploy/pi/install.sh in a test root (--prefix): it installs, and a second run changes nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from devices.nodeconfig import dump_node_config, node_config_for
+from devices.venue import load_venue
+from tests.support.hub import REPO, VENUE
+
+INSTALL = REPO / "deploy" / "pi" / "install.sh"
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", str(INSTALL), *args], capture_output=True, text=True, timeout=120)
+
+
+def tree(root: Path) -> dict[str, str]:
+    """Every path under root with its kind, mode and content hash (or link target)."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            p = Path(dirpath) / name
+            st = p.lstat()
+            rel = str(p.relative_to(root))
+            if stat.S_ISLNK(st.st_mode):
+                out[rel] = f"link {os.readlink(p)}"
+            elif stat.S_ISDIR(st.st_mode):
+                out[rel] = f"dir {stat.S_IMODE(st.st_mode):o}"
+            else:
+                out[rel] = f"file {stat.S_IMODE(st.st_mode):o} {hashlib.sha256(p.read_bytes()).hexdigest()}"
+    return out
+
+
+@pytest.fixture
+def kit(tmp_path):
+    """What the central box hands over for pool-01: node.toml, password, CA."""
+    cfg = node_config_for(load_venue(VENUE), "pool-01", mqtt_host="hub.local", mqtt_port=8883,
+                          password_file=Path("/etc/lavos/mqtt-password"), tls=True, ca_file=Path("/etc/lavos/ca.crt"))
+    (tmp_path / "pool-01.toml").write_text(dump_node_config(cfg))
+    (tmp_path / "pool-01.password").write_text("s3cret\n")
+    (tmp_path / "ca.crt").write_text("-----BEGIN CERTIFICATE-----\n")
+    return tmp_path
+
+
+def test_install_twice_in_a_test_root_changes_nothing_the_second_time(kit, tmp_path):
+    root = tmp_path / "root"
+    args = ["--prefix", str(root), "--config", str(kit / "pool-01.toml"), "--password-file", str(kit / "pool-01.password"),
+            "--ca-file", str(kit / "ca.crt"), "--no-pip"]
+    first = run(*args)
+    assert first.returncode == 0, first.stderr
+    assert "would: systemctl restart lavos-edge.service" in first.stdout
+    assert "would: systemctl enable systemd-time-wait-sync.service lavos-edge.service" in first.stdout
+    after_first = tree(root)
+
+    second = run(*args)
+    assert second.returncode == 0, second.stderr
+    assert tree(root) == after_first
+    assert "done: nothing changed" in second.stdout and "restart" not in second.stdout
+    assert "installed:" not in second.stdout
+
+    assert (root / "etc/lavos/node.toml").read_text() == (kit / "pool-01.toml").read_text()
+    assert (root / "etc/lavos/mqtt-password").read_text() == "s3cret\n"
+    assert after_first["etc/lavos/mqtt-password"].startswith("file 640 ")
+    assert (root / "etc/lavos/ca.crt").exists()
+    assert (root / "etc/systemd/system/lavos-edge.service").read_bytes() == (REPO / "deploy/systemd/lavos-edge.service").read_bytes()
+    assert "TimeoutStartSec=90s" in (root / "etc/systemd/system/systemd-time-wait-sync.service.d/lavos.conf").read_text()
+    assert (root / "opt/lavos/.venv/bin/python").exists() and (root / "var/lib/lavos").is_dir()
+    # the privileged steps are only said under --prefix
+    if subprocess.run(["getent", "passwd", "lavos"], capture_output=True).returncode != 0:
+        assert "would: useradd --system" in first.stdout and "would: chown lavos:lavos" in first.stdout
+
+
+def test_node_toml_from_table_and_host_with_lavos_node_config(kit, tmp_path):
+    root = tmp_path / "root"
+    assert run("--prefix", str(root), "--config", str(kit / "pool-01.toml"), "--no-pip").returncode == 0
+    # as if pip had installed lavos into the node's venv
+    (root / "opt/lavos/.venv/bin/lavos").symlink_to(REPO / ".venv" / "bin" / "lavos")
+    args = ["--prefix", str(root), "--table", "pool-04", "--mqtt-host", "hub.local", "--no-pip"]
+    made = run(*args)
+    assert made.returncode == 0, made.stderr
+    assert "installed: " in made.stdout and 'table = "pool-04"' in (root / "etc/lavos/node.toml").read_text()
+    assert "nothing changed" in run(*args).stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--table", "pool-01"], "--table needs --mqtt-host"),
+    (["--config", "/nonexistent/node.toml"], "does not exist"),
+    (["--table", "pool-01", "--mqtt-host", "h", "--config", "x"], "not both"),
+    (["--bogus"], "unknown argument"),
+    ([], "no .*/etc/lavos/node.toml yet"),
+    (["--table", "pool-01", "--mqtt-host", "h"], "no lavos in"),
+])
+def test_bad_arguments_say_what_to_do(tmp_path, args, message):
+    done = run("--prefix", str(tmp_path / "root"), "--no-pip", *args)
+    assert done.returncode == 2
+    assert re.search(message, done.stderr), done.stderr
+
+
+def test_a_config_that_is_not_toml_is_refused(tmp_path):
+    (tmp_path / "node.toml").write_text("this is [not toml\n")
+    done = run("--prefix", str(tmp_path / "root"), "--no-pip", "--config", str(tmp_path / "node.toml"))
+    assert done.returncode == 2 and "not valid TOML" in done.stderr
+    assert not (tmp_path / "root/etc/lavos/node.toml").exists()
