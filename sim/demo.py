@@ -190,10 +190,11 @@ class Http:
         self.thread.join(5)
 
 
-def start_http(service: CentralService, address: str) -> Http:
+def start_http(service: CentralService, address: str, data_dir: Path) -> Http:
     import uvicorn
 
     from dashboard.api import create_app
+    from dashboard.web import mount_web
 
     try:
         sock = HttpAddress.parse(address).bind()
@@ -201,7 +202,8 @@ def start_http(service: CentralService, address: str) -> Http:
         if address != DEFAULT_HTTP:
             raise
         sock = HttpAddress.parse("127.0.0.1:0").bind()  # 8080 is taken: any free port will do for a demo
-    config = uvicorn.Config(create_app(service), log_config=None, log_level="warning", access_log=False, lifespan="off")
+    app = mount_web(create_app(service), service, data_dir=data_dir)  # the pages and API, as `lavos server` serves them
+    config = uvicorn.Config(app, log_config=None, log_level="warning", access_log=False, lifespan="off")
     server = uvicorn.Server(config)
     # Not the main thread, so uvicorn leaves the signals to us; should_exit stops it.
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="demo-http", daemon=True)
@@ -371,7 +373,7 @@ def run_demo(
             service.listeners.append(evening.on_service)
             service.start()
             closers.append(service.close)
-            web = start_http(service, http)
+            web = start_http(service, http, workdir)
             closers.append(web.stop)
             rng = random.Random(seed)
             evening.nodes = {cfg.table: SimNode(cfg, random.Random(rng.random())) for cfg in node_configs(venue, mqtt, workdir)}

@@ -107,6 +107,8 @@ def test_demo_at_speed_20_shows_the_evening_through_the_api_and_stops_on_ctrl_c(
 
         base = wait_for("healthy dashboard", healthy, 15, proc, out)
         assert time.monotonic() - started < 15
+        page = httpx.get(f"{base}/", follow_redirects=True, timeout=10)
+        assert page.status_code == 200 and "<form" in page.text, "the dashboard's pages are served (its login form)"
         api = httpx.Client(base_url=f"{base}/api", auth=MANAGER, timeout=10)
         seen: dict[str, object] = {}
 
