@@ -67,12 +67,12 @@ def _year(service: CentralService) -> int:
 def _checked(request: Request, *values: str) -> None:
     # PostgreSQL refuses NUL in text; a form field holding one is garbage, not a name.
     if any("\x00" in v for v in values):
-        raise MemberError(translated(request, "The form holds a NUL character; retype the text."))
+        raise MemberError(translated(request, N_("The form holds a NUL character; retype the text.")))
 
 
 def _kind(request: Request, kind: str) -> str:
     if kind not in MEMBER_KINDS:
-        raise MemberError(translated(request, "Choose the kind of membership from the list."))
+        raise MemberError(translated(request, N_("Choose the kind of membership from the list.")))
     return kind
 
 
@@ -80,7 +80,7 @@ def _uid(request: Request, uid: str) -> str:
     try:
         return normalize_uid(uid)
     except MemberError:
-        raise MemberError(translated(request, "%(uid)s is not a card number: 4 to 32 hex digits (0-9, a-f), e.g. 04a2b3c4.",
+        raise MemberError(translated(request, N_("%(uid)s is not a card number: 4 to 32 hex digits (0-9, a-f), e.g. 04a2b3c4."),
                                      uid=uid[:40])) from None
 
 
@@ -91,14 +91,14 @@ def _fee_year(request: Request, text: str) -> int:
             return check_year(int(value))
         except MemberError:
             pass
-    raise MemberError(translated(request, "%(year)s is not a year: give a calendar year such as 2026.", year=text[:12]))
+    raise MemberError(translated(request, N_("%(year)s is not a year: give a calendar year such as 2026."), year=text[:12]))
 
 
 def _cents(request: Request, text: str) -> int:
     """'10', '10,00', '10.5 €' → cents; money never passes through a float."""
     found = _AMOUNT.match(text.replace("€", "").strip())
     if not found:
-        raise MemberError(translated(request, "%(amount)s is not an amount: write it as 10,00.", amount=text[:20]))
+        raise MemberError(translated(request, N_("%(amount)s is not an amount: write it as 10,00."), amount=text[:20]))
     whole, part = found.groups()
     return int(whole) * 100 + int((part or "0").ljust(2, "0"))
 
@@ -106,7 +106,7 @@ def _cents(request: Request, text: str) -> int:
 def _member(db: Session, request: Request, member_id: int) -> Member:
     member = db.get(Member, member_id)
     if member is None:
-        raise HTTPException(404, translated(request, "There is no member %(id)d; search by name.", id=member_id))
+        raise HTTPException(404, translated(request, N_("There is no member %(id)d; search by name."), id=member_id))
     return member
 
 
@@ -134,7 +134,7 @@ def add(request: Request, user: ManagerPage, name: Name, kind: Short = "individu
     with service.store.session() as db:
         member = add_member(db, name, actor=user.username, kind=_kind(request, kind), note=note.strip(), active=active is not None)
         member_id, shown = member.id, member.name
-    flash(request, translated(request, "%(name)s added.", name=shown), "ok")
+    flash(request, translated(request, N_("%(name)s added."), name=shown), "ok")
     return _to_member(member_id)
 
 
@@ -158,9 +158,9 @@ async def import_csv(request: Request, user: ManagerPage, file: Annotated[Upload
     data = await file.read(MAX_IMPORT_BYTES + 1)
     name = (file.filename or "")[:200]
     if len(data) > MAX_IMPORT_BYTES:
-        raise HTTPException(413, translated(request, "The file is larger than %(kb)d kB; split it.", kb=MAX_IMPORT_BYTES // 1024))
+        raise HTTPException(413, translated(request, N_("The file is larger than %(kb)d kB; split it."), kb=MAX_IMPORT_BYTES // 1024))
     if not data.strip():
-        raise HTTPException(400, translated(request, "The file is empty: choose the member list saved as CSV."))
+        raise HTTPException(400, translated(request, N_("The file is empty: choose the member list saved as CSV.")))
     service = get_service(request)
 
     def run() -> Any:
@@ -171,8 +171,8 @@ async def import_csv(request: Request, user: ManagerPage, file: Annotated[Upload
         report = await run_in_threadpool(run)
     except MemberImportError as e:
         return await run_in_threadpool(render, request, "members_import.html", {"errors": e.errors, "filename": name}, status=400)
-    flash(request, translated(request, "%(file)s imported: %(added)d added, %(updated)d updated, %(unchanged)d unchanged; "
-                                       "%(cards)d cards and %(fees)d fee years recorded.", file=name or "CSV", added=report.added,
+    flash(request, translated(request, N_("%(file)s imported: %(added)d added, %(updated)d updated, %(unchanged)d unchanged; "
+                                          "%(cards)d cards and %(fees)d fee years recorded."), file=name or "CSV", added=report.added,
                               updated=report.updated, unchanged=report.unchanged, cards=report.cards_added, fees=report.fees_added), "ok")
     return RedirectResponse("/members", status_code=303)
 
@@ -206,7 +206,7 @@ def edit(request: Request, member_id: IdPath, user: ManagerPage, name: Name, kin
         _member(db, request, member_id)
         edit_member(db, member_id, actor=user.username, name=name, kind=_kind(request, kind), note=note.strip(),
                     active=active is not None, reason=reason.strip() or None)
-    flash(request, translated(request, "Saved."), "ok")
+    flash(request, translated(request, N_("Saved.")), "ok")
     return _to_member(member_id)
 
 
@@ -218,7 +218,7 @@ def pay_fee(request: Request, member_id: IdPath, user: ManagerPage, year: Short,
     with service.store.session() as db:
         _member(db, request, member_id)
         record_fee(db, member_id, fee_year, actor=user.username, amount_cents=cents, paid_at=service.clock())
-    flash(request, translated(request, "The %(year)d fee is recorded.", year=fee_year), "ok")
+    flash(request, translated(request, N_("The %(year)d fee is recorded."), year=fee_year), "ok")
     return _to_member(member_id)
 
 
@@ -230,7 +230,7 @@ def add_card(request: Request, member_id: IdPath, user: ManagerPage, uid: Short)
     with service.store.session() as db:
         _member(db, request, member_id)
         assign_card(db, member_id, card, actor=user.username)
-    flash(request, translated(request, "Card %(uid)s assigned.", uid=card), "ok")
+    flash(request, translated(request, N_("Card %(uid)s assigned."), uid=card), "ok")
     return _to_member(member_id)
 
 
@@ -242,9 +242,9 @@ def take_card(request: Request, member_id: IdPath, user: ManagerPage, uid: Short
     with service.store.session() as db:
         member = _member(db, request, member_id)
         if card not in {c.uid for c in member.cards}:
-            raise MemberError(translated(request, "Card %(uid)s is not this member's.", uid=card))
+            raise MemberError(translated(request, N_("Card %(uid)s is not this member's."), uid=card))
         remove_card(db, card, actor=user.username, reason=reason.strip() or None)
-    flash(request, translated(request, "Card %(uid)s taken away.", uid=card), "ok")
+    flash(request, translated(request, N_("Card %(uid)s taken away."), uid=card), "ok")
     return _to_member(member_id)
 
 
@@ -279,13 +279,13 @@ async def capture(request: Request, member_id: IdPath, user: ManagerPage,
                   table: Annotated[str, Query(max_length=32)], wait: Annotated[float, Query(gt=0, le=CAPTURE_WAIT_S)] = CAPTURE_WAIT_S) -> Response:
     service = get_service(request)
     if table not in service.tables:
-        raise HTTPException(400, translated(request, "There is no table %(table)s; choose one from the list.", table=table))
+        raise HTTPException(400, translated(request, N_("There is no table %(table)s; choose one from the list."), table=table))
     with service.store.reader() as db:
         _member(db, request, member_id)  # before waiting: a wrong id should not cost half a minute
     uid = await next_card(service, table, wait)
     name = service.tables[table].name
     if uid is None:
-        note = translated(request, "No card was tapped on %(table)s within %(s)d s. Try again.", table=name, s=int(wait))
+        note = translated(request, N_("No card was tapped on %(table)s within %(s)d s. Try again."), table=name, s=int(wait))
     else:
-        note = translated(request, "Card %(uid)s read on %(table)s. Check it and press Assign.", uid=uid, table=name)
+        note = translated(request, N_("Card %(uid)s read on %(table)s. Check it and press Assign."), uid=uid, table=name)
     return await run_in_threadpool(_detail, request, member_id, uid=uid or "", capture_table=table, capture_note=note)

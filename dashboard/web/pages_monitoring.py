@@ -112,7 +112,7 @@ def alert_history(service: CentralService, table: str | None) -> list[dict[str, 
 def monitoring_page(request: Request, user: ManagerPage, table: TableQuery = None) -> Response:
     service = get_service(request)
     if table and table not in service.tables:
-        raise HTTPException(400, translated(request, "There is no table %(table)s; choose one from the list.", table=table))
+        raise HTTPException(400, translated(request, N_("There is no table %(table)s; choose one from the list."), table=table))
     return render(request, "monitoring.html", {
         "nodes": nodes(service), "health": sensor_health(service), "alerts": alert_history(service, table),
         "table_filter": table, "tables": service.venue.tables, "grafana_url": grafana_url(),

@@ -58,7 +58,7 @@ class Period:
 def parse_period(request: Request, day: str | None, month: str | None, today: date) -> Period:
     """?day=YYYY-MM-DD or ?month=YYYY-MM (not both); neither means today."""
     if day and month:
-        raise ReportError(translated(request, "Ask for a day or a month, not both."))
+        raise ReportError(translated(request, N_("Ask for a day or a month, not both.")))
     try:
         if month:
             if not _MONTH.match(month):
@@ -72,7 +72,7 @@ def parse_period(request: Request, day: str | None, month: str | None, today: da
             d = date.fromisoformat(day)
             return Period("day", d, d)
     except (ValueError, OverflowError):  # 2026-13, 0000-01, 9999-12 (its last day overflows)
-        raise ReportError(translated(request, "%(value)s is not a date: give a day as 2026-11-30 or a month as 2026-11.",
+        raise ReportError(translated(request, N_("%(value)s is not a date: give a day as 2026-11-30 or a month as 2026-11."),
                                      value=(month or day or "")[:20])) from None
     return Period("day", today, today)
 
@@ -267,7 +267,7 @@ def report_page(request: Request, user: ManagerPage, day: PeriodText = None, mon
 @router.get("/{name}.csv")
 def report_csv(request: Request, name: str, user: ManagerPage, day: PeriodText = None, month: PeriodText = None) -> Response:
     if name not in CSV_EXPORTS:
-        raise HTTPException(404, translated(request, "There is no %(name)s export; choose one of: %(names)s.",
+        raise HTTPException(404, translated(request, N_("There is no %(name)s export; choose one of: %(names)s."),
                                             name=name[:40], names=", ".join(CSV_EXPORTS)))
     service, period = _period(request, day, month)
     text = csv_text(CSV_EXPORTS[name](build_report(service, period), service))

@@ -10,6 +10,7 @@ from datetime import timedelta
 import pytest
 
 from broker import alert_kinds
+from broker.db.alerts import open_alerts
 from broker.db.events import insert_event_once
 from broker.db.models import Node
 from devices.contract import status_topic, telemetry_topic
@@ -63,7 +64,7 @@ def test_nodes_show_what_they_reported(pages, mosquitto) -> None:  # type: ignor
     pool1 = row(html, "data-node", "pool-01")
     for text in ("online", "10. 11. 2026 18:00", "0.1.0", "1:02 h", "48,2 °C", " 3 ", " 2"):
         assert text in f" {pool1} ", (text, pool1)
-    assert "never seen" in row(html, "data-node", "pool-03")
+    assert "nikdy nevidený" in row(html, "data-node", "pool-03")  # Slovak by default
     assert len(re.findall(r"data-node=", html)) == len(pages.service.venue.tables)
 
 
@@ -84,13 +85,11 @@ def test_alert_history_open_and_closed_with_a_table_filter(pages) -> None:  # ty
         s.raise_alert(db, alert_kinds.idle_session("pool-04", 20))
     pages.clock.advance(minutes=5)
     with s.store.reader() as db:
-        from broker.db.alerts import open_alerts
-
         offline = next(a.id for a in open_alerts(db) if a.kind == "node_offline")
     s.ack(offline, actor="jana", close=True)
     history = pages.page("/monitoring").split('id="alert-history"')[1]
     assert "pool-03: stolový modul je offline počas hry" in history and "(jana)" in history
-    assert "pool-04: hra beží" in history and "open" in history
+    assert "pool-04: hra beží" in history and "otvorené" in history
     only = pages.page("/monitoring?table=pool-04").split('id="alert-history"')[1]
     assert "pool-04" in only and "pool-03: stolový" not in only
 
