@@ -47,12 +47,13 @@ def node_online(server: LavosServer, table: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def nodes(lavos, mosquitto, tmp_path_factory):
-    """{table: (EdgeNode, MockFactory)} for NODE_TABLES, each one online at the server."""
+def nodes(request, lavos, mosquitto, tmp_path_factory):
+    """{table: (EdgeNode, MockFactory)} for NODE_TABLES (a test module may set its own), each online at the server."""
+    tables = getattr(request.module, "NODE_TABLES", NODE_TABLES)
     workdir = tmp_path_factory.mktemp("nodes")
     with contextlib.ExitStack() as stack:
-        out = {t: stack.enter_context(running_node(mosquitto, workdir, t)) for t in NODE_TABLES}
-        for table in NODE_TABLES:
+        out = {t: stack.enter_context(running_node(mosquitto, workdir, t)) for t in tables}
+        for table in tables:
             wait_until(lambda: node_online(lavos, table), timeout=30, what=f"{table} online at the server")
         yield out
 

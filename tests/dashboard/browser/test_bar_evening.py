@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 from datetime import datetime
 
-from sim.pins import PulseScript, drive_pulses
 from tests.dashboard.browser.conftest import TABLET
+from tests.dashboard.browser.hall import drop_balls
 from tests.dashboard.browser.web import eur, eur_en, log_in, page_marker, vat_in, wait_live
 from tests.dashboard.conftest import MANAGER, STAFF, wait_until
 
@@ -19,11 +19,6 @@ TABLE, TABLE_NAME = "pool-01", "Pool 1"
 QUIET_TABLE = "pool-02"  # balls drop here with no session: an alert for the bar
 RATE_CENTS, TOPPING_CENTS, TOPPINGS, VAT = 600, 60, 2, 23  # deploy/venues/lavos.toml
 LIVE_MS = 10_000  # the issue asks for a second; this is the give on a loaded 2-core machine
-
-
-def drop_balls(nodes, table: str, pocket: int, n: int) -> None:  # type: ignore[no-untyped-def]
-    node, factory = nodes[table]
-    drive_pulses(factory.pin(node.config.pins.pockets[pocket]), n, PulseScript(duration_s=0.02, chatter_edges=1))
 
 
 def _billed_minutes(session: dict) -> int:

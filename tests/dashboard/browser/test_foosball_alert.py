@@ -10,19 +10,13 @@ from __future__ import annotations
 
 import time
 
-from sim.pins import PulseScript, drive_pulses
+from tests.dashboard.browser.hall import goal
 from tests.dashboard.browser.web import log_in, page_marker, wait_live
 from tests.dashboard.conftest import STAFF
 
 TABLE = "foos-01"
 LIMIT_S = 2.0  # the limit: not loosened for a loaded machine
 ROUNDS = 5
-
-
-def goal(nodes, side: str = "home") -> None:  # type: ignore[no-untyped-def]
-    node, factory = nodes[TABLE]
-    pin = node.config.pins.goal_home if side == "home" else node.config.pins.goal_away
-    drive_pulses(factory.pin(pin), 1, PulseScript(duration_s=0.015, chatter_edges=1))
 
 
 def test_goal_without_checkin_alerts_the_open_page_within_2s(lavos, nodes, tablet):
@@ -35,7 +29,7 @@ def test_goal_without_checkin_alerts_the_open_page_within_2s(lavos, nodes, table
     for side in ["home", "away"] * (ROUNDS // 2) + ["home"] * (ROUNDS % 2):
         assert banner.count() == 0 and panel.count() == 0
         t0 = time.monotonic()
-        goal(nodes, side)
+        goal(nodes, TABLE, side)
         banner.wait_for(timeout=LIMIT_S * 1000 * 5)  # wait past the limit, so a miss reports how late it was
         panel.wait_for(timeout=LIMIT_S * 1000 * 5)
         latencies.append(time.monotonic() - t0)

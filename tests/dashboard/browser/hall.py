@@ -1,0 +1,16 @@
+"""What players do at the simulated tables: balls into pockets, goals past the foosball keeper."""
+
+from __future__ import annotations
+
+from sim.pins import PulseScript, drive_pulses
+
+
+def drop_balls(nodes, table: str, pocket: int, n: int) -> None:  # type: ignore[no-untyped-def]
+    node, factory = nodes[table]
+    drive_pulses(factory.pin(node.config.pins.pockets[pocket]), n, PulseScript(duration_s=0.02, chatter_edges=1))
+
+
+def goal(nodes, table: str, side: str = "home") -> None:  # type: ignore[no-untyped-def]
+    node, factory = nodes[table]
+    pin = node.config.pins.goal_home if side == "home" else node.config.pins.goal_away
+    drive_pulses(factory.pin(pin), 1, PulseScript(duration_s=0.015, chatter_edges=1))

@@ -1,0 +1,84 @@
+"""Issue 4, must-show 4: the floor view, a bill, the monitoring page and a report, at tablet and phone
+sizes, written to docs/screenshots/ (the README shows them).
+
+The hall is put in the state of an evening first, through the API and the simulated nodes, so the
+pictures show what staff see: tables playing, paused, on a club card, prepaid, balls counted, a
+member checked in at foosball, an alert. Each page must also load without a browser error (a
+Content-Security-Policy violation, a failed script) before it is photographed.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from tests.dashboard.browser.conftest import PHONE, TABLET
+from tests.dashboard.browser.hall import drop_balls, goal
+from tests.dashboard.browser.web import log_in, wait_live
+from tests.dashboard.conftest import MANAGER, STAFF, wait_until
+from tests.conftest import TABLES
+from tests.support.hub import REPO
+
+SHOTS = REPO / "docs" / "screenshots"
+MEMBER_UID = "0a1b2c3d"
+SIZES = {"tablet": (TABLET, False), "phone": (PHONE, True)}
+# A node at every table but one, so the pictures show tables playing rather than offline, and one offline.
+NODE_TABLES = tuple(t for t in TABLES if t != "pool-08")
+
+
+@pytest.fixture(scope="module")
+def evening(lavos, nodes) -> dict[str, int]:
+    """Sessions, drops, a check-in and an alert, made the way the bar and the tables make them."""
+    year = datetime.now(ZoneInfo("Europe/Bratislava")).year
+    member = lavos.api("POST", "/api/members", MANAGER, status=201, json={"name": "Ambra Tomáš"})["id"]
+    lavos.api("POST", f"/api/members/{member}/cards", MANAGER, status=201, json={"uid": MEMBER_UID})
+    lavos.api("POST", f"/api/members/{member}/fees", MANAGER, status=201, json={"year": year})
+
+    def start(table: str, **body) -> int:  # type: ignore[no-untyped-def]
+        return lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": table, **body})["id"]
+
+    start("pool-01")
+    drop_balls(nodes, "pool-01", 1, 4)
+    paused = start("pool-03")
+    lavos.api("POST", f"/api/sessions/{paused}/pause", STAFF)
+    start("pool-05", card_uid=MEMBER_UID)
+    start("pool-09", prepaid_minutes=60)
+    start("carom-01")
+    billed = start("pool-04")
+    lavos.api("POST", f"/api/sessions/{billed}/extras", STAFF, json={"extra": "topping", "quantity": 2})
+    lavos.api("POST", f"/api/sessions/{billed}/extras", STAFF, json={"extra": "pizza_box", "quantity": 1})
+    lavos.api("POST", f"/api/sessions/{billed}/stop", STAFF)
+    node, _factory = nodes["foos-01"]
+    node._card_reader.tap(MEMBER_UID)  # the member taps the club card at the foosball table
+    wait_until(lambda: lavos.api("GET", "/api/foosball", STAFF)[0]["checkins"], timeout=10, what="foosball check-in")
+    goal(nodes, "foos-01")
+    drop_balls(nodes, "pool-02", 0, 1)  # balls on a table with no session: an alert in the banner
+    wait_until(lambda: lavos.api("GET", "/api/alerts", STAFF), timeout=10, what="an open alert")
+    wait_until(lambda: lavos.api("GET", "/api/tables/pool-01", STAFF)["session"]["drops"] == 4, timeout=10, what="4 drops")
+    return {"bill": billed}
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_screenshots(lavos, evening, open_page, size):
+    viewport, mobile = SIZES[size]
+    page = open_page(viewport, mobile=mobile)
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    log_in(page, lavos, MANAGER)
+    shots = {
+        "floor": ("/", "#table-pool-01 .drops"),
+        "bill": (f"/sessions/{evening['bill']}/bill", "#bill-total"),
+        "monitoring": ("/monitoring", "main"),
+        "report": ("/reports", "main svg"),
+    }
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for name, (path, ready) in shots.items():
+        response = page.goto(lavos.base_url + path)
+        assert response.status == 200, f"{path} → {response.status}"
+        page.locator(ready).first.wait_for()
+        wait_live(page)
+        page.screenshot(path=str(SHOTS / f"{name}-{size}.png"))  # the viewport, as on the device
+    assert problems == [], problems
