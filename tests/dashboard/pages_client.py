@@ -7,46 +7,40 @@ its own cookie jar.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from broker.users import create_user
-from dashboard.api import create_app
-from dashboard.web import mount_web
 from tests.dashboard.conftest import CHEAP, MANAGER, PASSWORD, STAFF
-
-_TOKEN = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
-
-
-def csrf_of(client: TestClient) -> str:
-    """This client's CSRF token, as the page hands it to forms."""
-    html = client.get("/login", follow_redirects=True).text  # logged in: lands on a page with the same meta tag
-    found = _TOKEN.search(html)
-    assert found, "no csrf-token meta tag on the page"
-    return found.group(1)
-
-
-def logged_in(app, username: str) -> TestClient:  # type: ignore[no-untyped-def]
-    client = TestClient(app, follow_redirects=False)
-    r = client.post("/login", data={"username": username, "password": PASSWORD, "csrf_token": csrf_of(client), "next": "/"})
-    assert r.status_code == 303, r.text
-    return client
+from tests.support.web import Browser, add_users, web_app
 
 
 @dataclass
 class Pages:
-    manager: TestClient
-    staff: TestClient
-    anon: TestClient
+    browsers: dict[str, Browser]  # "manager", "staff", "anon": each its own cookie jar
     service: object
     clock: object
 
+    @property
+    def manager(self) -> TestClient:
+        return self.browsers["manager"].client
+
+    @property
+    def staff(self) -> TestClient:
+        return self.browsers["staff"].client
+
+    @property
+    def anon(self) -> TestClient:
+        return self.browsers["anon"].client
+
     def token(self, client: TestClient | None = None) -> str:
-        return csrf_of(client or self.manager)
+        """The CSRF token the page gave this client (it changes only at login and logout)."""
+        browser = next(b for b in self.browsers.values() if b.client is (client or self.manager))
+        if not browser.token:
+            browser.get("/login", follow_redirects=True)
+        return browser.token
 
     def post(self, path: str, data: dict | None = None, *, client: TestClient | None = None, files=None,  # type: ignore[no-untyped-def]
              with_csrf: bool = True) -> httpx.Response:
@@ -72,15 +66,19 @@ class Pages:
             staff, anon = self.staff.get(path), self.anon.get(path)
         else:
             staff = self.post(path, data, client=self.staff)
-            anon = self.anon.post(path, data={**(data or {}), "csrf_token": csrf_of(self.anon)})
+            anon = self.post(path, data, client=self.anon)
         assert staff.status_code == 403, f"staff {method} {path} → {staff.status_code}"
         assert anon.status_code == 303 and anon.headers["location"].startswith("/login"), f"anonymous {method} {path} → {anon.status_code}"
 
 
+def logged_in(app, username: str) -> Browser:  # type: ignore[no-untyped-def]
+    browser = Browser(app)
+    browser.login(username, PASSWORD)
+    return browser
+
+
 @pytest.fixture
 def pages(service, clock) -> Pages:  # type: ignore[no-untyped-def]
-    with service.store.session() as db:
-        create_user(db, STAFF, PASSWORD, "staff", actor="test", hasher=CHEAP)
-        create_user(db, MANAGER, PASSWORD, "manager", actor="test", hasher=CHEAP)
-    app = mount_web(create_app(service), service)
-    yield Pages(logged_in(app, MANAGER), logged_in(app, STAFF), TestClient(app, follow_redirects=False), service, clock)
+    add_users(service, {STAFF: "staff", MANAGER: "manager"}, PASSWORD, CHEAP)
+    app = web_app(service)
+    yield Pages({"manager": logged_in(app, MANAGER), "staff": logged_in(app, STAFF), "anon": Browser(app)}, service, clock)
