@@ -58,7 +58,9 @@ def nodes(request, lavos, mosquitto, tmp_path_factory):
         yield out
 
 
-@pytest.fixture(scope="session")
+# Per module, not per session: Playwright's sync API keeps an event loop of its own while it runs,
+# and the rest of the suite (asyncio tests after these) should not share the process with it.
+@pytest.fixture(scope="module")
 def chromium():
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} is missing: run ./run test (installs chromium)", pytrace=False)
