@@ -1,7 +1,8 @@
 """The central service as a real process (no HTTP), driven through stdin, for kill -9 tests.
 
     python -m tests.broker.hub_proc VENUE DB_URL MQTT_PORT
-stdin: "start TABLE" -> session id; "stop ID" -> JSON {total_cents, started_at, stopped_at}.
+stdin: "start TABLE" -> session id; "stop ID" -> JSON {total_cents, started_at, stopped_at};
+"checkin TABLE MEMBER_ID" -> "ok" (a staff check-in at foosball).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 from broker.db.engine import open_store
 from broker.db.models import TableSession
 from broker.hub_link import MqttUrl
+from broker.ingest_handlers import checkin
 from broker.service import CentralService
 from devices.venue import load_venue
 
@@ -27,6 +29,10 @@ def main(venue_path: str, db_url: str, port: str) -> None:
         words = line.split()
         if words and words[0] == "start":
             print(svc.start_session(words[1], actor="test"), flush=True)
+        elif words and words[0] == "checkin":
+            with store.session() as db:
+                checkin(db, words[1], int(words[2]), svc.clock(), "staff")
+            print("ok", flush=True)
         elif words and words[0] == "stop":
             sid = int(words[1])
             svc.stop_session(sid, actor="test")
