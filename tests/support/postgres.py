@@ -104,6 +104,10 @@ class PostgresCluster:
         reap_orphans(self.bindir)
         (self.root / "owner.pid").write_text(str(os.getpid()))
         self._run(str(self.bindir / "initdb"), "-D", str(self.data), "-U", SUPERUSER, "--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8", "--no-sync")
+        return self.start_server()
+
+    def start_server(self) -> "PostgresCluster":
+        """Start the server on the existing data directory (same port): after stop_server()."""
         # Test data is disposable: durability settings off make each CREATE DATABASE and commit cheap.
         options = (
             f"-p {self.port} -k {self.sockets} -c listen_addresses=127.0.0.1 -c fsync=off "
@@ -111,6 +115,10 @@ class PostgresCluster:
         )
         self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-o", options, "-w", "-t", "60", "start")
         return self
+
+    def stop_server(self, mode: str = "fast") -> None:
+        """Stop the server but keep its data (a restart, for fault tests); "fast" ends open connections."""
+        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "-t", "60", "stop")
 
     def stop(self) -> None:
         if self.data.exists():

@@ -1,0 +1,37 @@
+"""What every fault test checks afterwards: events stored once each, and bills by the central clock."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from sqlalchemy import select
+
+from broker.billing import billed_seconds, time_amount_cents
+from broker.db.models import Event, TableSession
+
+# The venue's pool tariff (deploy/venues/lavos.toml), per hour, billed per started minute.
+POOL_RATE_CENTS = 600
+
+
+def stored_events(store, table: str, event_type: str = "pocket") -> list[Event]:
+    with store.session() as db:
+        rows = db.scalars(select(Event).where(Event.table_id == table, Event.type == event_type).order_by(Event.id)).all()
+        db.expunge_all()
+    return rows
+
+
+def assert_each_once(rows: list[Event]) -> None:
+    # The unique key makes a doubled row impossible in the table itself; this says so out loud,
+    # so a schema change that dropped the key would show here first.
+    twice = [k for k, n in Counter((r.table_id, r.boot, r.seq) for r in rows).items() if n > 1]
+    assert not twice, f"stored more than once: {twice[:5]}"
+
+
+def assert_billed_by_central_clock(store, session_id: int) -> int:
+    """The stored bill equals the tariff over the service's own start/stop times; returns it."""
+    with store.session() as db:
+        row = db.get(TableSession, session_id)
+        assert row.state == "stopped", row.state
+        expected = time_amount_cents(POOL_RATE_CENTS, billed_seconds(row.stopped_at - row.started_at, 60))
+        assert row.total_cents == expected, (row.table_id, row.total_cents, expected)
+        return row.total_cents
