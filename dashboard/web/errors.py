@@ -20,6 +20,7 @@ from broker.service import NotFound, ServiceError
 from broker.users import UserError
 from dashboard.web.auth import LoginRequired, PageForbidden, login_url, page_user
 from dashboard.web.csrf import CsrfRefused
+from dashboard.web import i18n
 from dashboard.web.i18n import N_, gettext
 from dashboard.web.templating import render
 
@@ -32,12 +33,19 @@ _TITLES = {
 
 
 def error_page(request: Request, status: int, message: str, details: list[str] | None = None) -> Response:
+    """`message` may be a marked msgid (N_): it is translated here, in the visitor's language,
+    since an exception handler runs before anything has set the language for the request."""
+    token = i18n.use_lang(i18n.lang_of(request))
+    try:
+        message = gettext(message)
+        title = gettext(_TITLES.get(status, _TITLES[400] if status < 500 else _TITLES[500]))
+    finally:
+        i18n.reset_lang(token)
     if getattr(request.state, "user", None) is None:
         try:
             request.state.user = page_user(request)
         except Exception:  # noqa: BLE001 - the error page must render even with the database down
             request.state.user = None
-    title = gettext(_TITLES.get(status, _TITLES[400] if status < 500 else _TITLES[500]))
     return render(request, "error.html", {"status": status, "title": title, "message": message, "details": details or []},
                   status=status)
 
@@ -47,11 +55,11 @@ def _login(request: Request, e: LoginRequired) -> Response:
 
 
 def _forbidden(request: Request, e: PageForbidden) -> Response:
-    return error_page(request, 403, gettext("This page is for the manager. Log in with a manager account."))
+    return error_page(request, 403, N_("This page is for the manager. Log in with a manager account."))
 
 
 def _csrf(request: Request, e: CsrfRefused) -> Response:
-    return error_page(request, 403, gettext("The form has expired or did not come from this dashboard. Go back, reload the page and try again."))
+    return error_page(request, 403, N_("The form has expired or did not come from this dashboard. Go back, reload the page and try again."))
 
 
 def _validation(request: Request, e: RequestValidationError) -> Response:
@@ -59,13 +67,13 @@ def _validation(request: Request, e: RequestValidationError) -> Response:
     for err in e.errors():
         loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path", "form")]
         details.append(f"{'.'.join(loc) or '?'}: {err.get('msg', 'invalid')}")
-    return error_page(request, 400, gettext("Some of what was sent is not valid. Go back and correct it."), details)
+    return error_page(request, 400, N_("Some of what was sent is not valid. Go back and correct it."), details)
 
 
 def _http(request: Request, e: StarletteHTTPException) -> Response:
     if request.url.path.startswith("/api/"):
         return JSONResponse({"detail": e.detail}, status_code=e.status_code, headers=getattr(e, "headers", None))
-    message = e.detail if isinstance(e.detail, str) and e.status_code != 404 else gettext("There is no such page.")
+    message = e.detail if isinstance(e.detail, str) and e.status_code != 404 else N_("There is no such page.")
     return error_page(request, e.status_code, message)
 
 
@@ -78,7 +86,7 @@ def _status(code: int):  # type: ignore[no-untyped-def]
 
 def _bug(request: Request, e: Exception) -> Response:
     log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=e)
-    return error_page(request, 500, gettext("An internal error; it has been logged. Tell the manager."))
+    return error_page(request, 500, N_("An internal error; it has been logged. Tell the manager."))
 
 
 def install(app: FastAPI) -> None:

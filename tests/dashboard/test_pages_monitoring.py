@@ -62,7 +62,7 @@ def test_nodes_show_what_they_reported(pages, mosquitto) -> None:  # type: ignor
     _node_reports(pages, mosquitto)
     html = pages.page("/monitoring")
     pool1 = row(html, "data-node", "pool-01")
-    for text in ("online", "10. 11. 2026 18:00", "0.1.0", "1:02 h", "48,2 °C", " 3 ", " 2"):
+    for text in ("pripojený", "10. 11. 2026 18:00", "0.1.0", "1:02 h", "48,2 °C", " 3 ", " 2"):
         assert text in f" {pool1} ", (text, pool1)
     assert "nikdy nevidený" in row(html, "data-node", "pool-03")  # Slovak by default
     assert len(re.findall(r"data-node=", html)) == len(pages.service.venue.tables)
