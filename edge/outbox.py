@@ -12,18 +12,24 @@ published. So seq numbers are handed out from a block reserved with a full fsync
 unclean stop the next start skips to the end of the reserved block (a gap in seq, never a reuse);
 after a clean close it continues exactly where it stopped.
 
-Bounded disk (``max_bytes`` of stored rows). When an event does not fit:
+Bounded disk (``max_bytes`` of stored rows, and at least ``MIN_FREE_BYTES`` left free on the
+filesystem: a disk filled by something else, or a ``max_bytes`` larger than the card, counts as
+full too). When an event does not fit:
   1. the oldest low-value events (``activity``, ``button``) are deleted until it fits, each counted
      in ``dropped``;
   2. a low-value event that still does not fit is itself dropped (counted in ``dropped``);
   3. a pocket, goal, card or sensor_fault event that does not fit is **refused**: counted in
      ``refused``, and logged at ERROR with its full payload, so the record survives in the journal.
      Nothing else stops: the light and the button keep working. Telemetry never enters the outbox.
+The free-space margin is what keeps a full disk workable: with no byte left, SQLite can neither
+delete an acknowledged event nor checkpoint its WAL, so the outbox could never drain again. Should
+the disk fill anyway (faster than the check), the insert's "disk full" error is a refusal too.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import threading
 from dataclasses import dataclass
@@ -36,6 +42,8 @@ LOW_VALUE_TYPES = ("activity", "button")
 # Per-row bookkeeping SQLite spends beyond topic + payload (rowid, header, index entry).
 ROW_OVERHEAD = 48
 SEQ_BLOCK = 1000
+# Room SQLite needs for deletes, checkpoints and the seq reservation on a disk we fill ourselves.
+MIN_FREE_BYTES = 1024 * 1024
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -96,11 +104,21 @@ class Outbox:
             self._db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", values.items())
             self._db.execute("COMMIT")
         finally:
+            # A failed COMMIT (disk full) may leave the transaction open: every later insert
+            # would join it and never be committed. PRAGMA synchronous is refused inside one.
+            self._rollback()
             self._db.execute("PRAGMA synchronous=NORMAL")
 
+    def _rollback(self) -> None:
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
+
     def _reserve(self) -> None:
-        self._reserved_until = self._next_seq + SEQ_BLOCK
-        self._set_meta_durably(reserved_until=self._reserved_until)
+        # Memory follows the disk, not the other way: a reservation that failed to reach the disk
+        # must not hand out seqs that the next start after a power cut would hand out again.
+        until = self._next_seq + SEQ_BLOCK
+        self._set_meta_durably(reserved_until=until)
+        self._reserved_until = until
 
     # ------------------------------------------------------------------ the public API
 
@@ -118,49 +136,66 @@ class Outbox:
             seq = self._next_seq
             payload = render(seq)
             size = len(topic.encode()) + len(payload) + ROW_OVERHEAD
-            if size > self.max_bytes - self._used and not self._make_room(size):
-                self._reject(event_type, payload)
+            disk_low = self._disk_free() < MIN_FREE_BYTES
+            # Rows freed inside the file are reused by the next insert: on a low disk, free one row's worth.
+            need = max(self._used + size - self.max_bytes, size if disk_low else 0)
+            try:
+                if need > 0 and not self._make_room(need):
+                    self._reject(event_type, payload, "disk" if disk_low else "outbox")
+                    return None
+                if seq >= self._reserved_until:
+                    self._reserve()
+                self._db.execute("INSERT INTO events(seq, type, topic, payload) VALUES (?, ?, ?, ?)", (seq, event_type, topic, payload))
+            except sqlite3.OperationalError as exc:
+                if getattr(exc, "sqlite_errorcode", None) != sqlite3.SQLITE_FULL:
+                    raise
+                self._rollback()
+                self._reject(event_type, payload, "disk")
                 return None
-            if seq >= self._reserved_until:
-                self._reserve()
-            self._db.execute("INSERT INTO events(seq, type, topic, payload) VALUES (?, ?, ?, ?)", (seq, event_type, topic, payload))
             self._next_seq = seq + 1
             self._used += size
             self._depth += 1
             return seq
 
-    def _make_room(self, size: int) -> bool:
+    def _disk_free(self) -> int:
+        st = os.statvfs(self.path.parent)
+        return st.f_bavail * st.f_frsize
+
+    def _make_room(self, need: int) -> bool:
+        """Delete the oldest low-value events until `need` bytes are freed; False (nothing deleted) if they cannot."""
         rows = self._db.execute(
             f"SELECT seq, LENGTH(topic) + LENGTH(payload) FROM events WHERE type IN ({','.join('?' * len(LOW_VALUE_TYPES))}) ORDER BY seq",
             LOW_VALUE_TYPES,
         )
         victims, freed = [], 0
         for seq, length in rows:
-            if self._used - freed + size <= self.max_bytes:
+            if freed >= need:
                 break
             victims.append(seq)
             freed += length + ROW_OVERHEAD
-        if self._used - freed + size > self.max_bytes:
+        if freed < need:
             return False
         self._db.execute("BEGIN IMMEDIATE")
         self._db.executemany("DELETE FROM events WHERE seq = ?", [(s,) for s in victims])
-        self.dropped += len(victims)
-        self._db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('dropped', ?)", (self.dropped,))
+        self._db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('dropped', ?)", (self.dropped + len(victims),))
         self._db.execute("COMMIT")
+        self.dropped += len(victims)
         self._used -= freed
         self._depth -= len(victims)
-        log.warning("outbox full (%d bytes): dropped the %d oldest activity/button events to make room", self.max_bytes, len(victims))
+        log.warning("outbox full (%d bytes, %d free on disk): dropped the %d oldest activity/button events to make room",
+                    self.max_bytes, self._disk_free(), len(victims))
         return True
 
-    def _reject(self, event_type: str, payload: bytes) -> None:
+    def _reject(self, event_type: str, payload: bytes, full: str) -> None:
+        why = f"{self.max_bytes} bytes of events waiting" if full == "outbox" else f"disk full: {self._disk_free()} bytes free on {self.path.parent}"
         if event_type in LOW_VALUE_TYPES:
             self.dropped += 1
-            log.warning("outbox full (%d bytes): %s event dropped: %s", self.max_bytes, event_type, payload.decode(errors="replace"))
+            log.warning("outbox full (%s): %s event dropped: %s", why, event_type, payload.decode(errors="replace"))
         else:
             self.refused += 1
             log.error(
-                "OUTBOX FULL (%d bytes of pocket/goal/card/fault events waiting): %s event NOT STORED; "
-                "its record is this line: %s", self.max_bytes, event_type, payload.decode(errors="replace"),
+                "OUTBOX FULL (%s): %s event NOT STORED (%d refused so far); its record is this line: %s",
+                why, event_type, self.refused, payload.decode(errors="replace"),
             )
 
     def pending(self, after_seq: int = -1, limit: int = 100) -> list[Pending]:
