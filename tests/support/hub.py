@@ -35,19 +35,21 @@ def running_service(mosquitto, db_url: str, *, clock=None, metrics=None, venue=N
 
 
 @contextlib.contextmanager
-def running_node(mosquitto, tmp_path: Path, table: str, *, venue=None):
-    """An EdgeNode for one venue table on its own MockFactory; yields (node, factory)."""
+def running_node(mosquitto, tmp_path: Path, table: str, *, venue=None, outbox_max_bytes: int | None = None, **node_options):
+    """An EdgeNode for one venue table on its own MockFactory; yields (node, factory).
+
+    Its password file and outbox live in `tmp_path`; `node_options` go to EdgeNode (a clock)."""
     v = venue or load_venue(VENUE)
     pw = tmp_path / f"{table}.pw"
     pw.write_text(f"pw-{table}\n")
     cfg = node_config_for(v, table, mqtt_host="127.0.0.1", mqtt_port=mosquitto.port, password_file=pw)
     cfg = cfg.model_copy(update={
-        "outbox": cfg.outbox.model_copy(update={"path": tmp_path / f"{table}-outbox.db"}),
+        "outbox": cfg.outbox.model_copy(update={"path": tmp_path / f"{table}-outbox.db", "max_bytes": outbox_max_bytes or cfg.outbox.max_bytes}),
         "mqtt": cfg.mqtt.model_copy(update={"reconnect_min_s": 0.1, "reconnect_max_s": 0.5, "keepalive_s": 5}),
         "card_reader": cfg.card_reader.model_copy(update={"kind": "simulated", "device": None}),
     })
     factory = timed_mock_factory()
-    node = EdgeNode(cfg, pin_factory=factory).start()
+    node = EdgeNode(cfg, pin_factory=factory, **node_options).start()
     try:
         yield node, factory
     finally:

@@ -1,0 +1,107 @@
+"""Issue 6: the disk under a node's outbox fills up while the broker is down.
+
+The outbox sits on a real, small tmpfs (`mount -t tmpfs`, needs root); the node is a real
+EdgeNode on mock pins, its broker down, and pocket drops are driven until the disk is full. The
+outbox policy must hold: low-value events (button) are dropped first and counted, every pocket
+event that cannot be stored is refused, counted and logged at ERROR with its payload, so the
+count of pockets driven = stored after recovery + refused. The agent keeps running and the button
+still switches the light; when the broker is back, everything the outbox held arrives.
+
+Where mounting a tmpfs is not allowed (not root), the same run uses the outbox's own byte bound
+(its smallest, 64 KiB) on an ordinary directory instead: the policy under test is the same one,
+reached through `max_bytes` rather than through the filesystem's free space.
+"""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import threading
+import time
+
+import pytest
+
+from broker.mosquitto import Mosquitto
+from edge.outbox import MIN_FREE_BYTES
+from sim.pins import PulseScript, drive_pulses
+from tests.broker.test_service_e2e import wait_until
+from tests.faults.checks import assert_each_once, stored_events
+from tests.support.hub import running_node, running_service
+
+TABLE = "pool-01"
+# Room for about half a MiB of events beyond the outbox's free-space margin.
+TMPFS_SIZE = MIN_FREE_BYTES + 512 * 1024
+PRESSES = 10
+REFUSED_ENOUGH = 30
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """(directory, outbox max_bytes): a small tmpfs when we may mount one, else the outbox bound."""
+    mount_point = tmp_path / "disk"
+    mount_point.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={TMPFS_SIZE}", "tmpfs", str(mount_point)],
+                             capture_output=True).returncode == 0
+    yield (mount_point, None) if mounted else (mount_point, 64 * 1024)
+    if mounted:
+        subprocess.run(["umount", "-l", str(mount_point)], check=False)
+
+
+def press(factory, node) -> None:
+    pin = factory.pin(node.config.pins.button)
+    pin.drive_low()
+    time.sleep(0.05)
+    pin.drive_high()
+    time.sleep(0.3)  # presses closer than the button's 0.25 s guard count as one
+
+
+@pytest.mark.slow
+def test_a_full_disk_refuses_pocket_events_loudly_and_loses_none_silently(tmp_path, small_disk, caplog):
+    disk, max_bytes = small_disk
+    broker = Mosquitto(tmp_path / "mq", users={TABLE: f"pw-{TABLE}"})  # not started: the broker is down
+    caplog.set_level(logging.WARNING, logger="edge.outbox")
+    with running_node(broker, disk, TABLE, outbox_max_bytes=max_bytes) as (node, factory):
+        for _ in range(PRESSES):  # low-value events for the policy to drop first
+            press(factory, node)
+        assert node.outbox.depth == PRESSES and not node.light.on  # an even number of toggles
+
+        driven = [0] * 6
+
+        def drive(pocket: int) -> None:
+            pin = factory.pin(node.config.pins.pockets[pocket])
+            while node.outbox.refused < REFUSED_ENOUGH:
+                # 25 pulses a second per pocket stays under the chatter detector's 200 edges a second.
+                drive_pulses(pin, 20, PulseScript(duration_s=0.02, chatter_edges=1), gap_s=0.02, seed=pocket)
+                driven[pocket] += 20
+                time.sleep(0.2)  # calls on one pin closer than ~0.1 s could merge two pulses
+
+        players = [threading.Thread(target=drive, args=(p,)) for p in range(6)]
+        for t in players:
+            t.start()
+        for t in players:
+            t.join(300)
+        time.sleep(0.5)  # the beams' timers emit the last pulses just after they are driven
+        held = node.outbox.depth
+        refused, dropped = node.outbox.refused, node.outbox.dropped
+        assert refused >= REFUSED_ENOUGH
+        assert dropped == PRESSES, "the button events go first, all of them, before any pocket is refused"
+        assert caplog.text.count("pocket event NOT STORED") == refused, "each refusal logged with its payload"
+
+        # The agent is alive and the button still drives the light (its event dropped, counted).
+        press(factory, node)
+        assert node.light.on
+        press(factory, node)
+        assert not node.light.on
+        assert node.outbox.dropped == dropped + 2 and node._pump.alive
+
+        broker.start()
+        with running_service(broker, f"sqlite:///{tmp_path / 'hub.db'}") as svc:
+            wait_until(lambda: node.outbox.depth == 0, timeout=120, what="the outbox to drain")
+            wait_until(lambda: len(stored_events(svc.store, TABLE)) == held, timeout=60, what="all it held stored")
+            rows = stored_events(svc.store, TABLE)
+    broker.stop()
+    assert_each_once(rows)
+    assert sum(driven) == len(rows) + refused, (sum(driven), len(rows), refused)
+    where = "tmpfs" if max_bytes is None else f"max_bytes={max_bytes}"
+    print(f"disk full ({where}): {sum(driven)} pockets driven, {len(rows)} stored after recovery, "
+          f"{refused} refused (logged), {dropped} button events dropped first")
