@@ -56,17 +56,18 @@ class EdgeNode:
 
     ``EdgeNode(config, pin_factory=None, card_reader=None)``; ``start()`` / ``close()`` or
     ``with EdgeNode(cfg) as node:``. ``pin_factory`` defaults to gpiozero's (GPIOZERO_PIN_FACTORY);
-    ``card_reader`` defaults to the one the config names (foosball tables).
+    ``card_reader`` defaults to the one the config names (foosball tables); ``clock`` (anything with
+    ``now() -> (datetime, synced)``) to the system's WallClock: a test injects a jumping one.
     """
 
-    def __init__(self, config: NodeConfig, *, pin_factory: Any = None, card_reader: Any = None) -> None:
+    def __init__(self, config: NodeConfig, *, pin_factory: Any = None, card_reader: Any = None, clock: Any = None) -> None:
         self.config = config
         self.table = config.table
         self._pin_factory = pin_factory
         self._card_reader = card_reader
         self.boot = uuid.uuid4().hex
         self.invalid_commands = 0
-        self._clock = WallClock()
+        self._clock = clock or WallClock()
         self._commands: queue.Queue[tuple[bytes, bool] | None] = queue.Queue()
         self._light_lock = threading.Lock()
         self._light_cause: tuple[str, str | None] = ("boot", None)

@@ -7,6 +7,7 @@ whether its `ts` can be trusted (the central service bills by its own clock anyw
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -15,16 +16,24 @@ TIMESYNC_FLAG = Path("/run/systemd/timesync/synchronized")
 _RECHECK_S = 30.0
 
 
+def _system_time() -> datetime:
+    return datetime.now(timezone.utc)
+
+
 class WallClock:
-    def __init__(self, flag: Path = TIMESYNC_FLAG) -> None:
+    """`wall` and `recheck_s` are seams for tests: a wall clock that jumps, a flag seen at once."""
+
+    def __init__(self, flag: Path = TIMESYNC_FLAG, *, wall: Callable[[], datetime] = _system_time, recheck_s: float = _RECHECK_S) -> None:
         self._flag = flag
+        self._wall = wall
+        self._recheck_s = recheck_s
         self._synced = False
-        self._checked = -_RECHECK_S
+        self._checked = -recheck_s
 
     def now(self) -> tuple[datetime, bool]:
         mono = time.monotonic()
-        if not self._synced and mono - self._checked >= _RECHECK_S:
+        if not self._synced and mono - self._checked >= self._recheck_s:
             # Once synced, a clock stays synced for the life of the process; until then, look again now and then.
             self._checked = mono
             self._synced = self._flag.exists()
-        return datetime.now(timezone.utc), self._synced
+        return self._wall(), self._synced
