@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from broker import sessions
 from broker.billing import Bill
+from broker.members import FIRST_YEAR, LAST_YEAR
 from broker.db.models import Event, FoosballCheckin, Member, TableSession
 from broker.tariffs import as_utc
 from devices.venue import Venue
@@ -31,6 +32,9 @@ class ReportError(ValueError):
 
 def day_bounds(day: date, venue: Venue) -> tuple[datetime, datetime]:
     """[local midnight, next local midnight) of `day`, in UTC."""
+    # date.min and date.max pass any date parser, and their midnight in UTC is out of range.
+    if not FIRST_YEAR <= day.year <= LAST_YEAR:
+        raise ReportError(f"the day {day} is outside the years {FIRST_YEAR}-{LAST_YEAR}; give a day the hall was open, e.g. 2026-11-30")
     start = datetime.combine(day, time(0), venue.tz)
     end = datetime.combine(day + timedelta(days=1), time(0), venue.tz)
     return as_utc(start), as_utc(end)
