@@ -36,5 +36,6 @@ def create_app(service: CentralService) -> FastAPI:
     app.state.service = service
     errors.install(app)
     for module in ROUTERS:
-        app.include_router(module.router, prefix=PREFIX)
+        public = all(PREFIX + r.path in PUBLIC_PATHS for r in module.router.routes)
+        app.include_router(module.router, prefix=PREFIX, responses=None if public else errors.RESPONSES)
     return app

@@ -11,6 +11,7 @@ import logging
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from sqlalchemy import exc as sa
 
 from broker.db.errors import StoreError
@@ -21,6 +22,35 @@ from broker.service import NotFound, ServiceError
 from broker.users import UserError
 
 log = logging.getLogger("lavos.api")
+
+
+class ErrorItem(BaseModel):
+    message: str
+    field: str | None = None  # a validation error: which input
+    line: int | None = None  # a CSV import error: which line of the file
+
+
+class ErrorOut(BaseModel):
+    """The body of every refusal."""
+
+    detail: str
+    errors: list[ErrorItem] = []
+
+
+def _documented(**codes: str) -> dict[int | str, dict]:
+    return {int(code.removeprefix("e")): {"model": ErrorOut, "description": text} for code, text in codes.items()}
+
+
+# The refusals every logged-in route can give, in the OpenAPI document: without them a client
+# (or schemathesis) sees FastAPI's default 422 body, which is not the one this module sends.
+RESPONSES = _documented(
+    e400="Bad input the schema cannot express (a card UID, a date range, a name taken)",
+    e401="Not logged in: HTTP Basic or a bearer token", e403="The user's role does not allow this, or a cookie write without X-CSRF-Token",
+    e404="No such table, session, member, alert or card", e409="Not possible in the current state (e.g. the session is already stopped)",
+    e422="Invalid request: `errors` names each field", e423="Locked out after repeated failed logins (Retry-After says for how long)",
+    e503="The database is unavailable",
+)
+TOO_LARGE = _documented(e413="The request body is larger than the route accepts")
 
 
 def _where(loc: tuple) -> str:

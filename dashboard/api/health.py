@@ -6,6 +6,7 @@ import logging
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from sqlalchemy import exc, text
 
 from dashboard.api.deps import Service
@@ -14,7 +15,15 @@ router = APIRouter(tags=["health"])
 log = logging.getLogger("lavos.api")
 
 
-@router.get("/health", summary="ok, MQTT connected, database reachable (no login); 503 when not ok")
+class HealthOut(BaseModel):
+    ok: bool
+    mqtt: bool | None  # None: this process has no MQTT link
+    db: bool
+    backend: str
+
+
+@router.get("/health", summary="ok, MQTT connected, database reachable (no login); 503 when not ok",
+            response_model=HealthOut, responses={503: {"model": HealthOut, "description": "Not healthy: the body says which part"}})
 def health(service: Service) -> JSONResponse:
     try:
         with service.store.reader() as db:

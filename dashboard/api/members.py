@@ -16,6 +16,7 @@ from broker.tariffs import calendar_year
 from dashboard.api import views
 from dashboard.api.auth import ManagerUser, StaffUser
 from dashboard.api.deps import IdPath, Service
+from dashboard.api.errors import TOO_LARGE
 from dashboard.api.schemas import CardIn, FeeIn, MemberIn, MemberPatch, text
 
 router = APIRouter(prefix="/members", tags=["members"])
@@ -52,7 +53,8 @@ def create_member(body: MemberIn, service: Service, user: ManagerUser) -> dict[s
         return views.member(m, _year(service))
 
 
-@router.get("/export", summary="The whole registry as CSV (the import format)")
+@router.get("/export", summary="The whole registry as CSV (the import format)",
+            responses={200: {"content": {"text/csv": {"schema": {"type": "string"}}}}}, response_class=Response)
 def export(service: Service, user: StaffUser) -> Response:
     with service.store.reader() as db:
         data = export_members_csv(db)
@@ -69,7 +71,7 @@ def _import(service: CentralService, data: bytes, actor: str) -> dict[str, Any]:
 
 @router.post(
     "/import", summary="Import a CSV file (the request body): all of it, or nothing with the errors by line (manager)",
-    openapi_extra={"requestBody": {"required": True, "content": {"text/csv": {"schema": {"type": "string"}}}}},
+    openapi_extra={"requestBody": {"required": True, "content": {"text/csv": {"schema": {"type": "string"}}}}}, responses=TOO_LARGE,
 )
 async def import_csv(request: Request, service: Service, user: ManagerUser) -> dict[str, Any]:
     data = bytearray()
