@@ -2,7 +2,7 @@
 
     python -m tests.edge.agent_proc node.toml
 stdin lines: "pulses <pocket> <count>" drives that many ball drops; "depth" prints the outbox
-depth; "quit" closes cleanly. Each command is answered with one line on stdout.
+depth; "light" prints "on"/"off" and what last set it (boot, command, button); "quit" closes cleanly. Each command is answered with one line on stdout.
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ def main(config_path: str) -> None:
             print("driven", flush=True)
         elif words[0] == "depth":
             print(node.outbox.depth, flush=True)
+        elif words[0] == "light":
+            print("on" if node.light.on else "off", node._light_cause[0], flush=True)
         elif words[0] == "quit":
             break
     node.close()
