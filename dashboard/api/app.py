@@ -9,6 +9,7 @@ from fastapi.routing import APIRoute
 
 from broker.service import CentralService
 from dashboard.api import alerts, errors, foosball, health, members, reports, sessions, tables
+from dashboard.api.headers import SecurityHeaders
 
 # The routes that answer without a login; everything else needs a staff user at least.
 PUBLIC_PATHS = frozenset({"/api/health", "/openapi.json"})
@@ -35,6 +36,7 @@ def create_app(service: CentralService) -> FastAPI:
     )
     app.state.service = service
     errors.install(app)
+    app.add_middleware(SecurityHeaders)
     for module in ROUTERS:
         public = all(PREFIX + r.path in PUBLIC_PATHS for r in module.router.routes)
         app.include_router(module.router, prefix=PREFIX, responses=None if public else errors.RESPONSES)

@@ -7,7 +7,9 @@ import secrets
 from pathlib import Path
 
 from starlette.middleware.sessions import SessionMiddleware
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from dashboard.api.headers import SecurityHeaders
 
 SESSION_COOKIE = "lavos_session"
 SESSION_MAX_AGE_S = 14 * 3600  # one evening's shift (16:00-24:00) with room; then log in again
@@ -63,22 +65,8 @@ class SessionCookies:
         await chosen(scope, receive, send)
 
 
-class PageHeaders:
-    """Security headers on every response of the pages app (pure ASGI: SSE streams pass untouched)."""
+class PageHeaders(SecurityHeaders):
+    """The pages' headers on every response of the pages app; the API's own wrap the whole app."""
 
     def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                present = {k.lower() for k, _ in message.get("headers", [])}
-                message.setdefault("headers", [])
-                message["headers"] = list(message["headers"]) + [h for h in PAGE_HEADERS if h[0] not in present]
-            await send(message)
-
-        await self.app(scope, receive, with_headers)
+        super().__init__(app, PAGE_HEADERS)
