@@ -23,6 +23,7 @@ Example:
   lavos server --venue deploy/venues/lavos.toml --mqtt mqtt://lavos-hub@127.0.0.1:1883 --mqtt-password-file /etc/lavos/hub.pw --db postgresql://lavos@localhost/lavos --http 0.0.0.0:8080
 """
 MQTT_CONNECT_WAIT_S = 5.0
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")  # what logging and uvicorn both know
 
 
 def fail(message: str) -> typer.Exit:
@@ -114,6 +115,8 @@ def server(
     https_cookies: bool = typer.Option(False, "--https-cookies", help="Mark the dashboard's login cookie Secure (served over https; "
                                        "behind a TLS proxy that sends X-Forwarded-Proto this happens by itself)"),
 ) -> None:
+    if log_level.upper() not in LOG_LEVELS:  # logging would raise a ValueError with a traceback
+        raise fail(f"--log-level {log_level!r} is not one of {', '.join(LOG_LEVELS)}")
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("alembic").setLevel(max(logging.WARNING, logging.getLogger().level))  # its INFO is plugin chatter
     signal.signal(signal.SIGTERM, _interrupt)  # stop as cleanly during start-up as Ctrl-C does

@@ -13,6 +13,7 @@ from devices.nodeconfig import NodeConfig, load_node_config
 from devices.tomlfile import ConfigError
 
 EXIT_CONFIG = 2
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
 def load_or_explain(path: Path) -> NodeConfig | None:
@@ -32,6 +33,9 @@ def stop_on_signals() -> threading.Event:
 
 def run_agent(config_path: Path, log_level: str = "INFO") -> int:
     """The process exit code: 0 after a clean stop, 2 when the config or the node's files are unusable."""
+    if log_level.upper() not in LOG_LEVELS:  # logging would raise a ValueError with a traceback
+        print(f"error: --log-level {log_level!r} is not one of {', '.join(LOG_LEVELS)}", file=sys.stderr)
+        return EXIT_CONFIG
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     cfg = load_or_explain(config_path)
     if cfg is None:
