@@ -63,6 +63,8 @@ class MqttUrl:
                 password = password_file.read_text(encoding="utf-8").strip()
             except OSError as exc:
                 raise ValueError(f"cannot read the MQTT password file {password_file}: {exc.strerror}") from None
+            if not password:  # else the broker's refusal would blame the user name or the password, not the file
+                raise ValueError(f"the MQTT password file {password_file} is empty; put the hub's password on its first line")
         return cls(parts.hostname, port, unquote(parts.username) if parts.username else None, password, parts.scheme == "mqtts", ca_file)
 
 
