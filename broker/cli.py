@@ -69,14 +69,17 @@ def members_import(
 
     Example: lavos members import deploy/members/lavos-members.csv
     """
-    from broker.members_csv import import_members_csv
+    from broker.members_csv import MemberImportError, import_members_csv
 
     try:
         data = file.read_bytes()
     except OSError as e:
         raise fail(f"cannot read {file}: {e.strerror}") from None
     with _session(db) as s:
-        report = import_members_csv(s, data, actor=_actor(actor))
+        try:
+            report = import_members_csv(s, data, actor=_actor(actor))
+        except MemberImportError as e:
+            raise fail(f"{file}: {e}") from None  # the errors say the line; which file, only this knows
     typer.echo(f"{file}: {report}")
 
 
