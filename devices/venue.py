@@ -159,7 +159,7 @@ class Venue(_Model):
     @model_validator(mode="after")
     def _consistent(self) -> "Venue":
         if "default" not in self.hours and set(self.hours) != set(WEEKDAYS):
-            raise ValueError("hours needs a 'default' entry or one for every weekday")
+            raise Located(("hours",), "hours needs a 'default' entry or one for every weekday")
         for key, items in (("rooms", self.rooms), ("tables", self.tables), ("tariffs", self.tariffs), ("extras", self.extras)):
             seen: set[str] = set()
             for n, item in enumerate(items):
@@ -172,9 +172,12 @@ class Venue(_Model):
                 raise Located(("tables", n, "room"), f"table {t.id} is in room {t.room!r}, which is not among rooms ({', '.join(sorted(rooms))})")
         tariffs = {t.id for t in self.tariffs}
         if self.tariffs:
-            for ref in (self.billing.default_tariff, self.billing.member_tariff, *(b.tariff for b in self.bands)):
+            # Located, so the message points at the line that names the missing tariff.
+            refs = [(("billing", "default_tariff"), self.billing.default_tariff), (("billing", "member_tariff"), self.billing.member_tariff),
+                    *((("bands", n, "tariff"), b.tariff) for n, b in enumerate(self.bands))]
+            for loc, ref in refs:
                 if ref not in tariffs:
-                    raise ValueError(f"tariff {ref!r} is referenced but not defined under [[tariffs]]")
+                    raise Located(loc, f"tariff {ref!r} is referenced but not defined under [[tariffs]] ({', '.join(sorted(tariffs))})")
         return self
 
     @property

@@ -109,7 +109,7 @@ BAD_VENUES = {
     ),
     "undefined tariff": (
         ('default_tariff = "standard"', 'default_tariff = "happy"'),
-        "", "tariff 'happy' is referenced but not defined", None,
+        "billing.default_tariff", "tariff 'happy' is referenced but not defined", line_of("default_tariff"),
     ),
 }
 
