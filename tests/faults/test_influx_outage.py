@@ -1,0 +1,122 @@
+"""Issue 6: InfluxDB (here VictoriaMetrics) down for 5 minutes of play, or answering 500, or hanging.
+
+Play is real: table nodes on mock pins drive ball drops through Mosquitto into a real central
+service whose MetricsWriter writes to the metrics server. Nothing of it may be lost once a good
+server is there again, and the service's memory must not grow with the outage: the writer keeps
+at most max_queue points in memory and spools the rest to disk.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from broker.metrics import MetricsWriter
+from tests.broker.test_metrics import eventually, fake  # noqa: F401 - fake is a fixture: the server that answers 500 or hangs
+from tests.broker.test_service_e2e import drop_balls, wait_until
+from tests.faults.checks import stored_events
+from tests.support.hub import running_node, running_service
+
+TABLES = ["pool-01", "pool-02", "pool-03", "pool-04"]
+OUTAGE_S = 300
+MAX_QUEUE = 200  # small, so five minutes of points must go through the spill-to-disk path
+# Measurements the service writes (VictoriaMetrics names a series <measurement>_<field>).
+OURS = "(pocket|light|node|session|alert)_.+"
+
+
+def rss_bytes() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmRSS in /proc/self/status")
+
+
+def pocket_points(victoria, table: str) -> int:
+    return sum(1 for _, labels, _, _ in victoria.samples("pocket_count") if labels.get("table") == table)
+
+
+@contextlib.contextmanager
+def hall(mosquitto, tmp_path, metrics):
+    """The service with `metrics`, a node per table, a session on each; yields (service, nodes)."""
+    with contextlib.ExitStack() as stack:
+        svc = stack.enter_context(running_service(mosquitto, f"sqlite:///{tmp_path / 'hub.db'}", metrics=metrics))
+        nodes = {t: stack.enter_context(running_node(mosquitto, tmp_path, t)) for t in TABLES}
+        wait_until(lambda: all(n.link.connected for n, _ in nodes.values()), timeout=20, what="nodes connected")
+        for t in TABLES:
+            svc.start_session(t, actor="anna")
+        wait_until(lambda: all(n.light.on for n, _ in nodes.values()), timeout=10, what="lights on")
+        yield svc, nodes
+
+
+def all_stored(svc) -> dict[str, int]:
+    return {t: len(stored_events(svc.store, t)) for t in TABLES}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_five_minutes_without_influx_loses_no_point_and_memory_stays_flat(mosquitto, victoria, tmp_path):
+    metrics = MetricsWriter(victoria.url, "token", "lavos", "lavos", tmp_path / "spool", flush_interval=0.2,
+                            max_queue=MAX_QUEUE, batch_size=100, timeout=5.0, retry_initial=0.5, retry_max=5.0)
+    with hall(mosquitto, tmp_path, metrics) as (svc, nodes):
+        for i, t in enumerate(TABLES):
+            drop_balls(nodes[t][1], nodes[t][0], i, 1)
+        wait_until(lambda: all(pocket_points(victoria, t) == 1 for t in TABLES), timeout=30, what="first drops in VictoriaMetrics")
+
+        victoria.stop()
+        rss_start, rss_peak, most_queued = rss_bytes(), 0, 0
+        started = time.monotonic()
+        i = 0
+        # Human pace: one drop a second in the hall, each table's turn every 4 s, pockets in turn.
+        while time.monotonic() - started < OUTAGE_S:
+            t = TABLES[i % len(TABLES)]
+            drop_balls(nodes[t][1], nodes[t][0], (i // len(TABLES)) % 6, 1)
+            i += 1
+            most_queued = max(most_queued, metrics.stats()["queued"])
+            rss_peak = max(rss_peak, rss_bytes())
+            time.sleep(max(0.0, started + i - time.monotonic()))
+        stats = metrics.stats()
+        assert stats["failing"] and stats["spooled"] > 0, stats
+        rss_end = rss_bytes()
+
+        victoria.start()
+        wait_until(lambda: sum(all_stored(svc).values()) == i + len(TABLES), timeout=30, what="every drop stored")
+        stored = all_stored(svc)
+        eventually(lambda: metrics.flush(1), 120, "the spool to drain into VictoriaMetrics")
+        stats = metrics.stats()
+        assert stats["spooled"] == 0 and stats["dropped"] == 0 and stats["dead_lettered"] == 0, stats
+        assert {t: pocket_points(victoria, t) for t in TABLES} == stored
+        # VictoriaMetrics stores each field as its own series: one point is one (measurement, tags, time).
+        points = {(name.split("_", 1)[0], frozenset(labels.items()), ts) for name, labels, ts, _ in victoria.samples(OURS)}
+        assert len(points) == stats["written"], "a point of the outage is missing"
+    assert most_queued <= MAX_QUEUE, most_queued
+    grown = rss_peak - rss_start
+    # The process hosts the service and four nodes, so this bounds the service's growth from above.
+    assert grown < 16 * 1024 * 1024, f"RSS grew by {grown / 1e6:.1f} MB during the outage"
+    print(f"influx down {OUTAGE_S}s: {i} drops, {stats['written']} points all arrived; queued max {most_queued}; "
+          f"RSS {rss_start / 1e6:.1f} -> peak {rss_peak / 1e6:.1f}, end {rss_end / 1e6:.1f} MB")
+
+
+@pytest.mark.parametrize("failure", [500, "hang"])
+def test_a_metrics_server_answering_500_or_hanging_loses_no_point(mosquitto, fake, tmp_path, failure):  # noqa: F811
+    metrics = MetricsWriter(fake.url, "token", "lavos", "lavos", tmp_path / "spool", flush_interval=0.1,
+                            max_queue=20, timeout=1.0, retry_initial=0.2, retry_max=1.0)
+    with hall(mosquitto, tmp_path, metrics) as (svc, nodes):
+        fake.mode = failure
+        for round_ in range(6):
+            for t in TABLES:
+                drop_balls(nodes[t][1], nodes[t][0], round_, 1)
+            time.sleep(0.25)  # rounds on one pin closer than ~0.1 s would merge into one pulse
+        wait_until(lambda: sum(all_stored(svc).values()) == 6 * len(TABLES), timeout=30, what="every drop stored")
+        eventually(lambda: metrics.stats()["spooled"] > 0, 20, "points spooled while the server fails")
+        assert metrics.stats()["failing"]
+
+        fake.mode = "ok"
+        eventually(lambda: metrics.flush(1), 30, "the spool to drain")
+        pockets = {line for line in fake.lines if line.startswith("pocket,")}
+        by_table = {t: sum(1 for line in pockets if re.search(rf",table={t}[, ]", line)) for t in TABLES}
+        assert by_table == all_stored(svc), "a drop's point is missing"
+        assert metrics.stats()["dropped"] == 0
