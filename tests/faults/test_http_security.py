@@ -132,10 +132,11 @@ def served(mosquitto, tmp_path_factory) -> Served:  # type: ignore[no-untyped-de
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     log_file = tmp / "server.log"
-    # The MQTT password inline in the URL, as bench/load.py passes it: the URL must not be logged whole.
-    proc = subprocess.Popen([*LAVOS, "server", "--venue", str(VENUE), "--mqtt", f"mqtt://lavos-hub:hub-secret@127.0.0.1:{mosquitto.port}",
-                             "--db", db, "--http", f"127.0.0.1:{port}", "--data-dir", str(tmp / "data"), "--log-level", "DEBUG"],
-                            cwd=REPO, env=env, stdout=open(log_file, "w"), stderr=subprocess.STDOUT)
+    with open(log_file, "w") as log:
+        # The MQTT password inline in the URL, as bench/load.py passes it: the URL must not be logged whole.
+        proc = subprocess.Popen([*LAVOS, "server", "--venue", str(VENUE), "--mqtt", f"mqtt://lavos-hub:hub-secret@127.0.0.1:{mosquitto.port}",
+                                 "--db", db, "--http", f"127.0.0.1:{port}", "--data-dir", str(tmp / "data"), "--log-level", "DEBUG"],
+                                cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
     cli_err = []
     try:
         deadline = time.monotonic() + 30
