@@ -12,13 +12,23 @@ from __future__ import annotations
 
 import random
 import time
+from collections import deque
 from dataclasses import dataclass
 
 from gpiozero.pins.mock import MockFactory, MockPin
 
+# gpiozero's MockPin keeps every edge it ever saw (for assert_states); a demo evening drives
+# tens of thousands per table, which grew the demo's memory for as long as it played (found by
+# bench/soak.py). The last few are all a test could want.
+STATES_KEPT = 1000
+
 
 class TimedMockPin(MockPin):
     _stamp: float | None = None
+
+    def clear_states(self) -> None:
+        super().clear_states()
+        self.states = deque(self.states, maxlen=STATES_KEPT)
 
     def _change_state(self, value: bool) -> bool:
         changed = super()._change_state(value)
