@@ -130,6 +130,7 @@ class CentralService:
             self.open_causes = {a.cause_key for a in open_alerts(db)}
 
     def start(self) -> None:
+        contract.build_validators()
         self.ingest.start()
         if self.link:
             self.link.start()

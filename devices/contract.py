@@ -382,6 +382,18 @@ def encode(message: BaseModel | None) -> bytes:
     return message.model_dump_json(exclude_none=False).encode("utf-8")
 
 
+def build_validators() -> None:
+    """Build every message's validator now rather than on first use.
+
+    Models build lazily so a Pi node only pays memory for what it sends; the central service
+    decodes everything, and calls this at start so the first message is not the slow one.
+    """
+    for model in (*EVENT_MODELS.values(), *MODEL_FOR_KIND.values(), SessionSummary, *EVENT_DATA_MODELS.values()):
+        model.model_rebuild(force=True)
+    _event_adapter()
+    _session_adapter()
+
+
 def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
