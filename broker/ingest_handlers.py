@@ -166,7 +166,7 @@ class IngestHandlers:
         share one: a synced node's own timestamp is exact (and right even for events replayed
         after an outage); otherwise the receipt time, nudged forward to stay unique.
         """
-        if ev.ts_synced:
+        if ev is not None and ev.ts_synced:
             return ev.ts
         self._last_metric_at = max(now, self._last_metric_at + timedelta(milliseconds=1))
         return self._last_metric_at
@@ -256,7 +256,8 @@ class IngestHandlers:
         node = self._node(db, table)
         node.light_on, node.light_blink, node.light_cause, node.last_seen_at = ls.on, ls.blink, ls.cause, now
         if self.s.metrics:
-            after.add(lambda: self.s.metrics.light(table, ls.on, now))
+            at = self._metric_time(None, now)  # two light changes in one batch are two points
+            after.add(lambda: self.s.metrics.light(table, ls.on, at))
         want = self.s.desired_light(table)
         if want is not None:
             if ls.on and not want and ls.cause in ("button", "boot"):
@@ -272,7 +273,8 @@ class IngestHandlers:
         node.telemetry_at = node.last_seen_at = now
         node.reconnects = tm.reconnects
         if self.s.metrics:
-            after.add(lambda: self.s.metrics.node(table, tm.uptime_s, tm.outbox, tm.cpu_temp_c, tm.reconnects, now))
+            at = self._metric_time(None, now)
+            after.add(lambda: self.s.metrics.node(table, tm.uptime_s, tm.outbox, tm.cpu_temp_c, tm.reconnects, at))
         if tm.outbox >= OUTBOX_ALERT_DEPTH:
             self.s.raise_alert(db, alert_kinds.outbox_stuck(table, tm.outbox), after)
         else:

@@ -81,15 +81,25 @@ class Pump:
                 self._cond.wait(seconds)
 
     def _settle(self, acks: list[tuple[int, int, bool]]) -> None:
-        for generation, mid, accepted in acks:
+        for n, (generation, mid, accepted) in enumerate(acks):
             if generation != self._generation:
                 continue
-            seq = self._inflight.pop(mid, None)
+            seq = self._inflight.get(mid)
             if seq is None:
                 continue  # a birth, a light/state: not ours
             if accepted:
-                self._outbox.ack(seq)
+                try:
+                    self._outbox.ack(seq)
+                except Exception:
+                    # The delete failed (a full disk): keep this ack and the ones after it for the
+                    # next round. Dropping them would leave their mids in flight for good, and a
+                    # full send window stops the pump until the next reconnect.
+                    with self._cond:
+                        self._acks.extendleft(reversed(acks[n:]))
+                    raise
+                del self._inflight[mid]
             else:
+                del self._inflight[mid]
                 # MQTT 5 tells us the broker refused it (ACL): keep it, send it again next connection.
                 self.rejected += 1
                 log.error("broker refused event seq %d; kept in the outbox (check the ACL for this node)", seq)
