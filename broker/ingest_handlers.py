@@ -38,8 +38,6 @@ class IngestHandlers:
         self.applied = 0
         self.duplicates = 0
         self.rejected = 0
-        self.latencies: list[float] = []  # seconds from paho receipt to commit, for benchmarks
-        self.record_latency = False
         self._last_reject_log = 0.0
         self._last_metric_at = datetime.min.replace(tzinfo=timezone.utc)
 
@@ -72,9 +70,6 @@ class IngestHandlers:
                 if careful:
                     raise
                 log.warning("a message in a batch of %d failed; redoing the batch message by message", len(decoded))
-        if self.record_latency:
-            done = time.monotonic()
-            self.latencies.extend(done - m.received for m in batch)
         after.run()
 
     def _apply(self, decoded, now: datetime, after: "AfterCommit", careful: bool) -> None:

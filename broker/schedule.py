@@ -1,4 +1,4 @@
-"""When the hall closes, and whether it is open. Pure: times in, times out."""
+"""When the hall closes. Pure: times in, times out."""
 
 from __future__ import annotations
 
@@ -29,6 +29,3 @@ def closing_time(venue: Venue, at: datetime) -> datetime:
     """The closing time of the period `at` falls in, or of the next one (in at's timezone)."""
     return next(close for _, close in _periods(venue, at) if at < close).astimezone(at.tzinfo)
 
-
-def is_open(venue: Venue, at: datetime) -> bool:
-    return any(opens <= at < close for opens, close in _periods(venue, at))

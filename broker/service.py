@@ -14,7 +14,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session as Db
@@ -24,7 +24,7 @@ from broker.billing import Bill
 from broker.db.alerts import ack_alert, close_alert, open_alerts, open_or_touch_alert
 from broker.db.audit import append_session_op
 from broker.db.engine import Store
-from broker.db.models import Member, Node, TableSession
+from broker.db.models import Member, TableSession
 from broker.db.types import utcnow
 from broker.hub_link import HubLink, Inbound, MqttUrl
 from broker.ingest import IngestLoop
@@ -102,7 +102,6 @@ class CentralService:
         self.open: dict[str, OpenSession] = {}
         self.inbox: "queue.Queue[Inbound]" = queue.Queue()
         self.link = HubLink(mqtt_url, self.inbox, share_group=share_group, client_id=client_id, on_connected=self._resend_all) if mqtt_url else None
-        self.rejected = 0
         self.listeners: list[Callable[[str, dict], None]] = []
         from broker.ingest_handlers import IngestHandlers
         from broker.watchdog import Watchdog
@@ -179,8 +178,8 @@ class CentralService:
         want = self.desired_light(table)
         if want is not None:
             self.send_light(table, want)
-        if self.link is not None and Kind(self.tables[table].kind).billed:
-            self.link.send_session(table, self.summary(table))
+        if Kind(self.tables[table].kind).billed:
+            self._publish_session(table)
 
     # -- reading -------------------------------------------------------------------
 
@@ -411,10 +410,3 @@ class CentralService:
             if alert.closed_at is not None:
                 self.open_causes.discard(alert.cause_key)
         self.notify("alert_ack", {"id": alert_id})
-
-    def node_online(self, db: Db, table: str) -> bool:
-        node = db.get(Node, table)
-        return bool(node and node.online)
-
-    def since(self, minutes: float) -> datetime:
-        return self.clock() - timedelta(minutes=minutes)
