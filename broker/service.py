@@ -225,7 +225,9 @@ class CentralService:
         if not member.active:
             raise ServiceError(f"{member.name}'s membership is not active")
         year = calendar_year(self.clock(), self.venue)
-        return MemberSnapshot(member.id, member.name, fee_paid(member, year), year)
+        # Both fee years a session can meet: on New Year's Eve the card rate goes on past
+        # midnight only for a member who has already paid the coming year.
+        return MemberSnapshot(member.id, member.name, fee_paid(member, year), year, next_year_paid=fee_paid(member, year + 1))
 
     def _require_table(self, table: str) -> None:
         if table not in self.tables:
