@@ -45,6 +45,20 @@ class NotFound(ServiceError):
     pass
 
 
+class CardInUse(ServiceError):
+    """A member's club card is already on another open session: one card, one table.
+
+    Carries who and where, so a page can say it in the staff's language; str() is English.
+    """
+
+    def __init__(self, member: str, table: str, table_name: str, session_id: int) -> None:
+        self.member, self.table, self.table_name, self.session_id = member, table, table_name, session_id
+        super().__init__(
+            f"{member}'s club card is already on {table_name} (session {session_id}): "
+            "take the card off that session or stop it first"
+        )
+
+
 @dataclass
 class TableRuntime:
     """What the service keeps in memory per table (rebuilt from the database at start)."""
@@ -229,6 +243,15 @@ class CentralService:
         # midnight only for a member who has already paid the coming year.
         return MemberSnapshot(member.id, member.name, fee_paid(member, year), year, next_year_paid=fee_paid(member, year + 1))
 
+    def _card_free(self, member: MemberSnapshot | None, session_id: int | None = None) -> None:
+        """Refuse a card already on another open session (running or paused: a paused one
+        resumes at the club rate). By member, not UID: a member with two cards is one member."""
+        if member is None:
+            return
+        for table, s in self.open.items():
+            if s.id != session_id and s.state.member is not None and s.state.member.member_id == member.member_id:
+                raise CardInUse(member.name, table, self.tables[table].name, s.id)
+
     def _require_table(self, table: str) -> None:
         if table not in self.tables:
             raise NotFound(f"no table {table!r} (tables: {', '.join(self.tables)})")
@@ -255,6 +278,7 @@ class CentralService:
             after = AfterCommit()
             with self.store.session() as db:
                 member = self.member_snapshot(db, member_id=member_id, card_uid=card_uid)
+                self._card_free(member)
                 op = sessions.start_op(self.clock(), table, tariff, member, prepaid_minutes, actor=actor)
                 try:
                     state = sessions.apply(None, op, self.venue)
@@ -372,11 +396,16 @@ class CentralService:
         return self.change_session(session_id, lambda at: sessions.correction_op(at, amount_cents, reason, actor=actor))
 
     def set_card(self, session_id: int, *, actor: str, member_id: int | None = None, card_uid: str | None = None) -> sessions.SessionState:
-        with self.store.session() as db:
-            member = self.member_snapshot(db, member_id=member_id, card_uid=card_uid)
-        if member is None:
-            return self.change_session(session_id, lambda at: sessions.card_removed_op(at, actor=actor))
-        return self.change_session(session_id, lambda at: sessions.card_op(at, member, actor=actor))
+        # One lock over the check and the append: two tables showing one card at the same
+        # moment cannot both pass.
+        with self.lock:
+            with self.store.session() as db:
+                member = self.member_snapshot(db, member_id=member_id, card_uid=card_uid)
+            if member is None:
+                return self.change_session(session_id, lambda at: sessions.card_removed_op(at, actor=actor))
+            self._open_by_id(session_id)  # a closed session says so before the card is looked at
+            self._card_free(member, session_id)
+            return self.change_session(session_id, lambda at: sessions.card_op(at, member, actor=actor))
 
     # -- alerts --------------------------------------------------------------------------
 
