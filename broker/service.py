@@ -68,6 +68,7 @@ class TableRuntime:
     prepaid_warned: bool = False
     closing_warned_for: datetime | None = None
     closing_alerted_for: datetime | None = None
+    prepaid_alerted_for: datetime | None = None  # the prepaid end whose run-out was alerted
     idle_alerted_for: datetime | None = None
 
 

@@ -48,6 +48,8 @@ def service(mosquitto, db_url, clock):  # type: ignore[no-untyped-def]
     venue = venue.model_copy(update={"billing": Billing(**{**venue.billing.model_dump(), "prepaid_expiry": "continue"})})
     with running_service(mosquitto, db_url, clock=clock, venue=venue, client_id=f"hub-{uuid.uuid4().hex[:10]}") as svc:
         svc.watchdog.stop()
+        svc.told = []  # what the dashboard was told: (kind, table) of every alert that opened
+        svc.listeners.append(lambda topic, data: svc.told.append((data["kind"], data["table"])) if topic == "alert" else None)
         yield svc
 
 
@@ -120,6 +122,7 @@ def three_times(service, kind: str, table: str, fire, resolve) -> None:  # type:
     for n in range(1, ROUNDS + 1):
         fire(n)
         alert = fired(service, kind, table, n)
+        wait_until(lambda: service.told.count((kind, table)) == n, what=f"staff told of {kind} on {table} {n} times ({service.told})")
         resolve(n, alert)
         settled(service, kind, table)
     assert len(alerts(service, kind, table)) == ROUNDS
@@ -257,6 +260,10 @@ def test_prepaid_expired_settled_by_extending_and_by_stopping(api):  # noqa: F81
         api.service.watchdog.tick()
 
     def resolve(n: int, alert: Alert) -> None:
+        for _ in range(3):  # the watchdog looks every second: once per run-out, not a write each time
+            api.clock.advance(seconds=1)
+            api.service.watchdog.tick()
+        assert alerts(api.service, "prepaid_expired", "pool-08")[-1].count == 1
         if n < ROUNDS:
             api.ok("POST", f"/api/sessions/{sid}/extend", json={"minutes": 6})
         else:
