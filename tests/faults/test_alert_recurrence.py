@@ -13,10 +13,12 @@ again on that table until a restart.
 
 from __future__ import annotations
 
+import ast
 import json
 import uuid
 from datetime import datetime, timedelta
 from itertools import count
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -287,3 +289,18 @@ def test_open_after_closing_fires_every_night(api):  # noqa: F811
         api.clock.advance(hours=17, minutes=55)  # the next day, 18:00
 
     three_times(api.service, "open_after_closing", "pool-09", fire, resolve)
+
+
+def test_only_the_service_writes_alerts():
+    """A second writer beside the service is how the foosball alert went silent: there is none."""
+    writers = {"open_or_touch_alert", "close_alert", "ack_alert"}
+    repo = Path(__file__).resolve().parents[2]
+    found = set()
+    for path in [*repo.glob("broker/**/*.py"), *repo.glob("dashboard/**/*.py"), *repo.glob("sim/**/*.py"), *repo.glob("edge/**/*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = [a.name for a in node.names] if isinstance(node, ast.ImportFrom) else []
+            if isinstance(node, ast.Attribute):
+                names = [node.attr]
+            if writers & set(names):
+                found.add(path.relative_to(repo).as_posix())
+    assert found == {"broker/service.py"}, found
