@@ -166,17 +166,23 @@ def _correction_cents(value: Any, where: str) -> int:
 def _member(value: Any, where: str) -> MemberSnapshot:
     if not isinstance(value, dict):
         raise SessionError(f"{where} must be an object with member_id, name, fee_paid, got {value!r}")
-    _only_keys(value, {"member_id", "name", "fee_paid", "year"}, {"member_id", "name", "fee_paid"}, where)
-    fee_paid = value["fee_paid"]
-    if not isinstance(fee_paid, bool):
-        raise SessionError(f"{where}.fee_paid must be true or false, got {fee_paid!r}")
+    _only_keys(value, {"member_id", "name", "fee_paid", "year", "next_year_paid"}, {"member_id", "name", "fee_paid"}, where)
+    # Ops stored before next_year_paid existed replay as they were billed: next year unpaid.
+    fee_paid, next_paid = (_bool(value.get(k, False), f"{where}.{k}") for k in ("fee_paid", "next_year_paid"))
     year = value.get("year")
     return MemberSnapshot(
         member_id=_int_in(1, 2**63 - 1)(value["member_id"], f"{where}.member_id"),
         name=_text(value["name"], f"{where}.name"),
         fee_paid=fee_paid,
         year=None if year is None else _int_in(2000, 9999)(year, f"{where}.year"),
+        next_year_paid=next_paid,
     )
+
+
+def _bool(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise SessionError(f"{where} must be true or false, got {value!r}")
+    return value
 
 
 def _only_keys(d: dict, allowed: set[str], required: set[str], where: str) -> None:

@@ -37,21 +37,38 @@ def calendar_year(at: datetime, venue: Venue) -> int:
 class MemberSnapshot:
     """A member as known when the card was shown, so a replay never asks the registry again.
 
-    fee_paid answers "is the fee paid for `year`"; with year set, the card rate ends when the
-    venue's calendar year does (a session over New Year's midnight), without year it holds
-    for the whole session.
+    The card is valid at an instant when the fee of that instant's calendar year (the venue's
+    local year) is paid: the club's rule is "valid only while the current year is paid, due by
+    1 January", so it is judged at every moment, not once when the card was shown. A session
+    never outlives two years, so the snapshot carries the two fee years it can meet: `year` (when
+    the card was shown, paid: `fee_paid`) and the next one (`next_year_paid`). Any later year is
+    unknown and counts as unpaid. Without `year` (ops stored before the fee year was recorded)
+    `fee_paid` holds for the whole session.
     """
 
     member_id: int
     name: str
     fee_paid: bool
     year: int | None = None
+    next_year_paid: bool = False
+
+    def paid_for(self, year: int) -> bool:
+        if self.year is None:
+            return self.fee_paid
+        return {self.year: self.fee_paid, self.year + 1: self.next_year_paid}.get(year, False)
 
     def card_valid(self, at: datetime, venue: Venue) -> bool:
-        return self.fee_paid and (self.year is None or calendar_year(at, venue) == self.year)
+        return self.paid_for(calendar_year(at, venue))
+
+    def year_ends(self, venue: Venue) -> list[datetime]:
+        """The New Year's midnights where the card's validity may change."""
+        if self.year is None:
+            return []
+        return [_at_local(date(y, 1, 1), time(0), venue) for y in (self.year + 1, self.year + 2)]
 
     def to_dict(self) -> dict:
-        return {"member_id": self.member_id, "name": self.name, "fee_paid": self.fee_paid, "year": self.year}
+        return {"member_id": self.member_id, "name": self.name, "fee_paid": self.fee_paid, "year": self.year,
+                "next_year_paid": self.next_year_paid}
 
 
 @dataclass(frozen=True)
@@ -182,8 +199,8 @@ def boundaries(venue: Venue, ctx: RateContext, a: datetime, b: datetime) -> list
             cuts.update((s, e))
     if ctx.tariff_until is not None:
         cuts.add(ctx.tariff_until)
-    if ctx.member is not None and ctx.member.year is not None:
-        cuts.add(_at_local(date(ctx.member.year + 1, 1, 1), time(0), venue))
+    if ctx.member is not None:
+        cuts.update(ctx.member.year_ends(venue))
     return sorted(c for c in cuts if a < c < b)
 
 

@@ -73,9 +73,10 @@ class Watchdog:
             if billing.prepaid_expiry == "stop":
                 log.info("%s: prepaid time used up, stopping session %s", table, s.id)
                 self.s.stop_session(s.id, actor="system", reason="prepaid time used up", at=s.state.prepaid_until)
-            else:
-                with self.s.lock, self.s.store.session() as db:
-                    self.s.raise_alert(db, alert_kinds.prepaid_expired(table))
+            elif rt.prepaid_alerted_for != s.state.prepaid_until:
+                # Once per run-out (an extension buys a new one), not an upsert every second.
+                rt.prepaid_alerted_for = s.state.prepaid_until
+                self._raise(alert_kinds.prepaid_expired(table))
         elif left is not None and left <= timedelta(minutes=billing.prepaid_warning_min) and not rt.prepaid_warned:
             rt.prepaid_warned = True
             self.s.send_light(table, True, blink_s=WARNING_BLINK_S)
@@ -95,12 +96,14 @@ class Watchdog:
         # closing has passed when `now` is within an hour after it.
         last_close = closing_time(self.s.venue, now - timedelta(hours=1))
         if last_close <= now < last_close + timedelta(hours=1):
-            with self.s.lock, self.s.store.session() as db:
+            with self.s.lock:
+                late = []
                 for table, s in list(self.s.open.items()):
                     rt = self.s.runtime[table]
                     if s.state.started_at < last_close and rt.closing_alerted_for != last_close:
                         rt.closing_alerted_for = last_close
-                        self.s.raise_alert(db, alert_kinds.open_after_closing(table))
+                        late.append(alert_kinds.open_after_closing(table))
+                self._raise(*late)
 
     def _idle(self, now: datetime) -> None:
         minutes = self.s.venue.billing.idle_alert_min
@@ -115,10 +118,19 @@ class Watchdog:
                 if now - last >= limit and rt.idle_alerted_for != last:
                     rt.idle_alerted_for = last
                     idle.append(table)
-            if idle:
-                with self.s.store.session() as db:
-                    for table in idle:
-                        self.s.raise_alert(db, alert_kinds.idle_session(table, minutes))
+            self._raise(*(alert_kinds.idle_session(table, minutes) for table in idle))
+
+    def _raise(self, *specs: alert_kinds.AlertSpec) -> None:
+        """Open these alerts in one transaction; staff are told once it is committed."""
+        if not specs:
+            return
+        from broker.service import AfterCommit
+
+        after = AfterCommit()
+        with self.s.lock, self.s.store.session() as db:
+            for spec in specs:
+                self.s.raise_alert(db, spec, after)
+        after.run()
 
     def _checkins(self, now: datetime) -> None:
         window = timedelta(minutes=self.s.venue.billing.foosball_checkin_min)

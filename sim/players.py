@@ -101,6 +101,7 @@ class _Planner:
     minutes: float
     actions: list[Action] = field(default_factory=list)
     free_at: dict[str, float] = field(default_factory=dict)
+    card_free_at: dict[str, float] = field(default_factory=dict)  # one card, one table at a time
     parties: int = 0
 
     @property
@@ -124,6 +125,10 @@ class _Planner:
         self.parties += 1
         party = self.parties
         end = start + (prepaid * 60.0 if prepaid else length_s)
+        if card is not None and self.card_free_at.get(card.uid, 0.0) > start:
+            card = None  # the card is on another table: the hub would refuse it, so they play without
+        if card is not None:
+            self.card_free_at[card.uid] = end
         self.add(start, Do.START, table.id, party=party, minutes=prepaid, uid=card.uid if card else None,
                  note=card.name if card else "")
         if table.kind == "pool":

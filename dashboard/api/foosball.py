@@ -5,17 +5,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from broker.db.alerts import close_alert
-from broker.db.audit import record_audit
 from broker.db.models import FoosballCheckin, Member
-from broker.ingest_handlers import checkin
-from broker.members import fee_paid
 from broker.service import CentralService
-from broker.tariffs import calendar_year
 from dashboard.api import views
 from dashboard.api.auth import StaffUser
 from dashboard.api.deps import Service
@@ -54,22 +49,6 @@ def list_checkins(service: Service, user: StaffUser) -> list[dict[str, Any]]:
 
 @router.post("/{table}/checkin", status_code=201, summary="Check a paid-up member in at a foosball table (staff)")
 def staff_checkin(table: str, body: CheckinIn, service: Service, user: StaffUser) -> dict[str, Any]:
-    if table not in _foosball_tables(service):
-        raise HTTPException(404, f"no foosball table {table[:40]!r} (foosball tables: {', '.join(_foosball_tables(service))})")
-    now = service.clock()
-    # The service lock keeps this from interleaving with a goal being applied on the same table.
-    with service.lock, service.store.session() as db:
-        member = db.get(Member, body.member_id)
-        if member is None:
-            raise HTTPException(404, f"no member {body.member_id}: search by name to find the right id")
-        year = calendar_year(now, service.venue)
-        if not member.active:
-            raise HTTPException(409, f"{member.name}'s membership is not active: foosball is for members only")
-        if not fee_paid(member, year):
-            raise HTTPException(409, f"{member.name} has not paid the {year} fee: record the payment first")
-        row = checkin(db, table, member.id, now, "staff")
-        close_alert(db, f"foosball_no_member:{table}", now)
-        record_audit(db, user.username, "foosball.checkin", f"table:{table}", {"member_id": member.id, "checkin_id": row.id}, at=now)
-        out = views.checkin(row, member.name, (row.last_goal_at or row.checked_in_at) + _window(service))
-    service.notify("checkin", {"table": table, "member": member.name})
-    return out
+    # The service checks, records, audits and settles the alert: the one writer of alerts.
+    row, name = service.foosball_checkin(table, body.member_id, actor=user.username)
+    return views.checkin(row, name, (row.last_goal_at or row.checked_in_at) + _window(service))

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 
-from broker.service import CentralService, ServiceError
+from broker.service import CardInUse, CentralService, ServiceError
 from dashboard.api.deps import MAX_ID, Service
 from dashboard.web.auth import StaffPage
 from dashboard.web.csrf import verify_csrf
@@ -75,6 +75,10 @@ def start(
     try:
         service.start_session(table_id, actor=user.username, tariff=tariff.strip() or None, member_id=member_id,
                               card_uid=card_uid.strip() or None, prepaid_minutes=prepaid_minutes)
+    except CardInUse as e:
+        flash(request, gettext("Not started: %(member)s's club card is already on %(table)s. Stop the session there first, "
+                               "or take the card off it.") % {"member": e.member, "table": e.table_name}, "error")
+        return RedirectResponse(back, status_code=303)
     except ServiceError as e:
         flash(request, gettext("Not started: %(reason)s") % {"reason": e}, "error")
         return RedirectResponse(back, status_code=303)

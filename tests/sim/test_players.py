@@ -137,3 +137,11 @@ def test_every_scripted_incident_happens_early_at_any_speed(seed, speed):
     clr = next(a for a in early if a.do is Do.BEAM_CLEAR and a.table == brk.table and a.pocket == brk.pocket)
     assert (clr.at - brk.at) / speed >= STUCK_AFTER_S + 1
     assert not any(s.table == brk.table and s.at < clr.at and end > brk.at for s, end in spans.values())
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_card_is_never_on_two_tables_at_once(seed):
+    # The hub refuses a member's card on a second open session (issue 9, item 19).
+    with_card = [(s.uid, s.at, end) for s, end in sessions(plan(seed)).values() if s.uid]
+    for i, (uid, start, end) in enumerate(with_card):
+        assert not any(u == uid and s < end and start < e for u, s, e in with_card[i + 1:]), (uid, start, end)
