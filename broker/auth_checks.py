@@ -96,11 +96,13 @@ def reset_client(store: Store, client: str) -> bool:
     return gate(store).throttle.reset_client(client)
 
 
-def check_password(store: Store, username: str, password: str, *, client: str, hasher: PasswordHasher = DEFAULT_HASHER) -> User:
+def check_password(store: Store, username: str, password: str, *, client: str, hasher: PasswordHasher | None = None) -> User:
     """The active user with this username and password, else AuthError (Throttled, Busy or a refusal).
 
-    The refusal's message is the same for an unknown user and a wrong password.
+    The refusal's message is the same for an unknown user and a wrong password. `hasher` (default
+    DEFAULT_HASHER) decides whether a stored hash is out of date; verifying reads the costs from it.
     """
+    hasher = hasher or DEFAULT_HASHER
     g = gate(store)
     with store.reader() as db:
         user = get_user(db, username)

@@ -1,0 +1,84 @@
+"""Issue 9, item 5, in process over a real CentralService: a verified HTTP Basic credential is
+remembered so the next call runs no argon2 (counted on the real hasher, shipped costs), what is
+remembered holds no plaintext, and a login that cannot get a hash slot is told 503 at once.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+
+from argon2 import PasswordHasher
+
+from broker import auth_checks
+from broker.auth_checks import gate
+from tests.dashboard.conftest import PASSWORD, STAFF, api, basic, clock, service, sqlite_only  # noqa: F401  (fixtures)
+
+
+class CountingHasher(PasswordHasher):
+    """The real argon2id hasher (shipped costs), counting how often it hashes or verifies."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.runs = 0
+
+    def verify(self, hash, password):  # type: ignore[no-untyped-def]
+        self.runs += 1
+        return super().verify(hash, password)
+
+    def hash(self, password, *, salt=None):  # type: ignore[no-untyped-def]
+        self.runs += 1
+        return super().hash(password, salt=salt)
+
+
+@sqlite_only
+def test_the_second_call_runs_no_argon2_and_the_cache_holds_no_plaintext(api, monkeypatch):
+    counting = CountingHasher()
+    monkeypatch.setattr(auth_checks, "DEFAULT_HASHER", counting)  # the one hasher the password path uses
+    assert api.client.get("/api/tables", headers=basic(STAFF, PASSWORD)).status_code == 200
+    after_first = counting.runs
+    assert after_first >= 1
+    for _ in range(5):
+        assert api.client.get("/api/tables", headers=basic(STAFF, PASSWORD)).status_code == 200
+    assert counting.runs == after_first
+    assert api.client.get("/api/tables", headers=basic(STAFF, "čierna-guľa-9")).status_code == 401
+    assert counting.runs == after_first + 1  # a wrong password is still checked
+    leaks = [o for o in _reachable(gate(api.service.store)) if isinstance(o, (str, bytes, bytearray)) and _contains(o, PASSWORD)]
+    assert leaks == []
+    assert all(isinstance(k, bytes) and len(k) == 32 for k in gate(api.service.store).cache._entries)
+
+
+@sqlite_only
+def test_a_login_that_gets_no_hash_slot_is_told_503_not_queued(api, monkeypatch):
+    monkeypatch.setattr(auth_checks, "HASH_WAIT_S", 0.2)
+    taken = 0
+    try:
+        while auth_checks._slots.acquire(timeout=5):  # every slot busy, as under a flood from many addresses
+            taken += 1
+            if taken == auth_checks.HASH_SLOTS:
+                break
+        t0 = time.monotonic()
+        r = api.client.get("/api/tables", headers=basic(STAFF, PASSWORD))
+        assert r.status_code == 503 and "busy" in r.json()["detail"] and int(r.headers["retry-after"]) >= 1
+        assert time.monotonic() - t0 < 2
+        assert api.client.get("/api/tables", headers=api.staff).status_code == 200  # tokens need no hash
+    finally:
+        for _ in range(taken):
+            auth_checks._slots.release()
+    assert api.client.get("/api/tables", headers=basic(STAFF, PASSWORD)).status_code == 200
+
+
+def _contains(o: str | bytes | bytearray, secret: str) -> bool:
+    return secret in o if isinstance(o, str) else secret.encode() in o
+
+
+def _reachable(root: object, limit: int = 100_000) -> list[object]:
+    seen, todo, out = set(), [root], []
+    while todo and len(out) < limit:
+        o = todo.pop()
+        if id(o) in seen or isinstance(o, type) or callable(o) and not hasattr(o, "__dict__"):
+            continue
+        seen.add(id(o))
+        out.append(o)
+        todo.extend(gc.get_referents(o))
+    return out
