@@ -6,7 +6,8 @@ argon2id is slow on purpose (~100-200 ms of CPU, 64 MiB here), so:
   short one after a successful check whose hash parameters are out of date (the re-hash is
   computed before the transaction opens);
 - at most HASH_SLOTS hashes run at once (one per core); a caller that cannot get a slot within
-  HASH_WAIT_S is told the server is busy (Busy → 503) instead of piling up threads;
+  HASH_WAIT_S, or finds MAX_WAITING callers already waiting, is told the server is busy
+  (Busy → 503) instead of piling up threads;
 - wrong passwords are counted per client address (broker.login_throttle), and a client that
   must wait is refused before any hash (Throttled → 429);
 - a verified username + password is remembered for a minute as a keyed hash
@@ -42,8 +43,13 @@ from broker.users import DEFAULT_HASHER, AuthError, get_user
 
 HASH_SLOTS = max(1, os.cpu_count() or 1)
 HASH_WAIT_S = 3.0
+# A waiting caller holds one of the web server's worker threads; beyond this many, refuse at once
+# so that token, cookie and already-verified callers still find a thread.
+MAX_WAITING = 8 * HASH_SLOTS
 BUSY_RETRY_AFTER_S = 2
 _slots = threading.BoundedSemaphore(HASH_SLOTS)
+_waiting = 0
+_waiting_lock = threading.Lock()
 
 
 class Throttled(AuthError):
@@ -128,8 +134,7 @@ def check_password(store: Store, username: str, password: str, *, client: str, h
 
 def _verify(hasher: PasswordHasher, stored: str | None, password: str) -> tuple[bool, str | None]:
     """(right?, a re-hash if the stored parameters are out of date), in a hash slot."""
-    if not _slots.acquire(timeout=HASH_WAIT_S):
-        raise Busy()
+    _take_slot()
     try:
         try:
             hasher.verify(stored if stored is not None else _dummy_hash(hasher), password)
@@ -140,6 +145,21 @@ def _verify(hasher: PasswordHasher, stored: str | None, password: str) -> tuple[
         return True, hasher.hash(password) if hasher.check_needs_rehash(stored) else None
     finally:
         _slots.release()
+
+
+def _take_slot() -> None:
+    global _waiting
+    with _waiting_lock:
+        if _waiting >= MAX_WAITING:
+            raise Busy()
+        _waiting += 1
+    try:
+        got = _slots.acquire(timeout=HASH_WAIT_S)
+    finally:
+        with _waiting_lock:
+            _waiting -= 1
+    if not got:
+        raise Busy()
 
 
 def _rehash(store: Store, username: str, old: str, new: str) -> bool:

@@ -62,9 +62,15 @@ def test_a_login_that_gets_no_hash_slot_is_told_503_not_queued(api, monkeypatch)
         assert r.status_code == 503 and "busy" in r.json()["detail"] and int(r.headers["retry-after"]) >= 1
         assert time.monotonic() - t0 < 2
         assert api.client.get("/api/tables", headers=api.staff).status_code == 200  # tokens need no hash
+        monkeypatch.setattr(auth_checks, "HASH_WAIT_S", 30.0)
+        monkeypatch.setattr(auth_checks, "MAX_WAITING", 0)  # as if that many callers were queued already: no wait at all
+        t0 = time.monotonic()
+        assert api.client.get("/api/tables", headers=basic(STAFF, PASSWORD)).status_code == 503
+        assert time.monotonic() - t0 < 5
     finally:
         for _ in range(taken):
             auth_checks._slots.release()
+        monkeypatch.undo()
     assert api.client.get("/api/tables", headers=basic(STAFF, PASSWORD)).status_code == 200
 
 
