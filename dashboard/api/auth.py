@@ -31,7 +31,7 @@ SESSION_USER = "user"
 SESSION_CSRF = "csrf"
 CSRF_HEADER = "X-CSRF-Token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-UNKNOWN_CLIENT = "unknown"  # a caller without a peer address (tests' in-process clients have one)
+UNKNOWN_CLIENT = "unknown"  # the address of callers that pass none: they share one throttle, so HTTP code passes client_address()
 _CHALLENGE = {"WWW-Authenticate": f'Basic realm="{REALM}", charset="UTF-8", Bearer realm="{REALM}"'}
 
 # Only for the OpenAPI document (so clients see both schemes); the header is parsed below,
