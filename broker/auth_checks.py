@@ -7,7 +7,8 @@ argon2id is slow on purpose (~100-200 ms of CPU, 64 MiB here), so:
   computed before the transaction opens);
 - at most HASH_SLOTS hashes run at once (one per core); a caller that cannot get a slot within
   HASH_WAIT_S, or finds MAX_WAITING callers already waiting, is told the server is busy
-  (Busy → 503) instead of piling up threads;
+  (Busy → 503) instead of piling up threads; one who logged in to this account from this
+  address before goes first (broker.hash_slots);
 - wrong passwords are counted per client address (broker.login_throttle), and a client that
   must wait is refused before any hash (Throttled → 429);
 - a verified username + password is remembered for a minute as a keyed hash
@@ -38,6 +39,7 @@ from sqlalchemy import update
 from broker.credential_cache import VerifiedCredentials
 from broker.db.engine import Store
 from broker.db.models import User
+from broker.hash_slots import HashSlots
 from broker.login_throttle import LoginThrottle
 from broker.users import DEFAULT_HASHER, AuthError, get_user
 
@@ -47,9 +49,7 @@ HASH_WAIT_S = 3.0
 # so that token, cookie and already-verified callers still find a thread.
 MAX_WAITING = 8 * HASH_SLOTS
 BUSY_RETRY_AFTER_S = 2
-_slots = threading.BoundedSemaphore(HASH_SLOTS)
-_waiting = 0
-_waiting_lock = threading.Lock()
+_slots = HashSlots(HASH_SLOTS)
 
 
 class Throttled(AuthError):
@@ -118,7 +118,7 @@ def check_password(store: Store, username: str, password: str, *, client: str, h
         raise Throttled(wait)
     if user is not None and user.active and g.cache.verified_hash(username, password) == stored:
         return user
-    right, new_hash = _verify(hasher, stored, password)
+    right, new_hash = _verify(hasher, stored, password, first=g.throttle.known(username, client))
     if not right:
         g.throttle.failed(username, client, stored)
         raise AuthError("unknown user" if user is None else "wrong password")
@@ -132,9 +132,10 @@ def check_password(store: Store, username: str, password: str, *, client: str, h
     return user
 
 
-def _verify(hasher: PasswordHasher, stored: str | None, password: str) -> tuple[bool, str | None]:
+def _verify(hasher: PasswordHasher, stored: str | None, password: str, *, first: bool) -> tuple[bool, str | None]:
     """(right?, a re-hash if the stored parameters are out of date), in a hash slot."""
-    _take_slot()
+    if not _slots.acquire(first=first, timeout=HASH_WAIT_S, max_waiting=MAX_WAITING):
+        raise Busy()
     try:
         try:
             hasher.verify(stored if stored is not None else _dummy_hash(hasher), password)
@@ -145,21 +146,6 @@ def _verify(hasher: PasswordHasher, stored: str | None, password: str) -> tuple[
         return True, hasher.hash(password) if hasher.check_needs_rehash(stored) else None
     finally:
         _slots.release()
-
-
-def _take_slot() -> None:
-    global _waiting
-    with _waiting_lock:
-        if _waiting >= MAX_WAITING:
-            raise Busy()
-        _waiting += 1
-    try:
-        got = _slots.acquire(timeout=HASH_WAIT_S)
-    finally:
-        with _waiting_lock:
-            _waiting -= 1
-    if not got:
-        raise Busy()
 
 
 def _rehash(store: Store, username: str, old: str, new: str) -> bool:

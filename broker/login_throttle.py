@@ -39,6 +39,7 @@ class ThrottlePolicy:
     max_wait_s: float = 15 * 60
     forget_after_s: float = 60 * 60  # failures this old (and no wait in force) are forgotten
     max_entries: int = 50_000  # per kind; the oldest go first (memory stays bounded under a flood)
+    known_for_s: float = 30 * 24 * 3600  # how long a successful (account, address) counts as the owner's
 
     def wait_after(self, failures: int, free: int) -> float:
         if failures <= free:
@@ -65,6 +66,7 @@ class LoginThrottle:
         self._lock = threading.Lock()
         self._pairs: OrderedDict[tuple[str, str], _Strikes] = OrderedDict()
         self._clients: OrderedDict[str, _Strikes] = OrderedDict()
+        self._known: OrderedDict[tuple[str, str], float] = OrderedDict()  # (account, address) -> last success
 
     def wait(self, username: str, client: str, password_hash: str | None) -> float:
         """Seconds this client must wait before it may try this username again; 0 = try now."""
@@ -99,8 +101,19 @@ class LoginThrottle:
 
     def succeeded(self, username: str, client: str) -> None:
         """The right password: this client's mistakes for this account are forgiven."""
+        key = (username[:_MAX_KEY_NAME], client)
         with self._lock:
-            self._pairs.pop((username[:_MAX_KEY_NAME], client), None)
+            self._pairs.pop(key, None)
+            self._known.pop(key, None)
+            self._known[key] = self._clock()
+            while len(self._known) > self.policy.max_entries:
+                self._known.popitem(last=False)
+
+    def known(self, username: str, client: str) -> bool:
+        """Whether this address logged in to this account lately (its owner's device, as far as we know)."""
+        with self._lock:
+            at = self._known.get((username[:_MAX_KEY_NAME], client))
+        return at is not None and self._clock() - at < self.policy.known_for_s
 
     def reset_account(self, username: str) -> int:
         """A manager lifts every wait on this account (from all addresses); returns how many were lifted."""

@@ -61,3 +61,13 @@ def test_memory_stays_bounded_under_a_flood_of_names_and_addresses():
         t.failed("x" * 10_000 + str(i), f"10.{i // 256}.{i % 256}.1", None)
     assert len(t._pairs) == len(t._clients) == 100
     assert all(len(name) <= 65 for name, _ in t._pairs)
+
+
+def test_an_address_that_logged_in_is_known_for_a_while():
+    clock = Clock()
+    t = LoginThrottle(ThrottlePolicy(known_for_s=100), clock)
+    assert not t.known("jana", "10.0.0.1")
+    t.succeeded("jana", "10.0.0.1")
+    assert t.known("jana", "10.0.0.1") and not t.known("jana", "10.0.0.2") and not t.known("boss", "10.0.0.1")
+    clock.now += 100
+    assert not t.known("jana", "10.0.0.1")

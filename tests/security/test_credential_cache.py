@@ -1,18 +1,21 @@
 """Issue 9, item 5, in process over a real CentralService: a verified HTTP Basic credential is
 remembered so the next call runs no argon2 (counted on the real hasher, shipped costs), what is
-remembered holds no plaintext, and a login that cannot get a hash slot is told 503 at once.
+remembered holds no plaintext, a login that cannot get a hash slot is told 503 at once, and the
+account owner's known address goes before a guesser when every slot is taken.
 """
 
 from __future__ import annotations
 
 import gc
+import threading
 import time
 
 from argon2 import PasswordHasher
 
 from broker import auth_checks
-from broker.auth_checks import gate
-from tests.dashboard.conftest import PASSWORD, STAFF, api, basic, clock, service, sqlite_only  # noqa: F401  (fixtures)
+from broker.auth_checks import check_password, gate
+from broker.users import AuthError
+from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, api, basic, clock, service, sqlite_only  # noqa: F401  (fixtures)
 
 
 class CountingHasher(PasswordHasher):
@@ -53,10 +56,9 @@ def test_a_login_that_gets_no_hash_slot_is_told_503_not_queued(api, monkeypatch)
     monkeypatch.setattr(auth_checks, "HASH_WAIT_S", 0.2)
     taken = 0
     try:
-        while auth_checks._slots.acquire(timeout=5):  # every slot busy, as under a flood from many addresses
+        while taken < auth_checks.HASH_SLOTS:  # every slot busy, as under a flood from many addresses
+            assert auth_checks._slots.acquire(first=True, timeout=5, max_waiting=1)
             taken += 1
-            if taken == auth_checks.HASH_SLOTS:
-                break
         t0 = time.monotonic()
         r = api.client.get("/api/tables", headers=basic(STAFF, PASSWORD))
         assert r.status_code == 503 and "busy" in r.json()["detail"] and int(r.headers["retry-after"]) >= 1
@@ -88,3 +90,37 @@ def _reachable(root: object, limit: int = 100_000) -> list[object]:
         out.append(o)
         todo.extend(gc.get_referents(o))
     return out
+
+
+@sqlite_only
+def test_under_a_flood_the_owners_known_address_gets_the_next_hash_slot(api):
+    store, order = api.service.store, []
+    assert check_password(store, STAFF, PASSWORD, client="10.0.0.1", hasher=CHEAP).username == STAFF  # her bar tablet
+    gate(store).cache.forget(STAFF)  # as a minute later: the next call must hash again
+
+    def attempt(name: str, password: str, client: str) -> None:
+        try:
+            check_password(store, STAFF, password, client=client, hasher=CHEAP)
+        except AuthError:
+            pass
+        order.append(name)
+
+    taken = 0
+    try:
+        while taken < auth_checks.HASH_SLOTS:
+            assert auth_checks._slots.acquire(first=True, timeout=5, max_waiting=1)
+            taken += 1
+        guesser = threading.Thread(target=attempt, args=("guesser", "hádam", "10.6.6.6"))
+        guesser.start()
+        time.sleep(0.3)  # the guesser waits first
+        owner = threading.Thread(target=attempt, args=("owner", PASSWORD, "10.0.0.1"))
+        owner.start()
+        time.sleep(0.3)
+        auth_checks._slots.release()  # one slot frees up: the owner gets it, the guesser waits on
+        taken -= 1
+        owner.join(10)  # the owner's hash runs, then its slot goes to the guesser
+        guesser.join(10)
+    finally:
+        for _ in range(taken):
+            auth_checks._slots.release()
+    assert order == ["owner", "guesser"]
