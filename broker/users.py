@@ -1,7 +1,7 @@
-"""Staff accounts: argon2 password hashes, roles, lockout after repeated failures, API tokens.
+"""Staff accounts: argon2 password hashes, roles, API tokens.
 
-Functions take the caller's SQLAlchemy session; the caller commits. A failed login must be
-committed too (that is what makes lockout work): commit even when authenticate() raises.
+Functions take the caller's SQLAlchemy session; the caller commits. Checking a password (slow on
+purpose, throttled, cached) is broker.auth_checks.check_password.
 """
 
 from __future__ import annotations
@@ -9,12 +9,10 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from broker.db.audit import record_audit
@@ -39,12 +37,6 @@ class AuthError(Exception):
     def __init__(self, reason: str, message: str = "wrong username or password") -> None:
         self.reason = reason
         super().__init__(message)
-
-
-@dataclass(frozen=True)
-class LockoutPolicy:
-    max_failures: int = 5
-    lock_for: timedelta = timedelta(minutes=15)
 
 
 def role_at_least(role: str, required: str) -> bool:
@@ -115,41 +107,6 @@ def set_active(db: Session, username: str, active: bool, *, actor: str) -> User:
     return user
 
 
-def authenticate(
-    db: Session, username: str, password: str, *, now: datetime | None = None,
-    policy: LockoutPolicy = LockoutPolicy(), hasher: PasswordHasher = DEFAULT_HASHER,
-) -> User:
-    """The user, if the password is right and the account usable; otherwise AuthError.
-
-    Counts consecutive failures and locks the account for policy.lock_for after
-    policy.max_failures; a success resets the count and, if the hash parameters have changed
-    since it was made, re-hashes the password.
-    """
-    now = now or utcnow()
-    user = get_user(db, username)
-    if user is None:
-        # Hash anyway so a wrong username takes as long as a wrong password.
-        hasher.hash(password)
-        raise AuthError("unknown user")
-    if user.locked_until is not None and user.locked_until > now:
-        raise AuthError("locked", f"too many failed logins; try again after {user.locked_until:%H:%M} UTC or ask a manager to reset the password")
-    try:
-        hasher.verify(user.password_hash, password)
-    except (VerificationError, InvalidHashError):
-        user.failed_logins += 1
-        if user.failed_logins >= policy.max_failures:
-            user.locked_until, user.failed_logins = now + policy.lock_for, 0
-        db.flush()
-        raise AuthError("wrong password") from None
-    if not user.active:
-        raise AuthError("inactive", "this account is disabled; ask a manager")
-    user.failed_logins, user.locked_until = 0, None
-    if hasher.check_needs_rehash(user.password_hash):
-        user.password_hash = hasher.hash(password)
-    db.flush()
-    return user
-
-
 # --- API tokens ----------------------------------------------------------------------------
 
 def _token_hash(token: str) -> str:
@@ -169,16 +126,30 @@ def issue_token(db: Session, username: str, name: str, *, actor: str) -> str:
     return token
 
 
-def verify_token(db: Session, token: str, *, now: datetime | None = None) -> User:
-    """The user a bearer token stands for, or AuthError (unknown, revoked, inactive user)."""
-    now = now or utcnow()
+def find_token(db: Session, token: str) -> tuple[ApiToken, User]:
+    """The token's row and its user, or AuthError (unknown, revoked, inactive user); reads only."""
     row = db.scalars(select(ApiToken).where(ApiToken.token_hash == _token_hash(token))).first()
     if row is None or row.revoked:
         raise AuthError("unknown or revoked token", "invalid token")
     user = _require_user(db, row.username)
     if not user.active:
         raise AuthError("inactive", "this account is disabled; ask a manager")
-    if row.last_used_at is None or now - row.last_used_at >= _TOKEN_TOUCH_EVERY:
+    return row, user
+
+
+def token_touch_due(row: ApiToken, now: datetime) -> bool:
+    return row.last_used_at is None or now - row.last_used_at >= _TOKEN_TOUCH_EVERY
+
+
+def touch_token(db: Session, token_id: int, now: datetime) -> None:
+    db.execute(update(ApiToken).where(ApiToken.id == token_id).values(last_used_at=now))
+
+
+def verify_token(db: Session, token: str, *, now: datetime | None = None) -> User:
+    """The user a bearer token stands for, or AuthError; notes when it was last used (every few minutes)."""
+    now = now or utcnow()
+    row, user = find_token(db, token)
+    if token_touch_due(row, now):
         row.last_used_at = now
         db.flush()
     return user

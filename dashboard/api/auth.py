@@ -1,4 +1,4 @@
-"""Who is calling: HTTP Basic (staff password, argon2, lockout), a bearer token, or the dashboard's
+"""Who is calling: HTTP Basic (staff password: broker.auth_checks), a bearer token, or the dashboard's
 cookie session, and their role.
 
 `user_from_authorization`, `login` and `session_user` are plain functions returning the User, so
@@ -12,17 +12,17 @@ from __future__ import annotations
 import base64
 import binascii
 import hmac
-import math
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPBearer
 from fastapi.security.http import HTTPBase
 
+from broker.auth_checks import Busy, Throttled, check_password
 from broker.db.engine import Store
 from broker.db.models import User
 from broker.db.types import utcnow
-from broker.users import AuthError, authenticate, get_user, role_at_least, verify_token
+from broker.users import AuthError, find_token, get_user, role_at_least, token_touch_due, touch_token
 from dashboard.api.deps import get_service
 
 REALM = "Lavos"
@@ -31,6 +31,7 @@ SESSION_USER = "user"
 SESSION_CSRF = "csrf"
 CSRF_HEADER = "X-CSRF-Token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+UNKNOWN_CLIENT = "unknown"  # the address of callers that pass none: they share one throttle, so HTTP code passes client_address()
 _CHALLENGE = {"WWW-Authenticate": f'Basic realm="{REALM}", charset="UTF-8", Bearer realm="{REALM}"'}
 
 # Only for the OpenAPI document (so clients see both schemes); the header is parsed below,
@@ -43,37 +44,44 @@ def unauthorized(detail: str) -> HTTPException:
     return HTTPException(401, detail, headers=_CHALLENGE)
 
 
-def _locked(db, username: str, message: str) -> HTTPException:  # type: ignore[no-untyped-def]
-    user = get_user(db, username)
-    headers = {}
-    if user is not None and user.locked_until is not None:
-        headers["Retry-After"] = str(max(1, math.ceil((user.locked_until - utcnow()).total_seconds())))
-    return HTTPException(423, message, headers=headers)
+def client_address(request: Request) -> str:
+    """Who is asking, for throttling: the peer address (behind a reverse proxy, uvicorn's
+    --forwarded-allow-ips makes it the real client's)."""
+    return request.client.host if request.client else UNKNOWN_CLIENT
 
 
-def login(store: Store, username: str, password: str) -> User:
-    """The user for this username and password; HTTPException 401 (wrong) or 423 (locked out).
+def _refusal(e: AuthError) -> HTTPException:
+    if isinstance(e, Throttled):
+        return HTTPException(429, str(e), headers={"Retry-After": str(e.retry_after)})
+    if isinstance(e, Busy):
+        return HTTPException(503, str(e), headers={"Retry-After": str(e.retry_after)})
+    return unauthorized(str(e))
 
-    The failure is committed before the exception leaves: that counter is what locks out a
-    password guesser.
+
+def login(store: Store, username: str, password: str, *, client: str | None = None) -> User:
+    """The user for this username and password; HTTPException 401 (wrong, or disabled), 429 (this
+    client made too many wrong guesses; Retry-After) or 503 (too many logins being checked at once).
+
+    `client` is the caller's address (client_address(request)): wrong guesses slow down that
+    address, never the account's owner elsewhere.
     """
-    failure: HTTPException | None = None
-    with store.session() as db:
-        try:
-            user = authenticate(db, username, password)
-        except AuthError as e:
-            failure = _locked(db, username, str(e)) if e.reason == "locked" else unauthorized(str(e))
-    if failure is not None:
-        raise failure
-    return user
+    try:
+        return check_password(store, username, password, client=client or UNKNOWN_CLIENT)
+    except AuthError as e:
+        raise _refusal(e) from None
 
 
 def _token_user(store: Store, token: str) -> User:
+    now = utcnow()
     try:
-        with store.session() as db:
-            return verify_token(db, token)
+        with store.reader() as db:  # a token is checked on every call: no write lock for it
+            row, user = find_token(db, token)
     except AuthError as e:
         raise unauthorized(str(e)) from None
+    if token_touch_due(row, now):
+        with store.session() as db:
+            touch_token(db, row.id, now)
+    return user
 
 
 def _basic_credentials(value: str) -> tuple[str, str]:
@@ -87,8 +95,11 @@ def _basic_credentials(value: str) -> tuple[str, str]:
     return username, password
 
 
-def user_from_authorization(store: Store, header: str | None) -> User:
-    """The user an Authorization header stands for; HTTPException 401/423 otherwise."""
+def user_from_authorization(store: Store, header: str | None, *, client: str | None = None) -> User:
+    """The user an Authorization header stands for; HTTPException 401/429/503 otherwise (see login).
+
+    Pass `client=client_address(request)`: Basic credentials are throttled per client address.
+    """
     if not header:
         raise unauthorized("log in: send HTTP Basic credentials or an Authorization: Bearer token")
     scheme, _, value = header.strip().partition(" ")
@@ -96,7 +107,7 @@ def user_from_authorization(store: Store, header: str | None) -> User:
     if scheme.lower() == "bearer" and value:
         return _token_user(store, value)
     if scheme.lower() == "basic" and value:
-        return login(store, *_basic_credentials(value))
+        return login(store, *_basic_credentials(value), client=client)
     raise unauthorized("unsupported Authorization header: use Basic or Bearer")
 
 
@@ -129,7 +140,7 @@ def current_user(request: Request, _b: object = Depends(_basic_doc), _t: object 
             if request.method not in SAFE_METHODS and not csrf_matches(request, request.headers.get(CSRF_HEADER)):
                 raise HTTPException(403, f"a write with the dashboard's cookie needs the {CSRF_HEADER} header from the page; reload it")
             return user
-    return user_from_authorization(store, header)
+    return user_from_authorization(store, header, client=client_address(request))
 
 
 def require(role: str):  # type: ignore[no-untyped-def]

@@ -7,11 +7,12 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
 from fastapi.responses import RedirectResponse, Response
 
+from dashboard.api.auth import client_address
 from dashboard.api.auth import login as check_password
 from dashboard.api.deps import get_service
 from dashboard.web.auth import log_in, log_out, page_user, safe_next
 from dashboard.web.csrf import verify_csrf
-from dashboard.web.i18n import LANG_COOKIE, LANGS, gettext
+from dashboard.web.i18n import LANG_COOKIE, LANGS, gettext, ngettext
 from dashboard.web.templating import render
 
 router = APIRouter()
@@ -40,16 +41,28 @@ def login(
 ) -> Response:
     target = safe_next(next)
     try:
-        user = check_password(get_service(request).store, username.strip().lower(), password)
+        user = check_password(get_service(request).store, username.strip().lower(), password, client=client_address(request))
     except HTTPException as e:
-        if e.status_code == 423:
-            minutes = max(1, -(-int((e.headers or {}).get("Retry-After", "60")) // 60))
-            msg = gettext("Too many failed attempts: the account is locked for %(minutes)d min. A manager can reset the password.") % {"minutes": minutes}
-        else:
-            msg = gettext("Wrong username or password.")
-        return _login_page(request, target, error=msg, username=username, status=e.status_code)
+        response = _login_page(request, target, error=_refusal_text(e), username=username, status=e.status_code)
+        if "Retry-After" in (e.headers or {}):
+            response.headers["Retry-After"] = e.headers["Retry-After"]  # type: ignore[index]
+        return response
     log_in(request, user)
     return RedirectResponse(target, status_code=303)
+
+
+def _refusal_text(e: HTTPException) -> str:
+    if e.status_code == 429:
+        seconds = int((e.headers or {}).get("Retry-After", "60"))
+        if seconds < 60:
+            return ngettext("Too many failed attempts from this device. Try again in %(num)d second, or ask a manager.",
+                            "Too many failed attempts from this device. Try again in %(num)d seconds, or ask a manager.", seconds) % {"num": seconds}
+        minutes = -(-seconds // 60)
+        return ngettext("Too many failed attempts from this device. Try again in %(num)d minute, or ask a manager.",
+                        "Too many failed attempts from this device. Try again in %(num)d minutes, or ask a manager.", minutes) % {"num": minutes}
+    if e.status_code == 503:
+        return gettext("The server is busy checking other logins. Try again in a few seconds.")
+    return gettext("Wrong username or password.")
 
 
 @router.post("/logout", dependencies=[Depends(verify_csrf)])

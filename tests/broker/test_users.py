@@ -1,4 +1,4 @@
-"""Staff accounts on SQLite and PostgreSQL: argon2, lockout, rehash, roles, API tokens, the commands."""
+"""Staff accounts on SQLite and PostgreSQL: argon2, throttled checks, rehash, roles, API tokens, the commands."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from argon2 import PasswordHasher
 from sqlalchemy import select
 from typer.testing import CliRunner
 
+from broker.auth_checks import Throttled, check_password, reset_failures
 from broker.db.models import ApiToken, User
+from broker.login_throttle import ThrottlePolicy
 from broker.users import (
     AuthError,
-    LockoutPolicy,
     UserError,
-    authenticate,
     create_user,
     issue_token,
     list_tokens,
@@ -38,14 +38,8 @@ def jana(store):
     return store
 
 
-def login(store, password: str, *, at: datetime = T0, policy: LockoutPolicy = LockoutPolicy(), username: str = "jana") -> User:
-    """One login attempt in its own transaction, committed whatever happens (as the API must)."""
-    with store.session() as db:
-        try:
-            return authenticate(db, username, password, now=at, policy=policy, hasher=CHEAP)
-        except AuthError:
-            db.commit()
-            raise
+def login(store, password: str, *, username: str = "jana", client: str = "10.0.0.1") -> User:
+    return check_password(store, username, password, client=client, hasher=CHEAP)
 
 
 def test_password_is_hashed_with_argon2(jana):
@@ -64,36 +58,48 @@ def test_wrong_password_and_unknown_user_look_the_same(jana):
     assert (wrong.value.reason, unknown.value.reason) == ("wrong password", "unknown user")
 
 
-def test_lockout_after_repeated_failures(jana):
-    policy = LockoutPolicy(max_failures=3, lock_for=timedelta(minutes=15))
-    for i in range(3):
+def guess(store, times: int, *, username: str = "jana", client: str = "10.0.0.1") -> None:
+    for _ in range(times):
         with pytest.raises(AuthError, match="wrong username or password"):
-            login(jana, "guess", at=T0 + timedelta(seconds=i), policy=policy)
-    with pytest.raises(AuthError, match="too many failed logins") as locked:
-        login(jana, "correct horse", at=T0 + timedelta(minutes=5), policy=policy)
-    assert locked.value.reason == "locked"
-    assert login(jana, "correct horse", at=T0 + timedelta(minutes=16), policy=policy).failed_logins == 0
+            login(store, "guess", username=username, client=client)
 
 
-def test_a_success_resets_the_failure_count(jana):
-    policy = LockoutPolicy(max_failures=3)
-    for _ in range(2):
-        with pytest.raises(AuthError):
-            login(jana, "guess", policy=policy)
-    login(jana, "correct horse", policy=policy)
-    for _ in range(2):
-        with pytest.raises(AuthError):
-            login(jana, "guess", policy=policy)
-    assert login(jana, "correct horse", policy=policy).locked_until is None
+def test_guesses_slow_down_their_client_not_the_owner_elsewhere(jana):
+    guess(jana, ThrottlePolicy().account_free + 1, client="10.6.6.6")
+    with pytest.raises(Throttled, match="too many failed logins from this address") as slowed:
+        login(jana, "correct horse", client="10.6.6.6")  # even the right password, for now
+    assert 0 < slowed.value.retry_after <= 60
+    assert login(jana, "correct horse", client="10.0.0.1").username == "jana"
 
 
-def test_new_password_lifts_a_lockout(jana):
-    policy = LockoutPolicy(max_failures=1)
-    with pytest.raises(AuthError):
-        login(jana, "guess", policy=policy)
-    with jana.session() as db:
+def test_unknown_users_are_slowed_down_the_same_way(jana):
+    guess(jana, ThrottlePolicy().account_free + 1, username="nobody")
+    with pytest.raises(Throttled) as unknown:
+        login(jana, "guess", username="nobody")
+    guess(jana, ThrottlePolicy().account_free + 1, client="10.0.0.2")
+    with pytest.raises(Throttled) as known:
+        login(jana, "guess", client="10.0.0.2")
+    assert (str(unknown.value), unknown.value.retry_after) == (str(known.value), known.value.retry_after)
+
+
+def test_a_success_forgives_that_clients_mistakes(jana):
+    free = ThrottlePolicy().account_free
+    guess(jana, free - 1)
+    login(jana, "correct horse")
+    guess(jana, free)
+    assert login(jana, "correct horse").username == "jana"
+
+
+def test_a_manager_or_a_new_password_lifts_the_wait(jana):
+    guess(jana, ThrottlePolicy().account_free + 1)
+    with pytest.raises(Throttled):
+        login(jana, "correct horse")
+    assert reset_failures(jana, "jana") == 1
+    assert login(jana, "correct horse").username == "jana"
+    guess(jana, ThrottlePolicy().account_free + 1)
+    with jana.session() as db:  # as `lavos user` would, from another process: the throttle sees a new hash
         set_password(db, "jana", "battery staple", actor="boss", hasher=CHEAP)
-    assert login(jana, "battery staple", policy=policy).username == "jana"
+    assert login(jana, "battery staple").username == "jana"
 
 
 def test_old_hash_parameters_are_upgraded_on_login(store):
@@ -101,8 +107,7 @@ def test_old_hash_parameters_are_upgraded_on_login(store):
         create_user(db, "peter", "correct horse", "manager", actor="test", hasher=CHEAP)
         old = db.scalars(select(User)).one().password_hash
     stronger = PasswordHasher(time_cost=2, memory_cost=2048, parallelism=1)
-    with store.session() as db:
-        authenticate(db, "peter", "correct horse", hasher=stronger)
+    check_password(store, "peter", "correct horse", client="10.0.0.1", hasher=stronger)
     with store.session() as db:
         new = db.scalars(select(User)).one().password_hash
     assert new != old and not stronger.check_needs_rehash(new)
@@ -179,7 +184,7 @@ def test_cli_user_add_and_token(db_url, tmp_path):
     store = open_store(db_url)
     with store.session() as db:
         assert verify_token(db, token).username == "jana"
-        authenticate(db, "peter", "battery staple")
+    assert check_password(store, "peter", "battery staple", client="cli-test").username == "peter"
     store.close()
     for args, says in [
         (["user", "add", "jana", "--role", "staff", "--password-file", str(pw)], "already exists"),

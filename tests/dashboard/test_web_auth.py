@@ -9,6 +9,7 @@ import stat
 import pytest
 from fastapi.routing import APIRoute
 
+from broker.login_throttle import ThrottlePolicy
 from dashboard.web.app import web_routes
 from tests.dashboard.conftest import CHEAP, MANAGER, PASSWORD, STAFF, sqlite_only
 from tests.support.web import Browser, add_users, web_app
@@ -129,15 +130,16 @@ def test_cookie_is_secure_over_https_or_when_configured(service, tmp_path):
 
 
 @sqlite_only
-def test_wrong_password_then_lockout_even_for_the_right_one(app):
+def test_wrong_passwords_then_throttled_even_for_the_right_one(app):
     b = Browser(app)
     b.get("/login")
     r = b.post("/login", {"username": STAFF, "password": "zle-heslo"})
     assert r.status_code == 401 and "Nesprávne meno alebo heslo" in r.text
-    for _ in range(4):
+    for _ in range(ThrottlePolicy().account_free):
         b.post("/login", {"username": STAFF, "password": "zle-heslo"})
     r = b.post("/login", {"username": STAFF, "password": PASSWORD})
-    assert r.status_code == 423 and "zamknutý" in r.text
+    assert r.status_code == 429 and "Príliš veľa neúspešných pokusov z tohto zariadenia" in r.text and "požiadajte vedúceho" in r.text
+    assert re.search(r"o \d+ sekund[uy]? alebo", r.text) and 0 < int(r.headers["retry-after"]) < 60
     assert b.get("/").status_code == 303  # still not logged in
 
 

@@ -50,9 +50,10 @@ GUARANTEES: dict[str, list[str]] = {
     "JSON API takes the cookie session for reads but writes only with X-CSRF-Token": [
         f"{WEB_AUTH}::test_every_form_post_without_the_token_is_refused",
         f"{WEB_AUTH}::test_json_api_takes_the_cookie_session_but_writes_only_with_the_header"],
-    "Five wrong passwords lock the account for 15 minutes, the right one included (API 423 with Retry-After, login page "
-    "423); tokens are not passwords and keep working": [f"{API_AUTH}::test_lockout_after_repeated_failures_says_until_when",
-                                                        f"{WEB_AUTH}::test_wrong_password_then_lockout_even_for_the_right_one"],
+    "After five wrong passwords for an account, that client waits (doubling, up to 15 minutes), the right password included "
+    "(API 429 with Retry-After, login page 429 in Slovak); tokens are not passwords and keep working; a manager can lift "
+    "the wait": [f"{API_AUTH}::test_repeated_failures_slow_down_that_client_until_a_manager_lifts_it",
+                 f"{WEB_AUTH}::test_wrong_passwords_then_throttled_even_for_the_right_one"],
     "A revoked token stops working at once": [f"{API_AUTH}::test_tokens_work_until_revoked"],
     "The session cookie is signed, HttpOnly, SameSite=Lax, Secure over https; its secret file is 0600; logout ends it": [
         f"{WEB_AUTH}::test_login_sets_a_signed_http_only_lax_cookie_and_logout_ends_it",

@@ -1,0 +1,124 @@
+"""A real `lavos server` (SQLite, real Mosquitto) with staff made by the `lavos user` command, and
+HTTP clients that come from a chosen loopback address (the whole 127/8 is this machine), so a
+test can be an attacker at 127.0.0.2 and the manager at 127.0.0.1 at once."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import httpx
+from sqlalchemy import create_engine, text
+
+from devices import contract
+from tests.dashboard.test_server_cli import LAVOS, _free_port
+from tests.support.hub import REPO, VENUE
+from tests.support.mqtt import Collector
+from tests.support.web import _CSRF
+
+MANAGER, STAFF = "manager", "jana"
+PASSWORDS = {MANAGER: "Manažér-tajné-heslo-7", STAFF: "Čašníčka-heslo-42"}
+
+
+@dataclass
+class Server:
+    base: str
+    db: Path
+    token: str  # the manager's API token
+    log: Path
+    mosquitto_port: int
+
+    def client(self, address: str = "127.0.0.1", **kw) -> httpx.Client:  # type: ignore[no-untyped-def]
+        """An HTTP client whose connections come from `address`."""
+        return httpx.Client(base_url=self.base, transport=httpx.HTTPTransport(local_address=address), timeout=kw.pop("timeout", 30), **kw)
+
+    def page_login(self, address: str, username: str, password: str) -> httpx.Response:
+        """The /login form as a browser fills it (CSRF token from the page), from `address`."""
+        with self.client(address, follow_redirects=False) as c:
+            token = _CSRF.search(c.get("/login").text).group(1)  # type: ignore[union-attr]
+            return c.post("/login", data={"username": username, "password": password, "csrf_token": token, "next": "/"})
+
+    def stored_within(self, node: Collector, table: str, timeout: float) -> float:
+        """Publish one pocket event as `table`'s node; seconds until the hub has stored it."""
+        boot = f"sec-{uuid.uuid4().hex[:8]}"
+        ev = contract.PocketEvent(v=1, table=table, type="pocket", boot=boot, seq=1, ts=datetime.now(timezone.utc), ts_synced=True,
+                                  data=contract.PocketData(pocket=1, pulse_ms=20.0))
+        engine = create_engine(f"sqlite:///{self.db}")
+        try:
+            t0 = time.monotonic()
+            node.publish(contract.event_topic(table, "pocket"), contract.encode(ev))
+            while time.monotonic() - t0 < timeout:
+                with engine.connect() as c:
+                    if c.execute(text("select count(*) from events where boot = :b"), {"b": boot}).scalar_one():
+                        return time.monotonic() - t0
+                time.sleep(0.02)
+            return float("inf")
+        finally:
+            engine.dispose()
+
+
+def _cli(env: dict[str, str], *args: str) -> str:
+    done = subprocess.run([*LAVOS, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@contextlib.contextmanager
+def lavos_server(mosquitto, tmp: Path) -> Iterator[Server]:  # type: ignore[no-untyped-def]
+    db = tmp / "lavos.db"
+    env = {**os.environ, "LAVOS_DATA_DIR": str(tmp / "data")}
+    env.pop("LAVOS_DB", None)
+    port = _free_port()
+    log = tmp / "server.log"
+    with open(log, "w") as out:
+        # 0.0.0.0 would do too; 127.0.0.1 answers clients from anywhere in 127/8.
+        proc = subprocess.Popen([*LAVOS, "server", "--venue", str(VENUE), "--mqtt", f"mqtt://lavos-hub:hub-secret@127.0.0.1:{mosquitto.port}",
+                                 "--db", f"sqlite:///{db}", "--http", f"127.0.0.1:{port}", "--data-dir", str(tmp / "data")],
+                                cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=1)
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+                time.sleep(0.1)
+        for user, role in ((MANAGER, "manager"), (STAFF, "staff")):
+            pw = tmp / f"{user}.pw"
+            pw.write_text(PASSWORDS[user] + "\n")
+            _cli(env, "user", "add", user, "--role", role, "--password-file", str(pw), "--db", f"sqlite:///{db}")
+        token = _cli(env, "user", "token", MANAGER, "--name", "security-test", "--db", f"sqlite:///{db}").strip().splitlines()[0]
+        yield Server(f"http://127.0.0.1:{port}", db, token, log, mosquitto.port)
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def node(server: Server, table: str) -> Iterator[Collector]:
+    """Publish as the table's node (its own MQTT user, as in the hall)."""
+    c = Collector(server.mosquitto_port, username=table, password=f"pw-{table}", topics=(contract.light_set_topic(table),))
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+def status_json(r: httpx.Response) -> tuple[int, str]:
+    try:
+        return r.status_code, json.loads(r.text).get("detail", "")
+    except ValueError:
+        return r.status_code, r.text[:80]

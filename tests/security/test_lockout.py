@@ -1,0 +1,71 @@
+"""Issue 9, item 10: wrong passwords are not a weapon, and do not tell which usernames exist.
+
+Through a real `lavos server`: an attacker at 127.0.0.2 sends 20 wrong passwords for the
+manager; the manager at 127.0.0.1 still gets in at once, by the API (Basic) and by the login
+page, while the attacker is slowed (429, Retry-After) even with the right password. An unknown
+username and a known one with a wrong password get the same answers, status, message and
+headers, attempt after attempt, in similar time.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import httpx
+import pytest
+
+from tests.security.served import MANAGER, PASSWORDS, lavos_server, status_json
+
+ATTEMPTS = 20
+
+
+@pytest.fixture(scope="module")
+def server(mosquitto, tmp_path_factory):  # type: ignore[no-untyped-def]
+    with lavos_server(mosquitto, tmp_path_factory.mktemp("lockout")) as s:
+        yield s
+
+
+def test_an_attacker_elsewhere_cannot_lock_the_manager_out(server):
+    with server.client("127.0.0.2") as attacker:
+        codes = [attacker.get("/api/tables", auth=(MANAGER, f"hádam-{i}")).status_code for i in range(ATTEMPTS)]
+        slowed = attacker.get("/api/tables", auth=(MANAGER, PASSWORDS[MANAGER]))
+    assert set(codes) == {401, 429} and codes[0] == 401 and codes[-1] == 429, codes
+    assert slowed.status_code == 429 and int(slowed.headers["retry-after"]) >= 1  # the attacker learns nothing, even when right
+    assert "try again in" in slowed.json()["detail"] and "ask a manager" in slowed.json()["detail"]
+    with server.client("127.0.0.1") as manager:
+        t0 = time.monotonic()
+        r = manager.get("/api/tables", auth=(MANAGER, PASSWORDS[MANAGER]))
+        took = time.monotonic() - t0
+    assert r.status_code == 200 and took < 3, (r.status_code, took)
+    page = server.page_login("127.0.0.1", MANAGER, PASSWORDS[MANAGER])
+    assert page.status_code == 303 and page.headers["location"] == "/", page.text[:300]
+
+
+def _answers(server, address: str, username: str, n: int) -> tuple[list[tuple], list[float]]:  # type: ignore[no-untyped-def]
+    seen, times = [], []
+    with server.client(address) as c:
+        for i in range(n):
+            t0 = time.monotonic()
+            r = c.get("/api/tables", auth=(username, f"zlé-heslo-{i}"))
+            times.append(time.monotonic() - t0)
+            seen.append((*status_json(r), r.headers.get("www-authenticate"), r.headers.get("retry-after"), r.headers.get("content-length")))
+    return seen, times
+
+
+def test_unknown_and_known_usernames_get_the_same_answers_in_similar_time(server):
+    known, known_s = _answers(server, "127.0.0.3", MANAGER, 8)
+    unknown, unknown_s = _answers(server, "127.0.0.4", "nikto-taky-neni", 8)
+    assert known == unknown
+    assert [a[0] for a in known][-1] == 429  # the answers compared include the throttled ones
+    checked = [i for i, a in enumerate(known) if a[0] == 401][1:]  # the first unknown one also makes the dummy hash
+    ratio = statistics.median(unknown_s[i] for i in checked) / statistics.median(known_s[i] for i in checked)
+    assert 0.5 < ratio < 2, (known_s, unknown_s)
+    pages = [server.page_login(address, name, "zlé-heslo") for address, name in (("127.0.0.5", MANAGER), ("127.0.0.6", "nikto-taky-neni"))]
+    assert pages[0].status_code == pages[1].status_code == 401
+    assert _error_text(pages[0]) == _error_text(pages[1]) == "Nesprávne meno alebo heslo."
+
+
+def _error_text(r: httpx.Response) -> str:
+    text = r.text.split('role="alert">', 1)[1]
+    return text.split("<", 1)[0].strip()

@@ -1,0 +1,139 @@
+"""Issue 9, items 4 and 5: checking passwords neither stalls the hub nor costs a hash per call.
+
+Through a real `lavos server` and Mosquitto: a flood of anonymous HTTP Basic logins (24 at once,
+from 24 addresses, made-up users) leaves a token-authenticated session start and a node's event
+fast; repeated Basic calls with the same right credentials cost what a token call costs; a new
+password, a disabled account and a new role count from the very next call, even when changed by
+another process. In process (test_credential_cache.py): no argon2 on the second call, no
+plaintext kept, 503 rather than a queue when every hash slot is taken.
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from collections import Counter
+
+import httpx
+import pytest
+
+from broker.db.engine import open_store
+from broker.users import set_active, set_password, set_role
+from tests.security.served import MANAGER, PASSWORDS, lavos_server, node
+
+FLOOD = 24
+
+
+@pytest.fixture(scope="module")
+def server(mosquitto, tmp_path_factory):  # type: ignore[no-untyped-def]
+    with lavos_server(mosquitto, tmp_path_factory.mktemp("password-path")) as s:
+        yield s
+
+
+class Flood:
+    """FLOOD threads, each from its own loopback address, sending Basic with made-up users until stopped."""
+
+    def __init__(self, server) -> None:  # type: ignore[no-untyped-def]
+        self.server, self.stop, self.answers, self._lock = server, threading.Event(), Counter(), threading.Lock()
+        self.threads = [threading.Thread(target=self._run, args=(i,), daemon=True) for i in range(FLOOD)]
+
+    def _run(self, i: int) -> None:
+        with self.server.client(f"127.0.9.{i + 1}", timeout=60) as c:
+            n = 0
+            while not self.stop.is_set():
+                n += 1
+                try:
+                    code: object = c.get("/api/tables", auth=(f"intruder-{i}-{n}", "hádam-heslo")).status_code
+                except httpx.TransportError as e:
+                    code = type(e).__name__
+                with self._lock:
+                    self.answers[code] += 1
+
+    def __enter__(self) -> "Flood":
+        for t in self.threads:
+            t.start()
+        deadline = time.monotonic() + 60
+        while self.answers[401] < FLOOD:  # hashing is under way on every slot
+            assert time.monotonic() < deadline, self.answers
+            time.sleep(0.05)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        for t in self.threads:
+            t.join(90)
+
+
+def test_a_flood_of_anonymous_logins_stalls_neither_a_session_start_nor_ingest(server):
+    bearer = {"Authorization": f"Bearer {server.token}"}
+    starts, stops, stored = [], [], []
+    with server.client() as staff, node(server, "pool-01") as pool_01:
+        assert staff.get("/api/tables", headers=bearer).status_code == 200
+        with Flood(server) as flood:
+            before, t_begin = sum(flood.answers.values()), time.monotonic()
+            while len(starts) < 3 or time.monotonic() - t_begin < 3:  # long enough for the flood to be answered meanwhile
+                t0 = time.monotonic()
+                started = staff.post("/api/sessions", json={"table": "pool-03"}, headers=bearer)
+                starts.append((started.status_code, time.monotonic() - t0, started.text[:200]))
+                stored.append(server.stored_within(pool_01, "pool-01", timeout=30))
+                if started.status_code == 201:
+                    t0 = time.monotonic()
+                    stopped = staff.post(f"/api/sessions/{started.json()['id']}/stop", headers=bearer)
+                    stops.append((stopped.status_code, time.monotonic() - t0, stopped.text[:200]))
+            during = flood.answers.copy()
+    assert {s[0] for s in starts} == {201}, starts  # not 503 "database is locked"
+    assert {s[0] for s in stops} == {200} and len(stops) == len(starts), stops
+    # Generous bounds (the machine is shared); bench/auth.py measures the < 1 s target.
+    worst = max(t for _, t, _ in starts + stops)
+    assert worst < 5, f"session start/stop took up to {worst:.1f} s under the flood {during}"
+    assert max(stored) < 5, f"publish -> stored took up to {max(stored):.1f} s under the flood {during}"
+    # The flood really ran all along: wrong passwords were being hashed while we measured.
+    assert during[401] >= FLOOD and sum(during.values()) - before >= 10, during
+
+
+def _median_call_s(c: httpx.Client, n: int = 15, **kw) -> float:  # type: ignore[no-untyped-def]
+    times = []
+    for _ in range(n):
+        t0 = time.monotonic()
+        assert c.get("/api/tables", **kw).status_code == 200
+        times.append(time.monotonic() - t0)
+    return statistics.median(times)
+
+
+def test_repeated_basic_calls_with_the_right_password_cost_what_a_token_call_costs(server):
+    with server.client() as c:
+        assert c.get("/api/tables", auth=(MANAGER, PASSWORDS[MANAGER])).status_code == 200
+        basic_s = _median_call_s(c, auth=(MANAGER, PASSWORDS[MANAGER]))
+        token_s = _median_call_s(c, headers={"Authorization": f"Bearer {server.token}"})
+    # argon2id at the shipped costs is >= 100 ms of CPU here: a call that hashed would stand out by that much.
+    assert basic_s < token_s + 0.03, f"Basic median {basic_s * 1000:.0f} ms, token median {token_s * 1000:.0f} ms"
+
+
+def test_a_new_password_a_disabled_account_and_a_new_role_count_from_the_next_call(server):
+    store = open_store(f"sqlite:///{server.db}")  # another process changes the account, as `lavos user` or a manager page would
+    old, new = ("jana", PASSWORDS["jana"]), ("jana", "Nové-heslo-pre-Janu-9")
+    try:
+        with server.client() as c:
+            assert c.get("/api/tables", auth=old).status_code == 200
+            assert c.get("/api/tables", auth=old).status_code == 200  # now remembered
+            with store.session() as db:
+                set_password(db, "jana", new[1], actor="test")
+            assert c.get("/api/tables", auth=old).status_code == 401
+            assert c.get("/api/tables", auth=new).status_code == 200
+            assert c.get("/api/reports/drops", auth=new).status_code == 403
+            with store.session() as db:
+                set_role(db, "jana", "manager", actor="test")
+            assert c.get("/api/reports/drops", auth=new).status_code == 200
+            with store.session() as db:
+                set_role(db, "jana", "staff", actor="test")
+            assert c.get("/api/reports/drops", auth=new).status_code == 403
+            with store.session() as db:
+                set_active(db, "jana", False, actor="test")
+            r = c.get("/api/tables", auth=new)
+            assert r.status_code == 401 and "disabled" in r.json()["detail"]
+    finally:
+        with store.session() as db:
+            set_password(db, "jana", old[1], actor="test")
+            set_active(db, "jana", True, actor="test")
+        store.close()
