@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, Depends, HTTPException
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from broker.db.alerts import close_alert
 from broker.db.audit import record_audit
-from broker.db.models import FoosballCheckin, Member
+from broker.db.models import FoosballCheckin, Member, User
 from broker.ingest_handlers import checkin
 from broker.members import fee_paid
 from broker.service import CentralService
 from broker.tariffs import calendar_year
 from dashboard.api import views
-from dashboard.api.auth import StaffUser
+from dashboard.api.auth import can
 from dashboard.api.deps import Service
 from dashboard.api.schemas import CheckinIn
 from devices.kinds import Kind
@@ -45,7 +45,7 @@ def _foosball_tables(service: CentralService) -> list[str]:
 
 
 @router.get("", summary="Checked-in members per foosball table, with their goals")
-def list_checkins(service: Service, user: StaffUser) -> list[dict[str, Any]]:
+def list_checkins(service: Service, user: Annotated[User, Depends(can("foosball.checkin"))]) -> list[dict[str, Any]]:
     now = service.clock()
     with service.store.reader() as db:
         return [{"table": t, "name": service.tables[t].name, "checkins": _active(db, service, t, now)}
@@ -53,7 +53,7 @@ def list_checkins(service: Service, user: StaffUser) -> list[dict[str, Any]]:
 
 
 @router.post("/{table}/checkin", status_code=201, summary="Check a paid-up member in at a foosball table (staff)")
-def staff_checkin(table: str, body: CheckinIn, service: Service, user: StaffUser) -> dict[str, Any]:
+def staff_checkin(table: str, body: CheckinIn, service: Service, user: Annotated[User, Depends(can("foosball.checkin"))]) -> dict[str, Any]:
     if table not in _foosball_tables(service):
         raise HTTPException(404, f"no foosball table {table[:40]!r} (foosball tables: {', '.join(_foosball_tables(service))})")
     now = service.clock()
