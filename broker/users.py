@@ -77,7 +77,7 @@ def _require_user(db: Session, username: str) -> User:
 
 def create_user(db: Session, username: str, password: str, role: str, *, actor: str, hasher: PasswordHasher = DEFAULT_HASHER,
                 must_change: bool = False) -> User:
-    if not _USERNAME.match(username):
+    if not valid_username(username):
         raise UserError(f"username {username!r}: use 2-64 characters a-z 0-9 . _ - starting with a letter or digit, e.g. \"jana\"")
     _check_role(role)
     _check_password(password)
@@ -114,8 +114,18 @@ def _active_managers(db: Session) -> int:
     return len(list(db.scalars(select(User.id).where(User.role == "manager", User.active.is_(True)))))
 
 
+def valid_username(username: str) -> bool:
+    return bool(_USERNAME.match(username))
+
+
+def is_last_manager(db: Session, username: str) -> bool:
+    """Whether demoting or disabling `username` would leave nobody to administer the accounts."""
+    user = get_user(db, username)
+    return user is not None and user.role == "manager" and user.active and _active_managers(db) <= 1
+
+
 def _keep_a_manager(db: Session, user: User) -> None:
-    if user.role == "manager" and user.active and _active_managers(db) <= 1:
+    if is_last_manager(db, user.username):
         raise UserError(f"{user.username} is the only active manager: make another manager first, "
                         f"or nobody could administer the accounts")
 
