@@ -142,6 +142,33 @@ def test_copied_cookie_is_refused_after_a_manager_changes_the_account(lavos, cha
     assert boss.page("/").status_code == 200  # the manager who did it stays logged in
 
 
+@pytest.mark.parametrize("change", ["password", "disable", "role"])
+def test_copied_cookie_is_refused_after_the_account_changes_outside_the_server(lavos, change):
+    """The same through broker.users on the database (what `lavos user …` does): the server process sees it at once."""
+    from broker.db.engine import open_store
+    from broker.users import set_active, set_password, set_role
+
+    username = {"password": "zuza", "disable": "miro", "role": "eva"}[change]
+    store = open_store(lavos.db_url)
+    try:
+        with store.session() as db:  # the page test above may have changed this account: start from a usable one
+            set_active(db, username, True, actor="test")
+            set_password(db, username, PASSWORD, actor="test")
+            set_role(db, username, "staff", actor="test")
+        thief = _copy(Tab(lavos).login(username), lavos)
+        _assert_working(thief)
+        with store.session() as db:
+            if change == "password":
+                set_password(db, username, NEW_PASSWORD, actor="boss")
+            elif change == "disable":
+                set_active(db, username, False, actor="boss")
+            else:
+                set_role(db, username, "manager", actor="boss")
+    finally:
+        store.close()
+    _assert_refused(thief)
+
+
 def test_a_post_does_not_extend_the_session_past_its_absolute_end(lavos):
     tab = Tab(lavos).login("jana")
     engine = create_engine(lavos.db_url)
