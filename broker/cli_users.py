@@ -105,16 +105,20 @@ def user_password(
                f"their dashboard sessions are ended")
 
 
+def _set_active(username: str, active: bool, db: str | None, actor: str | None) -> None:
+    from broker.users import set_active
+
+    with _session(db) as s:
+        set_active(s, username, active, actor=_actor(actor))
+
+
 @user_app.command("disable")
 def user_disable(username: str = username_arg, db: str | None = db_option, actor: str | None = actor_option) -> None:
     """Disable an account: no login, its tokens stop working, its dashboard sessions end.
 
     Example: lavos user disable jana
     """
-    from broker.users import set_active
-
-    with _session(db) as s:
-        set_active(s, username, False, actor=_actor(actor))
+    _set_active(username, False, db, actor)
     typer.echo(f"{username} disabled; their dashboard sessions are ended")
 
 
@@ -124,10 +128,7 @@ def user_enable(username: str = username_arg, db: str | None = db_option, actor:
 
     Example: lavos user enable jana
     """
-    from broker.users import set_active
-
-    with _session(db) as s:
-        set_active(s, username, True, actor=_actor(actor))
+    _set_active(username, True, db, actor)
     typer.echo(f"{username} enabled")
 
 

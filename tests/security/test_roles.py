@@ -21,6 +21,7 @@ from dashboard import access
 from dashboard.api.app import api_routes
 from dashboard.web.app import web_routes
 from tests.dashboard.browser.server import LavosServer
+from tests.security.served import lavos_server
 
 PASSWORD = "Heslo-na-roly-77"
 USERS = {"boss": ("manager", PASSWORD), "jana": ("staff", PASSWORD)}
@@ -73,13 +74,8 @@ def test_the_rules_the_bar_needs():
 
 @pytest.fixture(scope="module")
 def lavos(mosquitto, tmp_path_factory) -> Iterator[LavosServer]:
-    server = LavosServer(tmp_path_factory.mktemp("roles"), mosquitto.port, dict(USERS))
-    server.create_users()
-    server.start()
-    try:
+    with lavos_server(tmp_path_factory.mktemp("roles"), mosquitto.port, USERS) as server:
         yield server
-    finally:
-        server.stop()
 
 
 class Walker:

@@ -22,6 +22,7 @@ from sqlalchemy import create_engine, text
 
 from dashboard.web.security import SESSION_COOKIE
 from tests.dashboard.browser.server import LavosServer
+from tests.security.served import lavos_server
 
 PASSWORD = "Čašníčka-heslo-42"
 NEW_PASSWORD = "Nové-heslo-na-zmenu-9"
@@ -32,13 +33,8 @@ _CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
 
 @pytest.fixture(scope="module")
 def lavos(mosquitto, tmp_path_factory) -> Iterator[LavosServer]:
-    server = LavosServer(tmp_path_factory.mktemp("web-sessions"), mosquitto.port, dict(USERS))
-    server.create_users()
-    server.start()
-    try:
+    with lavos_server(tmp_path_factory.mktemp("web-sessions"), mosquitto.port, USERS) as server:
         yield server
-    finally:
-        server.stop()
 
 
 class Tab:
