@@ -97,6 +97,11 @@ def reset_failures(store: Store, username: str) -> int:
     return gate(store).throttle.reset_account(username)
 
 
+def waiting_clients(store: Store, username: str) -> int:
+    """How many client addresses this process makes wait before they may try `username` again."""
+    return gate(store).throttle.waiting(username)
+
+
 def reset_client(store: Store, client: str) -> bool:
     """A manager lifts the login wait on one client address, for every account."""
     return gate(store).throttle.reset_client(client)

@@ -1,4 +1,4 @@
-"""`lavos members …`, `lavos user …` and `lavos db …`: the registry, staff accounts and the store."""
+"""`lavos members …` and `lavos db …`: the registry and the store (`lavos user …` is in broker.cli_users)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ db_option = typer.Option(None, "--db", help=DB_HELP, show_default=False)
 actor_option = typer.Option(None, "--actor", help="Who does this, for the audit log (default: your login name)", show_default=False)
 
 members_app = typer.Typer(help="The member registry.\n\nExample: lavos members import deploy/members/lavos-members.csv", no_args_is_help=True)
-user_app = typer.Typer(help="Staff accounts and API tokens.\n\nExample: lavos user add jana --role staff", no_args_is_help=True)
 db_app = typer.Typer(help="The central database.\n\nExample: lavos db upgrade --db postgresql://lavos@localhost/lavos", no_args_is_help=True)
 
 
@@ -105,74 +104,6 @@ def members_export(
     except OSError as e:
         raise fail(f"cannot write {file}: {e.strerror}") from None
     typer.echo(f"{file}: {text.count(chr(10)) - 1} member(s) written")
-
-
-def _read_password(password_file: Path | None) -> str:
-    if password_file is not None:
-        try:
-            lines = password_file.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as e:
-            raise fail(f"cannot read the password file {password_file}: {e}") from None
-        if not lines or not lines[0]:
-            raise fail(f"the password file {password_file} is empty; put the password on its first line")
-        return lines[0]
-    return typer.prompt("Password", hide_input=True, confirmation_prompt=True)
-
-
-@user_app.command("add")
-def user_add(
-    username: str = typer.Argument(..., help="Login name, e.g. jana"),
-    role: str = typer.Option(..., "--role", help="staff (sessions, alerts) or manager (also tariffs, corrections, members)"),
-    password_file: Path | None = typer.Option(None, "--password-file", help="Read the password from this file's first line instead of prompting"),
-    db: str | None = db_option,
-    actor: str | None = actor_option,
-) -> None:
-    """Create a staff account; the password is prompted for (twice) unless --password-file is given.
-
-    Example: lavos user add jana --role staff
-    """
-    from broker.db.models import ROLES
-    from broker.users import create_user
-
-    if role not in ROLES:  # before asking for a password that would be thrown away
-        raise fail(f"role {role!r} is not one of {', '.join(ROLES)}; e.g. --role staff")
-    password = _read_password(password_file)
-    with _session(db) as s:
-        user = create_user(s, username, password, role, actor=_actor(actor))
-    typer.echo(f"user {user.username} ({user.role}) created")
-
-
-@user_app.command("token")
-def user_token(
-    username: str = typer.Argument(..., help="The account the token acts as"),
-    name: str = typer.Option(..., "--name", help="Where the token is used, e.g. bar-tablet"),
-    db: str | None = db_option,
-    actor: str | None = actor_option,
-) -> None:
-    """Issue a bearer token for machine clients and print it; it is shown only this once.
-
-    Example: lavos user token jana --name bar-tablet
-    """
-    from broker.users import issue_token
-
-    with _session(db) as s:
-        token = issue_token(s, username, name, actor=_actor(actor))
-    typer.echo(token)
-    typer.echo("(store it now: only its hash is kept, it cannot be shown again)", err=True)
-
-
-@user_app.command("tokens")
-def user_tokens(db: str | None = db_option) -> None:
-    """List API tokens (never the tokens themselves).
-
-    Example: lavos user tokens
-    """
-    from broker.users import list_tokens
-
-    with _session(db) as s:
-        for t in list_tokens(s):
-            used = f"{t.last_used_at:%Y-%m-%d %H:%M}" if t.last_used_at else "never"
-            typer.echo(f"{t.id}\t{t.username}\t{t.name}\tcreated {t.created_at:%Y-%m-%d}\tlast used {used}{'  REVOKED' if t.revoked else ''}")
 
 
 @db_app.command("upgrade")
@@ -270,6 +201,8 @@ def restore(
 
 
 def register(app: typer.Typer) -> None:
+    from broker.cli_users import user_app
+
     app.command("backup")(backup)
     app.command("restore")(restore)
     app.add_typer(broker_app, name="broker")

@@ -115,6 +115,12 @@ class LoginThrottle:
             at = self._known.get((username[:_MAX_KEY_NAME], client))
         return at is not None and self._clock() - at < self.policy.known_for_s
 
+    def waiting(self, username: str) -> int:
+        """How many addresses must still wait before trying this account again (the manager's page shows it)."""
+        now = self._clock()
+        with self._lock:
+            return sum(1 for k, s in self._pairs.items() if k[0] == username[:_MAX_KEY_NAME] and s.until > now)
+
     def reset_account(self, username: str) -> int:
         """A manager lifts every wait on this account (from all addresses); returns how many were lifted."""
         with self._lock:

@@ -15,8 +15,9 @@ from argon2 import PasswordHasher
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from broker import web_sessions
 from broker.db.audit import record_audit
-from broker.db.models import ROLES, ApiToken, User
+from broker.db.models import ROLES, ApiToken, AuditEntry, User, WebSession
 from broker.db.types import utcnow
 
 DEFAULT_HASHER = PasswordHasher()  # argon2id with the library's current recommended costs
@@ -66,45 +67,129 @@ def _require_user(db: Session, username: str) -> User:
     return user
 
 
-def create_user(db: Session, username: str, password: str, role: str, *, actor: str, hasher: PasswordHasher = DEFAULT_HASHER) -> User:
-    if not _USERNAME.match(username):
+def create_user(db: Session, username: str, password: str, role: str, *, actor: str, hasher: PasswordHasher = DEFAULT_HASHER,
+                must_change: bool = False) -> User:
+    if not valid_username(username):
         raise UserError(f"username {username!r}: use 2-64 characters a-z 0-9 . _ - starting with a letter or digit, e.g. \"jana\"")
     _check_role(role)
     _check_password(password)
     if get_user(db, username) is not None:
         raise UserError(f"user {username!r} already exists; pick another name")
-    user = User(username=username, password_hash=hasher.hash(password), role=role, active=True, failed_logins=0, created_at=utcnow())
+    user = User(username=username, password_hash=hasher.hash(password), role=role, active=True, failed_logins=0, created_at=utcnow(),
+                must_change_password=must_change)
     db.add(user)
     db.flush()
-    record_audit(db, actor, "user.add", f"user:{username}", {"role": role})
+    record_audit(db, actor, "user.add", f"user:{username}", {"role": role, "must_change": must_change})
     return user
 
 
-def set_password(db: Session, username: str, password: str, *, actor: str, hasher: PasswordHasher = DEFAULT_HASHER) -> User:
-    """A new password also lifts a lockout."""
+def set_password(db: Session, username: str, password: str, *, actor: str, hasher: PasswordHasher = DEFAULT_HASHER,
+                 must_change: bool = False, keep_session: int | None = None) -> User:
+    """A new password also lifts a lockout and ends the user's dashboard sessions.
+
+    `keep_session` (a web session pk) survives: the user changing their own password stays logged
+    in where they did it, every other browser is logged out. `must_change`: a manager hands the
+    password out, and the user must choose their own at the next login.
+    """
     user = _require_user(db, username)
     _check_password(password)
     user.password_hash = hasher.hash(password)
     user.failed_logins, user.locked_until = 0, None
+    user.must_change_password = must_change
     db.flush()
-    record_audit(db, actor, "user.password", f"user:{username}")
+    record_audit(db, actor, "user.password", f"user:{username}", {"must_change": must_change})
+    web_sessions.end_user_sessions(db, username, by=actor, reason="password", keep=keep_session)
     return user
 
 
+def _active_managers(db: Session) -> int:
+    return len(list(db.scalars(select(User.id).where(User.role == "manager", User.active.is_(True)))))
+
+
+def valid_username(username: str) -> bool:
+    return bool(_USERNAME.match(username))
+
+
+def is_last_manager(db: Session, username: str) -> bool:
+    """Whether demoting or disabling `username` would leave nobody to administer the accounts."""
+    user = get_user(db, username)
+    return user is not None and user.role == "manager" and user.active and _active_managers(db) <= 1
+
+
+def _keep_a_manager(db: Session, user: User) -> None:
+    if is_last_manager(db, user.username):
+        raise UserError(f"{user.username} is the only active manager: make another manager first, "
+                        f"or nobody could administer the accounts")
+
+
 def set_role(db: Session, username: str, role: str, *, actor: str) -> User:
+    """A new role ends the user's dashboard sessions: the pages they have open were made for the old one."""
     user = _require_user(db, username)
-    old, user.role = user.role, _check_role(role)
+    _check_role(role)
+    if role == user.role:
+        return user
+    if role != "manager":
+        _keep_a_manager(db, user)
+    old, user.role = user.role, role
     db.flush()
     record_audit(db, actor, "user.role", f"user:{username}", {"role": [old, role]})
+    web_sessions.end_user_sessions(db, username, by=actor, reason="role")
     return user
 
 
 def set_active(db: Session, username: str, active: bool, *, actor: str) -> User:
+    """Disabling also ends the user's dashboard sessions (their tokens stop working too: verify_token checks active)."""
     user = _require_user(db, username)
+    if active == user.active:
+        return user
+    if not active:
+        _keep_a_manager(db, user)
     user.active = active
     db.flush()
     record_audit(db, actor, "user.active", f"user:{username}", {"active": active})
+    if not active:
+        web_sessions.end_user_sessions(db, username, by=actor, reason="disabled")
     return user
+
+
+def unlock(db: Session, username: str, *, actor: str) -> User:
+    """Record that a manager lifted the login waits on this account (the user knows the password;
+    somebody else guessed wrong). The waits live in the serving process's throttle
+    (broker.auth_checks.reset_failures), which the manager's page calls beside this; the
+    legacy lockout columns are cleared too so that no older reader sees a lock."""
+    user = _require_user(db, username)
+    user.failed_logins, user.locked_until = 0, None
+    db.flush()
+    record_audit(db, actor, "user.unlock", f"user:{username}")
+    return user
+
+
+def list_users(db: Session) -> list[User]:
+    return list(db.scalars(select(User).order_by(User.username)))
+
+
+def user_sessions(db: Session, username: str) -> list[WebSession]:
+    """The user's live dashboard sessions, newest first."""
+    _require_user(db, username)
+    return web_sessions.active_sessions(db, username)
+
+
+def end_session(db: Session, username: str, session_pk: int, *, actor: str) -> None:
+    _require_user(db, username)
+    if not web_sessions.end_one(db, username, session_pk, by=actor):
+        raise UserError(f"{username} has no active dashboard session {session_pk}: list them with `lavos user sessions {username}`")
+
+
+def end_sessions(db: Session, username: str, *, actor: str) -> int:
+    """Log the user out of every browser; returns how many sessions ended."""
+    _require_user(db, username)
+    return web_sessions.end_user_sessions(db, username, by=actor, reason="ended")
+
+
+def user_audit(db: Session, username: str, limit: int = 50) -> list[AuditEntry]:
+    """What was done to this account, newest first (the account page shows who and when)."""
+    q = select(AuditEntry).where(AuditEntry.target == f"user:{username}").order_by(AuditEntry.at.desc(), AuditEntry.id.desc())
+    return list(db.scalars(q.limit(limit)))
 
 
 # --- API tokens ----------------------------------------------------------------------------
@@ -166,6 +251,8 @@ def revoke_token(db: Session, token_id: int, *, actor: str) -> ApiToken:
     row = db.get(ApiToken, token_id)
     if row is None:
         raise UserError(f"no token {token_id}: list them with `lavos user tokens`")
+    if row.revoked:
+        return row
     row.revoked = True
     db.flush()
     record_audit(db, actor, "token.revoke", f"user:{row.username}", {"name": row.name, "token_id": token_id})

@@ -111,6 +111,8 @@ class User(Base):
     failed_logins: Mapped[int] = mapped_column(Integer, default=0)
     locked_until: Mapped[datetime | None]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # Set when a manager hands out a password: the dashboard lets the user do nothing but change it.
+    must_change_password: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
 
 
 class ApiToken(Base):
@@ -276,3 +278,25 @@ class FoosballCheckin(Base):
     goals: Mapped[int] = mapped_column(Integer, default=0)
     ended_at: Mapped[datetime | None]
     by: Mapped[str] = mapped_column(String(8))
+
+
+# --- dashboard logins ----------------------------------------------------------------------
+
+class WebSession(Base):
+    """One dashboard login. The signed cookie carries only the random id; its SHA-256 is stored,
+    so a copied database is not a set of live sessions. Ended rows stay, for the account page."""
+
+    __tablename__ = "web_sessions"
+    __table_args__ = (Index("ix_web_sessions_username_ended_at", "username", "ended_at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    id_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    username: Mapped[str] = mapped_column(ForeignKey("users.username", ondelete="CASCADE", onupdate="CASCADE"))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_seen_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime]  # absolute: login + one shift, never moved
+    client: Mapped[str] = mapped_column(String(64), default="")
+    user_agent: Mapped[str] = mapped_column(String(200), default="")
+    ended_at: Mapped[datetime | None]
+    ended_by: Mapped[str | None] = mapped_column(String(64))
+    end_reason: Mapped[str | None] = mapped_column(String(32))

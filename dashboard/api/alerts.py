@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, Depends, HTTPException, Query
 from sqlalchemy import select
 
 from broker.db.alerts import open_alerts
-from broker.db.models import Alert
+from broker.db.models import Alert, User
 from dashboard.api import views
-from dashboard.api.auth import StaffUser
+from dashboard.api.auth import can, demand
 from dashboard.api.deps import IdPath, Service
 from dashboard.api.schemas import AckIn, text
 
@@ -19,13 +19,15 @@ TableText = text(32)
 router = APIRouter(prefix="/alerts", tags=["alerts"])
 
 
-@router.get("", summary="Open alerts (newest first), or the latest ones including closed with open=false")
+@router.get("", summary="Open alerts (newest first), or the latest ones including closed with open=false (manager)")
 def list_alerts(
-    service: Service, user: StaffUser,
+    service: Service, user: Annotated[User, Depends(can("alerts.open"))],
     open: bool = Query(True, description="true: only open alerts"),
     table: Annotated[TableText | None, Query(description="Only this table's")] = None,  # type: ignore[valid-type]
     limit: int = Query(200, ge=1, le=1000),
 ) -> list[dict[str, Any]]:
+    if not open:
+        demand(user, "alerts.history")
     with service.store.reader() as db:
         if open:
             rows = open_alerts(db, table)[:limit]
@@ -36,7 +38,7 @@ def list_alerts(
 
 
 @router.post("/{alert_id}/ack", summary="Acknowledge an alert; close=true also closes it")
-def ack(alert_id: IdPath, service: Service, user: StaffUser, body: AckIn | None = None) -> dict[str, Any]:
+def ack(alert_id: IdPath, service: Service, user: Annotated[User, Depends(can("alerts.open"))], body: AckIn | None = None) -> dict[str, Any]:
     with service.store.reader() as db:
         if db.get(Alert, alert_id) is None:
             raise HTTPException(404, f"no alert {alert_id}: reload the alert list")

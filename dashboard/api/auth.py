@@ -2,9 +2,11 @@
 cookie session, and their role.
 
 `user_from_authorization`, `login` and `session_user` are plain functions returning the User, so
-the cookie login pages (dashboard.web) reuse them; `StaffUser` / `ManagerUser` are the FastAPI
-dependencies. A browser sends its cookie with every request, forged ones included, so a write
-authenticated by the cookie alone must also carry the session's CSRF token in X-CSRF-Token.
+the cookie login pages (dashboard.web) reuse them; `can(capability)` makes the FastAPI dependency
+a route declares (dashboard.access says which role the capability needs). A browser sends its
+cookie with every request, forged ones included, so a write authenticated by the cookie alone must
+also carry the session's CSRF token in X-CSRF-Token. The cookie holds only a server-side session
+id (broker.web_sessions): logging out, a new password, disabling or a new role end it for good.
 """
 
 from __future__ import annotations
@@ -12,23 +14,33 @@ from __future__ import annotations
 import base64
 import binascii
 import hmac
+import logging
+from functools import cache
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPBearer
 from fastapi.security.http import HTTPBase
 
+from broker import web_sessions
 from broker.auth_checks import Busy, Throttled, check_password
 from broker.db.engine import Store
+from broker.db.errors import StoreError
 from broker.db.models import User
 from broker.db.types import utcnow
 from broker.users import AuthError, find_token, get_user, role_at_least, token_touch_due, touch_token
+from dashboard import access
 from dashboard.api.deps import get_service
 
+log = logging.getLogger(__name__)
+
 REALM = "Lavos"
-# Keys of the signed cookie session that dashboard.web logs people in with.
-SESSION_USER = "user"
+# Keys of the signed cookie session that dashboard.web logs people in with: the server-side
+# session id (broker.web_sessions; never the username, so a copied cookie dies at logout) and
+# the CSRF token.
+SESSION_ID = "sid"
 SESSION_CSRF = "csrf"
+_LIVE = "lavos.web_session"  # request scope key: the session looked up once per request
 CSRF_HEADER = "X-CSRF-Token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 UNKNOWN_CLIENT = "unknown"  # the address of callers that pass none: they share one throttle, so HTTP code passes client_address()
@@ -118,17 +130,52 @@ def csrf_matches(request: Request, supplied: object) -> bool:
             and hmac.compare_digest(expected.encode(), supplied.encode()))
 
 
-def session_user(store: Store, request: Request) -> User | None:
-    """The active user the cookie session names; None without a session (or its middleware)."""
+def _live_session(store: Store, request: Request) -> web_sessions.LiveSession | None:
+    """The cookie's server-side session if it is live; looked up once per request (middleware and route share it)."""
     if "session" not in request.scope:
         return None
-    username = request.session.get(SESSION_USER)
-    if not isinstance(username, str):
-        return None
-    with store.reader() as db:
-        user = get_user(db, username)
-    # Re-read on every request: a disabled account or a changed role takes effect at once.
-    return user if user is not None and user.active else None
+    if _LIVE in request.scope:
+        return request.scope[_LIVE]
+    session_id = request.session.get(SESSION_ID)
+    found = None
+    if isinstance(session_id, str) and session_id:
+        with store.reader() as db:
+            found = web_sessions.live(db, session_id)
+        if found is None:
+            request.session.pop(SESSION_ID, None)  # ended or expired: the browser forgets it too
+        elif found.touch_due:
+            try:
+                with store.session() as db:
+                    web_sessions.touch(db, found.row.id)
+            except StoreError as e:  # last_seen is for the session list; a busy database must not refuse the page
+                log.warning("could not note when session %d was last seen: %s", found.row.id, e)
+    request.scope[_LIVE] = found
+    return found
+
+
+def remember_session(request: Request, found: web_sessions.LiveSession | None) -> None:
+    """After a login or logout in this request: what session_user answers from now on."""
+    request.scope[_LIVE] = found
+
+
+def session_user(store: Store, request: Request) -> User | None:
+    """The active user whose live dashboard session the cookie names; None without one (or without its middleware).
+
+    Checked on every request: an ended or expired session, a disabled account or a changed role
+    take effect at once.
+    """
+    found = _live_session(store, request)
+    return found.user if found is not None else None
+
+
+def web_session_pk(request: Request) -> int | None:
+    """The pk of this request's live dashboard session (after session_user looked it up), else None."""
+    found = request.scope.get(_LIVE)
+    return found.row.id if found is not None else None
+
+
+def password_change_pending(user: User) -> HTTPException:
+    return HTTPException(403, f"{user.username} must change the password first: log in to the dashboard and choose a new one")
 
 
 def current_user(request: Request, _b: object = Depends(_basic_doc), _t: object = Depends(_bearer_doc)) -> User:
@@ -139,12 +186,44 @@ def current_user(request: Request, _b: object = Depends(_basic_doc), _t: object 
         if user is not None:
             if request.method not in SAFE_METHODS and not csrf_matches(request, request.headers.get(CSRF_HEADER)):
                 raise HTTPException(403, f"a write with the dashboard's cookie needs the {CSRF_HEADER} header from the page; reload it")
+            if user.must_change_password:
+                raise password_change_pending(user)
             return user
-    return user_from_authorization(store, header, client=client_address(request))
+    user = user_from_authorization(store, header, client=client_address(request))
+    # A password a manager handed out is for logging in once and choosing one's own; tokens are
+    # not passwords and keep working.
+    if user.must_change_password and header.strip().lower().startswith("basic"):  # type: ignore[union-attr]
+        raise password_change_pending(user)
+    return user
+
+
+def demand(user: User, capability: str) -> None:
+    """403 unless the user's role has `capability` (for a query that asks more than the route's own)."""
+    if not access.allows(user.role, capability):
+        needed = access.role_for(capability)
+        raise HTTPException(403, f"this needs the {needed} role ({capability}); {user.username} is {user.role}")
+
+
+@cache
+def can(capability: str):  # type: ignore[no-untyped-def]
+    """The dependency an API route declares: the current user, if dashboard.access gives their role `capability`; else 403."""
+    access.role_for(capability)  # an unknown capability fails at import, not at the first request
+
+    def dependency(user: Annotated[User, Depends(current_user)]) -> User:
+        demand(user, capability)
+        return user
+
+    dependency.__name__ = f"{access.role_for(capability)}_user"
+    dependency.capability = capability  # type: ignore[attr-defined]  # what the route-walking tests read
+    return dependency
 
 
 def require(role: str):  # type: ignore[no-untyped-def]
-    """A dependency: the current user, if their role is at least `role` (staff < manager); else 403."""
+    """A dependency: the current user, if their role is at least `role` (staff < manager); else 403.
+
+    Routes declare a capability with can() instead, so that the role lives in dashboard.access;
+    tests/security/test_roles.py fails on a route that declares none.
+    """
 
     def dependency(user: Annotated[User, Depends(current_user)]) -> User:
         if not role_at_least(user.role, role):

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from broker.db.models import FoosballCheckin, Member
+from broker.db.models import FoosballCheckin, Member, User
 from broker.service import CentralService
 from dashboard.api import views
-from dashboard.api.auth import StaffUser
+from dashboard.api.auth import can
 from dashboard.api.deps import Service
 from dashboard.api.schemas import CheckinIn
 from devices.kinds import Kind
@@ -40,7 +40,7 @@ def _foosball_tables(service: CentralService) -> list[str]:
 
 
 @router.get("", summary="Checked-in members per foosball table, with their goals")
-def list_checkins(service: Service, user: StaffUser) -> list[dict[str, Any]]:
+def list_checkins(service: Service, user: Annotated[User, Depends(can("foosball.checkin"))]) -> list[dict[str, Any]]:
     now = service.clock()
     with service.store.reader() as db:
         return [{"table": t, "name": service.tables[t].name, "checkins": _active(db, service, t, now)}
@@ -48,7 +48,7 @@ def list_checkins(service: Service, user: StaffUser) -> list[dict[str, Any]]:
 
 
 @router.post("/{table}/checkin", status_code=201, summary="Check a paid-up member in at a foosball table (staff)")
-def staff_checkin(table: str, body: CheckinIn, service: Service, user: StaffUser) -> dict[str, Any]:
+def staff_checkin(table: str, body: CheckinIn, service: Service, user: Annotated[User, Depends(can("foosball.checkin"))]) -> dict[str, Any]:
     # The service checks, records, audits and settles the alert: the one writer of alerts.
     row, name = service.foosball_checkin(table, body.member_id, actor=user.username)
     return views.checkin(row, name, (row.last_goal_at or row.checked_in_at) + _window(service))

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 
 from broker import reports
-from dashboard.api.auth import ManagerUser
+from broker.db.models import User
+from dashboard.api.auth import can
 from dashboard.api.deps import Service, local_today
 
 router = APIRouter(prefix="/reports", tags=["reports"])
@@ -26,7 +27,7 @@ def _grid(grid: reports.HourGrid, tz, scale: float) -> dict[str, Any]:  # type: 
 
 @router.get("/revenue", summary="Revenue in cents by day, table and tariff over local days from..to (inclusive)")
 def revenue(
-    service: Service, user: ManagerUser,
+    service: Service, user: Annotated[User, Depends(can("reports.view"))],
     first: date = Query(..., alias="from", description="First local day, YYYY-MM-DD"),
     last: date | None = Query(None, alias="to", description="Last local day (default: the same as from)"),
 ) -> dict[str, Any]:
@@ -37,14 +38,14 @@ def revenue(
 
 
 @router.get("/utilisation", summary="Minutes played per table per local hour of a day")
-def utilisation(service: Service, user: ManagerUser, day: date | None = DayQuery) -> dict[str, Any]:
+def utilisation(service: Service, user: Annotated[User, Depends(can("reports.view"))], day: date | None = DayQuery) -> dict[str, Any]:
     with service.store.reader() as db:
         grid = reports.utilisation(db, service.venue, day or local_today(service), service.clock())
     return _grid(grid, service.venue.tz, 60.0)
 
 
 @router.get("/drops", summary="Ball drops per pocket table per local hour of a day")
-def drops(service: Service, user: ManagerUser, day: date | None = DayQuery) -> dict[str, Any]:
+def drops(service: Service, user: Annotated[User, Depends(can("reports.view"))], day: date | None = DayQuery) -> dict[str, Any]:
     with service.store.reader() as db:
         grid = reports.drops(db, service.venue, day or local_today(service))
     return _grid(grid, service.venue.tz, 1)
@@ -52,7 +53,7 @@ def drops(service: Service, user: ManagerUser, day: date | None = DayQuery) -> d
 
 @router.get("/foosball", summary="Foosball check-ins and goals per member over local days from..to")
 def foosball(
-    service: Service, user: ManagerUser,
+    service: Service, user: Annotated[User, Depends(can("reports.view"))],
     first: date = Query(..., alias="from"), last: date | None = Query(None, alias="to"),
 ) -> list[dict[str, Any]]:
     with service.store.reader() as db:

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, Depends, HTTPException
 from sqlalchemy import select
 
 from broker.billing import format_eur
-from broker.db.models import Node
+from broker.db.models import Node, User
 from broker.service import CentralService
 from dashboard.api import views
-from dashboard.api.auth import StaffUser
+from dashboard.api.auth import can
 from dashboard.api.deps import Service
 
 router = APIRouter(tags=["tables"])
@@ -45,13 +45,13 @@ def _table(service: CentralService, spec, node: Node | None) -> dict[str, Any]: 
 
 
 @router.get("/tables", summary="Every table with its live state")
-def list_tables(service: Service, user: StaffUser) -> list[dict[str, Any]]:
+def list_tables(service: Service, user: Annotated[User, Depends(can("floor.view"))]) -> list[dict[str, Any]]:
     nodes = _nodes(service)
     return [_table(service, t, nodes.get(t.id)) for t in service.venue.tables]
 
 
 @router.get("/tables/{table_id}", summary="One table with its live state")
-def get_table(table_id: str, service: Service, user: StaffUser) -> dict[str, Any]:
+def get_table(table_id: str, service: Service, user: Annotated[User, Depends(can("floor.view"))]) -> dict[str, Any]:
     if table_id not in service.tables:
         raise HTTPException(404, f"no table {table_id[:40]!r} (tables: {', '.join(service.tables)})")
     with service.store.reader() as db:
@@ -60,13 +60,13 @@ def get_table(table_id: str, service: Service, user: StaffUser) -> dict[str, Any
 
 
 @router.get("/nodes", summary="Table nodes: online, last seen, version, telemetry, light")
-def list_nodes(service: Service, user: StaffUser) -> list[dict[str, Any]]:
+def list_nodes(service: Service, user: Annotated[User, Depends(can("nodes.view"))]) -> list[dict[str, Any]]:
     nodes = _nodes(service)
     return [views.node(t.id, nodes.get(t.id)) for t in service.venue.tables]
 
 
 @router.get("/tariffs", summary="Tariffs and time bands from the venue file")
-def list_tariffs(service: Service, user: StaffUser) -> dict[str, Any]:
+def list_tariffs(service: Service, user: Annotated[User, Depends(can("floor.view"))]) -> dict[str, Any]:
     v = service.venue
     return {
         "default": v.billing.default_tariff, "member": v.billing.member_tariff,
@@ -82,7 +82,7 @@ def list_tariffs(service: Service, user: StaffUser) -> dict[str, Any]:
 
 
 @router.get("/extras", summary="Items that can go on a tab")
-def list_extras(service: Service, user: StaffUser) -> list[dict[str, Any]]:
+def list_extras(service: Service, user: Annotated[User, Depends(can("floor.view"))]) -> list[dict[str, Any]]:
     return [{"id": e.id, "name": e.name, "name_en": e.name_en, "price_cents": e.price_cents, "price": format_eur(e.price_cents)}
             for e in service.venue.extras]
 

@@ -85,6 +85,12 @@ def member(m: Member, year: int) -> dict[str, Any]:
     }
 
 
+def member_found(m: Member, year: int) -> dict[str, Any]:
+    """What staff see of a member when searching by name: enough to choose them, no note, no card UIDs."""
+    return {"id": m.id, "name": m.name, "kind": m.kind, "active": m.active,
+            "fee_paid": any(f.year == year for f in m.fees), "fee_year": year}
+
+
 def alert(a: Alert) -> dict[str, Any]:
     return {
         "id": a.id, "kind": a.kind, "table": a.table_id, "severity": a.severity,

@@ -1,22 +1,29 @@
-"""Who is looking at a page: the signed cookie session, and `require_page(role)`.
+"""Who is looking at a page: the cookie's server-side session, and `page_can(capability)`.
 
 Logging in reuses dashboard.api.auth.login (argon2, lockout: a failed attempt is committed
-even though it raises); the session stores only the username, and every request re-reads the
-user so that disabling an account or changing a role takes effect at once.
+even though it raises) and starts a broker.web_sessions row; the cookie holds only its id, and
+every request re-reads session and user, so that logging out, disabling an account or changing
+a role takes effect at once, in every browser that holds a copy of the cookie.
 """
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Annotated
 from urllib.parse import quote
 
 from fastapi import Depends, Request
 
+from broker import web_sessions
 from broker.db.models import User
 from broker.users import role_at_least
-from dashboard.api.auth import SESSION_USER, session_user
+from dashboard import access
+from dashboard.api.auth import SESSION_ID, remember_session, session_user
 from dashboard.api.deps import get_service
 from dashboard.web import csrf
+
+# The one page a user who must change their password may open (and post to).
+PASSWORD_PAGE = "/account/password"
 
 
 class LoginRequired(Exception):
@@ -35,6 +42,10 @@ class PageForbidden(Exception):
         super().__init__(f"{user.username} is {user.role}; this needs {role}")
 
 
+class PasswordChangeRequired(Exception):
+    """A manager handed out this password: answered with 303 to the change-password page."""
+
+
 def safe_next(value: str | None) -> str:
     """Only a path on this site: "//evil.example" or "https://..." after login would be an open redirect."""
     if not value or not value.startswith("/") or value.startswith("//") or "\\" in value or any(ord(c) < 32 for c in value):
@@ -50,25 +61,44 @@ def page_user(request: Request) -> User | None:
     return session_user(get_service(request).store, request)
 
 
+def _gate(request: Request, role: str) -> User:
+    user = page_user(request)
+    if user is None:
+        path = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        # A POST cannot be replayed after login: land on the floor view instead.
+        raise LoginRequired(path if request.method == "GET" else "/")
+    if user.must_change_password and request.url.path != PASSWORD_PAGE:
+        raise PasswordChangeRequired()
+    if not role_at_least(user.role, role):
+        raise PageForbidden(user, role)
+    request.state.user = user  # base.html shows the name and the manager links from it
+    return user
+
+
 def require_page(role: str = "staff"):  # type: ignore[no-untyped-def]
     """A dependency returning the logged-in User whose role is at least `role` (staff < manager).
 
     Anonymous: 303 to the login page, which comes back here afterwards. Too low a role: 403 page
-    (for a page and for an action alike).
+    (for a page and for an action alike). Routes declare a capability with page_can() instead.
     """
 
     def dependency(request: Request) -> User:
-        user = page_user(request)
-        if user is None:
-            path = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-            # A POST cannot be replayed after login: land on the floor view instead.
-            raise LoginRequired(path if request.method == "GET" else "/")
-        if not role_at_least(user.role, role):
-            raise PageForbidden(user, role)
-        request.state.user = user  # base.html shows the name and the manager links from it
-        return user
+        return _gate(request, role)
 
     dependency.__name__ = f"{role}_page"
+    return dependency
+
+
+@cache
+def page_can(capability: str):  # type: ignore[no-untyped-def]
+    """The dependency a page route declares: the logged-in User whose role has `capability` (dashboard.access)."""
+    role = access.role_for(capability)
+
+    def dependency(request: Request) -> User:
+        return _gate(request, role)
+
+    dependency.__name__ = f"{role}_page"  # tests find the role by this name
+    dependency.capability = capability  # type: ignore[attr-defined]
     return dependency
 
 
@@ -76,12 +106,28 @@ StaffPage = Annotated[User, Depends(require_page("staff"))]
 ManagerPage = Annotated[User, Depends(require_page("manager"))]
 
 
+def _client(request: Request) -> str:
+    return request.client.host if request.client else ""
+
+
 def log_in(request: Request, user: User) -> None:
+    store = get_service(request).store
+    with store.session() as db:
+        session_id = web_sessions.start(db, user.username, client=_client(request),
+                                        user_agent=request.headers.get("user-agent", ""))
     request.session.clear()
-    request.session[SESSION_USER] = user.username
+    request.session[SESSION_ID] = session_id
     csrf.rotate(request)
+    with store.reader() as db:
+        remember_session(request, web_sessions.live(db, session_id))
 
 
 def log_out(request: Request) -> None:
+    """End every dashboard session of this user, on the server: a copy of the cookie is worth nothing after."""
+    user = page_user(request)
+    if user is not None:
+        with get_service(request).store.session() as db:
+            web_sessions.end_user_sessions(db, user.username, by=user.username, reason="logout")
     request.session.clear()
+    remember_session(request, None)
     csrf.rotate(request)

@@ -18,7 +18,7 @@ from broker.members import MemberError
 from broker.reports import ReportError
 from broker.service import NotFound, ServiceError
 from broker.users import UserError
-from dashboard.web.auth import LoginRequired, PageForbidden, login_url, page_user
+from dashboard.web.auth import PASSWORD_PAGE, LoginRequired, PageForbidden, PasswordChangeRequired, login_url, page_user
 from dashboard.web.csrf import CsrfRefused
 from dashboard.web import i18n
 from dashboard.web.i18n import N_, gettext
@@ -58,6 +58,10 @@ def _forbidden(request: Request, e: PageForbidden) -> Response:
     return error_page(request, 403, N_("This page is for the manager. Log in with a manager account."))
 
 
+def _change_password(request: Request, e: PasswordChangeRequired) -> Response:
+    return RedirectResponse(PASSWORD_PAGE, status_code=303)
+
+
 def _csrf(request: Request, e: CsrfRefused) -> Response:
     return error_page(request, 403, N_("The form has expired or did not come from this dashboard. Go back, reload the page and try again."))
 
@@ -92,6 +96,7 @@ def _bug(request: Request, e: Exception) -> Response:
 def install(app: FastAPI) -> None:
     app.add_exception_handler(LoginRequired, _login)  # type: ignore[arg-type]
     app.add_exception_handler(PageForbidden, _forbidden)  # type: ignore[arg-type]
+    app.add_exception_handler(PasswordChangeRequired, _change_password)  # type: ignore[arg-type]
     app.add_exception_handler(CsrfRefused, _csrf)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, _validation)  # type: ignore[arg-type]
     app.add_exception_handler(StarletteHTTPException, _http)  # type: ignore[arg-type]

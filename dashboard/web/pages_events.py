@@ -5,13 +5,15 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from typing import Annotated
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 from fastapi.responses import StreamingResponse
 
+from broker.db.models import User
 from broker.service import CentralService
 from dashboard.api.deps import Service
-from dashboard.web.auth import StaffPage
+from dashboard.web.auth import page_can
 from dashboard.web.live import Subscriber
 
 router = APIRouter()
@@ -37,7 +39,7 @@ async def _stream(service: CentralService, sub: Subscriber) -> AsyncIterator[str
 
 
 @router.get("/events")
-async def events(service: Service, user: StaffPage) -> StreamingResponse:
+async def events(service: Service, user: Annotated[User, Depends(page_can("floor.view"))]) -> StreamingResponse:
     sub = Subscriber(asyncio.get_running_loop())
     return StreamingResponse(_stream(service, sub), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

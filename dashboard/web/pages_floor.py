@@ -7,9 +7,10 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 
+from broker.db.models import User
 from broker.service import CardInUse, CentralService, ServiceError
 from dashboard.api.deps import MAX_ID, Service
-from dashboard.web.auth import StaffPage
+from dashboard.web.auth import page_can
 from dashboard.web.csrf import verify_csrf
 from dashboard.web.floor import FloorData, table_view
 from dashboard.web.i18n import N_, gettext
@@ -34,17 +35,17 @@ def _floor_context(service: CentralService) -> dict:
 
 
 @router.get("/")
-def floor(request: Request, service: Service, user: StaffPage) -> Response:
+def floor(request: Request, service: Service, user: Annotated[User, Depends(page_can("floor.view"))]) -> Response:
     return render(request, "floor.html", _floor_context(service))
 
 
 @router.get("/floor/rooms")
-def floor_rooms(request: Request, service: Service, user: StaffPage) -> Response:
+def floor_rooms(request: Request, service: Service, user: Annotated[User, Depends(page_can("floor.view"))]) -> Response:
     return render(request, "_floor_rooms.html", _floor_context(service))
 
 
 @router.get("/tables/{table_id}/card")
-def table_card(table_id: str, request: Request, service: Service, user: StaffPage) -> Response:
+def table_card(table_id: str, request: Request, service: Service, user: Annotated[User, Depends(page_can("floor.view"))]) -> Response:
     _spec(service, table_id)
     return render(request, "_table_card.html", {"t": table_view(service, table_id)})
 
@@ -55,7 +56,7 @@ def free_tables(service: CentralService, except_table: str | None = None) -> lis
 
 
 @router.get("/tables/{table_id}")
-def table_panel(table_id: str, request: Request, service: Service, user: StaffPage) -> Response:
+def table_panel(table_id: str, request: Request, service: Service, user: Annotated[User, Depends(page_can("floor.view"))]) -> Response:
     _spec(service, table_id)
     return render(request, "table.html", {
         "t": table_view(service, table_id), "tariffs": service.venue.tariffs, "extras": service.venue.extras,
@@ -65,7 +66,7 @@ def table_panel(table_id: str, request: Request, service: Service, user: StaffPa
 
 @router.post("/tables/{table_id}/start", dependencies=[Depends(verify_csrf)])
 def start(
-    table_id: str, request: Request, service: Service, user: StaffPage,
+    table_id: str, request: Request, service: Service, user: Annotated[User, Depends(page_can("sessions.run"))],
     card_uid: Text32 = "", tariff: Text32 = "",
     member_id: Annotated[int | None, Form(ge=1, le=MAX_ID)] = None,
     prepaid_minutes: Annotated[int | None, Form(ge=1, le=MAX_PREPAID_MIN)] = None,

@@ -21,7 +21,7 @@ from fastapi.responses import RedirectResponse, Response
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from broker.db.models import MEMBER_KINDS, Member
+from broker.db.models import MEMBER_KINDS, Member, User
 from broker.members import (
     DEFAULT_FEE_CENTS,
     MemberError,
@@ -39,7 +39,7 @@ from broker.service import CentralService
 from broker.tariffs import calendar_year
 from dashboard.api import views
 from dashboard.api.deps import IdPath, get_service
-from dashboard.web.auth import ManagerPage
+from dashboard.web.auth import page_can
 from dashboard.web.csrf import verify_csrf
 from dashboard.web.i18n import N_
 from dashboard.web.request_text import translated
@@ -117,7 +117,7 @@ def _to_member(member_id: int) -> RedirectResponse:
 # --- the list, search and add ------------------------------------------------------------------
 
 @router.get("")
-def members_page(request: Request, user: ManagerPage, q: Annotated[str, Query(max_length=100)] = "") -> Response:
+def members_page(request: Request, user: Annotated[User, Depends(page_can("members.read"))], q: Annotated[str, Query(max_length=100)] = "") -> Response:
     service = get_service(request)
     _checked(request, q)
     with service.store.reader() as db:
@@ -127,7 +127,7 @@ def members_page(request: Request, user: ManagerPage, q: Annotated[str, Query(ma
 
 
 @router.post("", dependencies=CSRF)
-def add(request: Request, user: ManagerPage, name: Name, kind: Short = "individual", note: Text = "",
+def add(request: Request, user: Annotated[User, Depends(page_can("members.edit"))], name: Name, kind: Short = "individual", note: Text = "",
         active: Annotated[str | None, Form(max_length=8)] = None) -> Response:
     service = get_service(request)
     _checked(request, name, kind, note)
@@ -141,7 +141,7 @@ def add(request: Request, user: ManagerPage, name: Name, kind: Short = "individu
 # --- CSV ---------------------------------------------------------------------------------------
 
 @router.get("/export.csv")
-def export(request: Request, user: ManagerPage) -> Response:
+def export(request: Request, user: Annotated[User, Depends(page_can("members.read"))]) -> Response:
     with get_service(request).store.reader() as db:
         data = export_members_csv(db)
     return Response(data.encode("utf-8-sig"), media_type="text/csv; charset=utf-8",
@@ -149,12 +149,12 @@ def export(request: Request, user: ManagerPage) -> Response:
 
 
 @router.get("/import")
-def import_page(request: Request, user: ManagerPage) -> Response:
+def import_page(request: Request, user: Annotated[User, Depends(page_can("members.edit"))]) -> Response:
     return render(request, "members_import.html", {"errors": [], "filename": None})
 
 
 @router.post("/import", dependencies=CSRF)
-async def import_csv(request: Request, user: ManagerPage, file: Annotated[UploadFile, File()]) -> Response:
+async def import_csv(request: Request, user: Annotated[User, Depends(page_can("members.edit"))], file: Annotated[UploadFile, File()]) -> Response:
     data = await file.read(MAX_IMPORT_BYTES + 1)
     name = (file.filename or "")[:200]
     if len(data) > MAX_IMPORT_BYTES:
@@ -193,12 +193,12 @@ def _detail(request: Request, member_id: int, *, uid: str = "", capture_table: s
 
 
 @router.get("/{member_id}")
-def member_page(request: Request, member_id: IdPath, user: ManagerPage) -> Response:
+def member_page(request: Request, member_id: IdPath, user: Annotated[User, Depends(page_can("members.read"))]) -> Response:
     return _detail(request, member_id)
 
 
 @router.post("/{member_id}", dependencies=CSRF)
-def edit(request: Request, member_id: IdPath, user: ManagerPage, name: Name, kind: Short, note: Text = "",
+def edit(request: Request, member_id: IdPath, user: Annotated[User, Depends(page_can("members.edit"))], name: Name, kind: Short, note: Text = "",
          active: Annotated[str | None, Form(max_length=8)] = None, reason: Text = "") -> Response:
     service = get_service(request)
     _checked(request, name, kind, note, reason)
@@ -211,7 +211,7 @@ def edit(request: Request, member_id: IdPath, user: ManagerPage, name: Name, kin
 
 
 @router.post("/{member_id}/fee", dependencies=CSRF)
-def pay_fee(request: Request, member_id: IdPath, user: ManagerPage, year: Short, amount: Short) -> Response:
+def pay_fee(request: Request, member_id: IdPath, user: Annotated[User, Depends(page_can("members.edit"))], year: Short, amount: Short) -> Response:
     service = get_service(request)
     _checked(request, year, amount)
     fee_year, cents = _fee_year(request, year), _cents(request, amount)
@@ -223,7 +223,7 @@ def pay_fee(request: Request, member_id: IdPath, user: ManagerPage, year: Short,
 
 
 @router.post("/{member_id}/cards", dependencies=CSRF)
-def add_card(request: Request, member_id: IdPath, user: ManagerPage, uid: Short) -> Response:
+def add_card(request: Request, member_id: IdPath, user: Annotated[User, Depends(page_can("members.edit"))], uid: Short) -> Response:
     service = get_service(request)
     _checked(request, uid)
     card = _uid(request, uid)
@@ -235,7 +235,7 @@ def add_card(request: Request, member_id: IdPath, user: ManagerPage, uid: Short)
 
 
 @router.post("/{member_id}/cards/remove", dependencies=CSRF)
-def take_card(request: Request, member_id: IdPath, user: ManagerPage, uid: Short, reason: Text = "") -> Response:
+def take_card(request: Request, member_id: IdPath, user: Annotated[User, Depends(page_can("members.edit"))], uid: Short, reason: Text = "") -> Response:
     service = get_service(request)
     _checked(request, uid, reason)
     card = _uid(request, uid)
@@ -275,7 +275,7 @@ async def next_card(service: CentralService, table: str, timeout: float) -> str 
 
 
 @router.get("/{member_id}/capture")
-async def capture(request: Request, member_id: IdPath, user: ManagerPage,
+async def capture(request: Request, member_id: IdPath, user: Annotated[User, Depends(page_can("members.edit"))],
                   table: Annotated[str, Query(max_length=32)], wait: Annotated[float, Query(gt=0, le=CAPTURE_WAIT_S)] = CAPTURE_WAIT_S) -> Response:
     service = get_service(request)
     if table not in service.tables:

@@ -14,17 +14,17 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import Response
 from sqlalchemy import select
 
 from broker import reports
 from broker.db.alerts import open_alerts
-from broker.db.models import Alert, Event, Node
+from broker.db.models import Alert, Event, Node, User
 from broker.service import CentralService
 from dashboard.api import views
 from dashboard.api.deps import get_service, local_today
-from dashboard.web.auth import ManagerPage
+from dashboard.web.auth import page_can
 from dashboard.web.request_text import translated
 from dashboard.web.i18n import N_
 from dashboard.web.templating import NavLink, render
@@ -109,7 +109,7 @@ def alert_history(service: CentralService, table: str | None) -> list[dict[str, 
 
 
 @router.get("")
-def monitoring_page(request: Request, user: ManagerPage, table: TableQuery = None) -> Response:
+def monitoring_page(request: Request, user: Annotated[User, Depends(page_can("nodes.view"))], table: TableQuery = None) -> Response:
     service = get_service(request)
     if table and table not in service.tables:
         raise HTTPException(400, translated(request, N_("There is no table %(table)s; choose one from the list."), table=table))
@@ -121,7 +121,7 @@ def monitoring_page(request: Request, user: ManagerPage, table: TableQuery = Non
 
 
 @router.get("/nodes-fragment")
-def nodes_fragment(request: Request, user: ManagerPage) -> Response:
+def nodes_fragment(request: Request, user: Annotated[User, Depends(page_can("nodes.view"))]) -> Response:
     """The node table alone, re-fetched by the page when a node or alert changes (data-live)."""
     service = get_service(request)
     return render(request, "_monitoring_nodes.html", {"nodes": nodes(service), "health": sensor_health(service)})

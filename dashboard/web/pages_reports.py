@@ -15,18 +15,18 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import Response
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from broker import reports
-from broker.db.models import Member, TableSession
+from broker.db.models import Member, TableSession, User
 from broker.reports import ReportError
 from broker.service import CentralService
 from dashboard.api.deps import get_service, local_today
 from dashboard.web import charts, i18n
-from dashboard.web.auth import ManagerPage
+from dashboard.web.auth import page_can
 from dashboard.web.i18n import N_
 from dashboard.web.request_text import translated
 from dashboard.web.templating import NavLink, render
@@ -254,7 +254,7 @@ def _period(request: Request, day: str | None, month: str | None) -> tuple[Centr
 
 
 @router.get("")
-def report_page(request: Request, user: ManagerPage, day: PeriodText = None, month: PeriodText = None) -> Response:
+def report_page(request: Request, user: Annotated[User, Depends(page_can("reports.view"))], day: PeriodText = None, month: PeriodText = None) -> Response:
     service, period = _period(request, day, month)
     report = build_report(service, period)
     return render(request, "reports.html", {
@@ -265,7 +265,7 @@ def report_page(request: Request, user: ManagerPage, day: PeriodText = None, mon
 
 
 @router.get("/{name}.csv")
-def report_csv(request: Request, name: str, user: ManagerPage, day: PeriodText = None, month: PeriodText = None) -> Response:
+def report_csv(request: Request, name: str, user: Annotated[User, Depends(page_can("reports.view"))], day: PeriodText = None, month: PeriodText = None) -> Response:
     if name not in CSV_EXPORTS:
         raise HTTPException(404, translated(request, N_("There is no %(name)s export; choose one of: %(names)s."),
                                             name=name[:40], names=", ".join(CSV_EXPORTS)))

@@ -9,10 +9,11 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
 from broker import sessions
+from broker.db.models import User
 from broker.service import ServiceError
 from dashboard.api import views
 from dashboard.api.deps import IdPath, Service
-from dashboard.web.auth import StaffPage, safe_next
+from dashboard.web.auth import page_can, safe_next
 from dashboard.web.csrf import verify_csrf
 from dashboard.web.i18n import gettext
 from dashboard.web.templating import flash, render
@@ -36,7 +37,7 @@ def _act(request: Request, next_path: str, done: str, op: Callable[[], sessions.
 
 
 @router.post("/{session_id}/stop", dependencies=[Depends(verify_csrf)])
-def stop(session_id: IdPath, request: Request, service: Service, user: StaffPage, next: NextField = "/") -> Response:
+def stop(session_id: IdPath, request: Request, service: Service, user: Annotated[User, Depends(page_can("sessions.run"))], next: NextField = "/") -> Response:
     try:
         service.stop_session(session_id, actor=user.username)
     except ServiceError as e:
@@ -46,31 +47,31 @@ def stop(session_id: IdPath, request: Request, service: Service, user: StaffPage
 
 
 @router.post("/{session_id}/pause", dependencies=[Depends(verify_csrf)])
-def pause(session_id: IdPath, request: Request, service: Service, user: StaffPage, next: NextField = "/") -> Response:
+def pause(session_id: IdPath, request: Request, service: Service, user: Annotated[User, Depends(page_can("sessions.run"))], next: NextField = "/") -> Response:
     return _act(request, next, gettext("Paused."), lambda: service.pause_session(session_id, actor=user.username))
 
 
 @router.post("/{session_id}/resume", dependencies=[Depends(verify_csrf)])
-def resume(session_id: IdPath, request: Request, service: Service, user: StaffPage, next: NextField = "/") -> Response:
+def resume(session_id: IdPath, request: Request, service: Service, user: Annotated[User, Depends(page_can("sessions.run"))], next: NextField = "/") -> Response:
     return _act(request, next, gettext("Resumed."), lambda: service.resume_session(session_id, actor=user.username))
 
 
 @router.post("/{session_id}/transfer", dependencies=[Depends(verify_csrf)])
-def transfer(session_id: IdPath, request: Request, service: Service, user: StaffPage,
+def transfer(session_id: IdPath, request: Request, service: Service, user: Annotated[User, Depends(page_can("sessions.run"))],
              table: Annotated[str, Form(min_length=1, max_length=32)], next: NextField = "/") -> Response:
     return _act(request, next, gettext("Moved to %(table)s.") % {"table": table},
                 lambda: service.transfer_session(session_id, table, actor=user.username))
 
 
 @router.post("/{session_id}/extend", dependencies=[Depends(verify_csrf)])
-def extend(session_id: IdPath, request: Request, service: Service, user: StaffPage,
+def extend(session_id: IdPath, request: Request, service: Service, user: Annotated[User, Depends(page_can("sessions.run"))],
            minutes: Annotated[int, Form(ge=1, le=MAX_EXTEND_MIN)], next: NextField = "/") -> Response:
     return _act(request, next, gettext("Prepaid time extended by %(minutes)d min.") % {"minutes": minutes},
                 lambda: service.extend_session(session_id, minutes, actor=user.username))
 
 
 @router.post("/{session_id}/extras", dependencies=[Depends(verify_csrf)])
-def add_extra(session_id: IdPath, request: Request, service: Service, user: StaffPage,
+def add_extra(session_id: IdPath, request: Request, service: Service, user: Annotated[User, Depends(page_can("sessions.run"))],
               extra: Annotated[str, Form(min_length=1, max_length=32)],
               quantity: Annotated[int, Form(ge=1, le=MAX_EXTRA_QUANTITY)] = 1, next: NextField = "/") -> Response:
     return _act(request, next, gettext("Added to the bill."),
@@ -78,6 +79,6 @@ def add_extra(session_id: IdPath, request: Request, service: Service, user: Staf
 
 
 @router.get("/{session_id}/bill")
-def bill(session_id: IdPath, request: Request, service: Service, user: StaffPage) -> Response:
+def bill(session_id: IdPath, request: Request, service: Service, user: Annotated[User, Depends(page_can("sessions.run"))]) -> Response:
     _row, state = service.session_state(session_id)  # NotFound → the 404 page
     return render(request, "bill.html", {"s": views.session(service, session_id, state), "venue": service.venue})

@@ -9,10 +9,13 @@ from pathlib import Path
 from starlette.middleware.sessions import SessionMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from broker.web_sessions import LIFETIME
 from dashboard.api.headers import SecurityHeaders
 
 SESSION_COOKIE = "lavos_session"
-SESSION_MAX_AGE_S = 14 * 3600  # one evening's shift (16:00-24:00) with room; then log in again
+# The browser may keep the cookie as long as a session can live; Starlette re-sends it with every
+# answer, but the session's end is its server-side row's expires_at (login + LIFETIME), never moved.
+SESSION_MAX_AGE_S = int(LIFETIME.total_seconds())
 SECRET_BYTES = 32
 
 # Only our own files: the dashboard must work on the LAN with the internet down, and a page
@@ -48,6 +51,8 @@ def load_secret(path: Path) -> str:
 
 class SessionCookies:
     """Starlette's signed session cookie (HTTP-only, SameSite=Lax), marked Secure when it must be.
+
+    It carries the server-side session id and the CSRF token only (dashboard.api.auth).
 
     Secure when configured (`lavos server --https-cookies`) or when the request came over https:
     uvicorn sets the scheme from X-Forwarded-Proto for a trusted reverse proxy (--forwarded-allow-ips),

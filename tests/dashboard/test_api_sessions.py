@@ -81,9 +81,11 @@ def test_lists_open_and_stopped_sessions_by_local_day(api):
     api.clock.advance(minutes=10)
     api.ok("POST", f"/api/sessions/{a}/stop")
     assert [s["id"] for s in api.ok("GET", "/api/sessions?open=true")] == [b]
-    assert [s["id"] for s in api.ok("GET", "/api/sessions?open=false")] == [a]
-    assert {s["id"] for s in api.ok("GET", "/api/sessions?day=2026-11-10")} == {a, b}
-    assert api.ok("GET", "/api/sessions?day=2026-11-09") == []
+    # Closed sessions carry their totals (the revenue): the manager's, as on the pages (issue 9).
+    assert [s["id"] for s in api.ok("GET", "/api/sessions?open=false", as_manager=True)] == [a]
+    assert {s["id"] for s in api.ok("GET", "/api/sessions?day=2026-11-10", as_manager=True)} == {a, b}
+    assert api.ok("GET", "/api/sessions?day=2026-11-09", as_manager=True) == []
+    assert "manager" in api.refused("GET", "/api/sessions?open=false", 403, as_manager=False)
 
 
 def test_refusals_say_what_was_wrong(api):

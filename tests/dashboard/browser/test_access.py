@@ -22,14 +22,18 @@ from tests.dashboard.conftest import MANAGER, PASSWORD, STAFF
 
 PUBLIC = {("GET", "/login"), ("POST", "/login"), ("POST", "/logout"), ("POST", "/lang")}
 STAFF_PAGES = {"/", "/floor/rooms", "/tables/{table_id}", "/tables/{table_id}/card", "/sessions/{session_id}/bill",
-               "/alerts", "/alerts/banner", "/foosball", "/foosball/tables", "/events"}
+               "/alerts", "/alerts/banner", "/foosball", "/foosball/tables", "/events", "/account/password"}
 STAFF_ACTIONS = {"/tables/{table_id}/start", "/sessions/{session_id}/stop", "/sessions/{session_id}/pause",
                  "/sessions/{session_id}/resume", "/sessions/{session_id}/transfer", "/sessions/{session_id}/extend",
-                 "/sessions/{session_id}/extras", "/alerts/{alert_id}/ack"}
+                 "/sessions/{session_id}/extras", "/alerts/{alert_id}/ack", "/account/password"}
 MANAGER_PAGES = {"/members", "/members/export.csv", "/members/import", "/members/{member_id}",
-                 "/members/{member_id}/capture", "/monitoring", "/monitoring/nodes-fragment", "/reports", "/reports/{name}.csv"}
+                 "/members/{member_id}/capture", "/monitoring", "/monitoring/nodes-fragment", "/reports", "/reports/{name}.csv",
+                 "/users", "/users/{username}"}
 MANAGER_ACTIONS = {"/members", "/members/import", "/members/{member_id}", "/members/{member_id}/fee",
-                   "/members/{member_id}/cards", "/members/{member_id}/cards/remove"}
+                   "/members/{member_id}/cards", "/members/{member_id}/cards/remove",
+                   "/users", "/users/{username}/password", "/users/{username}/role", "/users/{username}/active",
+                   "/users/{username}/unlock", "/users/{username}/tokens/{token_id}/revoke",
+                   "/users/{username}/sessions/{session_id}/end", "/users/{username}/sessions/end"}
 # Query strings a page needs to answer at all (capture waits for a card tap: not for long here).
 QUERIES = {"/members/{member_id}/capture": "?table=foos-01&wait=0.1", "/reports/{name}.csv": ""}
 STREAMS = {"/events"}  # answers and then never ends: only its status is read
@@ -52,7 +56,8 @@ def samples(lavos: LavosServer) -> dict[str, str]:
     """A real id for every path parameter, made through the API."""
     sid = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": "pool-03"})["id"]
     mid = lavos.api("POST", "/api/members", MANAGER, status=201, json={"name": "Ambra Tomáš"})["id"]
-    return {"table_id": "pool-03", "session_id": str(sid), "member_id": str(mid), "alert_id": "1", "name": "revenue"}
+    return {"table_id": "pool-03", "session_id": str(sid), "member_id": str(mid), "alert_id": "1", "name": "revenue",
+            "username": STAFF, "token_id": "1"}
 
 
 def url(path: str, samples: dict[str, str]) -> str:

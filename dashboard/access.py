@@ -1,0 +1,65 @@
+"""Who may do what: the one role table for the pages and the JSON API alike.
+
+A route declares the capability it serves (`can("members.read")` in dashboard.api.auth,
+`page_can("members.read")` in dashboard.web.auth); this table says which role that needs. A
+route whose answer depends on its query asks for a second capability inside (e.g. closed sessions
+need "sessions.history"), so the API never shows staff what the pages keep from them.
+
+The rule: staff behind the bar run the evening (floor, sessions and bills, open alerts, foosball
+check-ins, finding a member by name to put on a session); everything about money over time, the
+member registry itself (notes, card UIDs, export), the nodes and the accounts is the manager's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from broker.db.models import ROLES
+from broker.users import role_at_least
+
+STAFF, MANAGER = "staff", "manager"
+
+
+@dataclass(frozen=True)
+class Capability:
+    role: str
+    what: str  # for the README's table and the test's messages
+
+
+CAPABILITIES: dict[str, Capability] = {
+    "floor.view": Capability(STAFF, "tables and their live state, tariffs, extras, the floor page, live updates"),
+    "sessions.run": Capability(STAFF, "start, stop, pause, resume, transfer, extend a session, extras, card; a session's bill"),
+    "sessions.open": Capability(STAFF, "the list of open sessions"),
+    "sessions.history": Capability(MANAGER, "closed sessions with their totals (revenue), sessions by day"),
+    "sessions.correct": Capability(MANAGER, "correct a bill by an amount, with a reason"),
+    "alerts.open": Capability(STAFF, "open alerts, the banner, acknowledging"),
+    "alerts.history": Capability(MANAGER, "closed alerts"),
+    "foosball.checkin": Capability(STAFF, "foosball check-ins and checking a member in"),
+    "members.search": Capability(STAFF, "find a member by name: id, name, kind, active, fee paid (no notes, no cards)"),
+    "members.read": Capability(MANAGER, "the registry: notes, card UIDs, fee payments, one member, the CSV export"),
+    "members.edit": Capability(MANAGER, "add, edit, import members; fees; give and take cards; card capture"),
+    "nodes.view": Capability(MANAGER, "table nodes: online, versions, telemetry (monitoring)"),
+    "reports.view": Capability(MANAGER, "revenue, utilisation, drops, foosball reports and their CSVs"),
+    "users.admin": Capability(MANAGER, "staff accounts: passwords, roles, disabling, lockouts, tokens, sessions"),
+    "account.own": Capability(STAFF, "change one's own password"),
+}
+
+# Routes anybody may call: logging in needs a page before the login, and so does choosing the
+# language; health is for monitors, the schema for API clients. Each is also checked by the tests.
+PUBLIC_ROUTES = frozenset({
+    ("GET", "/api/health"), ("GET", "/openapi.json"),
+    ("GET", "/login"), ("POST", "/login"), ("POST", "/logout"), ("POST", "/lang"),
+})
+
+assert all(c.role in ROLES for c in CAPABILITIES.values())
+
+
+def role_for(capability: str) -> str:
+    try:
+        return CAPABILITIES[capability].role
+    except KeyError:
+        raise KeyError(f"capability {capability!r} is not in dashboard.access.CAPABILITIES: add it with its role") from None
+
+
+def allows(role: str, capability: str) -> bool:
+    return role_at_least(role, role_for(capability))

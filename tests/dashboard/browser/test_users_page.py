@@ -1,0 +1,99 @@
+"""The manager's account page in Chromium, against `lavos server` as a real process.
+
+A manager disables a staff user and the tablet that user is logged in on is logged out at its next
+request; a new account with a handed-out password must choose its own before anything else; the
+account's history shows who did what and when.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tests.dashboard.browser.web import log_in
+from tests.dashboard.conftest import MANAGER, PASSWORD, STAFF
+
+NODE_TABLES = ()  # no table node needed: accounts only
+HANDED_OUT, CHOSEN = "Dočasné-heslo-1", "Moje-vlastné-heslo-2"
+
+
+def _login_form(page, base_url: str, username: str, password: str) -> None:  # type: ignore[no-untyped-def]
+    page.goto(base_url + "/login")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", password)
+    with page.expect_navigation():
+        page.locator(".login-box button[type=submit]").tap()
+
+
+def test_disabling_a_staff_user_logs_their_tablet_out(lavos, open_page):
+    bar, office = open_page(), open_page()
+    log_in(bar, lavos, STAFF, "/alerts")
+    log_in(office, lavos, MANAGER, "/users")
+    assert office.locator(f"#accounts tr[data-user={STAFF}]").is_visible()
+    office.locator(f"#accounts a[href='/users/{STAFF}']").tap()
+    office.wait_for_url(re.compile(f"/users/{STAFF}$"))
+    assert office.locator("#sessions tr[data-session]").count() == 1  # the bar tablet's login is listed
+    with office.expect_navigation():
+        office.locator("#disable button").tap()  # confirm() is accepted by the fixture
+    assert "zablokovaný" in office.locator(".flash-ok").inner_text()
+    assert office.locator("#enable button").is_visible()
+    assert office.locator("#sessions tr[data-session]").count() == 0
+
+    bar.reload()  # the tablet's next request: its session is over
+    assert re.search(r"/login(\?|$)", bar.url), bar.url
+    _login_form(bar, lavos.base_url, STAFF, PASSWORD)
+    assert "/login" in bar.url and bar.locator(".login-box").is_visible()  # disabled: no way back in
+
+    with office.expect_navigation():
+        office.locator("#enable button").tap()
+    log_in(bar, lavos, STAFF, "/alerts")  # enabled again: works
+
+    # Who did it and when: the history on the account page, newest first.
+    rows = office.locator("#audit tbody tr").all_inner_texts()
+    assert any(MANAGER in r and "user.active" in r and "active=True" in r for r in rows), rows
+    assert any(MANAGER in r and "user.active" in r and "active=False" in r for r in rows), rows
+    assert re.search(r"\d{1,2}\. \d{1,2}\. 20\d\d \d{1,2}:\d\d", rows[0]), rows[0]  # the local time, Slovak style
+
+
+def test_a_handed_out_password_must_be_changed_before_anything_else(lavos, open_page):
+    office, bar = open_page(), open_page()
+    log_in(office, lavos, MANAGER, "/users")
+    form = office.locator("#add-user")
+    form.locator("input[name=username]").fill("fero")
+    form.locator("input[name=password]").fill(HANDED_OUT)
+    form.locator("input[name=repeat]").fill(HANDED_OUT)
+    assert form.locator("input[name=must_change]").is_checked()
+    with office.expect_navigation():
+        form.locator("button[type=submit]").tap()
+    assert office.url.endswith("/users/fero"), office.url
+    assert "zmeniť heslo" in office.locator("#account-state").inner_text()
+
+    _login_form(bar, lavos.base_url, "fero", HANDED_OUT)
+    assert bar.url.endswith("/account/password"), bar.url
+    assert bar.locator("#forced").is_visible()
+    for elsewhere in ("/", "/alerts", "/foosball"):  # nothing else opens until it is done
+        bar.goto(lavos.base_url + elsewhere)
+        assert bar.url.endswith("/account/password"), (elsewhere, bar.url)
+    api = bar.request.get(lavos.base_url + "/api/tables")
+    assert api.status == 403 and "must change the password" in api.json()["detail"]
+
+    bar.fill("input[name=current]", HANDED_OUT)
+    bar.fill("input[name=password]", CHOSEN)
+    bar.fill("input[name=repeat]", CHOSEN + "x")
+    with bar.expect_navigation():
+        bar.locator("#own-password button[type=submit]").tap()
+    assert "líšia" in bar.locator("main").inner_text()  # the two differ: refused in Slovak, nothing changed
+    bar.goto(lavos.base_url + "/account/password")
+    bar.fill("input[name=current]", HANDED_OUT)
+    bar.fill("input[name=password]", CHOSEN)
+    bar.fill("input[name=repeat]", CHOSEN)
+    with bar.expect_navigation():
+        bar.locator("#own-password button[type=submit]").tap()
+    assert bar.url == lavos.base_url + "/", bar.url  # done: the floor, still logged in on this tablet
+    assert bar.locator(".flash-ok").is_visible()
+    assert bar.request.get(lavos.base_url + "/api/tables").status == 200
+
+    office.reload()
+    assert "zmeniť heslo" not in office.locator("#account-state").inner_text()
+    rows = office.locator("#audit tbody tr").all_inner_texts()
+    assert any("fero" in r and "user.password" in r for r in rows), rows  # the user did it themself
+    assert any(MANAGER in r and "user.add" in r and "must_change=True" in r for r in rows), rows

@@ -1,0 +1,141 @@
+"""Account administration through `lavos user …` run as a real process, on SQLite and PostgreSQL.
+
+List, new password (with a forced change), disable/enable, role, revoke a token, list and
+end dashboard sessions: each one done by the CLI, each one in the audit log with who and when,
+and the ones that must log the user out end their server-side sessions.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import select, update
+
+from broker import web_sessions
+from broker.db.engine import open_store
+from broker.db.models import AuditEntry, User
+from broker.db.types import utcnow
+from tests.support.hub import REPO
+
+PASSWORD, NEW = "Prvé-heslo-123", "Druhé-heslo-456"
+
+
+def lavos(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([sys.executable, "-m", "lavos_cli", "user", *args], cwd=REPO, capture_output=True, text=True, timeout=120)
+    if ok:
+        assert done.returncode == 0, done.stderr
+    return done
+
+
+@pytest.fixture
+def accounts(db_url, tmp_path):  # type: ignore[no-untyped-def]
+    pw = tmp_path / "pw"
+    pw.write_text(PASSWORD + "\n", encoding="utf-8")
+    lavos("add", "boss", "--role", "manager", "--password-file", str(pw), "--db", db_url, "--actor", "setup")
+    lavos("add", "jana", "--role", "staff", "--password-file", str(pw), "--db", db_url, "--actor", "setup")
+    new = tmp_path / "new"
+    new.write_text(NEW + "\n", encoding="utf-8")
+    store = open_store(db_url)
+    yield db_url, store, new
+    store.close()
+
+
+def _login(store, username: str) -> str:  # type: ignore[no-untyped-def]
+    with store.session() as db:
+        return web_sessions.start(db, username, client="10.0.0.7", user_agent="bar tablet")
+
+
+def _live(store, session_id: str) -> bool:  # type: ignore[no-untyped-def]
+    with store.reader() as db:
+        return web_sessions.live(db, session_id) is not None
+
+
+def _audit(store, action: str) -> list[AuditEntry]:  # type: ignore[no-untyped-def]
+    with store.reader() as db:
+        return list(db.scalars(select(AuditEntry).where(AuditEntry.action == action).order_by(AuditEntry.id)))
+
+
+def _user(store, username: str) -> User:  # type: ignore[no-untyped-def]
+    with store.reader() as db:
+        return db.scalars(select(User).where(User.username == username)).one()
+
+
+def test_password_with_forced_change_ends_sessions_and_is_audited(accounts):
+    db_url, store, new = accounts
+    sid = _login(store, "jana")
+    before = utcnow()
+    done = lavos("password", "jana", "--password-file", str(new), "--must-change", "--db", db_url, "--actor", "boss")
+    assert "must be changed at the next login" in done.stdout
+    assert not _live(store, sid)
+    user = _user(store, "jana")
+    assert user.must_change_password
+    [entry] = _audit(store, "user.password")
+    assert (entry.actor, entry.target, entry.detail) == ("boss", "user:jana", {"must_change": True})
+    assert before - timedelta(seconds=1) <= entry.at <= utcnow()
+    assert [e.detail["reason"] for e in _audit(store, "web_session.end")] == ["password"]
+    assert "MUST CHANGE PASSWORD" in lavos("list", "--db", db_url).stdout
+
+
+def test_disable_enable_and_role_end_sessions_and_are_audited(accounts):
+    db_url, store, _ = accounts
+    sid = _login(store, "jana")
+    lavos("disable", "jana", "--db", db_url, "--actor", "boss")
+    assert not _live(store, sid) and not _user(store, "jana").active
+    assert "DISABLED" in [line for line in lavos("list", "--db", db_url).stdout.splitlines() if line.startswith("jana")][0]
+    lavos("enable", "jana", "--db", db_url, "--actor", "boss")
+    assert _user(store, "jana").active
+    sid = _login(store, "jana")
+    lavos("role", "jana", "manager", "--db", db_url, "--actor", "boss")
+    assert not _live(store, sid) and _user(store, "jana").role == "manager"
+    assert [(e.actor, e.detail) for e in _audit(store, "user.active")] == [("boss", {"active": False}), ("boss", {"active": True})]
+    assert [(e.actor, e.detail) for e in _audit(store, "user.role")] == [("boss", {"role": ["staff", "manager"]})]
+    assert [e.detail["reason"] for e in _audit(store, "web_session.end")] == ["disabled", "role"]
+
+
+def test_the_last_manager_cannot_be_disabled_or_demoted(accounts):
+    db_url, store, _ = accounts
+    for args in (("disable", "boss"), ("role", "boss", "staff")):
+        done = lavos(*args, "--db", db_url, ok=False)
+        assert done.returncode == 2 and "only active manager" in done.stderr
+    user = _user(store, "boss")
+    assert user.active and user.role == "manager"
+
+
+def test_revoke_a_token(accounts):
+    db_url, store, _ = accounts
+    lavos("token", "jana", "--name", "bar-tablet", "--db", db_url)
+    [line] = lavos("tokens", "jana", "--db", db_url).stdout.splitlines()
+    token_id = line.split("\t")[0]
+    assert "revoked" in lavos("revoke-token", token_id, "--db", db_url, "--actor", "boss").stdout
+    assert "REVOKED" in lavos("tokens", "--db", db_url).stdout
+    assert [(e.actor, e.detail["name"]) for e in _audit(store, "token.revoke")] == [("boss", "bar-tablet")]
+    assert lavos("revoke-token", "999", "--db", db_url, ok=False).returncode == 2
+
+
+def test_list_and_end_dashboard_sessions(accounts):
+    db_url, store, _ = accounts
+    first, second = _login(store, "jana"), _login(store, "jana")
+    listed = lavos("sessions", "jana", "--db", db_url).stdout.splitlines()
+    assert len(listed) == 2 and all("10.0.0.7" in line and "bar tablet" in line for line in listed)
+    newest = listed[0].split("\t")[0]
+    lavos("end-sessions", "jana", "--id", newest, "--db", db_url, "--actor", "boss")
+    assert not _live(store, second) and _live(store, first)
+    assert "1 session(s)" in lavos("end-sessions", "jana", "--db", db_url, "--actor", "boss").stdout
+    assert not _live(store, first)
+    assert lavos("sessions", "jana", "--db", db_url).stdout == ""
+    assert [e.actor for e in _audit(store, "web_session.end")] == ["boss", "boss"]
+    missing = lavos("end-sessions", "jana", "--id", newest, "--db", db_url, ok=False)
+    assert missing.returncode == 2 and "no active dashboard session" in missing.stderr
+
+
+def test_bad_input_is_refused_and_changes_nothing(accounts):
+    db_url, store, new = accounts
+    for args, message in ((("role", "jana", "king"), "not one of"), (("disable", "nikto"), "no user 'nikto'"),
+                          (("password", "nikto", "--password-file", str(new)), "no user 'nikto'")):
+        done = lavos(*args, "--db", db_url, ok=False)
+        assert done.returncode == 2 and message in done.stderr, done.stderr
+    user = _user(store, "jana")
+    assert user.role == "staff" and user.active and not user.must_change_password
