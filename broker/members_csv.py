@@ -32,6 +32,9 @@ from broker.members import (
 )
 
 COLUMNS = ("name", "kind", "cards", "fees_paid", "active", "note")
+# The largest file an import takes (the API and the page refuse more before reading it): the
+# club's 59 members are 3 kB, this is room for a chain of clubs.
+MAX_IMPORT_BYTES = 2 * 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
 # Slovak spellings, as a committee member would type them in Excel.
 _KIND_ALIASES = {
