@@ -157,10 +157,9 @@ def server(
 
 
 def _serve(venue, store, mqtt_url, sock, address, metrics, log_level: str, data_dir: Path, https_cookies: bool) -> None:  # type: ignore[no-untyped-def]
-    import uvicorn
-
     from broker.service import CentralService
     from dashboard.api import create_app
+    from dashboard.http_server import http_server
     from dashboard.web import mount_web
 
     service = CentralService(venue, store, mqtt_url=mqtt_url, metrics=metrics)
@@ -174,13 +173,12 @@ def _serve(venue, store, mqtt_url, sock, address, metrics, log_level: str, data_
             app = mount_web(create_app(service), service, data_dir=data_dir, https_cookies=https_cookies)
         except (OSError, ValueError) as e:
             raise fail(f"cannot set up the dashboard's cookie secret: {e}") from None
-        config = uvicorn.Config(app, log_config=None, log_level=log_level.lower(),
-                                access_log=log_level.upper() == "DEBUG", lifespan="off")
+        server = http_server(app, log_level=log_level, access_log=log_level.upper() == "DEBUG")
         host, port = sock.getsockname()[:2]
         log.info("dashboard on http://%s:%s/ (API under /api, OpenAPI at /openapi.json); Ctrl-C to stop", host if ":" not in host else f"[{host}]", port)
         # uvicorn handles SIGINT/SIGTERM itself: it finishes the requests in flight, then returns
         # (and re-raises the signal, which _interrupt turns into KeyboardInterrupt).
-        uvicorn.Server(config).run(sockets=[sock])
+        server.run(sockets=[sock])
     except KeyboardInterrupt:
         pass
     finally:

@@ -31,7 +31,7 @@ class Answer:
         return None
 
 
-def _read_answer(sock: socket.socket, deadline: float) -> tuple[int | None, str, bytes]:
+def read_answer(sock: socket.socket, deadline: float) -> tuple[int | None, str, bytes]:
     data = b""
     while time.monotonic() < deadline:
         try:
@@ -97,7 +97,7 @@ def stream_request(port: int, method: str, path: str, headers: dict[str, str], t
                 sock.sendall(b"0\r\n\r\n")
             except (BrokenPipeError, ConnectionResetError):
                 pass
-        status, head, body = _read_answer(sock, deadline)
+        status, head, body = read_answer(sock, deadline)
         return Answer(status, head, body, sent, time.monotonic() - started)
     finally:
         sock.close()
