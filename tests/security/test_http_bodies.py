@@ -61,13 +61,17 @@ class Watch:
         return self.rss_max - self.rss_before
 
 
-def _refused_early(answer: Answer, watch: Watch, status: int, total: int) -> None:
+def _refused_early(server: Served, path: str, headers: dict[str, str], total: int, status: int, **kw) -> Answer:  # type: ignore[no-untyped-def]
+    """POST a `total`-byte body to `path`; check it was answered `status` early, the server holding none of it."""
+    watch = Watch(server)
+    answer = stream_request(server.port, "POST", path, headers, total, during=watch, **kw)
     assert answer.status == status, (answer.status, answer.head, answer.body[:300])
     assert answer.sent < min(EARLY, total), f"the server answered only after {answer.sent / MB:.0f} MB of the body"
     assert answer.elapsed < 5, f"answered after {answer.elapsed:.1f} s"
     assert answer.header("connection") == "close"  # the rest of the body is never read
     assert watch.grew_kib() < RSS_GROWTH_KIB, f"the server grew by {watch.grew_kib() / 1024:.0f} MB"
     assert watch.temp_files == set()
+    return answer
 
 
 def _basic(user: str, password: str) -> str:
@@ -76,12 +80,10 @@ def _basic(user: str, password: str) -> str:
 
 @pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
 def test_anonymous_huge_json_is_refused_before_it_is_read(server, chunked):
-    stream_request(server.port, "POST", "/api/sessions", {"Content-Type": "application/json"}, 1000, chunked=chunked)  # warm up
-    watch = Watch(server)
-    answer = stream_request(server.port, "POST", "/api/sessions", {"Content-Type": "application/json"}, HUGE,
-                            chunked=chunked, prefix=b'{"table": "pool-01", "x": "', during=watch)
-    _refused_early(answer, watch, 401, HUGE)
-    assert answer.header("www-authenticate", ).startswith("Basic")
+    json = {"Content-Type": "application/json"}
+    stream_request(server.port, "POST", "/api/sessions", json, 1000, chunked=chunked)  # warm up
+    answer = _refused_early(server, "/api/sessions", json, HUGE, 401, chunked=chunked, prefix=b'{"table": "pool-01", "x": "')
+    assert answer.header("www-authenticate").startswith("Basic")
     assert "log in" in answer.body.decode()
 
 
@@ -89,18 +91,13 @@ def test_anonymous_huge_json_is_refused_before_it_is_read(server, chunked):
 def test_logged_in_huge_json_is_cut_at_the_cap(server, chunked):
     auth = {"Content-Type": "application/json", "Authorization": f"Bearer {server.token}"}
     stream_request(server.port, "POST", "/api/sessions", auth, 2 * limits.API_BODY_BYTES, chunked=chunked)  # warm up
-    watch = Watch(server)
-    answer = stream_request(server.port, "POST", "/api/sessions", auth, HUGE, chunked=chunked, prefix=b'{"table": "pool-01", "x": "',
-                            during=watch)
-    _refused_early(answer, watch, 413, HUGE)
+    answer = _refused_early(server, "/api/sessions", auth, HUGE, 413, chunked=chunked, prefix=b'{"table": "pool-01", "x": "')
     assert "64 kB" in answer.body.decode()
 
 
 def test_wrong_password_is_refused_before_the_body(server):
     auth = {"Content-Type": "application/json", "Authorization": _basic(MANAGER, "not-the-password")}
-    watch = Watch(server)
-    answer = stream_request(server.port, "POST", "/api/members", auth, HUGE, during=watch)
-    _refused_early(answer, watch, 401, HUGE)
+    _refused_early(server, "/api/members", auth, HUGE, 401)
 
 
 def test_a_json_body_under_the_cap_still_works(server):
@@ -118,10 +115,7 @@ def test_huge_multipart_login_is_refused_and_never_spooled(server, chunked):
               f"--{boundary}\r\nContent-Disposition: form-data; name=\"password\"; filename=\"p.bin\"\r\n"
               "Content-Type: application/octet-stream\r\n\r\n").encode()
     headers = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
-    watch = Watch(server)
-    answer = stream_request(server.port, "POST", "/login", headers, HUGE, chunked=chunked, prefix=prefix,
-                            suffix=f"\r\n--{boundary}--\r\n".encode(), during=watch)
-    _refused_early(answer, watch, 413, HUGE)
+    answer = _refused_early(server, "/login", headers, HUGE, 413, chunked=chunked, prefix=prefix, suffix=f"\r\n--{boundary}--\r\n".encode())
     assert "Odoslané údaje sú pre tento formulár príliš veľké." in answer.body.decode()  # the error page, in Slovak
 
 
@@ -153,34 +147,27 @@ def test_huge_csv_import_on_the_page_is_refused_before_it_is_read(server, chunke
     page, csrf = _manager_page(server)
     prefix, suffix, headers = _import_upload(csrf)
     headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in page.cookies.items())
-    watch = Watch(server)
-    answer = stream_request(server.port, "POST", "/members/import", headers, CSV_HUGE, chunked=chunked, prefix=prefix, suffix=suffix,
-                            during=watch)
-    _refused_early(answer, watch, 413, CSV_HUGE)
+    answer = _refused_early(server, "/members/import", headers, CSV_HUGE, 413, chunked=chunked, prefix=prefix, suffix=suffix)
     assert "Súbor je príliš veľký; rozdeľte ho na menšie súbory." in answer.body.decode()
 
 
 def test_anonymous_csv_upload_on_the_page_goes_to_login_unread(server):
     prefix, suffix, headers = _import_upload("no-session")
-    watch = Watch(server)
-    answer = stream_request(server.port, "POST", "/members/import", headers, CSV_HUGE, prefix=prefix, suffix=suffix, during=watch)
-    _refused_early(answer, watch, 303, CSV_HUGE)
+    answer = _refused_early(server, "/members/import", headers, CSV_HUGE, 303, prefix=prefix, suffix=suffix)
     assert answer.header("location") == "/login"
 
 
 def test_a_small_csv_import_on_the_page_still_works(server):
     page, csrf = _manager_page(server)
-    r = page.post("/members/import", data={"csrf_token": csrf}, files={"file": ("m.csv", "name,kind\nPeter Malý,individual\n", "text/csv")})
+    upload = {"file": ("m.csv", "name,kind\nPeter Malý,individual\n", "text/csv")}
+    r = page.post("/members/import", data={"csrf_token": csrf}, files=upload)
     assert r.status_code == 303, r.text
 
 
 @pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
 def test_huge_csv_import_through_the_api_is_refused_before_it_is_read(server, chunked):
     headers = {"Content-Type": "text/csv", "Authorization": f"Bearer {server.token}"}
-    watch = Watch(server)
-    answer = stream_request(server.port, "POST", "/api/members/import", headers, CSV_HUGE, chunked=chunked, prefix=b"name,kind\n",
-                            during=watch)
-    _refused_early(answer, watch, 413, CSV_HUGE)
+    answer = _refused_early(server, "/api/members/import", headers, CSV_HUGE, 413, chunked=chunked, prefix=b"name,kind\n")
     assert "2048 kB" in answer.body.decode()
 
 
