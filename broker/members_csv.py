@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
+from broker.csv_cells import SafeWriter, unguard
 from broker.db.models import MEMBER_KINDS, Member, MemberCard
 from broker.members import (
     DEFAULT_FEE_CENTS,
@@ -32,6 +33,9 @@ from broker.members import (
 )
 
 COLUMNS = ("name", "kind", "cards", "fees_paid", "active", "note")
+# The largest file an import takes (the API and the page refuse more before reading it): the
+# club's 59 members are 3 kB, this is room for a chain of clubs.
+MAX_IMPORT_BYTES = 2 * 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
 # Slovak spellings, as a committee member would type them in Excel.
 _KIND_ALIASES = {
@@ -162,7 +166,7 @@ def parse_members_csv(data: bytes) -> list[MemberRow]:
                 errors.append(LineError(line, f"{len(values)} field(s), the header has {len(header)}; quote a value that holds a '{delimiter}'"))
                 continue
             try:
-                row = _parse_row(line, dict(zip(header, values)))
+                row = _parse_row(line, {k: unguard(v) for k, v in zip(header, values)})  # our export's formula guard
             except MemberError as e:
                 errors.append(LineError(line, str(e)))
                 continue
@@ -236,9 +240,13 @@ def import_members_csv(db: Session, data: bytes, *, actor: str) -> ImportReport:
 
 
 def export_members_csv(db: Session, *, delimiter: str = ",") -> str:
-    """The whole registry in the import format, sorted by name; importing it changes nothing."""
+    """The whole registry in the import format, sorted by name; importing it changes nothing.
+
+    Names and notes that a spreadsheet would run as formulas are quoted (broker.csv_cells); the
+    import takes the quote off again.
+    """
     out = io.StringIO(newline="")
-    writer = csv.writer(out, delimiter=delimiter, lineterminator="\n")
+    writer = SafeWriter(out, delimiter=delimiter)
     writer.writerow(COLUMNS)
     members = db.scalars(select(Member).options(selectinload(Member.cards), selectinload(Member.fees)).order_by(Member.name_key, Member.name))
     for m in members:

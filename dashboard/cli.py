@@ -48,7 +48,10 @@ class HttpAddress:
     def bind(self) -> socket.socket:
         """Bind now, so a taken port is a clear error before anything else starts."""
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        # IPPROTO_TCP, not 0: asyncio turns TCP_NODELAY on only for sockets that say they are
+        # TCP, and without it Nagle held every answer's last segment for the client's delayed
+        # ACK: ~40 ms on every request, the whole of the API's latency (bench/auth.py).
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((self.host, self.port))
@@ -157,10 +160,9 @@ def server(
 
 
 def _serve(venue, store, mqtt_url, sock, address, metrics, log_level: str, data_dir: Path, https_cookies: bool) -> None:  # type: ignore[no-untyped-def]
-    import uvicorn
-
     from broker.service import CentralService
     from dashboard.api import create_app
+    from dashboard.http_server import http_server
     from dashboard.web import mount_web
 
     service = CentralService(venue, store, mqtt_url=mqtt_url, metrics=metrics)
@@ -174,13 +176,12 @@ def _serve(venue, store, mqtt_url, sock, address, metrics, log_level: str, data_
             app = mount_web(create_app(service), service, data_dir=data_dir, https_cookies=https_cookies)
         except (OSError, ValueError) as e:
             raise fail(f"cannot set up the dashboard's cookie secret: {e}") from None
-        config = uvicorn.Config(app, log_config=None, log_level=log_level.lower(),
-                                access_log=log_level.upper() == "DEBUG", lifespan="off")
+        server = http_server(app, log_level=log_level, access_log=log_level.upper() == "DEBUG")
         host, port = sock.getsockname()[:2]
         log.info("dashboard on http://%s:%s/ (API under /api, OpenAPI at /openapi.json); Ctrl-C to stop", host if ":" not in host else f"[{host}]", port)
         # uvicorn handles SIGINT/SIGTERM itself: it finishes the requests in flight, then returns
         # (and re-raises the signal, which _interrupt turns into KeyboardInterrupt).
-        uvicorn.Server(config).run(sockets=[sock])
+        server.run(sockets=[sock])
     except KeyboardInterrupt:
         pass
     finally:

@@ -191,9 +191,8 @@ class Http:
 
 
 def start_http(service: CentralService, address: str, data_dir: Path) -> Http:
-    import uvicorn
-
     from dashboard.api import create_app
+    from dashboard.http_server import http_server
     from dashboard.web import mount_web
 
     try:
@@ -203,8 +202,7 @@ def start_http(service: CentralService, address: str, data_dir: Path) -> Http:
             raise
         sock = HttpAddress.parse("127.0.0.1:0").bind()  # 8080 is taken: any free port will do for a demo
     app = mount_web(create_app(service), service, data_dir=data_dir)  # the pages and API, as `lavos server` serves them
-    config = uvicorn.Config(app, log_config=None, log_level="warning", access_log=False, lifespan="off")
-    server = uvicorn.Server(config)
+    server = http_server(app, log_level="warning", access_log=False)  # guarded as `lavos server` is
     # Not the main thread, so uvicorn leaves the signals to us; should_exit stops it.
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="demo-http", daemon=True)
     thread.start()

@@ -10,6 +10,7 @@ from fastapi.routing import APIRoute
 from broker.service import CentralService
 from dashboard.api import alerts, errors, foosball, health, members, reports, sessions, tables
 from dashboard.api.headers import SecurityHeaders
+from dashboard.api.limits import API_CAPS, API_STALLED, BodyLimits
 
 # The routes that answer without a login; everything else needs a staff user at least.
 PUBLIC_PATHS = frozenset({"/api/health", "/openapi.json"})
@@ -36,6 +37,9 @@ def create_app(service: CentralService) -> FastAPI:
     )
     app.state.service = service
     errors.install(app)
+    # Added first, so it runs inside the security headers (its refusals get them) and inside the
+    # session cookie that mount_web adds last (it reads request.session).
+    app.add_middleware(BodyLimits, service=service, caps=API_CAPS, public=PUBLIC_PATHS, api=True, stalled_message=API_STALLED)
     app.add_middleware(SecurityHeaders)
     for module in ROUTERS:
         public = all(PREFIX + r.path in PUBLIC_PATHS for r in module.router.routes)

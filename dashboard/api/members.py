@@ -10,7 +10,7 @@ from starlette.concurrency import run_in_threadpool
 
 from broker.db.models import Member, MemberCard, User
 from broker.members import add_member, assign_card, edit_member, normalize_uid, record_fee, remove_card, search_members
-from broker.members_csv import export_members_csv, import_members_csv
+from broker.members_csv import MAX_IMPORT_BYTES, export_members_csv, import_members_csv
 from broker.service import CentralService
 from broker.tariffs import calendar_year
 from dashboard import access
@@ -22,7 +22,6 @@ from dashboard.api.schemas import CardIn, FeeIn, MemberIn, MemberPatch, text
 
 router = APIRouter(prefix="/members", tags=["members"])
 
-MAX_IMPORT_BYTES = 2 * 1024 * 1024  # the club's 59 members are 3 kB; this is room for a chain of clubs
 SearchText = text(100, 0)
 
 

@@ -20,7 +20,9 @@ from fastapi.staticfiles import StaticFiles
 
 from broker.service import CentralService
 from dashboard import web
+from dashboard.api.limits import BodyLimits
 from dashboard.web import errors
+from dashboard.web.limits import PAGE_CAPS, PAGE_STALLED, PUBLIC_PAGES, SKIP
 from dashboard.web.security import PageHeaders, SessionCookies, load_secret
 from dashboard.web.templating import register_nav
 
@@ -50,6 +52,7 @@ def create_web(service: CentralService) -> FastAPI:
         pages.include_router(module.router)
         register_nav(list(getattr(module, "NAV", [])))
     pages.mount("/static", StaticFiles(directory=STATIC), name="static")
+    pages.add_middleware(BodyLimits, service=service, caps=PAGE_CAPS, public=PUBLIC_PAGES, api=False, stalled_message=PAGE_STALLED, skip=SKIP)
     pages.add_middleware(PageHeaders)
     return pages
 

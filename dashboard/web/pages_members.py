@@ -34,7 +34,7 @@ from broker.members import (
     remove_card,
     search_members,
 )
-from broker.members_csv import MemberImportError, export_members_csv, import_members_csv
+from broker.members_csv import MAX_IMPORT_BYTES, MemberImportError, export_members_csv, import_members_csv
 from broker.service import CentralService
 from broker.tariffs import calendar_year
 from dashboard.api import views
@@ -49,7 +49,6 @@ router = APIRouter(prefix="/members")
 NAV = [NavLink("/members", N_("Members"), role="manager", order=60)]
 CSRF = [Depends(verify_csrf)]
 
-MAX_IMPORT_BYTES = 2 * 1024 * 1024  # as the API: the club's 59 members are 3 kB
 SEARCH_LIMIT = 100
 CAPTURE_WAIT_S = 30.0
 _AMOUNT = re.compile(r"^(\d{1,5})(?:[.,](\d{1,2}))?$")

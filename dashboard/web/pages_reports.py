@@ -7,12 +7,12 @@ picks the period, sums the per-day hour grids of a month by local hour of day, a
 
 from __future__ import annotations
 
-import csv
 import io
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from decimal import Decimal
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
@@ -21,6 +21,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from broker import reports
+from broker.csv_cells import SafeWriter
 from broker.db.models import Member, TableSession, User
 from broker.reports import ReportError
 from broker.service import CentralService
@@ -186,13 +187,11 @@ def chart_view(report: Report, service: CentralService, lang: str) -> dict[str, 
 
 # --- CSV -----------------------------------------------------------------------------------
 
-def _eur(cents: int | None) -> str:
-    """Cents as a decimal euro amount for spreadsheets (12.50); no float ever involved."""
-    if cents is None:
-        return ""
-    sign = "-" if cents < 0 else ""
-    whole, part = divmod(abs(cents), 100)
-    return f"{sign}{whole}.{part:02d}"
+def _eur(cents: int | None) -> Decimal | str:
+    """Cents as a decimal euro amount for spreadsheets (12.50, -2.00); no float ever involved.
+
+    A Decimal, not text: numbers are written as they are, text gets the formula guard."""
+    return "" if cents is None else Decimal(cents).scaleb(-2)
 
 
 def _iso(dt: datetime | None, service: CentralService) -> str:
@@ -242,7 +241,7 @@ CSV_EXPORTS: dict[str, Callable[[Report, CentralService], list[list[Any]]]] = {
 
 def csv_text(rows: list[list[Any]]) -> str:
     out = io.StringIO(newline="")
-    csv.writer(out, lineterminator="\n").writerows(rows)
+    SafeWriter(out).writerows(rows)  # member, table and tariff names are text a spreadsheet must not run
     return out.getvalue()
 
 

@@ -1,0 +1,54 @@
+"""CSV that is safe to open in a spreadsheet: text that would run as a formula is written as text.
+
+Excel and LibreOffice treat a cell that starts with = + - @ (or a tab or carriage return before
+one) as a formula: a member named =HYPERLINK("http://evil","Click") becomes a live link, and
+worse formulas can reach other cells or, with DDE, run programs. OWASP's rule is applied to every
+text cell: it gets a leading single quote, which the spreadsheet shows as text.
+
+Only text is guarded: numbers the code computed (int, float, Decimal) are written as they are, so
+a correction of -2.00 stays a number a spreadsheet can sum. A name that already starts with
+quotes before such a character gets one more, so that `unguard` (the member import) gives back
+exactly the text that was exported: export → import changes nothing.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Iterable
+from typing import Any
+
+# Optional quotes, then a character a spreadsheet starts a formula with.
+_FORMULA = re.compile(r"'*[=+\-@\t\r]")
+_GUARDED = re.compile(r"'+[=+\-@\t\r]")
+
+
+def guard(value: Any) -> Any:
+    """A cell as it may go into the file: text that would start a formula gets a leading quote."""
+    if isinstance(value, str) and _FORMULA.match(value):
+        return "'" + value
+    return value
+
+
+def unguard(text: str) -> str:
+    """The text `guard` was given (for a cell read back from our own export)."""
+    return text[1:] if _GUARDED.match(text) else text
+
+
+class SafeWriter:
+    """csv.writer with every text cell guarded; the one way this project writes CSV.
+
+    Lines end in CRLF (RFC 4180): the csv module quotes a cell only for the characters of its
+    line terminator, so with "\n" a note holding a lone CR was written bare, and a spreadsheet
+    broke the row there, the rest of the cell starting a new (unguarded) row.
+    """
+
+    def __init__(self, out: Any, *, delimiter: str = ",") -> None:
+        self._writer = csv.writer(out, delimiter=delimiter, lineterminator="\r\n")
+
+    def writerow(self, row: Iterable[Any]) -> None:
+        self._writer.writerow([guard(v) for v in row])
+
+    def writerows(self, rows: Iterable[Iterable[Any]]) -> None:
+        for row in rows:
+            self.writerow(row)

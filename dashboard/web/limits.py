@@ -1,0 +1,29 @@
+"""How large a page's form may be, and which page forms anybody may post (dashboard.api.limits does the work).
+
+The messages are msgids: the pages' error handler shows them in the visitor's language.
+"""
+
+from __future__ import annotations
+
+from broker.members_csv import MAX_IMPORT_BYTES
+from dashboard.api.limits import API_PREFIX, KIB, Cap
+from dashboard.web.i18n import N_
+
+# Page forms: the longest field is 2000 characters, 24 kB percent-encoded at worst (4-byte UTF-8).
+PAGE_FORM_BYTES = 64 * KIB
+# Username (64), password (1024 characters) and the page to go back to, percent-encoded: any
+# password a person types fits; and nothing this small is ever spooled to a temporary file.
+LOGIN_FORM_BYTES = 16 * KIB
+# The import is multipart: the file, its part headers, the boundary and the CSRF field.
+MULTIPART_OVERHEAD_BYTES = 64 * KIB
+
+# Logging in, out and choosing the language need no login; every other page form does.
+PUBLIC_PAGES = frozenset({"/login", "/logout", "/lang"})
+_TOO_LARGE = N_("What was sent is too large for this form.")
+PAGE_CAPS = (
+    Cap("/members/import", MAX_IMPORT_BYTES + MULTIPART_OVERHEAD_BYTES, N_("The file is too large; split it into smaller files.")),
+    Cap("/login", LOGIN_FORM_BYTES, _TOO_LARGE),
+    Cap("/", PAGE_FORM_BYTES, _TOO_LARGE),
+)
+PAGE_STALLED = N_("The upload stopped arriving; try again.")
+SKIP = (API_PREFIX,)  # an unknown /api path falls through to the pages app; the API's limits already applied

@@ -1,0 +1,123 @@
+"""Issue 9 item 11: no CSV this project writes hands a spreadsheet a formula, and numbers stay numbers.
+
+In-process: the pages and the API as `lavos server` mounts them (dashboard.web.mount_web) over a
+real CentralService (real Mosquitto, SQLite and PostgreSQL). A real server process would add
+nothing: the CSV bytes are made by the app, the same function for page, API and CLI.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+
+import pytest
+
+from broker.csv_cells import guard, unguard
+from broker.ingest_handlers import checkin
+from broker.members import add_member, record_fee
+from tests.dashboard.conftest import START, clock, service  # noqa: F401 - fixtures
+from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
+
+EVIL_NAMES = ['=HYPERLINK("http://x","y")', "+1", "-2", "@SUM(A1)", "\t=1+1 Tab", "\r=2+2 CR", "'=already quoted", "''@twice"]
+EVIL_NOTES = {"+1": "\t=cmd|' /C calc'!A0", "-2": "\r@SUM(A1)", "@SUM(A1)": "-3+3"}
+FORMULA_START = tuple("=+-@\t\r")
+NUMBER = re.compile(r"-?\d+(\.\d+)?")
+REPORTS = ["revenue", "sessions", "utilisation", "drops", "foosball"]
+
+
+def _rows(r) -> list[list[str]]:  # type: ignore[no-untyped-def]
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv"), r.text[:500]
+    return list(csv.reader(io.StringIO(r.content.decode("utf-8-sig"), newline="")))
+
+
+def _runnable(rows: list[list[str]]) -> list[str]:
+    """Cells a spreadsheet would take for a formula: starting with = + - @ tab CR and not a plain number."""
+    return [c for row in rows for c in row if c.startswith(FORMULA_START) and not NUMBER.fullmatch(c)]
+
+
+def _members(service) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    with service.store.session() as db:
+        ids = {}
+        for name in EVIL_NAMES:
+            m = add_member(db, name, actor="test", note=EVIL_NOTES.get(name, ""))
+            ids[m.name] = m.id
+        return ids
+
+
+def test_the_guard_quotes_formula_text_only_and_round_trips():
+    for text in ['=1+1', '+1', '-2', '@SUM(A1)', '\t=1', '\r=1', "'=1", "''-1", "'''@x"]:
+        assert guard(text) == "'" + text
+        assert unguard(guard(text)) == text
+    for text in ["Zadražil Miro", "O'Brien", "'quoted", "", "1-2", " =1"]:
+        assert guard(text) == text and unguard(text) == text
+    for number in (-2, -2.5, 0):
+        assert guard(number) == number  # numbers the code writes are not text
+
+
+def test_the_members_export_holds_no_formula_and_re_imports_unchanged(pages):
+    ids = _members(pages.service)
+    page = _rows(pages.manager.get("/members/export.csv"))
+    api = _rows(pages.manager.get("/api/members/export"))
+    assert page == api
+    assert _runnable(page) == [], page
+    by_id = {row[0]: row for row in page[1:]}
+    for name in ids:
+        assert by_id["'" + name if name.startswith(("=", "+", "-", "@", "'")) else name][0] == guard(name)
+    notes = {row[0]: row[5] for row in page[1:]}
+    assert notes[guard("+1")] == "'\t=cmd|' /C calc'!A0" and notes[guard("-2")] == "'\r@SUM(A1)"
+    # The export, imported again, gives back every name (the guard quotes come off); notes too,
+    # but for the leading whitespace the import strips from every note (a tab- or CR-led one).
+    exported = pages.manager.get("/members/export.csv").content
+    headers = {"X-CSRF-Token": pages.token(), "Content-Type": "text/csv"}
+    report = pages.manager.post("/api/members/import", content=exported, headers=headers).json()
+    assert report["added"] == 0, report
+    members = {m["name"]: m for m in pages.manager.get("/api/members", params={"q": ""}).json()}
+    assert set(members) == set(ids)
+    assert {n: members[n]["note"] for n in EVIL_NOTES} == {n: v.strip() for n, v in EVIL_NOTES.items()}
+    # And that export, imported through the page, changes nothing at all.
+    again = pages.manager.get("/members/export.csv").content
+    r = pages.post("/members/import", files={"file": ("lavos-members.csv", again, "text/csv")})
+    html = pages.follow(r)
+    assert f"pridaných 0, zmenených 0, nezmenených {len(ids)}" in html, html[:3000]
+
+
+def test_every_report_csv_holds_no_formula_and_amounts_stay_numbers(pages):
+    ids = _members(pages.service)
+    s = pages.service
+    evil = '=HYPERLINK("http://x","y")'
+    with s.store.session() as db:
+        record_fee(db, ids[evil], 2026, actor="test")
+        checkin(db, "foos-01", ids[evil], START, "staff")
+    one = s.start_session("pool-05", actor="test", member_id=ids[evil])
+    pages.clock.advance(minutes=30)
+    s.correct_session(one, -1000, "spilled beer, on the house", actor="test")
+    s.stop_session(one, actor="test")
+    found = {}
+    for name in REPORTS:
+        rows = _rows(pages.manager.get(f"/reports/{name}.csv?day=2026-11-10"))
+        assert _runnable(rows) == [], name
+        found[name] = rows
+    session = found["sessions"][1]
+    assert session[4] == guard(evil)  # the member, as text
+    assert (session[5], session[6]) == ("0", "0.00")  # the correction took the bill down to zero (bills never go below)
+    assert [r[1] for r in found["foosball"][1:]] == [guard(evil)]
+    assert all(NUMBER.fullmatch(r[4]) for r in found["revenue"][1:])  # euros as numbers a spreadsheet sums
+
+
+def test_negative_amounts_in_a_report_csv_stay_numbers():
+    """Bills are clamped at zero, so no real report has one yet; the writer must still leave it a number."""
+    from dashboard.web.pages_reports import _eur, csv_text
+
+    text = csv_text([["table", "key", "-2 is a name", -200, _eur(-200)], ["total", "", "", -5, _eur(-5)]])
+    assert text == "table,key,'-2 is a name,-200,-2.00\r\ntotal,,,-5,-0.05\r\n"
+
+
+@pytest.mark.parametrize("delimiter", [",", ";"])
+def test_the_cli_export_is_guarded_too(pages, delimiter):
+    from broker.members_csv import export_members_csv
+
+    _members(pages.service)
+    with pages.service.store.reader() as db:
+        rows = list(csv.reader(io.StringIO(export_members_csv(db, delimiter=delimiter), newline=""), delimiter=delimiter))
+    assert _runnable(rows) == [] and len(rows) == len(EVIL_NAMES) + 1
