@@ -384,8 +384,8 @@ class CentralService:
             self.open_causes.discard(cause_key)
             close_alert(db, cause_key, at)
 
-    def raise_alert(self, db: Db, spec: alert_kinds.AlertSpec, after: AfterCommit | None = None) -> None:
-        if spec.cause_key in self.open_causes:
+    def raise_alert(self, db: Db, spec: alert_kinds.AlertSpec, after: AfterCommit | None = None, touch: bool = False) -> None:
+        if spec.cause_key in self.open_causes and not touch:  # touch: count this occurrence on the open alert
             return  # already in front of staff; one open alert per cause
         self.open_causes.add(spec.cause_key)
         alert, new = open_or_touch_alert(
