@@ -20,7 +20,7 @@ from devices.contract import ROOT
 # table can ever share it.
 UNKNOWN = "_unknown"
 SAMPLES_PER_TABLE = 20
-EXCERPT_CHARS = 160
+EXCERPT_CHARS = 300  # a whole v1 event is about 200 characters
 ERROR_CHARS = 500
 TOPIC_CHARS = 200
 

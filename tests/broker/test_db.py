@@ -20,7 +20,7 @@ from broker.db.events import insert_event_once, insert_events_once, prune_events
 from broker.db.migrate import head_revision
 from broker.db.models import Alert, AuditEntry, Base, Event, Member, MemberCard, TableSession
 from broker.db.rejects import node_rejects, record_rejects
-from broker.rejects import INVALID, SAMPLES_PER_TABLE, UNKNOWN, UNKNOWN_SENSOR, RejectTally
+from broker.rejects import EXCERPT_CHARS, INVALID, SAMPLES_PER_TABLE, UNKNOWN, UNKNOWN_SENSOR, RejectTally
 
 BRATISLAVA = ZoneInfo("Europe/Bratislava")
 T0 = datetime(2026, 11, 30, 18, 0, tzinfo=timezone.utc)
@@ -211,7 +211,7 @@ def test_rejects_are_counted_per_table_and_reason_with_bounded_samples(store):
     assert len(pool.samples) == SAMPLES_PER_TABLE and pool.samples[0].error == "sensor s2-14"  # newest first
     odd = got[UNKNOWN].samples[0]
     assert got[UNKNOWN].by_reason[INVALID].count == 3 and odd.topic.startswith("lavos/v1/table/\\x00") and len(odd.topic) <= 201
-    assert len(odd.excerpt) <= 161
+    assert len(odd.excerpt) <= EXCERPT_CHARS + 1
 
 
 # --- alerts --------------------------------------------------------------------------------
