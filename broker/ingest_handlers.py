@@ -109,33 +109,48 @@ class IngestHandlers:
     def _apply(self, decoded: list[Decoded], now: datetime, after: "AfterCommit", careful: bool) -> None:
         tally = rejects.RejectTally()
         with self.s.lock, self.s.store.session() as db:
-            rows = [self._event_row(d.msg.body, now) for d in decoded if d.msg is not None and d.msg.topic.kind == "event"]
-            new = insert_events_once(db, rows)  # one statement for the whole batch
+            if not careful:  # one statement for the whole batch
+                new = insert_events_once(db, [self._event_row(d.msg.body, now) for d in decoded if d.msg is not None and d.msg.topic.kind == "event"])
             for d in decoded:
                 m, msg = d.inbound, d.msg
                 if msg is None:
                     self._reject(tally, m, d.reason or rejects.INVALID, d.error, now)
                     continue
-                if msg.topic.kind == "event":
-                    key = EventKey(msg.body.table, msg.body.boot, msg.body.seq)
-                    if key not in new:
-                        after.add(self._count_duplicate)
-                        continue
-                    new.discard(key)  # the same event twice in one batch is applied once
-                    if d.clock_off:
-                        self._reject(tally, m, rejects.CLOCK, d.clock_off, now)
                 if not careful:
-                    self._one(db, msg, now, after)
+                    if self._fresh(msg, new, after):
+                        self._one(db, msg, now, after)
+                        self._flag_clock(tally, d, now)
                     continue
                 try:
                     with db.begin_nested():
+                        # Each event is stored in its own savepoint here too: one the database
+                        # cannot store is dropped alone, instead of failing the batch for ever.
+                        if msg.topic.kind == "event" and not insert_events_once(db, [self._event_row(msg.body, now)]):
+                            after.add(self._count_duplicate)
+                            continue
                         self._one(db, msg, now, after)
+                    self._flag_clock(tally, d, now)
                 except Exception as e:  # noqa: BLE001 - one bad message must not block the rest
                     log.exception("error applying %s", m.topic)
                     self._reject(tally, m, rejects.HANDLER_ERROR, repr(e), now)
             if tally:
                 record_rejects(db, tally, now)
                 after.add(lambda: self._rejected(tally, now))
+
+    def _fresh(self, msg: contract.Message, new: set[EventKey], after: "AfterCommit") -> bool:
+        """Is this message not an event stored before (or a second copy of one in this batch)?"""
+        if msg.topic.kind != "event":
+            return True
+        key = EventKey(msg.body.table, msg.body.boot, msg.body.seq)
+        if key not in new:
+            after.add(self._count_duplicate)
+            return False
+        new.discard(key)  # the same event twice in one batch is applied once
+        return True
+
+    def _flag_clock(self, tally: rejects.RejectTally, d: Decoded, now: datetime) -> None:
+        if d.clock_off:
+            self._reject(tally, d.inbound, rejects.CLOCK, d.clock_off, now)
 
     @staticmethod
     def _event_row(ev, now: datetime) -> dict:
