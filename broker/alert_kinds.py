@@ -55,8 +55,15 @@ def foosball_no_member(table: str) -> AlertSpec:
                      f"{table}: hrá sa stolný futbal bez prihláseného člena!", f"{table}: foosball played without a checked-in member!")
 
 
-def card_refused(table: str, uid: str, reason_sk: str, reason_en: str) -> AlertSpec:
-    return AlertSpec("card_refused", f"card_refused:{table}:{uid}", table, "warning",
+def card_refused(table: str, code: str, reason_sk: str, reason_en: str) -> AlertSpec:
+    """One cause per table, not per card: a node inventing UIDs would otherwise open an alert each.
+
+    Every refusal touches the open alert (count, newest reason). An unknown card's text names no
+    UID: a UID is a credential, and this text is on every bar screen and in the log.
+    """
+    if code == "unknown":
+        reason_sk, reason_en = "neznáma karta", "unknown card"
+    return AlertSpec("card_refused", f"card_refused:{table}", table, "warning",
                      f"{table}: karta odmietnutá — {reason_sk}", f"{table}: card refused — {reason_en}")
 
 

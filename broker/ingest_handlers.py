@@ -3,21 +3,28 @@
 One batch is one database transaction; each message runs in its own savepoint, so a message
 that trips a bug is counted and dropped without holding up the others (or being retried
 forever). Events are applied only if their (table, boot, seq) is new.
+
+A node's message is input, not truth: besides the wire contract it must fit the node as the
+venue file wires it (broker.node_rules). What is refused is counted per node and reason, with
+samples, for the monitoring page (broker.rejects).
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session as Db
 
-from broker import alert_kinds
-from broker.db.events import EventKey, count_reject, insert_events_once
+from broker import alert_kinds, node_rules, rejects
+from broker.db.events import EventKey, insert_events_once
 from broker.db.models import FoosballCheckin, Node
+from broker.db.rejects import record_rejects
 from broker.hub_link import Inbound
 from broker.members import is_valid_card
 from broker.tariffs import local
@@ -30,6 +37,18 @@ if TYPE_CHECKING:
 log = logging.getLogger("lavos.hub.ingest")
 
 OUTBOX_ALERT_DEPTH = 200
+REJECT_LOG_INTERVAL_S = 10.0  # a flood of garbage must not flood the log: one summary at most this often
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """One inbound message after the checks that need no database."""
+
+    inbound: Inbound
+    msg: contract.Message | None  # None: refused, for `reason`
+    reason: str | None = None
+    error: str = ""
+    clock_off: str | None = None  # applied at the hub's receive time; why the node's was not kept
 
 
 class IngestHandlers:
@@ -37,8 +56,10 @@ class IngestHandlers:
         self.s = service
         self.applied = 0
         self.duplicates = 0
-        self.rejected = 0
-        self._last_reject_log = 0.0
+        self.rejected = 0  # messages dropped (an implausible node clock only flags its event)
+        self.clock_flagged = 0
+        self._last_reject_log = -REJECT_LOG_INTERVAL_S
+        self._unlogged: Counter[tuple[str, str]] = Counter()
         self._last_metric_at = datetime.min.replace(tzinfo=timezone.utc)
 
     # -- batch ----------------------------------------------------------------------
@@ -46,16 +67,8 @@ class IngestHandlers:
     def apply_batch(self, batch: list[Inbound]) -> None:
         from broker.service import AfterCommit
 
-        decoded: list[tuple[Inbound, contract.Message | None, str | None]] = []
-        for m in batch:  # validation needs no database: do it outside the transaction
-            try:
-                msg = contract.decode(m.topic, m.payload)
-                if msg.topic.table is not None and msg.topic.table not in self.s.tables:
-                    raise contract.ContractError(f"table {msg.topic.table!r} is not in the venue file")
-                decoded.append((m, msg, None))
-            except contract.ContractError as e:
-                decoded.append((m, None, str(e)))
         now = self.s.clock()
+        decoded = [self._decode(m, now) for m in batch]  # validation needs no database: outside the transaction
         # Fast path: the whole batch in one transaction, no savepoints (they cost as much as the
         # rest of the work). If any message trips a bug, the batch is rolled back and redone
         # with a savepoint per message, so only that message is dropped. In-memory effects wait
@@ -72,29 +85,72 @@ class IngestHandlers:
                 log.warning("a message in a batch of %d failed; redoing the batch message by message", len(decoded))
         after.run()
 
-    def _apply(self, decoded, now: datetime, after: "AfterCommit", careful: bool) -> None:
+    def _decode(self, m: Inbound, now: datetime) -> Decoded:
+        try:
+            msg = contract.decode(m.topic, m.payload)
+        except contract.ContractError as e:
+            return Decoded(m, None, rejects.INVALID, str(e))
+        table = msg.topic.table
+        if table is not None and table not in self.s.tables:
+            return Decoded(m, None, rejects.UNKNOWN_TABLE, f"table {table!r} is not in the venue file")
+        if msg.topic.kind != "event":
+            return Decoded(m, msg)
+        ev = msg.body
+        if ev.type == "sensor_fault":
+            why = node_rules.unknown_sensor(self.s.tables[ev.table], ev.data.sensor)
+            if why:  # else any name a node makes up would open an alert of its own
+                return Decoded(m, None, rejects.UNKNOWN_SENSOR, why)
+        verdict = node_rules.judge_timestamp(ev.ts, ev.ts_synced, now)
+        if verdict.off is None:
+            return Decoded(m, msg)
+        kept = ev.model_copy(update={"ts": verdict.ts, "ts_synced": verdict.synced})
+        return Decoded(m, contract.Message(msg.topic, kept), clock_off=verdict.off)
+
+    def _apply(self, decoded: list[Decoded], now: datetime, after: "AfterCommit", careful: bool) -> None:
+        tally = rejects.RejectTally()
         with self.s.lock, self.s.store.session() as db:
-            rows = [self._event_row(msg.body, now) for _, msg, _ in decoded if msg is not None and msg.topic.kind == "event"]
-            new = insert_events_once(db, rows)  # one statement for the whole batch
-            for m, msg, error in decoded:
+            if not careful:  # one statement for the whole batch
+                new = insert_events_once(db, [self._event_row(d.msg.body, now) for d in decoded if d.msg is not None and d.msg.topic.kind == "event"])
+            for d in decoded:
+                m, msg = d.inbound, d.msg
                 if msg is None:
-                    self._reject(db, m.topic, "invalid", error or "", after)
+                    self._reject(tally, m, d.reason or rejects.INVALID, d.error, now)
                     continue
-                if msg.topic.kind == "event":
-                    key = EventKey(msg.body.table, msg.body.boot, msg.body.seq)
-                    if key not in new:
-                        after.add(self._count_duplicate)
-                        continue
-                    new.discard(key)  # the same event twice in one batch is applied once
                 if not careful:
-                    self._one(db, msg, now, after)
+                    if self._fresh(msg, new, after):
+                        self._one(db, msg, now, after)
+                        self._flag_clock(tally, d, now)
                     continue
                 try:
                     with db.begin_nested():
+                        # Each event is stored in its own savepoint here too: one the database
+                        # cannot store is dropped alone, instead of failing the batch for ever.
+                        if msg.topic.kind == "event" and not insert_events_once(db, [self._event_row(msg.body, now)]):
+                            after.add(self._count_duplicate)
+                            continue
                         self._one(db, msg, now, after)
+                    self._flag_clock(tally, d, now)
                 except Exception as e:  # noqa: BLE001 - one bad message must not block the rest
                     log.exception("error applying %s", m.topic)
-                    self._reject(db, m.topic, "handler_error", repr(e), after)
+                    self._reject(tally, m, rejects.HANDLER_ERROR, repr(e), now)
+            if tally:
+                record_rejects(db, tally, now)
+                after.add(lambda: self._rejected(tally, now))
+
+    def _fresh(self, msg: contract.Message, new: set[EventKey], after: "AfterCommit") -> bool:
+        """Is this message not an event stored before (or a second copy of one in this batch)?"""
+        if msg.topic.kind != "event":
+            return True
+        key = EventKey(msg.body.table, msg.body.boot, msg.body.seq)
+        if key not in new:
+            after.add(self._count_duplicate)
+            return False
+        new.discard(key)  # the same event twice in one batch is applied once
+        return True
+
+    def _flag_clock(self, tally: rejects.RejectTally, d: Decoded, now: datetime) -> None:
+        if d.clock_off:
+            self._reject(tally, d.inbound, rejects.CLOCK, d.clock_off, now)
 
     @staticmethod
     def _event_row(ev, now: datetime) -> dict:
@@ -104,19 +160,26 @@ class IngestHandlers:
     def _count_duplicate(self) -> None:
         self.duplicates += 1
 
-    def _reject(self, db: Db, topic: str, reason: str, error: str, after: "AfterCommit") -> None:
-        after.add(lambda: self._log_reject(topic, error))
-        # The topic of a garbage message can itself be garbage: count per table at most.
-        parts = topic.split("/")
-        key = "/".join(parts[:4]) if len(parts) > 4 else topic
-        count_reject(db, key[:200], reason, error)
+    def _reject(self, tally: rejects.RejectTally, m: Inbound, reason: str, error: str, now: datetime) -> None:
+        tally.add(rejects.bucket(m.topic, self.s.tables), reason, m.topic, error, m.payload, now)
 
-    def _log_reject(self, topic: str, error: str) -> None:
-        self.rejected += 1
-        now = time.monotonic()
-        if now - self._last_reject_log > 1.0:  # a flood of garbage must not flood the log
-            self._last_reject_log = now
-            log.warning("dropped a message on %r: %s (%d dropped so far)", topic[:200], error, self.rejected)
+    def _rejected(self, tally: rejects.RejectTally, now: datetime) -> None:
+        """After the commit: the in-memory counters, the metric, and now and then a log line."""
+        self.rejected += tally.dropped
+        self.clock_flagged += sum(n for (_, reason), n in tally.counts.items() if reason == rejects.CLOCK)
+        if self.s.metrics:
+            for (table, reason), n in tally.counts.items():
+                self.s.metrics.reject(table, reason, n, self._metric_time(None, now))
+        self._unlogged.update(tally.counts)
+        mono = time.monotonic()
+        if mono - self._last_reject_log < REJECT_LOG_INTERVAL_S:
+            return
+        self._last_reject_log = mono
+        last = list(tally.all_samples())[-1]
+        worst = ", ".join(f"{table} {reason} ×{n}" for (table, reason), n in self._unlogged.most_common(5))
+        log.warning("refused or clock-flagged %d node messages since the last report (%s); the last, on %r: %s. "
+                    "Details: /monitoring or /api/nodes", sum(self._unlogged.values()), worst, last.topic, last.error[:200])
+        self._unlogged.clear()
 
     def _one(self, db: Db, msg: contract.Message, now: datetime, after: "AfterCommit") -> None:
         t = msg.topic
@@ -137,12 +200,13 @@ class IngestHandlers:
     def _event(self, db: Db, ev, now: datetime, after: "AfterCommit") -> None:
         handler = getattr(self, f"_on_{ev.type}")
         handler(db, ev, now, after)
-        after.add(lambda: self._applied(ev))
+        after.add(lambda: self._applied(ev, now))
 
-    def _applied(self, ev) -> None:
+    def _applied(self, ev, now: datetime) -> None:
         self.applied += 1
         if self.s.listeners:
-            self.s.notify("event", {"table": ev.table, "type": ev.type, "data": ev.data.model_dump(mode="json")})
+            self.s.notify("event", {"table": ev.table, "type": ev.type, "data": ev.data.model_dump(mode="json"),
+                                    "received_at": now, "ts": ev.ts, "ts_synced": ev.ts_synced})
 
     def _on_pocket(self, db: Db, ev, now: datetime, after: "AfterCommit") -> None:
         after.add(lambda: self._count_drop(ev.table, now))
@@ -159,7 +223,8 @@ class IngestHandlers:
 
         InfluxDB keeps one point per series and timestamp, so two drops in one pocket must never
         share one: a synced node's own timestamp is exact (and right even for events replayed
-        after an outage); otherwise the receipt time, nudged forward to stay unique.
+        after an outage); otherwise the receipt time, nudged forward to stay unique. A synced
+        stamp outside the window of broker.node_rules arrives here as unsynced already.
         """
         if ev is not None and ev.ts_synced:
             return ev.ts
@@ -199,11 +264,16 @@ class IngestHandlers:
 
     def _on_card(self, db: Db, ev, now: datetime, after: "AfterCommit") -> None:
         if self.s.tables[ev.table].kind is not Kind.FOOSBALL:
-            log.info("card %s tapped on %s: only foosball tables check members in", ev.data.uid, ev.table)
+            # A card UID is a credential: never above DEBUG in a log (see the README, security).
+            log.info("a card was tapped on %s: only foosball tables check members in", ev.table)
+            log.debug("the card tapped on %s: %s", ev.table, ev.data.uid)
             return
         check = is_valid_card(db, ev.data.uid, local(now, self.s.venue).date())
         if not check.ok:
-            self.s.raise_alert(db, alert_kinds.card_refused(ev.table, ev.data.uid, check.message, check.message_en), after)
+            # One open alert per table, counted up by every refusal (touch): random UIDs from a
+            # node cannot flood the bar with alerts, and the count shows cards are being refused.
+            spec = alert_kinds.card_refused(ev.table, check.code, check.message, check.message_en)
+            self.s.raise_alert(db, spec, after)  # an open alert is touched: its count says how many cards
             return
         checkin(db, ev.table, check.member.id, now, "card")
         self.s.settle(db, f"foosball_no_member:{ev.table}", now)

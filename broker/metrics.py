@@ -284,6 +284,10 @@ class MetricsWriter:
     def alert(self, kind: str, at: datetime) -> None:
         self.write("alert", {"kind": kind}, {"count": 1}, at)
 
+    def reject(self, table: str, reason: str, count: int, at: datetime) -> None:
+        """`count` messages from `table` refused for `reason` (broker.rejects) in one ingest batch."""
+        self.write("reject", {"table": table, "reason": reason}, {"count": _integer("count", count)}, at)
+
     def flush(self, timeout: float = 10.0) -> bool:
         """Send what is queued and spooled now, retrying once at once.
 

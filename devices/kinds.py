@@ -59,6 +59,25 @@ class PinMap(BaseModel):
     def all_pins(self) -> list[int | None]:
         return [self.light, self.button, *self.pockets, self.goal_home, self.goal_away, self.activity]
 
+    def beams(self) -> dict[str, int]:
+        """The beam inputs this map wires, by the sensor name a node reports them under.
+
+        The names are the wire contract's `sensor` in sensor_fault events: the agent names its
+        beams with this, and the central service refuses a fault for a sensor not in it.
+        """
+        named = {pocket_sensor(i): pin for i, pin in enumerate(self.pockets)}
+        named.update({GOAL_HOME_SENSOR: self.goal_home, GOAL_AWAY_SENSOR: self.goal_away, ACTIVITY_SENSOR: self.activity})
+        return {name: pin for name, pin in named.items() if pin is not None}
+
+
+GOAL_HOME_SENSOR = "goal-home"
+GOAL_AWAY_SENSOR = "goal-away"
+ACTIVITY_SENSOR = "activity"
+
+
+def pocket_sensor(index: int) -> str:
+    return f"pocket-{index}"
+
 
 # Six pockets: corner, side, corner on one rail, then the other rail.
 DEFAULT_POCKET_PINS = [5, 6, 13, 19, 26, 21]

@@ -35,6 +35,7 @@ from devices.contract import (
 from devices.drivers.beam import BeamSensor
 from devices.drivers.button import PushButton
 from devices.drivers.light import LightRelay
+from devices.kinds import ACTIVITY_SENSOR, GOAL_AWAY_SENSOR, GOAL_HOME_SENSOR, pocket_sensor
 from devices.nodeconfig import NodeConfig
 from devices.pulses import Fault, Pulse, PulseFilter
 from edge.clock import WallClock
@@ -122,16 +123,14 @@ class EdgeNode:
         if pins.light is not None:
             self.light = LightRelay(pins.light, active_high=pins.light_active_high, initial_on=cfg.light.boot_state == "on", pin_factory=factory)
             self._closers.append(self.light)
-        inputs: list[tuple[str, int | None, Any]] = [
-            *((f"pocket-{i}", pin, partial(self._pocket, i)) for i, pin in enumerate(pins.pockets)),
-            ("goal-home", pins.goal_home, partial(self._goal, "home")),
-            ("goal-away", pins.goal_away, partial(self._goal, "away")),
-            ("activity", pins.activity, self._activity),
-        ]
-        for name, pin, on_pulse in inputs:
-            if pin is None:
-                continue
-            beam = BeamSensor(pin, PulseFilter(**cfg.filter.model_dump()), partial(self._beam_output, name, on_pulse), pin_factory=factory)
+        handlers: dict[str, Any] = {
+            **{pocket_sensor(i): partial(self._pocket, i) for i in range(len(pins.pockets))},
+            GOAL_HOME_SENSOR: partial(self._goal, "home"),
+            GOAL_AWAY_SENSOR: partial(self._goal, "away"),
+            ACTIVITY_SENSOR: self._activity,
+        }
+        for name, pin in pins.beams().items():  # the names the central service knows this node's faults by
+            beam = BeamSensor(pin, PulseFilter(**cfg.filter.model_dump()), partial(self._beam_output, name, handlers[name]), pin_factory=factory)
             self.beams[name] = beam
             self._closers.append(beam)
         if pins.button is not None:
@@ -210,7 +209,9 @@ class EdgeNode:
         try:
             self.emit("card", {"uid": uid})
         except Exception:
-            log.exception("cannot record card %r", uid)
+            # A card UID is a credential: never above DEBUG in a log (see the README, security).
+            log.exception("cannot record a card event")
+            log.debug("the card that was not recorded: %s", uid)
 
     # ------------------------------------------------------------------ the light
 

@@ -19,7 +19,8 @@ full too). When an event does not fit:
      in ``dropped``;
   2. a low-value event that still does not fit is itself dropped (counted in ``dropped``);
   3. a pocket, goal, card or sensor_fault event that does not fit is **refused**: counted in
-     ``refused``, and logged at ERROR with its full payload, so the record survives in the journal.
+     ``refused``, and logged at ERROR with its full payload, so the record survives in the journal
+     (a card's UID is a credential: at ERROR it is masked, the full record is logged at DEBUG).
      Nothing else stops: the light and the button keep working. Telemetry never enters the outbox.
 The free-space margin is what keeps a full disk workable: with no byte left, SQLite can neither
 delete an acknowledged event nor checkpoint its WAL, so the outbox could never drain again. Should
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sqlite3
 import threading
 from dataclasses import dataclass
@@ -39,6 +41,7 @@ from typing import Callable
 log = logging.getLogger(__name__)
 
 LOW_VALUE_TYPES = ("activity", "button")
+_CARD_UID = re.compile(r'("uid"\s*:\s*")[^"]*(")')
 # Per-row bookkeeping SQLite spends beyond topic + payload (rowid, header, index entry).
 ROW_OVERHEAD = 48
 SEQ_BLOCK = 1000
@@ -188,15 +191,18 @@ class Outbox:
 
     def _reject(self, event_type: str, payload: bytes, full: str) -> None:
         why = f"{self.max_bytes} bytes of events waiting" if full == "outbox" else f"disk full: {self._disk_free()} bytes free on {self.path.parent}"
+        record = payload.decode(errors="replace")
         if event_type in LOW_VALUE_TYPES:
             self.dropped += 1
-            log.warning("outbox full (%s): %s event dropped: %s", why, event_type, payload.decode(errors="replace"))
+            log.warning("outbox full (%s): %s event dropped: %s", why, event_type, record)
         else:
             self.refused += 1
             log.error(
                 "OUTBOX FULL (%s): %s event NOT STORED (%d refused so far); its record is this line: %s",
-                why, event_type, self.refused, payload.decode(errors="replace"),
+                why, event_type, self.refused, _CARD_UID.sub(r"\1(card UID at DEBUG)\2", record),
             )
+            if event_type == "card":
+                log.debug("the card event not stored: %s", record)
 
     def pending(self, after_seq: int = -1, limit: int = 100) -> list[Pending]:
         """Stored events with seq > after_seq, in seq order."""

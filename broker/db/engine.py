@@ -101,11 +101,13 @@ def make_engine(url: str) -> Engine:
     """An engine for a sqlite:/// or postgresql:// URL, with our connection settings; no schema work."""
     u = _parse(url)
     if u.get_backend_name() == "sqlite":
-        engine = create_engine(u, connect_args={"check_same_thread": False})
+        engine = create_engine(u, connect_args={"check_same_thread": False}, hide_parameters=True)
         event.listen(engine, "connect", _sqlite_pragmas)
         event.listen(engine, "begin", _sqlite_begin)
     else:
-        engine = create_engine(u, pool_pre_ping=True, pool_size=5, max_overflow=10)
+        engine = create_engine(u, pool_pre_ping=True, pool_size=5, max_overflow=10, hide_parameters=True)
+    # hide_parameters: an error message must not carry a statement's values into the log (a card
+    # UID is a credential, a member's name and note are personal data).
     return engine
 
 

@@ -1,4 +1,4 @@
-"""Raw events from the tables: exactly-once insert, rejected-message counters, retention."""
+"""Raw events from the tables: exactly-once insert and retention (refused messages: broker.db.rejects)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from sqlalchemy import delete
 from sqlalchemy.orm import Session
 
 from broker.db.dialect import upsert_insert
-from broker.db.models import Event, EventReject
+from broker.db.models import Event
 from broker.db.types import utcnow
 
 _EVENTS = Event.__table__
@@ -46,18 +46,6 @@ def insert_event_once(
     """True if this (table_id, boot, seq) was new and is now stored; False for a duplicate."""
     row = dict(table_id=table_id, boot=boot, seq=seq, type=type, node_ts=node_ts, ts_synced=ts_synced, data=data, received_at=received_at or utcnow())
     return bool(insert_events_once(db, [row]))
-
-
-def count_reject(db: Session, topic: str, reason: str, error: str = "", at: datetime | None = None) -> None:
-    """Count one dropped message under (topic, reason), keeping the latest error text."""
-    at = at or utcnow()
-    table = EventReject.__table__
-    topic, reason, error = topic[:200], reason[:200], error[:2000]
-    stmt = upsert_insert(db, table).values(topic=topic, reason=reason, count=1, last_at=at, last_error=error)
-    db.execute(stmt.on_conflict_do_update(
-        index_elements=["topic", "reason"],
-        set_={"count": table.c.count + 1, "last_at": at, "last_error": error},
-    ))
 
 
 def prune_events(db: Session, older_than: datetime) -> int:

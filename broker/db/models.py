@@ -300,3 +300,32 @@ class WebSession(Base):
     ended_at: Mapped[datetime | None]
     ended_by: Mapped[str | None] = mapped_column(String(64))
     end_reason: Mapped[str | None] = mapped_column(String(32))
+
+
+# --- what the nodes sent that the service refused (broker.rejects) ---------------------------
+
+class NodeRejectCount(Base):
+    """Messages refused per table (or broker.rejects.UNKNOWN) and reason; bounded by the venue file."""
+
+    __tablename__ = "node_reject_counts"
+
+    table_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    reason: Mapped[str] = mapped_column(String(32), primary_key=True)
+    count: Mapped[int] = mapped_column(BigInteger, default=0)
+    first_at: Mapped[datetime]
+    last_at: Mapped[datetime]
+
+
+class NodeRejectSample(Base):
+    """The last few refused messages per table, truncated: what a manager reads to see why."""
+
+    __tablename__ = "node_reject_samples"
+    __table_args__ = (Index("ix_node_reject_samples_table_id_id", "table_id", "id"),)
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    table_id: Mapped[str] = mapped_column(String(32))
+    at: Mapped[datetime]
+    topic: Mapped[str] = mapped_column(String(250))
+    reason: Mapped[str] = mapped_column(String(32))
+    error: Mapped[str] = mapped_column(Text)
+    excerpt: Mapped[str] = mapped_column(Text)

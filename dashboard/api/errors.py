@@ -81,18 +81,26 @@ def _import_errors(request: Request, e: MemberImportError) -> JSONResponse:
     return JSONResponse({"detail": str(e), "errors": [{"line": x.line, "message": x.message} for x in e.errors]}, status_code=400)
 
 
+def _route(request: Request) -> str:
+    """The route template, not the path: /api/members/cards/{uid} must not put a card UID in the log."""
+    route = request.scope.get("route")
+    return getattr(route, "path", None) or request.url.path
+
+
 def _integrity(request: Request, e: sa.IntegrityError) -> JSONResponse:
-    log.info("integrity conflict on %s %s: %s", request.method, request.url.path, e.orig)
+    # PostgreSQL's message quotes the conflicting key, which may be a card UID: that at DEBUG only.
+    log.info("integrity conflict on %s %s", request.method, _route(request))
+    log.debug("integrity conflict on %s %s: %s", request.method, request.url.path, e.orig)
     return JSONResponse({"detail": "this conflicts with a change made at the same moment; reload and try again"}, status_code=409)
 
 
 def _database_down(request: Request, e: sa.OperationalError) -> JSONResponse:
-    log.error("database unavailable on %s %s: %s", request.method, request.url.path, e.orig)
+    log.error("database unavailable on %s %s: %s", request.method, _route(request), e.orig)
     return JSONResponse({"detail": "the database is unavailable; try again in a moment, and tell the manager if it persists"}, status_code=503)
 
 
 def _bug(request: Request, e: Exception) -> JSONResponse:
-    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=e)
+    log.exception("unhandled error on %s %s", request.method, _route(request), exc_info=e)
     return JSONResponse({"detail": "internal error; it has been logged, tell the manager"}, status_code=500)
 
 

@@ -9,6 +9,8 @@ from sqlalchemy import select
 
 from broker.billing import format_eur
 from broker.db.models import Node, User
+from broker.db.rejects import node_rejects
+from broker.rejects import UNKNOWN
 from broker.service import CentralService
 from dashboard.api import views
 from dashboard.api.auth import can
@@ -59,10 +61,23 @@ def get_table(table_id: str, service: Service, user: Annotated[User, Depends(can
     return _table(service, service.tables[table_id], node)
 
 
-@router.get("/nodes", summary="Table nodes: online, last seen, version, telemetry, light")
+@router.get("/nodes", summary="Table nodes: online, last seen, version, telemetry, light, refused messages")
 def list_nodes(service: Service, user: Annotated[User, Depends(can("nodes.view"))]) -> list[dict[str, Any]]:
-    nodes = _nodes(service)
-    return [views.node(t.id, nodes.get(t.id)) for t in service.venue.tables]
+    return node_rows(service)
+
+
+@router.get("/nodes/unknown-rejects", summary="Refused messages whose topic names no table of the venue")
+def unknown_rejects(service: Service, user: Annotated[User, Depends(can("nodes.view"))]) -> dict[str, Any]:
+    with service.store.reader() as db:
+        return views.rejects(node_rejects(db).get(UNKNOWN))
+
+
+def node_rows(service: CentralService) -> list[dict[str, Any]]:
+    """/api/nodes: one row per venue table, with what the service refused from its node."""
+    with service.store.reader() as db:
+        known = {n.table_id: n for n in db.scalars(select(Node))}
+        refused = node_rejects(db)
+        return [views.node(t.id, known.get(t.id), refused.get(t.id)) for t in service.venue.tables]
 
 
 @router.get("/tariffs", summary="Tariffs and time bands from the venue file")

@@ -8,6 +8,7 @@ from typing import Any
 from broker import sessions
 from broker.billing import Bill, BillLine, format_eur
 from broker.db.models import Alert, FoosballCheckin, Member, Node
+from broker.rejects import NodeRejects
 from broker.service import CentralService
 
 
@@ -66,13 +67,27 @@ def light(node: Node | None) -> dict[str, Any] | None:
     return {"on": node.light_on, "blink": bool(node.light_blink), "cause": node.light_cause}
 
 
-def node(table: str, n: Node | None) -> dict[str, Any]:
+def node(table: str, n: Node | None, refused: NodeRejects | None = None) -> dict[str, Any]:
     tm = (n.telemetry if n else None) or {}
     return {
         "table": table, "online": bool(n and n.online), "online_since": n.online_since if n else None,
         "last_seen_at": n.last_seen_at if n else None, "boot": n.boot if n else None, "version": n.version if n else None,
         "uptime_s": tm.get("uptime_s"), "cpu_temp_c": tm.get("cpu_temp_c"), "outbox": tm.get("outbox"),
         "reconnects": n.reconnects if n else 0, "telemetry_at": n.telemetry_at if n else None, "light": light(n),
+        "rejects": rejects(refused),
+    }
+
+
+def rejects(r: NodeRejects | None) -> dict[str, Any]:
+    """What the service refused from one node (broker.rejects): counts per reason, newest samples first.
+
+    `dropped` messages were not applied; `clock_flagged` events were, at the hub's receive time.
+    """
+    r = r or NodeRejects()
+    return {
+        "dropped": r.dropped, "clock_flagged": r.kept, "last_at": r.last_at,
+        "by_reason": {reason: {"count": c.count, "first_at": c.first_at, "last_at": c.last_at} for reason, c in sorted(r.by_reason.items())},
+        "samples": [{"at": x.at, "topic": x.topic, "reason": x.reason, "error": x.error, "excerpt": x.excerpt} for x in r.samples],
     }
 
 

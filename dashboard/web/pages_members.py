@@ -8,12 +8,17 @@ Card capture: the manager picks a table's reader and taps the card on it. The ca
 waits (without holding a thread) for the next `card` event the service reports from that table,
 through the same `service.listeners` hook that feeds the live /events stream, and answers with
 the member page with the UID filled in; assigning it is still a separate, CSRF-checked POST.
+A UID is a credential and a node can be forged or replay an old tap: the page never fills one
+in without saying which table's node sent it and when the service received it (and when the
+node says it was tapped, if that is much earlier).
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, File, Form, HTTPException, Query, Request, UploadFile
@@ -51,6 +56,7 @@ CSRF = [Depends(verify_csrf)]
 
 SEARCH_LIMIT = 100
 CAPTURE_WAIT_S = 30.0
+LATE_TAP = timedelta(minutes=1)  # a tap the node stamped this much before it arrived is worth a second look
 _AMOUNT = re.compile(r"^(\d{1,5})(?:[.,](\d{1,2}))?$")
 KIND_NAMES = {"individual": N_("individual"), "collective": N_("collective"), "honorary": N_("honorary")}
 
@@ -178,8 +184,18 @@ async def import_csv(request: Request, user: Annotated[User, Depends(page_can("m
 
 # --- one member ------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class CapturedCard:
+    """A card read by a node's reader, and where and when it came from."""
+
+    uid: str
+    table: str
+    received_at: datetime
+    node_ts: datetime | None = None  # the node's own (synced) stamp, when it is LATE_TAP earlier
+
+
 def _detail(request: Request, member_id: int, *, uid: str = "", capture_table: str | None = None,
-            capture_note: str | None = None) -> Response:
+            capture_note: str | None = None, captured: CapturedCard | None = None) -> Response:
     service = get_service(request)
     with service.store.reader() as db:
         member = views.member(_member(db, request, member_id), _year(service))
@@ -187,7 +203,8 @@ def _detail(request: Request, member_id: int, *, uid: str = "", capture_table: s
     return render(request, "members_detail.html", {
         "m": member, "kinds": KIND_NAMES, "year": _year(service), "default_fee": f"{DEFAULT_FEE_CENTS // 100},{DEFAULT_FEE_CENTS % 100:02d}",
         "uid": uid, "readers": readers, "capture_table": capture_table, "capture_note": capture_note,
-        "capture_wait": int(CAPTURE_WAIT_S),
+        "capture_wait": int(CAPTURE_WAIT_S), "captured": captured,
+        "captured_name": service.tables[captured.table].name if captured else None,
     })
 
 
@@ -249,20 +266,21 @@ def take_card(request: Request, member_id: IdPath, user: Annotated[User, Depends
 
 # --- card capture ----------------------------------------------------------------------------
 
-async def next_card(service: CentralService, table: str, timeout: float) -> str | None:
-    """The UID of the next card tapped on `table`'s reader, or None after `timeout` seconds."""
+async def next_card(service: CentralService, table: str, timeout: float) -> CapturedCard | None:
+    """The next card tapped on `table`'s reader, or None after `timeout` seconds."""
     loop = asyncio.get_running_loop()
-    tapped: asyncio.Future[str] = loop.create_future()
+    tapped: asyncio.Future[CapturedCard] = loop.create_future()
 
-    def settle(uid: str) -> None:
+    def settle(card: CapturedCard) -> None:
         if not tapped.done():
-            tapped.set_result(uid)
+            tapped.set_result(card)
 
     def listener(topic: str, data: dict) -> None:  # a service thread: only hand over, never wait
         if topic == "event" and data.get("type") == "card" and data.get("table") == table:
-            uid = (data.get("data") or {}).get("uid")
-            if isinstance(uid, str):
-                loop.call_soon_threadsafe(settle, uid)
+            uid, at, ts = (data.get("data") or {}).get("uid"), data.get("received_at"), data.get("ts")
+            if isinstance(uid, str) and isinstance(at, datetime):
+                late = data.get("ts_synced") is True and isinstance(ts, datetime) and ts < at - LATE_TAP
+                loop.call_soon_threadsafe(settle, CapturedCard(uid, table, at, ts if late else None))
 
     service.listeners.append(listener)
     try:
@@ -281,10 +299,11 @@ async def capture(request: Request, member_id: IdPath, user: Annotated[User, Dep
         raise HTTPException(400, translated(request, N_("There is no table %(table)s; choose one from the list."), table=table))
     with service.store.reader() as db:
         _member(db, request, member_id)  # before waiting: a wrong id should not cost half a minute
-    uid = await next_card(service, table, wait)
+    card = await next_card(service, table, wait)
     name = service.tables[table].name
-    if uid is None:
+    if card is None:
         note = translated(request, N_("No card was tapped on %(table)s within %(s)d s. Try again."), table=name, s=int(wait))
     else:
-        note = translated(request, N_("Card %(uid)s read on %(table)s. Check it and press Assign."), uid=uid, table=name)
-    return await run_in_threadpool(_detail, request, member_id, uid=uid or "", capture_table=table, capture_note=note)
+        note = translated(request, N_("Card %(uid)s read on %(table)s. Check it and press Assign."), uid=card.uid, table=name)
+    return await run_in_threadpool(_detail, request, member_id, uid=card.uid if card else "", capture_table=table,
+                                   capture_note=note, captured=card)

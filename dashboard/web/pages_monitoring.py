@@ -1,7 +1,8 @@
-"""Remote monitoring for the manager: every table node's health, each pocket sensor's drops and
-faults today, the alert history, and a link to Grafana for the long view.
+"""Remote monitoring for the manager: every table node's health and the messages the service
+refused from it, each pocket sensor's drops and faults today, the alert history, and a link to
+Grafana for the long view.
 
-Node rows come from dashboard.api.views.node (the same dict /api/nodes serves). The Grafana link
+Node rows come from dashboard.api.tables.node_rows (the same dicts /api/nodes serves). The Grafana link
 is the URL in the environment variable LAVOS_GRAFANA_URL of `lavos server` (unset: no link);
 see deploy/grafana/README.md.
 """
@@ -18,16 +19,19 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import Response
 from sqlalchemy import select
 
-from broker import reports
+from broker import rejects, reports
 from broker.db.alerts import open_alerts
-from broker.db.models import Alert, Event, Node, User
+from broker.db.models import Alert, Event, User
+from broker.db.rejects import node_rejects
 from broker.service import CentralService
 from dashboard.api import views
+from dashboard.api.tables import node_rows
 from dashboard.api.deps import get_service, local_today
 from dashboard.web.auth import page_can
 from dashboard.web.request_text import translated
 from dashboard.web.i18n import N_
 from dashboard.web.templating import NavLink, render
+from devices.kinds import pocket_sensor
 
 router = APIRouter(prefix="/monitoring")
 NAV = [NavLink("/monitoring", N_("Monitoring"), role="manager", order=80)]
@@ -35,6 +39,13 @@ NAV = [NavLink("/monitoring", N_("Monitoring"), role="manager", order=80)]
 GRAFANA_ENV = "LAVOS_GRAFANA_URL"
 HISTORY_LIMIT = 200
 TableQuery = Annotated[str | None, Query(max_length=32)]
+REASON_NAMES = {
+    rejects.INVALID: N_("breaks the message format"),
+    rejects.UNKNOWN_TABLE: N_("table not in the venue file"),
+    rejects.UNKNOWN_SENSOR: N_("sensor not wired on this node"),
+    rejects.HANDLER_ERROR: N_("failed to apply"),
+    rejects.CLOCK: N_("node clock off (applied at the hub's time)"),
+}
 
 
 def grafana_url() -> str | None:
@@ -55,7 +66,7 @@ class SensorHealth:
     open_faults: set[str] = field(default_factory=set)
 
     def pocket_sensor(self, index: int) -> str:
-        return f"pocket-{index}"  # the agent's name for a pocket beam (edge.agent)
+        return pocket_sensor(index)
 
     @property
     def other_sensors(self) -> list[str]:
@@ -92,12 +103,15 @@ def sensor_health(service: CentralService) -> list[SensorHealth]:
 
 
 def nodes(service: CentralService) -> list[dict[str, Any]]:
-    with service.store.reader() as db:
-        known = {n.table_id: n for n in db.scalars(select(Node))}
-        rows = [views.node(t.id, known.get(t.id)) for t in service.venue.tables]
+    rows = node_rows(service)
     for row in rows:
         row["name"] = service.tables[row["table"]].name
     return rows
+
+
+def unknown_rejects(service: CentralService) -> dict[str, Any]:
+    with service.store.reader() as db:
+        return views.rejects(node_rejects(db).get(rejects.UNKNOWN))
 
 
 def alert_history(service: CentralService, table: str | None) -> list[dict[str, Any]]:
@@ -116,7 +130,8 @@ def monitoring_page(request: Request, user: Annotated[User, Depends(page_can("no
     return render(request, "monitoring.html", {
         "nodes": nodes(service), "health": sensor_health(service), "alerts": alert_history(service, table),
         "table_filter": table, "tables": service.venue.tables, "grafana_url": grafana_url(),
-        "history_limit": HISTORY_LIMIT,
+        "history_limit": HISTORY_LIMIT, "unknown_rejects": unknown_rejects(service), "reason_names": REASON_NAMES,
+        "samples_kept": rejects.SAMPLES_PER_TABLE,
     })
 
 
@@ -124,4 +139,6 @@ def monitoring_page(request: Request, user: Annotated[User, Depends(page_can("no
 def nodes_fragment(request: Request, user: Annotated[User, Depends(page_can("nodes.view"))]) -> Response:
     """The node table alone, re-fetched by the page when a node or alert changes (data-live)."""
     service = get_service(request)
-    return render(request, "_monitoring_nodes.html", {"nodes": nodes(service), "health": sensor_health(service)})
+    return render(request, "_monitoring_nodes.html", {
+        "nodes": nodes(service), "health": sensor_health(service), "unknown_rejects": unknown_rejects(service),
+        "reason_names": REASON_NAMES, "samples_kept": rejects.SAMPLES_PER_TABLE})

@@ -54,15 +54,15 @@ def normalise_uid(raw: str, *, hex_input: bool = False) -> str:
         raise BadUid("empty card number")
     if _DEC_RE.fullmatch(text) and not hex_input:
         if len(text) > _MAX_DEC:
-            raise BadUid(f"card number {raw!r} has {len(text)} digits; a UID has at most {_MAX_DEC}")
+            raise BadUid(f"card number has {len(text)} digits; a UID has at most {_MAX_DEC}")
         value = int(text)
         digits = f"{value:x}"
         width = 8 if value < 2**32 else len(digits) + len(digits) % 2
         text = digits.rjust(width, "0")
     elif not _HEX_RE.fullmatch(text):
-        raise BadUid(f"card number {raw!r} is neither decimal nor hex")
+        raise BadUid("card number is neither decimal nor hex")
     if not 4 <= len(text) <= _MAX_HEX:
-        raise BadUid(f"card number {raw!r} gives {len(text)} hex digits; a UID has 4 to {_MAX_HEX}")
+        raise BadUid(f"card number gives {len(text)} hex digits; a UID has 4 to {_MAX_HEX}")
     return text
 
 
@@ -143,7 +143,9 @@ def _deliver(on_card: OnCard, uid: str, source: str) -> None:
     try:
         on_card(uid)
     except Exception:
-        log.exception("card reader %s: on_card(%r) failed", source, uid)
+        # A card UID is a credential: it goes no higher than DEBUG in a log (see the README, security).
+        log.exception("card reader %s: handling a card failed", source)
+        log.debug("card reader %s: the card was %s", source, uid)
 
 
 class SimulatedCardReader(CardReader):

@@ -16,9 +16,11 @@ from broker.db.alerts import ack_alert, close_alert, open_alerts, open_or_touch_
 from broker.db.audit import append_session_op, record_audit
 from broker.db.engine import default_db_url, open_store
 from broker.db.errors import SchemaTooNew, StoreError
-from broker.db.events import count_reject, insert_event_once, insert_events_once, prune_events
+from broker.db.events import insert_event_once, insert_events_once, prune_events
 from broker.db.migrate import head_revision
-from broker.db.models import Alert, AuditEntry, Base, Event, EventReject, Member, MemberCard, TableSession
+from broker.db.models import Alert, AuditEntry, Base, Event, Member, MemberCard, TableSession
+from broker.db.rejects import node_rejects, record_rejects
+from broker.rejects import EXCERPT_CHARS, INVALID, SAMPLES_PER_TABLE, UNKNOWN, UNKNOWN_SENSOR, RejectTally
 
 BRATISLAVA = ZoneInfo("Europe/Bratislava")
 T0 = datetime(2026, 11, 30, 18, 0, tzinfo=timezone.utc)
@@ -193,15 +195,23 @@ def test_prune_events_keeps_the_recent_ones(store):
         assert sorted(db.scalars(select(Event.seq))) == [1, 2, 3]
 
 
-def test_rejects_are_counted(store):
+def test_rejects_are_counted_per_table_and_reason_with_bounded_samples(store):
+    for batch in range(3):
+        tally = RejectTally()
+        for i in range(15):
+            tally.add("pool-01", UNKNOWN_SENSOR, "lavos/v1/table/pool-01/event/sensor_fault", f"sensor s{batch}-{i}", b'{"x":"\x00"}', T0)
+        tally.add(UNKNOWN, INVALID, "lavos/v1/table/\x00" + "x" * 500, "bad", b"\xff" * 5000, T0)
+        with store.session() as db:
+            record_rejects(db, tally, T0 + timedelta(minutes=batch))
     with store.session() as db:
-        count_reject(db, "lavos/v1/table/pool-01/event/pocket", "invalid", "seq: field required")
-        count_reject(db, "lavos/v1/table/pool-01/event/pocket", "invalid", "boot: too long")
-        count_reject(db, "x" * 500, "not json")
-    with store.session() as db:
-        row = db.get(EventReject, ("lavos/v1/table/pool-01/event/pocket", "invalid"))
-        assert row.count == 2 and row.last_error == "boot: too long"
-        assert db.scalar(select(func.count()).select_from(EventReject)) == 2
+        got = node_rejects(db)
+    pool = got["pool-01"]
+    assert pool.by_reason[UNKNOWN_SENSOR].count == 45 and pool.dropped == 45
+    assert pool.by_reason[UNKNOWN_SENSOR].first_at == T0 and pool.last_at == T0 + timedelta(minutes=2)
+    assert len(pool.samples) == SAMPLES_PER_TABLE and pool.samples[0].error == "sensor s2-14"  # newest first
+    odd = got[UNKNOWN].samples[0]
+    assert got[UNKNOWN].by_reason[INVALID].count == 3 and odd.topic.startswith("lavos/v1/table/\\x00") and len(odd.topic) <= 201
+    assert len(odd.excerpt) <= EXCERPT_CHARS + 1
 
 
 # --- alerts --------------------------------------------------------------------------------

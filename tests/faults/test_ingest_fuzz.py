@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from paho.mqtt.enums import CallbackAPIVersion
 from sqlalchemy import func, select
 
-from broker.db.models import EventReject
+from broker.db.models import NodeRejectCount
+from broker.rejects import KEPT_REASONS, UNKNOWN
 from tests.broker.test_service_e2e import wait_until
 from tests.support.hub import running_service
 
@@ -82,8 +83,10 @@ def test_ten_thousand_generated_messages_never_crash_the_ingest(mosquitto, tmp_p
         handled = svc.handlers.rejected + svc.handlers.applied + svc.handlers.duplicates
         assert sent >= 9000 and handled <= sent
         with svc.store.session() as db:
-            counted = db.scalar(select(func.sum(EventReject.count)))
+            counted = db.scalar(select(func.sum(NodeRejectCount.count)).where(NodeRejectCount.reason.not_in(KEPT_REASONS)))
+            buckets = set(db.scalars(select(NodeRejectCount.table_id)))
         assert counted == svc.handlers.rejected > 0
+        assert buckets <= {"pool-01", "pool-02", "foos-01", UNKNOWN}  # "nosuch-01" and garbage share one bucket
         assert svc.ingest._thread.is_alive() and svc.link.stats.connected and svc.link.stats.callback_errors == 0
         # still responsive
         t0 = time.monotonic()

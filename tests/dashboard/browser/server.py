@@ -32,10 +32,12 @@ class LavosServer:
     users: dict[str, tuple[str, str]]  # username -> (role, password)
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen | None = None
+    db: str | None = None  # a database URL (PostgreSQL); default: SQLite in workdir
+    extra_args: tuple[str, ...] = ()  # more `lavos server` options (e.g. --influx)
 
     @property
     def db_url(self) -> str:
-        return f"sqlite:///{self.workdir / 'lavos.db'}"
+        return self.db or f"sqlite:///{self.workdir / 'lavos.db'}"
 
     @property
     def base_url(self) -> str:
@@ -67,7 +69,7 @@ class LavosServer:
         self.proc = subprocess.Popen(
             [*LAVOS, "server", "--venue", str(VENUE), "--db", self.db_url,
              "--mqtt", f"mqtt://lavos-hub@127.0.0.1:{self.mqtt_port}", "--mqtt-password-file", str(hub_pw),
-             "--http", f"127.0.0.1:{self.port}", "--data-dir", str(self.workdir / "data")],
+             "--http", f"127.0.0.1:{self.port}", "--data-dir", str(self.workdir / "data"), *self.extra_args],
             cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
         )
         log.close()
