@@ -106,5 +106,6 @@ def test_alerts_are_listed_and_acknowledged(api):
     assert acked["acked_by"] == "jana" and acked["closed_at"] is None
     api.ok("POST", f"/api/alerts/{first['id']}/ack", json={"close": True})
     assert [a["kind"] for a in api.ok("GET", "/api/alerts")] == ["idle_session"]
-    assert [a["kind"] for a in api.ok("GET", "/api/alerts?table=pool-03&open=false")] == ["node_offline"]
+    assert [a["kind"] for a in api.ok("GET", "/api/alerts?table=pool-03&open=false", as_manager=True)] == ["node_offline"]
+    assert api.refused("GET", "/api/alerts?open=false", 403, as_manager=False)  # closed alerts are the manager's history
     assert "no alert 4242" in api.refused("POST", "/api/alerts/4242/ack", 404)
