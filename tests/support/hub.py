@@ -17,15 +17,21 @@ REPO = Path(__file__).resolve().parents[2]
 VENUE = REPO / "deploy" / "venues" / "lavos.toml"
 
 
-def hub_url(mosquitto) -> MqttUrl:
-    return MqttUrl("127.0.0.1", mosquitto.port, "lavos-hub", "hub-secret", False)
+def hub_url(mosquitto, login: str = "lavos-hub") -> MqttUrl:
+    """A URL for a login with the central service's rights (made on the test broker if new)."""
+    user, password = mosquitto.hub_login(login)
+    return MqttUrl("127.0.0.1", mosquitto.port, user, password, False)
 
 
 @contextlib.contextmanager
 def running_service(mosquitto, db_url: str, *, clock=None, metrics=None, venue=None, client_id="lavos-hub-test"):
+    """The central service in-process. The broker makes the client id the login, so `client_id`
+    names the hub's login (one persistent session each): the same id again resumes that session,
+    a new id starts with none."""
     store = open_store(db_url)
     kwargs = {"clock": clock} if clock else {}
-    svc = CentralService(venue or load_venue(VENUE), store, mqtt_url=hub_url(mosquitto), metrics=metrics, client_id=client_id, **kwargs)
+    svc = CentralService(venue or load_venue(VENUE), store, mqtt_url=hub_url(mosquitto, client_id), metrics=metrics,
+                         client_id=client_id, **kwargs)
     svc.start()
     try:
         yield svc

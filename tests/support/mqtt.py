@@ -5,19 +5,29 @@ from __future__ import annotations
 import queue
 import threading
 import time
-import uuid
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
+from broker.mosquitto import Mosquitto
+
 
 class Collector:
-    def __init__(self, port: int, username: str = "lavos-hub", password: str = "hub-secret", topics=("lavos/v1/#",), qos: int = 1, protocol=mqtt.MQTTv311):
+    """Without a username: a login of its own with the central service's rights (the broker makes
+    the client id the login, so two collectors sharing one would keep kicking each other off)."""
+
+    def __init__(self, port: int, username: str | None = None, password: str | None = None, topics=("lavos/v1/#",), qos: int = 1,
+                 protocol=mqtt.MQTTv311):
+        self._broker = None
+        if username is None:
+            self._broker = Mosquitto.running[port]
+            username, password = self._broker.probe_login()
+        self.username = username
         self.messages: "queue.Queue[mqtt.MQTTMessage]" = queue.Queue()
         self.all: list[mqtt.MQTTMessage] = []
         self._lock = threading.Lock()
         self._subscribed = threading.Event()
-        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"test-{uuid.uuid4().hex[:8]}", protocol=protocol)
+        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=username, protocol=protocol)
         self.client.username_pw_set(username, password)
         self.client.on_message = self._on_message
         self.client.on_connect = lambda c, u, f, rc, p=None: c.subscribe([(t, qos) for t in topics])
@@ -56,3 +66,5 @@ class Collector:
     def close(self) -> None:
         self.client.loop_stop()
         self.client.disconnect()
+        if self._broker is not None:
+            self._broker.release_login(self.username)
