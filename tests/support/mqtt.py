@@ -68,3 +68,20 @@ class Collector:
         self.client.disconnect()
         if self._broker is not None:
             self._broker.release_login(self.username)
+
+
+def clear_session(port: int, username: str, password: str) -> None:
+    """End a login's persistent session (what docs/scaling.md says to do for a retired hub slot):
+    one clean-session connect with that login, which is also its client id."""
+    c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=username, clean_session=True)
+    c.username_pw_set(username, password)
+    done = threading.Event()
+    c.on_connect = lambda *a: done.set()
+    c.connect("127.0.0.1", port, keepalive=5)
+    c.loop_start()
+    try:
+        if not done.wait(5):
+            raise TimeoutError(f"{username} did not connect to clear its session")
+    finally:
+        c.disconnect()
+        c.loop_stop()
