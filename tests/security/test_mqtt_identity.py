@@ -1,0 +1,173 @@
+"""Issue 9 item 1: no login may take over another's MQTT client id.
+
+Real processes throughout: Mosquitto started from the shipped config and ACL (the `mosquitto`
+fixture, broker/mosquitto.py), a real `lavos server` as the central service (client id lavos-hub,
+persistent session), a real table node (EdgeNode) for pool-02, and paho/mosquitto_sub clients
+holding pool-01's password. Before the fix, Mosquitto let any login use any client id, and a second
+connection with an id in use kicks the first off.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+import time
+from datetime import datetime, timezone
+
+import httpx
+import paho.mqtt.client as mqtt
+import pytest
+from paho.mqtt.enums import CallbackAPIVersion
+from sqlalchemy import func, select
+
+from broker.db.engine import open_store
+from broker.db.models import Event
+from broker.mosquitto import SHIPPED_CONF
+from devices import contract
+from tests.dashboard.browser.server import LavosServer
+from tests.support.hub import running_node
+from tests.support.mqtt import Collector
+
+HONEST, ATTACKER = "pool-02", "pool-01"
+
+
+def event(table: str, seq: int, boot: str) -> bytes:
+    ev = contract.PocketEvent(v=1, table=table, type="pocket", boot=boot, seq=seq, ts=datetime.now(timezone.utc), ts_synced=True,
+                              data=contract.PocketData(pocket=seq % 6, pulse_ms=20.0))
+    return contract.encode(ev)
+
+
+def publish_events(port: int, table: str, boot: str, n: int, gap_s: float = 0.0) -> None:
+    """`n` QoS 1 events as the honest node would send them; returns once every one was PUBACKed."""
+    c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=table)
+    c.username_pw_set(table, f"pw-{table}")
+    c.connect("127.0.0.1", port)
+    c.loop_start()
+    try:
+        infos = []
+        for seq in range(n):
+            infos.append(c.publish(contract.event_topic(table, "pocket"), event(table, seq, boot), qos=1))
+            time.sleep(gap_s)
+        for info in infos:
+            info.wait_for_publish(10)
+            assert info.is_published()
+    finally:
+        c.disconnect()
+        c.loop_stop()
+
+
+def stored(server: LavosServer, table: str, boot: str) -> tuple[int, int]:
+    """(rows, distinct events) the central service stored for that node boot."""
+    store = open_store(server.db_url)
+    try:
+        with store.reader() as db:
+            where = (Event.table_id == table) & (Event.boot == boot)
+            rows = db.scalar(select(func.count()).select_from(Event).where(where))
+            distinct = db.scalar(select(func.count()).select_from(select(Event.seq).where(where).distinct().subquery()))
+        return rows, distinct
+    finally:
+        store.close()
+
+
+def wait_stored(server: LavosServer, table: str, boot: str, n: int, timeout: float = 20.0) -> tuple[int, int]:
+    deadline = time.monotonic() + timeout
+    while (got := stored(server, table, boot))[0] < n and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.3)  # and no more than n arrive
+    return stored(server, table, boot)
+
+
+def impostor_connect(port: int, client_id: str, *, clean: bool = True, hold_s: float = 0.0) -> str:
+    """One connect with pool-01's login under someone else's client id; returns the CONNACK."""
+    c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=clean)
+    c.username_pw_set(ATTACKER, f"pw-{ATTACKER}")
+    result: list[str] = []
+    done = threading.Event()
+    c.on_connect = lambda cl, u, f, rc, p=None: (result.append(str(rc)), done.set())
+    c.connect("127.0.0.1", port, keepalive=5)
+    c.loop_start()
+    try:
+        done.wait(5)
+        time.sleep(hold_s)
+    finally:
+        c.disconnect()
+        c.loop_stop()
+    return result[0] if result else "no answer"
+
+
+@pytest.fixture
+def server(mosquitto, tmp_path):
+    srv = LavosServer(tmp_path / "server", mosquitto.port, users={}).start()
+    yield srv
+    srv.stop()
+
+
+def takeovers(mosquitto, client_id: str) -> int:
+    return mosquitto.log_text().count(f"Client {client_id} already connected, closing old connection")
+
+
+def test_every_listener_of_the_shipped_config_ties_the_client_id_to_the_login():
+    """use_username_as_clientid is per listener on Mosquitto 2.0: one above the first listener
+    applies to none. So it must follow each listener line, the commented TLS one too."""
+    lines = [ln.lstrip("#").strip() for ln in SHIPPED_CONF.read_text().splitlines() if not ln.startswith("# ")]
+    listeners = [i for i, ln in enumerate(lines) if ln.startswith("listener ")]
+    assert len(listeners) == 2  # plain 1883 and the TLS block
+    for i in listeners:
+        block = lines[i + 1:next((j for j in listeners if j > i), len(lines))]
+        assert "use_username_as_clientid true" in block, lines[i]
+
+
+def test_a_node_login_looping_as_lavos_hub_neither_kicks_the_hub_nor_loses_events(mosquitto, server):
+    """(a) pool-01's password used as client id lavos-hub, again and again with a clean session,
+    while the honest pool-02 publishes 100 events: all 100 stored exactly once, hub never kicked."""
+    before = takeovers(mosquitto, "lavos-hub")
+    stop = threading.Event()
+    answers: list[str] = []
+
+    def attack() -> None:
+        while not stop.is_set():
+            answers.append(impostor_connect(mosquitto.port, "lavos-hub", clean=True))
+            time.sleep(0.03)
+
+    attacker = threading.Thread(target=attack, daemon=True)
+    attacker.start()
+    try:
+        publish_events(mosquitto.port, HONEST, "boot-a", 100, gap_s=0.02)
+    finally:
+        stop.set()
+        attacker.join(10)
+    assert len(answers) >= 10, answers  # the attack really ran alongside the honest node
+    assert wait_stored(server, HONEST, "boot-a", 100) == (100, 100)
+    assert takeovers(mosquitto, "lavos-hub") == before
+    assert httpx.get(server.base_url + "/api/health", timeout=5).json()["mqtt"] is True
+
+
+def test_a_clean_connect_as_lavos_hub_does_not_wipe_the_stopped_hubs_session(mosquitto, server):
+    """(b) Hub stopped, 10 events queued in its persistent session; then another login connects
+    with client id lavos-hub and a clean session. All 10 are applied after the hub restarts."""
+    server.stop()
+    publish_events(mosquitto.port, HONEST, "boot-b", 10)
+    assert impostor_connect(mosquitto.port, "lavos-hub", clean=True, hold_s=0.2) == "Success"  # it may log in, as itself
+    server.start()
+    assert wait_stored(server, HONEST, "boot-b", 10) == (10, 10)
+
+
+def test_a_node_login_using_another_tables_id_neither_kicks_it_nor_fires_its_will(mosquitto, tmp_path):
+    """(c) `mosquitto_sub -u pool-01 -i pool-02`: the real pool-02 stays connected and no
+    "offline" (its will) is published for it."""
+    watcher = Collector(mosquitto.port, topics=(contract.status_topic(HONEST),))
+    try:
+        with running_node(mosquitto, tmp_path, HONEST) as (node, _factory):
+            assert node.link.wait_connected(10)
+            watcher.wait_for(lambda m: json.loads(m.payload).get("state") == "online", 10)
+            connects, before = node.link.connects, takeovers(mosquitto, HONEST)
+            done = subprocess.run(["mosquitto_sub", "-h", "127.0.0.1", "-p", str(mosquitto.port), "-u", ATTACKER, "-P", f"pw-{ATTACKER}",
+                                   "-i", HONEST, "-t", "lavos/v1/table/pool-01/light/set", "-W", "1"], capture_output=True, text=True, timeout=10)
+            assert "refused" not in (done.stderr + done.stdout).lower()  # pool-01 got in (as itself), the point is what it did not do
+            time.sleep(1.0)  # a kicked node's will is published at once; give it time to show
+            assert node.link.connected and node.link.connects == connects, "the real pool-02 was kicked off"
+            assert takeovers(mosquitto, HONEST) == before
+            assert not watcher.matching(lambda m: json.loads(m.payload).get("state") == "offline"), "pool-02's will fired"
+    finally:
+        watcher.close()
