@@ -13,69 +13,19 @@ import json
 import subprocess
 import threading
 import time
-from datetime import datetime, timezone
 
 import httpx
 import paho.mqtt.client as mqtt
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
-from sqlalchemy import func, select
 
-from broker.db.engine import open_store
-from broker.db.models import Event
 from broker.mosquitto import SHIPPED_CONF
 from devices import contract
 from tests.dashboard.browser.server import LavosServer
-from tests.support.hub import running_node
-from tests.support.mqtt import Collector
+from tests.support.hub import running_node, wait_stored
+from tests.support.mqtt import Collector, publish_events
 
 HONEST, ATTACKER = "pool-02", "pool-01"
-
-
-def event(table: str, seq: int, boot: str) -> bytes:
-    ev = contract.PocketEvent(v=1, table=table, type="pocket", boot=boot, seq=seq, ts=datetime.now(timezone.utc), ts_synced=True,
-                              data=contract.PocketData(pocket=seq % 6, pulse_ms=20.0))
-    return contract.encode(ev)
-
-
-def publish_events(port: int, table: str, boot: str, n: int, gap_s: float = 0.0) -> None:
-    """`n` QoS 1 events as the honest node would send them; returns once every one was PUBACKed."""
-    c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=table)
-    c.username_pw_set(table, f"pw-{table}")
-    c.connect("127.0.0.1", port)
-    c.loop_start()
-    try:
-        infos = []
-        for seq in range(n):
-            infos.append(c.publish(contract.event_topic(table, "pocket"), event(table, seq, boot), qos=1))
-            time.sleep(gap_s)
-        for info in infos:
-            info.wait_for_publish(10)
-            assert info.is_published()
-    finally:
-        c.disconnect()
-        c.loop_stop()
-
-
-def stored(server: LavosServer, table: str, boot: str) -> tuple[int, int]:
-    """(rows, distinct events) the central service stored for that node boot."""
-    store = open_store(server.db_url)
-    try:
-        with store.reader() as db:
-            where = (Event.table_id == table) & (Event.boot == boot)
-            rows = db.scalar(select(func.count()).select_from(Event).where(where))
-            distinct = db.scalar(select(func.count()).select_from(select(Event.seq).where(where).distinct().subquery()))
-        return rows, distinct
-    finally:
-        store.close()
-
-
-def wait_stored(server: LavosServer, table: str, boot: str, n: int, timeout: float = 20.0) -> tuple[int, int]:
-    deadline = time.monotonic() + timeout
-    while (got := stored(server, table, boot))[0] < n and time.monotonic() < deadline:
-        time.sleep(0.1)
-    time.sleep(0.3)  # and no more than n arrive
-    return stored(server, table, boot)
 
 
 def impostor_connect(port: int, client_id: str, *, clean: bool = True, hold_s: float = 0.0) -> str:
@@ -138,7 +88,7 @@ def test_a_node_login_looping_as_lavos_hub_neither_kicks_the_hub_nor_loses_event
         stop.set()
         attacker.join(10)
     assert len(answers) >= 10, answers  # the attack really ran alongside the honest node
-    assert wait_stored(server, HONEST, "boot-a", 100) == (100, 100)
+    assert wait_stored(server.db_url, HONEST, "boot-a", 100) == (100, 100)
     assert takeovers(mosquitto, "lavos-hub") == before
     assert httpx.get(server.base_url + "/api/health", timeout=5).json()["mqtt"] is True
 
@@ -150,7 +100,7 @@ def test_a_clean_connect_as_lavos_hub_does_not_wipe_the_stopped_hubs_session(mos
     publish_events(mosquitto.port, HONEST, "boot-b", 10)
     assert impostor_connect(mosquitto.port, "lavos-hub", clean=True, hold_s=0.2) == "Success"  # it may log in, as itself
     server.start()
-    assert wait_stored(server, HONEST, "boot-b", 10) == (10, 10)
+    assert wait_stored(server.db_url, HONEST, "boot-b", 10) == (10, 10)
 
 
 def test_a_node_login_using_another_tables_id_neither_kicks_it_nor_fires_its_will(mosquitto, tmp_path):

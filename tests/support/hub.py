@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import time
 from pathlib import Path
 
+from sqlalchemy import func, select
+
 from broker.db.engine import open_store
+from broker.db.models import Event
 from broker.hub_link import MqttUrl
 from broker.service import CentralService
 from devices.nodeconfig import node_config_for
@@ -60,3 +64,25 @@ def running_node(mosquitto, tmp_path: Path, table: str, *, venue=None, outbox_ma
         yield node, factory
     finally:
         node.close()
+
+
+def stored_events(db_url: str, table: str, boot: str) -> tuple[int, int]:
+    """(rows, distinct seqs) the central service stored for one node boot."""
+    store = open_store(db_url)
+    try:
+        with store.reader() as db:
+            where = (Event.table_id == table) & (Event.boot == boot)
+            rows = db.scalar(select(func.count()).select_from(Event).where(where))
+            distinct = db.scalar(select(func.count()).select_from(select(Event.seq).where(where).distinct().subquery()))
+        return rows, distinct
+    finally:
+        store.close()
+
+
+def wait_stored(db_url: str, table: str, boot: str, n: int, timeout: float = 20.0) -> tuple[int, int]:
+    """stored_events once `n` rows are there (or at the timeout), after a moment for extras to show."""
+    deadline = time.monotonic() + timeout
+    while stored_events(db_url, table, boot)[0] < n and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.3)
+    return stored_events(db_url, table, boot)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from datetime import datetime, timezone
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
 from broker.mosquitto import Mosquitto
+from devices import contract
 
 
 class Collector:
@@ -82,6 +84,32 @@ def clear_session(port: int, username: str, password: str) -> None:
     try:
         if not done.wait(5):
             raise TimeoutError(f"{username} did not connect to clear its session")
+    finally:
+        c.disconnect()
+        c.loop_stop()
+
+
+def pocket_event(table: str, seq: int, boot: str) -> bytes:
+    ev = contract.PocketEvent(v=1, table=table, type="pocket", boot=boot, seq=seq, ts=datetime.now(timezone.utc), ts_synced=True,
+                              data=contract.PocketData(pocket=seq % 6, pulse_ms=20.0))
+    return contract.encode(ev)
+
+
+def publish_events(port: int, table: str, boot: str, n: int, gap_s: float = 0.0) -> None:
+    """`n` QoS 1 pocket events as table `table`'s node (password "pw-<table>") sends them;
+    returns once the broker PUBACKed every one."""
+    c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=table)
+    c.username_pw_set(table, f"pw-{table}")
+    c.connect("127.0.0.1", port)
+    c.loop_start()
+    try:
+        infos = []
+        for seq in range(n):
+            infos.append(c.publish(contract.event_topic(table, "pocket"), pocket_event(table, seq, boot), qos=1))
+            time.sleep(gap_s)
+        for info in infos:
+            info.wait_for_publish(10)
+            assert info.is_published()
     finally:
         c.disconnect()
         c.loop_stop()
