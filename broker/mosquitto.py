@@ -105,7 +105,9 @@ def render_conf(shipped: str, *, port: int, passwd: Path, acl: Path, data_dir: P
             out.append(f"{key} {value}")
         else:
             out.append(line)
-    missing = {"listener", "password_file", "acl_file", "persistence_location"} - replaced
+    if "persistence_location" not in replaced:  # Debian's main config sets it for a club (see the shipped file)
+        out.append(f"persistence_location {data_dir}/")
+    missing = {"listener", "password_file", "acl_file"} - replaced
     if tls is not None:
         missing |= {f"tls {k}" for k in ("listener", "cafile", "certfile", "keyfile")} - replaced
     if missing:
