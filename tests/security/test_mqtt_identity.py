@@ -19,10 +19,10 @@ import paho.mqtt.client as mqtt
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
-from broker.mosquitto import SHIPPED_CONF
+from broker.mosquitto import SHIPPED_ACL, SHIPPED_CONF
 from devices import contract
 from tests.dashboard.browser.server import LavosServer
-from tests.support.hub import running_node, wait_stored
+from tests.support.hub import REPO, running_node, wait_stored
 from tests.support.mqtt import Collector, publish_events
 
 HONEST, ATTACKER = "pool-02", "pool-01"
@@ -55,6 +55,13 @@ def server(mosquitto, tmp_path):
 
 def takeovers(mosquitto, client_id: str) -> int:
     return mosquitto.log_text().count(f"Client {client_id} already connected, closing old connection")
+
+
+def test_what_clubs_install_is_the_file_the_tests_run():
+    """deploy/mosquitto/ holds links to the packaged files broker/mosquitto.py starts from: one copy."""
+    for deployed, packaged in (("lavos.conf", SHIPPED_CONF), ("acl", SHIPPED_ACL)):
+        path = REPO / "deploy" / "mosquitto" / deployed
+        assert path.is_symlink() and path.resolve() == packaged.resolve(), path
 
 
 def test_every_listener_of_the_shipped_config_ties_the_client_id_to_the_login():
