@@ -32,6 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from broker.mosquitto import HUB_USER, Mosquitto  # noqa: E402
+
+PUB_USER = "lavos-hub-2"
 from devices.contract import event_topic, light_set_topic, status_topic  # noqa: E402
 from devices.nodeconfig import dump_node_config  # noqa: E402
 from edge import EdgeNode  # noqa: E402
@@ -92,8 +94,9 @@ def report(name: str, ms: list[float]) -> None:
 def bench_baseline(port: int, samples: int) -> list[float]:
     topic = "lavos/v1/table/bench/baseline"
     hub = Hub(port, topic)
-    pub = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="bench-pub")
-    pub.username_pw_set(HUB_USER, "hub-secret")
+    # A login of its own: the broker makes the client id the login, and Hub above holds lavos-hub.
+    pub = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=PUB_USER)
+    pub.username_pw_set(PUB_USER, "hub-secret")
     pub.connect("127.0.0.1", port)
     pub.loop_start()
     out = []
@@ -179,6 +182,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="lavos-bench-") as tmp:
         workdir = Path(tmp)
         broker = Mosquitto(workdir / "mosquitto", users={TABLE: f"pw-{TABLE}"}).start()
+        broker.hub_login(PUB_USER)
         try:
             print(f"Mosquitto on 127.0.0.1:{broker.port}, {os.cpu_count()} CPUs, {args.samples} samples each")
             report("baseline: bare paho QoS1 publish -> receive", bench_baseline(broker.port, args.samples))

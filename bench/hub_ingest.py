@@ -17,7 +17,6 @@ import multiprocessing
 import tempfile
 import threading
 import time
-import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -33,6 +32,7 @@ from devices.venue import load_venue
 
 REPO = Path(__file__).resolve().parents[1]
 TABLES = [f"pool-{i:02d}" for i in range(1, 11)]
+PUB_USER = "lavos-hub-2"  # the publisher's login, beside the consumers' (lavos-hub, lavos-bench-hub-N)
 
 
 def payloads(n: int, boot: str) -> list[tuple[str, bytes]]:
@@ -57,8 +57,9 @@ def publish_all(port: int, messages: list[tuple[str, bytes]]) -> None:
 
 
 def _publish(port: int, messages: list[tuple[str, bytes]]) -> None:
-    pub = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"bench-pub-{uuid.uuid4().hex[:6]}")
-    pub.username_pw_set("lavos-hub", "hub-secret")
+    # Its own login: the broker makes the client id the login, and the consumer holds another.
+    pub = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=PUB_USER)
+    pub.username_pw_set(PUB_USER, "hub-secret")
     pub.max_inflight_messages_set(1000)
     pub.max_queued_messages_set(0)
     pub.connect("127.0.0.1", port)
@@ -100,11 +101,11 @@ def bare_subscriber(port: int, messages) -> float:
     return n / elapsed
 
 
-def service_rate(port: int, messages, db_url: str, metrics, client_id: str) -> tuple[float, dict]:
+def service_rate(port: int, messages, db_url: str, metrics, login: str) -> tuple[float, dict]:
     venue = load_venue(REPO / "deploy" / "venues" / "lavos.toml")
     store = open_store(db_url)
-    svc = CentralService(venue, store, mqtt_url=MqttUrl("127.0.0.1", port, "lavos-hub", "hub-secret", False),
-                         metrics=metrics, client_id=client_id)
+    svc = CentralService(venue, store, mqtt_url=MqttUrl("127.0.0.1", port, login, "hub-secret", False),
+                         metrics=metrics, client_id=login)
     svc.start()
     while not svc.link.stats.connected:
         time.sleep(0.01)
@@ -131,6 +132,7 @@ def main() -> None:
     logging.basicConfig(level=logging.WARNING)
     work = Path(tempfile.mkdtemp(prefix="lavos-bench-"))
     broker = Mosquitto(work / "mosquitto").start()
+    broker.hub_login(PUB_USER)
     metrics, vm = None, None
     try:
         if Path("/usr/bin/victoria-metrics").exists():
@@ -142,10 +144,11 @@ def main() -> None:
         bare, svc = [], []
         for r in range(args.rounds):
             bare.append(bare_subscriber(broker.port, payloads(args.events, f"bare-{r}")))
-            # A fresh client id per round: a persistent session left by the previous round would
-            # hand this one the bare subscriber's messages as extra (and easier) work.
+            # A fresh login (= client id) per round: a persistent session left by the previous round
+            # would hand this one the bare subscriber's messages as extra (and easier) work.
+            login, _ = broker.hub_login(f"lavos-bench-hub-{r}")
             rate, info = service_rate(broker.port, payloads(args.events, f"svc-{r}"), f"sqlite:///{work / 'hub.db'}",
-                                      metrics, f"bench-hub-{r}")
+                                      metrics, login)
             svc.append(rate)
         b, s = max(bare), max(svc)
         print(f"events per round        {args.events} (QoS 1, {len(TABLES)} tables, best of {args.rounds})")

@@ -33,6 +33,7 @@ from broker.mosquitto import Mosquitto, free_port
 from devices import contract
 
 REPO = Path(__file__).resolve().parents[1]
+PUB_USER = "lavos-hub-2"  # the publisher's login; lavos server holds lavos-hub
 
 
 def venue_file(path: Path, tables: int) -> list[str]:
@@ -52,8 +53,9 @@ def rss_mb(pid: int) -> float:
 
 
 def publisher(port: int, tables: list[str], seconds: float, out: "multiprocessing.Queue") -> None:
-    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="load-publisher")
-    client.username_pw_set("lavos-hub", "hub-secret")
+    # Its own login: the broker makes the client id the login, and lavos server holds lavos-hub.
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=PUB_USER)
+    client.username_pw_set(PUB_USER, "hub-secret")
     client.max_inflight_messages_set(1000)
     client.max_queued_messages_set(0)
     client.connect("127.0.0.1", port)
@@ -87,6 +89,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="lavos-load-"))
     tables = venue_file(work / "venue.toml", args.tables)
     broker = Mosquitto(work / "mosquitto").start()
+    broker.hub_login(PUB_USER)
     db = work / "hub.db"
     http = free_port()
     server = subprocess.Popen(

@@ -110,8 +110,12 @@ class HubLink:
         self._share_group = share_group
         self._closing = threading.Event()
         kwargs = {"clean_session": False} if protocol != mqtt.MQTTv5 else {}
+        # The shipped broker config (use_username_as_clientid) makes a connection's client id its
+        # login, so the persistent session belongs to the login: ask for that id, so logs and
+        # brokers without the setting agree. `client_id` counts only for a login-less URL.
+        self.client_id = url.username or client_id
         self.client = mqtt.Client(
-            CallbackAPIVersion.VERSION2, client_id=client_id, protocol=protocol, manual_ack=True, **kwargs
+            CallbackAPIVersion.VERSION2, client_id=self.client_id, protocol=protocol, manual_ack=True, **kwargs
         )
         if url.username:
             self.client.username_pw_set(url.username, url.password)

@@ -1,7 +1,11 @@
-"""Run a private Mosquitto: generated password file, the shipped ACL and our queue limits.
+"""Run a private Mosquitto from the shipped config and ACL, with a generated password file.
 
-Used by the tests (one broker per test module), the demo and the benchmarks. Production runs
-the system Mosquitto with deploy/mosquitto/lavos.conf instead.
+Used by the tests (one broker per test module), the demo and the benchmarks. It reads the very
+files a club installs (broker/mosquitto_conf = deploy/mosquitto/lavos.conf, broker/mosquitto_acl =
+deploy/mosquitto/acl) and changes only what must differ per run: the listener's port and address,
+the password/ACL file paths, the persistence and log locations, and `user root` when run as root
+(Mosquitto would drop to its own user and could not read the run's files). So what the tests
+exercise (client id = login, packet and queue limits) is what a club runs.
 """
 
 from __future__ import annotations
@@ -13,9 +17,15 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
-DEPLOY_ACL = Path(__file__).resolve().parent / "mosquitto_acl"
+PACKAGE_DIR = Path(__file__).resolve().parent
+SHIPPED_CONF = PACKAGE_DIR / "mosquitto_conf"
+SHIPPED_ACL = PACKAGE_DIR / "mosquitto_acl"
 HUB_USER = "lavos-hub"
+HUB_PASSWORD = "hub-secret"
+MONITOR_USER = "lavos-monitor"
+MONITOR_PASSWORD = "monitor-secret"
 
 
 def free_port() -> int:
@@ -35,43 +45,182 @@ def wait_port(port: int, timeout: float = 10.0) -> None:
     raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout}s")
 
 
+@dataclass(frozen=True)
+class TlsFiles:
+    """make-certs.sh's output directory and the port for the shipped (commented) TLS listener."""
+
+    certs: Path
+    port: int = field(default_factory=free_port)
+
+
+def acl_users(acl_text: str) -> list[str]:
+    """The logins an ACL file names in `user` lines, in order."""
+    return [line.split(None, 1)[1].strip() for line in acl_text.splitlines()
+            if line.split(None, 1)[:1] == ["user"] and len(line.split()) > 1]
+
+
+def acl_block(acl_text: str, user: str) -> str:
+    """The `user` line and the rules under it, for giving another login the same rights."""
+    lines, inside = [], False
+    for line in acl_text.splitlines():
+        words = line.split()
+        if words[:1] == ["user"]:
+            inside = words[1:] == [user]
+        if inside and words and not line.lstrip().startswith("#"):
+            lines.append(line)
+    if not lines:
+        raise ValueError(f"the ACL has no `user {user}` block")
+    return "\n".join(lines) + "\n"
+
+
+def render_conf(shipped: str, *, port: int, passwd: Path, acl: Path, data_dir: Path, log: Path,
+                tls: TlsFiles | None = None, run_as_root: bool = False) -> str:
+    """The shipped config with this run's port and paths; every line it does not name is kept as is.
+
+    The plain listener moves to 127.0.0.1:`port`. With `tls`, the commented 8883 block is switched
+    on with its port and make-certs.sh's files; without, it stays commented out."""
+    replaced: set[str] = set()
+    out = ["user root"] if run_as_root else []
+    in_tls_block = False
+    for line in shipped.splitlines():
+        words = line.split()
+        if line.startswith("#listener"):
+            in_tls_block = True
+        elif not line.strip():
+            in_tls_block = False
+        if in_tls_block and tls is not None and line.startswith("#") and not line.startswith("# "):
+            key, *rest = line[1:].split()
+            value = {"listener": f"{tls.port} 127.0.0.1", "cafile": tls.certs / "ca.crt",
+                     "certfile": tls.certs / "server.crt", "keyfile": tls.certs / "server.key"}.get(key, " ".join(rest))
+            out.append(f"{key} {value}")
+            replaced.add(f"tls {key}")
+            continue
+        key = words[0] if words and not line.startswith("#") else None
+        value = {"listener": f"{port} 127.0.0.1", "password_file": passwd, "acl_file": acl,
+                 "persistence_location": f"{data_dir}/"}.get(key or "")
+        if value is not None:
+            if key in replaced:
+                raise ValueError(f"the shipped Mosquitto config has more than one {key} line; broker/mosquitto.py expects one")
+            replaced.add(key)
+            out.append(f"{key} {value}")
+        else:
+            out.append(line)
+    if "persistence_location" not in replaced:  # Debian's main config sets it for a club (see the shipped file)
+        out.append(f"persistence_location {data_dir}/")
+    missing = {"listener", "password_file", "acl_file"} - replaced
+    if tls is not None:
+        missing |= {f"tls {k}" for k in ("listener", "cafile", "certfile", "keyfile")} - replaced
+    if missing:
+        raise ValueError(f"the shipped Mosquitto config lacks {', '.join(sorted(missing))}: broker/mosquitto.py cannot run it")
+    out += [f"log_dest file {log}", *(f"log_type {t}" for t in ("error", "warning", "notice", "information"))]
+    return "\n".join(out) + "\n"
+
+
 @dataclass
 class Mosquitto:
-    """One broker process; `stop()`/`start()` keep the port, so clients can reconnect to it."""
+    """One broker process; `stop()`/`start()` keep the port, so clients can reconnect to it.
+
+    Its users: `users` plus lavos-hub (password "hub-secret") and lavos-monitor
+    ("monitor-secret"). One connection per login (the shipped config makes the client id the
+    login), so a second hub process needs `hub_login()`."""
 
     workdir: Path
     users: dict[str, str] = field(default_factory=dict)
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen | None = None
     extra_conf: str = ""
+    tls: TlsFiles | None = None
+
+    # Started brokers by port, so a test helper given only a port (tests/support/mqtt.py) can
+    # ask for a login of its own.
+    running: ClassVar[dict[int, "Mosquitto"]] = {}
 
     def __post_init__(self) -> None:
+        self._free_probes: list[str] = []
+        self._probes = 0
         if shutil.which("mosquitto") is None:
             raise RuntimeError("mosquitto is not installed: `apt-get install mosquitto mosquitto-clients` (./run does it for you)")
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.users = {HUB_USER: "hub-secret", **self.users}
-        passwd = self.workdir / "passwd"
-        passwd.write_text("")
+        self.users = {HUB_USER: HUB_PASSWORD, MONITOR_USER: MONITOR_PASSWORD, **self.users}
+        self.passwd = self.workdir / "passwd"
+        self.passwd.write_text("")
         for user, pw in self.users.items():
-            subprocess.run(["mosquitto_passwd", "-b", str(passwd), user, pw], check=True, capture_output=True)
-        shutil.copy(DEPLOY_ACL, self.workdir / "acl")
+            subprocess.run(["mosquitto_passwd", "-b", str(self.passwd), user, pw], check=True, capture_output=True)
+        self.acl = self.workdir / "acl"
+        shutil.copy(SHIPPED_ACL, self.acl)
         self.log = self.workdir / "mosquitto.log"
-        run_as = "user root\n" if os.geteuid() == 0 else ""
-        (self.workdir / "mosquitto.conf").write_text(
-            f"{run_as}per_listener_settings false\nallow_anonymous false\n"
-            f"password_file {passwd}\nacl_file {self.workdir / 'acl'}\n"
-            f"listener {self.port} 127.0.0.1\n"
-            "max_queued_messages 0\nmax_queued_bytes 268435456\nmax_inflight_messages 100\n"
-            f"persistence true\npersistence_location {self.workdir}/\n"
-            f"log_dest file {self.log}\nlog_type error\nlog_type warning\nlog_type notice\nlog_type information\n"
-            f"{self.extra_conf}"
-        )
+        conf = render_conf(SHIPPED_CONF.read_text(), port=self.port, passwd=self.passwd, acl=self.acl, data_dir=self.workdir,
+                           log=self.log, tls=self.tls, run_as_root=os.geteuid() == 0)
+        (self.workdir / "mosquitto.conf").write_text(conf + self.extra_conf)
 
     def add_user(self, user: str, password: str) -> None:
         self.users[user] = password
-        subprocess.run(["mosquitto_passwd", "-b", str(self.workdir / "passwd"), user, password], check=True, capture_output=True)
+        subprocess.run(["mosquitto_passwd", "-b", str(self.passwd), user, password], check=True, capture_output=True)
+        self._reload()
+
+    def hub_login(self, user: str = HUB_USER) -> tuple[str, str]:
+        """(user, password) of a login with the central service's rights, made if new.
+
+        A login the shipped ACL names (lavos-hub-2, ...) only gets a password; any other name gets
+        a copy of lavos-hub's ACL block in this run's ACL, as a club would add one. Each login is
+        one client id, so one persistent session: tests give each independent hub its own."""
+        if user in self.users:
+            return user, self.users[user]
+        acl_text = self.acl.read_text()
+        if user not in acl_users(acl_text):
+            block = acl_block(acl_text, HUB_USER).replace(f"user {HUB_USER}", f"user {user}", 1)
+            self.acl.write_text(f"{acl_text.rstrip()}\n\n# added by this test run\n{block}")
+        self.users[user] = HUB_PASSWORD
+        subprocess.run(["mosquitto_passwd", "-b", str(self.passwd), user, HUB_PASSWORD], check=True, capture_output=True)
+        if self._reload():
+            self._wait_login(user, HUB_PASSWORD)
+        return user, HUB_PASSWORD
+
+    def probe_login(self) -> tuple[str, str]:
+        """A login with the central service's rights that no open connection uses (lavos-probe-N),
+        for a test's observer; give it back with `release_login` when its connection is closed."""
+        if self._free_probes:
+            user = self._free_probes.pop()
+            return user, self.users[user]
+        self._probes += 1
+        return self.hub_login(f"lavos-probe-{self._probes}")
+
+    def release_login(self, user: str) -> None:
+        if user.startswith("lavos-probe-") and user not in self._free_probes:
+            self._free_probes.append(user)
+
+    def _reload(self) -> bool:
         if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(1)  # SIGHUP reloads the password file
+            self.proc.send_signal(1)  # SIGHUP re-reads the password and ACL files
+            return True
+        return False
+
+    def _wait_login(self, user: str, password: str, timeout: float = 5.0) -> None:
+        """Until the reload has happened: a new login's first connect must not be refused.
+
+        Only for a login never used: connecting takes its client id (and its clean session
+        would end a persistent one)."""
+        import paho.mqtt.client as mqtt
+        from paho.mqtt.enums import CallbackAPIVersion
+
+        deadline = time.monotonic() + timeout
+        while True:
+            probe = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=user, clean_session=True)
+            probe.username_pw_set(user, password)
+            result: list = []
+            probe.on_connect = lambda c, u, f, rc, p=None: result.append(rc)
+            try:
+                probe.connect("127.0.0.1", self.port, keepalive=5)
+                end = time.monotonic() + 1.0
+                while not result and time.monotonic() < end:
+                    probe.loop(0.05)
+            finally:
+                probe.disconnect()
+            if result and not result[0].is_failure:
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"mosquitto did not accept the new login {user} after a reload: {result}")
+            time.sleep(0.02)
 
     def start(self) -> "Mosquitto":
         self.proc = subprocess.Popen(
@@ -80,10 +229,13 @@ class Mosquitto:
         )
         try:
             wait_port(self.port)
+            if self.tls is not None:
+                wait_port(self.tls.port)
         except TimeoutError:
             self.proc.kill()
             err = self.proc.stderr.read().decode(errors="replace") if self.proc.stderr else ""
             raise RuntimeError(f"mosquitto did not start: {err}") from None
+        Mosquitto.running[self.port] = self
         return self
 
     def stop(self) -> None:
@@ -95,6 +247,7 @@ class Mosquitto:
                 self.proc.kill()
                 self.proc.wait()
         self.proc = None
+        Mosquitto.running.pop(self.port, None)
 
     @property
     def url(self) -> str:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 
 from devices.contract import TableId
 from devices.kinds import Kind, PinMap, default_pins
+from devices.service_accounts import table_id_problem
 from devices.tomlfile import Located, load_toml
 
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
@@ -61,6 +62,13 @@ class TableSpec(_Model):
     size_ft: int | None = Field(default=None, ge=6, le=12)
     club_card: bool = False
     pins: PinMap | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _not_a_service_account(cls, v: str) -> str:
+        if problem := table_id_problem(v):
+            raise ValueError(problem)
+        return v
 
     @model_validator(mode="after")
     def _pins_fit_kind(self) -> "TableSpec":

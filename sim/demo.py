@@ -366,7 +366,7 @@ def run_demo(
             closers.append(store.close)
             clock = ScaledClock(evening_start(venue, datetime.now(timezone.utc)), speed)
             cards = seed_club(store, venue, clock(), MEMBERS_CSV)
-            service = CentralService(venue, store, mqtt_url=mqtt.hub_url, clock=clock, client_id="lavos-hub-demo")
+            service = CentralService(venue, store, mqtt_url=mqtt.hub_url, clock=clock)  # client id = its login, lavos-hub
             evening = Evening(service, {}, clock, console)
             service.listeners.append(evening.on_service)
             service.start()

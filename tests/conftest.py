@@ -15,7 +15,9 @@ TABLES = [f"pool-{i:02d}" for i in range(1, 11)] + ["carom-01", "foos-01", "foos
 
 @pytest.fixture(scope="module")
 def mosquitto(tmp_path_factory):
-    """A real Mosquitto with the deploy ACL; users: lavos-hub and one per table (password = "pw-<table>")."""
+    """A real Mosquitto started from the shipped config and ACL (broker/mosquitto.py); users: lavos-hub
+    ("hub-secret"), lavos-monitor ("monitor-secret") and one per table (password "pw-<table>").
+    One connection per login (client id = login): a second hub needs `mosquitto.hub_login(name)`."""
     broker = Mosquitto(tmp_path_factory.mktemp("mosquitto"), users={t: f"pw-{t}" for t in TABLES})
     broker.start()
     yield broker

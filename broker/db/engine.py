@@ -40,7 +40,7 @@ def default_db_url(data_dir: Path | None = None) -> str:
     if data_dir is None and (env := os.environ.get("LAVOS_DB")):
         return env
     directory = data_dir or default_data_dir()
-    directory.mkdir(parents=True, exist_ok=True)
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)  # members, revenue, password hashes
     return f"sqlite:///{directory / 'lavos.db'}"
 
 
@@ -97,10 +97,23 @@ def _sqlite_begin(conn) -> None:  # type: ignore[no-untyped-def]
     conn.exec_driver_sql("BEGIN" if conn.get_execution_options().get(_READ_ONLY) else "BEGIN IMMEDIATE")
 
 
+def create_private_file(path: Path) -> None:
+    """Create `path` empty and owner-only (0600) unless it exists; never widens or narrows one that does."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
+
+
 def make_engine(url: str) -> Engine:
     """An engine for a sqlite:/// or postgresql:// URL, with our connection settings; no schema work."""
     u = _parse(url)
     if u.get_backend_name() == "sqlite":
+        # The database holds members, revenue and password hashes. SQLite would create it with
+        # the process umask (0644 as usual), and makes its -wal and -shm files with the database
+        # file's own mode: an empty 0600 file (which SQLite opens as an empty database) keeps all
+        # three private from their first byte, whoever runs us and with whatever umask.
+        create_private_file(Path(u.database).expanduser())
         engine = create_engine(u, connect_args={"check_same_thread": False}, hide_parameters=True)
         event.listen(engine, "connect", _sqlite_pragmas)
         event.listen(engine, "begin", _sqlite_begin)

@@ -18,7 +18,7 @@ from sqlalchemy import select
 from broker.db.engine import open_store
 from broker.db.models import Event
 from broker.hub_link import MqttUrl
-from broker.mosquitto import HUB_USER, Mosquitto, free_port
+from broker.mosquitto import HUB_USER, Mosquitto, TlsFiles
 from broker.service import CentralService
 from devices.venue import load_venue
 from edge import EdgeNode
@@ -40,15 +40,15 @@ def digests(directory: Path) -> dict[str, str]:
 
 
 class TlsMosquitto(Mosquitto):
-    """The test broker plus a second listener speaking TLS with make-certs.sh's files, as the
-    commented 8883 listener in deploy/mosquitto/lavos.conf does."""
+    """The test broker with the shipped config's commented 8883 listener switched on, with
+    make-certs.sh's files (broker/mosquitto.py: only its port and file paths change)."""
 
     def __init__(self, workdir: Path, certs: Path, users: dict[str, str]) -> None:
-        self.tls_port = free_port()
-        super().__init__(workdir, users=users, extra_conf=(
-            f"listener {self.tls_port} 127.0.0.1\n"
-            f"cafile {certs / 'ca.crt'}\ncertfile {certs / 'server.crt'}\nkeyfile {certs / 'server.key'}\n"
-        ))
+        super().__init__(workdir, users=users, tls=TlsFiles(certs))
+
+    @property
+    def tls_port(self) -> int:
+        return self.tls.port
 
 
 @pytest.fixture(scope="module")

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import time
 from pathlib import Path
 
+from sqlalchemy import func, select
+
 from broker.db.engine import open_store
+from broker.db.models import Event
 from broker.hub_link import MqttUrl
 from broker.service import CentralService
 from devices.nodeconfig import node_config_for
@@ -17,15 +21,21 @@ REPO = Path(__file__).resolve().parents[2]
 VENUE = REPO / "deploy" / "venues" / "lavos.toml"
 
 
-def hub_url(mosquitto) -> MqttUrl:
-    return MqttUrl("127.0.0.1", mosquitto.port, "lavos-hub", "hub-secret", False)
+def hub_url(mosquitto, login: str = "lavos-hub") -> MqttUrl:
+    """A URL for a login with the central service's rights (made on the test broker if new)."""
+    user, password = mosquitto.hub_login(login)
+    return MqttUrl("127.0.0.1", mosquitto.port, user, password, False)
 
 
 @contextlib.contextmanager
 def running_service(mosquitto, db_url: str, *, clock=None, metrics=None, venue=None, client_id="lavos-hub-test"):
+    """The central service in-process. The broker makes the client id the login, so `client_id`
+    names the hub's login (one persistent session each): the same id again resumes that session,
+    a new id starts with none."""
     store = open_store(db_url)
     kwargs = {"clock": clock} if clock else {}
-    svc = CentralService(venue or load_venue(VENUE), store, mqtt_url=hub_url(mosquitto), metrics=metrics, client_id=client_id, **kwargs)
+    svc = CentralService(venue or load_venue(VENUE), store, mqtt_url=hub_url(mosquitto, client_id), metrics=metrics,
+                         client_id=client_id, **kwargs)
     svc.start()
     try:
         yield svc
@@ -54,3 +64,25 @@ def running_node(mosquitto, tmp_path: Path, table: str, *, venue=None, outbox_ma
         yield node, factory
     finally:
         node.close()
+
+
+def stored_events(db_url: str, table: str, boot: str) -> tuple[int, int]:
+    """(rows, distinct seqs) the central service stored for one node boot."""
+    store = open_store(db_url)
+    try:
+        with store.reader() as db:
+            where = (Event.table_id == table) & (Event.boot == boot)
+            rows = db.scalar(select(func.count()).select_from(Event).where(where))
+            distinct = db.scalar(select(func.count()).select_from(select(Event.seq).where(where).distinct().subquery()))
+        return rows, distinct
+    finally:
+        store.close()
+
+
+def wait_stored(db_url: str, table: str, boot: str, n: int, timeout: float = 20.0) -> tuple[int, int]:
+    """stored_events once `n` rows are there (or at the timeout), after a moment for extras to show."""
+    deadline = time.monotonic() + timeout
+    while stored_events(db_url, table, boot)[0] < n and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.3)
+    return stored_events(db_url, table, boot)

@@ -5,19 +5,31 @@ from __future__ import annotations
 import queue
 import threading
 import time
-import uuid
+from datetime import datetime, timezone
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
+from broker.mosquitto import Mosquitto
+from devices import contract
+
 
 class Collector:
-    def __init__(self, port: int, username: str = "lavos-hub", password: str = "hub-secret", topics=("lavos/v1/#",), qos: int = 1, protocol=mqtt.MQTTv311):
+    """Without a username: a login of its own with the central service's rights (the broker makes
+    the client id the login, so two collectors sharing one would keep kicking each other off)."""
+
+    def __init__(self, port: int, username: str | None = None, password: str | None = None, topics=("lavos/v1/#",), qos: int = 1,
+                 protocol=mqtt.MQTTv311):
+        self._broker = None
+        if username is None:
+            self._broker = Mosquitto.running[port]
+            username, password = self._broker.probe_login()
+        self.username = username
         self.messages: "queue.Queue[mqtt.MQTTMessage]" = queue.Queue()
         self.all: list[mqtt.MQTTMessage] = []
         self._lock = threading.Lock()
         self._subscribed = threading.Event()
-        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"test-{uuid.uuid4().hex[:8]}", protocol=protocol)
+        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=username, protocol=protocol)
         self.client.username_pw_set(username, password)
         self.client.on_message = self._on_message
         self.client.on_connect = lambda c, u, f, rc, p=None: c.subscribe([(t, qos) for t in topics])
@@ -56,3 +68,48 @@ class Collector:
     def close(self) -> None:
         self.client.loop_stop()
         self.client.disconnect()
+        if self._broker is not None:
+            self._broker.release_login(self.username)
+
+
+def clear_session(port: int, username: str, password: str) -> None:
+    """End a login's persistent session (what docs/scaling.md says to do for a retired hub slot):
+    one clean-session connect with that login, which is also its client id."""
+    c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=username, clean_session=True)
+    c.username_pw_set(username, password)
+    done = threading.Event()
+    c.on_connect = lambda *a: done.set()
+    c.connect("127.0.0.1", port, keepalive=5)
+    c.loop_start()
+    try:
+        if not done.wait(5):
+            raise TimeoutError(f"{username} did not connect to clear its session")
+    finally:
+        c.disconnect()
+        c.loop_stop()
+
+
+def pocket_event(table: str, seq: int, boot: str) -> bytes:
+    ev = contract.PocketEvent(v=1, table=table, type="pocket", boot=boot, seq=seq, ts=datetime.now(timezone.utc), ts_synced=True,
+                              data=contract.PocketData(pocket=seq % 6, pulse_ms=20.0))
+    return contract.encode(ev)
+
+
+def publish_events(port: int, table: str, boot: str, n: int, gap_s: float = 0.0) -> None:
+    """`n` QoS 1 pocket events as table `table`'s node (password "pw-<table>") sends them;
+    returns once the broker PUBACKed every one."""
+    c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=table)
+    c.username_pw_set(table, f"pw-{table}")
+    c.connect("127.0.0.1", port)
+    c.loop_start()
+    try:
+        infos = []
+        for seq in range(n):
+            infos.append(c.publish(contract.event_topic(table, "pocket"), pocket_event(table, seq, boot), qos=1))
+            time.sleep(gap_s)
+        for info in infos:
+            info.wait_for_publish(10)
+            assert info.is_published()
+    finally:
+        c.disconnect()
+        c.loop_stop()
