@@ -148,5 +148,5 @@ def _unit(name: str) -> dict[str, str]:
 def test_the_units_raise_the_open_file_limit_and_keep_files_private():
     server = _unit("lavos-server.service")
     assert connection_cap(int(server["LimitNOFILE"])) == MAX_CONNECTIONS  # the cap is not squeezed by the limit
-    assert server["UMask"] == "0077"
+    assert server["UMask"] == "0077" and server["StateDirectoryMode"] == "0700"
     assert _unit("lavos-edge.service")["UMask"] == "0077"
