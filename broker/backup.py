@@ -26,7 +26,7 @@ from pathlib import Path
 from sqlalchemy import Engine, create_engine, exc, inspect, text
 from sqlalchemy.engine import URL, make_url
 
-from broker.db.engine import SQLITE_BUSY_TIMEOUT_MS, _parse, make_engine, open_store, safe_url
+from broker.db.engine import SQLITE_BUSY_TIMEOUT_MS, _parse, create_private_file, make_engine, open_store, safe_url
 from broker.db.errors import StoreError
 from broker.db.migrate import alembic_config, current_revision, head_revision
 
@@ -124,6 +124,9 @@ def _atomically(dest: Path, force: bool, write: Callable[[Path], None]) -> None:
     partial = dest.with_name(f".{dest.name}.partial-{os.getpid()}")
     partial.unlink(missing_ok=True)
     try:
+        # A backup holds members, revenue and password hashes: private from its first byte
+        # (sqlite3 and pg_dump both write into the empty file and keep its mode).
+        create_private_file(partial)
         write(partial)
         with partial.open("rb") as f:
             os.fsync(f.fileno())

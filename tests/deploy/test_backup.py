@@ -4,7 +4,9 @@ with a message that says what to do."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
 import subprocess
 import sys
 import threading
@@ -152,6 +154,15 @@ def test_a_backup_from_a_newer_schema_is_refused(db_url, fresh_url, tmp_path):
     backup(db_url, tmp_path / "future.backup")  # copying is fine...
     with pytest.raises(BackupError, match=f"newer Lavos.*{FUTURE}.*upgrade Lavos first"):
         restore(tmp_path / "future.backup", fresh_url)  # ...writing it where this Lavos works is not
+
+
+def test_a_backup_is_private_whatever_the_umask(db_url, tmp_path):
+    old = os.umask(0o022)
+    try:
+        backup(db_url, tmp_path / "private.backup")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "private.backup").stat().st_mode) == 0o600
 
 
 def test_a_backup_of_the_other_backend_is_refused(db_url, tmp_path, request):
