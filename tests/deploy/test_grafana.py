@@ -30,6 +30,7 @@ SAMPLE_CALLS = {
     "light": ("pool-01", True, AT),
     "node": ("pool-01", 12.5, 0, 48.2, 1, AT),
     "alert": ("node_offline", AT),
+    "reject": ("pool-01", "unknown_sensor", 3, AT),
 }
 # Columns every Flux row has, whatever the measurement.
 FLUX_COLUMNS = {"_time", "_value", "_start", "_stop", "_measurement", "_field"}

@@ -16,7 +16,6 @@ import importlib
 import os
 import signal
 import subprocess
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,7 +30,7 @@ from dashboard.web.app import web_routes
 from dashboard.web.security import SESSION_COOKIE
 from tests.dashboard.test_server_cli import LAVOS, _free_port
 from tests.support.hub import REPO, VENUE
-from tests.support.web import _CSRF, web_app
+from tests.support.web import _CSRF, wait_serving, web_app
 
 API_AUTH = "tests/dashboard/test_api_auth.py"
 WEB_AUTH = "tests/dashboard/test_web_auth.py"
@@ -140,14 +139,7 @@ def served(mosquitto, tmp_path_factory) -> Served:  # type: ignore[no-untyped-de
                                 cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
     cli_err = []
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(f"{base}/api/health", timeout=1)
-                break
-            except httpx.TransportError:
-                assert proc.poll() is None and time.monotonic() < deadline, log_file.read_text()
-                time.sleep(0.1)
+        wait_serving(proc, base, log_file, 30)
         for user, role in (("boss", "manager"), ("jana", "staff")):  # creating users while the server runs and logs
             pw = tmp / f"{user}.pw"
             pw.write_text(out.passwords[user] + "\n")

@@ -5,16 +5,15 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 
 from tests.dashboard.test_server_cli import LAVOS, _free_port
 from tests.support.hub import REPO, VENUE
+from tests.support.web import wait_serving
 
 MANAGER, MANAGER_PASSWORD = "boss", "Manažér-tajné-heslo-7"
 
@@ -77,14 +76,7 @@ def lavos_server(mosquitto, tmp: Path, *, log_level: str = "INFO", preexec_fn: C
                                 cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, preexec_fn=preexec_fn)
     served = Served(proc, f"http://127.0.0.1:{port}", port, log, tmp, db, env)
     try:
-        deadline = time.monotonic() + wait_s
-        while True:
-            try:
-                httpx.get(f"{served.base}/api/health", timeout=1)
-                break
-            except httpx.TransportError:
-                assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
-                time.sleep(0.1)
+        wait_serving(proc, served.base, log, wait_s)
         yield served
     finally:
         proc.send_signal(signal.SIGTERM)

@@ -23,7 +23,7 @@ from devices import contract
 from tests.dashboard.test_server_cli import LAVOS, _free_port
 from tests.support.hub import REPO, VENUE
 from tests.support.mqtt import Collector
-from tests.support.web import _CSRF
+from tests.support.web import _CSRF, wait_serving
 
 MANAGER, STAFF = "manager", "jana"
 PASSWORDS = {MANAGER: "Manažér-tajné-heslo-7", STAFF: "Čašníčka-heslo-42"}
@@ -85,14 +85,7 @@ def lavos_server(mosquitto, tmp: Path) -> Iterator[Server]:  # type: ignore[no-u
                                  "--db", f"sqlite:///{db}", "--http", f"127.0.0.1:{port}", "--data-dir", str(tmp / "data")],
                                 cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=1)
-                break
-            except httpx.TransportError:
-                assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
-                time.sleep(0.1)
+        wait_serving(proc, f"http://127.0.0.1:{port}", log, 30)
         for user, role in ((MANAGER, "manager"), (STAFF, "staff")):
             pw = tmp / f"{user}.pw"
             pw.write_text(PASSWORDS[user] + "\n")
