@@ -43,13 +43,14 @@ class RawNode:
     port: int
     table: str
     user: str | None = None  # default: the table's own node account
+    password: str | None = None  # default: the test broker's password for a node account
     seq: int = 0
     boot: str = field(default_factory=lambda: "attack-" + secrets.token_hex(4))
 
     def __post_init__(self) -> None:
         user = self.user or self.table
         self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"{user}-raw-{secrets.token_hex(3)}")
-        self.client.username_pw_set(user, "hub-secret" if user == "lavos-hub" else f"pw-{user}")
+        self.client.username_pw_set(user, self.password or f"pw-{user}")
         self.client.max_inflight_messages_set(100)
         self.client.connect("127.0.0.1", self.port)
         self.client.loop_start()
@@ -57,10 +58,11 @@ class RawNode:
     def publish(self, topic: str, payload: bytes) -> None:
         self.client.publish(topic, payload, qos=1).wait_for_publish(10)
 
-    def event(self, etype: str, data: dict, *, ts: str | None = None, synced: bool = True, table: str | None = None) -> None:
+    def event(self, etype: str, data: dict, *, ts: str | None = None, synced: bool = True, table: str | None = None,
+              boot: str | None = None) -> None:
         self.seq += 1
         table = table or self.table
-        body = {"v": 1, "table": table, "type": etype, "boot": self.boot, "seq": self.seq,
+        body = {"v": 1, "table": table, "type": etype, "boot": boot or self.boot, "seq": self.seq,
                 "ts": ts or datetime.now(timezone.utc).isoformat(), "ts_synced": synced, "data": data}
         self.publish(contract.event_topic(table, etype), json.dumps(body).encode())
 
@@ -141,7 +143,10 @@ def test_made_up_sensor_names_open_no_alert_and_are_counted_per_node(lavos, mosq
 
 
 def test_topics_of_tables_not_in_the_venue_share_one_bounded_bucket(lavos, mosquitto):
-    hub = RawNode(mosquitto.port, "pool-01", user="lavos-hub")  # only the hub account may publish there
+    # Only a hub account may publish there; a login of its own (the login is the client id, so
+    # lavos-hub itself would take the running server's place).
+    user, password = mosquitto.probe_login()
+    hub = RawNode(mosquitto.port, "pool-01", user=user, password=password)
     try:
         for i in range(300):
             hub.event("pocket", {"pocket": 1, "pulse_ms": 20.0}, table=f"ghost-{i}")
@@ -149,6 +154,7 @@ def test_topics_of_tables_not_in_the_venue_share_one_bounded_bucket(lavos, mosqu
                    timeout=60, what="ghost tables counted")
     finally:
         hub.close()
+        mosquitto.release_login(user)
     unknown = lavos.api("GET", "/api/nodes/unknown-rejects", MANAGER)
     assert unknown["by_reason"]["unknown_table"]["count"] == 300 and len(unknown["samples"]) == SAMPLES_PER_TABLE
     store = open_store(lavos.db_url)
@@ -271,12 +277,11 @@ def test_the_card_capture_page_says_which_node_sent_the_uid_and_when(lavos, mosq
 def test_an_event_the_database_cannot_store_is_refused_alone_and_ingest_carries_on(lavos, mosquitto):
     """A year-10000 UTC stamp, NUL in a boot id or in event data (PostgreSQL refuses NUL in text and
     JSONB): once, each of these failed every retry of its batch, and the hub applied nothing more."""
-    node = RawNode(mosquitto.port, "pool-06")
-    nul_boot = RawNode(mosquitto.port, "pool-06", boot="nul\u0000boot")
+    node = RawNode(mosquitto.port, "pool-06")  # one connection: a second one on the same login would replace it
     try:
         node.event("pocket", {"pocket": 0, "pulse_ms": 20.0}, ts="9999-12-31T23:59:59-12:00", synced=False)
         node.event("activity", {"source": "lamp\u0000"})
-        nul_boot.event("pocket", {"pocket": 1, "pulse_ms": 20.0})
+        node.event("pocket", {"pocket": 1, "pulse_ms": 20.0}, boot="nul\u0000boot")
         node.event("pocket", {"pocket": 5, "pulse_ms": 20.0})  # an honest drop after them
 
         def stored() -> list[Event]:
@@ -290,6 +295,5 @@ def test_an_event_the_database_cannot_store_is_refused_alone_and_ingest_carries_
         wait_until(lambda: any(e.data.get("pocket") == 5 for e in stored()), timeout=30, what="the honest drop applied")
     finally:
         node.close()
-        nul_boot.close()
     refused = node_row(lavos, "pool-06")["rejects"]
     assert len(stored()) + refused["dropped"] == 4  # each one either stored or counted, none lost silently
