@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
+from sqlalchemy import exc as sa_exc
 from sqlalchemy import select
 from sqlalchemy.orm import Session as Db
 
@@ -130,6 +131,12 @@ class IngestHandlers:
                             continue
                         self._one(db, msg, now, after)
                     self._flag_clock(tally, d, now)
+                except sa_exc.OperationalError:
+                    # The database, not the message: a deadlock with another hub process, a
+                    # locked SQLite file, a lost connection. Dropping the message would lose an
+                    # event the broker already counts as delivered; the whole batch goes back to
+                    # the ingest loop, which retries it and acks nothing meanwhile.
+                    raise
                 except Exception as e:  # noqa: BLE001 - one bad message must not block the rest
                     log.exception("error applying %s", m.topic)
                     self._reject(tally, m, rejects.HANDLER_ERROR, repr(e), now)
