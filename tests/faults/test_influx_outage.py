@@ -52,6 +52,21 @@ def hall(mosquitto, tmp_path, metrics):
         yield svc, nodes
 
 
+def stop_between_writes(victoria, metrics) -> None:  # type: ignore[no-untyped-def]
+    """Stop VictoriaMetrics while no write of the writer is in flight.
+
+    A write that reaches it while it shuts down can be answered 2xx and still not be kept (seen
+    once in two full runs here: 356 of 360 acknowledged points, one telemetry point per node,
+    written the moment it stopped). That loss is the metrics server's, outside anything the
+    writer can know; this test is about what the writer does while the server is gone. The
+    writer takes a batch only under its condition lock, so holding it keeps the next one back.
+    """
+    with metrics._cond:
+        assert metrics._cond.wait_for(lambda: metrics._inflight == 0, timeout=10)
+        victoria.export("pocket_.+")  # /internal/force_flush: what it acknowledged is on disk
+        victoria.stop()
+
+
 def all_stored(svc) -> dict[str, int]:
     return {t: len(stored_events(svc.store, t)) for t in TABLES}
 
@@ -66,7 +81,7 @@ def test_five_minutes_without_influx_loses_no_point_and_memory_stays_flat(mosqui
             drop_balls(nodes[t][1], nodes[t][0], i, 1)
         wait_until(lambda: all(pocket_points(victoria, t) == 1 for t in TABLES), timeout=30, what="first drops in VictoriaMetrics")
 
-        victoria.stop()
+        stop_between_writes(victoria, metrics)
         rss_start, rss_peak, most_queued = rss_bytes(), 0, 0
         started = time.monotonic()
         i = 0
