@@ -29,8 +29,8 @@ from dashboard.api.app import PUBLIC_PATHS, api_routes
 from dashboard.web.app import web_routes
 from dashboard.web.security import SESSION_COOKIE
 from tests.dashboard.test_server_cli import LAVOS, _free_port
-from tests.support.hub import REPO, VENUE
-from tests.support.web import _CSRF, wait_serving, web_app
+from tests.support.hub import REPO
+from tests.support.web import _CSRF, server_argv, wait_serving, web_app
 
 API_AUTH = "tests/dashboard/test_api_auth.py"
 WEB_AUTH = "tests/dashboard/test_web_auth.py"
@@ -134,8 +134,7 @@ def served(mosquitto, tmp_path_factory) -> Served:  # type: ignore[no-untyped-de
     log_file = tmp / "server.log"
     with open(log_file, "w") as log:
         # The MQTT password inline in the URL, as bench/load.py passes it: the URL must not be logged whole.
-        proc = subprocess.Popen([*LAVOS, "server", "--venue", str(VENUE), "--mqtt", f"mqtt://lavos-hub:hub-secret@127.0.0.1:{mosquitto.port}",
-                                 "--db", db, "--http", f"127.0.0.1:{port}", "--data-dir", str(tmp / "data"), "--log-level", "DEBUG"],
+        proc = subprocess.Popen(server_argv(mosquitto.port, db, port, tmp / "data", "--log-level", "DEBUG"),
                                 cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
     cli_err = []
     try:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 
 from tests.dashboard.test_server_cli import LAVOS, _free_port
-from tests.support.hub import REPO, VENUE
-from tests.support.web import wait_serving
+from tests.support.hub import REPO
+from tests.support.web import server_argv, wait_serving
 
 MANAGER, MANAGER_PASSWORD = "boss", "Manažér-tajné-heslo-7"
 
@@ -71,8 +71,7 @@ def lavos_server(mosquitto, tmp: Path, *, log_level: str = "INFO", preexec_fn: C
     db = f"sqlite:///{tmp / 'lavos.db'}"
     log = tmp / "server.log"
     with open(log, "w") as out:
-        proc = subprocess.Popen([*LAVOS, "server", "--venue", str(VENUE), "--mqtt", f"mqtt://lavos-hub:hub-secret@127.0.0.1:{mosquitto.port}",
-                                 "--db", db, "--http", f"127.0.0.1:{port}", "--data-dir", str(tmp / "data"), "--log-level", log_level],
+        proc = subprocess.Popen(server_argv(mosquitto.port, db, port, tmp / "data", "--log-level", log_level),
                                 cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, preexec_fn=preexec_fn)
     served = Served(proc, f"http://127.0.0.1:{port}", port, log, tmp, db, env)
     try:

@@ -21,9 +21,9 @@ from sqlalchemy import create_engine, text
 
 from devices import contract
 from tests.dashboard.test_server_cli import LAVOS, _free_port
-from tests.support.hub import REPO, VENUE
+from tests.support.hub import REPO
 from tests.support.mqtt import Collector
-from tests.support.web import _CSRF, wait_serving
+from tests.support.web import _CSRF, server_argv, wait_serving
 
 MANAGER, STAFF = "manager", "jana"
 PASSWORDS = {MANAGER: "Manažér-tajné-heslo-7", STAFF: "Čašníčka-heslo-42"}
@@ -81,8 +81,7 @@ def lavos_server(mosquitto, tmp: Path) -> Iterator[Server]:  # type: ignore[no-u
     log = tmp / "server.log"
     with open(log, "w") as out:
         # 0.0.0.0 would do too; 127.0.0.1 answers clients from anywhere in 127/8.
-        proc = subprocess.Popen([*LAVOS, "server", "--venue", str(VENUE), "--mqtt", f"mqtt://lavos-hub:hub-secret@127.0.0.1:{mosquitto.port}",
-                                 "--db", f"sqlite:///{db}", "--http", f"127.0.0.1:{port}", "--data-dir", str(tmp / "data")],
+        proc = subprocess.Popen(server_argv(mosquitto.port, f"sqlite:///{db}", port, tmp / "data"),
                                 cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         wait_serving(proc, f"http://127.0.0.1:{port}", log, 30)
