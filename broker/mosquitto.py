@@ -11,6 +11,7 @@ exercise (client id = login, packet and queue limits) is what a club runs.
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -28,10 +29,23 @@ MONITOR_USER = "lavos-monitor"
 MONITOR_PASSWORD = "monitor-secret"
 
 
+# Below Linux's ephemeral range (32768-60999): a port the kernel hands out for a bind to 0 can
+# also become the local end of any outgoing connection (a node reconnecting, a database client),
+# and a broker restarted on it then fails with "address in use" (seen once in CI, after a
+# 60-second outage with 13 nodes retrying).
+_TEST_PORTS = range(20000, 32000)
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    for _ in range(200):
+        port = random.choice(_TEST_PORTS)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {_TEST_PORTS.start}-{_TEST_PORTS.stop - 1} on 127.0.0.1")
 
 
 def wait_port(port: int, timeout: float = 10.0) -> None:
@@ -234,7 +248,7 @@ class Mosquitto:
         except TimeoutError:
             self.proc.kill()
             err = self.proc.stderr.read().decode(errors="replace") if self.proc.stderr else ""
-            raise RuntimeError(f"mosquitto did not start: {err}") from None
+            raise RuntimeError(f"mosquitto did not start: {err}{self.log_text()[-2000:]}") from None
         Mosquitto.running[self.port] = self
         return self
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,15 +13,10 @@ import pytest
 from sqlalchemy import text
 
 from broker.db.engine import open_store
+from broker.mosquitto import free_port
 from tests.support.hub import REPO, VENUE
 
 LAVOS = [sys.executable, "-c", "from lavos_cli import app; app()"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _server(tmp_path, *args: str, password: str = "hub-secret") -> subprocess.Popen:
@@ -47,7 +41,7 @@ def _refused(tmp_path, *args: str, password: str = "hub-secret") -> str:
 
 
 def test_serves_the_api_and_stops_cleanly_on_sigterm(mosquitto, tmp_path):
-    port = _free_port()
+    port = free_port()
     proc = _server(tmp_path, "--venue", str(VENUE), "--mqtt", f"mqtt://lavos-hub@127.0.0.1:{mosquitto.port}",
                    "--http", f"127.0.0.1:{port}", "--data-dir", str(tmp_path / "data"))
     try:
