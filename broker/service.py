@@ -78,6 +78,13 @@ class OpenSession:
     state: sessions.SessionState
 
 
+@dataclass(frozen=True)
+class HallSnapshot:
+    open: dict[str, OpenSession]
+    drops: dict[str, int]
+    last_drop_at: dict[str, datetime | None]
+
+
 @dataclass
 class AfterCommit:
     """Side effects that may happen only once the database has the change."""
@@ -157,6 +164,36 @@ class CentralService:
         self.ingest.stop()
         if self.metrics:
             self.metrics.close()
+
+    # -- what readers may see (copies: nothing outside the service holds its lock or its dicts)
+
+    def hall_snapshot(self) -> "HallSnapshot":
+        """Open sessions and drop counts as one consistent picture."""
+        with self.lock:
+            return HallSnapshot(
+                open=dict(self.open),
+                drops={t: rt.drops for t, rt in self.runtime.items()},
+                last_drop_at={t: rt.last_drop_at for t, rt in self.runtime.items()},
+            )
+
+    def open_session(self, table: str) -> OpenSession | None:
+        with self.lock:
+            return self.open.get(table)
+
+    def subscribe(self, fn: Callable[[str, dict], None]) -> None:
+        """Call fn(topic, data) after every committed change (from the thread that made it)."""
+        self.listeners.append(fn)
+
+    def unsubscribe(self, fn: Callable[[str, dict], None]) -> None:
+        try:
+            self.listeners.remove(fn)
+        except ValueError:
+            pass
+
+    @property
+    def mqtt_connected(self) -> bool | None:
+        """None when the service runs without MQTT (tests, tools)."""
+        return self.link.stats.connected if self.link else None
 
     def notify(self, topic: str, data: dict) -> None:
         """Tell live views (the dashboard) that something changed."""
