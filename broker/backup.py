@@ -114,7 +114,7 @@ def _size(n: int) -> str:
     return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n / 1e3:.1f} kB"
 
 
-def _atomically(dest: Path, force: bool, write: Callable[[Path], None]) -> None:
+def _atomically(dest: Path, force: bool, write: Callable[[Path], object]) -> None:
     """Write through a temporary file beside `dest`, so a failed backup never leaves half a file
     under the name a restore would later trust."""
     if dest.exists() and not force:

@@ -251,6 +251,7 @@ class Telemetry(_Open):
     reconnects: Counter = 0
     invalid_commands: Counter = 0
     dropped: Counter = 0
+    refused: Counter = 0  # events the outbox could not keep (edge/outbox.py); sent since the first agent
 
 
 class SessionSummary(_Open):

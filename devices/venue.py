@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from datetime import time
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
@@ -20,7 +20,7 @@ from devices.service_accounts import table_id_problem
 from devices.tomlfile import Located, load_toml
 
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
-WEEKDAYS: tuple[str, ...] = Weekday.__args__  # type: ignore[attr-defined]
+WEEKDAYS: tuple[Weekday, ...] = get_args(Weekday)
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=32)]
 _HHMM = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
 
@@ -168,12 +168,14 @@ class Venue(_Model):
     def _consistent(self) -> "Venue":
         if "default" not in self.hours and set(self.hours) != set(WEEKDAYS):
             raise Located(("hours",), "hours needs a 'default' entry or one for every weekday")
-        for key, items in (("rooms", self.rooms), ("tables", self.tables), ("tariffs", self.tariffs), ("extras", self.extras)):
+        listed = {"rooms": [r.id for r in self.rooms], "tables": [t.id for t in self.tables],
+                  "tariffs": [t.id for t in self.tariffs], "extras": [e.id for e in self.extras]}
+        for key, ids in listed.items():
             seen: set[str] = set()
-            for n, item in enumerate(items):
-                if item.id in seen:
-                    raise Located((key, n, "id"), f"{key[:-1]} id {item.id} is listed more than once")
-                seen.add(item.id)
+            for n, item_id in enumerate(ids):
+                if item_id in seen:
+                    raise Located((key, n, "id"), f"{key[:-1]} id {item_id} is listed more than once")
+                seen.add(item_id)
         rooms = {r.id for r in self.rooms}
         for n, t in enumerate(self.tables):
             if t.room not in rooms:

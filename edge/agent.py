@@ -13,8 +13,11 @@ import queue
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from functools import partial
 from typing import Any
+
+from pydantic import BaseModel
 
 from devices.contract import (
     EVENT_DATA_MODELS,
@@ -175,7 +178,8 @@ class EdgeNode:
         assert self.outbox is not None
         body = EVENT_DATA_MODELS[event_type].model_validate(data)
         ts, synced = self._clock.now()
-        model = EVENT_MODELS[event_type]
+        # Callable, not type[_EventBase]: the base declares neither `type` nor `data`.
+        model: Callable[..., BaseModel] = EVENT_MODELS[event_type]
 
         def render(seq: int) -> bytes:
             return encode(model(v=1, table=self.table, type=event_type, boot=self.boot, seq=seq, ts=ts, ts_synced=synced, data=body))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 from rich.live import Live
@@ -53,8 +54,11 @@ def run_sensor_check(config: NodeConfig, *, seconds: float | None = None, pin_fa
         else:
             rep.faults.append(item.kind)
 
+    def recorder(rep: BeamReport) -> Callable[[Pulse | Fault], None]:
+        return lambda item: record(rep, item)
+
     beams = [
-        BeamSensor(rep.pin, PulseFilter(**config.filter.model_dump()), lambda item, rep=rep: record(rep, item), pin_factory=pin_factory)
+        BeamSensor(rep.pin, PulseFilter(**config.filter.model_dump()), recorder(rep), pin_factory=pin_factory)
         for rep in reports
     ]
     deadline = None if seconds is None else time.monotonic() + seconds

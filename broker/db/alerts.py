@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from broker.db.dialect import upsert_insert
+from broker.db.dialect import table_of, upsert_insert
 from broker.db.errors import StoreError
 from broker.db.models import Alert
 from broker.db.types import utcnow
@@ -29,7 +29,7 @@ def open_or_touch_alert(
     if severity not in SEVERITIES:
         raise ValueError(f"severity {severity!r} is not one of {', '.join(SEVERITIES)}")
     at = at or utcnow()
-    table = Alert.__table__
+    table = table_of(Alert)
     stmt = upsert_insert(db, table).values(
         kind=kind, table_id=table_id, cause_key=cause_key, message=message, message_en=message_en,
         severity=severity, opened_at=at, last_seen_at=at, count=1,

@@ -113,7 +113,8 @@ def make_engine(url: str) -> Engine:
         # the process umask (0644 as usual), and makes its -wal and -shm files with the database
         # file's own mode: an empty 0600 file (which SQLite opens as an empty database) keeps all
         # three private from their first byte, whoever runs us and with whatever umask.
-        create_private_file(Path(u.database).expanduser())
+        if u.database:  # sqlite:// alone is an in-memory database: no file to protect
+            create_private_file(Path(u.database).expanduser())
         engine = create_engine(u, connect_args={"check_same_thread": False}, hide_parameters=True)
         event.listen(engine, "connect", _sqlite_pragmas)
         event.listen(engine, "begin", _sqlite_begin)

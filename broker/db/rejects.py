@@ -7,12 +7,12 @@ from datetime import datetime
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from broker.db.dialect import upsert_insert
+from broker.db.dialect import table_of, upsert_insert
 from broker.db.models import NodeRejectCount, NodeRejectSample
 from broker.rejects import SAMPLES_PER_TABLE, NodeRejects, ReasonCount, RejectTally, Sample
 
-_COUNTS = NodeRejectCount.__table__
-_SAMPLES = NodeRejectSample.__table__
+_COUNTS = table_of(NodeRejectCount)
+_SAMPLES = table_of(NodeRejectSample)
 
 
 def record_rejects(db: Session, tally: RejectTally, at: datetime) -> None:
@@ -32,9 +32,8 @@ def record_rejects(db: Session, tally: RejectTally, at: datetime) -> None:
 def node_rejects(db: Session) -> dict[str, NodeRejects]:
     """Every table's (and the UNKNOWN bucket's) refusals so far; a table with none is absent."""
     out: dict[str, NodeRejects] = {}
-    for row in db.scalars(select(NodeRejectCount)):
-        out.setdefault(row.table_id, NodeRejects()).by_reason[row.reason] = ReasonCount(row.count, row.first_at, row.last_at)
-    for row in db.scalars(select(NodeRejectSample).order_by(NodeRejectSample.id.desc())):
-        out.setdefault(row.table_id, NodeRejects()).samples.append(
-            Sample(row.table_id, row.at, row.topic, row.reason, row.error, row.excerpt))
+    for count in db.scalars(select(NodeRejectCount)):
+        out.setdefault(count.table_id, NodeRejects()).by_reason[count.reason] = ReasonCount(count.count, count.first_at, count.last_at)
+    for s in db.scalars(select(NodeRejectSample).order_by(NodeRejectSample.id.desc())):
+        out.setdefault(s.table_id, NodeRejects()).samples.append(Sample(s.table_id, s.at, s.topic, s.reason, s.error, s.excerpt))
     return out
