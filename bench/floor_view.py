@@ -35,7 +35,7 @@ from broker.members import add_member, assign_card, record_fee
 from broker.service import CentralService
 from broker.users import create_user
 from devices.kinds import Kind
-from devices.venue import load_venue
+from broker.domain.venue import load_venue
 
 REPO = Path(__file__).resolve().parents[1]
 LAVOS_VENUE = REPO / "deploy" / "venues" / "lavos.toml"

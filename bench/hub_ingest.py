@@ -28,7 +28,7 @@ from broker.hub_link import MqttUrl
 from broker.mosquitto import Mosquitto
 from broker.service import CentralService
 from devices import contract
-from devices.venue import load_venue
+from broker.domain.venue import load_venue
 
 REPO = Path(__file__).resolve().parents[1]
 TABLES = [f"pool-{i:02d}" for i in range(1, 11)]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Iterable, Literal
 
 if TYPE_CHECKING:
     from broker.tariffs import Segment
-    from devices.venue import Venue
+    from broker.domain.venue import Venue
 
 LineKind = Literal["time", "extra", "correction", "minimum"]
 

@@ -141,7 +141,7 @@ def broker_add_node(
     """
     from broker.node_credentials import CredentialError, add_node
     from devices.tomlfile import ConfigError
-    from devices.venue import load_venue
+    from broker.domain.venue import load_venue
 
     try:
         kit = add_node(load_venue(venue), table, passwd_file, out_dir, mqtt_host=mqtt_host, mqtt_port=mqtt_port, tls=tls,

@@ -21,7 +21,7 @@ from broker.billing import Bill
 from broker.members import FIRST_YEAR, LAST_YEAR
 from broker.db.models import Event, FoosballCheckin, Member, TableSession
 from broker.tariffs import as_utc
-from devices.venue import Venue
+from broker.domain.venue import Venue
 
 MAX_RANGE_DAYS = 366  # a year and a leap day: one report request must stay cheap
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
-from devices.venue import WEEKDAYS, Venue
+from broker.domain.venue import WEEKDAYS, Venue
 
 
 def _periods(venue: Venue, at: datetime) -> Iterator[tuple[datetime, datetime]]:

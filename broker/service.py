@@ -32,7 +32,7 @@ from broker.members import MemberError, fee_paid, find_by_card, get_member
 from broker.tariffs import MemberSnapshot, calendar_year
 from devices import contract
 from devices.kinds import Kind
-from devices.venue import Venue
+from broker.domain.venue import Venue
 
 log = logging.getLogger("lavos.hub")
 

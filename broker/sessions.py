@@ -15,7 +15,7 @@ from typing import Any, Callable, Literal, Sequence
 
 from broker.billing import Bill, BillLine, format_eur, make_bill, minimum_line, time_lines
 from broker.tariffs import MemberSnapshot, Rate, RateContext, Segment, as_utc, local, rate_at, split, tariff_window
-from devices.venue import Extra, Venue
+from broker.domain.venue import Extra, Venue
 
 __all__ = [
     "Op", "OpKind", "OP_KINDS", "MemberSnapshot", "Segment", "SessionError", "SessionState", "ExtraItem",

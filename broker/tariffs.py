@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Iterator
 
-from devices.venue import WEEKDAYS, Tariff, TimeBand, Venue
+from broker.domain.venue import WEEKDAYS, Tariff, TimeBand, Venue
 
 
 def as_utc(at: object, what: str = "time") -> datetime:

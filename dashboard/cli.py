@@ -127,7 +127,7 @@ def server(
     from broker.db.errors import StoreError
     from broker.hub_link import MqttUrl
     from devices.tomlfile import ConfigError
-    from devices.venue import load_venue
+    from broker.domain.venue import load_venue
 
     try:
         address = HttpAddress.parse(http)

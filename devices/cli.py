@@ -32,7 +32,7 @@ def node_config(
     Example: lavos node-config pool-01 --mqtt-host hub.local > /etc/lavos/node.toml
     """
     from devices.nodeconfig import dump_node_config, node_config_for
-    from devices.venue import load_venue
+    from broker.domain.venue import load_venue
 
     try:
         v = load_venue(venue)

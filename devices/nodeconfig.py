@@ -16,7 +16,7 @@ from devices.kinds import Kind, PinMap, default_pins
 from devices.tomlfile import load_toml
 
 if TYPE_CHECKING:  # the Pi agent never loads a venue file: keep its models out of the node's memory
-    from devices.venue import Venue
+    from broker.domain.venue import Venue
 
 
 class _Model(BaseModel):

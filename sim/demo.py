@@ -44,7 +44,7 @@ from dashboard.cli import HttpAddress
 from devices.drivers.cardreader import SimulatedCardReader
 from devices.kinds import Kind, default_pins
 from devices.nodeconfig import MqttSettings, NodeConfig, OutboxSettings, node_config_for
-from devices.venue import WEEKDAYS, Venue, load_venue
+from broker.domain.venue import WEEKDAYS, Venue, load_venue
 from edge import EdgeNode
 from sim.broker import DemoBroker, node_password, start_broker
 from sim.clock import ScaledClock

@@ -20,7 +20,7 @@ from dashboard.api.foosball import list_checkins
 from dashboard.web.alerts_view import BannerAlert, all_open
 from dashboard.web.i18n import N_
 from devices.kinds import Kind
-from devices.venue import TableSpec
+from broker.domain.venue import TableSpec
 
 # In order of precedence (see the module docstring).
 STATES = ("offline", "sensor_fault", "paused", "prepaid_ending", "idle", "playing", "light_no_session", "free")

@@ -16,7 +16,7 @@ from broker.db.models import TableSession
 from broker.hub_link import MqttUrl
 from broker.ingest_handlers import checkin
 from broker.service import CentralService
-from devices.venue import load_venue
+from broker.domain.venue import load_venue
 
 
 def main(venue_path: str, db_url: str, port: str) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from devices.nodeconfig import dump_node_config, node_config_for
-from devices.venue import load_venue
+from broker.domain.venue import load_venue
 from tests.support.hub import REPO, VENUE
 
 INSTALL = REPO / "deploy" / "pi" / "install.sh"

@@ -19,7 +19,7 @@ from broker.db.engine import open_store
 from broker.db.models import Alert, Event
 from broker.service import CentralService
 from devices.contract import event_topic, light_set_topic
-from devices.venue import load_venue
+from broker.domain.venue import load_venue
 from tests.support.hub import VENUE, hub_url
 from tests.support.mqtt import Collector, clear_session
 

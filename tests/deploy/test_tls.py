@@ -20,7 +20,7 @@ from broker.db.models import Event
 from broker.hub_link import MqttUrl
 from broker.mosquitto import HUB_USER, Mosquitto, TlsFiles
 from broker.service import CentralService
-from devices.venue import load_venue
+from broker.domain.venue import load_venue
 from edge import EdgeNode
 from sim.pins import PulseScript, drive_pulses, timed_mock_factory
 from tests.edge.nodes import node_config, wait_until

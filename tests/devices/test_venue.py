@@ -10,7 +10,7 @@ import pytest
 
 from devices.kinds import DEFAULT_POCKET_PINS, Kind
 from devices.tomlfile import ConfigError
-from devices.venue import load_venue
+from broker.domain.venue import load_venue
 
 LAVOS = Path(__file__).resolve().parents[2] / "deploy" / "venues" / "lavos.toml"
 LAVOS_TEXT = LAVOS.read_text(encoding="utf-8")

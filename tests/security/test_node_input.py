@@ -26,7 +26,7 @@ from broker.db.engine import open_store
 from broker.db.models import Event, NodeRejectCount, NodeRejectSample
 from broker.rejects import SAMPLES_PER_TABLE
 from devices import contract
-from devices.venue import load_venue
+from broker.domain.venue import load_venue
 from tests.dashboard.browser.server import LavosServer
 from tests.dashboard.conftest import MANAGER, PASSWORD, wait_until
 from tests.support.hub import VENUE

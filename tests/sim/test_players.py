@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from devices.venue import load_venue
+from broker.domain.venue import load_venue
 from sim.players import (
     GOAL_GAP_S, PULSE_MS, RACK_BALLS, SCRIPTED_BY_MIN, SHOT_S, Action, Card, Do, Table, plan_evening,
 )

@@ -13,7 +13,7 @@ from broker.db.models import Event
 from broker.hub_link import MqttUrl
 from broker.service import CentralService
 from devices.nodeconfig import node_config_for
-from devices.venue import load_venue
+from broker.domain.venue import load_venue
 from edge import EdgeNode
 from sim.pins import timed_mock_factory
 
