@@ -200,9 +200,37 @@ def restore(
         raise fail(str(e)) from None
 
 
+def node_config(
+    table: str = typer.Argument(..., help="Table id, e.g. pool-01"),
+    venue: Path = typer.Option(Path("deploy/venues/lavos.toml"), help="Venue file"),
+    mqtt_host: str = typer.Option("localhost", help="Host name of the central MQTT broker"),
+    mqtt_port: int = typer.Option(1883, help="Broker port"),
+    password_file: Path = typer.Option(Path("/etc/lavos/mqtt-password"), help="File holding the node's MQTT password"),
+) -> None:
+    """Print the node.toml for one table of a venue file.
+
+    Example: lavos node-config pool-01 --mqtt-host hub.local > /etc/lavos/node.toml
+    """
+    from broker.domain.venue import load_venue
+    from devices.nodeconfig import dump_node_config, node_config_for
+    from devices.tomlfile import ConfigError
+
+    try:
+        v = load_venue(venue)
+        cfg = node_config_for(v, table, mqtt_host=mqtt_host, mqtt_port=mqtt_port, password_file=password_file)
+    except ConfigError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    except KeyError as exc:
+        typer.echo(f"error: {exc.args[0]}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(dump_node_config(cfg), nl=False)
+
+
 def register(app: typer.Typer) -> None:
     from broker.cli_users import user_app
 
+    app.command("node-config")(node_config)
     app.command("backup")(backup)
     app.command("restore")(restore)
     app.add_typer(broker_app, name="broker")

@@ -7,16 +7,21 @@ It lives in devices/ because both the Pi agent (edge/) reads it and the central 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from devices.contract import TableId
 from devices.kinds import Kind, PinMap, default_pins
+from devices.tables import TableSpec
 from devices.tomlfile import load_toml
 
-if TYPE_CHECKING:  # the Pi agent never loads a venue file: keep its models out of the node's memory
-    from broker.domain.venue import Venue
+
+class TableCatalogue(Protocol):
+    """What a node config is made from: the hub's venue (broker.domain.venue.Venue) is one.
+    A protocol, so devices/ (and the Pi) never import the hub's venue model."""
+
+    def table(self, table_id: str) -> TableSpec: ...
 
 
 class _Model(BaseModel):
@@ -85,7 +90,7 @@ def load_node_config(path: Path | str) -> NodeConfig:
 
 
 def node_config_for(
-    venue: "Venue",
+    venue: TableCatalogue,
     table_id: str,
     *,
     mqtt_host: str = "localhost",

@@ -1,7 +1,7 @@
 """The venue catalogue: one TOML file describing a hall — rooms, tables, pins, hours, prices.
 
-``deploy/venues/lavos.toml`` is ŠBK Lavos. Both the table nodes (their pins) and the central
-service (tables, tariffs, hours) read it.
+``deploy/venues/lavos.toml`` is ŠBK Lavos. The hub reads all of it; a table's own entry (its
+kind and pins, devices.tables) is what its node.toml is made from, so the Pi never loads this.
 """
 
 from __future__ import annotations
@@ -9,19 +9,16 @@ from __future__ import annotations
 import re
 from datetime import time
 from pathlib import Path
-from typing import Annotated, Literal, get_args
+from typing import Literal, get_args
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from devices.contract import TableId
-from devices.kinds import Kind, PinMap, default_pins
-from devices.service_accounts import table_id_problem
+from devices.tables import Slug, TableSpec
 from devices.tomlfile import Located, load_toml
 
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 WEEKDAYS: tuple[Weekday, ...] = get_args(Weekday)
-Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=32)]
 _HHMM = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
 
 
@@ -52,43 +49,6 @@ class Room(_Model):
     name: str
     name_en: str | None = None
     smoking: bool = True
-
-
-class TableSpec(_Model):
-    id: TableId
-    kind: Kind
-    name: str
-    room: Slug
-    size_ft: int | None = Field(default=None, ge=6, le=12)
-    club_card: bool = False
-    pins: PinMap | None = None
-
-    @field_validator("id")
-    @classmethod
-    def _not_a_service_account(cls, v: str) -> str:
-        if problem := table_id_problem(v):
-            raise ValueError(problem)
-        return v
-
-    @model_validator(mode="after")
-    def _pins_fit_kind(self) -> "TableSpec":
-        if self.pins is None:
-            self.pins = default_pins(self.kind)
-        pockets = len(self.pins.pockets)
-        if self.kind is Kind.POOL and pockets not in (0, 6):
-            raise Located(("pins", "pockets"), f"a pool table has 6 pockets, pins.pockets lists {pockets}")
-        if self.kind is not Kind.POOL and pockets:
-            raise Located(("pins", "pockets"), f"a {self.kind.value} table has no pockets; remove pins.pockets")
-        if self.kind is Kind.FOOSBALL and (self.pins.goal_home is None or self.pins.goal_away is None):
-            raise Located(("pins",), "a foosball table needs pins.goal_home and pins.goal_away")
-        if self.kind is not Kind.FOOSBALL and (self.pins.goal_home or self.pins.goal_away):
-            raise Located(("pins",), f"a {self.kind.value} table has no goals; remove pins.goal_home/goal_away")
-        return self
-
-    @property
-    def pin_map(self) -> PinMap:
-        assert self.pins is not None
-        return self.pins
 
 
 class Tariff(_Model):
