@@ -2,57 +2,17 @@
 
 from __future__ import annotations
 
-import getpass
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import typer
-from sqlalchemy.orm import Session
 
-DB_HELP = "Database URL (default: $LAVOS_DB, else a SQLite file in the data directory), e.g. postgresql://lavos@localhost/lavos"
-db_option = typer.Option(None, "--db", help=DB_HELP, show_default=False)
-actor_option = typer.Option(None, "--actor", help="Who does this, for the audit log (default: your login name)", show_default=False)
+from broker.cli_options import actor_name, actor_option, db_option, store_session
+from broker.cli_users import user_app
+from devices.cli_support import fail
 
 members_app = typer.Typer(help="The member registry.\n\nExample: lavos members import deploy/members/lavos-members.csv", no_args_is_help=True)
 db_app = typer.Typer(help="The central database.\n\nExample: lavos db upgrade --db postgresql://lavos@localhost/lavos", no_args_is_help=True)
-
-
-def fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(2)
-
-
-def _actor(actor: str | None) -> str:
-    if actor:
-        return actor
-    try:
-        return f"cli:{getpass.getuser()}"
-    except (KeyError, OSError):
-        return "cli"
-
-
-@contextmanager
-def _session(db: str | None) -> Iterator[Session]:
-    """One transaction on the opened store; a known error becomes a message and exit code 2."""
-    from broker.db.engine import open_store
-    from broker.db.errors import StoreError
-    from broker.members import MemberError
-    from broker.members_csv import MemberImportError
-    from broker.users import UserError
-
-    try:
-        store = open_store(db)
-    except StoreError as e:
-        raise fail(str(e)) from None
-    try:
-        with store.session() as s:
-            yield s
-    except (MemberError, MemberImportError, UserError) as e:
-        raise fail(str(e)) from None
-    finally:
-        store.close()
 
 
 @members_app.command("import")
@@ -74,9 +34,9 @@ def members_import(
         data = file.read_bytes()
     except OSError as e:
         raise fail(f"cannot read {file}: {e.strerror}") from None
-    with _session(db) as s:
+    with store_session(db) as s:
         try:
-            report = import_members_csv(s, data, actor=_actor(actor))
+            report = import_members_csv(s, data, actor=actor_name(actor))
         except MemberImportError as e:
             raise fail(f"{file}: {e}") from None  # the errors say the line; which file, only this knows
     typer.echo(f"{file}: {report}")
@@ -94,7 +54,7 @@ def members_export(
     """
     from broker.members_csv import export_members_csv
 
-    with _session(db) as s:
+    with store_session(db) as s:
         text = export_members_csv(s, delimiter=";" if semicolon else ",")
     if str(file) == "-":
         sys.stdout.write(text)
@@ -114,7 +74,7 @@ def db_upgrade(db: str | None = db_option) -> None:
     """
     from broker.db.migrate import head_revision
 
-    with _session(db):
+    with store_session(db):
         pass
     typer.echo(f"database schema at {head_revision()}")
 
@@ -139,9 +99,9 @@ def broker_add_node(
 
     Example: lavos broker add-node pool-01 --mqtt-host hub.local --out-dir /root/nodes
     """
+    from broker.domain.venue import load_venue
     from broker.node_credentials import CredentialError, add_node
     from devices.tomlfile import ConfigError
-    from broker.domain.venue import load_venue
 
     try:
         kit = add_node(load_venue(venue), table, passwd_file, out_dir, mqtt_host=mqtt_host, mqtt_port=mqtt_port, tls=tls,
@@ -228,8 +188,6 @@ def node_config(
 
 
 def register(app: typer.Typer) -> None:
-    from broker.cli_users import user_app
-
     app.command("node-config")(node_config)
     app.command("backup")(backup)
     app.command("restore")(restore)

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import typer
 
-from broker.cli import _actor, _session, actor_option, db_option, fail
+from broker.cli_options import actor_name, actor_option, db_option, store_session
+from devices.cli_support import fail
 
 user_app = typer.Typer(help="Staff accounts, API tokens and dashboard sessions.\n\nExample: lavos user add jana --role staff",
                        no_args_is_help=True)
@@ -60,8 +61,8 @@ def user_add(
 
     _check_role(role)
     password = _read_password(password_file)
-    with _session(db) as s:
-        user = create_user(s, username, password, role, actor=_actor(actor), must_change=must_change)
+    with store_session(db) as s:
+        user = create_user(s, username, password, role, actor=actor_name(actor), must_change=must_change)
     typer.echo(f"user {user.username} ({user.role}) created")
 
 
@@ -73,7 +74,7 @@ def user_list(db: str | None = db_option) -> None:
     """
     from broker.users import list_users, user_sessions
 
-    with _session(db) as s:
+    with store_session(db) as s:
         for u in list_users(s):
             flags = [f for f, on in (("DISABLED", not u.active),
                                      ("MUST CHANGE PASSWORD", u.must_change_password)) if on]
@@ -95,12 +96,12 @@ def user_password(
     """
     from broker.users import get_user, set_password
 
-    with _session(db) as s:  # an unknown user fails before the password is asked for
+    with store_session(db) as s:  # an unknown user fails before the password is asked for
         if get_user(s, username) is None:
             raise fail(f"no user {username!r}: list them with `lavos user list`")
     password = _read_password(password_file)
-    with _session(db) as s:
-        set_password(s, username, password, actor=_actor(actor), must_change=must_change)
+    with store_session(db) as s:
+        set_password(s, username, password, actor=actor_name(actor), must_change=must_change)
     typer.echo(f"password of {username} changed{'; it must be changed at the next login' if must_change else ''}; "
                f"their dashboard sessions are ended")
 
@@ -108,8 +109,8 @@ def user_password(
 def _set_active(username: str, active: bool, db: str | None, actor: str | None) -> None:
     from broker.users import set_active
 
-    with _session(db) as s:
-        set_active(s, username, active, actor=_actor(actor))
+    with store_session(db) as s:
+        set_active(s, username, active, actor=actor_name(actor))
 
 
 @user_app.command("disable")
@@ -146,8 +147,8 @@ def user_role(
     from broker.users import set_role
 
     _check_role(role)
-    with _session(db) as s:
-        set_role(s, username, role, actor=_actor(actor))
+    with store_session(db) as s:
+        set_role(s, username, role, actor=actor_name(actor))
     typer.echo(f"{username} is {role}")
 
 
@@ -164,8 +165,8 @@ def user_token(
     """
     from broker.users import issue_token
 
-    with _session(db) as s:
-        token = issue_token(s, username, name, actor=_actor(actor))
+    with store_session(db) as s:
+        token = issue_token(s, username, name, actor=actor_name(actor))
     typer.echo(token)
     typer.echo("(store it now: only its hash is kept, it cannot be shown again)", err=True)
 
@@ -178,7 +179,7 @@ def user_tokens(username: str | None = typer.Argument(None, help="Only this acco
     """
     from broker.users import list_tokens
 
-    with _session(db) as s:
+    with store_session(db) as s:
         for t in list_tokens(s, username):
             typer.echo(f"{t.id}\t{t.username}\t{t.name}\tcreated {t.created_at:%Y-%m-%d}\tlast used {_when(t.last_used_at)}"
                        f"{'  REVOKED' if t.revoked else ''}")
@@ -196,8 +197,8 @@ def user_revoke_token(
     """
     from broker.users import revoke_token
 
-    with _session(db) as s:
-        row = revoke_token(s, token_id, actor=_actor(actor))
+    with store_session(db) as s:
+        row = revoke_token(s, token_id, actor=actor_name(actor))
     typer.echo(f"token {token_id} ({row.username}, {row.name}) revoked")
 
 
@@ -209,7 +210,7 @@ def user_sessions_cmd(username: str = username_arg, db: str | None = db_option) 
     """
     from broker.users import user_sessions
 
-    with _session(db) as s:
+    with store_session(db) as s:
         for w in user_sessions(s, username):
             typer.echo(f"{w.id}\tsince {_when(w.created_at)}\tlast seen {_when(w.last_seen_at)}\tuntil {_when(w.expires_at)}"
                        f"\t{w.client or '-'}\t{w.user_agent or '-'}")
@@ -228,10 +229,10 @@ def user_end_sessions(
     """
     from broker.users import end_session, end_sessions
 
-    with _session(db) as s:
+    with store_session(db) as s:
         if session_id is None:
-            ended = end_sessions(s, username, actor=_actor(actor))
+            ended = end_sessions(s, username, actor=actor_name(actor))
         else:
-            end_session(s, username, session_id, actor=_actor(actor))
+            end_session(s, username, session_id, actor=actor_name(actor))
             ended = 1
     typer.echo(f"{ended} session(s) of {username} ended")
