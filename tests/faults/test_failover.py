@@ -264,3 +264,22 @@ def test_the_old_hub_comes_back_as_the_standby(mosquitto, servers, pg_url, tmp_p
         finally:
             store.close()
     assert TAKEN_OVER not in mosquitto.log_text(), "two processes held the hub's MQTT session at once"
+
+
+def test_a_hub_that_loses_its_lock_exits_and_the_standby_leads(mosquitto, servers, postgres_cluster, pg_url):
+    """Fencing: the hub's lock session ended under it (here by PostgreSQL, as a network cut or an
+    administrator would) makes it exit non-zero at once, before the standby's MQTT connect."""
+    hub = servers("a")
+    wait_until(hub.is_hub, 15, "the first server is the hub")
+    standby = servers("b")
+    assert standby.is_standby()
+    database = pg_url.rsplit("/", 1)[1]
+    ended = time.monotonic()
+    postgres_cluster.execute("SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+                             f"WHERE l.locktype = 'advisory' AND l.granted AND a.datname = '{database}'")
+    assert hub.proc.wait(5) == 3, hub.log_text()
+    exited = time.monotonic() - ended
+    assert "lost the hub lock" in hub.log_text()
+    wait_until(standby.is_hub, TAKEOVER_S, "the standby leads")
+    assert TAKEN_OVER not in mosquitto.log_text()
+    assert exited < 2, exited
