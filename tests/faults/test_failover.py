@@ -266,6 +266,7 @@ def test_the_old_hub_comes_back_as_the_standby(mosquitto, servers, pg_url, tmp_p
     assert TAKEN_OVER not in mosquitto.log_text(), "two processes held the hub's MQTT session at once"
 
 
+@pytest.mark.slow
 def test_a_hub_that_loses_its_lock_exits_and_the_standby_leads(mosquitto, servers, postgres_cluster, pg_url):
     """Fencing: the hub's lock session ended under it (here by PostgreSQL, as a network cut or an
     administrator would) makes it exit non-zero at once, before the standby's MQTT connect."""
