@@ -28,8 +28,8 @@ from argon2 import PasswordHasher
 from fastapi.testclient import TestClient
 
 from broker import alert_kinds
+from broker.compose import build_hub, open_store
 from broker.db.alerts import open_alerts
-from broker.db.engine import open_store
 from broker.db.models import Node
 from broker.members import add_member, assign_card, record_fee
 from broker.service import CentralService
@@ -167,16 +167,15 @@ def log_in(client: TestClient) -> None:
 
 
 def measure(venue_path: Path, workdir: Path, requests: int) -> dict[str, Any]:
-    from dashboard.api import create_app
-    from dashboard.web import mount_web
+    from dashboard.cli import hub_web_app
 
     clock = BenchClock()
     store = open_store(f"sqlite:///{workdir / 'lavos.db'}")
-    service = CentralService(load_venue(venue_path), store, mqtt_url=None, clock=clock)
+    service = build_hub(load_venue(venue_path), store, clock=clock)
     service.start()
     try:
         made = busy_evening(service, clock)
-        timer = ServerTimer(mount_web(create_app(service), service))  # as lavos server builds it
+        timer = ServerTimer(hub_web_app(service))  # as lavos server builds it
         with TestClient(timer, base_url="http://127.0.0.1") as client:
             log_in(client)
             for _ in range(5):  # warm up: templates compiled, caches filled

@@ -32,7 +32,7 @@ from rich.markup import escape
 from sqlalchemy import select
 
 from broker.billing import format_eur
-from broker.db.engine import Store, open_store
+from broker.compose import Store, build_hub, open_store
 from broker.db.models import Member
 from broker.members import assign_card, record_fee
 from broker.members_csv import import_members_csv
@@ -40,7 +40,7 @@ from broker.schedule import closing_time
 from broker.service import CentralService, ServiceError
 from broker.tariffs import calendar_year
 from broker.users import create_user
-from dashboard.cli import HttpAddress
+from dashboard.cli import HttpAddress, hub_web_app
 from devices.drivers.cardreader import SimulatedCardReader
 from devices.kinds import Kind, default_pins
 from devices.nodeconfig import MqttSettings, NodeConfig, OutboxSettings, node_config_for
@@ -191,9 +191,7 @@ class Http:
 
 
 def start_http(service: CentralService, address: str, data_dir: Path) -> Http:
-    from dashboard.api import create_app
     from dashboard.http_server import http_server
-    from dashboard.web import mount_web
 
     try:
         sock = HttpAddress.parse(address).bind()
@@ -201,7 +199,7 @@ def start_http(service: CentralService, address: str, data_dir: Path) -> Http:
         if address != DEFAULT_HTTP:
             raise
         sock = HttpAddress.parse("127.0.0.1:0").bind()  # 8080 is taken: any free port will do for a demo
-    app = mount_web(create_app(service), service, data_dir=data_dir)  # the pages and API, as `lavos server` serves them
+    app = hub_web_app(service, data_dir=data_dir)  # the pages and API, as `lavos server` serves them
     server = http_server(app, log_level="warning", access_log=False)  # guarded as `lavos server` is
     # Not the main thread, so uvicorn leaves the signals to us; should_exit stops it.
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="demo-http", daemon=True)
@@ -366,7 +364,7 @@ def run_demo(
             closers.append(store.close)
             clock = ScaledClock(evening_start(venue, datetime.now(timezone.utc)), speed)
             cards = seed_club(store, venue, clock(), MEMBERS_CSV)
-            service = CentralService(venue, store, mqtt_url=mqtt.hub_url, clock=clock)  # client id = its login, lavos-hub
+            service = build_hub(venue, store, mqtt_url=mqtt.hub_url, clock=clock)  # client id = its login, lavos-hub
             evening = Evening(service, {}, clock, console)
             service.listeners.append(evening.on_service)
             service.start()

@@ -11,18 +11,22 @@ import json
 import logging
 import sys
 
-from broker.db.engine import open_store
+from broker.compose import build_hub, open_store
 from broker.db.models import TableSession
 from broker.hub_link import MqttUrl
 from broker.ingest_handlers import checkin
+<<<<<<< HEAD
 from broker.service import CentralService
 from broker.domain.venue import load_venue
+=======
+from broker.domain.venue import load_venue
+>>>>>>> i10-hc
 
 
 def main(venue_path: str, db_url: str, port: str) -> None:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
     store = open_store(db_url)
-    svc = CentralService(load_venue(venue_path), store, mqtt_url=MqttUrl("127.0.0.1", int(port), "lavos-hub", "hub-secret", False))
+    svc = build_hub(load_venue(venue_path), store, mqtt_url=MqttUrl("127.0.0.1", int(port), "lavos-hub", "hub-secret", False))
     svc.start()
     print("ready", flush=True)
     for line in sys.stdin:

@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 import pytest
 from sqlalchemy import func, select
 
-from broker.db.engine import open_store
+from broker.compose import build_hub, open_store
 from broker.db.models import Alert, Event
 from broker.service import CentralService
 from devices.contract import event_topic, light_set_topic
@@ -42,7 +42,7 @@ LOGINS = ("lavos-hub-2", "lavos-hub-3")
 
 
 def start_service(mosquitto, url: str, group: str, login: str) -> CentralService:
-    svc = CentralService(load_venue(VENUE), open_store(url), mqtt_url=hub_url(mosquitto, login), share_group=group, client_id=login)
+    svc = build_hub(load_venue(VENUE), open_store(url), mqtt_url=hub_url(mosquitto, login), share_group=group, client_id=login)
     svc.start()
     return svc
 

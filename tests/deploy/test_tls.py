@@ -15,11 +15,10 @@ import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 from sqlalchemy import select
 
-from broker.db.engine import open_store
+from broker.compose import build_hub, open_store
 from broker.db.models import Event
 from broker.hub_link import MqttUrl
 from broker.mosquitto import HUB_USER, Mosquitto, TlsFiles
-from broker.service import CentralService
 from broker.domain.venue import load_venue
 from edge import EdgeNode
 from sim.pins import PulseScript, drive_pulses, timed_mock_factory
@@ -106,7 +105,7 @@ def test_node_and_central_service_talk_over_tls(tls_broker, certs, tmp_path):
     store = open_store(f"sqlite:///{tmp_path / 'lavos.db'}")
     url = MqttUrl.parse(f"mqtts://{HUB_USER}:hub-secret@127.0.0.1:{tls_broker.tls_port}?cafile={certs / 'ca.crt'}")
     assert url.tls and url.ca_file == certs / "ca.crt"
-    svc = CentralService(load_venue(VENUE), store, mqtt_url=url, client_id="lavos-hub-tls")
+    svc = build_hub(load_venue(VENUE), store, mqtt_url=url, client_id="lavos-hub-tls")
     cfg = node_config(tmp_path, tls_broker.tls_port, table=TABLE, mqtt={"tls": True, "ca_file": str(certs / "ca.crt")})
     factory = timed_mock_factory()
     svc.start()

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from sqlalchemy import func, select
 
+from broker.compose import running_hub
 from broker.db.engine import open_store
 from broker.db.models import Event
 from broker.hub_link import MqttUrl
-from broker.service import CentralService
 from devices.nodeconfig import node_config_for
 from broker.domain.venue import load_venue
 from edge import EdgeNode
@@ -32,16 +32,9 @@ def running_service(mosquitto, db_url: str, *, clock=None, metrics=None, venue=N
     """The central service in-process. The broker makes the client id the login, so `client_id`
     names the hub's login (one persistent session each): the same id again resumes that session,
     a new id starts with none."""
-    store = open_store(db_url)
-    kwargs = {"clock": clock} if clock else {}
-    svc = CentralService(venue or load_venue(VENUE), store, mqtt_url=hub_url(mosquitto, client_id), metrics=metrics,
-                         client_id=client_id, **kwargs)
-    svc.start()
-    try:
+    with running_hub(venue or load_venue(VENUE), db_url, mqtt_url=hub_url(mosquitto, client_id), metrics=metrics, clock=clock,
+                     client_id=client_id) as svc:
         yield svc
-    finally:
-        svc.close()
-        store.close()
 
 
 @contextlib.contextmanager

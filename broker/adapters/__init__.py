@@ -1,0 +1,1 @@
+"""The hub's I/O adapters: MQTT link, ingest loop, metrics, leadership."""

@@ -1,0 +1,82 @@
+"""The one composition root: how a hub is put together from a venue, a store and its links.
+
+`lavos server`, the demo, the tests and the benchmarks all build their hub here, so a new part
+of the hub (or a new constructor argument) is wired once. The web app is not made here: the
+dashboard sits above the hub, so `dashboard/cli.py` builds it from the hub this returns.
+
+    hub = build_hub(venue, store, mqtt_url=url, metrics=writer)   # loads state from the database
+    hub.start()                                                  # ingest, MQTT, timers
+    ...
+    hub.close()                                                  # also closes `metrics`
+
+or, when the caller has nothing else to do in between:
+
+    with running_hub(venue, "sqlite:///lavos.db", mqtt_url=url) as hub: ...
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from broker.db.engine import Store, default_data_dir, default_db_url, open_store
+from broker.db.errors import StoreError
+from broker.hub_link import HUB_CLIENT_ID, MqttUrl
+from broker.service import CentralService
+from broker.domain.venue import Venue
+
+__all__ = ["Store", "StoreError", "build_hub", "default_data_dir", "default_db_url", "metrics_writer", "open_store", "running_hub"]
+
+METRICS_SPOOL = "metrics-spool"  # under the data directory: points kept while the metrics server is away
+
+
+def build_hub(
+    venue: Venue,
+    store: Store,
+    *,
+    mqtt_url: MqttUrl | None = None,
+    metrics: Any = None,
+    clock: Callable[[], datetime] | None = None,
+    client_id: str | None = None,
+    share_group: str | None = None,
+) -> CentralService:
+    """A hub over `store`, its state loaded from the database, not started yet.
+
+    `client_id` matters only for a login-less MQTT URL: with the shipped broker config the client
+    id is the login, so the login names the hub's persistent session (`lavos-hub` for the hall's
+    hub; a standby that takes over logs in as the same user and resumes that session).
+    `mqtt_url=None`: no MQTT at all (tools, page benchmarks, in-process tests of the API).
+    """
+    kwargs: dict[str, Any] = {"clock": clock} if clock is not None else {}
+    return CentralService(venue, store, mqtt_url=mqtt_url, metrics=metrics, share_group=share_group,
+                          client_id=client_id or (mqtt_url.username if mqtt_url and mqtt_url.username else HUB_CLIENT_ID), **kwargs)
+
+
+@contextlib.contextmanager
+def running_hub(venue: Venue, db: str | Store, **options: Any) -> Iterator[CentralService]:
+    """A started hub for the block; `db` is a URL (opened here and closed after) or an open Store
+    (left open). `options` are build_hub's."""
+    store = open_store(db) if isinstance(db, str) else db
+    try:
+        hub = build_hub(venue, store, **options)
+        hub.start()
+        try:
+            yield hub
+        finally:
+            hub.close()
+    finally:
+        if isinstance(db, str):
+            store.close()
+
+
+def metrics_writer(url: str, token: str, org: str, bucket: str, data_dir: Path, **options: Any) -> Any:
+    """The hub's metrics writer (InfluxDB line protocol), spooling under `data_dir` while the
+    metrics server is away; ValueError for a bad URL. `options` are MetricsWriter's tuning knobs."""
+    from broker.metrics import (
+        MetricsWriter,  # httpx and the spool only when metrics are on
+    )
+
+    return MetricsWriter(url, token, org, bucket, data_dir / METRICS_SPOOL, **options)

@@ -1,0 +1,286 @@
+"""Issue 10: two `lavos server` processes on one PostgreSQL, one the hub and one the standby.
+
+The PostgreSQL advisory lock (broker/adapters/leadership.py) decides which one is the hub. The
+standby keeps no MQTT session; when the hub is SIGKILLed while 14 tables play, the standby gets the
+lock, loads the hall from the database alone and resumes the hub's persistent session (same login,
+so Mosquitto delivers what it queued meanwhile). Real processes throughout: Mosquitto from the
+shipped config, PostgreSQL, two servers, 14 table nodes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from broker.compose import open_store
+from broker.mosquitto import free_port as _free_port
+from broker.users import create_user, issue_token
+from tests.broker.test_service_e2e import drop_balls, score
+from tests.edge.nodes import wait_until
+from tests.faults.checks import (
+    assert_billed_by_central_clock,
+    assert_each_once,
+    stored_events,
+)
+from tests.support.hub import REPO, running_node
+from tests.support.web import server_argv, wait_serving
+
+POOL = [f"pool-{i:02d}" for i in range(1, 11)]
+BILLIARD = [*POOL, "carom-01"]  # a session each, lights on throughout
+FOOS = ["foos-01", "foos-02"]  # goals, no session
+TABLES = [*BILLIARD, *FOOS, "darts-01"]  # every table of the shipped venue: 14 nodes
+TAKEOVER_S = 10
+POLL = ("--standby-poll", "0.5")
+# Mosquitto's words for a client id connecting while that id is still connected: two processes
+# acting as the hub at once.
+TAKEN_OVER = "already connected, closing old connection"
+
+
+@dataclass
+class Server:
+    proc: subprocess.Popen
+    base: str
+    log: Path
+
+    def health(self) -> httpx.Response | None:
+        try:
+            return httpx.get(f"{self.base}/api/health", timeout=2)
+        except httpx.TransportError:
+            return None
+
+    def is_hub(self) -> bool:
+        r = self.health()
+        return r is not None and r.status_code == 200
+
+    def is_standby(self) -> bool:
+        r = self.health()
+        return r is not None and r.status_code == 503 and r.json().get("role") == "standby"
+
+    def log_text(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+@pytest.fixture
+def pg_url(postgres_cluster, postgres_template):
+    url = postgres_cluster.create_database(template=postgres_template)
+    yield url
+    postgres_cluster.drop_database(url)
+
+
+@pytest.fixture
+def servers(mosquitto, pg_url, tmp_path):
+    """start(name) → a `lavos server` on the test database (same argv, own port and data dir)."""
+    started: list[Server] = []
+
+    def start(name: str, port: int | None = None) -> Server:
+        port = port or _free_port()
+        log = tmp_path / f"server-{name}-{len(started)}.log"
+        env = {**os.environ, "LAVOS_DATA_DIR": str(tmp_path / name)}
+        env.pop("LAVOS_DB", None)
+        with open(log, "w") as out:
+            proc = subprocess.Popen(server_argv(mosquitto.port, pg_url, port, tmp_path / name, *POLL), cwd=REPO, env=env,
+                                    stdout=out, stderr=subprocess.STDOUT)
+        server = Server(proc, f"http://127.0.0.1:{port}", log)
+        started.append(server)
+        wait_serving(proc, server.base, log)
+        return server
+
+    yield start
+    for s in started:
+        if s.proc.poll() is None:
+            s.proc.send_signal(signal.SIGTERM)
+            try:
+                s.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                s.proc.kill()
+                s.proc.wait()
+
+
+def manager_token(pg_url: str) -> dict[str, str]:
+    store = open_store(pg_url)
+    try:
+        with store.session() as db:
+            create_user(db, "boss", "Manažér-tajné-heslo-7", "manager", actor="test")
+            token = issue_token(db, "boss", "failover-test", actor="test")
+    finally:
+        store.close()
+    return {"Authorization": f"Bearer {token}"}
+
+
+def hub_connections(mosquitto) -> int:
+    """How many times the hub's login has connected to the broker so far."""
+    return len(re.findall(r"New client connected from \S+ as lavos-hub ", mosquitto.log_text()))
+
+
+class Players(threading.Thread):
+    """Round after round: a drop on every pool table, a goal on every foosball table."""
+
+    def __init__(self, nodes) -> None:
+        super().__init__(daemon=True)
+        self.nodes, self.done = nodes, threading.Event()
+        self.driven = {t: 0 for t in POOL + FOOS}
+
+    def run(self) -> None:
+        i = 0
+        while not self.done.is_set():
+            for t in POOL:
+                node, factory = self.nodes[t]
+                drop_balls(factory, node, i % 6, 1)
+                self.driven[t] += 1
+            for t in FOOS:
+                node, factory = self.nodes[t]
+                score(factory, node, "home")
+                self.driven[t] += 1
+            i += 1
+            time.sleep(0.25)  # rounds on one pin closer than ~0.1 s would merge into one pulse
+
+    def stop(self) -> dict[str, int]:
+        self.done.set()
+        self.join(10)
+        return self.driven
+
+
+def light_switches(nodes) -> dict[str, int]:
+    """Per table, how often its light pin has changed state since the node started."""
+    return {t: len(factory.pin(node.config.pins.light).states) for t, (node, factory) in nodes.items()}
+
+
+@pytest.mark.slow
+def test_standby_takes_over_a_killed_hub_within_ten_seconds(mosquitto, servers, pg_url, tmp_path):
+    auth = manager_token(pg_url)
+    active = servers("a")
+    wait_until(active.is_hub, 15, "the first server is the hub")
+    standby = servers("b")
+    assert standby.is_standby(), standby.health()
+    page = httpx.get(f"{standby.base}/", timeout=2)
+    assert page.status_code == 503 and "záložný hub" in page.text.lower()  # Slovak first
+    page = httpx.get(f"{standby.base}/", cookies={"lavos_lang": "en"}, timeout=2)
+    assert "This is the standby hub" in page.text
+    connections = hub_connections(mosquitto)
+    assert connections >= 1  # the log does show the hub's connections
+    with contextlib.ExitStack() as stack:
+        nodes = {t: stack.enter_context(running_node(mosquitto, tmp_path, t)) for t in TABLES}
+        wait_until(lambda: all(n.link.connected for n, _ in nodes.values()), 20, "14 nodes connected")
+        sessions = {}
+        for t in BILLIARD:
+            r = httpx.post(f"{active.base}/api/sessions", json={"table": t}, headers=auth, timeout=5)
+            assert r.status_code == 201, r.text
+            sessions[t] = r.json()["id"]
+        wait_until(lambda: all(nodes[t][0].light.on for t in BILLIARD), 10, "every session's light on")
+        time.sleep(1.0)  # the hub's retained commands have all arrived
+        switches = light_switches(nodes)
+        assert all(switches[t] > switches["darts-01"] for t in BILLIARD), switches  # the pins do record switching
+        assert hub_connections(mosquitto) == connections, "the standby connected to the broker"
+
+        players = Players(nodes)
+        players.start()
+        time.sleep(2)
+        os.kill(active.proc.pid, signal.SIGKILL)
+        killed = time.monotonic()
+        active.proc.wait()
+        wait_until(standby.is_hub, TAKEOVER_S, f"the standby leads within {TAKEOVER_S} s")
+        took = time.monotonic() - killed
+        time.sleep(2)  # tables keep playing on the new hub
+        driven = players.stop()
+
+        store = open_store(pg_url)
+        stack.callback(store.close)
+
+        def all_stored() -> bool:
+            return all(len(stored_events(store, t, "pocket" if t in POOL else "goal")) == n for t, n in driven.items())
+
+        wait_until(all_stored, 30, "every drop and goal stored")
+        time.sleep(0.5)  # nothing more arrives: a copy would show now
+        for t, n in driven.items():
+            rows = stored_events(store, t, "pocket" if t in POOL else "goal")
+            assert len(rows) == n, (t, len(rows), n)
+            assert_each_once(rows)
+        assert light_switches(nodes) == switches, "the failover switched a light"
+        assert all(nodes[t][0].light.on for t in BILLIARD) and not nodes["darts-01"][0].light.on
+
+        # the API answers on the new hub: every bill by the hub's clock, and a new session works
+        for t, sid in sessions.items():
+            r = httpx.post(f"{standby.base}/api/sessions/{sid}/stop", headers=auth, timeout=5)
+            assert r.status_code == 200, r.text
+            assert_billed_by_central_clock(store, sid)
+        wait_until(lambda: not any(nodes[t][0].light.on for t in BILLIARD), 10, "lights off after the stops")
+        r = httpx.post(f"{standby.base}/api/sessions", json={"table": "pool-03"}, headers=auth, timeout=5)
+        assert r.status_code == 201, r.text
+        wait_until(lambda: nodes["pool-03"][0].light.on, 10, "the new hub drives the light")
+        assert httpx.post(f"{standby.base}/api/sessions/{r.json()['id']}/stop", headers=auth, timeout=5).status_code == 200
+        assert_billed_by_central_clock(store, r.json()["id"])
+    assert TAKEN_OVER not in mosquitto.log_text(), "two processes held the hub's MQTT session at once"
+    assert hub_connections(mosquitto) == connections + 1
+    print(f"standby led {took:.1f} s after the SIGKILL")
+
+
+@pytest.mark.slow
+def test_the_old_hub_comes_back_as_the_standby(mosquitto, servers, pg_url, tmp_path):
+    auth = manager_token(pg_url)
+    first = servers("a")
+    wait_until(first.is_hub, 15, "the first server is the hub")
+    port_a = int(first.base.rsplit(":", 1)[1])
+    second = servers("b")
+    assert second.is_standby()
+    with running_node(mosquitto, tmp_path, "pool-07") as (node, factory):
+        wait_until(lambda: node.link.connected, 10, "node connected")
+        sid = httpx.post(f"{first.base}/api/sessions", json={"table": "pool-07"}, headers=auth, timeout=5).json()["id"]
+        wait_until(lambda: node.light.on, 10, "light on")
+
+        os.kill(first.proc.pid, signal.SIGKILL)
+        first.proc.wait()
+        wait_until(second.is_hub, TAKEOVER_S, "the standby leads")
+        connections = hub_connections(mosquitto)
+        back = servers("a", port_a)  # systemd's restart: same box, same command line
+        assert back.is_standby(), back.health()
+        drop_balls(factory, node, 1, 3)  # the hub keeps working while the old one waits
+        time.sleep(3)  # several of the standby's polls
+        assert back.is_standby() and second.is_hub()
+        assert hub_connections(mosquitto) == connections, "the returning server connected to the broker while the other led"
+        assert "took over" not in back.log_text()
+        store = open_store(pg_url)
+        try:
+            wait_until(lambda: len(stored_events(store, "pool-07")) == 3, 10, "drops stored by the hub")
+            assert node.light.on
+
+            # and when the hub stops, the one that came back takes over in its turn
+            second.proc.send_signal(signal.SIGTERM)
+            assert second.proc.wait(20) == 0
+            wait_until(back.is_hub, TAKEOVER_S, "the returned server leads once the lock is free")
+            r = httpx.post(f"{back.base}/api/sessions/{sid}/stop", headers=auth, timeout=5)
+            assert r.status_code == 200, r.text
+            assert_billed_by_central_clock(store, sid)
+            wait_until(lambda: not node.light.on, 10, "light off after the stop")
+        finally:
+            store.close()
+    assert TAKEN_OVER not in mosquitto.log_text(), "two processes held the hub's MQTT session at once"
+
+
+@pytest.mark.slow
+def test_a_hub_that_loses_its_lock_exits_and_the_standby_leads(mosquitto, servers, postgres_cluster, pg_url):
+    """Fencing: the hub's lock session ended under it (here by PostgreSQL, as a network cut or an
+    administrator would) makes it exit non-zero at once, before the standby's MQTT connect."""
+    hub = servers("a")
+    wait_until(hub.is_hub, 15, "the first server is the hub")
+    standby = servers("b")
+    assert standby.is_standby()
+    database = pg_url.rsplit("/", 1)[1]
+    ended = time.monotonic()
+    postgres_cluster.execute("SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+                             f"WHERE l.locktype = 'advisory' AND l.granted AND a.datname = '{database}'")
+    assert hub.proc.wait(5) == 3, hub.log_text()
+    exited = time.monotonic() - ended
+    assert "lost the hub lock" in hub.log_text()
+    wait_until(standby.is_hub, TAKEOVER_S, "the standby leads")
+    assert TAKEN_OVER not in mosquitto.log_text()
+    assert exited < 2, exited
