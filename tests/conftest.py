@@ -7,7 +7,7 @@ import pytest
 # gpiozero reads this when a device is made without an explicit pin factory.
 os.environ.setdefault("GPIOZERO_PIN_FACTORY", "mock")
 
-from broker.mosquitto import Mosquitto  # noqa: E402
+from sim.mosquitto import Mosquitto  # noqa: E402
 
 # Every table of the shipped venue file, so any test can run any of its nodes.
 TABLES = [f"pool-{i:02d}" for i in range(1, 11)] + ["carom-01", "foos-01", "foos-02", "darts-01"]
@@ -15,7 +15,7 @@ TABLES = [f"pool-{i:02d}" for i in range(1, 11)] + ["carom-01", "foos-01", "foos
 
 @pytest.fixture(scope="module")
 def mosquitto(tmp_path_factory):
-    """A real Mosquitto started from the shipped config and ACL (broker/mosquitto.py); users: lavos-hub
+    """A real Mosquitto started from the shipped config and ACL (sim/mosquitto.py); users: lavos-hub
     ("hub-secret"), lavos-monitor ("monitor-secret") and one per table (password "pw-<table>").
     One connection per login (client id = login): a second hub needs `mosquitto.hub_login(name)`."""
     broker = Mosquitto(tmp_path_factory.mktemp("mosquitto"), users={t: f"pw-{t}" for t in TABLES})

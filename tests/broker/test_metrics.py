@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from broker.metrics import DEAD_LETTER_FILE, InvalidPoint, MetricsWriter, line_protocol
-from broker.mosquitto import free_port
+from sim.mosquitto import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 # An hour ago: inside VictoriaMetrics' retention, and far from "now" so a test that used the

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import text
 
 from broker.db.engine import open_store
-from broker.mosquitto import free_port
+from sim.mosquitto import free_port
 from tests.support.hub import REPO, VENUE
 
 LAVOS = [sys.executable, "-c", "from lavos_cli import app; app()"]

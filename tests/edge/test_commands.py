@@ -9,9 +9,9 @@ import uuid
 
 import pytest
 
-from broker.mosquitto import Mosquitto
 from devices.contract import light_set_topic
 from edge import EdgeNode
+from sim.mosquitto import Mosquitto
 from sim.pins import timed_mock_factory
 from tests.edge.nodes import events, light_states, node_config, wait_until
 from tests.support.mqtt import Collector

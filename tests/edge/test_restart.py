@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from broker.mosquitto import Mosquitto
 from devices.nodeconfig import dump_node_config
+from sim.mosquitto import Mosquitto
 from tests.edge.nodes import events, node_config, wait_until
 from tests.support.mqtt import Collector
 

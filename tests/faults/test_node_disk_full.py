@@ -21,8 +21,8 @@ import time
 
 import pytest
 
-from broker.mosquitto import Mosquitto
 from edge.outbox import MIN_FREE_BYTES
+from sim.mosquitto import Mosquitto
 from sim.pins import PulseScript, drive_pulses
 from tests.broker.test_service_e2e import wait_until
 from tests.faults.checks import assert_each_once, stored_events

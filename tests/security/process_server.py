@@ -10,8 +10,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-
-from tests.dashboard.test_server_cli import LAVOS, _free_port
+from sim.mosquitto import free_port
+from tests.dashboard.test_server_cli import LAVOS
 from tests.support.hub import REPO
 from tests.support.web import server_argv, wait_serving
 
@@ -67,7 +67,7 @@ def lavos_server(mosquitto, tmp: Path, *, log_level: str = "INFO", preexec_fn: C
     (tmp / "tmp").mkdir(exist_ok=True)
     env = {**os.environ, "LAVOS_DATA_DIR": str(tmp / "data"), "TMPDIR": str(tmp / "tmp")}
     env.pop("LAVOS_DB", None)
-    port = _free_port()
+    port = free_port()
     db = f"sqlite:///{tmp / 'lavos.db'}"
     log = tmp / "server.log"
     with open(log, "w") as out:

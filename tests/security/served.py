@@ -20,7 +20,8 @@ import httpx
 from sqlalchemy import create_engine, text
 
 from devices import contract
-from tests.dashboard.test_server_cli import LAVOS, _free_port
+from sim.mosquitto import free_port
+from tests.dashboard.test_server_cli import LAVOS
 from tests.support.hub import REPO
 from tests.support.mqtt import Collector
 from tests.support.web import _CSRF, server_argv, wait_serving
@@ -77,7 +78,7 @@ def lavos_server(mosquitto, tmp: Path) -> Iterator[Server]:  # type: ignore[no-u
     db = tmp / "lavos.db"
     env = {**os.environ, "LAVOS_DATA_DIR": str(tmp / "data")}
     env.pop("LAVOS_DB", None)
-    port = _free_port()
+    port = free_port()
     log = tmp / "server.log"
     with open(log, "w") as out:
         # 0.0.0.0 would do too; 127.0.0.1 answers clients from anywhere in 127/8.

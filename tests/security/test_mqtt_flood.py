@@ -13,8 +13,8 @@ import subprocess
 
 import pytest
 
-from broker.mosquitto import SHIPPED_CONF, Mosquitto
 from devices import contract
+from sim.mosquitto import SHIPPED_CONF, Mosquitto
 from tests.conftest import TABLES
 from tests.dashboard.browser.server import LavosServer
 from tests.support.hub import wait_stored

@@ -22,7 +22,7 @@ import paho.mqtt.client as mqtt
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
-from broker.mosquitto import Mosquitto, free_port, wait_port
+from sim.mosquitto import Mosquitto, free_port, wait_port
 from tests.dashboard.browser.server import LavosServer
 from tests.support.hub import REPO, VENUE
 

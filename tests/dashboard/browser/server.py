@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from broker.mosquitto import free_port
+from sim.mosquitto import free_port
 from tests.support.hub import REPO, VENUE
 
 LAVOS = [sys.executable, "-c", "from lavos_cli import app; app()"]
