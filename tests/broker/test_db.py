@@ -18,24 +18,9 @@ from broker.db.engine import default_db_url, open_store
 from broker.db.errors import SchemaTooNew, StoreError
 from broker.db.events import insert_event_once, insert_events_once, prune_events
 from broker.db.migrate import head_revision
-from broker.db.models import (
-    Alert,
-    AuditEntry,
-    Base,
-    Event,
-    Member,
-    MemberCard,
-    TableSession,
-)
+from broker.db.models import Alert, AuditEntry, Base, Event, Member, MemberCard, TableSession
 from broker.db.rejects import node_rejects, record_rejects
-from broker.rejects import (
-    EXCERPT_CHARS,
-    INVALID,
-    SAMPLES_PER_TABLE,
-    UNKNOWN,
-    UNKNOWN_SENSOR,
-    RejectTally,
-)
+from broker.rejects import EXCERPT_CHARS, INVALID, SAMPLES_PER_TABLE, UNKNOWN, UNKNOWN_SENSOR, RejectTally
 
 BRATISLAVA = ZoneInfo("Europe/Bratislava")
 T0 = datetime(2026, 11, 30, 18, 0, tzinfo=timezone.utc)
