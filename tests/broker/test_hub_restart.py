@@ -14,8 +14,9 @@ from sqlalchemy import func, select
 from broker.billing import billed_seconds, time_amount_cents
 from broker.db.engine import open_store
 from broker.db.models import Event
-from tests.broker.test_service_e2e import drop_balls, wait_until
+from tests.broker.test_service_e2e import drop_balls
 from tests.support.hub import VENUE, running_node
+from tests.support.waiting import wait_until
 
 REPO = VENUE.parents[2]
 

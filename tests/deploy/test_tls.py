@@ -23,8 +23,9 @@ from devices.venue import load_venue
 from edge import EdgeNode
 from sim.mosquitto import HUB_USER, Mosquitto, TlsFiles
 from sim.pins import PulseScript, drive_pulses, timed_mock_factory
-from tests.edge.nodes import node_config, wait_until
+from tests.edge.nodes import node_config
 from tests.support.hub import REPO, VENUE
+from tests.support.waiting import wait_until
 
 MAKE_CERTS = REPO / "deploy" / "mosquitto" / "make-certs.sh"
 TABLE = "pool-03"

@@ -14,8 +14,9 @@ import pytest
 
 from devices.nodeconfig import dump_node_config
 from sim.mosquitto import Mosquitto
-from tests.edge.nodes import events, node_config, wait_until
+from tests.edge.nodes import events, node_config
 from tests.support.mqtt import Collector
+from tests.support.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 

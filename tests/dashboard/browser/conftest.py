@@ -15,8 +15,9 @@ import pytest
 
 from tests.dashboard.browser.server import LavosServer
 from tests.dashboard.browser.web import prepare
-from tests.dashboard.conftest import MANAGER, PASSWORD, STAFF, wait_until
+from tests.dashboard.conftest import MANAGER, PASSWORD, STAFF
 from tests.support.hub import running_node
+from tests.support.waiting import wait_until
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
