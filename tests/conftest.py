@@ -8,9 +8,32 @@ import pytest
 os.environ.setdefault("GPIOZERO_PIN_FACTORY", "mock")
 
 from sim.mosquitto import Mosquitto  # noqa: E402
+from tests.support.external import EXTERNAL, MARKERS, marks_for, refusing_external_processes  # noqa: E402
 
 # Every table of the shipped venue file, so any test can run any of its nodes.
 TABLES = [f"pool-{i:02d}" for i in range(1, 11)] + ["carom-01", "foos-01", "foos-02", "darts-01"]
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark each test by the processes it needs, and each of those `external` (tests/support/external.py)."""
+    for item in items:
+        params = getattr(item, "callspec", None)
+        need = marks_for(item.nodeid, list(getattr(item, "fixturenames", ())), params.params if params else {})
+        for marker in sorted(need):
+            item.add_marker(marker)
+        if any(item.get_closest_marker(m) for m in MARKERS):
+            item.add_marker(EXTERNAL)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """A test outside `external` (its fixtures' setup and teardown included) may start none of the
+    programs behind the markers: one that does is marked wrong and would break ./run fast."""
+    if item.get_closest_marker(EXTERNAL):
+        yield
+        return
+    with refusing_external_processes(item.nodeid):
+        yield
 
 
 @pytest.fixture(scope="module")
