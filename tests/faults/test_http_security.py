@@ -29,9 +29,9 @@ from dashboard.api.app import PUBLIC_PATHS, api_routes
 from dashboard.web.app import web_routes
 from dashboard.web.security import SESSION_COOKIE
 from sim.mosquitto import free_port
-from tests.dashboard.test_server_cli import LAVOS
 from tests.support.hub import REPO
-from tests.support.web import _CSRF, server_argv, wait_serving, web_app
+from tests.support.server import LAVOS, server_argv, wait_serving
+from tests.support.web import _CSRF, web_app
 
 API_AUTH = "tests/dashboard/test_api_auth.py"
 WEB_AUTH = "tests/dashboard/test_web_auth.py"

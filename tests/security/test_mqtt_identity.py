@@ -21,9 +21,9 @@ from paho.mqtt.enums import CallbackAPIVersion
 
 from devices import contract
 from sim.mosquitto import SHIPPED_ACL, SHIPPED_CONF
-from tests.dashboard.browser.server import LavosServer
 from tests.support.hub import REPO, running_node, wait_stored
 from tests.support.mqtt import Collector, publish_events
+from tests.support.server import LavosServer
 
 HONEST, ATTACKER = "pool-02", "pool-01"
 
