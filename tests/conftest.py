@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 import os
 
 import pytest
@@ -25,14 +26,25 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(EXTERNAL)
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item, nextitem):
-    """A test outside `external` (its fixtures' setup and teardown included) may start none of the
-    programs behind the markers: one that does is marked wrong and would break ./run fast."""
+def _refusing_unless_external(item):
     if item.get_closest_marker(EXTERNAL):
+        return contextlib.nullcontext()
+    return refusing_external_processes(item.nodeid)
+
+
+# A test outside `external` may start none of the programs behind the markers, in its fixtures'
+# setup or its body: one that does is marked wrong and would break ./run fast. Not in teardown:
+# that is where a broker or cluster a module or the session shared is stopped, after whichever
+# test happened to run last.
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):
+    with _refusing_unless_external(item):
         yield
-        return
-    with refusing_external_processes(item.nodeid):
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    with _refusing_unless_external(item):
         yield
 
 

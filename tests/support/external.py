@@ -10,7 +10,7 @@ Marks come from three places, applied at collection (tests/conftest.py):
 - the `db_url` fixture's PostgreSQL run (its SQLite run stays in the fast tier);
 - the modules that start such processes by hand (MODULES, keyed on the path under tests/).
 
-The guard keeps that true: while a test without `external` runs (its fixtures included), starting
+The guard keeps that true: while a test without `external` runs (its fixtures' setup included), starting
 one of those programs fails the test with the marker it lacks, instead of it hanging or failing
 obscurely where, say, Mosquitto is not installed.
 """
