@@ -23,6 +23,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -115,12 +116,12 @@ def marks_for(nodeid: str, fixturenames: list[str], params: dict[str, object]) -
     return need
 
 
-def marker_for_command(args: object, executable: object = None) -> str | None:
+def marker_for_command(args: Any, executable: Any = None) -> str | None:
     """The marker a subprocess command line needs, or None for an ordinary program."""
     if isinstance(args, (str, bytes, os.PathLike)):
         argv = [os.fsdecode(args)]
     else:
-        argv = [os.fsdecode(a) if isinstance(a, (bytes, os.PathLike)) else str(a) for a in args]  # type: ignore[union-attr]
+        argv = [os.fsdecode(a) if isinstance(a, (bytes, os.PathLike)) else str(a) for a in args]
     if not argv:
         return None
     if len(argv) == 1 and " " in argv[0]:  # a shell string
