@@ -47,9 +47,9 @@ from paho.mqtt.enums import CallbackAPIVersion
 from sqlalchemy import create_engine, text
 
 from broker.db.engine import open_store
-from broker.mosquitto import Mosquitto, free_port
 from broker.users import create_user, issue_token, set_password
 from devices import contract
+from sim.mosquitto import Mosquitto, free_port
 
 REPO = Path(__file__).resolve().parents[1]
 VENUE = REPO / "deploy" / "venues" / "lavos.toml"

@@ -31,7 +31,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from broker.mosquitto import HUB_USER, Mosquitto  # noqa: E402
+from sim.mosquitto import HUB_USER, Mosquitto  # noqa: E402
 
 PUB_USER = "lavos-hub-2"
 from devices.contract import event_topic, light_set_topic, status_topic  # noqa: E402

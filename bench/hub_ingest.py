@@ -25,10 +25,10 @@ from paho.mqtt.enums import CallbackAPIVersion
 
 from broker.db.engine import open_store
 from broker.hub_link import MqttUrl
-from broker.mosquitto import Mosquitto
 from broker.service import CentralService
 from devices import contract
 from broker.domain.venue import load_venue
+from sim.mosquitto import Mosquitto
 
 REPO = Path(__file__).resolve().parents[1]
 TABLES = [f"pool-{i:02d}" for i in range(1, 11)]

@@ -29,8 +29,8 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 from sqlalchemy import create_engine, text
 
-from broker.mosquitto import Mosquitto, free_port
 from devices import contract
+from sim.mosquitto import Mosquitto, free_port
 
 REPO = Path(__file__).resolve().parents[1]
 PUB_USER = "lavos-hub-2"  # the publisher's login; lavos server holds lavos-hub

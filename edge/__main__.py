@@ -7,7 +7,7 @@ service's SQLAlchemy among them) and typer/rich: ~20 MB a Pi node never uses.
 import argparse
 from pathlib import Path
 
-from edge.service import run_agent
+from edge.agent_main import run_agent
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(prog="python -m edge", description="Lavos table node agent")

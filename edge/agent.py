@@ -46,8 +46,8 @@ from edge.commands import parse_light_set
 from edge.mqtt_link import MqttLink
 from edge.outbox import Outbox
 from edge.pump import Pump
+from edge.systemd_notify import SystemdNotify
 from edge.telemetry import sample
-from edge.watchdog import Watchdog
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ class EdgeNode:
         self.link: MqttLink | None = None
         self._pump: Pump | None = None
         self._started = 0.0
-        self._watchdog = Watchdog()
+        self._watchdog = SystemdNotify()
 
     # ------------------------------------------------------------------ lifecycle
 

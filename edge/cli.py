@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from devices.nodeconfig import NodeConfig
-from edge.service import EXIT_CONFIG, load_or_explain, run_agent, stop_on_signals
+from edge.agent_main import EXIT_CONFIG, load_or_explain, run_agent, stop_on_signals
 
 edge_app = typer.Typer(help="The table node agent (runs on each table's Raspberry Pi).\n\nExample: lavos edge --config /etc/lavos/node.toml", invoke_without_command=True)
 

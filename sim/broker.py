@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from broker.hub_link import MqttUrl
-from broker.mosquitto import HUB_USER, Mosquitto, free_port
+from sim.mosquitto import HUB_PASSWORD, HUB_USER, Mosquitto, free_port
 
-HUB_PASSWORD = "hub-secret"  # broker.mosquitto.Mosquitto's default for the hub user
 NO_BROKER = (
     "no MQTT broker for the demo: install Mosquitto (`apt-get install mosquitto mosquitto-clients`, "
     "./run demo does it for you) or the embedded one (`.venv/bin/pip install iotcore`)"

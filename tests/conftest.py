@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 import os
 
 import pytest
@@ -7,15 +8,49 @@ import pytest
 # gpiozero reads this when a device is made without an explicit pin factory.
 os.environ.setdefault("GPIOZERO_PIN_FACTORY", "mock")
 
-from broker.mosquitto import Mosquitto  # noqa: E402
+from sim.mosquitto import Mosquitto  # noqa: E402
+from tests.support.external import EXTERNAL, MARKERS, marks_for, refusing_external_processes  # noqa: E402
 
 # Every table of the shipped venue file, so any test can run any of its nodes.
 TABLES = [f"pool-{i:02d}" for i in range(1, 11)] + ["carom-01", "foos-01", "foos-02", "darts-01"]
 
 
+def pytest_collection_modifyitems(config, items):
+    """Mark each test by the processes it needs, and each of those `external` (tests/support/external.py)."""
+    for item in items:
+        params = getattr(item, "callspec", None)
+        need = marks_for(item.nodeid, list(getattr(item, "fixturenames", ())), params.params if params else {})
+        for marker in sorted(need):
+            item.add_marker(marker)
+        if any(item.get_closest_marker(m) for m in MARKERS):
+            item.add_marker(EXTERNAL)
+
+
+def _refusing_unless_external(item):
+    if item.get_closest_marker(EXTERNAL):
+        return contextlib.nullcontext()
+    return refusing_external_processes(item.nodeid)
+
+
+# A test outside `external` may start none of the programs behind the markers, in its fixtures'
+# setup or its body: one that does is marked wrong and would break ./run fast. Not in teardown:
+# that is where a broker or cluster a module or the session shared is stopped, after whichever
+# test happened to run last.
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):
+    with _refusing_unless_external(item):
+        yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    with _refusing_unless_external(item):
+        yield
+
+
 @pytest.fixture(scope="module")
 def mosquitto(tmp_path_factory):
-    """A real Mosquitto started from the shipped config and ACL (broker/mosquitto.py); users: lavos-hub
+    """A real Mosquitto started from the shipped config and ACL (sim/mosquitto.py); users: lavos-hub
     ("hub-secret"), lavos-monitor ("monitor-secret") and one per table (password "pw-<table>").
     One connection per login (client id = login): a second hub needs `mosquitto.hub_login(name)`."""
     broker = Mosquitto(tmp_path_factory.mktemp("mosquitto"), users={t: f"pw-{t}" for t in TABLES})

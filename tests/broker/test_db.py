@@ -119,7 +119,7 @@ def test_a_file_that_is_no_database(tmp_path):
 
 
 def test_unreachable_postgresql_hides_the_password(postgres_cluster):
-    from broker.mosquitto import free_port
+    from sim.mosquitto import free_port
 
     with pytest.raises(StoreError, match="cannot open database") as err:
         open_store(f"postgresql://lavos:s3cret-pw@127.0.0.1:{free_port()}/lavos")

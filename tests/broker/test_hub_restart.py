@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from datetime import datetime
 
 from sqlalchemy import func, select
@@ -14,25 +13,14 @@ from sqlalchemy import func, select
 from broker.billing import billed_seconds, time_amount_cents
 from broker.db.engine import open_store
 from broker.db.models import Event
-from tests.broker.test_service_e2e import drop_balls, wait_until
+from tests.broker.test_service_e2e import drop_balls
+from tests.support.driven import ask, start_driven
 from tests.support.hub import VENUE, running_node
-
-REPO = VENUE.parents[2]
+from tests.support.waiting import wait_until
 
 
 def start_hub(db_url: str, port: int) -> subprocess.Popen:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.broker.hub_proc", str(VENUE), db_url, str(port)],
-        cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )
-    assert proc.stdout.readline().strip() == "ready"
-    return proc
-
-
-def ask(proc: subprocess.Popen, line: str) -> str:
-    proc.stdin.write(line + "\n")
-    proc.stdin.flush()
-    return proc.stdout.readline().strip()
+    return start_driven("tests.broker.hub_proc", str(VENUE), db_url, str(port))
 
 
 def test_sigkill_mid_session_loses_nothing_and_bills_the_same(mosquitto, tmp_path):

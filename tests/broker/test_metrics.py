@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from broker.metrics import DEAD_LETTER_FILE, InvalidPoint, MetricsWriter, line_protocol
-from broker.mosquitto import free_port
+from sim.mosquitto import free_port
+from tests.support.waiting import wait_until as eventually
 
 REPO = Path(__file__).resolve().parents[2]
 # An hour ago: inside VictoriaMetrics' retention, and far from "now" so a test that used the
@@ -36,15 +37,6 @@ def at(i: int) -> datetime:
 
 def ms(i: int) -> int:
     return int(at(i).timestamp() * 1000)
-
-
-def eventually(predicate, timeout: float = 10.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while not (result := predicate()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)
-    return result
 
 
 class FakeInflux:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from broker.mosquitto import Mosquitto
 from devices.nodeconfig import load_node_config
+from sim.mosquitto import Mosquitto
 from tests.support.hub import REPO, VENUE
 from tests.support.mqtt import Collector
 

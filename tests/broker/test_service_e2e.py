@@ -13,16 +13,9 @@ from broker.db.models import Alert, Event, FoosballCheckin
 from broker.members import add_member, assign_card, record_fee
 from sim.pins import PulseScript, drive_pulses
 from tests.support.hub import running_node, running_service
+from tests.support.waiting import wait_until
 
 PAID_UID, UNPAID_UID = "0a1b2c3d", "deadbeef"
-
-
-def wait_until(pred, timeout=5.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.005)
 
 
 def open_alerts(svc, kind):

@@ -15,9 +15,9 @@ from sqlalchemy import select
 from broker.db.models import Alert, FoosballCheckin
 from broker.ingest_handlers import checkin
 from broker.members import add_member
-from tests.broker.test_service_e2e import wait_until
 from tests.support.hub import running_service
 from tests.support.mqtt import Collector
+from tests.support.waiting import wait_until
 
 
 class FakeClock:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import threading
-import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -49,16 +48,6 @@ def basic(username: str, password: str) -> dict[str, str]:
 
 def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
-
-
-def wait_until(pred, timeout: float = 5.0, what: str = "condition") -> float:
-    """Seconds it took for pred() to hold."""
-    start = time.monotonic()
-    while not pred():
-        if time.monotonic() - start > timeout:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.002)
-    return time.monotonic() - start
 
 
 @dataclass

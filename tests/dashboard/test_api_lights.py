@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import select
 
 from broker.db.models import Node, SessionOp
-from tests.dashboard.conftest import wait_until
 from tests.support.hub import running_node
+from tests.support.waiting import wait_until
 
 TABLE = "pool-01"  # a node with broker credentials in the mosquitto fixture, standard rate only
 

@@ -14,9 +14,10 @@ from broker.db.alerts import open_alerts
 from broker.db.events import insert_event_once
 from broker.db.models import Node
 from devices.contract import status_topic, telemetry_topic
-from tests.dashboard.conftest import START, sqlite_only, wait_until
+from tests.dashboard.conftest import START, sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 from tests.support.mqtt import Collector
+from tests.support.waiting import wait_until
 
 pytestmark = sqlite_only
 

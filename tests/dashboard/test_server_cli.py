@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import httpx
@@ -13,10 +12,9 @@ import pytest
 from sqlalchemy import text
 
 from broker.db.engine import open_store
-from broker.mosquitto import free_port
+from sim.mosquitto import free_port
 from tests.support.hub import REPO, VENUE
-
-LAVOS = [sys.executable, "-c", "from lavos_cli import app; app()"]
+from tests.support.server import LAVOS
 
 
 def _server(tmp_path, *args: str, password: str = "hub-secret") -> subprocess.Popen:

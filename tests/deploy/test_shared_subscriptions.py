@@ -22,6 +22,7 @@ from devices.contract import event_topic, light_set_topic
 from broker.domain.venue import load_venue
 from tests.support.hub import VENUE, hub_url
 from tests.support.mqtt import Collector, clear_session
+from tests.support.waiting import wait_until
 
 # An odd count: Mosquitto deals messages round robin, so with an even count and strictly
 # interleaved publishing each table would always land on the same process.
@@ -61,20 +62,12 @@ def two_services(mosquitto, pg_url, request):
     for login in LOGINS:
         clear_session(mosquitto.port, *mosquitto.hub_login(login))
     services = [start_service(mosquitto, pg_url, group, login) for login in LOGINS]
-    wait_until(lambda: all(s.link.stats.connected for s in services), "both services connected")
+    wait_until(lambda: all(s.link.stats.connected for s in services), what="both services connected")
     time.sleep(0.2)  # their SUBSCRIBEs are sent on connect; give the broker a moment to file them
     yield services
     for svc in services:
         if svc.link.stats.connected:
             stop_service(svc)
-
-
-def wait_until(pred, what: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 def pocket(table: str, seq: int) -> bytes:
@@ -105,7 +98,7 @@ def test_every_event_is_stored_exactly_once_across_two_processes(mosquitto, two_
     a, b = two_services
     n = len(TABLES) * PER_TABLE
     publish_events(mosquitto.port, range(PER_TABLE))
-    wait_until(lambda: a.handlers.applied + b.handlers.applied >= n, f"{n} events applied")
+    wait_until(lambda: a.handlers.applied + b.handlers.applied >= n, what=f"{n} events applied")
     assert stored(a) == (n, n)
     # the load was split: each process applied a real share, and together exactly all of them
     assert a.handlers.applied + b.handlers.applied == n
@@ -115,7 +108,7 @@ def test_every_event_is_stored_exactly_once_across_two_processes(mosquitto, two_
     # whichever process receives them
     publish_events(mosquitto.port, range(PER_TABLE // 2))
     replayed = len(TABLES) * (PER_TABLE // 2)
-    wait_until(lambda: a.handlers.duplicates + b.handlers.duplicates >= replayed, "replays seen")
+    wait_until(lambda: a.handlers.duplicates + b.handlers.duplicates >= replayed, what="replays seen")
     assert stored(b) == (n, n)
     assert a.handlers.applied + b.handlers.applied == n
 
@@ -126,7 +119,7 @@ def test_in_memory_state_is_per_process(mosquitto, two_services):
     a, b = two_services
     a.start_session("pool-01", actor="anna")  # through process a, as a staff click would be
     publish_events(mosquitto.port, range(20))
-    wait_until(lambda: a.handlers.applied + b.handlers.applied >= 20 * len(TABLES), "events applied")
+    wait_until(lambda: a.handlers.applied + b.handlers.applied >= 20 * len(TABLES), what="events applied")
     assert "pool-01" in a.open and "pool-01" not in b.open
     drops_a, drops_b = a.runtime["pool-01"].drops, b.runtime["pool-01"].drops
     assert drops_a + drops_b == 20 and drops_a < 20 and drops_b < 20  # neither sees the whole table
@@ -145,12 +138,12 @@ def test_a_stopped_process_keeps_its_share_queued(mosquitto, two_services, pg_ur
     stop_service(b)
     n = len(TABLES) * 30
     publish_events(mosquitto.port, range(30))
-    wait_until(lambda: a.handlers.applied > 0, "a applies its share")
+    wait_until(lambda: a.handlers.applied > 0, what="a applies its share")
     time.sleep(1.0)
     assert 0 < a.handlers.applied < n  # the rest sits in b's queue, not with a
     b2 = start_service(mosquitto, pg_url, group, login)
     try:
-        wait_until(lambda: a.handlers.applied + b2.handlers.applied >= n, "b's queued share delivered on return")
+        wait_until(lambda: a.handlers.applied + b2.handlers.applied >= n, what="b's queued share delivered on return")
         assert stored(a) == (n, n)
     finally:
         stop_service(b2)

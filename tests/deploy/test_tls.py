@@ -18,12 +18,13 @@ from sqlalchemy import select
 from broker.compose import build_hub, open_store
 from broker.db.models import Event
 from broker.hub_link import MqttUrl
-from broker.mosquitto import HUB_USER, Mosquitto, TlsFiles
 from broker.domain.venue import load_venue
 from edge import EdgeNode
+from sim.mosquitto import HUB_USER, Mosquitto, TlsFiles
 from sim.pins import PulseScript, drive_pulses, timed_mock_factory
-from tests.edge.nodes import node_config, wait_until
+from tests.edge.nodes import node_config
 from tests.support.hub import REPO, VENUE
+from tests.support.waiting import wait_until
 
 MAKE_CERTS = REPO / "deploy" / "mosquitto" / "make-certs.sh"
 TABLE = "pool-03"
@@ -40,7 +41,7 @@ def digests(directory: Path) -> dict[str, str]:
 
 class TlsMosquitto(Mosquitto):
     """The test broker with the shipped config's commented 8883 listener switched on, with
-    make-certs.sh's files (broker/mosquitto.py: only its port and file paths change)."""
+    make-certs.sh's files (sim/mosquitto.py: only its port and file paths change)."""
 
     def __init__(self, workdir: Path, certs: Path, users: dict[str, str]) -> None:
         super().__init__(workdir, users=users, tls=TlsFiles(certs))

@@ -24,18 +24,10 @@ from devices.drivers.cardreader import (
     normalise_uid,
 )
 from devices.nodeconfig import CardReaderSettings
+from tests.support.waiting import wait_until
 
 evdev = pytest.importorskip("evdev")
 ecodes = evdev.ecodes
-
-
-def wait_for(condition, timeout: float = 10.0) -> None:
-    """Poll until condition() holds; generous timeout, so a loaded machine only makes it slower."""
-    end = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > end:
-            raise AssertionError("condition not reached within the timeout")
-        time.sleep(0.01)
 
 
 def presses(text: str) -> list[tuple[int, int]]:
@@ -235,7 +227,7 @@ def test_evdev_reader_without_a_device_logs_once_retries_and_closes(tmp_path, ca
     reader = EvdevCardReader(path, retry_s=0.01)
     with caplog.at_level(logging.WARNING, logger="devices.drivers.cardreader"):
         reader.start(lambda uid: None)
-        wait_for(lambda: "cannot open" in caplog.text)
+        wait_until(lambda: "cannot open" in caplog.text)
         time.sleep(0.1)  # several retries happen; only the first one is logged
         reader.close()
     lines = [r for r in caplog.records if "cannot open" in r.getMessage()]
@@ -283,20 +275,20 @@ def test_evdev_reader_reads_a_virtual_wedge_reader_and_survives_unplug(tmp_path,
     try:
         with caplog.at_level(logging.INFO, logger="devices.drivers.cardreader"):
             reader.start(on_card)
-            wait_for(reader.opened.is_set)
+            wait_until(reader.opened.is_set)
             type_card(uinput, "0012345678")
             assert got.wait(10)
             assert seen == ["00bc614e"]
 
             uinput.close()  # unplug
-            wait_for(lambda: "lost" in caplog.text or "cannot open" in caplog.text)
+            wait_until(lambda: "lost" in caplog.text or "cannot open" in caplog.text)
             assert not reader.opened.is_set()
 
             replugged = evdev.UInput(name="lavos-test-wedge-reader")
             try:
                 os.unlink(link)
                 os.symlink(replugged.device.path, link)
-                wait_for(reader.opened.is_set)
+                wait_until(reader.opened.is_set)
                 got.clear()
                 type_card(replugged, "0000000001")
                 assert got.wait(10)

@@ -15,14 +15,7 @@ from devices.drivers.button import PushButton
 from devices.drivers.light import LightRelay
 from devices.pulses import Fault, Pulse, PulseFilter
 from sim.pins import PulseScript, drive_pulse, timed_mock_factory
-
-
-def wait_for(predicate, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.005)
-
+from tests.support.waiting import wait_until
 
 # ---------------------------------------------------------------- light relay
 
@@ -92,7 +85,7 @@ def test_pulse_timed_by_the_pins_ticks_not_by_when_python_ran():
     pin.drive_at(t0, high=False)  # broken
     time.sleep(0.05)  # python is slow; the edge times are what count
     pin.drive_at(t0 + 0.012, high=True)
-    wait_for(lambda: out)
+    wait_until(lambda: out)
     assert len(out) == 1 and isinstance(out[0], Pulse)
     assert out[0].duration_ms == pytest.approx(12.0, abs=0.01)
     beam.close()
@@ -106,7 +99,7 @@ def test_a_pulse_is_emitted_within_the_merge_gap_without_another_edge():
     time.sleep(0.03)
     pin.drive_high()
     released = time.monotonic()
-    wait_for(lambda: out)
+    wait_until(lambda: out)
     # generous: the machine is shared; the point is that no further edge was needed
     assert time.monotonic() - released < 1.0
     beam.close()
@@ -121,7 +114,7 @@ def test_chatter_is_merged_glitches_dropped():
         t = drive_pulse(factory.pin(5), t, PulseScript(duration_s=0.02, chatter_edges=2), rng) + 0.02
     factory.pin(5).drive_at(t, high=False)  # a 2 ms glitch
     factory.pin(5).drive_at(t + 0.002, high=True)
-    wait_for(lambda: len(out) >= 15)
+    wait_until(lambda: len(out) >= 15)
     time.sleep(0.2)
     assert len(out) == 15 and all(isinstance(p, Pulse) for p in out)
     beam.close()
@@ -132,10 +125,10 @@ def test_a_stuck_beam_is_reported_then_recovered():
     beam, out = collecting_beam(factory, stuck_after_s=0.2)
     t = time.monotonic()
     factory.pin(5).drive_at(t, high=False)
-    wait_for(lambda: out)
+    wait_until(lambda: out)
     assert out == [Fault("stuck", pytest.approx(out[0].at))]
     factory.pin(5).drive_at(time.monotonic(), high=True)
-    wait_for(lambda: len(out) == 2)
+    wait_until(lambda: len(out) == 2)
     assert out[1].kind == "recovered"
     beam.close()
 
@@ -147,7 +140,7 @@ def test_broken_when_high_sensors():
     t = time.monotonic()
     factory.pin(6).drive_at(t, high=True)
     factory.pin(6).drive_at(t + 0.03, high=False)
-    wait_for(lambda: out)
+    wait_until(lambda: out)
     assert out[0].duration_ms == pytest.approx(30.0, abs=0.01)
     beam.close()
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -39,14 +38,6 @@ def events(collector, table: str = "pool-01", event_type: str = "pocket") -> lis
     """Decoded events of one type received so far (validated against the wire contract)."""
     suffix = f"table/{table}/event/{event_type}"
     return [decode(m.topic, m.payload).body for m in collector.matching(lambda m: m.topic.endswith(suffix))]
-
-
-def wait_until(predicate, timeout: float = 20.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out waiting for {what}")
-        time.sleep(0.01)
 
 
 def light_states(collector, table: str = "pool-01") -> list[dict]:

@@ -13,8 +13,9 @@ from paho.mqtt.enums import CallbackAPIVersion
 from devices.contract import event_topic, light_set_topic, light_state_topic, status_topic, telemetry_topic
 from edge import EdgeNode
 from sim.pins import PulseScript, drive_pulses, timed_mock_factory
-from tests.edge.nodes import events, node_config, wait_until
+from tests.edge.nodes import events, node_config
 from tests.support.mqtt import Collector
+from tests.support.waiting import wait_until
 
 VICTIM = "pool-02"
 FORBIDDEN = [

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from broker.mosquitto import free_port
 from devices.nodeconfig import dump_node_config
 from lavos_cli import app
+from sim.mosquitto import free_port
 from tests.edge.nodes import node_config
 
 ROOT = Path(__file__).resolve().parents[2]

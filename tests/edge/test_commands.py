@@ -9,12 +9,13 @@ import uuid
 
 import pytest
 
-from broker.mosquitto import Mosquitto
 from devices.contract import light_set_topic
 from edge import EdgeNode
+from sim.mosquitto import Mosquitto
 from sim.pins import timed_mock_factory
-from tests.edge.nodes import events, light_states, node_config, wait_until
+from tests.edge.nodes import events, light_states, node_config
 from tests.support.mqtt import Collector
+from tests.support.waiting import wait_until
 
 SET = light_set_topic("pool-01")
 

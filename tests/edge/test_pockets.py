@@ -8,8 +8,9 @@ from collections import Counter
 
 from edge import EdgeNode
 from sim.pins import PulseScript, drive_pulses, timed_mock_factory
-from tests.edge.nodes import POCKET_PINS, events, node_config, wait_until
+from tests.edge.nodes import POCKET_PINS, events, node_config
 from tests.support.mqtt import Collector
+from tests.support.waiting import wait_until
 
 
 def test_each_pulse_is_one_pocket_event_with_its_pocket_index(mosquitto, tmp_path):

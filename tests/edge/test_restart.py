@@ -5,42 +5,14 @@ The agent runs as a real process (tests/edge/agent_proc.py) so SIGKILL is a real
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-from broker.mosquitto import Mosquitto
 from devices.nodeconfig import dump_node_config
-from tests.edge.nodes import events, node_config, wait_until
+from sim.mosquitto import Mosquitto
+from tests.edge.nodes import events, node_config
+from tests.support.driven import AgentProcess
 from tests.support.mqtt import Collector
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-class AgentProcess:
-    def __init__(self, config_file: Path) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.edge.agent_proc", str(config_file)],
-            cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        )
-        assert self.ask(None) == "ready"
-
-    def ask(self, command: str | None) -> str:
-        if command is not None:
-            self.proc.stdin.write(command + "\n")
-            self.proc.stdin.flush()
-        return self.proc.stdout.readline().strip()
-
-    def kill9(self) -> None:
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(10)
-
-    def quit(self) -> None:
-        self.ask("quit")
-        self.proc.wait(10)
+from tests.support.waiting import wait_until
 
 
 @pytest.mark.slow

@@ -29,9 +29,10 @@ from broker.members import add_member, assign_card, record_fee
 from devices import contract
 from broker.domain.venue import Billing, load_venue
 from tests.broker.test_service_e2e import score
-from tests.dashboard.conftest import FakeClock, api, wait_until  # noqa: F401 - the api fixture
+from tests.dashboard.conftest import FakeClock, api  # noqa: F401 - the api fixture
 from tests.support.hub import VENUE, running_node, running_service
 from tests.support.mqtt import Collector
+from tests.support.waiting import wait_until
 
 BRATISLAVA = ZoneInfo("Europe/Bratislava")
 ROUNDS = 3

@@ -16,10 +16,10 @@ from broker.billing import billed_seconds, time_amount_cents
 from broker.db.models import Event, TableSession
 from broker.ingest_handlers import checkin
 from broker.members import add_member
-from broker.mosquitto import Mosquitto
+from sim.mosquitto import Mosquitto
 from sim.pins import PulseScript, drive_pulses
-from tests.broker.test_service_e2e import wait_until
 from tests.support.hub import running_node, running_service
+from tests.support.waiting import wait_until
 
 BILLIARD = [f"pool-{i:02d}" for i in range(1, 11)] + ["carom-01"]
 POOL = BILLIARD[:10]

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.dashboard.test_server_cli import LAVOS
 from tests.devices.test_venue import BAD_VENUES, LAVOS_TEXT, line_of
 from tests.support.hub import REPO, VENUE
+from tests.support.server import LAVOS
 
 EXIT_CONFIG = 2
 NOWHERE = "mqtt://lavos-hub:x@127.0.0.1:1"  # the venue is read before the broker is looked for

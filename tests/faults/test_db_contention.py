@@ -20,15 +20,9 @@ from broker.db.engine import open_store
 from broker.db.rejects import node_rejects
 from tests.support.hub import running_service, stored_events
 from tests.support.mqtt import publish_events
+from tests.support.waiting import wait_until
 
 TABLE = "pool-04"  # no session: every drop there touches its "play without session" alert
-
-
-def _wait(pred, what: str, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not pred():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def test_a_statement_the_database_refuses_for_a_while_delays_events_and_drops_none(mosquitto, postgres_cluster, postgres_template):
@@ -40,8 +34,8 @@ def test_a_statement_the_database_refuses_for_a_while_delays_events_and_drops_no
         with running_service(mosquitto, url, client_id="lavos-hub-contention") as svc:
             # Until the hub has subscribed (a new login has no session yet to queue for): the
             # same event again is a copy the hub drops.
-            _wait(lambda: publish_events(mosquitto.port, TABLE, "first", 1) or stored_events(url, TABLE, "first") == (1, 1),
-                  "the first drop stored")
+            wait_until(lambda: publish_events(mosquitto.port, TABLE, "first", 1) or stored_events(url, TABLE, "first") == (1, 1),
+                       30, "the first drop stored")
             holder = admin.connect().execution_options(isolation_level="READ COMMITTED")
             tx = holder.begin()
             locked = holder.execute(text("SELECT id FROM alerts WHERE cause_key = :k AND closed_at IS NULL FOR UPDATE"),
@@ -54,7 +48,7 @@ def test_a_statement_the_database_refuses_for_a_while_delays_events_and_drops_no
             finally:
                 tx.rollback()
                 holder.close()
-            _wait(lambda: stored_events(url, TABLE, "held") == (5, 5), "all five drops stored once the lock is gone")
+            wait_until(lambda: stored_events(url, TABLE, "held") == (5, 5), 30, "all five drops stored once the lock is gone")
             assert svc.ingest.wait_idle(10)
         store = open_store(url)
         try:

@@ -23,17 +23,17 @@ import httpx
 import pytest
 
 from broker.compose import open_store
-from broker.mosquitto import free_port as _free_port
+from sim.mosquitto import free_port as _free_port
 from broker.users import create_user, issue_token
 from tests.broker.test_service_e2e import drop_balls, score
-from tests.edge.nodes import wait_until
+from tests.support.waiting import wait_until
 from tests.faults.checks import (
     assert_billed_by_central_clock,
     assert_each_once,
     stored_events,
 )
 from tests.support.hub import REPO, running_node
-from tests.support.web import server_argv, wait_serving
+from tests.support.server import server_argv, wait_serving
 
 POOL = [f"pool-{i:02d}" for i in range(1, 11)]
 BILLIARD = [*POOL, "carom-01"]  # a session each, lights on throughout

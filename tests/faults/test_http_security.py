@@ -28,9 +28,10 @@ from sqlalchemy import create_engine, text
 from dashboard.api.app import PUBLIC_PATHS, api_routes
 from dashboard.web.app import web_routes
 from dashboard.web.security import SESSION_COOKIE
-from tests.dashboard.test_server_cli import LAVOS, _free_port
+from sim.mosquitto import free_port
 from tests.support.hub import REPO
-from tests.support.web import _CSRF, server_argv, wait_serving, web_app
+from tests.support.server import LAVOS, server_argv, wait_serving
+from tests.support.web import _CSRF, web_app
 
 API_AUTH = "tests/dashboard/test_api_auth.py"
 WEB_AUTH = "tests/dashboard/test_web_auth.py"
@@ -129,7 +130,7 @@ def served(mosquitto, tmp_path_factory) -> Served:  # type: ignore[no-untyped-de
     out.secrets = {"mqtt password": "hub-secret", "wrong password": "zlé-heslo-na-skúšku", **{f"{u}'s password": p for u, p in out.passwords.items()}}
     env = {**os.environ, "LAVOS_DATA_DIR": str(tmp / "data")}
     env.pop("LAVOS_DB", None)
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     log_file = tmp / "server.log"
     with open(log_file, "w") as log:

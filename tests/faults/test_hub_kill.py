@@ -19,9 +19,11 @@ from broker.billing import billed_seconds, time_amount_cents
 from broker.db.engine import open_store
 from broker.db.models import Alert, Event, FoosballCheckin
 from broker.members import add_member
-from tests.broker.test_hub_restart import ask, start_hub
-from tests.broker.test_service_e2e import drop_balls, score, wait_until
+from tests.broker.test_hub_restart import start_hub
+from tests.broker.test_service_e2e import drop_balls, score
+from tests.support.driven import ask
 from tests.support.hub import running_node
+from tests.support.waiting import wait_until
 
 
 def test_sigkill_mid_evening_keeps_sessions_alerts_and_checkins(mosquitto, tmp_path):

@@ -16,10 +16,12 @@ from pathlib import Path
 import pytest
 
 from broker.metrics import MetricsWriter
-from tests.broker.test_metrics import eventually, fake  # noqa: F401 - fake is a fixture: the server that answers 500 or hangs
-from tests.broker.test_service_e2e import drop_balls, wait_until
+from tests.broker.test_metrics import fake  # noqa: F401 - fake is a fixture: the server that answers 500 or hangs
+from tests.broker.test_service_e2e import drop_balls
 from tests.faults.checks import stored_events
 from tests.support.hub import running_node, running_service
+from tests.support.waiting import wait_until
+from tests.support.waiting import wait_until as eventually
 
 TABLES = ["pool-01", "pool-02", "pool-03", "pool-04"]
 OUTAGE_S = 300

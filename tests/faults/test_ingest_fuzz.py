@@ -17,8 +17,8 @@ from sqlalchemy import func, select
 
 from broker.db.models import NodeRejectCount
 from broker.rejects import KEPT_REASONS, UNKNOWN
-from tests.broker.test_service_e2e import wait_until
 from tests.support.hub import running_service
+from tests.support.waiting import wait_until
 
 TABLES = ["pool-01", "pool-02", "foos-01", "nosuch-01"]
 KINDS = ["status", "event/pocket", "event/goal", "event/card", "event/nope", "light/state", "telemetry", "session", "light/set"]

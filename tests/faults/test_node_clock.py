@@ -13,9 +13,10 @@ from datetime import datetime, timedelta, timezone
 
 from broker.db.models import TableSession
 from edge.clock import WallClock
-from tests.broker.test_service_e2e import drop_balls, wait_until
+from tests.broker.test_service_e2e import drop_balls
 from tests.faults.checks import assert_billed_by_central_clock, assert_each_once, stored_events
 from tests.support.hub import running_node, running_service
+from tests.support.waiting import wait_until
 
 TABLE = "pool-01"
 DROPS = 5  # per phase

@@ -21,12 +21,12 @@ import time
 
 import pytest
 
-from broker.mosquitto import Mosquitto
 from edge.outbox import MIN_FREE_BYTES
+from sim.mosquitto import Mosquitto
 from sim.pins import PulseScript, drive_pulses
-from tests.broker.test_service_e2e import wait_until
 from tests.faults.checks import assert_each_once, stored_events
 from tests.support.hub import running_node, running_service
+from tests.support.waiting import wait_until
 
 TABLE = "pool-01"
 # Room for about half a MiB of events beyond the outbox's free-space margin.

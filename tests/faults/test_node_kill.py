@@ -20,11 +20,11 @@ import sqlite3
 import time
 
 from devices.nodeconfig import dump_node_config
-from tests.broker.test_service_e2e import wait_until
 from tests.edge.nodes import node_config
-from tests.edge.test_restart import AgentProcess
 from tests.faults.checks import assert_billed_by_central_clock, assert_each_once, stored_events
+from tests.support.driven import AgentProcess
 from tests.support.hub import running_service
+from tests.support.waiting import wait_until
 
 TABLE = "pool-01"
 

@@ -16,10 +16,11 @@ from sqlalchemy import select
 
 from broker.db.engine import open_store
 from broker.db.models import Alert
-from tests.broker.test_service_e2e import drop_balls, wait_until
+from tests.broker.test_service_e2e import drop_balls
 from tests.faults.checks import assert_billed_by_central_clock, assert_each_once, stored_events
 from tests.support.hub import running_node, running_service
 from tests.support.postgres import PostgresCluster, find_bindir
+from tests.support.waiting import wait_until
 
 TABLES = ["pool-01", "pool-02"]  # pool-01 has a session across the restart, pool-02 none
 DOWN_S = 5

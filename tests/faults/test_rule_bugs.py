@@ -20,10 +20,11 @@ from broker.db.models import TableSession
 from broker.members import add_member, assign_card, record_fee
 from broker.service import CardInUse
 from devices import contract
-from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, FakeClock, api, service, wait_until  # noqa: F401 - fixtures
+from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, FakeClock, api, service  # noqa: F401 - fixtures
 from tests.faults.checks import stored_events
 from tests.support.mqtt import Collector
 from tests.support.web import Browser, add_users, event, node_link, web_app
+from tests.support.waiting import wait_until
 
 BRATISLAVA = ZoneInfo("Europe/Bratislava")
 EVE = datetime(2026, 12, 31, 23, 0, tzinfo=BRATISLAVA)

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.dashboard.browser.server import LavosServer
+from tests.support.server import LavosServer
 
 
 @contextmanager

@@ -3,30 +3,21 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-
-from tests.dashboard.test_server_cli import LAVOS, _free_port
-from tests.support.hub import REPO
-from tests.support.web import server_argv, wait_serving
+from tests.support.server import Serving, serving
 
 MANAGER, MANAGER_PASSWORD = "boss", "Manažér-tajné-heslo-7"
 
 
 @dataclass
-class Served:
-    proc: subprocess.Popen
-    base: str
-    port: int
-    log: Path
-    tmp: Path  # the server's TMPDIR, data directory and database live under it
-    db: str
-    env: dict[str, str]
+class Served(Serving):
+    """The server (tmp holds its TMPDIR, data directory and database), seen from /proc too."""
+
     token: str = ""
 
     @property
@@ -50,9 +41,7 @@ class Served:
         return out
 
     def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run([*LAVOS, *args, "--db", self.db], cwd=REPO, env=self.env, capture_output=True, text=True, timeout=60)
-        assert done.returncode == 0, done.stderr
-        return done
+        return super().cli(*args, "--db", self.db)
 
     def add_user(self, name: str, password: str, role: str) -> None:
         pw = self.tmp / f"{name}.pw"
@@ -65,22 +54,6 @@ def lavos_server(mosquitto, tmp: Path, *, log_level: str = "INFO", preexec_fn: C
                  wait_s: float = 30) -> Iterator[Served]:  # type: ignore[no-untyped-def]
     """`lavos server` on SQLite with its own TMPDIR (so a spooled upload would show up there)."""
     (tmp / "tmp").mkdir(exist_ok=True)
-    env = {**os.environ, "LAVOS_DATA_DIR": str(tmp / "data"), "TMPDIR": str(tmp / "tmp")}
-    env.pop("LAVOS_DB", None)
-    port = _free_port()
-    db = f"sqlite:///{tmp / 'lavos.db'}"
-    log = tmp / "server.log"
-    with open(log, "w") as out:
-        proc = subprocess.Popen(server_argv(mosquitto.port, db, port, tmp / "data", "--log-level", log_level),
-                                cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, preexec_fn=preexec_fn)
-    served = Served(proc, f"http://127.0.0.1:{port}", port, log, tmp, db, env)
-    try:
-        wait_serving(proc, served.base, log, wait_s)
-        yield served
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with serving(mosquitto.port, tmp, "--log-level", log_level, env={"TMPDIR": str(tmp / "tmp")}, preexec_fn=preexec_fn,
+                 wait_s=wait_s) as s:
+        yield Served(s.proc, s.base, s.port, s.log, s.tmp, s.db, s.env)

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import signal
-import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -20,10 +17,9 @@ import httpx
 from sqlalchemy import create_engine, text
 
 from devices import contract
-from tests.dashboard.test_server_cli import LAVOS, _free_port
-from tests.support.hub import REPO
 from tests.support.mqtt import Collector
-from tests.support.web import _CSRF, server_argv, wait_serving
+from tests.support.server import serving
+from tests.support.web import _CSRF
 
 MANAGER, STAFF = "manager", "jana"
 PASSWORDS = {MANAGER: "Manažér-tajné-heslo-7", STAFF: "Čašníčka-heslo-42"}
@@ -66,37 +62,16 @@ class Server:
             engine.dispose()
 
 
-def _cli(env: dict[str, str], *args: str) -> str:
-    done = subprocess.run([*LAVOS, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
 @contextlib.contextmanager
 def lavos_server(mosquitto, tmp: Path) -> Iterator[Server]:  # type: ignore[no-untyped-def]
-    db = tmp / "lavos.db"
-    env = {**os.environ, "LAVOS_DATA_DIR": str(tmp / "data")}
-    env.pop("LAVOS_DB", None)
-    port = _free_port()
-    log = tmp / "server.log"
-    with open(log, "w") as out:
-        # 0.0.0.0 would do too; 127.0.0.1 answers clients from anywhere in 127/8.
-        proc = subprocess.Popen(server_argv(mosquitto.port, f"sqlite:///{db}", port, tmp / "data"),
-                                cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        wait_serving(proc, f"http://127.0.0.1:{port}", log, 30)
+    # Its own process group, stopped whole. 127.0.0.1 answers clients from anywhere in 127/8.
+    with serving(mosquitto.port, tmp, own_group=True) as served:
         for user, role in ((MANAGER, "manager"), (STAFF, "staff")):
             pw = tmp / f"{user}.pw"
             pw.write_text(PASSWORDS[user] + "\n")
-            _cli(env, "user", "add", user, "--role", role, "--password-file", str(pw), "--db", f"sqlite:///{db}")
-        token = _cli(env, "user", "token", MANAGER, "--name", "security-test", "--db", f"sqlite:///{db}").strip().splitlines()[0]
-        yield Server(f"http://127.0.0.1:{port}", db, token, log, mosquitto.port)
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+            served.cli("user", "add", user, "--role", role, "--password-file", str(pw), "--db", served.db)
+        token = served.cli("user", "token", MANAGER, "--name", "security-test", "--db", served.db).stdout.strip().splitlines()[0]
+        yield Server(served.base, tmp / "lavos.db", token, served.log, mosquitto.port)
 
 
 @contextlib.contextmanager

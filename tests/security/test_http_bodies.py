@@ -20,8 +20,8 @@ from dashboard.api import limits
 from dashboard.api.app import PUBLIC_PATHS, api_routes
 from dashboard.web.app import web_routes
 from dashboard.web.limits import PUBLIC_PAGES
-from tests.security.rawhttp import Answer, stream_request
 from tests.security.process_server import MANAGER, MANAGER_PASSWORD, Served, lavos_server
+from tests.security.rawhttp import Answer, stream_request
 from tests.support.web import _CSRF
 
 MB = 1024 * 1024

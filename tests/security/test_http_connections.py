@@ -19,8 +19,8 @@ import pytest
 
 from dashboard import http_server
 from dashboard.http_server import ACCEPT_BATCHES, BACKLOG, FD_RESERVE, HEAD_TIMEOUT_S, MAX_CONNECTIONS, connection_cap
-from tests.security.rawhttp import read_answer
 from tests.security.process_server import lavos_server
+from tests.security.rawhttp import read_answer
 from tests.support.hub import REPO
 
 FD_LIMIT = 512

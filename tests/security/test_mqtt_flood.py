@@ -13,12 +13,12 @@ import subprocess
 
 import pytest
 
-from broker.mosquitto import SHIPPED_CONF, Mosquitto
 from devices import contract
+from sim.mosquitto import SHIPPED_CONF, Mosquitto
 from tests.conftest import TABLES
-from tests.dashboard.browser.server import LavosServer
 from tests.support.hub import wait_stored
 from tests.support.mqtt import publish_events
+from tests.support.server import LavosServer
 
 FLOODER, HONEST = "pool-01", "pool-02"
 HUGE_BYTES = 90 * 1024 * 1024

@@ -1,7 +1,7 @@
 """Issue 9 item 1: no login may take over another's MQTT client id.
 
 Real processes throughout: Mosquitto started from the shipped config and ACL (the `mosquitto`
-fixture, broker/mosquitto.py), a real `lavos server` as the central service (client id lavos-hub,
+fixture, sim/mosquitto.py), a real `lavos server` as the central service (client id lavos-hub,
 persistent session), a real table node (EdgeNode) for pool-02, and paho/mosquitto_sub clients
 holding pool-01's password. Before the fix, Mosquitto let any login use any client id, and a second
 connection with an id in use kicks the first off.
@@ -19,11 +19,11 @@ import paho.mqtt.client as mqtt
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
-from broker.mosquitto import SHIPPED_ACL, SHIPPED_CONF
 from devices import contract
-from tests.dashboard.browser.server import LavosServer
+from sim.mosquitto import SHIPPED_ACL, SHIPPED_CONF
 from tests.support.hub import REPO, running_node, wait_stored
 from tests.support.mqtt import Collector, publish_events
+from tests.support.server import LavosServer
 
 HONEST, ATTACKER = "pool-02", "pool-01"
 
@@ -58,7 +58,7 @@ def takeovers(mosquitto, client_id: str) -> int:
 
 
 def test_what_clubs_install_is_the_file_the_tests_run():
-    """deploy/mosquitto/ holds links to the packaged files broker/mosquitto.py starts from: one copy."""
+    """deploy/mosquitto/ holds links to the packaged files sim/mosquitto.py starts from: one copy."""
     for deployed, packaged in (("lavos.conf", SHIPPED_CONF), ("acl", SHIPPED_ACL)):
         path = REPO / "deploy" / "mosquitto" / deployed
         assert path.is_symlink() and path.resolve() == packaged.resolve(), path

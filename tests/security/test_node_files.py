@@ -22,9 +22,9 @@ import paho.mqtt.client as mqtt
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
-from broker.mosquitto import Mosquitto, free_port, wait_port
-from tests.dashboard.browser.server import LavosServer
+from sim.mosquitto import Mosquitto, free_port, wait_port
 from tests.support.hub import REPO, VENUE
+from tests.support.server import LavosServer
 
 # Debian 12's stock /etc/mosquitto/mosquitto.conf, which includes ours from conf.d/.
 DEBIAN_MOSQUITTO_CONF = """\

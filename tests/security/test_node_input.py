@@ -27,10 +27,11 @@ from broker.db.models import Event, NodeRejectCount, NodeRejectSample
 from broker.rejects import SAMPLES_PER_TABLE
 from devices import contract
 from broker.domain.venue import load_venue
-from tests.dashboard.browser.server import LavosServer
-from tests.dashboard.conftest import MANAGER, PASSWORD, wait_until
+from tests.dashboard.conftest import MANAGER, PASSWORD
 from tests.support.hub import VENUE
+from tests.support.server import LavosServer
 from tests.support.victoria import VictoriaMetrics
+from tests.support.waiting import wait_until
 
 VENUE_TABLES = {t.id: t for t in load_venue(VENUE).tables}
 _CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')

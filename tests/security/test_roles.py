@@ -20,8 +20,8 @@ from fastapi.routing import APIRoute
 from dashboard import access
 from dashboard.api.app import api_routes
 from dashboard.web.app import web_routes
-from tests.dashboard.browser.server import LavosServer
 from tests.security.accounts_server import lavos_server
+from tests.support.server import LavosServer
 
 PASSWORD = "Heslo-na-roly-77"
 USERS = {"boss": ("manager", PASSWORD), "jana": ("staff", PASSWORD)}

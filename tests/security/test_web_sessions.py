@@ -21,8 +21,8 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from dashboard.web.security import SESSION_COOKIE
-from tests.dashboard.browser.server import LavosServer
 from tests.security.accounts_server import lavos_server
+from tests.support.server import LavosServer
 
 PASSWORD = "Čašníčka-heslo-42"
 NEW_PASSWORD = "Nové-heslo-na-zmenu-9"

@@ -10,8 +10,8 @@ from datetime import datetime, timezone
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
-from broker.mosquitto import Mosquitto
 from devices import contract
+from sim.mosquitto import Mosquitto
 
 
 class Collector:

@@ -20,7 +20,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from broker.mosquitto import free_port
+from sim.mosquitto import free_port
 
 INSTALL_HINT = "PostgreSQL server binaries are missing (/usr/lib/postgresql/*/bin/initdb): run ./run test, which installs the postgresql package"
 SUPERUSER = "lavos"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from broker.mosquitto import free_port
+from sim.mosquitto import free_port
 
 BINARY = Path("/usr/bin/victoria-metrics")
 

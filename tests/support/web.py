@@ -82,29 +82,3 @@ def event(node: Collector, table: str, etype: str, seq: int, data: dict) -> None
     node.publish(contract.event_topic(table, etype), json.dumps({
         "v": 1, "table": table, "type": etype, "boot": "b-web", "seq": seq,
         "ts": "2026-11-10T17:00:00+00:00", "ts_synced": False, "data": data}))
-
-
-def wait_serving(proc, base: str, log_path, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
-    """Until `lavos server` at `base` answers /api/health; fails with its log if it exits or takes too long."""
-    import time
-
-    import httpx
-
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            httpx.get(f"{base}/api/health", timeout=1)
-            return
-        except httpx.TransportError:
-            assert proc.poll() is None and time.monotonic() < deadline, log_path.read_text(errors="replace")
-            time.sleep(0.1)
-
-
-def server_argv(mqtt_port: int, db: str, http_port: int, data_dir, *extra: str) -> list[str]:  # type: ignore[no-untyped-def]
-    """The `lavos server` command line the process tests start: the shipped venue, the test broker's
-    hub login inline in the URL (as bench/load.py passes it; the log must never show it whole)."""
-    from tests.dashboard.test_server_cli import LAVOS
-    from tests.support.hub import VENUE
-
-    return [*LAVOS, "server", "--venue", str(VENUE), "--mqtt", f"mqtt://lavos-hub:hub-secret@127.0.0.1:{mqtt_port}",
-            "--db", db, "--http", f"127.0.0.1:{http_port}", "--data-dir", str(data_dir), *extra]

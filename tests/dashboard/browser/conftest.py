@@ -13,10 +13,11 @@ from typing import Iterator
 
 import pytest
 
-from tests.dashboard.browser.server import LavosServer
 from tests.dashboard.browser.web import prepare
-from tests.dashboard.conftest import MANAGER, PASSWORD, STAFF, wait_until
+from tests.dashboard.conftest import MANAGER, PASSWORD, STAFF
 from tests.support.hub import running_node
+from tests.support.server import LavosServer
+from tests.support.waiting import wait_until
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",

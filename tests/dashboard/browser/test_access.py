@@ -16,9 +16,9 @@ import pytest
 
 from dashboard.api.app import api_routes
 from dashboard.web.app import web_routes
-from tests.dashboard.browser.server import LavosServer
 from tests.dashboard.browser.web import log_in
 from tests.dashboard.conftest import MANAGER, PASSWORD, STAFF
+from tests.support.server import LavosServer
 
 PUBLIC = {("GET", "/login"), ("POST", "/login"), ("POST", "/logout"), ("POST", "/lang")}
 STAFF_PAGES = {"/", "/floor/rooms", "/tables/{table_id}", "/tables/{table_id}/card", "/sessions/{session_id}/bill",

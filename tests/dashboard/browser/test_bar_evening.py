@@ -13,7 +13,8 @@ from datetime import datetime
 from tests.dashboard.browser.conftest import TABLET
 from tests.dashboard.browser.hall import drop_balls
 from tests.dashboard.browser.web import eur, eur_en, log_in, page_marker, vat_in, wait_live
-from tests.dashboard.conftest import MANAGER, STAFF, wait_until
+from tests.dashboard.conftest import MANAGER, STAFF
+from tests.support.waiting import wait_until
 
 TABLE, TABLE_NAME = "pool-01", "Pool 1"
 QUIET_TABLE = "pool-02"  # balls drop here with no session: an alert for the bar

@@ -14,12 +14,13 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from tests.conftest import TABLES
 from tests.dashboard.browser.conftest import PHONE, TABLET
 from tests.dashboard.browser.hall import drop_balls, goal
 from tests.dashboard.browser.web import log_in, wait_live
-from tests.dashboard.conftest import MANAGER, STAFF, wait_until
-from tests.conftest import TABLES
+from tests.dashboard.conftest import MANAGER, STAFF
 from tests.support.hub import REPO
+from tests.support.waiting import wait_until
 
 SHOTS = REPO / "docs" / "screenshots"
 MEMBER_UID = "0a1b2c3d"

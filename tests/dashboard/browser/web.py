@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from tests.dashboard.browser.server import LavosServer
 from tests.dashboard.conftest import PASSWORD
+from tests.support.server import LavosServer
 
 # Recorded before the page's own scripts run: every EventSource the page opens, so a test can
 # wait until the live stream is really connected before it makes something happen at a table

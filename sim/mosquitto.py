@@ -1,6 +1,7 @@
 """Run a private Mosquitto from the shipped config and ACL, with a generated password file.
 
-Used by the tests (one broker per test module), the demo and the benchmarks. It reads the very
+Used by the tests (one broker per test module), the demo (sim/broker.py) and the benchmarks; it is
+no part of what a club runs, so it lives here in sim/ and not in the hub's package. It reads the very
 files a club installs (broker/mosquitto_conf = deploy/mosquitto/lavos.conf, broker/mosquitto_acl =
 deploy/mosquitto/acl) and changes only what must differ per run: the listener's port and address,
 the password/ACL file paths, the persistence and log locations, and `user root` when run as root
@@ -17,12 +18,13 @@ import socket
 import subprocess
 import time
 from dataclasses import dataclass, field
+from importlib.resources import files
 from pathlib import Path
 from typing import ClassVar
 
-PACKAGE_DIR = Path(__file__).resolve().parent
-SHIPPED_CONF = PACKAGE_DIR / "mosquitto_conf"
-SHIPPED_ACL = PACKAGE_DIR / "mosquitto_acl"
+# Package data of the hub (pyproject's package-data), wherever the package is installed.
+SHIPPED_CONF = Path(str(files("broker") / "mosquitto_conf"))
+SHIPPED_ACL = Path(str(files("broker") / "mosquitto_acl"))
 HUB_USER = "lavos-hub"
 HUB_PASSWORD = "hub-secret"
 MONITOR_USER = "lavos-monitor"
@@ -114,7 +116,7 @@ def render_conf(shipped: str, *, port: int, passwd: Path, acl: Path, data_dir: P
                  "persistence_location": f"{data_dir}/"}.get(key or "")
         if value is not None:
             if key in replaced:
-                raise ValueError(f"the shipped Mosquitto config has more than one {key} line; broker/mosquitto.py expects one")
+                raise ValueError(f"the shipped Mosquitto config has more than one {key} line; sim/mosquitto.py expects one")
             replaced.add(key)
             out.append(f"{key} {value}")
         else:
@@ -125,7 +127,7 @@ def render_conf(shipped: str, *, port: int, passwd: Path, acl: Path, data_dir: P
     if tls is not None:
         missing |= {f"tls {k}" for k in ("listener", "cafile", "certfile", "keyfile")} - replaced
     if missing:
-        raise ValueError(f"the shipped Mosquitto config lacks {', '.join(sorted(missing))}: broker/mosquitto.py cannot run it")
+        raise ValueError(f"the shipped Mosquitto config lacks {', '.join(sorted(missing))}: sim/mosquitto.py cannot run it")
     out += [f"log_dest file {log}", *(f"log_type {t}" for t in ("error", "warning", "notice", "information"))]
     return "\n".join(out) + "\n"
 

@@ -1,4 +1,4 @@
-"""Run the agent as a service: load node.toml, start, wait for SIGTERM/SIGINT, close. No CLI framework."""
+"""The agent's main (`python -m edge`, `lavos edge`) as a service: load node.toml, start, wait for SIGTERM/SIGINT, close. No CLI framework."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""systemd notifications (READY, WATCHDOG, STOPPING); silently nothing when not run by systemd."""
+"""systemd notifications for the unit's Type=notify and WatchdogSec (READY, WATCHDOG pings, STOPPING).
+
+Silently nothing when not run by systemd."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import os
 import sdnotify
 
 
-class Watchdog:
+class SystemdNotify:
     def __init__(self) -> None:
         self._notifier = sdnotify.SystemdNotifier() if os.environ.get("NOTIFY_SOCKET") else None
 
