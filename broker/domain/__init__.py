@@ -1,0 +1,1 @@
+"""Pure rules of the hall (sessions, billing, tariffs, alert kinds, membership): no I/O library."""
