@@ -25,6 +25,6 @@ class AfterCommit:
         for fn in self.actions:
             try:
                 fn()
-            except Exception:  # noqa: BLE001 - a failed publish must not undo a committed change
+            except Exception:
                 log.exception("after-commit action failed")
         self.actions.clear()

@@ -44,5 +44,5 @@ WAKE = Wake()
 InboxItem = Inbound | LinkUp | Wake
 
 
-def make_inbox(bound: int = DEFAULT_BOUND) -> "queue.Queue[InboxItem]":
+def make_inbox(bound: int = DEFAULT_BOUND) -> queue.Queue[InboxItem]:
     return queue.Queue(maxsize=bound)

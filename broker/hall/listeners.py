@@ -41,5 +41,5 @@ class Listeners:
         for fn in tuple(self._fns):
             try:
                 fn(topic, data)
-            except Exception:  # noqa: BLE001 - one broken view must not stop the others
+            except Exception:
                 log.exception("listener failed")

@@ -46,7 +46,7 @@ class _Command:
 class HallWriter:
     def __init__(
         self,
-        inbox: "queue.Queue[InboxItem]",
+        inbox: queue.Queue[InboxItem],
         apply_batch: Callable[[list[Inbound]], None],
         ack: Callable[[int, int], None],
         on_link_up: Callable[[LinkUp], None],
@@ -64,7 +64,7 @@ class HallWriter:
         self.applied = 0
         self.failures = 0
         self.commands_run = 0
-        self._commands: "queue.SimpleQueue[_Command]" = queue.SimpleQueue()
+        self._commands: queue.SimpleQueue[_Command] = queue.SimpleQueue()
         self._stop = threading.Event()
         self._idle = threading.Event()
         self._gate = threading.Lock()  # orders "started/stopped" against enqueueing a command
@@ -197,14 +197,14 @@ class HallWriter:
                 run: list[Inbound] = items[i:j]  # type: ignore[assignment]
                 try:
                     self.apply_batch(run)
-                except Exception:  # noqa: BLE001 - the database may be restarting; keep the batch
+                except Exception:
                     self.failures += 1
                     log.exception("could not apply %d messages; retrying in %.1fs (nothing acked, nothing lost)", len(run), self.retry_s)
                     return items[i:]
                 for m in run:
                     try:
                         self.ack(m.mid, m.qos)
-                    except Exception:  # noqa: BLE001 - a lost connection means the broker redelivers
+                    except Exception:
                         log.debug("ack of mid %s failed", m.mid, exc_info=True)
                 self.batches += 1
                 self.applied += len(run)
@@ -214,7 +214,7 @@ class HallWriter:
                 if isinstance(item, LinkUp):
                     try:
                         self.on_link_up(item)
-                    except Exception:  # noqa: BLE001 - the next reconnect or birth resends again
+                    except Exception:
                         log.exception("resend after reconnect failed")
                 i += 1
         return []
