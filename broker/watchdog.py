@@ -90,8 +90,9 @@ class Watchdog:
                 self.hub.stop_session(s.id, actor="system", reason="prepaid time used up", at=s.state.prepaid_until)
             elif rt.prepaid_alerted_for != s.state.prepaid_until:
                 # Once per run-out (an extension buys a new one), not an upsert every second.
-                rt.prepaid_alerted_for = s.state.prepaid_until
+                until = s.state.prepaid_until
                 self._raise(alert_kinds.prepaid_expired(table))
+                rt.prepaid_alerted_for = until  # committed: not again for this run-out
         elif left is not None and left <= timedelta(minutes=billing.prepaid_warning_min) and not rt.prepaid_warned:
             rt.prepaid_warned = True
             self.hub.send_light(table, True, blink_s=WARNING_BLINK_S)
@@ -111,13 +112,11 @@ class Watchdog:
         # closing has passed when `now` is within an hour after it.
         last_close = closing_time(self.h.venue, now - timedelta(hours=1))
         if last_close <= now < last_close + timedelta(hours=1):
-            late = []
-            for table, s in self.h.sessions.view().items():
-                rt = self.h.runtime.of(table)
-                if s.state.started_at < last_close and rt.closing_alerted_for != last_close:
-                    rt.closing_alerted_for = last_close
-                    late.append(alert_kinds.open_after_closing(table))
-            self._raise(*late)
+            late = [table for table, s in self.h.sessions.view().items()
+                    if s.state.started_at < last_close and self.h.runtime.of(table).closing_alerted_for != last_close]
+            self._raise(*(alert_kinds.open_after_closing(table) for table in late))
+            for table in late:  # committed: once per closing
+                self.h.runtime.of(table).closing_alerted_for = last_close
 
     def _idle(self, now: datetime) -> None:
         minutes = self.h.venue.billing.idle_alert_min
@@ -129,9 +128,10 @@ class Watchdog:
             rt = self.h.runtime.of(table)
             last = max(filter(None, (rt.last_drop_at, s.state.running_since, s.state.started_at)))
             if now - last >= limit and rt.idle_alerted_for != last:
-                rt.idle_alerted_for = last
-                idle.append(table)
-        self._raise(*(alert_kinds.idle_session(table, minutes) for table in idle))
+                idle.append((table, last))
+        self._raise(*(alert_kinds.idle_session(table, minutes) for table, _ in idle))
+        for table, last in idle:  # committed: once per quiet spell (a rolled-back one is tried again)
+            self.h.runtime.of(table).idle_alerted_for = last
 
     def _raise(self, *specs: alert_kinds.AlertSpec) -> None:
         """Open these alerts in one transaction; staff are told once it is committed."""
