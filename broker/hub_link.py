@@ -18,6 +18,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import paho.mqtt.client as mqtt
@@ -201,7 +202,7 @@ class HubLink:
 
     def _handle_message(self, client, userdata, msg: mqtt.MQTTMessage) -> None:
         self.stats.received += 1
-        self._put(Inbound(msg.topic, msg.payload, msg.mid, msg.qos, time.monotonic()))
+        self._put(Inbound(msg.topic, bytes(msg.payload), msg.mid, msg.qos, time.monotonic()))
 
     def _put(self, item: InboxItem) -> None:
         """Back-pressure, not loss: wait for room in the bounded inbox.
@@ -224,5 +225,5 @@ class HubLink:
                 continue
 
     @staticmethod
-    def _status(state: str) -> bytes:
+    def _status(state: Literal["online", "offline"]) -> bytes:
         return contract.encode(contract.HubStatus(state=state, ts=contract.utcnow()))

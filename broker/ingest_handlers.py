@@ -283,9 +283,11 @@ class IngestHandlers:
             spec = alert_kinds.card_refused(ev.table, check.code, check.message, check.message_en)
             self.h.alerts.raise_alert(db, spec, after)  # an open alert is touched: its count says how many cards
             return
-        checkin(db, ev.table, check.member.id, now, "card")
+        member = check.member
+        assert member is not None  # an "ok" card always names its member
+        checkin(db, ev.table, member.id, now, "card")
         self.h.alerts.settle(db, alert_kinds.foosball_no_member_key(ev.table), now)
-        name = check.member.name
+        name = member.name
         after.add(lambda: self.h.listeners.notify("checkin", {"table": ev.table, "member": name}))
 
     def _on_button(self, db: Db, ev, now: datetime, after: AfterCommit) -> None:
