@@ -42,6 +42,7 @@ def build_hub(
     clock: Callable[[], datetime] | None = None,
     client_id: str | None = None,
     share_group: str | None = None,
+    inbox_bound: int | None = None,
 ) -> CentralService:
     """A hub over `store`, its state loaded from the database, not started yet.
 
@@ -51,6 +52,8 @@ def build_hub(
     `mqtt_url=None`: no MQTT at all (tools, page benchmarks, in-process tests of the API).
     """
     kwargs: dict[str, Any] = {"clock": clock} if clock is not None else {}
+    if inbox_bound is not None:  # how many received messages may wait unacked (back-pressure beyond)
+        kwargs["inbox_bound"] = inbox_bound
     return CentralService(venue, store, mqtt_url=mqtt_url, metrics=metrics, share_group=share_group,
                           client_id=client_id or (mqtt_url.username if mqtt_url and mqtt_url.username else HUB_CLIENT_ID), **kwargs)
 

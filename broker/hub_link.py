@@ -5,23 +5,29 @@ message only after its effects are committed to the database (paho's ``manual_ac
 service dies between receipt and commit, Mosquitto redelivers the message on reconnect, and the
 (table, boot, seq) key in the database drops the copy. Callbacks only enqueue: an exception in a
 paho callback kills its network thread, so every callback is guarded.
+
+No I/O and no hall state in paho's thread: a message becomes an Inbound, a (re)connect a LinkUp,
+both put into the writer's bounded inbox (broker.hall.inbox says why a full inbox blocks here).
 """
 
 from __future__ import annotations
 
 import logging
 import queue
-import ssl
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import paho.mqtt.client as mqtt
-from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
 
+from broker.hall.inbox import Inbound, InboxItem, LinkUp
 from devices import contract
+from devices.mqtt_plumbing import guarded, make_client, say_goodbye
 
 log = logging.getLogger("lavos.hub.mqtt")
 
@@ -68,13 +74,7 @@ class MqttUrl:
         return cls(parts.hostname, port, unquote(parts.username) if parts.username else None, password, parts.scheme == "mqtts", ca_file)
 
 
-@dataclass(frozen=True)
-class Inbound:
-    topic: str
-    payload: bytes
-    mid: int
-    qos: int
-    received: float  # time.monotonic() when paho handed it over
+__all__ = ["HUB_CLIENT_ID", "HubLink", "Inbound", "LinkStats", "MqttUrl"]  # Inbound: re-exported for old imports
 
 
 @dataclass
@@ -83,6 +83,8 @@ class LinkStats:
     disconnects: int = 0
     received: int = 0
     published: int = 0
+    acked: int = 0
+    inbox_full_waits: int = 0  # times paho's thread waited for room in the inbox (back-pressure)
     callback_errors: int = 0
     connected: bool = False
     last_error: str | None = field(default=None)
@@ -94,39 +96,29 @@ class HubLink:
     def __init__(
         self,
         url: MqttUrl,
-        inbox: "queue.Queue[Inbound]",
+        inbox: "queue.Queue[InboxItem]",
         *,
         client_id: str = HUB_CLIENT_ID,
         share_group: str | None = None,
         ca_file: Path | None = None,
-        on_connected=None,
         protocol: int = mqtt.MQTTv311,
         keepalive: int = 15,
     ) -> None:
         self.url = url
         self.inbox = inbox
         self.stats = LinkStats()
-        self._on_connected = on_connected
         self._share_group = share_group
         self._closing = threading.Event()
-        kwargs = {"clean_session": False} if protocol != mqtt.MQTTv5 else {}
         # The shipped broker config (use_username_as_clientid) makes a connection's client id its
         # login, so the persistent session belongs to the login: ask for that id, so logs and
         # brokers without the setting agree. `client_id` counts only for a login-less URL.
         self.client_id = url.username or client_id
-        self.client = mqtt.Client(
-            CallbackAPIVersion.VERSION2, client_id=self.client_id, protocol=protocol, manual_ack=True, **kwargs
+        self.client = make_client(
+            self.client_id, v5=protocol == mqtt.MQTTv5, persistent=True, username=url.username, password=url.password,
+            tls=url.tls, ca_file=ca_file or url.ca_file, will=(contract.HUB_STATUS_TOPIC, self._status("offline")),
+            reconnect_s=(0.2, 10), max_inflight=1000, manual_ack=True,
         )
-        if url.username:
-            self.client.username_pw_set(url.username, url.password)
-        if url.tls:
-            ca_file = ca_file or url.ca_file
-            ctx = ssl.create_default_context(cafile=str(ca_file) if ca_file else None)
-            self.client.tls_set_context(ctx)
-        self.client.max_inflight_messages_set(1000)
         self.client.max_queued_messages_set(0)
-        self.client.reconnect_delay_set(0.2, 10)
-        self.client.will_set(contract.HUB_STATUS_TOPIC, self._status("offline"), qos=1, retain=True)
         self.client.on_connect = self._guard(self._handle_connect)
         self.client.on_disconnect = self._guard(self._handle_disconnect)
         self.client.on_message = self._guard(self._handle_message)
@@ -138,9 +130,6 @@ class HubLink:
     def start(self, wait_s: float = 10.0) -> None:
         props = None
         if self._protocol == mqtt.MQTTv5:
-            from paho.mqtt.packettypes import PacketTypes
-            from paho.mqtt.properties import Properties
-
             props = Properties(PacketTypes.CONNECT)
             props.SessionExpiryInterval = 24 * 3600
         deadline = time.monotonic() + wait_s
@@ -161,14 +150,7 @@ class HubLink:
 
     def close(self) -> None:
         self._closing.set()
-        try:
-            info = self.client.publish(contract.HUB_STATUS_TOPIC, self._status("offline"), qos=1, retain=True)
-            if self.stats.connected:
-                info.wait_for_publish(2)
-        except (RuntimeError, ValueError):
-            pass
-        self.client.disconnect()
-        self.client.loop_stop()
+        say_goodbye(self.client, (contract.HUB_STATUS_TOPIC, self._status("offline")), connected=self.stats.connected)
 
     # -- outgoing ------------------------------------------------------------------
 
@@ -187,18 +169,15 @@ class HubLink:
     def ack(self, mid: int, qos: int) -> None:
         if qos > 0:
             self.client.ack(mid, qos)
+            self.stats.acked += 1
 
     # -- callbacks (paho thread) ---------------------------------------------------
 
     def _guard(self, fn):
-        def wrapped(*args, **kwargs):
-            try:
-                fn(*args, **kwargs)
-            except Exception:  # noqa: BLE001 - an escaping exception kills paho's thread
-                self.stats.callback_errors += 1
-                log.exception("error in MQTT callback %s", fn.__name__)
+        def counted() -> None:
+            self.stats.callback_errors += 1
 
-        return wrapped
+        return guarded(fn, on_error=counted, logger=log)
 
     def _handle_connect(self, client, userdata, flags, reason_code, properties=None) -> None:
         if reason_code.is_failure:
@@ -211,8 +190,9 @@ class HubLink:
         client.subscribe([(prefix + f, 1) for f in contract.NODE_OUTPUT_FILTERS])
         client.publish(contract.HUB_STATUS_TOPIC, self._status("online"), qos=1, retain=True)
         log.info("connected to MQTT broker %s:%s", self.url.host, self.url.port)
-        if self._on_connected:
-            self._on_connected()
+        # The resend of desired state is the writer's job (it reads hall state, and must be
+        # ordered with staff commands): hand it over, do no I/O here.
+        self._put(LinkUp(self.stats.connects))
 
     def _handle_disconnect(self, client, userdata, flags, reason_code, properties=None) -> None:
         self.stats.connected = False
@@ -222,8 +202,28 @@ class HubLink:
 
     def _handle_message(self, client, userdata, msg: mqtt.MQTTMessage) -> None:
         self.stats.received += 1
-        self.inbox.put(Inbound(msg.topic, msg.payload, msg.mid, msg.qos, time.monotonic()))
+        self._put(Inbound(msg.topic, bytes(msg.payload), msg.mid, msg.qos, time.monotonic()))
+
+    def _put(self, item: InboxItem) -> None:
+        """Back-pressure, not loss: wait for room in the bounded inbox.
+
+        While this thread waits, paho reads nothing more from the socket, and the message is not
+        acked (manual ack, after the writer's commit), so Mosquitto keeps the rest for our
+        persistent session. Only a closing link gives up waiting: the broker redelivers what
+        was never acked.
+        """
+        try:
+            self.inbox.put_nowait(item)
+            return
+        except queue.Full:
+            self.stats.inbox_full_waits += 1
+        while not self._closing.is_set():
+            try:
+                self.inbox.put(item, timeout=0.5)
+                return
+            except queue.Full:
+                continue
 
     @staticmethod
-    def _status(state: str) -> bytes:
+    def _status(state: Literal["online", "offline"]) -> bytes:
         return contract.encode(contract.HubStatus(state=state, ts=contract.utcnow()))

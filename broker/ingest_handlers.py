@@ -7,6 +7,10 @@ forever). Events are applied only if their (table, boot, seq) is new.
 A node's message is input, not truth: besides the wire contract it must fit the node as the
 venue file wires it (broker.node_rules). What is refused is counted per node and reason, with
 samples, for the monitoring page (broker.rejects).
+
+Runs on the hub's writer thread only (broker.hall.writer): it changes hall state (counters,
+alerts) without a lock because nothing else changes it. It depends on the hall's state and a
+few hub operations (broker.hall.ports), not on the hub itself.
 """
 
 from __future__ import annotations
@@ -16,7 +20,6 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING
 
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import select
@@ -26,14 +29,14 @@ from broker import alert_kinds, node_rules, rejects
 from broker.db.events import EventKey, insert_events_once
 from broker.db.models import FoosballCheckin, Node
 from broker.db.rejects import record_rejects
-from broker.hub_link import Inbound
+from broker.domain import membership
+from broker.hall.effects import AfterCommit
+from broker.hall.inbox import Inbound
+from broker.hall.ports import HallState, HubOps
 from broker.members import is_valid_card
 from broker.tariffs import local
 from devices import contract
 from devices.kinds import Kind
-
-if TYPE_CHECKING:
-    from broker.service import AfterCommit, CentralService
 
 log = logging.getLogger("lavos.hub.ingest")
 
@@ -53,8 +56,9 @@ class Decoded:
 
 
 class IngestHandlers:
-    def __init__(self, service: "CentralService") -> None:
-        self.s = service
+    def __init__(self, hall: HallState, hub: HubOps) -> None:
+        self.h = hall
+        self.hub = hub
         self.applied = 0
         self.duplicates = 0
         self.rejected = 0  # messages dropped (an implausible node clock only flags its event)
@@ -66,9 +70,7 @@ class IngestHandlers:
     # -- batch ----------------------------------------------------------------------
 
     def apply_batch(self, batch: list[Inbound]) -> None:
-        from broker.service import AfterCommit
-
-        now = self.s.clock()
+        now = self.h.clock()
         decoded = [self._decode(m, now) for m in batch]  # validation needs no database: outside the transaction
         # Fast path: the whole batch in one transaction, no savepoints (they cost as much as the
         # rest of the work). If any message trips a bug, the batch is rolled back and redone
@@ -80,11 +82,12 @@ class IngestHandlers:
                 self._apply(decoded, now, after, careful)
                 break
             except Exception:
-                self.s.load_open_causes()  # the transaction is gone: so are the alerts it opened or closed
+                self.h.alerts.reload()  # the transaction is gone: so are the alerts it opened or closed
                 if careful:
                     raise
                 log.warning("a message in a batch of %d failed; redoing the batch message by message", len(decoded))
         after.run()
+        self.h.runtime.publish()  # readers see this batch's counters from now on
 
     def _decode(self, m: Inbound, now: datetime) -> Decoded:
         try:
@@ -92,13 +95,13 @@ class IngestHandlers:
         except contract.ContractError as e:
             return Decoded(m, None, rejects.INVALID, str(e))
         table = msg.topic.table
-        if table is not None and table not in self.s.tables:
+        if table is not None and table not in self.h.tables:
             return Decoded(m, None, rejects.UNKNOWN_TABLE, f"table {table!r} is not in the venue file")
         if msg.topic.kind != "event":
             return Decoded(m, msg)
         ev = msg.body
         if ev.type == "sensor_fault":
-            why = node_rules.unknown_sensor(self.s.tables[ev.table], ev.data.sensor)
+            why = node_rules.unknown_sensor(self.h.tables[ev.table], ev.data.sensor)
             if why:  # else any name a node makes up would open an alert of its own
                 return Decoded(m, None, rejects.UNKNOWN_SENSOR, why)
         verdict = node_rules.judge_timestamp(ev.ts, ev.ts_synced, now)
@@ -107,9 +110,9 @@ class IngestHandlers:
         kept = ev.model_copy(update={"ts": verdict.ts, "ts_synced": verdict.synced})
         return Decoded(m, contract.Message(msg.topic, kept), clock_off=verdict.off)
 
-    def _apply(self, decoded: list[Decoded], now: datetime, after: "AfterCommit", careful: bool) -> None:
+    def _apply(self, decoded: list[Decoded], now: datetime, after: AfterCommit, careful: bool) -> None:
         tally = rejects.RejectTally()
-        with self.s.lock, self.s.store.session() as db:
+        with self.h.store.session() as db:
             if not careful:  # one statement for the whole batch
                 new = insert_events_once(db, [self._event_row(d.msg.body, now) for d in decoded if d.msg is not None and d.msg.topic.kind == "event"])
             for d in decoded:
@@ -144,7 +147,7 @@ class IngestHandlers:
                 record_rejects(db, tally, now)
                 after.add(lambda: self._rejected(tally, now))
 
-    def _fresh(self, msg: contract.Message, new: set[EventKey], after: "AfterCommit") -> bool:
+    def _fresh(self, msg: contract.Message, new: set[EventKey], after: AfterCommit) -> bool:
         """Is this message not an event stored before (or a second copy of one in this batch)?"""
         if msg.topic.kind != "event":
             return True
@@ -168,15 +171,15 @@ class IngestHandlers:
         self.duplicates += 1
 
     def _reject(self, tally: rejects.RejectTally, m: Inbound, reason: str, error: str, now: datetime) -> None:
-        tally.add(rejects.bucket(m.topic, self.s.tables), reason, m.topic, error, m.payload, now)
+        tally.add(rejects.bucket(m.topic, self.h.tables), reason, m.topic, error, m.payload, now)
 
     def _rejected(self, tally: rejects.RejectTally, now: datetime) -> None:
         """After the commit: the in-memory counters, the metric, and now and then a log line."""
         self.rejected += tally.dropped
         self.clock_flagged += sum(n for (_, reason), n in tally.counts.items() if reason == rejects.CLOCK)
-        if self.s.metrics:
+        if self.h.metrics:
             for (table, reason), n in tally.counts.items():
-                self.s.metrics.reject(table, reason, n, self._metric_time(None, now))
+                self.h.metrics.reject(table, reason, n, self._metric_time(None, now))
         self._unlogged.update(tally.counts)
         mono = time.monotonic()
         if mono - self._last_reject_log < REJECT_LOG_INTERVAL_S:
@@ -188,7 +191,7 @@ class IngestHandlers:
                     "Details: /monitoring or /api/nodes", sum(self._unlogged.values()), worst, last.topic, last.error[:200])
         self._unlogged.clear()
 
-    def _one(self, db: Db, msg: contract.Message, now: datetime, after: "AfterCommit") -> None:
+    def _one(self, db: Db, msg: contract.Message, now: datetime, after: AfterCommit) -> None:
         t = msg.topic
         if t.kind == "hub_status" or t.table is None:
             return
@@ -204,26 +207,26 @@ class IngestHandlers:
 
     # -- events ---------------------------------------------------------------------
 
-    def _event(self, db: Db, ev, now: datetime, after: "AfterCommit") -> None:
+    def _event(self, db: Db, ev, now: datetime, after: AfterCommit) -> None:
         handler = getattr(self, f"_on_{ev.type}")
         handler(db, ev, now, after)
         after.add(lambda: self._applied(ev, now))
 
     def _applied(self, ev, now: datetime) -> None:
         self.applied += 1
-        if self.s.listeners:
-            self.s.notify("event", {"table": ev.table, "type": ev.type, "data": ev.data.model_dump(mode="json"),
+        if self.h.listeners:
+            self.h.listeners.notify("event", {"table": ev.table, "type": ev.type, "data": ev.data.model_dump(mode="json"),
                                     "received_at": now, "ts": ev.ts, "ts_synced": ev.ts_synced})
 
-    def _on_pocket(self, db: Db, ev, now: datetime, after: "AfterCommit") -> None:
+    def _on_pocket(self, db: Db, ev, now: datetime, after: AfterCommit) -> None:
         after.add(lambda: self._count_drop(ev.table, now))
-        if self.s.metrics:
+        if self.h.metrics:
             at = self._metric_time(ev, now)
-            after.add(lambda: self.s.metrics.pocket(ev.table, ev.data.pocket, at))
-        if ev.table in self.s.open:
-            self.s.settle(db, f"idle_session:{ev.table}", now)
+            after.add(lambda: self.h.metrics.pocket(ev.table, ev.data.pocket, at))
+        if self.h.sessions.get(ev.table) is not None:
+            self.h.alerts.settle(db, alert_kinds.idle_session_key(ev.table), now)
         else:
-            self.s.raise_alert(db, alert_kinds.play_without_session(ev.table), after)
+            self.h.alerts.raise_alert(db, alert_kinds.play_without_session(ev.table), after)
 
     def _metric_time(self, ev, now: datetime) -> datetime:
         """When the ball dropped, for the time series.
@@ -239,62 +242,62 @@ class IngestHandlers:
         return self._last_metric_at
 
     def _count_drop(self, table: str, now: datetime) -> None:
-        rt = self.s.runtime[table]
-        rt.last_drop_at = now
-        rt.drops += 1
+        self.h.runtime.count_drop(table, now)
 
     def _active_checkins(self, db: Db, table: str, now: datetime) -> list[FoosballCheckin]:
-        window = timedelta(minutes=self.s.venue.billing.foosball_checkin_min)
+        window = membership.checkin_window(self.h.venue.billing.foosball_checkin_min)
         rows = db.scalars(select(FoosballCheckin).where(FoosballCheckin.table_id == table, FoosballCheckin.ended_at.is_(None))).all()
-        return [c for c in rows if (c.last_goal_at or c.checked_in_at) + window > now]
+        return [c for c in rows if membership.checkin_active(c.checked_in_at, c.last_goal_at, window, now)]
 
-    def _foosball_play(self, db: Db, table: str, now: datetime, after: "AfterCommit", goal: bool) -> None:
+    def _foosball_play(self, db: Db, table: str, now: datetime, after: AfterCommit, goal: bool) -> None:
         active = self._active_checkins(db, table, now)
         if not active:
-            self.s.raise_alert(db, alert_kinds.foosball_no_member(table), after)
+            self.h.alerts.raise_alert(db, alert_kinds.foosball_no_member(table), after)
             return
         for c in active:
             if goal:
                 c.goals += 1
             c.last_goal_at = now
 
-    def _on_goal(self, db: Db, ev, now: datetime, after: "AfterCommit") -> None:
-        if self.s.metrics:
+    def _on_goal(self, db: Db, ev, now: datetime, after: AfterCommit) -> None:
+        if self.h.metrics:
             at = self._metric_time(ev, now)
-            after.add(lambda: self.s.metrics.goal(ev.table, ev.data.side, at))
-        if self.s.tables[ev.table].kind is Kind.FOOSBALL:
+            after.add(lambda: self.h.metrics.goal(ev.table, ev.data.side, at))
+        if self.h.tables[ev.table].kind is Kind.FOOSBALL:
             self._foosball_play(db, ev.table, now, after, goal=True)
 
-    def _on_activity(self, db: Db, ev, now: datetime, after: "AfterCommit") -> None:
-        if self.s.tables[ev.table].kind is Kind.FOOSBALL:
+    def _on_activity(self, db: Db, ev, now: datetime, after: AfterCommit) -> None:
+        if self.h.tables[ev.table].kind is Kind.FOOSBALL:
             self._foosball_play(db, ev.table, now, after, goal=False)
 
-    def _on_card(self, db: Db, ev, now: datetime, after: "AfterCommit") -> None:
-        if self.s.tables[ev.table].kind is not Kind.FOOSBALL:
+    def _on_card(self, db: Db, ev, now: datetime, after: AfterCommit) -> None:
+        if self.h.tables[ev.table].kind is not Kind.FOOSBALL:
             # A card UID is a credential: never above DEBUG in a log (see the README, security).
             log.info("a card was tapped on %s: only foosball tables check members in", ev.table)
             log.debug("the card tapped on %s: %s", ev.table, ev.data.uid)
             return
-        check = is_valid_card(db, ev.data.uid, local(now, self.s.venue).date())
+        check = is_valid_card(db, ev.data.uid, local(now, self.h.venue).date())
         if not check.ok:
             # One open alert per table, counted up by every refusal (touch): random UIDs from a
             # node cannot flood the bar with alerts, and the count shows cards are being refused.
             spec = alert_kinds.card_refused(ev.table, check.code, check.message, check.message_en)
-            self.s.raise_alert(db, spec, after)  # an open alert is touched: its count says how many cards
+            self.h.alerts.raise_alert(db, spec, after)  # an open alert is touched: its count says how many cards
             return
-        checkin(db, ev.table, check.member.id, now, "card")
-        self.s.settle(db, f"foosball_no_member:{ev.table}", now)
-        name = check.member.name
-        after.add(lambda: self.s.notify("checkin", {"table": ev.table, "member": name}))
+        member = check.member
+        assert member is not None  # an "ok" card always names its member
+        checkin(db, ev.table, member.id, now, "card")
+        self.h.alerts.settle(db, alert_kinds.foosball_no_member_key(ev.table), now)
+        name = member.name
+        after.add(lambda: self.h.listeners.notify("checkin", {"table": ev.table, "member": name}))
 
-    def _on_button(self, db: Db, ev, now: datetime, after: "AfterCommit") -> None:
+    def _on_button(self, db: Db, ev, now: datetime, after: AfterCommit) -> None:
         pass  # the light/state that follows says what the button did
 
-    def _on_sensor_fault(self, db: Db, ev, now: datetime, after: "AfterCommit") -> None:
+    def _on_sensor_fault(self, db: Db, ev, now: datetime, after: AfterCommit) -> None:
         if ev.data.kind == "recovered":
-            self.s.settle(db, f"sensor_fault:{ev.table}:{ev.data.sensor}", now)
+            self.h.alerts.settle(db, alert_kinds.sensor_fault_key(ev.table, ev.data.sensor), now)
         else:
-            self.s.raise_alert(db, alert_kinds.sensor_fault(ev.table, ev.data.sensor, ev.data.kind), after)
+            self.h.alerts.raise_alert(db, alert_kinds.sensor_fault(ev.table, ev.data.sensor, ev.data.kind), after)
 
     # -- node state -------------------------------------------------------------------
 
@@ -305,52 +308,52 @@ class IngestHandlers:
             db.add(node)
         return node
 
-    def _status(self, db: Db, table: str, st: contract.Status, after: "AfterCommit") -> None:
-        now = self.s.clock()
+    def _status(self, db: Db, table: str, st: contract.Status, after: AfterCommit) -> None:
+        now = self.h.clock()
         node = self._node(db, table)
         node.last_seen_at = now
         if st.state == "online":
             if not node.online or node.boot != st.boot:
                 node.online_since = now
             node.online, node.boot, node.version = True, st.boot, st.version
-            self.s.settle(db, f"node_offline:{table}", now)
+            self.h.alerts.settle(db, alert_kinds.node_offline_key(table), now)
             # A (re)born node has its boot state: tell it what it should be.
-            after.add(lambda: self.s.resend_table(table))
+            after.add(lambda: self.hub.resend_table(table))
         else:
             node.online = False
-            if table in self.s.open:
-                self.s.raise_alert(db, alert_kinds.node_offline(table), after)
+            if self.h.sessions.get(table) is not None:
+                self.h.alerts.raise_alert(db, alert_kinds.node_offline(table), after)
         online = node.online
-        after.add(lambda: self.s.notify("node", {"table": table, "online": online}))
+        after.add(lambda: self.h.listeners.notify("node", {"table": table, "online": online}))
 
-    def _light_state(self, db: Db, table: str, ls: contract.LightState, after: "AfterCommit") -> None:
-        now = self.s.clock()
+    def _light_state(self, db: Db, table: str, ls: contract.LightState, after: AfterCommit) -> None:
+        now = self.h.clock()
         node = self._node(db, table)
         node.light_on, node.light_blink, node.light_cause, node.last_seen_at = ls.on, ls.blink, ls.cause, now
-        if self.s.metrics:
+        if self.h.metrics:
             at = self._metric_time(None, now)  # two light changes in one batch are two points
-            after.add(lambda: self.s.metrics.light(table, ls.on, at))
-        want = self.s.desired_light(table)
+            after.add(lambda: self.h.metrics.light(table, ls.on, at))
+        want = self.hub.desired_light(table)
         if want is not None:
             if ls.on and not want and ls.cause in ("button", "boot"):
-                self.s.raise_alert(db, alert_kinds.light_without_session(table, ls.cause), after)
+                self.h.alerts.raise_alert(db, alert_kinds.light_without_session(table, ls.cause), after)
             elif not ls.on or want:
-                self.s.settle(db, f"light_without_session:{table}", now)
-        after.add(lambda: self.s.notify("light", {"table": table, "on": ls.on, "blink": ls.blink, "cause": ls.cause}))
+                self.h.alerts.settle(db, alert_kinds.light_without_session_key(table), now)
+        after.add(lambda: self.h.listeners.notify("light", {"table": table, "on": ls.on, "blink": ls.blink, "cause": ls.cause}))
 
-    def _telemetry(self, db: Db, table: str, tm: contract.Telemetry, after: "AfterCommit") -> None:
-        now = self.s.clock()
+    def _telemetry(self, db: Db, table: str, tm: contract.Telemetry, after: AfterCommit) -> None:
+        now = self.h.clock()
         node = self._node(db, table)
         node.telemetry = tm.model_dump(mode="json")
         node.telemetry_at = node.last_seen_at = now
         node.reconnects = tm.reconnects
-        if self.s.metrics:
+        if self.h.metrics:
             at = self._metric_time(None, now)
-            after.add(lambda: self.s.metrics.node(table, tm.uptime_s, tm.outbox, tm.cpu_temp_c, tm.reconnects, at))
+            after.add(lambda: self.h.metrics.node(table, tm.uptime_s, tm.outbox, tm.cpu_temp_c, tm.reconnects, at))
         if tm.outbox >= OUTBOX_ALERT_DEPTH:
-            self.s.raise_alert(db, alert_kinds.outbox_stuck(table, tm.outbox), after)
+            self.h.alerts.raise_alert(db, alert_kinds.outbox_stuck(table, tm.outbox), after)
         else:
-            self.s.settle(db, f"outbox_stuck:{table}", now)
+            self.h.alerts.settle(db, alert_kinds.outbox_stuck_key(table), now)
 
 
 def checkin(db: Db, table: str, member_id: int, now: datetime, by: str) -> FoosballCheckin:

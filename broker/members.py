@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 from broker.db.audit import record_audit
 from broker.db.models import MEMBER_KINDS, FeePayment, Member, MemberCard
 from broker.db.types import utcnow
+from broker.domain import membership
 
 # 10 EUR a calendar year (the club's statutes, art. 3.3).
 DEFAULT_FEE_CENTS = 1000
@@ -194,7 +195,7 @@ def record_fee(
 
 
 def fee_paid(member: Member, year: int) -> bool:
-    return any(f.year == year for f in member.fees)
+    return membership.fee_paid((f.year for f in member.fees), year)
 
 
 @dataclass(frozen=True)
@@ -221,9 +222,10 @@ def is_valid_card(db: Session, uid: str, today: date) -> CardCheck:
     member = find_by_card(db, uid)
     if member is None:
         return CardCheck("unknown", None, f"neznáma karta {uid}", f"unknown card {uid}")
-    if not member.active:
+    verdict = membership.eligibility(member.active, (f.year for f in member.fees), today.year)
+    if verdict == "inactive":
         return CardCheck("inactive", member, f"{member.name}: členstvo nie je aktívne", f"{member.name}: membership is inactive")
-    if not fee_paid(member, today.year):
+    if verdict == "unpaid":
         return CardCheck(
             "unpaid", member,
             f"{member.name}: nezaplatený členský príspevok za rok {today.year}",

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from broker import sessions
 from broker.billing import Bill
+from broker.hall.session_log import replay_row
 from broker.members import FIRST_YEAR, LAST_YEAR
 from broker.db.models import Event, FoosballCheckin, Member, TableSession
 from broker.tariffs import as_utc
@@ -58,7 +59,7 @@ def _check_range(first: date, last: date) -> None:
 
 
 def _state_of(row: TableSession, venue: Venue) -> sessions.SessionState:
-    return sessions.replay([sessions.Op(o.kind, o.at, o.data, o.actor, o.reason) for o in row.ops], venue)
+    return replay_row(row, venue)
 
 
 def _with_ops(query):  # type: ignore[no-untyped-def]

@@ -1,40 +1,64 @@
-"""The central service: table sessions and the lights that follow them.
+"""The hub (the central service): table sessions and the lights that follow them.
 
 Every session change is validated by the pure session logic (broker.sessions), appended to the
 session's op log in the database, and only then turned into MQTT commands. The op log is the
-record: at start the service replays it, so after a crash the sessions, their bills and the
-desired lights are exactly what they were.
+record: at start the hub replays it, so after a crash the sessions, their bills and the desired
+lights are exactly what they were.
+
+Concurrency (docs/concurrency.md has the whole picture): one writer thread
+(broker.hall.writer) makes every change of hall state, one at a time — staff commands from the
+HTTP threads (each public write method below submits itself and waits for its answer), MQTT
+batches, reconnects, watchdog rounds. So there is no lock over hall state and none is ever
+held across a COMMIT; each change commits, then updates the owned state (open sessions,
+table runtime, alert book: broker.hall), then runs its effects (publishes, live pushes,
+metrics). Readers on any thread get immutable snapshots (`hall_snapshot`, `open_session`).
 """
 
 from __future__ import annotations
 
 import logging
-import queue
 import threading
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
+from typing import TypeVar
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session as Db
 
 from broker import alert_kinds, sessions
 from broker.billing import Bill
-from broker.db.alerts import ack_alert, close_alert, open_alerts, open_or_touch_alert
 from broker.db.audit import append_session_op, record_audit
 from broker.db.engine import Store
-from broker.db.models import FoosballCheckin, Member, TableSession
+from broker.db.models import Event, FoosballCheckin, Member, TableSession
 from broker.db.types import utcnow
-from broker.hub_link import HubLink, Inbound, MqttUrl
-from broker.ingest import IngestLoop
-from broker.members import MemberError, fee_paid, find_by_card, get_member
+from broker.domain import membership
+from broker.hall.alert_book import AlertBook
+from broker.hall.effects import AfterCommit
+from broker.hall.inbox import DEFAULT_BOUND, LinkUp, make_inbox
+from broker.hall.listeners import Listener, Listeners
+from broker.hall.open_sessions import OpenSession, OpenSessions
+from broker.hall.ports import HallState
+from broker.hall.session_log import ops_of, replay_row
+from broker.hall.table_runtime import RuntimeBook, RuntimeView, TableRuntime
+from broker.hall.writer import HallWriter
+from broker.hub_link import HubLink, MqttUrl
+from broker.ingest_handlers import IngestHandlers, checkin
+from broker.members import MemberError, find_by_card, get_member
 from broker.tariffs import MemberSnapshot, calendar_year
+from broker.watchdog import Watchdog
 from devices import contract
 from devices.kinds import Kind
 from broker.domain.venue import Venue
 
 log = logging.getLogger("lavos.hub")
+
+T = TypeVar("T")
+
+# Old names, still imported from here by other code; their homes are broker.hall.*.
+__all__ = ["AfterCommit", "CardInUse", "CentralService", "HallSnapshot", "NotFound", "OpenSession",
+           "ServiceError", "TableRuntime"]
 
 
 class ServiceError(ValueError):
@@ -59,47 +83,11 @@ class CardInUse(ServiceError):
         )
 
 
-@dataclass
-class TableRuntime:
-    """What the service keeps in memory per table (rebuilt from the database at start)."""
-
-    last_drop_at: datetime | None = None
-    drops: int = 0  # since the current session started
-    prepaid_warned: bool = False
-    closing_warned_for: datetime | None = None
-    closing_alerted_for: datetime | None = None
-    prepaid_alerted_for: datetime | None = None  # the prepaid end whose run-out was alerted
-    idle_alerted_for: datetime | None = None
-
-
-@dataclass
-class OpenSession:
-    id: int
-    state: sessions.SessionState
-
-
 @dataclass(frozen=True)
 class HallSnapshot:
-    open: dict[str, OpenSession]
+    open: Mapping[str, OpenSession]
     drops: dict[str, int]
     last_drop_at: dict[str, datetime | None]
-
-
-@dataclass
-class AfterCommit:
-    """Side effects that may happen only once the database has the change."""
-
-    actions: list[Callable[[], None]] = field(default_factory=list)
-
-    def add(self, fn: Callable[[], None]) -> None:
-        self.actions.append(fn)
-
-    def run(self) -> None:
-        for fn in self.actions:
-            try:
-                fn()
-            except Exception:  # noqa: BLE001 - a failed publish must not undo a committed change
-                log.exception("after-commit action failed")
 
 
 class CentralService:
@@ -113,95 +101,124 @@ class CentralService:
         clock: Callable[[], datetime] = utcnow,
         share_group: str | None = None,
         client_id: str = "lavos-hub",
+        inbox_bound: int = DEFAULT_BOUND,
     ) -> None:
         self.venue = venue
         self.store = store
         self.metrics = metrics
         self.clock = clock
-        self.lock = threading.RLock()
         self.tables = {t.id: t for t in venue.tables}
-        self.runtime: dict[str, TableRuntime] = {t: TableRuntime() for t in self.tables}
-        self.open: dict[str, OpenSession] = {}
-        self.inbox: "queue.Queue[Inbound]" = queue.Queue()
-        self.link = HubLink(mqtt_url, self.inbox, share_group=share_group, client_id=client_id, on_connected=self._resend_all) if mqtt_url else None
-        self.listeners: list[Callable[[str, dict], None]] = []
-        from broker.ingest_handlers import IngestHandlers
-        from broker.watchdog import Watchdog
-
-        self.handlers = IngestHandlers(self)
-        self.watchdog = Watchdog(self)
-        self.ingest = IngestLoop(self.inbox, self.handlers.apply_batch, self.link.ack if self.link else (lambda mid, qos: None))
-        self.open_causes: set[str] = set()
+        # The owned state (broker.hall): changed only by the writer, through its methods.
+        self._listeners = Listeners()
+        self._sessions = OpenSessions()
+        self._runtime = RuntimeBook(self.tables)
+        self._alerts = AlertBook(store, self._listeners, clock, metrics)
+        self._hall = HallState(venue, self.tables, store, clock, metrics, self._sessions, self._runtime,
+                               self._alerts, self._listeners)
+        self.inbox = make_inbox(inbox_bound)
+        self._link = HubLink(mqtt_url, self.inbox, share_group=share_group, client_id=client_id) if mqtt_url else None
+        self.handlers = IngestHandlers(self._hall, self)
+        self._writer = HallWriter(self.inbox, self.handlers.apply_batch, self._link.ack if self._link else (lambda mid, qos: None),
+                                  self._on_link_up)
+        self.ingest = self._writer  # old name: tests and benchmarks wait on `ingest.wait_idle()`
+        self.watchdog = Watchdog(self._hall, self, self._writer.call)
+        # Kept so old callers that still take it (a test's `with service.lock`) do not break;
+        # the hub itself takes no lock over hall state any more.
+        self.lock = threading.RLock()
         self._load()
 
     # -- lifecycle -----------------------------------------------------------------
 
     def _load(self) -> None:
+        """Derive the owned state from the database: open sessions from their op logs, the
+        drops of each open session from its stored pocket events, the open alerts."""
         with self.store.session() as db:
             rows = db.scalars(select(TableSession).where(TableSession.state != "stopped")).all()
-            for row in rows:
-                ops = [sessions.Op(o.kind, o.at, o.data, o.actor, o.reason) for o in row.ops]
-                self.open[row.table_id] = OpenSession(row.id, sessions.replay(ops, self.venue))
-        log.info("loaded %d open sessions", len(self.open))
-        self.load_open_causes()
+            loaded = {row.table_id: OpenSession(row.id, replay_row(row, self.venue)) for row in rows}
+            for table, s in loaded.items():
+                n, last = db.execute(select(func.count(), func.max(Event.received_at)).where(
+                    Event.table_id == table, Event.type == "pocket", Event.received_at >= s.state.started_at)).one()
+                self._runtime.reset(table, drops=n or 0, last_drop_at=last)
+        self._sessions.load(loaded)
+        self._runtime.publish()
+        log.info("loaded %d open sessions", len(loaded))
+        self._alerts.reload()
 
     def load_open_causes(self) -> None:
-        """Every cause whose alert may be open; see `settle` for why it may hold more."""
-        with self.lock, self.store.session() as db:
-            self.open_causes = {a.cause_key for a in open_alerts(db)}
+        """Every cause whose alert may be open; see broker.hall.alert_book."""
+        self._alerts.reload()
 
     def start(self) -> None:
         contract.build_validators()
-        self.ingest.start()
-        if self.link:
-            self.link.start()
+        self._writer.start()
+        if self._link:
+            self._link.start()
         self.watchdog.start()
 
     def close(self) -> None:
         self.watchdog.stop()
-        if self.link:
-            self.link.close()
-        self.ingest.stop()
+        if self._link:
+            self._link.close()
+        self._writer.stop()
         if self.metrics:
             self.metrics.close()
 
-    # -- what readers may see (copies: nothing outside the service holds its lock or its dicts)
+    def _write(self, fn: Callable[[], T]) -> T:
+        """Run a change on the hub's writer thread and wait for its answer (see the docstring)."""
+        return self._writer.call(fn)
 
-    def hall_snapshot(self) -> "HallSnapshot":
+    # -- what readers may see (snapshots: nothing outside the hub holds its state) ----------
+
+    @property
+    def open(self) -> Mapping[str, OpenSession]:
+        """Read-only snapshot of the open sessions (old name; prefer hall_snapshot/open_session)."""
+        return self._sessions.view()
+
+    @property
+    def runtime(self) -> Mapping[str, RuntimeView]:
+        """Read-only snapshot of the drop counters (old name; prefer hall_snapshot)."""
+        return self._runtime.view()
+
+    @property
+    def link(self) -> HubLink | None:
+        return self._link
+
+    @property
+    def open_causes(self) -> frozenset[str]:
+        return self._alerts.open_causes()
+
+    @property
+    def listeners(self) -> list[Listener]:
+        """Old name: code that still appends here is moving to subscribe/unsubscribe."""
+        return self._listeners.compat_list
+
+    def hall_snapshot(self) -> HallSnapshot:
         """Open sessions and drop counts as one consistent picture."""
-        with self.lock:
-            return HallSnapshot(
-                open=dict(self.open),
-                drops={t: rt.drops for t, rt in self.runtime.items()},
-                last_drop_at={t: rt.last_drop_at for t, rt in self.runtime.items()},
-            )
+        rt = self._runtime.view()
+        return HallSnapshot(
+            open=self._sessions.view(),
+            drops={t: v.drops for t, v in rt.items()},
+            last_drop_at={t: v.last_drop_at for t, v in rt.items()},
+        )
 
     def open_session(self, table: str) -> OpenSession | None:
-        with self.lock:
-            return self.open.get(table)
+        return self._sessions.get(table)
 
-    def subscribe(self, fn: Callable[[str, dict], None]) -> None:
-        """Call fn(topic, data) after every committed change (from the thread that made it)."""
-        self.listeners.append(fn)
+    def subscribe(self, fn: Listener) -> None:
+        """Call fn(topic, data) after every committed change (on the hub's writer thread: do not block)."""
+        self._listeners.subscribe(fn)
 
-    def unsubscribe(self, fn: Callable[[str, dict], None]) -> None:
-        try:
-            self.listeners.remove(fn)
-        except ValueError:
-            pass
+    def unsubscribe(self, fn: Listener) -> None:
+        self._listeners.unsubscribe(fn)
 
     @property
     def mqtt_connected(self) -> bool | None:
-        """None when the service runs without MQTT (tests, tools)."""
-        return self.link.stats.connected if self.link else None
+        """None when the hub runs without MQTT (tests, tools)."""
+        return self._link.stats.connected if self._link else None
 
     def notify(self, topic: str, data: dict) -> None:
         """Tell live views (the dashboard) that something changed."""
-        for fn in list(self.listeners):
-            try:
-                fn(topic, data)
-            except Exception:  # noqa: BLE001
-                log.exception("listener failed")
+        self._listeners.notify(topic, data)
 
     # -- lights ----------------------------------------------------------------------
 
@@ -209,7 +226,7 @@ class CentralService:
         """On while a session runs; while paused as configured; off otherwise. None: not ours to drive."""
         if not Kind(self.tables[table].kind).billed:
             return None
-        s = self.open.get(table)
+        s = self._sessions.get(table)
         if s is None:
             return False
         if s.state.state == "paused":
@@ -217,16 +234,20 @@ class CentralService:
         return True
 
     def send_light(self, table: str, on: bool, blink_s: int | None = None) -> None:
-        if self.link is None:
+        if self._link is None:
             return
-        self.link.send_light(table, contract.LightSet(on=on, blink_s=blink_s, cmd_id=uuid.uuid4().hex))
+        self._link.send_light(table, contract.LightSet(on=on, blink_s=blink_s, cmd_id=uuid.uuid4().hex))
 
-    def _resend_all(self) -> None:
+    def _on_link_up(self, event: LinkUp) -> None:
         # A reconnect of ours: the nodes may have missed commands; desired state is idempotent.
+        # On the writer, so a staff stop is either wholly before this resend or wholly after.
         for table in self.tables:
             self.resend_table(table)
 
     def resend_table(self, table: str) -> None:
+        self._write(lambda: self._resend_table(table))
+
+    def _resend_table(self, table: str) -> None:
         want = self.desired_light(table)
         if want is not None:
             self.send_light(table, want)
@@ -239,7 +260,7 @@ class CentralService:
         return sessions.bill(s, self.venue, max(at or self.clock(), s.last_at) if s.is_open else s.last_at)
 
     def summary(self, table: str) -> contract.SessionSummary | None:
-        s = self.open.get(table)
+        s = self._sessions.get(table)
         if s is None:
             return None
         st = s.state
@@ -255,11 +276,11 @@ class CentralService:
             row = db.get(TableSession, session_id)
             if row is None:
                 raise NotFound(f"no session {session_id}")
-            ops = [sessions.Op(o.kind, o.at, o.data, o.actor, o.reason) for o in row.ops]
+            ops = ops_of(row.ops)
             db.expunge(row)
         return row, sessions.replay(ops, self.venue)
 
-    # -- session operations -------------------------------------------------------------
+    # -- session operations (each runs on the writer) ------------------------------------
 
     def member_snapshot(self, db: Db, *, member_id: int | None = None, card_uid: str | None = None) -> MemberSnapshot | None:
         if member_id is None and not card_uid:
@@ -277,16 +298,18 @@ class CentralService:
         if not member.active:
             raise ServiceError(f"{member.name}'s membership is not active")
         year = calendar_year(self.clock(), self.venue)
+        paid = [f.year for f in member.fees]
         # Both fee years a session can meet: on New Year's Eve the card rate goes on past
         # midnight only for a member who has already paid the coming year.
-        return MemberSnapshot(member.id, member.name, fee_paid(member, year), year, next_year_paid=fee_paid(member, year + 1))
+        return MemberSnapshot(member.id, member.name, membership.fee_paid(paid, year), year,
+                              next_year_paid=membership.fee_paid(paid, year + 1))
 
     def _card_free(self, member: MemberSnapshot | None, session_id: int | None = None) -> None:
         """Refuse a card already on another open session (running or paused: a paused one
         resumes at the club rate). By member, not UID: a member with two cards is one member."""
         if member is None:
             return
-        for table, s in self.open.items():
+        for table, s in self._sessions.view().items():
             if s.id != session_id and s.state.member is not None and s.state.member.member_id == member.member_id:
                 raise CardInUse(member.name, table, self.tables[table].name, s.id)
 
@@ -297,10 +320,10 @@ class CentralService:
             raise ServiceError(f"{table} is a {self.tables[table].kind.value} table: it has no billed sessions")
 
     def _open_by_id(self, session_id: int) -> tuple[str, OpenSession]:
-        for table, s in self.open.items():
-            if s.id == session_id:
-                return table, s
-        raise NotFound(f"session {session_id} is not open (stopped, or never existed)")
+        found = self._sessions.by_id(session_id)
+        if found is None:
+            raise NotFound(f"session {session_id} is not open (stopped, or never existed)")
+        return found
 
     def _commit_op(self, db: Db, session_id: int, op: sessions.Op) -> None:
         append_session_op(db, session_id, op.kind, op.data, op.actor, op.reason, op.at)
@@ -309,37 +332,43 @@ class CentralService:
         self, table: str, *, actor: str, tariff: str | None = None, member_id: int | None = None,
         card_uid: str | None = None, prepaid_minutes: int | None = None,
     ) -> int:
-        with self.lock:
-            self._require_table(table)
-            if table in self.open:
-                raise ServiceError(f"{table} already has a running session ({self.open[table].id}); stop or transfer it first")
-            after = AfterCommit()
-            with self.store.session() as db:
-                member = self.member_snapshot(db, member_id=member_id, card_uid=card_uid)
-                self._card_free(member)
-                op = sessions.start_op(self.clock(), table, tariff, member, prepaid_minutes, actor=actor)
-                try:
-                    state = sessions.apply(None, op, self.venue)
-                except sessions.SessionError as e:
-                    raise ServiceError(str(e)) from None
-                row = TableSession(table_id=table, state="running", started_at=op.at, member_id=member.member_id if member else None)
-                db.add(row)
-                db.flush()
-                self._commit_op(db, row.id, op)
-                for key in (f"play_without_session:{table}", f"light_without_session:{table}"):
-                    self.settle(db, key, op.at)
-                sid = row.id
-            self.open[table] = OpenSession(sid, state)
-            self.runtime[table] = TableRuntime()
-            after.add(lambda: self.send_light(table, True))
-            after.add(lambda: self._publish_session(table))
-            after.run()
-            self.notify("session", {"table": table, "session_id": sid, "action": "start"})
-            return sid
+        return self._write(lambda: self._start_session(table, actor, tariff, member_id, card_uid, prepaid_minutes))
+
+    def _start_session(self, table: str, actor: str, tariff: str | None, member_id: int | None,
+                       card_uid: str | None, prepaid_minutes: int | None) -> int:
+        self._require_table(table)
+        busy = self._sessions.get(table)
+        if busy is not None:
+            raise ServiceError(f"{table} already has a running session ({busy.id}); stop or transfer it first")
+        after = AfterCommit()
+        with self.store.session() as db:
+            member = self.member_snapshot(db, member_id=member_id, card_uid=card_uid)
+            self._card_free(member)
+            op = sessions.start_op(self.clock(), table, tariff, member, prepaid_minutes, actor=actor)
+            try:
+                state = sessions.apply(None, op, self.venue)
+            except sessions.SessionError as e:
+                raise ServiceError(str(e)) from None
+            row = TableSession(table_id=table, state="running", started_at=op.at, member_id=member.member_id if member else None)
+            db.add(row)
+            db.flush()
+            self._commit_op(db, row.id, op)
+            for key in (alert_kinds.play_without_session_key(table), alert_kinds.light_without_session_key(table)):
+                self._alerts.settle(db, key, op.at)
+            sid = row.id
+        # Committed: now the owned state, then the effects.
+        self._sessions.put(table, OpenSession(sid, state))
+        self._runtime.reset(table)
+        self._runtime.publish()
+        after.add(lambda: self.send_light(table, True))
+        after.add(lambda: self._publish_session(table))
+        after.add(lambda: self.notify("session", {"table": table, "session_id": sid, "action": "start"}))
+        after.run()
+        return sid
 
     def _publish_session(self, table: str) -> None:
-        if self.link:
-            self.link.send_session(table, self.summary(table))
+        if self._link:
+            self._link.send_session(table, self.summary(table))
 
     def change_session(self, session_id: int, make_op: Callable[[datetime], sessions.Op], at: datetime | None = None) -> sessions.SessionState:
         """Validate and append one op to an open session, then make the lights follow.
@@ -347,65 +376,70 @@ class CentralService:
         `at` backdates the op (never before the session's last op): prepaid time ends when it
         runs out, not when the watchdog next looks.
         """
-        with self.lock:
-            table, s = self._open_by_id(session_id)
-            op = make_op(max(at or self.clock(), s.state.last_at))
-            try:
-                new = sessions.apply(s.state, op, self.venue)
-            except sessions.SessionError as e:
-                raise ServiceError(str(e)) from None
-            if op.kind == "transfer":
-                target = op.data["table"]
-                self._require_table(target)
-                if target in self.open:
-                    raise ServiceError(f"{target} is busy (session {self.open[target].id}); pick a free table")
-            with self.store.session() as db:
-                self._commit_op(db, session_id, op)
-                row = db.get(TableSession, session_id)
-                assert row is not None
-                row.state = new.state
-                row.table_id = new.table
-                if op.kind == "card":
-                    row.member_id = new.member.member_id if new.member else None
-                if op.kind == "extend":  # time bought again: the next run-out is a new alert
-                    self.settle(db, f"prepaid_expired:{table}", op.at)
-                if new.state == "stopped":
-                    row.stopped_at = new.stopped_at
-                    row.total_cents = self.bill_of(new).total_cents
-                    self.settle(db, f"idle_session:{table}", op.at)
-                    self.settle(db, f"open_after_closing:{table}", op.at)
-                    self.settle(db, f"prepaid_expired:{table}", op.at)
-            self._after_change(table, new, op)
-            return new
+        return self._write(lambda: self._change_session(session_id, make_op, at))
 
-    def _after_change(self, table: str, new: sessions.SessionState, op: sessions.Op) -> None:
-        sid = self.open[table].id
+    def _change_session(self, session_id: int, make_op: Callable[[datetime], sessions.Op], at: datetime | None) -> sessions.SessionState:
+        table, s = self._open_by_id(session_id)
+        op = make_op(max(at or self.clock(), s.state.last_at))
+        try:
+            new = sessions.apply(s.state, op, self.venue)
+        except sessions.SessionError as e:
+            raise ServiceError(str(e)) from None
+        if op.kind == "transfer":
+            target = op.data["table"]
+            self._require_table(target)
+            busy = self._sessions.get(target)
+            if busy is not None:
+                raise ServiceError(f"{target} is busy (session {busy.id}); pick a free table")
+        with self.store.session() as db:
+            self._commit_op(db, session_id, op)
+            row = db.get(TableSession, session_id)
+            assert row is not None
+            row.state = new.state
+            row.table_id = new.table
+            if op.kind == "card":
+                row.member_id = new.member.member_id if new.member else None
+            if op.kind == "extend":  # time bought again: the next run-out is a new alert
+                self._alerts.settle(db, alert_kinds.prepaid_expired_key(table), op.at)
+            if new.state == "stopped":
+                row.stopped_at = new.stopped_at
+                row.total_cents = self.bill_of(new).total_cents
+                for key in (alert_kinds.idle_session_key(table), alert_kinds.open_after_closing_key(table),
+                            alert_kinds.prepaid_expired_key(table)):
+                    self._alerts.settle(db, key, op.at)
+        self._after_change(table, s.id, new, op)
+        return new
+
+    def _after_change(self, table: str, sid: int, new: sessions.SessionState, op: sessions.Op) -> None:
+        """Committed: update the owned state, then run the effects (still on the writer)."""
+        after = AfterCommit()
         if new.state == "stopped":
-            del self.open[table]
-            self.send_light(table, False)
-            self._publish_session(table)
+            self._sessions.remove(table)
+            after.add(lambda: self.send_light(table, False))
+            after.add(lambda: self._publish_session(table))
             if self.metrics:
                 b = self.bill_of(new)
                 minutes = sum(int((seg.end - seg.start).total_seconds()) for seg in sessions.segments(new, self.venue, new.last_at)) // 60
-                self.metrics.session(table, new.tariff or "open", minutes, b.total_cents, op.at)
+                after.add(lambda: self.metrics.session(table, new.tariff or "open", minutes, b.total_cents, op.at))
         elif op.kind == "transfer":
-            del self.open[table]
-            self.open[new.table] = OpenSession(sid, new)
-            self.runtime[new.table] = TableRuntime()
-            self.send_light(table, False)
-            self.send_light(new.table, self.desired_light(new.table) or False)
-            self._publish_session(table)
-            self._publish_session(new.table)
+            self._sessions.move(table, new.table, OpenSession(sid, new))
+            self._runtime.reset(new.table)
+            after.add(lambda: self.send_light(table, False))
+            after.add(lambda: self.send_light(new.table, self.desired_light(new.table) or False))
+            after.add(lambda: self._publish_session(table))
+            after.add(lambda: self._publish_session(new.table))
         else:
-            self.open[table] = OpenSession(sid, new)
+            self._sessions.put(table, OpenSession(sid, new))
             if op.kind == "extend":
-                self.runtime[table].prepaid_warned = False
+                self._runtime.of(table).prepaid_warned = False
             if op.kind in ("pause", "resume"):
-                self.send_light(table, bool(self.desired_light(table)))
+                after.add(lambda: self.send_light(table, bool(self.desired_light(table))))
                 if op.kind == "resume":
-                    self.runtime[table].last_drop_at = op.at
-            self._publish_session(table)
-        self.notify("session", {"table": new.table, "session_id": sid, "action": op.kind})
+                    self._runtime.of(table).last_drop_at = op.at
+            after.add(lambda: self._publish_session(table))
+        self._runtime.publish()
+        after.add(lambda: self.notify("session", {"table": new.table, "session_id": sid, "action": op.kind}))
+        after.run()
 
     def stop_session(self, session_id: int, *, actor: str, reason: str | None = None, at: datetime | None = None) -> sessions.SessionState:
         return self.change_session(session_id, lambda t: sessions.stop_op(t, actor=actor, reason=reason), at)
@@ -436,88 +470,64 @@ class CentralService:
         return self.change_session(session_id, lambda at: sessions.correction_op(at, amount_cents, reason, actor=actor))
 
     def set_card(self, session_id: int, *, actor: str, member_id: int | None = None, card_uid: str | None = None) -> sessions.SessionState:
-        # One lock over the check and the append: two tables showing one card at the same
+        # One writer over the check and the append: two tables showing one card at the same
         # moment cannot both pass.
-        with self.lock:
-            with self.store.session() as db:
-                member = self.member_snapshot(db, member_id=member_id, card_uid=card_uid)
-            if member is None:
-                return self.change_session(session_id, lambda at: sessions.card_removed_op(at, actor=actor))
-            self._open_by_id(session_id)  # a closed session says so before the card is looked at
-            self._card_free(member, session_id)
-            return self.change_session(session_id, lambda at: sessions.card_op(at, member, actor=actor))
+        return self._write(lambda: self._set_card(session_id, actor, member_id, card_uid))
 
-    # -- alerts --------------------------------------------------------------------------
-    # The only code that opens, closes or acknowledges an alert (pages, API, ingest and the
-    # watchdog all call these), always under the service lock. `open_causes` lets a ball drop
-    # settle "idle" without a query (one costs ~140 us against ~220 us for the whole event, so
-    # it stays): it holds every cause that may be open, possibly more, never fewer. Opening
-    # never trusts it (the upsert decides, so a cause closed anywhere fires again); a cause
-    # leaves it only when the database says nothing is open, so a rolled-back transaction can
-    # at worst cost one extra query later.
+    def _set_card(self, session_id: int, actor: str, member_id: int | None, card_uid: str | None) -> sessions.SessionState:
+        with self.store.session() as db:
+            member = self.member_snapshot(db, member_id=member_id, card_uid=card_uid)
+        if member is None:
+            return self._change_session(session_id, lambda at: sessions.card_removed_op(at, actor=actor), None)
+        self._open_by_id(session_id)  # a closed session says so before the card is looked at
+        self._card_free(member, session_id)
+        return self._change_session(session_id, lambda at: sessions.card_op(at, member, actor=actor), None)
+
+    # -- alerts (broker.hall.alert_book is the only code that opens, closes or acks one) ---
 
     def settle(self, db: Db, cause_key: str, at: datetime) -> None:
         """The cause of an alert is gone: close it (no query at all when none can be open)."""
-        with self.lock:
-            if cause_key in self.open_causes and close_alert(db, cause_key, at) is None:
-                self.open_causes.discard(cause_key)
+        self._alerts.settle(db, cause_key, at)
 
     def raise_alert(self, db: Db, spec: alert_kinds.AlertSpec, after: AfterCommit | None = None) -> None:
-        """Open the alert of this cause, or touch the open one (count, last seen)."""
-        with self.lock:
-            self.open_causes.add(spec.cause_key)
-            alert, new = open_or_touch_alert(
-                db, cause_key=spec.cause_key, kind=spec.kind, message=spec.message, message_en=spec.message_en,
-                table_id=spec.table_id, severity=spec.severity, at=self.clock(),
-            )
-        if new:
-            log.warning("ALERT %s", spec.message_en)
-            data = {"id": alert.id, "kind": spec.kind, "table": spec.table_id, "severity": spec.severity,
-                    "message": spec.message, "message_en": spec.message_en}
-
-            def tell() -> None:
-                if self.metrics:
-                    self.metrics.alert(spec.kind, self.clock())
-                self.notify("alert", data)
-
-            (after.add(tell) if after else tell())
+        """Open the alert of this cause, or touch the open one; staff are told after the commit."""
+        self._alerts.raise_alert(db, spec, after)
 
     def ack(self, alert_id: int, *, actor: str, close: bool = False) -> None:
         """Staff saw the alert; close=True also closes it, so its cause's next occurrence is new."""
-        with self.lock:
-            with self.store.session() as db:
-                alert = ack_alert(db, alert_id, actor, close=close, at=self.clock())
-                closed, cause = alert.closed_at is not None, alert.cause_key
-            if closed:
-                self.open_causes.discard(cause)  # committed: nothing of this cause is open
-        self.notify("alert_ack", {"id": alert_id})
+        def run() -> None:
+            self._alerts.ack(alert_id, actor=actor, close=close)
+            self.notify("alert_ack", {"id": alert_id})
+        self._write(run)
 
     # -- foosball ------------------------------------------------------------------------
 
     def foosball_checkin(self, table: str, member_id: int, *, actor: str) -> tuple[FoosballCheckin, str]:
         """Staff check a paid-up member in at a foosball table: (check-in, member's name).
 
-        Settles "foosball without a member" like a card tap does, through `settle`, so the
-        alert fires again the next time the table is played without anyone checked in.
+        Settles "foosball without a member" like a card tap does, so the alert fires again the
+        next time the table is played without anyone checked in. On the writer: a check-in
+        does not interleave with a goal being applied on this table.
         """
         foosball = [t.id for t in self.venue.tables if t.kind is Kind.FOOSBALL]
         if table not in foosball:
             raise NotFound(f"no foosball table {table[:40]!r} (foosball tables: {', '.join(foosball)})")
-        from broker.ingest_handlers import checkin
+        return self._write(lambda: self._foosball_checkin(table, member_id, actor))
 
+    def _foosball_checkin(self, table: str, member_id: int, actor: str) -> tuple[FoosballCheckin, str]:
         now = self.clock()
-        # Under the lock: a check-in must not interleave with a goal being applied on this table.
-        with self.lock, self.store.session() as db:
+        with self.store.session() as db:
             member = db.get(Member, member_id)
             if member is None:
                 raise NotFound(f"no member {member_id}: search by name to find the right id")
             year = calendar_year(now, self.venue)
-            if not member.active:
+            verdict = membership.eligibility(member.active, [f.year for f in member.fees], year)
+            if verdict == "inactive":
                 raise ServiceError(f"{member.name}'s membership is not active: foosball is for members only")
-            if not fee_paid(member, year):
+            if verdict == "unpaid":
                 raise ServiceError(f"{member.name} has not paid the {year} fee: record the payment first")
             row = checkin(db, table, member.id, now, "staff")
-            self.settle(db, f"foosball_no_member:{table}", now)
+            self._alerts.settle(db, alert_kinds.foosball_no_member_key(table), now)
             record_audit(db, actor, "foosball.checkin", f"table:{table}", {"member_id": member.id, "checkin_id": row.id}, at=now)
             name = member.name
         self.notify("checkin", {"table": table, "member": name})

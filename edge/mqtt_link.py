@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import functools
 import logging
-import ssl
 import threading
 from typing import Any, Callable
 
 import paho.mqtt.client as mqtt
-from paho.mqtt.enums import CallbackAPIVersion
 
+from devices.mqtt_plumbing import guarded as _guarded
+from devices.mqtt_plumbing import make_client, say_goodbye
 from devices.nodeconfig import MqttSettings
 
 log = logging.getLogger(__name__)
@@ -25,17 +25,7 @@ OnAck = Callable[[int, int, bool], None]  # (connection generation, mid, accepte
 OnMessage = Callable[[str, bytes, bool], None]  # (topic, payload, retained)
 
 
-def guarded(fn: Callable[..., None]) -> Callable[..., None]:
-    """An exception escaping a paho callback kills paho's network thread: log it instead."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> None:
-        try:
-            fn(*args, **kwargs)
-        except Exception:
-            log.exception("error in MQTT callback %s (ignored; the connection carries on)", fn.__name__)
-
-    return wrapper
+guarded = functools.partial(_guarded, logger=log)  # the node logs under its own name
 
 
 def read_password(settings: MqttSettings) -> str | None:
@@ -68,19 +58,11 @@ class MqttLink:
         self._closing = False
         v5 = settings.protocol == "5"
         self._v5 = v5
-        self.client = mqtt.Client(
-            CallbackAPIVersion.VERSION2,
-            client_id=client_id,
-            protocol=mqtt.MQTTv5 if v5 else mqtt.MQTTv311,
-            clean_session=None if v5 else True,
+        self.client = make_client(
+            client_id, v5=v5, persistent=False, username=client_id, password=read_password(settings),
+            tls=settings.tls, ca_file=settings.ca_file, will=will,
+            reconnect_s=(settings.reconnect_min_s, settings.reconnect_max_s), max_inflight=100,
         )
-        self.client.username_pw_set(client_id, read_password(settings))
-        if settings.tls:
-            self.client.tls_set(ca_certs=str(settings.ca_file) if settings.ca_file else None, cert_reqs=ssl.CERT_REQUIRED)
-        topic, payload = will
-        self.client.will_set(topic, payload, qos=1, retain=True)
-        self.client.reconnect_delay_set(settings.reconnect_min_s, settings.reconnect_max_s)  # type: ignore[arg-type]
-        self.client.max_inflight_messages_set(100)
         self.client.on_connect = self._on_connect
         self.client.on_disconnect = self._on_disconnect
         self.client.on_message = self._on_message
@@ -120,15 +102,7 @@ class MqttLink:
     def close(self, last_words: tuple[str, bytes] | None = None) -> None:
         """Say goodbye (a clean disconnect does not fire the will), then stop paho's thread."""
         self._closing = True
-        if last_words is not None and self.connected:
-            topic, payload = last_words
-            info = self.client.publish(topic, payload, qos=1, retain=True)
-            try:
-                info.wait_for_publish(2)
-            except (RuntimeError, ValueError):
-                pass
-        self.client.disconnect()
-        self.client.loop_stop()
+        say_goodbye(self.client, last_words if self.connected else None, connected=self.connected)
         self._connected.clear()
 
     # ------------------------------------------------------------------ paho callbacks

@@ -1,0 +1,44 @@
+"""Who may play as a member, and how long a foosball check-in lasts: pure rules, one home each.
+
+The hub (staff check-ins, card taps, the club rate at session start), the watchdog (ending
+stale check-ins) and the dashboard (who is checked in where) all ask these functions, so the
+rule cannot drift between them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Literal
+
+Eligibility = Literal["ok", "inactive", "unpaid"]
+
+
+def fee_paid(paid_years: Iterable[int], year: int) -> bool:
+    """Is the membership fee of `year` (a calendar year in the venue's time zone) recorded?"""
+    return year in set(paid_years)
+
+
+def eligibility(active: bool, paid_years: Iterable[int], year: int) -> Eligibility:
+    """May this member play as a member in `year`: an active membership with the year's fee paid.
+
+    Every kind of membership needs the year recorded (the statutes make no exception); honorary
+    members get a 0-cent payment.
+    """
+    if not active:
+        return "inactive"
+    return "ok" if fee_paid(paid_years, year) else "unpaid"
+
+
+def checkin_window(minutes: int) -> timedelta:
+    """A check-in lasts this long after the last goal (or the check-in itself)."""
+    return timedelta(minutes=minutes)
+
+
+def checkin_ends(checked_in_at: datetime, last_goal_at: datetime | None, window: timedelta) -> datetime:
+    """When a foosball check-in runs out if nothing more happens on the table."""
+    return (last_goal_at or checked_in_at) + window
+
+
+def checkin_active(checked_in_at: datetime, last_goal_at: datetime | None, window: timedelta, now: datetime) -> bool:
+    return checkin_ends(checked_in_at, last_goal_at, window) > now

@@ -1,0 +1,45 @@
+"""Who is told about committed changes (the dashboard's live views, the demo, tests)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+log = logging.getLogger("lavos.hub")
+
+Listener = Callable[[str, dict], None]
+
+
+class Listeners:
+    """subscribe/unsubscribe from any thread; notify runs on the writer, after the commit.
+
+    list.append/remove are atomic under the GIL and notify iterates a copy, so no lock is
+    needed. A listener must not block: it runs on the hub's writer thread.
+    """
+
+    def __init__(self) -> None:
+        self._fns: list[Listener] = []
+
+    def subscribe(self, fn: Listener) -> None:
+        self._fns.append(fn)
+
+    def unsubscribe(self, fn: Listener) -> None:
+        try:
+            self._fns.remove(fn)
+        except ValueError:
+            pass
+
+    def __bool__(self) -> bool:
+        return bool(self._fns)
+
+    @property
+    def compat_list(self) -> list[Listener]:
+        """The list itself, for code that still appends to `service.listeners` (to be removed)."""
+        return self._fns
+
+    def notify(self, topic: str, data: dict) -> None:
+        for fn in tuple(self._fns):
+            try:
+                fn(topic, data)
+            except Exception:
+                log.exception("listener failed")

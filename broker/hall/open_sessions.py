@@ -1,0 +1,65 @@
+"""The open sessions of the hall: owned by the hub's writer, read by everyone as snapshots.
+
+Copy-on-write: the writer builds a new dict for every change and swaps it in with one
+assignment, so a reader on another thread (a page, the API, the floor view) holding `view()`
+sees one consistent picture that never changes under it, with no lock. A hall has tens of
+tables, so the copy costs microseconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from broker import sessions
+
+
+@dataclass(frozen=True)
+class OpenSession:
+    id: int
+    state: sessions.SessionState
+
+
+class OpenSessions:
+    def __init__(self) -> None:
+        self._by_table: Mapping[str, OpenSession] = MappingProxyType({})
+
+    # -- readers (any thread) ---------------------------------------------------------
+
+    def view(self) -> Mapping[str, OpenSession]:
+        """The current snapshot: table -> open session (read-only, never changed afterwards)."""
+        return self._by_table
+
+    def get(self, table: str) -> OpenSession | None:
+        return self._by_table.get(table)
+
+    def by_id(self, session_id: int) -> tuple[str, OpenSession] | None:
+        for table, s in self._by_table.items():
+            if s.id == session_id:
+                return table, s
+        return None
+
+    # -- the writer only ----------------------------------------------------------------
+
+    def _swap(self, new: dict[str, OpenSession]) -> None:
+        self._by_table = MappingProxyType(new)
+
+    def load(self, sessions_by_table: dict[str, OpenSession]) -> None:
+        self._swap(dict(sessions_by_table))
+
+    def put(self, table: str, session: OpenSession) -> None:
+        new = dict(self._by_table)
+        new[table] = session
+        self._swap(new)
+
+    def remove(self, table: str) -> None:
+        new = dict(self._by_table)
+        new.pop(table, None)
+        self._swap(new)
+
+    def move(self, old_table: str, new_table: str, session: OpenSession) -> None:
+        new = dict(self._by_table)
+        new.pop(old_table, None)
+        new[new_table] = session
+        self._swap(new)

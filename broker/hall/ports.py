@@ -1,0 +1,49 @@
+"""What the hub's parts need of each other, as small interfaces instead of the whole hub.
+
+The ingest rules and the watchdog depend on `HallState` (the owned state and the venue) and on
+`HubOps` (the few hub operations they trigger); the hub builds both and satisfies `HubOps`
+itself. So nothing imports broker.service, and there is no import circle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from broker import sessions
+from broker.db.engine import Store
+from broker.hall.alert_book import AlertBook
+from broker.hall.listeners import Listeners
+from broker.hall.open_sessions import OpenSessions
+from broker.hall.table_runtime import RuntimeBook
+from broker.domain.venue import TableSpec, Venue
+
+
+@dataclass(frozen=True)
+class HallState:
+    """The hall's owned state and what it is read against; built once by the hub."""
+
+    venue: Venue
+    tables: dict[str, TableSpec]
+    store: Store
+    clock: Callable[[], datetime]
+    metrics: Any
+    sessions: OpenSessions
+    runtime: RuntimeBook
+    alerts: AlertBook
+    listeners: Listeners
+
+
+class HubOps(Protocol):
+    """Hub operations the ingest rules and the watchdog trigger (all run on the writer)."""
+
+    def desired_light(self, table: str) -> bool | None: ...
+
+    def send_light(self, table: str, on: bool, blink_s: int | None = None) -> None: ...
+
+    def resend_table(self, table: str) -> None: ...
+
+    def stop_session(self, session_id: int, *, actor: str, reason: str | None = None,
+                     at: datetime | None = None) -> sessions.SessionState: ...
