@@ -15,12 +15,7 @@ from broker.compose import build_hub, open_store
 from broker.db.models import TableSession
 from broker.hub_link import MqttUrl
 from broker.ingest_handlers import checkin
-<<<<<<< HEAD
-from broker.service import CentralService
 from broker.domain.venue import load_venue
-=======
-from broker.domain.venue import load_venue
->>>>>>> i10-hc
 
 
 def main(venue_path: str, db_url: str, port: str) -> None:
