@@ -17,15 +17,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import Response
-from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from broker import reports
+from broker.accounts.staff import Staff
 from broker.csv_cells import SafeWriter
-from broker.db.models import Member, TableSession, User
+from broker.hall.read_models import HallReads, StoppedSession
 from broker.reports import ReportError
-from broker.service import CentralService
-from dashboard.api.deps import get_service, local_today
+from dashboard.api.deps import get_hub, local_today
 from dashboard.web import charts, i18n
 from dashboard.web.auth import page_can
 from dashboard.web.i18n import N_
@@ -80,14 +78,7 @@ def parse_period(request: Request, day: str | None, month: str | None, today: da
 
 # --- the data --------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class SessionRow:
-    id: int
-    table: str
-    started_at: datetime
-    stopped_at: datetime | None
-    member: str | None
-    total_cents: int | None
+SessionRow = StoppedSession  # a stopped session with its member's name (broker.hall.read_models)
 
 
 @dataclass
@@ -111,17 +102,7 @@ class Report:
     foosball: list[reports.FoosballUse]
 
 
-def _sessions(db: Session, service: CentralService, period: Period) -> list[SessionRow]:
-    # The same rows the revenue counts (stopped on one of the days), so the list adds up to it.
-    start, _ = reports.day_bounds(period.first, service.venue)
-    _, end = reports.day_bounds(period.last, service.venue)
-    rows = db.execute(select(TableSession, Member.name).outerjoin(Member, Member.id == TableSession.member_id).where(
-        TableSession.state == "stopped", TableSession.stopped_at >= start, TableSession.stopped_at < end,
-    ).order_by(TableSession.stopped_at, TableSession.id))
-    return [SessionRow(s.id, s.table_id, s.started_at, s.stopped_at, name, s.total_cents) for s, name in rows]
-
-
-def _by_hour_of_day(grids: list[reports.HourGrid], service: CentralService, scale: float) -> HourTable:
+def _by_hour_of_day(grids: list[reports.HourGrid], service: HallReads, scale: float) -> HourTable:
     # A month is summed by local hour of day; a DST day's doubled 02:00 simply adds to hour 2.
     tables: dict[str, list[float]] = {}
     for grid in grids:
@@ -133,7 +114,7 @@ def _by_hour_of_day(grids: list[reports.HourGrid], service: CentralService, scal
     return HourTable(_shown_hours(tables, service), tables)
 
 
-def _shown_hours(tables: dict[str, list[float]], service: CentralService) -> list[int]:
+def _shown_hours(tables: dict[str, list[float]], service: HallReads) -> list[int]:
     """Opening hours (training starts earlier) plus any hour with play: 24 columns crowd a phone."""
     venue = service.venue
     opens = [h.open.hour for h in venue.hours.values()] + [t.hours.open.hour for t in venue.tariffs if t.hours]
@@ -143,19 +124,16 @@ def _shown_hours(tables: dict[str, list[float]], service: CentralService) -> lis
     return list(range(first, last + 1))
 
 
-def build_report(service: CentralService, period: Period) -> Report:
+def build_report(service: HallReads, period: Period) -> Report:
     today = local_today(service)
     played = [d for d in period.days if d <= today]  # future days have nothing to count
-    with service.store.reader() as db:
-        revenue = reports.revenue(db, service.venue, period.first, period.last)
-        sessions = _sessions(db, service, period)
-        util = [reports.utilisation(db, service.venue, d, service.clock()) for d in played]
-        drops = [reports.drops(db, service.venue, d) for d in played]
-        foosball = reports.foosball_use(db, service.venue, period.first, period.last)
-    return Report(period, revenue, sessions, _by_hour_of_day(util, service, 60.0), _by_hour_of_day(drops, service, 1.0), foosball)
+    # One transaction: the session list is the rows the revenue counts (stopped on one of the days).
+    f = service.period_figures(period.first, period.last, played)
+    return Report(period, f.revenue, f.stopped, _by_hour_of_day(f.utilisation, service, 60.0),
+                  _by_hour_of_day(f.drops, service, 1.0), f.foosball)
 
 
-def tariff_names(service: CentralService) -> dict[str, tuple[str, str]]:
+def tariff_names(service: HallReads) -> dict[str, tuple[str, str]]:
     """Tariff id → (Slovak, English) label, extras and adjustments included."""
     names = {t.id: (t.name, t.name_en or t.name) for t in service.venue.tariffs}
     names[reports.EXTRAS] = ("Doplnky", "Extras")
@@ -163,11 +141,11 @@ def tariff_names(service: CentralService) -> dict[str, tuple[str, str]]:
     return names
 
 
-def _hour_rows(table: HourTable, service: CentralService) -> dict[str, list[float]]:
+def _hour_rows(table: HourTable, service: HallReads) -> dict[str, list[float]]:
     return {service.tables[t].name if t in service.tables else t: [cells[h] for h in table.hours] for t, cells in table.tables.items()}
 
 
-def chart_view(report: Report, service: CentralService, lang: str) -> dict[str, Any]:
+def chart_view(report: Report, service: HallReads, lang: str) -> dict[str, Any]:
     """What the charts draw, labelled for `lang`: (label, value) bars and table × hour rows."""
     token = i18n.use_lang(lang)  # i18n.day formats in the context's language
     try:
@@ -194,11 +172,11 @@ def _eur(cents: int | None) -> Decimal | str:
     return "" if cents is None else Decimal(cents).scaleb(-2)
 
 
-def _iso(dt: datetime | None, service: CentralService) -> str:
+def _iso(dt: datetime | None, service: HallReads) -> str:
     return dt.astimezone(service.venue.tz).isoformat(timespec="minutes") if dt else ""
 
 
-def _csv_revenue(r: Report, service: CentralService) -> list[list[Any]]:
+def _csv_revenue(r: Report, service: HallReads) -> list[list[Any]]:
     names = tariff_names(service)
     rows: list[list[Any]] = [["group", "key", "name", "amount_cents", "amount_eur"]]
     rows += [["day", k, k, v, _eur(v)] for k, v in r.revenue.by_day.items()]
@@ -208,7 +186,7 @@ def _csv_revenue(r: Report, service: CentralService) -> list[list[Any]]:
     return rows
 
 
-def _csv_sessions(r: Report, service: CentralService) -> list[list[Any]]:
+def _csv_sessions(r: Report, service: HallReads) -> list[list[Any]]:
     return [["session", "table", "started", "stopped", "member", "amount_cents", "amount_eur"]] + [
         [s.id, s.table, _iso(s.started_at, service), _iso(s.stopped_at, service), s.member or "", s.total_cents, _eur(s.total_cents)]
         for s in r.sessions]
@@ -225,12 +203,12 @@ def _csv_hours(table: HourTable) -> list[list[Any]]:
         [t, *(_figure(v) for v in cells), _figure(sum(cells))] for t, cells in table.tables.items()]
 
 
-def _csv_foosball(r: Report, service: CentralService) -> list[list[Any]]:
+def _csv_foosball(r: Report, service: HallReads) -> list[list[Any]]:
     return [["member_id", "member", "checkins", "goals", "tables", "last"]] + [
         [u.member_id, u.name, u.checkins, u.goals, " ".join(sorted(u.tables)), _iso(u.last_at, service)] for u in r.foosball]
 
 
-CSV_EXPORTS: dict[str, Callable[[Report, CentralService], list[list[Any]]]] = {
+CSV_EXPORTS: dict[str, Callable[[Report, HallReads], list[list[Any]]]] = {
     "revenue": _csv_revenue,
     "sessions": _csv_sessions,
     "utilisation": lambda r, s: _csv_hours(r.utilisation),
@@ -247,13 +225,13 @@ def csv_text(rows: list[list[Any]]) -> str:
 
 # --- routes ----------------------------------------------------------------------------------
 
-def _period(request: Request, day: str | None, month: str | None) -> tuple[CentralService, Period]:
-    service = get_service(request)
+def _period(request: Request, day: str | None, month: str | None) -> tuple[HallReads, Period]:
+    service = get_hub(request).reads
     return service, parse_period(request, day, month, local_today(service))
 
 
 @router.get("")
-def report_page(request: Request, user: Annotated[User, Depends(page_can("reports.view"))], day: PeriodText = None, month: PeriodText = None) -> Response:
+def report_page(request: Request, user: Annotated[Staff, Depends(page_can("reports.view"))], day: PeriodText = None, month: PeriodText = None) -> Response:
     service, period = _period(request, day, month)
     report = build_report(service, period)
     return render(request, "reports.html", {
@@ -264,7 +242,7 @@ def report_page(request: Request, user: Annotated[User, Depends(page_can("report
 
 
 @router.get("/{name}.csv")
-def report_csv(request: Request, name: str, user: Annotated[User, Depends(page_can("reports.view"))], day: PeriodText = None, month: PeriodText = None) -> Response:
+def report_csv(request: Request, name: str, user: Annotated[Staff, Depends(page_can("reports.view"))], day: PeriodText = None, month: PeriodText = None) -> Response:
     if name not in CSV_EXPORTS:
         raise HTTPException(404, translated(request, N_("There is no %(name)s export; choose one of: %(names)s."),
                                             name=name[:40], names=", ".join(CSV_EXPORTS)))
