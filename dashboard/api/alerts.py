@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Query
 
 from broker.accounts.staff import Staff
+from dashboard.api import responses as R
 from dashboard.api import views
 from dashboard.api.auth import can, demand
 from dashboard.api.deps import Hub, IdPath, Reads
@@ -17,7 +18,7 @@ TableText = text(32)
 router = APIRouter(prefix="/alerts", tags=["alerts"])
 
 
-@router.get("", summary="Open alerts (newest first), or the latest ones including closed with open=false (manager)")
+@router.get("", response_model=list[R.AlertOut], summary="Open alerts (newest first), or the latest ones including closed with open=false (manager)")
 def list_alerts(
     reads: Reads, user: Annotated[Staff, Depends(can("alerts.open"))],
     open: bool = Query(True, description="true: only open alerts"),
@@ -30,7 +31,7 @@ def list_alerts(
     return [views.alert(a) for a in rows]
 
 
-@router.post("/{alert_id}/ack", summary="Acknowledge an alert; close=true also closes it")
+@router.post("/{alert_id}/ack", response_model=R.AlertOut, summary="Acknowledge an alert; close=true also closes it")
 def ack(alert_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("alerts.open"))], body: AckIn | None = None) -> dict[str, Any]:
     if hub.reads.alert(alert_id) is None:
         raise HTTPException(404, f"no alert {alert_id}: reload the alert list")

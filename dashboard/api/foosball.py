@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends
 
 from broker.accounts.staff import Staff
 from broker.hall.read_models import HallReads
+from dashboard.api import responses as R
 from dashboard.api import views
 from dashboard.api.auth import can
 from dashboard.api.deps import Hub, Reads
@@ -22,12 +23,12 @@ def checkins_by_table(reads: HallReads, tables: list[str] | None = None) -> list
             for t in reads.active_checkins(tables)]
 
 
-@router.get("", summary="Checked-in members per foosball table, with their goals")
+@router.get("", response_model=list[R.FoosballTableOut], summary="Checked-in members per foosball table, with their goals")
 def list_checkins(reads: Reads, user: Annotated[Staff, Depends(can("foosball.checkin"))]) -> list[dict[str, Any]]:
     return checkins_by_table(reads)
 
 
-@router.post("/{table}/checkin", status_code=201, summary="Check a paid-up member in at a foosball table (staff)")
+@router.post("/{table}/checkin", response_model=R.CheckinOut, status_code=201, summary="Check a paid-up member in at a foosball table (staff)")
 def staff_checkin(table: str, body: CheckinIn, hub: Hub, user: Annotated[Staff, Depends(can("foosball.checkin"))]) -> dict[str, Any]:
     # The hub checks, records, audits and settles the alert: the one writer of alerts.
     return views.checkin(hub.foosball_checkin(table, body.member_id, actor=user.username))

@@ -13,6 +13,7 @@ from broker.hall.read_models import HallReads, MemberView
 from broker.members import normalize_uid
 from broker.members_csv import MAX_IMPORT_BYTES
 from dashboard import access
+from dashboard.api import responses as R
 from dashboard.api import views
 from dashboard.api.auth import can
 from dashboard.api.deps import Hub, IdPath, Reads
@@ -31,7 +32,7 @@ def _member(reads: HallReads, member_id: int) -> MemberView:
     return member
 
 
-@router.get("", summary="Search members by name (any words, accents and case ignored); notes, cards and fees for the manager only")
+@router.get("", response_model=list[R.MemberListItem], summary="Search members by name (any words, accents and case ignored); notes, cards and fees for the manager only")
 def list_members(
     reads: Reads, user: Annotated[Staff, Depends(can("members.search"))],
     q: Annotated[SearchText, Query(description="Words of the name, e.g. zadrazil")] = "",  # type: ignore[valid-type]
@@ -43,7 +44,7 @@ def list_members(
     return [view(m, year) for m in reads.search_members(q, limit)]
 
 
-@router.post("", status_code=201, summary="Add a member (manager)")
+@router.post("", status_code=201, response_model=R.MemberOut, summary="Add a member (manager)")
 def create_member(body: MemberIn, hub: Hub, user: Annotated[Staff, Depends(can("members.edit"))]) -> dict[str, Any]:
     m = hub.add_member(body.name, actor=user.username, kind=body.kind, note=body.note, active=body.active)
     return views.member(m, hub.reads.fee_year())
@@ -64,7 +65,7 @@ def _import(hub: HubFacade, data: bytes, actor: str) -> dict[str, Any]:
 
 
 @router.post(
-    "/import", summary="Import a CSV file (the request body): all of it, or nothing with the errors by line (manager)",
+    "/import", response_model=R.ImportOut, summary="Import a CSV file (the request body): all of it, or nothing with the errors by line (manager)",
     openapi_extra={"requestBody": {"required": True, "content": {"text/csv": {"schema": {"type": "string"}}}}}, responses=TOO_LARGE,
 )
 async def import_csv(request: Request, hub: Hub, user: Annotated[Staff, Depends(can("members.edit"))]) -> dict[str, Any]:
@@ -85,25 +86,25 @@ def delete_card(uid: str, hub: Hub, user: Annotated[Staff, Depends(can("members.
     return Response(status_code=204)
 
 
-@router.get("/{member_id}", summary="One member with cards and fee payments")
+@router.get("/{member_id}", response_model=R.MemberOut, summary="One member with cards and fee payments")
 def get_member(member_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can("members.read"))]) -> dict[str, Any]:
     return views.member(_member(reads, member_id), reads.fee_year())
 
 
-@router.patch("/{member_id}", summary="Change name, kind, note or active (manager)")
+@router.patch("/{member_id}", response_model=R.MemberOut, summary="Change name, kind, note or active (manager)")
 def patch_member(member_id: IdPath, body: MemberPatch, hub: Hub, user: Annotated[Staff, Depends(can("members.edit"))]) -> dict[str, Any]:
     m = hub.edit_member(member_id, actor=user.username, name=body.name, kind=body.kind,
                         active=body.active, note=body.note, reason=body.reason)
     return views.member(m, hub.reads.fee_year())
 
 
-@router.post("/{member_id}/fees", status_code=201, summary="Record a year's fee payment (manager)")
+@router.post("/{member_id}/fees", status_code=201, response_model=R.MemberOut, summary="Record a year's fee payment (manager)")
 def pay_fee(member_id: IdPath, body: FeeIn, hub: Hub, user: Annotated[Staff, Depends(can("members.edit"))]) -> dict[str, Any]:
     m = hub.record_fee(member_id, body.year, actor=user.username, amount_cents=body.amount_cents)
     return views.member(m, hub.reads.fee_year())
 
 
-@router.post("/{member_id}/cards", status_code=201, summary="Give the member a club card (manager)")
+@router.post("/{member_id}/cards", status_code=201, response_model=R.MemberOut, summary="Give the member a club card (manager)")
 def add_card(member_id: IdPath, body: CardIn, hub: Hub, user: Annotated[Staff, Depends(can("members.edit"))]) -> dict[str, Any]:
     m = hub.assign_card(member_id, body.uid, actor=user.username)
     return views.member(m, hub.reads.fee_year())

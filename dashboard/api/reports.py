@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, Query
 
 from broker import reports
 from broker.accounts.staff import Staff
+from dashboard.api import responses as R
 from dashboard.api.auth import can
 from dashboard.api.deps import Reads
 
@@ -25,7 +26,7 @@ def _grid(grid: reports.HourGrid, tz, scale: float) -> dict[str, Any]:  # type: 
     }
 
 
-@router.get("/revenue", summary="Revenue in cents by day, table and tariff over local days from..to (inclusive)")
+@router.get("/revenue", response_model=R.RevenueOut, summary="Revenue in cents by day, table and tariff over local days from..to (inclusive)")
 def revenue(
     reads: Reads, user: Annotated[Staff, Depends(can("reports.view"))],
     first: date = Query(..., alias="from", description="First local day, YYYY-MM-DD"),
@@ -36,17 +37,17 @@ def revenue(
             "by_day": r.by_day, "by_table": r.by_table, "by_tariff": r.by_tariff}
 
 
-@router.get("/utilisation", summary="Minutes played per table per local hour of a day")
+@router.get("/utilisation", response_model=R.GridOut, summary="Minutes played per table per local hour of a day")
 def utilisation(reads: Reads, user: Annotated[Staff, Depends(can("reports.view"))], day: date | None = DayQuery) -> dict[str, Any]:
     return _grid(reads.utilisation(day or reads.today()), reads.venue.tz, 60.0)
 
 
-@router.get("/drops", summary="Ball drops per pocket table per local hour of a day")
+@router.get("/drops", response_model=R.GridOut, summary="Ball drops per pocket table per local hour of a day")
 def drops(reads: Reads, user: Annotated[Staff, Depends(can("reports.view"))], day: date | None = DayQuery) -> dict[str, Any]:
     return _grid(reads.drops(day or reads.today()), reads.venue.tz, 1)
 
 
-@router.get("/foosball", summary="Foosball check-ins and goals per member over local days from..to")
+@router.get("/foosball", response_model=list[R.FoosballUseOut], summary="Foosball check-ins and goals per member over local days from..to")
 def foosball(
     reads: Reads, user: Annotated[Staff, Depends(can("reports.view"))],
     first: date = Query(..., alias="from"), last: date | None = Query(None, alias="to"),

@@ -14,6 +14,7 @@ from fastapi import APIRouter, Depends, Query
 from broker import sessions
 from broker.accounts.staff import Staff
 from broker.hall.read_models import HallReads
+from dashboard.api import responses as R
 from dashboard.api import views
 from dashboard.api.auth import can, demand
 from dashboard.api.deps import Hub, IdPath, Reads
@@ -33,7 +34,7 @@ def _done(hub: Hub, session_id: int, op: Callable[[], sessions.SessionState]) ->
     return views.session(hub.reads, session_id, state)
 
 
-@router.post("", status_code=201, summary="Start a session on a table (the light goes on)")
+@router.post("", status_code=201, response_model=R.SessionOut, summary="Start a session on a table (the light goes on)")
 def start(body: SessionStart, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
     sid = hub.start_session(
         body.table, actor=user.username, tariff=body.tariff, member_id=body.member_id,
@@ -42,7 +43,7 @@ def start(body: SessionStart, hub: Hub, user: Annotated[Staff, Depends(can("sess
     return _view(hub.reads, sid)
 
 
-@router.get("", summary="Sessions: open ones (staff), or all of them / closed / those started on a venue-local day (manager)")
+@router.get("", response_model=list[R.SessionBriefOut], summary="Sessions: open ones (staff), or all of them / closed / those started on a venue-local day (manager)")
 def list_sessions(
     reads: Reads, user: Annotated[Staff, Depends(can("sessions.open"))],
     open: bool | None = Query(None, description="true: running or paused; false: stopped"),
@@ -56,47 +57,47 @@ def list_sessions(
     return [views.session(reads, sid, reads.session_state(sid), with_bill=False) for sid in ids]
 
 
-@router.get("/{session_id}", summary="A session's state and itemised bill")
+@router.get("/{session_id}", response_model=R.SessionOut, summary="A session's state and itemised bill")
 def get_session(session_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
     return _view(reads, session_id)
 
 
-@router.post("/{session_id}/stop", summary="Stop: the light goes off, the bill is final")
+@router.post("/{session_id}/stop", response_model=R.SessionOut, summary="Stop: the light goes off, the bill is final")
 def stop(session_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
     return _done(hub, session_id, lambda: hub.stop_session(session_id, actor=user.username))
 
 
-@router.post("/{session_id}/pause", summary="Pause billing (the light as the venue configures)")
+@router.post("/{session_id}/pause", response_model=R.SessionOut, summary="Pause billing (the light as the venue configures)")
 def pause(session_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
     return _done(hub, session_id, lambda: hub.pause_session(session_id, actor=user.username))
 
 
-@router.post("/{session_id}/resume", summary="Resume billing")
+@router.post("/{session_id}/resume", response_model=R.SessionOut, summary="Resume billing")
 def resume(session_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
     return _done(hub, session_id, lambda: hub.resume_session(session_id, actor=user.username))
 
 
-@router.post("/{session_id}/transfer", summary="Move the session to another table (the light moves with it)")
+@router.post("/{session_id}/transfer", response_model=R.SessionOut, summary="Move the session to another table (the light moves with it)")
 def transfer(session_id: IdPath, body: Transfer, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
     return _done(hub, session_id, lambda: hub.transfer_session(session_id, body.table, actor=user.username))
 
 
-@router.post("/{session_id}/extend", summary="Add prepaid minutes")
+@router.post("/{session_id}/extend", response_model=R.SessionOut, summary="Add prepaid minutes")
 def extend(session_id: IdPath, body: Extend, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
     return _done(hub, session_id, lambda: hub.extend_session(session_id, body.minutes, actor=user.username))
 
 
-@router.post("/{session_id}/extras", summary="Put an extra (from GET /api/extras) on the tab")
+@router.post("/{session_id}/extras", response_model=R.SessionOut, summary="Put an extra (from GET /api/extras) on the tab")
 def add_extra(session_id: IdPath, body: ExtraIn, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
     return _done(hub, session_id, lambda: hub.add_extra(session_id, body.extra, body.quantity, actor=user.username))
 
 
-@router.post("/{session_id}/card", summary="Put a club card on the session (by card_uid or member_id), or take it off (neither)")
+@router.post("/{session_id}/card", response_model=R.SessionOut, summary="Put a club card on the session (by card_uid or member_id), or take it off (neither)")
 def set_card(session_id: IdPath, body: SessionCard, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
     return _done(hub, session_id, lambda: hub.set_card(
         session_id, actor=user.username, member_id=body.member_id, card_uid=body.card_uid))
 
 
-@router.post("/{session_id}/correction", summary="Correct the bill by an amount, with a reason (manager)")
+@router.post("/{session_id}/correction", response_model=R.SessionOut, summary="Correct the bill by an amount, with a reason (manager)")
 def correct(session_id: IdPath, body: CorrectionIn, hub: Hub, user: Annotated[Staff, Depends(can("sessions.correct"))]) -> dict[str, Any]:
     return _done(hub, session_id, lambda: hub.correct_session(session_id, body.amount_cents, body.reason, actor=user.username))

@@ -9,6 +9,7 @@ from broker.accounts.staff import Staff
 from broker.billing import format_eur
 from broker.hall.read_models import HallReads, NodeView
 from broker.rejects import UNKNOWN
+from dashboard.api import responses as R
 from dashboard.api import views
 from dashboard.api.auth import can
 from dashboard.api.deps import Reads
@@ -37,25 +38,25 @@ def _table(reads: HallReads, spec, node: NodeView | None) -> dict[str, Any]:  # 
     }
 
 
-@router.get("/tables", summary="Every table with its live state")
+@router.get("/tables", response_model=list[R.TableOut], summary="Every table with its live state")
 def list_tables(reads: Reads, user: Annotated[Staff, Depends(can("floor.view"))]) -> list[dict[str, Any]]:
     nodes = reads.nodes()
     return [_table(reads, t, nodes.get(t.id)) for t in reads.venue.tables]
 
 
-@router.get("/tables/{table_id}", summary="One table with its live state")
+@router.get("/tables/{table_id}", response_model=R.TableOut, summary="One table with its live state")
 def get_table(table_id: str, reads: Reads, user: Annotated[Staff, Depends(can("floor.view"))]) -> dict[str, Any]:
     if table_id not in reads.tables:
         raise HTTPException(404, f"no table {table_id[:40]!r} (tables: {', '.join(reads.tables)})")
     return _table(reads, reads.tables[table_id], reads.node(table_id))
 
 
-@router.get("/nodes", summary="Table nodes: online, last seen, version, telemetry, light, refused messages")
+@router.get("/nodes", response_model=list[R.NodeOut], summary="Table nodes: online, last seen, version, telemetry, light, refused messages")
 def list_nodes(reads: Reads, user: Annotated[Staff, Depends(can("nodes.view"))]) -> list[dict[str, Any]]:
     return node_rows(reads)
 
 
-@router.get("/nodes/unknown-rejects", summary="Refused messages whose topic names no table of the venue")
+@router.get("/nodes/unknown-rejects", response_model=R.RejectsOut, summary="Refused messages whose topic names no table of the venue")
 def unknown_rejects(reads: Reads, user: Annotated[Staff, Depends(can("nodes.view"))]) -> dict[str, Any]:
     return views.rejects(reads.node_rejects().get(UNKNOWN))
 
@@ -66,7 +67,7 @@ def node_rows(reads: HallReads) -> list[dict[str, Any]]:
     return [views.node(t.id, known.get(t.id), refused.get(t.id)) for t in reads.venue.tables]
 
 
-@router.get("/tariffs", summary="Tariffs and time bands from the venue file")
+@router.get("/tariffs", response_model=R.TariffsOut, summary="Tariffs and time bands from the venue file")
 def list_tariffs(reads: Reads, user: Annotated[Staff, Depends(can("floor.view"))]) -> dict[str, Any]:
     v = reads.venue
     return {
@@ -82,7 +83,7 @@ def list_tariffs(reads: Reads, user: Annotated[Staff, Depends(can("floor.view"))
     }
 
 
-@router.get("/extras", summary="Items that can go on a tab")
+@router.get("/extras", response_model=list[R.ExtraOut], summary="Items that can go on a tab")
 def list_extras(reads: Reads, user: Annotated[Staff, Depends(can("floor.view"))]) -> list[dict[str, Any]]:
     return [{"id": e.id, "name": e.name, "name_en": e.name_en, "price_cents": e.price_cents, "price": format_eur(e.price_cents)}
             for e in reads.venue.extras]
