@@ -92,7 +92,7 @@ def busy_evening(hub: HubFacade, store: Store, clock: BenchClock) -> dict[str, i
     fresh hub over the seeded database instead of reaching into a running one.
     """
     now = datetime.now(timezone.utc)
-    year = now.astimezone(hub.venue.tz).year
+    year = now.astimezone(hub.reads.venue.tz).year
     hub.create_staff(MANAGER, PASSWORD, "manager", actor="bench")
     members = []
     for i in range(30):
@@ -101,9 +101,9 @@ def busy_evening(hub: HubFacade, store: Store, clock: BenchClock) -> dict[str, i
         if i % 5:
             hub.record_fee(m.id, year, actor="bench")
         members.append(m.id)
-    billed = [t.id for t in hub.venue.tables if t.kind.billed]
+    billed = [t.id for t in hub.reads.venue.tables if t.kind.billed]
     playing = billed[: round(len(billed) * PLAYING_SHARE)]
-    made = {"tables": len(hub.venue.tables), "sessions": 0, "paused": 0, "offline": 0}
+    made = {"tables": len(hub.reads.venue.tables), "sessions": 0, "paused": 0, "offline": 0}
     drops: dict[str, list[datetime]] = {}
     for i, table in enumerate(playing):
         clock.at = now - timedelta(minutes=5 + 3 * i)
@@ -122,7 +122,7 @@ def busy_evening(hub: HubFacade, store: Store, clock: BenchClock) -> dict[str, i
     clock.at = None
     playing_now = set(hub.reads.hall_snapshot().open)
     with store.session() as db:  # the bench-only seed of what the nodes reported
-        for i, t in enumerate(hub.venue.tables):
+        for i, t in enumerate(hub.reads.venue.tables):
             offline = i % 23 == 5
             db.add(Node(table_id=t.id, online=not offline, boot=f"boot-{i}", version="1.0.0", last_seen_at=now,
                         online_since=now - timedelta(hours=6), light_on=t.id in playing_now, light_blink=False,
@@ -133,7 +133,7 @@ def busy_evening(hub: HubFacade, store: Store, clock: BenchClock) -> dict[str, i
                 db.add(Event(table_id=t.id, boot=f"boot-{i}", seq=seq, type="pocket", node_ts=at, ts_synced=True,
                              received_at=at, data={"pocket": seq % 6, "seq": seq}))
         db.flush()
-        for i, t in enumerate(hub.venue.tables):
+        for i, t in enumerate(hub.reads.venue.tables):
             if i % 9 != 4:
                 continue
             specs = {Kind.FOOSBALL: alert_kinds.foosball_no_member(t.id), Kind.DARTS: alert_kinds.node_offline(t.id)}

@@ -227,7 +227,7 @@ class Evening:
     live: bool = False  # tell the service's news only while the evening runs, not start-up and shutdown
 
     def say(self, table: str, text: str, style: str = "") -> None:
-        at = self.clock().astimezone(self.hub.venue.tz).strftime("%H:%M")
+        at = self.clock().astimezone(self.hub.reads.venue.tz).strftime("%H:%M")
         body = f"[{style}]{escape(text)}[/]" if style else escape(text)
         self.console.print(f"[dim]{at}[/] [bold]{table:<9}[/] {body}", highlight=False, soft_wrap=True)
 

@@ -12,7 +12,7 @@ Reads go through `reads` (broker.hall.read_models), which never writes.
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+
 from sqlalchemy import exc as sa
 
 from broker import members, members_csv, sessions, users, web_sessions
@@ -26,7 +26,6 @@ from broker.hall.store_errors import Conflict, StoreUnavailable, store_call
 from broker.members import MemberError
 from broker.members_csv import ImportReport, MemberImportError
 from broker.service import CardInUse, CentralService, NotFound, ServiceError
-from devices.venue import TableSpec, Venue
 
 log = logging.getLogger("lavos.hub")
 
@@ -41,17 +40,6 @@ class HubFacade:
         self._hub = hub
         self._store = hub.store
         self.reads = HallReads(hub)
-
-    @property
-    def venue(self) -> Venue:
-        return self._hub.venue
-
-    @property
-    def tables(self) -> dict[str, TableSpec]:
-        return self._hub.tables
-
-    def clock(self) -> datetime:
-        return self._hub.clock()
 
     # -- sessions (the hub validates, appends the op, then drives the light) --------------------
 
@@ -104,7 +92,7 @@ class HubFacade:
     def foosball_checkin(self, table: str, member_id: int, *, actor: str) -> CheckinView:
         """Check a paid-up member in; the hub settles "foosball without a member" through its cache."""
         row, name = self._hub.foosball_checkin(table, member_id, actor=actor)
-        return checkin_view(row, name, self.venue)
+        return checkin_view(row, name, self._hub.venue)
 
     # -- the member registry (broker.members audits each change) --------------------------------
 
@@ -133,7 +121,7 @@ class HubFacade:
         with self._store.session() as db:
             self._member(db, member_id)
             kwargs = {} if amount_cents is None else {"amount_cents": amount_cents}
-            members.record_fee(db, member_id, year, actor=actor, paid_at=self.clock(), **kwargs)
+            members.record_fee(db, member_id, year, actor=actor, paid_at=self._hub.clock(), **kwargs)
             db.flush()
             db.expire_all()
             return self._member(db, member_id)

@@ -85,5 +85,5 @@ def start(
     except ServiceError as e:
         flash(request, gettext("Not started: %(reason)s") % {"reason": e}, "error")
         return RedirectResponse(back, status_code=303)
-    flash(request, gettext("Session started on %(table)s.") % {"table": hub.tables[table_id].name}, "ok")
+    flash(request, gettext("Session started on %(table)s.") % {"table": hub.reads.tables[table_id].name}, "ok")
     return RedirectResponse("/", status_code=303)

@@ -52,7 +52,7 @@ def nav_for(user: Any) -> list[NavLink]:
 
 def _venue_tz(ctx: Any):  # type: ignore[no-untyped-def]
     request = ctx.get("request")
-    return request.app.state.hub.venue.tz if request is not None else None
+    return request.app.state.hub.reads.venue.tz if request is not None else None
 
 
 @pass_context
