@@ -84,7 +84,7 @@ class HubFacade:
     # -- alerts and foosball (the hub owns the open-alert cache: never the database directly) ----
 
     @store_call
-    def ack_alert(self, alert_id: int, *, actor: str, close: bool = False) -> None:
+    def acknowledge_alert(self, alert_id: int, *, actor: str, close: bool = False) -> None:
         """Staff saw the alert (close=True also closes it); NotFound if there is no such alert."""
         self._hub.ack(alert_id, actor=actor, close=close)
 

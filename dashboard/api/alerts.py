@@ -35,5 +35,5 @@ def list_alerts(
 def ack(alert_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("alerts.open"))], body: AckIn | None = None) -> dict[str, Any]:
     if hub.reads.alert(alert_id) is None:
         raise HTTPException(404, f"no alert {alert_id}: reload the alert list")
-    hub.ack_alert(alert_id, actor=user.username, close=bool(body and body.close))
+    hub.acknowledge_alert(alert_id, actor=user.username, close=bool(body and body.close))
     return views.alert(hub.reads.alert(alert_id))  # type: ignore[arg-type]  # alerts are never deleted

@@ -34,7 +34,7 @@ def banner(request: Request, service: Reads, user: Annotated[Staff, Depends(page
 def ack(alert_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("alerts.open"))],
         next: Annotated[str, Form(max_length=2000)] = "/", close: Annotated[bool, Form()] = False) -> Response:
     try:
-        hub.ack_alert(alert_id, actor=user.username, close=close)
+        hub.acknowledge_alert(alert_id, actor=user.username, close=close)
     except NotFound:
         flash(request, gettext("That alert no longer exists; the list has been reloaded."), "error")
     return RedirectResponse(safe_next(next), status_code=303)
