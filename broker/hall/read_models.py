@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from datetime import date, datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from sqlalchemy import select, text
 
@@ -275,7 +275,7 @@ class HallReads:
             row = db.get(TableSession, session_id)
             if row is None:
                 raise NotFound(f"no session {session_id}")
-            ops = [sessions.Op(o.kind, o.at, o.data, o.actor, o.reason) for o in row.ops]
+            ops = [sessions.Op(cast(sessions.OpKind, o.kind), o.at, o.data, o.actor, o.reason) for o in row.ops]  # the kind column holds OpKinds only
         return sessions.replay(ops, self.venue)
 
     @store_call

@@ -27,7 +27,7 @@ def api_routes() -> Iterator[tuple[str, str, APIRoute]]:
     for module in ROUTERS:
         for route in module.router.routes:
             if isinstance(route, APIRoute):
-                for method in sorted(route.methods):
+                for method in sorted(route.methods or ()):
                     yield method, PREFIX + route.path, route
 
 

@@ -30,6 +30,7 @@ from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from broker.hall.facade import HubFacade
 from broker.members_csv import MAX_IMPORT_BYTES
 from dashboard.api.auth import client_address, session_user, user_from_authorization
 
@@ -75,7 +76,7 @@ class BodyLimits:
     401 JSON (else the pages' 303 to /login). `skip`: path prefixes another instance handles.
     """
 
-    def __init__(self, app: ASGIApp, *, hub: object, caps: tuple[Cap, ...], public: Collection[str], api: bool,
+    def __init__(self, app: ASGIApp, *, hub: HubFacade, caps: tuple[Cap, ...], public: Collection[str], api: bool,
                  stalled_message: str, skip: tuple[str, ...] = ()) -> None:
         self.app = app
         self.hub = hub  # the HubFacade the routes use: the same login checks

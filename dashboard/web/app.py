@@ -44,7 +44,7 @@ def web_routes() -> Iterator[tuple[str, str, APIRoute]]:
     for module in page_modules():
         for route in module.router.routes:
             if isinstance(route, APIRoute):
-                for method in sorted(route.methods):
+                for method in sorted(route.methods or ()):
                     yield method, route.path, route
 
 
