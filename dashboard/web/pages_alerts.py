@@ -21,13 +21,13 @@ NAV = [NavLink("/alerts", N_("Alerts"), order=30)]
 
 
 @router.get("")
-def alerts_page(request: Request, service: Reads, user: Annotated[Staff, Depends(page_can("alerts.open"))]) -> Response:
-    return render(request, "alerts.html", {"alerts": all_open(service)})
+def alerts_page(request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("alerts.open"))]) -> Response:
+    return render(request, "alerts.html", {"alerts": all_open(reads)})
 
 
 @router.get("/banner")
-def banner(request: Request, service: Reads, user: Annotated[Staff, Depends(page_can("alerts.open"))]) -> Response:
-    return render(request, "_alert_banner.html", {"open_alerts": banner_alerts(service)})
+def banner(request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("alerts.open"))]) -> Response:
+    return render(request, "_alert_banner.html", {"open_alerts": banner_alerts(reads)})
 
 
 @router.post("/{alert_id}/ack", dependencies=[Depends(verify_csrf)])

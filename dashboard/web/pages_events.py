@@ -24,19 +24,19 @@ HEARTBEAT_S = 10.0
 RETRY_MS = 2000
 
 
-async def _stream(service: HallReads, sub: Subscriber) -> AsyncIterator[str]:
-    service.subscribe(sub.push)
+async def _stream(reads: HallReads, sub: Subscriber) -> AsyncIterator[str]:
+    reads.subscribe(sub.push)
     try:
         yield f"retry: {RETRY_MS}\n: connected\n\n"
         while True:
             event = await sub.next(HEARTBEAT_S)
             yield ": ping\n\n" if event is None else f"data: {json.dumps(event, separators=(',', ':'))}\n\n"
     finally:
-        service.unsubscribe(sub.push)
+        reads.unsubscribe(sub.push)
 
 
 @router.get("/events")
-async def events(service: Reads, user: Annotated[Staff, Depends(page_can("floor.view"))]) -> StreamingResponse:
+async def events(reads: Reads, user: Annotated[Staff, Depends(page_can("floor.view"))]) -> StreamingResponse:
     sub = Subscriber(asyncio.get_running_loop())
-    return StreamingResponse(_stream(service, sub), media_type="text/event-stream",
+    return StreamingResponse(_stream(reads, sub), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

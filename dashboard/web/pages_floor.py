@@ -24,45 +24,45 @@ MAX_PREPAID_MIN = 12 * 60
 Text32 = Annotated[str, Form(max_length=32)]
 
 
-def _spec(service: HallReads, table_id: str):  # type: ignore[no-untyped-def]
-    if table_id not in service.tables:
+def _spec(reads: HallReads, table_id: str):  # type: ignore[no-untyped-def]
+    if table_id not in reads.tables:
         raise HTTPException(404, gettext("There is no such table."))
-    return service.tables[table_id]
+    return reads.tables[table_id]
 
 
-def _floor_context(service: HallReads) -> dict:
-    data = FloorData(service)
+def _floor_context(reads: HallReads) -> dict:
+    data = FloorData(reads)
     return {"rooms": data.rooms(), "open_alerts": [a for a in data.alerts if not a.acked]}
 
 
 @router.get("/")
-def floor(request: Request, service: Reads, user: Annotated[Staff, Depends(page_can("floor.view"))]) -> Response:
-    return render(request, "floor.html", _floor_context(service))
+def floor(request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("floor.view"))]) -> Response:
+    return render(request, "floor.html", _floor_context(reads))
 
 
 @router.get("/floor/rooms")
-def floor_rooms(request: Request, service: Reads, user: Annotated[Staff, Depends(page_can("floor.view"))]) -> Response:
-    return render(request, "_floor_rooms.html", _floor_context(service))
+def floor_rooms(request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("floor.view"))]) -> Response:
+    return render(request, "_floor_rooms.html", _floor_context(reads))
 
 
 @router.get("/tables/{table_id}/card")
-def table_card(table_id: str, request: Request, service: Reads, user: Annotated[Staff, Depends(page_can("floor.view"))]) -> Response:
-    _spec(service, table_id)
-    return render(request, "_table_card.html", {"t": table_view(service, table_id)})
+def table_card(table_id: str, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("floor.view"))]) -> Response:
+    _spec(reads, table_id)
+    return render(request, "_table_card.html", {"t": table_view(reads, table_id)})
 
 
-def free_tables(service: HallReads, except_table: str | None = None) -> list:
+def free_tables(reads: HallReads, except_table: str | None = None) -> list:
     """Billed tables without a session: where a session may start or be transferred to."""
-    open_now = service.hall_snapshot().open
-    return [t for t in service.venue.tables if t.kind.billed and t.id not in open_now and t.id != except_table]
+    open_now = reads.hall_snapshot().open
+    return [t for t in reads.venue.tables if t.kind.billed and t.id not in open_now and t.id != except_table]
 
 
 @router.get("/tables/{table_id}")
-def table_panel(table_id: str, request: Request, service: Reads, user: Annotated[Staff, Depends(page_can("floor.view"))]) -> Response:
-    _spec(service, table_id)
+def table_panel(table_id: str, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("floor.view"))]) -> Response:
+    _spec(reads, table_id)
     return render(request, "table.html", {
-        "t": table_view(service, table_id), "tariffs": service.venue.tariffs, "extras": service.venue.extras,
-        "free_tables": free_tables(service, table_id),
+        "t": table_view(reads, table_id), "tariffs": reads.venue.tariffs, "extras": reads.venue.extras,
+        "free_tables": free_tables(reads, table_id),
     })
 
 

@@ -20,17 +20,17 @@ router = APIRouter(prefix="/foosball")
 NAV = [NavLink("/foosball", N_("Foosball"), order=20)]
 
 
-def _context(service: HallReads) -> dict:
-    alerts = banner_alerts(service)
-    return {"foosball": checkins_by_table(service), "open_alerts": alerts,
+def _context(reads: HallReads) -> dict:
+    alerts = banner_alerts(reads)
+    return {"foosball": checkins_by_table(reads), "open_alerts": alerts,
             "unguarded": {a.table for a in alerts if a.kind in LOUD_KINDS}}
 
 
 @router.get("")
-def foosball(request: Request, service: Reads, user: Annotated[Staff, Depends(page_can("foosball.checkin"))]) -> Response:
-    return render(request, "foosball.html", _context(service))
+def foosball(request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("foosball.checkin"))]) -> Response:
+    return render(request, "foosball.html", _context(reads))
 
 
 @router.get("/tables")
-def foosball_tables(request: Request, service: Reads, user: Annotated[Staff, Depends(page_can("foosball.checkin"))]) -> Response:
-    return render(request, "_foosball_tables.html", _context(service))
+def foosball_tables(request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("foosball.checkin"))]) -> Response:
+    return render(request, "_foosball_tables.html", _context(reads))

@@ -1,4 +1,4 @@
-"""Remote monitoring for the manager: every table node's health and the messages the service
+"""Remote monitoring for the manager: every table node's health and the messages the hub
 refused from it, each pocket sensor's drops and faults today, the alert history, and a link to
 Grafana for the long view.
 
@@ -70,11 +70,11 @@ class SensorHealth:
         return sorted((set(self.faults) | self.open_faults) - pockets)
 
 
-def sensor_health(service: HallReads) -> list[SensorHealth]:
-    start, end = service.day_bounds(service.today())
-    health = {t.id: SensorHealth(t.id, [0] * len(t.pin_map.pockets)) for t in service.venue.tables
+def sensor_health(reads: HallReads) -> list[SensorHealth]:
+    start, end = reads.day_bounds(reads.today())
+    health = {t.id: SensorHealth(t.id, [0] * len(t.pin_map.pockets)) for t in reads.venue.tables
               if t.pin_map.pockets or t.pin_map.goal_home is not None}
-    for e in service.sensor_events(start, end):
+    for e in reads.sensor_events(start, end):
         h = health.get(e.table)
         if h is None:
             continue
@@ -87,37 +87,37 @@ def sensor_health(service: HallReads) -> list[SensorHealth]:
             if e.data.get("kind") != "recovered":
                 h.faults[sensor] += 1
             h.last_fault[sensor] = str(e.data.get("kind", ""))
-    for a in service.open_alerts():
+    for a in reads.open_alerts():
         if a.kind == "sensor_fault" and a.table_id in health:
             # cause_key is sensor_fault:<table>:<sensor> (broker.alert_kinds)
             health[a.table_id].open_faults.add(a.cause_key.split(":", 2)[-1])
     return list(health.values())
 
 
-def nodes(service: HallReads) -> list[dict[str, Any]]:
-    rows = node_rows(service)
+def nodes(reads: HallReads) -> list[dict[str, Any]]:
+    rows = node_rows(reads)
     for row in rows:
-        row["name"] = service.tables[row["table"]].name
+        row["name"] = reads.tables[row["table"]].name
     return rows
 
 
-def unknown_rejects(service: HallReads) -> dict[str, Any]:
-    return views.rejects(service.node_rejects().get(rejects.UNKNOWN))
+def unknown_rejects(reads: HallReads) -> dict[str, Any]:
+    return views.rejects(reads.node_rejects().get(rejects.UNKNOWN))
 
 
-def alert_history(service: HallReads, table: str | None) -> list[dict[str, Any]]:
-    return [views.alert(a) for a in service.alert_history(table or None, HISTORY_LIMIT)]
+def alert_history(reads: HallReads, table: str | None) -> list[dict[str, Any]]:
+    return [views.alert(a) for a in reads.alert_history(table or None, HISTORY_LIMIT)]
 
 
 @router.get("")
 def monitoring_page(request: Request, user: Annotated[Staff, Depends(page_can("nodes.view"))], table: TableQuery = None) -> Response:
-    service = get_hub(request).reads
-    if table and table not in service.tables:
+    reads = get_hub(request).reads
+    if table and table not in reads.tables:
         raise HTTPException(400, translated(request, N_("There is no table %(table)s; choose one from the list."), table=table))
     return render(request, "monitoring.html", {
-        "nodes": nodes(service), "health": sensor_health(service), "alerts": alert_history(service, table),
-        "table_filter": table, "tables": service.venue.tables, "grafana_url": grafana_url(),
-        "history_limit": HISTORY_LIMIT, "unknown_rejects": unknown_rejects(service), "reason_names": REASON_NAMES,
+        "nodes": nodes(reads), "health": sensor_health(reads), "alerts": alert_history(reads, table),
+        "table_filter": table, "tables": reads.venue.tables, "grafana_url": grafana_url(),
+        "history_limit": HISTORY_LIMIT, "unknown_rejects": unknown_rejects(reads), "reason_names": REASON_NAMES,
         "samples_kept": rejects.SAMPLES_PER_TABLE,
     })
 
@@ -125,7 +125,7 @@ def monitoring_page(request: Request, user: Annotated[Staff, Depends(page_can("n
 @router.get("/nodes-fragment")
 def nodes_fragment(request: Request, user: Annotated[Staff, Depends(page_can("nodes.view"))]) -> Response:
     """The node table alone, re-fetched by the page when a node or alert changes (data-live)."""
-    service = get_hub(request).reads
+    reads = get_hub(request).reads
     return render(request, "_monitoring_nodes.html", {
-        "nodes": nodes(service), "health": sensor_health(service), "unknown_rejects": unknown_rejects(service),
+        "nodes": nodes(reads), "health": sensor_health(reads), "unknown_rejects": unknown_rejects(reads),
         "reason_names": REASON_NAMES, "samples_kept": rejects.SAMPLES_PER_TABLE})
