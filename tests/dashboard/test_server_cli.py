@@ -17,6 +17,8 @@ from broker.mosquitto import free_port
 from tests.support.hub import REPO, VENUE
 
 LAVOS = [sys.executable, "-c", "from lavos_cli import app; app()"]
+# The old name, still imported by tests/security and tests/faults (d69ca02 moved it to broker.mosquitto).
+_free_port = free_port
 
 
 def _server(tmp_path, *args: str, password: str = "hub-secret") -> subprocess.Popen:
