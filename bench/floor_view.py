@@ -24,16 +24,14 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from argon2 import PasswordHasher
 from fastapi.testclient import TestClient
 
 from broker import alert_kinds
 from broker.compose import build_hub, open_store
-from broker.db.alerts import open_alerts
-from broker.db.models import Node
-from broker.members import add_member, assign_card, record_fee
-from broker.service import CentralService
-from broker.users import create_user
+from broker.db.alerts import open_alerts, open_or_touch_alert
+from broker.db.engine import Store
+from broker.db.models import Event, Node
+from broker.hall.facade import HubFacade
 from devices.kinds import Kind
 from broker.domain.venue import load_venue
 
@@ -84,54 +82,65 @@ class BenchClock:
         return self.at or datetime.now(timezone.utc)
 
 
-def busy_evening(service: CentralService, clock: BenchClock) -> dict[str, int]:
-    """Put the hall in the state of a busy evening; returns what it made, for the printout."""
+def busy_evening(hub: HubFacade, store: Store, clock: BenchClock) -> dict[str, int]:
+    """Put the hall in the state of a busy evening; returns what it made, for the printout.
+
+    Staff's part (the manager, members, sessions, extras, pauses) goes through the hub's facade,
+    as the dashboard does it. What the nodes would have reported (node rows, ball drops as pocket
+    events, open alerts) is a bench-only seed written straight into the database: the hub derives
+    its drop counts and open alerts from those records when it starts, so `measure` starts a
+    fresh hub over the seeded database instead of reaching into a running one.
+    """
     now = datetime.now(timezone.utc)
-    year = now.astimezone(service.venue.tz).year
-    cheap = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
-    with service.store.session() as db:
-        create_user(db, MANAGER, PASSWORD, "manager", actor="bench", hasher=cheap)
-        members = []
-        for i in range(30):
-            m = add_member(db, f"Hráč Číslo{i:02d}", actor="bench")
-            assign_card(db, m.id, f"{0xB0000000 + i:08x}", actor="bench")
-            if i % 5:
-                record_fee(db, m.id, year, actor="bench")
-            members.append(m.id)
-    billed = [t.id for t in service.venue.tables if t.kind.billed]
+    year = now.astimezone(hub.reads.venue.tz).year
+    hub.create_staff(MANAGER, PASSWORD, "manager", actor="bench")
+    members = []
+    for i in range(30):
+        m = hub.add_member(f"Hráč Číslo{i:02d}", actor="bench")
+        hub.assign_card(m.id, f"{0xB0000000 + i:08x}", actor="bench")
+        if i % 5:
+            hub.record_fee(m.id, year, actor="bench")
+        members.append(m.id)
+    billed = [t.id for t in hub.reads.venue.tables if t.kind.billed]
     playing = billed[: round(len(billed) * PLAYING_SHARE)]
-    made = {"tables": len(service.venue.tables), "sessions": 0, "paused": 0, "offline": 0}
+    made = {"tables": len(hub.reads.venue.tables), "sessions": 0, "paused": 0, "offline": 0}
+    drops: dict[str, list[datetime]] = {}
     for i, table in enumerate(playing):
         clock.at = now - timedelta(minutes=5 + 3 * i)
         member = members[i % len(members)] if i % 3 == 0 else None
-        sid = service.start_session(table, actor="bench", member_id=member, prepaid_minutes=120 if i % 7 == 0 else None)
+        sid = hub.start_session(table, actor="bench", member_id=member, prepaid_minutes=120 if i % 7 == 0 else None)
         if i % 4 == 0:
-            service.add_extra(sid, "topping", 2, actor="bench")
+            hub.add_extra(sid, "topping", 2, actor="bench")
         clock.at = now - timedelta(minutes=2)
         if i % 10 == 0:
-            service.pause_session(sid, actor="bench")
+            hub.pause_session(sid, actor="bench")
             made["paused"] += 1
-        service.runtime[table].drops = (i * 7) % 60 + 1
-        # A minute or up to half an hour ago: the watchdog finds a few of them idle, as on a real evening.
-        service.runtime[table].last_drop_at = now - timedelta(minutes=1 + i % 30)
+        # The last drop a minute or up to half an hour ago: the watchdog finds a few tables idle, as on a real evening.
+        last = now - timedelta(minutes=1 + i % 30)
+        drops[table] = [last - timedelta(seconds=10 * k) for k in range((i * 7) % 60 + 1)]
         made["sessions"] += 1
     clock.at = None
-    with service.store.session() as db:
-        for i, t in enumerate(service.venue.tables):
+    playing_now = set(hub.reads.hall_snapshot().open)
+    with store.session() as db:  # the bench-only seed of what the nodes reported
+        for i, t in enumerate(hub.reads.venue.tables):
             offline = i % 23 == 5
             db.add(Node(table_id=t.id, online=not offline, boot=f"boot-{i}", version="1.0.0", last_seen_at=now,
-                        online_since=now - timedelta(hours=6), light_on=t.id in service.open, light_blink=False,
+                        online_since=now - timedelta(hours=6), light_on=t.id in playing_now, light_blink=False,
                         light_cause="command", telemetry={"uptime_s": 21600 + i, "cpu_temp_c": 48.5, "outbox": 0},
                         telemetry_at=now, reconnects=i % 3))
             made["offline"] += offline
+            for seq, at in enumerate(sorted(drops.get(t.id, [])), 1):
+                db.add(Event(table_id=t.id, boot=f"boot-{i}", seq=seq, type="pocket", node_ts=at, ts_synced=True,
+                             received_at=at, data={"pocket": seq % 6, "seq": seq}))
         db.flush()
-        for i, t in enumerate(service.venue.tables):
+        for i, t in enumerate(hub.reads.venue.tables):
             if i % 9 != 4:
                 continue
             specs = {Kind.FOOSBALL: alert_kinds.foosball_no_member(t.id), Kind.DARTS: alert_kinds.node_offline(t.id)}
-            spec = specs.get(t.kind) or (alert_kinds.idle_session(t.id, 20) if t.id in service.open
+            spec = specs.get(t.kind) or (alert_kinds.idle_session(t.id, 20) if t.id in playing_now
                                          else alert_kinds.play_without_session(t.id))
-            service.raise_alert(db, spec)
+            open_or_touch_alert(db, cause_key=spec.cause_key, kind=spec.kind, message=spec.message, message_en=spec.message_en,
+                                table_id=spec.table_id, severity=spec.severity, at=now)
     return made
 
 
@@ -171,10 +180,14 @@ def measure(venue_path: Path, workdir: Path, requests: int) -> dict[str, Any]:
 
     clock = BenchClock()
     store = open_store(f"sqlite:///{workdir / 'lavos.db'}")
-    service = build_hub(load_venue(venue_path), store, clock=clock)
+    venue = load_venue(venue_path)
+    seeding = build_hub(venue, store, clock=clock)
+    made = busy_evening(HubFacade(seeding), store, clock)
+    del seeding  # never started: no threads to stop
+    # A hub started over the seeded database, as after a restart: drops and alerts come from its records.
+    service = build_hub(venue, store, clock=clock)
     service.start()
     try:
-        made = busy_evening(service, clock)
         timer = ServerTimer(hub_web_app(service))  # as lavos server builds it
         with TestClient(timer, base_url="http://127.0.0.1") as client:
             log_in(client)

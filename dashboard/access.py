@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from broker.db.models import ROLES
-from broker.users import role_at_least
+from broker.accounts.staff import ROLES, role_at_least
 
 STAFF, MANAGER = "staff", "manager"
 

@@ -29,17 +29,11 @@ from typing import Any
 from rich.console import Console
 from rich.logging import RichHandler
 from rich.markup import escape
-from sqlalchemy import select
-
 from broker.billing import format_eur
-from broker.compose import Store, build_hub, open_store
-from broker.db.models import Member
-from broker.members import assign_card, record_fee
-from broker.members_csv import import_members_csv
+from broker.compose import build_hub, open_store
+from broker.hall.facade import HubFacade
 from broker.schedule import closing_time
 from broker.service import CentralService, ServiceError
-from broker.tariffs import calendar_year
-from broker.users import create_user
 from dashboard.cli import HttpAddress, hub_web_app
 from devices.drivers.cardreader import SimulatedCardReader
 from devices.kinds import Kind, default_pins
@@ -157,22 +151,24 @@ def node_configs(venue: Venue, broker: DemoBroker, workdir: Path) -> list[NodeCo
 # -- the club's data ------------------------------------------------------------------------
 
 
-def seed_club(store: Store, venue: Venue, now: datetime, members_csv: Path) -> list[Card]:
-    """Demo logins, the club's members, and a few club cards (one with this year's fee unpaid)."""
-    year = calendar_year(now, venue)
-    with store.session() as db:
-        create_user(db, STAFF[0], STAFF[1], "staff", actor="demo")
-        create_user(db, MANAGER[0], MANAGER[1], "manager", actor="demo")
-        import_members_csv(db, members_csv.read_bytes(), actor="demo")
-        members = db.scalars(select(Member).order_by(Member.id)).all()
-        cards = []
-        for i, uid in zip(CARD_HOLDERS, (*CARD_UIDS, UNPAID_UID)):
-            member = members[i % len(members)]
-            assign_card(db, member.id, uid, actor="demo")
-            paid = uid != UNPAID_UID
-            if paid:
-                record_fee(db, member.id, year, actor="demo", paid_at=now)
-            cards.append(Card(uid, member.name, paid))
+def seed_club(hub: HubFacade, members_csv: Path) -> list[Card]:
+    """Demo logins, the club's members, and a few club cards (one with this year's fee unpaid).
+
+    Through the hub's facade, as the manager would do it on the pages (before the hub starts,
+    so nothing of it reaches a node)."""
+    year = hub.reads.fee_year()
+    hub.create_staff(STAFF[0], STAFF[1], "staff", actor="demo")
+    hub.create_staff(MANAGER[0], MANAGER[1], "manager", actor="demo")
+    hub.import_members(members_csv.read_bytes(), actor="demo")
+    members = sorted(hub.reads.search_members("", limit=10_000), key=lambda m: m.id)
+    cards = []
+    for i, uid in zip(CARD_HOLDERS, (*CARD_UIDS, UNPAID_UID)):
+        member = members[i % len(members)]
+        hub.assign_card(member.id, uid, actor="demo")
+        paid = uid != UNPAID_UID
+        if paid:
+            hub.record_fee(member.id, year, actor="demo")
+        cards.append(Card(uid, member.name, paid))
     return cards
 
 
@@ -218,7 +214,7 @@ def start_http(service: CentralService, address: str, data_dir: Path) -> Http:
 class Evening:
     """Carries the plan out and says what happens, in the hall's local (simulated) time."""
 
-    service: CentralService
+    hub: HubFacade  # every write and read of the hall goes through it, as the dashboard's do
     nodes: dict[str, SimNode]
     clock: ScaledClock
     console: Console
@@ -229,7 +225,7 @@ class Evening:
     live: bool = False  # tell the service's news only while the evening runs, not start-up and shutdown
 
     def say(self, table: str, text: str, style: str = "") -> None:
-        at = self.clock().astimezone(self.service.venue.tz).strftime("%H:%M")
+        at = self.clock().astimezone(self.hub.reads.venue.tz).strftime("%H:%M")
         body = f"[{style}]{escape(text)}[/]" if style else escape(text)
         self.console.print(f"[dim]{at}[/] [bold]{table:<9}[/] {body}", highlight=False, soft_wrap=True)
 
@@ -262,7 +258,7 @@ class Evening:
         sim = self.nodes[a.table]
         pins = sim.config.pins
         if a.do is Do.START:
-            sid = self.service.start_session(a.table, actor=STAFF[0], card_uid=a.uid, prepaid_minutes=a.minutes)
+            sid = self.hub.start_session(a.table, actor=STAFF[0], card_uid=a.uid, prepaid_minutes=a.minutes)
             with self.lock:
                 self.parties[a.party] = sid
             how = f"prepaid {a.minutes} min" if a.minutes else "open"
@@ -270,9 +266,9 @@ class Evening:
         elif a.do is Do.STOP:
             with self.lock:
                 sid = self.parties.pop(a.party, None)
-            if sid is not None and any(s.id == sid for s in self.service.open.values()):
-                st = self.service.stop_session(sid, actor=STAFF[0])
-                self.say(a.table, f"session {sid} stopped by staff, bill {format_eur(self.service.bill_of(st).total_cents)}", "green")
+            if sid is not None and any(s.id == sid for s in self.hub.reads.hall_snapshot().open.values()):
+                st = self.hub.stop_session(sid, actor=STAFF[0])
+                self.say(a.table, f"session {sid} stopped by staff, bill {format_eur(self.hub.reads.bill_of(st).total_cents)}", "green")
         elif a.do is Do.DROP:
             rack, ball = self.racks.get(a.party, (0, 0))
             ball = ball + 1 if a.rack == rack else 1
@@ -363,10 +359,11 @@ def run_demo(
             store = open_store(f"sqlite:///{workdir / 'lavos.db'}")
             closers.append(store.close)
             clock = ScaledClock(evening_start(venue, datetime.now(timezone.utc)), speed)
-            cards = seed_club(store, venue, clock(), MEMBERS_CSV)
             service = build_hub(venue, store, mqtt_url=mqtt.hub_url, clock=clock)  # client id = its login, lavos-hub
-            evening = Evening(service, {}, clock, console)
-            service.listeners.append(evening.on_service)
+            hub = HubFacade(service)
+            cards = seed_club(hub, MEMBERS_CSV)
+            evening = Evening(hub, {}, clock, console)
+            hub.reads.subscribe(evening.on_service)
             service.start()
             closers.append(service.close)
             web = start_http(service, http, workdir)

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
 
-from broker.service import CentralService
+from broker.hall.facade import HubFacade
 from dashboard.api import alerts, errors, foosball, health, members, reports, sessions, tables
 from dashboard.api.headers import SecurityHeaders
 from dashboard.api.limits import API_CAPS, API_STALLED, BodyLimits
+
+if TYPE_CHECKING:  # the dashboard is given the hub; it talks to it only through the facade
+    from broker.service import CentralService
 
 # The routes that answer without a login; everything else needs a staff user at least.
 PUBLIC_PATHS = frozenset({"/api/health", "/openapi.json"})
@@ -23,11 +27,11 @@ def api_routes() -> Iterator[tuple[str, str, APIRoute]]:
     for module in ROUTERS:
         for route in module.router.routes:
             if isinstance(route, APIRoute):
-                for method in sorted(route.methods):
+                for method in sorted(route.methods or ()):
                     yield method, PREFIX + route.path, route
 
 
-def create_app(service: CentralService) -> FastAPI:
+def create_app(service: "CentralService") -> FastAPI:
     app = FastAPI(
         title="Lavos table control",
         version="1",
@@ -35,11 +39,12 @@ def create_app(service: CentralService) -> FastAPI:
                     "Log in with HTTP Basic (staff account) or a bearer token (`lavos user token`).",
         docs_url=None, redoc_url=None,  # the staff pages come in the dashboard; the schema stays public
     )
-    app.state.service = service
+    # The dashboard sees the hub only through its facade (writes) and read models (hub.reads).
+    app.state.hub = hub = HubFacade(service)
     errors.install(app)
     # Added first, so it runs inside the security headers (its refusals get them) and inside the
     # session cookie that mount_web adds last (it reads request.session).
-    app.add_middleware(BodyLimits, service=service, caps=API_CAPS, public=PUBLIC_PATHS, api=True, stalled_message=API_STALLED)
+    app.add_middleware(BodyLimits, hub=hub, caps=API_CAPS, public=PUBLIC_PATHS, api=True, stalled_message=API_STALLED)
     app.add_middleware(SecurityHeaders)
     for module in ROUTERS:
         public = all(PREFIX + r.path in PUBLIC_PATHS for r in module.router.routes)

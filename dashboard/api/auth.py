@@ -1,12 +1,14 @@
 """Who is calling: HTTP Basic (staff password: broker.auth_checks), a bearer token, or the dashboard's
 cookie session, and their role.
 
-`user_from_authorization`, `login` and `session_user` are plain functions returning the User, so
+`user_from_authorization`, `login` and `session_user` are plain functions returning the Staff
+(broker.accounts.staff: a value, never the ORM row), so
 the cookie login pages (dashboard.web) reuse them; `can(capability)` makes the FastAPI dependency
 a route declares (dashboard.access says which role the capability needs). A browser sends its
 cookie with every request, forged ones included, so a write authenticated by the cookie alone must
 also carry the session's CSRF token in X-CSRF-Token. The cookie holds only a server-side session
 id (broker.web_sessions): logging out, a new password, disabling or a new role end it for good.
+Every check that reads or writes the accounts goes through the hub's facade (broker.hall.facade).
 """
 
 from __future__ import annotations
@@ -22,15 +24,12 @@ from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPBearer
 from fastapi.security.http import HTTPBase
 
-from broker import web_sessions
-from broker.auth_checks import Busy, Throttled, check_password
-from broker.db.engine import Store
-from broker.db.errors import StoreError
-from broker.db.models import User
-from broker.db.types import utcnow
-from broker.users import AuthError, find_token, get_user, role_at_least, token_touch_due, touch_token
+from broker.accounts.staff import Staff, StaffSession
+from broker.auth_checks import Busy, Throttled
+from broker.hall.facade import HubFacade
+from broker.users import AuthError
 from dashboard import access
-from dashboard.api.deps import get_service
+from dashboard.api.deps import get_hub
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +69,7 @@ def _refusal(e: AuthError) -> HTTPException:
     return unauthorized(str(e))
 
 
-def login(store: Store, username: str, password: str, *, client: str | None = None) -> User:
+def login(hub: HubFacade, username: str, password: str, *, client: str | None = None) -> Staff:
     """The user for this username and password; HTTPException 401 (wrong, or disabled), 429 (this
     client made too many wrong guesses; Retry-After) or 503 (too many logins being checked at once).
 
@@ -78,22 +77,16 @@ def login(store: Store, username: str, password: str, *, client: str | None = No
     address, never the account's owner elsewhere.
     """
     try:
-        return check_password(store, username, password, client=client or UNKNOWN_CLIENT)
+        return hub.check_login(username, password, client=client or UNKNOWN_CLIENT)
     except AuthError as e:
         raise _refusal(e) from None
 
 
-def _token_user(store: Store, token: str) -> User:
-    now = utcnow()
+def _token_user(hub: HubFacade, token: str) -> Staff:
     try:
-        with store.reader() as db:  # a token is checked on every call: no write lock for it
-            row, user = find_token(db, token)
+        return hub.token_staff(token)
     except AuthError as e:
         raise unauthorized(str(e)) from None
-    if token_touch_due(row, now):
-        with store.session() as db:
-            touch_token(db, row.id, now)
-    return user
 
 
 def _basic_credentials(value: str) -> tuple[str, str]:
@@ -107,7 +100,7 @@ def _basic_credentials(value: str) -> tuple[str, str]:
     return username, password
 
 
-def user_from_authorization(store: Store, header: str | None, *, client: str | None = None) -> User:
+def user_from_authorization(hub: HubFacade, header: str | None, *, client: str | None = None) -> Staff:
     """The user an Authorization header stands for; HTTPException 401/429/503 otherwise (see login).
 
     Pass `client=client_address(request)`: Basic credentials are throttled per client address.
@@ -117,9 +110,9 @@ def user_from_authorization(store: Store, header: str | None, *, client: str | N
     scheme, _, value = header.strip().partition(" ")
     value = value.strip()
     if scheme.lower() == "bearer" and value:
-        return _token_user(store, value)
+        return _token_user(hub, value)
     if scheme.lower() == "basic" and value:
-        return login(store, *_basic_credentials(value), client=client)
+        return login(hub, *_basic_credentials(value), client=client)
     raise unauthorized("unsupported Authorization header: use Basic or Bearer")
 
 
@@ -130,7 +123,7 @@ def csrf_matches(request: Request, supplied: object) -> bool:
             and hmac.compare_digest(expected.encode(), supplied.encode()))
 
 
-def _live_session(store: Store, request: Request) -> web_sessions.LiveSession | None:
+def _live_session(hub: HubFacade, request: Request) -> StaffSession | None:
     """The cookie's server-side session if it is live; looked up once per request (middleware and route share it)."""
     if "session" not in request.scope:
         return None
@@ -139,57 +132,50 @@ def _live_session(store: Store, request: Request) -> web_sessions.LiveSession | 
     session_id = request.session.get(SESSION_ID)
     found = None
     if isinstance(session_id, str) and session_id:
-        with store.reader() as db:
-            found = web_sessions.live(db, session_id)
+        found = hub.web_session(session_id)  # notes when it was last seen, at most every few minutes
         if found is None:
             request.session.pop(SESSION_ID, None)  # ended or expired: the browser forgets it too
-        elif found.touch_due:
-            try:
-                with store.session() as db:
-                    web_sessions.touch(db, found.row.id)
-            except StoreError as e:  # last_seen is for the session list; a busy database must not refuse the page
-                log.warning("could not note when session %d was last seen: %s", found.row.id, e)
     request.scope[_LIVE] = found
     return found
 
 
-def remember_session(request: Request, found: web_sessions.LiveSession | None) -> None:
+def remember_session(request: Request, found: StaffSession | None) -> None:
     """After a login or logout in this request: what session_user answers from now on."""
     request.scope[_LIVE] = found
 
 
-def session_user(store: Store, request: Request) -> User | None:
+def session_user(hub: HubFacade, request: Request) -> Staff | None:
     """The active user whose live dashboard session the cookie names; None without one (or without its middleware).
 
     Checked on every request: an ended or expired session, a disabled account or a changed role
     take effect at once.
     """
-    found = _live_session(store, request)
-    return found.user if found is not None else None
+    found = _live_session(hub, request)
+    return found.staff if found is not None else None
 
 
 def web_session_pk(request: Request) -> int | None:
     """The pk of this request's live dashboard session (after session_user looked it up), else None."""
     found = request.scope.get(_LIVE)
-    return found.row.id if found is not None else None
+    return found.pk if found is not None else None
 
 
-def password_change_pending(user: User) -> HTTPException:
+def password_change_pending(user: Staff) -> HTTPException:
     return HTTPException(403, f"{user.username} must change the password first: log in to the dashboard and choose a new one")
 
 
-def current_user(request: Request, _b: object = Depends(_basic_doc), _t: object = Depends(_bearer_doc)) -> User:
-    store = get_service(request).store
+def current_user(request: Request, _b: object = Depends(_basic_doc), _t: object = Depends(_bearer_doc)) -> Staff:
+    hub = get_hub(request)
     header = request.headers.get("authorization")
     if not header:
-        user = session_user(store, request)
+        user = session_user(hub, request)
         if user is not None:
             if request.method not in SAFE_METHODS and not csrf_matches(request, request.headers.get(CSRF_HEADER)):
                 raise HTTPException(403, f"a write with the dashboard's cookie needs the {CSRF_HEADER} header from the page; reload it")
             if user.must_change_password:
                 raise password_change_pending(user)
             return user
-    user = user_from_authorization(store, header, client=client_address(request))
+    user = user_from_authorization(hub, header, client=client_address(request))
     # A password a manager handed out is for logging in once and choosing one's own; tokens are
     # not passwords and keep working.
     if user.must_change_password and header.strip().lower().startswith("basic"):  # type: ignore[union-attr]
@@ -197,7 +183,7 @@ def current_user(request: Request, _b: object = Depends(_basic_doc), _t: object 
     return user
 
 
-def demand(user: User, capability: str) -> None:
+def demand(user: Staff, capability: str) -> None:
     """403 unless the user's role has `capability` (for a query that asks more than the route's own)."""
     if not access.allows(user.role, capability):
         needed = access.role_for(capability)
@@ -209,7 +195,7 @@ def can(capability: str):  # type: ignore[no-untyped-def]
     """The dependency an API route declares: the current user, if dashboard.access gives their role `capability`; else 403."""
     access.role_for(capability)  # an unknown capability fails at import, not at the first request
 
-    def dependency(user: Annotated[User, Depends(current_user)]) -> User:
+    def dependency(user: Annotated[Staff, Depends(current_user)]) -> Staff:
         demand(user, capability)
         return user
 
@@ -225,8 +211,8 @@ def require(role: str):  # type: ignore[no-untyped-def]
     tests/security/test_roles.py fails on a route that declares none.
     """
 
-    def dependency(user: Annotated[User, Depends(current_user)]) -> User:
-        if not role_at_least(user.role, role):
+    def dependency(user: Annotated[Staff, Depends(current_user)]) -> Staff:
+        if not user.at_least(role):
             raise HTTPException(403, f"this needs the {role} role; {user.username} is {user.role}")
         return user
 
@@ -236,5 +222,5 @@ def require(role: str):  # type: ignore[no-untyped-def]
 
 staff_user = require("staff")
 manager_user = require("manager")
-StaffUser = Annotated[User, Depends(staff_user)]
-ManagerUser = Annotated[User, Depends(manager_user)]
+StaffUser = Annotated[Staff, Depends(staff_user)]
+ManagerUser = Annotated[Staff, Depends(manager_user)]

@@ -1,4 +1,4 @@
-"""What every route needs: the running service, path ids, venue-local dates."""
+"""What every route needs: the hub's facade (writes), its read models (reads), path ids, venue-local dates."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from typing import Annotated
 
 from fastapi import Depends, Path, Request
 
-from broker.service import CentralService
+from broker.hall.facade import HubFacade
+from broker.hall.read_models import HallReads
 
 # Ids are SQL integers: a bigger number is not an id that could exist, and PostgreSQL would
 # refuse it with an error of its own, so it is turned away here as bad input.
@@ -15,13 +16,18 @@ MAX_ID = 2**31 - 1
 IdPath = Annotated[int, Path(ge=1, le=MAX_ID, description="A numeric id")]
 
 
-def get_service(request: Request) -> CentralService:
-    return request.app.state.service
+def get_hub(request: Request) -> HubFacade:
+    return request.app.state.hub
 
 
-Service = Annotated[CentralService, Depends(get_service)]
+def get_reads(request: Request) -> HallReads:
+    return request.app.state.hub.reads
 
 
-def local_today(service: CentralService) -> date:
-    """Today at the venue, by the service's (billing) clock."""
-    return service.clock().astimezone(service.venue.tz).date()
+Hub = Annotated[HubFacade, Depends(get_hub)]
+Reads = Annotated[HallReads, Depends(get_reads)]
+
+
+def local_today(reads: HallReads) -> date:
+    """Today at the venue, by the hub's (billing) clock."""
+    return reads.today()

@@ -12,13 +12,9 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
-from sqlalchemy import exc as sa
 
-from broker.db.errors import StoreError
-from broker.members import MemberError
-from broker.members_csv import MemberImportError
+from broker.hall.facade import MemberError, MemberImportError, NotFound, ServiceError, StoreUnavailable
 from broker.reports import ReportError
-from broker.service import NotFound, ServiceError
 from broker.users import UserError
 
 log = logging.getLogger("lavos.api")
@@ -87,16 +83,10 @@ def _route(request: Request) -> str:
     return getattr(route, "path", None) or request.url.path
 
 
-def _integrity(request: Request, e: sa.IntegrityError) -> JSONResponse:
-    # PostgreSQL's message quotes the conflicting key, which may be a card UID: that at DEBUG only.
-    log.info("integrity conflict on %s %s", request.method, _route(request))
-    log.debug("integrity conflict on %s %s: %s", request.method, request.url.path, e.orig)
-    return JSONResponse({"detail": "this conflicts with a change made at the same moment; reload and try again"}, status_code=409)
-
-
-def _database_down(request: Request, e: sa.OperationalError) -> JSONResponse:
-    log.error("database unavailable on %s %s: %s", request.method, _route(request), e.orig)
-    return JSONResponse({"detail": "the database is unavailable; try again in a moment, and tell the manager if it persists"}, status_code=503)
+def _database_down(request: Request, e: StoreUnavailable) -> JSONResponse:
+    # The facade and read models logged the cause; this says which route met it.
+    log.error("database unavailable on %s %s", request.method, _route(request))
+    return JSONResponse({"detail": str(e)}, status_code=503)
 
 
 def _bug(request: Request, e: Exception) -> JSONResponse:
@@ -107,12 +97,12 @@ def _bug(request: Request, e: Exception) -> JSONResponse:
 def install(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation)  # type: ignore[arg-type]
     # Starlette picks the handler of the nearest class in the MRO, so NotFound beats ServiceError.
+    # Store failures arrive translated by the facade and read models (broker.hall.store_errors):
+    # a conflicting concurrent change is a Conflict, a ServiceError (409).
     app.add_exception_handler(NotFound, _status(404))
     app.add_exception_handler(ServiceError, _status(409))
     app.add_exception_handler(MemberImportError, _import_errors)  # type: ignore[arg-type]
     for bad_input in (MemberError, UserError, ReportError):
         app.add_exception_handler(bad_input, _status(400))
-    app.add_exception_handler(StoreError, _status(409))
-    app.add_exception_handler(sa.IntegrityError, _integrity)  # type: ignore[arg-type]
-    app.add_exception_handler(sa.OperationalError, _database_down)  # type: ignore[arg-type]
+    app.add_exception_handler(StoreUnavailable, _database_down)  # type: ignore[arg-type]
     app.add_exception_handler(Exception, _bug)

@@ -2,53 +2,33 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
-from sqlalchemy import select
-from sqlalchemy.orm import Session
 
-from broker.db.models import FoosballCheckin, Member, User
-from broker.service import CentralService
+from broker.accounts.staff import Staff
+from broker.hall.read_models import HallReads
+from dashboard.api import responses as R
 from dashboard.api import views
 from dashboard.api.auth import can
-from dashboard.api.deps import Service
+from dashboard.api.deps import Hub, Reads
 from dashboard.api.schemas import CheckinIn
-from devices.kinds import Kind
 
 router = APIRouter(prefix="/foosball", tags=["foosball"])
 
 
-def _window(service: CentralService) -> timedelta:
-    return timedelta(minutes=service.venue.billing.foosball_checkin_min)
+def checkins_by_table(reads: HallReads, tables: list[str] | None = None) -> list[dict[str, Any]]:
+    """Per foosball table, the check-ins that count now (the JSON of GET /api/foosball)."""
+    return [{"table": t.table, "name": t.name, "checkins": [views.checkin(c) for c in t.checkins]}
+            for t in reads.active_checkins(tables)]
 
 
-def _active(db: Session, service: CentralService, table: str, now: datetime) -> list[dict[str, Any]]:
-    rows = db.execute(select(FoosballCheckin, Member.name).join(Member, Member.id == FoosballCheckin.member_id).where(
-        FoosballCheckin.table_id == table, FoosballCheckin.ended_at.is_(None)).order_by(FoosballCheckin.checked_in_at))
-    out = []
-    for c, name in rows:
-        until = (c.last_goal_at or c.checked_in_at) + _window(service)
-        if until > now:
-            out.append(views.checkin(c, name, until))
-    return out
+@router.get("", response_model=list[R.FoosballTableOut], summary="Checked-in members per foosball table, with their goals")
+def list_checkins(reads: Reads, user: Annotated[Staff, Depends(can("foosball.checkin"))]) -> list[dict[str, Any]]:
+    return checkins_by_table(reads)
 
 
-def _foosball_tables(service: CentralService) -> list[str]:
-    return [t.id for t in service.venue.tables if t.kind is Kind.FOOSBALL]
-
-
-@router.get("", summary="Checked-in members per foosball table, with their goals")
-def list_checkins(service: Service, user: Annotated[User, Depends(can("foosball.checkin"))]) -> list[dict[str, Any]]:
-    now = service.clock()
-    with service.store.reader() as db:
-        return [{"table": t, "name": service.tables[t].name, "checkins": _active(db, service, t, now)}
-                for t in _foosball_tables(service)]
-
-
-@router.post("/{table}/checkin", status_code=201, summary="Check a paid-up member in at a foosball table (staff)")
-def staff_checkin(table: str, body: CheckinIn, service: Service, user: Annotated[User, Depends(can("foosball.checkin"))]) -> dict[str, Any]:
-    # The service checks, records, audits and settles the alert: the one writer of alerts.
-    row, name = service.foosball_checkin(table, body.member_id, actor=user.username)
-    return views.checkin(row, name, (row.last_goal_at or row.checked_in_at) + _window(service))
+@router.post("/{table}/checkin", response_model=R.CheckinOut, status_code=201, summary="Check a paid-up member in at a foosball table (staff)")
+def staff_checkin(table: str, body: CheckinIn, hub: Hub, user: Annotated[Staff, Depends(can("foosball.checkin"))]) -> dict[str, Any]:
+    # The hub checks, records, audits and settles the alert: the one writer of alerts.
+    return views.checkin(hub.foosball_checkin(table, body.member_id, actor=user.username))

@@ -7,9 +7,7 @@ import logging
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
-from sqlalchemy import exc, text
-
-from dashboard.api.deps import Service
+from dashboard.api.deps import Reads
 
 router = APIRouter(tags=["health"])
 log = logging.getLogger("lavos.api")
@@ -24,14 +22,8 @@ class HealthOut(BaseModel):
 
 @router.get("/health", summary="ok, MQTT connected, database reachable (no login); 503 when not ok",
             response_model=HealthOut, responses={503: {"model": HealthOut, "description": "Not healthy: the body says which part"}})
-def health(service: Service) -> JSONResponse:
-    try:
-        with service.store.reader() as db:
-            db.execute(text("SELECT 1"))
-        db_ok = True
-    except exc.SQLAlchemyError as e:
-        log.warning("health: database check failed: %s", e)
-        db_ok = False
-    mqtt = service.link.stats.connected if service.link else None
+def health(reads: Reads) -> JSONResponse:
+    db_ok = reads.database_ok()  # logs why not
+    mqtt = reads.mqtt_connected
     ok = db_ok and mqtt is not False
-    return JSONResponse({"ok": ok, "mqtt": mqtt, "db": db_ok, "backend": service.store.backend}, status_code=200 if ok else 503)
+    return JSONResponse({"ok": ok, "mqtt": mqtt, "db": db_ok, "backend": reads.backend}, status_code=200 if ok else 503)

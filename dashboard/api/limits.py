@@ -30,6 +30,7 @@ from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from broker.hall.facade import HubFacade
 from broker.members_csv import MAX_IMPORT_BYTES
 from dashboard.api.auth import client_address, session_user, user_from_authorization
 
@@ -75,10 +76,10 @@ class BodyLimits:
     401 JSON (else the pages' 303 to /login). `skip`: path prefixes another instance handles.
     """
 
-    def __init__(self, app: ASGIApp, *, service: object, caps: tuple[Cap, ...], public: Collection[str], api: bool,
+    def __init__(self, app: ASGIApp, *, hub: HubFacade, caps: tuple[Cap, ...], public: Collection[str], api: bool,
                  stalled_message: str, skip: tuple[str, ...] = ()) -> None:
         self.app = app
-        self.service = service  # the CentralService; its store is looked up per request (route-listing tests have none)
+        self.hub = hub  # the HubFacade the routes use: the same login checks
         self.caps = caps
         self.public = frozenset(public)
         self.api = api
@@ -115,17 +116,17 @@ class BodyLimits:
 
     async def _refuse_anonymous(self, scope: Scope, headers: Headers):  # type: ignore[no-untyped-def]
         """None when the caller is a known, active user; else the response that turns them away."""
-        store = self.service.store  # type: ignore[attr-defined]
+        hub = self.hub
         header = headers.get("authorization")
         try:
-            if header is None and await anyio.to_thread.run_sync(session_user, store, Request(scope)) is not None:
+            if header is None and await anyio.to_thread.run_sync(session_user, hub, Request(scope)) is not None:
                 return None
             if not self.api:
                 return RedirectResponse("/login", status_code=303)  # as require_page answers an anonymous POST
             # The caller's address, as the route's own check passes it: wrong passwords slow down
             # the address that sent them, not everybody who reaches this middleware.
             client = client_address(Request(scope))
-            await anyio.to_thread.run_sync(lambda: user_from_authorization(store, header, client=client))
+            await anyio.to_thread.run_sync(lambda: user_from_authorization(hub, header, client=client))
         except HTTPException as e:
             return JSONResponse({"detail": e.detail}, status_code=e.status_code, headers=dict(e.headers or {}))
         return None

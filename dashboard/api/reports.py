@@ -8,9 +8,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query
 
 from broker import reports
-from broker.db.models import User
+from broker.accounts.staff import Staff
+from dashboard.api import responses as R
 from dashboard.api.auth import can
-from dashboard.api.deps import Service, local_today
+from dashboard.api.deps import Reads
 
 router = APIRouter(prefix="/reports", tags=["reports"])
 
@@ -25,38 +26,32 @@ def _grid(grid: reports.HourGrid, tz, scale: float) -> dict[str, Any]:  # type: 
     }
 
 
-@router.get("/revenue", summary="Revenue in cents by day, table and tariff over local days from..to (inclusive)")
+@router.get("/revenue", response_model=R.RevenueOut, summary="Revenue in cents by day, table and tariff over local days from..to (inclusive)")
 def revenue(
-    service: Service, user: Annotated[User, Depends(can("reports.view"))],
+    reads: Reads, user: Annotated[Staff, Depends(can("reports.view"))],
     first: date = Query(..., alias="from", description="First local day, YYYY-MM-DD"),
     last: date | None = Query(None, alias="to", description="Last local day (default: the same as from)"),
 ) -> dict[str, Any]:
-    with service.store.reader() as db:
-        r = reports.revenue(db, service.venue, first, last or first)
+    r = reads.revenue(first, last or first)
     return {"from": r.first, "to": r.last, "total_cents": r.total_cents, "sessions": r.sessions,
             "by_day": r.by_day, "by_table": r.by_table, "by_tariff": r.by_tariff}
 
 
-@router.get("/utilisation", summary="Minutes played per table per local hour of a day")
-def utilisation(service: Service, user: Annotated[User, Depends(can("reports.view"))], day: date | None = DayQuery) -> dict[str, Any]:
-    with service.store.reader() as db:
-        grid = reports.utilisation(db, service.venue, day or local_today(service), service.clock())
-    return _grid(grid, service.venue.tz, 60.0)
+@router.get("/utilisation", response_model=R.GridOut, summary="Minutes played per table per local hour of a day")
+def utilisation(reads: Reads, user: Annotated[Staff, Depends(can("reports.view"))], day: date | None = DayQuery) -> dict[str, Any]:
+    return _grid(reads.utilisation(day or reads.today()), reads.venue.tz, 60.0)
 
 
-@router.get("/drops", summary="Ball drops per pocket table per local hour of a day")
-def drops(service: Service, user: Annotated[User, Depends(can("reports.view"))], day: date | None = DayQuery) -> dict[str, Any]:
-    with service.store.reader() as db:
-        grid = reports.drops(db, service.venue, day or local_today(service))
-    return _grid(grid, service.venue.tz, 1)
+@router.get("/drops", response_model=R.GridOut, summary="Ball drops per pocket table per local hour of a day")
+def drops(reads: Reads, user: Annotated[Staff, Depends(can("reports.view"))], day: date | None = DayQuery) -> dict[str, Any]:
+    return _grid(reads.drops(day or reads.today()), reads.venue.tz, 1)
 
 
-@router.get("/foosball", summary="Foosball check-ins and goals per member over local days from..to")
+@router.get("/foosball", response_model=list[R.FoosballUseOut], summary="Foosball check-ins and goals per member over local days from..to")
 def foosball(
-    service: Service, user: Annotated[User, Depends(can("reports.view"))],
+    reads: Reads, user: Annotated[Staff, Depends(can("reports.view"))],
     first: date = Query(..., alias="from"), last: date | None = Query(None, alias="to"),
 ) -> list[dict[str, Any]]:
-    with service.store.reader() as db:
-        use = reports.foosball_use(db, service.venue, first, last or first)
+    use = reads.foosball_use(first, last or first)
     return [{"member_id": u.member_id, "member": u.name, "checkins": u.checkins, "goals": u.goals,
              "tables": sorted(u.tables), "last_at": u.last_at} for u in use]

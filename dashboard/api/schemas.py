@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from broker.db.models import MEMBER_KINDS
+from broker.members import MEMBER_KINDS
 from broker.members import FIRST_YEAR, LAST_YEAR
 from dashboard.api.deps import MAX_ID
 

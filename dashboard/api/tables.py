@@ -5,84 +5,71 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException
-from sqlalchemy import select
-
+from broker.accounts.staff import Staff
 from broker.billing import format_eur
-from broker.db.models import Node, User
-from broker.db.rejects import node_rejects
+from broker.hall.read_models import HallReads, NodeView
 from broker.rejects import UNKNOWN
-from broker.service import CentralService
+from dashboard.api import responses as R
 from dashboard.api import views
 from dashboard.api.auth import can
-from dashboard.api.deps import Service
+from dashboard.api.deps import Reads
 
 router = APIRouter(tags=["tables"])
 
 
-def _nodes(service: CentralService) -> dict[str, Node]:
-    with service.store.reader() as db:
-        return {n.table_id: n for n in db.scalars(select(Node))}
-
-
-def _open_summary(service: CentralService, table: str) -> dict[str, Any] | None:
-    with service.lock:
-        s = service.open.get(table)
-        drops = service.runtime[table].drops
+def _open_summary(reads: HallReads, table: str) -> dict[str, Any] | None:
+    hall = reads.hall_snapshot()  # session and drop count as one picture
+    s = hall.open.get(table)
     if s is None:
         return None
-    out = views.session(service, s.id, s.state, with_bill=False)
-    out["drops"] = drops
+    out = views.session(reads, s.id, s.state, with_bill=False)
+    out["drops"] = hall.drops.get(table, 0)
     return out
 
 
-def _table(service: CentralService, spec, node: Node | None) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def _table(reads: HallReads, spec, node: NodeView | None) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     return {
         "id": spec.id, "name": spec.name, "kind": spec.kind.value, "room": spec.room, "size_ft": spec.size_ft,
         "club_card": spec.club_card, "billed": spec.kind.billed,
         "node": {"online": bool(node and node.online), "last_seen_at": node.last_seen_at if node else None,
                  "version": node.version if node else None},
         "light": views.light(node),
-        "session": _open_summary(service, spec.id) if spec.kind.billed else None,
+        "session": _open_summary(reads, spec.id) if spec.kind.billed else None,
     }
 
 
-@router.get("/tables", summary="Every table with its live state")
-def list_tables(service: Service, user: Annotated[User, Depends(can("floor.view"))]) -> list[dict[str, Any]]:
-    nodes = _nodes(service)
-    return [_table(service, t, nodes.get(t.id)) for t in service.venue.tables]
+@router.get("/tables", response_model=list[R.TableOut], summary="Every table with its live state")
+def list_tables(reads: Reads, user: Annotated[Staff, Depends(can("floor.view"))]) -> list[dict[str, Any]]:
+    nodes = reads.nodes()
+    return [_table(reads, t, nodes.get(t.id)) for t in reads.venue.tables]
 
 
-@router.get("/tables/{table_id}", summary="One table with its live state")
-def get_table(table_id: str, service: Service, user: Annotated[User, Depends(can("floor.view"))]) -> dict[str, Any]:
-    if table_id not in service.tables:
-        raise HTTPException(404, f"no table {table_id[:40]!r} (tables: {', '.join(service.tables)})")
-    with service.store.reader() as db:
-        node = db.get(Node, table_id)
-    return _table(service, service.tables[table_id], node)
+@router.get("/tables/{table_id}", response_model=R.TableOut, summary="One table with its live state")
+def get_table(table_id: str, reads: Reads, user: Annotated[Staff, Depends(can("floor.view"))]) -> dict[str, Any]:
+    if table_id not in reads.tables:
+        raise HTTPException(404, f"no table {table_id[:40]!r} (tables: {', '.join(reads.tables)})")
+    return _table(reads, reads.tables[table_id], reads.node(table_id))
 
 
-@router.get("/nodes", summary="Table nodes: online, last seen, version, telemetry, light, refused messages")
-def list_nodes(service: Service, user: Annotated[User, Depends(can("nodes.view"))]) -> list[dict[str, Any]]:
-    return node_rows(service)
+@router.get("/nodes", response_model=list[R.NodeOut], summary="Table nodes: online, last seen, version, telemetry, light, refused messages")
+def list_nodes(reads: Reads, user: Annotated[Staff, Depends(can("nodes.view"))]) -> list[dict[str, Any]]:
+    return node_rows(reads)
 
 
-@router.get("/nodes/unknown-rejects", summary="Refused messages whose topic names no table of the venue")
-def unknown_rejects(service: Service, user: Annotated[User, Depends(can("nodes.view"))]) -> dict[str, Any]:
-    with service.store.reader() as db:
-        return views.rejects(node_rejects(db).get(UNKNOWN))
+@router.get("/nodes/unknown-rejects", response_model=R.RejectsOut, summary="Refused messages whose topic names no table of the venue")
+def unknown_rejects(reads: Reads, user: Annotated[Staff, Depends(can("nodes.view"))]) -> dict[str, Any]:
+    return views.rejects(reads.node_rejects().get(UNKNOWN))
 
 
-def node_rows(service: CentralService) -> list[dict[str, Any]]:
-    """/api/nodes: one row per venue table, with what the service refused from its node."""
-    with service.store.reader() as db:
-        known = {n.table_id: n for n in db.scalars(select(Node))}
-        refused = node_rejects(db)
-        return [views.node(t.id, known.get(t.id), refused.get(t.id)) for t in service.venue.tables]
+def node_rows(reads: HallReads) -> list[dict[str, Any]]:
+    """/api/nodes: one row per venue table, with what the hub refused from its node."""
+    known, refused = reads.nodes(), reads.node_rejects()
+    return [views.node(t.id, known.get(t.id), refused.get(t.id)) for t in reads.venue.tables]
 
 
-@router.get("/tariffs", summary="Tariffs and time bands from the venue file")
-def list_tariffs(service: Service, user: Annotated[User, Depends(can("floor.view"))]) -> dict[str, Any]:
-    v = service.venue
+@router.get("/tariffs", response_model=R.TariffsOut, summary="Tariffs and time bands from the venue file")
+def list_tariffs(reads: Reads, user: Annotated[Staff, Depends(can("floor.view"))]) -> dict[str, Any]:
+    v = reads.venue
     return {
         "default": v.billing.default_tariff, "member": v.billing.member_tariff,
         "unit_s": v.billing.unit_s, "minimum_cents": v.billing.minimum_cents, "vat_percent": v.billing.vat_percent,
@@ -96,9 +83,9 @@ def list_tariffs(service: Service, user: Annotated[User, Depends(can("floor.view
     }
 
 
-@router.get("/extras", summary="Items that can go on a tab")
-def list_extras(service: Service, user: Annotated[User, Depends(can("floor.view"))]) -> list[dict[str, Any]]:
+@router.get("/extras", response_model=list[R.ExtraOut], summary="Items that can go on a tab")
+def list_extras(reads: Reads, user: Annotated[Staff, Depends(can("floor.view"))]) -> list[dict[str, Any]]:
     return [{"id": e.id, "name": e.name, "name_en": e.name_en, "price_cents": e.price_cents, "price": format_eur(e.price_cents)}
-            for e in service.venue.extras]
+            for e in reads.venue.extras]
 
 

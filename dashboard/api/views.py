@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from broker import sessions
 from broker.billing import Bill, BillLine, format_eur
-from broker.db.models import Alert, FoosballCheckin, Member, Node
+from broker.hall.read_models import AlertView, CheckinView, HallReads, MemberView, NodeView
 from broker.rejects import NodeRejects
-from broker.service import CentralService
 
 
 def money(cents: int) -> dict[str, Any]:
@@ -35,22 +33,22 @@ def bill(b: Bill) -> dict[str, Any]:
     }
 
 
-def _tariff_now(service: CentralService, st: sessions.SessionState, b: Bill) -> str | None:
+def _tariff_now(reads: HallReads, st: sessions.SessionState, b: Bill) -> str | None:
     if st.state == "running":
-        rate = sessions.current_rate(st, service.venue, max(service.clock(), st.last_at))
+        rate = sessions.current_rate(st, reads.venue, max(reads.clock(), st.last_at))
         return rate.tariff_id if rate else None
     times = [x for x in b.lines if x.kind == "time"]
     return times[-1].tariff_id if times else st.tariff
 
 
-def session(service: CentralService, session_id: int, st: sessions.SessionState, *, with_bill: bool = True) -> dict[str, Any]:
-    now = max(service.clock(), st.last_at)
-    b = service.bill_of(st)
+def session(reads: HallReads, session_id: int, st: sessions.SessionState, *, with_bill: bool = True) -> dict[str, Any]:
+    now = max(reads.clock(), st.last_at)
+    b = reads.bill_of(st)
     left = sessions.prepaid_remaining(st, now)
     out = {
         "id": session_id, "table": st.table, "state": st.state,
         "started_at": st.started_at, "stopped_at": st.stopped_at, "paused_at": st.paused_at,
-        "tariff": _tariff_now(service, st, b), "requested_tariff": st.tariff,
+        "tariff": _tariff_now(reads, st, b), "requested_tariff": st.tariff,
         "member": {"id": st.member.member_id, "name": st.member.name, "fee_paid": st.member.fee_paid} if st.member else None,
         "prepaid_until": st.prepaid_until, "prepaid_left_s": int(left.total_seconds()) if left is not None else None,
         "amount_cents": b.total_cents, "amount": format_eur(b.total_cents),
@@ -61,13 +59,13 @@ def session(service: CentralService, session_id: int, st: sessions.SessionState,
     return out
 
 
-def light(node: Node | None) -> dict[str, Any] | None:
+def light(node: NodeView | None) -> dict[str, Any] | None:
     if node is None or node.light_on is None:
         return None
     return {"on": node.light_on, "blink": bool(node.light_blink), "cause": node.light_cause}
 
 
-def node(table: str, n: Node | None, refused: NodeRejects | None = None) -> dict[str, Any]:
+def node(table: str, n: NodeView | None, refused: NodeRejects | None = None) -> dict[str, Any]:
     tm = (n.telemetry if n else None) or {}
     return {
         "table": table, "online": bool(n and n.online), "online_since": n.online_since if n else None,
@@ -91,22 +89,22 @@ def rejects(r: NodeRejects | None) -> dict[str, Any]:
     }
 
 
-def member(m: Member, year: int) -> dict[str, Any]:
+def member(m: MemberView, year: int) -> dict[str, Any]:
     return {
         "id": m.id, "name": m.name, "kind": m.kind, "active": m.active, "note": m.note,
-        "cards": [c.uid for c in m.cards],
+        "cards": list(m.cards),
         "fees": [{"year": f.year, "amount_cents": f.amount_cents, "paid_at": f.paid_at, "recorded_by": f.recorded_by} for f in m.fees],
-        "fee_paid": any(f.year == year for f in m.fees), "fee_year": year, "created_at": m.created_at,
+        "fee_paid": m.fee_paid(year), "fee_year": year, "created_at": m.created_at,
     }
 
 
-def member_found(m: Member, year: int) -> dict[str, Any]:
+def member_found(m: MemberView, year: int) -> dict[str, Any]:
     """What staff see of a member when searching by name: enough to choose them, no note, no card UIDs."""
     return {"id": m.id, "name": m.name, "kind": m.kind, "active": m.active,
-            "fee_paid": any(f.year == year for f in m.fees), "fee_year": year}
+            "fee_paid": m.fee_paid(year), "fee_year": year}
 
 
-def alert(a: Alert) -> dict[str, Any]:
+def alert(a: AlertView) -> dict[str, Any]:
     return {
         "id": a.id, "kind": a.kind, "table": a.table_id, "severity": a.severity,
         "message": a.message, "message_en": a.message_en, "opened_at": a.opened_at, "last_seen_at": a.last_seen_at,
@@ -114,8 +112,8 @@ def alert(a: Alert) -> dict[str, Any]:
     }
 
 
-def checkin(c: FoosballCheckin, name: str, active_until: datetime) -> dict[str, Any]:
+def checkin(c: CheckinView) -> dict[str, Any]:
     return {
-        "id": c.id, "member_id": c.member_id, "member": name, "checked_in_at": c.checked_in_at,
-        "last_goal_at": c.last_goal_at, "goals": c.goals, "by": c.by, "active_until": active_until,
+        "id": c.id, "member_id": c.member_id, "member": c.member, "checked_in_at": c.checked_in_at,
+        "last_goal_at": c.last_goal_at, "goals": c.goals, "by": c.by, "active_until": c.active_until,
     }

@@ -13,18 +13,22 @@ import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 
-from broker.service import CentralService
+from broker.hall.facade import HubFacade
 from dashboard import web
 from dashboard.api.limits import BodyLimits
 from dashboard.web import errors
 from dashboard.web.limits import PAGE_CAPS, PAGE_STALLED, PUBLIC_PAGES, SKIP
 from dashboard.web.security import PageHeaders, SessionCookies, load_secret
 from dashboard.web.templating import register_nav
+
+if TYPE_CHECKING:  # the dashboard is given the hub; it talks to it only through the facade
+    from broker.service import CentralService
 
 STATIC = Path(__file__).parent / "static"
 SECRET_FILE = "web-secret"
@@ -40,24 +44,24 @@ def web_routes() -> Iterator[tuple[str, str, APIRoute]]:
     for module in page_modules():
         for route in module.router.routes:
             if isinstance(route, APIRoute):
-                for method in sorted(route.methods):
+                for method in sorted(route.methods or ()):
                     yield method, route.path, route
 
 
-def create_web(service: CentralService) -> FastAPI:
+def create_web(hub: HubFacade) -> FastAPI:
     pages = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
-    pages.state.service = service
+    pages.state.hub = hub
     errors.install(pages)
     for module in page_modules():
         pages.include_router(module.router)
         register_nav(list(getattr(module, "NAV", [])))
     pages.mount("/static", StaticFiles(directory=STATIC), name="static")
-    pages.add_middleware(BodyLimits, service=service, caps=PAGE_CAPS, public=PUBLIC_PAGES, api=False, stalled_message=PAGE_STALLED, skip=SKIP)
+    pages.add_middleware(BodyLimits, hub=hub, caps=PAGE_CAPS, public=PUBLIC_PAGES, api=False, stalled_message=PAGE_STALLED, skip=SKIP)
     pages.add_middleware(PageHeaders)
     return pages
 
 
-def mount_web(app: FastAPI, service: CentralService, *, data_dir: Path | None = None, https_cookies: bool = False) -> FastAPI:
+def mount_web(app: FastAPI, service: "CentralService", *, data_dir: Path | None = None, https_cookies: bool = False) -> FastAPI:
     """Serve the pages at / beside the API, and the cookie session both of them read.
 
     The cookie secret lives in `data_dir`/web-secret (made 0600 at first start); without a
@@ -65,5 +69,5 @@ def mount_web(app: FastAPI, service: CentralService, *, data_dir: Path | None = 
     """
     secret = load_secret(data_dir / SECRET_FILE) if data_dir is not None else secrets.token_urlsafe(32)
     app.add_middleware(SessionCookies, secret=secret, always_secure=https_cookies)
-    app.mount("/", create_web(service))
+    app.mount("/", create_web(app.state.hub))  # the facade create_app made for this service
     return app

@@ -1,7 +1,8 @@
 """Who is looking at a page: the cookie's server-side session, and `page_can(capability)`.
 
 Logging in reuses dashboard.api.auth.login (argon2, lockout: a failed attempt is committed
-even though it raises) and starts a broker.web_sessions row; the cookie holds only its id, and
+even though it raises) and starts a broker.web_sessions row through the hub's facade; the
+cookie holds only its id, and
 every request re-reads session and user, so that logging out, disabling an account or changing
 a role takes effect at once, in every browser that holds a copy of the cookie.
 """
@@ -14,12 +15,10 @@ from urllib.parse import quote
 
 from fastapi import Depends, Request
 
-from broker import web_sessions
-from broker.db.models import User
-from broker.users import role_at_least
+from broker.accounts.staff import Staff
 from dashboard import access
 from dashboard.api.auth import SESSION_ID, remember_session, session_user
-from dashboard.api.deps import get_service
+from dashboard.api.deps import get_hub
 from dashboard.web import csrf
 
 # The one page a user who must change their password may open (and post to).
@@ -37,7 +36,7 @@ class LoginRequired(Exception):
 class PageForbidden(Exception):
     """Logged in, but the role is too low: answered with the 403 page."""
 
-    def __init__(self, user: User, role: str) -> None:
+    def __init__(self, user: Staff, role: str) -> None:
         self.user, self.role = user, role
         super().__init__(f"{user.username} is {user.role}; this needs {role}")
 
@@ -57,11 +56,11 @@ def login_url(next_path: str) -> str:
     return "/login" if next_path in ("", "/") else f"/login?next={quote(next_path, safe='/')}"
 
 
-def page_user(request: Request) -> User | None:
-    return session_user(get_service(request).store, request)
+def page_user(request: Request) -> Staff | None:
+    return session_user(get_hub(request), request)
 
 
-def _gate(request: Request, role: str) -> User:
+def _gate(request: Request, role: str) -> Staff:
     user = page_user(request)
     if user is None:
         path = request.url.path + (f"?{request.url.query}" if request.url.query else "")
@@ -69,7 +68,7 @@ def _gate(request: Request, role: str) -> User:
         raise LoginRequired(path if request.method == "GET" else "/")
     if user.must_change_password and request.url.path != PASSWORD_PAGE:
         raise PasswordChangeRequired()
-    if not role_at_least(user.role, role):
+    if not user.at_least(role):
         raise PageForbidden(user, role)
     request.state.user = user  # base.html shows the name and the manager links from it
     return user
@@ -82,7 +81,7 @@ def require_page(role: str = "staff"):  # type: ignore[no-untyped-def]
     (for a page and for an action alike). Routes declare a capability with page_can() instead.
     """
 
-    def dependency(request: Request) -> User:
+    def dependency(request: Request) -> Staff:
         return _gate(request, role)
 
     dependency.__name__ = f"{role}_page"
@@ -94,7 +93,7 @@ def page_can(capability: str):  # type: ignore[no-untyped-def]
     """The dependency a page route declares: the logged-in User whose role has `capability` (dashboard.access)."""
     role = access.role_for(capability)
 
-    def dependency(request: Request) -> User:
+    def dependency(request: Request) -> Staff:
         return _gate(request, role)
 
     dependency.__name__ = f"{role}_page"  # tests find the role by this name
@@ -102,32 +101,28 @@ def page_can(capability: str):  # type: ignore[no-untyped-def]
     return dependency
 
 
-StaffPage = Annotated[User, Depends(require_page("staff"))]
-ManagerPage = Annotated[User, Depends(require_page("manager"))]
+StaffPage = Annotated[Staff, Depends(require_page("staff"))]
+ManagerPage = Annotated[Staff, Depends(require_page("manager"))]
 
 
 def _client(request: Request) -> str:
     return request.client.host if request.client else ""
 
 
-def log_in(request: Request, user: User) -> None:
-    store = get_service(request).store
-    with store.session() as db:
-        session_id = web_sessions.start(db, user.username, client=_client(request),
-                                        user_agent=request.headers.get("user-agent", ""))
+def log_in(request: Request, user: Staff) -> None:
+    session_id, live = get_hub(request).start_web_session(user.username, client=_client(request),
+                                                          user_agent=request.headers.get("user-agent", ""))
     request.session.clear()
     request.session[SESSION_ID] = session_id
     csrf.rotate(request)
-    with store.reader() as db:
-        remember_session(request, web_sessions.live(db, session_id))
+    remember_session(request, live)
 
 
 def log_out(request: Request) -> None:
     """End every dashboard session of this user, on the server: a copy of the cookie is worth nothing after."""
     user = page_user(request)
     if user is not None:
-        with get_service(request).store.session() as db:
-            web_sessions.end_user_sessions(db, user.username, by=user.username, reason="logout")
+        get_hub(request).log_out(user.username)
     request.session.clear()
     remember_session(request, None)
     csrf.rotate(request)

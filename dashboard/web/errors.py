@@ -13,10 +13,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from broker.db.errors import StoreError
-from broker.members import MemberError
+from broker.hall.facade import MemberError, NotFound, ServiceError
 from broker.reports import ReportError
-from broker.service import NotFound, ServiceError
 from broker.users import UserError
 from dashboard.web.auth import PASSWORD_PAGE, LoginRequired, PageForbidden, PasswordChangeRequired, login_url, page_user
 from dashboard.web.csrf import CsrfRefused
@@ -102,6 +100,6 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, _http)  # type: ignore[arg-type]
     app.add_exception_handler(NotFound, _status(404))
     app.add_exception_handler(ServiceError, _status(409))
-    for bad_input in (MemberError, UserError, ReportError, StoreError):
+    for bad_input in (MemberError, UserError, ReportError):
         app.add_exception_handler(bad_input, _status(400))
     app.add_exception_handler(Exception, _bug)

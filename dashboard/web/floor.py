@@ -11,12 +11,9 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import select
-
-from broker.db.models import Node
-from broker.service import CentralService
+from broker.hall.read_models import HallReads, NodeView
 from dashboard.api import views
-from dashboard.api.foosball import list_checkins
+from dashboard.api.foosball import checkins_by_table
 from dashboard.web.alerts_view import BannerAlert, all_open
 from dashboard.web.i18n import N_
 from devices.kinds import Kind
@@ -55,7 +52,7 @@ class RoomView:
     tables: list[TableView]
 
 
-def _state(spec: TableSpec, node: Node | None, session: dict[str, Any] | None, alert_kinds: set[str],
+def _state(spec: TableSpec, node: NodeView | None, session: dict[str, Any] | None, alert_kinds: set[str],
            checked_in: bool, warn_s: int) -> str:
     if node is None or not node.online:
         return "offline"
@@ -78,26 +75,23 @@ def _state(spec: TableSpec, node: Node | None, session: dict[str, Any] | None, a
 class FloorData:
     """Everything the cards need, read once: nodes, open alerts, foosball check-ins, open sessions."""
 
-    def __init__(self, service: CentralService, only: str | None = None) -> None:
-        self.service = service
-        with service.store.reader() as db:
-            q = select(Node) if only is None else select(Node).where(Node.table_id == only)
-            self.nodes = {n.table_id: n for n in db.scalars(q)}
-        self.alerts = all_open(service)
+    def __init__(self, reads: HallReads, only: str | None = None) -> None:
+        self.reads = reads
+        self.nodes = reads.nodes(only)
+        self.alerts = all_open(reads)
         self.by_table: dict[str | None, list[BannerAlert]] = {}
         for a in self.alerts:
             self.by_table.setdefault(a.table, []).append(a)
-        wants_foosball = only is None or service.tables[only].kind is Kind.FOOSBALL
-        self.checkins = {f["table"]: f["checkins"] for f in list_checkins(service, None)} if wants_foosball else {}  # type: ignore[arg-type]
-        with service.lock:  # a consistent picture of sessions and drop counts
-            self.open = dict(service.open)
-            self.drops = {t: rt.drops for t, rt in service.runtime.items()}
-        self.warn_s = int(timedelta(minutes=service.venue.billing.prepaid_warning_min).total_seconds())
+        wants_foosball = only is None or reads.tables[only].kind is Kind.FOOSBALL
+        self.checkins = {f["table"]: f["checkins"] for f in checkins_by_table(reads)} if wants_foosball else {}
+        hall = reads.hall_snapshot()  # a consistent picture of sessions and drop counts
+        self.open, self.drops = hall.open, hall.drops
+        self.warn_s = int(timedelta(minutes=reads.venue.billing.prepaid_warning_min).total_seconds())
 
     def table(self, spec: TableSpec) -> TableView:
         node = self.nodes.get(spec.id)
         s = self.open.get(spec.id)
-        session = views.session(self.service, s.id, s.state, with_bill=False) if s is not None else None
+        session = views.session(self.reads, s.id, s.state, with_bill=False) if s is not None else None
         alerts = self.by_table.get(spec.id, [])
         checkins = self.checkins.get(spec.id, [])
         state = _state(spec, node, session, {a.kind for a in alerts}, bool(checkins), self.warn_s)
@@ -105,7 +99,7 @@ class FloorData:
                          self.drops.get(spec.id, 0) if session else 0, alerts, checkins)
 
     def rooms(self) -> list[RoomView]:
-        venue = self.service.venue
+        venue = self.reads.venue
         out = []
         for room in venue.rooms:
             tables = [self.table(t) for t in venue.tables if t.room == room.id]
@@ -114,5 +108,5 @@ class FloorData:
         return out
 
 
-def table_view(service: CentralService, table_id: str) -> TableView:
-    return FloorData(service, only=table_id).table(service.tables[table_id])
+def table_view(reads: HallReads, table_id: str) -> TableView:
+    return FloorData(reads, only=table_id).table(reads.tables[table_id])

@@ -7,9 +7,9 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
-from broker.db.errors import StoreError
-from broker.db.models import User
-from dashboard.api.deps import IdPath, Service
+from broker.hall.facade import NotFound
+from broker.accounts.staff import Staff
+from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.web.alerts_view import all_open, banner_alerts
 from dashboard.web.auth import page_can, safe_next
 from dashboard.web.csrf import verify_csrf
@@ -21,20 +21,20 @@ NAV = [NavLink("/alerts", N_("Alerts"), order=30)]
 
 
 @router.get("")
-def alerts_page(request: Request, service: Service, user: Annotated[User, Depends(page_can("alerts.open"))]) -> Response:
-    return render(request, "alerts.html", {"alerts": all_open(service)})
+def alerts_page(request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("alerts.open"))]) -> Response:
+    return render(request, "alerts.html", {"alerts": all_open(reads)})
 
 
 @router.get("/banner")
-def banner(request: Request, service: Service, user: Annotated[User, Depends(page_can("alerts.open"))]) -> Response:
-    return render(request, "_alert_banner.html", {"open_alerts": banner_alerts(service)})
+def banner(request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("alerts.open"))]) -> Response:
+    return render(request, "_alert_banner.html", {"open_alerts": banner_alerts(reads)})
 
 
 @router.post("/{alert_id}/ack", dependencies=[Depends(verify_csrf)])
-def ack(alert_id: IdPath, request: Request, service: Service, user: Annotated[User, Depends(page_can("alerts.open"))],
+def ack(alert_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("alerts.open"))],
         next: Annotated[str, Form(max_length=2000)] = "/", close: Annotated[bool, Form()] = False) -> Response:
     try:
-        service.ack(alert_id, actor=user.username, close=close)
-    except StoreError:
+        hub.acknowledge_alert(alert_id, actor=user.username, close=close)
+    except NotFound:
         flash(request, gettext("That alert no longer exists; the list has been reloaded."), "error")
     return RedirectResponse(safe_next(next), status_code=303)

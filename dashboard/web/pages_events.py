@@ -10,9 +10,9 @@ from typing import Annotated
 from fastapi import APIRouter, Depends
 from fastapi.responses import StreamingResponse
 
-from broker.db.models import User
-from broker.service import CentralService
-from dashboard.api.deps import Service
+from broker.accounts.staff import Staff
+from broker.hall.read_models import HallReads
+from dashboard.api.deps import Reads
 from dashboard.web.auth import page_can
 from dashboard.web.live import Subscriber
 
@@ -24,22 +24,19 @@ HEARTBEAT_S = 10.0
 RETRY_MS = 2000
 
 
-async def _stream(service: CentralService, sub: Subscriber) -> AsyncIterator[str]:
-    service.listeners.append(sub.push)
+async def _stream(reads: HallReads, sub: Subscriber) -> AsyncIterator[str]:
+    reads.subscribe(sub.push)
     try:
         yield f"retry: {RETRY_MS}\n: connected\n\n"
         while True:
             event = await sub.next(HEARTBEAT_S)
             yield ": ping\n\n" if event is None else f"data: {json.dumps(event, separators=(',', ':'))}\n\n"
     finally:
-        try:
-            service.listeners.remove(sub.push)
-        except ValueError:
-            pass
+        reads.unsubscribe(sub.push)
 
 
 @router.get("/events")
-async def events(service: Service, user: Annotated[User, Depends(page_can("floor.view"))]) -> StreamingResponse:
+async def events(reads: Reads, user: Annotated[Staff, Depends(page_can("floor.view"))]) -> StreamingResponse:
     sub = Subscriber(asyncio.get_running_loop())
-    return StreamingResponse(_stream(service, sub), media_type="text/event-stream",
+    return StreamingResponse(_stream(reads, sub), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

@@ -7,9 +7,10 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 
-from broker.db.models import User
-from broker.service import CardInUse, CentralService, ServiceError
-from dashboard.api.deps import MAX_ID, Service
+from broker.accounts.staff import Staff
+from broker.hall.facade import CardInUse, ServiceError
+from broker.hall.read_models import HallReads
+from dashboard.api.deps import MAX_ID, Hub, Reads
 from dashboard.web.auth import page_can
 from dashboard.web.csrf import verify_csrf
 from dashboard.web.floor import FloorData, table_view
@@ -23,58 +24,59 @@ MAX_PREPAID_MIN = 12 * 60
 Text32 = Annotated[str, Form(max_length=32)]
 
 
-def _spec(service: CentralService, table_id: str):  # type: ignore[no-untyped-def]
-    if table_id not in service.tables:
+def _spec(reads: HallReads, table_id: str):  # type: ignore[no-untyped-def]
+    if table_id not in reads.tables:
         raise HTTPException(404, gettext("There is no such table."))
-    return service.tables[table_id]
+    return reads.tables[table_id]
 
 
-def _floor_context(service: CentralService) -> dict:
-    data = FloorData(service)
+def _floor_context(reads: HallReads) -> dict:
+    data = FloorData(reads)
     return {"rooms": data.rooms(), "open_alerts": [a for a in data.alerts if not a.acked]}
 
 
 @router.get("/")
-def floor(request: Request, service: Service, user: Annotated[User, Depends(page_can("floor.view"))]) -> Response:
-    return render(request, "floor.html", _floor_context(service))
+def floor(request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("floor.view"))]) -> Response:
+    return render(request, "floor.html", _floor_context(reads))
 
 
 @router.get("/floor/rooms")
-def floor_rooms(request: Request, service: Service, user: Annotated[User, Depends(page_can("floor.view"))]) -> Response:
-    return render(request, "_floor_rooms.html", _floor_context(service))
+def floor_rooms(request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("floor.view"))]) -> Response:
+    return render(request, "_floor_rooms.html", _floor_context(reads))
 
 
 @router.get("/tables/{table_id}/card")
-def table_card(table_id: str, request: Request, service: Service, user: Annotated[User, Depends(page_can("floor.view"))]) -> Response:
-    _spec(service, table_id)
-    return render(request, "_table_card.html", {"t": table_view(service, table_id)})
+def table_card(table_id: str, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("floor.view"))]) -> Response:
+    _spec(reads, table_id)
+    return render(request, "_table_card.html", {"t": table_view(reads, table_id)})
 
 
-def free_tables(service: CentralService, except_table: str | None = None) -> list:
+def free_tables(reads: HallReads, except_table: str | None = None) -> list:
     """Billed tables without a session: where a session may start or be transferred to."""
-    return [t for t in service.venue.tables if t.kind.billed and t.id not in service.open and t.id != except_table]
+    open_now = reads.hall_snapshot().open
+    return [t for t in reads.venue.tables if t.kind.billed and t.id not in open_now and t.id != except_table]
 
 
 @router.get("/tables/{table_id}")
-def table_panel(table_id: str, request: Request, service: Service, user: Annotated[User, Depends(page_can("floor.view"))]) -> Response:
-    _spec(service, table_id)
+def table_panel(table_id: str, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("floor.view"))]) -> Response:
+    _spec(reads, table_id)
     return render(request, "table.html", {
-        "t": table_view(service, table_id), "tariffs": service.venue.tariffs, "extras": service.venue.extras,
-        "free_tables": free_tables(service, table_id),
+        "t": table_view(reads, table_id), "tariffs": reads.venue.tariffs, "extras": reads.venue.extras,
+        "free_tables": free_tables(reads, table_id),
     })
 
 
 @router.post("/tables/{table_id}/start", dependencies=[Depends(verify_csrf)])
 def start(
-    table_id: str, request: Request, service: Service, user: Annotated[User, Depends(page_can("sessions.run"))],
+    table_id: str, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("sessions.run"))],
     card_uid: Text32 = "", tariff: Text32 = "",
     member_id: Annotated[int | None, Form(ge=1, le=MAX_ID)] = None,
     prepaid_minutes: Annotated[int | None, Form(ge=1, le=MAX_PREPAID_MIN)] = None,
 ) -> Response:
-    _spec(service, table_id)
+    _spec(hub.reads, table_id)
     back = f"/tables/{table_id}"
     try:
-        service.start_session(table_id, actor=user.username, tariff=tariff.strip() or None, member_id=member_id,
+        hub.start_session(table_id, actor=user.username, tariff=tariff.strip() or None, member_id=member_id,
                               card_uid=card_uid.strip() or None, prepaid_minutes=prepaid_minutes)
     except CardInUse as e:
         flash(request, gettext("Not started: %(member)s's club card is already on %(table)s. Stop the session there first, "
@@ -83,5 +85,5 @@ def start(
     except ServiceError as e:
         flash(request, gettext("Not started: %(reason)s") % {"reason": e}, "error")
         return RedirectResponse(back, status_code=303)
-    flash(request, gettext("Session started on %(table)s.") % {"table": service.tables[table_id].name}, "ok")
+    flash(request, gettext("Session started on %(table)s.") % {"table": hub.reads.tables[table_id].name}, "ok")
     return RedirectResponse("/", status_code=303)

@@ -9,7 +9,7 @@ from fastapi.responses import RedirectResponse, Response
 
 from dashboard.api.auth import client_address
 from dashboard.api.auth import login as check_password
-from dashboard.api.deps import get_service
+from dashboard.api.deps import get_hub
 from dashboard.web.auth import log_in, log_out, page_user, safe_next
 from dashboard.web.csrf import verify_csrf
 from dashboard.web.i18n import LANG_COOKIE, LANGS, gettext, ngettext
@@ -41,7 +41,7 @@ def login(
 ) -> Response:
     target = safe_next(next)
     try:
-        user = check_password(get_service(request).store, username.strip().lower(), password, client=client_address(request))
+        user = check_password(get_hub(request), username.strip().lower(), password, client=client_address(request))
     except HTTPException as e:
         response = _login_page(request, target, error=_refusal_text(e), username=username, status=e.status_code)
         if "Retry-After" in (e.headers or {}):

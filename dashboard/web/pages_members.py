@@ -1,12 +1,13 @@
 """The member registry for the manager: search, add, edit, the year's fee, club cards, CSV in and out.
 
-broker.members and broker.members_csv do the work and write the audit log; this module turns
-form fields into their arguments, refusing bad input with a message in the visitor's language
-before anything is written.
+The hub's facade (broker.hall.facade, the same methods the API calls) does the work through
+broker.members and broker.members_csv, which write the audit log; this module turns form fields
+into their arguments, refusing bad input with a message in the visitor's language before
+anything is written. Reads go through the read models.
 
 Card capture: the manager picks a table's reader and taps the card on it. The capture request
 waits (without holding a thread) for the next `card` event the service reports from that table,
-through the same `service.listeners` hook that feeds the live /events stream, and answers with
+through the same subscription (HallReads.subscribe) that feeds the live /events stream, and answers with
 the member page with the UID filled in; assigning it is still a separate, CSRF-checked POST.
 A UID is a credential and a node can be forged or replay an old tap: the page never fills one
 in without saying which table's node sent it and when the service received it (and when the
@@ -19,31 +20,19 @@ import asyncio
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, File, Form, HTTPException, Query, Request, UploadFile
 from fastapi.responses import RedirectResponse, Response
-from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from broker.db.models import MEMBER_KINDS, Member, User
-from broker.members import (
-    DEFAULT_FEE_CENTS,
-    MemberError,
-    add_member,
-    assign_card,
-    check_year,
-    edit_member,
-    normalize_uid,
-    record_fee,
-    remove_card,
-    search_members,
-)
-from broker.members_csv import MAX_IMPORT_BYTES, MemberImportError, export_members_csv, import_members_csv
-from broker.service import CentralService
-from broker.tariffs import calendar_year
+from broker.accounts.staff import Staff
+from broker.hall.facade import MemberError, MemberImportError
+from broker.hall.read_models import HallReads, MemberView
+from broker.members import DEFAULT_FEE_CENTS, MEMBER_KINDS, check_year, normalize_uid
+from broker.members_csv import MAX_IMPORT_BYTES
 from dashboard.api import views
-from dashboard.api.deps import IdPath, get_service
+from dashboard.api.deps import IdPath, get_hub
 from dashboard.web.auth import page_can
 from dashboard.web.csrf import verify_csrf
 from dashboard.web.i18n import N_
@@ -63,10 +52,6 @@ KIND_NAMES = {"individual": N_("individual"), "collective": N_("collective"), "h
 Text = Annotated[str, Form(max_length=2000)]
 Name = Annotated[str, Form(max_length=200)]
 Short = Annotated[str, Form(max_length=64)]
-
-
-def _year(service: CentralService) -> int:
-    return calendar_year(service.clock(), service.venue)
 
 
 def _checked(request: Request, *values: str) -> None:
@@ -108,8 +93,8 @@ def _cents(request: Request, text: str) -> int:
     return int(whole) * 100 + int((part or "0").ljust(2, "0"))
 
 
-def _member(db: Session, request: Request, member_id: int) -> Member:
-    member = db.get(Member, member_id)
+def _member(reads: HallReads, request: Request, member_id: int) -> MemberView:
+    member = reads.member(member_id)
     if member is None:
         raise HTTPException(404, translated(request, N_("There is no member %(id)d; search by name."), id=member_id))
     return member
@@ -122,58 +107,49 @@ def _to_member(member_id: int) -> RedirectResponse:
 # --- the list, search and add ------------------------------------------------------------------
 
 @router.get("")
-def members_page(request: Request, user: Annotated[User, Depends(page_can("members.read"))], q: Annotated[str, Query(max_length=100)] = "") -> Response:
-    service = get_service(request)
+def members_page(request: Request, user: Annotated[Staff, Depends(page_can("members.read"))], q: Annotated[str, Query(max_length=100)] = "") -> Response:
+    reads = get_hub(request).reads
     _checked(request, q)
-    with service.store.reader() as db:
-        found = [views.member(m, _year(service)) for m in search_members(db, q, limit=SEARCH_LIMIT)]
+    year = reads.fee_year()
+    found = [views.member(m, year) for m in reads.search_members(q, SEARCH_LIMIT)]
     return render(request, "members.html", {"members": found, "q": q, "limit": SEARCH_LIMIT, "kinds": KIND_NAMES,
-                                             "year": _year(service)})
+                                             "year": year})
 
 
 @router.post("", dependencies=CSRF)
-def add(request: Request, user: Annotated[User, Depends(page_can("members.edit"))], name: Name, kind: Short = "individual", note: Text = "",
+def add(request: Request, user: Annotated[Staff, Depends(page_can("members.edit"))], name: Name, kind: Short = "individual", note: Text = "",
         active: Annotated[str | None, Form(max_length=8)] = None) -> Response:
-    service = get_service(request)
     _checked(request, name, kind, note)
-    with service.store.session() as db:
-        member = add_member(db, name, actor=user.username, kind=_kind(request, kind), note=note.strip(), active=active is not None)
-        member_id, shown = member.id, member.name
-    flash(request, translated(request, N_("%(name)s added."), name=shown), "ok")
-    return _to_member(member_id)
+    member = get_hub(request).add_member(name, actor=user.username, kind=_kind(request, kind), note=note.strip(), active=active is not None)
+    flash(request, translated(request, N_("%(name)s added."), name=member.name), "ok")
+    return _to_member(member.id)
 
 
 # --- CSV ---------------------------------------------------------------------------------------
 
 @router.get("/export.csv")
-def export(request: Request, user: Annotated[User, Depends(page_can("members.read"))]) -> Response:
-    with get_service(request).store.reader() as db:
-        data = export_members_csv(db)
+def export(request: Request, user: Annotated[Staff, Depends(page_can("members.read"))]) -> Response:
+    data = get_hub(request).reads.export_members_csv()
     return Response(data.encode("utf-8-sig"), media_type="text/csv; charset=utf-8",
                     headers={"Content-Disposition": 'attachment; filename="lavos-members.csv"'})
 
 
 @router.get("/import")
-def import_page(request: Request, user: Annotated[User, Depends(page_can("members.edit"))]) -> Response:
+def import_page(request: Request, user: Annotated[Staff, Depends(page_can("members.edit"))]) -> Response:
     return render(request, "members_import.html", {"errors": [], "filename": None})
 
 
 @router.post("/import", dependencies=CSRF)
-async def import_csv(request: Request, user: Annotated[User, Depends(page_can("members.edit"))], file: Annotated[UploadFile, File()]) -> Response:
+async def import_csv(request: Request, user: Annotated[Staff, Depends(page_can("members.edit"))], file: Annotated[UploadFile, File()]) -> Response:
     data = await file.read(MAX_IMPORT_BYTES + 1)
     name = (file.filename or "")[:200]
     if len(data) > MAX_IMPORT_BYTES:
         raise HTTPException(413, translated(request, N_("The file is larger than %(kb)d kB; split it."), kb=MAX_IMPORT_BYTES // 1024))
     if not data.strip():
         raise HTTPException(400, translated(request, N_("The file is empty: choose the member list saved as CSV.")))
-    service = get_service(request)
-
-    def run() -> Any:
-        with service.store.session() as db:  # one transaction: any error rolls the whole file back
-            return import_members_csv(db, data, actor=user.username)
-
-    try:
-        report = await run_in_threadpool(run)
+    hub = get_hub(request)
+    try:  # one transaction: any error rolls the whole file back
+        report = await run_in_threadpool(lambda: hub.import_members(data, actor=user.username))
     except MemberImportError as e:
         return await run_in_threadpool(render, request, "members_import.html", {"errors": e.errors, "filename": name}, status=400)
     flash(request, translated(request, N_("%(file)s imported: %(added)d added, %(updated)d updated, %(unchanged)d unchanged; "
@@ -196,77 +172,73 @@ class CapturedCard:
 
 def _detail(request: Request, member_id: int, *, uid: str = "", capture_table: str | None = None,
             capture_note: str | None = None, captured: CapturedCard | None = None) -> Response:
-    service = get_service(request)
-    with service.store.reader() as db:
-        member = views.member(_member(db, request, member_id), _year(service))
-    readers = sorted(service.venue.tables, key=lambda t: (t.kind.value != "foosball", t.id))  # the card readers are at foosball
+    reads = get_hub(request).reads
+    year = reads.fee_year()
+    member = views.member(_member(reads, request, member_id), year)
+    readers = sorted(reads.venue.tables, key=lambda t: (t.kind.value != "foosball", t.id))  # the card readers are at foosball
     return render(request, "members_detail.html", {
-        "m": member, "kinds": KIND_NAMES, "year": _year(service), "default_fee": f"{DEFAULT_FEE_CENTS // 100},{DEFAULT_FEE_CENTS % 100:02d}",
+        "m": member, "kinds": KIND_NAMES, "year": year, "default_fee": f"{DEFAULT_FEE_CENTS // 100},{DEFAULT_FEE_CENTS % 100:02d}",
         "uid": uid, "readers": readers, "capture_table": capture_table, "capture_note": capture_note,
         "capture_wait": int(CAPTURE_WAIT_S), "captured": captured,
-        "captured_name": service.tables[captured.table].name if captured else None,
+        "captured_name": reads.tables[captured.table].name if captured else None,
     })
 
 
 @router.get("/{member_id}")
-def member_page(request: Request, member_id: IdPath, user: Annotated[User, Depends(page_can("members.read"))]) -> Response:
+def member_page(request: Request, member_id: IdPath, user: Annotated[Staff, Depends(page_can("members.read"))]) -> Response:
     return _detail(request, member_id)
 
 
 @router.post("/{member_id}", dependencies=CSRF)
-def edit(request: Request, member_id: IdPath, user: Annotated[User, Depends(page_can("members.edit"))], name: Name, kind: Short, note: Text = "",
+def edit(request: Request, member_id: IdPath, user: Annotated[Staff, Depends(page_can("members.edit"))], name: Name, kind: Short, note: Text = "",
          active: Annotated[str | None, Form(max_length=8)] = None, reason: Text = "") -> Response:
-    service = get_service(request)
+    hub = get_hub(request)
     _checked(request, name, kind, note, reason)
-    with service.store.session() as db:
-        _member(db, request, member_id)
-        edit_member(db, member_id, actor=user.username, name=name, kind=_kind(request, kind), note=note.strip(),
+    _member(hub.reads, request, member_id)
+    hub.edit_member(member_id, actor=user.username, name=name, kind=_kind(request, kind), note=note.strip(),
                     active=active is not None, reason=reason.strip() or None)
     flash(request, translated(request, N_("Saved.")), "ok")
     return _to_member(member_id)
 
 
 @router.post("/{member_id}/fee", dependencies=CSRF)
-def pay_fee(request: Request, member_id: IdPath, user: Annotated[User, Depends(page_can("members.edit"))], year: Short, amount: Short) -> Response:
-    service = get_service(request)
+def pay_fee(request: Request, member_id: IdPath, user: Annotated[Staff, Depends(page_can("members.edit"))], year: Short, amount: Short) -> Response:
+    hub = get_hub(request)
     _checked(request, year, amount)
     fee_year, cents = _fee_year(request, year), _cents(request, amount)
-    with service.store.session() as db:
-        _member(db, request, member_id)
-        record_fee(db, member_id, fee_year, actor=user.username, amount_cents=cents, paid_at=service.clock())
+    _member(hub.reads, request, member_id)
+    hub.record_fee(member_id, fee_year, actor=user.username, amount_cents=cents)
     flash(request, translated(request, N_("The %(year)d fee is recorded."), year=fee_year), "ok")
     return _to_member(member_id)
 
 
 @router.post("/{member_id}/cards", dependencies=CSRF)
-def add_card(request: Request, member_id: IdPath, user: Annotated[User, Depends(page_can("members.edit"))], uid: Short) -> Response:
-    service = get_service(request)
+def add_card(request: Request, member_id: IdPath, user: Annotated[Staff, Depends(page_can("members.edit"))], uid: Short) -> Response:
+    hub = get_hub(request)
     _checked(request, uid)
     card = _uid(request, uid)
-    with service.store.session() as db:
-        _member(db, request, member_id)
-        assign_card(db, member_id, card, actor=user.username)
+    _member(hub.reads, request, member_id)
+    hub.assign_card(member_id, card, actor=user.username)
     flash(request, translated(request, N_("Card %(uid)s assigned."), uid=card), "ok")
     return _to_member(member_id)
 
 
 @router.post("/{member_id}/cards/remove", dependencies=CSRF)
-def take_card(request: Request, member_id: IdPath, user: Annotated[User, Depends(page_can("members.edit"))], uid: Short, reason: Text = "") -> Response:
-    service = get_service(request)
+def take_card(request: Request, member_id: IdPath, user: Annotated[Staff, Depends(page_can("members.edit"))], uid: Short, reason: Text = "") -> Response:
+    hub = get_hub(request)
     _checked(request, uid, reason)
     card = _uid(request, uid)
-    with service.store.session() as db:
-        member = _member(db, request, member_id)
-        if card not in {c.uid for c in member.cards}:
-            raise MemberError(translated(request, N_("Card %(uid)s is not this member's."), uid=card))
-        remove_card(db, card, actor=user.username, reason=reason.strip() or None)
+    if card not in _member(hub.reads, request, member_id).cards:
+        raise MemberError(translated(request, N_("Card %(uid)s is not this member's."), uid=card))
+    # The facade checks it again inside its transaction (a card taken meanwhile is refused there).
+    hub.remove_card(card, actor=user.username, reason=reason.strip() or None, member_id=member_id)
     flash(request, translated(request, N_("Card %(uid)s taken away."), uid=card), "ok")
     return _to_member(member_id)
 
 
 # --- card capture ----------------------------------------------------------------------------
 
-async def next_card(service: CentralService, table: str, timeout: float) -> CapturedCard | None:
+async def next_card(reads: HallReads, table: str, timeout: float) -> CapturedCard | None:
     """The next card tapped on `table`'s reader, or None after `timeout` seconds."""
     loop = asyncio.get_running_loop()
     tapped: asyncio.Future[CapturedCard] = loop.create_future()
@@ -275,32 +247,31 @@ async def next_card(service: CentralService, table: str, timeout: float) -> Capt
         if not tapped.done():
             tapped.set_result(card)
 
-    def listener(topic: str, data: dict) -> None:  # a service thread: only hand over, never wait
+    def listener(topic: str, data: dict) -> None:  # a hub thread: only hand over, never wait
         if topic == "event" and data.get("type") == "card" and data.get("table") == table:
             uid, at, ts = (data.get("data") or {}).get("uid"), data.get("received_at"), data.get("ts")
             if isinstance(uid, str) and isinstance(at, datetime):
                 late = data.get("ts_synced") is True and isinstance(ts, datetime) and ts < at - LATE_TAP
                 loop.call_soon_threadsafe(settle, CapturedCard(uid, table, at, ts if late else None))
 
-    service.listeners.append(listener)
+    reads.subscribe(listener)
     try:
         return await asyncio.wait_for(tapped, timeout)
     except asyncio.TimeoutError:
         return None
     finally:
-        service.listeners.remove(listener)
+        reads.unsubscribe(listener)
 
 
 @router.get("/{member_id}/capture")
-async def capture(request: Request, member_id: IdPath, user: Annotated[User, Depends(page_can("members.edit"))],
+async def capture(request: Request, member_id: IdPath, user: Annotated[Staff, Depends(page_can("members.edit"))],
                   table: Annotated[str, Query(max_length=32)], wait: Annotated[float, Query(gt=0, le=CAPTURE_WAIT_S)] = CAPTURE_WAIT_S) -> Response:
-    service = get_service(request)
-    if table not in service.tables:
+    reads = get_hub(request).reads
+    if table not in reads.tables:
         raise HTTPException(400, translated(request, N_("There is no table %(table)s; choose one from the list."), table=table))
-    with service.store.reader() as db:
-        _member(db, request, member_id)  # before waiting: a wrong id should not cost half a minute
-    card = await next_card(service, table, wait)
-    name = service.tables[table].name
+    await run_in_threadpool(_member, reads, request, member_id)  # before waiting: a wrong id should not cost half a minute
+    card = await next_card(reads, table, wait)
+    name = reads.tables[table].name
     if card is None:
         note = translated(request, N_("No card was tapped on %(table)s within %(s)d s. Try again."), table=name, s=int(wait))
     else:

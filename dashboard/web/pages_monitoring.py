@@ -1,4 +1,4 @@
-"""Remote monitoring for the manager: every table node's health and the messages the service
+"""Remote monitoring for the manager: every table node's health and the messages the hub
 refused from it, each pocket sensor's drops and faults today, the alert history, and a link to
 Grafana for the long view.
 
@@ -17,16 +17,12 @@ from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import Response
-from sqlalchemy import select
-
-from broker import rejects, reports
-from broker.db.alerts import open_alerts
-from broker.db.models import Alert, Event, User
-from broker.db.rejects import node_rejects
-from broker.service import CentralService
+from broker import rejects
+from broker.accounts.staff import Staff
+from broker.hall.read_models import HallReads
 from dashboard.api import views
 from dashboard.api.tables import node_rows
-from dashboard.api.deps import get_service, local_today
+from dashboard.api.deps import get_hub
 from dashboard.web.auth import page_can
 from dashboard.web.request_text import translated
 from dashboard.web.i18n import N_
@@ -74,71 +70,62 @@ class SensorHealth:
         return sorted((set(self.faults) | self.open_faults) - pockets)
 
 
-def sensor_health(service: CentralService) -> list[SensorHealth]:
-    start, end = reports.day_bounds(local_today(service), service.venue)
-    health = {t.id: SensorHealth(t.id, [0] * len(t.pin_map.pockets)) for t in service.venue.tables
+def sensor_health(reads: HallReads) -> list[SensorHealth]:
+    start, end = reads.day_bounds(reads.today())
+    health = {t.id: SensorHealth(t.id, [0] * len(t.pin_map.pockets)) for t in reads.venue.tables
               if t.pin_map.pockets or t.pin_map.goal_home is not None}
-    with service.store.reader() as db:
-        rows = db.execute(select(Event.table_id, Event.type, Event.data).where(
-            Event.type.in_(("pocket", "sensor_fault")), Event.received_at >= start, Event.received_at < end,
-        ).order_by(Event.received_at, Event.id))
-        for table, kind, data in rows:
-            h = health.get(table)
-            if h is None:
-                continue
-            if kind == "pocket":
-                pocket = data.get("pocket")
-                if isinstance(pocket, int) and 0 <= pocket < len(h.pockets):
-                    h.pockets[pocket] += 1
-            else:
-                sensor = str(data.get("sensor", "?"))
-                if data.get("kind") != "recovered":
-                    h.faults[sensor] += 1
-                h.last_fault[sensor] = str(data.get("kind", ""))
-        for a in open_alerts(db):
-            if a.kind == "sensor_fault" and a.table_id in health:
-                # cause_key is sensor_fault:<table>:<sensor> (broker.alert_kinds)
-                health[a.table_id].open_faults.add(a.cause_key.split(":", 2)[-1])
+    for e in reads.sensor_events(start, end):
+        h = health.get(e.table)
+        if h is None:
+            continue
+        if e.type == "pocket":
+            pocket = e.data.get("pocket")
+            if isinstance(pocket, int) and 0 <= pocket < len(h.pockets):
+                h.pockets[pocket] += 1
+        else:
+            sensor = str(e.data.get("sensor", "?"))
+            if e.data.get("kind") != "recovered":
+                h.faults[sensor] += 1
+            h.last_fault[sensor] = str(e.data.get("kind", ""))
+    for a in reads.open_alerts():
+        if a.kind == "sensor_fault" and a.table_id in health:
+            # cause_key is sensor_fault:<table>:<sensor> (broker.alert_kinds)
+            health[a.table_id].open_faults.add(a.cause_key.split(":", 2)[-1])
     return list(health.values())
 
 
-def nodes(service: CentralService) -> list[dict[str, Any]]:
-    rows = node_rows(service)
+def nodes(reads: HallReads) -> list[dict[str, Any]]:
+    rows = node_rows(reads)
     for row in rows:
-        row["name"] = service.tables[row["table"]].name
+        row["name"] = reads.tables[row["table"]].name
     return rows
 
 
-def unknown_rejects(service: CentralService) -> dict[str, Any]:
-    with service.store.reader() as db:
-        return views.rejects(node_rejects(db).get(rejects.UNKNOWN))
+def unknown_rejects(reads: HallReads) -> dict[str, Any]:
+    return views.rejects(reads.node_rejects().get(rejects.UNKNOWN))
 
 
-def alert_history(service: CentralService, table: str | None) -> list[dict[str, Any]]:
-    with service.store.reader() as db:
-        q = select(Alert).order_by(Alert.opened_at.desc(), Alert.id.desc()).limit(HISTORY_LIMIT)
-        if table:
-            q = q.where(Alert.table_id == table)
-        return [views.alert(a) for a in db.scalars(q)]
+def alert_history(reads: HallReads, table: str | None) -> list[dict[str, Any]]:
+    return [views.alert(a) for a in reads.alert_history(table or None, HISTORY_LIMIT)]
 
 
 @router.get("")
-def monitoring_page(request: Request, user: Annotated[User, Depends(page_can("nodes.view"))], table: TableQuery = None) -> Response:
-    service = get_service(request)
-    if table and table not in service.tables:
+def monitoring_page(request: Request, user: Annotated[Staff, Depends(page_can("nodes.view"))], table: TableQuery = None) -> Response:
+    reads = get_hub(request).reads
+    if table and table not in reads.tables:
         raise HTTPException(400, translated(request, N_("There is no table %(table)s; choose one from the list."), table=table))
     return render(request, "monitoring.html", {
-        "nodes": nodes(service), "health": sensor_health(service), "alerts": alert_history(service, table),
-        "table_filter": table, "tables": service.venue.tables, "grafana_url": grafana_url(),
-        "history_limit": HISTORY_LIMIT, "unknown_rejects": unknown_rejects(service), "reason_names": REASON_NAMES,
+        "nodes": nodes(reads), "health": sensor_health(reads), "alerts": alert_history(reads, table),
+        "table_filter": table, "tables": reads.venue.tables, "grafana_url": grafana_url(),
+        "history_limit": HISTORY_LIMIT, "unknown_rejects": unknown_rejects(reads), "reason_names": REASON_NAMES,
         "samples_kept": rejects.SAMPLES_PER_TABLE,
     })
 
 
 @router.get("/nodes-fragment")
-def nodes_fragment(request: Request, user: Annotated[User, Depends(page_can("nodes.view"))]) -> Response:
+def nodes_fragment(request: Request, user: Annotated[Staff, Depends(page_can("nodes.view"))]) -> Response:
     """The node table alone, re-fetched by the page when a node or alert changes (data-live)."""
-    service = get_service(request)
+    reads = get_hub(request).reads
     return render(request, "_monitoring_nodes.html", {
-        "nodes": nodes(service), "health": sensor_health(service), "unknown_rejects": unknown_rejects(service),
+        "nodes": nodes(reads), "health": sensor_health(reads), "unknown_rejects": unknown_rejects(reads),
         "reason_names": REASON_NAMES, "samples_kept": rejects.SAMPLES_PER_TABLE})

@@ -17,15 +17,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import Response
-from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from broker import reports
+from broker.accounts.staff import Staff
 from broker.csv_cells import SafeWriter
-from broker.db.models import Member, TableSession, User
+from broker.hall.read_models import HallReads, StoppedSession
 from broker.reports import ReportError
-from broker.service import CentralService
-from dashboard.api.deps import get_service, local_today
+from dashboard.api.deps import get_hub, local_today
 from dashboard.web import charts, i18n
 from dashboard.web.auth import page_can
 from dashboard.web.i18n import N_
@@ -80,14 +78,7 @@ def parse_period(request: Request, day: str | None, month: str | None, today: da
 
 # --- the data --------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class SessionRow:
-    id: int
-    table: str
-    started_at: datetime
-    stopped_at: datetime | None
-    member: str | None
-    total_cents: int | None
+SessionRow = StoppedSession  # a stopped session with its member's name (broker.hall.read_models)
 
 
 @dataclass
@@ -111,31 +102,21 @@ class Report:
     foosball: list[reports.FoosballUse]
 
 
-def _sessions(db: Session, service: CentralService, period: Period) -> list[SessionRow]:
-    # The same rows the revenue counts (stopped on one of the days), so the list adds up to it.
-    start, _ = reports.day_bounds(period.first, service.venue)
-    _, end = reports.day_bounds(period.last, service.venue)
-    rows = db.execute(select(TableSession, Member.name).outerjoin(Member, Member.id == TableSession.member_id).where(
-        TableSession.state == "stopped", TableSession.stopped_at >= start, TableSession.stopped_at < end,
-    ).order_by(TableSession.stopped_at, TableSession.id))
-    return [SessionRow(s.id, s.table_id, s.started_at, s.stopped_at, name, s.total_cents) for s, name in rows]
-
-
-def _by_hour_of_day(grids: list[reports.HourGrid], service: CentralService, scale: float) -> HourTable:
+def _by_hour_of_day(grids: list[reports.HourGrid], reads: HallReads, scale: float) -> HourTable:
     # A month is summed by local hour of day; a DST day's doubled 02:00 simply adds to hour 2.
     tables: dict[str, list[float]] = {}
     for grid in grids:
-        hours = [h.astimezone(service.venue.tz).hour for h in grid.hours]
+        hours = [h.astimezone(reads.venue.tz).hour for h in grid.hours]
         for table, cells in grid.tables.items():
             row = tables.setdefault(table, [0.0] * 24)
             for hour, value in zip(hours, cells):
                 row[hour] += value / scale
-    return HourTable(_shown_hours(tables, service), tables)
+    return HourTable(_shown_hours(tables, reads), tables)
 
 
-def _shown_hours(tables: dict[str, list[float]], service: CentralService) -> list[int]:
+def _shown_hours(tables: dict[str, list[float]], reads: HallReads) -> list[int]:
     """Opening hours (training starts earlier) plus any hour with play: 24 columns crowd a phone."""
-    venue = service.venue
+    venue = reads.venue
     opens = [h.open.hour for h in venue.hours.values()] + [t.hours.open.hour for t in venue.tariffs if t.hours]
     busy = [h for h in range(24) if any(row[h] for row in tables.values())]
     first = min(opens + busy, default=0)
@@ -143,43 +124,40 @@ def _shown_hours(tables: dict[str, list[float]], service: CentralService) -> lis
     return list(range(first, last + 1))
 
 
-def build_report(service: CentralService, period: Period) -> Report:
-    today = local_today(service)
+def build_report(reads: HallReads, period: Period) -> Report:
+    today = local_today(reads)
     played = [d for d in period.days if d <= today]  # future days have nothing to count
-    with service.store.reader() as db:
-        revenue = reports.revenue(db, service.venue, period.first, period.last)
-        sessions = _sessions(db, service, period)
-        util = [reports.utilisation(db, service.venue, d, service.clock()) for d in played]
-        drops = [reports.drops(db, service.venue, d) for d in played]
-        foosball = reports.foosball_use(db, service.venue, period.first, period.last)
-    return Report(period, revenue, sessions, _by_hour_of_day(util, service, 60.0), _by_hour_of_day(drops, service, 1.0), foosball)
+    # One transaction: the session list is the rows the revenue counts (stopped on one of the days).
+    f = reads.period_figures(period.first, period.last, played)
+    return Report(period, f.revenue, f.stopped, _by_hour_of_day(f.utilisation, reads, 60.0),
+                  _by_hour_of_day(f.drops, reads, 1.0), f.foosball)
 
 
-def tariff_names(service: CentralService) -> dict[str, tuple[str, str]]:
+def tariff_names(reads: HallReads) -> dict[str, tuple[str, str]]:
     """Tariff id → (Slovak, English) label, extras and adjustments included."""
-    names = {t.id: (t.name, t.name_en or t.name) for t in service.venue.tariffs}
+    names = {t.id: (t.name, t.name_en or t.name) for t in reads.venue.tariffs}
     names[reports.EXTRAS] = ("Doplnky", "Extras")
     names[reports.ADJUSTMENTS] = ("Úpravy", "Adjustments")
     return names
 
 
-def _hour_rows(table: HourTable, service: CentralService) -> dict[str, list[float]]:
-    return {service.tables[t].name if t in service.tables else t: [cells[h] for h in table.hours] for t, cells in table.tables.items()}
+def _hour_rows(table: HourTable, reads: HallReads) -> dict[str, list[float]]:
+    return {reads.tables[t].name if t in reads.tables else t: [cells[h] for h in table.hours] for t, cells in table.tables.items()}
 
 
-def chart_view(report: Report, service: CentralService, lang: str) -> dict[str, Any]:
+def chart_view(report: Report, reads: HallReads, lang: str) -> dict[str, Any]:
     """What the charts draw, labelled for `lang`: (label, value) bars and table × hour rows."""
     token = i18n.use_lang(lang)  # i18n.day formats in the context's language
     try:
-        names = tariff_names(service)
+        names = tariff_names(reads)
         pick = 0 if lang == "sk" else 1
         return {
             "day_bars": [(i18n.day(date.fromisoformat(d)), v) for d, v in report.revenue.by_day.items()],
-            "table_bars": [(service.tables[t].name if t in service.tables else t, v) for t, v in sorted(report.revenue.by_table.items())],
+            "table_bars": [(reads.tables[t].name if t in reads.tables else t, v) for t, v in sorted(report.revenue.by_table.items())],
             "tariff_bars": [(names.get(k, (k, k))[pick], v) for k, v in sorted(report.revenue.by_tariff.items())],
-            "util_rows": _hour_rows(report.utilisation, service), "util_hours": [str(h) for h in report.utilisation.hours],
+            "util_rows": _hour_rows(report.utilisation, reads), "util_hours": [str(h) for h in report.utilisation.hours],
             "util_max": 60.0 * len(report.period.days),  # a full hour on every day of the period
-            "drop_rows": _hour_rows(report.drops, service), "drop_hours": [str(h) for h in report.drops.hours],
+            "drop_rows": _hour_rows(report.drops, reads), "drop_hours": [str(h) for h in report.drops.hours],
         }
     finally:
         i18n.reset_lang(token)
@@ -194,23 +172,23 @@ def _eur(cents: int | None) -> Decimal | str:
     return "" if cents is None else Decimal(cents).scaleb(-2)
 
 
-def _iso(dt: datetime | None, service: CentralService) -> str:
-    return dt.astimezone(service.venue.tz).isoformat(timespec="minutes") if dt else ""
+def _iso(dt: datetime | None, reads: HallReads) -> str:
+    return dt.astimezone(reads.venue.tz).isoformat(timespec="minutes") if dt else ""
 
 
-def _csv_revenue(r: Report, service: CentralService) -> list[list[Any]]:
-    names = tariff_names(service)
+def _csv_revenue(r: Report, reads: HallReads) -> list[list[Any]]:
+    names = tariff_names(reads)
     rows: list[list[Any]] = [["group", "key", "name", "amount_cents", "amount_eur"]]
     rows += [["day", k, k, v, _eur(v)] for k, v in r.revenue.by_day.items()]
-    rows += [["table", k, service.tables[k].name if k in service.tables else k, v, _eur(v)] for k, v in sorted(r.revenue.by_table.items())]
+    rows += [["table", k, reads.tables[k].name if k in reads.tables else k, v, _eur(v)] for k, v in sorted(r.revenue.by_table.items())]
     rows += [["tariff", k, names.get(k, (k, k))[0], v, _eur(v)] for k, v in sorted(r.revenue.by_tariff.items())]
     rows.append(["total", "", "", r.revenue.total_cents, _eur(r.revenue.total_cents)])
     return rows
 
 
-def _csv_sessions(r: Report, service: CentralService) -> list[list[Any]]:
+def _csv_sessions(r: Report, reads: HallReads) -> list[list[Any]]:
     return [["session", "table", "started", "stopped", "member", "amount_cents", "amount_eur"]] + [
-        [s.id, s.table, _iso(s.started_at, service), _iso(s.stopped_at, service), s.member or "", s.total_cents, _eur(s.total_cents)]
+        [s.id, s.table, _iso(s.started_at, reads), _iso(s.stopped_at, reads), s.member or "", s.total_cents, _eur(s.total_cents)]
         for s in r.sessions]
 
 
@@ -225,12 +203,12 @@ def _csv_hours(table: HourTable) -> list[list[Any]]:
         [t, *(_figure(v) for v in cells), _figure(sum(cells))] for t, cells in table.tables.items()]
 
 
-def _csv_foosball(r: Report, service: CentralService) -> list[list[Any]]:
+def _csv_foosball(r: Report, reads: HallReads) -> list[list[Any]]:
     return [["member_id", "member", "checkins", "goals", "tables", "last"]] + [
-        [u.member_id, u.name, u.checkins, u.goals, " ".join(sorted(u.tables)), _iso(u.last_at, service)] for u in r.foosball]
+        [u.member_id, u.name, u.checkins, u.goals, " ".join(sorted(u.tables)), _iso(u.last_at, reads)] for u in r.foosball]
 
 
-CSV_EXPORTS: dict[str, Callable[[Report, CentralService], list[list[Any]]]] = {
+CSV_EXPORTS: dict[str, Callable[[Report, HallReads], list[list[Any]]]] = {
     "revenue": _csv_revenue,
     "sessions": _csv_sessions,
     "utilisation": lambda r, s: _csv_hours(r.utilisation),
@@ -247,29 +225,29 @@ def csv_text(rows: list[list[Any]]) -> str:
 
 # --- routes ----------------------------------------------------------------------------------
 
-def _period(request: Request, day: str | None, month: str | None) -> tuple[CentralService, Period]:
-    service = get_service(request)
-    return service, parse_period(request, day, month, local_today(service))
+def _period(request: Request, day: str | None, month: str | None) -> tuple[HallReads, Period]:
+    reads = get_hub(request).reads
+    return reads, parse_period(request, day, month, local_today(reads))
 
 
 @router.get("")
-def report_page(request: Request, user: Annotated[User, Depends(page_can("reports.view"))], day: PeriodText = None, month: PeriodText = None) -> Response:
-    service, period = _period(request, day, month)
-    report = build_report(service, period)
+def report_page(request: Request, user: Annotated[Staff, Depends(page_can("reports.view"))], day: PeriodText = None, month: PeriodText = None) -> Response:
+    reads, period = _period(request, day, month)
+    report = build_report(reads, period)
     return render(request, "reports.html", {
-        "report": report, "period": period, "tables": service.tables, "view": chart_view(report, service, i18n.lang_of(request)),
+        "report": report, "period": period, "tables": reads.tables, "view": chart_view(report, reads, i18n.lang_of(request)),
         "bar_chart": charts.bar_chart, "heatmap": charts.heatmap,
         "money_fmt": lambda v: i18n.money(int(v)), "count_fmt": lambda v: i18n.number(round(v)),
     })
 
 
 @router.get("/{name}.csv")
-def report_csv(request: Request, name: str, user: Annotated[User, Depends(page_can("reports.view"))], day: PeriodText = None, month: PeriodText = None) -> Response:
+def report_csv(request: Request, name: str, user: Annotated[Staff, Depends(page_can("reports.view"))], day: PeriodText = None, month: PeriodText = None) -> Response:
     if name not in CSV_EXPORTS:
         raise HTTPException(404, translated(request, N_("There is no %(name)s export; choose one of: %(names)s."),
                                             name=name[:40], names=", ".join(CSV_EXPORTS)))
-    service, period = _period(request, day, month)
-    text = csv_text(CSV_EXPORTS[name](build_report(service, period), service))
+    reads, period = _period(request, day, month)
+    text = csv_text(CSV_EXPORTS[name](build_report(reads, period), reads))
     stamp = period.first.strftime("%Y-%m") if period.kind == "month" else period.first.isoformat()
     # utf-8-sig: Excel, which the committee uses, reads a BOM-less CSV as the wrong code page.
     return Response(text.encode("utf-8-sig"), media_type="text/csv; charset=utf-8",

@@ -9,10 +9,10 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
 from broker import sessions
-from broker.db.models import User
-from broker.service import ServiceError
+from broker.accounts.staff import Staff
+from broker.hall.facade import ServiceError
 from dashboard.api import views
-from dashboard.api.deps import IdPath, Service
+from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.web.auth import page_can, safe_next
 from dashboard.web.csrf import verify_csrf
 from dashboard.web.i18n import gettext
@@ -37,9 +37,9 @@ def _act(request: Request, next_path: str, done: str, op: Callable[[], sessions.
 
 
 @router.post("/{session_id}/stop", dependencies=[Depends(verify_csrf)])
-def stop(session_id: IdPath, request: Request, service: Service, user: Annotated[User, Depends(page_can("sessions.run"))], next: NextField = "/") -> Response:
+def stop(session_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("sessions.run"))], next: NextField = "/") -> Response:
     try:
-        service.stop_session(session_id, actor=user.username)
+        hub.stop_session(session_id, actor=user.username)
     except ServiceError as e:
         flash(request, gettext("Not done: %(reason)s") % {"reason": e}, "error")
         return RedirectResponse(safe_next(next), status_code=303)
@@ -47,38 +47,38 @@ def stop(session_id: IdPath, request: Request, service: Service, user: Annotated
 
 
 @router.post("/{session_id}/pause", dependencies=[Depends(verify_csrf)])
-def pause(session_id: IdPath, request: Request, service: Service, user: Annotated[User, Depends(page_can("sessions.run"))], next: NextField = "/") -> Response:
-    return _act(request, next, gettext("Paused."), lambda: service.pause_session(session_id, actor=user.username))
+def pause(session_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("sessions.run"))], next: NextField = "/") -> Response:
+    return _act(request, next, gettext("Paused."), lambda: hub.pause_session(session_id, actor=user.username))
 
 
 @router.post("/{session_id}/resume", dependencies=[Depends(verify_csrf)])
-def resume(session_id: IdPath, request: Request, service: Service, user: Annotated[User, Depends(page_can("sessions.run"))], next: NextField = "/") -> Response:
-    return _act(request, next, gettext("Resumed."), lambda: service.resume_session(session_id, actor=user.username))
+def resume(session_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("sessions.run"))], next: NextField = "/") -> Response:
+    return _act(request, next, gettext("Resumed."), lambda: hub.resume_session(session_id, actor=user.username))
 
 
 @router.post("/{session_id}/transfer", dependencies=[Depends(verify_csrf)])
-def transfer(session_id: IdPath, request: Request, service: Service, user: Annotated[User, Depends(page_can("sessions.run"))],
+def transfer(session_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("sessions.run"))],
              table: Annotated[str, Form(min_length=1, max_length=32)], next: NextField = "/") -> Response:
     return _act(request, next, gettext("Moved to %(table)s.") % {"table": table},
-                lambda: service.transfer_session(session_id, table, actor=user.username))
+                lambda: hub.transfer_session(session_id, table, actor=user.username))
 
 
 @router.post("/{session_id}/extend", dependencies=[Depends(verify_csrf)])
-def extend(session_id: IdPath, request: Request, service: Service, user: Annotated[User, Depends(page_can("sessions.run"))],
+def extend(session_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("sessions.run"))],
            minutes: Annotated[int, Form(ge=1, le=MAX_EXTEND_MIN)], next: NextField = "/") -> Response:
     return _act(request, next, gettext("Prepaid time extended by %(minutes)d min.") % {"minutes": minutes},
-                lambda: service.extend_session(session_id, minutes, actor=user.username))
+                lambda: hub.extend_session(session_id, minutes, actor=user.username))
 
 
 @router.post("/{session_id}/extras", dependencies=[Depends(verify_csrf)])
-def add_extra(session_id: IdPath, request: Request, service: Service, user: Annotated[User, Depends(page_can("sessions.run"))],
+def add_extra(session_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("sessions.run"))],
               extra: Annotated[str, Form(min_length=1, max_length=32)],
               quantity: Annotated[int, Form(ge=1, le=MAX_EXTRA_QUANTITY)] = 1, next: NextField = "/") -> Response:
     return _act(request, next, gettext("Added to the bill."),
-                lambda: service.add_extra(session_id, extra, quantity, actor=user.username))
+                lambda: hub.add_extra(session_id, extra, quantity, actor=user.username))
 
 
 @router.get("/{session_id}/bill")
-def bill(session_id: IdPath, request: Request, service: Service, user: Annotated[User, Depends(page_can("sessions.run"))]) -> Response:
-    _row, state = service.session_state(session_id)  # NotFound → the 404 page
-    return render(request, "bill.html", {"s": views.session(service, session_id, state), "venue": service.venue})
+def bill(session_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("sessions.run"))]) -> Response:
+    state = reads.session_state(session_id)  # NotFound → the 404 page
+    return render(request, "bill.html", {"s": views.session(reads, session_id, state), "venue": reads.venue})

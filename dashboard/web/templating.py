@@ -18,7 +18,7 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader, pass_context, select_autoescape
 
-from broker.users import role_at_least
+from broker.accounts.staff import role_at_least
 from dashboard.web import csrf, i18n
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -52,7 +52,7 @@ def nav_for(user: Any) -> list[NavLink]:
 
 def _venue_tz(ctx: Any):  # type: ignore[no-untyped-def]
     request = ctx.get("request")
-    return request.app.state.service.venue.tz if request is not None else None
+    return request.app.state.hub.reads.venue.tz if request is not None else None
 
 
 @pass_context
@@ -110,7 +110,7 @@ env = make_env()
 def _open_alerts(request: Request) -> list[Any]:
     from dashboard.web.alerts_view import banner_alerts  # the banner's own query, one per page
 
-    return banner_alerts(request.app.state.service)
+    return banner_alerts(request.app.state.hub.reads)
 
 
 def flash(request: Request, text: str, level: str = "info") -> None:
@@ -127,7 +127,7 @@ def render(request: Request, template: str, context: dict[str, Any] | None = Non
         user = getattr(request.state, "user", None)
         ctx: dict[str, Any] = {
             "request": request, "user": user, "lang": lang, "langs": i18n.LANGS, "nav": nav_for(user),
-            "service": request.app.state.service,
+            "service": request.app.state.hub.reads,  # venue, tables and clock for the templates
         }
         context = context or {}
         if not template.startswith("_"):  # a full page, not a fragment fetched by app.js

@@ -1,0 +1,41 @@
+"""The logged-in staff member as the dashboard sees them: a frozen value, never an ORM row.
+
+The auth checks (broker.hall.facade) turn the `users` row into a Staff inside their transaction,
+so a page can keep it for the whole request without a database session and cannot change the
+account by assigning to it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from broker.db.models import ROLES  # noqa: F401 - re-exported: the roles are an accounts rule the dashboard shows
+from broker.users import role_at_least  # noqa: F401 - re-exported with the roles
+
+
+@dataclass(frozen=True)
+class Staff:
+    id: int
+    username: str
+    role: str  # one of ROLES
+    active: bool
+    must_change_password: bool
+    created_at: datetime | None = None
+
+    def at_least(self, role: str) -> bool:
+        return role_at_least(self.role, role)
+
+
+@dataclass(frozen=True)
+class StaffSession:
+    """A live dashboard session (broker.web_sessions) and whose it is."""
+
+    pk: int
+    staff: Staff
+
+
+def staff_of(user: Any) -> Staff:
+    """The value of a `users` row (read inside its transaction)."""
+    return Staff(user.id, user.username, user.role, bool(user.active), bool(user.must_change_password), user.created_at)

@@ -1,0 +1,251 @@
+"""The one door for writes from outside the hub: the dashboard (API routes and pages alike) and the demo.
+
+Every method is one operation staff can do, done once here, so an API route and the page of the
+same action call the same method. Hall state (sessions, alerts, foosball check-ins) is changed
+by the hub itself (broker.service), which runs its effects (MQTT publishes, live pushes) after
+the commit; the registry and the staff accounts, which have no memory state, are written here in
+one transaction each. Store failures come out as broker.hall.store_errors, never sqlalchemy's.
+
+Reads go through `reads` (broker.hall.read_models), which never writes.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from sqlalchemy import exc as sa
+
+from broker import members, members_csv, sessions, users, web_sessions
+from broker.accounts.staff import Staff, StaffSession, staff_of
+from broker.auth_checks import check_password, reset_failures
+from broker.db.errors import StoreError
+from broker.db.models import MemberCard
+from broker.db.types import utcnow
+from broker.hall.read_models import CheckinView, HallReads, MemberView, checkin_view, member_view
+from broker.hall.store_errors import Conflict, StoreUnavailable, store_call
+from broker.members import MemberError
+from broker.members_csv import ImportReport, MemberImportError
+from broker.service import CardInUse, CentralService, NotFound, ServiceError
+
+log = logging.getLogger("lavos.hub")
+
+# The errors a caller of the facade or the read models may meet (besides the domain's own:
+# MemberError, MemberImportError, users.UserError, users.AuthError, reports.ReportError).
+__all__ = ["HubFacade", "ServiceError", "NotFound", "CardInUse", "Conflict", "StoreUnavailable",
+           "MemberError", "MemberImportError", "Staff", "StaffSession"]
+
+
+class HubFacade:
+    def __init__(self, hub: CentralService) -> None:
+        self._hub = hub
+        self._store = hub.store
+        self.reads = HallReads(hub)
+
+    # -- sessions (the hub validates, appends the op, then drives the light) --------------------
+
+    @store_call
+    def start_session(self, table: str, *, actor: str, tariff: str | None = None, member_id: int | None = None,
+                      card_uid: str | None = None, prepaid_minutes: int | None = None) -> int:
+        return self._hub.start_session(table, actor=actor, tariff=tariff, member_id=member_id, card_uid=card_uid,
+                                       prepaid_minutes=prepaid_minutes)
+
+    @store_call
+    def stop_session(self, session_id: int, *, actor: str) -> sessions.SessionState:
+        return self._hub.stop_session(session_id, actor=actor)
+
+    @store_call
+    def pause_session(self, session_id: int, *, actor: str) -> sessions.SessionState:
+        return self._hub.pause_session(session_id, actor=actor)
+
+    @store_call
+    def resume_session(self, session_id: int, *, actor: str) -> sessions.SessionState:
+        return self._hub.resume_session(session_id, actor=actor)
+
+    @store_call
+    def transfer_session(self, session_id: int, table: str, *, actor: str) -> sessions.SessionState:
+        return self._hub.transfer_session(session_id, table, actor=actor)
+
+    @store_call
+    def extend_session(self, session_id: int, minutes: int, *, actor: str) -> sessions.SessionState:
+        return self._hub.extend_session(session_id, minutes, actor=actor)
+
+    @store_call
+    def add_extra(self, session_id: int, extra_id: str, quantity: int, *, actor: str) -> sessions.SessionState:
+        return self._hub.add_extra(session_id, extra_id, quantity, actor=actor)
+
+    @store_call
+    def correct_session(self, session_id: int, amount_cents: int, reason: str, *, actor: str) -> sessions.SessionState:
+        return self._hub.correct_session(session_id, amount_cents, reason, actor=actor)
+
+    @store_call
+    def set_card(self, session_id: int, *, actor: str, member_id: int | None = None, card_uid: str | None = None) -> sessions.SessionState:
+        return self._hub.set_card(session_id, actor=actor, member_id=member_id, card_uid=card_uid)
+
+    # -- alerts and foosball (the hub owns the open-alert cache: never the database directly) ----
+
+    @store_call
+    def acknowledge_alert(self, alert_id: int, *, actor: str, close: bool = False) -> None:
+        """Staff saw the alert (close=True also closes it); NotFound if there is no such alert."""
+        self._hub.ack(alert_id, actor=actor, close=close)
+
+    @store_call
+    def foosball_checkin(self, table: str, member_id: int, *, actor: str) -> CheckinView:
+        """Check a paid-up member in; the hub settles "foosball without a member" through its cache."""
+        row, name = self._hub.foosball_checkin(table, member_id, actor=actor)
+        return checkin_view(row, name, self._hub.venue)
+
+    # -- the member registry (broker.members audits each change) --------------------------------
+
+    def _member(self, db, member_id: int) -> MemberView:  # type: ignore[no-untyped-def]
+        try:
+            return member_view(members.get_member(db, member_id))
+        except MemberError:
+            raise NotFound(f"no member {member_id}: search by name to find the right id") from None
+
+    @store_call
+    def add_member(self, name: str, *, actor: str, kind: str = "individual", note: str = "", active: bool = True) -> MemberView:
+        with self._store.session() as db:
+            return member_view(members.add_member(db, name, actor=actor, kind=kind, note=note, active=active))
+
+    @store_call
+    def edit_member(self, member_id: int, *, actor: str, name: str | None = None, kind: str | None = None,
+                    active: bool | None = None, note: str | None = None, reason: str | None = None) -> MemberView:
+        with self._store.session() as db:
+            self._member(db, member_id)
+            return member_view(members.edit_member(db, member_id, actor=actor, name=name, kind=kind, active=active,
+                                                   note=note, reason=reason))
+
+    @store_call
+    def record_fee(self, member_id: int, year: int, *, actor: str, amount_cents: int | None = None) -> MemberView:
+        """A year's fee paid now (by the hub's clock)."""
+        with self._store.session() as db:
+            self._member(db, member_id)
+            kwargs = {} if amount_cents is None else {"amount_cents": amount_cents}
+            members.record_fee(db, member_id, year, actor=actor, paid_at=self._hub.clock(), **kwargs)
+            db.flush()
+            db.expire_all()
+            return self._member(db, member_id)
+
+    @store_call
+    def assign_card(self, member_id: int, uid: str, *, actor: str) -> MemberView:
+        with self._store.session() as db:
+            self._member(db, member_id)
+            members.assign_card(db, member_id, uid, actor=actor)
+            db.flush()
+            db.expire_all()
+            return self._member(db, member_id)
+
+    @store_call
+    def remove_card(self, uid: str, *, actor: str, reason: str | None = None, member_id: int | None = None) -> None:
+        """Take the card away; with `member_id`, only if it is that member's (else MemberError)."""
+        card = members.normalize_uid(uid)
+        with self._store.session() as db:
+            if member_id is not None and card not in self._member(db, member_id).cards:
+                raise MemberError(f"card {card} is not this member's")
+            if member_id is None and db.get(MemberCard, card) is None:
+                raise NotFound(f"card {card} is not assigned to anyone")
+            members.remove_card(db, card, actor=actor, reason=reason)
+
+    @store_call
+    def import_members(self, data: bytes, *, actor: str) -> ImportReport:
+        """A CSV file: all of it in one transaction, or nothing (MemberImportError with the lines)."""
+        with self._store.session() as db:
+            return members_csv.import_members_csv(db, data, actor=actor)
+
+    # -- staff accounts (broker.users audits each change and ends sessions where it must) ---------
+
+    @store_call
+    def create_staff(self, username: str, password: str, role: str, *, actor: str, must_change: bool = False) -> Staff:
+        with self._store.session() as db:
+            if users.get_user(db, username) is not None:
+                raise users.UserError(f"the account {username} already exists")
+            return staff_of(users.create_user(db, username, password, role, actor=actor, must_change=must_change))
+
+    @store_call
+    def set_staff_password(self, username: str, password: str, *, actor: str, must_change: bool = False,
+                           keep_session: int | None = None) -> None:
+        with self._store.session() as db:
+            users.set_password(db, username, password, actor=actor, must_change=must_change, keep_session=keep_session)
+
+    @store_call
+    def set_staff_role(self, username: str, role: str, *, actor: str) -> None:
+        with self._store.session() as db:
+            users.set_role(db, username, role, actor=actor)
+
+    @store_call
+    def set_staff_active(self, username: str, active: bool, *, actor: str) -> None:
+        with self._store.session() as db:
+            users.set_active(db, username, active, actor=actor)
+
+    @store_call
+    def unlock_staff(self, username: str, *, actor: str) -> None:
+        with self._store.session() as db:
+            users.unlock(db, username, actor=actor)
+        reset_failures(self._store, username)
+
+    @store_call
+    def revoke_token(self, username: str, token_id: int, *, actor: str) -> None:
+        """NotFound unless `token_id` is one of `username`'s tokens."""
+        with self._store.session() as db:
+            if token_id not in {t.id for t in users.list_tokens(db, username)}:
+                raise NotFound(f"{username} has no token {token_id}")
+            users.revoke_token(db, token_id, actor=actor)
+
+    @store_call
+    def end_staff_session(self, username: str, session_pk: int, *, actor: str) -> None:
+        """UserError if that dashboard session has already ended."""
+        with self._store.session() as db:
+            users.end_session(db, username, session_pk, actor=actor)
+
+    @store_call
+    def end_staff_sessions(self, username: str, *, actor: str) -> int:
+        with self._store.session() as db:
+            return users.end_sessions(db, username, actor=actor)
+
+    # -- logging in (a failed attempt is committed even though it raises) -----------------------
+
+    @store_call
+    def check_login(self, username: str, password: str, *, client: str) -> Staff:
+        """The staff member for this password; users.AuthError (Throttled, Busy: broker.auth_checks) otherwise."""
+        return staff_of(check_password(self._store, username, password, client=client))
+
+    @store_call
+    def token_staff(self, token: str) -> Staff:
+        """The staff member an API token stands for (noting when it was last used); users.AuthError otherwise."""
+        now = utcnow()
+        with self._store.reader() as db:  # a token is checked on every call: no write lock for it
+            row, user = users.find_token(db, token)
+            staff, touch, row_id = staff_of(user), users.token_touch_due(row, now), row.id
+        if touch:
+            with self._store.session() as db:
+                users.touch_token(db, row_id, now)
+        return staff
+
+    @store_call
+    def web_session(self, session_id: str) -> StaffSession | None:
+        """The live dashboard session of this cookie id, noting it was seen (at most every few minutes)."""
+        with self._store.reader() as db:
+            found = web_sessions.live(db, session_id)
+            if found is None:
+                return None
+            live, touch = StaffSession(found.row.id, staff_of(found.user)), found.touch_due
+        if touch:
+            try:
+                with self._store.session() as db:
+                    web_sessions.touch(db, live.pk)
+            except (StoreError, sa.OperationalError) as e:  # last_seen is for the session list; a busy database must not refuse the page
+                log.warning("could not note when session %d was last seen: %s", live.pk, e)
+        return live
+
+    @store_call
+    def start_web_session(self, username: str, *, client: str, user_agent: str) -> tuple[str, StaffSession | None]:
+        """A new dashboard session: (the id for the cookie, the session as web_session() sees it)."""
+        with self._store.session() as db:
+            session_id = web_sessions.start(db, username, client=client, user_agent=user_agent)
+        return session_id, self.web_session(session_id)
+
+    @store_call
+    def log_out(self, username: str) -> None:
+        """End every dashboard session of this user: a copy of the cookie is worth nothing after."""
+        with self._store.session() as db:
+            web_sessions.end_user_sessions(db, username, by=username, reason="logout")

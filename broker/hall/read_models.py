@@ -1,0 +1,471 @@
+"""Read models: what the dashboard may read about the hall, as plain frozen values.
+
+Every query here runs in a read-only store session (`Store.reader()`) and returns dataclasses
+copied out of the rows inside it, never ORM rows, so nothing a page holds can lazy-load, change
+or be flushed later. Live state (open sessions, drop counts) comes from the hub's own snapshot
+methods. Store failures come out as broker.hall.store_errors (never sqlalchemy's).
+
+Writes go through broker.hall.facade.HubFacade, never through this module.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from datetime import date, datetime, timedelta
+from typing import Any, TypeVar, cast
+
+from sqlalchemy import select, text
+
+from broker import reports, sessions
+from broker.accounts.staff import Staff, staff_of
+from broker.auth_checks import waiting_clients
+from broker.billing import Bill
+from broker.db.alerts import open_alerts
+from broker.db.models import Alert, Event, FoosballCheckin, Member, MemberCard, Node, TableSession
+from broker.db.rejects import node_rejects
+from broker.hall.store_errors import store_call
+from broker.members import search_members
+from broker.members_csv import export_members_csv
+from broker.rejects import NodeRejects
+from broker.service import CentralService, HallSnapshot, NotFound, OpenSession
+from broker.tariffs import calendar_year
+from broker.users import get_user, is_last_manager, list_tokens, list_users, user_audit, user_sessions
+from devices.kinds import Kind
+from broker.domain.venue import TableSpec, Venue
+
+V = TypeVar("V")
+log = logging.getLogger("lavos.hub")
+
+
+def _copy(cls: type[V], row: Any, **extra: Any) -> V:
+    """A value of `cls` from the row's attributes of the same names (plus `extra`)."""
+    names = [f.name for f in fields(cls) if f.name not in extra]  # type: ignore[arg-type]
+    return cls(**{n: getattr(row, n) for n in names}, **extra)
+
+
+# --- value types -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class NodeView:
+    table_id: str
+    online: bool
+    online_since: datetime | None
+    last_seen_at: datetime | None
+    boot: str | None
+    version: str | None
+    telemetry: dict[str, Any]
+    telemetry_at: datetime | None
+    reconnects: int
+    light_on: bool | None
+    light_blink: bool | None
+    light_cause: str | None
+
+
+@dataclass(frozen=True)
+class AlertView:
+    id: int
+    kind: str
+    table_id: str | None
+    cause_key: str
+    severity: str
+    message: str
+    message_en: str
+    opened_at: datetime
+    last_seen_at: datetime
+    count: int
+    acked_at: datetime | None
+    acked_by: str | None
+    closed_at: datetime | None
+
+
+@dataclass(frozen=True)
+class FeeView:
+    year: int
+    amount_cents: int
+    paid_at: datetime
+    recorded_by: str
+
+
+@dataclass(frozen=True)
+class MemberView:
+    id: int
+    name: str
+    kind: str
+    active: bool
+    note: str
+    created_at: datetime
+    cards: tuple[str, ...]
+    fees: tuple[FeeView, ...]
+
+    def fee_paid(self, year: int) -> bool:
+        return any(f.year == year for f in self.fees)
+
+
+@dataclass(frozen=True)
+class CheckinView:
+    """A foosball check-in that counts now: until `active_until` (the check-in window after its last goal)."""
+
+    id: int
+    table_id: str
+    member_id: int
+    member: str
+    checked_in_at: datetime
+    last_goal_at: datetime | None
+    goals: int
+    by: str
+    active_until: datetime
+
+
+@dataclass(frozen=True)
+class TableCheckins:
+    table: str
+    name: str
+    checkins: tuple[CheckinView, ...]
+
+
+@dataclass(frozen=True)
+class StoppedSession:
+    id: int
+    table: str
+    started_at: datetime
+    stopped_at: datetime | None
+    member: str | None
+    total_cents: int | None
+
+
+@dataclass(frozen=True)
+class PeriodFigures:
+    """A period's report figures, read in one transaction so the session list adds up to the revenue."""
+
+    revenue: reports.Revenue
+    stopped: list[StoppedSession]
+    utilisation: list[reports.HourGrid]  # one per played day
+    drops: list[reports.HourGrid]
+    foosball: list[reports.FoosballUse]
+
+
+@dataclass(frozen=True)
+class SensorEvent:
+    table: str
+    type: str
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class TokenView:
+    id: int
+    name: str
+    created_at: datetime
+    last_used_at: datetime | None
+    revoked: bool
+
+
+@dataclass(frozen=True)
+class WebSessionView:
+    id: int
+    created_at: datetime
+    last_seen_at: datetime
+    expires_at: datetime
+    client: str
+    user_agent: str
+
+
+@dataclass(frozen=True)
+class AuditView:
+    at: datetime
+    actor: str
+    action: str
+    target: str
+    detail: dict[str, Any]
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class StaffRow:
+    """One line of the accounts list."""
+
+    u: Staff
+    locked: bool
+    sessions: int
+
+
+def member_view(m: Member) -> MemberView:
+    return MemberView(m.id, m.name, m.kind, m.active, m.note, m.created_at, tuple(c.uid for c in m.cards),
+                      tuple(_copy(FeeView, f) for f in m.fees))
+
+
+def checkin_window(venue: Venue) -> timedelta:
+    return timedelta(minutes=venue.billing.foosball_checkin_min)
+
+
+def checkin_view(c: FoosballCheckin, name: str, venue: Venue) -> CheckinView:
+    until = (c.last_goal_at or c.checked_in_at) + checkin_window(venue)
+    return _copy(CheckinView, c, member=name, active_until=until)
+
+
+# --- the queries -----------------------------------------------------------------------------
+
+class HallReads:
+    """Queries over the hub's database and live state; none of them writes."""
+
+    def __init__(self, hub: CentralService) -> None:
+        self._hub = hub
+        self._store = hub.store
+
+    # configuration and clock (the venue file; never changes while running)
+    @property
+    def venue(self) -> Venue:
+        return self._hub.venue
+
+    @property
+    def tables(self) -> dict[str, TableSpec]:
+        return self._hub.tables
+
+    def clock(self) -> datetime:
+        return self._hub.clock()
+
+    def today(self) -> date:
+        """Today at the venue, by the hub's (billing) clock."""
+        return self.clock().astimezone(self.venue.tz).date()
+
+    def fee_year(self) -> int:
+        return calendar_year(self.clock(), self.venue)
+
+    @property
+    def backend(self) -> str:
+        return self._store.backend
+
+    @property
+    def mqtt_connected(self) -> bool | None:
+        return self._hub.mqtt_connected
+
+    def database_ok(self) -> bool:
+        try:
+            with self._store.reader() as db:
+                db.execute(text("SELECT 1"))
+            return True
+        except Exception as e:  # noqa: BLE001 - any failure to answer SELECT 1 is "not reachable"
+            log.warning("health: database check failed: %s", e)
+            return False
+
+    def subscribe(self, fn: Callable[[str, dict], None]) -> None:
+        """Call fn(topic, data) after every committed change of the hall (from the hub's threads: hand over, never wait)."""
+        self._hub.subscribe(fn)
+
+    def unsubscribe(self, fn: Callable[[str, dict], None]) -> None:
+        self._hub.unsubscribe(fn)
+
+    # -- sessions --------------------------------------------------------------------------
+
+    def hall_snapshot(self) -> HallSnapshot:
+        return self._hub.hall_snapshot()
+
+    def open_session(self, table: str) -> OpenSession | None:
+        return self._hub.open_session(table)
+
+    def bill_of(self, state: sessions.SessionState, at: datetime | None = None) -> Bill:
+        return self._hub.bill_of(state, at)
+
+    @store_call
+    def session_state(self, session_id: int) -> sessions.SessionState:
+        """The session replayed from its op log; NotFound if there is none."""
+        with self._store.reader() as db:
+            row = db.get(TableSession, session_id)
+            if row is None:
+                raise NotFound(f"no session {session_id}")
+            ops = [sessions.Op(cast(sessions.OpKind, o.kind), o.at, o.data, o.actor, o.reason) for o in row.ops]  # the kind column holds OpKinds only
+        return sessions.replay(ops, self.venue)
+
+    @store_call
+    def session_ids(self, *, open: bool | None = None, started_from: datetime | None = None,
+                    started_before: datetime | None = None, limit: int = 200) -> list[int]:
+        """Session ids, newest start first."""
+        q = select(TableSession.id).order_by(TableSession.started_at.desc(), TableSession.id.desc()).limit(limit)
+        if open is not None:
+            q = q.where(TableSession.state != "stopped") if open else q.where(TableSession.state == "stopped")
+        if started_from is not None:
+            q = q.where(TableSession.started_at >= started_from)
+        if started_before is not None:
+            q = q.where(TableSession.started_at < started_before)
+        with self._store.reader() as db:
+            return list(db.scalars(q))
+
+    @staticmethod
+    def _stopped(db: Any, start: datetime, end: datetime) -> list[StoppedSession]:
+        rows = db.execute(select(TableSession, Member.name).outerjoin(Member, Member.id == TableSession.member_id).where(
+            TableSession.state == "stopped", TableSession.stopped_at >= start, TableSession.stopped_at < end,
+        ).order_by(TableSession.stopped_at, TableSession.id))
+        return [StoppedSession(s.id, s.table_id, s.started_at, s.stopped_at, name, s.total_cents) for s, name in rows]
+
+    @store_call
+    def stopped_sessions(self, start: datetime, end: datetime) -> list[StoppedSession]:
+        """Sessions stopped in [start, end), in stop order, with the member's name."""
+        with self._store.reader() as db:
+            return self._stopped(db, start, end)
+
+    # -- nodes -------------------------------------------------------------------------------
+
+    @store_call
+    def nodes(self, only: str | None = None) -> dict[str, NodeView]:
+        q = select(Node) if only is None else select(Node).where(Node.table_id == only)
+        with self._store.reader() as db:
+            return {n.table_id: _copy(NodeView, n) for n in db.scalars(q)}
+
+    def node(self, table: str) -> NodeView | None:
+        return self.nodes(only=table).get(table)
+
+    @store_call
+    def node_rejects(self) -> dict[str, NodeRejects]:
+        with self._store.reader() as db:
+            return node_rejects(db)
+
+    @store_call
+    def sensor_events(self, start: datetime, end: datetime) -> list[SensorEvent]:
+        """Pocket drops and sensor fault reports received in [start, end), in order."""
+        with self._store.reader() as db:
+            rows = db.execute(select(Event.table_id, Event.type, Event.data).where(
+                Event.type.in_(("pocket", "sensor_fault")), Event.received_at >= start, Event.received_at < end,
+            ).order_by(Event.received_at, Event.id))
+            return [SensorEvent(t, k, d or {}) for t, k, d in rows]
+
+    # -- alerts ------------------------------------------------------------------------------
+
+    @store_call
+    def open_alerts(self, table: str | None = None) -> list[AlertView]:
+        with self._store.reader() as db:
+            return [_copy(AlertView, a) for a in open_alerts(db, table)]
+
+    @store_call
+    def alert(self, alert_id: int) -> AlertView | None:
+        with self._store.reader() as db:
+            a = db.get(Alert, alert_id)
+            return _copy(AlertView, a) if a is not None else None
+
+    @store_call
+    def alert_history(self, table: str | None = None, limit: int = 200) -> list[AlertView]:
+        """The latest alerts, closed ones included, newest first."""
+        q = select(Alert).order_by(Alert.opened_at.desc(), Alert.id.desc()).limit(limit)
+        if table is not None:
+            q = q.where(Alert.table_id == table)
+        with self._store.reader() as db:
+            return [_copy(AlertView, a) for a in db.scalars(q)]
+
+    # -- members -------------------------------------------------------------------------------
+
+    @store_call
+    def search_members(self, query: str, limit: int) -> list[MemberView]:
+        with self._store.reader() as db:
+            return [member_view(m) for m in search_members(db, query, limit=limit)]
+
+    @store_call
+    def member(self, member_id: int) -> MemberView | None:
+        with self._store.reader() as db:
+            m = db.get(Member, member_id)
+            return member_view(m) if m is not None else None
+
+    @store_call
+    def card_holder(self, uid: str) -> int | None:
+        """The member id a (normalized) card UID is assigned to."""
+        with self._store.reader() as db:
+            card = db.get(MemberCard, uid)
+            return card.member_id if card is not None else None
+
+    @store_call
+    def export_members_csv(self) -> str:
+        with self._store.reader() as db:
+            return export_members_csv(db)
+
+    # -- foosball ------------------------------------------------------------------------------
+
+    def foosball_tables(self) -> list[str]:
+        return [t.id for t in self.venue.tables if t.kind is Kind.FOOSBALL]
+
+    @store_call
+    def active_checkins(self, tables: list[str] | None = None) -> list[TableCheckins]:
+        """Per foosball table, the check-ins that still count now, oldest first."""
+        now = self.clock()
+        wanted = self.foosball_tables() if tables is None else tables
+        with self._store.reader() as db:
+            rows = list(db.execute(select(FoosballCheckin, Member.name).join(Member, Member.id == FoosballCheckin.member_id).where(
+                FoosballCheckin.table_id.in_(wanted), FoosballCheckin.ended_at.is_(None)).order_by(FoosballCheckin.checked_in_at)))
+            views = [checkin_view(c, name, self.venue) for c, name in rows]
+        return [TableCheckins(t, self.tables[t].name, tuple(v for v in views if v.table_id == t and v.active_until > now))
+                for t in wanted]
+
+    # -- reports ---------------------------------------------------------------------------------
+
+    @store_call
+    def revenue(self, first: date, last: date) -> reports.Revenue:
+        with self._store.reader() as db:
+            return reports.revenue(db, self.venue, first, last)
+
+    @store_call
+    def utilisation(self, day: date) -> reports.HourGrid:
+        with self._store.reader() as db:
+            return reports.utilisation(db, self.venue, day, self.clock())
+
+    @store_call
+    def drops(self, day: date) -> reports.HourGrid:
+        with self._store.reader() as db:
+            return reports.drops(db, self.venue, day)
+
+    @store_call
+    def foosball_use(self, first: date, last: date) -> list[reports.FoosballUse]:
+        with self._store.reader() as db:
+            return reports.foosball_use(db, self.venue, first, last)
+
+    @store_call
+    def period_figures(self, first: date, last: date, played: list[date]) -> PeriodFigures:
+        """Revenue, stopped sessions and foosball use over local days first..last; hour grids for the `played` days."""
+        start, _ = self.day_bounds(first)
+        _, end = self.day_bounds(last)
+        now = self.clock()
+        with self._store.reader() as db:
+            return PeriodFigures(
+                reports.revenue(db, self.venue, first, last), self._stopped(db, start, end),
+                [reports.utilisation(db, self.venue, d, now) for d in played], [reports.drops(db, self.venue, d) for d in played],
+                reports.foosball_use(db, self.venue, first, last))
+
+    def day_bounds(self, day: date) -> tuple[datetime, datetime]:
+        return reports.day_bounds(day, self.venue)
+
+    # -- staff accounts ------------------------------------------------------------------------
+
+    def locked(self, username: str) -> bool:
+        """Whether some client must wait before trying this account's password again."""
+        return waiting_clients(self._store, username) > 0
+
+    @store_call
+    def staff_rows(self) -> list[StaffRow]:
+        with self._store.reader() as db:
+            users = [(staff_of(u), len(user_sessions(db, u.username))) for u in list_users(db)]
+        return [StaffRow(s, self.locked(s.username), n) for s, n in users]
+
+    @store_call
+    def staff(self, username: str) -> Staff | None:
+        with self._store.reader() as db:
+            u = get_user(db, username)
+            return staff_of(u) if u is not None else None
+
+    @store_call
+    def is_last_manager(self, username: str) -> bool:
+        with self._store.reader() as db:
+            return is_last_manager(db, username)
+
+    @store_call
+    def tokens(self, username: str) -> list[TokenView]:
+        with self._store.reader() as db:
+            return [_copy(TokenView, t) for t in list_tokens(db, username)]
+
+    @store_call
+    def web_sessions(self, username: str) -> list[WebSessionView]:
+        with self._store.reader() as db:
+            return [_copy(WebSessionView, w) for w in user_sessions(db, username)]
+
+    @store_call
+    def audit(self, username: str) -> list[AuditView]:
+        with self._store.reader() as db:
+            return [_copy(AuditView, e) for e in user_audit(db, username)]
+
