@@ -68,9 +68,8 @@ def _bulk_sql(dialect: str, rows: int) -> str:
 
 def _sqlite_time(at: datetime) -> str:
     # What SQLAlchemy's SQLite DATETIME stores (its default storage format), from UTCDateTime's UTC value.
-    utc = _utc(at)
-    return (f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d} {utc.hour:02d}:{utc.minute:02d}:{utc.second:02d}"
-            f".{utc.microsecond:06d}")
+    text = _utc(at).replace(tzinfo=None).isoformat(" ")
+    return text if len(text) > 19 else text + ".000000"  # isoformat leaves out a zero microsecond; the format does not
 
 
 def _utc(at: datetime) -> datetime:
