@@ -27,10 +27,12 @@ class IngestLoop:
         *,
         max_batch: int = 1000,
         retry_s: float = 1.0,
+        ack_many: Callable[[list[Inbound]], None] | None = None,
     ) -> None:
         self.inbox = inbox
         self.apply_batch = apply_batch
         self.ack = ack
+        self.ack_many = ack_many  # a whole committed batch at once (HubLink.ack_many), if given
         self.max_batch = max_batch
         self.retry_s = retry_s
         self.batches = 0
@@ -85,11 +87,20 @@ class IngestLoop:
                 log.exception("could not apply %d messages; retrying in %.1fs (nothing acked, nothing lost)", len(batch), self.retry_s)
                 self._stop.wait(self.retry_s)
                 continue
-            for m in batch:
-                try:
-                    self.ack(m.mid, m.qos)
-                except Exception:  # noqa: BLE001 - a lost connection means the broker redelivers
-                    log.debug("ack of mid %s failed", m.mid, exc_info=True)
+            self._ack(batch)
             self.batches += 1
             self.applied += len(batch)
             batch = []
+
+    def _ack(self, batch: list[Inbound]) -> None:
+        if self.ack_many is not None:
+            try:
+                self.ack_many(batch)
+            except Exception:  # noqa: BLE001 - a lost connection means the broker redelivers
+                log.debug("ack of %d messages failed", len(batch), exc_info=True)
+            return
+        for m in batch:
+            try:
+                self.ack(m.mid, m.qos)
+            except Exception:  # noqa: BLE001 - a lost connection means the broker redelivers
+                log.debug("ack of mid %s failed", m.mid, exc_info=True)

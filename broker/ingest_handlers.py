@@ -14,9 +14,8 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import select
@@ -41,9 +40,8 @@ OUTBOX_ALERT_DEPTH = 200
 REJECT_LOG_INTERVAL_S = 10.0  # a flood of garbage must not flood the log: one summary at most this often
 
 
-@dataclass(frozen=True)
-class Decoded:
-    """One inbound message after the checks that need no database."""
+class Decoded(NamedTuple):
+    """One inbound message after the checks that need no database (a NamedTuple: one per message)."""
 
     inbound: Inbound
     msg: contract.Message | None  # None: refused, for `reason`

@@ -130,7 +130,8 @@ class CentralService:
 
         self.handlers = IngestHandlers(self)
         self.watchdog = Watchdog(self)
-        self.ingest = IngestLoop(self.inbox, self.handlers.apply_batch, self.link.ack if self.link else (lambda mid, qos: None))
+        self.ingest = IngestLoop(self.inbox, self.handlers.apply_batch, self.link.ack if self.link else (lambda mid, qos: None),
+                                 ack_many=self.link.ack_many if self.link else None)
         self.open_causes: set[str] = set()
         self._load()
 
