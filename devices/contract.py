@@ -314,10 +314,13 @@ def _explain(err: ValidationError) -> str:
 
 def _payload_text(payload: bytes | str) -> str:
     """The payload as text, if it is within the size limit and UTF-8."""
-    try:
-        raw = payload.encode() if isinstance(payload, str) else bytes(payload)
-    except UnicodeEncodeError as exc:  # a str holding lone surrogates
-        raise ContractError(f"payload is not UTF-8: {exc.reason} at character {exc.start}") from None
+    if type(payload) is bytes:  # what paho hands over: no copy
+        raw = payload
+    else:
+        try:
+            raw = payload.encode() if isinstance(payload, str) else bytes(payload)
+        except UnicodeEncodeError as exc:  # a str holding lone surrogates
+            raise ContractError(f"payload is not UTF-8: {exc.reason} at character {exc.start}") from None
     if len(raw) > MAX_PAYLOAD_BYTES:
         raise ContractError(f"payload is {len(raw)} bytes, over the {MAX_PAYLOAD_BYTES}-byte limit")
     try:
