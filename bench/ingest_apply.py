@@ -31,11 +31,13 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=500)
     ap.add_argument("--metrics", action="store_true", help="metrics to a real VictoriaMetrics")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--no-sessions", action="store_true", help="tables not in play: every drop touches an alert")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="lavos-apply-"))
     url = f"sqlite:///{work / 'hub.db'}"
     open_store(url).close()
-    open_sessions(url)
+    if not args.no_sessions:
+        open_sessions(url)
     vm = metrics = None
     if args.metrics:
         from broker.metrics import MetricsWriter
