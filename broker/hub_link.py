@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import struct
 import threading
 import time
 from dataclasses import dataclass, field
@@ -32,6 +33,8 @@ from devices.mqtt_plumbing import guarded, make_client, say_goodbye
 log = logging.getLogger("lavos.hub.mqtt")
 
 HUB_CLIENT_ID = "lavos-hub"
+_PUBACK = struct.Struct("!BBH")  # fixed header, remaining length 2, packet id
+_PUBACK_HEADER = 0x40  # paho.mqtt.client.PUBACK
 
 
 @dataclass(frozen=True)
@@ -170,6 +173,30 @@ class HubLink:
         if qos > 0:
             self.client.ack(mid, qos)
             self.stats.acked += 1
+
+    def ack_many(self, messages: "list[Inbound]") -> None:
+        """Ack a committed batch: its QoS 1 PUBACKs as one write.
+
+        paho's ack() queues one 4-byte packet per message and wakes its network thread through a
+        socket pair each time: per message, a system call on the ingest thread and a loop turn on
+        paho's, both under the interpreter lock, a tenth of the hub's cost per event in a backlog
+        drain (bench/hub_ingest.py). The same bytes (PUBACK, length 2, mid; valid in MQTT 3.1.1
+        and 5) go out as one queued packet. It uses paho's internal _packet_queue (checked
+        against paho-mqtt 2.1/2.2); without it, one ack() each, as before. Same guarantees: this
+        is called only after the batch's commit, exactly as the per-message acks were.
+        """
+        queue_packet = getattr(self.client, "_packet_queue", None)
+        if queue_packet is None or self._protocol not in (mqtt.MQTTv311, mqtt.MQTTv5):
+            for m in messages:
+                self.ack(m.mid, m.qos)
+            return
+        blob = b"".join([_PUBACK.pack(_PUBACK_HEADER, 2, m.mid) for m in messages if m.qos == 1])
+        for m in messages:
+            if m.qos == 2:  # the hub subscribes at QoS 1; kept right for a QoS 2 message anyway
+                self.client.ack(m.mid, m.qos)
+        if blob:
+            queue_packet(mqtt.PUBACK, blob, 0, 0)
+            self.stats.acked += len(blob) // _PUBACK.size
 
     # -- callbacks (paho thread) ---------------------------------------------------
 

@@ -135,6 +135,12 @@ def _real(name: str, value: object) -> float:
     return float(value)
 
 
+@lru_cache(maxsize=1024, typed=True)  # typed: a pocket of 1.0 or True is refused, not served 1's line
+def _pocket_head(table: str, pocket: int) -> str:
+    # A drop's line but its timestamp: a dozen tables times six pockets, built and checked once.
+    return line_protocol("pocket", {"table": table, "pocket": str(_integer("pocket", pocket))}, {"count": 1}, _EPOCH).rsplit(" ", 1)[0]
+
+
 def timestamp_ns(at: datetime) -> int:
     if not isinstance(at, datetime) or at.tzinfo is None or at.utcoffset() is None:
         raise InvalidPoint(f"timestamp must be a timezone-aware datetime, got {at!r}")
@@ -247,21 +253,30 @@ class MetricsWriter:
 
     def write(self, measurement: str, tags: dict[str, str], fields: dict[str, int | float | bool], at: datetime) -> None:
         """Queue one point; raises InvalidPoint for data line protocol cannot carry, never for network trouble."""
-        line = line_protocol(measurement, tags, fields, at)
+        self._append([line_protocol(measurement, tags, fields, at)])
+
+    def _append(self, lines: list[str]) -> None:
         with self._cond:
             if self._closed:
                 raise RuntimeError("MetricsWriter is closed")
-            if not self._queue:
-                self._oldest_at = self._clock()
-            self._queue.append(line)
-            self._next_seq += 1
-            if len(self._queue) >= self._max_queue:
-                self._spill_locked()
-            elif len(self._queue) == self._batch_size:
-                self._cond.notify_all()
+            for line in lines:
+                if not self._queue:
+                    self._oldest_at = self._clock()
+                self._queue.append(line)
+                self._next_seq += 1
+                if len(self._queue) >= self._max_queue:
+                    self._spill_locked()
+                elif len(self._queue) == self._batch_size:
+                    self._cond.notify_all()
 
     def pocket(self, table: str, pocket: int, at: datetime) -> None:
-        self.write("pocket", {"table": table, "pocket": str(_integer("pocket", pocket))}, {"count": 1}, at)
+        self.pockets([(table, pocket, at)])
+
+    def pockets(self, drops: list[tuple[str, int, datetime]]) -> None:
+        """One point per ball drop (table, pocket, when), queued under one lock: the hub's ingest
+        calls this once per batch, and a drop is the commonest point by far. Raises InvalidPoint
+        (queueing none of them) if any drop cannot be a point."""
+        self._append([f"{_pocket_head(table, pocket)} {timestamp_ns(at)}" for table, pocket, at in drops])
 
     def goal(self, table: str, side: str, at: datetime) -> None:
         self.write("goal", {"table": table, "side": side}, {"count": 1}, at)

@@ -119,7 +119,7 @@ class CentralService:
         self._link = HubLink(mqtt_url, self.inbox, share_group=share_group, client_id=client_id) if mqtt_url else None
         self.handlers = IngestHandlers(self._hall, self)
         self._writer = HallWriter(self.inbox, self.handlers.apply_batch, self._link.ack if self._link else (lambda mid, qos: None),
-                                  self._on_link_up)
+                                  self._on_link_up, ack_many=self._link.ack_many if self._link else None)
         self.ingest = self._writer  # old name: tests and benchmarks wait on `ingest.wait_idle()`
         self.watchdog = Watchdog(self._hall, self, self._writer.call)
         # Kept so old callers that still take it (a test's `with service.lock`) do not break;

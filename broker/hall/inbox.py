@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import queue
 from dataclasses import dataclass
+from typing import NamedTuple
 
 DEFAULT_BOUND = 10_000  # ten batches of the writer: a second or more of a full hall's backlog
 
 
-@dataclass(frozen=True)
-class Inbound:
+class Inbound(NamedTuple):
+    # A NamedTuple, not a frozen dataclass: one is made per message on paho's thread, and a
+    # frozen dataclass's __init__ (object.__setattr__ per field) cost 5x as much (bench/hub_ingest.py).
     topic: str
     payload: bytes
     mid: int

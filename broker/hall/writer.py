@@ -51,12 +51,14 @@ class HallWriter:
         ack: Callable[[int, int], None],
         on_link_up: Callable[[LinkUp], None],
         *,
+        ack_many: Callable[[list[Inbound]], None] | None = None,
         max_batch: int = 1000,
         retry_s: float = 1.0,
     ) -> None:
         self.inbox = inbox
         self.apply_batch = apply_batch
         self.ack = ack
+        self.ack_many = ack_many  # a committed batch's acks in one write (HubLink.ack_many)
         self.on_link_up = on_link_up
         self.max_batch = max_batch
         self.retry_s = retry_s
@@ -92,6 +94,18 @@ class HallWriter:
     @property
     def on_writer(self) -> bool:
         return threading.current_thread() is self._thread
+
+    def _ack(self, batch: list[Inbound]) -> None:
+        """Only after the batch's commit. A lost connection means the broker redelivers, and the
+        (table, boot, seq) key drops the copies."""
+        try:
+            if self.ack_many is not None:
+                self.ack_many(batch)
+                return
+            for m in batch:
+                self.ack(m.mid, m.qos)
+        except Exception:
+            log.debug("acks of a batch of %d failed", len(batch), exc_info=True)
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
         """True once everything queued so far has been applied (for tests and benchmarks)."""
@@ -201,11 +215,7 @@ class HallWriter:
                     self.failures += 1
                     log.exception("could not apply %d messages; retrying in %.1fs (nothing acked, nothing lost)", len(run), self.retry_s)
                     return items[i:]
-                for m in run:
-                    try:
-                        self.ack(m.mid, m.qos)
-                    except Exception:
-                        log.debug("ack of mid %s failed", m.mid, exc_info=True)
+                self._ack(run)
                 self.batches += 1
                 self.applied += len(run)
                 i = j

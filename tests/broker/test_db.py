@@ -168,6 +168,32 @@ def test_duplicate_events_are_ignored(store):
         assert stored.data == {"pocket": 1, "pulse_ms": 21.5} and stored.node_ts == T0
 
 
+def test_batch_insert_stores_what_the_orm_stores(store):
+    """insert_events_once writes its own SQL on both backends (the ingest hot path); the stored
+    values must be exactly what the column types store, down to the raw text on SQLite, or
+    time-range queries and retention would compare unlike formats. More than one chunk, a
+    zone other than UTC, a whole second (no microseconds), unsynced, non-ASCII data."""
+    whole = datetime(2026, 11, 30, 19, 0, 0, tzinfo=BRATISLAVA)
+    odd = datetime(2026, 11, 30, 19, 0, 0, 123, tzinfo=BRATISLAVA)
+    rows = [dict(table_id="pool-01", boot="bulk", seq=i, type="card", node_ts=odd if i % 2 else whole,
+                 ts_synced=bool(i % 3), data={"uid": "04a1b2", "n": i, "note": "žltá"}, received_at=whole + timedelta(seconds=i % 7))
+            for i in range(2345)]
+    with store.session() as db:
+        assert insert_events_once(db, rows) == {("pool-01", "bulk", i) for i in range(2345)}
+        for r in rows[:40]:
+            db.add(Event(**{**r, "boot": "orm"}))
+    with store.session() as db:
+        def raw(boot):
+            return db.execute(text("SELECT seq, type, node_ts, ts_synced, received_at, data FROM events "
+                                   "WHERE boot = :b AND seq < 40 ORDER BY seq"), {"b": boot}).all()
+        assert raw("bulk") == raw("orm")
+        stored = db.scalars(select(Event).where(Event.boot == "bulk", Event.seq == 1)).one()
+        assert stored.node_ts == odd and stored.received_at == whole + timedelta(seconds=1) and stored.ts_synced is True
+        assert stored.data == {"uid": "04a1b2", "n": 1, "note": "žltá"}
+        assert db.scalar(select(func.count()).select_from(Event).where(Event.received_at >= whole + timedelta(seconds=6))) == sum(1 for i in [*range(2345), *range(40)] if i % 7 == 6)
+        assert insert_events_once(db, rows[:1500]) == set()  # all stored: nothing new, nothing raised
+
+
 def test_batch_insert_reports_only_new_keys(store):
     with store.session() as db:
         insert_events_once(db, [event_row(1), event_row(2)])
