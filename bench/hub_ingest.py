@@ -24,7 +24,7 @@ By default the tables are in play (a session open on each, as when balls really 
 
 It exits non-zero if a consumer gets fewer or more than N messages, the hub stores a different
 number of events, counts a duplicate or a rejection, or Mosquitto logged dropping messages. The
-shipped Mosquitto config is used as is (broker/mosquitto.py); the bench checks that the backlog
+shipped Mosquitto config is used as is (broker/mosquitto_conf, rendered by sim/mosquitto.py); the bench checks that the backlog
 fits its per-client queue limits (max_queued_messages/max_queued_bytes) and refuses to run
 otherwise, rather than raising them.
 """
