@@ -12,6 +12,7 @@ import time
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
+from broker.hall.inbox import Inbound
 from broker.hub_link import HubLink, MqttUrl
 from devices import contract
 
@@ -35,9 +36,11 @@ def _receive(link_inbox: queue.Queue, n: int, timeout: float = 10.0) -> list:
     got, deadline = [], time.monotonic() + timeout
     while len(got) < n and time.monotonic() < deadline:
         try:
-            got.append(link_inbox.get(timeout=0.1))
+            item = link_inbox.get(timeout=0.1)
         except queue.Empty:
-            pass
+            continue
+        if isinstance(item, Inbound):  # the link also says when it (re)connected (LinkUp)
+            got.append(item)
     return got
 
 
