@@ -22,7 +22,7 @@ app = typer.Typer(
     add_completion=False,
 )
 
-for _module in ("devices.cli", "edge.cli", "broker.cli", "dashboard.cli", "sim.cli"):
+for _module in ("devices.cli", "edge.cli", "broker.ops.cli", "dashboard.cli", "sim.cli"):
     try:
         _mod = importlib.import_module(_module)
     except ModuleNotFoundError as exc:

@@ -46,8 +46,8 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 from sqlalchemy import create_engine, text
 
-from broker.db.engine import open_store
-from broker.users import create_user, issue_token, set_password
+from broker.storage.engine import open_store
+from broker.accounts.users import create_user, issue_token, set_password
 from devices import contract
 from sim.mosquitto import Mosquitto, free_port
 
@@ -326,7 +326,7 @@ def main() -> None:
 
 
 def _hash_params() -> str:
-    from broker.users import DEFAULT_HASHER as h
+    from broker.accounts.users import DEFAULT_HASHER as h
 
     return f"t={h.time_cost} m={h.memory_cost // 1024} MiB p={h.parallelism}"
 

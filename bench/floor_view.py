@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.floor_view [--requests 200] [--tables 100]
 
-Each hall is a real CentralService (SQLite file, no MQTT) with the web app over it, in a state
+Each hall is a real Hub (SQLite file, no MQTT) with the web app over it, in a state
 like a busy evening: two thirds of the billiard tables playing (some with a member's club card, some
 paused, prepaid or with extras, each with ball drops), every node reporting (a few offline), and
 open alerts. A manager logs in through the login form, then GET / is requested N times through
@@ -26,11 +26,11 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from broker import alert_kinds
+from broker.domain import alert_kinds
 from broker.compose import build_hub, open_store
-from broker.db.alerts import open_alerts, open_or_touch_alert
-from broker.db.engine import Store
-from broker.db.models import Event, Node
+from broker.storage.alerts import open_alerts, open_or_touch_alert
+from broker.storage.engine import Store
+from broker.storage.models import Event, Node
 from broker.hall.facade import HubFacade
 from devices.kinds import Kind
 from broker.domain.venue import load_venue

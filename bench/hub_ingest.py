@@ -13,7 +13,7 @@ publisher tops out near what one consumer takes, so both consumers measure it). 
 3. One consumer at a time connects; the clock runs from connect to its last message:
    - bare: a paho subscriber that does what any MQTT consumer must, receive and ack at QoS 1
      (paho's automatic ack, sent as on_message returns) and count;
-   - hub: CentralService with the real store (a fresh SQLite file, or a PostgreSQL database),
+   - hub: Hub with the real store (a fresh SQLite file, or a PostgreSQL database),
      metrics on to a real VictoriaMetrics when installed, until `handlers.applied` reaches N:
      every event validated against the contract, deduplicated by (table, boot, seq), stored and
      committed before its ack, a metrics point queued.
@@ -48,9 +48,9 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 from sqlalchemy import func, select
 
-from broker.db.engine import open_store
-from broker.db.models import Event
-from broker.hub_link import MqttUrl
+from broker.storage.engine import open_store
+from broker.storage.models import Event
+from broker.adapters.hub_link import MqttUrl
 from broker.compose import build_hub
 from devices import contract
 from broker.domain.venue import load_venue
@@ -298,7 +298,7 @@ def main() -> int:
         def metrics_factory():
             if vm is None:
                 return None
-            from broker.metrics import MetricsWriter
+            from broker.adapters.metrics import MetricsWriter
 
             metrics_factory.n += 1
             return MetricsWriter(vm.url, "token", "lavos", "lavos", work / f"spool-{metrics_factory.n}")
@@ -345,7 +345,7 @@ def main() -> int:
         print(f"events per drain        {args.events} QoS 1 pocket events, {len(TABLES)} tables"
               f"{'' if args.no_sessions else ' in play'}, {args.rounds} rounds; {fits}")
         print(f"bare paho subscriber    {b.rate:8.0f} msg/s  (receive + paho auto-ack, count)")
-        print(f"hub (CentralService)    {h.rate:8.0f} ev/s   (validated, deduplicated, stored in {where}, acked after "
+        print(f"hub (Hub)    {h.rate:8.0f} ev/s   (validated, deduplicated, stored in {where}, acked after "
               f"commit, metrics {'to VictoriaMetrics' if vm else 'off'})")
         print(f"ratio hub/bare          {ratios[mid]:8.2f}  (median round {mid + 1}; all rounds: "
               f"{', '.join(f'{x:.2f}' for x in ratios)}; target >= 0.70)")

@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 from bench.hub_ingest import VENUE, open_sessions, payloads
-from broker.db.engine import open_store
-from broker.hub_link import Inbound
+from broker.storage.engine import open_store
+from broker.adapters.hub_link import Inbound
 from broker.compose import build_hub
 from devices import contract
 from broker.domain.venue import load_venue
@@ -40,7 +40,7 @@ def main() -> None:
         open_sessions(url)
     vm = metrics = None
     if args.metrics:
-        from broker.metrics import MetricsWriter
+        from broker.adapters.metrics import MetricsWriter
         from tests.support.victoria import VictoriaMetrics
 
         vm = VictoriaMetrics(work / "vm").start()

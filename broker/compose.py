@@ -22,10 +22,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from broker.db.engine import Store, default_data_dir, default_db_url, open_store
-from broker.db.errors import StoreError
-from broker.hub_link import HUB_CLIENT_ID, MqttUrl
-from broker.service import CentralService
+from broker.storage.engine import Store, default_data_dir, default_db_url, open_store
+from broker.storage.errors import StoreError
+from broker.adapters.hub_link import HUB_CLIENT_ID, MqttUrl
+from broker.hall.hub import Hub
 from broker.domain.venue import Venue
 
 __all__ = ["Store", "StoreError", "build_hub", "default_data_dir", "default_db_url", "metrics_writer", "open_store", "running_hub"]
@@ -43,7 +43,7 @@ def build_hub(
     client_id: str | None = None,
     share_group: str | None = None,
     inbox_bound: int | None = None,
-) -> CentralService:
+) -> Hub:
     """A hub over `store`, its state loaded from the database, not started yet.
 
     `client_id` matters only for a login-less MQTT URL: with the shipped broker config the client
@@ -54,12 +54,12 @@ def build_hub(
     kwargs: dict[str, Any] = {"clock": clock} if clock is not None else {}
     if inbox_bound is not None:  # how many received messages may wait unacked (back-pressure beyond)
         kwargs["inbox_bound"] = inbox_bound
-    return CentralService(venue, store, mqtt_url=mqtt_url, metrics=metrics, share_group=share_group,
+    return Hub(venue, store, mqtt_url=mqtt_url, metrics=metrics, share_group=share_group,
                           client_id=client_id or (mqtt_url.username if mqtt_url and mqtt_url.username else HUB_CLIENT_ID), **kwargs)
 
 
 @contextlib.contextmanager
-def running_hub(venue: Venue, db: str | Store, **options: Any) -> Iterator[CentralService]:
+def running_hub(venue: Venue, db: str | Store, **options: Any) -> Iterator[Hub]:
     """A started hub for the block; `db` is a URL (opened here and closed after) or an open Store
     (left open). `options` are build_hub's."""
     store = open_store(db) if isinstance(db, str) else db
@@ -78,7 +78,7 @@ def running_hub(venue: Venue, db: str | Store, **options: Any) -> Iterator[Centr
 def metrics_writer(url: str, token: str, org: str, bucket: str, data_dir: Path, **options: Any) -> Any:
     """The hub's metrics writer (InfluxDB line protocol), spooling under `data_dir` while the
     metrics server is away; ValueError for a bad URL. `options` are MetricsWriter's tuning knobs."""
-    from broker.metrics import (
+    from broker.adapters.metrics import (
         MetricsWriter,  # httpx and the spool only when metrics are on
     )
 

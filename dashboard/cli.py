@@ -138,7 +138,7 @@ def server(
     signal.signal(signal.SIGTERM, _interrupt)  # stop as cleanly during start-up as Ctrl-C does
     from broker.adapters.leadership import Leadership, needs_leadership
     from broker.compose import default_data_dir, default_db_url
-    from broker.hub_link import MqttUrl
+    from broker.adapters.hub_link import MqttUrl
     from devices.tomlfile import ConfigError
     from broker.domain.venue import load_venue
 

@@ -1,4 +1,4 @@
-"""`lavos schema`: what a device says (`lavos node-config` is the hub's, in broker.cli)."""
+"""`lavos schema`: what a device says (`lavos node-config` is the hub's, in broker.ops.cli)."""
 
 from __future__ import annotations
 

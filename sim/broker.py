@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from broker.hub_link import MqttUrl
+from broker.adapters.hub_link import MqttUrl
 from sim.mosquitto import HUB_PASSWORD, HUB_USER, Mosquitto, free_port
 
 NO_BROKER = (

@@ -29,11 +29,11 @@ from typing import Any
 from rich.console import Console
 from rich.logging import RichHandler
 from rich.markup import escape
-from broker.billing import format_eur
+from broker.domain.billing import format_eur
 from broker.compose import build_hub, open_store
 from broker.hall.facade import HubFacade
-from broker.schedule import closing_time
-from broker.service import CentralService, ServiceError
+from broker.domain.schedule import closing_time
+from broker.hall.hub import Hub, ServiceError
 from dashboard.cli import HttpAddress, hub_web_app
 from devices.drivers.cardreader import SimulatedCardReader
 from devices.kinds import Kind, default_pins
@@ -186,7 +186,7 @@ class Http:
         self.thread.join(5)
 
 
-def start_http(service: CentralService, address: str, data_dir: Path) -> Http:
+def start_http(service: Hub, address: str, data_dir: Path) -> Http:
     from dashboard.http_server import http_server
 
     try:

@@ -76,7 +76,7 @@ def postgres_cluster():
 @pytest.fixture(scope="session")
 def postgres_template(postgres_cluster):
     """A database migrated to head once; each test's database is a copy of it."""
-    from broker.db.engine import open_store
+    from broker.storage.engine import open_store
 
     url = postgres_cluster.create_database()
     open_store(url).close()  # a template must have no open connections when copied
@@ -87,7 +87,7 @@ def postgres_template(postgres_cluster):
 def db_url(request, tmp_path):
     """A fresh, migrated database URL: once on a SQLite file, once on PostgreSQL."""
     if request.param == "sqlite":
-        from broker.db.engine import open_store
+        from broker.storage.engine import open_store
 
         url = f"sqlite:///{tmp_path / 'lavos.db'}"
         open_store(url).close()

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from broker.db.models import ROLES  # noqa: F401 - re-exported: the roles are an accounts rule the dashboard shows
-from broker.users import role_at_least  # noqa: F401 - re-exported with the roles
+from broker.storage.models import ROLES  # noqa: F401 - re-exported: the roles are an accounts rule the dashboard shows
+from broker.accounts.users import role_at_least  # noqa: F401 - re-exported with the roles
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class Staff:
 
 @dataclass(frozen=True)
 class StaffSession:
-    """A live dashboard session (broker.web_sessions) and whose it is."""
+    """A live dashboard session (broker.accounts.web_sessions) and whose it is."""
 
     pk: int
     staff: Staff

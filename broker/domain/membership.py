@@ -7,11 +7,35 @@ rule cannot drift between them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Literal
 
 Eligibility = Literal["ok", "inactive", "unpaid"]
+MEMBER_KINDS = ("individual", "collective", "honorary")
+DEFAULT_FEE_CENTS = 1000
+FIRST_YEAR, LAST_YEAR = 1990, 2100
+_UID = re.compile(r"^[0-9a-f]{4,32}$")  # the wire contract's card uid
+_UID_SEPARATORS = re.compile(r"[\s:\-]")
+
+
+class MemberError(ValueError):
+    """A registry operation that cannot be done; str() says why and what to do."""
+
+
+def normalize_uid(uid: str) -> str:
+    """A card UID as the readers send it: lowercase hex, no separators ("04:A2:B3:C4" → "04a2b3c4")."""
+    cleaned = _UID_SEPARATORS.sub("", uid).lower()
+    if not _UID.match(cleaned):
+        raise MemberError(f"card UID {uid!r} is not 4-32 hex digits (0-9, a-f), e.g. 04a2b3c4")
+    return cleaned
+
+
+def check_year(year: int) -> int:
+    if not FIRST_YEAR <= year <= LAST_YEAR:
+        raise MemberError(f"year {year} is outside {FIRST_YEAR}-{LAST_YEAR}; give a calendar year, e.g. 2026")
+    return year
 
 
 def fee_paid(paid_years: Iterable[int], year: int) -> bool:

@@ -22,9 +22,9 @@ from typing import Any
 from sqlalchemy import event
 from sqlalchemy.orm import Session as Db
 
-from broker import alert_kinds
-from broker.db.alerts import ack_alert, close_alert, open_alerts, open_or_touch_alert
-from broker.db.engine import Store
+from broker.domain import alert_kinds
+from broker.storage.alerts import ack_alert, close_alert, open_alerts, open_or_touch_alert
+from broker.storage.engine import Store
 from broker.hall.effects import AfterCommit
 from broker.hall.listeners import Listeners
 

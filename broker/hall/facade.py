@@ -2,7 +2,7 @@
 
 Every method is one operation staff can do, done once here, so an API route and the page of the
 same action call the same method. Hall state (sessions, alerts, foosball check-ins) is changed
-by the hub itself (broker.service), which runs its effects (MQTT publishes, live pushes) after
+by the hub itself (broker.hall.hub), which runs its effects (MQTT publishes, live pushes) after
 the commit; the registry and the staff accounts, which have no memory state, are written here in
 one transaction each. Store failures come out as broker.hall.store_errors, never sqlalchemy's.
 
@@ -15,17 +15,20 @@ import logging
 
 from sqlalchemy import exc as sa
 
-from broker import members, members_csv, sessions, users, web_sessions
+from broker.accounts import users, web_sessions
+from broker.domain import sessions
+from broker.ops import members_csv
+from broker.storage import members
 from broker.accounts.staff import Staff, StaffSession, staff_of
-from broker.auth_checks import check_password, reset_failures
-from broker.db.errors import StoreError
-from broker.db.models import MemberCard
-from broker.db.types import utcnow
+from broker.accounts.auth_checks import check_password, reset_failures
+from broker.storage.errors import StoreError
+from broker.storage.models import MemberCard
+from broker.storage.types import utcnow
 from broker.hall.read_models import CheckinView, HallReads, MemberView, checkin_view, member_view
 from broker.hall.store_errors import Conflict, StoreUnavailable, store_call
-from broker.members import MemberError
-from broker.members_csv import ImportReport, MemberImportError
-from broker.service import CardInUse, CentralService, NotFound, ServiceError
+from broker.storage.members import MemberError
+from broker.ops.members_csv import ImportReport, MemberImportError
+from broker.hall.hub import CardInUse, Hub, NotFound, ServiceError
 
 log = logging.getLogger("lavos.hub")
 
@@ -36,7 +39,7 @@ __all__ = ["HubFacade", "ServiceError", "NotFound", "CardInUse", "Conflict", "St
 
 
 class HubFacade:
-    def __init__(self, hub: CentralService) -> None:
+    def __init__(self, hub: Hub) -> None:
         self._hub = hub
         self._store = hub.store
         self.reads = HallReads(hub)
@@ -94,7 +97,7 @@ class HubFacade:
         row, name = self._hub.foosball_checkin(table, member_id, actor=actor)
         return checkin_view(row, name, self._hub.venue)
 
-    # -- the member registry (broker.members audits each change) --------------------------------
+    # -- the member registry (broker.storage.members audits each change) --------------------------------
 
     def _member(self, db, member_id: int) -> MemberView:  # type: ignore[no-untyped-def]
         try:
@@ -152,7 +155,7 @@ class HubFacade:
         with self._store.session() as db:
             return members_csv.import_members_csv(db, data, actor=actor)
 
-    # -- staff accounts (broker.users audits each change and ends sessions where it must) ---------
+    # -- staff accounts (broker.accounts.users audits each change and ends sessions where it must) ---------
 
     @store_call
     def create_staff(self, username: str, password: str, role: str, *, actor: str, must_change: bool = False) -> Staff:
@@ -206,7 +209,7 @@ class HubFacade:
 
     @store_call
     def check_login(self, username: str, password: str, *, client: str) -> Staff:
-        """The staff member for this password; users.AuthError (Throttled, Busy: broker.auth_checks) otherwise."""
+        """The staff member for this password; users.AuthError (Throttled, Busy: broker.accounts.auth_checks) otherwise."""
         return staff_of(check_password(self._store, username, password, client=client))
 
     @store_call

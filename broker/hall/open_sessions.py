@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from broker import sessions
+from broker.domain import sessions
 
 
 @dataclass(frozen=True)

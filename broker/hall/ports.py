@@ -2,7 +2,7 @@
 
 The ingest rules and the watchdog depend on `HallState` (the owned state and the venue) and on
 `HubOps` (the few hub operations they trigger); the hub builds both and satisfies `HubOps`
-itself. So nothing imports broker.service, and there is no import circle.
+itself. So nothing imports broker.hall.hub, and there is no import circle.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from broker import sessions
-from broker.db.engine import Store
+from broker.domain import sessions
+from broker.storage.engine import Store
 from broker.hall.alert_book import AlertBook
 from broker.hall.listeners import Listeners
 from broker.hall.open_sessions import OpenSessions

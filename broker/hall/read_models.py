@@ -18,20 +18,21 @@ from typing import Any, TypeVar, cast
 
 from sqlalchemy import select, text
 
-from broker import reports, sessions
+from broker.domain import sessions
+from broker.hall import reports
 from broker.accounts.staff import Staff, staff_of
-from broker.auth_checks import waiting_clients
-from broker.billing import Bill
-from broker.db.alerts import open_alerts
-from broker.db.models import Alert, Event, FoosballCheckin, Member, MemberCard, Node, TableSession
-from broker.db.rejects import node_rejects
+from broker.accounts.auth_checks import waiting_clients
+from broker.domain.billing import Bill
+from broker.storage.alerts import open_alerts
+from broker.storage.models import Alert, Event, FoosballCheckin, Member, MemberCard, Node, TableSession
+from broker.storage.rejects import node_rejects
 from broker.hall.store_errors import store_call
-from broker.members import search_members
-from broker.members_csv import export_members_csv
-from broker.rejects import NodeRejects
-from broker.service import CentralService, HallSnapshot, NotFound, OpenSession
-from broker.tariffs import calendar_year
-from broker.users import get_user, is_last_manager, list_tokens, list_users, user_audit, user_sessions
+from broker.storage.members import search_members
+from broker.ops.members_csv import export_members_csv
+from broker.domain.reject_tally import NodeRejects
+from broker.hall.hub import Hub, HallSnapshot, NotFound, OpenSession
+from broker.domain.tariffs import calendar_year
+from broker.accounts.users import get_user, is_last_manager, list_tokens, list_users, user_audit, user_sessions
 from devices.kinds import Kind
 from broker.domain.venue import TableSpec, Venue
 
@@ -210,7 +211,7 @@ def checkin_view(c: FoosballCheckin, name: str, venue: Venue) -> CheckinView:
 class HallReads:
     """Queries over the hub's database and live state; none of them writes."""
 
-    def __init__(self, hub: CentralService) -> None:
+    def __init__(self, hub: Hub) -> None:
         self._hub = hub
         self._store = hub.store
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from broker import sessions
+from broker.domain import sessions
 from broker.domain.venue import Venue
 
 
 def op_of(row: Any) -> sessions.Op:
-    """One stored op row (broker.db.models.SessionOp) as the session logic's Op."""
+    """One stored op row (broker.storage.models.SessionOp) as the session logic's Op."""
     return sessions.Op(row.kind, row.at, row.data, row.actor, row.reason)
 
 
@@ -19,5 +19,5 @@ def ops_of(rows: Iterable[Any]) -> list[sessions.Op]:
 
 
 def replay_row(session_row: Any, venue: Venue) -> sessions.SessionState:
-    """The state of a stored session (broker.db.models.TableSession), from its op log alone."""
+    """The state of a stored session (broker.storage.models.TableSession), from its op log alone."""
     return sessions.replay(ops_of(session_row.ops), venue)

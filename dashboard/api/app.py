@@ -1,4 +1,4 @@
-"""The FastAPI app over a running CentralService: JSON under /api, OpenAPI at /openapi.json."""
+"""The FastAPI app over a running Hub: JSON under /api, OpenAPI at /openapi.json."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from dashboard.api.headers import SecurityHeaders
 from dashboard.api.limits import API_CAPS, API_STALLED, BodyLimits
 
 if TYPE_CHECKING:  # the dashboard is given the hub; it talks to it only through the facade
-    from broker.service import CentralService
+    from broker.hall.hub import Hub
 
 # The routes that answer without a login; everything else needs a staff user at least.
 PUBLIC_PATHS = frozenset({"/api/health", "/openapi.json"})
@@ -31,7 +31,7 @@ def api_routes() -> Iterator[tuple[str, str, APIRoute]]:
                     yield method, PREFIX + route.path, route
 
 
-def create_app(service: "CentralService") -> FastAPI:
+def create_app(service: "Hub") -> FastAPI:
     app = FastAPI(
         title="Lavos table control",
         version="1",

@@ -1,4 +1,4 @@
-"""Who is calling: HTTP Basic (staff password: broker.auth_checks), a bearer token, or the dashboard's
+"""Who is calling: HTTP Basic (staff password: broker.accounts.auth_checks), a bearer token, or the dashboard's
 cookie session, and their role.
 
 `user_from_authorization`, `login` and `session_user` are plain functions returning the Staff
@@ -7,7 +7,7 @@ the cookie login pages (dashboard.web) reuse them; `can(capability)` makes the F
 a route declares (dashboard.access says which role the capability needs). A browser sends its
 cookie with every request, forged ones included, so a write authenticated by the cookie alone must
 also carry the session's CSRF token in X-CSRF-Token. The cookie holds only a server-side session
-id (broker.web_sessions): logging out, a new password, disabling or a new role end it for good.
+id (broker.accounts.web_sessions): logging out, a new password, disabling or a new role end it for good.
 Every check that reads or writes the accounts goes through the hub's facade (broker.hall.facade).
 """
 
@@ -25,9 +25,9 @@ from fastapi.security import HTTPBearer
 from fastapi.security.http import HTTPBase
 
 from broker.accounts.staff import Staff, StaffSession
-from broker.auth_checks import Busy, Throttled
+from broker.accounts.auth_checks import Busy, Throttled
 from broker.hall.facade import HubFacade
-from broker.users import AuthError
+from broker.accounts.users import AuthError
 from dashboard import access
 from dashboard.api.deps import get_hub
 
@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 
 REALM = "Lavos"
 # Keys of the signed cookie session that dashboard.web logs people in with: the server-side
-# session id (broker.web_sessions; never the username, so a copied cookie dies at logout) and
+# session id (broker.accounts.web_sessions; never the username, so a copied cookie dies at logout) and
 # the CSRF token.
 SESSION_ID = "sid"
 SESSION_CSRF = "csrf"

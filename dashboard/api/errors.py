@@ -14,8 +14,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from broker.hall.facade import MemberError, MemberImportError, NotFound, ServiceError, StoreUnavailable
-from broker.reports import ReportError
-from broker.users import UserError
+from broker.hall.reports import ReportError
+from broker.accounts.users import UserError
 
 log = logging.getLogger("lavos.api")
 

@@ -1,4 +1,4 @@
-"""The member registry: staff find members by name, the manager reads and changes it. broker.members audits each change."""
+"""The member registry: staff find members by name, the manager reads and changes it. broker.storage.members audits each change."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from starlette.concurrency import run_in_threadpool
 from broker.accounts.staff import Staff
 from broker.hall.facade import HubFacade
 from broker.hall.read_models import HallReads, MemberView
-from broker.members import normalize_uid
-from broker.members_csv import MAX_IMPORT_BYTES
+from broker.domain.membership import normalize_uid
+from broker.ops.members_csv import MAX_IMPORT_BYTES
 from dashboard import access
 from dashboard.api import responses as R
 from dashboard.api import views

@@ -1,6 +1,6 @@
 """Request bodies: strict (a JSON string is not a number), no unknown keys, bounded.
 
-The bounds are the session logic's own (broker.sessions) or tighter, so bad input is refused
+The bounds are the session logic's own (broker.domain.sessions) or tighter, so bad input is refused
 here with a 422 that names the field, before it reaches the service or the database. Text is
 refused when it holds control characters or lone surrogates: PostgreSQL rejects NUL bytes and
 UTF-8 cannot encode a lone surrogate, and either would otherwise surface as a server error.
@@ -12,8 +12,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from broker.members import MEMBER_KINDS
-from broker.members import FIRST_YEAR, LAST_YEAR
+from broker.domain.membership import MEMBER_KINDS
+from broker.domain.membership import FIRST_YEAR, LAST_YEAR
 from dashboard.api.deps import MAX_ID
 
 MAX_MINUTES = 24 * 60

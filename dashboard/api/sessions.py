@@ -11,7 +11,7 @@ from typing import Annotated, Any, Callable
 
 from fastapi import APIRouter, Depends, Query
 
-from broker import sessions
+from broker.domain import sessions
 from broker.accounts.staff import Staff
 from broker.hall.read_models import HallReads
 from dashboard.api import responses as R

@@ -6,9 +6,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException
 from broker.accounts.staff import Staff
-from broker.billing import format_eur
+from broker.domain.billing import format_eur
 from broker.hall.read_models import HallReads, NodeView
-from broker.rejects import UNKNOWN
+from broker.domain.reject_tally import UNKNOWN
 from dashboard.api import responses as R
 from dashboard.api import views
 from dashboard.api.auth import can

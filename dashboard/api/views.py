@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from broker import sessions
-from broker.billing import Bill, BillLine, format_eur
+from broker.domain import sessions
+from broker.domain.billing import Bill, BillLine, format_eur
 from broker.hall.read_models import AlertView, CheckinView, HallReads, MemberView, NodeView
-from broker.rejects import NodeRejects
+from broker.domain.reject_tally import NodeRejects
 
 
 def money(cents: int) -> dict[str, Any]:
@@ -77,7 +77,7 @@ def node(table: str, n: NodeView | None, refused: NodeRejects | None = None) -> 
 
 
 def rejects(r: NodeRejects | None) -> dict[str, Any]:
-    """What the service refused from one node (broker.rejects): counts per reason, newest samples first.
+    """What the service refused from one node (broker.domain.reject_tally): counts per reason, newest samples first.
 
     `dropped` messages were not applied; `clock_flagged` events were, at the hub's receive time.
     """

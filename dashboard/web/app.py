@@ -28,7 +28,7 @@ from dashboard.web.security import PageHeaders, SessionCookies, load_secret
 from dashboard.web.templating import register_nav
 
 if TYPE_CHECKING:  # the dashboard is given the hub; it talks to it only through the facade
-    from broker.service import CentralService
+    from broker.hall.hub import Hub
 
 STATIC = Path(__file__).parent / "static"
 SECRET_FILE = "web-secret"
@@ -61,7 +61,7 @@ def create_web(hub: HubFacade) -> FastAPI:
     return pages
 
 
-def mount_web(app: FastAPI, service: "CentralService", *, data_dir: Path | None = None, https_cookies: bool = False) -> FastAPI:
+def mount_web(app: FastAPI, service: "Hub", *, data_dir: Path | None = None, https_cookies: bool = False) -> FastAPI:
     """Serve the pages at / beside the API, and the cookie session both of them read.
 
     The cookie secret lives in `data_dir`/web-secret (made 0600 at first start); without a

@@ -1,7 +1,7 @@
 """Who is looking at a page: the cookie's server-side session, and `page_can(capability)`.
 
 Logging in reuses dashboard.api.auth.login (argon2, lockout: a failed attempt is committed
-even though it raises) and starts a broker.web_sessions row through the hub's facade; the
+even though it raises) and starts a broker.accounts.web_sessions row through the hub's facade; the
 cookie holds only its id, and
 every request re-reads session and user, so that logging out, disabling an account or changing
 a role takes effect at once, in every browser that holds a copy of the cookie.

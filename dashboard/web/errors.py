@@ -14,8 +14,8 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from broker.hall.facade import MemberError, NotFound, ServiceError
-from broker.reports import ReportError
-from broker.users import UserError
+from broker.hall.reports import ReportError
+from broker.accounts.users import UserError
 from dashboard.web.auth import PASSWORD_PAGE, LoginRequired, PageForbidden, PasswordChangeRequired, login_url, page_user
 from dashboard.web.csrf import CsrfRefused
 from dashboard.web import i18n

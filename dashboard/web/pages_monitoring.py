@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import Response
-from broker import rejects
+from broker.domain import reject_tally as rejects
 from broker.accounts.staff import Staff
 from broker.hall.read_models import HallReads
 from dashboard.api import views
@@ -89,7 +89,7 @@ def sensor_health(reads: HallReads) -> list[SensorHealth]:
             h.last_fault[sensor] = str(e.data.get("kind", ""))
     for a in reads.open_alerts():
         if a.kind == "sensor_fault" and a.table_id in health:
-            # cause_key is sensor_fault:<table>:<sensor> (broker.alert_kinds)
+            # cause_key is sensor_fault:<table>:<sensor> (broker.domain.alert_kinds)
             health[a.table_id].open_faults.add(a.cause_key.split(":", 2)[-1])
     return list(health.values())
 

@@ -1,7 +1,7 @@
 """Reports for the manager: one day or one month of revenue, sessions, utilisation, ball drops and
 foosball use, drawn as SVG charts on the page, each also downloadable as CSV.
 
-broker.reports does the counting (local days, DST, money replayed from the op log); this module
+broker.hall.reports does the counting (local days, DST, money replayed from the op log); this module
 picks the period, sums the per-day hour grids of a month by local hour of day, and shapes rows.
 """
 
@@ -18,11 +18,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import Response
 
-from broker import reports
+from broker.hall import reports
 from broker.accounts.staff import Staff
-from broker.csv_cells import SafeWriter
+from broker.domain.csv_cells import SafeWriter
 from broker.hall.read_models import HallReads, StoppedSession
-from broker.reports import ReportError
+from broker.hall.reports import ReportError
 from dashboard.api.deps import get_hub, local_today
 from dashboard.web import charts, i18n
 from dashboard.web.auth import page_can

@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
-from broker import sessions
+from broker.domain import sessions
 from broker.accounts.staff import Staff
 from broker.hall.facade import ServiceError
 from dashboard.api import views

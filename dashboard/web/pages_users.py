@@ -1,8 +1,8 @@
 """Staff accounts for the manager (/users), and changing one's own password (/account/password).
 
-The hub's facade (broker.hall.facade) does the work through broker.users, which writes the
+The hub's facade (broker.hall.facade) does the work through broker.accounts.users, which writes the
 audit log (who, when); this module checks the form fields first, so that a refusal is in the visitor's language and nothing is written. A new
-password, a new role or disabling ends that user's dashboard sessions (broker.web_sessions):
+password, a new role or disabling ends that user's dashboard sessions (broker.accounts.web_sessions):
 the tablet they are logged in on goes back to the login page at its next request.
 
 Choosing one's own password keeps the session it was done from and ends the others. A password
@@ -20,7 +20,7 @@ from fastapi.responses import RedirectResponse, Response
 from broker.accounts.staff import ROLES, Staff
 from broker.hall.facade import NotFound
 from broker.hall.read_models import HallReads
-from broker.users import MIN_PASSWORD, UserError, valid_username
+from broker.accounts.users import MIN_PASSWORD, UserError, valid_username
 from dashboard.api.auth import login as check_password
 from dashboard.api.auth import web_session_pk
 from dashboard.api.deps import IdPath, get_hub

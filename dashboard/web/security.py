@@ -9,7 +9,7 @@ from pathlib import Path
 from starlette.middleware.sessions import SessionMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from broker.web_sessions import LIFETIME
+from broker.accounts.web_sessions import LIFETIME
 from dashboard.api.headers import SecurityHeaders
 
 SESSION_COOKIE = "lavos_session"

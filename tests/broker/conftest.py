@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from broker.db.engine import open_store
+from broker.storage.engine import open_store
 
 
 @pytest.fixture

@@ -12,9 +12,9 @@ import logging
 import sys
 
 from broker.compose import build_hub, open_store
-from broker.db.models import TableSession
-from broker.hub_link import MqttUrl
-from broker.ingest_handlers import checkin
+from broker.storage.models import TableSession
+from broker.adapters.hub_link import MqttUrl
+from broker.hall.ingest_rules import checkin
 from broker.domain.venue import load_venue
 
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from broker.billing import BillLine, billed_seconds, div_half_up, format_eur, make_bill, minimum_line, time_amount_cents, vat_share
+from broker.domain.billing import BillLine, billed_seconds, div_half_up, format_eur, make_bill, minimum_line, time_amount_cents, vat_share
 
 
 def half_up(x: Fraction) -> int:

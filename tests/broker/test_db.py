@@ -12,15 +12,15 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import IntegrityError
 
-from broker.db.alerts import ack_alert, close_alert, open_alerts, open_or_touch_alert
-from broker.db.audit import append_session_op, record_audit
-from broker.db.engine import default_db_url, open_store
-from broker.db.errors import SchemaTooNew, StoreError
-from broker.db.events import insert_event_once, insert_events_once, prune_events
-from broker.db.migrate import head_revision
-from broker.db.models import Alert, AuditEntry, Base, Event, Member, MemberCard, TableSession
-from broker.db.rejects import node_rejects, record_rejects
-from broker.rejects import EXCERPT_CHARS, INVALID, SAMPLES_PER_TABLE, UNKNOWN, UNKNOWN_SENSOR, RejectTally
+from broker.storage.alerts import ack_alert, close_alert, open_alerts, open_or_touch_alert
+from broker.storage.audit import append_session_op, record_audit
+from broker.storage.engine import default_db_url, open_store
+from broker.storage.errors import SchemaTooNew, StoreError
+from broker.storage.events import insert_event_once, insert_events_once, prune_events
+from broker.storage.migrate import head_revision
+from broker.storage.models import Alert, AuditEntry, Base, Event, Member, MemberCard, TableSession
+from broker.storage.rejects import node_rejects, record_rejects
+from broker.domain.reject_tally import EXCERPT_CHARS, INVALID, SAMPLES_PER_TABLE, UNKNOWN, UNKNOWN_SENSOR, RejectTally
 
 BRATISLAVA = ZoneInfo("Europe/Bratislava")
 T0 = datetime(2026, 11, 30, 18, 0, tzinfo=timezone.utc)

@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from broker.sessions import Op, SessionError, bill, card_op, replay, start_op, stop_op
-from broker.tariffs import MemberSnapshot, RateContext, rate_at
+from broker.domain.sessions import Op, SessionError, bill, card_op, replay, start_op, stop_op
+from broker.domain.tariffs import MemberSnapshot, RateContext, rate_at
 from tests.broker.test_tariffs import LAVOS, bratislava
 
 BOTH = MemberSnapshot(7, "Ambra Tomáš", fee_paid=True, year=2026, next_year_paid=True)

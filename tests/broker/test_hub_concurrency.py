@@ -17,8 +17,8 @@ import uuid
 import pytest
 from sqlalchemy import func, select
 
-from broker.db.engine import open_store
-from broker.db.models import Event
+from broker.storage.engine import open_store
+from broker.storage.models import Event
 from broker.compose import build_hub
 from devices import contract
 from broker.domain.venue import load_venue

@@ -13,7 +13,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
 from broker.hall.inbox import Inbound
-from broker.hub_link import HubLink, MqttUrl
+from broker.adapters.hub_link import HubLink, MqttUrl
 from devices import contract
 
 

@@ -10,9 +10,9 @@ from datetime import datetime
 
 from sqlalchemy import func, select
 
-from broker.billing import billed_seconds, time_amount_cents
-from broker.db.engine import open_store
-from broker.db.models import Event
+from broker.domain.billing import billed_seconds, time_amount_cents
+from broker.storage.engine import open_store
+from broker.storage.models import Event
 from tests.broker.test_service_e2e import drop_balls
 from tests.support.driven import ask, start_driven
 from tests.support.hub import VENUE, running_node

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from broker.login_throttle import LoginThrottle, ThrottlePolicy
+from broker.accounts.login_throttle import LoginThrottle, ThrottlePolicy
 
 
 class Clock:

@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import func, select
 from typer.testing import CliRunner
 
-from broker.db.models import AuditEntry, FeePayment, Member, MemberCard
-from broker.members import (
+from broker.storage.models import AuditEntry, FeePayment, Member, MemberCard
+from broker.storage.members import (
     MemberError,
     add_member,
     assign_card,
@@ -23,7 +23,7 @@ from broker.members import (
     remove_card,
     search_members,
 )
-from broker.members_csv import MemberImportError, export_members_csv, import_members_csv, parse_members_csv
+from broker.ops.members_csv import MemberImportError, export_members_csv, import_members_csv, parse_members_csv
 
 SHIPPED = Path(__file__).resolve().parents[2] / "deploy" / "members" / "lavos-members.csv"
 HEADER = "name,kind,cards,fees_paid,active,note\n"

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from broker.metrics import DEAD_LETTER_FILE, InvalidPoint, MetricsWriter, line_protocol
+from broker.adapters.metrics import DEAD_LETTER_FILE, InvalidPoint, MetricsWriter, line_protocol
 from sim.mosquitto import free_port
 from tests.support.waiting import wait_until as eventually
 
@@ -345,7 +345,7 @@ def test_a_killed_process_resumes_from_the_spool(make_writer, fake, tmp_path):
     child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import sys, time
         from tests.broker.test_metrics import write_points
-        from broker.metrics import MetricsWriter
+        from broker.adapters.metrics import MetricsWriter
         w = MetricsWriter({fake.url!r}, "t", "lavos", "metrics", {str(tmp_path / "spool")!r},
                           batch_size=50, flush_interval=0.05, retry_initial=0.05, retry_max=0.3)
         write_points(w, range(500))

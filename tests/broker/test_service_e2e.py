@@ -9,8 +9,8 @@ from datetime import datetime, timezone
 import pytest
 from sqlalchemy import func, select
 
-from broker.db.models import Alert, Event, FoosballCheckin
-from broker.members import add_member, assign_card, record_fee
+from broker.storage.models import Alert, Event, FoosballCheckin
+from broker.storage.members import add_member, assign_card, record_fee
 from sim.pins import PulseScript, drive_pulses
 from tests.support.hub import running_node, running_service
 from tests.support.waiting import wait_until

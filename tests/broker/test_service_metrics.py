@@ -3,7 +3,7 @@ VictoriaMetrics; with it stopped they spool, and after it returns every point ar
 
 from __future__ import annotations
 
-from broker.metrics import MetricsWriter
+from broker.adapters.metrics import MetricsWriter
 from tests.broker.test_service_e2e import drop_balls
 from tests.support.hub import running_node, running_service
 from tests.support.waiting import wait_until

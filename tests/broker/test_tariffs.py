@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from broker.tariffs import MemberSnapshot, RateContext, as_utc, calendar_year, rate_at, split, tariff_window
+from broker.domain.tariffs import MemberSnapshot, RateContext, as_utc, calendar_year, rate_at, split, tariff_window
 from broker.domain.venue import Billing, TimeBand, Venue, load_venue
 
 LAVOS = load_venue(Path(__file__).resolve().parents[2] / "deploy" / "venues" / "lavos.toml")

@@ -9,10 +9,10 @@ from argon2 import PasswordHasher
 from sqlalchemy import select
 from typer.testing import CliRunner
 
-from broker.auth_checks import Throttled, check_password, reset_failures
-from broker.db.models import ApiToken, User
-from broker.login_throttle import ThrottlePolicy
-from broker.users import (
+from broker.accounts.auth_checks import Throttled, check_password, reset_failures
+from broker.storage.models import ApiToken, User
+from broker.accounts.login_throttle import ThrottlePolicy
+from broker.accounts.users import (
     AuthError,
     UserError,
     create_user,
@@ -179,7 +179,7 @@ def test_cli_user_add_and_token(db_url, tmp_path):
     out = runner.invoke(app, ["user", "token", "jana", "--name", "bar-tablet", "--db", db_url])
     assert out.exit_code == 0, out.output
     token = out.stdout.strip().splitlines()[0]
-    from broker.db.engine import open_store
+    from broker.storage.engine import open_store
 
     store = open_store(db_url)
     with store.session() as db:

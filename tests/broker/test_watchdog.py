@@ -12,9 +12,9 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from sqlalchemy import select
 
-from broker.db.models import Alert, FoosballCheckin
-from broker.ingest_handlers import checkin
-from broker.members import add_member
+from broker.storage.models import Alert, FoosballCheckin
+from broker.hall.ingest_rules import checkin
+from broker.storage.members import add_member
 from tests.support.hub import running_service
 from tests.support.mqtt import Collector
 from tests.support.waiting import wait_until

@@ -1,4 +1,4 @@
-"""The API over a real CentralService (real Mosquitto, SQLite and PostgreSQL) driven by a fake clock."""
+"""The API over a real Hub (real Mosquitto, SQLite and PostgreSQL) driven by a fake clock."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from argon2 import PasswordHasher
 from fastapi.testclient import TestClient
 
-from broker.users import create_user, issue_token
+from broker.accounts.users import create_user, issue_token
 from dashboard.api import create_app
 from tests.support.hub import running_service
 

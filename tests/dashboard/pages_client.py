@@ -1,4 +1,4 @@
-"""The pages over a real CentralService, as a browser sees them: cookie login, CSRF token from the page.
+"""The pages over a real Hub, as a browser sees them: cookie login, CSRF token from the page.
 
 A fixture module shared by the manager-page tests (members, reports, monitoring); import `pages`
 from it. Three clients on one app: a manager, a staff user and an anonymous visitor, each with

@@ -6,10 +6,10 @@ import re
 
 from sqlalchemy import select
 
-from broker.auth_checks import reset_failures
-from broker.db.models import ApiToken
-from broker.login_throttle import ThrottlePolicy
-from broker.users import revoke_token
+from broker.accounts.auth_checks import reset_failures
+from broker.storage.models import ApiToken
+from broker.accounts.login_throttle import ThrottlePolicy
+from broker.accounts.users import revoke_token
 from dashboard.api.app import PUBLIC_PATHS, api_routes
 from dashboard import access
 from tests.dashboard.conftest import MANAGER, PASSWORD, STAFF, basic, bearer, sqlite_only

@@ -8,7 +8,7 @@ import pytest
 
 from sqlalchemy import select
 
-from broker.db.models import Node, SessionOp
+from broker.storage.models import Node, SessionOp
 from tests.support.hub import running_node
 from tests.support.waiting import wait_until
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import func, select
 
-from broker.db.models import AuditEntry, Member
+from broker.storage.models import AuditEntry, Member
 from tests.dashboard.conftest import sqlite_only
 from tests.support.hub import REPO
 

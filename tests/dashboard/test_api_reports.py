@@ -7,10 +7,10 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from broker import alert_kinds
-from broker.db.events import insert_event_once
-from broker.db.models import AuditEntry
-from broker.members import add_member, record_fee
+from broker.domain import alert_kinds
+from broker.storage.events import insert_event_once
+from broker.storage.models import AuditEntry
+from broker.storage.members import add_member, record_fee
 from tests.dashboard.conftest import START
 
 

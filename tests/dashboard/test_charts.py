@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from broker.billing import format_eur
+from broker.domain.billing import format_eur
 from dashboard.web.charts import bar_chart, heatmap, sparkline
 
 SVG = "{http://www.w3.org/2000/svg}"

@@ -9,10 +9,10 @@ from datetime import timedelta
 
 import pytest
 
-from broker import alert_kinds
-from broker.db.alerts import open_alerts
-from broker.db.events import insert_event_once
-from broker.db.models import Node
+from broker.domain import alert_kinds
+from broker.storage.alerts import open_alerts
+from broker.storage.events import insert_event_once
+from broker.storage.models import Node
 from devices.contract import status_topic, telemetry_topic
 from tests.dashboard.conftest import START, sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture

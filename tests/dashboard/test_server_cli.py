@@ -11,7 +11,7 @@ import httpx
 import pytest
 from sqlalchemy import text
 
-from broker.db.engine import open_store
+from broker.storage.engine import open_store
 from sim.mosquitto import free_port
 from tests.support.hub import REPO, VENUE
 from tests.support.server import LAVOS

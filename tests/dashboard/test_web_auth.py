@@ -9,7 +9,7 @@ import stat
 import pytest
 from fastapi.routing import APIRoute
 
-from broker.login_throttle import ThrottlePolicy
+from broker.accounts.login_throttle import ThrottlePolicy
 from dashboard.web.app import web_routes
 from tests.dashboard.conftest import CHEAP, MANAGER, PASSWORD, STAFF, sqlite_only
 from tests.support.web import Browser, add_users, web_app

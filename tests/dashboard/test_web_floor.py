@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from broker.members import add_member, assign_card, record_fee
+from broker.storage.members import add_member, assign_card, record_fee
 from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, sqlite_only
 from tests.support.web import Browser, add_users, event, light, node_link, status, web_app
 from tests.support.waiting import wait_until

@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select, text
 
-from broker.backup import BackupError, backup, restore
-from broker.db.engine import open_store
-from broker.db.events import insert_events_once
-from broker.db.migrate import head_revision
-from broker.db.models import Event, Member
-from broker.members import add_member
+from broker.ops.backup import BackupError, backup, restore
+from broker.storage.engine import open_store
+from broker.storage.events import insert_events_once
+from broker.storage.migrate import head_revision
+from broker.storage.models import Event, Member
+from broker.storage.members import add_member
 from tests.support.hub import REPO
 
 BATCH = 25  # rows per writer transaction: a consistent copy holds whole batches only

@@ -16,8 +16,8 @@ import pytest
 from sqlalchemy import func, select
 
 from broker.compose import build_hub, open_store
-from broker.db.models import Alert, Event
-from broker.service import CentralService
+from broker.storage.models import Alert, Event
+from broker.hall.hub import Hub
 from devices.contract import event_topic, light_set_topic
 from broker.domain.venue import load_venue
 from tests.support.hub import VENUE, hub_url
@@ -42,13 +42,13 @@ def pg_url(postgres_cluster, postgres_template):
 LOGINS = ("lavos-hub-2", "lavos-hub-3")
 
 
-def start_service(mosquitto, url: str, group: str, login: str) -> CentralService:
+def start_service(mosquitto, url: str, group: str, login: str) -> Hub:
     svc = build_hub(load_venue(VENUE), open_store(url), mqtt_url=hub_url(mosquitto, login), share_group=group, client_id=login)
     svc.start()
     return svc
 
 
-def stop_service(svc: CentralService) -> None:
+def stop_service(svc: Hub) -> None:
     svc.close()
     svc.store.close()
 

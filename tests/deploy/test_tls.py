@@ -16,8 +16,8 @@ from paho.mqtt.enums import CallbackAPIVersion
 from sqlalchemy import select
 
 from broker.compose import build_hub, open_store
-from broker.db.models import Event
-from broker.hub_link import MqttUrl
+from broker.storage.models import Event
+from broker.adapters.hub_link import MqttUrl
 from broker.domain.venue import load_venue
 from edge import EdgeNode
 from sim.mosquitto import HUB_USER, Mosquitto, TlsFiles

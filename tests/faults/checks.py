@@ -6,8 +6,8 @@ from collections import Counter
 
 from sqlalchemy import select
 
-from broker.billing import billed_seconds, time_amount_cents
-from broker.db.models import Event, TableSession
+from broker.domain.billing import billed_seconds, time_amount_cents
+from broker.storage.models import Event, TableSession
 
 # The venue's pool tariff (deploy/venues/lavos.toml), per hour, billed per started minute.
 POOL_RATE_CENTS = 600

@@ -24,8 +24,8 @@ from zoneinfo import ZoneInfo
 import pytest
 from sqlalchemy import select
 
-from broker.db.models import Alert
-from broker.members import add_member, assign_card, record_fee
+from broker.storage.models import Alert
+from broker.storage.members import add_member, assign_card, record_fee
 from devices import contract
 from broker.domain.venue import Billing, load_venue
 from tests.broker.test_service_e2e import score

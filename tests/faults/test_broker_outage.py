@@ -12,10 +12,10 @@ import time
 import pytest
 from sqlalchemy import func, select
 
-from broker.billing import billed_seconds, time_amount_cents
-from broker.db.models import Event, TableSession
-from broker.ingest_handlers import checkin
-from broker.members import add_member
+from broker.domain.billing import billed_seconds, time_amount_cents
+from broker.storage.models import Event, TableSession
+from broker.hall.ingest_rules import checkin
+from broker.storage.members import add_member
 from sim.mosquitto import Mosquitto
 from sim.pins import PulseScript, drive_pulses
 from tests.support.hub import running_node, running_service

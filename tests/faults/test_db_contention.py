@@ -16,8 +16,8 @@ import time
 
 from sqlalchemy import create_engine, text
 
-from broker.db.engine import open_store
-from broker.db.rejects import node_rejects
+from broker.storage.engine import open_store
+from broker.storage.rejects import node_rejects
 from tests.support.hub import running_service, stored_events
 from tests.support.mqtt import publish_events
 from tests.support.waiting import wait_until

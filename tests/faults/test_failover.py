@@ -24,7 +24,7 @@ import pytest
 
 from broker.compose import open_store
 from sim.mosquitto import free_port as _free_port
-from broker.users import create_user, issue_token
+from broker.accounts.users import create_user, issue_token
 from tests.broker.test_service_e2e import drop_balls, score
 from tests.support.waiting import wait_until
 from tests.faults.checks import (

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from datetime import datetime, timedelta, timezone
 
-from broker.db.models import TableSession
+from broker.storage.models import TableSession
 from edge.clock import WallClock
 from tests.broker.test_service_e2e import drop_balls
 from tests.faults.checks import assert_billed_by_central_clock, assert_each_once, stored_events

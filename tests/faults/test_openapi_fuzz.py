@@ -1,7 +1,7 @@
 """Issue 6, bad input: schemathesis against the HTTP API's own OpenAPI document.
 
 The app is the one `lavos server` serves (API plus pages, `mount_web`), over a real
-CentralService on SQLite and a real Mosquitto, called as a manager with a bearer token, so
+Hub on SQLite and a real Mosquitto, called as a manager with a bearer token, so
 every operation gets past authentication and its input reaches the route. For every operation
 schemathesis generates valid and invalid requests; each answer must be no 5xx, a status code
 the document lists for that operation, the documented content type, and a body that validates
@@ -25,8 +25,8 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis.generation.modes import GenerationMode
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from broker.auth_checks import reset_client
-from broker.users import issue_token
+from broker.accounts.auth_checks import reset_client
+from broker.accounts.users import issue_token
 from dashboard.api.app import api_routes
 from tests.dashboard.conftest import CHEAP, MANAGER, PASSWORD, FakeClock, bearer
 from tests.support.hub import running_service

@@ -14,8 +14,8 @@ import time
 import pytest
 from sqlalchemy import select
 
-from broker.db.engine import open_store
-from broker.db.models import Alert
+from broker.storage.engine import open_store
+from broker.storage.models import Alert
 from tests.broker.test_service_e2e import drop_balls
 from tests.faults.checks import assert_billed_by_central_clock, assert_each_once, stored_events
 from tests.support.hub import running_node, running_service

@@ -16,9 +16,9 @@ from zoneinfo import ZoneInfo
 import pytest
 from sqlalchemy import select
 
-from broker.db.models import TableSession
-from broker.members import add_member, assign_card, record_fee
-from broker.service import CardInUse
+from broker.storage.models import TableSession
+from broker.storage.members import add_member, assign_card, record_fee
+from broker.hall.hub import CardInUse
 from devices import contract
 from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, FakeClock, api, service  # noqa: F401 - fixtures
 from tests.faults.checks import stored_events

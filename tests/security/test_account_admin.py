@@ -14,10 +14,10 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select, update
 
-from broker import web_sessions
-from broker.db.engine import open_store
-from broker.db.models import AuditEntry, User
-from broker.db.types import utcnow
+from broker.accounts import web_sessions
+from broker.storage.engine import open_store
+from broker.storage.models import AuditEntry, User
+from broker.storage.types import utcnow
 from tests.support.hub import REPO
 
 PASSWORD, NEW = "Prvé-heslo-123", "Druhé-heslo-456"

@@ -1,4 +1,4 @@
-"""Issue 9, item 5, in process over a real CentralService: a verified HTTP Basic credential is
+"""Issue 9, item 5, in process over a real Hub: a verified HTTP Basic credential is
 remembered so the next call runs no argon2 (counted on the real hasher, shipped costs), what is
 remembered holds no plaintext, a login that cannot get a hash slot is told 503 at once, and the
 account owner's known address goes before a guesser when every slot is taken.
@@ -12,9 +12,9 @@ import time
 
 from argon2 import PasswordHasher
 
-from broker import auth_checks
-from broker.auth_checks import check_password, gate
-from broker.users import AuthError
+from broker.accounts import auth_checks
+from broker.accounts.auth_checks import check_password, gate
+from broker.accounts.users import AuthError
 from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, api, basic, clock, service, sqlite_only  # noqa: F401  (fixtures)
 
 

@@ -1,7 +1,7 @@
 """Issue 9 item 11: no CSV this project writes hands a spreadsheet a formula, and numbers stay numbers.
 
 In-process: the pages and the API as `lavos server` mounts them (dashboard.web.mount_web) over a
-real CentralService (real Mosquitto, SQLite and PostgreSQL). A real server process would add
+real Hub (real Mosquitto, SQLite and PostgreSQL). A real server process would add
 nothing: the CSV bytes are made by the app, the same function for page, API and CLI.
 """
 
@@ -13,9 +13,9 @@ import re
 
 import pytest
 
-from broker.csv_cells import guard, unguard
-from broker.ingest_handlers import checkin
-from broker.members import add_member, record_fee
+from broker.domain.csv_cells import guard, unguard
+from broker.hall.ingest_rules import checkin
+from broker.storage.members import add_member, record_fee
 from tests.dashboard.conftest import START, clock, service  # noqa: F401 - fixtures
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 
@@ -115,7 +115,7 @@ def test_negative_amounts_in_a_report_csv_stay_numbers():
 
 @pytest.mark.parametrize("delimiter", [",", ";"])
 def test_the_cli_export_is_guarded_too(pages, delimiter):
-    from broker.members_csv import export_members_csv
+    from broker.ops.members_csv import export_members_csv
 
     _members(pages.service)
     with pages.service.store.reader() as db:

@@ -22,9 +22,9 @@ import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 from sqlalchemy import func, select
 
-from broker.db.engine import open_store
-from broker.db.models import Event, NodeRejectCount, NodeRejectSample
-from broker.rejects import SAMPLES_PER_TABLE
+from broker.storage.engine import open_store
+from broker.storage.models import Event, NodeRejectCount, NodeRejectSample
+from broker.domain.reject_tally import SAMPLES_PER_TABLE
 from devices import contract
 from broker.domain.venue import load_venue
 from tests.dashboard.conftest import MANAGER, PASSWORD

@@ -18,8 +18,8 @@ from collections import Counter
 import httpx
 import pytest
 
-from broker.db.engine import open_store
-from broker.users import set_active, set_password, set_role
+from broker.storage.engine import open_store
+from broker.accounts.users import set_active, set_password, set_role
 from tests.security.served import MANAGER, PASSWORDS, lavos_server, node
 
 FLOOD = 24

@@ -140,9 +140,9 @@ def test_copied_cookie_is_refused_after_a_manager_changes_the_account(lavos, cha
 
 @pytest.mark.parametrize("change", ["password", "disable", "role"])
 def test_copied_cookie_is_refused_after_the_account_changes_outside_the_server(lavos, change):
-    """The same through broker.users on the database (what `lavos user …` does): the server process sees it at once."""
-    from broker.db.engine import open_store
-    from broker.users import set_active, set_password, set_role
+    """The same through broker.accounts.users on the database (what `lavos user …` does): the server process sees it at once."""
+    from broker.storage.engine import open_store
+    from broker.accounts.users import set_active, set_password, set_role
 
     username = {"password": "zuza", "disable": "miro", "role": "eva"}[change]
     store = open_store(lavos.db_url)

@@ -9,9 +9,9 @@ from pathlib import Path
 from sqlalchemy import func, select
 
 from broker.compose import running_hub
-from broker.db.engine import open_store
-from broker.db.models import Event
-from broker.hub_link import MqttUrl
+from broker.storage.engine import open_store
+from broker.storage.models import Event
+from broker.adapters.hub_link import MqttUrl
 from devices.nodeconfig import node_config_for
 from broker.domain.venue import load_venue
 from edge import EdgeNode

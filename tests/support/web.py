@@ -1,4 +1,4 @@
-"""The staff pages over a real CentralService: a logged-in TestClient that sends CSRF tokens itself."""
+"""The staff pages over a real Hub: a logged-in TestClient that sends CSRF tokens itself."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from contextlib import contextmanager
 
 from fastapi.testclient import TestClient
 
-from broker.users import create_user
+from broker.accounts.users import create_user
 from dashboard.api import create_app
 from dashboard.web import mount_web
 from devices import contract

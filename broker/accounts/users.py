@@ -1,0 +1,259 @@
+"""Staff accounts: argon2 password hashes, roles, API tokens.
+
+Functions take the caller's SQLAlchemy session; the caller commits. Checking a password (slow on
+purpose, throttled, cached) is broker.accounts.auth_checks.check_password.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from datetime import datetime, timedelta
+
+from argon2 import PasswordHasher
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from broker.accounts import web_sessions
+from broker.storage.audit import record_audit
+from broker.storage.models import ROLES, ApiToken, AuditEntry, User, WebSession
+from broker.storage.types import utcnow
+
+DEFAULT_HASHER = PasswordHasher()  # argon2id with the library's current recommended costs
+TOKEN_PREFIX = "lavos_"
+MIN_PASSWORD = 8
+_USERNAME = re.compile(r"^[a-z0-9][a-z0-9._-]{1,63}$")
+# last_used_at is for "which tokens are still in use", not a log: a write per request is waste.
+_TOKEN_TOUCH_EVERY = timedelta(minutes=5)
+
+
+class UserError(ValueError):
+    """An account operation that cannot be done; str() says why and what to do."""
+
+
+class AuthError(Exception):
+    """Authentication failed. `reason` is for logs; show users only str() (it never says which part was wrong)."""
+
+    def __init__(self, reason: str, message: str = "wrong username or password") -> None:
+        self.reason = reason
+        super().__init__(message)
+
+
+def role_at_least(role: str, required: str) -> bool:
+    """staff < manager: a manager may do everything staff may."""
+    return ROLES.index(role) >= ROLES.index(required)
+
+
+def _check_password(password: str) -> None:
+    if len(password) < MIN_PASSWORD:
+        raise UserError(f"the password is {len(password)} characters long; use at least {MIN_PASSWORD}")
+
+
+def _check_role(role: str) -> str:
+    if role not in ROLES:
+        raise UserError(f"role {role!r} is not one of {', '.join(ROLES)}")
+    return role
+
+
+def get_user(db: Session, username: str) -> User | None:
+    return db.scalars(select(User).where(User.username == username)).first()
+
+
+def _require_user(db: Session, username: str) -> User:
+    user = get_user(db, username)
+    if user is None:
+        raise UserError(f"no user {username!r}: create it with `lavos user add {username} --role staff`")
+    return user
+
+
+def create_user(db: Session, username: str, password: str, role: str, *, actor: str, hasher: PasswordHasher = DEFAULT_HASHER,
+                must_change: bool = False) -> User:
+    if not valid_username(username):
+        raise UserError(f"username {username!r}: use 2-64 characters a-z 0-9 . _ - starting with a letter or digit, e.g. \"jana\"")
+    _check_role(role)
+    _check_password(password)
+    if get_user(db, username) is not None:
+        raise UserError(f"user {username!r} already exists; pick another name")
+    user = User(username=username, password_hash=hasher.hash(password), role=role, active=True, failed_logins=0, created_at=utcnow(),
+                must_change_password=must_change)
+    db.add(user)
+    db.flush()
+    record_audit(db, actor, "user.add", f"user:{username}", {"role": role, "must_change": must_change})
+    return user
+
+
+def set_password(db: Session, username: str, password: str, *, actor: str, hasher: PasswordHasher = DEFAULT_HASHER,
+                 must_change: bool = False, keep_session: int | None = None) -> User:
+    """A new password also lifts a lockout and ends the user's dashboard sessions.
+
+    `keep_session` (a web session pk) survives: the user changing their own password stays logged
+    in where they did it, every other browser is logged out. `must_change`: a manager hands the
+    password out, and the user must choose their own at the next login.
+    """
+    user = _require_user(db, username)
+    _check_password(password)
+    user.password_hash = hasher.hash(password)
+    user.failed_logins, user.locked_until = 0, None
+    user.must_change_password = must_change
+    db.flush()
+    record_audit(db, actor, "user.password", f"user:{username}", {"must_change": must_change})
+    web_sessions.end_user_sessions(db, username, by=actor, reason="password", keep=keep_session)
+    return user
+
+
+def _active_managers(db: Session) -> int:
+    return len(list(db.scalars(select(User.id).where(User.role == "manager", User.active.is_(True)))))
+
+
+def valid_username(username: str) -> bool:
+    return bool(_USERNAME.match(username))
+
+
+def is_last_manager(db: Session, username: str) -> bool:
+    """Whether demoting or disabling `username` would leave nobody to administer the accounts."""
+    user = get_user(db, username)
+    return user is not None and user.role == "manager" and user.active and _active_managers(db) <= 1
+
+
+def _keep_a_manager(db: Session, user: User) -> None:
+    if is_last_manager(db, user.username):
+        raise UserError(f"{user.username} is the only active manager: make another manager first, "
+                        f"or nobody could administer the accounts")
+
+
+def set_role(db: Session, username: str, role: str, *, actor: str) -> User:
+    """A new role ends the user's dashboard sessions: the pages they have open were made for the old one."""
+    user = _require_user(db, username)
+    _check_role(role)
+    if role == user.role:
+        return user
+    if role != "manager":
+        _keep_a_manager(db, user)
+    old, user.role = user.role, role
+    db.flush()
+    record_audit(db, actor, "user.role", f"user:{username}", {"role": [old, role]})
+    web_sessions.end_user_sessions(db, username, by=actor, reason="role")
+    return user
+
+
+def set_active(db: Session, username: str, active: bool, *, actor: str) -> User:
+    """Disabling also ends the user's dashboard sessions (their tokens stop working too: verify_token checks active)."""
+    user = _require_user(db, username)
+    if active == user.active:
+        return user
+    if not active:
+        _keep_a_manager(db, user)
+    user.active = active
+    db.flush()
+    record_audit(db, actor, "user.active", f"user:{username}", {"active": active})
+    if not active:
+        web_sessions.end_user_sessions(db, username, by=actor, reason="disabled")
+    return user
+
+
+def unlock(db: Session, username: str, *, actor: str) -> User:
+    """Record that a manager lifted the login waits on this account (the user knows the password;
+    somebody else guessed wrong). The waits live in the serving process's throttle
+    (broker.accounts.auth_checks.reset_failures), which the manager's page calls beside this; the
+    legacy lockout columns are cleared too so that no older reader sees a lock."""
+    user = _require_user(db, username)
+    user.failed_logins, user.locked_until = 0, None
+    db.flush()
+    record_audit(db, actor, "user.unlock", f"user:{username}")
+    return user
+
+
+def list_users(db: Session) -> list[User]:
+    return list(db.scalars(select(User).order_by(User.username)))
+
+
+def user_sessions(db: Session, username: str) -> list[WebSession]:
+    """The user's live dashboard sessions, newest first."""
+    _require_user(db, username)
+    return web_sessions.active_sessions(db, username)
+
+
+def end_session(db: Session, username: str, session_pk: int, *, actor: str) -> None:
+    _require_user(db, username)
+    if not web_sessions.end_one(db, username, session_pk, by=actor):
+        raise UserError(f"{username} has no active dashboard session {session_pk}: list them with `lavos user sessions {username}`")
+
+
+def end_sessions(db: Session, username: str, *, actor: str) -> int:
+    """Log the user out of every browser; returns how many sessions ended."""
+    _require_user(db, username)
+    return web_sessions.end_user_sessions(db, username, by=actor, reason="ended")
+
+
+def user_audit(db: Session, username: str, limit: int = 50) -> list[AuditEntry]:
+    """What was done to this account, newest first (the account page shows who and when)."""
+    q = select(AuditEntry).where(AuditEntry.target == f"user:{username}").order_by(AuditEntry.at.desc(), AuditEntry.id.desc())
+    return list(db.scalars(q.limit(limit)))
+
+
+# --- API tokens ----------------------------------------------------------------------------
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def issue_token(db: Session, username: str, name: str, *, actor: str) -> str:
+    """A new bearer token for `username`; only its hash is stored, so show it now or never."""
+    user = _require_user(db, username)
+    name = name.strip()
+    if not name:
+        raise UserError("give the token a name that says where it is used, e.g. --name bar-tablet")
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    db.add(ApiToken(token_hash=_token_hash(token), username=user.username, name=name, created_at=utcnow(), revoked=False))
+    db.flush()
+    record_audit(db, actor, "token.issue", f"user:{username}", {"name": name})
+    return token
+
+
+def find_token(db: Session, token: str) -> tuple[ApiToken, User]:
+    """The token's row and its user, or AuthError (unknown, revoked, inactive user); reads only."""
+    row = db.scalars(select(ApiToken).where(ApiToken.token_hash == _token_hash(token))).first()
+    if row is None or row.revoked:
+        raise AuthError("unknown or revoked token", "invalid token")
+    user = _require_user(db, row.username)
+    if not user.active:
+        raise AuthError("inactive", "this account is disabled; ask a manager")
+    return row, user
+
+
+def token_touch_due(row: ApiToken, now: datetime) -> bool:
+    return row.last_used_at is None or now - row.last_used_at >= _TOKEN_TOUCH_EVERY
+
+
+def touch_token(db: Session, token_id: int, now: datetime) -> None:
+    db.execute(update(ApiToken).where(ApiToken.id == token_id).values(last_used_at=now))
+
+
+def verify_token(db: Session, token: str, *, now: datetime | None = None) -> User:
+    """The user a bearer token stands for, or AuthError; notes when it was last used (every few minutes)."""
+    now = now or utcnow()
+    row, user = find_token(db, token)
+    if token_touch_due(row, now):
+        row.last_used_at = now
+        db.flush()
+    return user
+
+
+def list_tokens(db: Session, username: str | None = None) -> list[ApiToken]:
+    q = select(ApiToken).order_by(ApiToken.username, ApiToken.created_at)
+    if username is not None:
+        q = q.where(ApiToken.username == username)
+    return list(db.scalars(q))
+
+
+def revoke_token(db: Session, token_id: int, *, actor: str) -> ApiToken:
+    row = db.get(ApiToken, token_id)
+    if row is None:
+        raise UserError(f"no token {token_id}: list them with `lavos user tokens`")
+    if row.revoked:
+        return row
+    row.revoked = True
+    db.flush()
+    record_audit(db, actor, "token.revoke", f"user:{row.username}", {"name": row.name, "token_id": token_id})
+    return row

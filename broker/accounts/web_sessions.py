@@ -1,0 +1,114 @@
+"""Dashboard logins kept on the server, so that logging out (or being disabled) really ends them.
+
+The browser's signed cookie holds only a random session id; the store keeps its SHA-256 with
+the user, when it started, when it was last seen and when it ends (login + one shift, never
+moved: a busy tablet must log in again the next day). Every request looks its row up by that
+hash (one indexed SELECT joined with the user); last_seen_at is written at most once a minute.
+
+Functions take the caller's SQLAlchemy session; the caller commits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from broker.storage.audit import record_audit
+from broker.storage.models import User, WebSession
+from broker.storage.types import utcnow
+
+LIFETIME = timedelta(hours=14)  # one evening's shift (16:00-24:00) with room
+TOUCH_EVERY = timedelta(minutes=1)
+END_REASONS = ("logout", "password", "disabled", "role", "ended")
+
+
+@dataclass(frozen=True)
+class LiveSession:
+    """A session that may be used now, and whose user it is."""
+
+    row: WebSession
+    user: User
+    touch_due: bool  # last_seen_at is older than TOUCH_EVERY
+
+
+def _hash(session_id: str) -> str:
+    return hashlib.sha256(session_id.encode("utf-8")).hexdigest()
+
+
+def start(db: Session, username: str, *, client: str = "", user_agent: str = "", now: datetime | None = None) -> str:
+    """A new session for `username`; returns the id for the cookie (only its hash is stored)."""
+    now = now or utcnow()
+    session_id = secrets.token_urlsafe(32)
+    db.add(WebSession(id_hash=_hash(session_id), username=username, created_at=now, last_seen_at=now,
+                      expires_at=now + LIFETIME, client=client[:64], user_agent=user_agent[:200]))
+    db.flush()
+    return session_id
+
+
+def live(db: Session, session_id: str, *, now: datetime | None = None) -> LiveSession | None:
+    """The session and its user if it is neither ended nor expired and the user is active; else None."""
+    now = now or utcnow()
+    found = db.execute(
+        select(WebSession, User).join(User, User.username == WebSession.username)
+        .where(WebSession.id_hash == _hash(session_id), WebSession.ended_at.is_(None),
+               WebSession.expires_at > now, User.active.is_(True))
+    ).first()
+    if found is None:
+        return None
+    row, user = found
+    return LiveSession(row, user, now - row.last_seen_at >= TOUCH_EVERY)
+
+
+def touch(db: Session, session_pk: int, *, now: datetime | None = None) -> None:
+    db.execute(update(WebSession).where(WebSession.id == session_pk).values(last_seen_at=now or utcnow()))
+
+
+def current_pk(db: Session, session_id: str) -> int | None:
+    return db.scalar(select(WebSession.id).where(WebSession.id_hash == _hash(session_id)))
+
+
+def _end(db: Session, rows: list[WebSession], *, by: str, reason: str, now: datetime) -> int:
+    for row in rows:
+        row.ended_at, row.ended_by, row.end_reason = now, by, reason
+    db.flush()
+    return len(rows)
+
+
+def _open_rows(db: Session, username: str, now: datetime) -> list[WebSession]:
+    return list(db.scalars(select(WebSession).where(
+        WebSession.username == username, WebSession.ended_at.is_(None), WebSession.expires_at > now)))
+
+
+def end_user_sessions(db: Session, username: str, *, by: str, reason: str, keep: int | None = None,
+                      now: datetime | None = None) -> int:
+    """End every live session of `username` but `keep` (a session pk); returns how many ended."""
+    now = now or utcnow()
+    rows = [r for r in _open_rows(db, username, now) if r.id != keep]
+    ended = _end(db, rows, by=by, reason=reason, now=now)
+    if ended:
+        record_audit(db, by, "web_session.end", f"user:{username}", {"reason": reason, "sessions": ended})
+    return ended
+
+
+def end_one(db: Session, username: str, session_pk: int, *, by: str, now: datetime | None = None) -> bool:
+    """End one live session of `username` (by its pk, as the list shows it); False if there is no such one."""
+    now = now or utcnow()
+    rows = [r for r in _open_rows(db, username, now) if r.id == session_pk]
+    if rows:
+        _end(db, rows, by=by, reason="ended", now=now)
+        record_audit(db, by, "web_session.end", f"user:{username}", {"reason": "ended", "session": session_pk})
+    return bool(rows)
+
+
+def active_sessions(db: Session, username: str | None = None, *, now: datetime | None = None) -> list[WebSession]:
+    """Live sessions (not ended, not expired), newest first; of one user or of all."""
+    now = now or utcnow()
+    q = select(WebSession).where(WebSession.ended_at.is_(None), WebSession.expires_at > now)
+    if username is not None:
+        q = q.where(WebSession.username == username)
+    return list(db.scalars(q.order_by(WebSession.created_at.desc(), WebSession.id.desc())))

@@ -1,0 +1,516 @@
+"""A table session is the replay of its append-only list of operations.
+
+The storage layer persists the ops (they are the audit log: who, when, what, why); this module
+only folds them into a state and a bill. The fold reads no clock and no database, so a service
+killed mid-session and restarted replays the same ops into the same state and bills exactly as
+if it had never stopped. `apply` is the same fold, one step: the service calls it to validate a
+new op before appending it, and `replay` is nothing but `apply` over the log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any, Callable, Literal, Sequence
+
+from broker.domain.billing import Bill, BillLine, format_eur, make_bill, minimum_line, time_lines
+from broker.domain.tariffs import MemberSnapshot, Rate, RateContext, Segment, as_utc, local, rate_at, split, tariff_window
+from broker.domain.venue import Extra, Venue
+
+__all__ = [
+    "Op", "OpKind", "OP_KINDS", "MemberSnapshot", "Segment", "SessionError", "SessionState", "ExtraItem",
+    "Correction", "apply", "replay", "bill", "segments", "current_rate", "prepaid_remaining",
+    "start_op", "stop_op", "pause_op", "resume_op", "transfer_op", "card_op", "card_removed_op",
+    "extend_op", "extra_op", "correction_op",
+]
+
+OpKind = Literal["start", "stop", "pause", "resume", "transfer", "card", "card_removed", "extend", "extra", "correction"]
+OP_KINDS: tuple[str, ...] = OpKind.__args__  # type: ignore[attr-defined]
+# A stopped table may still get its tab settled before payment.
+_AFTER_STOP = {"extra", "correction"}
+_MAX_MINUTES = 24 * 60
+_MAX_QUANTITY = 100
+_MAX_CORRECTION_CENTS = 10_000_000
+
+
+class SessionError(ValueError):
+    """An operation that cannot apply to the session; str() says what and why, for staff and logs."""
+
+
+def _utc(at: object, what: str) -> datetime:
+    try:
+        return as_utc(at, what)
+    except ValueError as e:
+        raise SessionError(str(e)) from None
+
+
+def _hhmm(at: datetime, venue: Venue) -> str:
+    return local(at, venue).strftime("%Y-%m-%d %H:%M %Z")
+
+
+@dataclass(frozen=True)
+class Op:
+    """One appended operation; `at` is the central service's clock, normalised to UTC."""
+
+    kind: OpKind
+    at: datetime
+    data: dict = field(default_factory=dict)
+    actor: str = "system"
+    reason: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in OP_KINDS:
+            raise SessionError(f"unknown operation {self.kind!r} (known: {', '.join(OP_KINDS)})")
+        object.__setattr__(self, "at", _utc(self.at, f"{self.kind} time"))
+        if not isinstance(self.data, dict):
+            raise SessionError(f"{self.kind} data must be a JSON object, got {type(self.data).__name__}")
+        if not isinstance(self.actor, str) or not self.actor.strip():
+            raise SessionError(f"{self.kind} needs an actor (who did it), got {self.actor!r}")
+        if self.reason is not None and not isinstance(self.reason, str):
+            raise SessionError(f"{self.kind} reason must be text, got {type(self.reason).__name__}")
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "at": self.at.isoformat(), "data": self.data, "actor": self.actor, "reason": self.reason}
+
+    @classmethod
+    def from_dict(cls, d: Any) -> "Op":
+        if not isinstance(d, dict) or not {"kind", "at"} <= d.keys():
+            raise SessionError(f"a stored operation is an object with kind and at, got {d!r}")
+        at = d["at"]
+        try:
+            at = datetime.fromisoformat(at) if isinstance(at, str) else at
+        except ValueError:
+            raise SessionError(f"operation time {at!r} is not an ISO-8601 timestamp") from None
+        return cls(d["kind"], at, d.get("data", {}), d.get("actor", "system"), d.get("reason"))
+
+
+# --- builders: the only place that knows each kind's data keys besides the validators below ---
+
+
+def start_op(
+    at: datetime,
+    table: str,
+    tariff: str | None = None,
+    member: MemberSnapshot | None = None,
+    prepaid_minutes: int | None = None,
+    *,
+    actor: str = "system",
+    reason: str | None = None,
+) -> Op:
+    data = {"table": table, "tariff": tariff, "member": member.to_dict() if member else None, "prepaid_minutes": prepaid_minutes}
+    return Op("start", at, data, actor, reason)
+
+
+def _bare_builder(kind: OpKind) -> Callable[..., Op]:
+    def build(at: datetime, *, actor: str = "system", reason: str | None = None) -> Op:
+        return Op(kind, at, {}, actor, reason)
+
+    build.__name__ = build.__qualname__ = f"{kind}_op"
+    build.__doc__ = f"A {kind} operation (no data)."
+    return build
+
+
+stop_op = _bare_builder("stop")
+pause_op = _bare_builder("pause")
+resume_op = _bare_builder("resume")
+card_removed_op = _bare_builder("card_removed")
+
+
+def transfer_op(at: datetime, table: str, *, actor: str = "system", reason: str | None = None) -> Op:
+    return Op("transfer", at, {"table": table}, actor, reason)
+
+
+def card_op(at: datetime, member: MemberSnapshot, *, actor: str = "system", reason: str | None = None) -> Op:
+    return Op("card", at, {"member": member.to_dict()}, actor, reason)
+
+
+def extend_op(at: datetime, minutes: int, *, actor: str = "system", reason: str | None = None) -> Op:
+    return Op("extend", at, {"minutes": minutes}, actor, reason)
+
+
+def extra_op(at: datetime, extra_id: str, quantity: int = 1, *, venue: Venue, actor: str = "system", reason: str | None = None) -> Op:
+    """The price is copied into the op: a later price change in the venue file must not
+    change what a replay bills for a pizza topping already served."""
+    return Op("extra", at, {"extra": extra_id, "quantity": quantity, "unit_cents": _extra(venue, extra_id).price_cents}, actor, reason)
+
+
+def correction_op(at: datetime, amount_cents: int, reason: str, *, actor: str) -> Op:
+    return Op("correction", at, {"amount_cents": amount_cents}, actor, reason)
+
+
+# --- validating op data: garbage from storage or the API becomes a SessionError, never a crash ---
+
+
+def _text(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise SessionError(f"{where} must be non-empty text, got {value!r}")
+    return value
+
+
+def _int_in(low: int, high: int) -> Callable[[Any, str], int]:
+    def check(value: Any, where: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise SessionError(f"{where} must be a whole number from {low} to {high}, got {value!r}")
+        return value
+
+    return check
+
+
+def _correction_cents(value: Any, where: str) -> int:
+    amount = _int_in(-_MAX_CORRECTION_CENTS, _MAX_CORRECTION_CENTS)(value, where)
+    if amount == 0:
+        raise SessionError(f"{where} must not be 0: a correction changes the bill")
+    return amount
+
+
+def _member(value: Any, where: str) -> MemberSnapshot:
+    if not isinstance(value, dict):
+        raise SessionError(f"{where} must be an object with member_id, name, fee_paid, got {value!r}")
+    _only_keys(value, {"member_id", "name", "fee_paid", "year", "next_year_paid"}, {"member_id", "name", "fee_paid"}, where)
+    # Ops stored before next_year_paid existed replay as they were billed: next year unpaid.
+    fee_paid, next_paid = (_bool(value.get(k, False), f"{where}.{k}") for k in ("fee_paid", "next_year_paid"))
+    year = value.get("year")
+    return MemberSnapshot(
+        member_id=_int_in(1, 2**63 - 1)(value["member_id"], f"{where}.member_id"),
+        name=_text(value["name"], f"{where}.name"),
+        fee_paid=fee_paid,
+        year=None if year is None else _int_in(2000, 9999)(year, f"{where}.year"),
+        next_year_paid=next_paid,
+    )
+
+
+def _bool(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise SessionError(f"{where} must be true or false, got {value!r}")
+    return value
+
+
+def _only_keys(d: dict, allowed: set[str], required: set[str], where: str) -> None:
+    unknown = sorted(set(d) - allowed)
+    if unknown:
+        raise SessionError(f"{where} has unexpected key(s) {', '.join(map(repr, unknown))} (allowed: {', '.join(sorted(allowed)) or 'none'})")
+    missing = sorted(required - set(d))
+    if missing:
+        raise SessionError(f"{where} is missing {', '.join(map(repr, missing))}")
+
+
+Check = Callable[[Any, str], Any]
+# kind -> key -> (check, required); an optional key may also be null.
+_SCHEMAS: dict[str, dict[str, tuple[Check, bool]]] = {
+    "start": {
+        "table": (_text, True),
+        "tariff": (_text, False),
+        "member": (_member, False),
+        "prepaid_minutes": (_int_in(1, _MAX_MINUTES), False),
+    },
+    "stop": {},
+    "pause": {},
+    "resume": {},
+    "card_removed": {},
+    "transfer": {"table": (_text, True)},
+    "card": {"member": (_member, True)},
+    "extend": {"minutes": (_int_in(1, _MAX_MINUTES), True)},
+    "extra": {"extra": (_text, True), "quantity": (_int_in(1, _MAX_QUANTITY), True), "unit_cents": (_int_in(0, 1_000_000), True)},
+    "correction": {"amount_cents": (_correction_cents, True)},
+}
+
+
+def _parse(op: Op) -> dict[str, Any]:
+    schema = _SCHEMAS[op.kind]
+    _only_keys(op.data, set(schema), {k for k, (_, req) in schema.items() if req}, f"{op.kind} data")
+    return {k: None if op.data.get(k) is None and not req else check(op.data[k], f"{op.kind}.{k}") for k, (check, req) in schema.items()}
+
+
+# --- state ---
+
+
+@dataclass(frozen=True)
+class ExtraItem:
+    at: datetime
+    extra_id: str
+    quantity: int
+    unit_cents: int
+    actor: str
+
+
+@dataclass(frozen=True)
+class Correction:
+    at: datetime
+    amount_cents: int
+    reason: str
+    actor: str
+
+
+@dataclass(frozen=True)
+class SessionState:
+    """Immutable, so a state handed out can never be changed behind the replay's back."""
+
+    table: str
+    state: Literal["running", "paused", "stopped"]
+    started_at: datetime
+    last_at: datetime  # the latest op: new ops may not go back in time
+    tariff: str | None = None  # a requested special tariff (training); None = standard or club card
+    tariff_until: datetime | None = None  # end of that tariff's hours, after which the open rate applies
+    member: MemberSnapshot | None = None
+    stopped_at: datetime | None = None
+    paused_at: datetime | None = None
+    running_since: datetime | None = None  # start of the played time not yet cut into segments
+    prepaid_until: datetime | None = None
+    segments: tuple[Segment, ...] = ()  # played time up to the last op that changed the rate or paused
+    extras: tuple[ExtraItem, ...] = ()
+    corrections: tuple[Correction, ...] = ()
+    op_count: int = 0
+
+    @property
+    def context(self) -> RateContext:
+        return RateContext(self.table, self.tariff, self.tariff_until, self.member)
+
+    @property
+    def is_open(self) -> bool:
+        return self.state != "stopped"
+
+
+def _venue_lookup(lookup: Callable[[str], Any], key: str) -> Any:
+    try:
+        return lookup(key)
+    except KeyError as e:
+        raise SessionError(e.args[0]) from None
+
+
+def _extra(venue: Venue, extra_id: str) -> Extra:
+    by_id = {e.id: e for e in venue.extras}
+    if extra_id not in by_id:
+        raise SessionError(f"no extra {extra_id!r} in the venue (extras: {', '.join(by_id) or 'none'})")
+    return by_id[extra_id]
+
+
+def _billed_table(venue: Venue, table_id: str) -> str:
+    spec = _venue_lookup(venue.table, table_id)
+    if not spec.kind.billed:
+        raise SessionError(f"{table_id} is a {spec.kind.value} table; only pool and carom tables are billed by time")
+    return table_id
+
+
+def _requested_tariff(venue: Venue, tariff_id: str | None, member: MemberSnapshot | None, at: datetime) -> tuple[str | None, datetime | None]:
+    """(special tariff or None for automatic, end of its hours)."""
+    for needed in (venue.billing.default_tariff, venue.billing.member_tariff):
+        _venue_lookup(venue.tariff, needed)
+    if tariff_id is None or tariff_id == venue.billing.default_tariff:
+        return None, None
+    tariff = _venue_lookup(venue.tariff, tariff_id)
+    if tariff.requires_member:
+        # Asking for the club-card tariff is asking to check the card: automatic choice decides.
+        if member is None:
+            raise SessionError(f"tariff {tariff_id} needs a member's club card; none was given")
+        return None, None
+    if tariff.hours is None:
+        return tariff_id, None
+    window = tariff_window(tariff, at, venue)
+    if window is None:
+        hours = f"{tariff.hours.open:%H:%M}-{tariff.hours.close:%H:%M}"
+        raise SessionError(f"tariff {tariff_id} can only start within its hours {hours} local time; it is {_hhmm(at, venue)}")
+    return tariff_id, window[1]
+
+
+def _close(state: SessionState, at: datetime, venue: Venue) -> SessionState:
+    """Cut the played time up to `at` into segments at the rates that applied."""
+    if state.running_since is None:
+        return state
+    cut = split(venue, state.context, state.running_since, at)
+    return replace(state, segments=state.segments + tuple(cut), running_since=None)
+
+
+def _recontext(state: SessionState, op: Op, venue: Venue, **changes: Any) -> SessionState:
+    """The rate may change from here on (table, card): close what was played, go on under the new context."""
+    closed = _close(state, op.at, venue)
+    return replace(closed, running_since=op.at if state.state == "running" else None, **changes)
+
+
+def _unpause_prepaid(state: SessionState, at: datetime) -> datetime | None:
+    # Paused time is not played time, so it does not use up prepaid minutes.
+    if state.prepaid_until is None or state.paused_at is None:
+        return state.prepaid_until
+    return state.prepaid_until + (at - state.paused_at)
+
+
+def _need_state(state: SessionState, op: Op, wanted: str) -> None:
+    if state.state != wanted:
+        since = f" since {state.paused_at.isoformat()}" if state.paused_at else ""
+        raise SessionError(f"cannot {op.kind}: the session is {state.state}{since}, not {wanted}")
+
+
+def _start(op: Op, d: dict, venue: Venue) -> SessionState:
+    table = _billed_table(venue, d["table"])
+    tariff, until = _requested_tariff(venue, d["tariff"], d["member"], op.at)
+    prepaid = op.at + timedelta(minutes=d["prepaid_minutes"]) if d["prepaid_minutes"] else None
+    return SessionState(
+        table=table, state="running", started_at=op.at, last_at=op.at, tariff=tariff, tariff_until=until,
+        member=d["member"], running_since=op.at, prepaid_until=prepaid,
+    )
+
+
+def _stop(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState:
+    closed = _close(state, op.at, venue)
+    return replace(closed, state="stopped", stopped_at=op.at, paused_at=None, prepaid_until=_unpause_prepaid(state, op.at))
+
+
+def _pause(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState:
+    _need_state(state, op, "running")
+    return replace(_close(state, op.at, venue), state="paused", paused_at=op.at)
+
+
+def _resume(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState:
+    _need_state(state, op, "paused")
+    return replace(state, state="running", paused_at=None, running_since=op.at, prepaid_until=_unpause_prepaid(state, op.at))
+
+
+def _transfer(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState:
+    target = _billed_table(venue, d["table"])
+    if target == state.table:
+        raise SessionError(f"the session is already on {target}")
+    return _recontext(state, op, venue, table=target)
+
+
+def _card(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState:
+    if d["member"] == state.member:
+        raise SessionError(f"the card of member {state.member.member_id} is already on this session")  # type: ignore[union-attr]
+    return _recontext(state, op, venue, member=d["member"])
+
+
+def _card_removed(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState:
+    if state.member is None:
+        raise SessionError("there is no club card on this session to remove")
+    return _recontext(state, op, venue, member=None)
+
+
+def _extend(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState:
+    if state.prepaid_until is None:
+        raise SessionError("the session has no prepaid time to extend (it runs open)")
+    # Extending after the prepaid time ran out (expiry "continue") buys minutes from now, not from the past.
+    now = state.paused_at or op.at
+    return replace(state, prepaid_until=max(state.prepaid_until, now) + timedelta(minutes=d["minutes"]))
+
+
+def _add_extra(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState:
+    _extra(venue, d["extra"])
+    item = ExtraItem(op.at, d["extra"], d["quantity"], d["unit_cents"], op.actor)
+    return replace(state, extras=state.extras + (item,))
+
+
+def _correct(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState:
+    reason = _text(op.reason, "a correction's reason")
+    if op.actor == "system":
+        raise SessionError("a correction is made by a person (a manager); actor 'system' is not allowed")
+    return replace(state, corrections=state.corrections + (Correction(op.at, d["amount_cents"], reason, op.actor),))
+
+
+_HANDLERS: dict[str, Callable[[SessionState, Op, dict, Venue], SessionState]] = {
+    "stop": _stop,
+    "pause": _pause,
+    "resume": _resume,
+    "transfer": _transfer,
+    "card": _card,
+    "card_removed": _card_removed,
+    "extend": _extend,
+    "extra": _add_extra,
+    "correction": _correct,
+}
+
+
+def apply(state: SessionState | None, op: Op, venue: Venue) -> SessionState:
+    """The state after `op`; SessionError if `op` cannot follow `state` (None = no session yet)."""
+    if not isinstance(op, Op):
+        raise SessionError(f"expected an Op, got {type(op).__name__}")
+    data = _parse(op)
+    if state is None:
+        if op.kind != "start":
+            raise SessionError(f"a session begins with start, not {op.kind}")
+        return replace(_start(op, data, venue), op_count=1)
+    if op.kind == "start":
+        raise SessionError(f"the session on {state.table} was already started at {state.started_at.isoformat()}")
+    if op.at < state.last_at:
+        raise SessionError(f"{op.kind} at {op.at.isoformat()} is earlier than the previous operation at {state.last_at.isoformat()}")
+    if state.state == "stopped" and op.kind not in _AFTER_STOP:
+        raise SessionError(f"cannot {op.kind.replace('_', ' ')}: the session was stopped at {state.stopped_at.isoformat()}")  # type: ignore[union-attr]
+    new = _HANDLERS[op.kind](state, op, data, venue)
+    return replace(new, last_at=op.at, op_count=state.op_count + 1)
+
+
+def replay(ops: Sequence[Op], venue: Venue) -> SessionState:
+    """Fold the whole log; the error names the first operation that does not fit."""
+    state: SessionState | None = None
+    for n, op in enumerate(ops, start=1):
+        try:
+            state = apply(state, op, venue)
+        except SessionError as e:
+            raise SessionError(f"operation {n} ({getattr(op, 'kind', '?')}): {e}") from None
+    if state is None:
+        raise SessionError("no operations to replay: a session needs at least its start")
+    return state
+
+
+# --- reading a state at a moment ---
+
+
+def _now(state: SessionState, now: datetime) -> datetime:
+    now = _utc(now, "now")
+    if state.is_open and now < state.last_at:
+        raise SessionError(f"now ({now.isoformat()}) is before the session's last operation ({state.last_at.isoformat()})")
+    return now
+
+
+def segments(state: SessionState, venue: Venue, now: datetime) -> list[Segment]:
+    """All played time, an open session's up to `now`."""
+    now = _now(state, now)
+    open_part = split(venue, state.context, state.running_since, now) if state.running_since else []
+    return [*state.segments, *open_part]
+
+
+def current_rate(state: SessionState, venue: Venue, now: datetime) -> Rate | None:
+    """The rate the table runs at now; None while paused or stopped."""
+    now = _now(state, now)
+    return rate_at(venue, state.context, now) if state.state == "running" else None
+
+
+def prepaid_remaining(state: SessionState, now: datetime) -> timedelta | None:
+    """Prepaid play left (never negative); None for an open-ended session."""
+    now = _now(state, now)
+    if state.prepaid_until is None:
+        return None
+    ref = {"running": now, "paused": state.paused_at, "stopped": state.stopped_at}[state.state]
+    return max(timedelta(0), state.prepaid_until - ref)  # type: ignore[operator]
+
+
+def _extra_lines(state: SessionState, venue: Venue) -> list[BillLine]:
+    counts: dict[tuple[str, int], int] = {}
+    for item in state.extras:
+        counts[item.extra_id, item.unit_cents] = counts.get((item.extra_id, item.unit_cents), 0) + item.quantity
+    names = {e.id: (e.name, e.name_en or e.name) for e in venue.extras}
+    lines = []
+    for (extra_id, unit), qty in counts.items():
+        sk, en = names.get(extra_id, (extra_id, extra_id))
+        lines.append(
+            BillLine(
+                kind="extra", description=f"{sk} {qty} × {format_eur(unit)}", description_en=f"{en} {qty} × {format_eur(unit, 'en')}",
+                reason=f"extra:{extra_id}", amount_cents=qty * unit, quantity=qty, unit_cents=unit,
+            )
+        )
+    return lines
+
+
+def _correction_lines(state: SessionState) -> list[BillLine]:
+    return [
+        BillLine(
+            kind="correction", description=f"Korekcia ({c.actor}): {c.reason}", description_en=f"Correction ({c.actor}): {c.reason}",
+            reason="manual", amount_cents=c.amount_cents, start=c.at, unit_cents=c.amount_cents,
+        )
+        for c in state.corrections
+    ]
+
+
+def bill(state: SessionState, venue: Venue, now: datetime) -> Bill:
+    """The bill; an open session is billed up to `now`, a stopped one ignores it."""
+    played = time_lines(segments(state, venue, now), venue)
+    minimum = minimum_line(played, venue.billing.minimum_cents)
+    lines = [*played, *([minimum] if minimum else []), *_extra_lines(state, venue), *_correction_lines(state)]
+    return make_bill(lines, venue.billing.vat_percent)

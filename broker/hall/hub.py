@@ -1,0 +1,534 @@
+"""The hub (the central service): table sessions and the lights that follow them.
+
+Every session change is validated by the pure session logic (broker.domain.sessions), appended to the
+session's op log in the database, and only then turned into MQTT commands. The op log is the
+record: at start the hub replays it, so after a crash the sessions, their bills and the desired
+lights are exactly what they were.
+
+Concurrency (docs/concurrency.md has the whole picture): one writer thread
+(broker.hall.writer) makes every change of hall state, one at a time — staff commands from the
+HTTP threads (each public write method below submits itself and waits for its answer), MQTT
+batches, reconnects, watchdog rounds. So there is no lock over hall state and none is ever
+held across a COMMIT; each change commits, then updates the owned state (open sessions,
+table runtime, alert book: broker.hall), then runs its effects (publishes, live pushes,
+metrics). Readers on any thread get immutable snapshots (`hall_snapshot`, `open_session`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TypeVar
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session as Db
+
+from broker.domain import alert_kinds, sessions
+from broker.domain.billing import Bill
+from broker.storage.audit import append_session_op, record_audit
+from broker.storage.engine import Store
+from broker.storage.models import Event, FoosballCheckin, Member, TableSession
+from broker.storage.types import utcnow
+from broker.domain import membership
+from broker.hall.alert_book import AlertBook
+from broker.hall.effects import AfterCommit
+from broker.hall.inbox import DEFAULT_BOUND, LinkUp, make_inbox
+from broker.hall.listeners import Listener, Listeners
+from broker.hall.open_sessions import OpenSession, OpenSessions
+from broker.hall.ports import HallState
+from broker.hall.session_log import ops_of, replay_row
+from broker.hall.table_runtime import RuntimeBook, RuntimeView, TableRuntime
+from broker.hall.writer import HallWriter
+from broker.adapters.hub_link import HubLink, MqttUrl
+from broker.hall.ingest_rules import IngestHandlers, checkin
+from broker.storage.members import MemberError, find_by_card, get_member
+from broker.domain.tariffs import MemberSnapshot, calendar_year
+from broker.hall.timers import Watchdog
+from devices import contract
+from devices.kinds import Kind
+from broker.domain.venue import Venue
+
+log = logging.getLogger("lavos.hub")
+
+T = TypeVar("T")
+
+# Old names, still imported from here by other code; their homes are broker.hall.*.
+__all__ = ["AfterCommit", "CardInUse", "Hub", "HallSnapshot", "NotFound", "OpenSession",
+           "ServiceError", "TableRuntime"]
+
+
+class ServiceError(ValueError):
+    """A request the service refuses; the message says what to do instead."""
+
+
+class NotFound(ServiceError):
+    pass
+
+
+class CardInUse(ServiceError):
+    """A member's club card is already on another open session: one card, one table.
+
+    Carries who and where, so a page can say it in the staff's language; str() is English.
+    """
+
+    def __init__(self, member: str, table: str, table_name: str, session_id: int) -> None:
+        self.member, self.table, self.table_name, self.session_id = member, table, table_name, session_id
+        super().__init__(
+            f"{member}'s club card is already on {table_name} (session {session_id}): "
+            "take the card off that session or stop it first"
+        )
+
+
+@dataclass(frozen=True)
+class HallSnapshot:
+    open: Mapping[str, OpenSession]
+    drops: dict[str, int]
+    last_drop_at: dict[str, datetime | None]
+
+
+class Hub:
+    def __init__(
+        self,
+        venue: Venue,
+        store: Store,
+        *,
+        mqtt_url: MqttUrl | None = None,
+        metrics=None,
+        clock: Callable[[], datetime] = utcnow,
+        share_group: str | None = None,
+        client_id: str = "lavos-hub",
+        inbox_bound: int = DEFAULT_BOUND,
+    ) -> None:
+        self.venue = venue
+        self.store = store
+        self.metrics = metrics
+        self.clock = clock
+        self.tables = {t.id: t for t in venue.tables}
+        # The owned state (broker.hall): changed only by the writer, through its methods.
+        self._listeners = Listeners()
+        self._sessions = OpenSessions()
+        self._runtime = RuntimeBook(self.tables)
+        self._alerts = AlertBook(store, self._listeners, clock, metrics)
+        self._hall = HallState(venue, self.tables, store, clock, metrics, self._sessions, self._runtime,
+                               self._alerts, self._listeners)
+        self.inbox = make_inbox(inbox_bound)
+        self._link = HubLink(mqtt_url, self.inbox, share_group=share_group, client_id=client_id) if mqtt_url else None
+        self.handlers = IngestHandlers(self._hall, self)
+        self._writer = HallWriter(self.inbox, self.handlers.apply_batch, self._link.ack if self._link else (lambda mid, qos: None),
+                                  self._on_link_up, ack_many=self._link.ack_many if self._link else None)
+        self.ingest = self._writer  # old name: tests and benchmarks wait on `ingest.wait_idle()`
+        self.watchdog = Watchdog(self._hall, self, self._writer.call)
+        # Kept so old callers that still take it (a test's `with service.lock`) do not break;
+        # the hub itself takes no lock over hall state any more.
+        self.lock = threading.RLock()
+        self._load()
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    def _load(self) -> None:
+        """Derive the owned state from the database: open sessions from their op logs, the
+        drops of each open session from its stored pocket events, the open alerts."""
+        with self.store.session() as db:
+            rows = db.scalars(select(TableSession).where(TableSession.state != "stopped")).all()
+            loaded = {row.table_id: OpenSession(row.id, replay_row(row, self.venue)) for row in rows}
+            for table, s in loaded.items():
+                n, last = db.execute(select(func.count(), func.max(Event.received_at)).where(
+                    Event.table_id == table, Event.type == "pocket", Event.received_at >= s.state.started_at)).one()
+                self._runtime.reset(table, drops=n or 0, last_drop_at=last)
+        self._sessions.load(loaded)
+        self._runtime.publish()
+        log.info("loaded %d open sessions", len(loaded))
+        self._alerts.reload()
+
+    def load_open_causes(self) -> None:
+        """Every cause whose alert may be open; see broker.hall.alert_book."""
+        self._alerts.reload()
+
+    def start(self) -> None:
+        contract.build_validators()
+        self._writer.start()
+        if self._link:
+            self._link.start()
+        self.watchdog.start()
+
+    def close(self) -> None:
+        self.watchdog.stop()
+        if self._link:
+            self._link.close()
+        self._writer.stop()
+        if self.metrics:
+            self.metrics.close()
+
+    def _write(self, fn: Callable[[], T]) -> T:
+        """Run a change on the hub's writer thread and wait for its answer (see the docstring)."""
+        return self._writer.call(fn)
+
+    # -- what readers may see (snapshots: nothing outside the hub holds its state) ----------
+
+    @property
+    def open(self) -> Mapping[str, OpenSession]:
+        """Read-only snapshot of the open sessions (old name; prefer hall_snapshot/open_session)."""
+        return self._sessions.view()
+
+    @property
+    def runtime(self) -> Mapping[str, RuntimeView]:
+        """Read-only snapshot of the drop counters (old name; prefer hall_snapshot)."""
+        return self._runtime.view()
+
+    @property
+    def link(self) -> HubLink | None:
+        return self._link
+
+    @property
+    def open_causes(self) -> frozenset[str]:
+        return self._alerts.open_causes()
+
+    @property
+    def listeners(self) -> list[Listener]:
+        """Old name: code that still appends here is moving to subscribe/unsubscribe."""
+        return self._listeners.compat_list
+
+    def hall_snapshot(self) -> HallSnapshot:
+        """Open sessions and drop counts as one consistent picture."""
+        rt = self._runtime.view()
+        return HallSnapshot(
+            open=self._sessions.view(),
+            drops={t: v.drops for t, v in rt.items()},
+            last_drop_at={t: v.last_drop_at for t, v in rt.items()},
+        )
+
+    def open_session(self, table: str) -> OpenSession | None:
+        return self._sessions.get(table)
+
+    def subscribe(self, fn: Listener) -> None:
+        """Call fn(topic, data) after every committed change (on the hub's writer thread: do not block)."""
+        self._listeners.subscribe(fn)
+
+    def unsubscribe(self, fn: Listener) -> None:
+        self._listeners.unsubscribe(fn)
+
+    @property
+    def mqtt_connected(self) -> bool | None:
+        """None when the hub runs without MQTT (tests, tools)."""
+        return self._link.stats.connected if self._link else None
+
+    def notify(self, topic: str, data: dict) -> None:
+        """Tell live views (the dashboard) that something changed."""
+        self._listeners.notify(topic, data)
+
+    # -- lights ----------------------------------------------------------------------
+
+    def desired_light(self, table: str) -> bool | None:
+        """On while a session runs; while paused as configured; off otherwise. None: not ours to drive."""
+        if not Kind(self.tables[table].kind).billed:
+            return None
+        s = self._sessions.get(table)
+        if s is None:
+            return False
+        if s.state.state == "paused":
+            return self.venue.billing.pause_light == "on"
+        return True
+
+    def send_light(self, table: str, on: bool, blink_s: int | None = None) -> None:
+        if self._link is None:
+            return
+        self._link.send_light(table, contract.LightSet(on=on, blink_s=blink_s, cmd_id=uuid.uuid4().hex))
+
+    def _on_link_up(self, event: LinkUp) -> None:
+        # A reconnect of ours: the nodes may have missed commands; desired state is idempotent.
+        # On the writer, so a staff stop is either wholly before this resend or wholly after.
+        for table in self.tables:
+            self.resend_table(table)
+
+    def resend_table(self, table: str) -> None:
+        self._write(lambda: self._resend_table(table))
+
+    def _resend_table(self, table: str) -> None:
+        want = self.desired_light(table)
+        if want is not None:
+            self.send_light(table, want)
+        if Kind(self.tables[table].kind).billed:
+            self._publish_session(table)
+
+    # -- reading -------------------------------------------------------------------
+
+    def bill_of(self, s: sessions.SessionState, at: datetime | None = None) -> Bill:
+        return sessions.bill(s, self.venue, max(at or self.clock(), s.last_at) if s.is_open else s.last_at)
+
+    def summary(self, table: str) -> contract.SessionSummary | None:
+        s = self._sessions.get(table)
+        if s is None:
+            return None
+        st = s.state
+        return contract.SessionSummary(
+            session_id=str(s.id), table=table, state="paused" if st.state == "paused" else "running",
+            started_at=st.started_at, tariff=st.tariff or (self.venue.billing.member_tariff if st.member else self.venue.billing.default_tariff),
+            member=st.member.name if st.member else None, prepaid_until=st.prepaid_until,
+            amount_cents=self.bill_of(st).total_cents,
+        )
+
+    def session_state(self, session_id: int) -> tuple[TableSession, sessions.SessionState]:
+        with self.store.session() as db:
+            row = db.get(TableSession, session_id)
+            if row is None:
+                raise NotFound(f"no session {session_id}")
+            ops = ops_of(row.ops)
+            db.expunge(row)
+        return row, sessions.replay(ops, self.venue)
+
+    # -- session operations (each runs on the writer) ------------------------------------
+
+    def member_snapshot(self, db: Db, *, member_id: int | None = None, card_uid: str | None = None) -> MemberSnapshot | None:
+        if member_id is None and not card_uid:
+            return None
+        member: Member | None
+        if card_uid:
+            member = find_by_card(db, card_uid)
+            if member is None:
+                raise ServiceError(f"unknown card {card_uid}: assign it to a member first, or start without a card")
+        else:
+            try:
+                member = get_member(db, member_id)  # type: ignore[arg-type]
+            except MemberError as e:
+                raise NotFound(str(e)) from None
+        if not member.active:
+            raise ServiceError(f"{member.name}'s membership is not active")
+        year = calendar_year(self.clock(), self.venue)
+        paid = [f.year for f in member.fees]
+        # Both fee years a session can meet: on New Year's Eve the card rate goes on past
+        # midnight only for a member who has already paid the coming year.
+        return MemberSnapshot(member.id, member.name, membership.fee_paid(paid, year), year,
+                              next_year_paid=membership.fee_paid(paid, year + 1))
+
+    def _card_free(self, member: MemberSnapshot | None, session_id: int | None = None) -> None:
+        """Refuse a card already on another open session (running or paused: a paused one
+        resumes at the club rate). By member, not UID: a member with two cards is one member."""
+        if member is None:
+            return
+        for table, s in self._sessions.view().items():
+            if s.id != session_id and s.state.member is not None and s.state.member.member_id == member.member_id:
+                raise CardInUse(member.name, table, self.tables[table].name, s.id)
+
+    def _require_table(self, table: str) -> None:
+        if table not in self.tables:
+            raise NotFound(f"no table {table!r} (tables: {', '.join(self.tables)})")
+        if not Kind(self.tables[table].kind).billed:
+            raise ServiceError(f"{table} is a {self.tables[table].kind.value} table: it has no billed sessions")
+
+    def _open_by_id(self, session_id: int) -> tuple[str, OpenSession]:
+        found = self._sessions.by_id(session_id)
+        if found is None:
+            raise NotFound(f"session {session_id} is not open (stopped, or never existed)")
+        return found
+
+    def _commit_op(self, db: Db, session_id: int, op: sessions.Op) -> None:
+        append_session_op(db, session_id, op.kind, op.data, op.actor, op.reason, op.at)
+
+    def start_session(
+        self, table: str, *, actor: str, tariff: str | None = None, member_id: int | None = None,
+        card_uid: str | None = None, prepaid_minutes: int | None = None,
+    ) -> int:
+        return self._write(lambda: self._start_session(table, actor, tariff, member_id, card_uid, prepaid_minutes))
+
+    def _start_session(self, table: str, actor: str, tariff: str | None, member_id: int | None,
+                       card_uid: str | None, prepaid_minutes: int | None) -> int:
+        self._require_table(table)
+        busy = self._sessions.get(table)
+        if busy is not None:
+            raise ServiceError(f"{table} already has a running session ({busy.id}); stop or transfer it first")
+        after = AfterCommit()
+        with self.store.session() as db:
+            member = self.member_snapshot(db, member_id=member_id, card_uid=card_uid)
+            self._card_free(member)
+            op = sessions.start_op(self.clock(), table, tariff, member, prepaid_minutes, actor=actor)
+            try:
+                state = sessions.apply(None, op, self.venue)
+            except sessions.SessionError as e:
+                raise ServiceError(str(e)) from None
+            row = TableSession(table_id=table, state="running", started_at=op.at, member_id=member.member_id if member else None)
+            db.add(row)
+            db.flush()
+            self._commit_op(db, row.id, op)
+            for key in (alert_kinds.play_without_session_key(table), alert_kinds.light_without_session_key(table)):
+                self._alerts.settle(db, key, op.at)
+            sid = row.id
+        # Committed: now the owned state, then the effects.
+        self._sessions.put(table, OpenSession(sid, state))
+        self._runtime.reset(table)
+        self._runtime.publish()
+        after.add(lambda: self.send_light(table, True))
+        after.add(lambda: self._publish_session(table))
+        after.add(lambda: self.notify("session", {"table": table, "session_id": sid, "action": "start"}))
+        after.run()
+        return sid
+
+    def _publish_session(self, table: str) -> None:
+        if self._link:
+            self._link.send_session(table, self.summary(table))
+
+    def change_session(self, session_id: int, make_op: Callable[[datetime], sessions.Op], at: datetime | None = None) -> sessions.SessionState:
+        """Validate and append one op to an open session, then make the lights follow.
+
+        `at` backdates the op (never before the session's last op): prepaid time ends when it
+        runs out, not when the watchdog next looks.
+        """
+        return self._write(lambda: self._change_session(session_id, make_op, at))
+
+    def _change_session(self, session_id: int, make_op: Callable[[datetime], sessions.Op], at: datetime | None) -> sessions.SessionState:
+        table, s = self._open_by_id(session_id)
+        op = make_op(max(at or self.clock(), s.state.last_at))
+        try:
+            new = sessions.apply(s.state, op, self.venue)
+        except sessions.SessionError as e:
+            raise ServiceError(str(e)) from None
+        if op.kind == "transfer":
+            target = op.data["table"]
+            self._require_table(target)
+            busy = self._sessions.get(target)
+            if busy is not None:
+                raise ServiceError(f"{target} is busy (session {busy.id}); pick a free table")
+        with self.store.session() as db:
+            self._commit_op(db, session_id, op)
+            row = db.get(TableSession, session_id)
+            assert row is not None
+            row.state = new.state
+            row.table_id = new.table
+            if op.kind == "card":
+                row.member_id = new.member.member_id if new.member else None
+            if op.kind == "extend":  # time bought again: the next run-out is a new alert
+                self._alerts.settle(db, alert_kinds.prepaid_expired_key(table), op.at)
+            if new.state == "stopped":
+                row.stopped_at = new.stopped_at
+                row.total_cents = self.bill_of(new).total_cents
+                for key in (alert_kinds.idle_session_key(table), alert_kinds.open_after_closing_key(table),
+                            alert_kinds.prepaid_expired_key(table)):
+                    self._alerts.settle(db, key, op.at)
+        self._after_change(table, s.id, new, op)
+        return new
+
+    def _after_change(self, table: str, sid: int, new: sessions.SessionState, op: sessions.Op) -> None:
+        """Committed: update the owned state, then run the effects (still on the writer)."""
+        after = AfterCommit()
+        if new.state == "stopped":
+            self._sessions.remove(table)
+            after.add(lambda: self.send_light(table, False))
+            after.add(lambda: self._publish_session(table))
+            if self.metrics:
+                b = self.bill_of(new)
+                minutes = sum(int((seg.end - seg.start).total_seconds()) for seg in sessions.segments(new, self.venue, new.last_at)) // 60
+                after.add(lambda: self.metrics.session(table, new.tariff or "open", minutes, b.total_cents, op.at))
+        elif op.kind == "transfer":
+            self._sessions.move(table, new.table, OpenSession(sid, new))
+            self._runtime.reset(new.table)
+            after.add(lambda: self.send_light(table, False))
+            after.add(lambda: self.send_light(new.table, self.desired_light(new.table) or False))
+            after.add(lambda: self._publish_session(table))
+            after.add(lambda: self._publish_session(new.table))
+        else:
+            self._sessions.put(table, OpenSession(sid, new))
+            if op.kind == "extend":
+                self._runtime.of(table).prepaid_warned = False
+            if op.kind in ("pause", "resume"):
+                after.add(lambda: self.send_light(table, bool(self.desired_light(table))))
+                if op.kind == "resume":
+                    self._runtime.of(table).last_drop_at = op.at
+            after.add(lambda: self._publish_session(table))
+        self._runtime.publish()
+        after.add(lambda: self.notify("session", {"table": new.table, "session_id": sid, "action": op.kind}))
+        after.run()
+
+    def stop_session(self, session_id: int, *, actor: str, reason: str | None = None, at: datetime | None = None) -> sessions.SessionState:
+        return self.change_session(session_id, lambda t: sessions.stop_op(t, actor=actor, reason=reason), at)
+
+    def pause_session(self, session_id: int, *, actor: str) -> sessions.SessionState:
+        return self.change_session(session_id, lambda at: sessions.pause_op(at, actor=actor))
+
+    def resume_session(self, session_id: int, *, actor: str) -> sessions.SessionState:
+        return self.change_session(session_id, lambda at: sessions.resume_op(at, actor=actor))
+
+    def transfer_session(self, session_id: int, table: str, *, actor: str) -> sessions.SessionState:
+        return self.change_session(session_id, lambda at: sessions.transfer_op(at, table, actor=actor))
+
+    def extend_session(self, session_id: int, minutes: int, *, actor: str) -> sessions.SessionState:
+        return self.change_session(session_id, lambda at: sessions.extend_op(at, minutes, actor=actor))
+
+    def add_extra(self, session_id: int, extra_id: str, quantity: int, *, actor: str) -> sessions.SessionState:
+        def make(at: datetime) -> sessions.Op:
+            try:
+                return sessions.extra_op(at, extra_id, quantity, venue=self.venue, actor=actor)
+            except sessions.SessionError as e:
+                raise ServiceError(str(e)) from None
+        return self.change_session(session_id, make)
+
+    def correct_session(self, session_id: int, amount_cents: int, reason: str, *, actor: str) -> sessions.SessionState:
+        if not reason or not reason.strip():
+            raise ServiceError("a correction needs a reason")
+        return self.change_session(session_id, lambda at: sessions.correction_op(at, amount_cents, reason, actor=actor))
+
+    def set_card(self, session_id: int, *, actor: str, member_id: int | None = None, card_uid: str | None = None) -> sessions.SessionState:
+        # One writer over the check and the append: two tables showing one card at the same
+        # moment cannot both pass.
+        return self._write(lambda: self._set_card(session_id, actor, member_id, card_uid))
+
+    def _set_card(self, session_id: int, actor: str, member_id: int | None, card_uid: str | None) -> sessions.SessionState:
+        with self.store.session() as db:
+            member = self.member_snapshot(db, member_id=member_id, card_uid=card_uid)
+        if member is None:
+            return self._change_session(session_id, lambda at: sessions.card_removed_op(at, actor=actor), None)
+        self._open_by_id(session_id)  # a closed session says so before the card is looked at
+        self._card_free(member, session_id)
+        return self._change_session(session_id, lambda at: sessions.card_op(at, member, actor=actor), None)
+
+    # -- alerts (broker.hall.alert_book is the only code that opens, closes or acks one) ---
+
+    def settle(self, db: Db, cause_key: str, at: datetime) -> None:
+        """The cause of an alert is gone: close it (no query at all when none can be open)."""
+        self._alerts.settle(db, cause_key, at)
+
+    def raise_alert(self, db: Db, spec: alert_kinds.AlertSpec, after: AfterCommit | None = None) -> None:
+        """Open the alert of this cause, or touch the open one; staff are told after the commit."""
+        self._alerts.raise_alert(db, spec, after)
+
+    def ack(self, alert_id: int, *, actor: str, close: bool = False) -> None:
+        """Staff saw the alert; close=True also closes it, so its cause's next occurrence is new."""
+        def run() -> None:
+            self._alerts.ack(alert_id, actor=actor, close=close)
+            self.notify("alert_ack", {"id": alert_id})
+        self._write(run)
+
+    # -- foosball ------------------------------------------------------------------------
+
+    def foosball_checkin(self, table: str, member_id: int, *, actor: str) -> tuple[FoosballCheckin, str]:
+        """Staff check a paid-up member in at a foosball table: (check-in, member's name).
+
+        Settles "foosball without a member" like a card tap does, so the alert fires again the
+        next time the table is played without anyone checked in. On the writer: a check-in
+        does not interleave with a goal being applied on this table.
+        """
+        foosball = [t.id for t in self.venue.tables if t.kind is Kind.FOOSBALL]
+        if table not in foosball:
+            raise NotFound(f"no foosball table {table[:40]!r} (foosball tables: {', '.join(foosball)})")
+        return self._write(lambda: self._foosball_checkin(table, member_id, actor))
+
+    def _foosball_checkin(self, table: str, member_id: int, actor: str) -> tuple[FoosballCheckin, str]:
+        now = self.clock()
+        with self.store.session() as db:
+            member = db.get(Member, member_id)
+            if member is None:
+                raise NotFound(f"no member {member_id}: search by name to find the right id")
+            year = calendar_year(now, self.venue)
+            verdict = membership.eligibility(member.active, [f.year for f in member.fees], year)
+            if verdict == "inactive":
+                raise ServiceError(f"{member.name}'s membership is not active: foosball is for members only")
+            if verdict == "unpaid":
+                raise ServiceError(f"{member.name} has not paid the {year} fee: record the payment first")
+            row = checkin(db, table, member.id, now, "staff")
+            self._alerts.settle(db, alert_kinds.foosball_no_member_key(table), now)
+            record_audit(db, actor, "foosball.checkin", f"table:{table}", {"member_id": member.id, "checkin_id": row.id}, at=now)
+            name = member.name
+        self.notify("checkin", {"table": table, "member": name})
+        return row, name

@@ -1,0 +1,213 @@
+"""Reports for the manager: revenue, table utilisation, ball drops, foosball use.
+
+Days and hours are the venue's local ones (a day at Lavos is a Bratislava calendar day, and a
+DST day has 23 or 25 hours); the database keeps UTC. Money comes from replaying each session's
+op log into its bill, the same fold that billed the customer, so a report can never disagree
+with a receipt. Pure SQLAlchemy over the caller's session: no HTTP, no clock of its own.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta
+from typing import Iterable
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, selectinload
+
+from broker.domain import sessions
+from broker.domain.billing import Bill
+from broker.hall.session_log import replay_row
+from broker.storage.members import FIRST_YEAR, LAST_YEAR
+from broker.storage.models import Event, FoosballCheckin, Member, TableSession
+from broker.domain.tariffs import as_utc
+from broker.domain.venue import Venue
+
+MAX_RANGE_DAYS = 366  # a year and a leap day: one report request must stay cheap
+
+
+class ReportError(ValueError):
+    """A report that cannot be made as asked; str() says what to ask instead."""
+
+
+def day_bounds(day: date, venue: Venue) -> tuple[datetime, datetime]:
+    """[local midnight, next local midnight) of `day`, in UTC."""
+    # date.min and date.max pass any date parser, and their midnight in UTC is out of range.
+    if not FIRST_YEAR <= day.year <= LAST_YEAR:
+        raise ReportError(f"the day {day} is outside the years {FIRST_YEAR}-{LAST_YEAR}; give a day the hall was open, e.g. 2026-11-30")
+    start = datetime.combine(day, time(0), venue.tz)
+    end = datetime.combine(day + timedelta(days=1), time(0), venue.tz)
+    return as_utc(start), as_utc(end)
+
+
+def local_hours(day: date, venue: Venue) -> list[tuple[datetime, datetime]]:
+    """The day's hours as UTC intervals: 24, or 23/25 on a DST day (real hours, not wall-clock ones)."""
+    start, end = day_bounds(day, venue)
+    hours = []
+    while start < end:
+        hours.append((start, min(start + timedelta(hours=1), end)))
+        start += timedelta(hours=1)
+    return hours
+
+
+def _check_range(first: date, last: date) -> None:
+    if last < first:
+        raise ReportError(f"the range ends ({last}) before it starts ({first})")
+    if (last - first).days >= MAX_RANGE_DAYS:
+        raise ReportError(f"the range {first}..{last} is longer than {MAX_RANGE_DAYS} days; ask for a year at most")
+
+
+def _state_of(row: TableSession, venue: Venue) -> sessions.SessionState:
+    return replay_row(row, venue)
+
+
+def _with_ops(query):  # type: ignore[no-untyped-def]
+    return query.options(selectinload(TableSession.ops))
+
+
+# --- revenue ------------------------------------------------------------------------------
+
+EXTRAS = "extras"
+ADJUSTMENTS = "adjustments"  # corrections, minimum-charge top-ups, the floor at zero
+
+
+@dataclass
+class Revenue:
+    first: date
+    last: date
+    total_cents: int = 0
+    sessions: int = 0
+    by_day: dict[str, int] = field(default_factory=dict)
+    by_table: dict[str, int] = field(default_factory=dict)
+    # Time lines by tariff id; extras and adjustments under their own keys, so every
+    # breakdown adds up to total_cents.
+    by_tariff: dict[str, int] = field(default_factory=dict)
+
+
+def _line_tables(state: sessions.SessionState, venue: Venue) -> dict[datetime, str]:
+    # A time line starts where its first segment starts; after a transfer the lines of one
+    # session belong to different tables.
+    return {seg.start: seg.table for seg in sessions.segments(state, venue, state.last_at)}
+
+
+def _add_bill(report: Revenue, day: str, state: sessions.SessionState, bill: Bill, venue: Venue) -> None:
+    tables = _line_tables(state, venue)
+    for line in bill.lines:
+        if line.kind == "time":
+            table = tables.get(line.start, state.table) if line.start else state.table
+            key = line.tariff_id or "unknown"
+        else:
+            table = state.table
+            key = EXTRAS if line.kind == "extra" else ADJUSTMENTS
+        report.by_table[table] = report.by_table.get(table, 0) + line.amount_cents
+        report.by_tariff[key] = report.by_tariff.get(key, 0) + line.amount_cents
+    report.by_day[day] = report.by_day.get(day, 0) + bill.total_cents
+    report.total_cents += bill.total_cents
+    report.sessions += 1
+
+
+def revenue(db: Session, venue: Venue, first: date, last: date) -> Revenue:
+    """Money taken on local days first..last (inclusive), counted on the day a session stopped."""
+    _check_range(first, last)
+    start, _ = day_bounds(first, venue)
+    _, end = day_bounds(last, venue)
+    rows = db.scalars(_with_ops(select(TableSession).where(
+        TableSession.state == "stopped", TableSession.stopped_at >= start, TableSession.stopped_at < end,
+    ).order_by(TableSession.stopped_at, TableSession.id)))
+    report = Revenue(first, last)
+    day = first
+    while day <= last:  # every day present, a day without takings included
+        report.by_day[day.isoformat()] = 0
+        day += timedelta(days=1)
+    for row in rows:
+        state = _state_of(row, venue)
+        bill = sessions.bill(state, venue, state.last_at)
+        stopped = state.stopped_at or row.stopped_at
+        assert stopped is not None
+        _add_bill(report, stopped.astimezone(venue.tz).date().isoformat(), state, bill, venue)
+    return report
+
+
+# --- utilisation ----------------------------------------------------------------------------
+
+@dataclass
+class HourGrid:
+    """Per table, one number per local hour of the day (hours[i] is the i-th hour's start)."""
+
+    day: date
+    hours: list[datetime]
+    tables: dict[str, list[int]]
+
+
+def _overlap_s(a: datetime, b: datetime, lo: datetime, hi: datetime) -> int:
+    return max(0, int((min(b, hi) - max(a, lo)).total_seconds()))
+
+
+def utilisation(db: Session, venue: Venue, day: date, now: datetime) -> HourGrid:
+    """Seconds played (paused time excluded) per billed table per local hour of `day`.
+
+    Open sessions count up to `now`, the caller's clock (the service's billing clock).
+    """
+    hours = local_hours(day, venue)
+    start, end = hours[0][0], hours[-1][1]
+    grid = {t.id: [0] * len(hours) for t in venue.tables if t.kind.billed}
+    rows = db.scalars(_with_ops(select(TableSession).where(
+        TableSession.started_at < end,
+        (TableSession.stopped_at.is_(None)) | (TableSession.stopped_at > start),
+    )))
+    for row in rows:
+        state = _state_of(row, venue)
+        upto = state.last_at if not state.is_open else max(as_utc(now), state.last_at)
+        for seg in sessions.segments(state, venue, upto):
+            cells = grid.setdefault(seg.table, [0] * len(hours))
+            for i, (lo, hi) in enumerate(hours):
+                cells[i] += _overlap_s(seg.start, seg.end, lo, hi)
+    return HourGrid(day, [lo for lo, _ in hours], grid)
+
+
+def drops(db: Session, venue: Venue, day: date) -> HourGrid:
+    """Ball drops per pocket table per local hour, by the central clock (a Pi's may be unsynced)."""
+    hours = local_hours(day, venue)
+    start, end = hours[0][0], hours[-1][1]
+    grid = {t.id: [0] * len(hours) for t in venue.tables if t.pin_map.pockets}
+    rows = db.execute(select(Event.table_id, Event.received_at).where(
+        Event.type == "pocket", Event.received_at >= start, Event.received_at < end,
+    ))
+    for table_id, at in rows:
+        index = int((at - start).total_seconds() // 3600)
+        grid.setdefault(table_id, [0] * len(hours))[min(index, len(hours) - 1)] += 1
+    return HourGrid(day, [lo for lo, _ in hours], grid)
+
+
+# --- foosball -------------------------------------------------------------------------------
+
+@dataclass
+class FoosballUse:
+    member_id: int
+    name: str
+    checkins: int = 0
+    goals: int = 0
+    tables: set[str] = field(default_factory=set)
+    last_at: datetime | None = None
+
+
+def foosball_use(db: Session, venue: Venue, first: date, last: date) -> list[FoosballUse]:
+    """Per member: check-ins and goals on the foosball tables over local days first..last, most active first."""
+    _check_range(first, last)
+    start, _ = day_bounds(first, venue)
+    _, end = day_bounds(last, venue)
+    rows: Iterable[tuple[FoosballCheckin, str]] = db.execute(
+        select(FoosballCheckin, Member.name).join(Member, Member.id == FoosballCheckin.member_id).where(
+            FoosballCheckin.checked_in_at >= start, FoosballCheckin.checked_in_at < end,
+        ).order_by(FoosballCheckin.checked_in_at)
+    ).tuples()
+    use: dict[int, FoosballUse] = defaultdict(lambda: FoosballUse(0, ""))
+    for checkin, name in rows:
+        u = use[checkin.member_id]
+        u.member_id, u.name = checkin.member_id, name
+        u.checkins += 1
+        u.goals += checkin.goals
+        u.tables.add(checkin.table_id)
+        u.last_at = checkin.last_goal_at or checkin.checked_in_at
+    return sorted(use.values(), key=lambda u: (-u.checkins, -u.goals, u.name))

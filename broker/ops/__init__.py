@@ -1,0 +1,1 @@
+"""Operator tasks: the `lavos` commands for the hub, backups, member CSV import/export."""

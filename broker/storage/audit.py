@@ -1,0 +1,43 @@
+"""The audit trail: session ops (append-only, per-session seq) and the general audit log."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from broker.storage.errors import StoreError
+from broker.storage.models import AuditEntry, SessionOp, TableSession
+from broker.storage.types import utcnow
+
+
+def append_session_op(
+    db: Session, session_id: int, kind: str, data: dict[str, Any], actor: str,
+    reason: str | None = None, at: datetime | None = None,
+) -> SessionOp:
+    """Append the next op to a session's log; seq is 1, 2, 3 … per session.
+
+    The session row is locked first (FOR UPDATE on PostgreSQL; SQLite's write transaction already
+    serialises), so two processes appending to one session cannot both take the same seq.
+    """
+    locked = db.execute(select(TableSession.id).where(TableSession.id == session_id).with_for_update()).first()
+    if locked is None:
+        raise StoreError(f"no session {session_id}: it may have been removed; reload the tables")
+    last = db.scalar(select(func.max(SessionOp.seq)).where(SessionOp.session_id == session_id)) or 0
+    op = SessionOp(session_id=session_id, seq=last + 1, at=at or utcnow(), kind=kind, data=data, actor=actor, reason=reason)
+    db.add(op)
+    db.flush()
+    return op
+
+
+def record_audit(
+    db: Session, actor: str, action: str, target: str, detail: dict[str, Any] | None = None,
+    reason: str | None = None, at: datetime | None = None,
+) -> AuditEntry:
+    """Append who did what to which thing (e.g. "member:12"), with details and why."""
+    entry = AuditEntry(actor=actor, action=action, target=target, detail=detail or {}, reason=reason, at=at or utcnow())
+    db.add(entry)
+    db.flush()
+    return entry

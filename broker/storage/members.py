@@ -1,0 +1,221 @@
+"""The member registry: members, their club cards and yearly fees, and whether a card is valid.
+
+Every function takes the caller's SQLAlchemy session and leaves the commit to it, so one
+request or one CSV import is one transaction. Every change is written to the audit log.
+CSV import/export lives in broker/ops/members_csv.py.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Literal
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from broker.storage.audit import record_audit
+from broker.storage.models import FeePayment, Member, MemberCard
+from broker.storage.types import utcnow
+from broker.domain import membership
+from broker.domain.membership import (  # noqa: F401 - re-exported: the registry's callers know them from here
+    DEFAULT_FEE_CENTS,
+    FIRST_YEAR,
+    LAST_YEAR,
+    MEMBER_KINDS,
+    MemberError,
+    check_year,
+    normalize_uid,
+)
+
+# 10 EUR a calendar year (the club's statutes, art. 3.3).
+
+
+def name_key(text: str) -> str:
+    """Casefolded, accents stripped: "Zadražil Miro" → "zadrazil miro"."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
+
+
+def clean_name(name: str) -> str:
+    """NFC (so a name typed on a Mac equals one typed on Windows), single spaces, stripped."""
+    cleaned = " ".join(unicodedata.normalize("NFC", name).split())
+    if not cleaned:
+        raise MemberError("the name is empty: give the member's name, e.g. \"Zadražil Miro\"")
+    if len(cleaned) > 200:
+        raise MemberError(f"the name is {len(cleaned)} characters long; 200 at most")
+    return cleaned
+
+
+def check_kind(kind: str) -> str:
+    if kind not in MEMBER_KINDS:
+        raise MemberError(f"kind {kind!r} is not one of {', '.join(MEMBER_KINDS)}")
+    return kind
+
+
+def _target(member: Member) -> str:
+    return f"member:{member.id}"
+
+
+# --- members -----------------------------------------------------------------------------
+
+def get_member(db: Session, member_id: int) -> Member:
+    member = db.get(Member, member_id)
+    if member is None:
+        raise MemberError(f"no member with id {member_id}: search by name to find the right id")
+    return member
+
+
+def find_by_name(db: Session, name: str) -> Member | None:
+    return db.scalars(select(Member).where(Member.name == clean_name(name))).first()
+
+
+def add_member(db: Session, name: str, *, actor: str, kind: str = "individual", note: str = "", active: bool = True) -> Member:
+    name = clean_name(name)
+    check_kind(kind)
+    if (existing := find_by_name(db, name)) is not None:
+        raise MemberError(f"a member named {name!r} already exists (id {existing.id}); tell them apart, e.g. with a middle initial")
+    member = Member(name=name, name_key=name_key(name), kind=kind, note=note, active=active, created_at=utcnow())
+    db.add(member)
+    db.flush()
+    record_audit(db, actor, "member.add", _target(member), {"name": name, "kind": kind, "active": active, "note": note})
+    return member
+
+
+def edit_member(
+    db: Session, member_id: int, *, actor: str, name: str | None = None, kind: str | None = None,
+    active: bool | None = None, note: str | None = None, reason: str | None = None,
+) -> Member:
+    """Change the given fields (None = keep); the audit entry records old and new values."""
+    member = get_member(db, member_id)
+    wanted: dict[str, object] = {}
+    if name is not None:
+        wanted["name"] = clean_name(name)
+        if wanted["name"] != member.name and find_by_name(db, wanted["name"]) is not None:  # type: ignore[arg-type]
+            raise MemberError(f"a member named {wanted['name']!r} already exists; tell them apart, e.g. with a middle initial")
+    if kind is not None:
+        wanted["kind"] = check_kind(kind)
+    if active is not None:
+        wanted["active"] = active
+    if note is not None:
+        wanted["note"] = note
+    changes = {k: [getattr(member, k), v] for k, v in wanted.items() if getattr(member, k) != v}
+    for k, (_old, new) in changes.items():
+        setattr(member, k, new)
+    if "name" in changes:
+        member.name_key = name_key(member.name)
+    if changes:
+        db.flush()
+        record_audit(db, actor, "member.edit", _target(member), changes, reason)
+    return member
+
+
+def search_members(db: Session, query: str, *, limit: int = 20, active_only: bool = False) -> list[Member]:
+    """Members whose name holds every word of `query`, ignoring case and accents, by name."""
+    q = select(Member).order_by(Member.name_key).limit(limit)
+    for word in name_key(query).split():
+        escaped = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        q = q.where(Member.name_key.like(f"%{escaped}%", escape="\\"))
+    if active_only:
+        q = q.where(Member.active.is_(True))
+    return list(db.scalars(q))
+
+
+# --- cards -------------------------------------------------------------------------------
+
+def find_by_card(db: Session, uid: str) -> Member | None:
+    try:
+        uid = normalize_uid(uid)
+    except MemberError:
+        return None
+    card = db.get(MemberCard, uid)
+    return card.member if card else None
+
+
+def assign_card(db: Session, member_id: int, uid: str, *, actor: str) -> MemberCard:
+    """Give the member a card; assigning a card they already hold changes nothing."""
+    member = get_member(db, member_id)
+    uid = normalize_uid(uid)
+    card = db.get(MemberCard, uid)
+    if card is not None:
+        if card.member_id == member.id:
+            return card
+        raise MemberError(f"card {uid} belongs to {card.member.name} (id {card.member_id}); remove it there first")
+    card = MemberCard(uid=uid, member=member, created_at=utcnow())
+    db.add(card)
+    db.flush()
+    record_audit(db, actor, "member.card.assign", _target(member), {"uid": uid})
+    return card
+
+
+def remove_card(db: Session, uid: str, *, actor: str, reason: str | None = None) -> None:
+    uid = normalize_uid(uid)
+    card = db.get(MemberCard, uid)
+    if card is None:
+        raise MemberError(f"card {uid} is not assigned to anyone")
+    member = card.member
+    member.cards.remove(card)
+    db.flush()
+    record_audit(db, actor, "member.card.remove", _target(member), {"uid": uid}, reason)
+
+
+# --- fees --------------------------------------------------------------------------------
+
+def record_fee(
+    db: Session, member_id: int, year: int, *, actor: str, amount_cents: int = DEFAULT_FEE_CENTS,
+    paid_at: datetime | None = None,
+) -> FeePayment:
+    """Record the fee for one calendar year (0 cents is allowed, e.g. for honorary members)."""
+    member = get_member(db, member_id)
+    check_year(year)
+    if amount_cents < 0:
+        raise MemberError(f"amount {amount_cents} cents is negative; a fee is 0 or more")
+    if fee_paid(member, year):
+        raise MemberError(f"the {year} fee of {member.name} is already recorded")
+    payment = FeePayment(member=member, year=year, amount_cents=amount_cents, paid_at=paid_at or utcnow(), recorded_by=actor)
+    db.add(payment)
+    db.flush()
+    record_audit(db, actor, "member.fee", _target(member), {"year": year, "amount_cents": amount_cents})
+    return payment
+
+
+def fee_paid(member: Member, year: int) -> bool:
+    return membership.fee_paid((f.year for f in member.fees), year)
+
+
+@dataclass(frozen=True)
+class CardCheck:
+    """Whether a card may be used today, and if not, why (Slovak for staff, English second)."""
+
+    code: Literal["ok", "unknown", "inactive", "unpaid"]
+    member: Member | None
+    message: str
+    message_en: str
+
+    @property
+    def ok(self) -> bool:
+        return self.code == "ok"
+
+
+def is_valid_card(db: Session, uid: str, today: date) -> CardCheck:
+    """A card is valid when it is known, its member active and `today`'s year paid.
+
+    `today` is the venue's local date (Europe/Bratislava): the fee year turns at local midnight.
+    Every kind of membership needs the year recorded (the statutes make no exception);
+    honorary members get a 0-cent payment.
+    """
+    member = find_by_card(db, uid)
+    if member is None:
+        return CardCheck("unknown", None, f"neznáma karta {uid}", f"unknown card {uid}")
+    verdict = membership.eligibility(member.active, (f.year for f in member.fees), today.year)
+    if verdict == "inactive":
+        return CardCheck("inactive", member, f"{member.name}: členstvo nie je aktívne", f"{member.name}: membership is inactive")
+    if verdict == "unpaid":
+        return CardCheck(
+            "unpaid", member,
+            f"{member.name}: nezaplatený členský príspevok za rok {today.year}",
+            f"{member.name}: fee unpaid for {today.year}",
+        )
+    return CardCheck("ok", member, f"{member.name}: platná karta", f"{member.name}: card valid")

@@ -1,0 +1,331 @@
+"""The tables of the central store, as SQLAlchemy 2 typed declarative models.
+
+Money is integer cents, times are aware UTC (see UTCDateTime). Changing a model means writing an
+Alembic revision in broker/storage/migrations/versions: the server only ever upgrades to head.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+from broker.domain.membership import MEMBER_KINDS
+from broker.storage.types import JSONDoc, UTCDateTime, utcnow
+
+# Explicit constraint names: Alembic needs them to alter or drop a constraint later, and SQLite
+# batch migrations rebuild tables by name.
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+ROLES = ("staff", "manager")
+SESSION_STATES = ("running", "paused", "stopped")
+CHECKIN_BY = ("card", "staff")
+
+
+def _one_of(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+    type_annotation_map = {datetime: UTCDateTime(), dict[str, Any]: JSONDoc}
+
+
+# --- members -------------------------------------------------------------------------------
+
+class Member(Base):
+    __tablename__ = "members"
+    __table_args__ = (CheckConstraint(_one_of("kind", MEMBER_KINDS), name="kind"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    # Casefolded, accents stripped: lets "zadrazil" find "Zadražil Miro" on any backend.
+    name_key: Mapped[str] = mapped_column(String(200), index=True)
+    kind: Mapped[str] = mapped_column(String(16), default="individual")
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    note: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    cards: Mapped[list[MemberCard]] = relationship(back_populates="member", cascade="all, delete-orphan", order_by="MemberCard.uid")
+    fees: Mapped[list[FeePayment]] = relationship(back_populates="member", cascade="all, delete-orphan", order_by="FeePayment.year")
+
+    def __repr__(self) -> str:
+        return f"Member({self.id}, {self.name!r}, {self.kind})"
+
+
+class MemberCard(Base):
+    __tablename__ = "member_cards"
+
+    uid: Mapped[str] = mapped_column(String(32), primary_key=True)  # lowercase hex
+    member_id: Mapped[int] = mapped_column(ForeignKey("members.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    member: Mapped[Member] = relationship(back_populates="cards")
+
+
+class FeePayment(Base):
+    __tablename__ = "fee_payments"
+    __table_args__ = (UniqueConstraint("member_id", "year"), CheckConstraint("amount_cents >= 0", name="amount"))
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    member_id: Mapped[int] = mapped_column(ForeignKey("members.id", ondelete="CASCADE"))
+    year: Mapped[int] = mapped_column(Integer)
+    amount_cents: Mapped[int] = mapped_column(Integer)
+    paid_at: Mapped[datetime] = mapped_column(default=utcnow)
+    recorded_by: Mapped[str] = mapped_column(String(64))
+
+    member: Mapped[Member] = relationship(back_populates="fees")
+
+
+# --- staff accounts --------------------------------------------------------------------------
+
+class User(Base):
+    __tablename__ = "users"
+    __table_args__ = (CheckConstraint(_one_of("role", ROLES), name="role"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    username: Mapped[str] = mapped_column(String(64), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(255))
+    role: Mapped[str] = mapped_column(String(16))
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    failed_logins: Mapped[int] = mapped_column(Integer, default=0)
+    locked_until: Mapped[datetime | None]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # Set when a manager hands out a password: the dashboard lets the user do nothing but change it.
+    must_change_password: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
+
+
+class ApiToken(Base):
+    __tablename__ = "api_tokens"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    # sha256 of the token: a stolen database backup must not be a set of working credentials.
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    username: Mapped[str] = mapped_column(ForeignKey("users.username", ondelete="CASCADE", onupdate="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(100))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_used_at: Mapped[datetime | None]
+    revoked: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+# --- table sessions and the audit trail ------------------------------------------------------
+
+class TableSession(Base):
+    """A billed use of a table. Its history (and so its bill) is its session_ops, in seq order."""
+
+    __tablename__ = "sessions"
+    __table_args__ = (
+        CheckConstraint(_one_of("state", SESSION_STATES), name="state"),
+        Index("ix_sessions_table_id_state", "table_id", "state"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    table_id: Mapped[str] = mapped_column(String(32))
+    state: Mapped[str] = mapped_column(String(16), default="running")
+    started_at: Mapped[datetime]
+    stopped_at: Mapped[datetime | None] = mapped_column(index=True)
+    total_cents: Mapped[int | None]  # set when the session is closed
+    member_id: Mapped[int | None] = mapped_column(ForeignKey("members.id", ondelete="SET NULL"), index=True)
+
+    ops: Mapped[list[SessionOp]] = relationship(back_populates="session", order_by="SessionOp.seq")
+
+
+class SessionOp(Base):
+    """Append-only: never updated, never deleted. It is both the event source and the audit log."""
+
+    __tablename__ = "session_ops"
+    __table_args__ = (UniqueConstraint("session_id", "seq"),)
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    session_id: Mapped[int] = mapped_column(ForeignKey("sessions.id", ondelete="RESTRICT"))
+    seq: Mapped[int] = mapped_column(Integer)
+    at: Mapped[datetime]
+    kind: Mapped[str] = mapped_column(String(32))
+    data: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    actor: Mapped[str] = mapped_column(String(64))
+    reason: Mapped[str | None] = mapped_column(Text)
+
+    session: Mapped[TableSession] = relationship(back_populates="ops")
+
+
+class AuditEntry(Base):
+    """Who changed what, when and why, for everything that is not a table session."""
+
+    __tablename__ = "audit_log"
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+    actor: Mapped[str] = mapped_column(String(64))
+    action: Mapped[str] = mapped_column(String(64))
+    target: Mapped[str] = mapped_column(String(200))
+    detail: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    reason: Mapped[str | None] = mapped_column(Text)
+
+
+# --- ingest ----------------------------------------------------------------------------------
+
+class Event(Base):
+    """A raw event from a table node, kept for analytics until retention prunes it."""
+
+    __tablename__ = "events"
+    # (table, boot, seq) identifies an event on the wire: the unique key is what makes ingest
+    # exactly-once (insert-or-ignore), across restarts and redeliveries.
+    __table_args__ = (UniqueConstraint("table_id", "boot", "seq"),)
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    table_id: Mapped[str] = mapped_column(String(32))
+    boot: Mapped[str] = mapped_column(String(64))
+    seq: Mapped[int] = mapped_column(BigInteger)
+    type: Mapped[str] = mapped_column(String(32))
+    node_ts: Mapped[datetime]
+    ts_synced: Mapped[bool] = mapped_column(Boolean)
+    received_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+    data: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class EventReject(Base):
+    """How many messages were dropped, per topic and reason: counted, never stored in full."""
+
+    __tablename__ = "event_rejects"
+
+    topic: Mapped[str] = mapped_column(String(200), primary_key=True)
+    reason: Mapped[str] = mapped_column(String(200), primary_key=True)
+    count: Mapped[int] = mapped_column(BigInteger, default=0)
+    last_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_error: Mapped[str] = mapped_column(Text, default="")
+
+
+class Node(Base):
+    """The last known state of a table's node (from status, light/state and telemetry)."""
+
+    __tablename__ = "nodes"
+
+    table_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    online: Mapped[bool] = mapped_column(Boolean, default=False)
+    boot: Mapped[str | None] = mapped_column(String(64))
+    version: Mapped[str | None] = mapped_column(String(64))
+    last_seen_at: Mapped[datetime | None]
+    online_since: Mapped[datetime | None]
+    light_on: Mapped[bool | None] = mapped_column(Boolean)
+    light_blink: Mapped[bool | None] = mapped_column(Boolean)
+    light_cause: Mapped[str | None] = mapped_column(String(16))
+    telemetry: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    telemetry_at: Mapped[datetime | None]
+    reconnects: Mapped[int] = mapped_column(Integer, default=0)
+
+
+# --- alerts and foosball ---------------------------------------------------------------------
+
+class Alert(Base):
+    __tablename__ = "alerts"
+    __table_args__ = (
+        # At most one open alert per cause: a flapping cause bumps count instead of flooding staff.
+        # A partial unique index is the one form of this both SQLite and PostgreSQL enforce.
+        Index(
+            "uq_alerts_open_cause_key", "cause_key", unique=True,
+            sqlite_where=text("closed_at IS NULL"), postgresql_where=text("closed_at IS NULL"),
+        ),
+        Index("ix_alerts_opened_at", "opened_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    table_id: Mapped[str | None] = mapped_column(String(32))
+    cause_key: Mapped[str] = mapped_column(String(200))
+    message: Mapped[str] = mapped_column(Text)  # Slovak, for staff
+    message_en: Mapped[str] = mapped_column(Text)
+    severity: Mapped[str] = mapped_column(String(16), default="warning")
+    opened_at: Mapped[datetime]
+    last_seen_at: Mapped[datetime]
+    count: Mapped[int] = mapped_column(Integer, default=1)
+    acked_at: Mapped[datetime | None]
+    acked_by: Mapped[str | None] = mapped_column(String(64))
+    closed_at: Mapped[datetime | None]
+
+
+class FoosballCheckin(Base):
+    __tablename__ = "foosball_checkins"
+    __table_args__ = (
+        CheckConstraint(_one_of("by", CHECKIN_BY), name="by"),
+        Index("ix_foosball_checkins_table_id_ended_at", "table_id", "ended_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    table_id: Mapped[str] = mapped_column(String(32))
+    member_id: Mapped[int] = mapped_column(ForeignKey("members.id", ondelete="RESTRICT"), index=True)
+    checked_in_at: Mapped[datetime]
+    last_goal_at: Mapped[datetime | None]
+    goals: Mapped[int] = mapped_column(Integer, default=0)
+    ended_at: Mapped[datetime | None]
+    by: Mapped[str] = mapped_column(String(8))
+
+
+# --- dashboard logins ----------------------------------------------------------------------
+
+class WebSession(Base):
+    """One dashboard login. The signed cookie carries only the random id; its SHA-256 is stored,
+    so a copied database is not a set of live sessions. Ended rows stay, for the account page."""
+
+    __tablename__ = "web_sessions"
+    __table_args__ = (Index("ix_web_sessions_username_ended_at", "username", "ended_at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    id_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    username: Mapped[str] = mapped_column(ForeignKey("users.username", ondelete="CASCADE", onupdate="CASCADE"))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_seen_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime]  # absolute: login + one shift, never moved
+    client: Mapped[str] = mapped_column(String(64), default="")
+    user_agent: Mapped[str] = mapped_column(String(200), default="")
+    ended_at: Mapped[datetime | None]
+    ended_by: Mapped[str | None] = mapped_column(String(64))
+    end_reason: Mapped[str | None] = mapped_column(String(32))
+
+
+# --- what the nodes sent that the service refused (broker.domain.reject_tally) ---------------------------
+
+class NodeRejectCount(Base):
+    """Messages refused per table (or broker.domain.reject_tally.UNKNOWN) and reason; bounded by the venue file."""
+
+    __tablename__ = "node_reject_counts"
+
+    table_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    reason: Mapped[str] = mapped_column(String(32), primary_key=True)
+    count: Mapped[int] = mapped_column(BigInteger, default=0)
+    first_at: Mapped[datetime]
+    last_at: Mapped[datetime]
+
+
+class NodeRejectSample(Base):
+    """The last few refused messages per table, truncated: what a manager reads to see why."""
+
+    __tablename__ = "node_reject_samples"
+    __table_args__ = (Index("ix_node_reject_samples_table_id_id", "table_id", "id"),)
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    table_id: Mapped[str] = mapped_column(String(32))
+    at: Mapped[datetime]
+    topic: Mapped[str] = mapped_column(String(250))
+    reason: Mapped[str] = mapped_column(String(32))
+    error: Mapped[str] = mapped_column(Text)
+    excerpt: Mapped[str] = mapped_column(Text)
