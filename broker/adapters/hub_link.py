@@ -7,7 +7,7 @@ service dies between receipt and commit, Mosquitto redelivers the message on rec
 paho callback kills its network thread, so every callback is guarded.
 
 No I/O and no hall state in paho's thread: a message becomes an Inbound, a (re)connect a LinkUp,
-both put into the writer's bounded inbox (broker.hall.inbox says why a full inbox blocks here).
+both put into the writer's bounded inbox (broker.adapters.inbox says why a full inbox blocks here).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from broker.hall.inbox import Inbound, InboxItem, LinkUp
+from broker.adapters.inbox import Inbound, InboxItem, LinkUp
 from devices import contract
 from devices.mqtt_plumbing import guarded, make_client, say_goodbye
 

@@ -27,7 +27,7 @@ from broker.storage.types import utcnow
 from broker.hall.read_models import CheckinView, HallReads, MemberView, checkin_view, member_view
 from broker.hall.store_errors import Conflict, StoreUnavailable, store_call
 from broker.storage.members import MemberError
-from broker.ops.members_csv import ImportReport, MemberImportError
+from broker.storage.members_csv import ImportReport, MemberImportError
 from broker.hall.hub import CardInUse, Hub, NotFound, ServiceError
 
 log = logging.getLogger("lavos.hub")

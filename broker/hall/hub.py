@@ -36,7 +36,7 @@ from broker.storage.types import utcnow
 from broker.domain import membership
 from broker.hall.alert_book import AlertBook
 from broker.hall.effects import AfterCommit
-from broker.hall.inbox import DEFAULT_BOUND, LinkUp, make_inbox
+from broker.adapters.inbox import DEFAULT_BOUND, LinkUp, make_inbox
 from broker.hall.listeners import Listener, Listeners
 from broker.hall.open_sessions import OpenSession, OpenSessions
 from broker.hall.ports import HallState

@@ -31,7 +31,7 @@ from broker.storage.models import FoosballCheckin, Node
 from broker.storage.rejects import record_rejects
 from broker.domain import membership
 from broker.hall.effects import AfterCommit
-from broker.hall.inbox import Inbound
+from broker.adapters.inbox import Inbound
 from broker.hall.ports import HallState, HubOps
 from broker.storage.members import is_valid_card
 from broker.domain.tariffs import local

@@ -28,7 +28,7 @@ from broker.storage.models import Alert, Event, FoosballCheckin, Member, MemberC
 from broker.storage.rejects import node_rejects
 from broker.hall.store_errors import store_call
 from broker.storage.members import search_members
-from broker.ops.members_csv import export_members_csv
+from broker.storage.members_csv import export_members_csv
 from broker.domain.reject_tally import NodeRejects
 from broker.hall.hub import Hub, HallSnapshot, NotFound, OpenSession
 from broker.domain.tariffs import calendar_year

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-from broker.hall.inbox import WAKE, Inbound, InboxItem, LinkUp
+from broker.adapters.inbox import WAKE, Inbound, InboxItem, LinkUp
 
 log = logging.getLogger("lavos.hub.writer")
 

@@ -28,7 +28,7 @@ def members_import(
 
     Example: lavos members import deploy/members/lavos-members.csv
     """
-    from broker.ops.members_csv import MemberImportError, import_members_csv
+    from broker.storage.members_csv import MemberImportError, import_members_csv
 
     try:
         data = file.read_bytes()
@@ -52,7 +52,7 @@ def members_export(
 
     Example: lavos members export members.csv --semicolon
     """
-    from broker.ops.members_csv import export_members_csv
+    from broker.storage.members_csv import export_members_csv
 
     with store_session(db) as s:
         text = export_members_csv(s, delimiter=";" if semicolon else ",")

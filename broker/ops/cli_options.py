@@ -31,7 +31,7 @@ def store_session(db: str | None) -> Iterator[Session]:
     from broker.storage.engine import open_store
     from broker.storage.errors import StoreError
     from broker.storage.members import MemberError
-    from broker.ops.members_csv import MemberImportError
+    from broker.storage.members_csv import MemberImportError
     from broker.accounts.users import UserError
 
     try:

@@ -2,7 +2,7 @@
 
 Every function takes the caller's SQLAlchemy session and leaves the commit to it, so one
 request or one CSV import is one transaction. Every change is written to the audit log.
-CSV import/export lives in broker/ops/members_csv.py.
+CSV import/export lives in broker/storage/members_csv.py.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from broker.hall.facade import HubFacade
-from broker.ops.members_csv import MAX_IMPORT_BYTES
+from broker.storage.members_csv import MAX_IMPORT_BYTES
 from dashboard.api.auth import client_address, session_user, user_from_authorization
 
 KIB = 1024

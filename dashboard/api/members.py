@@ -11,7 +11,7 @@ from broker.accounts.staff import Staff
 from broker.hall.facade import HubFacade
 from broker.hall.read_models import HallReads, MemberView
 from broker.domain.membership import normalize_uid
-from broker.ops.members_csv import MAX_IMPORT_BYTES
+from broker.storage.members_csv import MAX_IMPORT_BYTES
 from dashboard import access
 from dashboard.api import responses as R
 from dashboard.api import views

@@ -1,7 +1,7 @@
 """The member registry for the manager: search, add, edit, the year's fee, club cards, CSV in and out.
 
 The hub's facade (broker.hall.facade, the same methods the API calls) does the work through
-broker.storage.members and broker.ops.members_csv, which write the audit log; this module turns form fields
+broker.storage.members and broker.storage.members_csv, which write the audit log; this module turns form fields
 into their arguments, refusing bad input with a message in the visitor's language before
 anything is written. Reads go through the read models.
 
@@ -30,7 +30,7 @@ from broker.accounts.staff import Staff
 from broker.hall.facade import MemberError, MemberImportError
 from broker.hall.read_models import HallReads, MemberView
 from broker.domain.membership import DEFAULT_FEE_CENTS, MEMBER_KINDS, check_year, normalize_uid
-from broker.ops.members_csv import MAX_IMPORT_BYTES
+from broker.storage.members_csv import MAX_IMPORT_BYTES
 from dashboard.api import views
 from dashboard.api.deps import IdPath, get_hub
 from dashboard.web.auth import page_can

@@ -12,7 +12,7 @@ import time
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
-from broker.hall.inbox import Inbound
+from broker.adapters.inbox import Inbound
 from broker.adapters.hub_link import HubLink, MqttUrl
 from devices import contract
 

@@ -23,7 +23,7 @@ from broker.storage.members import (
     remove_card,
     search_members,
 )
-from broker.ops.members_csv import MemberImportError, export_members_csv, import_members_csv, parse_members_csv
+from broker.storage.members_csv import MemberImportError, export_members_csv, import_members_csv, parse_members_csv
 
 SHIPPED = Path(__file__).resolve().parents[2] / "deploy" / "members" / "lavos-members.csv"
 HEADER = "name,kind,cards,fees_paid,active,note\n"

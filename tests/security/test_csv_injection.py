@@ -115,7 +115,7 @@ def test_negative_amounts_in_a_report_csv_stay_numbers():
 
 @pytest.mark.parametrize("delimiter", [",", ";"])
 def test_the_cli_export_is_guarded_too(pages, delimiter):
-    from broker.ops.members_csv import export_members_csv
+    from broker.storage.members_csv import export_members_csv
 
     _members(pages.service)
     with pages.service.store.reader() as db:
