@@ -38,7 +38,7 @@ import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -46,8 +46,8 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 from sqlalchemy import create_engine, text
 
-from broker.storage.engine import open_store
 from broker.accounts.users import create_user, issue_token, set_password
+from broker.storage.engine import open_store
 from devices import contract
 from sim.mosquitto import Mosquitto, free_port
 
@@ -95,7 +95,7 @@ def _attack_thread(port: int, mode: str, who: int, stop, done, counts: Counter, 
             done.value += 1
 
 
-def _attack_process(port: int, mode: str, first: int, threads: int, stop, done, out: "multiprocessing.Queue") -> None:  # type: ignore[no-untyped-def]
+def _attack_process(port: int, mode: str, first: int, threads: int, stop, done, out: multiprocessing.Queue) -> None:  # type: ignore[no-untyped-def]
     counts: Counter = Counter()
     lock = threading.Lock()
     workers = [threading.Thread(target=_attack_thread, args=(port, mode, first + i, stop, done, counts, lock)) for i in range(threads)]
@@ -119,7 +119,7 @@ class Attack:
         self.procs = [ctx.Process(target=_attack_process, args=(port, mode, first, min(per, attackers - first), self.stop_event, self.done, self.out))
                       for first in range(0, attackers, per)]
 
-    def start(self, warm_up_s: float) -> "Attack":
+    def start(self, warm_up_s: float) -> Attack:
         for p in self.procs:
             p.start()
         deadline = time.monotonic() + 120
@@ -201,7 +201,7 @@ def publish_to_stored(stack: Stack, n: int, gap_s: float = 0.15) -> list[float]:
     node.loop_start()
     try:
         for seq in range(n):
-            ev = contract.PocketEvent(v=1, table=NODE, type="pocket", boot=boot, seq=seq, ts=datetime.now(timezone.utc), ts_synced=True,
+            ev = contract.PocketEvent(v=1, table=NODE, type="pocket", boot=boot, seq=seq, ts=datetime.now(UTC), ts_synced=True,
                                       data=contract.PocketData(pocket=seq % 6, pulse_ms=20.0))
             node.publish(contract.event_topic(NODE, "pocket"), contract.encode(ev), qos=1).wait_for_publish(30)
             time.sleep(gap_s)
@@ -219,7 +219,7 @@ def publish_to_stored(stack: Stack, n: int, gap_s: float = 0.15) -> list[float]:
             time.sleep(0.2)
     finally:
         engine.dispose()
-    utc = lambda v: datetime.fromisoformat(str(v)).replace(tzinfo=timezone.utc)  # noqa: E731
+    utc = lambda v: datetime.fromisoformat(str(v)).replace(tzinfo=UTC)  # noqa: E731
     return [(utc(r) - utc(t)).total_seconds() * 1000 for r, t in rows] + [float("inf")] * (n - len(rows))
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -136,7 +135,7 @@ def bench_pocket(node: EdgeNode, factory, port: int, samples: int) -> list[float
     hub = Hub(port, event_topic(TABLE, "pocket"))
     pin = factory.pin(node.config.pins.pockets[0])
     out = []
-    for i in range(samples):
+    for _i in range(samples):
         pin.drive_at(time.monotonic(), high=False)  # beam broken
         time.sleep(0.015)
         released = time.monotonic()

@@ -20,20 +20,20 @@ import statistics
 import tempfile
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from fastapi.testclient import TestClient
 
-from broker.domain import alert_kinds
 from broker.compose import build_hub, open_store
+from broker.domain import alert_kinds
+from broker.domain.venue import load_venue
+from broker.hall.facade import HubFacade
 from broker.storage.alerts import open_alerts, open_or_touch_alert
 from broker.storage.engine import Store
 from broker.storage.models import Event, Node
-from broker.hall.facade import HubFacade
 from devices.kinds import Kind
-from broker.domain.venue import load_venue
 
 REPO = Path(__file__).resolve().parents[1]
 LAVOS_VENUE = REPO / "deploy" / "venues" / "lavos.toml"
@@ -79,7 +79,7 @@ class BenchClock:
         self.at: datetime | None = None
 
     def __call__(self) -> datetime:
-        return self.at or datetime.now(timezone.utc)
+        return self.at or datetime.now(UTC)
 
 
 def busy_evening(hub: HubFacade, store: Store, clock: BenchClock) -> dict[str, int]:
@@ -91,7 +91,7 @@ def busy_evening(hub: HubFacade, store: Store, clock: BenchClock) -> dict[str, i
     its drop counts and open alerts from those records when it starts, so `measure` starts a
     fresh hub over the seeded database instead of reaching into a running one.
     """
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     year = now.astimezone(hub.reads.venue.tz).year
     hub.create_staff(MANAGER, PASSWORD, "manager", actor="bench")
     members = []

@@ -33,27 +33,27 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import multiprocessing
+import os
 import re
 import sys
 import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 from sqlalchemy import func, select
 
-from broker.storage.engine import open_store
-from broker.storage.models import Event
 from broker.adapters.hub_link import MqttUrl
 from broker.compose import build_hub
-from devices import contract
 from broker.domain.venue import load_venue
+from broker.storage.engine import open_store
+from broker.storage.models import Event
+from devices import contract
 from sim.mosquitto import HUB_PASSWORD, Mosquitto
 
 REPO = Path(__file__).resolve().parents[1]
@@ -77,7 +77,7 @@ class Drain:
 def payloads(n: int, boot: str) -> list[tuple[str, bytes]]:
     # Distinct node timestamps: a synced stamp is the metrics point's time, and two points of one
     # series at one time are one point in VictoriaMetrics/InfluxDB.
-    t0 = datetime.now(timezone.utc) - timedelta(seconds=n / 1000 + 60)
+    t0 = datetime.now(UTC) - timedelta(seconds=n / 1000 + 60)
     out = []
     for i in range(n):
         table = TABLES[i % len(TABLES)]

@@ -18,11 +18,11 @@ import time
 from pathlib import Path
 
 from bench.hub_ingest import VENUE, open_sessions, payloads
-from broker.storage.engine import open_store
 from broker.adapters.hub_link import Inbound
 from broker.compose import build_hub
-from devices import contract
 from broker.domain.venue import load_venue
+from broker.storage.engine import open_store
+from devices import contract
 
 
 def main() -> None:

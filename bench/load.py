@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import paho.mqtt.client as mqtt
@@ -52,7 +52,7 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def publisher(port: int, tables: list[str], seconds: float, out: "multiprocessing.Queue") -> None:
+def publisher(port: int, tables: list[str], seconds: float, out: multiprocessing.Queue) -> None:
     # Its own login: the broker makes the client id the login, and lavos server holds lavos-hub.
     client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=PUB_USER)
     client.username_pw_set(PUB_USER, "hub-secret")
@@ -70,7 +70,7 @@ def publisher(port: int, tables: list[str], seconds: float, out: "multiprocessin
             delay = due - time.monotonic()
             if delay > 0:
                 time.sleep(delay)
-            ev = contract.PocketEvent(v=1, table=table, type="pocket", boot="load", seq=second, ts=datetime.now(timezone.utc),
+            ev = contract.PocketEvent(v=1, table=table, type="pocket", boot="load", seq=second, ts=datetime.now(UTC),
                                       ts_synced=True, data=contract.PocketData(pocket=second % 6, pulse_ms=20.0))
             infos.append(client.publish(contract.event_topic(table, "pocket"), contract.encode(ev), qos=1))
             sent += 1
@@ -105,7 +105,7 @@ def main() -> None:
                 break
             except OSError:
                 if time.monotonic() > deadline or server.poll() is not None:
-                    raise SystemExit(f"lavos server did not come up; see {work / 'server.log'}")
+                    raise SystemExit(f"lavos server did not come up; see {work / 'server.log'}") from None
                 time.sleep(0.2)
         time.sleep(1)
         rss_start = rss_mb(server.pid)
@@ -128,7 +128,7 @@ def main() -> None:
         rss_end = rss_mb(server.pid)
         with engine.connect() as c:
             rows = c.execute(text("select received_at, node_ts from events where boot = 'load'")).all()
-        lat = sorted((datetime.fromisoformat(str(r)).replace(tzinfo=timezone.utc) - datetime.fromisoformat(str(n)).replace(tzinfo=timezone.utc)).total_seconds() * 1000
+        lat = sorted((datetime.fromisoformat(str(r)).replace(tzinfo=UTC) - datetime.fromisoformat(str(n)).replace(tzinfo=UTC)).total_seconds() * 1000
                      for r, n in rows)
         q = statistics.quantiles(lat, n=100) if len(lat) > 1 else [0] * 99
         print(f"tables {args.tables} x 1 event/s for {args.seconds} s through Mosquitto, central service as its own process (SQLite)")

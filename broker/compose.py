@@ -22,11 +22,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from broker.adapters.hub_link import HUB_CLIENT_ID, MqttUrl
+from broker.domain.venue import Venue
+from broker.hall.hub import Hub
 from broker.storage.engine import Store, default_data_dir, default_db_url, open_store
 from broker.storage.errors import StoreError
-from broker.adapters.hub_link import HUB_CLIENT_ID, MqttUrl
-from broker.hall.hub import Hub
-from broker.domain.venue import Venue
 
 __all__ = ["Store", "StoreError", "build_hub", "default_data_dir", "default_db_url", "metrics_writer", "open_store", "running_hub"]
 

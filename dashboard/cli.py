@@ -136,11 +136,11 @@ def server(
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("alembic").setLevel(max(logging.WARNING, logging.getLogger().level))  # its INFO is plugin chatter
     signal.signal(signal.SIGTERM, _interrupt)  # stop as cleanly during start-up as Ctrl-C does
+    from broker.adapters.hub_link import MqttUrl
     from broker.adapters.leadership import Leadership, needs_leadership
     from broker.compose import default_data_dir, default_db_url
-    from broker.adapters.hub_link import MqttUrl
-    from devices.tomlfile import ConfigError
     from broker.domain.venue import load_venue
+    from devices.tomlfile import ConfigError
 
     try:
         address = HttpAddress.parse(http)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import cache, lru_cache
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AwareDatetime,
@@ -216,7 +216,7 @@ class SensorFaultEvent(_EventBase):
 
 
 Event = Annotated[
-    Union[PocketEvent, GoalEvent, CardEvent, ButtonEvent, ActivityEvent, SensorFaultEvent],
+    PocketEvent | GoalEvent | CardEvent | ButtonEvent | ActivityEvent | SensorFaultEvent,
     Field(discriminator="type"),
 ]
 EVENT_MODELS: dict[str, type[_EventBase]] = {
@@ -435,7 +435,7 @@ def build_validators() -> None:
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def json_schemas() -> dict[str, Any]:

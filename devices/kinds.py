@@ -46,7 +46,7 @@ class PinMap(BaseModel):
     activity: BcmPin | None = Field(default=None, ge=2, le=27)
 
     @model_validator(mode="after")
-    def _no_pin_twice(self) -> "PinMap":
+    def _no_pin_twice(self) -> PinMap:
         used = [p for p in self.all_pins() if p is not None]
         twice = sorted({p for p in used if used.count(p) > 1})
         if twice:

@@ -79,7 +79,7 @@ class NodeConfig(_Model):
     telemetry_interval_s: float = Field(default=30.0, ge=0.1, le=3600)
 
     @model_validator(mode="after")
-    def _reader_has_device(self) -> "NodeConfig":
+    def _reader_has_device(self) -> NodeConfig:
         if self.card_reader.kind == "evdev" and not self.card_reader.device:
             raise ValueError("card_reader.kind = \"evdev\" needs card_reader.device (a /dev/input/by-id/... path)")
         return self

@@ -37,7 +37,7 @@ class TableSpec(BaseModel):
         return v
 
     @model_validator(mode="after")
-    def _pins_fit_kind(self) -> "TableSpec":
+    def _pins_fit_kind(self) -> TableSpec:
         if self.pins is None:
             self.pins = default_pins(self.kind)
         pockets = len(self.pins.pockets)

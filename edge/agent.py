@@ -88,7 +88,7 @@ class EdgeNode:
 
     # ------------------------------------------------------------------ lifecycle
 
-    def start(self) -> "EdgeNode":
+    def start(self) -> EdgeNode:
         cfg = self.config
         self._started = time.monotonic()
         try:
@@ -165,7 +165,7 @@ class EdgeNode:
                 log.exception("error while closing %r", part)
         self._closers.clear()
 
-    def __enter__(self) -> "EdgeNode":
+    def __enter__(self) -> EdgeNode:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

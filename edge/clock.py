@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 # systemd-timesyncd creates this file once the clock has been synchronised.
@@ -17,7 +17,7 @@ _RECHECK_S = 30.0
 
 
 def _system_time() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class WallClock:

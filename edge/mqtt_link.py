@@ -11,7 +11,8 @@ from __future__ import annotations
 import functools
 import logging
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import paho.mqtt.client as mqtt
 

@@ -34,9 +34,9 @@ import os
 import re
 import sqlite3
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 log = logging.getLogger(__name__)
 
@@ -231,7 +231,7 @@ class Outbox:
             self._checkpointer.close()
             self._db = None  # type: ignore[assignment]
 
-    def __enter__(self) -> "Outbox":
+    def __enter__(self) -> Outbox:
         return self
 
     def __exit__(self, *exc: object) -> None:

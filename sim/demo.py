@@ -22,23 +22,24 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.logging import RichHandler
 from rich.markup import escape
-from broker.domain.billing import format_eur
+
 from broker.compose import build_hub, open_store
-from broker.hall.facade import HubFacade
+from broker.domain.billing import format_eur
 from broker.domain.schedule import closing_time
+from broker.domain.venue import WEEKDAYS, Venue, load_venue
+from broker.hall.facade import HubFacade
 from broker.hall.hub import Hub, ServiceError
 from dashboard.cli import HttpAddress, hub_web_app
 from devices.drivers.cardreader import SimulatedCardReader
 from devices.kinds import Kind, default_pins
 from devices.nodeconfig import MqttSettings, NodeConfig, OutboxSettings, node_config_for
-from broker.domain.venue import WEEKDAYS, Venue, load_venue
 from edge import EdgeNode
 from sim.broker import DemoBroker, node_password, start_broker
 from sim.clock import ScaledClock
@@ -79,7 +80,7 @@ def evening_start(venue: Venue, now: datetime) -> datetime:
     tz = venue.tz
     day = now.astimezone(tz).date()
     opens = venue.hours_on(WEEKDAYS[day.weekday()]).open
-    return datetime.combine(day, opens, tz).astimezone(timezone.utc)
+    return datetime.combine(day, opens, tz).astimezone(UTC)
 
 
 # -- the tables ---------------------------------------------------------------------------
@@ -96,7 +97,7 @@ class SimNode:
         self.reader: SimulatedCardReader | None = None
         self._busy_until: dict[int, float] = {}
 
-    def start(self) -> "SimNode":
+    def start(self) -> SimNode:
         self.factory = timed_mock_factory()
         self.reader = SimulatedCardReader() if self.config.kind is Kind.FOOSBALL else None
         self._busy_until.clear()
@@ -358,7 +359,7 @@ def run_demo(
             closers.append(mqtt.stop)
             store = open_store(f"sqlite:///{workdir / 'lavos.db'}")
             closers.append(store.close)
-            clock = ScaledClock(evening_start(venue, datetime.now(timezone.utc)), speed)
+            clock = ScaledClock(evening_start(venue, datetime.now(UTC)), speed)
             service = build_hub(venue, store, mqtt_url=mqtt.hub_url, clock=clock)  # client id = its login, lavos-hub
             hub = HubFacade(service)
             cards = seed_club(hub, MEMBERS_CSV)

@@ -149,7 +149,7 @@ class Mosquitto:
 
     # Started brokers by port, so a test helper given only a port (tests/support/mqtt.py) can
     # ask for a login of its own.
-    running: ClassVar[dict[int, "Mosquitto"]] = {}
+    running: ClassVar[dict[int, Mosquitto]] = {}
 
     def __post_init__(self) -> None:
         self._free_probes: list[str] = []
@@ -224,7 +224,7 @@ class Mosquitto:
             probe = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=user, clean_session=True)
             probe.username_pw_set(user, password)
             result: list = []
-            probe.on_connect = lambda c, u, f, rc, p=None: result.append(rc)
+            probe.on_connect = lambda c, u, f, rc, p=None: result.append(rc)  # noqa: B023 - called within this turn
             try:
                 probe.connect("127.0.0.1", self.port, keepalive=5)
                 end = time.monotonic() + 1.0
@@ -238,7 +238,7 @@ class Mosquitto:
                 raise TimeoutError(f"mosquitto did not accept the new login {user} after a reload: {result}")
             time.sleep(0.02)
 
-    def start(self) -> "Mosquitto":
+    def start(self) -> Mosquitto:
         self.proc = subprocess.Popen(
             ["mosquitto", "-c", str(self.workdir / "mosquitto.conf")],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,

@@ -37,11 +37,11 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import update
 
 from broker.accounts.credential_cache import VerifiedCredentials
-from broker.storage.engine import Store
-from broker.storage.models import User
 from broker.accounts.hash_slots import HashSlots
 from broker.accounts.login_throttle import LoginThrottle
 from broker.accounts.users import DEFAULT_HASHER, AuthError, get_user
+from broker.storage.engine import Store
+from broker.storage.models import User
 
 HASH_SLOTS = max(1, os.cpu_count() or 1)
 HASH_WAIT_S = 3.0

@@ -14,9 +14,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from broker.domain.venue import Venue
 from devices.nodeconfig import dump_node_config, node_config_for
 from devices.service_accounts import table_id_problem
-from broker.domain.venue import Venue
 
 # Owner-only from the moment each file exists (mkstemp and umask), never chmod'ed afterwards:
 # a password written first and restricted second is readable by anyone in between.

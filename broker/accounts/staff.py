@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from broker.storage.models import ROLES  # noqa: F401 - re-exported: the roles are an accounts rule the dashboard shows
 from broker.accounts.users import role_at_least  # noqa: F401 - re-exported with the roles
+from broker.storage.models import ROLES  # noqa: F401 - re-exported: the roles are an accounts rule the dashboard shows
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,7 @@ class MqttUrl:
     ca_file: Path | None = None
 
     @classmethod
-    def parse(cls, url: str, password_file: Path | None = None) -> "MqttUrl":
+    def parse(cls, url: str, password_file: Path | None = None) -> MqttUrl:
         """mqtt://user:password@host:1883 or mqtts://user@host:8883?cafile=/etc/lavos/ca.crt (password from a file)."""
         parts = urlsplit(url)
         if parts.scheme not in ("mqtt", "mqtts") or not parts.hostname:
@@ -99,7 +99,7 @@ class HubLink:
     def __init__(
         self,
         url: MqttUrl,
-        inbox: "queue.Queue[InboxItem]",
+        inbox: queue.Queue[InboxItem],
         *,
         client_id: str = HUB_CLIENT_ID,
         share_group: str | None = None,
@@ -174,7 +174,7 @@ class HubLink:
             self.client.ack(mid, qos)
             self.stats.acked += 1
 
-    def ack_many(self, messages: "list[Inbound]") -> None:
+    def ack_many(self, messages: list[Inbound]) -> None:
         """Ack a committed batch: its QoS 1 PUBACKs as one write.
 
         paho's ack() queues one 4-byte packet per message and wakes its network thread through a

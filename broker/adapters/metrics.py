@@ -50,7 +50,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -65,7 +65,7 @@ from broker.adapters.metrics_spool import Spool
 log = logging.getLogger(__name__)
 
 DEAD_LETTER_FILE = "dead-letter.lp"
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 _INT64 = (-(2**63), 2**63 - 1)
 # Line protocol has no escape for a line break, and a backslash before an escaped character
@@ -337,7 +337,7 @@ class MetricsWriter:
         self._spool.close()
         self._client.close()
 
-    def __enter__(self) -> "MetricsWriter":
+    def __enter__(self) -> MetricsWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -463,7 +463,7 @@ class MetricsWriter:
         try:
             self._write_api.write(bucket=self._bucket, org=self._org, record="\n".join(lines),
                                   write_precision=WritePrecision.NS)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the client raises urllib3, HTTP and its own errors; sorted below
             if not _is_rejection(exc):
                 return 0, exc
             if len(lines) == 1:
@@ -483,7 +483,7 @@ class MetricsWriter:
     def _dead_letter(self, line: str, exc: Exception) -> None:
         reason = " ".join(_describe(exc).split())[:300]
         with self._dead_letter_path.open("a", encoding="utf-8") as f:
-            f.write(f"# {datetime.now(timezone.utc).isoformat()} {reason}\n{line}\n")
+            f.write(f"# {datetime.now(UTC).isoformat()} {reason}\n{line}\n")
         with self._cond:
             self._dead_lettered += 1
             self._warn_now_and_then("dead-letter", "metrics: InfluxDB refused a point (%s), %d so far, kept in %s: %s",

@@ -6,11 +6,12 @@ trusts, so every amount here is an int and every division rounds explicitly, hal
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from fractions import Fraction
 from itertools import groupby
-from typing import TYPE_CHECKING, Iterable, Literal
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from broker.domain.tariffs import Segment
@@ -157,7 +158,7 @@ def _note(basis: str, band: str | None) -> tuple[str, str]:
     return "".join(f" ({p[0]})" for p in parts), "".join(f" ({p[1]})" for p in parts)
 
 
-def time_lines(segments: Iterable["Segment"], venue: "Venue") -> list[BillLine]:
+def time_lines(segments: Iterable[Segment], venue: Venue) -> list[BillLine]:
     """One line per run of consecutive segments with the same table, tariff, rate and reason.
 
     A pause does not start a new line (paused time simply is not in any segment), so pausing

@@ -15,6 +15,7 @@ from typing import Literal
 Eligibility = Literal["ok", "inactive", "unpaid"]
 MEMBER_KINDS = ("individual", "collective", "honorary")
 DEFAULT_FEE_CENTS = 1000
+MAX_IMPORT_BYTES = 2 * 1024 * 1024  # a member CSV: the club has 59 members, 2 MiB is thousands of rows
 FIRST_YEAR, LAST_YEAR = 1990, 2100
 _UID = re.compile(r"^[0-9a-f]{4,32}$")  # the wire contract's card uid
 _UID_SEPARATORS = re.compile(r"[\s:\-]")

@@ -9,9 +9,10 @@ new op before appending it, and `replay` is nothing but `apply` over the log.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Literal
 
 from broker.domain.billing import Bill, BillLine, format_eur, make_bill, minimum_line, time_lines
 from broker.domain.tariffs import MemberSnapshot, Rate, RateContext, Segment, as_utc, local, rate_at, split, tariff_window
@@ -73,7 +74,7 @@ class Op:
         return {"kind": self.kind, "at": self.at.isoformat(), "data": self.data, "actor": self.actor, "reason": self.reason}
 
     @classmethod
-    def from_dict(cls, d: Any) -> "Op":
+    def from_dict(cls, d: Any) -> Op:
         if not isinstance(d, dict) or not {"kind", "at"} <= d.keys():
             raise SessionError(f"a stored operation is an object with kind and at, got {d!r}")
         at = d["at"]

@@ -8,9 +8,9 @@ change, and lets a band over the short night in March last five real hours, not 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Iterator
 
 from broker.domain.venue import WEEKDAYS, Tariff, TimeBand, Venue
 

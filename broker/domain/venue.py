@@ -125,7 +125,7 @@ class Venue(_Model):
     extras: list[Extra] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _consistent(self) -> "Venue":
+    def _consistent(self) -> Venue:
         if "default" not in self.hours and set(self.hours) != set(WEEKDAYS):
             raise Located(("hours",), "hours needs a 'default' entry or one for every weekday")
         listed = {"rooms": [r.id for r in self.rooms], "tables": [t.id for t in self.tables],

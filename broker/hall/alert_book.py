@@ -23,10 +23,10 @@ from sqlalchemy import event
 from sqlalchemy.orm import Session as Db
 
 from broker.domain import alert_kinds
-from broker.storage.alerts import ack_alert, close_alert, open_alerts, open_or_touch_alert
-from broker.storage.engine import Store
 from broker.hall.effects import AfterCommit
 from broker.hall.listeners import Listeners
+from broker.storage.alerts import ack_alert, close_alert, open_alerts, open_or_touch_alert
+from broker.storage.engine import Store
 
 log = logging.getLogger("lavos.hub")
 

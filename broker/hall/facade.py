@@ -16,19 +16,18 @@ import logging
 from sqlalchemy import exc as sa
 
 from broker.accounts import users, web_sessions
-from broker.domain import sessions
-from broker.ops import members_csv
-from broker.storage import members
-from broker.accounts.staff import Staff, StaffSession, staff_of
 from broker.accounts.auth_checks import check_password, reset_failures
-from broker.storage.errors import StoreError
-from broker.storage.models import MemberCard
-from broker.storage.types import utcnow
+from broker.accounts.staff import Staff, StaffSession, staff_of
+from broker.domain import sessions
+from broker.hall.hub import CardInUse, Hub, NotFound, ServiceError
 from broker.hall.read_models import CheckinView, HallReads, MemberView, checkin_view, member_view
 from broker.hall.store_errors import Conflict, StoreUnavailable, store_call
+from broker.storage import members, members_csv
+from broker.storage.errors import StoreError
 from broker.storage.members import MemberError
 from broker.storage.members_csv import ImportReport, MemberImportError
-from broker.hall.hub import CardInUse, Hub, NotFound, ServiceError
+from broker.storage.models import MemberCard
+from broker.storage.types import utcnow
 
 log = logging.getLogger("lavos.hub")
 

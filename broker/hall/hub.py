@@ -27,30 +27,29 @@ from typing import TypeVar
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session as Db
 
-from broker.domain import alert_kinds, sessions
+from broker.adapters.hub_link import HubLink, MqttUrl
+from broker.adapters.inbox import DEFAULT_BOUND, LinkUp, make_inbox
+from broker.domain import alert_kinds, membership, sessions
 from broker.domain.billing import Bill
-from broker.storage.audit import append_session_op, record_audit
-from broker.storage.engine import Store
-from broker.storage.models import Event, FoosballCheckin, Member, TableSession
-from broker.storage.types import utcnow
-from broker.domain import membership
+from broker.domain.tariffs import MemberSnapshot, calendar_year
+from broker.domain.venue import Venue
 from broker.hall.alert_book import AlertBook
 from broker.hall.effects import AfterCommit
-from broker.adapters.inbox import DEFAULT_BOUND, LinkUp, make_inbox
+from broker.hall.ingest_rules import IngestHandlers, checkin
 from broker.hall.listeners import Listener, Listeners
 from broker.hall.open_sessions import OpenSession, OpenSessions
 from broker.hall.ports import HallState
 from broker.hall.session_log import ops_of, replay_row
 from broker.hall.table_runtime import RuntimeBook, RuntimeView, TableRuntime
-from broker.hall.writer import HallWriter
-from broker.adapters.hub_link import HubLink, MqttUrl
-from broker.hall.ingest_rules import IngestHandlers, checkin
-from broker.storage.members import MemberError, find_by_card, get_member
-from broker.domain.tariffs import MemberSnapshot, calendar_year
 from broker.hall.timers import Watchdog
+from broker.hall.writer import HallWriter
+from broker.storage.audit import append_session_op, record_audit
+from broker.storage.engine import Store
+from broker.storage.members import MemberError, find_by_card, get_member
+from broker.storage.models import Event, FoosballCheckin, Member, TableSession
+from broker.storage.types import utcnow
 from devices import contract
 from devices.kinds import Kind
-from broker.domain.venue import Venue
 
 log = logging.getLogger("lavos.hub")
 

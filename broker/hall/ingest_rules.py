@@ -18,23 +18,23 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import select
 from sqlalchemy.orm import Session as Db
 
-from broker.domain import alert_kinds, node_rules, reject_tally as rejects
+from broker.adapters.inbox import Inbound
+from broker.domain import alert_kinds, membership, node_rules
+from broker.domain import reject_tally as rejects
+from broker.domain.tariffs import local
+from broker.hall.effects import AfterCommit
+from broker.hall.ports import HallState, HubOps
 from broker.storage.events import EventKey, insert_events_once
+from broker.storage.members import is_valid_card
 from broker.storage.models import FoosballCheckin, Node
 from broker.storage.rejects import record_rejects
-from broker.domain import membership
-from broker.hall.effects import AfterCommit
-from broker.adapters.inbox import Inbound
-from broker.hall.ports import HallState, HubOps
-from broker.storage.members import is_valid_card
-from broker.domain.tariffs import local
 from devices import contract
 from devices.kinds import Kind
 
@@ -64,7 +64,7 @@ class IngestHandlers:
         self.clock_flagged = 0
         self._last_reject_log = -REJECT_LOG_INTERVAL_S
         self._unlogged: Counter[tuple[str, str]] = Counter()
-        self._last_metric_at = datetime.min.replace(tzinfo=timezone.utc)
+        self._last_metric_at = datetime.min.replace(tzinfo=UTC)
         # Hot path (bench/hub_ingest.py): the handler of each event type looked up once, not by
         # getattr on an f-string per event; ball drops' metrics points gathered per batch and
         # queued in one call after the commit (see _apply).

@@ -13,12 +13,12 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from broker.domain import sessions
-from broker.storage.engine import Store
+from broker.domain.venue import TableSpec, Venue
 from broker.hall.alert_book import AlertBook
 from broker.hall.listeners import Listeners
 from broker.hall.open_sessions import OpenSessions
 from broker.hall.table_runtime import RuntimeBook
-from broker.domain.venue import TableSpec, Venue
+from broker.storage.engine import Store
 
 
 @dataclass(frozen=True)

@@ -18,23 +18,23 @@ from typing import Any, TypeVar, cast
 
 from sqlalchemy import select, text
 
-from broker.domain import sessions
-from broker.hall import reports
-from broker.accounts.staff import Staff, staff_of
 from broker.accounts.auth_checks import waiting_clients
+from broker.accounts.staff import Staff, staff_of
+from broker.accounts.users import get_user, is_last_manager, list_tokens, list_users, user_audit, user_sessions
+from broker.domain import sessions
 from broker.domain.billing import Bill
-from broker.storage.alerts import open_alerts
-from broker.storage.models import Alert, Event, FoosballCheckin, Member, MemberCard, Node, TableSession
-from broker.storage.rejects import node_rejects
+from broker.domain.reject_tally import NodeRejects
+from broker.domain.tariffs import calendar_year
+from broker.domain.venue import TableSpec, Venue
+from broker.hall import reports
+from broker.hall.hub import HallSnapshot, Hub, NotFound, OpenSession
 from broker.hall.store_errors import store_call
+from broker.storage.alerts import open_alerts
 from broker.storage.members import search_members
 from broker.storage.members_csv import export_members_csv
-from broker.domain.reject_tally import NodeRejects
-from broker.hall.hub import Hub, HallSnapshot, NotFound, OpenSession
-from broker.domain.tariffs import calendar_year
-from broker.accounts.users import get_user, is_last_manager, list_tokens, list_users, user_audit, user_sessions
+from broker.storage.models import Alert, Event, FoosballCheckin, Member, MemberCard, Node, TableSession
+from broker.storage.rejects import node_rejects
 from devices.kinds import Kind
-from broker.domain.venue import TableSpec, Venue
 
 V = TypeVar("V")
 log = logging.getLogger("lavos.hub")

@@ -9,20 +9,20 @@ with a receipt. Pure SQLAlchemy over the caller's session: no HTTP, no clock of 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
-from typing import Iterable
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from broker.domain import sessions
 from broker.domain.billing import Bill
+from broker.domain.tariffs import as_utc
+from broker.domain.venue import Venue
 from broker.hall.session_log import replay_row
 from broker.storage.members import FIRST_YEAR, LAST_YEAR
 from broker.storage.models import Event, FoosballCheckin, Member, TableSession
-from broker.domain.tariffs import as_utc
-from broker.domain.venue import Venue
 
 MAX_RANGE_DAYS = 366  # a year and a leap day: one report request must stay cheap
 

@@ -15,8 +15,8 @@ from typing import ParamSpec, TypeVar
 
 from sqlalchemy import exc as sa
 
-from broker.storage.errors import StoreError
 from broker.hall.hub import NotFound, ServiceError
+from broker.storage.errors import StoreError
 
 log = logging.getLogger("lavos.hub")
 

@@ -16,13 +16,12 @@ from typing import Any
 
 from sqlalchemy import select
 
-from broker.domain import alert_kinds, sessions
-from broker.storage.events import prune_events
-from broker.storage.models import FoosballCheckin
-from broker.domain import membership
+from broker.domain import alert_kinds, membership, sessions
+from broker.domain.schedule import closing_time
 from broker.hall.effects import AfterCommit
 from broker.hall.ports import HallState, HubOps
-from broker.domain.schedule import closing_time
+from broker.storage.events import prune_events
+from broker.storage.models import FoosballCheckin
 from devices.kinds import Kind
 
 log = logging.getLogger("lavos.hub.watchdog")

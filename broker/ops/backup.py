@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import Engine, create_engine, exc, inspect, text
-from sqlalchemy.engine import URL, make_url
+from sqlalchemy.engine import URL
 
 from broker.storage.engine import SQLITE_BUSY_TIMEOUT_MS, _parse, create_private_file, make_engine, open_store, safe_url
 from broker.storage.errors import StoreError

@@ -99,8 +99,8 @@ def broker_add_node(
 
     Example: lavos broker add-node pool-01 --mqtt-host hub.local --out-dir /root/nodes
     """
-    from broker.domain.venue import load_venue
     from broker.accounts.node_credentials import CredentialError, add_node
+    from broker.domain.venue import load_venue
     from devices.tomlfile import ConfigError
 
     try:

@@ -28,11 +28,11 @@ def actor_name(actor: str | None) -> str:
 @contextmanager
 def store_session(db: str | None) -> Iterator[Session]:
     """One transaction on the opened store; a known error becomes a message and exit code 2."""
+    from broker.accounts.users import UserError
     from broker.storage.engine import open_store
     from broker.storage.errors import StoreError
     from broker.storage.members import MemberError
     from broker.storage.members_csv import MemberImportError
-    from broker.accounts.users import UserError
 
     try:
         store = open_store(db)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 import json
-from datetime import datetime, timezone
+from collections.abc import Iterable
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -77,7 +77,7 @@ def _utc(at: datetime) -> datetime:
         raise TypeError(f"expected a datetime, got {type(at).__name__}: {at!r}")
     if at.tzinfo is None or at.utcoffset() is None:
         raise ValueError(f"naive datetime {at.isoformat()} given to the store: pass an aware one (UTC or Europe/Bratislava)")
-    return at if at.tzinfo is timezone.utc else at.astimezone(timezone.utc)
+    return at if at.tzinfo is UTC else at.astimezone(UTC)
 
 
 def _insert_bulk(db: Session, dialect: str, rows: list[dict[str, Any]]) -> set[EventKey]:

@@ -7,7 +7,6 @@ CSV import/export lives in broker/storage/members_csv.py.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -16,9 +15,6 @@ from typing import Literal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from broker.storage.audit import record_audit
-from broker.storage.models import FeePayment, Member, MemberCard
-from broker.storage.types import utcnow
 from broker.domain import membership
 from broker.domain.membership import (  # noqa: F401 - re-exported: the registry's callers know them from here
     DEFAULT_FEE_CENTS,
@@ -29,6 +25,9 @@ from broker.domain.membership import (  # noqa: F401 - re-exported: the registry
     check_year,
     normalize_uid,
 )
+from broker.storage.audit import record_audit
+from broker.storage.models import FeePayment, Member, MemberCard
+from broker.storage.types import utcnow
 
 # 10 EUR a calendar year (the club's statutes, art. 3.3).
 

@@ -17,7 +17,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from broker.domain.csv_cells import SafeWriter, unguard
-from broker.storage.models import MEMBER_KINDS, Member, MemberCard
 from broker.storage.members import (
     DEFAULT_FEE_CENTS,
     MemberError,
@@ -31,11 +30,11 @@ from broker.storage.members import (
     normalize_uid,
     record_fee,
 )
+from broker.storage.models import MEMBER_KINDS, Member, MemberCard
 
 COLUMNS = ("name", "kind", "cards", "fees_paid", "active", "note")
 # The largest file an import takes (the API and the page refuse more before reading it): the
 # club's 59 members are 3 kB, this is room for a chain of clubs.
-MAX_IMPORT_BYTES = 2 * 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
 # Slovak spellings, as a committee member would type them in Excel.
 _KIND_ALIASES = {

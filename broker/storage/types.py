@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from sqlalchemy import JSON, DateTime
 from sqlalchemy.dialects.postgresql import JSONB
@@ -28,15 +28,15 @@ class UTCDateTime(TypeDecorator[datetime]):
             raise TypeError(f"expected a datetime, got {type(value).__name__}: {value!r}")
         if value.tzinfo is None or value.utcoffset() is None:
             raise ValueError(f"naive datetime {value.isoformat()} given to the store: pass an aware one (UTC or Europe/Bratislava)")
-        utc = value.astimezone(timezone.utc)
+        utc = value.astimezone(UTC)
         return utc.replace(tzinfo=None) if dialect.name == "sqlite" else utc
 
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
         if value.tzinfo is None:
-            return value.replace(tzinfo=timezone.utc)
-        return value.astimezone(timezone.utc)
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
 
 
 # JSONB on PostgreSQL (indexable, compact), plain JSON text elsewhere.
@@ -44,5 +44,5 @@ JSONDoc = JSON().with_variant(JSONB(), "postgresql")
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 

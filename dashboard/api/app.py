@@ -31,7 +31,7 @@ def api_routes() -> Iterator[tuple[str, str, APIRoute]]:
                     yield method, PREFIX + route.path, route
 
 
-def create_app(service: "Hub") -> FastAPI:
+def create_app(service: Hub) -> FastAPI:
     app = FastAPI(
         title="Lavos table control",
         version="1",

@@ -24,10 +24,10 @@ from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPBearer
 from fastapi.security.http import HTTPBase
 
-from broker.accounts.staff import Staff, StaffSession
 from broker.accounts.auth_checks import Busy, Throttled
-from broker.hall.facade import HubFacade
+from broker.accounts.staff import Staff, StaffSession
 from broker.accounts.users import AuthError
+from broker.hall.facade import HubFacade
 from dashboard import access
 from dashboard.api.deps import get_hub
 

@@ -13,9 +13,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
+from broker.accounts.users import UserError
 from broker.hall.facade import MemberError, MemberImportError, NotFound, ServiceError, StoreUnavailable
 from broker.hall.reports import ReportError
-from broker.accounts.users import UserError
 
 log = logging.getLogger("lavos.api")
 

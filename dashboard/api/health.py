@@ -7,6 +7,7 @@ import logging
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
+
 from dashboard.api.deps import Reads
 
 router = APIRouter(tags=["health"])

@@ -30,8 +30,8 @@ from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from broker.domain.membership import MAX_IMPORT_BYTES
 from broker.hall.facade import HubFacade
-from broker.storage.members_csv import MAX_IMPORT_BYTES
 from dashboard.api.auth import client_address, session_user, user_from_authorization
 
 KIB = 1024

@@ -8,10 +8,9 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from broker.accounts.staff import Staff
+from broker.domain.membership import MAX_IMPORT_BYTES, normalize_uid
 from broker.hall.facade import HubFacade
 from broker.hall.read_models import HallReads, MemberView
-from broker.domain.membership import normalize_uid
-from broker.storage.members_csv import MAX_IMPORT_BYTES
 from dashboard import access
 from dashboard.api import responses as R
 from dashboard.api import views

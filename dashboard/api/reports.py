@@ -7,8 +7,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
 
-from broker.hall import reports
 from broker.accounts.staff import Staff
+from broker.hall import reports
 from dashboard.api import responses as R
 from dashboard.api.auth import can
 from dashboard.api.deps import Reads

@@ -12,8 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from broker.domain.membership import MEMBER_KINDS
-from broker.domain.membership import FIRST_YEAR, LAST_YEAR
+from broker.domain.membership import FIRST_YEAR, LAST_YEAR, MEMBER_KINDS
 from dashboard.api.deps import MAX_ID
 
 MAX_MINUTES = 24 * 60

@@ -6,13 +6,14 @@ with the user as actor) and makes the lights follow. Reads go through the read m
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date
-from typing import Annotated, Any, Callable
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
 
-from broker.domain import sessions
 from broker.accounts.staff import Staff
+from broker.domain import sessions
 from broker.hall.read_models import HallReads
 from dashboard.api import responses as R
 from dashboard.api import views

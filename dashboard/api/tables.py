@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException
+
 from broker.accounts.staff import Staff
 from broker.domain.billing import format_eur
-from broker.hall.read_models import HallReads, NodeView
 from broker.domain.reject_tally import UNKNOWN
+from broker.hall.read_models import HallReads, NodeView
 from dashboard.api import responses as R
 from dashboard.api import views
 from dashboard.api.auth import can

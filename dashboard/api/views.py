@@ -6,8 +6,8 @@ from typing import Any
 
 from broker.domain import sessions
 from broker.domain.billing import Bill, BillLine, format_eur
-from broker.hall.read_models import AlertView, CheckinView, HallReads, MemberView, NodeView
 from broker.domain.reject_tally import NodeRejects
+from broker.hall.read_models import AlertView, CheckinView, HallReads, MemberView, NodeView
 
 
 def money(cents: int) -> dict[str, Any]:

@@ -61,7 +61,7 @@ def create_web(hub: HubFacade) -> FastAPI:
     return pages
 
 
-def mount_web(app: FastAPI, service: "Hub", *, data_dir: Path | None = None, https_cookies: bool = False) -> FastAPI:
+def mount_web(app: FastAPI, service: Hub, *, data_dir: Path | None = None, https_cookies: bool = False) -> FastAPI:
     """Serve the pages at / beside the API, and the cookie session both of them read.
 
     The cookie secret lives in `data_dir`/web-secret (made 0600 at first start); without a

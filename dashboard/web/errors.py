@@ -13,12 +13,12 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from broker.accounts.users import UserError
 from broker.hall.facade import MemberError, NotFound, ServiceError
 from broker.hall.reports import ReportError
-from broker.accounts.users import UserError
+from dashboard.web import i18n
 from dashboard.web.auth import PASSWORD_PAGE, LoginRequired, PageForbidden, PasswordChangeRequired, login_url, page_user
 from dashboard.web.csrf import CsrfRefused
-from dashboard.web import i18n
 from dashboard.web.i18n import N_, gettext
 from dashboard.web.templating import render
 

@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from broker.domain.venue import TableSpec
 from broker.hall.read_models import HallReads, NodeView
 from dashboard.api import views
 from dashboard.api.foosball import checkins_by_table
 from dashboard.web.alerts_view import BannerAlert, all_open
 from dashboard.web.i18n import N_
 from devices.kinds import Kind
-from broker.domain.venue import TableSpec
 
 # In order of precedence (see the module docstring).
 STATES = ("offline", "sensor_fault", "paused", "prepaid_ending", "idle", "playing", "light_no_session", "free")

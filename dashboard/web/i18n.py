@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import gettext as _gettext
 from contextvars import ContextVar
-from datetime import date, datetime, timedelta, timezone
-from functools import lru_cache
+from datetime import UTC, date, datetime, timedelta
+from functools import cache
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -41,7 +41,7 @@ def N_(message: str) -> str:
     return message
 
 
-@lru_cache(maxsize=None)
+@cache
 def translations(lang: str) -> _gettext.NullTranslations:
     # fallback=True: a missing catalogue shows the English message ids rather than failing a page.
     return _gettext.translation(DOMAIN, TRANSLATIONS, languages=[lang], fallback=True)
@@ -91,7 +91,7 @@ def number(value: int | float) -> str:
 
 def _local(dt: datetime, tz: ZoneInfo | None) -> datetime:
     if dt.tzinfo is None:  # the database hands back naive UTC on some backends
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     return dt.astimezone(tz) if tz else dt
 
 

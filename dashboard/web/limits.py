@@ -5,7 +5,7 @@ The messages are msgids: the pages' error handler shows them in the visitor's la
 
 from __future__ import annotations
 
-from broker.storage.members_csv import MAX_IMPORT_BYTES
+from broker.domain.membership import MAX_IMPORT_BYTES
 from dashboard.api.limits import API_PREFIX, KIB, Cap
 from dashboard.web.i18n import N_
 

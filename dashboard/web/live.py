@@ -69,7 +69,7 @@ class Subscriber:
         """The next event, or None after `timeout` seconds of quiet (time for a heartbeat)."""
         try:
             event = await asyncio.wait_for(self.queue.get(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return None
         if event is REFRESH:
             self.behind = False

@@ -7,8 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
-from broker.hall.facade import NotFound
 from broker.accounts.staff import Staff
+from broker.hall.facade import NotFound
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.web.alerts_view import all_open, banner_alerts
 from dashboard.web.auth import page_can, safe_next

@@ -27,10 +27,9 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from broker.accounts.staff import Staff
+from broker.domain.membership import DEFAULT_FEE_CENTS, MAX_IMPORT_BYTES, MEMBER_KINDS, check_year, normalize_uid
 from broker.hall.facade import MemberError, MemberImportError
 from broker.hall.read_models import HallReads, MemberView
-from broker.domain.membership import DEFAULT_FEE_CENTS, MEMBER_KINDS, check_year, normalize_uid
-from broker.storage.members_csv import MAX_IMPORT_BYTES
 from dashboard.api import views
 from dashboard.api.deps import IdPath, get_hub
 from dashboard.web.auth import page_can
@@ -257,7 +256,7 @@ async def next_card(reads: HallReads, table: str, timeout: float) -> CapturedCar
     reads.subscribe(listener)
     try:
         return await asyncio.wait_for(tapped, timeout)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         return None
     finally:
         reads.unsubscribe(listener)

@@ -17,15 +17,16 @@ from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import Response
-from broker.domain import reject_tally as rejects
+
 from broker.accounts.staff import Staff
+from broker.domain import reject_tally as rejects
 from broker.hall.read_models import HallReads
 from dashboard.api import views
-from dashboard.api.tables import node_rows
 from dashboard.api.deps import get_hub
+from dashboard.api.tables import node_rows
 from dashboard.web.auth import page_can
-from dashboard.web.request_text import translated
 from dashboard.web.i18n import N_
+from dashboard.web.request_text import translated
 from dashboard.web.templating import NavLink, render
 from devices.kinds import pocket_sensor
 

@@ -18,9 +18,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import Response
 
-from broker.hall import reports
 from broker.accounts.staff import Staff
 from broker.domain.csv_cells import SafeWriter
+from broker.hall import reports
 from broker.hall.read_models import HallReads, StoppedSession
 from broker.hall.reports import ReportError
 from dashboard.api.deps import get_hub, local_today

@@ -8,8 +8,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
-from broker.domain import sessions
 from broker.accounts.staff import Staff
+from broker.domain import sessions
 from broker.hall.facade import ServiceError
 from dashboard.api import views
 from dashboard.api.deps import Hub, IdPath, Reads

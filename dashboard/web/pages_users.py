@@ -18,9 +18,9 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import ROLES, Staff
+from broker.accounts.users import MIN_PASSWORD, UserError, valid_username
 from broker.hall.facade import NotFound
 from broker.hall.read_models import HallReads
-from broker.accounts.users import MIN_PASSWORD, UserError, valid_username
 from dashboard.api.auth import login as check_password
 from dashboard.api.auth import web_session_pk
 from dashboard.api.deps import IdPath, get_hub

@@ -10,7 +10,8 @@ a pulse is reported within the merge gap after the ball has passed, with no furt
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from gpiozero import DigitalInputDevice
 

@@ -20,7 +20,8 @@ import re
 import select
 import threading
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from devices.nodeconfig import CardReaderSettings
@@ -69,9 +70,9 @@ def normalise_uid(raw: str, *, hex_input: bool = False) -> str:
 # Linux input key codes (include/uapi/linux/input-event-codes.h, a stable kernel ABI), so this
 # parser needs no evdev import and runs anywhere. Keypad digits too: some readers use them.
 _KEY_CHARS: dict[int, str] = {
-    **{code: d for code, d in zip((2, 3, 4, 5, 6, 7, 8, 9, 10, 11), "1234567890")},
-    **{code: d for code, d in zip((82, 79, 80, 81, 75, 76, 77, 71, 72, 73), "0123456789")},
-    **{code: c for code, c in zip((30, 48, 46, 32, 18, 33), "abcdef")},
+    **dict(zip((2, 3, 4, 5, 6, 7, 8, 9, 10, 11), "1234567890")),
+    **dict(zip((82, 79, 80, 81, 75, 76, 77, 71, 72, 73), "0123456789")),
+    **dict(zip((30, 48, 46, 32, 18, 33), "abcdef")),
 }
 KEY_ENTER, KEY_KPENTER = 28, 96
 _SHIFT_KEYS = frozenset({42, 54})  # hex readers may type A-F with shift held
@@ -131,7 +132,7 @@ class CardReader(ABC):
     def close(self) -> None:
         """Stop reading and release the device; safe to call more than once."""
 
-    def __enter__(self) -> "CardReader":
+    def __enter__(self) -> CardReader:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -306,7 +307,7 @@ class Mfrc522CardReader(_ThreadedReader):
         super().__init__()
         try:
             from mfrc522 import MFRC522
-        except Exception as exc:  # RPi.GPIO raises RuntimeError off a Pi, not ImportError
+        except Exception as exc:  # noqa: BLE001 - RPi.GPIO raises RuntimeError off a Pi, not ImportError
             raise CardReaderError(
                 "the MFRC522 card reader needs a Raspberry Pi with SPI enabled and the 'mfrc522' "
                 f"package (pip install '.[pi]'): {type(exc).__name__}: {exc}"
@@ -352,7 +353,7 @@ class Mfrc522CardReader(_ThreadedReader):
             log.debug("card reader mfrc522: close failed", exc_info=True)
 
 
-def make_card_reader(settings: "CardReaderSettings") -> CardReader | None:
+def make_card_reader(settings: CardReaderSettings) -> CardReader | None:
     """The reader a node config asks for; None when the table has no reader."""
     if settings.kind == "none":
         return None

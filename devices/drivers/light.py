@@ -8,7 +8,8 @@ would light the table at every boot.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from gpiozero import DigitalOutputDevice
 

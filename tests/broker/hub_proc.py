@@ -11,11 +11,11 @@ import json
 import logging
 import sys
 
-from broker.compose import build_hub, open_store
-from broker.storage.models import TableSession
 from broker.adapters.hub_link import MqttUrl
-from broker.hall.ingest_rules import checkin
+from broker.compose import build_hub, open_store
 from broker.domain.venue import load_venue
+from broker.hall.ingest_rules import checkin
+from broker.storage.models import TableSession
 
 
 def main(venue_path: str, db_url: str, port: str) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -12,6 +12,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import IntegrityError
 
+from broker.domain.reject_tally import EXCERPT_CHARS, INVALID, SAMPLES_PER_TABLE, UNKNOWN, UNKNOWN_SENSOR, RejectTally
 from broker.storage.alerts import ack_alert, close_alert, open_alerts, open_or_touch_alert
 from broker.storage.audit import append_session_op, record_audit
 from broker.storage.engine import default_db_url, open_store
@@ -20,10 +21,9 @@ from broker.storage.events import insert_event_once, insert_events_once, prune_e
 from broker.storage.migrate import head_revision
 from broker.storage.models import Alert, AuditEntry, Base, Event, Member, MemberCard, TableSession
 from broker.storage.rejects import node_rejects, record_rejects
-from broker.domain.reject_tally import EXCERPT_CHARS, INVALID, SAMPLES_PER_TABLE, UNKNOWN, UNKNOWN_SENSOR, RejectTally
 
 BRATISLAVA = ZoneInfo("Europe/Bratislava")
-T0 = datetime(2026, 11, 30, 18, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 30, 18, 0, tzinfo=UTC)
 
 
 def event_row(seq: int, *, table_id: str = "pool-01", boot: str = "boot-a", received_at: datetime = T0) -> dict:
@@ -144,7 +144,7 @@ def test_datetimes_come_back_aware_utc(store):
         sid = s.id
     with store.session() as db:
         got = db.get(TableSession, sid).started_at
-    assert got == local and got.tzinfo == timezone.utc and got.hour == 21
+    assert got == local and got.tzinfo == UTC and got.hour == 21
 
 
 def test_naive_datetime_is_refused(store):
@@ -326,7 +326,7 @@ def test_audit_entries(store):
     with store.session() as db:
         entry = db.scalars(select(AuditEntry)).one()
         assert (entry.actor, entry.action, entry.detail, entry.reason) == ("jana", "tariff.edit", {"rate": [600, 650]}, "new price list")
-        assert entry.at.tzinfo == timezone.utc
+        assert entry.at.tzinfo == UTC
         assert db.scalar(select(func.count()).select_from(Member)) == 0
 
 

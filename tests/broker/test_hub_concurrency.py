@@ -17,11 +17,11 @@ import uuid
 import pytest
 from sqlalchemy import func, select
 
+from broker.compose import build_hub
+from broker.domain.venue import load_venue
 from broker.storage.engine import open_store
 from broker.storage.models import Event
-from broker.compose import build_hub
 from devices import contract
-from broker.domain.venue import load_venue
 from tests.support.hub import VENUE, hub_url, running_service
 from tests.support.mqtt import Collector, clear_session, publish_events
 from tests.support.waiting import wait_until

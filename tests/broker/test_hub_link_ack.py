@@ -12,8 +12,8 @@ import time
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
-from broker.adapters.inbox import Inbound
 from broker.adapters.hub_link import HubLink, MqttUrl
+from broker.adapters.inbox import Inbound
 from devices import contract
 
 

@@ -9,7 +9,6 @@ import pytest
 from sqlalchemy import func, select
 from typer.testing import CliRunner
 
-from broker.storage.models import AuditEntry, FeePayment, Member, MemberCard
 from broker.storage.members import (
     MemberError,
     add_member,
@@ -24,6 +23,7 @@ from broker.storage.members import (
     search_members,
 )
 from broker.storage.members_csv import MemberImportError, export_members_csv, import_members_csv, parse_members_csv
+from broker.storage.models import AuditEntry, FeePayment, Member, MemberCard
 
 SHIPPED = Path(__file__).resolve().parents[2] / "deploy" / "members" / "lavos-members.csv"
 HEADER = "name,kind,cards,fees_paid,active,note\n"

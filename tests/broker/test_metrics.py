@@ -14,7 +14,7 @@ import textwrap
 import threading
 import time
 import tracemalloc
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -27,7 +27,7 @@ from tests.support.waiting import wait_until as eventually
 REPO = Path(__file__).resolve().parents[2]
 # An hour ago: inside VictoriaMetrics' retention, and far from "now" so a test that used the
 # wall clock by mistake would show.
-BASE = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(hours=1)
+BASE = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
 BAD_TABLE = "reject-me"
 
 
@@ -139,7 +139,7 @@ def test_line_protocol_escapes_names_and_keeps_the_time_to_the_microsecond():
     when = datetime(2026, 11, 3, 20, 15, 7, 123456, tzinfo=timezone(timedelta(hours=1)))
     line = line_protocol("pocket drop,x", {"table": "pool 01,a=b", "pocket": "3"}, {"count": 1, "temp": 41.5, "on": True}, when)
     assert line == r"pocket\ drop\,x,pocket=3,table=pool\ 01\,a\=b count=1i,temp=41.5,on=true " + str(
-        int(datetime(2026, 11, 3, 19, 15, 7, tzinfo=timezone.utc).timestamp()) * 10**9 + 123456000)
+        int(datetime(2026, 11, 3, 19, 15, 7, tzinfo=UTC).timestamp()) * 10**9 + 123456000)
 
 
 @pytest.mark.parametrize(
@@ -226,7 +226,7 @@ def test_every_measurement_arrives_in_victoria_metrics(victoria, make_writer):
 
 def test_points_written_while_victoria_metrics_is_down_are_spooled_and_all_arrive(victoria, make_writer):
     writer = make_writer(victoria.url, batch_size=100, flush_interval=0.1, timeout=2.0, retry_max=1.0)
-    before, during, after = range(0, 200), range(200, 1200), range(1200, 1400)
+    before, during, after = range(200), range(200, 1200), range(1200, 1400)
     write_points(writer, before, table="outage")
     assert writer.flush(10)
 
@@ -259,7 +259,7 @@ def test_nothing_is_lost_or_reordered_while_the_server_cannot_take_writes(make_w
     # A small queue: while a request hangs, write() spills to the spool itself, and the batch
     # that then fails in flight must still land before the points spilled behind it.
     writer = make_writer(fake.url, timeout=0.5, max_queue=100)
-    write_points(writer, range(0, 100))
+    write_points(writer, range(100))
     assert writer.flush(5)
 
     fake.mode = failure
@@ -286,7 +286,7 @@ def test_refused_lines_go_to_the_dead_letter_file_and_their_neighbours_arrive(ma
     writer = make_writer(fake.url)
     bad = {17, 60, 230}
     fake.mode = 500  # first through the spool...
-    for i in range(0, 200):
+    for i in range(200):
         write_points(writer, [i], table=None if i in bad else "pool-01")
     eventually(lambda: writer.stats()["spooled"] == 200, 5, "all points spooled")
     fake.mode = "ok"
@@ -321,7 +321,7 @@ def test_a_full_spool_drops_the_oldest_points_and_counts_them(make_writer, fake,
 
 def test_memory_stays_bounded_while_the_server_is_unreachable(make_writer, tmp_path):
     writer = make_writer(f"http://127.0.0.1:{free_port()}", max_queue=200, batch_size=50)
-    write_points(writer, range(0, 1000))  # warm up caches, the spool file and the sender
+    write_points(writer, range(1000))  # warm up caches, the spool file and the sender
     tracemalloc.start()
     try:
         baseline = tracemalloc.get_traced_memory()[0]

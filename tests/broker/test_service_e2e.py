@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import func, select
 
-from broker.storage.models import Alert, Event, FoosballCheckin
 from broker.storage.members import add_member, assign_card, record_fee
+from broker.storage.models import Alert, Event, FoosballCheckin
 from sim.pins import PulseScript, drive_pulses
 from tests.support.hub import running_node, running_service
 from tests.support.waiting import wait_until
@@ -89,7 +89,7 @@ def test_button_light_without_session_alerts(svc, mosquitto, tmp_path):
 
 
 def _members(svc):
-    year = datetime.now(timezone.utc).astimezone(svc.venue.tz).year
+    year = datetime.now(UTC).astimezone(svc.venue.tz).year
     with svc.store.session() as db:
         paid = add_member(db, "Ambra Tomáš", actor="test")
         assign_card(db, paid.id, PAID_UID, actor="test")

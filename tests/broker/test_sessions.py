@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
-from math import floor
 from fractions import Fraction
+from math import floor
 
 import pytest
 from hypothesis import assume, given, settings

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from argon2 import PasswordHasher
@@ -10,7 +10,6 @@ from sqlalchemy import select
 from typer.testing import CliRunner
 
 from broker.accounts.auth_checks import Throttled, check_password, reset_failures
-from broker.storage.models import ApiToken, User
 from broker.accounts.login_throttle import ThrottlePolicy
 from broker.accounts.users import (
     AuthError,
@@ -25,10 +24,11 @@ from broker.accounts.users import (
     set_role,
     verify_token,
 )
+from broker.storage.models import ApiToken, User
 
 # Real argon2id, with small costs so the suite stays fast; DEFAULT_HASHER is exercised by the rehash test.
 CHEAP = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
-T0 = datetime(2026, 11, 30, 18, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 30, 18, 0, tzinfo=UTC)
 
 
 @pytest.fixture

@@ -7,14 +7,14 @@ round is called directly instead of waiting for its thread.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import select
 
-from broker.storage.models import Alert, FoosballCheckin
 from broker.hall.ingest_rules import checkin
 from broker.storage.members import add_member
+from broker.storage.models import Alert, FoosballCheckin
 from tests.support.hub import running_service
 from tests.support.mqtt import Collector
 from tests.support.waiting import wait_until
@@ -32,7 +32,7 @@ class FakeClock:
 
 
 # 18:00 local (Europe/Bratislava, UTC+1 in winter): the club is open.
-EVENING = datetime(2026, 11, 30, 17, 0, tzinfo=timezone.utc)
+EVENING = datetime(2026, 11, 30, 17, 0, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -89,12 +89,12 @@ def test_prepaid_warns_then_stops_and_switches_off(svc, wire, clock):
 
 
 def test_closing_time_blinks_lit_tables_and_never_cuts_a_session(svc, wire, clock):
-    clock.at = datetime(2026, 11, 30, 22, 0, tzinfo=timezone.utc)  # 23:00 local
+    clock.at = datetime(2026, 11, 30, 22, 0, tzinfo=UTC)  # 23:00 local
     svc.start_session("pool-04", actor="anna")
-    clock.at = datetime(2026, 11, 30, 22, 52, tzinfo=timezone.utc)  # 8 min before 00:00 local
+    clock.at = datetime(2026, 11, 30, 22, 52, tzinfo=UTC)  # 8 min before 00:00 local
     svc.watchdog.tick()
     wait_until(lambda: any(c.get("blink_s") for c in commands(wire, "pool-04")), what="closing blink")
-    clock.at = datetime(2026, 11, 30, 23, 0, 30, tzinfo=timezone.utc)  # just after closing
+    clock.at = datetime(2026, 11, 30, 23, 0, 30, tzinfo=UTC)  # just after closing
     svc.watchdog.tick()
     assert "pool-04" in svc.open  # not cut
     assert [a.table_id for a in alerts(svc, "open_after_closing")] == ["pool-04"]

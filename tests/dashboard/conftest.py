@@ -6,7 +6,7 @@ import base64
 import threading
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from argon2 import PasswordHasher
@@ -17,7 +17,7 @@ from dashboard.api import create_app
 from tests.support.hub import running_service
 
 # Tuesday 10 November 2026, 18:00 in Bratislava (UTC+1): the hall is open (and training hours, 15-19, too).
-START = datetime(2026, 11, 10, 17, 0, tzinfo=timezone.utc)
+START = datetime(2026, 11, 10, 17, 0, tzinfo=UTC)
 STAFF, MANAGER = "jana", "boss"
 PASSWORD = "čierna-guľa-8"  # accents: Basic credentials are UTF-8
 # Users are made with cheap argon2 costs to keep the suite fast; verification reads the costs

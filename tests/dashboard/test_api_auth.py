@@ -7,11 +7,11 @@ import re
 from sqlalchemy import select
 
 from broker.accounts.auth_checks import reset_failures
-from broker.storage.models import ApiToken
 from broker.accounts.login_throttle import ThrottlePolicy
 from broker.accounts.users import revoke_token
-from dashboard.api.app import PUBLIC_PATHS, api_routes
+from broker.storage.models import ApiToken
 from dashboard import access
+from dashboard.api.app import PUBLIC_PATHS, api_routes
 from tests.dashboard.conftest import MANAGER, PASSWORD, STAFF, basic, bearer, sqlite_only
 
 pytestmark = sqlite_only

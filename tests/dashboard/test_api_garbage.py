@@ -10,8 +10,8 @@ import re
 
 from sqlalchemy import func, select
 
-from broker.storage.models import AuditEntry, Member, SessionOp
 from broker.storage.members import add_member
+from broker.storage.models import AuditEntry, Member, SessionOp
 from dashboard.api.app import api_routes
 
 BAD_BODIES: list[bytes] = [

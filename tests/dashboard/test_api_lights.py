@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 
 import pytest
-
 from sqlalchemy import select
 
 from broker.storage.models import Node, SessionOp

@@ -9,8 +9,8 @@ from sqlalchemy import select
 
 from broker.domain import alert_kinds
 from broker.storage.events import insert_event_once
-from broker.storage.models import AuditEntry
 from broker.storage.members import add_member, record_fee
+from broker.storage.models import AuditEntry
 from tests.dashboard.conftest import START
 
 

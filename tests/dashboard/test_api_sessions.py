@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from broker.storage.models import SessionOp
 from broker.storage.members import add_member, record_fee
+from broker.storage.models import SessionOp
 
 
 def _member(api, name: str = "Zadražil Miro", paid: bool = True) -> int:

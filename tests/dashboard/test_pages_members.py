@@ -10,8 +10,8 @@ import time
 import pytest
 from sqlalchemy import func, select
 
-from broker.storage.models import AuditEntry, FeePayment, Member, MemberCard
 from broker.storage.members import add_member, assign_card, record_fee
+from broker.storage.models import AuditEntry, FeePayment, Member, MemberCard
 from tests.dashboard.conftest import sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 from tests.support.hub import running_node

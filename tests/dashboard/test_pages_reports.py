@@ -11,8 +11,8 @@ from datetime import timedelta
 
 import pytest
 
-from broker.storage.events import insert_event_once
 from broker.hall.ingest_rules import checkin
+from broker.storage.events import insert_event_once
 from broker.storage.members import add_member, record_fee
 from tests.dashboard.conftest import START, sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture

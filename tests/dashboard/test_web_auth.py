@@ -53,13 +53,13 @@ def test_every_route_but_login_demands_a_role():
 @sqlite_only
 def test_anonymous_is_sent_to_login_from_every_page_and_comes_back(app):
     b = Browser(app)
-    for method, path, _ in _routes("GET"):
+    for _method, path, _ in _routes("GET"):
         r = b.get(_concrete(path))
         assert r.status_code == 303, f"GET {path} → {r.status_code}"
         assert r.headers["location"].startswith("/login"), r.headers["location"]
     r = b.get("/foosball")
     assert r.headers["location"] == "/login?next=/foosball"
-    for method, path, _ in _routes("POST"):  # with a valid token: the login check itself refuses
+    for _method, path, _ in _routes("POST"):  # with a valid token: the login check itself refuses
         r = b.post(_concrete(path), {})
         assert r.status_code == 303 and r.headers["location"].startswith("/login"), f"POST {path} → {r.status_code}"
     b.get("/login?next=/foosball")
@@ -95,7 +95,7 @@ def test_every_form_post_without_the_token_is_refused(app, service):
     b = Browser(app)
     b.login(MANAGER, PASSWORD)
     sid = service.start_session("pool-02", actor="test")
-    for method, path, _ in [*_routes("POST"), *[x for x in web_routes() if x[0] == "POST" and (x[0], x[1]) in PUBLIC]]:
+    for _method, path, _ in [*_routes("POST"), *[x for x in web_routes() if x[0] == "POST" and (x[0], x[1]) in PUBLIC]]:
         concrete = _concrete(path).replace("/sessions/1/", f"/sessions/{sid}/")
         r = b.post(concrete, {"next": "/"}, csrf=False)
         assert r.status_code == 403, f"POST {path} without token → {r.status_code}"

@@ -8,8 +8,8 @@ import pytest
 
 from broker.storage.members import add_member, assign_card, record_fee
 from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, sqlite_only
-from tests.support.web import Browser, add_users, event, light, node_link, status, web_app
 from tests.support.waiting import wait_until
+from tests.support.web import Browser, add_users, event, light, node_link, status, web_app
 
 pytestmark = sqlite_only
 
@@ -62,7 +62,7 @@ def test_every_table_by_room_with_its_state_in_colour_and_word(browser, service,
     # Every table of the venue, once, in its room's section, rooms in the venue file's order.
     states = card_states(html)
     assert sorted(states) == sorted(service.tables)
-    rooms = [m for m in re.findall(r'<section class="room" id="room-(\w+)">', html)]
+    rooms = list(re.findall(r'<section class="room" id="room-(\w+)">', html))
     assert rooms == ["main", "salonik", "games"]
     salonik = html[html.index('id="room-salonik"'):html.index('id="room-games"')]
     assert "pool-09" in salonik and "pool-10" in salonik and "pool-01" not in salonik

@@ -15,8 +15,8 @@ import uvicorn
 
 from dashboard.web import live, pages_events
 from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, sqlite_only
-from tests.support.web import add_users, web_app
 from tests.support.waiting import wait_until
+from tests.support.web import add_users, web_app
 
 
 @pytest.fixture

@@ -11,8 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from datetime import datetime, timezone
-from pathlib import Path
+from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import select, text
@@ -20,9 +19,9 @@ from sqlalchemy import select, text
 from broker.ops.backup import BackupError, backup, restore
 from broker.storage.engine import open_store
 from broker.storage.events import insert_events_once
+from broker.storage.members import add_member
 from broker.storage.migrate import head_revision
 from broker.storage.models import Event, Member
-from broker.storage.members import add_member
 from tests.support.hub import REPO
 
 BATCH = 25  # rows per writer transaction: a consistent copy holds whole batches only
@@ -30,7 +29,7 @@ FUTURE = "9999_from_a_newer_lavos"
 
 
 def event_rows(batch: int) -> list[dict]:
-    at = datetime(2026, 11, 30, 18, 0, tzinfo=timezone.utc)
+    at = datetime(2026, 11, 30, 18, 0, tzinfo=UTC)
     return [dict(table_id=f"pool-{(seq % 10) + 1:02d}", boot="boot-1", seq=seq, type="pocket", node_ts=at,
                  ts_synced=True, data={"pocket": seq % 6, "pulse_ms": 20.0}, received_at=at)
             for seq in range(batch * BATCH, (batch + 1) * BATCH)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 import json
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -22,7 +22,7 @@ GRAFANA = Path(__file__).resolve().parents[2] / "deploy" / "grafana"
 DASHBOARD = GRAFANA / "dashboards" / "lavos.json"
 DATASOURCES = GRAFANA / "provisioning" / "datasources" / "lavos-influxdb.yaml"
 PROVIDERS = GRAFANA / "provisioning" / "dashboards" / "lavos.yaml"
-AT = datetime(2026, 11, 30, 17, 5, tzinfo=timezone.utc)
+AT = datetime(2026, 11, 30, 17, 5, tzinfo=UTC)
 SAMPLE_CALLS = {
     "pocket": ("pool-01", 0, AT),
     "goal": ("foos-01", "home", AT),

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from devices.nodeconfig import dump_node_config, node_config_for
 from broker.domain.venue import load_venue
+from devices.nodeconfig import dump_node_config, node_config_for
 from tests.support.hub import REPO, VENUE
 
 INSTALL = REPO / "deploy" / "pi" / "install.sh"

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import func, select
 
 from broker.compose import build_hub, open_store
-from broker.storage.models import Alert, Event
-from broker.hall.hub import Hub
-from devices.contract import event_topic, light_set_topic
 from broker.domain.venue import load_venue
+from broker.hall.hub import Hub
+from broker.storage.models import Alert, Event
+from devices.contract import event_topic, light_set_topic
 from tests.support.hub import VENUE, hub_url
 from tests.support.mqtt import Collector, clear_session
 from tests.support.waiting import wait_until
@@ -72,7 +72,7 @@ def two_services(mosquitto, pg_url, request):
 
 def pocket(table: str, seq: int) -> bytes:
     return json.dumps({"v": 1, "table": table, "type": "pocket", "boot": f"boot-{table}", "seq": seq,
-                       "ts": datetime.now(timezone.utc).isoformat(), "ts_synced": True,
+                       "ts": datetime.now(UTC).isoformat(), "ts_synced": True,
                        "data": {"pocket": seq % 6, "pulse_ms": 21.5}}).encode()
 
 

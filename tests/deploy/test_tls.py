@@ -15,10 +15,10 @@ import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 from sqlalchemy import select
 
-from broker.compose import build_hub, open_store
-from broker.storage.models import Event
 from broker.adapters.hub_link import MqttUrl
+from broker.compose import build_hub, open_store
 from broker.domain.venue import load_venue
+from broker.storage.models import Event
 from edge import EdgeNode
 from sim.mosquitto import HUB_USER, Mosquitto, TlsFiles
 from sim.pins import PulseScript, drive_pulses, timed_mock_factory

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from devices import contract as c
 
-TS = datetime(2026, 11, 30, 17, 5, 0, 123000, tzinfo=timezone.utc)
+TS = datetime(2026, 11, 30, 17, 5, 0, 123000, tzinfo=UTC)
 EVENT_DATA = {
     "pocket": {"pocket": 5, "pulse_ms": 23.5},
     "goal": {"side": "away"},

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from broker.domain.venue import load_venue
 from devices.kinds import Kind
 from devices.nodeconfig import NodeConfig, dump_node_config, load_node_config, node_config_for
 from devices.tomlfile import ConfigError
-from broker.domain.venue import load_venue
 
 REPO = Path(__file__).resolve().parents[2]
 VENUE = load_venue(REPO / "deploy" / "venues" / "lavos.toml")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from broker.domain.venue import load_venue
 from devices.kinds import DEFAULT_POCKET_PINS, Kind
 from devices.tomlfile import ConfigError
-from broker.domain.venue import load_venue
 
 LAVOS = Path(__file__).resolve().parents[2] / "deploy" / "venues" / "lavos.toml"
 LAVOS_TEXT = LAVOS.read_text(encoding="utf-8")

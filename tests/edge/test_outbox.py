@@ -74,9 +74,9 @@ def test_full_outbox_drops_oldest_low_value_events_first(tmp_path, caplog):
     room = 10 * row_size("button", 100) + 5  # ten rows fit, allowing for longer seq digits
     with Outbox(tmp_path / "o.db", 64 * 1024) as box:
         box.max_bytes = room
-        for i in range(4):
+        for _i in range(4):
             add(box, "button", 100)
-        for i in range(6):
+        for _i in range(6):
             add(box, "pocket", 100)
         assert box.depth == 10 and box.dropped == 0
         caplog.set_level(logging.WARNING)

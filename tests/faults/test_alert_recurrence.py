@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import json
 import uuid
-from datetime import datetime, timedelta
+from datetime import datetime
 from itertools import count
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -24,10 +24,10 @@ from zoneinfo import ZoneInfo
 import pytest
 from sqlalchemy import select
 
-from broker.storage.models import Alert
-from broker.storage.members import add_member, assign_card, record_fee
-from devices import contract
 from broker.domain.venue import Billing, load_venue
+from broker.storage.members import add_member, assign_card, record_fee
+from broker.storage.models import Alert
+from devices import contract
 from tests.broker.test_service_e2e import score
 from tests.dashboard.conftest import FakeClock, api  # noqa: F401 - the api fixture
 from tests.support.hub import VENUE, running_node, running_service

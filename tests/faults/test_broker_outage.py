@@ -13,9 +13,9 @@ import pytest
 from sqlalchemy import func, select
 
 from broker.domain.billing import billed_seconds, time_amount_cents
-from broker.storage.models import Event, TableSession
 from broker.hall.ingest_rules import checkin
 from broker.storage.members import add_member
+from broker.storage.models import Event, TableSession
 from sim.mosquitto import Mosquitto
 from sim.pins import PulseScript, drive_pulses
 from tests.support.hub import running_node, running_service
@@ -38,7 +38,7 @@ def goal(factory, node) -> None:
 @pytest.mark.slow
 def test_sixty_seconds_without_a_broker_loses_nothing_and_switches_no_light(tmp_path):
     broker = Mosquitto(tmp_path / "mq", users={t: f"pw-{t}" for t in BILLIARD + FOOS}).start()
-    driven = {t: 0 for t in POOL + FOOS}
+    driven = dict.fromkeys(POOL + FOOS, 0)
     with contextlib.ExitStack() as stack:
         svc = stack.enter_context(running_service(broker, f"sqlite:///{tmp_path / 'hub.db'}"))
         nodes = {t: stack.enter_context(running_node(broker, tmp_path, t)) for t in BILLIARD + FOOS}
@@ -89,7 +89,7 @@ def test_sixty_seconds_without_a_broker_loses_nothing_and_switches_no_light(tmp_
             raise
         assert all(svc.runtime[t].drops == driven[t] for t in POOL), "a drop was applied twice"
         assert all(nodes[t][0].light.on for t in BILLIARD)
-        for t, sid in sessions.items():
+        for sid in sessions.values():
             svc.stop_session(sid, actor="anna")
         wait_until(lambda: not any(nodes[t][0].light.on for t in BILLIARD), what="all lights off after stop")
         with svc.store.session() as db:

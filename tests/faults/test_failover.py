@@ -22,11 +22,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from broker.accounts.users import create_user, issue_token
 from broker.compose import open_store
 from sim.mosquitto import free_port as _free_port
-from broker.accounts.users import create_user, issue_token
 from tests.broker.test_service_e2e import drop_balls, score
-from tests.support.waiting import wait_until
 from tests.faults.checks import (
     assert_billed_by_central_clock,
     assert_each_once,
@@ -34,6 +33,7 @@ from tests.faults.checks import (
 )
 from tests.support.hub import REPO, running_node
 from tests.support.server import server_argv, wait_serving
+from tests.support.waiting import wait_until
 
 POOL = [f"pool-{i:02d}" for i in range(1, 11)]
 BILLIARD = [*POOL, "carom-01"]  # a session each, lights on throughout
@@ -128,7 +128,7 @@ class Players(threading.Thread):
     def __init__(self, nodes) -> None:
         super().__init__(daemon=True)
         self.nodes, self.done = nodes, threading.Event()
-        self.driven = {t: 0 for t in POOL + FOOS}
+        self.driven = dict.fromkeys(POOL + FOOS, 0)
 
     def run(self) -> None:
         i = 0
@@ -209,7 +209,7 @@ def test_standby_takes_over_a_killed_hub_within_ten_seconds(mosquitto, servers, 
         assert all(nodes[t][0].light.on for t in BILLIARD) and not nodes["darts-01"][0].light.on
 
         # the API answers on the new hub: every bill by the hub's clock, and a new session works
-        for t, sid in sessions.items():
+        for sid in sessions.values():
             r = httpx.post(f"{standby.base}/api/sessions/{sid}/stop", headers=auth, timeout=5)
             assert r.status_code == 200, r.text
             assert_billed_by_central_clock(store, sid)

@@ -174,7 +174,7 @@ def served(mosquitto, tmp_path_factory) -> Served:  # type: ignore[no-untyped-de
         except subprocess.TimeoutExpired:
             proc.kill()
     out.log = log_file.read_text() + "".join(cli_err)
-    out.db_files = [p for p in tmp.glob("lavos.db*")]
+    out.db_files = list(tmp.glob("lavos.db*"))
     return out
 
 

@@ -17,8 +17,8 @@ from sqlalchemy import func, select
 
 from broker.domain.billing import billed_seconds, time_amount_cents
 from broker.storage.engine import open_store
-from broker.storage.models import Alert, Event, FoosballCheckin
 from broker.storage.members import add_member
+from broker.storage.models import Alert, Event, FoosballCheckin
 from tests.broker.test_hub_restart import start_hub
 from tests.broker.test_service_e2e import drop_balls, score
 from tests.support.driven import ask

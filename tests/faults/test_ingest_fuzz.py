@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from paho.mqtt.enums import CallbackAPIVersion
 from sqlalchemy import func, select
 
-from broker.storage.models import NodeRejectCount
 from broker.domain.reject_tally import KEPT_REASONS, UNKNOWN
+from broker.storage.models import NodeRejectCount
 from tests.support.hub import running_service
 from tests.support.waiting import wait_until
 

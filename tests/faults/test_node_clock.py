@@ -9,7 +9,7 @@ move; events carry the node's time and say honestly whether NTP had synced.
 from __future__ import annotations
 
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from broker.storage.models import TableSession
 from edge.clock import WallClock
@@ -29,7 +29,7 @@ class JumpingWall:
         self.offset = offset
 
     def __call__(self) -> datetime:
-        return datetime.now(timezone.utc) + self.offset
+        return datetime.now(UTC) + self.offset
 
 
 def test_hours_long_clock_jumps_on_a_node_move_no_bill(mosquitto, tmp_path):
@@ -44,7 +44,7 @@ def test_hours_long_clock_jumps_on_a_node_move_no_bill(mosquitto, tmp_path):
     with running_service(mosquitto, f"sqlite:///{tmp_path / 'hub.db'}") as svc, \
             running_node(mosquitto, tmp_path, TABLE, clock=clock) as (node, factory):
         wait_until(lambda: node.link.connected, timeout=20, what="node connected")
-        real_start = datetime.now(timezone.utc)
+        real_start = datetime.now(UTC)
         sid = svc.start_session(TABLE, actor="anna")
         wait_until(lambda: node.light.on, timeout=10, what="light on")
         for i, (_, offset, synced) in enumerate(phases):
@@ -56,7 +56,7 @@ def test_hours_long_clock_jumps_on_a_node_move_no_bill(mosquitto, tmp_path):
                 time.sleep(0.2)  # drops on one pin closer than ~0.1 s could merge
         wait_until(lambda: len(stored_events(svc.store, TABLE)) == DROPS * len(phases), timeout=30, what="every drop stored")
         svc.stop_session(sid, actor="anna")
-        real_end = datetime.now(timezone.utc)
+        real_end = datetime.now(UTC)
         rows = stored_events(svc.store, TABLE)
         assert svc.runtime[TABLE].drops == DROPS * len(phases), "a drop applied twice or never"
 
@@ -67,11 +67,11 @@ def test_hours_long_clock_jumps_on_a_node_move_no_bill(mosquitto, tmp_path):
         for r in rows[i * DROPS:(i + 1) * DROPS]:
             assert r.ts_synced is synced, (what, r.seq, r.ts_synced)
             # The node's stamp is its own wrong clock, marked as such; once synced it is right.
-            skew = r.node_ts.replace(tzinfo=timezone.utc) - r.received_at.replace(tzinfo=timezone.utc)
+            skew = r.node_ts.replace(tzinfo=UTC) - r.received_at.replace(tzinfo=UTC)
             assert abs(skew - offset) < timedelta(seconds=30), (what, skew)
     total = assert_billed_by_central_clock(svc.store, sid)
     with svc.store.session() as db:
         row = db.get(TableSession, sid)
-        played = row.stopped_at.replace(tzinfo=timezone.utc) - row.started_at.replace(tzinfo=timezone.utc)
+        played = row.stopped_at.replace(tzinfo=UTC) - row.started_at.replace(tzinfo=UTC)
     assert timedelta(0) < played <= real_end - real_start, f"billed {played} for {real_end - real_start} of real play"
     print(f"clock jumps -3h/+8h/-5h: {len(rows)} drops stored once, ts_synced false/false/true, billed {played}, {total} cents")

@@ -39,7 +39,7 @@ class Players(threading.Thread):
     def __init__(self, nodes) -> None:
         super().__init__(daemon=True)
         self.nodes = nodes
-        self.driven = {t: 0 for t in nodes}
+        self.driven = dict.fromkeys(nodes, 0)
         self.done = threading.Event()
 
     def run(self) -> None:

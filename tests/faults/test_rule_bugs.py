@@ -16,15 +16,15 @@ from zoneinfo import ZoneInfo
 import pytest
 from sqlalchemy import select
 
-from broker.storage.models import TableSession
-from broker.storage.members import add_member, assign_card, record_fee
 from broker.hall.hub import CardInUse
+from broker.storage.members import add_member, assign_card, record_fee
+from broker.storage.models import TableSession
 from devices import contract
 from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, FakeClock, api, service  # noqa: F401 - fixtures
 from tests.faults.checks import stored_events
 from tests.support.mqtt import Collector
-from tests.support.web import Browser, add_users, event, node_link, web_app
 from tests.support.waiting import wait_until
+from tests.support.web import Browser, add_users, event, node_link, web_app
 
 BRATISLAVA = ZoneInfo("Europe/Bratislava")
 EVE = datetime(2026, 12, 31, 23, 0, tzinfo=BRATISLAVA)

@@ -10,7 +10,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -46,7 +46,7 @@ class Server:
     def stored_within(self, node: Collector, table: str, timeout: float) -> float:
         """Publish one pocket event as `table`'s node; seconds until the hub has stored it."""
         boot = f"sec-{uuid.uuid4().hex[:8]}"
-        ev = contract.PocketEvent(v=1, table=table, type="pocket", boot=boot, seq=1, ts=datetime.now(timezone.utc), ts_synced=True,
+        ev = contract.PocketEvent(v=1, table=table, type="pocket", boot=boot, seq=1, ts=datetime.now(UTC), ts_synced=True,
                                   data=contract.PocketData(pocket=1, pulse_ms=20.0))
         engine = create_engine(f"sqlite:///{self.db}")
         try:

@@ -12,7 +12,7 @@ import sys
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import select
 
 from broker.accounts import web_sessions
 from broker.storage.engine import open_store

@@ -22,7 +22,7 @@ import paho.mqtt.client as mqtt
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
-from sim.mosquitto import Mosquitto, free_port, wait_port
+from sim.mosquitto import free_port, wait_port
 from tests.support.hub import REPO, VENUE
 from tests.support.server import LavosServer
 

@@ -14,7 +14,7 @@ import secrets
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import paho.mqtt.client as mqtt
@@ -22,11 +22,11 @@ import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 from sqlalchemy import func, select
 
+from broker.domain.reject_tally import SAMPLES_PER_TABLE
+from broker.domain.venue import load_venue
 from broker.storage.engine import open_store
 from broker.storage.models import Event, NodeRejectCount, NodeRejectSample
-from broker.domain.reject_tally import SAMPLES_PER_TABLE
 from devices import contract
-from broker.domain.venue import load_venue
 from tests.dashboard.conftest import MANAGER, PASSWORD
 from tests.support.hub import VENUE
 from tests.support.server import LavosServer
@@ -64,7 +64,7 @@ class RawNode:
         self.seq += 1
         table = table or self.table
         body = {"v": 1, "table": table, "type": etype, "boot": boot or self.boot, "seq": self.seq,
-                "ts": ts or datetime.now(timezone.utc).isoformat(), "ts_synced": synced, "data": data}
+                "ts": ts or datetime.now(UTC).isoformat(), "ts_synced": synced, "data": data}
         self.publish(contract.event_topic(table, etype), json.dumps(body).encode())
 
     def close(self) -> None:
@@ -188,8 +188,8 @@ def test_random_refused_cards_open_one_alert_per_table_that_counts_them(lavos, m
 
 def test_impossible_node_clocks_are_stored_and_charted_at_the_hubs_time_and_flagged(lavos, mosquitto):
     node = RawNode(mosquitto.port, "pool-04")
-    hour_ago = datetime.now(timezone.utc) - timedelta(hours=1)
-    t0 = datetime.now(timezone.utc)
+    hour_ago = datetime.now(UTC) - timedelta(hours=1)
+    t0 = datetime.now(UTC)
     try:
         node.event("pocket", {"pocket": 0, "pulse_ms": 20.0}, ts="9999-12-31T23:59:59+00:00")
         node.event("pocket", {"pocket": 1, "pulse_ms": 20.0}, ts="2001-01-01T00:00:00+00:00")
@@ -198,7 +198,7 @@ def test_impossible_node_clocks_are_stored_and_charted_at_the_hubs_time_and_flag
         wait_until(lambda: node_row(lavos, "pool-04")["rejects"]["clock_flagged"] == 3, timeout=30, what="3 clocks flagged")
     finally:
         node.close()
-    t1 = datetime.now(timezone.utc)
+    t1 = datetime.now(UTC)
     store = open_store(lavos.db_url)
     try:
         with store.session() as db:
@@ -255,11 +255,11 @@ def test_the_card_capture_page_says_which_node_sent_the_uid_and_when(lavos, mosq
     result: dict[str, httpx.Response] = {}
     waiting = threading.Thread(target=lambda: result.update(page=browser.get(f"/members/{member['id']}/capture",
                                                                              params={"table": "darts-01", "wait": 20})))
-    t0 = datetime.now(timezone.utc)
+    t0 = datetime.now(UTC)
     waiting.start()
     try:
         # The page listens from some moment we cannot see from here: tap until it has heard one.
-        stamped = datetime.now(timezone.utc) - timedelta(minutes=10)  # an old tap, replayed late
+        stamped = datetime.now(UTC) - timedelta(minutes=10)  # an old tap, replayed late
         while waiting.is_alive():
             node.event("card", {"uid": uid}, ts=stamped.isoformat())
             waiting.join(0.5)
@@ -271,7 +271,7 @@ def test_the_card_capture_page_says_which_node_sent_the_uid_and_when(lavos, mosq
     assert source, "a UID from a node is filled in without saying which node sent it"
     table, received, text = source.groups()
     assert table == "darts-01" and VENUE_TABLES["darts-01"].name in text
-    assert t0 - timedelta(seconds=5) <= datetime.fromisoformat(received) <= datetime.now(timezone.utc)
+    assert t0 - timedelta(seconds=5) <= datetime.fromisoformat(received) <= datetime.now(UTC)
     assert 'class="late-tap"' in text  # the node's own stamp is 10 minutes older: say so
 
 

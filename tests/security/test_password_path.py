@@ -18,8 +18,8 @@ from collections import Counter
 import httpx
 import pytest
 
-from broker.storage.engine import open_store
 from broker.accounts.users import set_active, set_password, set_role
+from broker.storage.engine import open_store
 from tests.security.served import MANAGER, PASSWORDS, lavos_server, node
 
 FLOOD = 24
@@ -50,7 +50,7 @@ class Flood:
                 with self._lock:
                     self.answers[code] += 1
 
-    def __enter__(self) -> "Flood":
+    def __enter__(self) -> Flood:
         for t in self.threads:
             t.start()
         deadline = time.monotonic() + 60

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from broker.domain.venue import load_venue
 from devices.service_accounts import is_service_account, table_id_problem
 from devices.tomlfile import ConfigError
-from broker.domain.venue import load_venue
 from sim.mosquitto import SHIPPED_ACL, Mosquitto, acl_users
 from tests.support.hub import REPO, VENUE
 

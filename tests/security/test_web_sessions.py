@@ -56,7 +56,7 @@ class Tab:
     def post(self, path: str, data: dict[str, str] | None = None) -> httpx.Response:
         return self.http.post(path, data={"csrf_token": self.token, **(data or {})})
 
-    def login(self, username: str, password: str = PASSWORD) -> "Tab":
+    def login(self, username: str, password: str = PASSWORD) -> Tab:
         self.page("/login")
         r = self.post("/login", {"username": username, "password": password, "next": "/"})
         assert r.status_code == 303 and r.headers["location"] == "/", r.text
@@ -141,8 +141,8 @@ def test_copied_cookie_is_refused_after_a_manager_changes_the_account(lavos, cha
 @pytest.mark.parametrize("change", ["password", "disable", "role"])
 def test_copied_cookie_is_refused_after_the_account_changes_outside_the_server(lavos, change):
     """The same through broker.accounts.users on the database (what `lavos user …` does): the server process sees it at once."""
-    from broker.storage.engine import open_store
     from broker.accounts.users import set_active, set_password, set_role
+    from broker.storage.engine import open_store
 
     username = {"password": "zuza", "disable": "miro", "role": "eva"}[change]
     store = open_store(lavos.db_url)

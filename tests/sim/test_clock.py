@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from sim.clock import ScaledClock
 
-START = datetime(2026, 11, 20, 15, 0, tzinfo=timezone.utc)
+START = datetime(2026, 11, 20, 15, 0, tzinfo=UTC)
 
 
 def test_runs_speed_times_faster_from_its_start():

@@ -9,7 +9,16 @@ import pytest
 
 from broker.domain.venue import load_venue
 from sim.players import (
-    GOAL_GAP_S, PULSE_MS, RACK_BALLS, SCRIPTED_BY_MIN, SHOT_S, Action, Card, Do, Table, plan_evening,
+    GOAL_GAP_S,
+    PULSE_MS,
+    RACK_BALLS,
+    SCRIPTED_BY_MIN,
+    SHOT_S,
+    Action,
+    Card,
+    Do,
+    Table,
+    plan_evening,
 )
 
 VENUE = Path(__file__).resolve().parents[2] / "deploy" / "venues" / "lavos.toml"

@@ -8,12 +8,12 @@ from pathlib import Path
 
 from sqlalchemy import func, select
 
+from broker.adapters.hub_link import MqttUrl
 from broker.compose import running_hub
+from broker.domain.venue import load_venue
 from broker.storage.engine import open_store
 from broker.storage.models import Event
-from broker.adapters.hub_link import MqttUrl
 from devices.nodeconfig import node_config_for
-from broker.domain.venue import load_venue
 from edge import EdgeNode
 from sim.pins import timed_mock_factory
 

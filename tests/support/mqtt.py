@@ -5,7 +5,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
@@ -25,7 +25,7 @@ class Collector:
             self._broker = Mosquitto.running[port]
             username, password = self._broker.probe_login()
         self.username = username
-        self.messages: "queue.Queue[mqtt.MQTTMessage]" = queue.Queue()
+        self.messages: queue.Queue[mqtt.MQTTMessage] = queue.Queue()
         self.all: list[mqtt.MQTTMessage] = []
         self._lock = threading.Lock()
         self._subscribed = threading.Event()
@@ -90,7 +90,7 @@ def clear_session(port: int, username: str, password: str) -> None:
 
 
 def pocket_event(table: str, seq: int, boot: str) -> bytes:
-    ev = contract.PocketEvent(v=1, table=table, type="pocket", boot=boot, seq=seq, ts=datetime.now(timezone.utc), ts_synced=True,
+    ev = contract.PocketEvent(v=1, table=table, type="pocket", boot=boot, seq=seq, ts=datetime.now(UTC), ts_synced=True,
                               data=contract.PocketData(pocket=seq % 6, pulse_ms=20.0))
     return contract.encode(ev)
 

@@ -100,13 +100,13 @@ class PostgresCluster:
             raise RuntimeError(f"{' '.join(args)} failed ({proc.returncode}): {proc.stderr.strip()}\n{log}")
         return proc
 
-    def start(self) -> "PostgresCluster":
+    def start(self) -> PostgresCluster:
         reap_orphans(self.bindir)
         (self.root / "owner.pid").write_text(str(os.getpid()))
         self._run(str(self.bindir / "initdb"), "-D", str(self.data), "-U", SUPERUSER, "--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8", "--no-sync")
         return self.start_server()
 
-    def start_server(self) -> "PostgresCluster":
+    def start_server(self) -> PostgresCluster:
         """Start the server on the existing data directory (same port): after stop_server()."""
         # Test data is disposable: durability settings off make each CREATE DATABASE and commit cheap.
         options = (

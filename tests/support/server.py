@@ -159,7 +159,7 @@ class LavosServer:
             pw.write_text(password + "\n", encoding="utf-8")
             self._lavos("user", "add", name, "--role", role, "--password-file", str(pw), "--db", self.db_url, "--actor", "tests")
 
-    def start(self) -> "LavosServer":
+    def start(self) -> LavosServer:
         self.workdir.mkdir(parents=True, exist_ok=True)
         hub_pw = self.workdir / "hub.password"
         hub_pw.write_text("hub-secret\n")

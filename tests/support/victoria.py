@@ -37,7 +37,7 @@ class VictoriaMetrics:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 15.0) -> "VictoriaMetrics":
+    def start(self, timeout: float = 15.0) -> VictoriaMetrics:
         self.proc = subprocess.Popen(
             [str(BINARY), f"-httpListenAddr=127.0.0.1:{self.port}", f"-storageDataPath={self.workdir / 'data'}",
              # Our writer delivers at least once; InfluxDB overwrites a repeated point (same

@@ -8,8 +8,8 @@ module leaves behind (alerts, sessions) cannot change what another one sees.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 

@@ -9,7 +9,7 @@ it cannot slip through unchecked.
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 import httpx
 import pytest
