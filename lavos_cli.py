@@ -13,10 +13,7 @@ import typer
 
 app = typer.Typer(
     name="lavos",
-    help=(
-        "Lavos table control: table lights, pocket sensors, billing and a staff dashboard for a "
-        "billiard hall.\n\nExample: lavos demo"
-    ),
+    help=("Lavos table control: table lights, pocket sensors, billing and a staff dashboard for a billiard hall.\n\nExample: lavos demo"),
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,

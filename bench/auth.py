@@ -72,6 +72,7 @@ class Stack:
 
 # --- attackers ------------------------------------------------------------------------------
 
+
 def _attack_thread(port: int, mode: str, who: int, stop, done, counts: Counter, lock: threading.Lock) -> None:  # type: ignore[no-untyped-def]
     n = 0
     while not stop.is_set():
@@ -116,8 +117,10 @@ class Attack:
         self.done = ctx.Value("q", 0)  # answers so far, all attackers
         self.attackers = attackers
         per = 4
-        self.procs = [ctx.Process(target=_attack_process, args=(port, mode, first, min(per, attackers - first), self.stop_event, self.done, self.out))
-                      for first in range(0, attackers, per)]
+        self.procs = [
+            ctx.Process(target=_attack_process, args=(port, mode, first, min(per, attackers - first), self.stop_event, self.done, self.out))
+            for first in range(0, attackers, per)
+        ]
 
     def start(self, warm_up_s: float) -> Attack:
         for p in self.procs:
@@ -144,6 +147,7 @@ class Attack:
 
 
 # --- what staff and nodes see ---------------------------------------------------------------
+
 
 def timed(f) -> float:  # type: ignore[no-untyped-def]
     t0 = time.perf_counter()
@@ -201,8 +205,16 @@ def publish_to_stored(stack: Stack, n: int, gap_s: float = 0.15) -> list[float]:
     node.loop_start()
     try:
         for seq in range(n):
-            ev = contract.PocketEvent(v=1, table=NODE, type="pocket", boot=boot, seq=seq, ts=datetime.now(UTC), ts_synced=True,
-                                      data=contract.PocketData(pocket=seq % 6, pulse_ms=20.0))
+            ev = contract.PocketEvent(
+                v=1,
+                table=NODE,
+                type="pocket",
+                boot=boot,
+                seq=seq,
+                ts=datetime.now(UTC),
+                ts_synced=True,
+                data=contract.PocketData(pocket=seq % 6, pulse_ms=20.0),
+            )
             node.publish(contract.event_topic(NODE, "pocket"), contract.encode(ev), qos=1).wait_for_publish(30)
             time.sleep(gap_s)
     finally:
@@ -245,16 +257,35 @@ def new_passwords(stack: Stack, users: list[str], password: str) -> None:
 
 # --- the stack ------------------------------------------------------------------------------
 
+
 def start_stack(work: Path, per_kind: int) -> tuple[Stack, Mosquitto, subprocess.Popen]:
     broker = Mosquitto(work / "mosquitto", users={NODE: f"pw-{NODE}"}).start()
     db = work / "lavos.db"
     http = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "lavos_cli", "server", "--venue", str(VENUE), "--db", f"sqlite:///{db}",
-         "--mqtt", f"mqtt://lavos-hub:hub-secret@127.0.0.1:{broker.port}", "--http", f"127.0.0.1:{http}",
-         "--data-dir", str(work / "data"), "--log-level", "ERROR"],
-        cwd=REPO, env={**os.environ, "LAVOS_DATA_DIR": str(work / "data")}, stdout=subprocess.DEVNULL,
-        stderr=open(work / "server.log", "wb"), start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "lavos_cli",
+            "server",
+            "--venue",
+            str(VENUE),
+            "--db",
+            f"sqlite:///{db}",
+            "--mqtt",
+            f"mqtt://lavos-hub:hub-secret@127.0.0.1:{broker.port}",
+            "--http",
+            f"127.0.0.1:{http}",
+            "--data-dir",
+            str(work / "data"),
+            "--log-level",
+            "ERROR",
+        ],
+        cwd=REPO,
+        env={**os.environ, "LAVOS_DATA_DIR": str(work / "data")},
+        stdout=subprocess.DEVNULL,
+        stderr=open(work / "server.log", "wb"),
+        start_new_session=True,
     )
     base = f"http://127.0.0.1:{http}"
     deadline = time.monotonic() + 60
@@ -291,29 +322,36 @@ def main() -> None:
     stack, broker, server = start_stack(work, cold_per_scenario * len(SCENARIOS))
     moved_on = "Nové-heslo-od-vedúceho-8"
     try:
-        print(f"lavos server (SQLite) + Mosquitto; argon2id {_hash_params()}; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f}")
+        print(
+            f"lavos server (SQLite) + Mosquitto; argon2id {_hash_params()}; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f}"
+        )
         calls = call_latencies(stack, args.calls)
         print(f"\nGET /api/tables, {args.calls} calls each, one keep-alive connection (target: Basic p50 < 10 ms)")
         for kind, values in calls.items():
             print(f"  {kind:<17} p50 {q(values, 50):7.1f} ms   p99 {q(values, 99):7.1f} ms")
         base_line: dict[str, float] = {}
         for i, (name, mode) in enumerate(SCENARIOS):
-            again = stack.known_users[i * cold_per_scenario:(i + 1) * cold_per_scenario]
+            again = stack.known_users[i * cold_per_scenario : (i + 1) * cold_per_scenario]
             new_passwords(stack, again, moved_on)
             attack = Attack(int(stack.base.rsplit(":", 1)[1]), mode, args.attackers).start(args.warm_up) if mode else None
             starts, stops, codes = session_ops(stack, args.rounds)
             stored = publish_to_stored(stack, args.rounds)
-            cold, cold_codes = cold_logins(stack, stack.cold_users[i * cold_per_scenario:(i + 1) * cold_per_scenario])
+            cold, cold_codes = cold_logins(stack, stack.cold_users[i * cold_per_scenario : (i + 1) * cold_per_scenario])
             usual, usual_codes = cold_logins(stack, again, moved_on)
-            figures = {"session start": statistics.median(starts), "session stop": statistics.median(stops) if stops else float("inf"),
-                       "publish -> stored": statistics.median(stored)}
+            figures = {
+                "session start": statistics.median(starts),
+                "session stop": statistics.median(stops) if stops else float("inf"),
+                "publish -> stored": statistics.median(stored),
+            }
             print(f"\n{name}" + (f" ({args.attackers} attackers)" if mode else ""))
             for what, value in figures.items():
                 ratio = f"   x{value / base_line[what]:.2f} of no attack" if base_line else ""
                 print(f"  {what:<18} median {value:8.1f} ms{ratio}   (target < 1000 ms)")
             print(f"  answers to staff: {dict(codes)}")
-            print(f"  a manager's Basic login that must hash: from a new device median {statistics.median(cold):.0f} ms {dict(cold_codes)}; "
-                  f"from the usual one {statistics.median(usual):.0f} ms {dict(usual_codes)}")
+            print(
+                f"  a manager's Basic login that must hash: from a new device median {statistics.median(cold):.0f} ms {dict(cold_codes)}; "
+                f"from the usual one {statistics.median(usual):.0f} ms {dict(usual_codes)}"
+            )
             if not base_line:
                 base_line = figures
             if attack:

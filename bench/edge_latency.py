@@ -157,7 +157,8 @@ def agent_rss_mb(workdir: Path, port: int, commands: int = 300) -> tuple[float, 
     hub = Hub(port, status_topic(TABLE))
     proc = subprocess.Popen(
         [sys.executable, "-m", "edge", "--config", str(config), "--log-level", "WARNING"],
-        cwd=ROOT, env={**os.environ, "GPIOZERO_PIN_FACTORY": "mock"},
+        cwd=ROOT,
+        env={**os.environ, "GPIOZERO_PIN_FACTORY": "mock"},
     )
     try:
         hub.wait(lambda k: '"online"' in k, timeout=15)

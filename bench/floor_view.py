@@ -66,8 +66,9 @@ def venue_file(path: Path, tables: int) -> Path:
         n = counts[kind]
         size = f"size_ft = {8 if i % 4 == 0 else 9}\n" if kind == "pool" else ""
         card = f"club_card = {'true' if i % 2 else 'false'}\n" if Kind(kind).billed else ""
-        body.append(f'[[tables]]\nid = "{kind[:5]}-{n:03d}"\nkind = "{kind}"\nname = "{kind.capitalize()} {n}"\n'
-                    f'room = "{room}"\n{size}{card}')
+        body.append(
+            f'[[tables]]\nid = "{kind[:5]}-{n:03d}"\nkind = "{kind}"\nname = "{kind.capitalize()} {n}"\nroom = "{room}"\n{size}{card}'
+        )
     path.write_text("\n".join(body), encoding="utf-8")
     return path
 
@@ -124,23 +125,54 @@ def busy_evening(hub: HubFacade, store: Store, clock: BenchClock) -> dict[str, i
     with store.session() as db:  # the bench-only seed of what the nodes reported
         for i, t in enumerate(hub.reads.venue.tables):
             offline = i % 23 == 5
-            db.add(Node(table_id=t.id, online=not offline, boot=f"boot-{i}", version="1.0.0", last_seen_at=now,
-                        online_since=now - timedelta(hours=6), light_on=t.id in playing_now, light_blink=False,
-                        light_cause="command", telemetry={"uptime_s": 21600 + i, "cpu_temp_c": 48.5, "outbox": 0},
-                        telemetry_at=now, reconnects=i % 3))
+            db.add(
+                Node(
+                    table_id=t.id,
+                    online=not offline,
+                    boot=f"boot-{i}",
+                    version="1.0.0",
+                    last_seen_at=now,
+                    online_since=now - timedelta(hours=6),
+                    light_on=t.id in playing_now,
+                    light_blink=False,
+                    light_cause="command",
+                    telemetry={"uptime_s": 21600 + i, "cpu_temp_c": 48.5, "outbox": 0},
+                    telemetry_at=now,
+                    reconnects=i % 3,
+                )
+            )
             made["offline"] += offline
             for seq, at in enumerate(sorted(drops.get(t.id, [])), 1):
-                db.add(Event(table_id=t.id, boot=f"boot-{i}", seq=seq, type="pocket", node_ts=at, ts_synced=True,
-                             received_at=at, data={"pocket": seq % 6, "seq": seq}))
+                db.add(
+                    Event(
+                        table_id=t.id,
+                        boot=f"boot-{i}",
+                        seq=seq,
+                        type="pocket",
+                        node_ts=at,
+                        ts_synced=True,
+                        received_at=at,
+                        data={"pocket": seq % 6, "seq": seq},
+                    )
+                )
         db.flush()
         for i, t in enumerate(hub.reads.venue.tables):
             if i % 9 != 4:
                 continue
             specs = {Kind.FOOSBALL: alert_kinds.foosball_no_member(t.id), Kind.DARTS: alert_kinds.node_offline(t.id)}
-            spec = specs.get(t.kind) or (alert_kinds.idle_session(t.id, 20) if t.id in playing_now
-                                         else alert_kinds.play_without_session(t.id))
-            open_or_touch_alert(db, cause_key=spec.cause_key, kind=spec.kind, message=spec.message, message_en=spec.message_en,
-                                table_id=spec.table_id, severity=spec.severity, at=now)
+            spec = specs.get(t.kind) or (
+                alert_kinds.idle_session(t.id, 20) if t.id in playing_now else alert_kinds.play_without_session(t.id)
+            )
+            open_or_touch_alert(
+                db,
+                cause_key=spec.cause_key,
+                kind=spec.kind,
+                message=spec.message,
+                message_en=spec.message_en,
+                table_id=spec.table_id,
+                severity=spec.severity,
+                at=now,
+            )
     return made
 
 
@@ -206,8 +238,15 @@ def measure(venue_path: Path, workdir: Path, requests: int) -> dict[str, Any]:
         ms = sorted(timer.samples)
         with store.reader() as db:
             alerts = len(open_alerts(db))  # ours and the ones the watchdog opened (idle tables)
-        return {**made, "alerts": alerts, "bytes": size, "n": len(ms), "p50": statistics.median(ms),
-                "p95": ms[max(0, round(0.95 * len(ms)) - 1)], "max": ms[-1]}
+        return {
+            **made,
+            "alerts": alerts,
+            "bytes": size,
+            "n": len(ms),
+            "p50": statistics.median(ms),
+            "p95": ms[max(0, round(0.95 * len(ms)) - 1)],
+            "max": ms[-1],
+        }
     finally:
         service.close()
         store.close()
@@ -225,13 +264,17 @@ def main() -> None:
         (base / "large").mkdir()
         results = {
             "ŠBK Lavos (shipped venue)": measure(LAVOS_VENUE, base / "small", args.requests),
-            f"{args.tables}-table hall": measure(venue_file(base / f"venue-{args.tables}.toml", args.tables), base / "large", args.requests),
+            f"{args.tables}-table hall": measure(
+                venue_file(base / f"venue-{args.tables}.toml", args.tables), base / "large", args.requests
+            ),
         }
     print(f"GET / (floor view) as a logged-in manager, {args.requests} requests each, server time in ms")
     print(f"{'hall':28} {'tables':>6} {'playing':>7} {'alerts':>6} {'kB':>6} {'p50':>7} {'p95':>7} {'max':>7}")
     for name, r in results.items():
-        print(f"{name:28} {r['tables']:>6} {r['sessions']:>7} {r['alerts']:>6} {r['bytes'] / 1024:>6.0f} "
-              f"{r['p50']:>7.1f} {r['p95']:>7.1f} {r['max']:>7.1f}")
+        print(
+            f"{name:28} {r['tables']:>6} {r['sessions']:>7} {r['alerts']:>6} {r['bytes'] / 1024:>6.0f} "
+            f"{r['p50']:>7.1f} {r['p95']:>7.1f} {r['max']:>7.1f}"
+        )
     small, large = results.values()
     print(f"ratio large/small: p50 {large['p50'] / small['p50']:.2f}, p95 {large['p95'] / small['p95']:.2f}")
     verdict = "under" if large["p95"] < TARGET_MS else "OVER"

@@ -81,8 +81,16 @@ def payloads(n: int, boot: str) -> list[tuple[str, bytes]]:
     out = []
     for i in range(n):
         table = TABLES[i % len(TABLES)]
-        ev = contract.PocketEvent(v=1, table=table, type="pocket", boot=boot, seq=i, ts=t0 + timedelta(milliseconds=i),
-                                  ts_synced=True, data=contract.PocketData(pocket=i % 6, pulse_ms=21.5))
+        ev = contract.PocketEvent(
+            v=1,
+            table=table,
+            type="pocket",
+            boot=boot,
+            seq=i,
+            ts=t0 + timedelta(milliseconds=i),
+            ts_synced=True,
+            data=contract.PocketData(pocket=i % 6, pulse_ms=21.5),
+        )
         out.append((contract.event_topic(table, "pocket"), contract.encode(ev)))
     return out
 
@@ -92,6 +100,7 @@ def payloads(n: int, boot: str) -> list[tuple[str, bytes]]:
 
 def queue_limits(conf: str) -> tuple[int, int]:
     """(max_queued_messages, max_queued_bytes) of a Mosquitto config; 0 is unlimited, as in Mosquitto."""
+
     def value(key: str, default: int) -> int:
         found = re.findall(rf"^{key}\s+(\d+)\s*$", conf, re.M)
         return int(found[-1]) if found else default
@@ -105,13 +114,19 @@ def check_backlog_fits(broker: Mosquitto, messages: list[tuple[str, bytes]]) -> 
     max_msgs, max_bytes = queue_limits((broker.workdir / "mosquitto.conf").read_text())
     size = sum(len(p) for _, p in messages)
     if max_msgs and len(messages) > max_msgs:
-        raise SystemExit(f"{len(messages)} events exceed the shipped max_queued_messages {max_msgs}: Mosquitto would drop "
-                         f"the rest of the backlog; use --events {max_msgs} or fewer")
+        raise SystemExit(
+            f"{len(messages)} events exceed the shipped max_queued_messages {max_msgs}: Mosquitto would drop "
+            f"the rest of the backlog; use --events {max_msgs} or fewer"
+        )
     if max_bytes and size > max_bytes:
-        raise SystemExit(f"the backlog's {size} payload bytes exceed the shipped max_queued_bytes {max_bytes}: "
-                         f"Mosquitto would drop part of it; use fewer --events")
-    return (f"backlog {size / 1e6:.1f} MB per session; shipped queue limits: max_queued_messages "
-            f"{max_msgs or 'unlimited'}, max_queued_bytes {max_bytes / 2**20:.0f} MiB: it fits")
+        raise SystemExit(
+            f"the backlog's {size} payload bytes exceed the shipped max_queued_bytes {max_bytes}: "
+            f"Mosquitto would drop part of it; use fewer --events"
+        )
+    return (
+        f"backlog {size / 1e6:.1f} MB per session; shipped queue limits: max_queued_messages "
+        f"{max_msgs or 'unlimited'}, max_queued_bytes {max_bytes / 2**20:.0f} MiB: it fits"
+    )
 
 
 def make_session(port: int, login: str) -> None:
@@ -212,8 +227,7 @@ def thread_cpu() -> dict[str, float]:
 
 def _cpu_delta(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
     """CPU seconds each thread (but the bench's own main thread) spent between two thread_cpu()s."""
-    return {k: round(v - before.get(k, 0.0), 2) for k, v in after.items()
-            if k != "MainThread" and v - before.get(k, 0.0) >= 0.05}
+    return {k: round(v - before.get(k, 0.0), 2) for k, v in after.items() if k != "MainThread" and v - before.get(k, 0.0) >= 0.05}
 
 
 def cpu_per_message(d: Drain) -> float:
@@ -223,8 +237,9 @@ def cpu_per_message(d: Drain) -> float:
 def drain_hub(port: int, login: str, n: int, boot: str, db_url: str, metrics_factory, profiler=None) -> Drain:
     store = open_store(db_url)  # migrated before the clock starts
     metrics = metrics_factory()
-    svc = build_hub(load_venue(VENUE), store, mqtt_url=MqttUrl("127.0.0.1", port, login, HUB_PASSWORD, False),
-                    metrics=metrics, client_id=login)
+    svc = build_hub(
+        load_venue(VENUE), store, mqtt_url=MqttUrl("127.0.0.1", port, login, HUB_PASSWORD, False), metrics=metrics, client_id=login
+    )
     contract.build_validators()  # start() does it too; not part of the drain
     if profiler:
         profiler.install()
@@ -239,8 +254,13 @@ def drain_hub(port: int, login: str, n: int, boot: str, db_url: str, metrics_fac
     elapsed = time.perf_counter() - t0
     cpu = thread_cpu()
     time.sleep(0.3)
-    info = {"applied": h.applied, "duplicates": h.duplicates, "rejected": h.rejected, "batches": svc.ingest.batches,
-            "mean batch": round(svc.ingest.applied / max(1, svc.ingest.batches), 1)}
+    info = {
+        "applied": h.applied,
+        "duplicates": h.duplicates,
+        "rejected": h.rejected,
+        "batches": svc.ingest.batches,
+        "mean batch": round(svc.ingest.applied / max(1, svc.ingest.batches), 1),
+    }
     # CPU of each thread during the drain: paho's and the ingest thread share one interpreter lock.
     info["cpu s"] = _cpu_delta(cpu0, cpu)
     if metrics is not None:
@@ -331,9 +351,12 @@ def main() -> int:
             else:
                 hub, bare = run_hub(), run_bare()
             drains.append((bare, hub))
-            print(f"round {r + 1}: publisher {pub_rate:7.0f} msg/s (untimed) | bare {bare.rate:7.0f} msg/s "
-                  f"{cpu_per_message(bare) * 1e6:4.0f} us CPU/msg | hub {hub.rate:7.0f} ev/s "
-                  f"{cpu_per_message(hub) * 1e6:4.0f} us CPU/ev | ratio {hub.rate / bare.rate:.2f} | {hub.info}", flush=True)
+            print(
+                f"round {r + 1}: publisher {pub_rate:7.0f} msg/s (untimed) | bare {bare.rate:7.0f} msg/s "
+                f"{cpu_per_message(bare) * 1e6:4.0f} us CPU/msg | hub {hub.rate:7.0f} ev/s "
+                f"{cpu_per_message(hub) * 1e6:4.0f} us CPU/ev | ratio {hub.rate / bare.rate:.2f} | {hub.info}",
+                flush=True,
+            )
             failures += lost(bare) + lost(hub)
         dropped = [line for line in broker.log_text().splitlines() if "dropped" in line.lower()]
         if dropped:
@@ -342,19 +365,27 @@ def main() -> int:
         mid = sorted(range(len(drains)), key=lambda i: ratios[i])[(len(drains) - 1) // 2]  # the median round (lower one of two)
         b, h = drains[mid]
         where = "PostgreSQL" if pg else "SQLite"
-        print(f"events per drain        {args.events} QoS 1 pocket events, {len(TABLES)} tables"
-              f"{'' if args.no_sessions else ' in play'}, {args.rounds} rounds; {fits}")
+        print(
+            f"events per drain        {args.events} QoS 1 pocket events, {len(TABLES)} tables"
+            f"{'' if args.no_sessions else ' in play'}, {args.rounds} rounds; {fits}"
+        )
         print(f"bare paho subscriber    {b.rate:8.0f} msg/s  (receive + paho auto-ack, count)")
-        print(f"hub (Hub)    {h.rate:8.0f} ev/s   (validated, deduplicated, stored in {where}, acked after "
-              f"commit, metrics {'to VictoriaMetrics' if vm else 'off'})")
-        print(f"ratio hub/bare          {ratios[mid]:8.2f}  (median round {mid + 1}; all rounds: "
-              f"{', '.join(f'{x:.2f}' for x in ratios)}; target >= 0.70)")
+        print(
+            f"hub (Hub)    {h.rate:8.0f} ev/s   (validated, deduplicated, stored in {where}, acked after "
+            f"commit, metrics {'to VictoriaMetrics' if vm else 'off'})"
+        )
+        print(
+            f"ratio hub/bare          {ratios[mid]:8.2f}  (median round {mid + 1}; all rounds: "
+            f"{', '.join(f'{x:.2f}' for x in ratios)}; target >= 0.70)"
+        )
         # The consumer threads share one interpreter lock, so a drain is CPU-bound on one core:
         # the CPU each spends per message predicts the ratio on a quiet machine, and moves less
         # than the rates when other work shares the cores.
         cpu_ratios = [cpu_per_message(b) / cpu_per_message(h) for b, h in drains]
-        print(f"CPU per message         bare {cpu_per_message(b) * 1e6:.0f} us, hub {cpu_per_message(h) * 1e6:.0f} us "
-              f"(all threads); bare/hub {cpu_ratios[mid]:.2f} (all rounds: {', '.join(f'{x:.2f}' for x in cpu_ratios)})")
+        print(
+            f"CPU per message         bare {cpu_per_message(b) * 1e6:.0f} us, hub {cpu_per_message(h) * 1e6:.0f} us "
+            f"(all threads); bare/hub {cpu_ratios[mid]:.2f} (all rounds: {', '.join(f'{x:.2f}' for x in cpu_ratios)})"
+        )
         if failures:
             print("LOST OR EXTRA MESSAGES: " + "; ".join(failures), file=sys.stderr)
             return 1

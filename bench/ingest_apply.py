@@ -49,7 +49,7 @@ def main() -> None:
     svc = build_hub(load_venue(VENUE), store, metrics=metrics)
     contract.build_validators()
     msgs = [Inbound(t, p, i + 1, 1, time.monotonic()) for i, (t, p) in enumerate(payloads(args.events, "apply"))]
-    batches = [msgs[i:i + args.batch] for i in range(0, len(msgs), args.batch)]
+    batches = [msgs[i : i + args.batch] for i in range(0, len(msgs), args.batch)]
     prof = cProfile.Profile() if args.profile else None
     t0, c0 = time.perf_counter(), time.thread_time()
     if prof:
@@ -60,8 +60,10 @@ def main() -> None:
         prof.disable()
     wall, cpu = time.perf_counter() - t0, time.thread_time() - c0
     assert svc.handlers.applied == args.events, svc.handlers.applied
-    print(f"{args.events} events in batches of {args.batch}: {wall / args.events * 1e6:.1f} us/event wall, "
-          f"{cpu / args.events * 1e6:.1f} us/event CPU, {args.events / wall:.0f} ev/s; metrics {'on' if metrics else 'off'}")
+    print(
+        f"{args.events} events in batches of {args.batch}: {wall / args.events * 1e6:.1f} us/event wall, "
+        f"{cpu / args.events * 1e6:.1f} us/event CPU, {args.events / wall:.0f} ev/s; metrics {'on' if metrics else 'off'}"
+    )
     if prof:
         st = pstats.Stats(prof)
         st.sort_stats("tottime").print_stats(35)

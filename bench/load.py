@@ -38,8 +38,10 @@ PUB_USER = "lavos-hub-2"  # the publisher's login; lavos server holds lavos-hub
 
 def venue_file(path: Path, tables: int) -> list[str]:
     ids = [f"load-{i:04d}" for i in range(tables)]
-    body = ['[venue]\nid = "load"\nname = "Load test hall"\n\n[hours]\ndefault = { open = "00:00", close = "00:00" }\n',
-            '[[rooms]]\nid = "main"\nname = "Sála"\n']
+    body = [
+        '[venue]\nid = "load"\nname = "Load test hall"\n\n[hours]\ndefault = { open = "00:00", close = "00:00" }\n',
+        '[[rooms]]\nid = "main"\nname = "Sála"\n',
+    ]
     body += [f'[[tables]]\nid = "{t}"\nkind = "pool"\nname = "{t}"\nroom = "main"\n' for t in ids]
     path.write_text("\n".join(body))
     return ids
@@ -70,8 +72,16 @@ def publisher(port: int, tables: list[str], seconds: float, out: multiprocessing
             delay = due - time.monotonic()
             if delay > 0:
                 time.sleep(delay)
-            ev = contract.PocketEvent(v=1, table=table, type="pocket", boot="load", seq=second, ts=datetime.now(UTC),
-                                      ts_synced=True, data=contract.PocketData(pocket=second % 6, pulse_ms=20.0))
+            ev = contract.PocketEvent(
+                v=1,
+                table=table,
+                type="pocket",
+                boot="load",
+                seq=second,
+                ts=datetime.now(UTC),
+                ts_synced=True,
+                data=contract.PocketData(pocket=second % 6, pulse_ms=20.0),
+            )
             infos.append(client.publish(contract.event_topic(table, "pocket"), contract.encode(ev), qos=1))
             sent += 1
     for info in infos:
@@ -93,9 +103,26 @@ def main() -> None:
     db = work / "hub.db"
     http = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "lavos_cli", "server", "--venue", str(work / "venue.toml"), "--db", f"sqlite:///{db}",
-         "--mqtt", f"mqtt://lavos-hub:hub-secret@127.0.0.1:{broker.port}", "--http", f"127.0.0.1:{http}", "--log-level", "ERROR"],
-        cwd=REPO, stdout=subprocess.DEVNULL, stderr=open(work / "server.log", "wb"), start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "lavos_cli",
+            "server",
+            "--venue",
+            str(work / "venue.toml"),
+            "--db",
+            f"sqlite:///{db}",
+            "--mqtt",
+            f"mqtt://lavos-hub:hub-secret@127.0.0.1:{broker.port}",
+            "--http",
+            f"127.0.0.1:{http}",
+            "--log-level",
+            "ERROR",
+        ],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=open(work / "server.log", "wb"),
+        start_new_session=True,
     )
     try:
         deadline = time.monotonic() + 60
@@ -128,8 +155,10 @@ def main() -> None:
         rss_end = rss_mb(server.pid)
         with engine.connect() as c:
             rows = c.execute(text("select received_at, node_ts from events where boot = 'load'")).all()
-        lat = sorted((datetime.fromisoformat(str(r)).replace(tzinfo=UTC) - datetime.fromisoformat(str(n)).replace(tzinfo=UTC)).total_seconds() * 1000
-                     for r, n in rows)
+        lat = sorted(
+            (datetime.fromisoformat(str(r)).replace(tzinfo=UTC) - datetime.fromisoformat(str(n)).replace(tzinfo=UTC)).total_seconds() * 1000
+            for r, n in rows
+        )
         q = statistics.quantiles(lat, n=100) if len(lat) > 1 else [0] * 99
         print(f"tables {args.tables} x 1 event/s for {args.seconds} s through Mosquitto, central service as its own process (SQLite)")
         print(f"sent {sent}  applied {len(lat)}  lost {sent - len(lat)}  ({len(lat) / elapsed:.0f} applied/s over {elapsed:.1f} s)")

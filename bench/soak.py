@@ -88,8 +88,7 @@ def report(series: dict[int, Series], warmup: float, end: float) -> bool:
             v = verdict(window_mean(s.samples, warmup, warmup + 60, idx), window_mean(s.samples, end - 60, end + 1, idx))
             flat &= "GROWS" not in v
             checks.append(v)
-        print(f"{s.name:<28} {rss[0]:>8.1f}/{rss[1]:.1f}/{rss[2]:.1f} {checks[0]:>16}   "
-              f"{fds[0]:>8}/{fds[1]}/{fds[2]} {checks[1]:>16}")
+        print(f"{s.name:<28} {rss[0]:>8.1f}/{rss[1]:.1f}/{rss[2]:.1f} {checks[0]:>16}   {fds[0]:>8}/{fds[1]}/{fds[2]} {checks[1]:>16}")
     return flat
 
 
@@ -105,8 +104,15 @@ def main() -> None:
     log = Path(tempfile.mkdtemp(prefix="lavos-soak-")) / "demo.log"
     cmd = [sys.executable, "-m", "lavos_cli", "demo", "--speed", str(args.speed), "--http", "127.0.0.1:0"]
     print(f"$ {' '.join(cmd[1:])}  for {args.minutes:g} min, sampling every {args.interval:g} s; demo output in {log}")
-    demo = subprocess.Popen(cmd, cwd=REPO, stdout=open(log, "wb"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            start_new_session=True, env={**os.environ, "COLUMNS": "200"})
+    demo = subprocess.Popen(
+        cmd,
+        cwd=REPO,
+        stdout=open(log, "wb"),
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
     series: dict[int, Series] = {}
     t0 = time.monotonic()
     duration = args.minutes * 60
@@ -120,8 +126,15 @@ def main() -> None:
                     name, rss, fds = got
                     series.setdefault(pid, Series(name)).samples.append((t, rss, fds))
             # A line per sample, so a run cut short still shows where it was heading.
-            print(f"{t:6.0f} s  " + "  ".join(f"{s.name}: {s.samples[-1][1]:.1f} MB {s.samples[-1][2]} fds"
-                                            for s in series.values() if s.samples and s.samples[-1][0] == t), flush=True)
+            print(
+                f"{t:6.0f} s  "
+                + "  ".join(
+                    f"{s.name}: {s.samples[-1][1]:.1f} MB {s.samples[-1][2]} fds"
+                    for s in series.values()
+                    if s.samples and s.samples[-1][0] == t
+                ),
+                flush=True,
+            )
             time.sleep(max(0.0, args.interval - (time.monotonic() - t0 - t)))
     finally:
         os.killpg(demo.pid, signal.SIGTERM)

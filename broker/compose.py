@@ -54,8 +54,15 @@ def build_hub(
     kwargs: dict[str, Any] = {"clock": clock} if clock is not None else {}
     if inbox_bound is not None:  # how many received messages may wait unacked (back-pressure beyond)
         kwargs["inbox_bound"] = inbox_bound
-    return Hub(venue, store, mqtt_url=mqtt_url, metrics=metrics, share_group=share_group,
-                          client_id=client_id or (mqtt_url.username if mqtt_url and mqtt_url.username else HUB_CLIENT_ID), **kwargs)
+    return Hub(
+        venue,
+        store,
+        mqtt_url=mqtt_url,
+        metrics=metrics,
+        share_group=share_group,
+        client_id=client_id or (mqtt_url.username if mqtt_url and mqtt_url.username else HUB_CLIENT_ID),
+        **kwargs,
+    )
 
 
 @contextlib.contextmanager

@@ -45,10 +45,16 @@ CAPABILITIES: dict[str, Capability] = {
 
 # Routes anybody may call: logging in needs a page before the login, and so does choosing the
 # language; health is for monitors, the schema for API clients. Each is also checked by the tests.
-PUBLIC_ROUTES = frozenset({
-    ("GET", "/api/health"), ("GET", "/openapi.json"),
-    ("GET", "/login"), ("POST", "/login"), ("POST", "/logout"), ("POST", "/lang"),
-})
+PUBLIC_ROUTES = frozenset(
+    {
+        ("GET", "/api/health"),
+        ("GET", "/openapi.json"),
+        ("GET", "/login"),
+        ("POST", "/login"),
+        ("POST", "/logout"),
+        ("POST", "/lang"),
+    }
+)
 
 assert all(c.role in ROLES for c in CAPABILITIES.values())
 

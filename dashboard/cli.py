@@ -118,18 +118,33 @@ def server(
     venue: Path = typer.Option(..., "--venue", help="The venue file, e.g. deploy/venues/lavos.toml"),
     mqtt: str = typer.Option(..., "--mqtt", help="The broker, e.g. mqtt://lavos-hub@127.0.0.1:1883 (mqtts:// for TLS)"),
     mqtt_password_file: Path | None = typer.Option(None, "--mqtt-password-file", help="File holding the hub's MQTT password"),
-    db: str | None = typer.Option(None, "--db", help="Database URL (default: $LAVOS_DB, else SQLite in the data directory)", show_default=False),
+    db: str | None = typer.Option(
+        None, "--db", help="Database URL (default: $LAVOS_DB, else SQLite in the data directory)", show_default=False
+    ),
     influx: str | None = typer.Option(None, "--influx", help="InfluxDB (or VictoriaMetrics) URL; without it metrics are off"),
     influx_token_file: Path | None = typer.Option(None, "--influx-token-file", help="File holding the InfluxDB token"),
     influx_org: str = typer.Option("lavos", "--influx-org"),
     influx_bucket: str = typer.Option("lavos", "--influx-bucket"),
     http: str = typer.Option("127.0.0.1:8080", "--http", help="Where the API listens, HOST:PORT"),
-    data_dir: Path | None = typer.Option(None, "--data-dir", help="For the SQLite database and the metrics spool (default: $LAVOS_DATA_DIR, /var/lib/lavos or ~/.local/share/lavos)", show_default=False),
+    data_dir: Path | None = typer.Option(
+        None,
+        "--data-dir",
+        help="For the SQLite database and the metrics spool (default: $LAVOS_DATA_DIR, /var/lib/lavos or ~/.local/share/lavos)",
+        show_default=False,
+    ),
     log_level: str = typer.Option("INFO", "--log-level", help="DEBUG, INFO, WARNING or ERROR"),
-    https_cookies: bool = typer.Option(False, "--https-cookies", help="Mark the dashboard's login cookie Secure (served over https; "
-                                       "behind a TLS proxy that sends X-Forwarded-Proto this happens by itself)"),
-    standby_poll: float = typer.Option(1.0, "--standby-poll", help="On PostgreSQL: how often a standby asks for the hub lock, in seconds "
-                                       "(two servers on one database: one is the hub, the other waits)"),
+    https_cookies: bool = typer.Option(
+        False,
+        "--https-cookies",
+        help="Mark the dashboard's login cookie Secure (served over https; "
+        "behind a TLS proxy that sends X-Forwarded-Proto this happens by itself)",
+    ),
+    standby_poll: float = typer.Option(
+        1.0,
+        "--standby-poll",
+        help="On PostgreSQL: how often a standby asks for the hub lock, in seconds "
+        "(two servers on one database: one is the hub, the other waits)",
+    ),
 ) -> None:
     if log_level.upper() not in LOG_LEVELS:  # logging would raise a ValueError with a traceback
         raise fail(f"--log-level {log_level!r} is not one of {', '.join(LOG_LEVELS)}")
@@ -156,8 +171,15 @@ def server(
     except OSError as e:
         raise fail(f"cannot create the data directory {data} ({e.strerror}); pick another --data-dir") from None
     db_url = db or default_db_url(data_dir)
-    hub = HubPlan(the_venue, db_url, mqtt_url, data, https_cookies, log_level,
-                  lambda: _metrics(influx, influx_token_file, influx_org, influx_bucket, data))
+    hub = HubPlan(
+        the_venue,
+        db_url,
+        mqtt_url,
+        data,
+        https_cookies,
+        log_level,
+        lambda: _metrics(influx, influx_token_file, influx_org, influx_bucket, data),
+    )
     if not needs_leadership(db_url):
         # SQLite: one file on one box, so one process; nothing to lead.
         _check_reachable(mqtt_url.host, mqtt_url.port)
@@ -259,7 +281,12 @@ class HubPlan:
 
         server = http_server(app, log_level=self.log_level, access_log=self.log_level.upper() == "DEBUG")
         host, port = sock.getsockname()[:2]
-        log.info("%s on http://%s:%s/ (API under /api, OpenAPI at /openapi.json); Ctrl-C to stop", role, host if ":" not in host else f"[{host}]", port)
+        log.info(
+            "%s on http://%s:%s/ (API under /api, OpenAPI at /openapi.json); Ctrl-C to stop",
+            role,
+            host if ":" not in host else f"[{host}]",
+            port,
+        )
         return server
 
     def serve_now(self, sock: socket.socket) -> None:
@@ -289,8 +316,11 @@ class HubPlan:
         from broker.adapters.leadership import FENCE_GRACE_S
 
         lead.watch(_fence)
-        log.info("this process holds the hub lock: it is the hub; connecting to MQTT in %.1f s "
-                 "(time for a previous hub that lost the lock to stop)", FENCE_GRACE_S)
+        log.info(
+            "this process holds the hub lock: it is the hub; connecting to MQTT in %.1f s "
+            "(time for a previous hub that lost the lock to stop)",
+            FENCE_GRACE_S,
+        )
         time.sleep(FENCE_GRACE_S)
 
     def serve_standby(self, sock: socket.socket, lead) -> None:  # type: ignore[no-untyped-def]

@@ -45,8 +45,10 @@ ACCEPT_ERROR_EVERY_S = 60.0  # one "Too many open files" line a minute, with a c
 
 log = logging.getLogger("lavos.http")
 _RESOURCE_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
-_BUSY = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n"
-         b"retry-after: 5\r\ncontent-length: 37\r\n\r\ntoo many connections; try again soon\n")
+_BUSY = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n"
+    b"retry-after: 5\r\ncontent-length: 37\r\n\r\ntoo many connections; try again soon\n"
+)
 
 
 def connection_cap(nofile: int | None = None) -> int:
@@ -159,9 +161,12 @@ class OncePer(logging.Filter):
     @staticmethod
     def matches(record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
-        return (getattr(record, "resource_limit", False) or (isinstance(exc, OSError) and exc.errno in _RESOURCE_ERRNOS)
-                # the accept retries those errors leave behind fail once the socket is closed at stop
-                or (record.name == "asyncio" and "_start_serving" in str(record.msg)))
+        return (
+            getattr(record, "resource_limit", False)
+            or (isinstance(exc, OSError) and exc.errno in _RESOURCE_ERRNOS)
+            # the accept retries those errors leave behind fail once the socket is closed at stop
+            or (record.name == "asyncio" and "_start_serving" in str(record.msg))
+        )
 
     def filter(self, record: logging.LogRecord) -> bool:
         if not self.matches(record):
@@ -198,6 +203,15 @@ def http_server(app: Any, *, log_level: str, access_log: bool, max_connections: 
     """The uvicorn server for `app`, guarded as above; run it with `.run(sockets=[sock])`."""
     quiet_accept_errors()
     protocol = type("GuardedH11", (GuardedH11,), {"max_connections": max_connections or connection_cap(raise_fd_limit())})
-    config = uvicorn.Config(app, http=protocol, ws="none", log_config=None, log_level=log_level.lower(), access_log=access_log,
-                            lifespan="off", timeout_keep_alive=KEEP_ALIVE_S, backlog=BACKLOG)
+    config = uvicorn.Config(
+        app,
+        http=protocol,
+        ws="none",
+        log_config=None,
+        log_level=log_level.lower(),
+        access_log=access_log,
+        lifespan="off",
+        timeout_keep_alive=KEEP_ALIVE_S,
+        backlog=BACKLOG,
+    )
     return uvicorn.Server(config)

@@ -109,16 +109,14 @@ def parse_topic(topic: str) -> Topic:
     prefix = f"{ROOT}/table/"
     if not topic.startswith(prefix):
         raise ContractError(f"topic {topic!r} is not under {prefix!r}")
-    parts = topic[len(prefix):].split("/")
+    parts = topic[len(prefix) :].split("/")
     table, rest = parts[0], tuple(parts[1:])
     # fullmatch: with match, "$" would also accept a table id ending in a newline
     if not _TABLE_RE.fullmatch(table) or len(table) > 32:
         raise ContractError(f"topic {topic!r}: {table!r} is not a valid table id")
     if len(rest) == 2 and rest[0] == "event":
         if rest[1] not in EVENT_TYPES:
-            raise ContractError(
-                f"topic {topic!r}: unknown event type {rest[1]!r} (known: {', '.join(EVENT_TYPES)})"
-            )
+            raise ContractError(f"topic {topic!r}: unknown event type {rest[1]!r} (known: {', '.join(EVENT_TYPES)})")
         return Topic("event", table, rest[1])
     kind = _SUFFIXES.get(rest)
     if kind is None:
@@ -228,7 +226,8 @@ EVENT_MODELS: dict[str, type[_EventBase]] = {
     "sensor_fault": SensorFaultEvent,
 }
 EVENT_DATA_MODELS: dict[str, type[_Strict]] = {
-    name: model.model_fields["data"].annotation for name, model in EVENT_MODELS.items()  # type: ignore[misc]
+    name: model.model_fields["data"].annotation
+    for name, model in EVENT_MODELS.items()  # type: ignore[misc]
 }
 
 
@@ -292,6 +291,7 @@ def _event_adapter() -> TypeAdapter[Any]:
 @cache
 def _session_adapter() -> TypeAdapter[Any]:
     return TypeAdapter(SessionSummary | None)
+
 
 MODEL_FOR_KIND: dict[str, Any] = {
     "status": Status,

@@ -20,8 +20,9 @@ from paho.mqtt.enums import CallbackAPIVersion
 log = logging.getLogger("lavos.mqtt")
 
 
-def guarded(fn: Callable[..., None], on_error: Callable[[], None] | None = None,
-            logger: logging.Logger | None = None) -> Callable[..., None]:
+def guarded(
+    fn: Callable[..., None], on_error: Callable[[], None] | None = None, logger: logging.Logger | None = None
+) -> Callable[..., None]:
     """An exception escaping a paho callback kills paho's network thread: log it instead."""
 
     @functools.wraps(fn)
@@ -55,8 +56,11 @@ def make_client(
     (MQTT 3.1.1 clean_session=False; on v5 it is chosen at connect time)."""
     kwargs: dict[str, Any] = {"clean_session": None if v5 else not persistent}
     client = mqtt.Client(
-        CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5 if v5 else mqtt.MQTTv311,
-        manual_ack=manual_ack, **kwargs,
+        CallbackAPIVersion.VERSION2,
+        client_id=client_id,
+        protocol=mqtt.MQTTv5 if v5 else mqtt.MQTTv311,
+        manual_ack=manual_ack,
+        **kwargs,
     )
     if username:
         client.username_pw_set(username, password)

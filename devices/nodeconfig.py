@@ -81,7 +81,7 @@ class NodeConfig(_Model):
     @model_validator(mode="after")
     def _reader_has_device(self) -> NodeConfig:
         if self.card_reader.kind == "evdev" and not self.card_reader.device:
-            raise ValueError("card_reader.kind = \"evdev\" needs card_reader.device (a /dev/input/by-id/... path)")
+            raise ValueError('card_reader.kind = "evdev" needs card_reader.device (a /dev/input/by-id/... path)')
         return self
 
 
@@ -100,7 +100,9 @@ def node_config_for(
     ca_file: Path | None = None,
 ) -> NodeConfig:
     spec = venue.table(table_id)
-    reader = CardReaderSettings(kind="evdev", device="/dev/input/by-id/usb-rfid-kbd") if spec.kind is Kind.FOOSBALL else CardReaderSettings()
+    reader = (
+        CardReaderSettings(kind="evdev", device="/dev/input/by-id/usb-rfid-kbd") if spec.kind is Kind.FOOSBALL else CardReaderSettings()
+    )
     return NodeConfig(
         table=spec.id,
         kind=spec.kind,

@@ -20,6 +20,8 @@ def is_service_account(name: str) -> bool:
 def table_id_problem(table_id: str) -> str | None:
     """Why `table_id` cannot be a table (its MQTT login), or None when it can."""
     if is_service_account(table_id):
-        return (f"table id {table_id!r} is reserved: MQTT logins starting with {SERVICE_ACCOUNT_PREFIX!r} are "
-                "service accounts (lavos-hub, lavos-monitor, ...), and a node logs in as its table id; rename the table")
+        return (
+            f"table id {table_id!r} is reserved: MQTT logins starting with {SERVICE_ACCOUNT_PREFIX!r} are "
+            "service accounts (lavos-hub, lavos-monitor, ...), and a node logs in as its table id; rename the table"
+        )
     return None

@@ -124,7 +124,9 @@ class EdgeNode:
     def _start_devices(self) -> None:
         cfg, pins, factory = self.config, self.config.pins, self._pin_factory
         if pins.light is not None:
-            self.light = LightRelay(pins.light, active_high=pins.light_active_high, initial_on=cfg.light.boot_state == "on", pin_factory=factory)
+            self.light = LightRelay(
+                pins.light, active_high=pins.light_active_high, initial_on=cfg.light.boot_state == "on", pin_factory=factory
+            )
             self._closers.append(self.light)
         handlers: dict[str, Any] = {
             **{pocket_sensor(i): partial(self._pocket, i) for i in range(len(pins.pockets))},
@@ -133,7 +135,9 @@ class EdgeNode:
             ACTIVITY_SENSOR: self._activity,
         }
         for name, pin in pins.beams().items():  # the names the central service knows this node's faults by
-            beam = BeamSensor(pin, PulseFilter(**cfg.filter.model_dump()), partial(self._beam_output, name, handlers[name]), pin_factory=factory)
+            beam = BeamSensor(
+                pin, PulseFilter(**cfg.filter.model_dump()), partial(self._beam_output, name, handlers[name]), pin_factory=factory
+            )
             self.beams[name] = beam
             self._closers.append(beam)
         if pins.button is not None:
@@ -316,4 +320,3 @@ class EdgeNode:
                     self._watchdog.ping()
             except Exception:
                 log.exception("housekeeping error")
-

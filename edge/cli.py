@@ -9,7 +9,10 @@ import typer
 from devices.nodeconfig import NodeConfig
 from edge.agent_main import EXIT_CONFIG, load_or_explain, run_agent, stop_on_signals
 
-edge_app = typer.Typer(help="The table node agent (runs on each table's Raspberry Pi).\n\nExample: lavos edge --config /etc/lavos/node.toml", invoke_without_command=True)
+edge_app = typer.Typer(
+    help="The table node agent (runs on each table's Raspberry Pi).\n\nExample: lavos edge --config /etc/lavos/node.toml",
+    invoke_without_command=True,
+)
 
 CONFIG_OPTION = typer.Option(Path("/etc/lavos/node.toml"), "--config", "-c", help="The node's node.toml (see `lavos node-config`)")
 

@@ -60,9 +60,16 @@ class MqttLink:
         v5 = settings.protocol == "5"
         self._v5 = v5
         self.client = make_client(
-            client_id, v5=v5, persistent=False, username=client_id, password=read_password(settings),
-            tls=settings.tls, ca_file=settings.ca_file, will=will,
-            reconnect_s=(settings.reconnect_min_s, settings.reconnect_max_s), max_inflight=100,
+            client_id,
+            v5=v5,
+            persistent=False,
+            username=client_id,
+            password=read_password(settings),
+            tls=settings.tls,
+            ca_file=settings.ca_file,
+            will=will,
+            reconnect_s=(settings.reconnect_min_s, settings.reconnect_max_s),
+            max_inflight=100,
         )
         self.client.on_connect = self._on_connect
         self.client.on_disconnect = self._on_disconnect

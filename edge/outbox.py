@@ -185,12 +185,20 @@ class Outbox:
         self.dropped += len(victims)
         self._used -= freed
         self._depth -= len(victims)
-        log.warning("outbox full (%d bytes, %d free on disk): dropped the %d oldest activity/button events to make room",
-                    self.max_bytes, self._disk_free(), len(victims))
+        log.warning(
+            "outbox full (%d bytes, %d free on disk): dropped the %d oldest activity/button events to make room",
+            self.max_bytes,
+            self._disk_free(),
+            len(victims),
+        )
         return True
 
     def _reject(self, event_type: str, payload: bytes, full: str) -> None:
-        why = f"{self.max_bytes} bytes of events waiting" if full == "outbox" else f"disk full: {self._disk_free()} bytes free on {self.path.parent}"
+        why = (
+            f"{self.max_bytes} bytes of events waiting"
+            if full == "outbox"
+            else f"disk full: {self._disk_free()} bytes free on {self.path.parent}"
+        )
         record = payload.decode(errors="replace")
         if event_type in LOW_VALUE_TYPES:
             self.dropped += 1
@@ -199,7 +207,10 @@ class Outbox:
             self.refused += 1
             log.error(
                 "OUTBOX FULL (%s): %s event NOT STORED (%d refused so far); its record is this line: %s",
-                why, event_type, self.refused, _CARD_UID.sub(r"\1(card UID at DEBUG)\2", record),
+                why,
+                event_type,
+                self.refused,
+                _CARD_UID.sub(r"\1(card UID at DEBUG)\2", record),
             )
             if event_type == "card":
                 log.debug("the card event not stored: %s", record)
@@ -207,7 +218,9 @@ class Outbox:
     def pending(self, after_seq: int = -1, limit: int = 100) -> list[Pending]:
         """Stored events with seq > after_seq, in seq order."""
         with self._lock:
-            rows = self._db.execute("SELECT seq, topic, payload FROM events WHERE seq > ? ORDER BY seq LIMIT ?", (after_seq, limit)).fetchall()
+            rows = self._db.execute(
+                "SELECT seq, topic, payload FROM events WHERE seq > ? ORDER BY seq LIMIT ?", (after_seq, limit)
+            ).fetchall()
         return [Pending(seq, topic, bytes(payload)) for seq, topic, payload in rows]
 
     def ack(self, seq: int) -> None:

@@ -43,7 +43,9 @@ def render(reports: list[BeamReport], beams: list[BeamSensor]) -> Table:
     return table
 
 
-def run_sensor_check(config: NodeConfig, *, seconds: float | None = None, pin_factory: Any = None, stop: threading.Event | None = None) -> list[BeamReport]:
+def run_sensor_check(
+    config: NodeConfig, *, seconds: float | None = None, pin_factory: Any = None, stop: threading.Event | None = None
+) -> list[BeamReport]:
     stop = stop or threading.Event()
     reports = [BeamReport(name, pin) for name, pin in beam_pins(config)]
 
@@ -57,10 +59,7 @@ def run_sensor_check(config: NodeConfig, *, seconds: float | None = None, pin_fa
     def recorder(rep: BeamReport) -> Callable[[Pulse | Fault], None]:
         return lambda item: record(rep, item)
 
-    beams = [
-        BeamSensor(rep.pin, PulseFilter(**config.filter.model_dump()), recorder(rep), pin_factory=pin_factory)
-        for rep in reports
-    ]
+    beams = [BeamSensor(rep.pin, PulseFilter(**config.filter.model_dump()), recorder(rep), pin_factory=pin_factory) for rep in reports]
     deadline = None if seconds is None else time.monotonic() + seconds
     try:
         with Live(render(reports, beams), refresh_per_second=10) as live:

@@ -68,7 +68,9 @@ def demo_config(workdir: Path, port: int) -> NodeConfig:
     password_file = workdir / f"{TABLE}.password"
     password_file.write_text(f"{node_password(TABLE)}\n")
     return NodeConfig(
-        table=TABLE, kind=Kind.POOL, pins=default_pins(Kind.POOL),
+        table=TABLE,
+        kind=Kind.POOL,
+        pins=default_pins(Kind.POOL),
         mqtt=MqttSettings(host="127.0.0.1", port=port, password_file=password_file, reconnect_min_s=0.2, reconnect_max_s=2),
         outbox=OutboxSettings(path=workdir / "outbox.db"),
         telemetry_interval_s=5,
@@ -139,13 +141,17 @@ def node_configs(venue: Venue, broker: DemoBroker, workdir: Path) -> list[NodeCo
         pw = workdir / f"{spec.id}.password"
         pw.write_text(f"{node_password(spec.id)}\n")
         cfg = node_config_for(venue, spec.id, mqtt_host="127.0.0.1", mqtt_port=broker.port, password_file=pw)
-        out.append(cfg.model_copy(update={
-            "outbox": cfg.outbox.model_copy(update={"path": workdir / f"{spec.id}-outbox.db"}),
-            "mqtt": cfg.mqtt.model_copy(update={"reconnect_min_s": 0.2, "reconnect_max_s": 2.0}),
-            "filter": cfg.filter.model_copy(update={"stuck_after_s": STUCK_AFTER_S}),
-            "card_reader": cfg.card_reader.model_copy(update={"kind": "simulated", "device": None}),
-            "telemetry_interval_s": 10.0,
-        }))
+        out.append(
+            cfg.model_copy(
+                update={
+                    "outbox": cfg.outbox.model_copy(update={"path": workdir / f"{spec.id}-outbox.db"}),
+                    "mqtt": cfg.mqtt.model_copy(update={"reconnect_min_s": 0.2, "reconnect_max_s": 2.0}),
+                    "filter": cfg.filter.model_copy(update={"stuck_after_s": STUCK_AFTER_S}),
+                    "card_reader": cfg.card_reader.model_copy(update={"kind": "simulated", "device": None}),
+                    "telemetry_interval_s": 10.0,
+                }
+            )
+        )
     return out
 
 
@@ -340,8 +346,14 @@ def _close_all(closers: list[Callable[[], None]], console: Console) -> None:
 
 
 def run_demo(
-    *, speed: float = 10.0, seconds: float | None = None, http: str = DEFAULT_HTTP, seed: int = 7,
-    broker: str = "auto", stop: threading.Event | None = None, console: Console | None = None,
+    *,
+    speed: float = 10.0,
+    seconds: float | None = None,
+    http: str = DEFAULT_HTTP,
+    seed: int = 7,
+    broker: str = "auto",
+    stop: threading.Event | None = None,
+    console: Console | None = None,
 ) -> None:
     if not 0 < speed <= MAX_SPEED:
         raise ValueError(f"--speed {speed}: use a factor above 0 and at most {MAX_SPEED:g}")
@@ -395,15 +407,31 @@ def _close_nodes(evening: Evening) -> None:
         t.join(5)
 
 
-def _banner(console: Console, mqtt: DemoBroker, web: Http, workdir: Path, cards: list[Card], speed: float,
-            clock: ScaledClock, tz: Any, took_s: float) -> None:
+def _banner(
+    console: Console,
+    mqtt: DemoBroker,
+    web: Http,
+    workdir: Path,
+    cards: list[Card],
+    speed: float,
+    clock: ScaledClock,
+    tz: Any,
+    took_s: float,
+) -> None:
     local = clock().astimezone(tz)
     console.rule("[bold]Lavos demo[/]")
-    console.print(f"Dashboard and API: [bold link={web.url}]{web.url}[/]   (API under {web.url}api, health at {web.url}api/health)", soft_wrap=True)
-    console.print(f"Logins: staff [bold]{STAFF[0]}[/] / [bold]{STAFF[1]}[/]   manager [bold]{MANAGER[0]}[/] / [bold]{MANAGER[1]}[/]", soft_wrap=True)
+    console.print(
+        f"Dashboard and API: [bold link={web.url}]{web.url}[/]   (API under {web.url}api, health at {web.url}api/health)", soft_wrap=True
+    )
+    console.print(
+        f"Logins: staff [bold]{STAFF[0]}[/] / [bold]{STAFF[1]}[/]   manager [bold]{MANAGER[0]}[/] / [bold]{MANAGER[1]}[/]", soft_wrap=True
+    )
     console.print(f"MQTT broker: {mqtt.name} on 127.0.0.1:{mqtt.port}   data: {workdir}", soft_wrap=True)
     paid = ", ".join(f"{c.name} {c.uid}" for c in cards if c.paid)
     unpaid = ", ".join(f"{c.name} {c.uid}" for c in cards if not c.paid)
     console.print(f"Club cards (fee paid): {paid}; fee unpaid: {unpaid}", soft_wrap=True)
-    console.print(f"The evening is at {local:%H:%M} (venue time), {speed:g}x faster than real time. Up in {took_s:.1f} s. Ctrl-C stops.", soft_wrap=True)
+    console.print(
+        f"The evening is at {local:%H:%M} (venue time), {speed:g}x faster than real time. Up in {took_s:.1f} s. Ctrl-C stops.",
+        soft_wrap=True,
+    )
     console.rule()

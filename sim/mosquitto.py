@@ -71,8 +71,9 @@ class TlsFiles:
 
 def acl_users(acl_text: str) -> list[str]:
     """The logins an ACL file names in `user` lines, in order."""
-    return [line.split(None, 1)[1].strip() for line in acl_text.splitlines()
-            if line.split(None, 1)[:1] == ["user"] and len(line.split()) > 1]
+    return [
+        line.split(None, 1)[1].strip() for line in acl_text.splitlines() if line.split(None, 1)[:1] == ["user"] and len(line.split()) > 1
+    ]
 
 
 def acl_block(acl_text: str, user: str) -> str:
@@ -89,8 +90,9 @@ def acl_block(acl_text: str, user: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_conf(shipped: str, *, port: int, passwd: Path, acl: Path, data_dir: Path, log: Path,
-                tls: TlsFiles | None = None, run_as_root: bool = False) -> str:
+def render_conf(
+    shipped: str, *, port: int, passwd: Path, acl: Path, data_dir: Path, log: Path, tls: TlsFiles | None = None, run_as_root: bool = False
+) -> str:
     """The shipped config with this run's port and paths; every line it does not name is kept as is.
 
     The plain listener moves to 127.0.0.1:`port`. With `tls`, the commented 8883 block is switched
@@ -106,14 +108,19 @@ def render_conf(shipped: str, *, port: int, passwd: Path, acl: Path, data_dir: P
             in_tls_block = False
         if in_tls_block and tls is not None and line.startswith("#") and not line.startswith("# "):
             key, *rest = line[1:].split()
-            value = {"listener": f"{tls.port} 127.0.0.1", "cafile": tls.certs / "ca.crt",
-                     "certfile": tls.certs / "server.crt", "keyfile": tls.certs / "server.key"}.get(key, " ".join(rest))
+            value = {
+                "listener": f"{tls.port} 127.0.0.1",
+                "cafile": tls.certs / "ca.crt",
+                "certfile": tls.certs / "server.crt",
+                "keyfile": tls.certs / "server.key",
+            }.get(key, " ".join(rest))
             out.append(f"{key} {value}")
             replaced.add(f"tls {key}")
             continue
         key = words[0] if words and not line.startswith("#") else None
-        value = {"listener": f"{port} 127.0.0.1", "password_file": passwd, "acl_file": acl,
-                 "persistence_location": f"{data_dir}/"}.get(key or "")
+        value = {"listener": f"{port} 127.0.0.1", "password_file": passwd, "acl_file": acl, "persistence_location": f"{data_dir}/"}.get(
+            key or ""
+        )
         if value is not None:
             if key in replaced:
                 raise ValueError(f"the shipped Mosquitto config has more than one {key} line; sim/mosquitto.py expects one")
@@ -165,8 +172,16 @@ class Mosquitto:
         self.acl = self.workdir / "acl"
         shutil.copy(SHIPPED_ACL, self.acl)
         self.log = self.workdir / "mosquitto.log"
-        conf = render_conf(SHIPPED_CONF.read_text(), port=self.port, passwd=self.passwd, acl=self.acl, data_dir=self.workdir,
-                           log=self.log, tls=self.tls, run_as_root=os.geteuid() == 0)
+        conf = render_conf(
+            SHIPPED_CONF.read_text(),
+            port=self.port,
+            passwd=self.passwd,
+            acl=self.acl,
+            data_dir=self.workdir,
+            log=self.log,
+            tls=self.tls,
+            run_as_root=os.geteuid() == 0,
+        )
         (self.workdir / "mosquitto.conf").write_text(conf + self.extra_conf)
 
     def add_user(self, user: str, password: str) -> None:
@@ -241,7 +256,8 @@ class Mosquitto:
     def start(self) -> Mosquitto:
         self.proc = subprocess.Popen(
             ["mosquitto", "-c", str(self.workdir / "mosquitto.conf")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
         )
         try:
             wait_port(self.port)

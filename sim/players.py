@@ -119,8 +119,17 @@ class _Planner:
 
     # -- billiards ---------------------------------------------------------------------
 
-    def session(self, table: Table, start: float, length_s: float, *, prepaid: int | None = None,
-                card: Card | None = None, quiet: tuple[float, float] | None = None, game: str | None = None) -> None:
+    def session(
+        self,
+        table: Table,
+        start: float,
+        length_s: float,
+        *,
+        prepaid: int | None = None,
+        card: Card | None = None,
+        quiet: tuple[float, float] | None = None,
+        game: str | None = None,
+    ) -> None:
         """A party at a table from `start` for `length_s` (prepaid: until the time runs out)."""
         self.parties += 1
         party = self.parties
@@ -129,8 +138,7 @@ class _Planner:
             card = None  # the card is on another table: the hub would refuse it, so they play without
         if card is not None:
             self.card_free_at[card.uid] = end
-        self.add(start, Do.START, table.id, party=party, minutes=prepaid, uid=card.uid if card else None,
-                 note=card.name if card else "")
+        self.add(start, Do.START, table.id, party=party, minutes=prepaid, uid=card.uid if card else None, note=card.name if card else "")
         if table.kind == "pool":
             # They stop playing a little before the time is up, to put the cues away.
             self.play_pool(table, party, start + self.rng.uniform(30, 90), end - self.rng.uniform(30, 60), quiet, game)
@@ -138,8 +146,7 @@ class _Planner:
             self.add(end, Do.STOP, table.id, party=party)
         self.free_at[table.id] = end + self.rng.uniform(60, 300)  # the next guests come a while later
 
-    def play_pool(self, table: Table, party: int, t: float, until: float, quiet: tuple[float, float] | None,
-                  game: str | None) -> None:
+    def play_pool(self, table: Table, party: int, t: float, until: float, quiet: tuple[float, float] | None, game: str | None) -> None:
         game = game or self.rng.choices(list(GAME_WEIGHTS), weights=list(GAME_WEIGHTS.values()))[0]
         balls = RACK_BALLS[game]
         rack = 0
@@ -158,8 +165,9 @@ class _Planner:
                 if quiet and quiet[0] <= t < quiet[1]:
                     continue  # the node is down: nothing sees this ball
                 pocket = self.rng.choices(range(len(POCKET_WEIGHTS)), weights=POCKET_WEIGHTS)[0]
-                self.add(t, Do.DROP, table.id, party=party, pocket=pocket, pulse_ms=round(self.rng.uniform(*PULSE_MS), 1),
-                         game=game, rack=rack)
+                self.add(
+                    t, Do.DROP, table.id, party=party, pocket=pocket, pulse_ms=round(self.rng.uniform(*PULSE_MS), 1), game=game, rack=rack
+                )
             t += self.rng.uniform(*RERACK_S)
 
     def shots_to_pot(self) -> float:
@@ -222,7 +230,12 @@ class _Planner:
 
 
 def plan_evening(
-    tables: list[Table], cards: list[Card], *, seed: int, speed: float = 1.0, minutes: float = 480.0,
+    tables: list[Table],
+    cards: list[Card],
+    *,
+    seed: int,
+    speed: float = 1.0,
+    minutes: float = 480.0,
     stuck_after_s: float = 10.0,
 ) -> list[Action]:
     """The evening's actions in time order.
@@ -277,8 +290,9 @@ def plan_evening(
         end = FOOS_NO_CARD_AT * 60
         for _ in range(3):
             end += rng.uniform(*GOAL_GAP_S)
-            p.add(end, Do.GOAL, guest_table.id, side=rng.choice(("home", "away")), pulse_ms=round(rng.uniform(*PULSE_MS), 1),
-                  note="no card")
+            p.add(
+                end, Do.GOAL, guest_table.id, side=rng.choice(("home", "away")), pulse_ms=round(rng.uniform(*PULSE_MS), 1), note="no card"
+            )
         unpaid = [c for c in cards if not c.paid]
         if unpaid:
             p.add(UNPAID_TAP_AT * 60, Do.TAP, guest_table.id, uid=unpaid[0].uid, note=unpaid[0].name)

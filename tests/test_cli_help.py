@@ -28,7 +28,12 @@ def commands():
 
 @pytest.mark.parametrize("path", [p for p, _ in commands()], ids=lambda p: " ".join(["lavos", *p]))
 def test_help_explains_and_gives_an_example(path):
-    done = subprocess.run([sys.executable, "-m", "lavos_cli", *path, "--help"], cwd=REPO, capture_output=True, text=True,
-                          env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})
+    done = subprocess.run(
+        [sys.executable, "-m", "lavos_cli", *path, "--help"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"},
+    )
     assert done.returncode == 0, done.stderr
     assert "Example" in done.stdout, f"`lavos {' '.join(path)} --help` gives no example"

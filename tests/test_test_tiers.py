@@ -25,22 +25,25 @@ def test_every_entry_names_a_directory_module_or_test_that_exists(key):
         assert re.search(rf"^def {re.escape(test)}\(", target.read_text(), re.M), f"{key}: no test {test} in {path}"
 
 
-@pytest.mark.parametrize("argv, marker", [
-    (["mosquitto", "-c", "m.conf"], "mosquitto"),
-    (["/usr/sbin/mosquitto", "-c", "m.conf"], "mosquitto"),
-    (["mosquitto_passwd", "-b", "passwd", "u", "p"], "mosquitto"),
-    (["runuser", "-u", "postgres", "--", "/usr/lib/postgresql/15/bin/initdb", "-D", "d"], "postgres"),
-    (["/usr/bin/victoria-metrics", "-httpListenAddr=127.0.0.1:1"], "victoria"),
-    ([sys.executable, "-m", "lavos_cli", "server", "--help"], "lavos_process"),
-    ([sys.executable, "-c", "from lavos_cli import app; app()", "server"], "lavos_process"),
-    ([sys.executable, "-m", "tests.edge.agent_proc", "node.toml"], "lavos_process"),
-    ([str(Path(sys.executable).with_name("lavos")), "schema"], "lavos_process"),
-    ("mosquitto -c m.conf", "mosquitto"),
-    (["openssl", "x509", "-in", "server.crt"], None),
-    (["bash", "deploy/mosquitto/make-certs.sh"], None),
-    ([sys.executable, "-c", "import edge"], None),
-    ([sys.executable, "-m", "pip", "--version"], None),
-])
+@pytest.mark.parametrize(
+    "argv, marker",
+    [
+        (["mosquitto", "-c", "m.conf"], "mosquitto"),
+        (["/usr/sbin/mosquitto", "-c", "m.conf"], "mosquitto"),
+        (["mosquitto_passwd", "-b", "passwd", "u", "p"], "mosquitto"),
+        (["runuser", "-u", "postgres", "--", "/usr/lib/postgresql/15/bin/initdb", "-D", "d"], "postgres"),
+        (["/usr/bin/victoria-metrics", "-httpListenAddr=127.0.0.1:1"], "victoria"),
+        ([sys.executable, "-m", "lavos_cli", "server", "--help"], "lavos_process"),
+        ([sys.executable, "-c", "from lavos_cli import app; app()", "server"], "lavos_process"),
+        ([sys.executable, "-m", "tests.edge.agent_proc", "node.toml"], "lavos_process"),
+        ([str(Path(sys.executable).with_name("lavos")), "schema"], "lavos_process"),
+        ("mosquitto -c m.conf", "mosquitto"),
+        (["openssl", "x509", "-in", "server.crt"], None),
+        (["bash", "deploy/mosquitto/make-certs.sh"], None),
+        ([sys.executable, "-c", "import edge"], None),
+        ([sys.executable, "-m", "pip", "--version"], None),
+    ],
+)
 def test_command_lines_are_read_as_the_process_they_start(argv, marker):
     assert marker_for_command(argv) == marker
 

@@ -95,8 +95,10 @@ class LoginThrottle:
         wait = max(waits)
         if wait:
             # One line per failure that starts a wait: bounded by the waits themselves, not per request.
-            log.warning("login throttled: %d wrong passwords for %r and %d in all from %s; next try in %.0f s",
-                        *(failures[0], username[:_MAX_KEY_NAME], failures[1], client, wait))
+            log.warning(
+                "login throttled: %d wrong passwords for %r and %d in all from %s; next try in %.0f s",
+                *(failures[0], username[:_MAX_KEY_NAME], failures[1], client, wait),
+            )
         return wait
 
     def succeeded(self, username: str, client: str) -> None:

@@ -44,14 +44,22 @@ def set_password(passwd_file: Path, username: str, password: str) -> None:
         os.close(os.open(passwd_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     # mosquitto_passwd edits the file in place (owner and mode kept) but makes side files with
     # the caller's umask.
-    done = subprocess.run([tool, "-b", str(passwd_file), username, password], capture_output=True, text=True,
-                          umask=PRIVATE_UMASK)
+    done = subprocess.run([tool, "-b", str(passwd_file), username, password], capture_output=True, text=True, umask=PRIVATE_UMASK)
     if done.returncode != 0:
         raise CredentialError(f"mosquitto_passwd failed for {username}: {done.stderr.strip() or done.stdout.strip()}")
 
 
-def add_node(venue: Venue, table: str, passwd_file: Path, out_dir: Path, *, mqtt_host: str, mqtt_port: int = 1883,
-             tls: bool = False, ca_file: Path | None = None) -> NodeKit:
+def add_node(
+    venue: Venue,
+    table: str,
+    passwd_file: Path,
+    out_dir: Path,
+    *,
+    mqtt_host: str,
+    mqtt_port: int = 1883,
+    tls: bool = False,
+    ca_file: Path | None = None,
+) -> NodeKit:
     """Make (or renew) a node's password and write what to copy onto its Pi (files 0600)."""
     if problem := table_id_problem(table):  # before anything is written: never a service's password
         raise CredentialError(problem)
@@ -64,8 +72,9 @@ def add_node(venue: Venue, table: str, passwd_file: Path, out_dir: Path, *, mqtt
     out_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     pw_out = out_dir / f"{table}.password"
     write_private(pw_out, password + "\n")
-    cfg = node_config_for(venue, table, mqtt_host=mqtt_host, mqtt_port=mqtt_port,
-                          password_file=Path("/etc/lavos/mqtt-password"), tls=tls, ca_file=ca_file)
+    cfg = node_config_for(
+        venue, table, mqtt_host=mqtt_host, mqtt_port=mqtt_port, password_file=Path("/etc/lavos/mqtt-password"), tls=tls, ca_file=ca_file
+    )
     cfg_out = out_dir / f"{table}.toml"
     write_private(cfg_out, dump_node_config(cfg))
     return NodeKit(table, pw_out, cfg_out)

@@ -67,24 +67,40 @@ def _require_user(db: Session, username: str) -> User:
     return user
 
 
-def create_user(db: Session, username: str, password: str, role: str, *, actor: str, hasher: PasswordHasher = DEFAULT_HASHER,
-                must_change: bool = False) -> User:
+def create_user(
+    db: Session, username: str, password: str, role: str, *, actor: str, hasher: PasswordHasher = DEFAULT_HASHER, must_change: bool = False
+) -> User:
     if not valid_username(username):
-        raise UserError(f"username {username!r}: use 2-64 characters a-z 0-9 . _ - starting with a letter or digit, e.g. \"jana\"")
+        raise UserError(f'username {username!r}: use 2-64 characters a-z 0-9 . _ - starting with a letter or digit, e.g. "jana"')
     _check_role(role)
     _check_password(password)
     if get_user(db, username) is not None:
         raise UserError(f"user {username!r} already exists; pick another name")
-    user = User(username=username, password_hash=hasher.hash(password), role=role, active=True, failed_logins=0, created_at=utcnow(),
-                must_change_password=must_change)
+    user = User(
+        username=username,
+        password_hash=hasher.hash(password),
+        role=role,
+        active=True,
+        failed_logins=0,
+        created_at=utcnow(),
+        must_change_password=must_change,
+    )
     db.add(user)
     db.flush()
     record_audit(db, actor, "user.add", f"user:{username}", {"role": role, "must_change": must_change})
     return user
 
 
-def set_password(db: Session, username: str, password: str, *, actor: str, hasher: PasswordHasher = DEFAULT_HASHER,
-                 must_change: bool = False, keep_session: int | None = None) -> User:
+def set_password(
+    db: Session,
+    username: str,
+    password: str,
+    *,
+    actor: str,
+    hasher: PasswordHasher = DEFAULT_HASHER,
+    must_change: bool = False,
+    keep_session: int | None = None,
+) -> User:
     """A new password also lifts a lockout and ends the user's dashboard sessions.
 
     `keep_session` (a web session pk) survives: the user changing their own password stays logged
@@ -118,8 +134,7 @@ def is_last_manager(db: Session, username: str) -> bool:
 
 def _keep_a_manager(db: Session, user: User) -> None:
     if is_last_manager(db, user.username):
-        raise UserError(f"{user.username} is the only active manager: make another manager first, "
-                        f"or nobody could administer the accounts")
+        raise UserError(f"{user.username} is the only active manager: make another manager first, or nobody could administer the accounts")
 
 
 def set_role(db: Session, username: str, role: str, *, actor: str) -> User:
@@ -193,6 +208,7 @@ def user_audit(db: Session, username: str, limit: int = 50) -> list[AuditEntry]:
 
 
 # --- API tokens ----------------------------------------------------------------------------
+
 
 def _token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()

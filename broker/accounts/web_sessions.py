@@ -44,8 +44,17 @@ def start(db: Session, username: str, *, client: str = "", user_agent: str = "",
     """A new session for `username`; returns the id for the cookie (only its hash is stored)."""
     now = now or utcnow()
     session_id = secrets.token_urlsafe(32)
-    db.add(WebSession(id_hash=_hash(session_id), username=username, created_at=now, last_seen_at=now,
-                      expires_at=now + LIFETIME, client=client[:64], user_agent=user_agent[:200]))
+    db.add(
+        WebSession(
+            id_hash=_hash(session_id),
+            username=username,
+            created_at=now,
+            last_seen_at=now,
+            expires_at=now + LIFETIME,
+            client=client[:64],
+            user_agent=user_agent[:200],
+        )
+    )
     db.flush()
     return session_id
 
@@ -54,9 +63,9 @@ def live(db: Session, session_id: str, *, now: datetime | None = None) -> LiveSe
     """The session and its user if it is neither ended nor expired and the user is active; else None."""
     now = now or utcnow()
     found = db.execute(
-        select(WebSession, User).join(User, User.username == WebSession.username)
-        .where(WebSession.id_hash == _hash(session_id), WebSession.ended_at.is_(None),
-               WebSession.expires_at > now, User.active.is_(True))
+        select(WebSession, User)
+        .join(User, User.username == WebSession.username)
+        .where(WebSession.id_hash == _hash(session_id), WebSession.ended_at.is_(None), WebSession.expires_at > now, User.active.is_(True))
     ).first()
     if found is None:
         return None
@@ -80,12 +89,12 @@ def _end(db: Session, rows: list[WebSession], *, by: str, reason: str, now: date
 
 
 def _open_rows(db: Session, username: str, now: datetime) -> list[WebSession]:
-    return list(db.scalars(select(WebSession).where(
-        WebSession.username == username, WebSession.ended_at.is_(None), WebSession.expires_at > now)))
+    return list(
+        db.scalars(select(WebSession).where(WebSession.username == username, WebSession.ended_at.is_(None), WebSession.expires_at > now))
+    )
 
 
-def end_user_sessions(db: Session, username: str, *, by: str, reason: str, keep: int | None = None,
-                      now: datetime | None = None) -> int:
+def end_user_sessions(db: Session, username: str, *, by: str, reason: str, keep: int | None = None, now: datetime | None = None) -> int:
     """End every live session of `username` but `keep` (a session pk); returns how many ended."""
     now = now or utcnow()
     rows = [r for r in _open_rows(db, username, now) if r.id != keep]

@@ -117,9 +117,17 @@ class HubLink:
         # brokers without the setting agree. `client_id` counts only for a login-less URL.
         self.client_id = url.username or client_id
         self.client = make_client(
-            self.client_id, v5=protocol == mqtt.MQTTv5, persistent=True, username=url.username, password=url.password,
-            tls=url.tls, ca_file=ca_file or url.ca_file, will=(contract.HUB_STATUS_TOPIC, self._status("offline")),
-            reconnect_s=(0.2, 10), max_inflight=1000, manual_ack=True,
+            self.client_id,
+            v5=protocol == mqtt.MQTTv5,
+            persistent=True,
+            username=url.username,
+            password=url.password,
+            tls=url.tls,
+            ca_file=ca_file or url.ca_file,
+            will=(contract.HUB_STATUS_TOPIC, self._status("offline")),
+            reconnect_s=(0.2, 10),
+            max_inflight=1000,
+            manual_ack=True,
         )
         self.client.max_queued_messages_set(0)
         self.client.on_connect = self._guard(self._handle_connect)

@@ -33,10 +33,19 @@ LEADER_CHECK_S = 0.5
 LOST_AFTER_S = 2.5
 FENCE_GRACE_S = LOST_AFTER_S + 0.5
 # libpq and server keep-alives so a dead peer shows as an error within seconds, not TCP's hours.
-_CLIENT_OPTIONS = {"connect_timeout": 3, "keepalives": 1, "keepalives_idle": 2, "keepalives_interval": 1,
-                   "keepalives_count": 2, "tcp_user_timeout": 2000, "application_name": "lavos hub leadership"}
-_SERVER_OPTIONS = ("-c tcp_keepalives_idle=2 -c tcp_keepalives_interval=1 -c tcp_keepalives_count=2 "
-                   "-c tcp_user_timeout=2000 -c statement_timeout=2000 -c idle_session_timeout=0")
+_CLIENT_OPTIONS = {
+    "connect_timeout": 3,
+    "keepalives": 1,
+    "keepalives_idle": 2,
+    "keepalives_interval": 1,
+    "keepalives_count": 2,
+    "tcp_user_timeout": 2000,
+    "application_name": "lavos hub leadership",
+}
+_SERVER_OPTIONS = (
+    "-c tcp_keepalives_idle=2 -c tcp_keepalives_interval=1 -c tcp_keepalives_count=2 "
+    "-c tcp_user_timeout=2000 -c statement_timeout=2000 -c idle_session_timeout=0"
+)
 
 
 class LeadershipError(ConnectionError):
@@ -66,8 +75,15 @@ class Leadership:
     """The lock connection of one `lavos server` process. Not thread-safe beyond what is documented:
     campaign() from one thread, then watch() starts the one checking thread."""
 
-    def __init__(self, db_url: str, *, poll_s: float = STANDBY_POLL_S, key: int = HUB_LOCK_KEY,
-                 check_s: float = LEADER_CHECK_S, lost_after_s: float = LOST_AFTER_S) -> None:
+    def __init__(
+        self,
+        db_url: str,
+        *,
+        poll_s: float = STANDBY_POLL_S,
+        key: int = HUB_LOCK_KEY,
+        check_s: float = LEADER_CHECK_S,
+        lost_after_s: float = LOST_AFTER_S,
+    ) -> None:
         if poll_s <= 0:
             raise ValueError(f"--standby-poll {poll_s:g}: give a number of seconds above 0, e.g. 1")
         self._conninfo = _conninfo(db_url)
@@ -114,10 +130,15 @@ class Leadership:
         import psycopg
 
         try:
-            row = self._connect_existing().execute(
-                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = pg_backend_pid() "
-                "AND classid = %s AND objid = %s AND objsubid = 1",
-                ((self.key >> 32) & 0xFFFF_FFFF, self.key & 0xFFFF_FFFF)).fetchone()
+            row = (
+                self._connect_existing()
+                .execute(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = pg_backend_pid() "
+                    "AND classid = %s AND objid = %s AND objsubid = 1",
+                    ((self.key >> 32) & 0xFFFF_FFFF, self.key & 0xFFFF_FFFF),
+                )
+                .fetchone()
+            )
         except (psycopg.Error, RuntimeError):
             return False
         return bool(row and row[0])

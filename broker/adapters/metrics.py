@@ -216,8 +216,14 @@ class MetricsWriter:
         _check_url(url)
         if not bucket or not org:
             raise ValueError("metrics need a bucket and an org (VictoriaMetrics ignores them; InfluxDB does not)")
-        for name, value in [("max_spool_bytes", max_spool_bytes), ("batch_size", batch_size), ("max_queue", max_queue),
-                            ("flush_interval", flush_interval), ("timeout", timeout), ("retry_initial", retry_initial)]:
+        for name, value in [
+            ("max_spool_bytes", max_spool_bytes),
+            ("batch_size", batch_size),
+            ("max_queue", max_queue),
+            ("flush_interval", flush_interval),
+            ("timeout", timeout),
+            ("retry_initial", retry_initial),
+        ]:
             if value <= 0:
                 raise ValueError(f"{name} must be positive, got {value}")
         self._bucket, self._org = bucket, org
@@ -282,16 +288,22 @@ class MetricsWriter:
         self.write("goal", {"table": table, "side": side}, {"count": 1}, at)
 
     def session(self, table: str, tariff: str, minutes: int, amount_cents: int, at: datetime) -> None:
-        self.write("session", {"table": table, "tariff": tariff},
-                   {"minutes": _integer("minutes", minutes), "amount_cents": _integer("amount_cents", amount_cents)}, at)
+        self.write(
+            "session",
+            {"table": table, "tariff": tariff},
+            {"minutes": _integer("minutes", minutes), "amount_cents": _integer("amount_cents", amount_cents)},
+            at,
+        )
 
     def light(self, table: str, on: bool, at: datetime) -> None:
         self.write("light", {"table": table}, {"on": bool(on)}, at)
 
     def node(self, table: str, uptime_s: float, outbox: int, cpu_temp_c: float | None, reconnects: int, at: datetime) -> None:
         fields: dict[str, int | float | bool] = {
-            "uptime_s": _real("uptime_s", uptime_s), "outbox": _integer("outbox", outbox),
-            "reconnects": _integer("reconnects", reconnects)}
+            "uptime_s": _real("uptime_s", uptime_s),
+            "outbox": _integer("outbox", outbox),
+            "reconnects": _integer("reconnects", reconnects),
+        }
         if cpu_temp_c is not None:  # a node without a temperature sensor reports none
             fields["cpu_temp_c"] = _real("cpu_temp_c", cpu_temp_c)
         self.write("node", {"table": table}, fields, at)
@@ -379,8 +391,9 @@ class MetricsWriter:
             log.error("metrics: cannot write the spool %s: %s", self._spool.path, exc)
         if dropped:
             self._dropped += dropped
-            self._warn_now_and_then("dropped", "metrics: spool full (%d bytes max), dropped the oldest points: %d so far",
-                                    self._spool.max_bytes, self._dropped)
+            self._warn_now_and_then(
+                "dropped", "metrics: spool full (%d bytes max), dropped the oldest points: %d so far", self._spool.max_bytes, self._dropped
+            )
 
     def _warn_now_and_then(self, topic: str, message: str, *args: object) -> None:
         # An outage or a broken series repeats the same complaint thousands of times a minute;
@@ -415,8 +428,9 @@ class MetricsWriter:
                     self._cond.notify_all()
 
     def _memory_due(self, now: float) -> bool:
-        return bool(self._queue) and (len(self._queue) >= self._batch_size or self._flush_waiters > 0
-                                      or now - self._oldest_at >= self._flush_interval)
+        return bool(self._queue) and (
+            len(self._queue) >= self._batch_size or self._flush_waiters > 0 or now - self._oldest_at >= self._flush_interval
+        )
 
     def _has_work(self) -> bool:
         now = self._clock()
@@ -461,8 +475,7 @@ class MetricsWriter:
     def _deliver(self, lines: list[str]) -> tuple[int, Exception | None]:
         """Write `lines` in order; returns how many are settled (written or dead-lettered) and the error that stopped the rest."""
         try:
-            self._write_api.write(bucket=self._bucket, org=self._org, record="\n".join(lines),
-                                  write_precision=WritePrecision.NS)
+            self._write_api.write(bucket=self._bucket, org=self._org, record="\n".join(lines), write_precision=WritePrecision.NS)
         except Exception as exc:  # noqa: BLE001 - the client raises urllib3, HTTP and its own errors; sorted below
             if not _is_rejection(exc):
                 return 0, exc
@@ -486,8 +499,14 @@ class MetricsWriter:
             f.write(f"# {datetime.now(UTC).isoformat()} {reason}\n{line}\n")
         with self._cond:
             self._dead_lettered += 1
-            self._warn_now_and_then("dead-letter", "metrics: InfluxDB refused a point (%s), %d so far, kept in %s: %s",
-                                    reason, self._dead_lettered, self._dead_letter_path, line[:200])
+            self._warn_now_and_then(
+                "dead-letter",
+                "metrics: InfluxDB refused a point (%s), %d so far, kept in %s: %s",
+                reason,
+                self._dead_lettered,
+                self._dead_letter_path,
+                line[:200],
+            )
 
     def _after_attempt(self, error: Exception | None) -> None:
         with self._cond:

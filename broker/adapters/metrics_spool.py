@@ -84,9 +84,7 @@ class Spool:
         with self._lock, self._db:
             self._db.execute("BEGIN")
             # RETURNING because a trim may have dropped some of them while they were in flight.
-            sizes = self._db.execute(
-                "DELETE FROM spool WHERE seq <= ? RETURNING LENGTH(CAST(line AS BLOB)) + 1", (seq,)
-            ).fetchall()
+            sizes = self._db.execute("DELETE FROM spool WHERE seq <= ? RETURNING LENGTH(CAST(line AS BLOB)) + 1", (seq,)).fetchall()
             self.count -= len(sizes)
             self.bytes -= sum(s for (s,) in sizes)
             return len(sizes)

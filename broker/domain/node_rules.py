@@ -63,8 +63,10 @@ def judge_timestamp(ts: datetime, synced: bool, received: datetime) -> ClockVerd
     if low <= ts <= high:  # aware datetimes compare without converting: year 9999 cannot overflow
         return ClockVerdict(ts, synced)
     which = "synced" if synced else "unsynced"
-    why = (f"node clock ({which}) says {ts.isoformat()}, outside {_span(low, high, received)} of the hub's "
-           f"{received.isoformat(timespec='seconds')}: stored at the hub's receive time")
+    why = (
+        f"node clock ({which}) says {ts.isoformat()}, outside {_span(low, high, received)} of the hub's "
+        f"{received.isoformat(timespec='seconds')}: stored at the hub's receive time"
+    )
     return ClockVerdict(received, False, why)
 
 

@@ -28,4 +28,3 @@ def _periods(venue: Venue, at: datetime) -> Iterator[tuple[datetime, datetime]]:
 def closing_time(venue: Venue, at: datetime) -> datetime:
     """The closing time of the period `at` falls in, or of the next one (in at's timezone)."""
     return next(close for _, close in _periods(venue, at) if at < close).astimezone(at.tzinfo)
-

@@ -19,10 +19,31 @@ from broker.domain.tariffs import MemberSnapshot, Rate, RateContext, Segment, as
 from broker.domain.venue import Extra, Venue
 
 __all__ = [
-    "Op", "OpKind", "OP_KINDS", "MemberSnapshot", "Segment", "SessionError", "SessionState", "ExtraItem",
-    "Correction", "apply", "replay", "bill", "segments", "current_rate", "prepaid_remaining",
-    "start_op", "stop_op", "pause_op", "resume_op", "transfer_op", "card_op", "card_removed_op",
-    "extend_op", "extra_op", "correction_op",
+    "Op",
+    "OpKind",
+    "OP_KINDS",
+    "MemberSnapshot",
+    "Segment",
+    "SessionError",
+    "SessionState",
+    "ExtraItem",
+    "Correction",
+    "apply",
+    "replay",
+    "bill",
+    "segments",
+    "current_rate",
+    "prepaid_remaining",
+    "start_op",
+    "stop_op",
+    "pause_op",
+    "resume_op",
+    "transfer_op",
+    "card_op",
+    "card_removed_op",
+    "extend_op",
+    "extra_op",
+    "correction_op",
 ]
 
 OpKind = Literal["start", "stop", "pause", "resume", "transfer", "card", "card_removed", "extend", "extra", "correction"]
@@ -189,7 +210,9 @@ def _bool(value: Any, where: str) -> bool:
 def _only_keys(d: dict, allowed: set[str], required: set[str], where: str) -> None:
     unknown = sorted(set(d) - allowed)
     if unknown:
-        raise SessionError(f"{where} has unexpected key(s) {', '.join(map(repr, unknown))} (allowed: {', '.join(sorted(allowed)) or 'none'})")
+        raise SessionError(
+            f"{where} has unexpected key(s) {', '.join(map(repr, unknown))} (allowed: {', '.join(sorted(allowed)) or 'none'})"
+        )
     missing = sorted(required - set(d))
     if missing:
         raise SessionError(f"{where} is missing {', '.join(map(repr, missing))}")
@@ -292,7 +315,9 @@ def _billed_table(venue: Venue, table_id: str) -> str:
     return table_id
 
 
-def _requested_tariff(venue: Venue, tariff_id: str | None, member: MemberSnapshot | None, at: datetime) -> tuple[str | None, datetime | None]:
+def _requested_tariff(
+    venue: Venue, tariff_id: str | None, member: MemberSnapshot | None, at: datetime
+) -> tuple[str | None, datetime | None]:
     """(special tariff or None for automatic, end of its hours)."""
     for needed in (venue.billing.default_tariff, venue.billing.member_tariff):
         _venue_lookup(venue.tariff, needed)
@@ -345,8 +370,15 @@ def _start(op: Op, d: dict, venue: Venue) -> SessionState:
     tariff, until = _requested_tariff(venue, d["tariff"], d["member"], op.at)
     prepaid = op.at + timedelta(minutes=d["prepaid_minutes"]) if d["prepaid_minutes"] else None
     return SessionState(
-        table=table, state="running", started_at=op.at, last_at=op.at, tariff=tariff, tariff_until=until,
-        member=d["member"], running_since=op.at, prepaid_until=prepaid,
+        table=table,
+        state="running",
+        started_at=op.at,
+        last_at=op.at,
+        tariff=tariff,
+        tariff_until=until,
+        member=d["member"],
+        running_since=op.at,
+        prepaid_until=prepaid,
     )
 
 
@@ -492,8 +524,13 @@ def _extra_lines(state: SessionState, venue: Venue) -> list[BillLine]:
         sk, en = names.get(extra_id, (extra_id, extra_id))
         lines.append(
             BillLine(
-                kind="extra", description=f"{sk} {qty} × {format_eur(unit)}", description_en=f"{en} {qty} × {format_eur(unit, 'en')}",
-                reason=f"extra:{extra_id}", amount_cents=qty * unit, quantity=qty, unit_cents=unit,
+                kind="extra",
+                description=f"{sk} {qty} × {format_eur(unit)}",
+                description_en=f"{en} {qty} × {format_eur(unit, 'en')}",
+                reason=f"extra:{extra_id}",
+                amount_cents=qty * unit,
+                quantity=qty,
+                unit_cents=unit,
             )
         )
     return lines
@@ -502,8 +539,13 @@ def _extra_lines(state: SessionState, venue: Venue) -> list[BillLine]:
 def _correction_lines(state: SessionState) -> list[BillLine]:
     return [
         BillLine(
-            kind="correction", description=f"Korekcia ({c.actor}): {c.reason}", description_en=f"Correction ({c.actor}): {c.reason}",
-            reason="manual", amount_cents=c.amount_cents, start=c.at, unit_cents=c.amount_cents,
+            kind="correction",
+            description=f"Korekcia ({c.actor}): {c.reason}",
+            description_en=f"Correction ({c.actor}): {c.reason}",
+            reason="manual",
+            amount_cents=c.amount_cents,
+            start=c.at,
+            unit_cents=c.amount_cents,
         )
         for c in state.corrections
     ]

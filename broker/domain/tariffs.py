@@ -67,8 +67,13 @@ class MemberSnapshot:
         return [_at_local(date(y, 1, 1), time(0), venue) for y in (self.year + 1, self.year + 2)]
 
     def to_dict(self) -> dict:
-        return {"member_id": self.member_id, "name": self.name, "fee_paid": self.fee_paid, "year": self.year,
-                "next_year_paid": self.next_year_paid}
+        return {
+            "member_id": self.member_id,
+            "name": self.name,
+            "fee_paid": self.fee_paid,
+            "year": self.year,
+            "next_year_paid": self.next_year_paid,
+        }
 
 
 @dataclass(frozen=True)

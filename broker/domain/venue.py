@@ -26,7 +26,7 @@ def _parse_hhmm(value: object) -> time:
     if isinstance(value, time):
         return value
     if not isinstance(value, str) or not _HHMM.match(value):
-        raise ValueError(f"{value!r} is not a time of day as HH:MM (e.g. \"16:00\")")
+        raise ValueError(f'{value!r} is not a time of day as HH:MM (e.g. "16:00")')
     h, m = value.split(":")
     return time(int(h), int(m))
 
@@ -110,7 +110,7 @@ class VenueInfo(_Model):
         try:
             ZoneInfo(v)
         except (ZoneInfoNotFoundError, ValueError):
-            raise ValueError(f"unknown timezone {v!r} (use an IANA name such as \"Europe/Bratislava\")") from None
+            raise ValueError(f'unknown timezone {v!r} (use an IANA name such as "Europe/Bratislava")') from None
         return v
 
 
@@ -128,8 +128,12 @@ class Venue(_Model):
     def _consistent(self) -> Venue:
         if "default" not in self.hours and set(self.hours) != set(WEEKDAYS):
             raise Located(("hours",), "hours needs a 'default' entry or one for every weekday")
-        listed = {"rooms": [r.id for r in self.rooms], "tables": [t.id for t in self.tables],
-                  "tariffs": [t.id for t in self.tariffs], "extras": [e.id for e in self.extras]}
+        listed = {
+            "rooms": [r.id for r in self.rooms],
+            "tables": [t.id for t in self.tables],
+            "tariffs": [t.id for t in self.tariffs],
+            "extras": [e.id for e in self.extras],
+        }
         for key, ids in listed.items():
             seen: set[str] = set()
             for n, item_id in enumerate(ids):
@@ -139,12 +143,17 @@ class Venue(_Model):
         rooms = {r.id for r in self.rooms}
         for n, t in enumerate(self.tables):
             if t.room not in rooms:
-                raise Located(("tables", n, "room"), f"table {t.id} is in room {t.room!r}, which is not among rooms ({', '.join(sorted(rooms))})")
+                raise Located(
+                    ("tables", n, "room"), f"table {t.id} is in room {t.room!r}, which is not among rooms ({', '.join(sorted(rooms))})"
+                )
         tariffs = {t.id for t in self.tariffs}
         if self.tariffs:
             # Located, so the message points at the line that names the missing tariff.
-            refs = [(("billing", "default_tariff"), self.billing.default_tariff), (("billing", "member_tariff"), self.billing.member_tariff),
-                    *((("bands", n, "tariff"), b.tariff) for n, b in enumerate(self.bands))]
+            refs = [
+                (("billing", "default_tariff"), self.billing.default_tariff),
+                (("billing", "member_tariff"), self.billing.member_tariff),
+                *((("bands", n, "tariff"), b.tariff) for n, b in enumerate(self.bands)),
+            ]
             for loc, ref in refs:
                 if ref not in tariffs:
                     raise Located(loc, f"tariff {ref!r} is referenced but not defined under [[tariffs]] ({', '.join(sorted(tariffs))})")

@@ -68,14 +68,26 @@ class AlertBook:
         with self._mutex:
             self._causes.add(spec.cause_key)  # before the write: the cache may hold more, never fewer
         alert, new = open_or_touch_alert(
-            db, cause_key=spec.cause_key, kind=spec.kind, message=spec.message, message_en=spec.message_en,
-            table_id=spec.table_id, severity=spec.severity, at=self._clock(),
+            db,
+            cause_key=spec.cause_key,
+            kind=spec.kind,
+            message=spec.message,
+            message_en=spec.message_en,
+            table_id=spec.table_id,
+            severity=spec.severity,
+            at=self._clock(),
         )
         if not new:
             return
         log.warning("ALERT %s", spec.message_en)
-        data = {"id": alert.id, "kind": spec.kind, "table": spec.table_id, "severity": spec.severity,
-                "message": spec.message, "message_en": spec.message_en}
+        data = {
+            "id": alert.id,
+            "kind": spec.kind,
+            "table": spec.table_id,
+            "severity": spec.severity,
+            "message": spec.message,
+            "message_en": spec.message_en,
+        }
 
         def tell() -> None:
             if self._metrics:

@@ -33,8 +33,18 @@ log = logging.getLogger("lavos.hub")
 
 # The errors a caller of the facade or the read models may meet (besides the domain's own:
 # MemberError, MemberImportError, users.UserError, users.AuthError, reports.ReportError).
-__all__ = ["HubFacade", "ServiceError", "NotFound", "CardInUse", "Conflict", "StoreUnavailable",
-           "MemberError", "MemberImportError", "Staff", "StaffSession"]
+__all__ = [
+    "HubFacade",
+    "ServiceError",
+    "NotFound",
+    "CardInUse",
+    "Conflict",
+    "StoreUnavailable",
+    "MemberError",
+    "MemberImportError",
+    "Staff",
+    "StaffSession",
+]
 
 
 class HubFacade:
@@ -46,10 +56,19 @@ class HubFacade:
     # -- sessions (the hub validates, appends the op, then drives the light) --------------------
 
     @store_call
-    def start_session(self, table: str, *, actor: str, tariff: str | None = None, member_id: int | None = None,
-                      card_uid: str | None = None, prepaid_minutes: int | None = None) -> int:
-        return self._hub.start_session(table, actor=actor, tariff=tariff, member_id=member_id, card_uid=card_uid,
-                                       prepaid_minutes=prepaid_minutes)
+    def start_session(
+        self,
+        table: str,
+        *,
+        actor: str,
+        tariff: str | None = None,
+        member_id: int | None = None,
+        card_uid: str | None = None,
+        prepaid_minutes: int | None = None,
+    ) -> int:
+        return self._hub.start_session(
+            table, actor=actor, tariff=tariff, member_id=member_id, card_uid=card_uid, prepaid_minutes=prepaid_minutes
+        )
 
     @store_call
     def stop_session(self, session_id: int, *, actor: str) -> sessions.SessionState:
@@ -110,12 +129,22 @@ class HubFacade:
             return member_view(members.add_member(db, name, actor=actor, kind=kind, note=note, active=active))
 
     @store_call
-    def edit_member(self, member_id: int, *, actor: str, name: str | None = None, kind: str | None = None,
-                    active: bool | None = None, note: str | None = None, reason: str | None = None) -> MemberView:
+    def edit_member(
+        self,
+        member_id: int,
+        *,
+        actor: str,
+        name: str | None = None,
+        kind: str | None = None,
+        active: bool | None = None,
+        note: str | None = None,
+        reason: str | None = None,
+    ) -> MemberView:
         with self._store.session() as db:
             self._member(db, member_id)
-            return member_view(members.edit_member(db, member_id, actor=actor, name=name, kind=kind, active=active,
-                                                   note=note, reason=reason))
+            return member_view(
+                members.edit_member(db, member_id, actor=actor, name=name, kind=kind, active=active, note=note, reason=reason)
+            )
 
     @store_call
     def record_fee(self, member_id: int, year: int, *, actor: str, amount_cents: int | None = None) -> MemberView:
@@ -164,8 +193,9 @@ class HubFacade:
             return staff_of(users.create_user(db, username, password, role, actor=actor, must_change=must_change))
 
     @store_call
-    def set_staff_password(self, username: str, password: str, *, actor: str, must_change: bool = False,
-                           keep_session: int | None = None) -> None:
+    def set_staff_password(
+        self, username: str, password: str, *, actor: str, must_change: bool = False, keep_session: int | None = None
+    ) -> None:
         with self._store.session() as db:
             users.set_password(db, username, password, actor=actor, must_change=must_change, keep_session=keep_session)
 

@@ -56,8 +56,7 @@ log = logging.getLogger("lavos.hub")
 T = TypeVar("T")
 
 # Old names, still imported from here by other code; their homes are broker.hall.*.
-__all__ = ["AfterCommit", "CardInUse", "Hub", "HallSnapshot", "NotFound", "OpenSession",
-           "ServiceError", "TableRuntime"]
+__all__ = ["AfterCommit", "CardInUse", "Hub", "HallSnapshot", "NotFound", "OpenSession", "ServiceError", "TableRuntime"]
 
 
 class ServiceError(ValueError):
@@ -77,8 +76,7 @@ class CardInUse(ServiceError):
     def __init__(self, member: str, table: str, table_name: str, session_id: int) -> None:
         self.member, self.table, self.table_name, self.session_id = member, table, table_name, session_id
         super().__init__(
-            f"{member}'s club card is already on {table_name} (session {session_id}): "
-            "take the card off that session or stop it first"
+            f"{member}'s club card is already on {table_name} (session {session_id}): take the card off that session or stop it first"
         )
 
 
@@ -112,13 +110,17 @@ class Hub:
         self._sessions = OpenSessions()
         self._runtime = RuntimeBook(self.tables)
         self._alerts = AlertBook(store, self._listeners, clock, metrics)
-        self._hall = HallState(venue, self.tables, store, clock, metrics, self._sessions, self._runtime,
-                               self._alerts, self._listeners)
+        self._hall = HallState(venue, self.tables, store, clock, metrics, self._sessions, self._runtime, self._alerts, self._listeners)
         self.inbox = make_inbox(inbox_bound)
         self._link = HubLink(mqtt_url, self.inbox, share_group=share_group, client_id=client_id) if mqtt_url else None
         self.handlers = IngestHandlers(self._hall, self)
-        self._writer = HallWriter(self.inbox, self.handlers.apply_batch, self._link.ack if self._link else (lambda mid, qos: None),
-                                  self._on_link_up, ack_many=self._link.ack_many if self._link else None)
+        self._writer = HallWriter(
+            self.inbox,
+            self.handlers.apply_batch,
+            self._link.ack if self._link else (lambda mid, qos: None),
+            self._on_link_up,
+            ack_many=self._link.ack_many if self._link else None,
+        )
         self.ingest = self._writer  # old name: tests and benchmarks wait on `ingest.wait_idle()`
         self.watchdog = Watchdog(self._hall, self, self._writer.call)
         # Kept so old callers that still take it (a test's `with service.lock`) do not break;
@@ -135,8 +137,11 @@ class Hub:
             rows = db.scalars(select(TableSession).where(TableSession.state != "stopped")).all()
             loaded = {row.table_id: OpenSession(row.id, replay_row(row, self.venue)) for row in rows}
             for table, s in loaded.items():
-                n, last = db.execute(select(func.count(), func.max(Event.received_at)).where(
-                    Event.table_id == table, Event.type == "pocket", Event.received_at >= s.state.started_at)).one()
+                n, last = db.execute(
+                    select(func.count(), func.max(Event.received_at)).where(
+                        Event.table_id == table, Event.type == "pocket", Event.received_at >= s.state.started_at
+                    )
+                ).one()
                 self._runtime.reset(table, drops=n or 0, last_drop_at=last)
         self._sessions.load(loaded)
         self._runtime.publish()
@@ -264,9 +269,13 @@ class Hub:
             return None
         st = s.state
         return contract.SessionSummary(
-            session_id=str(s.id), table=table, state="paused" if st.state == "paused" else "running",
-            started_at=st.started_at, tariff=st.tariff or (self.venue.billing.member_tariff if st.member else self.venue.billing.default_tariff),
-            member=st.member.name if st.member else None, prepaid_until=st.prepaid_until,
+            session_id=str(s.id),
+            table=table,
+            state="paused" if st.state == "paused" else "running",
+            started_at=st.started_at,
+            tariff=st.tariff or (self.venue.billing.member_tariff if st.member else self.venue.billing.default_tariff),
+            member=st.member.name if st.member else None,
+            prepaid_until=st.prepaid_until,
             amount_cents=self.bill_of(st).total_cents,
         )
 
@@ -300,8 +309,9 @@ class Hub:
         paid = [f.year for f in member.fees]
         # Both fee years a session can meet: on New Year's Eve the card rate goes on past
         # midnight only for a member who has already paid the coming year.
-        return MemberSnapshot(member.id, member.name, membership.fee_paid(paid, year), year,
-                              next_year_paid=membership.fee_paid(paid, year + 1))
+        return MemberSnapshot(
+            member.id, member.name, membership.fee_paid(paid, year), year, next_year_paid=membership.fee_paid(paid, year + 1)
+        )
 
     def _card_free(self, member: MemberSnapshot | None, session_id: int | None = None) -> None:
         """Refuse a card already on another open session (running or paused: a paused one
@@ -328,13 +338,20 @@ class Hub:
         append_session_op(db, session_id, op.kind, op.data, op.actor, op.reason, op.at)
 
     def start_session(
-        self, table: str, *, actor: str, tariff: str | None = None, member_id: int | None = None,
-        card_uid: str | None = None, prepaid_minutes: int | None = None,
+        self,
+        table: str,
+        *,
+        actor: str,
+        tariff: str | None = None,
+        member_id: int | None = None,
+        card_uid: str | None = None,
+        prepaid_minutes: int | None = None,
     ) -> int:
         return self._write(lambda: self._start_session(table, actor, tariff, member_id, card_uid, prepaid_minutes))
 
-    def _start_session(self, table: str, actor: str, tariff: str | None, member_id: int | None,
-                       card_uid: str | None, prepaid_minutes: int | None) -> int:
+    def _start_session(
+        self, table: str, actor: str, tariff: str | None, member_id: int | None, card_uid: str | None, prepaid_minutes: int | None
+    ) -> int:
         self._require_table(table)
         busy = self._sessions.get(table)
         if busy is not None:
@@ -369,7 +386,9 @@ class Hub:
         if self._link:
             self._link.send_session(table, self.summary(table))
 
-    def change_session(self, session_id: int, make_op: Callable[[datetime], sessions.Op], at: datetime | None = None) -> sessions.SessionState:
+    def change_session(
+        self, session_id: int, make_op: Callable[[datetime], sessions.Op], at: datetime | None = None
+    ) -> sessions.SessionState:
         """Validate and append one op to an open session, then make the lights follow.
 
         `at` backdates the op (never before the session's last op): prepaid time ends when it
@@ -403,8 +422,11 @@ class Hub:
             if new.state == "stopped":
                 row.stopped_at = new.stopped_at
                 row.total_cents = self.bill_of(new).total_cents
-                for key in (alert_kinds.idle_session_key(table), alert_kinds.open_after_closing_key(table),
-                            alert_kinds.prepaid_expired_key(table)):
+                for key in (
+                    alert_kinds.idle_session_key(table),
+                    alert_kinds.open_after_closing_key(table),
+                    alert_kinds.prepaid_expired_key(table),
+                ):
                     self._alerts.settle(db, key, op.at)
         self._after_change(table, s.id, new, op)
         return new
@@ -461,6 +483,7 @@ class Hub:
                 return sessions.extra_op(at, extra_id, quantity, venue=self.venue, actor=actor)
             except sessions.SessionError as e:
                 raise ServiceError(str(e)) from None
+
         return self.change_session(session_id, make)
 
     def correct_session(self, session_id: int, amount_cents: int, reason: str, *, actor: str) -> sessions.SessionState:
@@ -494,9 +517,11 @@ class Hub:
 
     def ack(self, alert_id: int, *, actor: str, close: bool = False) -> None:
         """Staff saw the alert; close=True also closes it, so its cause's next occurrence is new."""
+
         def run() -> None:
             self._alerts.ack(alert_id, actor=actor, close=close)
             self.notify("alert_ack", {"id": alert_id})
+
         self._write(run)
 
     # -- foosball ------------------------------------------------------------------------

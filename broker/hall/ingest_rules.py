@@ -120,7 +120,9 @@ class IngestHandlers:
         self._drops = drops
         with self.h.store.session() as db:
             if not careful:  # one statement for the whole batch
-                new = insert_events_once(db, [self._event_row(d.msg.body, now) for d in decoded if d.msg is not None and d.msg.topic.kind == "event"])
+                new = insert_events_once(
+                    db, [self._event_row(d.msg.body, now) for d in decoded if d.msg is not None and d.msg.topic.kind == "event"]
+                )
             for d in decoded:
                 m, msg = d.inbound, d.msg
                 if msg is None:
@@ -176,8 +178,9 @@ class IngestHandlers:
         # The serializer itself, as model_dump(mode="json") calls it: model_dump's own overhead
         # was a tenth of an event's cost.
         data = ev.data.__pydantic_serializer__.to_python(ev.data, mode="json")
-        return dict(table_id=ev.table, boot=ev.boot, seq=ev.seq, type=ev.type, node_ts=ev.ts,
-                    ts_synced=ev.ts_synced, data=data, received_at=now)
+        return dict(
+            table_id=ev.table, boot=ev.boot, seq=ev.seq, type=ev.type, node_ts=ev.ts, ts_synced=ev.ts_synced, data=data, received_at=now
+        )
 
     def _count_duplicate(self) -> None:
         self.duplicates += 1
@@ -199,8 +202,13 @@ class IngestHandlers:
         self._last_reject_log = mono
         last = list(tally.all_samples())[-1]
         worst = ", ".join(f"{table} {reason} ×{n}" for (table, reason), n in self._unlogged.most_common(5))
-        log.warning("refused or clock-flagged %d node messages since the last report (%s); the last, on %r: %s. "
-                    "Details: /monitoring or /api/nodes", sum(self._unlogged.values()), worst, last.topic, last.error[:200])
+        log.warning(
+            "refused or clock-flagged %d node messages since the last report (%s); the last, on %r: %s. Details: /monitoring or /api/nodes",
+            sum(self._unlogged.values()),
+            worst,
+            last.topic,
+            last.error[:200],
+        )
         self._unlogged.clear()
 
     def _one(self, db: Db, msg: contract.Message, now: datetime, after: AfterCommit) -> None:
@@ -226,8 +234,17 @@ class IngestHandlers:
     def _applied(self, ev, now: datetime) -> None:
         self.applied += 1
         if self.h.listeners:
-            self.h.listeners.notify("event", {"table": ev.table, "type": ev.type, "data": ev.data.model_dump(mode="json"),
-                                    "received_at": now, "ts": ev.ts, "ts_synced": ev.ts_synced})
+            self.h.listeners.notify(
+                "event",
+                {
+                    "table": ev.table,
+                    "type": ev.type,
+                    "data": ev.data.model_dump(mode="json"),
+                    "received_at": now,
+                    "ts": ev.ts,
+                    "ts_synced": ev.ts_synced,
+                },
+            )
 
     def _on_pocket(self, db: Db, ev, now: datetime, after: AfterCommit) -> None:
         after.add(lambda: self._count_drop(ev.table, now))
@@ -368,8 +385,11 @@ class IngestHandlers:
 
 def checkin(db: Db, table: str, member_id: int, now: datetime, by: str) -> FoosballCheckin:
     """Check a member in at a foosball table (a repeat tap refreshes the existing check-in)."""
-    existing = db.scalars(select(FoosballCheckin).where(
-        FoosballCheckin.table_id == table, FoosballCheckin.member_id == member_id, FoosballCheckin.ended_at.is_(None))).first()
+    existing = db.scalars(
+        select(FoosballCheckin).where(
+            FoosballCheckin.table_id == table, FoosballCheckin.member_id == member_id, FoosballCheckin.ended_at.is_(None)
+        )
+    ).first()
     if existing is not None:
         existing.last_goal_at = now
         return existing

@@ -48,6 +48,7 @@ def _copy(cls: type[V], row: Any, **extra: Any) -> V:
 
 # --- value types -----------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class NodeView:
     table_id: str
@@ -193,8 +194,9 @@ class StaffRow:
 
 
 def member_view(m: Member) -> MemberView:
-    return MemberView(m.id, m.name, m.kind, m.active, m.note, m.created_at, tuple(c.uid for c in m.cards),
-                      tuple(_copy(FeeView, f) for f in m.fees))
+    return MemberView(
+        m.id, m.name, m.kind, m.active, m.note, m.created_at, tuple(c.uid for c in m.cards), tuple(_copy(FeeView, f) for f in m.fees)
+    )
 
 
 def checkin_window(venue: Venue) -> timedelta:
@@ -207,6 +209,7 @@ def checkin_view(c: FoosballCheckin, name: str, venue: Venue) -> CheckinView:
 
 
 # --- the queries -----------------------------------------------------------------------------
+
 
 class HallReads:
     """Queries over the hub's database and live state; none of them writes."""
@@ -276,12 +279,15 @@ class HallReads:
             row = db.get(TableSession, session_id)
             if row is None:
                 raise NotFound(f"no session {session_id}")
-            ops = [sessions.Op(cast(sessions.OpKind, o.kind), o.at, o.data, o.actor, o.reason) for o in row.ops]  # the kind column holds OpKinds only
+            ops = [
+                sessions.Op(cast(sessions.OpKind, o.kind), o.at, o.data, o.actor, o.reason) for o in row.ops
+            ]  # the kind column holds OpKinds only
         return sessions.replay(ops, self.venue)
 
     @store_call
-    def session_ids(self, *, open: bool | None = None, started_from: datetime | None = None,
-                    started_before: datetime | None = None, limit: int = 200) -> list[int]:
+    def session_ids(
+        self, *, open: bool | None = None, started_from: datetime | None = None, started_before: datetime | None = None, limit: int = 200
+    ) -> list[int]:
         """Session ids, newest start first."""
         q = select(TableSession.id).order_by(TableSession.started_at.desc(), TableSession.id.desc()).limit(limit)
         if open is not None:
@@ -295,9 +301,16 @@ class HallReads:
 
     @staticmethod
     def _stopped(db: Any, start: datetime, end: datetime) -> list[StoppedSession]:
-        rows = db.execute(select(TableSession, Member.name).outerjoin(Member, Member.id == TableSession.member_id).where(
-            TableSession.state == "stopped", TableSession.stopped_at >= start, TableSession.stopped_at < end,
-        ).order_by(TableSession.stopped_at, TableSession.id))
+        rows = db.execute(
+            select(TableSession, Member.name)
+            .outerjoin(Member, Member.id == TableSession.member_id)
+            .where(
+                TableSession.state == "stopped",
+                TableSession.stopped_at >= start,
+                TableSession.stopped_at < end,
+            )
+            .order_by(TableSession.stopped_at, TableSession.id)
+        )
         return [StoppedSession(s.id, s.table_id, s.started_at, s.stopped_at, name, s.total_cents) for s, name in rows]
 
     @store_call
@@ -326,9 +339,15 @@ class HallReads:
     def sensor_events(self, start: datetime, end: datetime) -> list[SensorEvent]:
         """Pocket drops and sensor fault reports received in [start, end), in order."""
         with self._store.reader() as db:
-            rows = db.execute(select(Event.table_id, Event.type, Event.data).where(
-                Event.type.in_(("pocket", "sensor_fault")), Event.received_at >= start, Event.received_at < end,
-            ).order_by(Event.received_at, Event.id))
+            rows = db.execute(
+                select(Event.table_id, Event.type, Event.data)
+                .where(
+                    Event.type.in_(("pocket", "sensor_fault")),
+                    Event.received_at >= start,
+                    Event.received_at < end,
+                )
+                .order_by(Event.received_at, Event.id)
+            )
             return [SensorEvent(t, k, d or {}) for t, k, d in rows]
 
     # -- alerts ------------------------------------------------------------------------------
@@ -389,11 +408,16 @@ class HallReads:
         now = self.clock()
         wanted = self.foosball_tables() if tables is None else tables
         with self._store.reader() as db:
-            rows = list(db.execute(select(FoosballCheckin, Member.name).join(Member, Member.id == FoosballCheckin.member_id).where(
-                FoosballCheckin.table_id.in_(wanted), FoosballCheckin.ended_at.is_(None)).order_by(FoosballCheckin.checked_in_at)))
+            rows = list(
+                db.execute(
+                    select(FoosballCheckin, Member.name)
+                    .join(Member, Member.id == FoosballCheckin.member_id)
+                    .where(FoosballCheckin.table_id.in_(wanted), FoosballCheckin.ended_at.is_(None))
+                    .order_by(FoosballCheckin.checked_in_at)
+                )
+            )
             views = [checkin_view(c, name, self.venue) for c, name in rows]
-        return [TableCheckins(t, self.tables[t].name, tuple(v for v in views if v.table_id == t and v.active_until > now))
-                for t in wanted]
+        return [TableCheckins(t, self.tables[t].name, tuple(v for v in views if v.table_id == t and v.active_until > now)) for t in wanted]
 
     # -- reports ---------------------------------------------------------------------------------
 
@@ -425,9 +449,12 @@ class HallReads:
         now = self.clock()
         with self._store.reader() as db:
             return PeriodFigures(
-                reports.revenue(db, self.venue, first, last), self._stopped(db, start, end),
-                [reports.utilisation(db, self.venue, d, now) for d in played], [reports.drops(db, self.venue, d) for d in played],
-                reports.foosball_use(db, self.venue, first, last))
+                reports.revenue(db, self.venue, first, last),
+                self._stopped(db, start, end),
+                [reports.utilisation(db, self.venue, d, now) for d in played],
+                [reports.drops(db, self.venue, d) for d in played],
+                reports.foosball_use(db, self.venue, first, last),
+            )
 
     def day_bounds(self, day: date) -> tuple[datetime, datetime]:
         return reports.day_bounds(day, self.venue)
@@ -469,4 +496,3 @@ class HallReads:
     def audit(self, username: str) -> list[AuditView]:
         with self._store.reader() as db:
             return [_copy(AuditView, e) for e in user_audit(db, username)]
-

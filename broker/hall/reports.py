@@ -112,9 +112,17 @@ def revenue(db: Session, venue: Venue, first: date, last: date) -> Revenue:
     _check_range(first, last)
     start, _ = day_bounds(first, venue)
     _, end = day_bounds(last, venue)
-    rows = db.scalars(_with_ops(select(TableSession).where(
-        TableSession.state == "stopped", TableSession.stopped_at >= start, TableSession.stopped_at < end,
-    ).order_by(TableSession.stopped_at, TableSession.id)))
+    rows = db.scalars(
+        _with_ops(
+            select(TableSession)
+            .where(
+                TableSession.state == "stopped",
+                TableSession.stopped_at >= start,
+                TableSession.stopped_at < end,
+            )
+            .order_by(TableSession.stopped_at, TableSession.id)
+        )
+    )
     report = Revenue(first, last)
     day = first
     while day <= last:  # every day present, a day without takings included
@@ -130,6 +138,7 @@ def revenue(db: Session, venue: Venue, first: date, last: date) -> Revenue:
 
 
 # --- utilisation ----------------------------------------------------------------------------
+
 
 @dataclass
 class HourGrid:
@@ -152,10 +161,14 @@ def utilisation(db: Session, venue: Venue, day: date, now: datetime) -> HourGrid
     hours = local_hours(day, venue)
     start, end = hours[0][0], hours[-1][1]
     grid = {t.id: [0] * len(hours) for t in venue.tables if t.kind.billed}
-    rows = db.scalars(_with_ops(select(TableSession).where(
-        TableSession.started_at < end,
-        (TableSession.stopped_at.is_(None)) | (TableSession.stopped_at > start),
-    )))
+    rows = db.scalars(
+        _with_ops(
+            select(TableSession).where(
+                TableSession.started_at < end,
+                (TableSession.stopped_at.is_(None)) | (TableSession.stopped_at > start),
+            )
+        )
+    )
     for row in rows:
         state = _state_of(row, venue)
         upto = state.last_at if not state.is_open else max(as_utc(now), state.last_at)
@@ -171,9 +184,13 @@ def drops(db: Session, venue: Venue, day: date) -> HourGrid:
     hours = local_hours(day, venue)
     start, end = hours[0][0], hours[-1][1]
     grid = {t.id: [0] * len(hours) for t in venue.tables if t.pin_map.pockets}
-    rows = db.execute(select(Event.table_id, Event.received_at).where(
-        Event.type == "pocket", Event.received_at >= start, Event.received_at < end,
-    ))
+    rows = db.execute(
+        select(Event.table_id, Event.received_at).where(
+            Event.type == "pocket",
+            Event.received_at >= start,
+            Event.received_at < end,
+        )
+    )
     for table_id, at in rows:
         index = int((at - start).total_seconds() // 3600)
         grid.setdefault(table_id, [0] * len(hours))[min(index, len(hours) - 1)] += 1
@@ -181,6 +198,7 @@ def drops(db: Session, venue: Venue, day: date) -> HourGrid:
 
 
 # --- foosball -------------------------------------------------------------------------------
+
 
 @dataclass
 class FoosballUse:
@@ -198,9 +216,13 @@ def foosball_use(db: Session, venue: Venue, first: date, last: date) -> list[Foo
     start, _ = day_bounds(first, venue)
     _, end = day_bounds(last, venue)
     rows: Iterable[tuple[FoosballCheckin, str]] = db.execute(
-        select(FoosballCheckin, Member.name).join(Member, Member.id == FoosballCheckin.member_id).where(
-            FoosballCheckin.checked_in_at >= start, FoosballCheckin.checked_in_at < end,
-        ).order_by(FoosballCheckin.checked_in_at)
+        select(FoosballCheckin, Member.name)
+        .join(Member, Member.id == FoosballCheckin.member_id)
+        .where(
+            FoosballCheckin.checked_in_at >= start,
+            FoosballCheckin.checked_in_at < end,
+        )
+        .order_by(FoosballCheckin.checked_in_at)
     ).tuples()
     use: dict[int, FoosballUse] = defaultdict(lambda: FoosballUse(0, ""))
     for checkin, name in rows:

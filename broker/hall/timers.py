@@ -111,8 +111,11 @@ class Watchdog:
         # closing has passed when `now` is within an hour after it.
         last_close = closing_time(self.h.venue, now - timedelta(hours=1))
         if last_close <= now < last_close + timedelta(hours=1):
-            late = [table for table, s in self.h.sessions.view().items()
-                    if s.state.started_at < last_close and self.h.runtime.of(table).closing_alerted_for != last_close]
+            late = [
+                table
+                for table, s in self.h.sessions.view().items()
+                if s.state.started_at < last_close and self.h.runtime.of(table).closing_alerted_for != last_close
+            ]
             self._raise(*(alert_kinds.open_after_closing(table) for table in late))
             for table in late:  # committed: once per closing
                 self.h.runtime.of(table).closing_alerted_for = last_close

@@ -90,8 +90,10 @@ def _check_restorable(revision: str | None, source: Path) -> None:
     except CommandError:
         known = None
     if known is None:
-        raise BackupError(f"{source} was made by a newer Lavos (schema {revision}; this one knows up to {head_revision()}): "
-                          "upgrade Lavos first, then restore")
+        raise BackupError(
+            f"{source} was made by a newer Lavos (schema {revision}; this one knows up to {head_revision()}): "
+            "upgrade Lavos first, then restore"
+        )
 
 
 def _kind_of(path: Path) -> str:
@@ -218,12 +220,13 @@ def _pg_run(args: list[str], env: dict[str, str], what: str) -> str:
 
 def _pg_backup_revision(source: Path) -> str | None:
     """The schema revision inside a pg_dump archive, read without restoring it."""
-    out = _pg_run([_pg_tool("pg_restore"), "--data-only", f"--table={SCHEMA_TABLE}", "--file=-", str(source)],
-                  dict(os.environ), f"reading {source}")
+    out = _pg_run(
+        [_pg_tool("pg_restore"), "--data-only", f"--table={SCHEMA_TABLE}", "--file=-", str(source)], dict(os.environ), f"reading {source}"
+    )
     lines = out.splitlines()
     for i, line in enumerate(lines):
         if line.startswith("COPY ") and SCHEMA_TABLE in line:
-            values = [v for v in lines[i + 1:] if v != "\\."][:1]
+            values = [v for v in lines[i + 1 :] if v != "\\."][:1]
             return values[0].strip() if values else None
     return None
 
@@ -232,8 +235,11 @@ def _pg_backup(u: URL, url: str, dest: Path, force: bool) -> Contents:
     contents = _read_contents(make_engine(url), safe_url(url))  # a wrong URL is one clear line, before pg_dump
     conninfo, env = _pg_conninfo(u)
     tool = _pg_tool("pg_dump")
-    _atomically(dest, force, lambda partial: _pg_run(
-        [tool, "--format=custom", f"--file={partial}", f"--dbname={conninfo}"], env, f"pg_dump of {safe_url(url)}"))
+    _atomically(
+        dest,
+        force,
+        lambda partial: _pg_run([tool, "--format=custom", f"--file={partial}", f"--dbname={conninfo}"], env, f"pg_dump of {safe_url(url)}"),
+    )
     # The counts above were taken a moment before pg_dump's own snapshot; report the schema only.
     return Contents(contents.revision, {})
 
@@ -242,8 +248,21 @@ def _pg_restore(source: Path, u: URL) -> None:
     conninfo, env = _pg_conninfo(u)
     # --clean --if-exists: a migrated but empty target already has the tables; --single-transaction:
     # a failure half-way leaves the target as it was; --no-owner: the dump's roles need not exist here.
-    _pg_run([_pg_tool("pg_restore"), "--clean", "--if-exists", "--no-owner", "--no-acl", "--single-transaction",
-             "--exit-on-error", f"--dbname={conninfo}", str(source)], env, f"pg_restore of {source}")
+    _pg_run(
+        [
+            _pg_tool("pg_restore"),
+            "--clean",
+            "--if-exists",
+            "--no-owner",
+            "--no-acl",
+            "--single-transaction",
+            "--exit-on-error",
+            f"--dbname={conninfo}",
+            str(source),
+        ],
+        env,
+        f"pg_restore of {source}",
+    )
 
 
 # -- the commands ---------------------------------------------------------------------------
@@ -261,8 +280,10 @@ def backup(url: str, dest: Path, *, force: bool = False) -> str:
         dest.unlink(missing_ok=True)
         raise BackupError(f"{safe_url(url)} holds no Lavos schema: check --db (or $LAVOS_DB)")
     what = contents.describe() if contents.rows else f"schema {contents.revision}"
-    return (f"backed up {safe_url(url)} ({u.get_backend_name()}, {what}) to {dest} "
-            f"({_size(dest.stat().st_size)}) in {time.monotonic() - started:.1f} s")
+    return (
+        f"backed up {safe_url(url)} ({u.get_backend_name()}, {what}) to {dest} "
+        f"({_size(dest.stat().st_size)}) in {time.monotonic() - started:.1f} s"
+    )
 
 
 def restore(source: Path, url: str, *, force: bool = False) -> str:
@@ -271,9 +292,11 @@ def restore(source: Path, url: str, *, force: bool = False) -> str:
     u = _url(url)
     backend = u.get_backend_name()
     if kind != backend:
-        raise BackupError(f"{source} is a {kind} backup and {safe_url(url)} a {backend} database: restore it into a "
-                          f"{'sqlite:///PATH' if kind == 'sqlite' else 'postgresql://'} URL (moving between SQLite and "
-                          "PostgreSQL is not something backup/restore does)")
+        raise BackupError(
+            f"{source} is a {kind} backup and {safe_url(url)} a {backend} database: restore it into a "
+            f"{'sqlite:///PATH' if kind == 'sqlite' else 'postgresql://'} URL (moving between SQLite and "
+            "PostgreSQL is not something backup/restore does)"
+        )
     if kind == "sqlite":
         revision = _read_contents(_sqlite_file_engine(source), f"the backup {source}").revision
     else:
@@ -284,8 +307,10 @@ def restore(source: Path, url: str, *, force: bool = False) -> str:
     before = _read_contents(target_engine, safe_url(url))
     held = sum(before.rows.values())
     if held and not force:
-        raise BackupError(f"{safe_url(url)} is not empty ({held} rows): restore into a new database, or add --force to "
-                          "replace its contents (back it up first)")
+        raise BackupError(
+            f"{safe_url(url)} is not empty ({held} rows): restore into a new database, or add --force to "
+            "replace its contents (back it up first)"
+        )
     if kind == "sqlite":
         _sqlite_restore(source, u, url)
     else:

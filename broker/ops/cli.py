@@ -11,8 +11,12 @@ from broker.ops.cli_options import actor_name, actor_option, db_option, store_se
 from broker.ops.cli_users import user_app
 from devices.cli_support import fail
 
-members_app = typer.Typer(help="The member registry.\n\nExample: lavos members import deploy/members/lavos-members.csv", no_args_is_help=True)
-db_app = typer.Typer(help="The central database.\n\nExample: lavos db upgrade --db postgresql://lavos@localhost/lavos", no_args_is_help=True)
+members_app = typer.Typer(
+    help="The member registry.\n\nExample: lavos members import deploy/members/lavos-members.csv", no_args_is_help=True
+)
+db_app = typer.Typer(
+    help="The central database.\n\nExample: lavos db upgrade --db postgresql://lavos@localhost/lavos", no_args_is_help=True
+)
 
 
 @members_app.command("import")
@@ -79,7 +83,10 @@ def db_upgrade(db: str | None = db_option) -> None:
     typer.echo(f"database schema at {head_revision()}")
 
 
-broker_app = typer.Typer(help="The central MQTT broker (Mosquitto): node credentials.\n\nExample: lavos broker add-node pool-01 --mqtt-host hub.local", no_args_is_help=True)
+broker_app = typer.Typer(
+    help="The central MQTT broker (Mosquitto): node credentials.\n\nExample: lavos broker add-node pool-01 --mqtt-host hub.local",
+    no_args_is_help=True,
+)
 
 
 @broker_app.command("add-node")
@@ -104,12 +111,22 @@ def broker_add_node(
     from devices.tomlfile import ConfigError
 
     try:
-        kit = add_node(load_venue(venue), table, passwd_file, out_dir, mqtt_host=mqtt_host, mqtt_port=mqtt_port, tls=tls,
-                       ca_file=Path("/etc/lavos/ca.crt") if tls else None)
+        kit = add_node(
+            load_venue(venue),
+            table,
+            passwd_file,
+            out_dir,
+            mqtt_host=mqtt_host,
+            mqtt_port=mqtt_port,
+            tls=tls,
+            ca_file=Path("/etc/lavos/ca.crt") if tls else None,
+        )
     except (ConfigError, CredentialError, OSError) as e:
         raise fail(str(e)) from None
-    typer.echo(f"{table}: password in {passwd_file}; copy {kit.config_file} -> /etc/lavos/node.toml and "
-               f"{kit.password_file} -> /etc/lavos/mqtt-password on the Pi; then: systemctl reload mosquitto")
+    typer.echo(
+        f"{table}: password in {passwd_file}; copy {kit.config_file} -> /etc/lavos/node.toml and "
+        f"{kit.password_file} -> /etc/lavos/mqtt-password on the Pi; then: systemctl reload mosquitto"
+    )
 
 
 def _backup_db(db: str | None) -> str:

@@ -14,8 +14,9 @@ import typer
 from broker.ops.cli_options import actor_name, actor_option, db_option, store_session
 from devices.cli_support import fail
 
-user_app = typer.Typer(help="Staff accounts, API tokens and dashboard sessions.\n\nExample: lavos user add jana --role staff",
-                       no_args_is_help=True)
+user_app = typer.Typer(
+    help="Staff accounts, API tokens and dashboard sessions.\n\nExample: lavos user add jana --role staff", no_args_is_help=True
+)
 username_arg = typer.Argument(..., help="Login name, e.g. jana")
 password_file_option = typer.Option(None, "--password-file", help="Read the password from this file's first line instead of prompting")
 must_change_option = typer.Option(False, "--must-change", help="The user must choose their own password at the next login")
@@ -76,10 +77,11 @@ def user_list(db: str | None = db_option) -> None:
 
     with store_session(db) as s:
         for u in list_users(s):
-            flags = [f for f, on in (("DISABLED", not u.active),
-                                     ("MUST CHANGE PASSWORD", u.must_change_password)) if on]
-            typer.echo(f"{u.username}\t{u.role}\t{len(user_sessions(s, u.username))} session(s)\t"
-                       f"created {u.created_at:%Y-%m-%d}{'  ' + '  '.join(flags) if flags else ''}")
+            flags = [f for f, on in (("DISABLED", not u.active), ("MUST CHANGE PASSWORD", u.must_change_password)) if on]
+            typer.echo(
+                f"{u.username}\t{u.role}\t{len(user_sessions(s, u.username))} session(s)\t"
+                f"created {u.created_at:%Y-%m-%d}{'  ' + '  '.join(flags) if flags else ''}"
+            )
 
 
 @user_app.command("password")
@@ -102,8 +104,10 @@ def user_password(
     password = _read_password(password_file)
     with store_session(db) as s:
         set_password(s, username, password, actor=actor_name(actor), must_change=must_change)
-    typer.echo(f"password of {username} changed{'; it must be changed at the next login' if must_change else ''}; "
-               f"their dashboard sessions are ended")
+    typer.echo(
+        f"password of {username} changed{'; it must be changed at the next login' if must_change else ''}; "
+        f"their dashboard sessions are ended"
+    )
 
 
 def _set_active(username: str, active: bool, db: str | None, actor: str | None) -> None:
@@ -181,8 +185,10 @@ def user_tokens(username: str | None = typer.Argument(None, help="Only this acco
 
     with store_session(db) as s:
         for t in list_tokens(s, username):
-            typer.echo(f"{t.id}\t{t.username}\t{t.name}\tcreated {t.created_at:%Y-%m-%d}\tlast used {_when(t.last_used_at)}"
-                       f"{'  REVOKED' if t.revoked else ''}")
+            typer.echo(
+                f"{t.id}\t{t.username}\t{t.name}\tcreated {t.created_at:%Y-%m-%d}\tlast used {_when(t.last_used_at)}"
+                f"{'  REVOKED' if t.revoked else ''}"
+            )
 
 
 @user_app.command("revoke-token")
@@ -212,8 +218,10 @@ def user_sessions_cmd(username: str = username_arg, db: str | None = db_option) 
 
     with store_session(db) as s:
         for w in user_sessions(s, username):
-            typer.echo(f"{w.id}\tsince {_when(w.created_at)}\tlast seen {_when(w.last_seen_at)}\tuntil {_when(w.expires_at)}"
-                       f"\t{w.client or '-'}\t{w.user_agent or '-'}")
+            typer.echo(
+                f"{w.id}\tsince {_when(w.created_at)}\tlast seen {_when(w.last_seen_at)}\tuntil {_when(w.expires_at)}"
+                f"\t{w.client or '-'}\t{w.user_agent or '-'}"
+            )
 
 
 @user_app.command("end-sessions")

@@ -16,8 +16,15 @@ SEVERITIES = ("info", "warning", "critical")
 
 
 def open_or_touch_alert(
-    db: Session, *, cause_key: str, kind: str, message: str, message_en: str,
-    table_id: str | None = None, severity: str = "warning", at: datetime | None = None,
+    db: Session,
+    *,
+    cause_key: str,
+    kind: str,
+    message: str,
+    message_en: str,
+    table_id: str | None = None,
+    severity: str = "warning",
+    at: datetime | None = None,
 ) -> tuple[Alert, bool]:
     """Open an alert for `cause_key`, or touch the open one; returns (alert, opened_now).
 
@@ -30,13 +37,24 @@ def open_or_touch_alert(
         raise ValueError(f"severity {severity!r} is not one of {', '.join(SEVERITIES)}")
     at = at or utcnow()
     table = table_of(Alert)
-    stmt = upsert_insert(db, table).values(
-        kind=kind, table_id=table_id, cause_key=cause_key, message=message, message_en=message_en,
-        severity=severity, opened_at=at, last_seen_at=at, count=1,
-    ).on_conflict_do_update(
-        index_elements=["cause_key"],
-        index_where=table.c.closed_at.is_(None),
-        set_={"count": table.c.count + 1, "last_seen_at": at, "message": message, "message_en": message_en, "severity": severity},
+    stmt = (
+        upsert_insert(db, table)
+        .values(
+            kind=kind,
+            table_id=table_id,
+            cause_key=cause_key,
+            message=message,
+            message_en=message_en,
+            severity=severity,
+            opened_at=at,
+            last_seen_at=at,
+            count=1,
+        )
+        .on_conflict_do_update(
+            index_elements=["cause_key"],
+            index_where=table.c.closed_at.is_(None),
+            set_={"count": table.c.count + 1, "last_seen_at": at, "message": message, "message_en": message_en, "severity": severity},
+        )
     )
     alert_id, count = db.execute(stmt.returning(table.c.id, table.c.count)).one()
     alert = db.get(Alert, alert_id, populate_existing=True)

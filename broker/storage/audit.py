@@ -14,8 +14,13 @@ from broker.storage.types import utcnow
 
 
 def append_session_op(
-    db: Session, session_id: int, kind: str, data: dict[str, Any], actor: str,
-    reason: str | None = None, at: datetime | None = None,
+    db: Session,
+    session_id: int,
+    kind: str,
+    data: dict[str, Any],
+    actor: str,
+    reason: str | None = None,
+    at: datetime | None = None,
 ) -> SessionOp:
     """Append the next op to a session's log; seq is 1, 2, 3 … per session.
 
@@ -33,8 +38,13 @@ def append_session_op(
 
 
 def record_audit(
-    db: Session, actor: str, action: str, target: str, detail: dict[str, Any] | None = None,
-    reason: str | None = None, at: datetime | None = None,
+    db: Session,
+    actor: str,
+    action: str,
+    target: str,
+    detail: dict[str, Any] | None = None,
+    reason: str | None = None,
+    at: datetime | None = None,
 ) -> AuditEntry:
     """Append who did what to which thing (e.g. "member:12"), with details and why."""
     entry = AuditEntry(actor=actor, action=action, target=target, detail=detail or {}, reason=reason, at=at or utcnow())

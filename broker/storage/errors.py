@@ -13,6 +13,4 @@ class SchemaTooNew(StoreError):
     def __init__(self, found: str, known_head: str) -> None:
         self.found = found
         self.known_head = known_head
-        super().__init__(
-            f"database schema {found} is newer than this version of Lavos (knows up to {known_head}); upgrade Lavos"
-        )
+        super().__init__(f"database schema {found} is newer than this version of Lavos (knows up to {known_head}); upgrade Lavos")

@@ -62,8 +62,10 @@ _BULK = {
 @lru_cache(maxsize=64)
 def _bulk_sql(dialect: str, rows: int) -> str:
     values = ",".join([_BULK[dialect][0]] * rows)
-    return (f"INSERT INTO {_EVENTS.name} ({', '.join(_COLUMNS)}) VALUES {values} "
-            f"ON CONFLICT ({', '.join(_KEY)}) DO NOTHING RETURNING {', '.join(_KEY)}")
+    return (
+        f"INSERT INTO {_EVENTS.name} ({', '.join(_COLUMNS)}) VALUES {values} "
+        f"ON CONFLICT ({', '.join(_KEY)}) DO NOTHING RETURNING {', '.join(_KEY)}"
+    )
 
 
 def _sqlite_time(at: datetime) -> str:
@@ -95,24 +97,49 @@ def _insert_bulk(db: Session, dialect: str, rows: list[dict[str, Any]]) -> set[E
             if received_v is None:
                 received_v = times[received] = when(received)
         synced = r["ts_synced"]
-        params += (r["table_id"], r["boot"], r["seq"], r["type"], when(r["node_ts"]),
-                   (1 if synced else 0) if sqlite else bool(synced), received_v, json.dumps(r["data"]))
+        params += (
+            r["table_id"],
+            r["boot"],
+            r["seq"],
+            r["type"],
+            when(r["node_ts"]),
+            (1 if synced else 0) if sqlite else bool(synced),
+            received_v,
+            json.dumps(r["data"]),
+        )
     conn = db.connection()
     new: set[EventKey] = set()
     width = len(_COLUMNS)
     for start in range(0, len(rows), _CHUNK):
-        chunk = params[start * width:(start + _CHUNK) * width]
+        chunk = params[start * width : (start + _CHUNK) * width]
         result = conn.exec_driver_sql(_bulk_sql(dialect, len(chunk) // width), tuple(chunk))
         new.update(EventKey(*r) for r in result)
     return new
 
 
 def insert_event_once(
-    db: Session, *, table_id: str, boot: str, seq: int, type: str, node_ts: datetime,
-    ts_synced: bool, data: dict[str, Any], received_at: datetime | None = None,
+    db: Session,
+    *,
+    table_id: str,
+    boot: str,
+    seq: int,
+    type: str,
+    node_ts: datetime,
+    ts_synced: bool,
+    data: dict[str, Any],
+    received_at: datetime | None = None,
 ) -> bool:
     """True if this (table_id, boot, seq) was new and is now stored; False for a duplicate."""
-    row = dict(table_id=table_id, boot=boot, seq=seq, type=type, node_ts=node_ts, ts_synced=ts_synced, data=data, received_at=received_at or utcnow())
+    row = dict(
+        table_id=table_id,
+        boot=boot,
+        seq=seq,
+        type=type,
+        node_ts=node_ts,
+        ts_synced=ts_synced,
+        data=data,
+        received_at=received_at or utcnow(),
+    )
     return bool(insert_events_once(db, [row]))
 
 

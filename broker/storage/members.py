@@ -42,7 +42,7 @@ def clean_name(name: str) -> str:
     """NFC (so a name typed on a Mac equals one typed on Windows), single spaces, stripped."""
     cleaned = " ".join(unicodedata.normalize("NFC", name).split())
     if not cleaned:
-        raise MemberError("the name is empty: give the member's name, e.g. \"Zadražil Miro\"")
+        raise MemberError('the name is empty: give the member\'s name, e.g. "Zadražil Miro"')
     if len(cleaned) > 200:
         raise MemberError(f"the name is {len(cleaned)} characters long; 200 at most")
     return cleaned
@@ -59,6 +59,7 @@ def _target(member: Member) -> str:
 
 
 # --- members -----------------------------------------------------------------------------
+
 
 def get_member(db: Session, member_id: int) -> Member:
     member = db.get(Member, member_id)
@@ -84,8 +85,15 @@ def add_member(db: Session, name: str, *, actor: str, kind: str = "individual", 
 
 
 def edit_member(
-    db: Session, member_id: int, *, actor: str, name: str | None = None, kind: str | None = None,
-    active: bool | None = None, note: str | None = None, reason: str | None = None,
+    db: Session,
+    member_id: int,
+    *,
+    actor: str,
+    name: str | None = None,
+    kind: str | None = None,
+    active: bool | None = None,
+    note: str | None = None,
+    reason: str | None = None,
 ) -> Member:
     """Change the given fields (None = keep); the audit entry records old and new values."""
     member = get_member(db, member_id)
@@ -123,6 +131,7 @@ def search_members(db: Session, query: str, *, limit: int = 20, active_only: boo
 
 
 # --- cards -------------------------------------------------------------------------------
+
 
 def find_by_card(db: Session, uid: str) -> Member | None:
     try:
@@ -162,8 +171,14 @@ def remove_card(db: Session, uid: str, *, actor: str, reason: str | None = None)
 
 # --- fees --------------------------------------------------------------------------------
 
+
 def record_fee(
-    db: Session, member_id: int, year: int, *, actor: str, amount_cents: int = DEFAULT_FEE_CENTS,
+    db: Session,
+    member_id: int,
+    year: int,
+    *,
+    actor: str,
+    amount_cents: int = DEFAULT_FEE_CENTS,
     paid_at: datetime | None = None,
 ) -> FeePayment:
     """Record the fee for one calendar year (0 cents is allowed, e.g. for honorary members)."""
@@ -213,7 +228,8 @@ def is_valid_card(db: Session, uid: str, today: date) -> CardCheck:
         return CardCheck("inactive", member, f"{member.name}: členstvo nie je aktívne", f"{member.name}: membership is inactive")
     if verdict == "unpaid":
         return CardCheck(
-            "unpaid", member,
+            "unpaid",
+            member,
             f"{member.name}: nezaplatený členský príspevok za rok {today.year}",
             f"{member.name}: fee unpaid for {today.year}",
         )

@@ -38,9 +38,15 @@ COLUMNS = ("name", "kind", "cards", "fees_paid", "active", "note")
 _BOM = b"\xef\xbb\xbf"
 # Slovak spellings, as a committee member would type them in Excel.
 _KIND_ALIASES = {
-    "individuálne": "individual", "individualne": "individual", "individuálny": "individual",
-    "kolektívne": "collective", "kolektivne": "collective", "kolektívny": "collective",
-    "čestné": "honorary", "cestne": "honorary", "čestný": "honorary",
+    "individuálne": "individual",
+    "individualne": "individual",
+    "individuálny": "individual",
+    "kolektívne": "collective",
+    "kolektivne": "collective",
+    "kolektívny": "collective",
+    "čestné": "honorary",
+    "cestne": "honorary",
+    "čestný": "honorary",
 }
 _YES = {"yes", "y", "true", "1", "áno", "ano", "a"}
 _NO = {"no", "n", "false", "0", "nie"}
@@ -85,13 +91,15 @@ class ImportReport:
     fees_added: int = 0
 
     def __str__(self) -> str:
-        return (f"{self.added} added, {self.updated} updated, {self.unchanged} unchanged; "
-                f"{self.cards_added} card(s) and {self.fees_added} fee year(s) recorded")
+        return (
+            f"{self.added} added, {self.updated} updated, {self.unchanged} unchanged; "
+            f"{self.cards_added} card(s) and {self.fees_added} fee year(s) recorded"
+        )
 
 
 def _decode(data: bytes) -> str:
     if data.startswith(_BOM):
-        data = data[len(_BOM):]
+        data = data[len(_BOM) :]
     if b"\x00" in data:
         line = data[: data.index(b"\x00")].count(b"\n") + 1
         raise MemberImportError([LineError(line, "a NUL byte: this is not a CSV text file (export the sheet as CSV)")])
@@ -99,7 +107,9 @@ def _decode(data: bytes) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data[: e.start].count(b"\n") + 1
-        raise MemberImportError([LineError(line, f"byte 0x{data[e.start]:02x} is not UTF-8: save the file as \"CSV UTF-8\" (Excel: Save As → CSV UTF-8)")]) from None
+        raise MemberImportError(
+            [LineError(line, f'byte 0x{data[e.start]:02x} is not UTF-8: save the file as "CSV UTF-8" (Excel: Save As → CSV UTF-8)')]
+        ) from None
 
 
 def _header(row: list[str]) -> list[LineError]:
@@ -145,7 +155,9 @@ def parse_members_csv(data: bytes) -> list[MemberRow]:
     text = _decode(data)
     first = text.split("\n", 1)[0]
     if not first.strip():
-        raise MemberImportError([LineError(1, f"the file is empty or starts with a blank line; the first line must be a header such as {','.join(COLUMNS)}")])
+        raise MemberImportError(
+            [LineError(1, f"the file is empty or starts with a blank line; the first line must be a header such as {','.join(COLUMNS)}")]
+        )
     delimiter = ";" if first.count(";") > first.count(",") else ","
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     errors: list[LineError] = []
@@ -162,7 +174,9 @@ def parse_members_csv(data: bytes) -> list[MemberRow]:
             if not any(v.strip() for v in values):
                 continue
             if len(values) != len(header):
-                errors.append(LineError(line, f"{len(values)} field(s), the header has {len(header)}; quote a value that holds a '{delimiter}'"))
+                errors.append(
+                    LineError(line, f"{len(values)} field(s), the header has {len(header)}; quote a value that holds a '{delimiter}'")
+                )
                 continue
             try:
                 row = _parse_row(line, {k: unguard(v) for k, v in zip(header, values)})  # our export's formula guard
@@ -211,8 +225,14 @@ def import_members_csv(db: Session, data: bytes, *, actor: str) -> ImportReport:
         member = find_by_name(db, row.name)
         added = member is None
         if member is None:
-            member = add_member(db, row.name, actor=actor, kind=row.kind or "individual", note=row.note or "",
-                                active=True if row.active is None else row.active)
+            member = add_member(
+                db,
+                row.name,
+                actor=actor,
+                kind=row.kind or "individual",
+                note=row.note or "",
+                active=True if row.active is None else row.active,
+            )
             changed = False
         else:
             before = (member.kind, member.active, member.note)
@@ -247,10 +267,18 @@ def export_members_csv(db: Session, *, delimiter: str = ",") -> str:
     out = io.StringIO(newline="")
     writer = SafeWriter(out, delimiter=delimiter)
     writer.writerow(COLUMNS)
-    members = db.scalars(select(Member).options(selectinload(Member.cards), selectinload(Member.fees)).order_by(Member.name_key, Member.name))
+    members = db.scalars(
+        select(Member).options(selectinload(Member.cards), selectinload(Member.fees)).order_by(Member.name_key, Member.name)
+    )
     for m in members:
-        writer.writerow([
-            m.name, m.kind, " ".join(c.uid for c in m.cards), " ".join(str(f.year) for f in m.fees),
-            "yes" if m.active else "no", m.note,
-        ])
+        writer.writerow(
+            [
+                m.name,
+                m.kind,
+                " ".join(c.uid for c in m.cards),
+                " ".join(str(f.year) for f in m.fees),
+                "yes" if m.active else "no",
+                m.note,
+            ]
+        )
     return out.getvalue()

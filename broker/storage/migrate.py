@@ -55,7 +55,9 @@ def upgrade_to_head(conn: Connection, *, migrate: bool = True) -> str:
             raise SchemaTooNew(found, head)
     if found != head:
         if not migrate:
-            raise StoreError(f"database schema is at {found or 'nothing'}, this Lavos needs {head}: start the server once, or run `lavos db upgrade`")
+            raise StoreError(
+                f"database schema is at {found or 'nothing'}, this Lavos needs {head}: start the server once, or run `lavos db upgrade`"
+            )
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "head")
     conn.commit()

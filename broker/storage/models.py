@@ -53,6 +53,7 @@ class Base(DeclarativeBase):
 
 # --- members -------------------------------------------------------------------------------
 
+
 class Member(Base):
     __tablename__ = "members"
     __table_args__ = (CheckConstraint(_one_of("kind", MEMBER_KINDS), name="kind"),)
@@ -99,6 +100,7 @@ class FeePayment(Base):
 
 # --- staff accounts --------------------------------------------------------------------------
 
+
 class User(Base):
     __tablename__ = "users"
     __table_args__ = (CheckConstraint(_one_of("role", ROLES), name="role"),)
@@ -129,6 +131,7 @@ class ApiToken(Base):
 
 
 # --- table sessions and the audit trail ------------------------------------------------------
+
 
 class TableSession(Base):
     """A billed use of a table. Its history (and so its bill) is its session_ops, in seq order."""
@@ -184,6 +187,7 @@ class AuditEntry(Base):
 
 # --- ingest ----------------------------------------------------------------------------------
 
+
 class Event(Base):
     """A raw event from a table node, kept for analytics until retention prunes it."""
 
@@ -236,14 +240,18 @@ class Node(Base):
 
 # --- alerts and foosball ---------------------------------------------------------------------
 
+
 class Alert(Base):
     __tablename__ = "alerts"
     __table_args__ = (
         # At most one open alert per cause: a flapping cause bumps count instead of flooding staff.
         # A partial unique index is the one form of this both SQLite and PostgreSQL enforce.
         Index(
-            "uq_alerts_open_cause_key", "cause_key", unique=True,
-            sqlite_where=text("closed_at IS NULL"), postgresql_where=text("closed_at IS NULL"),
+            "uq_alerts_open_cause_key",
+            "cause_key",
+            unique=True,
+            sqlite_where=text("closed_at IS NULL"),
+            postgresql_where=text("closed_at IS NULL"),
         ),
         Index("ix_alerts_opened_at", "opened_at"),
     )
@@ -282,6 +290,7 @@ class FoosballCheckin(Base):
 
 # --- dashboard logins ----------------------------------------------------------------------
 
+
 class WebSession(Base):
     """One dashboard login. The signed cookie carries only the random id; its SHA-256 is stored,
     so a copied database is not a set of live sessions. Ended rows stay, for the account page."""
@@ -303,6 +312,7 @@ class WebSession(Base):
 
 
 # --- what the nodes sent that the service refused (broker.domain.reject_tally) ---------------------------
+
 
 class NodeRejectCount(Base):
     """Messages refused per table (or broker.domain.reject_tally.UNKNOWN) and reason; bounded by the venue file."""

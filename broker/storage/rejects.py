@@ -19,8 +19,7 @@ def record_rejects(db: Session, tally: RejectTally, at: datetime) -> None:
     """Add one batch's refusals: a statement per (table, reason) and per table, not per message."""
     for (table, reason), n in tally.counts.items():
         stmt = upsert_insert(db, _COUNTS).values(table_id=table, reason=reason, count=n, first_at=at, last_at=at)
-        db.execute(stmt.on_conflict_do_update(
-            index_elements=["table_id", "reason"], set_={"count": _COUNTS.c.count + n, "last_at": at}))
+        db.execute(stmt.on_conflict_do_update(index_elements=["table_id", "reason"], set_={"count": _COUNTS.c.count + n, "last_at": at}))
     rows = [dict(table_id=s.table, at=s.at, topic=s.topic, reason=s.reason, error=s.error, excerpt=s.excerpt) for s in tally.all_samples()]
     if rows:
         db.execute(_SAMPLES.insert(), rows)

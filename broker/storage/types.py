@@ -45,4 +45,3 @@ JSONDoc = JSON().with_variant(JSONB(), "postgresql")
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
-

@@ -18,9 +18,12 @@ TableText = text(32)
 router = APIRouter(prefix="/alerts", tags=["alerts"])
 
 
-@router.get("", response_model=list[R.AlertOut], summary="Open alerts (newest first), or the latest ones including closed with open=false (manager)")
+@router.get(
+    "", response_model=list[R.AlertOut], summary="Open alerts (newest first), or the latest ones including closed with open=false (manager)"
+)
 def list_alerts(
-    reads: Reads, user: Annotated[Staff, Depends(can("alerts.open"))],
+    reads: Reads,
+    user: Annotated[Staff, Depends(can("alerts.open"))],
     open: bool = Query(True, description="true: only open alerts"),
     table: Annotated[TableText | None, Query(description="Only this table's")] = None,  # type: ignore[valid-type]
     limit: int = Query(200, ge=1, le=1000),

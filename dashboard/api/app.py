@@ -36,8 +36,9 @@ def create_app(service: Hub) -> FastAPI:
         title="Lavos table control",
         version="1",
         description="Tables, sessions and bills, members, alerts, foosball check-ins and reports of a billiard hall. "
-                    "Log in with HTTP Basic (staff account) or a bearer token (`lavos user token`).",
-        docs_url=None, redoc_url=None,  # the staff pages come in the dashboard; the schema stays public
+        "Log in with HTTP Basic (staff account) or a bearer token (`lavos user token`).",
+        docs_url=None,
+        redoc_url=None,  # the staff pages come in the dashboard; the schema stays public
     )
     # The dashboard sees the hub only through its facade (writes) and read models (hub.reads).
     app.state.hub = hub = HubFacade(service)

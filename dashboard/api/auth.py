@@ -119,8 +119,12 @@ def user_from_authorization(hub: HubFacade, header: str | None, *, client: str |
 def csrf_matches(request: Request, supplied: object) -> bool:
     """Whether `supplied` is this cookie session's CSRF token (constant-time compare)."""
     expected = request.session.get(SESSION_CSRF) if "session" in request.scope else None
-    return (isinstance(expected, str) and isinstance(supplied, str) and bool(supplied)
-            and hmac.compare_digest(expected.encode(), supplied.encode()))
+    return (
+        isinstance(expected, str)
+        and isinstance(supplied, str)
+        and bool(supplied)
+        and hmac.compare_digest(expected.encode(), supplied.encode())
+    )
 
 
 def _live_session(hub: HubFacade, request: Request) -> StaffSession | None:

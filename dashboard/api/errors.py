@@ -41,9 +41,12 @@ def _documented(**codes: str) -> dict[int | str, dict]:
 # (or schemathesis) sees FastAPI's default 422 body, which is not the one this module sends.
 RESPONSES = _documented(
     e400="Bad input the schema cannot express (a card UID, a date range, a name taken)",
-    e401="Not logged in: HTTP Basic or a bearer token", e403="The user's role does not allow this, or a cookie write without X-CSRF-Token",
-    e404="No such table, session, member, alert or card", e409="Not possible in the current state (e.g. the session is already stopped)",
-    e422="Invalid request: `errors` names each field", e423="Locked out after repeated failed logins (Retry-After says for how long)",
+    e401="Not logged in: HTTP Basic or a bearer token",
+    e403="The user's role does not allow this, or a cookie write without X-CSRF-Token",
+    e404="No such table, session, member, alert or card",
+    e409="Not possible in the current state (e.g. the session is already stopped)",
+    e422="Invalid request: `errors` names each field",
+    e423="Locked out after repeated failed logins (Retry-After says for how long)",
     e503="The database is unavailable",
 )
 TOO_LARGE = _documented(e413="The request body is larger than the route accepts")

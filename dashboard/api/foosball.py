@@ -19,8 +19,7 @@ router = APIRouter(prefix="/foosball", tags=["foosball"])
 
 def checkins_by_table(reads: HallReads, tables: list[str] | None = None) -> list[dict[str, Any]]:
     """Per foosball table, the check-ins that count now (the JSON of GET /api/foosball)."""
-    return [{"table": t.table, "name": t.name, "checkins": [views.checkin(c) for c in t.checkins]}
-            for t in reads.active_checkins(tables)]
+    return [{"table": t.table, "name": t.name, "checkins": [views.checkin(c) for c in t.checkins]} for t in reads.active_checkins(tables)]
 
 
 @router.get("", response_model=list[R.FoosballTableOut], summary="Checked-in members per foosball table, with their goals")
@@ -28,7 +27,9 @@ def list_checkins(reads: Reads, user: Annotated[Staff, Depends(can("foosball.che
     return checkins_by_table(reads)
 
 
-@router.post("/{table}/checkin", response_model=R.CheckinOut, status_code=201, summary="Check a paid-up member in at a foosball table (staff)")
+@router.post(
+    "/{table}/checkin", response_model=R.CheckinOut, status_code=201, summary="Check a paid-up member in at a foosball table (staff)"
+)
 def staff_checkin(table: str, body: CheckinIn, hub: Hub, user: Annotated[Staff, Depends(can("foosball.checkin"))]) -> dict[str, Any]:
     # The hub checks, records, audits and settles the alert: the one writer of alerts.
     return views.checkin(hub.foosball_checkin(table, body.member_id, actor=user.username))

@@ -21,8 +21,12 @@ class HealthOut(BaseModel):
     backend: str
 
 
-@router.get("/health", summary="ok, MQTT connected, database reachable (no login); 503 when not ok",
-            response_model=HealthOut, responses={503: {"model": HealthOut, "description": "Not healthy: the body says which part"}})
+@router.get(
+    "/health",
+    summary="ok, MQTT connected, database reachable (no login); 503 when not ok",
+    response_model=HealthOut,
+    responses={503: {"model": HealthOut, "description": "Not healthy: the body says which part"}},
+)
 def health(reads: Reads) -> JSONResponse:
     db_ok = reads.database_ok()  # logs why not
     mqtt = reads.mqtt_connected

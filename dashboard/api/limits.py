@@ -76,8 +76,17 @@ class BodyLimits:
     401 JSON (else the pages' 303 to /login). `skip`: path prefixes another instance handles.
     """
 
-    def __init__(self, app: ASGIApp, *, hub: HubFacade, caps: tuple[Cap, ...], public: Collection[str], api: bool,
-                 stalled_message: str, skip: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        hub: HubFacade,
+        caps: tuple[Cap, ...],
+        public: Collection[str],
+        api: bool,
+        stalled_message: str,
+        skip: tuple[str, ...] = (),
+    ) -> None:
         self.app = app
         self.hub = hub  # the HubFacade the routes use: the same login checks
         self.caps = caps

@@ -31,9 +31,14 @@ def _member(reads: HallReads, member_id: int) -> MemberView:
     return member
 
 
-@router.get("", response_model=list[R.MemberListItem], summary="Search members by name (any words, accents and case ignored); notes, cards and fees for the manager only")
+@router.get(
+    "",
+    response_model=list[R.MemberListItem],
+    summary="Search members by name (any words, accents and case ignored); notes, cards and fees for the manager only",
+)
 def list_members(
-    reads: Reads, user: Annotated[Staff, Depends(can("members.search"))],
+    reads: Reads,
+    user: Annotated[Staff, Depends(can("members.search"))],
     q: Annotated[SearchText, Query(description="Words of the name, e.g. zadrazil")] = "",  # type: ignore[valid-type]
     limit: int = Query(50, ge=1, le=500),
 ) -> list[dict[str, Any]]:
@@ -49,23 +54,39 @@ def create_member(body: MemberIn, hub: Hub, user: Annotated[Staff, Depends(can("
     return views.member(m, hub.reads.fee_year())
 
 
-@router.get("/export", summary="The whole registry as CSV (the import format)",
-            responses={200: {"content": {"text/csv": {"schema": {"type": "string"}}}}}, response_class=Response)
+@router.get(
+    "/export",
+    summary="The whole registry as CSV (the import format)",
+    responses={200: {"content": {"text/csv": {"schema": {"type": "string"}}}}},
+    response_class=Response,
+)
 def export(reads: Reads, user: Annotated[Staff, Depends(can("members.read"))]) -> Response:
     data = reads.export_members_csv()
-    return Response(data.encode("utf-8-sig"), media_type="text/csv; charset=utf-8",
-                    headers={"Content-Disposition": 'attachment; filename="lavos-members.csv"'})
+    return Response(
+        data.encode("utf-8-sig"),
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": 'attachment; filename="lavos-members.csv"'},
+    )
 
 
 def _import(hub: HubFacade, data: bytes, actor: str) -> dict[str, Any]:
     report = hub.import_members(data, actor=actor)
-    return {"added": report.added, "updated": report.updated, "unchanged": report.unchanged,
-            "cards_added": report.cards_added, "fees_added": report.fees_added, "summary": str(report)}
+    return {
+        "added": report.added,
+        "updated": report.updated,
+        "unchanged": report.unchanged,
+        "cards_added": report.cards_added,
+        "fees_added": report.fees_added,
+        "summary": str(report),
+    }
 
 
 @router.post(
-    "/import", response_model=R.ImportOut, summary="Import a CSV file (the request body): all of it, or nothing with the errors by line (manager)",
-    openapi_extra={"requestBody": {"required": True, "content": {"text/csv": {"schema": {"type": "string"}}}}}, responses=TOO_LARGE,
+    "/import",
+    response_model=R.ImportOut,
+    summary="Import a CSV file (the request body): all of it, or nothing with the errors by line (manager)",
+    openapi_extra={"requestBody": {"required": True, "content": {"text/csv": {"schema": {"type": "string"}}}}},
+    responses=TOO_LARGE,
 )
 async def import_csv(request: Request, hub: Hub, user: Annotated[Staff, Depends(can("members.edit"))]) -> dict[str, Any]:
     data = bytearray()
@@ -92,8 +113,9 @@ def get_member(member_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(c
 
 @router.patch("/{member_id}", response_model=R.MemberOut, summary="Change name, kind, note or active (manager)")
 def patch_member(member_id: IdPath, body: MemberPatch, hub: Hub, user: Annotated[Staff, Depends(can("members.edit"))]) -> dict[str, Any]:
-    m = hub.edit_member(member_id, actor=user.username, name=body.name, kind=body.kind,
-                        active=body.active, note=body.note, reason=body.reason)
+    m = hub.edit_member(
+        member_id, actor=user.username, name=body.name, kind=body.kind, active=body.active, note=body.note, reason=body.reason
+    )
     return views.member(m, hub.reads.fee_year())
 
 

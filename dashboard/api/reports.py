@@ -20,21 +20,32 @@ DayQuery = Query(None, description="Venue-local day, YYYY-MM-DD (default: today)
 
 def _grid(grid: reports.HourGrid, tz, scale: float) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     return {
-        "day": grid.day, "hours": [h.astimezone(tz).isoformat() for h in grid.hours],
+        "day": grid.day,
+        "hours": [h.astimezone(tz).isoformat() for h in grid.hours],
         "tables": {t: [round(v / scale, 1) if scale != 1 else v for v in cells] for t, cells in grid.tables.items()},
         "totals": {t: round(sum(cells) / scale, 1) if scale != 1 else sum(cells) for t, cells in grid.tables.items()},
     }
 
 
-@router.get("/revenue", response_model=R.RevenueOut, summary="Revenue in cents by day, table and tariff over local days from..to (inclusive)")
+@router.get(
+    "/revenue", response_model=R.RevenueOut, summary="Revenue in cents by day, table and tariff over local days from..to (inclusive)"
+)
 def revenue(
-    reads: Reads, user: Annotated[Staff, Depends(can("reports.view"))],
+    reads: Reads,
+    user: Annotated[Staff, Depends(can("reports.view"))],
     first: date = Query(..., alias="from", description="First local day, YYYY-MM-DD"),
     last: date | None = Query(None, alias="to", description="Last local day (default: the same as from)"),
 ) -> dict[str, Any]:
     r = reads.revenue(first, last or first)
-    return {"from": r.first, "to": r.last, "total_cents": r.total_cents, "sessions": r.sessions,
-            "by_day": r.by_day, "by_table": r.by_table, "by_tariff": r.by_tariff}
+    return {
+        "from": r.first,
+        "to": r.last,
+        "total_cents": r.total_cents,
+        "sessions": r.sessions,
+        "by_day": r.by_day,
+        "by_table": r.by_table,
+        "by_tariff": r.by_tariff,
+    }
 
 
 @router.get("/utilisation", response_model=R.GridOut, summary="Minutes played per table per local hour of a day")
@@ -49,9 +60,20 @@ def drops(reads: Reads, user: Annotated[Staff, Depends(can("reports.view"))], da
 
 @router.get("/foosball", response_model=list[R.FoosballUseOut], summary="Foosball check-ins and goals per member over local days from..to")
 def foosball(
-    reads: Reads, user: Annotated[Staff, Depends(can("reports.view"))],
-    first: date = Query(..., alias="from"), last: date | None = Query(None, alias="to"),
+    reads: Reads,
+    user: Annotated[Staff, Depends(can("reports.view"))],
+    first: date = Query(..., alias="from"),
+    last: date | None = Query(None, alias="to"),
 ) -> list[dict[str, Any]]:
     use = reads.foosball_use(first, last or first)
-    return [{"member_id": u.member_id, "member": u.name, "checkins": u.checkins, "goals": u.goals,
-             "tables": sorted(u.tables), "last_at": u.last_at} for u in use]
+    return [
+        {
+            "member_id": u.member_id,
+            "member": u.name,
+            "checkins": u.checkins,
+            "goals": u.goals,
+            "tables": sorted(u.tables),
+            "last_at": u.last_at,
+        }
+        for u in use
+    ]

@@ -30,7 +30,9 @@ def _printable(value: str) -> str:
 
 
 def text(max_length: int, min_length: int = 1):  # type: ignore[no-untyped-def]
-    return Annotated[str, StringConstraints(strip_whitespace=True, min_length=min_length, max_length=max_length), AfterValidator(_printable)]
+    return Annotated[
+        str, StringConstraints(strip_whitespace=True, min_length=min_length, max_length=max_length), AfterValidator(_printable)
+    ]
 
 
 TableId = text(32)

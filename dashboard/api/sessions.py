@@ -38,15 +38,24 @@ def _done(hub: Hub, session_id: int, op: Callable[[], sessions.SessionState]) ->
 @router.post("", status_code=201, response_model=R.SessionOut, summary="Start a session on a table (the light goes on)")
 def start(body: SessionStart, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
     sid = hub.start_session(
-        body.table, actor=user.username, tariff=body.tariff, member_id=body.member_id,
-        card_uid=body.card_uid, prepaid_minutes=body.prepaid_minutes,
+        body.table,
+        actor=user.username,
+        tariff=body.tariff,
+        member_id=body.member_id,
+        card_uid=body.card_uid,
+        prepaid_minutes=body.prepaid_minutes,
     )
     return _view(hub.reads, sid)
 
 
-@router.get("", response_model=list[R.SessionBriefOut], summary="Sessions: open ones (staff), or all of them / closed / those started on a venue-local day (manager)")
+@router.get(
+    "",
+    response_model=list[R.SessionBriefOut],
+    summary="Sessions: open ones (staff), or all of them / closed / those started on a venue-local day (manager)",
+)
 def list_sessions(
-    reads: Reads, user: Annotated[Staff, Depends(can("sessions.open"))],
+    reads: Reads,
+    user: Annotated[Staff, Depends(can("sessions.open"))],
     open: bool | None = Query(None, description="true: running or paused; false: stopped"),
     day: date | None = Query(None, description="Started on this local day, YYYY-MM-DD"),
     limit: int = Query(200, ge=1, le=MAX_LIST),
@@ -93,10 +102,13 @@ def add_extra(session_id: IdPath, body: ExtraIn, hub: Hub, user: Annotated[Staff
     return _done(hub, session_id, lambda: hub.add_extra(session_id, body.extra, body.quantity, actor=user.username))
 
 
-@router.post("/{session_id}/card", response_model=R.SessionOut, summary="Put a club card on the session (by card_uid or member_id), or take it off (neither)")
+@router.post(
+    "/{session_id}/card",
+    response_model=R.SessionOut,
+    summary="Put a club card on the session (by card_uid or member_id), or take it off (neither)",
+)
 def set_card(session_id: IdPath, body: SessionCard, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
-    return _done(hub, session_id, lambda: hub.set_card(
-        session_id, actor=user.username, member_id=body.member_id, card_uid=body.card_uid))
+    return _done(hub, session_id, lambda: hub.set_card(session_id, actor=user.username, member_id=body.member_id, card_uid=body.card_uid))
 
 
 @router.post("/{session_id}/correction", response_model=R.SessionOut, summary="Correct the bill by an amount, with a reason (manager)")

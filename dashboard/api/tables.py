@@ -30,10 +30,18 @@ def _open_summary(reads: HallReads, table: str) -> dict[str, Any] | None:
 
 def _table(reads: HallReads, spec, node: NodeView | None) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     return {
-        "id": spec.id, "name": spec.name, "kind": spec.kind.value, "room": spec.room, "size_ft": spec.size_ft,
-        "club_card": spec.club_card, "billed": spec.kind.billed,
-        "node": {"online": bool(node and node.online), "last_seen_at": node.last_seen_at if node else None,
-                 "version": node.version if node else None},
+        "id": spec.id,
+        "name": spec.name,
+        "kind": spec.kind.value,
+        "room": spec.room,
+        "size_ft": spec.size_ft,
+        "club_card": spec.club_card,
+        "billed": spec.kind.billed,
+        "node": {
+            "online": bool(node and node.online),
+            "last_seen_at": node.last_seen_at if node else None,
+            "version": node.version if node else None,
+        },
         "light": views.light(node),
         "session": _open_summary(reads, spec.id) if spec.kind.billed else None,
     }
@@ -72,21 +80,40 @@ def node_rows(reads: HallReads) -> list[dict[str, Any]]:
 def list_tariffs(reads: Reads, user: Annotated[Staff, Depends(can("floor.view"))]) -> dict[str, Any]:
     v = reads.venue
     return {
-        "default": v.billing.default_tariff, "member": v.billing.member_tariff,
-        "unit_s": v.billing.unit_s, "minimum_cents": v.billing.minimum_cents, "vat_percent": v.billing.vat_percent,
-        "tariffs": [{
-            "id": t.id, "name": t.name, "name_en": t.name_en, "rate_cents_per_hour": t.rate_cents_per_hour,
-            "rate": format_eur(t.rate_cents_per_hour), "requires_member": t.requires_member,
-            "hours": {"open": t.hours.open.strftime("%H:%M"), "close": t.hours.close.strftime("%H:%M")} if t.hours else None,
-        } for t in v.tariffs],
-        "bands": [{"tariff": b.tariff, "name": b.name, "days": b.days, "start": b.start.strftime("%H:%M"),
-                   "end": b.end.strftime("%H:%M"), "rate_cents_per_hour": b.rate_cents_per_hour} for b in v.bands],
+        "default": v.billing.default_tariff,
+        "member": v.billing.member_tariff,
+        "unit_s": v.billing.unit_s,
+        "minimum_cents": v.billing.minimum_cents,
+        "vat_percent": v.billing.vat_percent,
+        "tariffs": [
+            {
+                "id": t.id,
+                "name": t.name,
+                "name_en": t.name_en,
+                "rate_cents_per_hour": t.rate_cents_per_hour,
+                "rate": format_eur(t.rate_cents_per_hour),
+                "requires_member": t.requires_member,
+                "hours": {"open": t.hours.open.strftime("%H:%M"), "close": t.hours.close.strftime("%H:%M")} if t.hours else None,
+            }
+            for t in v.tariffs
+        ],
+        "bands": [
+            {
+                "tariff": b.tariff,
+                "name": b.name,
+                "days": b.days,
+                "start": b.start.strftime("%H:%M"),
+                "end": b.end.strftime("%H:%M"),
+                "rate_cents_per_hour": b.rate_cents_per_hour,
+            }
+            for b in v.bands
+        ],
     }
 
 
 @router.get("/extras", response_model=list[R.ExtraOut], summary="Items that can go on a tab")
 def list_extras(reads: Reads, user: Annotated[Staff, Depends(can("floor.view"))]) -> list[dict[str, Any]]:
-    return [{"id": e.id, "name": e.name, "name_en": e.name_en, "price_cents": e.price_cents, "price": format_eur(e.price_cents)}
-            for e in reads.venue.extras]
-
-
+    return [
+        {"id": e.id, "name": e.name, "name_en": e.name_en, "price_cents": e.price_cents, "price": format_eur(e.price_cents)}
+        for e in reads.venue.extras
+    ]

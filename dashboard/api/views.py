@@ -16,19 +16,31 @@ def money(cents: int) -> dict[str, Any]:
 
 def _line(line: BillLine) -> dict[str, Any]:
     return {
-        "kind": line.kind, "description": line.description, "description_en": line.description_en,
-        "reason": line.reason, "amount_cents": line.amount_cents, "amount": format_eur(line.amount_cents),
-        "tariff": line.tariff_id, "rate_cents_per_hour": line.rate_cents_per_hour,
-        "start": line.start, "end": line.end, "billed_seconds": line.billed_seconds,
-        "quantity": line.quantity, "unit_cents": line.unit_cents,
+        "kind": line.kind,
+        "description": line.description,
+        "description_en": line.description_en,
+        "reason": line.reason,
+        "amount_cents": line.amount_cents,
+        "amount": format_eur(line.amount_cents),
+        "tariff": line.tariff_id,
+        "rate_cents_per_hour": line.rate_cents_per_hour,
+        "start": line.start,
+        "end": line.end,
+        "billed_seconds": line.billed_seconds,
+        "quantity": line.quantity,
+        "unit_cents": line.unit_cents,
     }
 
 
 def bill(b: Bill) -> dict[str, Any]:
     return {
         "lines": [_line(x) for x in b.lines],
-        "total_cents": b.total_cents, "total": format_eur(b.total_cents), "total_en": format_eur(b.total_cents, "en"),
-        "vat_percent": b.vat_percent, "vat_cents": b.vat_cents, "vat": format_eur(b.vat_cents),
+        "total_cents": b.total_cents,
+        "total": format_eur(b.total_cents),
+        "total_en": format_eur(b.total_cents, "en"),
+        "vat_percent": b.vat_percent,
+        "vat_cents": b.vat_cents,
+        "vat": format_eur(b.vat_cents),
         "net_cents": b.net_cents,
     }
 
@@ -46,12 +58,19 @@ def session(reads: HallReads, session_id: int, st: sessions.SessionState, *, wit
     b = reads.bill_of(st)
     left = sessions.prepaid_remaining(st, now)
     out = {
-        "id": session_id, "table": st.table, "state": st.state,
-        "started_at": st.started_at, "stopped_at": st.stopped_at, "paused_at": st.paused_at,
-        "tariff": _tariff_now(reads, st, b), "requested_tariff": st.tariff,
+        "id": session_id,
+        "table": st.table,
+        "state": st.state,
+        "started_at": st.started_at,
+        "stopped_at": st.stopped_at,
+        "paused_at": st.paused_at,
+        "tariff": _tariff_now(reads, st, b),
+        "requested_tariff": st.tariff,
         "member": {"id": st.member.member_id, "name": st.member.name, "fee_paid": st.member.fee_paid} if st.member else None,
-        "prepaid_until": st.prepaid_until, "prepaid_left_s": int(left.total_seconds()) if left is not None else None,
-        "amount_cents": b.total_cents, "amount": format_eur(b.total_cents),
+        "prepaid_until": st.prepaid_until,
+        "prepaid_left_s": int(left.total_seconds()) if left is not None else None,
+        "amount_cents": b.total_cents,
+        "amount": format_eur(b.total_cents),
         "extras": [{"extra": e.extra_id, "quantity": e.quantity, "unit_cents": e.unit_cents, "at": e.at, "by": e.actor} for e in st.extras],
     }
     if with_bill:
@@ -68,10 +87,18 @@ def light(node: NodeView | None) -> dict[str, Any] | None:
 def node(table: str, n: NodeView | None, refused: NodeRejects | None = None) -> dict[str, Any]:
     tm = (n.telemetry if n else None) or {}
     return {
-        "table": table, "online": bool(n and n.online), "online_since": n.online_since if n else None,
-        "last_seen_at": n.last_seen_at if n else None, "boot": n.boot if n else None, "version": n.version if n else None,
-        "uptime_s": tm.get("uptime_s"), "cpu_temp_c": tm.get("cpu_temp_c"), "outbox": tm.get("outbox"),
-        "reconnects": n.reconnects if n else 0, "telemetry_at": n.telemetry_at if n else None, "light": light(n),
+        "table": table,
+        "online": bool(n and n.online),
+        "online_since": n.online_since if n else None,
+        "last_seen_at": n.last_seen_at if n else None,
+        "boot": n.boot if n else None,
+        "version": n.version if n else None,
+        "uptime_s": tm.get("uptime_s"),
+        "cpu_temp_c": tm.get("cpu_temp_c"),
+        "outbox": tm.get("outbox"),
+        "reconnects": n.reconnects if n else 0,
+        "telemetry_at": n.telemetry_at if n else None,
+        "light": light(n),
         "rejects": rejects(refused),
     }
 
@@ -83,37 +110,61 @@ def rejects(r: NodeRejects | None) -> dict[str, Any]:
     """
     r = r or NodeRejects()
     return {
-        "dropped": r.dropped, "clock_flagged": r.kept, "last_at": r.last_at,
-        "by_reason": {reason: {"count": c.count, "first_at": c.first_at, "last_at": c.last_at} for reason, c in sorted(r.by_reason.items())},
+        "dropped": r.dropped,
+        "clock_flagged": r.kept,
+        "last_at": r.last_at,
+        "by_reason": {
+            reason: {"count": c.count, "first_at": c.first_at, "last_at": c.last_at} for reason, c in sorted(r.by_reason.items())
+        },
         "samples": [{"at": x.at, "topic": x.topic, "reason": x.reason, "error": x.error, "excerpt": x.excerpt} for x in r.samples],
     }
 
 
 def member(m: MemberView, year: int) -> dict[str, Any]:
     return {
-        "id": m.id, "name": m.name, "kind": m.kind, "active": m.active, "note": m.note,
+        "id": m.id,
+        "name": m.name,
+        "kind": m.kind,
+        "active": m.active,
+        "note": m.note,
         "cards": list(m.cards),
         "fees": [{"year": f.year, "amount_cents": f.amount_cents, "paid_at": f.paid_at, "recorded_by": f.recorded_by} for f in m.fees],
-        "fee_paid": m.fee_paid(year), "fee_year": year, "created_at": m.created_at,
+        "fee_paid": m.fee_paid(year),
+        "fee_year": year,
+        "created_at": m.created_at,
     }
 
 
 def member_found(m: MemberView, year: int) -> dict[str, Any]:
     """What staff see of a member when searching by name: enough to choose them, no note, no card UIDs."""
-    return {"id": m.id, "name": m.name, "kind": m.kind, "active": m.active,
-            "fee_paid": m.fee_paid(year), "fee_year": year}
+    return {"id": m.id, "name": m.name, "kind": m.kind, "active": m.active, "fee_paid": m.fee_paid(year), "fee_year": year}
 
 
 def alert(a: AlertView) -> dict[str, Any]:
     return {
-        "id": a.id, "kind": a.kind, "table": a.table_id, "severity": a.severity,
-        "message": a.message, "message_en": a.message_en, "opened_at": a.opened_at, "last_seen_at": a.last_seen_at,
-        "count": a.count, "acked_at": a.acked_at, "acked_by": a.acked_by, "closed_at": a.closed_at,
+        "id": a.id,
+        "kind": a.kind,
+        "table": a.table_id,
+        "severity": a.severity,
+        "message": a.message,
+        "message_en": a.message_en,
+        "opened_at": a.opened_at,
+        "last_seen_at": a.last_seen_at,
+        "count": a.count,
+        "acked_at": a.acked_at,
+        "acked_by": a.acked_by,
+        "closed_at": a.closed_at,
     }
 
 
 def checkin(c: CheckinView) -> dict[str, Any]:
     return {
-        "id": c.id, "member_id": c.member_id, "member": c.member, "checked_in_at": c.checked_in_at,
-        "last_goal_at": c.last_goal_at, "goals": c.goals, "by": c.by, "active_until": c.active_until,
+        "id": c.id,
+        "member_id": c.member_id,
+        "member": c.member,
+        "checked_in_at": c.checked_in_at,
+        "last_goal_at": c.last_goal_at,
+        "goals": c.goals,
+        "by": c.by,
+        "active_until": c.active_until,
     }

@@ -110,8 +110,9 @@ def _client(request: Request) -> str:
 
 
 def log_in(request: Request, user: Staff) -> None:
-    session_id, live = get_hub(request).start_web_session(user.username, client=_client(request),
-                                                          user_agent=request.headers.get("user-agent", ""))
+    session_id, live = get_hub(request).start_web_session(
+        user.username, client=_client(request), user_agent=request.headers.get("user-agent", "")
+    )
     request.session.clear()
     request.session[SESSION_ID] = session_id
     csrf.rotate(request)

@@ -78,6 +78,7 @@ def _empty(chart_id: str, title: str, desc: str, message: str, css_class: str) -
 
 # --- bar chart ---------------------------------------------------------------------------
 
+
 def bar_chart(
     items: Sequence[tuple[str, float]],
     *,
@@ -116,10 +117,14 @@ def bar_chart(
         kind = "neg" if v < 0 else "pos"
         parts.append(f'<g class="bar bar-{kind}"><title>{_text(full)}: {_text(text)}</title>')
         parts.append(f'<text x="{_f(label_w)}" y="{_f(mid)}" text-anchor="end" dominant-baseline="middle">{_text(short)}</text>')
-        parts.append(f'<rect x="{_f(left)}" y="{_f(mid - BAR_H / 2)}" width="{_f(length)}" height="{BAR_H}" rx="2" '
-                     f'fill="{NEG_FILL if v < 0 else BAR_FILL}"/>')
+        parts.append(
+            f'<rect x="{_f(left)}" y="{_f(mid - BAR_H / 2)}" width="{_f(length)}" height="{BAR_H}" rx="2" '
+            f'fill="{NEG_FILL if v < 0 else BAR_FILL}"/>'
+        )
         if v < 0:
-            parts.append(f'<text x="{_f(left - 4)}" y="{_f(mid)}" text-anchor="end" dominant-baseline="middle" class="value">{_text(text)}</text>')
+            parts.append(
+                f'<text x="{_f(left - 4)}" y="{_f(mid)}" text-anchor="end" dominant-baseline="middle" class="value">{_text(text)}</text>'
+            )
         else:
             parts.append(f'<text x="{_f(left + length + 4)}" y="{_f(mid)}" dominant-baseline="middle" class="value">{_text(text)}</text>')
         parts.append("</g>")
@@ -129,6 +134,7 @@ def bar_chart(
 
 
 # --- heatmap -----------------------------------------------------------------------------
+
 
 def heatmap(
     rows: Mapping[str, Sequence[float]],
@@ -151,8 +157,10 @@ def heatmap(
     if not rows or not columns:
         return _empty(chart_id, title, desc, empty, "chart-heatmap")
     cols = [_NOT_XML.sub("", str(c)) for c in columns]
-    grid = [(_NOT_XML.sub("", str(name)), [_num(v) for v in list(values)[: len(cols)]] + [0.0] * max(0, len(cols) - len(values)))
-            for name, values in rows.items()]
+    grid = [
+        (_NOT_XML.sub("", str(name)), [_num(v) for v in list(values)[: len(cols)]] + [0.0] * max(0, len(cols) - len(values)))
+        for name, values in rows.items()
+    ]
     top = _num(max_value) if max_value is not None else max((v for _, vs in grid for v in vs), default=0.0)
     top = top if top > 0 else 1.0
     label_w = PAD + CHAR_W * max(len(_short(name, 16)) for name, _ in grid)
@@ -166,24 +174,31 @@ def heatmap(
         parts.append(f'<text x="{_f(cx)}" y="{_f(head_h * 0.6)}" text-anchor="middle" class="col">{_text(col)}</text>')
     for i, (name, values) in enumerate(grid):
         y = head_h + i * ROW_H
-        parts.append(f'<text x="{_f(label_w)}" y="{_f(y + ROW_H / 2)}" text-anchor="end" dominant-baseline="middle" class="row">{_text(_short(name, 16))}</text>')
+        parts.append(
+            f'<text x="{_f(label_w)}" y="{_f(y + ROW_H / 2)}" text-anchor="end" dominant-baseline="middle" class="row">{_text(_short(name, 16))}</text>'
+        )
         for j, v in enumerate(values):
             share = min(max(v / top, 0.0), 1.0)
             x = label_w + PAD + cell_w * j
             text = fmt(v)
-            parts.append(f'<g class="cell"><title>{_text(name)} {_text(cols[j])}: {_text(text)}</title>'
-                         f'<rect x="{_f(x + 1)}" y="{_f(y + 1)}" width="{_f(cell_w - 2)}" height="{ROW_H - 2}" '
-                         f'fill="{HEAT_FILL}" fill-opacity="{_f(0.06 + 0.94 * share)}"/>')
+            parts.append(
+                f'<g class="cell"><title>{_text(name)} {_text(cols[j])}: {_text(text)}</title>'
+                f'<rect x="{_f(x + 1)}" y="{_f(y + 1)}" width="{_f(cell_w - 2)}" height="{ROW_H - 2}" '
+                f'fill="{HEAT_FILL}" fill-opacity="{_f(0.06 + 0.94 * share)}"/>'
+            )
             if v:
                 colour = "#fff" if share > 0.5 else "#000"
-                parts.append(f'<text x="{_f(x + cell_w / 2)}" y="{_f(y + ROW_H / 2)}" text-anchor="middle" '
-                             f'dominant-baseline="middle" fill="{colour}" font-size="{FONT - 2}">{_text(text)}</text>')
+                parts.append(
+                    f'<text x="{_f(x + cell_w / 2)}" y="{_f(y + ROW_H / 2)}" text-anchor="middle" '
+                    f'dominant-baseline="middle" fill="{colour}" font-size="{FONT - 2}">{_text(text)}</text>'
+                )
             parts.append("</g>")
     parts.append("</svg>")
     return Markup("".join(parts))
 
 
 # --- sparkline ---------------------------------------------------------------------------
+
 
 def sparkline(values: Sequence[float], *, chart_id: str, title: str, desc: str, width: float = 120, height: float = 24) -> Markup:
     """A small line of a series (e.g. drops per hour beside a table's name), ends marked."""
@@ -201,8 +216,11 @@ def sparkline(values: Sequence[float], *, chart_id: str, title: str, desc: str, 
 
         coords = [at(i, v) for i, v in enumerate(points)]
         if len(coords) > 1:
-            parts.append('<polyline fill="none" stroke="currentColor" stroke-width="1.5" points="'
-                         + " ".join(f"{_f(x)},{_f(y)}" for x, y in coords) + '"/>')
+            parts.append(
+                '<polyline fill="none" stroke="currentColor" stroke-width="1.5" points="'
+                + " ".join(f"{_f(x)},{_f(y)}" for x, y in coords)
+                + '"/>'
+            )
         x, y = coords[-1]
         parts.append(f'<circle cx="{_f(x)}" cy="{_f(y)}" r="2" fill="currentColor"/>')
     parts.append("</svg>")

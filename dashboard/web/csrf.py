@@ -43,8 +43,7 @@ def hidden_input(request: Request) -> Markup:
 async def verify_csrf(request: Request) -> None:
     """FastAPI dependency for every state-changing page route: the form field or the header must match."""
     supplied = request.headers.get(CSRF_HEADER)
-    if not supplied and request.headers.get("content-type", "").startswith(
-            ("application/x-www-form-urlencoded", "multipart/form-data")):
+    if not supplied and request.headers.get("content-type", "").startswith(("application/x-www-form-urlencoded", "multipart/form-data")):
         try:
             form = await request.form()  # Starlette caches it: the route's Form() fields read the same parse
         except Exception:  # noqa: BLE001 - a body that is not a form has no token either

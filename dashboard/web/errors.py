@@ -25,8 +25,12 @@ from dashboard.web.templating import render
 log = logging.getLogger("lavos.web")
 
 _TITLES = {
-    400: N_("Wrong input"), 403: N_("Not allowed"), 404: N_("Not found"), 409: N_("Cannot be done now"),
-    413: N_("Too large"), 500: N_("Something went wrong"),
+    400: N_("Wrong input"),
+    403: N_("Not allowed"),
+    404: N_("Not found"),
+    409: N_("Cannot be done now"),
+    413: N_("Too large"),
+    500: N_("Something went wrong"),
 }
 
 
@@ -44,8 +48,7 @@ def error_page(request: Request, status: int, message: str, details: list[str] |
             request.state.user = page_user(request)
         except Exception:  # noqa: BLE001 - the error page must render even with the database down
             request.state.user = None
-    return render(request, "error.html", {"status": status, "title": title, "message": message, "details": details or []},
-                  status=status)
+    return render(request, "error.html", {"status": status, "title": title, "message": message, "details": details or []}, status=status)
 
 
 def _login(request: Request, e: LoginRequired) -> Response:

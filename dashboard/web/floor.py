@@ -22,8 +22,13 @@ from devices.kinds import Kind
 # In order of precedence (see the module docstring).
 STATES = ("offline", "sensor_fault", "paused", "prepaid_ending", "idle", "playing", "light_no_session", "free")
 STATE_WORDS = {
-    "free": N_("Free"), "playing": N_("Playing"), "paused": N_("Paused"), "prepaid_ending": N_("Prepaid ending"),
-    "idle": N_("Idle"), "light_no_session": N_("Light on, no session"), "offline": N_("Node offline"),
+    "free": N_("Free"),
+    "playing": N_("Playing"),
+    "paused": N_("Paused"),
+    "prepaid_ending": N_("Prepaid ending"),
+    "idle": N_("Idle"),
+    "light_no_session": N_("Light on, no session"),
+    "offline": N_("Node offline"),
     "sensor_fault": N_("Sensor fault"),
 }
 
@@ -52,8 +57,9 @@ class RoomView:
     tables: list[TableView]
 
 
-def _state(spec: TableSpec, node: NodeView | None, session: dict[str, Any] | None, alert_kinds: set[str],
-           checked_in: bool, warn_s: int) -> str:
+def _state(
+    spec: TableSpec, node: NodeView | None, session: dict[str, Any] | None, alert_kinds: set[str], checked_in: bool, warn_s: int
+) -> str:
     if node is None or not node.online:
         return "offline"
     if "sensor_fault" in alert_kinds:
@@ -95,8 +101,16 @@ class FloorData:
         alerts = self.by_table.get(spec.id, [])
         checkins = self.checkins.get(spec.id, [])
         state = _state(spec, node, session, {a.kind for a in alerts}, bool(checkins), self.warn_s)
-        return TableView(spec, state, bool(node and node.online), node.light_on if node else None, session,
-                         self.drops.get(spec.id, 0) if session else 0, alerts, checkins)
+        return TableView(
+            spec,
+            state,
+            bool(node and node.online),
+            node.light_on if node else None,
+            session,
+            self.drops.get(spec.id, 0) if session else 0,
+            alerts,
+            checkins,
+        )
 
     def rooms(self) -> list[RoomView]:
         venue = self.reads.venue

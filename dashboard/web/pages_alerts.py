@@ -31,8 +31,14 @@ def banner(request: Request, reads: Reads, user: Annotated[Staff, Depends(page_c
 
 
 @router.post("/{alert_id}/ack", dependencies=[Depends(verify_csrf)])
-def ack(alert_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("alerts.open"))],
-        next: Annotated[str, Form(max_length=2000)] = "/", close: Annotated[bool, Form()] = False) -> Response:
+def ack(
+    alert_id: IdPath,
+    request: Request,
+    hub: Hub,
+    user: Annotated[Staff, Depends(page_can("alerts.open"))],
+    next: Annotated[str, Form(max_length=2000)] = "/",
+    close: Annotated[bool, Form()] = False,
+) -> Response:
     try:
         hub.acknowledge_alert(alert_id, actor=user.username, close=close)
     except NotFound:

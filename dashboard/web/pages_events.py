@@ -38,5 +38,6 @@ async def _stream(reads: HallReads, sub: Subscriber) -> AsyncIterator[str]:
 @router.get("/events")
 async def events(reads: Reads, user: Annotated[Staff, Depends(page_can("floor.view"))]) -> StreamingResponse:
     sub = Subscriber(asyncio.get_running_loop())
-    return StreamingResponse(_stream(reads, sub), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    return StreamingResponse(
+        _stream(reads, sub), media_type="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    )

@@ -60,27 +60,47 @@ def free_tables(reads: HallReads, except_table: str | None = None) -> list:
 @router.get("/tables/{table_id}")
 def table_panel(table_id: str, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("floor.view"))]) -> Response:
     _spec(reads, table_id)
-    return render(request, "table.html", {
-        "t": table_view(reads, table_id), "tariffs": reads.venue.tariffs, "extras": reads.venue.extras,
-        "free_tables": free_tables(reads, table_id),
-    })
+    return render(
+        request,
+        "table.html",
+        {
+            "t": table_view(reads, table_id),
+            "tariffs": reads.venue.tariffs,
+            "extras": reads.venue.extras,
+            "free_tables": free_tables(reads, table_id),
+        },
+    )
 
 
 @router.post("/tables/{table_id}/start", dependencies=[Depends(verify_csrf)])
 def start(
-    table_id: str, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("sessions.run"))],
-    card_uid: Text32 = "", tariff: Text32 = "",
+    table_id: str,
+    request: Request,
+    hub: Hub,
+    user: Annotated[Staff, Depends(page_can("sessions.run"))],
+    card_uid: Text32 = "",
+    tariff: Text32 = "",
     member_id: Annotated[int | None, Form(ge=1, le=MAX_ID)] = None,
     prepaid_minutes: Annotated[int | None, Form(ge=1, le=MAX_PREPAID_MIN)] = None,
 ) -> Response:
     _spec(hub.reads, table_id)
     back = f"/tables/{table_id}"
     try:
-        hub.start_session(table_id, actor=user.username, tariff=tariff.strip() or None, member_id=member_id,
-                              card_uid=card_uid.strip() or None, prepaid_minutes=prepaid_minutes)
+        hub.start_session(
+            table_id,
+            actor=user.username,
+            tariff=tariff.strip() or None,
+            member_id=member_id,
+            card_uid=card_uid.strip() or None,
+            prepaid_minutes=prepaid_minutes,
+        )
     except CardInUse as e:
-        flash(request, gettext("Not started: %(member)s's club card is already on %(table)s. Stop the session there first, "
-                               "or take the card off it.") % {"member": e.member, "table": e.table_name}, "error")
+        flash(
+            request,
+            gettext("Not started: %(member)s's club card is already on %(table)s. Stop the session there first, or take the card off it.")
+            % {"member": e.member, "table": e.table_name},
+            "error",
+        )
         return RedirectResponse(back, status_code=303)
     except ServiceError as e:
         flash(request, gettext("Not started: %(reason)s") % {"reason": e}, "error")

@@ -22,8 +22,7 @@ NAV = [NavLink("/foosball", N_("Foosball"), order=20)]
 
 def _context(reads: HallReads) -> dict:
     alerts = banner_alerts(reads)
-    return {"foosball": checkins_by_table(reads), "open_alerts": alerts,
-            "unguarded": {a.table for a in alerts if a.kind in LOUD_KINDS}}
+    return {"foosball": checkins_by_table(reads), "open_alerts": alerts, "unguarded": {a.table for a in alerts if a.kind in LOUD_KINDS}}
 
 
 @router.get("")

@@ -55,11 +55,17 @@ def _refusal_text(e: HTTPException) -> str:
     if e.status_code == 429:
         seconds = int((e.headers or {}).get("Retry-After", "60"))
         if seconds < 60:
-            return ngettext("Too many failed attempts from this device. Try again in %(num)d second, or ask a manager.",
-                            "Too many failed attempts from this device. Try again in %(num)d seconds, or ask a manager.", seconds) % {"num": seconds}
+            return ngettext(
+                "Too many failed attempts from this device. Try again in %(num)d second, or ask a manager.",
+                "Too many failed attempts from this device. Try again in %(num)d seconds, or ask a manager.",
+                seconds,
+            ) % {"num": seconds}
         minutes = -(-seconds // 60)
-        return ngettext("Too many failed attempts from this device. Try again in %(num)d minute, or ask a manager.",
-                        "Too many failed attempts from this device. Try again in %(num)d minutes, or ask a manager.", minutes) % {"num": minutes}
+        return ngettext(
+            "Too many failed attempts from this device. Try again in %(num)d minute, or ask a manager.",
+            "Too many failed attempts from this device. Try again in %(num)d minutes, or ask a manager.",
+            minutes,
+        ) % {"num": minutes}
     if e.status_code == 503:
         return gettext("The server is busy checking other logins. Try again in a few seconds.")
     return gettext("Wrong username or password.")
@@ -76,6 +82,5 @@ def set_lang(request: Request, lang: Annotated[str, Form(max_length=8)], next: N
     if lang not in LANGS:
         raise HTTPException(400, gettext("Unknown language; choose one of: %(langs)s") % {"langs": ", ".join(LANGS)})
     response = RedirectResponse(safe_next(next), status_code=303)
-    response.set_cookie(LANG_COOKIE, lang, max_age=LANG_COOKIE_MAX_AGE, httponly=True, samesite="lax",
-                        secure=request.url.scheme == "https")
+    response.set_cookie(LANG_COOKIE, lang, max_age=LANG_COOKIE_MAX_AGE, httponly=True, samesite="lax", secure=request.url.scheme == "https")
     return response

@@ -69,8 +69,9 @@ def _uid(request: Request, uid: str) -> str:
     try:
         return normalize_uid(uid)
     except MemberError:
-        raise MemberError(translated(request, N_("%(uid)s is not a card number: 4 to 32 hex digits (0-9, a-f), e.g. 04a2b3c4."),
-                                     uid=uid[:40])) from None
+        raise MemberError(
+            translated(request, N_("%(uid)s is not a card number: 4 to 32 hex digits (0-9, a-f), e.g. 04a2b3c4."), uid=uid[:40])
+        ) from None
 
 
 def _fee_year(request: Request, text: str) -> int:
@@ -105,19 +106,27 @@ def _to_member(member_id: int) -> RedirectResponse:
 
 # --- the list, search and add ------------------------------------------------------------------
 
+
 @router.get("")
-def members_page(request: Request, user: Annotated[Staff, Depends(page_can("members.read"))], q: Annotated[str, Query(max_length=100)] = "") -> Response:
+def members_page(
+    request: Request, user: Annotated[Staff, Depends(page_can("members.read"))], q: Annotated[str, Query(max_length=100)] = ""
+) -> Response:
     reads = get_hub(request).reads
     _checked(request, q)
     year = reads.fee_year()
     found = [views.member(m, year) for m in reads.search_members(q, SEARCH_LIMIT)]
-    return render(request, "members.html", {"members": found, "q": q, "limit": SEARCH_LIMIT, "kinds": KIND_NAMES,
-                                             "year": year})
+    return render(request, "members.html", {"members": found, "q": q, "limit": SEARCH_LIMIT, "kinds": KIND_NAMES, "year": year})
 
 
 @router.post("", dependencies=CSRF)
-def add(request: Request, user: Annotated[Staff, Depends(page_can("members.edit"))], name: Name, kind: Short = "individual", note: Text = "",
-        active: Annotated[str | None, Form(max_length=8)] = None) -> Response:
+def add(
+    request: Request,
+    user: Annotated[Staff, Depends(page_can("members.edit"))],
+    name: Name,
+    kind: Short = "individual",
+    note: Text = "",
+    active: Annotated[str | None, Form(max_length=8)] = None,
+) -> Response:
     _checked(request, name, kind, note)
     member = get_hub(request).add_member(name, actor=user.username, kind=_kind(request, kind), note=note.strip(), active=active is not None)
     flash(request, translated(request, N_("%(name)s added."), name=member.name), "ok")
@@ -126,11 +135,15 @@ def add(request: Request, user: Annotated[Staff, Depends(page_can("members.edit"
 
 # --- CSV ---------------------------------------------------------------------------------------
 
+
 @router.get("/export.csv")
 def export(request: Request, user: Annotated[Staff, Depends(page_can("members.read"))]) -> Response:
     data = get_hub(request).reads.export_members_csv()
-    return Response(data.encode("utf-8-sig"), media_type="text/csv; charset=utf-8",
-                    headers={"Content-Disposition": 'attachment; filename="lavos-members.csv"'})
+    return Response(
+        data.encode("utf-8-sig"),
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": 'attachment; filename="lavos-members.csv"'},
+    )
 
 
 @router.get("/import")
@@ -139,7 +152,9 @@ def import_page(request: Request, user: Annotated[Staff, Depends(page_can("membe
 
 
 @router.post("/import", dependencies=CSRF)
-async def import_csv(request: Request, user: Annotated[Staff, Depends(page_can("members.edit"))], file: Annotated[UploadFile, File()]) -> Response:
+async def import_csv(
+    request: Request, user: Annotated[Staff, Depends(page_can("members.edit"))], file: Annotated[UploadFile, File()]
+) -> Response:
     data = await file.read(MAX_IMPORT_BYTES + 1)
     name = (file.filename or "")[:200]
     if len(data) > MAX_IMPORT_BYTES:
@@ -151,13 +166,28 @@ async def import_csv(request: Request, user: Annotated[Staff, Depends(page_can("
         report = await run_in_threadpool(lambda: hub.import_members(data, actor=user.username))
     except MemberImportError as e:
         return await run_in_threadpool(render, request, "members_import.html", {"errors": e.errors, "filename": name}, status=400)
-    flash(request, translated(request, N_("%(file)s imported: %(added)d added, %(updated)d updated, %(unchanged)d unchanged; "
-                                          "%(cards)d cards and %(fees)d fee years recorded."), file=name or "CSV", added=report.added,
-                              updated=report.updated, unchanged=report.unchanged, cards=report.cards_added, fees=report.fees_added), "ok")
+    flash(
+        request,
+        translated(
+            request,
+            N_(
+                "%(file)s imported: %(added)d added, %(updated)d updated, %(unchanged)d unchanged; "
+                "%(cards)d cards and %(fees)d fee years recorded."
+            ),
+            file=name or "CSV",
+            added=report.added,
+            updated=report.updated,
+            unchanged=report.unchanged,
+            cards=report.cards_added,
+            fees=report.fees_added,
+        ),
+        "ok",
+    )
     return RedirectResponse("/members", status_code=303)
 
 
 # --- one member ------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class CapturedCard:
@@ -169,18 +199,36 @@ class CapturedCard:
     node_ts: datetime | None = None  # the node's own (synced) stamp, when it is LATE_TAP earlier
 
 
-def _detail(request: Request, member_id: int, *, uid: str = "", capture_table: str | None = None,
-            capture_note: str | None = None, captured: CapturedCard | None = None) -> Response:
+def _detail(
+    request: Request,
+    member_id: int,
+    *,
+    uid: str = "",
+    capture_table: str | None = None,
+    capture_note: str | None = None,
+    captured: CapturedCard | None = None,
+) -> Response:
     reads = get_hub(request).reads
     year = reads.fee_year()
     member = views.member(_member(reads, request, member_id), year)
     readers = sorted(reads.venue.tables, key=lambda t: (t.kind.value != "foosball", t.id))  # the card readers are at foosball
-    return render(request, "members_detail.html", {
-        "m": member, "kinds": KIND_NAMES, "year": year, "default_fee": f"{DEFAULT_FEE_CENTS // 100},{DEFAULT_FEE_CENTS % 100:02d}",
-        "uid": uid, "readers": readers, "capture_table": capture_table, "capture_note": capture_note,
-        "capture_wait": int(CAPTURE_WAIT_S), "captured": captured,
-        "captured_name": reads.tables[captured.table].name if captured else None,
-    })
+    return render(
+        request,
+        "members_detail.html",
+        {
+            "m": member,
+            "kinds": KIND_NAMES,
+            "year": year,
+            "default_fee": f"{DEFAULT_FEE_CENTS // 100},{DEFAULT_FEE_CENTS % 100:02d}",
+            "uid": uid,
+            "readers": readers,
+            "capture_table": capture_table,
+            "capture_note": capture_note,
+            "capture_wait": int(CAPTURE_WAIT_S),
+            "captured": captured,
+            "captured_name": reads.tables[captured.table].name if captured else None,
+        },
+    )
 
 
 @router.get("/{member_id}")
@@ -189,19 +237,36 @@ def member_page(request: Request, member_id: IdPath, user: Annotated[Staff, Depe
 
 
 @router.post("/{member_id}", dependencies=CSRF)
-def edit(request: Request, member_id: IdPath, user: Annotated[Staff, Depends(page_can("members.edit"))], name: Name, kind: Short, note: Text = "",
-         active: Annotated[str | None, Form(max_length=8)] = None, reason: Text = "") -> Response:
+def edit(
+    request: Request,
+    member_id: IdPath,
+    user: Annotated[Staff, Depends(page_can("members.edit"))],
+    name: Name,
+    kind: Short,
+    note: Text = "",
+    active: Annotated[str | None, Form(max_length=8)] = None,
+    reason: Text = "",
+) -> Response:
     hub = get_hub(request)
     _checked(request, name, kind, note, reason)
     _member(hub.reads, request, member_id)
-    hub.edit_member(member_id, actor=user.username, name=name, kind=_kind(request, kind), note=note.strip(),
-                    active=active is not None, reason=reason.strip() or None)
+    hub.edit_member(
+        member_id,
+        actor=user.username,
+        name=name,
+        kind=_kind(request, kind),
+        note=note.strip(),
+        active=active is not None,
+        reason=reason.strip() or None,
+    )
     flash(request, translated(request, N_("Saved.")), "ok")
     return _to_member(member_id)
 
 
 @router.post("/{member_id}/fee", dependencies=CSRF)
-def pay_fee(request: Request, member_id: IdPath, user: Annotated[Staff, Depends(page_can("members.edit"))], year: Short, amount: Short) -> Response:
+def pay_fee(
+    request: Request, member_id: IdPath, user: Annotated[Staff, Depends(page_can("members.edit"))], year: Short, amount: Short
+) -> Response:
     hub = get_hub(request)
     _checked(request, year, amount)
     fee_year, cents = _fee_year(request, year), _cents(request, amount)
@@ -223,7 +288,9 @@ def add_card(request: Request, member_id: IdPath, user: Annotated[Staff, Depends
 
 
 @router.post("/{member_id}/cards/remove", dependencies=CSRF)
-def take_card(request: Request, member_id: IdPath, user: Annotated[Staff, Depends(page_can("members.edit"))], uid: Short, reason: Text = "") -> Response:
+def take_card(
+    request: Request, member_id: IdPath, user: Annotated[Staff, Depends(page_can("members.edit"))], uid: Short, reason: Text = ""
+) -> Response:
     hub = get_hub(request)
     _checked(request, uid, reason)
     card = _uid(request, uid)
@@ -236,6 +303,7 @@ def take_card(request: Request, member_id: IdPath, user: Annotated[Staff, Depend
 
 
 # --- card capture ----------------------------------------------------------------------------
+
 
 async def next_card(reads: HallReads, table: str, timeout: float) -> CapturedCard | None:
     """The next card tapped on `table`'s reader, or None after `timeout` seconds."""
@@ -263,8 +331,13 @@ async def next_card(reads: HallReads, table: str, timeout: float) -> CapturedCar
 
 
 @router.get("/{member_id}/capture")
-async def capture(request: Request, member_id: IdPath, user: Annotated[Staff, Depends(page_can("members.edit"))],
-                  table: Annotated[str, Query(max_length=32)], wait: Annotated[float, Query(gt=0, le=CAPTURE_WAIT_S)] = CAPTURE_WAIT_S) -> Response:
+async def capture(
+    request: Request,
+    member_id: IdPath,
+    user: Annotated[Staff, Depends(page_can("members.edit"))],
+    table: Annotated[str, Query(max_length=32)],
+    wait: Annotated[float, Query(gt=0, le=CAPTURE_WAIT_S)] = CAPTURE_WAIT_S,
+) -> Response:
     reads = get_hub(request).reads
     if table not in reads.tables:
         raise HTTPException(400, translated(request, N_("There is no table %(table)s; choose one from the list."), table=table))
@@ -275,5 +348,6 @@ async def capture(request: Request, member_id: IdPath, user: Annotated[Staff, De
         note = translated(request, N_("No card was tapped on %(table)s within %(s)d s. Try again."), table=name, s=int(wait))
     else:
         note = translated(request, N_("Card %(uid)s read on %(table)s. Check it and press Assign."), uid=card.uid, table=name)
-    return await run_in_threadpool(_detail, request, member_id, uid=card.uid if card else "", capture_table=table,
-                                   capture_note=note, captured=card)
+    return await run_in_threadpool(
+        _detail, request, member_id, uid=card.uid if card else "", capture_table=table, capture_note=note, captured=card
+    )

@@ -73,8 +73,11 @@ class SensorHealth:
 
 def sensor_health(reads: HallReads) -> list[SensorHealth]:
     start, end = reads.day_bounds(reads.today())
-    health = {t.id: SensorHealth(t.id, [0] * len(t.pin_map.pockets)) for t in reads.venue.tables
-              if t.pin_map.pockets or t.pin_map.goal_home is not None}
+    health = {
+        t.id: SensorHealth(t.id, [0] * len(t.pin_map.pockets))
+        for t in reads.venue.tables
+        if t.pin_map.pockets or t.pin_map.goal_home is not None
+    }
     for e in reads.sensor_events(start, end):
         h = health.get(e.table)
         if h is None:
@@ -115,18 +118,36 @@ def monitoring_page(request: Request, user: Annotated[Staff, Depends(page_can("n
     reads = get_hub(request).reads
     if table and table not in reads.tables:
         raise HTTPException(400, translated(request, N_("There is no table %(table)s; choose one from the list."), table=table))
-    return render(request, "monitoring.html", {
-        "nodes": nodes(reads), "health": sensor_health(reads), "alerts": alert_history(reads, table),
-        "table_filter": table, "tables": reads.venue.tables, "grafana_url": grafana_url(),
-        "history_limit": HISTORY_LIMIT, "unknown_rejects": unknown_rejects(reads), "reason_names": REASON_NAMES,
-        "samples_kept": rejects.SAMPLES_PER_TABLE,
-    })
+    return render(
+        request,
+        "monitoring.html",
+        {
+            "nodes": nodes(reads),
+            "health": sensor_health(reads),
+            "alerts": alert_history(reads, table),
+            "table_filter": table,
+            "tables": reads.venue.tables,
+            "grafana_url": grafana_url(),
+            "history_limit": HISTORY_LIMIT,
+            "unknown_rejects": unknown_rejects(reads),
+            "reason_names": REASON_NAMES,
+            "samples_kept": rejects.SAMPLES_PER_TABLE,
+        },
+    )
 
 
 @router.get("/nodes-fragment")
 def nodes_fragment(request: Request, user: Annotated[Staff, Depends(page_can("nodes.view"))]) -> Response:
     """The node table alone, re-fetched by the page when a node or alert changes (data-live)."""
     reads = get_hub(request).reads
-    return render(request, "_monitoring_nodes.html", {
-        "nodes": nodes(reads), "health": sensor_health(reads), "unknown_rejects": unknown_rejects(reads),
-        "reason_names": REASON_NAMES, "samples_kept": rejects.SAMPLES_PER_TABLE})
+    return render(
+        request,
+        "_monitoring_nodes.html",
+        {
+            "nodes": nodes(reads),
+            "health": sensor_health(reads),
+            "unknown_rejects": unknown_rejects(reads),
+            "reason_names": REASON_NAMES,
+            "samples_kept": rejects.SAMPLES_PER_TABLE,
+        },
+    )

@@ -71,8 +71,11 @@ def parse_period(request: Request, day: str | None, month: str | None, today: da
             d = date.fromisoformat(day)
             return Period("day", d, d)
     except (ValueError, OverflowError):  # 2026-13, 0000-01, 9999-12 (its last day overflows)
-        raise ReportError(translated(request, N_("%(value)s is not a date: give a day as 2026-11-30 or a month as 2026-11."),
-                                     value=(month or day or "")[:20])) from None
+        raise ReportError(
+            translated(
+                request, N_("%(value)s is not a date: give a day as 2026-11-30 or a month as 2026-11."), value=(month or day or "")[:20]
+            )
+        ) from None
     return Period("day", today, today)
 
 
@@ -129,8 +132,9 @@ def build_report(reads: HallReads, period: Period) -> Report:
     played = [d for d in period.days if d <= today]  # future days have nothing to count
     # One transaction: the session list is the rows the revenue counts (stopped on one of the days).
     f = reads.period_figures(period.first, period.last, played)
-    return Report(period, f.revenue, f.stopped, _by_hour_of_day(f.utilisation, reads, 60.0),
-                  _by_hour_of_day(f.drops, reads, 1.0), f.foosball)
+    return Report(
+        period, f.revenue, f.stopped, _by_hour_of_day(f.utilisation, reads, 60.0), _by_hour_of_day(f.drops, reads, 1.0), f.foosball
+    )
 
 
 def tariff_names(reads: HallReads) -> dict[str, tuple[str, str]]:
@@ -155,15 +159,18 @@ def chart_view(report: Report, reads: HallReads, lang: str) -> dict[str, Any]:
             "day_bars": [(i18n.day(date.fromisoformat(d)), v) for d, v in report.revenue.by_day.items()],
             "table_bars": [(reads.tables[t].name if t in reads.tables else t, v) for t, v in sorted(report.revenue.by_table.items())],
             "tariff_bars": [(names.get(k, (k, k))[pick], v) for k, v in sorted(report.revenue.by_tariff.items())],
-            "util_rows": _hour_rows(report.utilisation, reads), "util_hours": [str(h) for h in report.utilisation.hours],
+            "util_rows": _hour_rows(report.utilisation, reads),
+            "util_hours": [str(h) for h in report.utilisation.hours],
             "util_max": 60.0 * len(report.period.days),  # a full hour on every day of the period
-            "drop_rows": _hour_rows(report.drops, reads), "drop_hours": [str(h) for h in report.drops.hours],
+            "drop_rows": _hour_rows(report.drops, reads),
+            "drop_hours": [str(h) for h in report.drops.hours],
         }
     finally:
         i18n.reset_lang(token)
 
 
 # --- CSV -----------------------------------------------------------------------------------
+
 
 def _eur(cents: int | None) -> Decimal | str:
     """Cents as a decimal euro amount for spreadsheets (12.50, -2.00); no float ever involved.
@@ -189,7 +196,8 @@ def _csv_revenue(r: Report, reads: HallReads) -> list[list[Any]]:
 def _csv_sessions(r: Report, reads: HallReads) -> list[list[Any]]:
     return [["session", "table", "started", "stopped", "member", "amount_cents", "amount_eur"]] + [
         [s.id, s.table, _iso(s.started_at, reads), _iso(s.stopped_at, reads), s.member or "", s.total_cents, _eur(s.total_cents)]
-        for s in r.sessions]
+        for s in r.sessions
+    ]
 
 
 def _figure(value: float) -> int | float:
@@ -200,12 +208,14 @@ def _figure(value: float) -> int | float:
 
 def _csv_hours(table: HourTable) -> list[list[Any]]:
     return [["table", *(f"{h:02d}:00" for h in range(24)), "total"]] + [
-        [t, *(_figure(v) for v in cells), _figure(sum(cells))] for t, cells in table.tables.items()]
+        [t, *(_figure(v) for v in cells), _figure(sum(cells))] for t, cells in table.tables.items()
+    ]
 
 
 def _csv_foosball(r: Report, reads: HallReads) -> list[list[Any]]:
     return [["member_id", "member", "checkins", "goals", "tables", "last"]] + [
-        [u.member_id, u.name, u.checkins, u.goals, " ".join(sorted(u.tables)), _iso(u.last_at, reads)] for u in r.foosball]
+        [u.member_id, u.name, u.checkins, u.goals, " ".join(sorted(u.tables)), _iso(u.last_at, reads)] for u in r.foosball
+    ]
 
 
 CSV_EXPORTS: dict[str, Callable[[Report, HallReads], list[list[Any]]]] = {
@@ -225,30 +235,49 @@ def csv_text(rows: list[list[Any]]) -> str:
 
 # --- routes ----------------------------------------------------------------------------------
 
+
 def _period(request: Request, day: str | None, month: str | None) -> tuple[HallReads, Period]:
     reads = get_hub(request).reads
     return reads, parse_period(request, day, month, local_today(reads))
 
 
 @router.get("")
-def report_page(request: Request, user: Annotated[Staff, Depends(page_can("reports.view"))], day: PeriodText = None, month: PeriodText = None) -> Response:
+def report_page(
+    request: Request, user: Annotated[Staff, Depends(page_can("reports.view"))], day: PeriodText = None, month: PeriodText = None
+) -> Response:
     reads, period = _period(request, day, month)
     report = build_report(reads, period)
-    return render(request, "reports.html", {
-        "report": report, "period": period, "tables": reads.tables, "view": chart_view(report, reads, i18n.lang_of(request)),
-        "bar_chart": charts.bar_chart, "heatmap": charts.heatmap,
-        "money_fmt": lambda v: i18n.money(int(v)), "count_fmt": lambda v: i18n.number(round(v)),
-    })
+    return render(
+        request,
+        "reports.html",
+        {
+            "report": report,
+            "period": period,
+            "tables": reads.tables,
+            "view": chart_view(report, reads, i18n.lang_of(request)),
+            "bar_chart": charts.bar_chart,
+            "heatmap": charts.heatmap,
+            "money_fmt": lambda v: i18n.money(int(v)),
+            "count_fmt": lambda v: i18n.number(round(v)),
+        },
+    )
 
 
 @router.get("/{name}.csv")
-def report_csv(request: Request, name: str, user: Annotated[Staff, Depends(page_can("reports.view"))], day: PeriodText = None, month: PeriodText = None) -> Response:
+def report_csv(
+    request: Request, name: str, user: Annotated[Staff, Depends(page_can("reports.view"))], day: PeriodText = None, month: PeriodText = None
+) -> Response:
     if name not in CSV_EXPORTS:
-        raise HTTPException(404, translated(request, N_("There is no %(name)s export; choose one of: %(names)s."),
-                                            name=name[:40], names=", ".join(CSV_EXPORTS)))
+        raise HTTPException(
+            404,
+            translated(request, N_("There is no %(name)s export; choose one of: %(names)s."), name=name[:40], names=", ".join(CSV_EXPORTS)),
+        )
     reads, period = _period(request, day, month)
     text = csv_text(CSV_EXPORTS[name](build_report(reads, period), reads))
     stamp = period.first.strftime("%Y-%m") if period.kind == "month" else period.first.isoformat()
     # utf-8-sig: Excel, which the committee uses, reads a BOM-less CSV as the wrong code page.
-    return Response(text.encode("utf-8-sig"), media_type="text/csv; charset=utf-8",
-                    headers={"Content-Disposition": f'attachment; filename="lavos-{name}-{stamp}.csv"'})
+    return Response(
+        text.encode("utf-8-sig"),
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="lavos-{name}-{stamp}.csv"'},
+    )

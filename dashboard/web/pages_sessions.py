@@ -37,7 +37,9 @@ def _act(request: Request, next_path: str, done: str, op: Callable[[], sessions.
 
 
 @router.post("/{session_id}/stop", dependencies=[Depends(verify_csrf)])
-def stop(session_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("sessions.run"))], next: NextField = "/") -> Response:
+def stop(
+    session_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("sessions.run"))], next: NextField = "/"
+) -> Response:
     try:
         hub.stop_session(session_id, actor=user.username)
     except ServiceError as e:
@@ -47,35 +49,64 @@ def stop(session_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, 
 
 
 @router.post("/{session_id}/pause", dependencies=[Depends(verify_csrf)])
-def pause(session_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("sessions.run"))], next: NextField = "/") -> Response:
+def pause(
+    session_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("sessions.run"))], next: NextField = "/"
+) -> Response:
     return _act(request, next, gettext("Paused."), lambda: hub.pause_session(session_id, actor=user.username))
 
 
 @router.post("/{session_id}/resume", dependencies=[Depends(verify_csrf)])
-def resume(session_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("sessions.run"))], next: NextField = "/") -> Response:
+def resume(
+    session_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("sessions.run"))], next: NextField = "/"
+) -> Response:
     return _act(request, next, gettext("Resumed."), lambda: hub.resume_session(session_id, actor=user.username))
 
 
 @router.post("/{session_id}/transfer", dependencies=[Depends(verify_csrf)])
-def transfer(session_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("sessions.run"))],
-             table: Annotated[str, Form(min_length=1, max_length=32)], next: NextField = "/") -> Response:
-    return _act(request, next, gettext("Moved to %(table)s.") % {"table": table},
-                lambda: hub.transfer_session(session_id, table, actor=user.username))
+def transfer(
+    session_id: IdPath,
+    request: Request,
+    hub: Hub,
+    user: Annotated[Staff, Depends(page_can("sessions.run"))],
+    table: Annotated[str, Form(min_length=1, max_length=32)],
+    next: NextField = "/",
+) -> Response:
+    return _act(
+        request,
+        next,
+        gettext("Moved to %(table)s.") % {"table": table},
+        lambda: hub.transfer_session(session_id, table, actor=user.username),
+    )
 
 
 @router.post("/{session_id}/extend", dependencies=[Depends(verify_csrf)])
-def extend(session_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("sessions.run"))],
-           minutes: Annotated[int, Form(ge=1, le=MAX_EXTEND_MIN)], next: NextField = "/") -> Response:
-    return _act(request, next, gettext("Prepaid time extended by %(minutes)d min.") % {"minutes": minutes},
-                lambda: hub.extend_session(session_id, minutes, actor=user.username))
+def extend(
+    session_id: IdPath,
+    request: Request,
+    hub: Hub,
+    user: Annotated[Staff, Depends(page_can("sessions.run"))],
+    minutes: Annotated[int, Form(ge=1, le=MAX_EXTEND_MIN)],
+    next: NextField = "/",
+) -> Response:
+    return _act(
+        request,
+        next,
+        gettext("Prepaid time extended by %(minutes)d min.") % {"minutes": minutes},
+        lambda: hub.extend_session(session_id, minutes, actor=user.username),
+    )
 
 
 @router.post("/{session_id}/extras", dependencies=[Depends(verify_csrf)])
-def add_extra(session_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("sessions.run"))],
-              extra: Annotated[str, Form(min_length=1, max_length=32)],
-              quantity: Annotated[int, Form(ge=1, le=MAX_EXTRA_QUANTITY)] = 1, next: NextField = "/") -> Response:
-    return _act(request, next, gettext("Added to the bill."),
-                lambda: hub.add_extra(session_id, extra, quantity, actor=user.username))
+def add_extra(
+    session_id: IdPath,
+    request: Request,
+    hub: Hub,
+    user: Annotated[Staff, Depends(page_can("sessions.run"))],
+    extra: Annotated[str, Form(min_length=1, max_length=32)],
+    quantity: Annotated[int, Form(ge=1, le=MAX_EXTRA_QUANTITY)] = 1,
+    next: NextField = "/",
+) -> Response:
+    return _act(request, next, gettext("Added to the bill."), lambda: hub.add_extra(session_id, extra, quantity, actor=user.username))
 
 
 @router.get("/{session_id}/bill")

@@ -83,16 +83,18 @@ def users_page(request: Request, user: Admin) -> Response:
 
 
 @router.post("/users", dependencies=CSRF)
-def add(request: Request, user: Admin, username: Short, role: Short, password: Password, repeat: Password,
-        must_change: Flag = None) -> Response:
+def add(
+    request: Request, user: Admin, username: Short, role: Short, password: Password, repeat: Password, must_change: Flag = None
+) -> Response:
     name = username.strip().lower()
     if not valid_username(name):
         raise _refuse(request, N_("Login name: 2 to 64 characters a-z, 0-9, dot, dash or underscore, e.g. jana."))
     hub = get_hub(request)
     if hub.reads.staff(name) is not None:
         raise _refuse(request, N_("The account %(name)s already exists."), name=name)
-    hub.create_staff(name, _new_password(request, password, repeat), _role(request, role), actor=user.username,
-                     must_change=must_change is not None)
+    hub.create_staff(
+        name, _new_password(request, password, repeat), _role(request, role), actor=user.username, must_change=must_change is not None
+    )
     flash(request, translated(request, N_("Account %(name)s created."), name=name), "ok")
     return _to(name)
 
@@ -101,21 +103,34 @@ def add(request: Request, user: Admin, username: Short, role: Short, password: P
 def user_page(request: Request, username: str, user: Admin) -> Response:
     reads = get_hub(request).reads
     account = _account(request, reads, username)
-    context = {"a": account, "locked": reads.locked(account.username), "roles": ROLE_NAMES, "min_password": MIN_PASSWORD,
-               "tokens": reads.tokens(username), "sessions": reads.web_sessions(username),
-               "audit": reads.audit(username), "current": web_session_pk(request)}
+    context = {
+        "a": account,
+        "locked": reads.locked(account.username),
+        "roles": ROLE_NAMES,
+        "min_password": MIN_PASSWORD,
+        "tokens": reads.tokens(username),
+        "sessions": reads.web_sessions(username),
+        "audit": reads.audit(username),
+        "current": web_session_pk(request),
+    }
     return render(request, "users_detail.html", context)
 
 
 @router.post("/users/{username}/password", dependencies=CSRF)
-def change_password(request: Request, username: str, user: Admin, password: Password, repeat: Password,
-                    must_change: Flag = None) -> Response:
+def change_password(
+    request: Request, username: str, user: Admin, password: Password, repeat: Password, must_change: Flag = None
+) -> Response:
     new = _new_password(request, password, repeat)
     hub = get_hub(request)
     _account(request, hub.reads, username)
     own = username == user.username
-    hub.set_staff_password(username, new, actor=user.username, must_change=must_change is not None and not own,
-                           keep_session=web_session_pk(request) if own else None)
+    hub.set_staff_password(
+        username,
+        new,
+        actor=user.username,
+        must_change=must_change is not None and not own,
+        keep_session=web_session_pk(request) if own else None,
+    )
     flash(request, translated(request, N_("The password of %(name)s is changed; they are logged out everywhere."), name=username), "ok")
     return _to(username)
 
@@ -128,8 +143,11 @@ def change_role(request: Request, username: str, user: Admin, role: Short) -> Re
     if new != account.role and new != "manager":
         _keeps_a_manager(request, hub.reads, username)
     hub.set_staff_role(username, new, actor=user.username)
-    flash(request, translated(request, N_("%(name)s is now %(role)s; they log in again."), name=username,
-                              role=translated(request, ROLE_NAMES[new])), "ok")
+    flash(
+        request,
+        translated(request, N_("%(name)s is now %(role)s; they log in again."), name=username, role=translated(request, ROLE_NAMES[new])),
+        "ok",
+    )
     return _to(username)
 
 
@@ -191,6 +209,7 @@ def end_all(request: Request, username: str, user: Admin) -> Response:
 
 
 # --- one's own password ------------------------------------------------------------------------
+
 
 @router.get(PASSWORD_PAGE)
 def own_password_page(request: Request, user: Own) -> Response:

@@ -21,9 +21,12 @@ SECRET_BYTES = 32
 # Only our own files: the dashboard must work on the LAN with the internet down, and a page
 # that can load nothing foreign cannot be made to run anything foreign either.
 PAGE_HEADERS = [
-    (b"content-security-policy", b"default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
-                                 b"connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'self'; "
-                                 b"form-action 'self'; frame-ancestors 'none'"),
+    (
+        b"content-security-policy",
+        b"default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+        b"connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'self'; "
+        b"form-action 'self'; frame-ancestors 'none'",
+    ),
     (b"x-frame-options", b"DENY"),
     (b"referrer-policy", b"same-origin"),
     (b"x-content-type-options", b"nosniff"),

@@ -20,9 +20,14 @@ from typing import Any
 from dashboard.web.i18n import DEFAULT_LANG, LANG_COOKIE, LANGS, translations
 
 RETRY_AFTER_S = 5
-_HEADERS = [(b"cache-control", b"no-store"), (b"retry-after", str(RETRY_AFTER_S).encode()),
-            (b"x-content-type-options", b"nosniff"), (b"x-frame-options", b"DENY"),
-            (b"content-security-policy", b"default-src 'self'"), (b"referrer-policy", b"same-origin")]
+_HEADERS = [
+    (b"cache-control", b"no-store"),
+    (b"retry-after", str(RETRY_AFTER_S).encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"content-security-policy", b"default-src 'self'"),
+    (b"referrer-policy", b"same-origin"),
+]
 
 
 def _lang(scope: dict[str, Any]) -> str:
@@ -38,11 +43,14 @@ def _lang(scope: dict[str, Any]) -> str:
 def standby_page(lang: str) -> str:
     _ = translations(lang).gettext
     title = _("This is the standby hub")
-    text = _("This process takes over when the active hub stops. Open the hall's address (the active hub) instead; "
-             "this page reloads itself.")
-    return (f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8">'
-            f'<meta http-equiv="refresh" content="{RETRY_AFTER_S}"><title>{html.escape(title)}</title></head>'
-            f"<body><h1>{html.escape(title)}</h1><p>{html.escape(text)}</p></body></html>")
+    text = _(
+        "This process takes over when the active hub stops. Open the hall's address (the active hub) instead; this page reloads itself."
+    )
+    return (
+        f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8">'
+        f'<meta http-equiv="refresh" content="{RETRY_AFTER_S}"><title>{html.escape(title)}</title></head>'
+        f"<body><h1>{html.escape(title)}</h1><p>{html.escape(text)}</p></body></html>"
+    )
 
 
 async def standby_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -59,8 +67,13 @@ async def standby_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     else:
         body = standby_page(_lang(scope)).encode()
         ctype = b"text/html; charset=utf-8"
-    await send({"type": "http.response.start", "status": 503,
-                "headers": [(b"content-type", ctype), (b"content-length", str(len(body)).encode()), *_HEADERS]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 503,
+            "headers": [(b"content-type", ctype), (b"content-length", str(len(body)).encode()), *_HEADERS],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 

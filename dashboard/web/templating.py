@@ -94,13 +94,17 @@ def _csrf_token(ctx: Any) -> str:
 
 def make_env() -> Environment:
     env = Environment(
-        loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html", "svg", "xml"]),
-        extensions=["jinja2.ext.i18n"], trim_blocks=True, lstrip_blocks=True,
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=select_autoescape(["html", "svg", "xml"]),
+        extensions=["jinja2.ext.i18n"],
+        trim_blocks=True,
+        lstrip_blocks=True,
     )
     env.install_gettext_callables(i18n.gettext, i18n.ngettext, newstyle=True)  # type: ignore[attr-defined]
     env.globals.update(csrf_input=_csrf_input, csrf_token=_csrf_token, lang_names=i18n.LANG_NAMES)
-    env.filters.update(money=i18n.money, when=_when, clock=_clock, day=i18n.day, duration=i18n.duration, number=i18n.number,
-                       local=_local, tariff=_tariff)
+    env.filters.update(
+        money=i18n.money, when=_when, clock=_clock, day=i18n.day, duration=i18n.duration, number=i18n.number, local=_local, tariff=_tariff
+    )
     return env
 
 
@@ -118,15 +122,20 @@ def flash(request: Request, text: str, level: str = "info") -> None:
     request.session["flash"] = [*request.session.get("flash", []), [level, text]][-5:]
 
 
-def render(request: Request, template: str, context: dict[str, Any] | None = None, *, status: int = 200,
-           headers: dict[str, str] | None = None) -> HTMLResponse:
+def render(
+    request: Request, template: str, context: dict[str, Any] | None = None, *, status: int = 200, headers: dict[str, str] | None = None
+) -> HTMLResponse:
     """Render a template in the visitor's language. Full pages extend base.html; fragments need not."""
     lang = i18n.lang_of(request)
     token = i18n.use_lang(lang)
     try:
         user = getattr(request.state, "user", None)
         ctx: dict[str, Any] = {
-            "request": request, "user": user, "lang": lang, "langs": i18n.LANGS, "nav": nav_for(user),
+            "request": request,
+            "user": user,
+            "lang": lang,
+            "langs": i18n.LANGS,
+            "nav": nav_for(user),
             "service": request.app.state.hub.reads,  # venue, tables and clock for the templates
         }
         context = context or {}

@@ -249,7 +249,9 @@ class EvdevCardReader(_ThreadedReader):
                 if not reported:
                     log.warning(
                         "card reader %s: cannot open (%s); retrying every %.1f s",
-                        self.device_path, exc.strerror or exc, self._retry_s,
+                        self.device_path,
+                        exc.strerror or exc,
+                        self._retry_s,
                     )
                 reported = True
                 self._stop.wait(self._retry_s)
@@ -263,7 +265,9 @@ class EvdevCardReader(_ThreadedReader):
             except OSError as exc:
                 log.warning(
                     "card reader %s: lost (%s), unplugged?; retrying every %.1f s",
-                    self.device_path, exc.strerror or exc, self._retry_s,
+                    self.device_path,
+                    exc.strerror or exc,
+                    self._retry_s,
                 )
                 reported = True
                 self._stop.wait(self._retry_s)
@@ -362,5 +366,5 @@ def make_card_reader(settings: CardReaderSettings) -> CardReader | None:
     if settings.kind == "mfrc522":
         return Mfrc522CardReader()
     if not settings.device:
-        raise CardReaderError("card_reader.kind = \"evdev\" needs card_reader.device (a /dev/input/by-id/... path)")
+        raise CardReaderError('card_reader.kind = "evdev" needs card_reader.device (a /dev/input/by-id/... path)')
     return EvdevCardReader(settings.device)

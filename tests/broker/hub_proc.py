@@ -37,7 +37,12 @@ def main(venue_path: str, db_url: str, port: str) -> None:
             svc.stop_session(sid, actor="test")
             with store.session() as db:
                 row = db.get(TableSession, sid)
-                print(json.dumps({"total_cents": row.total_cents, "started_at": row.started_at.isoformat(), "stopped_at": row.stopped_at.isoformat()}), flush=True)
+                print(
+                    json.dumps(
+                        {"total_cents": row.total_cents, "started_at": row.started_at.isoformat(), "stopped_at": row.stopped_at.isoformat()}
+                    ),
+                    flush=True,
+                )
     svc.close()
 
 

@@ -67,8 +67,14 @@ def test_billed_seconds_is_the_smallest_unit_multiple_covering_the_time(actual, 
 
 
 def test_garbage_refused():
-    for bad in (lambda: billed_seconds(-1, 60), lambda: billed_seconds(10, 0), lambda: billed_seconds("60", 60),
-                lambda: billed_seconds(True, 60), lambda: div_half_up(-1, 2), lambda: div_half_up(1, 0)):
+    for bad in (
+        lambda: billed_seconds(-1, 60),
+        lambda: billed_seconds(10, 0),
+        lambda: billed_seconds("60", 60),
+        lambda: billed_seconds(True, 60),
+        lambda: div_half_up(-1, 2),
+        lambda: div_half_up(1, 0),
+    ):
         with pytest.raises(ValueError):
             bad()
 

@@ -27,8 +27,16 @@ T0 = datetime(2026, 11, 30, 18, 0, tzinfo=UTC)
 
 
 def event_row(seq: int, *, table_id: str = "pool-01", boot: str = "boot-a", received_at: datetime = T0) -> dict:
-    return dict(table_id=table_id, boot=boot, seq=seq, type="pocket", node_ts=T0, ts_synced=True,
-                data={"pocket": seq % 6, "pulse_ms": 21.5}, received_at=received_at)
+    return dict(
+        table_id=table_id,
+        boot=boot,
+        seq=seq,
+        type="pocket",
+        node_ts=T0,
+        ts_synced=True,
+        data={"pocket": seq % 6, "pulse_ms": 21.5},
+        received_at=received_at,
+    )
 
 
 def race(store, work, n: int = 2) -> list:
@@ -55,6 +63,7 @@ def race(store, work, n: int = 2) -> list:
 
 
 # --- opening and migrations ----------------------------------------------------------------
+
 
 def test_models_and_migrations_agree(store):
     """A model change without a revision would make the server's upgrade silently incomplete."""
@@ -98,12 +107,15 @@ def test_newer_schema_is_refused(db_url):
     )
 
 
-@pytest.mark.parametrize("url, says", [
-    ("not a url at all", "is not a URL"),
-    ("mysql://lavos@localhost/lavos", "backend 'mysql' is not supported"),
-    ("sqlite://", "names no file"),
-    ("sqlite:////nonexistent-dir/sub/lavos.db", "database directory /nonexistent-dir/sub does not exist"),
-])
+@pytest.mark.parametrize(
+    "url, says",
+    [
+        ("not a url at all", "is not a URL"),
+        ("mysql://lavos@localhost/lavos", "backend 'mysql' is not supported"),
+        ("sqlite://", "names no file"),
+        ("sqlite:////nonexistent-dir/sub/lavos.db", "database directory /nonexistent-dir/sub does not exist"),
+    ],
+)
 def test_bad_database_urls_say_what_to_do(url, says):
     with pytest.raises(StoreError, match=says) as err:
         open_store(url)
@@ -135,6 +147,7 @@ def test_default_url_is_a_sqlite_file_in_the_data_dir(tmp_path, monkeypatch):
 
 # --- types ---------------------------------------------------------------------------------
 
+
 def test_datetimes_come_back_aware_utc(store):
     local = datetime(2026, 7, 1, 23, 30, tzinfo=BRATISLAVA)  # summer time: 21:30 UTC
     with store.session() as db:
@@ -156,6 +169,7 @@ def test_naive_datetime_is_refused(store):
 
 # --- events --------------------------------------------------------------------------------
 
+
 def test_duplicate_events_are_ignored(store):
     with store.session() as db:
         assert insert_event_once(db, **event_row(1)) is True
@@ -175,22 +189,38 @@ def test_batch_insert_stores_what_the_orm_stores(store):
     zone other than UTC, a whole second (no microseconds), unsynced, non-ASCII data."""
     whole = datetime(2026, 11, 30, 19, 0, 0, tzinfo=BRATISLAVA)
     odd = datetime(2026, 11, 30, 19, 0, 0, 123, tzinfo=BRATISLAVA)
-    rows = [dict(table_id="pool-01", boot="bulk", seq=i, type="card", node_ts=odd if i % 2 else whole,
-                 ts_synced=bool(i % 3), data={"uid": "04a1b2", "n": i, "note": "žltá"}, received_at=whole + timedelta(seconds=i % 7))
-            for i in range(2345)]
+    rows = [
+        dict(
+            table_id="pool-01",
+            boot="bulk",
+            seq=i,
+            type="card",
+            node_ts=odd if i % 2 else whole,
+            ts_synced=bool(i % 3),
+            data={"uid": "04a1b2", "n": i, "note": "žltá"},
+            received_at=whole + timedelta(seconds=i % 7),
+        )
+        for i in range(2345)
+    ]
     with store.session() as db:
         assert insert_events_once(db, rows) == {("pool-01", "bulk", i) for i in range(2345)}
         for r in rows[:40]:
             db.add(Event(**{**r, "boot": "orm"}))
     with store.session() as db:
+
         def raw(boot):
-            return db.execute(text("SELECT seq, type, node_ts, ts_synced, received_at, data FROM events "
-                                   "WHERE boot = :b AND seq < 40 ORDER BY seq"), {"b": boot}).all()
+            return db.execute(
+                text("SELECT seq, type, node_ts, ts_synced, received_at, data FROM events WHERE boot = :b AND seq < 40 ORDER BY seq"),
+                {"b": boot},
+            ).all()
+
         assert raw("bulk") == raw("orm")
         stored = db.scalars(select(Event).where(Event.boot == "bulk", Event.seq == 1)).one()
         assert stored.node_ts == odd and stored.received_at == whole + timedelta(seconds=1) and stored.ts_synced is True
         assert stored.data == {"uid": "04a1b2", "n": 1, "note": "žltá"}
-        assert db.scalar(select(func.count()).select_from(Event).where(Event.received_at >= whole + timedelta(seconds=6))) == sum(1 for i in [*range(2345), *range(40)] if i % 7 == 6)
+        assert db.scalar(select(func.count()).select_from(Event).where(Event.received_at >= whole + timedelta(seconds=6))) == sum(
+            1 for i in [*range(2345), *range(40)] if i % 7 == 6
+        )
         assert insert_events_once(db, rows[:1500]) == set()  # all stored: nothing new, nothing raised
 
 
@@ -242,9 +272,17 @@ def test_rejects_are_counted_per_table_and_reason_with_bounded_samples(store):
 
 # --- alerts --------------------------------------------------------------------------------
 
+
 def touch(db, cause="play_without_session:pool-03", at=T0):
-    return open_or_touch_alert(db, cause_key=cause, kind="play_without_session", table_id="pool-03",
-                               message="Hra bez session na stole pool-03", message_en="Play without a session on pool-03", at=at)
+    return open_or_touch_alert(
+        db,
+        cause_key=cause,
+        kind="play_without_session",
+        table_id="pool-03",
+        message="Hra bez session na stole pool-03",
+        message_en="Play without a session on pool-03",
+        at=at,
+    )
 
 
 def test_one_open_alert_per_cause(store):
@@ -280,11 +318,27 @@ def test_partial_unique_index_is_enforced_by_the_database(store):
     with pytest.raises(IntegrityError):
         with store.session() as db:
             for _ in range(2):
-                db.add(Alert(kind="k", cause_key="same", message="m", message_en="m", severity="warning", opened_at=T0, last_seen_at=T0, count=1))
+                db.add(
+                    Alert(
+                        kind="k", cause_key="same", message="m", message_en="m", severity="warning", opened_at=T0, last_seen_at=T0, count=1
+                    )
+                )
             db.flush()
     with store.session() as db:  # closed ones do not count
         for _ in range(2):
-            db.add(Alert(kind="k", cause_key="same", message="m", message_en="m", severity="warning", opened_at=T0, last_seen_at=T0, count=1, closed_at=T0))
+            db.add(
+                Alert(
+                    kind="k",
+                    cause_key="same",
+                    message="m",
+                    message_en="m",
+                    severity="warning",
+                    opened_at=T0,
+                    last_seen_at=T0,
+                    count=1,
+                    closed_at=T0,
+                )
+            )
         db.add(Alert(kind="k", cause_key="same", message="m", message_en="m", severity="warning", opened_at=T0, last_seen_at=T0, count=1))
 
 
@@ -302,15 +356,18 @@ def test_bad_severity(store):
 
 # --- audit ---------------------------------------------------------------------------------
 
+
 def test_session_ops_are_numbered_per_session(store):
     with store.session() as db:
         a = TableSession(table_id="pool-01", state="running", started_at=T0)
         b = TableSession(table_id="pool-02", state="running", started_at=T0)
         db.add_all([a, b])
         db.flush()
-        seqs = [append_session_op(db, a.id, "start", {"tariff": "standard"}, "jana").seq,
-                append_session_op(db, b.id, "start", {}, "jana").seq,
-                append_session_op(db, a.id, "stop", {}, "jana", reason="closing").seq]
+        seqs = [
+            append_session_op(db, a.id, "start", {"tariff": "standard"}, "jana").seq,
+            append_session_op(db, b.id, "start", {}, "jana").seq,
+            append_session_op(db, a.id, "stop", {}, "jana", reason="closing").seq,
+        ]
         assert seqs == [1, 1, 2]
         with pytest.raises(StoreError, match="no session 999999"):
             append_session_op(db, 999999, "stop", {}, "jana")

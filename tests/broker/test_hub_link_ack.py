@@ -23,9 +23,25 @@ def _publish(mosquitto, n: int, first_seq: int) -> None:
     pub.connect("127.0.0.1", mosquitto.port)
     pub.loop_start()
     ts = contract.utcnow()
-    infos = [pub.publish(contract.event_topic("pool-01", "pocket"), contract.encode(contract.PocketEvent(
-        v=1, table="pool-01", type="pocket", boot="ack", seq=first_seq + i, ts=ts, ts_synced=True,
-        data=contract.PocketData(pocket=1, pulse_ms=20.0))), qos=1) for i in range(n)]
+    infos = [
+        pub.publish(
+            contract.event_topic("pool-01", "pocket"),
+            contract.encode(
+                contract.PocketEvent(
+                    v=1,
+                    table="pool-01",
+                    type="pocket",
+                    boot="ack",
+                    seq=first_seq + i,
+                    ts=ts,
+                    ts_synced=True,
+                    data=contract.PocketData(pocket=1, pulse_ms=20.0),
+                )
+            ),
+            qos=1,
+        )
+        for i in range(n)
+    ]
     for info in infos:
         info.wait_for_publish(10)
     pub.disconnect()

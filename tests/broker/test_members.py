@@ -41,6 +41,7 @@ def import_text(store, text: str | bytes):
 
 # --- the shipped list ----------------------------------------------------------------------
 
+
 def test_shipped_member_list_imports_59_members_once(store):
     report = import_text(store, SHIPPED.read_bytes())
     assert (report.added, report.updated, report.unchanged) == (59, 0, 0)
@@ -79,12 +80,18 @@ def _audit_count(store) -> int:
 
 # --- registry operations -------------------------------------------------------------------
 
+
 def test_search_ignores_accents_and_case(store):
     import_text(store, SHIPPED.read_bytes())
     with store.session() as db:
         assert [m.name for m in search_members(db, "zadrazil")] == ["Zadražil Miro"]
         assert [m.name for m in search_members(db, "MIRO zadr")] == ["Zadražil Miro"]
-        assert [m.name for m in search_members(db, "struhar")] == ["Struhár Ladislav", "Struhár Oliver", "Struhár Stanislav", "Struhárová Michaela"]
+        assert [m.name for m in search_members(db, "struhar")] == [
+            "Struhár Ladislav",
+            "Struhár Oliver",
+            "Struhár Stanislav",
+            "Struhárová Michaela",
+        ]
         assert search_members(db, "100%_") == []
         assert len(search_members(db, "", limit=5)) == 5
 
@@ -157,23 +164,35 @@ def test_fees_and_card_validity(store):
         edit_member(db, m.id, actor="t", active=False)
         assert is_valid_card(db, "a1b2c3d4", today).message_en == "Zadražil Miro: membership is inactive"
         unknown = is_valid_card(db, "ffff0000", today)
-        assert (unknown.code, unknown.member, unknown.message_en, unknown.message) == ("unknown", None, "unknown card ffff0000", "neznáma karta ffff0000")
+        assert (unknown.code, unknown.member, unknown.message_en, unknown.message) == (
+            "unknown",
+            None,
+            "unknown card ffff0000",
+            "neznáma karta ffff0000",
+        )
         assert db.scalars(select(FeePayment).where(FeePayment.year == 2026)).one().recorded_by == "t"
 
 
 # --- CSV: what Excel and people produce ----------------------------------------------------
 
+
 def test_semicolons_bom_slovak_words_and_several_values(store):
-    text = ("\ufeffname;kind;cards;fees_paid;active;note\r\n"
-            "Bača Lubo;čestné;04a2b3c4 04A2B3C5;2025 2026;áno;\"čestný člen; od 2004\"\r\n"
-            "\r\n"
-            "Firma s.r.o.;kolektívne;;;nie;\r\n")
+    text = (
+        "\ufeffname;kind;cards;fees_paid;active;note\r\n"
+        'Bača Lubo;čestné;04a2b3c4 04A2B3C5;2025 2026;áno;"čestný člen; od 2004"\r\n'
+        "\r\n"
+        "Firma s.r.o.;kolektívne;;;nie;\r\n"
+    )
     report = import_text(store, text)
     assert (report.added, report.cards_added, report.fees_added) == (2, 2, 2)
     with store.session() as db:
         baca = search_members(db, "baca")[0]
-        assert (baca.kind, [c.uid for c in baca.cards], [f.year for f in baca.fees], baca.note) == \
-            ("honorary", ["04a2b3c4", "04a2b3c5"], [2025, 2026], "čestný člen; od 2004")
+        assert (baca.kind, [c.uid for c in baca.cards], [f.year for f in baca.fees], baca.note) == (
+            "honorary",
+            ["04a2b3c4", "04a2b3c5"],
+            [2025, 2026],
+            "čestný člen; od 2004",
+        )
         firma = search_members(db, "firma")[0]
         assert (firma.kind, firma.active) == ("collective", False)
 
@@ -202,24 +221,27 @@ def errors_of(data: bytes | str) -> list[str]:
     return [str(e) for e in err.value.errors]
 
 
-@pytest.mark.parametrize("data, expected", [
-    ("name,kind,card\nA,individual,\n", "line 1: unknown column(s) 'card'; the columns are name,kind,cards,fees_paid,active,note"),
-    ("kind,cards\nindividual,\n", "line 1: no 'name' column"),
-    ("name,name\nA,B\n", "line 1: column(s) name appear more than once"),
-    (HEADER + "A,vip,,,,\n", "line 2: kind 'vip' is not one of individual, collective, honorary"),
-    (HEADER + "A,,,20x6,,\n", "line 2: fees_paid '20x6' is not a year"),
-    (HEADER + "A,,,1850,,\n", "line 2: year 1850 is outside 1990-2100"),
-    (HEADER + "A,,,,maybe,\n", "line 2: active 'maybe' is not yes or no"),
-    (HEADER + "A,,zz99,,,\n", "line 2: card UID 'zz99' is not 4-32 hex digits"),
-    (HEADER + "A,,,,\n", "line 2: 5 field(s), the header has 6"),
-    (HEADER + "B,,,,,\n ,,,,,x\n", "line 3: the name is empty"),
-    (HEADER + "A,,aabbccdd,,,\nB,,AA:BB:CC:DD,,,\n", "line 3: card aabbccdd is also on line 2"),
-    (HEADER + "A,,,,,\nC,,,,,\nA,,,,,\n", "line 4: 'A' is already on line 2"),
-    ("", "line 1: the file is empty"),
-    (b"name\nKov\xe1\xe8 Stanislav\n", "line 2: byte 0xe1 is not UTF-8: save the file as \"CSV UTF-8\""),
-    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "line 3: a NUL byte: this is not a CSV text file"),
-    (HEADER + 'A,,,,,"unterminated\n', "not valid CSV"),
-])
+@pytest.mark.parametrize(
+    "data, expected",
+    [
+        ("name,kind,card\nA,individual,\n", "line 1: unknown column(s) 'card'; the columns are name,kind,cards,fees_paid,active,note"),
+        ("kind,cards\nindividual,\n", "line 1: no 'name' column"),
+        ("name,name\nA,B\n", "line 1: column(s) name appear more than once"),
+        (HEADER + "A,vip,,,,\n", "line 2: kind 'vip' is not one of individual, collective, honorary"),
+        (HEADER + "A,,,20x6,,\n", "line 2: fees_paid '20x6' is not a year"),
+        (HEADER + "A,,,1850,,\n", "line 2: year 1850 is outside 1990-2100"),
+        (HEADER + "A,,,,maybe,\n", "line 2: active 'maybe' is not yes or no"),
+        (HEADER + "A,,zz99,,,\n", "line 2: card UID 'zz99' is not 4-32 hex digits"),
+        (HEADER + "A,,,,\n", "line 2: 5 field(s), the header has 6"),
+        (HEADER + "B,,,,,\n ,,,,,x\n", "line 3: the name is empty"),
+        (HEADER + "A,,aabbccdd,,,\nB,,AA:BB:CC:DD,,,\n", "line 3: card aabbccdd is also on line 2"),
+        (HEADER + "A,,,,,\nC,,,,,\nA,,,,,\n", "line 4: 'A' is already on line 2"),
+        ("", "line 1: the file is empty"),
+        (b"name\nKov\xe1\xe8 Stanislav\n", 'line 2: byte 0xe1 is not UTF-8: save the file as "CSV UTF-8"'),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "line 3: a NUL byte: this is not a CSV text file"),
+        (HEADER + 'A,,,,,"unterminated\n', "not valid CSV"),
+    ],
+)
 def test_bad_files_name_the_line_and_the_fix(data, expected):
     assert any(e.startswith(expected) or expected in e for e in errors_of(data)), errors_of(data)
 
@@ -245,7 +267,7 @@ def test_a_file_with_an_error_writes_nothing(store):
     import_text(store, HEADER + "Ambra Tomáš,,,,,\n")
     with pytest.raises(MemberImportError, match="nothing was imported") as err:
         import_text(store, HEADER + "Ambra Tomáš,honorary,aabbccdd,2026,,\nNew One,,,,,\nBad,kind?,,,,\n")
-    assert str(err.value.errors[0]) .startswith("line 4: kind 'kind?'")
+    assert str(err.value.errors[0]).startswith("line 4: kind 'kind?'")
     with store.session() as db:
         assert count(db, Member) == 1 and count(db, MemberCard) == 0 and count(db, FeePayment) == 0
         assert db.scalars(select(Member)).one().kind == "individual"
@@ -261,6 +283,7 @@ def test_a_card_held_by_someone_else_in_the_database_is_an_error(store):
 
 
 # --- the commands --------------------------------------------------------------------------
+
 
 def test_cli_import_export_and_errors(db_url, tmp_path):
     from lavos_cli import app

@@ -115,8 +115,17 @@ def make_writer(tmp_path):
     made: list[MetricsWriter] = []
 
     def make(url: str, **options) -> MetricsWriter:
-        settings = dict(token="test-token", org="lavos", bucket="metrics", spool_dir=tmp_path / "spool",
-                        batch_size=50, flush_interval=0.05, timeout=1.0, retry_initial=0.05, retry_max=0.3)
+        settings = dict(
+            token="test-token",
+            org="lavos",
+            bucket="metrics",
+            spool_dir=tmp_path / "spool",
+            batch_size=50,
+            flush_interval=0.05,
+            timeout=1.0,
+            retry_initial=0.05,
+            retry_max=0.3,
+        )
         settings.update(options)
         writer = MetricsWriter(url, **settings)
         made.append(writer)
@@ -139,7 +148,8 @@ def test_line_protocol_escapes_names_and_keeps_the_time_to_the_microsecond():
     when = datetime(2026, 11, 3, 20, 15, 7, 123456, tzinfo=timezone(timedelta(hours=1)))
     line = line_protocol("pocket drop,x", {"table": "pool 01,a=b", "pocket": "3"}, {"count": 1, "temp": 41.5, "on": True}, when)
     assert line == r"pocket\ drop\,x,pocket=3,table=pool\ 01\,a\=b count=1i,temp=41.5,on=true " + str(
-        int(datetime(2026, 11, 3, 19, 15, 7, tzinfo=UTC).timestamp()) * 10**9 + 123456000)
+        int(datetime(2026, 11, 3, 19, 15, 7, tzinfo=UTC).timestamp()) * 10**9 + 123456000
+    )
 
 
 @pytest.mark.parametrize(
@@ -209,7 +219,10 @@ def test_every_measurement_arrives_in_victoria_metrics(victoria, make_writer):
     writer.alert("play_without_session", at(6))
     assert writer.flush(10), writer.stats()
 
-    got = {(name, tuple(sorted(labels.items())), ts, value) for name, labels, ts, value in victoria.samples("(pocket|goal|session|light|node|alert)_.*")}
+    got = {
+        (name, tuple(sorted(labels.items())), ts, value)
+        for name, labels, ts, value in victoria.samples("(pocket|goal|session|light|node|alert)_.*")
+    }
     assert got == {
         ("pocket_count", (("pocket", "3"), ("table", "pool-01")), ms(1), 1),
         ("goal_count", (("side", "home"), ("table", "foos-01")), ms(2), 1),
@@ -342,7 +355,11 @@ def test_memory_stays_bounded_while_the_server_is_unreachable(make_writer, tmp_p
 
 def test_a_killed_process_resumes_from_the_spool(make_writer, fake, tmp_path):
     fake.mode = 500
-    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
         import sys, time
         from tests.broker.test_metrics import write_points
         from broker.adapters.metrics import MetricsWriter
@@ -353,7 +370,13 @@ def test_a_killed_process_resumes_from_the_spool(make_writer, fake, tmp_path):
             time.sleep(0.01)
         print("spooled", flush=True)
         time.sleep(60)
-    """)], cwd=REPO, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    """),
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     try:
         assert child.stdout.readline().strip() == "spooled"
     finally:

@@ -18,8 +18,19 @@ def lavos(*args, cwd=REPO):
 def test_add_node_makes_working_credentials_and_config(tmp_path):
     broker = Mosquitto(tmp_path / "mq")
     passwd = broker.workdir / "passwd"
-    done = lavos("broker", "add-node", "pool-03", "--venue", str(VENUE), "--passwd-file", str(passwd),
-                 "--out-dir", str(tmp_path / "kit"), "--mqtt-host", "hub.local")
+    done = lavos(
+        "broker",
+        "add-node",
+        "pool-03",
+        "--venue",
+        str(VENUE),
+        "--passwd-file",
+        str(passwd),
+        "--out-dir",
+        str(tmp_path / "kit"),
+        "--mqtt-host",
+        "hub.local",
+    )
     assert done.returncode == 0, done.stderr
     cfg = load_node_config(tmp_path / "kit" / "pool-03.toml")
     assert cfg.table == "pool-03" and cfg.mqtt.host == "hub.local" and len(cfg.pins.pockets) == 6
@@ -33,12 +44,34 @@ def test_add_node_makes_working_credentials_and_config(tmp_path):
 
 
 def test_add_node_refuses_unknown_table_and_bad_venue(tmp_path):
-    done = lavos("broker", "add-node", "pool-99", "--venue", str(VENUE), "--passwd-file", str(tmp_path / "p"),
-                 "--out-dir", str(tmp_path), "--mqtt-host", "h")
+    done = lavos(
+        "broker",
+        "add-node",
+        "pool-99",
+        "--venue",
+        str(VENUE),
+        "--passwd-file",
+        str(tmp_path / "p"),
+        "--out-dir",
+        str(tmp_path),
+        "--mqtt-host",
+        "h",
+    )
     assert done.returncode == 2 and "pool-99" in done.stderr and "pool-01" in done.stderr
     bad = tmp_path / "bad.toml"
     bad.write_text("[venue]\nid = 3\n")
-    done = lavos("broker", "add-node", "pool-01", "--venue", str(bad), "--passwd-file", str(tmp_path / "p"),
-                 "--out-dir", str(tmp_path), "--mqtt-host", "h")
+    done = lavos(
+        "broker",
+        "add-node",
+        "pool-01",
+        "--venue",
+        str(bad),
+        "--passwd-file",
+        str(tmp_path / "p"),
+        "--out-dir",
+        str(tmp_path),
+        "--mqtt-host",
+        "h",
+    )
     assert done.returncode == 2 and "bad.toml" in done.stderr
     assert not (tmp_path / "p").exists()

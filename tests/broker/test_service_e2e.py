@@ -155,9 +155,18 @@ def test_garbage_is_counted_not_fatal(svc, mosquitto):
 def _event(table, etype, seq, data):
     from devices import contract
 
-    return contract.event_topic(table, etype), json.dumps({
-        "v": 1, "table": table, "type": etype, "boot": "b-test", "seq": seq,
-        "ts": "2026-11-30T18:00:00+00:00", "ts_synced": False, "data": data})
+    return contract.event_topic(table, etype), json.dumps(
+        {
+            "v": 1,
+            "table": table,
+            "type": etype,
+            "boot": "b-test",
+            "seq": seq,
+            "ts": "2026-11-30T18:00:00+00:00",
+            "ts_synced": False,
+            "data": data,
+        }
+    )
 
 
 def test_sensor_fault_outbox_and_offline_alerts_open_and_close(svc, mosquitto):

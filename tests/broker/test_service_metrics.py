@@ -14,10 +14,13 @@ def pocket_points(victoria, table: str) -> int:
 
 
 def test_drops_reach_victoria_metrics_even_across_an_outage(mosquitto, victoria, tmp_path):
-    metrics = MetricsWriter(victoria.url, "token", "lavos", "lavos", tmp_path / "spool", flush_interval=0.2,
-                            retry_initial=0.2, retry_max=1.0)
-    with running_service(mosquitto, f"sqlite:///{tmp_path / 'hub.db'}", metrics=metrics) as svc, \
-            running_node(mosquitto, tmp_path, "pool-10") as (node, factory):
+    metrics = MetricsWriter(
+        victoria.url, "token", "lavos", "lavos", tmp_path / "spool", flush_interval=0.2, retry_initial=0.2, retry_max=1.0
+    )
+    with (
+        running_service(mosquitto, f"sqlite:///{tmp_path / 'hub.db'}", metrics=metrics) as svc,
+        running_node(mosquitto, tmp_path, "pool-10") as (node, factory),
+    ):
         wait_until(lambda: node.link.connected)
         svc.start_session("pool-10", actor="anna")
         drop_balls(factory, node, 0, 10)

@@ -74,7 +74,10 @@ def test_card_shown_after_20_of_60_minutes_is_two_lines_4_67():
 
 @pytest.mark.parametrize(
     "table, member, reason, note",
-    [("pool-01", PAID, "card_table_not_eligible", "stôl bez sadzby pre klubovú kartu"), ("pool-05", UNPAID, "card_unpaid", "nie je zaplatený")],
+    [
+        ("pool-01", PAID, "card_table_not_eligible", "stôl bez sadzby pre klubovú kartu"),
+        ("pool-05", UNPAID, "card_unpaid", "nie je zaplatený"),
+    ],
 )
 def test_card_not_honoured_bills_standard_with_the_reason(table, member, reason, note):
     b = billed([start_op(T0, table, member=member), stop_op(mins(60))])
@@ -99,7 +102,10 @@ def test_training_starts_only_within_hours_and_continues_at_standard_after_19():
 
 
 def test_training_may_start_before_opening():
-    assert billed([start_op(bratislava(2026, 7, 1, 15, 0), "carom-01", tariff="training"), stop_op(bratislava(2026, 7, 1, 16, 0))]).total_cents == 1500
+    assert (
+        billed([start_op(bratislava(2026, 7, 1, 15, 0), "carom-01", tariff="training"), stop_op(bratislava(2026, 7, 1, 16, 0))]).total_cents
+        == 1500
+    )
 
 
 def test_transfer_between_tables_with_different_rates_itemises_each():
@@ -170,10 +176,21 @@ def test_stop_while_paused_keeps_the_remaining_prepaid_time():
 
 
 def test_extras_use_the_price_at_the_time_of_the_order():
-    ops = [start_op(T0, "pool-01"), extra_op(mins(5), "topping", 2, venue=LAVOS), extra_op(mins(9), "topping", venue=LAVOS),
-           extra_op(mins(10), "pizza_box", venue=LAVOS), stop_op(mins(30)), extra_op(mins(31), "entry_guest", venue=LAVOS)]
+    ops = [
+        start_op(T0, "pool-01"),
+        extra_op(mins(5), "topping", 2, venue=LAVOS),
+        extra_op(mins(9), "topping", venue=LAVOS),
+        extra_op(mins(10), "pizza_box", venue=LAVOS),
+        stop_op(mins(30)),
+        extra_op(mins(31), "entry_guest", venue=LAVOS),
+    ]
     b = billed(ops)
-    assert shape(b) == [("time", "standard", 300), ("extra", "extra:topping", 180), ("extra", "extra:pizza_box", 40), ("extra", "extra:entry_guest", 500)]
+    assert shape(b) == [
+        ("time", "standard", 300),
+        ("extra", "extra:topping", 180),
+        ("extra", "extra:pizza_box", 40),
+        ("extra", "extra:entry_guest", 500),
+    ]
     assert b.lines[1].quantity == 3 and b.lines[1].unit_cents == 60 and b.lines[1].description == "Prídavok na pizzu 3 × 0,60 €"
     dearer = LAVOS.model_copy(update={"extras": [e.model_copy(update={"price_cents": e.price_cents * 2}) for e in LAVOS.extras]})
     assert bill(replay(ops, dearer), dearer, mins(40)).total_cents == b.total_cents
@@ -207,9 +224,16 @@ def test_open_session_is_billed_up_to_now_and_stop_at_now_bills_the_same():
 
 
 def test_ops_survive_json_and_a_restart_replays_the_same_bill():
-    ops = [start_op(T0, "pool-05", prepaid_minutes=90, actor="staff:jana"), card_op(mins(20), PAID), pause_op(mins(30)),
-           resume_op(mins(40)), transfer_op(mins(50), "pool-02"), extend_op(mins(55), 30), extra_op(mins(56), "topping", venue=LAVOS),
-           correction_op(mins(57), -50, "zlé tágo", actor="manager:eva")]
+    ops = [
+        start_op(T0, "pool-05", prepaid_minutes=90, actor="staff:jana"),
+        card_op(mins(20), PAID),
+        pause_op(mins(30)),
+        resume_op(mins(40)),
+        transfer_op(mins(50), "pool-02"),
+        extend_op(mins(55), 30),
+        extra_op(mins(56), "topping", venue=LAVOS),
+        correction_op(mins(57), -50, "zlé tágo", actor="manager:eva"),
+    ]
     stored = json.loads(json.dumps([op.to_dict() for op in ops]))
     restored = [Op.from_dict(d) for d in stored]
     assert restored == ops
@@ -245,7 +269,10 @@ SP = start_op(T0, "pool-05", prepaid_minutes=30)
         ([start_op(T0, "darts-01")], "darts-01 is a darts table"),
         ([start_op(T0, "pool-01", tariff="vip")], "no tariff 'vip'"),
         ([start_op(T0, "pool-05", tariff="club_card")], "needs a member's club card"),
-        ([start_op(mins(150), "pool-01", tariff="training")], "training can only start within its hours 15:00-19:00 local time; it is 2026-11-30 19:30 CET"),
+        (
+            [start_op(mins(150), "pool-01", tariff="training")],
+            "training can only start within its hours 15:00-19:00 local time; it is 2026-11-30 19:30 CET",
+        ),
         ([start_op(T0, "pool-01", prepaid_minutes=0)], "start.prepaid_minutes must be a whole number from 1 to 1440, got 0"),
         ([S, card_removed_op(mins(1))], "no club card on this session"),
         ([start_op(T0, "pool-05", member=PAID), card_op(mins(1), PAID)], "card of member 7 is already on this session"),
@@ -263,8 +290,14 @@ SP = start_op(T0, "pool-05", prepaid_minutes=30)
         ([Op("start", T0, {"table": "pool-01", "colour": "red"})], "start data has unexpected key\\(s\\) 'colour'"),
         ([Op("start", T0, {"tariff": "standard"})], "start data is missing 'table'"),
         ([Op("start", T0, {"table": 5})], "start.table must be non-empty text, got 5"),
-        ([Op("start", T0, {"table": "pool-05", "member": {"member_id": 1, "name": "A", "fee_paid": "yes"}})], "fee_paid must be true or false"),
-        ([Op("start", T0, {"table": "pool-05", "member": {"member_id": True, "name": "A", "fee_paid": True}})], "member_id must be a whole number"),
+        (
+            [Op("start", T0, {"table": "pool-05", "member": {"member_id": 1, "name": "A", "fee_paid": "yes"}})],
+            "fee_paid must be true or false",
+        ),
+        (
+            [Op("start", T0, {"table": "pool-05", "member": {"member_id": True, "name": "A", "fee_paid": True}})],
+            "member_id must be a whole number",
+        ),
         ([Op("start", T0, {"table": "pool-05", "member": "7"})], "start.member must be an object"),
         ([S, Op("card", mins(1), {})], "card data is missing 'member'"),
         ([S, Op("stop", mins(1), {"now": True})], "stop data has unexpected key"),

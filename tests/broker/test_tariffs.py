@@ -58,7 +58,14 @@ def test_snapshot_without_year_holds_for_the_whole_session():
     assert len(split(LAVOS, ctx, bratislava(2026, 12, 31, 23, 0), bratislava(2027, 1, 1, 1, 0))) == 1
 
 
-HAPPY = {"tariff": "standard", "days": ["mon", "tue", "wed", "thu", "fri"], "start": "16:00", "end": "18:00", "rate_cents_per_hour": 450, "name": "happy"}
+HAPPY = {
+    "tariff": "standard",
+    "days": ["mon", "tue", "wed", "thu", "fri"],
+    "start": "16:00",
+    "end": "18:00",
+    "rate_cents_per_hour": 450,
+    "name": "happy",
+}
 
 
 @pytest.mark.parametrize(
@@ -119,7 +126,10 @@ def test_requested_tariff_ends_at_its_hours_and_falls_back_to_the_open_rate():
     end = bratislava(2026, 7, 1, 19, 0)
     ctx = RateContext("pool-05", tariff="training", tariff_until=end, member=PAID)
     segs = split(LAVOS, ctx, bratislava(2026, 7, 1, 18, 0), bratislava(2026, 7, 1, 20, 0))
-    assert [(s.tariff_id, s.reason, s.start) for s in segs] == [("training", "training", bratislava(2026, 7, 1, 18, 0)), ("club_card", "club_card", end)]
+    assert [(s.tariff_id, s.reason, s.start) for s in segs] == [
+        ("training", "training", bratislava(2026, 7, 1, 18, 0)),
+        ("club_card", "club_card", end),
+    ]
     segs = split(LAVOS, RateContext("pool-01", "training", end), bratislava(2026, 7, 1, 18, 0), bratislava(2026, 7, 1, 20, 0))
     assert [s.reason for s in segs] == ["training", "training_hours_ended"]
 

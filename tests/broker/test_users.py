@@ -121,13 +121,16 @@ def test_disabled_account(jana):
         login(jana, "correct horse")
 
 
-@pytest.mark.parametrize("username, password, role, says", [
-    ("J", "long enough", "staff", "username 'J'"),
-    ("jana novak", "long enough", "staff", "username 'jana novak'"),
-    ("peter", "short", "staff", "at least 8"),
-    ("peter", "long enough", "admin", "role 'admin' is not one of staff, manager"),
-    ("jana", "long enough", "staff", "already exists"),
-])
+@pytest.mark.parametrize(
+    "username, password, role, says",
+    [
+        ("J", "long enough", "staff", "username 'J'"),
+        ("jana novak", "long enough", "staff", "username 'jana novak'"),
+        ("peter", "short", "staff", "at least 8"),
+        ("peter", "long enough", "admin", "role 'admin' is not one of staff, manager"),
+        ("jana", "long enough", "staff", "already exists"),
+    ],
+)
 def test_bad_accounts_are_refused(jana, username, password, role, says):
     with jana.session() as db, pytest.raises(UserError, match=says):
         create_user(db, username, password, role, actor="test", hasher=CHEAP)

@@ -42,8 +42,15 @@ class Pages:
             browser.get("/login", follow_redirects=True)
         return browser.token
 
-    def post(self, path: str, data: dict | None = None, *, client: TestClient | None = None, files=None,  # type: ignore[no-untyped-def]
-             with_csrf: bool = True) -> httpx.Response:
+    def post(
+        self,
+        path: str,
+        data: dict | None = None,
+        *,
+        client: TestClient | None = None,
+        files=None,  # type: ignore[no-untyped-def]
+        with_csrf: bool = True,
+    ) -> httpx.Response:
         client = client or self.manager
         form = dict(data or {})
         if with_csrf:

@@ -24,6 +24,7 @@ def _concrete(path: str) -> str:
 
 def _needs_manager(route) -> bool:  # type: ignore[no-untyped-def]
     """Whether the capability the route declares (dashboard.access) needs the manager."""
+
     def calls(dependant):  # type: ignore[no-untyped-def]
         for d in dependant.dependencies:
             yield d.call
@@ -63,9 +64,15 @@ def test_public_routes_answer_without_login(api):
 
 def test_manager_routes(api):
     assert {p for _, p in MANAGER_ROUTES} >= {
-        "/api/sessions/{session_id}/correction", "/api/members", "/api/members/{member_id}", "/api/members/import",
-        "/api/reports/revenue", "/api/reports/utilisation", "/api/reports/drops",
-        "/api/members/export", "/api/nodes",  # issue 9: the matching pages are the manager's
+        "/api/sessions/{session_id}/correction",
+        "/api/members",
+        "/api/members/{member_id}",
+        "/api/members/import",
+        "/api/reports/revenue",
+        "/api/reports/utilisation",
+        "/api/reports/drops",
+        "/api/members/export",
+        "/api/nodes",  # issue 9: the matching pages are the manager's
     }
     assert ("GET", "/api/members") not in MANAGER_ROUTES  # staff search it by name (without notes and cards)
 

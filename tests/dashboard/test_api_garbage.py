@@ -15,19 +15,62 @@ from broker.storage.models import AuditEntry, Member, SessionOp
 from dashboard.api.app import api_routes
 
 BAD_BODIES: list[bytes] = [
-    b"{", b"[]", b"null", b'"text"', b"1e999", b"\xff\xfe", b'{"table": "pool-01"', b"{}" * 1000,
-    *(json.dumps(body).encode() for body in [
-        {"table": 5}, {"table": None}, {"table": ["pool-01"]}, {"table": "pool-01\u0000"}, {"table": "x" * 100_000},
-        {"table": "pool-01'; DROP TABLE sessions; --"}, {"table": "pool-01", "unexpected": 1},
-        {"minutes": "5"}, {"minutes": -5}, {"minutes": 0}, {"minutes": 10**30}, {"minutes": 1.5}, {"minutes": True},
-        {"extra": "topping", "quantity": 10**6}, {"extra": "\ud800"}, {"amount_cents": 0, "reason": "x"},
-        {"amount_cents": 10**12, "reason": "x"}, {"amount_cents": 100, "reason": " "}, {"member_id": -1},
-        {"member_id": 2**63}, {"card_uid": "zz", "member_id": 1}, {"year": 1066, "amount_cents": 1000}, {"year": 2026, "amount_cents": -1},
-        {"name": ""}, {"name": "a\u0007b"}, {"kind": "vip", "name": "X"}, {"uid": "not hex!"}, {"close": "yes"},
-    ]),
+    b"{",
+    b"[]",
+    b"null",
+    b'"text"',
+    b"1e999",
+    b"\xff\xfe",
+    b'{"table": "pool-01"',
+    b"{}" * 1000,
+    *(
+        json.dumps(body).encode()
+        for body in [
+            {"table": 5},
+            {"table": None},
+            {"table": ["pool-01"]},
+            {"table": "pool-01\u0000"},
+            {"table": "x" * 100_000},
+            {"table": "pool-01'; DROP TABLE sessions; --"},
+            {"table": "pool-01", "unexpected": 1},
+            {"minutes": "5"},
+            {"minutes": -5},
+            {"minutes": 0},
+            {"minutes": 10**30},
+            {"minutes": 1.5},
+            {"minutes": True},
+            {"extra": "topping", "quantity": 10**6},
+            {"extra": "\ud800"},
+            {"amount_cents": 0, "reason": "x"},
+            {"amount_cents": 10**12, "reason": "x"},
+            {"amount_cents": 100, "reason": " "},
+            {"member_id": -1},
+            {"member_id": 2**63},
+            {"card_uid": "zz", "member_id": 1},
+            {"year": 1066, "amount_cents": 1000},
+            {"year": 2026, "amount_cents": -1},
+            {"name": ""},
+            {"name": "a\u0007b"},
+            {"kind": "vip", "name": "X"},
+            {"uid": "not hex!"},
+            {"close": "yes"},
+        ]
+    ),
 ]
-BAD_QUERIES = ["open=maybe", "day=2026-13-45", "day=yesterday", "limit=-1", "limit=99999999999999999999", "from=2026-01-31&to=2026-01-01",
-               "from=1900-01-01&to=2900-01-01", "from=x", "q=%00", "q=%27%20OR%201%3D1%20--", "table=%00", "day=2026-02-30"]
+BAD_QUERIES = [
+    "open=maybe",
+    "day=2026-13-45",
+    "day=yesterday",
+    "limit=-1",
+    "limit=99999999999999999999",
+    "from=2026-01-31&to=2026-01-01",
+    "from=1900-01-01&to=2900-01-01",
+    "from=x",
+    "q=%00",
+    "q=%27%20OR%201%3D1%20--",
+    "table=%00",
+    "day=2026-02-30",
+]
 
 
 BAD_IDS = ["0", "-1", "abc", "1.5", "99999999999999999999", "%00", "%27%3B%20DROP%20TABLE%20sessions%3B--"]

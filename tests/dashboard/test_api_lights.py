@@ -43,7 +43,11 @@ def test_start_lights_the_table_within_200ms_and_stop_bills_and_darkens_it(api, 
     wait_until(lambda: api.ok("GET", f"/api/tables/{TABLE}")["light"]["on"], what="light state reported back")
     table = api.ok("GET", f"/api/tables/{TABLE}")
     assert table["node"]["online"] and table["session"]["id"] == sid
-    assert table["light"] == {"on": True, "blink": False, "cause": "command"}  # staff read the light with the table (/api/nodes is the manager's)
+    assert table["light"] == {
+        "on": True,
+        "blink": False,
+        "cause": "command",
+    }  # staff read the light with the table (/api/nodes is the manager's)
 
     api.clock.advance(minutes=90)
     t0 = time.monotonic()

@@ -13,7 +13,10 @@ pytestmark = sqlite_only
 
 def _audit(api) -> list[tuple[str, str, str]]:  # type: ignore[no-untyped-def]
     with api.service.store.session() as db:
-        return [(a.actor, a.action, a.target) for a in db.scalars(select(AuditEntry).where(AuditEntry.action.like("member%")).order_by(AuditEntry.id))]
+        return [
+            (a.actor, a.action, a.target)
+            for a in db.scalars(select(AuditEntry).where(AuditEntry.action.like("member%")).order_by(AuditEntry.id))
+        ]
 
 
 def test_manager_adds_edits_pays_and_cards_a_member(api):

@@ -66,8 +66,17 @@ def test_drops_per_table_hour_by_the_central_clock(api):
     boot = uuid.uuid4().hex
     with api.service.store.session() as db:
         for seq, (table, minutes) in enumerate([("pool-01", 5), ("pool-01", 6), ("pool-01", 7), ("pool-02", 70)], start=1):
-            insert_event_once(db, table_id=table, boot=boot, seq=seq, type="pocket", node_ts=START, ts_synced=False,
-                              data={"pocket": 0, "pulse_ms": 30.0}, received_at=START + timedelta(minutes=minutes))
+            insert_event_once(
+                db,
+                table_id=table,
+                boot=boot,
+                seq=seq,
+                type="pocket",
+                node_ts=START,
+                ts_synced=False,
+                data={"pocket": 0, "pulse_ms": 30.0},
+                received_at=START + timedelta(minutes=minutes),
+            )
     d = api.ok("GET", "/api/reports/drops?day=2026-11-10", as_manager=True)
     assert (d["tables"]["pool-01"][18], d["tables"]["pool-02"][19], d["totals"]["pool-01"]) == (3, 1, 3)
     assert "carom-01" not in d["tables"]  # no pockets

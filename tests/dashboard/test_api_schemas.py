@@ -49,6 +49,21 @@ def test_every_json_answer_has_a_schema(service) -> None:  # type: ignore[no-unt
 
 
 def test_the_walk_finds_an_untyped_answer() -> None:
-    doc = {"paths": {"/api/x": {"get": {"responses": {"200": {"content": {"application/json": {"schema": {
-        "type": "array", "items": {"type": "object", "additionalProperties": True}}}}}}}}}}
-    assert untyped(doc) == ["GET /api/x 200: ['application/json'] {'type': 'array', 'items': {'type': 'object', 'additionalProperties': True}}"]
+    doc = {
+        "paths": {
+            "/api/x": {
+                "get": {
+                    "responses": {
+                        "200": {
+                            "content": {
+                                "application/json": {"schema": {"type": "array", "items": {"type": "object", "additionalProperties": True}}}
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert untyped(doc) == [
+        "GET /api/x 200: ['application/json'] {'type': 'array', 'items': {'type': 'object', 'additionalProperties': True}}"
+    ]

@@ -65,7 +65,9 @@ def test_every_operation_is_applied_billed_and_audited_with_the_user(api):
     bill = api.ok("POST", f"/api/sessions/{sid}/stop")["bill"]
     # 15 min club card on pool-05 (1.00), 15 min on pool-02 (no club-card rate: 1.50), 3 toppings, -1.00
     assert [(line["kind"], line["reason"], line["amount_cents"]) for line in bill["lines"]] == [
-        ("time", "club_card", 100), ("time", "card_table_not_eligible", 150), ("extra", "extra:topping", 180),
+        ("time", "club_card", 100),
+        ("time", "card_table_not_eligible", 150),
+        ("extra", "extra:topping", 180),
         ("correction", "manual", -100),
     ]
     assert bill["total_cents"] == 330
@@ -110,7 +112,9 @@ def test_refusals_say_what_was_wrong(api):
 
 
 def test_extras_and_tariffs_come_from_the_venue(api):
-    assert {"id": "topping", "name": "Prídavok na pizzu", "name_en": "Pizza topping", "price_cents": 60, "price": "0,60 €"} in api.ok("GET", "/api/extras")
+    assert {"id": "topping", "name": "Prídavok na pizzu", "name_en": "Pizza topping", "price_cents": 60, "price": "0,60 €"} in api.ok(
+        "GET", "/api/extras"
+    )
     tariffs = api.ok("GET", "/api/tariffs")
     assert {t["id"]: t["rate_cents_per_hour"] for t in tariffs["tariffs"]} == {"standard": 600, "club_card": 400, "training": 1500}
     assert tariffs["tariffs"][2]["hours"] == {"open": "15:00", "close": "19:00"}

@@ -41,8 +41,16 @@ def money(v: float) -> str:
 
 
 def bars(items, **kw):  # type: ignore[no-untyped-def]
-    return parse(bar_chart(items, chart_id=kw.pop("chart_id", "rev"), title=kw.pop("title", "Tržby"),
-                           desc=kw.pop("desc", "podľa dní"), fmt=kw.pop("fmt", money), **kw))
+    return parse(
+        bar_chart(
+            items,
+            chart_id=kw.pop("chart_id", "rev"),
+            title=kw.pop("title", "Tržby"),
+            desc=kw.pop("desc", "podľa dní"),
+            fmt=kw.pop("fmt", money),
+            **kw,
+        )
+    )
 
 
 def test_bar_chart_labels_and_values_are_text() -> None:
@@ -108,8 +116,7 @@ def test_not_finite_values_count_as_zero() -> None:
 
 
 def heat(rows, cols, **kw):  # type: ignore[no-untyped-def]
-    return parse(heatmap(rows, cols, chart_id="util", title="Vyťaženie", desc="minúty za hodinu",
-                         fmt=lambda v: f"{v:g}", **kw))
+    return parse(heatmap(rows, cols, chart_id="util", title="Vyťaženie", desc="minúty za hodinu", fmt=lambda v: f"{v:g}", **kw))
 
 
 def cells(root: ET.Element) -> list[ET.Element]:

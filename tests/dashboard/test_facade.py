@@ -45,6 +45,7 @@ def test_translation_of_database_failures() -> None:
         @store_errors.store_call
         def call() -> None:
             raise error
+
         return call
 
     with pytest.raises(Conflict, match="reload and try again"):

@@ -52,7 +52,17 @@ def test_the_check_sees_every_kind_of_import(tmp_path: Path) -> None:
     (tmp_path / "pkg" / "a.py").write_text(
         "import sqlalchemy\nfrom broker import storage\nfrom broker.storage.models import User\n"
         "def f():\n    from sqlalchemy.orm import Session\n"
-        "from broker.hall.facade import HubFacade\nfrom broker.storage import members\n", encoding="utf-8")
+        "from broker.hall.facade import HubFacade\nfrom broker.storage import members\n",
+        encoding="utf-8",
+    )
     found = offences(tmp_path / "pkg")
-    assert sorted(x.split(": imports ")[1] for x in found) == ["broker.storage", "broker.storage", "broker.storage.members", "broker.storage.models", "broker.storage.models.User",
-                                                               "sqlalchemy", "sqlalchemy.orm", "sqlalchemy.orm.Session"], found
+    assert sorted(x.split(": imports ")[1] for x in found) == [
+        "broker.storage",
+        "broker.storage",
+        "broker.storage.members",
+        "broker.storage.models",
+        "broker.storage.models.User",
+        "sqlalchemy",
+        "sqlalchemy.orm",
+        "sqlalchemy.orm.Session",
+    ], found

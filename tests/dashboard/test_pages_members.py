@@ -77,10 +77,23 @@ def test_the_years_fee(pages) -> None:  # type: ignore[no-untyped-def]
     assert r.status_code == 400 and "already recorded" in r.text
 
 
-@pytest.mark.parametrize("year,amount", [
-    ("20266", "10"), ("1900", "10"), ("abc", "10"), ("", "10"), ("２０２６", "10"), ("-1", "10"),
-    ("2026", "-5"), ("2026", "ten"), ("2026", "10,001"), ("2026", "1e3"), ("2026", "1000000"), ("2026\x00", "10"),
-])
+@pytest.mark.parametrize(
+    "year,amount",
+    [
+        ("20266", "10"),
+        ("1900", "10"),
+        ("abc", "10"),
+        ("", "10"),
+        ("２０２６", "10"),
+        ("-1", "10"),
+        ("2026", "-5"),
+        ("2026", "ten"),
+        ("2026", "10,001"),
+        ("2026", "1e3"),
+        ("2026", "1000000"),
+        ("2026\x00", "10"),
+    ],
+)
 def test_bad_fee_input_is_refused_and_nothing_written(pages, year, amount) -> None:  # type: ignore[no-untyped-def]
     member_id = _member(pages)
     before = counts(pages)
@@ -112,10 +125,17 @@ def test_bad_card_numbers_are_refused(pages, uid) -> None:  # type: ignore[no-un
     assert counts(pages) == before
 
 
-@pytest.mark.parametrize("data", [
-    {"name": ""}, {"name": "   "}, {"name": "x" * 201}, {"name": "Ok", "kind": "vip"}, {"name": "a\x00b"},
-    {"name": "Zadražil Miro"},  # already a member
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"name": ""},
+        {"name": "   "},
+        {"name": "x" * 201},
+        {"name": "Ok", "kind": "vip"},
+        {"name": "a\x00b"},
+        {"name": "Zadražil Miro"},  # already a member
+    ],
+)
 def test_bad_member_forms_are_refused(pages, data) -> None:  # type: ignore[no-untyped-def]
     _member(pages)
     before = counts(pages)
@@ -136,8 +156,7 @@ def test_capture_fills_in_the_card_tapped_on_a_real_reader(pages, mosquitto, tmp
     member_id = _member(pages)
     with running_node(mosquitto, tmp_path, "foos-01") as (node, _factory):
         result: dict[str, str] = {}
-        waiting = threading.Thread(target=lambda: result.update(
-            html=pages.page(f"/members/{member_id}/capture?table=foos-01&wait=10")))
+        waiting = threading.Thread(target=lambda: result.update(html=pages.page(f"/members/{member_id}/capture?table=foos-01&wait=10")))
         waiting.start()
         deadline = time.monotonic() + 5
         while len(pages.service.listeners) == 0 and time.monotonic() < deadline:  # the capture is listening
@@ -157,7 +176,9 @@ def test_capture_times_out_with_a_message(pages) -> None:  # type: ignore[no-unt
     assert 'id="capture-result"' in html and 'name="uid" value=""' in html
 
 
-@pytest.mark.parametrize("query", ["table=nope", "table=foos-01&wait=0", "table=foos-01&wait=31", "table=foos-01&wait=x", "", "table=" + "x" * 40])
+@pytest.mark.parametrize(
+    "query", ["table=nope", "table=foos-01&wait=0", "table=foos-01&wait=31", "table=foos-01&wait=x", "", "table=" + "x" * 40]
+)
 def test_capture_refuses_garbage(pages, query) -> None:  # type: ignore[no-untyped-def]
     member_id = _member(pages)
     assert pages.manager.get(f"/members/{member_id}/capture?{query}").status_code == 400
@@ -181,8 +202,7 @@ def test_csv_import_then_export_round_trip(pages) -> None:  # type: ignore[no-un
 
 def test_a_bad_csv_imports_nothing_and_lists_every_bad_line(pages) -> None:  # type: ignore[no-untyped-def]
     _member(pages, "Axamit Miloš", card="0a0b0c0d")
-    bad = ("name,kind,cards,fees_paid\nNový Člen,,,2026\nZlý Druh,vip,,\nZlý Rok,,,20x6\n"
-           "Cudzia Karta,,0a0b0c0d,\nZlá Karta,,zz,\n")
+    bad = "name,kind,cards,fees_paid\nNový Člen,,,2026\nZlý Druh,vip,,\nZlý Rok,,,20x6\nCudzia Karta,,0a0b0c0d,\nZlá Karta,,zz,\n"
     before = counts(pages)
     r = pages.post("/members/import", files={"file": ("zle.csv", bad.encode(), "text/csv")})
     assert r.status_code == 400
@@ -195,7 +215,9 @@ def test_a_bad_csv_imports_nothing_and_lists_every_bad_line(pages) -> None:  # t
     assert counts(pages) == before  # the good line 2 was not written either
 
 
-@pytest.mark.parametrize("content", [b"", b"   \n", b"\x00\x01\x02binary", b"\xff\xfe\x00n\x00a\x00m\x00e", b"just one line without a header"])
+@pytest.mark.parametrize(
+    "content", [b"", b"   \n", b"\x00\x01\x02binary", b"\xff\xfe\x00n\x00a\x00m\x00e", b"just one line without a header"]
+)
 def test_garbage_files_are_refused(pages, content) -> None:  # type: ignore[no-untyped-def]
     before = counts(pages)
     r = pages.post("/members/import", files={"file": ("x.csv", content, "text/csv")})
@@ -243,8 +265,17 @@ def test_every_action_is_for_the_manager(pages, path, data) -> None:  # type: ig
     assert counts(pages) == before
 
 
-@pytest.mark.parametrize("path", ["/members", "/members?q=zad", "/members/{id}", "/members/export.csv", "/members/import",
-                                  "/members/{id}/capture?table=foos-01&wait=0.1"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/members",
+        "/members?q=zad",
+        "/members/{id}",
+        "/members/export.csv",
+        "/members/import",
+        "/members/{id}/capture?table=foos-01&wait=0.1",
+    ],
+)
 def test_every_page_is_for_the_manager(pages, path) -> None:  # type: ignore[no-untyped-def]
     pages.refused_to_others("GET", path.format(id=_member(pages)))
 

@@ -43,12 +43,39 @@ def _sensor_events(pages) -> None:  # type: ignore[no-untyped-def]
     boot = uuid.uuid4().hex
     with pages.service.store.session() as db:
         for seq in range(1, 5):  # four drops in pocket index 2 ("Pocket 3")
-            insert_event_once(db, table_id="pool-02", boot=boot, seq=seq, type="pocket", node_ts=START, ts_synced=True,
-                              data={"pocket": 2, "pulse_ms": 25.0}, received_at=START + timedelta(minutes=seq))
-        insert_event_once(db, table_id="pool-02", boot=boot, seq=9, type="sensor_fault", node_ts=START, ts_synced=True,
-                          data={"sensor": "pocket-4", "kind": "stuck"}, received_at=START + timedelta(minutes=9))
-        insert_event_once(db, table_id="pool-02", boot=boot, seq=10, type="pocket", node_ts=START, ts_synced=True,
-                          data={"pocket": 2, "pulse_ms": 25.0}, received_at=START - timedelta(days=1))  # yesterday: not counted
+            insert_event_once(
+                db,
+                table_id="pool-02",
+                boot=boot,
+                seq=seq,
+                type="pocket",
+                node_ts=START,
+                ts_synced=True,
+                data={"pocket": 2, "pulse_ms": 25.0},
+                received_at=START + timedelta(minutes=seq),
+            )
+        insert_event_once(
+            db,
+            table_id="pool-02",
+            boot=boot,
+            seq=9,
+            type="sensor_fault",
+            node_ts=START,
+            ts_synced=True,
+            data={"sensor": "pocket-4", "kind": "stuck"},
+            received_at=START + timedelta(minutes=9),
+        )
+        insert_event_once(
+            db,
+            table_id="pool-02",
+            boot=boot,
+            seq=10,
+            type="pocket",
+            node_ts=START,
+            ts_synced=True,
+            data={"pocket": 2, "pulse_ms": 25.0},
+            received_at=START - timedelta(days=1),
+        )  # yesterday: not counted
     with pages.service.lock, pages.service.store.session() as db:
         pages.service.raise_alert(db, alert_kinds.sensor_fault("pool-02", "pocket-4", "stuck"))
 
@@ -71,7 +98,9 @@ def test_nodes_show_what_they_reported(pages, mosquitto) -> None:  # type: ignor
 
 def test_pocket_drops_today_and_sensor_faults(pages) -> None:  # type: ignore[no-untyped-def]
     _sensor_events(pages)
-    cells = re.findall(r"<td[^>]*>(.*?)</td>", re.search(r'data-sensors="pool-02"[^>]*>(.*?)</tr>', pages.page("/monitoring"), re.S).group(1), re.S)
+    cells = re.findall(
+        r"<td[^>]*>(.*?)</td>", re.search(r'data-sensors="pool-02"[^>]*>(.*?)</tr>', pages.page("/monitoring"), re.S).group(1), re.S
+    )
     text = [re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", c)).strip() for c in cells]
     assert text[:4] == ["pool-02", "0", "0", "4"]  # pocket 3: four drops today, yesterday's not counted
     assert text[5] == "0 ⚠ stuck"

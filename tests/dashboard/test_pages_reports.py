@@ -32,8 +32,17 @@ def _play(pages) -> None:  # type: ignore[no-untyped-def]
         checkin(db, "foos-01", m.id, START, "staff")
         boot = uuid.uuid4().hex
         for seq, minutes in enumerate([5, 6, 70], start=1):
-            insert_event_once(db, table_id="pool-01", boot=boot, seq=seq, type="pocket", node_ts=START, ts_synced=False,
-                              data={"pocket": 2, "pulse_ms": 30.0}, received_at=START + timedelta(minutes=minutes))
+            insert_event_once(
+                db,
+                table_id="pool-01",
+                boot=boot,
+                seq=seq,
+                type="pocket",
+                node_ts=START,
+                ts_synced=False,
+                data={"pocket": 2, "pulse_ms": 30.0},
+                received_at=START + timedelta(minutes=minutes),
+            )
         member_id = m.id
     one = s.start_session("pool-01", actor="test")
     five = s.start_session("pool-05", actor="test", member_id=member_id)
@@ -59,17 +68,17 @@ def test_a_day_report_adds_up_and_draws_its_charts(pages) -> None:  # type: igno
     _play(pages)
     html = pages.page("/reports?day=2026-11-10")
     assert "10. 11. 2026" in html
-    revenue = html[html.index('id="revenue"'):html.index('id="sessions"')]
+    revenue = html[html.index('id="revenue"') : html.index('id="sessions"')]
     assert "8,00 €" in revenue and "6,00 €" in revenue and "2,00 €" in revenue
     assert "Štandard" in revenue and "Klubová karta" in revenue  # tariffs by their venue names
-    sessions = html[html.index('id="sessions"'):html.index('id="utilisation"')]
+    sessions = html[html.index('id="sessions"') : html.index('id="utilisation"')]
     assert "Zadražil Miro" in sessions and "10. 11. 2026 19:00" in sessions
-    assert "Zadražil Miro" in html[html.index('id="foosball"'):]
+    assert "Zadražil Miro" in html[html.index('id="foosball"') :]
     charts = svgs(html)
     titles = {c.find("{http://www.w3.org/2000/svg}title").text for c in charts}
     assert len(charts) == 4 and len(titles) == 4  # by table, by tariff, utilisation heatmap, drops heatmap
     today = pages.page("/reports")  # today, by the service clock
-    assert today[today.index("<main"):] == html[html.index("<main"):]
+    assert today[today.index("<main") :] == html[html.index("<main") :]
 
 
 def test_a_month_report_has_every_day(pages) -> None:  # type: ignore[no-untyped-def]
@@ -113,10 +122,21 @@ def test_an_empty_day_says_so(pages) -> None:  # type: ignore[no-untyped-def]
     assert len(svgs(html)) == 4  # empty charts still parse and say why they are empty
 
 
-@pytest.mark.parametrize("query", [
-    "day=2026-13-45", "day=abc", "day=10.11.2026", "month=2026-13", "month=0000-01", "month=9999-12",
-    "day=2026-11-10&month=2026-11", "day=" + "9" * 30, "month=2026-1", "day=2026-02-30",
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "day=2026-13-45",
+        "day=abc",
+        "day=10.11.2026",
+        "month=2026-13",
+        "month=0000-01",
+        "month=9999-12",
+        "day=2026-11-10&month=2026-11",
+        "day=" + "9" * 30,
+        "month=2026-1",
+        "day=2026-02-30",
+    ],
+)
 def test_bad_periods_are_a_clear_400(pages, query) -> None:  # type: ignore[no-untyped-def]
     for path in ("/reports", "/reports/revenue.csv"):
         r = pages.manager.get(f"{path}?{query}")

@@ -22,8 +22,14 @@ def _server(tmp_path, *args: str, password: str = "hub-secret") -> subprocess.Po
     pw.write_text(password + "\n")
     env = {**os.environ, "LAVOS_DATA_DIR": str(tmp_path / "data")}
     env.pop("LAVOS_DB", None)
-    return subprocess.Popen([*LAVOS, "server", "--mqtt-password-file", str(pw), *args], cwd=REPO, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [*LAVOS, "server", "--mqtt-password-file", str(pw), *args],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _refused(tmp_path, *args: str, password: str = "hub-secret") -> str:
@@ -40,8 +46,17 @@ def _refused(tmp_path, *args: str, password: str = "hub-secret") -> str:
 
 def test_serves_the_api_and_stops_cleanly_on_sigterm(mosquitto, tmp_path):
     port = free_port()
-    proc = _server(tmp_path, "--venue", str(VENUE), "--mqtt", f"mqtt://lavos-hub@127.0.0.1:{mosquitto.port}",
-                   "--http", f"127.0.0.1:{port}", "--data-dir", str(tmp_path / "data"))
+    proc = _server(
+        tmp_path,
+        "--venue",
+        str(VENUE),
+        "--mqtt",
+        f"mqtt://lavos-hub@127.0.0.1:{mosquitto.port}",
+        "--http",
+        f"127.0.0.1:{port}",
+        "--data-dir",
+        str(tmp_path / "data"),
+    )
     try:
         deadline = time.monotonic() + 20
         while True:
@@ -63,14 +78,17 @@ def test_serves_the_api_and_stops_cleanly_on_sigterm(mosquitto, tmp_path):
     assert (tmp_path / "data" / "lavos.db").exists()
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--venue", "nowhere.toml"], "nowhere.toml: file not found"),
-    (["--mqtt", "http://host"], "must look like mqtt://"),
-    (["--mqtt", "mqtt://lavos-hub@127.0.0.1:1"], "cannot reach the MQTT broker"),
-    (["--http", "localhost"], "--http 'localhost' must be HOST:PORT"),
-    (["--db", "mysql://x/y"], "not supported"),
-    (["--influx", "http://127.0.0.1:8086"], "--influx needs --influx-token-file"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--venue", "nowhere.toml"], "nowhere.toml: file not found"),
+        (["--mqtt", "http://host"], "must look like mqtt://"),
+        (["--mqtt", "mqtt://lavos-hub@127.0.0.1:1"], "cannot reach the MQTT broker"),
+        (["--http", "localhost"], "--http 'localhost' must be HOST:PORT"),
+        (["--db", "mysql://x/y"], "not supported"),
+        (["--influx", "http://127.0.0.1:8086"], "--influx needs --influx-token-file"),
+    ],
+)
 def test_bad_setups_are_one_clear_line_and_exit_2(mosquitto, tmp_path, args, message):
     base = {"--venue": str(VENUE), "--mqtt": f"mqtt://lavos-hub@127.0.0.1:{mosquitto.port}", "--http": "127.0.0.1:0"}
     base.update(dict(zip(args[::2], args[1::2])))
@@ -85,5 +103,12 @@ def test_a_newer_schema_and_a_wrong_mqtt_password_are_refused(mosquitto, tmp_pat
     store.close()
     common = ["--venue", str(VENUE), "--http", "127.0.0.1:0"]
     assert "upgrade Lavos" in _refused(tmp_path, *common, "--mqtt", f"mqtt://lavos-hub@127.0.0.1:{mosquitto.port}", "--db", url)
-    assert "refused the hub's login" in _refused(tmp_path, *common, "--mqtt", f"mqtt://lavos-hub@127.0.0.1:{mosquitto.port}",
-                                                  "--db", f"sqlite:///{tmp_path / 'ok.db'}", password="wrong")
+    assert "refused the hub's login" in _refused(
+        tmp_path,
+        *common,
+        "--mqtt",
+        f"mqtt://lavos-hub@127.0.0.1:{mosquitto.port}",
+        "--db",
+        f"sqlite:///{tmp_path / 'ok.db'}",
+        password="wrong",
+    )

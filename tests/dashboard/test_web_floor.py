@@ -34,9 +34,16 @@ def card(html: str, table: str) -> str:
 
 def test_every_table_by_room_with_its_state_in_colour_and_word(browser, service, clock, mosquitto):
     tables = ["pool-01", "pool-02", "pool-03", "pool-04", "pool-05", "pool-06", "pool-07", "pool-08"]
-    with node_link(mosquitto, tables[0]) as n1, node_link(mosquitto, tables[1]) as n2, node_link(mosquitto, tables[2]) as n3, \
-            node_link(mosquitto, tables[3]) as n4, node_link(mosquitto, tables[4]) as n5, node_link(mosquitto, tables[5]) as n6, \
-            node_link(mosquitto, tables[6]) as n7, node_link(mosquitto, tables[7]) as n8:
+    with (
+        node_link(mosquitto, tables[0]) as n1,
+        node_link(mosquitto, tables[1]) as n2,
+        node_link(mosquitto, tables[2]) as n3,
+        node_link(mosquitto, tables[3]) as n4,
+        node_link(mosquitto, tables[4]) as n5,
+        node_link(mosquitto, tables[5]) as n6,
+        node_link(mosquitto, tables[6]) as n7,
+        node_link(mosquitto, tables[7]) as n8,
+    ):
         nodes = dict(zip(tables, (n1, n2, n3, n4, n5, n6, n7, n8)))
         for t, n in nodes.items():
             status(n, t, "online")
@@ -52,10 +59,17 @@ def test_every_table_by_room_with_its_state_in_colour_and_word(browser, service,
         light(nodes["pool-06"], "pool-06", True, "button")
         status(nodes["pool-07"], "pool-07", "offline")
         event(nodes["pool-08"], "pool-08", "sensor_fault", 1, {"sensor": "pocket-2", "kind": "stuck"})
-        expected = {"pool-01": "free", "pool-02": "playing", "pool-03": "paused", "pool-04": "prepaid_ending",
-                    "pool-05": "idle", "pool-06": "light_no_session", "pool-07": "offline", "pool-08": "sensor_fault"}
-        wait_until(lambda: {t: card_states(browser.get("/").text).get(t) for t in expected} == expected,
-                   what="every state on the floor")
+        expected = {
+            "pool-01": "free",
+            "pool-02": "playing",
+            "pool-03": "paused",
+            "pool-04": "prepaid_ending",
+            "pool-05": "idle",
+            "pool-06": "light_no_session",
+            "pool-07": "offline",
+            "pool-08": "sensor_fault",
+        }
+        wait_until(lambda: {t: card_states(browser.get("/").text).get(t) for t in expected} == expected, what="every state on the floor")
         html = browser.get("/").text
         assert idle_sid
 
@@ -64,10 +78,18 @@ def test_every_table_by_room_with_its_state_in_colour_and_word(browser, service,
     assert sorted(states) == sorted(service.tables)
     rooms = list(re.findall(r'<section class="room" id="room-(\w+)">', html))
     assert rooms == ["main", "salonik", "games"]
-    salonik = html[html.index('id="room-salonik"'):html.index('id="room-games"')]
+    salonik = html[html.index('id="room-salonik"') : html.index('id="room-games"')]
     assert "pool-09" in salonik and "pool-10" in salonik and "pool-01" not in salonik
-    words = {"free": "Voľný", "playing": "Hrá sa", "paused": "Pozastavený", "prepaid_ending": "Končí predplatené",
-             "idle": "Nečinný", "light_no_session": "Svieti bez hry", "offline": "Modul offline", "sensor_fault": "Porucha senzora"}
+    words = {
+        "free": "Voľný",
+        "playing": "Hrá sa",
+        "paused": "Pozastavený",
+        "prepaid_ending": "Končí predplatené",
+        "idle": "Nečinný",
+        "light_no_session": "Svieti bez hry",
+        "offline": "Modul offline",
+        "sensor_fault": "Porucha senzora",
+    }
     for table, state in expected.items():
         c = card(html, table)
         assert f"state-{state}" in c and words[state] in c, (table, c)
@@ -122,25 +144,28 @@ def test_a_refused_action_says_why_and_changes_nothing(browser, service):
     assert "Nespustené" in browser.get(r.headers["location"]).text
 
 
-@pytest.mark.parametrize("path, data", [
-    ("/tables/pool-03/start", {"prepaid_minutes": "abc"}),
-    ("/tables/pool-03/start", {"prepaid_minutes": "-5"}),
-    ("/tables/pool-03/start", {"member_id": "99999999999999999999"}),
-    ("/tables/pool-03/start", {"card_uid": "x" * 5000}),
-    ("/tables/pool-03/start", {"member_id": "424242"}),
-    ("/tables/pool-03/start", {"card_uid": "\u0000\u0007"}),
-    ("/tables/nosuch-99/start", {}),
-    ("/sessions/abc/stop", {}),
-    ("/sessions/0/pause", {}),
-    ("/sessions/99999/resume", {}),
-    ("/sessions/1/extend", {"minutes": "1e9"}),
-    ("/sessions/1/extras", {"extra": "champagne", "quantity": "1"}),
-    ("/sessions/1/extras", {"extra": "topping", "quantity": "0"}),
-    ("/sessions/1/transfer", {"table": ""}),
-    ("/alerts/abc/ack", {}),
-    ("/alerts/999/ack", {}),
-    ("/lang", {"lang": "de"}),
-])
+@pytest.mark.parametrize(
+    "path, data",
+    [
+        ("/tables/pool-03/start", {"prepaid_minutes": "abc"}),
+        ("/tables/pool-03/start", {"prepaid_minutes": "-5"}),
+        ("/tables/pool-03/start", {"member_id": "99999999999999999999"}),
+        ("/tables/pool-03/start", {"card_uid": "x" * 5000}),
+        ("/tables/pool-03/start", {"member_id": "424242"}),
+        ("/tables/pool-03/start", {"card_uid": "\u0000\u0007"}),
+        ("/tables/nosuch-99/start", {}),
+        ("/sessions/abc/stop", {}),
+        ("/sessions/0/pause", {}),
+        ("/sessions/99999/resume", {}),
+        ("/sessions/1/extend", {"minutes": "1e9"}),
+        ("/sessions/1/extras", {"extra": "champagne", "quantity": "1"}),
+        ("/sessions/1/extras", {"extra": "topping", "quantity": "0"}),
+        ("/sessions/1/transfer", {"table": ""}),
+        ("/alerts/abc/ack", {}),
+        ("/alerts/999/ack", {}),
+        ("/lang", {"lang": "de"}),
+    ],
+)
 def test_garbage_form_input_is_a_4xx_page_or_a_refusal_never_a_500(browser, service, path, data):
     service.start_session("pool-01", actor="test")  # session 1 exists, so its routes see real state
     r = browser.post(path, {"next": "/", **data})

@@ -30,9 +30,19 @@ FUTURE = "9999_from_a_newer_lavos"
 
 def event_rows(batch: int) -> list[dict]:
     at = datetime(2026, 11, 30, 18, 0, tzinfo=UTC)
-    return [dict(table_id=f"pool-{(seq % 10) + 1:02d}", boot="boot-1", seq=seq, type="pocket", node_ts=at,
-                 ts_synced=True, data={"pocket": seq % 6, "pulse_ms": 20.0}, received_at=at)
-            for seq in range(batch * BATCH, (batch + 1) * BATCH)]
+    return [
+        dict(
+            table_id=f"pool-{(seq % 10) + 1:02d}",
+            boot="boot-1",
+            seq=seq,
+            type="pocket",
+            node_ts=at,
+            ts_synced=True,
+            data={"pocket": seq % 6, "pulse_ms": 20.0},
+            received_at=at,
+        )
+        for seq in range(batch * BATCH, (batch + 1) * BATCH)
+    ]
 
 
 class Writer(threading.Thread):

@@ -79,8 +79,9 @@ def test_every_mounted_path_exists_or_is_a_secret_the_readme_makes(compose):
         else:
             assert path.exists(), f"{src} is mounted but does not exist in the repository"
             assert path.is_relative_to(REPO), f"{src} lies outside the repository"
-    named = {spec.split(":")[0] for svc in compose["services"].values() for spec in svc.get("volumes", [])
-             if not spec.startswith((".", "/"))}
+    named = {
+        spec.split(":")[0] for svc in compose["services"].values() for spec in svc.get("volumes", []) if not spec.startswith((".", "/"))
+    }
     assert named <= set(compose["volumes"]), "a named volume is used but not declared"
     for svc in compose["services"].values():
         assert set(svc.get("secrets", [])) <= set(compose["secrets"])
@@ -114,8 +115,14 @@ def test_mosquitto_gets_our_config_acl_and_password_file_where_the_config_says(c
 
 
 def server_options() -> set[str]:
-    done = subprocess.run([sys.executable, "-m", "lavos_cli", "server", "--help"], capture_output=True, text=True,
-                          cwd=REPO, timeout=60, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})
+    done = subprocess.run(
+        [sys.executable, "-m", "lavos_cli", "server", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=60,
+        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"},
+    )
     assert done.returncode == 0, done.stderr
     return set(re.findall(r"(--[a-z][a-z-]+)", done.stdout))
 
@@ -135,7 +142,10 @@ def test_the_lavos_command_uses_only_options_lavos_server_knows(compose):
     assert args["--influx"].startswith("http://influxdb:")
     assert args["--http"].endswith(":8080") and any(str(p).endswith(":8080") for p in lavos["ports"])
     influx_env = compose["services"]["influxdb"]["environment"]
-    assert (args["--influx-org"], args["--influx-bucket"]) == (influx_env["DOCKER_INFLUXDB_INIT_ORG"], influx_env["DOCKER_INFLUXDB_INIT_BUCKET"])
+    assert (args["--influx-org"], args["--influx-bucket"]) == (
+        influx_env["DOCKER_INFLUXDB_INIT_ORG"],
+        influx_env["DOCKER_INFLUXDB_INIT_BUCKET"],
+    )
     assert influx_env["DOCKER_INFLUXDB_INIT_ADMIN_TOKEN_FILE"] == args["--influx-token-file"]  # one token for both
 
 
@@ -160,7 +170,7 @@ def test_the_dockerfile_copies_what_exists_and_runs_lavos():
         for src in sources:
             assert (REPO / src).exists(), f"Dockerfile copies {src}, which is not in the repository"
     copied = {s for line in re.findall(r"^COPY (.+)$", text, re.M) for s in line.split()[:-1]}
-    packages = re.search(r'include = \[(.*?)\]', (REPO / "pyproject.toml").read_text()).group(1)
+    packages = re.search(r"include = \[(.*?)\]", (REPO / "pyproject.toml").read_text()).group(1)
     for pkg in re.findall(r'"(\w+)\*"', packages):
         assert pkg in copied, f"pyproject.toml packages {pkg}, the image does not copy it"
     assert re.search(r'^ENTRYPOINT \["lavos"\]', text, re.M)
@@ -177,8 +187,12 @@ def test_docker_compose_config_accepts_it(tmp_path):
     for s in missing:  # config only checks that secret files exist; placeholders, removed below
         (COMPOSE_DIR / s).write_text("placeholder\n")
     try:
-        done = subprocess.run([docker, "compose", "--env-file", str(ENV_EXAMPLE), "-f", str(COMPOSE), "config", "--quiet"],
-                              capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [docker, "compose", "--env-file", str(ENV_EXAMPLE), "-f", str(COMPOSE), "config", "--quiet"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     finally:
         for s in missing:
             (COMPOSE_DIR / s).unlink()

@@ -56,9 +56,13 @@ class Recorder:
 def written_schema() -> dict[str, tuple[set[str], set[str]]]:
     """measurement → (tag keys, field keys), as MetricsWriter's own point methods write them."""
     # write() itself and pockets() (the batch form of pocket()) are not point kinds of their own
-    methods = {name for name, fn in inspect.getmembers(MetricsWriter, inspect.isfunction)
-               if not name.startswith("_") and name not in ("write", "pockets")
-               and any(call in inspect.getsource(fn) for call in ("self.write(", "self.pockets(", "self._append("))}
+    methods = {
+        name
+        for name, fn in inspect.getmembers(MetricsWriter, inspect.isfunction)
+        if not name.startswith("_")
+        and name not in ("write", "pockets")
+        and any(call in inspect.getsource(fn) for call in ("self.write(", "self.pockets(", "self._append("))
+    }
     assert methods == set(SAMPLE_CALLS), "MetricsWriter has a new point method: add a sample call here and a panel"
     rec = Recorder()
     for name, args in SAMPLE_CALLS.items():
@@ -112,8 +116,13 @@ def test_every_query_names_only_what_the_writer_writes(title: str, query: str) -
 
 
 def test_the_dashboard_covers_what_the_issue_asks_for() -> None:
-    asked = {"session": {"amount_cents", "minutes"}, "light": {"on"}, "pocket": {"count"},
-             "node": {"uptime_s", "outbox", "cpu_temp_c", "reconnects"}, "alert": {"count"}}
+    asked = {
+        "session": {"amount_cents", "minutes"},
+        "light": {"on"},
+        "pocket": {"count"},
+        "node": {"uptime_s", "outbox", "cpu_temp_c", "reconnects"},
+        "alert": {"count"},
+    }
     text = "\n".join(q for _, q in queries())
     for measurement, fields in asked.items():
         for field in fields:

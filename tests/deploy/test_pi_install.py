@@ -42,8 +42,15 @@ def tree(root: Path) -> dict[str, str]:
 @pytest.fixture
 def kit(tmp_path):
     """What the central box hands over for pool-01: node.toml, password, CA."""
-    cfg = node_config_for(load_venue(VENUE), "pool-01", mqtt_host="hub.local", mqtt_port=8883,
-                          password_file=Path("/etc/lavos/mqtt-password"), tls=True, ca_file=Path("/etc/lavos/ca.crt"))
+    cfg = node_config_for(
+        load_venue(VENUE),
+        "pool-01",
+        mqtt_host="hub.local",
+        mqtt_port=8883,
+        password_file=Path("/etc/lavos/mqtt-password"),
+        tls=True,
+        ca_file=Path("/etc/lavos/ca.crt"),
+    )
     (tmp_path / "pool-01.toml").write_text(dump_node_config(cfg))
     (tmp_path / "pool-01.password").write_text("s3cret\n")
     (tmp_path / "ca.crt").write_text("-----BEGIN CERTIFICATE-----\n")
@@ -52,8 +59,17 @@ def kit(tmp_path):
 
 def test_install_twice_in_a_test_root_changes_nothing_the_second_time(kit, tmp_path):
     root = tmp_path / "root"
-    args = ["--prefix", str(root), "--config", str(kit / "pool-01.toml"), "--password-file", str(kit / "pool-01.password"),
-            "--ca-file", str(kit / "ca.crt"), "--no-pip"]
+    args = [
+        "--prefix",
+        str(root),
+        "--config",
+        str(kit / "pool-01.toml"),
+        "--password-file",
+        str(kit / "pool-01.password"),
+        "--ca-file",
+        str(kit / "ca.crt"),
+        "--no-pip",
+    ]
     first = run(*args)
     assert first.returncode == 0, first.stderr
     assert "would: systemctl restart lavos-edge.service" in first.stdout
@@ -90,14 +106,17 @@ def test_node_toml_from_table_and_host_with_lavos_node_config(kit, tmp_path):
     assert "nothing changed" in run(*args).stdout
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--table", "pool-01"], "--table needs --mqtt-host"),
-    (["--config", "/nonexistent/node.toml"], "does not exist"),
-    (["--table", "pool-01", "--mqtt-host", "h", "--config", "x"], "not both"),
-    (["--bogus"], "unknown argument"),
-    ([], "no .*/etc/lavos/node.toml yet"),
-    (["--table", "pool-01", "--mqtt-host", "h"], "no lavos in"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--table", "pool-01"], "--table needs --mqtt-host"),
+        (["--config", "/nonexistent/node.toml"], "does not exist"),
+        (["--table", "pool-01", "--mqtt-host", "h", "--config", "x"], "not both"),
+        (["--bogus"], "unknown argument"),
+        ([], "no .*/etc/lavos/node.toml yet"),
+        (["--table", "pool-01", "--mqtt-host", "h"], "no lavos in"),
+    ],
+)
 def test_bad_arguments_say_what_to_do(tmp_path, args, message):
     done = run("--prefix", str(tmp_path / "root"), "--no-pip", *args)
     assert done.returncode == 2

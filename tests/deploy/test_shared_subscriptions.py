@@ -71,9 +71,18 @@ def two_services(mosquitto, pg_url, request):
 
 
 def pocket(table: str, seq: int) -> bytes:
-    return json.dumps({"v": 1, "table": table, "type": "pocket", "boot": f"boot-{table}", "seq": seq,
-                       "ts": datetime.now(UTC).isoformat(), "ts_synced": True,
-                       "data": {"pocket": seq % 6, "pulse_ms": 21.5}}).encode()
+    return json.dumps(
+        {
+            "v": 1,
+            "table": table,
+            "type": "pocket",
+            "boot": f"boot-{table}",
+            "seq": seq,
+            "ts": datetime.now(UTC).isoformat(),
+            "ts_synced": True,
+            "data": {"pocket": seq % 6, "pulse_ms": 21.5},
+        }
+    ).encode()
 
 
 def publish_events(port: int, seqs: range) -> None:

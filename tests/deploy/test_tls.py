@@ -82,8 +82,12 @@ def test_make_certs_is_idempotent_and_force_renews_the_ca(tmp_path):
     again = make_certs(tmp_path, "192.168.1.10", "hub.local")  # same hosts, another order
     assert again.returncode == 0 and "keeping" in again.stdout
     assert digests(tmp_path) == before
-    san = subprocess.run(["openssl", "x509", "-in", str(tmp_path / "server.crt"), "-noout", "-ext", "subjectAltName"],
-                         capture_output=True, text=True, check=True).stdout
+    san = subprocess.run(
+        ["openssl", "x509", "-in", str(tmp_path / "server.crt"), "-noout", "-ext", "subjectAltName"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "DNS:hub.local" in san and "IP Address:192.168.1.10" in san
     # a new host name re-issues the server certificate under the same CA
     make_certs(tmp_path, "hub.local", "192.168.1.10", "lavos-hub")
@@ -91,12 +95,23 @@ def test_make_certs_is_idempotent_and_force_renews_the_ca(tmp_path):
     assert after["ca.crt"] == before["ca.crt"] and after["server.crt"] != before["server.crt"]
     renewed = make_certs(tmp_path, "hub.local", force=True)
     assert renewed.returncode == 0 and digests(tmp_path)["ca.crt"] != before["ca.crt"]
-    assert subprocess.run(["openssl", "verify", "-CAfile", str(tmp_path / "ca.crt"), str(tmp_path / "server.crt")],
-                          capture_output=True).returncode == 0
+    assert (
+        subprocess.run(
+            ["openssl", "verify", "-CAfile", str(tmp_path / "ca.crt"), str(tmp_path / "server.crt")], capture_output=True
+        ).returncode
+        == 0
+    )
 
 
-@pytest.mark.parametrize("args, message", [([], "at least one host"), (["bad host"], "neither a host name"),
-                                           (["--days", "x", "h"], "--days"), (["--bogus", "h"], "unknown option")])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ([], "at least one host"),
+        (["bad host"], "neither a host name"),
+        (["--days", "x", "h"], "--days"),
+        (["--bogus", "h"], "unknown option"),
+    ],
+)
 def test_make_certs_explains_bad_arguments(tmp_path, args, message):
     done = subprocess.run(["bash", str(MAKE_CERTS), "--out", str(tmp_path), *args], capture_output=True, text=True)
     assert done.returncode == 2 and message in done.stderr

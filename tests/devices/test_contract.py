@@ -27,8 +27,14 @@ EVENT_DATA = {
 
 def event_dict(etype: str = "pocket", **changes) -> dict:
     ev = {
-        "v": 1, "table": "pool-01", "type": etype, "boot": "b-7f3a", "seq": 41,
-        "ts": "2026-11-30T17:05:00.123Z", "ts_synced": True, "data": EVENT_DATA[etype],
+        "v": 1,
+        "table": "pool-01",
+        "type": etype,
+        "boot": "b-7f3a",
+        "seq": 41,
+        "ts": "2026-11-30T17:05:00.123Z",
+        "ts_synced": True,
+        "data": EVENT_DATA[etype],
     }
     ev.update(changes)
     return ev
@@ -55,9 +61,12 @@ NON_EVENT_MESSAGES = [
     (c.light_state_topic("carom-01"), c.LightState(on=True, blink=True, cause="command", cmd_id="c-1")),
     (c.light_set_topic("carom-01"), c.LightSet(on=False, blink_s=30, cmd_id="6f1c8c8e-2f0b-4c53-9d38-1f6c1f9c2b11")),
     (c.telemetry_topic("darts-01"), c.Telemetry(uptime_s=12.5, cpu_temp_c=48.3, outbox=3, reconnects=1, dropped=0, rss_mb=31.0)),
-    (c.session_topic("pool-10"), c.SessionSummary(
-        session_id="s-1", table="pool-10", state="running", started_at=TS, tariff="club_card",
-        member="m-17", amount_cents=1234)),
+    (
+        c.session_topic("pool-10"),
+        c.SessionSummary(
+            session_id="s-1", table="pool-10", state="running", started_at=TS, tariff="club_card", member="m-17", amount_cents=1234
+        ),
+    ),
     (c.HUB_STATUS_TOPIC, c.HubStatus(state="online", version="0.1.0", ts=TS)),
 ]
 
@@ -141,8 +150,10 @@ def test_bad_topics_are_refused(topic, why):
 
 def test_node_output_filters_cover_node_topics_only():
     assert c.NODE_OUTPUT_FILTERS == (
-        "lavos/v1/table/+/status", "lavos/v1/table/+/event/+",
-        "lavos/v1/table/+/light/state", "lavos/v1/table/+/telemetry",
+        "lavos/v1/table/+/status",
+        "lavos/v1/table/+/event/+",
+        "lavos/v1/table/+/light/state",
+        "lavos/v1/table/+/telemetry",
     )
 
 
@@ -268,9 +279,18 @@ def test_bad_light_commands_are_refused(payload, why):
         (c.telemetry_topic("pool-01"), {"uptime_s": -1, "outbox": 0}, "uptime_s"),
         (c.telemetry_topic("pool-01"), {"uptime_s": 1, "outbox": "3"}, "outbox: Input should be a valid integer"),
         (c.session_topic("pool-01"), [], "invalid session payload"),
-        (c.session_topic("pool-01"), {"session_id": "s", "table": "pool-01", "state": "running",
-                                      "started_at": "2026-11-30T17:00:00Z", "tariff": "standard",
-                                      "amount_cents": 12.5}, "amount_cents"),
+        (
+            c.session_topic("pool-01"),
+            {
+                "session_id": "s",
+                "table": "pool-01",
+                "state": "running",
+                "started_at": "2026-11-30T17:00:00Z",
+                "tariff": "standard",
+                "amount_cents": 12.5,
+            },
+            "amount_cents",
+        ),
         (c.HUB_STATUS_TOPIC, {"state": 1}, "state"),
     ],
 )
@@ -290,8 +310,7 @@ def test_nesting_that_json_accepts_is_still_refused_not_a_crash():
 
 
 valid_topics = st.sampled_from(
-    [c.event_topic("pool-01", t) for t in c.EVENT_TYPES]
-    + [topic for topic, _ in NON_EVENT_MESSAGES] + [c.HUB_STATUS_TOPIC]
+    [c.event_topic("pool-01", t) for t in c.EVENT_TYPES] + [topic for topic, _ in NON_EVENT_MESSAGES] + [c.HUB_STATUS_TOPIC]
 )
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
@@ -326,9 +345,13 @@ def test_lavos_schema_prints_json_schema_of_all_seven_topics():
     out = subprocess.run([str(lavos), "schema"], capture_output=True, text=True, timeout=120, check=True).stdout
     schemas = json.loads(out)
     assert set(schemas) == {
-        "lavos/v1/table/<table>/status", "lavos/v1/table/<table>/event/<type>",
-        "lavos/v1/table/<table>/light/state", "lavos/v1/table/<table>/light/set",
-        "lavos/v1/table/<table>/telemetry", "lavos/v1/table/<table>/session", "lavos/v1/hub/status",
+        "lavos/v1/table/<table>/status",
+        "lavos/v1/table/<table>/event/<type>",
+        "lavos/v1/table/<table>/light/state",
+        "lavos/v1/table/<table>/light/set",
+        "lavos/v1/table/<table>/telemetry",
+        "lavos/v1/table/<table>/session",
+        "lavos/v1/hub/status",
     }
     event_schema = json.dumps(schemas["lavos/v1/table/<table>/event/<type>"])
     for model in c.EVENT_MODELS.values():

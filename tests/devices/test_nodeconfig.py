@@ -21,8 +21,15 @@ LAVOS = Path(sys.executable).with_name("lavos")
 
 @pytest.mark.parametrize("table_id", TABLE_IDS)
 def test_node_config_for_every_lavos_table_round_trips(tmp_path, table_id):
-    cfg = node_config_for(VENUE, table_id, mqtt_host="hub.local", mqtt_port=8883, tls=True,
-                          password_file=Path("/etc/lavos/mqtt-password"), ca_file=Path("/etc/lavos/ca.pem"))
+    cfg = node_config_for(
+        VENUE,
+        table_id,
+        mqtt_host="hub.local",
+        mqtt_port=8883,
+        tls=True,
+        password_file=Path("/etc/lavos/mqtt-password"),
+        ca_file=Path("/etc/lavos/ca.pem"),
+    )
     spec = VENUE.table(table_id)
     assert (cfg.table, cfg.kind, cfg.pins) == (spec.id, spec.kind, spec.pin_map)
     assert (cfg.mqtt.host, cfg.mqtt.port, cfg.mqtt.tls) == ("hub.local", 8883, True)
@@ -36,7 +43,10 @@ def test_node_config_for_every_lavos_table_round_trips(tmp_path, table_id):
 def test_lavos_node_config_cli_output_loads_back(tmp_path):
     out = subprocess.run(
         [str(LAVOS), "node-config", "pool-01", "--mqtt-host", "hub.local"],
-        cwd=REPO, capture_output=True, text=True, timeout=120,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert out.returncode == 0, out.stderr
     path = tmp_path / "node.toml"
@@ -55,8 +65,9 @@ def test_lavos_node_config_unknown_table_exits_2_naming_the_tables():
 
 
 def test_lavos_node_config_bad_venue_exits_2(tmp_path):
-    out = subprocess.run([str(LAVOS), "node-config", "pool-01", "--venue", str(tmp_path / "none.toml")],
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [str(LAVOS), "node-config", "pool-01", "--venue", str(tmp_path / "none.toml")], capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 2
     assert "none.toml: file not found" in out.stderr
 

@@ -293,17 +293,17 @@ def test_a_glitch_shorter_than_the_minimum_never_yields_a_pulse(edges):
     assert pulses(feed(PulseFilter(min_pulse_ms=5.0, merge_gap_ms=5.0), edges)) == []
 
 
-any_edges = st.lists(
-    st.tuples(st.floats(0, 30), st.booleans()), max_size=60
-).map(lambda es: sorted(es, key=lambda e: e[0]))
+any_edges = st.lists(st.tuples(st.floats(0, 30), st.booleans()), max_size=60).map(lambda es: sorted(es, key=lambda e: e[0]))
 # Small windows and limits, so that storms, stuck beams and merges all happen within 30 s.
-filter_params = st.fixed_dictionaries({
-    "min_pulse_ms": st.sampled_from([0.0, 5.0, 20.0]),
-    "merge_gap_ms": st.sampled_from([0.0, 5.0, 50.0]),
-    "stuck_after_s": st.sampled_from([0.5, 10.0]),
-    "chatter_window_s": st.sampled_from([0.1, 1.0]),
-    "chatter_max_edges": st.sampled_from([3, 200]),
-})
+filter_params = st.fixed_dictionaries(
+    {
+        "min_pulse_ms": st.sampled_from([0.0, 5.0, 20.0]),
+        "merge_gap_ms": st.sampled_from([0.0, 5.0, 50.0]),
+        "stuck_after_s": st.sampled_from([0.5, 10.0]),
+        "chatter_window_s": st.sampled_from([0.1, 1.0]),
+        "chatter_max_edges": st.sampled_from([3, 200]),
+    }
+)
 
 
 @settings(max_examples=200, deadline=None)

@@ -20,7 +20,14 @@ def node_config(tmp_path: Path, port: int, *, table: str = "pool-01", kind: Kind
         "table": table,
         "kind": kind,
         "pins": default_pins(kind).model_dump(),
-        "mqtt": {"host": "127.0.0.1", "port": port, "password_file": str(password_file), "reconnect_min_s": 0.1, "reconnect_max_s": 0.5, "keepalive_s": 5},
+        "mqtt": {
+            "host": "127.0.0.1",
+            "port": port,
+            "password_file": str(password_file),
+            "reconnect_min_s": 0.1,
+            "reconnect_max_s": 0.5,
+            "keepalive_s": 5,
+        },
         "outbox": {"path": str(tmp_path / f"{table}-outbox.db")},
         # A test drives pulses far faster than any player: storms are tested in the filter's own tests.
         "filter": {"chatter_max_edges": 100_000},

@@ -72,7 +72,10 @@ def test_pool_01_cannot_reach_pool_02(mosquitto, tmp_path, protocol):
 def test_a_node_only_hears_its_own_commands(mosquitto, tmp_path):
     hub = Collector(mosquitto.port)
     f1, f2 = timed_mock_factory(), timed_mock_factory()
-    with EdgeNode(node_config(tmp_path, mosquitto.port), pin_factory=f1) as n1, EdgeNode(node_config(tmp_path, mosquitto.port, table=VICTIM), pin_factory=f2) as n2:
+    with (
+        EdgeNode(node_config(tmp_path, mosquitto.port), pin_factory=f1) as n1,
+        EdgeNode(node_config(tmp_path, mosquitto.port, table=VICTIM), pin_factory=f2) as n2,
+    ):
         assert n1.link.wait_connected(10) and n2.link.wait_connected(10)
         hub.publish(light_set_topic(VICTIM), json.dumps({"on": True, "cmd_id": uuid.uuid4().hex}))
         wait_until(lambda: n2.light.on, what="pool-02 to obey")

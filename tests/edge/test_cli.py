@@ -25,7 +25,7 @@ GOOD = 'table = "pool-01"\nkind = "pool"\n\n[pins]\npockets = [5, 6, 13, 19, 26,
     "text, expected",
     [
         pytest.param(GOOD + "\n[mqtt]\nport = 99999\n", ":8: mqtt.port:", id="port-out-of-range"),
-        pytest.param(GOOD + "\n[mqtt]\nhots = \"x\"\n", ":8: mqtt.hots: Extra inputs are not permitted", id="unknown-key"),
+        pytest.param(GOOD + '\n[mqtt]\nhots = "x"\n', ":8: mqtt.hots: Extra inputs are not permitted", id="unknown-key"),
         pytest.param(GOOD.replace('"pool-01"', '"Pool 01"'), ":1: table:", id="bad-table-id"),
         pytest.param(GOOD.replace("pockets = [5, 6, 13, 19, 26, 21]", "pockets = [5, 5]"), "more than one", id="pin-twice"),
         pytest.param(GOOD.replace('kind = "pool"', 'kind = "snooker"'), ":2: kind:", id="unknown-kind"),
@@ -61,7 +61,9 @@ def test_missing_password_file_exits_2(tmp_path):
 def test_test_sensors_runs_without_mqtt(tmp_path):
     path = tmp_path / "node.toml"
     path.write_text(GOOD)
-    result = CliRunner().invoke(app, ["edge", "--config", str(path), "test-sensors", "--seconds", "0.3"], env={"GPIOZERO_PIN_FACTORY": "mock"})
+    result = CliRunner().invoke(
+        app, ["edge", "--config", str(path), "test-sensors", "--seconds", "0.3"], env={"GPIOZERO_PIN_FACTORY": "mock"}
+    )
     assert result.exit_code == 0, result.output
     assert "pocket 5 (GPIO 21): 0 pulses" in result.output
 
@@ -71,7 +73,11 @@ def test_the_agent_runs_until_sigterm_without_a_broker(tmp_path):
     path.write_text(dump_node_config(node_config(tmp_path, free_port())))
     proc = subprocess.Popen(
         [sys.executable, "-m", "lavos_cli", "edge", "--config", str(path)],
-        cwd=ROOT, env={**os.environ, "GPIOZERO_PIN_FACTORY": "mock"}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        cwd=ROOT,
+        env={**os.environ, "GPIOZERO_PIN_FACTORY": "mock"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     try:
         time.sleep(2)

@@ -145,7 +145,13 @@ def test_boot_state_birth_and_telemetry(mosquitto, hub, tmp_path):
         birth = hub.wait_for(lambda m: m.topic.endswith("pool-01/status") and json.loads(m.payload).get("boot") == n.boot, timeout=10)
         assert json.loads(birth.payload)["state"] == "online"
         # earlier nodes' retained states linger: look for this one's
-        hub.wait_for(lambda m: m.topic.endswith("pool-01/light/state") and json.loads(m.payload) == {"on": True, "blink": False, "cause": "boot", "cmd_id": None}, timeout=10)
+        hub.wait_for(
+            lambda m: (
+                m.topic.endswith("pool-01/light/state")
+                and json.loads(m.payload) == {"on": True, "blink": False, "cause": "boot", "cmd_id": None}
+            ),
+            timeout=10,
+        )
         tele = json.loads(hub.wait_for(lambda m: m.topic.endswith("pool-01/telemetry"), timeout=10).payload)
         assert {"uptime_s", "cpu_temp_c", "outbox", "reconnects", "invalid_commands", "dropped"} <= tele.keys()
     late = Collector(mosquitto.port, topics=("lavos/v1/table/pool-01/status",))

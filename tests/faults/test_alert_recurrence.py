@@ -65,12 +65,26 @@ class RawNode:
         self.mqtt = Collector(mosquitto.port, username=table, password=f"pw-{table}", topics=(contract.light_set_topic(table),))
 
     def event(self, etype: str, data: dict) -> None:
-        self.mqtt.publish(contract.event_topic(self.table, etype), json.dumps({
-            "v": 1, "table": self.table, "type": etype, "boot": self.boot, "seq": next(self.seq),
-            "ts": self.clock().isoformat(), "ts_synced": True, "data": data}))
+        self.mqtt.publish(
+            contract.event_topic(self.table, etype),
+            json.dumps(
+                {
+                    "v": 1,
+                    "table": self.table,
+                    "type": etype,
+                    "boot": self.boot,
+                    "seq": next(self.seq),
+                    "ts": self.clock().isoformat(),
+                    "ts_synced": True,
+                    "data": data,
+                }
+            ),
+        )
 
     def status(self, state: str) -> None:
-        self.mqtt.publish(contract.status_topic(self.table), json.dumps({"state": state, "boot": self.boot, "version": "test"}), retain=True)
+        self.mqtt.publish(
+            contract.status_topic(self.table), json.dumps({"state": state, "boot": self.boot, "version": "test"}), retain=True
+        )
 
     def light(self, on: bool, cause: str = "button") -> None:
         self.mqtt.publish(contract.light_state_topic(self.table), json.dumps({"on": on, "blink": False, "cause": cause}), retain=True)
@@ -104,6 +118,7 @@ def alerts(service, kind: str, table: str) -> list[Alert]:  # type: ignore[no-un
 
 def fired(service, kind: str, table: str, n: int) -> Alert:  # type: ignore[no-untyped-def]
     """Wait for the n-th alert of this kind on this table to be open; return it."""
+
     def nth_open() -> bool:
         rows = alerts(service, kind, table)
         return len(rows) == n and rows[-1].closed_at is None
@@ -113,8 +128,11 @@ def fired(service, kind: str, table: str, n: int) -> Alert:  # type: ignore[no-u
 
 
 def settled(service, kind: str, table: str) -> None:  # type: ignore[no-untyped-def]
-    wait_until(lambda: all(a.closed_at is not None for a in alerts(service, kind, table)), timeout=10,
-               what=f"{kind} on {table} closed (alerts: {_seen(service, kind, table)})")
+    wait_until(
+        lambda: all(a.closed_at is not None for a in alerts(service, kind, table)),
+        timeout=10,
+        what=f"{kind} on {table} closed (alerts: {_seen(service, kind, table)})",
+    )
 
 
 def _seen(service, kind: str, table: str) -> list:  # type: ignore[no-untyped-def]
@@ -204,9 +222,13 @@ def test_node_offline_settled_by_its_birth(api, node):  # noqa: F811
 
 def test_sensor_fault_settled_by_recovery(api, node):  # noqa: F811
     pool = node("pool-06")
-    three_times(api.service, "sensor_fault", "pool-06",
-                lambda n: pool.event("sensor_fault", {"sensor": "pocket-2", "kind": "stuck"}),
-                lambda n, a: pool.event("sensor_fault", {"sensor": "pocket-2", "kind": "recovered"}))
+    three_times(
+        api.service,
+        "sensor_fault",
+        "pool-06",
+        lambda n: pool.event("sensor_fault", {"sensor": "pocket-2", "kind": "stuck"}),
+        lambda n, a: pool.event("sensor_fault", {"sensor": "pocket-2", "kind": "recovered"}),
+    )
 
 
 def test_outbox_stuck_settled_when_the_outbox_drains(api, node):  # noqa: F811
@@ -247,8 +269,13 @@ def test_foosball_no_member_fires_again_after_a_card_tap(api, mosquitto, tmp_pat
 def test_card_refused_closed_by_staff(api, node):  # noqa: F811
     _members(api.service)
     foos = node("foos-01")
-    three_times(api.service, "card_refused", "foos-01", lambda n: foos.event("card", {"uid": UNPAID_UID}),
-                lambda n, a: api.ok("POST", f"/api/alerts/{a.id}/ack", json={"close": True}))
+    three_times(
+        api.service,
+        "card_refused",
+        "foos-01",
+        lambda n: foos.event("card", {"uid": UNPAID_UID}),
+        lambda n, a: api.ok("POST", f"/api/alerts/{a.id}/ack", json={"close": True}),
+    )
 
 
 # --- the kinds the clock causes ---------------------------------------------------------------

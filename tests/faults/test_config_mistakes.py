@@ -48,8 +48,12 @@ MORE_VENUE_MISTAKES = {
     "TOML syntax": (('name = "Pool 3"', 'name = "Pool 3'), "not valid TOML", "", line_of("Pool 3")),
     "missing key": (('name = "ŠBK Lavos"\n', ""), "venue.name", "Field required", line_of("[venue]")),
     "no default hours": (("default = {", "mon = {"), "hours", "needs a 'default' entry", line_of("[hours]")),
-    "negative price": (("rate_cents_per_hour = 600", "rate_cents_per_hour = -600"), "tariffs[0].rate_cents_per_hour",
-                       "greater than or equal to", line_of("rate_cents_per_hour = 600")),
+    "negative price": (
+        ("rate_cents_per_hour = 600", "rate_cents_per_hour = -600"),
+        "tariffs[0].rate_cents_per_hour",
+        "greater than or equal to",
+        line_of("rate_cents_per_hour = 600"),
+    ),
 }
 VENUE_CASES = {**{k: (edit, key, why, line) for k, (edit, key, why, line) in BAD_VENUES.items()}, **MORE_VENUE_MISTAKES}
 
@@ -76,6 +80,7 @@ def test_venue_not_utf8_or_missing_stops_lavos_server(tmp_path):
 
 
 # --- node.toml, through both ways a Pi starts its agent ----------------------------------------
+
 
 def node_toml(top: str = "", tail: str = "", pockets: str = "5, 6, 13, 19, 26, 21") -> str:
     """A good node.toml with `top` among its top-level keys and `tail` after its [pins]."""
@@ -138,7 +143,10 @@ def test_a_bad_log_level_is_a_clear_error_not_a_traceback(tmp_path, agent):
 
 # (flags replacing the good ones, what the one error line must say): beside test_server_cli's table.
 SERVER_FLAG_MISTAKES = {
-    "MQTT port out of range": (["--mqtt", "mqtt://lavos-hub@127.0.0.1:99999"], "MQTT URL 'mqtt://lavos-hub@127.0.0.1:99999' has an invalid port"),
+    "MQTT port out of range": (
+        ["--mqtt", "mqtt://lavos-hub@127.0.0.1:99999"],
+        "MQTT URL 'mqtt://lavos-hub@127.0.0.1:99999' has an invalid port",
+    ),
     "MQTT URL without host": (["--mqtt", "mqtt://"], "MQTT URL 'mqtt://' must look like"),
     "MQTT cafile without TLS": (["--mqtt", "mqtt://lavos-hub@127.0.0.1:1883?cafile=/etc/ca.crt"], "?cafile= needs TLS"),
     "MQTT password file missing": (["--mqtt-password-file", "{tmp}/nope.pw"], "cannot read the MQTT password file {tmp}/nope.pw"),
@@ -148,8 +156,10 @@ SERVER_FLAG_MISTAKES = {
     "database in memory": (["--db", "sqlite://"], "names no file"),
     "database URL garbage": (["--db", "not a url"], "is not a URL"),
     "data dir under a file": (["--data-dir", "{tmp}/empty.pw/data"], "cannot create the data directory {tmp}/empty.pw/data"),
-    "InfluxDB token file missing": (["--influx", "http://127.0.0.1:8086", "--influx-token-file", "{tmp}/nope.token"],
-                                    "cannot read the InfluxDB token file {tmp}/nope.token"),
+    "InfluxDB token file missing": (
+        ["--influx", "http://127.0.0.1:8086", "--influx-token-file", "{tmp}/nope.token"],
+        "cannot read the InfluxDB token file {tmp}/nope.token",
+    ),
     "log level unknown": (["--log-level", "LOUD"], "--log-level 'LOUD' is not one of DEBUG, INFO, WARNING, ERROR"),
     "venue is a directory": (["--venue", "{tmp}"], "{tmp}: cannot read"),
 }
@@ -159,8 +169,13 @@ SERVER_FLAG_MISTAKES = {
 def test_server_flag_mistakes_are_one_clear_line_and_exit_2(mosquitto, tmp_path, case):
     (tmp_path / "empty.pw").write_text("\n")
     (tmp_path / "hub.pw").write_text("hub-secret\n")
-    flags = {"--venue": str(VENUE), "--mqtt": f"mqtt://lavos-hub@127.0.0.1:{mosquitto.port}", "--mqtt-password-file": str(tmp_path / "hub.pw"),
-             "--http": "127.0.0.1:0", "--data-dir": str(tmp_path / "data")}
+    flags = {
+        "--venue": str(VENUE),
+        "--mqtt": f"mqtt://lavos-hub@127.0.0.1:{mosquitto.port}",
+        "--mqtt-password-file": str(tmp_path / "hub.pw"),
+        "--http": "127.0.0.1:0",
+        "--data-dir": str(tmp_path / "data"),
+    }
     args, says = SERVER_FLAG_MISTAKES[case]
     flags.update(dict(zip(args[::2], (a.replace("{tmp}", str(tmp_path)) for a in args[1::2]))))
     code, out = run(*LAVOS, "server", *[x for kv in flags.items() for x in kv])

@@ -30,16 +30,20 @@ def test_a_statement_the_database_refuses_for_a_while_delays_events_and_drops_no
     admin = create_engine(url, isolation_level="AUTOCOMMIT")
     try:
         with admin.connect() as c:
-            c.execute(text(f'ALTER DATABASE "{url.rsplit("/", 1)[1]}" SET lock_timeout = \'300ms\''))
+            c.execute(text(f"ALTER DATABASE \"{url.rsplit('/', 1)[1]}\" SET lock_timeout = '300ms'"))
         with running_service(mosquitto, url, client_id="lavos-hub-contention") as svc:
             # Until the hub has subscribed (a new login has no session yet to queue for): the
             # same event again is a copy the hub drops.
-            wait_until(lambda: publish_events(mosquitto.port, TABLE, "first", 1) or stored_events(url, TABLE, "first") == (1, 1),
-                       30, "the first drop stored")
+            wait_until(
+                lambda: publish_events(mosquitto.port, TABLE, "first", 1) or stored_events(url, TABLE, "first") == (1, 1),
+                30,
+                "the first drop stored",
+            )
             holder = admin.connect().execution_options(isolation_level="READ COMMITTED")
             tx = holder.begin()
-            locked = holder.execute(text("SELECT id FROM alerts WHERE cause_key = :k AND closed_at IS NULL FOR UPDATE"),
-                                    {"k": f"play_without_session:{TABLE}"}).all()
+            locked = holder.execute(
+                text("SELECT id FROM alerts WHERE cause_key = :k AND closed_at IS NULL FOR UPDATE"), {"k": f"play_without_session:{TABLE}"}
+            ).all()
             assert len(locked) == 1  # the alert the next drops must touch
             try:
                 publish_events(mosquitto.port, TABLE, "held", 5)

@@ -88,8 +88,9 @@ def servers(mosquitto, pg_url, tmp_path):
         env = {**os.environ, "LAVOS_DATA_DIR": str(tmp_path / name)}
         env.pop("LAVOS_DB", None)
         with open(log, "w") as out:
-            proc = subprocess.Popen(server_argv(mosquitto.port, pg_url, port, tmp_path / name, *POLL), cwd=REPO, env=env,
-                                    stdout=out, stderr=subprocess.STDOUT)
+            proc = subprocess.Popen(
+                server_argv(mosquitto.port, pg_url, port, tmp_path / name, *POLL), cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT
+            )
         server = Server(proc, f"http://127.0.0.1:{port}", log)
         started.append(server)
         wait_serving(proc, server.base, log)
@@ -276,8 +277,10 @@ def test_a_hub_that_loses_its_lock_exits_and_the_standby_leads(mosquitto, server
     assert standby.is_standby()
     database = pg_url.rsplit("/", 1)[1]
     ended = time.monotonic()
-    postgres_cluster.execute("SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
-                             f"WHERE l.locktype = 'advisory' AND l.granted AND a.datname = '{database}'")
+    postgres_cluster.execute(
+        "SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+        f"WHERE l.locktype = 'advisory' AND l.granted AND a.datname = '{database}'"
+    )
     assert hub.proc.wait(5) == 3, hub.log_text()
     exited = time.monotonic() - ended
     assert "lost the hub lock" in hub.log_text()

@@ -40,31 +40,44 @@ GUARANTEES: dict[str, list[str]] = {
     "Every API route but /api/health and /openapi.json answers 401 with a Basic/Bearer challenge: "
     "anonymous, a forged token, an unknown scheme": [f"{API_AUTH}::test_anonymous_is_401_with_a_challenge_on_every_route"],
     "Every page route declares the role it needs, and an anonymous visitor is sent to /login (303) from every page "
-    "and page action, then back where they were going": [f"{WEB_AUTH}::test_every_route_but_login_demands_a_role",
-                                                          f"{WEB_AUTH}::test_anonymous_is_sent_to_login_from_every_page_and_comes_back"],
-    "Those route lists are the whole served app: nothing is mounted that the checks above skip":
-        [f"{HERE}::test_the_served_app_has_no_route_the_checks_miss"],
+    "and page action, then back where they were going": [
+        f"{WEB_AUTH}::test_every_route_but_login_demands_a_role",
+        f"{WEB_AUTH}::test_anonymous_is_sent_to_login_from_every_page_and_comes_back",
+    ],
+    "Those route lists are the whole served app: nothing is mounted that the checks above skip": [
+        f"{HERE}::test_the_served_app_has_no_route_the_checks_miss"
+    ],
     "Staff get 403 on every manager API route, manager page and page action": [
-        f"{API_AUTH}::test_staff_get_403_on_manager_routes", f"{WEB_AUTH}::test_staff_get_403_on_manager_pages_and_actions"],
+        f"{API_AUTH}::test_staff_get_403_on_manager_routes",
+        f"{WEB_AUTH}::test_staff_get_403_on_manager_pages_and_actions",
+    ],
     "Every form POST without the session's CSRF token, or with a forged one, is refused (403) and changes nothing; the "
     "JSON API takes the cookie session for reads but writes only with X-CSRF-Token": [
         f"{WEB_AUTH}::test_every_form_post_without_the_token_is_refused",
-        f"{WEB_AUTH}::test_json_api_takes_the_cookie_session_but_writes_only_with_the_header"],
+        f"{WEB_AUTH}::test_json_api_takes_the_cookie_session_but_writes_only_with_the_header",
+    ],
     "After five wrong passwords for an account, that client waits (doubling, up to 15 minutes), the right password included "
     "(API 429 with Retry-After, login page 429 in Slovak); tokens are not passwords and keep working; a manager can lift "
-    "the wait": [f"{API_AUTH}::test_repeated_failures_slow_down_that_client_until_a_manager_lifts_it",
-                 f"{WEB_AUTH}::test_wrong_passwords_then_throttled_even_for_the_right_one"],
+    "the wait": [
+        f"{API_AUTH}::test_repeated_failures_slow_down_that_client_until_a_manager_lifts_it",
+        f"{WEB_AUTH}::test_wrong_passwords_then_throttled_even_for_the_right_one",
+    ],
     "A revoked token stops working at once": [f"{API_AUTH}::test_tokens_work_until_revoked"],
     "The session cookie is signed, HttpOnly, SameSite=Lax, Secure over https; its secret file is 0600; logout ends it": [
         f"{WEB_AUTH}::test_login_sets_a_signed_http_only_lax_cookie_and_logout_ends_it",
         f"{WEB_AUTH}::test_cookie_is_secure_over_https_or_when_configured",
-        f"{WEB_AUTH}::test_the_cookie_secret_is_made_private_once_and_kept"],
-    "Passwords are stored as argon2id hashes only, and API tokens as SHA-256 only: neither plaintext is anywhere in the database":
-        [f"{HERE}::test_passwords_are_argon2id_hashes_and_tokens_sha256_only"],
-    "Nothing secret in the logs at DEBUG: passwords (right and wrong), tokens, the MQTT password, the cookie secret, session cookies":
-        [f"{HERE}::test_nothing_secret_reaches_the_log"],
+        f"{WEB_AUTH}::test_the_cookie_secret_is_made_private_once_and_kept",
+    ],
+    "Passwords are stored as argon2id hashes only, and API tokens as SHA-256 only: neither plaintext is anywhere in the database": [
+        f"{HERE}::test_passwords_are_argon2id_hashes_and_tokens_sha256_only"
+    ],
+    "Nothing secret in the logs at DEBUG: passwords (right and wrong), tokens, the MQTT password, the cookie secret, session cookies": [
+        f"{HERE}::test_nothing_secret_reaches_the_log"
+    ],
     "CSP, X-Frame-Options, X-Content-Type-Options and Referrer-Policy on pages, static files and API answers, errors included": [
-        f"{WEB_AUTH}::test_pages_carry_security_headers", f"{HERE}::test_security_headers_on_pages_and_api_answers"],
+        f"{WEB_AUTH}::test_pages_carry_security_headers",
+        f"{HERE}::test_security_headers_on_pages_and_api_answers",
+    ],
 }
 
 
@@ -127,7 +140,11 @@ def served(mosquitto, tmp_path_factory) -> Served:  # type: ignore[no-untyped-de
     tmp = tmp_path_factory.mktemp("http-security")
     db = f"sqlite:///{tmp / 'lavos.db'}"
     out = Served(passwords={"boss": "Manažér-tajné-heslo-7", "jana": "Čašníčka-heslo-42"})
-    out.secrets = {"mqtt password": "hub-secret", "wrong password": "zlé-heslo-na-skúšku", **{f"{u}'s password": p for u, p in out.passwords.items()}}
+    out.secrets = {
+        "mqtt password": "hub-secret",
+        "wrong password": "zlé-heslo-na-skúšku",
+        **{f"{u}'s password": p for u, p in out.passwords.items()},
+    }
     env = {**os.environ, "LAVOS_DATA_DIR": str(tmp / "data")}
     env.pop("LAVOS_DB", None)
     port = free_port()
@@ -135,8 +152,13 @@ def served(mosquitto, tmp_path_factory) -> Served:  # type: ignore[no-untyped-de
     log_file = tmp / "server.log"
     with open(log_file, "w") as log:
         # The MQTT password inline in the URL, as bench/load.py passes it: the URL must not be logged whole.
-        proc = subprocess.Popen(server_argv(mosquitto.port, db, port, tmp / "data", "--log-level", "DEBUG"),
-                                cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            server_argv(mosquitto.port, db, port, tmp / "data", "--log-level", "DEBUG"),
+            cwd=REPO,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     cli_err = []
     try:
         wait_serving(proc, base, log_file, 30)
@@ -161,7 +183,9 @@ def served(mosquitto, tmp_path_factory) -> Served:  # type: ignore[no-untyped-de
         page = httpx.Client(base_url=base, timeout=10, follow_redirects=False)
         out.answers["login page"] = page.get("/login")
         csrf = _CSRF.search(out.answers["login page"].text).group(1)  # type: ignore[union-attr]
-        out.answers["page wrong password"] = page.post("/login", data={"username": "jana", "password": out.secrets["wrong password"], "csrf_token": csrf})
+        out.answers["page wrong password"] = page.post(
+            "/login", data={"username": "jana", "password": out.secrets["wrong password"], "csrf_token": csrf}
+        )
         out.answers["page login"] = page.post("/login", data={"username": "jana", "password": out.passwords["jana"], "csrf_token": csrf})
         out.answers["floor page"] = page.get("/")
         out.answers["static"] = page.get("/static/app.css")
@@ -181,9 +205,22 @@ def served(mosquitto, tmp_path_factory) -> Served:  # type: ignore[no-untyped-de
 def test_the_server_was_used_as_intended(served):
     # Guards the tests below: a secret absent from the log because nothing happened proves nothing.
     codes = {k: r.status_code for k, r in served.answers.items()}
-    assert codes == {"api basic": 200, "api token": 200, "api write": 201, "api wrong password": 401, "api unknown user": 401,
-                     "api anonymous": 401, "api not found": 404, "openapi": 200, "health": 200, "login page": 200,
-                     "page wrong password": 401, "page login": 303, "floor page": 200, "static": 200}
+    assert codes == {
+        "api basic": 200,
+        "api token": 200,
+        "api write": 201,
+        "api wrong password": 401,
+        "api unknown user": 401,
+        "api anonymous": 401,
+        "api not found": 404,
+        "openapi": 200,
+        "health": 200,
+        "login page": 200,
+        "page wrong password": 401,
+        "page login": 303,
+        "floor page": 200,
+        "static": 200,
+    }
     assert "GET /api/tables" in served.log and "DEBUG" in served.log  # the access log and debug lines are really on
 
 
@@ -207,8 +244,11 @@ def test_passwords_are_argon2id_hashes_and_tokens_sha256_only(served):
     assert not any(served.token in str(v) for t in tokens for v in t.values())
     # Nowhere else either (audit log, WAL, free pages): the raw bytes of every database file.
     raw = b"".join(p.read_bytes() for p in served.db_files)
-    found = {what for what, secret in served.secrets.items()
-             if what != "cookie secret" and (secret.encode() in raw or secret.encode("utf-16-le") in raw)}
+    found = {
+        what
+        for what, secret in served.secrets.items()
+        if what != "cookie secret" and (secret.encode() in raw or secret.encode("utf-16-le") in raw)
+    }
     assert found == set()
 
 
@@ -218,8 +258,13 @@ def test_security_headers_on_pages_and_api_answers(served):
         h = r.headers
         csp = h.get("content-security-policy", "")
         page = what in ("login page", "page wrong password", "page login", "floor page", "static")
-        ok = (("default-src 'self'" if page else "default-src 'none'") in csp and "frame-ancestors 'none'" in csp
-              and h.get("x-frame-options") == "DENY" and h.get("x-content-type-options") == "nosniff" and h.get("referrer-policy"))
+        ok = (
+            ("default-src 'self'" if page else "default-src 'none'") in csp
+            and "frame-ancestors 'none'" in csp
+            and h.get("x-frame-options") == "DENY"
+            and h.get("x-content-type-options") == "nosniff"
+            and h.get("referrer-policy")
+        )
         if not ok:
             missing[what] = dict(h)
     assert missing == {}

@@ -76,8 +76,19 @@ def all_stored(svc) -> dict[str, int]:
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_five_minutes_without_influx_loses_no_point_and_memory_stays_flat(mosquitto, victoria, tmp_path):
-    metrics = MetricsWriter(victoria.url, "token", "lavos", "lavos", tmp_path / "spool", flush_interval=0.2,
-                            max_queue=MAX_QUEUE, batch_size=100, timeout=5.0, retry_initial=0.5, retry_max=5.0)
+    metrics = MetricsWriter(
+        victoria.url,
+        "token",
+        "lavos",
+        "lavos",
+        tmp_path / "spool",
+        flush_interval=0.2,
+        max_queue=MAX_QUEUE,
+        batch_size=100,
+        timeout=5.0,
+        retry_initial=0.5,
+        retry_max=5.0,
+    )
     with hall(mosquitto, tmp_path, metrics) as (svc, nodes):
         for i, t in enumerate(TABLES):
             drop_balls(nodes[t][1], nodes[t][0], i, 1)
@@ -113,14 +124,26 @@ def test_five_minutes_without_influx_loses_no_point_and_memory_stays_flat(mosqui
     grown = rss_peak - rss_start
     # The process hosts the service and four nodes, so this bounds the service's growth from above.
     assert grown < 16 * 1024 * 1024, f"RSS grew by {grown / 1e6:.1f} MB during the outage"
-    print(f"influx down {OUTAGE_S}s: {i} drops, {stats['written']} points all arrived; queued max {most_queued}; "
-          f"RSS {rss_start / 1e6:.1f} -> peak {rss_peak / 1e6:.1f}, end {rss_end / 1e6:.1f} MB")
+    print(
+        f"influx down {OUTAGE_S}s: {i} drops, {stats['written']} points all arrived; queued max {most_queued}; "
+        f"RSS {rss_start / 1e6:.1f} -> peak {rss_peak / 1e6:.1f}, end {rss_end / 1e6:.1f} MB"
+    )
 
 
 @pytest.mark.parametrize("failure", [500, "hang"])
 def test_a_metrics_server_answering_500_or_hanging_loses_no_point(mosquitto, fake, tmp_path, failure):  # noqa: F811
-    metrics = MetricsWriter(fake.url, "token", "lavos", "lavos", tmp_path / "spool", flush_interval=0.1,
-                            max_queue=20, timeout=1.0, retry_initial=0.2, retry_max=1.0)
+    metrics = MetricsWriter(
+        fake.url,
+        "token",
+        "lavos",
+        "lavos",
+        tmp_path / "spool",
+        flush_interval=0.1,
+        max_queue=20,
+        timeout=1.0,
+        retry_initial=0.2,
+        retry_max=1.0,
+    )
     with hall(mosquitto, tmp_path, metrics) as (svc, nodes):
         fake.mode = failure
         for round_ in range(6):

@@ -32,16 +32,18 @@ json_values = st.recursive(
 
 def almost_valid_event():
     """Envelopes that are right in most fields and wrong in one, where the bugs hide."""
-    base = st.fixed_dictionaries({
-        "v": st.sampled_from([1, 1, 1, 2, "1", None]),
-        "table": st.sampled_from(TABLES),
-        "type": st.sampled_from(["pocket", "goal", "card", "sensor_fault", "weird"]),
-        "boot": st.text(min_size=0, max_size=70),
-        "seq": st.integers(min_value=-2, max_value=2**64) | st.text(max_size=3),
-        "ts": st.sampled_from(["2026-11-30T18:00:00+00:00", "2026-11-30T18:00:00", "yesterday", 0]),
-        "ts_synced": st.booleans() | st.none(),
-        "data": json_values,
-    })
+    base = st.fixed_dictionaries(
+        {
+            "v": st.sampled_from([1, 1, 1, 2, "1", None]),
+            "table": st.sampled_from(TABLES),
+            "type": st.sampled_from(["pocket", "goal", "card", "sensor_fault", "weird"]),
+            "boot": st.text(min_size=0, max_size=70),
+            "seq": st.integers(min_value=-2, max_value=2**64) | st.text(max_size=3),
+            "ts": st.sampled_from(["2026-11-30T18:00:00+00:00", "2026-11-30T18:00:00", "yesterday", 0]),
+            "ts_synced": st.booleans() | st.none(),
+            "data": json_values,
+        }
+    )
     return base.map(lambda d: json.dumps(d).encode())
 
 
@@ -90,8 +92,16 @@ def test_ten_thousand_generated_messages_never_crash_the_ingest(mosquitto, tmp_p
         assert svc.ingest._thread.is_alive() and svc.link.stats.connected and svc.link.stats.callback_errors == 0
         # still responsive
         t0 = time.monotonic()
-        ev = {"v": 1, "table": "pool-02", "type": "pocket", "boot": "after-flood", "seq": 1,
-              "ts": "2026-11-30T18:00:00+00:00", "ts_synced": False, "data": {"pocket": 3, "pulse_ms": 22.0}}
+        ev = {
+            "v": 1,
+            "table": "pool-02",
+            "type": "pocket",
+            "boot": "after-flood",
+            "seq": 1,
+            "ts": "2026-11-30T18:00:00+00:00",
+            "ts_synced": False,
+            "data": {"pocket": 3, "pulse_ms": 22.0},
+        }
         before = svc.handlers.applied
         pub.publish("lavos/v1/table/pool-02/event/pocket", json.dumps(ev), qos=1)
         wait_until(lambda: svc.handlers.applied == before + 1, timeout=5, what="a valid event after the flood")

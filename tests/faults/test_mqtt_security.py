@@ -45,8 +45,12 @@ def test_anonymous_and_wrong_passwords_are_refused_and_logged(mosquitto):
 
 def test_a_node_cannot_read_the_central_services_or_other_tables_traffic(mosquitto):
     hub = Collector(mosquitto.port)
-    spy = Collector(mosquitto.port, username="pool-01", password="pw-pool-01",
-                    topics=("lavos/v1/#", "lavos/v1/hub/status", "lavos/v1/table/pool-02/light/set"))
+    spy = Collector(
+        mosquitto.port,
+        username="pool-01",
+        password="pw-pool-01",
+        topics=("lavos/v1/#", "lavos/v1/hub/status", "lavos/v1/table/pool-02/light/set"),
+    )
     hub.publish("lavos/v1/table/pool-02/light/set", json.dumps({"on": True, "cmd_id": "x"}))
     hub.publish("lavos/v1/table/pool-02/session", b"null", retain=True)
     hub.publish("lavos/v1/hub/status", json.dumps({"state": "online"}), retain=True)
@@ -59,10 +63,15 @@ def test_a_node_cannot_read_the_central_services_or_other_tables_traffic(mosquit
     spy.close()
 
 
-@pytest.mark.parametrize("topic", [
-    "lavos/v1/table/pool-02/event/pocket", "lavos/v1/table/pool-01/light/set",
-    "lavos/v1/table/pool-01/session", "lavos/v1/hub/status",
-])
+@pytest.mark.parametrize(
+    "topic",
+    [
+        "lavos/v1/table/pool-02/event/pocket",
+        "lavos/v1/table/pool-01/light/set",
+        "lavos/v1/table/pool-01/session",
+        "lavos/v1/hub/status",
+    ],
+)
 def test_a_node_cannot_forge_commands_sessions_or_other_tables_events(mosquitto, topic):
     hub = Collector(mosquitto.port, topics=("lavos/v1/#",))
     forger = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="forger")

@@ -41,8 +41,10 @@ def test_hours_long_clock_jumps_on_a_node_move_no_bill(mosquitto, tmp_path):
         ("jumps 8 h forward", timedelta(hours=5), False),
         ("NTP syncs: 5 h back", timedelta(0), True),
     ]
-    with running_service(mosquitto, f"sqlite:///{tmp_path / 'hub.db'}") as svc, \
-            running_node(mosquitto, tmp_path, TABLE, clock=clock) as (node, factory):
+    with (
+        running_service(mosquitto, f"sqlite:///{tmp_path / 'hub.db'}") as svc,
+        running_node(mosquitto, tmp_path, TABLE, clock=clock) as (node, factory),
+    ):
         wait_until(lambda: node.link.connected, timeout=20, what="node connected")
         real_start = datetime.now(UTC)
         sid = svc.start_session(TABLE, actor="anna")
@@ -64,7 +66,7 @@ def test_hours_long_clock_jumps_on_a_node_move_no_bill(mosquitto, tmp_path):
     rows.sort(key=lambda r: r.seq)
     assert [r.seq for r in rows] == list(range(rows[0].seq, rows[0].seq + len(rows))), "seq follows the events, not the clock"
     for i, (what, offset, synced) in enumerate(phases):
-        for r in rows[i * DROPS:(i + 1) * DROPS]:
+        for r in rows[i * DROPS : (i + 1) * DROPS]:
             assert r.ts_synced is synced, (what, r.seq, r.ts_synced)
             # The node's stamp is its own wrong clock, marked as such; once synced it is right.
             skew = r.node_ts.replace(tzinfo=UTC) - r.received_at.replace(tzinfo=UTC)

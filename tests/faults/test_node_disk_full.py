@@ -40,8 +40,9 @@ def small_disk(tmp_path):
     """(directory, outbox max_bytes): a small tmpfs when we may mount one, else the outbox bound."""
     mount_point = tmp_path / "disk"
     mount_point.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={TMPFS_SIZE}", "tmpfs", str(mount_point)],
-                             capture_output=True).returncode == 0
+    mounted = (
+        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={TMPFS_SIZE}", "tmpfs", str(mount_point)], capture_output=True).returncode == 0
+    )
     yield (mount_point, None) if mounted else (mount_point, 64 * 1024)
     if mounted:
         subprocess.run(["umount", "-l", str(mount_point)], check=False)
@@ -103,5 +104,7 @@ def test_a_full_disk_refuses_pocket_events_loudly_and_loses_none_silently(tmp_pa
     assert_each_once(rows)
     assert sum(driven) == len(rows) + refused, (sum(driven), len(rows), refused)
     where = "tmpfs" if max_bytes is None else f"max_bytes={max_bytes}"
-    print(f"disk full ({where}): {sum(driven)} pockets driven, {len(rows)} stored after recovery, "
-          f"{refused} refused (logged), {dropped} button events dropped first")
+    print(
+        f"disk full ({where}): {sum(driven)} pockets driven, {len(rows)} stored after recovery, "
+        f"{refused} refused (logged), {dropped} button events dropped first"
+    )

@@ -84,5 +84,7 @@ def test_kill_9_mid_write_loses_no_accepted_event_and_the_light_comes_back(mosqu
     assert set(old) == accepted, "an accepted event never arrived"
     assert len(new) == 10 and new == sorted(set(new)), "within the new boot, seq strictly increases"
     assert min(new) > max(old), "the new boot reused a seq"
-    print(f"node kill -9: {len(accepted)} accepted ({len(held)} still in the outbox at the kill), all stored once ({duplicates} redelivered copies dropped); "
-          f"new boot's seq from {min(new)} (old ended {max(old)}); light back on; bill {total} cents")
+    print(
+        f"node kill -9: {len(accepted)} accepted ({len(held)} still in the outbox at the kill), all stored once ({duplicates} redelivered copies dropped); "
+        f"new boot's seq from {min(new)} (old ended {max(old)}); light back on; bill {total} cents"
+    )

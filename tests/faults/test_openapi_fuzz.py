@@ -36,9 +36,18 @@ from tests.support.web import add_users, web_app
 MAX_EXAMPLES = 20
 MODES = [GenerationMode.POSITIVE, GenerationMode.NEGATIVE]
 # An operation without any input (GET /api/tables) has no invalid request to generate.
-CASES = sorted({(m, p, mode) for m, p, r in api_routes() for mode in MODES
-                if mode is GenerationMode.POSITIVE or r.dependant.path_params or r.dependant.query_params or r.dependant.body_params
-                or r.openapi_extra})
+CASES = sorted(
+    {
+        (m, p, mode)
+        for m, p, r in api_routes()
+        for mode in MODES
+        if mode is GenerationMode.POSITIVE
+        or r.dependant.path_params
+        or r.dependant.query_params
+        or r.dependant.body_params
+        or r.openapi_extra
+    }
+)
 
 
 @pytest.fixture(scope="module")

@@ -61,8 +61,11 @@ class Players(threading.Thread):
 def test_postgres_restart_loses_and_doubles_nothing(mosquitto, own_cluster, tmp_path):
     url = own_cluster.create_database()
     open_store(url).close()  # schema at head, as `lavos server` does at start
-    with running_service(mosquitto, url) as svc, \
-            running_node(mosquitto, tmp_path, "pool-01") as n1, running_node(mosquitto, tmp_path, "pool-02") as n2:
+    with (
+        running_service(mosquitto, url) as svc,
+        running_node(mosquitto, tmp_path, "pool-01") as n1,
+        running_node(mosquitto, tmp_path, "pool-02") as n2,
+    ):
         nodes = dict(zip(TABLES, (n1, n2)))
         wait_until(lambda: all(n.link.connected for n, _ in nodes.values()), timeout=20, what="nodes connected")
         sid = svc.start_session("pool-01", actor="anna")
@@ -80,8 +83,7 @@ def test_postgres_restart_loses_and_doubles_nothing(mosquitto, own_cluster, tmp_
         driven = players.stop()
 
         try:
-            wait_until(lambda: all(len(stored_events(svc.store, t)) == driven[t] for t in TABLES), timeout=60,
-                       what="every drop stored")
+            wait_until(lambda: all(len(stored_events(svc.store, t)) == driven[t] for t in TABLES), timeout=60, what="every drop stored")
         except AssertionError:
             print({t: (len(stored_events(svc.store, t)), driven[t], nodes[t][0].outbox.depth) for t in TABLES})
             raise

@@ -48,10 +48,13 @@ def _card_holder(service, years: tuple[int, ...], name: str = "Ambra Tomáš", u
 # --- 17: New Year's Eve -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("years, lines", [
-    ((2026, 2027), [("club_card", 800)]),
-    ((2026,), [("club_card", 400), ("standard", 600)]),
-])
+@pytest.mark.parametrize(
+    "years, lines",
+    [
+        ((2026, 2027), [("club_card", 800)]),
+        ((2026,), [("club_card", 400), ("standard", 600)]),
+    ],
+)
 def test_new_years_eve_bills_each_hour_by_the_fee_of_its_year(api, years, lines):  # noqa: F811
     _card_holder(api.service, years)
     s = api.ok("POST", "/api/sessions", 201, json={"table": "pool-05", "card_uid": CARD})
@@ -91,8 +94,11 @@ def test_a_card_on_one_table_is_refused_on_a_second_through_the_api(api, mosquit
     before = _session_rows(api.service)
     lights = Collector(mosquitto.port, topics=(contract.light_set_topic("pool-07"),))
     try:
-        for body in ({"table": "pool-07", "card_uid": CARD}, {"table": "pool-07", "card_uid": "e5f6a7b8"},
-                     {"table": "pool-07", "member_id": member}):
+        for body in (
+            {"table": "pool-07", "card_uid": CARD},
+            {"table": "pool-07", "card_uid": "e5f6a7b8"},
+            {"table": "pool-07", "member_id": member},
+        ):
             _refused_names_both(api.refused("POST", "/api/sessions", 409, as_manager=False, json=body))
         for body in ({"card_uid": CARD}, {"member_id": member}):
             _refused_names_both(api.refused("POST", f"/api/sessions/{plain['id']}/card", 409, as_manager=False, json=body))

@@ -50,10 +50,12 @@ class Served(Serving):
 
 
 @contextmanager
-def lavos_server(mosquitto, tmp: Path, *, log_level: str = "INFO", preexec_fn: Callable[[], None] | None = None,
-                 wait_s: float = 30) -> Iterator[Served]:  # type: ignore[no-untyped-def]
+def lavos_server(
+    mosquitto, tmp: Path, *, log_level: str = "INFO", preexec_fn: Callable[[], None] | None = None, wait_s: float = 30
+) -> Iterator[Served]:  # type: ignore[no-untyped-def]
     """`lavos server` on SQLite with its own TMPDIR (so a spooled upload would show up there)."""
     (tmp / "tmp").mkdir(exist_ok=True)
-    with serving(mosquitto.port, tmp, "--log-level", log_level, env={"TMPDIR": str(tmp / "tmp")}, preexec_fn=preexec_fn,
-                 wait_s=wait_s) as s:
+    with serving(
+        mosquitto.port, tmp, "--log-level", log_level, env={"TMPDIR": str(tmp / "tmp")}, preexec_fn=preexec_fn, wait_s=wait_s
+    ) as s:
         yield Served(s.proc, s.base, s.port, s.log, s.tmp, s.db, s.env)

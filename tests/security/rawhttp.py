@@ -45,8 +45,9 @@ def read_answer(sock: socket.socket, deadline: float) -> tuple[int | None, str, 
         data += part
         head, sep, body = data.partition(b"\r\n\r\n")
         if sep:
-            length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
-                           if line.lower().startswith(b"content-length:")), None)
+            length = next(
+                (int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")), None
+            )
             if length is not None and len(body) >= length:
                 break
     head, _, body = data.partition(b"\r\n\r\n")
@@ -66,9 +67,19 @@ def _pieces(total: int, prefix: bytes, suffix: bytes) -> Iterator[bytes]:
         yield suffix
 
 
-def stream_request(port: int, method: str, path: str, headers: dict[str, str], total: int, *, chunked: bool = False,
-                   prefix: bytes = b"", suffix: bytes = b"", during: Callable[[int], None] | None = None,
-                   timeout: float = 60) -> Answer:
+def stream_request(
+    port: int,
+    method: str,
+    path: str,
+    headers: dict[str, str],
+    total: int,
+    *,
+    chunked: bool = False,
+    prefix: bytes = b"",
+    suffix: bytes = b"",
+    during: Callable[[int], None] | None = None,
+    timeout: float = 60,
+) -> Answer:
     """Send `prefix`, then filler up to `total` body bytes, then `suffix`, stopping at the first answer.
 
     With `chunked` no Content-Length is sent: the body streams as HTTP/1.1 chunks. `during(sent)`

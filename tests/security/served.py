@@ -46,8 +46,16 @@ class Server:
     def stored_within(self, node: Collector, table: str, timeout: float) -> float:
         """Publish one pocket event as `table`'s node; seconds until the hub has stored it."""
         boot = f"sec-{uuid.uuid4().hex[:8]}"
-        ev = contract.PocketEvent(v=1, table=table, type="pocket", boot=boot, seq=1, ts=datetime.now(UTC), ts_synced=True,
-                                  data=contract.PocketData(pocket=1, pulse_ms=20.0))
+        ev = contract.PocketEvent(
+            v=1,
+            table=table,
+            type="pocket",
+            boot=boot,
+            seq=1,
+            ts=datetime.now(UTC),
+            ts_synced=True,
+            data=contract.PocketData(pocket=1, pulse_ms=20.0),
+        )
         engine = create_engine(f"sqlite:///{self.db}")
         try:
             t0 = time.monotonic()

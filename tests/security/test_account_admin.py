@@ -133,8 +133,11 @@ def test_list_and_end_dashboard_sessions(accounts):
 
 def test_bad_input_is_refused_and_changes_nothing(accounts):
     db_url, store, new = accounts
-    for args, message in ((("role", "jana", "king"), "not one of"), (("disable", "nikto"), "no user 'nikto'"),
-                          (("password", "nikto", "--password-file", str(new)), "no user 'nikto'")):
+    for args, message in (
+        (("role", "jana", "king"), "not one of"),
+        (("disable", "nikto"), "no user 'nikto'"),
+        (("password", "nikto", "--password-file", str(new)), "no user 'nikto'"),
+    ):
         done = lavos(*args, "--db", db_url, ok=False)
         assert done.returncode == 2 and message in done.stderr, done.stderr
     user = _user(store, "jana")

@@ -46,7 +46,7 @@ def _members(service) -> dict[str, int]:  # type: ignore[no-untyped-def]
 
 
 def test_the_guard_quotes_formula_text_only_and_round_trips():
-    for text in ['=1+1', '+1', '-2', '@SUM(A1)', '\t=1', '\r=1', "'=1", "''-1", "'''@x"]:
+    for text in ["=1+1", "+1", "-2", "@SUM(A1)", "\t=1", "\r=1", "'=1", "''-1", "'''@x"]:
         assert guard(text) == "'" + text
         assert unguard(guard(text)) == text
     for text in ["Zadražil Miro", "O'Brien", "'quoted", "", "1-2", " =1"]:

@@ -101,8 +101,11 @@ def test_wrong_password_is_refused_before_the_body(server):
 
 
 def test_a_json_body_under_the_cap_still_works(server):
-    r = httpx.post(f"{server.base}/api/members", json={"name": "Ján Pod Limitom", "note": "ž" * 2000},
-                   headers={"Authorization": f"Bearer {server.token}"})
+    r = httpx.post(
+        f"{server.base}/api/members",
+        json={"name": "Ján Pod Limitom", "note": "ž" * 2000},
+        headers={"Authorization": f"Bearer {server.token}"},
+    )
     assert r.status_code == 201, r.text
     r = httpx.post(f"{server.base}/api/members", json={"name": "Mária Basic"}, auth=(MANAGER, MANAGER_PASSWORD))
     assert r.status_code == 201, r.text
@@ -111,9 +114,11 @@ def test_a_json_body_under_the_cap_still_works(server):
 @pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
 def test_huge_multipart_login_is_refused_and_never_spooled(server, chunked):
     boundary = "lavosboundary"
-    prefix = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"username\"\r\n\r\nboss\r\n"
-              f"--{boundary}\r\nContent-Disposition: form-data; name=\"password\"; filename=\"p.bin\"\r\n"
-              "Content-Type: application/octet-stream\r\n\r\n").encode()
+    prefix = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="username"\r\n\r\nboss\r\n'
+        f'--{boundary}\r\nContent-Disposition: form-data; name="password"; filename="p.bin"\r\n'
+        "Content-Type: application/octet-stream\r\n\r\n"
+    ).encode()
     headers = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
     answer = _refused_early(server, "/login", headers, HUGE, 413, chunked=chunked, prefix=prefix, suffix=f"\r\n--{boundary}--\r\n".encode())
     assert "Odoslané údaje sú pre tento formulár príliš veľké." in answer.body.decode()  # the error page, in Slovak
@@ -136,9 +141,11 @@ def _manager_page(server) -> tuple[httpx.Client, str]:  # type: ignore[no-untype
 
 def _import_upload(csrf: str) -> tuple[bytes, bytes, dict[str, str]]:
     boundary = "lavoscsv"
-    prefix = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"csrf_token\"\r\n\r\n{csrf}\r\n"
-              f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"clenovia.csv\"\r\n"
-              "Content-Type: text/csv\r\n\r\nname,kind\r\n").encode()
+    prefix = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="csrf_token"\r\n\r\n{csrf}\r\n'
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="clenovia.csv"\r\n'
+        "Content-Type: text/csv\r\n\r\nname,kind\r\n"
+    ).encode()
     return prefix, f"\r\n--{boundary}--\r\n".encode(), {"Content-Type": f"multipart/form-data; boundary={boundary}"}
 
 
@@ -172,8 +179,11 @@ def test_huge_csv_import_through_the_api_is_refused_before_it_is_read(server, ch
 
 
 def test_a_small_csv_import_through_the_api_still_works(server):
-    r = httpx.post(f"{server.base}/api/members/import", content="name,kind\nEva Nová,individual\n".encode(),
-                   headers={"Content-Type": "text/csv", "Authorization": f"Bearer {server.token}"})
+    r = httpx.post(
+        f"{server.base}/api/members/import",
+        content="name,kind\nEva Nová,individual\n".encode(),
+        headers={"Content-Type": "text/csv", "Authorization": f"Bearer {server.token}"},
+    )
     assert r.status_code == 200 and r.json()["added"] == 1, r.text
 
 
@@ -218,9 +228,19 @@ def test_a_stalled_body_ends_with_408(monkeypatch, tmp_path):
     async def send(message: dict) -> None:
         sent.append(message)
 
-    scope = {"type": "http", "method": "POST", "path": "/members/import", "raw_path": b"/members/import", "query_string": b"",
-             "headers": [(b"content-type", b"multipart/form-data; boundary=x"), (b"content-length", b"1000"), (b"host", b"t")],
-             "http_version": "1.1", "scheme": "http", "server": ("t", 80), "client": ("127.0.0.1", 1), "root_path": ""}
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/members/import",
+        "raw_path": b"/members/import",
+        "query_string": b"",
+        "headers": [(b"content-type", b"multipart/form-data; boundary=x"), (b"content-length", b"1000"), (b"host", b"t")],
+        "http_version": "1.1",
+        "scheme": "http",
+        "server": ("t", 80),
+        "client": ("127.0.0.1", 1),
+        "root_path": "",
+    }
     asyncio.run(asyncio.wait_for(app(scope, stalled, send), 10))
     start = next(m for m in sent if m["type"] == "http.response.start")
     assert start["status"] == 408

@@ -73,15 +73,19 @@ def _error_text(r: httpx.Response) -> str:
 
 
 def test_a_manager_sees_the_slowed_account_and_lifts_the_wait_on_its_page(server):
-    """"Ask a manager" has an answer: the account page says wrong passwords are slowing it down,
+    """ "Ask a manager" has an answer: the account page says wrong passwords are slowing it down,
     and "Lift" lets the slowed device try again at once (audited), without a new password."""
     with server.client("127.0.0.7") as device:
         codes = [device.get("/api/tables", auth=(STAFF, f"preklep-{i}")).status_code for i in range(8)]
         assert codes[-1] == 429, codes
         with server.client("127.0.0.1", follow_redirects=False) as manager:
             token = _CSRF.search(manager.get("/login").text).group(1)  # type: ignore[union-attr]
-            assert manager.post("/login", data={"username": MANAGER, "password": PASSWORDS[MANAGER],
-                                                "csrf_token": token, "next": "/"}).status_code == 303
+            assert (
+                manager.post(
+                    "/login", data={"username": MANAGER, "password": PASSWORDS[MANAGER], "csrf_token": token, "next": "/"}
+                ).status_code
+                == 303
+            )
             page = manager.get(f"/users/{STAFF}")
             assert page.status_code == 200 and "musia počkať" in page.text, page.text[:500]
             token = _CSRF.search(page.text).group(1)  # type: ignore[union-attr]

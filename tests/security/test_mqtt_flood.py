@@ -45,9 +45,31 @@ def test_huge_publishes_while_the_hub_is_down_do_not_drop_an_honest_nodes_events
     huge = tmp_path / "huge.bin"
     with huge.open("wb") as f:
         f.truncate(HUGE_BYTES)
-    flood = [subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(broker.port), "-u", FLOODER, "-P", f"pw-{FLOODER}",
-                             "-t", contract.event_topic(FLOODER, "pocket"), "-q", "1", "-f", str(huge)],
-                            capture_output=True, text=True, timeout=120) for _ in range(3)]
+    flood = [
+        subprocess.run(
+            [
+                "mosquitto_pub",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(broker.port),
+                "-u",
+                FLOODER,
+                "-P",
+                f"pw-{FLOODER}",
+                "-t",
+                contract.event_topic(FLOODER, "pocket"),
+                "-q",
+                "1",
+                "-f",
+                str(huge),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        for _ in range(3)
+    ]
     huge.unlink()
     publish_events(broker.port, HONEST, "boot-flood", 10)  # all 10 PUBACKed by the broker
     server.start()

@@ -71,7 +71,7 @@ def test_every_listener_of_the_shipped_config_ties_the_client_id_to_the_login():
     listeners = [i for i, ln in enumerate(lines) if ln.startswith("listener ")]
     assert len(listeners) == 2  # plain 1883 and the TLS block
     for i in listeners:
-        block = lines[i + 1:next((j for j in listeners if j > i), len(lines))]
+        block = lines[i + 1 : next((j for j in listeners if j > i), len(lines))]
         assert "use_username_as_clientid true" in block, lines[i]
 
 
@@ -119,8 +119,28 @@ def test_a_node_login_using_another_tables_id_neither_kicks_it_nor_fires_its_wil
             assert node.link.wait_connected(10)
             watcher.wait_for(lambda m: json.loads(m.payload).get("state") == "online", 10)
             connects, before = node.link.connects, takeovers(mosquitto, HONEST)
-            done = subprocess.run(["mosquitto_sub", "-h", "127.0.0.1", "-p", str(mosquitto.port), "-u", ATTACKER, "-P", f"pw-{ATTACKER}",
-                                   "-i", HONEST, "-t", "lavos/v1/table/pool-01/light/set", "-W", "1"], capture_output=True, text=True, timeout=10)
+            done = subprocess.run(
+                [
+                    "mosquitto_sub",
+                    "-h",
+                    "127.0.0.1",
+                    "-p",
+                    str(mosquitto.port),
+                    "-u",
+                    ATTACKER,
+                    "-P",
+                    f"pw-{ATTACKER}",
+                    "-i",
+                    HONEST,
+                    "-t",
+                    "lavos/v1/table/pool-01/light/set",
+                    "-W",
+                    "1",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=10,
+            )
             assert "refused" not in (done.stderr + done.stdout).lower()  # pool-01 got in (as itself), the point is what it did not do
             time.sleep(1.0)  # a kicked node's will is published at once; give it time to show
             assert node.link.connected and node.link.connects == connects, "the real pool-02 was kicked off"

@@ -48,10 +48,36 @@ def usual_umask() -> None:
 def test_add_node_creates_its_files_private_from_the_first_byte(tmp_path):
     passwd, kit, trace = tmp_path / "mosquitto" / "lavos.passwd", tmp_path / "kit", tmp_path / "trace"
     for _ in range(2):  # a first kit, then a renewal over the existing files
-        done = subprocess.run(["strace", "-f", "-qq", "-o", str(trace), "-e", "trace=open,openat,creat,chmod,fchmod,fchmodat,umask",
-                               sys.executable, "-m", "lavos_cli", "broker", "add-node", "pool-03", "--venue", str(VENUE),
-                               "--passwd-file", str(passwd), "--out-dir", str(kit), "--mqtt-host", "hub.local"],
-                              cwd=REPO, capture_output=True, text=True, timeout=120, preexec_fn=usual_umask)
+        done = subprocess.run(
+            [
+                "strace",
+                "-f",
+                "-qq",
+                "-o",
+                str(trace),
+                "-e",
+                "trace=open,openat,creat,chmod,fchmod,fchmodat,umask",
+                sys.executable,
+                "-m",
+                "lavos_cli",
+                "broker",
+                "add-node",
+                "pool-03",
+                "--venue",
+                str(VENUE),
+                "--passwd-file",
+                str(passwd),
+                "--out-dir",
+                str(kit),
+                "--mqtt-host",
+                "hub.local",
+            ],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            preexec_fn=usual_umask,
+        )
         assert done.returncode == 0, done.stderr
         calls = trace.read_text()
         umask: dict[str, int] = {}  # per process: the mode a file really gets is the asked one minus the umask
@@ -88,7 +114,7 @@ def test_lavos_server_makes_its_database_wal_and_shm_private(mosquitto, tmp_path
 
 def readme_deploy_script() -> str:
     text = (REPO / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("## Deploying at a club"):]
+    section = text[text.index("## Deploying at a club") :]
     return re.search(r"```sh\n(.*?)```", section, re.S).group(1)
 
 
@@ -111,7 +137,7 @@ def test_the_readmes_deploy_steps_make_private_files_and_a_broker_that_starts(tm
     for d in ("etc/mosquitto/conf.d", "var/lib/mosquitto", "var/log/mosquitto", "run/mosquitto", "bin"):
         (root / d).mkdir(parents=True)
     lavos = root / "bin" / "lavos"
-    lavos.write_text(f"#!/bin/sh\nexec {sys.executable} -m lavos_cli \"$@\"\n")
+    lavos.write_text(f'#!/bin/sh\nexec {sys.executable} -m lavos_cli "$@"\n')
     lavos.chmod(0o755)
     lines = [ln for ln in readme_deploy_script().splitlines() if ln.strip() and not SKIPPED.search(ln)]
     script = "\n".join(lines)
@@ -123,12 +149,17 @@ def test_the_readmes_deploy_steps_make_private_files_and_a_broker_that_starts(tm
     # every path the steps name is inside the scratch root, and no command falls back on a default path
     assert not re.search(r"(?<![\w/.-])/(etc|var|root|opt)/", script), script
     assert "--passwd-file" in script
-    done = subprocess.run(["bash", "-c", SHELL_PRELUDE + script], cwd=REPO, capture_output=True, text=True, timeout=300,
-                          preexec_fn=usual_umask)
+    done = subprocess.run(
+        ["bash", "-c", SHELL_PRELUDE + script], cwd=REPO, capture_output=True, text=True, timeout=300, preexec_fn=usual_umask
+    )
     assert done.returncode == 0, f"{script}\n---\n{done.stderr}"
 
-    secrets = [root / "etc/lavos/hub-password", root / "etc/mosquitto/lavos.passwd", root / "var/lib/lavos/lavos.db",
-               *sorted((root / "root/nodes").iterdir())]
+    secrets = [
+        root / "etc/lavos/hub-password",
+        root / "etc/mosquitto/lavos.passwd",
+        root / "var/lib/lavos/lavos.db",
+        *sorted((root / "root/nodes").iterdir()),
+    ]
     assert {p.name for p in secrets} >= {"pool-01.password", "pool-01.toml", "pool-02.password"}
     assert {str(p.relative_to(root)): oct(mode(p)) for p in secrets} == {str(p.relative_to(root)): "0o600" for p in secrets}
     world_readable = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and mode(p) & 0o004 and p != lavos)
@@ -168,4 +199,3 @@ def connack(port: int, user: str, password: str) -> str:
     c.disconnect()
     c.loop_stop()
     return got[0] if got else "no answer"
-

@@ -59,12 +59,21 @@ class RawNode:
     def publish(self, topic: str, payload: bytes) -> None:
         self.client.publish(topic, payload, qos=1).wait_for_publish(10)
 
-    def event(self, etype: str, data: dict, *, ts: str | None = None, synced: bool = True, table: str | None = None,
-              boot: str | None = None) -> None:
+    def event(
+        self, etype: str, data: dict, *, ts: str | None = None, synced: bool = True, table: str | None = None, boot: str | None = None
+    ) -> None:
         self.seq += 1
         table = table or self.table
-        body = {"v": 1, "table": table, "type": etype, "boot": boot or self.boot, "seq": self.seq,
-                "ts": ts or datetime.now(UTC).isoformat(), "ts_synced": synced, "data": data}
+        body = {
+            "v": 1,
+            "table": table,
+            "type": etype,
+            "boot": boot or self.boot,
+            "seq": self.seq,
+            "ts": ts or datetime.now(UTC).isoformat(),
+            "ts_synced": synced,
+            "data": data,
+        }
         self.publish(contract.event_topic(table, etype), json.dumps(body).encode())
 
     def close(self) -> None:
@@ -84,8 +93,13 @@ def lavos(request, mosquitto, tmp_path_factory):
     token = workdir / "influx.token"
     workdir.mkdir(parents=True, exist_ok=True)
     token.write_text("test-token\n")
-    server = LavosServer(workdir, mosquitto.port, {MANAGER: ("manager", PASSWORD)}, db=db,
-                         extra_args=("--influx", victoria.url, "--influx-token-file", str(token)))
+    server = LavosServer(
+        workdir,
+        mosquitto.port,
+        {MANAGER: ("manager", PASSWORD)},
+        db=db,
+        extra_args=("--influx", victoria.url, "--influx-token-file", str(token)),
+    )
     server.create_users()
     server.victoria = victoria  # type: ignore[attr-defined]
     try:
@@ -121,8 +135,11 @@ def test_made_up_sensor_names_open_no_alert_and_are_counted_per_node(lavos, mosq
         for i in range(500):
             node.event("sensor_fault", {"sensor": f"made-up-{i}", "kind": "stuck"})
         node.event("sensor_fault", {"sensor": "pocket-2", "kind": "stuck"})  # a beam pool-03 really has
-        wait_until(lambda: node_row(lavos, "pool-03")["rejects"]["by_reason"].get("unknown_sensor", {}).get("count") == 500,
-                   timeout=60, what="500 unknown sensors counted for pool-03")
+        wait_until(
+            lambda: node_row(lavos, "pool-03")["rejects"]["by_reason"].get("unknown_sensor", {}).get("count") == 500,
+            timeout=60,
+            what="500 unknown sensors counted for pool-03",
+        )
         wait_until(lambda: open_alerts_of(lavos, "sensor_fault", "pool-03"), timeout=20, what="the real beam's alert")
     finally:
         node.close()
@@ -138,9 +155,18 @@ def test_made_up_sensor_names_open_no_alert_and_are_counted_per_node(lavos, mosq
     page = logged_in(lavos).get("/monitoring").text
     assert "500 správ odmietnutých" in page and "senzor na tomto module nie je zapojený" in page
     # And as a metric: reject_count per table and reason adds up to the refusals.
-    wait_until(lambda: sum(v for _, labels, _, v in lavos.victoria.samples("reject_count")
-                           if labels == {"table": "pool-03", "reason": "unknown_sensor"}) == 500,
-               timeout=30, what="reject metric")
+    wait_until(
+        lambda: (
+            sum(
+                v
+                for _, labels, _, v in lavos.victoria.samples("reject_count")
+                if labels == {"table": "pool-03", "reason": "unknown_sensor"}
+            )
+            == 500
+        ),
+        timeout=30,
+        what="reject metric",
+    )
 
 
 def test_topics_of_tables_not_in_the_venue_share_one_bounded_bucket(lavos, mosquitto):
@@ -151,8 +177,9 @@ def test_topics_of_tables_not_in_the_venue_share_one_bounded_bucket(lavos, mosqu
     try:
         for i in range(300):
             hub.event("pocket", {"pocket": 1, "pulse_ms": 20.0}, table=f"ghost-{i}")
-        wait_until(lambda: lavos.api("GET", "/api/nodes/unknown-rejects", MANAGER)["dropped"] >= 300,
-                   timeout=60, what="ghost tables counted")
+        wait_until(
+            lambda: lavos.api("GET", "/api/nodes/unknown-rejects", MANAGER)["dropped"] >= 300, timeout=60, what="ghost tables counted"
+        )
     finally:
         hub.close()
         mosquitto.release_login(user)
@@ -176,8 +203,9 @@ def test_random_refused_cards_open_one_alert_per_table_that_counts_them(lavos, m
     try:
         for uid in uids:
             node.event("card", {"uid": uid})
-        wait_until(lambda: sum(a["count"] for a in open_alerts_of(lavos, "card_refused", "foos-01")) >= 50,
-                   timeout=60, what="50 refusals counted")
+        wait_until(
+            lambda: sum(a["count"] for a in open_alerts_of(lavos, "card_refused", "foos-01")) >= 50, timeout=60, what="50 refusals counted"
+        )
     finally:
         node.close()
     refused = open_alerts_of(lavos, "card_refused", "foos-01")
@@ -235,8 +263,14 @@ def test_no_card_uid_in_the_log_at_info(lavos, mosquitto):
         pool.event("card", {"uid": uids["pool"]})  # not a foosball table: logged, not checked
         foos.event("card", {"uid": uids["unknown"]})  # refused: an alert
         foos.event("card", {"uid": uids["bad"]})  # not a UID at all: refused by the contract
-        wait_until(lambda: re.search(r"ALERT foos-02: card refused.*\n(.*\n)*.*tapped on pool-05|tapped on pool-05(.*\n)*.*ALERT foos-02: card refused",
-                                     lavos.log_path.read_text(errors="replace")), timeout=30, what="the refusal and the pool card in the log")
+        wait_until(
+            lambda: re.search(
+                r"ALERT foos-02: card refused.*\n(.*\n)*.*tapped on pool-05|tapped on pool-05(.*\n)*.*ALERT foos-02: card refused",
+                lavos.log_path.read_text(errors="replace"),
+            ),
+            timeout=30,
+            what="the refusal and the pool card in the log",
+        )
         time.sleep(1)  # the bad card was published last: give it the time to be logged, if it is
     finally:
         pool.close()
@@ -253,8 +287,9 @@ def test_the_card_capture_page_says_which_node_sent_the_uid_and_when(lavos, mosq
     node = RawNode(mosquitto.port, "darts-01")  # a table no other test here touches
     uid = secrets.token_hex(4)
     result: dict[str, httpx.Response] = {}
-    waiting = threading.Thread(target=lambda: result.update(page=browser.get(f"/members/{member['id']}/capture",
-                                                                             params={"table": "darts-01", "wait": 20})))
+    waiting = threading.Thread(
+        target=lambda: result.update(page=browser.get(f"/members/{member['id']}/capture", params={"table": "darts-01", "wait": 20}))
+    )
     t0 = datetime.now(UTC)
     waiting.start()
     try:

@@ -53,8 +53,19 @@ def test_add_node_lavos_hub_exits_2_and_changes_no_password_file(tmp_path):
     passwd = Mosquitto(tmp_path / "mq").passwd  # holds lavos-hub's (and lavos-monitor's) real hash
     before = passwd.read_bytes()
     kit = tmp_path / "kit"
-    done = lavos("broker", "add-node", "lavos-hub", "--venue", str(VENUE), "--passwd-file", str(passwd),
-                 "--out-dir", str(kit), "--mqtt-host", "hub.local")
+    done = lavos(
+        "broker",
+        "add-node",
+        "lavos-hub",
+        "--venue",
+        str(VENUE),
+        "--passwd-file",
+        str(passwd),
+        "--out-dir",
+        str(kit),
+        "--mqtt-host",
+        "hub.local",
+    )
     assert done.returncode == 2, done
     assert "'lavos-hub' is reserved" in done.stderr and "service account" in done.stderr
     assert passwd.read_bytes() == before
@@ -66,8 +77,19 @@ def test_add_node_refuses_a_venue_that_names_a_table_lavos_hub(tmp_path):
     passwd = Mosquitto(tmp_path / "mq").passwd
     before = passwd.read_bytes()
     kit = tmp_path / "kit"
-    done = lavos("broker", "add-node", "lavos-hub", "--venue", str(venue_with_table(tmp_path, "lavos-hub")),
-                 "--passwd-file", str(passwd), "--out-dir", str(kit), "--mqtt-host", "hub.local")
+    done = lavos(
+        "broker",
+        "add-node",
+        "lavos-hub",
+        "--venue",
+        str(venue_with_table(tmp_path, "lavos-hub")),
+        "--passwd-file",
+        str(passwd),
+        "--out-dir",
+        str(kit),
+        "--mqtt-host",
+        "hub.local",
+    )
     assert done.returncode == 2 and "is reserved" in done.stderr, done
     assert passwd.read_bytes() == before
     assert not kit.exists() or not any(kit.iterdir())

@@ -58,8 +58,9 @@ ROUTES = [("api", m, p, r) for m, p, r in api_routes()] + [("page", m, p, r) for
 
 def test_every_route_is_in_the_table():
     missing = [f"{m} {p}" for _, m, p, r in ROUTES if (m, p) not in access.PUBLIC_ROUTES and capability(r) is None]
-    unknown = [f"{m} {p}: {capability(r)}" for _, m, p, r in ROUTES
-               if capability(r) is not None and capability(r) not in access.CAPABILITIES]
+    unknown = [
+        f"{m} {p}: {capability(r)}" for _, m, p, r in ROUTES if capability(r) is not None and capability(r) not in access.CAPABILITIES
+    ]
     public_with_a_role = [f"{m} {p}" for _, m, p, r in ROUTES if (m, p) in access.PUBLIC_ROUTES and capability(r) is not None]
     assert (missing, unknown, public_with_a_role) == ([], [], [])
     served = {(m, p) for _, m, p, _ in ROUTES}
@@ -145,8 +146,17 @@ def sample_data(lavos):
     return member
 
 
-@pytest.mark.parametrize("path", ["/api/sessions?open=false", "/api/sessions", "/api/sessions?day=2026-11-30",
-                                  "/api/alerts?open=false", "/api/members/export", "/api/nodes"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/sessions?open=false",
+        "/api/sessions",
+        "/api/sessions?day=2026-11-30",
+        "/api/alerts?open=false",
+        "/api/members/export",
+        "/api/nodes",
+    ],
+)
 def test_staff_cannot_read_history_or_the_registry_through_the_api(lavos, path):
     assert _get(lavos, path, "jana").status_code == 403
     assert _get(lavos, path, "boss").status_code == 200

@@ -26,8 +26,14 @@ from tests.support.server import LavosServer
 
 PASSWORD = "Čašníčka-heslo-42"
 NEW_PASSWORD = "Nové-heslo-na-zmenu-9"
-USERS = {"boss": ("manager", PASSWORD), "jana": ("staff", PASSWORD), "fero": ("staff", PASSWORD),
-         "zuza": ("staff", PASSWORD), "miro": ("staff", PASSWORD), "eva": ("staff", PASSWORD)}
+USERS = {
+    "boss": ("manager", PASSWORD),
+    "jana": ("staff", PASSWORD),
+    "fero": ("staff", PASSWORD),
+    "zuza": ("staff", PASSWORD),
+    "miro": ("staff", PASSWORD),
+    "eva": ("staff", PASSWORD),
+}
 _CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
 
 
@@ -81,8 +87,14 @@ def _works(thief: Tab) -> dict[str, object]:
     # CSRF-checked writes through the pages and the API: acknowledging an alert that does not exist.
     post = thief.http.post("/alerts/999999/ack", data={"csrf_token": thief.token, "next": "/alerts"})
     api_post = thief.http.post("/api/alerts/999999/ack", headers={"X-CSRF-Token": thief.token}, json={})
-    return {"page": page.status_code, "page goes to": page.headers.get("location", ""), "api": api.status_code,
-            "post": post.status_code, "post goes to": post.headers.get("location", ""), "api post": api_post.status_code}
+    return {
+        "page": page.status_code,
+        "page goes to": page.headers.get("location", ""),
+        "api": api.status_code,
+        "post": post.status_code,
+        "post goes to": post.headers.get("location", ""),
+        "api post": api_post.status_code,
+    }
 
 
 def _assert_refused(thief: Tab) -> None:
@@ -170,15 +182,24 @@ def test_a_post_does_not_extend_the_session_past_its_absolute_end(lavos):
     engine = create_engine(lavos.db_url)
     try:
         with engine.begin() as c:
-            row = c.execute(text("select id, created_at, expires_at from web_sessions where username = 'jana' "
-                                 "and ended_at is null order by id desc")).mappings().first()
+            row = (
+                c.execute(
+                    text(
+                        "select id, created_at, expires_at from web_sessions where username = 'jana' and ended_at is null order by id desc"
+                    )
+                )
+                .mappings()
+                .first()
+            )
             assert row is not None
             # The end is fixed at login: one shift (14 h), whatever happens after.
             hours = (_dt(row["expires_at"]) - _dt(row["created_at"])).total_seconds() / 3600
             assert hours == pytest.approx(14, abs=0.01)
             # The shift is nearly over: 3 s left.
-            c.execute(text("update web_sessions set expires_at = :at where id = :id"),
-                      {"at": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(time.time() + 3)), "id": row["id"]})
+            c.execute(
+                text("update web_sessions set expires_at = :at where id = :id"),
+                {"at": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(time.time() + 3)), "id": row["id"]},
+            )
         # Busy at the bar until the end: pages, a form POST, a CSRF-carrying API write.
         assert tab.page("/").status_code == 200
         assert tab.post("/alerts/999999/ack", {"next": "/alerts"}).headers["location"] == "/alerts"

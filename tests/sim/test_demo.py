@@ -30,7 +30,7 @@ def _stat(pid: str) -> tuple[int, int] | None:
         text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    fields = text[text.rindex(")") + 2:].split()  # the command name may hold spaces and parentheses
+    fields = text[text.rindex(")") + 2 :].split()  # the command name may hold spaces and parentheses
     return int(fields[1]), int(fields[2])
 
 
@@ -60,8 +60,11 @@ def port_free(port: int) -> bool:
 def start_demo(tmp_path: Path, *args: str) -> tuple[subprocess.Popen, Path]:
     out = tmp_path / "demo.out"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "lavos_cli", "demo", *args], cwd=ROOT,
-        stdout=out.open("w"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        [sys.executable, "-m", "lavos_cli", "demo", *args],
+        cwd=ROOT,
+        stdout=out.open("w"),
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
         env={**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "300"},
         start_new_session=True,  # its own process group, as a shell gives a command
     )

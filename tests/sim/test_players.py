@@ -153,4 +153,4 @@ def test_a_card_is_never_on_two_tables_at_once(seed):
     # The hub refuses a member's card on a second open session (issue 9, item 19).
     with_card = [(s.uid, s.at, end) for s, end in sessions(plan(seed)).values() if s.uid]
     for i, (uid, start, end) in enumerate(with_card):
-        assert not any(u == uid and s < end and start < e for u, s, e in with_card[i + 1:]), (uid, start, end)
+        assert not any(u == uid and s < end and start < e for u, s, e in with_card[i + 1 :]), (uid, start, end)

@@ -12,8 +12,9 @@ from tests.support.hub import REPO
 
 def start_driven(module: str, *args: str) -> subprocess.Popen:
     """`python -m module args...`, once it has said "ready"."""
-    proc = subprocess.Popen([sys.executable, "-m", module, *args], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", module, *args], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
     first = proc.stdout.readline().strip()  # type: ignore[union-attr]
     assert first == "ready", f"python -m {module} did not start: said {first!r}, exit status {proc.poll()}"
     return proc

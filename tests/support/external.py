@@ -127,7 +127,7 @@ def marker_for_command(args: Any, executable: Any = None) -> str | None:
     if len(argv) == 1 and " " in argv[0]:  # a shell string
         argv = argv[0].split()
     if Path(argv[0]).name == "runuser" and "--" in argv:  # PostgreSQL as its own OS user
-        argv = argv[argv.index("--") + 1:]
+        argv = argv[argv.index("--") + 1 :]
     program = Path(os.fsdecode(executable) if executable else argv[0]).name
     for marker, names in PROGRAMS.items():
         if program in names:
@@ -155,9 +155,12 @@ def refusing_external_processes(nodeid: str) -> Iterator[None]:
         def __init__(self, args, *a, **kw) -> None:  # type: ignore[no-untyped-def]
             marker = marker_for_command(args, kw.get("executable"))
             if marker is not None:
-                pytest.fail(f"{nodeid} starts {args!r}, which needs the `{marker}` marker ({MARKERS[marker]}); "
-                            f"it is not marked, so ./run fast would run it: add the module to MODULES in "
-                            f"tests/support/external.py (or use the fixture that starts it)", pytrace=False)
+                pytest.fail(
+                    f"{nodeid} starts {args!r}, which needs the `{marker}` marker ({MARKERS[marker]}); "
+                    f"it is not marked, so ./run fast would run it: add the module to MODULES in "
+                    f"tests/support/external.py (or use the fixture that starts it)",
+                    pytrace=False,
+                )
             super().__init__(args, *a, **kw)
 
     subprocess.Popen = Guarded  # type: ignore[misc]

@@ -32,8 +32,9 @@ def running_service(mosquitto, db_url: str, *, clock=None, metrics=None, venue=N
     """The central service in-process. The broker makes the client id the login, so `client_id`
     names the hub's login (one persistent session each): the same id again resumes that session,
     a new id starts with none."""
-    with running_hub(venue or load_venue(VENUE), db_url, mqtt_url=hub_url(mosquitto, client_id), metrics=metrics, clock=clock,
-                     client_id=client_id) as svc:
+    with running_hub(
+        venue or load_venue(VENUE), db_url, mqtt_url=hub_url(mosquitto, client_id), metrics=metrics, clock=clock, client_id=client_id
+    ) as svc:
         yield svc
 
 
@@ -46,11 +47,15 @@ def running_node(mosquitto, tmp_path: Path, table: str, *, venue=None, outbox_ma
     pw = tmp_path / f"{table}.pw"
     pw.write_text(f"pw-{table}\n")
     cfg = node_config_for(v, table, mqtt_host="127.0.0.1", mqtt_port=mosquitto.port, password_file=pw)
-    cfg = cfg.model_copy(update={
-        "outbox": cfg.outbox.model_copy(update={"path": tmp_path / f"{table}-outbox.db", "max_bytes": outbox_max_bytes or cfg.outbox.max_bytes}),
-        "mqtt": cfg.mqtt.model_copy(update={"reconnect_min_s": 0.1, "reconnect_max_s": 0.5, "keepalive_s": 5}),
-        "card_reader": cfg.card_reader.model_copy(update={"kind": "simulated", "device": None}),
-    })
+    cfg = cfg.model_copy(
+        update={
+            "outbox": cfg.outbox.model_copy(
+                update={"path": tmp_path / f"{table}-outbox.db", "max_bytes": outbox_max_bytes or cfg.outbox.max_bytes}
+            ),
+            "mqtt": cfg.mqtt.model_copy(update={"reconnect_min_s": 0.1, "reconnect_max_s": 0.5, "keepalive_s": 5}),
+            "card_reader": cfg.card_reader.model_copy(update={"kind": "simulated", "device": None}),
+        }
+    )
     factory = timed_mock_factory()
     node = EdgeNode(cfg, pin_factory=factory, **node_options).start()
     try:

@@ -18,8 +18,15 @@ class Collector:
     """Without a username: a login of its own with the central service's rights (the broker makes
     the client id the login, so two collectors sharing one would keep kicking each other off)."""
 
-    def __init__(self, port: int, username: str | None = None, password: str | None = None, topics=("lavos/v1/#",), qos: int = 1,
-                 protocol=mqtt.MQTTv311):
+    def __init__(
+        self,
+        port: int,
+        username: str | None = None,
+        password: str | None = None,
+        topics=("lavos/v1/#",),
+        qos: int = 1,
+        protocol=mqtt.MQTTv311,
+    ):
         self._broker = None
         if username is None:
             self._broker = Mosquitto.running[port]
@@ -90,8 +97,16 @@ def clear_session(port: int, username: str, password: str) -> None:
 
 
 def pocket_event(table: str, seq: int, boot: str) -> bytes:
-    ev = contract.PocketEvent(v=1, table=table, type="pocket", boot=boot, seq=seq, ts=datetime.now(UTC), ts_synced=True,
-                              data=contract.PocketData(pocket=seq % 6, pulse_ms=20.0))
+    ev = contract.PocketEvent(
+        v=1,
+        table=table,
+        type="pocket",
+        boot=boot,
+        seq=seq,
+        ts=datetime.now(UTC),
+        ts_synced=True,
+        data=contract.PocketData(pocket=seq % 6, pulse_ms=20.0),
+    )
     return contract.encode(ev)
 
 

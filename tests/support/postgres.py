@@ -22,7 +22,9 @@ from pathlib import Path
 
 from sim.mosquitto import free_port
 
-INSTALL_HINT = "PostgreSQL server binaries are missing (/usr/lib/postgresql/*/bin/initdb): run ./run test, which installs the postgresql package"
+INSTALL_HINT = (
+    "PostgreSQL server binaries are missing (/usr/lib/postgresql/*/bin/initdb): run ./run test, which installs the postgresql package"
+)
 SUPERUSER = "lavos"
 
 
@@ -31,7 +33,9 @@ def find_bindir() -> Path:
     if env := os.environ.get("LAVOS_PG_BINDIR"):
         candidates = [env]
     else:
-        candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(Path(p).parent.name) if Path(p).parent.name.isdigit() else 0)
+        candidates = sorted(
+            glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(Path(p).parent.name) if Path(p).parent.name.isdigit() else 0
+        )
     for c in reversed(candidates):
         if (Path(c) / "initdb").is_file() and (Path(c) / "pg_ctl").is_file():
             return Path(c)
@@ -84,7 +88,9 @@ class PostgresCluster:
             try:
                 pw = pwd.getpwnam(self.run_as)
             except KeyError:
-                raise RuntimeError(f"running as root, PostgreSQL needs an unprivileged OS user {self.run_as!r}, which does not exist: {INSTALL_HINT}") from None
+                raise RuntimeError(
+                    f"running as root, PostgreSQL needs an unprivileged OS user {self.run_as!r}, which does not exist: {INSTALL_HINT}"
+                ) from None
             os.chown(self.root, pw.pw_uid, pw.pw_gid)
         self.data = self.root / "data"
         self.sockets = self.root  # unix socket lives here, away from /var/run/postgresql
@@ -103,7 +109,17 @@ class PostgresCluster:
     def start(self) -> PostgresCluster:
         reap_orphans(self.bindir)
         (self.root / "owner.pid").write_text(str(os.getpid()))
-        self._run(str(self.bindir / "initdb"), "-D", str(self.data), "-U", SUPERUSER, "--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8", "--no-sync")
+        self._run(
+            str(self.bindir / "initdb"),
+            "-D",
+            str(self.data),
+            "-U",
+            SUPERUSER,
+            "--auth=trust",
+            "--encoding=UTF8",
+            "--locale=C.UTF-8",
+            "--no-sync",
+        )
         return self.start_server()
 
     def start_server(self) -> PostgresCluster:

@@ -35,8 +35,21 @@ class ServerDied(RuntimeError):
 def server_argv(mqtt_port: int, db: str, http_port: int, data_dir, *extra: str) -> list[str]:  # type: ignore[no-untyped-def]
     """The `lavos server` command line the process tests start: the shipped venue, the test broker's
     hub login inline in the URL (as bench/load.py passes it; the log must never show it whole)."""
-    return [*LAVOS, "server", "--venue", str(VENUE), "--mqtt", f"mqtt://lavos-hub:hub-secret@127.0.0.1:{mqtt_port}",
-            "--db", db, "--http", f"127.0.0.1:{http_port}", "--data-dir", str(data_dir), *extra]
+    return [
+        *LAVOS,
+        "server",
+        "--venue",
+        str(VENUE),
+        "--mqtt",
+        f"mqtt://lavos-hub:hub-secret@127.0.0.1:{mqtt_port}",
+        "--db",
+        db,
+        "--http",
+        f"127.0.0.1:{http_port}",
+        "--data-dir",
+        str(data_dir),
+        *extra,
+    ]
 
 
 def server_env(data_dir: Path, **extra: str) -> dict[str, str]:
@@ -60,7 +73,9 @@ def wait_serving(proc, base: str, log_path, timeout: float = 30.0, *, mqtt: bool
         except httpx.TransportError:
             pass
         if time.monotonic() > deadline:
-            raise TimeoutError(f"lavos server at {base} not {'connected and ' if mqtt else ''}serving after {timeout:g} s:\n{_tail(log_path)}")
+            raise TimeoutError(
+                f"lavos server at {base} not {'connected and ' if mqtt else ''}serving after {timeout:g} s:\n{_tail(log_path)}"
+            )
         time.sleep(0.1)
 
 
@@ -102,8 +117,15 @@ class Serving:
 
 
 @contextlib.contextmanager
-def serving(mosquitto_port: int, tmp: Path, *extra: str, env: dict[str, str] | None = None, wait_s: float = 30,
-            own_group: bool = False, preexec_fn: Callable[[], None] | None = None) -> Iterator[Serving]:
+def serving(
+    mosquitto_port: int,
+    tmp: Path,
+    *extra: str,
+    env: dict[str, str] | None = None,
+    wait_s: float = 30,
+    own_group: bool = False,
+    preexec_fn: Callable[[], None] | None = None,
+) -> Iterator[Serving]:
     """`lavos server` on a fresh SQLite file in `tmp`, logging to tmp/server.log, until the block ends.
 
     `extra` are more server options; `env` more environment; `own_group` starts it in a process
@@ -113,8 +135,15 @@ def serving(mosquitto_port: int, tmp: Path, *extra: str, env: dict[str, str] | N
     db = f"sqlite:///{tmp / 'lavos.db'}"
     log = tmp / "server.log"
     with open(log, "w") as out:
-        proc = subprocess.Popen(server_argv(mosquitto_port, db, port, tmp / "data", *extra), cwd=REPO, env=env,
-                                stdout=out, stderr=subprocess.STDOUT, start_new_session=own_group, preexec_fn=preexec_fn)
+        proc = subprocess.Popen(
+            server_argv(mosquitto_port, db, port, tmp / "data", *extra),
+            cwd=REPO,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=own_group,
+            preexec_fn=preexec_fn,
+        )
     try:
         wait_serving(proc, f"http://127.0.0.1:{port}", log, wait_s)
         yield Serving(proc, f"http://127.0.0.1:{port}", port, log, tmp, db, env)
@@ -165,10 +194,27 @@ class LavosServer:
         hub_pw.write_text("hub-secret\n")
         with self.log_path.open("ab") as log:
             self.proc = subprocess.Popen(
-                [*LAVOS, "server", "--venue", str(VENUE), "--db", self.db_url,
-                 "--mqtt", f"mqtt://lavos-hub@127.0.0.1:{self.mqtt_port}", "--mqtt-password-file", str(hub_pw),
-                 "--http", f"127.0.0.1:{self.port}", "--data-dir", str(self.workdir / "data"), *self.extra_args],
-                cwd=REPO, env=server_env(self.workdir / "data"), stdout=log, stderr=subprocess.STDOUT,
+                [
+                    *LAVOS,
+                    "server",
+                    "--venue",
+                    str(VENUE),
+                    "--db",
+                    self.db_url,
+                    "--mqtt",
+                    f"mqtt://lavos-hub@127.0.0.1:{self.mqtt_port}",
+                    "--mqtt-password-file",
+                    str(hub_pw),
+                    "--http",
+                    f"127.0.0.1:{self.port}",
+                    "--data-dir",
+                    str(self.workdir / "data"),
+                    *self.extra_args,
+                ],
+                cwd=REPO,
+                env=server_env(self.workdir / "data"),
+                stdout=log,
+                stderr=subprocess.STDOUT,
             )
         wait_serving(self.proc, self.base_url, self.log_path, START_TIMEOUT_S, mqtt=True)
         return self

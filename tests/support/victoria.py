@@ -39,11 +39,17 @@ class VictoriaMetrics:
 
     def start(self, timeout: float = 15.0) -> VictoriaMetrics:
         self.proc = subprocess.Popen(
-            [str(BINARY), f"-httpListenAddr=127.0.0.1:{self.port}", f"-storageDataPath={self.workdir / 'data'}",
-             # Our writer delivers at least once; InfluxDB overwrites a repeated point (same
-             # series and timestamp), and this makes VictoriaMetrics do the same.
-             "-dedup.minScrapeInterval=1ms", "-loggerLevel=ERROR"],
-            stdout=subprocess.DEVNULL, stderr=open(self.workdir / "victoria.log", "ab"),
+            [
+                str(BINARY),
+                f"-httpListenAddr=127.0.0.1:{self.port}",
+                f"-storageDataPath={self.workdir / 'data'}",
+                # Our writer delivers at least once; InfluxDB overwrites a repeated point (same
+                # series and timestamp), and this makes VictoriaMetrics do the same.
+                "-dedup.minScrapeInterval=1ms",
+                "-loggerLevel=ERROR",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=open(self.workdir / "victoria.log", "ab"),
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -79,6 +79,18 @@ def light(node: Collector, table: str, on: bool, cause: str = "button") -> None:
 
 
 def event(node: Collector, table: str, etype: str, seq: int, data: dict) -> None:
-    node.publish(contract.event_topic(table, etype), json.dumps({
-        "v": 1, "table": table, "type": etype, "boot": "b-web", "seq": seq,
-        "ts": "2026-11-10T17:00:00+00:00", "ts_synced": False, "data": data}))
+    node.publish(
+        contract.event_topic(table, etype),
+        json.dumps(
+            {
+                "v": 1,
+                "table": table,
+                "type": etype,
+                "boot": "b-web",
+                "seq": seq,
+                "ts": "2026-11-10T17:00:00+00:00",
+                "ts_synced": False,
+                "data": data,
+            }
+        ),
+    )

@@ -20,8 +20,14 @@ from tests.support.server import LavosServer
 from tests.support.waiting import wait_until
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 TABLET = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 # Playwright's default is 30 s per action; a page load on a loaded 2-core machine stays well inside
@@ -33,8 +39,7 @@ NODE_TABLES = ("pool-01", "pool-02", "pool-03", "foos-01")
 
 @pytest.fixture(scope="module")
 def lavos(mosquitto, tmp_path_factory) -> Iterator[LavosServer]:
-    server = LavosServer(tmp_path_factory.mktemp("lavos"), mosquitto.port,
-                         {STAFF: ("staff", PASSWORD), MANAGER: ("manager", PASSWORD)})
+    server = LavosServer(tmp_path_factory.mktemp("lavos"), mosquitto.port, {STAFF: ("staff", PASSWORD), MANAGER: ("manager", PASSWORD)})
     server.create_users()
     server.start()
     try:
@@ -82,8 +87,9 @@ def open_page(chromium):
 
     def make(viewport: dict[str, int] = TABLET, *, mobile: bool = False):  # type: ignore[no-untyped-def]
         # Slovak and the venue's time zone, as on the tablet behind the bar; touch, so taps are real taps.
-        context = chromium.new_context(viewport=viewport, device_scale_factor=1, is_mobile=mobile, has_touch=True,
-                                       locale="sk-SK", timezone_id="Europe/Bratislava")
+        context = chromium.new_context(
+            viewport=viewport, device_scale_factor=1, is_mobile=mobile, has_touch=True, locale="sk-SK", timezone_id="Europe/Bratislava"
+        )
         context.set_default_timeout(ACTION_TIMEOUT_MS)
         contexts.append(context)
         page = context.new_page()

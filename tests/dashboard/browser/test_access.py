@@ -21,19 +21,59 @@ from tests.dashboard.conftest import MANAGER, PASSWORD, STAFF
 from tests.support.server import LavosServer
 
 PUBLIC = {("GET", "/login"), ("POST", "/login"), ("POST", "/logout"), ("POST", "/lang")}
-STAFF_PAGES = {"/", "/floor/rooms", "/tables/{table_id}", "/tables/{table_id}/card", "/sessions/{session_id}/bill",
-               "/alerts", "/alerts/banner", "/foosball", "/foosball/tables", "/events", "/account/password"}
-STAFF_ACTIONS = {"/tables/{table_id}/start", "/sessions/{session_id}/stop", "/sessions/{session_id}/pause",
-                 "/sessions/{session_id}/resume", "/sessions/{session_id}/transfer", "/sessions/{session_id}/extend",
-                 "/sessions/{session_id}/extras", "/alerts/{alert_id}/ack", "/account/password"}
-MANAGER_PAGES = {"/members", "/members/export.csv", "/members/import", "/members/{member_id}",
-                 "/members/{member_id}/capture", "/monitoring", "/monitoring/nodes-fragment", "/reports", "/reports/{name}.csv",
-                 "/users", "/users/{username}"}
-MANAGER_ACTIONS = {"/members", "/members/import", "/members/{member_id}", "/members/{member_id}/fee",
-                   "/members/{member_id}/cards", "/members/{member_id}/cards/remove",
-                   "/users", "/users/{username}/password", "/users/{username}/role", "/users/{username}/active",
-                   "/users/{username}/unlock", "/users/{username}/tokens/{token_id}/revoke",
-                   "/users/{username}/sessions/{session_id}/end", "/users/{username}/sessions/end"}
+STAFF_PAGES = {
+    "/",
+    "/floor/rooms",
+    "/tables/{table_id}",
+    "/tables/{table_id}/card",
+    "/sessions/{session_id}/bill",
+    "/alerts",
+    "/alerts/banner",
+    "/foosball",
+    "/foosball/tables",
+    "/events",
+    "/account/password",
+}
+STAFF_ACTIONS = {
+    "/tables/{table_id}/start",
+    "/sessions/{session_id}/stop",
+    "/sessions/{session_id}/pause",
+    "/sessions/{session_id}/resume",
+    "/sessions/{session_id}/transfer",
+    "/sessions/{session_id}/extend",
+    "/sessions/{session_id}/extras",
+    "/alerts/{alert_id}/ack",
+    "/account/password",
+}
+MANAGER_PAGES = {
+    "/members",
+    "/members/export.csv",
+    "/members/import",
+    "/members/{member_id}",
+    "/members/{member_id}/capture",
+    "/monitoring",
+    "/monitoring/nodes-fragment",
+    "/reports",
+    "/reports/{name}.csv",
+    "/users",
+    "/users/{username}",
+}
+MANAGER_ACTIONS = {
+    "/members",
+    "/members/import",
+    "/members/{member_id}",
+    "/members/{member_id}/fee",
+    "/members/{member_id}/cards",
+    "/members/{member_id}/cards/remove",
+    "/users",
+    "/users/{username}/password",
+    "/users/{username}/role",
+    "/users/{username}/active",
+    "/users/{username}/unlock",
+    "/users/{username}/tokens/{token_id}/revoke",
+    "/users/{username}/sessions/{session_id}/end",
+    "/users/{username}/sessions/end",
+}
 # Query strings a page needs to answer at all (capture waits for a card tap: not for long here).
 QUERIES = {"/members/{member_id}/capture": "?table=foos-01&wait=0.1", "/reports/{name}.csv": ""}
 STREAMS = {"/events"}  # answers and then never ends: only its status is read
@@ -41,8 +81,7 @@ FORBIDDEN_TEXT = "pre vedúceho"  # "for the manager": the 403 page for a role, 
 
 
 def _classified() -> set[tuple[str, str]]:
-    return (PUBLIC | {("GET", p) for p in STAFF_PAGES | MANAGER_PAGES}
-            | {("POST", p) for p in STAFF_ACTIONS | MANAGER_ACTIONS})
+    return PUBLIC | {("GET", p) for p in STAFF_PAGES | MANAGER_PAGES} | {("POST", p) for p in STAFF_ACTIONS | MANAGER_ACTIONS}
 
 
 def test_every_page_route_is_classified():
@@ -56,8 +95,15 @@ def samples(lavos: LavosServer) -> dict[str, str]:
     """A real id for every path parameter, made through the API."""
     sid = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": "pool-03"})["id"]
     mid = lavos.api("POST", "/api/members", MANAGER, status=201, json={"name": "Ambra Tomáš"})["id"]
-    return {"table_id": "pool-03", "session_id": str(sid), "member_id": str(mid), "alert_id": "1", "name": "revenue",
-            "username": STAFF, "token_id": "1"}
+    return {
+        "table_id": "pool-03",
+        "session_id": str(sid),
+        "member_id": str(mid),
+        "alert_id": "1",
+        "name": "revenue",
+        "username": STAFF,
+        "token_id": "1",
+    }
 
 
 def url(path: str, samples: dict[str, str]) -> str:
@@ -172,7 +218,10 @@ def test_staff_cookie_cannot_call_manager_api_routes(samples, staff):
     params = {**samples, "alert_id": "1", "member_id": samples["member_id"], "uid": "0a1b2c3d"}
     for method, path in manager_routes:
         target = re.sub(r"\{(\w+)\}", lambda m: params.get(m.group(1), "1"), path)
-        r = staff.http.request(method, target, headers={"X-CSRF-Token": staff.token},
-                               params={"from": "2026-11-01"} if "reports" in path else None)
+        r = staff.http.request(
+            method, target, headers={"X-CSRF-Token": staff.token}, params={"from": "2026-11-01"} if "reports" in path else None
+        )
         # The API's role refusal says so; its CSRF refusal would be a 403 too, so the reason is checked.
-        assert r.status_code == 403 and "needs the manager role" in r.json()["detail"], f"staff {method} {target} → {r.status_code} {r.text[:200]}"
+        assert r.status_code == 403 and "needs the manager role" in r.json()["detail"], (
+            f"staff {method} {target} → {r.status_code} {r.text[:200]}"
+        )

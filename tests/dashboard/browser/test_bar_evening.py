@@ -52,7 +52,9 @@ def test_an_evening_at_the_bar(lavos, nodes, tablet, open_page):
     drop_balls(nodes, TABLE, 2, 3)
     watcher.wait_for_function(
         "([sel, n]) => { const d = document.querySelector(sel); return d && d.textContent.trim() === n; }",
-        arg=[f"#table-{TABLE} .drops", "3"], timeout=LIVE_MS)
+        arg=[f"#table-{TABLE} .drops", "3"],
+        timeout=LIVE_MS,
+    )
 
     # Two pizza toppings go on the bill, then stop: the browser lands on the bill.
     bar.goto(lavos.base_url + f"/tables/{TABLE}")

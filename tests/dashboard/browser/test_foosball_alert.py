@@ -38,6 +38,8 @@ def test_goal_without_checkin_alerts_the_open_page_within_2s(lavos, nodes, table
         banner.wait_for(state="detached")
         panel.wait_for(state="detached")
     assert page_marker(tablet) == loaded, "the page reloaded: the alert did not arrive live"
-    print(f"\nfoosball goal → alert visible on the open page: {', '.join(f'{s * 1000:.0f}' for s in latencies)} ms "
-          f"(max {max(latencies) * 1000:.0f} ms, limit {LIMIT_S * 1000:.0f} ms)")
+    print(
+        f"\nfoosball goal → alert visible on the open page: {', '.join(f'{s * 1000:.0f}' for s in latencies)} ms "
+        f"(max {max(latencies) * 1000:.0f} ms, limit {LIMIT_S * 1000:.0f} ms)"
+    )
     assert max(latencies) < LIMIT_S, f"goal → alert took {max(latencies):.2f} s (limit {LIMIT_S} s): {latencies}"
