@@ -95,7 +95,7 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def _metrics(influx: str | None, token_file: Path | None, org: str, bucket: str, data_dir: Path):  # type: ignore[no-untyped-def]
+def _metrics(influx: str | None, token_file: Path | None, org: str, bucket: str, data_dir: Path):
     if influx is None:
         if token_file is not None:
             raise fail("--influx-token-file without --influx: give the InfluxDB URL too, e.g. --influx http://127.0.0.1:8086")
@@ -199,7 +199,7 @@ def server(
 
 
 @contextlib.contextmanager
-def _bound(address: HttpAddress):  # type: ignore[no-untyped-def]
+def _bound(address: HttpAddress):
     try:
         sock = address.bind()
     except ValueError as e:
@@ -210,7 +210,7 @@ def _bound(address: HttpAddress):  # type: ignore[no-untyped-def]
         sock.close()
 
 
-def hub_web_app(service, *, data_dir: Path | None = None, https_cookies: bool = False):  # type: ignore[no-untyped-def]
+def hub_web_app(service, *, data_dir: Path | None = None, https_cookies: bool = False):
     """The dashboard (pages and API) over a hub, as `lavos server` serves it (the demo too)."""
     from dashboard.api import create_app
     from dashboard.web import mount_web
@@ -248,7 +248,7 @@ class HubPlan:
             if writer is not None:
                 writer.close()
 
-    def become_hub(self):  # type: ignore[no-untyped-def]
+    def become_hub(self):
         """Open the store (state from the database alone), build and start the hub; its web app."""
         from broker.compose import StoreError, build_hub, open_store
 
@@ -276,7 +276,7 @@ class HubPlan:
         self.closers.clear()
         self._close_unused_metrics()
 
-    def _run_http(self, app, sock: socket.socket, role: str):  # type: ignore[no-untyped-def]
+    def _run_http(self, app, sock: socket.socket, role: str):
         from dashboard.http_server import http_server
 
         server = http_server(app, log_level=self.log_level, access_log=self.log_level.upper() == "DEBUG")
@@ -301,7 +301,7 @@ class HubPlan:
             self.close()
             log.info("stopped")
 
-    def campaign_once(self, lead) -> bool:  # type: ignore[no-untyped-def]
+    def campaign_once(self, lead) -> bool:
         from broker.adapters.leadership import LeadershipError
 
         try:
@@ -312,7 +312,7 @@ class HubPlan:
             self._lead(lead)
         return won
 
-    def _lead(self, lead) -> None:  # type: ignore[no-untyped-def]
+    def _lead(self, lead) -> None:
         from broker.adapters.leadership import FENCE_GRACE_S
 
         lead.watch(_fence)
@@ -323,7 +323,7 @@ class HubPlan:
         )
         time.sleep(FENCE_GRACE_S)
 
-    def serve_standby(self, sock: socket.socket, lead) -> None:  # type: ignore[no-untyped-def]
+    def serve_standby(self, sock: socket.socket, lead) -> None:
         """Answer HTTP as the standby (no database state, no MQTT) until the lock is ours, then
         become the hub in place: same socket, the real dashboard switched in."""
         from dashboard.web.standby import SwitchableApp, standby_app
@@ -374,7 +374,7 @@ def _fence(reason: str) -> None:
     os._exit(EXIT_LOST_LEAD)
 
 
-def _wait_connected(service) -> None:  # type: ignore[no-untyped-def]
+def _wait_connected(service) -> None:
     stats = service.link.stats
     deadline = time.monotonic() + MQTT_CONNECT_WAIT_S
     while not stats.connected and time.monotonic() < deadline:

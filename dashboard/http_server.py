@@ -87,7 +87,7 @@ class GuardedH11(H11Protocol):
     max_connections = MAX_CONNECTIONS
     EVICT_TO = 0.9  # at the cap, close down to 90 %: one scan of the connections per many newcomers
 
-    def connection_made(self, transport) -> None:  # type: ignore[no-untyped-def, override]
+    def connection_made(self, transport) -> None:
         super().connection_made(transport)
         self._head_timer: Any = None
         self._open: set[GuardedH11] = self.server_state.__dict__.setdefault("lavos_open", set())

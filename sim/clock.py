@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 
 
 class ScaledClock:
-    def __init__(self, start: datetime, speed: float, *, monotonic=time.monotonic) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, start: datetime, speed: float, *, monotonic=time.monotonic) -> None:
         if start.tzinfo is None:
             raise ValueError("start must be timezone-aware")
         if speed <= 0:

@@ -272,10 +272,12 @@ class Evening:
             self.say(a.table, f"session {sid} started by staff ({how}{', club card of ' + a.note if a.uid else ''})", "green")
         elif a.do is Do.STOP:
             with self.lock:
-                sid = self.parties.pop(a.party, None)
-            if sid is not None and any(s.id == sid for s in self.hub.reads.hall_snapshot().open.values()):
-                st = self.hub.stop_session(sid, actor=STAFF[0])
-                self.say(a.table, f"session {sid} stopped by staff, bill {format_eur(self.hub.reads.bill_of(st).total_cents)}", "green")
+                stopping = self.parties.pop(a.party) if a.party in self.parties else None
+            if stopping is not None and any(s.id == stopping for s in self.hub.reads.hall_snapshot().open.values()):
+                st = self.hub.stop_session(stopping, actor=STAFF[0])
+                self.say(
+                    a.table, f"session {stopping} stopped by staff, bill {format_eur(self.hub.reads.bill_of(st).total_cents)}", "green"
+                )
         elif a.do is Do.DROP:
             rack, ball = self.racks.get(a.party, (0, 0))
             ball = ball + 1 if a.rack == rack else 1

@@ -107,20 +107,18 @@ def render_conf(
         elif not line.strip():
             in_tls_block = False
         if in_tls_block and tls is not None and line.startswith("#") and not line.startswith("# "):
-            key, *rest = line[1:].split()
-            value = {
+            tls_key, *rest = line[1:].split()
+            tls_value = {
                 "listener": f"{tls.port} 127.0.0.1",
                 "cafile": tls.certs / "ca.crt",
                 "certfile": tls.certs / "server.crt",
                 "keyfile": tls.certs / "server.key",
-            }.get(key, " ".join(rest))
-            out.append(f"{key} {value}")
-            replaced.add(f"tls {key}")
+            }.get(tls_key, " ".join(rest))
+            out.append(f"{tls_key} {tls_value}")
+            replaced.add(f"tls {tls_key}")
             continue
-        key = words[0] if words and not line.startswith("#") else None
-        value = {"listener": f"{port} 127.0.0.1", "password_file": passwd, "acl_file": acl, "persistence_location": f"{data_dir}/"}.get(
-            key or ""
-        )
+        key = words[0] if words and not line.startswith("#") else ""
+        value = {"listener": f"{port} 127.0.0.1", "password_file": passwd, "acl_file": acl, "persistence_location": f"{data_dir}/"}.get(key)
         if value is not None:
             if key in replaced:
                 raise ValueError(f"the shipped Mosquitto config has more than one {key} line; sim/mosquitto.py expects one")

@@ -26,6 +26,7 @@ STATES_KEPT = 32
 
 class TimedMockPin(MockPin):
     _stamp: float | None = None
+    states: deque[tuple[float, bool]]  # MockPin's list of (time, state), kept bounded here
 
     def clear_states(self) -> None:
         super().clear_states()

@@ -139,7 +139,7 @@ class LoginThrottle:
                 del self._pairs[k]
         return found
 
-    def _bump(self, table: OrderedDict, key, now: float) -> _Strikes:  # type: ignore[no-untyped-def, type-arg]
+    def _bump(self, table: OrderedDict, key, now: float) -> _Strikes:
         strikes = table.pop(key, None)
         if strikes is None or (now - strikes.last >= self.policy.forget_after_s and strikes.until <= now):
             strikes = _Strikes()

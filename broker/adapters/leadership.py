@@ -88,12 +88,12 @@ class Leadership:
             raise ValueError(f"--standby-poll {poll_s:g}: give a number of seconds above 0, e.g. 1")
         self._conninfo = _conninfo(db_url)
         self.poll_s, self.key, self.check_s, self.lost_after_s = poll_s, key, check_s, lost_after_s
-        self._conn = None  # type: ignore[var-annotated]
+        self._conn = None
         self.leading = False
         self._closed = threading.Event()
         self._watcher: threading.Thread | None = None
 
-    def _connect(self):  # type: ignore[no-untyped-def]
+    def _connect(self):
         import psycopg
 
         if self._conn is None or self._conn.closed:
@@ -143,7 +143,7 @@ class Leadership:
             return False
         return bool(row and row[0])
 
-    def _connect_existing(self):  # type: ignore[no-untyped-def]
+    def _connect_existing(self):
         # Never reconnect while leading: a new session would not hold the lock, whatever it says.
         if self._conn is None or self._conn.closed:
             raise RuntimeError("the lock connection is gone")

@@ -53,6 +53,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
+from typing import cast
 from urllib.parse import urlsplit
 
 from influxdb_client import InfluxDBClient, WritePrecision
@@ -475,7 +476,9 @@ class MetricsWriter:
     def _deliver(self, lines: list[str]) -> tuple[int, Exception | None]:
         """Write `lines` in order; returns how many are settled (written or dead-lettered) and the error that stopped the rest."""
         try:
-            self._write_api.write(bucket=self._bucket, org=self._org, record="\n".join(lines), write_precision=WritePrecision.NS)
+            self._write_api.write(
+                bucket=self._bucket, org=self._org, record="\n".join(lines), write_precision=cast(WritePrecision, WritePrecision.NS)
+            )  # the class holds str constants
         except Exception as exc:  # noqa: BLE001 - the client raises urllib3, HTTP and its own errors; sorted below
             if not _is_rejection(exc):
                 return 0, exc

@@ -117,7 +117,7 @@ class HubFacade:
 
     # -- the member registry (broker.storage.members audits each change) --------------------------------
 
-    def _member(self, db, member_id: int) -> MemberView:  # type: ignore[no-untyped-def]
+    def _member(self, db, member_id: int) -> MemberView:
         try:
             return member_view(members.get_member(db, member_id))
         except MemberError:

@@ -62,7 +62,7 @@ def _state_of(row: TableSession, venue: Venue) -> sessions.SessionState:
     return replay_row(row, venue)
 
 
-def _with_ops(query):  # type: ignore[no-untyped-def]
+def _with_ops(query):
     return query.options(selectinload(TableSession.ops))
 
 

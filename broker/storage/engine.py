@@ -89,7 +89,7 @@ def _sqlite_pragmas(dbapi_conn: sqlite3.Connection, _record: object) -> None:
 _READ_ONLY = "lavos_read_only"
 
 
-def _sqlite_begin(conn) -> None:  # type: ignore[no-untyped-def]
+def _sqlite_begin(conn) -> None:
     # IMMEDIATE takes the write lock up front. A deferred transaction that reads and then writes
     # fails at once with "database is locked" when another writer got in between, whatever
     # busy_timeout says; waiting at BEGIN instead makes busy_timeout do its job. Readers (see

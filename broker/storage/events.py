@@ -6,16 +6,16 @@ import json
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
-from sqlalchemy import delete
+from sqlalchemy import CursorResult, delete
 from sqlalchemy.orm import Session
 
-from broker.storage.dialect import upsert_insert
+from broker.storage.dialect import table_of, upsert_insert
 from broker.storage.models import Event
 from broker.storage.types import utcnow
 
-_EVENTS = Event.__table__
+_EVENTS = table_of(Event)
 _KEY = ["table_id", "boot", "seq"]
 
 
@@ -89,7 +89,8 @@ def _insert_bulk(db: Session, dialect: str, rows: list[dict[str, Any]]) -> set[E
     times: dict[datetime, Any] = {}  # received_at is one value for a whole batch: convert it once
     params: list[Any] = []
     for r in rows:
-        received = r.get("received_at")
+        received: datetime | None = r.get("received_at")
+        received_v: Any
         if received is None:
             received_v = default_received
         else:
@@ -145,5 +146,7 @@ def insert_event_once(
 
 def prune_events(db: Session, older_than: datetime) -> int:
     """Delete raw events received before `older_than` (retention); returns how many went."""
-    result = db.execute(delete(Event).where(Event.received_at < older_than).execution_options(synchronize_session=False))
-    return result.rowcount or 0
+    result = cast(
+        CursorResult[Any], db.execute(delete(Event).where(Event.received_at < older_than).execution_options(synchronize_session=False))
+    )
+    return result.rowcount or 0  # a DELETE's result is a CursorResult, which has rowcount

@@ -195,7 +195,7 @@ def demand(user: Staff, capability: str) -> None:
 
 
 @cache
-def can(capability: str):  # type: ignore[no-untyped-def]
+def can(capability: str):
     """The dependency an API route declares: the current user, if dashboard.access gives their role `capability`; else 403."""
     access.role_for(capability)  # an unknown capability fails at import, not at the first request
 
@@ -208,7 +208,7 @@ def can(capability: str):  # type: ignore[no-untyped-def]
     return dependency
 
 
-def require(role: str):  # type: ignore[no-untyped-def]
+def require(role: str):
     """A dependency: the current user, if their role is at least `role` (staff < manager); else 403.
 
     Routes declare a capability with can() instead, so that the role lives in dashboard.access;

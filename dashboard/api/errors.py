@@ -69,7 +69,7 @@ def _validation(request: Request, e: RequestValidationError) -> JSONResponse:
     return JSONResponse({"detail": detail, "errors": errors}, status_code=422)
 
 
-def _status(code: int):  # type: ignore[no-untyped-def]
+def _status(code: int):
     def handler(request: Request, e: Exception) -> JSONResponse:
         return JSONResponse({"detail": str(e)}, status_code=code)
 

@@ -123,7 +123,7 @@ class BodyLimits:
             return None
         return next((c for c in self.caps if c.matches(path)), None)
 
-    async def _refuse_anonymous(self, scope: Scope, headers: Headers):  # type: ignore[no-untyped-def]
+    async def _refuse_anonymous(self, scope: Scope, headers: Headers):
         """None when the caller is a known, active user; else the response that turns them away."""
         hub = self.hub
         header = headers.get("authorization")

@@ -18,7 +18,7 @@ router = APIRouter(prefix="/reports", tags=["reports"])
 DayQuery = Query(None, description="Venue-local day, YYYY-MM-DD (default: today)")
 
 
-def _grid(grid: reports.HourGrid, tz, scale: float) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def _grid(grid: reports.HourGrid, tz, scale: float) -> dict[str, Any]:
     return {
         "day": grid.day,
         "hours": [h.astimezone(tz).isoformat() for h in grid.hours],

@@ -29,7 +29,7 @@ def _printable(value: str) -> str:
     return value
 
 
-def text(max_length: int, min_length: int = 1):  # type: ignore[no-untyped-def]
+def text(max_length: int, min_length: int = 1):
     return Annotated[
         str, StringConstraints(strip_whitespace=True, min_length=min_length, max_length=max_length), AfterValidator(_printable)
     ]
@@ -50,7 +50,7 @@ class _CardOrMember(Body):
     member_id: Id | None = None
 
     @model_validator(mode="after")
-    def _one_way(self):  # type: ignore[no-untyped-def]
+    def _one_way(self):
         if self.card_uid is not None and self.member_id is not None:
             raise ValueError("give card_uid or member_id, not both")
         return self
@@ -84,7 +84,7 @@ class CorrectionIn(Body):
     reason: text(500)  # type: ignore[valid-type]
 
     @model_validator(mode="after")
-    def _not_zero(self):  # type: ignore[no-untyped-def]
+    def _not_zero(self):
         if self.amount_cents == 0:
             raise ValueError("amount_cents must not be 0: a correction changes the bill")
         return self
@@ -92,20 +92,20 @@ class CorrectionIn(Body):
 
 class MemberIn(Body):
     name: text(200)  # type: ignore[valid-type]
-    kind: MemberKind = "individual"  # type: ignore[valid-type]
+    kind: MemberKind = "individual"
     note: text(2000, 0) = ""  # type: ignore[valid-type]
     active: bool = True
 
 
 class MemberPatch(Body):
     name: text(200) | None = None  # type: ignore[valid-type]
-    kind: MemberKind | None = None  # type: ignore[valid-type]
+    kind: MemberKind | None = None
     note: text(2000, 0) | None = None  # type: ignore[valid-type]
     active: bool | None = None
     reason: text(500) | None = None  # type: ignore[valid-type]
 
     @model_validator(mode="after")
-    def _something(self):  # type: ignore[no-untyped-def]
+    def _something(self):
         if all(v is None for v in (self.name, self.kind, self.note, self.active)):
             raise ValueError("nothing to change: give name, kind, note or active")
         return self

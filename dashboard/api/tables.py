@@ -28,7 +28,7 @@ def _open_summary(reads: HallReads, table: str) -> dict[str, Any] | None:
     return out
 
 
-def _table(reads: HallReads, spec, node: NodeView | None) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def _table(reads: HallReads, spec, node: NodeView | None) -> dict[str, Any]:
     return {
         "id": spec.id,
         "name": spec.name,

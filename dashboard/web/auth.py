@@ -74,7 +74,7 @@ def _gate(request: Request, role: str) -> Staff:
     return user
 
 
-def require_page(role: str = "staff"):  # type: ignore[no-untyped-def]
+def require_page(role: str = "staff"):
     """A dependency returning the logged-in User whose role is at least `role` (staff < manager).
 
     Anonymous: 303 to the login page, which comes back here afterwards. Too low a role: 403 page
@@ -89,7 +89,7 @@ def require_page(role: str = "staff"):  # type: ignore[no-untyped-def]
 
 
 @cache
-def page_can(capability: str):  # type: ignore[no-untyped-def]
+def page_can(capability: str):
     """The dependency a page route declares: the logged-in User whose role has `capability` (dashboard.access)."""
     role = access.role_for(capability)
 

@@ -48,6 +48,7 @@ async def verify_csrf(request: Request) -> None:
             form = await request.form()  # Starlette caches it: the route's Form() fields read the same parse
         except Exception:  # noqa: BLE001 - a body that is not a form has no token either
             raise CsrfRefused() from None
-        supplied = form.get(FIELD)
+        field = form.get(FIELD)
+        supplied = field if isinstance(field, str) else None  # a file under the token's name is no token
     if not csrf_matches(request, supplied):
         raise CsrfRefused()

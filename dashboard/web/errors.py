@@ -82,7 +82,7 @@ def _http(request: Request, e: StarletteHTTPException) -> Response:
     return error_page(request, e.status_code, message)
 
 
-def _status(code: int):  # type: ignore[no-untyped-def]
+def _status(code: int):
     def handler(request: Request, e: Exception) -> Response:
         return error_page(request, code, str(e))
 

@@ -56,12 +56,12 @@ def current_lang() -> str:
     return _lang.get()
 
 
-def use_lang(lang: str):  # type: ignore[no-untyped-def]
+def use_lang(lang: str):
     """Set the language for what follows in this context; returns the token to reset it with."""
     return _lang.set(lang if lang in LANGS else DEFAULT_LANG)
 
 
-def reset_lang(token) -> None:  # type: ignore[no-untyped-def]
+def reset_lang(token) -> None:
     _lang.reset(token)
 
 

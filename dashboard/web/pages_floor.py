@@ -24,7 +24,7 @@ MAX_PREPAID_MIN = 12 * 60
 Text32 = Annotated[str, Form(max_length=32)]
 
 
-def _spec(reads: HallReads, table_id: str):  # type: ignore[no-untyped-def]
+def _spec(reads: HallReads, table_id: str):
     if table_id not in reads.tables:
         raise HTTPException(404, gettext("There is no such table."))
     return reads.tables[table_id]

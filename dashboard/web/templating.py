@@ -50,7 +50,7 @@ def nav_for(user: Any) -> list[NavLink]:
     return [x for x in _nav if role_at_least(user.role, x.role)]
 
 
-def _venue_tz(ctx: Any):  # type: ignore[no-untyped-def]
+def _venue_tz(ctx: Any):
     request = ctx.get("request")
     return request.app.state.hub.reads.venue.tz if request is not None else None
 

@@ -9,7 +9,7 @@ from broker.storage.models import Base
 config = context.config
 
 
-def _run(connection) -> None:  # type: ignore[no-untyped-def]
+def _run(connection) -> None:
     # render_as_batch: SQLite cannot ALTER most things; batch mode rebuilds the table instead.
     context.configure(connection=connection, target_metadata=Base.metadata, render_as_batch=True, compare_type=True)
     with context.begin_transaction():
