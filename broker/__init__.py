@@ -1,1 +1,7 @@
-"""The central service beside the MQTT broker: sessions, billing, alerts, metrics, storage."""
+"""The hub: the central service of a hall (sessions, billing, lights, alerts, members, metrics).
+
+Not the MQTT broker — that is Mosquitto; the folder keeps the name the club gave it. The hub's
+sub-packages, each importing only those below it (import-linter checks it, `./run check`):
+ops and compose → hall → accounts → adapters | storage → domain. docs/concurrency.md says
+which thread owns which state.
+"""

@@ -25,11 +25,13 @@ import pytest
 from argon2 import PasswordHasher
 from sqlalchemy import create_engine, text
 
+from broker.compose import build_hub, open_store
+from broker.domain.venue import load_venue
 from dashboard.api.app import PUBLIC_PATHS, api_routes
 from dashboard.web.app import web_routes
 from dashboard.web.security import SESSION_COOKIE
 from sim.mosquitto import free_port
-from tests.support.hub import REPO
+from tests.support.hub import REPO, VENUE
 from tests.support.server import LAVOS, server_argv, wait_serving
 from tests.support.web import _CSRF, web_app
 
@@ -109,8 +111,13 @@ def _served_routes(app, prefix: str = "") -> set[tuple[str, str]]:  # type: igno
     return found
 
 
-def test_the_served_app_has_no_route_the_checks_miss():
-    served = _served_routes(web_app(None))  # routes only: nothing here calls the service
+def test_the_served_app_has_no_route_the_checks_miss(tmp_path):
+    # A hub without MQTT over an empty SQLite file: only the app's routes are looked at.
+    store = open_store(f"sqlite:///{tmp_path / 'hub.db'}")
+    try:
+        served = _served_routes(web_app(build_hub(load_venue(VENUE), store)))
+    finally:
+        store.close()
     checked = {(m, p) for m, p, _ in api_routes()} | {(m, p) for m, p, _ in web_routes()}
     public_by_design = {("GET", p) for p in PUBLIC_PATHS} | {("*", "/static")}  # the schema, health, CSS/JS/icons
     assert served - checked == public_by_design - checked
