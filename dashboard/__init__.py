@@ -1,1 +1,1 @@
-"""Staff web UI and HTTP API over the central service."""
+"""Staff web UI and HTTP API over the hub."""

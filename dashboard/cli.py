@@ -23,7 +23,7 @@ import typer
 
 log = logging.getLogger("lavos.server")
 
-SERVER_HELP = """Run the central service (sessions, lights, alerts, metrics) and the HTTP API.
+SERVER_HELP = """Run the hub (sessions, lights, alerts, metrics) and the HTTP API.
 
 The database schema is upgraded on start; a database from a newer Lavos is refused.
 Without --influx, metrics are off. Stop with Ctrl-C or SIGTERM.

@@ -1,6 +1,6 @@
 """The MQTT wire contract, version 1: topics and message schemas.
 
-Both sides (the table node in ``edge/`` and the central service in ``broker/``) import this one
+Both sides (the table node in ``edge/`` and the hub in ``broker/``) import this one
 module, so a message that one side writes is, by construction, one the other side accepts.
 See ARCHITECTURE.md, "The wire contract".
 """
@@ -71,7 +71,7 @@ def session_topic(table: str) -> str:
 
 
 HUB_STATUS_TOPIC = f"{ROOT}/hub/status"
-# What the central service subscribes to: everything the nodes say.
+# What the hub subscribes to: everything the nodes say.
 NODE_OUTPUT_FILTERS = (
     f"{ROOT}/table/+/status",
     f"{ROOT}/table/+/event/+",
@@ -425,7 +425,7 @@ def encode(message: BaseModel | None) -> bytes:
 def build_validators() -> None:
     """Build every message's validator now rather than on first use.
 
-    Models build lazily so a Pi node only pays memory for what it sends; the central service
+    Models build lazily so a Pi node only pays memory for what it sends; the hub
     decodes everything, and calls this at start so the first message is not the slow one.
     """
     for model in (*EVENT_MODELS.values(), *MODEL_FOR_KIND.values(), SessionSummary, *EVENT_DATA_MODELS.values()):

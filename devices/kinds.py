@@ -63,7 +63,7 @@ class PinMap(BaseModel):
         """The beam inputs this map wires, by the sensor name a node reports them under.
 
         The names are the wire contract's `sensor` in sensor_fault events: the agent names its
-        beams with this, and the central service refuses a fault for a sensor not in it.
+        beams with this, and the hub refuses a fault for a sensor not in it.
         """
         named: dict[str, int | None] = {pocket_sensor(i): pin for i, pin in enumerate(self.pockets)}
         named.update({GOAL_HOME_SENSOR: self.goal_home, GOAL_AWAY_SENSOR: self.goal_away, ACTIVITY_SENSOR: self.activity})

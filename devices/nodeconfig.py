@@ -63,7 +63,7 @@ class CardReaderSettings(_Model):
 
 
 class LightSettings(_Model):
-    # What the relay does when the agent starts, before the central service says otherwise.
+    # What the relay does when the agent starts, before the hub says otherwise.
     boot_state: Literal["off", "on"] = "off"
 
 

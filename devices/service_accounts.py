@@ -2,8 +2,8 @@
 
 A node's MQTT username is its table id (the ACL's %u patterns), so a table named like a service
 account would have `lavos broker add-node` replace that account's password and ship its rights
-(the central service reads and writes everything) in a node kit. Every service account is named
-``lavos-...``: the central service (lavos-hub, lavos-hub-2, ...), lavos-monitor, and any added
+(the hub reads and writes everything) in a node kit. Every service account is named
+``lavos-...``: the hub (lavos-hub, lavos-hub-2, ...), lavos-monitor, and any added
 later (tests/security/test_reserved_ids.py checks that the shipped ACL names no other user). So a
 prefix, not a list, is the rule: nothing to keep in step when an account is added.
 """

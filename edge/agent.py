@@ -134,7 +134,7 @@ class EdgeNode:
             GOAL_AWAY_SENSOR: partial(self._goal, "away"),
             ACTIVITY_SENSOR: self._activity,
         }
-        for name, pin in pins.beams().items():  # the names the central service knows this node's faults by
+        for name, pin in pins.beams().items():  # the names the hub knows this node's faults by
             beam = BeamSensor(
                 pin, PulseFilter(**cfg.filter.model_dump()), partial(self._beam_output, name, handlers[name]), pin_factory=factory
             )

@@ -1,7 +1,7 @@
 """Wall-clock timestamps for events, and whether NTP had synced when they were taken.
 
 A Pi has no real-time clock: until NTP syncs, its wall clock may be days off, so every event says
-whether its `ts` can be trusted (the central service bills by its own clock anyway).
+whether its `ts` can be trusted (the hub bills by its own clock anyway).
 """
 
 from __future__ import annotations

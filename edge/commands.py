@@ -1,4 +1,4 @@
-"""Commands from the central service: validation of `light/set` (I/O-free)."""
+"""Commands from the hub: validation of `light/set` (I/O-free)."""
 
 from __future__ import annotations
 

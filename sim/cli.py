@@ -17,7 +17,7 @@ def demo(
     seed: int = typer.Option(7, "--seed", help="Another seed, another evening"),
     broker: str = typer.Option("auto", "--broker", help="auto (Mosquitto if installed, else embedded iotcore), mosquitto or embedded"),
 ) -> None:
-    """Run the whole system on this machine: an MQTT broker, the central service, the dashboard,
+    """Run the whole system on this machine: an MQTT broker, the hub, the dashboard,
     and every table of the ŠBK Lavos venue as a simulated node, with players, staff and incidents.
 
     Prints the dashboard URL and the demo logins. Ctrl-C stops everything.

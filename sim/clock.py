@@ -1,4 +1,4 @@
-"""A clock for the central service that runs `speed` times faster than the real one.
+"""A clock for the hub that runs `speed` times faster than the real one.
 
 The service reads it for everything time-driven (billing, prepaid time, idle and check-in
 windows), so a sped-up demo bills, expires and alerts as a real evening would, just sooner.

@@ -1,7 +1,7 @@
 """`lavos demo`: the whole system on one machine, with a simulated evening at the hall.
 
 One process (and the broker as its child, in the same process group): the MQTT broker, the
-central service on SQLite in a temporary directory, the HTTP API and dashboard (the app `lavos
+hub on SQLite in a temporary directory, the HTTP API and dashboard (the app `lavos
 server` serves), staff logins, the club's members, and every table of the venue file as a real
 EdgeNode on gpiozero mock pins. The player model (sim/players.py) plans the evening; this module
 only carries it out, as staff and players would: sessions through the service, ball drops and
@@ -310,7 +310,7 @@ class Evening:
             sim.hold(pins.pockets[a.pocket], broken=False)  # type: ignore[index]
 
     def on_service(self, topic: str, data: dict) -> None:
-        """What the central service tells its live views, as the bar would see it."""
+        """What the hub tells its live views, as the bar would see it."""
         if not self.live:
             return
         table = data.get("table") or "hall"

@@ -188,7 +188,7 @@ class Mosquitto:
         self._reload()
 
     def hub_login(self, user: str = HUB_USER) -> tuple[str, str]:
-        """(user, password) of a login with the central service's rights, made if new.
+        """(user, password) of a login with the hub's rights, made if new.
 
         A login the shipped ACL names (lavos-hub-2, ...) only gets a password; any other name gets
         a copy of lavos-hub's ACL block in this run's ACL, as a club would add one. Each login is
@@ -206,7 +206,7 @@ class Mosquitto:
         return user, HUB_PASSWORD
 
     def probe_login(self) -> tuple[str, str]:
-        """A login with the central service's rights that no open connection uses (lavos-probe-N),
+        """A login with the hub's rights that no open connection uses (lavos-probe-N),
         for a test's observer; give it back with `release_login` when its connection is closed."""
         if self._free_probes:
             user = self._free_probes.pop()

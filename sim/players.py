@@ -2,7 +2,7 @@
 
 Pure: no I/O, no clock, no threads. Times are simulated seconds since the doors opened, so the
 same seed gives the same evening at any speed; the demo (sim/demo.py) divides them by its speed
-and carries each action out on the real system (sessions through the central service as staff
+and carries each action out on the real system (sessions through the hub as staff
 would, ball drops and goals as beam pulses on a node's pins, cards on its reader).
 
 What the evening holds:

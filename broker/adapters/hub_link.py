@@ -1,4 +1,4 @@
-"""The central service's MQTT connection.
+"""The hub's MQTT connection.
 
 Exactly-once starts here: the service subscribes at QoS 1 with a persistent session and acks a
 message only after its effects are committed to the database (paho's ``manual_ack``). If the

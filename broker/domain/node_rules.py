@@ -1,4 +1,4 @@
-"""What the central service believes of a table node beyond the wire contract: which sensors it
+"""What the hub believes of a table node beyond the wire contract: which sensors it
 has, and which of its timestamps it trusts.
 
 The contract (devices.contract) says what a well-formed message is; these rules say what a

@@ -72,7 +72,7 @@ def _hhmm(at: datetime, venue: Venue) -> str:
 
 @dataclass(frozen=True)
 class Op:
-    """One appended operation; `at` is the central service's clock, normalised to UTC."""
+    """One appended operation; `at` is the hub's clock, normalised to UTC."""
 
     kind: OpKind
     at: datetime

@@ -1,4 +1,4 @@
-"""The hub (the central service): table sessions and the lights that follow them.
+"""The hub: table sessions and the lights that follow them.
 
 Every session change is validated by the pure session logic (broker.domain.sessions), appended to the
 session's op log in the database, and only then turned into MQTT commands. The op log is the

@@ -3,7 +3,7 @@
 #
 #   deploy/mosquitto/make-certs.sh [--out DIR] [--days N] [--force] HOST [HOST...]
 #
-# HOST: every name or address the Pis and the central service use to reach the broker, e.g.
+# HOST: every name or address the Pis and the hub use to reach the broker, e.g.
 #   deploy/mosquitto/make-certs.sh --out /root/lavos-certs hub.local lavos-hub 192.168.1.10
 #
 # Running it again keeps the CA (every Pi already trusts it) and re-issues the server
@@ -100,7 +100,7 @@ What goes where:
     install -m 644 $dir/ca.crt $dir/server.crt /etc/mosquitto/certs/
     install -m 600 -o mosquitto $dir/server.key /etc/mosquitto/certs/
     then uncomment the 8883 listener in /etc/mosquitto/conf.d/lavos.conf; systemctl restart mosquitto
-  central service: install -m 644 $dir/ca.crt /etc/lavos/ca.crt
+  hub: install -m 644 $dir/ca.crt /etc/lavos/ca.crt
     lavos server --mqtt 'mqtts://lavos-hub@${hosts[0]}:8883?cafile=/etc/lavos/ca.crt' ...
   every Pi: /etc/lavos/ca.crt (mode 644), and in /etc/lavos/node.toml under [mqtt]:
     port = 8883, tls = true, ca_file = "/etc/lavos/ca.crt"

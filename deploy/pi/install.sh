@@ -150,7 +150,7 @@ put "$SRC/deploy/systemd/lavos-edge.service" "$UNITS/lavos-edge.service" 644
 # A Pi has no real-time clock: until NTP answers, its clock is wherever it stopped. The unit is
 # ordered after time-sync.target, which means something only with systemd-time-wait-sync
 # enabled. The wait is bounded: a club whose internet is down still gets its lights, and the
-# agent marks such events ts_synced=false (the central service's clock bills anyway).
+# agent marks such events ts_synced=false (the hub's clock bills anyway).
 wait_conf=$(mktemp)
 printf '%s\n' "# Installed by deploy/pi/install.sh: wait for NTP at boot, but at most 90 s." \
     "[Service]" "TimeoutStartSec=90s" > "$wait_conf"
