@@ -50,6 +50,7 @@ from broker.accounts.users import create_user, issue_token, set_password
 from broker.storage.engine import open_store
 from devices import contract
 from sim.mosquitto import Mosquitto, free_port
+from tests.support.mqtt import pocket_event
 
 REPO = Path(__file__).resolve().parents[1]
 VENUE = REPO / "deploy" / "venues" / "lavos.toml"
@@ -205,17 +206,7 @@ def publish_to_stored(stack: Stack, n: int, gap_s: float = 0.15) -> list[float]:
     node.loop_start()
     try:
         for seq in range(n):
-            ev = contract.PocketEvent(
-                v=1,
-                table=NODE,
-                type="pocket",
-                boot=boot,
-                seq=seq,
-                ts=datetime.now(UTC),
-                ts_synced=True,
-                data=contract.PocketData(pocket=seq % 6, pulse_ms=20.0),
-            )
-            node.publish(contract.event_topic(NODE, "pocket"), contract.encode(ev), qos=1).wait_for_publish(30)
+            node.publish(contract.event_topic(NODE, "pocket"), pocket_event(NODE, seq, boot), qos=1).wait_for_publish(30)
             time.sleep(gap_s)
     finally:
         node.loop_stop()
