@@ -16,6 +16,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from broker.accounts import web_sessions
+from broker.domain.refusals import Refusal
 from broker.storage.audit import record_audit
 from broker.storage.models import ROLES, ApiToken, AuditEntry, User, WebSession
 from broker.storage.types import utcnow
@@ -28,7 +29,7 @@ _USERNAME = re.compile(r"^[a-z0-9][a-z0-9._-]{1,63}$")
 _TOKEN_TOUCH_EVERY = timedelta(minutes=5)
 
 
-class UserError(ValueError):
+class UserError(Refusal):
     """An account operation that cannot be done; str() says why and what to do."""
 
 

@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Literal
 
+from broker.domain.refusals import Refusal
+
 Eligibility = Literal["ok", "inactive", "unpaid"]
 MEMBER_KINDS = ("individual", "collective", "honorary")
 DEFAULT_FEE_CENTS = 1000
@@ -21,7 +23,7 @@ _UID = re.compile(r"^[0-9a-f]{4,32}$")  # the wire contract's card uid
 _UID_SEPARATORS = re.compile(r"[\s:\-]")
 
 
-class MemberError(ValueError):
+class MemberError(Refusal):
     """A registry operation that cannot be done; str() says why and what to do."""
 
 

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from broker.domain.billing import Bill, BillLine, format_eur, make_bill, minimum_line, time_lines
+from broker.domain.refusals import Refusal
 from broker.domain.tariffs import MemberSnapshot, Rate, RateContext, Segment, as_utc, local, rate_at, split, tariff_window
 from broker.domain.venue import Extra, Venue
 
@@ -55,7 +56,7 @@ _MAX_QUANTITY = 100
 _MAX_CORRECTION_CENTS = 10_000_000
 
 
-class SessionError(ValueError):
+class SessionError(Refusal):
     """An operation that cannot apply to the session; str() says what and why, for staff and logs."""
 
 

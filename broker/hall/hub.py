@@ -31,6 +31,7 @@ from broker.adapters.hub_link import HubLink, MqttUrl
 from broker.adapters.inbox import DEFAULT_BOUND, LinkUp, make_inbox
 from broker.domain import alert_kinds, membership, sessions
 from broker.domain.billing import Bill
+from broker.domain.refusals import Refusal
 from broker.domain.tariffs import MemberSnapshot, calendar_year
 from broker.domain.venue import Venue
 from broker.hall.alert_book import AlertBook
@@ -59,7 +60,7 @@ T = TypeVar("T")
 __all__ = ["AfterCommit", "CardInUse", "Hub", "HallSnapshot", "NotFound", "OpenSession", "ServiceError", "TableRuntime"]
 
 
-class ServiceError(ValueError):
+class ServiceError(Refusal):
     """A request the service refuses; the message says what to do instead."""
 
 

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from broker.domain import sessions
 from broker.domain.billing import Bill
+from broker.domain.refusals import Refusal
 from broker.domain.tariffs import as_utc
 from broker.domain.venue import Venue
 from broker.hall.session_log import replay_row
@@ -27,7 +28,7 @@ from broker.storage.models import Event, FoosballCheckin, Member, TableSession
 MAX_RANGE_DAYS = 366  # a year and a leap day: one report request must stay cheap
 
 
-class ReportError(ValueError):
+class ReportError(Refusal):
     """A report that cannot be made as asked; str() says what to ask instead."""
 
 

@@ -21,6 +21,7 @@ from babel.messages.pofile import read_po, write_po
 from dashboard.web.i18n import DOMAIN, LANGS, TRANSLATIONS
 
 HERE = Path(__file__).parent
+BROKER = HERE.parents[1] / "broker"
 KEYWORDS = {**DEFAULT_KEYWORDS, "N_": None}
 
 
@@ -30,6 +31,9 @@ def extract() -> Catalog:
     template = Catalog(project="Lavos table control", msgid_bugs_address="", charset="utf-8")
     for filename, lineno, message, comments, context in extract_from_dir(HERE, method_map, options_map, keywords=KEYWORDS):
         template.add(message, None, [(filename, lineno)], auto_comments=comments, context=context)
+    # The hub's refusals (broker.domain.refusals): only N_-marked literals, shown on pages translated.
+    for filename, lineno, message, comments, context in extract_from_dir(BROKER, [("**.py", "python")], keywords={"N_": None}):
+        template.add(message, None, [(f"broker/{filename}", lineno)], auto_comments=comments, context=context)
     return template
 
 
