@@ -13,7 +13,8 @@ publisher tops out near what one consumer takes, so both consumers measure it). 
 3. One consumer at a time connects; the clock runs from connect to its last message:
    - bare: a paho subscriber that does what any MQTT consumer must, receive and ack at QoS 1
      (paho's automatic ack, sent as on_message returns) and count;
-   - hub: Hub with the real store (a fresh SQLite file, or a PostgreSQL database),
+   - hub: Hub with the real store (a fresh SQLite file, or a PostgreSQL database), built as
+     `lavos server` builds it (its MQTT link in a child process; `--mqtt-in-thread`: in a thread),
      metrics on to a real VictoriaMetrics when installed, until `handlers.applied` reaches N:
      every event validated against the contract, deduplicated by (table, boot, seq), stored and
      committed before its ack, a metrics point queued.
@@ -234,11 +235,22 @@ def cpu_per_message(d: Drain) -> float:
     return sum(d.info["cpu s"].values()) / d.n
 
 
-def drain_hub(port: int, login: str, n: int, boot: str, db_url: str, metrics_factory, profiler=None) -> Drain:
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user + system) a process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def drain_hub(port: int, login: str, n: int, boot: str, db_url: str, metrics_factory, profiler=None, in_thread=False) -> Drain:
     store = open_store(db_url)  # migrated before the clock starts
     metrics = metrics_factory()
     svc = build_hub(
-        load_venue(VENUE), store, mqtt_url=MqttUrl("127.0.0.1", port, login, HUB_PASSWORD, False), metrics=metrics, client_id=login
+        load_venue(VENUE),
+        store,
+        mqtt_url=MqttUrl("127.0.0.1", port, login, HUB_PASSWORD, False),
+        metrics=metrics,
+        client_id=login,
+        link_process=not in_thread,
     )
     contract.build_validators()  # start() does it too; not part of the drain
     if profiler:
@@ -246,6 +258,8 @@ def drain_hub(port: int, login: str, n: int, boot: str, db_url: str, metrics_fac
     cpu0 = thread_cpu()
     t0 = time.perf_counter()
     svc.start()
+    child = svc.link._proc.pid if not in_thread else None
+    child0 = process_cpu(child) if child else 0.0  # its start-up (imports, connect) is not the drain's
     h = svc.handlers
     while h.applied + h.duplicates + h.rejected < n:
         if time.perf_counter() - t0 > 300:
@@ -253,6 +267,7 @@ def drain_hub(port: int, login: str, n: int, boot: str, db_url: str, metrics_fac
         time.sleep(0.005)
     elapsed = time.perf_counter() - t0
     cpu = thread_cpu()
+    child_cpu = process_cpu(child) - child0 if child else None
     time.sleep(0.3)
     info = {
         "applied": h.applied,
@@ -263,6 +278,8 @@ def drain_hub(port: int, login: str, n: int, boot: str, db_url: str, metrics_fac
     }
     # CPU of each thread during the drain: paho's and the ingest thread share one interpreter lock.
     info["cpu s"] = _cpu_delta(cpu0, cpu)
+    if child_cpu is not None:  # the MQTT link's process (paho, its forwarder): the hub's CPU too
+        info["cpu s"]["mqtt-link process"] = round(child_cpu, 2)
     if metrics is not None:
         metrics.flush(30)
         st = metrics.stats()
@@ -297,6 +314,9 @@ def main() -> int:
     ap.add_argument("--db", choices=("sqlite", "postgresql"), default="sqlite")
     ap.add_argument("--no-sessions", action="store_true", help="tables not in play: every drop touches an alert")
     ap.add_argument("--no-metrics", action="store_true", help="without VictoriaMetrics (metrics off)")
+    ap.add_argument(
+        "--mqtt-in-thread", action="store_true", help="the hub's MQTT link in a thread, not its own process (lavos server --mqtt-in-thread)"
+    )
     ap.add_argument("--profile", type=Path, metavar="DIR", help="cProfile the hub's threads; stats per round in DIR")
     args = ap.parse_args()
     logging.basicConfig(level=logging.ERROR)
@@ -345,7 +365,7 @@ def main() -> int:
 
                 profiler = ThreadProfiler(args.profile / f"hub-round-{r}.pstats")
             run_bare = lambda: drain_bare(broker.port, bare_login, args.events)  # noqa: E731
-            run_hub = lambda: drain_hub(broker.port, hub_login, args.events, boot, db_url, metrics_factory, profiler)  # noqa: E731
+            run_hub = lambda: drain_hub(broker.port, hub_login, args.events, boot, db_url, metrics_factory, profiler, args.mqtt_in_thread)  # noqa: E731
             if r % 2 == 0:
                 bare, hub = run_bare(), run_hub()
             else:
@@ -371,8 +391,9 @@ def main() -> int:
         )
         print(f"bare paho subscriber    {b.rate:8.0f} msg/s  (receive + paho auto-ack, count)")
         print(
-            f"hub (Hub)    {h.rate:8.0f} ev/s   (validated, deduplicated, stored in {where}, acked after "
-            f"commit, metrics {'to VictoriaMetrics' if vm else 'off'})"
+            f"hub                     {h.rate:8.0f} ev/s   (validated, deduplicated, stored in {where}, acked after "
+            f"commit, metrics {'to VictoriaMetrics' if vm else 'off'}; MQTT link in "
+            f"{'a thread' if args.mqtt_in_thread else 'its own process, as lavos server runs it'})"
         )
         print(
             f"ratio hub/bare          {ratios[mid]:8.2f}  (median round {mid + 1}; all rounds: "

@@ -43,6 +43,7 @@ def build_hub(
     client_id: str | None = None,
     share_group: str | None = None,
     inbox_bound: int | None = None,
+    link_process: bool = False,
 ) -> Hub:
     """A hub over `store`, its state loaded from the database, not started yet.
 
@@ -50,6 +51,8 @@ def build_hub(
     id is the login, so the login names the hub's persistent session (`lavos-hub` for the hall's
     hub; a standby that takes over logs in as the same user and resumes that session).
     `mqtt_url=None`: no MQTT at all (tools, page benchmarks, in-process tests of the API).
+    `link_process=True`: the MQTT link runs in a child process (what `lavos server` does; see
+    broker.adapters.link_process), so receiving does not compete with the writer for one core.
     """
     kwargs: dict[str, Any] = {"clock": clock} if clock is not None else {}
     if inbox_bound is not None:  # how many received messages may wait unacked (back-pressure beyond)
@@ -60,6 +63,7 @@ def build_hub(
         mqtt_url=mqtt_url,
         metrics=metrics,
         share_group=share_group,
+        link_process=link_process,
         client_id=client_id or (mqtt_url.username if mqtt_url and mqtt_url.username else HUB_CLIENT_ID),
         **kwargs,
     )

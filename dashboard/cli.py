@@ -145,6 +145,12 @@ def server(
         help="On PostgreSQL: how often a standby asks for the hub lock, in seconds "
         "(two servers on one database: one is the hub, the other waits)",
     ),
+    mqtt_in_thread: bool = typer.Option(
+        False,
+        "--mqtt-in-thread",
+        help="Receive MQTT in a thread of the hub's process instead of a process of its own "
+        "(which lets receiving and storing use two cores; on a one-core box this saves a process)",
+    ),
 ) -> None:
     if log_level.upper() not in LOG_LEVELS:  # logging would raise a ValueError with a traceback
         raise fail(f"--log-level {log_level!r} is not one of {', '.join(LOG_LEVELS)}")
@@ -179,6 +185,7 @@ def server(
         https_cookies,
         log_level,
         lambda: _metrics(influx, influx_token_file, influx_org, influx_bucket, data),
+        link_process=not mqtt_in_thread,
     )
     if not needs_leadership(db_url):
         # SQLite: one file on one box, so one process; nothing to lead.
@@ -230,6 +237,7 @@ class HubPlan:
     https_cookies: bool
     log_level: str
     make_metrics: Callable[[], Any]
+    link_process: bool = True  # the MQTT link in a child process (broker.adapters.link_process)
     closers: list[Callable[[], None]] = field(default_factory=list)
     _prepared: list[Any] | None = None  # the metrics writer made ahead (prepare_metrics), until a hub takes it
 
@@ -258,7 +266,7 @@ class HubPlan:
             raise fail(str(e)) from None
         self.closers.append(store.close)
         log.info("database %s (%s)", store.url, store.backend)
-        service = build_hub(self.venue, store, mqtt_url=self.mqtt_url, metrics=self._take_metrics())
+        service = build_hub(self.venue, store, mqtt_url=self.mqtt_url, metrics=self._take_metrics(), link_process=self.link_process)
         self.closers.append(service.close)  # closes the metrics writer too
         try:
             service.start()

@@ -29,6 +29,7 @@ from sqlalchemy.orm import Session as Db
 
 from broker.adapters.hub_link import HubLink, MqttUrl
 from broker.adapters.inbox import DEFAULT_BOUND, LinkUp, make_inbox
+from broker.adapters.link_process import ProcessLink
 from broker.domain import alert_kinds, membership, sessions
 from broker.domain.billing import Bill
 from broker.domain.refusals import Refusal
@@ -100,6 +101,7 @@ class Hub:
         share_group: str | None = None,
         client_id: str = "lavos-hub",
         inbox_bound: int = DEFAULT_BOUND,
+        link_process: bool = False,
     ) -> None:
         self.venue = venue
         self.store = store
@@ -113,7 +115,10 @@ class Hub:
         self._alerts = AlertBook(store, self._listeners, clock, metrics)
         self._hall = HallState(venue, self.tables, store, clock, metrics, self._sessions, self._runtime, self._alerts, self._listeners)
         self.inbox = make_inbox(inbox_bound)
-        self._link = HubLink(mqtt_url, self.inbox, share_group=share_group, client_id=client_id) if mqtt_url else None
+        # link_process: paho in a child process (broker.adapters.link_process says why); `lavos
+        # server` does that, in-process tests and tools keep it in a thread (no process to start).
+        link_class = ProcessLink if link_process else HubLink
+        self._link = link_class(mqtt_url, self.inbox, share_group=share_group, client_id=client_id) if mqtt_url else None
         self.handlers = IngestHandlers(self._hall, self)
         self._writer = HallWriter(
             self.inbox,
@@ -185,7 +190,7 @@ class Hub:
         return self._runtime.view()
 
     @property
-    def link(self) -> HubLink | None:
+    def link(self) -> HubLink | ProcessLink | None:
         return self._link
 
     @property

@@ -221,7 +221,7 @@ def test_standby_takes_over_a_killed_hub_within_ten_seconds(mosquitto, servers, 
         assert httpx.post(f"{standby.base}/api/sessions/{r.json()['id']}/stop", headers=auth, timeout=5).status_code == 200
         assert_billed_by_central_clock(store, r.json()["id"])
     assert TAKEN_OVER not in mosquitto.log_text(), "two processes held the hub's MQTT session at once"
-    assert hub_connections(mosquitto) == connections + 1
+    assert hub_connections(mosquitto) == connections + 1, "\n".join(x for x in mosquitto.log_text().splitlines() if "lavos-hub" in x)
     print(f"standby led {took:.1f} s after the SIGKILL")
 
 

@@ -1,0 +1,303 @@
+"""The hub's MQTT link in a process of its own, so receiving does not share the writer's GIL.
+
+Why: in a backlog drain (bench/hub_ingest.py) paho's receive path (~40 us a message, all Python)
+and the hall writer (~35 us an event) took turns on one interpreter lock, so the hub ran at a
+third of what a bare paho subscriber drains. In a child process paho receives on one core while
+the writer applies on the other.
+
+Same guarantees as the in-process HubLink, which the child runs unchanged:
+- Exactly-once: the child never acks on its own (manual ack); the parent sends the mids of a
+  batch only after the writer committed it (`ack_many`), and the child writes the PUBACKs.
+- Back-pressure, not loss: the child's queue is bounded; the parent's reader puts each message
+  into the writer's bounded inbox and blocks when it is full, so it stops reading the pipe, the
+  child's forwarder blocks on the pipe, its queue fills, paho blocks in on_message and stops
+  reading the socket. Nothing is acked that was not committed.
+- Order: messages and reconnects (LinkUp) travel in one pipe in the order paho saw them.
+- One hub, one MQTT session: the child exits when its command pipe reaches EOF, which the
+  kernel makes happen the moment the parent dies (only the parent holds the pipe's write end),
+  so a SIGKILLed hub leaves no orphan holding the hub's client id for the standby to fight with.
+  (Not PR_SET_PDEATHSIG: it fires when the *thread* that started the child ends, and a standby
+  starts its hub from a thread that ends.) It ignores SIGINT/SIGTERM: the parent closes it, saying goodbye.
+- A child that dies on its own is logged and started again; Mosquitto redelivers whatever was
+  not acked (the session is persistent, and a redelivered message keeps its packet id, so an
+  ack still on its way for it is still right).
+
+Threads: in the parent, `lavos-link-reader` (pipe → inbox) and whoever publishes (the writer,
+after commit); in the child, paho's network thread, the forwarder (queue → pipe) and the main
+thread (commands from the pipe → paho).
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import queue
+import signal
+import threading
+import time
+from dataclasses import asdict
+from multiprocessing.connection import Connection
+from typing import Any
+
+import paho.mqtt.client as mqtt
+
+from broker.adapters.hub_link import HUB_CLIENT_ID, HubLink, LinkStats, MqttUrl
+from broker.adapters.inbox import Inbound, InboxItem, LinkUp, Wake
+from devices import contract
+
+log = logging.getLogger("lavos.hub.mqtt")
+
+_FORWARD_BATCH = 500  # messages per pipe write: one pickle and one system call for many messages
+_CHILD_BOUND = 2000  # messages the child holds before paho waits (the parent's inbox bounds the rest)
+_RESTART_PAUSE_S = 1.0
+
+
+class ProcessLink:
+    """HubLink's interface (start, close, publish, send_light, send_session, ack, ack_many, stats),
+    with paho running in a child process."""
+
+    def __init__(
+        self,
+        url: MqttUrl,
+        inbox: queue.Queue[InboxItem],
+        *,
+        client_id: str = HUB_CLIENT_ID,
+        share_group: str | None = None,
+        protocol: int = mqtt.MQTTv311,
+        keepalive: int = 15,
+    ) -> None:
+        self.url = url
+        self.inbox = inbox
+        self.stats = LinkStats()
+        self.client_id = url.username or client_id
+        self._share_group = share_group
+        self._options = {"client_id": client_id, "share_group": share_group, "protocol": protocol, "keepalive": keepalive}
+        self._ctx = multiprocessing.get_context("spawn")  # no fork: the parent has threads and a database pool
+        self._closing = threading.Event()
+        self._send_lock = threading.Lock()  # one pipe writer at a time (the writer, a closing thread)
+        self._proc: Any = None
+        self._commands: Connection | None = None
+        self._messages: Connection | None = None
+        self._reader: threading.Thread | None = None
+        self.restarts = 0
+
+    # -- lifecycle (parent) ------------------------------------------------------------
+
+    def start(self, wait_s: float = 10.0) -> None:
+        self._spawn(wait_s)
+        self._reader = threading.Thread(target=self._read, name="lavos-link-reader", daemon=True)
+        self._reader.start()
+
+    def _spawn(self, wait_s: float) -> None:
+        cmd_r, cmd_w = self._ctx.Pipe(duplex=False)
+        msg_r, msg_w = self._ctx.Pipe(duplex=False)
+        proc = self._ctx.Process(
+            target=_child_main,
+            args=(self.url, self._options, wait_s, logging.getLogger().getEffectiveLevel(), cmd_r, msg_w, os.getpid()),
+            name="lavos-mqtt-link",
+            daemon=True,
+        )
+        proc.start()
+        cmd_r.close()  # the child's ends: closed here, so an EOF means the other side is gone
+        msg_w.close()
+        first = msg_r.recv() if msg_r.poll(wait_s + 30) else ("error", "the MQTT link process did not start")
+        if first[0] != "started":
+            proc.join(5)
+            if proc.is_alive():
+                proc.kill()
+            raise ConnectionError(first[1] if len(first) > 1 else "the MQTT link process failed")
+        self._proc, self._commands, self._messages = proc, cmd_w, msg_r
+
+    def close(self) -> None:
+        self._closing.set()
+        if self._proc is None:
+            return
+        try:
+            self._send(("close",))
+        except OSError:
+            pass
+        self._proc.join(10)
+        if self._proc.is_alive():
+            self._proc.kill()
+            self._proc.join(5)
+        if self._reader is not None:
+            self._reader.join(5)
+        self.stats.connected = False
+
+    # -- outgoing (parent) --------------------------------------------------------------
+
+    def _send(self, item: tuple) -> None:
+        conn = self._commands
+        if conn is None:
+            raise OSError("the MQTT link process is not running")
+        with self._send_lock:
+            conn.send(item)
+
+    def publish(self, topic: str, payload: bytes, *, retain: bool = False, qos: int = 1) -> None:
+        # As HubLink: paho queues while disconnected; commands are desired state, so late is right.
+        try:
+            self._send(("pub", topic, payload, retain, qos))
+        except OSError:
+            log.warning("MQTT link process is down; not published now: %s (the resend after reconnect covers it)", topic)
+            return
+        self.stats.published += 1
+
+    def send_light(self, table: str, command: contract.LightSet) -> None:
+        self.publish(contract.light_set_topic(table), contract.encode(command), retain=False)
+
+    def send_session(self, table: str, summary: contract.SessionSummary | None) -> None:
+        self.publish(contract.session_topic(table), contract.encode(summary), retain=True)
+
+    def ack(self, mid: int, qos: int) -> None:
+        if qos > 0:
+            self._ack([(mid, qos)])
+
+    def ack_many(self, messages: list[Inbound]) -> None:
+        """Called only after the batch's commit, as HubLink.ack_many."""
+        self._ack([(m.mid, m.qos) for m in messages if m.qos > 0])
+
+    def _ack(self, pairs: list[tuple[int, int]]) -> None:
+        if not pairs:
+            return
+        try:
+            self._send(("ack", pairs))
+        except OSError:
+            # Not acked: Mosquitto redelivers it to the restarted link, and the (table, boot,
+            # seq) key drops the copy.
+            log.warning("MQTT link process is down; %d committed messages will be redelivered and skipped", len(pairs))
+
+    # -- incoming (parent, lavos-link-reader) ---------------------------------------------
+
+    def _read(self) -> None:
+        while True:
+            conn = self._messages
+            try:
+                item = conn.recv() if conn is not None else None
+            except (EOFError, OSError):
+                item = None
+            if item is None:
+                if self._closing.is_set():
+                    return
+                self._restart()
+                continue
+            kind = item[0]
+            if kind == "batch":
+                self._take_stats(item[2])
+                for entry in item[1]:
+                    self._put(LinkUp(entry[1]) if entry[0] == "up" else Inbound(*entry[1:]))
+            elif kind == "stats":
+                self._take_stats(item[1])
+            elif kind == "closed":
+                return
+
+    def _take_stats(self, child: dict[str, Any]) -> None:
+        published = self.stats.published  # counted here, where publish() is called
+        for key, value in child.items():
+            setattr(self.stats, key, value)
+        self.stats.published = published
+
+    def _restart(self) -> None:
+        code = self._proc.exitcode if self._proc is not None else None
+        log.error("the MQTT link process stopped (exit code %s); starting it again", code)
+        self.stats.connected = False
+        self._commands = self._messages = None
+        while not self._closing.is_set():
+            time.sleep(_RESTART_PAUSE_S)
+            try:
+                self._spawn(wait_s=30)
+            except (ConnectionError, OSError) as e:
+                log.error("could not start the MQTT link process again: %s", e)
+                continue
+            self.restarts += 1
+            return
+
+    def _put(self, item: InboxItem) -> None:
+        """Back-pressure, as HubLink._put: wait for room; only a closing link gives up (nothing
+        was acked, so the broker redelivers it)."""
+        try:
+            self.inbox.put_nowait(item)
+            return
+        except queue.Full:
+            self.stats.inbox_full_waits += 1
+        while not self._closing.is_set():
+            try:
+                self.inbox.put(item, timeout=0.5)
+                return
+            except queue.Full:
+                continue
+
+
+# -- the child process ---------------------------------------------------------------------
+
+
+def _child_main(
+    url: MqttUrl, options: dict[str, Any], wait_s: float, level: int, commands: Connection, messages: Connection, parent_pid: int
+) -> None:
+    if os.getppid() != parent_pid:  # the parent died while we started
+        os._exit(0)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop, and says goodbye
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s[link]: %(message)s")
+    received: queue.Queue[InboxItem] = queue.Queue(maxsize=_CHILD_BOUND)
+    link = HubLink(url, received, **options)
+    try:
+        link.start(wait_s)
+    except ConnectionError as e:
+        messages.send(("error", str(e)))
+        return
+    messages.send(("started",))
+    threading.Thread(target=_forward, args=(received, messages, link), name="lavos-link-forward", daemon=True).start()
+    while True:
+        try:
+            cmd = commands.recv()
+        except (EOFError, OSError):  # the parent is gone: so is the hub; leave no session behind
+            os._exit(0)
+        op = cmd[0]
+        if op == "pub":
+            link.publish(cmd[1], cmd[2], retain=cmd[3], qos=cmd[4])
+        elif op == "ack":
+            link.ack_many([Inbound("", b"", mid, qos, 0.0) for mid, qos in cmd[1]])
+        elif op == "close":
+            if os.environ.get("LINK_TIMES"):
+                import sys
+
+                t = os.times()
+                print(f"link child cpu user {t.user:.2f} sys {t.system:.2f} received {link.stats.received}", file=sys.stderr)
+            link.close()
+            try:
+                messages.send(("closed",))
+            except OSError:
+                pass
+            return
+
+
+def _forward(received: queue.Queue[InboxItem], messages: Connection, link: HubLink) -> None:
+    """Queue → pipe, many messages a write. Blocks on the pipe when the parent stops reading."""
+    last_stats: dict[str, Any] = {}
+    while True:
+        try:
+            first = received.get(timeout=0.5)
+        except queue.Empty:
+            stats = asdict(link.stats)
+            if stats != last_stats:  # a disconnect while idle still reaches the hub's health page
+                last_stats = stats
+                _send_or_exit(messages, ("stats", stats))
+            continue
+        batch = [first]
+        while len(batch) < _FORWARD_BATCH:
+            try:
+                batch.append(received.get_nowait())
+            except queue.Empty:
+                break
+        # Only HubLink puts here: Inbound and LinkUp (a Wake comes from staff commands, in the parent).
+        entries = [("up", item.connects) if isinstance(item, LinkUp) else ("m", *item) for item in batch if not isinstance(item, Wake)]
+        last_stats = asdict(link.stats)
+        _send_or_exit(messages, ("batch", entries, last_stats))
+
+
+def _send_or_exit(messages: Connection, item: tuple) -> None:
+    try:
+        messages.send(item)
+    except OSError:
+        os._exit(0)  # the parent is gone

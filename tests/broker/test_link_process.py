@@ -1,0 +1,112 @@
+"""The hub's MQTT link in a child process (broker.adapters.link_process), as `lavos server` runs it.
+
+1. Events go through it exactly once, and light commands come back out through it.
+2. The child killed in the middle of a stream: it is started again, and every event is stored
+   once (what was not acked is redelivered; what was is not lost).
+3. The hub's process SIGKILLed: the child goes with it, so no orphan holds the hub's MQTT
+   session (a standby taking over would otherwise be kicked off and back in: tests/faults/test_failover.py).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+from sqlalchemy import select
+
+from broker.compose import running_hub
+from broker.domain.venue import load_venue
+from broker.storage.models import Event
+from tests.support.hub import VENUE, hub_url, running_node
+from tests.support.mqtt import publish_events
+from tests.support.waiting import wait_until
+
+TABLE = "pool-04"
+
+
+def _seqs(store, boot: str) -> list[int]:
+    with store.session() as db:
+        return sorted(db.scalars(select(Event.seq).where(Event.boot == boot)).all())
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"  # an orphan's zombie waits for init to reap it: it holds nothing
+
+
+def test_events_in_and_light_commands_out_through_the_child(mosquitto, db_url, tmp_path):
+    login = f"hub-{uuid.uuid4().hex[:10]}"
+    with running_hub(load_venue(VENUE), db_url, mqtt_url=hub_url(mosquitto, login), client_id=login, link_process=True) as hub:
+        assert hub.link._proc.is_alive() and hub.link._proc.pid != os.getpid()
+        wait_until(lambda: hub.mqtt_connected, what="the child connected")
+        with running_node(mosquitto, tmp_path, TABLE) as (node, _):
+            wait_until(lambda: node.link.connected, what="the node connected")
+            hub.start_session(TABLE, actor="staff")
+            wait_until(lambda: node.light.on, what="the light command through the child")
+            publish_events(mosquitto.port, TABLE, "boot-lp", 50)
+            wait_until(lambda: _seqs(hub.store, "boot-lp") == list(range(50)), what="50 events stored once")
+            wait_until(lambda: hub.link.stats.acked >= 50, what="acked after the commit")
+
+
+def test_a_killed_child_is_restarted_and_no_event_is_lost_or_doubled(mosquitto, db_url):
+    login = f"hub-{uuid.uuid4().hex[:10]}"
+    n = 3000
+    with running_hub(load_venue(VENUE), db_url, mqtt_url=hub_url(mosquitto, login), client_id=login, link_process=True) as hub:
+        wait_until(lambda: hub.mqtt_connected, what="the child connected")
+        hub.start_session(TABLE, actor="staff")
+        first = hub.link._proc.pid
+        publisher = threading.Thread(target=publish_events, args=(mosquitto.port, TABLE, "boot-kill", n, 0.0005))
+        publisher.start()
+        wait_until(lambda: len(_seqs(hub.store, "boot-kill")) > 200, what="the stream under way")
+        os.kill(first, signal.SIGKILL)
+        publisher.join(60)
+        wait_until(lambda: hub.link.restarts == 1 and hub.mqtt_connected, timeout=30, what="the child started again")
+        wait_until(lambda: len(_seqs(hub.store, "boot-kill")) == n, timeout=60, what=f"all {n} events stored")
+        assert _seqs(hub.store, "boot-kill") == list(range(n)), "an event lost or stored twice"
+        assert hub.handlers.duplicates >= 0  # redeliveries are dropped by the key, whatever their number
+        wait_until(lambda: hub.runtime[TABLE].drops == n, what="each drop counted once")
+        assert hub.link._proc.pid != first
+
+
+_HUB_SCRIPT = """
+import sys, time
+from broker.adapters.hub_link import MqttUrl
+from broker.compose import build_hub, open_store
+from broker.domain.venue import load_venue
+hub = build_hub(load_venue(sys.argv[1]), open_store(sys.argv[2]), link_process=True,
+                mqtt_url=MqttUrl("127.0.0.1", int(sys.argv[3]), sys.argv[4], sys.argv[5], False))
+hub.start()
+print(hub.link._proc.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_the_child_dies_with_a_killed_hub(mosquitto, tmp_path):
+    login = f"hub-{uuid.uuid4().hex[:10]}"
+    url = hub_url(mosquitto, login)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _HUB_SCRIPT, str(VENUE), f"sqlite:///{tmp_path / 'hub.db'}", str(url.port), url.username, url.password],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        child = int(proc.stdout.readline())
+        wait_until(lambda: f"as {login} " in mosquitto.log_text(), what="the child connected")
+        assert _alive(child)
+        proc.kill()
+        proc.wait(10)
+        t0 = time.monotonic()
+        wait_until(lambda: not _alive(child), timeout=5, what="the child gone with its parent")
+        assert time.monotonic() - t0 < 2
+        wait_until(lambda: f"{login} closed its connection" in mosquitto.log_text(), what="the session let go")
+    finally:
+        proc.kill()
