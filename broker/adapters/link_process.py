@@ -259,11 +259,6 @@ def _child_main(
         elif op == "ack":
             link.ack_many([Inbound("", b"", mid, qos, 0.0) for mid, qos in cmd[1]])
         elif op == "close":
-            if os.environ.get("LINK_TIMES"):
-                import sys
-
-                t = os.times()
-                print(f"link child cpu user {t.user:.2f} sys {t.system:.2f} received {link.stats.received}", file=sys.stderr)
             link.close()
             try:
                 messages.send(("closed",))
