@@ -23,6 +23,7 @@ from sqlalchemy import select
 from broker.compose import running_hub
 from broker.domain.venue import load_venue
 from broker.storage.models import Event
+from sim.mosquitto import Mosquitto
 from tests.support.hub import VENUE, hub_url, running_node
 from tests.support.mqtt import publish_events
 from tests.support.waiting import wait_until
@@ -110,3 +111,28 @@ def test_the_child_dies_with_a_killed_hub(mosquitto, tmp_path):
         wait_until(lambda: f"{login} closed its connection" in mosquitto.log_text(), what="the session let go")
     finally:
         proc.kill()
+
+
+def test_a_broker_restart_reconnects_the_child_and_commands_still_reach_the_node(tmp_path):
+    broker = Mosquitto(tmp_path / "mq", users={TABLE: f"pw-{TABLE}"}).start()
+    try:
+        with (
+            running_hub(load_venue(VENUE), f"sqlite:///{tmp_path / 'hub.db'}", mqtt_url=hub_url(broker), link_process=True) as hub,
+            running_node(broker, tmp_path, TABLE) as (node, _),
+        ):
+            wait_until(lambda: hub.mqtt_connected and node.link.connected, what="hub and node connected")
+            session = hub.start_session(TABLE, actor="staff")
+            wait_until(lambda: node.light.on, what="light on")
+            broker.stop()
+            wait_until(lambda: not hub.mqtt_connected, what="the hub sees the broker gone")
+            assert node.light.on, "the outage switched the light"
+            broker.start()
+            wait_until(lambda: hub.link.stats.connects == 2 and hub.mqtt_connected, timeout=30, what="the child reconnected")
+            wait_until(lambda: node.link.connected, timeout=30, what="the node reconnected")
+            publish_events(broker.port, TABLE, "boot-after", 20)
+            wait_until(lambda: _seqs(hub.store, "boot-after") == list(range(20)), what="events after the restart stored")
+            hub.stop_session(session, actor="staff")
+            wait_until(lambda: not node.light.on, what="the stop's light command through the new connection")
+            assert hub.link.restarts == 0  # the child itself lived through it
+    finally:
+        broker.stop()
