@@ -55,6 +55,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "broker/test_db.py::test_processes_starting_together_migrate_once": _PG,
     "broker/test_hub_restart.py": _LAVOS,
     "broker/test_link_process.py": _LAVOS + _MQTT,  # starts a hub process by hand, and its own broker
+    "test_bench_hub_ingest.py": _LAVOS + _MQTT,
     "broker/test_node_credentials.py": _LAVOS + _MQTT,
     "dashboard/test_server_cli.py": _LAVOS,
     "deploy/test_backup.py::test_a_backup_of_the_other_backend_is_refused": _PG,
