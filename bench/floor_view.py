@@ -108,7 +108,8 @@ def busy_evening(hub: HubFacade, store: Store, clock: BenchClock) -> dict[str, i
     drops: dict[str, list[datetime]] = {}
     for i, table in enumerate(playing):
         clock.at = now - timedelta(minutes=5 + 3 * i)
-        member = members[i % len(members)] if i % 3 == 0 else None
+        # A member's card plays on one table at a time (the hub refuses a second): each member once.
+        member = members[i // 3] if i % 3 == 0 and i // 3 < len(members) else None
         sid = hub.start_session(table, actor="bench", member_id=member, prepaid_minutes=120 if i % 7 == 0 else None)
         if i % 4 == 0:
             hub.add_extra(sid, "topping", 2, actor="bench")
