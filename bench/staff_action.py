@@ -331,6 +331,11 @@ def report(samples: list[Sample], base: Baseline) -> bool:
     print(line("card/rooms fetch", [s.fetch for s in samples]))
     print(line("fetch end → card in the DOM", [s.dom for s in samples]))
     print(line("tap → POST leaves (browser)", [s.tap_gap for s in samples if s.action != "stop"]))
+    print("p50 of the parts per action: POST | tap → push | push → fetch | fetch | DOM")
+    for action in ACTIONS:
+        mine = [s for s in samples if s.action == action]
+        parts = [[getattr(s, k) for s in mine if getattr(s, k) == getattr(s, k)] for k in ("post", "push", "wait", "fetch", "dom")]
+        print(f"  {action:<10}" + "".join(f"{statistics.median(xs) if xs else float('nan'):9.1f}" for xs in parts))
     stale = [(s.action, x) for s in samples for x in s.stale]
     if stale:
         seen = sorted({f"{a}: {x}" for a, x in stale})
