@@ -18,4 +18,5 @@ def test_the_floor_view_bench_measures_the_shipped_hall_and_a_large_one(tmp_path
     large = measure(venue_file(tmp_path / "venue.toml", 100), tmp_path / "large", 3)
     assert (small["tables"], large["tables"]) == (14, 100)
     assert small["n"] == large["n"] == 3  # the server timer saw each request
+    assert small["card_p50"] > 0 and large["card_p50"] > 0  # and the one card the live floor re-fetches
     assert large["sessions"] >= 50 and large["alerts"] > 0  # a busy evening, not an empty hall
