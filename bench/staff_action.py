@@ -226,8 +226,10 @@ def act(a, b, server: LavosServer, action: str, src: str, dst: str) -> Sample:  
     tables = {t for t, _ in want}
     done = max(min(c["t"] for c in rec["cards"] if c["t"] >= t0 and (c["table"], c["state"]) == w) for w in [tuple(x) for x in want])
     pushes = [m["t"] for m in rec["sse"] if m["t"] >= t0 and (m["table"] in tables or m["topic"] == "refresh")]
-    paths = {f"/tables/{t}/card" for t in tables} | {"/floor/rooms"}
-    fetches = [f for f in rec["fetches"] if f["url"] in paths and t0 <= f["start"] and f["end"] <= done + 1]
+    # The page's last fetch before the card turned true made it so (today /tables/ID/card, or
+    # /floor/rooms on a refresh; whatever the live floor fetches, it is not the stream itself).
+    fetches = [f for f in rec["fetches"] if f["url"] != "/events" and t0 <= f["start"] and f["end"] <= done + 1]
+    fetches = [f for f in fetches if "/floor" in f["url"] or any(t in f["url"] for t in tables)] or fetches  # not the alert banner's
     last = max(fetches, key=lambda f: f["end"]) if fetches else None
     push = (pushes[0] - t0) if pushes else float("nan")
     return Sample(
