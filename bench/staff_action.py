@@ -42,8 +42,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from broker.domain.venue import load_venue
 from sim.mosquitto import Mosquitto
-from tests.support.hub import running_node
+from tests.support.hub import VENUE, running_node
 from tests.support.server import LavosServer
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -53,7 +54,6 @@ TARGET_P50_MS, TARGET_P99_MS = 150.0, 400.0
 USERS = {"bar-a": ("staff", "bench-tablet-a-1"), "bar-b": ("staff", "bench-tablet-b-1")}
 # Two pairs of pool tables with a node each; a round moves a game from the first of a pair to the second.
 PAIRS = (("pool-01", "pool-02"), ("pool-03", "pool-04"))
-VENUE_TABLES = [f"pool-{i:02d}" for i in range(1, 11)] + ["carom-01", "foos-01", "foos-02", "darts-01"]
 ACTIONS = ("start", "pause", "resume", "transfer", "stop")
 # What A taps, by form action (stable URLs) rather than by wording, which other work changes.
 TAP = {
@@ -154,7 +154,7 @@ def pct(xs: list[float], p: float) -> float:
 @contextlib.contextmanager
 def hall(workdir: Path) -> Iterator[LavosServer]:
     """Mosquitto, `lavos server` with two staff accounts, and nodes on the PAIRS tables, each online."""
-    broker = Mosquitto(workdir / "mosquitto", users={t: f"pw-{t}" for t in VENUE_TABLES})
+    broker = Mosquitto(workdir / "mosquitto", users={t.id: f"pw-{t.id}" for t in load_venue(VENUE).tables})
     broker.start()
     (workdir / "lavos").mkdir()
     server = LavosServer(workdir / "lavos", broker.port, dict(USERS))
