@@ -52,6 +52,7 @@ _LAVOS, _MQTT, _PG = ("lavos_process",), ("mosquitto",), ("postgres",)
 MODULES: dict[str, tuple[str, ...]] = {
     "dashboard/browser/": ("chromium", "lavos_process", "mosquitto"),
     "test_cli_help.py": _LAVOS,
+    "bench/test_staff_action.py": ("chromium", "lavos_process", "mosquitto"),
     "broker/test_db.py::test_processes_starting_together_migrate_once": _PG,
     "broker/test_hub_restart.py": _LAVOS,
     "broker/test_link_process.py": _LAVOS + _MQTT,  # starts a hub process by hand, and its own broker

@@ -1,5 +1,6 @@
-"""Issue 4, must-show 4: the floor view, a bill, the monitoring page and a report, at tablet and phone
-sizes, written to docs/screenshots/ (the README shows them).
+"""Issue 4, must-show 4 (and issue 11, must-show 1): the floor view, a table's page with a game running
+and a free one's start form, a bill, the members, the monitoring page and a report, at tablet and
+phone sizes, written to docs/screenshots/ (the README shows them).
 
 The hall is put in the state of an evening first, through the API and the simulated nodes, so the
 pictures show what staff see: tables playing, paused, on a club card, prepaid, balls counted, a
@@ -71,7 +72,10 @@ def test_screenshots(lavos, evening, open_page, size):
     log_in(page, lavos, MANAGER)
     shots = {
         "floor": ("/", "#table-pool-01 .drops"),
+        "table": ("/tables/pool-01", 'form[action$="/pause"]'),  # a game running: pause, stop, move, extras
+        "table-start": ("/tables/pool-06", "#start"),  # a free table: the start form
         "bill": (f"/sessions/{evening['bill']}/bill", "#bill-total"),
+        "members": ("/members", "main"),
         "monitoring": ("/monitoring", "main"),
         "report": ("/reports", "main svg"),
     }
