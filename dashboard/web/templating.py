@@ -3,7 +3,8 @@
 Templates get: `_()` / `gettext` / `ngettext` (and {% trans %}), `csrf_input()`, `csrf_token()`,
 filters `local` (a room/tariff/extra's name in this language), `tariff` (id → name),
 `money` (cents → 6,00 €), `when` (30. 11. 2026 18:05, venue time), `clock` (18:05),
-`day`, `duration` (1:05), `number`; and in the context `request`, `user` (None on the login page),
+`day`, `duration` (1:05), `hms` (1:05:09, a ticking timer), `number`; money, dates and numbers
+come with no-break spaces, so "0,60 €" or "1. 12. 2026" never breaks across two lines; and in the context `request`, `user` (None on the login page),
 `lang`, `langs`, `nav` (the links this user may follow), `open_alerts` (for the banner),
 `flashes` (messages left by `flash()` before a redirect), `service`.
 """
@@ -55,9 +56,40 @@ def _venue_tz(ctx: Any):
     return request.app.state.hub.reads.venue.tz if request is not None else None
 
 
+NBSP = "\u00a0"
+
+
+def _unbreakable(text: str) -> str:
+    return text.replace(" ", NBSP)
+
+
+def _money(cents: Any) -> str:
+    return _unbreakable(i18n.money(cents))
+
+
+def _day(d: Any) -> str:
+    return _unbreakable(i18n.day(d))
+
+
+def _number(value: Any) -> str:
+    return _unbreakable(i18n.number(value))
+
+
 @pass_context
 def _when(ctx: Any, dt: Any) -> str:
-    return i18n.when(dt, _venue_tz(ctx))
+    """The date part holds together; the line may break before the time of day."""
+    date_part, _, time_part = i18n.when(dt, _venue_tz(ctx)).rpartition(" ")
+    return f"{_unbreakable(date_part)} {time_part}" if date_part else time_part
+
+
+def _hms(seconds: Any) -> str:
+    """1:05:09: hours, minutes, seconds of a running clock (app.js ticks it in the same format)."""
+    if seconds is None:
+        return ""
+    if hasattr(seconds, "total_seconds"):
+        seconds = seconds.total_seconds()
+    s = max(0, int(seconds))
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
 
 
 @pass_context
@@ -103,7 +135,15 @@ def make_env() -> Environment:
     env.install_gettext_callables(i18n.gettext, i18n.ngettext, newstyle=True)  # type: ignore[attr-defined]
     env.globals.update(csrf_input=_csrf_input, csrf_token=_csrf_token, lang_names=i18n.LANG_NAMES)
     env.filters.update(
-        money=i18n.money, when=_when, clock=_clock, day=i18n.day, duration=i18n.duration, number=i18n.number, local=_local, tariff=_tariff
+        money=_money,
+        when=_when,
+        clock=_clock,
+        day=_day,
+        duration=i18n.duration,
+        hms=_hms,
+        number=_number,
+        local=_local,
+        tariff=_tariff,
     )
     return env
 
