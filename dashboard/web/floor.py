@@ -65,8 +65,8 @@ STATES = tuple(name for name, _ in RULES)
 STATE_WORDS = {
     "out_of_service": N_("Out of service"),
     "offline": N_("Node offline"),
-    "unguarded": N_("Played without a member"),
-    "balls_no_session": N_("Balls dropping, no game"),
+    "unguarded": N_("Playing, no member"),
+    "balls_no_session": N_("Balls, no game"),
     "light_no_session": N_("Light on, no game"),
     "sensor_fault": N_("Sensor fault"),
     "after_closing": N_("Past closing time"),
