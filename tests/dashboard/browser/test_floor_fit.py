@@ -43,9 +43,7 @@ def evening(lavos, nodes):
     nodes["pool-03"][0]._button_pressed()  # somebody switches the light on at the table
     nodes["pool-02"][0].emit("sensor_fault", {"sensor": "pocket-2", "kind": "stuck"})
     nodes["foos-01"][0]._card_reader.tap("deadbeef")  # a card nobody knows
-    wait_until(
-        lambda: {a["kind"] for a in lavos.api("GET", "/api/alerts", STAFF)} >= ALERT_KINDS, timeout=20, what="the five alerts open"
-    )
+    wait_until(lambda: {a["kind"] for a in lavos.api("GET", "/api/alerts", STAFF)} >= ALERT_KINDS, timeout=20, what="the five alerts open")
     assert len(lavos.api("GET", "/api/alerts", STAFF)) == 5
 
 
@@ -119,4 +117,3 @@ def test_a_folded_room_stays_folded_in_this_browser(lavos, evening, tablet):
     assert tablet.locator("#table-pool-01").is_visible()
     tablet.reload()
     assert tablet.locator("#table-pool-01").is_visible()
-
