@@ -32,7 +32,7 @@ def test_alert_buttons_are_apart_explained_and_the_acknowledgement_is_shown(lavo
     acked = page.locator(f"tr[data-alert-id='{alerts}']")
     assert STAFF in acked.locator("td.acked").inner_text()
     assert any(ch.isdigit() for ch in acked.locator("td.acked").inner_text())  # when: date and time
-    row = page.locator("tr[data-alert-id]:not([data-alert-id='%d'])" % alerts).first
+    row = page.locator(f"tr[data-alert-id]:not([data-alert-id='{alerts}'])").first
     ack, resolved = row.locator(".btn-ack"), row.locator(".btn-resolve")
     assert ack.inner_text() == "Potvrdiť" and resolved.inner_text() == "Vyriešené"
     assert ack.get_attribute("title") and resolved.get_attribute("title")
