@@ -23,6 +23,8 @@ class BannerAlert:
     opened_at: datetime
     count: int
     acked: bool
+    acked_at: datetime | None = None
+    acked_by: str | None = None
 
     @property
     def loud(self) -> bool:
@@ -33,7 +35,9 @@ class BannerAlert:
 
 
 def _banner(a: AlertView) -> BannerAlert:
-    return BannerAlert(a.id, a.kind, a.table_id, a.severity, a.message, a.message_en, a.opened_at, a.count, a.acked_at is not None)
+    return BannerAlert(
+        a.id, a.kind, a.table_id, a.severity, a.message, a.message_en, a.opened_at, a.count, a.acked_at is not None, a.acked_at, a.acked_by
+    )
 
 
 def all_open(reads: HallReads) -> list[BannerAlert]:

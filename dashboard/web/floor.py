@@ -1,12 +1,14 @@
 """What the floor view shows per table, loaded for the whole hall in a fixed number of queries.
 
-A table's state is one word staff read at a glance; when several hold, the one that needs
-staff most wins: a dead node hides everything else, a broken sensor miscounts, and a paused or
-ending session needs a decision before a merely running one.
+A table's state is one word staff read at a glance. When several hold, the one that needs staff
+most wins, and an open alert about a table is part of its state (a card must not say "free"
+while the banner says balls are dropping on it). `card_state` is the one place that decides;
+`RULES` is the precedence, written once.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -19,18 +21,66 @@ from dashboard.web.alerts_view import BannerAlert, all_open
 from dashboard.web.i18n import N_
 from devices.kinds import Kind
 
-# In order of precedence (see the module docstring).
-STATES = ("offline", "sensor_fault", "paused", "prepaid_ending", "idle", "playing", "light_no_session", "free")
+
+@dataclass(frozen=True)
+class CardFacts:
+    """What a card's state is decided from (read once per table by FloorData)."""
+
+    kind: Kind
+    online: bool
+    light_on: bool
+    session_state: str | None  # "running" / "paused", None without a session
+    prepaid_left_s: int | None
+    warn_s: int  # prepaid time this short is "ending"
+    alert_kinds: frozenset[str]
+    checked_in: bool  # foosball: somebody is checked in
+    out_of_service: bool = False  # staff took the table out of service (cleaning, repair)
+
+
+# Worst first: the first rule that holds is the card's state. Why this order: a table staff took
+# out of service is not played whatever its node says; a dead node hides everything else (what it
+# would report is unknown); then what costs the club money or breaks its rules right now
+# (foosball without a member, play or light without a session), then a sensor that miscounts,
+# then what needs a decision soon (closing time, prepaid run out or ending, a paused game,
+# nobody playing), then the normal states.
+RULES: tuple[tuple[str, Callable[[CardFacts], bool]], ...] = (
+    ("out_of_service", lambda f: f.out_of_service),
+    ("offline", lambda f: not f.online),
+    ("unguarded", lambda f: "foosball_no_member" in f.alert_kinds),
+    ("balls_no_session", lambda f: f.session_state is None and "play_without_session" in f.alert_kinds),
+    (
+        "light_no_session",
+        lambda f: f.session_state is None and f.kind.billed and (f.light_on or "light_without_session" in f.alert_kinds),
+    ),
+    ("sensor_fault", lambda f: "sensor_fault" in f.alert_kinds),
+    ("after_closing", lambda f: f.session_state is not None and "open_after_closing" in f.alert_kinds),
+    ("prepaid_over", lambda f: f.session_state == "running" and "prepaid_expired" in f.alert_kinds),
+    ("paused", lambda f: f.session_state == "paused"),
+    ("prepaid_ending", lambda f: f.session_state == "running" and f.prepaid_left_s is not None and f.prepaid_left_s <= f.warn_s),
+    ("idle", lambda f: f.session_state == "running" and "idle_session" in f.alert_kinds),
+    ("playing", lambda f: f.session_state is not None or (f.kind is Kind.FOOSBALL and f.checked_in)),
+    ("free", lambda f: True),
+)
+STATES = tuple(name for name, _ in RULES)
 STATE_WORDS = {
-    "free": N_("Free"),
-    "playing": N_("Playing"),
+    "out_of_service": N_("Out of service"),
+    "offline": N_("Node offline"),
+    "unguarded": N_("Playing, no member"),
+    "balls_no_session": N_("Balls, no game"),
+    "light_no_session": N_("Light on, no game"),
+    "sensor_fault": N_("Sensor fault"),
+    "after_closing": N_("Past closing time"),
+    "prepaid_over": N_("Prepaid time over"),
     "paused": N_("Paused"),
     "prepaid_ending": N_("Prepaid ending"),
     "idle": N_("Idle"),
-    "light_no_session": N_("Light on, no session"),
-    "offline": N_("Node offline"),
-    "sensor_fault": N_("Sensor fault"),
+    "playing": N_("Playing"),
+    "free": N_("Free"),
 }
+
+
+def card_state(f: CardFacts) -> str:
+    return next(name for name, holds in RULES if holds(f))
 
 
 @dataclass
@@ -48,6 +98,11 @@ class TableView:
     def word(self) -> str:
         return STATE_WORDS[self.state]
 
+    @property
+    def busy(self) -> bool:
+        """Somebody is at the table (a session, a foosball check-in): the card shows what is going on."""
+        return self.session is not None or bool(self.checkins)
+
 
 @dataclass
 class RoomView:
@@ -56,26 +111,9 @@ class RoomView:
     name_en: str
     tables: list[TableView]
 
-
-def _state(
-    spec: TableSpec, node: NodeView | None, session: dict[str, Any] | None, alert_kinds: set[str], checked_in: bool, warn_s: int
-) -> str:
-    if node is None or not node.online:
-        return "offline"
-    if "sensor_fault" in alert_kinds:
-        return "sensor_fault"
-    if session is not None:
-        if session["state"] == "paused":
-            return "paused"
-        left = session["prepaid_left_s"]
-        if left is not None and left <= warn_s:
-            return "prepaid_ending"
-        return "idle" if "idle_session" in alert_kinds else "playing"
-    if spec.kind is Kind.FOOSBALL and checked_in:
-        return "playing"
-    if spec.kind.billed and (node.light_on or "light_without_session" in alert_kinds):
-        return "light_no_session"
-    return "free"
+    @property
+    def free(self) -> int:
+        return sum(1 for t in self.tables if t.state == "free")
 
 
 class FloorData:
@@ -95,16 +133,27 @@ class FloorData:
         self.warn_s = int(timedelta(minutes=reads.venue.billing.prepaid_warning_min).total_seconds())
 
     def table(self, spec: TableSpec) -> TableView:
-        node = self.nodes.get(spec.id)
+        node: NodeView | None = self.nodes.get(spec.id)
         s = self.open.get(spec.id)
         session = views.session(self.reads, s.id, s.state, with_bill=False) if s is not None else None
         alerts = self.by_table.get(spec.id, [])
         checkins = self.checkins.get(spec.id, [])
-        state = _state(spec, node, session, {a.kind for a in alerts}, bool(checkins), self.warn_s)
+        facts = CardFacts(
+            kind=spec.kind,
+            online=bool(node and node.online),
+            light_on=bool(node and node.light_on),
+            session_state=session["state"] if session else None,
+            prepaid_left_s=session["prepaid_left_s"] if session else None,
+            warn_s=self.warn_s,
+            alert_kinds=frozenset(a.kind for a in alerts),
+            checked_in=bool(checkins),
+            # Merge: h3's table read model carries `out_of_service`; pass it here.
+            out_of_service=False,
+        )
         return TableView(
             spec,
-            state,
-            bool(node and node.online),
+            card_state(facts),
+            facts.online,
             node.light_on if node else None,
             session,
             self.drops.get(spec.id, 0) if session else 0,

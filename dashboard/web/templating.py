@@ -3,13 +3,16 @@
 Templates get: `_()` / `gettext` / `ngettext` (and {% trans %}), `csrf_input()`, `csrf_token()`,
 filters `local` (a room/tariff/extra's name in this language), `tariff` (id → name),
 `money` (cents → 6,00 €), `when` (30. 11. 2026 18:05, venue time), `clock` (18:05),
-`day`, `duration` (1:05), `number`; and in the context `request`, `user` (None on the login page),
+`day`, `duration` (1:05), `hms` (1:05:09, a ticking timer), `number`. Whatever a page prints,
+money and dates come with no-break spaces (`_unbreakable`), so "0,60 €" or "1. 12. 2026"
+never breaks across two lines; and in the context `request`, `user` (None on the login page),
 `lang`, `langs`, `nav` (the links this user may follow), `open_alerts` (for the banner),
 `flashes` (messages left by `flash()` before a redirect), `service`.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +20,7 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader, pass_context, select_autoescape
+from markupsafe import Markup
 
 from broker.accounts.staff import role_at_least
 from dashboard.web import csrf, i18n
@@ -55,9 +59,44 @@ def _venue_tz(ctx: Any):
     return request.app.state.hub.reads.venue.tz if request is not None else None
 
 
+NBSP = "\u00a0"
+# Text that must not break across lines, wherever it was formatted (a filter, a bill line from
+# the billing code, a flash message): money (1 234,56 €), dates (1. 12. 2026, 1 Dec 2026) and
+# "16:00 h". `_unbreakable` gives their spaces as no-break spaces in every {{ ... }} of every page.
+_HOLD_TOGETHER = re.compile(
+    r"-?\d{1,3}(?:[ \u00a0]\d{3})*,\d\d[ \u00a0]€"  # Slovak money
+    r"|\b\d{1,2}\.[ \u00a0]\d{1,2}\.[ \u00a0]\d{4}\b"  # Slovak date
+    r"|\b\d{1,2}[ \u00a0](?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[ \u00a0]\d{4}\b"  # English date
+    r"|\b\d{1,2}:\d\d[ \u00a0]h\b"  # 16:00 h
+)
+
+
+def _hold(m: re.Match[str]) -> str:
+    return m.group(0).replace(" ", NBSP)
+
+
+def _unbreakable(value: Any) -> Any:
+    """Jinja's finalize: every printed value passes here (Markup stays Markup, so nothing is escaped twice)."""
+    if isinstance(value, Markup):
+        return Markup(_HOLD_TOGETHER.sub(_hold, str(value)))
+    if isinstance(value, str):
+        return _HOLD_TOGETHER.sub(_hold, value)
+    return value
+
+
 @pass_context
 def _when(ctx: Any, dt: Any) -> str:
     return i18n.when(dt, _venue_tz(ctx))
+
+
+def _hms(seconds: Any) -> str:
+    """1:05:09: hours, minutes, seconds of a running clock (app.js ticks it in the same format)."""
+    if seconds is None:
+        return ""
+    if hasattr(seconds, "total_seconds"):
+        seconds = seconds.total_seconds()
+    s = max(0, int(seconds))
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
 
 
 @pass_context
@@ -99,11 +138,20 @@ def make_env() -> Environment:
         extensions=["jinja2.ext.i18n"],
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_unbreakable,
     )
     env.install_gettext_callables(i18n.gettext, i18n.ngettext, newstyle=True)  # type: ignore[attr-defined]
     env.globals.update(csrf_input=_csrf_input, csrf_token=_csrf_token, lang_names=i18n.LANG_NAMES)
     env.filters.update(
-        money=i18n.money, when=_when, clock=_clock, day=i18n.day, duration=i18n.duration, number=i18n.number, local=_local, tariff=_tariff
+        money=i18n.money,
+        when=_when,
+        clock=_clock,
+        day=i18n.day,
+        duration=i18n.duration,
+        hms=_hms,
+        number=i18n.number,
+        local=_local,
+        tariff=_tariff,
     )
     return env
 

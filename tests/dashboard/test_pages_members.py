@@ -67,7 +67,7 @@ def test_the_years_fee(pages) -> None:  # type: ignore[no-untyped-def]
     member_id = _member(pages)
     assert "✗" in pages.page(f"/members/{member_id}").split('id="cards"')[0]
     html = pages.follow(pages.post(f"/members/{member_id}/fee", {"year": "2026", "amount": "10,00"}))
-    assert "✓" in html.split('id="cards"')[0] and "10,00 €" in html
+    assert "✓" in html.split('id="cards"')[0] and "10,00\u00a0€" in html
     pages.post(f"/members/{member_id}/fee", {"year": "2027", "amount": "0"})  # honorary: a 0 € year
     with pages.service.store.reader() as db:
         fees = db.scalars(select(FeePayment).order_by(FeePayment.year)).all()

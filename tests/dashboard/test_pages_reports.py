@@ -67,12 +67,12 @@ def svgs(html: str) -> list[ET.Element]:
 def test_a_day_report_adds_up_and_draws_its_charts(pages) -> None:  # type: ignore[no-untyped-def]
     _play(pages)
     html = pages.page("/reports?day=2026-11-10")
-    assert "10. 11. 2026" in html
+    assert "10.\u00a011.\u00a02026" in html
     revenue = html[html.index('id="revenue"') : html.index('id="sessions"')]
-    assert "8,00 €" in revenue and "6,00 €" in revenue and "2,00 €" in revenue
+    assert "8,00\u00a0€" in revenue and "6,00\u00a0€" in revenue and "2,00\u00a0€" in revenue
     assert "Štandard" in revenue and "Klubová karta" in revenue  # tariffs by their venue names
     sessions = html[html.index('id="sessions"') : html.index('id="utilisation"')]
-    assert "Zadražil Miro" in sessions and "10. 11. 2026 19:00" in sessions
+    assert "Zadražil Miro" in sessions and "10.\u00a011.\u00a02026 19:00" in sessions
     assert "Zadražil Miro" in html[html.index('id="foosball"') :]
     charts = svgs(html)
     titles = {c.find("{http://www.w3.org/2000/svg}title").text for c in charts}
@@ -84,7 +84,7 @@ def test_a_day_report_adds_up_and_draws_its_charts(pages) -> None:  # type: igno
 def test_a_month_report_has_every_day(pages) -> None:  # type: ignore[no-untyped-def]
     _play(pages)
     html = pages.page("/reports?month=2026-11")
-    assert "1. 11. 2026" in html and "30. 11. 2026" in html and "8,00 €" in html
+    assert "1.\u00a011.\u00a02026" in html and "30.\u00a011.\u00a02026" in html and "8,00\u00a0€" in html
     assert len(svgs(html)) == 5  # plus revenue by day
     rows = csv_rows(pages.manager.get("/reports/revenue.csv?month=2026-11"))
     assert rows[0] == ["group", "key", "name", "amount_cents", "amount_eur"]
@@ -113,12 +113,12 @@ def test_english_money_and_dates(pages) -> None:  # type: ignore[no-untyped-def]
     _play(pages)
     assert pages.post("/lang", {"lang": "en", "next": "/reports"}).status_code == 303
     html = pages.page("/reports?day=2026-11-10")
-    assert "€8.00" in html and "10 Nov 2026" in html and "Club card" in html
+    assert "€8.00" in html and "10\u00a0Nov\u00a02026" in html and "Club card" in html
 
 
 def test_an_empty_day_says_so(pages) -> None:  # type: ignore[no-untyped-def]
     html = pages.page("/reports?day=2026-11-09")
-    assert "0,00 €" in html
+    assert "0,00\u00a0€" in html
     assert len(svgs(html)) == 4  # empty charts still parse and say why they are empty
 
 

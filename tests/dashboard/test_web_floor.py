@@ -76,7 +76,7 @@ def test_every_table_by_room_with_its_state_in_colour_and_word(browser, service,
     # Every table of the venue, once, in its room's section, rooms in the venue file's order.
     states = card_states(html)
     assert sorted(states) == sorted(service.tables)
-    rooms = list(re.findall(r'<section class="room" id="room-(\w+)">', html))
+    rooms = list(re.findall(r'<details class="room" id="room-(\w+)"', html))
     assert rooms == ["main", "salonik", "games"]
     salonik = html[html.index('id="room-salonik"') : html.index('id="room-games"')]
     assert "pool-09" in salonik and "pool-10" in salonik and "pool-01" not in salonik
@@ -84,10 +84,10 @@ def test_every_table_by_room_with_its_state_in_colour_and_word(browser, service,
         "free": "Voľný",
         "playing": "Hrá sa",
         "paused": "Pozastavený",
-        "prepaid_ending": "Končí predplatené",
-        "idle": "Nečinný",
-        "light_no_session": "Svieti bez hry",
-        "offline": "Modul offline",
+        "prepaid_ending": "Končí predplatený čas",
+        "idle": "Nehrá sa",
+        "light_no_session": "Svetlo bez hry",
+        "offline": "Modul odpojený",
         "sensor_fault": "Porucha senzora",
     }
     for table, state in expected.items():
@@ -96,7 +96,7 @@ def test_every_table_by_room_with_its_state_in_colour_and_word(browser, service,
     # A never-seen node (no status ever) is offline too; a running table shows amount, time and tariff.
     assert states["darts-01"] == "offline"
     playing = card(html, "pool-02")
-    assert "0,00 €" in playing and "Štandard" in playing and "18:21" in playing  # venue time, not UTC
+    assert "0,00\u00a0€" in playing and "Štandard" in playing and "18:21" in playing  # venue time, not UTC
 
 
 def test_panel_actions_then_the_itemised_bill_with_vat(browser, service, clock):
@@ -124,12 +124,12 @@ def test_panel_actions_then_the_itemised_bill_with_vat(browser, service, clock):
     assert r.headers["location"] == f"/sessions/{sid}/bill"
     bill = browser.get(r.headers["location"]).text
     # 30 min on Pool 5 + 15 min on Pool 6 at 4 €/h (paid-up club card), two toppings: 2,00 + 1,00 + 1,20.
-    assert "Pool 5: Klubová karta, 4,00 €/hod, 30 min" in bill and "Pool 6: Klubová karta, 4,00 €/hod, 15 min" in bill
-    assert "Prídavok na pizzu 2 × 0,60 €" in bill
+    assert "Pool 5: Klubová karta, 4,00\u00a0€/hod, 30 min" in bill and "Pool 6: Klubová karta, 4,00\u00a0€/hod, 15 min" in bill
+    assert "Prídavok na pizzu 2 × 0,60\u00a0€" in bill
     total = re.search(r'id="bill-total">([^<]+)<', bill).group(1)
-    assert total == "4,20 €"
-    assert "DPH 23 %" in bill and "0,79 €" in bill and "3,41 €" in bill  # VAT contained in 4,20 €, and the net
-    assert "10. 11. 2026 18:00" in bill  # started, venue time, Slovak format
+    assert total == "4,20\u00a0€"
+    assert "DPH 23 %" in bill and "0,79\u00a0€" in bill and "3,41\u00a0€" in bill  # VAT contained in 4,20 €, and the net
+    assert "10.\u00a011.\u00a02026 18:00" in bill  # started, venue time, Slovak format
     assert 'href="/static/print.css" media="print"' in bill and "data-print" in bill
 
 
@@ -189,16 +189,16 @@ def test_language_switch_is_remembered_and_formats_follow(browser, service, cloc
     clock.advance(minutes=90)
     service.add_extra(sid, "entry_guest", 1, actor="test")
     slovak = browser.get("/").text
-    assert '<html lang="sk">' in slovak and "Modul offline" in slovak and "14,00 €" in slovak  # 9,00 + 5,00
+    assert '<html lang="sk">' in slovak and "Modul odpojený" in slovak and "14,00\u00a0€" in slovak  # 9,00 + 5,00
     r = browser.post("/lang", {"lang": "en", "next": "/tables/pool-01"})
     assert r.status_code == 303 and r.headers["location"] == "/tables/pool-01"
     assert "lavos_lang=en" in r.headers["set-cookie"]
     english = browser.get("/").text
-    assert '<html lang="en">' in english and "Node offline" in english and "€14.00" in english and "Modul offline" not in english
+    assert '<html lang="en">' in english and "Node offline" in english and "€14.00" in english and "Modul odpojený" not in english
     bill = browser.get(f"/sessions/{sid}/bill").text
-    assert "Tournament entry (non-member)" in bill and "10 Nov 2026, 18:00" in bill
+    assert "Tournament entry (non-member)" in bill and "10\u00a0Nov\u00a02026, 18:00" in bill
     browser.post("/lang", {"lang": "sk"})
-    assert "Modul offline" in browser.get("/").text
+    assert "Modul odpojený" in browser.get("/").text
 
 
 def test_alert_banner_and_acknowledgement(browser, service, mosquitto):

@@ -5,11 +5,14 @@
 //                                              when the server announces one of the topics
 //   data-every="30"                            ...and also every 30 seconds (elapsed time, amounts)
 //   data-table-card="pool-01" data-src="/url"  a floor card, replaced whole on that table's events
+//   .timer[data-tick=up|down][data-elapsed|data-left]   seconds when drawn; ticks every second
+//   details[data-room="main"]                  a room on the floor, folded per browser (localStorage)
 //   form[data-confirm="text"]                  asks before submitting
 (function () {
   "use strict";
   var csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
   var timers = new Map();
+  document.documentElement.classList.add("js");
 
   function fetchHtml(url) {
     return fetch(url, { credentials: "same-origin", headers: { "X-Requested-With": "fetch" } }).then(function (r) {
@@ -19,30 +22,64 @@
     });
   }
 
-  // Coalesce bursts (a rack of drops is a dozen events in a second) into one fetch per element.
-  function later(el, fn) {
-    if (timers.has(el)) return;
-    timers.set(el, setTimeout(function () { timers.delete(el); fn(); }, 120));
+  // Coalesce bursts (a rack of drops is a dozen events in a second) into one fetch per key.
+  function later(key, fn) {
+    if (timers.has(key)) return;
+    timers.set(key, setTimeout(function () { timers.delete(key); fn(); }, 120));
+  }
+
+  // Fetches finish in any order: a region (the whole floor) asked for before a card changed may
+  // arrive after that card's own fresh copy. Every fetch gets a number when it is sent, every
+  // card and region remembers the number of the fetch it shows, and nothing older replaces
+  // anything newer. (A fetch sent after an event was announced shows that event: the server
+  // announces only what it has committed.)
+  var issued = 0;
+  function stampOf(el) { return parseInt(el.dataset.stamp || "0", 10); }
+  function cardSelector(table) { return '[data-table-card="' + CSS.escape(table) + '"]'; }
+
+  function fromHtml(html) {
+    var t = document.createElement("template");
+    t.innerHTML = html.trim();
+    return t.content;
   }
 
   function refreshRegion(el) {
+    if (!el.dataset.src) return;
     later(el, function () {
+      var stamp = ++issued;
       fetchHtml(el.dataset.src).then(function (html) {
-        el.innerHTML = html;
+        if (!el.isConnected || stampOf(el) > stamp) return;
+        var content = fromHtml(html);
+        content.querySelectorAll("[data-table-card]").forEach(function (card) {
+          var shown = el.querySelector(cardSelector(card.dataset.tableCard));
+          if (shown && stampOf(shown) > stamp) card.replaceWith(shown);  // keep the newer picture
+          else card.dataset.stamp = stamp;
+        });
+        el.dataset.stamp = stamp;
+        el.replaceChildren(content);
+        settled(el);
         if (el.id === "alert-banner") onBanner(el);
       }).catch(function () {});
     });
   }
 
   function refreshCard(table) {
-    document.querySelectorAll('[data-table-card="' + CSS.escape(table) + '"]').forEach(function (el) {
-      later(el, function () {
-        fetchHtml(el.dataset.src).then(function (html) {
-          var t = document.createElement("template");
-          t.innerHTML = html.trim();
-          if (t.content.firstElementChild && el.isConnected) el.replaceWith(t.content.firstElementChild);
-        }).catch(function () {});
-      });
+    var first = document.querySelector(cardSelector(table));
+    if (!first) return;
+    var src = first.dataset.src;
+    later("card:" + table, function () {
+      var stamp = ++issued;
+      fetchHtml(src).then(function (html) {
+        var fresh = fromHtml(html).firstElementChild;
+        if (!fresh) return;
+        document.querySelectorAll(cardSelector(table)).forEach(function (el) {
+          if (stampOf(el) > stamp) return;
+          var card = fresh.cloneNode(true);
+          card.dataset.stamp = stamp;
+          el.replaceWith(card);
+          settled(card);
+        });
+      }).catch(function () {});
     });
   }
 
@@ -52,11 +89,75 @@
     });
   }
 
-  function refreshAllCards() {
+  // Cards that no re-fetched region contains (the card on a table's own page).
+  function standaloneCards() {
     var seen = new Set();
-    document.querySelectorAll("[data-table-card]").forEach(function (el) { seen.add(el.dataset.tableCard); });
-    seen.forEach(refreshCard);
+    document.querySelectorAll("[data-table-card]").forEach(function (el) {
+      var region = el.parentElement && el.parentElement.closest("[data-live][data-src]");
+      if (!region) seen.add(el.dataset.tableCard);
+    });
+    return seen;
   }
+
+  function refreshAll() {
+    refreshTopic("*");
+    standaloneCards().forEach(refreshCard);
+  }
+
+  // --- timers: elapsed time counts up, prepaid time down, every second, from the seconds the
+  // server gave when it drew the card (data-elapsed / data-left); the server is the clock. ---
+  function hms(s) {
+    s = Math.max(0, Math.floor(s));
+    var m = Math.floor(s / 60) % 60, sec = s % 60;
+    return Math.floor(s / 3600) + ":" + (m < 10 ? "0" : "") + m + ":" + (sec < 10 ? "0" : "") + sec;
+  }
+  function tick() {
+    var now = performance.now();
+    document.querySelectorAll(".timer[data-tick]").forEach(function (el) {
+      if (el._drawnAt === undefined) el._drawnAt = now;
+      var gone = (now - el._drawnAt) / 1000;
+      var text = el.dataset.tick === "down" ? hms(parseInt(el.dataset.left, 10) - gone) : hms(parseInt(el.dataset.elapsed, 10) + gone);
+      if (el.textContent !== text) el.textContent = text;
+    });
+  }
+  function settled(root) {
+    var now = performance.now();
+    root.querySelectorAll(".timer[data-tick]").forEach(function (el) { el._drawnAt = now; });
+    restoreFolds(root);
+  }
+
+  // --- folds: rooms folded away stay folded in this browser (localStorage); the alert strip's
+  // "+N more" stays open across its live refreshes while this page is open. ---
+  var ROOMS_KEY = "lavos-rooms-folded";
+  var alertsOpen = false;
+  function foldedRooms() {
+    try { return new Set(JSON.parse(localStorage.getItem(ROOMS_KEY) || "[]")); } catch (e) { return new Set(); }
+  }
+  function restoreFolds(root) {
+    var folded = foldedRooms();
+    root.querySelectorAll("details[data-room]").forEach(function (d) { d.open = !folded.has(d.dataset.room); });
+    root.querySelectorAll("details.alert-more").forEach(function (d) { d.open = alertsOpen; });
+  }
+  document.addEventListener("toggle", function (e) {
+    var d = e.target;
+    if (!d.matches) return;
+    if (d.matches("details[data-room]")) {
+      var folded = foldedRooms();
+      if (d.open) folded.delete(d.dataset.room); else folded.add(d.dataset.room);
+      localStorage.setItem(ROOMS_KEY, JSON.stringify(Array.from(folded)));
+    } else if (d.matches("details.alert-more")) {
+      alertsOpen = d.open;
+    }
+  }, true);
+  settled(document);
+  setInterval(tick, 1000);
+
+  // --- phone menu ---
+  var menuBtn = document.getElementById("menu-toggle"), topbar = document.getElementById("topbar");
+  if (menuBtn && topbar) menuBtn.addEventListener("click", function () {
+    var open = topbar.classList.toggle("menu-open");
+    menuBtn.setAttribute("aria-expanded", open ? "true" : "false");
+  });
 
   // --- sound ---------------------------------------------------------------------------
   var audio = null;
@@ -122,24 +223,31 @@
   function connect() {
     if (!window.EventSource) return;
     var es = new EventSource("/events");
-    var broken = false;
     es.onmessage = function (m) {
       var ev;
       try { ev = JSON.parse(m.data); } catch (e) { return; }
-      if (ev.topic === "refresh") { refreshAllCards(); refreshTopic("*"); return; }
+      if (ev.topic === "refresh") { refreshAll(); return; }
       if (ev.table) refreshCard(ev.table);
       refreshTopic(ev.topic);
     };
-    es.onerror = function () { broken = true; };
-    // After a reconnect we may have missed events: fetch everything once.
-    es.onopen = function () { if (broken) { broken = false; refreshAllCards(); refreshTopic("*"); } };
+    // Whenever the stream opens (the first time too): whatever changed between the server
+    // drawing this page and now was announced to nobody, so fetch everything once.
+    es.onopen = function () { refreshAll(); };
   }
   connect();
 
+  // Amounts and anything else that moves with time alone (a carom table has no pocket events):
+  // each region with data-every, and every card outside such a region, at that period.
   document.querySelectorAll("[data-every]").forEach(function (el) {
     var s = Math.max(5, parseInt(el.dataset.every, 10) || 30);
     setInterval(function () { refreshRegion(el); }, s * 1000);
   });
+  setInterval(function () {
+    standaloneCards().forEach(function (table) {
+      var el = document.querySelector(cardSelector(table));
+      if (el && el.classList.contains("busy")) refreshCard(table);
+    });
+  }, 30000);
 
   // --- forms -------------------------------------------------------------------------------
   document.addEventListener("click", function (e) {

@@ -51,7 +51,7 @@ def test_disabling_a_staff_user_logs_their_tablet_out(lavos, open_page):
     rows = office.locator("#audit tbody tr").all_inner_texts()
     assert any(MANAGER in r and "user.active" in r and "active=True" in r for r in rows), rows
     assert any(MANAGER in r and "user.active" in r and "active=False" in r for r in rows), rows
-    assert re.search(r"\d{1,2}\. \d{1,2}\. 20\d\d \d{1,2}:\d\d", rows[0]), rows[0]  # the local time, Slovak style
+    assert re.search(r"\d{1,2}\.\u00a0\d{1,2}\.\u00a020\d\d \d{1,2}:\d\d", rows[0]), rows[0]  # the local time, Slovak style
 
 
 def test_a_handed_out_password_must_be_changed_before_anything_else(lavos, open_page):

@@ -54,8 +54,8 @@ def page_marker(page) -> float:  # type: ignore[no-untyped-def]
 
 
 def eur(cents: int) -> str:
-    """Slovak money as staff read it: 1,30 €."""
-    return f"{cents // 100},{cents % 100:02d} €"
+    """Slovak money as staff read it: 1,30 € (with a no-break space: money never breaks across lines)."""
+    return f"{cents // 100},{cents % 100:02d}\u00a0€"
 
 
 def eur_en(cents: int) -> str:

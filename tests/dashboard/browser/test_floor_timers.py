@@ -1,0 +1,77 @@
+"""Issue 11, item 7: timers that tick and amounts that move without any event.
+
+The carom table has no pockets and here no node at all: nothing at the table ever announces
+anything, so only the clock moves its bill. Its card must still show the time ticking every
+second (large) and its amount following the bill within 30 s, on the floor and on the table's own
+page; a prepaid game shows the time left counting down and when it ends ("končí 19:30").
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from tests.dashboard.browser.conftest import TABLET
+from tests.dashboard.browser.web import log_in, page_marker, wait_live
+from tests.dashboard.conftest import STAFF
+from tests.support.waiting import wait_until
+
+NODE_TABLES = ("pool-01",)
+TABLE = "carom-01"
+AMOUNT_LAG_S = 30 + 2  # the periodic refresh, and a fetch
+
+
+def hms_seconds(text: str) -> int:
+    h, m, s = (int(x) for x in text.strip().split(":"))
+    return h * 3600 + m * 60 + s
+
+
+def test_timers_tick_and_the_amount_moves_without_events(lavos, nodes, tablet, open_page):
+    sid = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": TABLE})["id"]
+    lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": "pool-01", "prepaid_minutes": 60})
+    panel = open_page(TABLET)
+    log_in(tablet, lavos, STAFF)
+    log_in(panel, lavos, STAFF, f"/tables/{TABLE}")
+    for p in (tablet, panel):
+        wait_live(p)
+    loaded = (page_marker(tablet), page_marker(panel))
+
+    # Elapsed time ticks every second, in large type.
+    elapsed = tablet.locator(f"#table-{TABLE} .timer.elapsed")
+    first = hms_seconds(elapsed.inner_text())
+    tablet.wait_for_timeout(2100)
+    assert 2 <= hms_seconds(elapsed.inner_text()) - first <= 3
+    size = float(elapsed.evaluate("el => parseFloat(getComputedStyle(el).fontSize)"))
+    assert size >= 22, f"the timer is {size} px"
+
+    # Prepaid: the time left counts down, and the card says when it ends.
+    left = tablet.locator("#table-pool-01 .timer.left")
+    before = hms_seconds(left.inner_text())
+    assert 58 * 60 <= before <= 60 * 60
+    tablet.wait_for_timeout(1100)
+    assert hms_seconds(left.inner_text()) < before
+    ends = tablet.locator("#table-pool-01 .ends").inner_text()
+    until = lavos.api("GET", "/api/tables/pool-01", STAFF)["session"]["prepaid_until"]
+    assert ends == f"končí {datetime.fromisoformat(until).astimezone(ZoneInfo('Europe/Bratislava')):%H:%M}", ends
+    assert lavos.api("GET", f"/api/sessions/{sid}", STAFF)["state"] == "running"
+
+    # The bill moves with the clock only (the next started minute); both pages follow it.
+    shown = tablet.locator(f"#table-{TABLE} .amount").inner_text()
+    wait_until(
+        lambda: lavos.api("GET", f"/api/sessions/{sid}", STAFF)["amount"].replace("\u00a0", " ") != shown.replace("\u00a0", " "),
+        timeout=75,
+        interval=0.5,
+        what="the next started minute on the bill",
+    )
+    changed_at = time.monotonic()
+    for p in (tablet, panel):
+        p.wait_for_function(
+            "([sel, old]) => { const el = document.querySelector(sel); return el && el.textContent.trim() !== old; }",
+            arg=[f"#table-{TABLE} .amount", shown],
+            timeout=(AMOUNT_LAG_S + 10) * 1000,
+        )
+    lag = time.monotonic() - changed_at
+    print(f"\n{TABLE}: the amount on both pages followed the bill {lag:.1f} s after it changed (no event at all)")
+    assert lag <= AMOUNT_LAG_S
+    assert (page_marker(tablet), page_marker(panel)) == loaded, "a page reloaded: the amount did not move by itself"
