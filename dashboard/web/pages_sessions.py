@@ -11,6 +11,7 @@ from fastapi.responses import RedirectResponse, Response
 from broker.accounts.staff import Staff
 from broker.domain import sessions
 from broker.hall.facade import ServiceError
+from broker.hall.read_models import HallReads
 from dashboard.api import views
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.web.auth import page_can, safe_next
@@ -90,7 +91,7 @@ def transfer(
     return RedirectResponse("/", status_code=303)
 
 
-def _rate_before(reads, session_id: int) -> int | None:  # type: ignore[no-untyped-def]
+def _rate_before(reads: HallReads, session_id: int) -> int | None:
     """The hourly rate of a running game where it is now (None when paused or not open)."""
     for table, s in reads.hall_snapshot().open.items():
         if s.id == session_id and s.state.state == "running":

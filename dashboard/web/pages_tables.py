@@ -12,7 +12,7 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
-from broker.hall.facade import ServiceError
+from broker.hall.facade import HubFacade, ServiceError
 from dashboard.api.deps import Hub
 from dashboard.web.auth import page_can
 from dashboard.web.csrf import verify_csrf
@@ -25,7 +25,7 @@ router = APIRouter(prefix="/tables")
 Reason = Annotated[str, Form(max_length=200)]
 
 
-def _back(hub, table_id: str) -> str:  # type: ignore[no-untyped-def]
+def _back(hub: HubFacade, table_id: str) -> str:
     if table_id not in hub.reads.tables:
         raise HTTPException(404, gettext("There is no such table."))
     return f"/tables/{table_id}"

@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
+from starlette.requests import Request
+
 from broker.domain import sessions
 from broker.domain.refusals import Refusal
 from broker.domain.tariffs import rate_at
@@ -32,7 +34,7 @@ _START_NOTICES = {
 
 
 @contextlib.contextmanager
-def speaking(request) -> Iterator[None]:  # type: ignore[no-untyped-def]
+def speaking(request: Request) -> Iterator[None]:
     """Messages made in a POST route in the visitor's language (render() sets it only for pages)."""
     token = i18n.use_lang(i18n.lang_of(request))
     try:
