@@ -180,9 +180,13 @@ def test_out_of_service_from_the_table_page(lavos, nodes, page):
     assert "out of service" in refused["detail"]
     node, _ = nodes["pool-03"]
     assert not node.light.on
+    with page.expect_navigation():  # and in English
+        page.locator(".lang button[value=en]").click()
+    assert "Out of service" in panel.inner_text() and page.locator("#in-service").inner_text().strip() == "Back in service"
     page.locator("#in-service").click()
     page.wait_for_url(lavos.base_url + "/tables/pool-03")
-    assert page.locator("#start-form").is_visible()
+    assert page.locator("#start-form").is_visible() and "pool-03 is back in service." not in _flash(page)
+    assert "Pool 3 is back in service." in _flash(page)
     assert lavos.api("GET", "/api/tables/pool-03", STAFF)["out_of_service"] is False
 
 
