@@ -8,7 +8,6 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
-from broker.hall.facade import ServiceError
 from broker.hall.read_models import HallReads
 from dashboard.api.deps import MAX_ID, Hub, Reads
 from dashboard.api.foosball import checkins_by_table
@@ -16,7 +15,7 @@ from dashboard.web.alerts_view import LOUD_KINDS, banner_alerts
 from dashboard.web.auth import page_can, safe_next
 from dashboard.web.csrf import verify_csrf
 from dashboard.web.i18n import N_, gettext
-from dashboard.web.table_page import in_visitor_lang, refusal_text
+from dashboard.web.table_page import do_then_back, in_visitor_lang
 from dashboard.web.templating import NavLink, flash, render
 
 router = APIRouter(prefix="/foosball")
@@ -65,13 +64,13 @@ def checkin(
     if member_id is None:
         flash(request, gettext("Choose the member to check in."), "error")
         return RedirectResponse(back, status_code=303)
-    try:
-        c = hub.foosball_checkin(table, member_id, actor=user.username)
-    except ServiceError as e:
-        flash(request, gettext("Not done: %(reason)s") % {"reason": refusal_text(e)}, "error")
-        return RedirectResponse(back, status_code=303)
-    flash(request, gettext("%(member)s checked in at %(table)s.") % {"member": c.member, "table": name}, "ok")
-    return RedirectResponse(back, status_code=303)
+    chosen = member_id
+
+    def run() -> str:
+        c = hub.foosball_checkin(table, chosen, actor=user.username)
+        return gettext("%(member)s checked in at %(table)s.") % {"member": c.member, "table": name}
+
+    return do_then_back(request, back, run)
 
 
 @router.post("/{table}/checkout", dependencies=[Depends(verify_csrf)])
@@ -86,10 +85,9 @@ def checkout(
 ) -> Response:
     name = _foosball_table(hub.reads, table)
     back = safe_next(next) if next else f"/tables/{table}"
-    try:
+
+    def run() -> str:
         who = hub.foosball_checkout(table, member_id, actor=user.username)
-    except ServiceError as e:
-        flash(request, gettext("Not done: %(reason)s") % {"reason": refusal_text(e)}, "error")
-        return RedirectResponse(back, status_code=303)
-    flash(request, gettext("%(member)s checked out at %(table)s.") % {"member": who, "table": name}, "ok")
-    return RedirectResponse(back, status_code=303)
+        return gettext("%(member)s checked out at %(table)s.") % {"member": who, "table": name}
+
+    return do_then_back(request, back, run)

@@ -9,16 +9,15 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Form, HTTPException, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import Response
 
 from broker.accounts.staff import Staff
-from broker.hall.facade import HubFacade, ServiceError
+from broker.hall.facade import HubFacade
 from dashboard.api.deps import Hub
 from dashboard.web.auth import page_can
 from dashboard.web.csrf import verify_csrf
 from dashboard.web.i18n import gettext
-from dashboard.web.table_page import in_visitor_lang, refusal_text
-from dashboard.web.templating import flash
+from dashboard.web.table_page import do_then_back, in_visitor_lang
 
 router = APIRouter(prefix="/tables")
 
@@ -37,28 +36,24 @@ def take_out_of_service(
     table_id: str, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("tables.service"))], reason: Reason = ""
 ) -> Response:
     back = _back(hub, table_id)
-    name = hub.reads.tables[table_id].name
-    try:
+
+    def run() -> str:
         hub.set_out_of_service(table_id, True, actor=user.username, reason=reason)
-    except ServiceError as e:
-        flash(request, gettext("Not done: %(reason)s") % {"reason": refusal_text(e)}, "error")
-        return RedirectResponse(back, status_code=303)
-    flash(request, gettext("%(table)s is out of service.") % {"table": name}, "ok")
-    return RedirectResponse(back, status_code=303)
+        return gettext("%(table)s is out of service.") % {"table": hub.reads.tables[table_id].name}
+
+    return do_then_back(request, back, run)
 
 
 @router.post("/{table_id}/in-service", dependencies=[Depends(verify_csrf)])
 @in_visitor_lang
 def back_in_service(table_id: str, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("tables.service"))]) -> Response:
     back = _back(hub, table_id)
-    name = hub.reads.tables[table_id].name
-    try:
+
+    def run() -> str:
         hub.set_out_of_service(table_id, False, actor=user.username)
-    except ServiceError as e:
-        flash(request, gettext("Not done: %(reason)s") % {"reason": refusal_text(e)}, "error")
-        return RedirectResponse(back, status_code=303)
-    flash(request, gettext("%(table)s is back in service.") % {"table": name}, "ok")
-    return RedirectResponse(back, status_code=303)
+        return gettext("%(table)s is back in service.") % {"table": hub.reads.tables[table_id].name}
+
+    return do_then_back(request, back, run)
 
 
 @router.post("/{table_id}/light", dependencies=[Depends(verify_csrf)])
@@ -71,10 +66,9 @@ def switch_light(
     on: Annotated[bool, Form()],
 ) -> Response:
     back = _back(hub, table_id)
-    try:
+
+    def run() -> str:
         hub.switch_light(table_id, on, actor=user.username)
-    except ServiceError as e:
-        flash(request, gettext("Not done: %(reason)s") % {"reason": refusal_text(e)}, "error")
-        return RedirectResponse(back, status_code=303)
-    flash(request, gettext("Light switched on.") if on else gettext("Light switched off."), "ok")
-    return RedirectResponse(back, status_code=303)
+        return gettext("Light switched on.") if on else gettext("Light switched off.")
+
+    return do_then_back(request, back, run)

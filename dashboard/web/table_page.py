@@ -15,13 +15,16 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from starlette.requests import Request
+from starlette.responses import RedirectResponse
 
 from broker.domain import sessions
 from broker.domain.refusals import Refusal
 from broker.domain.tariffs import rate_at
+from broker.hall.facade import ServiceError
 from broker.hall.read_models import HallReads, TableUse
 from dashboard.web import i18n
 from dashboard.web.i18n import N_, gettext, money
+from dashboard.web.templating import flash
 from devices.kinds import Kind
 
 PREPAID_PRESETS = (30, 60, 120)  # minutes: the usual half hour, hour, two hours
@@ -52,6 +55,17 @@ def in_visitor_lang(route: Callable[..., Any]) -> Callable[..., Any]:
             return route(*args, **kwargs)
 
     return run
+
+
+def do_then_back(request: Request, back: str, op: Callable[[], str]) -> RedirectResponse:
+    """Run a staff action (`op` returns the message when done); a refusal says why. Back to `back` either way."""
+    try:
+        done = op()
+    except ServiceError as e:
+        flash(request, gettext("Not done: %(reason)s") % {"reason": refusal_text(e)}, "error")
+    else:
+        flash(request, done, "ok")
+    return RedirectResponse(back, status_code=303)
 
 
 def refusal_text(e: Exception) -> str:
