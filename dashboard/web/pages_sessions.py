@@ -32,7 +32,7 @@ def _act(request: Request, next_path: str, done: str, op: Callable[[], sessions.
     try:
         state = op()
     except ServiceError as e:
-        flash(request, gettext("Not done: %(reason)s") % {"reason": e}, "error")
+        flash(request, gettext("Not done: %(reason)s") % {"reason": refusal_text(e)}, "error")
         return RedirectResponse(safe_next(next_path), status_code=303)
     flash(request, done, "ok")
     return RedirectResponse(safe_next(next_path) if next_path else f"/tables/{state.table}", status_code=303)
@@ -46,7 +46,7 @@ def stop(
     try:
         hub.stop_session(session_id, actor=user.username)
     except ServiceError as e:
-        flash(request, gettext("Not done: %(reason)s") % {"reason": e}, "error")
+        flash(request, gettext("Not done: %(reason)s") % {"reason": refusal_text(e)}, "error")
         return RedirectResponse(safe_next(next), status_code=303)
     return RedirectResponse(f"/sessions/{session_id}/bill", status_code=303)
 
