@@ -31,6 +31,8 @@ CAPABILITIES: dict[str, Capability] = {
     "sessions.open": Capability(STAFF, "the list of open sessions"),
     "sessions.history": Capability(MANAGER, "closed sessions with their totals (revenue), sessions by day"),
     "sessions.correct": Capability(MANAGER, "correct a bill by an amount, with a reason"),
+    "tables.service": Capability(STAFF, "take a table out of service (cleaning, repair) and put it back"),
+    "tables.light": Capability(STAFF, "switch a table's light by hand (audited; an alert when no game runs)"),
     "alerts.open": Capability(STAFF, "open alerts, the banner, acknowledging"),
     "alerts.history": Capability(MANAGER, "closed alerts"),
     "foosball.checkin": Capability(STAFF, "foosball check-ins and checking a member in"),

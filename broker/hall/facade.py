@@ -22,6 +22,7 @@ from broker.domain import sessions
 from broker.hall.hub import CardInUse, Hub, NotFound, ServiceError
 from broker.hall.read_models import CheckinView, HallReads, MemberView, checkin_view, member_view
 from broker.hall.store_errors import Conflict, StoreUnavailable, store_call
+from broker.hall.table_service import OutOfService
 from broker.storage import members, members_csv
 from broker.storage.errors import StoreError
 from broker.storage.members import MemberError
@@ -281,3 +282,20 @@ class HubFacade:
         """End every dashboard session of this user: a copy of the cookie is worth nothing after."""
         with self._store.session() as db:
             web_sessions.end_user_sessions(db, username, by=username, reason="logout")
+
+    # -- the table itself (broker.hall.table_service: out of service, the light by hand, check-out) --
+
+    @store_call
+    def set_out_of_service(self, table: str, out: bool, *, actor: str, reason: str = "") -> OutOfService | None:
+        """Out of service: no game starts or moves there, no check-in, its light kept off. Audited."""
+        return self._hub.set_out_of_service(table, out, actor=actor, reason=reason)
+
+    @store_call
+    def switch_light(self, table: str, on: bool, *, actor: str) -> None:
+        """The light by hand; on without a game raises "light without a game" like the table's button."""
+        self._hub.switch_light(table, on, actor=actor)
+
+    @store_call
+    def foosball_checkout(self, table: str, member_id: int, *, actor: str) -> str:
+        """End a member's check-in (a forgotten card); the member's name."""
+        return self._hub.foosball_checkout(table, member_id, actor=actor)

@@ -32,7 +32,7 @@ from broker.adapters.inbox import DEFAULT_BOUND, LinkUp, make_inbox
 from broker.adapters.link_process import ProcessLink
 from broker.domain import alert_kinds, membership, sessions
 from broker.domain.billing import Bill
-from broker.domain.refusals import Refusal
+from broker.domain.refusals import N_, Refusal
 from broker.domain.tariffs import MemberSnapshot, calendar_year
 from broker.domain.venue import Venue
 from broker.hall.alert_book import AlertBook
@@ -43,6 +43,7 @@ from broker.hall.open_sessions import OpenSession, OpenSessions
 from broker.hall.ports import HallState
 from broker.hall.session_log import ops_of, replay_row
 from broker.hall.table_runtime import RuntimeBook, RuntimeView, TableRuntime
+from broker.hall.table_service import OutOfService, OutOfServiceBook, TableService, refuse_out_of_service
 from broker.hall.timers import Watchdog
 from broker.hall.writer import HallWriter
 from broker.storage.audit import append_session_op, record_audit
@@ -119,6 +120,8 @@ class Hub:
         # server` does that, in-process tests and tools keep it in a thread (no process to start).
         link_class = ProcessLink if link_process else HubLink
         self._link = link_class(mqtt_url, self.inbox, share_group=share_group, client_id=client_id) if mqtt_url else None
+        self._out_of_service = OutOfServiceBook()
+        self._table_service = TableService(self._hall, self, self._out_of_service, ServiceError)
         self.handlers = IngestHandlers(self._hall, self)
         self._writer = HallWriter(
             self.inbox,
@@ -149,6 +152,7 @@ class Hub:
                     )
                 ).one()
                 self._runtime.reset(table, drops=n or 0, last_drop_at=last)
+            self._out_of_service.load(db)
         self._sessions.load(loaded)
         self._runtime.publish()
         log.info("loaded %d open sessions", len(loaded))
@@ -233,7 +237,11 @@ class Hub:
     # -- lights ----------------------------------------------------------------------
 
     def desired_light(self, table: str) -> bool | None:
-        """On while a session runs; while paused as configured; off otherwise. None: not ours to drive."""
+        """On while a session runs; while paused as configured; off otherwise. None: not ours to drive.
+
+        A table out of service is kept dark whatever its kind."""
+        if self._out_of_service.get(table) is not None:
+            return False
         if not Kind(self.tables[table].kind).billed:
             return None
         s = self._sessions.get(table)
@@ -359,6 +367,7 @@ class Hub:
         self, table: str, actor: str, tariff: str | None, member_id: int | None, card_uid: str | None, prepaid_minutes: int | None
     ) -> int:
         self._require_table(table)
+        refuse_out_of_service(self._out_of_service, table, self.tables[table].name, ServiceError)
         busy = self._sessions.get(table)
         if busy is not None:
             raise ServiceError(f"{table} already has a running session ({busy.id}); stop or transfer it first")
@@ -380,6 +389,7 @@ class Hub:
             sid = row.id
         # Committed: now the owned state, then the effects.
         self._sessions.put(table, OpenSession(sid, state))
+        self._table_service.game_started(table)
         self._runtime.reset(table)
         self._runtime.publish()
         after.add(lambda: self.send_light(table, True))
@@ -412,6 +422,7 @@ class Hub:
         if op.kind == "transfer":
             target = op.data["table"]
             self._require_table(target)
+            refuse_out_of_service(self._out_of_service, target, self.tables[target].name, ServiceError)
             busy = self._sessions.get(target)
             if busy is not None:
                 raise ServiceError(f"{target} is busy (session {busy.id}); pick a free table")
@@ -545,6 +556,7 @@ class Hub:
         return self._write(lambda: self._foosball_checkin(table, member_id, actor))
 
     def _foosball_checkin(self, table: str, member_id: int, actor: str) -> tuple[FoosballCheckin, str]:
+        refuse_out_of_service(self._out_of_service, table, self.tables[table].name, ServiceError)
         now = self.clock()
         with self.store.session() as db:
             member = db.get(Member, member_id)
@@ -562,3 +574,37 @@ class Hub:
             name = member.name
         self.notify("checkin", {"table": table, "member": name})
         return row, name
+
+    # -- the table itself: out of service, the light by hand, a foosball check-out ---------
+    # (broker.hall.table_service holds the rules; these submit them to the writer)
+
+    def _table(self, table: str) -> None:
+        if table not in self.tables:
+            raise NotFound(N_("There is no such table."))
+
+    def out_of_service(self) -> Mapping[str, OutOfService]:
+        """Tables out of service now (a snapshot, any thread)."""
+        return self._out_of_service.view()
+
+    def is_out_of_service(self, table: str) -> bool:
+        return self._out_of_service.get(table) is not None
+
+    def lit_by_hand(self, table: str) -> bool:
+        """Did staff switch this light on from the dashboard with no game (the writer's view)?"""
+        return self._table_service.lit_by_hand(table)
+
+    def set_out_of_service(self, table: str, out: bool, *, actor: str, reason: str = "") -> OutOfService | None:
+        """Take a table out of service (refused while a game runs on it) or put it back; audited."""
+        self._table(table)
+        return self._write(lambda: self._table_service.set_out_of_service(table, out, reason, actor))
+
+    def switch_light(self, table: str, on: bool, *, actor: str) -> None:
+        """Staff switch a table's light from the dashboard: checked like the table's button; audited."""
+        self._table(table)
+        self._write(lambda: self._table_service.switch_light(table, on, actor))
+
+    def foosball_checkout(self, table: str, member_id: int, *, actor: str) -> str:
+        """End a member's check-in at a foosball table; the member's name. Audited."""
+        if table not in self.tables or self.tables[table].kind is not Kind.FOOSBALL:
+            raise NotFound(N_("There is no such foosball table."))
+        return self._write(lambda: self._table_service.foosball_checkout(table, member_id, actor))

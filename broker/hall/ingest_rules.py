@@ -31,6 +31,7 @@ from broker.domain import reject_tally as rejects
 from broker.domain.tariffs import local
 from broker.hall.effects import AfterCommit
 from broker.hall.ports import HallState, HubOps
+from broker.hall.table_service import LIGHT_CAUSE
 from broker.storage.events import EventKey, insert_events_once
 from broker.storage.members import is_valid_card
 from broker.storage.models import FoosballCheckin, Node
@@ -361,9 +362,14 @@ class IngestHandlers:
             at = self._metric_time(None, now)  # two light changes in one batch are two points
             after.add(lambda: self.h.metrics.light(table, ls.on, at))
         want = self.hub.desired_light(table)
-        if want is not None:
-            if ls.on and not want and ls.cause in ("button", "boot"):
-                self.h.alerts.raise_alert(db, alert_kinds.light_without_session(table, ls.cause), after)
+        if ls.on and self.hub.is_out_of_service(table):
+            # Kept dark (broker.hall.table_service): switched off again, no alert for the button.
+            after.add(lambda: self.hub.send_light(table, False))
+        elif want is not None:
+            # Switched on by hand on the dashboard counts as the button (broker.hall.table_service).
+            if ls.on and not want and (ls.cause in ("button", "boot") or self.hub.lit_by_hand(table)):
+                cause = LIGHT_CAUSE if ls.cause == "command" else ls.cause
+                self.h.alerts.raise_alert(db, alert_kinds.light_without_session(table, cause), after)
             elif not ls.on or want:
                 self.h.alerts.settle(db, alert_kinds.light_without_session_key(table), now)
         after.add(lambda: self.h.listeners.notify("light", {"table": table, "on": ls.on, "blink": ls.blink, "cause": ls.cause}))

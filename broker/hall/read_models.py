@@ -11,7 +11,7 @@ Writes go through broker.hall.facade.HubFacade, never through this module.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from datetime import date, datetime, timedelta
 from typing import Any, TypeVar, cast
@@ -29,10 +29,11 @@ from broker.domain.venue import TableSpec, Venue
 from broker.hall import reports
 from broker.hall.hub import HallSnapshot, Hub, NotFound, OpenSession
 from broker.hall.store_errors import store_call
+from broker.hall.table_service import OutOfService
 from broker.storage.alerts import open_alerts
 from broker.storage.members import search_members
 from broker.storage.members_csv import export_members_csv
-from broker.storage.models import Alert, Event, FoosballCheckin, Member, MemberCard, Node, TableSession
+from broker.storage.models import Alert, AuditEntry, Event, FoosballCheckin, Member, MemberCard, Node, TableSession
 from broker.storage.rejects import node_rejects
 from devices.kinds import Kind
 
@@ -182,6 +183,17 @@ class AuditView:
     target: str
     detail: dict[str, Any]
     reason: str | None
+
+
+@dataclass(frozen=True)
+class TableUse:
+    """One line of a table's use log: what the node saw (activity, the button) or staff did to the table."""
+
+    at: datetime
+    what: str  # an event type ("activity", "button") or an audit action ("table.light", "table.out_of_service", ...)
+    by: str | None  # the staff member, for what staff did
+    on: bool | None = None  # table.light: switched on or off
+    reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -496,3 +508,30 @@ class HallReads:
     def audit(self, username: str) -> list[AuditView]:
         with self._store.reader() as db:
             return [_copy(AuditView, e) for e in user_audit(db, username)]
+
+    # -- the table itself ------------------------------------------------------------------
+
+    def out_of_service(self) -> Mapping[str, OutOfService]:
+        """Tables out of service now, with why and since when (the hub's snapshot)."""
+        return self._hub.out_of_service()
+
+    @store_call
+    def table_use(self, table: str, start: datetime, end: datetime, limit: int = 200) -> list[TableUse]:
+        """What happened at a table in [start, end), newest first: its node's activity and button
+        events and what staff did to the table (light, out of service)."""
+        with self._store.reader() as db:
+            events = db.execute(
+                select(Event.received_at, Event.type)
+                .where(Event.table_id == table, Event.type.in_(("activity", "button")), Event.received_at >= start, Event.received_at < end)
+                .order_by(Event.received_at.desc(), Event.id.desc())
+                .limit(limit)
+            ).all()
+            audit = db.scalars(
+                select(AuditEntry)
+                .where(AuditEntry.target == f"table:{table}", AuditEntry.at >= start, AuditEntry.at < end)
+                .order_by(AuditEntry.at.desc(), AuditEntry.id.desc())
+                .limit(limit)
+            ).all()
+            rows = [TableUse(at, kind, None) for at, kind in events]
+            rows += [TableUse(a.at, a.action, a.actor, (a.detail or {}).get("on"), a.reason) for a in audit]
+        return sorted(rows, key=lambda r: r.at, reverse=True)[:limit]

@@ -339,3 +339,21 @@ class NodeRejectSample(Base):
     reason: Mapped[str] = mapped_column(String(32))
     error: Mapped[str] = mapped_column(Text)
     excerpt: Mapped[str] = mapped_column(Text)
+
+
+# --- tables taken out of service (cleaning, repair) ---------------------------------------------
+
+
+class TableOutOfService(Base):
+    """A table staff took out of service: no session starts on it and its light stays off.
+
+    A row while it is out, deleted when it is back (the audit log keeps the history); the hub
+    loads these at start, so the state survives a restart.
+    """
+
+    __tablename__ = "tables_out_of_service"
+
+    table_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    reason: Mapped[str] = mapped_column(Text, default="")
+    since: Mapped[datetime]
+    by: Mapped[str] = mapped_column(String(64))

@@ -108,6 +108,10 @@ class TableOut(BaseModel):
     node: TableNodeOut
     light: LightOut | None
     session: TableSessionOut | None
+    out_of_service: bool = False
+    out_of_service_reason: str | None = None
+    out_of_service_since: datetime | None = None
+    out_of_service_by: str | None = None
 
 
 class ReasonCountOut(BaseModel):
@@ -243,6 +247,12 @@ class AlertOut(BaseModel):
     acked_at: datetime | None
     acked_by: str | None
     closed_at: datetime | None
+
+
+class CheckoutOut(BaseModel):
+    table: str
+    member_id: int
+    member: str
 
 
 class CheckinOut(BaseModel):

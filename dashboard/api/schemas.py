@@ -66,6 +66,14 @@ class SessionCard(_CardOrMember):
     """A club card on a running session; neither field (or both null) takes the card off."""
 
 
+class OutOfServiceIn(Body):
+    reason: text(200, min_length=0) = ""  # type: ignore[valid-type]
+
+
+class LightIn(Body):
+    on: bool
+
+
 class Transfer(Body):
     table: TableId  # type: ignore[valid-type]
 

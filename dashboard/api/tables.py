@@ -13,7 +13,8 @@ from broker.hall.read_models import HallReads, NodeView
 from dashboard.api import responses as R
 from dashboard.api import views
 from dashboard.api.auth import can
-from dashboard.api.deps import Reads
+from dashboard.api.deps import Hub, Reads
+from dashboard.api.schemas import LightIn, OutOfServiceIn
 
 router = APIRouter(tags=["tables"])
 
@@ -29,6 +30,7 @@ def _open_summary(reads: HallReads, table: str) -> dict[str, Any] | None:
 
 
 def _table(reads: HallReads, spec, node: NodeView | None) -> dict[str, Any]:
+    oos = reads.out_of_service().get(spec.id)
     return {
         "id": spec.id,
         "name": spec.name,
@@ -44,6 +46,7 @@ def _table(reads: HallReads, spec, node: NodeView | None) -> dict[str, Any]:
         },
         "light": views.light(node),
         "session": _open_summary(reads, spec.id) if spec.kind.billed else None,
+        **views.out_of_service(oos),
     }
 
 
@@ -58,6 +61,27 @@ def get_table(table_id: str, reads: Reads, user: Annotated[Staff, Depends(can("f
     if table_id not in reads.tables:
         raise HTTPException(404, f"no table {table_id[:40]!r} (tables: {', '.join(reads.tables)})")
     return _table(reads, reads.tables[table_id], reads.node(table_id))
+
+
+@router.post("/tables/{table_id}/out-of-service", response_model=R.TableOut, summary="Take a table out of service (cleaning, repair)")
+def take_out_of_service(
+    table_id: str, body: OutOfServiceIn, hub: Hub, user: Annotated[Staff, Depends(can("tables.service"))]
+) -> dict[str, Any]:
+    # The same facade method as the table page's switch: refused while a game runs there.
+    hub.set_out_of_service(table_id, True, actor=user.username, reason=body.reason)
+    return _table(hub.reads, hub.reads.tables[table_id], hub.reads.node(table_id))
+
+
+@router.delete("/tables/{table_id}/out-of-service", response_model=R.TableOut, summary="Put a table back in service")
+def back_in_service(table_id: str, hub: Hub, user: Annotated[Staff, Depends(can("tables.service"))]) -> dict[str, Any]:
+    hub.set_out_of_service(table_id, False, actor=user.username)
+    return _table(hub.reads, hub.reads.tables[table_id], hub.reads.node(table_id))
+
+
+@router.post("/tables/{table_id}/light", response_model=R.TableOut, summary="Switch a table's light by hand (checked like its button)")
+def switch_light(table_id: str, body: LightIn, hub: Hub, user: Annotated[Staff, Depends(can("tables.light"))]) -> dict[str, Any]:
+    hub.switch_light(table_id, body.on, actor=user.username)
+    return _table(hub.reads, hub.reads.tables[table_id], hub.reads.node(table_id))
 
 
 @router.get("/nodes", response_model=list[R.NodeOut], summary="Table nodes: online, last seen, version, telemetry, light, refused messages")

@@ -8,6 +8,7 @@ from broker.domain import sessions
 from broker.domain.billing import Bill, BillLine, format_eur
 from broker.domain.reject_tally import NodeRejects
 from broker.hall.read_models import AlertView, CheckinView, HallReads, MemberView, NodeView
+from broker.hall.table_service import OutOfService
 
 
 def money(cents: int) -> dict[str, Any]:
@@ -76,6 +77,16 @@ def session(reads: HallReads, session_id: int, st: sessions.SessionState, *, wit
     if with_bill:
         out["bill"] = bill(b)
     return out
+
+
+def out_of_service(oos: OutOfService | None) -> dict[str, Any]:
+    """A table's out-of-service fields (broker.hall.table_service), for the table dicts."""
+    return {
+        "out_of_service": oos is not None,
+        "out_of_service_reason": oos.reason if oos else None,
+        "out_of_service_since": oos.since if oos else None,
+        "out_of_service_by": oos.by if oos else None,
+    }
 
 
 def light(node: NodeView | None) -> dict[str, Any] | None:

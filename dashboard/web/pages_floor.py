@@ -15,6 +15,7 @@ from dashboard.web.auth import page_can
 from dashboard.web.csrf import verify_csrf
 from dashboard.web.floor import FloorData, table_view
 from dashboard.web.i18n import N_, gettext
+from dashboard.web.table_page import panel_context, speaking, start_notice
 from dashboard.web.templating import NavLink, flash, render
 
 router = APIRouter()
@@ -68,6 +69,7 @@ def table_panel(table_id: str, request: Request, reads: Reads, user: Annotated[S
             "tariffs": reads.venue.tariffs,
             "extras": reads.venue.extras,
             "free_tables": free_tables(reads, table_id),
+            **panel_context(reads, table_id),  # out of service, light, transfer rates, presets (dashboard.web.table_page)
         },
     )
 
@@ -105,5 +107,7 @@ def start(
     except ServiceError as e:
         flash(request, gettext("Not started: %(reason)s") % {"reason": e}, "error")
         return RedirectResponse(back, status_code=303)
-    flash(request, gettext("Session started on %(table)s.") % {"table": hub.reads.tables[table_id].name}, "ok")
+    with speaking(request):
+        level, text = start_notice(hub.reads, table_id)  # says now when the club rate does not apply
+    flash(request, text, level)
     return RedirectResponse("/", status_code=303)

@@ -11,11 +11,13 @@ from fastapi.responses import RedirectResponse, Response
 from broker.accounts.staff import Staff
 from broker.domain import sessions
 from broker.hall.facade import ServiceError
+from broker.hall.read_models import HallReads
 from dashboard.api import views
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.web.auth import page_can, safe_next
 from dashboard.web.csrf import verify_csrf
 from dashboard.web.i18n import gettext
+from dashboard.web.table_page import in_visitor_lang, rate_on, refusal_text, transfer_notice
 from dashboard.web.templating import flash, render
 
 router = APIRouter(prefix="/sessions", dependencies=[])
@@ -30,25 +32,27 @@ def _act(request: Request, next_path: str, done: str, op: Callable[[], sessions.
     try:
         state = op()
     except ServiceError as e:
-        flash(request, gettext("Not done: %(reason)s") % {"reason": e}, "error")
+        flash(request, gettext("Not done: %(reason)s") % {"reason": refusal_text(e)}, "error")
         return RedirectResponse(safe_next(next_path), status_code=303)
     flash(request, done, "ok")
     return RedirectResponse(safe_next(next_path) if next_path else f"/tables/{state.table}", status_code=303)
 
 
 @router.post("/{session_id}/stop", dependencies=[Depends(verify_csrf)])
+@in_visitor_lang
 def stop(
     session_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("sessions.run"))], next: NextField = "/"
 ) -> Response:
     try:
         hub.stop_session(session_id, actor=user.username)
     except ServiceError as e:
-        flash(request, gettext("Not done: %(reason)s") % {"reason": e}, "error")
+        flash(request, gettext("Not done: %(reason)s") % {"reason": refusal_text(e)}, "error")
         return RedirectResponse(safe_next(next), status_code=303)
     return RedirectResponse(f"/sessions/{session_id}/bill", status_code=303)
 
 
 @router.post("/{session_id}/pause", dependencies=[Depends(verify_csrf)])
+@in_visitor_lang
 def pause(
     session_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("sessions.run"))], next: NextField = "/"
 ) -> Response:
@@ -56,6 +60,7 @@ def pause(
 
 
 @router.post("/{session_id}/resume", dependencies=[Depends(verify_csrf)])
+@in_visitor_lang
 def resume(
     session_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("sessions.run"))], next: NextField = "/"
 ) -> Response:
@@ -63,23 +68,39 @@ def resume(
 
 
 @router.post("/{session_id}/transfer", dependencies=[Depends(verify_csrf)])
+@in_visitor_lang
 def transfer(
     session_id: IdPath,
     request: Request,
     hub: Hub,
     user: Annotated[Staff, Depends(page_can("sessions.run"))],
-    table: Annotated[str, Form(min_length=1, max_length=32)],
+    table: Annotated[str, Form(max_length=32)] = "",
     next: NextField = "/",
 ) -> Response:
-    return _act(
-        request,
-        next,
-        gettext("Moved to %(table)s.") % {"table": table},
-        lambda: hub.transfer_session(session_id, table, actor=user.username),
-    )
+    if not table:  # no silent default: staff choose the table
+        flash(request, gettext("Choose the table to move the session to."), "error")
+        return RedirectResponse(safe_next(next), status_code=303)
+    before = _rate_before(hub.reads, session_id)
+    try:
+        hub.transfer_session(session_id, table, actor=user.username)
+    except ServiceError as e:
+        flash(request, gettext("Not done: %(reason)s") % {"reason": refusal_text(e)}, "error")
+        return RedirectResponse(safe_next(next), status_code=303)
+    level, text = transfer_notice(hub.reads, session_id, before, table)  # warns when the rate differs there
+    flash(request, text, level)
+    return RedirectResponse("/", status_code=303)
+
+
+def _rate_before(reads: HallReads, session_id: int) -> int | None:
+    """The hourly rate of a running game where it is now (None when paused or not open)."""
+    for table, s in reads.hall_snapshot().open.items():
+        if s.id == session_id and s.state.state == "running":
+            return rate_on(reads, s.state, table)
+    return None
 
 
 @router.post("/{session_id}/extend", dependencies=[Depends(verify_csrf)])
+@in_visitor_lang
 def extend(
     session_id: IdPath,
     request: Request,
@@ -97,6 +118,7 @@ def extend(
 
 
 @router.post("/{session_id}/extras", dependencies=[Depends(verify_csrf)])
+@in_visitor_lang
 def add_extra(
     session_id: IdPath,
     request: Request,

@@ -44,6 +44,11 @@ STAFF_ACTIONS = {
     "/sessions/{session_id}/extras",
     "/alerts/{alert_id}/ack",
     "/account/password",
+    "/tables/{table_id}/out-of-service",
+    "/tables/{table_id}/in-service",
+    "/tables/{table_id}/light",
+    "/foosball/{table}/checkin",
+    "/foosball/{table}/checkout",
 }
 MANAGER_PAGES = {
     "/members",
@@ -97,6 +102,7 @@ def samples(lavos: LavosServer) -> dict[str, str]:
     mid = lavos.api("POST", "/api/members", MANAGER, status=201, json={"name": "Ambra Tomáš"})["id"]
     return {
         "table_id": "pool-03",
+        "table": "foos-01",
         "session_id": str(sid),
         "member_id": str(mid),
         "alert_id": "1",

@@ -1,0 +1,166 @@
+"""What a table's own page needs besides its card: where a game may move and at what rate, the
+notice a start owes staff right away, out of service, the light, and a darts table's use today.
+
+One rule each, used by the table page (dashboard.web.pages_floor.table_panel) and the routes of
+dashboard.web.pages_tables / pages_sessions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse
+
+from broker.domain import sessions
+from broker.domain.refusals import Refusal
+from broker.domain.tariffs import rate_at
+from broker.hall.facade import ServiceError
+from broker.hall.read_models import HallReads, TableUse
+from dashboard.web import i18n
+from dashboard.web.i18n import N_, gettext, money
+from dashboard.web.templating import flash
+from devices.kinds import Kind
+
+PREPAID_PRESETS = (30, 60, 120)  # minutes: the usual half hour, hour, two hours
+
+# Why a member's game runs at the standard rate, said when it starts (tariffs' basis → text).
+_START_NOTICES = {
+    "card_table_not_eligible": N_("Session started on %(table)s. The club discount does not apply on this table."),
+    "card_unpaid": N_("Session started on %(table)s. %(member)s has not paid this year's membership fee: standard rate."),
+}
+
+
+@contextlib.contextmanager
+def speaking(request: Request) -> Iterator[None]:
+    """Messages made in a POST route in the visitor's language (render() sets it only for pages)."""
+    token = i18n.use_lang(i18n.lang_of(request))
+    try:
+        yield
+    finally:
+        i18n.reset_lang(token)
+
+
+def in_visitor_lang(route: Callable[..., Any]) -> Callable[..., Any]:
+    """A POST route whose messages (flashes) are in the visitor's language; it must take `request`."""
+
+    @functools.wraps(route)  # FastAPI reads the wrapped signature
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with speaking(kwargs["request"]):
+            return route(*args, **kwargs)
+
+    return run
+
+
+def do_then_back(request: Request, back: str, op: Callable[[], str]) -> RedirectResponse:
+    """Run a staff action (`op` returns the message when done); a refusal says why. Back to `back` either way."""
+    try:
+        done = op()
+    except ServiceError as e:
+        flash(request, gettext("Not done: %(reason)s") % {"reason": refusal_text(e)}, "error")
+    else:
+        flash(request, done, "ok")
+    return RedirectResponse(back, status_code=303)
+
+
+def refusal_text(e: Exception) -> str:
+    """A refusal in the staff's language (its English message id looked up in the catalogues)."""
+    if isinstance(e, Refusal) and e.params:
+        return gettext(e.msgid) % e.params
+    if isinstance(e, Refusal):
+        return gettext(e.msgid)
+    return str(e)
+
+
+def start_notice(reads: HallReads, table: str) -> tuple[str, str]:
+    """(level, text) to flash after a start: says now when a member does not get the club rate."""
+    name = reads.tables[table].name
+    s = reads.open_session(table)
+    if s is not None and s.state.member is not None:
+        rate = sessions.current_rate(s.state, reads.venue, max(reads.clock(), s.state.last_at))
+        notice = _START_NOTICES.get(rate.basis if rate else "")
+        if notice:
+            return "info", gettext(notice) % {"table": name, "member": s.state.member.name}
+    return "ok", gettext("Session started on %(table)s.") % {"table": name}
+
+
+def rate_on(reads: HallReads, state: sessions.SessionState, table: str) -> int:
+    """The hourly rate this game would run at on `table` now."""
+    ctx = dataclasses.replace(state.context, table=table)
+    return rate_at(reads.venue, ctx, max(reads.clock(), state.last_at)).rate_cents_per_hour
+
+
+def transfer_targets(reads: HallReads, table: str) -> list[dict[str, Any]]:
+    """Billed tables a game may move to now (free, in service), each with the rate it would run at there."""
+    hall = reads.hall_snapshot()
+    out_now = reads.out_of_service()
+    s = hall.open.get(table)
+    here = rate_on(reads, s.state, table) if s is not None and s.state.state == "running" else None
+    targets = []
+    for t in reads.venue.tables:
+        if not t.kind.billed or t.id == table or t.id in hall.open or t.id in out_now:
+            continue
+        rate = rate_on(reads, s.state, t.id) if s is not None and s.state.state == "running" else None
+        targets.append({"id": t.id, "name": t.name, "rate_cents": rate, "differs": here is not None and rate != here})
+    return targets
+
+
+def transfer_notice(reads: HallReads, session_id: int, before_cents: int | None, table: str) -> tuple[str, str]:
+    """(level, text) after a move: warns when the game runs at another rate there."""
+    name = reads.tables[table].name
+    done = gettext("Session moved to %(table)s.") % {"table": name}
+    s = reads.open_session(table)
+    if s is None or before_cents is None or s.state.state != "running":
+        return "ok", done
+    after = rate_on(reads, s.state, table)
+    if after == before_cents:
+        return "ok", done
+    return "info", done + " " + gettext("Mind the rate here: %(new)s/h instead of %(old)s/h.") % {
+        "new": money(after),
+        "old": money(before_cents),
+    }
+
+
+def day_start(reads: HallReads) -> datetime:
+    """Midnight today at the venue, in UTC."""
+    return datetime.combine(reads.today(), datetime.min.time(), tzinfo=reads.venue.tz)
+
+
+def use_today(reads: HallReads, table: str) -> list[TableUse]:
+    start = day_start(reads)
+    return reads.table_use(table, start, start + timedelta(days=1))
+
+
+USE_WORDS = {
+    "activity": N_("Played (the machine's credit lamp)"),
+    "button": N_("Button at the table pressed"),
+    "table.out_of_service": N_("Taken out of service"),
+    "table.in_service": N_("Back in service"),
+    "foosball.checkin": N_("Member checked in"),
+    "foosball.checkout": N_("Member checked out"),
+}
+
+
+def use_word(u: TableUse) -> str:
+    if u.what == "table.light":
+        return gettext("Light switched on from the dashboard") if u.on else gettext("Light switched off from the dashboard")
+    return gettext(USE_WORDS.get(u.what, u.what))
+
+
+def panel_context(reads: HallReads, table_id: str) -> dict[str, Any]:
+    """The table page's own parts (the card comes from dashboard.web.floor)."""
+    spec = reads.tables[table_id]
+    node = reads.node(table_id)
+    return {
+        "oos": reads.out_of_service().get(table_id),
+        "light_on": node.light_on if node else None,
+        "targets": transfer_targets(reads, table_id) if spec.kind.billed else [],
+        "presets": PREPAID_PRESETS,
+        "use": use_today(reads, table_id) if spec.kind is Kind.DARTS else [],
+        "use_word": use_word,
+    }
