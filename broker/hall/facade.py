@@ -281,3 +281,12 @@ class HubFacade:
         """End every dashboard session of this user: a copy of the cookie is worth nothing after."""
         with self._store.session() as db:
             web_sessions.end_user_sessions(db, username, by=username, reason="logout")
+
+    # -- bills: voiding an extra, on a running game or an issued bill ----------------------------
+
+    @store_call
+    def void_extra(self, session_id: int, extra_op: int, reason: str, *, actor: str, issued_ok: bool) -> sessions.SessionState:
+        """Reverse the extra added by op number `extra_op`, with a reason (a negative line; nothing is deleted).
+
+        `issued_ok`: whether the actor may change a bill already issued (the dashboard's access table says who)."""
+        return self._hub.void_extra(session_id, extra_op, reason, actor=actor, issued_ok=issued_ok)

@@ -8,6 +8,7 @@ import re
 import uuid
 import xml.etree.ElementTree as ET
 from datetime import timedelta
+from decimal import Decimal
 
 import pytest
 
@@ -53,9 +54,12 @@ def _play(pages) -> None:  # type: ignore[no-untyped-def]
 
 
 def csv_rows(r) -> list[list[str]]:  # type: ignore[no-untyped-def]
+    """The CSV as Slovak Excel reads it: UTF-8 with a BOM, ';' between cells, CRLF line ends."""
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv")
     assert r.content.startswith(b"\xef\xbb\xbf")  # Excel's hint that it is UTF-8
-    return list(csv.reader(io.StringIO(r.content.decode("utf-8-sig"))))
+    text = r.content.decode("utf-8-sig")
+    assert text.endswith("\r\n") and "\n" not in text.replace("\r\n", "")
+    return list(csv.reader(io.StringIO(text, newline=""), delimiter=";"))
 
 
 def svgs(html: str) -> list[ET.Element]:
@@ -84,27 +88,31 @@ def test_a_day_report_adds_up_and_draws_its_charts(pages) -> None:  # type: igno
 def test_a_month_report_has_every_day(pages) -> None:  # type: ignore[no-untyped-def]
     _play(pages)
     html = pages.page("/reports?month=2026-11")
-    assert "1. 11. 2026" in html and "30. 11. 2026" in html and "8,00 €" in html
+    # Every day up to today (the service clock says 10 November), none still to come.
+    assert "1. 11. 2026" in html and "10. 11. 2026" in html and "11. 11. 2026" not in html and "8,00 €" in html
     assert len(svgs(html)) == 5  # plus revenue by day
     rows = csv_rows(pages.manager.get("/reports/revenue.csv?month=2026-11"))
-    assert rows[0] == ["group", "key", "name", "amount_cents", "amount_eur"]
-    days = [r for r in rows if r[0] == "day"]
-    assert len(days) == 30 and ["day", "2026-11-10", "2026-11-10", "800", "8.00"] in days
-    assert rows[-1] == ["total", "", "", "800", "8.00"]
+    assert rows[0] == ["Skupina", "Položka", "Suma (€)"]
+    days = [r for r in rows if r[0] == "deň"]
+    assert len(days) == 10 and ["deň", "2026-11-10", "8,00"] in days
+    assert rows[-1] == ["spolu", "", "8,00"]
 
 
 def test_csv_exports_match_the_page(pages) -> None:  # type: ignore[no-untyped-def]
     _play(pages)
     q = "day=2026-11-10"
     sessions = csv_rows(pages.manager.get(f"/reports/sessions.csv?{q}"))
-    assert sum(int(r[5]) for r in sessions[1:]) == 800 and {r[4] for r in sessions[1:]} == {"Zadražil Miro", ""}
-    assert sessions[1][3].startswith("2026-11-10T18:30+01:00")
+    assert sessions[0] == ["Hra č.", "Stôl", "Začiatok", "Koniec", "Člen", "Suma (€)"]
+    assert sum(Decimal(r[5].replace(",", ".")) for r in sessions[1:]) == 8 and {r[4] for r in sessions[1:]} == {"Zadražil Miro", ""}
+    assert sessions[1][1] == "Pool 5" and sessions[1][3] == "2026-11-10 18:30"  # the table's name, a local time
+    # The hours run as the business day does: 06:00 ... 23:00, 00:00 ... 05:00; 18:00 is the 13th.
     util = {r[0]: r for r in csv_rows(pages.manager.get(f"/reports/utilisation.csv?{q}"))}
-    assert util["table"][19] == "18:00" and util["pool-01"][19] == "60" and util["pool-05"][19] == "30"
+    assert util["Stôl"][1] == "06:00" and util["Stôl"][13] == "18:00" and util["Stôl"][19] == "00:00"
+    assert util["Pool 1"][13] == "60" and util["Pool 5"][13] == "30" and "pool-01" not in util
     drops = {r[0]: r for r in csv_rows(pages.manager.get(f"/reports/drops.csv?{q}"))}
-    assert (drops["pool-01"][19], drops["pool-01"][20], drops["pool-01"][-1]) == ("2", "1", "3")
+    assert (drops["Pool 1"][13], drops["Pool 1"][14], drops["Pool 1"][-1]) == ("2", "1", "3")
     foos = csv_rows(pages.manager.get(f"/reports/foosball.csv?{q}"))
-    assert foos[1][1:5] == ["Zadražil Miro", "1", "0", "foos-01"]
+    assert foos[1][:4] == ["Zadražil Miro", "1", "0", "Futbal 1"]  # the table's name, not foos-01
     r = pages.manager.get(f"/reports/revenue.csv?{q}")
     assert 'filename="lavos-revenue-2026-11-10.csv"' in r.headers["content-disposition"]
 
