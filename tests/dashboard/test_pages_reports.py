@@ -160,3 +160,66 @@ def test_unknown_export_is_404(pages) -> None:  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("path", ["/reports", "/reports?month=2026-11"] + [f"/reports/{x}.csv" for x in EXPORTS])
 def test_only_the_manager_sees_reports(pages, path) -> None:  # type: ignore[no-untyped-def]
     pages.refused_to_others("GET", path)
+
+
+def test_csv_is_what_slovak_excel_opens(pages) -> None:  # type: ignore[no-untyped-def]
+    _play(pages)
+    raw = pages.manager.get("/reports/revenue.csv?day=2026-11-10").content
+    assert raw.startswith(b"\xef\xbb\xbf") and b"\r\n" in raw and b";" in raw
+    rows = csv_rows(pages.manager.get("/reports/revenue.csv?day=2026-11-10"))
+    assert all(len(r) == 3 for r in rows)  # ';' separates the cells, so a decimal comma cannot split one
+    tables = {r[1]: r[2] for r in rows if r[0] == "stôl"}
+    assert tables == {"Pool 1": "6,00", "Pool 5": "2,00"}  # names, not ids; a decimal comma
+    assert sum(Decimal(v.replace(",", ".")) for v in tables.values()) == Decimal("8.00")
+    assert pages.post("/lang", {"lang": "en", "next": "/reports"}).status_code == 303
+    en = csv_rows(pages.manager.get("/reports/revenue.csv?day=2026-11-10"))
+    assert en[0] == ["Group", "Item", "Amount (€)"] and en[-1] == ["total", "", "8,00"]
+
+
+def test_xlsx_holds_every_section_with_real_numbers_and_times(pages) -> None:  # type: ignore[no-untyped-def]
+    from datetime import datetime
+
+    from openpyxl import load_workbook
+
+    _play(pages)
+    r = pages.manager.get("/reports/lavos.xlsx?day=2026-11-10")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("application/vnd.openxmlformats-officedocument.spreadsheetml")
+    assert 'filename="lavos-2026-11-10.xlsx"' in r.headers["content-disposition"]
+    book = load_workbook(io.BytesIO(r.content))
+    assert book.sheetnames == ["Tržba", "Hry", "Vyťaženosť", "Potopené gule", "Stolný futbal"]
+    revenue = [[c.value for c in row] for row in book["Tržba"].iter_rows()]
+    assert revenue[0] == ["Skupina", "Položka", "Suma (€)"] and revenue[-1] == ["spolu", None, 8]
+    assert ["stôl", "Pool 1", 6] in revenue and book["Tržba"]["C2"].number_format == "0.00"
+    games = [[c.value for c in row] for row in book["Hry"].iter_rows(min_row=2)]
+    assert {g[1] for g in games} == {"Pool 1", "Pool 5"} and all(isinstance(g[2], datetime) for g in games)
+    assert sorted(g[5] for g in games) == [2, 6]
+    util = {row[0].value: [c.value for c in row] for row in book["Vyťaženosť"].iter_rows()}
+    assert util["Stôl"][13] == "18:00" and util["Pool 1"][13] == 60
+    assert book["Stolný futbal"]["A2"].value == "Zadražil Miro" and book["Stolný futbal"]["D2"].value == "Futbal 1"
+
+
+def test_prev_and_next_arrows_and_no_days_to_come(pages) -> None:  # type: ignore[no-untyped-def]
+    html = pages.page("/reports?day=2026-11-09")
+    assert 'href="/reports?day=2026-11-08"' in html and 'href="/reports?day=2026-11-10"' in html
+    today = pages.page("/reports")  # 10 November by the service clock: no arrow into the future
+    assert 'href="/reports?day=2026-11-09"' in today and 'rel="next"' not in today
+    month = pages.page("/reports?month=2026-10")
+    assert 'href="/reports?month=2026-09"' in month and 'href="/reports?month=2026-11"' in month
+    assert 'rel="next"' not in pages.page("/reports?month=2026-11")
+    for future in ("day=2026-11-11", "month=2026-12"):
+        r = pages.manager.get(f"/reports?{future}")
+        assert r.status_code == 400 and "ešte neprišiel" in r.text
+
+
+def test_a_game_after_midnight_is_the_evenings(pages) -> None:  # type: ignore[no-untyped-def]
+    s = pages.service
+    pages.clock.advance(hours=5, minutes=30)  # 23:30
+    sid = s.start_session("pool-03", actor="test")
+    pages.clock.advance(minutes=70)  # 00:40 on the 11th
+    s.stop_session(sid, actor="test")
+    html = pages.page("/reports")  # still the evening of the 10th
+    assert "10. 11. 2026" in html and "7,00 €" in html[html.index('id="sessions"') : html.index('id="utilisation"')]
+    heat = html[html.index('id="utilisation"') : html.index('id="drops"')]
+    assert heat.index(">23<") < heat.index(">0<")  # the hours after midnight come after 23:00
+    util = {r[0]: r for r in csv_rows(pages.manager.get("/reports/utilisation.csv?day=2026-11-10"))}
+    assert (util["Pool 3"][18], util["Pool 3"][19], util["Pool 3"][-1]) == ("30", "40", "70")  # 23:00, 00:00, total
