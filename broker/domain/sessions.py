@@ -570,11 +570,16 @@ def prepaid_remaining(state: SessionState, now: datetime) -> timedelta | None:
     return max(timedelta(0), state.prepaid_until - ref)  # type: ignore[operator]
 
 
+def _extra_names(venue: Venue) -> dict[str, tuple[str, str]]:
+    """Extra id → (Slovak, English) name, as the bill prints them."""
+    return {e.id: (e.name, e.name_en or e.name) for e in venue.extras}
+
+
 def _extra_lines(state: SessionState, venue: Venue) -> list[BillLine]:
     counts: dict[tuple[str, int], int] = {}
     for item in state.extras:
         counts[item.extra_id, item.unit_cents] = counts.get((item.extra_id, item.unit_cents), 0) + item.quantity
-    names = {e.id: (e.name, e.name_en or e.name) for e in venue.extras}
+    names = _extra_names(venue)
     lines = []
     for (extra_id, unit), qty in counts.items():
         sk, en = names.get(extra_id, (extra_id, extra_id))
@@ -608,7 +613,7 @@ def _correction_lines(state: SessionState) -> list[BillLine]:
 
 
 def _void_lines(state: SessionState, venue: Venue) -> list[BillLine]:
-    names = {e.id: (e.name, e.name_en or e.name) for e in venue.extras}
+    names = _extra_names(venue)
     lines = []
     for v in state.voids:
         e = v.item

@@ -58,7 +58,7 @@ def list_sessions(
     reads: Reads,
     user: Annotated[Staff, Depends(can("sessions.open"))],
     open: bool | None = Query(None, description="true: running or paused; false: stopped"),
-    day: date | None = Query(None, description="Started on this local day, YYYY-MM-DD"),
+    day: date | None = Query(None, description="Started on this business day (06:00 to 06:00 local time), YYYY-MM-DD"),
     limit: int = Query(200, ge=1, le=MAX_LIST),
 ) -> list[dict[str, Any]]:
     if open is not True:  # closed sessions carry their totals: that is the revenue
