@@ -28,7 +28,9 @@ def _grid(grid: reports.HourGrid, tz, scale: float) -> dict[str, Any]:
 
 
 @router.get(
-    "/revenue", response_model=R.RevenueOut, summary="Revenue in cents by day, table and tariff of the games started on business days from..to (inclusive)"
+    "/revenue",
+    response_model=R.RevenueOut,
+    summary="Revenue in cents by day, table and tariff of the games started on business days from..to (inclusive)",
 )
 def revenue(
     reads: Reads,
@@ -58,7 +60,9 @@ def drops(reads: Reads, user: Annotated[Staff, Depends(can("reports.view"))], da
     return _grid(reads.drops(day or reads.today()), reads.venue.tz, 1)
 
 
-@router.get("/foosball", response_model=list[R.FoosballUseOut], summary="Foosball check-ins and goals per member over business days from..to")
+@router.get(
+    "/foosball", response_model=list[R.FoosballUseOut], summary="Foosball check-ins and goals per member over business days from..to"
+)
 def foosball(
     reads: Reads,
     user: Annotated[Staff, Depends(can("reports.view"))],
