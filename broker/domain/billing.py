@@ -143,8 +143,8 @@ def make_bill(lines: Iterable[BillLine], vat_percent: int) -> Bill:
 
 # Why a line is not at the plain rate, told to staff in both languages.
 _NOTES = {
-    "card_unpaid": ("členský poplatok na tento rok nie je zaplatený", "membership fee for this year not paid"),
-    "card_table_not_eligible": ("stôl bez sadzby pre klubovú kartu", "table has no club-card rate"),
+    "card_unpaid": ("členský príspevok za tento rok nie je zaplatený", "this year's membership fee is not paid"),
+    "card_table_not_eligible": ("na tomto stole klubová zľava neplatí", "the club-card rate does not apply at this table"),
 }
 
 
@@ -179,7 +179,7 @@ def time_lines(segments: Iterable[Segment], venue: Venue) -> list[BillLine]:
         lines.append(
             BillLine(
                 kind="time",
-                description=f"{table.name}: {tariff.name}{note_sk}, {format_eur(rate)}/hod, {minutes} min",
+                description=f"{table.name}: {tariff.name}{note_sk}, {format_eur(rate)}/h, {minutes} min",
                 description_en=f"{table.name}: {tariff.name_en or tariff.name}{note_en}, {format_eur(rate, 'en')}/h, {minutes} min",
                 reason=first.reason,
                 amount_cents=time_amount_cents(rate, seconds),
