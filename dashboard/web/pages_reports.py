@@ -24,7 +24,7 @@ from openpyxl.styles import Font
 from openpyxl.utils import get_column_letter
 
 from broker.accounts.staff import Staff
-from broker.domain.csv_cells import SafeWriter, guard
+from broker.domain.csv_cells import SafeWriter
 from broker.domain.schedule import BUSINESS_HOURS
 from broker.hall import reports
 from broker.hall.read_models import HallReads, StoppedSession
@@ -293,11 +293,6 @@ def csv_bytes(rows: list[list[Any]]) -> bytes:
     return out.getvalue().encode("utf-8-sig")
 
 
-def _xlsx_cell(value: Any) -> Any:
-    # Text that looks like a formula stays text: openpyxl would store "=..." as a formula.
-    return guard(value) if isinstance(value, str) else value
-
-
 def xlsx_bytes(sheets: list[tuple[str, list[list[Any]]]]) -> bytes:
     """One workbook, a sheet per export: numbers as numbers (euros with two decimals), times as dates."""
     book = Workbook()
@@ -305,7 +300,12 @@ def xlsx_bytes(sheets: list[tuple[str, list[list[Any]]]]) -> bytes:
     for title, rows in sheets:
         ws = book.create_sheet(title[:31])  # Excel's limit for a sheet name
         for row in rows:
-            ws.append([_xlsx_cell(v) for v in row])
+            ws.append(row)
+            for cell, value in zip(ws[ws.max_row], row):
+                # openpyxl stores text starting with "=" as a formula: a member named =HYPERLINK(...)
+                # must stay the text it is (a string cell, shown as typed, no quote added).
+                if isinstance(value, str) and cell.data_type == "f":
+                    cell.data_type = "s"
         for cells in ws.iter_rows(min_row=2):
             for cell in cells:
                 if isinstance(cell.value, Decimal) or (isinstance(cell.value, float)):

@@ -223,3 +223,16 @@ def test_a_game_after_midnight_is_the_evenings(pages) -> None:  # type: ignore[n
     assert heat.index(">23<") < heat.index(">0<")  # the hours after midnight come after 23:00
     util = {r[0]: r for r in csv_rows(pages.manager.get("/reports/utilisation.csv?day=2026-11-10"))}
     assert (util["Pool 3"][18], util["Pool 3"][19], util["Pool 3"][-1]) == ("30", "40", "70")  # 23:00, 00:00, total
+
+
+def test_xlsx_keeps_a_formula_looking_name_as_text(pages) -> None:  # type: ignore[no-untyped-def]
+    from openpyxl import load_workbook
+
+    evil = '=HYPERLINK("http://x","y")'
+    with pages.service.store.session() as db:
+        m = add_member(db, evil, actor="test")
+        record_fee(db, m.id, 2026, actor="test")
+        checkin(db, "foos-01", m.id, START, "staff")
+    book = load_workbook(io.BytesIO(pages.manager.get("/reports/lavos.xlsx?day=2026-11-10").content))
+    cell = book["Stolný futbal"]["A2"]
+    assert cell.value == evil and cell.data_type == "s"  # text, not a formula Excel would run
