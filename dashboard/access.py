@@ -30,9 +30,13 @@ CAPABILITIES: dict[str, Capability] = {
     "sessions.run": Capability(STAFF, "start, stop, pause, resume, transfer, extend a session, extras, card; a session's bill"),
     "sessions.open": Capability(STAFF, "the list of open sessions"),
     "sessions.history": Capability(MANAGER, "closed sessions with their totals (revenue), sessions by day"),
-    "sessions.correct": Capability(MANAGER, "correct a bill by an amount, with a reason"),
     "tables.service": Capability(STAFF, "take a table out of service (cleaning, repair) and put it back"),
     "tables.light": Capability(STAFF, "switch a table's light by hand (audited; an alert when no game runs)"),
+    "sessions.correct": Capability(MANAGER, "correct a bill by an amount, with a reason; void an extra on a bill already issued"),
+    # Staff fix their own slip while the game runs (the bill is not issued yet); once it is
+    # issued (the game stopped), a change to it is the manager's, like a correction.
+    "sessions.void": Capability(STAFF, "void an extra added by mistake, with a reason, while the game runs (before the bill is issued)"),
+    "bills.today": Capability(STAFF, "today's bills (the business day), to find one again and reprint it"),
     "alerts.open": Capability(STAFF, "open alerts, the banner, acknowledging"),
     "alerts.history": Capability(MANAGER, "closed alerts"),
     "foosball.checkin": Capability(STAFF, "foosball check-ins and checking a member in"),

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from broker.domain.tariffs import Segment
     from broker.domain.venue import Venue
 
-LineKind = Literal["time", "extra", "correction", "minimum"]
+LineKind = Literal["time", "extra", "void", "correction", "minimum"]  # void: an extra reversed
 
 _US_PER_S = 1_000_000
 
@@ -75,7 +75,7 @@ class BillLine:
     description: str  # Slovak, for staff and the receipt
     description_en: str
     # Machine code: "standard", "club_card", "card_unpaid", "card_table_not_eligible",
-    # "band:<name>", "<tariff>_hours_ended", "<tariff>", "extra:<id>", "manual", "floor_zero", "minimum".
+    # "band:<name>", "<tariff>_hours_ended", "<tariff>", "extra:<id>", "void:<id>", "manual", "floor_zero", "minimum".
     reason: str
     amount_cents: int
     tariff_id: str | None = None
@@ -143,8 +143,8 @@ def make_bill(lines: Iterable[BillLine], vat_percent: int) -> Bill:
 
 # Why a line is not at the plain rate, told to staff in both languages.
 _NOTES = {
-    "card_unpaid": ("členský poplatok na tento rok nie je zaplatený", "membership fee for this year not paid"),
-    "card_table_not_eligible": ("stôl bez sadzby pre klubovú kartu", "table has no club-card rate"),
+    "card_unpaid": ("členský príspevok za tento rok nie je zaplatený", "this year's membership fee is not paid"),
+    "card_table_not_eligible": ("na tomto stole klubová zľava neplatí", "the club-card rate does not apply at this table"),
 }
 
 
@@ -179,7 +179,7 @@ def time_lines(segments: Iterable[Segment], venue: Venue) -> list[BillLine]:
         lines.append(
             BillLine(
                 kind="time",
-                description=f"{table.name}: {tariff.name}{note_sk}, {format_eur(rate)}/hod, {minutes} min",
+                description=f"{table.name}: {tariff.name}{note_sk}, {format_eur(rate)}/h, {minutes} min",
                 description_en=f"{table.name}: {tariff.name_en or tariff.name}{note_en}, {format_eur(rate, 'en')}/h, {minutes} min",
                 reason=first.reason,
                 amount_cents=time_amount_cents(rate, seconds),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import re
 from collections.abc import Iterable
+from decimal import Decimal
 from typing import Any
 
 # Optional quotes, then a character a spreadsheet starts a formula with.
@@ -41,13 +42,22 @@ class SafeWriter:
     Lines end in CRLF (RFC 4180): the csv module quotes a cell only for the characters of its
     line terminator, so with "\n" a note holding a lone CR was written bare, and a spreadsheet
     broke the row there, the rest of the cell starting a new (unguarded) row.
+
+    decimal_comma=True writes numbers as Slovak Excel reads them (12,50; with delimiter ";"):
+    the cell is still a number there, never guarded, so a -2,00 correction still sums.
     """
 
-    def __init__(self, out: Any, *, delimiter: str = ",") -> None:
+    def __init__(self, out: Any, *, delimiter: str = ",", decimal_comma: bool = False) -> None:
         self._writer = csv.writer(out, delimiter=delimiter, lineterminator="\r\n")
+        self._comma = decimal_comma
+
+    def _cell(self, value: Any) -> Any:
+        if self._comma and isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
+            return str(value).replace(".", ",")
+        return guard(value)
 
     def writerow(self, row: Iterable[Any]) -> None:
-        self._writer.writerow([guard(v) for v in row])
+        self._writer.writerow([self._cell(v) for v in row])
 
     def writerows(self, rows: Iterable[Iterable[Any]]) -> None:
         for row in rows:

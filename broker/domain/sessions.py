@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from broker.domain.billing import Bill, BillLine, format_eur, make_bill, minimum_line, time_lines
-from broker.domain.refusals import Refusal
+from broker.domain.refusals import N_, Refusal
 from broker.domain.tariffs import MemberSnapshot, Rate, RateContext, Segment, as_utc, local, rate_at, split, tariff_window
 from broker.domain.venue import Extra, Venue
 
@@ -45,12 +45,18 @@ __all__ = [
     "extend_op",
     "extra_op",
     "correction_op",
+    "void_op",
+    "VoidedExtra",
+    "bill_reason",
+    "REASON_MAX",
 ]
 
-OpKind = Literal["start", "stop", "pause", "resume", "transfer", "card", "card_removed", "extend", "extra", "correction"]
+OpKind = Literal["start", "stop", "pause", "resume", "transfer", "card", "card_removed", "extend", "extra", "correction", "void"]
 OP_KINDS: tuple[str, ...] = OpKind.__args__  # type: ignore[attr-defined]
-# A stopped table may still get its tab settled before payment.
-_AFTER_STOP = {"extra", "correction"}
+# A stopped table may still get its tab settled before payment, and a bill already issued may be
+# corrected or have an extra voided (who may do that is the dashboard's access table).
+_AFTER_STOP = {"extra", "correction", "void"}
+REASON_MAX = 200
 _MAX_MINUTES = 24 * 60
 _MAX_QUANTITY = 100
 _MAX_CORRECTION_CENTS = 10_000_000
@@ -161,6 +167,26 @@ def correction_op(at: datetime, amount_cents: int, reason: str, *, actor: str) -
     return Op("correction", at, {"amount_cents": amount_cents}, actor, reason)
 
 
+def void_op(at: datetime, extra_op: int, reason: str, *, actor: str) -> Op:
+    """Void the extra added by operation number `extra_op` (1-based, in the session's log).
+
+    Money is never deleted: the extra's op stays in the log and on the bill, and the void adds
+    the same amount negative, with who and why, so the bill shows both."""
+    return Op("void", at, {"extra_op": extra_op}, actor, reason)
+
+
+def bill_reason(reason: object) -> str:
+    """The reason of a correction or a void, trimmed; SessionError when it is missing or too long.
+
+    A person reads it on the bill and in the audit months later, so it must say something."""
+    text = reason.strip() if isinstance(reason, str) else ""
+    if len(text) < 3:
+        raise SessionError(N_("Write why (at least 3 characters): the reason is printed on the bill and kept in the record."))
+    if len(text) > REASON_MAX:
+        raise SessionError(N_("The reason is too long: %(max)d characters at most."), max=REASON_MAX)
+    return text
+
+
 # --- validating op data: garbage from storage or the API becomes a SessionError, never a crash ---
 
 
@@ -237,6 +263,7 @@ _SCHEMAS: dict[str, dict[str, tuple[Check, bool]]] = {
     "extend": {"minutes": (_int_in(1, _MAX_MINUTES), True)},
     "extra": {"extra": (_text, True), "quantity": (_int_in(1, _MAX_QUANTITY), True), "unit_cents": (_int_in(0, 1_000_000), True)},
     "correction": {"amount_cents": (_correction_cents, True)},
+    "void": {"extra_op": (_int_in(1, 1_000_000), True)},
 }
 
 
@@ -255,6 +282,17 @@ class ExtraItem:
     extra_id: str
     quantity: int
     unit_cents: int
+    actor: str
+    op: int = 0  # its operation's number in the log, by which a void names it
+
+
+@dataclass(frozen=True)
+class VoidedExtra:
+    """An extra taken off the bill by a later op: the extra stays, this reverses it."""
+
+    at: datetime
+    item: ExtraItem
+    reason: str
     actor: str
 
 
@@ -284,7 +322,11 @@ class SessionState:
     segments: tuple[Segment, ...] = ()  # played time up to the last op that changed the rate or paused
     extras: tuple[ExtraItem, ...] = ()
     corrections: tuple[Correction, ...] = ()
+    voids: tuple[VoidedExtra, ...] = ()
     op_count: int = 0
+
+    def voided(self, item: ExtraItem) -> VoidedExtra | None:
+        return next((v for v in self.voids if v.item.op == item.op), None)
 
     @property
     def context(self) -> RateContext:
@@ -427,7 +469,7 @@ def _extend(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState:
 
 def _add_extra(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState:
     _extra(venue, d["extra"])
-    item = ExtraItem(op.at, d["extra"], d["quantity"], d["unit_cents"], op.actor)
+    item = ExtraItem(op.at, d["extra"], d["quantity"], d["unit_cents"], op.actor, state.op_count + 1)
     return replace(state, extras=state.extras + (item,))
 
 
@@ -436,6 +478,18 @@ def _correct(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState
     if op.actor == "system":
         raise SessionError("a correction is made by a person (a manager); actor 'system' is not allowed")
     return replace(state, corrections=state.corrections + (Correction(op.at, d["amount_cents"], reason, op.actor),))
+
+
+def _void(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState:
+    reason = bill_reason(op.reason)
+    if op.actor == "system":
+        raise SessionError("a void is made by a person; actor 'system' is not allowed")
+    item = next((e for e in state.extras if e.op == d["extra_op"]), None)
+    if item is None:
+        raise SessionError(N_("There is no such extra on this bill to void."))
+    if state.voided(item) is not None:
+        raise SessionError(N_("That extra is already voided."))
+    return replace(state, voids=state.voids + (VoidedExtra(op.at, item, reason, op.actor),))
 
 
 _HANDLERS: dict[str, Callable[[SessionState, Op, dict, Venue], SessionState]] = {
@@ -448,6 +502,7 @@ _HANDLERS: dict[str, Callable[[SessionState, Op, dict, Venue], SessionState]] = 
     "extend": _extend,
     "extra": _add_extra,
     "correction": _correct,
+    "void": _void,
 }
 
 
@@ -515,11 +570,16 @@ def prepaid_remaining(state: SessionState, now: datetime) -> timedelta | None:
     return max(timedelta(0), state.prepaid_until - ref)  # type: ignore[operator]
 
 
+def _extra_names(venue: Venue) -> dict[str, tuple[str, str]]:
+    """Extra id → (Slovak, English) name, as the bill prints them."""
+    return {e.id: (e.name, e.name_en or e.name) for e in venue.extras}
+
+
 def _extra_lines(state: SessionState, venue: Venue) -> list[BillLine]:
     counts: dict[tuple[str, int], int] = {}
     for item in state.extras:
         counts[item.extra_id, item.unit_cents] = counts.get((item.extra_id, item.unit_cents), 0) + item.quantity
-    names = {e.id: (e.name, e.name_en or e.name) for e in venue.extras}
+    names = _extra_names(venue)
     lines = []
     for (extra_id, unit), qty in counts.items():
         sk, en = names.get(extra_id, (extra_id, extra_id))
@@ -552,9 +612,33 @@ def _correction_lines(state: SessionState) -> list[BillLine]:
     ]
 
 
+def _void_lines(state: SessionState, venue: Venue) -> list[BillLine]:
+    names = _extra_names(venue)
+    lines = []
+    for v in state.voids:
+        e = v.item
+        sk, en = names.get(e.extra_id, (e.extra_id, e.extra_id))
+        lines.append(
+            BillLine(
+                kind="void",
+                description=f"Storno: {sk} {e.quantity} × {format_eur(e.unit_cents)} ({v.actor}: {v.reason})",
+                description_en=f"Voided: {en} {e.quantity} × {format_eur(e.unit_cents, 'en')} ({v.actor}: {v.reason})",
+                reason=f"void:{e.extra_id}",
+                amount_cents=-e.quantity * e.unit_cents,
+                start=v.at,
+                quantity=e.quantity,
+                unit_cents=-e.unit_cents,
+            )
+        )
+    return lines
+
+
 def bill(state: SessionState, venue: Venue, now: datetime) -> Bill:
-    """The bill; an open session is billed up to `now`, a stopped one ignores it."""
+    """The bill; an open session is billed up to `now`, a stopped one ignores it.
+
+    A voided extra stays on it, followed by its reversal (a negative line saying who and why)."""
     played = time_lines(segments(state, venue, now), venue)
     minimum = minimum_line(played, venue.billing.minimum_cents)
-    lines = [*played, *([minimum] if minimum else []), *_extra_lines(state, venue), *_correction_lines(state)]
+    extras = [*_extra_lines(state, venue), *_void_lines(state, venue)]
+    lines = [*played, *([minimum] if minimum else []), *extras, *_correction_lines(state)]
     return make_bill(lines, venue.billing.vat_percent)

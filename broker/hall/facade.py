@@ -299,3 +299,12 @@ class HubFacade:
     def foosball_checkout(self, table: str, member_id: int, *, actor: str) -> str:
         """End a member's check-in (a forgotten card); the member's name."""
         return self._hub.foosball_checkout(table, member_id, actor=actor)
+
+    # -- bills: voiding an extra, on a running game or an issued bill ----------------------------
+
+    @store_call
+    def void_extra(self, session_id: int, extra_op: int, reason: str, *, actor: str, issued_ok: bool) -> sessions.SessionState:
+        """Reverse the extra added by op number `extra_op`, with a reason (a negative line; nothing is deleted).
+
+        `issued_ok`: whether the actor may change a bill already issued (the dashboard's access table says who)."""
+        return self._hub.void_extra(session_id, extra_op, reason, actor=actor, issued_ok=issued_ok)

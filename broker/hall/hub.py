@@ -504,9 +504,49 @@ class Hub:
         return self.change_session(session_id, make)
 
     def correct_session(self, session_id: int, amount_cents: int, reason: str, *, actor: str) -> sessions.SessionState:
-        if not reason or not reason.strip():
-            raise ServiceError("a correction needs a reason")
-        return self.change_session(session_id, lambda at: sessions.correction_op(at, amount_cents, reason, actor=actor))
+        """A manager's correction, while the game runs or on a bill already issued."""
+        text = self._reason(reason)
+        return self.amend_bill(session_id, lambda at: sessions.correction_op(at, amount_cents, text, actor=actor), issued_ok=True)
+
+    def void_extra(self, session_id: int, extra_op: int, reason: str, *, actor: str, issued_ok: bool) -> sessions.SessionState:
+        """Reverse the extra added by op number `extra_op`; on an issued bill only if `issued_ok` (the caller's role)."""
+        text = self._reason(reason)
+        return self.amend_bill(session_id, lambda at: sessions.void_op(at, extra_op, text, actor=actor), issued_ok=issued_ok)
+
+    @staticmethod
+    def _reason(reason: str) -> str:
+        try:
+            return sessions.bill_reason(reason)
+        except sessions.SessionError as e:
+            raise ServiceError(e.msgid, **e.params) from None
+
+    def amend_bill(self, session_id: int, make_op: Callable[[datetime], sessions.Op], *, issued_ok: bool) -> sessions.SessionState:
+        """Append a correction or a void to a running game, or to a stopped one's issued bill.
+
+        The check of "issued" and the append are one step on the writer, so a game stopped a
+        moment before cannot slip a staff void onto its issued bill."""
+        return self._write(lambda: self._amend_bill(session_id, make_op, issued_ok))
+
+    def _amend_bill(self, session_id: int, make_op: Callable[[datetime], sessions.Op], issued_ok: bool) -> sessions.SessionState:
+        if self._sessions.by_id(session_id) is not None:
+            return self._change_session(session_id, make_op, None)
+        with self.store.session() as db:
+            row = db.get(TableSession, session_id)
+            if row is None:
+                raise NotFound(N_("There is no game no. %(session)d."), session=session_id)
+            if not issued_ok:
+                raise ServiceError(
+                    N_("The bill of game no. %(session)d is already issued: only a manager can change it now."), session=session_id
+                )
+            state = replay_row(row, self.venue)
+            op = make_op(max(self.clock(), state.last_at))
+            try:
+                new = sessions.apply(state, op, self.venue)
+            except sessions.SessionError as e:
+                raise ServiceError(e.msgid, **e.params) from None
+            self._commit_op(db, session_id, op)
+            row.total_cents = self.bill_of(new).total_cents  # the stored total stays the bill's
+        return new
 
     def set_card(self, session_id: int, *, actor: str, member_id: int | None = None, card_uid: str | None = None) -> sessions.SessionState:
         # One writer over the check and the append: two tables showing one card at the same

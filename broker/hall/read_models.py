@@ -24,6 +24,7 @@ from broker.accounts.users import get_user, is_last_manager, list_tokens, list_u
 from broker.domain import sessions
 from broker.domain.billing import Bill
 from broker.domain.reject_tally import NodeRejects
+from broker.domain.schedule import business_day
 from broker.domain.tariffs import calendar_year
 from broker.domain.venue import TableSpec, Venue
 from broker.hall import reports
@@ -243,8 +244,8 @@ class HallReads:
         return self._hub.clock()
 
     def today(self) -> date:
-        """Today at the venue, by the hub's (billing) clock."""
-        return self.clock().astimezone(self.venue.tz).date()
+        """Today's business day at the venue, by the hub's (billing) clock: at 00:30 still yesterday's evening."""
+        return business_day(self.clock(), self.venue)
 
     def fee_year(self) -> int:
         return calendar_year(self.clock(), self.venue)
@@ -318,8 +319,8 @@ class HallReads:
             .outerjoin(Member, Member.id == TableSession.member_id)
             .where(
                 TableSession.state == "stopped",
-                TableSession.stopped_at >= start,
-                TableSession.stopped_at < end,
+                TableSession.started_at >= start,
+                TableSession.started_at < end,
             )
             .order_by(TableSession.stopped_at, TableSession.id)
         )
@@ -327,7 +328,7 @@ class HallReads:
 
     @store_call
     def stopped_sessions(self, start: datetime, end: datetime) -> list[StoppedSession]:
-        """Sessions stopped in [start, end), in stop order, with the member's name."""
+        """Stopped sessions started in [start, end) (a business day's games), in stop order, with the member's name."""
         with self._store.reader() as db:
             return self._stopped(db, start, end)
 

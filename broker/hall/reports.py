@@ -1,7 +1,8 @@
 """Reports for the manager: revenue, table utilisation, ball drops, foosball use.
 
-Days and hours are the venue's local ones (a day at Lavos is a Bratislava calendar day, and a
-DST day has 23 or 25 hours); the database keeps UTC. Money comes from replaying each session's
+Days are business days (broker.domain.schedule: 06:00 to 06:00 local time, so a game running
+past midnight belongs to the evening it started, and a DST night makes a day 23 or 25 hours long);
+hours are the venue's local ones; the database keeps UTC. Money comes from replaying each session's
 op log into its bill, the same fold that billed the customer, so a report can never disagree
 with a receipt. Pure SQLAlchemy over the caller's session: no HTTP, no clock of its own.
 """
@@ -11,14 +12,15 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta
+from datetime import date, datetime, timedelta
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from broker.domain import sessions
 from broker.domain.billing import Bill
-from broker.domain.refusals import Refusal
+from broker.domain.refusals import N_, Refusal
+from broker.domain.schedule import business_day, business_day_bounds
 from broker.domain.tariffs import as_utc
 from broker.domain.venue import Venue
 from broker.hall.session_log import replay_row
@@ -33,17 +35,20 @@ class ReportError(Refusal):
 
 
 def day_bounds(day: date, venue: Venue) -> tuple[datetime, datetime]:
-    """[local midnight, next local midnight) of `day`, in UTC."""
+    """[start, end) of the business day `day` in UTC (06:00 local to 06:00 the next morning)."""
     # date.min and date.max pass any date parser, and their midnight in UTC is out of range.
     if not FIRST_YEAR <= day.year <= LAST_YEAR:
-        raise ReportError(f"the day {day} is outside the years {FIRST_YEAR}-{LAST_YEAR}; give a day the hall was open, e.g. 2026-11-30")
-    start = datetime.combine(day, time(0), venue.tz)
-    end = datetime.combine(day + timedelta(days=1), time(0), venue.tz)
-    return as_utc(start), as_utc(end)
+        raise ReportError(
+            N_("The day %(day)s is outside the years %(first)d–%(last)d; give a day the hall was open, e.g. 2026-11-30."),
+            day=day.isoformat(),
+            first=FIRST_YEAR,
+            last=LAST_YEAR,
+        )
+    return business_day_bounds(day, venue)
 
 
 def local_hours(day: date, venue: Venue) -> list[tuple[datetime, datetime]]:
-    """The day's hours as UTC intervals: 24, or 23/25 on a DST day (real hours, not wall-clock ones)."""
+    """The business day's hours as UTC intervals: 24, or 23/25 over a DST night (real hours, not wall-clock ones)."""
     start, end = day_bounds(day, venue)
     hours = []
     while start < end:
@@ -54,9 +59,14 @@ def local_hours(day: date, venue: Venue) -> list[tuple[datetime, datetime]]:
 
 def _check_range(first: date, last: date) -> None:
     if last < first:
-        raise ReportError(f"the range ends ({last}) before it starts ({first})")
+        raise ReportError(N_("The range ends (%(last)s) before it starts (%(first)s)."), last=last.isoformat(), first=first.isoformat())
     if (last - first).days >= MAX_RANGE_DAYS:
-        raise ReportError(f"the range {first}..{last} is longer than {MAX_RANGE_DAYS} days; ask for a year at most")
+        raise ReportError(
+            N_("The range %(first)s – %(last)s is longer than %(days)d days; ask for a year at most."),
+            first=first.isoformat(),
+            last=last.isoformat(),
+            days=MAX_RANGE_DAYS,
+        )
 
 
 def _state_of(row: TableSession, venue: Venue) -> sessions.SessionState:
@@ -100,7 +110,7 @@ def _add_bill(report: Revenue, day: str, state: sessions.SessionState, bill: Bil
             key = line.tariff_id or "unknown"
         else:
             table = state.table
-            key = EXTRAS if line.kind == "extra" else ADJUSTMENTS
+            key = EXTRAS if line.kind in ("extra", "void") else ADJUSTMENTS  # a voided extra nets out under extras
         report.by_table[table] = report.by_table.get(table, 0) + line.amount_cents
         report.by_tariff[key] = report.by_tariff.get(key, 0) + line.amount_cents
     report.by_day[day] = report.by_day.get(day, 0) + bill.total_cents
@@ -109,7 +119,10 @@ def _add_bill(report: Revenue, day: str, state: sessions.SessionState, bill: Bil
 
 
 def revenue(db: Session, venue: Venue, first: date, last: date) -> Revenue:
-    """Money taken on local days first..last (inclusive), counted on the day a session stopped."""
+    """Money of the games started on business days first..last (inclusive) and stopped since.
+
+    A game belongs to the evening it started: one started at 23:30 and stopped at 00:40 is
+    that evening's money, the bill list of that day shows it, and so does its CSV."""
     _check_range(first, last)
     start, _ = day_bounds(first, venue)
     _, end = day_bounds(last, venue)
@@ -118,8 +131,8 @@ def revenue(db: Session, venue: Venue, first: date, last: date) -> Revenue:
             select(TableSession)
             .where(
                 TableSession.state == "stopped",
-                TableSession.stopped_at >= start,
-                TableSession.stopped_at < end,
+                TableSession.started_at >= start,
+                TableSession.started_at < end,
             )
             .order_by(TableSession.stopped_at, TableSession.id)
         )
@@ -132,9 +145,7 @@ def revenue(db: Session, venue: Venue, first: date, last: date) -> Revenue:
     for row in rows:
         state = _state_of(row, venue)
         bill = sessions.bill(state, venue, state.last_at)
-        stopped = state.stopped_at or row.stopped_at
-        assert stopped is not None
-        _add_bill(report, stopped.astimezone(venue.tz).date().isoformat(), state, bill, venue)
+        _add_bill(report, business_day(state.started_at, venue).isoformat(), state, bill, venue)
     return report
 
 
@@ -212,7 +223,7 @@ class FoosballUse:
 
 
 def foosball_use(db: Session, venue: Venue, first: date, last: date) -> list[FoosballUse]:
-    """Per member: check-ins and goals on the foosball tables over local days first..last, most active first."""
+    """Per member: check-ins and goals on the foosball tables over business days first..last, most active first."""
     _check_range(first, last)
     start, _ = day_bounds(first, venue)
     _, end = day_bounds(last, venue)

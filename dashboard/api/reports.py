@@ -15,7 +15,7 @@ from dashboard.api.deps import Reads
 
 router = APIRouter(prefix="/reports", tags=["reports"])
 
-DayQuery = Query(None, description="Venue-local day, YYYY-MM-DD (default: today)")
+DayQuery = Query(None, description="Business day, YYYY-MM-DD (06:00 to 06:00 local time; default: today's)")
 
 
 def _grid(grid: reports.HourGrid, tz, scale: float) -> dict[str, Any]:
@@ -28,13 +28,15 @@ def _grid(grid: reports.HourGrid, tz, scale: float) -> dict[str, Any]:
 
 
 @router.get(
-    "/revenue", response_model=R.RevenueOut, summary="Revenue in cents by day, table and tariff over local days from..to (inclusive)"
+    "/revenue",
+    response_model=R.RevenueOut,
+    summary="Revenue in cents by day, table and tariff of the games started on business days from..to (inclusive)",
 )
 def revenue(
     reads: Reads,
     user: Annotated[Staff, Depends(can("reports.view"))],
-    first: date = Query(..., alias="from", description="First local day, YYYY-MM-DD"),
-    last: date | None = Query(None, alias="to", description="Last local day (default: the same as from)"),
+    first: date = Query(..., alias="from", description="First business day, YYYY-MM-DD (06:00 to 06:00 local time)"),
+    last: date | None = Query(None, alias="to", description="Last business day (default: the same as from)"),
 ) -> dict[str, Any]:
     r = reads.revenue(first, last or first)
     return {
@@ -48,17 +50,19 @@ def revenue(
     }
 
 
-@router.get("/utilisation", response_model=R.GridOut, summary="Minutes played per table per local hour of a day")
+@router.get("/utilisation", response_model=R.GridOut, summary="Minutes played per table per local hour of a business day (06:00 to 06:00)")
 def utilisation(reads: Reads, user: Annotated[Staff, Depends(can("reports.view"))], day: date | None = DayQuery) -> dict[str, Any]:
     return _grid(reads.utilisation(day or reads.today()), reads.venue.tz, 60.0)
 
 
-@router.get("/drops", response_model=R.GridOut, summary="Ball drops per pocket table per local hour of a day")
+@router.get("/drops", response_model=R.GridOut, summary="Ball drops per pocket table per local hour of a business day (06:00 to 06:00)")
 def drops(reads: Reads, user: Annotated[Staff, Depends(can("reports.view"))], day: date | None = DayQuery) -> dict[str, Any]:
     return _grid(reads.drops(day or reads.today()), reads.venue.tz, 1)
 
 
-@router.get("/foosball", response_model=list[R.FoosballUseOut], summary="Foosball check-ins and goals per member over local days from..to")
+@router.get(
+    "/foosball", response_model=list[R.FoosballUseOut], summary="Foosball check-ins and goals per member over business days from..to"
+)
 def foosball(
     reads: Reads,
     user: Annotated[Staff, Depends(can("reports.view"))],

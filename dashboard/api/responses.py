@@ -54,6 +54,8 @@ class SessionExtraOut(BaseModel):
     unit_cents: int
     at: datetime
     by: str | None
+    op: int = Field(description="The operation number that added it: what POST .../void names")
+    voided: bool = False
 
 
 class SessionBriefOut(BaseModel):

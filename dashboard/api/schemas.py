@@ -98,6 +98,11 @@ class CorrectionIn(Body):
         return self
 
 
+class VoidIn(Body):
+    extra_op: int = Field(ge=1, le=1_000_000, description="The extra's op number (extras[].op in the session)")
+    reason: text(500)  # type: ignore[valid-type]
+
+
 class MemberIn(Body):
     name: text(200)  # type: ignore[valid-type]
     kind: MemberKind = "individual"

@@ -15,11 +15,12 @@ from fastapi import APIRouter, Depends, Query
 from broker.accounts.staff import Staff
 from broker.domain import sessions
 from broker.hall.read_models import HallReads
+from dashboard.access import allows
 from dashboard.api import responses as R
 from dashboard.api import views
 from dashboard.api.auth import can, demand
 from dashboard.api.deps import Hub, IdPath, Reads
-from dashboard.api.schemas import CorrectionIn, Extend, ExtraIn, SessionCard, SessionStart, Transfer
+from dashboard.api.schemas import CorrectionIn, Extend, ExtraIn, SessionCard, SessionStart, Transfer, VoidIn
 
 router = APIRouter(prefix="/sessions", tags=["sessions"])
 
@@ -57,7 +58,7 @@ def list_sessions(
     reads: Reads,
     user: Annotated[Staff, Depends(can("sessions.open"))],
     open: bool | None = Query(None, description="true: running or paused; false: stopped"),
-    day: date | None = Query(None, description="Started on this local day, YYYY-MM-DD"),
+    day: date | None = Query(None, description="Started on this business day (06:00 to 06:00 local time), YYYY-MM-DD"),
     limit: int = Query(200, ge=1, le=MAX_LIST),
 ) -> list[dict[str, Any]]:
     if open is not True:  # closed sessions carry their totals: that is the revenue
@@ -114,3 +115,13 @@ def set_card(session_id: IdPath, body: SessionCard, hub: Hub, user: Annotated[St
 @router.post("/{session_id}/correction", response_model=R.SessionOut, summary="Correct the bill by an amount, with a reason (manager)")
 def correct(session_id: IdPath, body: CorrectionIn, hub: Hub, user: Annotated[Staff, Depends(can("sessions.correct"))]) -> dict[str, Any]:
     return _done(hub, session_id, lambda: hub.correct_session(session_id, body.amount_cents, body.reason, actor=user.username))
+
+
+@router.post(
+    "/{session_id}/void",
+    response_model=R.SessionOut,
+    summary="Void an extra (by its op number) with a reason: a negative line; staff before the bill is issued, a manager after",
+)
+def void_extra(session_id: IdPath, body: VoidIn, hub: Hub, user: Annotated[Staff, Depends(can("sessions.void"))]) -> dict[str, Any]:
+    issued_ok = allows(user.role, "sessions.correct")
+    return _done(hub, session_id, lambda: hub.void_extra(session_id, body.extra_op, body.reason, actor=user.username, issued_ok=issued_ok))

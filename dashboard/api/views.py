@@ -72,7 +72,18 @@ def session(reads: HallReads, session_id: int, st: sessions.SessionState, *, wit
         "prepaid_left_s": int(left.total_seconds()) if left is not None else None,
         "amount_cents": b.total_cents,
         "amount": format_eur(b.total_cents),
-        "extras": [{"extra": e.extra_id, "quantity": e.quantity, "unit_cents": e.unit_cents, "at": e.at, "by": e.actor} for e in st.extras],
+        "extras": [
+            {
+                "extra": e.extra_id,
+                "quantity": e.quantity,
+                "unit_cents": e.unit_cents,
+                "at": e.at,
+                "by": e.actor,
+                "op": e.op,
+                "voided": bool(st.voided(e)),
+            }
+            for e in st.extras
+        ],
     }
     if with_bill:
         out["bill"] = bill(b)

@@ -1,8 +1,10 @@
 """Reports for the manager: one day or one month of revenue, sessions, utilisation, ball drops and
-foosball use, drawn as SVG charts on the page, each also downloadable as CSV.
+foosball use, drawn as SVG charts on the page, each also downloadable as CSV and all as one .xlsx.
 
 broker.hall.reports does the counting (local days, DST, money replayed from the op log); this module
-picks the period, sums the per-day hour grids of a month by local hour of day, and shapes rows.
+picks the period (a business day, or a month of them up to today), sums the per-day hour grids of a
+month by local hour of day, and shapes rows. Exports: CSV as Slovak Excel opens it (';', decimal
+comma, UTF-8 with BOM, CRLF) per section, and one .xlsx workbook with a sheet per section.
 """
 
 from __future__ import annotations
@@ -17,9 +19,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import Response
+from openpyxl import Workbook
+from openpyxl.styles import Font
+from openpyxl.utils import get_column_letter
 
 from broker.accounts.staff import Staff
 from broker.domain.csv_cells import SafeWriter
+from broker.domain.schedule import BUSINESS_HOURS
 from broker.hall import reports
 from broker.hall.read_models import HallReads, StoppedSession
 from broker.hall.reports import ReportError
@@ -40,9 +46,12 @@ _MONTH = re.compile(r"^\d{4}-\d{2}$")
 
 @dataclass(frozen=True)
 class Period:
+    """A business day, or a month of them up to today (a month never shows days still to come)."""
+
     kind: str  # "day" or "month"
     first: date
     last: date
+    today: date
 
     @property
     def days(self) -> list[date]:
@@ -50,12 +59,31 @@ class Period:
 
     @property
     def query(self) -> str:
-        """The query string that asks for this period again (CSV links)."""
+        """The query string that asks for this period again (export links)."""
         return f"month={self.first:%Y-%m}" if self.kind == "month" else f"day={self.first.isoformat()}"
+
+    @property
+    def prev_query(self) -> str | None:
+        before = self.first - timedelta(days=1)
+        if before.year < reports.FIRST_YEAR:
+            return None
+        return f"month={before:%Y-%m}" if self.kind == "month" else f"day={before.isoformat()}"
+
+    @property
+    def next_query(self) -> str | None:
+        """The next day or month, or None when it has not begun yet."""
+        after = _month_end(self.first) + timedelta(days=1) if self.kind == "month" else self.first + timedelta(days=1)
+        if after > self.today:
+            return None
+        return f"month={after:%Y-%m}" if self.kind == "month" else f"day={after.isoformat()}"
+
+
+def _month_end(first: date) -> date:
+    return (first + timedelta(days=32)).replace(day=1) - timedelta(days=1)
 
 
 def parse_period(request: Request, day: str | None, month: str | None, today: date) -> Period:
-    """?day=YYYY-MM-DD or ?month=YYYY-MM (not both); neither means today."""
+    """?day=YYYY-MM-DD or ?month=YYYY-MM (not both); neither means today's business day."""
     if day and month:
         raise ReportError(translated(request, N_("Ask for a day or a month, not both.")))
     try:
@@ -63,20 +91,22 @@ def parse_period(request: Request, day: str | None, month: str | None, today: da
             if not _MONTH.match(month):
                 raise ValueError
             first = date(int(month[:4]), int(month[5:]), 1)
-            last = (first + timedelta(days=32)).replace(day=1) - timedelta(days=1)
-            return Period("month", first, last)
-        if day:
+            last = _month_end(first)
+        elif day:
             if not _DAY.match(day):
                 raise ValueError
-            d = date.fromisoformat(day)
-            return Period("day", d, d)
+            first = last = date.fromisoformat(day)
+        else:
+            return Period("day", today, today, today)
     except (ValueError, OverflowError):  # 2026-13, 0000-01, 9999-12 (its last day overflows)
         raise ReportError(
             translated(
                 request, N_("%(value)s is not a date: give a day as 2026-11-30 or a month as 2026-11."), value=(month or day or "")[:20]
             )
         ) from None
-    return Period("day", today, today)
+    if first > today:  # nothing happened yet: say so rather than draw empty charts
+        raise ReportError(translated(request, N_("%(day)s has not come yet; reports go up to today."), day=first.isoformat()))
+    return Period("month" if month else "day", first, min(last, today), today)
 
 
 # --- the data --------------------------------------------------------------------------------
@@ -86,7 +116,9 @@ SessionRow = StoppedSession  # a stopped session with its member's name (broker.
 
 @dataclass
 class HourTable:
-    """A value per table per local hour of day (0-23), summed over the period's days."""
+    """A value per table per local hour of day (tables[t][h], h 0-23), summed over the period's days.
+
+    `hours` are the hours shown, in the order the business day runs (18, ..., 23, 0, 1)."""
 
     hours: list[int]
     tables: dict[str, list[float]]
@@ -106,7 +138,7 @@ class Report:
 
 
 def _by_hour_of_day(grids: list[reports.HourGrid], reads: HallReads, scale: float) -> HourTable:
-    # A month is summed by local hour of day; a DST day's doubled 02:00 simply adds to hour 2.
+    # A month is summed by local hour of day; a DST night's doubled 02:00 simply adds to hour 2.
     tables: dict[str, list[float]] = {}
     for grid in grids:
         hours = [h.astimezone(reads.venue.tz).hour for h in grid.hours]
@@ -118,13 +150,15 @@ def _by_hour_of_day(grids: list[reports.HourGrid], reads: HallReads, scale: floa
 
 
 def _shown_hours(tables: dict[str, list[float]], reads: HallReads) -> list[int]:
-    """Opening hours (training starts earlier) plus any hour with play: 24 columns crowd a phone."""
+    """Opening hours (training starts earlier) up to midnight, plus any hour with play, in business-day
+    order (a game at 00:30 shows after 23:00): 24 columns crowd a phone."""
     venue = reads.venue
-    opens = [h.open.hour for h in venue.hours.values()] + [t.hours.open.hour for t in venue.tariffs if t.hours]
-    busy = [h for h in range(24) if any(row[h] for row in tables.values())]
+    where = {hour: n for n, hour in enumerate(BUSINESS_HOURS)}
+    opens = [where[h.open.hour] for h in venue.hours.values()] + [where[t.hours.open.hour] for t in venue.tariffs if t.hours]
+    busy = [where[h] for h in range(24) if any(row[h] for row in tables.values())]
     first = min(opens + busy, default=0)
-    last = max(busy + [23], default=23)
-    return list(range(first, last + 1))
+    last = max(busy + [where[23]])
+    return list(BUSINESS_HOURS[first : last + 1])
 
 
 def build_report(reads: HallReads, period: Period) -> Report:
@@ -169,68 +203,128 @@ def chart_view(report: Report, reads: HallReads, lang: str) -> dict[str, Any]:
         i18n.reset_lang(token)
 
 
-# --- CSV -----------------------------------------------------------------------------------
+# --- exports: CSV for Slovak Excel, and .xlsx ---------------------------------------------------
+# One table per export, cells as Python values (text, int, Decimal euros, local datetimes), headers in
+# the visitor's language; the CSV writer and the workbook each write those values their own way.
 
 
 def _eur(cents: int | None) -> Decimal | str:
-    """Cents as a decimal euro amount for spreadsheets (12.50, -2.00); no float ever involved.
-
-    A Decimal, not text: numbers are written as they are, text gets the formula guard."""
+    """Cents as a decimal euro amount (12.50, -2.00); no float ever involved."""
     return "" if cents is None else Decimal(cents).scaleb(-2)
 
 
-def _iso(dt: datetime | None, reads: HallReads) -> str:
-    return dt.astimezone(reads.venue.tz).isoformat(timespec="minutes") if dt else ""
+def _local(dt: datetime | None, reads: HallReads) -> datetime | str:
+    """A naive local datetime to the minute: what a spreadsheet shows and sorts as a date and time."""
+    return dt.astimezone(reads.venue.tz).replace(tzinfo=None, second=0, microsecond=0) if dt else ""
 
 
-def _csv_revenue(r: Report, reads: HallReads) -> list[list[Any]]:
+def _table_name(reads: HallReads, table: str) -> str:
+    return reads.tables[table].name if table in reads.tables else table
+
+
+def _t(request: Request, text: str) -> str:
+    return translated(request, text)
+
+
+def _sheet_revenue(r: Report, reads: HallReads, request: Request) -> list[list[Any]]:
     names = tariff_names(reads)
-    rows: list[list[Any]] = [["group", "key", "name", "amount_cents", "amount_eur"]]
-    rows += [["day", k, k, v, _eur(v)] for k, v in r.revenue.by_day.items()]
-    rows += [["table", k, reads.tables[k].name if k in reads.tables else k, v, _eur(v)] for k, v in sorted(r.revenue.by_table.items())]
-    rows += [["tariff", k, names.get(k, (k, k))[0], v, _eur(v)] for k, v in sorted(r.revenue.by_tariff.items())]
-    rows.append(["total", "", "", r.revenue.total_cents, _eur(r.revenue.total_cents)])
+    pick = 0 if i18n.lang_of(request) == "sk" else 1
+    rows: list[list[Any]] = [[_t(request, N_("Group")), _t(request, N_("Item")), _t(request, N_("Amount (€)"))]]
+    rows += [[_t(request, N_("day")), date.fromisoformat(k), _eur(v)] for k, v in r.revenue.by_day.items()]
+    rows += [[_t(request, N_("table")), _table_name(reads, k), _eur(v)] for k, v in sorted(r.revenue.by_table.items())]
+    rows += [[_t(request, N_("tariff")), names.get(k, (k, k))[pick], _eur(v)] for k, v in sorted(r.revenue.by_tariff.items())]
+    rows.append([_t(request, N_("total")), "", _eur(r.revenue.total_cents)])
     return rows
 
 
-def _csv_sessions(r: Report, reads: HallReads) -> list[list[Any]]:
-    return [["session", "table", "started", "stopped", "member", "amount_cents", "amount_eur"]] + [
-        [s.id, s.table, _iso(s.started_at, reads), _iso(s.stopped_at, reads), s.member or "", s.total_cents, _eur(s.total_cents)]
+def _sheet_sessions(r: Report, reads: HallReads, request: Request) -> list[list[Any]]:
+    head = [N_("Game no."), N_("Table"), N_("Started"), N_("Stopped"), N_("Member"), N_("Amount (€)")]
+    return [[_t(request, h) for h in head]] + [
+        [s.id, _table_name(reads, s.table), _local(s.started_at, reads), _local(s.stopped_at, reads), s.member or "", _eur(s.total_cents)]
         for s in r.sessions
     ]
 
 
-def _figure(value: float) -> int | float:
-    """60 rather than 60.0: drops are counts, and most minutes are whole."""
-    value = round(value, 1)
-    return int(value) if value.is_integer() else value
+def _figure(value: float) -> int | Decimal:
+    """60 rather than 60.0: drops are counts, and most minutes are whole; a Decimal, so never 0.30000000000000004."""
+    d = Decimal(str(round(value, 1)))
+    return int(d) if d == d.to_integral_value() else d
 
 
-def _csv_hours(table: HourTable) -> list[list[Any]]:
-    return [["table", *(f"{h:02d}:00" for h in range(24)), "total"]] + [
-        [t, *(_figure(v) for v in cells), _figure(sum(cells))] for t, cells in table.tables.items()
+def _sheet_hours(table: HourTable, reads: HallReads, request: Request) -> list[list[Any]]:
+    return [[_t(request, N_("Table")), *(f"{h:02d}:00" for h in BUSINESS_HOURS), _t(request, N_("Total"))]] + [
+        [_table_name(reads, t), *(_figure(cells[h]) for h in BUSINESS_HOURS), _figure(sum(cells))] for t, cells in table.tables.items()
     ]
 
 
-def _csv_foosball(r: Report, reads: HallReads) -> list[list[Any]]:
-    return [["member_id", "member", "checkins", "goals", "tables", "last"]] + [
-        [u.member_id, u.name, u.checkins, u.goals, " ".join(sorted(u.tables)), _iso(u.last_at, reads)] for u in r.foosball
+def _sheet_foosball(r: Report, reads: HallReads, request: Request) -> list[list[Any]]:
+    head = [N_("Member"), N_("Check-ins"), N_("Goals"), N_("Tables"), N_("Last played")]
+    return [[_t(request, h) for h in head]] + [
+        [u.name, u.checkins, u.goals, ", ".join(sorted(_table_name(reads, t) for t in u.tables)), _local(u.last_at, reads)]
+        for u in r.foosball
     ]
 
 
-CSV_EXPORTS: dict[str, Callable[[Report, HallReads], list[list[Any]]]] = {
-    "revenue": _csv_revenue,
-    "sessions": _csv_sessions,
-    "utilisation": lambda r, s: _csv_hours(r.utilisation),
-    "drops": lambda r, s: _csv_hours(r.drops),
-    "foosball": _csv_foosball,
+Sheet = Callable[[Report, HallReads, Request], list[list[Any]]]
+EXPORTS: dict[str, tuple[str, Sheet]] = {  # name in the URL → (sheet title, rows)
+    "revenue": (N_("Revenue"), _sheet_revenue),
+    "sessions": (N_("Games"), _sheet_sessions),
+    "utilisation": (N_("Utilisation"), lambda r, s, q: _sheet_hours(r.utilisation, s, q)),
+    "drops": (N_("Balls potted"), lambda r, s, q: _sheet_hours(r.drops, s, q)),
+    "foosball": (N_("Foosball"), _sheet_foosball),
 }
+CSV_EXPORTS = EXPORTS  # the old name, for callers that list the exports
 
 
-def csv_text(rows: list[list[Any]]) -> str:
+def _csv_cell(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%d %H:%M")  # Excel reads ISO dates in any locale
+    if isinstance(value, date):
+        return value.isoformat()
+    return value
+
+
+def csv_bytes(rows: list[list[Any]]) -> bytes:
+    """The CSV Slovak Excel opens with a double click: UTF-8 with a BOM (else it guesses the code page),
+    ';' between cells (',' is the decimal mark there), decimal commas, CRLF line ends."""
     out = io.StringIO(newline="")
-    SafeWriter(out).writerows(rows)  # member, table and tariff names are text a spreadsheet must not run
+    # Member, table and tariff names are text a spreadsheet must not run (SafeWriter guards it).
+    SafeWriter(out, delimiter=";", decimal_comma=True).writerows([[_csv_cell(v) for v in row] for row in rows])
+    return out.getvalue().encode("utf-8-sig")
+
+
+def xlsx_bytes(sheets: list[tuple[str, list[list[Any]]]]) -> bytes:
+    """One workbook, a sheet per export: numbers as numbers (euros with two decimals), times as dates."""
+    book = Workbook()
+    book.remove(book.active)
+    for title, rows in sheets:
+        ws = book.create_sheet(title[:31])  # Excel's limit for a sheet name
+        for row in rows:
+            ws.append(row)
+            for cell, value in zip(ws[ws.max_row], row):
+                # openpyxl stores text starting with "=" as a formula: a member named =HYPERLINK(...)
+                # must stay the text it is (a string cell, shown as typed, no quote added).
+                if isinstance(value, str) and cell.data_type == "f":
+                    cell.data_type = "s"
+        for cells in ws.iter_rows(min_row=2):
+            for cell in cells:
+                if isinstance(cell.value, Decimal) or (isinstance(cell.value, float)):
+                    cell.number_format = "0.00" if isinstance(cell.value, Decimal) and cell.value.as_tuple().exponent == -2 else "0.0"
+                elif isinstance(cell.value, datetime):
+                    cell.number_format = "d. m. yyyy h:mm"
+                elif isinstance(cell.value, date):
+                    cell.number_format = "d. m. yyyy"
+        for n, cell in enumerate(ws[1], start=1):
+            cell.font = Font(bold=True)
+            ws.column_dimensions[get_column_letter(n)].width = max(10, len(str(cell.value or "")) + 2)
+        ws.freeze_panes = "A2"
+    out = io.BytesIO()
+    book.save(out)
     return out.getvalue()
+
+
+def _stamp(period: Period) -> str:
+    return period.first.strftime("%Y-%m") if period.kind == "month" else period.first.isoformat()
 
 
 # --- routes ----------------------------------------------------------------------------------
@@ -263,21 +357,33 @@ def report_page(
     )
 
 
+@router.get("/lavos.xlsx")
+def report_xlsx(
+    request: Request, user: Annotated[Staff, Depends(page_can("reports.view"))], day: PeriodText = None, month: PeriodText = None
+) -> Response:
+    reads, period = _period(request, day, month)
+    report = build_report(reads, period)
+    sheets = [(_t(request, title), make(report, reads, request)) for title, make in EXPORTS.values()]
+    return Response(
+        xlsx_bytes(sheets),
+        media_type="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        headers={"Content-Disposition": f'attachment; filename="lavos-{_stamp(period)}.xlsx"'},
+    )
+
+
 @router.get("/{name}.csv")
 def report_csv(
     request: Request, name: str, user: Annotated[Staff, Depends(page_can("reports.view"))], day: PeriodText = None, month: PeriodText = None
 ) -> Response:
-    if name not in CSV_EXPORTS:
+    if name not in EXPORTS:
         raise HTTPException(
             404,
-            translated(request, N_("There is no %(name)s export; choose one of: %(names)s."), name=name[:40], names=", ".join(CSV_EXPORTS)),
+            translated(request, N_("There is no %(name)s export; choose one of: %(names)s."), name=name[:40], names=", ".join(EXPORTS)),
         )
     reads, period = _period(request, day, month)
-    text = csv_text(CSV_EXPORTS[name](build_report(reads, period), reads))
-    stamp = period.first.strftime("%Y-%m") if period.kind == "month" else period.first.isoformat()
-    # utf-8-sig: Excel, which the committee uses, reads a BOM-less CSV as the wrong code page.
+    rows = EXPORTS[name][1](build_report(reads, period), reads, request)
     return Response(
-        text.encode("utf-8-sig"),
+        csv_bytes(rows),
         media_type="text/csv; charset=utf-8",
-        headers={"Content-Disposition": f'attachment; filename="lavos-{name}-{stamp}.csv"'},
+        headers={"Content-Disposition": f'attachment; filename="lavos-{name}-{_stamp(period)}.csv"'},
     )

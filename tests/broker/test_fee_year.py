@@ -42,8 +42,8 @@ def test_next_year_unpaid_is_the_standard_rate_from_midnight_with_its_reason():
     assert lines(b) == [("club_card", EVE, 400), ("card_unpaid", MIDNIGHT, 600)]
     assert b.total_cents == 1000
     unpaid = b.lines[1]
-    assert "členský poplatok na tento rok nie je zaplatený" in unpaid.description
-    assert "membership fee for this year not paid" in unpaid.description_en
+    assert "členský príspevok za tento rok nie je zaplatený" in unpaid.description
+    assert "this year's membership fee is not paid" in unpaid.description_en
 
 
 def test_a_fee_paid_only_for_next_year_gives_the_club_rate_from_midnight():

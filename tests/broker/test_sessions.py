@@ -75,7 +75,7 @@ def test_card_shown_after_20_of_60_minutes_is_two_lines_4_67():
 @pytest.mark.parametrize(
     "table, member, reason, note",
     [
-        ("pool-01", PAID, "card_table_not_eligible", "stôl bez sadzby pre klubovú kartu"),
+        ("pool-01", PAID, "card_table_not_eligible", "na tomto stole klubová zľava neplatí"),
         ("pool-05", UNPAID, "card_unpaid", "nie je zaplatený"),
     ],
 )

@@ -55,11 +55,14 @@ def test_revenue_by_day_table_and_tariff_adds_up(api):
 def test_utilisation_per_local_hour(api):
     _play_two_days(api)
     u = api.ok("GET", "/api/reports/utilisation?day=2026-11-10", as_manager=True)
-    assert len(u["hours"]) == 24 and u["hours"][18] == "2026-11-10T18:00:00+01:00"
-    assert u["tables"]["pool-01"][18:20] == [60.0, 30.0] and u["totals"]["pool-01"] == 90.0
-    assert (u["tables"]["pool-05"][18], u["tables"]["pool-02"][18]) == (30.0, 30.0)
+    # The business day runs 06:00 - 06:00: its 13th hour is 18:00 (the calendar day's 19th was before).
+    assert len(u["hours"]) == 24 and u["hours"][0] == "2026-11-10T06:00:00+01:00" and u["hours"][12] == "2026-11-10T18:00:00+01:00"
+    assert u["tables"]["pool-01"][12:14] == [60.0, 30.0] and u["totals"]["pool-01"] == 90.0
+    assert (u["tables"]["pool-05"][12], u["tables"]["pool-02"][12]) == (30.0, 30.0)
     assert sum(u["totals"].values()) == 150.0
-    assert len(api.ok("GET", "/api/reports/utilisation?day=2026-10-25", as_manager=True)["hours"]) == 25  # DST ends
+    # DST ends in the night of 24 to 25 October: that night belongs to the business day of the 24th.
+    assert len(api.ok("GET", "/api/reports/utilisation?day=2026-10-24", as_manager=True)["hours"]) == 25
+    assert len(api.ok("GET", "/api/reports/utilisation?day=2026-10-25", as_manager=True)["hours"]) == 24
 
 
 def test_drops_per_table_hour_by_the_central_clock(api):
@@ -78,7 +81,7 @@ def test_drops_per_table_hour_by_the_central_clock(api):
                 received_at=START + timedelta(minutes=minutes),
             )
     d = api.ok("GET", "/api/reports/drops?day=2026-11-10", as_manager=True)
-    assert (d["tables"]["pool-01"][18], d["tables"]["pool-02"][19], d["totals"]["pool-01"]) == (3, 1, 3)
+    assert (d["tables"]["pool-01"][12], d["tables"]["pool-02"][13], d["totals"]["pool-01"]) == (3, 1, 3)  # 18:00, 19:00
     assert "carom-01" not in d["tables"]  # no pockets
     assert api.ok("GET", "/api/reports/drops?day=2026-11-09", as_manager=True)["totals"]["pool-01"] == 0
 

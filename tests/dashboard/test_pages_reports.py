@@ -8,6 +8,7 @@ import re
 import uuid
 import xml.etree.ElementTree as ET
 from datetime import timedelta
+from decimal import Decimal
 
 import pytest
 
@@ -53,9 +54,12 @@ def _play(pages) -> None:  # type: ignore[no-untyped-def]
 
 
 def csv_rows(r) -> list[list[str]]:  # type: ignore[no-untyped-def]
+    """The CSV as Slovak Excel reads it: UTF-8 with a BOM, ';' between cells, CRLF line ends."""
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv")
     assert r.content.startswith(b"\xef\xbb\xbf")  # Excel's hint that it is UTF-8
-    return list(csv.reader(io.StringIO(r.content.decode("utf-8-sig"))))
+    text = r.content.decode("utf-8-sig")
+    assert text.endswith("\r\n") and "\n" not in text.replace("\r\n", "")
+    return list(csv.reader(io.StringIO(text, newline=""), delimiter=";"))
 
 
 def svgs(html: str) -> list[ET.Element]:
@@ -84,27 +88,36 @@ def test_a_day_report_adds_up_and_draws_its_charts(pages) -> None:  # type: igno
 def test_a_month_report_has_every_day(pages) -> None:  # type: ignore[no-untyped-def]
     _play(pages)
     html = pages.page("/reports?month=2026-11")
-    assert "1.\u00a011.\u00a02026" in html and "30.\u00a011.\u00a02026" in html and "8,00\u00a0€" in html
+    # Every day up to today (the service clock says 10 November), none still to come.
+    assert (
+        "1.\u00a011.\u00a02026" in html
+        and "10.\u00a011.\u00a02026" in html
+        and "11.\u00a011.\u00a02026" not in html
+        and "8,00\u00a0€" in html
+    )
     assert len(svgs(html)) == 5  # plus revenue by day
     rows = csv_rows(pages.manager.get("/reports/revenue.csv?month=2026-11"))
-    assert rows[0] == ["group", "key", "name", "amount_cents", "amount_eur"]
-    days = [r for r in rows if r[0] == "day"]
-    assert len(days) == 30 and ["day", "2026-11-10", "2026-11-10", "800", "8.00"] in days
-    assert rows[-1] == ["total", "", "", "800", "8.00"]
+    assert rows[0] == ["Skupina", "Položka", "Suma (€)"]
+    days = [r for r in rows if r[0] == "deň"]
+    assert len(days) == 10 and ["deň", "2026-11-10", "8,00"] in days
+    assert rows[-1] == ["spolu", "", "8,00"]
 
 
 def test_csv_exports_match_the_page(pages) -> None:  # type: ignore[no-untyped-def]
     _play(pages)
     q = "day=2026-11-10"
     sessions = csv_rows(pages.manager.get(f"/reports/sessions.csv?{q}"))
-    assert sum(int(r[5]) for r in sessions[1:]) == 800 and {r[4] for r in sessions[1:]} == {"Zadražil Miro", ""}
-    assert sessions[1][3].startswith("2026-11-10T18:30+01:00")
+    assert sessions[0] == ["Hra č.", "Stôl", "Začiatok", "Koniec", "Člen", "Suma (€)"]
+    assert sum(Decimal(r[5].replace(",", ".")) for r in sessions[1:]) == 8 and {r[4] for r in sessions[1:]} == {"Zadražil Miro", ""}
+    assert sessions[1][1] == "Pool 5" and sessions[1][3] == "2026-11-10 18:30"  # the table's name, a local time
+    # The hours run as the business day does: 06:00 ... 23:00, 00:00 ... 05:00; 18:00 is the 13th.
     util = {r[0]: r for r in csv_rows(pages.manager.get(f"/reports/utilisation.csv?{q}"))}
-    assert util["table"][19] == "18:00" and util["pool-01"][19] == "60" and util["pool-05"][19] == "30"
+    assert util["Stôl"][1] == "06:00" and util["Stôl"][13] == "18:00" and util["Stôl"][19] == "00:00"
+    assert util["Pool 1"][13] == "60" and util["Pool 5"][13] == "30" and "pool-01" not in util
     drops = {r[0]: r for r in csv_rows(pages.manager.get(f"/reports/drops.csv?{q}"))}
-    assert (drops["pool-01"][19], drops["pool-01"][20], drops["pool-01"][-1]) == ("2", "1", "3")
+    assert (drops["Pool 1"][13], drops["Pool 1"][14], drops["Pool 1"][-1]) == ("2", "1", "3")
     foos = csv_rows(pages.manager.get(f"/reports/foosball.csv?{q}"))
-    assert foos[1][1:5] == ["Zadražil Miro", "1", "0", "foos-01"]
+    assert foos[1][:4] == ["Zadražil Miro", "1", "0", "Futbal 1"]  # the table's name, not foos-01
     r = pages.manager.get(f"/reports/revenue.csv?{q}")
     assert 'filename="lavos-revenue-2026-11-10.csv"' in r.headers["content-disposition"]
 
@@ -152,3 +165,79 @@ def test_unknown_export_is_404(pages) -> None:  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("path", ["/reports", "/reports?month=2026-11"] + [f"/reports/{x}.csv" for x in EXPORTS])
 def test_only_the_manager_sees_reports(pages, path) -> None:  # type: ignore[no-untyped-def]
     pages.refused_to_others("GET", path)
+
+
+def test_csv_is_what_slovak_excel_opens(pages) -> None:  # type: ignore[no-untyped-def]
+    _play(pages)
+    raw = pages.manager.get("/reports/revenue.csv?day=2026-11-10").content
+    assert raw.startswith(b"\xef\xbb\xbf") and b"\r\n" in raw and b";" in raw
+    rows = csv_rows(pages.manager.get("/reports/revenue.csv?day=2026-11-10"))
+    assert all(len(r) == 3 for r in rows)  # ';' separates the cells, so a decimal comma cannot split one
+    tables = {r[1]: r[2] for r in rows if r[0] == "stôl"}
+    assert tables == {"Pool 1": "6,00", "Pool 5": "2,00"}  # names, not ids; a decimal comma
+    assert sum(Decimal(v.replace(",", ".")) for v in tables.values()) == Decimal("8.00")
+    assert pages.post("/lang", {"lang": "en", "next": "/reports"}).status_code == 303
+    en = csv_rows(pages.manager.get("/reports/revenue.csv?day=2026-11-10"))
+    assert en[0] == ["Group", "Item", "Amount (€)"] and en[-1] == ["total", "", "8,00"]
+
+
+def test_xlsx_holds_every_section_with_real_numbers_and_times(pages) -> None:  # type: ignore[no-untyped-def]
+    from datetime import datetime
+
+    from openpyxl import load_workbook
+
+    _play(pages)
+    r = pages.manager.get("/reports/lavos.xlsx?day=2026-11-10")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("application/vnd.openxmlformats-officedocument.spreadsheetml")
+    assert 'filename="lavos-2026-11-10.xlsx"' in r.headers["content-disposition"]
+    book = load_workbook(io.BytesIO(r.content))
+    assert book.sheetnames == ["Tržba", "Hry", "Vyťaženosť", "Potopené gule", "Stolný futbal"]
+    revenue = [[c.value for c in row] for row in book["Tržba"].iter_rows()]
+    assert revenue[0] == ["Skupina", "Položka", "Suma (€)"] and revenue[-1] == ["spolu", None, 8]
+    assert ["stôl", "Pool 1", 6] in revenue and book["Tržba"]["C2"].number_format == "0.00"
+    games = [[c.value for c in row] for row in book["Hry"].iter_rows(min_row=2)]
+    assert {g[1] for g in games} == {"Pool 1", "Pool 5"} and all(isinstance(g[2], datetime) for g in games)
+    assert sorted(g[5] for g in games) == [2, 6]
+    util = {row[0].value: [c.value for c in row] for row in book["Vyťaženosť"].iter_rows()}
+    assert util["Stôl"][13] == "18:00" and util["Pool 1"][13] == 60
+    assert book["Stolný futbal"]["A2"].value == "Zadražil Miro" and book["Stolný futbal"]["D2"].value == "Futbal 1"
+
+
+def test_prev_and_next_arrows_and_no_days_to_come(pages) -> None:  # type: ignore[no-untyped-def]
+    html = pages.page("/reports?day=2026-11-09")
+    assert 'href="/reports?day=2026-11-08"' in html and 'href="/reports?day=2026-11-10"' in html
+    today = pages.page("/reports")  # 10 November by the service clock: no arrow into the future
+    assert 'href="/reports?day=2026-11-09"' in today and 'rel="next"' not in today
+    month = pages.page("/reports?month=2026-10")
+    assert 'href="/reports?month=2026-09"' in month and 'href="/reports?month=2026-11"' in month
+    assert 'rel="next"' not in pages.page("/reports?month=2026-11")
+    for future in ("day=2026-11-11", "month=2026-12"):
+        r = pages.manager.get(f"/reports?{future}")
+        assert r.status_code == 400 and "ešte neprišiel" in r.text
+
+
+def test_a_game_after_midnight_is_the_evenings(pages) -> None:  # type: ignore[no-untyped-def]
+    s = pages.service
+    pages.clock.advance(hours=5, minutes=30)  # 23:30
+    sid = s.start_session("pool-03", actor="test")
+    pages.clock.advance(minutes=70)  # 00:40 on the 11th
+    s.stop_session(sid, actor="test")
+    html = pages.page("/reports")  # still the evening of the 10th
+    assert "10. 11. 2026" in html and "7,00 €" in html[html.index('id="sessions"') : html.index('id="utilisation"')]
+    heat = html[html.index('id="utilisation"') : html.index('id="drops"')]
+    assert heat.index(">23<") < heat.index(">0<")  # the hours after midnight come after 23:00
+    util = {r[0]: r for r in csv_rows(pages.manager.get("/reports/utilisation.csv?day=2026-11-10"))}
+    assert (util["Pool 3"][18], util["Pool 3"][19], util["Pool 3"][-1]) == ("30", "40", "70")  # 23:00, 00:00, total
+
+
+def test_xlsx_keeps_a_formula_looking_name_as_text(pages) -> None:  # type: ignore[no-untyped-def]
+    from openpyxl import load_workbook
+
+    evil = '=HYPERLINK("http://x","y")'
+    with pages.service.store.session() as db:
+        m = add_member(db, evil, actor="test")
+        record_fee(db, m.id, 2026, actor="test")
+        checkin(db, "foos-01", m.id, START, "staff")
+    book = load_workbook(io.BytesIO(pages.manager.get("/reports/lavos.xlsx?day=2026-11-10").content))
+    cell = book["Stolný futbal"]["A2"]
+    assert cell.value == evil and cell.data_type == "s"  # text, not a formula Excel would run

@@ -124,7 +124,7 @@ def test_panel_actions_then_the_itemised_bill_with_vat(browser, service, clock):
     assert r.headers["location"] == f"/sessions/{sid}/bill"
     bill = browser.get(r.headers["location"]).text
     # 30 min on Pool 5 + 15 min on Pool 6 at 4 €/h (paid-up club card), two toppings: 2,00 + 1,00 + 1,20.
-    assert "Pool 5: Klubová karta, 4,00\u00a0€/hod, 30 min" in bill and "Pool 6: Klubová karta, 4,00\u00a0€/hod, 15 min" in bill
+    assert "Pool 5: Klubová karta, 4,00\u00a0€/h, 30 min" in bill and "Pool 6: Klubová karta, 4,00\u00a0€/h, 15 min" in bill
     assert "Prídavok na pizzu 2 × 0,60\u00a0€" in bill
     total = re.search(r'id="bill-total">([^<]+)<', bill).group(1)
     assert total == "4,20\u00a0€"

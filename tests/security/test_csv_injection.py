@@ -22,13 +22,13 @@ from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 EVIL_NAMES = ['=HYPERLINK("http://x","y")', "+1", "-2", "@SUM(A1)", "\t=1+1 Tab", "\r=2+2 CR", "'=already quoted", "''@twice"]
 EVIL_NOTES = {"+1": "\t=cmd|' /C calc'!A0", "-2": "\r@SUM(A1)", "@SUM(A1)": "-3+3"}
 FORMULA_START = tuple("=+-@\t\r")
-NUMBER = re.compile(r"-?\d+(\.\d+)?")
+NUMBER = re.compile(r"-?\d+([.,]\d+)?")  # the reports write decimal commas (Slovak Excel)
 REPORTS = ["revenue", "sessions", "utilisation", "drops", "foosball"]
 
 
-def _rows(r) -> list[list[str]]:  # type: ignore[no-untyped-def]
+def _rows(r, delimiter: str = ",") -> list[list[str]]:  # type: ignore[no-untyped-def]
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv"), r.text[:500]
-    return list(csv.reader(io.StringIO(r.content.decode("utf-8-sig"), newline="")))
+    return list(csv.reader(io.StringIO(r.content.decode("utf-8-sig"), newline=""), delimiter=delimiter))
 
 
 def _runnable(rows: list[list[str]]) -> list[str]:
@@ -95,22 +95,22 @@ def test_every_report_csv_holds_no_formula_and_amounts_stay_numbers(pages):
     s.stop_session(one, actor="test")
     found = {}
     for name in REPORTS:
-        rows = _rows(pages.manager.get(f"/reports/{name}.csv?day=2026-11-10"))
+        rows = _rows(pages.manager.get(f"/reports/{name}.csv?day=2026-11-10"), ";")
         assert _runnable(rows) == [], name
         found[name] = rows
     session = found["sessions"][1]
     assert session[4] == guard(evil)  # the member, as text
-    assert (session[5], session[6]) == ("0", "0.00")  # the correction took the bill down to zero (bills never go below)
-    assert [r[1] for r in found["foosball"][1:]] == [guard(evil)]
-    assert all(NUMBER.fullmatch(r[4]) for r in found["revenue"][1:])  # euros as numbers a spreadsheet sums
+    assert session[5] == "0,00"  # the correction took the bill down to zero (bills never go below)
+    assert [r[0] for r in found["foosball"][1:]] == [guard(evil)]
+    assert all(NUMBER.fullmatch(r[2]) for r in found["revenue"][1:])  # euros as numbers a spreadsheet sums
 
 
 def test_negative_amounts_in_a_report_csv_stay_numbers():
     """Bills are clamped at zero, so no real report has one yet; the writer must still leave it a number."""
-    from dashboard.web.pages_reports import _eur, csv_text
+    from dashboard.web.pages_reports import _eur, csv_bytes
 
-    text = csv_text([["table", "key", "-2 is a name", -200, _eur(-200)], ["total", "", "", -5, _eur(-5)]])
-    assert text == "table,key,'-2 is a name,-200,-2.00\r\ntotal,,,-5,-0.05\r\n"
+    data = csv_bytes([["table", "key", "-2 is a name", -200, _eur(-200)], ["total", "", "", -5, _eur(-5)]])
+    assert data == "\ufefftable;key;'-2 is a name;-200;-2,00\r\ntotal;;;-5;-0,05\r\n".encode()
 
 
 @pytest.mark.parametrize("delimiter", [",", ";"])

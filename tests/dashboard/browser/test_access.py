@@ -27,6 +27,7 @@ STAFF_PAGES = {
     "/tables/{table_id}",
     "/tables/{table_id}/card",
     "/sessions/{session_id}/bill",
+    "/bills",
     "/alerts",
     "/alerts/banner",
     "/foosball",
@@ -42,6 +43,7 @@ STAFF_ACTIONS = {
     "/sessions/{session_id}/transfer",
     "/sessions/{session_id}/extend",
     "/sessions/{session_id}/extras",
+    "/bills/{session_id}/void",
     "/alerts/{alert_id}/ack",
     "/account/password",
     "/tables/{table_id}/out-of-service",
@@ -60,10 +62,12 @@ MANAGER_PAGES = {
     "/monitoring/nodes-fragment",
     "/reports",
     "/reports/{name}.csv",
+    "/reports/lavos.xlsx",
     "/users",
     "/users/{username}",
 }
 MANAGER_ACTIONS = {
+    "/bills/{session_id}/correct",
     "/members",
     "/members/import",
     "/members/{member_id}",

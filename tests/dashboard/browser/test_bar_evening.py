@@ -78,7 +78,7 @@ def test_an_evening_at_the_bar(lavos, nodes, tablet, open_page):
     rows = bar.locator(".receipt table.lines tbody tr")
     assert rows.count() == 2
     time_row, extra_row = (rows.nth(i).locator("td").all_inner_texts() for i in range(2))
-    assert time_row == [f"{TABLE_NAME}: Štandard, 6,00\u00a0€/hod, {minutes} min", "", eur(time_cents)]
+    assert time_row == [f"{TABLE_NAME}: Štandard, 6,00\u00a0€/h, {minutes} min", "", eur(time_cents)]
     assert extra_row[1:] == [str(TOPPINGS), eur(TOPPINGS * TOPPING_CENTS)] and "pizz" in extra_row[0].lower()
     foot = [r.locator("td").all_inner_texts() for r in bar.locator(".receipt tfoot tr").all()]
     assert [row[-1] for row in foot] == [eur(total - vat), eur(vat), eur(total)]

@@ -1,0 +1,172 @@
+"""Bills: the list of a business day's bills (to find one again and reprint it), and changing a bill
+(voiding an extra added by mistake, a manager's correction) from the bill page.
+
+Who may change a bill (dashboard.access): staff void an extra while the game runs, before the bill
+is issued; once the game is stopped the bill is issued and only a manager voids or corrects it.
+Both go through the hub's facade, which keeps every change as an op of the session (who, when,
+why): money is never deleted, a void adds the same amount negative.
+
+The list shows staff today's business day (a game after midnight is still the evening's); other
+days are the manager's, like every look at money over time.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+from decimal import Decimal, InvalidOperation
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Form, Query, Request
+from fastapi.responses import RedirectResponse, Response
+
+from broker.accounts.staff import Staff
+from broker.domain.refusals import Refusal
+from broker.hall.facade import NotFound, ServiceError
+from broker.hall.read_models import HallReads, StoppedSession
+from broker.hall.reports import ReportError
+from dashboard.access import allows
+from dashboard.api import views
+from dashboard.api.deps import Hub, IdPath, Reads
+from dashboard.web.auth import PageForbidden, page_can
+from dashboard.web.csrf import verify_csrf
+from dashboard.web.i18n import N_, gettext
+from dashboard.web.request_text import translated
+from dashboard.web.templating import NavLink, flash, render
+
+router = APIRouter(prefix="/bills")
+NAV = [NavLink("/bills", N_("Bills"), order=25)]
+
+_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+ReasonField = Annotated[str, Form(max_length=1000)]
+MAX_CORRECTION_EUR = Decimal(100_000)
+
+
+def _day(request: Request, text: str | None, today: date) -> date:
+    if not text:
+        return today
+    try:
+        if not _DAY.match(text):
+            raise ValueError
+        d = date.fromisoformat(text)
+    except ValueError:
+        raise ReportError(translated(request, N_("%(value)s is not a date: give a day as 2026-11-30."), value=text[:20])) from None
+    if d > today:
+        raise ReportError(translated(request, N_("%(day)s has not come yet; reports go up to today."), day=d.isoformat()))
+    return d
+
+
+def _matches(s: StoppedSession, reads: HallReads, table: str, q: str) -> bool:
+    if table and s.table != table:
+        return False
+    if not q:
+        return True
+    name = reads.tables[s.table].name if s.table in reads.tables else s.table
+    return any(q in text.casefold() for text in (name, s.member or "", str(s.id)))
+
+
+@router.get("")
+def bills_page(
+    request: Request,
+    reads: Reads,
+    user: Annotated[Staff, Depends(page_can("bills.today"))],
+    day: Annotated[str | None, Query(max_length=20)] = None,
+    table: Annotated[str, Query(max_length=40)] = "",
+    q: Annotated[str, Query(max_length=80)] = "",
+) -> Response:
+    today = reads.today()
+    shown = _day(request, day, today)
+    if shown != today and not allows(user.role, "sessions.history"):
+        raise PageForbidden(user, "manager")  # earlier days' takings are the manager's
+    start, end = reads.day_bounds(shown)
+    search = q.strip().casefold()
+    bills = [s for s in reads.stopped_sessions(start, end) if _matches(s, reads, table, search)]
+    bills.reverse()  # the latest first: the one asked for again is usually the last one
+    history = allows(user.role, "sessions.history")
+    billed = [t for t in reads.tables.values() if t.kind.billed]
+    return render(
+        request,
+        "bills.html",
+        {
+            "bills": bills,
+            "day": shown,
+            "today": today,
+            "prev_day": (shown - timedelta(days=1)).isoformat() if history else None,
+            "next_day": (shown + timedelta(days=1)).isoformat() if history and shown < today else None,
+            "table": table,
+            "q": q,
+            "billed_tables": billed,
+            "total_cents": sum(s.total_cents or 0 for s in bills),
+        },
+    )
+
+
+# --- changing a bill -------------------------------------------------------------------------
+
+
+def _bill_again(request: Request, reads: HallReads, session_id: int, error: Refusal | str, form: dict[str, Any], status: int) -> Response:
+    """The bill page again with the refusal in the staff's language and what they typed kept."""
+    message = translated(request, error.msgid, **error.params) if isinstance(error, Refusal) else error
+    state = reads.session_state(session_id)
+    return render(
+        request,
+        "bill.html",
+        {"s": views.session(reads, session_id, state), "venue": reads.venue, "form_error": message, "form": form},
+        status=status,
+    )
+
+
+def _euros_to_cents(text: str) -> int | None:
+    """'-2,50', '-2.50', '3' → cents; None when it is not an amount (or 0, or absurd)."""
+    cleaned = text.strip().replace(" ", "").replace("\u00a0", "").replace("€", "").replace(",", ".")
+    try:
+        value = Decimal(cleaned)
+    except InvalidOperation:
+        return None
+    if not value.is_finite() or value == 0 or abs(value) > MAX_CORRECTION_EUR or value != value.quantize(Decimal("0.01")):
+        return None
+    return int(value * 100)
+
+
+@router.post("/{session_id}/void", dependencies=[Depends(verify_csrf)])
+def void_extra(
+    session_id: IdPath,
+    request: Request,
+    hub: Hub,
+    user: Annotated[Staff, Depends(page_can("sessions.void"))],
+    extra_op: Annotated[int, Form(ge=1, le=1_000_000)],
+    reason: ReasonField = "",
+) -> Response:
+    form = {"kind": "void", "extra_op": extra_op, "reason": reason}
+    try:
+        hub.void_extra(session_id, extra_op, reason, actor=user.username, issued_ok=allows(user.role, "sessions.correct"))
+    except NotFound:
+        raise
+    except ServiceError as e:
+        return _bill_again(request, hub.reads, session_id, e, form, 409)
+    flash(request, gettext("Extra voided; the bill shows it reversed."), "ok")
+    return RedirectResponse(f"/sessions/{session_id}/bill", status_code=303)
+
+
+@router.post("/{session_id}/correct", dependencies=[Depends(verify_csrf)])
+def correct(
+    session_id: IdPath,
+    request: Request,
+    hub: Hub,
+    user: Annotated[Staff, Depends(page_can("sessions.correct"))],
+    amount: Annotated[str, Form(max_length=40)] = "",
+    reason: ReasonField = "",
+) -> Response:
+    form = {"kind": "correct", "amount": amount, "reason": reason}
+    cents = _euros_to_cents(amount)
+    if cents is None:
+        message = translated(request, N_("Give the amount in euros, e.g. -2,50 to lower the bill or 1,20 to raise it (not 0)."))
+        return _bill_again(request, hub.reads, session_id, message, form, 400)
+    try:
+        hub.correct_session(session_id, cents, reason, actor=user.username)
+    except NotFound:
+        raise
+    except ServiceError as e:
+        return _bill_again(request, hub.reads, session_id, e, form, 409)
+    flash(request, gettext("Bill corrected."), "ok")
+    return RedirectResponse(f"/sessions/{session_id}/bill", status_code=303)
