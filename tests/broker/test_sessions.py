@@ -191,7 +191,7 @@ def test_extras_use_the_price_at_the_time_of_the_order():
         ("extra", "extra:pizza_box", 40),
         ("extra", "extra:entry_guest", 500),
     ]
-    assert b.lines[1].quantity == 3 and b.lines[1].unit_cents == 60 and b.lines[1].description == "Prídavok na pizzu 3 × 0,60 €"
+    assert b.lines[1].quantity == 3 and b.lines[1].unit_cents == 60 and b.lines[1].description == "Prísada na pizzu navyše 3 × 0,60 €"
     dearer = LAVOS.model_copy(update={"extras": [e.model_copy(update={"price_cents": e.price_cents * 2}) for e in LAVOS.extras]})
     assert bill(replay(ops, dearer), dearer, mins(40)).total_cents == b.total_cents
 

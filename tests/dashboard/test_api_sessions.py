@@ -112,7 +112,7 @@ def test_refusals_say_what_was_wrong(api):
 
 
 def test_extras_and_tariffs_come_from_the_venue(api):
-    assert {"id": "topping", "name": "Prídavok na pizzu", "name_en": "Pizza topping", "price_cents": 60, "price": "0,60 €"} in api.ok(
+    assert {"id": "topping", "name": "Prísada na pizzu navyše", "name_en": "Extra pizza topping", "price_cents": 60, "price": "0,60 €"} in api.ok(
         "GET", "/api/extras"
     )
     tariffs = api.ok("GET", "/api/tariffs")

@@ -125,7 +125,7 @@ def test_panel_actions_then_the_itemised_bill_with_vat(browser, service, clock):
     bill = browser.get(r.headers["location"]).text
     # 30 min on Pool 5 + 15 min on Pool 6 at 4 €/h (paid-up club card), two toppings: 2,00 + 1,00 + 1,20.
     assert "Pool 5: Klubová karta, 4,00\u00a0€/h, 30 min" in bill and "Pool 6: Klubová karta, 4,00\u00a0€/h, 15 min" in bill
-    assert "Prídavok na pizzu 2 × 0,60\u00a0€" in bill
+    assert "Prísada na pizzu navyše 2 × 0,60\u00a0€" in bill
     total = re.search(r'id="bill-total">([^<]+)<', bill).group(1)
     assert total == "4,20\u00a0€"
     assert "DPH 23 %" in bill and "0,79\u00a0€" in bill and "3,41\u00a0€" in bill  # VAT contained in 4,20 €, and the net
