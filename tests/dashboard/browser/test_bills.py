@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tests.dashboard.browser.conftest import PHONE, TABLET
-from tests.dashboard.browser.web import eur, eur_en, log_in
+from tests.dashboard.browser.web import eur, eur_en, log_in, unfold_menu
 from tests.dashboard.conftest import MANAGER, STAFF
 
 TOPPING = 60  # deploy/venues/lavos.toml
@@ -32,6 +32,7 @@ def _fits(page, width: int) -> None:  # type: ignore[no-untyped-def]
 
 
 def _english(page) -> None:  # type: ignore[no-untyped-def]
+    unfold_menu(page)
     with page.expect_navigation():
         page.locator("form.lang button[value=en]").tap()
 
@@ -102,6 +103,7 @@ def test_todays_bills_to_find_one_again_and_reprint_it(lavos, open_page, size):
     sid = _game(lavos, "pool-10", toppings=1)
     total = _stop(lavos, sid)["bill"]["total_cents"]
     log_in(page, lavos, STAFF)
+    unfold_menu(page)
     page.locator("nav.nav a[href='/bills']").tap()
     page.wait_for_url("**/bills")
     assert "Dnešné účty" in page.inner_text("h1")

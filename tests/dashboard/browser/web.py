@@ -43,6 +43,13 @@ def log_in(page, server: LavosServer, username: str, path: str = "/") -> None:  
     assert page.url.removeprefix(server.base_url) == path, f"after login the browser is on {page.url}"
 
 
+def unfold_menu(page) -> None:  # type: ignore[no-untyped-def]
+    """On a phone the top bar folds links, language and logout behind its Menu button: unfold it."""
+    toggle = page.locator("#menu-toggle")
+    if toggle.is_visible() and toggle.get_attribute("aria-expanded") != "true":
+        toggle.click()
+
+
 def wait_live(page, timeout_ms: int = 20_000) -> None:  # type: ignore[no-untyped-def]
     """Until the page's Server-Sent Events stream is open (readyState 1)."""
     page.wait_for_function("() => (window.__lavosStreams || []).some(es => es.readyState === 1)", timeout=timeout_ms)
