@@ -38,10 +38,10 @@ def _rows(html: str) -> list[str]:
 def test_todays_bills_are_the_business_days_latest_first(pages):
     one, two, three = _games(pages)
     html = pages.page("/bills", client=pages.staff)  # 00:40: today is still the 10th's evening
-    assert "Dnešné účty" in html and "10. 11. 2026" in html
+    assert "Dnešné účty" in html and "10.\u00a011.\u00a02026" in html
     assert _rows(html) == [str(two), str(one)]  # stopped ones only, the latest first
     assert f"Účet č. {one}" in html and "Pool 1" in html and "pool-01" not in html.split("<main")[1].split("<select")[0]
-    assert f'href="/sessions/{one}/bill?print=1"' in html and "14,20 €" in html  # 7,20 + 7,00, both bills
+    assert f'href="/sessions/{one}/bill?print=1"' in html and "14,20\u00a0€" in html  # 7,20 + 7,00, both bills
     assert "23:30 – 00:40" in html
     assert _rows(pages.page("/bills?table=pool-02", client=pages.staff)) == [str(two)]
     assert _rows(pages.page("/bills?q=pool+1", client=pages.staff)) == [str(one)]
@@ -71,7 +71,7 @@ def test_staff_void_an_extra_on_the_running_games_bill(pages):
     assert r.status_code == 303
     bill = pages.page(r.headers["location"], client=pages.staff)
     assert "Doplnok stornovaný" in bill and "Storno: " in bill
-    assert "line-void" in bill and "-1,20 €" in bill and "zadané dvakrát" in bill
+    assert "line-void" in bill and "-1,20\u00a0€" in bill and "zadané dvakrát" in bill
     with s.store.session() as db:
         last = db.scalars(select(SessionOp).where(SessionOp.session_id == sid).order_by(SessionOp.seq.desc())).first()
         assert (last.kind, last.actor, last.reason) == ("void", "jana", "zadané dvakrát")
@@ -101,7 +101,7 @@ def test_the_manager_corrects_an_issued_bill_in_euros(pages):
     assert bad.status_code == 400 and "Zadajte sumu v eurách" in bad.text and 'value="stôl sa kýval"' in bad.text
     assert pages.post(f"/bills/{sid}/correct", {"amount": "0", "reason": "stôl sa kýval"}).status_code == 400
     html = pages.follow(pages.post(f"/bills/{sid}/correct", {"amount": "-2,50", "reason": "stôl sa kýval"}))
-    assert "Účet opravený." in html and "-2,50 €" in html and "3,50 €" in html and "Korekcia" in html
+    assert "Účet opravený." in html and "-2,50\u00a0€" in html and "3,50\u00a0€" in html and "Korekcia" in html
     assert pages.post(f"/bills/{sid}/correct", {"amount": "-1", "reason": "nope"}, client=pages.staff).status_code == 403
 
 
@@ -124,4 +124,4 @@ def test_pages_day_boundary_is_six_in_the_morning(pages):
     _games(pages)
     pages.clock.advance(hours=5, minutes=20)  # 06:00 on the 11th: a new business day
     html = pages.page("/bills", client=pages.staff)
-    assert _rows(html) == [] and "11. 11. 2026" in html
+    assert _rows(html) == [] and "11.\u00a011.\u00a02026" in html

@@ -223,7 +223,7 @@ def test_a_game_after_midnight_is_the_evenings(pages) -> None:  # type: ignore[n
     pages.clock.advance(minutes=70)  # 00:40 on the 11th
     s.stop_session(sid, actor="test")
     html = pages.page("/reports")  # still the evening of the 10th
-    assert "10. 11. 2026" in html and "7,00 €" in html[html.index('id="sessions"') : html.index('id="utilisation"')]
+    assert "10.\u00a011.\u00a02026" in html and "7,00\u00a0€" in html[html.index('id="sessions"') : html.index('id="utilisation"')]
     heat = html[html.index('id="utilisation"') : html.index('id="drops"')]
     assert heat.index(">23<") < heat.index(">0<")  # the hours after midnight come after 23:00
     util = {r[0]: r for r in csv_rows(pages.manager.get("/reports/utilisation.csv?day=2026-11-10"))}

@@ -81,6 +81,8 @@ def test_the_rules_the_bar_needs():
         "account.own",
         "tables.service",
         "tables.light",
+        "sessions.void",
+        "bills.today",
     }
 
 

@@ -11,7 +11,7 @@ import pytest
 from sim.pins import PulseScript, drive_pulses
 from tests.dashboard.browser.conftest import PHONE, TABLET
 from tests.dashboard.browser.hall import drop_balls, goal
-from tests.dashboard.browser.web import log_in
+from tests.dashboard.browser.web import log_in, unfold_menu
 from tests.dashboard.conftest import MANAGER, STAFF
 from tests.support.waiting import wait_until
 
@@ -118,6 +118,7 @@ def test_start_says_at_once_why_a_member_plays_at_the_standard_rate(lavos, membe
     assert "Zadražil Miro nemá zaplatený členský príspevok" in _flash(page)
 
     _stop_all(lavos)  # one member, one table
+    unfold_menu(page)
     with page.expect_navigation():
         page.locator(".lang button[value=en]").click()
     page.goto(lavos.base_url + "/tables/pool-04")
@@ -180,6 +181,7 @@ def test_out_of_service_from_the_table_page(lavos, nodes, page):
     assert "out of service" in refused["detail"]
     node, _ = nodes["pool-03"]
     assert not node.light.on
+    unfold_menu(page)
     with page.expect_navigation():  # and in English
         page.locator(".lang button[value=en]").click()
     assert "Out of service" in panel.inner_text() and page.locator("#in-service").inner_text().strip() == "Back in service"
