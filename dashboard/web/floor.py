@@ -131,6 +131,7 @@ class FloorData:
         hall = reads.hall_snapshot()  # a consistent picture of sessions and drop counts
         self.open, self.drops = hall.open, hall.drops
         self.warn_s = int(timedelta(minutes=reads.venue.billing.prepaid_warning_min).total_seconds())
+        self.oos = reads.out_of_service()
 
     def table(self, spec: TableSpec) -> TableView:
         node: NodeView | None = self.nodes.get(spec.id)
@@ -147,8 +148,7 @@ class FloorData:
             warn_s=self.warn_s,
             alert_kinds=frozenset(a.kind for a in alerts),
             checked_in=bool(checkins),
-            # Merge: h3's table read model carries `out_of_service`; pass it here.
-            out_of_service=False,
+            out_of_service=spec.id in self.oos,
         )
         return TableView(
             spec,

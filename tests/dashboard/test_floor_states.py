@@ -64,3 +64,20 @@ def test_pages_print_money_and_dates_with_no_break_spaces():
     assert _unbreakable("1 Dec 2026, 18:05 · 16:00 h") == "1\u00a0Dec\u00a02026, 18:05 · 16:00\u00a0h"
     assert _unbreakable(Markup("<b>0,60 €</b>")) == Markup("<b>0,60\u00a0€</b>")
     assert _unbreakable(7) == 7
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_a_table_out_of_service_is_its_own_state_on_the_floor(service):
+    """Taken out through the facade (as the table page and the API do), the floor card says so;
+    back in service, it is free again."""
+    from broker.hall.facade import HubFacade
+    from dashboard.web.floor import FloorData, table_view
+
+    hall = HubFacade(service)
+    hall.set_out_of_service("pool-03", True, actor="test", reason="cleaning")
+    states = {t.spec.id: t.state for room in FloorData(hall.reads).rooms() for t in room.tables}
+    assert states["pool-03"] == "out_of_service"
+    assert states["pool-04"] != "out_of_service"
+    assert table_view(hall.reads, "pool-03").word == "Out of service"
+    hall.set_out_of_service("pool-03", False, actor="test")
+    assert table_view(hall.reads, "pool-03").state != "out_of_service"

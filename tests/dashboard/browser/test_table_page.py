@@ -7,11 +7,12 @@ At the tablet behind the bar (1280×800) and on a phone (390×844), Slovak unles
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from sim.pins import PulseScript, drive_pulses
 from tests.dashboard.browser.conftest import PHONE, TABLET
 from tests.dashboard.browser.hall import drop_balls, goal
-from tests.dashboard.browser.web import log_in
+from tests.dashboard.browser.web import log_in, wait_live
 from tests.dashboard.conftest import MANAGER, STAFF
 from tests.support.waiting import wait_until
 
@@ -188,6 +189,28 @@ def test_out_of_service_from_the_table_page(lavos, nodes, page):
     assert page.locator("#start-form").is_visible() and "pool-03 is back in service." not in _flash(page)
     assert "Pool 3 is back in service." in _flash(page)
     assert lavos.api("GET", "/api/tables/pool-03", STAFF)["out_of_service"] is False
+
+
+@pytest.mark.parametrize("page", SIZES, indirect=True)
+def test_out_of_service_shows_on_the_floor_of_another_tablet_within_a_second(lavos, nodes, page, open_page):
+    """The floor open on one device (tablet or phone); a bartender takes Pool 3 out of service at
+    another tablet: the card says "Mimo prevádzky" (its own calm look, not an alarm) within 1 s,
+    and "Voľný" again within 1 s of putting it back."""
+    log_in(page, lavos, STAFF, "/")
+    wait_live(page)
+    card = page.locator('[data-table-card="pool-03"]')
+    assert card.get_attribute("data-state") != "out_of_service"
+    other = open_page(TABLET)
+    log_in(other, lavos, STAFF, "/tables/pool-03")
+    other.locator("#oos-form input[name=reason]").fill("oprava")
+    other.locator("#take-out").click()
+    other.wait_for_url(lavos.base_url + "/tables/pool-03")
+    expect(card).to_have_attribute("data-state", "out_of_service", timeout=1000)
+    expect(card.locator(".state-word")).to_have_text("Mimo prevádzky")
+    other.locator("#in-service").click()
+    other.wait_for_url(lavos.base_url + "/tables/pool-03")
+    expect(card).to_have_attribute("data-state", "free", timeout=1000)
+    expect(card.locator(".state-word")).to_have_text("Voľný")
 
 
 @pytest.mark.parametrize("page", SIZES, indirect=True)
