@@ -476,7 +476,9 @@ class Hub:
                     self._runtime.of(table).last_drop_at = op.at
             after.add(lambda: self._publish_session(table))
         self._runtime.publish()
-        after.add(lambda: self.notify("session", {"table": new.table, "session_id": sid, "action": op.kind}))
+        # A transfer changed two tables: say both, so live views re-draw just those two.
+        moved = {"from_table": table} if op.kind == "transfer" else {}
+        after.add(lambda: self.notify("session", {"table": new.table, "session_id": sid, "action": op.kind, **moved}))
         after.run()
 
     def stop_session(self, session_id: int, *, actor: str, reason: str | None = None, at: datetime | None = None) -> sessions.SessionState:
