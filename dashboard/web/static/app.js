@@ -22,10 +22,23 @@
     });
   }
 
-  // Coalesce bursts (a rack of drops is a dozen events in a second) into one fetch per key.
+  // Coalesce bursts (a rack of drops is a dozen events in a second) without a delay up front:
+  // the first event of a key fetches at once (a staff action shows on the other tablets as soon
+  // as the server has it); events within the next AGAIN_MS make one more fetch when it is over,
+  // and so on while they keep coming: at most one fetch per key per AGAIN_MS.
+  var AGAIN_MS = 50;
   function later(key, fn) {
-    if (timers.has(key)) return;
-    timers.set(key, setTimeout(function () { timers.delete(key); fn(); }, 120));
+    var t = timers.get(key);
+    if (t) { t.again = true; return; }
+    t = { again: false };
+    timers.set(key, t);
+    fn();
+    setTimeout(function quiet() {
+      if (!t.again) { timers.delete(key); return; }
+      t.again = false;
+      fn();
+      setTimeout(quiet, AGAIN_MS);
+    }, AGAIN_MS);
   }
 
   // Fetches finish in any order: a region (the whole floor) asked for before a card changed may
