@@ -137,6 +137,20 @@
     var now = performance.now();
     root.querySelectorAll(".timer[data-tick]").forEach(function (el) { el._drawnAt = now; });
     restoreFolds(root);
+    recheckLater(root);
+  }
+  // A card drawn while its light is switching says when the node should have confirmed it
+  // (data-recheck-ms): look again then, whether or not the node's report came.
+  function recheckLater(root) {
+    var cards = root.matches && root.matches("[data-recheck-ms]") ? [root] : [];
+    root.querySelectorAll("[data-recheck-ms]").forEach(function (el) { cards.push(el); });
+    cards.forEach(function (el) {
+      var table = el.dataset.tableCard, stamp = stampOf(el);
+      setTimeout(function () {
+        var shown = document.querySelector(cardSelector(table));
+        if (shown && stampOf(shown) === stamp && shown.dataset.recheckMs) refreshCard(table);
+      }, parseInt(el.dataset.recheckMs, 10) || 2000);
+    });
   }
 
   // --- folds: rooms folded away stay folded in this browser (localStorage); the alert strip's
