@@ -59,6 +59,15 @@ def _choose_member(page, name: str, scope: str = "") -> None:  # type: ignore[no
     page.locator(f"{scope} .member-results button", has_text=name).click()
 
 
+def _to_english(page) -> None:  # type: ignore[no-untyped-def]
+    """The language switch; on a phone it is in the menu, which opens first."""
+    menu = page.locator("#menu-toggle")
+    if menu.is_visible():
+        menu.tap()
+    with page.expect_navigation():
+        page.locator(".lang button[value=en]").click()
+
+
 def _flash(page) -> str:  # type: ignore[no-untyped-def]
     return " ".join(page.locator(".flash").all_inner_texts())
 
@@ -119,8 +128,7 @@ def test_start_says_at_once_why_a_member_plays_at_the_standard_rate(lavos, membe
     assert "Zadražil Miro nemá zaplatený členský príspevok" in _flash(page)
 
     _stop_all(lavos)  # one member, one table
-    with page.expect_navigation():
-        page.locator(".lang button[value=en]").click()
+    _to_english(page)
     page.goto(lavos.base_url + "/tables/pool-04")
     _choose_member(page, "Ambra Tomáš")
     page.locator("#start").click()
@@ -181,8 +189,7 @@ def test_out_of_service_from_the_table_page(lavos, nodes, page):
     assert "out of service" in refused["detail"]
     node, _ = nodes["pool-03"]
     assert not node.light.on
-    with page.expect_navigation():  # and in English
-        page.locator(".lang button[value=en]").click()
+    _to_english(page)  # and in English
     assert "Out of service" in panel.inner_text() and page.locator("#in-service").inner_text().strip() == "Back in service"
     page.locator("#in-service").click()
     page.wait_for_url(lavos.base_url + "/tables/pool-03")
