@@ -129,7 +129,7 @@
     document.querySelectorAll(".timer[data-tick]").forEach(function (el) {
       if (el._drawnAt === undefined) el._drawnAt = now;
       var gone = (now - el._drawnAt) / 1000;
-      var text = el.dataset.tick === "down" ? hms(parseInt(el.dataset.left, 10) - gone) : hms(parseInt(el.dataset.elapsed, 10) + gone);
+      var text = el.dataset.tick === "down" ? hms(parseInt(el.dataset.left, 10) - gone) : hms(parseFloat(el.dataset.elapsed) + gone);
       if (el.textContent !== text) el.textContent = text;
     });
   }
