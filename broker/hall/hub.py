@@ -38,6 +38,7 @@ from broker.domain.venue import Venue
 from broker.hall.alert_book import AlertBook
 from broker.hall.effects import AfterCommit
 from broker.hall.ingest_rules import IngestHandlers, checkin
+from broker.hall.light_commands import LightCommand, LightCommands
 from broker.hall.listeners import Listener, Listeners
 from broker.hall.open_sessions import OpenSession, OpenSessions
 from broker.hall.ports import HallState
@@ -121,6 +122,7 @@ class Hub:
         link_class = ProcessLink if link_process else HubLink
         self._link = link_class(mqtt_url, self.inbox, share_group=share_group, client_id=client_id) if mqtt_url else None
         self._out_of_service = OutOfServiceBook()
+        self._light_commands = LightCommands()
         self._table_service = TableService(self._hall, self, self._out_of_service, ServiceError)
         self.handlers = IngestHandlers(self._hall, self)
         self._writer = HallWriter(
@@ -255,6 +257,11 @@ class Hub:
         if self._link is None:
             return
         self._link.send_light(table, contract.LightSet(on=on, blink_s=blink_s, cmd_id=uuid.uuid4().hex))
+        self._light_commands.sent(table, on)
+
+    def light_commands(self) -> Mapping[str, LightCommand]:
+        """The light last commanded per table and when (broker.hall.light_commands says what for)."""
+        return self._light_commands.view()
 
     def _on_link_up(self, event: LinkUp) -> None:
         # A reconnect of ours: the nodes may have missed commands; desired state is idempotent.
@@ -476,7 +483,9 @@ class Hub:
                     self._runtime.of(table).last_drop_at = op.at
             after.add(lambda: self._publish_session(table))
         self._runtime.publish()
-        after.add(lambda: self.notify("session", {"table": new.table, "session_id": sid, "action": op.kind}))
+        # A transfer changed two tables: say both, so live views re-draw just those two.
+        moved = {"from_table": table} if op.kind == "transfer" else {}
+        after.add(lambda: self.notify("session", {"table": new.table, "session_id": sid, "action": op.kind, **moved}))
         after.run()
 
     def stop_session(self, session_id: int, *, actor: str, reason: str | None = None, at: datetime | None = None) -> sessions.SessionState:

@@ -29,6 +29,7 @@ from broker.domain.tariffs import calendar_year
 from broker.domain.venue import TableSpec, Venue
 from broker.hall import reports
 from broker.hall.hub import HallSnapshot, Hub, NotFound, OpenSession
+from broker.hall.light_commands import LightCommand
 from broker.hall.store_errors import store_call
 from broker.hall.table_service import OutOfService
 from broker.storage.alerts import open_alerts
@@ -515,6 +516,10 @@ class HallReads:
     def out_of_service(self) -> Mapping[str, OutOfService]:
         """Tables out of service now, with why and since when (the hub's snapshot)."""
         return self._hub.out_of_service()
+
+    def light_commands(self) -> Mapping[str, LightCommand]:
+        """The light the hub last commanded per table, and when (not yet confirmed, maybe)."""
+        return self._hub.light_commands()
 
     @store_call
     def table_use(self, table: str, start: datetime, end: datetime, limit: int = 200) -> list[TableUse]:

@@ -14,6 +14,7 @@ from datetime import timedelta
 from typing import Any
 
 from broker.domain.venue import TableSpec
+from broker.hall.light_commands import LightCommand
 from broker.hall.read_models import HallReads, NodeView
 from dashboard.api import views
 from dashboard.api.foosball import checkins_by_table
@@ -35,6 +36,7 @@ class CardFacts:
     alert_kinds: frozenset[str]
     checked_in: bool  # foosball: somebody is checked in
     out_of_service: bool = False  # staff took the table out of service (cleaning, repair)
+    light_switching_off: bool = False  # the node still reports on, the hub commanded off a moment ago
 
 
 # Worst first: the first rule that holds is the card's state. Why this order: a table staff took
@@ -50,7 +52,11 @@ RULES: tuple[tuple[str, Callable[[CardFacts], bool]], ...] = (
     ("balls_no_session", lambda f: f.session_state is None and "play_without_session" in f.alert_kinds),
     (
         "light_no_session",
-        lambda f: f.session_state is None and f.kind.billed and (f.light_on or "light_without_session" in f.alert_kinds),
+        lambda f: (
+            f.session_state is None
+            and f.kind.billed
+            and ((f.light_on and not f.light_switching_off) or "light_without_session" in f.alert_kinds)
+        ),
     ),
     ("sensor_fault", lambda f: "sensor_fault" in f.alert_kinds),
     ("after_closing", lambda f: f.session_state is not None and "open_after_closing" in f.alert_kinds),
@@ -83,6 +89,23 @@ def card_state(f: CardFacts) -> str:
     return next(name for name, holds in RULES if holds(f))
 
 
+# A node reports its light some tens of milliseconds after the hub's command (more on a busy
+# network). For this long after a command the card believes the command over the node's older
+# report and shows the light "switching" (a look of its own, not the state of the table): a
+# stopped game is "free, light going off", not "lit without a game" for a blink. Longer, and
+# the node has not done what it was told: its report counts again (and the card says so).
+LIGHT_CONFIRM_S = 2.0
+
+
+def light_switching(command: LightCommand | None, reported: bool | None, now: float | None = None) -> float | None:
+    """Seconds left to wait for the node to confirm the light the hub commanded, or None when
+    there is nothing to wait for (no recent command, or the node already reports it)."""
+    if command is None or reported is None or reported == command.on:
+        return None
+    left = LIGHT_CONFIRM_S - command.age_s(now)
+    return left if left > 0 else None
+
+
 @dataclass
 class TableView:
     spec: TableSpec
@@ -93,6 +116,9 @@ class TableView:
     drops: int = 0
     alerts: list[BannerAlert] = field(default_factory=list)
     checkins: list[dict[str, Any]] = field(default_factory=list)  # foosball: dashboard.api.views.checkin
+    # The light the hub commanded is not confirmed by the node yet: for this many more seconds
+    # the dot shows it switching (the page re-fetches the card then, see _table_card.html).
+    light_confirm_s: float | None = None
 
     @property
     def word(self) -> str:
@@ -131,6 +157,8 @@ class FloorData:
         hall = reads.hall_snapshot()  # a consistent picture of sessions and drop counts
         self.open, self.drops = hall.open, hall.drops
         self.warn_s = int(timedelta(minutes=reads.venue.billing.prepaid_warning_min).total_seconds())
+        self.oos = reads.out_of_service()
+        self.light_commands = reads.light_commands()
 
     def table(self, spec: TableSpec) -> TableView:
         node: NodeView | None = self.nodes.get(spec.id)
@@ -138,6 +166,8 @@ class FloorData:
         session = views.session(self.reads, s.id, s.state, with_bill=False) if s is not None else None
         alerts = self.by_table.get(spec.id, [])
         checkins = self.checkins.get(spec.id, [])
+        command = self.light_commands.get(spec.id)
+        confirm_s = light_switching(command, node.light_on if node else None)
         facts = CardFacts(
             kind=spec.kind,
             online=bool(node and node.online),
@@ -147,8 +177,8 @@ class FloorData:
             warn_s=self.warn_s,
             alert_kinds=frozenset(a.kind for a in alerts),
             checked_in=bool(checkins),
-            # Merge: h3's table read model carries `out_of_service`; pass it here.
-            out_of_service=False,
+            out_of_service=spec.id in self.oos,
+            light_switching_off=confirm_s is not None and command is not None and not command.on,
         )
         return TableView(
             spec,
@@ -159,6 +189,7 @@ class FloorData:
             self.drops.get(spec.id, 0) if session else 0,
             alerts,
             checkins,
+            confirm_s,
         )
 
     def rooms(self) -> list[RoomView]:

@@ -20,20 +20,22 @@ QUEUE_MAX = 200
 REFRESH = {"topic": "refresh"}
 
 
-def page_event(topic: str, data: dict[str, Any]) -> dict[str, Any] | None:
-    """What a page needs to know about a service notification (it re-fetches the details itself)."""
+def page_events(topic: str, data: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a page needs to know about a service notification (it re-fetches the details itself):
+    one event per table that changed, so a page re-draws those cards and nothing else."""
     table = data.get("table") if isinstance(data.get("table"), str) else None
     if topic == "session" and data.get("action") == "transfer":
-        return REFRESH  # two tables changed and the notification names only the new one
+        moved_from = data.get("from_table")
+        if not isinstance(moved_from, str):
+            return [REFRESH]  # the other table that changed is unknown: re-draw everything
+        return [{"topic": "table", "table": moved_from}, {"topic": "table", "table": table}]
     if topic in ("session", "event", "light", "warning"):
-        return {"topic": "table", "table": table}
+        return [{"topic": "table", "table": table}]
     if topic == "alert":
-        return {"topic": "alert", "table": table, "loud": data.get("kind") in LOUD_KINDS}
+        return [{"topic": "alert", "table": table, "loud": data.get("kind") in LOUD_KINDS}]
     if topic == "alert_ack":
-        return {"topic": "alert"}
-    if topic in ("node", "checkin"):
-        return {"topic": topic, "table": table}
-    return {"topic": topic, "table": table}
+        return [{"topic": "alert"}]
+    return [{"topic": topic, "table": table}]
 
 
 class Subscriber:
@@ -45,11 +47,10 @@ class Subscriber:
         self.behind = False
 
     def push(self, topic: str, data: dict[str, Any]) -> None:
-        event = page_event(topic, data)
-        if event is None:
-            return
+        events = page_events(topic, data)
         try:
-            self.loop.call_soon_threadsafe(self._put, event)
+            for event in events:
+                self.loop.call_soon_threadsafe(self._put, event)
         except RuntimeError:
             pass  # the loop is closing with the server; the stream is ending anyway
 

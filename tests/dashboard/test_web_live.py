@@ -93,8 +93,23 @@ def test_a_slow_client_gets_one_refresh_instead_of_a_backlog():
 
 
 def test_what_pages_hear_for_each_service_topic():
-    assert live.page_event("session", {"table": "pool-01", "action": "start"}) == {"topic": "table", "table": "pool-01"}
-    assert live.page_event("session", {"table": "pool-02", "action": "transfer"}) == {"topic": "refresh"}
-    assert live.page_event("alert", {"table": "foos-01", "kind": "foosball_no_member"})["loud"] is True
-    assert live.page_event("alert_ack", {"id": 3}) == {"topic": "alert"}
-    assert live.page_event("node", {"table": "pool-01", "online": False}) == {"topic": "node", "table": "pool-01"}
+    assert live.page_events("session", {"table": "pool-01", "action": "start"}) == [{"topic": "table", "table": "pool-01"}]
+    # A transfer changed two tables: one event each (each tablet re-draws two cards, not the floor).
+    assert live.page_events("session", {"table": "pool-02", "action": "transfer", "from_table": "pool-01"}) == [
+        {"topic": "table", "table": "pool-01"},
+        {"topic": "table", "table": "pool-02"},
+    ]
+    assert live.page_events("session", {"table": "pool-02", "action": "transfer"}) == [{"topic": "refresh"}]
+    assert live.page_events("alert", {"table": "foos-01", "kind": "foosball_no_member"})[0]["loud"] is True
+    assert live.page_events("alert_ack", {"id": 3}) == [{"topic": "alert"}]
+    assert live.page_events("node", {"table": "pool-01", "online": False}) == [{"topic": "node", "table": "pool-01"}]
+
+
+@sqlite_only
+def test_the_hub_names_both_tables_of_a_transfer(service):
+    heard: list[tuple[str, dict]] = []
+    service.subscribe(lambda topic, data: heard.append((topic, data)))
+    sid = service.start_session("pool-01", actor="test")
+    service.transfer_session(sid, "pool-02", actor="test")
+    moved = [d for t, d in heard if t == "session" and d.get("action") == "transfer"]
+    assert moved and (moved[0]["from_table"], moved[0]["table"]) == ("pool-01", "pool-02")

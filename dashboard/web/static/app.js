@@ -22,10 +22,23 @@
     });
   }
 
-  // Coalesce bursts (a rack of drops is a dozen events in a second) into one fetch per key.
+  // Coalesce bursts (a rack of drops is a dozen events in a second) without a delay up front:
+  // the first event of a key fetches at once (a staff action shows on the other tablets as soon
+  // as the server has it); events within the next AGAIN_MS make one more fetch when it is over,
+  // and so on while they keep coming: at most one fetch per key per AGAIN_MS.
+  var AGAIN_MS = 50;
   function later(key, fn) {
-    if (timers.has(key)) return;
-    timers.set(key, setTimeout(function () { timers.delete(key); fn(); }, 120));
+    var t = timers.get(key);
+    if (t) { t.again = true; return; }
+    t = { again: false };
+    timers.set(key, t);
+    fn();
+    setTimeout(function quiet() {
+      if (!t.again) { timers.delete(key); return; }
+      t.again = false;
+      fn();
+      setTimeout(quiet, AGAIN_MS);
+    }, AGAIN_MS);
   }
 
   // Fetches finish in any order: a region (the whole floor) asked for before a card changed may
@@ -116,7 +129,7 @@
     document.querySelectorAll(".timer[data-tick]").forEach(function (el) {
       if (el._drawnAt === undefined) el._drawnAt = now;
       var gone = (now - el._drawnAt) / 1000;
-      var text = el.dataset.tick === "down" ? hms(parseInt(el.dataset.left, 10) - gone) : hms(parseInt(el.dataset.elapsed, 10) + gone);
+      var text = el.dataset.tick === "down" ? hms(parseInt(el.dataset.left, 10) - gone) : hms(parseFloat(el.dataset.elapsed) + gone);
       if (el.textContent !== text) el.textContent = text;
     });
   }
@@ -124,6 +137,20 @@
     var now = performance.now();
     root.querySelectorAll(".timer[data-tick]").forEach(function (el) { el._drawnAt = now; });
     restoreFolds(root);
+    recheckLater(root);
+  }
+  // A card drawn while its light is switching says when the node should have confirmed it
+  // (data-recheck-ms): look again then, whether or not the node's report came.
+  function recheckLater(root) {
+    var cards = root.matches && root.matches("[data-recheck-ms]") ? [root] : [];
+    root.querySelectorAll("[data-recheck-ms]").forEach(function (el) { cards.push(el); });
+    cards.forEach(function (el) {
+      var table = el.dataset.tableCard, stamp = stampOf(el);
+      setTimeout(function () {
+        var shown = document.querySelector(cardSelector(table));
+        if (shown && stampOf(shown) === stamp && shown.dataset.recheckMs) refreshCard(table);
+      }, parseInt(el.dataset.recheckMs, 10) || 2000);
+    });
   }
 
   // --- folds: rooms folded away stay folded in this browser (localStorage); the alert strip's

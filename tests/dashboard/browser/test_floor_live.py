@@ -146,3 +146,28 @@ def test_no_card_is_stale_after_a_start_or_a_transfer(lavos, nodes, tablet, open
         print(f"  {what}: max {max(values) * 1000:.0f} ms ({', '.join(f'{v * 1000:.0f}' for v in values)})")
     worst = {what: max(values) for what, values in figures.items()}
     assert all(v <= LIMIT_S for v in worst.values()), f"a card stayed stale longer than {LIMIT_S} s: {worst}"
+
+
+def test_a_stopped_or_moved_game_never_shows_its_table_lit_without_a_game(lavos, nodes, open_page):
+    """The node reports its light off some tens of milliseconds after the hub told it; a card
+    fetched in between used to say "Svieti bez hry" (purple) for that blink. The card shows the
+    table free with its light switching off instead, then free with the light off; it never
+    passes through "lit without a game". Stop and transfer, several rounds, a watching tablet."""
+    watcher = open_page(TABLET)
+    watcher.add_init_script(CARD_LOG)
+    log_in(watcher, lavos, STAFF)
+    wait_live(watcher)
+    for _round in range(ROUNDS):
+        sid = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": A})["id"]
+        wait_until(lambda: nodes[A][0].light.on, timeout=10, what=f"{A} relay on")
+        settle(watcher, A, "playing+light")
+        lavos.api("POST", f"/api/sessions/{sid}/transfer", STAFF, json={"table": B})
+        wait_until(lambda: not nodes[A][0].light.on and nodes[B][0].light.on, timeout=10, what="lights moved")
+        settle(watcher, A, "free")
+        settle(watcher, B, "playing+light")
+        lavos.api("POST", f"/api/sessions/{sid}/stop", STAFF)
+        wait_until(lambda: not nodes[B][0].light.on, timeout=10, what=f"{B} relay off")
+        settle(watcher, B, "free")
+    seen = [(e["t"], t, shown) for e in watcher.evaluate("window.__cards") for t, shown in e["cards"].items() if t in NODE_TABLES]
+    lit = [(t, shown) for _at, t, shown in seen if shown.startswith("light_no_session")]
+    assert not lit, f"a card showed its table lit without a game after a stop or a move: {lit}"

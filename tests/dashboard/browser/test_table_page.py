@@ -7,11 +7,12 @@ At the tablet behind the bar (1280×800) and on a phone (390×844), Slovak unles
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from sim.pins import PulseScript, drive_pulses
 from tests.dashboard.browser.conftest import PHONE, TABLET
 from tests.dashboard.browser.hall import drop_balls, goal
-from tests.dashboard.browser.web import log_in, unfold_menu
+from tests.dashboard.browser.web import log_in, unfold_menu, wait_live
 from tests.dashboard.conftest import MANAGER, STAFF
 from tests.support.waiting import wait_until
 
@@ -56,6 +57,13 @@ def _session_on(lavos, table: str):  # type: ignore[no-untyped-def]
 def _choose_member(page, name: str, scope: str = "") -> None:  # type: ignore[no-untyped-def]
     page.locator(f"{scope} [data-member-pick] input[data-search]").fill(name[:5])
     page.locator(f"{scope} .member-results button", has_text=name).click()
+
+
+def _to_english(page) -> None:  # type: ignore[no-untyped-def]
+    """The language switch; on a phone it is in the menu, which opens first."""
+    unfold_menu(page)
+    with page.expect_navigation():
+        page.locator(".lang button[value=en]").click()
 
 
 def _flash(page) -> str:  # type: ignore[no-untyped-def]
@@ -118,9 +126,7 @@ def test_start_says_at_once_why_a_member_plays_at_the_standard_rate(lavos, membe
     assert "Zadražil Miro nemá zaplatený členský príspevok" in _flash(page)
 
     _stop_all(lavos)  # one member, one table
-    unfold_menu(page)
-    with page.expect_navigation():
-        page.locator(".lang button[value=en]").click()
+    _to_english(page)
     page.goto(lavos.base_url + "/tables/pool-04")
     _choose_member(page, "Ambra Tomáš")
     page.locator("#start").click()
@@ -181,15 +187,35 @@ def test_out_of_service_from_the_table_page(lavos, nodes, page):
     assert "out of service" in refused["detail"]
     node, _ = nodes["pool-03"]
     assert not node.light.on
-    unfold_menu(page)
-    with page.expect_navigation():  # and in English
-        page.locator(".lang button[value=en]").click()
+    _to_english(page)  # and in English
     assert "Out of service" in panel.inner_text() and page.locator("#in-service").inner_text().strip() == "Back in service"
     page.locator("#in-service").click()
     page.wait_for_url(lavos.base_url + "/tables/pool-03")
     assert page.locator("#start-form").is_visible() and "pool-03 is back in service." not in _flash(page)
     assert "Pool 3 is back in service." in _flash(page)
     assert lavos.api("GET", "/api/tables/pool-03", STAFF)["out_of_service"] is False
+
+
+@pytest.mark.parametrize("page", SIZES, indirect=True)
+def test_out_of_service_shows_on_the_floor_of_another_tablet_within_a_second(lavos, nodes, page, open_page):
+    """The floor open on one device (tablet or phone); a bartender takes Pool 3 out of service at
+    another tablet: the card says "Mimo prevádzky" (its own calm look, not an alarm) within 1 s,
+    and "Voľný" again within 1 s of putting it back."""
+    log_in(page, lavos, STAFF, "/")
+    wait_live(page)
+    card = page.locator('[data-table-card="pool-03"]')
+    assert card.get_attribute("data-state") != "out_of_service"
+    other = open_page(TABLET)
+    log_in(other, lavos, STAFF, "/tables/pool-03")
+    other.locator("#oos-form input[name=reason]").fill("oprava")
+    other.locator("#take-out").click()
+    other.wait_for_url(lavos.base_url + "/tables/pool-03")
+    expect(card).to_have_attribute("data-state", "out_of_service", timeout=1000)
+    expect(card.locator(".state-word")).to_have_text("Mimo prevádzky")
+    other.locator("#in-service").click()
+    other.wait_for_url(lavos.base_url + "/tables/pool-03")
+    expect(card).to_have_attribute("data-state", "free", timeout=1000)
+    expect(card.locator(".state-word")).to_have_text("Voľný")
 
 
 @pytest.mark.parametrize("page", SIZES, indirect=True)
