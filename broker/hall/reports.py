@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from broker.domain import sessions
 from broker.domain.billing import Bill
-from broker.domain.refusals import Refusal
+from broker.domain.refusals import N_, Refusal
 from broker.domain.tariffs import as_utc
 from broker.domain.venue import Venue
 from broker.hall.session_log import replay_row
@@ -36,7 +36,12 @@ def day_bounds(day: date, venue: Venue) -> tuple[datetime, datetime]:
     """[local midnight, next local midnight) of `day`, in UTC."""
     # date.min and date.max pass any date parser, and their midnight in UTC is out of range.
     if not FIRST_YEAR <= day.year <= LAST_YEAR:
-        raise ReportError(f"the day {day} is outside the years {FIRST_YEAR}-{LAST_YEAR}; give a day the hall was open, e.g. 2026-11-30")
+        raise ReportError(
+            N_("The day %(day)s is outside the years %(first)d–%(last)d; give a day the hall was open."),
+            day=day.isoformat(),
+            first=FIRST_YEAR,
+            last=LAST_YEAR,
+        )
     start = datetime.combine(day, time(0), venue.tz)
     end = datetime.combine(day + timedelta(days=1), time(0), venue.tz)
     return as_utc(start), as_utc(end)
@@ -54,9 +59,9 @@ def local_hours(day: date, venue: Venue) -> list[tuple[datetime, datetime]]:
 
 def _check_range(first: date, last: date) -> None:
     if last < first:
-        raise ReportError(f"the range ends ({last}) before it starts ({first})")
+        raise ReportError(N_("The period ends (%(last)s) before it starts (%(first)s)."), first=first.isoformat(), last=last.isoformat())
     if (last - first).days >= MAX_RANGE_DAYS:
-        raise ReportError(f"the range {first}..{last} is longer than {MAX_RANGE_DAYS} days; ask for a year at most")
+        raise ReportError(N_("The period is longer than %(days)d days; ask for a year at most."), days=MAX_RANGE_DAYS)
 
 
 def _state_of(row: TableSession, venue: Venue) -> sessions.SessionState:

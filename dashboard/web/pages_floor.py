@@ -15,6 +15,7 @@ from dashboard.web.auth import page_can
 from dashboard.web.csrf import verify_csrf
 from dashboard.web.floor import FloorData, table_view
 from dashboard.web.i18n import N_, gettext
+from dashboard.web.request_text import refusal, translated
 from dashboard.web.templating import NavLink, flash, render
 
 router = APIRouter()
@@ -103,7 +104,7 @@ def start(
         )
         return RedirectResponse(back, status_code=303)
     except ServiceError as e:
-        flash(request, gettext("Not started: %(reason)s") % {"reason": e}, "error")
+        flash(request, translated(request, N_("Not started: %(reason)s"), reason=refusal(request, e)), "error")
         return RedirectResponse(back, status_code=303)
     flash(request, gettext("Session started on %(table)s.") % {"table": hub.reads.tables[table_id].name}, "ok")
     return RedirectResponse("/", status_code=303)

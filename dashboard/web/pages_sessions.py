@@ -15,7 +15,8 @@ from dashboard.api import views
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.web.auth import page_can, safe_next
 from dashboard.web.csrf import verify_csrf
-from dashboard.web.i18n import gettext
+from dashboard.web.i18n import N_, gettext
+from dashboard.web.request_text import refusal, translated
 from dashboard.web.templating import flash, render
 
 router = APIRouter(prefix="/sessions", dependencies=[])
@@ -30,7 +31,7 @@ def _act(request: Request, next_path: str, done: str, op: Callable[[], sessions.
     try:
         state = op()
     except ServiceError as e:
-        flash(request, gettext("Not done: %(reason)s") % {"reason": e}, "error")
+        flash(request, translated(request, N_("Not done: %(reason)s"), reason=refusal(request, e)), "error")
         return RedirectResponse(safe_next(next_path), status_code=303)
     flash(request, done, "ok")
     return RedirectResponse(safe_next(next_path) if next_path else f"/tables/{state.table}", status_code=303)
@@ -43,7 +44,7 @@ def stop(
     try:
         hub.stop_session(session_id, actor=user.username)
     except ServiceError as e:
-        flash(request, gettext("Not done: %(reason)s") % {"reason": e}, "error")
+        flash(request, translated(request, N_("Not done: %(reason)s"), reason=refusal(request, e)), "error")
         return RedirectResponse(safe_next(next), status_code=303)
     return RedirectResponse(f"/sessions/{session_id}/bill", status_code=303)
 
