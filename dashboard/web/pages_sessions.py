@@ -13,6 +13,7 @@ from broker.domain import sessions
 from broker.hall.facade import ServiceError
 from dashboard.api import views
 from dashboard.api.deps import Hub, IdPath, Reads
+from dashboard.web import i18n
 from dashboard.web.auth import page_can, safe_next
 from dashboard.web.csrf import verify_csrf
 from dashboard.web.i18n import N_, gettext
@@ -63,6 +64,14 @@ def resume(
     return _act(request, next, gettext("Resumed."), lambda: hub.resume_session(session_id, actor=user.username))
 
 
+def _table_name(request: Request, hub, table: str) -> str:
+    """What staff call the table, in the visitor's language (the id for an unknown one: the move is refused anyway)."""
+    spec = hub.reads.tables.get(table)
+    if spec is None:
+        return table[:32]
+    return spec.name if i18n.lang_of(request) == "sk" else (spec.name_en or spec.name)
+
+
 @router.post("/{session_id}/transfer", dependencies=[Depends(verify_csrf)])
 def transfer(
     session_id: IdPath,
@@ -75,7 +84,7 @@ def transfer(
     return _act(
         request,
         next,
-        gettext("Moved to %(table)s.") % {"table": table},
+        translated(request, N_("Game moved to table %(table)s."), table=_table_name(request, hub, table)),
         lambda: hub.transfer_session(session_id, table, actor=user.username),
     )
 
