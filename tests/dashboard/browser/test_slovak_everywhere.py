@@ -200,7 +200,7 @@ def _refusals(page, base: str, hall: dict, findings: Findings) -> None:  # type:
     _goto(page, base, "/tables/pool-03")  # and a move that works: the message names the table
     page.select_option("form[action$='/transfer'] select[name=table]", "pool-09")
     with page.expect_navigation():
-        page.locator("form[action$='/transfer'] button[type=submit]").tap()
+        page.locator("form[action$='/transfer'] button").tap()
     seen("moved", "Hra presunutá na stôl Pool 9.")
 
     # Members: each refusal at its form, what was typed kept.
