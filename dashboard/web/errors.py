@@ -89,11 +89,58 @@ def _csrf(request: Request, e: CsrfRefused) -> Response:
     return error_page(request, 403, N_("The form has expired or did not come from this dashboard. Go back, reload the page and try again."))
 
 
+# A form field and what was wrong with it, in staff's words (FastAPI's own messages are English).
+_FIELDS = {
+    "prepaid_minutes": N_("Prepaid time in minutes"),
+    "minutes": N_("Minutes"),
+    "quantity": N_("Quantity"),
+    "member_id": N_("Member"),
+    "table": N_("Table"),
+    "extra": N_("Extra"),
+    "card_uid": N_("Card number"),
+    "uid": N_("Card number"),
+    "name": N_("Name"),
+    "year": N_("Year"),
+    "amount": N_("Amount"),
+    "username": N_("Username"),
+    "password": N_("Password"),
+    "day": N_("Day"),
+    "month": N_("Month"),
+    "file": N_("File"),
+}
+_PROBLEMS = {
+    "missing": N_("fill it in"),
+    "string_too_long": N_("at most %(max_length)s characters"),
+    "string_too_short": N_("at least %(min_length)s characters"),
+    "less_than_equal": N_("at most %(le)s"),
+    "less_than": N_("less than %(lt)s"),
+    "greater_than_equal": N_("at least %(ge)s"),
+    "greater_than": N_("more than %(gt)s"),
+    "int_parsing": N_("a whole number"),
+    "int_type": N_("a whole number"),
+    "int_from_float": N_("a whole number"),
+}
+
+
+def _problem(err: dict) -> str:
+    loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path", "form")]
+    field = ".".join(loc) or "?"
+    label = gettext(_FIELDS[field]) if field in _FIELDS else field
+    problem = _PROBLEMS.get(str(err.get("type")), N_("not valid"))
+    ctx = {k: v for k, v in (err.get("ctx") or {}).items() if isinstance(v, (int, float, str))}
+    try:
+        text = gettext(problem) % ctx
+    except (KeyError, TypeError, ValueError):
+        text = gettext(N_("not valid"))
+    return f"{label}: {text}"
+
+
 def _validation(request: Request, e: RequestValidationError) -> Response:
-    details = []
-    for err in e.errors():
-        loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path", "form")]
-        details.append(f"{'.'.join(loc) or '?'}: {err.get('msg', 'invalid')}")
+    token = i18n.use_lang(i18n.lang_of(request))
+    try:
+        details = [_problem(err) for err in e.errors()]
+    finally:
+        i18n.reset_lang(token)
     return error_page(request, 400, N_("Some of what was sent is not valid. Go back and correct it."), details)
 
 

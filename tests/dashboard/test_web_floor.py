@@ -87,7 +87,7 @@ def test_every_table_by_room_with_its_state_in_colour_and_word(browser, service,
         "prepaid_ending": "Končí predplatené",
         "idle": "Nečinný",
         "light_no_session": "Svieti bez hry",
-        "offline": "Modul offline",
+        "offline": "Modul odpojený",
         "sensor_fault": "Porucha senzora",
     }
     for table, state in expected.items():
@@ -189,16 +189,16 @@ def test_language_switch_is_remembered_and_formats_follow(browser, service, cloc
     clock.advance(minutes=90)
     service.add_extra(sid, "entry_guest", 1, actor="test")
     slovak = browser.get("/").text
-    assert '<html lang="sk">' in slovak and "Modul offline" in slovak and "14,00 €" in slovak  # 9,00 + 5,00
+    assert '<html lang="sk">' in slovak and "Modul odpojený" in slovak and "14,00 €" in slovak  # 9,00 + 5,00
     r = browser.post("/lang", {"lang": "en", "next": "/tables/pool-01"})
     assert r.status_code == 303 and r.headers["location"] == "/tables/pool-01"
     assert "lavos_lang=en" in r.headers["set-cookie"]
     english = browser.get("/").text
-    assert '<html lang="en">' in english and "Node offline" in english and "€14.00" in english and "Modul offline" not in english
+    assert '<html lang="en">' in english and "Node offline" in english and "€14.00" in english and "Modul odpojený" not in english
     bill = browser.get(f"/sessions/{sid}/bill").text
     assert "Tournament entry (non-member)" in bill and "10 Nov 2026, 18:00" in bill
     browser.post("/lang", {"lang": "sk"})
-    assert "Modul offline" in browser.get("/").text
+    assert "Modul odpojený" in browser.get("/").text
 
 
 def test_alert_banner_and_acknowledgement(browser, service, mosquitto):

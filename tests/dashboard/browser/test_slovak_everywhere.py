@@ -197,6 +197,8 @@ def _refusals(page, base: str, hall: dict, findings: Findings) -> None:  # type:
     seen("resume a running game", "Hra nie je pozastavená")
     _post_form(page, f"/sessions/{hall['running']}/transfer", {"next": "/tables/pool-03", "table": "darts-01"})
     seen("transfer to darts", "Šípky")
+    _post_form(page, f"/sessions/{hall['prepaid']}/extend", {"next": "/tables/pool-05", "minutes": "99999"})  # past the form's max
+    seen("a field out of range", "najviac 720")
     _goto(page, base, "/tables/pool-03")  # and a move that works: the message names the table
     page.select_option("form[action$='/transfer'] select[name=table]", "pool-09")
     with page.expect_navigation():
