@@ -100,6 +100,14 @@ def _post_form(page, path: str, fields: dict[str, str]) -> None:  # type: ignore
         )
 
 
+def _submit(page, form: str, **fields: str) -> None:  # type: ignore[no-untyped-def]
+    """Fill `fields` of the page's form `form` (a selector) and send it, as staff do."""
+    for name, value in fields.items():
+        page.fill(f"{form} input[name={name}]", value)
+    with page.expect_navigation():
+        page.locator(f"{form} button[type=submit]").tap()
+
+
 def _flash(page) -> str:  # type: ignore[no-untyped-def]
     return " ".join(page.locator(".flash-error, .flash-ok, .error-box, .form-error, [role=alert]").all_inner_texts())
 
@@ -164,23 +172,16 @@ def _refusals(page, base: str, hall: dict, findings: Findings) -> None:  # type:
 
     # The floor: a table page's start form.
     _goto(page, base, "/tables/pool-04")
-    page.fill("#start-form input[name=card_uid]", "deadbeef")
-    with page.expect_navigation():
-        page.locator("#start-form button[type=submit]").tap()
+    _submit(page, "#start-form", card_uid="deadbeef")
     seen("unknown card", "Neznáma karta deadbeef")
     _goto(page, base, "/tables/pool-06")  # a second tablet started a game there meanwhile
     lavos_api(page, base, "pool-06")
-    with page.expect_navigation():
-        page.locator("#start-form button[type=submit]").tap()
+    _submit(page, "#start-form")
     seen("table busy", "Na stole Pool 6 už beží hra č.")
     _goto(page, base, "/tables/pool-07")
-    page.fill("#start-form input[name=card_uid]", "04a3f1c2")  # Zadražil's card is free: a game starts
-    with page.expect_navigation():
-        page.locator("#start-form button[type=submit]").tap()
+    _submit(page, "#start-form", card_uid="04a3f1c2")  # Zadražil's card is free: a game starts
     _goto(page, base, "/tables/pool-08")
-    page.fill("#start-form input[name=card_uid]", "04a3f1c2")
-    with page.expect_navigation():
-        page.locator("#start-form button[type=submit]").tap()
+    _submit(page, "#start-form", card_uid="04a3f1c2")
     seen("card on another table", "Pool 7")
 
     # Session actions: a stale form for a game that has ended, extending an open game, moving onto a busy table.
@@ -207,28 +208,18 @@ def _refusals(page, base: str, hall: dict, findings: Findings) -> None:  # type:
 
     # Members: each refusal at its form, what was typed kept.
     _goto(page, base, f"/members/{hall['baca']}")
-    page.fill("#assign-card input[name=uid]", "04a3f1c2")
-    with page.expect_navigation():
-        page.locator("#assign-card button[type=submit]").tap()
+    _submit(page, "#assign-card", uid="04a3f1c2")
     seen("card of another member", "Karta 04a3f1c2 patrí členovi Zadražil Miro; najprv mu ju odoberte.")
     assert page.locator("#assign-card input[name=uid]").input_value() == "04a3f1c2"  # kept
-    page.fill("#assign-card input[name=uid]", "xyz!")
-    with page.expect_navigation():
-        page.locator("#assign-card button[type=submit]").tap()
+    _submit(page, "#assign-card", uid="xyz!")
     seen("not a card number", "nie je číslo karty")
     _goto(page, base, f"/members/{hall['zadrazil']}")
-    page.fill("#record-fee input[name=year]", "2026")
-    with page.expect_navigation():
-        page.locator("#record-fee button[type=submit]").tap()
+    _submit(page, "#record-fee", year="2026")
     seen("fee recorded twice", "Príspevok za rok 2026 je pre člena Zadražil Miro už zapísaný.")
-    page.fill("#record-fee input[name=amount]", "desať")
-    with page.expect_navigation():
-        page.locator("#record-fee button[type=submit]").tap()
+    _submit(page, "#record-fee", amount="desať")
     seen("not an amount", "nie je suma")
     _goto(page, base, "/members")
-    page.fill("#add-member input[name=name]", "Bača Lubo")
-    with page.expect_navigation():
-        page.locator("#add-member button[type=submit]").tap()
+    _submit(page, "#add-member", name="Bača Lubo")
     seen("member twice", "Člen s menom Bača Lubo už existuje")
     assert page.locator("#add-member input[name=name]").input_value() == "Bača Lubo"
 
@@ -303,13 +294,10 @@ def test_the_english_ui_says_the_same_in_english(lavos, hall, open_page):
     assert "Pool 1: balls are being potted but no game is running" in alerts and "Foosball 1: foosball is being played" in alerts, alerts
     _goto(page, lavos.base_url, "/tables/pool-10")
     lavos_api(page, lavos.base_url, "pool-10")
-    with page.expect_navigation():
-        page.locator("#start-form button[type=submit]").tap()
+    _submit(page, "#start-form")
     assert "Pool 10 already has game no." in _flash(page), _flash(page)
     _goto(page, lavos.base_url, f"/members/{hall['baca']}")
-    page.fill("#assign-card input[name=uid]", "04a3f1c2")
-    with page.expect_navigation():
-        page.locator("#assign-card button[type=submit]").tap()
+    _submit(page, "#assign-card", uid="04a3f1c2")
     assert "Card 04a3f1c2 belongs to Zadražil Miro; take it away from them first." in _flash(page), _flash(page)
     assert not RAW_ID.search(page.evaluate(VISIBLE_TEXT))
 
