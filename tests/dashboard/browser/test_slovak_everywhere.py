@@ -300,6 +300,11 @@ def test_the_english_ui_says_the_same_in_english(lavos, hall, open_page):
     _submit(page, "#assign-card", uid="04a3f1c2")
     assert "Card 04a3f1c2 belongs to Zadražil Miro; take it away from them first." in _flash(page), _flash(page)
     assert not RAW_ID.search(page.evaluate(VISIBLE_TEXT))
+    _goto(page, lavos.base_url, "/monitoring")  # table names translated where they are words
+    sensors = page.locator("#sensors").inner_text()
+    modules = page.locator("#nodes").inner_text()
+    assert "Carom" in modules and "Darts" in modules and "Foosball 1" in sensors and "Karambol" not in modules, modules
+    assert "Balls potted per pocket today" in sensors and not RAW_ID.search(page.evaluate(VISIBLE_TEXT))
 
 
 def test_the_detector_sees_english_and_ids(lavos, open_page):
