@@ -28,6 +28,11 @@ class Kind(str, Enum):
         return self is Kind.FOOSBALL
 
     @property
+    def has_card_reader(self) -> bool:
+        """Only foosball nodes have a club-card reader (members check in there)."""
+        return self is Kind.FOOSBALL
+
+    @property
     def billed(self) -> bool:
         """Billiard tables are billed by time; foosball and darts are not."""
         return self in (Kind.POOL, Kind.CAROM)

@@ -100,9 +100,7 @@ def node_config_for(
     ca_file: Path | None = None,
 ) -> NodeConfig:
     spec = venue.table(table_id)
-    reader = (
-        CardReaderSettings(kind="evdev", device="/dev/input/by-id/usb-rfid-kbd") if spec.kind is Kind.FOOSBALL else CardReaderSettings()
-    )
+    reader = CardReaderSettings(kind="evdev", device="/dev/input/by-id/usb-rfid-kbd") if spec.kind.has_card_reader else CardReaderSettings()
     return NodeConfig(
         table=spec.id,
         kind=spec.kind,

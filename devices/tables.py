@@ -24,6 +24,8 @@ class TableSpec(BaseModel):
     id: TableId
     kind: Kind
     name: str
+    # The name on an English page where the name is a word ("Karambol" → "Carom"); absent = `name`.
+    name_en: str | None = None
     room: Slug
     size_ft: int | None = Field(default=None, ge=6, le=12)
     club_card: bool = False

@@ -16,7 +16,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from broker.accounts import web_sessions
-from broker.domain.refusals import Refusal
+from broker.domain.refusals import N_, Refusal
 from broker.storage.audit import record_audit
 from broker.storage.models import ROLES, ApiToken, AuditEntry, User, WebSession
 from broker.storage.types import utcnow
@@ -48,12 +48,14 @@ def role_at_least(role: str, required: str) -> bool:
 
 def _check_password(password: str) -> None:
     if len(password) < MIN_PASSWORD:
-        raise UserError(f"the password is {len(password)} characters long; use at least {MIN_PASSWORD}")
+        raise UserError(
+            N_("The password is %(length)d characters long; use at least %(minimum)d."), length=len(password), minimum=MIN_PASSWORD
+        )
 
 
 def _check_role(role: str) -> str:
     if role not in ROLES:
-        raise UserError(f"role {role!r} is not one of {', '.join(ROLES)}")
+        raise UserError(N_("%(role)s is not a role (%(roles)s)."), role=str(role)[:40], roles=", ".join(ROLES))
     return role
 
 
@@ -64,7 +66,9 @@ def get_user(db: Session, username: str) -> User | None:
 def _require_user(db: Session, username: str) -> User:
     user = get_user(db, username)
     if user is None:
-        raise UserError(f"no user {username!r}: create it with `lavos user add {username} --role staff`")
+        raise UserError(
+            N_("There is no account %(username)s: create it with `lavos user add %(username)s --role staff`."), username=username[:64]
+        )
     return user
 
 
@@ -72,11 +76,14 @@ def create_user(
     db: Session, username: str, password: str, role: str, *, actor: str, hasher: PasswordHasher = DEFAULT_HASHER, must_change: bool = False
 ) -> User:
     if not valid_username(username):
-        raise UserError(f'username {username!r}: use 2-64 characters a-z 0-9 . _ - starting with a letter or digit, e.g. "jana"')
+        raise UserError(
+            N_('The username %(username)s cannot be used: 2 to 64 characters a-z 0-9 . _ - starting with a letter or digit, e.g. "jana".'),
+            username=username[:64],
+        )
     _check_role(role)
     _check_password(password)
     if get_user(db, username) is not None:
-        raise UserError(f"user {username!r} already exists; pick another name")
+        raise UserError(N_("The account %(username)s already exists; pick another name."), username=username)
     user = User(
         username=username,
         password_hash=hasher.hash(password),
@@ -135,7 +142,10 @@ def is_last_manager(db: Session, username: str) -> bool:
 
 def _keep_a_manager(db: Session, user: User) -> None:
     if is_last_manager(db, user.username):
-        raise UserError(f"{user.username} is the only active manager: make another manager first, or nobody could administer the accounts")
+        raise UserError(
+            N_("%(username)s is the only active manager: make another manager first, or nobody could administer the accounts."),
+            username=user.username,
+        )
 
 
 def set_role(db: Session, username: str, role: str, *, actor: str) -> User:
@@ -193,7 +203,9 @@ def user_sessions(db: Session, username: str) -> list[WebSession]:
 def end_session(db: Session, username: str, session_pk: int, *, actor: str) -> None:
     _require_user(db, username)
     if not web_sessions.end_one(db, username, session_pk, by=actor):
-        raise UserError(f"{username} has no active dashboard session {session_pk}: list them with `lavos user sessions {username}`")
+        raise UserError(
+            N_("%(username)s has no open dashboard session no. %(session)d; it has already ended."), username=username, session=session_pk
+        )
 
 
 def end_sessions(db: Session, username: str, *, actor: str) -> int:
@@ -220,7 +232,7 @@ def issue_token(db: Session, username: str, name: str, *, actor: str) -> str:
     user = _require_user(db, username)
     name = name.strip()
     if not name:
-        raise UserError("give the token a name that says where it is used, e.g. --name bar-tablet")
+        raise UserError(N_("Give the token a name that says where it is used, e.g. --name bar-tablet."))
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     db.add(ApiToken(token_hash=_token_hash(token), username=user.username, name=name, created_at=utcnow(), revoked=False))
     db.flush()
@@ -267,7 +279,7 @@ def list_tokens(db: Session, username: str | None = None) -> list[ApiToken]:
 def revoke_token(db: Session, token_id: int, *, actor: str) -> ApiToken:
     row = db.get(ApiToken, token_id)
     if row is None:
-        raise UserError(f"no token {token_id}: list them with `lavos user tokens`")
+        raise UserError(N_("There is no token no. %(token)d: list them with `lavos user tokens`."), token=token_id)
     if row.revoked:
         return row
     row.revoked = True

@@ -1,10 +1,13 @@
 """What staff are told, per alert kind: cause key (one open alert per cause), severity, text.
 
-Slovak first (the bar), English second. Pure: no I/O.
+Slovak first (the bar), English second. Pure: no I/O. A spec holds the text without the table;
+the alert book puts the table's display name in front when it opens the alert (`worded`), so
+staff read "Pool 9: …" while the cause key, the API's table field and the log keep the id.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -14,8 +17,43 @@ class AlertSpec:
     cause_key: str
     table_id: str | None
     severity: str
-    message: str
-    message_en: str
+    text: str
+    text_en: str
+
+    def worded(self, name: str | None = None, name_en: str | None = None) -> tuple[str, str]:
+        """(Slovak, English) message as stored and shown, led by the table's name (default: its id)."""
+        sk, en = name or self.table_id, name_en or name or self.table_id
+        if not sk:
+            return self.text, self.text_en
+        return f"{sk}: {self.text}", f"{en}: {self.text_en}"
+
+    @property
+    def message(self) -> str:
+        return self.worded()[0]
+
+    @property
+    def message_en(self) -> str:
+        """For the log: led by the table id."""
+        return self.worded()[1]
+
+
+_POCKET = re.compile(r"^pocket-(\d+)$")
+_SENSOR_PLACES = {
+    "goal-home": ("pri bránke domácich", "at the home goal"),
+    "goal-away": ("pri bránke hostí", "at the away goal"),
+    "activity": ("automatu", "of the dart machine"),
+}
+
+
+def sensor_place(sensor: str) -> tuple[str, str]:
+    """Where a beam sensor is, as people say it: pocket-0 → ("v kapse 1", "in pocket 1").
+
+    The wire names pockets from 0 (devices.kinds.pocket_sensor); the pages number them from 1.
+    """
+    if m := _POCKET.match(sensor):
+        n = int(m.group(1)) + 1
+        return f"v kapse {n}", f"in pocket {n}"
+    return _SENSOR_PLACES.get(sensor, (sensor, sensor))
 
 
 # -- cause keys: one open alert per cause. Opening and settling must spell a key the same way,
@@ -68,8 +106,8 @@ def play_without_session(table: str) -> AlertSpec:
         play_without_session_key(table),
         table,
         "warning",
-        f"{table}: padajú gule, ale stôl nemá spustenú hru",
-        f"{table}: balls are dropping but no session is running",
+        "padajú gule, ale hra nie je zapnutá",
+        "balls are being potted but no game is running",
     )
 
 
@@ -79,19 +117,27 @@ def idle_session(table: str, minutes: int) -> AlertSpec:
         idle_session_key(table),
         table,
         "info",
-        f"{table}: hra beží, ale {minutes} min nepadla žiadna guľa",
-        f"{table}: session running but no ball dropped for {minutes} min",
+        f"hra beží, ale {minutes} min nepadla žiadna guľa",
+        f"a game is running but no ball has been potted for {minutes} min",
     )
 
 
+# Why a light is on with no game: the node's light cause (devices.contract.LightCause).
+_LIGHT_CAUSES = {
+    "button": ("zapnuté tlačidlom pri stole", "switched on with the button at the table"),
+    "boot": ("zapnuté po spustení modulu", "switched on when the module started"),
+}
+
+
 def light_without_session(table: str, cause: str) -> AlertSpec:
+    sk, en = _LIGHT_CAUSES.get(cause, (cause, cause))
     return AlertSpec(
         "light_without_session",
         light_without_session_key(table),
         table,
         "warning",
-        f"{table}: svetlo svieti bez spustenej hry ({cause})",
-        f"{table}: light is on without a session ({cause})",
+        f"svetlo svieti bez hry ({sk})",
+        f"the light is on with no game ({en})",
     )
 
 
@@ -101,17 +147,16 @@ def node_offline(table: str) -> AlertSpec:
         node_offline_key(table),
         table,
         "critical",
-        f"{table}: stolový modul je offline počas hry",
-        f"{table}: table node went offline during a session",
+        "modul pri stole sa počas hry odpojil",
+        "the table's module went offline during a game",
     )
 
 
 def sensor_fault(table: str, sensor: str, kind: str) -> AlertSpec:
-    sk = {"stuck": "zablokovaný senzor", "chatter": "senzor hlási rušenie"}.get(kind, kind)
+    sk = {"stuck": "zaseknutý senzor", "chatter": "rušený senzor"}.get(kind, kind)
     en = {"stuck": "sensor stuck", "chatter": "sensor chattering"}.get(kind, kind)
-    return AlertSpec(
-        "sensor_fault", sensor_fault_key(table, sensor), table, "warning", f"{table}: {sk} ({sensor})", f"{table}: {en} ({sensor})"
-    )
+    where_sk, where_en = sensor_place(sensor)
+    return AlertSpec("sensor_fault", sensor_fault_key(table, sensor), table, "warning", f"{sk} {where_sk}", f"{en} {where_en}")
 
 
 def outbox_stuck(table: str, depth: int) -> AlertSpec:
@@ -120,9 +165,14 @@ def outbox_stuck(table: str, depth: int) -> AlertSpec:
         outbox_stuck_key(table),
         table,
         "warning",
-        f"{table}: modul neodoslal {depth} udalostí",
-        f"{table}: node has {depth} events waiting to be sent",
+        f"modul neodoslal {depth} {_udalost(depth)}",
+        f"the module has {depth} {'event' if depth == 1 else 'events'} waiting to be sent",
     )
+
+
+def _udalost(n: int) -> str:
+    """1 udalosť / 2–4 udalosti / 5 udalostí: the stored text is Slovak, so its plural is chosen here."""
+    return "udalosť" if n == 1 else "udalosti" if 2 <= n <= 4 else "udalostí"
 
 
 def foosball_no_member(table: str) -> AlertSpec:
@@ -131,8 +181,8 @@ def foosball_no_member(table: str) -> AlertSpec:
         foosball_no_member_key(table),
         table,
         "critical",
-        f"{table}: hrá sa stolný futbal bez prihláseného člena!",
-        f"{table}: foosball played without a checked-in member!",
+        "hrá sa stolný futbal bez prihláseného člena!",
+        "foosball is being played with no member checked in!",
     )
 
 
@@ -149,8 +199,8 @@ def card_refused(table: str, code: str, reason_sk: str, reason_en: str) -> Alert
         card_refused_key(table),
         table,
         "warning",
-        f"{table}: karta odmietnutá — {reason_sk}",
-        f"{table}: card refused — {reason_en}",
+        f"karta odmietnutá — {reason_sk}",
+        f"card refused — {reason_en}",
     )
 
 
@@ -160,8 +210,8 @@ def prepaid_expired(table: str) -> AlertSpec:
         prepaid_expired_key(table),
         table,
         "warning",
-        f"{table}: predplatený čas vypršal, hra pokračuje za bežnú sadzbu",
-        f"{table}: prepaid time ran out, play continues at the open rate",
+        "predplatený čas vypršal, hra pokračuje za bežnú sadzbu",
+        "the prepaid time has run out; play goes on at the standard rate",
     )
 
 
@@ -171,6 +221,6 @@ def open_after_closing(table: str) -> AlertSpec:
         open_after_closing_key(table),
         table,
         "warning",
-        f"{table}: po zatváracej hodine stále beží hra",
-        f"{table}: session still running after closing time",
+        "po záverečnej sa na stole stále hrá",
+        "a game is still running after closing time",
     )

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Literal
 
-from broker.domain.refusals import Refusal
+from broker.domain.refusals import N_, Refusal
 
 Eligibility = Literal["ok", "inactive", "unpaid"]
 MEMBER_KINDS = ("individual", "collective", "honorary")
@@ -31,13 +31,18 @@ def normalize_uid(uid: str) -> str:
     """A card UID as the readers send it: lowercase hex, no separators ("04:A2:B3:C4" → "04a2b3c4")."""
     cleaned = _UID_SEPARATORS.sub("", uid).lower()
     if not _UID.match(cleaned):
-        raise MemberError(f"card UID {uid!r} is not 4-32 hex digits (0-9, a-f), e.g. 04a2b3c4")
+        raise MemberError(N_("%(card)s is not a card number: 4 to 32 characters 0-9 and a-f, e.g. 04a2b3c4."), card=uid[:40])
     return cleaned
 
 
 def check_year(year: int) -> int:
     if not FIRST_YEAR <= year <= LAST_YEAR:
-        raise MemberError(f"year {year} is outside {FIRST_YEAR}-{LAST_YEAR}; give a calendar year, e.g. 2026")
+        raise MemberError(
+            N_("The year %(year)d is outside %(first)d–%(last)d; give a calendar year, e.g. 2026."),
+            year=year,
+            first=FIRST_YEAR,
+            last=LAST_YEAR,
+        )
     return year
 
 

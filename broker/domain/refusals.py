@@ -27,3 +27,39 @@ class Refusal(ValueError):
         self.msgid = msgid
         self.params = params
         super().__init__(msgid % params if params else msgid)
+
+    @classmethod
+    def like(cls, other: Refusal):
+        """The same refusal as another layer's (a SessionError met by the hub becomes its ServiceError)."""
+        return cls(other.msgid, **other.params)
+
+
+class Name:
+    """A name a refusal shows: the venue's own (Slovak) and, where it is a word, an English one.
+
+    str() is the English form (the refusal's English text, the API's `detail`, the log); a page
+    in Slovak shows `name` (dashboard.web.i18n.refusal_text picks by language).
+    """
+
+    __slots__ = ("name", "name_en")
+
+    def __init__(self, name: str, name_en: str | None = None) -> None:
+        self.name = name
+        self.name_en = name_en
+
+    def __str__(self) -> str:
+        return self.name_en or self.name
+
+    def __repr__(self) -> str:
+        return f"Name({self.name!r}, {self.name_en!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Name) and (self.name, self.name_en) == (other.name, other.name_en)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.name_en))
+
+
+def table_name(spec: Any) -> Name:
+    """A venue table (devices.tables.TableSpec) as a refusal names it."""
+    return Name(spec.name, getattr(spec, "name_en", None))

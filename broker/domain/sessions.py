@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from broker.domain.billing import Bill, BillLine, format_eur, make_bill, minimum_line, time_lines
-from broker.domain.refusals import N_, Refusal
+from broker.domain.refusals import N_, Name, Refusal, table_name
 from broker.domain.tariffs import MemberSnapshot, Rate, RateContext, Segment, as_utc, local, rate_at, split, tariff_window
 from broker.domain.venue import Extra, Venue
 
@@ -347,14 +347,14 @@ def _venue_lookup(lookup: Callable[[str], Any], key: str) -> Any:
 def _extra(venue: Venue, extra_id: str) -> Extra:
     by_id = {e.id: e for e in venue.extras}
     if extra_id not in by_id:
-        raise SessionError(f"no extra {extra_id!r} in the venue (extras: {', '.join(by_id) or 'none'})")
+        raise SessionError(N_("There is no extra %(extra)s in the price list."), extra=extra_id[:40])
     return by_id[extra_id]
 
 
 def _billed_table(venue: Venue, table_id: str) -> str:
     spec = _venue_lookup(venue.table, table_id)
     if not spec.kind.billed:
-        raise SessionError(f"{table_id} is a {spec.kind.value} table; only pool and carom tables are billed by time")
+        raise SessionError(N_("%(table)s is not billed by time; only pool and carom tables are."), table=table_name(spec))
     return table_id
 
 
@@ -370,14 +370,21 @@ def _requested_tariff(
     if tariff.requires_member:
         # Asking for the club-card tariff is asking to check the card: automatic choice decides.
         if member is None:
-            raise SessionError(f"tariff {tariff_id} needs a member's club card; none was given")
+            raise SessionError(
+                N_("The rate %(tariff)s needs a member's club card; none was given."), tariff=Name(tariff.name, tariff.name_en)
+            )
         return None, None
     if tariff.hours is None:
         return tariff_id, None
     window = tariff_window(tariff, at, venue)
     if window is None:
-        hours = f"{tariff.hours.open:%H:%M}-{tariff.hours.close:%H:%M}"
-        raise SessionError(f"tariff {tariff_id} can only start within its hours {hours} local time; it is {_hhmm(at, venue)}")
+        hours = f"{tariff.hours.open:%H:%M}–{tariff.hours.close:%H:%M}"
+        raise SessionError(
+            N_("The rate %(tariff)s can only start between %(hours)s; it is %(now)s now."),
+            tariff=Name(tariff.name, tariff.name_en),
+            hours=hours,
+            now=local(at, venue).strftime("%H:%M"),
+        )
     return tariff_id, window[1]
 
 
@@ -404,8 +411,10 @@ def _unpause_prepaid(state: SessionState, at: datetime) -> datetime | None:
 
 def _need_state(state: SessionState, op: Op, wanted: str) -> None:
     if state.state != wanted:
-        since = f" since {state.paused_at.isoformat()}" if state.paused_at else ""
-        raise SessionError(f"cannot {op.kind}: the session is {state.state}{since}, not {wanted}")
+        # Only pause wants "running" and only resume "paused"; a stopped game is refused before.
+        if wanted == "running":
+            raise SessionError(N_("The game is already paused."))
+        raise SessionError(N_("The game is not paused; it is running."))
 
 
 def _start(op: Op, d: dict, venue: Venue) -> SessionState:
@@ -443,25 +452,25 @@ def _resume(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState:
 def _transfer(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState:
     target = _billed_table(venue, d["table"])
     if target == state.table:
-        raise SessionError(f"the session is already on {target}")
+        raise SessionError(N_("The game is already on %(table)s."), table=table_name(venue.table(target)))
     return _recontext(state, op, venue, table=target)
 
 
 def _card(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState:
     if d["member"] == state.member:
-        raise SessionError(f"the card of member {state.member.member_id} is already on this session")  # type: ignore[union-attr]
+        raise SessionError(N_("The club card of %(member)s is already on this game."), member=state.member.name)  # type: ignore[union-attr]
     return _recontext(state, op, venue, member=d["member"])
 
 
 def _card_removed(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState:
     if state.member is None:
-        raise SessionError("there is no club card on this session to remove")
+        raise SessionError(N_("There is no club card on this game to take off."))
     return _recontext(state, op, venue, member=None)
 
 
 def _extend(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState:
     if state.prepaid_until is None:
-        raise SessionError("the session has no prepaid time to extend (it runs open)")
+        raise SessionError(N_("The game has no prepaid time, so there is nothing to extend."))
     # Extending after the prepaid time ran out (expiry "continue") buys minutes from now, not from the past.
     now = state.paused_at or op.at
     return replace(state, prepaid_until=max(state.prepaid_until, now) + timedelta(minutes=d["minutes"]))
@@ -476,7 +485,7 @@ def _add_extra(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionSta
 def _correct(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState:
     reason = _text(op.reason, "a correction's reason")
     if op.actor == "system":
-        raise SessionError("a correction is made by a person (a manager); actor 'system' is not allowed")
+        raise SessionError(N_("A correction is made by a person (a manager), not by the system."))
     return replace(state, corrections=state.corrections + (Correction(op.at, d["amount_cents"], reason, op.actor),))
 
 
@@ -520,7 +529,8 @@ def apply(state: SessionState | None, op: Op, venue: Venue) -> SessionState:
     if op.at < state.last_at:
         raise SessionError(f"{op.kind} at {op.at.isoformat()} is earlier than the previous operation at {state.last_at.isoformat()}")
     if state.state == "stopped" and op.kind not in _AFTER_STOP:
-        raise SessionError(f"cannot {op.kind.replace('_', ' ')}: the session was stopped at {state.stopped_at.isoformat()}")  # type: ignore[union-attr]
+        stopped = local(state.stopped_at, venue).strftime("%H:%M")  # type: ignore[arg-type]
+        raise SessionError(N_("The game has already ended; it was stopped at %(time)s."), time=stopped)
     new = _HANDLERS[op.kind](state, op, data, venue)
     return replace(new, last_at=op.at, op_count=state.op_count + 1)
 

@@ -32,8 +32,17 @@ log = logging.getLogger("lavos.hub")
 
 
 class AlertBook:
-    def __init__(self, store: Store, listeners: Listeners, clock: Callable[[], datetime], metrics: Any = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        listeners: Listeners,
+        clock: Callable[[], datetime],
+        metrics: Any = None,
+        names: Callable[[str], tuple[str, str | None]] | None = None,
+    ) -> None:
         self._store = store
+        # A table's display names (Slovak, English or None) for the stored text; ids without.
+        self._names = names or (lambda table: (table, None))
         self._listeners = listeners
         self._clock = clock
         self._metrics = metrics
@@ -67,12 +76,13 @@ class AlertBook:
         """
         with self._mutex:
             self._causes.add(spec.cause_key)  # before the write: the cache may hold more, never fewer
+        message, message_en = spec.worded(*self._names(spec.table_id)) if spec.table_id else spec.worded()
         alert, new = open_or_touch_alert(
             db,
             cause_key=spec.cause_key,
             kind=spec.kind,
-            message=spec.message,
-            message_en=spec.message_en,
+            message=message,
+            message_en=message_en,
             table_id=spec.table_id,
             severity=spec.severity,
             at=self._clock(),
@@ -85,8 +95,8 @@ class AlertBook:
             "kind": spec.kind,
             "table": spec.table_id,
             "severity": spec.severity,
-            "message": spec.message,
-            "message_en": spec.message_en,
+            "message": message,
+            "message_en": message_en,
         }
 
         def tell() -> None:

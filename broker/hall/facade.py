@@ -19,6 +19,7 @@ from broker.accounts import users, web_sessions
 from broker.accounts.auth_checks import check_password, reset_failures
 from broker.accounts.staff import Staff, StaffSession, staff_of
 from broker.domain import sessions
+from broker.domain.refusals import N_
 from broker.hall.hub import CardInUse, Hub, NotFound, ServiceError
 from broker.hall.read_models import CheckinView, HallReads, MemberView, checkin_view, member_view
 from broker.hall.store_errors import Conflict, StoreUnavailable, store_call
@@ -122,7 +123,7 @@ class HubFacade:
         try:
             return member_view(members.get_member(db, member_id))
         except MemberError:
-            raise NotFound(f"no member {member_id}: search by name to find the right id") from None
+            raise NotFound(N_("There is no member no. %(member_id)d: search by name to find the right one."), member_id=member_id) from None
 
     @store_call
     def add_member(self, name: str, *, actor: str, kind: str = "individual", note: str = "", active: bool = True) -> MemberView:
@@ -173,9 +174,9 @@ class HubFacade:
         card = members.normalize_uid(uid)
         with self._store.session() as db:
             if member_id is not None and card not in self._member(db, member_id).cards:
-                raise MemberError(f"card {card} is not this member's")
+                raise MemberError(N_("Card %(card)s is not this member's."), card=card)
             if member_id is None and db.get(MemberCard, card) is None:
-                raise NotFound(f"card {card} is not assigned to anyone")
+                raise NotFound(N_("Card %(card)s is not assigned to anyone."), card=card)
             members.remove_card(db, card, actor=actor, reason=reason)
 
     @store_call
@@ -190,7 +191,7 @@ class HubFacade:
     def create_staff(self, username: str, password: str, role: str, *, actor: str, must_change: bool = False) -> Staff:
         with self._store.session() as db:
             if users.get_user(db, username) is not None:
-                raise users.UserError(f"the account {username} already exists")
+                raise users.UserError(N_("The account %(username)s already exists; pick another name."), username=username)
             return staff_of(users.create_user(db, username, password, role, actor=actor, must_change=must_change))
 
     @store_call
@@ -221,7 +222,7 @@ class HubFacade:
         """NotFound unless `token_id` is one of `username`'s tokens."""
         with self._store.session() as db:
             if token_id not in {t.id for t in users.list_tokens(db, username)}:
-                raise NotFound(f"{username} has no token {token_id}")
+                raise NotFound(N_("%(username)s has no token no. %(token)d."), username=username, token=token_id)
             users.revoke_token(db, token_id, actor=actor)
 
     @store_call

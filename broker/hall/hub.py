@@ -32,7 +32,7 @@ from broker.adapters.inbox import DEFAULT_BOUND, LinkUp, make_inbox
 from broker.adapters.link_process import ProcessLink
 from broker.domain import alert_kinds, membership, sessions
 from broker.domain.billing import Bill
-from broker.domain.refusals import N_, Refusal
+from broker.domain.refusals import N_, Name, Refusal, table_name
 from broker.domain.tariffs import MemberSnapshot, calendar_year
 from broker.domain.venue import Venue
 from broker.hall.alert_book import AlertBook
@@ -77,10 +77,13 @@ class CardInUse(ServiceError):
     Carries who and where, so a page can say it in the staff's language; str() is English.
     """
 
-    def __init__(self, member: str, table: str, table_name: str, session_id: int) -> None:
+    def __init__(self, member: str, table: str, table_name: str, session_id: int, table_name_en: str | None = None) -> None:
         self.member, self.table, self.table_name, self.session_id = member, table, table_name, session_id
         super().__init__(
-            f"{member}'s club card is already on {table_name} (session {session_id}): take the card off that session or stop it first"
+            N_("The club card of %(member)s is already on %(table)s (game no. %(session)d): take the card off that game or stop it first."),
+            member=member,
+            table=Name(table_name, table_name_en),
+            session=session_id,
         )
 
 
@@ -114,7 +117,7 @@ class Hub:
         self._listeners = Listeners()
         self._sessions = OpenSessions()
         self._runtime = RuntimeBook(self.tables)
-        self._alerts = AlertBook(store, self._listeners, clock, metrics)
+        self._alerts = AlertBook(store, self._listeners, clock, metrics, names=self._table_names)
         self._hall = HallState(venue, self.tables, store, clock, metrics, self._sessions, self._runtime, self._alerts, self._listeners)
         self.inbox = make_inbox(inbox_bound)
         # link_process: paho in a child process (broker.adapters.link_process says why); `lavos
@@ -304,7 +307,7 @@ class Hub:
         with self.store.session() as db:
             row = db.get(TableSession, session_id)
             if row is None:
-                raise NotFound(f"no session {session_id}")
+                raise NotFound(N_("There is no game no. %(session)d."), session=session_id)
             ops = ops_of(row.ops)
             db.expunge(row)
         return row, sessions.replay(ops, self.venue)
@@ -318,14 +321,14 @@ class Hub:
         if card_uid:
             member = find_by_card(db, card_uid)
             if member is None:
-                raise ServiceError(f"unknown card {card_uid}: assign it to a member first, or start without a card")
+                raise ServiceError(N_("Unknown card %(card)s: assign it to a member, or start the game without a card."), card=card_uid)
         else:
             try:
                 member = get_member(db, member_id)  # type: ignore[arg-type]
             except MemberError as e:
-                raise NotFound(str(e)) from None
+                raise NotFound.like(e) from None
         if not member.active:
-            raise ServiceError(f"{member.name}'s membership is not active")
+            raise ServiceError(N_("The membership of %(member)s is not active."), member=member.name)
         year = calendar_year(self.clock(), self.venue)
         paid = [f.year for f in member.fees]
         # Both fee years a session can meet: on New Year's Eve the card rate goes on past
@@ -341,18 +344,23 @@ class Hub:
             return
         for table, s in self._sessions.view().items():
             if s.id != session_id and s.state.member is not None and s.state.member.member_id == member.member_id:
-                raise CardInUse(member.name, table, self.tables[table].name, s.id)
+                raise CardInUse(member.name, table, self.tables[table].name, s.id, self.tables[table].name_en)
+
+    def _table_names(self, table: str) -> tuple[str, str | None]:
+        """What staff call a table (Slovak, English) in the texts the hub stores; an unknown id as it is."""
+        spec = self.tables.get(table)
+        return (spec.name, spec.name_en) if spec else (table, None)
 
     def _require_table(self, table: str) -> None:
         if table not in self.tables:
-            raise NotFound(f"no table {table!r} (tables: {', '.join(self.tables)})")
+            raise NotFound(N_("There is no table %(table)s."), table=table[:40])
         if not Kind(self.tables[table].kind).billed:
-            raise ServiceError(f"{table} is a {self.tables[table].kind.value} table: it has no billed sessions")
+            raise ServiceError(N_("%(table)s is not billed by time: it has no games to start."), table=table_name(self.tables[table]))
 
     def _open_by_id(self, session_id: int) -> tuple[str, OpenSession]:
         found = self._sessions.by_id(session_id)
         if found is None:
-            raise NotFound(f"session {session_id} is not open (stopped, or never existed)")
+            raise NotFound(N_("Game no. %(session)d is no longer running."), session=session_id)
         return found
 
     def _commit_op(self, db: Db, session_id: int, op: sessions.Op) -> None:
@@ -377,7 +385,11 @@ class Hub:
         refuse_out_of_service(self._out_of_service, table, self.tables[table].name, ServiceError)
         busy = self._sessions.get(table)
         if busy is not None:
-            raise ServiceError(f"{table} already has a running session ({busy.id}); stop or transfer it first")
+            raise ServiceError(
+                N_("%(table)s already has game no. %(session)d running; stop or move it first."),
+                table=table_name(self.tables[table]),
+                session=busy.id,
+            )
         after = AfterCommit()
         with self.store.session() as db:
             member = self.member_snapshot(db, member_id=member_id, card_uid=card_uid)
@@ -386,7 +398,7 @@ class Hub:
             try:
                 state = sessions.apply(None, op, self.venue)
             except sessions.SessionError as e:
-                raise ServiceError(str(e)) from None
+                raise ServiceError.like(e) from None
             row = TableSession(table_id=table, state="running", started_at=op.at, member_id=member.member_id if member else None)
             db.add(row)
             db.flush()
@@ -425,14 +437,18 @@ class Hub:
         try:
             new = sessions.apply(s.state, op, self.venue)
         except sessions.SessionError as e:
-            raise ServiceError(str(e)) from None
+            raise ServiceError.like(e) from None
         if op.kind == "transfer":
             target = op.data["table"]
             self._require_table(target)
             refuse_out_of_service(self._out_of_service, target, self.tables[target].name, ServiceError)
             busy = self._sessions.get(target)
             if busy is not None:
-                raise ServiceError(f"{target} is busy (session {busy.id}); pick a free table")
+                raise ServiceError(
+                    N_("%(table)s is busy (game no. %(session)d); pick a free table."),
+                    table=table_name(self.tables[target]),
+                    session=busy.id,
+                )
         with self.store.session() as db:
             self._commit_op(db, session_id, op)
             row = db.get(TableSession, session_id)
@@ -508,7 +524,7 @@ class Hub:
             try:
                 return sessions.extra_op(at, extra_id, quantity, venue=self.venue, actor=actor)
             except sessions.SessionError as e:
-                raise ServiceError(str(e)) from None
+                raise ServiceError.like(e) from None
 
         return self.change_session(session_id, make)
 
@@ -601,7 +617,7 @@ class Hub:
         """
         foosball = [t.id for t in self.venue.tables if t.kind is Kind.FOOSBALL]
         if table not in foosball:
-            raise NotFound(f"no foosball table {table[:40]!r} (foosball tables: {', '.join(foosball)})")
+            raise NotFound(N_("There is no foosball table %(table)s."), table=table[:40])
         return self._write(lambda: self._foosball_checkin(table, member_id, actor))
 
     def _foosball_checkin(self, table: str, member_id: int, actor: str) -> tuple[FoosballCheckin, str]:
@@ -610,13 +626,13 @@ class Hub:
         with self.store.session() as db:
             member = db.get(Member, member_id)
             if member is None:
-                raise NotFound(f"no member {member_id}: search by name to find the right id")
+                raise NotFound(N_("There is no member no. %(member_id)d: search by name to find the right one."), member_id=member_id)
             year = calendar_year(now, self.venue)
             verdict = membership.eligibility(member.active, [f.year for f in member.fees], year)
             if verdict == "inactive":
-                raise ServiceError(f"{member.name}'s membership is not active: foosball is for members only")
+                raise ServiceError(N_("The membership of %(member)s is not active: foosball is for members only."), member=member.name)
             if verdict == "unpaid":
-                raise ServiceError(f"{member.name} has not paid the {year} fee: record the payment first")
+                raise ServiceError(N_("%(member)s has not paid the %(year)d fee: record the payment first."), member=member.name, year=year)
             row = checkin(db, table, member.id, now, "staff")
             self._alerts.settle(db, alert_kinds.foosball_no_member_key(table), now)
             record_audit(db, actor, "foosball.checkin", f"table:{table}", {"member_id": member.id, "checkin_id": row.id}, at=now)

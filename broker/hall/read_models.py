@@ -23,6 +23,7 @@ from broker.accounts.staff import Staff, staff_of
 from broker.accounts.users import get_user, is_last_manager, list_tokens, list_users, user_audit, user_sessions
 from broker.domain import sessions
 from broker.domain.billing import Bill
+from broker.domain.refusals import N_
 from broker.domain.reject_tally import NodeRejects
 from broker.domain.schedule import business_day
 from broker.domain.tariffs import calendar_year
@@ -292,7 +293,7 @@ class HallReads:
         with self._store.reader() as db:
             row = db.get(TableSession, session_id)
             if row is None:
-                raise NotFound(f"no session {session_id}")
+                raise NotFound(N_("There is no game no. %(session)d."), session=session_id)
             ops = [
                 sessions.Op(cast(sessions.OpKind, o.kind), o.at, o.data, o.actor, o.reason) for o in row.ops
             ]  # the kind column holds OpKinds only

@@ -15,6 +15,7 @@ from typing import ParamSpec, TypeVar
 
 from sqlalchemy import exc as sa
 
+from broker.domain.refusals import N_
 from broker.hall.hub import NotFound, ServiceError
 from broker.storage.errors import StoreError
 
@@ -23,7 +24,7 @@ log = logging.getLogger("lavos.hub")
 P = ParamSpec("P")
 R = TypeVar("R")
 
-CONFLICT = "this conflicts with a change made at the same moment; reload and try again"
+CONFLICT = N_("This conflicts with a change made at the same moment; reload the page and try again.")
 UNAVAILABLE = "the database is unavailable; try again in a moment, and tell the manager if it persists"
 
 
@@ -48,7 +49,7 @@ def translated() -> Iterator[None]:
         log.error("database unavailable: %s", e.orig)
         raise StoreUnavailable(UNAVAILABLE) from None
     except StoreError as e:
-        raise NotFound(str(e)) from None
+        raise NotFound(N_("It is no longer there; reload the page."), detail=str(e)) from None
 
 
 def store_call(fn: Callable[P, R]) -> Callable[P, R]:

@@ -25,6 +25,7 @@ from broker.domain.membership import (  # noqa: F401 - re-exported: the registry
     check_year,
     normalize_uid,
 )
+from broker.domain.refusals import N_
 from broker.storage.audit import record_audit
 from broker.storage.models import FeePayment, Member, MemberCard
 from broker.storage.types import utcnow
@@ -42,15 +43,15 @@ def clean_name(name: str) -> str:
     """NFC (so a name typed on a Mac equals one typed on Windows), single spaces, stripped."""
     cleaned = " ".join(unicodedata.normalize("NFC", name).split())
     if not cleaned:
-        raise MemberError('the name is empty: give the member\'s name, e.g. "Zadražil Miro"')
+        raise MemberError(N_('The name is empty: write the member\'s name, e.g. "Zadražil Miro".'))
     if len(cleaned) > 200:
-        raise MemberError(f"the name is {len(cleaned)} characters long; 200 at most")
+        raise MemberError(N_("The name is %(length)d characters long; 200 at most."), length=len(cleaned))
     return cleaned
 
 
 def check_kind(kind: str) -> str:
     if kind not in MEMBER_KINDS:
-        raise MemberError(f"kind {kind!r} is not one of {', '.join(MEMBER_KINDS)}")
+        raise MemberError(N_("%(kind)s is not a membership type (%(kinds)s)."), kind=str(kind)[:40], kinds=", ".join(MEMBER_KINDS))
     return kind
 
 
@@ -64,7 +65,7 @@ def _target(member: Member) -> str:
 def get_member(db: Session, member_id: int) -> Member:
     member = db.get(Member, member_id)
     if member is None:
-        raise MemberError(f"no member with id {member_id}: search by name to find the right id")
+        raise MemberError(N_("There is no member no. %(member_id)d: search by name to find the right one."), member_id=member_id)
     return member
 
 
@@ -75,8 +76,8 @@ def find_by_name(db: Session, name: str) -> Member | None:
 def add_member(db: Session, name: str, *, actor: str, kind: str = "individual", note: str = "", active: bool = True) -> Member:
     name = clean_name(name)
     check_kind(kind)
-    if (existing := find_by_name(db, name)) is not None:
-        raise MemberError(f"a member named {name!r} already exists (id {existing.id}); tell them apart, e.g. with a middle initial")
+    if find_by_name(db, name) is not None:
+        raise MemberError(N_("A member named %(name)s already exists; tell them apart, e.g. with a middle initial."), name=name)
     member = Member(name=name, name_key=name_key(name), kind=kind, note=note, active=active, created_at=utcnow())
     db.add(member)
     db.flush()
@@ -101,7 +102,9 @@ def edit_member(
     if name is not None:
         wanted["name"] = clean_name(name)
         if wanted["name"] != member.name and find_by_name(db, wanted["name"]) is not None:  # type: ignore[arg-type]
-            raise MemberError(f"a member named {wanted['name']!r} already exists; tell them apart, e.g. with a middle initial")
+            raise MemberError(
+                N_("A member named %(name)s already exists; tell them apart, e.g. with a middle initial."), name=wanted["name"]
+            )
     if kind is not None:
         wanted["kind"] = check_kind(kind)
     if active is not None:
@@ -150,7 +153,7 @@ def assign_card(db: Session, member_id: int, uid: str, *, actor: str) -> MemberC
     if card is not None:
         if card.member_id == member.id:
             return card
-        raise MemberError(f"card {uid} belongs to {card.member.name} (id {card.member_id}); remove it there first")
+        raise MemberError(N_("Card %(card)s belongs to %(member)s; take it away from them first."), card=uid, member=card.member.name)
     card = MemberCard(uid=uid, member=member, created_at=utcnow())
     db.add(card)
     db.flush()
@@ -162,7 +165,7 @@ def remove_card(db: Session, uid: str, *, actor: str, reason: str | None = None)
     uid = normalize_uid(uid)
     card = db.get(MemberCard, uid)
     if card is None:
-        raise MemberError(f"card {uid} is not assigned to anyone")
+        raise MemberError(N_("Card %(card)s is not assigned to anyone."), card=uid)
     member = card.member
     member.cards.remove(card)
     db.flush()
@@ -185,9 +188,9 @@ def record_fee(
     member = get_member(db, member_id)
     check_year(year)
     if amount_cents < 0:
-        raise MemberError(f"amount {amount_cents} cents is negative; a fee is 0 or more")
+        raise MemberError(N_("A fee cannot be negative; it is 0 or more."))
     if fee_paid(member, year):
-        raise MemberError(f"the {year} fee of {member.name} is already recorded")
+        raise MemberError(N_("The %(year)d fee of %(member)s is already recorded."), year=year, member=member.name)
     payment = FeePayment(member=member, year=year, amount_cents=amount_cents, paid_at=paid_at or utcnow(), recorded_by=actor)
     db.add(payment)
     db.flush()

@@ -12,11 +12,13 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from broker.domain.csv_cells import SafeWriter, unguard
+from broker.domain.refusals import N_, Refusal
 from broker.storage.members import (
     DEFAULT_FEE_CENTS,
     MemberError,
@@ -54,8 +56,20 @@ _NO = {"no", "n", "false", "0", "nie"}
 
 @dataclass(frozen=True)
 class LineError:
+    """One bad line: an English message id and its params (broker.domain.refusals), so the page
+    can say it in the staff's language; `message` is the English text (API, CLI)."""
+
     line: int
-    message: str
+    msgid: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, line: int, refusal: Refusal) -> LineError:
+        return cls(line, refusal.msgid, dict(refusal.params))
+
+    @property
+    def message(self) -> str:
+        return self.msgid % self.params if self.params else self.msgid
 
     def __str__(self) -> str:
         return f"line {self.line}: {self.message}"
@@ -102,13 +116,19 @@ def _decode(data: bytes) -> str:
         data = data[len(_BOM) :]
     if b"\x00" in data:
         line = data[: data.index(b"\x00")].count(b"\n") + 1
-        raise MemberImportError([LineError(line, "a NUL byte: this is not a CSV text file (export the sheet as CSV)")])
+        raise MemberImportError([LineError(line, N_("A NUL byte: this is not a CSV text file (export the sheet as CSV)."))])
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data[: e.start].count(b"\n") + 1
         raise MemberImportError(
-            [LineError(line, f'byte 0x{data[e.start]:02x} is not UTF-8: save the file as "CSV UTF-8" (Excel: Save As → CSV UTF-8)')]
+            [
+                LineError(
+                    line,
+                    N_('Byte 0x%(byte)02x is not UTF-8: save the file as "CSV UTF-8" (Excel: Save As → CSV UTF-8).'),
+                    {"byte": data[e.start]},
+                )
+            ]
         ) from None
 
 
@@ -117,12 +137,22 @@ def _header(row: list[str]) -> list[LineError]:
     errors = []
     unknown = [c for c in names if c not in COLUMNS]
     if unknown:
-        errors.append(LineError(1, f"unknown column(s) {', '.join(repr(c) for c in unknown)}; the columns are {','.join(COLUMNS)}"))
+        errors.append(
+            LineError(
+                1,
+                N_("Unknown columns %(unknown)s; the columns are %(columns)s."),
+                {"unknown": ", ".join(unknown), "columns": ",".join(COLUMNS)},
+            )
+        )
     twice = sorted({c for c in names if names.count(c) > 1})
     if twice:
-        errors.append(LineError(1, f"column(s) {', '.join(twice)} appear more than once"))
+        errors.append(LineError(1, N_("The columns %(columns)s appear more than once."), {"columns": ", ".join(twice)}))
     if "name" not in names:
-        errors.append(LineError(1, f"no 'name' column; the first line must be a header such as {','.join(COLUMNS)}"))
+        errors.append(
+            LineError(
+                1, N_("There is no name column; the first line must be a header such as %(columns)s."), {"columns": ",".join(COLUMNS)}
+            )
+        )
     return errors
 
 
@@ -132,15 +162,15 @@ def _parse_row(line: int, values: dict[str, str]) -> MemberRow:
     if kind := values.get("kind", "").strip().lower():
         row.kind = _KIND_ALIASES.get(kind, kind)
         if row.kind not in MEMBER_KINDS:
-            raise MemberError(f"kind {kind!r} is not one of {', '.join(MEMBER_KINDS)}")
+            raise MemberError(N_("%(kind)s is not a membership type (%(kinds)s)."), kind=kind[:40], kinds=", ".join(MEMBER_KINDS))
     row.cards = [normalize_uid(u) for u in values.get("cards", "").split()]
     for token in values.get("fees_paid", "").replace(",", " ").replace(";", " ").split():
         if not (token.isascii() and token.isdigit()):
-            raise MemberError(f"fees_paid {token!r} is not a year (e.g. 2026; several separated by spaces)")
+            raise MemberError(N_("fees_paid: %(value)s is not a year (e.g. 2026; several separated by spaces)."), value=token[:40])
         row.fees_paid.append(check_year(int(token)))
     if active := values.get("active", "").strip().lower():
         if active not in _YES | _NO:
-            raise MemberError(f"active {active!r} is not yes or no")
+            raise MemberError(N_("active: %(value)s is not yes or no."), value=active[:40])
         row.active = active in _YES
     if "note" in values:
         row.note = values["note"].strip()
@@ -156,7 +186,13 @@ def parse_members_csv(data: bytes) -> list[MemberRow]:
     first = text.split("\n", 1)[0]
     if not first.strip():
         raise MemberImportError(
-            [LineError(1, f"the file is empty or starts with a blank line; the first line must be a header such as {','.join(COLUMNS)}")]
+            [
+                LineError(
+                    1,
+                    N_("The file is empty or starts with a blank line; the first line must be a header such as %(columns)s."),
+                    {"columns": ",".join(COLUMNS)},
+                )
+            ]
         )
     delimiter = ";" if first.count(";") > first.count(",") else ","
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
@@ -175,24 +211,36 @@ def parse_members_csv(data: bytes) -> list[MemberRow]:
                 continue
             if len(values) != len(header):
                 errors.append(
-                    LineError(line, f"{len(values)} field(s), the header has {len(header)}; quote a value that holds a '{delimiter}'")
+                    LineError(
+                        line,
+                        N_("%(fields)d fields, the header has %(header)d; put a value that holds a %(delimiter)s in quotes."),
+                        {"fields": len(values), "header": len(header), "delimiter": f"'{delimiter}'"},
+                    )
                 )
                 continue
             try:
                 row = _parse_row(line, {k: unguard(v) for k, v in zip(header, values)})  # our export's formula guard
             except MemberError as e:
-                errors.append(LineError(line, str(e)))
+                errors.append(LineError.of(line, e))
                 continue
             if row.name in seen_names:
-                errors.append(LineError(line, f"{row.name!r} is already on line {seen_names[row.name]}"))
+                errors.append(
+                    LineError(line, N_("%(name)s is already on line %(other)d."), {"name": row.name, "other": seen_names[row.name]})
+                )
             seen_names.setdefault(row.name, line)
             for uid in row.cards:
                 if uid in seen_cards:
-                    errors.append(LineError(line, f"card {uid} is also on line {seen_cards[uid]}; a card belongs to one member"))
+                    errors.append(
+                        LineError(
+                            line,
+                            N_("Card %(card)s is also on line %(other)d; a card belongs to one member."),
+                            {"card": uid, "other": seen_cards[uid]},
+                        )
+                    )
                 seen_cards.setdefault(uid, line)
             rows.append(row)
     except csv.Error as e:
-        errors.append(LineError(reader.line_num, f"not valid CSV ({e})"))
+        errors.append(LineError(reader.line_num, N_("This is not valid CSV (%(problem)s)."), {"problem": str(e)}))
     if errors:
         raise MemberImportError(errors)
     return rows
@@ -207,7 +255,13 @@ def _conflicting_cards(db: Session, rows: list[MemberRow]) -> list[LineError]:
     line_of = {uid: row.line for row in rows for uid in row.cards}
     for card in db.scalars(select(MemberCard).where(MemberCard.uid.in_(owner_of))):
         if card.member.name != owner_of[card.uid]:
-            errors.append(LineError(line_of[card.uid], f"card {card.uid} belongs to {card.member.name}; remove it there first"))
+            errors.append(
+                LineError(
+                    line_of[card.uid],
+                    N_("Card %(card)s belongs to %(member)s; take it away from them first."),
+                    {"card": card.uid, "member": card.member.name},
+                )
+            )
     return sorted(errors, key=lambda e: e.line)
 
 

@@ -7,6 +7,7 @@ The JSON API keeps its own handlers (dashboard.api.errors); this app serves ever
 from __future__ import annotations
 
 import logging
+from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -14,10 +15,11 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from broker.accounts.users import UserError
+from broker.domain.refusals import Refusal
 from broker.hall.facade import MemberError, NotFound, ServiceError
 from broker.hall.reports import ReportError
 from dashboard.web import i18n
-from dashboard.web.auth import PASSWORD_PAGE, LoginRequired, PageForbidden, PasswordChangeRequired, login_url, page_user
+from dashboard.web.auth import PASSWORD_PAGE, LoginRequired, PageForbidden, PasswordChangeRequired, login_url, page_user, safe_next
 from dashboard.web.csrf import CsrfRefused
 from dashboard.web.i18n import N_, gettext
 from dashboard.web.templating import render
@@ -26,7 +28,7 @@ log = logging.getLogger("lavos.web")
 
 _TITLES = {
     400: N_("Wrong input"),
-    403: N_("Not allowed"),
+    403: N_("Access denied"),
     404: N_("Not found"),
     409: N_("Cannot be done now"),
     413: N_("Too large"),
@@ -34,12 +36,31 @@ _TITLES = {
 }
 
 
-def error_page(request: Request, status: int, message: str, details: list[str] | None = None) -> Response:
-    """`message` may be a marked msgid (N_): it is translated here, in the visitor's language,
-    since an exception handler runs before anything has set the language for the request."""
+def back_link(request: Request) -> str | None:
+    """Where the visitor came from on this site (the form they sent), for the error page's button.
+
+    Referrer-Policy is same-origin, so the browser sends it for our own pages only; anything else
+    (another host, no header, the failing page itself) gives None: the button goes to the tables.
+    """
+    referer = request.headers.get("referer", "")
+    if not referer:
+        return None
+    parts = urlsplit(referer)
+    if parts.netloc and parts.netloc != request.url.netloc:
+        return None
+    path = parts.path + (f"?{parts.query}" if parts.query else "")
+    path = safe_next(path)
+    if path == "/" or parts.path == request.url.path and request.method == "GET":
+        return None
+    return path
+
+
+def error_page(request: Request, status: int, message: str | Refusal, details: list[str] | None = None) -> Response:
+    """`message` may be a marked msgid (N_) or a refusal: it is translated here, in the visitor's
+    language, since an exception handler runs before anything has set the language for the request."""
     token = i18n.use_lang(i18n.lang_of(request))
     try:
-        message = gettext(message)
+        text = i18n.refusal_text(message) if isinstance(message, Refusal) else gettext(message)
         title = gettext(_TITLES.get(status, _TITLES[400] if status < 500 else _TITLES[500]))
     finally:
         i18n.reset_lang(token)
@@ -48,7 +69,8 @@ def error_page(request: Request, status: int, message: str, details: list[str] |
             request.state.user = page_user(request)
         except Exception:  # noqa: BLE001 - the error page must render even with the database down
             request.state.user = None
-    return render(request, "error.html", {"status": status, "title": title, "message": message, "details": details or []}, status=status)
+    context = {"status": status, "title": title, "message": text, "details": details or [], "back": back_link(request)}
+    return render(request, "error.html", context, status=status)
 
 
 def _login(request: Request, e: LoginRequired) -> Response:
@@ -67,11 +89,58 @@ def _csrf(request: Request, e: CsrfRefused) -> Response:
     return error_page(request, 403, N_("The form has expired or did not come from this dashboard. Go back, reload the page and try again."))
 
 
+# A form field and what was wrong with it, in staff's words (FastAPI's own messages are English).
+_FIELDS = {
+    "prepaid_minutes": N_("Prepaid time in minutes"),
+    "minutes": N_("Minutes"),
+    "quantity": N_("Quantity"),
+    "member_id": N_("Member"),
+    "table": N_("Table"),
+    "extra": N_("Extra"),
+    "card_uid": N_("Card number"),
+    "uid": N_("Card number"),
+    "name": N_("Name"),
+    "year": N_("Year"),
+    "amount": N_("Amount"),
+    "username": N_("Username"),
+    "password": N_("Password"),
+    "day": N_("Day"),
+    "month": N_("Month"),
+    "file": N_("File"),
+}
+_PROBLEMS = {
+    "missing": N_("fill it in"),
+    "string_too_long": N_("at most %(max_length)s characters"),
+    "string_too_short": N_("at least %(min_length)s characters"),
+    "less_than_equal": N_("at most %(le)s"),
+    "less_than": N_("less than %(lt)s"),
+    "greater_than_equal": N_("at least %(ge)s"),
+    "greater_than": N_("more than %(gt)s"),
+    "int_parsing": N_("a whole number"),
+    "int_type": N_("a whole number"),
+    "int_from_float": N_("a whole number"),
+}
+
+
+def _problem(err: dict) -> str:
+    loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path", "form")]
+    field = ".".join(loc) or "?"
+    label = gettext(_FIELDS[field]) if field in _FIELDS else field
+    problem = _PROBLEMS.get(str(err.get("type")), N_("not valid"))
+    ctx = {k: v for k, v in (err.get("ctx") or {}).items() if isinstance(v, (int, float, str))}
+    try:
+        text = gettext(problem) % ctx
+    except (KeyError, TypeError, ValueError):
+        text = gettext(N_("not valid"))
+    return f"{label}: {text}"
+
+
 def _validation(request: Request, e: RequestValidationError) -> Response:
-    details = []
-    for err in e.errors():
-        loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path", "form")]
-        details.append(f"{'.'.join(loc) or '?'}: {err.get('msg', 'invalid')}")
+    token = i18n.use_lang(i18n.lang_of(request))
+    try:
+        details = [_problem(err) for err in e.errors()]
+    finally:
+        i18n.reset_lang(token)
     return error_page(request, 400, N_("Some of what was sent is not valid. Go back and correct it."), details)
 
 
@@ -84,7 +153,7 @@ def _http(request: Request, e: StarletteHTTPException) -> Response:
 
 def _status(code: int):
     def handler(request: Request, e: Exception) -> Response:
-        return error_page(request, code, str(e))
+        return error_page(request, code, e if isinstance(e, Refusal) else str(e))
 
     return handler
 

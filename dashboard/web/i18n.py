@@ -76,6 +76,32 @@ def ngettext(singular: str, plural: str, n: int) -> str:
 _ = gettext
 
 
+def refusal_text(error: object, lang: str | None = None) -> str:
+    """A refusal (broker.domain.refusals.Refusal) in `lang` (default: the rendering language).
+
+    The msgid is looked up in the catalogue and its named params filled in, a venue name
+    (refusals.Name) in this language; anything else, or a msgid the catalogue lacks, reads as
+    str(error), the English text.
+    """
+    msgid, params = getattr(error, "msgid", None), getattr(error, "params", None)
+    if not isinstance(msgid, str) or not isinstance(params, dict):
+        return str(error)
+    lang = lang or _lang.get()
+    catalogue = translations(lang)
+    text = catalogue.gettext(msgid)
+    values = {k: _local_name(v, lang) for k, v in params.items()}
+    try:
+        return text % values if values else text
+    except (KeyError, TypeError, ValueError):  # a translation with a broken placeholder: say it in English
+        return str(error)
+
+
+def _local_name(value: object, lang: str) -> object:
+    if hasattr(value, "name_en") and hasattr(value, "name"):
+        return value.name if lang == "sk" else (value.name_en or value.name)
+    return value
+
+
 def money(cents: int | None) -> str:
     """6,00 € in Slovak, €6.00 in English; integer cents in, never floats in between."""
     if cents is None:

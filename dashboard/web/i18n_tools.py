@@ -1,7 +1,7 @@
 """Keep the Slovak and English catalogues in step with the code: no build step at install time.
 
     python -m dashboard.web.i18n_tools          # extract → update sk, en → compile (.mo)
-    python -m dashboard.web.i18n_tools check    # exit 1 when a Slovak translation is missing or fuzzy
+    python -m dashboard.web.i18n_tools check    # exit 1 when a Slovak translation (or a plural form) is missing or fuzzy
 
 Message ids are English; fill the empty msgstr in translations/sk/LC_MESSAGES/messages.po, run
 it again, and commit both the .po and the .mo.
@@ -67,9 +67,17 @@ def compile_all() -> None:
 
 
 def missing(lang: str = "sk") -> list[str]:
+    """Message ids without a usable translation: empty, fuzzy, or a plural with an empty form
+    (a plural's msgstr is a tuple, truthy even when every form in it is "")."""
     with open(_po(lang), "rb") as f:
         catalog = read_po(f, locale=lang)
-    return [str(m.id) for m in catalog if m.id and (not m.string or m.fuzzy)]
+    return [str(m.id) for m in catalog if m.id and (m.fuzzy or not _filled(m.string, catalog.num_plurals))]
+
+
+def _filled(string: object, plurals: int) -> bool:
+    if isinstance(string, (tuple, list)):
+        return len(string) == plurals and all(string)
+    return bool(string)
 
 
 def main(argv: list[str]) -> int:

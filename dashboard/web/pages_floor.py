@@ -15,6 +15,7 @@ from dashboard.web.auth import page_can
 from dashboard.web.csrf import verify_csrf
 from dashboard.web.floor import FloorData, table_view
 from dashboard.web.i18n import N_, gettext
+from dashboard.web.request_text import refusal, translated
 from dashboard.web.table_page import panel_context, speaking, start_notice
 from dashboard.web.templating import NavLink, flash, render
 
@@ -105,7 +106,7 @@ def start(
         )
         return RedirectResponse(back, status_code=303)
     except ServiceError as e:
-        flash(request, gettext("Not started: %(reason)s") % {"reason": e}, "error")
+        flash(request, translated(request, N_("Not started: %(reason)s"), reason=refusal(request, e)), "error")
         return RedirectResponse(back, status_code=303)
     with speaking(request):
         level, text = start_notice(hub.reads, table_id)  # says now when the club rate does not apply

@@ -35,7 +35,7 @@ from dashboard.api.deps import IdPath, get_hub
 from dashboard.web.auth import page_can
 from dashboard.web.csrf import verify_csrf
 from dashboard.web.i18n import N_
-from dashboard.web.request_text import translated
+from dashboard.web.request_text import refusal, translated
 from dashboard.web.templating import NavLink, flash, render
 
 router = APIRouter(prefix="/members")
@@ -53,15 +53,19 @@ Name = Annotated[str, Form(max_length=200)]
 Short = Annotated[str, Form(max_length=64)]
 
 
+# Refusals of form input are MemberErrors with a msgid (broker.domain.refusals): the page that
+# re-renders the form shows them in the visitor's language (request_text.refusal).
+
+
 def _checked(request: Request, *values: str) -> None:
     # PostgreSQL refuses NUL in text; a form field holding one is garbage, not a name.
     if any("\x00" in v for v in values):
-        raise MemberError(translated(request, N_("The form holds a NUL character; retype the text.")))
+        raise MemberError(N_("The form holds a NUL character; retype the text."))
 
 
 def _kind(request: Request, kind: str) -> str:
     if kind not in MEMBER_KINDS:
-        raise MemberError(translated(request, N_("Choose the kind of membership from the list.")))
+        raise MemberError(N_("Choose the kind of membership from the list."))
     return kind
 
 
@@ -69,9 +73,7 @@ def _uid(request: Request, uid: str) -> str:
     try:
         return normalize_uid(uid)
     except MemberError:
-        raise MemberError(
-            translated(request, N_("%(uid)s is not a card number: 4 to 32 hex digits (0-9, a-f), e.g. 04a2b3c4."), uid=uid[:40])
-        ) from None
+        raise MemberError(N_("%(uid)s is not a card number: 4 to 32 hex digits (0-9, a-f), e.g. 04a2b3c4."), uid=uid[:40]) from None
 
 
 def _fee_year(request: Request, text: str) -> int:
@@ -81,14 +83,14 @@ def _fee_year(request: Request, text: str) -> int:
             return check_year(int(value))
         except MemberError:
             pass
-    raise MemberError(translated(request, N_("%(year)s is not a year: give a calendar year such as 2026."), year=text[:12]))
+    raise MemberError(N_("%(year)s is not a year: give a calendar year such as 2026."), year=text[:12])
 
 
 def _cents(request: Request, text: str) -> int:
     """'10', '10,00', '10.5 €' → cents; money never passes through a float."""
     found = _AMOUNT.match(text.replace("€", "").strip())
     if not found:
-        raise MemberError(translated(request, N_("%(amount)s is not an amount: write it as 10,00."), amount=text[:20]))
+        raise MemberError(N_("%(amount)s is not an amount: write it as 10,00."), amount=text[:20])
     whole, part = found.groups()
     return int(whole) * 100 + int((part or "0").ljust(2, "0"))
 
@@ -111,11 +113,17 @@ def _to_member(member_id: int) -> RedirectResponse:
 def members_page(
     request: Request, user: Annotated[Staff, Depends(page_can("members.read"))], q: Annotated[str, Query(max_length=100)] = ""
 ) -> Response:
-    reads = get_hub(request).reads
     _checked(request, q)
+    return _list(request, q)
+
+
+def _list(request: Request, q: str = "", *, error: str | None = None, form: dict | None = None) -> Response:
+    """The list page; after a refused "add", with the reason at the form and what was typed kept."""
+    reads = get_hub(request).reads
     year = reads.fee_year()
     found = [views.member(m, year) for m in reads.search_members(q, SEARCH_LIMIT)]
-    return render(request, "members.html", {"members": found, "q": q, "limit": SEARCH_LIMIT, "kinds": KIND_NAMES, "year": year})
+    context = {"members": found, "q": q, "limit": SEARCH_LIMIT, "kinds": KIND_NAMES, "year": year, "error": error, "form": form or {}}
+    return render(request, "members.html", context, status=400 if error else 200)
 
 
 @router.post("", dependencies=CSRF)
@@ -127,9 +135,15 @@ def add(
     note: Text = "",
     active: Annotated[str | None, Form(max_length=8)] = None,
 ) -> Response:
-    _checked(request, name, kind, note)
-    member = get_hub(request).add_member(name, actor=user.username, kind=_kind(request, kind), note=note.strip(), active=active is not None)
-    flash(request, translated(request, N_("%(name)s added."), name=member.name), "ok")
+    try:
+        _checked(request, name, kind, note)
+        member = get_hub(request).add_member(
+            name, actor=user.username, kind=_kind(request, kind), note=note.strip(), active=active is not None
+        )
+    except MemberError as e:
+        typed = {"name": name, "kind": kind, "note": note, "active": active is not None}
+        return _list(request, error=refusal(request, e), form=typed)
+    flash(request, translated(request, N_("Added: %(name)s"), name=member.name), "ok")
     return _to_member(member.id)
 
 
@@ -165,7 +179,8 @@ async def import_csv(
     try:  # one transaction: any error rolls the whole file back
         report = await run_in_threadpool(lambda: hub.import_members(data, actor=user.username))
     except MemberImportError as e:
-        return await run_in_threadpool(render, request, "members_import.html", {"errors": e.errors, "filename": name}, status=400)
+        lines = [(x.line, refusal(request, x)) for x in e.errors]  # each line's reason in the visitor's language
+        return await run_in_threadpool(render, request, "members_import.html", {"errors": lines, "filename": name}, status=400)
     flash(
         request,
         translated(
@@ -207,11 +222,15 @@ def _detail(
     capture_table: str | None = None,
     capture_note: str | None = None,
     captured: CapturedCard | None = None,
+    errors: dict[str, str] | None = None,
+    form: dict | None = None,
 ) -> Response:
+    """The member page. `errors` (form id → reason) and `form` (field → what was typed) redraw a
+    refused form in place: the reason next to it, the input kept, status 400."""
     reads = get_hub(request).reads
     year = reads.fee_year()
     member = views.member(_member(reads, request, member_id), year)
-    readers = sorted(reads.venue.tables, key=lambda t: (t.kind.value != "foosball", t.id))  # the card readers are at foosball
+    readers = [t for t in reads.venue.tables if t.kind.has_card_reader]
     return render(
         request,
         "members_detail.html",
@@ -227,8 +246,15 @@ def _detail(
             "capture_wait": int(CAPTURE_WAIT_S),
             "captured": captured,
             "captured_name": reads.tables[captured.table].name if captured else None,
+            "errors": errors or {},
+            "form": form or {},
         },
+        status=400 if errors else 200,
     )
+
+
+def _refused(request: Request, member_id: int, where: str, e: MemberError, **typed: object) -> Response:
+    return _detail(request, member_id, errors={where: refusal(request, e)}, form=typed, uid=str(typed.get("uid", "")))
 
 
 @router.get("/{member_id}")
@@ -248,17 +274,20 @@ def edit(
     reason: Text = "",
 ) -> Response:
     hub = get_hub(request)
-    _checked(request, name, kind, note, reason)
     _member(hub.reads, request, member_id)
-    hub.edit_member(
-        member_id,
-        actor=user.username,
-        name=name,
-        kind=_kind(request, kind),
-        note=note.strip(),
-        active=active is not None,
-        reason=reason.strip() or None,
-    )
+    try:
+        _checked(request, name, kind, note, reason)
+        hub.edit_member(
+            member_id,
+            actor=user.username,
+            name=name,
+            kind=_kind(request, kind),
+            note=note.strip(),
+            active=active is not None,
+            reason=reason.strip() or None,
+        )
+    except MemberError as e:
+        return _refused(request, member_id, "edit-member", e, name=name, kind=kind, note=note, active=active is not None, reason=reason)
     flash(request, translated(request, N_("Saved.")), "ok")
     return _to_member(member_id)
 
@@ -268,10 +297,13 @@ def pay_fee(
     request: Request, member_id: IdPath, user: Annotated[Staff, Depends(page_can("members.edit"))], year: Short, amount: Short
 ) -> Response:
     hub = get_hub(request)
-    _checked(request, year, amount)
-    fee_year, cents = _fee_year(request, year), _cents(request, amount)
     _member(hub.reads, request, member_id)
-    hub.record_fee(member_id, fee_year, actor=user.username, amount_cents=cents)
+    try:
+        _checked(request, year, amount)
+        fee_year, cents = _fee_year(request, year), _cents(request, amount)
+        hub.record_fee(member_id, fee_year, actor=user.username, amount_cents=cents)
+    except MemberError as e:
+        return _refused(request, member_id, "record-fee", e, year=year, amount=amount)
     flash(request, translated(request, N_("The %(year)d fee is recorded."), year=fee_year), "ok")
     return _to_member(member_id)
 
@@ -279,10 +311,13 @@ def pay_fee(
 @router.post("/{member_id}/cards", dependencies=CSRF)
 def add_card(request: Request, member_id: IdPath, user: Annotated[Staff, Depends(page_can("members.edit"))], uid: Short) -> Response:
     hub = get_hub(request)
-    _checked(request, uid)
-    card = _uid(request, uid)
     _member(hub.reads, request, member_id)
-    hub.assign_card(member_id, card, actor=user.username)
+    try:
+        _checked(request, uid)
+        card = _uid(request, uid)
+        hub.assign_card(member_id, card, actor=user.username)
+    except MemberError as e:
+        return _refused(request, member_id, "assign-card", e, uid=uid)
     flash(request, translated(request, N_("Card %(uid)s assigned."), uid=card), "ok")
     return _to_member(member_id)
 
@@ -292,12 +327,15 @@ def take_card(
     request: Request, member_id: IdPath, user: Annotated[Staff, Depends(page_can("members.edit"))], uid: Short, reason: Text = ""
 ) -> Response:
     hub = get_hub(request)
-    _checked(request, uid, reason)
-    card = _uid(request, uid)
-    if card not in _member(hub.reads, request, member_id).cards:
-        raise MemberError(translated(request, N_("Card %(uid)s is not this member's."), uid=card))
-    # The facade checks it again inside its transaction (a card taken meanwhile is refused there).
-    hub.remove_card(card, actor=user.username, reason=reason.strip() or None, member_id=member_id)
+    try:
+        _checked(request, uid, reason)
+        card = _uid(request, uid)
+        if card not in _member(hub.reads, request, member_id).cards:
+            raise MemberError(N_("Card %(uid)s is not this member's."), uid=card)
+        # The facade checks it again inside its transaction (a card taken meanwhile is refused there).
+        hub.remove_card(card, actor=user.username, reason=reason.strip() or None, member_id=member_id)
+    except MemberError as e:
+        return _refused(request, member_id, "cards", e)
     flash(request, translated(request, N_("Card %(uid)s taken away."), uid=card), "ok")
     return _to_member(member_id)
 
@@ -339,8 +377,8 @@ async def capture(
     wait: Annotated[float, Query(gt=0, le=CAPTURE_WAIT_S)] = CAPTURE_WAIT_S,
 ) -> Response:
     reads = get_hub(request).reads
-    if table not in reads.tables:
-        raise HTTPException(400, translated(request, N_("There is no table %(table)s; choose one from the list."), table=table))
+    if table not in reads.tables or not reads.tables[table].kind.has_card_reader:
+        raise HTTPException(400, translated(request, N_("That table has no card reader; choose one from the list.")))
     await run_in_threadpool(_member, reads, request, member_id)  # before waiting: a wrong id should not cost half a minute
     card = await next_card(reads, table, wait)
     name = reads.tables[table].name

@@ -20,10 +20,12 @@ from fastapi.responses import Response
 
 from broker.accounts.staff import Staff
 from broker.domain import reject_tally as rejects
+from broker.domain.alert_kinds import sensor_place
 from broker.hall.read_models import HallReads
 from dashboard.api import views
 from dashboard.api.deps import get_hub
 from dashboard.api.tables import node_rows
+from dashboard.web import i18n
 from dashboard.web.auth import page_can
 from dashboard.web.i18n import N_
 from dashboard.web.request_text import translated
@@ -43,6 +45,8 @@ REASON_NAMES = {
     rejects.HANDLER_ERROR: N_("failed to apply"),
     rejects.CLOCK: N_("node clock off (applied at the hub's time)"),
 }
+# What a node reported about a beam (devices.contract sensor_fault kinds), in staff's words.
+FAULT_NAMES = {"stuck": N_("stuck"), "chatter": N_("chattering"), "recovered": N_("working again")}
 
 
 def grafana_url() -> str | None:
@@ -58,12 +62,19 @@ class SensorHealth:
 
     table: str
     pockets: list[int]
+    name: str = ""
+    name_en: str | None = None
     faults: Counter[str] = field(default_factory=Counter)
     last_fault: dict[str, str] = field(default_factory=dict)  # sensor → stuck / chatter / recovered
     open_faults: set[str] = field(default_factory=set)
 
     def pocket_sensor(self, index: int) -> str:
         return pocket_sensor(index)
+
+    def place(self, sensor: str) -> str:
+        """Where the sensor is, in the page's language: "pri bránke domácich" / "at the home goal"."""
+        sk, en = sensor_place(sensor)
+        return sk if i18n.current_lang() == "sk" else en
 
     @property
     def other_sensors(self) -> list[str]:
@@ -74,7 +85,7 @@ class SensorHealth:
 def sensor_health(reads: HallReads) -> list[SensorHealth]:
     start, end = reads.day_bounds(reads.today())
     health = {
-        t.id: SensorHealth(t.id, [0] * len(t.pin_map.pockets))
+        t.id: SensorHealth(t.id, [0] * len(t.pin_map.pockets), t.name, t.name_en)
         for t in reads.venue.tables
         if t.pin_map.pockets or t.pin_map.goal_home is not None
     }
@@ -131,6 +142,7 @@ def monitoring_page(request: Request, user: Annotated[Staff, Depends(page_can("n
             "history_limit": HISTORY_LIMIT,
             "unknown_rejects": unknown_rejects(reads),
             "reason_names": REASON_NAMES,
+            "fault_names": FAULT_NAMES,
             "samples_kept": rejects.SAMPLES_PER_TABLE,
         },
     )
@@ -148,6 +160,7 @@ def nodes_fragment(request: Request, user: Annotated[Staff, Depends(page_can("no
             "health": sensor_health(reads),
             "unknown_rejects": unknown_rejects(reads),
             "reason_names": REASON_NAMES,
+            "fault_names": FAULT_NAMES,
             "samples_kept": rejects.SAMPLES_PER_TABLE,
         },
     )

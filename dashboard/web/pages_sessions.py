@@ -14,10 +14,12 @@ from broker.hall.facade import ServiceError
 from broker.hall.read_models import HallReads
 from dashboard.api import views
 from dashboard.api.deps import Hub, IdPath, Reads
+from dashboard.web import i18n
 from dashboard.web.auth import page_can, safe_next
 from dashboard.web.csrf import verify_csrf
 from dashboard.web.i18n import gettext
-from dashboard.web.table_page import in_visitor_lang, rate_on, refusal_text, transfer_notice
+from dashboard.web.request_text import refusal
+from dashboard.web.table_page import in_visitor_lang, rate_on, transfer_notice
 from dashboard.web.templating import flash, render
 
 router = APIRouter(prefix="/sessions", dependencies=[])
@@ -32,7 +34,7 @@ def _act(request: Request, next_path: str, done: str, op: Callable[[], sessions.
     try:
         state = op()
     except ServiceError as e:
-        flash(request, gettext("Not done: %(reason)s") % {"reason": refusal_text(e)}, "error")
+        flash(request, gettext("Not done: %(reason)s") % {"reason": refusal(request, e)}, "error")
         return RedirectResponse(safe_next(next_path), status_code=303)
     flash(request, done, "ok")
     return RedirectResponse(safe_next(next_path) if next_path else f"/tables/{state.table}", status_code=303)
@@ -46,7 +48,7 @@ def stop(
     try:
         hub.stop_session(session_id, actor=user.username)
     except ServiceError as e:
-        flash(request, gettext("Not done: %(reason)s") % {"reason": refusal_text(e)}, "error")
+        flash(request, gettext("Not done: %(reason)s") % {"reason": refusal(request, e)}, "error")
         return RedirectResponse(safe_next(next), status_code=303)
     return RedirectResponse(f"/sessions/{session_id}/bill", status_code=303)
 
@@ -67,6 +69,14 @@ def resume(
     return _act(request, next, gettext("Resumed."), lambda: hub.resume_session(session_id, actor=user.username))
 
 
+def _table_name(request: Request, hub, table: str) -> str:
+    """What staff call the table, in the visitor's language (the id for an unknown one: the move is refused anyway)."""
+    spec = hub.reads.tables.get(table)
+    if spec is None:
+        return table[:32]
+    return spec.name if i18n.lang_of(request) == "sk" else (spec.name_en or spec.name)
+
+
 @router.post("/{session_id}/transfer", dependencies=[Depends(verify_csrf)])
 @in_visitor_lang
 def transfer(
@@ -84,7 +94,7 @@ def transfer(
     try:
         hub.transfer_session(session_id, table, actor=user.username)
     except ServiceError as e:
-        flash(request, gettext("Not done: %(reason)s") % {"reason": refusal_text(e)}, "error")
+        flash(request, gettext("Not done: %(reason)s") % {"reason": refusal(request, e)}, "error")
         return RedirectResponse(safe_next(next), status_code=303)
     level, text = transfer_notice(hub.reads, session_id, before, table)  # warns when the rate differs there
     flash(request, text, level)

@@ -26,7 +26,7 @@ from dashboard.api.auth import web_session_pk
 from dashboard.api.deps import IdPath, get_hub
 from dashboard.web.auth import PASSWORD_PAGE, page_can
 from dashboard.web.csrf import verify_csrf
-from dashboard.web.i18n import N_
+from dashboard.web.i18n import N_, gettext
 from dashboard.web.request_text import translated
 from dashboard.web.templating import NavLink, flash, render
 
@@ -72,6 +72,34 @@ def _keeps_a_manager(request: Request, reads: HallReads, username: str) -> None:
         raise _refuse(request, N_("%(name)s is the only active manager: make another account manager first."), name=username)
 
 
+def audit_text(action: str, detail: dict) -> str:
+    """An account's history entry as a sentence in the page's language; the action id stays in
+    the row's data-action (and the API). Unknown actions show their id and details as they are."""
+    d = detail or {}
+
+    def role(r: object) -> str:
+        return gettext(ROLE_NAMES.get(str(r), str(r)))
+
+    if action == "user.add":
+        text = gettext("Account created, role: %(role)s.") % {"role": role(d.get("role"))}
+        return text + (" " + gettext("Must choose their own password.") if d.get("must_change") else "")
+    if action == "user.password":
+        return gettext("Password set.") + (" " + gettext("Must choose their own password.") if d.get("must_change") else "")
+    if action == "user.role" and isinstance(d.get("role"), list) and len(d["role"]) == 2:
+        return gettext("Role changed: %(old)s → %(new)s.") % {"old": role(d["role"][0]), "new": role(d["role"][1])}
+    if action == "user.active":
+        return gettext("Account enabled.") if d.get("active") else gettext("Account disabled.")
+    if action == "user.unlock":
+        return gettext("Allowed to try logging in again.")
+    if action == "token.issue":
+        return gettext("API token %(name)s issued.") % {"name": d.get("name", "")}
+    if action == "token.revoke":
+        return gettext("API token %(name)s revoked.") % {"name": d.get("name", "")}
+    if action == "web_session.end":
+        return gettext("Logged out.")
+    return " ".join([action, *(f"{k}={v}" for k, v in d.items())])
+
+
 def _to(username: str) -> Response:
     return RedirectResponse(f"/users/{username}", status_code=303)
 
@@ -112,6 +140,7 @@ def user_page(request: Request, username: str, user: Admin) -> Response:
         "sessions": reads.web_sessions(username),
         "audit": reads.audit(username),
         "current": web_session_pk(request),
+        "audit_text": audit_text,
     }
     return render(request, "users_detail.html", context)
 

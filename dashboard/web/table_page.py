@@ -18,7 +18,6 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse
 
 from broker.domain import sessions
-from broker.domain.refusals import Refusal
 from broker.domain.tariffs import rate_at
 from broker.hall.facade import ServiceError
 from broker.hall.read_models import HallReads, TableUse
@@ -69,12 +68,8 @@ def do_then_back(request: Request, back: str, op: Callable[[], str]) -> Redirect
 
 
 def refusal_text(e: Exception) -> str:
-    """A refusal in the staff's language (its English message id looked up in the catalogues)."""
-    if isinstance(e, Refusal) and e.params:
-        return gettext(e.msgid) % e.params
-    if isinstance(e, Refusal):
-        return gettext(e.msgid)
-    return str(e)
+    """A refusal in the staff's language (the one rule: dashboard.web.i18n.refusal_text)."""
+    return i18n.refusal_text(e)
 
 
 def start_notice(reads: HallReads, table: str) -> tuple[str, str]:

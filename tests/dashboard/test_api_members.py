@@ -43,10 +43,10 @@ def test_registry_refusals(api):
     api.ok("POST", f"/api/members/{mid}/fees", 201, as_manager=True, json={"year": 2026})
     assert "already recorded" in api.refused("POST", f"/api/members/{mid}/fees", 400, json={"year": 2026})
     assert "no member 777" in api.refused("GET", "/api/members/777", 404)
-    assert "no member 777" in api.refused("PATCH", "/api/members/777", 404, json={"active": False})
+    assert "There is no member no. 777" in api.refused("PATCH", "/api/members/777", 404, json={"active": False})
     assert "nothing to change" in api.refused("PATCH", f"/api/members/{mid}", 422, json={})
     assert "not assigned" in api.refused("DELETE", "/api/members/cards/0a0b0c0d", 404)
-    assert "hex" in api.refused("DELETE", "/api/members/cards/xyz", 400)
+    assert "is not a card number" in api.refused("DELETE", "/api/members/cards/xyz", 400)
     other = api.ok("POST", "/api/members", 201, as_manager=True, json={"name": "Axamit Miloš"})["id"]
     api.ok("POST", f"/api/members/{mid}/cards", 201, as_manager=True, json={"uid": "0a0b0c0d"})
     assert "belongs to Ambra Tomáš" in api.refused("POST", f"/api/members/{other}/cards", 400, json={"uid": "0a0b0c0d"})

@@ -95,7 +95,7 @@ def test_foosball_check_in_by_staff_and_use_per_member(api):
     assert (c["member"], c["by"], c["goals"]) == ("Zadražil Miro", "staff", 0)
     assert not [a for a in api.ok("GET", "/api/alerts") if a["kind"] == "foosball_no_member"]  # the check-in settles it
     assert "not paid the 2026 fee" in api.refused("POST", "/api/foosball/foos-01/checkin", 409, json={"member_id": unpaid})
-    assert "no foosball table" in api.refused("POST", "/api/foosball/pool-01/checkin", 404, json={"member_id": member})
+    assert "There is no foosball table pool-01" in api.refused("POST", "/api/foosball/pool-01/checkin", 404, json={"member_id": member})
     assert "no member" in api.refused("POST", "/api/foosball/foos-01/checkin", 404, json={"member_id": 999})
     tables = {t["table"]: t["checkins"] for t in api.ok("GET", "/api/foosball")}
     assert [x["member"] for x in tables["foos-01"]] == ["Zadražil Miro"] and tables["foos-02"] == []

@@ -92,20 +92,20 @@ def test_lists_open_and_stopped_sessions_by_local_day(api):
 
 def test_refusals_say_what_was_wrong(api):
     sid = api.ok("POST", "/api/sessions", 201, json={"table": "pool-01"})["id"]
-    assert "already has a running session" in api.refused("POST", "/api/sessions", 409, json={"table": "pool-01"})
-    assert "no table" in api.refused("POST", "/api/sessions", 404, json={"table": "pool-99"})
-    assert "foosball" in api.refused("POST", "/api/sessions", 409, json={"table": "foos-01"})
-    assert "unknown card" in api.refused("POST", "/api/sessions", 409, json={"table": "pool-02", "card_uid": "0badcafe"})
-    assert "no member" in api.refused("POST", "/api/sessions", 404, json={"table": "pool-02", "member_id": 4242})
+    assert "Pool 1 already has game no." in api.refused("POST", "/api/sessions", 409, json={"table": "pool-01"})
+    assert "There is no table pool-99" in api.refused("POST", "/api/sessions", 404, json={"table": "pool-99"})
+    assert "Foosball 1 is not billed by time" in api.refused("POST", "/api/sessions", 409, json={"table": "foos-01"})
+    assert "Unknown card 0badcafe" in api.refused("POST", "/api/sessions", 409, json={"table": "pool-02", "card_uid": "0badcafe"})
+    assert "There is no member no. 4242" in api.refused("POST", "/api/sessions", 404, json={"table": "pool-02", "member_id": 4242})
     assert "no tariff" in api.refused("POST", "/api/sessions", 409, json={"table": "pool-02", "tariff": "happy-hour"})
-    assert "no extra" in api.refused("POST", f"/api/sessions/{sid}/extras", 409, json={"extra": "beer"})
-    assert "already on pool-01" in api.refused("POST", f"/api/sessions/{sid}/transfer", 409, json={"table": "pool-01"})
+    assert "There is no extra beer" in api.refused("POST", f"/api/sessions/{sid}/extras", 409, json={"extra": "beer"})
+    assert "already on Pool 1" in api.refused("POST", f"/api/sessions/{sid}/transfer", 409, json={"table": "pool-01"})
     assert "not paused" in api.refused("POST", f"/api/sessions/{sid}/resume", 409)
     assert "no prepaid time" in api.refused("POST", f"/api/sessions/{sid}/extend", 409, json={"minutes": 5})
-    assert "no session 999" in api.refused("GET", "/api/sessions/999", 404)
-    assert "not open" in api.refused("POST", "/api/sessions/999/stop", 404)
+    assert "There is no game no. 999" in api.refused("GET", "/api/sessions/999", 404)
+    assert "is no longer running" in api.refused("POST", "/api/sessions/999/stop", 404)
     api.ok("POST", f"/api/sessions/{sid}/stop")
-    assert "not open" in api.refused("POST", f"/api/sessions/{sid}/stop", 404)
+    assert "is no longer running" in api.refused("POST", f"/api/sessions/{sid}/stop", 404)
     # the refused requests left no trace in the op log
     with api.service.store.session() as db:
         assert [o.kind for o in db.scalars(select(SessionOp).where(SessionOp.session_id == sid))] == ["start", "stop"]

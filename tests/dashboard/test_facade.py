@@ -48,7 +48,7 @@ def test_translation_of_database_failures() -> None:
 
         return call
 
-    with pytest.raises(Conflict, match="reload and try again"):
+    with pytest.raises(Conflict, match="reload the page and try again"):
         failing(sa.IntegrityError("INSERT", {}, Exception("UNIQUE constraint failed: member_cards.uid")))()
     with pytest.raises(StoreUnavailable, match="database is unavailable"):
         failing(sa.OperationalError("SELECT", {}, Exception("could not connect")))()

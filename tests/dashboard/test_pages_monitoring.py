@@ -92,7 +92,7 @@ def test_nodes_show_what_they_reported(pages, mosquitto) -> None:  # type: ignor
     pool1 = row(html, "data-node", "pool-01")
     for text in ("pripojený", "10. 11. 2026 18:00", "0.1.0", "1:02 h", "48,2 °C", " 3 ", " 2"):
         assert text in f" {pool1} ", (text, pool1)
-    assert "nikdy nevidený" in row(html, "data-node", "pool-03")  # Slovak by default
+    assert "ešte sa nepripojil" in row(html, "data-node", "pool-03")  # Slovak by default
     assert len(re.findall(r"data-node=", html)) == len(pages.service.venue.tables)
 
 
@@ -102,8 +102,8 @@ def test_pocket_drops_today_and_sensor_faults(pages) -> None:  # type: ignore[no
         r"<td[^>]*>(.*?)</td>", re.search(r'data-sensors="pool-02"[^>]*>(.*?)</tr>', pages.page("/monitoring"), re.S).group(1), re.S
     )
     text = [re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", c)).strip() for c in cells]
-    assert text[:4] == ["pool-02", "0", "0", "4"]  # pocket 3: four drops today, yesterday's not counted
-    assert text[5] == "0 ⚠ stuck"
+    assert text[:4] == ["Pool 2", "0", "0", "4"]  # pocket 3: four drops today, yesterday's not counted
+    assert text[5] == "0 ⚠ zaseknutý"  # what the node said, in Slovak
     html = pages.page("/monitoring")
     assert 'data-sensors="carom-01"' not in html and 'data-sensors="foos-01"' in html  # beams: pockets or goals
 
@@ -118,10 +118,10 @@ def test_alert_history_open_and_closed_with_a_table_filter(pages) -> None:  # ty
         offline = next(a.id for a in open_alerts(db) if a.kind == "node_offline")
     s.ack(offline, actor="jana", close=True)
     history = pages.page("/monitoring").split('id="alert-history"')[1]
-    assert "pool-03: stolový modul je offline počas hry" in history and "(jana)" in history
-    assert "pool-04: hra beží" in history and "otvorené" in history
+    assert "Pool 3: modul pri stole sa počas hry odpojil" in history and "(jana)" in history
+    assert "Pool 4: hra beží" in history and "otvorené" in history
     only = pages.page("/monitoring?table=pool-04").split('id="alert-history"')[1]
-    assert "pool-04" in only and "pool-03: stolový" not in only
+    assert "Pool 4" in only and "Pool 3: modul" not in only
 
 
 @pytest.mark.parametrize("query", ["table=nope", "table=" + "x" * 40, "table=%00"])

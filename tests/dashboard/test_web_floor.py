@@ -138,10 +138,10 @@ def test_a_refused_action_says_why_and_changes_nothing(browser, service):
     service.start_session("pool-02", actor="test")
     r = browser.post(f"/sessions/{sid}/transfer", {"table": "pool-02", "next": "/tables/pool-01"})
     assert r.status_code == 303 and r.headers["location"] == "/tables/pool-01"
-    assert "Nevykonané" in browser.get("/tables/pool-01").text
+    assert "Nedá sa vykonať: Na stole Pool 2 sa hrá" in browser.get("/tables/pool-01").text
     assert service.open["pool-01"].id == sid
     r = browser.post("/tables/pool-01/start", {})
-    assert "Nespustené" in browser.get(r.headers["location"]).text
+    assert "Hru sa nepodarilo spustiť: Na stole Pool 1 už beží hra č." in browser.get(r.headers["location"]).text
 
 
 @pytest.mark.parametrize(

@@ -190,16 +190,16 @@ HEADER = "name,kind,cards,fees_paid,active,note\n"
 GOOD_ROW = "Ján Novák,individual,04a3f1c2,2026,yes,\n"
 # (file body, line, field named, why): every line of a bad file is reported, and nothing is imported.
 CSV_MISTAKES = {
-    "unknown kind": (HEADER + GOOD_ROW + "Eva Malá,boss,,,,\n", 3, "kind 'boss'", "is not one of"),
-    "fee year not a year": (HEADER + GOOD_ROW + "Eva Malá,individual,,dvadsať,,\n", 3, "fees_paid 'dvadsať'", "is not a year"),
-    "fee year out of range": (HEADER + "Eva Malá,individual,,1850,,\n", 2, "year 1850", "is outside"),
-    "active not yes/no": (HEADER + "Eva Malá,individual,,,možno,\n", 2, "active 'možno'", "is not yes or no"),
-    "card not hex": (HEADER + "Eva Malá,individual,kartička,,,\n", 2, "card UID 'kartička'", "hex digits"),
-    "card on two members": (HEADER + GOOD_ROW + "Eva Malá,individual,04a3f1c2,,,\n", 3, "card 04a3f1c2", "is also on line 2"),
-    "name twice": (HEADER + GOOD_ROW + GOOD_ROW.replace("04a3f1c2", ""), 3, "'Ján Novák'", "is already on line 2"),
-    "a field too many": (HEADER + "Eva Malá,individual,,,,note,extra\n", 2, "7 field(s)", "the header has 6"),
-    "no name column": ("meno,kind\nEva Malá,individual\n", 1, "no 'name' column", "header"),
-    "not UTF-8": ((HEADER + GOOD_ROW + "Eva Malá,individual,,,,\n").encode("cp1250"), 2, "byte 0x", "is not UTF-8"),
+    "unknown kind": (HEADER + GOOD_ROW + "Eva Malá,boss,,,,\n", 3, "boss", "is not a membership type"),
+    "fee year not a year": (HEADER + GOOD_ROW + "Eva Malá,individual,,dvadsať,,\n", 3, "fees_paid: dvadsať", "is not a year"),
+    "fee year out of range": (HEADER + "Eva Malá,individual,,1850,,\n", 2, "The year 1850", "is outside"),
+    "active not yes/no": (HEADER + "Eva Malá,individual,,,možno,\n", 2, "active: možno", "is not yes or no"),
+    "card not hex": (HEADER + "Eva Malá,individual,kartička,,,\n", 2, "kartička", "is not a card number"),
+    "card on two members": (HEADER + GOOD_ROW + "Eva Malá,individual,04a3f1c2,,,\n", 3, "Card 04a3f1c2", "is also on line 2"),
+    "name twice": (HEADER + GOOD_ROW + GOOD_ROW.replace("04a3f1c2", ""), 3, "Ján Novák", "is already on line 2"),
+    "a field too many": (HEADER + "Eva Malá,individual,,,,note,extra\n", 2, "7 fields", "the header has 6"),
+    "no name column": ("meno,kind\nEva Malá,individual\n", 1, "There is no name column", "header"),
+    "not UTF-8": ((HEADER + GOOD_ROW + "Eva Malá,individual,,,,\n").encode("cp1250"), 2, "Byte 0x", "is not UTF-8"),
     "unclosed quote": (HEADER + GOOD_ROW + '"Eva Malá,individual,,,,\n', 3, "not valid CSV", ""),
 }
 

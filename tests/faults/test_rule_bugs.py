@@ -168,5 +168,5 @@ def test_the_table_panel_refuses_the_second_table_in_slovak(staff_browser, servi
         r = staff_browser.post("/tables/pool-06/start", form)
         assert r.status_code == 303 and r.headers["location"] == "/tables/pool-06", r.text
         page = staff_browser.get(r.headers["location"]).text
-        assert "Nespustené: Ambra Tomáš už má klubovú kartu na stole Pool 5." in html.unescape(page)
+        assert "Hru sa nepodarilo spustiť: Ambra Tomáš už má klubovú kartu na stole Pool 5." in html.unescape(page)
     assert _session_rows(service) == before and "pool-06" not in service.open

@@ -128,15 +128,15 @@ def test_list_and_end_dashboard_sessions(accounts):
     assert lavos("sessions", "jana", "--db", db_url).stdout == ""
     assert [e.actor for e in _audit(store, "web_session.end")] == ["boss", "boss"]
     missing = lavos("end-sessions", "jana", "--id", newest, "--db", db_url, ok=False)
-    assert missing.returncode == 2 and "no active dashboard session" in missing.stderr
+    assert missing.returncode == 2 and "has no open dashboard session no." in missing.stderr
 
 
 def test_bad_input_is_refused_and_changes_nothing(accounts):
     db_url, store, new = accounts
     for args, message in (
         (("role", "jana", "king"), "not one of"),
-        (("disable", "nikto"), "no user 'nikto'"),
-        (("password", "nikto", "--password-file", str(new)), "no user 'nikto'"),
+        (("disable", "nikto"), "There is no account nikto"),
+        (("password", "nikto", "--password-file", str(new)), "no user 'nikto'"),  # the CLI's own check
     ):
         done = lavos(*args, "--db", db_url, ok=False)
         assert done.returncode == 2 and message in done.stderr, done.stderr

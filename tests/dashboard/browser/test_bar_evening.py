@@ -17,7 +17,7 @@ from tests.dashboard.conftest import MANAGER, STAFF
 from tests.support.waiting import wait_until
 
 TABLE, TABLE_NAME = "pool-01", "Pool 1"
-QUIET_TABLE = "pool-02"  # balls drop here with no session: an alert for the bar
+QUIET_TABLE, QUIET_NAME = "pool-02", "Pool 2"  # balls drop here with no session: an alert for the bar
 RATE_CENTS, TOPPING_CENTS, TOPPINGS, VAT = 600, 60, 2, 23  # deploy/venues/lavos.toml
 LIVE_MS = 10_000  # the issue asks for a second; this is the give on a loaded 2-core machine
 
@@ -86,7 +86,7 @@ def test_an_evening_at_the_bar(lavos, nodes, tablet, open_page):
 
     # Balls drop on a table nobody started: the alert reaches the watching tablet, one tap acknowledges it.
     drop_balls(nodes, QUIET_TABLE, 0, 1)
-    alert = watcher.locator("#alert-banner .alert", has_text=QUIET_TABLE)
+    alert = watcher.locator("#alert-banner .alert", has_text=QUIET_NAME + ":")  # the table as staff call it
     alert.wait_for(timeout=LIVE_MS)
     assert page_marker(watcher) == loaded, "the watching tablet reloaded: its updates were not live"
     alert_id = int(alert.get_attribute("data-alert-id"))
