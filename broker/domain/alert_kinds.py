@@ -122,10 +122,14 @@ def idle_session(table: str, minutes: int) -> AlertSpec:
     )
 
 
-# Why a light is on with no game: the node's light cause (devices.contract.LightCause).
+# Why a light is on with no game: the node's light cause (devices.contract.LightCause), or
+# "dashboard" for staff switching it by hand (broker.hall.table_service).
 _LIGHT_CAUSES = {
     "button": ("zapnuté tlačidlom pri stole", "switched on with the button at the table"),
     "boot": ("zapnuté po spustení modulu", "switched on when the module started"),
+    "dashboard": ("zapnuté z obrazovky obsluhy", "switched on from the dashboard"),
+    "command": ("zapnuté príkazom hubu", "switched on by the hub's command"),
+    "failsafe": ("zapnuté bezpečnostným režimom modulu", "switched on by the module's failsafe"),
 }
 
 
