@@ -285,34 +285,4 @@
     if (f.dataset && f.dataset.confirm && !confirm(f.dataset.confirm)) e.preventDefault();
   });
 
-  // Member search for starting a session: the JSON API, with this page's cookie session.
-  document.querySelectorAll("[data-member-search]").forEach(function (box) {
-    var input = box.querySelector("input[type=search]"), hidden = box.querySelector("input[name=member_id]");
-    var out = box.querySelector(".member-results"), chosen = box.querySelector(".chosen"), pending = null;
-    input.addEventListener("input", function () {
-      clearTimeout(pending);
-      var q = input.value.trim();
-      if (q.length < 2) { out.innerHTML = ""; return; }
-      pending = setTimeout(function () {
-        fetch("/api/members?limit=8&q=" + encodeURIComponent(q), { credentials: "same-origin", headers: { "X-CSRF-Token": csrf } })
-          .then(function (r) { return r.ok ? r.json() : []; })
-          .then(function (members) {
-            out.innerHTML = "";
-            members.forEach(function (m) {
-              var b = document.createElement("button");
-              b.type = "button";
-              b.className = "btn";
-              b.textContent = m.name + (m.fee_paid ? " ✓" : " ✗");
-              b.addEventListener("click", function () {
-                hidden.value = m.id;
-                chosen.textContent = m.name;
-                out.innerHTML = "";
-                input.value = "";
-              });
-              out.appendChild(b);
-            });
-          }).catch(function () {});
-      }, 200);
-    });
-  });
 })();
