@@ -57,7 +57,8 @@ def fit(page) -> dict:  # type: ignore[no-untyped-def]
                     word: c.querySelector('.state-word').textContent.trim()};
           });
           const strip = document.getElementById('alert-banner').getBoundingClientRect();
-          return {cards, strip: strip.height, height: document.documentElement.scrollHeight,
+          const navRows = new Set([...document.querySelectorAll('.topbar .nav a')].map(a => Math.round(a.getBoundingClientRect().top))).size;
+          return {cards, strip: strip.height, navRows, height: document.documentElement.scrollHeight,
                   width: document.documentElement.scrollWidth, vh: innerHeight, vw: innerWidth};
         }"""
     )
@@ -78,6 +79,7 @@ def test_the_whole_hall_fits_the_tablet_with_five_alerts_open(lavos, nodes, even
     off = [c["table"] for c in f["cards"] if c["bottom"] > f["vh"] or c["right"] > f["vw"]]
     assert not off, f"not on the screen without scrolling: {off} ({f})"
     assert f["height"] <= f["vh"] and f["width"] <= f["vw"], f
+    assert f["navRows"] == 1, "the top bar's links wrap to a second row"
     assert f["strip"] <= STRIP_MAX_PX, f"the alert strip takes {f['strip']} px"
     # The folded alerts are one tap away, and then all five are there.
     more = tablet.locator("#alert-banner .alert-more > summary")
