@@ -26,7 +26,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from broker.adapters.inbox import Inbound, InboxItem, LinkUp
+from broker.adapters.inbox import Inbound, InboxItem, LinkUp, put_waiting
 from devices import contract
 from devices.mqtt_plumbing import guarded, make_client, say_goodbye
 
@@ -240,24 +240,11 @@ class HubLink:
         self._put(Inbound(msg.topic, bytes(msg.payload), msg.mid, msg.qos, time.monotonic()))
 
     def _put(self, item: InboxItem) -> None:
-        """Back-pressure, not loss: wait for room in the bounded inbox.
+        """Wait for room in the bounded inbox (broker.adapters.inbox.put_waiting says why)."""
+        put_waiting(self.inbox, item, self._closing, self._count_full_wait)
 
-        While this thread waits, paho reads nothing more from the socket, and the message is not
-        acked (manual ack, after the writer's commit), so Mosquitto keeps the rest for our
-        persistent session. Only a closing link gives up waiting: the broker redelivers what
-        was never acked.
-        """
-        try:
-            self.inbox.put_nowait(item)
-            return
-        except queue.Full:
-            self.stats.inbox_full_waits += 1
-        while not self._closing.is_set():
-            try:
-                self.inbox.put(item, timeout=0.5)
-                return
-            except queue.Full:
-                continue
+    def _count_full_wait(self) -> None:
+        self.stats.inbox_full_waits += 1
 
     @staticmethod
     def _status(state: Literal["online", "offline"]) -> bytes:

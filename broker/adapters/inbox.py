@@ -10,6 +10,8 @@ writer has committed it.
 from __future__ import annotations
 
 import queue
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -48,3 +50,25 @@ InboxItem = Inbound | LinkUp | Wake
 
 def make_inbox(bound: int = DEFAULT_BOUND) -> queue.Queue[InboxItem]:
     return queue.Queue(maxsize=bound)
+
+
+def put_waiting(inbox: queue.Queue[InboxItem], item: InboxItem, closing: threading.Event, on_full: Callable[[], None]) -> None:
+    """Back-pressure, not loss: put `item`, waiting for room as long as it takes.
+
+    While the caller waits it reads nothing more (paho's thread stops reading the socket; the
+    link process's reader stops reading its pipe), and the message is not acked (manual ack,
+    after the writer's commit), so Mosquitto keeps the rest for the hub's persistent session.
+    Only a closing link gives up waiting: the broker redelivers what was never acked.
+    `on_full` is called once, before waiting (the link counts it, so the wait shows while it lasts).
+    """
+    try:
+        inbox.put_nowait(item)
+        return
+    except queue.Full:
+        on_full()
+    while not closing.is_set():
+        try:
+            inbox.put(item, timeout=0.5)
+            return
+        except queue.Full:
+            continue

@@ -43,7 +43,7 @@ from typing import Any
 import paho.mqtt.client as mqtt
 
 from broker.adapters.hub_link import HUB_CLIENT_ID, HubLink, LinkStats, MqttUrl
-from broker.adapters.inbox import Inbound, InboxItem, LinkUp, Wake
+from broker.adapters.inbox import Inbound, InboxItem, LinkUp, Wake, put_waiting
 from devices import contract
 
 log = logging.getLogger("lavos.hub.mqtt")
@@ -213,19 +213,11 @@ class ProcessLink:
             return
 
     def _put(self, item: InboxItem) -> None:
-        """Back-pressure, as HubLink._put: wait for room; only a closing link gives up (nothing
-        was acked, so the broker redelivers it)."""
-        try:
-            self.inbox.put_nowait(item)
-            return
-        except queue.Full:
-            self.stats.inbox_full_waits += 1
-        while not self._closing.is_set():
-            try:
-                self.inbox.put(item, timeout=0.5)
-                return
-            except queue.Full:
-                continue
+        """Wait for room in the bounded inbox (broker.adapters.inbox.put_waiting says why)."""
+        put_waiting(self.inbox, item, self._closing, self._count_full_wait)
+
+    def _count_full_wait(self) -> None:
+        self.stats.inbox_full_waits += 1
 
 
 # -- the child process ---------------------------------------------------------------------
