@@ -37,6 +37,17 @@ CAPABILITIES: dict[str, Capability] = {
     # issued (the game stopped), a change to it is the manager's, like a correction.
     "sessions.void": Capability(STAFF, "void an extra added by mistake, with a reason, while the game runs (before the bill is issued)"),
     "bills.today": Capability(STAFF, "today's bills (the business day), to find one again and reprint it"),
+    # The till (issue 12): staff run tabs and take money; what changes money already taken, the
+    # product list, closed days and the eKasa client are the manager's.
+    "tabs.run": Capability(STAFF, "tabs: open a walk-in tab, put items on a tab, void an item before payment, merge and split"),
+    "tabs.void_paid": Capability(MANAGER, "void an item on a tab already paid (in part or in full)"),
+    "products.edit": Capability(MANAGER, "the product list: add, change prices and VAT, deactivate"),
+    "payments.take": Capability(STAFF, "take a payment (cash with change, card, other methods); print the receipt"),
+    "payments.reverse": Capability(MANAGER, "reverse (refund) a payment, with a reason"),
+    "day.run": Capability(STAFF, "open the business day with a float; close it (the Z report) with the counted cash"),
+    "day.history": Capability(MANAGER, "closed business days, their Z reports and exports"),
+    "ekasa.run": Capability(STAFF, "see eKasa states of receipts; record a hand-written paragón when the eKasa client is down"),
+    "ekasa.settings": Capability(MANAGER, "the eKasa client: on or off, its address, a test; registering paragóny"),
     "alerts.open": Capability(STAFF, "open alerts, the banner, acknowledging"),
     "alerts.history": Capability(MANAGER, "closed alerts"),
     "foosball.checkin": Capability(STAFF, "foosball check-ins and checking a member in"),

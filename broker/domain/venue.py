@@ -98,6 +98,48 @@ class Extra(_Model):
     price_cents: int = Field(ge=0, le=1_000_000)
 
 
+class Operator(_Model):
+    """Who issues the receipts: what a Slovak receipt must name (the legal entity, not the hall's sign)."""
+
+    name: str = ""  # e.g. "Slovenský biliardový klub Lavos, o. z."; empty: the venue's name
+    address: str = ""  # the registered seat; empty: the venue's address
+    ico: str = Field(default="", pattern=r"^(\d{8})?$")  # IČO, 8 digits
+    dic: str = Field(default="", pattern=r"^(\d{10})?$")  # DIČ, 10 digits
+    ic_dph: str = Field(default="", pattern=r"^(SK\d{10})?$")  # IČ DPH, only for a VAT payer
+
+
+class PaymentMethod(_Model):
+    id: Slug
+    name: str
+    name_en: str | None = None
+    cash: bool = False  # takes a tendered amount and gives change; counted in the drawer at close-out
+
+
+def _default_methods() -> list[PaymentMethod]:
+    return [
+        PaymentMethod(id="cash", name="Hotovosť", name_en="Cash", cash=True),
+        PaymentMethod(id="card", name="Karta", name_en="Card"),
+    ]
+
+
+class Till(_Model):
+    """How the bar takes money (issue 12): the payment methods staff can choose."""
+
+    payment_methods: list[PaymentMethod] = Field(default_factory=_default_methods, min_length=1)
+
+    @model_validator(mode="after")
+    def _one_cash(self) -> Till:
+        ids = [m.id for m in self.payment_methods]
+        if len(set(ids)) != len(ids):
+            raise ValueError("a payment method id is listed more than once")
+        if sum(m.cash for m in self.payment_methods) > 1:
+            raise ValueError("only one payment method can be cash (the drawer counted at close-out)")
+        return self
+
+    def method(self, method_id: str) -> PaymentMethod | None:
+        return next((m for m in self.payment_methods if m.id == method_id), None)
+
+
 class VenueInfo(_Model):
     id: Slug
     name: str
@@ -123,6 +165,8 @@ class Venue(_Model):
     bands: list[TimeBand] = Field(default_factory=list)
     billing: Billing = Field(default_factory=Billing)
     extras: list[Extra] = Field(default_factory=list)
+    operator: Operator = Field(default_factory=Operator)
+    till: Till = Field(default_factory=Till)
 
     @model_validator(mode="after")
     def _consistent(self) -> Venue:

@@ -309,3 +309,13 @@ class HubFacade:
 
         `issued_ok`: whether the actor may change a bill already issued (the dashboard's access table says who)."""
         return self._hub.void_extra(session_id, extra_op, reason, actor=actor, issued_ok=issued_ok)
+
+    # == the till (broker.hall.till): each part's writes in its own section below ==============
+
+    # -- till: tabs and products (broker.hall.till.tabs) -------------------------------------
+
+    # -- till: payments, reversals, receipts (broker.hall.till.payments) ------------------------
+
+    # -- till: the business day and its close-out (broker.hall.till.closeout) -------------------
+
+    # -- till: eKasa, paragóny, its settings (broker.hall.till.fiscal) ----------------------------

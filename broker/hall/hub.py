@@ -45,6 +45,7 @@ from broker.hall.ports import HallState
 from broker.hall.session_log import ops_of, replay_row
 from broker.hall.table_runtime import RuntimeBook, RuntimeView, TableRuntime
 from broker.hall.table_service import OutOfService, OutOfServiceBook, TableService, refuse_out_of_service
+from broker.hall.till import Till
 from broker.hall.timers import Watchdog
 from broker.hall.writer import HallWriter
 from broker.storage.audit import append_session_op, record_audit
@@ -137,6 +138,8 @@ class Hub:
         )
         self.ingest = self._writer  # old name: tests and benchmarks wait on `ingest.wait_idle()`
         self.watchdog = Watchdog(self._hall, self, self._writer.call)
+        # The money (broker.hall.till): tabs, payments, the business day, eKasa; on the same writer.
+        self.till = Till(self._hall, self._writer.call)
         # Kept so old callers that still take it (a test's `with service.lock`) do not break;
         # the hub itself takes no lock over hall state any more.
         self.lock = threading.RLock()
@@ -173,8 +176,10 @@ class Hub:
         if self._link:
             self._link.start()
         self.watchdog.start()
+        self.till.start()
 
     def close(self) -> None:
+        self.till.close()
         self.watchdog.stop()
         if self._link:
             self._link.close()
@@ -403,6 +408,7 @@ class Hub:
             db.add(row)
             db.flush()
             self._commit_op(db, row.id, op)
+            self.till.tabs.open_for_game(db, row, actor)  # the game's tab, in the same transaction
             for key in (alert_kinds.play_without_session_key(table), alert_kinds.light_without_session_key(table)):
                 self._alerts.settle(db, key, op.at)
             sid = row.id

@@ -542,3 +542,13 @@ class HallReads:
             rows = [TableUse(at, kind, None) for at, kind in events]
             rows += [TableUse(a.at, a.action, a.actor, (a.detail or {}).get("on"), a.reason) for a in audit]
         return sorted(rows, key=lambda r: r.at, reverse=True)[:limit]
+
+    # == the till (broker.hall.till): each part's reads in its own section below ===============
+
+    # -- till: tabs and products --------------------------------------------------------------
+
+    # -- till: payments and receipts ----------------------------------------------------------
+
+    # -- till: the business day and its close-out ----------------------------------------------
+
+    # -- till: eKasa ---------------------------------------------------------------------------

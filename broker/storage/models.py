@@ -6,13 +6,14 @@ Alembic revision in broker/storage/migrations/versions: the server only ever upg
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import (
     BigInteger,
     Boolean,
     CheckConstraint,
+    Date,
     ForeignKey,
     Index,
     Integer,
@@ -357,3 +358,145 @@ class TableOutOfService(Base):
     reason: Mapped[str] = mapped_column(Text, default="")
     since: Mapped[datetime]
     by: Mapped[str] = mapped_column(String(64))
+
+
+# --- money: products, tabs, payments, business days (issue 12; rules in broker.hall.till) ---------
+# Nothing about money is ever deleted: an item is voided (who, when, why), a payment is reversed by
+# a payment of the opposite sign that names it. Amounts are integer cents, VAT-inclusive.
+
+VAT_RATES = (23, 19, 5, 0)  # Slovakia since 2025; 0 for what is outside VAT (e.g. a deposit)
+PRODUCT_CATEGORIES = ("drinks", "food", "pizza_toppings", "tournament_entry", "cue_service", "other")
+FISCAL_STATES = ("none", "pending", "registered", "offline", "failed", "paragon")
+
+
+class Product(Base):
+    """What the bar sells, kept by the manager; a tab item copies name, price and VAT when added."""
+
+    __tablename__ = "products"
+    __table_args__ = (
+        CheckConstraint("price_cents >= 0", name="price_not_negative"),
+        CheckConstraint(f"vat_percent IN ({', '.join(str(v) for v in VAT_RATES)})", name="vat_rate"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(120), unique=True)
+    name_en: Mapped[str | None] = mapped_column(String(120))
+    price_cents: Mapped[int] = mapped_column(Integer)
+    vat_percent: Mapped[int] = mapped_column(Integer)
+    category: Mapped[str] = mapped_column(String(32), default="other")
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Tab(Base):
+    """A bill being run up: a table's (one per game, `session_id`) or a walk-in's at the bar (no table).
+
+    Merged into another tab (`merged_into`), its lines count on that one. `split` is the plan staff
+    chose for paying in parts (broker.domain.money); the money itself is only in `payments`.
+    """
+
+    __tablename__ = "tabs"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    table_id: Mapped[str | None] = mapped_column(String(32), index=True)
+    session_id: Mapped[int | None] = mapped_column(ForeignKey("sessions.id", ondelete="RESTRICT"), unique=True)
+    label: Mapped[str] = mapped_column(String(120), default="")
+    opened_at: Mapped[datetime] = mapped_column(default=utcnow)
+    opened_by: Mapped[str] = mapped_column(String(64))
+    business_day: Mapped[date] = mapped_column(Date, index=True)
+    merged_into: Mapped[int | None] = mapped_column(ForeignKey("tabs.id", ondelete="RESTRICT"), index=True)
+    split: Mapped[dict[str, Any] | None] = mapped_column(JSONDoc, nullable=True)
+    settled_at: Mapped[datetime | None] = mapped_column(index=True)  # set when paid in full (a cache of payments)
+
+
+class TabItem(Base):
+    """One line on a tab: a product (copied at the time), a quantity; voided, never deleted."""
+
+    __tablename__ = "tab_items"
+    __table_args__ = (
+        CheckConstraint("quantity > 0", name="quantity_positive"),
+        CheckConstraint("unit_cents >= 0", name="unit_not_negative"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    tab_id: Mapped[int] = mapped_column(ForeignKey("tabs.id", ondelete="RESTRICT"), index=True)
+    product_id: Mapped[int | None] = mapped_column(ForeignKey("products.id", ondelete="RESTRICT"))
+    name: Mapped[str] = mapped_column(String(255))
+    name_en: Mapped[str | None] = mapped_column(String(255))
+    category: Mapped[str] = mapped_column(String(32), default="other")
+    unit_cents: Mapped[int] = mapped_column(Integer)
+    vat_percent: Mapped[int] = mapped_column(Integer)
+    quantity: Mapped[int] = mapped_column(Integer, default=1)
+    added_at: Mapped[datetime] = mapped_column(default=utcnow)
+    added_by: Mapped[str] = mapped_column(String(64))
+    voided_at: Mapped[datetime | None]
+    voided_by: Mapped[str | None] = mapped_column(String(64))
+    void_reason: Mapped[str | None] = mapped_column(Text)
+
+
+class Payment(Base):
+    """Money taken for a tab (or given back: a reversal has the opposite sign and names `reverses_id`).
+
+    `amount_cents` is what counts against the bill; for cash `tendered_cents` is what the customer
+    handed over and `change_cents` what went back. `business_day` is the day whose close-out counts
+    it: the open day, or the next one when that day is already closed. The fiscal columns follow
+    the eKasa registration (broker.adapters.ekasa): state only, the money never changes.
+    """
+
+    __tablename__ = "payments"
+    __table_args__ = (
+        CheckConstraint("change_cents >= 0", name="change_not_negative"),
+        CheckConstraint(_one_of("fiscal_state", FISCAL_STATES), name="fiscal_state"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    tab_id: Mapped[int] = mapped_column(ForeignKey("tabs.id", ondelete="RESTRICT"), index=True)
+    part: Mapped[int | None] = mapped_column(Integer)  # which part of the tab's split, 1-based
+    method: Mapped[str] = mapped_column(String(32))
+    amount_cents: Mapped[int] = mapped_column(Integer)
+    tendered_cents: Mapped[int | None] = mapped_column(Integer)
+    change_cents: Mapped[int] = mapped_column(Integer, default=0)
+    staff: Mapped[str] = mapped_column(String(64))
+    at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+    business_day: Mapped[date] = mapped_column(Date, index=True)
+    reverses_id: Mapped[int | None] = mapped_column(ForeignKey("payments.id", ondelete="RESTRICT"), unique=True)
+    reason: Mapped[str | None] = mapped_column(Text)
+    receipt_no: Mapped[int | None] = mapped_column(Integer, unique=True)
+    fiscal_state: Mapped[str] = mapped_column(String(16), default="none")
+    fiscal_id: Mapped[str | None] = mapped_column(String(120))
+    fiscal_detail: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    fiscal_updated_at: Mapped[datetime | None]
+    paragon_no: Mapped[str | None] = mapped_column(String(40))
+    paragon_at: Mapped[datetime | None]
+
+
+class BusinessDay(Base):
+    """A business day's shift: opened with a float, closed once with the counted cash (the Z report).
+
+    `report` is the close-out frozen at closing: a closed day's numbers never change.
+    """
+
+    __tablename__ = "business_days"
+
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    opened_at: Mapped[datetime] = mapped_column(default=utcnow)
+    opened_by: Mapped[str] = mapped_column(String(64))
+    float_cents: Mapped[int] = mapped_column(Integer, default=0)
+    closed_at: Mapped[datetime | None]
+    closed_by: Mapped[str | None] = mapped_column(String(64))
+    counted_cents: Mapped[int | None] = mapped_column(Integer)
+    report: Mapped[dict[str, Any] | None] = mapped_column(JSONDoc, nullable=True)
+
+
+class Setting(Base):
+    """A setting the manager changes on a page (e.g. the eKasa client's address), not in the venue file.
+
+    Keyed by a dotted name ("ekasa.url"); the value is JSON. Changes are audited by their writer.
+    """
+
+    __tablename__ = "settings"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_by: Mapped[str] = mapped_column(String(64))

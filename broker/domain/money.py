@@ -1,0 +1,90 @@
+"""A tab's bill as money: its lines with their VAT rates, the VAT per rate, what is paid and owed.
+
+Pure: lines and payments in, totals out. A tab collects the bill of its game (table time and the
+game's extras, at the venue's VAT rate: broker.domain.sessions), the items put on it from the
+product list (each at its product's rate) and the tabs merged into it. VAT is computed per rate
+on the gross sum of that rate's lines, as a Slovak receipt prints it (base and VAT per rate), so
+a receipt's VAT rows are exactly what the close-out adds up.
+
+Integer cents throughout; nothing here rounds except `billing.vat_share` (half-up).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from broker.domain.billing import vat_share
+
+__all__ = ["MoneyLine", "VatRow", "TabBill", "TabStatus", "vat_rows", "tab_bill", "TABLE_TIME"]
+
+TABLE_TIME = "table_time"  # the category of a game's lines (time, minimum, its extras, corrections)
+TabStatus = Literal["open", "partly_paid", "paid"]
+
+
+@dataclass(frozen=True)
+class MoneyLine:
+    """One line of a tab's bill, whatever it came from.
+
+    `key` says where: "session:<session id>:<n>" for the n-th line of a game's bill,
+    "item:<tab item id>" for an item from the product list. A voided item is not a line.
+    """
+
+    key: str
+    description: str  # Slovak, as the receipt prints it
+    description_en: str
+    quantity: int
+    unit_cents: int | None
+    amount_cents: int
+    vat_percent: int
+    category: str
+    tab_id: int  # the tab it was put on (a merged tab's lines keep their own)
+
+
+@dataclass(frozen=True)
+class VatRow:
+    vat_percent: int
+    gross_cents: int
+    vat_cents: int
+
+    @property
+    def net_cents(self) -> int:
+        return self.gross_cents - self.vat_cents
+
+
+def vat_rows(lines: Iterable[MoneyLine]) -> tuple[VatRow, ...]:
+    """Gross and VAT per rate, highest rate first; a rate whose lines sum to zero still shows."""
+    gross: dict[int, int] = {}
+    for line in lines:
+        gross[line.vat_percent] = gross.get(line.vat_percent, 0) + line.amount_cents
+    return tuple(VatRow(rate, g, vat_share(g, rate)) for rate, g in sorted(gross.items(), reverse=True))
+
+
+@dataclass(frozen=True)
+class TabBill:
+    lines: tuple[MoneyLine, ...]
+    paid_cents: int  # the sum of the tab's payments, reversals included (they are negative)
+    closed: bool  # no game on it is still running: the total can no longer grow by itself
+
+    @property
+    def total_cents(self) -> int:
+        return sum(line.amount_cents for line in self.lines)
+
+    @property
+    def vat(self) -> tuple[VatRow, ...]:
+        return vat_rows(self.lines)
+
+    @property
+    def owed_cents(self) -> int:
+        return self.total_cents - self.paid_cents
+
+    @property
+    def status(self) -> TabStatus:
+        if self.paid_cents <= 0:
+            return "paid" if self.closed and self.total_cents == 0 and self.lines else "open"
+        return "paid" if self.closed and self.owed_cents <= 0 else "partly_paid"
+
+
+def tab_bill(lines: Iterable[MoneyLine], paid_cents: int, *, closed: bool) -> TabBill:
+    return TabBill(tuple(lines), paid_cents, closed)

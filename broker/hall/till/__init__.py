@@ -1,0 +1,39 @@
+"""The till (issue 12): tabs and the product list, payments and receipts, the business day and its
+close-out, and the eKasa registration of every sale.
+
+Each part is a module of its own with its rules; all of them run on the hub's writer (the hub's
+one writer: broker.hall.writer), which is the only place money changes. `Till` only builds them
+and gives each the writer's `call`, so a public method of a part submits itself and waits for
+its answer, as the hub's own methods do. Money is integer cents, never deleted, only reversed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from broker.hall.ports import HallState
+from broker.hall.till.closeout import CloseOut
+from broker.hall.till.fiscal import Fiscal
+from broker.hall.till.payments import Payments
+from broker.hall.till.tabs import Tabs
+
+T = TypeVar("T")
+Write = Callable[[Callable[[], T]], T]
+
+
+class Till:
+    """The till's parts, built once by the hub; see each module for what it owns."""
+
+    def __init__(self, hall: HallState, write: Callable[[Callable[[], Any]], Any]) -> None:
+        self.tabs = Tabs(hall, write)
+        self.payments = Payments(hall, write, self.tabs)
+        self.days = CloseOut(hall, write)
+        self.fiscal = Fiscal(hall, write)
+
+    def start(self) -> None:
+        """After the hub's start: the fiscal follow-up resumes what was left pending."""
+        self.fiscal.start()
+
+    def close(self) -> None:
+        self.fiscal.close()
