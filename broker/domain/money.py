@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from broker.domain.billing import vat_share
 
@@ -53,7 +53,15 @@ class VatRow:
         return self.gross_cents - self.vat_cents
 
 
-def vat_rows(lines: Iterable[MoneyLine]) -> tuple[VatRow, ...]:
+class Priced(Protocol):
+    @property
+    def vat_percent(self) -> int: ...
+
+    @property
+    def amount_cents(self) -> int: ...
+
+
+def vat_rows(lines: Iterable[Priced]) -> tuple[VatRow, ...]:
     """Gross and VAT per rate, highest rate first; a rate whose lines sum to zero still shows."""
     gross: dict[int, int] = {}
     for line in lines:

@@ -462,6 +462,10 @@ class Payment(Base):
     reverses_id: Mapped[int | None] = mapped_column(ForeignKey("payments.id", ondelete="RESTRICT"), unique=True)
     reason: Mapped[str | None] = mapped_column(Text)
     receipt_no: Mapped[int | None] = mapped_column(Integer, unique=True)
+    # What this payment paid for, frozen when it was taken (broker.domain.receipt.lines_json): the
+    # receipt's lines with their VAT rates and categories and its VAT rows. The receipt, its reprint,
+    # the eKasa registration and the close-out all read this, so none of them can drift.
+    lines: Mapped[dict[str, Any]] = mapped_column(default=dict)
     fiscal_state: Mapped[str] = mapped_column(String(16), default="none")
     fiscal_id: Mapped[str | None] = mapped_column(String(120))
     fiscal_detail: Mapped[dict[str, Any]] = mapped_column(default=dict)

@@ -27,9 +27,9 @@ class Till:
 
     def __init__(self, hall: HallState, write: Callable[[Callable[[], Any]], Any]) -> None:
         self.tabs = Tabs(hall, write)
-        self.payments = Payments(hall, write, self.tabs)
         self.days = CloseOut(hall, write)
         self.fiscal = Fiscal(hall, write)
+        self.payments = Payments(hall, write, self.tabs, self.days, self.fiscal)
 
     def start(self) -> None:
         """After the hub's start: the fiscal follow-up resumes what was left pending."""

@@ -9,13 +9,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from sqlalchemy.orm import Session as Db
+
+from broker.hall.effects import AfterCommit
 from broker.hall.ports import HallState
+from broker.storage.models import Payment
 
 
 class Fiscal:
     def __init__(self, hall: HallState, write: Callable[[Callable[[], Any]], Any]) -> None:
         self.h = hall
         self._write = write
+
+    def payment_recorded(self, db: Db, payment: Payment, after: AfterCommit) -> None:
+        """A payment (or a reversal) was just added in `db` (the writer, its transaction open, the
+        payment flushed: it has its id and frozen lines). Off: it stays fiscal_state "none"."""
 
     def start(self) -> None:
         pass

@@ -95,6 +95,7 @@ def upgrade() -> None:
     sa.Column('reverses_id', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), nullable=True),
     sa.Column('reason', sa.Text(), nullable=True),
     sa.Column('receipt_no', sa.Integer(), nullable=True),
+    sa.Column('lines', sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), 'postgresql'), nullable=False),
     sa.Column('fiscal_state', sa.String(length=16), nullable=False),
     sa.Column('fiscal_id', sa.String(length=120), nullable=True),
     sa.Column('fiscal_detail', sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), 'postgresql'), nullable=False),

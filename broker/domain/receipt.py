@@ -1,0 +1,90 @@
+"""A receipt: what one payment paid for, as the customer, the inspector and eKasa see it. Pure.
+
+A payment freezes its lines when it is taken (`Payment.lines`, in the shape of `lines_json`), so
+the printed receipt, a reprint next week, the eKasa registration and the close-out read the same
+lines and VAT rows and cannot drift apart. Integer cents; a reversal's receipt has negative amounts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from broker.domain.money import MoneyLine, VatRow, vat_rows
+
+__all__ = ["ReceiptLine", "Receipt", "Issuer", "lines_json", "lines_from_json", "vat_from_json"]
+
+
+@dataclass(frozen=True)
+class ReceiptLine:
+    description: str  # Slovak
+    description_en: str
+    quantity: int
+    unit_cents: int | None
+    amount_cents: int
+    vat_percent: int
+    category: str
+
+
+@dataclass(frozen=True)
+class Issuer:
+    """Who issues the receipt (the venue file's [operator], names filled in from [venue])."""
+
+    name: str
+    address: str
+    ico: str
+    dic: str
+    ic_dph: str
+
+
+@dataclass(frozen=True)
+class Receipt:
+    payment_id: int
+    number: int  # the receipt number, one sequence for the venue
+    issued_at: datetime  # aware UTC
+    staff: str
+    issuer: Issuer
+    lines: tuple[ReceiptLine, ...]
+    vat: tuple[VatRow, ...]
+    total_cents: int  # = the payment's amount
+    method: str  # the payment method's id (venue [till])
+    method_name: str  # Slovak
+    method_name_en: str
+    tendered_cents: int | None
+    change_cents: int
+    tab_id: int
+    table_name: str | None  # None: a walk-in tab
+    reverses_number: int | None = None  # a reversal: the receipt number it reverses
+    fiscal_state: str = "none"  # broker.storage.models.FISCAL_STATES; "none": not a fiscal receipt
+    fiscal_id: str | None = None
+
+
+def lines_json(lines: Iterable[MoneyLine | ReceiptLine]) -> dict[str, Any]:
+    """The frozen shape of `Payment.lines`: {"lines": [...], "vat": [...]}, VAT per rate from the lines."""
+    lines = list(lines)
+    rows = [
+        {
+            "description": x.description,
+            "description_en": x.description_en,
+            "quantity": x.quantity,
+            "unit_cents": x.unit_cents,
+            "amount_cents": x.amount_cents,
+            "vat_percent": x.vat_percent,
+            "category": x.category,
+        }
+        for x in lines
+    ]
+    vat = vat_rows(
+        MoneyLine("", "", "", r["quantity"], r["unit_cents"], r["amount_cents"], r["vat_percent"], r["category"], 0) for r in rows
+    )
+    return {"lines": rows, "vat": [{"vat_percent": v.vat_percent, "gross_cents": v.gross_cents, "vat_cents": v.vat_cents} for v in vat]}
+
+
+def lines_from_json(doc: Mapping[str, Any]) -> tuple[ReceiptLine, ...]:
+    return tuple(ReceiptLine(**row) for row in doc.get("lines", ()))
+
+
+def vat_from_json(doc: Mapping[str, Any]) -> tuple[VatRow, ...]:
+    return tuple(VatRow(**row) for row in doc.get("vat", ()))
