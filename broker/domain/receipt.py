@@ -76,9 +76,7 @@ def lines_json(lines: Iterable[MoneyLine | ReceiptLine]) -> dict[str, Any]:
         }
         for x in lines
     ]
-    vat = vat_rows(
-        MoneyLine("", "", "", r["quantity"], r["unit_cents"], r["amount_cents"], r["vat_percent"], r["category"], 0) for r in rows
-    )
+    vat = vat_rows(lines)
     return {"lines": rows, "vat": [{"vat_percent": v.vat_percent, "gross_cents": v.gross_cents, "vat_cents": v.vat_cents} for v in vat]}
 
 
