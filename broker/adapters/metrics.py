@@ -243,6 +243,7 @@ class MetricsWriter:
         self._next_seq = self._spool.last_seq + 1  # continue after what a previous run spooled
         self._oldest_at = 0.0
         self._inflight = 0
+        self._sending = False  # a request is out (from memory or the spool): see _run
         self._flush_waiters = 0
         self._stopping = self._closed = False
         self._retry_at = 0.0
@@ -415,6 +416,7 @@ class MetricsWriter:
                     self._cond.wait(self._idle_wait())
                     continue
                 batch = self._take_locked()
+                self._sending = True
             try:
                 if batch is None:
                     self._send_spool_head()
@@ -426,6 +428,7 @@ class MetricsWriter:
             finally:
                 with self._cond:
                     self._inflight = 0
+                    self._sending = False
                     self._cond.notify_all()
 
     def _memory_due(self, now: float) -> bool:
