@@ -17,7 +17,7 @@ from typing import Literal, Protocol
 
 from broker.domain.billing import vat_share
 
-__all__ = ["MoneyLine", "VatRow", "TabBill", "TabStatus", "vat_rows", "tab_bill", "TABLE_TIME"]
+__all__ = ["MoneyLine", "VatRow", "TabBill", "TabStatus", "vat_rows", "tab_bill", "allocate", "TABLE_TIME"]
 
 TABLE_TIME = "table_time"  # the category of a game's lines (time, minimum, its extras, corrections)
 TabStatus = Literal["open", "partly_paid", "paid"]
@@ -96,3 +96,27 @@ class TabBill:
 
 def tab_bill(lines: Iterable[MoneyLine], paid_cents: int, *, closed: bool) -> TabBill:
     return TabBill(tuple(lines), paid_cents, closed)
+
+
+def allocate(amount_cents: int, weights: dict[int, int]) -> dict[int, int]:
+    """Share `amount_cents` out in proportion to `weights` (e.g. gross per VAT rate), exactly.
+
+    Largest remainder: each key gets the floor of its exact share, and the cents left over go
+    one each to the keys with the largest remainders, ties to the larger key first (the higher
+    VAT rate). The shares always sum to `amount_cents`; a key of weight 0 gets 0 unless all are 0
+    (then everything goes to the largest key). Works for negative amounts (a reversal) by symmetry.
+    """
+    if not weights:
+        raise ValueError("nothing to allocate to")
+    if amount_cents < 0:
+        return {k: -v for k, v in allocate(-amount_cents, weights).items()}
+    total = sum(weights.values())
+    if total == 0:
+        top = max(weights)
+        return {k: (amount_cents if k == top else 0) for k in weights}
+    shares = {k: amount_cents * w // total for k, w in weights.items()}
+    left = amount_cents - sum(shares.values())
+    order = sorted(weights, key=lambda k: (-((amount_cents * weights[k]) % total), -k))
+    for k in order[:left]:
+        shares[k] += 1
+    return shares

@@ -462,6 +462,8 @@ class Payment(Base):
     reverses_id: Mapped[int | None] = mapped_column(ForeignKey("payments.id", ondelete="RESTRICT"), unique=True)
     reason: Mapped[str | None] = mapped_column(Text)
     receipt_no: Mapped[int | None] = mapped_column(Integer, unique=True)
+    # The form's one-time key: a double tap or a resent form finds the payment it already made.
+    request_id: Mapped[str | None] = mapped_column(String(64), unique=True)
     # What this payment paid for, frozen when it was taken (broker.domain.receipt.lines_json): the
     # receipt's lines with their VAT rates and categories and its VAT rows. The receipt, its reprint,
     # the eKasa registration and the close-out all read this, so none of them can drift.

@@ -32,7 +32,8 @@ class Till:
         self.payments = Payments(hall, write, self.tabs, self.days, self.fiscal)
 
     def start(self) -> None:
-        """After the hub's start: the fiscal follow-up resumes what was left pending."""
+        """After the hub's start: the product list is ready, the fiscal follow-up resumes what was left pending."""
+        self.tabs.start()
         self.fiscal.start()
 
     def close(self) -> None:

@@ -26,6 +26,9 @@ class Tabs:
         self.h = hall
         self._write = write
 
+    def start(self) -> None:
+        """At the hub's start, before anything is served (e.g. seed the product list when it is empty)."""
+
     def open_for_game(self, db: Db, game: TableSession, actor: str) -> Tab:
         """The tab of a game that is starting: the game's bill and what is put on its table go on it.
 

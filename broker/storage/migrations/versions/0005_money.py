@@ -95,6 +95,7 @@ def upgrade() -> None:
     sa.Column('reverses_id', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), nullable=True),
     sa.Column('reason', sa.Text(), nullable=True),
     sa.Column('receipt_no', sa.Integer(), nullable=True),
+    sa.Column('request_id', sa.String(length=64), nullable=True),
     sa.Column('lines', sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), 'postgresql'), nullable=False),
     sa.Column('fiscal_state', sa.String(length=16), nullable=False),
     sa.Column('fiscal_id', sa.String(length=120), nullable=True),
@@ -108,6 +109,7 @@ def upgrade() -> None:
     sa.ForeignKeyConstraint(['tab_id'], ['tabs.id'], name=op.f('fk_payments_tab_id_tabs'), ondelete='RESTRICT'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_payments')),
     sa.UniqueConstraint('receipt_no', name=op.f('uq_payments_receipt_no')),
+    sa.UniqueConstraint('request_id', name=op.f('uq_payments_request_id')),
     sa.UniqueConstraint('reverses_id', name=op.f('uq_payments_reverses_id'))
     )
     with op.batch_alter_table('payments', schema=None) as batch_op:
