@@ -93,7 +93,21 @@ class LinkStats:
     last_error: str | None = field(default=None)
 
 
-class HubLink:
+class HubCommands:
+    """The hub's two commands as MQTT messages, for any link that can `publish` (HubLink, ProcessLink)."""
+
+    def publish(self, topic: str, payload: bytes, *, retain: bool = False, qos: int = 1) -> None:
+        raise NotImplementedError
+
+    def send_light(self, table: str, command: contract.LightSet) -> None:
+        self.publish(contract.light_set_topic(table), contract.encode(command), retain=False)
+
+    def send_session(self, table: str, summary: contract.SessionSummary | None) -> None:
+        # Retained: a node that boots (or reconnects) learns its table's game at once.
+        self.publish(contract.session_topic(table), contract.encode(summary), retain=True)
+
+
+class HubLink(HubCommands):
     """Subscribe to what the nodes say; publish commands (never retained) and session summaries."""
 
     def __init__(
@@ -170,12 +184,6 @@ class HubLink:
         # (desired state), so a late command is still right.
         self.client.publish(topic, payload, qos=qos, retain=retain)
         self.stats.published += 1
-
-    def send_light(self, table: str, command: contract.LightSet) -> None:
-        self.publish(contract.light_set_topic(table), contract.encode(command), retain=False)
-
-    def send_session(self, table: str, summary: contract.SessionSummary | None) -> None:
-        self.publish(contract.session_topic(table), contract.encode(summary), retain=True)
 
     def ack(self, mid: int, qos: int) -> None:
         if qos > 0:

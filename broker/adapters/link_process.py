@@ -42,9 +42,8 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 
-from broker.adapters.hub_link import HUB_CLIENT_ID, HubLink, LinkStats, MqttUrl
+from broker.adapters.hub_link import HUB_CLIENT_ID, HubCommands, HubLink, LinkStats, MqttUrl
 from broker.adapters.inbox import Inbound, InboxItem, LinkUp, Wake, put_waiting
-from devices import contract
 
 log = logging.getLogger("lavos.hub.mqtt")
 
@@ -53,7 +52,7 @@ _CHILD_BOUND = 2000  # messages the child holds before paho waits (the parent's 
 _RESTART_PAUSE_S = 1.0
 
 
-class ProcessLink:
+class ProcessLink(HubCommands):
     """HubLink's interface (start, close, publish, send_light, send_session, ack, ack_many, stats),
     with paho running in a child process."""
 
@@ -142,12 +141,6 @@ class ProcessLink:
             log.warning("MQTT link process is down; not published now: %s (the resend after reconnect covers it)", topic)
             return
         self.stats.published += 1
-
-    def send_light(self, table: str, command: contract.LightSet) -> None:
-        self.publish(contract.light_set_topic(table), contract.encode(command), retain=False)
-
-    def send_session(self, table: str, summary: contract.SessionSummary | None) -> None:
-        self.publish(contract.session_topic(table), contract.encode(summary), retain=True)
 
     def ack(self, mid: int, qos: int) -> None:
         if qos > 0:
