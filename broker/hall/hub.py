@@ -17,7 +17,6 @@ metrics). Readers on any thread get immutable snapshots (`hall_snapshot`, `open_
 from __future__ import annotations
 
 import logging
-import threading
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -140,9 +139,6 @@ class Hub:
         self.watchdog = Watchdog(self._hall, self, self._writer.call)
         # The money (broker.hall.till): tabs, payments, the business day, eKasa; on the same writer.
         self.till = Till(self._hall, self._writer.call)
-        # Kept so old callers that still take it (a test's `with service.lock`) do not break;
-        # the hub itself takes no lock over hall state any more.
-        self.lock = threading.RLock()
         self._load()
 
     # -- lifecycle -----------------------------------------------------------------

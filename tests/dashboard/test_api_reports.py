@@ -89,7 +89,7 @@ def test_drops_per_table_hour_by_the_central_clock(api):
 def test_foosball_check_in_by_staff_and_use_per_member(api):
     member = _paid_member(api)
     unpaid = _paid_member(api, "Axamit Miloš", year=None)
-    with api.service.lock, api.service.store.session() as db:
+    with api.service.store.session() as db:
         api.service.raise_alert(db, alert_kinds.foosball_no_member("foos-01"))
     c = api.ok("POST", "/api/foosball/foos-01/checkin", 201, json={"member_id": member})
     assert (c["member"], c["by"], c["goals"]) == ("Zadražil Miro", "staff", 0)
@@ -108,7 +108,7 @@ def test_foosball_check_in_by_staff_and_use_per_member(api):
 
 
 def test_alerts_are_listed_and_acknowledged(api):
-    with api.service.lock, api.service.store.session() as db:
+    with api.service.store.session() as db:
         api.service.raise_alert(db, alert_kinds.node_offline("pool-03"))
         api.service.raise_alert(db, alert_kinds.idle_session("pool-04", 20))
     alerts = api.ok("GET", "/api/alerts")

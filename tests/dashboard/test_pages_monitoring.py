@@ -76,7 +76,7 @@ def _sensor_events(pages) -> None:  # type: ignore[no-untyped-def]
             data={"pocket": 2, "pulse_ms": 25.0},
             received_at=START - timedelta(days=1),
         )  # yesterday: not counted
-    with pages.service.lock, pages.service.store.session() as db:
+    with pages.service.store.session() as db:
         pages.service.raise_alert(db, alert_kinds.sensor_fault("pool-02", "pocket-4", "stuck"))
 
 
@@ -110,7 +110,7 @@ def test_pocket_drops_today_and_sensor_faults(pages) -> None:  # type: ignore[no
 
 def test_alert_history_open_and_closed_with_a_table_filter(pages) -> None:  # type: ignore[no-untyped-def]
     s = pages.service
-    with s.lock, s.store.session() as db:
+    with s.store.session() as db:
         s.raise_alert(db, alert_kinds.node_offline("pool-03"))
         s.raise_alert(db, alert_kinds.idle_session("pool-04", 20))
     pages.clock.advance(minutes=5)
