@@ -48,7 +48,8 @@ def day_cut(venue: Venue) -> time:
 
 def _day_start(day: date, venue: Venue) -> datetime:
     """The cut that starts `day`, in UTC. A cut inside a DST gap (02:30 on the spring night) is read
-    with the offset before the change, the same way every time, so days never overlap or leave a gap."""
+    with the offset before the change (02:30 CET = 03:30 CEST), the same way every time, so days never
+    overlap or leave a gap."""
     return datetime.combine(day, day_cut(venue), venue.tz).astimezone(UTC)
 
 

@@ -292,7 +292,7 @@ def z_report(
     vat_gross: dict[int, int] = {}
     vat_vat: dict[int, int] = {}
     for p in pays:
-        reversal = p.amount_cents < 0 or p.reverses_id is not None
+        reversal = p.reverses_id is not None
         m = by_method.setdefault(p.method, [0, 0, 0])
         s = by_staff.setdefault(p.staff, [0, 0, 0])
         for row in (m, s):
@@ -317,7 +317,7 @@ def z_report(
     refunds = tuple(
         Refund(p.at, p.staff, p.method, p.amount_cents, p.reason or "", p.receipt_no, p.reverses_receipt_no, p.corrects_day)
         for p in pays
-        if p.amount_cents < 0 or p.reverses_id is not None
+        if p.reverses_id is not None
     )
     earlier = tuple(
         EarlierDay(p.at, p.staff, p.method, p.amount_cents, p.receipt_no, p.tab, p.tab_id, p.corrects_day, p.reverses_id is not None)
