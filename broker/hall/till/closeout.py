@@ -86,6 +86,11 @@ class DayOverview:
     unclosed: tuple[date, ...]  # earlier days nobody closed, oldest first: close them too
     last_closed: DaySummary | None
 
+    def at_hand(self, day: date) -> bool:
+        """A day staff work with (capability day.run): the running one, one left open, the last closed
+        (to print its Z report again). Other days are history, the manager's (day.history)."""
+        return day == self.day or day in self.unclosed or (self.last_closed is not None and self.last_closed.day == day)
+
 
 def _money(cents: int) -> Name:
     """An amount as a refusal shows it: "12,50 €" on a Slovak page, "€12.50" in English."""
