@@ -195,3 +195,11 @@ def test_a_day_in_the_future_cannot_be_closed_and_a_missing_day_is_not_found(hal
     with pytest.raises(NotFound):
         facade.reads.day_report(date(2026, 11, 1))
     assert _rows(hub)[0] == []
+
+
+def test_a_past_day_nobody_opened_is_not_closed_by_a_stray_request(hall, clock):
+    hub, facade = hall
+    for day in (date(2026, 11, 30), date(1, 1, 1), date(2025, 6, 1)):
+        with pytest.raises(ServiceError, match="no business day"):
+            facade.close_day(day, 0, actor="jana")
+    assert _rows(hub)[0] == []

@@ -223,8 +223,11 @@ class CloseOut:
             row = db.get(BusinessDay, day)
             if row is not None and row.closed_at is not None:
                 raise _already_closed(self.h, row)
-            if day > self.current_day(db, now):
+            current = self.current_day(db, now)
+            if day > current:
                 raise DayRefused(N_("The day %(day)s has not begun yet; close the day that is running."), day=_day(day))
+            if row is None and day != current:  # a day of the past nobody opened: nothing to close
+                raise DayRefused(N_("There is no business day %(day)s: nobody opened it and no money was taken."), day=_day(day))
             open_tabs = open_tabs_now(db, self.h, now)
             if open_tabs and not open_tabs_ok:
                 raise DayRefused(

@@ -168,3 +168,92 @@ def test_the_manager_sees_the_closed_days_and_exports_them(lavos, open_page):
     with page.expect_download() as got:
         page.locator(f'tr[data-day="{first}"] a[href$=".xlsx"]').tap()
     assert open(got.value.path(), "rb").read()[:2] == b"PK"
+
+
+def test_no_english_on_the_slovak_day_pages_with_voids_refunds_and_open_tabs(lavos, open_page):
+    from tests.dashboard.browser.test_slovak_everywhere import Findings, _post_form
+
+    day = date.fromisoformat(lavos.api("GET", "/api/days/current", STAFF)["day"])
+    store = open_store(lavos.db_url)
+    try:
+        with store.session() as db:
+            now = datetime.now(UTC)
+            bar = Tab(table_id=None, label="", opened_at=now, opened_by=STAFF, business_day=day)
+            db.add(bar)
+            db.flush()
+            from broker.storage.models import TabItem
+
+            db.add(
+                TabItem(
+                    tab_id=bar.id,
+                    name="Kofola",
+                    name_en="Kofola",
+                    category="drinks",
+                    unit_cents=180,
+                    vat_percent=19,
+                    quantity=2,
+                    added_by=STAFF,
+                )
+            )
+            db.add(
+                TabItem(
+                    tab_id=bar.id,
+                    name="Pivo",
+                    category="drinks",
+                    unit_cents=250,
+                    vat_percent=19,
+                    quantity=1,
+                    added_by=STAFF,
+                    voided_at=now,
+                    voided_by=STAFF,
+                    void_reason="omylom",
+                )
+            )
+            paid = Payment(
+                tab_id=bar.id,
+                method="card",
+                amount_cents=360,
+                staff=STAFF,
+                at=now,
+                business_day=day,
+                receipt_no=next(_receipt),
+                lines=lines_json([ReceiptLine("Kofola", "Kofola", 2, 180, 360, 19, "drinks")]),
+            )
+            db.add(paid)
+            db.flush()
+            db.add(
+                Payment(
+                    tab_id=bar.id,
+                    method="card",
+                    amount_cents=-360,
+                    staff=MANAGER,
+                    at=now,
+                    business_day=day,
+                    reverses_id=paid.id,
+                    reason="zlá karta",
+                    receipt_no=next(_receipt),
+                    lines={"lines": [{**paid.lines["lines"][0], "amount_cents": -360}], "vat": []},
+                )
+            )
+    finally:
+        store.close()
+    findings = Findings()
+    page = open_page(TABLET)
+    log_in(page, lavos, MANAGER, "/day")
+    findings.check(page, "/day")
+    assert "Účet pri bare č." in page.locator("#z-open-tabs").inner_text() and "omylom" in page.locator("#z-voids").inner_text()
+    assert "zlá karta" in page.locator("#z-refunds").inner_text()
+    _post_form(page, "/day/close", {"day": day.isoformat(), "counted_eur": "0"})  # tabs open, not confirmed
+    assert "Nezaplatené účty: 1" in page.locator("#form-error").inner_text()
+    findings.check(page, "/day refused: tabs open")
+    page.locator("#open-tabs-confirm input").check()
+    page.locator("#counted-eur").fill("0")
+    with page.expect_navigation():
+        page.locator("#close-day").tap()
+    findings.check(page, "the Z report")
+    _post_form(page, "/day/close", {"day": day.isoformat(), "counted_eur": "0"})  # a second tap: the report again
+    assert "je už uzavretý" in page.locator(".flash").inner_text()
+    findings.check(page, "closed twice")
+    page.goto(lavos.base_url + "/days")
+    findings.check(page, "/days")
+    assert not findings.found, "\n".join(findings.found)
