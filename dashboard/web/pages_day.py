@@ -141,6 +141,12 @@ def day_page(request: Request, reads: Reads, user: Annotated[Staff, Depends(page
     return _day_page(request, reads, user, day=shown)
 
 
+@router.get("/day/figures")
+def day_figures(request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("day.run"))]) -> Response:
+    """The running day's Z report figures alone (the /day page re-fetches them as the evening goes on)."""
+    return render(request, "_zreport.html", z_view(request, reads.day_overview().report))
+
+
 def _parse_day(text: str) -> date:
     try:
         if not re.match(r"^\d{4}-\d{2}-\d{2}$", text):

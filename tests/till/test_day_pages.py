@@ -63,6 +63,8 @@ def test_open_close_and_print_on_the_pages_in_slovak(hall, clock):
     assert "Deň 1. 12. 2026 je otvorený" in page and "Počiatočný stav pokladne" in page
     pay(hall, walk_in(hall), 430, lines=[line("Pivo", 430, vat=19)], tendered=500)
     pay(hall, walk_in(hall), 600, method="card", lines=[line("Čas", 600, category="table_time")])
+    figures = jana.get("/day/figures").text.replace("\u00a0", " ")  # what the page re-fetches as money comes in
+    assert 'id="z-expected">54,30 €' in figures and 'id="z-total">10,30 €' in figures and "<html" not in figures
     clock.set(local(2026, 12, 2, 1, 30))
     for garbage in ("abc", "1,234", "-3", "9999999999"):
         r = jana.post("/day/close", {"day": "2026-12-01", "counted_eur": garbage})

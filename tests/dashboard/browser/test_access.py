@@ -36,6 +36,7 @@ STAFF_PAGES = {
     "/account/password",
     "/day",  # the business day's close-out (pages_day)
     "/day/{day}/report",
+    "/day/figures",
 }
 STAFF_ACTIONS = {
     "/tables/{table_id}/start",
