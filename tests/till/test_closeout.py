@@ -203,3 +203,35 @@ def test_a_past_day_nobody_opened_is_not_closed_by_a_stray_request(hall, clock):
         with pytest.raises(ServiceError, match="no business day"):
             facade.close_day(day, 0, actor="jana")
     assert _rows(hub)[0] == []
+
+
+def test_two_hubs_on_one_database_close_a_day_once(db_url, clock):
+    """A standby taking over while the old hub still answers: each has its own writer, the row decides."""
+    from broker.hall.facade import StoreUnavailable
+
+    with day_hub(db_url, clock) as (hub_a, a), day_hub(db_url, clock) as (_hub_b, b):
+        a.open_day(1000, actor="jana")
+        pay(hub_a, walk_in(hub_a), 300)
+        clock.set(local(2026, 12, 2, 1, 0))
+        results: list[object] = []
+        go = threading.Barrier(2)
+
+        def close(facade, who: str) -> None:
+            go.wait()
+            try:
+                results.append(facade.close_day(DEC1, 1300, actor=who))
+            except (ServiceError, StoreUnavailable) as e:
+                results.append(e)
+
+        threads = [threading.Thread(target=close, args=(f, w)) for f, w in ((a, "jana"), (b, "boss"))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        closed = [r for r in results if not isinstance(r, Exception)]
+        assert len(closed) == 1, results
+        with hub_a.store.reader() as db:
+            closes = db.scalar(select(func.count()).select_from(AuditEntry).where(AuditEntry.action == "day.close"))
+            row = db.get(BusinessDay, DEC1)
+            assert closes == 1 and row.closed_by == closed[0].closed_by  # type: ignore[attr-defined]
+        assert b.reads.day_report(DEC1) == closed[0]
