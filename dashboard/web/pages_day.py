@@ -253,7 +253,10 @@ def export_rows(request: Request, reads: HallReads, z: ZReport) -> list[list[Any
     add(day, t(N_("Closed")) if z.closed else t(N_("Running figures")), who=z.closed_by or "", at=z.closed_at or z.made_at)
     cash = t(N_("Cash in the drawer"))
     add(cash, t(N_("Float")), z.float_cents)
-    add(cash, t(N_("Cash taken")), z.cash_cents)
+    drawer = next((m for m in z.by_method if m.cash), None)
+    if drawer is not None:
+        add(cash, t(N_("Cash taken")), drawer.payments_cents, count=drawer.count)
+        add(cash, t(N_("Cash refunded")), drawer.reversals_cents)
     add(cash, t(N_("Expected cash")), z.expected_cash_cents)
     if z.counted_cents is not None:
         add(cash, t(N_("Counted cash")), z.counted_cents)
