@@ -235,3 +235,16 @@ def test_two_hubs_on_one_database_close_a_day_once(db_url, clock):
             row = db.get(BusinessDay, DEC1)
             assert closes == 1 and row.closed_by == closed[0].closed_by  # type: ignore[attr-defined]
         assert b.reads.day_report(DEC1) == closed[0]
+
+
+def test_a_day_nobody_closed_is_shown_the_next_evening_and_can_still_be_closed(hall, clock):
+    hub, facade = hall
+    pay(hub, walk_in(hub), 300)  # the 1st opens itself; nobody closes it
+    clock.set(local(2026, 12, 2, 17, 0))
+    pay(hub, walk_in(hub), 500, method="card")
+    overview = facade.reads.day_overview()
+    assert overview.day == date(2026, 12, 2) and overview.unclosed == (DEC1,)
+    assert overview.at_hand(DEC1) and not overview.at_hand(date(2026, 11, 30))
+    z = facade.close_day(DEC1, 300, actor="jana")
+    assert z.total_cents == 300 and z.variance_cents == 0  # only its own money, not the 2nd's
+    assert facade.reads.day_overview().unclosed == () and facade.reads.day_report(date(2026, 12, 2)).total_cents == 500
