@@ -89,6 +89,11 @@ class Billing(_Model):
     pause_light: Literal["off", "on"] = "off"
     idle_alert_min: int = Field(default=20, ge=1, le=600)
     foosball_checkin_min: int = Field(default=15, ge=1, le=600)
+    # Where one business day ends and the next begins (local wall-clock time, broker.domain.schedule):
+    # everything before it belongs to the evening before, so a game past midnight is that evening's.
+    day_cut: time = time(6)
+
+    _day_cut = field_validator("day_cut", mode="before")(_parse_hhmm)
 
 
 class Extra(_Model):

@@ -12,6 +12,7 @@ Reads go through `reads` (broker.hall.read_models), which never writes.
 from __future__ import annotations
 
 import logging
+from datetime import date
 
 from sqlalchemy import exc as sa
 
@@ -20,10 +21,12 @@ from broker.accounts.auth_checks import check_password, reset_failures
 from broker.accounts.staff import Staff, StaffSession, staff_of
 from broker.domain import sessions
 from broker.domain.refusals import N_
+from broker.domain.zreport import ZReport
 from broker.hall.hub import CardInUse, Hub, NotFound, ServiceError
 from broker.hall.read_models import CheckinView, HallReads, MemberView, checkin_view, member_view
 from broker.hall.store_errors import Conflict, StoreUnavailable, store_call
 from broker.hall.table_service import OutOfService
+from broker.hall.till.closeout import DayRefused
 from broker.storage import members, members_csv
 from broker.storage.errors import StoreError
 from broker.storage.members import MemberError
@@ -317,5 +320,22 @@ class HubFacade:
     # -- till: payments, reversals, receipts (broker.hall.till.payments) ------------------------
 
     # -- till: the business day and its close-out (broker.hall.till.closeout) -------------------
+
+    @store_call
+    def open_day(self, float_cents: int, *, actor: str) -> date:
+        """Open the current business day with the float in the drawer (cents); the day opened."""
+        try:
+            return self._hub.till.days.open_day(float_cents, actor=actor)
+        except DayRefused as e:
+            raise ServiceError.like(e) from None
+
+    @store_call
+    def close_day(self, day: date, counted_cents: int, *, actor: str, open_tabs_ok: bool = False) -> ZReport:
+        """Close `day` with the counted cash: its Z report, frozen. Refused (ServiceError) when it is
+        closed already, has not begun, or has unpaid tabs and `open_tabs_ok` is not given."""
+        try:
+            return self._hub.till.days.close_day(day, counted_cents, actor=actor, open_tabs_ok=open_tabs_ok)
+        except DayRefused as e:
+            raise ServiceError.like(e) from None
 
     # -- till: eKasa, paragóny, its settings (broker.hall.till.fiscal) ----------------------------

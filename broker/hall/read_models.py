@@ -28,11 +28,13 @@ from broker.domain.reject_tally import NodeRejects
 from broker.domain.schedule import business_day
 from broker.domain.tariffs import calendar_year
 from broker.domain.venue import TableSpec, Venue
+from broker.domain.zreport import ZReport
 from broker.hall import reports
 from broker.hall.hub import HallSnapshot, Hub, NotFound, OpenSession
 from broker.hall.light_commands import LightCommand
 from broker.hall.store_errors import store_call
 from broker.hall.table_service import OutOfService
+from broker.hall.till.closeout import DayOverview, DaySummary
 from broker.storage.alerts import open_alerts
 from broker.storage.members import search_members
 from broker.storage.members_csv import export_members_csv
@@ -550,5 +552,23 @@ class HallReads:
     # -- till: payments and receipts ----------------------------------------------------------
 
     # -- till: the business day and its close-out ----------------------------------------------
+
+    @store_call
+    def day_overview(self) -> DayOverview:
+        """The business day staff work on now, its running Z report figures, earlier days left open."""
+        return self._hub.till.days.overview()
+
+    @store_call
+    def day_report(self, day: date) -> ZReport:
+        """A closed day's frozen Z report, or an open day's figures now; NotFound for a day without a shift."""
+        report = self._hub.till.days.report(day)
+        if report is None:
+            raise NotFound(N_("There is no business day %(day)s: nobody opened it and no money was taken."), day=day.isoformat())
+        return report
+
+    @store_call
+    def business_days(self, limit: int = 400) -> list[DaySummary]:
+        """Business days with a shift, newest first, closed or not."""
+        return self._hub.till.days.days(limit)
 
     # -- till: eKasa ---------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Reports for the manager: revenue, table utilisation, ball drops, foosball use.
 
-Days are business days (broker.domain.schedule: 06:00 to 06:00 local time, so a game running
-past midnight belongs to the evening it started, and a DST night makes a day 23 or 25 hours long);
+Days are business days (broker.domain.schedule: from the venue's cut, 06:00 local time, to the next
+morning's, so a game running past midnight belongs to the evening it started, and a DST night makes
+a day 23 or 25 hours long);
 hours are the venue's local ones; the database keeps UTC. Money comes from replaying each session's
 op log into its bill, the same fold that billed the customer, so a report can never disagree
 with a receipt. Pure SQLAlchemy over the caller's session: no HTTP, no clock of its own.
@@ -35,7 +36,7 @@ class ReportError(Refusal):
 
 
 def day_bounds(day: date, venue: Venue) -> tuple[datetime, datetime]:
-    """[start, end) of the business day `day` in UTC (06:00 local to 06:00 the next morning)."""
+    """[start, end) of the business day `day` in UTC (from the venue's cut, 06:00 local, to the next morning's)."""
     # date.min and date.max pass any date parser, and their midnight in UTC is out of range.
     if not FIRST_YEAR <= day.year <= LAST_YEAR:
         raise ReportError(

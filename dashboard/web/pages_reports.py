@@ -25,7 +25,7 @@ from openpyxl.utils import get_column_letter
 
 from broker.accounts.staff import Staff
 from broker.domain.csv_cells import SafeWriter
-from broker.domain.schedule import BUSINESS_HOURS
+from broker.domain.schedule import business_hours
 from broker.hall import reports
 from broker.hall.read_models import HallReads, StoppedSession
 from broker.hall.reports import ReportError
@@ -153,12 +153,13 @@ def _shown_hours(tables: dict[str, list[float]], reads: HallReads) -> list[int]:
     """Opening hours (training starts earlier) up to midnight, plus any hour with play, in business-day
     order (a game at 00:30 shows after 23:00): 24 columns crowd a phone."""
     venue = reads.venue
-    where = {hour: n for n, hour in enumerate(BUSINESS_HOURS)}
+    order = business_hours(venue)
+    where = {hour: n for n, hour in enumerate(order)}
     opens = [where[h.open.hour] for h in venue.hours.values()] + [where[t.hours.open.hour] for t in venue.tariffs if t.hours]
     busy = [where[h] for h in range(24) if any(row[h] for row in tables.values())]
     first = min(opens + busy, default=0)
     last = max(busy + [where[23]])
-    return list(BUSINESS_HOURS[first : last + 1])
+    return list(order[first : last + 1])
 
 
 def build_report(reads: HallReads, period: Period) -> Report:
@@ -252,8 +253,9 @@ def _figure(value: float) -> int | Decimal:
 
 
 def _sheet_hours(table: HourTable, reads: HallReads, request: Request) -> list[list[Any]]:
-    return [[_t(request, N_("Table")), *(f"{h:02d}:00" for h in BUSINESS_HOURS), _t(request, N_("Total"))]] + [
-        [_table_name(reads, t), *(_figure(cells[h]) for h in BUSINESS_HOURS), _figure(sum(cells))] for t, cells in table.tables.items()
+    order = business_hours(reads.venue)
+    return [[_t(request, N_("Table")), *(f"{h:02d}:00" for h in order), _t(request, N_("Total"))]] + [
+        [_table_name(reads, t), *(_figure(cells[h]) for h in order), _figure(sum(cells))] for t, cells in table.tables.items()
     ]
 
 

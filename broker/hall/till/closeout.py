@@ -1,18 +1,117 @@
 """The business day: the shift opened with a float, and its close-out (the Z report), once.
 
-Runs on the hub's writer (see broker.hall.till).
+Rules (the one place they live):
+- A business day runs from the venue's cut to the next cut (broker.domain.schedule, default 06:00),
+  so a game played past midnight, its payment and the close-out at 01:30 are the evening's.
+- A payment counts on `day_for(db, at)`: the business day of `at`, or, if that day is closed
+  already, the next one still open: a reversal or a late payment after the close-out lands on the
+  next day, whose Z report lists it as a correction of the earlier day ("oprava k dňu 1. 12. 2026").
+- A payment on a day nobody opened opens it by itself, with a float of 0, audited
+  ("day.auto_open"): a bartender is never stopped from taking money. The Z report says the day
+  opened itself, and staff may still give the float afterwards (once) on the day page.
+- Closing freezes the Z report into business_days.report with the counted cash. A day closes once:
+  the check and the write are one step on the hub's writer, and the UPDATE only takes a row still
+  open, so even a second process (a standby taking over) cannot close it twice. A closed day's
+  numbers are never computed again.
+- With tabs still unpaid the close is refused unless staff confirm it explicitly; the report lists
+  them with what they owe.
+
+Writes run on the hub's writer (see broker.hall.till); the readers at the end take any session.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import date, datetime
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from datetime import date, datetime, timedelta
+from typing import Any, cast
 
+from sqlalchemy import CursorResult, select, update
 from sqlalchemy.orm import Session as Db
 
-from broker.domain.schedule import business_day
+from broker.domain.billing import format_eur
+from broker.domain.receipt import ReceiptLine
+from broker.domain.refusals import N_, Name, Refusal
+from broker.domain.schedule import business_day, business_day_bounds, counting_day
+from broker.domain.zreport import (
+    CorrectionRecord,
+    DayOpening,
+    Method,
+    OpenTab,
+    PaymentRecord,
+    VoidRecord,
+    ZReport,
+    from_json,
+    to_json,
+    z_report,
+)
+from broker.hall.effects import AfterCommit
 from broker.hall.ports import HallState
+from broker.hall.till.tabs import bill_of_tab
+from broker.storage.audit import record_audit
+from broker.storage.models import AuditEntry, BusinessDay, Payment, SessionOp, Tab, TabItem, TableSession
+
+MAX_DRAWER_CENTS = 10_000_000  # 100 000 €: more in a bar's drawer is a typo, not money
+LOOKBACK_DAYS = 7  # how far back a thing done today may belong (days closed early, one after another)
+AUTO_OPEN = "day.auto_open"
+
+
+class DayRefused(Refusal):
+    """A business day cannot be opened or closed as asked; the message says what to do instead."""
+
+
+@dataclass(frozen=True)
+class DaySummary:
+    """One line of the list of closed days."""
+
+    day: date
+    opened_at: datetime
+    opened_by: str
+    float_cents: int
+    closed_at: datetime | None
+    closed_by: str | None
+    counted_cents: int | None
+    expected_cents: int | None
+    variance_cents: int | None
+    total_cents: int | None
+
+
+@dataclass(frozen=True)
+class DayOverview:
+    """The day staff work on now, with its running figures, and what is left behind."""
+
+    day: date
+    opened: bool
+    report: ZReport  # the running figures (not frozen: the day is open)
+    unclosed: tuple[date, ...]  # earlier days nobody closed, oldest first: close them too
+    last_closed: DaySummary | None
+
+    def at_hand(self, day: date) -> bool:
+        """A day staff work with (capability day.run): the running one, one left open, the last closed
+        (to print its Z report again). Other days are history, the manager's (day.history)."""
+        return day == self.day or day in self.unclosed or (self.last_closed is not None and self.last_closed.day == day)
+
+
+def _money(cents: int) -> Name:
+    """An amount as a refusal shows it: "12,50 €" on a Slovak page, "€12.50" in English."""
+    return Name(format_eur(cents, "sk"), format_eur(cents, "en"))
+
+
+def _day(d: date) -> Name:
+    return Name(f"{d.day}. {d.month}. {d.year}", d.isoformat())
+
+
+def drawer_cents(value: object, what: str) -> int:
+    """An amount of cash in cents, as staff may count it: a whole number from 0 to 100 000 €."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_DRAWER_CENTS:
+        if what == "float":
+            raise DayRefused(N_("The float must be an amount from 0 to %(max)s, e.g. 50,00."), max=_money(MAX_DRAWER_CENTS))
+        raise DayRefused(N_("The counted cash must be an amount from 0 to %(max)s, e.g. 412,50."), max=_money(MAX_DRAWER_CENTS))
+    return value
+
+
+def methods_of(hall: HallState) -> list[Method]:
+    return [Method(m.id, m.name, m.name_en or m.name, m.cash) for m in hall.venue.till.payment_methods]
 
 
 class CloseOut:
@@ -20,6 +119,391 @@ class CloseOut:
         self.h = hall
         self._write = write
 
-    def day_for(self, db: Db, at: datetime) -> date:
-        """The business day a payment taken at `at` counts on (the writer, in the payment's transaction)."""
-        return business_day(at, self.h.venue)
+    # -- in a payment's transaction (the writer) -----------------------------------------------
+
+    def day_for(self, db: Db, at: datetime, actor: str = "system") -> date:
+        """The business day a payment taken at `at` counts on (the writer, in the payment's transaction).
+
+        The business day of `at`, or the next one not closed yet; a day nobody opened opens itself
+        here with a float of 0 (audited: who took the payment, `actor`)."""
+        day = business_day(at, self.h.venue)
+        while (row := db.get(BusinessDay, day)) is not None and row.closed_at is not None:
+            day += timedelta(days=1)
+        if row is None:
+            self._auto_open(db, day, at, actor, "payment")
+        return day
+
+    def _auto_open(self, db: Db, day: date, at: datetime, actor: str, why: str) -> BusinessDay:
+        row = BusinessDay(day=day, opened_at=at, opened_by=actor, float_cents=0)
+        db.add(row)
+        db.flush()
+        record_audit(db, actor, AUTO_OPEN, f"day:{day.isoformat()}", {"float_cents": 0, "by": why}, at=at)
+        return row
+
+    # -- reads (any thread: a read-only session of their own) ------------------------------------
+
+    def overview(self) -> DayOverview:
+        now = self.h.clock()
+        with self.h.store.reader() as db:
+            day = self.current_day(db, now)
+            unclosed = db.scalars(
+                select(BusinessDay.day).where(BusinessDay.day < day, BusinessDay.closed_at.is_(None)).order_by(BusinessDay.day)
+            ).all()
+            last = db.scalar(select(BusinessDay).where(BusinessDay.closed_at.is_not(None)).order_by(BusinessDay.day.desc()).limit(1))
+            return DayOverview(
+                day,
+                db.get(BusinessDay, day) is not None,
+                build_report(db, self.h, day, now),
+                tuple(unclosed),
+                summary_of(last) if last is not None else None,
+            )
+
+    def report(self, day: date) -> ZReport | None:
+        """A closed day's frozen Z report, an open day's running figures; None for a day with no shift."""
+        now = self.h.clock()
+        with self.h.store.reader() as db:
+            if db.get(BusinessDay, day) is None and day != self.current_day(db, now):
+                return None
+            return day_report(db, self.h, day, now)
+
+    def days(self, limit: int = 400) -> list[DaySummary]:
+        """Business days with a shift, newest first (open ones too: a day nobody closed shows)."""
+        with self.h.store.reader() as db:
+            return [summary_of(r) for r in db.scalars(select(BusinessDay).order_by(BusinessDay.day.desc()).limit(limit))]
+
+    # -- staff actions (each submits itself to the writer) ---------------------------------------
+
+    def current_day(self, db: Db, now: datetime) -> date:
+        """The day staff work on now: today's business day, or the next one if today's is closed."""
+        day = business_day(now, self.h.venue)
+        while (row := db.get(BusinessDay, day)) is not None and row.closed_at is not None:
+            day += timedelta(days=1)
+        return day
+
+    def open_day(self, float_cents: int, *, actor: str) -> date:
+        """Open the current business day with the float in the drawer; the day opened."""
+        float_cents = drawer_cents(float_cents, "float")
+        return self._write(lambda: self._open(float_cents, actor))
+
+    def _open(self, float_cents: int, actor: str) -> date:
+        now = self.h.clock()
+        after = AfterCommit()
+        with self.h.store.session() as db:
+            day = self.current_day(db, now)
+            row = db.get(BusinessDay, day)
+            target = f"day:{day.isoformat()}"
+            if row is None:
+                db.add(BusinessDay(day=day, opened_at=now, opened_by=actor, float_cents=float_cents))
+                record_audit(db, actor, "day.open", target, {"float_cents": float_cents}, at=now)
+            elif _auto_opened(db, day) and not _float_given(db, day):
+                # The first payment opened the day: the float counted now is still the drawer's start.
+                record_audit(db, actor, "day.float", target, {"float_cents": float_cents, "was": row.float_cents}, at=now)
+                row.float_cents = float_cents
+            else:
+                raise DayRefused(
+                    N_("The day %(day)s is already open (since %(time)s, float %(float)s); close it at the end of the evening."),
+                    day=_day(day),
+                    time=row.opened_at.astimezone(self.h.venue.tz).strftime("%H:%M"),
+                    float=_money(row.float_cents),
+                )
+            after.add(lambda: self.h.listeners.notify("day", {"day": day.isoformat(), "action": "open"}))
+        after.run()
+        return day
+
+    def close_day(self, day: date, counted_cents: int, *, actor: str, open_tabs_ok: bool = False) -> ZReport:
+        """Close `day` with the cash counted in the drawer: the Z report, frozen. Refused if it is
+        closed already, has not begun, or has unpaid tabs and `open_tabs_ok` is not given."""
+        counted_cents = drawer_cents(counted_cents, "counted")
+        return self._write(lambda: self._close(day, counted_cents, actor, open_tabs_ok))
+
+    def _close(self, day: date, counted_cents: int, actor: str, open_tabs_ok: bool) -> ZReport:
+        now = self.h.clock()
+        after = AfterCommit()
+        with self.h.store.session() as db:
+            row = db.get(BusinessDay, day)
+            if row is not None and row.closed_at is not None:
+                raise _already_closed(self.h, row)
+            current = self.current_day(db, now)
+            if day > current:
+                raise DayRefused(N_("The day %(day)s has not begun yet; close the day that is running."), day=_day(day))
+            if row is None and day != current:  # a day of the past nobody opened: nothing to close
+                raise DayRefused(N_("There is no business day %(day)s: nobody opened it and no money was taken."), day=_day(day))
+            open_tabs = open_tabs_now(db, self.h, now)
+            if open_tabs and not open_tabs_ok:
+                raise DayRefused(
+                    N_("Tabs still unpaid: %(count)d, %(owed)s in all. Take the payments, or confirm closing with the tabs open."),
+                    count=len(open_tabs),
+                    owed=_money(sum(t.owed_cents for t in open_tabs)),
+                )
+            if row is None:  # nobody opened it and no money came: it opens now, to be closed
+                row = self._auto_open(db, day, now, actor, "close")
+            report = build_report(db, self.h, day, now, closed_by=actor, counted_cents=counted_cents, open_tabs=open_tabs)
+            report = _with_confirmation(report, bool(open_tabs))
+            # The writer decides, and the row decides again: only a day still open is taken.
+            done = cast(
+                CursorResult[Any],
+                db.execute(
+                    update(BusinessDay)
+                    .where(BusinessDay.day == day, BusinessDay.closed_at.is_(None))
+                    .values(closed_at=now, closed_by=actor, counted_cents=counted_cents, report=to_json(report))
+                    .execution_options(synchronize_session=False)
+                ),
+            )
+            if done.rowcount != 1:
+                raise _already_closed(self.h, db.get(BusinessDay, day) or row)
+            record_audit(
+                db,
+                actor,
+                "day.close",
+                f"day:{day.isoformat()}",
+                {
+                    "counted_cents": counted_cents,
+                    "expected_cents": report.expected_cash_cents,
+                    "variance_cents": report.variance_cents,
+                    "total_cents": report.total_cents,
+                    "open_tabs": len(report.open_tabs),
+                },
+                at=now,
+            )
+            after.add(lambda: self.h.listeners.notify("day", {"day": day.isoformat(), "action": "close"}))
+        after.run()
+        return report
+
+
+def summary_of(row: BusinessDay) -> DaySummary:
+    report = from_json(row.report) if row.report else None
+    return DaySummary(
+        row.day,
+        row.opened_at,
+        row.opened_by,
+        row.float_cents,
+        row.closed_at,
+        row.closed_by,
+        row.counted_cents,
+        report.expected_cash_cents if report else None,
+        report.variance_cents if report else None,
+        report.total_cents if report else None,
+    )
+
+
+def _with_confirmation(report: ZReport, confirmed: bool) -> ZReport:
+    return replace(report, open_tabs_confirmed=confirmed)
+
+
+def _already_closed(hall: HallState, row: BusinessDay) -> DayRefused:
+    at = row.closed_at.astimezone(hall.venue.tz).strftime("%H:%M") if row.closed_at else ""
+    return DayRefused(
+        N_("The day %(day)s is already closed (at %(time)s by %(who)s); its Z report does not change."),
+        day=_day(row.day),
+        time=at,
+        who=row.closed_by or "",
+    )
+
+
+def _auto_opened(db: Db, day: date) -> bool:
+    return db.scalar(select(AuditEntry.id).where(AuditEntry.target == f"day:{day.isoformat()}", AuditEntry.action == AUTO_OPEN)) is not None
+
+
+def _float_given(db: Db, day: date) -> bool:
+    return (
+        db.scalar(select(AuditEntry.id).where(AuditEntry.target == f"day:{day.isoformat()}", AuditEntry.action == "day.float")) is not None
+    )
+
+
+# --- reading a day (any thread: only reads `db`) -----------------------------------------------
+
+
+def _tab_place(hall: HallState, tab: Tab | None) -> str:
+    if tab is None:
+        return ""
+    if tab.table_id and tab.table_id in hall.tables:
+        return hall.tables[tab.table_id].name
+    return tab.label or ""
+
+
+def open_tabs_now(db: Db, hall: HallState, now: datetime) -> list[OpenTab]:
+    """Tabs left unpaid now (what they owe, a running game up to now), oldest first."""
+    out = []
+    for tab in db.scalars(select(Tab).where(Tab.settled_at.is_(None), Tab.merged_into.is_(None)).order_by(Tab.opened_at, Tab.id)):
+        bill = bill_of_tab(db, hall, tab.id, now)
+        if bill.owed_cents > 0 or not bill.closed:
+            out.append(OpenTab(tab.id, _tab_place(hall, tab), tab.opened_at, bill.total_cents, bill.owed_cents, not bill.closed))
+    return out
+
+
+def _closed_map(db: Db, day: date) -> dict[date, datetime]:
+    rows = db.execute(
+        select(BusinessDay.day, BusinessDay.closed_at).where(
+            BusinessDay.day >= day - timedelta(days=LOOKBACK_DAYS + 1), BusinessDay.day <= day, BusinessDay.closed_at.is_not(None)
+        )
+    )
+    return {d: c for d, c in rows if c is not None}
+
+
+def _on_day(hall: HallState, day: date, closed: dict[date, datetime]) -> Callable[[datetime], bool]:
+    return lambda at: counting_day(at, hall.venue, closed) == day
+
+
+_LINE_FIELDS = ("description", "description_en", "quantity", "unit_cents", "amount_cents", "vat_percent", "category")
+
+
+def _lines(doc: Mapping[str, Any]) -> tuple[ReceiptLine, ...]:
+    """Payment.lines as receipt lines (broker.domain.receipt's shape; keys it may grow are ignored)."""
+    rows = [row for row in doc.get("lines", ()) if isinstance(row, Mapping)]
+    return tuple(ReceiptLine(**{k: row.get(k) for k in _LINE_FIELDS}) for row in rows)  # type: ignore[arg-type]
+
+
+def _payments(db: Db, hall: HallState, day: date) -> list[PaymentRecord]:
+    rows = db.scalars(select(Payment).where(Payment.business_day == day).order_by(Payment.at, Payment.id)).all()
+    tabs = {t.id: t for t in db.scalars(select(Tab).where(Tab.id.in_({p.tab_id for p in rows})))} if rows else {}
+    reversed_ids = {p.reverses_id for p in rows if p.reverses_id is not None}
+    reversed_rows = {p.id: p for p in db.scalars(select(Payment).where(Payment.id.in_(reversed_ids)))} if reversed_ids else {}
+    out = []
+    for p in rows:
+        tab = tabs.get(p.tab_id)
+        original = reversed_rows.get(p.reverses_id) if p.reverses_id is not None else None
+        # What earlier day it corrects: the day the reversed payment counted on, or the tab's day.
+        earlier = original.business_day if original is not None else (tab.business_day if tab is not None else None)
+        out.append(
+            PaymentRecord(
+                id=p.id,
+                method=p.method,
+                amount_cents=p.amount_cents,
+                staff=p.staff,
+                at=p.at,
+                receipt_no=p.receipt_no,
+                tab=_tab_place(hall, tab),
+                tab_id=p.tab_id,
+                lines=_lines(p.lines or {}),
+                reverses_id=p.reverses_id,
+                reverses_receipt_no=original.receipt_no if original is not None else None,
+                reason=p.reason,
+                corrects_day=earlier if earlier is not None and earlier < day else None,
+            )
+        )
+    return out
+
+
+def _item_voids(db: Db, hall: HallState, start: datetime, end: datetime, on_day: Callable[[datetime], bool]) -> list[VoidRecord]:
+    rows = db.execute(
+        select(TabItem, Tab)
+        .join(Tab, Tab.id == TabItem.tab_id)
+        .where(TabItem.voided_at.is_not(None), TabItem.voided_at >= start, TabItem.voided_at < end)
+    ).all()
+    return [
+        VoidRecord(
+            i.voided_at,
+            i.voided_by or "",
+            i.void_reason or "",
+            i.name,
+            i.name_en or i.name,
+            i.quantity,
+            i.quantity * i.unit_cents,
+            _tab_place(hall, t),
+            t.id,
+            "item",
+        )
+        for i, t in rows
+        if i.voided_at is not None and on_day(i.voided_at)
+    ]
+
+
+def _game_ops(db: Db, kind: str, start: datetime, end: datetime) -> list[tuple[SessionOp, TableSession]]:
+    return list(
+        db.execute(
+            select(SessionOp, TableSession)
+            .join(TableSession, TableSession.id == SessionOp.session_id)
+            .where(SessionOp.kind == kind, SessionOp.at >= start, SessionOp.at < end)
+            .order_by(SessionOp.at, SessionOp.id)
+        ).all()
+    )
+
+
+def _extra_voids(db: Db, hall: HallState, start: datetime, end: datetime, on_day: Callable[[datetime], bool]) -> list[VoidRecord]:
+    out = []
+    extras = {e.id: e for e in hall.venue.extras}
+    for op, game in _game_ops(db, "void", start, end):
+        if not on_day(op.at):
+            continue
+        voided = db.scalar(select(SessionOp).where(SessionOp.session_id == game.id, SessionOp.seq == (op.data or {}).get("extra_op")))
+        data = (voided.data if voided is not None else None) or {}
+        quantity, unit = int(data.get("quantity", 1) or 1), int(data.get("unit_cents", 0) or 0)
+        extra = extras.get(str(data.get("extra", "")))
+        name = extra.name if extra else str(data.get("extra", ""))
+        place = hall.tables[game.table_id].name if game.table_id in hall.tables else game.table_id
+        out.append(
+            VoidRecord(
+                op.at,
+                op.actor,
+                op.reason or "",
+                name,
+                (extra.name_en or extra.name) if extra else name,
+                quantity,
+                quantity * unit,
+                place,
+                None,
+                "extra",
+            )
+        )
+    return out
+
+
+def _corrections(db: Db, hall: HallState, start: datetime, end: datetime, on_day: Callable[[datetime], bool]) -> list[CorrectionRecord]:
+    return [
+        CorrectionRecord(
+            op.at,
+            op.actor,
+            op.reason or "",
+            int((op.data or {}).get("amount_cents", 0) or 0),
+            hall.tables[game.table_id].name if game.table_id in hall.tables else game.table_id,
+            game.id,
+        )
+        for op, game in _game_ops(db, "correction", start, end)
+        if on_day(op.at)
+    ]
+
+
+def opening_of(db: Db, day: date) -> DayOpening:
+    row = db.get(BusinessDay, day)
+    if row is None:
+        return DayOpening(day, None, "", 0, False)
+    return DayOpening(day, row.opened_at, row.opened_by, row.float_cents, _auto_opened(db, day) and not _float_given(db, day))
+
+
+def build_report(
+    db: Db,
+    hall: HallState,
+    day: date,
+    now: datetime,
+    *,
+    closed_by: str | None = None,
+    counted_cents: int | None = None,
+    open_tabs: Iterable[OpenTab] | None = None,
+) -> ZReport:
+    """The day's Z report counted now from its rows (only reads them); see broker.domain.zreport."""
+    closed = _closed_map(db, day)
+    on_day = _on_day(hall, day, closed)
+    # Things done on the day can only have happened before its end, and no earlier than LOOKBACK_DAYS
+    # before it (a day closed early passes what follows to the next one, see counting_day).
+    start, _ = business_day_bounds(day - timedelta(days=LOOKBACK_DAYS), hall.venue)
+    _, end = business_day_bounds(day, hall.venue)
+    return z_report(
+        opening_of(db, day),
+        _payments(db, hall, day),
+        methods_of(hall),
+        made_at=now,
+        fallback_vat=hall.venue.billing.vat_percent,
+        voids=_item_voids(db, hall, start, end, on_day) + _extra_voids(db, hall, start, end, on_day),
+        corrections=_corrections(db, hall, start, end, on_day),
+        open_tabs=open_tabs_now(db, hall, now) if open_tabs is None else open_tabs,
+        closed_by=closed_by,
+        counted_cents=counted_cents,
+    )
+
+
+def day_report(db: Db, hall: HallState, day: date, now: datetime) -> ZReport:
+    """A closed day's frozen Z report, or an open day's figures as they stand now."""
+    row = db.get(BusinessDay, day)
+    if row is not None and row.closed_at is not None and row.report:
+        return from_json(row.report)
+    return build_report(db, hall, day, now)

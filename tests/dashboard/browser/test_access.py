@@ -34,6 +34,9 @@ STAFF_PAGES = {
     "/foosball/tables",
     "/events",
     "/account/password",
+    "/day",  # the business day's close-out (pages_day)
+    "/day/{day}/report",
+    "/day/figures",
 }
 STAFF_ACTIONS = {
     "/tables/{table_id}/start",
@@ -51,6 +54,8 @@ STAFF_ACTIONS = {
     "/tables/{table_id}/light",
     "/foosball/{table}/checkin",
     "/foosball/{table}/checkout",
+    "/day/open",
+    "/day/close",
 }
 MANAGER_PAGES = {
     "/members",
@@ -65,6 +70,9 @@ MANAGER_PAGES = {
     "/reports/lavos.xlsx",
     "/users",
     "/users/{username}",
+    "/days",  # closed days and their exports (pages_day)
+    "/days/{day}.csv",
+    "/days/{day}.xlsx",
 }
 MANAGER_ACTIONS = {
     "/bills/{session_id}/correct",
@@ -113,6 +121,7 @@ def samples(lavos: LavosServer) -> dict[str, str]:
         "name": "revenue",
         "username": STAFF,
         "token_id": "1",
+        "day": lavos.api("GET", "/api/days/current", STAFF)["day"],
     }
 
 

@@ -1,0 +1,406 @@
+"""The Z report (denná uzávierka): one business day's money, counted from its payment records. Pure.
+
+The hall side (broker.hall.till.closeout) reads the day's rows into the records below; `z_report`
+adds them up. It is used twice: for the running figures while the day is open, and once more at
+closing, when the result is frozen (`to_json`) into business_days.report and never computed again,
+so a closed day's numbers cannot change whatever happens to the tables later.
+
+Money is what `Payment.amount_cents` says (signed: a reversal is negative; change given back is
+already netted out of it), so every total is a plain sum and a reversal brings each total back.
+Category and VAT come from the payment's frozen lines (`Payment.lines`, the receipt's lines); if
+those do not add up to the payment (a record from elsewhere), the amount is shared out over them
+(money.allocate) or the difference is shown as "unassigned", so the breakdowns always sum to the total.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from broker.domain.billing import vat_share
+from broker.domain.money import TABLE_TIME, allocate
+from broker.domain.receipt import ReceiptLine
+
+__all__ = [
+    "Method",
+    "PaymentRecord",
+    "VoidRecord",
+    "CorrectionRecord",
+    "OpenTab",
+    "DayOpening",
+    "ZReport",
+    "z_report",
+    "to_json",
+    "from_json",
+    "UNASSIGNED",
+]
+
+UNASSIGNED = "unassigned"  # the category of money whose frozen lines do not say what it paid for
+FORMAT = 1  # the version of the frozen report's shape (business_days.report["format"])
+
+
+# --- what goes in ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Method:
+    """A payment method of the venue ([till] in the venue file)."""
+
+    id: str
+    name: str
+    name_en: str
+    cash: bool
+
+
+@dataclass(frozen=True)
+class PaymentRecord:
+    """One payments row counted on the day (its business_day), a reversal included."""
+
+    id: int
+    method: str
+    amount_cents: int  # signed: what counts (change already given back is not in it)
+    staff: str
+    at: datetime
+    receipt_no: int | None
+    tab: str  # where: the table's name or the walk-in tab's label ("" : a walk-in tab without one)
+    tab_id: int
+    lines: tuple[ReceiptLine, ...]
+    reverses_id: int | None = None
+    reverses_receipt_no: int | None = None
+    reason: str | None = None
+    # The earlier business day this payment corrects, when it does: a reversal of a payment counted
+    # on a closed day, or money for a tab of an earlier (closed) day. None: it is the day's own.
+    corrects_day: date | None = None
+
+
+@dataclass(frozen=True)
+class VoidRecord:
+    """An item voided on a tab, or an extra voided on a game's bill, on the day."""
+
+    at: datetime
+    by: str
+    reason: str
+    description: str
+    description_en: str
+    quantity: int
+    amount_cents: int  # what was taken off the bill (positive)
+    where: str  # the table's name or the walk-in tab's label
+    tab_id: int | None
+    kind: str  # "item" (a tab item) or "extra" (a game's extra)
+
+
+@dataclass(frozen=True)
+class CorrectionRecord:
+    """A manager's correction of a game's bill on the day."""
+
+    at: datetime
+    by: str
+    reason: str
+    amount_cents: int  # signed: -250 lowered the bill by 2,50 €
+    where: str  # the table's name
+    game: int  # the game's number (staff say "hra č. 7")
+
+
+@dataclass(frozen=True)
+class OpenTab:
+    """A tab left unpaid at the moment of the report."""
+
+    tab_id: int
+    where: str
+    opened_at: datetime
+    total_cents: int
+    owed_cents: int
+    running: bool  # its game is still being played: the amount still grows
+
+
+@dataclass(frozen=True)
+class DayOpening:
+    day: date
+    opened_at: datetime | None  # None: nobody opened it and no money came yet
+    opened_by: str
+    float_cents: int
+    # Nobody opened the shift: the first payment opened it with a float of 0 (a bartender is never
+    # stopped from taking money); the report says so, so the drawer's count is read with that in mind.
+    auto_opened: bool = False
+
+
+# --- what comes out ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MethodTotal:
+    method: str
+    name: str
+    name_en: str
+    cash: bool
+    count: int  # payments, reversals not counted
+    payments_cents: int
+    reversals_cents: int  # negative or 0
+    net_cents: int
+
+
+@dataclass(frozen=True)
+class StaffTotal:
+    staff: str
+    count: int
+    payments_cents: int
+    reversals_cents: int  # reversals this person made (a manager's refund)
+    net_cents: int
+
+
+@dataclass(frozen=True)
+class CategoryTotal:
+    category: str
+    net_cents: int
+
+
+@dataclass(frozen=True)
+class VatTotal:
+    vat_percent: int
+    gross_cents: int
+    vat_cents: int
+    net_cents: int  # the base (základ dane)
+
+
+@dataclass(frozen=True)
+class Refund:
+    at: datetime
+    staff: str
+    method: str
+    amount_cents: int  # negative
+    reason: str
+    receipt_no: int | None
+    reverses_receipt_no: int | None
+    corrects_day: date | None
+
+
+@dataclass(frozen=True)
+class EarlierDay:
+    """A payment counted today that belongs to an earlier, closed day ("oprava k dňu 1. 12. 2026")."""
+
+    at: datetime
+    staff: str
+    method: str
+    amount_cents: int
+    receipt_no: int | None
+    tab: str
+    tab_id: int
+    corrects_day: date
+    reversal: bool
+
+
+@dataclass(frozen=True)
+class ZReport:
+    day: date
+    opened_at: datetime | None
+    opened_by: str
+    auto_opened: bool
+    float_cents: int
+    made_at: datetime  # when these figures were counted (the closing time, for a closed day)
+    closed_at: datetime | None
+    closed_by: str | None
+    counted_cents: int | None  # the cash counted in the drawer; None while the day runs
+    cash_method: str | None  # the venue's cash method (None: the venue takes no cash)
+    cash_cents: int  # cash payments less cash reversals
+    payments_count: int
+    payments_cents: int
+    reversals_cents: int
+    total_cents: int  # the day's takings: every payment counted on it, reversals included
+    table_time_cents: int
+    items_cents: int
+    by_method: tuple[MethodTotal, ...]
+    by_staff: tuple[StaffTotal, ...]
+    by_category: tuple[CategoryTotal, ...]
+    by_vat: tuple[VatTotal, ...]
+    refunds: tuple[Refund, ...]
+    voids: tuple[VoidRecord, ...]
+    corrections: tuple[CorrectionRecord, ...]
+    open_tabs: tuple[OpenTab, ...]
+    earlier_days: tuple[EarlierDay, ...]
+    open_tabs_confirmed: bool = False  # closed with tabs open, staff said so explicitly
+    format: int = FORMAT
+
+    @property
+    def expected_cash_cents(self) -> int:
+        """What the drawer should hold: the float plus the cash taken, less the cash given back."""
+        return self.float_cents + self.cash_cents
+
+    @property
+    def variance_cents(self) -> int | None:
+        """Counted less expected: negative means cash is missing."""
+        return None if self.counted_cents is None else self.counted_cents - self.expected_cash_cents
+
+    @property
+    def open_tabs_cents(self) -> int:
+        return sum(t.owed_cents for t in self.open_tabs)
+
+    @property
+    def closed(self) -> bool:
+        return self.closed_at is not None
+
+
+# --- the sums ----------------------------------------------------------------------------------
+
+
+def _vat(gross: int, rate: int) -> int:
+    """vat_share for a signed gross: a reversal's VAT is exactly the payment's, negative."""
+    return vat_share(gross, rate) if gross >= 0 else -vat_share(-gross, rate)
+
+
+def payment_parts(p: PaymentRecord, fallback_vat: int) -> list[tuple[str, int, int]]:
+    """(category, VAT rate, cents) of what the payment paid for, summing exactly to its amount."""
+    parts = [(x.category, x.vat_percent, x.amount_cents) for x in p.lines]
+    total = sum(c for _, _, c in parts)
+    if total == p.amount_cents:
+        return parts
+    same_sign = total != 0 and all(c * total >= 0 for _, _, c in parts)
+    if same_sign:
+        # E.g. lines of the whole bill on a part payment: the amount is shared out over them, exactly.
+        shares = allocate(abs(p.amount_cents), {n: abs(c) for n, (_, _, c) in enumerate(parts)})
+        sign = -1 if p.amount_cents < 0 else 1
+        return [(cat, rate, sign * shares[n]) for n, (cat, rate, _) in enumerate(parts)]
+    return [*parts, (UNASSIGNED, fallback_vat, p.amount_cents - total)]
+
+
+def z_report(
+    opening: DayOpening,
+    payments: Iterable[PaymentRecord],
+    methods: Iterable[Method],
+    *,
+    made_at: datetime,
+    fallback_vat: int,
+    voids: Iterable[VoidRecord] = (),
+    corrections: Iterable[CorrectionRecord] = (),
+    open_tabs: Iterable[OpenTab] = (),
+    closed_by: str | None = None,
+    counted_cents: int | None = None,
+    open_tabs_confirmed: bool = False,
+) -> ZReport:
+    """The day's figures. With `closed_by` and `counted_cents` it is the close-out itself (closed at `made_at`)."""
+    pays = sorted(payments, key=lambda p: (p.at, p.id))
+    known = {m.id: m for m in methods}
+    cash = next((m.id for m in known.values() if m.cash), None)
+
+    by_method: dict[str, list[int]] = {m: [0, 0, 0] for m in known}  # count, payments, reversals
+    by_staff: dict[str, list[int]] = {}
+    by_category: dict[str, int] = {}
+    vat_gross: dict[int, int] = {}
+    vat_vat: dict[int, int] = {}
+    for p in pays:
+        reversal = p.reverses_id is not None
+        m = by_method.setdefault(p.method, [0, 0, 0])
+        s = by_staff.setdefault(p.staff, [0, 0, 0])
+        for row in (m, s):
+            if reversal:
+                row[2] += p.amount_cents
+            else:
+                row[0] += 1
+                row[1] += p.amount_cents
+        # VAT per rate per payment, as its receipt printed it; the day's VAT is the sum of its receipts'.
+        gross_here: dict[int, int] = {}
+        for category, rate, cents in payment_parts(p, fallback_vat):
+            by_category[category] = by_category.get(category, 0) + cents
+            gross_here[rate] = gross_here.get(rate, 0) + cents
+        for rate, gross in gross_here.items():
+            vat_gross[rate] = vat_gross.get(rate, 0) + gross
+            vat_vat[rate] = vat_vat.get(rate, 0) + _vat(gross, rate)
+
+    def method_total(mid: str, row: list[int]) -> MethodTotal:
+        m = known.get(mid) or Method(mid, mid, mid, False)
+        return MethodTotal(mid, m.name, m.name_en, m.cash, row[0], row[1], row[2], row[1] + row[2])
+
+    refunds = tuple(
+        Refund(p.at, p.staff, p.method, p.amount_cents, p.reason or "", p.receipt_no, p.reverses_receipt_no, p.corrects_day)
+        for p in pays
+        if p.reverses_id is not None
+    )
+    earlier = tuple(
+        EarlierDay(p.at, p.staff, p.method, p.amount_cents, p.receipt_no, p.tab, p.tab_id, p.corrects_day, p.reverses_id is not None)
+        for p in pays
+        if p.corrects_day is not None and p.corrects_day < opening.day
+    )
+    total = sum(p.amount_cents for p in pays)
+    table_time = by_category.get(TABLE_TIME, 0)
+    return ZReport(
+        day=opening.day,
+        opened_at=opening.opened_at,
+        opened_by=opening.opened_by,
+        auto_opened=opening.auto_opened,
+        float_cents=opening.float_cents,
+        made_at=made_at,
+        closed_at=made_at if closed_by is not None else None,
+        closed_by=closed_by,
+        counted_cents=counted_cents,
+        cash_method=cash,
+        cash_cents=sum(p.amount_cents for p in pays if p.method == cash),
+        payments_count=sum(r[0] for r in by_method.values()),
+        payments_cents=sum(r[1] for r in by_method.values()),
+        reversals_cents=sum(r[2] for r in by_method.values()),
+        total_cents=total,
+        table_time_cents=table_time,
+        items_cents=total - table_time,
+        # The venue's methods in its order (a method with nothing still shows: "Karta 0,00 €"), then others.
+        by_method=tuple(method_total(mid, row) for mid, row in by_method.items()),
+        by_staff=tuple(StaffTotal(name, r[0], r[1], r[2], r[1] + r[2]) for name, r in sorted(by_staff.items())),
+        # Table time first (what a hall sells), then the rest by name.
+        by_category=tuple(CategoryTotal(c, v) for c, v in sorted(by_category.items(), key=lambda kv: (kv[0] != TABLE_TIME, kv[0]))),
+        by_vat=tuple(VatTotal(r, vat_gross[r], vat_vat[r], vat_gross[r] - vat_vat[r]) for r in sorted(vat_gross, reverse=True)),
+        refunds=refunds,
+        voids=tuple(sorted(voids, key=lambda v: v.at)),
+        corrections=tuple(sorted(corrections, key=lambda c: c.at)),
+        open_tabs=tuple(sorted(open_tabs, key=lambda t: (t.opened_at, t.tab_id))),
+        earlier_days=earlier,
+        open_tabs_confirmed=open_tabs_confirmed,
+    )
+
+
+# --- frozen as JSON (business_days.report) -----------------------------------------------------
+
+
+def _encode(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple | list):
+        return [_encode(v) for v in value]
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    return value
+
+
+def to_json(report: ZReport) -> dict[str, Any]:
+    """The report as JSON the database keeps; from_json(to_json(r)) == r."""
+    return typing.cast(dict[str, Any], _encode(report))
+
+
+def _decode(kind: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    origin = typing.get_origin(kind)
+    if origin in (typing.Union, types.UnionType):
+        inner = [k for k in typing.get_args(kind) if k is not type(None)]
+        return _decode(inner[0], value)
+    if origin is tuple:
+        item = typing.get_args(kind)[0]
+        return tuple(_decode(item, v) for v in value)
+    if kind is datetime:
+        return datetime.fromisoformat(value)
+    if kind is date:
+        return date.fromisoformat(value)
+    if dataclasses.is_dataclass(kind):
+        return _build(typing.cast(type, kind), value)
+    return value
+
+
+def _build(cls: type, doc: Mapping[str, Any]) -> Any:
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    return cls(**{k: _decode(hints[k], v) for k, v in doc.items() if k in names})
+
+
+def from_json(doc: Mapping[str, Any]) -> ZReport:
+    return typing.cast(ZReport, _build(ZReport, doc))

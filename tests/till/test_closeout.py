@@ -1,0 +1,250 @@
+"""The close-out on the hub's writer, on SQLite and PostgreSQL: open with a float, close once with the
+counted cash, the Z report frozen; the evening's game past midnight counted on the evening's day."""
+
+from __future__ import annotations
+
+import threading
+from datetime import date
+
+import pytest
+from sqlalchemy import func, select
+
+from broker.hall.facade import ServiceError
+from broker.storage.models import AuditEntry, BusinessDay, Payment
+from tests.support.till_days import FakeClock, add_item, day_hub, line, local, pay, settle, tab_of_game, void_item, walk_in
+
+DEC1 = date(2026, 12, 1)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock(local(2026, 12, 1, 15, 30))
+
+
+@pytest.fixture
+def hall(db_url, clock):
+    with day_hub(db_url, clock) as pair:
+        yield pair
+
+
+def _rows(hub):
+    with hub.store.reader() as db:
+        days = [
+            (d.day, d.float_cents, d.closed_at, d.counted_cents, d.report)
+            for d in db.scalars(select(BusinessDay).order_by(BusinessDay.day))
+        ]
+        audit = db.scalar(select(func.count()).select_from(AuditEntry))
+        pays = db.scalar(select(func.count()).select_from(Payment))
+    return days, audit, pays
+
+
+def test_close_out_at_0130_counts_the_game_started_before_midnight_on_the_evening(hall, clock):
+    hub, facade = hall
+    assert facade.open_day(5000, actor="jana") == DEC1
+    clock.set(local(2026, 12, 1, 23, 10))
+    game = facade.start_session("pool-01", actor="jana")
+    tab = tab_of_game(hub, game)
+    add_item(hub, tab, "Pivo 0,5 l", 250, 2, vat=19)
+    clock.set(local(2026, 12, 2, 0, 50))  # past midnight: still the evening of the 1st
+    state = facade.stop_session(game, actor="jana")
+    time_cents = facade.reads.bill_of(state).total_cents
+    assert time_cents == 1000  # 1 h 40 min at 6 €/h
+    clock.set(local(2026, 12, 2, 0, 55))
+    _, day = pay(hub, tab, time_cents, lines=[line("Čas pri stole", time_cents, category="table_time")], tendered=2000)
+    assert day == DEC1
+    _, day = pay(hub, tab, 500, method="card", lines=[line("Pivo 0,5 l", 500, vat=19, qty=2)])
+    settle(hub, tab)
+    clock.set(local(2026, 12, 2, 1, 30))
+    assert facade.reads.day_overview().day == DEC1
+    z = facade.close_day(DEC1, 5000 + 1000 - 20, actor="jana")
+    assert z.day == DEC1 and z.closed_by == "jana"
+    assert z.expected_cash_cents == 6000 and z.counted_cents == 5980 and z.variance_cents == -20
+    assert z.total_cents == 1500 and z.table_time_cents == 1000 and z.items_cents == 500
+    assert {m.method: m.net_cents for m in z.by_method} == {"cash": 1000, "card": 500}
+    assert {v.vat_percent: (v.gross_cents, v.vat_cents) for v in z.by_vat} == {23: (1000, 187), 19: (500, 80)}
+    assert [(s.staff, s.net_cents) for s in z.by_staff] == [("jana", 1500)]
+    assert z.open_tabs == ()
+    # Frozen: read back from the row, the same report.
+    assert facade.reads.day_report(DEC1) == z
+    # The next evening's day is the one running now.
+    assert facade.reads.day_overview().day == date(2026, 12, 2)
+
+
+def test_a_day_closes_once_even_with_two_tablets_racing(hall, clock):
+    hub, facade = hall
+    facade.open_day(0, actor="jana")
+    pay(hub, walk_in(hub), 300)
+    clock.set(local(2026, 12, 2, 1, 0))
+    results: list[object] = []
+    go = threading.Barrier(2)
+
+    def close(who: str) -> None:
+        go.wait()
+        try:
+            results.append(facade.close_day(DEC1, 300, actor=who))
+        except ServiceError as e:
+            results.append(e)
+
+    threads = [threading.Thread(target=close, args=(w,)) for w in ("jana", "boss")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    refused = [r for r in results if isinstance(r, ServiceError)]
+    assert len(refused) == 1 and "already closed" in str(refused[0])
+    before = _rows(hub)
+    with pytest.raises(ServiceError, match="already closed"):
+        facade.close_day(DEC1, 999, actor="jana")
+    assert _rows(hub) == before
+
+
+@pytest.mark.parametrize("garbage", [-1, 10_000_001, 1.5, "412,50", None, True, 2**63])
+def test_counted_cash_garbage_is_refused_and_changes_nothing(hall, clock, garbage):
+    hub, facade = hall
+    facade.open_day(1000, actor="jana")
+    pay(hub, walk_in(hub), 300)
+    before = _rows(hub)
+    with pytest.raises(ServiceError, match="counted cash must be an amount"):
+        facade.close_day(DEC1, garbage, actor="jana")  # type: ignore[arg-type]
+    with pytest.raises(ServiceError, match="float must be an amount"):
+        facade.open_day(garbage, actor="jana")  # type: ignore[arg-type]
+    assert _rows(hub) == before
+
+
+def test_after_the_close_a_payment_and_a_reversal_land_on_the_next_day_and_say_which_day_they_correct(hall, clock):
+    hub, facade = hall
+    facade.open_day(2000, actor="jana")
+    tab = walk_in(hub, "Bar")
+    first, _ = pay(hub, tab, 400, lines=[line("Kofola", 400, vat=19)])
+    other = walk_in(hub, "Terasa")
+    clock.set(local(2026, 12, 2, 1, 30))
+    closed = facade.close_day(DEC1, 2400, actor="jana", open_tabs_ok=True)
+    frozen = _rows(hub)[0][0][4]
+    clock.set(local(2026, 12, 2, 2, 0))  # still the night of the 1st, but the 1st is closed
+    _, day = pay(hub, tab, -400, method="cash", staff="boss", reverses=first, reason="zlý nápoj")
+    assert day == date(2026, 12, 2)
+    _, day = pay(hub, other, 700, method="card", lines=[line("Pizza", 700, vat=19, category="food")])
+    assert day == date(2026, 12, 2)
+    void = add_item(hub, tab, "Džús", 200)
+    void_item(hub, void, "omylom")
+    assert _rows(hub)[0][0][4] == frozen and facade.reads.day_report(DEC1) == closed  # the closed day never changes
+    nxt = facade.reads.day_report(date(2026, 12, 2))
+    assert nxt.total_cents == 300 and nxt.reversals_cents == -400 and nxt.float_cents == 0 and nxt.auto_opened
+    assert [(e.corrects_day, e.amount_cents, e.reversal) for e in nxt.earlier_days] == [(DEC1, -400, True), (DEC1, 700, False)]
+    assert [(r.amount_cents, r.reason, r.corrects_day) for r in nxt.refunds] == [(-400, "zlý nápoj", DEC1)]
+    assert [(v.description, v.reason) for v in nxt.voids] == [("Džús", "omylom")]
+    assert nxt.expected_cash_cents == -400  # the refund came out of a drawer that started at 0
+
+
+def test_a_payment_on_a_day_nobody_opened_opens_it_with_float_zero_then_the_float_is_given_once(hall, clock):
+    hub, facade = hall
+    clock.set(local(2026, 12, 1, 17, 0))
+    pay(hub, walk_in(hub), 300, staff="jana")
+    overview = facade.reads.day_overview()
+    assert overview.opened and overview.report.auto_opened and overview.report.float_cents == 0
+    assert overview.report.opened_by == "jana"
+    with hub.store.reader() as db:
+        assert db.scalar(select(AuditEntry.action).where(AuditEntry.target == "day:2026-12-01")) == "day.auto_open"
+    facade.open_day(5000, actor="jana")  # the float counted later still counts
+    z = facade.reads.day_report(DEC1)
+    assert z.float_cents == 5000 and not z.auto_opened and z.expected_cash_cents == 5300
+    with pytest.raises(ServiceError, match="already open"):
+        facade.open_day(100, actor="jana")
+
+
+def test_closing_with_tabs_open_needs_confirmation_and_lists_them(hall, clock):
+    hub, facade = hall
+    facade.open_day(0, actor="jana")
+    tab = walk_in(hub, "Bar")
+    add_item(hub, tab, "Pivo", 250, 2)
+    game = facade.start_session("pool-02", actor="jana")
+    clock.set(local(2026, 12, 1, 16, 30))
+    before = _rows(hub)
+    with pytest.raises(ServiceError, match="Tabs still unpaid: 2"):
+        facade.close_day(DEC1, 0, actor="jana")
+    assert _rows(hub) == before
+    z = facade.close_day(DEC1, 0, actor="jana", open_tabs_ok=True)
+    assert z.open_tabs_confirmed
+    assert [(t.where, t.owed_cents, t.running) for t in z.open_tabs] == [("Bar", 500, False), ("Pool 2", 600, True)]
+    assert game
+
+
+def test_voids_refunds_and_manager_corrections_are_listed_with_who_and_why(hall, clock):
+    hub, facade = hall
+    facade.open_day(0, actor="jana")
+    game = facade.start_session("pool-03", actor="jana")
+    state = facade.add_extra(game, "topping", 2, actor="jana")
+    extra_op = state.extras[0].op
+    facade.void_extra(game, extra_op, "zadané dvakrát", actor="jana", issued_ok=False)
+    clock.set(local(2026, 12, 1, 17, 0))
+    facade.stop_session(game, actor="jana")
+    facade.correct_session(game, -100, "stála guľa", actor="boss")
+    z = facade.close_day(DEC1, 0, actor="jana", open_tabs_ok=True)
+    assert [(v.kind, v.description, v.quantity, v.amount_cents, v.by, v.reason, v.where) for v in z.voids] == [
+        ("extra", "Prísada na pizzu navyše", 2, 120, "jana", "zadané dvakrát", "Pool 3")
+    ]
+    assert [(c.amount_cents, c.by, c.reason, c.where, c.game) for c in z.corrections] == [(-100, "boss", "stála guľa", "Pool 3", game)]
+
+
+def test_a_day_in_the_future_cannot_be_closed_and_a_missing_day_is_not_found(hall, clock):
+    hub, facade = hall
+    with pytest.raises(ServiceError, match="has not begun"):
+        facade.close_day(date(2026, 12, 3), 0, actor="jana")
+    from broker.hall.facade import NotFound
+
+    with pytest.raises(NotFound):
+        facade.reads.day_report(date(2026, 11, 1))
+    assert _rows(hub)[0] == []
+
+
+def test_a_past_day_nobody_opened_is_not_closed_by_a_stray_request(hall, clock):
+    hub, facade = hall
+    for day in (date(2026, 11, 30), date(1, 1, 1), date(2025, 6, 1)):
+        with pytest.raises(ServiceError, match="no business day"):
+            facade.close_day(day, 0, actor="jana")
+    assert _rows(hub)[0] == []
+
+
+def test_two_hubs_on_one_database_close_a_day_once(db_url, clock):
+    """A standby taking over while the old hub still answers: each has its own writer, the row decides."""
+    from broker.hall.facade import StoreUnavailable
+
+    with day_hub(db_url, clock) as (hub_a, a), day_hub(db_url, clock) as (_hub_b, b):
+        a.open_day(1000, actor="jana")
+        pay(hub_a, walk_in(hub_a), 300)
+        clock.set(local(2026, 12, 2, 1, 0))
+        results: list[object] = []
+        go = threading.Barrier(2)
+
+        def close(facade, who: str) -> None:
+            go.wait()
+            try:
+                results.append(facade.close_day(DEC1, 1300, actor=who))
+            except (ServiceError, StoreUnavailable) as e:
+                results.append(e)
+
+        threads = [threading.Thread(target=close, args=(f, w)) for f, w in ((a, "jana"), (b, "boss"))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        closed = [r for r in results if not isinstance(r, Exception)]
+        assert len(closed) == 1, results
+        with hub_a.store.reader() as db:
+            closes = db.scalar(select(func.count()).select_from(AuditEntry).where(AuditEntry.action == "day.close"))
+            row = db.get(BusinessDay, DEC1)
+            assert closes == 1 and row.closed_by == closed[0].closed_by  # type: ignore[attr-defined]
+        assert b.reads.day_report(DEC1) == closed[0]
+
+
+def test_a_day_nobody_closed_is_shown_the_next_evening_and_can_still_be_closed(hall, clock):
+    hub, facade = hall
+    pay(hub, walk_in(hub), 300)  # the 1st opens itself; nobody closes it
+    clock.set(local(2026, 12, 2, 17, 0))
+    pay(hub, walk_in(hub), 500, method="card")
+    overview = facade.reads.day_overview()
+    assert overview.day == date(2026, 12, 2) and overview.unclosed == (DEC1,)
+    assert overview.at_hand(DEC1) and not overview.at_hand(date(2026, 11, 30))
+    z = facade.close_day(DEC1, 300, actor="jana")
+    assert z.total_cents == 300 and z.variance_cents == 0  # only its own money, not the 2nd's
+    assert facade.reads.day_overview().unclosed == () and facade.reads.day_report(date(2026, 12, 2)).total_cents == 500

@@ -1,0 +1,118 @@
+"""The day's pages and API over a real hub (no MQTT needed): open with a float, close with the counted
+cash, refusals in place with what was typed kept, a double tap, the exports Slovak Excel opens."""
+
+from __future__ import annotations
+
+import io
+from datetime import date
+
+import pytest
+from fastapi.testclient import TestClient
+from openpyxl import load_workbook
+from sqlalchemy import func, select
+
+from broker.accounts.users import create_user, issue_token
+from broker.storage.models import AuditEntry, BusinessDay
+from dashboard.api import create_app
+from tests.dashboard.conftest import CHEAP, PASSWORD
+from tests.support.till_days import FakeClock, day_hub, line, local, pay, walk_in
+from tests.support.web import Browser, add_users, web_app
+
+DEC1 = date(2026, 12, 1)
+sqlite_only = pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock(local(2026, 12, 1, 16, 0))
+
+
+@pytest.fixture
+def hall(db_url, clock):
+    with day_hub(db_url, clock) as (hub, facade):
+        add_users(hub, {"jana": "staff", "boss": "manager"}, PASSWORD, CHEAP)
+        yield hub
+
+
+def _browser(hub, who: str) -> Browser:
+    b = Browser(web_app(hub))
+    b.login(who, PASSWORD)
+    return b
+
+
+def _state(hub):
+    with hub.store.reader() as db:
+        return (
+            [(d.day, d.float_cents, d.closed_at, d.counted_cents) for d in db.scalars(select(BusinessDay))],
+            db.scalar(select(func.count()).select_from(AuditEntry)),
+        )
+
+
+@sqlite_only
+def test_open_close_and_print_on_the_pages_in_slovak(hall, clock):
+    jana = _browser(hall, "jana")
+    page = jana.get("/day").text
+    assert "Uzávierka" in page and "Otvoriť deň" in page
+    before = _state(hall)
+    r = jana.post("/day/open", {"float_eur": "-5"})
+    assert r.status_code == 400 and "Zadajte počiatočný stav pokladne v eurách" in r.text and 'value="-5"' in r.text
+    assert _state(hall) == before
+    r = jana.post("/day/open", {"float_eur": "50,00"})
+    assert r.status_code == 303
+    page = jana.get("/day").text.replace("\u00a0", " ")
+    assert "Deň 1. 12. 2026 je otvorený" in page and "Počiatočný stav pokladne" in page
+    pay(hall, walk_in(hall), 430, lines=[line("Pivo", 430, vat=19)], tendered=500)
+    pay(hall, walk_in(hall), 600, method="card", lines=[line("Čas", 600, category="table_time")])
+    figures = jana.get("/day/figures").text.replace("\u00a0", " ")  # what the page re-fetches as money comes in
+    assert 'id="z-expected">54,30 €' in figures and 'id="z-total">10,30 €' in figures and "<html" not in figures
+    clock.set(local(2026, 12, 2, 1, 30))
+    for garbage in ("abc", "1,234", "-3", "9999999999"):
+        r = jana.post("/day/close", {"day": "2026-12-01", "counted_eur": garbage})
+        assert r.status_code == 400 and "Zadajte napočítanú hotovosť" in r.text and f'value="{garbage}"' in r.text
+    assert _state(hall) == (before[0] + [(DEC1, 5000, None, None)], before[1] + 1)  # opened (audited), not closed
+    r = jana.post("/day/close", {"day": "2026-12-01", "counted_eur": "54,00"})
+    assert r.status_code == 303 and r.headers["location"] == "/day/2026-12-01/report"
+    z = jana.get(r.headers["location"]).text.replace("\u00a0", " ")
+    assert "Denná uzávierka (Z-report)" in z and "Rozdiel" in z and 'id="z-variance">-0,30 €' in z
+    # The double tap: the day is closed, its report is shown again, nothing changes.
+    after = _state(hall)
+    r = jana.post("/day/close", {"day": "2026-12-01", "counted_eur": "54,00"})
+    assert r.status_code == 303 and r.headers["location"] == "/day/2026-12-01/report" and _state(hall) == after
+    # Staff do not get the manager's list of days, nor its exports.
+    assert jana.get("/days").status_code == 403 and jana.get("/days/2026-12-01.csv").status_code == 403
+
+
+@sqlite_only
+def test_exports_open_in_slovak_excel(hall, clock):
+    hall.till.days.open_day(1000, actor="jana")
+    pay(hall, walk_in(hall, "=HYPERLINK(1)"), 250, lines=[line("Kofola", 250, vat=19)])
+    clock.set(local(2026, 12, 2, 1, 0))
+    hall.till.days.close_day(DEC1, 1250, actor="jana")
+    boss = _browser(hall, "boss")
+    assert "1. 12. 2026" in boss.get("/days").text.replace("\u00a0", " ")
+    csv = boss.get("/days/2026-12-01.csv")
+    assert csv.status_code == 200 and csv.content.startswith(b"\xef\xbb\xbf")
+    text = csv.content.decode("utf-8-sig")
+    assert ";" in text and "Pokladničná hotovosť;Hotovosť podľa systému;;;;12,50" in text and "\r\n" in text
+    xlsx = boss.get("/days/2026-12-01.xlsx")
+    sheet = load_workbook(io.BytesIO(xlsx.content)).active
+    assert sheet.title == "Z-report" and any(row[0] == "Podľa sadzby DPH" for row in sheet.iter_rows(values_only=True))
+
+
+def test_the_api_opens_and_closes_once(hall, clock):
+    with hall.store.session() as db:
+        create_user(db, "api", PASSWORD, "staff", actor="test", hasher=CHEAP)
+        token = issue_token(db, "api", "tests", actor="test")
+    auth = {"Authorization": f"Bearer {token}"}
+    with TestClient(create_app(hall)) as api:
+        assert api.post("/api/days/current/open", json={"float_cents": -1}, headers=auth).status_code == 422
+        assert api.post("/api/days/current/open", json={"float_cents": "50"}, headers=auth).status_code == 422
+        now = api.post("/api/days/current/open", json={"float_cents": 5000}, headers=auth).json()
+        assert now["day"] == "2026-12-01" and now["opened"] and now["report"]["float_cents"] == 5000
+        assert api.post("/api/days/current/open", json={"float_cents": 5000}, headers=auth).status_code == 409
+        z = api.post("/api/days/2026-12-01/close", json={"counted_cents": 5100}, headers=auth).json()
+        assert z["variance_cents"] == 100 and z["closed_by"] == "api"
+        again = api.post("/api/days/2026-12-01/close", json={"counted_cents": 5100}, headers=auth)
+        assert again.status_code == 409 and "already closed" in again.json()["detail"]
+        assert api.get("/api/days/2026-12-01", headers=auth).json() == z  # the last closed day: staff may read it now
+        assert api.get("/api/days", headers=auth).status_code == 403  # the list of days is the manager's

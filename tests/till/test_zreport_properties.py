@@ -1,0 +1,136 @@
+"""Properties of the Z report (broker.domain.zreport), over random days of payments and reversals:
+the close-out equals the sum of the day's payments by method, by-VAT and by-category sums equal the
+payment total, and a reversal brings every total back."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from broker.domain.money import TABLE_TIME
+from broker.domain.receipt import ReceiptLine
+from broker.domain.zreport import DayOpening, Method, PaymentRecord, ZReport, from_json, to_json, z_report
+
+DAY = date(2026, 12, 1)
+T0 = datetime(2026, 12, 1, 15, 0, tzinfo=UTC)
+METHODS = [Method("cash", "Hotovosť", "Cash", True), Method("card", "Karta", "Card", False), Method("voucher", "Poukaz", "Voucher", False)]
+CATEGORIES = [TABLE_TIME, "drinks", "food", "tournament"]
+
+lines = st.lists(
+    st.builds(
+        lambda cents, vat, cat: ReceiptLine("x", "x", 1, cents, cents, vat, cat),
+        st.integers(min_value=-500, max_value=20_000),
+        st.sampled_from([23, 19, 5]),
+        st.sampled_from(CATEGORIES),
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+@st.composite
+def payment(draw, n: int) -> PaymentRecord:
+    ls = tuple(draw(lines))
+    # Mostly lines that add up to the payment (as Payment.lines are); sometimes not (a part payment's
+    # whole-bill lines, a record from elsewhere): the sums must still hold.
+    amount = sum(x.amount_cents for x in ls) if draw(st.booleans()) else draw(st.integers(min_value=1, max_value=50_000))
+    return PaymentRecord(
+        id=n,
+        method=draw(st.sampled_from([m.id for m in METHODS])),
+        amount_cents=amount,
+        staff=draw(st.sampled_from(["jana", "peter", "boss"])),
+        at=T0 + timedelta(minutes=n),
+        receipt_no=n,
+        tab="Pool 1",
+        tab_id=1,
+        lines=ls,
+    )
+
+
+days = st.integers(min_value=0, max_value=12).flatmap(lambda k: st.tuples(*(payment(n + 1) for n in range(k))))
+
+
+def report(pays, float_cents: int = 5000) -> ZReport:
+    return z_report(DayOpening(DAY, T0, "jana", float_cents), pays, METHODS, made_at=T0 + timedelta(hours=10), fallback_vat=23)
+
+
+def reversal(p: PaymentRecord, n: int, staff: str | None = None) -> PaymentRecord:
+    neg = tuple(
+        ReceiptLine(x.description, x.description_en, x.quantity, x.unit_cents, -x.amount_cents, x.vat_percent, x.category) for x in p.lines
+    )
+    return PaymentRecord(
+        id=n,
+        method=p.method,
+        amount_cents=-p.amount_cents,
+        staff=staff or p.staff,
+        at=p.at + timedelta(hours=1),
+        receipt_no=n,
+        tab=p.tab,
+        tab_id=p.tab_id,
+        lines=neg,
+        reverses_id=p.id,
+        reason="vrátené",
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(days, st.integers(min_value=0, max_value=100_000))
+def test_the_close_out_is_the_sum_of_the_days_payments_by_method(pays, float_cents):
+    z = report(pays, float_cents)
+    for m in METHODS:
+        assert next(t.net_cents for t in z.by_method if t.method == m.id) == sum(p.amount_cents for p in pays if p.method == m.id)
+    assert z.total_cents == sum(p.amount_cents for p in pays) == sum(t.net_cents for t in z.by_method)
+    assert z.expected_cash_cents == float_cents + sum(p.amount_cents for p in pays if p.method == "cash")
+    assert z.payments_count == len(pays)
+    assert sum(s.net_cents for s in z.by_staff) == z.total_cents
+
+
+@settings(max_examples=300, deadline=None)
+@given(days)
+def test_by_vat_and_by_category_sum_to_the_payment_total(pays):
+    z = report(pays)
+    assert sum(v.gross_cents for v in z.by_vat) == z.total_cents
+    assert sum(c.net_cents for c in z.by_category) == z.total_cents
+    assert z.table_time_cents + z.items_cents == z.total_cents
+    for v in z.by_vat:
+        assert v.net_cents + v.vat_cents == v.gross_cents
+
+
+@settings(max_examples=300, deadline=None)
+@given(days, st.data())
+def test_reversals_bring_every_total_back(pays, data):
+    if not pays:
+        return
+    before = report(pays)
+    # Reverse some payments (by whoever took them, so the staff totals come back too)...
+    picked = data.draw(st.lists(st.sampled_from(pays), unique_by=lambda p: p.id, min_size=1))
+    reversed_ = [reversal(p, 1000 + n) for n, p in enumerate(picked)]
+    after = report([*pays, *reversed_])
+    kept = report([p for p in pays if p not in picked])
+
+    def totals(z: ZReport):
+        return (
+            z.total_cents,
+            z.cash_cents,
+            z.expected_cash_cents,
+            z.table_time_cents,
+            z.items_cents,
+            {t.method: t.net_cents for t in z.by_method},
+            {c.category: c.net_cents for c in z.by_category if c.net_cents},
+            {v.vat_percent: (v.gross_cents, v.vat_cents) for v in z.by_vat if v.gross_cents or v.vat_cents},
+            {s.staff: s.net_cents for s in z.by_staff if s.net_cents},
+        )
+
+    # ...and every total is as if they had never been taken.
+    assert totals(after) == totals(kept)
+    assert len(after.refunds) == len(picked) and after.reversals_cents == -sum(p.amount_cents for p in picked)
+    assert totals(report([*pays, *reversed_, *picked])) == totals(before)  # taken again: as at first
+
+
+@settings(max_examples=100, deadline=None)
+@given(days)
+def test_the_frozen_report_reads_back_the_same(pays):
+    z = report(pays)
+    assert from_json(to_json(z)) == z
