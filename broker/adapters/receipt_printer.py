@@ -19,8 +19,6 @@ import socket
 from datetime import tzinfo
 from urllib.parse import urlsplit
 
-from escpos.printer import Dummy
-
 from broker.domain.payment_rules import PaymentRefused, euros
 from broker.domain.receipt import Receipt
 from broker.domain.refusals import N_
@@ -51,6 +49,10 @@ def _pair(left: str, right: str) -> str:
 
 def receipt_bytes(r: Receipt, tz: tzinfo) -> bytes:
     """The receipt as ESC/POS: header, lines, VAT per rate, total, payment, fiscal status, cut."""
+    # Imported when a receipt is printed, not with the hub: python-escpos caches its printer
+    # profiles in the temporary directory at import, which a hall without a printer never needs.
+    from escpos.printer import Dummy
+
     p = Dummy()
     p.set(align="center", bold=True)
     p.textln(r.issuer.name or "?")

@@ -62,7 +62,7 @@ def tab_name(hall: HallState, tab: Tab) -> Name:
         return Name(spec.name, spec.name_en)
     if tab.label:
         return Name(tab.label)
-    return Name(f"Účet č. {tab.id}", f"Tab no. {tab.id}")
+    return Name(f"č. {tab.id}", f"tab no. {tab.id}")  # "Účet č. 5" where a refusal says "Účet %(what)s"
 
 
 def _paid_on(db: Db, tab_id: int, part: int | None = None) -> list[Payment]:
