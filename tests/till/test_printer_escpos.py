@@ -4,6 +4,7 @@ set up gives staff a clear refusal and the payment stays."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import socket
 import threading
@@ -43,7 +44,11 @@ class FakeThermalPrinter:
                 self.received.append(b"".join(chunks))
 
     def close(self) -> None:
+        # shutdown first: a plain close leaves the thread blocked in accept() listening on Linux.
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
         self.sock.close()
+        self._thread.join(timeout=5)
 
 
 @pytest.fixture
@@ -146,3 +151,36 @@ def test_no_printer_or_a_dead_one_is_a_clear_refusal():
     with pytest.raises(PrinterError, match="does not answer") as e:
         print_receipt(f"tcp://127.0.0.1:{port}", _receipt(), TZ, timeout=1)
     assert e.value.params["address"] == f"127.0.0.1:{port}"
+
+
+def test_through_the_facade_a_paid_receipt_prints_and_a_dead_printer_loses_nothing(mosquitto, tmp_path, printer):
+    import uuid
+
+    from broker.domain.venue import load_venue
+    from broker.hall.facade import HubFacade, ServiceError
+    from broker.storage.engine import open_store
+    from tests.dashboard.conftest import FakeClock
+    from tests.support.hub import VENUE, running_service
+    from tests.till.payments_support import STAFF, played_tab, rows
+
+    venue = load_venue(VENUE)
+    venue = venue.model_copy(update={"till": venue.till.model_copy(update={"printer": f"tcp://127.0.0.1:{printer.port}"})})
+    url = f"sqlite:///{tmp_path / 'lavos.db'}"
+    open_store(url).close()
+    clock = FakeClock()
+    with running_service(mosquitto, url, clock=clock, venue=venue, client_id=f"hub-{uuid.uuid4().hex[:10]}") as svc:
+        svc.watchdog.stop()
+        facade = HubFacade(svc)
+        tab = played_tab(facade, clock)
+        taken = facade.pay(tab, "cash", 900, tendered_cents=1000, actor=STAFF)
+        facade.print_receipt(taken.payment_id)
+        for _ in range(100):
+            if printer.received:
+                break
+            threading.Event().wait(0.02)
+        assert "SPOLU" in _text(printer.received[0]) and "Vrátené" in _text(printer.received[0])
+        printer.close()  # the printer dies
+        before = rows(facade)
+        with pytest.raises(ServiceError, match="does not answer"):
+            facade.print_receipt(taken.payment_id)
+        assert rows(facade) == before and facade.reads.tab_payments(tab).status == "paid"
