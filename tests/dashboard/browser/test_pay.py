@@ -141,3 +141,36 @@ def test_a_double_tap_on_pay_makes_one_payment_and_the_receipt_reads_in_english(
     text = page.locator("#receipt").inner_text()
     assert "This is not a fiscal receipt" in text and "Toto nie je pokladničný doklad" in text and "Card" in text
     _fits(page, viewport["width"])
+
+
+def test_no_english_and_no_raw_ids_on_the_slovak_payment_pages_and_refusals(lavos, open_page):
+    from tests.dashboard.browser.test_slovak_everywhere import Findings
+
+    tab = _tab(lavos, "pool-08")
+    findings = Findings()
+    page = open_page(PHONE, mobile=True)
+    log_in(page, lavos, MANAGER, f"/tabs/{tab}/pay")
+    findings.check(page, "pay")
+    for amount, tendered in (("999", ""), ("abc", ""), ("1", "0,50")):  # above owed, garbage, not enough cash
+        page.fill("#pay-amount", amount)
+        page.locator("label.method", has_text="Hotovosť").tap()
+        page.fill("#pay-tendered", tendered)
+        with page.expect_navigation():
+            page.locator("#pay-submit").tap()
+        assert page.locator("#pay-error").is_visible() and page.input_value("#pay-amount") == amount
+        findings.check(page, f"pay refused {amount}")
+    assert lavos.api("GET", f"/api/tabs/{tab}/payments", STAFF)["payments"] == []
+    page.fill("#pay-amount", "1")
+    page.fill("#pay-tendered", "")
+    with page.expect_navigation():
+        page.locator("#pay-submit").tap()
+    assert page.locator("#issuer-warning").is_visible()  # the manager: IČO and DIČ are missing in the venue file
+    findings.check(page, "receipt")
+    page.goto(lavos.base_url + f"/tabs/{tab}/pay")
+    first = page.locator("#payments li").first
+    first.locator("summary").tap()
+    first.locator("input[name=reason]").fill("omyl")
+    with page.expect_navigation():
+        first.locator("button[type=submit]").tap()
+    findings.check(page, "reversal receipt")
+    assert findings.found == [], "\n".join(findings.found)
