@@ -176,6 +176,14 @@ def test_a_running_game_paid_in_advance_is_paid_only_when_stopped(facade, clock)
     facade.stop_session(sid, actor=STAFF)
     clock.advance(minutes=1)
     assert facade.reads.tab_payments(tab.tab_id).status == "paid"
+    # The stop's transaction would tell the till (the hub's wiring is the lead's); then settled_at follows.
+    facade._hub._writer.call(lambda: _stopped(facade, tab.tab_id))
+    assert facade.reads.tab_payments(tab.tab_id).settled_at is not None
+
+
+def _stopped(facade, tab_id: int) -> None:
+    with facade._hub.store.session() as db:
+        facade._hub.till.payments.game_stopped(db, tab_id)
 
 
 def _tab_of(facade, sid: int) -> int:
@@ -222,3 +230,19 @@ def test_a_reversal_gives_back_once_with_a_reason_and_reopens_the_tab(facade, cl
     with facade._hub.store.reader() as db:
         audit = db.scalars(select(AuditEntry).where(AuditEntry.action == "payment.reverse")).all()
     assert [(a.actor, a.reason) for a in audit] == [(MANAGER, "zlá suma")]
+
+
+def test_a_merged_tab_is_paid_on_the_tab_it_was_merged_into(facade, clock):
+    from broker.storage.models import Tab
+
+    one, two = played_tab(facade, clock, table="pool-01"), played_tab(facade, clock, table="pool-02")
+    with facade._hub.store.session() as db:
+        db.get(Tab, two).merged_into = one  # as m1's merge leaves it
+    before = rows(facade)
+    with pytest.raises(ServiceError, match="merged into Pool 1"):
+        facade.pay(two, "card", 100, actor=STAFF)
+    assert rows(facade) == before
+    view = facade.reads.tab_payments(one)
+    assert view.total_cents == 1800  # both games
+    facade.pay(one, "card", 1800, actor=STAFF)
+    assert facade.reads.tab_payments(one).status == "paid"

@@ -292,6 +292,14 @@ class Payments:
         # column is unique should anything else ever try).
         return int(db.scalar(select(func.coalesce(func.max(Payment.receipt_no), 0))) or 0) + 1
 
+    def game_stopped(self, db: Db, tab_id: int) -> None:
+        """A game whose tab was paid in advance has stopped (the writer, in the stop's transaction):
+        its tab may now be paid in full, so settled_at follows. Not wired yet: the hub's stop calls
+        nothing of the till; until it does, the status read from the bill is right and settled_at lags."""
+        tab = db.get(Tab, tab_id)
+        if tab is not None:
+            self._settle(db, tab, self.h.clock())
+
     def _settle(self, db: Db, tab: Tab, now: Any) -> None:
         """settled_at follows the payments: set when the tab is paid in full (its game over), cleared when reopened."""
         db.flush()
