@@ -21,7 +21,7 @@ from fastapi.responses import RedirectResponse, Response
 from broker.accounts.staff import Staff
 from broker.domain.payment_rules import parse_euros
 from broker.domain.refusals import Refusal
-from broker.hall.facade import NotFound, ServiceError
+from broker.hall.facade import HubFacade, NotFound, ServiceError
 from broker.hall.read_models import HallReads, TabPayView
 from dashboard.access import allows
 from dashboard.api.deps import Hub, IdPath, Reads
@@ -132,9 +132,22 @@ def pay(
         return _pay_page(request, hub.reads, tab_id, form=form, error=refusal(request, e), status=409)
     if taken.repeated:
         flash(request, gettext("This payment was already taken; here is its receipt (no second payment was made)."), "info")
-    else:
-        flash(request, gettext("Paid."), "ok")
-    return RedirectResponse(f"/receipts/{taken.payment_id}?print=1", status_code=303)
+        return RedirectResponse(f"/receipts/{taken.payment_id}", status_code=303)
+    flash(request, gettext("Paid."), "ok")
+    return RedirectResponse(f"/receipts/{taken.payment_id}{_printed(request, hub, taken.payment_id)}", status_code=303)
+
+
+def _printed(request: Request, hub: HubFacade, payment_id: int) -> str:
+    """After the commit, on this request's thread (never the writer's): the receipt to the thermal
+    printer when the hall has one, else (or when it does not answer) the browser's print dialog."""
+    if not hub.reads.venue.till.printer:
+        return "?print=1"
+    try:
+        hub.print_receipt(payment_id)
+    except Refusal as e:
+        flash(request, refusal(request, e), "error")
+        return "?print=1"
+    return ""
 
 
 @router.post("/payments/{payment_id}/reverse", dependencies=[Depends(verify_csrf)])

@@ -8,6 +8,7 @@ import contextlib
 import re
 import socket
 import threading
+import uuid
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
@@ -16,6 +17,14 @@ import pytest
 from broker.adapters.receipt_printer import PrinterError, print_receipt, receipt_bytes
 from broker.domain.money import vat_rows
 from broker.domain.receipt import Issuer, Receipt, ReceiptLine
+from broker.domain.venue import load_venue
+from broker.hall.facade import HubFacade, ServiceError
+from broker.storage.engine import open_store
+from tests.dashboard.conftest import CHEAP, PASSWORD, FakeClock
+from tests.dashboard.pages_client import logged_in
+from tests.support.hub import VENUE, running_service
+from tests.support.web import add_users, web_app
+from tests.till.payments_support import STAFF, played_tab, rows
 
 CUT = b"\x1dV"  # GS V: the paper cut (python-escpos's full cut is GS V 0)
 TZ = ZoneInfo("Europe/Bratislava")
@@ -153,16 +162,9 @@ def test_no_printer_or_a_dead_one_is_a_clear_refusal():
     assert e.value.params["address"] == f"127.0.0.1:{port}"
 
 
-def test_through_the_facade_a_paid_receipt_prints_and_a_dead_printer_loses_nothing(mosquitto, tmp_path, printer):
-    import uuid
-
-    from broker.domain.venue import load_venue
-    from broker.hall.facade import HubFacade, ServiceError
-    from broker.storage.engine import open_store
-    from tests.dashboard.conftest import FakeClock
-    from tests.support.hub import VENUE, running_service
-    from tests.till.payments_support import STAFF, played_tab, rows
-
+@pytest.fixture
+def printing_hall(mosquitto, tmp_path, printer):
+    """A hub whose venue file names the loopback printer ([till] printer), and its facade."""
     venue = load_venue(VENUE)
     venue = venue.model_copy(update={"till": venue.till.model_copy(update={"printer": f"tcp://127.0.0.1:{printer.port}"})})
     url = f"sqlite:///{tmp_path / 'lavos.db'}"
@@ -170,17 +172,48 @@ def test_through_the_facade_a_paid_receipt_prints_and_a_dead_printer_loses_nothi
     clock = FakeClock()
     with running_service(mosquitto, url, clock=clock, venue=venue, client_id=f"hub-{uuid.uuid4().hex[:10]}") as svc:
         svc.watchdog.stop()
-        facade = HubFacade(svc)
-        tab = played_tab(facade, clock)
-        taken = facade.pay(tab, "cash", 900, tendered_cents=1000, actor=STAFF)
+        yield svc, HubFacade(svc), clock
+
+
+def _arrived(printer: FakeThermalPrinter, n: int = 1) -> str:
+    for _ in range(250):
+        if len(printer.received) >= n:
+            break
+        threading.Event().wait(0.02)
+    return _text(printer.received[n - 1])
+
+
+def test_through_the_facade_a_paid_receipt_prints_and_a_dead_printer_loses_nothing(printing_hall, printer):
+    _svc, facade, clock = printing_hall
+    tab = played_tab(facade, clock)
+    taken = facade.pay(tab, "cash", 900, tendered_cents=1000, actor=STAFF)
+    facade.print_receipt(taken.payment_id)
+    text = _arrived(printer)
+    assert "SPOLU" in text and "Vrátené" in text
+    printer.close()  # the printer dies
+    before = rows(facade)
+    with pytest.raises(ServiceError, match="does not answer"):
         facade.print_receipt(taken.payment_id)
-        for _ in range(100):
-            if printer.received:
-                break
-            threading.Event().wait(0.02)
-        assert "SPOLU" in _text(printer.received[0]) and "Vrátené" in _text(printer.received[0])
-        printer.close()  # the printer dies
-        before = rows(facade)
-        with pytest.raises(ServiceError, match="does not answer"):
-            facade.print_receipt(taken.payment_id)
-        assert rows(facade) == before and facade.reads.tab_payments(tab).status == "paid"
+    assert rows(facade) == before and facade.reads.tab_payments(tab).status == "paid"
+
+
+def test_the_payment_page_prints_on_the_thermal_printer_and_falls_back_to_the_browser(printing_hall, printer):
+    svc, facade, clock = printing_hall
+    add_users(svc, {STAFF: "staff"}, PASSWORD, CHEAP)
+    browser = logged_in(web_app(svc), STAFF)
+    tab = played_tab(facade, clock)
+    html = browser.get(f"/tabs/{tab}/pay").text
+    key = re.search(r'name="request_id" value="([^"]+)"', html).group(1)
+    form = {"method": "card", "amount": "9", "request_id": key}
+    r = browser.post(f"/tabs/{tab}/pay", form)
+    assert r.status_code == 303 and "print=1" not in r.headers["location"]  # printed: no browser dialog
+    assert "Karta" in _arrived(printer)
+    printer.close()
+    other = played_tab(facade, clock, table="pool-02")
+    html = browser.get(f"/tabs/{other}/pay").text
+    key = re.search(r'name="request_id" value="([^"]+)"', html).group(1)
+    r = browser.post(f"/tabs/{other}/pay", {**form, "request_id": key})
+    assert r.status_code == 303 and r.headers["location"].endswith("?print=1")  # the browser prints instead
+    page = browser.get(r.headers["location"]).text
+    assert "neodpovedá" in page and "Platba je uložená" in page
+    assert facade.reads.tab_payments(other).status == "paid"
