@@ -246,3 +246,15 @@ def test_a_merged_tab_is_paid_on_the_tab_it_was_merged_into(facade, clock):
     assert view.total_cents == 1800  # both games
     facade.pay(one, "card", 1800, actor=STAFF)
     assert facade.reads.tab_payments(one).status == "paid"
+
+
+def test_a_payment_is_pushed_live_after_its_commit_and_a_refusal_is_not(facade, clock, service):
+    tab = played_tab(facade, clock)
+    heard: list[tuple[str, dict]] = []
+    service.subscribe(lambda topic, data: heard.append((topic, data)))
+    with pytest.raises(ServiceError):
+        facade.pay(tab, "card", 901, actor=STAFF)
+    assert not [h for h in heard if h[0] == "tab"]
+    facade.pay(tab, "card", 900, actor=STAFF)
+    assert ("tab", {"tab": tab, "table": "pool-01", "action": "payment"}) in heard
+    assert ("session", {"table": "pool-01", "action": "payment"}) in heard  # the floor's card of the table

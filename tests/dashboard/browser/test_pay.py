@@ -131,6 +131,13 @@ def test_a_double_tap_on_pay_makes_one_payment_and_the_receipt_reads_in_english(
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.locator("#receipt").wait_for()
     page.screenshot(path=str(SHOTS / f"receipt-{size}.png"))
+    # Printed through the browser: only the receipt, as wide as an 80 mm roll, no bar, no buttons.
+    page.emulate_media(media="print")
+    assert page.locator("#topbar").is_hidden() and page.locator("#receipt-print").is_hidden()
+    width_px = page.locator("#receipt").bounding_box()["width"]
+    assert width_px <= 80 / 25.4 * 96, f"the printed receipt is {width_px} px wide"  # CSS px at 96 per inch
+    assert page.locator("#receipt-not-fiscal").is_visible()
+    page.emulate_media(media="screen")
     # Back on the payment page, switch to English: the receipt says what it is in both languages.
     page.go_back()
     page.wait_for_url(f"**/tabs/{tab}/pay")
