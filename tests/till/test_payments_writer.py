@@ -258,3 +258,22 @@ def test_a_payment_is_pushed_live_after_its_commit_and_a_refusal_is_not(facade, 
     facade.pay(tab, "card", 900, actor=STAFF)
     assert ("tab", {"tab": tab, "table": "pool-01", "action": "payment"}) in heard
     assert ("session", {"table": "pool-01", "action": "payment"}) in heard  # the floor's card of the table
+
+
+def test_a_walk_in_tab_at_the_bar_is_paid_and_its_receipt_names_no_table(facade, clock):
+    from broker.storage.models import Tab
+
+    with facade._hub.store.session() as db:  # as m1's walk-in tab will open it
+        tab = Tab(table_id=None, label="Bar: Peter", opened_by=STAFF, opened_at=clock(), business_day=facade.reads.today())
+        db.add(tab)
+        db.flush()
+        tab_id = tab.id
+    add_item(facade, tab_id, "Espresso", 180, 19, quantity=2)
+    before = rows(facade)
+    with pytest.raises(ServiceError, match="Bar: Peter"):
+        facade.pay(tab_id, "card", 361, actor=STAFF)
+    assert rows(facade) == before
+    taken = facade.pay(tab_id, "cash", 360, tendered_cents=500, actor=STAFF)
+    r = facade.reads.receipt_of(taken.payment_id)
+    assert (r.total_cents, r.change_cents, r.table_name, [x.quantity for x in r.lines]) == (360, 140, "Bar: Peter", [2])
+    assert facade.reads.tab_payments(tab_id).status == "paid"
