@@ -66,7 +66,9 @@ def vat_rows(lines: Iterable[Priced]) -> tuple[VatRow, ...]:
     gross: dict[int, int] = {}
     for line in lines:
         gross[line.vat_percent] = gross.get(line.vat_percent, 0) + line.amount_cents
-    return tuple(VatRow(rate, g, vat_share(g, rate)) for rate, g in sorted(gross.items(), reverse=True))
+    # A negative sum (a reversal's lines, a correction larger than the rest) rounds symmetrically,
+    # so a reversal's VAT is exactly its original's, negated.
+    return tuple(VatRow(rate, g, vat_share(g, rate) if g >= 0 else -vat_share(-g, rate)) for rate, g in sorted(gross.items(), reverse=True))
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,20 @@ class Receipt:
     reverses_number: int | None = None  # a reversal: the receipt number it reverses
     fiscal_state: str = "none"  # broker.storage.models.FISCAL_STATES; "none": not a fiscal receipt
     fiscal_id: str | None = None
+    reason: str | None = None  # a reversal: why
+    part: int | None = None  # the split part it paid
+    paragon_no: str | None = None  # a hand-written paragón that stands for it (eKasa was down)
+    table_name_en: str | None = None
+
+    @property
+    def fiscal(self) -> bool:
+        """Whether this is a fiscal receipt (registered in eKasa); otherwise it must say it is not."""
+        return self.fiscal_state == "registered"
+
+    @property
+    def missing_issuer(self) -> tuple[str, ...]:
+        """What the receipt should name and the venue file leaves empty ("ico", "dic"; IČ DPH only for a VAT payer)."""
+        return tuple(f for f in ("name", "address", "ico", "dic") if not getattr(self.issuer, f))
 
 
 def lines_json(lines: Iterable[MoneyLine | ReceiptLine]) -> dict[str, Any]:

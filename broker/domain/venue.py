@@ -131,6 +131,9 @@ class Till(_Model):
     """How the bar takes money (issue 12): the payment methods staff can choose."""
 
     payment_methods: list[PaymentMethod] = Field(default_factory=_default_methods, min_length=1)
+    # An ESC/POS thermal printer on the network for receipts, e.g. "tcp://192.168.1.50:9100"
+    # (broker.adapters.receipt_printer); none: receipts print through the browser only.
+    printer: str | None = Field(default=None, pattern=r"^tcp://[A-Za-z0-9.\-]+:\d{1,5}$")
 
     @model_validator(mode="after")
     def _one_cash(self) -> Till:

@@ -11,7 +11,9 @@ Reads go through `reads` (broker.hall.read_models), which never writes.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterator
 from datetime import date
 
 from sqlalchemy import exc as sa
@@ -19,7 +21,9 @@ from sqlalchemy import exc as sa
 from broker.accounts import users, web_sessions
 from broker.accounts.auth_checks import check_password, reset_failures
 from broker.accounts.staff import Staff, StaffSession, staff_of
+from broker.adapters.receipt_printer import print_receipt
 from broker.domain import sessions
+from broker.domain.payment_rules import PaymentRefused
 from broker.domain.refusals import N_
 from broker.domain.zreport import ZReport
 from broker.hall.hub import CardInUse, Hub, NotFound, ServiceError
@@ -27,6 +31,7 @@ from broker.hall.read_models import CheckinView, HallReads, MemberView, checkin_
 from broker.hall.store_errors import Conflict, StoreUnavailable, store_call
 from broker.hall.table_service import OutOfService
 from broker.hall.till.closeout import DayRefused
+from broker.hall.till.payments import PaymentNotFound, Taken
 from broker.storage import members, members_csv
 from broker.storage.errors import StoreError
 from broker.storage.members import MemberError
@@ -50,6 +55,17 @@ __all__ = [
     "Staff",
     "StaffSession",
 ]
+
+
+@contextlib.contextmanager
+def _payment_refusals() -> Iterator[None]:
+    """The till's refusals as the hub's, which the pages and the API know (404 / 409)."""
+    try:
+        yield
+    except PaymentNotFound as e:
+        raise NotFound.like(e) from None
+    except PaymentRefused as e:
+        raise ServiceError.like(e) from None
 
 
 class HubFacade:
@@ -318,6 +334,39 @@ class HubFacade:
     # -- till: tabs and products (broker.hall.till.tabs) -------------------------------------
 
     # -- till: payments, reversals, receipts (broker.hall.till.payments) ------------------------
+
+    @store_call
+    def pay(
+        self,
+        tab_id: int,
+        method: str,
+        amount_cents: int,
+        *,
+        actor: str,
+        tendered_cents: int | None = None,
+        part: int | None = None,
+        request_id: str | None = None,
+    ) -> Taken:
+        """Take a payment for a tab (or its split part); a resent form (the same request_id) gets the same payment back."""
+        with _payment_refusals():
+            return self._hub.till.payments.pay(
+                tab_id, method, amount_cents, staff=actor, tendered_cents=tendered_cents, part=part, request_id=request_id
+            )
+
+    @store_call
+    def reverse_payment(self, payment_id: int, reason: str, *, actor: str, request_id: str | None = None) -> Taken:
+        """Give a payment back with a reason (a manager's: the dashboard's access table); a new receipt of the opposite amount."""
+        with _payment_refusals():
+            return self._hub.till.payments.reverse(payment_id, reason, staff=actor, request_id=request_id)
+
+    def print_receipt(self, payment_id: int) -> None:
+        """Send the receipt to the venue's ESC/POS printer, on the caller's thread (never the writer);
+        a printer that is not set up or does not answer raises a ServiceError saying so."""
+        receipt = self.reads.receipt_of(payment_id)
+        if receipt is None:
+            raise NotFound(N_("There is no such payment."))
+        with _payment_refusals():
+            print_receipt(self._hub.venue.till.printer, receipt, self._hub.venue.tz)
 
     # -- till: the business day and its close-out (broker.hall.till.closeout) -------------------
 

@@ -470,6 +470,7 @@ class Hub:
                     alert_kinds.prepaid_expired_key(table),
                 ):
                     self._alerts.settle(db, key, op.at)
+                self.till.game_billed(db, session_id)
         self._after_change(table, s.id, new, op)
         return new
 
@@ -573,6 +574,7 @@ class Hub:
                 raise ServiceError(e.msgid, **e.params) from None
             self._commit_op(db, session_id, op)
             row.total_cents = self.bill_of(new).total_cents  # the stored total stays the bill's
+            self.till.game_billed(db, session_id)
         return new
 
     def set_card(self, session_id: int, *, actor: str, member_id: int | None = None, card_uid: str | None = None) -> sessions.SessionState:

@@ -23,6 +23,7 @@ from broker.accounts.staff import Staff, staff_of
 from broker.accounts.users import get_user, is_last_manager, list_tokens, list_users, user_audit, user_sessions
 from broker.domain import sessions
 from broker.domain.billing import Bill
+from broker.domain.receipt import Receipt
 from broker.domain.refusals import N_
 from broker.domain.reject_tally import NodeRejects
 from broker.domain.schedule import business_day
@@ -35,10 +36,11 @@ from broker.hall.light_commands import LightCommand
 from broker.hall.store_errors import store_call
 from broker.hall.table_service import OutOfService
 from broker.hall.till.closeout import DayOverview, DaySummary
+from broker.hall.till.payment_reads import PaymentView, TabPayView, payment_views, receipt_of, tab_pay_view
 from broker.storage.alerts import open_alerts
 from broker.storage.members import search_members
 from broker.storage.members_csv import export_members_csv
-from broker.storage.models import Alert, AuditEntry, Event, FoosballCheckin, Member, MemberCard, Node, TableSession
+from broker.storage.models import Alert, AuditEntry, Event, FoosballCheckin, Member, MemberCard, Node, Payment, TableSession
 from broker.storage.rejects import node_rejects
 from devices.kinds import Kind
 
@@ -550,6 +552,24 @@ class HallReads:
     # -- till: tabs and products --------------------------------------------------------------
 
     # -- till: payments and receipts ----------------------------------------------------------
+
+    @store_call
+    def tab_payments(self, tab_id: int) -> TabPayView | None:
+        """A tab's bill, its split parts and its payments (the payment page); None: no such tab."""
+        with self._store.reader() as db:
+            return tab_pay_view(db, self._hub.till.payments.h, tab_id)
+
+    @store_call
+    def payment(self, payment_id: int) -> PaymentView | None:
+        with self._store.reader() as db:
+            row = db.get(Payment, payment_id)
+            return payment_views(db, self._hub.till.payments.h, [row])[0] if row is not None else None
+
+    @store_call
+    def receipt_of(self, payment_id: int) -> Receipt | None:
+        """The receipt of a payment or reversal, from its frozen lines (a reprint reads the same); None: no such payment."""
+        with self._store.reader() as db:
+            return receipt_of(db, self._hub.till.payments.h, payment_id)
 
     # -- till: the business day and its close-out ----------------------------------------------
 

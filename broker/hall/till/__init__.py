@@ -12,11 +12,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from sqlalchemy import select
+from sqlalchemy.orm import Session as Db
+
 from broker.hall.ports import HallState
 from broker.hall.till.closeout import CloseOut
 from broker.hall.till.fiscal import Fiscal
 from broker.hall.till.payments import Payments
 from broker.hall.till.tabs import Tabs
+from broker.storage.models import Tab
 
 T = TypeVar("T")
 Write = Callable[[Callable[[], T]], T]
@@ -30,6 +34,13 @@ class Till:
         self.days = CloseOut(hall, write)
         self.fiscal = Fiscal(hall, write)
         self.payments = Payments(hall, write, self.tabs, self.days, self.fiscal)
+
+    def game_billed(self, db: Db, session_id: int) -> None:
+        """A game's bill became final or changed after it (the writer, in that transaction): its tab's
+        settled mark follows, e.g. a tab paid in full while the game ran is settled when it stops."""
+        tab = db.scalar(select(Tab).where(Tab.session_id == session_id))
+        if tab is not None:
+            self.payments.game_stopped(db, tab.id)
 
     def start(self) -> None:
         """After the hub's start: the product list is ready, the fiscal follow-up resumes what was left pending."""

@@ -37,6 +37,8 @@ STAFF_PAGES = {
     "/day",  # the business day's close-out (pages_day)
     "/day/{day}/report",
     "/day/figures",
+    "/tabs/{tab_id}/pay",
+    "/receipts/{payment_id}",
 }
 STAFF_ACTIONS = {
     "/tables/{table_id}/start",
@@ -56,6 +58,8 @@ STAFF_ACTIONS = {
     "/foosball/{table}/checkout",
     "/day/open",
     "/day/close",
+    "/tabs/{tab_id}/pay",
+    "/receipts/{payment_id}/print",
 }
 MANAGER_PAGES = {
     "/members",
@@ -76,6 +80,7 @@ MANAGER_PAGES = {
 }
 MANAGER_ACTIONS = {
     "/bills/{session_id}/correct",
+    "/payments/{payment_id}/reverse",
     "/members",
     "/members/import",
     "/members/{member_id}",
@@ -112,7 +117,10 @@ def samples(lavos: LavosServer) -> dict[str, str]:
     """A real id for every path parameter, made through the API."""
     sid = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": "pool-03"})["id"]
     mid = lavos.api("POST", "/api/members", MANAGER, status=201, json={"name": "Ambra Tomáš"})["id"]
+    tab_id, payment_id = _paid_tab(lavos)
     return {
+        "tab_id": str(tab_id),
+        "payment_id": str(payment_id),
         "table_id": "pool-03",
         "table": "foos-01",
         "session_id": str(sid),
@@ -123,6 +131,26 @@ def samples(lavos: LavosServer) -> dict[str, str]:
         "token_id": "1",
         "day": lavos.api("GET", "/api/days/current", STAFF)["day"],
     }
+
+
+def _paid_tab(lavos: LavosServer) -> tuple[int, int]:
+    """A stopped game's tab with a payment on it: (tab id, payment id)."""
+    from sqlalchemy import select
+
+    from broker.storage.engine import open_store
+    from broker.storage.models import Tab
+
+    sid = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": "pool-02"})["id"]
+    lavos.api("POST", f"/api/sessions/{sid}/correction", MANAGER, json={"amount_cents": 500, "reason": "vzorka"})
+    lavos.api("POST", f"/api/sessions/{sid}/stop", STAFF)
+    store = open_store(lavos.db_url)
+    try:
+        with store.reader() as db:
+            tab_id = int(db.scalar(select(Tab.id).where(Tab.session_id == sid)))
+    finally:
+        store.close()
+    paid = lavos.api("POST", f"/api/tabs/{tab_id}/payments", STAFF, status=201, json={"method": "card", "amount_cents": 100})
+    return tab_id, paid["id"]
 
 
 def url(path: str, samples: dict[str, str]) -> str:

@@ -1,0 +1,165 @@
+"""What a payment may be: the amount against what is owed, cash tendered and its change, what the
+payment freezes as its receipt lines. Pure: numbers in, a checked payment (or a refusal) out.
+
+Rules (issue 12), each in one place here:
+- An amount is a positive whole number of cents, at most MAX_AMOUNT_CENTS.
+- It is never above what is owed (the tab's, or the split part's remaining): money beyond the
+  bill only ever goes back as change, and change exists only for cash.
+- Cash: tendered ≥ amount, change = tendered − amount. Any other method takes no tendered amount.
+- Nothing is owed (a paid tab or part) → refused, whatever the method.
+- What a payment paid for is frozen when it is taken (`frozen_lines`): the whole bill (or the whole
+  part) when the payment pays all of it at once; otherwise one line per VAT rate, "Čiastočná
+  úhrada", the amount shared out over the rates in proportion to what is still unpaid at each
+  rate (broker.domain.money.allocate: largest remainder, odd cents to the larger remainder, ties to
+  the higher rate). Because the weights are what is still unpaid per rate, the last payment takes
+  exactly the rest at each rate: the receipts of one tab add up to its bill per VAT rate, to the cent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+from broker.domain.money import allocate, vat_rows
+from broker.domain.receipt import ReceiptLine
+from broker.domain.refusals import N_, Refusal
+
+__all__ = [
+    "PaymentRefused",
+    "Tender",
+    "check_payment",
+    "parse_euros",
+    "frozen_lines",
+    "negated",
+    "PARTIAL",
+    "MAX_AMOUNT_CENTS",
+]
+
+MAX_AMOUNT_CENTS = 10_000_000  # 100 000 €: no bar takes more at once; a typo of extra zeros is refused
+PARTIAL = "partial_payment"  # the category of a partial payment's lines (its goods are not known)
+
+
+class PaymentRefused(Refusal):
+    """A payment or reversal the till refuses; the message says what to do instead."""
+
+
+@dataclass(frozen=True)
+class Tender:
+    amount_cents: int  # what counts against the bill
+    tendered_cents: int | None  # cash handed over (None: not cash)
+    change_cents: int  # cash given back
+
+
+def check_payment(amount_cents: object, owed_cents: int, *, cash: bool, tendered_cents: object, what: object) -> Tender:
+    """The payment `amount_cents` against `owed_cents` (of `what`, a name for the refusal), or a refusal."""
+    if owed_cents <= 0:
+        raise PaymentRefused(N_("%(what)s is paid already; there is nothing left to pay."), what=what)
+    amount = _cents(amount_cents)
+    if amount is None:
+        raise PaymentRefused(N_("Give the amount in whole cents above zero, e.g. 12,50 €."))
+    if amount > owed_cents:
+        raise PaymentRefused(
+            N_(
+                "%(amount)s is more than the %(owed)s %(what)s owes; for cash, type what the customer gave in Received and the change is worked out."
+            ),
+            amount=euros(amount),
+            owed=euros(owed_cents),
+            what=what,
+        )
+    if not cash:
+        if tendered_cents is not None:
+            raise PaymentRefused(N_("Only cash takes a received amount and gives change."))
+        return Tender(amount, None, 0)
+    if tendered_cents is None:
+        return Tender(amount, amount, 0)  # exact money
+    tendered = _cents(tendered_cents)
+    if tendered is None:
+        raise PaymentRefused(N_("Give the received cash in whole cents above zero, e.g. 20,00 €."))
+    if tendered < amount:
+        raise PaymentRefused(
+            N_("Received %(tendered)s is less than the %(amount)s to pay."), tendered=euros(tendered), amount=euros(amount)
+        )
+    return Tender(amount, tendered, tendered - amount)
+
+
+def _cents(value: object) -> int | None:
+    # bool is an int in Python: True must not pay one cent.
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value if 0 < value <= MAX_AMOUNT_CENTS else None
+
+
+def euros(cents: int) -> str:
+    """'12,50 €' (no-break space), as a refusal shows an amount in either language."""
+    sign = "-" if cents < 0 else ""
+    whole, part = divmod(abs(cents), 100)
+    return f"{sign}{whole},{part:02d}\u00a0€"
+
+
+def parse_euros(text: str) -> int | None:
+    """'12,50', '12.50', '12,5 €', '12' → cents; None when it is not a positive amount with at most cents."""
+    cleaned = text.strip().replace(" ", "").replace("\u00a0", "").replace("€", "").replace(",", ".")
+    if not cleaned or len(cleaned) > 20:
+        return None
+    try:
+        value = Decimal(cleaned)
+    except InvalidOperation:
+        return None
+    if not value.is_finite() or value <= 0 or value != value.quantize(Decimal("0.01")):
+        return None
+    cents = int(value * 100)
+    return cents if cents <= MAX_AMOUNT_CENTS else None
+
+
+def frozen_lines(
+    amount_cents: int,
+    lines: Iterable[ReceiptLine],
+    paid_before: Iterable[ReceiptLine],
+    *,
+    label: str,
+    label_en: str,
+) -> list[ReceiptLine]:
+    """The lines a payment of `amount_cents` freezes, for a bill (or part) of `lines` on which the
+    lines `paid_before` (earlier payments' frozen lines, reversals included) are already paid.
+
+    All of it in one payment: the bill's own lines. Otherwise one "part payment" line per VAT rate
+    (see the module's rule), named with `label` (Slovak) / `label_en`.
+    """
+    lines = list(lines)
+    before = list(paid_before)
+    total = sum(x.amount_cents for x in lines)
+    if not any(x.amount_cents for x in before) and amount_cents == total and lines:
+        return lines
+    unpaid: dict[int, int] = {v.vat_percent: v.gross_cents for v in vat_rows(lines)}
+    for row in vat_rows(before):
+        unpaid[row.vat_percent] = unpaid.get(row.vat_percent, 0) - row.gross_cents
+    weights = {rate: max(0, left) for rate, left in unpaid.items()} or {0: 0}
+    shares = allocate(amount_cents, weights)
+    return [
+        ReceiptLine(
+            description=f"Čiastočná úhrada účtu {label}",
+            description_en=f"Part payment of the bill {label_en}",
+            quantity=1,
+            unit_cents=share,
+            amount_cents=share,
+            vat_percent=rate,
+            category=PARTIAL,
+        )
+        for rate, share in sorted(shares.items(), reverse=True)
+        if share
+    ]
+
+
+def negated(lines: Iterable[ReceiptLine]) -> list[ReceiptLine]:
+    """A reversal's lines: the original's given back (quantity and amount negative, the unit price kept)."""
+    return [
+        ReceiptLine(x.description, x.description_en, -x.quantity, x.unit_cents, -x.amount_cents, x.vat_percent, x.category) for x in lines
+    ]
+
+
+def part_lines(doc: Mapping[str, object]) -> list[ReceiptLine]:
+    """A split part's lines (m1's Tab.split JSON: {"lines": [ReceiptLine-shaped dicts], ...})."""
+    rows = doc.get("lines") or []
+    assert isinstance(rows, list)
+    return [ReceiptLine(**row) for row in rows]

@@ -1,0 +1,188 @@
+"""What the payment page, the receipt and the API read about a tab's payments, as frozen values.
+
+Any thread: each function only reads the `db` it is given (HallReads opens a read-only session).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session as Db
+
+from broker.domain.money import MoneyLine, TabStatus, VatRow
+from broker.domain.receipt import Issuer, Receipt, lines_from_json, vat_from_json
+from broker.domain.refusals import Name
+from broker.hall.ports import HallState
+from broker.hall.till.payments import tab_name
+from broker.hall.till.tabs import bill_of_tab
+from broker.storage.models import Payment, Tab
+
+
+@dataclass(frozen=True)
+class PaymentView:
+    id: int
+    tab_id: int
+    part: int | None
+    method: str
+    method_name: str
+    method_name_en: str
+    cash: bool
+    amount_cents: int
+    tendered_cents: int | None
+    change_cents: int
+    staff: str
+    at: datetime
+    business_day: date
+    receipt_no: int | None
+    reverses_id: int | None
+    reverses_no: int | None  # a reversal: the receipt number it gives back
+    reversed_by_no: int | None  # reversed: the receipt number of its reversal
+    reason: str | None
+    fiscal_state: str
+    fiscal_id: str | None
+
+
+@dataclass(frozen=True)
+class PartView:
+    n: int
+    amount_cents: int
+    paid_cents: int
+
+    @property
+    def owed_cents(self) -> int:
+        return self.amount_cents - self.paid_cents
+
+
+@dataclass(frozen=True)
+class TabPayView:
+    """A tab as the payment page shows it: what it owes and what was paid on it."""
+
+    tab_id: int
+    name: Name
+    table_id: str | None
+    session_id: int | None
+    status: TabStatus
+    total_cents: int
+    paid_cents: int
+    owed_cents: int
+    closed: bool  # no game on it runs any more
+    merged_into: int | None
+    lines: tuple[MoneyLine, ...]
+    vat: tuple[VatRow, ...]
+    parts: tuple[PartView, ...]
+    payments: tuple[PaymentView, ...]
+    settled_at: datetime | None
+
+
+def _method_names(hall: HallState, method: str) -> tuple[str, str, bool]:
+    m = hall.venue.till.method(method)
+    if m is None:  # a method since taken out of the venue file: its id, as it was recorded
+        return method, method, False
+    return m.name, m.name_en or m.name, m.cash
+
+
+def payment_views(db: Db, hall: HallState, rows: list[Payment]) -> list[PaymentView]:
+    ids = [p.id for p in rows]
+    back = {p.reverses_id: p.receipt_no for p in db.scalars(select(Payment).where(Payment.reverses_id.in_(ids))).all()} if ids else {}
+    orig_ids = [p.reverses_id for p in rows if p.reverses_id is not None]
+    orig = {p.id: p.receipt_no for p in db.scalars(select(Payment).where(Payment.id.in_(orig_ids))).all()} if orig_ids else {}
+    out = []
+    for p in rows:
+        name, name_en, cash = _method_names(hall, p.method)
+        out.append(
+            PaymentView(
+                p.id,
+                p.tab_id,
+                p.part,
+                p.method,
+                name,
+                name_en,
+                cash,
+                p.amount_cents,
+                p.tendered_cents,
+                p.change_cents,
+                p.staff,
+                p.at,
+                p.business_day,
+                p.receipt_no,
+                p.reverses_id,
+                orig.get(p.reverses_id) if p.reverses_id is not None else None,
+                back.get(p.id),
+                p.reason,
+                p.fiscal_state,
+                p.fiscal_id,
+            )
+        )
+    return out
+
+
+def tab_pay_view(db: Db, hall: HallState, tab_id: int, now: datetime | None = None) -> TabPayView | None:
+    tab = db.get(Tab, tab_id)
+    if tab is None:
+        return None
+    bill = bill_of_tab(db, hall, tab_id, now)
+    rows = list(db.scalars(select(Payment).where(Payment.tab_id == tab_id).order_by(Payment.id)).all())
+    parts = tuple(
+        PartView(int(p["n"]), int(p.get("amount_cents", 0)), sum(r.amount_cents for r in rows if r.part == p["n"]))
+        for p in (tab.split or {}).get("parts") or []
+    )
+    return TabPayView(
+        tab.id,
+        tab_name(hall, tab),
+        tab.table_id,
+        tab.session_id,
+        bill.status,
+        bill.total_cents,
+        bill.paid_cents,
+        bill.owed_cents,
+        bill.closed,
+        tab.merged_into,
+        bill.lines,
+        bill.vat,
+        parts,
+        tuple(payment_views(db, hall, rows)),
+        tab.settled_at,
+    )
+
+
+def issuer(hall: HallState) -> Issuer:
+    """The venue file's [operator]; an empty name or address falls back to the venue's own."""
+    op = hall.venue.operator
+    return Issuer(op.name or hall.venue.venue.name, op.address or hall.venue.venue.address, op.ico, op.dic, op.ic_dph)
+
+
+def receipt_of(db: Db, hall: HallState, payment_id: int) -> Receipt | None:
+    p = db.get(Payment, payment_id)
+    if p is None:
+        return None
+    tab = db.get(Tab, p.tab_id)
+    assert tab is not None
+    name, name_en, _ = _method_names(hall, p.method)
+    reverses = db.get(Payment, p.reverses_id) if p.reverses_id is not None else None
+    spec = hall.tables.get(tab.table_id) if tab.table_id else None
+    return Receipt(
+        payment_id=p.id,
+        number=p.receipt_no or 0,
+        issued_at=p.at,
+        staff=p.staff,
+        issuer=issuer(hall),
+        lines=lines_from_json(p.lines),
+        vat=vat_from_json(p.lines),
+        total_cents=p.amount_cents,
+        method=p.method,
+        method_name=name,
+        method_name_en=name_en,
+        tendered_cents=p.tendered_cents,
+        change_cents=p.change_cents,
+        tab_id=p.tab_id,
+        table_name=spec.name if spec else (tab.label or None),
+        reverses_number=reverses.receipt_no if reverses is not None else None,
+        fiscal_state=p.fiscal_state,
+        fiscal_id=p.fiscal_id,
+        reason=p.reason,
+        part=p.part,
+        paragon_no=p.paragon_no,
+        table_name_en=(spec.name_en or spec.name) if spec else (tab.label or None),
+    )

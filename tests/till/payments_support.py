@@ -1,0 +1,81 @@
+"""The payment tests' hall: a real hub (Mosquitto, SQLite and PostgreSQL) on a fake clock, its facade,
+and tabs made the way the hall makes them (a game started and stopped through the facade).
+
+Imported by the payment test modules (not a conftest: the till's other parts have their own).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select
+
+from broker.hall.facade import HubFacade
+from broker.storage.models import AuditEntry, Payment, Tab, TabItem
+from tests.dashboard.conftest import FakeClock
+from tests.support.hub import running_service
+
+STAFF, MANAGER = "jana", "boss"
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def service(mosquitto, db_url, clock):
+    with running_service(mosquitto, db_url, clock=clock, client_id=f"hub-{uuid.uuid4().hex[:10]}") as svc:
+        svc.watchdog.stop()
+        yield svc
+
+
+@pytest.fixture
+def facade(service) -> HubFacade:
+    return HubFacade(service)
+
+
+def played_tab(facade: HubFacade, clock: FakeClock, table: str = "pool-01", minutes: float = 90, stop: bool = True) -> int:
+    """A game of `minutes` on `table` (6,00 €/h standard: 90 min = 9,00 €); its tab's id."""
+    sid = facade.start_session(table, actor=STAFF)
+    clock.advance(minutes=minutes)
+    if stop:
+        facade.stop_session(sid, actor=STAFF)
+    with facade._hub.store.reader() as db:  # noqa: SLF001 - the test's own look at the rows
+        return int(db.scalar(select(Tab.id).where(Tab.session_id == sid)))
+
+
+def add_item(facade: HubFacade, tab_id: int, name: str, unit_cents: int, vat: int, quantity: int = 1, category: str = "drinks") -> None:
+    """An item on the tab as m1's Tabs will put it (a row of tab_items, copied product)."""
+    with facade._hub.store.session() as db:  # noqa: SLF001
+        db.add(
+            TabItem(
+                tab_id=tab_id,
+                name=name,
+                name_en=name,
+                category=category,
+                unit_cents=unit_cents,
+                vat_percent=vat,
+                quantity=quantity,
+                added_by=STAFF,
+            )
+        )
+
+
+def set_split(facade: HubFacade, tab_id: int, split: dict[str, Any]) -> None:
+    with facade._hub.store.session() as db:  # noqa: SLF001
+        db.get(Tab, tab_id).split = split
+
+
+def rows(facade: HubFacade) -> tuple:
+    """Everything a payment writes: to check that a refused one changed nothing."""
+    with facade._hub.store.reader() as db:  # noqa: SLF001
+        pays = [
+            (p.id, p.amount_cents, p.tendered_cents, p.change_cents, p.receipt_no, p.request_id)
+            for p in db.scalars(select(Payment).order_by(Payment.id))
+        ]
+        tabs = [(t.id, t.settled_at) for t in db.scalars(select(Tab).order_by(Tab.id))]
+        audits = db.scalar(select(func.count()).select_from(AuditEntry).where(AuditEntry.action.like("payment.%")))
+        return pays, tabs, audits

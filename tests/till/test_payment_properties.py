@@ -1,0 +1,148 @@
+"""Hypothesis properties of payments (issue 12, "must show" 1): a payment never exceeds what is owed
+without change recorded; the payments plus what is owed equal the bill, per VAT rate too; reversals
+bring every total back (paid, owed, status, settled_at). Pure rules first, then the writer on SQLite."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from broker.domain.money import tab_bill, vat_rows
+from broker.domain.payment_rules import MAX_AMOUNT_CENTS, PaymentRefused, check_payment, frozen_lines, negated
+from broker.domain.receipt import ReceiptLine
+from broker.hall.facade import HubFacade, ServiceError
+from tests.dashboard.conftest import FakeClock
+from tests.support.hub import running_service
+from tests.till.payments_support import MANAGER, STAFF, add_item, played_tab
+
+RATES = st.sampled_from([23, 19, 5])
+LINE = st.builds(
+    lambda cents, rate, n: ReceiptLine(f"vec {n}", f"thing {n}", 1, cents, cents, rate, "drinks"),
+    st.integers(1, 20_000),
+    RATES,
+    st.integers(0, 99),
+)
+
+
+@given(
+    owed=st.integers(-500, 50_000),
+    amount=st.one_of(st.integers(-(10**13), 10**13), st.floats(), st.text(max_size=5), st.none(), st.booleans()),
+    tendered=st.one_of(st.none(), st.integers(-(10**6), 10**8), st.floats(allow_nan=True)),
+    cash=st.booleans(),
+)
+def test_a_payment_never_exceeds_what_is_owed_and_change_is_what_was_over(owed, amount, tendered, cash):
+    try:
+        t = check_payment(amount, owed, cash=cash, tendered_cents=tendered, what="Pool 1")
+    except PaymentRefused:
+        return
+    assert isinstance(t.amount_cents, int) and 0 < t.amount_cents <= min(owed, MAX_AMOUNT_CENTS)
+    if cash:
+        assert t.tendered_cents is not None and t.change_cents == t.tendered_cents - t.amount_cents >= 0
+    else:
+        assert t.tendered_cents is None and t.change_cents == 0
+
+
+@given(lines=st.lists(LINE, min_size=1, max_size=8), cuts=st.lists(st.integers(1, 10_000), max_size=6))
+def test_payments_plus_owed_are_the_bill_and_the_receipts_add_up_per_rate(lines, cuts):
+    total = sum(x.amount_cents for x in lines)
+    frozen: list[ReceiptLine] = []
+    paid = 0
+    for cut in [*cuts, total]:  # some partial payments, then whatever is left
+        owed = total - paid
+        if owed <= 0:
+            break
+        amount = min(cut, owed)
+        got = frozen_lines(amount, lines, frozen, label="Pool 1", label_en="Pool 1")
+        assert sum(x.amount_cents for x in got) == amount
+        frozen += got
+        paid += amount
+        assert paid + (total - paid) == total
+        per_rate = {v.vat_percent: v.gross_cents for v in vat_rows(frozen)}
+        bill = {v.vat_percent: v.gross_cents for v in vat_rows(lines)}
+        assert all(0 <= per_rate.get(r, 0) <= g for r, g in bill.items())  # never more than the bill at any rate
+    assert {v.vat_percent: v.gross_cents for v in vat_rows(frozen)} == {v.vat_percent: v.gross_cents for v in vat_rows(lines)}
+    assert sum(x.amount_cents for x in frozen + negated(frozen)) == 0  # reversing all gives it all back
+
+
+@given(lines=st.lists(LINE, min_size=1, max_size=5), paid=st.lists(st.integers(1, 5_000), max_size=4), closed=st.booleans())
+def test_reversing_a_payment_gives_back_the_bill_it_had_before(lines, paid, closed):
+    base = [_ml(x) for x in lines]
+    before = tab_bill(base, sum(paid[:-1]), closed=closed)
+    after = tab_bill(base, sum(paid), closed=closed)
+    reversed_ = tab_bill(base, sum(paid) - (paid[-1] if paid else 0), closed=closed)
+    assert (reversed_.paid_cents, reversed_.owed_cents, reversed_.status) == (before.paid_cents, before.owed_cents, before.status)
+    assert after.owed_cents + after.paid_cents == after.total_cents
+
+
+def _ml(x: ReceiptLine):
+    from broker.domain.money import MoneyLine
+
+    return MoneyLine("item:1", x.description, x.description_en, x.quantity, x.unit_cents, x.amount_cents, x.vat_percent, x.category, 1)
+
+
+# --- the writer on SQLite: the same properties on real rows -------------------------------------
+
+STEP = st.one_of(
+    st.tuples(st.just("pay"), st.sampled_from(["cash", "card"]), st.integers(-100, 3000), st.integers(0, 2000)),
+    st.tuples(st.just("reverse"), st.integers(0, 5)),
+)
+
+
+@pytest.fixture(scope="module")
+def hall(mosquitto, tmp_path_factory):
+    from broker.storage.engine import open_store
+
+    url = f"sqlite:///{tmp_path_factory.mktemp('props') / 'lavos.db'}"
+    open_store(url).close()
+    clock = FakeClock()
+    with running_service(mosquitto, url, clock=clock, client_id=f"hub-{uuid.uuid4().hex[:10]}") as svc:
+        svc.watchdog.stop()
+        yield HubFacade(svc), clock
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(STEP, min_size=1, max_size=6), drink=st.integers(0, 900))
+def test_on_the_writer_payments_and_reversals_keep_every_total(hall, steps, drink):
+    facade, clock = hall
+    tab = played_tab(facade, clock, table="pool-04", minutes=60)  # 6,00 €
+    if drink:
+        add_item(facade, tab, "Pivo", drink, 19)
+    bill = facade.reads.tab_payments(tab).total_cents
+    snapshots = [facade.reads.tab_payments(tab)]
+    taken: list[int] = []
+    for step in steps:
+        view = facade.reads.tab_payments(tab)
+        try:
+            if step[0] == "pay":
+                _, method, amount, over = step
+                tendered = amount + over if method == "cash" else None
+                taken.append(facade.pay(tab, method, amount, tendered_cents=tendered, actor=STAFF).payment_id)
+                snapshots.append(view)
+            elif taken:
+                pid = taken[step[1] % len(taken)]
+                facade.reverse_payment(pid, "test vrátenia", actor=MANAGER)
+        except ServiceError:
+            assert facade.reads.tab_payments(tab) == view  # refused: nothing changed
+            continue
+        now = facade.reads.tab_payments(tab)
+        assert now.paid_cents + now.owed_cents == bill and now.owed_cents >= 0
+        live = [p for p in now.payments if p.reverses_id is None and p.reversed_by_no is None]
+        assert now.paid_cents == sum(p.amount_cents for p in live)
+        for p in now.payments:
+            assert p.change_cents == ((p.tendered_cents or p.amount_cents) - p.amount_cents if p.reverses_id is None else 0)
+        assert (now.settled_at is not None) == (now.status == "paid")
+    for pid in taken:  # give everything back: the tab is as it was before any payment
+        try:
+            facade.reverse_payment(pid, "všetko späť", actor=MANAGER)
+        except ServiceError:
+            pass  # reversed already
+    end, start = facade.reads.tab_payments(tab), snapshots[0]
+    assert (end.paid_cents, end.owed_cents, end.status, end.settled_at) == (
+        start.paid_cents,
+        start.owed_cents,
+        start.status,
+        start.settled_at,
+    )
