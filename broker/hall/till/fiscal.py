@@ -249,9 +249,8 @@ class Fiscal:
                 p = self._payment(db, payment_id)
                 if p.fiscal_state not in ("pending", "failed"):
                     raise FiscalRefusal(
-                        N_("Receipt no. %(receipt)s is %(state)s in eKasa: no paragón is needed."),
+                        N_("Receipt no. %(receipt)s needs no paragón: eKasa has it or will send it on its own."),
                         receipt=p.receipt_no or p.id,
-                        state=p.fiscal_state,
                     )
                 if p.at - at > timedelta(hours=1) or at - p.at > timedelta(hours=96):
                     raise FiscalRefusal(N_("The paragón's time must be near the time of the payment."))
@@ -274,11 +273,7 @@ class Fiscal:
             with self.h.store.session() as db:
                 p = self._payment(db, payment_id)
                 if p.fiscal_state not in ("failed", "pending", "paragon"):
-                    raise FiscalRefusal(
-                        N_("Receipt no. %(receipt)s is %(state)s in eKasa: nothing to send."),
-                        receipt=p.receipt_no or p.id,
-                        state=p.fiscal_state,
-                    )
+                    raise FiscalRefusal(N_("Receipt no. %(receipt)s has nothing to send to eKasa."), receipt=p.receipt_no or p.id)
                 was = p.fiscal_state
                 self._set(p, "paragon" if p.paragon_no else "pending")
                 record_audit(db, actor, "ekasa.retry", f"payment:{p.id}", {"was": was})
