@@ -191,3 +191,84 @@ def test_a_paragon_written_while_the_client_is_down_is_registered_as_one_when_it
     rec = sim.record(_ext(hub, pid))
     assert rec["request"]["kind"] == "paragon" and rec["request"]["data"]["paragonNumber"] == 17
     assert sim.count(_ext(hub, pid)) == 1
+
+
+@pytest.mark.lavos_process
+def test_a_hub_killed_9_between_send_and_answer_asks_before_sending_again(tmp_path, sim):
+    import os
+    import signal
+
+    from tests.support.driven import ask, start_driven
+
+    db_url = f"sqlite:///{tmp_path / 'hub.db'}"
+    sim.mode, sim.slow_s = "slow", 5.0  # stores it, answers long after the hub is dead
+    proc = start_driven("tests.till.fiscal_hub_proc", str(VENUE), db_url)
+    try:
+        assert ask(proc, f"ekasa {sim.url}") == "ok"
+        pid = int(ask(proc, "pay pool-02"))
+        wait_until(lambda: sim.count(f"lavos-lavos-{pid}") == 1, 10, "the send")
+        os.kill(proc.pid, signal.SIGKILL)  # between the send and its answer
+        proc.wait()
+    finally:
+        proc.kill()
+        proc.wait()
+    sim.mode = "success"
+    with running_hub(load_venue(VENUE), db_url) as h:
+        _tune(h)
+        assert fiscal(h, pid)[0] == "pending"
+        _state(h, pid, "registered")
+        time.sleep(0.5)
+    assert sim.count(f"lavos-lavos-{pid}") == 1
+
+
+def _open_alerts(hub, kind: str):
+    from broker.storage.alerts import open_alerts
+
+    with hub.store.reader() as db:
+        return [a.message for a in open_alerts(db) if a.kind == kind]
+
+
+def test_the_hall_is_alerted_when_eKasa_is_away_in_opening_hours_and_when_a_receipt_waits_too_long(db_url, sim):
+    from datetime import datetime, timedelta
+    from zoneinfo import ZoneInfo
+
+    now = [datetime(2026, 12, 1, 20, 0, tzinfo=ZoneInfo("Europe/Bratislava"))]
+    with running_hub(load_venue(VENUE), db_url, clock=lambda: now[0]) as h:
+        _tune(h)
+        f = h.till.fiscal
+        f.unreachable_alert_after, f.offline_alert_after = timedelta(minutes=5), timedelta(hours=24)
+        _on(h, sim)
+        sim.stop()
+        pid = pay(h, game_tab(h))
+        time.sleep(0.6)
+        assert _open_alerts(h, "ekasa_unreachable") == []  # not 5 minutes yet
+        now[0] += timedelta(minutes=6)
+        f._retry_at.clear()
+        wait_until(lambda: _open_alerts(h, "ekasa_unreachable"), 10, "the unreachable alert")
+        assert "paragóny" in _open_alerts(h, "ekasa_unreachable")[0]
+        sim.mode = "offline"
+        sim.start()
+        _state(h, pid, "offline")
+        wait_until(lambda: not _open_alerts(h, "ekasa_unreachable"), 10, "settled when it answers")
+        now[0] += timedelta(hours=25)
+        wait_until(lambda: _open_alerts(h, "ekasa_offline_overdue"), 10, "the overdue alert")
+        assert "1 doklad" in _open_alerts(h, "ekasa_offline_overdue")[0]
+        sim.back_online()
+        _state(h, pid, "registered")
+        wait_until(lambda: not _open_alerts(h, "ekasa_offline_overdue"), 10, "settled once sent")
+    assert sim.count(f"lavos-lavos-{pid}") == 1
+
+
+def test_no_unreachable_alert_when_the_hall_is_closed(db_url, sim):
+    from datetime import datetime, timedelta
+    from zoneinfo import ZoneInfo
+
+    now = [datetime(2026, 12, 1, 10, 0, tzinfo=ZoneInfo("Europe/Bratislava"))]  # opens at 16:00
+    with running_hub(load_venue(VENUE), db_url, clock=lambda: now[0]) as h:
+        _tune(h)
+        h.till.fiscal.unreachable_alert_after = timedelta(0)
+        _on(h, sim)
+        sim.stop()
+        wait_until(lambda: h.till.fiscal.health().reachable is False, 10, "seen unreachable")
+        time.sleep(0.5)
+        assert _open_alerts(h, "ekasa_unreachable") == []
