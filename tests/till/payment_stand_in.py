@@ -26,25 +26,18 @@ def game_tab(hub, table: str = "pool-01") -> int:
         return db.scalar(select(Tab.id).where(Tab.session_id == session))
 
 
-def pay(hub, tab_id: int, lines=(TIME, DRINK), *, method: str = "cash", tendered: int | None = None, staff: str = "jana") -> int:
-    """A payment of the lines' sum on the tab; its id."""
-    amount = sum(x.amount_cents for x in lines)
+def _record(hub, fields) -> int:
+    """On the writer: add the payment `fields(db)` describes, tell Fiscal in its transaction, commit, run the effects."""
 
     def run() -> int:
         after = AfterCommit()
         with hub.store.session() as db:
             now = hub.clock()
             p = Payment(
-                tab_id=tab_id,
-                method=method,
-                amount_cents=amount,
-                tendered_cents=tendered,
-                change_cents=(tendered - amount) if tendered else 0,
-                staff=staff,
                 at=now,
                 business_day=hub.till.days.day_for(db, now),
                 receipt_no=(db.scalar(select(func.max(Payment.receipt_no))) or 0) + 1,
-                lines=lines_json(lines),
+                **fields(db),
             )
             db.add(p)
             db.flush()
@@ -54,45 +47,44 @@ def pay(hub, tab_id: int, lines=(TIME, DRINK), *, method: str = "cash", tendered
         return pid
 
     return hub._write(run)
+
+
+def pay(hub, tab_id: int, lines=(TIME, DRINK), *, method: str = "cash", tendered: int | None = None, staff: str = "jana") -> int:
+    """A payment of the lines' sum on the tab; its id."""
+    amount = sum(x.amount_cents for x in lines)
+    change = (tendered - amount) if tendered else 0
+    return _record(
+        hub,
+        lambda db: dict(
+            tab_id=tab_id,
+            method=method,
+            amount_cents=amount,
+            tendered_cents=tendered,
+            change_cents=change,
+            staff=staff,
+            lines=lines_json(lines),
+        ),
+    )
 
 
 def reverse(hub, payment_id: int, *, reason: str = "vrátené", staff: str = "boss") -> int:
     """A manager's reversal of a payment: the opposite sign, naming it; its id."""
 
-    def run() -> int:
-        after = AfterCommit()
-        with hub.store.session() as db:
-            orig = db.get(Payment, payment_id)
-            now = hub.clock()
-            # The original's lines negated (lines_json refuses negative VAT today; m2 decides the shape).
-            lines = {
-                "lines": [
-                    {**x, "unit_cents": x["unit_cents"] and -x["unit_cents"], "amount_cents": -x["amount_cents"]}
-                    for x in orig.lines["lines"]
-                ],
-                "vat": [{**v, "gross_cents": -v["gross_cents"], "vat_cents": -v["vat_cents"]} for v in orig.lines["vat"]],
-            }
-            p = Payment(
-                tab_id=orig.tab_id,
-                method=orig.method,
-                amount_cents=-orig.amount_cents,
-                change_cents=0,
-                staff=staff,
-                at=now,
-                business_day=hub.till.days.day_for(db, now),
-                reverses_id=orig.id,
-                reason=reason,
-                receipt_no=(db.scalar(select(func.max(Payment.receipt_no))) or 0) + 1,
-                lines=lines,
-            )
-            db.add(p)
-            db.flush()
-            hub.till.fiscal.payment_recorded(db, p, after)
-            pid = p.id
-        after.run()
-        return pid
+    def fields(db) -> dict:
+        orig = db.get(Payment, payment_id)
+        # The original's lines negated (lines_json refuses negative VAT today; m2 decides the shape).
+        lines = {
+            "lines": [
+                {**x, "unit_cents": x["unit_cents"] and -x["unit_cents"], "amount_cents": -x["amount_cents"]} for x in orig.lines["lines"]
+            ],
+            "vat": [{**v, "gross_cents": -v["gross_cents"], "vat_cents": -v["vat_cents"]} for v in orig.lines["vat"]],
+        }
+        return dict(
+            tab_id=orig.tab_id, method=orig.method, amount_cents=-orig.amount_cents, change_cents=0, staff=staff,
+            reverses_id=orig.id, reason=reason, lines=lines,
+        )  # fmt: skip
 
-    return hub._write(run)
+    return _record(hub, fields)
 
 
 def fiscal(hub, payment_id: int) -> tuple[str, str | None, dict]:
