@@ -32,6 +32,8 @@ STATE_LABELS = {
     "failed": N_("refused"),
     "paragon": N_("paragón, to be registered"),
 }
+# The client's own internet link to the tax authority (Portos' connectivity states).
+INTERNET = {"Up": N_("working"), "Down": N_("down"), "Unknown": N_("unknown")}
 
 
 def _page(request: Request, hub: HubFacade, user: Staff, *, status: int = 200, **extra: Any) -> Response:
@@ -79,7 +81,9 @@ def save_settings(
         if action == "test":
             s = hub.ekasa_test_connection(url=url, timeout_s=timeout)
             if s.reachable:  # type: ignore[attr-defined]
-                note = gettext("eKasa answers; its internet connection: %(state)s.") % {"state": s.internet}  # type: ignore[attr-defined]
+                note = gettext("eKasa answers; its internet connection: %(state)s.") % {
+                    "state": gettext(INTERNET.get(s.internet or "Unknown", INTERNET["Unknown"]))
+                }  # type: ignore[attr-defined]
                 return _page(request, hub, user, form=form, tested=("ok", note))
             note = gettext("eKasa does not answer at this address: %(why)s") % {"why": s.detail}  # type: ignore[attr-defined]
             return _page(request, hub, user, form=form, tested=("error", note))
