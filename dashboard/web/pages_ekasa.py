@@ -79,13 +79,12 @@ def save_settings(
         )
     try:
         if action == "test":
-            s = hub.ekasa_test_connection(url=url, timeout_s=timeout)
-            if s.reachable:  # type: ignore[attr-defined]
-                note = gettext("eKasa answers; its internet connection: %(state)s.") % {
-                    "state": gettext(INTERNET.get(s.internet or "Unknown", INTERNET["Unknown"]))
-                }  # type: ignore[attr-defined]
+            s = hub.ekasa_test_connection(url=url, timeout_s=timeout)  # broker.adapters.ekasa.ClientStatus
+            if getattr(s, "reachable", False):
+                internet = INTERNET.get(getattr(s, "internet", None) or "Unknown", INTERNET["Unknown"])
+                note = gettext("eKasa answers; its internet connection: %(state)s.") % {"state": gettext(internet)}
                 return _page(request, hub, user, form=form, tested=("ok", note))
-            note = gettext("eKasa does not answer at this address: %(why)s") % {"why": s.detail}  # type: ignore[attr-defined]
+            note = gettext("eKasa does not answer at this address: %(why)s") % {"why": getattr(s, "detail", "")}
             return _page(request, hub, user, form=form, tested=("error", note))
         hub.ekasa_save_settings(
             enabled=enabled == "on", url=url, timeout_s=timeout, cash_register_code=cash_register_code, actor=user.username
