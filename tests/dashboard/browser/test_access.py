@@ -34,6 +34,7 @@ STAFF_PAGES = {
     "/foosball/tables",
     "/events",
     "/account/password",
+    "/ekasa",  # eKasa (issue 12, m4)
 }
 STAFF_ACTIONS = {
     "/tables/{table_id}/start",
@@ -51,6 +52,7 @@ STAFF_ACTIONS = {
     "/tables/{table_id}/light",
     "/foosball/{table}/checkin",
     "/foosball/{table}/checkout",
+    "/ekasa/receipts/{payment_id}/paragon",  # eKasa (issue 12, m4)
 }
 MANAGER_PAGES = {
     "/members",
@@ -82,6 +84,8 @@ MANAGER_ACTIONS = {
     "/users/{username}/tokens/{token_id}/revoke",
     "/users/{username}/sessions/{session_id}/end",
     "/users/{username}/sessions/end",
+    "/ekasa/settings",  # eKasa (issue 12, m4)
+    "/ekasa/receipts/{payment_id}/retry",
 }
 # Query strings a page needs to answer at all (capture waits for a card tap: not for long here).
 QUERIES = {"/members/{member_id}/capture": "?table=foos-01&wait=0.1", "/reports/{name}.csv": ""}
@@ -113,6 +117,7 @@ def samples(lavos: LavosServer) -> dict[str, str]:
         "name": "revenue",
         "username": STAFF,
         "token_id": "1",
+        "payment_id": "1",  # eKasa (issue 12, m4): no payment needed, the page answers "gone"
     }
 
 
