@@ -13,6 +13,7 @@ from broker.compose import running_hub
 from broker.domain.venue import load_venue
 from broker.hall.read_models import HallReads
 from broker.hall.till.fiscal import EkasaSettings, FiscalRefusal, external_id
+from broker.storage.models import AuditEntry
 from tests.support.ekasa_sim import EkasaSimulator
 from tests.support.hub import VENUE
 from tests.support.waiting import wait_until
@@ -192,7 +193,14 @@ def test_a_paragon_written_while_the_client_is_down_is_registered_as_one_when_it
     with pytest.raises(FiscalRefusal):
         hub.till.fiscal.record_paragon(pid, "12a", hub.clock(), actor="jana")
     hub.till.fiscal.record_paragon(pid, "17", hub.clock(), actor="jana")
+    hub.till.fiscal.record_paragon(pid, "17", hub.clock(), actor="jana")  # a double tap: the same, once
     assert fiscal(hub, pid)[0] == "paragon"
+    other = pay(hub, game_tab(hub, "pool-02"))
+    with pytest.raises(FiscalRefusal, match="already recorded"):
+        hub.till.fiscal.record_paragon(other, "17", hub.clock(), actor="jana")  # one pad number, one sale
+    assert fiscal(hub, other)[0] == "pending"
+    with hub.store.reader() as db:
+        assert db.query(AuditEntry).filter(AuditEntry.action == "ekasa.paragon").count() == 1
     sim.start()
     _state(hub, pid, "registered")
     rec = sim.record(_ext(hub, pid))

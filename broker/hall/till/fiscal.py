@@ -247,6 +247,15 @@ class Fiscal:
             after = AfterCommit()
             with self.h.store.session() as db:
                 p = self._payment(db, payment_id)
+                if p.fiscal_state == "paragon" and p.paragon_no == str(n):
+                    return  # the same form again (a double tap): already recorded
+                other = db.scalar(select(Payment).where(Payment.paragon_no == str(n), Payment.id != p.id).limit(1))
+                if other is not None:
+                    raise FiscalRefusal(
+                        N_("Paragón no. %(number)s is already recorded for receipt no. %(receipt)s."),
+                        number=n,
+                        receipt=other.receipt_no or other.id,
+                    )
                 if p.fiscal_state not in ("pending", "failed"):
                     raise FiscalRefusal(
                         N_("Receipt no. %(receipt)s needs no paragón: eKasa has it or will send it on its own."),
