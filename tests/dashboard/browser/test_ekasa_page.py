@@ -72,8 +72,8 @@ def _pending_payment(lavos, table: str) -> tuple[int, int]:  # type: ignore[no-u
         store.close()
 
 
-@pytest.mark.parametrize(("size", "table"), [("tablet", "pool-05"), ("phone", "pool-06")])
-def test_settings_test_connection_and_a_paragon_while_eKasa_is_down(lavos, open_page, sim, size, table):
+@pytest.mark.parametrize(("size", "table", "number"), [("tablet", "pool-05", 17), ("phone", "pool-06", 18)])
+def test_settings_test_connection_and_a_paragon_while_eKasa_is_down(lavos, open_page, sim, size, table, number):
     viewport = TABLET if size == "tablet" else PHONE
     boss = open_page(viewport, mobile=size == "phone")
     before = lavos.api("GET", "/api/ekasa/settings", MANAGER)  # the first run leaves it on
@@ -122,19 +122,19 @@ def test_settings_test_connection_and_a_paragon_while_eKasa_is_down(lavos, open_
     assert "predtlačené" in row.locator(".form-error").inner_text()
     assert row.locator("input[name=number]").input_value() == "17x"
 
-    row.locator("input[name=number]").fill("17")
+    row.locator("input[name=number]").fill(str(number))
     with bar.expect_navigation():
         row.locator("button[type=submit]").tap()
-    assert "Paragón č. 17 je zapísaný" in bar.locator(".flash").inner_text()
+    assert f"Paragón č. {number} je zapísaný" in bar.locator(".flash").inner_text()
     row = bar.locator(f"li.ekasa-receipt[data-payment='{pid}']")
-    assert "paragón, čaká na zaevidovanie" in row.inner_text() and "Paragón č. 17" in row.inner_text()
+    assert "paragón, čaká na zaevidovanie" in row.inner_text() and f"Paragón č. {number}" in row.inner_text()
     _fits(bar, viewport["width"])
 
     sim.start()  # back: the server's follow-up registers the paragón by itself
     ext = f"lavos-lavos-{pid}"
     wait_until(lambda: sim.count(ext) == 1, 30, "the paragón registered")
     rec = sim.record(ext)
-    assert rec["request"]["kind"] == "paragon" and rec["request"]["data"]["paragonNumber"] == 17
+    assert rec["request"]["kind"] == "paragon" and rec["request"]["data"]["paragonNumber"] == number
 
     def gone() -> bool:
         bar.reload()
@@ -143,4 +143,9 @@ def test_settings_test_connection_and_a_paragon_while_eKasa_is_down(lavos, open_
     wait_until(gone, 20, "the receipt off the list", interval=0.5)
     time.sleep(1)
     assert sim.count(ext) == 1
-    unfold_menu(bar)  # the phone menu still opens over the page
+    assert "Všetky bloky sú zaevidované" in bar.locator("#ekasa-none").inner_text()
+    unfold_menu(bar)  # English: the phone folds the language behind the menu
+    with bar.expect_navigation():
+        bar.locator("form.lang button[value=en]").tap()
+    assert bar.locator("#ekasa-none").inner_text() == "Every receipt is registered."
+    assert bar.locator("#ekasa-receipts-h").inner_text() == "Receipts not registered yet"
