@@ -54,6 +54,10 @@ class EkasaSimulator:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def running(self) -> bool:
+        return self._server is not None
+
     def start(self) -> EkasaSimulator:
         sim = self
 

@@ -50,14 +50,14 @@ def test_every_payment_is_registered_exactly_once_whatever_the_client_does(steps
                     elif mode == "restart":
                         sim.restart()
                     else:
-                        if sim._server is None:
+                        if not sim.running:
                             sim.start()
                         sim.mode = mode
                     paid += [pay(hub, tab, (DRINK,)) for _ in range(n)]
                     time.sleep(0.4)
                 paid.append(pay(hub, tab, (DRINK,)))
                 # It behaves again: up, answering, everything stored offline sent; refused ones sent again.
-                if sim._server is None:
+                if not sim.running:
                     sim.start()
                 sim.mode = "success"
                 sim.back_online()
