@@ -228,3 +228,38 @@ def open_after_closing(table: str) -> AlertSpec:
         "po záverečnej sa na stole stále hrá",
         "a game is still running after closing time",
     )
+
+
+# -- eKasa (broker.hall.till.fiscal): hall alerts, no table --------------------------------------
+
+
+def ekasa_unreachable_key() -> str:
+    return "ekasa_unreachable"
+
+
+def ekasa_offline_overdue_key() -> str:
+    return "ekasa_offline_overdue"
+
+
+def ekasa_unreachable(minutes: int) -> AlertSpec:
+    return AlertSpec(
+        "ekasa_unreachable",
+        ekasa_unreachable_key(),
+        None,
+        "critical",
+        f"eKasa neodpovedá už {minutes} min: bloky sa neevidujú, pri výpadku píšte paragóny",
+        f"eKasa has not answered for {minutes} min: receipts are not being registered; write paragóny while it is down",
+    )
+
+
+def ekasa_offline_overdue(count: int, hours: int) -> AlertSpec:
+    word = "doklad" if count == 1 else "doklady" if 2 <= count <= 4 else "dokladov"
+    return AlertSpec(
+        "ekasa_offline_overdue",
+        ekasa_offline_overdue_key(),
+        None,
+        "warning",
+        f"{count} {word} v eKase čaká na odoslanie už {hours} h (zákon dáva 96 h): skontrolujte internet pokladnice",
+        f"{count} {'receipt has' if count == 1 else 'receipts have'} been waiting in eKasa to be sent for {hours} h "
+        "(the law allows 96 h): check the till's internet",
+    )

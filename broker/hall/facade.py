@@ -388,3 +388,47 @@ class HubFacade:
             raise ServiceError.like(e) from None
 
     # -- till: eKasa, paragóny, its settings (broker.hall.till.fiscal) ----------------------------
+
+    # Refusals of broker.hall.till.fiscal come out as ServiceError, as the hub's own do.
+
+    @store_call
+    def ekasa_save_settings(
+        self, *, enabled: bool, url: str, timeout_s: float, cash_register_code: str, actor: str
+    ) -> object:  # broker.hall.till.fiscal.EkasaSettings
+        """The manager's eKasa settings (off by default), audited; the follow-up uses them at once."""
+        from broker.hall.till.fiscal import EkasaSettings, FiscalRefusal
+
+        s = EkasaSettings(enabled=enabled, url=url, timeout_s=timeout_s, cash_register_code=cash_register_code)
+        try:
+            return self._hub.till.fiscal.save_settings(s, actor=actor)
+        except FiscalRefusal as e:
+            raise ServiceError.like(e) from None
+
+    def ekasa_test_connection(self, *, url: str, timeout_s: float) -> object:  # broker.adapters.ekasa.ClientStatus
+        """Ask the eKasa client at `url` how it is (on the caller's thread, not the writer's)."""
+        from broker.hall.till.fiscal import EkasaSettings, FiscalRefusal
+
+        try:
+            return self._hub.till.fiscal.test_connection(EkasaSettings(url=url, timeout_s=timeout_s))
+        except FiscalRefusal as e:
+            raise ServiceError.like(e) from None
+
+    @store_call
+    def ekasa_record_paragon(self, payment_id: int, number: str, at, *, actor: str) -> None:
+        """A hand-written paragón for a payment the client could not take; registered as one later. Audited."""
+        from broker.hall.till.fiscal import FiscalRefusal
+
+        try:
+            self._hub.till.fiscal.record_paragon(payment_id, number, at, actor=actor)
+        except FiscalRefusal as e:
+            raise ServiceError.like(e) from None
+
+    @store_call
+    def ekasa_retry(self, payment_id: int, *, actor: str) -> None:
+        """A manager sends a failed receipt again (after fixing the cause). Audited."""
+        from broker.hall.till.fiscal import FiscalRefusal
+
+        try:
+            self._hub.till.fiscal.retry(payment_id, actor=actor)
+        except FiscalRefusal as e:
+            raise ServiceError.like(e) from None

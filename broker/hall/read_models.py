@@ -592,3 +592,90 @@ class HallReads:
         return self._hub.till.days.days(limit)
 
     # -- till: eKasa ---------------------------------------------------------------------------
+
+    @store_call
+    def ekasa_settings(self) -> EkasaSettingsView:
+        s = self._hub.till.fiscal.settings
+        return EkasaSettingsView(s.enabled, s.url, s.timeout_s, s.cash_register_code)
+
+    def ekasa_health(self) -> EkasaHealthView:
+        h = self._hub.till.fiscal.health()
+        return EkasaHealthView(self._hub.till.fiscal.settings.enabled, h.reachable, h.unreachable_since, h.last_error)
+
+    @store_call
+    def ekasa_unregistered(self, limit: int = 500) -> list[FiscalReceiptView]:
+        """Receipts not registered in eKasa yet (pending, offline, failed, paragón), oldest first."""
+        from broker.hall.till.fiscal import UNREGISTERED
+        from broker.storage.models import Payment, Tab
+
+        q = (
+            select(Payment, Tab.table_id)
+            .join(Tab, Tab.id == Payment.tab_id)
+            .where(Payment.fiscal_state.in_(UNREGISTERED))
+            .order_by(Payment.id)
+            .limit(limit)
+        )
+        with self._store.reader() as db:
+            out = []
+            for p, table in db.execute(q).all():
+                d = p.fiscal_detail or {}
+                since = d.get("offline_since") or d.get("since")
+                method = self.venue.till.method(p.method)
+                out.append(
+                    FiscalReceiptView(
+                        payment_id=p.id,
+                        receipt_no=p.receipt_no,
+                        amount_cents=p.amount_cents,
+                        method=method.name if method else p.method,
+                        method_en=(method.name_en or method.name) if method else p.method,
+                        staff=p.staff,
+                        at=p.at,
+                        table=self.tables[table].name if table in self.tables else None,
+                        state=p.fiscal_state,
+                        since=datetime.fromisoformat(since) if since else p.at,
+                        error=d.get("error"),
+                        okp=d.get("okp"),
+                        paragon_no=p.paragon_no,
+                        paragon_at=p.paragon_at,
+                        reversal=p.reverses_id is not None,
+                    )
+                )
+            return out
+
+
+# --- till: eKasa (value types of the section above) -----------------------------------------
+
+
+@dataclass(frozen=True)
+class EkasaSettingsView:
+    enabled: bool
+    url: str
+    timeout_s: float
+    cash_register_code: str
+
+
+@dataclass(frozen=True)
+class EkasaHealthView:
+    enabled: bool
+    reachable: bool | None  # None: not asked yet since the hub started
+    unreachable_since: datetime | None
+    last_error: str | None
+
+
+@dataclass(frozen=True)
+class FiscalReceiptView:
+    payment_id: int
+    receipt_no: int | None
+    amount_cents: int
+    method: str
+    method_en: str
+    staff: str
+    at: datetime
+    table: str | None  # None: a walk-in tab
+    state: str  # pending, offline, failed, paragon
+    since: datetime  # pending since / offline since
+    error: str | None
+    okp: str | None
+    paragon_no: str | None
+    paragon_at: datetime | None
+    reversal: bool

@@ -39,6 +39,7 @@ STAFF_PAGES = {
     "/day/figures",
     "/tabs/{tab_id}/pay",
     "/receipts/{payment_id}",
+    "/ekasa",  # eKasa (issue 12, m4)
 }
 STAFF_ACTIONS = {
     "/tables/{table_id}/start",
@@ -60,6 +61,7 @@ STAFF_ACTIONS = {
     "/day/close",
     "/tabs/{tab_id}/pay",
     "/receipts/{payment_id}/print",
+    "/ekasa/receipts/{payment_id}/paragon",  # eKasa (issue 12, m4)
 }
 MANAGER_PAGES = {
     "/members",
@@ -95,6 +97,8 @@ MANAGER_ACTIONS = {
     "/users/{username}/tokens/{token_id}/revoke",
     "/users/{username}/sessions/{session_id}/end",
     "/users/{username}/sessions/end",
+    "/ekasa/settings",  # eKasa (issue 12, m4)
+    "/ekasa/receipts/{payment_id}/retry",
 }
 # Query strings a page needs to answer at all (capture waits for a card tap: not for long here).
 QUERIES = {"/members/{member_id}/capture": "?table=foos-01&wait=0.1", "/reports/{name}.csv": ""}

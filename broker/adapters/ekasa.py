@@ -1,0 +1,292 @@
+"""eKasa: the certified client that registers a sale with the tax authority, and its one
+implementation, NineDigit Portos eKasa's local REST API (it runs on the till machine).
+
+NOT RUN AGAINST A REAL PORTOS INSTALL: no certified device is reachable where this was written.
+It was built from NineDigit's public material and tested against tests/support/ekasa_sim.py,
+a simulator of the same shapes. What is documented and what is assumed:
+
+Documented (ekasa.ninedigit.sk "Web API quick start"; NineDigit's public client libraries
+ninedigit/ekasa-clientphp and ninedigit/ninedigit-ekasa-quickstart):
+- base address `http://localhost:3010`, the API under `/api`; JSON, UTF-8;
+- `POST /api/v1/requests/receipts/cash_register` with
+  `{"request": {"data": {"items": [...], "payments": [...], "cashRegisterCode": ...}, "externalId": ...}, "print": ...}`;
+  an item: type (Positive, Returned, Discount, ...), name (≤ 255 characters, no control
+  characters), price (2 decimals, = unitPrice × quantity), unitPrice (6 decimals), quantity
+  {amount (4 decimals), unit}, vatRate, referenceReceiptId (the original receipt's id, or its OKP
+  when it has none, on a Returned/Correction item); ≤ 500 items; a payment {name, amount}, change
+  given back as a negative payment; externalId ≤ 40 characters;
+- the answer: `isSuccessful` true (registered online: `response.data.id`), false (the eKasa
+  system refused: `error {message, code}`), null (stored offline in the CHDU, not yet sent:
+  `request.data.okp` stands in for the id);
+- errors as RFC 7807 problem details {type, title, status, detail, code}, validation errors with
+  an `errors` map; codes such as -900 (validation), -104 (receipt not found);
+- a paragón is a receipt of type Paragon with `paragonNumber` (1 to 4294967295) and `issueDate`
+  (ISO 8601, when it was written by hand);
+- `GET /api/v1/connectivity/status` → {requestDate, state: Up | Down | Unknown}.
+
+ASSUMED (not found in the material reachable here; check against a real install):
+- the paragón's path, by analogy with cash_register: `POST /api/v1/requests/receipts/paragon`;
+- looking a request up by its externalId: `GET /api/v1/requests/receipts?externalId=<id>`,
+  answering the same shape as the registration (its current state: a request stored offline
+  turns isSuccessful true once sent), or 404 / code -104 when the client has no such request;
+- VAT rates are sent as the venue's percent ("23.00", "19.00", "5.00": the 2025 rates).
+
+The adapter never decides whether to send again: it says what happened (Registered, or
+`Unreachable` when the outcome is unknown: a timeout, a refused connection, a 5xx) and the
+follow-up (broker.hall.till.fiscal) asks by externalId before it sends again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal, Protocol
+
+import httpx
+
+from broker.domain.receipt import ReceiptLine
+
+MAX_ITEMS = 500
+MAX_NAME = 255
+MAX_EXTERNAL_ID = 40
+MAX_PARAGON_NUMBER = 4294967295
+DEFAULT_URL = "http://localhost:3010"
+RECEIPT_NOT_FOUND = -104
+_CONTROL = re.compile(r"[\x00-\x09\x0b\x0c\x0e-\x1f\x7f]")
+
+Outcome = Literal["registered", "offline", "failed"]
+
+
+class Unreachable(Exception):
+    """The client did not answer, or answered 5xx: whether it registered the receipt is unknown."""
+
+    def __init__(self, why: str, *, server_error: bool = False) -> None:
+        super().__init__(why)
+        self.why = why
+        self.server_error = server_error
+
+
+class Unsendable(ValueError):
+    """The receipt cannot be put in the API's shape (e.g. more than 500 items): failed, with why."""
+
+
+@dataclass(frozen=True)
+class Item:
+    type: str  # Positive, Discount, Returned
+    name: str
+    price_cents: int
+    quantity: int
+    vat_percent: int
+    reference_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ReceiptRequest:
+    """One registration request: a cash-register receipt, or a paragón written by hand."""
+
+    external_id: str
+    items: tuple[Item, ...]
+    payments: tuple[tuple[str, int], ...]  # (name, cents); change as a negative one
+    cash_register_code: str = ""
+    paragon_number: int | None = None
+    paragon_at: datetime | None = None
+
+    @property
+    def kind(self) -> str:
+        return "paragon" if self.paragon_number is not None else "cash_register"
+
+
+@dataclass(frozen=True)
+class Registration:
+    """What the client says of a request: registered (id), stored offline (okp), or refused (why)."""
+
+    outcome: Outcome
+    receipt_id: str | None = None
+    okp: str | None = None
+    error: str | None = None
+    code: int | None = None
+
+
+@dataclass(frozen=True)
+class ClientStatus:
+    reachable: bool
+    internet: str | None = None  # Up, Down, Unknown (the client's own link to the tax authority)
+    detail: str | None = None
+
+
+class EkasaClient(Protocol):
+    """A certified eKasa client (the till side); blocking calls, run off the hub's writer."""
+
+    def register(self, request: ReceiptRequest) -> Registration: ...
+
+    def lookup(self, external_id: str) -> Registration | None:
+        """What the client has for this externalId; None: it has no such request (safe to send)."""
+        ...
+
+    def status(self) -> ClientStatus: ...
+
+
+# --- the receipt in the API's shape ------------------------------------------------------------
+
+
+def clean_name(name: str) -> str:
+    """A product name as the API takes it: no control characters, at most 255 characters, not empty."""
+    return (_CONTROL.sub(" ", name).strip() or "-")[:MAX_NAME]
+
+
+def items_of(lines: Sequence[ReceiptLine], *, refund_of: str | None = None) -> tuple[Item, ...]:
+    """The receipt's items: a sale's lines Positive (a negative line, a void or a discount, as
+    Discount); a refund's lines Returned, naming the original receipt. Zero lines are left out."""
+    out = []
+    for line in lines:
+        if line.amount_cents == 0:
+            continue
+        if refund_of is not None:
+            kind = "Returned" if line.amount_cents < 0 else "Positive"
+        else:
+            kind = "Positive" if line.amount_cents > 0 else "Discount"
+        out.append(
+            Item(
+                type=kind,
+                name=clean_name(line.description),
+                price_cents=line.amount_cents,
+                quantity=max(1, line.quantity),
+                vat_percent=line.vat_percent,
+                reference_id=refund_of if kind == "Returned" else None,
+            )
+        )
+    if not out:
+        raise Unsendable("the receipt has no lines")
+    if len(out) > MAX_ITEMS:
+        raise Unsendable(f"the receipt has {len(out)} lines; eKasa takes at most {MAX_ITEMS}")
+    return tuple(out)
+
+
+def _eur(cents: int) -> str:
+    sign = "-" if cents < 0 else ""
+    return f"{sign}{abs(cents) // 100}.{abs(cents) % 100:02d}"
+
+
+def _unit_price(price_cents: int, quantity: int) -> str:
+    # price = unitPrice × quantity to the cent; 6 decimals say it exactly for any whole quantity
+    # up to 10^4 (a price that does not divide is rounded at the 6th decimal, below a cent).
+    micro = round(price_cents * 10_000 / quantity)  # in millionths of a euro
+    sign = "-" if micro < 0 else ""
+    return f"{sign}{abs(micro) // 1_000_000}.{abs(micro) % 1_000_000:06d}"
+
+
+def request_body(req: ReceiptRequest) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "items": [
+            {
+                "type": i.type,
+                "name": i.name,
+                "price": _eur(i.price_cents),
+                "unitPrice": _unit_price(i.price_cents, i.quantity),
+                "quantity": {"amount": f"{i.quantity}.0000", "unit": "x"},
+                "vatRate": f"{i.vat_percent}.00",
+                **({"referenceReceiptId": i.reference_id} if i.reference_id else {}),
+            }
+            for i in req.items
+        ],
+        "payments": [{"name": name, "amount": _eur(cents)} for name, cents in req.payments],
+    }
+    if req.cash_register_code:
+        data["cashRegisterCode"] = req.cash_register_code
+    if req.paragon_number is not None:
+        data["paragonNumber"] = req.paragon_number
+        data["issueDate"] = req.paragon_at.isoformat() if req.paragon_at else None
+    return {"request": {"data": data, "externalId": req.external_id}, "print": None}
+
+
+def registration_of(doc: dict[str, Any]) -> Registration:
+    """The client's answer to a registration (or a look-up) as a Registration."""
+    ok = doc.get("isSuccessful")
+    request = (doc.get("request") or {}).get("data") or {}
+    if ok is True:
+        response = (doc.get("response") or {}).get("data") or {}
+        return Registration("registered", receipt_id=response.get("id"), okp=request.get("okp"))
+    if ok is None:
+        return Registration("offline", okp=request.get("okp"))
+    error = doc.get("error") or {}
+    return Registration("failed", error=str(error.get("message") or "refused by the eKasa system"), code=error.get("code"))
+
+
+def problem_text(doc: Any, status: int) -> tuple[str, int | None]:
+    """The reason of an RFC 7807 problem answer, its field errors included."""
+    if not isinstance(doc, dict):
+        return f"HTTP {status}", None
+    parts = [str(doc.get("title") or doc.get("detail") or f"HTTP {status}")]
+    errors = doc.get("errors")
+    if isinstance(errors, dict):
+        parts += [f"{field}: {'; '.join(map(str, msgs if isinstance(msgs, list) else [msgs]))}" for field, msgs in errors.items()]
+    code = doc.get("code")
+    return " — ".join(parts), code if isinstance(code, int) else None
+
+
+# --- Portos -------------------------------------------------------------------------------------
+
+
+class PortosClient:
+    """NineDigit Portos eKasa over HTTP (see the module docstring for what is assumed)."""
+
+    def __init__(self, url: str = DEFAULT_URL, *, timeout_s: float = 10.0, transport: httpx.BaseTransport | None = None) -> None:
+        self._http = httpx.Client(
+            base_url=url.rstrip("/") + "/api",
+            timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 3.0)),
+            headers={"Accept": "application/json"},
+            transport=transport,
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def _call(self, method: str, path: str, **kw: Any) -> httpx.Response:
+        try:
+            r = self._http.request(method, path, **kw)
+        except httpx.TimeoutException as e:
+            raise Unreachable(f"timeout: {type(e).__name__}") from e
+        except httpx.HTTPError as e:
+            raise Unreachable(f"{type(e).__name__}: {e}") from e
+        if r.status_code >= 500:
+            raise Unreachable(f"HTTP {r.status_code}: {problem_text(_json(r), r.status_code)[0]}", server_error=True)
+        return r
+
+    def register(self, request: ReceiptRequest) -> Registration:
+        r = self._call("POST", f"/v1/requests/receipts/{request.kind}", json=request_body(request))
+        doc = _json(r)
+        if r.status_code >= 400:
+            why, code = problem_text(doc, r.status_code)
+            return Registration("failed", error=why, code=code)
+        if not isinstance(doc, dict):
+            raise Unreachable(f"HTTP {r.status_code}: not a JSON answer")
+        return registration_of(doc)
+
+    def lookup(self, external_id: str) -> Registration | None:
+        r = self._call("GET", "/v1/requests/receipts", params={"externalId": external_id})
+        doc = _json(r)
+        if r.status_code == 404 or (isinstance(doc, dict) and doc.get("code") == RECEIPT_NOT_FOUND):
+            return None
+        if r.status_code >= 400 or not isinstance(doc, dict):
+            # Neither "have it" nor "do not have it": sending now could register twice.
+            raise Unreachable(f"look-up answered HTTP {r.status_code}: {problem_text(doc, r.status_code)[0]}")
+        return registration_of(doc)
+
+    def status(self) -> ClientStatus:
+        try:
+            r = self._call("GET", "/v1/connectivity/status")
+        except Unreachable as e:
+            return ClientStatus(False, detail=e.why)
+        doc = _json(r)
+        if r.status_code >= 400 or not isinstance(doc, dict):
+            return ClientStatus(False, detail=problem_text(doc, r.status_code)[0])
+        return ClientStatus(True, internet=str(doc.get("state") or "Unknown"))
+
+
+def _json(r: httpx.Response) -> Any:
+    try:
+        return r.json()
+    except ValueError:
+        return None

@@ -1,0 +1,112 @@
+"""eKasa: the receipts not registered yet (staff), a hand-written paragón, the manager's settings.
+
+Each route calls the same facade method as its page (dashboard/web/pages_ekasa.py).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException
+from pydantic import BaseModel, Field
+
+from broker.accounts.staff import Staff
+from dashboard.api.auth import can
+from dashboard.api.deps import Hub, IdPath, Reads
+from dashboard.api.schemas import Body, text
+
+router = APIRouter(prefix="/ekasa", tags=["ekasa"])
+
+
+class EkasaSettingsOut(BaseModel):
+    enabled: bool
+    url: str
+    timeout_s: int | float
+    cash_register_code: str
+
+
+class EkasaSettingsIn(Body):
+    enabled: bool
+    url: text(200)  # type: ignore[valid-type]
+    timeout_s: Annotated[int | float, Field(ge=1, le=60)] = 10
+    cash_register_code: text(20, min_length=0) = ""  # type: ignore[valid-type]
+
+
+class EkasaTestIn(Body):
+    url: text(200)  # type: ignore[valid-type]
+    timeout_s: Annotated[int | float, Field(ge=1, le=60)] = 10
+
+
+class EkasaStatusOut(BaseModel):
+    reachable: bool
+    internet: str | None
+    detail: str | None
+
+
+class FiscalReceiptOut(BaseModel):
+    payment_id: int
+    receipt_no: int | None
+    amount_cents: int
+    method: str
+    staff: str
+    at: datetime
+    table: str | None
+    state: str
+    since: datetime
+    error: str | None
+    okp: str | None
+    paragon_no: str | None
+    paragon_at: datetime | None
+    reversal: bool
+
+
+class ParagonIn(Body):
+    number: text(10)  # type: ignore[valid-type]
+    at: text(40)  # type: ignore[valid-type]  # ISO 8601 with its offset: when it was written by hand
+
+
+class DoneOut(BaseModel):
+    ok: bool = True
+
+
+@router.get("/settings", response_model=EkasaSettingsOut, summary="The eKasa settings (manager)")
+def get_settings(reads: Reads, user: Annotated[Staff, Depends(can("ekasa.settings"))]) -> dict[str, Any]:
+    return vars(reads.ekasa_settings())
+
+
+@router.put("/settings", response_model=EkasaSettingsOut, summary="Change the eKasa settings (manager; audited)")
+def put_settings(body: EkasaSettingsIn, hub: Hub, user: Annotated[Staff, Depends(can("ekasa.settings"))]) -> dict[str, Any]:
+    hub.ekasa_save_settings(
+        enabled=body.enabled, url=body.url, timeout_s=float(body.timeout_s), cash_register_code=body.cash_register_code, actor=user.username
+    )
+    return vars(hub.reads.ekasa_settings())
+
+
+@router.post("/test", response_model=EkasaStatusOut, summary="Ask the eKasa client at this address how it is (manager)")
+def test_connection(body: EkasaTestIn, hub: Hub, user: Annotated[Staff, Depends(can("ekasa.settings"))]) -> dict[str, Any]:
+    s = hub.ekasa_test_connection(url=body.url, timeout_s=float(body.timeout_s))
+    return vars(s)
+
+
+@router.get("/receipts", response_model=list[FiscalReceiptOut], summary="Receipts not registered in eKasa yet, oldest first")
+def unregistered(reads: Reads, user: Annotated[Staff, Depends(can("ekasa.run"))]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in vars(r).items() if k != "method_en"} for r in reads.ekasa_unregistered()]
+
+
+@router.post("/receipts/{payment_id}/paragon", response_model=DoneOut, summary="Record a hand-written paragón for a payment (audited)")
+def paragon(payment_id: IdPath, body: ParagonIn, hub: Hub, user: Annotated[Staff, Depends(can("ekasa.run"))]) -> dict[str, Any]:
+    try:
+        at = datetime.fromisoformat(body.at)
+    except ValueError:
+        at = None
+    if at is None or at.tzinfo is None:
+        raise HTTPException(422, "at: an ISO 8601 time with its offset, e.g. 2026-12-01T21:40:00+01:00")
+    hub.ekasa_record_paragon(payment_id, body.number, at, actor=user.username)
+    return {"ok": True}
+
+
+@router.post("/receipts/{payment_id}/retry", response_model=DoneOut, summary="Send a failed receipt again (manager; audited)")
+def retry(payment_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("ekasa.settings"))]) -> dict[str, Any]:
+    hub.ekasa_retry(payment_id, actor=user.username)
+    return {"ok": True}
