@@ -10,6 +10,7 @@ from fastapi.routing import APIRoute
 
 from broker.hall.facade import HubFacade
 from dashboard.api import alerts, errors, foosball, health, members, reports, sessions, tables
+from dashboard.api import tabs as tabs_api
 from dashboard.api.headers import SecurityHeaders
 from dashboard.api.limits import API_CAPS, API_STALLED, BodyLimits
 
@@ -19,7 +20,7 @@ if TYPE_CHECKING:  # the dashboard is given the hub; it talks to it only through
 # The routes that answer without a login; everything else needs a staff user at least.
 PUBLIC_PATHS = frozenset({"/api/health", "/openapi.json"})
 PREFIX = "/api"
-ROUTERS = (tables, sessions, members, alerts, foosball, reports, health)
+ROUTERS = (tables, sessions, members, alerts, foosball, reports, health, tabs_api)
 
 
 def api_routes() -> Iterator[tuple[str, str, APIRoute]]:
