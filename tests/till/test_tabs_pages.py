@@ -42,7 +42,10 @@ def test_the_table_page_puts_products_on_the_games_tab_and_a_double_tap_is_one_i
     html = pages.page("/tables/pool-01", client=pages.staff)
     assert "Na účet stola" in html and "Pivo 0,5\u00a0l" in html or "Pivo 0,5 l" in html
     beer = _product_id(pages, "Pivo 0,5 l")
-    key = re.search(rf'name="product_id" value="{beer}"><input type="hidden" name="quantity" value="1">\s*<input type="hidden" name="form_key" value="(\w+)"', html).group(1)
+    key = re.search(
+        rf'name="product_id" value="{beer}"><input type="hidden" name="quantity" value="1">\s*<input type="hidden" name="form_key" value="(\w+)"',
+        html,
+    ).group(1)
     form = {"product_id": str(beer), "quantity": "1", "form_key": key, "next": "/tables/pool-01"}
     first = pages.post(f"/tabs/{tab}/items", form, client=pages.staff)
     again = pages.post(f"/tabs/{tab}/items", form, client=pages.staff)
@@ -106,10 +109,16 @@ def test_the_product_list_is_the_managers(pages):
     assert "Prísada na pizzu navyše" in html
     r = pages.post("/products", {"name": "Tatranský čaj", "name_en": "Tatra tea", "price": "-1", "vat": "23", "category": "drinks"})
     assert r.status_code == 400 and 'value="Tatranský čaj"' in r.text
-    html = pages.follow(pages.post("/products", {"name": "Tatranský čaj", "name_en": "Tatra tea", "price": "3,20", "vat": "23", "category": "drinks"}))
+    html = pages.follow(
+        pages.post("/products", {"name": "Tatranský čaj", "name_en": "Tatra tea", "price": "3,20", "vat": "23", "category": "drinks"})
+    )
     assert "Tatranský čaj" in html
     pid = _product_id(pages, "Tatranský čaj")
-    pages.follow(pages.post(f"/products/{pid}", {"name": "Tatranský čaj", "name_en": "Tatra tea", "price": "3,50", "vat": "19", "category": "drinks"}))
+    pages.follow(
+        pages.post(
+            f"/products/{pid}", {"name": "Tatranský čaj", "name_en": "Tatra tea", "price": "3,50", "vat": "19", "category": "drinks"}
+        )
+    )
     with pages.service.store.session() as db:
         p = db.get(Product, pid)
         assert (p.price_cents, p.vat_percent, p.active) == (350, 19, False)
