@@ -21,7 +21,7 @@ CATEGORY_WORDS = {
     "cue_service": N_("Cue service"),
     "other": N_("Other"),
 }
-STATUS_WORDS = {"open": N_("open"), "partly_paid": N_("partly paid"), "paid": N_("paid")}
+STATUS_WORDS = {"open": N_("not paid yet"), "partly_paid": N_("partly paid"), "paid": N_("paid in full")}
 
 
 def category_word(category: str) -> str:
