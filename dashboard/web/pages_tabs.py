@@ -79,11 +79,12 @@ def tab_page(tab_id: IdPath, request: Request, reads: Reads, user: Annotated[Sta
 
 
 @router.get("/sessions/{session_id}/tab")
-def game_tab(session_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(page_can("tabs.run"))]) -> Response:
+def game_tab(session_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("tabs.run"))]) -> Response:
+    """A game's tab (the bills list links it by the game)."""
     tab_id = reads.tab_of_session(session_id)
     if tab_id is None:
         raise NotFound(N_("That game has no tab."))
-    return RedirectResponse(f"/tabs/{tab_id}", status_code=303)
+    return _page(request, reads, user, reads.tab(tab_id))
 
 
 @router.post("/tabs", dependencies=[Depends(verify_csrf)])

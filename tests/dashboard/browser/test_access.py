@@ -34,6 +34,8 @@ STAFF_PAGES = {
     "/foosball/tables",
     "/events",
     "/account/password",
+    "/tabs/{tab_id}",  # the till: tabs
+    "/sessions/{session_id}/tab",
 }
 STAFF_ACTIONS = {
     "/tables/{table_id}/start",
@@ -51,6 +53,12 @@ STAFF_ACTIONS = {
     "/tables/{table_id}/light",
     "/foosball/{table}/checkin",
     "/foosball/{table}/checkout",
+    "/tabs",  # the till: tabs (a walk-in), items, voids before payment, merge, split
+    "/tabs/{tab_id}/items",
+    "/tabs/{tab_id}/items/{item_id}/void",
+    "/tabs/{tab_id}/merge",
+    "/tabs/{tab_id}/split",
+    "/tabs/{tab_id}/split/cancel",
 }
 MANAGER_PAGES = {
     "/members",
@@ -65,6 +73,7 @@ MANAGER_PAGES = {
     "/reports/lavos.xlsx",
     "/users",
     "/users/{username}",
+    "/products",  # the till: the product list
 }
 MANAGER_ACTIONS = {
     "/bills/{session_id}/correct",
@@ -82,6 +91,8 @@ MANAGER_ACTIONS = {
     "/users/{username}/tokens/{token_id}/revoke",
     "/users/{username}/sessions/{session_id}/end",
     "/users/{username}/sessions/end",
+    "/products",  # the till: the product list
+    "/products/{product_id}",
 }
 # Query strings a page needs to answer at all (capture waits for a card tap: not for long here).
 QUERIES = {"/members/{member_id}/capture": "?table=foos-01&wait=0.1", "/reports/{name}.csv": ""}
@@ -104,7 +115,13 @@ def samples(lavos: LavosServer) -> dict[str, str]:
     """A real id for every path parameter, made through the API."""
     sid = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": "pool-03"})["id"]
     mid = lavos.api("POST", "/api/members", MANAGER, status=201, json={"name": "Ambra Tomáš"})["id"]
+    tab = lavos.api("GET", f"/api/sessions/{sid}/tab", STAFF)["id"]  # the till: the game's tab, an item, a product
+    product = lavos.api("GET", "/api/products", STAFF)[0]["id"]
+    item = lavos.api("POST", f"/api/tabs/{tab}/items", STAFF, status=201, json={"product_id": product})["item_id"]
     return {
+        "tab_id": str(tab),
+        "item_id": str(item),
+        "product_id": str(product),
         "table_id": "pool-03",
         "table": "foos-01",
         "session_id": str(sid),
