@@ -575,10 +575,10 @@ class HallReads:
             return tab_views.unpaid_tabs(db, self._hub.till.tabs.h, self.clock())
 
     @store_call
-    def unpaid_by_table(self) -> dict[str, tab_views.UnpaidTab]:
-        """Per free table, its last game's tab when unpaid (the floor card's badge)."""
+    def unpaid_by_table(self, only: str | None = None) -> dict[str, tab_views.UnpaidTab]:
+        """Per free table (or just `only`), its last game's tab when unpaid (the floor card's badge)."""
         with self._store.reader() as db:
-            return tab_views.unpaid_by_table(db, self._hub.till.tabs.h, self.clock())
+            return tab_views.unpaid_by_table(db, self._hub.till.tabs.h, self.clock(), only)
 
     @store_call
     def day_tabs(self, day: date) -> list[tab_views.UnpaidTab]:

@@ -161,7 +161,7 @@ class FloorData:
         self.warn_s = int(timedelta(minutes=reads.venue.billing.prepaid_warning_min).total_seconds())
         self.oos = reads.out_of_service()
         self.light_commands = reads.light_commands()
-        self.unpaid = reads.unpaid_by_table()  # the till: last games' unpaid tabs, one read for the hall
+        self.unpaid = reads.unpaid_by_table(only)  # the till: last games' unpaid tabs, one read for the hall
 
     def table(self, spec: TableSpec) -> TableView:
         node: NodeView | None = self.nodes.get(spec.id)

@@ -207,16 +207,12 @@ def unpaid_tabs(db: Db, hall: HallState, now: datetime) -> list[UnpaidTab]:
     return out
 
 
-def unpaid_by_table(db: Db, hall: HallState, now: datetime) -> dict[str, UnpaidTab]:
+def unpaid_by_table(db: Db, hall: HallState, now: datetime, only: str | None = None) -> dict[str, UnpaidTab]:
     """Per table with no game running, its last game's tab when that is unpaid (the floor card's badge)."""
     out: dict[str, UnpaidTab] = {}
-    last = (
-        select(Tab.table_id, func.max(TableSession.started_at).label("at"))
-        .join(TableSession, TableSession.id == Tab.session_id)
-        .where(Tab.table_id.is_not(None))
-        .group_by(Tab.table_id)
-        .subquery()
-    )
+    tables = select(Tab.table_id, func.max(TableSession.started_at).label("at")).join(TableSession, TableSession.id == Tab.session_id)
+    tables = tables.where(Tab.table_id.is_not(None)) if only is None else tables.where(Tab.table_id == only)
+    last = tables.group_by(Tab.table_id).subquery()
     rows = db.scalars(
         select(Tab)
         .join(TableSession, TableSession.id == Tab.session_id)
