@@ -131,3 +131,29 @@ def test_a_free_tables_card_shows_its_last_games_unpaid_tab(pages):
     card = pages.page("/tables/pool-01/card", client=pages.staff)
     assert "nezaplatené" in card and f'data-tab="{tab}"' in card
     assert f'href="/tabs/{tab}"' in pages.page("/tables/pool-01", client=pages.staff)
+
+
+def test_split_by_items_on_the_page_and_a_form_for_another_tabs_lines_is_refused(pages):
+    sid, tab = _game_tab(pages)
+    for name in ("Pivo 0,5 l", "Kofola 0,5 l"):
+        pages.post(f"/tabs/{tab}/items", {"product_id": str(_product_id(pages, name)), "quantity": "1"}, client=pages.staff)
+    pages.clock.advance(minutes=20)
+    pages.service.stop_session(sid, actor="jana")
+    html = pages.page(f"/tabs/{tab}", client=pages.staff)
+    keys = re.findall(r'name="part-([\w:]+)"', html)
+    assert len(keys) == 3  # the time line and the two drinks
+    with pages.service.store.session() as db:
+        before = db.get(Tab, tab).split
+    r = pages.post(f"/tabs/{tab}/split", {"mode": "items", **{f"part-{k}": "1" for k in keys}, "part-item:999": "2"}, client=pages.staff)
+    assert r.status_code == 409 and "Každú položku účtu dajte do niektorej časti" in r.text
+    r = pages.post(f"/tabs/{tab}/split", {"mode": "items", **{f"part-{k}": "x" for k in keys}}, client=pages.staff)
+    assert r.status_code == 400
+    with pages.service.store.session() as db:
+        assert db.get(Tab, tab).split == before is None
+    parts = {f"part-{k}": ("1" if n == 0 else "2") for n, k in enumerate(keys)}
+    html = _staff_follow(pages, pages.post(f"/tabs/{tab}/split", {"mode": "items", **parts}, client=pages.staff))
+    assert "Rozdelené na 2 časti" in html
+    with pages.service.store.session() as db:
+        split = db.get(Tab, tab).split
+    assert split["mode"] == "items" and [p["keys"] for p in split["parts"]] == [keys[:1], keys[1:]]
+    assert "Rozdelenie zrušené" in _staff_follow(pages, pages.post(f"/tabs/{tab}/split/cancel", {}, client=pages.staff))
