@@ -60,11 +60,13 @@ class TabMissing(TabRefused):
 
 
 # The product list a new hall starts with, when the table is empty (Tabs.start). The venue file's
-# [[extras]] come first (the club's website lists them); then a few drinks typical for a Slovak
-# pool hall (our decision: the manager edits them on /products).
-# VAT (our choice per category; the manager changes it): drinks 23 % (alcohol and soft drinks
-# served at a bar are not on the reduced list), food and pizza toppings 19 % (served food: the
-# 2025 reduced rate for restaurant services), tournament entry 23 % (a service), cue service 23 %.
+# [[extras]] come first (the club's website lists them), at the venue's VAT rate ([billing]
+# vat_percent), which is what the club's bills charged for them as a game's extras, so the same
+# topping costs the same VAT whichever way it is put on a bill. Then a few drinks typical for a
+# Slovak pool hall (our decision: the manager edits them on /products).
+# VAT of the rest (our choice per category; the manager changes it on /products): drinks 23 %
+# (alcohol and soft drinks served at a bar are not on the reduced list), food 19 % (served food:
+# the 2025 reduced rate for restaurant services), tournament entry and cue service 23 % (services).
 SEED_VAT = {"drinks": 23, "food": 19, "pizza_toppings": 19, "tournament_entry": 23, "cue_service": 23, "other": 23}
 SEED_CATEGORY = {"topping": "pizza_toppings", "pizza_box": "food", "entry_member": "tournament_entry", "entry_guest": "tournament_entry"}
 SEED_DRINKS = (  # (Slovak, English, cents) — our decision: the manager edits them
@@ -115,9 +117,9 @@ class Tabs:
                 return
             for e in self.h.venue.extras:
                 category = SEED_CATEGORY.get(e.id, "other")
-                db.add(
-                    Product(name=e.name, name_en=e.name_en, price_cents=e.price_cents, vat_percent=SEED_VAT[category], category=category)
-                )
+                rate = self.h.venue.billing.vat_percent
+                rate = rate if rate in VAT_RATES else SEED_VAT[category]  # a venue file with a rate Slovakia does not have
+                db.add(Product(name=e.name, name_en=e.name_en, price_cents=e.price_cents, vat_percent=rate, category=category))
             for name, name_en, cents in SEED_DRINKS:
                 db.add(Product(name=name, name_en=name_en, price_cents=cents, vat_percent=SEED_VAT["drinks"], category="drinks"))
             record_audit(db, "system", "products.seed", "products", {"count": len(self.h.venue.extras) + len(SEED_DRINKS)})
