@@ -168,3 +168,22 @@ def test_a_walk_in_merged_into_a_table_and_two_tables_split_equally(api):
     by_items = api.ok("POST", f"/api/tabs/{tab1}/split", json={"mode": "items", "items": keys})
     assert by_items["split"]["mode"] == "items"
     assert api.ok("DELETE", f"/api/tabs/{tab1}/split")["split"] is None
+
+
+def test_the_same_form_sent_from_five_threads_at_once_is_one_item(api):
+    """The writer serialises the five; the first makes the item, the others find it by its key."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    _, tab = _game(api)
+    body = {"product_id": _product(api, "Kofola 0,5 l")["id"], "quantity": 2, "request_id": "tap-tap-tap-tap"}
+
+    def send(_: int) -> int:
+        r = api.client.post(f"/api/tabs/{tab}/items", headers=api.staff, json=body)
+        assert r.status_code == 201, r.text
+        return r.json()["item_id"]
+
+    with ThreadPoolExecutor(5) as pool:
+        ids = set(pool.map(send, range(5)))
+    assert len(ids) == 1
+    with api.service.store.session() as db:
+        assert db.scalars(select(TabItem.id).where(TabItem.tab_id == tab)).all() == list(ids)
