@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import date
+from typing import Any, TypeVar
 
 from sqlalchemy import exc as sa
 
@@ -25,6 +26,7 @@ from broker.adapters.receipt_printer import print_receipt
 from broker.domain import sessions
 from broker.domain.payment_rules import PaymentRefused
 from broker.domain.refusals import N_
+from broker.domain.split import SplitError
 from broker.domain.zreport import ZReport
 from broker.hall.hub import CardInUse, Hub, NotFound, ServiceError
 from broker.hall.read_models import CheckinView, HallReads, MemberView, checkin_view, member_view
@@ -32,6 +34,7 @@ from broker.hall.store_errors import Conflict, StoreUnavailable, store_call
 from broker.hall.table_service import OutOfService
 from broker.hall.till.closeout import DayRefused
 from broker.hall.till.payments import PaymentNotFound, Taken
+from broker.hall.till.tabs import TabMissing, TabRefused
 from broker.storage import members, members_csv
 from broker.storage.errors import StoreError
 from broker.storage.members import MemberError
@@ -40,6 +43,7 @@ from broker.storage.models import MemberCard
 from broker.storage.types import utcnow
 
 log = logging.getLogger("lavos.hub")
+T = TypeVar("T")
 
 # The errors a caller of the facade or the read models may meet (besides the domain's own:
 # MemberError, MemberImportError, users.UserError, users.AuthError, reports.ReportError).
@@ -332,6 +336,65 @@ class HubFacade:
     # == the till (broker.hall.till): each part's writes in its own section below ==============
 
     # -- till: tabs and products (broker.hall.till.tabs) -------------------------------------
+
+    def _tabs_call(self, fn: Callable[[], T]) -> T:
+        """A call into the tabs part, its refusals as the hub's own (NotFound: 404, ServiceError: 409)."""
+        try:
+            return fn()
+        except TabMissing as e:
+            raise NotFound.like(e) from None
+        except (TabRefused, SplitError) as e:
+            raise ServiceError.like(e) from None
+
+    @store_call
+    def add_product(self, name: str, name_en: str, price_cents: int, vat_percent: int, category: str, *, actor: str) -> int:
+        """A new product on the list (the manager's); its id."""
+        return self._tabs_call(lambda: self._hub.till.tabs.add_product(name, name_en, price_cents, vat_percent, category, actor))
+
+    @store_call
+    def update_product(self, product_id: int, changes: dict[str, Any], *, actor: str) -> None:
+        """Change a product (name, name_en, price_cents, vat_percent, category, active); tabs keep what they copied."""
+        self._tabs_call(lambda: self._hub.till.tabs.update_product(product_id, changes, actor))
+
+    @store_call
+    def open_walk_in_tab(self, label: str, *, actor: str, form_key: str | None = None) -> int:
+        """A tab with no table (a drink at the bar); its id."""
+        return self._tabs_call(lambda: self._hub.till.tabs.open_walk_in(label, actor, form_key))
+
+    @store_call
+    def add_tab_item(self, tab_id: int, product_id: int, quantity: int, *, actor: str, form_key: str | None = None) -> int:
+        """Put a product on a tab; a repeated form_key (a double tap) answers the first item's id."""
+        return self._tabs_call(lambda: self._hub.till.tabs.add_item(tab_id, product_id, quantity, actor, form_key))
+
+    @store_call
+    def void_tab_item(self, tab_id: int, item_id: int, reason: str, *, actor: str, may_void_paid: bool) -> None:
+        """Void an item with a reason; after a payment only with `may_void_paid` (the manager's tabs.void_paid)."""
+        self._tabs_call(lambda: self._hub.till.tabs.void_item(tab_id, item_id, reason, actor, may_void_paid=may_void_paid))
+
+    @store_call
+    def merge_tabs(self, into_id: int, from_id: int, *, actor: str) -> None:
+        """Put tab `from_id` onto `into_id`: one bill for both."""
+        self._tabs_call(lambda: self._hub.till.tabs.merge(into_id, from_id, actor))
+
+    @store_call
+    def split_tab(
+        self,
+        tab_id: int,
+        mode: str,
+        *,
+        actor: str,
+        parts: int = 0,
+        assignment: dict[str, int] | None = None,
+        amounts: list[int] | None = None,
+    ) -> dict[str, Any]:
+        """Split a stopped, unpaid tab (broker.domain.split): equal N parts, by items or by amounts; the stored plan."""
+        return self._tabs_call(
+            lambda: self._hub.till.tabs.split(tab_id, mode, actor, parts=parts, assignment=assignment, amounts=amounts or ())
+        )
+
+    @store_call
+    def cancel_split(self, tab_id: int, *, actor: str) -> None:
+        self._tabs_call(lambda: self._hub.till.tabs.cancel_split(tab_id, actor))
 
     # -- till: payments, reversals, receipts (broker.hall.till.payments) ------------------------
 

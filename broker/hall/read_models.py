@@ -35,12 +35,13 @@ from broker.hall.hub import HallSnapshot, Hub, NotFound, OpenSession
 from broker.hall.light_commands import LightCommand
 from broker.hall.store_errors import store_call
 from broker.hall.table_service import OutOfService
+from broker.hall.till import tab_views
 from broker.hall.till.closeout import DayOverview, DaySummary
 from broker.hall.till.payment_reads import PaymentView, TabPayView, payment_views, receipt_of, tab_pay_view
 from broker.storage.alerts import open_alerts
 from broker.storage.members import search_members
 from broker.storage.members_csv import export_members_csv
-from broker.storage.models import Alert, AuditEntry, Event, FoosballCheckin, Member, MemberCard, Node, Payment, TableSession
+from broker.storage.models import Alert, AuditEntry, Event, FoosballCheckin, Member, MemberCard, Node, Payment, Tab, TableSession
 from broker.storage.rejects import node_rejects
 from devices.kinds import Kind
 
@@ -550,6 +551,44 @@ class HallReads:
     # == the till (broker.hall.till): each part's reads in its own section below ===============
 
     # -- till: tabs and products --------------------------------------------------------------
+
+    @store_call
+    def products(self, *, active_only: bool = False) -> list[tab_views.ProductView]:
+        """The product list by category and name (staff see the active ones)."""
+        with self._store.reader() as db:
+            return tab_views.product_views(db, active_only=active_only)
+
+    @store_call
+    def tab(self, tab_id: int) -> tab_views.TabView:
+        """A tab with its lines (its game's, its items voided ones included, merged tabs'), VAT, paid, owed; NotFound."""
+        with self._store.reader() as db:
+            row = db.get(Tab, tab_id)
+            if row is None:
+                raise NotFound(N_("There is no such tab."))
+            return tab_views.tab_view(db, self._hub.till.tabs.h, row, self.clock())
+
+    @store_call
+    def tab_of_session(self, session_id: int) -> int | None:
+        with self._store.reader() as db:
+            return tab_views.tab_of_session(db, session_id)
+
+    @store_call
+    def unpaid_tabs(self) -> list[tab_views.UnpaidTab]:
+        """Tabs still to be paid (walk-ins, stopped games), oldest first."""
+        with self._store.reader() as db:
+            return tab_views.unpaid_tabs(db, self._hub.till.tabs.h, self.clock())
+
+    @store_call
+    def unpaid_by_table(self, only: str | None = None) -> dict[str, tab_views.UnpaidTab]:
+        """Per free table (or just `only`), its last game's tab when unpaid (the floor card's badge)."""
+        with self._store.reader() as db:
+            return tab_views.unpaid_by_table(db, self._hub.till.tabs.h, self.clock(), only)
+
+    @store_call
+    def day_tabs(self, day: date) -> list[tab_views.UnpaidTab]:
+        """A business day's tabs, newest first, with what each owes."""
+        with self._store.reader() as db:
+            return tab_views.todays_tabs(db, self._hub.till.tabs.h, day, self.clock())
 
     # -- till: payments and receipts ----------------------------------------------------------
 

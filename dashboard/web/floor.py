@@ -16,6 +16,7 @@ from typing import Any
 from broker.domain.venue import TableSpec
 from broker.hall.light_commands import LightCommand
 from broker.hall.read_models import HallReads, NodeView
+from broker.hall.till.tab_views import UnpaidTab
 from dashboard.api import views
 from dashboard.api.foosball import checkins_by_table
 from dashboard.web.alerts_view import BannerAlert, all_open
@@ -119,6 +120,7 @@ class TableView:
     # The light the hub commanded is not confirmed by the node yet: for this many more seconds
     # the dot shows it switching (the page re-fetches the card then, see _table_card.html).
     light_confirm_s: float | None = None
+    unpaid: UnpaidTab | None = None  # a free table whose last game's tab is unpaid: the card's badge
 
     @property
     def word(self) -> str:
@@ -159,6 +161,7 @@ class FloorData:
         self.warn_s = int(timedelta(minutes=reads.venue.billing.prepaid_warning_min).total_seconds())
         self.oos = reads.out_of_service()
         self.light_commands = reads.light_commands()
+        self.unpaid = reads.unpaid_by_table(only)  # the till: last games' unpaid tabs, one read for the hall
 
     def table(self, spec: TableSpec) -> TableView:
         node: NodeView | None = self.nodes.get(spec.id)
@@ -190,6 +193,7 @@ class FloorData:
             alerts,
             checkins,
             confirm_s,
+            self.unpaid.get(spec.id) if session is None else None,
         )
 
     def rooms(self) -> list[RoomView]:

@@ -32,6 +32,7 @@ from dashboard.web.auth import PageForbidden, page_can
 from dashboard.web.csrf import verify_csrf
 from dashboard.web.i18n import N_, gettext
 from dashboard.web.request_text import translated
+from dashboard.web.tab_parts import new_form_key
 from dashboard.web.templating import NavLink, flash, render
 
 router = APIRouter(prefix="/bills")
@@ -97,6 +98,9 @@ def bills_page(
             "q": q,
             "billed_tables": billed,
             "total_cents": sum(s.total_cents or 0 for s in bills),
+            # The till's tabs (dashboard/web/pages_tabs.py): unpaid ones first, and a walk-in tab's form.
+            "unpaid": reads.unpaid_tabs() if shown == today else [],
+            "form_key": new_form_key,
         },
     )
 

@@ -20,7 +20,6 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
-from broker.domain.money import TABLE_TIME
 from broker.domain.zreport import UNASSIGNED, ZReport
 from broker.hall.facade import NotFound, ServiceError
 from broker.hall.read_models import HallReads
@@ -33,6 +32,7 @@ from dashboard.web.csrf import verify_csrf
 from dashboard.web.i18n import N_, gettext
 from dashboard.web.pages_reports import _eur, _local, csv_bytes, xlsx_bytes
 from dashboard.web.request_text import refusal, translated
+from dashboard.web.tab_parts import CATEGORY_WORDS
 from dashboard.web.templating import flash, render
 
 router = APIRouter()
@@ -41,18 +41,9 @@ NAV: list[Any] = []  # no top-bar link (no room at 1280 px): /bills and /reports
 _AMOUNT = re.compile(r"^\d{1,9}([.,]\d{1,2})?$")
 AmountField = Annotated[str, Form(max_length=40)]
 
-# Categories of the product list as staff read them; an unknown id is shown as it is.
-CATEGORIES = {
-    TABLE_TIME: N_("Table time"),
-    "drinks": N_("Drinks"),
-    "food": N_("Food"),
-    "pizza": N_("Pizza toppings"),
-    "toppings": N_("Pizza toppings"),
-    "tournament": N_("Tournament entry"),
-    "cue_service": N_("Cue service"),
-    "other": N_("Other"),
-    UNASSIGNED: N_("Not itemised"),
-}
+# Categories as staff read them (the words of the tab pages), and the part of a payment no line
+# explains; an unknown id is shown as it is.
+CATEGORIES = {**CATEGORY_WORDS, UNASSIGNED: N_("Not itemised")}
 
 
 def drawer_cents(text: str) -> int | None:

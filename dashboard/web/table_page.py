@@ -23,6 +23,7 @@ from broker.hall.facade import ServiceError
 from broker.hall.read_models import HallReads, TableUse
 from dashboard.web import i18n
 from dashboard.web.i18n import N_, gettext, money
+from dashboard.web.tab_parts import tabs_panel
 from dashboard.web.templating import flash
 from devices.kinds import Kind
 
@@ -158,4 +159,5 @@ def panel_context(reads: HallReads, table_id: str) -> dict[str, Any]:
         "presets": PREPAID_PRESETS,
         "use": use_today(reads, table_id) if spec.kind is Kind.DARTS else [],
         "use_word": use_word,
+        **tabs_panel(reads, table_id),  # the game's tab (products to put on it) or the last game's unpaid tab
     }

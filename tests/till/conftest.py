@@ -1,1 +1,3 @@
-from tests.dashboard.conftest import api, clock, service  # noqa: F401 - the API client over a running hub
+"""The till's tests run over the real hub and API of tests/dashboard (SQLite and PostgreSQL)."""
+
+from tests.dashboard.conftest import api, clock, service  # noqa: F401  (fixtures)

@@ -1,12 +1,32 @@
 """Tabs and the product list: a table's tab (one per game) or a walk-in's at the bar; items put on
 them, voided with a reason; tabs merged into one bill, or split into parts to pay.
 
-Runs on the hub's writer (see broker.hall.till).
+Runs on the hub's writer (see broker.hall.till): every public method submits its work there and
+waits, so two taps on two tablets are validated one after the other. Every change is audited
+(who, when, why); nothing is deleted: an item is voided, a product deactivated, a merge and a
+split are recorded on the tab and in the audit log.
+
+The rules, each in one place here:
+- an item copies the product's name, price, VAT rate and category when it is put on a tab, so a
+  later price change never changes a tab;
+- staff void an item while nothing is paid on its tab; after a payment only a manager
+  (`may_void_paid`, the dashboard's "tabs.void_paid");
+- a merged tab takes nothing more (its lines count on the tab it was merged into); only unpaid
+  tabs merge (B has no payment, A is not paid in full), never into itself, a merged tab or a chain;
+- a split (broker.domain.split) is made on a tab whose game is stopped and that has no payment
+  yet, and it freezes the bill: no item, void or merge changes a split tab until the split is
+  cancelled (only while no part is paid).
+
+Double taps: a form carries a one-time key (`form_key`); the writer remembers the last keys it
+served (in memory, `_RecentKeys`) and answers a repeat with the item it already made. Items have
+no column for the key, and an in-memory set is enough for a double tap or a resent form within
+minutes; a restart of the hub between the two taps is the one case it does not cover.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -15,19 +35,150 @@ from sqlalchemy.orm import Session as Db
 
 from broker.domain import sessions
 from broker.domain.money import TABLE_TIME, MoneyLine, TabBill, tab_bill
+from broker.domain.refusals import N_, Name, Refusal
 from broker.domain.schedule import business_day
+from broker.domain.split import split_amounts, split_equal, split_items
+from broker.hall.effects import AfterCommit
 from broker.hall.ports import HallState
 from broker.hall.session_log import replay_row
-from broker.storage.models import Payment, Tab, TabItem, TableSession
+from broker.storage.audit import record_audit
+from broker.storage.models import PRODUCT_CATEGORIES, VAT_RATES, Payment, Product, Tab, TabItem, TableSession
+
+MAX_QUANTITY = 99  # more of one thing at once is a typing mistake
+MAX_PRICE_CENTS = 100_000  # 1 000 € for one product is a typing mistake
+MAX_NAME = 120
+MAX_LABEL = 60
+REASON_MIN, REASON_MAX = 3, 200
+
+
+class TabRefused(Refusal):
+    """A tab or product change refused; nothing was changed. The facade turns it into the hub's ServiceError."""
+
+
+class TabMissing(TabRefused):
+    """No such tab, item or product (the facade's NotFound)."""
+
+
+# The product list a new hall starts with, when the table is empty (Tabs.start). The venue file's
+# [[extras]] come first (the club's website lists them), at the venue's VAT rate ([billing]
+# vat_percent), which is what the club's bills charged for them as a game's extras, so the same
+# topping costs the same VAT whichever way it is put on a bill. Then a few drinks typical for a
+# Slovak pool hall (our decision: the manager edits them on /products).
+# VAT of the rest (our choice per category; the manager changes it on /products): drinks 23 %
+# (alcohol and soft drinks served at a bar are not on the reduced list), food 19 % (served food:
+# the 2025 reduced rate for restaurant services), tournament entry and cue service 23 % (services).
+SEED_VAT = {"drinks": 23, "food": 19, "pizza_toppings": 19, "tournament_entry": 23, "cue_service": 23, "other": 23}
+SEED_CATEGORY = {"topping": "pizza_toppings", "pizza_box": "food", "entry_member": "tournament_entry", "entry_guest": "tournament_entry"}
+SEED_DRINKS = (  # (Slovak, English, cents) — our decision: the manager edits them
+    ("Pivo 0,5 l", "Beer 0.5 l", 250),
+    ("Nealko pivo 0,5 l", "Alcohol-free beer 0.5 l", 230),
+    ("Kofola 0,5 l", "Kofola 0.5 l", 200),
+    ("Minerálka 0,33 l", "Mineral water 0.33 l", 150),
+    ("Káva espresso", "Espresso", 160),
+    ("Borovička 4 cl", "Borovička 4 cl", 250),
+)
+
+
+def _clean(text: str | None, limit: int) -> str:
+    return " ".join((text or "").split())[:limit]
+
+
+class _RecentKeys:
+    """The last form keys the writer served and what each made (a bounded, oldest-out memory)."""
+
+    def __init__(self, size: int = 2000) -> None:
+        self._size = size
+        self._seen: OrderedDict[str, int] = OrderedDict()
+
+    def get(self, key: str | None) -> int | None:
+        return self._seen.get(key) if key else None
+
+    def put(self, key: str | None, value: int) -> None:
+        if not key:
+            return
+        self._seen[key] = value
+        while len(self._seen) > self._size:
+            self._seen.popitem(last=False)
 
 
 class Tabs:
     def __init__(self, hall: HallState, write: Callable[[Callable[[], Any]], Any]) -> None:
         self.h = hall
         self._write = write
+        self._keys = _RecentKeys()  # the writer's own (only the writer reads or writes it)
 
     def start(self) -> None:
-        """At the hub's start, before anything is served (e.g. seed the product list when it is empty)."""
+        """At the hub's start, before anything is served: seed the product list when it is empty."""
+        self._write(self._seed)
+
+    def _seed(self) -> None:
+        with self.h.store.session() as db:
+            if db.scalar(select(func.count()).select_from(Product)):
+                return
+            for e in self.h.venue.extras:
+                category = SEED_CATEGORY.get(e.id, "other")
+                rate = self.h.venue.billing.vat_percent
+                rate = rate if rate in VAT_RATES else SEED_VAT[category]  # a venue file with a rate Slovakia does not have
+                db.add(Product(name=e.name, name_en=e.name_en, price_cents=e.price_cents, vat_percent=rate, category=category))
+            for name, name_en, cents in SEED_DRINKS:
+                db.add(Product(name=name, name_en=name_en, price_cents=cents, vat_percent=SEED_VAT["drinks"], category="drinks"))
+            record_audit(db, "system", "products.seed", "products", {"count": len(self.h.venue.extras) + len(SEED_DRINKS)})
+
+    # -- the product list (the manager's) -----------------------------------------------------
+
+    def _check_product(self, db: Db, name: str, price_cents: int, vat_percent: int, category: str, same: int | None) -> None:
+        if len(name) < 2:
+            raise TabRefused(N_("Give the product a name (at least 2 letters)."))
+        if isinstance(price_cents, bool) or not isinstance(price_cents, int) or not 0 <= price_cents <= MAX_PRICE_CENTS:
+            raise TabRefused(N_("A price is from 0,00 € to %(max)s."), max="1 000,00 €")
+        if vat_percent not in VAT_RATES:
+            raise TabRefused(N_("VAT is one of %(rates)s %%."), rates=", ".join(str(r) for r in VAT_RATES))
+        if category not in PRODUCT_CATEGORIES:
+            raise TabRefused(N_("There is no such category."))
+        other = db.scalar(select(Product).where(func.lower(Product.name) == name.lower()))
+        if other is not None and other.id != same:
+            raise TabRefused(N_("There is a product called %(product)s already."), product=other.name)
+
+    def add_product(self, name: str, name_en: str, price_cents: int, vat_percent: int, category: str, actor: str) -> int:
+        def run() -> int:
+            sk, en = _clean(name, MAX_NAME), _clean(name_en, MAX_NAME)
+            with self.h.store.session() as db:
+                self._check_product(db, sk, price_cents, vat_percent, category, None)
+                p = Product(name=sk, name_en=en or None, price_cents=price_cents, vat_percent=vat_percent, category=category, active=True)
+                db.add(p)
+                db.flush()
+                record_audit(db, actor, "product.add", f"product:{p.id}", _product_doc(p), at=self.h.clock())
+                return p.id
+
+        return self._write(run)
+
+    def update_product(self, product_id: int, changes: Mapping[str, Any], actor: str) -> None:
+        """Change name, English name, price, VAT, category or active; items already on tabs keep what they copied."""
+        allowed = {"name", "name_en", "price_cents", "vat_percent", "category", "active"}
+
+        def run() -> None:
+            with self.h.store.session() as db:
+                p = db.get(Product, product_id)
+                if p is None:
+                    raise TabMissing(N_("There is no such product."))
+                before = _product_doc(p)
+                new = {**before, **{k: v for k, v in changes.items() if k in allowed and v is not None}}
+                new["name"], new["name_en"] = _clean(new["name"], MAX_NAME), _clean(new["name_en"], MAX_NAME)
+                self._check_product(db, new["name"], new["price_cents"], new["vat_percent"], new["category"], p.id)
+                p.name, p.name_en = new["name"], new["name_en"] or None
+                p.price_cents, p.vat_percent, p.category, p.active = (
+                    new["price_cents"],
+                    new["vat_percent"],
+                    new["category"],
+                    bool(new["active"]),
+                )
+                changed = {k: [before[k], new[k]] for k in before if before[k] != _product_doc(p)[k]}
+                if changed:
+                    record_audit(db, actor, "product.change", f"product:{p.id}", changed, at=self.h.clock())
+
+        self._write(run)
+
+    # -- opening tabs -------------------------------------------------------------------------
 
     def open_for_game(self, db: Db, game: TableSession, actor: str) -> Tab:
         """The tab of a game that is starting: the game's bill and what is put on its table go on it.
@@ -44,8 +195,283 @@ class Tabs:
         db.add(tab)
         return tab
 
+    def open_walk_in(self, label: str, actor: str, form_key: str | None = None) -> int:
+        """A tab with no table (a drink at the bar), named by `label` (a name, "bar", a description)."""
 
-def _game_lines(db: Db, hall: HallState, tab: Tab, now: datetime) -> tuple[list[MoneyLine], bool]:
+        def run() -> int:
+            again = self._keys.get(form_key)
+            if again is not None:
+                return again
+            name = _clean(label, MAX_LABEL)
+            if len(name) < 2:
+                raise TabRefused(N_("Name the tab (e.g. the guest's name), at least 2 letters."))
+            now = self.h.clock()
+            with self.h.store.session() as db:
+                tab = Tab(
+                    table_id=None, session_id=None, label=name, opened_at=now, opened_by=actor, business_day=business_day(now, self.h.venue)
+                )
+                db.add(tab)
+                db.flush()
+                record_audit(db, actor, "tab.open", f"tab:{tab.id}", {"label": name}, at=now)
+                tab_id = tab.id
+            self._keys.put(form_key, tab_id)
+            self._notify(None, tab_id)
+            return tab_id
+
+        return self._write(run)
+
+    # -- items ------------------------------------------------------------------------------
+
+    def add_item(self, tab_id: int, product_id: int, quantity: int, actor: str, form_key: str | None = None) -> int:
+        """Put `quantity` of a product on a tab (a copy of its name, price and VAT); the new item's id.
+
+        A repeated `form_key` (a double tap, a resent form) answers the item made the first time."""
+
+        def run() -> int:
+            again = self._keys.get(form_key)
+            if again is not None:
+                return again
+            if isinstance(quantity, bool) or not isinstance(quantity, int) or not 1 <= quantity <= MAX_QUANTITY:
+                raise TabRefused(N_("The quantity is a whole number from 1 to %(max)d."), max=MAX_QUANTITY)
+            now = self.h.clock()
+            with self.h.store.session() as db:
+                tab = self._tab(db, tab_id)
+                self._takes_more(db, tab)
+                p = db.get(Product, product_id)
+                if p is None:
+                    raise TabMissing(N_("There is no such product."))
+                if not p.active:
+                    raise TabRefused(N_("%(product)s is no longer sold (the manager switched it off)."), product=p.name)
+                item = TabItem(
+                    tab_id=tab.id,
+                    product_id=p.id,
+                    name=p.name,
+                    name_en=p.name_en,
+                    category=p.category,
+                    unit_cents=p.price_cents,
+                    vat_percent=p.vat_percent,
+                    quantity=quantity,
+                    added_at=now,
+                    added_by=actor,
+                )
+                db.add(item)
+                db.flush()
+                record_audit(
+                    db,
+                    actor,
+                    "tab.item_add",
+                    f"tab:{tab.id}",
+                    {"item_id": item.id, "product_id": p.id, "name": p.name, "quantity": quantity, "unit_cents": p.price_cents},
+                    at=now,
+                )
+                item_id, table = item.id, tab.table_id
+            self._keys.put(form_key, item_id)
+            self._notify(table, tab_id)
+            return item_id
+
+        return self._write(run)
+
+    def void_item(self, tab_id: int, item_id: int, reason: str, actor: str, *, may_void_paid: bool) -> None:
+        """Void an item with a reason: it stays on the tab struck through and no longer counts."""
+
+        def run() -> None:
+            why = _clean(reason, REASON_MAX)
+            if len(why) < REASON_MIN:
+                raise TabRefused(N_("Write why the item is voided (at least %(min)d letters)."), min=REASON_MIN)
+            now = self.h.clock()
+            with self.h.store.session() as db:
+                tab = self._tab(db, tab_id)
+                item = db.get(TabItem, item_id)
+                if item is None or item.tab_id != tab.id:
+                    raise TabMissing(N_("There is no such item on %(tab)s."), tab=self._name(db, tab))
+                if item.voided_at is not None:
+                    raise TabRefused(N_("%(item)s is voided already."), item=item.name)
+                self._not_split(db, tab)
+                home = self._home(db, tab)
+                if _paid(db, home.id) != 0 and not may_void_paid:
+                    raise TabRefused(N_("%(tab)s has a payment already: only a manager voids an item now."), tab=self._name(db, home))
+                item.voided_at, item.voided_by, item.void_reason = now, actor, why
+                record_audit(
+                    db,
+                    actor,
+                    "tab.item_void",
+                    f"tab:{tab.id}",
+                    {"item_id": item.id, "name": item.name, "quantity": item.quantity, "amount_cents": item.quantity * item.unit_cents},
+                    reason=why,
+                    at=now,
+                )
+                table = tab.table_id
+            self._notify(table, tab_id)
+
+        self._write(run)
+
+    # -- merge --------------------------------------------------------------------------------
+
+    def merge(self, into_id: int, from_id: int, actor: str) -> None:
+        """Put tab `from_id` (B) onto `into_id` (A): B's lines count on A's bill, B takes nothing more."""
+
+        def run() -> None:
+            now = self.h.clock()
+            with self.h.store.session() as db:
+                a, b = self._tab(db, into_id), self._tab(db, from_id)
+                if a.id == b.id:
+                    raise TabRefused(N_("A tab cannot be merged into itself."))
+                for t in (a, b):
+                    if t.merged_into is not None:
+                        raise TabRefused(N_("%(tab)s is merged into another bill already."), tab=self._name(db, t))
+                if db.scalar(select(func.count()).select_from(Tab).where(Tab.merged_into == b.id)):
+                    raise TabRefused(
+                        N_("Other tabs are merged into %(tab)s; merge them one by one into the bill that pays."), tab=self._name(db, b)
+                    )
+                for t in (a, b):
+                    self._not_split(db, t)
+                if _paid(db, b.id) != 0:
+                    raise TabRefused(N_("%(tab)s has a payment already and cannot be merged."), tab=self._name(db, b))
+                bill = bill_of_tab(db, self.h, a.id, now)
+                if bill.status == "paid":
+                    raise TabRefused(N_("%(tab)s is paid; merge into a bill that is still open."), tab=self._name(db, a))
+                b.merged_into = a.id
+                record_audit(db, actor, "tab.merge", f"tab:{a.id}", {"merged": b.id, "into": a.id}, at=now)
+                tables = (a.table_id, b.table_id)
+            for table in tables:
+                self._notify(table, into_id)
+
+        self._write(run)
+
+    # -- split --------------------------------------------------------------------------------
+
+    def split(
+        self,
+        tab_id: int,
+        mode: str,
+        actor: str,
+        *,
+        parts: int = 0,
+        assignment: Mapping[str, int] | None = None,
+        amounts: Sequence[int] = (),
+    ) -> dict[str, Any]:
+        """Split a stopped, unpaid tab's bill (broker.domain.split); replaces an earlier split while no part is paid."""
+
+        def run() -> dict[str, Any]:
+            now = self.h.clock()
+            with self.h.store.session() as db:
+                tab = self._tab(db, tab_id)
+                if tab.merged_into is not None:
+                    raise TabRefused(N_("%(tab)s is merged into another bill: split that one."), tab=self._name(db, tab))
+                bill = bill_of_tab(db, self.h, tab.id, now)
+                if not bill.closed:
+                    raise TabRefused(
+                        N_("The game on %(tab)s is still running: stop it before splitting the bill."), tab=self._name(db, tab)
+                    )
+                if bill.paid_cents != 0 or _payments(db, tab.id):
+                    raise TabRefused(N_("%(tab)s has a payment already: it can no longer be split."), tab=self._name(db, tab))
+                label, label_en = tab_name(self.h, tab, short=True), tab_name(self.h, tab, english=True, short=True)
+                if mode == "equal":
+                    plan = split_equal(bill.lines, parts, label, label_en)
+                elif mode == "amounts":
+                    plan = split_amounts(bill.lines, list(amounts), label, label_en)
+                elif mode == "items":
+                    plan = split_items(bill.lines, dict(assignment or {}))
+                else:
+                    raise TabRefused(N_("Split equally, by items or by amounts."))
+                plan = {**plan, "at": now.isoformat(), "by": actor}
+                tab.split = plan
+                record_audit(
+                    db, actor, "tab.split", f"tab:{tab.id}", {"mode": mode, "parts": [p["amount_cents"] for p in plan["parts"]]}, at=now
+                )
+                table = tab.table_id
+            self._notify(table, tab_id)
+            return plan
+
+        return self._write(run)
+
+    def cancel_split(self, tab_id: int, actor: str) -> None:
+        def run() -> None:
+            now = self.h.clock()
+            with self.h.store.session() as db:
+                tab = self._tab(db, tab_id)
+                if not tab.split:
+                    raise TabRefused(N_("%(tab)s is not split."), tab=self._name(db, tab))
+                if _payments(db, tab.id):
+                    raise TabRefused(N_("A part of %(tab)s is paid already: the split stays."), tab=self._name(db, tab))
+                record_audit(db, actor, "tab.split_cancel", f"tab:{tab.id}", {"mode": tab.split.get("mode")}, at=now)
+                tab.split = None
+                table = tab.table_id
+            self._notify(table, tab_id)
+
+        self._write(run)
+
+    # -- helpers (the writer) -----------------------------------------------------------------
+
+    def _tab(self, db: Db, tab_id: int) -> Tab:
+        tab = db.get(Tab, tab_id)
+        if tab is None:
+            raise TabMissing(N_("There is no such tab."))
+        return tab
+
+    def _home(self, db: Db, tab: Tab) -> Tab:
+        """The tab whose bill this tab's lines count on (itself, or the one it is merged into)."""
+        while tab.merged_into is not None:
+            tab = self._tab(db, tab.merged_into)
+        return tab
+
+    def _not_split(self, db: Db, tab: Tab) -> None:
+        home = self._home(db, tab)
+        if home.split:
+            raise TabRefused(N_("The bill of %(tab)s is split: cancel the split first."), tab=self._name(db, home))
+
+    def _takes_more(self, db: Db, tab: Tab) -> None:
+        if tab.merged_into is not None:
+            into = self._tab(db, tab.merged_into)
+            raise TabRefused(N_("%(tab)s is merged into %(into)s: put it there."), tab=self._name(db, tab), into=self._name(db, into))
+        self._not_split(db, tab)
+        if bill_of_tab(db, self.h, tab.id).status == "paid":
+            raise TabRefused(N_("%(tab)s is paid; open a new tab."), tab=self._name(db, tab))
+
+    def _name(self, db: Db, tab: Tab) -> Name:
+        """The tab as a refusal names it (Slovak on a Slovak page, English in the API)."""
+        return Name(tab_name(self.h, tab), tab_name(self.h, tab, english=True))
+
+    def _notify(self, table: str | None, tab_id: int) -> None:
+        # Pages with the tab (the table's card and page, the bills list) refresh on "table" / "tab".
+        after = AfterCommit()
+        if table is not None:
+            after.add(lambda: self.h.listeners.notify("session", {"table": table, "action": "tab", "tab": tab_id}))
+        after.add(lambda: self.h.listeners.notify("tab", {"tab": tab_id}))
+        after.run()
+
+
+def tab_name(hall: HallState, tab: Tab, *, english: bool = False, short: bool = False) -> str:
+    """What staff call a tab: its table's name (and game, unless `short`), or the walk-in's label."""
+    if tab.table_id is not None:
+        spec = hall.tables.get(tab.table_id)
+        name = spec.name if spec else tab.table_id
+        if short:
+            return name
+        return f"{name}, game no. {tab.session_id}" if english else f"{name}, hra č. {tab.session_id}"
+    return tab.label or (f"tab no. {tab.id}" if english else f"účet č. {tab.id}")
+
+
+def _product_doc(p: Product) -> dict[str, Any]:
+    return {
+        "name": p.name,
+        "name_en": p.name_en or "",
+        "price_cents": p.price_cents,
+        "vat_percent": p.vat_percent,
+        "category": p.category,
+        "active": bool(p.active),
+    }
+
+
+def _payments(db: Db, tab_id: int) -> int:
+    return db.scalar(select(func.count()).select_from(Payment).where(Payment.tab_id == tab_id)) or 0
+
+
+def _paid(db: Db, tab_id: int) -> int:
+    return int(db.scalar(select(func.coalesce(func.sum(Payment.amount_cents), 0)).where(Payment.tab_id == tab_id)) or 0)
+
+
+def game_lines(db: Db, hall: HallState, tab: Tab, now: datetime) -> tuple[list[MoneyLine], bool]:
     """The lines of the tab's game (time, minimum, its extras and corrections) at the venue's VAT rate,
     and whether the game is over (its bill is final)."""
     if tab.session_id is None:
@@ -91,6 +517,17 @@ def _item_lines(db: Db, tab: Tab) -> list[MoneyLine]:
     ]
 
 
+def merged_tabs(db: Db, tab: Tab) -> list[Tab]:
+    """The tab and every tab merged into it (and into those), the tab first, then by id."""
+    out: list[Tab] = []
+    todo = [tab]
+    while todo:
+        t = todo.pop(0)
+        out.append(t)
+        todo += db.scalars(select(Tab).where(Tab.merged_into == t.id).order_by(Tab.id)).all()
+    return out
+
+
 def bill_of_tab(db: Db, hall: HallState, tab_id: int, now: datetime | None = None) -> TabBill:
     """What a tab owes now: its game's bill, its items and those of every tab merged into it, less its payments.
 
@@ -102,12 +539,8 @@ def bill_of_tab(db: Db, hall: HallState, tab_id: int, now: datetime | None = Non
         raise KeyError(tab_id)
     lines: list[MoneyLine] = []
     closed = True
-    todo = [tab]
-    while todo:
-        t = todo.pop(0)
-        game, over = _game_lines(db, hall, t, now)
+    for t in merged_tabs(db, tab):
+        game, over = game_lines(db, hall, t, now)
         lines += game + _item_lines(db, t)
         closed = closed and over
-        todo += db.scalars(select(Tab).where(Tab.merged_into == t.id).order_by(Tab.id)).all()
-    paid = db.scalar(select(func.coalesce(func.sum(Payment.amount_cents), 0)).where(Payment.tab_id == tab_id)) or 0
-    return tab_bill(lines, int(paid), closed=closed)
+    return tab_bill(lines, _paid(db, tab_id), closed=closed)

@@ -40,6 +40,8 @@ STAFF_PAGES = {
     "/tabs/{tab_id}/pay",
     "/receipts/{payment_id}",
     "/ekasa",  # eKasa (issue 12, m4)
+    "/tabs/{tab_id}",  # the till: tabs
+    "/sessions/{session_id}/tab",
 }
 STAFF_ACTIONS = {
     "/tables/{table_id}/start",
@@ -62,6 +64,12 @@ STAFF_ACTIONS = {
     "/tabs/{tab_id}/pay",
     "/receipts/{payment_id}/print",
     "/ekasa/receipts/{payment_id}/paragon",  # eKasa (issue 12, m4)
+    "/tabs",  # the till: tabs (a walk-in), items, voids before payment, merge, split
+    "/tabs/{tab_id}/items",
+    "/tabs/{tab_id}/items/{item_id}/void",
+    "/tabs/{tab_id}/merge",
+    "/tabs/{tab_id}/split",
+    "/tabs/{tab_id}/split/cancel",
 }
 MANAGER_PAGES = {
     "/members",
@@ -79,6 +87,7 @@ MANAGER_PAGES = {
     "/days",  # closed days and their exports (pages_day)
     "/days/{day}.csv",
     "/days/{day}.xlsx",
+    "/products",  # the till: the product list
 }
 MANAGER_ACTIONS = {
     "/bills/{session_id}/correct",
@@ -99,6 +108,8 @@ MANAGER_ACTIONS = {
     "/users/{username}/sessions/end",
     "/ekasa/settings",  # eKasa (issue 12, m4)
     "/ekasa/receipts/{payment_id}/retry",
+    "/products",  # the till: the product list
+    "/products/{product_id}",
 }
 # Query strings a page needs to answer at all (capture waits for a card tap: not for long here).
 QUERIES = {"/members/{member_id}/capture": "?table=foos-01&wait=0.1", "/reports/{name}.csv": ""}
@@ -121,10 +132,15 @@ def samples(lavos: LavosServer) -> dict[str, str]:
     """A real id for every path parameter, made through the API."""
     sid = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": "pool-03"})["id"]
     mid = lavos.api("POST", "/api/members", MANAGER, status=201, json={"name": "Ambra Tomáš"})["id"]
-    tab_id, payment_id = _paid_tab(lavos)
+    tab = lavos.api("GET", f"/api/sessions/{sid}/tab", STAFF)["id"]  # the till: the game's tab, an item, a product
+    product = lavos.api("GET", "/api/products", STAFF)[0]["id"]
+    item = lavos.api("POST", f"/api/tabs/{tab}/items", STAFF, status=201, json={"product_id": product})["item_id"]
+    _, payment_id = _paid_tab(lavos)  # a paid tab of its own: the game's tab above stays open for items
     return {
-        "tab_id": str(tab_id),
+        "tab_id": str(tab),
         "payment_id": str(payment_id),
+        "item_id": str(item),
+        "product_id": str(product),
         "table_id": "pool-03",
         "table": "foos-01",
         "session_id": str(sid),

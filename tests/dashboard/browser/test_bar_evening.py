@@ -56,13 +56,14 @@ def test_an_evening_at_the_bar(lavos, nodes, tablet, open_page):
         timeout=LIVE_MS,
     )
 
-    # Two pizza toppings go on the bill, then stop: the browser lands on the bill.
+    # Two pizza toppings go on the table's tab (the product list; the venue's extras are on it), then
+    # stop: the browser lands on the game's bill, and the tab has the game and the toppings.
     bar.goto(lavos.base_url + f"/tables/{TABLE}")
-    extras = bar.locator("form[action$='/extras']")
-    extras.locator("select[name=extra]").select_option("topping")
-    extras.locator("input[name=quantity]").fill(str(TOPPINGS))
+    add = bar.locator("#quantity-form")
+    add.locator("select[name=product_id]").select_option(label="Prísada na pizzu navyše (0,60 €)")
+    add.locator("input[name=quantity]").fill(str(TOPPINGS))
     with bar.expect_navigation():
-        extras.locator("button").tap()
+        add.locator("button").tap()
     with bar.expect_navigation():
         bar.locator("#stop").tap()
     assert bar.url.endswith(f"/sessions/{sid}/bill"), bar.url
@@ -76,13 +77,17 @@ def test_an_evening_at_the_bar(lavos, nodes, tablet, open_page):
     total = time_cents + TOPPINGS * TOPPING_CENTS
     vat = vat_in(total, VAT)
     rows = bar.locator(".receipt table.lines tbody tr")
-    assert rows.count() == 2
-    time_row, extra_row = (rows.nth(i).locator("td").all_inner_texts() for i in range(2))
-    assert time_row == [f"{TABLE_NAME}: Štandard, 6,00\u00a0€/h, {minutes} min", "", eur(time_cents)]
-    assert extra_row[1:] == [str(TOPPINGS), eur(TOPPINGS * TOPPING_CENTS)] and "pizz" in extra_row[0].lower()
-    foot = [r.locator("td").all_inner_texts() for r in bar.locator(".receipt tfoot tr").all()]
-    assert [row[-1] for row in foot] == [eur(total - vat), eur(vat), eur(total)]
-    assert "23 %" in foot[1][0]
+    assert rows.count() == 1  # the game's own bill: its time
+    assert rows.first.locator("td").all_inner_texts() == [f"{TABLE_NAME}: Štandard, 6,00 €/h, {minutes} min", "", eur(time_cents)]
+    bar.goto(lavos.base_url + f"/sessions/{sid}/tab")
+    time_row = bar.locator("#tab-bill tr.line-game td").all_inner_texts()
+    assert time_row[0] == f"{TABLE_NAME}: Štandard, 6,00 €/h, {minutes} min" and time_row[-1] == eur(time_cents)
+    extra_row = bar.locator("#tab-bill tr.line-item")
+    assert extra_row.count() == 1 and "pizz" in extra_row.inner_text().lower()
+    assert extra_row.locator("td").all_inner_texts()[1:] == [str(TOPPINGS), "23 %", eur(TOPPINGS * TOPPING_CENTS)]
+    vat_row = bar.locator("#tab-vat tr.vat-row").locator("td").all_inner_texts()
+    assert vat_row == ["23 %", eur(total - vat), eur(vat), eur(total)]
+    assert bar.locator("#tab-total").inner_text() == eur(total)
 
     # Balls drop on a table nobody started: the alert reaches the watching tablet, one tap acknowledges it.
     drop_balls(nodes, QUIET_TABLE, 0, 1)
@@ -96,10 +101,10 @@ def test_an_evening_at_the_bar(lavos, nodes, tablet, open_page):
     acked = next(a for a in lavos.api("GET", "/api/alerts", MANAGER) if a["id"] == alert_id)
     assert acked["acked_by"] == STAFF and acked["table"] == QUIET_TABLE
 
-    # English: the bill is the same bill, in English words and money.
+    # English: the tab is the same tab, in English words and money.
     with bar.expect_navigation():
         bar.locator(".lang button[value=en]").tap()
     assert bar.locator("html").get_attribute("lang") == "en"
-    assert bar.locator("#bill-total").inner_text() == eur_en(total)
-    assert bar.locator(".receipt tbody tr").first.locator("td").first.inner_text() == f"{TABLE_NAME}: Standard, €6.00/h, {minutes} min"
+    assert bar.locator("#tab-total").inner_text() == eur_en(total)
+    assert bar.locator("#tab-bill tr.line-game td").first.inner_text() == f"{TABLE_NAME}: Standard, €6.00/h, {minutes} min"
     assert bar.locator(".topbar nav a[href='/']").inner_text() == "Tables"

@@ -51,6 +51,11 @@ def evening(lavos, nodes) -> dict[str, int]:
     billed = start("pool-04")
     lavos.api("POST", f"/api/sessions/{billed}/extras", STAFF, json={"extra": "topping", "quantity": 2})
     lavos.api("POST", f"/api/sessions/{billed}/extras", STAFF, json={"extra": "pizza_box", "quantity": 1})
+    tab = lavos.api("GET", f"/api/sessions/{billed}/tab", STAFF)["id"]  # the till: two drinks on the game's tab, one voided
+    drinks = {p["name"]: p["id"] for p in lavos.api("GET", "/api/products", STAFF)}
+    lavos.api("POST", f"/api/tabs/{tab}/items", STAFF, status=201, json={"product_id": drinks["Pivo 0,5 l"], "quantity": 2})
+    kofola = lavos.api("POST", f"/api/tabs/{tab}/items", STAFF, status=201, json={"product_id": drinks["Kofola 0,5 l"]})["item_id"]
+    lavos.api("POST", f"/api/tabs/{tab}/items/{kofola}/void", STAFF, json={"reason": "zadané omylom"})
     lavos.api("POST", f"/api/sessions/{billed}/stop", STAFF)
     node, _factory = nodes["foos-01"]
     node._card_reader.tap(MEMBER_UID)  # the member taps the club card at the foosball table
@@ -59,7 +64,7 @@ def evening(lavos, nodes) -> dict[str, int]:
     drop_balls(nodes, "pool-02", 0, 1)  # balls on a table with no session: an alert in the banner
     wait_until(lambda: lavos.api("GET", "/api/alerts", STAFF), timeout=10, what="an open alert")
     wait_until(lambda: lavos.api("GET", "/api/tables/pool-01", STAFF)["session"]["drops"] == 4, timeout=10, what="4 drops")
-    return {"bill": billed}
+    return {"bill": billed, "tab": tab}
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -75,6 +80,7 @@ def test_screenshots(lavos, evening, open_page, size):
         "table": ("/tables/pool-01", 'form[action$="/pause"]'),  # a game running: pause, stop, move, extras
         "table-start": ("/tables/pool-06", "#start"),  # a free table: the start form
         "bill": (f"/sessions/{evening['bill']}/bill", "#bill-total"),
+        "tab": (f"/tabs/{evening['tab']}", "#tab-total"),  # the till: a game's tab with drinks, a void, VAT per rate
         "members": ("/members", "main"),
         "monitoring": ("/monitoring", "main"),
         "report": ("/reports", "main svg"),

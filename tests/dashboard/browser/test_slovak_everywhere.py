@@ -122,6 +122,15 @@ def hall(lavos, nodes):
     api("POST", f"/api/members/{zadrazil}/fees", MANAGER, status=201, json={"year": 2026})
     billed = api("POST", "/api/sessions", STAFF, status=201, json={"table": "pool-02"})["id"]
     api("POST", f"/api/sessions/{billed}/extras", STAFF, json={"extra": "topping", "quantity": 2})
+    # The till: the game's tab with a drink and a voided one, and a walk-in's drinks merged onto it.
+    tab = api("GET", f"/api/sessions/{billed}/tab", STAFF)["id"]
+    products = {p["name"]: p["id"] for p in api("GET", "/api/products", STAFF)}
+    api("POST", f"/api/tabs/{tab}/items", STAFF, status=201, json={"product_id": products["Pivo 0,5 l"], "quantity": 2})
+    voided = api("POST", f"/api/tabs/{tab}/items", STAFF, status=201, json={"product_id": products["Kofola 0,5 l"]})["item_id"]
+    api("POST", f"/api/tabs/{tab}/items/{voided}/void", STAFF, json={"reason": "zadané omylom"})
+    walk_in = api("POST", "/api/tabs", STAFF, status=201, json={"label": "Peter pri bare"})["id"]
+    api("POST", f"/api/tabs/{walk_in}/items", STAFF, status=201, json={"product_id": products["Borovička 4 cl"]})
+    api("POST", f"/api/tabs/{tab}/merge", STAFF, json={"tab_id": walk_in})
     api("POST", f"/api/sessions/{billed}/stop", STAFF)
     running = api("POST", "/api/sessions", STAFF, status=201, json={"table": "pool-03"})["id"]
     prepaid = api("POST", "/api/sessions", STAFF, status=201, json={"table": "pool-05", "prepaid_minutes": 60})["id"]
@@ -132,7 +141,7 @@ def hall(lavos, nodes):
         return {a["kind"] for a in api("GET", "/api/alerts", MANAGER)}
 
     wait_until(lambda: {"play_without_session", "foosball_no_member"} <= alerts(), timeout=30, what="the two alerts")
-    return {"zadrazil": zadrazil, "baca": baca, "billed": billed, "running": running, "prepaid": prepaid}
+    return {"zadrazil": zadrazil, "baca": baca, "billed": billed, "running": running, "prepaid": prepaid, "tab": tab, "walk_in": walk_in}
 
 
 PAGES = [
@@ -148,6 +157,7 @@ PAGES = [
     "/monitoring",
     "/members",
     "/members/import",
+    "/products",
     "/users",
     f"/users/{STAFF}",
     "/account/password",
@@ -158,7 +168,13 @@ PAGES = [
 
 
 def _walk(page, base: str, hall: dict, findings: Findings, size: str) -> None:  # type: ignore[no-untyped-def]
-    for path in [*PAGES, f"/members/{hall['zadrazil']}", f"/sessions/{hall['billed']}/bill"]:
+    for path in [
+        *PAGES,
+        f"/members/{hall['zadrazil']}",
+        f"/sessions/{hall['billed']}/bill",
+        f"/tabs/{hall['tab']}",
+        f"/tabs/{hall['walk_in']}",
+    ]:
         _goto(page, base, path)
         findings.check(page, f"{size} {path}")
 
@@ -231,6 +247,17 @@ def _refusals(page, base: str, hall: dict, findings: Findings) -> None:  # type:
         page.locator("form.panel button[type=submit]").tap()
     seen("bad CSV", "V súbore bad.csv sú 2 chyby.")
 
+    # The till's tab page: each refusal in place, in Slovak.
+    _goto(page, base, f"/tabs/{hall['tab']}")
+    _post_form(page, f"/tabs/{hall['tab']}/merge", {"other": str(hall["tab"])})
+    seen("merge into itself", "Účet sa nedá zlúčiť sám so sebou.")
+    _post_form(page, f"/tabs/{hall['tab']}/split", {"mode": "amounts", "amounts": "1,00 2,00"})
+    seen("split that does not sum", "Časti dávajú spolu 3,00")
+    _post_form(page, f"/tabs/{hall['walk_in']}/items", {"product_id": "1", "quantity": "1"})
+    seen("an item on a merged tab", "je zlúčený do účtu Pool 2, hra č.")
+    _post_form(page, f"/tabs/{hall['tab']}/items", {"product_id": "1", "quantity": "0"})
+    seen("quantity 0", "Množstvo je celé číslo od 1 do 99.")
+
     # Accounts.
     _goto(page, base, "/users")
     form = page.locator("#add-user")
@@ -269,6 +296,8 @@ def test_no_english_and_no_raw_ids_on_the_slovak_pages(lavos, hall, open_page):
         "/alerts",
         "/foosball",
         f"/sessions/{hall['billed']}/bill",
+        f"/tabs/{hall['tab']}",
+        "/bills",
         "/members",
     ):  # staff: /members is a 403
         _goto(phone, lavos.base_url, path)

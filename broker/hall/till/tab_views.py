@@ -1,0 +1,253 @@
+"""What the pages and the API read about tabs and products: frozen values built in a reader session.
+
+Built by broker.hall.read_models (HallReads, the "tabs and products" section) inside
+`store.reader()`, so no ORM row leaves it. The money comes from the one reader,
+`broker.hall.till.tabs.bill_of_tab`; the views only add what a page shows beside it (voided
+items struck through, where each line came from, the split).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session as Db
+
+from broker.domain.money import MoneyLine, TabBill, TabStatus, VatRow
+from broker.hall.ports import HallState
+from broker.hall.till.tabs import bill_of_tab, game_lines, merged_tabs, tab_name
+from broker.storage.models import Payment, Product, Tab, TabItem, TableSession
+
+MAX_LISTED = 200  # unpaid tabs on the bills page: more than that is a hall that never settles
+
+
+@dataclass(frozen=True)
+class ProductView:
+    id: int
+    name: str
+    name_en: str | None
+    price_cents: int
+    vat_percent: int
+    category: str
+    active: bool
+    used: bool  # an item refers to it: it can be deactivated, never deleted
+
+
+@dataclass(frozen=True)
+class TabItemView:
+    id: int
+    tab_id: int
+    name: str
+    name_en: str | None
+    category: str
+    quantity: int
+    unit_cents: int
+    vat_percent: int
+    added_at: datetime
+    added_by: str
+    voided_at: datetime | None
+    voided_by: str | None
+    void_reason: str | None
+
+    @property
+    def amount_cents(self) -> int:
+        return self.quantity * self.unit_cents
+
+
+@dataclass(frozen=True)
+class TabSource:
+    """One tab's own lines on a bill: the tab itself, or a tab merged into it."""
+
+    tab_id: int
+    name: str
+    name_en: str
+    game_lines: tuple[MoneyLine, ...]
+    items: tuple[TabItemView, ...]  # voided ones included (shown struck through)
+
+    @property
+    def total_cents(self) -> int:
+        return sum(x.amount_cents for x in self.game_lines) + sum(i.amount_cents for i in self.items if i.voided_at is None)
+
+
+@dataclass(frozen=True)
+class TabView:
+    id: int
+    name: str
+    name_en: str
+    table_id: str | None
+    session_id: int | None
+    label: str
+    opened_at: datetime
+    opened_by: str
+    business_day: date
+    merged_into: int | None
+    merged_into_name: str | None
+    merged_into_name_en: str | None
+    split: dict[str, Any] | None
+    bill: TabBill
+    sources: tuple[TabSource, ...]
+    game_running: bool
+    payments: int  # how many payment rows (reversals included)
+
+    @property
+    def status(self) -> TabStatus:
+        return self.bill.status
+
+    @property
+    def total_cents(self) -> int:
+        return self.bill.total_cents
+
+    @property
+    def paid_cents(self) -> int:
+        return self.bill.paid_cents
+
+    @property
+    def owed_cents(self) -> int:
+        return self.bill.owed_cents
+
+    @property
+    def vat(self) -> tuple[VatRow, ...]:
+        return self.bill.vat
+
+    @property
+    def walk_in(self) -> bool:
+        return self.table_id is None
+
+
+@dataclass(frozen=True)
+class UnpaidTab:
+    """A line of the bills page's "unpaid" list and of the floor card's badge."""
+
+    id: int
+    name: str
+    name_en: str
+    table_id: str | None
+    session_id: int | None
+    opened_at: datetime
+    owed_cents: int
+    status: TabStatus
+    game_running: bool
+
+
+def product_views(db: Db, *, active_only: bool) -> list[ProductView]:
+    q = select(Product).order_by(Product.category, Product.name)
+    if active_only:
+        q = q.where(Product.active.is_(True))
+    used = set(db.scalars(select(TabItem.product_id).where(TabItem.product_id.is_not(None)).distinct()))
+    return [
+        ProductView(p.id, p.name, p.name_en, p.price_cents, p.vat_percent, p.category, bool(p.active), p.id in used) for p in db.scalars(q)
+    ]
+
+
+def _items(db: Db, tab_id: int) -> tuple[TabItemView, ...]:
+    rows = db.scalars(select(TabItem).where(TabItem.tab_id == tab_id).order_by(TabItem.id)).all()
+    return tuple(
+        TabItemView(
+            i.id, i.tab_id, i.name, i.name_en, i.category, i.quantity, i.unit_cents, i.vat_percent, i.added_at, i.added_by, i.voided_at,
+            i.voided_by, i.void_reason,
+        )
+        for i in rows
+    )  # fmt: skip
+
+
+def tab_view(db: Db, hall: HallState, tab: Tab, now: datetime) -> TabView:
+    bill = bill_of_tab(db, hall, tab.id, now)
+    sources = []
+    running = False
+    for t in merged_tabs(db, tab):
+        lines, over = game_lines(db, hall, t, now)
+        running = running or not over
+        sources.append(TabSource(t.id, tab_name(hall, t), tab_name(hall, t, english=True), tuple(lines), _items(db, t.id)))
+    into = db.get(Tab, tab.merged_into) if tab.merged_into is not None else None
+    count = db.scalar(select(func.count()).select_from(Payment).where(Payment.tab_id == tab.id)) or 0
+    return TabView(
+        id=tab.id,
+        name=tab_name(hall, tab),
+        name_en=tab_name(hall, tab, english=True),
+        table_id=tab.table_id,
+        session_id=tab.session_id,
+        label=tab.label,
+        opened_at=tab.opened_at,
+        opened_by=tab.opened_by,
+        business_day=tab.business_day,
+        merged_into=tab.merged_into,
+        merged_into_name=tab_name(hall, into) if into else None,
+        merged_into_name_en=tab_name(hall, into, english=True) if into else None,
+        split=dict(tab.split) if tab.split else None,
+        bill=bill,
+        sources=tuple(sources),
+        game_running=running,
+        payments=count,
+    )
+
+
+def unpaid_tabs(db: Db, hall: HallState, now: datetime) -> list[UnpaidTab]:
+    """Tabs still to be paid, oldest first: walk-ins not paid in full, and stopped games' tabs with
+    something owed. A tab merged into another counts there; a running game is on the floor, not here."""
+    rows = db.scalars(
+        select(Tab)
+        .where(Tab.merged_into.is_(None), Tab.settled_at.is_(None))
+        .order_by(Tab.opened_at.desc(), Tab.id.desc())
+        .limit(MAX_LISTED)
+    ).all()
+    out = []
+    for tab in rows:
+        bill = bill_of_tab(db, hall, tab.id, now)
+        if bill.status == "paid" or not bill.closed:
+            continue
+        if tab.table_id is not None and bill.owed_cents <= 0:
+            continue
+        out.append(
+            UnpaidTab(tab.id, tab_name(hall, tab), tab_name(hall, tab, english=True), tab.table_id, tab.session_id, tab.opened_at,
+                      bill.owed_cents, bill.status, False)
+        )  # fmt: skip
+    out.reverse()
+    return out
+
+
+def unpaid_by_table(db: Db, hall: HallState, now: datetime, only: str | None = None) -> dict[str, UnpaidTab]:
+    """Per table with no game running, its last game's tab when that is unpaid (the floor card's badge)."""
+    out: dict[str, UnpaidTab] = {}
+    tables = select(Tab.table_id, func.max(TableSession.started_at).label("at")).join(TableSession, TableSession.id == Tab.session_id)
+    tables = tables.where(Tab.table_id.is_not(None)) if only is None else tables.where(Tab.table_id == only)
+    last = tables.group_by(Tab.table_id).subquery()
+    rows = db.scalars(
+        select(Tab)
+        .join(TableSession, TableSession.id == Tab.session_id)
+        .join(last, (last.c.table_id == Tab.table_id) & (last.c.at == TableSession.started_at))
+        .where(Tab.settled_at.is_(None), TableSession.state == "stopped")
+    ).all()
+    for tab in rows:
+        home = tab
+        while home.merged_into is not None:
+            nxt = db.get(Tab, home.merged_into)
+            if nxt is None:
+                break
+            home = nxt
+        bill = bill_of_tab(db, hall, home.id, now)
+        if bill.status == "paid" or bill.owed_cents <= 0 or tab.table_id is None:
+            continue
+        out[tab.table_id] = UnpaidTab(
+            home.id, tab_name(hall, home), tab_name(hall, home, english=True), home.table_id, home.session_id, home.opened_at,
+            bill.owed_cents, bill.status, not bill.closed,
+        )  # fmt: skip
+    return out
+
+
+def tab_of_session(db: Db, session_id: int) -> int | None:
+    return db.scalar(select(Tab.id).where(Tab.session_id == session_id))
+
+
+def todays_tabs(db: Db, hall: HallState, day: date, now: datetime) -> list[UnpaidTab]:
+    """The tabs of a business day (walk-ins and games), newest first, with what each still owes."""
+    rows = db.scalars(select(Tab).where(Tab.business_day == day).order_by(Tab.opened_at.desc(), Tab.id.desc()).limit(MAX_LISTED)).all()
+    out = []
+    for tab in rows:
+        bill = bill_of_tab(db, hall, tab.id, now)
+        out.append(
+            UnpaidTab(tab.id, tab_name(hall, tab), tab_name(hall, tab, english=True), tab.table_id, tab.session_id, tab.opened_at,
+                      bill.owed_cents, bill.status, not bill.closed)
+        )  # fmt: skip
+    return out

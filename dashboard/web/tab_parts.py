@@ -1,0 +1,58 @@
+"""What the tab pages and the table page share: the products by category, the words for categories
+and statuses, the one-time form keys, the table page's tab part. (No page imports here, so the
+table page and the tab pages can both use it.)"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from broker.hall.read_models import HallReads
+from broker.hall.till.tab_views import ProductView
+from broker.hall.till.tabs import PRODUCT_CATEGORIES
+from dashboard.web.i18n import N_, gettext
+
+CATEGORY_WORDS = {
+    "table_time": N_("Table time"),
+    "drinks": N_("Drinks"),
+    "food": N_("Food"),
+    "pizza_toppings": N_("Pizza toppings"),
+    "tournament_entry": N_("Tournament entry"),
+    "cue_service": N_("Cue service"),
+    "other": N_("Other"),
+}
+STATUS_WORDS = {"open": N_("not paid yet"), "partly_paid": N_("partly paid"), "paid": N_("paid in full")}
+
+
+def category_word(category: str) -> str:
+    """A category in the page's language (an unknown one as it is stored)."""
+    word = CATEGORY_WORDS.get(category)
+    return gettext(word) if word else category
+
+
+def status_word(status: str) -> str:
+    return gettext(STATUS_WORDS[status])
+
+
+def new_form_key() -> str:
+    return uuid.uuid4().hex
+
+
+def by_category(products: list[ProductView]) -> list[tuple[str, list[ProductView]]]:
+    """Active products grouped in the categories' order (drinks first: what the bar sells most)."""
+    groups = {c: [p for p in products if p.category == c and p.active] for c in PRODUCT_CATEGORIES}
+    return [(c, ps) for c, ps in groups.items() if ps]
+
+
+def tabs_panel(reads: HallReads, table_id: str) -> dict[str, Any]:
+    """The table page's tab part: the running game's tab (products to put on it) or the last game's unpaid tab."""
+    snap = reads.hall_snapshot().open.get(table_id)
+    tab_id = reads.tab_of_session(snap.id) if snap is not None else None
+    unpaid = None if snap is not None else reads.unpaid_by_table(table_id).get(table_id)
+    return {
+        "game_tab": reads.tab(tab_id) if tab_id is not None else None,
+        "unpaid_tab": unpaid,
+        "product_groups": by_category(reads.products(active_only=True)) if tab_id is not None else [],
+        "form_key": new_form_key,
+        "category_word": category_word,
+    }

@@ -1,0 +1,159 @@
+"""The tab pages over a real hub, as a browser's forms send them (CSRF, cookies): product buttons,
+a double-tapped form is one item, a void with a reason, refusals in Slovak in place with what was
+typed kept, a walk-in tab, merge, split, the product list, the unpaid list and the floor badge."""
+
+from __future__ import annotations
+
+import re
+
+from sqlalchemy import select
+
+from broker.storage.models import Product, Tab, TabItem
+from tests.dashboard.conftest import sqlite_only
+from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
+
+pytestmark = sqlite_only  # the SQL of both backends is in test_tabs_api; these test the pages
+
+
+def _product_id(pages, name: str) -> int:  # type: ignore[no-untyped-def]
+    with pages.service.store.session() as db:
+        return db.scalars(select(Product.id).where(Product.name == name)).one()
+
+
+def _items(pages) -> list[tuple]:  # type: ignore[no-untyped-def]
+    with pages.service.store.session() as db:
+        return [(i.id, i.tab_id, i.name, i.quantity, i.voided_at, i.void_reason) for i in db.scalars(select(TabItem).order_by(TabItem.id))]
+
+
+def _staff_follow(pages, r) -> str:  # type: ignore[no-untyped-def]
+    """The page a staff user's POST redirected to, seen by that user (with its flash message)."""
+    assert r.status_code == 303, f"{r.status_code} {r.text[:2000]}"
+    return pages.page(r.headers["location"], client=pages.staff)
+
+
+def _game_tab(pages, table: str = "pool-01") -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    sid = pages.service.start_session(table, actor="jana")
+    with pages.service.store.session() as db:
+        return sid, db.scalars(select(Tab.id).where(Tab.session_id == sid)).one()
+
+
+def test_the_table_page_puts_products_on_the_games_tab_and_a_double_tap_is_one_item(pages):
+    sid, tab = _game_tab(pages)
+    html = pages.page("/tables/pool-01", client=pages.staff)
+    assert "Na účet stola" in html and "Pivo 0,5\u00a0l" in html or "Pivo 0,5 l" in html
+    beer = _product_id(pages, "Pivo 0,5 l")
+    key = re.search(
+        rf'name="product_id" value="{beer}"><input type="hidden" name="quantity" value="1">\s*<input type="hidden" name="form_key" value="(\w+)"',
+        html,
+    ).group(1)
+    form = {"product_id": str(beer), "quantity": "1", "form_key": key, "next": "/tables/pool-01"}
+    first = pages.post(f"/tabs/{tab}/items", form, client=pages.staff)
+    again = pages.post(f"/tabs/{tab}/items", form, client=pages.staff)
+    assert first.status_code == again.status_code == 303 and first.headers["location"] == "/tables/pool-01"
+    assert [(i[2], i[3]) for i in _items(pages)] == [("Pivo 0,5 l", 1)]
+    html = _staff_follow(pages, pages.post(f"/tabs/{tab}/items", {**form, "form_key": "other1234"}, client=pages.staff))
+    assert "Pridané: 1 × Pivo" in html, re.findall(r"flash-.*", html)
+    assert len(_items(pages)) == 2
+
+
+def test_a_void_needs_a_reason_and_the_tab_page_shows_it_struck_through(pages):
+    _, tab = _game_tab(pages)
+    beer = _product_id(pages, "Pivo 0,5 l")
+    pages.post(f"/tabs/{tab}/items", {"product_id": str(beer), "quantity": "2"}, client=pages.staff)
+    item = _items(pages)[0][0]
+    before = _items(pages)
+    r = pages.post(f"/tabs/{tab}/items/{item}/void", {"reason": "x"}, client=pages.staff)
+    assert r.status_code == 409 and "Napíšte, prečo" in r.text and 'id="tab-error"' in r.text
+    assert _items(pages) == before
+    html = _staff_follow(pages, pages.post(f"/tabs/{tab}/items/{item}/void", {"reason": "zadané omylom"}, client=pages.staff))
+    assert "Položka stornovaná" in html and "zadané omylom" in html and "voided" in html
+    assert "Základ dane (bez DPH)" in html and 'id="pay" href="/tabs/' in html
+
+
+def test_bad_quantities_on_the_tab_page_keep_what_was_typed_and_change_nothing(pages):
+    _, tab = _game_tab(pages)
+    beer = _product_id(pages, "Pivo 0,5 l")
+    for bad in ("0", "-1", "1,5", "abc", "100", "99999999999999"):
+        r = pages.post(f"/tabs/{tab}/items", {"product_id": str(beer), "quantity": bad}, client=pages.staff)
+        assert r.status_code == 400 and "Množstvo je celé číslo od 1 do 99" in r.text, bad
+        assert f'value="{bad}"' in r.text
+    assert _items(pages) == []
+
+
+def test_a_walk_in_tab_from_the_bills_page_merged_onto_a_table_then_split_in_two(pages):
+    sid, tab = _game_tab(pages)
+    html = pages.page("/bills", client=pages.staff)
+    key = re.search(r'name="form_key" value="(\w+)"', html).group(1)
+    r = pages.post("/tabs", {"label": "Peter pri bare", "form_key": key}, client=pages.staff)
+    again = pages.post("/tabs", {"label": "Peter pri bare", "form_key": key}, client=pages.staff)
+    assert r.headers["location"] == again.headers["location"]  # a double tap opens one tab
+    walk = int(r.headers["location"].rsplit("/", 1)[1])
+    pages.post(f"/tabs/{walk}/items", {"product_id": str(_product_id(pages, "Kofola 0,5 l")), "quantity": "2"}, client=pages.staff)
+    assert "Peter pri bare" in pages.page("/bills", client=pages.staff)
+    pages.clock.advance(minutes=30)
+    html = _staff_follow(pages, pages.post(f"/tabs/{tab}/merge", {"other": str(walk)}, client=pages.staff))
+    assert "Z účtu Peter pri bare" in html
+    assert "Zlúčené do účtu" in pages.page(f"/tabs/{walk}", client=pages.staff)
+    r = pages.post(f"/tabs/{tab}/split", {"mode": "equal", "parts": "2"}, client=pages.staff)
+    assert r.status_code == 409 and "ešte hrá" in r.text
+    pages.service.stop_session(sid, actor="jana")
+    html = _staff_follow(pages, pages.post(f"/tabs/{tab}/split", {"mode": "equal", "parts": "2"}, client=pages.staff))
+    assert "Rozdelené na 2 časti" in html and "prvé časti dostanú cent navyše" in html
+    r = pages.post(f"/tabs/{tab}/split", {"mode": "amounts", "amounts": "1,00 2,00"}, client=pages.staff)
+    assert r.status_code == 409 and "Účet je rozdelený" in r.text or "rozdelen" in r.text
+
+
+def test_the_product_list_is_the_managers(pages):
+    pages.refused_to_others("GET", "/products")
+    html = pages.page("/products")
+    assert "Prísada na pizzu navyše" in html
+    r = pages.post("/products", {"name": "Tatranský čaj", "name_en": "Tatra tea", "price": "-1", "vat": "23", "category": "drinks"})
+    assert r.status_code == 400 and 'value="Tatranský čaj"' in r.text
+    html = pages.follow(
+        pages.post("/products", {"name": "Tatranský čaj", "name_en": "Tatra tea", "price": "3,20", "vat": "23", "category": "drinks"})
+    )
+    assert "Tatranský čaj" in html
+    pid = _product_id(pages, "Tatranský čaj")
+    pages.follow(
+        pages.post(
+            f"/products/{pid}", {"name": "Tatranský čaj", "name_en": "Tatra tea", "price": "3,50", "vat": "19", "category": "drinks"}
+        )
+    )
+    with pages.service.store.session() as db:
+        p = db.get(Product, pid)
+        assert (p.price_cents, p.vat_percent, p.active) == (350, 19, False)
+
+
+def test_a_free_tables_card_shows_its_last_games_unpaid_tab(pages):
+    sid, tab = _game_tab(pages)
+    pages.clock.advance(minutes=30)
+    pages.service.stop_session(sid, actor="jana")
+    card = pages.page("/tables/pool-01/card", client=pages.staff)
+    assert "nezaplatené" in card and f'data-tab="{tab}"' in card
+    assert f'href="/tabs/{tab}"' in pages.page("/tables/pool-01", client=pages.staff)
+
+
+def test_split_by_items_on_the_page_and_a_form_for_another_tabs_lines_is_refused(pages):
+    sid, tab = _game_tab(pages)
+    for name in ("Pivo 0,5 l", "Kofola 0,5 l"):
+        pages.post(f"/tabs/{tab}/items", {"product_id": str(_product_id(pages, name)), "quantity": "1"}, client=pages.staff)
+    pages.clock.advance(minutes=20)
+    pages.service.stop_session(sid, actor="jana")
+    html = pages.page(f"/tabs/{tab}", client=pages.staff)
+    keys = re.findall(r'name="part-([\w:]+)"', html)
+    assert len(keys) == 3  # the time line and the two drinks
+    with pages.service.store.session() as db:
+        before = db.get(Tab, tab).split
+    r = pages.post(f"/tabs/{tab}/split", {"mode": "items", **{f"part-{k}": "1" for k in keys}, "part-item:999": "2"}, client=pages.staff)
+    assert r.status_code == 409 and "Každú položku účtu dajte do niektorej časti" in r.text
+    r = pages.post(f"/tabs/{tab}/split", {"mode": "items", **{f"part-{k}": "x" for k in keys}}, client=pages.staff)
+    assert r.status_code == 400
+    with pages.service.store.session() as db:
+        assert db.get(Tab, tab).split == before is None
+    parts = {f"part-{k}": ("1" if n == 0 else "2") for n, k in enumerate(keys)}
+    html = _staff_follow(pages, pages.post(f"/tabs/{tab}/split", {"mode": "items", **parts}, client=pages.staff))
+    assert "Rozdelené na 2 časti" in html
+    with pages.service.store.session() as db:
+        split = db.get(Tab, tab).split
+    assert split["mode"] == "items" and [p["keys"] for p in split["parts"]] == [keys[:1], keys[1:]]
+    assert "Rozdelenie zrušené" in _staff_follow(pages, pages.post(f"/tabs/{tab}/split/cancel", {}, client=pages.staff))
