@@ -144,4 +144,7 @@ def add_extra(
 @router.get("/{session_id}/bill")
 def bill(session_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("sessions.run"))]) -> Response:
     state = reads.session_state(session_id)  # NotFound → the 404 page
-    return render(request, "bill.html", {"s": views.session(reads, session_id, state), "venue": reads.venue})
+    # The game's bill is a part of its tab (drinks, merged tabs): the page leads on to paying it.
+    tab_id = reads.tab_of_session(session_id)
+    tab = reads.tab_payments(tab_id) if tab_id is not None else None
+    return render(request, "bill.html", {"s": views.session(reads, session_id, state), "venue": reads.venue, "tab": tab})

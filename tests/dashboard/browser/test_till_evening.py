@@ -94,9 +94,11 @@ def test_an_evening_at_the_till_from_the_first_game_to_the_closed_day(lavos, ope
     _tap(page, page.locator("#stop"))
     assert page.url.endswith(f"/sessions/{sid}/bill"), page.url
 
-    # 2. The tab: the game's time and the two drinks; split in two equal parts.
+    # 2. The tab: the game's bill leads on to it (the game's time and the two drinks); split in two equal parts.
     tab = lavos.api("GET", f"/api/sessions/{sid}/tab", STAFF)["id"]
-    page.goto(f"{lavos.base_url}/tabs/{tab}")
+    assert page.locator("#bill-tab-pay").get_attribute("href") == f"/tabs/{tab}/pay"
+    _tap(page, page.locator("#bill-tab-open"))
+    assert page.url.endswith(f"/tabs/{tab}"), page.url
     assert page.locator("tr.line-game").count() == 1 and page.locator("tr.line-item").count() == 2
     total = _cents(page.locator("#tab-total").inner_text())
     game = _cents(page.locator("tr.line-game td").last.inner_text())
