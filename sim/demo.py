@@ -6,6 +6,7 @@ server` serves), staff logins, the club's members, and every table of the venue 
 EdgeNode on gpiozero mock pins. The player model (sim/players.py) plans the evening; this module
 only carries it out, as staff and players would: sessions through the service, ball drops and
 goals as beam pulses, cards on the readers, a node's power cut as closing and restarting it.
+The bar (sim/till.py) runs the till alongside: tabs paid as games stop, the day closed at the end.
 
 `speed` compresses the evening: the service's clock runs that much faster and the plan's waits
 shrink with it, while each pulse keeps its real 10-60 ms, because the pulse filter on the nodes
@@ -45,6 +46,7 @@ from sim.broker import DemoBroker, node_password, start_broker
 from sim.clock import ScaledClock
 from sim.pins import PulseScript, drive_pulse, timed_mock_factory
 from sim.players import Action, Card, Do, Table, plan_evening
+from sim.till import Bar
 
 REPO = Path(__file__).resolve().parents[1]
 VENUE = REPO / "deploy" / "venues" / "lavos.toml"
@@ -230,6 +232,10 @@ class Evening:
     background: list[threading.Thread] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     live: bool = False  # tell the service's news only while the evening runs, not start-up and shutdown
+    bar: Bar | None = None  # the till: payments, the day's close-out (None: the evening runs without)
+    url: str | None = None  # the dashboard's, for where the Z report is
+    # Games the service stopped itself (prepaid): told on its writer thread, paid from the evening's.
+    service_stops: list[tuple[int, str, int]] = field(default_factory=list)
 
     def say(self, table: str, text: str, style: str = "") -> None:
         at = self.clock().astimezone(self.hub.reads.venue.tz).strftime("%H:%M")
@@ -239,9 +245,38 @@ class Evening:
     def run(self, plan: list[Action], stop: threading.Event, deadline: float | None) -> None:
         self.live = True
         try:
+            if self.bar is not None:
+                self.bar.open()
             self._run(plan, stop, deadline)
         finally:
             self.live = False
+
+    def pay_service_stops(self) -> None:
+        with self.lock:
+            stops, self.service_stops[:] = list(self.service_stops), []
+        for party, table, sid in stops:
+            if self.bar is not None:
+                self.bar.game_stopped(party, table, sid)
+
+    def close_out(self) -> None:
+        """Closing time at the bar: the games still on are stopped, every tab paid, the day closed."""
+        with self.lock:
+            running, self.parties = dict(self.parties), {}
+        table_of = {s.id: t for t, s in self.hub.reads.hall_snapshot().open.items()}
+        for party, sid in sorted(running.items()):
+            table = table_of.get(sid, "hall")
+            if sid in table_of:
+                try:
+                    st = self.hub.stop_session(sid, actor=STAFF[0])
+                    self.say(table, f"session {sid} stopped at closing, bill {format_eur(self.hub.reads.bill_of(st).total_cents)}", "green")
+                except ServiceError as e:
+                    self.say(table, f"staff could not stop: {e}", "yellow")
+                    continue
+            if self.bar is not None:
+                self.bar.game_stopped(party, table, sid)
+        self.pay_service_stops()
+        if self.bar is not None:
+            self.bar.close(self.url)
 
     def _run(self, plan: list[Action], stop: threading.Event, deadline: float | None) -> None:
         for action in plan:
@@ -251,12 +286,17 @@ class Evening:
             if delay > 0 and stop.wait(delay):
                 return
             if deadline is not None and time.monotonic() >= deadline:
-                return
+                break
+            self.pay_service_stops()
             try:
                 self.do(action)
             except ServiceError as e:
                 self.say(action.table, f"staff could not {action.do.value}: {e}", "yellow")
+        if stop.is_set():
+            return
+        # The plan is done, or the --seconds are up: either way the bar closes the day properly.
         self.say("hall", "closing time: the evening is over (Ctrl-C to stop)", "bold")
+        self.close_out()
         while not stop.wait(0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic()))):
             if deadline is not None and time.monotonic() >= deadline:
                 return
@@ -270,6 +310,8 @@ class Evening:
                 self.parties[a.party] = sid
             how = f"prepaid {a.minutes} min" if a.minutes else "open"
             self.say(a.table, f"session {sid} started by staff ({how}{', club card of ' + a.note if a.uid else ''})", "green")
+            if self.bar is not None:
+                self.bar.game_started(a.party, a.table, sid)
         elif a.do is Do.STOP:
             with self.lock:
                 stopping = self.parties.pop(a.party) if a.party in self.parties else None
@@ -278,6 +320,8 @@ class Evening:
                 self.say(
                     a.table, f"session {stopping} stopped by staff, bill {format_eur(self.hub.reads.bill_of(st).total_cents)}", "green"
                 )
+                if self.bar is not None:
+                    self.bar.game_stopped(a.party, a.table, stopping)
         elif a.do is Do.DROP:
             rack, ball = self.racks.get(a.party, (0, 0))
             ball = ball + 1 if a.rack == rack else 1
@@ -321,6 +365,7 @@ class Evening:
                 party = next((p for p, sid in self.parties.items() if sid == data.get("session_id")), None)
                 if party is not None:  # not stopped by our staff: the service did it (prepaid)
                     del self.parties[party]
+                    self.service_stops.append((party, table, int(data["session_id"])))
             if party is not None:
                 self.say(table, f"session {data.get('session_id')} stopped by the service: prepaid time used up", "magenta")
         elif topic == "checkin":
@@ -356,7 +401,9 @@ def run_demo(
     broker: str = "auto",
     stop: threading.Event | None = None,
     console: Console | None = None,
+    after_evening: Callable[[HubFacade], None] | None = None,
 ) -> None:
+    """`after_evening` (tests) reads the hall once the evening and its close-out are over, before it all stops."""
     if not 0 < speed <= MAX_SPEED:
         raise ValueError(f"--speed {speed}: use a factor above 0 and at most {MAX_SPEED:g}")
     console = console or Console(highlight=False)
@@ -378,11 +425,13 @@ def run_demo(
             hub = HubFacade(service)
             cards = seed_club(hub, MEMBERS_CSV)
             evening = Evening(hub, {}, clock, console)
+            evening.bar = Bar(hub, evening.say, STAFF[0], MANAGER[0])
             hub.reads.subscribe(evening.on_service)
             service.start()
             closers.append(service.close)
             web = start_http(service, http, workdir)
             closers.append(web.stop)
+            evening.url = web.url
             rng = random.Random(seed)
             evening.nodes = {cfg.table: SimNode(cfg, random.Random(rng.random())) for cfg in node_configs(venue, mqtt, workdir)}
             closers.append(lambda: _close_nodes(evening))
@@ -393,6 +442,8 @@ def run_demo(
             tables = [Table(t.id, t.kind.value, t.club_card) for t in venue.tables]
             plan = plan_evening(tables, cards, seed=seed, speed=speed, minutes=minutes, stuck_after_s=STUCK_AFTER_S)
             evening.run(plan, stop, deadline)
+            if after_evening is not None:
+                after_evening(hub)
         except KeyboardInterrupt:
             pass
         finally:

@@ -94,6 +94,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "security/test_roles.py": _LAVOS,
     "security/test_web_sessions.py": _LAVOS,
     "sim/test_demo.py": _LAVOS + _MQTT,
+    "sim/test_demo_till.py::test_a_short_demo_evening_pays_every_game_and_closes_the_day": _MQTT,
 }
 
 # The OS programs behind each marker, as the guard recognises them in a command line.

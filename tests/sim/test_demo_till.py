@@ -1,0 +1,67 @@
+"""The demo runs the till: games' tabs paid (cash with change, card, one paid later), a walk-in at
+the bar, and at closing time the day closed with a Z report that adds up to its payments.
+
+In-process, briefly (a dozen seconds at the top speed), reading the hall through the facade
+before the demo tears it down."""
+
+from __future__ import annotations
+
+import io
+import threading
+
+import pytest
+from rich.console import Console
+
+from broker.hall.facade import HubFacade
+from sim.demo import MAX_SPEED, run_demo
+from sim.till import tendered_for
+
+pytestmark = pytest.mark.slow
+
+
+def test_cash_is_rounded_up_to_the_next_note():
+    assert tendered_for(1240) == 1500
+    assert tendered_for(1500) == 1500
+    assert tendered_for(2001) == 3000
+    assert tendered_for(1) == 500
+
+
+def test_a_short_demo_evening_pays_every_game_and_closes_the_day():
+    out = io.StringIO()
+    seen: dict[str, object] = {}
+
+    def after(hub: HubFacade) -> None:
+        days = hub.reads.business_days()
+        assert len(days) == 1, days
+        day = days[0].day
+        report = hub.reads.day_report(day)
+        tabs = hub.reads.day_tabs(day)
+        payments = [p for t in tabs for p in (hub.reads.tab_payments(t.id).payments)]  # type: ignore[union-attr]
+        seen.update(report=report, tabs=tabs, payments=payments, unpaid=hub.reads.unpaid_tabs())
+
+    run_demo(
+        speed=MAX_SPEED,
+        seconds=12,
+        http="127.0.0.1:0",
+        stop=threading.Event(),
+        console=Console(file=out, width=300, highlight=False),
+        after_evening=after,
+    )
+    text = out.getvalue()
+    assert "Traceback" not in text, text
+    till_refusals = ("could not open the day", "could not add", "could not serve", "could not take the payment", "could not close")
+    assert not any(r in text for r in till_refusals), text
+    assert seen, f"the evening did not reach its close-out:\n{text}"
+    report, tabs, payments = seen["report"], seen["tabs"], seen["payments"]
+    games = [t for t in tabs if t.session_id is not None]  # type: ignore[attr-defined]
+    assert len(games) >= 3 and any(t.session_id is None for t in tabs), tabs  # type: ignore[attr-defined]
+    assert all(t.status == "paid" and t.owed_cents == 0 for t in tabs), tabs  # type: ignore[attr-defined]
+    assert seen["unpaid"] == []
+    methods = {p.method for p in payments}  # type: ignore[attr-defined]
+    assert methods == {"cash", "card"}, payments
+    assert any(p.change_cents > 0 for p in payments), payments  # type: ignore[attr-defined]
+    assert report.closed and report.total_cents == sum(p.amount_cents for p in payments)  # type: ignore[attr-defined]
+    assert report.payments_count == len(payments)  # type: ignore[attr-defined]
+    assert report.variance_cents == -50  # type: ignore[attr-defined]
+    assert "change), receipt no." in text and "paid later" in text and "Z report: cash" in text, text
+    assert f"/day/{report.day.isoformat()}/report" in text  # type: ignore[attr-defined]
