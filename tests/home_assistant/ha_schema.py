@@ -16,10 +16,15 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
+
 # An MQTT subscribe filter HA accepts (valid_subscribe_topic): non-empty, '#' only last, '+' a whole level.
 def _subscribe_topic(topic: str) -> str:
     levels = topic.split("/")
-    if not topic or "\0" in topic or any(("#" in lv and (lv != "#" or i != len(levels) - 1)) or ("+" in lv and lv != "+") for i, lv in enumerate(levels)):
+    if (
+        not topic
+        or "\0" in topic
+        or any(("#" in lv and (lv != "#" or i != len(levels) - 1)) or ("+" in lv and lv != "+") for i, lv in enumerate(levels))
+    ):
         raise ValueError(f"{topic!r} is not a valid MQTT subscribe topic")
     return topic
 
