@@ -38,7 +38,10 @@ def _topics(venue: Path) -> list[str]:
 
 @ha_app.command("topics")
 def topics(venue: Path = venue_option) -> None:
-    """Print every retained topic the hub publishes for Home Assistant, one a line."""
+    """Print every retained topic the hub publishes for Home Assistant, one a line.
+
+    Example: lavos ha topics --venue /etc/lavos/venue.toml
+    """
     for topic in _topics(venue):
         typer.echo(topic)
 
@@ -55,6 +58,8 @@ def clear(
     hub's persistent session and the events queued for it. Use a spare hub login of the ACL
     (lavos-hub-4: give it a password with mosquitto_passwd), and stop `--home-assistant` first,
     or the hub announces everything again at its next reconnect.
+
+    Example: lavos ha clear --venue /etc/lavos/venue.toml --mqtt mqtt://lavos-hub-4@127.0.0.1:1883 --mqtt-password-file /root/hub-4-password
     """
     import paho.mqtt.client as paho
     from paho.mqtt.enums import CallbackAPIVersion
