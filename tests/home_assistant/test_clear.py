@@ -53,3 +53,13 @@ def test_clear_refuses_the_hubs_own_login(tmp_path):
     result = CliRunner().invoke(app, ["ha", "clear", "--venue", str(VENUE), "--mqtt", "mqtt://lavos-hub:x@127.0.0.1:1"])
     assert result.exit_code == 2
     assert "lavos-hub-4" in result.output
+
+
+def test_lavos_server_offers_home_assistant_off_by_default():
+    import inspect
+
+    from dashboard.cli import server
+
+    result = CliRunner().invoke(app, ["server", "--help"])
+    assert "--home-assistant" in result.output
+    assert inspect.signature(server).parameters["home_assistant"].default.default is False
