@@ -44,12 +44,14 @@ def build_hub(
     share_group: str | None = None,
     inbox_bound: int | None = None,
     link_process: bool = False,
+    home_assistant: bool = False,
 ) -> Hub:
     """A hub over `store`, its state loaded from the database, not started yet.
 
     `client_id` matters only for a login-less MQTT URL: with the shipped broker config the client
     id is the login, so the login names the hub's persistent session (`lavos-hub` for the hall's
     hub; a standby that takes over logs in as the same user and resumes that session).
+    `home_assistant=True`: MQTT discovery for Home Assistant (broker.hall.home_assistant), read-only.
     `mqtt_url=None`: no MQTT at all (tools, page benchmarks, in-process tests of the API).
     `link_process=True`: the MQTT link runs in a child process (what `lavos server` does; see
     broker.adapters.link_process), so receiving does not compete with the writer for one core.
@@ -64,6 +66,7 @@ def build_hub(
         metrics=metrics,
         share_group=share_group,
         link_process=link_process,
+        home_assistant=home_assistant,
         client_id=client_id or (mqtt_url.username if mqtt_url and mqtt_url.username else HUB_CLIENT_ID),
         **kwargs,
     )

@@ -151,6 +151,12 @@ def server(
         help="Receive MQTT in a thread of the hub's process instead of a process of its own "
         "(which lets receiving and storing use two cores; on a one-core box this saves a process)",
     ),
+    home_assistant: bool = typer.Option(
+        False,
+        "--home-assistant",
+        help="Announce every table to Home Assistant by MQTT discovery (read-only: light, game, amount, node, "
+        "ball drops; see deploy/home-assistant.md). Turning it off later removes nothing: `lavos ha clear` does",
+    ),
 ) -> None:
     if log_level.upper() not in LOG_LEVELS:  # logging would raise a ValueError with a traceback
         raise fail(f"--log-level {log_level!r} is not one of {', '.join(LOG_LEVELS)}")
@@ -186,6 +192,7 @@ def server(
         log_level,
         lambda: _metrics(influx, influx_token_file, influx_org, influx_bucket, data),
         link_process=not mqtt_in_thread,
+        home_assistant=home_assistant,
     )
     if not needs_leadership(db_url):
         # SQLite: one file on one box, so one process; nothing to lead.
@@ -238,6 +245,7 @@ class HubPlan:
     log_level: str
     make_metrics: Callable[[], Any]
     link_process: bool = True  # the MQTT link in a child process (broker.adapters.link_process)
+    home_assistant: bool = False  # MQTT discovery for Home Assistant (broker.hall.home_assistant)
     closers: list[Callable[[], None]] = field(default_factory=list)
     _prepared: list[Any] | None = None  # the metrics writer made ahead (prepare_metrics), until a hub takes it
 
@@ -266,7 +274,14 @@ class HubPlan:
             raise fail(str(e)) from None
         self.closers.append(store.close)
         log.info("database %s (%s)", store.url, store.backend)
-        service = build_hub(self.venue, store, mqtt_url=self.mqtt_url, metrics=self._take_metrics(), link_process=self.link_process)
+        service = build_hub(
+            self.venue,
+            store,
+            mqtt_url=self.mqtt_url,
+            metrics=self._take_metrics(),
+            link_process=self.link_process,
+            home_assistant=self.home_assistant,
+        )
         self.closers.append(service.close)  # closes the metrics writer too
         try:
             service.start()

@@ -26,7 +26,8 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from broker.adapters.inbox import Inbound, InboxItem, LinkUp, put_waiting
+from broker.adapters.inbox import HomeAssistantOnline, Inbound, InboxItem, LinkUp, put_waiting
+from broker.domain.home_assistant import HA_ONLINE, HA_STATUS_TOPIC
 from devices import contract
 from devices.mqtt_plumbing import guarded, make_client, say_goodbye
 
@@ -120,11 +121,13 @@ class HubLink(HubCommands):
         ca_file: Path | None = None,
         protocol: int = mqtt.MQTTv311,
         keepalive: int = 15,
+        home_assistant: bool = False,
     ) -> None:
         self.url = url
         self.inbox = inbox
         self.stats = LinkStats()
         self._share_group = share_group
+        self._home_assistant = home_assistant
         self._closing = threading.Event()
         # The shipped broker config (use_username_as_clientid) makes a connection's client id its
         # login, so the persistent session belongs to the login: ask for that id, so logs and
@@ -231,6 +234,10 @@ class HubLink(HubCommands):
         self.stats.connected = True
         prefix = f"$share/{self._share_group}/" if self._share_group else ""
         client.subscribe([(prefix + f, 1) for f in contract.NODE_OUTPUT_FILTERS])
+        if self._home_assistant:
+            # QoS 0 (HA's birth is QoS 0 anyway): nothing to ack, nothing to redeliver; not shared,
+            # so with several hub processes each republishes (the configs are the same, retained).
+            client.subscribe(HA_STATUS_TOPIC, 0)
         client.publish(contract.HUB_STATUS_TOPIC, self._status("online"), qos=1, retain=True)
         log.info("connected to MQTT broker %s:%s", self.url.host, self.url.port)
         # The resend of desired state is the writer's job (it reads hall state, and must be
@@ -245,6 +252,12 @@ class HubLink(HubCommands):
 
     def _handle_message(self, client, userdata, msg: mqtt.MQTTMessage) -> None:
         self.stats.received += 1
+        if msg.topic == HA_STATUS_TOPIC:
+            if msg.qos:  # not a node's event: nothing to commit first
+                client.ack(msg.mid, msg.qos)
+            if bytes(msg.payload).strip() == HA_ONLINE:
+                self._put(HomeAssistantOnline())
+            return
         self._put(Inbound(msg.topic, bytes(msg.payload), msg.mid, msg.qos, time.monotonic()))
 
     def _put(self, item: InboxItem) -> None:

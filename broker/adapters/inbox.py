@@ -39,13 +39,20 @@ class LinkUp:
     connects: int
 
 
+@dataclass(frozen=True)
+class HomeAssistantOnline:
+    """Home Assistant announced itself (``homeassistant/status`` = online): it forgot its MQTT
+    entities, so the hub publishes its discovery configs again (broker.hall.home_assistant).
+    An inbox item, like LinkUp: the writer reads the hall's state for it."""
+
+
 class Wake:
     """Put by a staff command so a writer waiting on an empty inbox looks at its commands."""
 
 
 WAKE = Wake()
 
-InboxItem = Inbound | LinkUp | Wake
+InboxItem = Inbound | LinkUp | HomeAssistantOnline | Wake
 
 
 def make_inbox(bound: int = DEFAULT_BOUND) -> queue.Queue[InboxItem]:

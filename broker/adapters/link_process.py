@@ -43,7 +43,7 @@ from typing import Any
 import paho.mqtt.client as mqtt
 
 from broker.adapters.hub_link import HUB_CLIENT_ID, HubCommands, HubLink, LinkStats, MqttUrl
-from broker.adapters.inbox import Inbound, InboxItem, LinkUp, Wake, put_waiting
+from broker.adapters.inbox import HomeAssistantOnline, Inbound, InboxItem, LinkUp, Wake, put_waiting
 
 log = logging.getLogger("lavos.hub.mqtt")
 
@@ -65,13 +65,20 @@ class ProcessLink(HubCommands):
         share_group: str | None = None,
         protocol: int = mqtt.MQTTv311,
         keepalive: int = 15,
+        home_assistant: bool = False,
     ) -> None:
         self.url = url
         self.inbox = inbox
         self.stats = LinkStats()
         self.client_id = url.username or client_id
         self._share_group = share_group
-        self._options = {"client_id": client_id, "share_group": share_group, "protocol": protocol, "keepalive": keepalive}
+        self._options = {
+            "client_id": client_id,
+            "share_group": share_group,
+            "protocol": protocol,
+            "keepalive": keepalive,
+            "home_assistant": home_assistant,
+        }
         self._ctx = multiprocessing.get_context("spawn")  # no fork: the parent has threads and a database pool
         self._closing = threading.Event()
         self._send_lock = threading.Lock()  # one pipe writer at a time (the writer, a closing thread)
@@ -178,7 +185,7 @@ class ProcessLink(HubCommands):
             if kind == "batch":
                 self._take_stats(item[2])
                 for entry in item[1]:
-                    self._put(LinkUp(entry[1]) if entry[0] == "up" else Inbound(*entry[1:]))
+                    self._put(_item_of(entry))
             elif kind == "stats":
                 self._take_stats(item[1])
             elif kind == "closed":
@@ -270,10 +277,27 @@ def _forward(received: queue.Queue[InboxItem], messages: Connection, link: HubLi
                 batch.append(received.get_nowait())
             except queue.Empty:
                 break
-        # Only HubLink puts here: Inbound and LinkUp (a Wake comes from staff commands, in the parent).
-        entries = [("up", item.connects) if isinstance(item, LinkUp) else ("m", *item) for item in batch if not isinstance(item, Wake)]
+        # Only HubLink puts here: Inbound, LinkUp, HomeAssistantOnline (a Wake comes from staff commands, in the parent).
+        entries = [_entry_of(item) for item in batch if not isinstance(item, Wake)]
         last_stats = asdict(link.stats)
         _send_or_exit(messages, ("batch", entries, last_stats))
+
+
+def _entry_of(item: InboxItem) -> tuple:
+    """An inbox item as plain tuples for the pipe (cheaper to pickle than the objects)."""
+    if isinstance(item, LinkUp):
+        return ("up", item.connects)
+    if isinstance(item, HomeAssistantOnline):
+        return ("ha",)
+    return ("m", *item)  # type: ignore[misc]
+
+
+def _item_of(entry: tuple) -> InboxItem:
+    if entry[0] == "up":
+        return LinkUp(entry[1])
+    if entry[0] == "ha":
+        return HomeAssistantOnline()
+    return Inbound(*entry[1:])
 
 
 def _send_or_exit(messages: Connection, item: tuple) -> None:

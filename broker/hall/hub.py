@@ -27,7 +27,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session as Db
 
 from broker.adapters.hub_link import HubLink, MqttUrl
-from broker.adapters.inbox import DEFAULT_BOUND, LinkUp, make_inbox
+from broker.adapters.inbox import DEFAULT_BOUND, HomeAssistantOnline, LinkUp, make_inbox
 from broker.adapters.link_process import ProcessLink
 from broker.domain import alert_kinds, membership, sessions
 from broker.domain.billing import Bill
@@ -36,6 +36,7 @@ from broker.domain.tariffs import MemberSnapshot, calendar_year
 from broker.domain.venue import Venue
 from broker.hall.alert_book import AlertBook
 from broker.hall.effects import AfterCommit
+from broker.hall.home_assistant import HomeAssistant
 from broker.hall.ingest_rules import IngestHandlers, checkin
 from broker.hall.light_commands import LightCommand, LightCommands
 from broker.hall.listeners import Listener, Listeners
@@ -107,6 +108,7 @@ class Hub:
         client_id: str = "lavos-hub",
         inbox_bound: int = DEFAULT_BOUND,
         link_process: bool = False,
+        home_assistant: bool = False,
     ) -> None:
         self.venue = venue
         self.store = store
@@ -123,7 +125,11 @@ class Hub:
         # link_process: paho in a child process (broker.adapters.link_process says why); `lavos
         # server` does that, in-process tests and tools keep it in a thread (no process to start).
         link_class = ProcessLink if link_process else HubLink
-        self._link = link_class(mqtt_url, self.inbox, share_group=share_group, client_id=client_id) if mqtt_url else None
+        self._link = (
+            link_class(mqtt_url, self.inbox, share_group=share_group, client_id=client_id, home_assistant=home_assistant)
+            if mqtt_url
+            else None
+        )
         self._out_of_service = OutOfServiceBook()
         self._light_commands = LightCommands()
         self._table_service = TableService(self._hall, self, self._out_of_service, ServiceError)
@@ -137,6 +143,8 @@ class Hub:
         )
         self.ingest = self._writer  # old name: tests and benchmarks wait on `ingest.wait_idle()`
         self.watchdog = Watchdog(self._hall, self, self._writer.call)
+        # Home Assistant discovery (off unless asked for; broker.hall.home_assistant): read-only.
+        self.home_assistant = HomeAssistant(venue, self._link, self.summary, self._writer.call) if home_assistant and self._link else None
         # The money (broker.hall.till): tabs, payments, the business day, eKasa; on the same writer.
         self.till = Till(self._hall, self._writer.call)
         self._load()
@@ -173,8 +181,12 @@ class Hub:
             self._link.start()
         self.watchdog.start()
         self.till.start()
+        if self.home_assistant:
+            self.home_assistant.start()
 
     def close(self) -> None:
+        if self.home_assistant:
+            self.home_assistant.stop()
         self.till.close()
         self.watchdog.stop()
         if self._link:
@@ -267,11 +279,17 @@ class Hub:
         """The light last commanded per table and when (broker.hall.light_commands says what for)."""
         return self._light_commands.view()
 
-    def _on_link_up(self, event: LinkUp) -> None:
+    def _on_link_up(self, event: LinkUp | HomeAssistantOnline) -> None:
+        if isinstance(event, HomeAssistantOnline):  # HA restarted: only HA needs telling
+            if self.home_assistant:
+                self.home_assistant.announce()
+            return
         # A reconnect of ours: the nodes may have missed commands; desired state is idempotent.
         # On the writer, so a staff stop is either wholly before this resend or wholly after.
         for table in self.tables:
             self.resend_table(table)
+        if self.home_assistant:
+            self.home_assistant.announce()
 
     def resend_table(self, table: str) -> None:
         self._write(lambda: self._resend_table(table))
@@ -422,6 +440,8 @@ class Hub:
     def _publish_session(self, table: str) -> None:
         if self._link:
             self._link.send_session(table, self.summary(table))
+        if self.home_assistant:  # the running amount HA shows follows every change of the game
+            self.home_assistant.table_changed(table)
 
     def change_session(
         self, session_id: int, make_op: Callable[[datetime], sessions.Op], at: datetime | None = None

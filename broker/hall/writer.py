@@ -28,7 +28,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-from broker.adapters.inbox import WAKE, Inbound, InboxItem, LinkUp
+from broker.adapters.inbox import WAKE, HomeAssistantOnline, Inbound, InboxItem, LinkUp
 
 log = logging.getLogger("lavos.hub.writer")
 
@@ -49,7 +49,7 @@ class HallWriter:
         inbox: queue.Queue[InboxItem],
         apply_batch: Callable[[list[Inbound]], None],
         ack: Callable[[int, int], None],
-        on_link_up: Callable[[LinkUp], None],
+        on_link_up: Callable[[LinkUp | HomeAssistantOnline], None],
         *,
         ack_many: Callable[[list[Inbound]], None] | None = None,
         max_batch: int = 1000,
@@ -221,7 +221,7 @@ class HallWriter:
                 i = j
                 self._run_commands()  # staff first, between batches too
             else:
-                if isinstance(item, LinkUp):
+                if isinstance(item, LinkUp | HomeAssistantOnline):  # both: publish what the link's peers need
                     try:
                         self.on_link_up(item)
                     except Exception:

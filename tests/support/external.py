@@ -75,6 +75,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "edge/test_commands.py": _MQTT,
     "edge/test_restart.py": _LAVOS + _MQTT,
     "faults/test_broker_outage.py": _MQTT,
+    "home_assistant/test_with_mosquitto.py::test_ha_announcing_itself_makes_the_hub_announce_again": _LAVOS,  # a link process
     "faults/test_config_mistakes.py": _LAVOS,
     "faults/test_http_security.py": _LAVOS,
     "faults/test_hub_kill.py": _LAVOS,

@@ -1,0 +1,95 @@
+"""When the hub tells Home Assistant about the hall (what it says: broker.domain.home_assistant).
+
+- All discovery configs (retained), and every table's state: when the hub's link (re)connects
+  and when HA announces itself on ``homeassistant/status`` ("online": HA restarted and forgot
+  its MQTT entities). Both arrive as inbox items, so this runs on the hub's writer.
+- A table's running amount: after every change of its game (the hub calls `table_changed` where
+  it publishes the session summary, after the commit), and once a minute while a game is open,
+  because the amount grows with time and nothing else is published meanwhile.
+
+Everything here runs on the writer (the minute's tick is submitted to it like a watchdog round):
+it reads open sessions, which only the writer may do consistently. Publishing only queues
+(paho or the link process's pipe), so nothing blocks the writer.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from broker.domain import home_assistant as ha
+from broker.domain.venue import Venue
+from devices import contract
+from devices.kinds import Kind
+
+log = logging.getLogger("lavos.hub.home_assistant")
+
+AMOUNT_EVERY_S = 60.0
+
+
+class Publisher(Protocol):
+    def publish(self, topic: str, payload: bytes, *, retain: bool = False, qos: int = 1) -> None: ...
+
+
+class HomeAssistant:
+    def __init__(
+        self,
+        venue: Venue,
+        link: Publisher,
+        summary: Callable[[str], contract.SessionSummary | None],
+        run_on_writer: Callable[[Callable[[], Any]], Any],
+        *,
+        interval_s: float | None = None,
+    ) -> None:
+        self._venue = venue
+        self._link = link
+        self._summary = summary
+        self._run_on_writer = run_on_writer
+        self._billed = [t.id for t in venue.tables if Kind(t.kind).billed]
+        self._discovery = ha.venue_discovery(venue)  # the venue does not change while the hub runs
+        self.interval_s = interval_s or AMOUNT_EVERY_S  # read here, so a test can shorten the module's minute
+        self.announced = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="lavos-home-assistant", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(5)
+
+    # -- on the writer ------------------------------------------------------------------
+
+    def announce(self) -> None:
+        """Every discovery config, then every table's state (HA reads the state once it knows the entity)."""
+        for d in self._discovery:
+            self._link.publish(d.topic, d.payload(), retain=True)
+        for table in self._billed:
+            self.table_changed(table)
+        self.announced += 1
+        log.info("announced %d Home Assistant entities", len(self._discovery))
+
+    def table_changed(self, table: str) -> None:
+        if table not in self._billed:
+            return
+        s = self._summary(table)
+        payload = ha.ha_state(0, "free") if s is None else ha.ha_state(s.amount_cents, s.state)
+        self._link.publish(ha.ha_state_topic(table), payload, retain=True)
+
+    def _tick(self) -> None:
+        for table in self._billed:
+            if self._summary(table) is not None:
+                self.table_changed(table)
+
+    # -- the minute's clock (its own thread; the work runs on the writer) -------------------
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            try:
+                self._run_on_writer(self._tick)
+            except Exception:  # noqa: BLE001 - a failed round must not stop the next one
+                log.exception("Home Assistant amount update failed")

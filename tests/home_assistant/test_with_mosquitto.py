@@ -1,0 +1,172 @@
+"""Must show 2: Home Assistant's read-only login on a real Mosquitto with the shipped config and ACL.
+
+HA is played by a plain paho client logged in as lavos-homeassistant: it sees every table's
+retained configs and the state topics follow a game; its birth makes the hub announce again; its
+light command is refused by the broker, and no node, no hub and no relay ever sees it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import paho.mqtt.client as mqtt
+import pytest
+
+from broker.compose import running_hub
+from broker.domain import home_assistant as ha
+from broker.domain.venue import load_venue
+from devices import contract
+from tests.home_assistant.ha_schema import DISCOVERY_TOPIC
+from tests.support.hub import VENUE, hub_url, running_node
+from tests.support.mqtt import Collector
+from tests.support.waiting import wait_until
+
+HA_USER, HA_PASSWORD = "lavos-homeassistant", "ha-secret"
+V = load_venue(VENUE)
+EXPECTED = {d.topic: d.config for d in ha.venue_discovery(V)}
+
+
+@pytest.fixture(scope="module")
+def broker(mosquitto):
+    mosquitto.add_user(HA_USER, HA_PASSWORD)
+    mosquitto._wait_login(HA_USER, HA_PASSWORD)
+    return mosquitto
+
+
+@pytest.fixture
+def hub(broker, tmp_path, request):
+    # link_process: what `lavos server` runs (paho in a child process; HA's birth crosses its pipe).
+    in_child = getattr(request, "param", False)
+    url = hub_url(broker, "lavos-hub-ha")
+    with running_hub(
+        V, f"sqlite:///{tmp_path / 'lavos.db'}", mqtt_url=url, client_id=url.username, home_assistant=True, link_process=in_child
+    ) as h:
+        wait_until(lambda: h.link.stats.connected and h.home_assistant.announced >= 1, what="hub connected and announced")
+        yield h
+
+
+def home_assistant(broker, topics=("homeassistant/#", "lavos/v1/#"), protocol=mqtt.MQTTv311) -> Collector:
+    return Collector(broker.port, HA_USER, HA_PASSWORD, topics=topics, protocol=protocol)
+
+
+def configs(c: Collector) -> dict[str, dict]:
+    return {m.topic: json.loads(m.payload) for m in c.matching(lambda m: m.topic.endswith("/config") and m.payload)}
+
+
+def amount_of(c: Collector, table: str) -> list[dict]:
+    return [json.loads(m.payload) for m in c.matching(lambda m: m.topic == ha.ha_state_topic(table))]
+
+
+def test_ha_sees_every_tables_retained_configs_and_the_game_as_it_runs(hub, broker):
+    c = home_assistant(broker)
+    try:
+        seen = wait_until(lambda: configs(c) if len(configs(c)) == len(EXPECTED) else None, what="every retained config")
+        assert seen == EXPECTED
+        assert all(m.retain for m in c.matching(lambda m: m.topic in EXPECTED))  # retained: HA reads them whenever it starts
+        assert all(re.match(DISCOVERY_TOPIC, t) for t in seen)
+        assert {v["device"]["name"] for v in seen.values()} == {t.name for t in V.tables}
+        free = wait_until(lambda: amount_of(c, "pool-03"), what="pool-03's retained state")
+        assert free[-1] == {"amount": "0.00", "amount_cents": 0, "state": "free"}
+
+        sid = hub.start_session("pool-03", actor="anna")
+        wait_until(lambda: amount_of(c, "pool-03")[-1]["state"] == "running", what="HA's state: running")
+        game = wait_until(
+            lambda: c.matching(lambda m: m.topic == contract.session_topic("pool-03") and m.payload != b"null"), what="summary"
+        )
+        assert json.loads(game[-1].payload)["table"] == "pool-03"  # what the "Hra" sensor reads
+        hub.stop_session(sid, actor="anna")
+        wait_until(lambda: amount_of(c, "pool-03")[-1]["state"] == "free", what="HA's state: free again")
+        assert c.wait_for(lambda m: m.topic == contract.session_topic("pool-03") and m.payload == b"null", timeout=5)
+    finally:
+        c.close()
+
+
+@pytest.fixture
+def quick_minute(monkeypatch):
+    import broker.hall.home_assistant as hall_ha
+
+    monkeypatch.setattr(hall_ha, "AMOUNT_EVERY_S", 0.2)  # the minute's tick, shortened (read when the hub is built)
+
+
+def test_the_amount_is_republished_while_a_game_runs(quick_minute, hub, broker):
+    c = home_assistant(broker, topics=(ha.ha_state_topic("pool-04"),))
+    try:
+        sid = hub.start_session("pool-04", actor="anna")
+        running = lambda: [s for s in amount_of(c, "pool-04") if s["state"] == "running"]  # noqa: E731
+        wait_until(lambda: len(running()) >= 3, what="the start's update and two of the minute's")
+        hub.stop_session(sid, actor="anna")
+        wait_until(lambda: amount_of(c, "pool-04")[-1]["state"] == "free", what="free after the stop")
+        n = len(amount_of(c, "pool-04"))
+        time.sleep(0.6)  # three ticks: no game, nothing to say
+        assert len(amount_of(c, "pool-04")) == n
+    finally:
+        c.close()
+
+
+@pytest.mark.parametrize("hub", [False, True], ids=["link_thread", "link_process"], indirect=True)
+def test_ha_announcing_itself_makes_the_hub_announce_again(hub, broker):
+    before = hub.home_assistant.announced
+    c = home_assistant(broker, topics=("homeassistant/+/+/+/config",))
+    try:
+        wait_until(lambda: len(configs(c)) == len(EXPECTED), what="the retained configs")
+        retained = len(c.all)
+        c.publish(ha.HA_STATUS_TOPIC, b"online", qos=0)  # HA's birth message (its defaults)
+        wait_until(lambda: hub.home_assistant.announced == before + 1, what="the hub announced again")
+        fresh = wait_until(lambda: [m for m in c.all[retained:] if not m.retain] if len(c.all) >= retained + len(EXPECTED) else None)
+        assert {m.topic for m in fresh} == set(EXPECTED)  # live, not retained copies: the hub sent them now
+        c.publish(ha.HA_STATUS_TOPIC, b"offline", qos=0)  # HA's will: nothing to do
+        time.sleep(0.3)
+        assert hub.home_assistant.announced == before + 1
+        assert hub.handlers.rejected == 0  # HA's topic never reaches the node-message path
+    finally:
+        c.close()
+
+
+def _refused(broker, topic: str, payload: bytes, retain: bool, protocol) -> str:
+    """Publish as HA's login on a connection of its own; what the broker answered."""
+    c = home_assistant(broker, topics=(ha.HA_STATUS_TOPIC,), protocol=protocol)
+    answers: list[str] = []
+    c.client.on_publish = lambda client, userdata, mid, rc, props: answers.append(f"puback {int(rc.value)}")
+    c.client.on_disconnect = lambda client, userdata, flags, rc, props: answers.append("disconnected")
+    try:
+        c.client.publish(topic, payload, qos=1, retain=retain)
+        wait_until(lambda: answers, what=f"the broker's answer to {topic}")
+        return answers[0]
+    finally:
+        c.close()
+
+
+@pytest.mark.parametrize("protocol", [mqtt.MQTTv311, mqtt.MQTTv5], ids=["mqtt3", "mqtt5"])
+def test_ha_cannot_switch_a_light_nor_touch_discovery(hub, broker, tmp_path, protocol):
+    with running_node(broker, tmp_path, "pool-01") as (node, _factory):
+        wait_until(lambda: node.link.connected and hub.light_commands().get("pool-01") is not None, what="node connected")
+        watcher = Collector(broker.port, topics=(contract.light_set_topic("pool-01"),))  # sees every light/set
+        try:
+            command = contract.encode(contract.LightSet(on=True, cmd_id="ha0" + "0" * 29))
+            forbidden = [
+                (contract.light_set_topic("pool-01"), command, False),
+                ("homeassistant/binary_sensor/lavos_lavos_pool_01/light/config", b"", True),
+                (ha.ha_state_topic("pool-01"), b'{"amount":"0.01"}', True),
+            ]
+            answers = [_refused(broker, *f, protocol) for f in forbidden]
+            # On MQTT 3.1.1 a refusal is silent (PUBACK 0; Mosquitto 2.0.11 then drops the connection);
+            # MQTT 5 says it: 135, not authorized (or the connection is dropped first).
+            if protocol == mqtt.MQTTv5:
+                assert all(a in ("disconnected", "puback 135") for a in answers), answers
+            assert _refused(broker, ha.HA_STATUS_TOPIC, b"offline", False, protocol) == "puback 0"  # its own topic: fine
+            time.sleep(0.5)  # a refused message is silence: give it time to (not) arrive
+            assert watcher.matching(lambda m: m.payload == command) == []
+            assert not node.light.on  # the relay: nothing switched
+            check = home_assistant(
+                broker, topics=("homeassistant/binary_sensor/lavos_lavos_pool_01/light/config", ha.ha_state_topic("pool-01"))
+            )
+            try:
+                m = check.wait_for(lambda m: m.topic.endswith("/config"))
+                assert json.loads(m.payload)["unique_id"] == "lavos_lavos_pool_01_light"  # still announced
+                assert json.loads(check.wait_for(lambda m: m.topic == ha.ha_state_topic("pool-01")).payload)["amount"] == "0.00"
+            finally:
+                check.close()
+        finally:
+            watcher.close()
