@@ -44,6 +44,7 @@ def build_hub(
     share_group: str | None = None,
     inbox_bound: int | None = None,
     link_process: bool = False,
+    data_dir: Path | None = None,
 ) -> Hub:
     """A hub over `store`, its state loaded from the database, not started yet.
 
@@ -64,6 +65,7 @@ def build_hub(
         metrics=metrics,
         share_group=share_group,
         link_process=link_process,
+        data_dir=data_dir,  # the push notifications' spool (None: kept in memory)
         client_id=client_id or (mqtt_url.username if mqtt_url and mqtt_url.username else HUB_CLIENT_ID),
         **kwargs,
     )

@@ -266,7 +266,9 @@ class HubPlan:
             raise fail(str(e)) from None
         self.closers.append(store.close)
         log.info("database %s (%s)", store.url, store.backend)
-        service = build_hub(self.venue, store, mqtt_url=self.mqtt_url, metrics=self._take_metrics(), link_process=self.link_process)
+        service = build_hub(
+            self.venue, store, mqtt_url=self.mqtt_url, metrics=self._take_metrics(), link_process=self.link_process, data_dir=self.data_dir
+        )
         self.closers.append(service.close)  # closes the metrics writer too
         try:
             service.start()

@@ -21,6 +21,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import TypeVar
 
 from sqlalchemy import func, select
@@ -39,6 +40,7 @@ from broker.hall.effects import AfterCommit
 from broker.hall.ingest_rules import IngestHandlers, checkin
 from broker.hall.light_commands import LightCommand, LightCommands
 from broker.hall.listeners import Listener, Listeners
+from broker.hall.notifications import Notifications
 from broker.hall.open_sessions import OpenSession, OpenSessions
 from broker.hall.ports import HallState
 from broker.hall.session_log import ops_of, replay_row
@@ -107,6 +109,7 @@ class Hub:
         client_id: str = "lavos-hub",
         inbox_bound: int = DEFAULT_BOUND,
         link_process: bool = False,
+        data_dir: Path | None = None,
     ) -> None:
         self.venue = venue
         self.store = store
@@ -139,6 +142,9 @@ class Hub:
         self.watchdog = Watchdog(self._hall, self, self._writer.call)
         # The money (broker.hall.till): tabs, payments, the business day, eKasa; on the same writer.
         self.till = Till(self._hall, self._writer.call)
+        # Push notifications (broker.hall.notifications): spooled under data_dir (None: in memory).
+        self.notifications = Notifications(self._hall, self._writer.call, data_dir, self.till.days.report)
+        self._alerts.notify = self.notifications.alert_changed
         self._load()
 
     # -- lifecycle -----------------------------------------------------------------
@@ -173,8 +179,10 @@ class Hub:
             self._link.start()
         self.watchdog.start()
         self.till.start()
+        self.notifications.start()
 
     def close(self) -> None:
+        self.notifications.close()
         self.till.close()
         self.watchdog.stop()
         if self._link:
