@@ -142,3 +142,25 @@ def test_masked_url_shows_only_scheme_and_host():
     assert mask_url("mailto://user:pass@127.0.0.1:2525?to=x@y") == "mailto://…@127.0.0.1/…"
     assert mask_url("ntfys://ntfy.sh/secret-topic") == "ntfys://ntfy.sh/…"
     assert mask_url("tgram://123456:ABCsecret/456") == "tgram://…/…"
+
+
+@pytest.mark.slow
+def test_receiver_down_for_two_minutes(hub, monkeypatch):
+    """The only long test: the real "late" threshold (60 s) and a real 2-minute outage."""
+    import time
+
+    monkeypatch.setattr(Notifier, "backoff_s", (2.0, 5.0, 15.0))
+    hook = Webhook().start()
+    port = hook.port
+    hook.stop()
+    configure(hub, f"json://127.0.0.1:{port}/hook")
+    open_alert(hub, alert_kinds.node_offline("pool-07"))
+    time.sleep(120)  # the outage itself: nothing to wait for but time
+    assert not hook.received and hub.notifications.history()[0].attempts >= 3
+    hook.start(port)
+    try:
+        wait_until(lambda: hub.notifications.history()[0].state == "sent", timeout=60, what="sent after the outage")
+        (text,) = hook.texts()
+        assert text.startswith("Pool 7: ") and "(oneskorené, " in text
+    finally:
+        hook.stop()
