@@ -29,7 +29,9 @@ def test_targets_are_masked_audited_without_the_secret_and_testable(api, caplog)
         assert "Skúšobná správa" in hook.texts()[0]
 
         # A change without a URL keeps the secret; a bad one is refused and changes nothing.
-        api.ok("PUT", f"/api/notifications/targets/{t['id']}", as_manager=True, json={"lang": "en", "quiet_from": "23:00", "quiet_to": "07:00"})
+        api.ok(
+            "PUT", f"/api/notifications/targets/{t['id']}", as_manager=True, json={"lang": "en", "quiet_from": "23:00", "quiet_to": "07:00"}
+        )
         assert api.ok("POST", f"/api/notifications/targets/{t['id']}/test", as_manager=True)["delivered"] is True
         before = api.ok("GET", "/api/notifications/targets", as_manager=True)
         api.refused("PUT", f"/api/notifications/targets/{t['id']}", 409, json={"url": "nonsense://x", "lang": "sk"})
