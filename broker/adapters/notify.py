@@ -74,8 +74,15 @@ class Notifier:
     backoff_s = (2.0, 5.0, 15.0, 30.0, 60.0)
     late_after = timedelta(seconds=60)
 
-    def __init__(self, spool: NotifySpool, url_of: Callable[[str], str | None], clock: Callable[[], datetime]) -> None:
+    def __init__(
+        self,
+        spool: NotifySpool,
+        url_of: Callable[[str], str | None],
+        clock: Callable[[], datetime],
+        every_round: Callable[[], None] | None = None,
+    ) -> None:
         self.spool = spool
+        self._every_round = every_round  # the hall's own check each round (the day cut's summary)
         self._url_of = url_of
         self._clock = clock
         self._wake = threading.Event()
@@ -104,6 +111,8 @@ class Notifier:
             self._wake.wait(self.poll_s)
             self._wake.clear()
             try:
+                if self._every_round is not None:
+                    self._every_round()
                 self._round()
             except Exception:
                 log.exception("notification round failed")

@@ -31,6 +31,7 @@ from sqlalchemy import func, select
 from broker.adapters.notify import Notifier, mask_url, send, valid_url
 from broker.adapters.notify_spool import Message, NotifySpool
 from broker.domain.refusals import N_, Refusal
+from broker.domain.schedule import business_day
 from broker.domain.zreport import ZReport
 from broker.hall.ports import HallState
 from broker.storage.audit import record_audit
@@ -165,6 +166,7 @@ class Notifications:
         self._settings = NotifySettings()
         self._windows: dict[tuple[str, str], _Window] = {}
         self.spool: NotifySpool | None = None
+        self._day_seen: date | None = None  # the business day the sender's thread last saw (day_cut)
         self.sender: Notifier | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -174,7 +176,8 @@ class Notifications:
             row = db.get(Setting, SETTINGS_KEY)
             self._settings = NotifySettings.from_json(row.value if row else None)
         self.spool = NotifySpool(self._data_dir)
-        self.sender = Notifier(self.spool, self._url_of, self.h.clock)
+        self._day_seen = business_day(self.h.clock(), self.h.venue)
+        self.sender = Notifier(self.spool, self._url_of, self.h.clock, every_round=self.day_cut)
         self.sender.start()
         self.h.listeners.subscribe(self._on_push)
 
@@ -288,6 +291,18 @@ class Notifications:
                 continue
             self._put(t, f"day:{t.id}:{day.isoformat()}", report[t.lang], now, hold=True)
 
+    def day_cut(self) -> None:
+        """The sender's thread, every round: at the day cut, the summary of a day nobody closed
+        (its running figures, said to be not closed). The spool's key makes it once per day, and
+        a close-out later sends nothing more for that day."""
+        today = business_day(self.h.clock(), self.h.venue)
+        before, self._day_seen = self._day_seen, today
+        if before is None or before >= today:
+            return
+        z = self._report_of(before)
+        if z is not None and z.closed_at is None:
+            self.day_closed(before)
+
     def _summary(self, day: date) -> dict[str, str] | None:
         """The day's figures in both languages: takings by method, games, alerts, misbehaving nodes."""
         z = self._report_of(day)
@@ -303,8 +318,9 @@ class Notifications:
             {self.h.tables[a.table_id].name if a.table_id in self.h.tables else str(a.table_id) for a in alerts if a.kind == "node_offline"}
         )
         eur = lambda c: f"{c / 100:.2f}".replace(".", ",") + "\u00a0€"  # noqa: E731
-        sk = [f"Deň {day:%d.%m.%Y} uzavretý: tržba {eur(z.total_cents)}"]
-        en = [f"Day {day:%d.%m.%Y} closed: takings {eur(z.total_cents)}"]
+        closed = z.closed_at is not None
+        sk = [f"Deň {day:%d.%m.%Y} {'uzavretý' if closed else 'NEUZAVRETÝ'}: tržba {eur(z.total_cents)}"]
+        en = [f"Day {day:%d.%m.%Y} {'closed' if closed else 'NOT CLOSED'}: takings {eur(z.total_cents)}"]
         for m in z.by_method:
             sk.append(f"  {m.name}: {eur(m.net_cents)} ({m.count}×)")
             en.append(f"  {m.name_en}: {eur(m.net_cents)} ({m.count}×)")

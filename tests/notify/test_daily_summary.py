@@ -46,3 +46,24 @@ def test_closing_the_day_sends_its_summary(db_url):
             assert "upozornení: 1" in text and "Výpadky uzlov: Pool 6" in text
     finally:
         hook.stop()
+
+
+@sqlite_only
+def test_a_day_nobody_closed_is_summed_up_at_the_day_cut(db_url):
+    clock = FakeClock(local(2026, 12, 1, 15, 30))
+    hook = Webhook().start()
+    try:
+        with day_hub(db_url, clock) as (hub, facade):
+            hub.notifications.save(NotifySettings((Target("t0", hook.url()),)), actor="boss")
+            facade.open_day(5000, actor="jana")
+            tab = walk_in(hub)
+            add_item(hub, tab, "Pivo 0,5 l", 250, 2)
+            pay(hub, tab, 500)
+            clock.set(local(2026, 12, 2, 14, 0))  # the next afternoon: nobody closed the 1st
+            wait_until(lambda: len(hook.received) == 1, what="the summary of the day nobody closed")
+            assert hook.texts()[0].startswith("Deň 01.12.2026 NEUZAVRETÝ: tržba 5,00\u00a0€")
+            facade.close_day(local(2026, 12, 1, 12).date(), 5500, actor="jana")  # closed late: no second summary
+            facade.reads.day_overview()
+            assert len(hook.received) == 1
+    finally:
+        hook.stop()
