@@ -45,6 +45,7 @@ def build_hub(
     inbox_bound: int | None = None,
     link_process: bool = False,
     home_assistant: bool = False,
+    data_dir: Path | None = None,
 ) -> Hub:
     """A hub over `store`, its state loaded from the database, not started yet.
 
@@ -67,6 +68,7 @@ def build_hub(
         share_group=share_group,
         link_process=link_process,
         home_assistant=home_assistant,
+        data_dir=data_dir,  # the push notifications' spool (None: kept in memory)
         client_id=client_id or (mqtt_url.username if mqtt_url and mqtt_url.username else HUB_CLIENT_ID),
         **kwargs,
     )

@@ -48,6 +48,7 @@ CAPABILITIES: dict[str, Capability] = {
     "day.history": Capability(MANAGER, "closed business days, their Z reports and exports"),
     "ekasa.run": Capability(STAFF, "see eKasa states of receipts; record a hand-written paragón when the eKasa client is down"),
     "ekasa.settings": Capability(MANAGER, "the eKasa client: on or off, its address, a test; registering paragóny"),
+    "notify.settings": Capability(MANAGER, "push notifications: targets (their addresses are secrets), a test message, the history"),
     "alerts.open": Capability(STAFF, "open alerts, the banner, acknowledging"),
     "alerts.history": Capability(MANAGER, "closed alerts"),
     "foosball.checkin": Capability(STAFF, "foosball check-ins and checking a member in"),

@@ -281,6 +281,7 @@ class HubPlan:
             metrics=self._take_metrics(),
             link_process=self.link_process,
             home_assistant=self.home_assistant,
+            data_dir=self.data_dir,
         )
         self.closers.append(service.close)  # closes the metrics writer too
         try:

@@ -16,6 +16,11 @@ def demo(
     http: str = typer.Option(DEFAULT_HTTP, "--http", help="Where the dashboard listens, HOST:PORT (if the default is taken, a free port)"),
     seed: int = typer.Option(7, "--seed", help="Another seed, another evening"),
     broker: str = typer.Option("auto", "--broker", help="auto (Mosquitto if installed, else embedded iotcore), mosquitto or embedded"),
+    notify_webhook: bool = typer.Option(
+        False,
+        "--notify-webhook",
+        help="Also push the alerts to a tiny ntfy-style receiver on loopback that prints them (its address in the banner)",
+    ),
 ) -> None:
     """Run the whole system on this machine: an MQTT broker, the hub, the dashboard,
     and every table of the ŠBK Lavos venue as a simulated node, with players, staff and incidents.
@@ -31,7 +36,7 @@ def demo(
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        run_demo(speed=speed, seconds=seconds, http=http, seed=seed, broker=broker, stop=stop)
+        run_demo(speed=speed, seconds=seconds, http=http, seed=seed, broker=broker, stop=stop, notify_webhook=notify_webhook)
     except (RuntimeError, ValueError) as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2) from None

@@ -402,8 +402,11 @@ def run_demo(
     stop: threading.Event | None = None,
     console: Console | None = None,
     after_evening: Callable[[HubFacade], None] | None = None,
+    notify_webhook: bool = False,
 ) -> None:
-    """`after_evening` (tests) reads the hall once the evening and its close-out are over, before it all stops."""
+    """`after_evening` (tests) reads the hall once the evening and its close-out are over, before it all stops.
+    `notify_webhook`: the alerts also go, as push notifications, to a tiny ntfy-style receiver on
+    loopback (sim.notify_receiver) that prints what it gets; off by default."""
     if not 0 < speed <= MAX_SPEED:
         raise ValueError(f"--speed {speed}: use a factor above 0 and at most {MAX_SPEED:g}")
     console = console or Console(highlight=False)
@@ -421,7 +424,7 @@ def run_demo(
             store = open_store(f"sqlite:///{workdir / 'lavos.db'}")
             closers.append(store.close)
             clock = ScaledClock(evening_start(venue, datetime.now(UTC)), speed)
-            service = build_hub(venue, store, mqtt_url=mqtt.hub_url, clock=clock)  # client id = its login, lavos-hub
+            service = build_hub(venue, store, mqtt_url=mqtt.hub_url, clock=clock, data_dir=workdir)  # client id = its login, lavos-hub
             hub = HubFacade(service)
             cards = seed_club(hub, MEMBERS_CSV)
             evening = Evening(hub, {}, clock, console)
@@ -437,7 +440,10 @@ def run_demo(
             closers.append(lambda: _close_nodes(evening))
             with ThreadPoolExecutor(4) as pool:  # each start waits a little on SQLite and MQTT
                 list(pool.map(SimNode.start, evening.nodes.values()))
+            receiver = _notify_receiver(service, console, closers) if notify_webhook else None
             _banner(console, mqtt, web, workdir, cards, speed, clock, venue.tz, time.monotonic() - began)
+            if receiver is not None:
+                console.print(f"Push notifications (ntfy-style, printed here): [bold]{receiver.address}[/]", soft_wrap=True)
             minutes = (closing_time(venue, clock.start) - clock.start).total_seconds() / 60
             tables = [Table(t.id, t.kind.value, t.club_card) for t in venue.tables]
             plan = plan_evening(tables, cards, seed=seed, speed=speed, minutes=minutes, stuck_after_s=STUCK_AFTER_S)
@@ -450,6 +456,17 @@ def run_demo(
             console.print("[bold]stopping…[/]")
             _close_all(closers, console)
             console.print("[bold]demo stopped[/]")
+
+
+def _notify_receiver(service: Any, console: Console, closers: list[Callable[[], None]]) -> Any:
+    """--notify-webhook: a loopback ntfy-style receiver as the hub's one push target (Slovak)."""
+    from broker.hall.notifications import NotifySettings, Target
+    from sim.notify_receiver import NtfyReceiver
+
+    receiver = NtfyReceiver(lambda text: console.print(f"[magenta]push →[/] {escape(text)}", highlight=False, soft_wrap=True)).start()
+    closers.append(receiver.stop)
+    service.notifications.save(NotifySettings((Target(id="demo", url=receiver.apprise_url, label="demo"),)), actor=MANAGER[0])
+    return receiver
 
 
 def _close_nodes(evening: Evening) -> None:

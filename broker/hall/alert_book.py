@@ -48,6 +48,7 @@ class AlertBook:
         self._metrics = metrics
         self._causes: set[str] = set()
         self._mutex = threading.Lock()  # around set operations only
+        self.notify: Callable[[str, dict[str, Any]], None] | None = None  # push notifications (broker.hall.notifications)
 
     def open_causes(self) -> frozenset[str]:
         with self._mutex:
@@ -64,9 +65,12 @@ class AlertBook:
         """The cause of an alert is gone: close it (no query at all when none can be open)."""
         with self._mutex:
             maybe_open = cause_key in self._causes
-        if maybe_open and close_alert(db, cause_key, at) is None:
+        closed = close_alert(db, cause_key, at) if maybe_open else None
+        if maybe_open and closed is None:
             with self._mutex:
                 self._causes.discard(cause_key)
+        if closed is not None and self.notify is not None:  # push notifications: after the commit
+            event.listen(db, "after_commit", lambda _db, d=_pushed(closed): self.notify and self.notify("resolved", d), once=True)
 
     def raise_alert(self, db: Db, spec: alert_kinds.AlertSpec, after: AfterCommit | None = None) -> None:
         """Open the alert of this cause, or touch the open one (count, last seen).
@@ -103,6 +107,8 @@ class AlertBook:
             if self._metrics:
                 self._metrics.alert(spec.kind, self._clock())
             self._listeners.notify("alert", data)
+            if self.notify is not None:
+                self.notify("opened", data | {"cause": spec.cause_key})
 
         if after is not None:
             after.add(tell)
@@ -112,7 +118,22 @@ class AlertBook:
     def ack(self, alert_id: int, *, actor: str, close: bool) -> None:
         with self._store.session() as db:
             alert = ack_alert(db, alert_id, actor, close=close, at=self._clock())
-            closed, cause = alert.closed_at is not None, alert.cause_key
+            closed, cause, pushed = alert.closed_at is not None, alert.cause_key, _pushed(alert)
+        if closed and self.notify is not None:
+            self.notify("resolved", pushed)
         if closed:  # committed: nothing of this cause is open
             with self._mutex:
                 self._causes.discard(cause)
+
+
+def _pushed(alert: Any) -> dict[str, Any]:
+    """What push notifications need of an alert row (read before the session ends)."""
+    return {
+        "id": alert.id,
+        "kind": alert.kind,
+        "cause": alert.cause_key,
+        "table": alert.table_id,
+        "severity": alert.severity,
+        "message": alert.message,
+        "message_en": alert.message_en,
+    }

@@ -495,3 +495,62 @@ class HubFacade:
             self._hub.till.fiscal.retry(payment_id, actor=actor)
         except FiscalRefusal as e:
             raise ServiceError.like(e) from None
+
+    # -- notifications: push targets, a test message (broker.hall.notifications) -----------------
+
+    # Refusals of broker.hall.notifications come out as ServiceError. URLs are secrets: passed in,
+    # never returned (the reads give them masked).
+
+    @store_call
+    def notify_add_target(
+        self, *, url: str, kinds: tuple[str, ...], min_severity: str, quiet_from: str, quiet_to: str, lang: str, label: str, actor: str
+    ) -> str:
+        """A new push target (audited without its URL); returns its id."""
+        from broker.hall.notifications import NotifyRefusal, Target
+
+        t = Target("", url, tuple(kinds), min_severity, quiet_from, quiet_to, lang, label)
+        try:
+            return self._hub.notifications.add_target(t, actor=actor).id
+        except NotifyRefusal as e:
+            raise ServiceError.like(e) from None
+
+    @store_call
+    def notify_update_target(
+        self,
+        target_id: str,
+        *,
+        url: str,
+        kinds: tuple[str, ...],
+        min_severity: str,
+        quiet_from: str,
+        quiet_to: str,
+        lang: str,
+        label: str,
+        actor: str,
+    ) -> None:
+        """Change a target; an empty `url` keeps the stored one (the page never has it)."""
+        from broker.hall.notifications import NotifyRefusal, Target
+
+        t = Target(target_id, url, tuple(kinds), min_severity, quiet_from, quiet_to, lang, label)
+        try:
+            self._hub.notifications.update_target(t, actor=actor)
+        except NotifyRefusal as e:
+            raise ServiceError.like(e) from None
+
+    @store_call
+    def notify_remove_target(self, target_id: str, *, actor: str) -> None:
+        from broker.hall.notifications import NotifyRefusal
+
+        try:
+            self._hub.notifications.remove_target(target_id, actor=actor)
+        except NotifyRefusal as e:
+            raise ServiceError.like(e) from None
+
+    def notify_send_test(self, target_id: str) -> str | None:
+        """Send a test message now (the caller's thread, not the writer's); None when delivered, else why not."""
+        from broker.hall.notifications import NotifyRefusal
+
+        try:
+            return self._hub.notifications.send_test(target_id)
+        except NotifyRefusal as e:
+            raise ServiceError.like(e) from None

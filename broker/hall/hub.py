@@ -21,6 +21,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import TypeVar
 
 from sqlalchemy import func, select
@@ -40,6 +41,7 @@ from broker.hall.home_assistant import HomeAssistant
 from broker.hall.ingest_rules import IngestHandlers, checkin
 from broker.hall.light_commands import LightCommand, LightCommands
 from broker.hall.listeners import Listener, Listeners
+from broker.hall.notifications import Notifications
 from broker.hall.open_sessions import OpenSession, OpenSessions
 from broker.hall.ports import HallState
 from broker.hall.session_log import ops_of, replay_row
@@ -109,6 +111,7 @@ class Hub:
         inbox_bound: int = DEFAULT_BOUND,
         link_process: bool = False,
         home_assistant: bool = False,
+        data_dir: Path | None = None,
     ) -> None:
         self.venue = venue
         self.store = store
@@ -147,6 +150,9 @@ class Hub:
         self.home_assistant = HomeAssistant(venue, self._link, self.summary, self._writer.call) if home_assistant and self._link else None
         # The money (broker.hall.till): tabs, payments, the business day, eKasa; on the same writer.
         self.till = Till(self._hall, self._writer.call)
+        # Push notifications (broker.hall.notifications): spooled under data_dir (None: in memory).
+        self.notifications = Notifications(self._hall, self._writer.call, data_dir, self.till.days.report)
+        self._alerts.notify = self.notifications.alert_changed
         self._load()
 
     # -- lifecycle -----------------------------------------------------------------
@@ -183,10 +189,12 @@ class Hub:
         self.till.start()
         if self.home_assistant:
             self.home_assistant.start()
+        self.notifications.start()
 
     def close(self) -> None:
         if self.home_assistant:
             self.home_assistant.stop()
+        self.notifications.close()
         self.till.close()
         self.watchdog.stop()
         if self._link:

@@ -169,3 +169,14 @@ def test_demo_runs_on_the_embedded_broker(tmp_path):
     assert "MQTT broker: iotcore (embedded)" in text
     # Card taps reached the service (a check-in) and so did a node's goodbye (offline).
     assert "checked in" in text and "node OFFLINE" in text, text
+
+
+def test_demo_pushes_its_alerts_to_a_local_ntfy_style_webhook(tmp_path):
+    """Must show 3 of issue 13: --notify-webhook (off by default) prints the receiver's address in
+    the banner and what it receives (the evening's alerts, in Slovak, with the table's name)."""
+    text = run_to_the_end(tmp_path, "--speed", "60", "--seconds", "25", "--notify-webhook")
+    assert re.search(r"Push notifications \(ntfy-style, printed here\): http://127\.0\.0\.1:\d+/lavos-demo", text), text
+    assert re.search(r"push → .*(Pool|Futbal|Karambol|Šípky)", text), text
+    off = tmp_path / "off"
+    off.mkdir()
+    assert "Push notifications" not in run_to_the_end(off, "--speed", "20", "--seconds", "4")  # off by default

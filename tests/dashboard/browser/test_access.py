@@ -88,6 +88,7 @@ MANAGER_PAGES = {
     "/days/{day}.csv",
     "/days/{day}.xlsx",
     "/products",  # the till: the product list
+    "/notifications",  # push notifications (issue 13, n1)
 }
 MANAGER_ACTIONS = {
     "/bills/{session_id}/correct",
@@ -110,6 +111,10 @@ MANAGER_ACTIONS = {
     "/ekasa/receipts/{payment_id}/retry",
     "/products",  # the till: the product list
     "/products/{product_id}",
+    "/notifications/targets",  # push notifications (issue 13, n1)
+    "/notifications/targets/{target_id}",
+    "/notifications/targets/{target_id}/remove",
+    "/notifications/targets/{target_id}/test",
 }
 # Query strings a page needs to answer at all (capture waits for a card tap: not for long here).
 QUERIES = {"/members/{member_id}/capture": "?table=foos-01&wait=0.1", "/reports/{name}.csv": ""}
@@ -149,6 +154,7 @@ def samples(lavos: LavosServer) -> dict[str, str]:
         "name": "revenue",
         "username": STAFF,
         "token_id": "1",
+        "target_id": "0",
         "day": lavos.api("GET", "/api/days/current", STAFF)["day"],
     }
 

@@ -1,0 +1,394 @@
+"""Push notifications: which alert goes to which target, once, rate-limited, in its language.
+
+The manager keeps the targets (table `settings`, key "notify"): each an Apprise URL (a secret:
+never logged, shown masked, audited without it), the alert kinds it wants (empty: all), the
+minimum severity, quiet hours and the language. The rules, each in one place here:
+- one open alert = one message per target (the spool's key "open:<target>:<alert id>"); its
+  resolution a follow-up ("Vyriešené: …"), only to the targets that were told it opened;
+- the rate limit per target and cause: at most `rate_max` messages in `rate_window_min`
+  minutes; the rest are counted into one summary ("… a ešte 17-krát") sent when the window ends;
+- quiet hours (local time, e.g. 23:00–07:00): warnings and critical alerts are HELD and go out
+  when the quiet hours end; info is dropped;
+- the daily summary after the business day is closed (the "day" close push of the close-out).
+Everything is spooled first (broker.adapters.notify_spool), sent by the sender's thread
+(broker.adapters.notify). The hooks run on the hub's writer after the commit; they only touch
+the local spool file (a sub-millisecond SQLite commit), never the network.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections import deque
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from datetime import date, datetime, time, timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import func, select
+
+from broker.adapters.notify import Notifier, mask_url, send, valid_url
+from broker.adapters.notify_spool import Message, NotifySpool
+from broker.domain.refusals import N_, Refusal
+from broker.domain.schedule import business_day
+from broker.domain.zreport import ZReport
+from broker.hall.ports import HallState
+from broker.storage.audit import record_audit
+from broker.storage.models import Alert, Setting, TableSession
+
+log = logging.getLogger("lavos.hub")
+
+SETTINGS_KEY = "notify"
+SEVERITY_RANK = {"info": 0, "warning": 1, "critical": 2}
+LANGS = ("sk", "en")
+RESOLVED = {"sk": "Vyriešené: {m}", "en": "Resolved: {m}"}
+MORE = {"sk": "{m} — a ešte {n}-krát", "en": "{m} — and {n} more times"}
+TITLE = {"sk": "Lavos: {m}", "en": "Lavos: {m}"}
+
+
+class NotifyRefusal(Refusal):
+    pass
+
+
+def _hhmm(text: str) -> time | None:
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        h, m = text.split(":")
+        return time(int(h), int(m))
+    except ValueError:
+        raise NotifyRefusal(N_("Quiet hours are times like 23:00 and 07:00.")) from None
+
+
+@dataclass(frozen=True)
+class Target:
+    id: str
+    url: str  # the secret
+    kinds: tuple[str, ...] = ()  # empty: every kind
+    min_severity: str = "info"
+    quiet_from: str = ""  # "23:00"; both empty: no quiet hours
+    quiet_to: str = ""
+    lang: str = "sk"
+    label: str = ""
+
+    @property
+    def masked(self) -> str:
+        return mask_url(self.url)
+
+    def wants(self, kind: str, severity: str) -> bool:
+        return (not self.kinds or kind in self.kinds) and SEVERITY_RANK.get(severity, 1) >= SEVERITY_RANK[self.min_severity]
+
+    def quiet_end(self, local: datetime) -> datetime | None:
+        """When the quiet hours that hold `local` end (local time), or None when it is not quiet."""
+        start, end = _hhmm(self.quiet_from), _hhmm(self.quiet_to)
+        if start is None or end is None or start == end:
+            return None
+        t = local.time()
+        inside = (start <= t < end) if start < end else (t >= start or t < end)
+        if not inside:
+            return None
+        day = local.date() if t < end else local.date() + timedelta(days=1)
+        return datetime.combine(day, end, tzinfo=local.tzinfo)
+
+    def validated(self) -> Target:
+        url = self.url.strip()
+        if not url or not valid_url(url):
+            raise NotifyRefusal(N_("This is not a notification address Apprise knows (e.g. ntfy://…, mailto://…, json://…)."))
+        if self.min_severity not in SEVERITY_RANK:
+            raise NotifyRefusal(N_("The minimum severity is info, warning or critical."))
+        if self.lang not in LANGS:
+            raise NotifyRefusal(N_("The language is Slovak or English."))
+        if bool(self.quiet_from.strip()) != bool(self.quiet_to.strip()):
+            raise NotifyRefusal(N_("Quiet hours need both a start and an end."))
+        _hhmm(self.quiet_from), _hhmm(self.quiet_to)
+        return replace(self, url=url, quiet_from=self.quiet_from.strip(), quiet_to=self.quiet_to.strip(), label=self.label.strip()[:60])
+
+    def audited(self) -> dict[str, Any]:
+        """For the audit log: everything but the secret."""
+        doc = asdict(self)
+        doc["url"] = self.masked
+        return doc
+
+
+@dataclass(frozen=True)
+class NotifySettings:
+    targets: tuple[Target, ...] = ()
+    rate_max: int = 3  # messages per target and cause ...
+    rate_window_min: int = 15  # ... in this many minutes
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any] | None) -> NotifySettings:
+        doc = doc or {}
+        targets = tuple(
+            Target(
+                id=str(t["id"]),
+                url=str(t["url"]),
+                kinds=tuple(t.get("kinds") or ()),
+                min_severity=str(t.get("min_severity") or "info"),
+                quiet_from=str(t.get("quiet_from") or ""),
+                quiet_to=str(t.get("quiet_to") or ""),
+                lang=str(t.get("lang") or "sk"),
+                label=str(t.get("label") or ""),
+            )
+            for t in doc.get("targets") or ()
+        )
+        return cls(targets, int(doc.get("rate_max") or 3), int(doc.get("rate_window_min") or 15))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "targets": [asdict(t) | {"kinds": list(t.kinds)} for t in self.targets],
+            "rate_max": self.rate_max,
+            "rate_window_min": self.rate_window_min,
+        }
+
+    def target(self, target_id: str) -> Target | None:
+        return next((t for t in self.targets if t.id == target_id), None)
+
+
+@dataclass
+class _Window:
+    sent: deque[datetime] = field(default_factory=deque)
+    suppressed: int = 0
+    summary_key: str | None = None
+    summary_text: str = ""
+
+
+class Notifications:
+    def __init__(
+        self, hall: HallState, write: Callable[[Callable[[], Any]], Any], data_dir: Path | None, report_of: Callable[[date], ZReport | None]
+    ) -> None:
+        self.h = hall
+        self._report_of = report_of
+        self._write = write
+        self._data_dir = data_dir
+        self._settings = NotifySettings()
+        self._windows: dict[tuple[str, str], _Window] = {}
+        self.spool: NotifySpool | None = None
+        self._day_seen: date | None = None  # the business day the sender's thread last saw (day_cut)
+        self.sender: Notifier | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        with self.h.store.reader() as db:
+            row = db.get(Setting, SETTINGS_KEY)
+            self._settings = NotifySettings.from_json(row.value if row else None)
+        self.spool = NotifySpool(self._data_dir)
+        self._day_seen = business_day(self.h.clock(), self.h.venue)
+        self.sender = Notifier(self.spool, self._url_of, self.h.clock, every_round=self.day_cut)
+        self.sender.start()
+        self.h.listeners.subscribe(self._on_push)
+
+    def close(self) -> None:
+        self.h.listeners.unsubscribe(self._on_push)
+        if self.sender is not None:
+            self.sender.close()
+        if self.spool is not None:
+            self.spool.close()
+        self.sender = self.spool = None
+
+    @property
+    def settings(self) -> NotifySettings:
+        return self._settings
+
+    def _url_of(self, target_id: str) -> str | None:
+        t = self._settings.target(target_id)  # the thread reads the reference the writer swaps
+        return t.url if t else None
+
+    # -- the hooks (the writer, after the commit) -------------------------------------------------
+
+    def alert_changed(self, event: str, alert: dict[str, Any]) -> None:
+        """An alert opened or was resolved (broker.hall.alert_book). Never raises into the writer."""
+        try:
+            self._alert_changed(event, alert)
+        except Exception:
+            log.exception("notification of alert %s failed", alert.get("id"))
+
+    def _alert_changed(self, event: str, alert: dict[str, Any]) -> None:
+        if self.spool is None:
+            return
+        now = self.h.clock()
+        for t in self._settings.targets:
+            if not t.wants(alert["kind"], alert["severity"]):
+                continue
+            open_key = f"open:{t.id}:{alert['id']}"
+            said = alert["message"] if t.lang == "sk" else alert.get("message_en") or alert["message"]
+            if event == "resolved":
+                if not self.spool.has(open_key):
+                    continue  # the target was never told it opened (suppressed, or added since)
+                key, text = f"resolved:{t.id}:{alert['id']}", RESOLVED[t.lang].format(m=said)
+            else:
+                key, text = open_key, said
+            if not self._within_rate(t, alert["cause"], said, now):
+                continue
+            self._put(t, key, text, now, hold=alert["severity"] != "info", drop_if_quiet=alert["severity"] == "info")
+
+    def _within_rate(self, t: Target, cause: str, text: str, now: datetime) -> bool:
+        w = self._windows.setdefault((t.id, cause), _Window())
+        window = timedelta(minutes=self._settings.rate_window_min)
+        while w.sent and now - w.sent[0] >= window:
+            w.sent.popleft()
+        if not w.sent:
+            w.suppressed, w.summary_key = 0, None
+        if len(w.sent) < self._settings.rate_max:
+            w.sent.append(now)
+            return True
+        # Over the limit: one summary, sent when the window of the first counted message ends.
+        w.suppressed += 1
+        w.summary_text = MORE[t.lang].format(m=text, n=w.suppressed)
+        assert self.spool is not None
+        if w.summary_key is None:
+            w.summary_key = f"more:{t.id}:{cause}:{w.sent[0].isoformat()}"
+            self._put(t, w.summary_key, w.summary_text, now, not_before=w.sent[0] + window)
+        else:
+            self.spool.replace_pending(w.summary_key, w.summary_text)
+        return False
+
+    def _put(
+        self,
+        t: Target,
+        key: str,
+        text: str,
+        now: datetime,
+        *,
+        not_before: datetime | None = None,
+        hold: bool = True,
+        drop_if_quiet: bool = False,
+    ) -> None:
+        assert self.spool is not None and self.sender is not None
+        tz = self.h.venue.tz
+        local = now.astimezone(tz) if now.tzinfo else now.replace(tzinfo=tz)
+        end = t.quiet_end(local)
+        if end is not None:
+            if drop_if_quiet or not hold:
+                return  # info during quiet hours: dropped, by design
+            quiet_until = end.astimezone(now.tzinfo) if now.tzinfo else end.replace(tzinfo=None)
+            not_before = max(not_before, quiet_until) if not_before else quiet_until
+        if self.spool.put(
+            key, t.id, TITLE[t.lang].format(m=text.split("\n")[0][:80]), text, t.lang, now, local.strftime("%H:%M"), not_before
+        ):
+            self.sender.wake()
+
+    def _on_push(self, topic: str, data: dict) -> None:
+        if topic == "day" and data.get("action") == "close":
+            try:
+                self.day_closed(date.fromisoformat(data["day"]))
+            except Exception:
+                log.exception("daily summary failed")
+
+    def day_closed(self, day: date) -> None:
+        """The daily summary: to every target that wants info (the Z report's figures)."""
+        if self.spool is None:
+            return
+        report = self._summary(day)
+        if report is None:
+            return
+        now = self.h.clock()
+        for t in self._settings.targets:
+            if SEVERITY_RANK[t.min_severity] > 0:
+                continue
+            self._put(t, f"day:{t.id}:{day.isoformat()}", report[t.lang], now, hold=True)
+
+    def day_cut(self) -> None:
+        """The sender's thread, every round: at the day cut, the summary of a day nobody closed
+        (its running figures, said to be not closed). The spool's key makes it once per day, and
+        a close-out later sends nothing more for that day."""
+        today = business_day(self.h.clock(), self.h.venue)
+        before, self._day_seen = self._day_seen, today
+        if before is None or before >= today:
+            return
+        z = self._report_of(before)
+        if z is not None and z.closed_at is None:
+            self.day_closed(before)
+
+    def _summary(self, day: date) -> dict[str, str] | None:
+        """The day's figures in both languages: takings by method, games, alerts, misbehaving nodes."""
+        z = self._report_of(day)
+        if z is None:
+            return None
+        start, end = z.opened_at or datetime.combine(day, time()), z.made_at
+        with self.h.store.reader() as db:
+            games = db.scalar(
+                select(func.count()).select_from(TableSession).where(TableSession.started_at >= start, TableSession.started_at < end)
+            )
+            alerts = db.scalars(select(Alert).where(Alert.opened_at >= start, Alert.opened_at < end)).all()
+        offline = sorted(
+            {self.h.tables[a.table_id].name if a.table_id in self.h.tables else str(a.table_id) for a in alerts if a.kind == "node_offline"}
+        )
+        eur = lambda c: f"{c / 100:.2f}".replace(".", ",") + "\u00a0€"  # noqa: E731
+        closed = z.closed_at is not None
+        sk = [f"Deň {day:%d.%m.%Y} {'uzavretý' if closed else 'NEUZAVRETÝ'}: tržba {eur(z.total_cents)}"]
+        en = [f"Day {day:%d.%m.%Y} {'closed' if closed else 'NOT CLOSED'}: takings {eur(z.total_cents)}"]
+        for m in z.by_method:
+            sk.append(f"  {m.name}: {eur(m.net_cents)} ({m.count}×)")
+            en.append(f"  {m.name_en}: {eur(m.net_cents)} ({m.count}×)")
+        sk.append(f"Hier: {games or 0}, upozornení: {len(alerts)}")
+        en.append(f"Games: {games or 0}, alerts: {len(alerts)}")
+        if offline:
+            sk.append("Výpadky uzlov: " + ", ".join(offline))
+            en.append("Nodes offline: " + ", ".join(offline))
+        return {"sk": "\n".join(sk), "en": "\n".join(en)}
+
+    # -- staff actions (public: the facade calls these) ----------------------------------------
+
+    def save(self, settings: NotifySettings, *, actor: str) -> NotifySettings:
+        new = replace(settings, targets=tuple(t.validated() for t in settings.targets))
+        if not 1 <= new.rate_max <= 100 or not 1 <= new.rate_window_min <= 24 * 60:
+            raise NotifyRefusal(N_("The rate limit is 1 to 100 messages in 1 to 1440 minutes."))
+
+        def run() -> NotifySettings:
+            before = self._settings
+            with self.h.store.session() as db:
+                row = db.get(Setting, SETTINGS_KEY)
+                if row is None:
+                    db.add(Setting(key=SETTINGS_KEY, value=new.to_json(), updated_by=actor, updated_at=self.h.clock()))
+                else:
+                    row.value, row.updated_by, row.updated_at = new.to_json(), actor, self.h.clock()
+                record_audit(
+                    db,
+                    actor,
+                    "notify.settings",
+                    "settings:notify",
+                    {"before": [t.audited() for t in before.targets], "after": [t.audited() for t in new.targets]},
+                    at=self.h.clock(),
+                )
+            self._settings = new
+            if self.sender is not None:
+                self.sender.reset_backoff()
+            return new
+
+        result: NotifySettings = self._write(run)
+        return result
+
+    def add_target(self, target: Target, *, actor: str) -> Target:
+        t = replace(target, id=secrets.token_hex(4)).validated()
+        self.save(replace(self._settings, targets=(*self._settings.targets, t)), actor=actor)
+        return t
+
+    def update_target(self, target: Target, *, actor: str) -> None:
+        old = self._settings.target(target.id)
+        if old is None:
+            raise NotifyRefusal(N_("This notification target no longer exists."))
+        new = replace(target, url=target.url.strip() or old.url)  # an empty URL field keeps the secret
+        self.save(replace(self._settings, targets=tuple(new if t.id == old.id else t for t in self._settings.targets)), actor=actor)
+
+    def remove_target(self, target_id: str, *, actor: str) -> None:
+        if self._settings.target(target_id) is None:
+            raise NotifyRefusal(N_("This notification target no longer exists."))
+        self.save(replace(self._settings, targets=tuple(t for t in self._settings.targets if t.id != target_id)), actor=actor)
+
+    def send_test(self, target_id: str) -> str | None:
+        """Send a test message now (the caller's thread, never the writer's); None when delivered."""
+        t = self._settings.target(target_id)
+        if t is None:
+            raise NotifyRefusal(N_("This notification target no longer exists."))
+        text = {"sk": "Skúšobná správa z haly Lavos", "en": "Test message from the Lavos hall"}[t.lang]
+        return send(t.url, TITLE[t.lang].format(m=text), text)
+
+    def history(self, limit: int = 100) -> list[Message]:
+        return self.spool.history(limit) if self.spool else []
+
+    def counts(self) -> tuple[int, int]:
+        return self.spool.counts() if self.spool else (0, 0)

@@ -1,0 +1,38 @@
+"""A hub in a process of its own for the SIGKILL test: `python -m tests.notify.hub_proc DB DATA_DIR URL [TABLE...]`.
+
+Configures one target (URL) unless the settings exist, raises node_offline for each TABLE (an
+open one is only touched), prints "ready" and runs until killed."""
+
+from __future__ import annotations
+
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+
+from broker.adapters.notify import Notifier
+from broker.compose import build_hub, open_store
+from broker.domain import alert_kinds
+from broker.domain.venue import load_venue
+from broker.hall.notifications import NotifySettings, Target
+from tests.support.hub import VENUE
+
+
+def main() -> None:
+    db_url, data_dir, url, *tables = sys.argv[1:]
+    Notifier.poll_s, Notifier.backoff_s, Notifier.late_after = 0.1, (0.2,), timedelta(0)
+    store = open_store(db_url)
+    hub = build_hub(load_venue(VENUE), store, data_dir=Path(data_dir))
+    hub.start()
+    if not hub.notifications.settings.targets:
+        hub.notifications.save(NotifySettings((Target(id="t0", url=url),)), actor="boss")
+    for t in tables:
+        with hub.store.session() as db:
+            hub.raise_alert(db, alert_kinds.node_offline(t))
+    print("ready", flush=True)
+    while True:
+        time.sleep(1)
+
+
+if __name__ == "__main__":
+    main()

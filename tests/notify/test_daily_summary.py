@@ -1,0 +1,69 @@
+"""The daily summary: when the business day is closed, every target that wants info gets the
+day's takings by payment method, the games, the alerts and the nodes that went offline."""
+
+from __future__ import annotations
+
+import pytest
+
+from broker.adapters.notify import Notifier
+from broker.domain import alert_kinds
+from broker.hall.notifications import NotifySettings, Target
+from tests.dashboard.conftest import sqlite_only
+from tests.notify.receivers import Webhook
+from tests.support.till_days import FakeClock, add_item, day_hub, local, pay, settle, walk_in
+from tests.support.waiting import wait_until
+
+
+@pytest.fixture(autouse=True)
+def quick_sender(monkeypatch):
+    monkeypatch.setattr(Notifier, "poll_s", 0.1)
+
+
+@sqlite_only
+def test_closing_the_day_sends_its_summary(db_url):
+    clock = FakeClock(local(2026, 12, 1, 15, 30))
+    hook = Webhook().start()
+    try:
+        with day_hub(db_url, clock) as (hub, facade):
+            hub.notifications.save(
+                NotifySettings((Target("t0", hook.url()), Target("t1", hook.url(), min_severity="warning"))), actor="boss"
+            )
+            facade.open_day(5000, actor="jana")
+            tab = walk_in(hub)
+            add_item(hub, tab, "Pivo 0,5 l", 250, 2)
+            pay(hub, tab, 300)
+            pay(hub, tab, 200, method="card")
+            settle(hub, tab)
+            with hub.store.session() as db:
+                hub.raise_alert(db, alert_kinds.node_offline("pool-06"))
+            wait_until(lambda: len(hook.received) == 2, what="the alert, to both targets")
+            clock.set(local(2026, 12, 1, 23, 50))
+            facade.close_day(local(2026, 12, 1, 12).date(), 5300, actor="jana")
+            wait_until(lambda: len(hook.received) == 3, what="the summary, to the target that wants info")
+            text = hook.texts()[2]
+            assert text.startswith("Deň 01.12.2026 uzavretý: tržba 5,00\u00a0€")
+            assert "3,00\u00a0€" in text and "2,00\u00a0€" in text
+            assert "upozornení: 1" in text and "Výpadky uzlov: Pool 6" in text
+    finally:
+        hook.stop()
+
+
+@sqlite_only
+def test_a_day_nobody_closed_is_summed_up_at_the_day_cut(db_url):
+    clock = FakeClock(local(2026, 12, 1, 15, 30))
+    hook = Webhook().start()
+    try:
+        with day_hub(db_url, clock) as (hub, facade):
+            hub.notifications.save(NotifySettings((Target("t0", hook.url()),)), actor="boss")
+            facade.open_day(5000, actor="jana")
+            tab = walk_in(hub)
+            add_item(hub, tab, "Pivo 0,5 l", 250, 2)
+            pay(hub, tab, 500)
+            clock.set(local(2026, 12, 2, 14, 0))  # the next afternoon: nobody closed the 1st
+            wait_until(lambda: len(hook.received) == 1, what="the summary of the day nobody closed")
+            assert hook.texts()[0].startswith("Deň 01.12.2026 NEUZAVRETÝ: tržba 5,00\u00a0€")
+            facade.close_day(local(2026, 12, 1, 12).date(), 5500, actor="jana")  # closed late: no second summary
+            facade.reads.day_overview()
+            assert len(hook.received) == 1
+    finally:
+        hook.stop()

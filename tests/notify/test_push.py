@@ -1,0 +1,166 @@
+"""Must show 1 of issue 13: alerts reach real receivers on loopback (SMTP via aiosmtpd, a JSON
+webhook) through Apprise: once per target, in Slovak with the table's name, a follow-up on
+resolution, a flapping node rate-limited, queued while the receiver is down and sent late, and
+never a secret in the log."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+import pytest
+
+from broker.adapters.notify import Notifier, mask_url
+from broker.compose import build_hub, open_store
+from broker.domain import alert_kinds
+from broker.domain.venue import load_venue
+from broker.hall.notifications import NotifySettings, Target
+from tests.notify.receivers import MailBox, Webhook
+from tests.support.hub import VENUE
+from tests.support.waiting import wait_until
+
+
+@pytest.fixture(autouse=True)
+def quick_sender(monkeypatch):
+    monkeypatch.setattr(Notifier, "poll_s", 0.1)
+    monkeypatch.setattr(Notifier, "backoff_s", (0.2,))
+
+
+@pytest.fixture
+def hub(tmp_path):
+    store = open_store(f"sqlite:///{tmp_path / 'hub.db'}")
+    h = build_hub(load_venue(VENUE), store, data_dir=tmp_path)
+    h.start()
+    yield h
+    h.close()
+    store.close()
+
+
+@pytest.fixture
+def mailbox():
+    box = MailBox().start()
+    yield box
+    box.stop()
+
+
+@pytest.fixture
+def webhook():
+    hook = Webhook().start()
+    yield hook
+    hook.stop()
+
+
+def configure(hub, *urls: str, rate_max: int = 3, **target) -> None:
+    hub.notifications.save(
+        NotifySettings(tuple(Target(id=f"t{i}", url=u, **target) for i, u in enumerate(urls)), rate_max=rate_max), actor="boss"
+    )
+
+
+def open_alert(hub, spec) -> None:
+    with hub.store.session() as db:
+        hub.raise_alert(db, spec)
+
+
+def settle(hub, cause: str) -> None:
+    with hub.store.session() as db:
+        hub.settle(db, cause, hub.clock())
+
+
+def test_one_message_per_target_in_slovak_with_the_table_name_then_the_follow_up(hub, mailbox, webhook, caplog):
+    caplog.set_level(logging.DEBUG)
+    configure(hub, mailbox.url(), webhook.url())
+    open_alert(hub, alert_kinds.node_offline("pool-06"))
+    open_alert(hub, alert_kinds.node_offline("pool-06"))  # the same open alert, touched: no second message
+    wait_until(lambda: len(mailbox.messages) == 1 and len(webhook.received) == 1, what="one message each")
+    assert "Pool 6" in webhook.texts()[0] and "Pool 6" in mailbox.messages[0][1]
+    sk_text = alert_kinds.node_offline("pool-06").text
+    assert sk_text in webhook.texts()[0] and sk_text in mailbox.messages[0][1]
+
+    settle(hub, alert_kinds.node_offline_key("pool-06"))
+    wait_until(lambda: len(mailbox.messages) == 2 and len(webhook.received) == 2, what="the follow-up")
+    assert webhook.texts()[1].startswith("Vyriešené: Pool 6")
+    assert mailbox.messages[1][1].strip().startswith("Vyriešené: Pool 6")
+    wait_until(lambda: [m.state for m in hub.notifications.history()] == ["sent"] * 4, what="all marked sent")
+    for secret_part in (f":{mailbox.port}?", "from=hala", "/hook"):
+        assert secret_part not in caplog.text
+
+
+def test_english_target_gets_the_english_text(hub, webhook):
+    configure(hub, webhook.url(), lang="en")
+    open_alert(hub, alert_kinds.node_offline("pool-06"))
+    wait_until(lambda: len(webhook.received) == 1, what="a message")
+    assert webhook.texts()[0].startswith("Pool 6: ") and alert_kinds.node_offline("pool-06").text_en in webhook.texts()[0]
+
+
+def test_twenty_flaps_send_at_most_the_limit_and_one_summary(hub, webhook):
+    configure(hub, webhook.url(), rate_max=3)
+    cause = alert_kinds.node_offline_key("pool-02")
+    for _ in range(20):
+        open_alert(hub, alert_kinds.node_offline("pool-02"))
+        settle(hub, cause)
+    wait_until(lambda: sum(m.state == "sent" for m in hub.notifications.history()) == 3, what="the first three")
+    pending, _ = hub.notifications.counts()
+    assert pending == 1  # the summary, held until the window ends
+    assert len(webhook.received) == 3
+    summary = next(m for m in hub.notifications.history() if m.key.startswith("more:"))
+    # Sent: opened, resolved, opened; then the third one's resolution and 18 openings held back
+    # (resolutions of openings never sent are not sent either).
+    assert summary.body == "Pool 2: " + alert_kinds.node_offline("pool-02").text + " — a ešte 19-krát"
+
+
+def test_quiet_hours_hold_a_warning_and_drop_info(hub, webhook):
+    local = hub.clock().astimezone(hub.venue.tz)
+    start, end = (local - timedelta(hours=1)).strftime("%H:%M"), (local + timedelta(hours=1)).strftime("%H:%M")
+    configure(hub, webhook.url(), quiet_from=start, quiet_to=end)
+    open_alert(hub, alert_kinds.node_offline("pool-03"))
+    (held,) = hub.notifications.history()
+    assert held.state == "pending" and held.not_before is not None
+    assert not webhook.received
+
+
+def test_receiver_down_then_back_sends_each_once_marked_late(hub, monkeypatch):
+    monkeypatch.setattr(Notifier, "late_after", timedelta(seconds=0))
+    hook = Webhook().start()
+    port = hook.port
+    hook.stop()  # down
+    configure(hub, f"json://127.0.0.1:{port}/hook")
+    for t in ("pool-01", "pool-02"):
+        open_alert(hub, alert_kinds.node_offline(t))
+    wait_until(lambda: hub.notifications.history()[-1].attempts >= 2, what="failed attempts")  # the oldest first, in order
+    failed = hub.notifications.history()[-1]
+    assert failed.state == "pending" and failed.last_error and "/hook" not in failed.last_error
+    hook.start(port)
+    try:
+        wait_until(lambda: len(hook.received) == 2, what="both after the receiver is back")
+        assert all("(oneskorené, " in t for t in hook.texts())
+        wait_until(lambda: [m.state for m in hub.notifications.history()] == ["sent", "sent"], what="marked sent")
+    finally:
+        hook.stop()
+
+
+def test_masked_url_shows_only_scheme_and_host():
+    assert mask_url("mailto://user:pass@127.0.0.1:2525?to=x@y") == "mailto://…@127.0.0.1/…"
+    assert mask_url("ntfys://ntfy.sh/secret-topic") == "ntfys://ntfy.sh/…"
+    assert mask_url("tgram://123456:ABCsecret/456") == "tgram://…/…"
+
+
+@pytest.mark.slow
+def test_receiver_down_for_two_minutes(hub, monkeypatch):
+    """The only long test: the real "late" threshold (60 s) and a real 2-minute outage."""
+    import time
+
+    monkeypatch.setattr(Notifier, "backoff_s", (2.0, 5.0, 15.0))
+    hook = Webhook().start()
+    port = hook.port
+    hook.stop()
+    configure(hub, f"json://127.0.0.1:{port}/hook")
+    open_alert(hub, alert_kinds.node_offline("pool-07"))
+    time.sleep(120)  # the outage itself: nothing to wait for but time
+    assert not hook.received and hub.notifications.history()[0].attempts >= 3
+    hook.start(port)
+    try:
+        wait_until(lambda: hub.notifications.history()[0].state == "sent", timeout=60, what="sent after the outage")
+        (text,) = hook.texts()
+        assert text.startswith("Pool 7: ") and "(oneskorené, " in text
+    finally:
+        hook.stop()
