@@ -172,10 +172,7 @@ class Payments:
                 request_id=request_id,
                 lines=lines_json(lines),
             )
-            db.add(row)
-            db.flush()
-            self._fiscal.payment_recorded(db, row, after)
-            self._settle(db, tab, now)
+            self._record(db, tab, row, after, now)
             record_audit(
                 db,
                 staff,
@@ -262,10 +259,7 @@ class Payments:
                 request_id=request_id,
                 lines=lines_json(rules.negated(lines_from_json(original.lines))),
             )
-            db.add(row)
-            db.flush()
-            self._fiscal.payment_recorded(db, row, after)
-            self._settle(db, tab, now)
+            self._record(db, tab, row, after, now)
             record_audit(
                 db,
                 staff,
@@ -286,6 +280,14 @@ class Payments:
         self._push(after, tab.id, table)
         after.run()
         return taken
+
+    def _record(self, db: Db, tab: Tab, row: Payment, after: AfterCommit, now: Any) -> None:
+        """What every new payment row, a reversal too, goes through: stored (it gets its id), told to
+        eKasa in the same transaction, and the tab's settled mark brought up to date."""
+        db.add(row)
+        db.flush()
+        self._fiscal.payment_recorded(db, row, after)
+        self._settle(db, tab, now)
 
     def _next_receipt_no(self, db: Db) -> int:
         # One sequence for the venue; only the writer numbers, so max + 1 cannot race (and the
