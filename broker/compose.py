@@ -22,13 +22,24 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from broker.adapters.heap import settle_heap
 from broker.adapters.hub_link import HUB_CLIENT_ID, MqttUrl
 from broker.domain.venue import Venue
 from broker.hall.hub import Hub
 from broker.storage.engine import Store, default_data_dir, default_db_url, open_store
 from broker.storage.errors import StoreError
 
-__all__ = ["Store", "StoreError", "build_hub", "default_data_dir", "default_db_url", "metrics_writer", "open_store", "running_hub"]
+__all__ = [
+    "Store",
+    "StoreError",
+    "build_hub",
+    "default_data_dir",
+    "default_db_url",
+    "metrics_writer",
+    "open_store",
+    "running_hub",
+    "settle_heap",
+]
 
 METRICS_SPOOL = "metrics-spool"  # under the data directory: points kept while the metrics server is away
 
