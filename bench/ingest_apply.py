@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from bench.hub_ingest import VENUE, open_sessions, payloads
+from broker.adapters.heap import settle_heap
 from broker.adapters.hub_link import Inbound
 from broker.compose import build_hub
 from broker.domain.venue import load_venue
@@ -50,6 +51,7 @@ def main() -> None:
     contract.build_validators()
     msgs = [Inbound(t, p, i + 1, 1, time.monotonic()) for i, (t, p) in enumerate(payloads(args.events, "apply"))]
     batches = [msgs[i : i + args.batch] for i in range(0, len(msgs), args.batch)]
+    settle_heap()  # as lavos server does once its hub is built (broker/adapters/heap.py says why)
     prof = cProfile.Profile() if args.profile else None
     t0, c0 = time.perf_counter(), time.thread_time()
     if prof:
