@@ -72,8 +72,9 @@ class AlertBook:
         if closed is not None and self.notify is not None:  # push notifications: after the commit
             event.listen(db, "after_commit", lambda _db, d=_pushed(closed): self.notify and self.notify("resolved", d), once=True)
 
-    def raise_alert(self, db: Db, spec: alert_kinds.AlertSpec, after: AfterCommit | None = None) -> None:
-        """Open the alert of this cause, or touch the open one (count, last seen).
+    def raise_alert(self, db: Db, spec: alert_kinds.AlertSpec, after: AfterCommit | None = None, times: int = 1) -> None:
+        """Open the alert of this cause, or touch the open one (count, last seen); `times`
+        occurrences at once.
 
         Staff are told (live push, metric) after the commit: through `after` when the caller
         collects effects, else when `db` commits.
@@ -90,6 +91,7 @@ class AlertBook:
             table_id=spec.table_id,
             severity=spec.severity,
             at=self._clock(),
+            times=times,
         )
         if not new:
             return

@@ -25,14 +25,19 @@ def open_or_touch_alert(
     table_id: str | None = None,
     severity: str = "warning",
     at: datetime | None = None,
+    times: int = 1,
 ) -> tuple[Alert, bool]:
     """Open an alert for `cause_key`, or touch the open one; returns (alert, opened_now).
+
+    `times`: how many occurrences this is (a batch of ball drops on one table touches it once).
 
     Touching bumps count and last_seen_at and takes the newest message, and leaves an
     acknowledgement standing: staff who saw it need not see it again until it is closed.
     The upsert runs against the partial unique index, so two writers racing on one cause end up
     with one alert, counted twice.
     """
+    if times < 1:
+        raise ValueError(f"an alert occurs at least once, not {times} times")
     if severity not in SEVERITIES:
         raise ValueError(f"severity {severity!r} is not one of {', '.join(SEVERITIES)}")
     at = at or utcnow()
@@ -48,18 +53,18 @@ def open_or_touch_alert(
             severity=severity,
             opened_at=at,
             last_seen_at=at,
-            count=1,
+            count=times,
         )
         .on_conflict_do_update(
             index_elements=["cause_key"],
             index_where=table.c.closed_at.is_(None),
-            set_={"count": table.c.count + 1, "last_seen_at": at, "message": message, "message_en": message_en, "severity": severity},
+            set_={"count": table.c.count + times, "last_seen_at": at, "message": message, "message_en": message_en, "severity": severity},
         )
     )
     alert_id, count = db.execute(stmt.returning(table.c.id, table.c.count)).one()
     alert = db.get(Alert, alert_id, populate_existing=True)
     assert alert is not None
-    return alert, count == 1
+    return alert, count == times  # an open one had at least 1 before
 
 
 def _get(db: Session, alert_id: int) -> Alert:
