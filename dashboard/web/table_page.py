@@ -11,7 +11,6 @@ import contextlib
 import dataclasses
 import functools
 from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta
 from typing import Any
 
 from starlette.requests import Request
@@ -122,14 +121,11 @@ def transfer_notice(reads: HallReads, session_id: int, before_cents: int | None,
     }
 
 
-def day_start(reads: HallReads) -> datetime:
-    """Midnight today at the venue, in UTC."""
-    return datetime.combine(reads.today(), datetime.min.time(), tzinfo=reads.venue.tz)
-
-
 def use_today(reads: HallReads, table: str) -> list[TableUse]:
-    start = day_start(reads)
-    return reads.table_use(table, start, start + timedelta(days=1))
+    """The table's use in today's business day (from the day cut, so a dart game at 00:30 is
+    tonight's, not tomorrow's: calendar midnight to midnight hid everything after midnight)."""
+    start, end = reads.day_bounds(reads.today())
+    return reads.table_use(table, start, end)
 
 
 USE_WORDS = {

@@ -1,0 +1,29 @@
+"""A darts table's "use today" runs from the day cut to the next: after midnight is still tonight."""
+
+from __future__ import annotations
+
+import pytest
+
+from dashboard.web.table_page import use_today
+from tests.support.till_days import FakeClock, day_hub, local
+
+
+@pytest.mark.parametrize(
+    "at, when",
+    [
+        (local(2026, 12, 1, 23, 50), "before midnight"),
+        (local(2026, 12, 2, 0, 30), "after midnight"),  # calendar midnight to midnight hid this one
+        (local(2026, 12, 31, 23, 59), "New Year's Eve"),
+        (local(2027, 3, 28, 3, 30), "the spring DST night, after the change"),
+    ],
+)
+def test_the_use_log_holds_tonights_use_after_midnight_too(db_url, at, when):
+    clock = FakeClock(at)
+    with day_hub(db_url, clock) as (hub, facade):
+        facade.set_out_of_service("darts-01", True, actor="jana", reason="hroty")
+        clock.advance(minutes=5)
+        facade.set_out_of_service("darts-01", False, actor="jana")
+        used = use_today(facade.reads, "darts-01")
+        assert [u.what for u in used] == ["table.in_service", "table.out_of_service"], (when, used)
+        clock.advance(hours=7)  # past the 06:00 cut: a new business day, nothing yet
+        assert use_today(facade.reads, "darts-01") == [], when
