@@ -31,7 +31,7 @@ from sqlalchemy import func, select
 from broker.adapters.notify import Notifier, mask_url, send, valid_url
 from broker.adapters.notify_spool import Message, NotifySpool
 from broker.domain.refusals import N_, Refusal
-from broker.domain.schedule import business_day
+from broker.domain.schedule import business_day, business_day_bounds
 from broker.domain.zreport import ZReport
 from broker.hall.ports import HallState
 from broker.storage.audit import record_audit
@@ -308,7 +308,8 @@ class Notifications:
         z = self._report_of(day)
         if z is None:
             return None
-        start, end = z.opened_at or datetime.combine(day, time()), z.made_at
+        # A day nobody opened counts from its cut (midnight would be naive, and the wrong hour).
+        start, end = z.opened_at or business_day_bounds(day, self.h.venue)[0], z.made_at
         with self.h.store.reader() as db:
             games = db.scalar(
                 select(func.count()).select_from(TableSession).where(TableSession.started_at >= start, TableSession.started_at < end)
