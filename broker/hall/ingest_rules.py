@@ -262,9 +262,9 @@ class IngestHandlers:
         if self.h.sessions.get(ev.table) is not None:
             self.h.alerts.settle(db, alert_kinds.idle_session_key(ev.table), now)
         else:
-            spec = alert_kinds.play_without_session(ev.table)
-            _, times = self._touches.get(spec.cause_key, (spec, 0))
-            self._touches[spec.cause_key] = (spec, times + 1)
+            key = alert_kinds.play_without_session_key(ev.table)  # the spec (its worded text) once a batch, not per ball
+            spec, times = self._touches.get(key) or (alert_kinds.play_without_session(ev.table), 0)
+            self._touches[key] = (spec, times + 1)
 
     def _metric_time(self, ev, now: datetime) -> datetime:
         """When the ball dropped, for the time series.
