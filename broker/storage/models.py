@@ -407,6 +407,7 @@ class Tab(Base):
     merged_into: Mapped[int | None] = mapped_column(ForeignKey("tabs.id", ondelete="RESTRICT"), index=True)
     split: Mapped[dict[str, Any] | None] = mapped_column(JSONDoc, nullable=True)
     settled_at: Mapped[datetime | None] = mapped_column(index=True)  # set when paid in full (a cache of payments)
+    form_key: Mapped[str | None] = mapped_column(String(64), unique=True)  # the opening form's one-time key (a double tap)
 
 
 class TabItem(Base):
@@ -432,6 +433,7 @@ class TabItem(Base):
     voided_at: Mapped[datetime | None]
     voided_by: Mapped[str | None] = mapped_column(String(64))
     void_reason: Mapped[str | None] = mapped_column(Text)
+    form_key: Mapped[str | None] = mapped_column(String(64), unique=True)  # the adding form's one-time key (a double tap)
 
 
 class Payment(Base):

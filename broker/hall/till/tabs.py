@@ -17,15 +17,14 @@ The rules, each in one place here:
   yet, and it freezes the bill: no item, void or merge changes a split tab until the split is
   cancelled (only while no part is paid).
 
-Double taps: a form carries a one-time key (`form_key`); the writer remembers the last keys it
-served (in memory, `_RecentKeys`) and answers a repeat with the item it already made. Items have
-no column for the key, and an in-memory set is enough for a double tap or a resent form within
-minutes; a restart of the hub between the two taps is the one case it does not cover.
+Double taps: a form carries a one-time key (`form_key`), stored with the tab or item it made
+(unique in its table, like a payment's `request_id`), so a repeat is answered with what the first
+made, also after a hub restart between the two taps; a key that made something on another tab
+belongs to a stale or copied form and is refused.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -49,6 +48,7 @@ MAX_PRICE_CENTS = 100_000  # 1 000 € for one product is a typing mistake
 MAX_NAME = 120
 MAX_LABEL = 60
 REASON_MIN, REASON_MAX = 3, 200
+MIN_FORM_KEY, MAX_FORM_KEY = 8, 64  # the column's width; shorter is no one-time key
 
 
 class TabRefused(Refusal):
@@ -83,29 +83,19 @@ def _clean(text: str | None, limit: int) -> str:
     return " ".join((text or "").split())[:limit]
 
 
-class _RecentKeys:
-    """The last form keys the writer served and what each made (a bounded, oldest-out memory)."""
-
-    def __init__(self, size: int = 2000) -> None:
-        self._size = size
-        self._seen: OrderedDict[str, int] = OrderedDict()
-
-    def get(self, key: str | None) -> int | None:
-        return self._seen.get(key) if key else None
-
-    def put(self, key: str | None, value: int) -> None:
-        if not key:
-            return
-        self._seen[key] = value
-        while len(self._seen) > self._size:
-            self._seen.popitem(last=False)
+def _form_key(key: object) -> str | None:
+    """A form's one-time key as stored (None: the caller sent none, so every submit makes a new row)."""
+    if key is None or key == "":
+        return None
+    if not isinstance(key, str) or not MIN_FORM_KEY <= len(key) <= MAX_FORM_KEY or not key.isascii():
+        raise TabRefused(N_("This form is broken; open the tab again."))
+    return key
 
 
 class Tabs:
     def __init__(self, hall: HallState, write: Callable[[Callable[[], Any]], Any]) -> None:
         self.h = hall
         self._write = write
-        self._keys = _RecentKeys()  # the writer's own (only the writer reads or writes it)
 
     def start(self) -> None:
         """At the hub's start, before anything is served: seed the product list when it is empty."""
@@ -199,22 +189,28 @@ class Tabs:
         """A tab with no table (a drink at the bar), named by `label` (a name, "bar", a description)."""
 
         def run() -> int:
-            again = self._keys.get(form_key)
-            if again is not None:
-                return again
+            key = _form_key(form_key)
             name = _clean(label, MAX_LABEL)
             if len(name) < 2:
                 raise TabRefused(N_("Name the tab (e.g. the guest's name), at least 2 letters."))
             now = self.h.clock()
             with self.h.store.session() as db:
+                again = db.scalar(select(Tab.id).where(Tab.form_key == key)) if key else None
+                if again is not None:
+                    return again
                 tab = Tab(
-                    table_id=None, session_id=None, label=name, opened_at=now, opened_by=actor, business_day=business_day(now, self.h.venue)
+                    table_id=None,
+                    session_id=None,
+                    label=name,
+                    opened_at=now,
+                    opened_by=actor,
+                    business_day=business_day(now, self.h.venue),
+                    form_key=key,
                 )
                 db.add(tab)
                 db.flush()
                 record_audit(db, actor, "tab.open", f"tab:{tab.id}", {"label": name}, at=now)
                 tab_id = tab.id
-            self._keys.put(form_key, tab_id)
             self._notify(None, tab_id)
             return tab_id
 
@@ -228,13 +224,16 @@ class Tabs:
         A repeated `form_key` (a double tap, a resent form) answers the item made the first time."""
 
         def run() -> int:
-            again = self._keys.get(form_key)
-            if again is not None:
-                return again
+            key = _form_key(form_key)
             if isinstance(quantity, bool) or not isinstance(quantity, int) or not 1 <= quantity <= MAX_QUANTITY:
                 raise TabRefused(N_("The quantity is a whole number from 1 to %(max)d."), max=MAX_QUANTITY)
             now = self.h.clock()
             with self.h.store.session() as db:
+                again = db.scalar(select(TabItem).where(TabItem.form_key == key)) if key else None
+                if again is not None:
+                    if again.tab_id != tab_id:
+                        raise TabRefused(N_("This form was already used on another tab; open the tab again."))
+                    return again.id
                 tab = self._tab(db, tab_id)
                 self._takes_more(db, tab)
                 p = db.get(Product, product_id)
@@ -253,6 +252,7 @@ class Tabs:
                     quantity=quantity,
                     added_at=now,
                     added_by=actor,
+                    form_key=key,
                 )
                 db.add(item)
                 db.flush()
@@ -265,7 +265,6 @@ class Tabs:
                     at=now,
                 )
                 item_id, table = item.id, tab.table_id
-            self._keys.put(form_key, item_id)
             self._notify(table, tab_id)
             return item_id
 

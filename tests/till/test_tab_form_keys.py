@@ -1,0 +1,84 @@
+"""A double tap on the till makes one tab or one item, also when the hub restarted between the two
+taps: the form's one-time key is stored with the row it made (tabs.form_key, tab_items.form_key),
+so the database answers a repeat. A key that made an item on another tab is a stale or copied
+form, and a key that cannot be one is refused; neither changes anything. SQLite and PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from sqlalchemy import func, select
+
+from broker.hall.facade import HubFacade, ServiceError
+from broker.storage.models import Tab, TabItem
+from tests.dashboard.conftest import FakeClock
+from tests.support.hub import running_service
+
+STAFF = "jana"
+
+
+def _counts(facade: HubFacade) -> tuple[int, int]:
+    with facade._hub.store.reader() as db:  # noqa: SLF001 - the test's own look at the rows
+        return db.scalar(select(func.count()).select_from(Tab)), db.scalar(select(func.count()).select_from(TabItem))
+
+
+def _hub(mosquitto, db_url, clock):  # type: ignore[no-untyped-def]
+    return running_service(mosquitto, db_url, clock=clock, client_id=f"hub-{uuid.uuid4().hex[:10]}")
+
+
+def test_a_repeat_after_a_hub_restart_is_answered_with_what_the_first_tap_made(mosquitto, db_url):
+    clock = FakeClock()
+    with _hub(mosquitto, db_url, clock) as hub:
+        facade = HubFacade(hub)
+        product = next(iter(facade.reads.products(active_only=True)))
+        beer = product.id
+        tab = facade.open_walk_in_tab("Peter pri bare", actor=STAFF, form_key="walk-in-key-1")
+        item = facade.add_tab_item(tab, beer, 2, actor=STAFF, form_key="item-key-0001")
+        assert facade.add_tab_item(tab, beer, 2, actor=STAFF, form_key="item-key-0001") == item  # the double tap
+        before = _counts(facade)
+
+    with _hub(mosquitto, db_url, clock) as hub:  # a new hub process on the same database
+        facade = HubFacade(hub)
+        assert facade.open_walk_in_tab("Peter pri bare", actor=STAFF, form_key="walk-in-key-1") == tab
+        assert facade.add_tab_item(tab, beer, 2, actor=STAFF, form_key="item-key-0001") == item
+        assert _counts(facade) == before
+        assert facade.reads.tab(tab).total_cents == 2 * product.price_cents
+        # A new form (a new key) is a new item, and no key at all always is.
+        facade.add_tab_item(tab, beer, 1, actor=STAFF, form_key="item-key-0002")
+        facade.add_tab_item(tab, beer, 1, actor=STAFF)
+        facade.add_tab_item(tab, beer, 1, actor=STAFF)
+        assert _counts(facade) == (before[0], before[1] + 3)
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize(
+    ("key", "says"),
+    [("short", "This form is broken"), ("x" * 65, "This form is broken"), ("kľúč-s-diakritikou", "This form is broken")],
+)
+def test_a_key_that_cannot_be_a_form_key_is_refused(mosquitto, db_url, key, says):
+    with _hub(mosquitto, db_url, FakeClock()) as hub:
+        facade = HubFacade(hub)
+        beer = next(p.id for p in facade.reads.products(active_only=True))
+        tab = facade.open_walk_in_tab("Bar", actor=STAFF)
+        before = _counts(facade)
+        with pytest.raises(ServiceError, match=says):
+            facade.add_tab_item(tab, beer, 1, actor=STAFF, form_key=key)
+        with pytest.raises(ServiceError, match=says):
+            facade.open_walk_in_tab("Bar", actor=STAFF, form_key=key)
+        assert _counts(facade) == before
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_a_key_used_on_another_tab_is_a_stale_form_and_changes_nothing(mosquitto, db_url):
+    with _hub(mosquitto, db_url, FakeClock()) as hub:
+        facade = HubFacade(hub)
+        beer = next(p.id for p in facade.reads.products(active_only=True))
+        first, second = (facade.open_walk_in_tab(name, actor=STAFF) for name in ("Peter", "Jana"))
+        facade.add_tab_item(first, beer, 1, actor=STAFF, form_key="copied-form-1")
+        before = _counts(facade)
+        with pytest.raises(ServiceError, match="already used on another tab"):
+            facade.add_tab_item(second, beer, 1, actor=STAFF, form_key="copied-form-1")
+        assert _counts(facade) == before
+        assert facade.reads.tab(second).total_cents == 0
