@@ -176,7 +176,10 @@ class Notifications:
             row = db.get(Setting, SETTINGS_KEY)
             self._settings = NotifySettings.from_json(row.value if row else None)
         self.spool = NotifySpool(self._data_dir)
-        self._day_seen = business_day(self.h.clock(), self.h.venue)
+        # The day before today as "last seen": the first round then sums up yesterday if nobody
+        # closed it, so a hub that was down over the day cut still sends that summary (the
+        # spool's key keeps it to once, across restarts too).
+        self._day_seen = business_day(self.h.clock(), self.h.venue) - timedelta(days=1)
         self.sender = Notifier(self.spool, self._url_of, self.h.clock, every_round=self.day_cut)
         self.sender.start()
         self.h.listeners.subscribe(self._on_push)

@@ -1,15 +1,22 @@
 """The daily summary: when the business day is closed, every target that wants info gets the
-day's takings by payment method, the games, the alerts and the nodes that went offline."""
+day's takings by payment method, the games, the alerts and the nodes that went offline. A day
+nobody closed is summed up at the day cut, or when the hub is back if it was down then."""
 
 from __future__ import annotations
+
+import time
 
 import pytest
 
 from broker.adapters.notify import Notifier
+from broker.compose import running_hub
 from broker.domain import alert_kinds
+from broker.domain.venue import load_venue
+from broker.hall.facade import HubFacade
 from broker.hall.notifications import NotifySettings, Target
 from tests.dashboard.conftest import sqlite_only
 from tests.notify.receivers import Webhook
+from tests.support.hub import VENUE
 from tests.support.till_days import FakeClock, add_item, day_hub, local, pay, settle, walk_in
 from tests.support.waiting import wait_until
 
@@ -65,5 +72,53 @@ def test_a_day_nobody_closed_is_summed_up_at_the_day_cut(db_url):
             facade.close_day(local(2026, 12, 1, 12).date(), 5500, actor="jana")  # closed late: no second summary
             facade.reads.day_overview()
             assert len(hook.received) == 1
+    finally:
+        hook.stop()
+
+
+@sqlite_only
+def test_a_hub_down_over_the_day_cut_sends_the_summary_when_it_is_back_and_only_once(db_url, tmp_path):
+    clock = FakeClock(local(2026, 12, 1, 15, 30))
+    hook = Webhook().start()
+    try:
+        with running_hub(load_venue(VENUE), db_url, clock=clock, data_dir=tmp_path) as hub:
+            hub.watchdog.stop()
+            facade = HubFacade(hub)
+            hub.notifications.save(NotifySettings((Target("t0", hook.url()),)), actor="boss")
+            facade.open_day(5000, actor="jana")
+            tab = walk_in(hub)
+            add_item(hub, tab, "Pivo 0,5 l", 250, 2)
+            pay(hub, tab, 500)
+        # Switched off at night; the cut (06:00) passes; started again the next afternoon.
+        clock.set(local(2026, 12, 2, 14, 0))
+        for _restart in range(2):  # and once more: the summary went already
+            with running_hub(load_venue(VENUE), db_url, clock=clock, data_dir=tmp_path) as hub:
+                hub.watchdog.stop()
+                wait_until(lambda: len(hook.received) >= 1, what="the summary of the day nobody closed")
+                time.sleep(0.5)  # a few of the sender's rounds (0.1 s each): nothing more comes
+                assert len(hook.received) == 1
+        assert hook.texts()[0].startswith("Deň 01.12.2026 NEUZAVRETÝ: tržba 5,00\u00a0€")
+    finally:
+        hook.stop()
+
+
+@sqlite_only
+def test_a_hub_started_on_a_fresh_day_after_a_closed_one_sends_nothing(db_url, tmp_path):
+    clock = FakeClock(local(2026, 12, 1, 15, 30))
+    hook = Webhook().start()
+    try:
+        with running_hub(load_venue(VENUE), db_url, clock=clock, data_dir=tmp_path) as hub:
+            hub.watchdog.stop()
+            facade = HubFacade(hub)
+            hub.notifications.save(NotifySettings((Target("t0", hook.url()),)), actor="boss")
+            facade.open_day(5000, actor="jana")
+            clock.set(local(2026, 12, 1, 23, 50))
+            facade.close_day(local(2026, 12, 1, 12).date(), 5000, actor="jana")
+            wait_until(lambda: len(hook.received) == 1, what="the closed day's summary")
+        clock.set(local(2026, 12, 2, 14, 0))
+        with running_hub(load_venue(VENUE), db_url, clock=clock, data_dir=tmp_path) as hub:
+            hub.watchdog.stop()
+            time.sleep(0.5)
+            assert len(hook.received) == 1  # the closed day was summed up once, at its close
     finally:
         hook.stop()
