@@ -4,6 +4,7 @@ nobody closed is summed up at the day cut, or when the hub is back if it was dow
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import pytest
@@ -76,15 +77,22 @@ def test_a_day_nobody_closed_is_summed_up_at_the_day_cut(db_url):
         hook.stop()
 
 
+@contextlib.contextmanager
+def hub_with_spool(db_url, clock, data_dir, hook=None):  # type: ignore[no-untyped-def]
+    """A hub whose notification spool is on disk under `data_dir`, so it outlives the hub."""
+    with running_hub(load_venue(VENUE), db_url, clock=clock, data_dir=data_dir) as hub:
+        hub.watchdog.stop()
+        if hook is not None:
+            hub.notifications.save(NotifySettings((Target("t0", hook.url()),)), actor="boss")
+        yield hub, HubFacade(hub)
+
+
 @sqlite_only
 def test_a_hub_down_over_the_day_cut_sends_the_summary_when_it_is_back_and_only_once(db_url, tmp_path):
     clock = FakeClock(local(2026, 12, 1, 15, 30))
     hook = Webhook().start()
     try:
-        with running_hub(load_venue(VENUE), db_url, clock=clock, data_dir=tmp_path) as hub:
-            hub.watchdog.stop()
-            facade = HubFacade(hub)
-            hub.notifications.save(NotifySettings((Target("t0", hook.url()),)), actor="boss")
+        with hub_with_spool(db_url, clock, tmp_path, hook) as (hub, facade):
             facade.open_day(5000, actor="jana")
             tab = walk_in(hub)
             add_item(hub, tab, "Pivo 0,5 l", 250, 2)
@@ -92,8 +100,7 @@ def test_a_hub_down_over_the_day_cut_sends_the_summary_when_it_is_back_and_only_
         # Switched off at night; the cut (06:00) passes; started again the next afternoon.
         clock.set(local(2026, 12, 2, 14, 0))
         for _restart in range(2):  # and once more: the summary went already
-            with running_hub(load_venue(VENUE), db_url, clock=clock, data_dir=tmp_path) as hub:
-                hub.watchdog.stop()
+            with hub_with_spool(db_url, clock, tmp_path):
                 wait_until(lambda: len(hook.received) >= 1, what="the summary of the day nobody closed")
                 time.sleep(0.5)  # a few of the sender's rounds (0.1 s each): nothing more comes
                 assert len(hook.received) == 1
@@ -107,17 +114,13 @@ def test_a_hub_started_on_a_fresh_day_after_a_closed_one_sends_nothing(db_url, t
     clock = FakeClock(local(2026, 12, 1, 15, 30))
     hook = Webhook().start()
     try:
-        with running_hub(load_venue(VENUE), db_url, clock=clock, data_dir=tmp_path) as hub:
-            hub.watchdog.stop()
-            facade = HubFacade(hub)
-            hub.notifications.save(NotifySettings((Target("t0", hook.url()),)), actor="boss")
+        with hub_with_spool(db_url, clock, tmp_path, hook) as (_hub, facade):
             facade.open_day(5000, actor="jana")
             clock.set(local(2026, 12, 1, 23, 50))
             facade.close_day(local(2026, 12, 1, 12).date(), 5000, actor="jana")
             wait_until(lambda: len(hook.received) == 1, what="the closed day's summary")
         clock.set(local(2026, 12, 2, 14, 0))
-        with running_hub(load_venue(VENUE), db_url, clock=clock, data_dir=tmp_path) as hub:
-            hub.watchdog.stop()
+        with hub_with_spool(db_url, clock, tmp_path):
             time.sleep(0.5)
             assert len(hook.received) == 1  # the closed day was summed up once, at its close
     finally:
