@@ -98,8 +98,26 @@ class Tabs:
         self._write = write
 
     def start(self) -> None:
-        """At the hub's start, before anything is served: seed the product list when it is empty."""
+        """At the hub's start, before anything is served: seed the product list when it is empty,
+        and give a tab to a game that has none."""
         self._write(self._seed)
+        self._write(self._tabs_for_untabbed_games)
+
+    def _tabs_for_untabbed_games(self) -> None:
+        # A game that was running when the till was installed (started before migration 0005)
+        # has no tab, so it could not be paid; it gets one now and is paid like any other.
+        # Stopped games of before are left alone: they were settled without the till.
+        with self.h.store.session() as db:
+            games = db.scalars(
+                select(TableSession)
+                .outerjoin(Tab, Tab.session_id == TableSession.id)
+                .where(TableSession.stopped_at.is_(None), Tab.id.is_(None))
+                .order_by(TableSession.id)
+            ).all()
+            for game in games:
+                tab = self.open_for_game(db, game, "system")
+                db.flush()
+                record_audit(db, "system", "tab.open", f"tab:{tab.id}", {"session_id": game.id, "why": "a game without a tab"})
 
     def _seed(self) -> None:
         with self.h.store.session() as db:
