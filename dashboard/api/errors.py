@@ -1,5 +1,8 @@
 """Every refusal is a 4xx with {"detail": "<what was wrong>"}; a 500 means a bug in our code.
 
+`detail` is English unless the client's Accept-Language asks for Slovak, which gets the staff's
+wording from the catalogues (Content-Language says which); field validation stays English.
+
 The domain modules raise their own errors with messages written for staff; this maps each to
 an HTTP status once, so routes just call the service and let the error through.
 """
@@ -14,6 +17,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from broker.accounts.users import UserError
+from broker.domain.refusals import Refusal
 from broker.hall.facade import MemberError, MemberImportError, NotFound, ServiceError, StoreUnavailable
 from broker.hall.reports import ReportError
 
@@ -69,9 +73,41 @@ def _validation(request: Request, e: RequestValidationError) -> JSONResponse:
     return JSONResponse({"detail": detail, "errors": errors}, status_code=422)
 
 
+# Set by the dashboard's pages when they are mounted (dashboard.web.app): (refusal, lang) → text
+# from the staff's catalogues. The API does not import the pages; without them it answers in English.
+REFUSAL_TEXT = "refusal_text"
+LANGUAGES = ("en", "sk")
+
+
+def language(request: Request) -> str:
+    """The client's language for a refusal: the best of LANGUAGES its Accept-Language asks for (English if none)."""
+    best, weight = "en", 0.0
+    for part in request.headers.get("accept-language", "")[:200].split(","):
+        tag, _, q = part.strip().partition(";")
+        try:
+            w = float(q.strip().removeprefix("q=")) if q else 1.0
+        except ValueError:
+            continue
+        lang = tag.strip().lower().split("-")[0]
+        if lang in LANGUAGES and w > weight:
+            best, weight = lang, w
+    return best
+
+
+def refusal_detail(request: Request, e: Exception) -> tuple[str, str]:
+    """(the refusal's text in the client's language, that language): an integration that asks for
+    Slovak gets what the pages say; everything else, and any non-refusal, in English."""
+    lang = language(request)
+    translate = getattr(request.app.state, REFUSAL_TEXT, None)
+    if lang == "en" or translate is None or not isinstance(e, Refusal):
+        return str(e), "en"
+    return translate(e, lang), lang
+
+
 def _status(code: int):
     def handler(request: Request, e: Exception) -> JSONResponse:
-        return JSONResponse({"detail": str(e)}, status_code=code)
+        detail, lang = refusal_detail(request, e)
+        return JSONResponse({"detail": detail}, status_code=code, headers={"Content-Language": lang})
 
     return handler
 

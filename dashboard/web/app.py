@@ -21,8 +21,9 @@ from fastapi.staticfiles import StaticFiles
 
 from broker.hall.facade import HubFacade
 from dashboard import web
+from dashboard.api import errors as api_errors
 from dashboard.api.limits import BodyLimits
-from dashboard.web import errors
+from dashboard.web import errors, i18n
 from dashboard.web.limits import PAGE_CAPS, PAGE_STALLED, PUBLIC_PAGES, SKIP
 from dashboard.web.security import PageHeaders, SessionCookies, load_secret
 from dashboard.web.templating import register_nav
@@ -69,5 +70,6 @@ def mount_web(app: FastAPI, service: Hub, *, data_dir: Path | None = None, https
     """
     secret = load_secret(data_dir / SECRET_FILE) if data_dir is not None else secrets.token_urlsafe(32)
     app.add_middleware(SessionCookies, secret=secret, always_secure=https_cookies)
+    setattr(app.state, api_errors.REFUSAL_TEXT, i18n.refusal_text)  # the API's refusals, in the staff's language
     app.mount("/", create_web(app.state.hub))  # the facade create_app made for this service
     return app

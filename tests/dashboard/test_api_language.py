@@ -1,0 +1,59 @@
+"""The API's refusals in the client's language: English by default (integrations, scripts), the
+staff's Slovak wording from the catalogues when Accept-Language asks for it, with the table's
+name and not its id; Content-Language says which. Nothing changes either way."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from dashboard.api.app import create_app
+from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, basic, sqlite_only
+from tests.support.web import add_users, web_app
+
+pytestmark = sqlite_only
+
+
+@pytest.fixture
+def client(service):  # type: ignore[no-untyped-def]
+    add_users(service, {STAFF: "staff"}, PASSWORD, CHEAP)
+    with TestClient(web_app(service), headers=basic(STAFF, PASSWORD)) as c:
+        yield c
+
+
+@pytest.mark.parametrize(
+    ("accept", "lang", "says"),
+    [
+        (None, "en", "Foosball 1 is not billed by time"),
+        ("en-GB,en;q=0.9", "en", "Foosball 1 is not billed by time"),
+        ("sk-SK,sk;q=0.9,en;q=0.8", "sk", "Stôl Futbal 1 sa neúčtuje podľa času"),
+        ("en;q=0.5, sk;q=0.7", "sk", "sa neúčtuje podľa času"),
+        ("de-DE,de;q=0.9", "en", "is not billed by time"),
+        ("sk;q=abc, en", "en", "is not billed by time"),  # a broken weight is ignored, not an error
+    ],
+)
+def test_a_refusal_speaks_the_asked_language(client, accept, lang, says):
+    headers = {"Accept-Language": accept} if accept else {}
+    r = client.post("/api/sessions", json={"table": "foos-01"}, headers=headers)
+    assert r.status_code == 409, r.text
+    assert says in r.json()["detail"]
+    assert r.headers["content-language"] == lang
+
+
+def test_a_second_start_is_refused_in_slovak_with_the_tables_name_and_starts_nothing(client):
+    r = client.post("/api/sessions", json={"table": "pool-01"}, headers={"Accept-Language": "sk"})
+    assert r.status_code == 201, r.text
+    again = client.post("/api/sessions", json={"table": "pool-01"}, headers={"Accept-Language": "sk"})
+    assert again.status_code == 409
+    assert again.json()["detail"].startswith("Na stole Pool 1 už beží hra č.")
+    running = client.get("/api/sessions", params={"open": "true"})
+    assert running.status_code == 200, running.text
+    assert len([s for s in running.json() if s["table"] == "pool-01"]) == 1
+
+
+def test_the_api_alone_answers_in_english(service):
+    add_users(service, {STAFF: "staff"}, PASSWORD, CHEAP)
+    with TestClient(create_app(service), headers=basic(STAFF, PASSWORD)) as c:  # no pages, no catalogues
+        r = c.post("/api/sessions", json={"table": "foos-01"}, headers={"Accept-Language": "sk"})
+    assert r.status_code == 409 and "is not billed by time" in r.json()["detail"]
+    assert r.headers["content-language"] == "en"
