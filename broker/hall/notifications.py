@@ -18,6 +18,7 @@ the local spool file (a sub-millisecond SQLite commit), never the network.
 from __future__ import annotations
 
 import logging
+import re
 import secrets
 from collections import deque
 from collections.abc import Callable
@@ -45,6 +46,9 @@ LANGS = ("sk", "en")
 RESOLVED = {"sk": "Vyriešené: {m}", "en": "Resolved: {m}"}
 MORE = {"sk": "{m} — a ešte {n}-krát", "en": "{m} — and {n} more times"}
 TITLE = {"sk": "Lavos: {m}", "en": "Lavos: {m}"}
+# What the spool keeps of a running "…and N more" summary, read back at start (_windows_from_spool).
+_MORE_KEY = re.compile(r"^more:[^:]+:(?P<cause>.+):\d{4}-\d\d-\d\dT[\d:.+-]+$")  # more:target:cause:ISO time
+_MORE_COUNT = re.compile(r" — (?:a ešte (?P<n>\d+)-krát|and (?P<n_en>\d+) more times)$")
 
 
 class NotifyRefusal(Refusal):
@@ -176,6 +180,7 @@ class Notifications:
             row = db.get(Setting, SETTINGS_KEY)
             self._settings = NotifySettings.from_json(row.value if row else None)
         self.spool = NotifySpool(self._data_dir)
+        self._windows = self._windows_from_spool()
         # The day before today as "last seen": the first round then sums up yesterday if nobody
         # closed it, so a hub that was down over the day cut still sends that summary (the
         # spool's key keeps it to once, across restarts too).
@@ -227,6 +232,26 @@ class Notifications:
             if not self._within_rate(t, alert["cause"], said, now):
                 continue
             self._put(t, key, text, now, hold=alert["severity"] != "info", drop_if_quiet=alert["severity"] == "info")
+
+    def _windows_from_spool(self) -> dict[tuple[str, str], _Window]:
+        """The rate limit's windows as the spool's recent messages make them: a hub restarted in a
+        flapping storm goes on counting instead of sending a fresh `rate_max` of the same alert."""
+        assert self.spool is not None
+        now, window = self.h.clock(), timedelta(minutes=self._settings.rate_window_min)
+        recent = sorted((m for m in self.spool.history(limit=2000) if now - m.created_at < window), key=lambda m: m.id)
+        alert_ids = {int(p[2]) for m in recent if (p := m.key.split(":", 2))[0] in ("open", "resolved") and p[2].isdigit()}
+        with self.h.store.reader() as db:
+            rows = db.execute(select(Alert.id, Alert.cause_key).where(Alert.id.in_(alert_ids))).all() if alert_ids else []
+        causes = {r.id: r.cause_key for r in rows}
+        windows: dict[tuple[str, str], _Window] = {}
+        for m in recent:
+            kind, target, rest = (m.key.split(":", 2) + ["", ""])[:3]
+            if kind in ("open", "resolved") and rest.isdigit() and int(rest) in causes:
+                windows.setdefault((target, causes[int(rest)]), _Window()).sent.append(m.created_at)
+            elif kind == "more" and m.state == "pending" and (found := _MORE_KEY.match(m.key)) and (n := _MORE_COUNT.search(m.body)):
+                w = windows.setdefault((target, found["cause"]), _Window())
+                w.summary_key, w.summary_text, w.suppressed = m.key, m.body, int(n["n"] or n["n_en"])
+        return windows
 
     def _within_rate(self, t: Target, cause: str, text: str, now: datetime) -> bool:
         w = self._windows.setdefault((t.id, cause), _Window())

@@ -6,6 +6,7 @@ never a secret in the log."""
 from __future__ import annotations
 
 import logging
+import time
 from datetime import timedelta
 
 import pytest
@@ -106,6 +107,30 @@ def test_twenty_flaps_send_at_most_the_limit_and_one_summary(hub, webhook):
     # Sent: opened, resolved, opened; then the third one's resolution and 18 openings held back
     # (resolutions of openings never sent are not sent either).
     assert summary.body == "Pool 2: " + alert_kinds.node_offline("pool-02").text + " — a ešte 19-krát"
+
+
+def test_a_hub_restarted_in_a_flapping_storm_goes_on_counting(tmp_path, webhook):
+    store = open_store(f"sqlite:///{tmp_path / 'hub.db'}")
+    cause = alert_kinds.node_offline_key("pool-02")
+    try:
+        for flaps in (20, 10):  # ten more after a restart: no fresh three, the same summary counts on
+            hub = build_hub(load_venue(VENUE), store, data_dir=tmp_path)
+            hub.start()
+            try:
+                if flaps == 20:
+                    configure(hub, webhook.url(), rate_max=3)
+                for _ in range(flaps):
+                    open_alert(hub, alert_kinds.node_offline("pool-02"))
+                    settle(hub, cause)
+                wait_until(lambda: len(webhook.received) >= 3, what="the first three")
+                time.sleep(0.5)  # a few of the sender's rounds (0.1 s): nothing more goes
+                assert len(webhook.received) == 3
+                summaries = [m for m in hub.notifications.history() if m.key.startswith("more:")]
+            finally:
+                hub.close()
+        assert [(m.state, m.body.rsplit(" — ", 1)[1]) for m in summaries] == [("pending", "a ešte 29-krát")]
+    finally:
+        store.close()
 
 
 def test_quiet_hours_hold_a_warning_and_drop_info(hub, webhook):
