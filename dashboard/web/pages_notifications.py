@@ -63,7 +63,22 @@ def _page(request: Request, hub: HubFacade, *, status: int = 200, **extra: Any) 
     return render(request, "notifications.html", ctx, status=status)
 
 
-def _fields(url: str, kinds: list[str], min_severity: str, quiet_from: str, quiet_to: str, lang: str, label: str) -> dict[str, Any]:
+Url = Annotated[str, Form(max_length=500)]
+Kinds = Annotated[list[str], Form(max_length=40)]
+Short = Annotated[str, Form(max_length=10)]
+Label = Annotated[str, Form(max_length=60)]
+
+
+def _target_form(
+    url: Url = "",
+    kinds: Kinds = [],  # noqa: B006 - FastAPI copies defaults
+    min_severity: Short = "info",
+    quiet_from: Short = "",
+    quiet_to: Short = "",
+    lang: Short = "sk",
+    label: Label = "",
+) -> dict[str, Any]:
+    """A target's form, as the add and the change forms both send it (unknown kinds left out)."""
     return {
         "url": url,
         "kinds": tuple(k for k in kinds if k in KINDS),
@@ -75,10 +90,7 @@ def _fields(url: str, kinds: list[str], min_severity: str, quiet_from: str, quie
     }
 
 
-Url = Annotated[str, Form(max_length=500)]
-Kinds = Annotated[list[str], Form(max_length=40)]
-Short = Annotated[str, Form(max_length=10)]
-Label = Annotated[str, Form(max_length=60)]
+TargetForm = Annotated[dict[str, Any], Depends(_target_form)]
 
 
 @router.get("")
@@ -88,19 +100,7 @@ def notifications(request: Request, hub: Hub, user: Annotated[Staff, Depends(pag
 
 @router.post("/targets", dependencies=[Depends(verify_csrf)])
 @in_visitor_lang
-def add(
-    request: Request,
-    hub: Hub,
-    user: Annotated[Staff, Depends(page_can(CAP))],
-    url: Url = "",
-    kinds: Kinds = [],  # noqa: B006 - FastAPI copies defaults
-    min_severity: Short = "info",
-    quiet_from: Short = "",
-    quiet_to: Short = "",
-    lang: Short = "sk",
-    label: Label = "",
-) -> Response:
-    fields = _fields(url, kinds, min_severity, quiet_from, quiet_to, lang, label)
+def add(request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can(CAP))], fields: TargetForm) -> Response:
     try:
         hub.notify_add_target(**fields, actor=user.username)
     except ServiceError as e:
@@ -112,20 +112,7 @@ def add(
 
 @router.post("/targets/{target_id}", dependencies=[Depends(verify_csrf)])
 @in_visitor_lang
-def change(
-    target_id: str,
-    request: Request,
-    hub: Hub,
-    user: Annotated[Staff, Depends(page_can(CAP))],
-    url: Url = "",
-    kinds: Kinds = [],  # noqa: B006
-    min_severity: Short = "info",
-    quiet_from: Short = "",
-    quiet_to: Short = "",
-    lang: Short = "sk",
-    label: Label = "",
-) -> Response:
-    fields = _fields(url, kinds, min_severity, quiet_from, quiet_to, lang, label)
+def change(target_id: str, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can(CAP))], fields: TargetForm) -> Response:
     try:
         hub.notify_update_target(target_id[:16], **fields, actor=user.username)
     except ServiceError as e:
