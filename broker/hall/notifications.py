@@ -159,6 +159,12 @@ class _Window:
     summary_text: str = ""
 
 
+def _key_parts(key: str) -> tuple[str, str, str]:
+    """A spool key's kind, target and the rest (open:t0:17 → "open", "t0", "17"; see _alert_changed)."""
+    kind, target, rest = (key.split(":", 2) + ["", ""])[:3]
+    return kind, target, rest
+
+
 class Notifications:
     def __init__(
         self, hall: HallState, write: Callable[[Callable[[], Any]], Any], data_dir: Path | None, report_of: Callable[[date], ZReport | None]
@@ -239,15 +245,15 @@ class Notifications:
         assert self.spool is not None
         now, window = self.h.clock(), timedelta(minutes=self._settings.rate_window_min)
         recent = sorted((m for m in self.spool.history(limit=2000) if now - m.created_at < window), key=lambda m: m.id)
-        alert_ids = {int(p[2]) for m in recent if (p := m.key.split(":", 2))[0] in ("open", "resolved") and p[2].isdigit()}
+        keyed = [(m, *_key_parts(m.key)) for m in recent]  # (message, kind, target, rest)
+        alert_ids = {int(rest) for _, kind, _, rest in keyed if kind in ("open", "resolved") and rest.isdigit()}
         with self.h.store.reader() as db:
             rows = db.execute(select(Alert.id, Alert.cause_key).where(Alert.id.in_(alert_ids))).all() if alert_ids else []
-        causes = {r.id: r.cause_key for r in rows}
+        causes = {str(r.id): r.cause_key for r in rows}
         windows: dict[tuple[str, str], _Window] = {}
-        for m in recent:
-            kind, target, rest = (m.key.split(":", 2) + ["", ""])[:3]
-            if kind in ("open", "resolved") and rest.isdigit() and int(rest) in causes:
-                windows.setdefault((target, causes[int(rest)]), _Window()).sent.append(m.created_at)
+        for m, kind, target, rest in keyed:
+            if kind in ("open", "resolved") and rest in causes:
+                windows.setdefault((target, causes[rest]), _Window()).sent.append(m.created_at)
             elif kind == "more" and m.state == "pending" and (found := _MORE_KEY.match(m.key)) and (n := _MORE_COUNT.search(m.body)):
                 w = windows.setdefault((target, found["cause"]), _Window())
                 w.summary_key, w.summary_text, w.suppressed = m.key, m.body, int(n["n"] or n["n_en"])
