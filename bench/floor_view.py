@@ -27,10 +27,15 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
+from broker.accounts.users import new_password
 from broker.compose import build_hub, open_store
 from broker.domain import alert_kinds
 from broker.domain.venue import load_venue
+from broker.hall.accounts import CreateStaff
 from broker.hall.facade import HubFacade
+from broker.hall.games import AddExtra, PauseGame, StartGame
+from broker.hall.hub import Hub
+from broker.hall.members import AddMember, AssignCard, RecordFee
 from broker.storage.alerts import open_alerts, open_or_touch_alert
 from broker.storage.engine import Store
 from broker.storage.models import Event, Node
@@ -84,7 +89,7 @@ class BenchClock:
         return self.at or datetime.now(UTC)
 
 
-def busy_evening(hub: HubFacade, store: Store, clock: BenchClock) -> dict[str, int]:
+def busy_evening(hub: HubFacade, writer: Hub, store: Store, clock: BenchClock) -> dict[str, int]:
     """Put the hall in the state of a busy evening; returns what it made, for the printout.
 
     Staff's part (the manager, members, sessions, extras, pauses) goes through the hub's facade,
@@ -95,13 +100,13 @@ def busy_evening(hub: HubFacade, store: Store, clock: BenchClock) -> dict[str, i
     """
     now = datetime.now(UTC)
     year = now.astimezone(hub.reads.venue.tz).year
-    hub.create_staff(MANAGER, PASSWORD, "manager", actor="bench")
+    hub.execute(CreateStaff(username=MANAGER, password=new_password(PASSWORD), role="manager", actor="bench"))
     members = []
     for i in range(30):
-        m = hub.add_member(f"Hráč Číslo{i:02d}", actor="bench")
-        hub.assign_card(m.id, f"{0xB0000000 + i:08x}", actor="bench")
+        m = hub.execute(AddMember(name=f"Hráč Číslo{i:02d}", actor="bench"))
+        hub.execute(AssignCard(member_id=m.id, uid=f"{0xB0000000 + i:08x}", actor="bench"))
         if i % 5:
-            hub.record_fee(m.id, year, actor="bench")
+            hub.execute(RecordFee(member_id=m.id, year=year, actor="bench"))
         members.append(m.id)
     billed = [t.id for t in hub.reads.venue.tables if t.kind.billed]
     playing = billed[: round(len(billed) * PLAYING_SHARE)]
@@ -111,12 +116,12 @@ def busy_evening(hub: HubFacade, store: Store, clock: BenchClock) -> dict[str, i
         clock.at = now - timedelta(minutes=5 + 3 * i)
         # A member's card plays on one table at a time (the hub refuses a second): each member once.
         member = members[i // 3] if i % 3 == 0 and i // 3 < len(members) else None
-        sid = hub.start_session(table, actor="bench", member_id=member, prepaid_minutes=120 if i % 7 == 0 else None)
+        sid = hub.execute(StartGame(table=table, member_id=member, prepaid_minutes=120 if i % 7 == 0 else None, actor="bench"))
         if i % 4 == 0:
-            hub.add_extra(sid, "topping", 2, actor="bench")
+            hub.execute(AddExtra(game=sid, extra="topping", quantity=2, actor="bench"))
         clock.at = now - timedelta(minutes=2)
         if i % 10 == 0:
-            hub.pause_session(sid, actor="bench")
+            hub.execute(PauseGame(game=sid, actor="bench"))
             made["paused"] += 1
         # The last drop a minute or up to half an hour ago: the watchdog finds a few tables idle, as on a real evening.
         last = now - timedelta(minutes=1 + i % 30)
@@ -124,57 +129,61 @@ def busy_evening(hub: HubFacade, store: Store, clock: BenchClock) -> dict[str, i
         made["sessions"] += 1
     clock.at = None
     playing_now = set(hub.reads.hall_snapshot().open)
-    with store.session() as db:  # the bench-only seed of what the nodes reported
-        for i, t in enumerate(hub.reads.venue.tables):
-            offline = i % 23 == 5
-            db.add(
-                Node(
-                    table_id=t.id,
-                    online=not offline,
-                    boot=f"boot-{i}",
-                    version="1.0.0",
-                    last_seen_at=now,
-                    online_since=now - timedelta(hours=6),
-                    light_on=t.id in playing_now,
-                    light_blink=False,
-                    light_cause="command",
-                    telemetry={"uptime_s": 21600 + i, "cpu_temp_c": 48.5, "outbox": 0},
-                    telemetry_at=now,
-                    reconnects=i % 3,
-                )
-            )
-            made["offline"] += offline
-            for seq, at in enumerate(sorted(drops.get(t.id, [])), 1):
+
+    def seed() -> None:  # on the writer: only it writes (Store.bind_writer)
+        with store.session() as db:  # the bench-only seed of what the nodes reported
+            for i, t in enumerate(hub.reads.venue.tables):
+                offline = i % 23 == 5
                 db.add(
-                    Event(
+                    Node(
                         table_id=t.id,
+                        online=not offline,
                         boot=f"boot-{i}",
-                        seq=seq,
-                        type="pocket",
-                        node_ts=at,
-                        ts_synced=True,
-                        received_at=at,
-                        data={"pocket": seq % 6, "seq": seq},
+                        version="1.0.0",
+                        last_seen_at=now,
+                        online_since=now - timedelta(hours=6),
+                        light_on=t.id in playing_now,
+                        light_blink=False,
+                        light_cause="command",
+                        telemetry={"uptime_s": 21600 + i, "cpu_temp_c": 48.5, "outbox": 0},
+                        telemetry_at=now,
+                        reconnects=i % 3,
                     )
                 )
-        db.flush()
-        for i, t in enumerate(hub.reads.venue.tables):
-            if i % 9 != 4:
-                continue
-            specs = {Kind.FOOSBALL: alert_kinds.foosball_no_member(t.id), Kind.DARTS: alert_kinds.node_offline(t.id)}
-            spec = specs.get(t.kind) or (
-                alert_kinds.idle_session(t.id, 20) if t.id in playing_now else alert_kinds.play_without_session(t.id)
-            )
-            open_or_touch_alert(
-                db,
-                cause_key=spec.cause_key,
-                kind=spec.kind,
-                message=spec.message,
-                message_en=spec.message_en,
-                table_id=spec.table_id,
-                severity=spec.severity,
-                at=now,
-            )
+                made["offline"] += offline
+                for seq, at in enumerate(sorted(drops.get(t.id, [])), 1):
+                    db.add(
+                        Event(
+                            table_id=t.id,
+                            boot=f"boot-{i}",
+                            seq=seq,
+                            type="pocket",
+                            node_ts=at,
+                            ts_synced=True,
+                            received_at=at,
+                            data={"pocket": seq % 6, "seq": seq},
+                        )
+                    )
+            db.flush()
+            for i, t in enumerate(hub.reads.venue.tables):
+                if i % 9 != 4:
+                    continue
+                specs = {Kind.FOOSBALL: alert_kinds.foosball_no_member(t.id), Kind.DARTS: alert_kinds.node_offline(t.id)}
+                spec = specs.get(t.kind) or (
+                    alert_kinds.idle_session(t.id, 20) if t.id in playing_now else alert_kinds.play_without_session(t.id)
+                )
+                open_or_touch_alert(
+                    db,
+                    cause_key=spec.cause_key,
+                    kind=spec.kind,
+                    message=spec.message,
+                    message_en=spec.message_en,
+                    table_id=spec.table_id,
+                    severity=spec.severity,
+                    at=now,
+                )
+
+    writer.run_on_writer(seed)
     return made
 
 
@@ -216,8 +225,8 @@ def measure(venue_path: Path, workdir: Path, requests: int) -> dict[str, Any]:
     store = open_store(f"sqlite:///{workdir / 'lavos.db'}")
     venue = load_venue(venue_path)
     seeding = build_hub(venue, store, clock=clock)
-    made = busy_evening(HubFacade(seeding), store, clock)
-    del seeding  # never started: no threads to stop
+    made = busy_evening(HubFacade(seeding), seeding, store, clock)
+    seeding.close()  # its writer ran the seed: it lets the store go for the hub below
     # A hub started over the seeded database, as after a restart: drops and alerts come from its records.
     service = build_hub(venue, store, clock=clock)
     service.start()

@@ -56,6 +56,7 @@ from broker.adapters.heap import settle_heap
 from broker.adapters.hub_link import MqttUrl
 from broker.compose import build_hub
 from broker.domain.venue import load_venue
+from broker.hall.games import StartGame
 from broker.storage.engine import open_store
 from broker.storage.models import Event
 from devices import contract
@@ -217,7 +218,7 @@ def open_sessions(db_url: str) -> None:
     store = open_store(db_url)
     svc = build_hub(load_venue(VENUE), store)  # no MQTT: only the database matters here
     for table in TABLES:
-        svc.start_session(table, actor="bench")
+        svc.execute(StartGame(table=table, actor="bench"))
     store.close()  # the service was never started: nothing else to stop
 
 

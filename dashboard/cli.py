@@ -1,25 +1,20 @@
-"""`lavos server`: the hub and its HTTP API in one process; on PostgreSQL, maybe the standby.
-
-Two servers on one PostgreSQL: the one holding the hub lock (broker/adapters/leadership.py) is
-the hub, the other serves a "standby" answer over HTTP, keeps no MQTT session and takes over when
-it gets the lock. On SQLite there is one server and no lock.
+"""`lavos server`: its options, and the dashboard's part of the process (its app over the hub, its
+standby page, its HTTP server). The process's life (leading, fencing, standing by, stopping) is
+the hub's own: broker/ops/server.py.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import signal
 import socket
-import threading
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import typer
+
+from devices.cli_support import configure_logging, fail, log_level_problem
 
 log = logging.getLogger("lavos.server")
 
@@ -32,14 +27,6 @@ Example:
 
   lavos server --venue deploy/venues/lavos.toml --mqtt mqtt://lavos-hub@127.0.0.1:1883 --mqtt-password-file /etc/lavos/hub.pw --db postgresql://lavos@localhost/lavos --http 0.0.0.0:8080
 """
-MQTT_CONNECT_WAIT_S = 5.0
-EXIT_LOST_LEAD = 3  # the hub lock was lost (or taking over failed): systemd starts the process again
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")  # what logging and uvicorn both know
-
-
-def fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(2)
 
 
 @dataclass(frozen=True)
@@ -158,15 +145,15 @@ def server(
         "ball drops; see deploy/home-assistant.md). Turning it off later removes nothing: `lavos ha clear` does",
     ),
 ) -> None:
-    if log_level.upper() not in LOG_LEVELS:  # logging would raise a ValueError with a traceback
-        raise fail(f"--log-level {log_level!r} is not one of {', '.join(LOG_LEVELS)}")
-    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if problem := log_level_problem(log_level):  # logging would raise a ValueError with a traceback
+        raise fail(problem)
+    configure_logging(log_level)
     logging.getLogger("alembic").setLevel(max(logging.WARNING, logging.getLogger().level))  # its INFO is plugin chatter
     signal.signal(signal.SIGTERM, _interrupt)  # stop as cleanly during start-up as Ctrl-C does
     from broker.adapters.hub_link import MqttUrl
-    from broker.adapters.leadership import Leadership, needs_leadership
     from broker.compose import default_data_dir, default_db_url
     from broker.domain.venue import load_venue
+    from broker.ops.server import HubPlan, Web, serve
     from devices.tomlfile import ConfigError
 
     try:
@@ -183,7 +170,8 @@ def server(
     except OSError as e:
         raise fail(f"cannot create the data directory {data} ({e.strerror}); pick another --data-dir") from None
     db_url = db or default_db_url(data_dir)
-    hub = HubPlan(
+    web = Web(app_for=_app_for, standby=_standby_app, http_server=_http_server)
+    plan = HubPlan(
         the_venue,
         db_url,
         mqtt_url,
@@ -191,25 +179,11 @@ def server(
         https_cookies,
         log_level,
         lambda: _metrics(influx, influx_token_file, influx_org, influx_bucket, data),
+        web,
         link_process=not mqtt_in_thread,
         home_assistant=home_assistant,
     )
-    if not needs_leadership(db_url):
-        # SQLite: one file on one box, so one process; nothing to lead.
-        _check_reachable(mqtt_url.host, mqtt_url.port)
-        with _bound(address) as sock:
-            hub.serve_now(sock)
-        return
-    hub.prepare_metrics()  # a standby says what is wrong with its metrics now, not at the takeover
-    lead = Leadership(db_url, poll_s=standby_poll)
-    try:
-        with _bound(address) as sock:
-            if hub.campaign_once(lead):
-                hub.serve_now(sock)
-            else:
-                hub.serve_standby(sock, lead)
-    finally:
-        lead.close()
+    serve(plan, lambda: _bound(address), lambda: _check_reachable(mqtt_url.host, mqtt_url.port), standby_poll)
 
 
 @contextlib.contextmanager
@@ -232,185 +206,20 @@ def hub_web_app(service, *, data_dir: Path | None = None, https_cookies: bool = 
     return mount_web(create_app(service), service, data_dir=data_dir, https_cookies=https_cookies)
 
 
-@dataclass
-class HubPlan:
-    """What `lavos server` was told, kept until this process becomes the hub (at once, or as a
-    standby when it wins the hub lock): only then are the store, the hub and its MQTT session made."""
+def _standby_app():
+    from dashboard.web.standby import SwitchableApp, standby_app
 
-    venue: Any
-    db_url: str
-    mqtt_url: Any
-    data_dir: Path
-    https_cookies: bool
-    log_level: str
-    make_metrics: Callable[[], Any]
-    link_process: bool = True  # the MQTT link in a child process (broker.adapters.link_process)
-    home_assistant: bool = False  # MQTT discovery for Home Assistant (broker.hall.home_assistant)
-    closers: list[Callable[[], None]] = field(default_factory=list)
-    _prepared: list[Any] | None = None  # the metrics writer made ahead (prepare_metrics), until a hub takes it
-
-    def prepare_metrics(self) -> None:
-        self._prepared = [self.make_metrics()]
-
-    def _take_metrics(self) -> Any:
-        if self._prepared is None:
-            return self.make_metrics()
-        writer = self._prepared.pop() if self._prepared else None
-        return writer
-
-    def _close_unused_metrics(self) -> None:
-        if self._prepared:
-            writer = self._prepared.pop()
-            if writer is not None:
-                writer.close()
-
-    def become_hub(self):
-        """Open the store (state from the database alone), build and start the hub; its web app."""
-        from broker.compose import StoreError, build_hub, open_store, settle_heap
-
-        try:
-            store = open_store(self.db_url)
-        except StoreError as e:
-            raise fail(str(e)) from None
-        self.closers.append(store.close)
-        log.info("database %s (%s)", store.url, store.backend)
-        service = build_hub(
-            self.venue,
-            store,
-            mqtt_url=self.mqtt_url,
-            metrics=self._take_metrics(),
-            link_process=self.link_process,
-            home_assistant=self.home_assistant,
-            data_dir=self.data_dir,
-        )
-        self.closers.append(service.close)  # closes the metrics writer too
-        try:
-            service.start()
-        except ConnectionError as e:
-            raise fail(str(e)) from None
-        _wait_connected(service)
-        try:
-            app = hub_web_app(service, data_dir=self.data_dir, https_cookies=self.https_cookies)
-        except (OSError, ValueError) as e:
-            raise fail(f"cannot set up the dashboard's cookie secret: {e}") from None
-        # This process is the hub from here to its end: what start-up built is never garbage, so
-        # the collector stops walking it (a full collection cost 70-120 ms in a backlog drain).
-        log.debug("garbage collector: %d start-up objects frozen", settle_heap())
-        return app
-
-    def close(self) -> None:
-        for close in reversed(self.closers):  # the hub before its store
-            close()
-        self.closers.clear()
-        self._close_unused_metrics()
-
-    def _run_http(self, app, sock: socket.socket, role: str):
-        from dashboard.http_server import http_server
-
-        server = http_server(app, log_level=self.log_level, access_log=self.log_level.upper() == "DEBUG")
-        host, port = sock.getsockname()[:2]
-        log.info(
-            "%s on http://%s:%s/ (API under /api, OpenAPI at /openapi.json); Ctrl-C to stop",
-            role,
-            host if ":" not in host else f"[{host}]",
-            port,
-        )
-        return server
-
-    def serve_now(self, sock: socket.socket) -> None:
-        try:
-            app = self.become_hub()
-            # uvicorn handles SIGINT/SIGTERM itself: it finishes the requests in flight, then returns
-            # (and re-raises the signal, which _interrupt turns into KeyboardInterrupt).
-            self._run_http(app, sock, "dashboard").run(sockets=[sock])
-        except KeyboardInterrupt:
-            pass
-        finally:
-            self.close()
-            log.info("stopped")
-
-    def campaign_once(self, lead) -> bool:
-        from broker.adapters.leadership import LeadershipError
-
-        try:
-            won = lead.try_acquire()
-        except LeadershipError as e:
-            raise fail(f"cannot reach PostgreSQL for the hub lock: {e}") from None
-        if won:
-            self._lead(lead)
-        return won
-
-    def _lead(self, lead) -> None:
-        from broker.adapters.leadership import FENCE_GRACE_S
-
-        lead.watch(_fence)
-        log.info(
-            "this process holds the hub lock: it is the hub; connecting to MQTT in %.1f s "
-            "(time for a previous hub that lost the lock to stop)",
-            FENCE_GRACE_S,
-        )
-        time.sleep(FENCE_GRACE_S)
-
-    def serve_standby(self, sock: socket.socket, lead) -> None:
-        """Answer HTTP as the standby (no database state, no MQTT) until the lock is ours, then
-        become the hub in place: same socket, the real dashboard switched in."""
-        from dashboard.web.standby import SwitchableApp, standby_app
-
-        app = SwitchableApp(standby_app)
-        server = self._run_http(app, sock, "standby hub")
-        stop = threading.Event()
-        failed: list[str] = []
-
-        def take_over() -> None:
-            log.info("standby: another process holds the hub lock; asking every %g s", lead.poll_s)
-            if not lead.campaign(stop):
-                return
-            try:
-                self._lead(lead)
-                if not stop.is_set():
-                    app.app = self.become_hub()
-                    log.info("took over as the hub")
-            except typer.Exit:
-                failed.append("could not become the hub (see the error above)")
-                server.should_exit = True
-            except Exception as e:
-                log.exception("could not become the hub")
-                failed.append(str(e))
-                server.should_exit = True
-
-        campaigner = threading.Thread(target=take_over, name="hub-campaign", daemon=True)
-        campaigner.start()
-        try:
-            server.run(sockets=[sock])
-        except KeyboardInterrupt:
-            pass
-        finally:
-            stop.set()
-            campaigner.join(10)
-            self.close()
-            log.info("stopped")
-        if failed:
-            raise typer.Exit(EXIT_LOST_LEAD)
+    return SwitchableApp(standby_app)
 
 
-def _fence(reason: str) -> None:
-    # Fencing: a hub that cannot show it holds the lock must not publish one more command, ack one
-    # more message or keep the hub's MQTT session from the process that now holds it. Exiting at
-    # once does all three (uncommitted work rolls back; un-acked messages stay at the broker for
-    # the next hub); systemd (Restart=always) starts this box again, as the standby.
-    logging.getLogger("lavos.server").critical("exiting (%d) so that only the holder of the hub lock acts as the hub", EXIT_LOST_LEAD)
-    os._exit(EXIT_LOST_LEAD)
+def _http_server(app, log_level: str, access_log: bool):
+    from dashboard.http_server import http_server
+
+    return http_server(app, log_level=log_level, access_log=access_log)
 
 
-def _wait_connected(service) -> None:
-    stats = service.link.stats
-    deadline = time.monotonic() + MQTT_CONNECT_WAIT_S
-    while not stats.connected and time.monotonic() < deadline:
-        if stats.last_error:
-            raise fail(f"the MQTT broker refused the hub's login ({stats.last_error}); check the user in --mqtt and --mqtt-password-file")
-        time.sleep(0.05)
-    if not stats.connected:
-        log.warning("not connected to the MQTT broker yet; the hub keeps trying")
+def _app_for(hub, data_dir: Path, https_cookies: bool):
+    return hub_web_app(hub, data_dir=data_dir, https_cookies=https_cookies)
 
 
 def register(app: typer.Typer) -> None:

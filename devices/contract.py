@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache, lru_cache
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, Literal, cast, get_args, overload
 
 from pydantic import (
     AwareDatetime,
@@ -24,6 +24,7 @@ from pydantic import (
     TypeAdapter,
     ValidationError,
 )
+from pydantic.json_schema import JsonSchemaValue
 
 VERSION = 1
 ROOT = f"lavos/v{VERSION}"
@@ -35,7 +36,7 @@ TABLE_ID_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$"
 TableId = Annotated[str, StringConstraints(pattern=TABLE_ID_PATTERN, max_length=32)]
 
 EventType = Literal["pocket", "goal", "card", "button", "activity", "sensor_fault"]
-EVENT_TYPES: tuple[str, ...] = EventType.__args__  # type: ignore[attr-defined]
+EVENT_TYPES: tuple[str, ...] = get_args(EventType)
 LightCause = Literal["command", "button", "boot", "failsafe"]
 
 
@@ -165,7 +166,7 @@ class SensorFaultData(_Strict):
     kind: Literal["stuck", "chatter", "recovered"]
 
 
-def _exactly_int(value: Any) -> Any:
+def _exactly_int(value: object) -> int:
     # JSON true and 1.0 equal 1 in Python and pass Literal[1] even in strict mode; the contract's
     # version is the number 1. Checked here too (not only in decode_event) so that a payload the
     # validator accepts needs no second look: see decode_event's fast path.
@@ -213,10 +214,8 @@ class SensorFaultEvent(_EventBase):
     data: SensorFaultData
 
 
-Event = Annotated[
-    PocketEvent | GoalEvent | CardEvent | ButtonEvent | ActivityEvent | SensorFaultEvent,
-    Field(discriminator="type"),
-]
+AnyEvent = PocketEvent | GoalEvent | CardEvent | ButtonEvent | ActivityEvent | SensorFaultEvent
+Event = Annotated[AnyEvent, Field(discriminator="type")]
 EVENT_MODELS: dict[str, type[_EventBase]] = {
     "pocket": PocketEvent,
     "goal": GoalEvent,
@@ -284,16 +283,18 @@ class HubStatus(_Open):
 
 
 @cache
-def _event_adapter() -> TypeAdapter[Any]:
-    return TypeAdapter(Event)
+def _event_adapter() -> TypeAdapter[AnyEvent]:
+    adapter: TypeAdapter[AnyEvent] = TypeAdapter(Event)
+    return adapter
 
 
 @cache
-def _session_adapter() -> TypeAdapter[Any]:
-    return TypeAdapter(SessionSummary | None)
+def _session_adapter() -> TypeAdapter[SessionSummary | None]:
+    adapter: TypeAdapter[SessionSummary | None] = TypeAdapter(SessionSummary | None)
+    return adapter
 
 
-MODEL_FOR_KIND: dict[str, Any] = {
+MODEL_FOR_KIND: dict[str, type[_Strict | _Open]] = {
     "status": Status,
     "light_state": LightState,
     "light_set": LightSet,
@@ -330,7 +331,7 @@ def _payload_text(payload: bytes | str) -> str:
         raise ContractError(f"payload is not UTF-8: {exc.reason} at byte {exc.start}") from None
 
 
-def _load_json(payload: bytes | str) -> tuple[Any, str]:
+def _load_json(payload: bytes | str) -> tuple[object, str]:
     """The parsed payload and its text; the text is validated again by pydantic in strict mode."""
     text = _payload_text(payload)
     try:
@@ -341,7 +342,7 @@ def _load_json(payload: bytes | str) -> tuple[Any, str]:
         raise ContractError("payload is not JSON: nested too deeply") from None
 
 
-def decode_event(payload: bytes | str, topic: Topic | None = None) -> Any:
+def decode_event(payload: bytes | str, topic: Topic | None = None) -> AnyEvent:
     # Fast path: one pass of pydantic's own JSON parser. Everything the checks below refuse, the
     # validator refuses too (it parses JSON at least as strictly as json.loads, keeps the last of
     # duplicate keys as json.loads does, and _exactly_int refuses a version of true or 1.0), so
@@ -363,7 +364,7 @@ def decode_event(payload: bytes | str, topic: Topic | None = None) -> Any:
     return event
 
 
-def _decode_event_explained(text: str) -> Any:
+def _decode_event_explained(text: str) -> AnyEvent:
     """Validate an event, raising ContractError with the first thing wrong with it."""
     obj, text = _load_json(text)
     if not isinstance(obj, dict):
@@ -382,7 +383,23 @@ def _decode_event_explained(text: str) -> Any:
     return event
 
 
-def decode_payload(kind: str, payload: bytes | str) -> Any:
+@overload
+def decode_payload(kind: Literal["event"], payload: bytes | str) -> AnyEvent: ...
+@overload
+def decode_payload(kind: Literal["status"], payload: bytes | str) -> Status: ...
+@overload
+def decode_payload(kind: Literal["light_state"], payload: bytes | str) -> LightState: ...
+@overload
+def decode_payload(kind: Literal["light_set"], payload: bytes | str) -> LightSet: ...
+@overload
+def decode_payload(kind: Literal["telemetry"], payload: bytes | str) -> Telemetry: ...
+@overload
+def decode_payload(kind: Literal["session"], payload: bytes | str) -> SessionSummary | None: ...
+@overload
+def decode_payload(kind: Literal["hub_status"], payload: bytes | str) -> HubStatus: ...
+@overload
+def decode_payload(kind: str, payload: bytes | str) -> BaseModel | None: ...
+def decode_payload(kind: str, payload: bytes | str) -> BaseModel | None:
     """Validate a non-event payload of a topic kind; returns the model (or None for a cleared session)."""
     if kind == "event":
         return decode_event(payload)
@@ -401,7 +418,9 @@ def decode_payload(kind: str, payload: bytes | str) -> Any:
 @dataclass(frozen=True)
 class Message:
     topic: Topic
-    body: Any  # the validated model; None for a cleared session
+    # The validated model, which one by topic.kind (decode_payload's overloads); None for a cleared
+    # session. Any: the hub reads it by topic kind without narrowing (broker/hall/ingest_rules.py).
+    body: Any
 
 
 def decode(topic: str, payload: bytes | str) -> Message:
@@ -409,10 +428,12 @@ def decode(topic: str, payload: bytes | str) -> Message:
     t = parse_topic(topic)
     if t.kind == "event":
         return Message(t, decode_event(payload, t))
-    body = decode_payload(t.kind, payload)
-    if t.kind == "session" and body is not None and body.table != t.table:
-        raise ContractError(f"payload table {body.table!r} does not match topic table {t.table!r}")
-    return Message(t, body)
+    if t.kind == "session":
+        summary = decode_payload("session", payload)
+        if summary is not None and summary.table != t.table:
+            raise ContractError(f"payload table {summary.table!r} does not match topic table {t.table!r}")
+        return Message(t, summary)
+    return Message(t, decode_payload(t.kind, payload))
 
 
 def encode(message: BaseModel | None) -> bytes:
@@ -438,7 +459,7 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-def json_schemas() -> dict[str, Any]:
+def json_schemas() -> dict[str, JsonSchemaValue]:
     """The JSON Schema of every message, keyed by the topic it travels on."""
     return {
         f"{ROOT}/table/<table>/status": Status.model_json_schema(),

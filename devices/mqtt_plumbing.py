@@ -12,21 +12,20 @@ import logging
 import ssl
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import ParamSpec
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
 log = logging.getLogger("lavos.mqtt")
+_P = ParamSpec("_P")
 
 
-def guarded(
-    fn: Callable[..., None], on_error: Callable[[], None] | None = None, logger: logging.Logger | None = None
-) -> Callable[..., None]:
+def guarded(fn: Callable[_P, None], on_error: Callable[[], None] | None = None, logger: logging.Logger | None = None) -> Callable[_P, None]:
     """An exception escaping a paho callback kills paho's network thread: log it instead."""
 
     @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> None:
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> None:
         try:
             fn(*args, **kwargs)
         except Exception:  # noqa: BLE001 - the connection must carry on
@@ -54,13 +53,12 @@ def make_client(
     """A paho 2.x client with login, TLS (verified against `ca_file` or the system store), a
     retained QoS 1 will and reconnect backoff. `persistent`: the broker keeps the session
     (MQTT 3.1.1 clean_session=False; on v5 it is chosen at connect time)."""
-    kwargs: dict[str, Any] = {"clean_session": None if v5 else not persistent}
     client = mqtt.Client(
         CallbackAPIVersion.VERSION2,
         client_id=client_id,
+        clean_session=None if v5 else not persistent,
         protocol=mqtt.MQTTv5 if v5 else mqtt.MQTTv311,
         manual_ack=manual_ack,
-        **kwargs,
     )
     if username:
         client.username_pw_set(username, password)

@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import re
 import tomllib
+from datetime import date, time
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 M = TypeVar("M", bound=BaseModel)
+# A key path as pydantic locates an error: names and array indexes, e.g. ("tables", 3, "id").
+Loc = tuple[str | int, ...]
 
 
 class ConfigError(ValueError):
@@ -23,7 +26,7 @@ class Located(ValueError):
     ``loc`` is relative to that model, e.g. ``("tables", 3, "id")``.
     """
 
-    def __init__(self, loc: tuple[Any, ...], message: str) -> None:
+    def __init__(self, loc: Loc, message: str) -> None:
         super().__init__(message)
         self.loc = loc
 
@@ -32,15 +35,15 @@ _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
 _KEY = re.compile(r"^\s*([A-Za-z0-9_\-\"'.]+?)\s*=")
 
 
-def key_lines(text: str) -> dict[tuple[Any, ...], int]:
+def key_lines(text: str) -> dict[Loc, int]:
     """Map key paths (as pydantic locates them: names and array indexes) to 1-based lines.
 
     Covers the shapes our config files use: tables, arrays of tables, dotted keys and inline
     tables on one line; good enough to point a person at the right line.
     """
-    lines: dict[tuple[Any, ...], int] = {}
-    counters: dict[tuple[Any, ...], int] = {}
-    current: tuple[Any, ...] = ()
+    lines: dict[Loc, int] = {}
+    counters: dict[Loc, int] = {}
+    current: Loc = ()
     for n, line in enumerate(text.splitlines(), start=1):
         h = _HEADER.match(line)
         if h:
@@ -51,7 +54,7 @@ def key_lines(text: str) -> dict[tuple[Any, ...], int]:
                 current = names + (idx,)
             else:
                 # a sub-table of the latest array element keeps that element's index
-                base: tuple[Any, ...] = ()
+                base: Loc = ()
                 for name in names:
                     base = base + (name,)
                     if base in counters:
@@ -69,7 +72,7 @@ def key_lines(text: str) -> dict[tuple[Any, ...], int]:
     return lines
 
 
-def _line_for(loc: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> int | None:
+def _line_for(loc: Loc, lines: dict[Loc, int]) -> int | None:
     loc = tuple(loc)
     while loc:
         if loc in lines:
@@ -119,6 +122,6 @@ def load_toml(path: Path | str, model: type[M], text: str | None = None) -> M:
         raise ConfigError(describe(exc, text, path)) from None
 
 
-def _toml_scalar(value: Any) -> str:
-    # TOML's native dates and times; the models then say which form they want.
+def _toml_scalar(value: date | time) -> str:
+    # TOML's native dates and times (datetime is a date); the models then say which form they want.
     return value.isoformat()

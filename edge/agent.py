@@ -15,7 +15,7 @@ import time
 import uuid
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel
 
@@ -23,6 +23,7 @@ from devices.contract import (
     EVENT_DATA_MODELS,
     EVENT_MODELS,
     ContractError,
+    LightCause,
     LightSet,
     LightState,
     Status,
@@ -41,7 +42,7 @@ from devices.drivers.light import LightRelay
 from devices.kinds import ACTIVITY_SENSOR, GOAL_AWAY_SENSOR, GOAL_HOME_SENSOR, pocket_sensor
 from devices.nodeconfig import NodeConfig
 from devices.pulses import Fault, Pulse, PulseFilter
-from edge.clock import WallClock
+from edge.clock import Clock, WallClock
 from edge.commands import parse_light_set
 from edge.mqtt_link import MqttLink
 from edge.outbox import Outbox
@@ -49,10 +50,19 @@ from edge.pump import Pump
 from edge.systemd_notify import SystemdNotify
 from edge.telemetry import sample
 
+if TYPE_CHECKING:
+    from gpiozero.pins import Factory  # gpiozero ships no types: Any to mypy
+
+    from devices.drivers.cardreader import CardReader
+
 log = logging.getLogger(__name__)
 
 VERSION = "0.1.0"
 HOUSEKEEPING_S = 1.0
+
+
+class _Closes(Protocol):
+    def close(self) -> None: ...
 
 
 class EdgeNode:
@@ -64,7 +74,9 @@ class EdgeNode:
     ``now() -> (datetime, synced)``) to the system's WallClock: a test injects a jumping one.
     """
 
-    def __init__(self, config: NodeConfig, *, pin_factory: Any = None, card_reader: Any = None, clock: Any = None) -> None:
+    def __init__(
+        self, config: NodeConfig, *, pin_factory: Factory | None = None, card_reader: CardReader | None = None, clock: Clock | None = None
+    ) -> None:
         self.config = config
         self.table = config.table
         self._pin_factory = pin_factory
@@ -74,9 +86,9 @@ class EdgeNode:
         self._clock = clock or WallClock()
         self._commands: queue.Queue[tuple[bytes, bool] | None] = queue.Queue()
         self._light_lock = threading.Lock()
-        self._light_cause: tuple[str, str | None] = ("boot", None)
+        self._light_cause: tuple[LightCause, str | None] = ("boot", None)
         self._stop = threading.Event()
-        self._closers: list[Any] = []
+        self._closers: list[_Closes | threading.Thread] = []
         self.light: LightRelay | None = None
         self.beams: dict[str, BeamSensor] = {}
         self.button: PushButton | None = None
@@ -116,7 +128,7 @@ class EdgeNode:
         self._watchdog.ready()
         return self
 
-    def _spawn(self, target: Any, name: str) -> None:
+    def _spawn(self, target: Callable[[], None], name: str) -> None:
         thread = threading.Thread(target=target, name=name, daemon=True)
         thread.start()
         self._closers.append(thread)
@@ -128,7 +140,7 @@ class EdgeNode:
                 pins.light, active_high=pins.light_active_high, initial_on=cfg.light.boot_state == "on", pin_factory=factory
             )
             self._closers.append(self.light)
-        handlers: dict[str, Any] = {
+        handlers: dict[str, Callable[[Pulse], None]] = {
             **{pocket_sensor(i): partial(self._pocket, i) for i in range(len(pins.pockets))},
             GOAL_HOME_SENSOR: partial(self._goal, "home"),
             GOAL_AWAY_SENSOR: partial(self._goal, "away"),
@@ -177,7 +189,7 @@ class EdgeNode:
 
     # ------------------------------------------------------------------ events
 
-    def emit(self, event_type: str, data: dict[str, Any]) -> int | None:
+    def emit(self, event_type: str, data: dict[str, object]) -> int | None:
         """Write one event to the outbox (publishing follows); returns its seq, or None if refused."""
         assert self.outbox is not None
         body = EVENT_DATA_MODELS[event_type].model_validate(data)
@@ -193,7 +205,7 @@ class EdgeNode:
             self._pump.notify()
         return seq
 
-    def _beam_output(self, sensor: str, on_pulse: Any, item: Pulse | Fault) -> None:
+    def _beam_output(self, sensor: str, on_pulse: Callable[[Pulse], None], item: Pulse | Fault) -> None:
         try:
             if isinstance(item, Pulse):
                 on_pulse(item)
@@ -256,7 +268,7 @@ class EdgeNode:
         if self.light is None or self.link is None:
             return
         cause, cmd_id = self._light_cause
-        state = LightState(on=self.light.on, blink=self.light.blinking, cause=cause, cmd_id=cmd_id)  # type: ignore[arg-type]
+        state = LightState(on=self.light.on, blink=self.light.blinking, cause=cause, cmd_id=cmd_id)
         # Not through the outbox: light/state is retained state, and it is sent again on every connect.
         self.link.publish(light_state_topic(self.table), encode(state), qos=1, retain=True)
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from devices.nodeconfig import NodeConfig
-from edge.agent_main import EXIT_CONFIG, load_or_explain, run_agent, stop_on_signals
+if TYPE_CHECKING:  # the commands import the agent's modules when they run, not for `lavos --help`
+    from devices.nodeconfig import NodeConfig
 
 edge_app = typer.Typer(
     help="The table node agent (runs on each table's Raspberry Pi).\n\nExample: lavos edge --config /etc/lavos/node.toml",
@@ -18,6 +19,8 @@ CONFIG_OPTION = typer.Option(Path("/etc/lavos/node.toml"), "--config", "-c", hel
 
 
 def _load(config: Path) -> NodeConfig:
+    from edge.agent_main import EXIT_CONFIG, load_or_explain
+
     cfg = load_or_explain(config)
     if cfg is None:
         raise typer.Exit(EXIT_CONFIG)
@@ -37,6 +40,8 @@ def run(
     if ctx.invoked_subcommand is not None:
         ctx.obj = config
         return
+    from edge.agent_main import run_agent
+
     raise typer.Exit(run_agent(config, log_level))
 
 
@@ -50,6 +55,7 @@ def test_sensors(
     Example: sudo lavos edge --config /etc/lavos/node.toml test-sensors
     """
     cfg = _load(ctx.obj)
+    from edge.agent_main import stop_on_signals
     from edge.sensor_check import run_sensor_check
 
     reports = run_sensor_check(cfg, seconds=seconds, stop=stop_on_signals())

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
 
 # systemd-timesyncd creates this file once the clock has been synchronised.
 TIMESYNC_FLAG = Path("/run/systemd/timesync/synchronized")
@@ -18,6 +19,12 @@ _RECHECK_S = 30.0
 
 def _system_time() -> datetime:
     return datetime.now(UTC)
+
+
+class Clock(Protocol):
+    """What the agent stamps events with: the wall time and whether it can be trusted."""
+
+    def now(self) -> tuple[datetime, bool]: ...
 
 
 class WallClock:

@@ -12,9 +12,11 @@ import functools
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
 
 import paho.mqtt.client as mqtt
+from paho.mqtt.client import ConnectFlags, DisconnectFlags
+from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
 
 from devices.mqtt_plumbing import guarded as _guarded
 from devices.mqtt_plumbing import make_client, say_goodbye
@@ -116,7 +118,9 @@ class MqttLink:
     # ------------------------------------------------------------------ paho callbacks
 
     @guarded
-    def _on_connect(self, client: mqtt.Client, userdata: Any, flags: Any, reason_code: Any, properties: Any = None) -> None:
+    def _on_connect(
+        self, client: mqtt.Client, userdata: object, flags: ConnectFlags, reason_code: ReasonCode, properties: Properties | None = None
+    ) -> None:
         if reason_code.is_failure:
             log.error("broker %s:%s refused the connection: %s", self.settings.host, self.settings.port, reason_code)
             return
@@ -133,7 +137,9 @@ class MqttLink:
         self._on_connected()
 
     @guarded
-    def _on_disconnect(self, client: mqtt.Client, userdata: Any, flags: Any, reason_code: Any, properties: Any = None) -> None:
+    def _on_disconnect(
+        self, client: mqtt.Client, userdata: object, flags: DisconnectFlags, reason_code: ReasonCode, properties: Properties | None = None
+    ) -> None:
         was = self._connected.is_set()
         self._connected.clear()
         self._subscribed.clear()
@@ -141,16 +147,20 @@ class MqttLink:
             log.warning("disconnected from %s:%s (%s); reconnecting with backoff", self.settings.host, self.settings.port, reason_code)
 
     @guarded
-    def _on_message(self, client: mqtt.Client, userdata: Any, msg: mqtt.MQTTMessage) -> None:
+    def _on_message(self, client: mqtt.Client, userdata: object, msg: mqtt.MQTTMessage) -> None:
         self._on_message_cb(msg.topic, bytes(msg.payload), bool(msg.retain))
 
     @guarded
-    def _on_subscribe(self, client: mqtt.Client, userdata: Any, mid: int, reason_codes: Any, properties: Any = None) -> None:
+    def _on_subscribe(
+        self, client: mqtt.Client, userdata: object, mid: int, reason_codes: list[ReasonCode], properties: Properties | None = None
+    ) -> None:
         refused = [rc for rc in reason_codes if rc.is_failure]
         if refused:
             log.error("broker refused the command subscription: %s", refused)
         self._subscribed.set()
 
     @guarded
-    def _on_publish(self, client: mqtt.Client, userdata: Any, mid: int, reason_code: Any, properties: Any = None) -> None:
+    def _on_publish(
+        self, client: mqtt.Client, userdata: object, mid: int, reason_code: ReasonCode, properties: Properties | None = None
+    ) -> None:
         self._on_ack(self.generation, mid, not reason_code.is_failure)

@@ -83,12 +83,15 @@ class Outbox:
         self._checkpointer.execute("PRAGMA cache_size=-64")
         self.dropped = self._meta("dropped", 0)
         self.refused = 0
-        self._used, self._depth = self._db.execute(
+        used, depth = self._db.execute(
             "SELECT COALESCE(SUM(LENGTH(topic) + LENGTH(payload)), 0) + COUNT(*) * ?, COUNT(*) FROM events", (ROW_OVERHEAD,)
         ).fetchone()
-        last = self._db.execute("SELECT COALESCE(MAX(seq), -1) FROM events").fetchone()[0]
+        self._used: int = used
+        self._depth: int = depth
+        last: int = self._db.execute("SELECT COALESCE(MAX(seq), -1) FROM events").fetchone()[0]
         start = self._meta("next_seq", 0) if self._meta("clean", 1) else self._meta("reserved_until", 0)
         self._next_seq = max(start, last + 1)
+        self._closed = False
         self._reserved_until = 0
         self._reserve()
         self._set_meta_durably(clean=0)
@@ -237,12 +240,12 @@ class Outbox:
 
     def close(self) -> None:
         with self._lock:
-            if self._db is None:
+            if self._closed:
                 return
             self._set_meta_durably(next_seq=self._next_seq, clean=1)
             self._db.close()
             self._checkpointer.close()
-            self._db = None  # type: ignore[assignment]
+            self._closed = True
 
     def __enter__(self) -> Outbox:
         return self

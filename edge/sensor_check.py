@@ -6,7 +6,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.live import Live
 from rich.table import Table
@@ -14,6 +14,9 @@ from rich.table import Table
 from devices.drivers.beam import BeamSensor
 from devices.nodeconfig import NodeConfig
 from devices.pulses import Fault, Pulse, PulseFilter
+
+if TYPE_CHECKING:
+    from gpiozero.pins import Factory  # gpiozero ships no types: Any to mypy
 
 
 @dataclass
@@ -27,8 +30,8 @@ class BeamReport:
 
 def beam_pins(config: NodeConfig) -> list[tuple[str, int]]:
     pins = config.pins
-    named = [(f"pocket {i}", p) for i, p in enumerate(pins.pockets)]
-    named += [("goal home", pins.goal_home), ("goal away", pins.goal_away), ("activity", pins.activity)]  # type: ignore[list-item]
+    named: list[tuple[str, int | None]] = [(f"pocket {i}", p) for i, p in enumerate(pins.pockets)]
+    named += [("goal home", pins.goal_home), ("goal away", pins.goal_away), ("activity", pins.activity)]
     return [(name, pin) for name, pin in named if pin is not None]
 
 
@@ -44,7 +47,7 @@ def render(reports: list[BeamReport], beams: list[BeamSensor]) -> Table:
 
 
 def run_sensor_check(
-    config: NodeConfig, *, seconds: float | None = None, pin_factory: Any = None, stop: threading.Event | None = None
+    config: NodeConfig, *, seconds: float | None = None, pin_factory: Factory | None = None, stop: threading.Event | None = None
 ) -> list[BeamReport]:
     stop = stop or threading.Event()
     reports = [BeamReport(name, pin) for name, pin in beam_pins(config)]

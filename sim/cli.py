@@ -7,7 +7,7 @@ import threading
 
 import typer
 
-from sim.demo import DEFAULT_HTTP, MAX_SPEED
+from sim.demo_defaults import DEFAULT_HTTP, MAX_SPEED  # not sim.demo: --help imports none of the hall
 
 
 def demo(

@@ -31,12 +31,17 @@ from rich.console import Console
 from rich.logging import RichHandler
 from rich.markup import escape
 
+from broker.accounts.users import new_password
 from broker.compose import build_hub, open_store
 from broker.domain.billing import format_eur
 from broker.domain.schedule import closing_time
 from broker.domain.venue import WEEKDAYS, Venue, load_venue
+from broker.hall.accounts import CreateStaff
 from broker.hall.facade import HubFacade
+from broker.hall.games import StartGame, StopGame
 from broker.hall.hub import Hub, ServiceError
+from broker.hall.members import AssignCard, ImportMembers, RecordFee
+from broker.hall.notifications import SaveNotifySettings
 from dashboard.cli import HttpAddress, hub_web_app
 from devices.drivers.cardreader import SimulatedCardReader
 from devices.kinds import Kind, default_pins
@@ -44,6 +49,7 @@ from devices.nodeconfig import MqttSettings, NodeConfig, OutboxSettings, node_co
 from edge import EdgeNode
 from sim.broker import DemoBroker, node_password, start_broker
 from sim.clock import ScaledClock
+from sim.demo_defaults import DEFAULT_HTTP, MAX_SPEED
 from sim.pins import PulseScript, drive_pulse, timed_mock_factory
 from sim.players import Action, Card, Do, Table, plan_evening
 from sim.till import Bar
@@ -53,8 +59,6 @@ VENUE = REPO / "deploy" / "venues" / "lavos.toml"
 MEMBERS_CSV = REPO / "deploy" / "members" / "lavos-members.csv"
 STAFF = ("staff", "staff-demo")
 MANAGER = ("manager", "manager-demo")
-DEFAULT_HTTP = "127.0.0.1:8080"
-MAX_SPEED = 60.0  # beyond it a table's drops come closer than its pulses are long
 # Short, so a stuck beam shows up in a sped-up demo; the plan holds the beam past it.
 STUCK_AFTER_S = 3.0
 # Paid-up club cards, and one whose holder has not paid this year's fee. UIDs as readers send them.
@@ -166,17 +170,17 @@ def seed_club(hub: HubFacade, members_csv: Path) -> list[Card]:
     Through the hub's facade, as the manager would do it on the pages (before the hub starts,
     so nothing of it reaches a node)."""
     year = hub.reads.fee_year()
-    hub.create_staff(STAFF[0], STAFF[1], "staff", actor="demo")
-    hub.create_staff(MANAGER[0], MANAGER[1], "manager", actor="demo")
-    hub.import_members(members_csv.read_bytes(), actor="demo")
+    hub.execute(CreateStaff(username=STAFF[0], password=new_password(STAFF[1]), role="staff", actor="demo"))
+    hub.execute(CreateStaff(username=MANAGER[0], password=new_password(MANAGER[1]), role="manager", actor="demo"))
+    hub.execute(ImportMembers(data=members_csv.read_bytes(), actor="demo"))
     members = sorted(hub.reads.search_members("", limit=10_000), key=lambda m: m.id)
     cards = []
     for i, uid in zip(CARD_HOLDERS, (*CARD_UIDS, UNPAID_UID)):
         member = members[i % len(members)]
-        hub.assign_card(member.id, uid, actor="demo")
+        hub.execute(AssignCard(member_id=member.id, uid=uid, actor="demo"))
         paid = uid != UNPAID_UID
         if paid:
-            hub.record_fee(member.id, year, actor="demo")
+            hub.execute(RecordFee(member_id=member.id, year=year, actor="demo"))
         cards.append(Card(uid, member.name, paid))
     return cards
 
@@ -267,7 +271,7 @@ class Evening:
             table = table_of.get(sid, "hall")
             if sid in table_of:
                 try:
-                    st = self.hub.stop_session(sid, actor=STAFF[0])
+                    st = self.hub.execute(StopGame(game=sid, actor=STAFF[0]))
                     self.say(table, f"session {sid} stopped at closing, bill {format_eur(self.hub.reads.bill_of(st).total_cents)}", "green")
                 except ServiceError as e:
                     self.say(table, f"staff could not stop: {e}", "yellow")
@@ -305,7 +309,7 @@ class Evening:
         sim = self.nodes[a.table]
         pins = sim.config.pins
         if a.do is Do.START:
-            sid = self.hub.start_session(a.table, actor=STAFF[0], card_uid=a.uid, prepaid_minutes=a.minutes)
+            sid = self.hub.execute(StartGame(table=a.table, card_uid=a.uid, prepaid_minutes=a.minutes, actor=STAFF[0]))
             with self.lock:
                 self.parties[a.party] = sid
             how = f"prepaid {a.minutes} min" if a.minutes else "open"
@@ -316,7 +320,7 @@ class Evening:
             with self.lock:
                 stopping = self.parties.pop(a.party) if a.party in self.parties else None
             if stopping is not None and any(s.id == stopping for s in self.hub.reads.hall_snapshot().open.values()):
-                st = self.hub.stop_session(stopping, actor=STAFF[0])
+                st = self.hub.execute(StopGame(game=stopping, actor=STAFF[0]))
                 self.say(
                     a.table, f"session {stopping} stopped by staff, bill {format_eur(self.hub.reads.bill_of(st).total_cents)}", "green"
                 )
@@ -465,7 +469,9 @@ def _notify_receiver(service: Any, console: Console, closers: list[Callable[[], 
 
     receiver = NtfyReceiver(lambda text: console.print(f"[magenta]push →[/] {escape(text)}", highlight=False, soft_wrap=True)).start()
     closers.append(receiver.stop)
-    service.notifications.save(NotifySettings((Target(id="demo", url=receiver.apprise_url, label="demo"),)), actor=MANAGER[0])
+    service.execute(
+        SaveNotifySettings(settings=NotifySettings((Target(id="demo", url=receiver.apprise_url, label="demo"),)), actor=MANAGER[0])
+    )
     return receiver
 
 

@@ -36,18 +36,31 @@ MONITOR_PASSWORD = "monitor-secret"
 # and a broker restarted on it then fails with "address in use" (seen once in CI, after a
 # 60-second outage with 13 nodes retrying).
 _TEST_PORTS = range(20000, 32000)
+# LAVOS_TEST_PORTS="start-stop" narrows it: parallel test workers (tests/conftest.py) each take a
+# slice of their own, so two workers can never pick the same port between its check and its bind.
+PORTS_ENV = "LAVOS_TEST_PORTS"
+
+
+def test_ports() -> range:
+    """The ports free_port picks from: _TEST_PORTS, or the slice LAVOS_TEST_PORTS names."""
+    spec = os.environ.get(PORTS_ENV, "")
+    if not spec:
+        return _TEST_PORTS
+    start, _, stop = spec.partition("-")
+    return range(int(start), int(stop))
 
 
 def free_port() -> int:
+    ports = test_ports()
     for _ in range(200):
-        port = random.choice(_TEST_PORTS)
+        port = random.choice(ports)
         with socket.socket() as s:
             try:
                 s.bind(("127.0.0.1", port))
             except OSError:
                 continue
             return port
-    raise RuntimeError(f"no free port in {_TEST_PORTS.start}-{_TEST_PORTS.stop - 1} on 127.0.0.1")
+    raise RuntimeError(f"no free port in {ports.start}-{ports.stop - 1} on 127.0.0.1")
 
 
 def wait_port(port: int, timeout: float = 10.0) -> None:

@@ -16,7 +16,10 @@ from datetime import date
 from broker.domain.billing import format_eur
 from broker.hall.facade import HubFacade
 from broker.hall.hub import ServiceError
+from broker.hall.till.closeout import CloseDay, OpenDay
+from broker.hall.till.payments import PayTab
 from broker.hall.till.tab_views import ProductView
+from broker.hall.till.tabs import AddTabItem, OpenWalkInTab
 
 FLOAT_CENTS = 100_00  # the drawer's float at opening
 VARIANCE_CENTS = -50  # the drawer is counted 0,50 € short: the Z report shows a variance
@@ -52,7 +55,7 @@ class Bar:
     def open(self) -> None:
         """The bartender counts the float into the drawer and opens the day."""
         try:
-            self.day = self.hub.open_day(FLOAT_CENTS, actor=self.staff)
+            self.day = self.hub.execute(OpenDay(float_cents=FLOAT_CENTS, actor=self.staff))
             self.say("bar", f"business day {self.day.isoformat()} opened with a float of {eur(FLOAT_CENTS)}", "blue")
         except ServiceError as e:
             self.say("bar", f"staff could not open the day: {e}", "yellow")
@@ -72,7 +75,9 @@ class Bar:
             orders.append((toppings[0], 2))
         for product, quantity in orders:
             try:
-                self.hub.add_tab_item(tab, product.id, quantity, actor=self.staff, form_key=f"demo-item-{tab}-{product.id}")
+                self.hub.execute(
+                    AddTabItem(tab=tab, product=product.id, quantity=quantity, form_key=f"demo-item-{tab}-{product.id}", actor=self.staff)
+                )
                 self.say(
                     table, f"{quantity} × {product.name_en or product.name} on the tab ({eur(product.price_cents * quantity)})", "blue"
                 )
@@ -87,9 +92,9 @@ class Bar:
         if not drinks:
             return
         try:
-            tab = self.hub.open_walk_in_tab("Bar", actor=self.staff, form_key="demo-walk-in-1")
+            tab = self.hub.execute(OpenWalkInTab(label="Bar", form_key="demo-walk-in-1", actor=self.staff))
             drink = drinks[0]
-            self.hub.add_tab_item(tab, drink.id, 1, actor=self.staff, form_key=f"demo-item-{tab}-{drink.id}")
+            self.hub.execute(AddTabItem(tab=tab, product=drink.id, quantity=1, form_key=f"demo-item-{tab}-{drink.id}", actor=self.staff))
             self.say("bar", f"walk-in tab {tab}: 1 × {drink.name_en or drink.name} at the bar", "blue")
             self.pay(tab, "bar", "cash")
         except ServiceError as e:
@@ -118,13 +123,15 @@ class Bar:
                 return
             owed = view.owed_cents
             tendered = tendered_for(owed) if method == "cash" else None
-            taken = self.hub.pay(
-                tab,
-                method,
-                owed,
-                actor=self.staff,
-                tendered_cents=tendered,
-                request_id=f"demo-pay-{tab}-{len(view.payments) + 1}",  # one per payment: a resend takes nothing twice
+            taken = self.hub.execute(
+                PayTab(
+                    tab=tab,
+                    method=method,
+                    amount_cents=owed,
+                    tendered_cents=tendered,
+                    request_id=f"demo-pay-{tab}-{len(view.payments) + 1}",
+                    actor=self.staff,
+                )
             )
             p = self.hub.reads.payment(taken.payment_id)
             no = p.receipt_no if p else "?"
@@ -152,7 +159,7 @@ class Bar:
             expected = self.hub.reads.day_report(day).expected_cash_cents
             counted = expected + VARIANCE_CENTS
             self.say("bar", f"drawer counted: {eur(counted)} (expected {eur(expected)})", "blue")
-            z = self.hub.close_day(day, counted, actor=self.manager)
+            z = self.hub.execute(CloseDay(day=day, counted_cents=counted, actor=self.manager))
         except ServiceError as e:
             self.say("bar", f"staff could not close the day: {e}", "yellow")
             return

@@ -8,15 +8,33 @@ import pytest
 # gpiozero reads this when a device is made without an explicit pin factory.
 os.environ.setdefault("GPIOZERO_PIN_FACTORY", "mock")
 
+from hypothesis import settings  # noqa: E402
+
 from sim.mosquitto import Mosquitto  # noqa: E402
+from tests.support.examples import PROFILE_ENV, register_profiles  # noqa: E402
 from tests.support.external import EXTERNAL, MARKERS, marks_for, refusing_external_processes  # noqa: E402
+from tests.support.schedule import arrange, claim_worker_ports  # noqa: E402
+from tests.support.sqlite_template import migrated_sqlite  # noqa: E402
+
+# The time budget: the closing lines say the session's wall time, and past the CI limit it fails.
+pytest_plugins = ["tests.support.budget"]
+
+# Hypothesis: 50 examples a property by default ("ci"), HYPOTHESIS_PROFILE=deep for 500 (tests/support/examples.py).
+register_profiles()
+settings.load_profile(os.environ.get(PROFILE_ENV, "ci"))
+
+# Under pytest-xdist each worker draws test ports from a slice of its own.
+claim_worker_ports()
 
 # Every table of the shipped venue file, so any test can run any of its nodes.
 TABLES = [f"pool-{i:02d}" for i in range(1, 11)] + ["carom-01", "foos-01", "foos-02", "darts-01"]
 
 
+# First, before pytest-xdist's own hook reads the groups (and adds them to the test ids).
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Mark each test by the processes it needs, and each of those `external` (tests/support/external.py)."""
+    """Mark each test by the processes it needs, and each of those `external` (tests/support/external.py);
+    then group and order them for the xdist workers (tests/support/schedule.py)."""
     for item in items:
         params = getattr(item, "callspec", None)
         need = marks_for(item.nodeid, list(getattr(item, "fixturenames", ())), params.params if params else {})
@@ -24,6 +42,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(marker)
         if any(item.get_closest_marker(m) for m in MARKERS):
             item.add_marker(EXTERNAL)
+    arrange(config, items)
 
 
 def _refusing_unless_external(item):
@@ -87,11 +106,7 @@ def postgres_template(postgres_cluster):
 def db_url(request, tmp_path):
     """A fresh, migrated database URL: once on a SQLite file, once on PostgreSQL."""
     if request.param == "sqlite":
-        from broker.storage.engine import open_store
-
-        url = f"sqlite:///{tmp_path / 'lavos.db'}"
-        open_store(url).close()
-        yield url
+        yield migrated_sqlite(tmp_path / "lavos.db")  # a copy of a file migrated once (tests/support/sqlite_template.py)
         return
     cluster = request.getfixturevalue("postgres_cluster")
     url = cluster.create_database(template=request.getfixturevalue("postgres_template"))

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import click
 import pytest
 import typer.main
 
 from lavos_cli import app
+from tests.support.cli import lavos
 from tests.support.hub import REPO
 
 
@@ -26,14 +28,19 @@ def commands():
     return list(walk(root, [], click.Context(root)))
 
 
+# In this process (tests/support/cli.py): each help is the command line parsed as `lavos` parses it.
 @pytest.mark.parametrize("path", [p for p, _ in commands()], ids=lambda p: " ".join(["lavos", *p]))
 def test_help_explains_and_gives_an_example(path):
-    done = subprocess.run(
-        [sys.executable, "-m", "lavos_cli", *path, "--help"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"},
-    )
+    done = lavos(*path, "--help", env={"COLUMNS": "200"})
     assert done.returncode == 0, done.stderr
     assert "Example" in done.stdout, f"`lavos {' '.join(path)} --help` gives no example"
+
+
+def test_the_installed_command_answers_help_as_a_process():
+    """The real thing once: the `lavos` script pip installed (its entry point, lavos_cli:main)."""
+    script = Path(sys.executable).with_name("lavos")
+    done = subprocess.run(
+        [str(script), "--help"], cwd=REPO, capture_output=True, text=True, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"}
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Example: lavos demo" in done.stdout and "node-config" in done.stdout and "server" in done.stdout

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.external import MODULES, marker_for_command, marks_for, refusing_external_processes
+from tests.support.probe import run_probe
 
 TESTS = Path(__file__).resolve().parent
 
@@ -64,3 +65,33 @@ def test_an_unmarked_test_that_starts_an_external_program_fails_naming_the_marke
             subprocess.run(["mosquitto", "-h"], capture_output=True)
         assert subprocess.run(["true"]).returncode == 0  # an ordinary program still runs
     assert subprocess.Popen is before  # put back afterwards
+
+
+GUARDED_PROBE = """
+import subprocess
+import pytest
+
+def test_unmarked_starts_mosquitto():
+    subprocess.run(["mosquitto", "-h"], capture_output=True)
+
+@pytest.mark.mosquitto
+@pytest.mark.external
+def test_marked_may():
+    try:
+        subprocess.run(["mosquitto", "-h"], capture_output=True)
+    except FileNotFoundError:
+        pass  # ./run fast machines need not have Mosquitto: the guard let it through, which is the point
+
+def test_ordinary_program():
+    assert subprocess.run(["true"]).returncode == 0
+"""
+
+
+@pytest.mark.parametrize("args", [(), ("-n", "2", "--dist", "loadgroup")], ids=["serial", "xdist"])
+def test_the_guard_holds_in_xdist_workers_too(tmp_path, args):
+    """tests/conftest.py's guard, loaded as a plugin into a pytest of its own: an unmarked test that
+    starts Mosquitto fails naming the marker, in a plain run and in each xdist worker alike."""
+    done = run_probe(tmp_path, GUARDED_PROBE, "tests.conftest", *args)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 failed, 2 passed" in done.stdout, done.stdout
+    assert "test_unmarked_starts_mosquitto starts" in done.stdout and "needs the `mosquitto` marker" in done.stdout, done.stdout

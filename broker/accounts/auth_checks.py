@@ -30,11 +30,11 @@ import os
 import secrets
 import threading
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import update
 
 from broker.accounts.credential_cache import VerifiedCredentials
 from broker.accounts.hash_slots import HashSlots
@@ -107,11 +107,18 @@ def reset_client(store: Store, client: str) -> bool:
     return gate(store).throttle.reset_client(client)
 
 
-def check_password(store: Store, username: str, password: str, *, client: str, hasher: PasswordHasher | None = None) -> User:
+StoreRehash = Callable[[str, str, str], bool]  # (username, old hash, new hash) -> stored?
+
+
+def check_password(
+    store: Store, username: str, password: str, *, client: str, store_rehash: StoreRehash, hasher: PasswordHasher | None = None
+) -> User:
     """The active user with this username and password, else AuthError (Throttled, Busy or a refusal).
 
     The refusal's message is the same for an unknown user and a wrong password. `hasher` (default
     DEFAULT_HASHER) decides whether a stored hash is out of date; verifying reads the costs from it.
+    This reads only; `store_rehash` writes the one change a check may make (the hub's writer:
+    broker.hall.logins.StoreRehash), after the hash was computed here.
     """
     hasher = hasher or DEFAULT_HASHER
     g = gate(store)
@@ -131,7 +138,7 @@ def check_password(store: Store, username: str, password: str, *, client: str, h
     g.throttle.succeeded(username, client)
     if not user.active:
         raise AuthError("inactive", "this account is disabled; ask a manager")
-    if new_hash is not None and _rehash(store, username, stored, new_hash):
+    if new_hash is not None and store_rehash(username, stored, new_hash):
         user.password_hash = stored = new_hash
     g.cache.remember(username, password, stored)
     return user
@@ -151,13 +158,6 @@ def _verify(hasher: PasswordHasher, stored: str | None, password: str, *, first:
         return True, hasher.hash(password) if hasher.check_needs_rehash(stored) else None
     finally:
         _slots.release()
-
-
-def _rehash(store: Store, username: str, old: str, new: str) -> bool:
-    """Store the re-hash, unless the password changed meanwhile; the one write of a successful check."""
-    with store.session() as db:
-        done = db.execute(update(User).where(User.username == username, User.password_hash == old).values(password_hash=new))
-    return bool(done.rowcount)  # type: ignore[attr-defined]
 
 
 _dummies: dict[tuple[object, ...], str] = {}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from argon2 import PasswordHasher
@@ -53,6 +54,21 @@ def _check_password(password: str) -> None:
         )
 
 
+@dataclass(frozen=True)
+class NewPassword:
+    """A password that passed the rules, hashed: made by `new_password` before any write
+    transaction opens (argon2 is slow on purpose, and a hash inside a transaction stalls every
+    other writer). Only the hash travels, and it never shows in a repr."""
+
+    hash: str = field(repr=False)
+
+
+def new_password(password: str, hasher: PasswordHasher = DEFAULT_HASHER) -> NewPassword:
+    """Check `password` against the rules (UserError) and hash it, on the caller's thread."""
+    _check_password(password)
+    return NewPassword(hasher.hash(password))
+
+
 def _check_role(role: str) -> str:
     if role not in ROLES:
         raise UserError(N_("%(role)s is not a role (%(roles)s)."), role=str(role)[:40], roles=", ".join(ROLES))
@@ -72,21 +88,18 @@ def _require_user(db: Session, username: str) -> User:
     return user
 
 
-def create_user(
-    db: Session, username: str, password: str, role: str, *, actor: str, hasher: PasswordHasher = DEFAULT_HASHER, must_change: bool = False
-) -> User:
+def create_user(db: Session, username: str, password: NewPassword, role: str, *, actor: str, must_change: bool = False) -> User:
     if not valid_username(username):
         raise UserError(
             N_('The username %(username)s cannot be used: 2 to 64 characters a-z 0-9 . _ - starting with a letter or digit, e.g. "jana".'),
             username=username[:64],
         )
     _check_role(role)
-    _check_password(password)
     if get_user(db, username) is not None:
         raise UserError(N_("The account %(username)s already exists; pick another name."), username=username)
     user = User(
         username=username,
-        password_hash=hasher.hash(password),
+        password_hash=password.hash,
         role=role,
         active=True,
         failed_logins=0,
@@ -102,10 +115,9 @@ def create_user(
 def set_password(
     db: Session,
     username: str,
-    password: str,
+    password: NewPassword,
     *,
     actor: str,
-    hasher: PasswordHasher = DEFAULT_HASHER,
     must_change: bool = False,
     keep_session: int | None = None,
 ) -> User:
@@ -116,14 +128,20 @@ def set_password(
     password out, and the user must choose their own at the next login.
     """
     user = _require_user(db, username)
-    _check_password(password)
-    user.password_hash = hasher.hash(password)
+    user.password_hash = password.hash
     user.failed_logins, user.locked_until = 0, None
     user.must_change_password = must_change
     db.flush()
     record_audit(db, actor, "user.password", f"user:{username}", {"must_change": must_change})
     web_sessions.end_user_sessions(db, username, by=actor, reason="password", keep=keep_session)
     return user
+
+
+def store_rehash(db: Session, username: str, old_hash: str, new_hash: str) -> bool:
+    """A re-hash with up-to-date parameters (made before the transaction), unless the password
+    changed meanwhile; whether it was stored."""
+    done = db.execute(update(User).where(User.username == username, User.password_hash == old_hash).values(password_hash=new_hash))
+    return bool(done.rowcount)  # type: ignore[attr-defined]
 
 
 def _active_managers(db: Session) -> int:

@@ -177,8 +177,8 @@ def _unit_price(price_cents: int, quantity: int) -> str:
     return f"{sign}{abs(micro) // 1_000_000}.{abs(micro) % 1_000_000:06d}"
 
 
-def request_body(req: ReceiptRequest) -> dict[str, Any]:
-    data: dict[str, Any] = {
+def request_body(req: ReceiptRequest) -> dict[str, object]:
+    data: dict[str, object] = {
         "items": [
             {
                 "type": i.type,
@@ -214,7 +214,7 @@ def registration_of(doc: dict[str, Any]) -> Registration:
     return Registration("failed", error=str(error.get("message") or "refused by the eKasa system"), code=error.get("code"))
 
 
-def problem_text(doc: Any, status: int) -> tuple[str, int | None]:
+def problem_text(doc: object, status: int) -> tuple[str, int | None]:
     """The reason of an RFC 7807 problem answer, its field errors included."""
     if not isinstance(doc, dict):
         return f"HTTP {status}", None
@@ -243,9 +243,9 @@ class PortosClient:
     def close(self) -> None:
         self._http.close()
 
-    def _call(self, method: str, path: str, **kw: Any) -> httpx.Response:
+    def _call(self, method: str, path: str, *, json: object = None, params: dict[str, str] | None = None) -> httpx.Response:
         try:
-            r = self._http.request(method, path, **kw)
+            r = self._http.request(method, path, json=json, params=params)
         except httpx.TimeoutException as e:
             raise Unreachable(f"timeout: {type(e).__name__}") from e
         except httpx.HTTPError as e:
@@ -285,7 +285,7 @@ class PortosClient:
         return ClientStatus(True, internet=str(doc.get("state") or "Unknown"))
 
 
-def _json(r: httpx.Response) -> Any:
+def _json(r: httpx.Response) -> object:
     try:
         return r.json()
     except ValueError:

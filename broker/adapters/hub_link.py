@@ -17,14 +17,17 @@ import queue
 import struct
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, ParamSpec
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import paho.mqtt.client as mqtt
+from paho.mqtt.client import ConnectFlags, DisconnectFlags
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
 
 from broker.adapters.inbox import HomeAssistantOnline, Inbound, InboxItem, LinkUp, put_waiting
 from broker.domain.home_assistant import HA_ONLINE, HA_STATUS_TOPIC
@@ -36,6 +39,7 @@ log = logging.getLogger("lavos.hub.mqtt")
 HUB_CLIENT_ID = "lavos-hub"
 _PUBACK = struct.Struct("!BBH")  # fixed header, remaining length 2, packet id
 _PUBACK_HEADER = 0x40  # paho.mqtt.client.PUBACK
+_P = ParamSpec("_P")
 
 
 @dataclass(frozen=True)
@@ -219,13 +223,15 @@ class HubLink(HubCommands):
 
     # -- callbacks (paho thread) ---------------------------------------------------
 
-    def _guard(self, fn):
+    def _guard(self, fn: Callable[_P, None]) -> Callable[_P, None]:
         def counted() -> None:
             self.stats.callback_errors += 1
 
         return guarded(fn, on_error=counted, logger=log)
 
-    def _handle_connect(self, client, userdata, flags, reason_code, properties=None) -> None:
+    def _handle_connect(
+        self, client: mqtt.Client, userdata: object, flags: ConnectFlags, reason_code: ReasonCode, properties: Properties | None = None
+    ) -> None:
         if reason_code.is_failure:
             self.stats.last_error = str(reason_code)
             log.error("MQTT broker refused the connection: %s (check the hub's username/password)", reason_code)
@@ -244,13 +250,15 @@ class HubLink(HubCommands):
         # ordered with staff commands): hand it over, do no I/O here.
         self._put(LinkUp(self.stats.connects))
 
-    def _handle_disconnect(self, client, userdata, flags, reason_code, properties=None) -> None:
+    def _handle_disconnect(
+        self, client: mqtt.Client, userdata: object, flags: DisconnectFlags, reason_code: ReasonCode, properties: Properties | None = None
+    ) -> None:
         self.stats.connected = False
         self.stats.disconnects += 1
         if not self._closing.is_set():
             log.warning("lost the MQTT broker (%s); reconnecting", reason_code)
 
-    def _handle_message(self, client, userdata, msg: mqtt.MQTTMessage) -> None:
+    def _handle_message(self, client: mqtt.Client, userdata: object, msg: mqtt.MQTTMessage) -> None:
         self.stats.received += 1
         if msg.topic == HA_STATUS_TOPIC:
             if msg.qos:  # not a node's event: nothing to commit first

@@ -9,9 +9,13 @@ The lock is per database, so two halls on one PostgreSQL server do not meet.
 Fencing. Holding the lock is what makes a process the hub; a leader that can no longer show it
 holds it must stop at once, before a standby that got the lock connects to the broker as the
 same login (Mosquitto would hand the hub's session back and forth between them). So:
-- the leader checks its lock every LEADER_CHECK_S; a check that fails, or none succeeding for
-  LOST_AFTER_S (a query stuck on a dead network), calls `on_lost` (lavos server exits non-zero
-  there: systemd starts it again, as a standby);
+- every write transaction of the leader checks, on its own connection just before COMMIT, that
+  the lock's session still holds the lock (`check_in`, the store's `before_commit`): one that
+  finds it gone rolls back and calls `on_lost`, so no change is committed by a hub that lost
+  the lock, whatever the timing;
+- between transactions the leader checks its lock every LEADER_CHECK_S; a check that fails, or
+  none succeeding for LOST_AFTER_S (a query stuck on a dead network), calls `on_lost` (lavos
+  server exits non-zero there: systemd starts it again, as a standby);
 - a process that wins the lock waits FENCE_GRACE_S (longer than LOST_AFTER_S) before it touches
   MQTT, so an old leader whose session PostgreSQL ended has fenced itself by then.
 On SQLite there is one process by construction (one file, one box): no leadership at all.
@@ -23,6 +27,11 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypedDict
+
+if TYPE_CHECKING:
+    import psycopg
+    from psycopg.rows import TupleRow
 
 log = logging.getLogger("lavos.hub.leadership")
 
@@ -32,8 +41,22 @@ STANDBY_POLL_S = 1.0
 LEADER_CHECK_S = 0.5
 LOST_AFTER_S = 2.5
 FENCE_GRACE_S = LOST_AFTER_S + 0.5
+
+
+class _ClientOptions(TypedDict):
+    """libpq connection parameters (psycopg.connect passes them on by name)."""
+
+    connect_timeout: int
+    keepalives: int
+    keepalives_idle: int
+    keepalives_interval: int
+    keepalives_count: int
+    tcp_user_timeout: int
+    application_name: str
+
+
 # libpq and server keep-alives so a dead peer shows as an error within seconds, not TCP's hours.
-_CLIENT_OPTIONS = {
+_CLIENT_OPTIONS: _ClientOptions = {
     "connect_timeout": 3,
     "keepalives": 1,
     "keepalives_idle": 2,
@@ -50,6 +73,18 @@ _SERVER_OPTIONS = (
 
 class LeadershipError(ConnectionError):
     """PostgreSQL could not be asked for the hub lock; the message says why."""
+
+
+class LeadershipLost(RuntimeError):
+    """A write transaction found the hub lock gone: it is rolled back, and this process stops leading."""
+
+
+# The lock held by one backend (the leader's lock connection), as pg_locks shows an advisory lock
+# taken with one bigint key: classid the high 32 bits, objid the low, objsubid 1.
+_HELD_BY = (
+    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = {pid} "
+    "AND classid = {classid} AND objid = {objid} AND objsubid = 1"
+)
 
 
 def needs_leadership(db_url: str) -> bool:
@@ -88,12 +123,15 @@ class Leadership:
             raise ValueError(f"--standby-poll {poll_s:g}: give a number of seconds above 0, e.g. 1")
         self._conninfo = _conninfo(db_url)
         self.poll_s, self.key, self.check_s, self.lost_after_s = poll_s, key, check_s, lost_after_s
-        self._conn = None
+        self._conn: psycopg.Connection[TupleRow] | None = None
         self.leading = False
+        self._lock_pid: int | None = None  # the lock connection's backend, while leading
         self._closed = threading.Event()
         self._watcher: threading.Thread | None = None
+        self._on_lost: Callable[[str], None] | None = None
+        self._fired = threading.Event()
 
-    def _connect(self):
+    def _connect(self) -> psycopg.Connection[TupleRow]:
         import psycopg
 
         if self._conn is None or self._conn.closed:
@@ -106,11 +144,13 @@ class Leadership:
         import psycopg
 
         try:
-            row = self._connect().execute("SELECT pg_try_advisory_lock(%s)", (self.key,)).fetchone()
+            conn = self._connect()
+            row = conn.execute("SELECT pg_try_advisory_lock(%s), pg_backend_pid()", (self.key,)).fetchone()
         except psycopg.Error as e:
             self._drop()
             raise LeadershipError(str(e).strip() or type(e).__name__) from None
         self.leading = bool(row and row[0])
+        self._lock_pid = int(row[1]) if row and self.leading else None
         return self.leading
 
     def campaign(self, stop: threading.Event) -> bool:
@@ -124,6 +164,32 @@ class Leadership:
                 log.warning("standby: cannot ask PostgreSQL for the hub lock (%s); trying again", e)
             stop.wait(self.poll_s)
         return False
+
+    def check_in(self, db: Any) -> None:
+        """In a write transaction (`db`, a SQLAlchemy session of the hub's store), before its
+        COMMIT: raise LeadershipLost (rolling it back, and telling `on_lost`) unless the lock's
+        session still holds the lock. Asked on the transaction's own connection, so a lock
+        connection that died a moment ago is seen here even before the watcher's next check."""
+        from sqlalchemy import text
+
+        pid = self._lock_pid
+        if not self.leading or pid is None:
+            raise self._gone("this process does not hold the hub lock")
+        sql = _HELD_BY.format(pid=int(pid), classid=(self.key >> 32) & 0xFFFF_FFFF, objid=self.key & 0xFFFF_FFFF)
+        if not db.execute(text(sql)).scalar():
+            raise self._gone("a write transaction found the hub lock no longer held by this process")
+
+    def _gone(self, reason: str) -> LeadershipLost:
+        self._lost(reason)
+        return LeadershipLost(f"{reason}: the change is rolled back")
+
+    def _lost(self, reason: str) -> None:
+        if not self._fired.is_set() and not self._closed.is_set():
+            self._fired.set()
+            self.leading = False
+            log.critical("lost the hub lock: %s; this process stops acting as the hub", reason)
+            if self._on_lost is not None:
+                self._on_lost(reason)
 
     def holds(self) -> bool:
         """Whether this connection's session still has the lock granted (False, not raise, on a dead link)."""
@@ -143,7 +209,7 @@ class Leadership:
             return False
         return bool(row and row[0])
 
-    def _connect_existing(self):
+    def _connect_existing(self) -> psycopg.Connection[TupleRow]:
         # Never reconnect while leading: a new session would not hold the lock, whatever it says.
         if self._conn is None or self._conn.closed:
             raise RuntimeError("the lock connection is gone")
@@ -153,25 +219,19 @@ class Leadership:
         """While leading: check the lock every check_s, call on_lost(reason) once if it is gone or
         if no check has succeeded for lost_after_s (checked apart, so a stuck query counts too)."""
         last_ok = [time.monotonic()]
-        fired = threading.Event()
-
-        def lost(reason: str) -> None:
-            if not fired.is_set() and not self._closed.is_set():
-                fired.set()
-                log.critical("lost the hub lock: %s; this process stops acting as the hub", reason)
-                on_lost(reason)
+        self._on_lost = on_lost
 
         def check() -> None:
-            while not self._closed.wait(self.check_s) and not fired.is_set():
+            while not self._closed.wait(self.check_s) and not self._fired.is_set():
                 if self.holds():
                     last_ok[0] = time.monotonic()
                 else:
-                    lost("the PostgreSQL session holding it ended or no longer has it")
+                    self._lost("the PostgreSQL session holding it ended or no longer has it")
 
         def deadman() -> None:
-            while not self._closed.wait(0.1) and not fired.is_set():
+            while not self._closed.wait(0.1) and not self._fired.is_set():
                 if time.monotonic() - last_ok[0] > self.lost_after_s:
-                    lost(f"no lock check succeeded for {self.lost_after_s:g} s")
+                    self._lost(f"no lock check succeeded for {self.lost_after_s:g} s")
 
         self._watcher = threading.Thread(target=check, name="leadership-check", daemon=True)
         self._watcher.start()

@@ -37,7 +37,8 @@ import signal
 import threading
 import time
 from multiprocessing.connection import Connection
-from typing import Any
+from multiprocessing.context import SpawnProcess
+from typing import Literal, TypedDict
 
 import paho.mqtt.client as mqtt
 
@@ -51,6 +52,32 @@ _FORWARD_BATCH = 500  # messages per pipe write: one pickle and one system call 
 _CHILD_BOUND = 2000  # messages the child holds before paho waits (the parent's inbox bounds the rest)
 _RESTART_PAUSE_S = 1.0
 _SEND_GAP_S = 0.002  # under load, at most one pipe write per 2 ms (what a lone event can wait at most)
+
+
+class _LinkOptions(TypedDict):
+    """HubLink's keyword arguments, as the child is given them."""
+
+    client_id: str
+    share_group: str | None
+    protocol: int
+    keepalive: int
+    home_assistant: bool
+
+
+# What goes through the pipes, as plain tuples (cheaper to pickle than objects).
+# An inbox item: a message (Inbound's fields), a (re)connect, Home Assistant's birth.
+_Entry = tuple[Literal["m"], str, bytes, int, int, float] | tuple[Literal["up"], int] | tuple[Literal["ha"]]
+_Stats = dict[str, object]  # LinkStats' fields by name
+# Parent → child.
+_Command = tuple[Literal["pub"], str, bytes, bool, int] | tuple[Literal["ack"], list[tuple[int, int]]] | tuple[Literal["close"]]
+# Child → parent.
+_Report = (
+    tuple[Literal["started"]]
+    | tuple[Literal["error"], str]
+    | tuple[Literal["batch"], list[_Entry], _Stats]
+    | tuple[Literal["stats"], _Stats]
+    | tuple[Literal["closed"]]
+)
 
 
 class ProcessLink(HubCommands):
@@ -73,7 +100,7 @@ class ProcessLink(HubCommands):
         self.stats = LinkStats()
         self.client_id = url.username or client_id
         self._share_group = share_group
-        self._options = {
+        self._options: _LinkOptions = {
             "client_id": client_id,
             "share_group": share_group,
             "protocol": protocol,
@@ -83,7 +110,7 @@ class ProcessLink(HubCommands):
         self._ctx = multiprocessing.get_context("spawn")  # no fork: the parent has threads and a database pool
         self._closing = threading.Event()
         self._send_lock = threading.Lock()  # one pipe writer at a time (the writer, a closing thread)
-        self._proc: Any = None
+        self._proc: SpawnProcess | None = None
         self._commands: Connection | None = None
         self._messages: Connection | None = None
         self._reader: threading.Thread | None = None
@@ -108,7 +135,7 @@ class ProcessLink(HubCommands):
         proc.start()
         cmd_r.close()  # the child's ends: closed here, so an EOF means the other side is gone
         msg_w.close()
-        first = msg_r.recv() if msg_r.poll(wait_s + 30) else ("error", "the MQTT link process did not start")
+        first: _Report = msg_r.recv() if msg_r.poll(wait_s + 30) else ("error", "the MQTT link process did not start")
         if first[0] != "started":
             proc.join(5)
             if proc.is_alive():
@@ -134,7 +161,7 @@ class ProcessLink(HubCommands):
 
     # -- outgoing (parent) --------------------------------------------------------------
 
-    def _send(self, item: tuple) -> None:
+    def _send(self, item: _Command) -> None:
         conn = self._commands
         if conn is None:
             raise OSError("the MQTT link process is not running")
@@ -173,6 +200,7 @@ class ProcessLink(HubCommands):
     def _read(self) -> None:
         while True:
             conn = self._messages
+            item: _Report | None
             try:
                 item = conn.recv() if conn is not None else None
             except (EOFError, OSError):
@@ -182,17 +210,16 @@ class ProcessLink(HubCommands):
                     return
                 self._restart()
                 continue
-            kind = item[0]
-            if kind == "batch":
+            if item[0] == "batch":
                 self._take_stats(item[2])
                 for entry in item[1]:
                     self._put(_item_of(entry))
-            elif kind == "stats":
+            elif item[0] == "stats":
                 self._take_stats(item[1])
-            elif kind == "closed":
+            elif item[0] == "closed":
                 return
 
-    def _take_stats(self, child: dict[str, Any]) -> None:
+    def _take_stats(self, child: _Stats) -> None:
         published = self.stats.published  # counted here, where publish() is called
         for key, value in child.items():
             setattr(self.stats, key, value)
@@ -225,7 +252,7 @@ class ProcessLink(HubCommands):
 
 
 def _child_main(
-    url: MqttUrl, options: dict[str, Any], wait_s: float, level: int, commands: Connection, messages: Connection, parent_pid: int
+    url: MqttUrl, options: _LinkOptions, wait_s: float, level: int, commands: Connection, messages: Connection, parent_pid: int
 ) -> None:
     if os.getppid() != parent_pid:  # the parent died while we started
         os._exit(0)
@@ -244,15 +271,14 @@ def _child_main(
     threading.Thread(target=_forward, args=(received, messages, link), name="lavos-link-forward", daemon=True).start()
     while True:
         try:
-            cmd = commands.recv()
+            cmd: _Command = commands.recv()
         except (EOFError, OSError):  # the parent is gone: so is the hub; leave no session behind
             os._exit(0)
-        op = cmd[0]
-        if op == "pub":
+        if cmd[0] == "pub":
             link.publish(cmd[1], cmd[2], retain=cmd[3], qos=cmd[4])
-        elif op == "ack":
+        elif cmd[0] == "ack":
             link.ack_many([Inbound("", b"", mid, qos, 0.0) for mid, qos in cmd[1]])
-        elif op == "close":
+        elif cmd[0] == "close":
             link.close()
             try:
                 messages.send(("closed",))
@@ -263,7 +289,7 @@ def _child_main(
 
 def _forward(received: queue.Queue[InboxItem], messages: Connection, link: HubLink) -> None:
     """Queue → pipe, many messages a write. Blocks on the pipe when the parent stops reading."""
-    last_stats: dict[str, Any] = {}
+    last_stats: _Stats = {}
     last_sent = 0.0
     while True:
         try:
@@ -293,22 +319,22 @@ def _forward(received: queue.Queue[InboxItem], messages: Connection, link: HubLi
         last_sent = time.monotonic()
 
 
-def _stats_of(link: HubLink) -> dict[str, Any]:
+def _stats_of(link: HubLink) -> _Stats:
     # A flat copy: LinkStats holds scalars only, and dataclasses.asdict deep-copies each field
     # (70 us a batch, a fifth of the child's time in a drain).
     return dict(vars(link.stats))
 
 
-def _entry_of(item: InboxItem) -> tuple:
+def _entry_of(item: Inbound | LinkUp | HomeAssistantOnline) -> _Entry:
     """An inbox item as plain tuples for the pipe (cheaper to pickle than the objects)."""
     if isinstance(item, LinkUp):
         return ("up", item.connects)
     if isinstance(item, HomeAssistantOnline):
         return ("ha",)
-    return ("m", *item)  # type: ignore[misc]
+    return ("m", *item)
 
 
-def _item_of(entry: tuple) -> InboxItem:
+def _item_of(entry: _Entry) -> InboxItem:
     if entry[0] == "up":
         return LinkUp(entry[1])
     if entry[0] == "ha":
@@ -316,7 +342,7 @@ def _item_of(entry: tuple) -> InboxItem:
     return Inbound(*entry[1:])
 
 
-def _send_or_exit(messages: Connection, item: tuple) -> None:
+def _send_or_exit(messages: Connection, item: _Report) -> None:
     try:
         messages.send(item)
     except OSError:

@@ -125,6 +125,8 @@ def _integer(name: str, value: object) -> int:
     # Exactly an int: a float here would change the field's type in InfluxDB, which then refuses
     # every later point of the series (field type conflict).
     try:
+        # Any object on purpose: operator.index is the check (TypeError unless it is an integer),
+        # cheaper on this per-point path than an isinstance test of SupportsIndex first.
         return operator.index(value)  # type: ignore[arg-type]
     except TypeError:
         raise InvalidPoint(f"{name} must be an integer, got {value!r}") from None

@@ -50,7 +50,11 @@ def _dt(v: str | None) -> datetime | None:
     return datetime.fromisoformat(v) if v else None
 
 
-def _row(r: tuple) -> Message:
+# A `messages` row in _COLUMNS' order, as sqlite3 gives it: times as ISO text, `late` as 0 or 1.
+_Row = tuple[int, str, str, str, str, str, str, str, str | None, str, int, str | None, str | None, int]
+
+
+def _row(r: _Row) -> Message:
     return Message(
         r[0], r[1], r[2], r[3], r[4], r[5], _dt(r[6]) or datetime.min, r[7], _dt(r[8]), r[9], r[10], r[11], _dt(r[12]), bool(r[13])
     )

@@ -19,7 +19,8 @@ import socket
 from datetime import tzinfo
 from urllib.parse import urlsplit
 
-from broker.domain.payment_rules import PaymentRefused, euros
+from broker.domain.euros import euros
+from broker.domain.payment_rules import PaymentRefused
 from broker.domain.receipt import Receipt
 from broker.domain.refusals import N_
 

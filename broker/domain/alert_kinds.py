@@ -190,13 +190,18 @@ def foosball_no_member(table: str) -> AlertSpec:
     )
 
 
-def card_refused(table: str, code: str, reason_sk: str, reason_en: str) -> AlertSpec:
+def card_refused(table: str, code: str, member: str | None = None, year: int | None = None) -> AlertSpec:
     """One cause per table, not per card: a node inventing UIDs would otherwise open an alert each.
 
-    Every refusal touches the open alert (count, newest reason). An unknown card's text names no
-    UID: a UID is a credential, and this text is on every bar screen and in the log.
+    Every refusal touches the open alert (count, newest reason). `code` is the card check's
+    verdict (broker.storage.members.is_valid_card: "unknown", "inactive", "unpaid"). An unknown
+    card's text names no UID: a UID is a credential, and this text is on every bar screen and in the log.
     """
-    if code == "unknown":
+    if code == "inactive":
+        reason_sk, reason_en = f"{member}: členstvo nie je aktívne", f"{member}: membership is inactive"
+    elif code == "unpaid":
+        reason_sk, reason_en = f"{member}: nezaplatený členský príspevok za rok {year}", f"{member}: fee unpaid for {year}"
+    else:
         reason_sk, reason_en = "neznáma karta", "unknown card"
     return AlertSpec(
         "card_refused",

@@ -17,14 +17,17 @@ import csv
 import re
 from collections.abc import Iterable
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 # Optional quotes, then a character a spreadsheet starts a formula with.
 _FORMULA = re.compile(r"'*[=+\-@\t\r]")
 _GUARDED = re.compile(r"'+[=+\-@\t\r]")
 
 
-def guard(value: Any) -> Any:
+def guard(value: object) -> object:
     """A cell as it may go into the file: text that would start a formula gets a leading quote."""
     if isinstance(value, str) and _FORMULA.match(value):
         return "'" + value
@@ -47,18 +50,18 @@ class SafeWriter:
     the cell is still a number there, never guarded, so a -2,00 correction still sums.
     """
 
-    def __init__(self, out: Any, *, delimiter: str = ",", decimal_comma: bool = False) -> None:
+    def __init__(self, out: SupportsWrite[str], *, delimiter: str = ",", decimal_comma: bool = False) -> None:
         self._writer = csv.writer(out, delimiter=delimiter, lineterminator="\r\n")
         self._comma = decimal_comma
 
-    def _cell(self, value: Any) -> Any:
+    def _cell(self, value: object) -> object:
         if self._comma and isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
             return str(value).replace(".", ",")
         return guard(value)
 
-    def writerow(self, row: Iterable[Any]) -> None:
+    def writerow(self, row: Iterable[object]) -> None:
         self._writer.writerow([self._cell(v) for v in row])
 
-    def writerows(self, rows: Iterable[Iterable[Any]]) -> None:
+    def writerows(self, rows: Iterable[Iterable[object]]) -> None:
         for row in rows:
             self.writerow(row)

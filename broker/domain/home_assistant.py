@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
 from broker.domain.venue import Venue
 from devices import contract
@@ -42,7 +41,7 @@ class Discovery:
     """One retained discovery message: where and what."""
 
     topic: str
-    config: dict[str, Any]
+    config: dict[str, object]
 
     def payload(self) -> bytes:
         return json.dumps(self.config, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode("utf-8")
@@ -53,9 +52,9 @@ def _node_id(venue: Venue, table: str) -> str:
     return f"lavos_{venue.venue.id}_{table}".replace("-", "_")
 
 
-def _device(venue: Venue, t: TableSpec) -> dict[str, Any]:
+def _device(venue: Venue, t: TableSpec) -> dict[str, object]:
     room = next((r for r in venue.rooms if r.id == t.room), None)
-    device: dict[str, Any] = {
+    device: dict[str, object] = {
         "identifiers": [_node_id(venue, t.id)],
         "name": t.name,
         "manufacturer": MANUFACTURER,
@@ -66,7 +65,7 @@ def _device(venue: Venue, t: TableSpec) -> dict[str, Any]:
     return device
 
 
-def _node_availability(table: str) -> list[dict[str, Any]]:
+def _node_availability(table: str) -> list[dict[str, object]]:
     # The node's birth is {"state":"online",...}, its will (fired by the broker) {"state":"offline",...}.
     return [
         {
@@ -78,7 +77,7 @@ def _node_availability(table: str) -> list[dict[str, Any]]:
     ]
 
 
-def _hub_availability() -> list[dict[str, Any]]:
+def _hub_availability() -> list[dict[str, object]]:
     # What the hub publishes (session, amount) is as fresh as the hub: its birth/will.
     return [
         {
@@ -97,7 +96,7 @@ def table_discovery(venue: Venue, t: TableSpec) -> list[Discovery]:
     kind = Kind(t.kind)
     out: list[Discovery] = []
 
-    def add(component: str, object_id: str, config: dict[str, Any]) -> None:
+    def add(component: str, object_id: str, config: dict[str, object]) -> None:
         config = {"unique_id": f"{node}_{object_id}", "device": device, "qos": 1, **config}
         out.append(Discovery(f"{DISCOVERY_PREFIX}/{component}/{node}/{object_id}/config", config))
 

@@ -62,6 +62,19 @@ def eligibility(active: bool, paid_years: Iterable[int], year: int) -> Eligibili
     return "ok" if fee_paid(paid_years, year) else "unpaid"
 
 
+def refusal(verdict: Eligibility, member: str, year: int, *, foosball: bool = False) -> MemberError | None:
+    """Why `member` may not play as a member in `year` (the `eligibility` verdict), in the words
+    staff read (translated where shown), or None when they may. The one wording of the rule:
+    a staff check-in, a game started for a member and the card-refused alert all come here."""
+    if verdict == "inactive":
+        if foosball:
+            return MemberError(N_("The membership of %(member)s is not active: foosball is for members only."), member=member)
+        return MemberError(N_("The membership of %(member)s is not active."), member=member)
+    if verdict == "unpaid":
+        return MemberError(N_("%(member)s has not paid the %(year)d fee: record the payment first."), member=member, year=year)
+    return None
+
+
 def checkin_window(minutes: int) -> timedelta:
     """A check-in lasts this long after the last goal (or the check-in itself)."""
     return timedelta(minutes=minutes)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from broker.domain.venue import TableSpec
+from devices.tables import TableSpec
 
 # A node that says its clock is synced (NTP) is believed within this window around the hub's
 # clock. Back: a node queues events in its outbox while the hub or the network is down, and

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 
+from broker.domain.euros import euros, whole_cents
 from broker.domain.money import allocate, vat_rows
 from broker.domain.receipt import ReceiptLine
 from broker.domain.refusals import N_, Refusal
@@ -29,14 +29,11 @@ __all__ = [
     "PaymentRefused",
     "Tender",
     "check_payment",
-    "parse_euros",
     "frozen_lines",
     "negated",
     "PARTIAL",
-    "MAX_AMOUNT_CENTS",
 ]
 
-MAX_AMOUNT_CENTS = 10_000_000  # 100 000 €: no bar takes more at once; a typo of extra zeros is refused
 PARTIAL = "partial_payment"  # the category of a partial payment's lines (its goods are not known)
 
 
@@ -55,7 +52,7 @@ def check_payment(amount_cents: object, owed_cents: int, *, cash: bool, tendered
     """The payment `amount_cents` against `owed_cents` (of `what`, a name for the refusal), or a refusal."""
     if owed_cents <= 0:
         raise PaymentRefused(N_("%(what)s is paid already; there is nothing left to pay."), what=what)
-    amount = _cents(amount_cents)
+    amount = whole_cents(amount_cents)
     if amount is None:
         raise PaymentRefused(N_("Give the amount in whole cents above zero, e.g. 12,50 €."))
     if amount > owed_cents:
@@ -73,7 +70,7 @@ def check_payment(amount_cents: object, owed_cents: int, *, cash: bool, tendered
         return Tender(amount, None, 0)
     if tendered_cents is None:
         return Tender(amount, amount, 0)  # exact money
-    tendered = _cents(tendered_cents)
+    tendered = whole_cents(tendered_cents)
     if tendered is None:
         raise PaymentRefused(N_("Give the received cash in whole cents above zero, e.g. 20,00 €."))
     if tendered < amount:
@@ -81,35 +78,6 @@ def check_payment(amount_cents: object, owed_cents: int, *, cash: bool, tendered
             N_("Received %(tendered)s is less than the %(amount)s to pay."), tendered=euros(tendered), amount=euros(amount)
         )
     return Tender(amount, tendered, tendered - amount)
-
-
-def _cents(value: object) -> int | None:
-    # bool is an int in Python: True must not pay one cent.
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value if 0 < value <= MAX_AMOUNT_CENTS else None
-
-
-def euros(cents: int) -> str:
-    """'12,50 €' (no-break space), as a refusal shows an amount in either language."""
-    sign = "-" if cents < 0 else ""
-    whole, part = divmod(abs(cents), 100)
-    return f"{sign}{whole},{part:02d}\u00a0€"
-
-
-def parse_euros(text: str) -> int | None:
-    """'12,50', '12.50', '12,5 €', '12' → cents; None when it is not a positive amount with at most cents."""
-    cleaned = text.strip().replace(" ", "").replace("\u00a0", "").replace("€", "").replace(",", ".")
-    if not cleaned or len(cleaned) > 20:
-        return None
-    try:
-        value = Decimal(cleaned)
-    except InvalidOperation:
-        return None
-    if not value.is_finite() or value <= 0 or value != value.quantize(Decimal("0.01")):
-        return None
-    cents = int(value * 100)
-    return cents if cents <= MAX_AMOUNT_CENTS else None
 
 
 def frozen_lines(

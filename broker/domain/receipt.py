@@ -75,7 +75,7 @@ class Receipt:
         return tuple(f for f in ("name", "address", "ico", "dic") if not getattr(self.issuer, f))
 
 
-def lines_json(lines: Iterable[MoneyLine | ReceiptLine]) -> dict[str, Any]:
+def lines_json(lines: Iterable[MoneyLine | ReceiptLine]) -> dict[str, object]:
     """The frozen shape of `Payment.lines`: {"lines": [...], "vat": [...]}, VAT per rate from the lines."""
     lines = list(lines)
     rows = [

@@ -12,7 +12,10 @@ Pass names people know (a table's display name, a member's name), never ids.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Self
+
+if TYPE_CHECKING:
+    from devices.tables import TableSpec
 
 
 def N_(msgid: str) -> str:
@@ -23,13 +26,13 @@ def N_(msgid: str) -> str:
 class Refusal(ValueError):
     """Base of every refusal a person may see. str() is the English text with `params` filled in."""
 
-    def __init__(self, msgid: str, /, **params: Any) -> None:
+    def __init__(self, msgid: str, /, **params: object) -> None:
         self.msgid = msgid
         self.params = params
         super().__init__(msgid % params if params else msgid)
 
     @classmethod
-    def like(cls, other: Refusal):
+    def like(cls, other: Refusal) -> Self:
         """The same refusal as another layer's (a SessionError met by the hub becomes its ServiceError)."""
         return cls(other.msgid, **other.params)
 
@@ -60,6 +63,6 @@ class Name:
         return hash((self.name, self.name_en))
 
 
-def table_name(spec: Any) -> Name:
-    """A venue table (devices.tables.TableSpec) as a refusal names it."""
-    return Name(spec.name, getattr(spec, "name_en", None))
+def table_name(spec: TableSpec) -> Name:
+    """A venue table as a refusal names it."""
+    return Name(spec.name, spec.name_en)

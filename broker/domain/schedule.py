@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, date, datetime, time, timedelta
 
 from broker.domain.venue import WEEKDAYS, Venue
@@ -67,16 +67,21 @@ def business_day_bounds(day: date, venue: Venue) -> tuple[datetime, datetime]:
     return _day_start(day, venue), _day_start(day + timedelta(days=1), venue)
 
 
+def first_open_day(day: date, is_closed: Callable[[date], bool]) -> date:
+    """`day`, or the first day after it that is not closed: the one rule of where money lands
+    once a day's close-out is done (a late payment, a reversal, the day staff work on)."""
+    while is_closed(day):
+        day += timedelta(days=1)
+    return day
+
+
 def counting_day(at: datetime, venue: Venue, closed: Mapping[date, datetime]) -> date:
     """The day whose close-out counts something done at `at`: its business day, or, when that day
     had already been closed by then (`closed`: day -> closed_at), the next day still open then.
 
     So a void at 02:00 after the close-out at 01:30 goes to the next day's Z report, never back
     into the closed one, and the rule gives the same answer whenever it is asked."""
-    day = business_day(at, venue)
-    while (shut := closed.get(day)) is not None and shut <= at:
-        day += timedelta(days=1)
-    return day
+    return first_open_day(business_day(at, venue), lambda d: (shut := closed.get(d)) is not None and shut <= at)
 
 
 def business_hours(venue: Venue) -> tuple[int, ...]:

@@ -9,12 +9,13 @@ new op before appending it, and `replay` is nothing but `apply` over the log.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, TypeVar, Unpack, cast, get_args
 
 from broker.domain.billing import Bill, BillLine, format_eur, make_bill, minimum_line, time_lines
+from broker.domain.euros import MAX_AMOUNT_CENTS
 from broker.domain.refusals import N_, Name, Refusal, table_name
 from broker.domain.tariffs import MemberSnapshot, Rate, RateContext, Segment, as_utc, local, rate_at, split, tariff_window
 from broker.domain.venue import Extra, Venue
@@ -52,14 +53,13 @@ __all__ = [
 ]
 
 OpKind = Literal["start", "stop", "pause", "resume", "transfer", "card", "card_removed", "extend", "extra", "correction", "void"]
-OP_KINDS: tuple[str, ...] = OpKind.__args__  # type: ignore[attr-defined]
+OP_KINDS: tuple[str, ...] = get_args(OpKind)
 # A stopped table may still get its tab settled before payment, and a bill already issued may be
 # corrected or have an extra voided (who may do that is the dashboard's access table).
 _AFTER_STOP = {"extra", "correction", "void"}
 REASON_MAX = 200
 _MAX_MINUTES = 24 * 60
 _MAX_QUANTITY = 100
-_MAX_CORRECTION_CENTS = 10_000_000
 
 
 class SessionError(Refusal):
@@ -83,7 +83,9 @@ class Op:
 
     kind: OpKind
     at: datetime
-    data: dict = field(default_factory=dict)
+    # A JSON object as stored and as the API gave it: checked by `_parse`, which makes `_OpData`.
+    # The hub reads its keys directly too (hub.py: op.data["table"]), hence Any.
+    data: dict[str, Any] = field(default_factory=dict)
     actor: str = "system"
     reason: str | None = None
 
@@ -98,11 +100,11 @@ class Op:
         if self.reason is not None and not isinstance(self.reason, str):
             raise SessionError(f"{self.kind} reason must be text, got {type(self.reason).__name__}")
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         return {"kind": self.kind, "at": self.at.isoformat(), "data": self.data, "actor": self.actor, "reason": self.reason}
 
     @classmethod
-    def from_dict(cls, d: Any) -> Op:
+    def from_dict(cls, d: object) -> Op:
         if not isinstance(d, dict) or not {"kind", "at"} <= d.keys():
             raise SessionError(f"a stored operation is an object with kind and at, got {d!r}")
         at = d["at"]
@@ -190,14 +192,14 @@ def bill_reason(reason: object) -> str:
 # --- validating op data: garbage from storage or the API becomes a SessionError, never a crash ---
 
 
-def _text(value: Any, where: str) -> str:
+def _text(value: object, where: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise SessionError(f"{where} must be non-empty text, got {value!r}")
     return value
 
 
-def _int_in(low: int, high: int) -> Callable[[Any, str], int]:
-    def check(value: Any, where: str) -> int:
+def _int_in(low: int, high: int) -> Callable[[object, str], int]:
+    def check(value: object, where: str) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise SessionError(f"{where} must be a whole number from {low} to {high}, got {value!r}")
         return value
@@ -205,14 +207,14 @@ def _int_in(low: int, high: int) -> Callable[[Any, str], int]:
     return check
 
 
-def _correction_cents(value: Any, where: str) -> int:
-    amount = _int_in(-_MAX_CORRECTION_CENTS, _MAX_CORRECTION_CENTS)(value, where)
+def _correction_cents(value: object, where: str) -> int:
+    amount = _int_in(-MAX_AMOUNT_CENTS, MAX_AMOUNT_CENTS)(value, where)
     if amount == 0:
         raise SessionError(f"{where} must not be 0: a correction changes the bill")
     return amount
 
 
-def _member(value: Any, where: str) -> MemberSnapshot:
+def _member(value: object, where: str) -> MemberSnapshot:
     if not isinstance(value, dict):
         raise SessionError(f"{where} must be an object with member_id, name, fee_paid, got {value!r}")
     _only_keys(value, {"member_id", "name", "fee_paid", "year", "next_year_paid"}, {"member_id", "name", "fee_paid"}, where)
@@ -228,13 +230,13 @@ def _member(value: Any, where: str) -> MemberSnapshot:
     )
 
 
-def _bool(value: Any, where: str) -> bool:
+def _bool(value: object, where: str) -> bool:
     if not isinstance(value, bool):
         raise SessionError(f"{where} must be true or false, got {value!r}")
     return value
 
 
-def _only_keys(d: dict, allowed: set[str], required: set[str], where: str) -> None:
+def _only_keys(d: Mapping[str, object], allowed: set[str], required: set[str], where: str) -> None:
     unknown = sorted(set(d) - allowed)
     if unknown:
         raise SessionError(
@@ -245,7 +247,7 @@ def _only_keys(d: dict, allowed: set[str], required: set[str], where: str) -> No
         raise SessionError(f"{where} is missing {', '.join(map(repr, missing))}")
 
 
-Check = Callable[[Any, str], Any]
+Check = Callable[[object, str], object]
 # kind -> key -> (check, required); an optional key may also be null.
 _SCHEMAS: dict[str, dict[str, tuple[Check, bool]]] = {
     "start": {
@@ -267,10 +269,27 @@ _SCHEMAS: dict[str, dict[str, tuple[Check, bool]]] = {
 }
 
 
-def _parse(op: Op) -> dict[str, Any]:
+class _OpData(TypedDict, total=False):
+    """An op's data once `_parse` has checked it: each kind has the keys of its `_SCHEMAS` entry."""
+
+    table: str
+    tariff: str | None
+    member: MemberSnapshot | None  # null only where optional (start); card requires it
+    prepaid_minutes: int | None
+    minutes: int
+    extra: str
+    quantity: int
+    unit_cents: int
+    amount_cents: int
+    extra_op: int
+
+
+def _parse(op: Op) -> _OpData:
     schema = _SCHEMAS[op.kind]
     _only_keys(op.data, set(schema), {k for k, (_, req) in schema.items() if req}, f"{op.kind} data")
-    return {k: None if op.data.get(k) is None and not req else check(op.data[k], f"{op.kind}.{k}") for k, (check, req) in schema.items()}
+    parsed = {k: None if op.data.get(k) is None and not req else check(op.data[k], f"{op.kind}.{k}") for k, (check, req) in schema.items()}
+    # The schema's checks made each value the type _OpData names for its key (see _SCHEMAS).
+    return cast(_OpData, parsed)
 
 
 # --- state ---
@@ -337,7 +356,10 @@ class SessionState:
         return self.state != "stopped"
 
 
-def _venue_lookup(lookup: Callable[[str], Any], key: str) -> Any:
+_Found = TypeVar("_Found")
+
+
+def _venue_lookup(lookup: Callable[[str], _Found], key: str) -> _Found:
     try:
         return lookup(key)
     except KeyError as e:
@@ -396,7 +418,14 @@ def _close(state: SessionState, at: datetime, venue: Venue) -> SessionState:
     return replace(state, segments=state.segments + tuple(cut), running_since=None)
 
 
-def _recontext(state: SessionState, op: Op, venue: Venue, **changes: Any) -> SessionState:
+class _Context(TypedDict, total=False):
+    """What a transfer or a card changes of a session's rate context."""
+
+    table: str
+    member: MemberSnapshot | None
+
+
+def _recontext(state: SessionState, op: Op, venue: Venue, **changes: Unpack[_Context]) -> SessionState:
     """The rate may change from here on (table, card): close what was played, go on under the new context."""
     closed = _close(state, op.at, venue)
     return replace(closed, running_since=op.at if state.state == "running" else None, **changes)
@@ -417,7 +446,7 @@ def _need_state(state: SessionState, op: Op, wanted: str) -> None:
         raise SessionError(N_("The game is not paused; it is running."))
 
 
-def _start(op: Op, d: dict, venue: Venue) -> SessionState:
+def _start(op: Op, d: _OpData, venue: Venue) -> SessionState:
     table = _billed_table(venue, d["table"])
     tariff, until = _requested_tariff(venue, d["tariff"], d["member"], op.at)
     prepaid = op.at + timedelta(minutes=d["prepaid_minutes"]) if d["prepaid_minutes"] else None
@@ -434,41 +463,41 @@ def _start(op: Op, d: dict, venue: Venue) -> SessionState:
     )
 
 
-def _stop(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState:
+def _stop(state: SessionState, op: Op, d: _OpData, venue: Venue) -> SessionState:
     closed = _close(state, op.at, venue)
     return replace(closed, state="stopped", stopped_at=op.at, paused_at=None, prepaid_until=_unpause_prepaid(state, op.at))
 
 
-def _pause(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState:
+def _pause(state: SessionState, op: Op, d: _OpData, venue: Venue) -> SessionState:
     _need_state(state, op, "running")
     return replace(_close(state, op.at, venue), state="paused", paused_at=op.at)
 
 
-def _resume(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState:
+def _resume(state: SessionState, op: Op, d: _OpData, venue: Venue) -> SessionState:
     _need_state(state, op, "paused")
     return replace(state, state="running", paused_at=None, running_since=op.at, prepaid_until=_unpause_prepaid(state, op.at))
 
 
-def _transfer(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState:
+def _transfer(state: SessionState, op: Op, d: _OpData, venue: Venue) -> SessionState:
     target = _billed_table(venue, d["table"])
     if target == state.table:
         raise SessionError(N_("The game is already on %(table)s."), table=table_name(venue.table(target)))
     return _recontext(state, op, venue, table=target)
 
 
-def _card(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState:
-    if d["member"] == state.member:
-        raise SessionError(N_("The club card of %(member)s is already on this game."), member=state.member.name)  # type: ignore[union-attr]
+def _card(state: SessionState, op: Op, d: _OpData, venue: Venue) -> SessionState:
+    if state.member is not None and d["member"] == state.member:  # card's member is never None (_SCHEMAS)
+        raise SessionError(N_("The club card of %(member)s is already on this game."), member=state.member.name)
     return _recontext(state, op, venue, member=d["member"])
 
 
-def _card_removed(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState:
+def _card_removed(state: SessionState, op: Op, d: _OpData, venue: Venue) -> SessionState:
     if state.member is None:
         raise SessionError(N_("There is no club card on this game to take off."))
     return _recontext(state, op, venue, member=None)
 
 
-def _extend(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState:
+def _extend(state: SessionState, op: Op, d: _OpData, venue: Venue) -> SessionState:
     if state.prepaid_until is None:
         raise SessionError(N_("The game has no prepaid time, so there is nothing to extend."))
     # Extending after the prepaid time ran out (expiry "continue") buys minutes from now, not from the past.
@@ -476,20 +505,20 @@ def _extend(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState:
     return replace(state, prepaid_until=max(state.prepaid_until, now) + timedelta(minutes=d["minutes"]))
 
 
-def _add_extra(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState:
+def _add_extra(state: SessionState, op: Op, d: _OpData, venue: Venue) -> SessionState:
     _extra(venue, d["extra"])
     item = ExtraItem(op.at, d["extra"], d["quantity"], d["unit_cents"], op.actor, state.op_count + 1)
     return replace(state, extras=state.extras + (item,))
 
 
-def _correct(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState:
+def _correct(state: SessionState, op: Op, d: _OpData, venue: Venue) -> SessionState:
     reason = _text(op.reason, "a correction's reason")
     if op.actor == "system":
         raise SessionError(N_("A correction is made by a person (a manager), not by the system."))
     return replace(state, corrections=state.corrections + (Correction(op.at, d["amount_cents"], reason, op.actor),))
 
 
-def _void(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState:
+def _void(state: SessionState, op: Op, d: _OpData, venue: Venue) -> SessionState:
     reason = bill_reason(op.reason)
     if op.actor == "system":
         raise SessionError("a void is made by a person; actor 'system' is not allowed")
@@ -501,7 +530,7 @@ def _void(state: SessionState, op: Op, d: dict, venue: Venue) -> SessionState:
     return replace(state, voids=state.voids + (VoidedExtra(op.at, item, reason, op.actor),))
 
 
-_HANDLERS: dict[str, Callable[[SessionState, Op, dict, Venue], SessionState]] = {
+_HANDLERS: dict[str, Callable[[SessionState, Op, _OpData, Venue], SessionState]] = {
     "stop": _stop,
     "pause": _pause,
     "resume": _resume,
@@ -529,7 +558,8 @@ def apply(state: SessionState | None, op: Op, venue: Venue) -> SessionState:
     if op.at < state.last_at:
         raise SessionError(f"{op.kind} at {op.at.isoformat()} is earlier than the previous operation at {state.last_at.isoformat()}")
     if state.state == "stopped" and op.kind not in _AFTER_STOP:
-        stopped = local(state.stopped_at, venue).strftime("%H:%M")  # type: ignore[arg-type]
+        assert state.stopped_at is not None  # _stop sets both
+        stopped = local(state.stopped_at, venue).strftime("%H:%M")
         raise SessionError(N_("The game has already ended; it was stopped at %(time)s."), time=stopped)
     new = _HANDLERS[op.kind](state, op, data, venue)
     return replace(new, last_at=op.at, op_count=state.op_count + 1)
@@ -577,7 +607,8 @@ def prepaid_remaining(state: SessionState, now: datetime) -> timedelta | None:
     if state.prepaid_until is None:
         return None
     ref = {"running": now, "paused": state.paused_at, "stopped": state.stopped_at}[state.state]
-    return max(timedelta(0), state.prepaid_until - ref)  # type: ignore[operator]
+    assert ref is not None  # _pause sets paused_at, _stop stopped_at
+    return max(timedelta(0), state.prepaid_until - ref)
 
 
 def _extra_names(venue: Venue) -> dict[str, tuple[str, str]]:

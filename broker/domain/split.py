@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from broker.domain.billing import format_eur
 from broker.domain.money import TABLE_TIME, MoneyLine, allocate, vat_rows
 from broker.domain.refusals import N_, Refusal
 
@@ -80,15 +81,10 @@ def _check_bill(lines: Sequence[MoneyLine], parts: int) -> int:
         raise SplitError(N_("A bill is split into 2 to %(max)d parts."), max=MAX_PARTS)
     total = sum(line.amount_cents for line in lines)
     if total <= 0:
-        raise SplitError(N_("There is nothing to split: the bill is %(total)s."), total=_eur(total))
+        raise SplitError(N_("There is nothing to split: the bill is %(total)s."), total=format_eur(total))
     if any(g < 0 for g in _buckets(lines).values()):
         raise SplitError(N_("A bill with a negative VAT rate or category (a correction larger than what it corrects) cannot be split."))
     return total
-
-
-def _eur(cents: int) -> str:
-    sign = "-" if cents < 0 else ""
-    return f"{sign}{abs(cents) // 100},{abs(cents) % 100:02d} €"
 
 
 def _row(line: MoneyLine) -> dict[str, Any]:
@@ -168,7 +164,7 @@ def split_equal(lines: Sequence[MoneyLine], parts: int, label: str, label_en: st
     """N equal parts of the bill; the first parts get the odd cents (10,00 € / 3 = 3,34 + 3,33 + 3,33)."""
     total = _check_bill(lines, parts)
     if total < parts:
-        raise SplitError(N_("%(total)s cannot be split into %(parts)d parts of at least 0,01 €."), total=_eur(total), parts=parts)
+        raise SplitError(N_("%(total)s cannot be split into %(parts)d parts of at least 0,01 €."), total=format_eur(total), parts=parts)
     amounts = allocate(total, _first_parts_first(parts))
     ordered = [amounts[-(p + 1)] for p in range(parts)]
     return {"mode": "equal", "total_cents": total, "parts": _shares(lines, ordered, label, label_en or label)}
@@ -181,7 +177,7 @@ def split_amounts(lines: Sequence[MoneyLine], amounts: Sequence[int], label: str
         raise SplitError(N_("Every part must be more than 0,00 €."))
     given = sum(amounts)
     if given != total:
-        raise SplitError(N_("The parts add up to %(given)s but the bill is %(total)s."), given=_eur(given), total=_eur(total))
+        raise SplitError(N_("The parts add up to %(given)s but the bill is %(total)s."), given=format_eur(given), total=format_eur(total))
     return {"mode": "amounts", "total_cents": total, "parts": _shares(lines, list(amounts), label, label_en or label)}
 
 
@@ -200,7 +196,9 @@ def split_items(lines: Sequence[MoneyLine], assignment: Mapping[str, int]) -> di
         mine = [line for line in lines if assignment[line.key] == n]
         amount = sum(line.amount_cents for line in mine)
         if amount <= 0 or any(g < 0 for g in _rate_gross([_row(x) for x in mine]).values()):
-            raise SplitError(N_("Part %(part)d would be %(amount)s: every part must be more than 0,00 €."), part=n, amount=_eur(amount))
+            raise SplitError(
+                N_("Part %(part)d would be %(amount)s: every part must be more than 0,00 €."), part=n, amount=format_eur(amount)
+            )
         out.append({"n": n, "amount_cents": amount, "lines": [_row(x) for x in mine], "keys": [x.key for x in mine]})
     gross = [_rate_gross(part["lines"]) for part in out]
     for part, vat in zip(out, _vat_of_parts(lines, gross), strict=True):

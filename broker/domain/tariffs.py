@@ -66,7 +66,7 @@ class MemberSnapshot:
             return []
         return [_at_local(date(y, 1, 1), time(0), venue) for y in (self.year + 1, self.year + 2)]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         return {
             "member_id": self.member_id,
             "name": self.name,
@@ -111,7 +111,7 @@ class Segment:
     band: str | None = None
 
     @property
-    def key(self) -> tuple:
+    def key(self) -> tuple[str, str, int, str, str]:
         """Segments with equal keys, one after another, are one bill line."""
         return (self.table, self.tariff_id, self.rate_cents_per_hour, self.reason, self.basis)
 

@@ -14,7 +14,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from devices.tables import Slug, TableSpec
+from devices.tables import Slug
+from devices.tables import TableSpec as TableSpec  # re-exported: the hub and the dashboard import it from here
 from devices.tomlfile import Located, load_toml
 
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
@@ -227,8 +228,8 @@ class Venue(_Model):
                 return t
         raise KeyError(f"no tariff {tariff_id!r} (tariffs: {', '.join(t.id for t in self.tariffs)})")
 
-    def hours_on(self, weekday: str) -> Hours:
-        return self.hours.get(weekday) or self.hours["default"]  # type: ignore[call-overload]
+    def hours_on(self, weekday: Weekday) -> Hours:
+        return self.hours.get(weekday) or self.hours["default"]
 
 
 def load_venue(path: Path | str) -> Venue:

@@ -20,11 +20,14 @@ import typing
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from broker.domain.billing import vat_share
 from broker.domain.money import TABLE_TIME, allocate
 from broker.domain.receipt import ReceiptLine
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 __all__ = [
     "Method",
@@ -362,7 +365,10 @@ def z_report(
 # --- frozen as JSON (business_days.report) -----------------------------------------------------
 
 
-def _encode(value: Any) -> Any:
+_Built = typing.TypeVar("_Built", bound="DataclassInstance")
+
+
+def _encode(value: object) -> object:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, tuple | list):
@@ -372,12 +378,13 @@ def _encode(value: Any) -> Any:
     return value
 
 
-def to_json(report: ZReport) -> dict[str, Any]:
+def to_json(report: ZReport) -> dict[str, object]:
     """The report as JSON the database keeps; from_json(to_json(r)) == r."""
-    return typing.cast(dict[str, Any], _encode(report))
+    return typing.cast(dict[str, object], _encode(report))
 
 
-def _decode(kind: Any, value: Any) -> Any:
+def _decode(kind: object, value: Any) -> Any:
+    # `value` is what json gave back for a field of type `kind`: its type is known only at run time.
     if value is None:
         return None
     origin = typing.get_origin(kind)
@@ -392,15 +399,15 @@ def _decode(kind: Any, value: Any) -> Any:
     if kind is date:
         return date.fromisoformat(value)
     if dataclasses.is_dataclass(kind):
-        return _build(typing.cast(type, kind), value)
+        return _build(typing.cast("type[DataclassInstance]", kind), value)
     return value
 
 
-def _build(cls: type, doc: Mapping[str, Any]) -> Any:
+def _build(cls: type[_Built], doc: Mapping[str, Any]) -> _Built:
     hints = typing.get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls)}
     return cls(**{k: _decode(hints[k], v) for k, v in doc.items() if k in names})
 
 
 def from_json(doc: Mapping[str, Any]) -> ZReport:
-    return typing.cast(ZReport, _build(ZReport, doc))
+    return _build(ZReport, doc)

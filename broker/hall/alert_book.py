@@ -19,16 +19,25 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import event
 from sqlalchemy.orm import Session as Db
 
 from broker.domain import alert_kinds
-from broker.hall.effects import AfterCommit
+from broker.hall.commands import Command, command, handles
 from broker.hall.listeners import Listeners
+from broker.storage.after_commit import after_commit
 from broker.storage.alerts import ack_alert, close_alert, open_alerts, open_or_touch_alert
 from broker.storage.engine import Store
 
 log = logging.getLogger("lavos.hub")
+
+
+@command
+class AckAlert(Command[None]):
+    """Staff saw the alert; `close` also closes it, so its cause's next occurrence is a new alert.
+    NotFound if there is no such alert."""
+
+    alert_id: int
+    close: bool = False
 
 
 class AlertBook:
@@ -56,7 +65,7 @@ class AlertBook:
 
     def reload(self) -> None:
         """From the database: after start, and after a rolled-back transaction."""
-        with self._store.session() as db:
+        with self._store.reader() as db:
             causes = {a.cause_key for a in open_alerts(db)}
         with self._mutex:
             self._causes = causes
@@ -70,15 +79,12 @@ class AlertBook:
             with self._mutex:
                 self._causes.discard(cause_key)
         if closed is not None and self.notify is not None:  # push notifications: after the commit
-            event.listen(db, "after_commit", lambda _db, d=_pushed(closed): self.notify and self.notify("resolved", d), once=True)
+            pushed, notify = _pushed(closed), self.notify
+            after_commit(db).add(lambda: notify("resolved", pushed))
 
-    def raise_alert(self, db: Db, spec: alert_kinds.AlertSpec, after: AfterCommit | None = None, times: int = 1) -> None:
+    def raise_alert(self, db: Db, spec: alert_kinds.AlertSpec, times: int = 1) -> None:
         """Open the alert of this cause, or touch the open one (count, last seen); `times`
-        occurrences at once.
-
-        Staff are told (live push, metric) after the commit: through `after` when the caller
-        collects effects, else when `db` commits.
-        """
+        occurrences at once. Staff are told (live push, metric) after `db` commits."""
         with self._mutex:
             self._causes.add(spec.cause_key)  # before the write: the cache may hold more, never fewer
         message, message_en = spec.worded(*self._names(spec.table_id)) if spec.table_id else spec.worded()
@@ -112,17 +118,18 @@ class AlertBook:
             if self.notify is not None:
                 self.notify("opened", data | {"cause": spec.cause_key})
 
-        if after is not None:
-            after.add(tell)
-        else:
-            event.listen(db, "after_commit", lambda _db: tell(), once=True)
+        after_commit(db).add(tell)
 
-    def ack(self, alert_id: int, *, actor: str, close: bool) -> None:
+    @handles(AckAlert)
+    def ack(self, c: AckAlert) -> None:
         with self._store.session() as db:
-            alert = ack_alert(db, alert_id, actor, close=close, at=self._clock())
+            alert = ack_alert(db, c.alert_id, c.actor, close=c.close, at=self._clock())
             closed, cause, pushed = alert.closed_at is not None, alert.cause_key, _pushed(alert)
-        if closed and self.notify is not None:
-            self.notify("resolved", pushed)
+            effects = after_commit(db)
+            if closed and self.notify is not None:
+                notify = self.notify
+                effects.add(lambda: notify("resolved", pushed))
+            effects.add(lambda: self._listeners.notify("alert_ack", {"id": c.alert_id}))
         if closed:  # committed: nothing of this cause is open
             with self._mutex:
                 self._causes.discard(cause)

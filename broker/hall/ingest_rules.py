@@ -19,7 +19,7 @@ import logging
 import time
 from collections import Counter
 from datetime import UTC, datetime, timedelta
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import select
@@ -29,10 +29,11 @@ from broker.adapters.inbox import Inbound
 from broker.domain import alert_kinds, membership, node_rules
 from broker.domain import reject_tally as rejects
 from broker.domain.tariffs import local
-from broker.hall.effects import AfterCommit
 from broker.hall.ports import HallState, HubOps
 from broker.hall.table_service import LIGHT_CAUSE
+from broker.storage.after_commit import Effects, after_commit
 from broker.storage.events import EventKey, insert_events_once
+from broker.storage.foosball import checkin
 from broker.storage.members import is_valid_card
 from broker.storage.models import FoosballCheckin, Node
 from broker.storage.rejects import record_rejects
@@ -81,19 +82,16 @@ class IngestHandlers:
         # Fast path: the whole batch in one transaction, no savepoints (they cost as much as the
         # rest of the work). If any message trips a bug, the batch is rolled back and redone
         # with a savepoint per message, so only that message is dropped. In-memory effects wait
-        # in `after` until the commit, so a redone batch never counts anything twice.
+        # for the commit (broker.storage.after_commit), so a redone batch never counts anything twice.
         for careful in (False, True):
-            after = AfterCommit()
             try:
-                self._apply(decoded, now, after, careful)
+                self._apply(decoded, now, careful)
                 break
             except Exception:
                 self.h.alerts.reload()  # the transaction is gone: so are the alerts it opened or closed
                 if careful:
                     raise
                 log.warning("a message in a batch of %d failed; redoing the batch message by message", len(decoded))
-        after.run()
-        self.h.runtime.publish()  # readers see this batch's counters from now on
 
     def _decode(self, m: Inbound, now: datetime) -> Decoded:
         try:
@@ -116,7 +114,7 @@ class IngestHandlers:
         kept = ev.model_copy(update={"ts": verdict.ts, "ts_synced": verdict.synced})
         return Decoded(m, contract.Message(msg.topic, kept), clock_off=verdict.off)
 
-    def _apply(self, decoded: list[Decoded], now: datetime, after: AfterCommit, careful: bool) -> None:
+    def _apply(self, decoded: list[Decoded], now: datetime, careful: bool) -> None:
         tally = rejects.RejectTally()
         drops: list[tuple[str, int, datetime]] = []  # this attempt's ball drops, for one metrics call after its commit
         self._drops = drops
@@ -126,6 +124,7 @@ class IngestHandlers:
         touches: dict[str, tuple[alert_kinds.AlertSpec, int]] = {}
         self._touches = touches
         with self.h.store.session() as db:
+            after = after_commit(db)
             if not careful:  # one statement for the whole batch
                 new = insert_events_once(
                     db, [self._event_row(d.msg.body, now) for d in decoded if d.msg is not None and d.msg.topic.kind == "event"]
@@ -159,15 +158,16 @@ class IngestHandlers:
                     log.exception("error applying %s", m.topic)
                     self._reject(tally, m, rejects.HANDLER_ERROR, repr(e), now)
             for spec, times in touches.values():
-                self.h.alerts.raise_alert(db, spec, after, times=times)
+                self.h.alerts.raise_alert(db, spec, times=times)
             if tally:
                 record_rejects(db, tally, now)
                 after.add(lambda: self._rejected(tally, now))
             if drops and self.h.metrics:
                 metrics = self.h.metrics
                 after.add(lambda: metrics.pockets(drops))
+            after.add(self.h.runtime.publish)  # readers see this batch's counters from now on
 
-    def _fresh(self, msg: contract.Message, new: set[EventKey], after: AfterCommit) -> bool:
+    def _fresh(self, msg: contract.Message, new: set[EventKey], after: Effects) -> bool:
         """Is this message not an event stored before (or a second copy of one in this batch)?"""
         if msg.topic.kind != "event":
             return True
@@ -183,7 +183,7 @@ class IngestHandlers:
             self._reject(tally, d.inbound, rejects.CLOCK, d.clock_off, now)
 
     @staticmethod
-    def _event_row(ev, now: datetime) -> dict:
+    def _event_row(ev: contract.AnyEvent, now: datetime) -> dict[str, Any]:
         # The serializer itself, as model_dump(mode="json") calls it: model_dump's own overhead
         # was a tenth of an event's cost.
         data = ev.data.__pydantic_serializer__.to_python(ev.data, mode="json")
@@ -220,7 +220,7 @@ class IngestHandlers:
         )
         self._unlogged.clear()
 
-    def _one(self, db: Db, msg: contract.Message, now: datetime, after: AfterCommit) -> None:
+    def _one(self, db: Db, msg: contract.Message, now: datetime, after: Effects) -> None:
         t = msg.topic
         if t.kind == "hub_status" or t.table is None:
             return
@@ -236,11 +236,11 @@ class IngestHandlers:
 
     # -- events ---------------------------------------------------------------------
 
-    def _event(self, db: Db, ev, now: datetime, after: AfterCommit) -> None:
+    def _event(self, db: Db, ev: contract.AnyEvent, now: datetime, after: Effects) -> None:
         self._handlers[ev.type](db, ev, now, after)
         after.add(lambda: self._applied(ev, now))
 
-    def _applied(self, ev, now: datetime) -> None:
+    def _applied(self, ev: contract.AnyEvent, now: datetime) -> None:
         self.applied += 1
         if self.h.listeners:
             self.h.listeners.notify(
@@ -255,7 +255,7 @@ class IngestHandlers:
                 },
             )
 
-    def _on_pocket(self, db: Db, ev, now: datetime, after: AfterCommit) -> None:
+    def _on_pocket(self, db: Db, ev: contract.PocketEvent, now: datetime, after: Effects) -> None:
         after.add(lambda: self._count_drop(ev.table, now))
         if self.h.metrics:
             self._drops.append((ev.table, ev.data.pocket, self._metric_time(ev, now)))
@@ -266,7 +266,7 @@ class IngestHandlers:
             spec, times = self._touches.get(key) or (alert_kinds.play_without_session(ev.table), 0)
             self._touches[key] = (spec, times + 1)
 
-    def _metric_time(self, ev, now: datetime) -> datetime:
+    def _metric_time(self, ev: contract.AnyEvent | None, now: datetime) -> datetime:
         """When the ball dropped, for the time series.
 
         InfluxDB keeps one point per series and timestamp, so two drops in one pocket must never
@@ -287,28 +287,28 @@ class IngestHandlers:
         rows = db.scalars(select(FoosballCheckin).where(FoosballCheckin.table_id == table, FoosballCheckin.ended_at.is_(None))).all()
         return [c for c in rows if membership.checkin_active(c.checked_in_at, c.last_goal_at, window, now)]
 
-    def _foosball_play(self, db: Db, table: str, now: datetime, after: AfterCommit, goal: bool) -> None:
+    def _foosball_play(self, db: Db, table: str, now: datetime, after: Effects, goal: bool) -> None:
         active = self._active_checkins(db, table, now)
         if not active:
-            self.h.alerts.raise_alert(db, alert_kinds.foosball_no_member(table), after)
+            self.h.alerts.raise_alert(db, alert_kinds.foosball_no_member(table))
             return
         for c in active:
             if goal:
                 c.goals += 1
             c.last_goal_at = now
 
-    def _on_goal(self, db: Db, ev, now: datetime, after: AfterCommit) -> None:
+    def _on_goal(self, db: Db, ev: contract.GoalEvent, now: datetime, after: Effects) -> None:
         if self.h.metrics:
             at = self._metric_time(ev, now)
             after.add(lambda: self.h.metrics.goal(ev.table, ev.data.side, at))
         if self.h.tables[ev.table].kind is Kind.FOOSBALL:
             self._foosball_play(db, ev.table, now, after, goal=True)
 
-    def _on_activity(self, db: Db, ev, now: datetime, after: AfterCommit) -> None:
+    def _on_activity(self, db: Db, ev: contract.ActivityEvent, now: datetime, after: Effects) -> None:
         if self.h.tables[ev.table].kind is Kind.FOOSBALL:
             self._foosball_play(db, ev.table, now, after, goal=False)
 
-    def _on_card(self, db: Db, ev, now: datetime, after: AfterCommit) -> None:
+    def _on_card(self, db: Db, ev: contract.CardEvent, now: datetime, after: Effects) -> None:
         if self.h.tables[ev.table].kind is not Kind.FOOSBALL:
             # A card UID is a credential: never above DEBUG in a log (see the README, security).
             log.info("a card was tapped on %s: only foosball tables check members in", ev.table)
@@ -318,8 +318,8 @@ class IngestHandlers:
         if not check.ok:
             # One open alert per table, counted up by every refusal (touch): random UIDs from a
             # node cannot flood the bar with alerts, and the count shows cards are being refused.
-            spec = alert_kinds.card_refused(ev.table, check.code, check.message, check.message_en)
-            self.h.alerts.raise_alert(db, spec, after)  # an open alert is touched: its count says how many cards
+            spec = alert_kinds.card_refused(ev.table, check.code, check.member.name if check.member else None, check.year)
+            self.h.alerts.raise_alert(db, spec)  # an open alert is touched: its count says how many cards
             return
         member = check.member
         assert member is not None  # an "ok" card always names its member
@@ -328,14 +328,14 @@ class IngestHandlers:
         name = member.name
         after.add(lambda: self.h.listeners.notify("checkin", {"table": ev.table, "member": name}))
 
-    def _on_button(self, db: Db, ev, now: datetime, after: AfterCommit) -> None:
+    def _on_button(self, db: Db, ev: contract.ButtonEvent, now: datetime, after: Effects) -> None:
         pass  # the light/state that follows says what the button did
 
-    def _on_sensor_fault(self, db: Db, ev, now: datetime, after: AfterCommit) -> None:
+    def _on_sensor_fault(self, db: Db, ev: contract.SensorFaultEvent, now: datetime, after: Effects) -> None:
         if ev.data.kind == "recovered":
             self.h.alerts.settle(db, alert_kinds.sensor_fault_key(ev.table, ev.data.sensor), now)
         else:
-            self.h.alerts.raise_alert(db, alert_kinds.sensor_fault(ev.table, ev.data.sensor, ev.data.kind), after)
+            self.h.alerts.raise_alert(db, alert_kinds.sensor_fault(ev.table, ev.data.sensor, ev.data.kind))
 
     # -- node state -------------------------------------------------------------------
 
@@ -346,7 +346,7 @@ class IngestHandlers:
             db.add(node)
         return node
 
-    def _status(self, db: Db, table: str, st: contract.Status, after: AfterCommit) -> None:
+    def _status(self, db: Db, table: str, st: contract.Status, after: Effects) -> None:
         now = self.h.clock()
         node = self._node(db, table)
         node.last_seen_at = now
@@ -360,11 +360,11 @@ class IngestHandlers:
         else:
             node.online = False
             if self.h.sessions.get(table) is not None:
-                self.h.alerts.raise_alert(db, alert_kinds.node_offline(table), after)
+                self.h.alerts.raise_alert(db, alert_kinds.node_offline(table))
         online = node.online
         after.add(lambda: self.h.listeners.notify("node", {"table": table, "online": online}))
 
-    def _light_state(self, db: Db, table: str, ls: contract.LightState, after: AfterCommit) -> None:
+    def _light_state(self, db: Db, table: str, ls: contract.LightState, after: Effects) -> None:
         now = self.h.clock()
         node = self._node(db, table)
         node.light_on, node.light_blink, node.light_cause, node.last_seen_at = ls.on, ls.blink, ls.cause, now
@@ -379,12 +379,12 @@ class IngestHandlers:
             # Switched on by hand on the dashboard counts as the button (broker.hall.table_service).
             if ls.on and not want and (ls.cause in ("button", "boot") or self.hub.lit_by_hand(table)):
                 cause = LIGHT_CAUSE if ls.cause == "command" else ls.cause
-                self.h.alerts.raise_alert(db, alert_kinds.light_without_session(table, cause), after)
+                self.h.alerts.raise_alert(db, alert_kinds.light_without_session(table, cause))
             elif not ls.on or want:
                 self.h.alerts.settle(db, alert_kinds.light_without_session_key(table), now)
         after.add(lambda: self.h.listeners.notify("light", {"table": table, "on": ls.on, "blink": ls.blink, "cause": ls.cause}))
 
-    def _telemetry(self, db: Db, table: str, tm: contract.Telemetry, after: AfterCommit) -> None:
+    def _telemetry(self, db: Db, table: str, tm: contract.Telemetry, after: Effects) -> None:
         now = self.h.clock()
         node = self._node(db, table)
         node.telemetry = tm.model_dump(mode="json")
@@ -394,22 +394,6 @@ class IngestHandlers:
             at = self._metric_time(None, now)
             after.add(lambda: self.h.metrics.node(table, tm.uptime_s, tm.outbox, tm.cpu_temp_c, tm.reconnects, at))
         if tm.outbox >= OUTBOX_ALERT_DEPTH:
-            self.h.alerts.raise_alert(db, alert_kinds.outbox_stuck(table, tm.outbox), after)
+            self.h.alerts.raise_alert(db, alert_kinds.outbox_stuck(table, tm.outbox))
         else:
             self.h.alerts.settle(db, alert_kinds.outbox_stuck_key(table), now)
-
-
-def checkin(db: Db, table: str, member_id: int, now: datetime, by: str) -> FoosballCheckin:
-    """Check a member in at a foosball table (a repeat tap refreshes the existing check-in)."""
-    existing = db.scalars(
-        select(FoosballCheckin).where(
-            FoosballCheckin.table_id == table, FoosballCheckin.member_id == member_id, FoosballCheckin.ended_at.is_(None)
-        )
-    ).first()
-    if existing is not None:
-        existing.last_goal_at = now
-        return existing
-    row = FoosballCheckin(table_id=table, member_id=member_id, checked_in_at=now, goals=0, by=by)
-    db.add(row)
-    db.flush()
-    return row

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Any
 
 log = logging.getLogger("lavos.hub")
 
-Listener = Callable[[str, dict], None]
+Listener = Callable[[str, dict[str, Any]], None]
 
 
 class Listeners:
@@ -37,7 +38,7 @@ class Listeners:
         """The list itself, for code that still appends to `service.listeners` (to be removed)."""
         return self._fns
 
-    def notify(self, topic: str, data: dict) -> None:
+    def notify(self, topic: str, data: dict[str, Any]) -> None:
         for fn in tuple(self._fns):
             try:
                 fn(topic, data)

@@ -31,9 +31,11 @@ from sqlalchemy import func, select
 
 from broker.adapters.notify import Notifier, mask_url, send, valid_url
 from broker.adapters.notify_spool import Message, NotifySpool
+from broker.domain.euros import euros
 from broker.domain.refusals import N_, Refusal
 from broker.domain.schedule import business_day, business_day_bounds
 from broker.domain.zreport import ZReport
+from broker.hall.commands import Command, command, handles
 from broker.hall.ports import HallState
 from broker.storage.audit import record_audit
 from broker.storage.models import Alert, Setting, TableSession
@@ -151,6 +153,48 @@ class NotifySettings:
         return next((t for t in self.targets if t.id == target_id), None)
 
 
+@command
+class SaveNotifySettings(Command[NotifySettings]):
+    """All push targets and the rate limit at once (audited without the URLs)."""
+
+    settings: NotifySettings
+
+
+@dataclass(frozen=True, kw_only=True)
+class _TargetFields:
+    """A target's fields as a form sends them (the URL is a secret: never shown in a repr)."""
+
+    url: str = field(repr=False)
+    kinds: tuple[str, ...] = ()
+    min_severity: str = "info"
+    quiet_from: str = ""
+    quiet_to: str = ""
+    lang: str = "sk"
+    label: str = ""
+
+    def target(self, target_id: str) -> Target:
+        return Target(target_id, self.url, tuple(self.kinds), self.min_severity, self.quiet_from, self.quiet_to, self.lang, self.label)
+
+
+@command
+class AddNotifyTarget(_TargetFields, Command[str]):
+    """A new push target; answers its id."""
+
+
+@command
+class UpdateNotifyTarget(_TargetFields, Command[None]):
+    """Change a target; an empty `url` keeps the stored one (the page never has it)."""
+
+    target_id: str
+
+
+@command
+class RemoveNotifyTarget(Command[None]):
+    """Remove a push target (audited)."""
+
+    target_id: str
+
+
 @dataclass
 class _Window:
     sent: deque[datetime] = field(default_factory=deque)
@@ -166,12 +210,9 @@ def _key_parts(key: str) -> tuple[str, str, str]:
 
 
 class Notifications:
-    def __init__(
-        self, hall: HallState, write: Callable[[Callable[[], Any]], Any], data_dir: Path | None, report_of: Callable[[date], ZReport | None]
-    ) -> None:
+    def __init__(self, hall: HallState, data_dir: Path | None, report_of: Callable[[date], ZReport | None]) -> None:
         self.h = hall
         self._report_of = report_of
-        self._write = write
         self._data_dir = data_dir
         self._settings = NotifySettings()
         self._windows: dict[tuple[str, str], _Window] = {}
@@ -305,7 +346,7 @@ class Notifications:
         ):
             self.sender.wake()
 
-    def _on_push(self, topic: str, data: dict) -> None:
+    def _on_push(self, topic: str, data: dict[str, Any]) -> None:
         if topic == "day" and data.get("action") == "close":
             try:
                 self.day_closed(date.fromisoformat(data["day"]))
@@ -352,7 +393,7 @@ class Notifications:
         offline = sorted(
             {self.h.tables[a.table_id].name if a.table_id in self.h.tables else str(a.table_id) for a in alerts if a.kind == "node_offline"}
         )
-        eur = lambda c: f"{c / 100:.2f}".replace(".", ",") + "\u00a0€"  # noqa: E731
+        eur = euros
         closed = z.closed_at is not None
         sk = [f"Deň {day:%d.%m.%Y} {'uzavretý' if closed else 'NEUZAVRETÝ'}: tržba {eur(z.total_cents)}"]
         en = [f"Day {day:%d.%m.%Y} {'closed' if closed else 'NOT CLOSED'}: takings {eur(z.total_cents)}"]
@@ -366,53 +407,56 @@ class Notifications:
             en.append("Nodes offline: " + ", ".join(offline))
         return {"sk": "\n".join(sk), "en": "\n".join(en)}
 
-    # -- staff actions (public: the facade calls these) ----------------------------------------
+    # -- staff actions (the commands' handlers, on the writer) ---------------------------------
 
-    def save(self, settings: NotifySettings, *, actor: str) -> NotifySettings:
+    @handles(SaveNotifySettings)
+    def save(self, c: SaveNotifySettings) -> NotifySettings:
+        return self._save(c.settings, c.actor)
+
+    def _save(self, settings: NotifySettings, actor: str) -> NotifySettings:
         new = replace(settings, targets=tuple(t.validated() for t in settings.targets))
         if not 1 <= new.rate_max <= 100 or not 1 <= new.rate_window_min <= 24 * 60:
             raise NotifyRefusal(N_("The rate limit is 1 to 100 messages in 1 to 1440 minutes."))
+        before = self._settings
+        with self.h.store.session() as db:
+            row = db.get(Setting, SETTINGS_KEY)
+            if row is None:
+                db.add(Setting(key=SETTINGS_KEY, value=new.to_json(), updated_by=actor, updated_at=self.h.clock()))
+            else:
+                row.value, row.updated_by, row.updated_at = new.to_json(), actor, self.h.clock()
+            record_audit(
+                db,
+                actor,
+                "notify.settings",
+                "settings:notify",
+                {"before": [t.audited() for t in before.targets], "after": [t.audited() for t in new.targets]},
+                at=self.h.clock(),
+            )
+        self._settings = new
+        if self.sender is not None:
+            self.sender.reset_backoff()
+        return new
 
-        def run() -> NotifySettings:
-            before = self._settings
-            with self.h.store.session() as db:
-                row = db.get(Setting, SETTINGS_KEY)
-                if row is None:
-                    db.add(Setting(key=SETTINGS_KEY, value=new.to_json(), updated_by=actor, updated_at=self.h.clock()))
-                else:
-                    row.value, row.updated_by, row.updated_at = new.to_json(), actor, self.h.clock()
-                record_audit(
-                    db,
-                    actor,
-                    "notify.settings",
-                    "settings:notify",
-                    {"before": [t.audited() for t in before.targets], "after": [t.audited() for t in new.targets]},
-                    at=self.h.clock(),
-                )
-            self._settings = new
-            if self.sender is not None:
-                self.sender.reset_backoff()
-            return new
+    @handles(AddNotifyTarget)
+    def add_target(self, c: AddNotifyTarget) -> str:
+        t = replace(c.target(""), id=secrets.token_hex(4)).validated()
+        self._save(replace(self._settings, targets=(*self._settings.targets, t)), c.actor)
+        return t.id
 
-        result: NotifySettings = self._write(run)
-        return result
-
-    def add_target(self, target: Target, *, actor: str) -> Target:
-        t = replace(target, id=secrets.token_hex(4)).validated()
-        self.save(replace(self._settings, targets=(*self._settings.targets, t)), actor=actor)
-        return t
-
-    def update_target(self, target: Target, *, actor: str) -> None:
-        old = self._settings.target(target.id)
+    @handles(UpdateNotifyTarget)
+    def update_target(self, c: UpdateNotifyTarget) -> None:
+        old = self._settings.target(c.target_id)
         if old is None:
             raise NotifyRefusal(N_("This notification target no longer exists."))
+        target = c.target(c.target_id)
         new = replace(target, url=target.url.strip() or old.url)  # an empty URL field keeps the secret
-        self.save(replace(self._settings, targets=tuple(new if t.id == old.id else t for t in self._settings.targets)), actor=actor)
+        self._save(replace(self._settings, targets=tuple(new if t.id == old.id else t for t in self._settings.targets)), c.actor)
 
-    def remove_target(self, target_id: str, *, actor: str) -> None:
-        if self._settings.target(target_id) is None:
+    @handles(RemoveNotifyTarget)
+    def remove_target(self, c: RemoveNotifyTarget) -> None:
+        if self._settings.target(c.target_id) is None:
             raise NotifyRefusal(N_("This notification target no longer exists."))
-        self.save(replace(self._settings, targets=tuple(t for t in self._settings.targets if t.id != target_id)), actor=actor)
+        self._save(replace(self._settings, targets=tuple(t for t in self._settings.targets if t.id != c.target_id)), c.actor)
 
     def send_test(self, target_id: str) -> str | None:
         """Send a test message now (the caller's thread, never the writer's); None when delivered."""

@@ -1,8 +1,8 @@
 """What the hub's parts need of each other, as small interfaces instead of the whole hub.
 
 The ingest rules and the watchdog depend on `HallState` (the owned state and the venue) and on
-`HubOps` (the few hub operations they trigger); the hub builds both and satisfies `HubOps`
-itself. So nothing imports broker.hall.hub, and there is no import circle.
+`HubOps` (the few hub operations they trigger, `execute` a command among them); the hub builds
+both and satisfies `HubOps` itself. So nothing imports broker.hall.hub, and there is no import circle.
 """
 
 from __future__ import annotations
@@ -10,15 +10,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
-from broker.domain import sessions
 from broker.domain.venue import TableSpec, Venue
 from broker.hall.alert_book import AlertBook
+from broker.hall.commands import Command
 from broker.hall.listeners import Listeners
 from broker.hall.open_sessions import OpenSessions
 from broker.hall.table_runtime import RuntimeBook
 from broker.storage.engine import Store
+
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,4 @@ class HubOps(Protocol):
 
     def lit_by_hand(self, table: str) -> bool: ...
 
-    def stop_session(
-        self, session_id: int, *, actor: str, reason: str | None = None, at: datetime | None = None
-    ) -> sessions.SessionState: ...
+    def execute(self, cmd: Command[R]) -> R: ...

@@ -11,9 +11,9 @@ Writes go through broker.hall.facade.HubFacade, never through this module.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
-from datetime import date, datetime, timedelta
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date, datetime
 from typing import Any, TypeVar, cast
 
 from sqlalchemy import select, text
@@ -31,8 +31,13 @@ from broker.domain.tariffs import calendar_year
 from broker.domain.venue import TableSpec, Venue
 from broker.domain.zreport import ZReport
 from broker.hall import reports
-from broker.hall.hub import HallSnapshot, Hub, NotFound, OpenSession
+from broker.hall.errors import NotFound
+from broker.hall.hub import HallSnapshot, Hub
 from broker.hall.light_commands import LightCommand
+from broker.hall.listeners import Listener
+from broker.hall.member_views import CheckinView, MemberView, checkin_view, member_view
+from broker.hall.open_sessions import OpenSession
+from broker.hall.row_values import copy_row
 from broker.hall.store_errors import store_call
 from broker.hall.table_service import OutOfService
 from broker.hall.till import tab_views
@@ -47,12 +52,6 @@ from devices.kinds import Kind
 
 V = TypeVar("V")
 log = logging.getLogger("lavos.hub")
-
-
-def _copy(cls: type[V], row: Any, **extra: Any) -> V:
-    """A value of `cls` from the row's attributes of the same names (plus `extra`)."""
-    names = [f.name for f in fields(cls) if f.name not in extra]  # type: ignore[arg-type]
-    return cls(**{n: getattr(row, n) for n in names}, **extra)
 
 
 # --- value types -----------------------------------------------------------------------------
@@ -89,44 +88,6 @@ class AlertView:
     acked_at: datetime | None
     acked_by: str | None
     closed_at: datetime | None
-
-
-@dataclass(frozen=True)
-class FeeView:
-    year: int
-    amount_cents: int
-    paid_at: datetime
-    recorded_by: str
-
-
-@dataclass(frozen=True)
-class MemberView:
-    id: int
-    name: str
-    kind: str
-    active: bool
-    note: str
-    created_at: datetime
-    cards: tuple[str, ...]
-    fees: tuple[FeeView, ...]
-
-    def fee_paid(self, year: int) -> bool:
-        return any(f.year == year for f in self.fees)
-
-
-@dataclass(frozen=True)
-class CheckinView:
-    """A foosball check-in that counts now: until `active_until` (the check-in window after its last goal)."""
-
-    id: int
-    table_id: str
-    member_id: int
-    member: str
-    checked_in_at: datetime
-    last_goal_at: datetime | None
-    goals: int
-    by: str
-    active_until: datetime
 
 
 @dataclass(frozen=True)
@@ -213,21 +174,6 @@ class StaffRow:
     sessions: int
 
 
-def member_view(m: Member) -> MemberView:
-    return MemberView(
-        m.id, m.name, m.kind, m.active, m.note, m.created_at, tuple(c.uid for c in m.cards), tuple(_copy(FeeView, f) for f in m.fees)
-    )
-
-
-def checkin_window(venue: Venue) -> timedelta:
-    return timedelta(minutes=venue.billing.foosball_checkin_min)
-
-
-def checkin_view(c: FoosballCheckin, name: str, venue: Venue) -> CheckinView:
-    until = (c.last_goal_at or c.checked_in_at) + checkin_window(venue)
-    return _copy(CheckinView, c, member=name, active_until=until)
-
-
 # --- the queries -----------------------------------------------------------------------------
 
 
@@ -274,11 +220,11 @@ class HallReads:
             log.warning("health: database check failed: %s", e)
             return False
 
-    def subscribe(self, fn: Callable[[str, dict], None]) -> None:
+    def subscribe(self, fn: Listener) -> None:
         """Call fn(topic, data) after every committed change of the hall (from the hub's threads: hand over, never wait)."""
         self._hub.subscribe(fn)
 
-    def unsubscribe(self, fn: Callable[[str, dict], None]) -> None:
+    def unsubscribe(self, fn: Listener) -> None:
         self._hub.unsubscribe(fn)
 
     # -- sessions --------------------------------------------------------------------------
@@ -345,7 +291,7 @@ class HallReads:
     def nodes(self, only: str | None = None) -> dict[str, NodeView]:
         q = select(Node) if only is None else select(Node).where(Node.table_id == only)
         with self._store.reader() as db:
-            return {n.table_id: _copy(NodeView, n) for n in db.scalars(q)}
+            return {n.table_id: copy_row(NodeView, n) for n in db.scalars(q)}
 
     def node(self, table: str) -> NodeView | None:
         return self.nodes(only=table).get(table)
@@ -375,13 +321,13 @@ class HallReads:
     @store_call
     def open_alerts(self, table: str | None = None) -> list[AlertView]:
         with self._store.reader() as db:
-            return [_copy(AlertView, a) for a in open_alerts(db, table)]
+            return [copy_row(AlertView, a) for a in open_alerts(db, table)]
 
     @store_call
     def alert(self, alert_id: int) -> AlertView | None:
         with self._store.reader() as db:
             a = db.get(Alert, alert_id)
-            return _copy(AlertView, a) if a is not None else None
+            return copy_row(AlertView, a) if a is not None else None
 
     @store_call
     def alert_history(self, table: str | None = None, limit: int = 200) -> list[AlertView]:
@@ -390,7 +336,7 @@ class HallReads:
         if table is not None:
             q = q.where(Alert.table_id == table)
         with self._store.reader() as db:
-            return [_copy(AlertView, a) for a in db.scalars(q)]
+            return [copy_row(AlertView, a) for a in db.scalars(q)]
 
     # -- members -------------------------------------------------------------------------------
 
@@ -505,17 +451,17 @@ class HallReads:
     @store_call
     def tokens(self, username: str) -> list[TokenView]:
         with self._store.reader() as db:
-            return [_copy(TokenView, t) for t in list_tokens(db, username)]
+            return [copy_row(TokenView, t) for t in list_tokens(db, username)]
 
     @store_call
     def web_sessions(self, username: str) -> list[WebSessionView]:
         with self._store.reader() as db:
-            return [_copy(WebSessionView, w) for w in user_sessions(db, username)]
+            return [copy_row(WebSessionView, w) for w in user_sessions(db, username)]
 
     @store_call
     def audit(self, username: str) -> list[AuditView]:
         with self._store.reader() as db:
-            return [_copy(AuditView, e) for e in user_audit(db, username)]
+            return [copy_row(AuditView, e) for e in user_audit(db, username)]
 
     # -- the table itself ------------------------------------------------------------------
 

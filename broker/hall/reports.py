@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import Select, select
 from sqlalchemy.orm import Session, selectinload
 
 from broker.domain import sessions
@@ -74,7 +74,7 @@ def _state_of(row: TableSession, venue: Venue) -> sessions.SessionState:
     return replay_row(row, venue)
 
 
-def _with_ops(query):
+def _with_ops(query: Select[TableSession]) -> Select[TableSession]:
     return query.options(selectinload(TableSession.ops))
 
 

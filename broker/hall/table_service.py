@@ -10,7 +10,11 @@ The light by hand is treated like the button on the table: switched on while no 
 it raises "light without a game" (cause "dashboard") at once, as the node's report of a button
 press would; switched off, it settles that alert. The command goes out after the commit.
 
-Every method here runs on the hub's writer (the hub's public wrappers submit them) and audits.
+A foosball check-in by staff (a member who forgot the card) is here too: like a card tap, it
+settles "foosball without a member", so the alert fires again the next time the table is played
+without anyone checked in.
+
+Every handler here runs on the hub's writer and audits.
 """
 
 from __future__ import annotations
@@ -24,12 +28,18 @@ from typing import Protocol
 from sqlalchemy import select
 from sqlalchemy.orm import Session as Db
 
-from broker.domain import alert_kinds
-from broker.domain.refusals import N_, Refusal
-from broker.hall.effects import AfterCommit
+from broker.domain import alert_kinds, membership
+from broker.domain.refusals import N_
+from broker.domain.tariffs import calendar_year
+from broker.hall.commands import Command, command, handles
+from broker.hall.errors import NotFound, ServiceError
+from broker.hall.member_views import CheckinView, checkin_view
 from broker.hall.ports import HallState
+from broker.storage.after_commit import after_commit
 from broker.storage.audit import record_audit
+from broker.storage.foosball import checkin
 from broker.storage.models import FoosballCheckin, Member, TableOutOfService
+from devices.kinds import Kind
 
 LIGHT_CAUSE = "dashboard"  # the cause the "light without a game" alert names for a light switched here
 MAX_REASON = 200
@@ -71,32 +81,62 @@ class OutOfServiceBook:
         self._by_table = MappingProxyType(new)
 
 
-class TableOps(Protocol):
-    """What these operations need of the hub (it satisfies this itself)."""
+@command
+class SetOutOfService(Command[OutOfService | None]):
+    """Take a table out of service (refused while a game runs on it) or put it back (`out` False)."""
 
-    def desired_light(self, table: str) -> bool | None: ...
-
-    def send_light(self, table: str, on: bool, blink_s: int | None = None) -> None: ...
-
-    def notify(self, topic: str, data: dict) -> None: ...
+    table: str
+    out: bool
+    reason: str = ""
 
 
-def refuse_out_of_service(book: OutOfServiceBook, table: str, name: str, error: type[Refusal]) -> None:
-    """The one refusal every action that would use a table out of service gives (`error`: the hub's ServiceError)."""
+@command
+class SwitchLight(Command[None]):
+    """Staff switch a table's light from the dashboard: checked like the table's button."""
+
+    table: str
+    on: bool
+
+
+@command
+class CheckInFoosball(Command[CheckinView]):
+    """Staff check a paid-up member in at a foosball table (the card forgotten)."""
+
+    table: str
+    member_id: int
+
+
+@command
+class CheckOutFoosball(Command[str]):
+    """End a member's check-in at a foosball table; answers the member's name."""
+
+    table: str
+    member_id: int
+
+
+class LightsOps(Protocol):
+    """What these handlers need of the hub's lights (broker.hall.lights.Lights)."""
+
+    def desired(self, table: str) -> bool | None: ...
+
+    def send(self, table: str, on: bool, blink_s: int | None = None) -> None: ...
+
+
+def refuse_out_of_service(book: OutOfServiceBook, table: str, name: str) -> None:
+    """The one refusal every action that would use a table out of service gives."""
     oos = book.get(table)
     if oos is None:
         return
     if oos.reason:
-        raise error(N_("%(table)s is out of service (%(reason)s); put it back in service first."), table=name, reason=oos.reason)
-    raise error(N_("%(table)s is out of service; put it back in service first."), table=name)
+        raise ServiceError(N_("%(table)s is out of service (%(reason)s); put it back in service first."), table=name, reason=oos.reason)
+    raise ServiceError(N_("%(table)s is out of service; put it back in service first."), table=name)
 
 
 class TableService:
-    def __init__(self, hall: HallState, hub: TableOps, book: OutOfServiceBook, error: type[Refusal]) -> None:
+    def __init__(self, hall: HallState, lights: LightsOps, book: OutOfServiceBook) -> None:
         self.h = hall
-        self.hub = hub
+        self.lights = lights
         self.book = book
-        self.error = error  # the hub's ServiceError: pages and the API know it (no import circle)
         # Tables whose light staff switched on here while no game wanted it (the writer's own):
         # the node's "on" report (cause "command") then keeps the alert, as a button's would,
         # even when a late "off" from an earlier command settled it in between.
@@ -110,21 +150,25 @@ class TableService:
         self._by_hand.discard(table)
 
     def _name(self, table: str) -> str:
+        if table not in self.h.tables:
+            raise NotFound(N_("There is no such table."))
         return self.h.tables[table].name
 
-    def set_out_of_service(self, table: str, out: bool, reason: str, actor: str) -> OutOfService | None:
-        now = self.h.clock()
+    @handles(SetOutOfService)
+    def set_out_of_service(self, c: SetOutOfService) -> OutOfService | None:
+        table, out, actor = c.table, c.out, c.actor
         name = self._name(table)
-        reason = " ".join(reason.split())[:MAX_REASON]
+        now = self.h.clock()
+        reason = " ".join(c.reason.split())[:MAX_REASON]
         current = self.book.get(table)
         if out:
             busy = self.h.sessions.get(table)
             if busy is not None:
-                raise self.error(N_("%(table)s has game no. %(session)d running; stop or move it first."), table=name, session=busy.id)
+                raise ServiceError(N_("%(table)s has game no. %(session)d running; stop or move it first."), table=name, session=busy.id)
         elif current is None:
-            raise self.error(N_("%(table)s is in service already."), table=name)
-        after = AfterCommit()
+            raise ServiceError(N_("%(table)s is in service already."), table=name)
         with self.h.store.session() as db:
+            effects = after_commit(db)
             row = db.get(TableOutOfService, table)
             if out:
                 if row is None:
@@ -141,56 +185,91 @@ class TableService:
                     db.delete(row)
                 new = None
                 record_audit(db, actor, "table.in_service", f"table:{table}", {"was": current.reason if current else ""}, at=now)
+            if out:
+                effects.add(lambda: self.lights.send(table, False))
+            effects.add(lambda: self.h.listeners.notify("session", {"table": table, "action": "service"}))
         self.book.put(table, new)
         if out:
             self._by_hand.discard(table)
-            after.add(lambda: self.hub.send_light(table, False))
-        after.add(lambda: self.hub.notify("session", {"table": table, "action": "service"}))
-        after.run()
         return new
 
-    def switch_light(self, table: str, on: bool, actor: str) -> None:
-        now = self.h.clock()
+    @handles(SwitchLight)
+    def switch_light(self, c: SwitchLight) -> None:
+        table, on, actor = c.table, c.on, c.actor
         name = self._name(table)
+        now = self.h.clock()
         if on:
-            refuse_out_of_service(self.book, table, name, self.error)
-        want = self.hub.desired_light(table)
+            refuse_out_of_service(self.book, table, name)
+        want = self.lights.desired(table)
         session = self.h.sessions.get(table)
-        after = AfterCommit()
         with self.h.store.session() as db:
             record_audit(db, actor, "table.light", f"table:{table}", {"on": on, "session_id": session.id if session else None}, at=now)
             if want is not None:  # the cross-check, as for the table's button (broker.hall.ingest_rules)
                 if on and not want:
                     self._by_hand.add(table)
-                    self.h.alerts.raise_alert(db, alert_kinds.light_without_session(table, LIGHT_CAUSE), after)
+                    self.h.alerts.raise_alert(db, alert_kinds.light_without_session(table, LIGHT_CAUSE))
                 elif not on or want:
                     self.h.alerts.settle(db, alert_kinds.light_without_session_key(table), now)
+            effects = after_commit(db)
+            effects.add(lambda: self.lights.send(table, on))
+            effects.add(lambda: self.h.listeners.notify("session", {"table": table, "action": "light"}))
         if not on:
             self._by_hand.discard(table)
-        after.add(lambda: self.hub.send_light(table, on))
-        after.add(lambda: self.hub.notify("session", {"table": table, "action": "light"}))
-        after.run()
 
-    def foosball_checkout(self, table: str, member_id: int, actor: str) -> str:
-        """End a member's check-in at a foosball table (the card forgotten, going home): their name."""
+    def _foosball(self, table: str, *, naming: bool = True) -> str:
+        """The foosball table's name. The refusal names what was asked at a check-in (a card tapped
+        at a table that is not foosball); a check-out only says there is no such table, as before."""
+        if table not in self.h.tables or self.h.tables[table].kind is not Kind.FOOSBALL:
+            if naming:
+                raise NotFound(N_("There is no foosball table %(table)s."), table=table[:40])
+            raise NotFound(N_("There is no such foosball table."))
+        return self.h.tables[table].name
+
+    @handles(CheckInFoosball)
+    def foosball_checkin(self, c: CheckInFoosball) -> CheckinView:
+        """On the writer: a check-in does not interleave with a goal being applied on this table."""
+        table = c.table
+        refuse_out_of_service(self.book, table, self._foosball(table))
         now = self.h.clock()
-        name = self._name(table)
+        with self.h.store.session() as db:
+            member = db.get(Member, c.member_id)
+            if member is None:
+                raise NotFound(N_("There is no member no. %(member_id)d: search by name to find the right one."), member_id=c.member_id)
+            year = calendar_year(now, self.h.venue)
+            verdict = membership.eligibility(member.active, [f.year for f in member.fees], year)
+            why = membership.refusal(verdict, member.name, year, foosball=True)
+            if why is not None:
+                raise ServiceError.like(why)
+            row = checkin(db, table, member.id, now, "staff")
+            self.h.alerts.settle(db, alert_kinds.foosball_no_member_key(table), now)
+            record_audit(db, c.actor, "foosball.checkin", f"table:{table}", {"member_id": member.id, "checkin_id": row.id}, at=now)
+            name = member.name
+            view = checkin_view(row, name, self.h.venue)
+            after_commit(db).add(lambda: self.h.listeners.notify("checkin", {"table": table, "member": name}))
+        return view
+
+    @handles(CheckOutFoosball)
+    def foosball_checkout(self, c: CheckOutFoosball) -> str:
+        """End a member's check-in at a foosball table (the card forgotten, going home): their name."""
+        table, member_id, actor = c.table, c.member_id, c.actor
+        name = self._foosball(table, naming=False)
+        now = self.h.clock()
         with self.h.store.session() as db:
             member = db.get(Member, member_id)
             if member is None:
-                raise self.error(N_("There is no such member."))
+                raise ServiceError(N_("There is no such member."))
             rows = db.scalars(
                 select(FoosballCheckin).where(
                     FoosballCheckin.table_id == table, FoosballCheckin.member_id == member_id, FoosballCheckin.ended_at.is_(None)
                 )
             ).all()
             if not rows:
-                raise self.error(N_("%(member)s is not checked in at %(table)s."), member=member.name, table=name)
-            for c in rows:
-                c.ended_at = now
+                raise ServiceError(N_("%(member)s is not checked in at %(table)s."), member=member.name, table=name)
+            for row in rows:
+                row.ended_at = now
             record_audit(
-                db, actor, "foosball.checkout", f"table:{table}", {"member_id": member_id, "checkin_ids": [c.id for c in rows]}, at=now
+                db, actor, "foosball.checkout", f"table:{table}", {"member_id": member_id, "checkin_ids": [r.id for r in rows]}, at=now
             )
             who = member.name
-        self.hub.notify("checkin", {"table": table, "member": who, "action": "checkout"})
+            after_commit(db).add(lambda: self.h.listeners.notify("checkin", {"table": table, "member": who, "action": "checkout"}))
         return who

@@ -18,7 +18,7 @@ from sqlalchemy import select
 
 from broker.domain import alert_kinds, membership, sessions
 from broker.domain.schedule import closing_time
-from broker.hall.effects import AfterCommit
+from broker.hall.games import StopGame
 from broker.hall.ports import HallState, HubOps
 from broker.storage.events import prune_events
 from broker.storage.models import FoosballCheckin
@@ -86,7 +86,7 @@ class Watchdog:
         if left is not None and left <= timedelta(0):
             if billing.prepaid_expiry == "stop":
                 log.info("%s: prepaid time used up, stopping session %s", table, s.id)
-                self.hub.stop_session(s.id, actor="system", reason="prepaid time used up", at=s.state.prepaid_until)
+                self.hub.execute(StopGame(game=s.id, actor="system", reason="prepaid time used up", at=s.state.prepaid_until))
             elif rt.prepaid_alerted_for != s.state.prepaid_until:
                 # Once per run-out (an extension buys a new one), not an upsert every second.
                 until = s.state.prepaid_until
@@ -139,11 +139,9 @@ class Watchdog:
         """Open these alerts in one transaction; staff are told once it is committed."""
         if not specs:
             return
-        after = AfterCommit()
         with self.h.store.session() as db:
             for spec in specs:
-                self.h.alerts.raise_alert(db, spec, after)
-        after.run()
+                self.h.alerts.raise_alert(db, spec)
 
     def _checkins(self, now: datetime) -> None:
         window = membership.checkin_window(self.h.venue.billing.foosball_checkin_min)

@@ -29,6 +29,7 @@ from concurrent.futures import Future
 from typing import Any, TypeVar
 
 from broker.adapters.inbox import WAKE, HomeAssistantOnline, Inbound, InboxItem, LinkUp
+from broker.storage.after_commit import deferred
 
 log = logging.getLogger("lavos.hub.writer")
 
@@ -126,7 +127,7 @@ class HallWriter:
         any more and nothing else writes, so the command runs on the caller's thread.
         """
         if self.on_writer:
-            return fn()
+            return fn()  # nested: part of the item running now, its effects with that item's
         with self._gate:
             if self._stopped:
                 inline = True
@@ -138,9 +139,11 @@ class HallWriter:
                 cmd = _Command(fn)
                 self._commands.put(cmd)
         if inline:
-            return fn()
+            with deferred():
+                return fn()
         self._wake()
-        return cmd.future.result()
+        result: T = cmd.future.result()
+        return result
 
     def _wake(self) -> None:
         try:
@@ -157,7 +160,8 @@ class HallWriter:
             if not cmd.future.set_running_or_notify_cancel():
                 continue
             try:
-                result = cmd.fn()
+                with deferred():  # its effects after all its commits and state updates
+                    result = cmd.fn()
             except BaseException as e:  # noqa: BLE001 - the caller gets it, the writer goes on
                 cmd.future.set_exception(e)
             else:
@@ -210,7 +214,8 @@ class HallWriter:
                     j += 1
                 run: list[Inbound] = items[i:j]  # type: ignore[assignment]
                 try:
-                    self.apply_batch(run)
+                    with deferred():
+                        self.apply_batch(run)
                 except Exception:
                     self.failures += 1
                     log.exception("could not apply %d messages; retrying in %.1fs (nothing acked, nothing lost)", len(run), self.retry_s)
@@ -223,7 +228,8 @@ class HallWriter:
             else:
                 if isinstance(item, LinkUp | HomeAssistantOnline):  # both: publish what the link's peers need
                     try:
-                        self.on_link_up(item)
+                        with deferred():
+                            self.on_link_up(item)
                     except Exception:
                         log.exception("resend after reconnect failed")
                 i += 1

@@ -5,11 +5,14 @@ from __future__ import annotations
 import getpass
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import typer
-from sqlalchemy.orm import Session
 
 from devices.cli_support import fail
+
+if TYPE_CHECKING:  # the commands import SQLAlchemy when they run, not for `lavos --help`
+    from sqlalchemy.orm import Session
 
 DB_HELP = "Database URL (default: $LAVOS_DB, else a SQLite file in the data directory), e.g. postgresql://lavos@localhost/lavos"
 db_option = typer.Option(None, "--db", help=DB_HELP, show_default=False)

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from broker.ops.cli_options import actor_name, actor_option, db_option, store_session
 from devices.cli_support import fail
+
+if TYPE_CHECKING:
+    from broker.accounts.users import NewPassword
 
 user_app = typer.Typer(
     help="Staff accounts, API tokens and dashboard sessions.\n\nExample: lavos user add jana --role staff", no_args_is_help=True
@@ -22,7 +26,10 @@ password_file_option = typer.Option(None, "--password-file", help="Read the pass
 must_change_option = typer.Option(False, "--must-change", help="The user must choose their own password at the next login")
 
 
-def _read_password(password_file: Path | None) -> str:
+def _read_password(password_file: Path | None) -> NewPassword:
+    """The password from the file or the prompt, checked and hashed before any transaction opens."""
+    from broker.accounts.users import UserError, new_password
+
     if password_file is not None:
         try:
             lines = password_file.read_text(encoding="utf-8").splitlines()
@@ -30,8 +37,13 @@ def _read_password(password_file: Path | None) -> str:
             raise fail(f"cannot read the password file {password_file}: {e}") from None
         if not lines or not lines[0]:
             raise fail(f"the password file {password_file} is empty; put the password on its first line")
-        return lines[0]
-    return typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+        text = lines[0]
+    else:
+        text = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+    try:
+        return new_password(text)
+    except UserError as e:
+        raise fail(str(e)) from None
 
 
 def _check_role(role: str) -> None:

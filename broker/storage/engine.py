@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy import Engine, create_engine, event, exc
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from broker.storage import after_commit
 from broker.storage.errors import StoreError
 from broker.storage.migrate import upgrade_to_head
 
@@ -125,13 +127,29 @@ def make_engine(url: str) -> Engine:
     return engine
 
 
+class OffTheWriter(AssertionError):
+    """A write transaction opened off the hub's writer thread: a bug (docs/concurrency.md, "one writer")."""
+
+
 @dataclass
 class Store:
-    """The opened database: an engine and a session factory, schema at head."""
+    """The opened database: an engine and a session factory, schema at head.
+
+    Once a hub binds it (`bind_writer`), a write transaction may be opened only on the hub's
+    writer thread: every change of the hall, the till, members, accounts and settings is a
+    command the writer runs (broker.hall.commands), and this is where that is enforced rather
+    than hoped for. A store no hub has bound (a CLI tool, a migration, a backup) is its
+    process's only writer and may write from its one thread.
+    """
 
     engine: Engine
     sessions: sessionmaker[Session]
     readers: sessionmaker[Session]
+    _on_writer: Callable[[], bool] | None = field(default=None, repr=False)
+    _writer_name: str = field(default="", repr=False)
+    # Called in every write transaction before its COMMIT (the hub's fencing on PostgreSQL:
+    # broker.adapters.leadership); raising rolls the transaction back.
+    before_commit: Callable[[Session], None] | None = field(default=None, repr=False)
 
     @property
     def backend(self) -> str:
@@ -141,16 +159,50 @@ class Store:
     def url(self) -> str:
         return safe_url(self.engine.url)
 
+    def bind_writer(self, on_writer: Callable[[], bool], name: str) -> None:
+        """From now on only the thread for which `on_writer()` is true may open session()."""
+        if self._on_writer is not None:
+            raise OffTheWriter(f"this store already has a writer ({self._writer_name}); one hub per store")
+        self._on_writer, self._writer_name = on_writer, name
+
+    def unbind_writer(self) -> None:
+        """The hub is closed: its writer is gone and the store is its process's again."""
+        self._on_writer, self._writer_name = None, ""
+
+    @property
+    def writer_bound(self) -> bool:
+        return self._on_writer is not None
+
     @contextmanager
     def session(self) -> Iterator[Session]:
-        """One transaction: committed when the block ends, rolled back if it raises."""
-        with self.sessions.begin() as s:
-            yield s
+        """One write transaction: committed when the block ends, rolled back if it raises.
+
+        Its effects (broker.storage.after_commit) are handed on after the commit, dropped on a
+        rollback. Off the bound writer thread this raises OffTheWriter before touching the database.
+        """
+        if self._on_writer is not None and not self._on_writer():
+            raise OffTheWriter(
+                f"a write transaction on thread {threading.current_thread().name!r}: only {self._writer_name} writes; "
+                "submit a command (Hub.execute) instead"
+            )
+        s = self.sessions()
+        try:
+            with s.begin():
+                yield s
+                if self.before_commit is not None:
+                    self.before_commit(s)
+        except BaseException:
+            after_commit.rolled_back(s)
+            raise
+        finally:
+            s.close()
+        after_commit.committed(s)
 
     @contextmanager
     def reader(self) -> Iterator[Session]:
-        """A transaction for reading only (dashboards, reports): on SQLite it does not queue
-        behind writers. Writing in it may fail with "database is locked"; use session() for that."""
+        """A transaction for reading only (dashboards, reports), on any thread: on SQLite it does
+        not queue behind writers. Writing in it may fail with "database is locked"; changes go
+        through session() on the writer."""
         with self.readers.begin() as s:
             yield s
 

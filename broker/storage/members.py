@@ -204,12 +204,13 @@ def fee_paid(member: Member, year: int) -> bool:
 
 @dataclass(frozen=True)
 class CardCheck:
-    """Whether a card may be used today, and if not, why (Slovak for staff, English second)."""
+    """Whether a card may be used today (`code`: membership.eligibility's verdict, or "unknown"),
+    whose it is and the fee year it was checked against. The words for staff are the alert's
+    (broker.domain.alert_kinds.card_refused)."""
 
     code: Literal["ok", "unknown", "inactive", "unpaid"]
     member: Member | None
-    message: str
-    message_en: str
+    year: int
 
     @property
     def ok(self) -> bool:
@@ -225,15 +226,5 @@ def is_valid_card(db: Session, uid: str, today: date) -> CardCheck:
     """
     member = find_by_card(db, uid)
     if member is None:
-        return CardCheck("unknown", None, f"neznáma karta {uid}", f"unknown card {uid}")
-    verdict = membership.eligibility(member.active, (f.year for f in member.fees), today.year)
-    if verdict == "inactive":
-        return CardCheck("inactive", member, f"{member.name}: členstvo nie je aktívne", f"{member.name}: membership is inactive")
-    if verdict == "unpaid":
-        return CardCheck(
-            "unpaid",
-            member,
-            f"{member.name}: nezaplatený členský príspevok za rok {today.year}",
-            f"{member.name}: fee unpaid for {today.year}",
-        )
-    return CardCheck("ok", member, f"{member.name}: platná karta", f"{member.name}: card valid")
+        return CardCheck("unknown", None, today.year)
+    return CardCheck(membership.eligibility(member.active, (f.year for f in member.fees), today.year), member, today.year)

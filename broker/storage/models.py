@@ -25,6 +25,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from broker.domain.euros import VAT_RATES
 from broker.domain.membership import MEMBER_KINDS
 from broker.storage.types import JSONDoc, UTCDateTime, utcnow
 
@@ -364,8 +365,6 @@ class TableOutOfService(Base):
 # Nothing about money is ever deleted: an item is voided (who, when, why), a payment is reversed by
 # a payment of the opposite sign that names it. Amounts are integer cents, VAT-inclusive.
 
-VAT_RATES = (23, 19, 5, 0)  # Slovakia since 2025; 0 for what is outside VAT (e.g. a deposit)
-PRODUCT_CATEGORIES = ("drinks", "food", "pizza_toppings", "tournament_entry", "cue_service", "other")
 FISCAL_STATES = ("none", "pending", "registered", "offline", "failed", "paragon")
 
 

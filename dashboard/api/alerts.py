@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Query
 
 from broker.accounts.staff import Staff
+from broker.hall.alert_book import AckAlert
 from dashboard.api import responses as R
 from dashboard.api import views
 from dashboard.api.auth import can, demand
@@ -38,5 +39,5 @@ def list_alerts(
 def ack(alert_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("alerts.open"))], body: AckIn | None = None) -> dict[str, Any]:
     if hub.reads.alert(alert_id) is None:
         raise HTTPException(404, f"no alert {alert_id}: reload the alert list")
-    hub.acknowledge_alert(alert_id, actor=user.username, close=bool(body and body.close))
+    hub.execute(AckAlert(alert_id=alert_id, close=bool(body and body.close), actor=user.username))
     return views.alert(hub.reads.alert(alert_id))  # type: ignore[arg-type]  # alerts are never deleted

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from broker.accounts.staff import Staff
 from broker.domain.zreport import ZReport, to_json
-from broker.hall.till.closeout import MAX_DRAWER_CENTS, DaySummary
+from broker.hall.till.closeout import MAX_DRAWER_CENTS, CloseDay, DaySummary, OpenDay
 from dashboard.api.auth import can, demand
 from dashboard.api.deps import Hub, Reads
 from dashboard.api.schemas import Body
@@ -200,13 +200,15 @@ def current(reads: Reads, user: Annotated[Staff, Depends(can("day.run"))]) -> di
 
 @router.post("/current/open", response_model=CurrentDayOut, summary="Open the business day with the float in the drawer")
 def open_day(body: OpenDayIn, hub: Hub, user: Annotated[Staff, Depends(can("day.run"))]) -> dict[str, Any]:
-    hub.open_day(body.float_cents, actor=user.username)
+    hub.execute(OpenDay(float_cents=body.float_cents, actor=user.username))
     return current(hub.reads, user)
 
 
 @router.post("/{day}/close", response_model=ZReportOut, summary="Close a business day with the counted cash: its Z report, frozen")
 def close_day(day: DayPath, body: CloseDayIn, hub: Hub, user: Annotated[Staff, Depends(can("day.run"))]) -> dict[str, Any]:
-    return report_json(hub.close_day(day, body.counted_cents, actor=user.username, open_tabs_ok=body.open_tabs_ok))
+    return report_json(
+        hub.execute(CloseDay(day=day, counted_cents=body.counted_cents, open_tabs_ok=body.open_tabs_ok, actor=user.username))
+    )
 
 
 @router.get("", response_model=list[DaySummaryOut], summary="Business days with a shift, newest first (closed or not)")

@@ -12,6 +12,7 @@ from fastapi import APIRouter, Depends, HTTPException
 from pydantic import BaseModel, Field
 
 from broker.accounts.staff import Staff
+from broker.hall.till.fiscal import RecordParagon, RetryEkasa, SaveEkasaSettings
 from dashboard.api.auth import can
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.api.schemas import Body, text
@@ -77,8 +78,14 @@ def get_settings(reads: Reads, user: Annotated[Staff, Depends(can("ekasa.setting
 
 @router.put("/settings", response_model=EkasaSettingsOut, summary="Change the eKasa settings (manager; audited)")
 def put_settings(body: EkasaSettingsIn, hub: Hub, user: Annotated[Staff, Depends(can("ekasa.settings"))]) -> dict[str, Any]:
-    hub.ekasa_save_settings(
-        enabled=body.enabled, url=body.url, timeout_s=float(body.timeout_s), cash_register_code=body.cash_register_code, actor=user.username
+    hub.execute(
+        SaveEkasaSettings(
+            enabled=body.enabled,
+            url=body.url,
+            timeout_s=float(body.timeout_s),
+            cash_register_code=body.cash_register_code,
+            actor=user.username,
+        )
     )
     return vars(hub.reads.ekasa_settings())
 
@@ -102,11 +109,11 @@ def paragon(payment_id: IdPath, body: ParagonIn, hub: Hub, user: Annotated[Staff
         at = None
     if at is None or at.tzinfo is None:
         raise HTTPException(422, "at: an ISO 8601 time with its offset, e.g. 2026-12-01T21:40:00+01:00")
-    hub.ekasa_record_paragon(payment_id, body.number, at, actor=user.username)
+    hub.execute(RecordParagon(payment=payment_id, number=body.number, at=at, actor=user.username))
     return {"ok": True}
 
 
 @router.post("/receipts/{payment_id}/retry", response_model=DoneOut, summary="Send a failed receipt again (manager; audited)")
 def retry(payment_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("ekasa.settings"))]) -> dict[str, Any]:
-    hub.ekasa_retry(payment_id, actor=user.username)
+    hub.execute(RetryEkasa(payment=payment_id, actor=user.username))
     return {"ok": True}

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends
 
 from broker.accounts.staff import Staff
 from broker.hall.read_models import HallReads
+from broker.hall.table_service import CheckInFoosball, CheckOutFoosball
 from dashboard.api import responses as R
 from dashboard.api import views
 from dashboard.api.auth import can
@@ -32,10 +33,10 @@ def list_checkins(reads: Reads, user: Annotated[Staff, Depends(can("foosball.che
 )
 def staff_checkin(table: str, body: CheckinIn, hub: Hub, user: Annotated[Staff, Depends(can("foosball.checkin"))]) -> dict[str, Any]:
     # The hub checks, records, audits and settles the alert: the one writer of alerts.
-    return views.checkin(hub.foosball_checkin(table, body.member_id, actor=user.username))
+    return views.checkin(hub.execute(CheckInFoosball(table=table, member_id=body.member_id, actor=user.username)))
 
 
 @router.post("/{table}/checkout", response_model=R.CheckoutOut, summary="End a member's check-in at a foosball table (staff)")
 def staff_checkout(table: str, body: CheckinIn, hub: Hub, user: Annotated[Staff, Depends(can("foosball.checkin"))]) -> dict[str, Any]:
-    name = hub.foosball_checkout(table, body.member_id, actor=user.username)
+    name = hub.execute(CheckOutFoosball(table=table, member_id=body.member_id, actor=user.username))
     return {"table": table, "member_id": body.member_id, "member": name}

@@ -10,7 +10,9 @@ from starlette.concurrency import run_in_threadpool
 from broker.accounts.staff import Staff
 from broker.domain.membership import MAX_IMPORT_BYTES, normalize_uid
 from broker.hall.facade import HubFacade
-from broker.hall.read_models import HallReads, MemberView
+from broker.hall.member_views import MemberView
+from broker.hall.members import AddMember, AssignCard, EditMember, ImportMembers, RecordFee, RemoveCard
+from broker.hall.read_models import HallReads
 from dashboard import access
 from dashboard.api import responses as R
 from dashboard.api import views
@@ -50,7 +52,7 @@ def list_members(
 
 @router.post("", status_code=201, response_model=R.MemberOut, summary="Add a member (manager)")
 def create_member(body: MemberIn, hub: Hub, user: Annotated[Staff, Depends(can("members.edit"))]) -> dict[str, Any]:
-    m = hub.add_member(body.name, actor=user.username, kind=body.kind, note=body.note, active=body.active)
+    m = hub.execute(AddMember(name=body.name, kind=body.kind, note=body.note, active=body.active, actor=user.username))
     return views.member(m, hub.reads.fee_year())
 
 
@@ -70,7 +72,7 @@ def export(reads: Reads, user: Annotated[Staff, Depends(can("members.read"))]) -
 
 
 def _import(hub: HubFacade, data: bytes, actor: str) -> dict[str, Any]:
-    report = hub.import_members(data, actor=actor)
+    report = hub.execute(ImportMembers(data=data, actor=actor))
     return {
         "added": report.added,
         "updated": report.updated,
@@ -102,7 +104,7 @@ async def import_csv(request: Request, hub: Hub, user: Annotated[Staff, Depends(
 
 @router.delete("/cards/{uid}", status_code=204, summary="Take a card away from its member (manager)")
 def delete_card(uid: str, hub: Hub, user: Annotated[Staff, Depends(can("members.edit"))]) -> Response:
-    hub.remove_card(normalize_uid(uid), actor=user.username)  # NotFound (404) when nobody holds it
+    hub.execute(RemoveCard(uid=normalize_uid(uid), actor=user.username))  # NotFound (404) when nobody holds it
     return Response(status_code=204)
 
 
@@ -113,19 +115,21 @@ def get_member(member_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(c
 
 @router.patch("/{member_id}", response_model=R.MemberOut, summary="Change name, kind, note or active (manager)")
 def patch_member(member_id: IdPath, body: MemberPatch, hub: Hub, user: Annotated[Staff, Depends(can("members.edit"))]) -> dict[str, Any]:
-    m = hub.edit_member(
-        member_id, actor=user.username, name=body.name, kind=body.kind, active=body.active, note=body.note, reason=body.reason
+    m = hub.execute(
+        EditMember(
+            member_id=member_id, name=body.name, kind=body.kind, active=body.active, note=body.note, reason=body.reason, actor=user.username
+        )
     )
     return views.member(m, hub.reads.fee_year())
 
 
 @router.post("/{member_id}/fees", status_code=201, response_model=R.MemberOut, summary="Record a year's fee payment (manager)")
 def pay_fee(member_id: IdPath, body: FeeIn, hub: Hub, user: Annotated[Staff, Depends(can("members.edit"))]) -> dict[str, Any]:
-    m = hub.record_fee(member_id, body.year, actor=user.username, amount_cents=body.amount_cents)
+    m = hub.execute(RecordFee(member_id=member_id, year=body.year, amount_cents=body.amount_cents, actor=user.username))
     return views.member(m, hub.reads.fee_year())
 
 
 @router.post("/{member_id}/cards", status_code=201, response_model=R.MemberOut, summary="Give the member a club card (manager)")
 def add_card(member_id: IdPath, body: CardIn, hub: Hub, user: Annotated[Staff, Depends(can("members.edit"))]) -> dict[str, Any]:
-    m = hub.assign_card(member_id, body.uid, actor=user.username)
+    m = hub.execute(AssignCard(member_id=member_id, uid=body.uid, actor=user.username))
     return views.member(m, hub.reads.fee_year())

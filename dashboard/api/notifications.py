@@ -13,6 +13,7 @@ from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 
 from broker.accounts.staff import Staff
+from broker.hall.notifications import AddNotifyTarget, RemoveNotifyTarget, UpdateNotifyTarget
 from dashboard.api.auth import can
 from dashboard.api.deps import Hub, Reads
 from dashboard.api.schemas import Body, text
@@ -94,19 +95,19 @@ def targets(reads: Reads, user: Annotated[Staff, Depends(can(CAP))]) -> list[dic
 
 @router.post("/targets", response_model=TargetOut, summary="Add a push target (an Apprise URL; manager; audited without it)")
 def add(body: TargetIn, hub: Hub, user: Annotated[Staff, Depends(can(CAP))]) -> dict[str, Any]:
-    target_id = hub.notify_add_target(**_fields(body), actor=user.username)
+    target_id = hub.execute(AddNotifyTarget(**_fields(body), actor=user.username))
     return next(_out(t) for t in hub.reads.notify_targets() if t.id == target_id)
 
 
 @router.put("/targets/{target_id}", response_model=TargetOut, summary="Change a push target (an empty url keeps it; manager)")
 def change(target_id: TargetId, body: TargetIn, hub: Hub, user: Annotated[Staff, Depends(can(CAP))]) -> dict[str, Any]:
-    hub.notify_update_target(target_id, **_fields(body), actor=user.username)
+    hub.execute(UpdateNotifyTarget(target_id=target_id, **_fields(body), actor=user.username))
     return next(_out(t) for t in hub.reads.notify_targets() if t.id == target_id)
 
 
 @router.delete("/targets/{target_id}", response_model=DoneOut, summary="Remove a push target (manager; audited)")
 def remove(target_id: TargetId, hub: Hub, user: Annotated[Staff, Depends(can(CAP))]) -> dict[str, Any]:
-    hub.notify_remove_target(target_id, actor=user.username)
+    hub.execute(RemoveNotifyTarget(target_id=target_id, actor=user.username))
     return {"ok": True}
 
 

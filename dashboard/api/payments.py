@@ -16,8 +16,10 @@ from pydantic import BaseModel, Field
 from broker.accounts.staff import Staff
 from broker.domain.receipt import Receipt
 from broker.domain.refusals import N_
-from broker.hall.facade import NotFound, Taken
-from broker.hall.read_models import HallReads, PaymentView, TabPayView
+from broker.hall.facade import NotFound
+from broker.hall.read_models import HallReads
+from broker.hall.till.payment_reads import PaymentView, TabPayView
+from broker.hall.till.payments import PayTab, ReversePayment, Taken
 from dashboard.api.auth import can
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.api.schemas import Body, text
@@ -217,14 +219,16 @@ def tab_payments(tab_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(ca
     summary="Take a payment (201); a resent request_id answers the payment already made (200, repeated)",
 )
 def pay(tab_id: IdPath, body: PayIn, hub: Hub, user: Annotated[Staff, Depends(can("payments.take"))]) -> Any:
-    taken = hub.pay(
-        tab_id,
-        body.method,
-        body.amount_cents,
-        actor=user.username,
-        tendered_cents=body.tendered_cents,
-        part=body.part,
-        request_id=body.request_id,
+    taken = hub.execute(
+        PayTab(
+            tab=tab_id,
+            method=body.method,
+            amount_cents=body.amount_cents,
+            tendered_cents=body.tendered_cents,
+            part=body.part,
+            request_id=body.request_id,
+            actor=user.username,
+        )
     )
     return _taken(hub.reads, taken)
 
@@ -241,7 +245,7 @@ def get_payment(payment_id: IdPath, reads: Reads, user: Annotated[Staff, Depends
     "/payments/{payment_id}/reverse", status_code=201, response_model=PaymentOut, summary="Give a payment back, with a reason (manager)"
 )
 def reverse(payment_id: IdPath, body: ReverseIn, hub: Hub, user: Annotated[Staff, Depends(can("payments.reverse"))]) -> Any:
-    taken = hub.reverse_payment(payment_id, body.reason, actor=user.username, request_id=body.request_id)
+    taken = hub.execute(ReversePayment(payment=payment_id, reason=body.reason, request_id=body.request_id, actor=user.username))
     return _taken(hub.reads, taken)
 
 

@@ -12,11 +12,11 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
+from broker.domain.euros import MAX_AMOUNT_CENTS
 from broker.domain.membership import FIRST_YEAR, LAST_YEAR, MEMBER_KINDS
 from dashboard.api.deps import MAX_ID
 
 MAX_MINUTES = 24 * 60
-MAX_CORRECTION_CENTS = 10_000_000
 
 
 def _printable(value: str) -> str:
@@ -88,7 +88,7 @@ class ExtraIn(Body):
 
 
 class CorrectionIn(Body):
-    amount_cents: int = Field(ge=-MAX_CORRECTION_CENTS, le=MAX_CORRECTION_CENTS, description="Negative lowers the bill")
+    amount_cents: int = Field(ge=-MAX_AMOUNT_CENTS, le=MAX_AMOUNT_CENTS, description="Negative lowers the bill")
     reason: text(500)  # type: ignore[valid-type]
 
     @model_validator(mode="after")

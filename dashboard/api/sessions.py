@@ -6,14 +6,25 @@ with the user as actor) and makes the lights follow. Reads go through the read m
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import date
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
 
 from broker.accounts.staff import Staff
-from broker.domain import sessions
+from broker.hall.games import (
+    AddExtra,
+    CorrectBill,
+    ExtendGame,
+    GameCommand,
+    MoveGame,
+    PauseGame,
+    ResumeGame,
+    SetCard,
+    StartGame,
+    StopGame,
+    VoidExtra,
+)
 from broker.hall.read_models import HallReads
 from dashboard.access import allows
 from dashboard.api import responses as R
@@ -31,20 +42,22 @@ def _view(reads: HallReads, session_id: int) -> dict[str, Any]:
     return views.session(reads, session_id, reads.session_state(session_id))
 
 
-def _done(hub: Hub, session_id: int, op: Callable[[], sessions.SessionState]) -> dict[str, Any]:
-    state = op()
-    return views.session(hub.reads, session_id, state)
+def _done(hub: Hub, cmd: GameCommand) -> dict[str, Any]:
+    """Run a command on one game; the game as it is after it."""
+    return views.session(hub.reads, cmd.game, hub.execute(cmd))
 
 
 @router.post("", status_code=201, response_model=R.SessionOut, summary="Start a session on a table (the light goes on)")
 def start(body: SessionStart, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
-    sid = hub.start_session(
-        body.table,
-        actor=user.username,
-        tariff=body.tariff,
-        member_id=body.member_id,
-        card_uid=body.card_uid,
-        prepaid_minutes=body.prepaid_minutes,
+    sid = hub.execute(
+        StartGame(
+            table=body.table,
+            tariff=body.tariff,
+            member_id=body.member_id,
+            card_uid=body.card_uid,
+            prepaid_minutes=body.prepaid_minutes,
+            actor=user.username,
+        )
     )
     return _view(hub.reads, sid)
 
@@ -75,32 +88,32 @@ def get_session(session_id: IdPath, reads: Reads, user: Annotated[Staff, Depends
 
 @router.post("/{session_id}/stop", response_model=R.SessionOut, summary="Stop: the light goes off, the bill is final")
 def stop(session_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
-    return _done(hub, session_id, lambda: hub.stop_session(session_id, actor=user.username))
+    return _done(hub, StopGame(game=session_id, actor=user.username))
 
 
 @router.post("/{session_id}/pause", response_model=R.SessionOut, summary="Pause billing (the light as the venue configures)")
 def pause(session_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
-    return _done(hub, session_id, lambda: hub.pause_session(session_id, actor=user.username))
+    return _done(hub, PauseGame(game=session_id, actor=user.username))
 
 
 @router.post("/{session_id}/resume", response_model=R.SessionOut, summary="Resume billing")
 def resume(session_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
-    return _done(hub, session_id, lambda: hub.resume_session(session_id, actor=user.username))
+    return _done(hub, ResumeGame(game=session_id, actor=user.username))
 
 
 @router.post("/{session_id}/transfer", response_model=R.SessionOut, summary="Move the session to another table (the light moves with it)")
 def transfer(session_id: IdPath, body: Transfer, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
-    return _done(hub, session_id, lambda: hub.transfer_session(session_id, body.table, actor=user.username))
+    return _done(hub, MoveGame(game=session_id, to_table=body.table, actor=user.username))
 
 
 @router.post("/{session_id}/extend", response_model=R.SessionOut, summary="Add prepaid minutes")
 def extend(session_id: IdPath, body: Extend, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
-    return _done(hub, session_id, lambda: hub.extend_session(session_id, body.minutes, actor=user.username))
+    return _done(hub, ExtendGame(game=session_id, minutes=body.minutes, actor=user.username))
 
 
 @router.post("/{session_id}/extras", response_model=R.SessionOut, summary="Put an extra (from GET /api/extras) on the tab")
 def add_extra(session_id: IdPath, body: ExtraIn, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
-    return _done(hub, session_id, lambda: hub.add_extra(session_id, body.extra, body.quantity, actor=user.username))
+    return _done(hub, AddExtra(game=session_id, extra=body.extra, quantity=body.quantity, actor=user.username))
 
 
 @router.post(
@@ -109,12 +122,12 @@ def add_extra(session_id: IdPath, body: ExtraIn, hub: Hub, user: Annotated[Staff
     summary="Put a club card on the session (by card_uid or member_id), or take it off (neither)",
 )
 def set_card(session_id: IdPath, body: SessionCard, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
-    return _done(hub, session_id, lambda: hub.set_card(session_id, actor=user.username, member_id=body.member_id, card_uid=body.card_uid))
+    return _done(hub, SetCard(game=session_id, member_id=body.member_id, card_uid=body.card_uid, actor=user.username))
 
 
 @router.post("/{session_id}/correction", response_model=R.SessionOut, summary="Correct the bill by an amount, with a reason (manager)")
 def correct(session_id: IdPath, body: CorrectionIn, hub: Hub, user: Annotated[Staff, Depends(can("sessions.correct"))]) -> dict[str, Any]:
-    return _done(hub, session_id, lambda: hub.correct_session(session_id, body.amount_cents, body.reason, actor=user.username))
+    return _done(hub, CorrectBill(game=session_id, amount_cents=body.amount_cents, reason=body.reason, actor=user.username))
 
 
 @router.post(
@@ -124,4 +137,4 @@ def correct(session_id: IdPath, body: CorrectionIn, hub: Hub, user: Annotated[St
 )
 def void_extra(session_id: IdPath, body: VoidIn, hub: Hub, user: Annotated[Staff, Depends(can("sessions.void"))]) -> dict[str, Any]:
     issued_ok = allows(user.role, "sessions.correct")
-    return _done(hub, session_id, lambda: hub.void_extra(session_id, body.extra_op, body.reason, actor=user.username, issued_ok=issued_ok))
+    return _done(hub, VoidExtra(game=session_id, extra_op=body.extra_op, reason=body.reason, issued_ok=issued_ok, actor=user.username))

@@ -10,6 +10,7 @@ from broker.accounts.staff import Staff
 from broker.domain.billing import format_eur
 from broker.domain.reject_tally import UNKNOWN
 from broker.hall.read_models import HallReads, NodeView
+from broker.hall.table_service import SetOutOfService, SwitchLight
 from dashboard.api import responses as R
 from dashboard.api import views
 from dashboard.api.auth import can
@@ -68,19 +69,19 @@ def take_out_of_service(
     table_id: str, body: OutOfServiceIn, hub: Hub, user: Annotated[Staff, Depends(can("tables.service"))]
 ) -> dict[str, Any]:
     # The same facade method as the table page's switch: refused while a game runs there.
-    hub.set_out_of_service(table_id, True, actor=user.username, reason=body.reason)
+    hub.execute(SetOutOfService(table=table_id, out=True, reason=body.reason, actor=user.username))
     return _table(hub.reads, hub.reads.tables[table_id], hub.reads.node(table_id))
 
 
 @router.delete("/tables/{table_id}/out-of-service", response_model=R.TableOut, summary="Put a table back in service")
 def back_in_service(table_id: str, hub: Hub, user: Annotated[Staff, Depends(can("tables.service"))]) -> dict[str, Any]:
-    hub.set_out_of_service(table_id, False, actor=user.username)
+    hub.execute(SetOutOfService(table=table_id, out=False, actor=user.username))
     return _table(hub.reads, hub.reads.tables[table_id], hub.reads.node(table_id))
 
 
 @router.post("/tables/{table_id}/light", response_model=R.TableOut, summary="Switch a table's light by hand (checked like its button)")
 def switch_light(table_id: str, body: LightIn, hub: Hub, user: Annotated[Staff, Depends(can("tables.light"))]) -> dict[str, Any]:
-    hub.switch_light(table_id, body.on, actor=user.username)
+    hub.execute(SwitchLight(table=table_id, on=body.on, actor=user.username))
     return _table(hub.reads, hub.reads.tables[table_id], hub.reads.node(table_id))
 
 

@@ -14,12 +14,27 @@ from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from broker.accounts.staff import Staff
+from broker.domain.euros import MAX_AMOUNT_CENTS, PRODUCT_CATEGORIES, VAT_RATES
 from broker.domain.money import MoneyLine
 from broker.domain.split import MAX_PARTS
 from broker.hall.facade import NotFound
 from broker.hall.read_models import HallReads
 from broker.hall.till.tab_views import ProductView, TabItemView, TabView, UnpaidTab
-from broker.hall.till.tabs import MAX_LABEL, MAX_NAME, MAX_PRICE_CENTS, MAX_QUANTITY, PRODUCT_CATEGORIES, REASON_MAX, VAT_RATES
+from broker.hall.till.tabs import (
+    MAX_LABEL,
+    MAX_NAME,
+    MAX_PRICE_CENTS,
+    MAX_QUANTITY,
+    REASON_MAX,
+    AddProduct,
+    AddTabItem,
+    CancelSplit,
+    MergeTabs,
+    OpenWalkInTab,
+    SplitTab,
+    UpdateProduct,
+    VoidTabItem,
+)
 from dashboard.access import allows
 from dashboard.api.auth import can
 from dashboard.api.deps import Hub, IdPath, Reads
@@ -78,7 +93,7 @@ class SplitIn(_In):
     items: dict[Annotated[str, Field(max_length=40)], Annotated[int, Field(ge=1, le=MAX_PARTS)]] | None = Field(
         None, description='items mode: each bill line\'s key ("item:12", "session:7:0") to its part 1..N'
     )
-    amounts: Annotated[list[Annotated[int, Field(ge=1, le=10_000_000)]], Field(min_length=2, max_length=MAX_PARTS)] | None = None
+    amounts: Annotated[list[Annotated[int, Field(ge=1, le=MAX_AMOUNT_CENTS)]], Field(min_length=2, max_length=MAX_PARTS)] | None = None
 
     @model_validator(mode="after")
     def _one_way(self) -> SplitIn:
@@ -254,7 +269,16 @@ def list_products(
 
 @router.post("/products", response_model=ProductOut, status_code=201, summary="Add a product (price in cents incl. VAT)")
 def add_product(body: ProductIn, hub: Hub, user: Annotated[Staff, Depends(can("products.edit"))]) -> dict[str, Any]:
-    pid = hub.add_product(body.name, body.name_en, body.price_cents, body.vat_percent, body.category, actor=user.username)
+    pid = hub.execute(
+        AddProduct(
+            name=body.name,
+            name_en=body.name_en,
+            price_cents=body.price_cents,
+            vat_percent=body.vat_percent,
+            category=body.category,
+            actor=user.username,
+        )
+    )
     return _product(_product_or_404(hub.reads, pid))
 
 
@@ -262,7 +286,17 @@ def add_product(body: ProductIn, hub: Hub, user: Annotated[Staff, Depends(can("p
 def change_product(
     product_id: IdPath, body: ProductPatch, hub: Hub, user: Annotated[Staff, Depends(can("products.edit"))]
 ) -> dict[str, Any]:
-    hub.update_product(product_id, body.model_dump(exclude_none=True), actor=user.username)
+    change = UpdateProduct(
+        product_id=product_id,
+        name=body.name,
+        name_en=body.name_en,
+        price_cents=body.price_cents,
+        vat_percent=body.vat_percent,
+        category=body.category,
+        active=body.active,
+        actor=user.username,
+    )
+    hub.execute(change)
     return _product(_product_or_404(hub.reads, product_id))
 
 
@@ -273,7 +307,7 @@ def list_unpaid(reads: Reads, user: Annotated[Staff, Depends(can("tabs.run"))]) 
 
 @router.post("/tabs", response_model=TabOut, status_code=201, summary="Open a walk-in tab (no table: a drink at the bar)")
 def open_walk_in(body: WalkInIn, hub: Hub, user: Annotated[Staff, Depends(can("tabs.run"))]) -> dict[str, Any]:
-    tab_id = hub.open_walk_in_tab(body.label, actor=user.username, form_key=body.request_id)
+    tab_id = hub.execute(OpenWalkInTab(label=body.label, form_key=body.request_id, actor=user.username))
     return tab_out(hub.reads.tab(tab_id))
 
 
@@ -292,7 +326,9 @@ def game_tab(session_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(ca
 
 @router.post("/tabs/{tab_id}/items", response_model=TabOut, status_code=201, summary="Put a product on a tab (a copy of its price and VAT)")
 def add_item(tab_id: IdPath, body: ItemIn, hub: Hub, user: Annotated[Staff, Depends(can("tabs.run"))]) -> dict[str, Any]:
-    item_id = hub.add_tab_item(tab_id, body.product_id, body.quantity, actor=user.username, form_key=body.request_id)
+    item_id = hub.execute(
+        AddTabItem(tab=tab_id, product=body.product_id, quantity=body.quantity, form_key=body.request_id, actor=user.username)
+    )
     return tab_out(hub.reads.tab(tab_id), item_id)
 
 
@@ -300,23 +336,29 @@ def add_item(tab_id: IdPath, body: ItemIn, hub: Hub, user: Annotated[Staff, Depe
     "/tabs/{tab_id}/items/{item_id}/void", response_model=TabOut, summary="Void an item with a reason (after a payment: a manager)"
 )
 def void_item(tab_id: IdPath, item_id: IdPath, body: VoidIn, hub: Hub, user: Annotated[Staff, Depends(can("tabs.run"))]) -> dict[str, Any]:
-    hub.void_tab_item(tab_id, item_id, body.reason, actor=user.username, may_void_paid=allows(user.role, "tabs.void_paid"))
+    hub.execute(
+        VoidTabItem(tab=tab_id, item=item_id, reason=body.reason, may_void_paid=allows(user.role, "tabs.void_paid"), actor=user.username)
+    )
     return tab_out(hub.reads.tab(tab_id))
 
 
 @router.post("/tabs/{tab_id}/merge", response_model=TabOut, summary="Put another unpaid tab onto this one (one bill)")
 def merge(tab_id: IdPath, body: MergeIn, hub: Hub, user: Annotated[Staff, Depends(can("tabs.run"))]) -> dict[str, Any]:
-    hub.merge_tabs(tab_id, body.tab_id, actor=user.username)
+    hub.execute(MergeTabs(into=tab_id, from_tab=body.tab_id, actor=user.username))
     return tab_out(hub.reads.tab(tab_id))
 
 
 @router.post("/tabs/{tab_id}/split", response_model=TabOut, summary="Split a stopped, unpaid tab: equal parts, by items or by amounts")
 def split(tab_id: IdPath, body: SplitIn, hub: Hub, user: Annotated[Staff, Depends(can("tabs.run"))]) -> dict[str, Any]:
-    hub.split_tab(tab_id, body.mode, actor=user.username, parts=body.parts or 0, assignment=body.items, amounts=body.amounts)
+    hub.execute(
+        SplitTab(
+            tab=tab_id, mode=body.mode, parts=body.parts or 0, assignment=body.items, amounts=tuple(body.amounts or ()), actor=user.username
+        )
+    )
     return tab_out(hub.reads.tab(tab_id))
 
 
 @router.delete("/tabs/{tab_id}/split", response_model=TabOut, summary="Cancel a split while no part is paid")
 def cancel_split(tab_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("tabs.run"))]) -> dict[str, Any]:
-    hub.cancel_split(tab_id, actor=user.username)
+    hub.execute(CancelSplit(tab=tab_id, actor=user.username))
     return tab_out(hub.reads.tab(tab_id))

@@ -7,7 +7,8 @@ from typing import Any
 from broker.domain import sessions
 from broker.domain.billing import Bill, BillLine, format_eur
 from broker.domain.reject_tally import NodeRejects
-from broker.hall.read_models import AlertView, CheckinView, HallReads, MemberView, NodeView
+from broker.hall.member_views import CheckinView, MemberView
+from broker.hall.read_models import AlertView, HallReads, NodeView
 from broker.hall.table_service import OutOfService
 
 

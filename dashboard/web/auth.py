@@ -16,6 +16,7 @@ from urllib.parse import quote
 from fastapi import Depends, Request
 
 from broker.accounts.staff import Staff
+from broker.hall.logins import LogOut
 from dashboard import access
 from dashboard.api.auth import SESSION_ID, remember_session, session_user
 from dashboard.api.deps import get_hub
@@ -123,7 +124,7 @@ def log_out(request: Request) -> None:
     """End every dashboard session of this user, on the server: a copy of the cookie is worth nothing after."""
     user = page_user(request)
     if user is not None:
-        get_hub(request).log_out(user.username)
+        get_hub(request).execute(LogOut(actor=user.username))
     request.session.clear()
     remember_session(request, None)
     csrf.rotate(request)

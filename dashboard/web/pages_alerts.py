@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
+from broker.hall.alert_book import AckAlert
 from broker.hall.facade import NotFound
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.web.alerts_view import all_open, banner_alerts
@@ -40,7 +41,7 @@ def ack(
     close: Annotated[bool, Form()] = False,
 ) -> Response:
     try:
-        hub.acknowledge_alert(alert_id, actor=user.username, close=close)
+        hub.execute(AckAlert(alert_id=alert_id, close=close, actor=user.username))
     except NotFound:
         flash(request, gettext("That alert no longer exists; the list has been reloaded."), "error")
     return RedirectResponse(safe_next(next), status_code=303)

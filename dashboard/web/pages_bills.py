@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import re
 from datetime import date, timedelta
-from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
+from broker.domain.euros import MAX_AMOUNT_CENTS, parse_euros
 from broker.domain.refusals import Refusal
 from broker.hall.facade import NotFound, ServiceError
+from broker.hall.games import CorrectBill, VoidExtra
 from broker.hall.read_models import HallReads, StoppedSession
 from broker.hall.reports import ReportError
 from dashboard.access import allows
@@ -40,7 +41,6 @@ NAV = [NavLink("/bills", N_("Bills"), order=25)]
 
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 ReasonField = Annotated[str, Form(max_length=1000)]
-MAX_CORRECTION_EUR = Decimal(100_000)
 
 
 def _day(request: Request, text: str | None, today: date) -> date:
@@ -122,14 +122,7 @@ def _bill_again(request: Request, reads: HallReads, session_id: int, error: Refu
 
 def _euros_to_cents(text: str) -> int | None:
     """'-2,50', '-2.50', '3' → cents; None when it is not an amount (or 0, or absurd)."""
-    cleaned = text.strip().replace(" ", "").replace("\u00a0", "").replace("€", "").replace(",", ".")
-    try:
-        value = Decimal(cleaned)
-    except InvalidOperation:
-        return None
-    if not value.is_finite() or value == 0 or abs(value) > MAX_CORRECTION_EUR or value != value.quantize(Decimal("0.01")):
-        return None
-    return int(value * 100)
+    return parse_euros(text, low=-MAX_AMOUNT_CENTS, zero=False)
 
 
 @router.post("/{session_id}/void", dependencies=[Depends(verify_csrf)])
@@ -143,7 +136,11 @@ def void_extra(
 ) -> Response:
     form = {"kind": "void", "extra_op": extra_op, "reason": reason}
     try:
-        hub.void_extra(session_id, extra_op, reason, actor=user.username, issued_ok=allows(user.role, "sessions.correct"))
+        hub.execute(
+            VoidExtra(
+                game=session_id, extra_op=extra_op, reason=reason, issued_ok=allows(user.role, "sessions.correct"), actor=user.username
+            )
+        )
     except NotFound:
         raise
     except ServiceError as e:
@@ -167,7 +164,7 @@ def correct(
         message = translated(request, N_("Give the amount in euros, e.g. -2,50 to lower the bill or 1,20 to raise it (not 0)."))
         return _bill_again(request, hub.reads, session_id, message, form, 400)
     try:
-        hub.correct_session(session_id, cents, reason, actor=user.username)
+        hub.execute(CorrectBill(game=session_id, amount_cents=cents, reason=reason, actor=user.username))
     except NotFound:
         raise
     except ServiceError as e:

@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import re
 from datetime import date
-from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
+from broker.domain.euros import parse_euros
 from broker.domain.zreport import UNASSIGNED, ZReport
 from broker.hall.facade import NotFound, ServiceError
 from broker.hall.read_models import HallReads
-from broker.hall.till.closeout import MAX_DRAWER_CENTS
+from broker.hall.till.closeout import MAX_DRAWER_CENTS, CloseDay, OpenDay
 from dashboard.access import allows
 from dashboard.api.deps import Hub, Reads
 from dashboard.web import i18n
@@ -38,7 +38,6 @@ from dashboard.web.templating import flash, render
 router = APIRouter()
 NAV: list[Any] = []  # no top-bar link (no room at 1280 px): /bills and /reports link here
 
-_AMOUNT = re.compile(r"^\d{1,9}([.,]\d{1,2})?$")
 AmountField = Annotated[str, Form(max_length=40)]
 
 # Categories as staff read them (the words of the tab pages), and the part of a payment no line
@@ -48,14 +47,7 @@ CATEGORIES = {**CATEGORY_WORDS, UNASSIGNED: N_("Not itemised")}
 
 def drawer_cents(text: str) -> int | None:
     """'50', '50,00', '1 234,50', '412.5' → cents; None when it is not an amount of cash (negative, 3 decimals, words)."""
-    cleaned = text.strip().replace("\u00a0", "").replace(" ", "").replace("€", "")
-    if not _AMOUNT.match(cleaned):
-        return None
-    try:
-        cents = int(Decimal(cleaned.replace(",", ".")) * 100)
-    except InvalidOperation:
-        return None
-    return cents if cents <= MAX_DRAWER_CENTS else None
+    return parse_euros(text, low=0, high=MAX_DRAWER_CENTS)
 
 
 def _category(request: Request, category: str) -> str:
@@ -155,7 +147,7 @@ def open_day(request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can
         message = translated(request, N_("Give the float in euros, e.g. 50 or 50,00 (0 if the drawer is empty)."))
         return _day_page(request, hub.reads, user, error=message, form=form, status=400)
     try:
-        day = hub.open_day(cents, actor=user.username)
+        day = hub.execute(OpenDay(float_cents=cents, actor=user.username))
     except ServiceError as e:
         return _day_page(request, hub.reads, user, error=refusal(request, e), form=form, status=409)
     flash(request, translated(request, N_("The day %(day)s is open; float %(float)s."), day=i18n.day(day), float=i18n.money(cents)), "ok")
@@ -178,7 +170,7 @@ def close_day(
         message = translated(request, N_("Give the cash counted in the drawer in euros, e.g. 412,50."))
         return _day_page(request, hub.reads, user, day=shown, error=message, form=form, status=400)
     try:
-        hub.close_day(shown, cents, actor=user.username, open_tabs_ok=bool(open_tabs_ok))
+        hub.execute(CloseDay(day=shown, counted_cents=cents, open_tabs_ok=bool(open_tabs_ok), actor=user.username))
     except ServiceError as e:
         if any(s.day == shown and s.closed_at for s in _closed_now(hub.reads, shown)):
             # A second tap (or the other tablet was first): the day is closed, show its Z report.

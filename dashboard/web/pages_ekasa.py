@@ -15,6 +15,7 @@ from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
 from broker.hall.facade import HubFacade, ServiceError
+from broker.hall.till.fiscal import RecordParagon, RetryEkasa, SaveEkasaSettings
 from dashboard.access import allows
 from dashboard.api.deps import MAX_ID, Hub
 from dashboard.web.auth import page_can
@@ -86,8 +87,10 @@ def save_settings(
                 return _page(request, hub, user, form=form, tested=("ok", note))
             note = gettext("eKasa does not answer at this address: %(why)s") % {"why": getattr(s, "detail", "")}
             return _page(request, hub, user, form=form, tested=("error", note))
-        hub.ekasa_save_settings(
-            enabled=enabled == "on", url=url, timeout_s=timeout, cash_register_code=cash_register_code, actor=user.username
+        hub.execute(
+            SaveEkasaSettings(
+                enabled=enabled == "on", url=url, timeout_s=timeout, cash_register_code=cash_register_code, actor=user.username
+            )
         )
     except ServiceError as e:
         return _page(request, hub, user, status=400, form=form, errors={"settings": refusal_text(e)})
@@ -125,7 +128,7 @@ def paragon(
     elif paid - at > timedelta(hours=12):
         at += timedelta(days=1)
     try:
-        hub.ekasa_record_paragon(payment_id, number, at, actor=user.username)
+        hub.execute(RecordParagon(payment=payment_id, number=number, at=at, actor=user.username))
     except ServiceError as e:
         return _page(request, hub, user, status=400, form=form, errors={payment_id: refusal_text(e)})
     flash(
@@ -140,7 +143,7 @@ def paragon(
 @in_visitor_lang
 def retry(payment_id: int, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("ekasa.settings"))]) -> Response:
     try:
-        hub.ekasa_retry(payment_id, actor=user.username)
+        hub.execute(RetryEkasa(payment=payment_id, actor=user.username))
     except ServiceError as e:
         flash(request, gettext("Not done: %(reason)s") % {"reason": refusal_text(e)}, "error")
     else:

@@ -9,6 +9,7 @@ from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
 from broker.hall.facade import CardInUse, ServiceError
+from broker.hall.games import StartGame
 from broker.hall.read_models import HallReads
 from dashboard.api.deps import MAX_ID, Hub, Reads
 from dashboard.web.auth import page_can
@@ -89,13 +90,15 @@ def start(
     _spec(hub.reads, table_id)
     back = f"/tables/{table_id}"
     try:
-        hub.start_session(
-            table_id,
-            actor=user.username,
-            tariff=tariff.strip() or None,
-            member_id=member_id,
-            card_uid=card_uid.strip() or None,
-            prepaid_minutes=prepaid_minutes,
+        hub.execute(
+            StartGame(
+                table=table_id,
+                tariff=tariff.strip() or None,
+                member_id=member_id,
+                card_uid=card_uid.strip() or None,
+                prepaid_minutes=prepaid_minutes,
+                actor=user.username,
+            )
         )
     except CardInUse as e:
         flash(

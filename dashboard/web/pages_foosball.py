@@ -9,6 +9,7 @@ from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
 from broker.hall.read_models import HallReads
+from broker.hall.table_service import CheckInFoosball, CheckOutFoosball
 from dashboard.api.deps import MAX_ID, Hub, Reads
 from dashboard.api.foosball import checkins_by_table
 from dashboard.web.alerts_view import LOUD_KINDS, banner_alerts
@@ -67,7 +68,7 @@ def checkin(
     chosen = member_id
 
     def run() -> str:
-        c = hub.foosball_checkin(table, chosen, actor=user.username)
+        c = hub.execute(CheckInFoosball(table=table, member_id=chosen, actor=user.username))
         return gettext("%(member)s checked in at %(table)s.") % {"member": c.member, "table": name}
 
     return do_then_back(request, back, run)
@@ -87,7 +88,7 @@ def checkout(
     back = safe_next(next) if next else f"/tables/{table}"
 
     def run() -> str:
-        who = hub.foosball_checkout(table, member_id, actor=user.username)
+        who = hub.execute(CheckOutFoosball(table=table, member_id=member_id, actor=user.username))
         return gettext("%(member)s checked out at %(table)s.") % {"member": who, "table": name}
 
     return do_then_back(request, back, run)

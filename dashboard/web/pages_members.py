@@ -17,7 +17,6 @@ node says it was tapped, if that is much earlier).
 from __future__ import annotations
 
 import asyncio
-import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Annotated
@@ -27,9 +26,12 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from broker.accounts.staff import Staff
+from broker.domain.euros import parse_euros
 from broker.domain.membership import DEFAULT_FEE_CENTS, MAX_IMPORT_BYTES, MEMBER_KINDS, check_year, normalize_uid
 from broker.hall.facade import MemberError, MemberImportError
-from broker.hall.read_models import HallReads, MemberView
+from broker.hall.member_views import MemberView
+from broker.hall.members import AddMember, AssignCard, EditMember, ImportMembers, RecordFee, RemoveCard
+from broker.hall.read_models import HallReads
 from dashboard.api import views
 from dashboard.api.deps import IdPath, get_hub
 from dashboard.web.auth import page_can
@@ -45,7 +47,6 @@ CSRF = [Depends(verify_csrf)]
 SEARCH_LIMIT = 100
 CAPTURE_WAIT_S = 30.0
 LATE_TAP = timedelta(minutes=1)  # a tap the node stamped this much before it arrived is worth a second look
-_AMOUNT = re.compile(r"^(\d{1,5})(?:[.,](\d{1,2}))?$")
 KIND_NAMES = {"individual": N_("individual"), "collective": N_("collective"), "honorary": N_("honorary")}
 
 Text = Annotated[str, Form(max_length=2000)]
@@ -88,11 +89,10 @@ def _fee_year(request: Request, text: str) -> int:
 
 def _cents(request: Request, text: str) -> int:
     """'10', '10,00', '10.5 €' → cents; money never passes through a float."""
-    found = _AMOUNT.match(text.replace("€", "").strip())
-    if not found:
+    cents = parse_euros(text, low=0)
+    if cents is None:
         raise MemberError(N_("%(amount)s is not an amount: write it as 10,00."), amount=text[:20])
-    whole, part = found.groups()
-    return int(whole) * 100 + int((part or "0").ljust(2, "0"))
+    return cents
 
 
 def _member(reads: HallReads, request: Request, member_id: int) -> MemberView:
@@ -137,8 +137,8 @@ def add(
 ) -> Response:
     try:
         _checked(request, name, kind, note)
-        member = get_hub(request).add_member(
-            name, actor=user.username, kind=_kind(request, kind), note=note.strip(), active=active is not None
+        member = get_hub(request).execute(
+            AddMember(name=name, kind=_kind(request, kind), note=note.strip(), active=active is not None, actor=user.username)
         )
     except MemberError as e:
         typed = {"name": name, "kind": kind, "note": note, "active": active is not None}
@@ -177,7 +177,7 @@ async def import_csv(
         raise HTTPException(400, translated(request, N_("The file is empty: choose the member list saved as CSV.")))
     hub = get_hub(request)
     try:  # one transaction: any error rolls the whole file back
-        report = await run_in_threadpool(lambda: hub.import_members(data, actor=user.username))
+        report = await run_in_threadpool(lambda: hub.execute(ImportMembers(data=data, actor=user.username)))
     except MemberImportError as e:
         lines = [(x.line, refusal(request, x)) for x in e.errors]  # each line's reason in the visitor's language
         return await run_in_threadpool(render, request, "members_import.html", {"errors": lines, "filename": name}, status=400)
@@ -277,14 +277,16 @@ def edit(
     _member(hub.reads, request, member_id)
     try:
         _checked(request, name, kind, note, reason)
-        hub.edit_member(
-            member_id,
-            actor=user.username,
-            name=name,
-            kind=_kind(request, kind),
-            note=note.strip(),
-            active=active is not None,
-            reason=reason.strip() or None,
+        hub.execute(
+            EditMember(
+                member_id=member_id,
+                name=name,
+                kind=_kind(request, kind),
+                note=note.strip(),
+                active=active is not None,
+                reason=reason.strip() or None,
+                actor=user.username,
+            )
         )
     except MemberError as e:
         return _refused(request, member_id, "edit-member", e, name=name, kind=kind, note=note, active=active is not None, reason=reason)
@@ -301,7 +303,7 @@ def pay_fee(
     try:
         _checked(request, year, amount)
         fee_year, cents = _fee_year(request, year), _cents(request, amount)
-        hub.record_fee(member_id, fee_year, actor=user.username, amount_cents=cents)
+        hub.execute(RecordFee(member_id=member_id, year=fee_year, amount_cents=cents, actor=user.username))
     except MemberError as e:
         return _refused(request, member_id, "record-fee", e, year=year, amount=amount)
     flash(request, translated(request, N_("The %(year)d fee is recorded."), year=fee_year), "ok")
@@ -315,7 +317,7 @@ def add_card(request: Request, member_id: IdPath, user: Annotated[Staff, Depends
     try:
         _checked(request, uid)
         card = _uid(request, uid)
-        hub.assign_card(member_id, card, actor=user.username)
+        hub.execute(AssignCard(member_id=member_id, uid=card, actor=user.username))
     except MemberError as e:
         return _refused(request, member_id, "assign-card", e, uid=uid)
     flash(request, translated(request, N_("Card %(uid)s assigned."), uid=card), "ok")
@@ -333,7 +335,7 @@ def take_card(
         if card not in _member(hub.reads, request, member_id).cards:
             raise MemberError(N_("Card %(uid)s is not this member's."), uid=card)
         # The facade checks it again inside its transaction (a card taken meanwhile is refused there).
-        hub.remove_card(card, actor=user.username, reason=reason.strip() or None, member_id=member_id)
+        hub.execute(RemoveCard(uid=card, reason=reason.strip() or None, member_id=member_id, actor=user.username))
     except MemberError as e:
         return _refused(request, member_id, "cards", e)
     flash(request, translated(request, N_("Card %(uid)s taken away."), uid=card), "ok")

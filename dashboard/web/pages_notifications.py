@@ -16,6 +16,7 @@ from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
 from broker.hall.facade import HubFacade, ServiceError
+from broker.hall.notifications import AddNotifyTarget, RemoveNotifyTarget, UpdateNotifyTarget
 from dashboard.api.deps import Hub
 from dashboard.web.auth import page_can
 from dashboard.web.csrf import verify_csrf
@@ -102,7 +103,7 @@ def notifications(request: Request, hub: Hub, user: Annotated[Staff, Depends(pag
 @in_visitor_lang
 def add(request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can(CAP))], fields: TargetForm) -> Response:
     try:
-        hub.notify_add_target(**fields, actor=user.username)
+        hub.execute(AddNotifyTarget(**fields, actor=user.username))
     except ServiceError as e:
         form = fields | {"url": ""}  # the URL is a secret: not echoed into the page
         return _page(request, hub, status=400, form={"new": form}, errors={"new": refusal_text(e)})
@@ -114,7 +115,7 @@ def add(request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can(CAP)
 @in_visitor_lang
 def change(target_id: str, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can(CAP))], fields: TargetForm) -> Response:
     try:
-        hub.notify_update_target(target_id[:16], **fields, actor=user.username)
+        hub.execute(UpdateNotifyTarget(target_id=target_id[:16], **fields, actor=user.username))
     except ServiceError as e:
         return _page(request, hub, status=400, form={target_id: fields | {"url": ""}}, errors={target_id: refusal_text(e)})
     flash(request, gettext("Notification target saved."), "ok")
@@ -125,7 +126,7 @@ def change(target_id: str, request: Request, hub: Hub, user: Annotated[Staff, De
 @in_visitor_lang
 def remove(target_id: str, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can(CAP))]) -> Response:
     try:
-        hub.notify_remove_target(target_id[:16], actor=user.username)
+        hub.execute(RemoveNotifyTarget(target_id=target_id[:16], actor=user.username))
     except ServiceError as e:
         flash(request, gettext("Not done: %(reason)s") % {"reason": refusal_text(e)}, "error")
     else:

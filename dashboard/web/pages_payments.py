@@ -19,10 +19,12 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
-from broker.domain.payment_rules import parse_euros
+from broker.domain.euros import parse_euros
 from broker.domain.refusals import Refusal
 from broker.hall.facade import HubFacade, NotFound, ServiceError
-from broker.hall.read_models import HallReads, TabPayView
+from broker.hall.read_models import HallReads
+from broker.hall.till.payment_reads import TabPayView
+from broker.hall.till.payments import PayTab, ReversePayment
 from dashboard.access import allows
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.web.auth import page_can
@@ -121,8 +123,16 @@ def pay(
             )
         part_no = int(part)
     try:
-        taken = hub.pay(
-            tab_id, method, cents, actor=user.username, tendered_cents=tendered_cents, part=part_no, request_id=request_id or None
+        taken = hub.execute(
+            PayTab(
+                tab=tab_id,
+                method=method,
+                amount_cents=cents,
+                tendered_cents=tendered_cents,
+                part=part_no,
+                request_id=request_id or None,
+                actor=user.username,
+            )
         )
     except NotFound as e:
         if hub.reads.tab_payments(tab_id) is None:
@@ -163,7 +173,7 @@ def reverse(
     if p is None:
         raise NotFound(N_("There is no such payment."))
     try:
-        taken = hub.reverse_payment(payment_id, reason, actor=user.username, request_id=request_id or None)
+        taken = hub.execute(ReversePayment(payment=payment_id, reason=reason, request_id=request_id or None, actor=user.username))
     except ServiceError as e:
         form = {"reverse": payment_id, "reason": reason}
         return _pay_page(request, hub.reads, p.tab_id, form=form, error=refusal(request, e), status=409)

@@ -5,16 +5,16 @@ never changes items already on tabs (they copied name, price and VAT). Linked fr
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
+from broker.domain.euros import PRODUCT_CATEGORIES, VAT_RATES, parse_euros
 from broker.domain.refusals import Refusal
 from broker.hall.facade import HubFacade, NotFound, ServiceError
-from broker.hall.till.tabs import MAX_NAME, MAX_PRICE_CENTS, PRODUCT_CATEGORIES, VAT_RATES
+from broker.hall.till.tabs import MAX_NAME, MAX_PRICE_CENTS, AddProduct, UpdateProduct
 from dashboard.api.deps import Hub, IdPath
 from dashboard.web.auth import page_can
 from dashboard.web.csrf import verify_csrf
@@ -31,14 +31,7 @@ Short = Annotated[str, Form(max_length=40)]
 
 def _cents(text: str) -> int | None:
     """'2,50' / '2.50' / '3' euros → cents; None when not an amount from 0,00 € to the limit."""
-    cleaned = text.strip().replace(" ", "").replace("\u00a0", "").replace("€", "").replace(",", ".")
-    try:
-        value = Decimal(cleaned)
-    except InvalidOperation:
-        return None
-    if not value.is_finite() or value < 0 or value * 100 > MAX_PRICE_CENTS or value != value.quantize(Decimal("0.01")):
-        return None
-    return int(value * 100)
+    return parse_euros(text, low=0, high=MAX_PRICE_CENTS)
 
 
 def _page(request: Request, hub: HubFacade, status: int = 200, **extra: Any) -> Response:
@@ -97,7 +90,11 @@ def add_product(
         if isinstance(checked, str):
             return _refused(request, hub, checked, form, 0, 400)
         try:
-            hub.add_product(name, name_en, checked[0], checked[1], category, actor=user.username)
+            hub.execute(
+                AddProduct(
+                    name=name, name_en=name_en, price_cents=checked[0], vat_percent=checked[1], category=category, actor=user.username
+                )
+            )
         except ServiceError as e:
             return _refused(request, hub, e, form, 0, 409)
         flash(request, gettext("Product added: %(product)s") % {"product": " ".join(name.split())}, "ok")
@@ -122,10 +119,18 @@ def change_product(
         checked = _checked(request, price, vat, category)
         if isinstance(checked, str):
             return _refused(request, hub, checked, form, product_id, 400)
-        changes = {"name": name, "name_en": name_en, "price_cents": checked[0], "vat_percent": checked[1], "category": category,
-                   "active": active == "1"}  # fmt: skip
+        change = UpdateProduct(
+            product_id=product_id,
+            name=name,
+            name_en=name_en,
+            price_cents=checked[0],
+            vat_percent=checked[1],
+            category=category,
+            active=active == "1",
+            actor=user.username,
+        )
         try:
-            hub.update_product(product_id, changes, actor=user.username)
+            hub.execute(change)
         except NotFound:
             raise
         except ServiceError as e:

@@ -25,6 +25,7 @@ from openpyxl.utils import get_column_letter
 
 from broker.accounts.staff import Staff
 from broker.domain.csv_cells import SafeWriter
+from broker.domain.membership import FIRST_YEAR
 from broker.domain.schedule import business_hours
 from broker.hall import reports
 from broker.hall.read_models import HallReads, StoppedSession
@@ -65,7 +66,7 @@ class Period:
     @property
     def prev_query(self) -> str | None:
         before = self.first - timedelta(days=1)
-        if before.year < reports.FIRST_YEAR:
+        if before.year < FIRST_YEAR:
             return None
         return f"month={before:%Y-%m}" if self.kind == "month" else f"day={before.isoformat()}"
 

@@ -11,6 +11,7 @@ from fastapi.responses import RedirectResponse, Response
 from broker.accounts.staff import Staff
 from broker.domain import sessions
 from broker.hall.facade import ServiceError
+from broker.hall.games import AddExtra, ExtendGame, MoveGame, PauseGame, ResumeGame, StopGame
 from broker.hall.read_models import HallReads
 from dashboard.api import views
 from dashboard.api.deps import Hub, IdPath, Reads
@@ -46,7 +47,7 @@ def stop(
     session_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("sessions.run"))], next: NextField = "/"
 ) -> Response:
     try:
-        hub.stop_session(session_id, actor=user.username)
+        hub.execute(StopGame(game=session_id, actor=user.username))
     except ServiceError as e:
         flash(request, gettext("Not done: %(reason)s") % {"reason": refusal(request, e)}, "error")
         return RedirectResponse(safe_next(next), status_code=303)
@@ -58,7 +59,7 @@ def stop(
 def pause(
     session_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("sessions.run"))], next: NextField = "/"
 ) -> Response:
-    return _act(request, next, gettext("Paused."), lambda: hub.pause_session(session_id, actor=user.username))
+    return _act(request, next, gettext("Paused."), lambda: hub.execute(PauseGame(game=session_id, actor=user.username)))
 
 
 @router.post("/{session_id}/resume", dependencies=[Depends(verify_csrf)])
@@ -66,7 +67,7 @@ def pause(
 def resume(
     session_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("sessions.run"))], next: NextField = "/"
 ) -> Response:
-    return _act(request, next, gettext("Resumed."), lambda: hub.resume_session(session_id, actor=user.username))
+    return _act(request, next, gettext("Resumed."), lambda: hub.execute(ResumeGame(game=session_id, actor=user.username)))
 
 
 def _table_name(request: Request, hub, table: str) -> str:
@@ -92,7 +93,7 @@ def transfer(
         return RedirectResponse(safe_next(next), status_code=303)
     before = _rate_before(hub.reads, session_id)
     try:
-        hub.transfer_session(session_id, table, actor=user.username)
+        hub.execute(MoveGame(game=session_id, to_table=table, actor=user.username))
     except ServiceError as e:
         flash(request, gettext("Not done: %(reason)s") % {"reason": refusal(request, e)}, "error")
         return RedirectResponse(safe_next(next), status_code=303)
@@ -123,7 +124,7 @@ def extend(
         request,
         next,
         gettext("Prepaid time extended by %(minutes)d min.") % {"minutes": minutes},
-        lambda: hub.extend_session(session_id, minutes, actor=user.username),
+        lambda: hub.execute(ExtendGame(game=session_id, minutes=minutes, actor=user.username)),
     )
 
 
@@ -138,7 +139,12 @@ def add_extra(
     quantity: Annotated[int, Form(ge=1, le=MAX_EXTRA_QUANTITY)] = 1,
     next: NextField = "/",
 ) -> Response:
-    return _act(request, next, gettext("Added to the bill."), lambda: hub.add_extra(session_id, extra, quantity, actor=user.username))
+    return _act(
+        request,
+        next,
+        gettext("Added to the bill."),
+        lambda: hub.execute(AddExtra(game=session_id, extra=extra, quantity=quantity, actor=user.username)),
+    )
 
 
 @router.get("/{session_id}/bill")

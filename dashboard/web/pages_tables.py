@@ -13,6 +13,7 @@ from fastapi.responses import Response
 
 from broker.accounts.staff import Staff
 from broker.hall.facade import HubFacade
+from broker.hall.table_service import SetOutOfService, SwitchLight
 from dashboard.api.deps import Hub
 from dashboard.web.auth import page_can
 from dashboard.web.csrf import verify_csrf
@@ -38,7 +39,7 @@ def take_out_of_service(
     back = _back(hub, table_id)
 
     def run() -> str:
-        hub.set_out_of_service(table_id, True, actor=user.username, reason=reason)
+        hub.execute(SetOutOfService(table=table_id, out=True, reason=reason, actor=user.username))
         return gettext("%(table)s is out of service.") % {"table": hub.reads.tables[table_id].name}
 
     return do_then_back(request, back, run)
@@ -50,7 +51,7 @@ def back_in_service(table_id: str, request: Request, hub: Hub, user: Annotated[S
     back = _back(hub, table_id)
 
     def run() -> str:
-        hub.set_out_of_service(table_id, False, actor=user.username)
+        hub.execute(SetOutOfService(table=table_id, out=False, actor=user.username))
         return gettext("%(table)s is back in service.") % {"table": hub.reads.tables[table_id].name}
 
     return do_then_back(request, back, run)
@@ -68,7 +69,7 @@ def switch_light(
     back = _back(hub, table_id)
 
     def run() -> str:
-        hub.switch_light(table_id, on, actor=user.username)
+        hub.execute(SwitchLight(table=table_id, on=on, actor=user.username))
         return gettext("Light switched on.") if on else gettext("Light switched off.")
 
     return do_then_back(request, back, run)

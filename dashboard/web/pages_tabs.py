@@ -10,7 +10,6 @@ when the page was drawn; the hub's writer answers a repeat with the item it alre
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Form, Request
@@ -18,12 +17,23 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from broker.accounts.staff import Staff
+from broker.domain.euros import parse_euros
 from broker.domain.refusals import Refusal
 from broker.domain.split import MAX_PARTS
 from broker.hall.facade import HubFacade, NotFound, ServiceError
 from broker.hall.read_models import HallReads
 from broker.hall.till.tab_views import TabView
-from broker.hall.till.tabs import MAX_LABEL, MAX_QUANTITY, REASON_MAX
+from broker.hall.till.tabs import (
+    MAX_LABEL,
+    MAX_QUANTITY,
+    REASON_MAX,
+    AddTabItem,
+    CancelSplit,
+    MergeTabs,
+    OpenWalkInTab,
+    SplitTab,
+    VoidTabItem,
+)
 from dashboard.access import allows
 from dashboard.api.deps import MAX_ID, Hub, IdPath, Reads
 from dashboard.web.auth import page_can
@@ -97,7 +107,7 @@ def open_walk_in(
 ) -> Response:
     with speaking(request):
         try:
-            tab_id = hub.open_walk_in_tab(label, actor=user.username, form_key=form_key or None)
+            tab_id = hub.execute(OpenWalkInTab(label=label, form_key=form_key or None, actor=user.username))
         except ServiceError as e:
             flash(request, gettext("Not done: %(reason)s") % {"reason": refusal(request, e)}, "error")
             return RedirectResponse("/bills", status_code=303)
@@ -127,7 +137,7 @@ def add_item(
             text = translated(request, N_("The quantity is a whole number from 1 to %(max)d."), max=MAX_QUANTITY)
             return _refused_back(request, hub, user, tab_id, back, text, form)
         try:
-            hub.add_tab_item(tab_id, pid, qty, actor=user.username, form_key=form_key or None)
+            hub.execute(AddTabItem(tab=tab_id, product=pid, quantity=qty, form_key=form_key or None, actor=user.username))
         except NotFound:
             raise
         except ServiceError as e:
@@ -172,7 +182,9 @@ def void_item(
     form = {"kind": "void", "item_id": item_id, "reason": reason}
     with speaking(request):
         try:
-            hub.void_tab_item(tab_id, item_id, reason, actor=user.username, may_void_paid=allows(user.role, "tabs.void_paid"))
+            hub.execute(
+                VoidTabItem(tab=tab_id, item=item_id, reason=reason, may_void_paid=allows(user.role, "tabs.void_paid"), actor=user.username)
+            )
         except ServiceError as e:
             return _again(request, hub, user, tab_id, e, form, 404 if isinstance(e, NotFound) else 409)
         flash(request, gettext("Item voided; the tab shows it struck through."), "ok")
@@ -193,7 +205,7 @@ def merge(
         if not other_id:
             return _again(request, hub, user, tab_id, gettext("Choose the tab to put onto this one."), form, 400)
         try:
-            hub.merge_tabs(tab_id, other_id, actor=user.username)
+            hub.execute(MergeTabs(into=tab_id, from_tab=other_id, actor=user.username))
         except ServiceError as e:
             return _again(request, hub, user, tab_id, e, form, 404 if isinstance(e, NotFound) else 409)
         flash(request, gettext("Tabs merged: one bill now."), "ok")
@@ -202,16 +214,8 @@ def merge(
 
 def _amounts(text: str) -> list[int] | None:
     """'5,00; 7,40' or '5 7.40' → cents; None when a part is not an amount of euros and cents."""
-    out = []
-    for piece in text.replace(";", " ").replace("\n", " ").split():
-        try:
-            value = Decimal(piece.replace("€", "").replace(",", "."))
-        except InvalidOperation:
-            return None
-        if not value.is_finite() or value <= 0 or value > 100_000 or value != value.quantize(Decimal("0.01")):
-            return None
-        out.append(int(value * 100))
-    return out or None
+    out = [parse_euros(piece) for piece in text.replace(";", " ").replace("\n", " ").split()]
+    return [c for c in out if c is not None] if out and None not in out else None
 
 
 @router.post("/tabs/{tab_id}/split", dependencies=[Depends(verify_csrf)])
@@ -242,13 +246,13 @@ def _split_sync(request: Request, hub: HubFacade, user: Staff, tab_id: int, data
                         form,
                         400,
                     )
-                hub.split_tab(tab_id, "equal", actor=user.username, parts=parts)
+                hub.execute(SplitTab(tab=tab_id, mode="equal", parts=parts, actor=user.username))
             elif mode == "amounts":
                 amounts = _amounts(data.get("amounts", ""))
                 if amounts is None:
                     text = gettext("Give each part in euros, separated by spaces or semicolons, e.g. 5,00; 7,40.")
                     return _again(request, hub, user, tab_id, text, form, 400)
-                hub.split_tab(tab_id, "amounts", actor=user.username, amounts=amounts)
+                hub.execute(SplitTab(tab=tab_id, mode="amounts", amounts=tuple(amounts), actor=user.username))
             elif mode == "items":
                 assignment = {}
                 for key, value in data.items():
@@ -257,7 +261,7 @@ def _split_sync(request: Request, hub: HubFacade, user: Staff, tab_id: int, data
                         if n is None or n < 1:
                             return _again(request, hub, user, tab_id, gettext("Give every line a part number from 1."), form, 400)
                         assignment[key[5:]] = n
-                hub.split_tab(tab_id, "items", actor=user.username, assignment=assignment)
+                hub.execute(SplitTab(tab=tab_id, mode="items", assignment=assignment, actor=user.username))
             else:
                 return _again(request, hub, user, tab_id, gettext("Split equally, by items or by amounts."), form, 400)
         except ServiceError as e:
@@ -270,7 +274,7 @@ def _split_sync(request: Request, hub: HubFacade, user: Staff, tab_id: int, data
 def cancel_split(tab_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("tabs.run"))]) -> Response:
     with speaking(request):
         try:
-            hub.cancel_split(tab_id, actor=user.username)
+            hub.execute(CancelSplit(tab=tab_id, actor=user.username))
         except ServiceError as e:
             return _again(request, hub, user, tab_id, e, {"kind": "split"}, 404 if isinstance(e, NotFound) else 409)
         flash(request, gettext("The split is cancelled: one bill again."), "ok")

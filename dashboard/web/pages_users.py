@@ -18,7 +18,8 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import ROLES, Staff
-from broker.accounts.users import MIN_PASSWORD, UserError, valid_username
+from broker.accounts.users import MIN_PASSWORD, UserError, new_password, valid_username
+from broker.hall.accounts import CreateStaff, EndLogin, EndLogins, RevokeToken, SetStaffActive, SetStaffPassword, SetStaffRole, UnlockStaff
 from broker.hall.facade import NotFound
 from broker.hall.read_models import HallReads
 from dashboard.api.auth import login as check_password
@@ -120,8 +121,14 @@ def add(
     hub = get_hub(request)
     if hub.reads.staff(name) is not None:
         raise _refuse(request, N_("The account %(name)s already exists."), name=name)
-    hub.create_staff(
-        name, _new_password(request, password, repeat), _role(request, role), actor=user.username, must_change=must_change is not None
+    hub.execute(
+        CreateStaff(
+            username=name,
+            password=new_password(_new_password(request, password, repeat)),
+            role=_role(request, role),
+            must_change=must_change is not None,
+            actor=user.username,
+        )
     )
     flash(request, translated(request, N_("Account %(name)s created."), name=name), "ok")
     return _to(name)
@@ -153,12 +160,14 @@ def change_password(
     hub = get_hub(request)
     _account(request, hub.reads, username)
     own = username == user.username
-    hub.set_staff_password(
-        username,
-        new,
-        actor=user.username,
-        must_change=must_change is not None and not own,
-        keep_session=web_session_pk(request) if own else None,
+    hub.execute(
+        SetStaffPassword(
+            username=username,
+            password=new_password(new),
+            must_change=must_change is not None and not own,
+            keep_login=web_session_pk(request) if own else None,
+            actor=user.username,
+        )
     )
     flash(request, translated(request, N_("The password of %(name)s is changed; they are logged out everywhere."), name=username), "ok")
     return _to(username)
@@ -171,7 +180,7 @@ def change_role(request: Request, username: str, user: Admin, role: Short) -> Re
     account = _account(request, hub.reads, username)
     if new != account.role and new != "manager":
         _keeps_a_manager(request, hub.reads, username)
-    hub.set_staff_role(username, new, actor=user.username)
+    hub.execute(SetStaffRole(username=username, role=new, actor=user.username))
     flash(
         request,
         translated(request, N_("%(name)s is now %(role)s; they log in again."), name=username, role=translated(request, ROLE_NAMES[new])),
@@ -189,7 +198,7 @@ def change_active(request: Request, username: str, user: Admin, active: Short) -
     _account(request, hub.reads, username)
     if not enable:
         _keeps_a_manager(request, hub.reads, username)
-    hub.set_staff_active(username, enable, actor=user.username)
+    hub.execute(SetStaffActive(username=username, active=enable, actor=user.username))
     text = N_("%(name)s can log in again.") if enable else N_("%(name)s is disabled and logged out everywhere.")
     flash(request, translated(request, text, name=username), "ok")
     return _to(username)
@@ -199,7 +208,7 @@ def change_active(request: Request, username: str, user: Admin, active: Short) -
 def lift_lockout(request: Request, username: str, user: Admin) -> Response:
     hub = get_hub(request)
     _account(request, hub.reads, username)
-    hub.unlock_staff(username, actor=user.username)
+    hub.execute(UnlockStaff(username=username, actor=user.username))
     flash(request, translated(request, N_("%(name)s may try to log in again."), name=username), "ok")
     return _to(username)
 
@@ -209,7 +218,7 @@ def revoke(request: Request, username: str, token_id: IdPath, user: Admin) -> Re
     hub = get_hub(request)
     _account(request, hub.reads, username)
     try:
-        hub.revoke_token(username, token_id, actor=user.username)
+        hub.execute(RevokeToken(username=username, token_id=token_id, actor=user.username))
     except NotFound:
         raise HTTPException(404, translated(request, N_("%(name)s has no such token."), name=username)) from None
     flash(request, translated(request, N_("The token is revoked.")), "ok")
@@ -221,7 +230,7 @@ def end_one(request: Request, username: str, session_id: IdPath, user: Admin) ->
     hub = get_hub(request)
     _account(request, hub.reads, username)
     try:
-        hub.end_staff_session(username, session_id, actor=user.username)
+        hub.execute(EndLogin(username=username, login=session_id, actor=user.username))
     except UserError:
         raise HTTPException(404, translated(request, N_("That session has already ended."))) from None
     flash(request, translated(request, N_("The session is ended.")), "ok")
@@ -232,7 +241,7 @@ def end_one(request: Request, username: str, session_id: IdPath, user: Admin) ->
 def end_all(request: Request, username: str, user: Admin) -> Response:
     hub = get_hub(request)
     _account(request, hub.reads, username)
-    ended = hub.end_staff_sessions(username, actor=user.username)
+    ended = hub.execute(EndLogins(username=username, actor=user.username))
     flash(request, translated(request, N_("%(name)s is logged out everywhere; sessions ended: %(n)d."), name=username, n=ended), "ok")
     return _to(username)
 
@@ -255,6 +264,8 @@ def own_password(request: Request, user: Own, current: Password, password: Passw
         check_password(hub, user.username, current)
     except HTTPException:
         raise HTTPException(403, translated(request, N_("The current password is wrong."))) from None
-    hub.set_staff_password(user.username, new, actor=user.username, keep_session=web_session_pk(request))
+    hub.execute(
+        SetStaffPassword(username=user.username, password=new_password(new), keep_login=web_session_pk(request), actor=user.username)
+    )
     flash(request, translated(request, N_("Your password is changed; other devices are logged out.")), "ok")
     return RedirectResponse("/", status_code=303)

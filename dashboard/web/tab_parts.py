@@ -7,9 +7,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from broker.domain.euros import PRODUCT_CATEGORIES
 from broker.hall.read_models import HallReads
 from broker.hall.till.tab_views import ProductView
-from broker.hall.till.tabs import PRODUCT_CATEGORIES
 from dashboard.web.i18n import N_, gettext
 
 CATEGORY_WORDS = {

@@ -7,7 +7,7 @@ filters `local` (a room/tariff/extra's name in this language), `tariff` (id → 
 money and dates come with no-break spaces (`_unbreakable`), so "0,60 €" or "1. 12. 2026"
 never breaks across two lines; and in the context `request`, `user` (None on the login page),
 `lang`, `langs`, `nav` (the links this user may follow), `open_alerts` (for the banner),
-`flashes` (messages left by `flash()` before a redirect), `service`.
+`flashes` (messages left by `flash()` before a redirect), `hall` (the hub's read models: venue, tables, clock).
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def _tariff(ctx: Any, tariff_id: str | None) -> str:
     if not tariff_id:
         return ""
     try:
-        return _local(ctx["service"].venue.tariff(tariff_id))
+        return _local(ctx["hall"].venue.tariff(tariff_id))
     except (KeyError, ValueError):
         return tariff_id
 
@@ -184,7 +184,7 @@ def render(
             "lang": lang,
             "langs": i18n.LANGS,
             "nav": nav_for(user),
-            "service": request.app.state.hub.reads,  # venue, tables and clock for the templates
+            "hall": request.app.state.hub.reads,  # venue, tables and clock for the templates
         }
         context = context or {}
         if not template.startswith("_"):  # a full page, not a fragment fetched by app.js

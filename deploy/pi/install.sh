@@ -111,9 +111,9 @@ if [ $pip -eq 1 ]; then
     if [ "$(cat "$VENV/.lavos-source" 2>/dev/null)" = "$stamp" ]; then
         echo "unchanged: Python packages in $VENV"
     else
-        "$VENV/bin/pip" install --quiet "$SRC[pi]"
+        "$VENV/bin/pip" install --quiet "$SRC[edge]"  # the agent and, on ARM, its GPIO backends: no hub packages
         echo "$stamp" > "$VENV/.lavos-source"
-        echo "installed: lavos[pi] into $VENV"
+        echo "installed: lavos[edge] into $VENV"
         changed=1
     fi
 else

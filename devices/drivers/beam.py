@@ -13,22 +13,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from gpiozero import DigitalInputDevice
+from gpiozero import InputDevice
 
 from devices.pulses import Fault, Pulse, PulseFilter
 
 Output = Callable[[Pulse | Fault], None]
-
-
-class _BeamInput(DigitalInputDevice):
-    """A digital input that hands on every raw edge with its timestamp (gpiozero's events drop it)."""
-
-    def __init__(self, pin: Any, on_edge: Callable[[Any, bool], None], **kwargs: Any) -> None:
-        self._on_edge = on_edge
-        super().__init__(pin, **kwargs)
-
-    def _pin_changed(self, ticks: Any, state: Any) -> None:
-        self._on_edge(ticks, bool(self._state_to_value(state)))
 
 
 class BeamSensor:
@@ -51,7 +40,17 @@ class BeamSensor:
         self._on_output = on_output
         self._cond = threading.Condition()
         self._closed = False
-        self._device = _BeamInput(pin, self._edge, pull_up=broken_when_low, bounce_time=None, pin_factory=pin_factory)
+        self._broken_when_low = broken_when_low
+        self._device = InputDevice(pin, pull_up=broken_when_low, pin_factory=pin_factory)
+        # gpiozero's device events (when_activated, when_deactivated) drop the edge's timestamp, so
+        # the beam listens on the pin itself: `Pin.when_changed` is documented (gpiozero's "API -
+        # Pins") to be called with the factory's ticks and the new state for the edges `Pin.edges`
+        # selects, and every backend (lgpio, RPi.GPIO, the MockFactory) implements it. It used to
+        # override DigitalInputDevice._pin_changed, a private method a release could rename silently.
+        # gpiozero holds the callback weakly: a bound method of this sensor, which the node keeps.
+        self._device.pin.bounce = None  # no stability filter (on lgpio it swallows pulses shorter than itself)
+        self._device.pin.edges = "both"
+        self._device.pin.when_changed = self._pin_changed
         self._factory = self._device.pin_factory
         self._epoch = self._factory.ticks()
         self._thread = threading.Thread(target=self._run, name=f"beam-{pin}", daemon=True)
@@ -68,6 +67,10 @@ class BeamSensor:
     def now(self) -> float:
         """The filter's clock: seconds on the pin factory's clock since this sensor was made."""
         return self._factory.ticks_diff(self._factory.ticks(), self._epoch)
+
+    def _pin_changed(self, ticks: Any, state: Any) -> None:
+        # The receiver pulls its line low while the beam is broken (pull-up), or high for the other kind.
+        self._edge(ticks, bool(state) != self._broken_when_low)
 
     def _edge(self, ticks: Any, broken: bool) -> None:
         t = self._factory.ticks_diff(ticks, self._epoch)
@@ -100,4 +103,6 @@ class BeamSensor:
             self._closed = True
             self._cond.notify()
         self._thread.join(timeout=2)
+        if not self._device.closed:
+            self._device.pin.when_changed = None
         self._device.close()

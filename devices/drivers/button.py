@@ -5,9 +5,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gpiozero import Button
+
+if TYPE_CHECKING:
+    from gpiozero.pins import Factory, Pin  # gpiozero ships no types: both are Any to mypy
 
 
 class PushButton:
@@ -17,7 +20,9 @@ class PushButton:
     own guard, not gpiozero's bounce_time (ignored by MockFactory, a stability filter on lgpio).
     """
 
-    def __init__(self, pin: int | str, on_press: Callable[[], None], *, min_interval_s: float = 0.25, pin_factory: Any = None) -> None:
+    def __init__(
+        self, pin: int | str, on_press: Callable[[], None], *, min_interval_s: float = 0.25, pin_factory: Factory | None = None
+    ) -> None:
         self._on_press = on_press
         self._min_interval_s = min_interval_s
         self._last = -float("inf")
@@ -26,10 +31,10 @@ class PushButton:
         self._device.when_pressed = self._pressed
 
     @property
-    def pin(self) -> Any:
+    def pin(self) -> Pin:
         return self._device.pin
 
-    def _pressed(self, _device: Any = None) -> None:
+    def _pressed(self, _device: Button | None = None) -> None:
         now = time.monotonic()
         with self._lock:
             if now - self._last < self._min_interval_s:

@@ -20,8 +20,8 @@ import re
 import select
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from devices.nodeconfig import CardReaderSettings
@@ -204,6 +204,22 @@ class _ThreadedReader(CardReader):
     def _run(self) -> None: ...
 
 
+class _InputEvent(Protocol):
+    """What this reader reads of an evdev.InputEvent (evdev ships no types)."""
+
+    type: int
+    code: int
+    value: int
+
+
+class _InputDevice(Protocol):
+    """What this reader uses of an evdev.InputDevice once it is open and grabbed."""
+
+    fd: int
+
+    def read(self) -> Iterator[_InputEvent]: ...
+
+
 class EvdevCardReader(_ThreadedReader):
     """A USB keyboard-wedge RFID reader, read through evdev.
 
@@ -278,7 +294,7 @@ class EvdevCardReader(_ThreadedReader):
                 except OSError:
                     pass
 
-    def _read(self, device: Any) -> None:
+    def _read(self, device: _InputDevice) -> None:
         decoder = WedgeDecoder(hex_input=self._hex_input)
         while not self._stop.is_set():
             ready, _, _ = select.select([device.fd, self._wake_r], [], [])

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gpiozero import DigitalOutputDevice
+
+if TYPE_CHECKING:
+    from gpiozero.pins import Factory, Pin  # gpiozero ships no types: both are Any to mypy
 
 
 class LightRelay:
@@ -24,7 +27,7 @@ class LightRelay:
         active_high: bool = False,
         initial_on: bool = False,
         blink_period_s: float = 1.0,
-        pin_factory: Any = None,
+        pin_factory: Factory | None = None,
     ) -> None:
         self._device = DigitalOutputDevice(pin, active_high=active_high, initial_value=initial_on, pin_factory=pin_factory)
         self._half_period = blink_period_s / 2.0
@@ -45,7 +48,7 @@ class LightRelay:
         return self._blinking
 
     @property
-    def pin(self) -> Any:
+    def pin(self) -> Pin:
         return self._device.pin
 
     def set(self, on: bool) -> None:

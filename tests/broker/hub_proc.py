@@ -14,8 +14,10 @@ import sys
 from broker.adapters.hub_link import MqttUrl
 from broker.compose import build_hub, open_store
 from broker.domain.venue import load_venue
+from broker.hall.games import StartGame, StopGame
 from broker.hall.ingest_rules import checkin
 from broker.storage.models import TableSession
+from tests.support.hub import on_writer
 
 
 def main(venue_path: str, db_url: str, port: str) -> None:
@@ -27,15 +29,14 @@ def main(venue_path: str, db_url: str, port: str) -> None:
     for line in sys.stdin:
         words = line.split()
         if words and words[0] == "start":
-            print(svc.start_session(words[1], actor="test"), flush=True)
+            print(svc.execute(StartGame(table=words[1], actor="test")), flush=True)
         elif words and words[0] == "checkin":
-            with store.session() as db:
-                checkin(db, words[1], int(words[2]), svc.clock(), "staff")
+            on_writer(svc, lambda db, w=words: checkin(db, w[1], int(w[2]), svc.clock(), "staff"))
             print("ok", flush=True)
         elif words and words[0] == "stop":
             sid = int(words[1])
-            svc.stop_session(sid, actor="test")
-            with store.session() as db:
+            svc.execute(StopGame(game=sid, actor="test"))
+            with store.reader() as db:
                 row = db.get(TableSession, sid)
                 print(
                     json.dumps(

@@ -29,15 +29,15 @@ def test_a_batch_of_drops_without_a_game_opens_one_alert_per_table_counting_ever
         pushed: list[dict] = []
         hub.subscribe(lambda topic, data: pushed.append(data) if topic == "alert" else None)
         msgs = payloads(60, "touch")  # 10 tables, 6 balls each, none of them playing
-        hub.handlers.apply_batch(_inbound(msgs[:30], 1))  # 3 balls a table
-        with store.session() as db:
+        hub.run_on_writer(lambda: hub.handlers.apply_batch(_inbound(msgs[:30], 1)))  # 3 balls a table
+        with store.reader() as db:
             alerts = db.scalars(select(Alert).where(Alert.kind == "play_without_session")).all()
             assert sorted(a.table_id for a in alerts) == sorted(TABLES)
             assert {a.count for a in alerts} == {3}
         assert len(pushed) == 10  # staff are told once per table, when it opens
-        hub.handlers.apply_batch(_inbound(msgs[30:], 31))  # the second and third occurrence onwards
-        hub.handlers.apply_batch(_inbound(msgs[:30], 1))  # a redelivery of the first batch: not counted again
-        with store.session() as db:
+        hub.run_on_writer(lambda: hub.handlers.apply_batch(_inbound(msgs[30:], 31)))  # the second and third occurrence onwards
+        hub.run_on_writer(lambda: hub.handlers.apply_batch(_inbound(msgs[:30], 1)))  # a redelivery of the first batch: not counted again
+        with store.reader() as db:
             alerts = db.scalars(select(Alert).where(Alert.kind == "play_without_session")).all()
             assert len(alerts) == 10 and {a.count for a in alerts} == {6}
         assert len(pushed) == 10  # a touch is not a new alert

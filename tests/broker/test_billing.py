@@ -46,19 +46,19 @@ def test_vat_share_of_a_gross_price():
     assert (bill.total_cents, bill.vat_cents, bill.net_cents) == (900, 168, 732)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(st.integers(0, 10**7), st.integers(0, 10**6))
 def test_time_amount_is_exact_half_up(rate, seconds):
     assert time_amount_cents(rate, seconds) == half_up(Fraction(rate * seconds, 3600))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(st.integers(0, 10**9), st.integers(0, 100))
 def test_vat_share_is_exact_half_up(total, percent):
     assert vat_share(total, percent) == half_up(Fraction(total * percent, 100 + percent))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(st.fractions(min_value=0, max_value=10**6), st.sampled_from([60, 300, 900]))
 def test_billed_seconds_is_the_smallest_unit_multiple_covering_the_time(actual, unit):
     billed = billed_seconds(actual, unit)

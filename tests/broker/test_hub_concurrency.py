@@ -20,6 +20,7 @@ from sqlalchemy import func, select
 from broker.adapters import link_process
 from broker.compose import build_hub
 from broker.domain.venue import load_venue
+from broker.hall.games import PauseGame, ResumeGame, StartGame, StopGame
 from broker.storage.engine import open_store
 from broker.storage.models import Event
 from devices import contract
@@ -31,10 +32,10 @@ TABLE = "pool-04"
 RACE_WINDOW_S = 1.0  # how long the resend is held between reading the hall and publishing
 
 
-def _hold_first_read(svc, method: str, read: threading.Event, armed: threading.Event) -> None:
-    """Hold the hub's next read of TABLE by `method` (from any thread but this one) for RACE_WINDOW_S
+def _hold_first_read(lights, method: str, read: threading.Event, armed: threading.Event) -> None:
+    """Hold the hub's lights' next read of TABLE by `method` (from any thread but this one) for RACE_WINDOW_S
     after it has read: the resend has seen the session running, and publishes only later."""
-    real = getattr(svc, method)
+    real = getattr(lights, method)
     test_thread = threading.current_thread()
 
     def held(table, *args, **kwargs):
@@ -45,28 +46,28 @@ def _hold_first_read(svc, method: str, read: threading.Event, armed: threading.E
             time.sleep(RACE_WINDOW_S)
         return value
 
-    setattr(svc, method, held)  # on the instance: the hub's own calls go through it
+    setattr(lights, method, held)  # on the instance: the hub's own calls go through it
 
 
-@pytest.mark.parametrize("held_read", ["desired_light", "summary"])
+@pytest.mark.parametrize("held_read", ["desired", "summary"])
 def test_a_stop_racing_the_reconnect_resend_leaves_the_light_off(mosquitto, db_url, held_read):
     login = f"hub-{uuid.uuid4().hex[:10]}"
     with running_service(mosquitto, db_url, client_id=login) as svc:
         svc.watchdog.stop()
         wait_until(lambda: svc.mqtt_connected, what="the hub connected")
-        sid = svc.start_session(TABLE, actor="staff")
+        sid = svc.execute(StartGame(table=TABLE, actor="staff"))
         assert svc.ingest.wait_idle(10)
         wire = Collector(mosquitto.port, topics=(contract.light_set_topic(TABLE), contract.session_topic(TABLE)))
         try:
             read, armed = threading.Event(), threading.Event()
-            _hold_first_read(svc, held_read, read, armed)
+            _hold_first_read(svc.lights, held_read, read, armed)
             connects = svc.link.stats.connects
             armed.set()
             # The broker drops the hub (its login connects elsewhere); the hub reconnects and resends.
             user, password = mosquitto.hub_login(login)
             clear_session(mosquitto.port, user, password)
             assert read.wait(15), "the hub never resent the table after its reconnect"
-            svc.stop_session(sid, actor="staff")  # staff press stop while the resend is under way
+            svc.execute(StopGame(game=sid, actor="staff"))  # staff press stop while the resend is under way
             wait_until(lambda: svc.link.stats.connects > connects, what="the reconnect counted")
             assert svc.ingest.wait_idle(10)
             time.sleep(RACE_WINDOW_S + 0.5)  # anything the resend still had to say has been said
@@ -110,7 +111,7 @@ def test_a_full_inbox_holds_messages_back_unacked_and_loses_none(mosquitto, db_u
                 gate.wait(60)
 
         svc.subscribe(slow_view)
-        starter = threading.Thread(target=lambda: svc.start_session(TABLE, actor="staff"))
+        starter = threading.Thread(target=lambda: svc.execute(StartGame(table=TABLE, actor="staff")))
         starter.start()
         assert held.wait(10)
         acked, received = svc.link.stats.acked, svc.link.stats.received
@@ -122,7 +123,7 @@ def test_a_full_inbox_holds_messages_back_unacked_and_loses_none(mosquitto, db_u
         # (and, in a child process, what the pipe and the child's queue hold).
         assert svc.link.stats.received - received <= bound + 1 + (_IN_CHILD if in_child else 0) < n
         assert svc.link.stats.acked == acked, "a message was acked before the writer stored it"
-        with store.session() as db:
+        with store.reader() as db:
             assert db.scalar(select(func.count()).select_from(Event).where(Event.boot == "boot-bp")) == 0
 
         gate.set()
@@ -130,12 +131,12 @@ def test_a_full_inbox_holds_messages_back_unacked_and_loses_none(mosquitto, db_u
         svc.unsubscribe(slow_view)
 
         def stored() -> int:
-            with store.session() as db:
+            with store.reader() as db:
                 return db.scalar(select(func.count()).select_from(Event).where(Event.boot == "boot-bp"))
 
         wait_until(lambda: stored() == n, timeout=30, what=f"all {n} events stored")
         assert svc.ingest.wait_idle(10)
-        with store.session() as db:
+        with store.reader() as db:
             seqs = db.scalars(select(Event.seq).where(Event.boot == "boot-bp")).all()
         assert sorted(seqs) == list(range(n)), "an event lost or stored twice"
         assert svc.runtime[TABLE].drops == n
@@ -152,7 +153,7 @@ def test_a_staff_command_does_not_wait_behind_a_backlog(mosquitto, db_url):
     with running_service(mosquitto, db_url, client_id=login) as svc:
         svc.watchdog.stop()
         wait_until(lambda: svc.mqtt_connected, what="the hub connected")
-        sid = svc.start_session("pool-05", actor="staff")
+        sid = svc.execute(StartGame(table="pool-05", actor="staff"))
         assert svc.ingest.wait_idle(10)
         gate, held = threading.Event(), threading.Event()
 
@@ -162,7 +163,7 @@ def test_a_staff_command_does_not_wait_behind_a_backlog(mosquitto, db_url):
                 gate.wait(60)
 
         svc.subscribe(slow_view)
-        pauser = threading.Thread(target=lambda: svc.pause_session(sid, actor="staff"))
+        pauser = threading.Thread(target=lambda: svc.execute(PauseGame(game=sid, actor="staff")))
         pauser.start()
         assert held.wait(10)
         applied, received = svc.handlers.applied, svc.link.stats.received
@@ -171,7 +172,7 @@ def test_a_staff_command_does_not_wait_behind_a_backlog(mosquitto, db_url):
         publish_events(mosquitto.port, TABLE, "boot-backlog", n)
         wait_until(lambda: svc.link.stats.received - received >= 50, what="a backlog in the inbox")
         done: list[int] = []
-        stopper = threading.Thread(target=lambda: (svc.resume_session(sid, actor="staff"), done.append(svc.handlers.applied)))
+        stopper = threading.Thread(target=lambda: (svc.execute(ResumeGame(game=sid, actor="staff")), done.append(svc.handlers.applied)))
         stopper.start()
         time.sleep(0.2)  # the resume is queued behind the held pause
         gate.set()

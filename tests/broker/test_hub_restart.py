@@ -28,7 +28,7 @@ def test_sigkill_mid_session_loses_nothing_and_bills_the_same(mosquitto, tmp_pat
     store = open_store(db_url)
 
     def stored_drops() -> int:
-        with store.session() as db:
+        with store.reader() as db:
             return db.scalar(select(func.count()).select_from(Event).where(Event.table_id == "pool-05"))
 
     hub = start_hub(db_url, mosquitto.port)
@@ -48,7 +48,7 @@ def test_sigkill_mid_session_loses_nothing_and_bills_the_same(mosquitto, tmp_pat
 
             hub = start_hub(db_url, mosquitto.port)
             wait_until(lambda: stored_drops() == 60, timeout=30, what="all 60 drops stored after the restart")
-            with store.session() as db:
+            with store.reader() as db:
                 rows = db.execute(select(Event.boot, Event.seq).where(Event.table_id == "pool-05")).all()
             assert len(set(rows)) == 60  # each drop once
             assert node.light.on

@@ -22,6 +22,7 @@ from sqlalchemy import select
 
 from broker.compose import running_hub
 from broker.domain.venue import load_venue
+from broker.hall.games import StartGame, StopGame
 from broker.storage.models import Event
 from sim.mosquitto import Mosquitto
 from tests.support.hub import VENUE, hub_url, running_node
@@ -32,7 +33,7 @@ TABLE = "pool-04"
 
 
 def _seqs(store, boot: str) -> list[int]:
-    with store.session() as db:
+    with store.reader() as db:
         return sorted(db.scalars(select(Event.seq).where(Event.boot == boot)).all())
 
 
@@ -51,7 +52,7 @@ def test_events_in_and_light_commands_out_through_the_child(mosquitto, db_url, t
         wait_until(lambda: hub.mqtt_connected, what="the child connected")
         with running_node(mosquitto, tmp_path, TABLE) as (node, _):
             wait_until(lambda: node.link.connected, what="the node connected")
-            hub.start_session(TABLE, actor="staff")
+            hub.execute(StartGame(table=TABLE, actor="staff"))
             wait_until(lambda: node.light.on, what="the light command through the child")
             publish_events(mosquitto.port, TABLE, "boot-lp", 50)
             wait_until(lambda: _seqs(hub.store, "boot-lp") == list(range(50)), what="50 events stored once")
@@ -63,7 +64,7 @@ def test_a_killed_child_is_restarted_and_no_event_is_lost_or_doubled(mosquitto, 
     n = 3000
     with running_hub(load_venue(VENUE), db_url, mqtt_url=hub_url(mosquitto, login), client_id=login, link_process=True) as hub:
         wait_until(lambda: hub.mqtt_connected, what="the child connected")
-        hub.start_session(TABLE, actor="staff")
+        hub.execute(StartGame(table=TABLE, actor="staff"))
         first = hub.link._proc.pid
         publisher = threading.Thread(target=publish_events, args=(mosquitto.port, TABLE, "boot-kill", n, 0.0005))
         publisher.start()
@@ -121,7 +122,7 @@ def test_a_broker_restart_reconnects_the_child_and_commands_still_reach_the_node
             running_node(broker, tmp_path, TABLE) as (node, _),
         ):
             wait_until(lambda: hub.mqtt_connected and node.link.connected, what="hub and node connected")
-            session = hub.start_session(TABLE, actor="staff")
+            session = hub.execute(StartGame(table=TABLE, actor="staff"))
             wait_until(lambda: node.light.on, what="light on")
             broker.stop()
             wait_until(lambda: not hub.mqtt_connected, what="the hub sees the broker gone")
@@ -131,7 +132,7 @@ def test_a_broker_restart_reconnects_the_child_and_commands_still_reach_the_node
             wait_until(lambda: node.link.connected, timeout=30, what="the node reconnected")
             publish_events(broker.port, TABLE, "boot-after", 20)
             wait_until(lambda: _seqs(hub.store, "boot-after") == list(range(20)), what="events after the restart stored")
-            hub.stop_session(session, actor="staff")
+            hub.execute(StopGame(game=session, actor="staff"))
             wait_until(lambda: not node.light.on, what="the stop's light command through the new connection")
             assert hub.link.restarts == 0  # the child itself lived through it
     finally:

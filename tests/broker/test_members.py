@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import func, select
 from typer.testing import CliRunner
 
+from broker.domain.alert_kinds import card_refused
 from broker.storage.members import (
     MemberError,
     add_member,
@@ -146,8 +147,10 @@ def test_fees_and_card_validity(store):
         m = add_member(db, "Zadražil Miro", actor="t")
         assign_card(db, m.id, "a1b2c3d4", actor="t")
         check = is_valid_card(db, "a1b2c3d4", today)
-        assert (check.ok, check.code, check.message_en) == (False, "unpaid", "Zadražil Miro: fee unpaid for 2026")
-        assert "2026" in check.message
+        assert (check.ok, check.code, check.member.name, check.year) == (False, "unpaid", "Zadražil Miro", 2026)
+        said = card_refused("foos-01", check.code, check.member.name, check.year)  # what the bar is told
+        assert said.text_en == "card refused — Zadražil Miro: fee unpaid for 2026"
+        assert said.text == "karta odmietnutá — Zadražil Miro: nezaplatený členský príspevok za rok 2026"
         record_fee(db, m.id, 2025, actor="t")
         assert is_valid_card(db, "a1b2c3d4", today).code == "unpaid"  # last year's fee is not this year's
         record_fee(db, m.id, 2026, actor="t", amount_cents=1000)
@@ -162,14 +165,18 @@ def test_fees_and_card_validity(store):
         assert ok.ok and ok.member.id == m.id
         assert is_valid_card(db, "a1b2c3d4", date(2027, 1, 1)).code == "unpaid"
         edit_member(db, m.id, actor="t", active=False)
-        assert is_valid_card(db, "a1b2c3d4", today).message_en == "Zadražil Miro: membership is inactive"
-        unknown = is_valid_card(db, "ffff0000", today)
-        assert (unknown.code, unknown.member, unknown.message_en, unknown.message) == (
-            "unknown",
-            None,
-            "unknown card ffff0000",
-            "neznáma karta ffff0000",
+        inactive = is_valid_card(db, "a1b2c3d4", today)
+        assert (
+            card_refused("foos-01", inactive.code, inactive.member.name, 2026).text_en
+            == "card refused — Zadražil Miro: membership is inactive"
         )
+        unknown = is_valid_card(db, "ffff0000", today)
+        assert (unknown.code, unknown.member) == ("unknown", None)
+        told = card_refused("foos-01", unknown.code)
+        assert (told.text_en, told.text) == (
+            "card refused — unknown card",
+            "karta odmietnutá — neznáma karta",
+        )  # no UID: it is a credential
         assert db.scalars(select(FeePayment).where(FeePayment.year == 2026)).one().recorded_by == "t"
 
 

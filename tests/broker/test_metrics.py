@@ -419,13 +419,17 @@ def test_retries_back_off_exponentially_on_the_injected_clock(make_writer, fake)
     fake.mode = 500
     write_points(writer, [0])
     assert not writer.flush(2)  # one attempt, failed: the point is spooled
+    eventually(lambda: writer._failures == 1, 20, "the first failure booked")
     time.sleep(0.5)
     assert fake.requests == 1 and writer.stats()["spooled"] == 1
 
     clock.now += 10
-    eventually(lambda: fake.requests == 2, 2, "the first retry")
+    eventually(lambda: fake.requests == 2, 20, "the first retry")
+    # The server counts the request before the writer has its answer: until the writer has booked
+    # the failure, the next wait (20 s) is not set, and moving the clock now would shift it.
+    eventually(lambda: writer._failures == 2, 20, "the first retry's failure booked")
     clock.now += 10  # the next wait is 20 s
     time.sleep(0.5)
     assert fake.requests == 2
     clock.now += 10
-    eventually(lambda: fake.requests == 3, 2, "the second retry")
+    eventually(lambda: fake.requests == 3, 20, "the second retry")

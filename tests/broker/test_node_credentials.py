@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 from devices.nodeconfig import load_node_config
 from sim.mosquitto import Mosquitto
-from tests.support.hub import REPO, VENUE
+from tests.support.cli import lavos as run_lavos
+from tests.support.hub import VENUE
 from tests.support.mqtt import Collector
 
 
-def lavos(*args, cwd=REPO):
-    return subprocess.run([sys.executable, "-m", "lavos_cli", *args], cwd=cwd, capture_output=True, text=True)
+def lavos(*args):
+    return run_lavos(*args)  # in-process (tests/support/cli.py): what is tested is the command, not a process start
 
 
 def test_add_node_makes_working_credentials_and_config(tmp_path):

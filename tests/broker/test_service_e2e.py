@@ -9,17 +9,18 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import func, select
 
+from broker.hall.games import StartGame, StopGame
 from broker.storage.members import add_member, assign_card, record_fee
 from broker.storage.models import Alert, Event, FoosballCheckin
 from sim.pins import PulseScript, drive_pulses
-from tests.support.hub import running_node, running_service
+from tests.support.hub import on_writer, running_node, running_service
 from tests.support.waiting import wait_until
 
 PAID_UID, UNPAID_UID = "0a1b2c3d", "deadbeef"
 
 
 def open_alerts(svc, kind):
-    with svc.store.session() as db:
+    with svc.store.reader() as db:
         return db.scalars(select(Alert).where(Alert.kind == kind, Alert.closed_at.is_(None))).all()
 
 
@@ -42,14 +43,14 @@ def test_session_switches_the_light_and_counts_drops(svc, mosquitto, tmp_path):
         wait_until(lambda: svc.link.stats.connected and node.link.connected, what="both connected")
         assert not relay_on(node)
         t0 = time.monotonic()
-        sid = svc.start_session("pool-05", actor="anna")
+        sid = svc.execute(StartGame(table="pool-05", actor="anna"))
         wait_until(lambda: relay_on(node), what="relay on")
         assert time.monotonic() - t0 < 1.0  # the 200 ms target is measured in bench/edge_latency.py
         drop_balls(factory, node, 2, 5)
         wait_until(lambda: svc.runtime["pool-05"].drops == 5, what="5 drops applied")
-        svc.stop_session(sid, actor="anna")
+        svc.execute(StopGame(game=sid, actor="anna"))
         wait_until(lambda: not relay_on(node), what="relay off")
-        with svc.store.session() as db:
+        with svc.store.reader() as db:
             events = db.scalars(select(Event).where(Event.table_id == "pool-05")).all()
         assert sorted(e.data["pocket"] for e in events) == [2] * 5
 
@@ -62,14 +63,14 @@ def test_drops_without_session_alert_within_30s(svc, mosquitto, tmp_path):
         alert = open_alerts(svc, "play_without_session")[0]
         assert alert.table_id == "pool-02" and alert.message.startswith("Pool 2: ") and "Pool 2: " in alert.message_en
         # starting a session settles it
-        svc.start_session("pool-02", actor="anna")
+        svc.execute(StartGame(table="pool-02", actor="anna"))
         assert not open_alerts(svc, "play_without_session")
 
 
 def test_birth_gets_the_desired_light_back(svc, mosquitto, tmp_path):
     with running_node(mosquitto, tmp_path, "pool-06") as (node, _):
         wait_until(lambda: node.link.connected)
-        svc.start_session("pool-06", actor="anna")
+        svc.execute(StartGame(table="pool-06", actor="anna"))
         wait_until(lambda: relay_on(node))
     # the Pi reboots: its relay starts off (boot_state), the service re-sends "on" on its birth
     with running_node(mosquitto, tmp_path, "pool-06") as (node, _):
@@ -90,13 +91,16 @@ def test_button_light_without_session_alerts(svc, mosquitto, tmp_path):
 
 def _members(svc):
     year = datetime.now(UTC).astimezone(svc.venue.tz).year
-    with svc.store.session() as db:
+
+    def _write(db):  # type: ignore[no-untyped-def]
         paid = add_member(db, "Ambra Tomáš", actor="test")
         assign_card(db, paid.id, PAID_UID, actor="test")
         record_fee(db, paid.id, year, actor="test")
         unpaid = add_member(db, "Zadražil Miro", actor="test")
         assign_card(db, unpaid.id, UNPAID_UID, actor="test")
         return paid.id, unpaid.id
+
+    return on_writer(svc, _write)
 
 
 def score(factory, node, side: str, n: int = 1) -> None:
@@ -125,7 +129,7 @@ def test_foosball_is_for_paid_up_members(svc, mosquitto, tmp_path):
         score(factory, node, "away", 3)
 
         def goals():
-            with svc.store.session() as db:
+            with svc.store.reader() as db:
                 return db.scalar(select(func.sum(FoosballCheckin.goals)).where(FoosballCheckin.member_id == paid_id)) or 0
 
         wait_until(lambda: goals() == 3, what="3 goals recorded for the member")
@@ -187,7 +191,7 @@ def test_sensor_fault_outbox_and_offline_alerts_open_and_close(svc, mosquitto):
     node.publish("lavos/v1/table/pool-03/status", json.dumps({"state": "offline", "boot": "b-test"}), retain=True)
     time.sleep(0.3)
     assert not open_alerts(svc, "node_offline")  # no session: nothing to worry about
-    svc.start_session("pool-03", actor="anna")
+    svc.execute(StartGame(table="pool-03", actor="anna"))
     node.publish("lavos/v1/table/pool-03/status", json.dumps({"state": "offline", "boot": "b-test"}), retain=True)
     wait_until(lambda: open_alerts(svc, "node_offline"), what="offline during a session")
     assert open_alerts(svc, "node_offline")[0].severity == "critical"

@@ -4,6 +4,7 @@ VictoriaMetrics; with it stopped they spool, and after it returns every point ar
 from __future__ import annotations
 
 from broker.adapters.metrics import MetricsWriter
+from broker.hall.games import StartGame
 from tests.broker.test_service_e2e import drop_balls
 from tests.support.hub import running_node, running_service
 from tests.support.waiting import wait_until
@@ -22,7 +23,7 @@ def test_drops_reach_victoria_metrics_even_across_an_outage(mosquitto, victoria,
         running_node(mosquitto, tmp_path, "pool-10") as (node, factory),
     ):
         wait_until(lambda: node.link.connected)
-        svc.start_session("pool-10", actor="anna")
+        svc.execute(StartGame(table="pool-10", actor="anna"))
         drop_balls(factory, node, 0, 10)
         wait_until(lambda: pocket_points(victoria, "pool-10") == 10, timeout=20, what="10 points in VictoriaMetrics")
         victoria.stop()

@@ -388,7 +388,7 @@ def half_up(x: Fraction) -> int:
     return floor(x + Fraction(1, 2))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(deadline=None)
 @given(st.data(), venues, later)
 def test_bill_is_the_sum_of_its_lines_rounded_exactly(data, venue, wait):
     ops, state = data.draw(sessions(venue))
@@ -400,7 +400,7 @@ def test_bill_is_the_sum_of_its_lines_rounded_exactly(data, venue, wait):
             assert line.amount_cents == half_up(Fraction(line.rate_cents_per_hour * line.billed_seconds, 3600))  # type: ignore[operator]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(deadline=None)
 @given(st.data(), venues, later, later)
 def test_bill_never_decreases_as_the_session_gets_longer(data, venue, first, more):
     ops, state = data.draw(sessions(venue, [k for k in STEP_KINDS if k != "stop"]))
@@ -410,7 +410,7 @@ def test_bill_never_decreases_as_the_session_gets_longer(data, venue, first, mor
     assert bill(apply(state, stop_op(early), venue), venue, late) == bill(state, venue, early)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(deadline=None)
 @given(st.data(), st.builds(MemberSnapshot, member_id=st.just(1), name=st.just("Člen"), fee_paid=st.just(True)), later)
 def test_club_card_never_costs_more_than_standard(data, member, wait):
     ops, state = data.draw(sessions(LAVOS, [k for k in STEP_KINDS if not k.startswith("card")], st.none()))
@@ -419,7 +419,7 @@ def test_club_card_never_costs_more_than_standard(data, member, wait):
     assert bill(replay(with_card, LAVOS), LAVOS, now).total_cents <= bill(state, LAVOS, now).total_cents
 
 
-@settings(max_examples=150, deadline=None)
+@settings(deadline=None)
 @given(st.data(), venues, later)
 def test_replay_equals_applying_one_by_one(data, venue, wait):
     ops, state = data.draw(sessions(venue))
@@ -432,7 +432,7 @@ def test_replay_equals_applying_one_by_one(data, venue, wait):
     assert resumed == state and bill(resumed, venue, now) == bill(state, venue, now)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(deadline=None)
 @given(st.data(), st.integers(1, len(STEP_KINDS)), st.integers(1, 4 * 3600))
 def test_paused_time_is_never_billed(data, where, pause_s):
     # Year-less snapshots and no bands: shifting play by the pause must not change the rates.
@@ -449,7 +449,7 @@ def test_paused_time_is_never_billed(data, where, pause_s):
     assert [line.billed_seconds for line in with_pause.lines] == [line.billed_seconds for line in without.lines]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(deadline=None)
 @given(st.data(), venues, later)
 def test_billed_time_is_played_time_rounded_up_per_line(data, venue, wait):
     ops, state = data.draw(sessions(venue))

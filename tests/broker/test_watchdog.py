@@ -12,10 +12,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import select
 
+from broker.hall.games import MoveGame, PauseGame, ResumeGame, StartGame, StopGame
 from broker.hall.ingest_rules import checkin
 from broker.storage.members import add_member
 from broker.storage.models import Alert, FoosballCheckin
-from tests.support.hub import running_service
+from tests.support.hub import on_writer, running_service
 from tests.support.mqtt import Collector
 from tests.support.waiting import wait_until
 
@@ -64,12 +65,12 @@ def last(wire, table) -> dict:
 
 
 def alerts(svc, kind):
-    with svc.store.session() as db:
+    with svc.store.reader() as db:
         return db.scalars(select(Alert).where(Alert.kind == kind, Alert.closed_at.is_(None))).all()
 
 
 def test_prepaid_warns_then_stops_and_switches_off(svc, wire, clock):
-    sid = svc.start_session("pool-03", actor="anna", prepaid_minutes=30)
+    sid = svc.execute(StartGame(table="pool-03", prepaid_minutes=30, actor="anna"))
     clock.advance(minutes=24)
     svc.watchdog.tick()
     assert not any(c.get("blink_s") for c in commands(wire, "pool-03"))
@@ -90,7 +91,7 @@ def test_prepaid_warns_then_stops_and_switches_off(svc, wire, clock):
 
 def test_closing_time_blinks_lit_tables_and_never_cuts_a_session(svc, wire, clock):
     clock.at = datetime(2026, 11, 30, 22, 0, tzinfo=UTC)  # 23:00 local
-    svc.start_session("pool-04", actor="anna")
+    svc.execute(StartGame(table="pool-04", actor="anna"))
     clock.at = datetime(2026, 11, 30, 22, 52, tzinfo=UTC)  # 8 min before 00:00 local
     svc.watchdog.tick()
     wait_until(lambda: any(c.get("blink_s") for c in commands(wire, "pool-04")), what="closing blink")
@@ -103,8 +104,8 @@ def test_closing_time_blinks_lit_tables_and_never_cuts_a_session(svc, wire, cloc
 
 
 def test_idle_session_alerts_after_20_minutes_without_a_drop(svc, clock):
-    svc.start_session("pool-08", actor="anna")
-    svc.start_session("carom-01", actor="anna")  # carom has no pockets: never "idle"
+    svc.execute(StartGame(table="pool-08", actor="anna"))
+    svc.execute(StartGame(table="carom-01", actor="anna"))  # carom has no pockets: never "idle"
     clock.advance(minutes=19)
     svc.watchdog.tick()
     assert not alerts(svc, "idle_session")
@@ -114,33 +115,35 @@ def test_idle_session_alerts_after_20_minutes_without_a_drop(svc, clock):
 
 
 def test_paused_session_light_follows_config(svc, wire, clock):
-    sid = svc.start_session("pool-09", actor="anna")
+    sid = svc.execute(StartGame(table="pool-09", actor="anna"))
     clock.advance(minutes=10)
-    svc.pause_session(sid, actor="anna")
+    svc.execute(PauseGame(game=sid, actor="anna"))
     wait_until(lambda: last(wire, "pool-09").get("on") is False, what="light off on pause")
     clock.advance(minutes=10)
-    svc.resume_session(sid, actor="anna")
+    svc.execute(ResumeGame(game=sid, actor="anna"))
     wait_until(lambda: last(wire, "pool-09").get("on") is True, what="light on on resume")
     clock.advance(minutes=10)
-    state = svc.stop_session(sid, actor="anna")
+    state = svc.execute(StopGame(game=sid, actor="anna"))
     assert svc.bill_of(state).total_cents == 200  # 20 played minutes, the pause is free
 
 
 def test_transfer_moves_the_light(svc, wire, clock):
-    sid = svc.start_session("pool-01", actor="anna")
+    sid = svc.execute(StartGame(table="pool-01", actor="anna"))
     clock.advance(minutes=30)
-    svc.transfer_session(sid, "pool-05", actor="anna")
+    svc.execute(MoveGame(game=sid, to_table="pool-05", actor="anna"))
     wait_until(lambda: last(wire, "pool-01").get("on") is False and last(wire, "pool-05").get("on") is True)
     with pytest.raises(Exception, match="busy"):
-        other = svc.start_session("pool-02", actor="anna")
-        svc.transfer_session(other, "pool-05", actor="anna")
+        other = svc.execute(StartGame(table="pool-02", actor="anna"))
+        svc.execute(MoveGame(game=other, to_table="pool-05", actor="anna"))
 
 
 def test_foosball_checkin_expires(svc, clock):
-    with svc.store.session() as db:
+    def _write(db):  # type: ignore[no-untyped-def]
         m = add_member(db, "Ambra Tomáš", actor="test")
         checkin(db, "foos-02", m.id, clock(), "staff")
+
+    on_writer(svc, _write)
     clock.advance(minutes=svc.venue.billing.foosball_checkin_min + 1)
     svc.watchdog.tick()
-    with svc.store.session() as db:
+    with svc.store.reader() as db:
         assert db.scalars(select(FoosballCheckin)).one().ended_at is not None

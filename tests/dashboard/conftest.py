@@ -9,20 +9,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from argon2 import PasswordHasher
 from fastapi.testclient import TestClient
 
-from broker.accounts.users import create_user, issue_token
+from broker.accounts.users import create_user, issue_token, new_password
 from dashboard.api import create_app
-from tests.support.hub import running_service
+from tests.support.hub import on_writer, running_service
+from tests.support.sqlite_template import CHEAP
 
 # Tuesday 10 November 2026, 18:00 in Bratislava (UTC+1): the hall is open (and training hours, 15-19, too).
 START = datetime(2026, 11, 10, 17, 0, tzinfo=UTC)
 STAFF, MANAGER = "jana", "boss"
 PASSWORD = "čierna-guľa-8"  # accents: Basic credentials are UTF-8
-# Users are made with cheap argon2 costs to keep the suite fast; verification reads the costs
-# from the hash, and the first successful login re-hashes with the real ones.
-CHEAP = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+# Users are made with cheap argon2 costs to keep the suite fast (tests/support/sqlite_template.py).
 
 
 class FakeClock:
@@ -86,13 +84,21 @@ def service(mosquitto, db_url, clock):
 
 @pytest.fixture
 def api(service, clock) -> Api:
-    with service.store.session() as db:
-        create_user(db, STAFF, PASSWORD, "staff", actor="test", hasher=CHEAP)
-        create_user(db, MANAGER, PASSWORD, "manager", actor="test", hasher=CHEAP)
-        staff_token = issue_token(db, STAFF, "tests", actor="test")
-        manager_token = issue_token(db, MANAGER, "tests", actor="test")
+    staff_token, manager_token = add_users(service)
     with TestClient(create_app(service)) as client:
         yield Api(client, service, clock, bearer(staff_token), bearer(manager_token))
+
+
+def add_users(service) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+    """The staff and manager accounts (hashed CHEAP, outside the write) and an API token each, made on the writer."""
+    password = new_password(PASSWORD, CHEAP)
+
+    def make(db):  # type: ignore[no-untyped-def]
+        create_user(db, STAFF, password, "staff", actor="test")
+        create_user(db, MANAGER, password, "manager", actor="test")
+        return issue_token(db, STAFF, "tests", actor="test"), issue_token(db, MANAGER, "tests", actor="test")
+
+    return on_writer(service, make)
 
 
 sqlite_only = pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)

@@ -13,6 +13,7 @@ from broker.storage.models import ApiToken
 from dashboard import access
 from dashboard.api.app import PUBLIC_PATHS, api_routes
 from tests.dashboard.conftest import MANAGER, PASSWORD, STAFF, basic, bearer, sqlite_only
+from tests.support.hub import on_writer
 
 pytestmark = sqlite_only
 
@@ -105,9 +106,12 @@ def test_repeated_failures_slow_down_that_client_until_a_manager_lifts_it(api):
 
 def test_tokens_work_until_revoked(api):
     assert api.client.get("/api/tables", headers=api.staff).status_code == 200
-    with api.service.store.session() as db:
+
+    def _write(db):  # type: ignore[no-untyped-def]
         token = db.scalars(select(ApiToken).where(ApiToken.username == STAFF)).one()
         revoke_token(db, token.id, actor="test")
+
+    on_writer(api.service, _write)
     r = api.client.get("/api/tables", headers=api.staff)
     assert r.status_code == 401 and r.json()["detail"] == "invalid token"
     assert api.client.get("/api/tables", headers=bearer("")).status_code == 401

@@ -10,19 +10,22 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from broker.storage.models import SessionOp, TableSession
+from tests.support.hub import on_writer
 
 TOPPING = 60
 
 
 def _ops(api, sid: int) -> list[SessionOp]:  # type: ignore[no-untyped-def]
-    with api.service.store.session() as db:
+    def _write(db):  # type: ignore[no-untyped-def]
         rows = db.scalars(select(SessionOp).where(SessionOp.session_id == sid).order_by(SessionOp.seq)).all()
         db.expunge_all()
         return list(rows)
 
+    return on_writer(api.service, _write)
+
 
 def _stored_total(api, sid: int) -> int | None:  # type: ignore[no-untyped-def]
-    with api.service.store.session() as db:
+    with api.service.store.reader() as db:
         row = db.get(TableSession, sid)
         assert row is not None
         return row.total_cents

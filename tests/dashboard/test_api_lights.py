@@ -75,6 +75,6 @@ def test_prepaid_time_blinks_a_warning_then_stops_the_session(api, node):
     done = api.ok("GET", f"/api/sessions/{sid}")
     assert (done["state"], done["amount_cents"], done["prepaid_left_s"]) == ("stopped", 100, 0)
     assert api.ok("GET", f"/api/tables/{TABLE}")["session"] is None
-    with api.service.store.session() as db:
+    with api.service.store.reader() as db:
         last = db.scalars(select(SessionOp).where(SessionOp.session_id == sid).order_by(SessionOp.seq.desc())).first()
         assert (last.kind, last.actor, last.reason) == ("stop", "system", "prepaid time used up")

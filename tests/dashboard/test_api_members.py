@@ -12,7 +12,7 @@ pytestmark = sqlite_only
 
 
 def _audit(api) -> list[tuple[str, str, str]]:  # type: ignore[no-untyped-def]
-    with api.service.store.session() as db:
+    with api.service.store.reader() as db:
         return [
             (a.actor, a.action, a.target)
             for a in db.scalars(select(AuditEntry).where(AuditEntry.action.like("member%")).order_by(AuditEntry.id))
@@ -71,5 +71,5 @@ def test_import_is_all_or_nothing_and_export_round_trips(api):
     assert r.status_code == 400 and "not UTF-8" in r.json()["errors"][0]["message"]
     assert api.client.post("/api/members/import", headers=headers, content=b"").status_code == 400
     assert api.client.post("/api/members/import", headers=headers, content=b"name\n" + b"x" * (3 * 1024 * 1024)).status_code == 413
-    with api.service.store.session() as db:
+    with api.service.store.reader() as db:
         assert db.scalar(select(func.count()).select_from(Member)) == 59  # nothing from the refused files

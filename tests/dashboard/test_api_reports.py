@@ -12,14 +12,17 @@ from broker.storage.events import insert_event_once
 from broker.storage.members import add_member, record_fee
 from broker.storage.models import AuditEntry
 from tests.dashboard.conftest import START
+from tests.support.hub import on_writer
 
 
 def _paid_member(api, name: str = "Zadražil Miro", year: int | None = 2026) -> int:  # type: ignore[no-untyped-def]
-    with api.service.store.session() as db:
+    def _write(db):  # type: ignore[no-untyped-def]
         m = add_member(db, name, actor="test")
         if year:
             record_fee(db, m.id, year, actor="test")
         return m.id
+
+    return on_writer(api.service, _write)
 
 
 def _play_two_days(api) -> None:  # type: ignore[no-untyped-def]
@@ -67,7 +70,8 @@ def test_utilisation_per_local_hour(api):
 
 def test_drops_per_table_hour_by_the_central_clock(api):
     boot = uuid.uuid4().hex
-    with api.service.store.session() as db:
+
+    def _write(db):  # type: ignore[no-untyped-def]
         for seq, (table, minutes) in enumerate([("pool-01", 5), ("pool-01", 6), ("pool-01", 7), ("pool-02", 70)], start=1):
             insert_event_once(
                 db,
@@ -80,6 +84,8 @@ def test_drops_per_table_hour_by_the_central_clock(api):
                 data={"pocket": 0, "pulse_ms": 30.0},
                 received_at=START + timedelta(minutes=minutes),
             )
+
+    on_writer(api.service, _write)
     d = api.ok("GET", "/api/reports/drops?day=2026-11-10", as_manager=True)
     assert (d["tables"]["pool-01"][12], d["tables"]["pool-02"][13], d["totals"]["pool-01"]) == (3, 1, 3)  # 18:00, 19:00
     assert "carom-01" not in d["tables"]  # no pockets
@@ -89,8 +95,11 @@ def test_drops_per_table_hour_by_the_central_clock(api):
 def test_foosball_check_in_by_staff_and_use_per_member(api):
     member = _paid_member(api)
     unpaid = _paid_member(api, "Axamit Miloš", year=None)
-    with api.service.store.session() as db:
-        api.service.raise_alert(db, alert_kinds.foosball_no_member("foos-01"))
+
+    def _write(db):  # type: ignore[no-untyped-def]
+        api.service.alerts.raise_alert(db, alert_kinds.foosball_no_member("foos-01"))
+
+    on_writer(api.service, _write)
     c = api.ok("POST", "/api/foosball/foos-01/checkin", 201, json={"member_id": member})
     assert (c["member"], c["by"], c["goals"]) == ("Zadražil Miro", "staff", 0)
     assert not [a for a in api.ok("GET", "/api/alerts") if a["kind"] == "foosball_no_member"]  # the check-in settles it
@@ -103,14 +112,16 @@ def test_foosball_check_in_by_staff_and_use_per_member(api):
     assert {t["table"]: t["checkins"] for t in api.ok("GET", "/api/foosball")}["foos-01"] == []
     use = api.ok("GET", "/api/reports/foosball?from=2026-11-10", as_manager=True)
     assert [(u["member"], u["checkins"], u["tables"]) for u in use] == [("Zadražil Miro", 1, ["foos-01"])]
-    with api.service.store.session() as db:
+    with api.service.store.reader() as db:
         assert db.scalars(select(AuditEntry.actor).where(AuditEntry.action == "foosball.checkin")).all() == ["jana"]
 
 
 def test_alerts_are_listed_and_acknowledged(api):
-    with api.service.store.session() as db:
-        api.service.raise_alert(db, alert_kinds.node_offline("pool-03"))
-        api.service.raise_alert(db, alert_kinds.idle_session("pool-04", 20))
+    def _write(db):  # type: ignore[no-untyped-def]
+        api.service.alerts.raise_alert(db, alert_kinds.node_offline("pool-03"))
+        api.service.alerts.raise_alert(db, alert_kinds.idle_session("pool-04", 20))
+
+    on_writer(api.service, _write)
     alerts = api.ok("GET", "/api/alerts")
     assert {a["kind"] for a in alerts} == {"node_offline", "idle_session"}
     first = next(a for a in alerts if a["kind"] == "node_offline")

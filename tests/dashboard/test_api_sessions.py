@@ -6,14 +6,17 @@ from sqlalchemy import select
 
 from broker.storage.members import add_member, record_fee
 from broker.storage.models import SessionOp
+from tests.support.hub import on_writer
 
 
 def _member(api, name: str = "Zadražil Miro", paid: bool = True) -> int:
-    with api.service.store.session() as db:
+    def _write(db):  # type: ignore[no-untyped-def]
         m = add_member(db, name, actor="test")
         if paid:
             record_fee(db, m.id, 2026, actor="test")
         return m.id
+
+    return on_writer(api.service, _write)
 
 
 def test_standard_session_bills_90_minutes_as_9_eur(api):
@@ -71,7 +74,7 @@ def test_every_operation_is_applied_billed_and_audited_with_the_user(api):
         ("correction", "manual", -100),
     ]
     assert bill["total_cents"] == 330
-    with api.service.store.session() as db:
+    with api.service.store.reader() as db:
         ops = db.scalars(select(SessionOp).where(SessionOp.session_id == sid).order_by(SessionOp.seq)).all()
         assert [o.kind for o in ops] == ["start", "pause", "resume", "extend", "extra", "transfer", "card_removed", "correction", "stop"]
         assert {o.actor for o in ops} == {"jana", "boss"} and ops[-2].actor == "boss" and ops[-2].reason == "stôl sa kýval"
@@ -107,7 +110,7 @@ def test_refusals_say_what_was_wrong(api):
     api.ok("POST", f"/api/sessions/{sid}/stop")
     assert "is no longer running" in api.refused("POST", f"/api/sessions/{sid}/stop", 404)
     # the refused requests left no trace in the op log
-    with api.service.store.session() as db:
+    with api.service.store.reader() as db:
         assert [o.kind for o in db.scalars(select(SessionOp).where(SessionOp.session_id == sid))] == ["start", "stop"]
 
 

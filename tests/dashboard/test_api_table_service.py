@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from broker.storage.members import add_member, record_fee
 from broker.storage.models import Alert, AuditEntry, Event, Node
-from tests.support.hub import running_node, running_service
+from tests.support.hub import on_writer, running_node, running_service
 from tests.support.waiting import wait_until
 
 
@@ -29,10 +29,12 @@ def _open_alerts(api, table: str, kind: str) -> list[Alert]:  # type: ignore[no-
 
 
 def _paid_member(api, name: str = "Zadražil Miro") -> int:  # type: ignore[no-untyped-def]
-    with api.service.store.session() as db:
+    def _write(db):  # type: ignore[no-untyped-def]
         m = add_member(db, name, actor="test")
         record_fee(db, m.id, 2026, actor="test")
         return m.id
+
+    return on_writer(api.service, _write)
 
 
 def test_out_of_service_refuses_games_is_audited_and_survives_a_restart(api, mosquitto, db_url):

@@ -8,18 +8,23 @@ import pytest
 from sqlalchemy import exc as sa
 
 from broker.accounts.staff import Staff
+from broker.accounts.users import new_password
 from broker.hall import store_errors
+from broker.hall.accounts import CreateStaff
+from broker.hall.alert_book import AckAlert
 from broker.hall.facade import Conflict, HubFacade, MemberError, NotFound, StoreUnavailable
+from broker.hall.members import AddMember, AssignCard, RecordFee, RemoveCard
+from tests.dashboard.conftest import CHEAP
 
 
 def test_reads_are_frozen_values_not_rows(service) -> None:  # type: ignore[no-untyped-def]
     hub = HubFacade(service)
-    added = hub.add_member("Ján Facade", actor="test")
-    hub.assign_card(added.id, "04a1b2c3", actor="test")
-    member = hub.record_fee(added.id, hub.reads.fee_year(), actor="test", amount_cents=1000)
+    added = hub.execute(AddMember(name="Ján Facade", actor="test"))
+    hub.execute(AssignCard(member_id=added.id, uid="04a1b2c3", actor="test"))
+    member = hub.execute(RecordFee(member_id=added.id, year=hub.reads.fee_year(), amount_cents=1000, actor="test"))
     assert member.cards == ("04a1b2c3",) and member.fee_paid(hub.reads.fee_year())
     assert hub.reads.member(added.id) == member  # the same value, read again
-    staff = hub.create_staff("jana", "a-long-password-1", "staff", actor="test")
+    staff = hub.execute(CreateStaff(username="jana", password=new_password("a-long-password-1", CHEAP), role="staff", actor="test"))
     assert isinstance(staff, Staff) and hub.reads.staff("jana") == staff
     for value in (member, staff, *hub.reads.search_members("facade", 5)):
         assert dataclasses.is_dataclass(value)
@@ -30,14 +35,14 @@ def test_reads_are_frozen_values_not_rows(service) -> None:  # type: ignore[no-u
 def test_store_errors_come_out_as_the_hubs_own(service) -> None:  # type: ignore[no-untyped-def]
     hub = HubFacade(service)
     with pytest.raises(NotFound):  # the store's "no alert" (StoreError) is the hub's NotFound
-        hub.acknowledge_alert(987654, actor="test")
+        hub.execute(AckAlert(alert_id=987654, actor="test"))
     with pytest.raises(NotFound):
-        hub.record_fee(987654, 2026, actor="test")
-    m = hub.add_member("Eva Karta", actor="test")
+        hub.execute(RecordFee(member_id=987654, year=2026, actor="test"))
+    m = hub.execute(AddMember(name="Eva Karta", actor="test"))
     with pytest.raises(MemberError):  # not her card: refused before anything is written
-        hub.remove_card("04ffffff", actor="test", member_id=m.id)
+        hub.execute(RemoveCard(uid="04ffffff", member_id=m.id, actor="test"))
     with pytest.raises(NotFound):
-        hub.remove_card("04ffffff", actor="test")
+        hub.execute(RemoveCard(uid="04ffffff", actor="test"))
 
 
 def test_translation_of_database_failures() -> None:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from broker.hall.games import StartGame, StopGame
+from broker.hall.table_service import SetOutOfService
+
 
 def _facts(**kw):  # type: ignore[no-untyped-def]
     from dashboard.web.floor import CardFacts
@@ -89,12 +92,12 @@ def test_a_table_out_of_service_is_its_own_state_on_the_floor(service):
     from dashboard.web.floor import FloorData, table_view
 
     hall = HubFacade(service)
-    hall.set_out_of_service("pool-03", True, actor="test", reason="cleaning")
+    hall.execute(SetOutOfService(table="pool-03", out=True, reason="cleaning", actor="test"))
     states = {t.spec.id: t.state for room in FloorData(hall.reads).rooms() for t in room.tables}
     assert states["pool-03"] == "out_of_service"
     assert states["pool-04"] != "out_of_service"
     assert table_view(hall.reads, "pool-03").word == "Out of service"
-    hall.set_out_of_service("pool-03", False, actor="test")
+    hall.execute(SetOutOfService(table="pool-03", out=False, actor="test"))
     assert table_view(hall.reads, "pool-03").state != "out_of_service"
 
 
@@ -111,10 +114,10 @@ def test_a_stopped_table_is_free_with_its_light_switching_off_until_the_node_con
     hall = HubFacade(service)
     with node_link(mosquitto, "pool-01") as node:
         status(node, "pool-01", "online")
-        sid = hall.start_session("pool-01", actor="test")
+        sid = hall.execute(StartGame(table="pool-01", actor="test"))
         light(node, "pool-01", True, "command")  # it did as told at the start
         wait_until(lambda: table_view(hall.reads, "pool-01").light_on is True, what="the node reports its light on")
-        hall.stop_session(sid, actor="test")
+        hall.execute(StopGame(game=sid, actor="test"))
         t = table_view(hall.reads, "pool-01")
         assert (t.state, t.light_on) == ("free", True)
         assert t.light_confirm_s is not None and 0 < t.light_confirm_s <= LIGHT_CONFIRM_S

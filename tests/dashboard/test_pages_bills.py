@@ -8,6 +8,7 @@ import re
 
 from sqlalchemy import select
 
+from broker.hall.games import AddExtra, StartGame, StopGame
 from broker.storage.models import SessionOp
 from tests.dashboard.conftest import sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
@@ -19,15 +20,15 @@ def _games(pages) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
     """On 10 Nov 2026 from 18:00: Pool 1 for an hour with 2 toppings (voidable op 2), Pool 2 from
     23:30 to 00:40 (after midnight: still the evening's), Pool 3 still running."""
     s = pages.service
-    one = s.start_session("pool-01", actor="jana")
-    s.add_extra(one, "topping", 2, actor="jana")
+    one = s.execute(StartGame(table="pool-01", actor="jana"))
+    s.execute(AddExtra(game=one, extra="topping", quantity=2, actor="jana"))
     pages.clock.advance(minutes=60)
-    s.stop_session(one, actor="jana")
+    s.execute(StopGame(game=one, actor="jana"))
     pages.clock.advance(hours=4, minutes=30)  # 23:30
-    two = s.start_session("pool-02", actor="jana")
-    three = s.start_session("pool-03", actor="jana")
+    two = s.execute(StartGame(table="pool-02", actor="jana"))
+    three = s.execute(StartGame(table="pool-03", actor="jana"))
     pages.clock.advance(minutes=70)  # 00:40 on the 11th
-    s.stop_session(two, actor="jana")
+    s.execute(StopGame(game=two, actor="jana"))
     return one, two, three
 
 
@@ -62,8 +63,8 @@ def test_other_days_are_the_managers(pages):
 
 def test_staff_void_an_extra_on_the_running_games_bill(pages):
     s = pages.service
-    sid = s.start_session("pool-01", actor="jana")
-    s.add_extra(sid, "topping", 2, actor="jana")
+    sid = s.execute(StartGame(table="pool-01", actor="jana"))
+    s.execute(AddExtra(game=sid, extra="topping", quantity=2, actor="jana"))
     pages.clock.advance(minutes=10)
     html = pages.page(f"/sessions/{sid}/bill", client=pages.staff)
     assert 'id="void-form"' in html and 'id="correct-form"' not in html  # staff: void yes, correct no
@@ -72,18 +73,18 @@ def test_staff_void_an_extra_on_the_running_games_bill(pages):
     bill = pages.page(r.headers["location"], client=pages.staff)
     assert "Doplnok stornovaný" in bill and "Storno: " in bill
     assert "line-void" in bill and "-1,20\u00a0€" in bill and "zadané dvakrát" in bill
-    with s.store.session() as db:
+    with s.store.reader() as db:
         last = db.scalars(select(SessionOp).where(SessionOp.session_id == sid).order_by(SessionOp.seq.desc())).first()
         assert (last.kind, last.actor, last.reason) == ("void", "jana", "zadané dvakrát")
 
 
 def test_a_refused_void_says_why_in_slovak_and_keeps_the_text(pages):
     s = pages.service
-    sid = s.start_session("pool-01", actor="jana")
-    s.add_extra(sid, "topping", 1, actor="jana")
+    sid = s.execute(StartGame(table="pool-01", actor="jana"))
+    s.execute(AddExtra(game=sid, extra="topping", quantity=1, actor="jana"))
     r = pages.post(f"/bills/{sid}/void", {"extra_op": "2", "reason": "ab"}, client=pages.staff)
     assert r.status_code == 409 and "Napíšte dôvod (aspoň 3 znaky)" in r.text and 'value="ab"' in r.text
-    s.stop_session(sid, actor="jana")
+    s.execute(StopGame(game=sid, actor="jana"))
     html = pages.page(f"/sessions/{sid}/bill", client=pages.staff)
     assert 'id="void-form"' not in html and "Účet je vystavený: doplnok teraz môže stornovať len vedúci." in html
     r = pages.post(f"/bills/{sid}/void", {"extra_op": "2", "reason": "omylom"}, client=pages.staff)
@@ -94,9 +95,9 @@ def test_a_refused_void_says_why_in_slovak_and_keeps_the_text(pages):
 
 def test_the_manager_corrects_an_issued_bill_in_euros(pages):
     s = pages.service
-    sid = s.start_session("pool-01", actor="jana")
+    sid = s.execute(StartGame(table="pool-01", actor="jana"))
     pages.clock.advance(minutes=60)
-    s.stop_session(sid, actor="jana")
+    s.execute(StopGame(game=sid, actor="jana"))
     bad = pages.post(f"/bills/{sid}/correct", {"amount": "dve eurá", "reason": "stôl sa kýval"})
     assert bad.status_code == 400 and "Zadajte sumu v eurách" in bad.text and 'value="stôl sa kýval"' in bad.text
     assert pages.post(f"/bills/{sid}/correct", {"amount": "0", "reason": "stôl sa kýval"}).status_code == 400
@@ -107,9 +108,9 @@ def test_the_manager_corrects_an_issued_bill_in_euros(pages):
 
 def test_the_bill_uses_the_bartenders_words(pages):
     s = pages.service
-    sid = s.start_session("pool-01", actor="jana")
+    sid = s.execute(StartGame(table="pool-01", actor="jana"))
     pages.clock.advance(minutes=60)
-    s.stop_session(sid, actor="jana")
+    s.execute(StopGame(game=sid, actor="jana"))
     html = pages.page(f"/sessions/{sid}/bill", client=pages.staff)
     for words in (f"Účet č. {sid}", "Základ dane (bez DPH)", "Spolu na úhradu", "Vystavené"):
         assert words in html, words

@@ -14,19 +14,21 @@ from broker.storage.members import add_member, assign_card, record_fee
 from broker.storage.models import AuditEntry, FeePayment, Member, MemberCard
 from tests.dashboard.conftest import sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
-from tests.support.hub import running_node
+from tests.support.hub import on_writer, running_node
 
 pytestmark = sqlite_only  # the registry itself runs on both backends in test_api_members
 
 
 def _member(pages, name: str = "Zadražil Miro", *, year: int | None = None, card: str | None = None) -> int:  # type: ignore[no-untyped-def]
-    with pages.service.store.session() as db:
+    def _write(db):  # type: ignore[no-untyped-def]
         m = add_member(db, name, actor="test")
         if year:
             record_fee(db, m.id, year, actor="test")
         if card:
             assign_card(db, m.id, card, actor="test")
         return m.id
+
+    return on_writer(pages.service, _write)
 
 
 def counts(pages) -> tuple[int, int, int, int]:  # type: ignore[no-untyped-def]

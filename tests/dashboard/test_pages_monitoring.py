@@ -10,12 +10,14 @@ from datetime import timedelta
 import pytest
 
 from broker.domain import alert_kinds
+from broker.hall.alert_book import AckAlert
 from broker.storage.alerts import open_alerts
 from broker.storage.events import insert_event_once
 from broker.storage.models import Node
 from devices.contract import status_topic, telemetry_topic
 from tests.dashboard.conftest import START, sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
+from tests.support.hub import on_writer
 from tests.support.mqtt import Collector
 from tests.support.waiting import wait_until
 
@@ -41,7 +43,8 @@ def _node_reports(pages, mosquitto) -> None:  # type: ignore[no-untyped-def]
 
 def _sensor_events(pages) -> None:  # type: ignore[no-untyped-def]
     boot = uuid.uuid4().hex
-    with pages.service.store.session() as db:
+
+    def _write(db):  # type: ignore[no-untyped-def]
         for seq in range(1, 5):  # four drops in pocket index 2 ("Pocket 3")
             insert_event_once(
                 db,
@@ -76,8 +79,13 @@ def _sensor_events(pages) -> None:  # type: ignore[no-untyped-def]
             data={"pocket": 2, "pulse_ms": 25.0},
             received_at=START - timedelta(days=1),
         )  # yesterday: not counted
-    with pages.service.store.session() as db:
-        pages.service.raise_alert(db, alert_kinds.sensor_fault("pool-02", "pocket-4", "stuck"))
+
+    on_writer(pages.service, _write)
+
+    def _write(db):  # type: ignore[no-untyped-def]
+        pages.service.alerts.raise_alert(db, alert_kinds.sensor_fault("pool-02", "pocket-4", "stuck"))
+
+    on_writer(pages.service, _write)
 
 
 def row(html: str, attr: str, table: str) -> str:
@@ -110,13 +118,16 @@ def test_pocket_drops_today_and_sensor_faults(pages) -> None:  # type: ignore[no
 
 def test_alert_history_open_and_closed_with_a_table_filter(pages) -> None:  # type: ignore[no-untyped-def]
     s = pages.service
-    with s.store.session() as db:
-        s.raise_alert(db, alert_kinds.node_offline("pool-03"))
-        s.raise_alert(db, alert_kinds.idle_session("pool-04", 20))
+
+    def _write(db):  # type: ignore[no-untyped-def]
+        s.alerts.raise_alert(db, alert_kinds.node_offline("pool-03"))
+        s.alerts.raise_alert(db, alert_kinds.idle_session("pool-04", 20))
+
+    on_writer(s, _write)
     pages.clock.advance(minutes=5)
     with s.store.reader() as db:
         offline = next(a.id for a in open_alerts(db) if a.kind == "node_offline")
-    s.ack(offline, actor="jana", close=True)
+    s.execute(AckAlert(alert_id=offline, close=True, actor="jana"))
     history = pages.page("/monitoring").split('id="alert-history"')[1]
     assert "Pool 3: modul pri stole sa počas hry odpojil" in history and "(jana)" in history
     assert "Pool 4: hra beží" in history and "otvorené" in history

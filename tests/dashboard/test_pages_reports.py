@@ -12,11 +12,13 @@ from decimal import Decimal
 
 import pytest
 
+from broker.hall.games import StartGame, StopGame
 from broker.hall.ingest_rules import checkin
 from broker.storage.events import insert_event_once
 from broker.storage.members import add_member, record_fee
 from tests.dashboard.conftest import START, sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
+from tests.support.hub import on_writer
 
 pytestmark = sqlite_only  # the report SQL runs on both backends in test_api_reports; these test the page
 SVG = re.compile(r"<svg .*?</svg>", re.S)
@@ -27,7 +29,8 @@ def _play(pages) -> None:  # type: ignore[no-untyped-def]
     """On Tue 10 Nov 2026 from 18:00 local: pool-01 for an hour (6,00 €), a member on pool-05 for half
     an hour at the club-card rate (2,00 €), three drops on pool-01, a foosball check-in."""
     s = pages.service
-    with s.store.session() as db:
+
+    def _write(db):  # type: ignore[no-untyped-def]
         m = add_member(db, "Zadražil Miro", actor="test")
         record_fee(db, m.id, 2026, actor="test")
         checkin(db, "foos-01", m.id, START, "staff")
@@ -45,12 +48,15 @@ def _play(pages) -> None:  # type: ignore[no-untyped-def]
                 received_at=START + timedelta(minutes=minutes),
             )
         member_id = m.id
-    one = s.start_session("pool-01", actor="test")
-    five = s.start_session("pool-05", actor="test", member_id=member_id)
+        return member_id
+
+    member_id = on_writer(s, _write)
+    one = s.execute(StartGame(table="pool-01", actor="test"))
+    five = s.execute(StartGame(table="pool-05", member_id=member_id, actor="test"))
     pages.clock.advance(minutes=30)
-    s.stop_session(five, actor="test")
+    s.execute(StopGame(game=five, actor="test"))
     pages.clock.advance(minutes=30)
-    s.stop_session(one, actor="test")
+    s.execute(StopGame(game=one, actor="test"))
 
 
 def csv_rows(r) -> list[list[str]]:  # type: ignore[no-untyped-def]
@@ -219,9 +225,9 @@ def test_prev_and_next_arrows_and_no_days_to_come(pages) -> None:  # type: ignor
 def test_a_game_after_midnight_is_the_evenings(pages) -> None:  # type: ignore[no-untyped-def]
     s = pages.service
     pages.clock.advance(hours=5, minutes=30)  # 23:30
-    sid = s.start_session("pool-03", actor="test")
+    sid = s.execute(StartGame(table="pool-03", actor="test"))
     pages.clock.advance(minutes=70)  # 00:40 on the 11th
-    s.stop_session(sid, actor="test")
+    s.execute(StopGame(game=sid, actor="test"))
     html = pages.page("/reports")  # still the evening of the 10th
     assert "10.\u00a011.\u00a02026" in html and "7,00\u00a0€" in html[html.index('id="sessions"') : html.index('id="utilisation"')]
     heat = html[html.index('id="utilisation"') : html.index('id="drops"')]
@@ -234,10 +240,13 @@ def test_xlsx_keeps_a_formula_looking_name_as_text(pages) -> None:  # type: igno
     from openpyxl import load_workbook
 
     evil = '=HYPERLINK("http://x","y")'
-    with pages.service.store.session() as db:
+
+    def _write(db):  # type: ignore[no-untyped-def]
         m = add_member(db, evil, actor="test")
         record_fee(db, m.id, 2026, actor="test")
         checkin(db, "foos-01", m.id, START, "staff")
+
+    on_writer(pages.service, _write)
     book = load_workbook(io.BytesIO(pages.manager.get("/reports/lavos.xlsx?day=2026-11-10").content))
     cell = book["Stolný futbal"]["A2"]
     assert cell.value == evil and cell.data_type == "s"  # text, not a formula Excel would run

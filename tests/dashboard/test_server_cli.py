@@ -14,7 +14,7 @@ from sqlalchemy import text
 from broker.storage.engine import open_store
 from sim.mosquitto import free_port
 from tests.support.hub import REPO, VENUE
-from tests.support.server import LAVOS
+from tests.support.server import LAVOS, START_TIMEOUT_S
 
 
 def _server(tmp_path, *args: str, password: str = "hub-secret") -> subprocess.Popen:
@@ -58,7 +58,7 @@ def test_serves_the_api_and_stops_cleanly_on_sigterm(mosquitto, tmp_path):
         str(tmp_path / "data"),
     )
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + START_TIMEOUT_S  # the start imports the app and migrates: slow on a loaded machine
         while True:
             try:
                 r = httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=1)

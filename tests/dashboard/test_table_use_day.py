@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from broker.hall.table_service import SetOutOfService
 from dashboard.web.table_page import use_today
 from tests.support.till_days import FakeClock, day_hub, local
 
@@ -20,9 +21,9 @@ from tests.support.till_days import FakeClock, day_hub, local
 def test_the_use_log_holds_tonights_use_after_midnight_too(db_url, at, when):
     clock = FakeClock(at)
     with day_hub(db_url, clock) as (hub, facade):
-        facade.set_out_of_service("darts-01", True, actor="jana", reason="hroty")
+        facade.execute(SetOutOfService(table="darts-01", out=True, reason="hroty", actor="jana"))
         clock.advance(minutes=5)
-        facade.set_out_of_service("darts-01", False, actor="jana")
+        facade.execute(SetOutOfService(table="darts-01", out=False, actor="jana"))
         used = use_today(facade.reads, "darts-01")
         assert [u.what for u in used] == ["table.in_service", "table.out_of_service"], (when, used)
         clock.advance(hours=7)  # past the 06:00 cut: a new business day, nothing yet

@@ -10,6 +10,7 @@ import pytest
 from fastapi.routing import APIRoute
 
 from broker.accounts.login_throttle import ThrottlePolicy
+from broker.hall.games import StartGame
 from dashboard.web.app import web_routes
 from tests.dashboard.conftest import CHEAP, MANAGER, PASSWORD, STAFF, sqlite_only
 from tests.support.web import Browser, add_users, web_app
@@ -94,7 +95,7 @@ def test_staff_get_403_on_manager_pages_and_actions(app):
 def test_every_form_post_without_the_token_is_refused(app, service):
     b = Browser(app)
     b.login(MANAGER, PASSWORD)
-    sid = service.start_session("pool-02", actor="test")
+    sid = service.execute(StartGame(table="pool-02", actor="test"))
     for _method, path, _ in [*_routes("POST"), *[x for x in web_routes() if x[0] == "POST" and (x[0], x[1]) in PUBLIC]]:
         concrete = _concrete(path).replace("/sessions/1/", f"/sessions/{sid}/")
         r = b.post(concrete, {"next": "/"}, csrf=False)

@@ -6,8 +6,10 @@ import re
 
 import pytest
 
+from broker.hall.games import AddExtra, PauseGame, StartGame
 from broker.storage.members import add_member, assign_card, record_fee
 from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, sqlite_only
+from tests.support.hub import on_writer
 from tests.support.waiting import wait_until
 from tests.support.web import Browser, add_users, event, light, node_link, status, web_app
 
@@ -49,13 +51,13 @@ def test_every_table_by_room_with_its_state_in_colour_and_word(browser, service,
             status(n, t, "online")
         wait_until(lambda: card_states(browser.get("/").text).get("pool-08") == "free", what="nodes online")
 
-        idle_sid = service.start_session("pool-05", actor="test")
+        idle_sid = service.execute(StartGame(table="pool-05", actor="test"))
         clock.advance(minutes=21)
         service.watchdog.tick()  # no drop for 21 min: the idle alert
-        service.start_session("pool-02", actor="test")
-        paused = service.start_session("pool-03", actor="test")
-        service.pause_session(paused, actor="test")
-        service.start_session("pool-04", actor="test", prepaid_minutes=4)
+        service.execute(StartGame(table="pool-02", actor="test"))
+        paused = service.execute(StartGame(table="pool-03", actor="test"))
+        service.execute(PauseGame(game=paused, actor="test"))
+        service.execute(StartGame(table="pool-04", prepaid_minutes=4, actor="test"))
         light(nodes["pool-06"], "pool-06", True, "button")
         status(nodes["pool-07"], "pool-07", "offline")
         event(nodes["pool-08"], "pool-08", "sensor_fault", 1, {"sensor": "pocket-2", "kind": "stuck"})
@@ -100,11 +102,14 @@ def test_every_table_by_room_with_its_state_in_colour_and_word(browser, service,
 
 
 def test_panel_actions_then_the_itemised_bill_with_vat(browser, service, clock):
-    with service.store.session() as db:
+    def _write(db):  # type: ignore[no-untyped-def]
         m = add_member(db, "Zadražil Miro", actor="test")
         assign_card(db, m.id, "0a1b2c3d", actor="test")
         record_fee(db, m.id, 2026, actor="test")
         member_id = m.id
+        return member_id
+
+    member_id = on_writer(service, _write)
     r = browser.post("/tables/pool-05/start", {"member_id": str(member_id), "tariff": "", "card_uid": "", "prepaid_minutes": ""})
     assert r.status_code == 303 and r.headers["location"] == "/"
     sid = service.open["pool-05"].id
@@ -134,8 +139,8 @@ def test_panel_actions_then_the_itemised_bill_with_vat(browser, service, clock):
 
 
 def test_a_refused_action_says_why_and_changes_nothing(browser, service):
-    sid = service.start_session("pool-01", actor="test")
-    service.start_session("pool-02", actor="test")
+    sid = service.execute(StartGame(table="pool-01", actor="test"))
+    service.execute(StartGame(table="pool-02", actor="test"))
     r = browser.post(f"/sessions/{sid}/transfer", {"table": "pool-02", "next": "/tables/pool-01"})
     assert r.status_code == 303 and r.headers["location"] == "/tables/pool-01"
     assert "Nedá sa vykonať: Na stole Pool 2 sa hrá" in browser.get("/tables/pool-01").text
@@ -167,7 +172,7 @@ def test_a_refused_action_says_why_and_changes_nothing(browser, service):
     ],
 )
 def test_garbage_form_input_is_a_4xx_page_or_a_refusal_never_a_500(browser, service, path, data):
-    service.start_session("pool-01", actor="test")  # session 1 exists, so its routes see real state
+    service.execute(StartGame(table="pool-01", actor="test"))  # session 1 exists, so its routes see real state
     r = browser.post(path, {"next": "/", **data})
     assert r.status_code in (303, 400, 403, 404, 409, 422), f"{path} {data} → {r.status_code}"
     if r.status_code != 303:
@@ -185,9 +190,9 @@ def test_unknown_pages_are_404_pages_and_unknown_api_paths_stay_json(browser):
 
 
 def test_language_switch_is_remembered_and_formats_follow(browser, service, clock):
-    sid = service.start_session("pool-01", actor="test")
+    sid = service.execute(StartGame(table="pool-01", actor="test"))
     clock.advance(minutes=90)
-    service.add_extra(sid, "entry_guest", 1, actor="test")
+    service.execute(AddExtra(game=sid, extra="entry_guest", quantity=1, actor="test"))
     slovak = browser.get("/").text
     assert '<html lang="sk">' in slovak and "Modul odpojený" in slovak and "14,00\u00a0€" in slovak  # 9,00 + 5,00
     r = browser.post("/lang", {"lang": "en", "next": "/tables/pool-01"})

@@ -13,6 +13,7 @@ import httpx
 import pytest
 import uvicorn
 
+from broker.hall.games import MoveGame, StartGame
 from dashboard.web import live, pages_events
 from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, sqlite_only
 from tests.support.waiting import wait_until
@@ -53,7 +54,7 @@ def test_a_session_start_reaches_an_open_stream_within_a_second_and_the_listener
         assert next(lines).startswith("retry:")
         wait_until(lambda: len(service.listeners) == before + 1, what="the stream's listener")
         started = time.monotonic()
-        threading.Timer(0.05, lambda: service.start_session("pool-04", actor="test")).start()
+        threading.Timer(0.05, lambda: service.execute(StartGame(table="pool-04", actor="test"))).start()
         for line in lines:
             if line.startswith("data:") and json.loads(line[5:]) == {"topic": "table", "table": "pool-04"}:
                 break
@@ -109,7 +110,7 @@ def test_what_pages_hear_for_each_service_topic():
 def test_the_hub_names_both_tables_of_a_transfer(service):
     heard: list[tuple[str, dict]] = []
     service.subscribe(lambda topic, data: heard.append((topic, data)))
-    sid = service.start_session("pool-01", actor="test")
-    service.transfer_session(sid, "pool-02", actor="test")
+    sid = service.execute(StartGame(table="pool-01", actor="test"))
+    service.execute(MoveGame(game=sid, to_table="pool-02", actor="test"))
     moved = [d for t, d in heard if t == "session" and d.get("action") == "transfer"]
     assert moved and (moved[0]["from_table"], moved[0]["table"]) == ("pool-01", "pool-02")

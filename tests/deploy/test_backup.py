@@ -22,6 +22,7 @@ from broker.storage.events import insert_events_once
 from broker.storage.members import add_member
 from broker.storage.migrate import head_revision
 from broker.storage.models import Event, Member
+from tests.support.cli import lavos as run_lavos
 from tests.support.hub import REPO
 
 BATCH = 25  # rows per writer transaction: a consistent copy holds whole batches only
@@ -192,6 +193,9 @@ def lavos(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_cli_garbage_is_one_clear_line(tmp_path):
+    # In-process (tests/support/cli.py): the messages and exit codes are the command's; a traceback
+    # would raise here instead of reaching stderr. test_cli_backup_and_restore runs the real process.
+    lavos = run_lavos
     url = f"sqlite:///{tmp_path / 'lavos.db'}"
     open_store(url).close()
     (tmp_path / "notes.txt").write_text("not a backup at all\n")

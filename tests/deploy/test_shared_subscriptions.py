@@ -17,6 +17,7 @@ from sqlalchemy import func, select
 
 from broker.compose import build_hub, open_store
 from broker.domain.venue import load_venue
+from broker.hall.games import StartGame
 from broker.hall.hub import Hub
 from broker.storage.models import Alert, Event
 from devices.contract import event_topic, light_set_topic
@@ -97,7 +98,7 @@ def publish_events(port: int, seqs: range) -> None:
 
 
 def stored(svc) -> tuple[int, int]:
-    with svc.store.session() as db:
+    with svc.store.reader() as db:
         total = db.scalar(select(func.count()).select_from(Event))
         distinct = db.scalar(select(func.count()).select_from(select(Event.table_id, Event.boot, Event.seq).distinct().subquery()))
     return total, distinct
@@ -126,13 +127,13 @@ def test_in_memory_state_is_per_process(mosquitto, two_services):
     """What is NOT safe to split yet (docs/scaling.md): each process knows only its own sessions
     and sees only its share of the drops. If this test fails because it got better, update the note."""
     a, b = two_services
-    a.start_session("pool-01", actor="anna")  # through process a, as a staff click would be
+    a.execute(StartGame(table="pool-01", actor="anna"))  # through process a, as a staff click would be
     publish_events(mosquitto.port, range(20))
     wait_until(lambda: a.handlers.applied + b.handlers.applied >= 20 * len(TABLES), what="events applied")
     assert "pool-01" in a.open and "pool-01" not in b.open
     drops_a, drops_b = a.runtime["pool-01"].drops, b.runtime["pool-01"].drops
     assert drops_a + drops_b == 20 and drops_a < 20 and drops_b < 20  # neither sees the whole table
-    with b.store.session() as db:
+    with b.store.reader() as db:
         false_alarm = db.scalars(select(Alert).where(Alert.table_id == "pool-01", Alert.kind == "play_without_session")).all()
     # b never heard of a's session, so pool-01's drops that reached b look like play without one
     assert len(false_alarm) == 1

@@ -18,6 +18,7 @@ from sqlalchemy import select
 from broker.adapters.hub_link import MqttUrl
 from broker.compose import build_hub, open_store
 from broker.domain.venue import load_venue
+from broker.hall.games import StartGame
 from broker.storage.models import Event
 from edge import EdgeNode
 from sim.mosquitto import HUB_USER, Mosquitto, TlsFiles
@@ -128,11 +129,11 @@ def test_node_and_central_service_talk_over_tls(tls_broker, certs, tmp_path):
     try:
         with EdgeNode(cfg, pin_factory=factory) as node:
             wait_until(lambda: svc.link.stats.connected and node.link.wait_connected(0.01), 10, "both connected over TLS")
-            svc.start_session(TABLE, actor="anna")
+            svc.execute(StartGame(table=TABLE, actor="anna"))
             wait_until(lambda: node.light.on, 5, "light command across TLS")
             drive_pulses(factory.pin(cfg.pins.pockets[4]), 1, PulseScript(duration_s=0.02, chatter_edges=1))
             wait_until(lambda: svc.runtime[TABLE].drops == 1, 5, "pocket event across TLS")
-        with store.session() as db:
+        with store.reader() as db:
             assert [e.data["pocket"] for e in db.scalars(select(Event).where(Event.table_id == TABLE))] == [4]
     finally:
         svc.close()

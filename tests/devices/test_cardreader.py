@@ -95,7 +95,7 @@ def test_bad_uids_are_refused_with_a_reason(raw, why):
         normalise_uid(raw)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(st.text(max_size=50))
 def test_normalised_uid_always_fits_the_contract(raw):
     try:
@@ -105,7 +105,7 @@ def test_normalised_uid_always_fits_the_contract(raw):
     CardData(uid=uid)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_ten_digit_decimal_is_the_32_bit_value_in_hex(value):
     assert int(normalise_uid(f"{value:010d}"), 16) == value

@@ -326,7 +326,7 @@ near_events = st.builds(
 payloads = st.binary(max_size=300) | st.text(max_size=300) | json_values.map(json.dumps) | near_events
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(valid_topics, st.text(max_size=60)), payloads)
 def test_decode_only_ever_raises_contract_error(topic, payload):
     try:

@@ -263,7 +263,7 @@ def chattered_drops(draw):
     return edges, lengths
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(chattered_drops())
 def test_each_chattered_drop_counts_exactly_once(case):
     edges, lengths = case
@@ -287,7 +287,7 @@ def glitch(draw):
     return edges
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(glitch())
 def test_a_glitch_shorter_than_the_minimum_never_yields_a_pulse(edges):
     assert pulses(feed(PulseFilter(min_pulse_ms=5.0, merge_gap_ms=5.0), edges)) == []
@@ -306,7 +306,7 @@ filter_params = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(filter_params, any_edges, st.lists(st.floats(0, 31), max_size=40))
 def test_output_does_not_depend_on_how_often_tick_is_called(params, edges, ticks):
     reference = feed(PulseFilter(**params), edges, until=60.0)
@@ -325,7 +325,7 @@ def test_output_does_not_depend_on_how_often_tick_is_called(params, edges, ticks
     assert out == reference
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(filter_params, st.lists(st.tuples(st.floats(-5, 30), st.booleans()), max_size=60))
 def test_arbitrary_edges_never_crash_and_faults_pair_up(params, edges):
     f = PulseFilter(**params)

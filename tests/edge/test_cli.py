@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from devices.nodeconfig import dump_node_config
 from lavos_cli import app
 from sim.mosquitto import free_port
 from tests.edge.nodes import node_config
+from tests.support.waiting import Output, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = 'table = "pool-01"\nkind = "pool"\n\n[pins]\npockets = [5, 6, 13, 19, 26, 21]\n'
@@ -79,13 +79,16 @@ def test_the_agent_runs_until_sigterm_without_a_broker(tmp_path):
         stderr=subprocess.STDOUT,
         text=True,
     )
+    out = Output(proc.stdout)
     try:
-        time.sleep(2)
-        assert proc.poll() is None, proc.stdout.read()
+        # "started" comes after the signal handlers are in place (edge/agent_main.py); a fixed
+        # 2 s was sometimes still the import, and SIGTERM then killed it (-15) under load.
+        wait_until(lambda: "started" in out.text or proc.poll() is not None, timeout=30, what="the agent started")
+        assert proc.poll() is None, out.rest()
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(15) == 0
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert "started" in proc.stdout.read()
+    assert "started" in out.rest()

@@ -14,7 +14,10 @@ POOL_RATE_CENTS = 600
 
 
 def stored_events(store, table: str, event_type: str = "pocket") -> list[Event]:
-    with store.session() as db:
+    # A reader, not a write session: tests poll this while the hub ingests, and a write session
+    # takes a connection of the writers' pool from under the hub's one writer (on a loaded machine,
+    # test_node_disk_full's drain then outlasted its minute).
+    with store.reader() as db:
         rows = db.scalars(select(Event).where(Event.table_id == table, Event.type == event_type).order_by(Event.id)).all()
         db.expunge_all()
     return rows
@@ -29,7 +32,7 @@ def assert_each_once(rows: list[Event]) -> None:
 
 def assert_billed_by_central_clock(store, session_id: int) -> int:
     """The stored bill equals the tariff over the service's own start/stop times; returns it."""
-    with store.session() as db:
+    with store.reader() as db:
         row = db.get(TableSession, session_id)
         assert row.state == "stopped", row.state
         expected = time_amount_cents(POOL_RATE_CENTS, billed_seconds(row.stopped_at - row.started_at, 60))

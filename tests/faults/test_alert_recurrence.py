@@ -30,7 +30,7 @@ from broker.storage.models import Alert
 from devices import contract
 from tests.broker.test_service_e2e import score
 from tests.dashboard.conftest import FakeClock, api  # noqa: F401 - the api fixture
-from tests.support.hub import VENUE, running_node, running_service
+from tests.support.hub import VENUE, on_writer, running_node, running_service
 from tests.support.mqtt import Collector
 from tests.support.waiting import wait_until
 
@@ -150,13 +150,15 @@ def three_times(service, kind: str, table: str, fire, resolve) -> None:  # type:
 
 
 def _members(service) -> int:  # type: ignore[no-untyped-def]
-    with service.store.session() as db:
+    def _write(db):  # type: ignore[no-untyped-def]
         paid = add_member(db, "Ambra Tomáš", actor="test")
         assign_card(db, paid.id, PAID_UID, actor="test")
         record_fee(db, paid.id, 2026, actor="test")
         unpaid = add_member(db, "Zadražil Miro", actor="test")
         assign_card(db, unpaid.id, UNPAID_UID, actor="test")
         return paid.id
+
+    return on_writer(service, _write)
 
 
 def _end_checkins(api) -> None:  # type: ignore[no-untyped-def]

@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from broker.accounts.users import create_user, issue_token
+from broker.accounts.users import create_user, issue_token, new_password
 from broker.compose import open_store
 from sim.mosquitto import free_port as _free_port
 from tests.broker.test_service_e2e import drop_balls, score
@@ -33,6 +33,7 @@ from tests.faults.checks import (
 )
 from tests.support.hub import REPO, running_node
 from tests.support.server import server_argv, wait_serving
+from tests.support.sqlite_template import CHEAP
 from tests.support.waiting import wait_until
 
 POOL = [f"pool-{i:02d}" for i in range(1, 11)]
@@ -111,7 +112,7 @@ def manager_token(pg_url: str) -> dict[str, str]:
     store = open_store(pg_url)
     try:
         with store.session() as db:
-            create_user(db, "boss", "Manažér-tajné-heslo-7", "manager", actor="test")
+            create_user(db, "boss", new_password("Manažér-tajné-heslo-7", CHEAP), "manager", actor="test")
             token = issue_token(db, "boss", "failover-test", actor="test")
     finally:
         store.close()

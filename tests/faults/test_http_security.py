@@ -168,7 +168,7 @@ def served(mosquitto, tmp_path_factory) -> Served:  # type: ignore[no-untyped-de
         )
     cli_err = []
     try:
-        wait_serving(proc, base, log_file, 30)
+        wait_serving(proc, base, log_file)
         for user, role in (("boss", "manager"), ("jana", "staff")):  # creating users while the server runs and logs
             pw = tmp / f"{user}.pw"
             pw.write_text(out.passwords[user] + "\n")

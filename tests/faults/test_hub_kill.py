@@ -33,11 +33,11 @@ def test_sigkill_mid_evening_keeps_sessions_alerts_and_checkins(mosquitto, tmp_p
         member_id = add_member(db, "Ambra Tomáš", actor="test").id
 
     def count(model, *where):
-        with store.session() as db:
+        with store.reader() as db:
             return db.scalar(select(func.count()).select_from(model).where(*where))
 
     def goals() -> int:
-        with store.session() as db:
+        with store.reader() as db:
             return db.scalar(select(func.sum(FoosballCheckin.goals)).where(FoosballCheckin.member_id == member_id)) or 0
 
     hub = start_hub(db_url, mosquitto.port)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime, timedelta
 
+from broker.hall.games import StartGame, StopGame
 from broker.storage.models import TableSession
 from edge.clock import WallClock
 from tests.broker.test_service_e2e import drop_balls
@@ -47,7 +48,7 @@ def test_hours_long_clock_jumps_on_a_node_move_no_bill(mosquitto, tmp_path):
     ):
         wait_until(lambda: node.link.connected, timeout=20, what="node connected")
         real_start = datetime.now(UTC)
-        sid = svc.start_session(TABLE, actor="anna")
+        sid = svc.execute(StartGame(table=TABLE, actor="anna"))
         wait_until(lambda: node.light.on, timeout=10, what="light on")
         for i, (_, offset, synced) in enumerate(phases):
             wall.offset = offset
@@ -57,7 +58,7 @@ def test_hours_long_clock_jumps_on_a_node_move_no_bill(mosquitto, tmp_path):
                 drop_balls(factory, node, (i + d) % 6, 1)
                 time.sleep(0.2)  # drops on one pin closer than ~0.1 s could merge
         wait_until(lambda: len(stored_events(svc.store, TABLE)) == DROPS * len(phases), timeout=30, what="every drop stored")
-        svc.stop_session(sid, actor="anna")
+        svc.execute(StopGame(game=sid, actor="anna"))
         real_end = datetime.now(UTC)
         rows = stored_events(svc.store, TABLE)
         assert svc.runtime[TABLE].drops == DROPS * len(phases), "a drop applied twice or never"
@@ -72,7 +73,7 @@ def test_hours_long_clock_jumps_on_a_node_move_no_bill(mosquitto, tmp_path):
             skew = r.node_ts.replace(tzinfo=UTC) - r.received_at.replace(tzinfo=UTC)
             assert abs(skew - offset) < timedelta(seconds=30), (what, skew)
     total = assert_billed_by_central_clock(svc.store, sid)
-    with svc.store.session() as db:
+    with svc.store.reader() as db:
         row = db.get(TableSession, sid)
         played = row.stopped_at.replace(tzinfo=UTC) - row.started_at.replace(tzinfo=UTC)
     assert timedelta(0) < played <= real_end - real_start, f"billed {played} for {real_end - real_start} of real play"

@@ -19,6 +19,7 @@ import signal
 import sqlite3
 import time
 
+from broker.hall.games import StartGame, StopGame
 from devices.nodeconfig import dump_node_config
 from tests.edge.nodes import node_config
 from tests.faults.checks import assert_billed_by_central_clock, assert_each_once, stored_events
@@ -42,7 +43,7 @@ def test_kill_9_mid_write_loses_no_accepted_event_and_the_light_comes_back(mosqu
     with running_service(mosquitto, f"sqlite:///{tmp_path / 'hub.db'}") as svc:
         agent = AgentProcess(config_file)
         try:
-            sid = svc.start_session(TABLE, actor="anna")
+            sid = svc.execute(StartGame(table=TABLE, actor="anna"))
             wait_until(lambda: agent.ask("light") == "on command", timeout=15, what="light on")
             agent.proc.stdin.write("pulses 0 5000\n")  # minutes of drops at test speed: still driving at the kill
             agent.proc.stdin.flush()
@@ -74,7 +75,7 @@ def test_kill_9_mid_write_loses_no_accepted_event_and_the_light_comes_back(mosqu
             agent.quit()
         rows = stored_events(svc.store, TABLE)
         assert svc.runtime[TABLE].drops == len(rows), "a drop applied twice or never"
-        svc.stop_session(sid, actor="anna")
+        svc.execute(StopGame(game=sid, actor="anna"))
         total = assert_billed_by_central_clock(svc.store, sid)
         duplicates = svc.handlers.duplicates
 

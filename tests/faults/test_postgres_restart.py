@@ -14,6 +14,7 @@ import time
 import pytest
 from sqlalchemy import select
 
+from broker.hall.games import StartGame, StopGame
 from broker.storage.engine import open_store
 from broker.storage.models import Alert
 from tests.broker.test_service_e2e import drop_balls
@@ -68,7 +69,7 @@ def test_postgres_restart_loses_and_doubles_nothing(mosquitto, own_cluster, tmp_
     ):
         nodes = dict(zip(TABLES, (n1, n2)))
         wait_until(lambda: all(n.link.connected for n, _ in nodes.values()), timeout=20, what="nodes connected")
-        sid = svc.start_session("pool-01", actor="anna")
+        sid = svc.execute(StartGame(table="pool-01", actor="anna"))
         wait_until(lambda: n1[0].light.on, timeout=10, what="light on")
 
         players = Players(nodes)
@@ -96,10 +97,10 @@ def test_postgres_restart_loses_and_doubles_nothing(mosquitto, own_cluster, tmp_
         assert n1[0].light.on and not n2[0].light.on, "the restart switched a light"
 
         # The session started before the restart stops after it, billed by the central clock.
-        svc.stop_session(sid, actor="anna")
+        svc.execute(StopGame(game=sid, actor="anna"))
         total = assert_billed_by_central_clock(svc.store, sid)
         wait_until(lambda: not n1[0].light.on, timeout=10, what="light off after stop")
-        with svc.store.session() as db:
+        with svc.store.reader() as db:
             alerts = db.scalars(select(Alert).where(Alert.cause_key == "play_without_session:pool-02")).all()
         assert len(alerts) == 1 and alerts[0].closed_at is None, "play without a session: one open alert, not lost"
     print(f"postgres down {DOWN_S}s: driven {driven}, ingest retries {svc.ingest.failures}, bill {total} cents")

@@ -16,12 +16,14 @@ from zoneinfo import ZoneInfo
 import pytest
 from sqlalchemy import select
 
+from broker.hall.games import StartGame
 from broker.hall.hub import CardInUse
 from broker.storage.members import add_member, assign_card, record_fee
 from broker.storage.models import TableSession
 from devices import contract
 from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, FakeClock, api, service  # noqa: F401 - fixtures
 from tests.faults.checks import stored_events
+from tests.support.hub import on_writer
 from tests.support.mqtt import Collector
 from tests.support.waiting import wait_until
 from tests.support.web import Browser, add_users, event, node_link, web_app
@@ -37,12 +39,14 @@ def clock() -> FakeClock:
 
 
 def _card_holder(service, years: tuple[int, ...], name: str = "Ambra Tomáš", uid: str = CARD) -> int:  # type: ignore[no-untyped-def]
-    with service.store.session() as db:
+    def _write(db):  # type: ignore[no-untyped-def]
         m = add_member(db, name, actor="test")
         assign_card(db, m.id, uid, actor="test")
         for year in years:
             record_fee(db, m.id, year, actor="test")
         return m.id
+
+    return on_writer(service, _write)
 
 
 # --- 17: New Year's Eve -------------------------------------------------------------------
@@ -76,7 +80,7 @@ def test_new_years_eve_bills_each_hour_by_the_fee_of_its_year(api, years, lines)
 
 
 def _session_rows(service) -> list[tuple]:  # type: ignore[no-untyped-def]
-    with service.store.session() as db:
+    with service.store.reader() as db:
         rows = db.scalars(select(TableSession).order_by(TableSession.id)).all()
         return [(r.id, r.table_id, r.state, r.member_id, len(r.ops)) for r in rows]
 
@@ -87,8 +91,11 @@ def _refused_names_both(detail: str) -> None:
 
 def test_a_card_on_one_table_is_refused_on_a_second_through_the_api(api, mosquitto):  # noqa: F811
     member = _card_holder(api.service, (2026,))
-    with api.service.store.session() as db:
+
+    def _write(db):  # type: ignore[no-untyped-def]
         assign_card(db, member, "e5f6a7b8", actor="test")  # the same member's second card
+
+    on_writer(api.service, _write)
     first = api.ok("POST", "/api/sessions", 201, json={"table": "pool-05", "card_uid": CARD})
     plain = api.ok("POST", "/api/sessions", 201, json={"table": "pool-06"})
     before = _session_rows(api.service)
@@ -129,7 +136,7 @@ def test_one_card_at_two_tables_at_the_same_moment_starts_one_session(service): 
 
     def start(table: str) -> str:
         try:
-            service.start_session(table, actor="test", card_uid=CARD)
+            service.execute(StartGame(table=table, card_uid=CARD, actor="test"))
             return "started"
         except CardInUse:
             return "refused"
@@ -142,7 +149,7 @@ def test_one_card_at_two_tables_at_the_same_moment_starts_one_session(service): 
 
 def test_a_card_tap_at_a_pool_table_puts_it_on_no_session(service, mosquitto):  # noqa: F811
     member = _card_holder(service, (2026,))
-    sid = service.start_session("pool-05", actor="test", card_uid=CARD)
+    sid = service.execute(StartGame(table="pool-05", card_uid=CARD, actor="test"))
     before = _session_rows(service)
     with node_link(mosquitto, "pool-06") as node:
         event(node, "pool-06", "card", 1, {"uid": CARD})

@@ -17,6 +17,7 @@ import pytest
 from broker.compose import running_hub
 from broker.domain import home_assistant as ha
 from broker.domain.venue import load_venue
+from broker.hall.games import StartGame, StopGame
 from devices import contract
 from tests.home_assistant.ha_schema import DISCOVERY_TOPIC
 from tests.support.hub import VENUE, hub_url, running_node
@@ -70,13 +71,13 @@ def test_ha_sees_every_tables_retained_configs_and_the_game_as_it_runs(hub, brok
         free = wait_until(lambda: amount_of(c, "pool-03"), what="pool-03's retained state")
         assert free[-1] == {"amount": "0.00", "amount_cents": 0, "state": "free"}
 
-        sid = hub.start_session("pool-03", actor="anna")
+        sid = hub.execute(StartGame(table="pool-03", actor="anna"))
         wait_until(lambda: amount_of(c, "pool-03")[-1]["state"] == "running", what="HA's state: running")
         game = wait_until(
             lambda: c.matching(lambda m: m.topic == contract.session_topic("pool-03") and m.payload != b"null"), what="summary"
         )
         assert json.loads(game[-1].payload)["table"] == "pool-03"  # what the "Hra" sensor reads
-        hub.stop_session(sid, actor="anna")
+        hub.execute(StopGame(game=sid, actor="anna"))
         wait_until(lambda: amount_of(c, "pool-03")[-1]["state"] == "free", what="HA's state: free again")
         assert c.wait_for(lambda m: m.topic == contract.session_topic("pool-03") and m.payload == b"null", timeout=5)
     finally:
@@ -93,10 +94,10 @@ def quick_minute(monkeypatch):
 def test_the_amount_is_republished_while_a_game_runs(quick_minute, hub, broker):
     c = home_assistant(broker, topics=(ha.ha_state_topic("pool-04"),))
     try:
-        sid = hub.start_session("pool-04", actor="anna")
+        sid = hub.execute(StartGame(table="pool-04", actor="anna"))
         running = lambda: [s for s in amount_of(c, "pool-04") if s["state"] == "running"]  # noqa: E731
         wait_until(lambda: len(running()) >= 3, what="the start's update and two of the minute's")
-        hub.stop_session(sid, actor="anna")
+        hub.execute(StopGame(game=sid, actor="anna"))
         wait_until(lambda: amount_of(c, "pool-04")[-1]["state"] == "free", what="free after the stop")
         n = len(amount_of(c, "pool-04"))
         time.sleep(0.6)  # three ticks: no game, nothing to say

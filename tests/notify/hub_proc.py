@@ -14,8 +14,8 @@ from broker.adapters.notify import Notifier
 from broker.compose import build_hub, open_store
 from broker.domain import alert_kinds
 from broker.domain.venue import load_venue
-from broker.hall.notifications import NotifySettings, Target
-from tests.support.hub import VENUE
+from broker.hall.notifications import NotifySettings, SaveNotifySettings, Target
+from tests.support.hub import VENUE, on_writer
 
 
 def main() -> None:
@@ -25,10 +25,9 @@ def main() -> None:
     hub = build_hub(load_venue(VENUE), store, data_dir=Path(data_dir))
     hub.start()
     if not hub.notifications.settings.targets:
-        hub.notifications.save(NotifySettings((Target(id="t0", url=url),)), actor="boss")
+        hub.execute(SaveNotifySettings(settings=NotifySettings((Target(id="t0", url=url),)), actor="boss"))
     for t in tables:
-        with hub.store.session() as db:
-            hub.raise_alert(db, alert_kinds.node_offline(t))
+        on_writer(hub, lambda db, t=t: hub.alerts.alerts.raise_alert(db, alert_kinds.node_offline(t)))
     print("ready", flush=True)
     while True:
         time.sleep(1)

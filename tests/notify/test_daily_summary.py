@@ -14,10 +14,11 @@ from broker.compose import running_hub
 from broker.domain import alert_kinds
 from broker.domain.venue import load_venue
 from broker.hall.facade import HubFacade
-from broker.hall.notifications import NotifySettings, Target
+from broker.hall.notifications import NotifySettings, SaveNotifySettings, Target
+from broker.hall.till.closeout import CloseDay, OpenDay
 from tests.dashboard.conftest import sqlite_only
 from tests.notify.receivers import Webhook
-from tests.support.hub import VENUE
+from tests.support.hub import VENUE, on_writer
 from tests.support.till_days import FakeClock, add_item, day_hub, local, pay, settle, walk_in
 from tests.support.waiting import wait_until
 
@@ -33,20 +34,21 @@ def test_closing_the_day_sends_its_summary(db_url):
     hook = Webhook().start()
     try:
         with day_hub(db_url, clock) as (hub, facade):
-            hub.notifications.save(
-                NotifySettings((Target("t0", hook.url()), Target("t1", hook.url(), min_severity="warning"))), actor="boss"
+            hub.execute(
+                SaveNotifySettings(
+                    settings=NotifySettings((Target("t0", hook.url()), Target("t1", hook.url(), min_severity="warning"))), actor="boss"
+                )
             )
-            facade.open_day(5000, actor="jana")
+            facade.execute(OpenDay(float_cents=5000, actor="jana"))
             tab = walk_in(hub)
             add_item(hub, tab, "Pivo 0,5 l", 250, 2)
             pay(hub, tab, 300)
             pay(hub, tab, 200, method="card")
             settle(hub, tab)
-            with hub.store.session() as db:
-                hub.raise_alert(db, alert_kinds.node_offline("pool-06"))
+            on_writer(hub, lambda db: hub.alerts.alerts.raise_alert(db, alert_kinds.node_offline("pool-06")))
             wait_until(lambda: len(hook.received) == 2, what="the alert, to both targets")
             clock.set(local(2026, 12, 1, 23, 50))
-            facade.close_day(local(2026, 12, 1, 12).date(), 5300, actor="jana")
+            facade.execute(CloseDay(day=local(2026, 12, 1, 12).date(), counted_cents=5300, actor="jana"))
             wait_until(lambda: len(hook.received) == 3, what="the summary, to the target that wants info")
             text = hook.texts()[2]
             assert text.startswith("Deň 01.12.2026 uzavretý: tržba 5,00\u00a0€")
@@ -62,15 +64,15 @@ def test_a_day_nobody_closed_is_summed_up_at_the_day_cut(db_url):
     hook = Webhook().start()
     try:
         with day_hub(db_url, clock) as (hub, facade):
-            hub.notifications.save(NotifySettings((Target("t0", hook.url()),)), actor="boss")
-            facade.open_day(5000, actor="jana")
+            hub.execute(SaveNotifySettings(settings=NotifySettings((Target("t0", hook.url()),)), actor="boss"))
+            facade.execute(OpenDay(float_cents=5000, actor="jana"))
             tab = walk_in(hub)
             add_item(hub, tab, "Pivo 0,5 l", 250, 2)
             pay(hub, tab, 500)
             clock.set(local(2026, 12, 2, 14, 0))  # the next afternoon: nobody closed the 1st
             wait_until(lambda: len(hook.received) == 1, what="the summary of the day nobody closed")
             assert hook.texts()[0].startswith("Deň 01.12.2026 NEUZAVRETÝ: tržba 5,00\u00a0€")
-            facade.close_day(local(2026, 12, 1, 12).date(), 5500, actor="jana")  # closed late: no second summary
+            facade.execute(CloseDay(day=local(2026, 12, 1, 12).date(), counted_cents=5500, actor="jana"))  # closed late: no second summary
             facade.reads.day_overview()
             assert len(hook.received) == 1
     finally:
@@ -83,7 +85,7 @@ def hub_with_spool(db_url, clock, data_dir, hook=None):  # type: ignore[no-untyp
     with running_hub(load_venue(VENUE), db_url, clock=clock, data_dir=data_dir) as hub:
         hub.watchdog.stop()
         if hook is not None:
-            hub.notifications.save(NotifySettings((Target("t0", hook.url()),)), actor="boss")
+            hub.execute(SaveNotifySettings(settings=NotifySettings((Target("t0", hook.url()),)), actor="boss"))
         yield hub, HubFacade(hub)
 
 
@@ -93,7 +95,7 @@ def test_a_hub_down_over_the_day_cut_sends_the_summary_when_it_is_back_and_only_
     hook = Webhook().start()
     try:
         with hub_with_spool(db_url, clock, tmp_path, hook) as (hub, facade):
-            facade.open_day(5000, actor="jana")
+            facade.execute(OpenDay(float_cents=5000, actor="jana"))
             tab = walk_in(hub)
             add_item(hub, tab, "Pivo 0,5 l", 250, 2)
             pay(hub, tab, 500)
@@ -115,9 +117,9 @@ def test_a_hub_started_on_a_fresh_day_after_a_closed_one_sends_nothing(db_url, t
     hook = Webhook().start()
     try:
         with hub_with_spool(db_url, clock, tmp_path, hook) as (_hub, facade):
-            facade.open_day(5000, actor="jana")
+            facade.execute(OpenDay(float_cents=5000, actor="jana"))
             clock.set(local(2026, 12, 1, 23, 50))
-            facade.close_day(local(2026, 12, 1, 12).date(), 5000, actor="jana")
+            facade.execute(CloseDay(day=local(2026, 12, 1, 12).date(), counted_cents=5000, actor="jana"))
             wait_until(lambda: len(hook.received) == 1, what="the closed day's summary")
         clock.set(local(2026, 12, 2, 14, 0))
         with hub_with_spool(db_url, clock, tmp_path):

@@ -39,7 +39,7 @@ def test_targets_are_masked_audited_without_the_secret_and_testable(api, caplog)
         api.refused("POST", "/api/notifications/targets", 409, json={"url": "not a url"})
         assert api.ok("GET", "/api/notifications/targets", as_manager=True) == before
 
-        with api.service.store.session() as db:
+        with api.service.store.reader() as db:
             audits = [json.dumps(a.detail) for a in db.query(AuditEntry).filter(AuditEntry.action == "notify.settings")]
             stored = db.get(Setting, "notify").value
         assert len(audits) == 2 and all(SECRET not in a for a in audits)

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support.server import Serving, serving
+from tests.support.server import START_TIMEOUT_S, Serving, serving
 
 MANAGER, MANAGER_PASSWORD = "boss", "Manažér-tajné-heslo-7"
 
@@ -51,7 +51,7 @@ class Served(Serving):
 
 @contextmanager
 def lavos_server(
-    mosquitto, tmp: Path, *, log_level: str = "INFO", preexec_fn: Callable[[], None] | None = None, wait_s: float = 30
+    mosquitto, tmp: Path, *, log_level: str = "INFO", preexec_fn: Callable[[], None] | None = None, wait_s: float = START_TIMEOUT_S
 ) -> Iterator[Served]:  # type: ignore[no-untyped-def]
     """`lavos server` on SQLite with its own TMPDIR (so a spooled upload would show up there)."""
     (tmp / "tmp").mkdir(exist_ok=True)

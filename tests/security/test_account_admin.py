@@ -1,4 +1,5 @@
-"""Account administration through `lavos user …` run as a real process, on SQLite and PostgreSQL.
+"""Account administration through `lavos user …` (its command line, exit codes and messages, run in
+this process through typer's CliRunner: tests/support/cli.py), on SQLite and PostgreSQL.
 
 List, new password (with a forced change), disable/enable, role, revoke a token, list and
 end dashboard sessions: each one done by the CLI, each one in the audit log with who and when,
@@ -8,7 +9,6 @@ and the ones that must log the user out end their server-side sessions.
 from __future__ import annotations
 
 import subprocess
-import sys
 from datetime import timedelta
 
 import pytest
@@ -18,16 +18,13 @@ from broker.accounts import web_sessions
 from broker.storage.engine import open_store
 from broker.storage.models import AuditEntry, User
 from broker.storage.types import utcnow
-from tests.support.hub import REPO
+from tests.support.cli import lavos as run_lavos
 
 PASSWORD, NEW = "Prvé-heslo-123", "Druhé-heslo-456"
 
 
 def lavos(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([sys.executable, "-m", "lavos_cli", "user", *args], cwd=REPO, capture_output=True, text=True, timeout=120)
-    if ok:
-        assert done.returncode == 0, done.stderr
-    return done
+    return run_lavos("user", *args, ok=ok)
 
 
 @pytest.fixture

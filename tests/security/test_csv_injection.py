@@ -14,10 +14,12 @@ import re
 import pytest
 
 from broker.domain.csv_cells import guard, unguard
+from broker.hall.games import CorrectBill, StartGame, StopGame
 from broker.hall.ingest_rules import checkin
 from broker.storage.members import add_member, record_fee
 from tests.dashboard.conftest import START, clock, service  # noqa: F401 - fixtures
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
+from tests.support.hub import on_writer
 
 EVIL_NAMES = ['=HYPERLINK("http://x","y")', "+1", "-2", "@SUM(A1)", "\t=1+1 Tab", "\r=2+2 CR", "'=already quoted", "''@twice"]
 EVIL_NOTES = {"+1": "\t=cmd|' /C calc'!A0", "-2": "\r@SUM(A1)", "@SUM(A1)": "-3+3"}
@@ -37,12 +39,14 @@ def _runnable(rows: list[list[str]]) -> list[str]:
 
 
 def _members(service) -> dict[str, int]:  # type: ignore[no-untyped-def]
-    with service.store.session() as db:
+    def _write(db):  # type: ignore[no-untyped-def]
         ids = {}
         for name in EVIL_NAMES:
             m = add_member(db, name, actor="test", note=EVIL_NOTES.get(name, ""))
             ids[m.name] = m.id
         return ids
+
+    return on_writer(service, _write)
 
 
 def test_the_guard_quotes_formula_text_only_and_round_trips():
@@ -86,13 +90,16 @@ def test_every_report_csv_holds_no_formula_and_amounts_stay_numbers(pages):
     ids = _members(pages.service)
     s = pages.service
     evil = '=HYPERLINK("http://x","y")'
-    with s.store.session() as db:
+
+    def _write(db):  # type: ignore[no-untyped-def]
         record_fee(db, ids[evil], 2026, actor="test")
         checkin(db, "foos-01", ids[evil], START, "staff")
-    one = s.start_session("pool-05", actor="test", member_id=ids[evil])
+
+    on_writer(s, _write)
+    one = s.execute(StartGame(table="pool-05", member_id=ids[evil], actor="test"))
     pages.clock.advance(minutes=30)
-    s.correct_session(one, -1000, "spilled beer, on the house", actor="test")
-    s.stop_session(one, actor="test")
+    s.execute(CorrectBill(game=one, amount_cents=-1000, reason="spilled beer, on the house", actor="test"))
+    s.execute(StopGame(game=one, actor="test"))
     found = {}
     for name in REPORTS:
         rows = _rows(pages.manager.get(f"/reports/{name}.csv?day=2026-11-10"), ";")

@@ -18,9 +18,10 @@ from collections import Counter
 import httpx
 import pytest
 
-from broker.accounts.users import set_active, set_password, set_role
+from broker.accounts.users import new_password, set_active, set_password, set_role
 from broker.storage.engine import open_store
 from tests.security.served import MANAGER, PASSWORDS, lavos_server, node
+from tests.support.sqlite_template import CHEAP
 
 FLOOD = 24
 
@@ -129,7 +130,7 @@ def test_a_new_password_a_disabled_account_and_a_new_role_count_from_the_next_ca
             assert c.get("/api/tables", auth=old).status_code == 200
             assert c.get("/api/tables", auth=old).status_code == 200  # now remembered
             with store.session() as db:
-                set_password(db, "jana", new[1], actor="test")
+                set_password(db, "jana", new_password(new[1], CHEAP), actor="test")
             assert c.get("/api/tables", auth=old).status_code == 401
             assert c.get("/api/tables", auth=new).status_code == 200
             assert c.get("/api/reports/drops", auth=new).status_code == 403
@@ -145,6 +146,6 @@ def test_a_new_password_a_disabled_account_and_a_new_role_count_from_the_next_ca
             assert r.status_code == 401 and "disabled" in r.json()["detail"]
     finally:
         with store.session() as db:
-            set_password(db, "jana", old[1], actor="test")
+            set_password(db, "jana", new_password(old[1], CHEAP), actor="test")
             set_active(db, "jana", True, actor="test")
         store.close()

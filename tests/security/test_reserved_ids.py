@@ -8,7 +8,6 @@ these tests hold the shipped ACL to it and drive the venue loader and the real `
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,13 +16,14 @@ from broker.domain.venue import load_venue
 from devices.service_accounts import is_service_account, table_id_problem
 from devices.tomlfile import ConfigError
 from sim.mosquitto import SHIPPED_ACL, Mosquitto, acl_users
-from tests.support.hub import REPO, VENUE
+from tests.support.cli import lavos as run_lavos
+from tests.support.hub import VENUE
 
 VENUE_TEXT = VENUE.read_text(encoding="utf-8")
 
 
 def lavos(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "lavos_cli", *args], cwd=REPO, capture_output=True, text=True, timeout=120)
+    return run_lavos(*args)  # in-process (tests/support/cli.py)
 
 
 def venue_with_table(tmp_path: Path, table_id: str) -> Path:

@@ -23,6 +23,7 @@ from sqlalchemy import create_engine, text
 from dashboard.web.security import SESSION_COOKIE
 from tests.security.accounts_server import lavos_server
 from tests.support.server import LavosServer
+from tests.support.sqlite_template import CHEAP
 
 PASSWORD = "Čašníčka-heslo-42"
 NEW_PASSWORD = "Nové-heslo-na-zmenu-9"
@@ -153,7 +154,7 @@ def test_copied_cookie_is_refused_after_a_manager_changes_the_account(lavos, cha
 @pytest.mark.parametrize("change", ["password", "disable", "role"])
 def test_copied_cookie_is_refused_after_the_account_changes_outside_the_server(lavos, change):
     """The same through broker.accounts.users on the database (what `lavos user …` does): the server process sees it at once."""
-    from broker.accounts.users import set_active, set_password, set_role
+    from broker.accounts.users import new_password, set_active, set_password, set_role
     from broker.storage.engine import open_store
 
     username = {"password": "zuza", "disable": "miro", "role": "eva"}[change]
@@ -161,13 +162,13 @@ def test_copied_cookie_is_refused_after_the_account_changes_outside_the_server(l
     try:
         with store.session() as db:  # the page test above may have changed this account: start from a usable one
             set_active(db, username, True, actor="test")
-            set_password(db, username, PASSWORD, actor="test")
+            set_password(db, username, new_password(PASSWORD, CHEAP), actor="test")
             set_role(db, username, "staff", actor="test")
         thief = _copy(Tab(lavos).login(username), lavos)
         _assert_working(thief)
         with store.session() as db:
             if change == "password":
-                set_password(db, username, NEW_PASSWORD, actor="boss")
+                set_password(db, username, new_password(NEW_PASSWORD, CHEAP), actor="boss")
             elif change == "disable":
                 set_active(db, username, False, actor="boss")
             else:

@@ -36,4 +36,7 @@ def test_ci_runs_the_readme_test_command():
 
 def test_run_demo_starts_lavos_demo_and_run_test_runs_pytest():
     assert [line for line in run_case("demo") if line.startswith("exec ")] == ['exec .venv/bin/lavos demo "$@"']
-    assert [line for line in run_case("test") if line.startswith("exec ")] == ['exec .venv/bin/python -m pytest "$@"']
+    # All of it (no -m), spread over xdist workers, closing with the 15 slowest and the time budget.
+    test = run_case("test")
+    assert [line for line in test if line.startswith("exec ")] == ['exec .venv/bin/python -m pytest "${xdist[@]}" --durations=15 "$@"']
+    assert "mapfile -t xdist < <(parallel 4)" in test

@@ -51,17 +51,19 @@ FIXTURES = {
 _LAVOS, _MQTT, _PG = ("lavos_process",), ("mosquitto",), ("postgres",)
 MODULES: dict[str, tuple[str, ...]] = {
     "dashboard/browser/": ("chromium", "lavos_process", "mosquitto"),
-    "test_cli_help.py": _LAVOS,
+    "test_cli_help.py::test_the_installed_command_answers_help_as_a_process": _LAVOS,
+    "test_packaging.py::test_the_agent_imports_without_the_hub_packages": _LAVOS,
+    "test_packaging.py::test_the_nodes_commands_run_on_an_edge_only_install": _LAVOS,
+    "test_packaging.py::test_the_hub_layers_are_left_out_and_a_hub_command_says_what_to_install": _LAVOS,
     "bench/test_staff_action.py": ("chromium", "lavos_process", "mosquitto"),
     "broker/test_db.py::test_processes_starting_together_migrate_once": _PG,
     "broker/test_hub_restart.py": _LAVOS,
     "broker/test_link_process.py": _LAVOS + _MQTT,  # starts a hub process by hand, and its own broker
     "test_bench_hub_ingest.py": _LAVOS + _MQTT,
-    "broker/test_node_credentials.py": _LAVOS + _MQTT,
+    "broker/test_node_credentials.py": _MQTT,  # `lavos broker add-node` (in-process) runs mosquitto_passwd
     "dashboard/test_server_cli.py": _LAVOS,
     "deploy/test_backup.py::test_a_backup_of_the_other_backend_is_refused": _PG,
     "deploy/test_backup.py::test_cli_backup_and_restore": _LAVOS,
-    "deploy/test_backup.py::test_cli_garbage_is_one_clear_line": _LAVOS,
     "deploy/test_compose.py::test_the_lavos_command_uses_only_options_lavos_server_knows": _LAVOS,
     # install.sh runs the node's `lavos node-config` (through bash, which the guard cannot see into)
     "deploy/test_pi_install.py::test_node_toml_from_table_and_host_with_lavos_node_config": _LAVOS,
@@ -76,12 +78,17 @@ MODULES: dict[str, tuple[str, ...]] = {
     "edge/test_restart.py": _LAVOS + _MQTT,
     "faults/test_broker_outage.py": _MQTT,
     "home_assistant/test_with_mosquitto.py::test_ha_announcing_itself_makes_the_hub_announce_again": _LAVOS,  # a link process
-    "faults/test_config_mistakes.py": _LAVOS,
+    # All but the member CSV's mistakes, which run `lavos members` in-process.
+    "faults/test_config_mistakes.py::test_venue_mistakes_stop_lavos_server_naming_file_line_and_key": _LAVOS,
+    "faults/test_config_mistakes.py::test_venue_not_utf8_or_missing_stops_lavos_server": _LAVOS,
+    "faults/test_config_mistakes.py::test_node_toml_mistakes_stop_the_agent_naming_file_line_and_key": _LAVOS,
+    "faults/test_config_mistakes.py::test_node_toml_not_utf8_missing_or_a_directory_stops_the_agent": _LAVOS,
+    "faults/test_config_mistakes.py::test_a_bad_log_level_is_a_clear_error_not_a_traceback": _LAVOS,
+    "faults/test_config_mistakes.py::test_server_flag_mistakes_are_one_clear_line_and_exit_2": _LAVOS,
     "faults/test_http_security.py": _LAVOS,
     "faults/test_hub_kill.py": _LAVOS,
     "faults/test_node_disk_full.py": _MQTT,
     "faults/test_node_kill.py": _LAVOS,
-    "security/test_account_admin.py": _LAVOS,
     "security/test_http_bodies.py": _LAVOS,
     "security/test_http_connections.py": _LAVOS,
     "security/test_lockout.py": _LAVOS,
@@ -90,8 +97,8 @@ MODULES: dict[str, tuple[str, ...]] = {
     "security/test_node_files.py": _LAVOS + _MQTT,
     "security/test_node_input.py": _LAVOS + ("victoria",),
     "security/test_password_path.py": _LAVOS,
-    "security/test_reserved_ids.py::test_add_node_lavos_hub_exits_2_and_changes_no_password_file": _LAVOS + _MQTT,
-    "security/test_reserved_ids.py::test_add_node_refuses_a_venue_that_names_a_table_lavos_hub": _LAVOS + _MQTT,
+    "security/test_reserved_ids.py::test_add_node_lavos_hub_exits_2_and_changes_no_password_file": _MQTT,
+    "security/test_reserved_ids.py::test_add_node_refuses_a_venue_that_names_a_table_lavos_hub": _MQTT,
     "security/test_roles.py": _LAVOS,
     "security/test_web_sessions.py": _LAVOS,
     "sim/test_demo.py": _LAVOS + _MQTT,

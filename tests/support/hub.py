@@ -21,6 +21,17 @@ REPO = Path(__file__).resolve().parents[2]
 VENUE = REPO / "deploy" / "venues" / "lavos.toml"
 
 
+def on_writer(hub, fn):  # type: ignore[no-untyped-def]
+    """Run fn(db) in a write transaction on the hub's writer (only it may write; Store.bind_writer):
+    how a test puts the database in a state no command makes, or raises an alert by hand."""
+
+    def run():  # type: ignore[no-untyped-def]
+        with hub.store.session() as db:
+            return fn(db)
+
+    return hub.run_on_writer(run)
+
+
 def hub_url(mosquitto, login: str = "lavos-hub") -> MqttUrl:
     """A URL for a login with the central service's rights (made on the test broker if new)."""
     user, password = mosquitto.hub_login(login)

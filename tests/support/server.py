@@ -21,6 +21,7 @@ import httpx
 
 from sim.mosquitto import free_port
 from tests.support.hub import REPO, VENUE
+from tests.support.sqlite_template import sqlite_with_users
 
 # The `lavos` command as the tests start it: this Python, whatever scripts are on PATH.
 LAVOS = [sys.executable, "-c", "from lavos_cli import app; app()"]
@@ -59,7 +60,7 @@ def server_env(data_dir: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def wait_serving(proc, base: str, log_path, timeout: float = 30.0, *, mqtt: bool = False) -> None:  # type: ignore[no-untyped-def]
+def wait_serving(proc, base: str, log_path, timeout: float = START_TIMEOUT_S, *, mqtt: bool = False) -> None:  # type: ignore[no-untyped-def]
     """Until `lavos server` at `base` answers /api/health (with `mqtt`: and is connected to the
     broker); fails with its log if it exits first or takes longer than `timeout` seconds."""
     deadline = time.monotonic() + timeout
@@ -122,7 +123,7 @@ def serving(
     tmp: Path,
     *extra: str,
     env: dict[str, str] | None = None,
-    wait_s: float = 30,
+    wait_s: float = START_TIMEOUT_S,
     own_group: bool = False,
     preexec_fn: Callable[[], None] | None = None,
 ) -> Iterator[Serving]:
@@ -183,10 +184,20 @@ class LavosServer:
 
     def create_users(self) -> None:
         # Through the CLI a manager uses at a club, so the server reads accounts it did not make itself.
+        # Two processes and a real argon2 hash per account: the few tests about `lavos user add`
+        # or the real hash costs use it; the others take seed_users().
         for name, (role, password) in self.users.items():
             pw = self.workdir / f"{name}.password"
             pw.write_text(password + "\n", encoding="utf-8")
             self._lavos("user", "add", name, "--role", role, "--password-file", str(pw), "--db", self.db_url, "--actor", "tests")
+
+    def seed_users(self) -> LavosServer:
+        """A fresh database (SQLite in workdir) already migrated and holding the accounts, hashed
+        cheaply: a file copied in (tests/support/sqlite_template.py) instead of `lavos user add`
+        run once per account. The server still reads accounts it did not make itself."""
+        assert self.db is None, "seed_users makes the SQLite file; a PostgreSQL server takes create_users()"
+        sqlite_with_users(self.workdir / "lavos.db", self.users)
+        return self
 
     def start(self) -> LavosServer:
         self.workdir.mkdir(parents=True, exist_ok=True)

@@ -73,7 +73,7 @@ def walk_in(hub: Any, label: str = "Bar", actor: str = "jana") -> int:
             db.flush()
             return tab.id
 
-    return hub._write(run)
+    return hub.run_on_writer(run)
 
 
 def tab_of_game(hub: Any, session_id: int) -> int:
@@ -101,7 +101,7 @@ def add_item(hub: Any, tab_id: int, name: str, unit_cents: int, qty: int = 1, *,
             db.flush()
             return item.id
 
-    return hub._write(run)
+    return hub.run_on_writer(run)
 
 
 def void_item(hub: Any, item_id: int, reason: str, by: str = "jana") -> None:
@@ -110,7 +110,7 @@ def void_item(hub: Any, item_id: int, reason: str, by: str = "jana") -> None:
             item = db.get(TabItem, item_id)
             item.voided_at, item.voided_by, item.void_reason = hub.clock(), by, reason
 
-    hub._write(run)
+    hub.run_on_writer(run)
 
 
 def pay(
@@ -158,7 +158,7 @@ def pay(
             db.flush()
             return p.id, day
 
-    return hub._write(run)
+    return hub.run_on_writer(run)
 
 
 def settle(hub: Any, tab_id: int) -> None:
@@ -166,4 +166,4 @@ def settle(hub: Any, tab_id: int) -> None:
         with hub.store.session() as db:
             db.get(Tab, tab_id).settled_at = hub.clock()
 
-    hub._write(run)
+    hub.run_on_writer(run)

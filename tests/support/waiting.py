@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import IO, TypeVar
 
 T = TypeVar("T")
 
@@ -21,3 +22,26 @@ def wait_until(predicate: Callable[[], T], timeout: float = 20.0, what: str = "c
             raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
         time.sleep(interval)
     return value
+
+
+class Output:
+    """What a process writes to a pipe, read by a thread of its own as it comes, so a test can
+    wait for a line (wait_until(lambda: "started" in out.text)) without blocking on readline."""
+
+    def __init__(self, pipe: IO[str]) -> None:
+        self._lines: list[str] = []
+        self._thread = threading.Thread(target=self._read, args=(pipe,), daemon=True)
+        self._thread.start()
+
+    def _read(self, pipe: IO[str]) -> None:
+        for line in pipe:
+            self._lines.append(line)
+
+    @property
+    def text(self) -> str:
+        return "".join(self._lines)
+
+    def rest(self, timeout: float = 10.0) -> str:
+        """All of it, once the pipe has closed (the process ended)."""
+        self._thread.join(timeout)
+        return self.text

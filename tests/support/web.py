@@ -8,7 +8,8 @@ from contextlib import contextmanager
 
 from fastapi.testclient import TestClient
 
-from broker.accounts.users import create_user
+from broker.accounts.users import new_password
+from broker.hall.accounts import CreateStaff
 from dashboard.api import create_app
 from dashboard.web import mount_web
 from devices import contract
@@ -52,9 +53,10 @@ def web_app(service, data_dir=None, https_cookies: bool = False):  # type: ignor
 
 
 def add_users(service, users: dict[str, str], password: str, hasher) -> None:  # type: ignore[no-untyped-def]
-    with service.store.session() as db:
-        for name, role in users.items():
-            create_user(db, name, password, role, actor="test", hasher=hasher)
+    """Staff accounts through the hub's command (`service`: a Hub or its facade); the password is hashed once, here."""
+    hashed = new_password(password, hasher)
+    for name, role in users.items():
+        service.execute(CreateStaff(username=name, password=hashed, role=role, actor="test"))
 
 
 @contextmanager

@@ -12,7 +12,7 @@ import sys
 
 from broker.compose import build_hub, open_store
 from broker.domain.venue import load_venue
-from broker.hall.till.fiscal import EkasaSettings
+from broker.hall.till.fiscal import SaveEkasaSettings
 from tests.till.payment_stand_in import game_tab, pay
 
 
@@ -25,7 +25,7 @@ def main(venue_path: str, db_url: str) -> None:
     for line in sys.stdin:
         words = line.split()
         if words and words[0] == "ekasa":
-            hub.till.fiscal.save_settings(EkasaSettings(enabled=True, url=words[1], timeout_s=1.0), actor="boss")
+            hub.execute(SaveEkasaSettings(enabled=True, url=words[1], timeout_s=1.0, actor="boss"))
             print("ok", flush=True)
         elif words and words[0] == "pay":
             print(pay(hub, game_tab(hub, words[1])), flush=True)

@@ -12,7 +12,8 @@ from __future__ import annotations
 from sqlalchemy import func, select
 
 from broker.domain.receipt import ReceiptLine, lines_json
-from broker.hall.effects import AfterCommit
+from broker.hall.games import StartGame
+from broker.storage.after_commit import after_commit
 from broker.storage.models import Payment, Tab
 
 DRINK = ReceiptLine("Kofola 0,5 l", "Kofola 0.5 l", 2, 150, 300, 23, "drinks")
@@ -21,16 +22,15 @@ TIME = ReceiptLine("Pool, 60 min", "Pool, 60 min", 1, None, 600, 23, "table_time
 
 def game_tab(hub, table: str = "pool-01") -> int:
     """Start a game on `table`; the id of its tab (opened in the start's transaction)."""
-    session = hub.start_session(table, actor="jana")
+    session = hub.execute(StartGame(table=table, actor="jana"))
     with hub.store.reader() as db:
         return db.scalar(select(Tab.id).where(Tab.session_id == session))
 
 
 def _record(hub, fields) -> int:
-    """On the writer: add the payment `fields(db)` describes, tell Fiscal in its transaction, commit, run the effects."""
+    """On the writer: add the payment `fields(db)` describes and tell Fiscal in its transaction; the effects run after the commit."""
 
     def run() -> int:
-        after = AfterCommit()
         with hub.store.session() as db:
             now = hub.clock()
             p = Payment(
@@ -41,12 +41,10 @@ def _record(hub, fields) -> int:
             )
             db.add(p)
             db.flush()
-            hub.till.fiscal.payment_recorded(db, p, after)
-            pid = p.id
-        after.run()
-        return pid
+            hub.till.fiscal.payment_recorded(db, p, after_commit(db))
+            return p.id
 
-    return hub._write(run)
+    return hub.run_on_writer(run)
 
 
 def pay(hub, tab_id: int, lines=(TIME, DRINK), *, method: str = "cash", tendered: int | None = None, staff: str = "jana") -> int:

@@ -13,9 +13,10 @@ import pytest
 from sqlalchemy import func, select
 
 from broker.hall.facade import HubFacade
+from broker.hall.games import StartGame, StopGame
 from broker.storage.models import AuditEntry, Payment, Tab, TabItem
 from tests.dashboard.conftest import FakeClock
-from tests.support.hub import running_service
+from tests.support.hub import on_writer, running_service
 
 STAFF, MANAGER = "jana", "boss"
 
@@ -39,17 +40,18 @@ def facade(service) -> HubFacade:
 
 def played_tab(facade: HubFacade, clock: FakeClock, table: str = "pool-01", minutes: float = 90, stop: bool = True) -> int:
     """A game of `minutes` on `table` (6,00 €/h standard: 90 min = 9,00 €); its tab's id."""
-    sid = facade.start_session(table, actor=STAFF)
+    sid = facade.execute(StartGame(table=table, actor=STAFF))
     clock.advance(minutes=minutes)
     if stop:
-        facade.stop_session(sid, actor=STAFF)
+        facade.execute(StopGame(game=sid, actor=STAFF))
     with facade._hub.store.reader() as db:  # noqa: SLF001 - the test's own look at the rows
         return int(db.scalar(select(Tab.id).where(Tab.session_id == sid)))
 
 
 def add_item(facade: HubFacade, tab_id: int, name: str, unit_cents: int, vat: int, quantity: int = 1, category: str = "drinks") -> None:
     """An item on the tab as m1's Tabs will put it (a row of tab_items, copied product)."""
-    with facade._hub.store.session() as db:  # noqa: SLF001
+
+    def _write(db):  # type: ignore[no-untyped-def]
         db.add(
             TabItem(
                 tab_id=tab_id,
@@ -63,10 +65,14 @@ def add_item(facade: HubFacade, tab_id: int, name: str, unit_cents: int, vat: in
             )
         )
 
+    on_writer(facade._hub, _write)
+
 
 def set_split(facade: HubFacade, tab_id: int, split: dict[str, Any]) -> None:
-    with facade._hub.store.session() as db:  # noqa: SLF001
+    def _write(db):  # type: ignore[no-untyped-def]
         db.get(Tab, tab_id).split = split
+
+    on_writer(facade._hub, _write)
 
 
 def rows(facade: HubFacade) -> tuple:

@@ -10,6 +10,8 @@ import pytest
 from sqlalchemy import func, select
 
 from broker.hall.facade import ServiceError
+from broker.hall.games import AddExtra, CorrectBill, StartGame, StopGame, VoidExtra
+from broker.hall.till.closeout import CloseDay, OpenDay
 from broker.storage.models import AuditEntry, BusinessDay, Payment
 from tests.support.till_days import FakeClock, add_item, day_hub, line, local, pay, settle, tab_of_game, void_item, walk_in
 
@@ -40,13 +42,13 @@ def _rows(hub):
 
 def test_close_out_at_0130_counts_the_game_started_before_midnight_on_the_evening(hall, clock):
     hub, facade = hall
-    assert facade.open_day(5000, actor="jana") == DEC1
+    assert facade.execute(OpenDay(float_cents=5000, actor="jana")) == DEC1
     clock.set(local(2026, 12, 1, 23, 10))
-    game = facade.start_session("pool-01", actor="jana")
+    game = facade.execute(StartGame(table="pool-01", actor="jana"))
     tab = tab_of_game(hub, game)
     add_item(hub, tab, "Pivo 0,5 l", 250, 2, vat=19)
     clock.set(local(2026, 12, 2, 0, 50))  # past midnight: still the evening of the 1st
-    state = facade.stop_session(game, actor="jana")
+    state = facade.execute(StopGame(game=game, actor="jana"))
     time_cents = facade.reads.bill_of(state).total_cents
     assert time_cents == 1000  # 1 h 40 min at 6 €/h
     clock.set(local(2026, 12, 2, 0, 55))
@@ -56,7 +58,7 @@ def test_close_out_at_0130_counts_the_game_started_before_midnight_on_the_evenin
     settle(hub, tab)
     clock.set(local(2026, 12, 2, 1, 30))
     assert facade.reads.day_overview().day == DEC1
-    z = facade.close_day(DEC1, 5000 + 1000 - 20, actor="jana")
+    z = facade.execute(CloseDay(day=DEC1, counted_cents=5000 + 1000 - 20, actor="jana"))
     assert z.day == DEC1 and z.closed_by == "jana"
     assert z.expected_cash_cents == 6000 and z.counted_cents == 5980 and z.variance_cents == -20
     assert z.total_cents == 1500 and z.table_time_cents == 1000 and z.items_cents == 500
@@ -72,7 +74,7 @@ def test_close_out_at_0130_counts_the_game_started_before_midnight_on_the_evenin
 
 def test_a_day_closes_once_even_with_two_tablets_racing(hall, clock):
     hub, facade = hall
-    facade.open_day(0, actor="jana")
+    facade.execute(OpenDay(float_cents=0, actor="jana"))
     pay(hub, walk_in(hub), 300)
     clock.set(local(2026, 12, 2, 1, 0))
     results: list[object] = []
@@ -81,7 +83,7 @@ def test_a_day_closes_once_even_with_two_tablets_racing(hall, clock):
     def close(who: str) -> None:
         go.wait()
         try:
-            results.append(facade.close_day(DEC1, 300, actor=who))
+            results.append(facade.execute(CloseDay(day=DEC1, counted_cents=300, actor=who)))
         except ServiceError as e:
             results.append(e)
 
@@ -94,31 +96,31 @@ def test_a_day_closes_once_even_with_two_tablets_racing(hall, clock):
     assert len(refused) == 1 and "already closed" in str(refused[0])
     before = _rows(hub)
     with pytest.raises(ServiceError, match="already closed"):
-        facade.close_day(DEC1, 999, actor="jana")
+        facade.execute(CloseDay(day=DEC1, counted_cents=999, actor="jana"))
     assert _rows(hub) == before
 
 
 @pytest.mark.parametrize("garbage", [-1, 10_000_001, 1.5, "412,50", None, True, 2**63])
 def test_counted_cash_garbage_is_refused_and_changes_nothing(hall, clock, garbage):
     hub, facade = hall
-    facade.open_day(1000, actor="jana")
+    facade.execute(OpenDay(float_cents=1000, actor="jana"))
     pay(hub, walk_in(hub), 300)
     before = _rows(hub)
     with pytest.raises(ServiceError, match="counted cash must be an amount"):
-        facade.close_day(DEC1, garbage, actor="jana")  # type: ignore[arg-type]
+        facade.execute(CloseDay(day=DEC1, counted_cents=garbage, actor="jana"))  # type: ignore[arg-type]
     with pytest.raises(ServiceError, match="float must be an amount"):
-        facade.open_day(garbage, actor="jana")  # type: ignore[arg-type]
+        facade.execute(OpenDay(float_cents=garbage, actor="jana"))  # type: ignore[arg-type]
     assert _rows(hub) == before
 
 
 def test_after_the_close_a_payment_and_a_reversal_land_on_the_next_day_and_say_which_day_they_correct(hall, clock):
     hub, facade = hall
-    facade.open_day(2000, actor="jana")
+    facade.execute(OpenDay(float_cents=2000, actor="jana"))
     tab = walk_in(hub, "Bar")
     first, _ = pay(hub, tab, 400, lines=[line("Kofola", 400, vat=19)])
     other = walk_in(hub, "Terasa")
     clock.set(local(2026, 12, 2, 1, 30))
-    closed = facade.close_day(DEC1, 2400, actor="jana", open_tabs_ok=True)
+    closed = facade.execute(CloseDay(day=DEC1, counted_cents=2400, open_tabs_ok=True, actor="jana"))
     frozen = _rows(hub)[0][0][4]
     clock.set(local(2026, 12, 2, 2, 0))  # still the night of the 1st, but the 1st is closed
     _, day = pay(hub, tab, -400, method="cash", staff="boss", reverses=first, reason="zlý nápoj")
@@ -145,25 +147,25 @@ def test_a_payment_on_a_day_nobody_opened_opens_it_with_float_zero_then_the_floa
     assert overview.report.opened_by == "jana"
     with hub.store.reader() as db:
         assert db.scalar(select(AuditEntry.action).where(AuditEntry.target == "day:2026-12-01")) == "day.auto_open"
-    facade.open_day(5000, actor="jana")  # the float counted later still counts
+    facade.execute(OpenDay(float_cents=5000, actor="jana"))  # the float counted later still counts
     z = facade.reads.day_report(DEC1)
     assert z.float_cents == 5000 and not z.auto_opened and z.expected_cash_cents == 5300
     with pytest.raises(ServiceError, match="already open"):
-        facade.open_day(100, actor="jana")
+        facade.execute(OpenDay(float_cents=100, actor="jana"))
 
 
 def test_closing_with_tabs_open_needs_confirmation_and_lists_them(hall, clock):
     hub, facade = hall
-    facade.open_day(0, actor="jana")
+    facade.execute(OpenDay(float_cents=0, actor="jana"))
     tab = walk_in(hub, "Bar")
     add_item(hub, tab, "Pivo", 250, 2)
-    game = facade.start_session("pool-02", actor="jana")
+    game = facade.execute(StartGame(table="pool-02", actor="jana"))
     clock.set(local(2026, 12, 1, 16, 30))
     before = _rows(hub)
     with pytest.raises(ServiceError, match="Tabs still unpaid: 2"):
-        facade.close_day(DEC1, 0, actor="jana")
+        facade.execute(CloseDay(day=DEC1, counted_cents=0, actor="jana"))
     assert _rows(hub) == before
-    z = facade.close_day(DEC1, 0, actor="jana", open_tabs_ok=True)
+    z = facade.execute(CloseDay(day=DEC1, counted_cents=0, open_tabs_ok=True, actor="jana"))
     assert z.open_tabs_confirmed
     assert [(t.where, t.owed_cents, t.running) for t in z.open_tabs] == [("Bar", 500, False), ("Pool 2", 600, True)]
     assert game
@@ -171,15 +173,15 @@ def test_closing_with_tabs_open_needs_confirmation_and_lists_them(hall, clock):
 
 def test_voids_refunds_and_manager_corrections_are_listed_with_who_and_why(hall, clock):
     hub, facade = hall
-    facade.open_day(0, actor="jana")
-    game = facade.start_session("pool-03", actor="jana")
-    state = facade.add_extra(game, "topping", 2, actor="jana")
+    facade.execute(OpenDay(float_cents=0, actor="jana"))
+    game = facade.execute(StartGame(table="pool-03", actor="jana"))
+    state = facade.execute(AddExtra(game=game, extra="topping", quantity=2, actor="jana"))
     extra_op = state.extras[0].op
-    facade.void_extra(game, extra_op, "zadané dvakrát", actor="jana", issued_ok=False)
+    facade.execute(VoidExtra(game=game, extra_op=extra_op, reason="zadané dvakrát", issued_ok=False, actor="jana"))
     clock.set(local(2026, 12, 1, 17, 0))
-    facade.stop_session(game, actor="jana")
-    facade.correct_session(game, -100, "stála guľa", actor="boss")
-    z = facade.close_day(DEC1, 0, actor="jana", open_tabs_ok=True)
+    facade.execute(StopGame(game=game, actor="jana"))
+    facade.execute(CorrectBill(game=game, amount_cents=-100, reason="stála guľa", actor="boss"))
+    z = facade.execute(CloseDay(day=DEC1, counted_cents=0, open_tabs_ok=True, actor="jana"))
     assert [(v.kind, v.description, v.quantity, v.amount_cents, v.by, v.reason, v.where) for v in z.voids] == [
         ("extra", "Prísada na pizzu navyše", 2, 120, "jana", "zadané dvakrát", "Pool 3")
     ]
@@ -189,7 +191,7 @@ def test_voids_refunds_and_manager_corrections_are_listed_with_who_and_why(hall,
 def test_a_day_in_the_future_cannot_be_closed_and_a_missing_day_is_not_found(hall, clock):
     hub, facade = hall
     with pytest.raises(ServiceError, match="has not begun"):
-        facade.close_day(date(2026, 12, 3), 0, actor="jana")
+        facade.execute(CloseDay(day=date(2026, 12, 3), counted_cents=0, actor="jana"))
     from broker.hall.facade import NotFound
 
     with pytest.raises(NotFound):
@@ -201,7 +203,7 @@ def test_a_past_day_nobody_opened_is_not_closed_by_a_stray_request(hall, clock):
     hub, facade = hall
     for day in (date(2026, 11, 30), date(1, 1, 1), date(2025, 6, 1)):
         with pytest.raises(ServiceError, match="no business day"):
-            facade.close_day(day, 0, actor="jana")
+            facade.execute(CloseDay(day=day, counted_cents=0, actor="jana"))
     assert _rows(hub)[0] == []
 
 
@@ -210,7 +212,7 @@ def test_two_hubs_on_one_database_close_a_day_once(db_url, clock):
     from broker.hall.facade import StoreUnavailable
 
     with day_hub(db_url, clock) as (hub_a, a), day_hub(db_url, clock) as (_hub_b, b):
-        a.open_day(1000, actor="jana")
+        a.execute(OpenDay(float_cents=1000, actor="jana"))
         pay(hub_a, walk_in(hub_a), 300)
         clock.set(local(2026, 12, 2, 1, 0))
         results: list[object] = []
@@ -219,7 +221,7 @@ def test_two_hubs_on_one_database_close_a_day_once(db_url, clock):
         def close(facade, who: str) -> None:
             go.wait()
             try:
-                results.append(facade.close_day(DEC1, 1300, actor=who))
+                results.append(facade.execute(CloseDay(day=DEC1, counted_cents=1300, actor=who)))
             except (ServiceError, StoreUnavailable) as e:
                 results.append(e)
 
@@ -245,6 +247,6 @@ def test_a_day_nobody_closed_is_shown_the_next_evening_and_can_still_be_closed(h
     overview = facade.reads.day_overview()
     assert overview.day == date(2026, 12, 2) and overview.unclosed == (DEC1,)
     assert overview.at_hand(DEC1) and not overview.at_hand(date(2026, 11, 30))
-    z = facade.close_day(DEC1, 300, actor="jana")
+    z = facade.execute(CloseDay(day=DEC1, counted_cents=300, actor="jana"))
     assert z.total_cents == 300 and z.variance_cents == 0  # only its own money, not the 2nd's
     assert facade.reads.day_overview().unclosed == () and facade.reads.day_report(date(2026, 12, 2)).total_cents == 500

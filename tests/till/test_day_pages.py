@@ -11,10 +11,12 @@ from fastapi.testclient import TestClient
 from openpyxl import load_workbook
 from sqlalchemy import func, select
 
-from broker.accounts.users import create_user, issue_token
+from broker.accounts.users import issue_token
+from broker.hall.till.closeout import CloseDay, OpenDay
 from broker.storage.models import AuditEntry, BusinessDay
 from dashboard.api import create_app
 from tests.dashboard.conftest import CHEAP, PASSWORD
+from tests.support.hub import on_writer
 from tests.support.till_days import FakeClock, day_hub, line, local, pay, walk_in
 from tests.support.web import Browser, add_users, web_app
 
@@ -84,10 +86,10 @@ def test_open_close_and_print_on_the_pages_in_slovak(hall, clock):
 
 @sqlite_only
 def test_exports_open_in_slovak_excel(hall, clock):
-    hall.till.days.open_day(1000, actor="jana")
+    hall.execute(OpenDay(float_cents=1000, actor="jana"))
     pay(hall, walk_in(hall, "=HYPERLINK(1)"), 250, lines=[line("Kofola", 250, vat=19)])
     clock.set(local(2026, 12, 2, 1, 0))
-    hall.till.days.close_day(DEC1, 1250, actor="jana")
+    hall.execute(CloseDay(day=DEC1, counted_cents=1250, actor="jana"))
     boss = _browser(hall, "boss")
     assert "1. 12. 2026" in boss.get("/days").text.replace("\u00a0", " ")
     csv = boss.get("/days/2026-12-01.csv")
@@ -100,9 +102,8 @@ def test_exports_open_in_slovak_excel(hall, clock):
 
 
 def test_the_api_opens_and_closes_once(hall, clock):
-    with hall.store.session() as db:
-        create_user(db, "api", PASSWORD, "staff", actor="test", hasher=CHEAP)
-        token = issue_token(db, "api", "tests", actor="test")
+    add_users(hall, {"api": "staff"}, PASSWORD, CHEAP)
+    token = on_writer(hall, lambda db: issue_token(db, "api", "tests", actor="test"))
     auth = {"Authorization": f"Bearer {token}"}
     with TestClient(create_app(hall)) as api:
         assert api.post("/api/days/current/open", json={"float_cents": -1}, headers=auth).status_code == 422

@@ -11,8 +11,9 @@ import pytest
 
 from broker.compose import running_hub
 from broker.domain.venue import load_venue
+from broker.hall.errors import ServiceError
 from broker.hall.read_models import HallReads
-from broker.hall.till.fiscal import EkasaSettings, FiscalRefusal, external_id
+from broker.hall.till.fiscal import RecordParagon, RetryEkasa, SaveEkasaSettings, external_id
 from broker.storage.models import AuditEntry
 from tests.support.ekasa_sim import EkasaSimulator
 from tests.support.hub import VENUE
@@ -43,7 +44,7 @@ def hub(db_url):
 
 
 def _on(hub, sim, **kw) -> None:
-    hub.till.fiscal.save_settings(EkasaSettings(enabled=True, url=sim.url, timeout_s=1.0, **kw), actor="boss")
+    hub.execute(SaveEkasaSettings(enabled=True, url=sim.url, timeout_s=1.0, **kw, actor="boss"))
 
 
 def _ext(hub, pid: int) -> str:
@@ -121,11 +122,11 @@ def test_a_validation_error_fails_with_the_reason_and_a_manager_sends_it_again(h
     assert "validation" in detail["error"] and "Názov" in detail["error"] and detail["code"] == -900
     assert sim.count(_ext(hub, pid)) == 0
     sim.mode = "success"
-    hub.till.fiscal.retry(pid, actor="boss")
+    hub.execute(RetryEkasa(payment=pid, actor="boss"))
     _state(hub, pid, "registered")
     assert sim.count(_ext(hub, pid)) == 1
-    with pytest.raises(FiscalRefusal):
-        hub.till.fiscal.retry(pid, actor="boss")  # registered: nothing to send
+    with pytest.raises(ServiceError):
+        hub.execute(RetryEkasa(payment=pid, actor="boss"))  # registered: nothing to send
 
 
 def test_a_simulator_restart_mid_evening_loses_nothing_and_doubles_nothing(hub, sim):
@@ -190,14 +191,14 @@ def test_a_paragon_written_while_the_client_is_down_is_registered_as_one_when_it
     pid = pay(hub, game_tab(hub))
     time.sleep(0.5)
     assert fiscal(hub, pid)[0] == "pending"
-    with pytest.raises(FiscalRefusal):
-        hub.till.fiscal.record_paragon(pid, "12a", hub.clock(), actor="jana")
-    hub.till.fiscal.record_paragon(pid, "17", hub.clock(), actor="jana")
-    hub.till.fiscal.record_paragon(pid, "17", hub.clock(), actor="jana")  # a double tap: the same, once
+    with pytest.raises(ServiceError):
+        hub.execute(RecordParagon(payment=pid, number="12a", at=hub.clock(), actor="jana"))
+    hub.execute(RecordParagon(payment=pid, number="17", at=hub.clock(), actor="jana"))
+    hub.execute(RecordParagon(payment=pid, number="17", at=hub.clock(), actor="jana"))  # a double tap: the same, once
     assert fiscal(hub, pid)[0] == "paragon"
     other = pay(hub, game_tab(hub, "pool-02"))
-    with pytest.raises(FiscalRefusal, match="already recorded"):
-        hub.till.fiscal.record_paragon(other, "17", hub.clock(), actor="jana")  # one pad number, one sale
+    with pytest.raises(ServiceError, match="already recorded"):
+        hub.execute(RecordParagon(payment=other, number="17", at=hub.clock(), actor="jana"))  # one pad number, one sale
     assert fiscal(hub, other)[0] == "pending"
     with hub.store.reader() as db:
         assert db.query(AuditEntry).filter(AuditEntry.action == "ekasa.paragon").count() == 1

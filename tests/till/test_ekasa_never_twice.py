@@ -17,10 +17,11 @@ from hypothesis import strategies as st
 
 from broker.compose import running_hub
 from broker.domain.venue import load_venue
-from broker.hall.till.fiscal import EkasaSettings, external_id
-from broker.storage.engine import open_store
+from broker.hall.till.fiscal import RetryEkasa, SaveEkasaSettings, external_id
 from tests.support.ekasa_sim import EkasaSimulator
+from tests.support.examples import few
 from tests.support.hub import VENUE
+from tests.support.sqlite_template import migrated_sqlite
 from tests.support.waiting import wait_until
 from tests.till.payment_stand_in import DRINK, fiscal, game_tab, pay
 
@@ -29,19 +30,18 @@ pytestmark = pytest.mark.slow
 STEP = st.tuples(st.sampled_from(["success", "offline", "invalid", "error500", "slow", "down", "restart"]), st.integers(0, 2))
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=few(6), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=st.lists(STEP, min_size=2, max_size=5))
 def test_every_payment_is_registered_exactly_once_whatever_the_client_does(steps):
     with tempfile.TemporaryDirectory() as tmp:
-        url = f"sqlite:///{Path(tmp) / 'hub.db'}"
-        open_store(url).close()
+        url = migrated_sqlite(Path(tmp) / "hub.db")
         sim = EkasaSimulator(Path(tmp)).start()
         sim.slow_s = 1.5
         try:
             with running_hub(load_venue(VENUE), url) as hub:
                 f = hub.till.fiscal
                 f.poll_s, f.backoff_s = 0.2, (0.2, 0.4)
-                f.save_settings(EkasaSettings(enabled=True, url=sim.url, timeout_s=1.0), actor="boss")
+                hub.execute(SaveEkasaSettings(enabled=True, url=sim.url, timeout_s=1.0, actor="boss"))
                 tab = game_tab(hub)
                 paid: list[int] = []
                 for mode, n in steps:
@@ -66,7 +66,7 @@ def test_every_payment_is_registered_exactly_once_whatever_the_client_does(steps
                     states = {p: fiscal(hub, p)[0] for p in paid}
                     for p, s in states.items():
                         if s == "failed":
-                            f.retry(p, actor="boss")
+                            hub.execute(RetryEkasa(payment=p, actor="boss"))
                         if s == "offline":
                             sim.back_online()
                     return set(states.values()) == {"registered"}

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from broker.hall.till.fiscal import external_id
+from broker.hall.till.fiscal import SaveEkasaSettings, external_id
+from broker.hall.till.payments import PayTab, ReversePayment
 from tests.support.ekasa_sim import EkasaSimulator
 from tests.support.waiting import wait_until
 from tests.till.payments_support import MANAGER, STAFF, clock, facade, played_tab, service  # noqa: F401
@@ -24,7 +25,7 @@ def sim(tmp_path):
 def _on(facade, sim) -> None:  # noqa: F811
     f = facade._hub.till.fiscal  # noqa: SLF001 - the follow-up's pace, for a test
     f.poll_s, f.backoff_s = 0.2, (0.2, 0.4, 0.8)
-    facade.ekasa_save_settings(enabled=True, url=sim.url, timeout_s=1.0, cash_register_code="", actor=MANAGER)
+    facade.execute(SaveEkasaSettings(enabled=True, url=sim.url, timeout_s=1.0, cash_register_code="", actor=MANAGER))
 
 
 def _registered(facade, pid: int):  # noqa: F811
@@ -36,15 +37,19 @@ def _registered(facade, pid: int):  # noqa: F811
 def test_split_payments_and_a_reversal_are_each_registered_once(facade, clock, sim):  # noqa: F811
     _on(facade, sim)
     tab = played_tab(facade, clock)  # 9,00 €
-    cash = facade.pay(tab, "cash", 500, tendered_cents=1000, actor=STAFF, request_id="form-0001").payment_id
-    card = facade.pay(tab, "card", 400, actor=STAFF, request_id="form-0002").payment_id
-    facade.pay(tab, "card", 400, actor=STAFF, request_id="form-0002")  # a double tap: the same payment, nothing new to register
+    cash = facade.execute(
+        PayTab(tab=tab, method="cash", amount_cents=500, tendered_cents=1000, request_id="form-0001", actor=STAFF)
+    ).payment_id
+    card = facade.execute(PayTab(tab=tab, method="card", amount_cents=400, request_id="form-0002", actor=STAFF)).payment_id
+    facade.execute(
+        PayTab(tab=tab, method="card", amount_cents=400, request_id="form-0002", actor=STAFF)
+    )  # a double tap: the same payment, nothing new to register
     for pid in (cash, card):
         r = _registered(facade, pid)
         assert r.fiscal_id and sim.count(external_id(facade.reads.venue.venue.id, pid)) == 1
     data = sim.record(external_id(facade.reads.venue.venue.id, cash))["request"]["data"]
     assert [p["amount"] for p in data["payments"]] == ["10.00", "-5.00"]  # given 10 €, 5 € back
-    back = facade.reverse_payment(card, "zlá karta", actor=MANAGER).payment_id
+    back = facade.execute(ReversePayment(payment=card, reason="zlá karta", actor=MANAGER)).payment_id
     _registered(facade, back)
     assert sim.counts() == {external_id(facade.reads.venue.venue.id, p): 1 for p in (cash, card, back)}
     assert facade.reads.tab_payments(tab).owed_cents == 400
@@ -54,6 +59,6 @@ def test_a_slow_answer_after_the_timeout_is_asked_about_not_sent_again(facade, c
     _on(facade, sim)
     sim.mode, sim.slow_s = "slow", 2.0  # registers at once, answers after the client's 1 s timeout
     tab = played_tab(facade, clock)
-    pid = facade.pay(tab, "card", 900, actor=STAFF).payment_id
+    pid = facade.execute(PayTab(tab=tab, method="card", amount_cents=900, actor=STAFF)).payment_id
     _registered(facade, pid)
     assert sim.count(external_id(facade.reads.venue.venue.id, pid)) == 1

@@ -10,12 +10,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from broker.domain.euros import MAX_AMOUNT_CENTS
 from broker.domain.money import tab_bill, vat_rows
-from broker.domain.payment_rules import MAX_AMOUNT_CENTS, PaymentRefused, check_payment, frozen_lines, negated
+from broker.domain.payment_rules import PaymentRefused, check_payment, frozen_lines, negated
 from broker.domain.receipt import ReceiptLine
 from broker.hall.facade import HubFacade, ServiceError
+from broker.hall.till.payments import PayTab, ReversePayment
 from tests.dashboard.conftest import FakeClock
+from tests.support.examples import few
 from tests.support.hub import running_service
+from tests.support.sqlite_template import migrated_sqlite
 from tests.till.payments_support import MANAGER, STAFF, add_item, played_tab
 
 RATES = st.sampled_from([23, 19, 5])
@@ -93,17 +97,14 @@ STEP = st.one_of(
 
 @pytest.fixture(scope="module")
 def hall(mosquitto, tmp_path_factory):
-    from broker.storage.engine import open_store
-
-    url = f"sqlite:///{tmp_path_factory.mktemp('props') / 'lavos.db'}"
-    open_store(url).close()
+    url = migrated_sqlite(tmp_path_factory.mktemp("props") / "lavos.db")
     clock = FakeClock()
     with running_service(mosquitto, url, clock=clock, client_id=f"hub-{uuid.uuid4().hex[:10]}") as svc:
         svc.watchdog.stop()
         yield HubFacade(svc), clock
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=few(15), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=st.lists(STEP, min_size=1, max_size=6), drink=st.integers(0, 900))
 def test_on_the_writer_payments_and_reversals_keep_every_total(hall, steps, drink):
     facade, clock = hall
@@ -119,11 +120,13 @@ def test_on_the_writer_payments_and_reversals_keep_every_total(hall, steps, drin
             if step[0] == "pay":
                 _, method, amount, over = step
                 tendered = amount + over if method == "cash" else None
-                taken.append(facade.pay(tab, method, amount, tendered_cents=tendered, actor=STAFF).payment_id)
+                taken.append(
+                    facade.execute(PayTab(tab=tab, method=method, amount_cents=amount, tendered_cents=tendered, actor=STAFF)).payment_id
+                )
                 snapshots.append(view)
             elif taken:
                 pid = taken[step[1] % len(taken)]
-                facade.reverse_payment(pid, "test vrátenia", actor=MANAGER)
+                facade.execute(ReversePayment(payment=pid, reason="test vrátenia", actor=MANAGER))
         except ServiceError:
             assert facade.reads.tab_payments(tab) == view  # refused: nothing changed
             continue
@@ -136,7 +139,7 @@ def test_on_the_writer_payments_and_reversals_keep_every_total(hall, steps, drin
         assert (now.settled_at is not None) == (now.status == "paid")
     for pid in taken:  # give everything back: the tab is as it was before any payment
         try:
-            facade.reverse_payment(pid, "všetko späť", actor=MANAGER)
+            facade.execute(ReversePayment(payment=pid, reason="všetko späť", actor=MANAGER))
         except ServiceError:
             pass  # reversed already
     end, start = facade.reads.tab_payments(tab), snapshots[0]

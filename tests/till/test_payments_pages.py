@@ -10,9 +10,11 @@ import pytest
 from fastapi.testclient import TestClient
 
 from broker.accounts.users import issue_token
+from broker.hall.till.payments import PayTab
 from dashboard.api import create_app
 from tests.dashboard.conftest import MANAGER, STAFF, bearer, sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
+from tests.support.hub import on_writer
 from tests.till.payments_support import add_item, clock, facade, played_tab, rows, service  # noqa: F401
 
 pytestmark = sqlite_only  # both backends' SQL is in test_payments_writer; these test the pages
@@ -80,7 +82,7 @@ def test_bad_forms_are_refused_in_slovak_keep_what_was_typed_and_change_nothing(
 
 def test_a_paid_tab_and_the_manager_reversal(pages, facade, clock):
     tab = played_tab(facade, clock)
-    taken = facade.pay(tab, "card", 900, actor=STAFF)
+    taken = facade.execute(PayTab(tab=tab, method="card", amount_cents=900, actor=STAFF))
     html = pages.page(f"/tabs/{tab}/pay", client=pages.staff)
     assert "Zaplatené v plnej výške" in html and "Vrátiť" not in html and 'id="pay-form"' not in html
     before = rows(facade)
@@ -100,7 +102,7 @@ def test_a_paid_tab_and_the_manager_reversal(pages, facade, clock):
 
 def test_the_receipt_in_english_says_it_is_not_fiscal_and_the_manager_sees_the_missing_ids(pages, facade, clock):
     tab = played_tab(facade, clock)
-    taken = facade.pay(tab, "cash", 900, tendered_cents=1000, actor=STAFF)
+    taken = facade.execute(PayTab(tab=tab, method="cash", amount_cents=900, tendered_cents=1000, actor=STAFF))
     pages.post("/lang", {"lang": "en", "next": "/"}, client=pages.staff)
     html = pages.page(f"/receipts/{taken.payment_id}", client=pages.staff)
     assert "This is not a fiscal receipt" in html and "Toto nie je pokladničný doklad" in html and "Change" in html
@@ -110,13 +112,18 @@ def test_the_receipt_in_english_says_it_is_not_fiscal_and_the_manager_sees_the_m
 
 
 def test_the_api_pays_once_per_request_id_and_reverses_as_manager(service, facade, clock):
-    from broker.accounts.users import create_user
+    from broker.accounts.users import create_user, new_password
     from tests.dashboard.conftest import CHEAP, PASSWORD
 
-    with service.store.session() as db:
-        create_user(db, STAFF, PASSWORD, "staff", actor="test", hasher=CHEAP)
-        create_user(db, MANAGER, PASSWORD, "manager", actor="test", hasher=CHEAP)
+    password = new_password(PASSWORD, CHEAP)
+
+    def _write(db):  # type: ignore[no-untyped-def]
+        create_user(db, STAFF, password, "staff", actor="test")
+        create_user(db, MANAGER, password, "manager", actor="test")
         staff, manager = bearer(issue_token(db, STAFF, "t", actor="test")), bearer(issue_token(db, MANAGER, "t", actor="test"))
+        return staff, manager
+
+    staff, manager = on_writer(service, _write)
     tab = played_tab(facade, clock)
     with TestClient(create_app(service)) as c:
         body = {"method": "cash", "amount_cents": 500, "tendered_cents": 1000, "request_id": "api-key-0001"}

@@ -11,7 +11,10 @@ from sqlalchemy import select
 
 from broker.domain.payment_rules import PARTIAL
 from broker.hall.facade import NotFound, ServiceError
+from broker.hall.games import StartGame, StopGame
+from broker.hall.till.payments import PayTab, ReversePayment
 from broker.storage.models import AuditEntry, Payment
+from tests.support.hub import on_writer
 from tests.till.payments_support import MANAGER, STAFF, add_item, clock, facade, played_tab, rows, service, set_split  # noqa: F401
 
 
@@ -27,7 +30,7 @@ def test_cash_with_change_pays_the_tab_and_freezes_its_lines(facade, clock):
     add_item(facade, tab, "Kofola 0,5 l", 250, 19, quantity=2)
     before = facade.reads.tab_payments(tab)
     assert (before.total_cents, before.owed_cents, before.status) == (1400, 1400, "open")
-    taken = facade.pay(tab, "cash", 1400, tendered_cents=2000, actor=STAFF, request_id="form-0001")
+    taken = facade.execute(PayTab(tab=tab, method="cash", amount_cents=1400, tendered_cents=2000, request_id="form-0001", actor=STAFF))
     assert not taken.repeated
     p = _payment(facade, taken.payment_id)
     assert (p.amount_cents, p.tendered_cents, p.change_cents, p.method, p.staff, p.receipt_no) == (1400, 2000, 600, "cash", STAFF, 1)
@@ -53,9 +56,9 @@ def test_cash_with_change_pays_the_tab_and_freezes_its_lines(facade, clock):
 def test_half_cash_half_card_then_paid_and_partial_lines_add_up_per_rate(facade, clock):
     tab = played_tab(facade, clock)  # 900 at 23 %
     add_item(facade, tab, "Pivo", 215, 19)  # 215 at 19 %: 1115
-    first = facade.pay(tab, "cash", 557, tendered_cents=1000, actor=STAFF)
+    first = facade.execute(PayTab(tab=tab, method="cash", amount_cents=557, tendered_cents=1000, actor=STAFF))
     assert facade.reads.tab_payments(tab).status == "partly_paid"
-    second = facade.pay(tab, "card", 558, actor=STAFF)
+    second = facade.execute(PayTab(tab=tab, method="card", amount_cents=558, actor=STAFF))
     view = facade.reads.tab_payments(tab)
     assert (view.status, view.owed_cents) == ("paid", 0)
     a, b = _payment(facade, first.payment_id), _payment(facade, second.payment_id)
@@ -75,7 +78,7 @@ def test_a_resent_form_and_a_double_tap_make_one_payment(facade, clock):
     answers = []
 
     def tap():
-        answers.append(facade.pay(tab, "card", 900, actor=STAFF, request_id="double-tap-1"))
+        answers.append(facade.execute(PayTab(tab=tab, method="card", amount_cents=900, request_id="double-tap-1", actor=STAFF)))
 
     threads = [threading.Thread(target=tap) for _ in range(4)]
     for t in threads:
@@ -87,7 +90,7 @@ def test_a_resent_form_and_a_double_tap_make_one_payment(facade, clock):
     assert len(pays) == 1 and audits == 1
     other = played_tab(facade, clock, table="pool-02")
     with pytest.raises(ServiceError, match="already used for another bill"):
-        facade.pay(other, "card", 900, actor=STAFF, request_id="double-tap-1")
+        facade.execute(PayTab(tab=other, method="card", amount_cents=900, request_id="double-tap-1", actor=STAFF))
 
 
 @pytest.mark.parametrize(
@@ -109,23 +112,23 @@ def test_a_resent_form_and_a_double_tap_make_one_payment(facade, clock):
 )
 def test_bad_payments_are_refused_and_change_nothing(facade, clock, method, amount, tendered, says):
     tab = played_tab(facade, clock)
-    facade.pay(tab, "card", 100, actor=STAFF)  # 8,00 € left
+    facade.execute(PayTab(tab=tab, method="card", amount_cents=100, actor=STAFF))  # 8,00 € left
     before = rows(facade)
     with pytest.raises(ServiceError, match=says):
-        facade.pay(tab, method, amount, tendered_cents=tendered, actor=STAFF, request_id="bad-form-1")
+        facade.execute(PayTab(tab=tab, method=method, amount_cents=amount, tendered_cents=tendered, request_id="bad-form-1", actor=STAFF))
     assert rows(facade) == before
 
 
 def test_a_paid_tab_another_tabs_part_and_no_tab_are_refused(facade, clock):
     tab = played_tab(facade, clock)
-    facade.pay(tab, "card", 900, actor=STAFF)
+    facade.execute(PayTab(tab=tab, method="card", amount_cents=900, actor=STAFF))
     before = rows(facade)
     with pytest.raises(ServiceError, match="paid already"):
-        facade.pay(tab, "cash", 100, actor=STAFF)
+        facade.execute(PayTab(tab=tab, method="cash", amount_cents=100, actor=STAFF))
     with pytest.raises(NotFound):
-        facade.pay(tab, "card", 100, part=1, actor=STAFF)  # not split
+        facade.execute(PayTab(tab=tab, method="card", amount_cents=100, part=1, actor=STAFF))  # not split
     with pytest.raises(NotFound):
-        facade.pay(10_000, "card", 100, actor=STAFF)
+        facade.execute(PayTab(tab=10_000, method="card", amount_cents=100, actor=STAFF))
     assert rows(facade) == before
 
 
@@ -151,29 +154,29 @@ def test_a_split_part_pays_its_own_lines_and_remaining(facade, clock):
             "parts": [{"n": 1, "amount_cents": 450, "lines": lines, "vat": vat}, {"n": 2, "amount_cents": 450, "lines": lines, "vat": vat}],
         },
     )
-    one = facade.pay(tab, "cash", 450, tendered_cents=500, part=1, actor=STAFF)
+    one = facade.execute(PayTab(tab=tab, method="cash", amount_cents=450, tendered_cents=500, part=1, actor=STAFF))
     assert _payment(facade, one.payment_id).lines["lines"] == lines
     before = rows(facade)
     with pytest.raises(ServiceError, match="part 1 is paid already"):
-        facade.pay(tab, "card", 450, part=1, actor=STAFF)
+        facade.execute(PayTab(tab=tab, method="card", amount_cents=450, part=1, actor=STAFF))
     with pytest.raises(ServiceError, match="more than"):
-        facade.pay(tab, "card", 451, part=2, actor=STAFF)
+        facade.execute(PayTab(tab=tab, method="card", amount_cents=451, part=2, actor=STAFF))
     with pytest.raises(NotFound, match="no part 3"):
-        facade.pay(tab, "card", 1, part=3, actor=STAFF)
+        facade.execute(PayTab(tab=tab, method="card", amount_cents=1, part=3, actor=STAFF))
     assert rows(facade) == before
-    facade.pay(tab, "card", 450, part=2, actor=STAFF)
+    facade.execute(PayTab(tab=tab, method="card", amount_cents=450, part=2, actor=STAFF))
     view = facade.reads.tab_payments(tab)
     assert view.status == "paid" and [p.owed_cents for p in view.parts] == [0, 0]
 
 
 def test_a_running_game_paid_in_advance_is_paid_only_when_stopped(facade, clock):
-    sid = facade.start_session("pool-03", actor=STAFF)
+    sid = facade.execute(StartGame(table="pool-03", actor=STAFF))
     clock.advance(minutes=60)  # 6,00 € so far
     tab = facade.reads.tab_payments(_tab_of(facade, sid))
-    facade.pay(tab.tab_id, "card", 600, actor=STAFF)
+    facade.execute(PayTab(tab=tab.tab_id, method="card", amount_cents=600, actor=STAFF))
     view = facade.reads.tab_payments(tab.tab_id)
     assert view.status == "partly_paid" and view.settled_at is None  # the game runs: it can grow
-    facade.stop_session(sid, actor=STAFF)
+    facade.execute(StopGame(game=sid, actor=STAFF))
     clock.advance(minutes=1)
     assert facade.reads.tab_payments(tab.tab_id).status == "paid"
     # The stop's transaction told the till: the tab is settled with it.
@@ -189,13 +192,13 @@ def _tab_of(facade, sid: int) -> int:
 
 def test_a_reversal_gives_back_once_with_a_reason_and_reopens_the_tab(facade, clock):
     tab = played_tab(facade, clock)
-    taken = facade.pay(tab, "cash", 900, tendered_cents=1000, actor=STAFF)
+    taken = facade.execute(PayTab(tab=tab, method="cash", amount_cents=900, tendered_cents=1000, actor=STAFF))
     assert facade.reads.tab_payments(tab).settled_at is not None
     before = rows(facade)
     with pytest.raises(ServiceError, match="Say why"):
-        facade.reverse_payment(taken.payment_id, "  ", actor=MANAGER)
+        facade.execute(ReversePayment(payment=taken.payment_id, reason="  ", actor=MANAGER))
     assert rows(facade) == before
-    back = facade.reverse_payment(taken.payment_id, "zlá suma", actor=MANAGER)
+    back = facade.execute(ReversePayment(payment=taken.payment_id, reason="zlá suma", actor=MANAGER))
     r = _payment(facade, back.payment_id)
     assert (r.amount_cents, r.reverses_id, r.reason, r.receipt_no, r.change_cents, r.staff) == (
         -900,
@@ -213,13 +216,13 @@ def test_a_reversal_gives_back_once_with_a_reason_and_reopens_the_tab(facade, cl
     assert receipt.reverses_number == 1 and receipt.total_cents == -900 and receipt.reason == "zlá suma"
     before = rows(facade)
     with pytest.raises(ServiceError, match="reversed already"):
-        facade.reverse_payment(taken.payment_id, "znova", actor=MANAGER)
+        facade.execute(ReversePayment(payment=taken.payment_id, reason="znova", actor=MANAGER))
     with pytest.raises(ServiceError, match="itself a reversal"):
-        facade.reverse_payment(back.payment_id, "znova", actor=MANAGER)
+        facade.execute(ReversePayment(payment=back.payment_id, reason="znova", actor=MANAGER))
     with pytest.raises(NotFound):
-        facade.reverse_payment(99_999, "znova", actor=MANAGER)
+        facade.execute(ReversePayment(payment=99_999, reason="znova", actor=MANAGER))
     assert rows(facade) == before
-    again = facade.pay(tab, "card", 900, actor=STAFF)  # paid again after the reversal
+    again = facade.execute(PayTab(tab=tab, method="card", amount_cents=900, actor=STAFF))  # paid again after the reversal
     assert _payment(facade, again.payment_id).receipt_no == 3 and facade.reads.tab_payments(tab).status == "paid"
     with facade._hub.store.reader() as db:
         audit = db.scalars(select(AuditEntry).where(AuditEntry.action == "payment.reverse")).all()
@@ -230,15 +233,18 @@ def test_a_merged_tab_is_paid_on_the_tab_it_was_merged_into(facade, clock):
     from broker.storage.models import Tab
 
     one, two = played_tab(facade, clock, table="pool-01"), played_tab(facade, clock, table="pool-02")
-    with facade._hub.store.session() as db:
+
+    def _write(db):  # type: ignore[no-untyped-def]
         db.get(Tab, two).merged_into = one  # as m1's merge leaves it
+
+    on_writer(facade._hub, _write)
     before = rows(facade)
     with pytest.raises(ServiceError, match="merged into Pool 1"):
-        facade.pay(two, "card", 100, actor=STAFF)
+        facade.execute(PayTab(tab=two, method="card", amount_cents=100, actor=STAFF))
     assert rows(facade) == before
     view = facade.reads.tab_payments(one)
     assert view.total_cents == 1800  # both games
-    facade.pay(one, "card", 1800, actor=STAFF)
+    facade.execute(PayTab(tab=one, method="card", amount_cents=1800, actor=STAFF))
     assert facade.reads.tab_payments(one).status == "paid"
 
 
@@ -247,9 +253,9 @@ def test_a_payment_is_pushed_live_after_its_commit_and_a_refusal_is_not(facade, 
     heard: list[tuple[str, dict]] = []
     service.subscribe(lambda topic, data: heard.append((topic, data)))
     with pytest.raises(ServiceError):
-        facade.pay(tab, "card", 901, actor=STAFF)
+        facade.execute(PayTab(tab=tab, method="card", amount_cents=901, actor=STAFF))
     assert not [h for h in heard if h[0] == "tab"]
-    facade.pay(tab, "card", 900, actor=STAFF)
+    facade.execute(PayTab(tab=tab, method="card", amount_cents=900, actor=STAFF))
     assert ("tab", {"tab": tab, "table": "pool-01", "action": "payment"}) in heard
     assert ("session", {"table": "pool-01", "action": "payment"}) in heard  # the floor's card of the table
 
@@ -257,17 +263,20 @@ def test_a_payment_is_pushed_live_after_its_commit_and_a_refusal_is_not(facade, 
 def test_a_walk_in_tab_at_the_bar_is_paid_and_its_receipt_names_no_table(facade, clock):
     from broker.storage.models import Tab
 
-    with facade._hub.store.session() as db:  # as m1's walk-in tab will open it
+    def _write(db):  # type: ignore[no-untyped-def]
         tab = Tab(table_id=None, label="Bar: Peter", opened_by=STAFF, opened_at=clock(), business_day=facade.reads.today())
         db.add(tab)
         db.flush()
         tab_id = tab.id
+        return tab_id
+
+    tab_id = on_writer(facade._hub, _write)  # as m1's walk-in tab will open it
     add_item(facade, tab_id, "Espresso", 180, 19, quantity=2)
     before = rows(facade)
     with pytest.raises(ServiceError, match="Bar: Peter"):
-        facade.pay(tab_id, "card", 361, actor=STAFF)
+        facade.execute(PayTab(tab=tab_id, method="card", amount_cents=361, actor=STAFF))
     assert rows(facade) == before
-    taken = facade.pay(tab_id, "cash", 360, tendered_cents=500, actor=STAFF)
+    taken = facade.execute(PayTab(tab=tab_id, method="cash", amount_cents=360, tendered_cents=500, actor=STAFF))
     r = facade.reads.receipt_of(taken.payment_id)
     assert (r.total_cents, r.change_cents, r.table_name, [x.quantity for x in r.lines]) == (360, 140, "Bar: Peter", [2])
     assert facade.reads.tab_payments(tab_id).status == "paid"

@@ -19,6 +19,7 @@ from broker.domain.money import vat_rows
 from broker.domain.receipt import Issuer, Receipt, ReceiptLine
 from broker.domain.venue import load_venue
 from broker.hall.facade import HubFacade, ServiceError
+from broker.hall.till.payments import PayTab
 from broker.storage.engine import open_store
 from tests.dashboard.conftest import CHEAP, PASSWORD, FakeClock
 from tests.dashboard.pages_client import logged_in
@@ -186,7 +187,7 @@ def _arrived(printer: FakeThermalPrinter, n: int = 1) -> str:
 def test_through_the_facade_a_paid_receipt_prints_and_a_dead_printer_loses_nothing(printing_hall, printer):
     _svc, facade, clock = printing_hall
     tab = played_tab(facade, clock)
-    taken = facade.pay(tab, "cash", 900, tendered_cents=1000, actor=STAFF)
+    taken = facade.execute(PayTab(tab=tab, method="cash", amount_cents=900, tendered_cents=1000, actor=STAFF))
     facade.print_receipt(taken.payment_id)
     text = _arrived(printer)
     assert "SPOLU" in text and "Vrátené" in text

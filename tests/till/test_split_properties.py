@@ -50,7 +50,7 @@ def _exact(lines: list[MoneyLine], split: dict) -> None:
         assert sum(r["amount_cents"] for p in parts for r in p["lines"] if r["vat_percent"] == row.vat_percent) == row.gross_cents
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(bills(), st.integers(2, MAX_PARTS))
 def test_equal_parts_are_exact_and_differ_by_at_most_a_cent_the_first_getting_it(lines, n):
     assume(sum(x.amount_cents for x in lines) >= n)
@@ -60,7 +60,7 @@ def test_equal_parts_are_exact_and_differ_by_at_most_a_cent_the_first_getting_it
     assert max(amounts) - min(amounts) <= 1 and amounts == sorted(amounts, reverse=True)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(bills(), st.data())
 def test_amount_parts_are_exact(lines, data):
     total = sum(x.amount_cents for x in lines)
@@ -73,7 +73,7 @@ def test_amount_parts_are_exact(lines, data):
     assert [p["amount_cents"] for p in split["parts"]] == amounts
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(bills(), st.data())
 def test_item_parts_are_exact_and_keep_the_lines(lines, data):
     assume(len(lines) >= 2)
@@ -87,7 +87,7 @@ def test_item_parts_are_exact_and_keep_the_lines(lines, data):
         assert p["keys"] == [x.key for x in lines if assignment[x.key] == p["n"]]
 
 
-@settings(max_examples=500, deadline=None)
+@settings(deadline=None)
 @given(st.integers(-(10**7), 10**7), st.dictionaries(st.integers(-30, 30), st.integers(0, 10**6), min_size=1, max_size=10))
 def test_allocate_sums_exactly_and_each_share_is_within_a_cent_of_exact(amount, weights):
     shares = allocate(amount, weights)

@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import func, select
 
 from broker.hall.facade import HubFacade, ServiceError
+from broker.hall.till.tabs import AddTabItem, OpenWalkInTab
 from broker.storage.models import Tab, TabItem
 from tests.dashboard.conftest import FakeClock
 from tests.support.hub import running_service
@@ -34,21 +35,23 @@ def test_a_repeat_after_a_hub_restart_is_answered_with_what_the_first_tap_made(m
         facade = HubFacade(hub)
         product = next(iter(facade.reads.products(active_only=True)))
         beer = product.id
-        tab = facade.open_walk_in_tab("Peter pri bare", actor=STAFF, form_key="walk-in-key-1")
-        item = facade.add_tab_item(tab, beer, 2, actor=STAFF, form_key="item-key-0001")
-        assert facade.add_tab_item(tab, beer, 2, actor=STAFF, form_key="item-key-0001") == item  # the double tap
+        tab = facade.execute(OpenWalkInTab(label="Peter pri bare", form_key="walk-in-key-1", actor=STAFF))
+        item = facade.execute(AddTabItem(tab=tab, product=beer, quantity=2, form_key="item-key-0001", actor=STAFF))
+        assert (
+            facade.execute(AddTabItem(tab=tab, product=beer, quantity=2, form_key="item-key-0001", actor=STAFF)) == item
+        )  # the double tap
         before = _counts(facade)
 
     with _hub(mosquitto, db_url, clock) as hub:  # a new hub process on the same database
         facade = HubFacade(hub)
-        assert facade.open_walk_in_tab("Peter pri bare", actor=STAFF, form_key="walk-in-key-1") == tab
-        assert facade.add_tab_item(tab, beer, 2, actor=STAFF, form_key="item-key-0001") == item
+        assert facade.execute(OpenWalkInTab(label="Peter pri bare", form_key="walk-in-key-1", actor=STAFF)) == tab
+        assert facade.execute(AddTabItem(tab=tab, product=beer, quantity=2, form_key="item-key-0001", actor=STAFF)) == item
         assert _counts(facade) == before
         assert facade.reads.tab(tab).total_cents == 2 * product.price_cents
         # A new form (a new key) is a new item, and no key at all always is.
-        facade.add_tab_item(tab, beer, 1, actor=STAFF, form_key="item-key-0002")
-        facade.add_tab_item(tab, beer, 1, actor=STAFF)
-        facade.add_tab_item(tab, beer, 1, actor=STAFF)
+        facade.execute(AddTabItem(tab=tab, product=beer, quantity=1, form_key="item-key-0002", actor=STAFF))
+        facade.execute(AddTabItem(tab=tab, product=beer, quantity=1, actor=STAFF))
+        facade.execute(AddTabItem(tab=tab, product=beer, quantity=1, actor=STAFF))
         assert _counts(facade) == (before[0], before[1] + 3)
 
 
@@ -61,12 +64,12 @@ def test_a_key_that_cannot_be_a_form_key_is_refused(mosquitto, db_url, key, says
     with _hub(mosquitto, db_url, FakeClock()) as hub:
         facade = HubFacade(hub)
         beer = next(p.id for p in facade.reads.products(active_only=True))
-        tab = facade.open_walk_in_tab("Bar", actor=STAFF)
+        tab = facade.execute(OpenWalkInTab(label="Bar", actor=STAFF))
         before = _counts(facade)
         with pytest.raises(ServiceError, match=says):
-            facade.add_tab_item(tab, beer, 1, actor=STAFF, form_key=key)
+            facade.execute(AddTabItem(tab=tab, product=beer, quantity=1, form_key=key, actor=STAFF))
         with pytest.raises(ServiceError, match=says):
-            facade.open_walk_in_tab("Bar", actor=STAFF, form_key=key)
+            facade.execute(OpenWalkInTab(label="Bar", form_key=key, actor=STAFF))
         assert _counts(facade) == before
 
 
@@ -75,10 +78,10 @@ def test_a_key_used_on_another_tab_is_a_stale_form_and_changes_nothing(mosquitto
     with _hub(mosquitto, db_url, FakeClock()) as hub:
         facade = HubFacade(hub)
         beer = next(p.id for p in facade.reads.products(active_only=True))
-        first, second = (facade.open_walk_in_tab(name, actor=STAFF) for name in ("Peter", "Jana"))
-        facade.add_tab_item(first, beer, 1, actor=STAFF, form_key="copied-form-1")
+        first, second = (facade.execute(OpenWalkInTab(label=name, actor=STAFF)) for name in ("Peter", "Jana"))
+        facade.execute(AddTabItem(tab=first, product=beer, quantity=1, form_key="copied-form-1", actor=STAFF))
         before = _counts(facade)
         with pytest.raises(ServiceError, match="already used on another tab"):
-            facade.add_tab_item(second, beer, 1, actor=STAFF, form_key="copied-form-1")
+            facade.execute(AddTabItem(tab=second, product=beer, quantity=1, form_key="copied-form-1", actor=STAFF))
         assert _counts(facade) == before
         assert facade.reads.tab(second).total_cents == 0

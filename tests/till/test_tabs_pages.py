@@ -8,6 +8,7 @@ import re
 
 from sqlalchemy import select
 
+from broker.hall.games import StartGame, StopGame
 from broker.storage.models import Product, Tab, TabItem
 from tests.dashboard.conftest import sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
@@ -16,12 +17,12 @@ pytestmark = sqlite_only  # the SQL of both backends is in test_tabs_api; these 
 
 
 def _product_id(pages, name: str) -> int:  # type: ignore[no-untyped-def]
-    with pages.service.store.session() as db:
+    with pages.service.store.reader() as db:
         return db.scalars(select(Product.id).where(Product.name == name)).one()
 
 
 def _items(pages) -> list[tuple]:  # type: ignore[no-untyped-def]
-    with pages.service.store.session() as db:
+    with pages.service.store.reader() as db:
         return [(i.id, i.tab_id, i.name, i.quantity, i.voided_at, i.void_reason) for i in db.scalars(select(TabItem).order_by(TabItem.id))]
 
 
@@ -32,8 +33,8 @@ def _staff_follow(pages, r) -> str:  # type: ignore[no-untyped-def]
 
 
 def _game_tab(pages, table: str = "pool-01") -> tuple[int, int]:  # type: ignore[no-untyped-def]
-    sid = pages.service.start_session(table, actor="jana")
-    with pages.service.store.session() as db:
+    sid = pages.service.execute(StartGame(table=table, actor="jana"))
+    with pages.service.store.reader() as db:
         return sid, db.scalars(select(Tab.id).where(Tab.session_id == sid)).one()
 
 
@@ -96,7 +97,7 @@ def test_a_walk_in_tab_from_the_bills_page_merged_onto_a_table_then_split_in_two
     assert "Zlúčené do účtu" in pages.page(f"/tabs/{walk}", client=pages.staff)
     r = pages.post(f"/tabs/{tab}/split", {"mode": "equal", "parts": "2"}, client=pages.staff)
     assert r.status_code == 409 and "ešte hrá" in r.text
-    pages.service.stop_session(sid, actor="jana")
+    pages.service.execute(StopGame(game=sid, actor="jana"))
     html = _staff_follow(pages, pages.post(f"/tabs/{tab}/split", {"mode": "equal", "parts": "2"}, client=pages.staff))
     assert "Rozdelené na 2 časti" in html and "prvé časti dostanú cent navyše" in html
     r = pages.post(f"/tabs/{tab}/split", {"mode": "amounts", "amounts": "1,00 2,00"}, client=pages.staff)
@@ -119,7 +120,7 @@ def test_the_product_list_is_the_managers(pages):
             f"/products/{pid}", {"name": "Tatranský čaj", "name_en": "Tatra tea", "price": "3,50", "vat": "19", "category": "drinks"}
         )
     )
-    with pages.service.store.session() as db:
+    with pages.service.store.reader() as db:
         p = db.get(Product, pid)
         assert (p.price_cents, p.vat_percent, p.active) == (350, 19, False)
 
@@ -127,7 +128,7 @@ def test_the_product_list_is_the_managers(pages):
 def test_a_free_tables_card_shows_its_last_games_unpaid_tab(pages):
     sid, tab = _game_tab(pages)
     pages.clock.advance(minutes=30)
-    pages.service.stop_session(sid, actor="jana")
+    pages.service.execute(StopGame(game=sid, actor="jana"))
     card = pages.page("/tables/pool-01/card", client=pages.staff)
     assert "nezaplatené" in card and f'data-tab="{tab}"' in card
     assert f'href="/tabs/{tab}"' in pages.page("/tables/pool-01", client=pages.staff)
@@ -138,22 +139,22 @@ def test_split_by_items_on_the_page_and_a_form_for_another_tabs_lines_is_refused
     for name in ("Pivo 0,5 l", "Kofola 0,5 l"):
         pages.post(f"/tabs/{tab}/items", {"product_id": str(_product_id(pages, name)), "quantity": "1"}, client=pages.staff)
     pages.clock.advance(minutes=20)
-    pages.service.stop_session(sid, actor="jana")
+    pages.service.execute(StopGame(game=sid, actor="jana"))
     html = pages.page(f"/tabs/{tab}", client=pages.staff)
     keys = re.findall(r'name="part-([\w:]+)"', html)
     assert len(keys) == 3  # the time line and the two drinks
-    with pages.service.store.session() as db:
+    with pages.service.store.reader() as db:
         before = db.get(Tab, tab).split
     r = pages.post(f"/tabs/{tab}/split", {"mode": "items", **{f"part-{k}": "1" for k in keys}, "part-item:999": "2"}, client=pages.staff)
     assert r.status_code == 409 and "Každú položku účtu dajte do niektorej časti" in r.text
     r = pages.post(f"/tabs/{tab}/split", {"mode": "items", **{f"part-{k}": "x" for k in keys}}, client=pages.staff)
     assert r.status_code == 400
-    with pages.service.store.session() as db:
+    with pages.service.store.reader() as db:
         assert db.get(Tab, tab).split == before is None
     parts = {f"part-{k}": ("1" if n == 0 else "2") for n, k in enumerate(keys)}
     html = _staff_follow(pages, pages.post(f"/tabs/{tab}/split", {"mode": "items", **parts}, client=pages.staff))
     assert "Rozdelené na 2 časti" in html
-    with pages.service.store.session() as db:
+    with pages.service.store.reader() as db:
         split = db.get(Tab, tab).split
     assert split["mode"] == "items" and [p["keys"] for p in split["parts"]] == [keys[:1], keys[1:]]
     assert "Rozdelenie zrušené" in _staff_follow(pages, pages.post(f"/tabs/{tab}/split/cancel", {}, client=pages.staff))

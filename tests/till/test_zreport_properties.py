@@ -75,7 +75,7 @@ def reversal(p: PaymentRecord, n: int, staff: str | None = None) -> PaymentRecor
     )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(days, st.integers(min_value=0, max_value=100_000))
 def test_the_close_out_is_the_sum_of_the_days_payments_by_method(pays, float_cents):
     z = report(pays, float_cents)
@@ -87,7 +87,7 @@ def test_the_close_out_is_the_sum_of_the_days_payments_by_method(pays, float_cen
     assert sum(s.net_cents for s in z.by_staff) == z.total_cents
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(days)
 def test_by_vat_and_by_category_sum_to_the_payment_total(pays):
     z = report(pays)
@@ -98,7 +98,7 @@ def test_by_vat_and_by_category_sum_to_the_payment_total(pays):
         assert v.net_cents + v.vat_cents == v.gross_cents
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(days, st.data())
 def test_reversals_bring_every_total_back(pays, data):
     if not pays:
@@ -129,7 +129,7 @@ def test_reversals_bring_every_total_back(pays, data):
     assert totals(report([*pays, *reversed_, *picked])) == totals(before)  # taken again: as at first
 
 
-@settings(max_examples=100, deadline=None)
+@settings(deadline=None)
 @given(days)
 def test_the_frozen_report_reads_back_the_same(pays):
     z = report(pays)

@@ -1,10 +1,9 @@
 """The till (issue 12): tabs and the product list, payments and receipts, the business day and its
 close-out, and the eKasa registration of every sale.
 
-Each part is a module of its own with its rules; all of them run on the hub's writer (the hub's
-one writer: broker.hall.writer), which is the only place money changes. `Till` only builds them
-and gives each the writer's `call`, so a public method of a part submits itself and waits for
-its answer, as the hub's own methods do. Money is integer cents, never deleted, only reversed.
+Each part is a module of its own with its rules and the handlers of its commands (broker.hall.
+commands); the hub's one writer (broker.hall.writer) runs them, so that is the only place money
+changes. `Till` only builds the parts. Money is integer cents, never deleted, only reversed.
 """
 
 from __future__ import annotations
@@ -30,10 +29,10 @@ class Till:
     """The till's parts, built once by the hub; see each module for what it owns."""
 
     def __init__(self, hall: HallState, write: Callable[[Callable[[], Any]], Any]) -> None:
-        self.tabs = Tabs(hall, write)
-        self.days = CloseOut(hall, write)
-        self.fiscal = Fiscal(hall, write)
-        self.payments = Payments(hall, write, self.tabs, self.days, self.fiscal)
+        self.tabs = Tabs(hall, write)  # `write`: seeding the product list at start
+        self.days = CloseOut(hall)
+        self.fiscal = Fiscal(hall, write)  # `write`: the follow-up thread hands its results to the writer
+        self.payments = Payments(hall, self.tabs, self.days, self.fiscal)
 
     def game_billed(self, db: Db, session_id: int) -> None:
         """A game's bill became final or changed after it (the writer, in that transaction): its tab's
@@ -41,6 +40,10 @@ class Till:
         tab = db.scalar(select(Tab).where(Tab.session_id == session_id))
         if tab is not None:
             self.payments.game_stopped(db, tab.id)
+
+    def parts(self) -> tuple[object, ...]:
+        """The parts that hold command handlers."""
+        return (self.tabs, self.days, self.fiscal, self.payments)
 
     def start(self) -> None:
         """After the hub's start: the product list is ready, the fiscal follow-up resumes what was left pending."""

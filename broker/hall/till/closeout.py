@@ -30,9 +30,10 @@ from sqlalchemy import CursorResult, select, update
 from sqlalchemy.orm import Session as Db
 
 from broker.domain.billing import format_eur
+from broker.domain.euros import MAX_AMOUNT_CENTS, whole_cents
 from broker.domain.receipt import ReceiptLine
 from broker.domain.refusals import N_, Name, Refusal
-from broker.domain.schedule import business_day, business_day_bounds, counting_day
+from broker.domain.schedule import business_day, business_day_bounds, counting_day, first_open_day
 from broker.domain.zreport import (
     CorrectionRecord,
     DayOpening,
@@ -45,19 +46,37 @@ from broker.domain.zreport import (
     to_json,
     z_report,
 )
-from broker.hall.effects import AfterCommit
+from broker.hall.commands import Command, command, handles
 from broker.hall.ports import HallState
 from broker.hall.till.tabs import bill_of_tab
+from broker.storage.after_commit import after_commit
 from broker.storage.audit import record_audit
 from broker.storage.models import AuditEntry, BusinessDay, Payment, SessionOp, Tab, TabItem, TableSession
 
-MAX_DRAWER_CENTS = 10_000_000  # 100 000 €: more in a bar's drawer is a typo, not money
+MAX_DRAWER_CENTS = MAX_AMOUNT_CENTS  # more in a bar's drawer is a typo, not money
 LOOKBACK_DAYS = 7  # how far back a thing done today may belong (days closed early, one after another)
 AUTO_OPEN = "day.auto_open"
 
 
 class DayRefused(Refusal):
     """A business day cannot be opened or closed as asked; the message says what to do instead."""
+
+
+@command
+class OpenDay(Command[date]):
+    """Open the current business day with the float in the drawer (cents); answers the day opened."""
+
+    float_cents: int
+
+
+@command
+class CloseDay(Command[ZReport]):
+    """Close `day` with the counted cash: its Z report, frozen. Refused when it is closed already,
+    has not begun, or has unpaid tabs and `open_tabs_ok` is not given."""
+
+    day: date
+    counted_cents: int
+    open_tabs_ok: bool = False
 
 
 @dataclass(frozen=True)
@@ -103,11 +122,12 @@ def _day(d: date) -> Name:
 
 def drawer_cents(value: object, what: str) -> int:
     """An amount of cash in cents, as staff may count it: a whole number from 0 to 100 000 €."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_DRAWER_CENTS:
+    cents = whole_cents(value, low=0, high=MAX_DRAWER_CENTS)
+    if cents is None:
         if what == "float":
             raise DayRefused(N_("The float must be an amount from 0 to %(max)s, e.g. 50,00."), max=_money(MAX_DRAWER_CENTS))
         raise DayRefused(N_("The counted cash must be an amount from 0 to %(max)s, e.g. 412,50."), max=_money(MAX_DRAWER_CENTS))
-    return value
+    return cents
 
 
 def methods_of(hall: HallState) -> list[Method]:
@@ -115,9 +135,8 @@ def methods_of(hall: HallState) -> list[Method]:
 
 
 class CloseOut:
-    def __init__(self, hall: HallState, write: Callable[[Callable[[], Any]], Any]) -> None:
+    def __init__(self, hall: HallState) -> None:
         self.h = hall
-        self._write = write
 
     # -- in a payment's transaction (the writer) -----------------------------------------------
 
@@ -126,10 +145,8 @@ class CloseOut:
 
         The business day of `at`, or the next one not closed yet; a day nobody opened opens itself
         here with a float of 0 (audited: who took the payment, `actor`)."""
-        day = business_day(at, self.h.venue)
-        while (row := db.get(BusinessDay, day)) is not None and row.closed_at is not None:
-            day += timedelta(days=1)
-        if row is None:
+        day = self.current_day(db, at)
+        if db.get(BusinessDay, day) is None:
             self._auto_open(db, day, at, actor, "payment")
         return day
 
@@ -171,23 +188,17 @@ class CloseOut:
         with self.h.store.reader() as db:
             return [summary_of(r) for r in db.scalars(select(BusinessDay).order_by(BusinessDay.day.desc()).limit(limit))]
 
-    # -- staff actions (each submits itself to the writer) ---------------------------------------
+    # -- staff actions (the commands' handlers, on the writer) ---------------------------------
 
     def current_day(self, db: Db, now: datetime) -> date:
         """The day staff work on now: today's business day, or the next one if today's is closed."""
-        day = business_day(now, self.h.venue)
-        while (row := db.get(BusinessDay, day)) is not None and row.closed_at is not None:
-            day += timedelta(days=1)
-        return day
+        return first_open_day(business_day(now, self.h.venue), lambda d: _closed(db, d))
 
-    def open_day(self, float_cents: int, *, actor: str) -> date:
+    @handles(OpenDay)
+    def open_day(self, c: OpenDay) -> date:
         """Open the current business day with the float in the drawer; the day opened."""
-        float_cents = drawer_cents(float_cents, "float")
-        return self._write(lambda: self._open(float_cents, actor))
-
-    def _open(self, float_cents: int, actor: str) -> date:
+        float_cents, actor = drawer_cents(c.float_cents, "float"), c.actor
         now = self.h.clock()
-        after = AfterCommit()
         with self.h.store.session() as db:
             day = self.current_day(db, now)
             row = db.get(BusinessDay, day)
@@ -206,19 +217,15 @@ class CloseOut:
                     time=row.opened_at.astimezone(self.h.venue.tz).strftime("%H:%M"),
                     float=_money(row.float_cents),
                 )
-            after.add(lambda: self.h.listeners.notify("day", {"day": day.isoformat(), "action": "open"}))
-        after.run()
+            after_commit(db).add(lambda: self.h.listeners.notify("day", {"day": day.isoformat(), "action": "open"}))
         return day
 
-    def close_day(self, day: date, counted_cents: int, *, actor: str, open_tabs_ok: bool = False) -> ZReport:
+    @handles(CloseDay)
+    def close_day(self, c: CloseDay) -> ZReport:
         """Close `day` with the cash counted in the drawer: the Z report, frozen. Refused if it is
         closed already, has not begun, or has unpaid tabs and `open_tabs_ok` is not given."""
-        counted_cents = drawer_cents(counted_cents, "counted")
-        return self._write(lambda: self._close(day, counted_cents, actor, open_tabs_ok))
-
-    def _close(self, day: date, counted_cents: int, actor: str, open_tabs_ok: bool) -> ZReport:
+        day, counted_cents, actor, open_tabs_ok = c.day, drawer_cents(c.counted_cents, "counted"), c.actor, c.open_tabs_ok
         now = self.h.clock()
-        after = AfterCommit()
         with self.h.store.session() as db:
             row = db.get(BusinessDay, day)
             if row is not None and row.closed_at is not None:
@@ -265,9 +272,13 @@ class CloseOut:
                 },
                 at=now,
             )
-            after.add(lambda: self.h.listeners.notify("day", {"day": day.isoformat(), "action": "close"}))
-        after.run()
+            after_commit(db).add(lambda: self.h.listeners.notify("day", {"day": day.isoformat(), "action": "close"}))
         return report
+
+
+def _closed(db: Db, day: date) -> bool:
+    row = db.get(BusinessDay, day)
+    return row is not None and row.closed_at is not None
 
 
 def summary_of(row: BusinessDay) -> DaySummary:

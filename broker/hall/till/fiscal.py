@@ -51,8 +51,9 @@ from broker.domain import alert_kinds
 from broker.domain.receipt import lines_from_json
 from broker.domain.refusals import N_, Refusal
 from broker.domain.venue import WEEKDAYS
-from broker.hall.effects import AfterCommit
+from broker.hall.commands import Command, command, handles
 from broker.hall.ports import HallState
+from broker.storage.after_commit import Effects, after_commit
 from broker.storage.audit import record_audit
 from broker.storage.models import Payment, Setting
 
@@ -120,6 +121,32 @@ class _Job:
     stored_at: datetime | None  # when it went offline
 
 
+@command
+class SaveEkasaSettings(Command[EkasaSettings]):
+    """The manager's eKasa settings, checked (a URL the client can be at, a sane timeout), audited."""
+
+    enabled: bool
+    url: str = DEFAULT_URL
+    timeout_s: float = 10.0
+    cash_register_code: str = ""
+
+
+@command
+class RecordParagon(Command[None]):
+    """A hand-written paragón (its number and time) for a payment eKasa could not take; registered as one later."""
+
+    payment: int
+    number: str
+    at: datetime
+
+
+@command
+class RetryEkasa(Command[None]):
+    """A manager sends a failed receipt to eKasa again (after fixing the cause)."""
+
+    payment: int
+
+
 def external_id(venue_id: str, payment_id: int) -> str:
     return f"lavos-{venue_id[:20]}-{payment_id}"
 
@@ -159,7 +186,7 @@ class Fiscal:
 
     # -- the writer (called by Payments in the payment's transaction) ----------------------------
 
-    def payment_recorded(self, db: Db, payment: Payment, after: AfterCommit) -> None:
+    def payment_recorded(self, db: Db, payment: Payment, after: Effects) -> None:
         """A payment (or a reversal) was just added in `db` (the writer, its transaction open, the
         payment flushed: it has its id and frozen lines). Off: it stays fiscal_state "none"."""
         if not self._settings.enabled or payment.amount_cents == 0:
@@ -203,30 +230,26 @@ class Fiscal:
     def health(self) -> FiscalHealth:
         return self._health
 
-    # -- staff actions (public: each submits itself to the writer and waits) ----------------------
+    # -- staff actions (the commands' handlers, on the writer) ----------------------------------
 
-    def save_settings(self, settings: EkasaSettings, *, actor: str) -> EkasaSettings:
-        new = settings.validated()
-
-        def run() -> EkasaSettings:
-            with self.h.store.session() as db:
-                row = db.get(Setting, SETTINGS_KEY)
-                before = EkasaSettings.from_json(row.value if row else None)
-                if row is None:
-                    row = Setting(key=SETTINGS_KEY, value=asdict(new), updated_by=actor, updated_at=self.h.clock())
-                    db.add(row)
-                else:
-                    row.value, row.updated_by, row.updated_at = asdict(new), actor, self.h.clock()
-                record_audit(
-                    db, actor, "ekasa.settings", "settings:ekasa", {"before": asdict(before), "after": asdict(new)}, at=self.h.clock()
-                )
-            self._settings = new
-            self._retry_at.clear()
-            self._wake.set()
-            return new
-
-        result: EkasaSettings = self._write(run)
-        return result
+    @handles(SaveEkasaSettings)
+    def save_settings(self, c: SaveEkasaSettings) -> EkasaSettings:
+        """The manager's eKasa settings (off by default), audited; the follow-up uses them at once."""
+        new = EkasaSettings(enabled=c.enabled, url=c.url, timeout_s=c.timeout_s, cash_register_code=c.cash_register_code).validated()
+        actor = c.actor
+        with self.h.store.session() as db:
+            row = db.get(Setting, SETTINGS_KEY)
+            before = EkasaSettings.from_json(row.value if row else None)
+            if row is None:
+                row = Setting(key=SETTINGS_KEY, value=asdict(new), updated_by=actor, updated_at=self.h.clock())
+                db.add(row)
+            else:
+                row.value, row.updated_by, row.updated_at = asdict(new), actor, self.h.clock()
+            record_audit(db, actor, "ekasa.settings", "settings:ekasa", {"before": asdict(before), "after": asdict(new)}, at=self.h.clock())
+        self._settings = new
+        self._retry_at.clear()
+        self._wake.set()
+        return new
 
     def test_connection(self, settings: EkasaSettings) -> ClientStatus:
         """Ask the client at these (unsaved) settings how it is; the caller's thread, never the writer's."""
@@ -237,61 +260,52 @@ class Fiscal:
         finally:
             _close(client)
 
-    def record_paragon(self, payment_id: int, number: str, at: datetime, *, actor: str) -> None:
+    @handles(RecordParagon)
+    def record_paragon(self, c: RecordParagon) -> None:
         """A hand-written paragón for a payment the client could not take: registered as one later."""
-        n = parse_paragon_number(number)
+        payment_id, at, actor = c.payment, c.at, c.actor
+        n = parse_paragon_number(c.number)
         if at > self.h.clock() + timedelta(minutes=5):
             raise FiscalRefusal(N_("The paragón's time is in the future."))
+        with self.h.store.session() as db:
+            p = self._payment(db, payment_id)
+            if p.fiscal_state == "paragon" and p.paragon_no == str(n):
+                return  # the same form again (a double tap): already recorded
+            other = db.scalar(select(Payment).where(Payment.paragon_no == str(n), Payment.id != p.id).limit(1))
+            if other is not None:
+                raise FiscalRefusal(
+                    N_("Paragón no. %(number)s is already recorded for receipt no. %(receipt)s."),
+                    number=n,
+                    receipt=other.receipt_no or other.id,
+                )
+            if p.fiscal_state not in ("pending", "failed"):
+                raise FiscalRefusal(
+                    N_("Receipt no. %(receipt)s needs no paragón: eKasa has it or will send it on its own."),
+                    receipt=p.receipt_no or p.id,
+                )
+            if p.at - at > timedelta(hours=1) or at - p.at > timedelta(hours=96):
+                raise FiscalRefusal(N_("The paragón's time must be near the time of the payment."))
+            before = p.fiscal_state
+            self._set(p, "paragon", paragon_number=n)
+            p.paragon_no, p.paragon_at = str(n), at
+            record_audit(db, actor, "ekasa.paragon", f"payment:{p.id}", {"paragon_no": n, "paragon_at": at.isoformat(), "was": before})
+            after_commit(db).add(self._notify(p.id, "paragon"))
+        self._retry_at.pop(payment_id, None)
+        self._wake.set()
 
-        def run() -> None:
-            after = AfterCommit()
-            with self.h.store.session() as db:
-                p = self._payment(db, payment_id)
-                if p.fiscal_state == "paragon" and p.paragon_no == str(n):
-                    return  # the same form again (a double tap): already recorded
-                other = db.scalar(select(Payment).where(Payment.paragon_no == str(n), Payment.id != p.id).limit(1))
-                if other is not None:
-                    raise FiscalRefusal(
-                        N_("Paragón no. %(number)s is already recorded for receipt no. %(receipt)s."),
-                        number=n,
-                        receipt=other.receipt_no or other.id,
-                    )
-                if p.fiscal_state not in ("pending", "failed"):
-                    raise FiscalRefusal(
-                        N_("Receipt no. %(receipt)s needs no paragón: eKasa has it or will send it on its own."),
-                        receipt=p.receipt_no or p.id,
-                    )
-                if p.at - at > timedelta(hours=1) or at - p.at > timedelta(hours=96):
-                    raise FiscalRefusal(N_("The paragón's time must be near the time of the payment."))
-                before = p.fiscal_state
-                self._set(p, "paragon", paragon_number=n)
-                p.paragon_no, p.paragon_at = str(n), at
-                record_audit(db, actor, "ekasa.paragon", f"payment:{p.id}", {"paragon_no": n, "paragon_at": at.isoformat(), "was": before})
-                after.add(self._notify(p.id, "paragon"))
-            after.run()
-            self._retry_at.pop(payment_id, None)
-            self._wake.set()
-
-        self._write(run)
-
-    def retry(self, payment_id: int, *, actor: str) -> None:
+    @handles(RetryEkasa)
+    def retry(self, c: RetryEkasa) -> None:
         """A manager sends a failed one again (after fixing what was wrong); audited."""
-
-        def run() -> None:
-            after = AfterCommit()
-            with self.h.store.session() as db:
-                p = self._payment(db, payment_id)
-                if p.fiscal_state not in ("failed", "pending", "paragon"):
-                    raise FiscalRefusal(N_("Receipt no. %(receipt)s has nothing to send to eKasa."), receipt=p.receipt_no or p.id)
-                was = p.fiscal_state
-                self._set(p, "paragon" if p.paragon_no else "pending")
-                record_audit(db, actor, "ekasa.retry", f"payment:{p.id}", {"was": was})
-                after.add(self._notify(p.id, p.fiscal_state))
-            after.run()
-            self._retry_at.pop(payment_id, None)
-            self._wake.set()
-
-        self._write(run)
+        with self.h.store.session() as db:
+            p = self._payment(db, c.payment)
+            if p.fiscal_state not in ("failed", "pending", "paragon"):
+                raise FiscalRefusal(N_("Receipt no. %(receipt)s has nothing to send to eKasa."), receipt=p.receipt_no or p.id)
+            was = p.fiscal_state
+            self._set(p, "paragon" if p.paragon_no else "pending")
+            record_audit(db, c.actor, "ekasa.retry", f"payment:{p.id}", {"was": was})
+            after_commit(db).add(self._notify(p.id, p.fiscal_state))
+        self._retry_at.pop(c.payment, None)
+        self._wake.set()
 
     # -- the follow-up thread --------------------------------------------------------------------
 
@@ -397,8 +411,8 @@ class Fiscal:
     # -- results, back on the writer -------------------------------------------------------------
 
     def _apply(self, job: _Job, result: Registration) -> None:
-        after = AfterCommit()
         with self.h.store.session() as db:
+            after = after_commit(db)
             p = db.get(Payment, job.payment_id)
             if p is None or p.fiscal_state != job.state:
                 return  # staff changed it meanwhile (a paragón, a retry): the next pass sees the new state
@@ -411,7 +425,6 @@ class Fiscal:
                 self._set(p, "failed", error=result.error, code=result.code)
                 log.warning("eKasa refused payment %d: %s", p.id, result.error)
             after.add(self._notify(p.id, p.fiscal_state))
-        after.run()
 
     def _set(self, p: Payment, state: str, **detail: Any) -> None:
         now = self.h.clock()
@@ -459,10 +472,8 @@ class Fiscal:
         self._alerted.add(spec.cause_key)
 
         def run() -> None:
-            after = AfterCommit()
             with self.h.store.session() as db:
-                self.h.alerts.raise_alert(db, spec, after)
-            after.run()
+                self.h.alerts.raise_alert(db, spec)
 
         self._write(run)
 

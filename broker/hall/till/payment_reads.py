@@ -15,8 +15,7 @@ from broker.domain.money import MoneyLine, TabStatus, VatRow
 from broker.domain.receipt import Issuer, Receipt, lines_from_json, vat_from_json
 from broker.domain.refusals import Name
 from broker.hall.ports import HallState
-from broker.hall.till.payments import tab_name
-from broker.hall.till.tabs import bill_of_tab
+from broker.hall.till.tabs import bill_of_tab, name_of
 from broker.storage.models import Payment, Tab
 
 
@@ -130,7 +129,7 @@ def tab_pay_view(db: Db, hall: HallState, tab_id: int, now: datetime | None = No
     )
     return TabPayView(
         tab.id,
-        tab_name(hall, tab),
+        name_of(hall, tab, short=True),
         tab.table_id,
         tab.session_id,
         bill.status,

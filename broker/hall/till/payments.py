@@ -1,7 +1,7 @@
 """Payments and receipts: money taken for a tab (cash with change, card, the club's other methods),
 reversed by a manager with a reason, never deleted; the receipt numbered and printed.
 
-Runs on the hub's writer (see broker.hall.till): `pay` and `reverse` submit themselves and wait.
+The commands PayTab and ReversePayment have their handlers here, run by the hub's writer.
 Each payment, in one transaction: the rules of broker.domain.payment_rules against what the tab
 (or its split part) owes now (broker.hall.till.tabs.bill_of_tab), the next receipt number (one
 sequence: the writer is the only one numbering), the business day it counts on (CloseOut.day_for),
@@ -18,7 +18,6 @@ fiscal state columns ever change on these rows.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,11 +29,12 @@ from broker.domain.money import TabBill
 from broker.domain.receipt import ReceiptLine, lines_from_json, lines_json
 from broker.domain.refusals import N_, Name
 from broker.domain.venue import PaymentMethod
-from broker.hall.effects import AfterCommit
+from broker.hall.commands import Command, command, handles
 from broker.hall.ports import HallState
 from broker.hall.till.closeout import CloseOut
 from broker.hall.till.fiscal import Fiscal
-from broker.hall.till.tabs import Tabs, bill_of_tab
+from broker.hall.till.tabs import Tabs, bill_of_tab, name_of
+from broker.storage.after_commit import Effects, after_commit
 from broker.storage.audit import record_audit
 from broker.storage.models import Payment, Tab
 
@@ -49,20 +49,33 @@ class PaymentNotFound(rules.PaymentRefused):
 
 @dataclass(frozen=True)
 class Taken:
-    """What `pay` and `reverse` answer: the payment, and whether it had been made already (a resent form)."""
+    """What a payment and a reversal answer: the payment, and whether it had been made already (a resent form)."""
 
     payment_id: int
     repeated: bool
 
 
-def tab_name(hall: HallState, tab: Tab) -> Name:
-    """A tab as staff know it: its table's name, the label given to a walk-in, or its number."""
-    if tab.table_id and tab.table_id in hall.tables:
-        spec = hall.tables[tab.table_id]
-        return Name(spec.name, spec.name_en)
-    if tab.label:
-        return Name(tab.label)
-    return Name(f"č. {tab.id}", f"tab no. {tab.id}")  # "Účet č. 5" where a refusal says "Účet %(what)s"
+@command
+class PayTab(Command[Taken]):
+    """Take `amount_cents` for a tab (or its split part `part`) by `method`; cash may say what was
+    `tendered_cents`. A resent form (the same `request_id`) gets the same payment back."""
+
+    tab: int
+    method: str
+    amount_cents: object
+    tendered_cents: object = None
+    part: int | None = None
+    request_id: str | None = None
+
+
+@command
+class ReversePayment(Command[Taken]):
+    """Give a payment back with a reason (a manager's: the dashboard's access table); a new receipt
+    of the opposite amount, once per payment."""
+
+    payment: int
+    reason: str
+    request_id: str | None = None
 
 
 def _paid_on(db: Db, tab_id: int, part: int | None = None) -> list[Payment]:
@@ -83,32 +96,11 @@ def _part(tab: Tab, part: int, name: Name) -> dict[str, Any]:
 
 
 class Payments:
-    def __init__(self, hall: HallState, write: Callable[[Callable[[], Any]], Any], tabs: Tabs, days: CloseOut, fiscal: Fiscal) -> None:
+    def __init__(self, hall: HallState, tabs: Tabs, days: CloseOut, fiscal: Fiscal) -> None:
         self.h = hall
-        self._write = write
         self._tabs = tabs
         self._days = days  # which business day a payment counts on: days.day_for(db, at)
         self._fiscal = fiscal  # every payment (and reversal) goes to fiscal.payment_recorded(db, payment, after)
-
-    # -- the public operations (any thread: each submits itself to the writer and waits) ---------
-
-    def pay(
-        self,
-        tab_id: int,
-        method: str,
-        amount_cents: object,
-        *,
-        staff: str,
-        tendered_cents: object = None,
-        part: int | None = None,
-        request_id: str | None = None,
-    ) -> Taken:
-        """Take `amount_cents` for the tab (or its split part `part`) by `method`; refused with a reason."""
-        return self._write(lambda: self._pay(tab_id, method, amount_cents, staff, tendered_cents, part, request_id))
-
-    def reverse(self, payment_id: int, reason: str, *, staff: str, request_id: str | None = None) -> Taken:
-        """Give a payment back (a manager's: the caller checks), with a reason; once per payment."""
-        return self._write(lambda: self._reverse(payment_id, reason, staff, request_id))
 
     # -- on the writer ----------------------------------------------------------------------
 
@@ -133,23 +125,34 @@ class Payments:
             raise rules.PaymentRefused(N_("This form was already used for another bill; open the payment page again."))
         return Taken(done.id, True)
 
-    def _pay(
-        self, tab_id: int, method: str, amount: object, staff: str, tendered: object, part: int | None, request_id: str | None
-    ) -> Taken:
+    @handles(PayTab)
+    def pay(self, c: PayTab) -> Taken:
+        """Refused with a reason (broker.domain.payment_rules) when the amount, the method or the tab does not allow it."""
+        tab_id, method, amount, staff, tendered, part, request_id = (
+            c.tab,
+            c.method,
+            c.amount_cents,
+            c.actor,
+            c.tendered_cents,
+            c.part,
+            c.request_id,
+        )
         now = self.h.clock()
-        after = AfterCommit()
         with self.h.store.session() as db:
+            after = after_commit(db)
             repeated = self._repeat(db, request_id, tab_id)
             if repeated is not None:
                 return repeated
             tab = db.get(Tab, tab_id)
             if tab is None:
                 raise PaymentNotFound(N_("There is no such bill; it may have been merged or the page is old."))
-            name = tab_name(self.h, tab)
+            name = name_of(self.h, tab, short=True)
             if tab.merged_into is not None:
                 into = db.get(Tab, tab.merged_into)
                 raise rules.PaymentRefused(
-                    N_("%(what)s is merged into %(into)s; pay it there."), what=name, into=tab_name(self.h, into) if into else "?"
+                    N_("%(what)s is merged into %(into)s; pay it there."),
+                    what=name,
+                    into=name_of(self.h, into, short=True) if into else "?",
                 )
             m = self._method(method)
             bill = bill_of_tab(db, self.h, tab_id, now)
@@ -189,11 +192,8 @@ class Payments:
                 },
                 at=now,
             )
-            taken = Taken(row.id, False)
-            table = tab.table_id
-        self._push(after, tab_id, table)
-        after.run()
-        return taken
+            self._push(after, tab_id, tab.table_id)
+            return Taken(row.id, False)
 
     def _what_is_paid(
         self, db: Db, tab: Tab, bill: TabBill, name: Name, part: int | None
@@ -217,11 +217,13 @@ class Payments:
         # choosing a part counts against the tab, not against any part).
         return rules.part_lines(doc), before, min(part_owed, bill.owed_cents) if part_owed > 0 else part_owed, what
 
-    def _reverse(self, payment_id: int, reason: str, staff: str, request_id: str | None) -> Taken:
+    @handles(ReversePayment)
+    def reverse(self, c: ReversePayment) -> Taken:
+        payment_id, staff, request_id = c.payment, c.actor, c.request_id
         now = self.h.clock()
-        reason = " ".join(str(reason).split())[:MAX_REASON]
-        after = AfterCommit()
+        reason = " ".join(str(c.reason).split())[:MAX_REASON]
         with self.h.store.session() as db:
+            after = after_commit(db)
             repeated = self._repeat(db, request_id, None)
             if repeated is not None:
                 return repeated
@@ -275,13 +277,10 @@ class Payments:
                 reason=reason,
                 at=now,
             )
-            taken = Taken(row.id, False)
-            table = tab.table_id
-        self._push(after, tab.id, table)
-        after.run()
-        return taken
+            self._push(after, tab.id, tab.table_id)
+            return Taken(row.id, False)
 
-    def _record(self, db: Db, tab: Tab, row: Payment, after: AfterCommit, now: Any) -> None:
+    def _record(self, db: Db, tab: Tab, row: Payment, after: Effects, now: Any) -> None:
         """What every new payment row, a reversal too, goes through: stored (it gets its id), told to
         eKasa in the same transaction, and the tab's settled mark brought up to date."""
         db.add(row)
@@ -312,7 +311,7 @@ class Payments:
         elif not paid and tab.settled_at is not None:
             tab.settled_at = None
 
-    def _push(self, after: AfterCommit, tab_id: int, table: str | None) -> None:
+    def _push(self, after: Effects, tab_id: int, table: str | None) -> None:
         after.add(lambda: self.h.listeners.notify("tab", {"tab": tab_id, "table": table, "action": "payment"}))
         if table is not None:  # the table's card on the floor shows what is left to pay
             after.add(lambda: self.h.listeners.notify("session", {"table": table, "action": "payment"}))

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session as Db
 
 from broker.domain.money import MoneyLine, TabBill, TabStatus, VatRow
 from broker.hall.ports import HallState
-from broker.hall.till.tabs import bill_of_tab, game_lines, merged_tabs, tab_name
+from broker.hall.till.tabs import bill_of_tab, game_lines, merged_tabs, name_of
 from broker.storage.models import Payment, Product, Tab, TabItem, TableSession
 
 MAX_LISTED = 200  # unpaid tabs on the bills page: more than that is a hall that never settles
@@ -159,13 +159,13 @@ def tab_view(db: Db, hall: HallState, tab: Tab, now: datetime) -> TabView:
     for t in merged_tabs(db, tab):
         lines, over = game_lines(db, hall, t, now)
         running = running or not over
-        sources.append(TabSource(t.id, tab_name(hall, t), tab_name(hall, t, english=True), tuple(lines), _items(db, t.id)))
+        sources.append(TabSource(t.id, name_of(hall, t).name, str(name_of(hall, t)), tuple(lines), _items(db, t.id)))
     into = db.get(Tab, tab.merged_into) if tab.merged_into is not None else None
     count = db.scalar(select(func.count()).select_from(Payment).where(Payment.tab_id == tab.id)) or 0
     return TabView(
         id=tab.id,
-        name=tab_name(hall, tab),
-        name_en=tab_name(hall, tab, english=True),
+        name=name_of(hall, tab).name,
+        name_en=str(name_of(hall, tab)),
         table_id=tab.table_id,
         session_id=tab.session_id,
         label=tab.label,
@@ -173,8 +173,8 @@ def tab_view(db: Db, hall: HallState, tab: Tab, now: datetime) -> TabView:
         opened_by=tab.opened_by,
         business_day=tab.business_day,
         merged_into=tab.merged_into,
-        merged_into_name=tab_name(hall, into) if into else None,
-        merged_into_name_en=tab_name(hall, into, english=True) if into else None,
+        merged_into_name=name_of(hall, into).name if into else None,
+        merged_into_name_en=str(name_of(hall, into)) if into else None,
         split=dict(tab.split) if tab.split else None,
         bill=bill,
         sources=tuple(sources),
@@ -200,7 +200,7 @@ def unpaid_tabs(db: Db, hall: HallState, now: datetime) -> list[UnpaidTab]:
         if tab.table_id is not None and bill.owed_cents <= 0:
             continue
         out.append(
-            UnpaidTab(tab.id, tab_name(hall, tab), tab_name(hall, tab, english=True), tab.table_id, tab.session_id, tab.opened_at,
+            UnpaidTab(tab.id, name_of(hall, tab).name, str(name_of(hall, tab)), tab.table_id, tab.session_id, tab.opened_at,
                       bill.owed_cents, bill.status, False)
         )  # fmt: skip
     out.reverse()
@@ -230,7 +230,7 @@ def unpaid_by_table(db: Db, hall: HallState, now: datetime, only: str | None = N
         if bill.status == "paid" or bill.owed_cents <= 0 or tab.table_id is None:
             continue
         out[tab.table_id] = UnpaidTab(
-            home.id, tab_name(hall, home), tab_name(hall, home, english=True), home.table_id, home.session_id, home.opened_at,
+            home.id, name_of(hall, home).name, str(name_of(hall, home)), home.table_id, home.session_id, home.opened_at,
             bill.owed_cents, bill.status, not bill.closed,
         )  # fmt: skip
     return out
@@ -247,7 +247,7 @@ def todays_tabs(db: Db, hall: HallState, day: date, now: datetime) -> list[Unpai
     for tab in rows:
         bill = bill_of_tab(db, hall, tab.id, now)
         out.append(
-            UnpaidTab(tab.id, tab_name(hall, tab), tab_name(hall, tab, english=True), tab.table_id, tab.session_id, tab.opened_at,
+            UnpaidTab(tab.id, name_of(hall, tab).name, str(name_of(hall, tab)), tab.table_id, tab.session_id, tab.opened_at,
                       bill.owed_cents, bill.status, not bill.closed)
         )  # fmt: skip
     return out

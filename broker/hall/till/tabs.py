@@ -25,7 +25,7 @@ belongs to a stale or copied form and is refused.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -33,15 +33,18 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session as Db
 
 from broker.domain import sessions
+from broker.domain.euros import PRODUCT_CATEGORIES, VAT_RATES
 from broker.domain.money import TABLE_TIME, MoneyLine, TabBill, tab_bill
 from broker.domain.refusals import N_, Name, Refusal
 from broker.domain.schedule import business_day
 from broker.domain.split import split_amounts, split_equal, split_items
-from broker.hall.effects import AfterCommit
+from broker.domain.tab_name import tab_name
+from broker.hall.commands import Command, command, handles
 from broker.hall.ports import HallState
 from broker.hall.session_log import replay_row
+from broker.storage.after_commit import after_commit
 from broker.storage.audit import record_audit
-from broker.storage.models import PRODUCT_CATEGORIES, VAT_RATES, Payment, Product, Tab, TabItem, TableSession
+from broker.storage.models import Payment, Product, Tab, TabItem, TableSession
 
 MAX_QUANTITY = 99  # more of one thing at once is a typing mistake
 MAX_PRICE_CENTS = 100_000  # 1 000 € for one product is a typing mistake
@@ -56,7 +59,91 @@ class TabRefused(Refusal):
 
 
 class TabMissing(TabRefused):
-    """No such tab, item or product (the facade's NotFound)."""
+    """No such tab, item or product (the hub's NotFound)."""
+
+
+@command
+class AddProduct(Command[int]):
+    """A new product on the list (the manager's); answers its id."""
+
+    name: str
+    name_en: str
+    price_cents: int
+    vat_percent: int
+    category: str
+
+
+@command
+class UpdateProduct(Command[None]):
+    """Change a product (None keeps a field); items already on tabs keep what they copied."""
+
+    product_id: int
+    name: str | None = None
+    name_en: str | None = None
+    price_cents: int | None = None
+    vat_percent: int | None = None
+    category: str | None = None
+    active: bool | None = None
+
+    def changes(self) -> dict[str, Any]:
+        fields = ("name", "name_en", "price_cents", "vat_percent", "category", "active")
+        return {f: getattr(self, f) for f in fields if getattr(self, f) is not None}
+
+
+@command
+class OpenWalkInTab(Command[int]):
+    """A tab with no table (a drink at the bar), named by `label`; answers its id. A repeated
+    `form_key` (a double tap, a resent form) answers the tab the first submit opened."""
+
+    label: str
+    form_key: str | None = None
+
+
+@command
+class AddTabItem(Command[int]):
+    """Put `quantity` of a product on a tab; answers the item's id (the first one's for a repeated form_key)."""
+
+    tab: int
+    product: int
+    quantity: int = 1
+    form_key: str | None = None
+
+
+@command
+class VoidTabItem(Command[None]):
+    """Void an item with a reason; after a payment only with `may_void_paid` (the manager's tabs.void_paid)."""
+
+    tab: int
+    item: int
+    reason: str
+    may_void_paid: bool = False
+
+
+@command
+class MergeTabs(Command[None]):
+    """Put tab `from_tab` onto `into`: one bill for both."""
+
+    into: int
+    from_tab: int
+
+
+@command
+class SplitTab(Command[dict[str, Any]]):
+    """Split a stopped, unpaid tab: equal `parts`, by items (`assignment`: line key -> part) or by
+    `amounts`; answers the stored plan."""
+
+    tab: int
+    mode: str
+    parts: int = 0
+    assignment: Mapping[str, int] | None = None
+    amounts: tuple[int, ...] = ()
+
+
+@command
+class CancelSplit(Command[None]):
+    """Undo a split while no part of it is paid."""
+
+    tab: int
 
 
 # The product list a new hall starts with, when the table is empty (Tabs.start). The venue file's
@@ -147,44 +234,41 @@ class Tabs:
         if other is not None and other.id != same:
             raise TabRefused(N_("There is a product called %(product)s already."), product=other.name)
 
-    def add_product(self, name: str, name_en: str, price_cents: int, vat_percent: int, category: str, actor: str) -> int:
-        def run() -> int:
-            sk, en = _clean(name, MAX_NAME), _clean(name_en, MAX_NAME)
-            with self.h.store.session() as db:
-                self._check_product(db, sk, price_cents, vat_percent, category, None)
-                p = Product(name=sk, name_en=en or None, price_cents=price_cents, vat_percent=vat_percent, category=category, active=True)
-                db.add(p)
-                db.flush()
-                record_audit(db, actor, "product.add", f"product:{p.id}", _product_doc(p), at=self.h.clock())
-                return p.id
+    @handles(AddProduct)
+    def add_product(self, c: AddProduct) -> int:
+        name, name_en, price_cents, vat_percent, category, actor = c.name, c.name_en, c.price_cents, c.vat_percent, c.category, c.actor
+        sk, en = _clean(name, MAX_NAME), _clean(name_en, MAX_NAME)
+        with self.h.store.session() as db:
+            self._check_product(db, sk, price_cents, vat_percent, category, None)
+            p = Product(name=sk, name_en=en or None, price_cents=price_cents, vat_percent=vat_percent, category=category, active=True)
+            db.add(p)
+            db.flush()
+            record_audit(db, actor, "product.add", f"product:{p.id}", _product_doc(p), at=self.h.clock())
+            return p.id
 
-        return self._write(run)
-
-    def update_product(self, product_id: int, changes: Mapping[str, Any], actor: str) -> None:
+    @handles(UpdateProduct)
+    def update_product(self, c: UpdateProduct) -> None:
         """Change name, English name, price, VAT, category or active; items already on tabs keep what they copied."""
+        product_id, changes, actor = c.product_id, c.changes(), c.actor
         allowed = {"name", "name_en", "price_cents", "vat_percent", "category", "active"}
-
-        def run() -> None:
-            with self.h.store.session() as db:
-                p = db.get(Product, product_id)
-                if p is None:
-                    raise TabMissing(N_("There is no such product."))
-                before = _product_doc(p)
-                new = {**before, **{k: v for k, v in changes.items() if k in allowed and v is not None}}
-                new["name"], new["name_en"] = _clean(new["name"], MAX_NAME), _clean(new["name_en"], MAX_NAME)
-                self._check_product(db, new["name"], new["price_cents"], new["vat_percent"], new["category"], p.id)
-                p.name, p.name_en = new["name"], new["name_en"] or None
-                p.price_cents, p.vat_percent, p.category, p.active = (
-                    new["price_cents"],
-                    new["vat_percent"],
-                    new["category"],
-                    bool(new["active"]),
-                )
-                changed = {k: [before[k], new[k]] for k in before if before[k] != _product_doc(p)[k]}
-                if changed:
-                    record_audit(db, actor, "product.change", f"product:{p.id}", changed, at=self.h.clock())
-
-        self._write(run)
+        with self.h.store.session() as db:
+            p = db.get(Product, product_id)
+            if p is None:
+                raise TabMissing(N_("There is no such product."))
+            before = _product_doc(p)
+            new = {**before, **{k: v for k, v in changes.items() if k in allowed and v is not None}}
+            new["name"], new["name_en"] = _clean(new["name"], MAX_NAME), _clean(new["name_en"], MAX_NAME)
+            self._check_product(db, new["name"], new["price_cents"], new["vat_percent"], new["category"], p.id)
+            p.name, p.name_en = new["name"], new["name_en"] or None
+            p.price_cents, p.vat_percent, p.category, p.active = (
+                new["price_cents"],
+                new["vat_percent"],
+                new["category"],
+                bool(new["active"]),
+            )
+            changed = {k: [before[k], new[k]] for k in before if before[k] != _product_doc(p)[k]}
+            if changed:
+                record_audit(db, actor, "product.change", f"product:{p.id}", changed, at=self.h.clock())
 
     # -- opening tabs -------------------------------------------------------------------------
 
@@ -203,220 +287,198 @@ class Tabs:
         db.add(tab)
         return tab
 
-    def open_walk_in(self, label: str, actor: str, form_key: str | None = None) -> int:
+    @handles(OpenWalkInTab)
+    def open_walk_in(self, c: OpenWalkInTab) -> int:
         """A tab with no table (a drink at the bar), named by `label` (a name, "bar", a description)."""
-
-        def run() -> int:
-            key = _form_key(form_key)
-            name = _clean(label, MAX_LABEL)
-            if len(name) < 2:
-                raise TabRefused(N_("Name the tab (e.g. the guest's name), at least 2 letters."))
-            now = self.h.clock()
-            with self.h.store.session() as db:
-                again = db.scalar(select(Tab.id).where(Tab.form_key == key)) if key else None
-                if again is not None:
-                    return again
-                tab = Tab(
-                    table_id=None,
-                    session_id=None,
-                    label=name,
-                    opened_at=now,
-                    opened_by=actor,
-                    business_day=business_day(now, self.h.venue),
-                    form_key=key,
-                )
-                db.add(tab)
-                db.flush()
-                record_audit(db, actor, "tab.open", f"tab:{tab.id}", {"label": name}, at=now)
-                tab_id = tab.id
-            self._notify(None, tab_id)
-            return tab_id
-
-        return self._write(run)
+        label, actor, form_key = c.label, c.actor, c.form_key
+        key = _form_key(form_key)
+        name = _clean(label, MAX_LABEL)
+        if len(name) < 2:
+            raise TabRefused(N_("Name the tab (e.g. the guest's name), at least 2 letters."))
+        now = self.h.clock()
+        with self.h.store.session() as db:
+            again = db.scalar(select(Tab.id).where(Tab.form_key == key)) if key else None
+            if again is not None:
+                return again
+            tab = Tab(
+                table_id=None,
+                session_id=None,
+                label=name,
+                opened_at=now,
+                opened_by=actor,
+                business_day=business_day(now, self.h.venue),
+                form_key=key,
+            )
+            db.add(tab)
+            db.flush()
+            record_audit(db, actor, "tab.open", f"tab:{tab.id}", {"label": name}, at=now)
+            tab_id = tab.id
+            self._notify(db, None, tab_id)
+        return tab_id
 
     # -- items ------------------------------------------------------------------------------
 
-    def add_item(self, tab_id: int, product_id: int, quantity: int, actor: str, form_key: str | None = None) -> int:
+    @handles(AddTabItem)
+    def add_item(self, c: AddTabItem) -> int:
         """Put `quantity` of a product on a tab (a copy of its name, price and VAT); the new item's id.
 
         A repeated `form_key` (a double tap, a resent form) answers the item made the first time."""
+        tab_id, product_id, quantity, actor, form_key = c.tab, c.product, c.quantity, c.actor, c.form_key
+        key = _form_key(form_key)
+        if isinstance(quantity, bool) or not isinstance(quantity, int) or not 1 <= quantity <= MAX_QUANTITY:
+            raise TabRefused(N_("The quantity is a whole number from 1 to %(max)d."), max=MAX_QUANTITY)
+        now = self.h.clock()
+        with self.h.store.session() as db:
+            again = db.scalar(select(TabItem).where(TabItem.form_key == key)) if key else None
+            if again is not None:
+                if again.tab_id != tab_id:
+                    raise TabRefused(N_("This form was already used on another tab; open the tab again."))
+                return again.id
+            tab = self._tab(db, tab_id)
+            self._takes_more(db, tab)
+            p = db.get(Product, product_id)
+            if p is None:
+                raise TabMissing(N_("There is no such product."))
+            if not p.active:
+                raise TabRefused(N_("%(product)s is no longer sold (the manager switched it off)."), product=p.name)
+            item = TabItem(
+                tab_id=tab.id,
+                product_id=p.id,
+                name=p.name,
+                name_en=p.name_en,
+                category=p.category,
+                unit_cents=p.price_cents,
+                vat_percent=p.vat_percent,
+                quantity=quantity,
+                added_at=now,
+                added_by=actor,
+                form_key=key,
+            )
+            db.add(item)
+            db.flush()
+            record_audit(
+                db,
+                actor,
+                "tab.item_add",
+                f"tab:{tab.id}",
+                {"item_id": item.id, "product_id": p.id, "name": p.name, "quantity": quantity, "unit_cents": p.price_cents},
+                at=now,
+            )
+            item_id, table = item.id, tab.table_id
+            self._notify(db, table, tab_id)
+        return item_id
 
-        def run() -> int:
-            key = _form_key(form_key)
-            if isinstance(quantity, bool) or not isinstance(quantity, int) or not 1 <= quantity <= MAX_QUANTITY:
-                raise TabRefused(N_("The quantity is a whole number from 1 to %(max)d."), max=MAX_QUANTITY)
-            now = self.h.clock()
-            with self.h.store.session() as db:
-                again = db.scalar(select(TabItem).where(TabItem.form_key == key)) if key else None
-                if again is not None:
-                    if again.tab_id != tab_id:
-                        raise TabRefused(N_("This form was already used on another tab; open the tab again."))
-                    return again.id
-                tab = self._tab(db, tab_id)
-                self._takes_more(db, tab)
-                p = db.get(Product, product_id)
-                if p is None:
-                    raise TabMissing(N_("There is no such product."))
-                if not p.active:
-                    raise TabRefused(N_("%(product)s is no longer sold (the manager switched it off)."), product=p.name)
-                item = TabItem(
-                    tab_id=tab.id,
-                    product_id=p.id,
-                    name=p.name,
-                    name_en=p.name_en,
-                    category=p.category,
-                    unit_cents=p.price_cents,
-                    vat_percent=p.vat_percent,
-                    quantity=quantity,
-                    added_at=now,
-                    added_by=actor,
-                    form_key=key,
-                )
-                db.add(item)
-                db.flush()
-                record_audit(
-                    db,
-                    actor,
-                    "tab.item_add",
-                    f"tab:{tab.id}",
-                    {"item_id": item.id, "product_id": p.id, "name": p.name, "quantity": quantity, "unit_cents": p.price_cents},
-                    at=now,
-                )
-                item_id, table = item.id, tab.table_id
-            self._notify(table, tab_id)
-            return item_id
-
-        return self._write(run)
-
-    def void_item(self, tab_id: int, item_id: int, reason: str, actor: str, *, may_void_paid: bool) -> None:
+    @handles(VoidTabItem)
+    def void_item(self, c: VoidTabItem) -> None:
         """Void an item with a reason: it stays on the tab struck through and no longer counts."""
-
-        def run() -> None:
-            why = _clean(reason, REASON_MAX)
-            if len(why) < REASON_MIN:
-                raise TabRefused(N_("Write why the item is voided (at least %(min)d letters)."), min=REASON_MIN)
-            now = self.h.clock()
-            with self.h.store.session() as db:
-                tab = self._tab(db, tab_id)
-                item = db.get(TabItem, item_id)
-                if item is None or item.tab_id != tab.id:
-                    raise TabMissing(N_("There is no such item on %(tab)s."), tab=self._name(db, tab))
-                if item.voided_at is not None:
-                    raise TabRefused(N_("%(item)s is voided already."), item=item.name)
-                self._not_split(db, tab)
-                home = self._home(db, tab)
-                if _paid(db, home.id) != 0 and not may_void_paid:
-                    raise TabRefused(N_("%(tab)s has a payment already: only a manager voids an item now."), tab=self._name(db, home))
-                item.voided_at, item.voided_by, item.void_reason = now, actor, why
-                record_audit(
-                    db,
-                    actor,
-                    "tab.item_void",
-                    f"tab:{tab.id}",
-                    {"item_id": item.id, "name": item.name, "quantity": item.quantity, "amount_cents": item.quantity * item.unit_cents},
-                    reason=why,
-                    at=now,
-                )
-                table = tab.table_id
-            self._notify(table, tab_id)
-
-        self._write(run)
+        tab_id, item_id, reason, actor, may_void_paid = c.tab, c.item, c.reason, c.actor, c.may_void_paid
+        why = _clean(reason, REASON_MAX)
+        if len(why) < REASON_MIN:
+            raise TabRefused(N_("Write why the item is voided (at least %(min)d letters)."), min=REASON_MIN)
+        now = self.h.clock()
+        with self.h.store.session() as db:
+            tab = self._tab(db, tab_id)
+            item = db.get(TabItem, item_id)
+            if item is None or item.tab_id != tab.id:
+                raise TabMissing(N_("There is no such item on %(tab)s."), tab=self._name(db, tab))
+            if item.voided_at is not None:
+                raise TabRefused(N_("%(item)s is voided already."), item=item.name)
+            self._not_split(db, tab)
+            home = self._home(db, tab)
+            if _paid(db, home.id) != 0 and not may_void_paid:
+                raise TabRefused(N_("%(tab)s has a payment already: only a manager voids an item now."), tab=self._name(db, home))
+            item.voided_at, item.voided_by, item.void_reason = now, actor, why
+            record_audit(
+                db,
+                actor,
+                "tab.item_void",
+                f"tab:{tab.id}",
+                {"item_id": item.id, "name": item.name, "quantity": item.quantity, "amount_cents": item.quantity * item.unit_cents},
+                reason=why,
+                at=now,
+            )
+            table = tab.table_id
+            self._notify(db, table, tab_id)
 
     # -- merge --------------------------------------------------------------------------------
 
-    def merge(self, into_id: int, from_id: int, actor: str) -> None:
+    @handles(MergeTabs)
+    def merge(self, c: MergeTabs) -> None:
         """Put tab `from_id` (B) onto `into_id` (A): B's lines count on A's bill, B takes nothing more."""
-
-        def run() -> None:
-            now = self.h.clock()
-            with self.h.store.session() as db:
-                a, b = self._tab(db, into_id), self._tab(db, from_id)
-                if a.id == b.id:
-                    raise TabRefused(N_("A tab cannot be merged into itself."))
-                for t in (a, b):
-                    if t.merged_into is not None:
-                        raise TabRefused(N_("%(tab)s is merged into another bill already."), tab=self._name(db, t))
-                if db.scalar(select(func.count()).select_from(Tab).where(Tab.merged_into == b.id)):
-                    raise TabRefused(
-                        N_("Other tabs are merged into %(tab)s; merge them one by one into the bill that pays."), tab=self._name(db, b)
-                    )
-                for t in (a, b):
-                    self._not_split(db, t)
-                if _paid(db, b.id) != 0:
-                    raise TabRefused(N_("%(tab)s has a payment already and cannot be merged."), tab=self._name(db, b))
-                bill = bill_of_tab(db, self.h, a.id, now)
-                if bill.status == "paid":
-                    raise TabRefused(N_("%(tab)s is paid; merge into a bill that is still open."), tab=self._name(db, a))
-                b.merged_into = a.id
-                record_audit(db, actor, "tab.merge", f"tab:{a.id}", {"merged": b.id, "into": a.id}, at=now)
-                tables = (a.table_id, b.table_id)
-            for table in tables:
-                self._notify(table, into_id)
-
-        self._write(run)
+        into_id, from_id, actor = c.into, c.from_tab, c.actor
+        now = self.h.clock()
+        with self.h.store.session() as db:
+            a, b = self._tab(db, into_id), self._tab(db, from_id)
+            if a.id == b.id:
+                raise TabRefused(N_("A tab cannot be merged into itself."))
+            for t in (a, b):
+                if t.merged_into is not None:
+                    raise TabRefused(N_("%(tab)s is merged into another bill already."), tab=self._name(db, t))
+            if db.scalar(select(func.count()).select_from(Tab).where(Tab.merged_into == b.id)):
+                raise TabRefused(
+                    N_("Other tabs are merged into %(tab)s; merge them one by one into the bill that pays."), tab=self._name(db, b)
+                )
+            for t in (a, b):
+                self._not_split(db, t)
+            if _paid(db, b.id) != 0:
+                raise TabRefused(N_("%(tab)s has a payment already and cannot be merged."), tab=self._name(db, b))
+            bill = bill_of_tab(db, self.h, a.id, now)
+            if bill.status == "paid":
+                raise TabRefused(N_("%(tab)s is paid; merge into a bill that is still open."), tab=self._name(db, a))
+            b.merged_into = a.id
+            record_audit(db, actor, "tab.merge", f"tab:{a.id}", {"merged": b.id, "into": a.id}, at=now)
+            for table in (a.table_id, b.table_id):
+                self._notify(db, table, into_id)
 
     # -- split --------------------------------------------------------------------------------
 
-    def split(
-        self,
-        tab_id: int,
-        mode: str,
-        actor: str,
-        *,
-        parts: int = 0,
-        assignment: Mapping[str, int] | None = None,
-        amounts: Sequence[int] = (),
-    ) -> dict[str, Any]:
+    @handles(SplitTab)
+    def split(self, c: SplitTab) -> dict[str, Any]:
         """Split a stopped, unpaid tab's bill (broker.domain.split); replaces an earlier split while no part is paid."""
+        tab_id, mode, actor, parts, assignment, amounts = c.tab, c.mode, c.actor, c.parts, c.assignment, c.amounts
+        now = self.h.clock()
+        with self.h.store.session() as db:
+            tab = self._tab(db, tab_id)
+            if tab.merged_into is not None:
+                raise TabRefused(N_("%(tab)s is merged into another bill: split that one."), tab=self._name(db, tab))
+            bill = bill_of_tab(db, self.h, tab.id, now)
+            if not bill.closed:
+                raise TabRefused(N_("The game on %(tab)s is still running: stop it before splitting the bill."), tab=self._name(db, tab))
+            if bill.paid_cents != 0 or _payments(db, tab.id):
+                raise TabRefused(N_("%(tab)s has a payment already: it can no longer be split."), tab=self._name(db, tab))
+            short = name_of(self.h, tab, short=True)
+            label, label_en = short.name, str(short)
+            if mode == "equal":
+                plan = split_equal(bill.lines, parts, label, label_en)
+            elif mode == "amounts":
+                plan = split_amounts(bill.lines, list(amounts), label, label_en)
+            elif mode == "items":
+                plan = split_items(bill.lines, dict(assignment or {}))
+            else:
+                raise TabRefused(N_("Split equally, by items or by amounts."))
+            plan = {**plan, "at": now.isoformat(), "by": actor}
+            tab.split = plan
+            record_audit(
+                db, actor, "tab.split", f"tab:{tab.id}", {"mode": mode, "parts": [p["amount_cents"] for p in plan["parts"]]}, at=now
+            )
+            table = tab.table_id
+            self._notify(db, table, tab_id)
+        return plan
 
-        def run() -> dict[str, Any]:
-            now = self.h.clock()
-            with self.h.store.session() as db:
-                tab = self._tab(db, tab_id)
-                if tab.merged_into is not None:
-                    raise TabRefused(N_("%(tab)s is merged into another bill: split that one."), tab=self._name(db, tab))
-                bill = bill_of_tab(db, self.h, tab.id, now)
-                if not bill.closed:
-                    raise TabRefused(
-                        N_("The game on %(tab)s is still running: stop it before splitting the bill."), tab=self._name(db, tab)
-                    )
-                if bill.paid_cents != 0 or _payments(db, tab.id):
-                    raise TabRefused(N_("%(tab)s has a payment already: it can no longer be split."), tab=self._name(db, tab))
-                label, label_en = tab_name(self.h, tab, short=True), tab_name(self.h, tab, english=True, short=True)
-                if mode == "equal":
-                    plan = split_equal(bill.lines, parts, label, label_en)
-                elif mode == "amounts":
-                    plan = split_amounts(bill.lines, list(amounts), label, label_en)
-                elif mode == "items":
-                    plan = split_items(bill.lines, dict(assignment or {}))
-                else:
-                    raise TabRefused(N_("Split equally, by items or by amounts."))
-                plan = {**plan, "at": now.isoformat(), "by": actor}
-                tab.split = plan
-                record_audit(
-                    db, actor, "tab.split", f"tab:{tab.id}", {"mode": mode, "parts": [p["amount_cents"] for p in plan["parts"]]}, at=now
-                )
-                table = tab.table_id
-            self._notify(table, tab_id)
-            return plan
-
-        return self._write(run)
-
-    def cancel_split(self, tab_id: int, actor: str) -> None:
-        def run() -> None:
-            now = self.h.clock()
-            with self.h.store.session() as db:
-                tab = self._tab(db, tab_id)
-                if not tab.split:
-                    raise TabRefused(N_("%(tab)s is not split."), tab=self._name(db, tab))
-                if _payments(db, tab.id):
-                    raise TabRefused(N_("A part of %(tab)s is paid already: the split stays."), tab=self._name(db, tab))
-                record_audit(db, actor, "tab.split_cancel", f"tab:{tab.id}", {"mode": tab.split.get("mode")}, at=now)
-                tab.split = None
-                table = tab.table_id
-            self._notify(table, tab_id)
-
-        self._write(run)
+    @handles(CancelSplit)
+    def cancel_split(self, c: CancelSplit) -> None:
+        tab_id, actor = c.tab, c.actor
+        now = self.h.clock()
+        with self.h.store.session() as db:
+            tab = self._tab(db, tab_id)
+            if not tab.split:
+                raise TabRefused(N_("%(tab)s is not split."), tab=self._name(db, tab))
+            if _payments(db, tab.id):
+                raise TabRefused(N_("A part of %(tab)s is paid already: the split stays."), tab=self._name(db, tab))
+            record_audit(db, actor, "tab.split_cancel", f"tab:{tab.id}", {"mode": tab.split.get("mode")}, at=now)
+            tab.split = None
+            table = tab.table_id
+            self._notify(db, table, tab_id)
 
     # -- helpers (the writer) -----------------------------------------------------------------
 
@@ -447,26 +509,23 @@ class Tabs:
 
     def _name(self, db: Db, tab: Tab) -> Name:
         """The tab as a refusal names it (Slovak on a Slovak page, English in the API)."""
-        return Name(tab_name(self.h, tab), tab_name(self.h, tab, english=True))
+        return name_of(self.h, tab)
 
-    def _notify(self, table: str | None, tab_id: int) -> None:
+    def _notify(self, db: Db, table: str | None, tab_id: int) -> None:
         # Pages with the tab (the table's card and page, the bills list) refresh on "table" / "tab".
-        after = AfterCommit()
+        effects = after_commit(db)
         if table is not None:
-            after.add(lambda: self.h.listeners.notify("session", {"table": table, "action": "tab", "tab": tab_id}))
-        after.add(lambda: self.h.listeners.notify("tab", {"tab": tab_id}))
-        after.run()
+            effects.add(lambda: self.h.listeners.notify("session", {"table": table, "action": "tab", "tab": tab_id}))
+        effects.add(lambda: self.h.listeners.notify("tab", {"tab": tab_id}))
 
 
-def tab_name(hall: HallState, tab: Tab, *, english: bool = False, short: bool = False) -> str:
-    """What staff call a tab: its table's name (and game, unless `short`), or the walk-in's label."""
+def name_of(hall: HallState, tab: Tab, *, short: bool = False) -> Name:
+    """What staff call this tab (broker.domain.tab_name holds the rule)."""
+    table = None
     if tab.table_id is not None:
         spec = hall.tables.get(tab.table_id)
-        name = spec.name if spec else tab.table_id
-        if short:
-            return name
-        return f"{name}, game no. {tab.session_id}" if english else f"{name}, hra č. {tab.session_id}"
-    return tab.label or (f"tab no. {tab.id}" if english else f"účet č. {tab.id}")
+        table = Name(spec.name, spec.name_en) if spec else Name(tab.table_id)
+    return tab_name(table, tab.session_id, tab.label, tab.id, short=short)
 
 
 def _product_doc(p: Product) -> dict[str, Any]:

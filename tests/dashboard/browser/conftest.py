@@ -2,7 +2,11 @@
 on a real Mosquitto, with simulated table nodes (EdgeNode on mock pins) in this process.
 
 Each test module gets its own broker, server and database (module-scoped fixtures), so what one
-module leaves behind (alerts, sessions) cannot change what another one sees.
+module leaves behind (alerts, sessions, retained MQTT messages, the hub's persistent MQTT session)
+cannot change what another one sees. The database is a copy of a migrated file that already holds
+the two accounts (tests/support/sqlite_template.py), so a module no longer migrates nor runs
+`lavos user add` twice (two processes, two real argon2 hashes); a module that sets
+`ACCOUNTS_BY_CLI = True` (test_harness.py) still makes them through the CLI, as a club does.
 """
 
 from __future__ import annotations
@@ -38,9 +42,12 @@ NODE_TABLES = ("pool-01", "pool-02", "pool-03", "foos-01")
 
 
 @pytest.fixture(scope="module")
-def lavos(mosquitto, tmp_path_factory) -> Iterator[LavosServer]:
+def lavos(request, mosquitto, tmp_path_factory) -> Iterator[LavosServer]:
     server = LavosServer(tmp_path_factory.mktemp("lavos"), mosquitto.port, {STAFF: ("staff", PASSWORD), MANAGER: ("manager", PASSWORD)})
-    server.create_users()
+    if getattr(request.module, "ACCOUNTS_BY_CLI", False):
+        server.create_users()
+    else:
+        server.seed_users()
     server.start()
     try:
         yield server

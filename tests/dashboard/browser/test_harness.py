@@ -5,6 +5,9 @@ from __future__ import annotations
 from tests.dashboard.browser.conftest import NODE_TABLES
 from tests.dashboard.conftest import MANAGER
 
+# This module's accounts are made by `lavos user add`, as at a club (the others copy them in).
+ACCOUNTS_BY_CLI = True
+
 
 def test_server_process_sees_the_simulated_nodes_and_chromium_reaches_it(lavos, nodes, tablet):
     assert lavos.proc.poll() is None

@@ -1,0 +1,138 @@
+"""How the suite spreads over pytest-xdist workers (`./run test` and `./run fast` run `-n N --dist loadgroup`).
+
+Two things, applied at collection (tests/conftest.py):
+- **Groups.** A test whose fixtures include a module-scoped one that costs something to set up (a
+  server process, a browser, a fuzzing app) runs on the same worker as the rest of its module, so
+  that set-up happens once, as in a serial run; the module is then one unit of work. A module
+  whose only module-scoped fixture is a Mosquitto (it starts in milliseconds) is spread freely.
+- **Order.** The longest units start first, so the run does not end with one worker alone on a
+  five-minute test: units are sorted by their known cost (KNOWN_S, measured here, seconds per
+  test or per module), longest first; the rest keep their collection order. The scheduler is run
+  with --no-loadscope-reorder, so xdist keeps this order.
+
+Each worker also gets a slice of its own of the test ports (sim/mosquitto.py free_port), so two
+workers never pick the same one.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+# Module-scoped fixtures cheap enough to set up again on another worker.
+CHEAP_MODULE_FIXTURES = {"mosquitto"}
+
+# What a module or a test takes here, in seconds, set-up included: from a full run's durations
+# (`--junitxml`, -n 4 on a loaded machine: the order counts, not the figures). A grouped module
+# costs its figure; a spread test its own figure, or its module's shared among its tests.
+KNOWN_S: dict[str, float] = {
+    "tests/faults/test_openapi_fuzz.py": 300,
+    "tests/dashboard/test_api_garbage.py::test_every_route_refuses_garbage_with_a_4xx_and_changes_nothing": 120,
+    "tests/faults/test_ingest_fuzz.py": 80,
+    "tests/faults/test_failover.py": 80,
+    "tests/dashboard/browser/test_floor_timers.py": 65,
+    "tests/bench/test_staff_action.py": 60,
+    "tests/dashboard/browser/test_slovak_everywhere.py": 60,
+    "tests/dashboard/browser/test_table_page.py": 100,
+    "tests/dashboard/browser/test_till_evening.py": 50,
+    "tests/faults/test_influx_outage.py": 50,
+    "tests/dashboard/browser/test_access.py": 55,
+    "tests/dashboard/browser/test_bills.py": 55,
+    "tests/dashboard/browser/test_floor_live.py": 45,
+    "tests/dashboard/browser/test_pay.py": 45,
+    "tests/dashboard/browser/test_tabs.py": 45,
+    "tests/dashboard/browser/test_day_closeout.py": 40,
+    "tests/dashboard/browser/test_phone.py": 40,
+    "tests/dashboard/browser/test_floor_fit.py": 40,
+    "tests/security/test_mqtt_identity.py": 58,
+    "tests/security/test_node_input.py": 57,
+    "tests/sim/test_demo.py": 53,
+    "tests/security/test_roles.py": 45,
+    "tests/faults/test_node_disk_full.py": 35,
+    "tests/notify/test_push.py::test_receiver_down_for_half_a_minute": 35,
+    "tests/faults/test_broker_outage.py": 40,
+    "tests/dashboard/browser/": 30,
+}
+# Modules whose module-scoped fixture is cheap beside their length: spread, each worker sets it up.
+SPREAD = {"tests/faults/test_openapi_fuzz.py"}
+
+
+def worker_ports(total: range, worker: str, count: int) -> range:
+    """The slice of `total` that worker `gwN` of `count` draws its ports from."""
+    index = int(worker.removeprefix("gw"))
+    size = len(total) // count
+    return range(total.start + index * size, total.start + (index + 1) * size)
+
+
+def claim_worker_ports() -> None:
+    """In an xdist worker: narrow free_port to this worker's slice, for it and every process it starts."""
+    from sim.mosquitto import _TEST_PORTS, PORTS_ENV
+
+    worker, count = os.environ.get("PYTEST_XDIST_WORKER"), os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if worker and count and PORTS_ENV not in os.environ:
+        ports = worker_ports(_TEST_PORTS, worker, int(count))
+        os.environ[PORTS_ENV] = f"{ports.start}-{ports.stop}"
+
+
+def known_s(key: str) -> float | None:
+    """The figure of the longest KNOWN_S prefix naming this test or module (or its directory)."""
+    best, cost = -1, None
+    for prefix, seconds in KNOWN_S.items():
+        hit = key == prefix or key.startswith(prefix + "[") or (prefix.endswith("/") and key.startswith(prefix))
+        if hit and len(prefix) > best:
+            best, cost = len(prefix), seconds
+    return cost
+
+
+def group_of(item: pytest.Item) -> str | None:
+    """The xdist group an item must share with its module, or None to spread it."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return None
+    for name in info.names_closure:
+        defs = info.name2fixturedefs.get(name, ())
+        if name not in CHEAP_MODULE_FIXTURES and any(d.scope in ("module", "package", "class") for d in defs):
+            module = item.nodeid.split("::", 1)[0]
+            return None if module in SPREAD else module
+    return None
+
+
+def _name_the_group(item: pytest.Item, group: str) -> None:
+    """Put the group in the test's id, as pytest-xdist's loadgroup reads it ("<nodeid>@<group>").
+
+    pytest-xdist 3.8 does it by writing `item._nodeid`, which pytest 9.2 no longer reads (a node's
+    id is the NodeId in `item._id`): its groups were silently ignored, and a module's tests went to
+    several workers, each setting up the module's server again. This does what xdist means to.
+    """
+    from _pytest.nodeid import NodeId
+
+    if "@" not in item.nodeid and hasattr(item, "_id"):
+        item._id = NodeId.parse(f"{item.nodeid}@{group}")
+
+
+def arrange(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each item's group and sort the units longest first (in place, stable)."""
+    per_module: dict[str, int] = {}
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        per_module[module] = per_module.get(module, 0) + 1
+    unit: dict[int, str] = {}
+    cost: dict[str, float] = {}
+    named = bool(getattr(config.option, "loadgroup", False))  # an xdist worker of a --dist loadgroup run
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        group = group_of(item)
+        if group is not None:
+            unit[id(item)] = group
+            cost[group] = known_s(group) or 0.0
+            item.add_marker(pytest.mark.xdist_group(group))
+            if named:
+                _name_the_group(item, group.removeprefix("tests/").removesuffix(".py"))
+        else:
+            unit[id(item)] = item.nodeid
+            own = known_s(item.nodeid.split("[", 1)[0]) if "::" in item.nodeid else None
+            if own is None or own == known_s(module):
+                own = (known_s(module) or 0.0) / per_module[module]
+            cost[item.nodeid] = own
+    items.sort(key=lambda item: -cost[unit[id(item)]])

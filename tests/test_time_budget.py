@@ -1,0 +1,43 @@
+"""The time budget (tests/support/budget.py): a session past the CI limit fails with a clear line,
+even when every test passed, and under pytest-xdist only the controller decides, once."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.support.budget import LIMIT_ENV
+from tests.support.probe import run_probe
+
+PROBE = """
+import time
+
+def test_takes_a_moment():
+    time.sleep(0.6)
+
+def test_takes_another():
+    time.sleep(0.6)
+"""
+
+
+def run_budget_probe(tmp_path: Path, limit_s: float, *args: str) -> subprocess.CompletedProcess[str]:
+    return run_probe(tmp_path, PROBE, "tests.support.budget", *args, env={LIMIT_ENV: str(limit_s)})
+
+
+@pytest.mark.parametrize("args", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_a_session_past_the_limit_fails_though_every_test_passed(tmp_path, args):
+    done = run_budget_probe(tmp_path, 0.5, *args)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "2 passed" in done.stdout
+    assert done.stdout.count("FAILED: the test session took") == 1, done.stdout  # the controller's line, not a worker's
+    assert "over the CI limit of 0.5 s" in done.stdout
+
+
+@pytest.mark.parametrize("args", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_a_session_within_the_limit_passes_and_says_its_time(tmp_path, args):
+    done = run_budget_probe(tmp_path, 600, *args)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("test time: ") == 1 and "CI limit 600 s" in done.stdout
+    assert "FAILED" not in done.stdout
