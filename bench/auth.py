@@ -8,7 +8,7 @@ accounts made with the shipped argon2id costs. Printed:
   token, and the cookie of a /login page session; next to `GET /api/health` (no authentication),
   which is the floor the HTTP stack itself costs. Target: Basic p50 < 10 ms.
 - a token-authenticated session start and stop, and a node's event from publish to stored
-  (the service's `received_at` minus the node's timestamp, one clock), medians: with no attack,
+  (the hub's `received_at` minus the node's timestamp, one clock), medians: with no attack,
   then with `--attackers` anonymous clients sending Basic with made-up users and wrong passwords
   for the manager, (a) all from 127.0.0.2, (b) each request from a fresh loopback address (a
   botnet: no per-address throttle ever applies, so every request costs a hash). Ratios against
@@ -275,7 +275,7 @@ def start_stack(work: Path, per_kind: int) -> tuple[Stack, Mosquitto, subprocess
         cwd=REPO,
         env={**os.environ, "LAVOS_DATA_DIR": str(work / "data")},
         stdout=subprocess.DEVNULL,
-        stderr=open(work / "server.log", "wb"),
+        stderr=open(work / "server.log", "wb"),  # noqa: SIM115 - the child writes it for its whole life; ours closes when this process ends
         start_new_session=True,
     )
     base = f"http://127.0.0.1:{http}"

@@ -278,7 +278,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--tables", type=int, default=100)
     args = parser.parse_args()
-    logging.basicConfig(level=logging.ERROR)  # the service logs each alert it opens as a warning
+    logging.basicConfig(level=logging.ERROR)  # the hub logs each alert it opens as a warning
     with tempfile.TemporaryDirectory(prefix="lavos-floor-") as tmp:
         base = Path(tmp)
         (base / "small").mkdir()

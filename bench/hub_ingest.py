@@ -47,6 +47,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
@@ -219,7 +220,7 @@ def open_sessions(db_url: str) -> None:
     svc = build_hub(load_venue(VENUE), store)  # no MQTT: only the database matters here
     for table in TABLES:
         svc.execute(StartGame(table=table, actor="bench"))
-    store.close()  # the service was never started: nothing else to stop
+    store.close()  # the hub was never started: nothing else to stop
 
 
 def thread_cpu() -> dict[str, float]:
@@ -331,6 +332,20 @@ def lost(d: Drain) -> list[str]:
 # -- main -------------------------------------------------------------------------------
 
 
+def _servers(args: argparse.Namespace, work: Path) -> tuple[Any, Any]:
+    """VictoriaMetrics (unless --no-metrics or not installed) and a PostgreSQL cluster (--db postgresql), started."""
+    vm = pg = None
+    if not args.no_metrics and Path("/usr/bin/victoria-metrics").exists():
+        from tests.support.victoria import VictoriaMetrics
+
+        vm = VictoriaMetrics(work / "vm").start()
+    if args.db == "postgresql":
+        from tests.support.postgres import PostgresCluster
+
+        pg = PostgresCluster().start()
+    return vm, pg
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--events", type=int, default=30000)
@@ -350,14 +365,7 @@ def main() -> int:
     vm = pg = None
     failures: list[str] = []
     try:
-        if not args.no_metrics and Path("/usr/bin/victoria-metrics").exists():
-            from tests.support.victoria import VictoriaMetrics
-
-            vm = VictoriaMetrics(work / "vm").start()
-        if args.db == "postgresql":
-            from tests.support.postgres import PostgresCluster
-
-            pg = PostgresCluster().start()
+        vm, pg = _servers(args, work)
 
         def metrics_factory():
             if vm is None:

@@ -1,12 +1,12 @@
-"""Load: many tables at 1 event/s each against one central service through Mosquitto.
+"""Load: many tables at 1 event/s each against one hub through Mosquitto.
 
     .venv/bin/python -m bench.load [--tables 1000] [--seconds 60]
 
-The central service runs as its own process (`lavos server`, SQLite, no metrics) on a venue
+The hub runs as its own process (`lavos server`, SQLite, no metrics) on a venue
 file of N generated pool tables; a publisher process sends one pocket event per table per
 second, spread evenly, each stamped with its publish time. Printed: events sent and applied,
-applied/s, p50/p99/max from publish to stored (the service stamps `received_at` in the batch
-that commits the event, on the same clock), and the service's RSS at start and end.
+applied/s, p50/p99/max from publish to stored (the hub stamps `received_at` in the batch
+that commits the event, on the same clock), and the hub's RSS at start and end.
 Targets: all applied, p99 under 100 ms, memory flat.
 """
 
@@ -121,7 +121,7 @@ def main() -> None:
         ],
         cwd=REPO,
         stdout=subprocess.DEVNULL,
-        stderr=open(work / "server.log", "wb"),
+        stderr=open(work / "server.log", "wb"),  # noqa: SIM115 - the child writes it for its whole life; ours closes when this process ends
         start_new_session=True,
     )
     try:
@@ -140,7 +140,7 @@ def main() -> None:
         pub = multiprocessing.get_context("spawn").Process(target=publisher, args=(broker.port, tables, args.seconds, out))
         t0 = time.monotonic()
         pub.start()
-        sent, pub_s = out.get()
+        sent, _pub_s = out.get()
         pub.join()
         engine = create_engine(f"sqlite:///{db}")
 
@@ -160,10 +160,10 @@ def main() -> None:
             for r, n in rows
         )
         q = statistics.quantiles(lat, n=100) if len(lat) > 1 else [0] * 99
-        print(f"tables {args.tables} x 1 event/s for {args.seconds} s through Mosquitto, central service as its own process (SQLite)")
+        print(f"tables {args.tables} x 1 event/s for {args.seconds} s through Mosquitto, hub as its own process (SQLite)")
         print(f"sent {sent}  applied {len(lat)}  lost {sent - len(lat)}  ({len(lat) / elapsed:.0f} applied/s over {elapsed:.1f} s)")
         print(f"publish -> stored  p50 {q[49]:.1f} ms  p99 {q[98]:.1f} ms  max {lat[-1]:.1f} ms  (target p99 < 100 ms)")
-        print(f"central service RSS  start {rss_start:.1f} MB  end {rss_end:.1f} MB  ({(rss_end / rss_start - 1) * 100:+.1f} %)")
+        print(f"hub RSS  start {rss_start:.1f} MB  end {rss_end:.1f} MB  ({(rss_end / rss_start - 1) * 100:+.1f} %)")
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(30)

@@ -107,7 +107,7 @@ def main() -> None:
     demo = subprocess.Popen(
         cmd,
         cwd=REPO,
-        stdout=open(log, "wb"),
+        stdout=open(log, "wb"),  # noqa: SIM115 - the child writes it for its whole life; ours closes when this process ends
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
         start_new_session=True,

@@ -170,7 +170,7 @@ def server(
     except OSError as e:
         raise fail(f"cannot create the data directory {data} ({e.strerror}); pick another --data-dir") from None
     db_url = db or default_db_url(data_dir)
-    web = Web(app_for=_app_for, standby=_standby_app, http_server=_http_server)
+    web = Web(app_for=_app_for, standby=_standby_app, http_server=_http_server, warm=_warm_web)
     plan = HubPlan(
         the_venue,
         db_url,
@@ -198,12 +198,12 @@ def _bound(address: HttpAddress):
         sock.close()
 
 
-def hub_web_app(service, *, data_dir: Path | None = None, https_cookies: bool = False):
+def hub_web_app(core, *, data_dir: Path | None = None, https_cookies: bool = False):
     """The dashboard (pages and API) over a hub, as `lavos server` serves it (the demo too)."""
     from dashboard.api import create_app
     from dashboard.web import mount_web
 
-    return mount_web(create_app(service), service, data_dir=data_dir, https_cookies=https_cookies)
+    return mount_web(create_app(core), core, data_dir=data_dir, https_cookies=https_cookies)
 
 
 def _standby_app():
@@ -216,6 +216,11 @@ def _http_server(app, log_level: str, access_log: bool):
     from dashboard.http_server import http_server
 
     return http_server(app, log_level=log_level, access_log=access_log)
+
+
+def _warm_web() -> None:
+    import dashboard.api
+    import dashboard.web  # noqa: F401 - loaded by a standby before it may have to take over
 
 
 def _app_for(hub, data_dir: Path, https_cookies: bool):

@@ -18,6 +18,7 @@ A request body that stalls is dashboard.api.limits' business (408).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import heapq
 import logging
@@ -127,10 +128,8 @@ class GuardedH11(H11Protocol):
         self._open.discard(self)
         if not self.transport.is_closing():
             if self.conn.our_state not in (h11.ERROR, h11.CLOSED, h11.MUST_CLOSE):
-                try:
+                with contextlib.suppress(h11.LocalProtocolError):
                     self.conn.send(h11.ConnectionClosed())
-                except h11.LocalProtocolError:
-                    pass
             self.transport.close()
 
     def on_response_complete(self) -> None:

@@ -51,14 +51,14 @@ def key_lines(text: str) -> dict[Loc, int]:
             if h.group(1) == "[[":
                 idx = counters.get(names, -1) + 1
                 counters[names] = idx
-                current = names + (idx,)
+                current = (*names, idx)
             else:
                 # a sub-table of the latest array element keeps that element's index
                 base: Loc = ()
                 for name in names:
-                    base = base + (name,)
+                    base = (*base, name)
                     if base in counters:
-                        base = base + (counters[base],)
+                        base = (*base, counters[base])
                 current = base
             lines.setdefault(current, n)
             continue
@@ -68,7 +68,7 @@ def key_lines(text: str) -> dict[Loc, int]:
             lines.setdefault(path, n)
             # keys of an inline table on the same line
             for inner in re.findall(r"[{,]\s*([A-Za-z0-9_\-]+)\s*=", line):
-                lines.setdefault(path + (inner,), n)
+                lines.setdefault((*path, inner), n)
     return lines
 
 

@@ -1,6 +1,6 @@
 """A clock for the hub that runs `speed` times faster than the real one.
 
-The service reads it for everything time-driven (billing, prepaid time, idle and check-in
+The hub reads it for everything time-driven (billing, prepaid time, idle and check-in
 windows), so a sped-up demo bills, expires and alerts as a real evening would, just sooner.
 It is built on the monotonic clock, so a wall-clock jump (NTP) does not bend the evening.
 """

@@ -4,11 +4,11 @@ One process (and the broker as its child, in the same process group): the MQTT b
 hub on SQLite in a temporary directory, the HTTP API and dashboard (the app `lavos
 server` serves), staff logins, the club's members, and every table of the venue file as a real
 EdgeNode on gpiozero mock pins. The player model (sim/players.py) plans the evening; this module
-only carries it out, as staff and players would: sessions through the service, ball drops and
+only carries it out, as staff and players would: sessions through the hub, ball drops and
 goals as beam pulses, cards on the readers, a node's power cut as closing and restarting it.
 The bar (sim/till.py) runs the till alongside: tabs paid as games stop, the day closed at the end.
 
-`speed` compresses the evening: the service's clock runs that much faster and the plan's waits
+`speed` compresses the evening: the hub's clock runs that much faster and the plan's waits
 shrink with it, while each pulse keeps its real 10-60 ms, because the pulse filter on the nodes
 judges real edges. Everything started is stopped on Ctrl-C, SIGTERM or after `seconds`.
 """
@@ -51,7 +51,7 @@ from sim.broker import DemoBroker, node_password, start_broker
 from sim.clock import ScaledClock
 from sim.demo_defaults import DEFAULT_HTTP, MAX_SPEED
 from sim.pins import PulseScript, drive_pulse, timed_mock_factory
-from sim.players import Action, Card, Do, Table, plan_evening
+from sim.players import Action, Card, Table, plan_evening
 from sim.till import Bar
 
 REPO = Path(__file__).resolve().parents[1]
@@ -199,7 +199,7 @@ class Http:
         self.thread.join(5)
 
 
-def start_http(service: Hub, address: str, data_dir: Path) -> Http:
+def start_http(core: Hub, address: str, data_dir: Path) -> Http:
     from dashboard.http_server import http_server
 
     try:
@@ -208,7 +208,7 @@ def start_http(service: Hub, address: str, data_dir: Path) -> Http:
         if address != DEFAULT_HTTP:
             raise
         sock = HttpAddress.parse("127.0.0.1:0").bind()  # 8080 is taken: any free port will do for a demo
-    app = hub_web_app(service, data_dir=data_dir)  # the pages and API, as `lavos server` serves them
+    app = hub_web_app(core, data_dir=data_dir)  # the pages and API, as `lavos server` serves them
     server = http_server(app, log_level="warning", access_log=False)  # guarded as `lavos server` is
     # Not the main thread, so uvicorn leaves the signals to us; should_exit stops it.
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="demo-http", daemon=True)
@@ -235,10 +235,10 @@ class Evening:
     racks: dict[int, tuple[int, int]] = field(default_factory=dict)  # party -> (rack, balls dropped in it)
     background: list[threading.Thread] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
-    live: bool = False  # tell the service's news only while the evening runs, not start-up and shutdown
+    live: bool = False  # tell the hub's news only while the evening runs, not start-up and shutdown
     bar: Bar | None = None  # the till: payments, the day's close-out (None: the evening runs without)
     url: str | None = None  # the dashboard's, for where the Z report is
-    # Games the service stopped itself (prepaid): told on its writer thread, paid from the evening's.
+    # Games the hub stopped itself (prepaid): told on its writer thread, paid from the evening's.
     service_stops: list[tuple[int, str, int]] = field(default_factory=list)
 
     def say(self, table: str, text: str, style: str = "") -> None:
@@ -306,56 +306,65 @@ class Evening:
                 return
 
     def do(self, a: Action) -> None:
-        sim = self.nodes[a.table]
+        """Carry out one planned action: each kind of action is its own step below."""
+        getattr(self, f"_do_{a.do.name.lower()}")(a, self.nodes[a.table])
+
+    def _do_start(self, a: Action, sim: SimNode) -> None:
+        gid = self.hub.execute(StartGame(table=a.table, card_uid=a.uid, prepaid_minutes=a.minutes, actor=STAFF[0]))
+        with self.lock:
+            self.parties[a.party] = gid
+        how = f"prepaid {a.minutes} min" if a.minutes else "open"
+        self.say(a.table, f"game {gid} started by staff ({how}{', club card of ' + a.note if a.uid else ''})", "green")
+        if self.bar is not None:
+            self.bar.game_started(a.party, a.table, gid)
+
+    def _do_stop(self, a: Action, sim: SimNode) -> None:
+        with self.lock:
+            stopping = self.parties.pop(a.party) if a.party in self.parties else None
+        if stopping is None or not any(s.id == stopping for s in self.hub.reads.hall_snapshot().open.values()):
+            return  # the hub stopped it already (prepaid time used up)
+        st = self.hub.execute(StopGame(game=stopping, actor=STAFF[0]))
+        self.say(a.table, f"game {stopping} stopped by staff, bill {format_eur(self.hub.reads.bill_of(st).total_cents)}", "green")
+        if self.bar is not None:
+            self.bar.game_stopped(a.party, a.table, stopping)
+
+    def _do_drop(self, a: Action, sim: SimNode) -> None:
+        rack, ball = self.racks.get(a.party, (0, 0))
+        ball = ball + 1 if a.rack == rack else 1
+        self.racks[a.party] = (a.rack, ball)  # type: ignore[assignment]
+        self.say(a.table, f"{a.game} rack {a.rack}: ball {ball} into pocket {a.pocket} ({a.pulse_ms:.0f} ms)", "dim")
+        sim.pulse(sim.config.pins.pockets[a.pocket], a.pulse_ms)  # type: ignore[index, arg-type]
+
+    def _do_goal(self, a: Action, sim: SimNode) -> None:
         pins = sim.config.pins
-        if a.do is Do.START:
-            sid = self.hub.execute(StartGame(table=a.table, card_uid=a.uid, prepaid_minutes=a.minutes, actor=STAFF[0]))
-            with self.lock:
-                self.parties[a.party] = sid
-            how = f"prepaid {a.minutes} min" if a.minutes else "open"
-            self.say(a.table, f"session {sid} started by staff ({how}{', club card of ' + a.note if a.uid else ''})", "green")
-            if self.bar is not None:
-                self.bar.game_started(a.party, a.table, sid)
-        elif a.do is Do.STOP:
-            with self.lock:
-                stopping = self.parties.pop(a.party) if a.party in self.parties else None
-            if stopping is not None and any(s.id == stopping for s in self.hub.reads.hall_snapshot().open.values()):
-                st = self.hub.execute(StopGame(game=stopping, actor=STAFF[0]))
-                self.say(
-                    a.table, f"session {stopping} stopped by staff, bill {format_eur(self.hub.reads.bill_of(st).total_cents)}", "green"
-                )
-                if self.bar is not None:
-                    self.bar.game_stopped(a.party, a.table, stopping)
-        elif a.do is Do.DROP:
-            rack, ball = self.racks.get(a.party, (0, 0))
-            ball = ball + 1 if a.rack == rack else 1
-            self.racks[a.party] = (a.rack, ball)  # type: ignore[assignment]
-            self.say(a.table, f"{a.game} rack {a.rack}: ball {ball} into pocket {a.pocket} ({a.pulse_ms:.0f} ms)", "dim")
-            sim.pulse(pins.pockets[a.pocket], a.pulse_ms)  # type: ignore[index, arg-type]
-        elif a.do is Do.GOAL:
-            sim.pulse(pins.goal_home if a.side == "home" else pins.goal_away, a.pulse_ms)  # type: ignore[arg-type]
-            self.say(a.table, f"goal ({a.side})" + (f", {a.note}" if a.note else ""), "" if a.note else "dim")
-        elif a.do is Do.TAP:
-            self.say(a.table, f"{a.note} taps a club card ({a.uid})")
-            sim.tap(a.uid)  # type: ignore[arg-type]
-        elif a.do is Do.OFFLINE:
-            self.say(a.table, f"node goes down: {a.note}", "yellow")
-            node = sim.take_down()
-            if node is not None:  # closing waits on MQTT: keep the evening going meanwhile
-                t = threading.Thread(target=node.close, name=f"close-{a.table}", daemon=True)
-                t.start()
-                self.background.append(t)
-        elif a.do is Do.ONLINE:
-            for t in self.background:
-                t.join(5)
-            sim.start()
-            self.say(a.table, "node is back (new boot)", "yellow")
-        elif a.do is Do.BEAM_BREAK:
-            self.say(a.table, f"pocket {a.pocket}: {a.note}", "yellow")
-            sim.hold(pins.pockets[a.pocket], broken=True)  # type: ignore[index]
-        elif a.do is Do.BEAM_CLEAR:
-            self.say(a.table, f"pocket {a.pocket}: cleared")
-            sim.hold(pins.pockets[a.pocket], broken=False)  # type: ignore[index]
+        sim.pulse(pins.goal_home if a.side == "home" else pins.goal_away, a.pulse_ms)  # type: ignore[arg-type]
+        self.say(a.table, f"goal ({a.side})" + (f", {a.note}" if a.note else ""), "" if a.note else "dim")
+
+    def _do_tap(self, a: Action, sim: SimNode) -> None:
+        self.say(a.table, f"{a.note} taps a club card ({a.uid})")
+        sim.tap(a.uid)  # type: ignore[arg-type]
+
+    def _do_offline(self, a: Action, sim: SimNode) -> None:
+        self.say(a.table, f"node goes down: {a.note}", "yellow")
+        node = sim.take_down()
+        if node is not None:  # closing waits on MQTT: keep the evening going meanwhile
+            t = threading.Thread(target=node.close, name=f"close-{a.table}", daemon=True)
+            t.start()
+            self.background.append(t)
+
+    def _do_online(self, a: Action, sim: SimNode) -> None:
+        for t in self.background:
+            t.join(5)
+        sim.start()
+        self.say(a.table, "node is back (new boot)", "yellow")
+
+    def _do_beam_break(self, a: Action, sim: SimNode) -> None:
+        self.say(a.table, f"pocket {a.pocket}: {a.note}", "yellow")
+        sim.hold(sim.config.pins.pockets[a.pocket], broken=True)  # type: ignore[index]
+
+    def _do_beam_clear(self, a: Action, sim: SimNode) -> None:
+        self.say(a.table, f"pocket {a.pocket}: cleared")
+        sim.hold(sim.config.pins.pockets[a.pocket], broken=False)  # type: ignore[index]
 
     def on_service(self, topic: str, data: dict) -> None:
         """What the hub tells its live views, as the bar would see it."""
@@ -367,11 +376,11 @@ class Evening:
         elif topic == "session" and data.get("action") == "stop":
             with self.lock:
                 party = next((p for p, sid in self.parties.items() if sid == data.get("session_id")), None)
-                if party is not None:  # not stopped by our staff: the service did it (prepaid)
+                if party is not None:  # not stopped by our staff: the hub did it (prepaid)
                     del self.parties[party]
                     self.service_stops.append((party, table, int(data["session_id"])))
             if party is not None:
-                self.say(table, f"session {data.get('session_id')} stopped by the service: prepaid time used up", "magenta")
+                self.say(table, f"game {data.get('session_id')} stopped by the hub: prepaid time used up", "magenta")
         elif topic == "checkin":
             self.say(table, f"{data.get('member')} checked in", "cyan")
         elif topic == "node":
@@ -428,15 +437,15 @@ def run_demo(
             store = open_store(f"sqlite:///{workdir / 'lavos.db'}")
             closers.append(store.close)
             clock = ScaledClock(evening_start(venue, datetime.now(UTC)), speed)
-            service = build_hub(venue, store, mqtt_url=mqtt.hub_url, clock=clock, data_dir=workdir)  # client id = its login, lavos-hub
-            hub = HubFacade(service)
+            core = build_hub(venue, store, mqtt_url=mqtt.hub_url, clock=clock, data_dir=workdir)  # client id = its login, lavos-hub
+            hub = HubFacade(core)
             cards = seed_club(hub, MEMBERS_CSV)
             evening = Evening(hub, {}, clock, console)
             evening.bar = Bar(hub, evening.say, STAFF[0], MANAGER[0])
             hub.reads.subscribe(evening.on_service)
-            service.start()
-            closers.append(service.close)
-            web = start_http(service, http, workdir)
+            core.start()
+            closers.append(core.close)
+            web = start_http(core, http, workdir)
             closers.append(web.stop)
             evening.url = web.url
             rng = random.Random(seed)
@@ -444,7 +453,7 @@ def run_demo(
             closers.append(lambda: _close_nodes(evening))
             with ThreadPoolExecutor(4) as pool:  # each start waits a little on SQLite and MQTT
                 list(pool.map(SimNode.start, evening.nodes.values()))
-            receiver = _notify_receiver(service, console, closers) if notify_webhook else None
+            receiver = _notify_receiver(core, console, closers) if notify_webhook else None
             _banner(console, mqtt, web, workdir, cards, speed, clock, venue.tz, time.monotonic() - began)
             if receiver is not None:
                 console.print(f"Push notifications (ntfy-style, printed here): [bold]{receiver.address}[/]", soft_wrap=True)
@@ -462,14 +471,14 @@ def run_demo(
             console.print("[bold]demo stopped[/]")
 
 
-def _notify_receiver(service: Any, console: Console, closers: list[Callable[[], None]]) -> Any:
+def _notify_receiver(core: Any, console: Console, closers: list[Callable[[], None]]) -> Any:
     """--notify-webhook: a loopback ntfy-style receiver as the hub's one push target (Slovak)."""
     from broker.hall.notifications import NotifySettings, Target
     from sim.notify_receiver import NtfyReceiver
 
     receiver = NtfyReceiver(lambda text: console.print(f"[magenta]push →[/] {escape(text)}", highlight=False, soft_wrap=True)).start()
     closers.append(receiver.stop)
-    service.execute(
+    core.execute(
         SaveNotifySettings(settings=NotifySettings((Target(id="demo", url=receiver.apprise_url, label="demo"),)), actor=MANAGER[0])
     )
     return receiver

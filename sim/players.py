@@ -7,7 +7,7 @@ would, ball drops and goals as beam pulses on a node's pins, cards on its reader
 
 What the evening holds:
 * Guests take free billiard tables (a queue at the doors, then a trickle) for 40-150 minutes,
-  some with prepaid time that runs out (the service stops those, not the model), some with a
+  some with prepaid time that runs out (the hub stops those, not the model), some with a
   club card on the club-card tables. Every session ends before closing.
 * On a pool table they play racks: 8-ball and 14/1 are racked with 15 balls, 9-ball with 9.
   A rack never sees more drops than it has balls (8-ball ends when the 8 drops, 9-ball on the 9,
@@ -52,7 +52,7 @@ SCRIPTED_BY_MIN = 15.0  # every incident has happened by then (at any speed): te
 
 
 class Do(str, Enum):
-    START = "start"  # staff start a session (prepaid `minutes`, club card `uid`)
+    START = "start"  # staff start a game (prepaid `minutes`, club card `uid`)
     STOP = "stop"  # staff stop it
     DROP = "drop"  # a ball drops into `pocket`
     TAP = "tap"  # a card `uid` on a foosball table's reader

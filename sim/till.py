@@ -136,10 +136,7 @@ class Bar:
             p = self.hub.reads.payment(taken.payment_id)
             no = p.receipt_no if p else "?"
             when = "paid later" if later else "paid"
-            if tendered is not None:
-                how = f"cash ({eur(tendered)} given, {eur(tendered - owed)} change)"
-            else:
-                how = "by card"
+            how = f"cash ({eur(tendered)} given, {eur(tendered - owed)} change)" if tendered is not None else "by card"
             self.say(table, f"tab {tab} {when}: {eur(owed)} {how}, receipt no. {no}", "green")
         except ServiceError as e:
             self.say(table, f"staff could not take the payment: {e}", "yellow")

@@ -8,13 +8,13 @@ import pytest
 # gpiozero reads this when a device is made without an explicit pin factory.
 os.environ.setdefault("GPIOZERO_PIN_FACTORY", "mock")
 
-from hypothesis import settings  # noqa: E402
+from hypothesis import settings
 
-from sim.mosquitto import Mosquitto  # noqa: E402
-from tests.support.examples import PROFILE_ENV, register_profiles  # noqa: E402
-from tests.support.external import EXTERNAL, MARKERS, marks_for, refusing_external_processes  # noqa: E402
-from tests.support.schedule import arrange, claim_worker_ports  # noqa: E402
-from tests.support.sqlite_template import migrated_sqlite  # noqa: E402
+from sim.mosquitto import Mosquitto
+from tests.support.examples import PROFILE_ENV, register_profiles
+from tests.support.external import EXTERNAL, MARKERS, marks_for, refusing_external_processes
+from tests.support.schedule import arrange, claim_worker_ports
+from tests.support.sqlite_template import migrated_sqlite
 
 # The time budget: the closing lines say the session's wall time, and past the CI limit it fails.
 pytest_plugins = ["tests.support.budget"]

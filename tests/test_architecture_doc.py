@@ -48,7 +48,7 @@ def test_a_command_without_a_handler_or_with_two_is_refused_when_the_hub_is_buil
         def run(self, c: Orphan) -> None: ...
 
     # (The prefix keeps the hub's own check to the hub's commands: this one lives in the tests.)
-    with pytest.raises(TypeError, match="without a handler: .*Orphan"):
+    with pytest.raises(TypeError, match=r"without a handler: .*Orphan"):
         Handlers([], prefix=__name__)
     assert Handlers([One()], prefix=__name__).kinds() == [Orphan]
     with pytest.raises(TypeError, match="Orphan has two handlers"):

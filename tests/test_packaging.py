@@ -132,5 +132,5 @@ def test_a_real_import_error_in_a_layer_is_not_hidden(monkeypatch):
     monkeypatch.setattr(importlib, "import_module", broken)
     import typer
 
-    with pytest.raises(ModuleNotFoundError, match="dashboard.clii"):
+    with pytest.raises(ModuleNotFoundError, match=r"dashboard\.clii"):
         lavos_cli.register_layers(typer.Typer())

@@ -1,1 +1,1 @@
-"""Staff accounts: who may log in, their passwords and dashboard sessions, and the value types the dashboard sees."""
+"""Staff accounts: who may log in, their passwords and logins, and the value types the dashboard sees."""

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from broker.accounts.users import role_at_least  # noqa: F401 - re-exported with the roles
+from broker.accounts.users import role_at_least
 from broker.storage.models import ROLES  # noqa: F401 - re-exported: the roles are an accounts rule the dashboard shows
 
 
@@ -29,8 +29,8 @@ class Staff:
 
 
 @dataclass(frozen=True)
-class StaffSession:
-    """A live dashboard session (broker.accounts.web_sessions) and whose it is."""
+class StaffLogin:
+    """A live login (broker.accounts.web_sessions) and whose it is."""
 
     pk: int
     staff: Staff

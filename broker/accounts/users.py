@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from broker.accounts import web_sessions
 from broker.domain.refusals import N_, Refusal
 from broker.storage.audit import record_audit
-from broker.storage.models import ROLES, ApiToken, AuditEntry, User, WebSession
+from broker.storage.models import ROLES, ApiToken, AuditEntry, Login, User
 from broker.storage.types import utcnow
 
 DEFAULT_HASHER = PasswordHasher()  # argon2id with the library's current recommended costs
@@ -121,7 +121,7 @@ def set_password(
     must_change: bool = False,
     keep_session: int | None = None,
 ) -> User:
-    """A new password also lifts a lockout and ends the user's dashboard sessions.
+    """A new password also lifts a lockout and ends the user's logins.
 
     `keep_session` (a web session pk) survives: the user changing their own password stays logged
     in where they did it, every other browser is logged out. `must_change`: a manager hands the
@@ -167,7 +167,7 @@ def _keep_a_manager(db: Session, user: User) -> None:
 
 
 def set_role(db: Session, username: str, role: str, *, actor: str) -> User:
-    """A new role ends the user's dashboard sessions: the pages they have open were made for the old one."""
+    """A new role ends the user's logins: the pages they have open were made for the old one."""
     user = _require_user(db, username)
     _check_role(role)
     if role == user.role:
@@ -182,7 +182,7 @@ def set_role(db: Session, username: str, role: str, *, actor: str) -> User:
 
 
 def set_active(db: Session, username: str, active: bool, *, actor: str) -> User:
-    """Disabling also ends the user's dashboard sessions (their tokens stop working too: verify_token checks active)."""
+    """Disabling also ends the user's logins (their tokens stop working too: verify_token checks active)."""
     user = _require_user(db, username)
     if active == user.active:
         return user
@@ -212,8 +212,8 @@ def list_users(db: Session) -> list[User]:
     return list(db.scalars(select(User).order_by(User.username)))
 
 
-def user_sessions(db: Session, username: str) -> list[WebSession]:
-    """The user's live dashboard sessions, newest first."""
+def user_sessions(db: Session, username: str) -> list[Login]:
+    """The user's live logins, newest first."""
     _require_user(db, username)
     return web_sessions.active_sessions(db, username)
 
@@ -221,9 +221,7 @@ def user_sessions(db: Session, username: str) -> list[WebSession]:
 def end_session(db: Session, username: str, session_pk: int, *, actor: str) -> None:
     _require_user(db, username)
     if not web_sessions.end_one(db, username, session_pk, by=actor):
-        raise UserError(
-            N_("%(username)s has no open dashboard session no. %(session)d; it has already ended."), username=username, session=session_pk
-        )
+        raise UserError(N_("%(username)s has no open login no. %(session)d; it has already ended."), username=username, session=session_pk)
 
 
 def end_sessions(db: Session, username: str, *, actor: str) -> int:

@@ -19,7 +19,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from broker.storage.audit import record_audit
-from broker.storage.models import User, WebSession
+from broker.storage.models import Login, User
 from broker.storage.types import utcnow
 
 LIFETIME = timedelta(hours=14)  # one evening's shift (16:00-24:00) with room
@@ -28,10 +28,10 @@ END_REASONS = ("logout", "password", "disabled", "role", "ended")
 
 
 @dataclass(frozen=True)
-class LiveSession:
+class LiveLogin:
     """A session that may be used now, and whose user it is."""
 
-    row: WebSession
+    row: Login
     user: User
     touch_due: bool  # last_seen_at is older than TOUCH_EVERY
 
@@ -45,7 +45,7 @@ def start(db: Session, username: str, *, client: str = "", user_agent: str = "",
     now = now or utcnow()
     session_id = secrets.token_urlsafe(32)
     db.add(
-        WebSession(
+        Login(
             id_hash=_hash(session_id),
             username=username,
             created_at=now,
@@ -59,39 +59,37 @@ def start(db: Session, username: str, *, client: str = "", user_agent: str = "",
     return session_id
 
 
-def live(db: Session, session_id: str, *, now: datetime | None = None) -> LiveSession | None:
+def live(db: Session, session_id: str, *, now: datetime | None = None) -> LiveLogin | None:
     """The session and its user if it is neither ended nor expired and the user is active; else None."""
     now = now or utcnow()
     found = db.execute(
-        select(WebSession, User)
-        .join(User, User.username == WebSession.username)
-        .where(WebSession.id_hash == _hash(session_id), WebSession.ended_at.is_(None), WebSession.expires_at > now, User.active.is_(True))
+        select(Login, User)
+        .join(User, User.username == Login.username)
+        .where(Login.id_hash == _hash(session_id), Login.ended_at.is_(None), Login.expires_at > now, User.active.is_(True))
     ).first()
     if found is None:
         return None
     row, user = found
-    return LiveSession(row, user, now - row.last_seen_at >= TOUCH_EVERY)
+    return LiveLogin(row, user, now - row.last_seen_at >= TOUCH_EVERY)
 
 
 def touch(db: Session, session_pk: int, *, now: datetime | None = None) -> None:
-    db.execute(update(WebSession).where(WebSession.id == session_pk).values(last_seen_at=now or utcnow()))
+    db.execute(update(Login).where(Login.id == session_pk).values(last_seen_at=now or utcnow()))
 
 
 def current_pk(db: Session, session_id: str) -> int | None:
-    return db.scalar(select(WebSession.id).where(WebSession.id_hash == _hash(session_id)))
+    return db.scalar(select(Login.id).where(Login.id_hash == _hash(session_id)))
 
 
-def _end(db: Session, rows: list[WebSession], *, by: str, reason: str, now: datetime) -> int:
+def _end(db: Session, rows: list[Login], *, by: str, reason: str, now: datetime) -> int:
     for row in rows:
         row.ended_at, row.ended_by, row.end_reason = now, by, reason
     db.flush()
     return len(rows)
 
 
-def _open_rows(db: Session, username: str, now: datetime) -> list[WebSession]:
-    return list(
-        db.scalars(select(WebSession).where(WebSession.username == username, WebSession.ended_at.is_(None), WebSession.expires_at > now))
-    )
+def _open_rows(db: Session, username: str, now: datetime) -> list[Login]:
+    return list(db.scalars(select(Login).where(Login.username == username, Login.ended_at.is_(None), Login.expires_at > now)))
 
 
 def end_user_sessions(db: Session, username: str, *, by: str, reason: str, keep: int | None = None, now: datetime | None = None) -> int:
@@ -114,10 +112,10 @@ def end_one(db: Session, username: str, session_pk: int, *, by: str, now: dateti
     return bool(rows)
 
 
-def active_sessions(db: Session, username: str | None = None, *, now: datetime | None = None) -> list[WebSession]:
+def active_sessions(db: Session, username: str | None = None, *, now: datetime | None = None) -> list[Login]:
     """Live sessions (not ended, not expired), newest first; of one user or of all."""
     now = now or utcnow()
-    q = select(WebSession).where(WebSession.ended_at.is_(None), WebSession.expires_at > now)
+    q = select(Login).where(Login.ended_at.is_(None), Login.expires_at > now)
     if username is not None:
-        q = q.where(WebSession.username == username)
-    return list(db.scalars(q.order_by(WebSession.created_at.desc(), WebSession.id.desc())))
+        q = q.where(Login.username == username)
+    return list(db.scalars(q.order_by(Login.created_at.desc(), Login.id.desc())))

@@ -1,6 +1,6 @@
 """The hub's MQTT connection.
 
-Exactly-once starts here: the service subscribes at QoS 1 with a persistent session and acks a
+Exactly-once starts here: the hub subscribes at QoS 1 with a persistent session and acks a
 message only after its effects are committed to the database (paho's ``manual_ack``). If the
 service dies between receipt and commit, Mosquitto redelivers the message on reconnect, and the
 (table, boot, seq) key in the database drops the copy. Callbacks only enqueue: an exception in a

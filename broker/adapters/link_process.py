@@ -29,6 +29,7 @@ thread (commands from the pipe → paho).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing
 import os
@@ -147,10 +148,8 @@ class ProcessLink(HubCommands):
         self._closing.set()
         if self._proc is None:
             return
-        try:
+        with contextlib.suppress(OSError):
             self._send(("close",))
-        except OSError:
-            pass
         self._proc.join(10)
         if self._proc.is_alive():
             self._proc.kill()
@@ -280,10 +279,8 @@ def _child_main(
             link.ack_many([Inbound("", b"", mid, qos, 0.0) for mid, qos in cmd[1]])
         elif cmd[0] == "close":
             link.close()
-            try:
+            with contextlib.suppress(OSError):
                 messages.send(("closed",))
-            except OSError:
-                pass
             return
 
 

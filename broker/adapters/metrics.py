@@ -41,6 +41,7 @@ are lost. InfluxDB is never the record of money: the database is.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import operator
@@ -527,10 +528,8 @@ class MetricsWriter:
             delay = self._backoff
             retry_after = getattr(error, "retry_after", None) if isinstance(error, InfluxDBError) else None
             if retry_after:
-                try:
+                with contextlib.suppress(ValueError):  # an HTTP date; our own backoff will do
                     delay = min(self._retry_max, max(delay, float(retry_after)))
-                except ValueError:
-                    pass  # an HTTP date; our own backoff will do
             self._retry_at = self._clock() + delay
             self._failures += 1
             self._last_error = _describe(error)

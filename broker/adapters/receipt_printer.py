@@ -24,7 +24,7 @@ from broker.domain.payment_rules import PaymentRefused
 from broker.domain.receipt import Receipt
 from broker.domain.refusals import N_
 
-__all__ = ["PrinterError", "receipt_bytes", "print_receipt", "WIDTH", "PRINT_TIMEOUT_S"]
+__all__ = ["PRINT_TIMEOUT_S", "WIDTH", "PrinterError", "print_receipt", "receipt_bytes"]
 
 WIDTH = 42  # characters per line of an 80 mm printer's font A (48 on some; 42 fits all)
 PRINT_TIMEOUT_S = 5.0

@@ -18,7 +18,7 @@ VAT_RATES = (23, 19, 5, 0)
 PRODUCT_CATEGORIES = ("drinks", "food", "pizza_toppings", "tournament_entry", "cue_service", "other")
 
 _MAX_TEXT = 20  # "100 000,00 €" and then some: longer is not an amount
-# Plain ASCII digits and at most cents: no exponent ("1e3"), no other scripts' digits ("２０"), no "+".
+# Plain ASCII digits and at most cents: no exponent ("1e3"), no other scripts' digits (full-width ones), no "+".
 _AMOUNT = re.compile(r"-?[0-9]+(?:\.[0-9]{1,2})?")
 
 

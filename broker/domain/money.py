@@ -17,7 +17,7 @@ from typing import Literal, Protocol
 
 from broker.domain.billing import vat_share
 
-__all__ = ["MoneyLine", "VatRow", "TabBill", "TabStatus", "vat_rows", "tab_bill", "allocate", "TABLE_TIME"]
+__all__ = ["TABLE_TIME", "MoneyLine", "TabBill", "TabStatus", "VatRow", "allocate", "tab_bill", "vat_rows"]
 
 TABLE_TIME = "table_time"  # the category of a game's lines (time, minimum, its extras, corrections)
 TabStatus = Literal["open", "partly_paid", "paid"]

@@ -5,7 +5,7 @@ Rules (issue 12), each in one place here:
 - An amount is a positive whole number of cents, at most MAX_AMOUNT_CENTS.
 - It is never above what is owed (the tab's, or the split part's remaining): money beyond the
   bill only ever goes back as change, and change exists only for cash.
-- Cash: tendered ≥ amount, change = tendered − amount. Any other method takes no tendered amount.
+- Cash: tendered ≥ amount, change = tendered - amount. Any other method takes no tendered amount.
 - Nothing is owed (a paid tab or part) → refused, whatever the method.
 - What a payment paid for is frozen when it is taken (`frozen_lines`): the whole bill (or the whole
   part) when the payment pays all of it at once; otherwise one line per VAT rate, "Čiastočná
@@ -26,12 +26,12 @@ from broker.domain.receipt import ReceiptLine
 from broker.domain.refusals import N_, Refusal
 
 __all__ = [
+    "PARTIAL",
     "PaymentRefused",
     "Tender",
     "check_payment",
     "frozen_lines",
     "negated",
-    "PARTIAL",
 ]
 
 PARTIAL = "partial_payment"  # the category of a partial payment's lines (its goods are not known)

@@ -14,7 +14,7 @@ from typing import Any
 
 from broker.domain.money import MoneyLine, VatRow, vat_rows
 
-__all__ = ["ReceiptLine", "Receipt", "Issuer", "lines_json", "lines_from_json", "vat_from_json"]
+__all__ = ["Issuer", "Receipt", "ReceiptLine", "lines_from_json", "lines_json", "vat_from_json"]
 
 
 @dataclass(frozen=True)

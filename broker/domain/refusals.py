@@ -33,7 +33,7 @@ class Refusal(ValueError):
 
     @classmethod
     def like(cls, other: Refusal) -> Self:
-        """The same refusal as another layer's (a SessionError met by the hub becomes its ServiceError)."""
+        """The same refusal as another layer's (a GameError met by the hub becomes its ServiceError)."""
         return cls(other.msgid, **other.params)
 
 

@@ -1,4 +1,4 @@
-"""Accounting for what the table nodes send that the service refuses: counted per node and reason,
+"""Accounting for what the table nodes send that the hub refuses: counted per node and reason,
 with the last few messages kept as samples, so a broken or hostile node shows on the monitoring
 page instead of in one log line.
 

@@ -3,7 +3,7 @@
 The storage layer persists the ops (they are the audit log: who, when, what, why); this module
 only folds them into a state and a bill. The fold reads no clock and no database, so a service
 killed mid-session and restarted replays the same ops into the same state and bills exactly as
-if it had never stopped. `apply` is the same fold, one step: the service calls it to validate a
+if it had never stopped. `apply` is the same fold, one step: the hub calls it to validate a
 new op before appending it, and `replay` is nothing but `apply` over the log.
 """
 
@@ -21,35 +21,35 @@ from broker.domain.tariffs import MemberSnapshot, Rate, RateContext, Segment, as
 from broker.domain.venue import Extra, Venue
 
 __all__ = [
+    "OP_KINDS",
+    "REASON_MAX",
+    "Correction",
+    "ExtraItem",
+    "GameError",
+    "GameState",
+    "MemberSnapshot",
     "Op",
     "OpKind",
-    "OP_KINDS",
-    "MemberSnapshot",
     "Segment",
-    "SessionError",
-    "SessionState",
-    "ExtraItem",
-    "Correction",
+    "VoidedExtra",
     "apply",
-    "replay",
     "bill",
-    "segments",
-    "current_rate",
-    "prepaid_remaining",
-    "start_op",
-    "stop_op",
-    "pause_op",
-    "resume_op",
-    "transfer_op",
+    "bill_reason",
     "card_op",
     "card_removed_op",
+    "correction_op",
+    "current_rate",
     "extend_op",
     "extra_op",
-    "correction_op",
+    "pause_op",
+    "prepaid_remaining",
+    "replay",
+    "resume_op",
+    "segments",
+    "start_op",
+    "stop_op",
+    "transfer_op",
     "void_op",
-    "VoidedExtra",
-    "bill_reason",
-    "REASON_MAX",
 ]
 
 OpKind = Literal["start", "stop", "pause", "resume", "transfer", "card", "card_removed", "extend", "extra", "correction", "void"]
@@ -62,7 +62,7 @@ _MAX_MINUTES = 24 * 60
 _MAX_QUANTITY = 100
 
 
-class SessionError(Refusal):
+class GameError(Refusal):
     """An operation that cannot apply to the session; str() says what and why, for staff and logs."""
 
 
@@ -70,7 +70,7 @@ def _utc(at: object, what: str) -> datetime:
     try:
         return as_utc(at, what)
     except ValueError as e:
-        raise SessionError(str(e)) from None
+        raise GameError(str(e)) from None
 
 
 def _hhmm(at: datetime, venue: Venue) -> str:
@@ -91,14 +91,14 @@ class Op:
 
     def __post_init__(self) -> None:
         if self.kind not in OP_KINDS:
-            raise SessionError(f"unknown operation {self.kind!r} (known: {', '.join(OP_KINDS)})")
+            raise GameError(f"unknown operation {self.kind!r} (known: {', '.join(OP_KINDS)})")
         object.__setattr__(self, "at", _utc(self.at, f"{self.kind} time"))
         if not isinstance(self.data, dict):
-            raise SessionError(f"{self.kind} data must be a JSON object, got {type(self.data).__name__}")
+            raise GameError(f"{self.kind} data must be a JSON object, got {type(self.data).__name__}")
         if not isinstance(self.actor, str) or not self.actor.strip():
-            raise SessionError(f"{self.kind} needs an actor (who did it), got {self.actor!r}")
+            raise GameError(f"{self.kind} needs an actor (who did it), got {self.actor!r}")
         if self.reason is not None and not isinstance(self.reason, str):
-            raise SessionError(f"{self.kind} reason must be text, got {type(self.reason).__name__}")
+            raise GameError(f"{self.kind} reason must be text, got {type(self.reason).__name__}")
 
     def to_dict(self) -> dict[str, object]:
         return {"kind": self.kind, "at": self.at.isoformat(), "data": self.data, "actor": self.actor, "reason": self.reason}
@@ -106,12 +106,12 @@ class Op:
     @classmethod
     def from_dict(cls, d: object) -> Op:
         if not isinstance(d, dict) or not {"kind", "at"} <= d.keys():
-            raise SessionError(f"a stored operation is an object with kind and at, got {d!r}")
+            raise GameError(f"a stored operation is an object with kind and at, got {d!r}")
         at = d["at"]
         try:
             at = datetime.fromisoformat(at) if isinstance(at, str) else at
         except ValueError:
-            raise SessionError(f"operation time {at!r} is not an ISO-8601 timestamp") from None
+            raise GameError(f"operation time {at!r} is not an ISO-8601 timestamp") from None
         return cls(d["kind"], at, d.get("data", {}), d.get("actor", "system"), d.get("reason"))
 
 
@@ -178,30 +178,30 @@ def void_op(at: datetime, extra_op: int, reason: str, *, actor: str) -> Op:
 
 
 def bill_reason(reason: object) -> str:
-    """The reason of a correction or a void, trimmed; SessionError when it is missing or too long.
+    """The reason of a correction or a void, trimmed; GameError when it is missing or too long.
 
     A person reads it on the bill and in the audit months later, so it must say something."""
     text = reason.strip() if isinstance(reason, str) else ""
     if len(text) < 3:
-        raise SessionError(N_("Write why (at least 3 characters): the reason is printed on the bill and kept in the record."))
+        raise GameError(N_("Write why (at least 3 characters): the reason is printed on the bill and kept in the record."))
     if len(text) > REASON_MAX:
-        raise SessionError(N_("The reason is too long: %(max)d characters at most."), max=REASON_MAX)
+        raise GameError(N_("The reason is too long: %(max)d characters at most."), max=REASON_MAX)
     return text
 
 
-# --- validating op data: garbage from storage or the API becomes a SessionError, never a crash ---
+# --- validating op data: garbage from storage or the API becomes a GameError, never a crash ---
 
 
 def _text(value: object, where: str) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise SessionError(f"{where} must be non-empty text, got {value!r}")
+        raise GameError(f"{where} must be non-empty text, got {value!r}")
     return value
 
 
 def _int_in(low: int, high: int) -> Callable[[object, str], int]:
     def check(value: object, where: str) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise SessionError(f"{where} must be a whole number from {low} to {high}, got {value!r}")
+            raise GameError(f"{where} must be a whole number from {low} to {high}, got {value!r}")
         return value
 
     return check
@@ -210,13 +210,13 @@ def _int_in(low: int, high: int) -> Callable[[object, str], int]:
 def _correction_cents(value: object, where: str) -> int:
     amount = _int_in(-MAX_AMOUNT_CENTS, MAX_AMOUNT_CENTS)(value, where)
     if amount == 0:
-        raise SessionError(f"{where} must not be 0: a correction changes the bill")
+        raise GameError(f"{where} must not be 0: a correction changes the bill")
     return amount
 
 
 def _member(value: object, where: str) -> MemberSnapshot:
     if not isinstance(value, dict):
-        raise SessionError(f"{where} must be an object with member_id, name, fee_paid, got {value!r}")
+        raise GameError(f"{where} must be an object with member_id, name, fee_paid, got {value!r}")
     _only_keys(value, {"member_id", "name", "fee_paid", "year", "next_year_paid"}, {"member_id", "name", "fee_paid"}, where)
     # Ops stored before next_year_paid existed replay as they were billed: next year unpaid.
     fee_paid, next_paid = (_bool(value.get(k, False), f"{where}.{k}") for k in ("fee_paid", "next_year_paid"))
@@ -232,19 +232,17 @@ def _member(value: object, where: str) -> MemberSnapshot:
 
 def _bool(value: object, where: str) -> bool:
     if not isinstance(value, bool):
-        raise SessionError(f"{where} must be true or false, got {value!r}")
+        raise GameError(f"{where} must be true or false, got {value!r}")
     return value
 
 
 def _only_keys(d: Mapping[str, object], allowed: set[str], required: set[str], where: str) -> None:
     unknown = sorted(set(d) - allowed)
     if unknown:
-        raise SessionError(
-            f"{where} has unexpected key(s) {', '.join(map(repr, unknown))} (allowed: {', '.join(sorted(allowed)) or 'none'})"
-        )
+        raise GameError(f"{where} has unexpected key(s) {', '.join(map(repr, unknown))} (allowed: {', '.join(sorted(allowed)) or 'none'})")
     missing = sorted(required - set(d))
     if missing:
-        raise SessionError(f"{where} is missing {', '.join(map(repr, missing))}")
+        raise GameError(f"{where} is missing {', '.join(map(repr, missing))}")
 
 
 Check = Callable[[object, str], object]
@@ -324,7 +322,7 @@ class Correction:
 
 
 @dataclass(frozen=True)
-class SessionState:
+class GameState:
     """Immutable, so a state handed out can never be changed behind the replay's back."""
 
     table: str
@@ -363,20 +361,20 @@ def _venue_lookup(lookup: Callable[[str], _Found], key: str) -> _Found:
     try:
         return lookup(key)
     except KeyError as e:
-        raise SessionError(e.args[0]) from None
+        raise GameError(e.args[0]) from None
 
 
 def _extra(venue: Venue, extra_id: str) -> Extra:
     by_id = {e.id: e for e in venue.extras}
     if extra_id not in by_id:
-        raise SessionError(N_("There is no extra %(extra)s in the price list."), extra=extra_id[:40])
+        raise GameError(N_("There is no extra %(extra)s in the price list."), extra=extra_id[:40])
     return by_id[extra_id]
 
 
 def _billed_table(venue: Venue, table_id: str) -> str:
     spec = _venue_lookup(venue.table, table_id)
     if not spec.kind.billed:
-        raise SessionError(N_("%(table)s is not billed by time; only pool and carom tables are."), table=table_name(spec))
+        raise GameError(N_("%(table)s is not billed by time; only pool and carom tables are."), table=table_name(spec))
     return table_id
 
 
@@ -392,16 +390,14 @@ def _requested_tariff(
     if tariff.requires_member:
         # Asking for the club-card tariff is asking to check the card: automatic choice decides.
         if member is None:
-            raise SessionError(
-                N_("The rate %(tariff)s needs a member's club card; none was given."), tariff=Name(tariff.name, tariff.name_en)
-            )
+            raise GameError(N_("The rate %(tariff)s needs a member's club card; none was given."), tariff=Name(tariff.name, tariff.name_en))
         return None, None
     if tariff.hours is None:
         return tariff_id, None
     window = tariff_window(tariff, at, venue)
     if window is None:
         hours = f"{tariff.hours.open:%H:%M}–{tariff.hours.close:%H:%M}"
-        raise SessionError(
+        raise GameError(
             N_("The rate %(tariff)s can only start between %(hours)s; it is %(now)s now."),
             tariff=Name(tariff.name, tariff.name_en),
             hours=hours,
@@ -410,7 +406,7 @@ def _requested_tariff(
     return tariff_id, window[1]
 
 
-def _close(state: SessionState, at: datetime, venue: Venue) -> SessionState:
+def _close(state: GameState, at: datetime, venue: Venue) -> GameState:
     """Cut the played time up to `at` into segments at the rates that applied."""
     if state.running_since is None:
         return state
@@ -425,32 +421,32 @@ class _Context(TypedDict, total=False):
     member: MemberSnapshot | None
 
 
-def _recontext(state: SessionState, op: Op, venue: Venue, **changes: Unpack[_Context]) -> SessionState:
+def _recontext(state: GameState, op: Op, venue: Venue, **changes: Unpack[_Context]) -> GameState:
     """The rate may change from here on (table, card): close what was played, go on under the new context."""
     closed = _close(state, op.at, venue)
     return replace(closed, running_since=op.at if state.state == "running" else None, **changes)
 
 
-def _unpause_prepaid(state: SessionState, at: datetime) -> datetime | None:
+def _unpause_prepaid(state: GameState, at: datetime) -> datetime | None:
     # Paused time is not played time, so it does not use up prepaid minutes.
     if state.prepaid_until is None or state.paused_at is None:
         return state.prepaid_until
     return state.prepaid_until + (at - state.paused_at)
 
 
-def _need_state(state: SessionState, op: Op, wanted: str) -> None:
+def _need_state(state: GameState, op: Op, wanted: str) -> None:
     if state.state != wanted:
         # Only pause wants "running" and only resume "paused"; a stopped game is refused before.
         if wanted == "running":
-            raise SessionError(N_("The game is already paused."))
-        raise SessionError(N_("The game is not paused; it is running."))
+            raise GameError(N_("The game is already paused."))
+        raise GameError(N_("The game is not paused; it is running."))
 
 
-def _start(op: Op, d: _OpData, venue: Venue) -> SessionState:
+def _start(op: Op, d: _OpData, venue: Venue) -> GameState:
     table = _billed_table(venue, d["table"])
     tariff, until = _requested_tariff(venue, d["tariff"], d["member"], op.at)
     prepaid = op.at + timedelta(minutes=d["prepaid_minutes"]) if d["prepaid_minutes"] else None
-    return SessionState(
+    return GameState(
         table=table,
         state="running",
         started_at=op.at,
@@ -463,74 +459,74 @@ def _start(op: Op, d: _OpData, venue: Venue) -> SessionState:
     )
 
 
-def _stop(state: SessionState, op: Op, d: _OpData, venue: Venue) -> SessionState:
+def _stop(state: GameState, op: Op, d: _OpData, venue: Venue) -> GameState:
     closed = _close(state, op.at, venue)
     return replace(closed, state="stopped", stopped_at=op.at, paused_at=None, prepaid_until=_unpause_prepaid(state, op.at))
 
 
-def _pause(state: SessionState, op: Op, d: _OpData, venue: Venue) -> SessionState:
+def _pause(state: GameState, op: Op, d: _OpData, venue: Venue) -> GameState:
     _need_state(state, op, "running")
     return replace(_close(state, op.at, venue), state="paused", paused_at=op.at)
 
 
-def _resume(state: SessionState, op: Op, d: _OpData, venue: Venue) -> SessionState:
+def _resume(state: GameState, op: Op, d: _OpData, venue: Venue) -> GameState:
     _need_state(state, op, "paused")
     return replace(state, state="running", paused_at=None, running_since=op.at, prepaid_until=_unpause_prepaid(state, op.at))
 
 
-def _transfer(state: SessionState, op: Op, d: _OpData, venue: Venue) -> SessionState:
+def _transfer(state: GameState, op: Op, d: _OpData, venue: Venue) -> GameState:
     target = _billed_table(venue, d["table"])
     if target == state.table:
-        raise SessionError(N_("The game is already on %(table)s."), table=table_name(venue.table(target)))
+        raise GameError(N_("The game is already on %(table)s."), table=table_name(venue.table(target)))
     return _recontext(state, op, venue, table=target)
 
 
-def _card(state: SessionState, op: Op, d: _OpData, venue: Venue) -> SessionState:
+def _card(state: GameState, op: Op, d: _OpData, venue: Venue) -> GameState:
     if state.member is not None and d["member"] == state.member:  # card's member is never None (_SCHEMAS)
-        raise SessionError(N_("The club card of %(member)s is already on this game."), member=state.member.name)
+        raise GameError(N_("The club card of %(member)s is already on this game."), member=state.member.name)
     return _recontext(state, op, venue, member=d["member"])
 
 
-def _card_removed(state: SessionState, op: Op, d: _OpData, venue: Venue) -> SessionState:
+def _card_removed(state: GameState, op: Op, d: _OpData, venue: Venue) -> GameState:
     if state.member is None:
-        raise SessionError(N_("There is no club card on this game to take off."))
+        raise GameError(N_("There is no club card on this game to take off."))
     return _recontext(state, op, venue, member=None)
 
 
-def _extend(state: SessionState, op: Op, d: _OpData, venue: Venue) -> SessionState:
+def _extend(state: GameState, op: Op, d: _OpData, venue: Venue) -> GameState:
     if state.prepaid_until is None:
-        raise SessionError(N_("The game has no prepaid time, so there is nothing to extend."))
+        raise GameError(N_("The game has no prepaid time, so there is nothing to extend."))
     # Extending after the prepaid time ran out (expiry "continue") buys minutes from now, not from the past.
     now = state.paused_at or op.at
     return replace(state, prepaid_until=max(state.prepaid_until, now) + timedelta(minutes=d["minutes"]))
 
 
-def _add_extra(state: SessionState, op: Op, d: _OpData, venue: Venue) -> SessionState:
+def _add_extra(state: GameState, op: Op, d: _OpData, venue: Venue) -> GameState:
     _extra(venue, d["extra"])
     item = ExtraItem(op.at, d["extra"], d["quantity"], d["unit_cents"], op.actor, state.op_count + 1)
-    return replace(state, extras=state.extras + (item,))
+    return replace(state, extras=(*state.extras, item))
 
 
-def _correct(state: SessionState, op: Op, d: _OpData, venue: Venue) -> SessionState:
+def _correct(state: GameState, op: Op, d: _OpData, venue: Venue) -> GameState:
     reason = _text(op.reason, "a correction's reason")
     if op.actor == "system":
-        raise SessionError(N_("A correction is made by a person (a manager), not by the system."))
-    return replace(state, corrections=state.corrections + (Correction(op.at, d["amount_cents"], reason, op.actor),))
+        raise GameError(N_("A correction is made by a person (a manager), not by the system."))
+    return replace(state, corrections=(*state.corrections, Correction(op.at, d["amount_cents"], reason, op.actor)))
 
 
-def _void(state: SessionState, op: Op, d: _OpData, venue: Venue) -> SessionState:
+def _void(state: GameState, op: Op, d: _OpData, venue: Venue) -> GameState:
     reason = bill_reason(op.reason)
     if op.actor == "system":
-        raise SessionError("a void is made by a person; actor 'system' is not allowed")
+        raise GameError("a void is made by a person; actor 'system' is not allowed")
     item = next((e for e in state.extras if e.op == d["extra_op"]), None)
     if item is None:
-        raise SessionError(N_("There is no such extra on this bill to void."))
+        raise GameError(N_("There is no such extra on this bill to void."))
     if state.voided(item) is not None:
-        raise SessionError(N_("That extra is already voided."))
-    return replace(state, voids=state.voids + (VoidedExtra(op.at, item, reason, op.actor),))
+        raise GameError(N_("That extra is already voided."))
+    return replace(state, voids=(*state.voids, VoidedExtra(op.at, item, reason, op.actor)))
 
 
-_HANDLERS: dict[str, Callable[[SessionState, Op, _OpData, Venue], SessionState]] = {
+_HANDLERS: dict[str, Callable[[GameState, Op, _OpData, Venue], GameState]] = {
     "stop": _stop,
     "pause": _pause,
     "resume": _resume,
@@ -544,64 +540,64 @@ _HANDLERS: dict[str, Callable[[SessionState, Op, _OpData, Venue], SessionState]]
 }
 
 
-def apply(state: SessionState | None, op: Op, venue: Venue) -> SessionState:
-    """The state after `op`; SessionError if `op` cannot follow `state` (None = no session yet)."""
+def apply(state: GameState | None, op: Op, venue: Venue) -> GameState:
+    """The state after `op`; GameError if `op` cannot follow `state` (None = no session yet)."""
     if not isinstance(op, Op):
-        raise SessionError(f"expected an Op, got {type(op).__name__}")
+        raise GameError(f"expected an Op, got {type(op).__name__}")
     data = _parse(op)
     if state is None:
         if op.kind != "start":
-            raise SessionError(f"a session begins with start, not {op.kind}")
+            raise GameError(f"a session begins with start, not {op.kind}")
         return replace(_start(op, data, venue), op_count=1)
     if op.kind == "start":
-        raise SessionError(f"the session on {state.table} was already started at {state.started_at.isoformat()}")
+        raise GameError(f"the session on {state.table} was already started at {state.started_at.isoformat()}")
     if op.at < state.last_at:
-        raise SessionError(f"{op.kind} at {op.at.isoformat()} is earlier than the previous operation at {state.last_at.isoformat()}")
+        raise GameError(f"{op.kind} at {op.at.isoformat()} is earlier than the previous operation at {state.last_at.isoformat()}")
     if state.state == "stopped" and op.kind not in _AFTER_STOP:
         assert state.stopped_at is not None  # _stop sets both
         stopped = local(state.stopped_at, venue).strftime("%H:%M")
-        raise SessionError(N_("The game has already ended; it was stopped at %(time)s."), time=stopped)
+        raise GameError(N_("The game has already ended; it was stopped at %(time)s."), time=stopped)
     new = _HANDLERS[op.kind](state, op, data, venue)
     return replace(new, last_at=op.at, op_count=state.op_count + 1)
 
 
-def replay(ops: Sequence[Op], venue: Venue) -> SessionState:
+def replay(ops: Sequence[Op], venue: Venue) -> GameState:
     """Fold the whole log; the error names the first operation that does not fit."""
-    state: SessionState | None = None
+    state: GameState | None = None
     for n, op in enumerate(ops, start=1):
         try:
             state = apply(state, op, venue)
-        except SessionError as e:
-            raise SessionError(f"operation {n} ({getattr(op, 'kind', '?')}): {e}") from None
+        except GameError as e:
+            raise GameError(f"operation {n} ({getattr(op, 'kind', '?')}): {e}") from None
     if state is None:
-        raise SessionError("no operations to replay: a session needs at least its start")
+        raise GameError("no operations to replay: a session needs at least its start")
     return state
 
 
 # --- reading a state at a moment ---
 
 
-def _now(state: SessionState, now: datetime) -> datetime:
+def _now(state: GameState, now: datetime) -> datetime:
     now = _utc(now, "now")
     if state.is_open and now < state.last_at:
-        raise SessionError(f"now ({now.isoformat()}) is before the session's last operation ({state.last_at.isoformat()})")
+        raise GameError(f"now ({now.isoformat()}) is before the session's last operation ({state.last_at.isoformat()})")
     return now
 
 
-def segments(state: SessionState, venue: Venue, now: datetime) -> list[Segment]:
+def segments(state: GameState, venue: Venue, now: datetime) -> list[Segment]:
     """All played time, an open session's up to `now`."""
     now = _now(state, now)
     open_part = split(venue, state.context, state.running_since, now) if state.running_since else []
     return [*state.segments, *open_part]
 
 
-def current_rate(state: SessionState, venue: Venue, now: datetime) -> Rate | None:
+def current_rate(state: GameState, venue: Venue, now: datetime) -> Rate | None:
     """The rate the table runs at now; None while paused or stopped."""
     now = _now(state, now)
     return rate_at(venue, state.context, now) if state.state == "running" else None
 
 
-def prepaid_remaining(state: SessionState, now: datetime) -> timedelta | None:
+def prepaid_remaining(state: GameState, now: datetime) -> timedelta | None:
     """Prepaid play left (never negative); None for an open-ended session."""
     now = _now(state, now)
     if state.prepaid_until is None:
@@ -616,7 +612,7 @@ def _extra_names(venue: Venue) -> dict[str, tuple[str, str]]:
     return {e.id: (e.name, e.name_en or e.name) for e in venue.extras}
 
 
-def _extra_lines(state: SessionState, venue: Venue) -> list[BillLine]:
+def _extra_lines(state: GameState, venue: Venue) -> list[BillLine]:
     counts: dict[tuple[str, int], int] = {}
     for item in state.extras:
         counts[item.extra_id, item.unit_cents] = counts.get((item.extra_id, item.unit_cents), 0) + item.quantity
@@ -638,7 +634,7 @@ def _extra_lines(state: SessionState, venue: Venue) -> list[BillLine]:
     return lines
 
 
-def _correction_lines(state: SessionState) -> list[BillLine]:
+def _correction_lines(state: GameState) -> list[BillLine]:
     return [
         BillLine(
             kind="correction",
@@ -653,7 +649,7 @@ def _correction_lines(state: SessionState) -> list[BillLine]:
     ]
 
 
-def _void_lines(state: SessionState, venue: Venue) -> list[BillLine]:
+def _void_lines(state: GameState, venue: Venue) -> list[BillLine]:
     names = _extra_names(venue)
     lines = []
     for v in state.voids:
@@ -674,7 +670,7 @@ def _void_lines(state: SessionState, venue: Venue) -> list[BillLine]:
     return lines
 
 
-def bill(state: SessionState, venue: Venue, now: datetime) -> Bill:
+def bill(state: GameState, venue: Venue, now: datetime) -> Bill:
     """The bill; an open session is billed up to `now`, a stopped one ignores it.
 
     A voided extra stays on it, followed by its reversal (a negative line saying who and why)."""

@@ -39,7 +39,7 @@ from broker.domain.billing import format_eur
 from broker.domain.money import TABLE_TIME, MoneyLine, allocate, vat_rows
 from broker.domain.refusals import N_, Refusal
 
-__all__ = ["SplitError", "SplitMode", "MAX_PARTS", "split_equal", "split_items", "split_amounts", "part_count", "CATEGORY_NAMES"]
+__all__ = ["CATEGORY_NAMES", "MAX_PARTS", "SplitError", "SplitMode", "part_count", "split_amounts", "split_equal", "split_items"]
 
 SplitMode = Literal["equal", "items", "amounts"]
 MAX_PARTS = 20  # more players than that do not share one bill

@@ -8,6 +8,7 @@ change, and lets a band over the short night in March last five real hours, not 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
@@ -216,7 +217,7 @@ def split(venue: Venue, ctx: RateContext, a: datetime, b: datetime) -> list[Segm
         raise ValueError(f"interval ends ({b.isoformat()}) before it starts ({a.isoformat()})")
     points = [a, *boundaries(venue, ctx, a, b), b]
     segments: list[Segment] = []
-    for start, end in zip(points, points[1:]):
+    for start, end in itertools.pairwise(points):
         if start == end:
             continue
         r = rate_at(venue, ctx, start)

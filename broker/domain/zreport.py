@@ -30,17 +30,17 @@ if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
 __all__ = [
+    "UNASSIGNED",
+    "CorrectionRecord",
+    "DayOpening",
     "Method",
+    "OpenTab",
     "PaymentRecord",
     "VoidRecord",
-    "CorrectionRecord",
-    "OpenTab",
-    "DayOpening",
     "ZReport",
-    "z_report",
-    "to_json",
     "from_json",
-    "UNASSIGNED",
+    "to_json",
+    "z_report",
 ]
 
 UNASSIGNED = "unassigned"  # the category of money whose frozen lines do not say what it paid for

@@ -19,7 +19,7 @@ from sqlalchemy import exc as sa
 
 from broker.accounts import users, web_sessions
 from broker.accounts.auth_checks import check_password
-from broker.accounts.staff import Staff, StaffSession, staff_of
+from broker.accounts.staff import Staff, StaffLogin, staff_of
 from broker.adapters.ekasa import ClientStatus
 from broker.adapters.receipt_printer import print_receipt
 from broker.domain.payment_rules import PaymentRefused
@@ -43,16 +43,16 @@ R = TypeVar("R")
 # The errors a caller of the facade or the read models may meet (besides the domain's own:
 # MemberError, MemberImportError, users.UserError, users.AuthError, reports.ReportError).
 __all__ = [
-    "HubFacade",
-    "ServiceError",
-    "NotFound",
     "CardInUse",
     "Conflict",
-    "StoreUnavailable",
+    "HubFacade",
     "MemberError",
     "MemberImportError",
+    "NotFound",
+    "ServiceError",
     "Staff",
-    "StaffSession",
+    "StaffLogin",
+    "StoreUnavailable",
 ]
 
 
@@ -90,13 +90,13 @@ class HubFacade:
         return staff
 
     @store_call
-    def web_session(self, session_id: str) -> StaffSession | None:
+    def web_session(self, session_id: str) -> StaffLogin | None:
         """The live dashboard login of this cookie id, noting it was seen (at most every minute)."""
         with self._store.reader() as db:
             found = web_sessions.live(db, session_id)
             if found is None:
                 return None
-            live, touch = StaffSession(found.row.id, staff_of(found.user)), found.touch_due
+            live, touch = StaffLogin(found.row.id, staff_of(found.user)), found.touch_due
         if touch:
             try:
                 self._hub.execute(TouchLogin(login=live.pk, actor=live.staff.username))
@@ -105,7 +105,7 @@ class HubFacade:
         return live
 
     @store_call
-    def start_web_session(self, username: str, *, client: str, user_agent: str) -> tuple[str, StaffSession | None]:
+    def start_web_session(self, username: str, *, client: str, user_agent: str) -> tuple[str, StaffLogin | None]:
         """A new dashboard login: (the id for the cookie, the login as web_session() sees it)."""
         session_id = self._hub.execute(StartLogin(client=client, user_agent=user_agent, actor=username))
         return session_id, self.web_session(session_id)

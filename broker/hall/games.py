@@ -6,7 +6,7 @@ record: at start the hub replays it, so after a crash the games, their bills and
 wanted are exactly what they were.
 
 Each command below has its one handler here, run by the hub's writer: validate, commit, update
-the open games (broker.hall.open_sessions) and register the effects (the light, the retained
+the open games (broker.hall.open_games) and register the effects (the light, the retained
 summary, the live push, the metric), which run after the commit.
 """
 
@@ -19,22 +19,22 @@ from sqlalchemy.orm import Session as Db
 
 from broker.domain import alert_kinds, membership, sessions
 from broker.domain.refusals import N_, table_name
+from broker.domain.sessions import GameState
 from broker.domain.tariffs import MemberSnapshot, calendar_year
 from broker.hall.commands import Command, abstract_command, command, handles
 from broker.hall.errors import CardInUse, NotFound, ServiceError
+from broker.hall.game_log import replay_row
 from broker.hall.lights import Lights
-from broker.hall.open_sessions import OpenSession
+from broker.hall.open_games import OpenGame
 from broker.hall.ports import HallState
-from broker.hall.session_log import replay_row
 from broker.hall.table_service import OutOfServiceBook, TableService, refuse_out_of_service
 from broker.hall.till import Till
 from broker.storage.after_commit import Effects, after_commit
 from broker.storage.audit import append_session_op
 from broker.storage.members import MemberError, find_by_card, get_member
-from broker.storage.models import Member, TableSession
+from broker.storage.models import Game, Member
 from devices.kinds import Kind
 
-GameState = sessions.SessionState
 MakeOp = Callable[[datetime], sessions.Op]
 
 
@@ -181,7 +181,7 @@ class Games:
         if not Kind(self.h.tables[table].kind).billed:
             raise ServiceError(N_("%(table)s is not billed by time: it has no games to start."), table=table_name(self.h.tables[table]))
 
-    def _open(self, game: int) -> tuple[str, OpenSession]:
+    def _open(self, game: int) -> tuple[str, OpenGame]:
         found = self.h.sessions.by_id(game)
         if found is None:
             raise NotFound(N_("Game no. %(session)d is no longer running."), session=game)
@@ -207,9 +207,9 @@ class Games:
             op = sessions.start_op(self.h.clock(), table, c.tariff, member, c.prepaid_minutes, actor=c.actor)
             try:
                 state = sessions.apply(None, op, self.h.venue)
-            except sessions.SessionError as e:
+            except sessions.GameError as e:
                 raise ServiceError.like(e) from None
-            row = TableSession(table_id=table, state="running", started_at=op.at, member_id=member.member_id if member else None)
+            row = Game(table_id=table, state="running", started_at=op.at, member_id=member.member_id if member else None)
             db.add(row)
             db.flush()
             _append(db, row.id, op)
@@ -222,7 +222,7 @@ class Games:
             effects.add(lambda: self.lights.publish_game(table))
             effects.add(lambda: self.h.listeners.notify("session", {"table": table, "session_id": gid, "action": "start"}))
         # Committed: the owned state now; the effects run after this command.
-        self.h.sessions.put(table, OpenSession(gid, state))
+        self.h.sessions.put(table, OpenGame(gid, state))
         self._table_service.game_started(table)
         self.h.runtime.reset(table)
         self.h.runtime.publish()
@@ -236,13 +236,13 @@ class Games:
         op = make_op(max(at or self.h.clock(), g.state.last_at))
         try:
             new = sessions.apply(g.state, op, self.h.venue)
-        except sessions.SessionError as e:
+        except sessions.GameError as e:
             raise ServiceError.like(e) from None
         if op.kind == "transfer":
             self._check_move_to(op.data["table"])
         with self.h.store.session() as db:
             _append(db, game, op)
-            row = db.get(TableSession, game)
+            row = db.get(Game, game)
             assert row is not None
             row.state = new.state
             row.table_id = new.table
@@ -279,10 +279,10 @@ class Games:
         if new.state == "stopped":
             h.sessions.remove(table)
         elif op.kind == "transfer":
-            h.sessions.move(table, new.table, OpenSession(gid, new))
+            h.sessions.move(table, new.table, OpenGame(gid, new))
             h.runtime.reset(new.table)
         else:
-            h.sessions.put(table, OpenSession(gid, new))
+            h.sessions.put(table, OpenGame(gid, new))
             if op.kind == "extend":
                 h.runtime.of(table).prepaid_warned = False
             if op.kind == "resume":
@@ -337,7 +337,7 @@ class Games:
         def make(at: datetime) -> sessions.Op:
             try:
                 return sessions.extra_op(at, c.extra, c.quantity, venue=self.h.venue, actor=c.actor)
-            except sessions.SessionError as e:
+            except sessions.GameError as e:
                 raise ServiceError.like(e) from None
 
         return self.change(c.game, make)
@@ -374,7 +374,7 @@ class Games:
         if self.h.sessions.by_id(game) is not None:
             return self.change(game, make_op)
         with self.h.store.session() as db:
-            row = db.get(TableSession, game)
+            row = db.get(Game, game)
             if row is None:
                 raise NotFound(N_("There is no game no. %(session)d."), session=game)
             if not issued_ok:
@@ -385,7 +385,7 @@ class Games:
             op = make_op(max(self.h.clock(), state.last_at))
             try:
                 new = sessions.apply(state, op, self.h.venue)
-            except sessions.SessionError as e:
+            except sessions.GameError as e:
                 raise ServiceError.like(e) from None
             _append(db, game, op)
             row.total_cents = self.lights.bill_of(new).total_cents  # the stored total stays the bill's
@@ -400,5 +400,5 @@ def _append(db: Db, game: int, op: sessions.Op) -> None:
 def _reason(reason: str) -> str:
     try:
         return sessions.bill_reason(reason)
-    except sessions.SessionError as e:
+    except sessions.GameError as e:
         raise ServiceError.like(e) from None

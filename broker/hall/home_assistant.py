@@ -91,5 +91,5 @@ class HomeAssistant:
         while not self._stop.wait(self.interval_s):
             try:
                 self._run_on_writer(self._tick)
-            except Exception:  # noqa: BLE001 - a failed round must not stop the next one
+            except Exception:
                 log.exception("Home Assistant amount update failed")

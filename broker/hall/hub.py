@@ -38,6 +38,7 @@ from broker.hall.accounts import Accounts
 from broker.hall.alert_book import AlertBook
 from broker.hall.commands import Command, Handlers
 from broker.hall.errors import CardInUse, NotFound, ServiceError
+from broker.hall.game_log import ops_of, replay_row
 from broker.hall.games import Games
 from broker.hall.home_assistant import HomeAssistant
 from broker.hall.ingest_rules import IngestHandlers
@@ -47,9 +48,8 @@ from broker.hall.listeners import Listener, Listeners
 from broker.hall.logins import Logins
 from broker.hall.members import Members
 from broker.hall.notifications import Notifications, NotifyRefusal
-from broker.hall.open_sessions import OpenSession, OpenSessions
+from broker.hall.open_games import OpenGame, OpenGames
 from broker.hall.ports import HallState
-from broker.hall.session_log import ops_of, replay_row
 from broker.hall.table_runtime import RuntimeBook, RuntimeView, TableRuntime
 from broker.hall.table_service import OutOfService, OutOfServiceBook, TableService
 from broker.hall.till import Till
@@ -60,7 +60,7 @@ from broker.hall.till.tabs import TabMissing, TabRefused
 from broker.hall.timers import Watchdog
 from broker.hall.writer import HallWriter
 from broker.storage.engine import Store
-from broker.storage.models import Event, TableSession
+from broker.storage.models import Event, Game
 from broker.storage.types import utcnow
 from devices import contract
 
@@ -68,7 +68,7 @@ log = logging.getLogger("lavos.hub")
 
 R = TypeVar("R")
 
-__all__ = ["CardInUse", "Hub", "HallSnapshot", "NotFound", "OpenSession", "ServiceError", "TableRuntime"]
+__all__ = ["CardInUse", "HallSnapshot", "Hub", "NotFound", "OpenGame", "ServiceError", "TableRuntime"]
 
 # The parts' own refusals as the hub's (NotFound: a 404 on the API, ServiceError: a 409), in one
 # place: a caller of `execute` meets only these and the registry's own (MemberError, UserError).
@@ -78,7 +78,7 @@ _REFUSED: tuple[type[Refusal], ...] = (TabRefused, SplitError, PaymentRefused, D
 
 @dataclass(frozen=True)
 class HallSnapshot:
-    open: Mapping[str, OpenSession]
+    open: Mapping[str, OpenGame]
     drops: dict[str, int]
     last_drop_at: dict[str, datetime | None]
 
@@ -106,7 +106,7 @@ class Hub:
         self.tables = {t.id: t for t in venue.tables}
         # The owned state (broker.hall): changed only by the writer, through its methods.
         self._listeners = Listeners()
-        self._sessions = OpenSessions()
+        self._sessions = OpenGames()
         self._runtime = RuntimeBook(self.tables)
         self._alerts = AlertBook(store, self._listeners, clock, metrics, names=self._table_names)
         self._hall = HallState(venue, self.tables, store, clock, metrics, self._sessions, self._runtime, self._alerts, self._listeners)
@@ -176,8 +176,8 @@ class Hub:
         """Derive the owned state from the database: open games from their op logs, the drops of
         each open game from its stored pocket events, the tables out of service, the open alerts."""
         with self.store.reader() as db:
-            rows = db.scalars(select(TableSession).where(TableSession.state != "stopped")).all()
-            loaded = {row.table_id: OpenSession(row.id, replay_row(row, self.venue)) for row in rows}
+            rows = db.scalars(select(Game).where(Game.state != "stopped")).all()
+            loaded = {row.table_id: OpenGame(row.id, replay_row(row, self.venue)) for row in rows}
             for table, s in loaded.items():
                 n, last = db.execute(
                     select(func.count(), func.max(Event.received_at)).where(
@@ -227,7 +227,7 @@ class Hub:
     # -- what readers may see (snapshots: nothing outside the hub holds its state) ----------
 
     @property
-    def open(self) -> Mapping[str, OpenSession]:
+    def open(self) -> Mapping[str, OpenGame]:
         """Read-only snapshot of the open games (old name; prefer hall_snapshot/open_session)."""
         return self._sessions.view()
 
@@ -258,7 +258,7 @@ class Hub:
             last_drop_at={t: v.last_drop_at for t, v in rt.items()},
         )
 
-    def open_session(self, table: str) -> OpenSession | None:
+    def open_session(self, table: str) -> OpenGame | None:
         return self._sessions.get(table)
 
     @property
@@ -278,15 +278,15 @@ class Hub:
         """None when the hub runs without MQTT (tests, tools)."""
         return self._link.stats.connected if self._link else None
 
-    def bill_of(self, s: sessions.SessionState, at: datetime | None = None) -> Bill:
+    def bill_of(self, s: sessions.GameState, at: datetime | None = None) -> Bill:
         return self.lights.bill_of(s, at)
 
     def summary(self, table: str) -> contract.SessionSummary | None:
         return self.lights.summary(table)
 
-    def session_state(self, session_id: int) -> tuple[TableSession, sessions.SessionState]:
+    def session_state(self, session_id: int) -> tuple[Game, sessions.GameState]:
         with self.store.reader() as db:
-            row = db.get(TableSession, session_id)
+            row = db.get(Game, session_id)
             if row is None:
                 raise NotFound(N_("There is no game no. %(session)d."), session=session_id)
             ops = ops_of(row.ops)

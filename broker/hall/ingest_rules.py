@@ -1,4 +1,4 @@
-"""What the service does with each message from the tables.
+"""What the hub does with each message from the tables.
 
 One batch is one database transaction; each message runs in its own savepoint, so a message
 that trips a bug is counted and dropped without holding up the others (or being retried
@@ -154,7 +154,7 @@ class IngestHandlers:
                     # event the broker already counts as delivered; the whole batch goes back to
                     # the ingest loop, which retries it and acks nothing meanwhile.
                     raise
-                except Exception as e:  # noqa: BLE001 - one bad message must not block the rest
+                except Exception as e:
                     log.exception("error applying %s", m.topic)
                     self._reject(tally, m, rejects.HANDLER_ERROR, repr(e), now)
             for spec, times in touches.values():

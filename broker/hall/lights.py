@@ -20,7 +20,7 @@ from broker.domain import sessions
 from broker.domain.billing import Bill
 from broker.domain.venue import TableSpec, Venue
 from broker.hall.light_commands import LightCommand, LightCommands
-from broker.hall.open_sessions import OpenSessions
+from broker.hall.open_games import OpenGames
 from broker.hall.table_service import OutOfServiceBook
 from devices import contract
 from devices.kinds import Kind
@@ -40,7 +40,7 @@ class Lights:
         venue: Venue,
         tables: Mapping[str, TableSpec],
         clock: Callable[[], datetime],
-        games: OpenSessions,
+        games: OpenGames,
         out_of_service: OutOfServiceBook,
         link: Link | None,
     ) -> None:
@@ -73,7 +73,7 @@ class Lights:
         """The light last commanded per table and when (broker.hall.light_commands says what for)."""
         return self._commands.view()
 
-    def bill_of(self, s: sessions.SessionState, at: datetime | None = None) -> Bill:
+    def bill_of(self, s: sessions.GameState, at: datetime | None = None) -> Bill:
         """A game's bill now (an open one) or as it stopped."""
         return sessions.bill(s, self._venue, max(at or self._clock(), s.last_at) if s.is_open else s.last_at)
 

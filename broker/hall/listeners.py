@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -25,10 +26,8 @@ class Listeners:
         self._fns.append(fn)
 
     def unsubscribe(self, fn: Listener) -> None:
-        try:
+        with contextlib.suppress(ValueError):
             self._fns.remove(fn)
-        except ValueError:
-            pass
 
     def __bool__(self) -> bool:
         return bool(self._fns)

@@ -38,7 +38,7 @@ from broker.domain.zreport import ZReport
 from broker.hall.commands import Command, command, handles
 from broker.hall.ports import HallState
 from broker.storage.audit import record_audit
-from broker.storage.models import Alert, Setting, TableSession
+from broker.storage.models import Alert, Game, Setting
 
 log = logging.getLogger("lavos.hub")
 
@@ -205,7 +205,7 @@ class _Window:
 
 def _key_parts(key: str) -> tuple[str, str, str]:
     """A spool key's kind, target and the rest (open:t0:17 → "open", "t0", "17"; see _alert_changed)."""
-    kind, target, rest = (key.split(":", 2) + ["", ""])[:3]
+    kind, target, rest = ([*key.split(":", 2), "", ""])[:3]
     return kind, target, rest
 
 
@@ -386,9 +386,7 @@ class Notifications:
         # A day nobody opened counts from its cut (midnight would be naive, and the wrong hour).
         start, end = z.opened_at or business_day_bounds(day, self.h.venue)[0], z.made_at
         with self.h.store.reader() as db:
-            games = db.scalar(
-                select(func.count()).select_from(TableSession).where(TableSession.started_at >= start, TableSession.started_at < end)
-            )
+            games = db.scalar(select(func.count()).select_from(Game).where(Game.started_at >= start, Game.started_at < end))
             alerts = db.scalars(select(Alert).where(Alert.opened_at >= start, Alert.opened_at < end)).all()
         offline = sorted(
             {self.h.tables[a.table_id].name if a.table_id in self.h.tables else str(a.table_id) for a in alerts if a.kind == "node_offline"}

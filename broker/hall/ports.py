@@ -16,7 +16,7 @@ from broker.domain.venue import TableSpec, Venue
 from broker.hall.alert_book import AlertBook
 from broker.hall.commands import Command
 from broker.hall.listeners import Listeners
-from broker.hall.open_sessions import OpenSessions
+from broker.hall.open_games import OpenGames
 from broker.hall.table_runtime import RuntimeBook
 from broker.storage.engine import Store
 
@@ -32,7 +32,7 @@ class HallState:
     store: Store
     clock: Callable[[], datetime]
     metrics: Any
-    sessions: OpenSessions
+    sessions: OpenGames
     runtime: RuntimeBook
     alerts: AlertBook
     listeners: Listeners

@@ -36,7 +36,7 @@ from broker.hall.hub import HallSnapshot, Hub
 from broker.hall.light_commands import LightCommand
 from broker.hall.listeners import Listener
 from broker.hall.member_views import CheckinView, MemberView, checkin_view, member_view
-from broker.hall.open_sessions import OpenSession
+from broker.hall.open_games import OpenGame
 from broker.hall.row_values import copy_row
 from broker.hall.store_errors import store_call
 from broker.hall.table_service import OutOfService
@@ -46,7 +46,7 @@ from broker.hall.till.payment_reads import PaymentView, TabPayView, payment_view
 from broker.storage.alerts import open_alerts
 from broker.storage.members import search_members
 from broker.storage.members_csv import export_members_csv
-from broker.storage.models import Alert, AuditEntry, Event, FoosballCheckin, Member, MemberCard, Node, Payment, Tab, TableSession
+from broker.storage.models import Alert, AuditEntry, Event, FoosballCheckin, Game, Member, MemberCard, Node, Payment, Tab
 from broker.storage.rejects import node_rejects
 from devices.kinds import Kind
 
@@ -98,7 +98,7 @@ class TableCheckins:
 
 
 @dataclass(frozen=True)
-class StoppedSession:
+class StoppedGame:
     id: int
     table: str
     started_at: datetime
@@ -112,7 +112,7 @@ class PeriodFigures:
     """A period's report figures, read in one transaction so the session list adds up to the revenue."""
 
     revenue: reports.Revenue
-    stopped: list[StoppedSession]
+    stopped: list[StoppedGame]
     utilisation: list[reports.HourGrid]  # one per played day
     drops: list[reports.HourGrid]
     foosball: list[reports.FoosballUse]
@@ -232,17 +232,17 @@ class HallReads:
     def hall_snapshot(self) -> HallSnapshot:
         return self._hub.hall_snapshot()
 
-    def open_session(self, table: str) -> OpenSession | None:
+    def open_session(self, table: str) -> OpenGame | None:
         return self._hub.open_session(table)
 
-    def bill_of(self, state: sessions.SessionState, at: datetime | None = None) -> Bill:
+    def bill_of(self, state: sessions.GameState, at: datetime | None = None) -> Bill:
         return self._hub.bill_of(state, at)
 
     @store_call
-    def session_state(self, session_id: int) -> sessions.SessionState:
+    def session_state(self, session_id: int) -> sessions.GameState:
         """The session replayed from its op log; NotFound if there is none."""
         with self._store.reader() as db:
-            row = db.get(TableSession, session_id)
+            row = db.get(Game, session_id)
             if row is None:
                 raise NotFound(N_("There is no game no. %(session)d."), session=session_id)
             ops = [
@@ -255,32 +255,32 @@ class HallReads:
         self, *, open: bool | None = None, started_from: datetime | None = None, started_before: datetime | None = None, limit: int = 200
     ) -> list[int]:
         """Session ids, newest start first."""
-        q = select(TableSession.id).order_by(TableSession.started_at.desc(), TableSession.id.desc()).limit(limit)
+        q = select(Game.id).order_by(Game.started_at.desc(), Game.id.desc()).limit(limit)
         if open is not None:
-            q = q.where(TableSession.state != "stopped") if open else q.where(TableSession.state == "stopped")
+            q = q.where(Game.state != "stopped") if open else q.where(Game.state == "stopped")
         if started_from is not None:
-            q = q.where(TableSession.started_at >= started_from)
+            q = q.where(Game.started_at >= started_from)
         if started_before is not None:
-            q = q.where(TableSession.started_at < started_before)
+            q = q.where(Game.started_at < started_before)
         with self._store.reader() as db:
             return list(db.scalars(q))
 
     @staticmethod
-    def _stopped(db: Any, start: datetime, end: datetime) -> list[StoppedSession]:
+    def _stopped(db: Any, start: datetime, end: datetime) -> list[StoppedGame]:
         rows = db.execute(
-            select(TableSession, Member.name)
-            .outerjoin(Member, Member.id == TableSession.member_id)
+            select(Game, Member.name)
+            .outerjoin(Member, Member.id == Game.member_id)
             .where(
-                TableSession.state == "stopped",
-                TableSession.started_at >= start,
-                TableSession.started_at < end,
+                Game.state == "stopped",
+                Game.started_at >= start,
+                Game.started_at < end,
             )
-            .order_by(TableSession.stopped_at, TableSession.id)
+            .order_by(Game.stopped_at, Game.id)
         )
-        return [StoppedSession(s.id, s.table_id, s.started_at, s.stopped_at, name, s.total_cents) for s, name in rows]
+        return [StoppedGame(s.id, s.table_id, s.started_at, s.stopped_at, name, s.total_cents) for s, name in rows]
 
     @store_call
-    def stopped_sessions(self, start: datetime, end: datetime) -> list[StoppedSession]:
+    def stopped_sessions(self, start: datetime, end: datetime) -> list[StoppedGame]:
         """Stopped sessions started in [start, end) (a business day's games), in stop order, with the member's name."""
         with self._store.reader() as db:
             return self._stopped(db, start, end)

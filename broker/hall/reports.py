@@ -24,9 +24,9 @@ from broker.domain.refusals import N_, Refusal
 from broker.domain.schedule import business_day, business_day_bounds
 from broker.domain.tariffs import as_utc
 from broker.domain.venue import Venue
-from broker.hall.session_log import replay_row
+from broker.hall.game_log import replay_row
 from broker.storage.members import FIRST_YEAR, LAST_YEAR
-from broker.storage.models import Event, FoosballCheckin, Member, TableSession
+from broker.storage.models import Event, FoosballCheckin, Game, Member
 
 MAX_RANGE_DAYS = 366  # a year and a leap day: one report request must stay cheap
 
@@ -70,12 +70,12 @@ def _check_range(first: date, last: date) -> None:
         )
 
 
-def _state_of(row: TableSession, venue: Venue) -> sessions.SessionState:
+def _state_of(row: Game, venue: Venue) -> sessions.GameState:
     return replay_row(row, venue)
 
 
-def _with_ops(query: Select[TableSession]) -> Select[TableSession]:
-    return query.options(selectinload(TableSession.ops))
+def _with_ops(query: Select[Game]) -> Select[Game]:
+    return query.options(selectinload(Game.ops))
 
 
 # --- revenue ------------------------------------------------------------------------------
@@ -97,13 +97,13 @@ class Revenue:
     by_tariff: dict[str, int] = field(default_factory=dict)
 
 
-def _line_tables(state: sessions.SessionState, venue: Venue) -> dict[datetime, str]:
+def _line_tables(state: sessions.GameState, venue: Venue) -> dict[datetime, str]:
     # A time line starts where its first segment starts; after a transfer the lines of one
     # session belong to different tables.
     return {seg.start: seg.table for seg in sessions.segments(state, venue, state.last_at)}
 
 
-def _add_bill(report: Revenue, day: str, state: sessions.SessionState, bill: Bill, venue: Venue) -> None:
+def _add_bill(report: Revenue, day: str, state: sessions.GameState, bill: Bill, venue: Venue) -> None:
     tables = _line_tables(state, venue)
     for line in bill.lines:
         if line.kind == "time":
@@ -129,13 +129,13 @@ def revenue(db: Session, venue: Venue, first: date, last: date) -> Revenue:
     _, end = day_bounds(last, venue)
     rows = db.scalars(
         _with_ops(
-            select(TableSession)
+            select(Game)
             .where(
-                TableSession.state == "stopped",
-                TableSession.started_at >= start,
-                TableSession.started_at < end,
+                Game.state == "stopped",
+                Game.started_at >= start,
+                Game.started_at < end,
             )
-            .order_by(TableSession.stopped_at, TableSession.id)
+            .order_by(Game.stopped_at, Game.id)
         )
     )
     report = Revenue(first, last)
@@ -169,16 +169,16 @@ def _overlap_s(a: datetime, b: datetime, lo: datetime, hi: datetime) -> int:
 def utilisation(db: Session, venue: Venue, day: date, now: datetime) -> HourGrid:
     """Seconds played (paused time excluded) per billed table per local hour of `day`.
 
-    Open sessions count up to `now`, the caller's clock (the service's billing clock).
+    Open sessions count up to `now`, the caller's clock (the hub's billing clock).
     """
     hours = local_hours(day, venue)
     start, end = hours[0][0], hours[-1][1]
     grid = {t.id: [0] * len(hours) for t in venue.tables if t.kind.billed}
     rows = db.scalars(
         _with_ops(
-            select(TableSession).where(
-                TableSession.started_at < end,
-                (TableSession.stopped_at.is_(None)) | (TableSession.stopped_at > start),
+            select(Game).where(
+                Game.started_at < end,
+                (Game.stopped_at.is_(None)) | (Game.stopped_at > start),
             )
         )
     )

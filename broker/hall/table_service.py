@@ -55,7 +55,7 @@ class OutOfService:
 
 
 class OutOfServiceBook:
-    """Tables out of service now; copy-on-write like broker.hall.open_sessions."""
+    """Tables out of service now; copy-on-write like broker.hall.open_games."""
 
     def __init__(self) -> None:
         self._by_table: Mapping[str, OutOfService] = MappingProxyType({})

@@ -55,7 +55,7 @@ class Watchdog:
         while not self._stop.wait(self.interval_s):
             try:
                 self.tick()
-            except Exception:  # noqa: BLE001 - a failed round must not stop the next one
+            except Exception:
                 log.exception("watchdog round failed")
 
     def tick(self) -> None:

@@ -20,6 +20,7 @@ redelivered copies are dropped by the (table, boot, seq) key. A batch the databa
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import threading
@@ -146,10 +147,8 @@ class HallWriter:
         return result
 
     def _wake(self) -> None:
-        try:
+        with contextlib.suppress(queue.Full):  # a full inbox means the writer is busy, not waiting: it will see the command
             self.inbox.put_nowait(WAKE)
-        except queue.Full:
-            pass  # a full inbox means the writer is busy, not waiting: it will see the command
 
     def _run_commands(self) -> None:
         while True:

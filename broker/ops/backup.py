@@ -272,10 +272,7 @@ def backup(url: str, dest: Path, *, force: bool = False) -> str:
     """Copy the database at `url` into `dest` while it may be in use; returns what was done."""
     u = _url(url)
     started = time.monotonic()
-    if u.get_backend_name() == "sqlite":
-        contents = _sqlite_backup(u, dest, force)
-    else:
-        contents = _pg_backup(u, url, dest, force)
+    contents = _sqlite_backup(u, dest, force) if u.get_backend_name() == "sqlite" else _pg_backup(u, url, dest, force)
     if contents.revision is None:
         dest.unlink(missing_ok=True)
         raise BackupError(f"{safe_url(url)} holds no Lavos schema: check --db (or $LAVOS_DB)")

@@ -1,4 +1,4 @@
-"""`lavos user …`: staff accounts, their API tokens and their dashboard sessions.
+"""`lavos user …`: staff accounts, their API tokens and their logins.
 
 Every change is written to the audit log with --actor (default: cli:<your login name>); the
 manager page /users does the same things (dashboard/web/pages_users.py).
@@ -18,9 +18,7 @@ from devices.cli_support import fail
 if TYPE_CHECKING:
     from broker.accounts.users import NewPassword
 
-user_app = typer.Typer(
-    help="Staff accounts, API tokens and dashboard sessions.\n\nExample: lavos user add jana --role staff", no_args_is_help=True
-)
+user_app = typer.Typer(help="Staff accounts, API tokens and logins.\n\nExample: lavos user add jana --role staff", no_args_is_help=True)
 username_arg = typer.Argument(..., help="Login name, e.g. jana")
 password_file_option = typer.Option(None, "--password-file", help="Read the password from this file's first line instead of prompting")
 must_change_option = typer.Option(False, "--must-change", help="The user must choose their own password at the next login")
@@ -81,7 +79,7 @@ def user_add(
 
 @user_app.command("list")
 def user_list(db: str | None = db_option) -> None:
-    """List the accounts: role, enabled or not, password change pending, dashboard sessions.
+    """List the accounts: role, enabled or not, password change pending, logins.
 
     Example: lavos user list
     """
@@ -116,10 +114,7 @@ def user_password(
     password = _read_password(password_file)
     with store_session(db) as s:
         set_password(s, username, password, actor=actor_name(actor), must_change=must_change)
-    typer.echo(
-        f"password of {username} changed{'; it must be changed at the next login' if must_change else ''}; "
-        f"their dashboard sessions are ended"
-    )
+    typer.echo(f"password of {username} changed{'; it must be changed at the next login' if must_change else ''}; their logins are ended")
 
 
 def _set_active(username: str, active: bool, db: str | None, actor: str | None) -> None:
@@ -131,12 +126,12 @@ def _set_active(username: str, active: bool, db: str | None, actor: str | None) 
 
 @user_app.command("disable")
 def user_disable(username: str = username_arg, db: str | None = db_option, actor: str | None = actor_option) -> None:
-    """Disable an account: no login, its tokens stop working, its dashboard sessions end.
+    """Disable an account: no login, its tokens stop working, its logins end.
 
     Example: lavos user disable jana
     """
     _set_active(username, False, db, actor)
-    typer.echo(f"{username} disabled; their dashboard sessions are ended")
+    typer.echo(f"{username} disabled; their logins are ended")
 
 
 @user_app.command("enable")
@@ -156,7 +151,7 @@ def user_role(
     db: str | None = db_option,
     actor: str | None = actor_option,
 ) -> None:
-    """Change an account's role; their dashboard sessions end (they log in again with the new one).
+    """Change an account's role; their logins end (they log in again with the new one).
 
     Example: lavos user role jana manager
     """
@@ -222,7 +217,7 @@ def user_revoke_token(
 
 @user_app.command("sessions")
 def user_sessions_cmd(username: str = username_arg, db: str | None = db_option) -> None:
-    """List an account's active dashboard sessions: number, since, last seen, until, address, browser.
+    """List an account's active logins: number, since, last seen, until, address, browser.
 
     Example: lavos user sessions jana
     """

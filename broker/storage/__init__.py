@@ -1,1 +1,1 @@
-"""The central store: models, opening (with migrations) and the few queries the service shares."""
+"""The central store: models, opening (with migrations) and the few queries the hub shares."""

@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from broker.storage.errors import StoreError
-from broker.storage.models import AuditEntry, SessionOp, TableSession
+from broker.storage.models import AuditEntry, Game, GameOp
 from broker.storage.types import utcnow
 
 
@@ -21,17 +21,17 @@ def append_session_op(
     actor: str,
     reason: str | None = None,
     at: datetime | None = None,
-) -> SessionOp:
+) -> GameOp:
     """Append the next op to a session's log; seq is 1, 2, 3 … per session.
 
     The session row is locked first (FOR UPDATE on PostgreSQL; SQLite's write transaction already
     serialises), so two processes appending to one session cannot both take the same seq.
     """
-    locked = db.execute(select(TableSession.id).where(TableSession.id == session_id).with_for_update()).first()
+    locked = db.execute(select(Game.id).where(Game.id == session_id).with_for_update()).first()
     if locked is None:
         raise StoreError(f"no session {session_id}: it may have been removed; reload the tables")
-    last = db.scalar(select(func.max(SessionOp.seq)).where(SessionOp.session_id == session_id)) or 0
-    op = SessionOp(session_id=session_id, seq=last + 1, at=at or utcnow(), kind=kind, data=data, actor=actor, reason=reason)
+    last = db.scalar(select(func.max(GameOp.seq)).where(GameOp.session_id == session_id)) or 0
+    op = GameOp(session_id=session_id, seq=last + 1, at=at or utcnow(), kind=kind, data=data, actor=actor, reason=reason)
     db.add(op)
     db.flush()
     return op

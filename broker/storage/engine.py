@@ -11,7 +11,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -101,10 +101,8 @@ def _sqlite_begin(conn) -> None:
 
 def create_private_file(path: Path) -> None:
     """Create `path` empty and owner-only (0600) unless it exists; never widens or narrows one that does."""
-    try:
+    with suppress(FileExistsError):
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-    except FileExistsError:
-        pass
 
 
 def make_engine(url: str) -> Engine:

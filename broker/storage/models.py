@@ -7,7 +7,7 @@ Alembic revision in broker/storage/migrations/versions: the server only ever upg
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy import (
     BigInteger,
@@ -50,7 +50,7 @@ def _one_of(column: str, values: tuple[str, ...]) -> str:
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
-    type_annotation_map = {datetime: UTCDateTime(), dict[str, Any]: JSONDoc}
+    type_annotation_map: ClassVar[dict[Any, Any]] = {datetime: UTCDateTime(), dict[str, Any]: JSONDoc}
 
 
 # --- members -------------------------------------------------------------------------------
@@ -135,7 +135,7 @@ class ApiToken(Base):
 # --- table sessions and the audit trail ------------------------------------------------------
 
 
-class TableSession(Base):
+class Game(Base):
     """A billed use of a table. Its history (and so its bill) is its session_ops, in seq order."""
 
     __tablename__ = "sessions"
@@ -152,10 +152,10 @@ class TableSession(Base):
     total_cents: Mapped[int | None]  # set when the session is closed
     member_id: Mapped[int | None] = mapped_column(ForeignKey("members.id", ondelete="SET NULL"), index=True)
 
-    ops: Mapped[list[SessionOp]] = relationship(back_populates="session", order_by="SessionOp.seq")
+    ops: Mapped[list[GameOp]] = relationship(back_populates="session", order_by="GameOp.seq")
 
 
-class SessionOp(Base):
+class GameOp(Base):
     """Append-only: never updated, never deleted. It is both the event source and the audit log."""
 
     __tablename__ = "session_ops"
@@ -170,7 +170,7 @@ class SessionOp(Base):
     actor: Mapped[str] = mapped_column(String(64))
     reason: Mapped[str | None] = mapped_column(Text)
 
-    session: Mapped[TableSession] = relationship(back_populates="ops")
+    session: Mapped[Game] = relationship(back_populates="ops")
 
 
 class AuditEntry(Base):
@@ -293,7 +293,7 @@ class FoosballCheckin(Base):
 # --- dashboard logins ----------------------------------------------------------------------
 
 
-class WebSession(Base):
+class Login(Base):
     """One dashboard login. The signed cookie carries only the random id; its SHA-256 is stored,
     so a copied database is not a set of live sessions. Ended rows stay, for the account page."""
 
@@ -313,7 +313,7 @@ class WebSession(Base):
     end_reason: Mapped[str | None] = mapped_column(String(32))
 
 
-# --- what the nodes sent that the service refused (broker.domain.reject_tally) ---------------------------
+# --- what the nodes sent that the hub refused (broker.domain.reject_tally) ---------------------------
 
 
 class NodeRejectCount(Base):

@@ -1,4 +1,4 @@
-"""The JSON API over the hub: `create_app(service)` → FastAPI app (OpenAPI at /openapi.json)."""
+"""The JSON API over the hub: `create_app(hub)` → FastAPI app (OpenAPI at /openapi.json)."""
 
 from dashboard.api.app import create_app
 

@@ -33,17 +33,18 @@ def api_routes() -> Iterator[tuple[str, str, APIRoute]]:
                     yield method, PREFIX + route.path, route
 
 
-def create_app(service: Hub) -> FastAPI:
+def create_app(core: Hub) -> FastAPI:
+    """The API over a hub (`core`: the Hub itself, which only the facade made here holds)."""
     app = FastAPI(
         title="Lavos table control",
         version="1",
-        description="Tables, sessions and bills, members, alerts, foosball check-ins and reports of a billiard hall. "
+        description="Tables, games and bills, members, alerts, foosball check-ins and reports of a billiard hall. "
         "Log in with HTTP Basic (staff account) or a bearer token (`lavos user token`).",
         docs_url=None,
         redoc_url=None,  # the staff pages come in the dashboard; the schema stays public
     )
     # The dashboard sees the hub only through its facade (writes) and read models (hub.reads).
-    app.state.hub = hub = HubFacade(service)
+    app.state.hub = hub = HubFacade(core)
     errors.install(app)
     # Added first, so it runs inside the security headers (its refusals get them) and inside the
     # session cookie that mount_web adds last (it reads request.session).

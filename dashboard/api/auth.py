@@ -25,7 +25,7 @@ from fastapi.security import HTTPBearer
 from fastapi.security.http import HTTPBase
 
 from broker.accounts.auth_checks import Busy, Throttled
-from broker.accounts.staff import Staff, StaffSession
+from broker.accounts.staff import Staff, StaffLogin
 from broker.accounts.users import AuthError
 from broker.hall.facade import HubFacade
 from dashboard import access
@@ -127,7 +127,7 @@ def csrf_matches(request: Request, supplied: object) -> bool:
     )
 
 
-def _live_session(hub: HubFacade, request: Request) -> StaffSession | None:
+def _live_session(hub: HubFacade, request: Request) -> StaffLogin | None:
     """The cookie's server-side session if it is live; looked up once per request (middleware and route share it)."""
     if "session" not in request.scope:
         return None
@@ -143,13 +143,13 @@ def _live_session(hub: HubFacade, request: Request) -> StaffSession | None:
     return found
 
 
-def remember_session(request: Request, found: StaffSession | None) -> None:
+def remember_session(request: Request, found: StaffLogin | None) -> None:
     """After a login or logout in this request: what session_user answers from now on."""
     request.scope[_LIVE] = found
 
 
 def session_user(hub: HubFacade, request: Request) -> Staff | None:
-    """The active user whose live dashboard session the cookie names; None without one (or without its middleware).
+    """The active user whose live login the cookie names; None without one (or without its middleware).
 
     Checked on every request: an ended or expired session, a disabled account or a changed role
     take effect at once.
@@ -159,7 +159,7 @@ def session_user(hub: HubFacade, request: Request) -> Staff | None:
 
 
 def web_session_pk(request: Request) -> int | None:
-    """The pk of this request's live dashboard session (after session_user looked it up), else None."""
+    """The pk of this request's live login (after session_user looked it up), else None."""
     found = request.scope.get(_LIVE)
     return found.pk if found is not None else None
 

@@ -4,7 +4,7 @@
 wording from the catalogues (Content-Language says which); field validation stays English.
 
 The domain modules raise their own errors with messages written for staff; this maps each to
-an HTTP status once, so routes just call the service and let the error through.
+an HTTP status once, so routes just call the hub and let the error through.
 """
 
 from __future__ import annotations

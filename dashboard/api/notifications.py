@@ -36,7 +36,7 @@ class TargetOut(BaseModel):
 
 class TargetIn(Body):
     url: text(500, min_length=0) = ""  # type: ignore[valid-type]  # empty on a change: keep the stored one
-    kinds: Annotated[list[text(40)], Field(max_length=30)] = []  # type: ignore[valid-type]
+    kinds: Annotated[list[text(40)], Field(max_length=30)] = []  # type: ignore[valid-type]  # noqa: RUF012 - pydantic copies a default per instance
     min_severity: Literal["info", "warning", "critical"] = "info"
     quiet_from: text(5, min_length=0) = ""  # type: ignore[valid-type]
     quiet_to: text(5, min_length=0) = ""  # type: ignore[valid-type]

@@ -242,7 +242,7 @@ def tab_out(t: TabView, item_id: int | None = None) -> dict[str, Any]:
                 "total_cents": s.total_cents,
             }
             for s in t.sources
-        ],  # fmt: skip
+        ],
         "split": t.split,
         "item_id": item_id,
     }

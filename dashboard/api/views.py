@@ -47,7 +47,7 @@ def bill(b: Bill) -> dict[str, Any]:
     }
 
 
-def _tariff_now(reads: HallReads, st: sessions.SessionState, b: Bill) -> str | None:
+def _tariff_now(reads: HallReads, st: sessions.GameState, b: Bill) -> str | None:
     if st.state == "running":
         rate = sessions.current_rate(st, reads.venue, max(reads.clock(), st.last_at))
         return rate.tariff_id if rate else None
@@ -55,7 +55,7 @@ def _tariff_now(reads: HallReads, st: sessions.SessionState, b: Bill) -> str | N
     return times[-1].tariff_id if times else st.tariff
 
 
-def session(reads: HallReads, session_id: int, st: sessions.SessionState, *, with_bill: bool = True) -> dict[str, Any]:
+def session(reads: HallReads, session_id: int, st: sessions.GameState, *, with_bill: bool = True) -> dict[str, Any]:
     now = max(reads.clock(), st.last_at)
     b = reads.bill_of(st)
     left = sessions.prepaid_remaining(st, now)
@@ -127,7 +127,7 @@ def node(table: str, n: NodeView | None, refused: NodeRejects | None = None) -> 
 
 
 def rejects(r: NodeRejects | None) -> dict[str, Any]:
-    """What the service refused from one node (broker.domain.reject_tally): counts per reason, newest samples first.
+    """What the hub refused from one node (broker.domain.reject_tally): counts per reason, newest samples first.
 
     `dropped` messages were not applied; `clock_flagged` events were, at the hub's receive time.
     """

@@ -1,4 +1,4 @@
-"""The staff pages, mounted into the API's FastAPI app: `mount_web(app, service, ...)`.
+"""The staff pages, mounted into the API's FastAPI app: `mount_web(app, hub, ...)`.
 
 Page modules are found, not listed: every `dashboard/web/pages_*.py` exposes `router` (an
 APIRouter) and may expose `NAV` (NavLink entries for the top bar). Adding a page is adding a
@@ -62,7 +62,7 @@ def create_web(hub: HubFacade) -> FastAPI:
     return pages
 
 
-def mount_web(app: FastAPI, service: Hub, *, data_dir: Path | None = None, https_cookies: bool = False) -> FastAPI:
+def mount_web(app: FastAPI, core: Hub, *, data_dir: Path | None = None, https_cookies: bool = False) -> FastAPI:
     """Serve the pages at / beside the API, and the cookie session both of them read.
 
     The cookie secret lives in `data_dir`/web-secret (made 0600 at first start); without a
@@ -71,5 +71,5 @@ def mount_web(app: FastAPI, service: Hub, *, data_dir: Path | None = None, https
     secret = load_secret(data_dir / SECRET_FILE) if data_dir is not None else secrets.token_urlsafe(32)
     app.add_middleware(SessionCookies, secret=secret, always_secure=https_cookies)
     setattr(app.state, api_errors.REFUSAL_TEXT, i18n.refusal_text)  # the API's refusals, in the staff's language
-    app.mount("/", create_web(app.state.hub))  # the facade create_app made for this service
+    app.mount("/", create_web(app.state.hub))  # the facade create_app made for this hub
     return app

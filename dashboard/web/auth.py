@@ -121,7 +121,7 @@ def log_in(request: Request, user: Staff) -> None:
 
 
 def log_out(request: Request) -> None:
-    """End every dashboard session of this user, on the server: a copy of the cookie is worth nothing after."""
+    """End every login of this user, on the server: a copy of the cookie is worth nothing after."""
     user = page_user(request)
     if user is not None:
         get_hub(request).execute(LogOut(actor=user.username))

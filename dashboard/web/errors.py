@@ -50,7 +50,7 @@ def back_link(request: Request) -> str | None:
         return None
     path = parts.path + (f"?{parts.query}" if parts.query else "")
     path = safe_next(path)
-    if path == "/" or parts.path == request.url.path and request.method == "GET":
+    if path == "/" or (parts.path == request.url.path and request.method == "GET"):
         return None
     return path
 

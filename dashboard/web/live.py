@@ -1,6 +1,6 @@
 """Live updates: service notifications → one bounded asyncio queue per open dashboard.
 
-The service calls listeners from its own threads (ingest, watchdog, request handlers) and must
+The hub calls listeners from its own threads (ingest, watchdog, request handlers) and must
 never wait for a browser, so a listener only hands the event to the client's event loop with
 call_soon_threadsafe. A client that falls behind (queue full) loses the detail, not the news:
 its queue is emptied and it gets one "refresh" telling the page to re-fetch everything.

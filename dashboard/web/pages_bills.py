@@ -24,7 +24,7 @@ from broker.domain.euros import MAX_AMOUNT_CENTS, parse_euros
 from broker.domain.refusals import Refusal
 from broker.hall.facade import NotFound, ServiceError
 from broker.hall.games import CorrectBill, VoidExtra
-from broker.hall.read_models import HallReads, StoppedSession
+from broker.hall.read_models import HallReads, StoppedGame
 from broker.hall.reports import ReportError
 from dashboard.access import allows
 from dashboard.api import views
@@ -57,7 +57,7 @@ def _day(request: Request, text: str | None, today: date) -> date:
     return d
 
 
-def _matches(s: StoppedSession, reads: HallReads, table: str, q: str) -> bool:
+def _matches(s: StoppedGame, reads: HallReads, table: str, q: str) -> bool:
     if table and s.table != table:
         return False
     if not q:

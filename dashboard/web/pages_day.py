@@ -12,6 +12,7 @@ room for another link at 1280 px.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import date
 from typing import Annotated, Any
 
@@ -204,6 +205,20 @@ def days_page(request: Request, reads: Reads, user: Annotated[Staff, Depends(pag
 # --- exports -----------------------------------------------------------------------------------
 
 
+def _drawer_rows(add: Callable[..., None], t: Callable[..., str], z: ZReport) -> None:
+    """The export's lines of the cash drawer: the float, cash in and out, expected and counted."""
+    cash = t(N_("Cash in the drawer"))
+    add(cash, t(N_("Float")), z.float_cents)
+    drawer = next((m for m in z.by_method if m.cash), None)
+    if drawer is not None:
+        add(cash, t(N_("Cash taken")), drawer.payments_cents, count=drawer.count)
+        add(cash, t(N_("Cash refunded")), drawer.reversals_cents)
+    add(cash, t(N_("Expected cash")), z.expected_cash_cents)
+    if z.counted_cents is not None:
+        add(cash, t(N_("Counted cash")), z.counted_cents)
+        add(cash, t(N_("Difference")), z.variance_cents)
+
+
 def export_rows(request: Request, reads: HallReads, z: ZReport) -> list[list[Any]]:
     """The Z report as one table: a group, an item, then the figures (euros as Decimal, never float)."""
     t = lambda text, **kw: translated(request, text, **kw)  # noqa: E731
@@ -234,16 +249,7 @@ def export_rows(request: Request, reads: HallReads, z: ZReport) -> list[list[Any
         at=z.opened_at,
     )
     add(day, t(N_("Closed")) if z.closed else t(N_("Running figures")), who=z.closed_by or "", at=z.closed_at or z.made_at)
-    cash = t(N_("Cash in the drawer"))
-    add(cash, t(N_("Float")), z.float_cents)
-    drawer = next((m for m in z.by_method if m.cash), None)
-    if drawer is not None:
-        add(cash, t(N_("Cash taken")), drawer.payments_cents, count=drawer.count)
-        add(cash, t(N_("Cash refunded")), drawer.reversals_cents)
-    add(cash, t(N_("Expected cash")), z.expected_cash_cents)
-    if z.counted_cents is not None:
-        add(cash, t(N_("Counted cash")), z.counted_cents)
-        add(cash, t(N_("Difference")), z.variance_cents)
+    _drawer_rows(add, t, z)
     for m in z.by_method:
         add(t(N_("By payment method")), _method(request, z, m.method), m.net_cents, count=m.count)
     for s in z.by_staff:

@@ -6,11 +6,11 @@ into their arguments, refusing bad input with a message in the visitor's languag
 anything is written. Reads go through the read models.
 
 Card capture: the manager picks a table's reader and taps the card on it. The capture request
-waits (without holding a thread) for the next `card` event the service reports from that table,
+waits (without holding a thread) for the next `card` event the hub reports from that table,
 through the same subscription (HallReads.subscribe) that feeds the live /events stream, and answers with
 the member page with the UID filled in; assigning it is still a separate, CSRF-checked POST.
 A UID is a credential and a node can be forged or replay an old tap: the page never fills one
-in without saying which table's node sent it and when the service received it (and when the
+in without saying which table's node sent it and when the hub received it (and when the
 node says it was tapped, if that is much earlier).
 """
 

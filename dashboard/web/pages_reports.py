@@ -28,7 +28,7 @@ from broker.domain.csv_cells import SafeWriter
 from broker.domain.membership import FIRST_YEAR
 from broker.domain.schedule import business_hours
 from broker.hall import reports
-from broker.hall.read_models import HallReads, StoppedSession
+from broker.hall.read_models import HallReads, StoppedGame
 from broker.hall.reports import ReportError
 from dashboard.api.deps import get_hub, local_today
 from dashboard.web import charts, i18n
@@ -112,7 +112,7 @@ def parse_period(request: Request, day: str | None, month: str | None, today: da
 
 # --- the data --------------------------------------------------------------------------------
 
-SessionRow = StoppedSession  # a stopped session with its member's name (broker.hall.read_models)
+SessionRow = StoppedGame  # a stopped session with its member's name (broker.hall.read_models)
 
 
 @dataclass
@@ -159,7 +159,7 @@ def _shown_hours(tables: dict[str, list[float]], reads: HallReads) -> list[int]:
     opens = [where[h.open.hour] for h in venue.hours.values()] + [where[t.hours.open.hour] for t in venue.tariffs if t.hours]
     busy = [where[h] for h in range(24) if any(row[h] for row in tables.values())]
     first = min(opens + busy, default=0)
-    last = max(busy + [where[23]])
+    last = max([*busy, where[23]])
     return list(order[first : last + 1])
 
 
@@ -311,7 +311,7 @@ def xlsx_bytes(sheets: list[tuple[str, list[list[Any]]]]) -> bytes:
                     cell.data_type = "s"
         for cells in ws.iter_rows(min_row=2):
             for cell in cells:
-                if isinstance(cell.value, Decimal) or (isinstance(cell.value, float)):
+                if isinstance(cell.value, (Decimal, float)):
                     cell.number_format = "0.00" if isinstance(cell.value, Decimal) and cell.value.as_tuple().exponent == -2 else "0.0"
                 elif isinstance(cell.value, datetime):
                     cell.number_format = "d. m. yyyy h:mm"

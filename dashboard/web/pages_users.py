@@ -2,7 +2,7 @@
 
 The hub's facade (broker.hall.facade) does the work through broker.accounts.users, which writes the
 audit log (who, when); this module checks the form fields first, so that a refusal is in the visitor's language and nothing is written. A new
-password, a new role or disabling ends that user's dashboard sessions (broker.accounts.web_sessions):
+password, a new role or disabling ends that user's logins (broker.accounts.web_sessions):
 the tablet they are logged in on goes back to the login page at its next request.
 
 Choosing one's own password keeps the session it was done from and ends the others. A password
@@ -232,8 +232,8 @@ def end_one(request: Request, username: str, session_id: IdPath, user: Admin) ->
     try:
         hub.execute(EndLogin(username=username, login=session_id, actor=user.username))
     except UserError:
-        raise HTTPException(404, translated(request, N_("That session has already ended."))) from None
-    flash(request, translated(request, N_("The session is ended.")), "ok")
+        raise HTTPException(404, translated(request, N_("That login has already ended."))) from None
+    flash(request, translated(request, N_("The login is ended.")), "ok")
     return _to(username)
 
 
@@ -242,7 +242,7 @@ def end_all(request: Request, username: str, user: Admin) -> Response:
     hub = get_hub(request)
     _account(request, hub.reads, username)
     ended = hub.execute(EndLogins(username=username, actor=user.username))
-    flash(request, translated(request, N_("%(name)s is logged out everywhere; sessions ended: %(n)d."), name=username, n=ended), "ok")
+    flash(request, translated(request, N_("%(name)s is logged out everywhere; logins ended: %(n)d."), name=username, n=ended), "ok")
     return _to(username)
 
 

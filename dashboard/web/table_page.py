@@ -30,8 +30,8 @@ PREPAID_PRESETS = (30, 60, 120)  # minutes: the usual half hour, hour, two hours
 
 # Why a member's game runs at the standard rate, said when it starts (tariffs' basis → text).
 _START_NOTICES = {
-    "card_table_not_eligible": N_("Session started on %(table)s. The club discount does not apply on this table."),
-    "card_unpaid": N_("Session started on %(table)s. %(member)s has not paid this year's membership fee: standard rate."),
+    "card_table_not_eligible": N_("Game started on %(table)s. The club discount does not apply on this table."),
+    "card_unpaid": N_("Game started on %(table)s. %(member)s has not paid this year's membership fee: standard rate."),
 }
 
 
@@ -81,10 +81,10 @@ def start_notice(reads: HallReads, table: str) -> tuple[str, str]:
         notice = _START_NOTICES.get(rate.basis if rate else "")
         if notice:
             return "info", gettext(notice) % {"table": name, "member": s.state.member.name}
-    return "ok", gettext("Session started on %(table)s.") % {"table": name}
+    return "ok", gettext("Game started on %(table)s.") % {"table": name}
 
 
-def rate_on(reads: HallReads, state: sessions.SessionState, table: str) -> int:
+def rate_on(reads: HallReads, state: sessions.GameState, table: str) -> int:
     """The hourly rate this game would run at on `table` now."""
     ctx = dataclasses.replace(state.context, table=table)
     return rate_at(reads.venue, ctx, max(reads.clock(), state.last_at)).rate_cents_per_hour
@@ -108,7 +108,7 @@ def transfer_targets(reads: HallReads, table: str) -> list[dict[str, Any]]:
 def transfer_notice(reads: HallReads, session_id: int, before_cents: int | None, table: str) -> tuple[str, str]:
     """(level, text) after a move: warns when the game runs at another rate there."""
     name = reads.tables[table].name
-    done = gettext("Session moved to %(table)s.") % {"table": name}
+    done = gettext("Game moved to %(table)s.") % {"table": name}
     s = reads.open_session(table)
     if s is None or before_cents is None or s.state.state != "running":
         return "ok", done

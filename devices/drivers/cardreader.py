@@ -14,6 +14,7 @@ needs ``hex_input=True``, or a hex UID that happens to contain only digits would
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -240,18 +241,14 @@ class EvdevCardReader(_ThreadedReader):
         self.opened = threading.Event()  # set while the device is open and grabbed
 
     def _wake(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             os.write(self._wake_w, b"x")
-        except OSError:
-            pass
 
     def close(self) -> None:
         super().close()
         for fd in (self._wake_r, self._wake_w):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
         self._wake_r = self._wake_w = -1
 
     def _run(self) -> None:
@@ -289,10 +286,8 @@ class EvdevCardReader(_ThreadedReader):
                 self._stop.wait(self._retry_s)
             finally:
                 self.opened.clear()
-                try:
+                with contextlib.suppress(OSError):
                     device.close()
-                except OSError:
-                    pass
 
     def _read(self, device: _InputDevice) -> None:
         decoder = WedgeDecoder(hex_input=self._hex_input)

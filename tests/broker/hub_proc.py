@@ -1,4 +1,4 @@
-"""The central service as a real process (no HTTP), driven through stdin, for kill -9 tests.
+"""The hub as a real process (no HTTP), driven through stdin, for kill -9 tests.
 
     python -m tests.broker.hub_proc VENUE DB_URL MQTT_PORT
 stdin: "start TABLE" -> session id; "stop ID" -> JSON {total_cents, started_at, stopped_at};
@@ -16,7 +16,7 @@ from broker.compose import build_hub, open_store
 from broker.domain.venue import load_venue
 from broker.hall.games import StartGame, StopGame
 from broker.hall.ingest_rules import checkin
-from broker.storage.models import TableSession
+from broker.storage.models import Game
 from tests.support.hub import on_writer
 
 
@@ -37,7 +37,7 @@ def main(venue_path: str, db_url: str, port: str) -> None:
             sid = int(words[1])
             svc.execute(StopGame(game=sid, actor="test"))
             with store.reader() as db:
-                row = db.get(TableSession, sid)
+                row = db.get(Game, sid)
                 print(
                     json.dumps(
                         {"total_cents": row.total_cents, "started_at": row.started_at.isoformat(), "stopped_at": row.stopped_at.isoformat()}

@@ -19,7 +19,7 @@ from broker.storage.engine import default_db_url, open_store
 from broker.storage.errors import SchemaTooNew, StoreError
 from broker.storage.events import insert_event_once, insert_events_once, prune_events
 from broker.storage.migrate import head_revision
-from broker.storage.models import Alert, AuditEntry, Base, Event, Member, MemberCard, TableSession
+from broker.storage.models import Alert, AuditEntry, Base, Event, Game, Member, MemberCard
 from broker.storage.rejects import node_rejects, record_rejects
 
 BRATISLAVA = ZoneInfo("Europe/Bratislava")
@@ -90,9 +90,8 @@ def test_sqlite_connection_settings(tmp_path):
 
 
 def test_foreign_keys_are_enforced(store):
-    with pytest.raises(IntegrityError):
-        with store.session() as db:
-            db.add(MemberCard(uid="04a2b3c4", member_id=424242, created_at=T0))
+    with pytest.raises(IntegrityError), store.session() as db:
+        db.add(MemberCard(uid="04a2b3c4", member_id=424242, created_at=T0))
 
 
 def test_newer_schema_is_refused(db_url):
@@ -151,20 +150,19 @@ def test_default_url_is_a_sqlite_file_in_the_data_dir(tmp_path, monkeypatch):
 def test_datetimes_come_back_aware_utc(store):
     local = datetime(2026, 7, 1, 23, 30, tzinfo=BRATISLAVA)  # summer time: 21:30 UTC
     with store.session() as db:
-        s = TableSession(table_id="pool-01", state="running", started_at=local)
+        s = Game(table_id="pool-01", state="running", started_at=local)
         db.add(s)
         db.flush()
         sid = s.id
     with store.session() as db:
-        got = db.get(TableSession, sid).started_at
+        got = db.get(Game, sid).started_at
     assert got == local and got.tzinfo == UTC and got.hour == 21
 
 
 def test_naive_datetime_is_refused(store):
-    with pytest.raises(Exception, match="naive datetime"):
-        with store.session() as db:
-            db.add(TableSession(table_id="pool-01", state="running", started_at=datetime(2026, 1, 1, 12, 0)))
-            db.flush()
+    with pytest.raises(Exception, match="naive datetime"), store.session() as db:
+        db.add(Game(table_id="pool-01", state="running", started_at=datetime(2026, 1, 1, 12, 0)))
+        db.flush()
 
 
 # --- events --------------------------------------------------------------------------------
@@ -315,15 +313,12 @@ def test_ack_with_close_and_unknown_alert(store):
 
 
 def test_partial_unique_index_is_enforced_by_the_database(store):
-    with pytest.raises(IntegrityError):
-        with store.session() as db:
-            for _ in range(2):
-                db.add(
-                    Alert(
-                        kind="k", cause_key="same", message="m", message_en="m", severity="warning", opened_at=T0, last_seen_at=T0, count=1
-                    )
-                )
-            db.flush()
+    with pytest.raises(IntegrityError), store.session() as db:
+        for _ in range(2):
+            db.add(
+                Alert(kind="k", cause_key="same", message="m", message_en="m", severity="warning", opened_at=T0, last_seen_at=T0, count=1)
+            )
+        db.flush()
     with store.session() as db:  # closed ones do not count
         for _ in range(2):
             db.add(
@@ -359,8 +354,8 @@ def test_bad_severity(store):
 
 def test_session_ops_are_numbered_per_session(store):
     with store.session() as db:
-        a = TableSession(table_id="pool-01", state="running", started_at=T0)
-        b = TableSession(table_id="pool-02", state="running", started_at=T0)
+        a = Game(table_id="pool-01", state="running", started_at=T0)
+        b = Game(table_id="pool-02", state="running", started_at=T0)
         db.add_all([a, b])
         db.flush()
         seqs = [
@@ -372,7 +367,7 @@ def test_session_ops_are_numbered_per_session(store):
         with pytest.raises(StoreError, match="no session 999999"):
             append_session_op(db, 999999, "stop", {}, "jana")
     with store.session() as db:
-        ops = db.get(TableSession, a.id).ops
+        ops = db.get(Game, a.id).ops
         assert [(o.seq, o.kind, o.reason) for o in ops] == [(1, "start", None), (2, "stop", "closing")]
         assert ops[0].data == {"tariff": "standard"}
 

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from broker.domain.sessions import Op, SessionError, bill, card_op, replay, start_op, stop_op
+from broker.domain.sessions import GameError, Op, bill, card_op, replay, start_op, stop_op
 from broker.domain.tariffs import MemberSnapshot, RateContext, rate_at
 from tests.broker.test_tariffs import LAVOS, bratislava
 
@@ -79,7 +79,7 @@ def test_ops_stored_before_next_year_paid_existed_replay_as_billed_then():
 
 def test_garbage_next_year_paid_is_refused():
     bad = {"member_id": 7, "name": "A", "fee_paid": True, "year": 2026, "next_year_paid": "yes"}
-    with pytest.raises(SessionError, match="next_year_paid must be true or false"):
+    with pytest.raises(GameError, match="next_year_paid must be true or false"):
         replay([Op("start", EVE, {"table": CLUB_TABLE, "member": bad})], LAVOS)
 
 

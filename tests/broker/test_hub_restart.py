@@ -1,4 +1,4 @@
-"""Issue 3, must show 3: the central service killed with SIGKILL mid-session and restarted."""
+"""Issue 3, must show 3: the hub killed with SIGKILL mid-session and restarted."""
 
 from __future__ import annotations
 
@@ -43,8 +43,8 @@ def test_sigkill_mid_session_loses_nothing_and_bills_the_same(mosquitto, tmp_pat
             drop_balls(factory, node, 1, 30)
             os.kill(hub.pid, signal.SIGKILL)  # mid-ingest
             hub.wait()
-            drop_balls(factory, node, 2, 10)  # while the service is dead: Mosquitto keeps them
-            assert node.light.on, "a dead central service must not switch the light"
+            drop_balls(factory, node, 2, 10)  # while the hub is dead: Mosquitto keeps them
+            assert node.light.on, "a dead hub must not switch the light"
 
             hub = start_hub(db_url, mosquitto.port)
             wait_until(lambda: stored_drops() == 60, timeout=30, what="all 60 drops stored after the restart")

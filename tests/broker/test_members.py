@@ -109,7 +109,7 @@ def test_add_edit_and_their_audit(store):
             add_member(db, "   ", actor="jana")
         edit_member(db, m.id, actor="jana", name="Novy Clen", reason="typo")
         assert search_members(db, "novy clen")[0].id == m.id
-        with pytest.raises(MemberError, match="There is no member no. 999999"):
+        with pytest.raises(MemberError, match=r"There is no member no\. 999999"):
             edit_member(db, 999999, actor="jana", active=False)
         actions = [(a.action, a.actor) for a in db.scalars(select(AuditEntry).order_by(AuditEntry.id))]
         assert actions == [("member.add", "jana"), ("member.edit", "jana")]

@@ -200,7 +200,7 @@ def test_a_bad_url_fails_at_construction(tmp_path, url):
 def test_an_unusable_spool_directory_fails_at_construction(tmp_path):
     a_file = tmp_path / "file"
     a_file.write_text("")
-    with pytest.raises(ValueError, match="spool directory .* is not usable"):
+    with pytest.raises(ValueError, match=r"spool directory .* is not usable"):
         MetricsWriter("http://127.0.0.1:1", "t", "lavos", "metrics", a_file / "spool")
     with pytest.raises(ValueError, match="max_spool_bytes must be positive"):
         MetricsWriter("http://127.0.0.1:1", "t", "lavos", "metrics", tmp_path / "spool", max_spool_bytes=0)

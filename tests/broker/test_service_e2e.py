@@ -1,4 +1,4 @@
-"""The central service with a real Mosquitto, real nodes on mock pins, SQLite and PostgreSQL."""
+"""The hub with a real Mosquitto, real nodes on mock pins, SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -72,14 +72,14 @@ def test_birth_gets_the_desired_light_back(svc, mosquitto, tmp_path):
         wait_until(lambda: node.link.connected)
         svc.execute(StartGame(table="pool-06", actor="anna"))
         wait_until(lambda: relay_on(node))
-    # the Pi reboots: its relay starts off (boot_state), the service re-sends "on" on its birth
+    # the Pi reboots: its relay starts off (boot_state), the hub re-sends "on" on its birth
     with running_node(mosquitto, tmp_path, "pool-06") as (node, _):
         wait_until(lambda: relay_on(node), what="light restored after the node's birth")
 
 
 def test_button_light_without_session_alerts(svc, mosquitto, tmp_path):
     with running_node(mosquitto, tmp_path, "pool-07") as (node, factory):
-        # the service answers the node's birth with the desired state (off): let that land first
+        # the hub answers the node's birth with the desired state (off): let that land first
         wait_until(lambda: node._light_cause[0] == "command", what="desired state re-sent on birth")
         button = factory.pin(node.config.pins.button)
         button.drive_low()

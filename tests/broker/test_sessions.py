@@ -12,9 +12,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from broker.domain.sessions import (
+    GameError,
     MemberSnapshot,
     Op,
-    SessionError,
     apply,
     bill,
     card_op,
@@ -94,7 +94,7 @@ def test_card_shown_on_a_table_without_card_rate_is_its_own_line():
 
 
 def test_training_starts_only_within_hours_and_continues_at_standard_after_19():
-    with pytest.raises(SessionError, match=r"The rate Training can only start between 15:00–19:00; it is 14:59 now"):
+    with pytest.raises(GameError, match=r"The rate Training can only start between 15:00–19:00; it is 14:59 now"):
         replay([start_op(bratislava(2026, 7, 1, 14, 59), "pool-01", tariff="training")], LAVOS)
     b = billed([start_op(bratislava(2026, 7, 1, 18, 0), "pool-01", tariff="training"), stop_op(bratislava(2026, 7, 1, 20, 0))])
     assert shape(b) == [("time", "training", 1500), ("time", "training_hours_ended", 600)]
@@ -213,7 +213,7 @@ def test_corrections_need_a_reason_and_the_bill_never_goes_below_zero():
     b = billed(ops)
     assert shape(b) == [("time", "standard", 300), ("correction", "manual", -100)]
     assert "svetlo nesvietilo" in b.lines[1].description and "manager:eva" in b.lines[1].description
-    b = billed(ops + [correction_op(mins(32), -1000, "pozvánka", actor="manager:eva")])
+    b = billed([*ops, correction_op(mins(32), -1000, "pozvánka", actor="manager:eva")])
     assert shape(b)[-1] == ("correction", "floor_zero", 800) and b.total_cents == 0
 
 
@@ -246,7 +246,7 @@ def test_op_times_are_normalised_to_utc():
     assert op.at.tzinfo is UTC and op.at == datetime(2026, 11, 30, 17, 0, tzinfo=UTC)
 
 
-# --- garbage: every invalid sequence is a SessionError that says what is wrong ---
+# --- garbage: every invalid sequence is a GameError that says what is wrong ---
 
 S = start_op(T0, "pool-01")
 SP = start_op(T0, "pool-05", prepaid_minutes=30)
@@ -305,7 +305,7 @@ SP = start_op(T0, "pool-05", prepaid_minutes=30)
     ],
 )
 def test_invalid_sequences_are_refused_with_a_clear_message(ops, message):
-    with pytest.raises(SessionError, match=message):
+    with pytest.raises(GameError, match=message):
         replay(ops, LAVOS)
 
 
@@ -328,12 +328,12 @@ def test_invalid_sequences_are_refused_with_a_clear_message(ops, message):
     ],
 )
 def test_garbage_values_are_refused(make, message):
-    with pytest.raises(SessionError, match=message):
+    with pytest.raises(GameError, match=message):
         make()
 
 
 def test_session_error_is_a_value_error():
-    assert issubclass(SessionError, ValueError)
+    assert issubclass(GameError, ValueError)
 
 
 # --- properties over generated sessions ---
@@ -374,7 +374,7 @@ def sessions(draw, venue=LAVOS, kinds=STEP_KINDS, member=st.none() | members):
         op = _step_op(draw(st.sampled_from(kinds)), at, draw(st.sampled_from(BILLIARD)), draw(members), venue)
         try:
             state = apply(state, op, venue)
-        except SessionError:
+        except GameError:
             continue
         ops.append(op)
     return ops, state
@@ -391,7 +391,7 @@ def half_up(x: Fraction) -> int:
 @settings(deadline=None)
 @given(st.data(), venues, later)
 def test_bill_is_the_sum_of_its_lines_rounded_exactly(data, venue, wait):
-    ops, state = data.draw(sessions(venue))
+    _ops, state = data.draw(sessions(venue))
     b = bill(state, venue, state.last_at + wait)
     assert b.total_cents == sum(line.amount_cents for line in b.lines) >= 0
     assert b.vat_cents + b.net_cents == b.total_cents
@@ -403,7 +403,7 @@ def test_bill_is_the_sum_of_its_lines_rounded_exactly(data, venue, wait):
 @settings(deadline=None)
 @given(st.data(), venues, later, later)
 def test_bill_never_decreases_as_the_session_gets_longer(data, venue, first, more):
-    ops, state = data.draw(sessions(venue, [k for k in STEP_KINDS if k != "stop"]))
+    _ops, state = data.draw(sessions(venue, [k for k in STEP_KINDS if k != "stop"]))
     early, late = state.last_at + first, state.last_at + first + more
     assert bill(state, venue, early).total_cents <= bill(state, venue, late).total_cents
     # Stopping at `early` bills exactly what the open session showed at `early`.
@@ -452,7 +452,7 @@ def test_paused_time_is_never_billed(data, where, pause_s):
 @settings(deadline=None)
 @given(st.data(), venues, later)
 def test_billed_time_is_played_time_rounded_up_per_line(data, venue, wait):
-    ops, state = data.draw(sessions(venue))
+    _ops, state = data.draw(sessions(venue))
     now = state.last_at + wait
     time_lines = [line for line in bill(state, venue, now).lines if line.kind == "time"]
     played = sum((s.end - s.start for s in segments(state, venue, now)), timedelta())

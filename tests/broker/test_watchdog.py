@@ -1,6 +1,6 @@
 """Time-driven rules with a fake clock: prepaid warning and expiry, closing time, idle tables.
 
-The service is real (real Mosquitto, real SQLite); only its clock is ours, and the watchdog's
+The hub is real (real Mosquitto, real SQLite); only its clock is ours, and the watchdog's
 round is called directly instead of waiting for its thread.
 """
 
@@ -77,7 +77,7 @@ def test_prepaid_warns_then_stops_and_switches_off(svc, wire, clock):
     clock.advance(minutes=1, seconds=1)  # 4:59 left, inside the 5-minute warning
     svc.watchdog.tick()
     wait_until(lambda: any(c.get("blink_s") for c in commands(wire, "pool-03")), what="warning blink")
-    blink = [c for c in commands(wire, "pool-03") if c.get("blink_s")][0]
+    blink = next(c for c in commands(wire, "pool-03") if c.get("blink_s"))
     assert blink["on"] is True  # blink, then stay on: the players still have time
     svc.watchdog.tick()
     assert len([c for c in commands(wire, "pool-03") if c.get("blink_s")]) == 1  # warned once

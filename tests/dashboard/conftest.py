@@ -24,7 +24,7 @@ PASSWORD = "čierna-guľa-8"  # accents: Basic credentials are UTF-8
 
 
 class FakeClock:
-    """The service's billing clock, moved by the test (thread-safe: the service reads it from several threads)."""
+    """The hub's billing clock, moved by the test (thread-safe: the hub reads it from several threads)."""
 
     def __init__(self, start: datetime = START) -> None:
         self._now = start

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from broker.storage.models import SessionOp, TableSession
+from broker.storage.models import Game, GameOp
 from tests.support.hub import on_writer
 
 TOPPING = 60
 
 
-def _ops(api, sid: int) -> list[SessionOp]:  # type: ignore[no-untyped-def]
+def _ops(api, sid: int) -> list[GameOp]:  # type: ignore[no-untyped-def]
     def _write(db):  # type: ignore[no-untyped-def]
-        rows = db.scalars(select(SessionOp).where(SessionOp.session_id == sid).order_by(SessionOp.seq)).all()
+        rows = db.scalars(select(GameOp).where(GameOp.session_id == sid).order_by(GameOp.seq)).all()
         db.expunge_all()
         return list(rows)
 
@@ -26,7 +26,7 @@ def _ops(api, sid: int) -> list[SessionOp]:  # type: ignore[no-untyped-def]
 
 def _stored_total(api, sid: int) -> int | None:  # type: ignore[no-untyped-def]
     with api.service.store.reader() as db:
-        row = db.get(TableSession, sid)
+        row = db.get(Game, sid)
         assert row is not None
         return row.total_cents
 

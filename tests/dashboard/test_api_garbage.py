@@ -11,7 +11,7 @@ import re
 from sqlalchemy import func, select
 
 from broker.storage.members import add_member
-from broker.storage.models import AuditEntry, Member, SessionOp
+from broker.storage.models import AuditEntry, GameOp, Member
 from dashboard.api.app import api_routes
 from tests.support.hub import on_writer
 
@@ -101,7 +101,7 @@ def test_every_route_refuses_garbage_with_a_4xx_and_changes_nothing(api):
 
     def counts():  # type: ignore[no-untyped-def]
         with api.service.store.reader() as db:
-            return [db.scalar(select(func.count()).select_from(t)) for t in (SessionOp, Member, AuditEntry)]
+            return [db.scalar(select(func.count()).select_from(t)) for t in (GameOp, Member, AuditEntry)]
 
     before = counts()
     seen_500, unreadable = [], []

@@ -7,7 +7,7 @@ import time
 import pytest
 from sqlalchemy import select
 
-from broker.storage.models import Node, SessionOp
+from broker.storage.models import GameOp, Node
 from tests.support.hub import running_node
 from tests.support.waiting import wait_until
 
@@ -23,7 +23,7 @@ def _node_online(service) -> bool:  # type: ignore[no-untyped-def]
 @pytest.fixture
 def node(api, mosquitto, tmp_path):  # type: ignore[no-untyped-def]
     with running_node(mosquitto, tmp_path, TABLE) as (edge_node, _factory):
-        # The node's birth makes the service re-send the desired light; wait for that round trip
+        # The node's birth makes the hub re-send the desired light; wait for that round trip
         # so it cannot cross the command under test.
         wait_until(lambda: edge_node.link.connected and _node_online(api.service), what="node online at the hub")
         wait_until(lambda: api.ok("GET", f"/api/tables/{TABLE}")["light"] is not None, what="light state known")
@@ -76,5 +76,5 @@ def test_prepaid_time_blinks_a_warning_then_stops_the_session(api, node):
     assert (done["state"], done["amount_cents"], done["prepaid_left_s"]) == ("stopped", 100, 0)
     assert api.ok("GET", f"/api/tables/{TABLE}")["session"] is None
     with api.service.store.reader() as db:
-        last = db.scalars(select(SessionOp).where(SessionOp.session_id == sid).order_by(SessionOp.seq.desc())).first()
+        last = db.scalars(select(GameOp).where(GameOp.session_id == sid).order_by(GameOp.seq.desc())).first()
         assert (last.kind, last.actor, last.reason) == ("stop", "system", "prepaid time used up")

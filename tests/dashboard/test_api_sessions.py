@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from broker.storage.members import add_member, record_fee
-from broker.storage.models import SessionOp
+from broker.storage.models import GameOp
 from tests.support.hub import on_writer
 
 
@@ -75,7 +75,7 @@ def test_every_operation_is_applied_billed_and_audited_with_the_user(api):
     ]
     assert bill["total_cents"] == 330
     with api.service.store.reader() as db:
-        ops = db.scalars(select(SessionOp).where(SessionOp.session_id == sid).order_by(SessionOp.seq)).all()
+        ops = db.scalars(select(GameOp).where(GameOp.session_id == sid).order_by(GameOp.seq)).all()
         assert [o.kind for o in ops] == ["start", "pause", "resume", "extend", "extra", "transfer", "card_removed", "correction", "stop"]
         assert {o.actor for o in ops} == {"jana", "boss"} and ops[-2].actor == "boss" and ops[-2].reason == "stôl sa kýval"
 
@@ -111,7 +111,7 @@ def test_refusals_say_what_was_wrong(api):
     assert "is no longer running" in api.refused("POST", f"/api/sessions/{sid}/stop", 404)
     # the refused requests left no trace in the op log
     with api.service.store.reader() as db:
-        assert [o.kind for o in db.scalars(select(SessionOp).where(SessionOp.session_id == sid))] == ["start", "stop"]
+        assert [o.kind for o in db.scalars(select(GameOp).where(GameOp.session_id == sid))] == ["start", "stop"]
 
 
 def test_extras_and_tariffs_come_from_the_venue(api):

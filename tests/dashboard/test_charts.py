@@ -78,7 +78,7 @@ def test_bar_chart_huge_values_stay_inside_the_view_box() -> None:
     root = bars([("a", 10**15), ("b", 1)])
     width = float(root.get("viewBox").split()[2])
     for r in root.iter(f"{SVG}rect"):
-        assert 0 <= float(r.get("x")) and float(r.get("x")) + float(r.get("width")) <= width
+        assert float(r.get("x")) >= 0 and float(r.get("x")) + float(r.get("width")) <= width
 
 
 def test_bar_chart_negative_correction_draws_left_of_zero() -> None:

@@ -9,7 +9,7 @@ import re
 from sqlalchemy import select
 
 from broker.hall.games import AddExtra, StartGame, StopGame
-from broker.storage.models import SessionOp
+from broker.storage.models import GameOp
 from tests.dashboard.conftest import sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 
@@ -37,7 +37,7 @@ def _rows(html: str) -> list[str]:
 
 
 def test_todays_bills_are_the_business_days_latest_first(pages):
-    one, two, three = _games(pages)
+    one, two, _three = _games(pages)
     html = pages.page("/bills", client=pages.staff)  # 00:40: today is still the 10th's evening
     assert "Dnešné účty" in html and "10.\u00a011.\u00a02026" in html
     assert _rows(html) == [str(two), str(one)]  # stopped ones only, the latest first
@@ -74,7 +74,7 @@ def test_staff_void_an_extra_on_the_running_games_bill(pages):
     assert "Doplnok stornovaný" in bill and "Storno: " in bill
     assert "line-void" in bill and "-1,20\u00a0€" in bill and "zadané dvakrát" in bill
     with s.store.reader() as db:
-        last = db.scalars(select(SessionOp).where(SessionOp.session_id == sid).order_by(SessionOp.seq.desc())).first()
+        last = db.scalars(select(GameOp).where(GameOp.session_id == sid).order_by(GameOp.seq.desc())).first()
         assert (last.kind, last.actor, last.reason) == ("void", "jana", "zadané dvakrát")
 
 

@@ -87,14 +87,14 @@ def test_a_day_report_adds_up_and_draws_its_charts(pages) -> None:  # type: igno
     charts = svgs(html)
     titles = {c.find("{http://www.w3.org/2000/svg}title").text for c in charts}
     assert len(charts) == 4 and len(titles) == 4  # by table, by tariff, utilisation heatmap, drops heatmap
-    today = pages.page("/reports")  # today, by the service clock
+    today = pages.page("/reports")  # today, by the hub clock
     assert today[today.index("<main") :] == html[html.index("<main") :]
 
 
 def test_a_month_report_has_every_day(pages) -> None:  # type: ignore[no-untyped-def]
     _play(pages)
     html = pages.page("/reports?month=2026-11")
-    # Every day up to today (the service clock says 10 November), none still to come.
+    # Every day up to today (the hub clock says 10 November), none still to come.
     assert (
         "1.\u00a011.\u00a02026" in html
         and "10.\u00a011.\u00a02026" in html
@@ -212,7 +212,7 @@ def test_xlsx_holds_every_section_with_real_numbers_and_times(pages) -> None:  #
 def test_prev_and_next_arrows_and_no_days_to_come(pages) -> None:  # type: ignore[no-untyped-def]
     html = pages.page("/reports?day=2026-11-09")
     assert 'href="/reports?day=2026-11-08"' in html and 'href="/reports?day=2026-11-10"' in html
-    today = pages.page("/reports")  # 10 November by the service clock: no arrow into the future
+    today = pages.page("/reports")  # 10 November by the hub clock: no arrow into the future
     assert 'href="/reports?day=2026-11-09"' in today and 'rel="next"' not in today
     month = pages.page("/reports?month=2026-10")
     assert 'href="/reports?month=2026-09"' in month and 'href="/reports?month=2026-11"' in month

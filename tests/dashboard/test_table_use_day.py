@@ -20,7 +20,7 @@ from tests.support.till_days import FakeClock, day_hub, local
 )
 def test_the_use_log_holds_tonights_use_after_midnight_too(db_url, at, when):
     clock = FakeClock(at)
-    with day_hub(db_url, clock) as (hub, facade):
+    with day_hub(db_url, clock) as (_hub, facade):
         facade.execute(SetOutOfService(table="darts-01", out=True, reason="hroty", actor="jana"))
         clock.advance(minutes=5)
         facade.execute(SetOutOfService(table="darts-01", out=False, actor="jana"))

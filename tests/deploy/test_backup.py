@@ -47,7 +47,7 @@ def event_rows(batch: int) -> list[dict]:
 
 
 class Writer(threading.Thread):
-    """Keeps committing batches of events, as the central service does while a backup runs."""
+    """Keeps committing batches of events, as the hub does while a backup runs."""
 
     def __init__(self, url: str) -> None:
         super().__init__(daemon=True)
@@ -155,7 +155,7 @@ def test_restore_refuses_a_database_with_rows_unless_forced(db_url, tmp_path):
     said = restore(tmp_path / "one-member.backup", db_url, force=True)
     assert "rows it held before are replaced" in said
     assert snapshot(db_url)[1] == ["Ambra Tomáš"]
-    with pytest.raises(BackupError, match="exists already.*--force"):
+    with pytest.raises(BackupError, match=r"exists already.*--force"):
         backup(db_url, tmp_path / "one-member.backup")
 
 

@@ -78,7 +78,7 @@ def written_schema() -> dict[str, tuple[set[str], set[str]]]:
 def panels() -> list[dict]:
     out = []
     for p in json.loads(DASHBOARD.read_text(encoding="utf-8"))["panels"]:
-        out += [p] + p.get("panels", [])  # a collapsed row holds its panels
+        out += [p, *p.get("panels", [])]  # a collapsed row holds its panels
     return out
 
 
@@ -163,7 +163,7 @@ def test_dashboard_layout_is_sound() -> None:
     assert len(ids) == len(set(ids))
     for p in panels():
         g = p["gridPos"]
-        assert 0 <= g["x"] and g["x"] + g["w"] <= 24 and g["h"] > 0, p["title"]
+        assert g["x"] >= 0 and g["x"] + g["w"] <= 24 and g["h"] > 0, p["title"]
     # Grafana interpolates environment variables in provisioning files, not in dashboards.
     assert "LAVOS_" not in DASHBOARD.read_text(encoding="utf-8")
 

@@ -90,7 +90,7 @@ def test_groups_have_the_provisioning_shape() -> None:
 @pytest.mark.parametrize("uid", sorted(ASKED))
 def test_each_rule_is_complete(uid: str) -> None:
     rule = by_uid(uid)
-    assert RULE_KEYS <= set(rule), RULE_KEYS - set(rule)
+    assert set(rule) >= RULE_KEYS, RULE_KEYS - set(rule)
     assert len(uid) <= 40 and re.fullmatch(r"[a-zA-Z0-9_-]+", uid)  # Grafana's limit on a uid
     assert rule["noDataState"] in NO_DATA_STATES and rule["execErrState"] in EXEC_ERR_STATES
     refs = [q["refId"] for q in rule["data"]]
@@ -128,7 +128,7 @@ def test_each_rule_speaks_slovak_and_english(uid: str) -> None:
     assert rule["labels"]["severity"] in {"critical", "warning"}
     assert rule["labels"]["hours"] == "open"  # muted while closed: see test_closed_hours_mute_the_rules
     notes = rule["annotations"]
-    assert LANGUAGE_ANNOTATIONS <= set(notes)
+    assert set(notes) >= LANGUAGE_ANNOTATIONS
     assert all(notes[k].strip() for k in LANGUAGE_ANNOTATIONS)
     assert SLOVAK_LETTERS.search(notes["summary"] + notes["description"]), "the Slovak text has no Slovak letter"
     assert not SLOVAK_LETTERS.search(notes["summary_en"] + notes["description_en"])

@@ -1,5 +1,5 @@
 """TLS end to end: make-certs.sh's CA and server certificate on a real Mosquitto listener, a real
-table node and the central service across it, and clients that trust another CA refused."""
+table node and the hub across it, and clients that trust another CA refused."""
 
 from __future__ import annotations
 
@@ -148,9 +148,11 @@ def test_a_client_trusting_another_ca_is_refused(tls_broker, certs, tmp_path):
         tls_connect(tls_broker.tls_port, stranger / "ca.crt")
     # the right CA but a name the certificate does not carry: refused as well
     ctx = ssl.create_default_context(cafile=str(certs / "ca.crt"))
-    with socket.create_connection(("127.0.0.1", tls_broker.tls_port), timeout=5) as raw:
-        with pytest.raises(ssl.SSLCertVerificationError, match="mismatch"):
-            ctx.wrap_socket(raw, server_hostname="not-the-broker.example")
+    with (
+        socket.create_connection(("127.0.0.1", tls_broker.tls_port), timeout=5) as raw,
+        pytest.raises(ssl.SSLCertVerificationError, match="mismatch"),
+    ):
+        ctx.wrap_socket(raw, server_hostname="not-the-broker.example")
     ok = tls_connect(tls_broker.tls_port, certs / "ca.crt")
     ok.disconnect()
     # a table node with the wrong ca_file never gets in, and keeps retrying rather than crashing

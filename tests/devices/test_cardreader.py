@@ -36,7 +36,7 @@ def presses(text: str) -> list[tuple[int, int]]:
     for ch in text:
         code = ecodes.ecodes[f"KEY_{ch.upper()}"]
         out += [(code, 1), (code, 0)]
-    return out + [(ecodes.KEY_ENTER, 1), (ecodes.KEY_ENTER, 0)]
+    return [*out, (ecodes.KEY_ENTER, 1), (ecodes.KEY_ENTER, 0)]
 
 
 def decode_all(decoder: WedgeDecoder, keys) -> list:
@@ -200,7 +200,7 @@ def test_factory_builds_what_the_settings_ask_for(tmp_path):
     reader = make_card_reader(CardReaderSettings(kind="evdev", device=str(tmp_path / "kbd")))
     assert isinstance(reader, EvdevCardReader) and reader.device_path == str(tmp_path / "kbd")
     reader.close()  # never started: close is still fine
-    with pytest.raises(CardReaderError, match="needs card_reader.device"):
+    with pytest.raises(CardReaderError, match=r"needs card_reader\.device"):
         make_card_reader(CardReaderSettings(kind="evdev"))
 
 
@@ -211,7 +211,7 @@ def test_mfrc522_off_a_pi_says_what_it_needs():
         pass
     else:
         pytest.skip("the mfrc522 package imports here (a Pi?)")
-    with pytest.raises(CardReaderError, match="Raspberry Pi .* 'mfrc522' package"):
+    with pytest.raises(CardReaderError, match=r"Raspberry Pi .* 'mfrc522' package"):
         Mfrc522CardReader()
     with pytest.raises(CardReaderError):
         make_card_reader(CardReaderSettings(kind="mfrc522"))

@@ -148,7 +148,7 @@ def test_stuck_counts_from_the_first_break_across_merged_chatter():
     while t < 1.5:  # 1 ms drop-outs every 100 ms: still one continuous break
         t += 0.1
         edges += [(t, False), (t + 0.001, True)]
-    out = feed(f, edges + [(2.0, False)])
+    out = feed(f, [*edges, (2.0, False)])
     assert out == [Fault("stuck", pytest.approx(1.0)), Fault("recovered", 2.0)]
 
 
@@ -201,13 +201,13 @@ def test_storm_needs_the_edges_inside_one_window():
 
 def test_break_held_through_the_end_of_a_storm_is_not_counted():
     f = PulseFilter(chatter_window_s=1.0, chatter_max_edges=20)
-    out = feed(f, toggles(0.0, 41, 0.001) + [(3.0, False)])  # the storm ends broken
+    out = feed(f, [*toggles(0.0, 41, 0.001), (3.0, False)])  # the storm ends broken
     assert out == [Fault("chatter", pytest.approx(0.020)), Fault("recovered", pytest.approx(1.040))]
 
 
 def test_storm_supersedes_stuck_and_one_recovered_ends_both():
     f = PulseFilter(stuck_after_s=1.0, chatter_window_s=1.0, chatter_max_edges=20)
-    out = feed(f, [(0.0, True)] + toggles(5.0, 22, 0.001)[1:] + [(5.5, False)])
+    out = feed(f, [(0.0, True), *toggles(5.0, 22, 0.001)[1:], (5.5, False)])
     assert [x.kind for x in out] == ["stuck", "chatter", "recovered"]
 
 

@@ -44,7 +44,7 @@ def test_lavos_prices_hours_and_timezone():
 def test_lookups_name_what_exists():
     v = load_venue(LAVOS)
     assert v.table("foos-02").name == "Futbal 2"
-    with pytest.raises(KeyError, match="no table 'pool-11'.*pool-01"):
+    with pytest.raises(KeyError, match=r"no table 'pool-11'.*pool-01"):
         v.table("pool-11")
     with pytest.raises(KeyError, match="no tariff 'happy'"):
         v.tariff("happy")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 import uuid
@@ -35,10 +36,8 @@ def intruder_publish(port: int, topic: str, protocol: int) -> None:
     c.loop_start()
     try:
         info = c.publish(topic, json.dumps({"on": True, "cmd_id": "evil"}), qos=1, retain=True)
-        try:
+        with contextlib.suppress(RuntimeError, ValueError):
             info.wait_for_publish(2)
-        except (RuntimeError, ValueError):
-            pass
     finally:
         c.loop_stop()
         c.disconnect()

@@ -7,7 +7,7 @@ from collections import Counter
 from sqlalchemy import select
 
 from broker.domain.billing import billed_seconds, time_amount_cents
-from broker.storage.models import Event, TableSession
+from broker.storage.models import Event, Game
 
 # The venue's pool tariff (deploy/venues/lavos.toml), per hour, billed per started minute.
 POOL_RATE_CENTS = 600
@@ -31,9 +31,9 @@ def assert_each_once(rows: list[Event]) -> None:
 
 
 def assert_billed_by_central_clock(store, session_id: int) -> int:
-    """The stored bill equals the tariff over the service's own start/stop times; returns it."""
+    """The stored bill equals the tariff over the hub's own start/stop times; returns it."""
     with store.reader() as db:
-        row = db.get(TableSession, session_id)
+        row = db.get(Game, session_id)
         assert row.state == "stopped", row.state
         expected = time_amount_cents(POOL_RATE_CENTS, billed_seconds(row.stopped_at - row.started_at, 60))
         assert row.total_cents == expected, (row.table_id, row.total_cents, expected)

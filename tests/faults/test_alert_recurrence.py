@@ -1,9 +1,9 @@
 """Issue 9, item 18: every alert kind fires, is settled or closed, and fires again, three times.
 
-Through the running central service with a real Mosquitto, on SQLite and PostgreSQL. Tables
+Through the running hub with a real Mosquitto, on SQLite and PostgreSQL. Tables
 speak as their nodes do: raw MQTT clients logged in as the table (the ACL applies), and a real
 EdgeNode on mock pins for the foosball card tap. Staff act through the real JSON API (FastAPI's
-TestClient over the same service). Only the service's clock is faked, and its watchdog is
+TestClient over the same service). Only the hub's clock is faked, and its watchdog is
 ticked by the test at moments of that clock (idle, prepaid, closing, check-ins ending).
 
 The bug this guards: the API's foosball check-in closed the alert in the database while the
@@ -170,7 +170,7 @@ def _end_checkins(api) -> None:  # type: ignore[no-untyped-def]
 # --- the kinds the tables cause --------------------------------------------------------------
 
 
-def test_play_without_session_settled_by_a_start(api, node):  # noqa: F811
+def test_play_without_session_settled_by_a_start(api, node):
     pool = node("pool-01")
     sid: list[int] = []
 
@@ -182,7 +182,7 @@ def test_play_without_session_settled_by_a_start(api, node):  # noqa: F811
     three_times(api.service, "play_without_session", "pool-01", lambda n: pool.event("pocket", {"pocket": n, "pulse_ms": 30.0}), resolve)
 
 
-def test_play_without_session_closed_by_staff(api, node):  # noqa: F811
+def test_play_without_session_closed_by_staff(api, node):
     pool = node("pool-02")
 
     def resolve(n: int, alert: Alert) -> None:
@@ -195,7 +195,7 @@ def test_play_without_session_closed_by_staff(api, node):  # noqa: F811
     three_times(api.service, "play_without_session", "pool-02", lambda n: pool.event("pocket", {"pocket": 0, "pulse_ms": 30.0}), resolve)
 
 
-def test_idle_session_settled_by_a_ball(api, node):  # noqa: F811
+def test_idle_session_settled_by_a_ball(api, node):
     pool = node("pool-03")
     api.ok("POST", "/api/sessions", 201, json={"table": "pool-03"})
 
@@ -210,19 +210,19 @@ def test_idle_session_settled_by_a_ball(api, node):  # noqa: F811
     three_times(api.service, "idle_session", "pool-03", fire, resolve)
 
 
-def test_light_without_session_settled_by_the_light_going_off(api, node):  # noqa: F811
+def test_light_without_session_settled_by_the_light_going_off(api, node):
     pool = node("pool-04")
     three_times(api.service, "light_without_session", "pool-04", lambda n: pool.light(True), lambda n, a: pool.light(False))
 
 
-def test_node_offline_settled_by_its_birth(api, node):  # noqa: F811
+def test_node_offline_settled_by_its_birth(api, node):
     pool = node("pool-05")
     pool.status("online")
     api.ok("POST", "/api/sessions", 201, json={"table": "pool-05"})
     three_times(api.service, "node_offline", "pool-05", lambda n: pool.status("offline"), lambda n, a: pool.status("online"))
 
 
-def test_sensor_fault_settled_by_recovery(api, node):  # noqa: F811
+def test_sensor_fault_settled_by_recovery(api, node):
     pool = node("pool-06")
     three_times(
         api.service,
@@ -233,7 +233,7 @@ def test_sensor_fault_settled_by_recovery(api, node):  # noqa: F811
     )
 
 
-def test_outbox_stuck_settled_when_the_outbox_drains(api, node):  # noqa: F811
+def test_outbox_stuck_settled_when_the_outbox_drains(api, node):
     pool = node("pool-07")
     three_times(api.service, "outbox_stuck", "pool-07", lambda n: pool.telemetry(500), lambda n, a: pool.telemetry(0))
 
@@ -241,7 +241,7 @@ def test_outbox_stuck_settled_when_the_outbox_drains(api, node):  # noqa: F811
 # --- foosball: the loudest one ------------------------------------------------------------------
 
 
-def test_foosball_no_member_fires_again_after_a_staff_check_in(api, node):  # noqa: F811
+def test_foosball_no_member_fires_again_after_a_staff_check_in(api, node):
     member = _members(api.service)
     foos = node("foos-01")
 
@@ -255,7 +255,7 @@ def test_foosball_no_member_fires_again_after_a_staff_check_in(api, node):  # no
     three_times(api.service, "foosball_no_member", "foos-01", lambda n: foos.event("goal", {"side": "home"}), resolve)
 
 
-def test_foosball_no_member_fires_again_after_a_card_tap(api, mosquitto, tmp_path):  # noqa: F811
+def test_foosball_no_member_fires_again_after_a_card_tap(api, mosquitto, tmp_path):
     _members(api.service)
     with running_node(mosquitto, tmp_path, "foos-02") as (edge, factory):
         wait_until(lambda: edge.link.connected, timeout=20, what="the foosball node connected")
@@ -268,7 +268,7 @@ def test_foosball_no_member_fires_again_after_a_card_tap(api, mosquitto, tmp_pat
         three_times(api.service, "foosball_no_member", "foos-02", lambda n: score(factory, edge, "home"), resolve)
 
 
-def test_card_refused_closed_by_staff(api, node):  # noqa: F811
+def test_card_refused_closed_by_staff(api, node):
     _members(api.service)
     foos = node("foos-01")
     three_times(
@@ -283,7 +283,7 @@ def test_card_refused_closed_by_staff(api, node):  # noqa: F811
 # --- the kinds the clock causes ---------------------------------------------------------------
 
 
-def test_prepaid_expired_settled_by_extending_and_by_stopping(api):  # noqa: F811
+def test_prepaid_expired_settled_by_extending_and_by_stopping(api):
     sid = api.ok("POST", "/api/sessions", 201, json={"table": "pool-08", "prepaid_minutes": 10})["id"]
     api.clock.advance(minutes=5)
 
@@ -304,7 +304,7 @@ def test_prepaid_expired_settled_by_extending_and_by_stopping(api):  # noqa: F81
     three_times(api.service, "prepaid_expired", "pool-08", fire, resolve)
 
 
-def test_open_after_closing_fires_every_night(api):  # noqa: F811
+def test_open_after_closing_fires_every_night(api):
     # From Tuesday 18:00: each night a session starts at 23:30, the hall closes at 00:00.
     sids: list[int] = []
 

@@ -1,6 +1,6 @@
 """Issue 6: the broker goes down for 30 s while 13 tables keep playing, then comes back.
 
-Every ball drop and goal of those 30 s reaches the central service, none twice; no light is
+Every ball drop and goal of those 30 s reaches the hub, none twice; no light is
 switched by the outage; sessions are billed as if nothing had happened.
 
 The nodes here reconnect every 0.1-0.5 s with a 5 s keepalive (tests/support/hub.py), so 30 s
@@ -20,7 +20,7 @@ from broker.domain.billing import billed_seconds, time_amount_cents
 from broker.hall.games import StartGame, StopGame
 from broker.hall.ingest_rules import checkin
 from broker.storage.members import add_member
-from broker.storage.models import Event, TableSession
+from broker.storage.models import Event, Game
 from sim.mosquitto import Mosquitto
 from sim.pins import PulseScript, drive_pulses
 from tests.support.hub import on_writer, running_node, running_service
@@ -102,7 +102,7 @@ def test_thirty_seconds_without_a_broker_loses_nothing_and_switches_no_light(tmp
             svc.execute(StopGame(game=sid, actor="anna"))
         wait_until(lambda: not any(nodes[t][0].light.on for t in BILLIARD), what="all lights off after stop")
         with svc.store.reader() as db:
-            for row in db.scalars(select(TableSession)):
+            for row in db.scalars(select(Game)):
                 played = row.stopped_at - row.started_at
                 assert row.total_cents == time_amount_cents(600, billed_seconds(played, 60)), row.table_id
     broker.stop()

@@ -1,4 +1,4 @@
-"""Issue 6: the central service killed with SIGKILL mid-evening and restarted.
+"""Issue 6: the hub killed with SIGKILL mid-evening and restarted.
 
 Sessions, alerts and check-ins continue; every bill equals an uninterrupted run's; no event is
 applied twice. (tests/broker/test_hub_restart.py covers the single-session case.)

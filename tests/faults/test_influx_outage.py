@@ -2,7 +2,7 @@
 
 Play is real: table nodes on mock pins drive ball drops through Mosquitto into a real central
 service whose MetricsWriter writes to the metrics server. Nothing of it may be lost once the
-server is reachable again, and the service's memory must not grow with the outage: the writer
+server is reachable again, and the hub's memory must not grow with the outage: the writer
 keeps at most max_queue points in memory and spools the rest to disk.
 
 The outage is a pulled cable (tests.support.tcp_cut) between the hub and a running
@@ -38,7 +38,7 @@ TABLES = ["pool-01", "pool-02", "pool-03", "pool-04"]
 OUTAGE_DROPS = 300
 DROPS_PER_S = 7
 MAX_QUEUE = 200  # small, so the outage's points must go through the spill-to-disk path
-# Measurements the service writes (VictoriaMetrics names a series <measurement>_<field>).
+# Measurements the hub writes (VictoriaMetrics names a series <measurement>_<field>).
 OURS = "(pocket|light|node|session|alert)_.+"
 
 
@@ -55,7 +55,7 @@ def pocket_points(victoria, table: str) -> int:
 
 @contextlib.contextmanager
 def hall(mosquitto, tmp_path, metrics):
-    """The service with `metrics`, a node per table, a session on each; yields (service, nodes)."""
+    """The hub with `metrics`, a node per table, a session on each; yields (service, nodes)."""
     with contextlib.ExitStack() as stack:
         svc = stack.enter_context(running_service(mosquitto, f"sqlite:///{tmp_path / 'hub.db'}", metrics=metrics))
         nodes = {t: stack.enter_context(running_node(mosquitto, tmp_path, t)) for t in TABLES}
@@ -142,7 +142,7 @@ def test_300_drops_without_influx_lose_no_point_and_memory_stays_flat(mosquitto,
         assert len(points) == stats["written"], "a point of the outage is missing"
     assert most_queued <= MAX_QUEUE, most_queued
     grown = rss_peak - rss_start
-    # The process hosts the service and four nodes, so this bounds the service's growth from above.
+    # The process hosts the hub and four nodes, so this bounds the hub's growth from above.
     assert grown < 16 * 1024 * 1024, f"RSS grew by {grown / 1e6:.1f} MB during the outage"
     print(
         f"influx down {outage_s:.0f}s: {i} drops, {stats['written']} points all arrived; queued max {most_queued}; "
@@ -151,7 +151,7 @@ def test_300_drops_without_influx_lose_no_point_and_memory_stays_flat(mosquitto,
 
 
 @pytest.mark.parametrize("failure", [500, "hang"])
-def test_a_metrics_server_answering_500_or_hanging_loses_no_point(mosquitto, fake, tmp_path, failure):  # noqa: F811
+def test_a_metrics_server_answering_500_or_hanging_loses_no_point(mosquitto, fake, tmp_path, failure):
     metrics = MetricsWriter(
         fake.url,
         "token",

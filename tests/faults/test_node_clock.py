@@ -1,8 +1,8 @@
 """Issue 6: a node's wall clock jumps by hours during a session (no RTC, NTP syncing late).
 
 The jumping clock is injected into the node (EdgeNode's clock, the real WallClock with its wall
-time source and its NTP flag file under the test's control); the central service, Mosquitto and
-the node's MQTT and outbox are real. The service bills by its own clock, so the bill must not
+time source and its NTP flag file under the test's control); the hub, Mosquitto and
+the node's MQTT and outbox are real. The hub bills by its own clock, so the bill must not
 move; events carry the node's time and say honestly whether NTP had synced.
 """
 
@@ -12,7 +12,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 from broker.hall.games import StartGame, StopGame
-from broker.storage.models import TableSession
+from broker.storage.models import Game
 from edge.clock import WallClock
 from tests.broker.test_service_e2e import drop_balls
 from tests.faults.checks import assert_billed_by_central_clock, assert_each_once, stored_events
@@ -74,7 +74,7 @@ def test_hours_long_clock_jumps_on_a_node_move_no_bill(mosquitto, tmp_path):
             assert abs(skew - offset) < timedelta(seconds=30), (what, skew)
     total = assert_billed_by_central_clock(svc.store, sid)
     with svc.store.reader() as db:
-        row = db.get(TableSession, sid)
+        row = db.get(Game, sid)
         played = row.stopped_at.replace(tzinfo=UTC) - row.started_at.replace(tzinfo=UTC)
     assert timedelta(0) < played <= real_end - real_start, f"billed {played} for {real_end - real_start} of real play"
     print(f"clock jumps -3h/+8h/-5h: {len(rows)} drops stored once, ts_synced false/false/true, billed {played}, {total} cents")

@@ -61,7 +61,14 @@ def press(factory, node) -> None:
 @pytest.mark.slow
 def test_a_full_disk_refuses_pocket_events_loudly_and_loses_none_silently(tmp_path, small_disk, caplog):
     disk, max_bytes = small_disk
-    broker = Mosquitto(tmp_path / "mq", users={TABLE: f"pw-{TABLE}"})  # not started: the broker is down
+    broker = Mosquitto(tmp_path / "mq", users={TABLE: f"pw-{TABLE}"})
+    hub_db = f"sqlite:///{tmp_path / 'hub.db'}"
+    # As at the club, the hub has its persistent session on the broker before the outage: what the
+    # node sends once the broker is back waits there for the hub, however fast the node reconnects.
+    broker.start()
+    with running_service(broker, hub_db) as svc:
+        wait_until(lambda: svc.mqtt_connected, what="the hub's session made")
+    broker.stop()  # from here the broker is down (Mosquitto keeps the session on disk)
     caplog.set_level(logging.WARNING, logger="edge.outbox")
     with running_node(broker, disk, TABLE, outbox_max_bytes=max_bytes) as (node, factory):
         for _ in range(PRESSES):  # low-value events for the policy to drop first
@@ -106,7 +113,7 @@ def test_a_full_disk_refuses_pocket_events_loudly_and_loses_none_silently(tmp_pa
 
         broker.start()
         try:
-            with running_service(broker, f"sqlite:///{tmp_path / 'hub.db'}") as svc:
+            with running_service(broker, hub_db) as svc:
                 wait_until(lambda: node.outbox.depth == 0, timeout=120, what="the outbox to drain")
                 wait_until(lambda: len(stored_events(svc.store, TABLE)) == held, timeout=60, what="all it held stored", interval=0.2)
                 rows = stored_events(svc.store, TABLE)

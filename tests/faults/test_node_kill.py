@@ -1,12 +1,12 @@
 """Issue 6: a node killed with SIGKILL while it publishes, its SQLite outbox mid-write.
 
 The agent is a real process (tests/edge/agent_proc.py) on mock pins, driving a long stream of ball
-drops into its outbox while the pump publishes them through Mosquitto to a real central service
+drops into its outbox while the pump publishes them through Mosquitto to a real hub
 with a session open on the table; Mosquitto is frozen for 1.5 s so acknowledgements lag and the
 outbox holds a backlog; then kill -9.
 
 "Accepted" means committed to the outbox: an event is the node's responsibility from the moment
-Outbox.add() commits it. After the kill that is exactly (what the service stored from the old
+Outbox.add() commits it. After the kill that is exactly (what the hub stored from the old
 boot) ∪ (what the outbox file still holds). Those must form one gapless seq range, and after the
 restart all of them must be stored, each once. What is NOT accepted and may be gone: a pulse the
 mock pin had driven whose beam timer had not yet filtered and emitted it (a few tens of ms of
@@ -66,7 +66,7 @@ def test_kill_9_mid_write_loses_no_accepted_event_and_the_light_comes_back(mosqu
 
         agent = AgentProcess(config_file)
         try:
-            # The new boot's birth makes the service re-send the desired state: the session is open.
+            # The new boot's birth makes the hub re-send the desired state: the session is open.
             wait_until(lambda: agent.ask("light") == "on command", timeout=20, what="light back on after the restart")
             wait_until(lambda: agent.ask("depth") == "0", timeout=60, what="the outbox drained")
             assert agent.ask("pulses 3 10") == "driven"

@@ -1,6 +1,6 @@
-"""Issue 6: PostgreSQL restarted under the central service while the tables keep playing.
+"""Issue 6: PostgreSQL restarted under the hub while the tables keep playing.
 
-The service gets its own cluster (not the session's shared one), so stopping it disturbs no other
+The hub gets its own cluster (not the session's shared one), so stopping it disturbs no other
 test. While PostgreSQL is down the ingest loop cannot commit, so it acks nothing and Mosquitto
 keeps every event; once PostgreSQL is back (pool_pre_ping replaces the dead connections) the
 retried batch and everything behind it is applied, each event once.
@@ -75,10 +75,10 @@ def test_postgres_restart_loses_and_doubles_nothing(mosquitto, own_cluster, tmp_
         players = Players(nodes)
         players.start()
         time.sleep(2)
-        own_cluster.stop_server("fast")  # ends the service's connections, as a restart does
+        own_cluster.stop_server("fast")  # ends the hub's connections, as a restart does
         failures = svc.ingest.failures
         time.sleep(DOWN_S)
-        assert svc.ingest.failures > failures, "the service never noticed PostgreSQL was gone"
+        assert svc.ingest.failures > failures, "the hub never noticed PostgreSQL was gone"
         own_cluster.start_server()
         time.sleep(2)
         driven = players.stop()

@@ -1,6 +1,6 @@
 """Issue 9, items 17 and 19: billing rules found broken, through the real service.
 
-The central service runs in-process with a real Mosquitto, on SQLite and PostgreSQL; only its
+The hub runs in-process with a real Mosquitto, on SQLite and PostgreSQL; only its
 clock is faked (New Year's Eve cannot wait for December). The JSON API and the staff pages
 are the real apps over that service (FastAPI's TestClient, no server socket).
 """
@@ -19,7 +19,7 @@ from sqlalchemy import select
 from broker.hall.games import StartGame
 from broker.hall.hub import CardInUse
 from broker.storage.members import add_member, assign_card, record_fee
-from broker.storage.models import TableSession
+from broker.storage.models import Game
 from devices import contract
 from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, FakeClock, api, service  # noqa: F401 - fixtures
 from tests.faults.checks import stored_events
@@ -59,7 +59,7 @@ def _card_holder(service, years: tuple[int, ...], name: str = "Ambra Tomáš", u
         ((2026,), [("club_card", 400), ("standard", 600)]),
     ],
 )
-def test_new_years_eve_bills_each_hour_by_the_fee_of_its_year(api, years, lines):  # noqa: F811
+def test_new_years_eve_bills_each_hour_by_the_fee_of_its_year(api, years, lines):
     _card_holder(api.service, years)
     s = api.ok("POST", "/api/sessions", 201, json={"table": "pool-05", "card_uid": CARD})
     assert s["tariff"] == "club_card"
@@ -81,7 +81,7 @@ def test_new_years_eve_bills_each_hour_by_the_fee_of_its_year(api, years, lines)
 
 def _session_rows(service) -> list[tuple]:  # type: ignore[no-untyped-def]
     with service.store.reader() as db:
-        rows = db.scalars(select(TableSession).order_by(TableSession.id)).all()
+        rows = db.scalars(select(Game).order_by(Game.id)).all()
         return [(r.id, r.table_id, r.state, r.member_id, len(r.ops)) for r in rows]
 
 
@@ -89,7 +89,7 @@ def _refused_names_both(detail: str) -> None:
     assert "Ambra Tomáš" in detail and "Pool 5" in detail, detail
 
 
-def test_a_card_on_one_table_is_refused_on_a_second_through_the_api(api, mosquitto):  # noqa: F811
+def test_a_card_on_one_table_is_refused_on_a_second_through_the_api(api, mosquitto):
     member = _card_holder(api.service, (2026,))
 
     def _write(db):  # type: ignore[no-untyped-def]
@@ -130,7 +130,7 @@ def test_a_card_on_one_table_is_refused_on_a_second_through_the_api(api, mosquit
     assert api.ok("POST", "/api/sessions", 201, json={"table": "pool-07", "card_uid": CARD})["tariff"] == "club_card"
 
 
-def test_one_card_at_two_tables_at_the_same_moment_starts_one_session(service):  # noqa: F811
+def test_one_card_at_two_tables_at_the_same_moment_starts_one_session(service):
     _card_holder(service, (2026,))
     tables = ["pool-05", "pool-06", "pool-07", "pool-08"]
 
@@ -147,7 +147,7 @@ def test_one_card_at_two_tables_at_the_same_moment_starts_one_session(service): 
     assert len(service.open) == 1
 
 
-def test_a_card_tap_at_a_pool_table_puts_it_on_no_session(service, mosquitto):  # noqa: F811
+def test_a_card_tap_at_a_pool_table_puts_it_on_no_session(service, mosquitto):
     member = _card_holder(service, (2026,))
     sid = service.execute(StartGame(table="pool-05", card_uid=CARD, actor="test"))
     before = _session_rows(service)
@@ -159,14 +159,14 @@ def test_a_card_tap_at_a_pool_table_puts_it_on_no_session(service, mosquitto):  
 
 
 @pytest.fixture
-def staff_browser(service):  # type: ignore[no-untyped-def]  # noqa: F811
+def staff_browser(service):  # type: ignore[no-untyped-def]
     add_users(service, {STAFF: "staff"}, PASSWORD, CHEAP)
     b = Browser(web_app(service))
     b.login(STAFF, PASSWORD)
     return b
 
 
-def test_the_table_panel_refuses_the_second_table_in_slovak(staff_browser, service):  # noqa: F811
+def test_the_table_panel_refuses_the_second_table_in_slovak(staff_browser, service):
     member = _card_holder(service, (2026,))
     r = staff_browser.post("/tables/pool-05/start", {"card_uid": CARD})
     assert r.status_code == 303 and r.headers["location"] == "/"

@@ -19,7 +19,7 @@ class MailBox:
         outer = self
 
         class Handler:
-            async def handle_DATA(self, server, session, envelope):  # noqa: ANN001
+            async def handle_DATA(self, server, session, envelope):
                 msg = email.message_from_bytes(envelope.content, policy=email.policy.default)
                 body = msg.get_body(preferencelist=("plain",))
                 outer.messages.append((str(msg["Subject"]), body.get_content() if body else ""))

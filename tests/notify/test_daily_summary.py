@@ -45,7 +45,7 @@ def test_closing_the_day_sends_its_summary(db_url):
             pay(hub, tab, 300)
             pay(hub, tab, 200, method="card")
             settle(hub, tab)
-            on_writer(hub, lambda db: hub.alerts.alerts.raise_alert(db, alert_kinds.node_offline("pool-06")))
+            on_writer(hub, lambda db: hub.alerts.raise_alert(db, alert_kinds.node_offline("pool-06")))
             wait_until(lambda: len(hook.received) == 2, what="the alert, to both targets")
             clock.set(local(2026, 12, 1, 23, 50))
             facade.execute(CloseDay(day=local(2026, 12, 1, 12).date(), counted_cents=5300, actor="jana"))

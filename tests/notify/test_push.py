@@ -60,7 +60,7 @@ def configure(hub, *urls: str, rate_max: int = 3, **target) -> None:
 
 
 def open_alert(hub, spec) -> None:
-    on_writer(hub, lambda db: hub.alerts.alerts.raise_alert(db, spec))
+    on_writer(hub, lambda db: hub.alerts.raise_alert(db, spec))
 
 
 def settle(hub, cause: str) -> None:

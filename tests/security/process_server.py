@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 from collections.abc import Callable, Iterator
@@ -34,10 +35,8 @@ class Served(Serving):
         fd_dir = Path(f"/proc/{self.pid}/fd")
         out = []
         for fd in fd_dir.iterdir():
-            try:
+            with contextlib.suppress(OSError):  # closed meanwhile
                 out.append(os.readlink(fd))
-            except OSError:
-                pass  # closed meanwhile
         return out
 
     def cli(self, *args: str) -> subprocess.CompletedProcess[str]:

@@ -6,6 +6,7 @@ server answered early; this one checks for an answer before every chunk it sends
 
 from __future__ import annotations
 
+import contextlib
 import select
 import socket
 import time
@@ -104,10 +105,8 @@ def stream_request(
             if during is not None:
                 during(sent)
         if chunked and sent >= total:
-            try:
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 sock.sendall(b"0\r\n\r\n")
-            except (BrokenPipeError, ConnectionResetError):
-                pass
         status, head, body = read_answer(sock, deadline)
         return Answer(status, head, body, sent, time.monotonic() - started)
     finally:

@@ -2,7 +2,7 @@
 this process through typer's CliRunner: tests/support/cli.py), on SQLite and PostgreSQL.
 
 List, new password (with a forced change), disable/enable, role, revoke a token, list and
-end dashboard sessions: each one done by the CLI, each one in the audit log with who and when,
+end logins: each one done by the CLI, each one in the audit log with who and when,
 and the ones that must log the user out end their server-side sessions.
 """
 
@@ -81,7 +81,7 @@ def test_disable_enable_and_role_end_sessions_and_are_audited(accounts):
     sid = _login(store, "jana")
     lavos("disable", "jana", "--db", db_url, "--actor", "boss")
     assert not _live(store, sid) and not _user(store, "jana").active
-    assert "DISABLED" in [line for line in lavos("list", "--db", db_url).stdout.splitlines() if line.startswith("jana")][0]
+    assert "DISABLED" in next(line for line in lavos("list", "--db", db_url).stdout.splitlines() if line.startswith("jana"))
     lavos("enable", "jana", "--db", db_url, "--actor", "boss")
     assert _user(store, "jana").active
     sid = _login(store, "jana")
@@ -125,7 +125,7 @@ def test_list_and_end_dashboard_sessions(accounts):
     assert lavos("sessions", "jana", "--db", db_url).stdout == ""
     assert [e.actor for e in _audit(store, "web_session.end")] == ["boss", "boss"]
     missing = lavos("end-sessions", "jana", "--id", newest, "--db", db_url, ok=False)
-    assert missing.returncode == 2 and "has no open dashboard session no." in missing.stderr
+    assert missing.returncode == 2 and "has no open login no." in missing.stderr
 
 
 def test_bad_input_is_refused_and_changes_nothing(accounts):

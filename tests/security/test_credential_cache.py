@@ -6,6 +6,7 @@ account owner's known address goes before a guesser when every slot is taken.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import threading
 import time
@@ -85,7 +86,7 @@ def _reachable(root: object, limit: int = 100_000) -> list[object]:
     seen, todo, out = set(), [root], []
     while todo and len(out) < limit:
         o = todo.pop()
-        if id(o) in seen or isinstance(o, type) or callable(o) and not hasattr(o, "__dict__"):
+        if id(o) in seen or isinstance(o, type) or (callable(o) and not hasattr(o, "__dict__")):
             continue
         seen.add(id(o))
         out.append(o)
@@ -104,10 +105,8 @@ def test_under_a_flood_the_owners_known_address_gets_the_next_hash_slot(api):
     gate(store).cache.forget(STAFF)  # as a minute later: the next call must hash again
 
     def attempt(name: str, password: str, client: str) -> None:
-        try:
+        with contextlib.suppress(AuthError):
             check_password(store, STAFF, password, client=client, hasher=CHEAP, store_rehash=rehash)
-        except AuthError:
-            pass
         order.append(name)
 
     taken = 0

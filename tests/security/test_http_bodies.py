@@ -213,7 +213,7 @@ def test_a_stalled_body_ends_with_408(monkeypatch, tmp_path):
     """The timeout itself, on the real app: a receive that never returns stands for the stalled client."""
     from tests.support.web import web_app
 
-    class NoStore:  # the middleware authenticates through the service; the route never runs
+    class NoStore:  # the middleware authenticates through the hub; the route never runs
         store = None
 
     monkeypatch.setattr(limits, "BODY_IDLE_S", 0.2)

@@ -2,7 +2,7 @@
 
 Real processes: Mosquitto from the shipped config (its own broker for this module: the old failure
 leaves 270 MB queued), a real `lavos server`, mosquitto_pub as the flooding node. Before the fix
-nothing bounded a packet, so three 90 MB publishes (queued for the stopped central service) passed
+nothing bounded a packet, so three 90 MB publishes (queued for the stopped hub) passed
 max_queued_bytes (256 MiB) and Mosquitto dropped the honest node's events it had PUBACKed.
 """
 
@@ -36,7 +36,7 @@ def test_the_packet_limit_is_far_above_the_contracts_own_and_far_below_the_queue
     limit = int(re.search(r"^max_packet_size (\d+)$", conf, re.M).group(1))
     queue = int(re.search(r"^max_queued_bytes (\d+)$", conf, re.M).group(1))
     assert limit >= 8 * contract.MAX_PAYLOAD_BYTES  # no honest message comes near it
-    assert queue >= 1000 * limit  # one packet can never fill the central service's queue
+    assert queue >= 1000 * limit  # one packet can never fill the hub's queue
 
 
 def test_huge_publishes_while_the_hub_is_down_do_not_drop_an_honest_nodes_events(broker, tmp_path):

@@ -1,7 +1,7 @@
 """Issue 9 item 1: no login may take over another's MQTT client id.
 
 Real processes throughout: Mosquitto started from the shipped config and ACL (the `mosquitto`
-fixture, sim/mosquitto.py), a real `lavos server` as the central service (client id lavos-hub,
+fixture, sim/mosquitto.py), a real `lavos server` as the hub (client id lavos-hub,
 persistent session), a real table node (EdgeNode) for pool-02, and paho/mosquitto_sub clients
 holding pool-01's password. Before the fix, Mosquitto let any login use any client id, and a second
 connection with an id in use kicks the first off.

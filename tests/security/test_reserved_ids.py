@@ -1,6 +1,6 @@
 """Issue 9 item 3: a table id can never be a service account's MQTT login.
 
-A node logs in as its table id, so `add-node lavos-hub` used to replace the central service's
+A node logs in as its table id, so `add-node lavos-hub` used to replace the hub's
 password and ship a kit with its full read/write. The rule is one prefix (devices/service_accounts.py);
 these tests hold the shipped ACL to it and drive the venue loader and the real `lavos` CLI.
 """

@@ -1,4 +1,4 @@
-"""The demo's scaled clock: the service's time runs `speed` times faster from its start."""
+"""The demo's scaled clock: the hub's time runs `speed` times faster from its start."""
 
 from __future__ import annotations
 

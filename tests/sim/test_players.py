@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from pathlib import Path
 
@@ -47,7 +48,7 @@ def test_same_seed_same_evening_and_another_seed_another():
 def test_actions_are_in_time_order_within_the_evening():
     actions = plan(minutes=480)
     assert [a.at for a in actions] == sorted(a.at for a in actions)
-    assert 0 <= actions[0].at and actions[-1].at <= 480 * 60
+    assert actions[0].at >= 0 and actions[-1].at <= 480 * 60
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -83,7 +84,7 @@ def test_balls_drop_at_human_rates_and_only_during_sessions(seed):
             assert start.table == a.table and start.at < a.at < end, "a ball dropped outside its session"
             assert 0 <= a.pocket < 6 and PULSE_MS[0] <= a.pulse_ms <= PULSE_MS[1]
     for party, ds in drops.items():
-        gaps = [b.at - a.at for a, b in zip(ds, ds[1:])]
+        gaps = [b.at - a.at for a, b in itertools.pairwise(ds)]
         assert all(g >= SHOT_S[0] for g in gaps), "two drops faster than one shot"
         start, end = spans[party]
         hours = (end - start.at) / 3600
@@ -99,7 +100,7 @@ def test_sessions_never_overlap_on_a_table_and_end_before_closing(seed):
         by_table[start.table].append((start.at, end))
     for spans in by_table.values():
         spans.sort()
-        assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+        assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans))
 
 
 def test_goals_come_at_human_rates():
@@ -109,7 +110,7 @@ def test_goals_come_at_human_rates():
             goals[a.table].append(a.at)
     assert goals
     for times in goals.values():
-        assert all(b - a >= GOAL_GAP_S[0] for a, b in zip(times, times[1:]))
+        assert all(b - a >= GOAL_GAP_S[0] for a, b in itertools.pairwise(times))
 
 
 @pytest.mark.parametrize("speed", SPEEDS)
@@ -121,7 +122,7 @@ def test_every_scripted_incident_happens_early_at_any_speed(seed, speed):
     spans = sessions(actions)
     card_paid = {c.uid: c.paid for c in CARDS}
 
-    # Sessions start, and one prepaid session runs out (nobody stops it: the service does).
+    # Sessions start, and one prepaid session runs out (nobody stops it: the hub does).
     prepaid = [(s, end) for s, end in spans.values() if s.minutes and end <= by]
     assert prepaid and all(not any(a.do is Do.STOP and a.party == s.party for a in actions) for s, _ in prepaid)
     assert sum(a.do is Do.DROP for a in early) >= 10

@@ -236,23 +236,8 @@ def _validate(kind: str, body: Any) -> dict[str, list[str]]:
         return out
     total = 0
     for n, item in enumerate(items):
-        name = item.get("name", "")
-        if not isinstance(name, str) or not 0 < len(name) <= 255 or any(ord(c) < 32 and c not in "\r\n" for c in name):
-            out[f"request.data.items[{n}].name"] = ["1 to 255 characters, no control characters."]
-        price = _cents(item.get("price"))
-        unit = item.get("unitPrice")
-        qty = (item.get("quantity") or {}).get("amount")
-        if price is None:
-            out[f"request.data.items[{n}].price"] = ["A number with at most 2 decimals."]
-            continue
-        try:
-            if round(float(unit) * float(qty) * 100) != price:
-                out[f"request.data.items[{n}].price"] = ["Price must equal unitPrice × quantity."]
-        except (TypeError, ValueError):
-            out[f"request.data.items[{n}].unitPrice"] = ["A number."]
-        if item.get("type") == "Returned" and not item.get("referenceReceiptId"):
-            out[f"request.data.items[{n}].referenceReceiptId"] = ["Required for a Returned item."]
-        total += price
+        price = _check_item(item, f"request.data.items[{n}]", out)
+        total += price or 0
     paid = sum(_cents(p.get("amount")) or 0 for p in data.get("payments") or [])
     if data.get("payments") and (paid < total if total >= 0 else paid > total):
         out["request.data.payments"] = ["Payments must cover the items."]
@@ -263,6 +248,27 @@ def _validate(kind: str, body: Any) -> dict[str, list[str]]:
         if not data.get("issueDate"):
             out["request.data.issueDate"] = ["Required for a paragon."]
     return out
+
+
+def _check_item(item: Any, at: str, out: dict[str, list[str]]) -> int | None:
+    """One item's documented limits into `out` (keys under `at`); its price in cents, if it has one."""
+    name = item.get("name", "")
+    if not isinstance(name, str) or not 0 < len(name) <= 255 or any(ord(c) < 32 and c not in "\r\n" for c in name):
+        out[f"{at}.name"] = ["1 to 255 characters, no control characters."]
+    price = _cents(item.get("price"))
+    unit = item.get("unitPrice")
+    qty = (item.get("quantity") or {}).get("amount")
+    if price is None:
+        out[f"{at}.price"] = ["A number with at most 2 decimals."]
+        return None
+    try:
+        if round(float(unit) * float(qty) * 100) != price:
+            out[f"{at}.price"] = ["Price must equal unitPrice × quantity."]
+    except (TypeError, ValueError):
+        out[f"{at}.unitPrice"] = ["A number."]
+    if item.get("type") == "Returned" and not item.get("referenceReceiptId"):
+        out[f"{at}.referenceReceiptId"] = ["Required for a Returned item."]
+    return price
 
 
 def _cents(value: Any) -> int | None:

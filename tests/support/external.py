@@ -95,7 +95,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "security/test_mqtt_flood.py": _LAVOS + _MQTT,
     "security/test_mqtt_identity.py": _LAVOS,
     "security/test_node_files.py": _LAVOS + _MQTT,
-    "security/test_node_input.py": _LAVOS + ("victoria",),
+    "security/test_node_input.py": (*_LAVOS, "victoria"),
     "security/test_password_path.py": _LAVOS,
     "security/test_reserved_ids.py::test_add_node_lavos_hub_exits_2_and_changes_no_password_file": _MQTT,
     "security/test_reserved_ids.py::test_add_node_refuses_a_venue_that_names_a_table_lavos_hub": _MQTT,

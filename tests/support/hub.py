@@ -1,4 +1,4 @@
-"""Start the central service in-process against a test broker, and nodes on mock pins."""
+"""Start the hub in-process against a test broker, and nodes on mock pins."""
 
 from __future__ import annotations
 
@@ -33,14 +33,14 @@ def on_writer(hub, fn):  # type: ignore[no-untyped-def]
 
 
 def hub_url(mosquitto, login: str = "lavos-hub") -> MqttUrl:
-    """A URL for a login with the central service's rights (made on the test broker if new)."""
+    """A URL for a login with the hub's rights (made on the test broker if new)."""
     user, password = mosquitto.hub_login(login)
     return MqttUrl("127.0.0.1", mosquitto.port, user, password, False)
 
 
 @contextlib.contextmanager
 def running_service(mosquitto, db_url: str, *, clock=None, metrics=None, venue=None, client_id="lavos-hub-test"):
-    """The central service in-process. The broker makes the client id the login, so `client_id`
+    """The hub in-process. The broker makes the client id the login, so `client_id`
     names the hub's login (one persistent session each): the same id again resumes that session,
     a new id starts with none."""
     with running_hub(
@@ -76,7 +76,7 @@ def running_node(mosquitto, tmp_path: Path, table: str, *, venue=None, outbox_ma
 
 
 def stored_events(db_url: str, table: str, boot: str) -> tuple[int, int]:
-    """(rows, distinct seqs) the central service stored for one node boot."""
+    """(rows, distinct seqs) the hub stored for one node boot."""
     store = open_store(db_url)
     try:
         with store.reader() as db:

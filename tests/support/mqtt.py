@@ -15,7 +15,7 @@ from sim.mosquitto import Mosquitto
 
 
 class Collector:
-    """Without a username: a login of its own with the central service's rights (the broker makes
+    """Without a username: a login of its own with the hub's rights (the broker makes
     the client id the login, so two collectors sharing one would keep kicking each other off)."""
 
     def __init__(

@@ -10,6 +10,7 @@ Debian package creates it) and hand it the directory.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import pwd
@@ -138,10 +139,8 @@ class PostgresCluster:
 
     def stop(self) -> None:
         if self.data.exists():
-            try:
+            with contextlib.suppress(RuntimeError):  # already gone; the directory still has to go
                 self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop")
-            except RuntimeError:
-                pass  # already gone; the directory still has to go
         shutil.rmtree(self.root, ignore_errors=True)
 
     def url(self, database: str = "postgres") -> str:

@@ -9,6 +9,7 @@ and a test of what a client does during an outage must not depend on how a serve
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 from dataclasses import dataclass, field
@@ -93,7 +94,5 @@ class TcpCut:
 
 
 def _shut(sock: socket.socket) -> None:
-    try:
+    with contextlib.suppress(OSError):  # not connected (any more)
         sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass  # not connected (any more)

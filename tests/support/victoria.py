@@ -49,7 +49,7 @@ class VictoriaMetrics:
                 "-loggerLevel=ERROR",
             ],
             stdout=subprocess.DEVNULL,
-            stderr=open(self.workdir / "victoria.log", "ab"),
+            stderr=open(self.workdir / "victoria.log", "ab"),  # noqa: SIM115 - the child writes it for its whole life; ours closes when this process ends
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -44,7 +44,7 @@ def played_tab(facade: HubFacade, clock: FakeClock, table: str = "pool-01", minu
     clock.advance(minutes=minutes)
     if stop:
         facade.execute(StopGame(game=sid, actor=STAFF))
-    with facade._hub.store.reader() as db:  # noqa: SLF001 - the test's own look at the rows
+    with facade._hub.store.reader() as db:
         return int(db.scalar(select(Tab.id).where(Tab.session_id == sid)))
 
 
@@ -77,7 +77,7 @@ def set_split(facade: HubFacade, tab_id: int, split: dict[str, Any]) -> None:
 
 def rows(facade: HubFacade) -> tuple:
     """Everything a payment writes: to check that a refused one changed nothing."""
-    with facade._hub.store.reader() as db:  # noqa: SLF001
+    with facade._hub.store.reader() as db:
         pays = [
             (p.id, p.amount_cents, p.tendered_cents, p.change_cents, p.receipt_no, p.request_id)
             for p in db.scalars(select(Payment).order_by(Payment.id))

@@ -172,7 +172,7 @@ def test_closing_with_tabs_open_needs_confirmation_and_lists_them(hall, clock):
 
 
 def test_voids_refunds_and_manager_corrections_are_listed_with_who_and_why(hall, clock):
-    hub, facade = hall
+    _hub, facade = hall
     facade.execute(OpenDay(float_cents=0, actor="jana"))
     game = facade.execute(StartGame(table="pool-03", actor="jana"))
     state = facade.execute(AddExtra(game=game, extra="topping", quantity=2, actor="jana"))

@@ -31,7 +31,7 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def hall(db_url, clock):
-    with day_hub(db_url, clock) as (hub, facade):
+    with day_hub(db_url, clock) as (hub, _facade):
         add_users(hub, {"jana": "staff", "boss": "manager"}, PASSWORD, CHEAP)
         yield hub
 

@@ -67,7 +67,7 @@ def test_off_by_default_the_payment_stays_non_fiscal_and_nothing_is_sent(hub, si
 def test_a_payment_is_registered_once_with_its_lines_and_payments(hub, sim):
     _on(hub, sim, cash_register_code="88812345678900001")
     pid = pay(hub, game_tab(hub), tendered=1000)
-    state, fid, detail = _state(hub, pid, "registered")
+    _, fid, detail = _state(hub, pid, "registered")
     assert fid.startswith("O-") and detail["receipt_id"] == fid
     assert sim.count(_ext(hub, pid)) == 1
     data = sim.record(_ext(hub, pid))["request"]["data"]

@@ -22,19 +22,19 @@ def sim(tmp_path):
     s.stop()
 
 
-def _on(facade, sim) -> None:  # noqa: F811
-    f = facade._hub.till.fiscal  # noqa: SLF001 - the follow-up's pace, for a test
+def _on(facade, sim) -> None:
+    f = facade._hub.till.fiscal
     f.poll_s, f.backoff_s = 0.2, (0.2, 0.4, 0.8)
     facade.execute(SaveEkasaSettings(enabled=True, url=sim.url, timeout_s=1.0, cash_register_code="", actor=MANAGER))
 
 
-def _registered(facade, pid: int):  # noqa: F811
+def _registered(facade, pid: int):
     return wait_until(
         lambda: (r := facade.reads.receipt_of(pid)).fiscal_state == "registered" and r, 20, f"payment {pid} registered in eKasa"
     )
 
 
-def test_split_payments_and_a_reversal_are_each_registered_once(facade, clock, sim):  # noqa: F811
+def test_split_payments_and_a_reversal_are_each_registered_once(facade, clock, sim):
     _on(facade, sim)
     tab = played_tab(facade, clock)  # 9,00 €
     cash = facade.execute(
@@ -55,7 +55,7 @@ def test_split_payments_and_a_reversal_are_each_registered_once(facade, clock, s
     assert facade.reads.tab_payments(tab).owed_cents == 400
 
 
-def test_a_slow_answer_after_the_timeout_is_asked_about_not_sent_again(facade, clock, sim):  # noqa: F811
+def test_a_slow_answer_after_the_timeout_is_asked_about_not_sent_again(facade, clock, sim):
     _on(facade, sim)
     sim.mode, sim.slow_s = "slow", 2.0  # registers at once, answers after the client's 1 s timeout
     tab = played_tab(facade, clock)

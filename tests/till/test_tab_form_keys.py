@@ -21,7 +21,7 @@ STAFF = "jana"
 
 
 def _counts(facade: HubFacade) -> tuple[int, int]:
-    with facade._hub.store.reader() as db:  # noqa: SLF001 - the test's own look at the rows
+    with facade._hub.store.reader() as db:
         return db.scalar(select(func.count()).select_from(Tab)), db.scalar(select(func.count()).select_from(TabItem))
 
 

@@ -101,7 +101,7 @@ def test_bad_quantities_are_refused_and_change_nothing(api, quantity):
 
 
 def test_refusals_change_nothing(api):
-    sid, tab = _game(api)
+    _sid, tab = _game(api)
     _, other = _game(api, "pool-02")
     beer = _product(api, "Pivo 0,5 l")
     item = api.ok("POST", f"/api/tabs/{tab}/items", 201, json={"product_id": beer["id"]})["item_id"]

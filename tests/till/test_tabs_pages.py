@@ -39,9 +39,9 @@ def _game_tab(pages, table: str = "pool-01") -> tuple[int, int]:  # type: ignore
 
 
 def test_the_table_page_puts_products_on_the_games_tab_and_a_double_tap_is_one_item(pages):
-    sid, tab = _game_tab(pages)
+    _sid, tab = _game_tab(pages)
     html = pages.page("/tables/pool-01", client=pages.staff)
-    assert "Na účet stola" in html and "Pivo 0,5\u00a0l" in html or "Pivo 0,5 l" in html
+    assert ("Na účet stola" in html and "Pivo 0,5\u00a0l" in html) or "Pivo 0,5 l" in html
     beer = _product_id(pages, "Pivo 0,5 l")
     key = re.search(
         rf'name="product_id" value="{beer}"><input type="hidden" name="quantity" value="1">\s*<input type="hidden" name="form_key" value="(\w+)"',
@@ -101,7 +101,7 @@ def test_a_walk_in_tab_from_the_bills_page_merged_onto_a_table_then_split_in_two
     html = _staff_follow(pages, pages.post(f"/tabs/{tab}/split", {"mode": "equal", "parts": "2"}, client=pages.staff))
     assert "Rozdelené na 2 časti" in html and "prvé časti dostanú cent navyše" in html
     r = pages.post(f"/tabs/{tab}/split", {"mode": "amounts", "amounts": "1,00 2,00"}, client=pages.staff)
-    assert r.status_code == 409 and "Účet je rozdelený" in r.text or "rozdelen" in r.text
+    assert (r.status_code == 409 and "Účet je rozdelený" in r.text) or "rozdelen" in r.text
 
 
 def test_the_product_list_is_the_managers(pages):

@@ -35,6 +35,5 @@ def test_a_game_running_before_the_till_gets_a_tab_at_start_and_is_paid(db_url):
         assert owed == 600  # 60 min at 6,00 €/h
         facade.execute(PayTab(tab=tab, method="card", amount_cents=owed, request_id="untabbed-1", actor=STAFF))
         assert facade.reads.tab(tab).owed_cents == 0
-    with day_hub(db_url, clock) as (hub, _facade):  # a later start makes no second tab
-        with hub.store.reader() as db:
-            assert db.scalar(select(func.count()).select_from(Tab)) == 1
+    with day_hub(db_url, clock) as (hub, _facade), hub.store.reader() as db:  # a later start makes no second tab
+        assert db.scalar(select(func.count()).select_from(Tab)) == 1

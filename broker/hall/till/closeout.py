@@ -51,7 +51,7 @@ from broker.hall.ports import HallState
 from broker.hall.till.tabs import bill_of_tab
 from broker.storage.after_commit import after_commit
 from broker.storage.audit import record_audit
-from broker.storage.models import AuditEntry, BusinessDay, Payment, SessionOp, Tab, TabItem, TableSession
+from broker.storage.models import AuditEntry, BusinessDay, Game, GameOp, Payment, Tab, TabItem
 
 MAX_DRAWER_CENTS = MAX_AMOUNT_CENTS  # more in a bar's drawer is a typo, not money
 LOOKBACK_DAYS = 7  # how far back a thing done today may belong (days closed early, one after another)
@@ -419,13 +419,13 @@ def _item_voids(db: Db, hall: HallState, start: datetime, end: datetime, on_day:
     ]
 
 
-def _game_ops(db: Db, kind: str, start: datetime, end: datetime) -> list[tuple[SessionOp, TableSession]]:
+def _game_ops(db: Db, kind: str, start: datetime, end: datetime) -> list[tuple[GameOp, Game]]:
     return list(
         db.execute(
-            select(SessionOp, TableSession)
-            .join(TableSession, TableSession.id == SessionOp.session_id)
-            .where(SessionOp.kind == kind, SessionOp.at >= start, SessionOp.at < end)
-            .order_by(SessionOp.at, SessionOp.id)
+            select(GameOp, Game)
+            .join(Game, Game.id == GameOp.session_id)
+            .where(GameOp.kind == kind, GameOp.at >= start, GameOp.at < end)
+            .order_by(GameOp.at, GameOp.id)
         ).all()
     )
 
@@ -436,7 +436,7 @@ def _extra_voids(db: Db, hall: HallState, start: datetime, end: datetime, on_day
     for op, game in _game_ops(db, "void", start, end):
         if not on_day(op.at):
             continue
-        voided = db.scalar(select(SessionOp).where(SessionOp.session_id == game.id, SessionOp.seq == (op.data or {}).get("extra_op")))
+        voided = db.scalar(select(GameOp).where(GameOp.session_id == game.id, GameOp.seq == (op.data or {}).get("extra_op")))
         data = (voided.data if voided is not None else None) or {}
         quantity, unit = int(data.get("quantity", 1) or 1), int(data.get("unit_cents", 0) or 0)
         extra = extras.get(str(data.get("extra", "")))

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session as Db
 from broker.domain.money import MoneyLine, TabBill, TabStatus, VatRow
 from broker.hall.ports import HallState
 from broker.hall.till.tabs import bill_of_tab, game_lines, merged_tabs, name_of
-from broker.storage.models import Payment, Product, Tab, TabItem, TableSession
+from broker.storage.models import Game, Payment, Product, Tab, TabItem
 
 MAX_LISTED = 200  # unpaid tabs on the bills page: more than that is a hall that never settles
 
@@ -210,14 +210,14 @@ def unpaid_tabs(db: Db, hall: HallState, now: datetime) -> list[UnpaidTab]:
 def unpaid_by_table(db: Db, hall: HallState, now: datetime, only: str | None = None) -> dict[str, UnpaidTab]:
     """Per table with no game running, its last game's tab when that is unpaid (the floor card's badge)."""
     out: dict[str, UnpaidTab] = {}
-    tables = select(Tab.table_id, func.max(TableSession.started_at).label("at")).join(TableSession, TableSession.id == Tab.session_id)
+    tables = select(Tab.table_id, func.max(Game.started_at).label("at")).join(Game, Game.id == Tab.session_id)
     tables = tables.where(Tab.table_id.is_not(None)) if only is None else tables.where(Tab.table_id == only)
     last = tables.group_by(Tab.table_id).subquery()
     rows = db.scalars(
         select(Tab)
-        .join(TableSession, TableSession.id == Tab.session_id)
-        .join(last, (last.c.table_id == Tab.table_id) & (last.c.at == TableSession.started_at))
-        .where(Tab.settled_at.is_(None), TableSession.state == "stopped")
+        .join(Game, Game.id == Tab.session_id)
+        .join(last, (last.c.table_id == Tab.table_id) & (last.c.at == Game.started_at))
+        .where(Tab.settled_at.is_(None), Game.state == "stopped")
     ).all()
     for tab in rows:
         home = tab

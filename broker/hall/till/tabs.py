@@ -40,11 +40,11 @@ from broker.domain.schedule import business_day
 from broker.domain.split import split_amounts, split_equal, split_items
 from broker.domain.tab_name import tab_name
 from broker.hall.commands import Command, command, handles
+from broker.hall.game_log import replay_row
 from broker.hall.ports import HallState
-from broker.hall.session_log import replay_row
 from broker.storage.after_commit import after_commit
 from broker.storage.audit import record_audit
-from broker.storage.models import Payment, Product, Tab, TabItem, TableSession
+from broker.storage.models import Game, Payment, Product, Tab, TabItem
 
 MAX_QUANTITY = 99  # more of one thing at once is a typing mistake
 MAX_PRICE_CENTS = 100_000  # 1 000 € for one product is a typing mistake
@@ -196,10 +196,7 @@ class Tabs:
         # Stopped games of before are left alone: they were settled without the till.
         with self.h.store.session() as db:
             games = db.scalars(
-                select(TableSession)
-                .outerjoin(Tab, Tab.session_id == TableSession.id)
-                .where(TableSession.stopped_at.is_(None), Tab.id.is_(None))
-                .order_by(TableSession.id)
+                select(Game).outerjoin(Tab, Tab.session_id == Game.id).where(Game.stopped_at.is_(None), Tab.id.is_(None)).order_by(Game.id)
             ).all()
             for game in games:
                 tab = self.open_for_game(db, game, "system")
@@ -272,7 +269,7 @@ class Tabs:
 
     # -- opening tabs -------------------------------------------------------------------------
 
-    def open_for_game(self, db: Db, game: TableSession, actor: str) -> Tab:
+    def open_for_game(self, db: Db, game: Game, actor: str) -> Tab:
         """The tab of a game that is starting: the game's bill and what is put on its table go on it.
 
         Called by the hub inside the start's transaction (the writer), so no game is without one.
@@ -552,7 +549,7 @@ def game_lines(db: Db, hall: HallState, tab: Tab, now: datetime) -> tuple[list[M
     and whether the game is over (its bill is final)."""
     if tab.session_id is None:
         return [], True
-    game = db.get(TableSession, tab.session_id)
+    game = db.get(Game, tab.session_id)
     if game is None:
         return [], True
     state = replay_row(game, hall.venue)

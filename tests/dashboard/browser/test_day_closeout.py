@@ -12,6 +12,7 @@ from before midnight is tests/till/test_closeout.py (a fake clock, the real clos
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
+from pathlib import Path
 
 import pytest
 
@@ -163,11 +164,11 @@ def test_the_manager_sees_the_closed_days_and_exports_them(lavos, open_page):
     first = closed[0]["day"]
     with page.expect_download() as got:
         page.locator(f'tr[data-day="{first}"] a[href$=".csv"]').tap()
-    data = open(got.value.path(), "rb").read()
+    data = Path(got.value.path()).read_bytes()
     assert data.startswith(b"\xef\xbb\xbf") and ";" in data.decode("utf-8-sig")
     with page.expect_download() as got:
         page.locator(f'tr[data-day="{first}"] a[href$=".xlsx"]').tap()
-    assert open(got.value.path(), "rb").read()[:2] == b"PK"
+    assert Path(got.value.path()).read_bytes()[:2] == b"PK"
 
 
 def test_no_english_on_the_slovak_day_pages_with_voids_refunds_and_open_tabs(lavos, open_page):

@@ -73,10 +73,7 @@ def stale_for(page, table: str, truth: str, since: float) -> float:  # type: ign
     assert log, "the page logged nothing"
     shown_from = None
     for entry in log:
-        if entry["cards"].get(table) == truth:
-            shown_from = shown_from if shown_from is not None else entry["t"]
-        else:
-            shown_from = None
+        shown_from = (shown_from if shown_from is not None else entry["t"]) if entry["cards"].get(table) == truth else None
     assert shown_from is not None, f"{table} never showed {truth}: {log[-1]}"
     return max(0.0, shown_from - max(since, log[0]["t"]))
 

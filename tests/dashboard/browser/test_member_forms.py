@@ -31,7 +31,7 @@ def members(lavos):
 @pytest.mark.parametrize("size", ["tablet", "phone"])
 def test_a_refused_card_stays_on_the_member_page_with_what_was_typed(lavos, members, open_page, size):
     page = open_page(TABLET) if size == "tablet" else open_page(PHONE, mobile=True)
-    owner, other = members
+    _owner, other = members
     log_in(page, lavos, MANAGER, f"/members/{other}")
     page.fill("#assign-card input[name=uid]", "04:A3:F1:C2")
     with page.expect_navigation():

@@ -10,7 +10,7 @@ from broker.domain.venue import Venue
 
 
 def op_of(row: Any) -> sessions.Op:
-    """One stored op row (broker.storage.models.SessionOp) as the session logic's Op."""
+    """One stored op row (broker.storage.models.GameOp) as the session logic's Op."""
     return sessions.Op(row.kind, row.at, row.data, row.actor, row.reason)
 
 
@@ -18,6 +18,6 @@ def ops_of(rows: Iterable[Any]) -> list[sessions.Op]:
     return [op_of(r) for r in rows]
 
 
-def replay_row(session_row: Any, venue: Venue) -> sessions.SessionState:
-    """The state of a stored session (broker.storage.models.TableSession), from its op log alone."""
+def replay_row(session_row: Any, venue: Venue) -> sessions.GameState:
+    """The state of a stored session (broker.storage.models.Game), from its op log alone."""
     return sessions.replay(ops_of(session_row.ops), venue)

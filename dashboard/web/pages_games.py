@@ -30,7 +30,7 @@ MAX_EXTRA_QUANTITY = 50
 NextField = Annotated[str, Form(max_length=2000)]
 
 
-def _act(request: Request, next_path: str, done: str, op: Callable[[], sessions.SessionState]) -> Response:
+def _act(request: Request, next_path: str, done: str, op: Callable[[], sessions.GameState]) -> Response:
     """Run one session operation; a refusal goes back where staff were, with the reason."""
     try:
         state = op()
@@ -89,7 +89,7 @@ def transfer(
     next: NextField = "/",
 ) -> Response:
     if not table:  # no silent default: staff choose the table
-        flash(request, gettext("Choose the table to move the session to."), "error")
+        flash(request, gettext("Choose the table to move the game to."), "error")
         return RedirectResponse(safe_next(next), status_code=303)
     before = _rate_before(hub.reads, session_id)
     try:

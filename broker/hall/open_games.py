@@ -16,25 +16,25 @@ from broker.domain import sessions
 
 
 @dataclass(frozen=True)
-class OpenSession:
+class OpenGame:
     id: int
-    state: sessions.SessionState
+    state: sessions.GameState
 
 
-class OpenSessions:
+class OpenGames:
     def __init__(self) -> None:
-        self._by_table: Mapping[str, OpenSession] = MappingProxyType({})
+        self._by_table: Mapping[str, OpenGame] = MappingProxyType({})
 
     # -- readers (any thread) ---------------------------------------------------------
 
-    def view(self) -> Mapping[str, OpenSession]:
+    def view(self) -> Mapping[str, OpenGame]:
         """The current snapshot: table -> open session (read-only, never changed afterwards)."""
         return self._by_table
 
-    def get(self, table: str) -> OpenSession | None:
+    def get(self, table: str) -> OpenGame | None:
         return self._by_table.get(table)
 
-    def by_id(self, session_id: int) -> tuple[str, OpenSession] | None:
+    def by_id(self, session_id: int) -> tuple[str, OpenGame] | None:
         for table, s in self._by_table.items():
             if s.id == session_id:
                 return table, s
@@ -42,13 +42,13 @@ class OpenSessions:
 
     # -- the writer only ----------------------------------------------------------------
 
-    def _swap(self, new: dict[str, OpenSession]) -> None:
+    def _swap(self, new: dict[str, OpenGame]) -> None:
         self._by_table = MappingProxyType(new)
 
-    def load(self, sessions_by_table: dict[str, OpenSession]) -> None:
+    def load(self, sessions_by_table: dict[str, OpenGame]) -> None:
         self._swap(dict(sessions_by_table))
 
-    def put(self, table: str, session: OpenSession) -> None:
+    def put(self, table: str, session: OpenGame) -> None:
         new = dict(self._by_table)
         new[table] = session
         self._swap(new)
@@ -58,7 +58,7 @@ class OpenSessions:
         new.pop(table, None)
         self._swap(new)
 
-    def move(self, old_table: str, new_table: str, session: OpenSession) -> None:
+    def move(self, old_table: str, new_table: str, session: OpenGame) -> None:
         new = dict(self._by_table)
         new.pop(old_table, None)
         new[new_table] = session
