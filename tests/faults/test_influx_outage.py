@@ -136,9 +136,18 @@ def test_300_drops_without_influx_lose_no_point_and_memory_stays_flat(mosquitto,
         eventually(lambda: metrics.flush(1), 120, "the spool to drain into VictoriaMetrics")
         stats = metrics.stats()
         assert stats["spooled"] == 0 and stats["dropped"] == 0 and stats["dead_lettered"] == 0, stats
-        assert {t: pocket_points(victoria, t) for t in TABLES} == stored
-        # VictoriaMetrics stores each field as its own series: one point is one (measurement, tags, time).
-        points = {(name.split("_", 1)[0], frozenset(labels.items()), ts) for name, labels, ts, _ in victoria.samples(OURS)}
+        # A point VictoriaMetrics has acknowledged becomes readable within about a second (it
+        # buffers new samples in memory first): wait for that, never for more than was written.
+        wait_until(
+            lambda: {t: pocket_points(victoria, t) for t in TABLES} == stored, timeout=10, what="every pocket point readable", interval=0.5
+        )
+
+        def stored_points() -> set:  # type: ignore[type-arg]
+            # VictoriaMetrics stores each field as its own series: one point is one (measurement, tags, time).
+            return {(name.split("_", 1)[0], frozenset(labels.items()), ts) for name, labels, ts, _ in victoria.samples(OURS)}
+
+        wait_until(lambda: len(stored_points()) >= stats["written"], timeout=10, what="every point readable", interval=0.5)
+        points = stored_points()
         assert len(points) == stats["written"], "a point of the outage is missing"
     assert most_queued <= MAX_QUEUE, most_queued
     grown = rss_peak - rss_start
