@@ -7,6 +7,7 @@ manual acks.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import ssl
@@ -83,4 +84,7 @@ def say_goodbye(client: mqtt.Client, last_words: tuple[str, bytes] | None, *, co
         except (RuntimeError, ValueError):
             pass
     client.disconnect()
-    client.loop_stop()
+    # paho 2.x: after disconnect() its network thread may exit and clear `_thread` between
+    # loop_stop()'s check and its join (AttributeError on None); the thread is gone either way.
+    with contextlib.suppress(AttributeError):
+        client.loop_stop()
