@@ -1,6 +1,6 @@
 """Games on the billed tables: start, the operations on a running one, and its bill's amendments.
 
-Every change of a game is validated by the pure game logic (broker.domain.sessions), appended to
+Every change of a game is validated by the pure game logic (broker.domain.game_ops), appended to
 the game's op log in the database, and only then turned into MQTT commands. The op log is the
 record: at start the hub replays it, so after a crash the games, their bills and the lights
 wanted are exactly what they were.
@@ -17,9 +17,9 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session as Db
 
-from broker.domain import alert_kinds, membership, sessions
+from broker.domain import alert_kinds, game_ops, membership
+from broker.domain.game_ops import GameState
 from broker.domain.refusals import N_, table_name
-from broker.domain.sessions import GameState
 from broker.domain.tariffs import MemberSnapshot, calendar_year
 from broker.hall.commands import Command, abstract_command, command, handles
 from broker.hall.errors import CardInUse, NotFound, ServiceError
@@ -35,7 +35,7 @@ from broker.storage.members import MemberError, find_by_card, get_member
 from broker.storage.models import Game, Member
 from devices.kinds import Kind
 
-MakeOp = Callable[[datetime], sessions.Op]
+MakeOp = Callable[[datetime], game_ops.Op]
 
 
 # -- the commands ---------------------------------------------------------------------------
@@ -204,10 +204,10 @@ class Games:
         with self.h.store.session() as db:
             member = member_snapshot(db, self.h, member_id=c.member_id, card_uid=c.card_uid)
             self._card_free(member)
-            op = sessions.start_op(self.h.clock(), table, c.tariff, member, c.prepaid_minutes, actor=c.actor)
+            op = game_ops.start_op(self.h.clock(), table, c.tariff, member, c.prepaid_minutes, actor=c.actor)
             try:
-                state = sessions.apply(None, op, self.h.venue)
-            except sessions.GameError as e:
+                state = game_ops.apply(None, op, self.h.venue)
+            except game_ops.GameError as e:
                 raise ServiceError.like(e) from None
             row = Game(table_id=table, state="running", started_at=op.at, member_id=member.member_id if member else None)
             db.add(row)
@@ -235,8 +235,8 @@ class Games:
         table, g = self._open(game)
         op = make_op(max(at or self.h.clock(), g.state.last_at))
         try:
-            new = sessions.apply(g.state, op, self.h.venue)
-        except sessions.GameError as e:
+            new = game_ops.apply(g.state, op, self.h.venue)
+        except game_ops.GameError as e:
             raise ServiceError.like(e) from None
         if op.kind == "transfer":
             self._check_move_to(op.data["table"])
@@ -273,7 +273,7 @@ class Games:
                 N_("%(table)s is busy (game no. %(session)d); pick a free table."), table=table_name(self.h.tables[target]), session=busy.id
             )
 
-    def _owned_state(self, table: str, gid: int, new: GameState, op: sessions.Op) -> None:
+    def _owned_state(self, table: str, gid: int, new: GameState, op: game_ops.Op) -> None:
         """Committed: the open games and the table's counters follow (before any effect runs)."""
         h = self.h
         if new.state == "stopped":
@@ -289,7 +289,7 @@ class Games:
                 h.runtime.of(table).last_drop_at = op.at
         h.runtime.publish()
 
-    def _effects(self, effects: Effects, table: str, gid: int, new: GameState, op: sessions.Op) -> None:
+    def _effects(self, effects: Effects, table: str, gid: int, new: GameState, op: game_ops.Op) -> None:
         """What the tables, the live views and the metrics are told once the change is committed."""
         h, lights = self.h, self.lights
         if new.state == "stopped":
@@ -297,7 +297,7 @@ class Games:
             effects.add(lambda: lights.publish_game(table))
             if h.metrics:
                 b = lights.bill_of(new)
-                minutes = sum(int((seg.end - seg.start).total_seconds()) for seg in sessions.segments(new, h.venue, new.last_at)) // 60
+                minutes = sum(int((seg.end - seg.start).total_seconds()) for seg in game_ops.segments(new, h.venue, new.last_at)) // 60
                 effects.add(lambda: h.metrics.session(table, new.tariff or "open", minutes, b.total_cents, op.at))
         elif op.kind == "transfer":
             effects.add(lambda: lights.send(table, False))
@@ -314,30 +314,30 @@ class Games:
 
     @handles(StopGame)
     def stop(self, c: StopGame) -> GameState:
-        return self.change(c.game, lambda t: sessions.stop_op(t, actor=c.actor, reason=c.reason), c.at)
+        return self.change(c.game, lambda t: game_ops.stop_op(t, actor=c.actor, reason=c.reason), c.at)
 
     @handles(PauseGame)
     def pause(self, c: PauseGame) -> GameState:
-        return self.change(c.game, lambda at: sessions.pause_op(at, actor=c.actor))
+        return self.change(c.game, lambda at: game_ops.pause_op(at, actor=c.actor))
 
     @handles(ResumeGame)
     def resume(self, c: ResumeGame) -> GameState:
-        return self.change(c.game, lambda at: sessions.resume_op(at, actor=c.actor))
+        return self.change(c.game, lambda at: game_ops.resume_op(at, actor=c.actor))
 
     @handles(MoveGame)
     def move(self, c: MoveGame) -> GameState:
-        return self.change(c.game, lambda at: sessions.transfer_op(at, c.to_table, actor=c.actor))
+        return self.change(c.game, lambda at: game_ops.transfer_op(at, c.to_table, actor=c.actor))
 
     @handles(ExtendGame)
     def extend(self, c: ExtendGame) -> GameState:
-        return self.change(c.game, lambda at: sessions.extend_op(at, c.minutes, actor=c.actor))
+        return self.change(c.game, lambda at: game_ops.extend_op(at, c.minutes, actor=c.actor))
 
     @handles(AddExtra)
     def add_extra(self, c: AddExtra) -> GameState:
-        def make(at: datetime) -> sessions.Op:
+        def make(at: datetime) -> game_ops.Op:
             try:
-                return sessions.extra_op(at, c.extra, c.quantity, venue=self.h.venue, actor=c.actor)
-            except sessions.GameError as e:
+                return game_ops.extra_op(at, c.extra, c.quantity, venue=self.h.venue, actor=c.actor)
+            except game_ops.GameError as e:
                 raise ServiceError.like(e) from None
 
         return self.change(c.game, make)
@@ -349,22 +349,22 @@ class Games:
         with self.h.store.reader() as db:
             member = member_snapshot(db, self.h, member_id=c.member_id, card_uid=c.card_uid)
         if member is None:
-            return self.change(c.game, lambda at: sessions.card_removed_op(at, actor=c.actor))
+            return self.change(c.game, lambda at: game_ops.card_removed_op(at, actor=c.actor))
         self._open(c.game)  # a closed game says so before the card is looked at
         self._card_free(member, c.game)
-        return self.change(c.game, lambda at: sessions.card_op(at, member, actor=c.actor))
+        return self.change(c.game, lambda at: game_ops.card_op(at, member, actor=c.actor))
 
     # -- the bill: corrections and voids, while it runs or once issued -----------------
 
     @handles(CorrectBill)
     def correct(self, c: CorrectBill) -> GameState:
         text = _reason(c.reason)
-        return self._amend(c.game, lambda at: sessions.correction_op(at, c.amount_cents, text, actor=c.actor), issued_ok=True)
+        return self._amend(c.game, lambda at: game_ops.correction_op(at, c.amount_cents, text, actor=c.actor), issued_ok=True)
 
     @handles(VoidExtra)
     def void_extra(self, c: VoidExtra) -> GameState:
         text = _reason(c.reason)
-        return self._amend(c.game, lambda at: sessions.void_op(at, c.extra_op, text, actor=c.actor), issued_ok=c.issued_ok)
+        return self._amend(c.game, lambda at: game_ops.void_op(at, c.extra_op, text, actor=c.actor), issued_ok=c.issued_ok)
 
     def _amend(self, game: int, make_op: MakeOp, *, issued_ok: bool) -> GameState:
         """Append a correction or a void to a running game, or to a stopped one's issued bill.
@@ -384,8 +384,8 @@ class Games:
             state = replay_row(row, self.h.venue)
             op = make_op(max(self.h.clock(), state.last_at))
             try:
-                new = sessions.apply(state, op, self.h.venue)
-            except sessions.GameError as e:
+                new = game_ops.apply(state, op, self.h.venue)
+            except game_ops.GameError as e:
                 raise ServiceError.like(e) from None
             _append(db, game, op)
             row.total_cents = self.lights.bill_of(new).total_cents  # the stored total stays the bill's
@@ -393,12 +393,12 @@ class Games:
         return new
 
 
-def _append(db: Db, game: int, op: sessions.Op) -> None:
+def _append(db: Db, game: int, op: game_ops.Op) -> None:
     append_session_op(db, game, op.kind, op.data, op.actor, op.reason, op.at)
 
 
 def _reason(reason: str) -> str:
     try:
-        return sessions.bill_reason(reason)
-    except sessions.GameError as e:
+        return game_ops.bill_reason(reason)
+    except game_ops.GameError as e:
         raise ServiceError.like(e) from None

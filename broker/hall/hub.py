@@ -28,7 +28,7 @@ from sqlalchemy import func, select
 from broker.adapters.hub_link import HubLink, MqttUrl
 from broker.adapters.inbox import DEFAULT_BOUND, HomeAssistantOnline, LinkUp, make_inbox
 from broker.adapters.link_process import ProcessLink
-from broker.domain import sessions
+from broker.domain import game_ops
 from broker.domain.billing import Bill
 from broker.domain.payment_rules import PaymentRefused
 from broker.domain.refusals import N_, Refusal
@@ -278,20 +278,20 @@ class Hub:
         """None when the hub runs without MQTT (tests, tools)."""
         return self._link.stats.connected if self._link else None
 
-    def bill_of(self, s: sessions.GameState, at: datetime | None = None) -> Bill:
+    def bill_of(self, s: game_ops.GameState, at: datetime | None = None) -> Bill:
         return self.lights.bill_of(s, at)
 
     def summary(self, table: str) -> contract.SessionSummary | None:
         return self.lights.summary(table)
 
-    def session_state(self, session_id: int) -> tuple[Game, sessions.GameState]:
+    def session_state(self, session_id: int) -> tuple[Game, game_ops.GameState]:
         with self.store.reader() as db:
             row = db.get(Game, session_id)
             if row is None:
                 raise NotFound(N_("There is no game no. %(session)d."), session=session_id)
             ops = ops_of(row.ops)
             db.expunge(row)
-        return row, sessions.replay(ops, self.venue)
+        return row, game_ops.replay(ops, self.venue)
 
     def out_of_service(self) -> Mapping[str, OutOfService]:
         """Tables out of service now (a snapshot, any thread)."""

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Protocol
 
-from broker.domain import sessions
+from broker.domain import game_ops
 from broker.domain.billing import Bill
 from broker.domain.venue import TableSpec, Venue
 from broker.hall.light_commands import LightCommand, LightCommands
@@ -73,9 +73,9 @@ class Lights:
         """The light last commanded per table and when (broker.hall.light_commands says what for)."""
         return self._commands.view()
 
-    def bill_of(self, s: sessions.GameState, at: datetime | None = None) -> Bill:
+    def bill_of(self, s: game_ops.GameState, at: datetime | None = None) -> Bill:
         """A game's bill now (an open one) or as it stopped."""
-        return sessions.bill(s, self._venue, max(at or self._clock(), s.last_at) if s.is_open else s.last_at)
+        return game_ops.bill(s, self._venue, max(at or self._clock(), s.last_at) if s.is_open else s.last_at)
 
     def summary(self, table: str) -> contract.SessionSummary | None:
         """The retained summary of the table's game (the wire contract's `session` topic), or None."""

@@ -12,13 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from broker.domain import sessions
+from broker.domain import game_ops
 
 
 @dataclass(frozen=True)
 class OpenGame:
     id: int
-    state: sessions.GameState
+    state: game_ops.GameState
 
 
 class OpenGames:

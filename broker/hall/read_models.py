@@ -21,7 +21,7 @@ from sqlalchemy import select, text
 from broker.accounts.auth_checks import waiting_clients
 from broker.accounts.staff import Staff, staff_of
 from broker.accounts.users import get_user, is_last_manager, list_tokens, list_users, user_audit, user_sessions
-from broker.domain import sessions
+from broker.domain import game_ops
 from broker.domain.billing import Bill
 from broker.domain.receipt import Receipt
 from broker.domain.refusals import N_
@@ -235,20 +235,20 @@ class HallReads:
     def open_session(self, table: str) -> OpenGame | None:
         return self._hub.open_session(table)
 
-    def bill_of(self, state: sessions.GameState, at: datetime | None = None) -> Bill:
+    def bill_of(self, state: game_ops.GameState, at: datetime | None = None) -> Bill:
         return self._hub.bill_of(state, at)
 
     @store_call
-    def session_state(self, session_id: int) -> sessions.GameState:
+    def session_state(self, session_id: int) -> game_ops.GameState:
         """The session replayed from its op log; NotFound if there is none."""
         with self._store.reader() as db:
             row = db.get(Game, session_id)
             if row is None:
                 raise NotFound(N_("There is no game no. %(session)d."), session=session_id)
             ops = [
-                sessions.Op(cast(sessions.OpKind, o.kind), o.at, o.data, o.actor, o.reason) for o in row.ops
+                game_ops.Op(cast(game_ops.OpKind, o.kind), o.at, o.data, o.actor, o.reason) for o in row.ops
             ]  # the kind column holds OpKinds only
-        return sessions.replay(ops, self.venue)
+        return game_ops.replay(ops, self.venue)
 
     @store_call
     def session_ids(

@@ -18,7 +18,7 @@ from datetime import date, datetime, timedelta
 from sqlalchemy import Select, select
 from sqlalchemy.orm import Session, selectinload
 
-from broker.domain import sessions
+from broker.domain import game_ops
 from broker.domain.billing import Bill
 from broker.domain.refusals import N_, Refusal
 from broker.domain.schedule import business_day, business_day_bounds
@@ -70,7 +70,7 @@ def _check_range(first: date, last: date) -> None:
         )
 
 
-def _state_of(row: Game, venue: Venue) -> sessions.GameState:
+def _state_of(row: Game, venue: Venue) -> game_ops.GameState:
     return replay_row(row, venue)
 
 
@@ -97,13 +97,13 @@ class Revenue:
     by_tariff: dict[str, int] = field(default_factory=dict)
 
 
-def _line_tables(state: sessions.GameState, venue: Venue) -> dict[datetime, str]:
+def _line_tables(state: game_ops.GameState, venue: Venue) -> dict[datetime, str]:
     # A time line starts where its first segment starts; after a transfer the lines of one
     # session belong to different tables.
-    return {seg.start: seg.table for seg in sessions.segments(state, venue, state.last_at)}
+    return {seg.start: seg.table for seg in game_ops.segments(state, venue, state.last_at)}
 
 
-def _add_bill(report: Revenue, day: str, state: sessions.GameState, bill: Bill, venue: Venue) -> None:
+def _add_bill(report: Revenue, day: str, state: game_ops.GameState, bill: Bill, venue: Venue) -> None:
     tables = _line_tables(state, venue)
     for line in bill.lines:
         if line.kind == "time":
@@ -145,7 +145,7 @@ def revenue(db: Session, venue: Venue, first: date, last: date) -> Revenue:
         day += timedelta(days=1)
     for row in rows:
         state = _state_of(row, venue)
-        bill = sessions.bill(state, venue, state.last_at)
+        bill = game_ops.bill(state, venue, state.last_at)
         _add_bill(report, business_day(state.started_at, venue).isoformat(), state, bill, venue)
     return report
 
@@ -185,7 +185,7 @@ def utilisation(db: Session, venue: Venue, day: date, now: datetime) -> HourGrid
     for row in rows:
         state = _state_of(row, venue)
         upto = state.last_at if not state.is_open else max(as_utc(now), state.last_at)
-        for seg in sessions.segments(state, venue, upto):
+        for seg in game_ops.segments(state, venue, upto):
             cells = grid.setdefault(seg.table, [0] * len(hours))
             for i, (lo, hi) in enumerate(hours):
                 cells[i] += _overlap_s(seg.start, seg.end, lo, hi)

@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from broker.domain import alert_kinds, membership, sessions
+from broker.domain import alert_kinds, game_ops, membership
 from broker.domain.schedule import closing_time
 from broker.hall.games import StopGame
 from broker.hall.ports import HallState, HubOps
@@ -80,7 +80,7 @@ class Watchdog:
         s = self.h.sessions.get(table)
         if s is None or s.state.prepaid_until is None or s.state.state != "running":
             return
-        left = sessions.prepaid_remaining(s.state, max(now, s.state.last_at))
+        left = game_ops.prepaid_remaining(s.state, max(now, s.state.last_at))
         rt = self.h.runtime.of(table)
         billing = self.h.venue.billing
         if left is not None and left <= timedelta(0):

@@ -1,6 +1,6 @@
 """Request bodies: strict (a JSON string is not a number), no unknown keys, bounded.
 
-The bounds are the session logic's own (broker.domain.sessions) or tighter, so bad input is refused
+The bounds are the session logic's own (broker.domain.game_ops) or tighter, so bad input is refused
 here with a 422 that names the field, before it reaches the hub or the database. Text is
 refused when it holds control characters or lone surrogates: PostgreSQL rejects NUL bytes and
 UTF-8 cannot encode a lone surrogate, and either would otherwise surface as a server error.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from broker.domain import sessions
+from broker.domain import game_ops
 from broker.domain.billing import Bill, BillLine, format_eur
 from broker.domain.reject_tally import NodeRejects
 from broker.hall.member_views import CheckinView, MemberView
@@ -47,18 +47,18 @@ def bill(b: Bill) -> dict[str, Any]:
     }
 
 
-def _tariff_now(reads: HallReads, st: sessions.GameState, b: Bill) -> str | None:
+def _tariff_now(reads: HallReads, st: game_ops.GameState, b: Bill) -> str | None:
     if st.state == "running":
-        rate = sessions.current_rate(st, reads.venue, max(reads.clock(), st.last_at))
+        rate = game_ops.current_rate(st, reads.venue, max(reads.clock(), st.last_at))
         return rate.tariff_id if rate else None
     times = [x for x in b.lines if x.kind == "time"]
     return times[-1].tariff_id if times else st.tariff
 
 
-def session(reads: HallReads, session_id: int, st: sessions.GameState, *, with_bill: bool = True) -> dict[str, Any]:
+def session(reads: HallReads, session_id: int, st: game_ops.GameState, *, with_bill: bool = True) -> dict[str, Any]:
     now = max(reads.clock(), st.last_at)
     b = reads.bill_of(st)
-    left = sessions.prepaid_remaining(st, now)
+    left = game_ops.prepaid_remaining(st, now)
     out = {
         "id": session_id,
         "table": st.table,

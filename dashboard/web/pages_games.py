@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
-from broker.domain import sessions
+from broker.domain import game_ops
 from broker.hall.facade import ServiceError
 from broker.hall.games import AddExtra, ExtendGame, MoveGame, PauseGame, ResumeGame, StopGame
 from broker.hall.read_models import HallReads
@@ -30,7 +30,7 @@ MAX_EXTRA_QUANTITY = 50
 NextField = Annotated[str, Form(max_length=2000)]
 
 
-def _act(request: Request, next_path: str, done: str, op: Callable[[], sessions.GameState]) -> Response:
+def _act(request: Request, next_path: str, done: str, op: Callable[[], game_ops.GameState]) -> Response:
     """Run one session operation; a refusal goes back where staff were, with the reason."""
     try:
         state = op()

@@ -16,7 +16,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import RedirectResponse
 
-from broker.domain import sessions
+from broker.domain import game_ops
 from broker.domain.tariffs import rate_at
 from broker.hall.facade import ServiceError
 from broker.hall.read_models import HallReads, TableUse
@@ -77,14 +77,14 @@ def start_notice(reads: HallReads, table: str) -> tuple[str, str]:
     name = reads.tables[table].name
     s = reads.open_session(table)
     if s is not None and s.state.member is not None:
-        rate = sessions.current_rate(s.state, reads.venue, max(reads.clock(), s.state.last_at))
+        rate = game_ops.current_rate(s.state, reads.venue, max(reads.clock(), s.state.last_at))
         notice = _START_NOTICES.get(rate.basis if rate else "")
         if notice:
             return "info", gettext(notice) % {"table": name, "member": s.state.member.name}
     return "ok", gettext("Game started on %(table)s.") % {"table": name}
 
 
-def rate_on(reads: HallReads, state: sessions.GameState, table: str) -> int:
+def rate_on(reads: HallReads, state: game_ops.GameState, table: str) -> int:
     """The hourly rate this game would run at on `table` now."""
     ctx = dataclasses.replace(state.context, table=table)
     return rate_at(reads.venue, ctx, max(reads.clock(), state.last_at)).rate_cents_per_hour

@@ -1,4 +1,4 @@
-"""Voiding an extra (broker.domain.sessions): a reversal op, never a deletion; the bill shows both lines."""
+"""Voiding an extra (broker.domain.game_ops): a reversal op, never a deletion; the bill shows both lines."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from broker.domain.sessions import (
+from broker.domain.game_ops import (
     REASON_MAX,
     GameError,
     apply,

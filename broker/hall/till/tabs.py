@@ -32,7 +32,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session as Db
 
-from broker.domain import sessions
+from broker.domain import game_ops
 from broker.domain.euros import PRODUCT_CATEGORIES, VAT_RATES
 from broker.domain.money import TABLE_TIME, MoneyLine, TabBill, tab_bill
 from broker.domain.refusals import N_, Name, Refusal
@@ -553,7 +553,7 @@ def game_lines(db: Db, hall: HallState, tab: Tab, now: datetime) -> tuple[list[M
     if game is None:
         return [], True
     state = replay_row(game, hall.venue)
-    bill = sessions.bill(state, hall.venue, now)
+    bill = game_ops.bill(state, hall.venue, now)
     rate = hall.venue.billing.vat_percent
     lines = [
         MoneyLine(

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from broker.domain.sessions import (
+from broker.domain.game_ops import (
     GameError,
     MemberSnapshot,
     Op,

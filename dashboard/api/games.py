@@ -49,7 +49,7 @@ def _done(hub: Hub, cmd: GameCommand) -> dict[str, Any]:
 
 @router.post("", status_code=201, response_model=R.SessionOut, summary="Start a session on a table (the light goes on)")
 def start(body: SessionStart, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
-    sid = hub.execute(
+    game_id = hub.execute(
         StartGame(
             table=body.table,
             tariff=body.tariff,
@@ -59,7 +59,7 @@ def start(body: SessionStart, hub: Hub, user: Annotated[Staff, Depends(can("sess
             actor=user.username,
         )
     )
-    return _view(hub.reads, sid)
+    return _view(hub.reads, game_id)
 
 
 @router.get(
@@ -78,7 +78,7 @@ def list_sessions(
         demand(user, "sessions.history")
     start_at, end_at = reads.day_bounds(day) if day is not None else (None, None)
     ids = reads.session_ids(open=open, started_from=start_at, started_before=end_at, limit=limit)
-    return [views.session(reads, sid, reads.session_state(sid), with_bill=False) for sid in ids]
+    return [views.session(reads, gid, reads.session_state(gid), with_bill=False) for gid in ids]
 
 
 @router.get("/{session_id}", response_model=R.SessionOut, summary="A session's state and itemised bill")
