@@ -112,8 +112,11 @@ class Payments:
             )
         return m
 
-    def _repeat(self, db: Db, request_id: str | None, tab_id: int | None) -> Taken | None:
-        """The payment a resent form already made, or None. A key used on another tab is a stale form."""
+    def _repeat(self, db: Db, request_id: str | None, *, tab_id: int | None = None, reverses: int | None = None) -> Taken | None:
+        """The row a resent form already made, or None. A form's key belongs to what it was made for:
+        a payment's key to a payment on that tab, a reversal's to the reversal of that payment. A key
+        already used for anything else is a stale or copied form, refused, so it neither answers with
+        another row nor goes unused."""
         if request_id is None:
             return None
         if not isinstance(request_id, str) or not 8 <= len(request_id) <= MAX_REQUEST_ID:
@@ -121,7 +124,10 @@ class Payments:
         done = db.scalar(select(Payment).where(Payment.request_id == request_id))
         if done is None:
             return None
-        if tab_id is not None and done.tab_id != tab_id:
+        if reverses is not None:
+            if done.reverses_id != reverses:
+                raise rules.PaymentRefused(N_("This form was already used for another payment; open the receipt again."))
+        elif done.reverses_id is not None or done.tab_id != tab_id:
             raise rules.PaymentRefused(N_("This form was already used for another bill; open the payment page again."))
         return Taken(done.id, True)
 
@@ -140,7 +146,7 @@ class Payments:
         now = self.h.clock()
         with self.h.store.session() as db:
             after = after_commit(db)
-            repeated = self._repeat(db, request_id, tab_id)
+            repeated = self._repeat(db, request_id, tab_id=tab_id)
             if repeated is not None:
                 return repeated
             tab = db.get(Tab, tab_id)
@@ -224,7 +230,7 @@ class Payments:
         reason = " ".join(str(c.reason).split())[:MAX_REASON]
         with self.h.store.session() as db:
             after = after_commit(db)
-            repeated = self._repeat(db, request_id, None)
+            repeated = self._repeat(db, request_id, reverses=payment_id)
             if repeated is not None:
                 return repeated
             original = db.get(Payment, payment_id)
