@@ -104,6 +104,7 @@ class DayOverview:
     report: ZReport  # the running figures (not frozen: the day is open)
     unclosed: tuple[date, ...]  # earlier days nobody closed, oldest first: close them too
     last_closed: DaySummary | None
+    begun: bool = True  # False after the evening's close-out, until the next day's cut: nothing to close yet
 
     def at_hand(self, day: date) -> bool:
         """A day staff work with (capability day.run): the running one, one left open, the last closed
@@ -173,6 +174,7 @@ class CloseOut:
                 build_report(db, self.h, day, now),
                 tuple(unclosed),
                 summary_of(last) if last is not None else None,
+                day <= business_day(now, self.h.venue),
             )
 
     def report(self, day: date) -> ZReport | None:
@@ -231,8 +233,14 @@ class CloseOut:
             if row is not None and row.closed_at is not None:
                 raise _already_closed(self.h, row)
             current = self.current_day(db, now)
-            if day > current:
-                raise DayRefused(N_("The day %(day)s has not begun yet; close the day that is running."), day=_day(day))
+            # The day after a close-out takes what is paid later that night, but it begins only at the
+            # next day cut: closing it before would put the takings days ahead (and close it empty).
+            if day > business_day(now, self.h.venue):
+                raise DayRefused(
+                    N_("The day %(day)s has not begun yet; it begins at %(cut)s. Close it at the end of that evening."),
+                    day=_day(day),
+                    cut=f"{self.h.venue.billing.day_cut.hour}:{self.h.venue.billing.day_cut.minute:02d}",
+                )
             if row is None and day != current:  # a day of the past nobody opened: nothing to close
                 raise DayRefused(N_("There is no business day %(day)s: nobody opened it and no money was taken."), day=_day(day))
             open_tabs = open_tabs_now(db, self.h, now)
