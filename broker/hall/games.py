@@ -372,6 +372,9 @@ class Games:
         The check of "issued" and the append are one step on the writer, so a game stopped a
         moment before cannot slip a staff void onto its issued bill."""
         if self.h.sessions.by_id(game) is not None:
+            if not issued_ok:  # a staff void: not once money is in on the game's tab
+                with self.h.store.reader() as db:
+                    self._till.tabs.game_void_allowed(db, game, may_void_paid=False)
             return self.change(game, make_op)
         with self.h.store.session() as db:
             row = db.get(Game, game)

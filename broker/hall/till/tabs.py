@@ -381,9 +381,7 @@ class Tabs:
             if item.voided_at is not None:
                 raise TabRefused(N_("%(item)s is voided already."), item=item.name)
             self._not_split(db, tab)
-            home = self._home(db, tab)
-            if _paid(db, home.id) != 0 and not may_void_paid:
-                raise TabRefused(N_("%(tab)s has a payment already: only a manager voids an item now."), tab=self._name(db, home))
+            self._void_allowed(db, self._home(db, tab), may_void_paid)
             item.voided_at, item.voided_by, item.void_reason = now, actor, why
             record_audit(
                 db,
@@ -484,6 +482,18 @@ class Tabs:
         if tab is None:
             raise TabMissing(N_("There is no such tab."))
         return tab
+
+    def _void_allowed(self, db: Db, home: Tab, may_void_paid: bool) -> None:
+        """Once money is in on a tab, only a manager voids what is on it (an item, a game's extra):
+        a void then changes what was paid for, which needs a refund decided by a manager."""
+        if _paid(db, home.id) != 0 and not may_void_paid:
+            raise TabRefused(N_("%(tab)s has a payment already: only a manager voids an item now."), tab=self._name(db, home))
+
+    def game_void_allowed(self, db: Db, session_id: int, may_void_paid: bool) -> None:
+        """The same rule for an extra on a running game's bill (the writer, before the void's op)."""
+        tab = db.scalar(select(Tab).where(Tab.session_id == session_id))
+        if tab is not None:
+            self._void_allowed(db, self._home(db, tab), may_void_paid)
 
     def _home(self, db: Db, tab: Tab) -> Tab:
         """The tab whose bill this tab's lines count on (itself, or the one it is merged into)."""
