@@ -42,7 +42,7 @@ from broker.hall.store_errors import store_call
 from broker.hall.table_service import OutOfService
 from broker.hall.till import tab_views
 from broker.hall.till.closeout import DayOverview, DaySummary
-from broker.hall.till.payment_reads import PaymentView, TabPayView, payment_views, receipt_of, tab_pay_view
+from broker.hall.till.payment_reads import PaymentView, TabPayView, payment_at_hand, payment_views, receipt_of, tab_at_hand, tab_pay_view
 from broker.storage.alerts import open_alerts
 from broker.storage.members import search_members
 from broker.storage.members_csv import export_members_csv
@@ -555,6 +555,18 @@ class HallReads:
         """The receipt of a payment or reversal, from its frozen lines (a reprint reads the same); None: no such payment."""
         with self._store.reader() as db:
             return receipt_of(db, self._hub.till.payments.h, payment_id)
+
+    @store_call
+    def money_at_hand(self, *, tab: int | None = None, payment: int | None = None, game: int | None = None) -> bool:
+        """Whether staff may read this tab, payment or game's tab (broker.hall.till.payment_reads:
+        unpaid, or on a day staff work with); if not, it is the manager's (day.history)."""
+        with self._store.reader() as db:
+            hand = self._hub.till.days.days_at_hand(db, self.clock())
+            if game is not None:
+                tab = tab_views.tab_of_session(db, game)
+            if tab is not None and not tab_at_hand(db, tab, hand):
+                return False
+            return payment is None or payment_at_hand(db, payment, hand)
 
     # -- till: the business day and its close-out ----------------------------------------------
 

@@ -29,7 +29,7 @@ from broker.accounts.staff import Staff, StaffLogin
 from broker.accounts.users import AuthError
 from broker.hall.facade import HubFacade
 from dashboard import access
-from dashboard.api.deps import get_hub
+from dashboard.api.deps import get_hub, get_reads
 
 log = logging.getLogger(__name__)
 
@@ -205,6 +205,39 @@ def can(capability: str):
 
     dependency.__name__ = f"{access.role_for(capability)}_user"
     dependency.capability = capability  # type: ignore[attr-defined]  # what the route-walking tests read
+    return dependency
+
+
+def _path_id(request: Request, name: str) -> int | None:
+    value = request.path_params.get(name)
+    return int(value) if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 18 else None
+
+
+def older_money(request: Request) -> bool:
+    """Whether the tab, payment or game the path names is money of a day staff no longer work with
+    (broker.hall.read_models.HallReads.money_at_hand): then it is the manager's (day.history), as
+    that day's Z report is. A path that names none, or no such row, is not (the route answers 404)."""
+    tab, payment, game = (_path_id(request, n) for n in ("tab_id", "payment_id", "session_id"))
+    if tab is None and payment is None and game is None:
+        return False
+    return not get_reads(request).money_at_hand(tab=tab, payment=payment, game=game)
+
+
+@cache
+def can_read_money(capability: str):
+    """can(capability) for a per-id read of a tab, payment or game: older money needs day.history too."""
+    plain = can(capability)
+
+    # The user through the module-level current_user: this module's annotations are strings, which
+    # FastAPI resolves in the module's globals (a closure's `plain` would not be found there).
+    def dependency(request: Request, user: Annotated[Staff, Depends(current_user)]) -> Staff:
+        demand(user, capability)
+        if not access.allows(user.role, "day.history") and older_money(request):
+            demand(user, "day.history")
+        return user
+
+    dependency.__name__ = plain.__name__
+    dependency.capability = capability  # type: ignore[attr-defined]
     return dependency
 
 

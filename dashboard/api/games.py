@@ -29,7 +29,7 @@ from broker.hall.read_models import HallReads
 from dashboard.access import allows
 from dashboard.api import responses as R
 from dashboard.api import views
-from dashboard.api.auth import can, demand
+from dashboard.api.auth import can, can_read_money, demand
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.api.schemas import CorrectionIn, Extend, ExtraIn, SessionCard, SessionStart, Transfer, VoidIn
 
@@ -82,7 +82,7 @@ def list_sessions(
 
 
 @router.get("/{session_id}", response_model=R.SessionOut, summary="A session's state and itemised bill")
-def get_session(session_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
+def get_session(session_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can_read_money("sessions.run"))]) -> dict[str, Any]:
     return _view(reads, session_id)
 
 

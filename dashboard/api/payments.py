@@ -20,7 +20,7 @@ from broker.hall.facade import NotFound
 from broker.hall.read_models import HallReads
 from broker.hall.till.payment_reads import PaymentView, TabPayView
 from broker.hall.till.payments import PayTab, ReversePayment, Taken
-from dashboard.api.auth import can
+from dashboard.api.auth import can, can_read_money
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.api.schemas import Body, text
 
@@ -208,7 +208,7 @@ def _taken(reads: HallReads, taken: Taken) -> JSONResponse | dict[str, Any]:
 
 
 @router.get("/tabs/{tab_id}/payments", response_model=TabPaymentsOut, summary="What a tab owes, its split parts and its payments")
-def tab_payments(tab_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can("payments.take"))]) -> dict[str, Any]:
+def tab_payments(tab_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can_read_money("payments.take"))]) -> dict[str, Any]:
     return tab_out(_tab(reads, tab_id))
 
 
@@ -234,7 +234,7 @@ def pay(tab_id: IdPath, body: PayIn, hub: Hub, user: Annotated[Staff, Depends(ca
 
 
 @router.get("/payments/{payment_id}", response_model=PaymentOut, summary="One payment or reversal")
-def get_payment(payment_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can("payments.take"))]) -> dict[str, Any]:
+def get_payment(payment_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can_read_money("payments.take"))]) -> dict[str, Any]:
     p = reads.payment(payment_id)
     if p is None:
         raise NotFound(N_("There is no such payment."))
@@ -250,7 +250,7 @@ def reverse(payment_id: IdPath, body: ReverseIn, hub: Hub, user: Annotated[Staff
 
 
 @router.get("/payments/{payment_id}/receipt", response_model=ReceiptOut, summary="The receipt of a payment (its frozen lines)")
-def receipt(payment_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can("payments.take"))]) -> dict[str, Any]:
+def receipt(payment_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can_read_money("payments.take"))]) -> dict[str, Any]:
     r = reads.receipt_of(payment_id)
     if r is None:
         raise NotFound(N_("There is no such payment."))
@@ -258,6 +258,6 @@ def receipt(payment_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can
 
 
 @router.post("/payments/{payment_id}/print", response_model=PrintedOut, summary="Print the receipt on the ESC/POS printer ([till] printer)")
-def print_receipt(payment_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("payments.take"))]) -> dict[str, Any]:
+def print_receipt(payment_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can_read_money("payments.take"))]) -> dict[str, Any]:
     hub.print_receipt(payment_id)
     return {"printed": True}

@@ -36,7 +36,7 @@ from broker.hall.till.tabs import (
     VoidTabItem,
 )
 from dashboard.access import allows
-from dashboard.api.auth import can
+from dashboard.api.auth import can, can_read_money
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.api.schemas import Id, text
 
@@ -312,12 +312,12 @@ def open_walk_in(body: WalkInIn, hub: Hub, user: Annotated[Staff, Depends(can("t
 
 
 @router.get("/tabs/{tab_id}", response_model=TabOut, summary="A tab: its lines, VAT per rate, total, paid, owed, status")
-def get_tab(tab_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can("tabs.run"))]) -> dict[str, Any]:
+def get_tab(tab_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can_read_money("tabs.run"))]) -> dict[str, Any]:
     return tab_out(reads.tab(tab_id))
 
 
 @router.get("/sessions/{session_id}/tab", response_model=TabOut, summary="The tab of a game")
-def game_tab(session_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can("tabs.run"))]) -> dict[str, Any]:
+def game_tab(session_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can_read_money("tabs.run"))]) -> dict[str, Any]:
     tab_id = reads.tab_of_session(session_id)
     if tab_id is None:
         raise NotFound("That game has no tab.")

@@ -18,7 +18,7 @@ from fastapi import Depends, Request
 from broker.accounts.staff import Staff
 from broker.hall.logins import LogOut
 from dashboard import access
-from dashboard.api.auth import SESSION_ID, remember_session, session_user
+from dashboard.api.auth import SESSION_ID, older_money, remember_session, session_user
 from dashboard.api.deps import get_hub
 from dashboard.web import csrf
 
@@ -98,6 +98,23 @@ def page_can(capability: str):
         return _gate(request, role)
 
     dependency.__name__ = f"{role}_page"  # tests find the role by this name
+    dependency.capability = capability  # type: ignore[attr-defined]
+    return dependency
+
+
+@cache
+def page_can_read_money(capability: str):
+    """page_can(capability) for a page of one tab, payment or game: older money is the manager's
+    (dashboard.api.auth.older_money), a 403 page for staff."""
+    plain = page_can(capability)
+
+    def dependency(request: Request) -> Staff:
+        user = plain(request)
+        if not access.allows(user.role, "day.history") and older_money(request):
+            raise PageForbidden(user, access.role_for("day.history"))
+        return user
+
+    dependency.__name__ = plain.__name__
     dependency.capability = capability  # type: ignore[attr-defined]
     return dependency
 

@@ -16,7 +16,7 @@ from broker.hall.read_models import HallReads
 from dashboard.api import views
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.web import i18n
-from dashboard.web.auth import page_can, safe_next
+from dashboard.web.auth import page_can, page_can_read_money, safe_next
 from dashboard.web.csrf import verify_csrf
 from dashboard.web.i18n import gettext
 from dashboard.web.request_text import refusal
@@ -148,7 +148,9 @@ def add_extra(
 
 
 @router.get("/{session_id}/bill")
-def bill(session_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("sessions.run"))]) -> Response:
+def bill(
+    session_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can_read_money("sessions.run"))]
+) -> Response:
     state = reads.session_state(session_id)  # NotFound → the 404 page
     # The game's bill is a part of its tab (drinks, merged tabs): the page leads on to paying it.
     tab_id = reads.tab_of_session(session_id)

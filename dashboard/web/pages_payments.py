@@ -27,7 +27,7 @@ from broker.hall.till.payment_reads import TabPayView
 from broker.hall.till.payments import PayTab, ReversePayment
 from dashboard.access import allows
 from dashboard.api.deps import Hub, IdPath, Reads
-from dashboard.web.auth import page_can
+from dashboard.web.auth import page_can, page_can_read_money
 from dashboard.web.csrf import verify_csrf
 from dashboard.web.i18n import N_, gettext
 from dashboard.web.request_text import refusal, translated
@@ -87,7 +87,9 @@ def _pay_page(
 
 
 @router.get("/tabs/{tab_id}/pay")
-def pay_page(tab_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("payments.take"))]) -> Response:
+def pay_page(
+    tab_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can_read_money("payments.take"))]
+) -> Response:
     return _pay_page(request, reads, tab_id)
 
 
@@ -183,7 +185,7 @@ def reverse(
 
 @router.get("/receipts/{payment_id}")
 def receipt_page(
-    payment_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("payments.take"))]
+    payment_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can_read_money("payments.take"))]
 ) -> Response:
     r = reads.receipt_of(payment_id)
     if r is None:

@@ -36,7 +36,7 @@ from broker.hall.till.tabs import (
 )
 from dashboard.access import allows
 from dashboard.api.deps import MAX_ID, Hub, IdPath, Reads
-from dashboard.web.auth import page_can
+from dashboard.web.auth import page_can, page_can_read_money
 from dashboard.web.csrf import verify_csrf
 from dashboard.web.i18n import N_, current_lang, gettext
 from dashboard.web.request_text import refusal, translated
@@ -84,12 +84,14 @@ def _again(request: Request, hub: HubFacade, user: Staff, tab_id: int, error: Re
 
 
 @router.get("/tabs/{tab_id}")
-def tab_page(tab_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("tabs.run"))]) -> Response:
+def tab_page(tab_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can_read_money("tabs.run"))]) -> Response:
     return _page(request, reads, user, reads.tab(tab_id))
 
 
 @router.get("/sessions/{session_id}/tab")
-def game_tab(session_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("tabs.run"))]) -> Response:
+def game_tab(
+    session_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can_read_money("tabs.run"))]
+) -> Response:
     """A game's tab (the bills list links it by the game)."""
     tab_id = reads.tab_of_session(session_id)
     if tab_id is None:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, select, update
+from sqlalchemy import CursorResult, func, select, update
 from sqlalchemy.orm import Session as Db
 
 from broker.domain.billing import format_eur
@@ -106,10 +106,11 @@ class DayOverview:
     last_closed: DaySummary | None
     begun: bool = True  # False after the evening's close-out, until the next day's cut: nothing to close yet
 
+    hand: frozenset[date] = frozenset()  # CloseOut.days_at_hand: the days staff work with
+
     def at_hand(self, day: date) -> bool:
-        """A day staff work with (capability day.run): the running one, one left open, the last closed
-        (to print its Z report again). Other days are history, the manager's (day.history)."""
-        return day == self.day or day in self.unclosed or (self.last_closed is not None and self.last_closed.day == day)
+        """A day staff work with (capability day.run); other days are the manager's (day.history)."""
+        return day in self.hand
 
 
 def _money(cents: int) -> Name:
@@ -175,7 +176,17 @@ class CloseOut:
                 tuple(unclosed),
                 summary_of(last) if last is not None else None,
                 day <= business_day(now, self.h.venue),
+                self.days_at_hand(db, now),
             )
+
+    def days_at_hand(self, db: Db, now: datetime) -> frozenset[date]:
+        """The days staff work with (capability day.run): the running one, earlier ones left open,
+        the last closed (to print its Z report again). Other days, and their money, are history:
+        the manager's (day.history)."""
+        day = self.current_day(db, now)
+        unclosed = db.scalars(select(BusinessDay.day).where(BusinessDay.day < day, BusinessDay.closed_at.is_(None))).all()
+        last = db.scalar(select(func.max(BusinessDay.day)).where(BusinessDay.closed_at.is_not(None)))
+        return frozenset({day, *unclosed, *([last] if last is not None else [])})
 
     def report(self, day: date) -> ZReport | None:
         """A closed day's frozen Z report, an open day's running figures; None for a day with no shift."""

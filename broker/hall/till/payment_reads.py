@@ -185,3 +185,20 @@ def receipt_of(db: Db, hall: HallState, payment_id: int) -> Receipt | None:
         paragon_no=p.paragon_no,
         table_name_en=(spec.name_en or spec.name) if spec else (tab.label or None),
     )
+
+
+def tab_at_hand(db: Db, tab_id: int, hand: frozenset[date]) -> bool:
+    """Whether staff may read this tab (its lines, payments, receipts): it is still to be paid, or it
+    or one of its payments counts on a day at hand (CloseOut.days_at_hand). Older money is the
+    manager's, as the days' Z reports are. A tab that does not exist is "at hand": the read says 404."""
+    tab = db.get(Tab, tab_id)
+    if tab is None or tab.settled_at is None or tab.business_day in hand:
+        return True
+    days = db.scalars(select(Payment.business_day).where(Payment.tab_id == tab_id)).all()
+    return any(d in hand for d in days)
+
+
+def payment_at_hand(db: Db, payment_id: int, hand: frozenset[date]) -> bool:
+    """Whether staff may read this payment or its receipt: it counts on a day at hand, or its tab does."""
+    p = db.get(Payment, payment_id)
+    return p is None or p.business_day in hand or tab_at_hand(db, p.tab_id, hand)
