@@ -5,6 +5,8 @@ The messages are msgids: the pages' error handler shows them in the visitor's la
 
 from __future__ import annotations
 
+from starlette.formparsers import MultiPartParser
+
 from broker.domain.membership import MAX_IMPORT_BYTES
 from dashboard.api.limits import API_PREFIX, KIB, Cap
 from dashboard.web.i18n import N_
@@ -27,3 +29,9 @@ PAGE_CAPS = (
 )
 PAGE_STALLED = N_("The upload stopped arriving; try again.")
 SKIP = (API_PREFIX,)  # an unknown /api path falls through to the pages app; the API's limits already applied
+
+# Starlette spools an uploaded file to a temporary file past 1 MB. Every page body is capped above
+# (the import at about 2 MB), so keep a whole upload in memory instead: nothing a visitor sends, a
+# huge chunked upload cut at the cap included, ever lands in the server's TMPDIR
+# (tests/security/test_http_bodies.py watches it while the body is in flight).
+MultiPartParser.spool_max_size = MAX_IMPORT_BYTES + MULTIPART_OVERHEAD_BYTES
