@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 from alembic import command
@@ -22,8 +23,15 @@ def alembic_config() -> Config:
     return Config(str(ALEMBIC_INI))
 
 
+@cache
+def _scripts() -> ScriptDirectory:
+    """The migration scripts, read once per process: they do not change while it runs, and reading
+    them imports every revision file (each store opened, e.g. a test's, read them again)."""
+    return ScriptDirectory.from_config(alembic_config())
+
+
 def head_revision() -> str:
-    heads = ScriptDirectory.from_config(alembic_config()).get_heads()
+    heads = _scripts().get_heads()
     if len(heads) != 1:  # two revisions with the same parent: a merge revision is missing
         raise StoreError(f"the migrations have {len(heads)} heads ({', '.join(heads)}); write a merge revision")
     return heads[0]
@@ -43,7 +51,7 @@ def upgrade_to_head(conn: Connection, *, migrate: bool = True) -> str:
     if conn.dialect.name == "postgresql":
         conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_MIGRATION_LOCK})
     cfg = alembic_config()
-    script = ScriptDirectory.from_config(cfg)
+    script = _scripts()
     head = head_revision()
     found = current_revision(conn)
     if found is not None:
