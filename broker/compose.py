@@ -22,6 +22,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from argon2 import PasswordHasher
+
 from broker.adapters.heap import settle_heap
 from broker.adapters.hub_link import HUB_CLIENT_ID, MqttUrl
 from broker.domain.venue import Venue
@@ -57,6 +59,7 @@ def build_hub(
     link_process: bool = False,
     home_assistant: bool = False,
     data_dir: Path | None = None,
+    password_hasher: PasswordHasher | None = None,
 ) -> Hub:
     """A hub over `store`, its state loaded from the database, not started yet.
 
@@ -69,6 +72,8 @@ def build_hub(
     broker.adapters.link_process), so receiving does not compete with the writer for one core.
     """
     kwargs: dict[str, Any] = {"clock": clock} if clock is not None else {}
+    if password_hasher is not None:  # the login's argon2 costs (default: the library's recommended)
+        kwargs["password_hasher"] = password_hasher
     if inbox_bound is not None:  # how many received messages may wait unacked (back-pressure beyond)
         kwargs["inbox_bound"] = inbox_bound
     return Hub(

@@ -72,7 +72,9 @@ class HubFacade:
     @store_call
     def check_login(self, username: str, password: str, *, client: str) -> Staff:
         """The staff member for this password; users.AuthError (Throttled, Busy: broker.accounts.auth_checks) otherwise."""
-        user = check_password(self._store, username, password, client=client, store_rehash=self._store_rehash)
+        user = check_password(
+            self._store, username, password, client=client, store_rehash=self._store_rehash, hasher=self._hub.password_hasher
+        )
         return staff_of(user)
 
     def _store_rehash(self, username: str, old_hash: str, new_hash: str) -> bool:

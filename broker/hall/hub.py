@@ -23,8 +23,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from argon2 import PasswordHasher
 from sqlalchemy import func, select
 
+from broker.accounts.users import DEFAULT_HASHER
 from broker.adapters.hub_link import HubLink, MqttUrl
 from broker.adapters.inbox import DEFAULT_BOUND, HomeAssistantOnline, LinkUp, make_inbox
 from broker.adapters.link_process import ProcessLink
@@ -98,8 +100,12 @@ class Hub:
         link_process: bool = False,
         home_assistant: bool = False,
         data_dir: Path | None = None,
+        password_hasher: PasswordHasher = DEFAULT_HASHER,
     ) -> None:
         self.venue = venue
+        # The costs a login's password is checked against (a stored hash with others is re-hashed to
+        # them). Tests of other things give their hub cheap costs, as their accounts are hashed with.
+        self.password_hasher = password_hasher
         self.store = store
         self.metrics = metrics
         self.clock = clock

@@ -44,11 +44,11 @@ def create_app(core: Hub) -> FastAPI:
         redoc_url=None,  # the staff pages come in the dashboard; the schema stays public
     )
     # The dashboard sees the hub only through its facade (writes) and read models (hub.reads).
-    app.state.hub = hub = HubFacade(core)
+    app.state.hub = HubFacade(core)
     errors.install(app)
     # Added first, so it runs inside the security headers (its refusals get them) and inside the
     # session cookie that mount_web adds last (it reads request.session).
-    app.add_middleware(BodyLimits, hub=hub, caps=API_CAPS, public=PUBLIC_PATHS, api=True, stalled_message=API_STALLED)
+    app.add_middleware(BodyLimits, caps=API_CAPS, public=PUBLIC_PATHS, api=True, stalled_message=API_STALLED)
     app.add_middleware(SecurityHeaders)
     for module in ROUTERS:
         public = all(PREFIX + r.path in PUBLIC_PATHS for r in module.router.routes)

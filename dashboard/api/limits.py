@@ -80,7 +80,6 @@ class BodyLimits:
         self,
         app: ASGIApp,
         *,
-        hub: HubFacade,
         caps: tuple[Cap, ...],
         public: Collection[str],
         api: bool,
@@ -88,7 +87,6 @@ class BodyLimits:
         skip: tuple[str, ...] = (),
     ) -> None:
         self.app = app
-        self.hub = hub  # the HubFacade the routes use: the same login checks
         self.caps = caps
         self.public = frozenset(public)
         self.api = api
@@ -125,7 +123,8 @@ class BodyLimits:
 
     async def _refuse_anonymous(self, scope: Scope, headers: Headers):
         """None when the caller is a known, active user; else the response that turns them away."""
-        hub = self.hub
+        # The HubFacade the routes use (the app's state, as dashboard.api.deps reads it): the same login checks.
+        hub: HubFacade = scope["app"].state.hub
         header = headers.get("authorization")
         try:
             if header is None and await anyio.to_thread.run_sync(session_user, hub, Request(scope)) is not None:

@@ -57,7 +57,7 @@ def create_web(hub: HubFacade) -> FastAPI:
         pages.include_router(module.router)
         register_nav(list(getattr(module, "NAV", [])))
     pages.mount("/static", StaticFiles(directory=STATIC), name="static")
-    pages.add_middleware(BodyLimits, hub=hub, caps=PAGE_CAPS, public=PUBLIC_PAGES, api=False, stalled_message=PAGE_STALLED, skip=SKIP)
+    pages.add_middleware(BodyLimits, caps=PAGE_CAPS, public=PUBLIC_PAGES, api=False, stalled_message=PAGE_STALLED, skip=SKIP)
     pages.add_middleware(PageHeaders)
     return pages
 

@@ -12,9 +12,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from broker.accounts.users import create_user, issue_token, new_password
-from dashboard.api import create_app
 from tests.support.hub import on_writer, running_service
 from tests.support.sqlite_template import CHEAP
+from tests.support.web import bound_app
 
 # Tuesday 10 November 2026, 18:00 in Bratislava (UTC+1): the hall is open (and training hours, 15-19, too).
 START = datetime(2026, 11, 10, 17, 0, tzinfo=UTC)
@@ -85,7 +85,7 @@ def service(mosquitto, db_url, clock):
 @pytest.fixture
 def api(service, clock) -> Api:
     staff_token, manager_token = add_users(service)
-    with TestClient(create_app(service)) as client:
+    with TestClient(bound_app(service, pages=False)) as client:
         yield Api(client, service, clock, bearer(staff_token), bearer(manager_token))
 
 

@@ -14,7 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.dashboard.conftest import CHEAP, MANAGER, PASSWORD, STAFF
-from tests.support.web import Browser, add_users, web_app
+from tests.support.web import Browser, add_users, bound_app
 
 
 @dataclass
@@ -87,5 +87,5 @@ def logged_in(app, username: str) -> Browser:  # type: ignore[no-untyped-def]
 @pytest.fixture
 def pages(service, clock) -> Pages:  # type: ignore[no-untyped-def]
     add_users(service, {STAFF: "staff", MANAGER: "manager"}, PASSWORD, CHEAP)
-    app = web_app(service)
+    app = bound_app(service)
     yield Pages({"manager": logged_in(app, MANAGER), "staff": logged_in(app, STAFF), "anon": Browser(app)}, service, clock)

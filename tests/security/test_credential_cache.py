@@ -39,7 +39,7 @@ class CountingHasher(PasswordHasher):
 @sqlite_only
 def test_the_second_call_runs_no_argon2_and_the_cache_holds_no_plaintext(api, monkeypatch):
     counting = CountingHasher()
-    monkeypatch.setattr(auth_checks, "DEFAULT_HASHER", counting)  # the one hasher the password path uses
+    monkeypatch.setattr(api.service, "password_hasher", counting)  # the one hasher the hub's password path uses
     assert api.client.get("/api/tables", headers=basic(STAFF, PASSWORD)).status_code == 200
     after_first = counting.runs
     assert after_first >= 1

@@ -16,6 +16,7 @@ from broker.storage.models import Event
 from devices.nodeconfig import node_config_for
 from edge import EdgeNode
 from sim.pins import timed_mock_factory
+from tests.support.sqlite_template import CHEAP
 
 REPO = Path(__file__).resolve().parents[2]
 VENUE = REPO / "deploy" / "venues" / "lavos.toml"
@@ -44,7 +45,13 @@ def running_service(mosquitto, db_url: str, *, clock=None, metrics=None, venue=N
     names the hub's login (one persistent session each): the same id again resumes that session,
     a new id starts with none."""
     with running_hub(
-        venue or load_venue(VENUE), db_url, mqtt_url=hub_url(mosquitto, client_id), metrics=metrics, clock=clock, client_id=client_id
+        venue or load_venue(VENUE),
+        db_url,
+        mqtt_url=hub_url(mosquitto, client_id),
+        metrics=metrics,
+        clock=clock,
+        client_id=client_id,
+        password_hasher=CHEAP,  # the test accounts' costs: a login does not re-hash at full cost
     ) as svc:
         yield svc
 

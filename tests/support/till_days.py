@@ -20,6 +20,7 @@ from broker.domain.venue import load_venue
 from broker.hall.facade import HubFacade
 from broker.storage.models import Payment, Tab, TabItem
 from tests.support.hub import VENUE
+from tests.support.sqlite_template import CHEAP
 
 _receipts = itertools.count(1)
 
@@ -53,7 +54,7 @@ def local(y: int, mo: int, d: int, h: int, mi: int = 0) -> datetime:
 @contextlib.contextmanager
 def day_hub(db_url: str, clock: FakeClock, venue: Any = None) -> Iterator[tuple[Any, HubFacade]]:
     """A started hub without MQTT (no node needed to bill a game), and its facade."""
-    with running_hub(venue or load_venue(VENUE), db_url, clock=clock) as hub:
+    with running_hub(venue or load_venue(VENUE), db_url, clock=clock, password_hasher=CHEAP) as hub:
         hub.watchdog.stop()
         yield hub, HubFacade(hub)
 

@@ -6,10 +6,13 @@ import json
 import re
 from contextlib import contextmanager
 
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from starlette.routing import Mount
 
 from broker.accounts.users import new_password
 from broker.hall.accounts import CreateStaff
+from broker.hall.facade import HubFacade
 from dashboard.api import create_app
 from dashboard.web import mount_web
 from devices import contract
@@ -50,6 +53,29 @@ class Browser:
 
 def web_app(service, data_dir=None, https_cookies: bool = False):  # type: ignore[no-untyped-def]
     return mount_web(create_app(service), service, data_dir=data_dir, https_cookies=https_cookies)
+
+
+_BOUND: dict[bool, FastAPI] = {}
+
+
+def bound_app(service, *, pages: bool = True) -> FastAPI:  # type: ignore[no-untyped-def]
+    """The API (with `pages`, and the pages, as `lavos server` serves them) over `service`: one app
+    per test process, handed to each test's hub in turn.
+
+    FastAPI builds a router's routes (a pydantic adapter for every parameter and response) at an
+    app's first request to it: about 0.2 s for ours here, three or four times that on the loaded
+    machine, per test when each test built its own app. The app holds the hub only in its state
+    (dashboard.api.deps, the body limits), so binding it to the next test's hub is setting that.
+    For the fixtures whose test talks to one hub at a time; a test with two hubs builds its own."""
+    app = _BOUND.get(pages)
+    if app is None:
+        app = _BOUND[pages] = web_app(service) if pages else create_app(service)
+    facade = HubFacade(service)
+    app.state.hub = facade
+    for route in app.routes:
+        if isinstance(route, Mount) and isinstance(route.app, FastAPI):
+            route.app.state.hub = facade  # the pages (mount_web)
+    return app
 
 
 def add_users(service, users: dict[str, str], password: str, hasher) -> None:  # type: ignore[no-untyped-def]
