@@ -16,8 +16,10 @@ commit): a SIGKILL exactly there sends that one message again on restart, never 
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -67,6 +69,11 @@ class NotifySpool:
         self.max_history = max_history
         self._lock = threading.Lock()
         # One connection shared by the hub's writer (put) and the sender thread; our lock serialises them.
+        if self.path is not None:
+            # The spool holds the day's takings and alert texts: owner-only from its first byte, whatever
+            # the umask (SQLite gives its -wal and -shm files the database file's mode), as the database.
+            with suppress(FileExistsError):
+                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         self._db = sqlite3.connect(str(self.path) if self.path else ":memory:", check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         # NORMAL: survives a killed process (the restart we promise); a power cut may lose the last commit.

@@ -64,7 +64,10 @@ def members_export(
     if str(file) == "-":
         sys.stdout.write(text)
         return
+    from broker.storage.engine import create_private_file
+
     try:
+        create_private_file(file)  # names, phone numbers and notes: owner-only, whatever the umask
         file.write_text(text, encoding="utf-8-sig", newline="")
     except OSError as e:
         raise fail(f"cannot write {file}: {e.strerror}") from None
