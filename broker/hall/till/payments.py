@@ -205,6 +205,9 @@ class Payments:
         self, db: Db, tab: Tab, bill: TabBill, name: Name, part: int | None
     ) -> tuple[list[ReceiptLine], list[ReceiptLine], int, object]:
         """(the lines being paid, the lines already paid on them, what is still owed, its name)."""
+        if part is None and (tab.split or {}).get("parts"):
+            # Booked over all rates, it would leave the parts no longer adding up to what they owe.
+            raise rules.PaymentRefused(N_("%(what)s is split into parts: choose the part this payment is for."), what=name)
         if part is None:
             lines = [
                 ReceiptLine(x.description, x.description_en, x.quantity, x.unit_cents, x.amount_cents, x.vat_percent, x.category)
