@@ -13,6 +13,8 @@ Rules (issue 12), each in one place here:
   rate (broker.domain.money.allocate: largest remainder, odd cents to the larger remainder, ties to
   the higher rate). Because the weights are what is still unpaid per rate, the last payment takes
   exactly the rest at each rate: the receipts of one tab add up to its bill per VAT rate, to the cent.
+  A rate already paid beyond what it owes (an item voided after a part payment) gets a correcting
+  negative line back to zero, and the amount it frees is shared over the rates still owed.
 """
 
 from __future__ import annotations
@@ -102,21 +104,31 @@ def frozen_lines(
     unpaid: dict[int, int] = {v.vat_percent: v.gross_cents for v in vat_rows(lines)}
     for row in vat_rows(before):
         unpaid[row.vat_percent] = unpaid.get(row.vat_percent, 0) - row.gross_cents
-    weights = {rate: max(0, left) for rate, left in unpaid.items()} or {0: 0}
-    shares = allocate(amount_cents, weights)
-    return [
-        ReceiptLine(
-            description=f"Čiastočná úhrada účtu {label}",
-            description_en=f"Part payment of the bill {label_en}",
-            quantity=1,
-            unit_cents=share,
-            amount_cents=share,
-            vat_percent=rate,
-            category=PARTIAL,
-        )
-        for rate, share in sorted(shares.items(), reverse=True)
-        if share
+    # A rate paid beyond its bill (an item voided after a part payment) is corrected back to what
+    # it owes, and what that frees goes to the rates still owed: receipts add up per rate, always.
+    over = {rate: left for rate, left in unpaid.items() if left < 0}
+    owed = {rate: left for rate, left in unpaid.items() if left > 0} or {0: 0}
+    shares = allocate(amount_cents - sum(over.values()), owed)
+    paid = [
+        _part_line(rate, share, f"Čiastočná úhrada účtu {label}", f"Part payment of the bill {label_en}") for rate, share in shares.items()
     ]
+    corrections = [
+        _part_line(rate, left, f"Oprava DPH po storne, účet {label}", f"VAT correction after a void, bill {label_en}")
+        for rate, left in over.items()
+    ]
+    return sorted((x for x in paid + corrections if x.amount_cents), key=lambda x: (-x.vat_percent, x.amount_cents < 0))
+
+
+def _part_line(rate: int, cents: int, description: str, description_en: str) -> ReceiptLine:
+    return ReceiptLine(
+        description=description,
+        description_en=description_en,
+        quantity=1,
+        unit_cents=cents,
+        amount_cents=cents,
+        vat_percent=rate,
+        category=PARTIAL,
+    )
 
 
 def negated(lines: Iterable[ReceiptLine]) -> list[ReceiptLine]:

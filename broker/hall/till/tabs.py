@@ -381,7 +381,16 @@ class Tabs:
             if item.voided_at is not None:
                 raise TabRefused(N_("%(item)s is voided already."), item=item.name)
             self._not_split(db, tab)
-            self._void_allowed(db, self._home(db, tab), may_void_paid)
+            home = self._home(db, tab)
+            self._void_allowed(db, home, may_void_paid)
+            amount = item.quantity * item.unit_cents
+            if _paid(db, home.id) and bill_of_tab(db, self.h, home.id, now).owed_cents - amount < 0:
+                # The void would leave money paid for nothing, a credit nobody sees: give it back first.
+                raise TabRefused(
+                    N_("%(tab)s is paid beyond what it would owe without %(item)s: reverse its payment first (the refund), then void it."),
+                    tab=self._name(db, home),
+                    item=item.name,
+                )
             item.voided_at, item.voided_by, item.void_reason = now, actor, why
             record_audit(
                 db,

@@ -38,6 +38,29 @@ def _text(page, selector: str) -> str:  # type: ignore[no-untyped-def]
     return page.locator(selector).inner_text().replace("\u00a0", " ")
 
 
+@pytest.fixture(autouse=True)
+def a_fresh_day(lavos):  # type: ignore[no-untyped-def]
+    """Each test starts on today's business day, not opened and without money. The server runs on
+    the real clock, and a day that has not begun cannot be closed: without this, a test after one
+    that closed today would find only tomorrow, which it may not close. The module puts its money
+    into the database directly anyway (see above); this takes it out again."""
+    from sqlalchemy import delete, update
+
+    from broker.storage.models import BusinessDay, TabItem
+
+    store = open_store(lavos.db_url)
+    try:
+        with store.session() as db:
+            db.execute(update(Payment).values(reverses_id=None))
+            for model in (Payment, TabItem):
+                db.execute(delete(model))
+            db.execute(update(Tab).values(merged_into=None))
+            for model in (Tab, BusinessDay):
+                db.execute(delete(model))
+    finally:
+        store.close()
+
+
 def _pay(lavos, day: date, cents: int, method: str, category: str, vat: int, tendered: int | None = None) -> None:  # type: ignore[no-untyped-def]
     """A payment as the payments part stores one, on the day the page shows."""
     store = open_store(lavos.db_url)
