@@ -38,7 +38,9 @@ follow-up (broker.hall.till.fiscal) asks by externalId before it sends again.
 
 from __future__ import annotations
 
+import json as json_module
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -57,6 +59,10 @@ RECEIPT_NOT_FOUND = -104
 _CONTROL = re.compile(r"[\x00-\x09\x0b\x0c\x0e-\x1f\x7f]")
 
 Outcome = Literal["registered", "offline", "failed"]
+
+
+# The largest answer read: the client's answers are a few kB; a bigger one is not eKasa's.
+MAX_ANSWER_BYTES = 1024 * 1024
 
 
 class Unreachable(Exception):
@@ -233,6 +239,7 @@ class PortosClient:
     """NineDigit Portos eKasa over HTTP (see the module docstring for what is assumed)."""
 
     def __init__(self, url: str = DEFAULT_URL, *, timeout_s: float = 10.0, transport: httpx.BaseTransport | None = None) -> None:
+        self._timeout_s = timeout_s
         self._http = httpx.Client(
             base_url=url.rstrip("/") + "/api",
             timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 3.0)),
@@ -243,50 +250,86 @@ class PortosClient:
     def close(self) -> None:
         self._http.close()
 
-    def _call(self, method: str, path: str, *, json: object = None, params: dict[str, str] | None = None) -> httpx.Response:
+    def _call(self, method: str, path: str, *, json: object = None, params: dict[str, str] | None = None) -> _Answer:
+        """One call, answered within the whole-call deadline (httpx's timeouts are per read: a client
+        that sends a byte every half second would hold the caller forever) and at most MAX_ANSWER_BYTES."""
+        deadline = time.monotonic() + self._timeout_s
         try:
-            r = self._http.request(method, path, json=json, params=params)
+            with self._http.stream(method, path, json=json, params=params) as r:
+                body = bytearray()
+                for chunk in r.iter_bytes():
+                    body += chunk
+                    if len(body) > MAX_ANSWER_BYTES:
+                        raise Unreachable(f"the answer is larger than {MAX_ANSWER_BYTES // 1024} kB")
+                    if time.monotonic() > deadline:
+                        raise Unreachable(f"timeout: no whole answer within {self._timeout_s:g} s")
         except httpx.TimeoutException as e:
             raise Unreachable(f"timeout: {type(e).__name__}") from e
         except httpx.HTTPError as e:
             raise Unreachable(f"{type(e).__name__}: {e}") from e
-        if r.status_code >= 500:
-            raise Unreachable(f"HTTP {r.status_code}: {problem_text(_json(r), r.status_code)[0]}", server_error=True)
-        return r
+        answer = _Answer(r.status_code, _json(bytes(body)))
+        if answer.status >= 500:
+            raise Unreachable(f"HTTP {answer.status}: {problem_text(answer.doc, answer.status)[0]}", server_error=True)
+        return answer
 
     def register(self, request: ReceiptRequest) -> Registration:
         r = self._call("POST", f"/v1/requests/receipts/{request.kind}", json=request_body(request))
-        doc = _json(r)
-        if r.status_code >= 400:
-            why, code = problem_text(doc, r.status_code)
+        if r.status >= 400:
+            why, code = problem_text(r.doc, r.status)
             return Registration("failed", error=why, code=code)
-        if not isinstance(doc, dict):
-            raise Unreachable(f"HTTP {r.status_code}: not a JSON answer")
-        return registration_of(doc)
+        if not isinstance(r.doc, dict):
+            raise Unreachable(f"HTTP {r.status}: not a JSON answer")
+        return _checked(r.doc, request.external_id)
 
     def lookup(self, external_id: str) -> Registration | None:
         r = self._call("GET", "/v1/requests/receipts", params={"externalId": external_id})
-        doc = _json(r)
-        if r.status_code == 404 or (isinstance(doc, dict) and doc.get("code") == RECEIPT_NOT_FOUND):
+        if r.status == 404 or (isinstance(r.doc, dict) and r.doc.get("code") == RECEIPT_NOT_FOUND):
             return None
-        if r.status_code >= 400 or not isinstance(doc, dict):
+        if r.status >= 400 or not isinstance(r.doc, dict):
             # Neither "have it" nor "do not have it": sending now could register twice.
-            raise Unreachable(f"look-up answered HTTP {r.status_code}: {problem_text(doc, r.status_code)[0]}")
-        return registration_of(doc)
+            raise Unreachable(f"look-up answered HTTP {r.status}: {problem_text(r.doc, r.status)[0]}")
+        return _checked(r.doc, external_id)
 
     def status(self) -> ClientStatus:
         try:
             r = self._call("GET", "/v1/connectivity/status")
         except Unreachable as e:
             return ClientStatus(False, detail=e.why)
-        doc = _json(r)
-        if r.status_code >= 400 or not isinstance(doc, dict):
-            return ClientStatus(False, detail=problem_text(doc, r.status_code)[0])
-        return ClientStatus(True, internet=str(doc.get("state") or "Unknown"))
+        if r.status >= 400 or not isinstance(r.doc, dict):
+            return ClientStatus(False, detail=problem_text(r.doc, r.status)[0])
+        return ClientStatus(True, internet=str(r.doc.get("state") or "Unknown")[:40])
 
 
-def _json(r: httpx.Response) -> object:
+@dataclass(frozen=True)
+class _Answer:
+    status: int
+    doc: object  # the JSON answer, None when it is not JSON
+
+
+def _json(body: bytes) -> object:
     try:
-        return r.json()
+        return json_module.loads(body)
     except ValueError:
         return None
+
+
+_RECEIPT_ID = re.compile(r"[A-Za-z0-9-]{1,64}")
+_OKP = re.compile(r"[0-9A-Fa-f]{8}(-[0-9A-Fa-f]{8}){4}")  # five groups of eight hex digits
+
+
+def _checked(doc: dict[str, Any], external_id: str) -> Registration:
+    """The answer as a Registration, if it is about `external_id` and its ids look like eKasa's.
+
+    A look-up answered about another receipt (another shop's, or a client that ignores the query)
+    would mark this payment registered: an answer that cannot be trusted is treated as none came,
+    and the follow-up asks again. So is an id that is not one (it is stored and shown to staff)."""
+    request = doc.get("request")
+    asked = request.get("externalId") if isinstance(request, dict) else None
+    if asked != external_id:
+        raise Unreachable(f"the answer is about another request ({str(asked)[:40]!r}, not {external_id!r})")
+    reg = registration_of(doc)
+    if reg.receipt_id is not None and not (isinstance(reg.receipt_id, str) and _RECEIPT_ID.fullmatch(reg.receipt_id)):
+        raise Unreachable("the answer's receipt id is not an eKasa id")
+    if reg.okp is not None and not (isinstance(reg.okp, str) and _OKP.fullmatch(reg.okp)):
+        raise Unreachable("the answer's OKP is not an eKasa OKP")
+    return reg

@@ -282,7 +282,7 @@ def _cents(value: Any) -> int | None:
 
 
 def _okp() -> str:
-    h = uuid.uuid4().hex.upper()[:40]
+    h = (uuid.uuid4().hex + uuid.uuid4().hex).upper()[:40]  # 40 hex digits in five groups, as a real OKP
     return "-".join(h[i : i + 8] for i in range(0, 40, 8))
 
 
