@@ -114,3 +114,32 @@ def test_the_hub_names_both_tables_of_a_transfer(service):
     service.execute(MoveGame(game=sid, to_table="pool-02", actor="test"))
     moved = [d for t, d in heard if t == "session" and d.get("action") == "transfer"]
     assert moved and (moved[0]["from_table"], moved[0]["table"]) == ("pool-01", "pool-02")
+
+
+@sqlite_only
+def test_streams_are_capped_per_login_and_given_back_when_they_end(server, service, monkeypatch):
+    """Issue 19, item 24: one login holding streams no longer shuts everyone out (a 429 in Slovak
+    for the next stream of that login, ordinary pages and other logins still served); a closed
+    stream's slot comes back, also one that ended before its first byte."""
+    monkeypatch.setattr(pages_events, "MAX_PER_LOGIN", 3)
+    monkeypatch.setattr(pages_events, "HEARTBEAT_S", 0.2)
+    add_users(service, {"boss": "manager"}, PASSWORD, CHEAP)
+    client, other = _login(server), _login(server)
+    boss = httpx.Client(base_url=server, timeout=5)
+    token = re.search(r'name="csrf-token" content="([^"]+)"', boss.get("/login").text).group(1)
+    assert boss.post("/login", data={"username": "boss", "password": PASSWORD, "csrf_token": token}).status_code == 303
+    streams = [client.stream("GET", "/events") for _ in range(3)]
+    for s in streams:
+        assert s.__enter__().status_code == 200
+    refused = other.get("/events", headers={"Accept-Language": "sk"})  # the same login, another tablet
+    assert refused.status_code == 429 and "Priveľa" in refused.text and refused.headers["Retry-After"] == "30"
+    assert other.get("/").status_code == 200  # the floor itself still answers
+    with boss.stream("GET", "/events") as s:
+        assert s.status_code == 200  # another login still gets its stream
+    streams[0].__exit__(None, None, None)
+    wait_until(lambda: pages_events.SLOTS.per_login.get(STAFF) == 2, what="the closed stream's slot back")
+    with other.stream("GET", "/events") as s:
+        assert s.status_code == 200
+    for s in streams[1:]:
+        s.__exit__(None, None, None)
+    wait_until(lambda: STAFF not in pages_events.SLOTS.per_login, what="every slot back")
