@@ -29,16 +29,16 @@ SIZES = {"tablet": (TABLET, False), "phone": (PHONE, True)}
 _receipt = iter(range(9000, 10000))
 
 
-def _fits(page, width: int) -> None:  # type: ignore[no-untyped-def]
+def _fits(page, width: int) -> None:
     scroll = page.evaluate("document.documentElement.scrollWidth")
     assert scroll <= width, f"the page is {scroll} px wide in a {width} px viewport"
 
 
-def _text(page, selector: str) -> str:  # type: ignore[no-untyped-def]
+def _text(page, selector: str) -> str:
     return page.locator(selector).inner_text().replace("\u00a0", " ")
 
 
-def _pay(lavos, day: date, cents: int, method: str, category: str, vat: int, tendered: int | None = None) -> None:  # type: ignore[no-untyped-def]
+def _pay(lavos, day: date, cents: int, method: str, category: str, vat: int, tendered: int | None = None) -> None:
     """A payment as the payments part stores one, on the day the page shows."""
     store = open_store(lavos.db_url)
     try:
