@@ -50,6 +50,7 @@ from broker.accounts.users import create_user, issue_token, new_password, set_pa
 from broker.storage.engine import open_store
 from devices import contract
 from sim.mosquitto import Mosquitto, free_port
+from tests.support.matching import found
 from tests.support.mqtt import pocket_event
 
 REPO = Path(__file__).resolve().parents[1]
@@ -175,7 +176,7 @@ def call_latencies(stack: Stack, n: int) -> dict[str, list[float]]:
         bearer = {"Authorization": f"Bearer {stack.token}"}
         out["token"] = [timed(lambda: ok(c.get("/api/tables", headers=bearer), 200)) for _ in range(n)]
     with httpx.Client(base_url=stack.base, timeout=60) as browser:
-        csrf = _CSRF.search(ok(browser.get("/login"), 200).text).group(1)  # type: ignore[union-attr]
+        csrf = found(_CSRF, ok(browser.get("/login"), 200).text).group(1)
         ok(browser.post("/login", data={"username": MANAGER, "password": PASSWORD, "csrf_token": csrf, "next": "/"}), 303)
         out["cookie"] = [timed(lambda: ok(browser.get("/api/tables"), 200)) for _ in range(n)]
     return out
