@@ -46,10 +46,11 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 from sqlalchemy import create_engine, text
 
-from broker.accounts.users import create_user, issue_token, set_password
+from broker.accounts.users import create_user, issue_token, new_password, set_password
 from broker.storage.engine import open_store
 from devices import contract
 from sim.mosquitto import Mosquitto, free_port
+from tests.support.matching import found
 from tests.support.mqtt import pocket_event
 
 REPO = Path(__file__).resolve().parents[1]
@@ -74,7 +75,7 @@ class Stack:
 # --- attackers ------------------------------------------------------------------------------
 
 
-def _attack_thread(port: int, mode: str, who: int, stop, done, counts: Counter, lock: threading.Lock) -> None:  # type: ignore[no-untyped-def]
+def _attack_thread(port: int, mode: str, who: int, stop, done, counts: Counter, lock: threading.Lock) -> None:
     n = 0
     while not stop.is_set():
         n += 1
@@ -97,7 +98,7 @@ def _attack_thread(port: int, mode: str, who: int, stop, done, counts: Counter, 
             done.value += 1
 
 
-def _attack_process(port: int, mode: str, first: int, threads: int, stop, done, out: multiprocessing.Queue) -> None:  # type: ignore[no-untyped-def]
+def _attack_process(port: int, mode: str, first: int, threads: int, stop, done, out: multiprocessing.Queue) -> None:
     counts: Counter = Counter()
     lock = threading.Lock()
     workers = [threading.Thread(target=_attack_thread, args=(port, mode, first + i, stop, done, counts, lock)) for i in range(threads)]
@@ -150,7 +151,7 @@ class Attack:
 # --- what staff and nodes see ---------------------------------------------------------------
 
 
-def timed(f) -> float:  # type: ignore[no-untyped-def]
+def timed(f) -> float:
     t0 = time.perf_counter()
     f()
     return (time.perf_counter() - t0) * 1000
@@ -175,14 +176,16 @@ def call_latencies(stack: Stack, n: int) -> dict[str, list[float]]:
         bearer = {"Authorization": f"Bearer {stack.token}"}
         out["token"] = [timed(lambda: ok(c.get("/api/tables", headers=bearer), 200)) for _ in range(n)]
     with httpx.Client(base_url=stack.base, timeout=60) as browser:
-        csrf = _CSRF.search(ok(browser.get("/login"), 200).text).group(1)  # type: ignore[union-attr]
+        csrf = found(_CSRF, ok(browser.get("/login"), 200).text).group(1)
         ok(browser.post("/login", data={"username": MANAGER, "password": PASSWORD, "csrf_token": csrf, "next": "/"}), 303)
         out["cookie"] = [timed(lambda: ok(browser.get("/api/tables"), 200)) for _ in range(n)]
     return out
 
 
 def session_ops(stack: Stack, rounds: int) -> tuple[list[float], list[float], Counter]:
-    starts, stops, codes = [], [], Counter()
+    starts: list[float] = []
+    stops: list[float] = []
+    codes: Counter[str] = Counter()
     bearer = {"Authorization": f"Bearer {stack.token}"}
     with httpx.Client(base_url=stack.base, timeout=60, headers=bearer) as c:
         for _ in range(rounds):
@@ -228,7 +231,8 @@ def publish_to_stored(stack: Stack, n: int, gap_s: float = 0.15) -> list[float]:
 
 def cold_logins(stack: Stack, users: list[str], password: str = PASSWORD) -> tuple[list[float], Counter]:
     """A manager's Basic call with credentials the server has not verified lately: argon2 must run."""
-    times, codes = [], Counter()
+    times: list[float] = []
+    codes: Counter[int] = Counter()
     with httpx.Client(base_url=stack.base, timeout=60) as c:
         for user in users:
             t0 = time.perf_counter()
@@ -239,10 +243,11 @@ def cold_logins(stack: Stack, users: list[str], password: str = PASSWORD) -> tup
 
 def new_passwords(stack: Stack, users: list[str], password: str) -> None:
     """As a manager would set them: what the server verified for these users is no longer their password."""
+    hashed = new_password(password)  # hashed before the transaction, as the hub does
     store = open_store(f"sqlite:///{stack.db}")
     with store.session() as s:
         for user in users:
-            set_password(s, user, password, actor="bench")
+            set_password(s, user, hashed, actor="bench")
     store.close()
 
 
@@ -291,9 +296,10 @@ def start_stack(work: Path, per_kind: int) -> tuple[Stack, Mosquitto, subprocess
     store = open_store(f"sqlite:///{db}")  # the shipped argon2 costs, as `lavos user add` makes them
     cold = [f"cold-{i:02d}" for i in range(per_kind)]
     known = [f"known-{i:02d}" for i in range(per_kind)]
+    hashed = new_password(PASSWORD)
     with store.session() as s:
         for name in [MANAGER, *cold, *known]:
-            create_user(s, name, PASSWORD, "manager", actor="bench")
+            create_user(s, name, hashed, "manager", actor="bench")
         token = issue_token(s, MANAGER, "bench", actor="bench")
     store.close()
     stack = Stack(base, db, token, broker.port, cold, known)

@@ -38,6 +38,7 @@ from devices.nodeconfig import dump_node_config  # noqa: E402
 from edge import EdgeNode  # noqa: E402
 from sim.demo import TABLE, demo_config  # noqa: E402
 from sim.pins import timed_mock_factory  # noqa: E402
+from tests.support.hub import link_of  # noqa: E402
 
 
 class Hub:
@@ -188,7 +189,7 @@ def main() -> None:
             report("baseline: bare paho QoS1 publish -> receive", bench_baseline(broker.port, args.samples))
             factory = timed_mock_factory()
             with EdgeNode(demo_config(workdir, broker.port), pin_factory=factory) as node:
-                node.link.wait_connected(10)
+                link_of(node).wait_connected(10)
                 report("light/set published -> relay pin switched", bench_light(node, factory, broker.port, args.samples))
                 report("pocket pulse released -> event received", bench_pocket(node, factory, broker.port, args.samples))
             rss, hwm = agent_rss_mb(workdir, broker.port)

@@ -194,13 +194,13 @@ class ServerTimer:
     app: Any
     samples: list[float] = field(default_factory=list)
 
-    async def __call__(self, scope, receive, send) -> None:  # type: ignore[no-untyped-def]
+    async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         t0 = time.perf_counter()
 
-        async def timed_send(message) -> None:  # type: ignore[no-untyped-def]
+        async def timed_send(message) -> None:
             await send(message)
             if message["type"] == "http.response.body" and not message.get("more_body", False):
                 self.samples.append((time.perf_counter() - t0) * 1000)

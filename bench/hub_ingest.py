@@ -36,10 +36,12 @@ otherwise, rather than raising them.
 from __future__ import annotations
 
 import argparse
+import itertools
 import logging
 import multiprocessing
 import os
 import re
+import subprocess
 import sys
 import tempfile
 import threading
@@ -62,6 +64,7 @@ from broker.storage.engine import open_store
 from broker.storage.models import Event
 from devices import contract
 from sim.mosquitto import HUB_PASSWORD, Mosquitto
+from tests.support.hub import hub_link, link_pid
 
 REPO = Path(__file__).resolve().parents[1]
 VENUE = REPO / "deploy" / "venues" / "lavos.toml"
@@ -236,6 +239,11 @@ def thread_cpu() -> dict[str, float]:
     return out
 
 
+def _pid(proc: subprocess.Popen | None) -> int:
+    assert proc is not None, "not started"
+    return proc.pid
+
+
 def _cpu_delta(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
     """CPU seconds each thread (but the bench's own main thread) spent between two thread_cpu()s."""
     return {k: round(v - before.get(k, 0.0), 2) for k, v in after.items() if k != "MainThread" and v - before.get(k, 0.0) >= 0.05}
@@ -269,10 +277,10 @@ def drain_hub(port: int, login: str, n: int, boot: str, db_url: str, metrics_fac
     cpu0 = thread_cpu()
     t0 = time.perf_counter()
     svc.start()
-    child = svc.link._proc.pid if not in_thread else None
+    child = link_pid(svc) if not in_thread else None
     child0 = process_cpu(child) if child else 0.0  # its start-up (imports, connect) is not the drain's
     h = svc.handlers
-    while svc.link.stats.received == 0:  # the clock runs from the first message in the hub's hands
+    while hub_link(svc).stats.received == 0:  # the clock runs from the first message in the hub's hands
         if time.perf_counter() - t0 > 300:
             raise SystemExit("hub received nothing")
         time.sleep(0.0005)
@@ -285,7 +293,7 @@ def drain_hub(port: int, login: str, n: int, boot: str, db_url: str, metrics_fac
     cpu = thread_cpu()
     child_cpu = process_cpu(child) - child0 if child else None
     time.sleep(0.3)
-    info = {
+    info: dict[str, object] = {
         "applied": h.applied,
         "duplicates": h.duplicates,
         "rejected": h.rejected,
@@ -293,9 +301,10 @@ def drain_hub(port: int, login: str, n: int, boot: str, db_url: str, metrics_fac
         "mean batch": round(svc.ingest.applied / max(1, svc.ingest.batches), 1),
     }
     # CPU of each thread during the drain: paho's and the ingest thread share one interpreter lock.
-    info["cpu s"] = _cpu_delta(cpu0, cpu)
+    cpu_s = _cpu_delta(cpu0, cpu)
     if child_cpu is not None:  # the MQTT link's process (paho, its forwarder): the hub's CPU too
-        info["cpu s"]["mqtt-link process"] = round(child_cpu, 2)
+        cpu_s["mqtt-link process"] = round(child_cpu, 2)
+    info["cpu s"] = cpu_s
     if metrics is not None:
         metrics.flush(30)
         st = metrics.stats()
@@ -367,15 +376,15 @@ def main() -> int:
     try:
         vm, pg = _servers(args, work)
 
+        spools = itertools.count(1)
+
         def metrics_factory():
             if vm is None:
                 return None
             from broker.adapters.metrics import MetricsWriter
 
-            metrics_factory.n += 1
-            return MetricsWriter(vm.url, "token", "lavos", "lavos", work / f"spool-{metrics_factory.n}")
+            return MetricsWriter(vm.url, "token", "lavos", "lavos", work / f"spool-{next(spools)}")
 
-        metrics_factory.n = 0
         drains: list[tuple[Drain, Drain]] = []
         fits = ""
         for r in range(args.rounds):
@@ -398,7 +407,7 @@ def main() -> int:
                 profiler = ThreadProfiler(args.profile / f"hub-round-{r}.pstats")
             run_bare = lambda: drain_bare(broker.port, bare_login, args.events)  # noqa: E731
             run_hub = lambda: drain_hub(broker.port, hub_login, args.events, boot, db_url, metrics_factory, profiler, args.mqtt_in_thread)  # noqa: E731
-            servers = {"mosquitto": broker.proc.pid, **({"victoria": vm.proc.pid} if vm else {})}
+            servers = {"mosquitto": _pid(broker.proc), **({"victoria": _pid(vm.proc)} if vm else {})}
             if r % 2 == 0:
                 bare, hub = with_servers(run_bare, servers), with_servers(run_hub, servers)
             else:

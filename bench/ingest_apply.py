@@ -72,6 +72,7 @@ def main() -> None:
         st.sort_stats("cumulative").print_stats(45)
     if metrics:
         metrics.close()
+    if vm:
         vm.stop()
     store.close()
 

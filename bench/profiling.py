@@ -25,12 +25,12 @@ class ThreadProfiler:
     def install(self) -> None:
         original, profiles = self._original, self.profiles
 
-        def run(thread: threading.Thread) -> None:
+        def run(self: threading.Thread) -> None:  # Thread.run from now on: `self` is the thread
             prof = cProfile.Profile()
-            profiles.append((thread.name, prof))
+            profiles.append((self.name, prof))
             prof.enable()
             try:
-                original(thread)
+                original(self)
             finally:
                 prof.disable()
 
@@ -42,9 +42,9 @@ class ThreadProfiler:
         stats = None
         for name, prof in self.profiles:
             prof.create_stats()
-            if not prof.stats:  # type: ignore[attr-defined]
+            if not prof.stats:
                 continue
-            own = sum(v[2] for v in prof.stats.values())  # type: ignore[attr-defined]
+            own = sum(v[2] for v in prof.stats.values())
             print(f"  thread {name}: {own:.2f} s own time")
             stats = pstats.Stats(prof) if stats is None else stats.add(prof)
         if stats is None:

@@ -177,7 +177,7 @@ def hall(workdir: Path) -> Iterator[LavosServer]:
         broker.stop()
 
 
-def tablet(browser, server: LavosServer, user: str, probe: str, *, live: bool):  # type: ignore[no-untyped-def]
+def tablet(browser, server: LavosServer, user: str, probe: str, *, live: bool):
     """A logged-in tablet on the floor (with `live`: its live stream open; B_PROBE sees it)."""
     context = browser.new_context(viewport=TABLET, device_scale_factor=1, has_touch=True, locale="sk-SK", timezone_id="Europe/Bratislava")
     context.set_default_timeout(WAIT_MS)
@@ -201,7 +201,7 @@ def session_on(server: LavosServer, table: str) -> int:
     return int(t["session"]["id"])
 
 
-def act(a, b, server: LavosServer, action: str, src: str, dst: str) -> Sample:  # type: ignore[no-untyped-def]
+def act(a, b, server: LavosServer, action: str, src: str, dst: str) -> Sample:
     """A taps `action` on its table page; returns when B's cards show the truth."""
     table = dst if action == "stop" else src
     want = {
@@ -249,7 +249,7 @@ def act(a, b, server: LavosServer, action: str, src: str, dst: str) -> Sample:  
     )
 
 
-def baseline_round(a, b, server: LavosServer, table: str, out: Baseline, n: int) -> None:  # type: ignore[no-untyped-def]
+def baseline_round(a, b, server: LavosServer, table: str, out: Baseline, n: int) -> None:
     """`n` pauses/resumes sent by A's page straight to the JSON API; B's live message is the end."""
     sid = session_on(server, table)
     for i in range(n):

@@ -2,6 +2,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -15,6 +18,10 @@ from tests.support.examples import PROFILE_ENV, register_profiles
 from tests.support.external import EXTERNAL, MARKERS, marks_for, refusing_external_processes
 from tests.support.schedule import arrange, claim_worker_ports
 from tests.support.sqlite_template import migrated_sqlite
+
+if TYPE_CHECKING:  # imported where used, as the fixtures do: only their names, for the annotations
+    from tests.support.postgres import PostgresCluster
+    from tests.support.victoria import VictoriaMetrics
 
 # The time budget: the closing lines say the session's wall time, and past the CI limit it fails.
 pytest_plugins = ["tests.support.budget"]
@@ -68,7 +75,7 @@ def pytest_runtest_call(item):
 
 
 @pytest.fixture(scope="module")
-def mosquitto(tmp_path_factory):
+def mosquitto(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mosquitto]:
     """A real Mosquitto started from the shipped config and ACL (sim/mosquitto.py); users: lavos-hub
     ("hub-secret"), lavos-monitor ("monitor-secret") and one per table (password "pw-<table>").
     One connection per login (client id = login): a second hub needs `mosquitto.hub_login(name)`."""
@@ -79,7 +86,7 @@ def mosquitto(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def postgres_cluster():
+def postgres_cluster() -> Iterator[PostgresCluster]:
     """One throwaway PostgreSQL cluster for the whole test session (tests/support/postgres.py)."""
     from tests.support.postgres import PostgresCluster, find_bindir
 
@@ -93,7 +100,7 @@ def postgres_cluster():
 
 
 @pytest.fixture(scope="session")
-def postgres_template(postgres_cluster):
+def postgres_template(postgres_cluster: PostgresCluster) -> str:
     """A database migrated to head once; each test's database is a copy of it."""
     from broker.storage.engine import open_store
 
@@ -103,7 +110,7 @@ def postgres_template(postgres_cluster):
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request, tmp_path):
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A fresh, migrated database URL: once on a SQLite file, once on PostgreSQL."""
     if request.param == "sqlite":
         yield migrated_sqlite(tmp_path / "lavos.db")  # a copy of a file migrated once (tests/support/sqlite_template.py)
@@ -115,7 +122,7 @@ def db_url(request, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def victoria(tmp_path_factory):
+def victoria(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VictoriaMetrics]:
     """A real VictoriaMetrics (Debian package) accepting InfluxDB writes; tests may stop() and start() it."""
     from tests.support.victoria import VictoriaMetrics
 

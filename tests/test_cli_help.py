@@ -6,7 +6,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import click
 import pytest
 import typer.main
 
@@ -23,9 +22,9 @@ def commands():
         if hasattr(cmd, "list_commands"):  # typer vendors its own click: duck-type the group
             for name in cmd.list_commands(ctx):
                 sub = cmd.get_command(ctx, name)
-                yield from walk(sub, [*path, name], click.Context(sub, parent=ctx))
+                yield from walk(sub, [*path, name], typer.Context(sub, parent=ctx))
 
-    return list(walk(root, [], click.Context(root)))
+    return list(walk(root, [], typer.Context(root)))
 
 
 # In this process (tests/support/cli.py): each help is the command line parsed as `lavos` parses it.

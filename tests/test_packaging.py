@@ -124,7 +124,7 @@ def test_a_real_import_error_in_a_layer_is_not_hidden(monkeypatch):
 
     real = importlib.import_module
 
-    def broken(name, *a):  # type: ignore[no-untyped-def]
+    def broken(name, *a):
         if name == "dashboard.cli":
             raise ModuleNotFoundError("No module named 'dashboard.clii'", name="dashboard.clii")
         return real(name, *a)

@@ -71,7 +71,7 @@ def send(url: str, title: str, body: str) -> str | None:
 
 class Notifier:
     poll_s = 2.0
-    backoff_s = (2.0, 5.0, 15.0, 30.0, 60.0)
+    backoff_s: tuple[float, ...] = (2.0, 5.0, 15.0, 30.0, 60.0)
     late_after = timedelta(seconds=60)
 
     def __init__(

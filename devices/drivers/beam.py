@@ -66,7 +66,9 @@ class BeamSensor:
 
     def now(self) -> float:
         """The filter's clock: seconds on the pin factory's clock since this sensor was made."""
-        return self._factory.ticks_diff(self._factory.ticks(), self._epoch)
+        # gpiozero ships no types: its ticks_diff is Any, documented to return seconds as a float.
+        seconds: float = self._factory.ticks_diff(self._factory.ticks(), self._epoch)
+        return seconds
 
     def _pin_changed(self, ticks: Any, state: Any) -> None:
         # The receiver pulls its line low while the beam is broken (pull-up), or high for the other kind.

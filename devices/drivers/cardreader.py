@@ -22,7 +22,7 @@ import select
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, Self
 
 if TYPE_CHECKING:
     from devices.nodeconfig import CardReaderSettings
@@ -133,7 +133,7 @@ class CardReader(ABC):
     def close(self) -> None:
         """Stop reading and release the device; safe to call more than once."""
 
-    def __enter__(self) -> CardReader:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

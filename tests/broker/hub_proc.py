@@ -15,7 +15,7 @@ from broker.adapters.hub_link import MqttUrl
 from broker.compose import build_hub, open_store
 from broker.domain.venue import load_venue
 from broker.hall.games import StartGame, StopGame
-from broker.hall.ingest_rules import checkin
+from broker.storage.foosball import checkin
 from broker.storage.models import Game
 from tests.support.hub import on_writer
 
@@ -31,13 +31,14 @@ def main(venue_path: str, db_url: str, port: str) -> None:
         if words and words[0] == "start":
             print(svc.execute(StartGame(table=words[1], actor="test")), flush=True)
         elif words and words[0] == "checkin":
-            on_writer(svc, lambda db, w=words: checkin(db, w[1], int(w[2]), svc.clock(), "staff"))
+            on_writer(svc, lambda db: checkin(db, words[1], int(words[2]), svc.clock(), "staff"))  # runs now, on the writer
             print("ok", flush=True)
         elif words and words[0] == "stop":
             sid = int(words[1])
             svc.execute(StopGame(game=sid, actor="test"))
             with store.reader() as db:
                 row = db.get(Game, sid)
+                assert row is not None and row.started_at is not None and row.stopped_at is not None
                 print(
                     json.dumps(
                         {"total_cents": row.total_cents, "started_at": row.started_at.isoformat(), "stopped_at": row.stopped_at.isoformat()}

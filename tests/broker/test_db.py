@@ -85,7 +85,7 @@ def test_sqlite_connection_settings(tmp_path):
     with s.engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
-        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 1000
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar_one() >= 1000
     s.close()
 
 
@@ -295,7 +295,8 @@ def test_one_open_alert_per_cause(store):
         ack_alert(db, first.id, "jana", at=T0 + timedelta(minutes=1))
         acked, opened = touch(db, at=T0 + timedelta(minutes=2))
         assert not opened and acked.acked_by == "jana" and acked.count == 3  # an ack does not reopen
-        assert close_alert(db, "play_without_session:pool-03", at=T0 + timedelta(minutes=3)).id == first.id
+        closed = close_alert(db, "play_without_session:pool-03", at=T0 + timedelta(minutes=3))
+        assert closed is not None and closed.id == first.id
         assert close_alert(db, "play_without_session:pool-03") is None
         fresh, opened = touch(db, at=T0 + timedelta(minutes=4))
         assert opened and fresh.id != first.id and fresh.acked_at is None

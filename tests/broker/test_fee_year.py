@@ -23,11 +23,11 @@ MIDNIGHT = bratislava(2027, 1, 1, 0, 0)
 CLUB_TABLE = "pool-05"  # a club-card table in the shipped venue
 
 
-def billed(member: MemberSnapshot, start=EVE, end=NEW_YEAR):  # type: ignore[no-untyped-def]
+def billed(member: MemberSnapshot, start=EVE, end=NEW_YEAR):
     return bill(replay([start_op(start, CLUB_TABLE, member=member), stop_op(end)], LAVOS), LAVOS, end)
 
 
-def lines(b) -> list[tuple]:  # type: ignore[no-untyped-def]
+def lines(b) -> list[tuple]:
     return [(line.reason, line.start, line.amount_cents) for line in b.lines]
 
 

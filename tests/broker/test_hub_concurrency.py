@@ -24,7 +24,7 @@ from broker.hall.games import PauseGame, ResumeGame, StartGame, StopGame
 from broker.storage.engine import open_store
 from broker.storage.models import Event
 from devices import contract
-from tests.support.hub import VENUE, hub_url, running_service
+from tests.support.hub import VENUE, hub_link, hub_url, running_service
 from tests.support.mqtt import Collector, clear_session, publish_events
 from tests.support.waiting import wait_until
 
@@ -61,14 +61,14 @@ def test_a_stop_racing_the_reconnect_resend_leaves_the_light_off(mosquitto, db_u
         try:
             read, armed = threading.Event(), threading.Event()
             _hold_first_read(svc.lights, held_read, read, armed)
-            connects = svc.link.stats.connects
+            connects = hub_link(svc).stats.connects
             armed.set()
             # The broker drops the hub (its login connects elsewhere); the hub reconnects and resends.
             user, password = mosquitto.hub_login(login)
             clear_session(mosquitto.port, user, password)
             assert read.wait(15), "the hub never resent the table after its reconnect"
             svc.execute(StopGame(game=sid, actor="staff"))  # staff press stop while the resend is under way
-            wait_until(lambda: svc.link.stats.connects > connects, what="the reconnect counted")
+            wait_until(lambda: hub_link(svc).stats.connects > connects, what="the reconnect counted")
             assert svc.ingest.wait_idle(10)
             time.sleep(RACE_WINDOW_S + 0.5)  # anything the resend still had to say has been said
             lights = wire.matching(lambda m: m.topic == contract.light_set_topic(TABLE))
@@ -114,15 +114,15 @@ def test_a_full_inbox_holds_messages_back_unacked_and_loses_none(mosquitto, db_u
         starter = threading.Thread(target=lambda: svc.execute(StartGame(table=TABLE, actor="staff")))
         starter.start()
         assert held.wait(10)
-        acked, received = svc.link.stats.acked, svc.link.stats.received
+        acked, received = hub_link(svc).stats.acked, hub_link(svc).stats.received
 
         publish_events(mosquitto.port, TABLE, "boot-bp", n)  # the broker has them all (PUBACKed)
-        wait_until(lambda: svc.inbox.full() and svc.link.stats.inbox_full_waits > 0, what="the inbox full")
+        wait_until(lambda: svc.inbox.full() and hub_link(svc).stats.inbox_full_waits > 0, what="the inbox full")
         time.sleep(1.0 if in_child else 0.5)
         # paho waits for room instead of reading on: at most the bound plus the one it holds
         # (and, in a child process, what the pipe and the child's queue hold).
-        assert svc.link.stats.received - received <= bound + 1 + (_IN_CHILD if in_child else 0) < n
-        assert svc.link.stats.acked == acked, "a message was acked before the writer stored it"
+        assert hub_link(svc).stats.received - received <= bound + 1 + (_IN_CHILD if in_child else 0) < n
+        assert hub_link(svc).stats.acked == acked, "a message was acked before the writer stored it"
         with store.reader() as db:
             assert db.scalar(select(func.count()).select_from(Event).where(Event.boot == "boot-bp")) == 0
 
@@ -132,7 +132,7 @@ def test_a_full_inbox_holds_messages_back_unacked_and_loses_none(mosquitto, db_u
 
         def stored() -> int:
             with store.reader() as db:
-                return db.scalar(select(func.count()).select_from(Event).where(Event.boot == "boot-bp"))
+                return db.scalars(select(func.count()).select_from(Event).where(Event.boot == "boot-bp")).one()
 
         wait_until(lambda: stored() == n, timeout=30, what=f"all {n} events stored")
         assert svc.ingest.wait_idle(10)
@@ -140,7 +140,7 @@ def test_a_full_inbox_holds_messages_back_unacked_and_loses_none(mosquitto, db_u
             seqs = db.scalars(select(Event.seq).where(Event.boot == "boot-bp")).all()
         assert sorted(seqs) == list(range(n)), "an event lost or stored twice"
         assert svc.runtime[TABLE].drops == n
-        wait_until(lambda: svc.link.stats.acked - acked >= n, what="every message acked after its commit")
+        wait_until(lambda: hub_link(svc).stats.acked - acked >= n, what="every message acked after its commit")
     finally:
         svc.close()
         store.close()
@@ -166,13 +166,18 @@ def test_a_staff_command_does_not_wait_behind_a_backlog(mosquitto, db_url):
         pauser = threading.Thread(target=lambda: svc.execute(PauseGame(game=sid, actor="staff")))
         pauser.start()
         assert held.wait(10)
-        applied, received = svc.handlers.applied, svc.link.stats.received
+        applied, received = svc.handlers.applied, hub_link(svc).stats.received
         # Queued at the broker; the inbox gets as many as the broker's in-flight window (100 in
         # the shipped config) lets through unacked.
         publish_events(mosquitto.port, TABLE, "boot-backlog", n)
-        wait_until(lambda: svc.link.stats.received - received >= 50, what="a backlog in the inbox")
+        wait_until(lambda: hub_link(svc).stats.received - received >= 50, what="a backlog in the inbox")
         done: list[int] = []
-        stopper = threading.Thread(target=lambda: (svc.execute(ResumeGame(game=sid, actor="staff")), done.append(svc.handlers.applied)))
+
+        def resume() -> None:
+            svc.execute(ResumeGame(game=sid, actor="staff"))
+            done.append(svc.handlers.applied)
+
+        stopper = threading.Thread(target=resume)
         stopper.start()
         time.sleep(0.2)  # the resume is queued behind the held pause
         gate.set()

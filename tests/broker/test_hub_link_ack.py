@@ -49,7 +49,8 @@ def _publish(mosquitto, n: int, first_seq: int) -> None:
 
 
 def _receive(link_inbox: queue.Queue, n: int, timeout: float = 10.0) -> list:
-    got, deadline = [], time.monotonic() + timeout
+    got: list = []
+    deadline = time.monotonic() + timeout
     while len(got) < n and time.monotonic() < deadline:
         try:
             item = link_inbox.get(timeout=0.1)

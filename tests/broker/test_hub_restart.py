@@ -15,7 +15,7 @@ from broker.storage.engine import open_store
 from broker.storage.models import Event
 from tests.broker.test_service_e2e import drop_balls
 from tests.support.driven import ask, start_driven
-from tests.support.hub import VENUE, running_node
+from tests.support.hub import VENUE, light_of, link_of, running_node
 from tests.support.waiting import wait_until
 
 
@@ -29,14 +29,14 @@ def test_sigkill_mid_session_loses_nothing_and_bills_the_same(mosquitto, tmp_pat
 
     def stored_drops() -> int:
         with store.reader() as db:
-            return db.scalar(select(func.count()).select_from(Event).where(Event.table_id == "pool-05"))
+            return db.scalars(select(func.count()).select_from(Event).where(Event.table_id == "pool-05")).one()
 
     hub = start_hub(db_url, mosquitto.port)
     try:
         with running_node(mosquitto, tmp_path, "pool-05") as (node, factory):
-            wait_until(lambda: node.link.connected)
+            wait_until(lambda: link_of(node).connected)
             sid = int(ask(hub, "start pool-05"))
-            wait_until(lambda: node.light.on, what="light on")
+            wait_until(lambda: light_of(node).on, what="light on")
             drop_balls(factory, node, 0, 20)
             wait_until(lambda: stored_drops() == 20, timeout=20, what="20 drops stored")
 
@@ -44,16 +44,16 @@ def test_sigkill_mid_session_loses_nothing_and_bills_the_same(mosquitto, tmp_pat
             os.kill(hub.pid, signal.SIGKILL)  # mid-ingest
             hub.wait()
             drop_balls(factory, node, 2, 10)  # while the hub is dead: Mosquitto keeps them
-            assert node.light.on, "a dead hub must not switch the light"
+            assert light_of(node).on, "a dead hub must not switch the light"
 
             hub = start_hub(db_url, mosquitto.port)
             wait_until(lambda: stored_drops() == 60, timeout=30, what="all 60 drops stored after the restart")
             with store.reader() as db:
                 rows = db.execute(select(Event.boot, Event.seq).where(Event.table_id == "pool-05")).all()
             assert len(set(rows)) == 60  # each drop once
-            assert node.light.on
+            assert light_of(node).on
             bill = json.loads(ask(hub, f"stop {sid}"))
-            wait_until(lambda: not node.light.on, what="light off after stop")
+            wait_until(lambda: not light_of(node).on, what="light off after stop")
     finally:
         hub.kill()
         hub.wait()

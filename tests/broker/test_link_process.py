@@ -25,7 +25,7 @@ from broker.domain.venue import load_venue
 from broker.hall.games import StartGame, StopGame
 from broker.storage.models import Event
 from sim.mosquitto import Mosquitto
-from tests.support.hub import VENUE, hub_url, running_node
+from tests.support.hub import VENUE, hub_link, hub_url, light_of, link_child, link_of, link_pid, process_link, running_node
 from tests.support.mqtt import publish_events
 from tests.support.waiting import wait_until
 
@@ -48,15 +48,15 @@ def _alive(pid: int) -> bool:
 def test_events_in_and_light_commands_out_through_the_child(mosquitto, db_url, tmp_path):
     login = f"hub-{uuid.uuid4().hex[:10]}"
     with running_hub(load_venue(VENUE), db_url, mqtt_url=hub_url(mosquitto, login), client_id=login, link_process=True) as hub:
-        assert hub.link._proc.is_alive() and hub.link._proc.pid != os.getpid()
+        assert link_child(hub).is_alive() and link_pid(hub) != os.getpid()
         wait_until(lambda: hub.mqtt_connected, what="the child connected")
         with running_node(mosquitto, tmp_path, TABLE) as (node, _):
-            wait_until(lambda: node.link.connected, what="the node connected")
+            wait_until(lambda: link_of(node).connected, what="the node connected")
             hub.execute(StartGame(table=TABLE, actor="staff"))
-            wait_until(lambda: node.light.on, what="the light command through the child")
+            wait_until(lambda: light_of(node).on, what="the light command through the child")
             publish_events(mosquitto.port, TABLE, "boot-lp", 50)
             wait_until(lambda: _seqs(hub.store, "boot-lp") == list(range(50)), what="50 events stored once")
-            wait_until(lambda: hub.link.stats.acked >= 50, what="acked after the commit")
+            wait_until(lambda: hub_link(hub).stats.acked >= 50, what="acked after the commit")
 
 
 def test_a_killed_child_is_restarted_and_no_event_is_lost_or_doubled(mosquitto, db_url):
@@ -65,18 +65,18 @@ def test_a_killed_child_is_restarted_and_no_event_is_lost_or_doubled(mosquitto, 
     with running_hub(load_venue(VENUE), db_url, mqtt_url=hub_url(mosquitto, login), client_id=login, link_process=True) as hub:
         wait_until(lambda: hub.mqtt_connected, what="the child connected")
         hub.execute(StartGame(table=TABLE, actor="staff"))
-        first = hub.link._proc.pid
+        first = link_pid(hub)
         publisher = threading.Thread(target=publish_events, args=(mosquitto.port, TABLE, "boot-kill", n, 0.0005))
         publisher.start()
         wait_until(lambda: len(_seqs(hub.store, "boot-kill")) > 200, what="the stream under way")
         os.kill(first, signal.SIGKILL)
         publisher.join(60)
-        wait_until(lambda: hub.link.restarts == 1 and hub.mqtt_connected, timeout=30, what="the child started again")
+        wait_until(lambda: process_link(hub).restarts == 1 and hub.mqtt_connected, timeout=30, what="the child started again")
         wait_until(lambda: len(_seqs(hub.store, "boot-kill")) == n, timeout=60, what=f"all {n} events stored")
         assert _seqs(hub.store, "boot-kill") == list(range(n)), "an event lost or stored twice"
         assert hub.handlers.duplicates >= 0  # redeliveries are dropped by the key, whatever their number
         wait_until(lambda: hub.runtime[TABLE].drops == n, what="each drop counted once")
-        assert hub.link._proc.pid != first
+        assert link_pid(hub) != first
 
 
 _HUB_SCRIPT = """
@@ -95,12 +95,14 @@ time.sleep(600)
 def test_the_child_dies_with_a_killed_hub(mosquitto, tmp_path):
     login = f"hub-{uuid.uuid4().hex[:10]}"
     url = hub_url(mosquitto, login)
+    assert url.username is not None and url.password is not None
     proc = subprocess.Popen(
         [sys.executable, "-c", _HUB_SCRIPT, str(VENUE), f"sqlite:///{tmp_path / 'hub.db'}", str(url.port), url.username, url.password],
         stdout=subprocess.PIPE,
         text=True,
     )
     try:
+        assert proc.stdout is not None
         child = int(proc.stdout.readline())
         wait_until(lambda: f"as {login} " in mosquitto.log_text(), what="the child connected")
         assert _alive(child)
@@ -121,19 +123,19 @@ def test_a_broker_restart_reconnects_the_child_and_commands_still_reach_the_node
             running_hub(load_venue(VENUE), f"sqlite:///{tmp_path / 'hub.db'}", mqtt_url=hub_url(broker), link_process=True) as hub,
             running_node(broker, tmp_path, TABLE) as (node, _),
         ):
-            wait_until(lambda: hub.mqtt_connected and node.link.connected, what="hub and node connected")
+            wait_until(lambda: hub.mqtt_connected and link_of(node).connected, what="hub and node connected")
             session = hub.execute(StartGame(table=TABLE, actor="staff"))
-            wait_until(lambda: node.light.on, what="light on")
+            wait_until(lambda: light_of(node).on, what="light on")
             broker.stop()
             wait_until(lambda: not hub.mqtt_connected, what="the hub sees the broker gone")
-            assert node.light.on, "the outage switched the light"
+            assert light_of(node).on, "the outage switched the light"
             broker.start()
-            wait_until(lambda: hub.link.stats.connects == 2 and hub.mqtt_connected, timeout=30, what="the child reconnected")
-            wait_until(lambda: node.link.connected, timeout=30, what="the node reconnected")
+            wait_until(lambda: hub_link(hub).stats.connects == 2 and hub.mqtt_connected, timeout=30, what="the child reconnected")
+            wait_until(lambda: link_of(node).connected, timeout=30, what="the node reconnected")
             publish_events(broker.port, TABLE, "boot-after", 20)
             wait_until(lambda: _seqs(hub.store, "boot-after") == list(range(20)), what="events after the restart stored")
             hub.execute(StopGame(game=session, actor="staff"))
-            wait_until(lambda: not node.light.on, what="the stop's light command through the new connection")
-            assert hub.link.restarts == 0  # the child itself lived through it
+            wait_until(lambda: not light_of(node).on, what="the stop's light command through the new connection")
+            assert process_link(hub).restarts == 0  # the child itself lived through it
     finally:
         broker.stop()

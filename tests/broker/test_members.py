@@ -126,7 +126,8 @@ def test_cards(store):
         assert assign_card(db, a.id, "04a2b3c4", actor="t") is card  # idempotent
         with pytest.raises(MemberError, match="belongs to Ambra Tomáš"):
             assign_card(db, b.id, "04A2B3C4", actor="t")
-        assert find_by_card(db, "04 a2 b3 c4").id == a.id
+        found = find_by_card(db, "04 a2 b3 c4")
+        assert found is not None and found.id == a.id
         assert find_by_card(db, "deadbeef") is None and find_by_card(db, "not hex!") is None
         remove_card(db, "04a2b3c4", actor="t", reason="lost")
         assert find_by_card(db, "04a2b3c4") is None
@@ -147,6 +148,7 @@ def test_fees_and_card_validity(store):
         m = add_member(db, "Zadražil Miro", actor="t")
         assign_card(db, m.id, "a1b2c3d4", actor="t")
         check = is_valid_card(db, "a1b2c3d4", today)
+        assert check.member is not None
         assert (check.ok, check.code, check.member.name, check.year) == (False, "unpaid", "Zadražil Miro", 2026)
         said = card_refused("foos-01", check.code, check.member.name, check.year)  # what the bar is told
         assert said.text_en == "card refused — Zadražil Miro: fee unpaid for 2026"
@@ -162,10 +164,11 @@ def test_fees_and_card_validity(store):
             record_fee(db, m.id, 2027, actor="t", amount_cents=-1)
         assert fee_paid(m, 2026) and not fee_paid(m, 2027)
         ok = is_valid_card(db, "A1B2C3D4", today)
-        assert ok.ok and ok.member.id == m.id
+        assert ok.ok and ok.member is not None and ok.member.id == m.id
         assert is_valid_card(db, "a1b2c3d4", date(2027, 1, 1)).code == "unpaid"
         edit_member(db, m.id, actor="t", active=False)
         inactive = is_valid_card(db, "a1b2c3d4", today)
+        assert inactive.member is not None
         assert (
             card_refused("foos-01", inactive.code, inactive.member.name, 2026).text_en
             == "card refused — Zadražil Miro: membership is inactive"

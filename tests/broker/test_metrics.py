@@ -22,6 +22,7 @@ import pytest
 
 from broker.adapters.metrics import DEAD_LETTER_FILE, InvalidPoint, MetricsWriter, line_protocol
 from sim.mosquitto import free_port
+from tests.support.matching import found
 from tests.support.waiting import wait_until as eventually
 
 REPO = Path(__file__).resolve().parents[2]
@@ -136,7 +137,7 @@ def make_writer(tmp_path):
         writer.close(timeout=0.5)
 
 
-def write_points(writer: MetricsWriter, indices, table: str = "pool-01") -> None:
+def write_points(writer: MetricsWriter, indices, table: str | None = "pool-01") -> None:
     for i in indices:
         writer.write("t", {"table": BAD_TABLE if table is None else table}, {"i": i}, at(i))
 
@@ -312,7 +313,7 @@ def test_refused_lines_go_to_the_dead_letter_file_and_their_neighbours_arrive(ma
     stats = writer.stats()
     assert stats["dead_lettered"] == 3 and stats["spooled"] == 0 and stats["dropped"] == 0, stats
     dead = (tmp_path / "spool" / DEAD_LETTER_FILE).read_text().splitlines()
-    assert [re.search(r" i=(\d+)i ", line).group(1) for line in dead if not line.startswith("#")] == ["17", "60", "230"]
+    assert [found(r" i=(\d+)i ", line).group(1) for line in dead if not line.startswith("#")] == ["17", "60", "230"]
     assert all("HTTP 400: unable to parse: bad line" in line for line in dead if line.startswith("#"))
     assert "InfluxDB refused a point (HTTP 400: unable to parse: bad line)" in caplog.text
 
@@ -378,6 +379,7 @@ def test_a_killed_process_resumes_from_the_spool(make_writer, fake, tmp_path):
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     try:
+        assert child.stdout is not None
         assert child.stdout.readline().strip() == "spooled"
     finally:
         child.send_signal(signal.SIGKILL)

@@ -13,7 +13,7 @@ from broker.hall.games import StartGame, StopGame
 from broker.storage.members import add_member, assign_card, record_fee
 from broker.storage.models import Alert, Event, FoosballCheckin
 from sim.pins import PulseScript, drive_pulses
-from tests.support.hub import on_writer, running_node, running_service
+from tests.support.hub import card_reader_of, hub_link, link_of, on_writer, running_node, running_service
 from tests.support.waiting import wait_until
 
 PAID_UID, UNPAID_UID = "0a1b2c3d", "deadbeef"
@@ -40,7 +40,7 @@ def drop_balls(factory, node, pocket: int, n: int) -> None:
 
 def test_session_switches_the_light_and_counts_drops(svc, mosquitto, tmp_path):
     with running_node(mosquitto, tmp_path, "pool-05") as (node, factory):
-        wait_until(lambda: svc.link.stats.connected and node.link.connected, what="both connected")
+        wait_until(lambda: hub_link(svc).stats.connected and link_of(node).connected, what="both connected")
         assert not relay_on(node)
         t0 = time.monotonic()
         sid = svc.execute(StartGame(table="pool-05", actor="anna"))
@@ -57,7 +57,7 @@ def test_session_switches_the_light_and_counts_drops(svc, mosquitto, tmp_path):
 
 def test_drops_without_session_alert_within_30s(svc, mosquitto, tmp_path):
     with running_node(mosquitto, tmp_path, "pool-02") as (node, factory):
-        wait_until(lambda: node.link.connected)
+        wait_until(lambda: link_of(node).connected)
         drop_balls(factory, node, 0, 2)
         wait_until(lambda: open_alerts(svc, "play_without_session"), timeout=30, what="play-without-session alert")
         alert = open_alerts(svc, "play_without_session")[0]
@@ -69,7 +69,7 @@ def test_drops_without_session_alert_within_30s(svc, mosquitto, tmp_path):
 
 def test_birth_gets_the_desired_light_back(svc, mosquitto, tmp_path):
     with running_node(mosquitto, tmp_path, "pool-06") as (node, _):
-        wait_until(lambda: node.link.connected)
+        wait_until(lambda: link_of(node).connected)
         svc.execute(StartGame(table="pool-06", actor="anna"))
         wait_until(lambda: relay_on(node))
     # the Pi reboots: its relay starts off (boot_state), the hub re-sends "on" on its birth
@@ -92,7 +92,7 @@ def test_button_light_without_session_alerts(svc, mosquitto, tmp_path):
 def _members(svc):
     year = datetime.now(UTC).astimezone(svc.venue.tz).year
 
-    def _write(db):  # type: ignore[no-untyped-def]
+    def _write(db):
         paid = add_member(db, "Ambra Tomáš", actor="test")
         assign_card(db, paid.id, PAID_UID, actor="test")
         record_fee(db, paid.id, year, actor="test")
@@ -111,7 +111,7 @@ def score(factory, node, side: str, n: int = 1) -> None:
 def test_foosball_is_for_paid_up_members(svc, mosquitto, tmp_path):
     paid_id, _ = _members(svc)
     with running_node(mosquitto, tmp_path, "foos-01") as (node, factory):
-        wait_until(lambda: node.link.connected)
+        wait_until(lambda: link_of(node).connected)
         # goals without a check-in: the loudest alert, within 2 s
         t0 = time.monotonic()
         score(factory, node, "home")
@@ -119,12 +119,12 @@ def test_foosball_is_for_paid_up_members(svc, mosquitto, tmp_path):
         assert time.monotonic() - t0 < 2.0
         assert open_alerts(svc, "foosball_no_member")[0].table_id == "foos-01"
         # an unpaid card is refused, and says whose and why
-        node._card_reader.tap(UNPAID_UID)
+        card_reader_of(node).tap(UNPAID_UID)
         wait_until(lambda: open_alerts(svc, "card_refused"), what="refusal")
         refused = open_alerts(svc, "card_refused")[0]
         assert "Zadražil" in refused.message and str(datetime.now().year) in refused.message_en
         # a paid-up card checks the table in; goals are then the member's, and no new alert
-        node._card_reader.tap(PAID_UID)
+        card_reader_of(node).tap(PAID_UID)
         wait_until(lambda: not open_alerts(svc, "foosball_no_member"), what="check-in settles the alert")
         score(factory, node, "away", 3)
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from broker.adapters.metrics import MetricsWriter
 from broker.hall.games import StartGame
 from tests.broker.test_service_e2e import drop_balls
-from tests.support.hub import running_node, running_service
+from tests.support.hub import link_of, running_node, running_service
+from tests.support.victoria import stat_count
 from tests.support.waiting import wait_until
 
 
@@ -22,14 +23,14 @@ def test_drops_reach_victoria_metrics_even_across_an_outage(mosquitto, victoria,
         running_service(mosquitto, f"sqlite:///{tmp_path / 'hub.db'}", metrics=metrics) as svc,
         running_node(mosquitto, tmp_path, "pool-10") as (node, factory),
     ):
-        wait_until(lambda: node.link.connected)
+        wait_until(lambda: link_of(node).connected)
         svc.execute(StartGame(table="pool-10", actor="anna"))
         drop_balls(factory, node, 0, 10)
         wait_until(lambda: pocket_points(victoria, "pool-10") == 10, timeout=20, what="10 points in VictoriaMetrics")
         victoria.stop()
         drop_balls(factory, node, 3, 15)
         wait_until(lambda: svc.runtime["pool-10"].drops == 25, what="25 drops applied")
-        wait_until(lambda: metrics.stats()["spooled"] > 0, timeout=20, what="points spooled while it is down")
+        wait_until(lambda: stat_count(metrics.stats(), "spooled") > 0, timeout=20, what="points spooled while it is down")
         victoria.start()
         wait_until(lambda: pocket_points(victoria, "pool-10") == 25, timeout=60, what="all 25 points after the outage")
         assert metrics.stats()["dropped"] == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -17,12 +18,12 @@ PAID = MemberSnapshot(7, "Ambra Tomáš", fee_paid=True, year=2026)
 UNPAID = MemberSnapshot(8, "Zadražil Miro", fee_paid=False, year=2026)
 
 
-def bratislava(*args: int) -> datetime:
+def bratislava(year: int, month: int, day: int, hour: int = 0, minute: int = 0, second: int = 0) -> datetime:
     """Wall-clock time in the club, as an aware UTC instant."""
-    return datetime(*args, tzinfo=BRATISLAVA).astimezone(UTC)
+    return datetime(year, month, day, hour, minute, second, tzinfo=BRATISLAVA).astimezone(UTC)
 
 
-def venue_with(bands: list[dict] = (), **billing: object) -> Venue:
+def venue_with(bands: Sequence[dict] = (), **billing: object) -> Venue:
     """LAVOS with extra time bands and billing settings, validated like a venue file."""
     return LAVOS.model_copy(
         update={
@@ -75,7 +76,7 @@ HAPPY = {
         ((2026, 3, 30), datetime(2026, 3, 30, 14, 0, tzinfo=UTC)),  # Monday after the change, CEST (+2)
     ],
 )
-def test_band_follows_local_time_across_dst(day, utc_start):
+def test_band_follows_local_time_across_dst(day: tuple[int, int, int], utc_start):
     venue = venue_with([HAPPY])
     segs = split(venue, RateContext("pool-01"), bratislava(*day, 15, 0), bratislava(*day, 19, 0))
     assert [(s.rate_cents_per_hour, s.reason) for s in segs] == [(600, "standard"), (450, "band:happy"), (600, "standard")]

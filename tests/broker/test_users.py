@@ -40,7 +40,7 @@ def jana(store):
     return store
 
 
-def rehash_in(store):  # type: ignore[no-untyped-def]
+def rehash_in(store):
     """The one write a login may make, straight to a store no hub writes (a hub runs it as a command)."""
 
     def write(username: str, old: str, new: str) -> bool:

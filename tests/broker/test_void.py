@@ -71,7 +71,7 @@ def test_only_a_live_extra_can_be_voided(target, message):
 def test_a_void_needs_a_real_reason(reason):
     state = replay(_tab(), LAVOS)
     with pytest.raises(GameError, match=r"reason|Write why"):
-        apply(state, void_op(mins(7), 2, reason, actor="jana"), LAVOS)  # type: ignore[arg-type]
+        apply(state, void_op(mins(7), 2, reason, actor="jana"), LAVOS)
     with pytest.raises(GameError):
         bill_reason(reason)
 

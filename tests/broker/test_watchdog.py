@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import select
 
 from broker.hall.games import MoveGame, PauseGame, ResumeGame, StartGame, StopGame
-from broker.hall.ingest_rules import checkin
+from broker.storage.foosball import checkin
 from broker.storage.members import add_member
 from broker.storage.models import Alert, FoosballCheckin
 from tests.support.hub import on_writer, running_service
@@ -138,7 +138,7 @@ def test_transfer_moves_the_light(svc, wire, clock):
 
 
 def test_foosball_checkin_expires(svc, clock):
-    def _write(db):  # type: ignore[no-untyped-def]
+    def _write(db):
         m = add_member(db, "Ambra Tomáš", actor="test")
         checkin(db, "foos-02", m.id, clock(), "staff")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import threading
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -56,12 +57,12 @@ class Api:
     staff: dict[str, str]
     manager: dict[str, str]
 
-    def ok(self, method: str, path: str, status: int = 200, *, as_manager: bool = False, **kw):  # type: ignore[no-untyped-def]
+    def ok(self, method: str, path: str, status: int = 200, *, as_manager: bool = False, **kw):
         r = self.client.request(method, path, headers=self.manager if as_manager else self.staff, **kw)
         assert r.status_code == status, f"{method} {path} → {r.status_code} {r.text}"
         return r.json() if r.content and r.headers.get("content-type", "").startswith("application/json") else r
 
-    def refused(self, method: str, path: str, status: int, *, as_manager: bool = True, **kw) -> str:  # type: ignore[no-untyped-def]
+    def refused(self, method: str, path: str, status: int, *, as_manager: bool = True, **kw) -> str:
         r = self.client.request(method, path, headers=self.manager if as_manager else self.staff, **kw)
         assert r.status_code == status, f"{method} {path} → {r.status_code} {r.text}"
         detail = r.json()["detail"]
@@ -83,17 +84,17 @@ def service(mosquitto, db_url, clock):
 
 
 @pytest.fixture
-def api(service, clock) -> Api:
+def api(service, clock) -> Iterator[Api]:
     staff_token, manager_token = add_users(service)
     with TestClient(bound_app(service, pages=False)) as client:
         yield Api(client, service, clock, bearer(staff_token), bearer(manager_token))
 
 
-def add_users(service) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+def add_users(service) -> tuple[str, str]:
     """The staff and manager accounts (hashed CHEAP, outside the write) and an API token each, made on the writer."""
     password = new_password(PASSWORD, CHEAP)
 
-    def make(db):  # type: ignore[no-untyped-def]
+    def make(db):
         create_user(db, STAFF, password, "staff", actor="test")
         create_user(db, MANAGER, password, "manager", actor="test")
         return issue_token(db, STAFF, "tests", actor="test"), issue_token(db, MANAGER, "tests", actor="test")

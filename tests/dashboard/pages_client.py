@@ -7,6 +7,7 @@ its own cookie jar.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import httpx
@@ -48,7 +49,7 @@ class Pages:
         data: dict | None = None,
         *,
         client: TestClient | None = None,
-        files=None,  # type: ignore[no-untyped-def]
+        files=None,
         with_csrf: bool = True,
     ) -> httpx.Response:
         client = client or self.manager
@@ -78,14 +79,14 @@ class Pages:
         assert anon.status_code == 303 and anon.headers["location"].startswith("/login"), f"anonymous {method} {path} → {anon.status_code}"
 
 
-def logged_in(app, username: str) -> Browser:  # type: ignore[no-untyped-def]
+def logged_in(app, username: str) -> Browser:
     browser = Browser(app)
     browser.login(username, PASSWORD)
     return browser
 
 
 @pytest.fixture
-def pages(service, clock) -> Pages:  # type: ignore[no-untyped-def]
+def pages(service, clock) -> Iterator[Pages]:
     add_users(service, {STAFF: "staff", MANAGER: "manager"}, PASSWORD, CHEAP)
     app = bound_app(service)
     yield Pages({"manager": logged_in(app, MANAGER), "staff": logged_in(app, STAFF), "anon": Browser(app)}, service, clock)

@@ -23,10 +23,10 @@ def _concrete(path: str) -> str:
     return re.sub(r"\{[^}]+\}", "1", path)
 
 
-def _needs_manager(route) -> bool:  # type: ignore[no-untyped-def]
+def _needs_manager(route) -> bool:
     """Whether the capability the route declares (dashboard.access) needs the manager."""
 
-    def calls(dependant):  # type: ignore[no-untyped-def]
+    def calls(dependant):
         for d in dependant.dependencies:
             yield d.call
             yield from calls(d)
@@ -107,7 +107,7 @@ def test_repeated_failures_slow_down_that_client_until_a_manager_lifts_it(api):
 def test_tokens_work_until_revoked(api):
     assert api.client.get("/api/tables", headers=api.staff).status_code == 200
 
-    def _write(db):  # type: ignore[no-untyped-def]
+    def _write(db):
         token = db.scalars(select(ApiToken).where(ApiToken.username == STAFF)).one()
         revoke_token(db, token.id, actor="test")
 

@@ -15,8 +15,8 @@ from tests.support.hub import on_writer
 TOPPING = 60
 
 
-def _ops(api, sid: int) -> list[GameOp]:  # type: ignore[no-untyped-def]
-    def _write(db):  # type: ignore[no-untyped-def]
+def _ops(api, sid: int) -> list[GameOp]:
+    def _write(db):
         rows = db.scalars(select(GameOp).where(GameOp.session_id == sid).order_by(GameOp.seq)).all()
         db.expunge_all()
         return list(rows)
@@ -24,14 +24,14 @@ def _ops(api, sid: int) -> list[GameOp]:  # type: ignore[no-untyped-def]
     return on_writer(api.service, _write)
 
 
-def _stored_total(api, sid: int) -> int | None:  # type: ignore[no-untyped-def]
+def _stored_total(api, sid: int) -> int | None:
     with api.service.store.reader() as db:
         row = db.get(Game, sid)
         assert row is not None
         return row.total_cents
 
 
-def _game_with_toppings(api) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+def _game_with_toppings(api) -> tuple[int, int]:
     sid = api.ok("POST", "/api/sessions", 201, json={"table": "pool-01"})["id"]
     api.clock.advance(minutes=30)
     s = api.ok("POST", f"/api/sessions/{sid}/extras", json={"extra": "topping", "quantity": 2})

@@ -77,7 +77,7 @@ BAD_QUERIES = [
 BAD_IDS = ["0", "-1", "abc", "1.5", "99999999999999999999", "%00", "%27%3B%20DROP%20TABLE%20sessions%3B--"]
 
 
-def _requests(method: str, template: str, sid: int, mid: int):  # type: ignore[no-untyped-def]
+def _requests(method: str, template: str, sid: int, mid: int):
     """(url, body) pairs: garbage bodies or queries on the real path, then garbage in each path parameter."""
     concrete = template.replace("{session_id}", str(sid)).replace("{member_id}", str(mid)).replace("{alert_id}", "1")
     concrete = concrete.replace("{table_id}", "pool-01").replace("{table}", "foos-01").replace("{uid}", "0a0b0c0d")
@@ -93,13 +93,13 @@ def _requests(method: str, template: str, sid: int, mid: int):  # type: ignore[n
 def test_every_route_refuses_garbage_with_a_4xx_and_changes_nothing(api):
     sid = api.ok("POST", "/api/sessions", 201, json={"table": "pool-01"})["id"]
 
-    def _write(db):  # type: ignore[no-untyped-def]
+    def _write(db):
         mid = add_member(db, "Ambra Tomáš", actor="test").id
         return mid
 
     mid = on_writer(api.service, _write)
 
-    def counts():  # type: ignore[no-untyped-def]
+    def counts():
         with api.service.store.reader() as db:
             return [db.scalar(select(func.count()).select_from(t)) for t in (GameOp, Member, AuditEntry)]
 

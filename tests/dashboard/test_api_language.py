@@ -15,7 +15,7 @@ pytestmark = sqlite_only
 
 
 @pytest.fixture
-def client(service):  # type: ignore[no-untyped-def]
+def client(service):
     add_users(service, {STAFF: "staff"}, PASSWORD, CHEAP)
     with TestClient(web_app(service), headers=basic(STAFF, PASSWORD)) as c:
         yield c

@@ -8,24 +8,24 @@ import pytest
 from sqlalchemy import select
 
 from broker.storage.models import GameOp, Node
-from tests.support.hub import running_node
+from tests.support.hub import link_of, running_node
 from tests.support.waiting import wait_until
 
 TABLE = "pool-01"  # a node with broker credentials in the mosquitto fixture, standard rate only
 
 
-def _node_online(service) -> bool:  # type: ignore[no-untyped-def]
+def _node_online(service) -> bool:
     with service.store.reader() as db:
         node = db.get(Node, TABLE)
         return bool(node and node.online)
 
 
 @pytest.fixture
-def node(api, mosquitto, tmp_path):  # type: ignore[no-untyped-def]
+def node(api, mosquitto, tmp_path):
     with running_node(mosquitto, tmp_path, TABLE) as (edge_node, _factory):
         # The node's birth makes the hub re-send the desired light; wait for that round trip
         # so it cannot cross the command under test.
-        wait_until(lambda: edge_node.link.connected and _node_online(api.service), what="node online at the hub")
+        wait_until(lambda: link_of(edge_node).connected and _node_online(api.service), what="node online at the hub")
         wait_until(lambda: api.ok("GET", f"/api/tables/{TABLE}")["light"] is not None, what="light state known")
         yield edge_node
 

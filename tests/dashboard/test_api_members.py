@@ -11,7 +11,7 @@ from tests.support.hub import REPO
 pytestmark = sqlite_only
 
 
-def _audit(api) -> list[tuple[str, str, str]]:  # type: ignore[no-untyped-def]
+def _audit(api) -> list[tuple[str, str, str]]:
     with api.service.store.reader() as db:
         return [
             (a.actor, a.action, a.target)

@@ -15,8 +15,8 @@ from tests.dashboard.conftest import START
 from tests.support.hub import on_writer
 
 
-def _paid_member(api, name: str = "Zadražil Miro", year: int | None = 2026) -> int:  # type: ignore[no-untyped-def]
-    def _write(db):  # type: ignore[no-untyped-def]
+def _paid_member(api, name: str = "Zadražil Miro", year: int | None = 2026) -> int:
+    def _write(db):
         m = add_member(db, name, actor="test")
         if year:
             record_fee(db, m.id, year, actor="test")
@@ -25,7 +25,7 @@ def _paid_member(api, name: str = "Zadražil Miro", year: int | None = 2026) -> 
     return on_writer(api.service, _write)
 
 
-def _play_two_days(api) -> None:  # type: ignore[no-untyped-def]
+def _play_two_days(api) -> None:
     member = _paid_member(api)
     a = api.ok("POST", "/api/sessions", 201, json={"table": "pool-01"})["id"]
     b = api.ok("POST", "/api/sessions", 201, json={"table": "pool-05", "member_id": member})["id"]
@@ -71,7 +71,7 @@ def test_utilisation_per_local_hour(api):
 def test_drops_per_table_hour_by_the_central_clock(api):
     boot = uuid.uuid4().hex
 
-    def _write(db):  # type: ignore[no-untyped-def]
+    def _write(db):
         for seq, (table, minutes) in enumerate([("pool-01", 5), ("pool-01", 6), ("pool-01", 7), ("pool-02", 70)], start=1):
             insert_event_once(
                 db,
@@ -96,7 +96,7 @@ def test_foosball_check_in_by_staff_and_use_per_member(api):
     member = _paid_member(api)
     unpaid = _paid_member(api, "Axamit Miloš", year=None)
 
-    def _write(db):  # type: ignore[no-untyped-def]
+    def _write(db):
         api.service.alerts.raise_alert(db, alert_kinds.foosball_no_member("foos-01"))
 
     on_writer(api.service, _write)
@@ -117,7 +117,7 @@ def test_foosball_check_in_by_staff_and_use_per_member(api):
 
 
 def test_alerts_are_listed_and_acknowledged(api):
-    def _write(db):  # type: ignore[no-untyped-def]
+    def _write(db):
         api.service.alerts.raise_alert(db, alert_kinds.node_offline("pool-03"))
         api.service.alerts.raise_alert(db, alert_kinds.idle_session("pool-04", 20))
 

@@ -10,7 +10,7 @@ from tests.support.hub import on_writer
 
 
 def _member(api, name: str = "Zadražil Miro", paid: bool = True) -> int:
-    def _write(db):  # type: ignore[no-untyped-def]
+    def _write(db):
         m = add_member(db, name, actor="test")
         if paid:
             record_fee(db, m.id, 2026, actor="test")

@@ -14,22 +14,22 @@ from sqlalchemy import select
 
 from broker.storage.members import add_member, record_fee
 from broker.storage.models import Alert, AuditEntry, Event, Node
-from tests.support.hub import on_writer, running_node, running_service
+from tests.support.hub import link_of, on_writer, running_node, running_service
 from tests.support.waiting import wait_until
 
 
-def _audit(api, action: str) -> list[AuditEntry]:  # type: ignore[no-untyped-def]
+def _audit(api, action: str) -> list[AuditEntry]:
     with api.service.store.reader() as db:
         return list(db.scalars(select(AuditEntry).where(AuditEntry.action == action).order_by(AuditEntry.id)))
 
 
-def _open_alerts(api, table: str, kind: str) -> list[Alert]:  # type: ignore[no-untyped-def]
+def _open_alerts(api, table: str, kind: str) -> list[Alert]:
     with api.service.store.reader() as db:
         return list(db.scalars(select(Alert).where(Alert.table_id == table, Alert.kind == kind, Alert.closed_at.is_(None))))
 
 
-def _paid_member(api, name: str = "Zadražil Miro") -> int:  # type: ignore[no-untyped-def]
-    def _write(db):  # type: ignore[no-untyped-def]
+def _paid_member(api, name: str = "Zadražil Miro") -> int:
+    def _write(db):
         m = add_member(db, name, actor="test")
         record_fee(db, m.id, 2026, actor="test")
         return m.id
@@ -99,21 +99,21 @@ def test_foosball_checkout_by_staff(api):
 TABLE = "pool-01"  # has broker credentials in the mosquitto fixture
 
 
-def _node_light(api) -> bool | None:  # type: ignore[no-untyped-def]
+def _node_light(api) -> bool | None:
     with api.service.store.reader() as db:
         node = db.get(Node, TABLE)
         return node.light_on if node else None
 
 
-def _button_events(api) -> int:  # type: ignore[no-untyped-def]
+def _button_events(api) -> int:
     with api.service.store.reader() as db:
         return len(db.scalars(select(Event).where(Event.table_id == TABLE, Event.type == "button")).all())
 
 
 @pytest.fixture
-def node(api, mosquitto, tmp_path):  # type: ignore[no-untyped-def]
+def node(api, mosquitto, tmp_path):
     with running_node(mosquitto, tmp_path, TABLE) as (edge_node, factory):
-        wait_until(lambda: edge_node.link.connected and edge_node._light_cause[0] == "command", what="desired state re-sent on birth")
+        wait_until(lambda: link_of(edge_node).connected and edge_node._light_cause[0] == "command", what="desired state re-sent on birth")
         wait_until(lambda: _node_light(api) is False, what="light state known")
         yield edge_node, factory
 

@@ -19,9 +19,16 @@ def parse(markup: str) -> ET.Element:
     assert root.get("role") == "img"
     # Sized by viewBox only: the page's CSS decides how wide it is (a phone, a tablet).
     assert root.get("viewBox") and root.get("width") is None and root.get("height") is None
-    x, y, w, h = (float(v) for v in root.get("viewBox").split())
+    x, y, w, h = (float(v) for v in attr(root, "viewBox").split())
     assert (x, y) == (0, 0) and w > 0 and h > 0
     return root
+
+
+def attr(e: ET.Element, name: str) -> str:
+    """An attribute the element must have."""
+    value = e.get(name)
+    assert value is not None, f"<{e.tag}> has no {name}"
+    return value
 
 
 def texts(root: ET.Element) -> list[str]:
@@ -29,10 +36,12 @@ def texts(root: ET.Element) -> list[str]:
 
 
 def labelled_by(root: ET.Element) -> tuple[str, str]:
-    title_id, desc_id = root.get("aria-labelledby").split()
+    title_id, desc_id = attr(root, "aria-labelledby").split()
     title = root.find(f"{SVG}title")
     desc = root.find(f"{SVG}desc")
+    assert title is not None and desc is not None
     assert title.get("id") == title_id and desc.get("id") == desc_id
+    assert title.text is not None and desc.text is not None
     return title.text, desc.text
 
 
@@ -40,7 +49,7 @@ def money(v: float) -> str:
     return format_eur(int(v))
 
 
-def bars(items, **kw):  # type: ignore[no-untyped-def]
+def bars(items, **kw):
     return parse(
         bar_chart(
             items,
@@ -76,7 +85,7 @@ def test_bar_chart_one_zero_value() -> None:
 
 def test_bar_chart_huge_values_stay_inside_the_view_box() -> None:
     root = bars([("a", 10**15), ("b", 1)])
-    width = float(root.get("viewBox").split()[2])
+    width = float(attr(root, "viewBox").split()[2])
     for r in root.iter(f"{SVG}rect"):
         assert float(r.get("x")) >= 0 and float(r.get("x")) + float(r.get("width")) <= width
 
@@ -115,17 +124,19 @@ def test_not_finite_values_count_as_zero() -> None:
     assert texts(root)[1::2] == ["0", "0", "5"]
 
 
-def heat(rows, cols, **kw):  # type: ignore[no-untyped-def]
+def heat(rows, cols, **kw):
     return parse(heatmap(rows, cols, chart_id="util", title="Vyťaženie", desc="minúty za hodinu", fmt=lambda v: f"{v:g}", **kw))
 
 
 def cells(root: ET.Element) -> list[ET.Element]:
-    return [g.find(f"{SVG}rect") for g in root.iter(f"{SVG}g")]
+    rects = [g.find(f"{SVG}rect") for g in root.iter(f"{SVG}g")]
+    assert all(r is not None for r in rects), "a cell without its rect"
+    return [r for r in rects if r is not None]
 
 
 def test_heatmap_shades_by_share_of_the_maximum() -> None:
     root = heat({"pool-01": [0, 30, 60], "pool-02": [60, 0, 0]}, ["16", "17", "18"])
-    opacity = [float(c.get("fill-opacity")) for c in cells(root)]
+    opacity = [float(attr(c, "fill-opacity")) for c in cells(root)]
     assert opacity[0] == opacity[1 + 3] == pytest.approx(0.06)
     assert opacity[2] == opacity[3] == pytest.approx(1.0)
     assert 0.06 < opacity[1] < 1
@@ -136,7 +147,7 @@ def test_heatmap_shades_by_share_of_the_maximum() -> None:
 
 def test_heatmap_fixed_maximum_and_clamping() -> None:
     root = heat({"t": [120, -5]}, ["a", "b"], max_value=60)
-    assert [float(c.get("fill-opacity")) for c in cells(root)] == [1.0, pytest.approx(0.06)]
+    assert [float(attr(c, "fill-opacity")) for c in cells(root)] == [1.0, pytest.approx(0.06)]
 
 
 def test_heatmap_ragged_rows_and_dst_day() -> None:
@@ -146,23 +157,23 @@ def test_heatmap_ragged_rows_and_dst_day() -> None:
 
 
 @pytest.mark.parametrize("rows,cols", [({}, ["16"]), ({"pool-01": [1]}, [])])
-def test_heatmap_empty(rows, cols) -> None:  # type: ignore[no-untyped-def]
+def test_heatmap_empty(rows, cols) -> None:
     root = heat(rows, cols, empty="Bez údajov")
     assert texts(root) == ["Bez údajov"]
 
 
 def test_heatmap_all_zero_does_not_divide_by_zero() -> None:
     root = heat({"pool-01": [0, 0]}, ["16", "17"])
-    assert all(float(c.get("fill-opacity")) == pytest.approx(0.06) for c in cells(root))
+    assert all(float(attr(c, "fill-opacity")) == pytest.approx(0.06) for c in cells(root))
 
 
 @pytest.mark.parametrize("values", [[], [5], [3, 3, 3], [0, 10**12, -4], [math.nan, 1]])
-def test_sparkline_edge_cases(values) -> None:  # type: ignore[no-untyped-def]
+def test_sparkline_edge_cases(values) -> None:
     root = parse(sparkline(values, chart_id="s", title="Pády", desc="za hodinu"))
     assert labelled_by(root) == ("Pády", "za hodinu")
-    w, h = (float(v) for v in root.get("viewBox").split()[2:])
+    w, h = (float(v) for v in attr(root, "viewBox").split()[2:])
     for c in root.iter(f"{SVG}circle"):
-        assert 0 <= float(c.get("cx")) <= w and 0 <= float(c.get("cy")) <= h
+        assert 0 <= float(attr(c, "cx")) <= w and 0 <= float(attr(c, "cy")) <= h
     assert len(list(root.iter(f"{SVG}circle"))) == (1 if values else 0)
     assert len(list(root.iter(f"{SVG}polyline"))) == (1 if len(values) > 1 else 0)
 

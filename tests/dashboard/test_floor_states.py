@@ -8,7 +8,7 @@ from broker.hall.games import StartGame, StopGame
 from broker.hall.table_service import SetOutOfService
 
 
-def _facts(**kw):  # type: ignore[no-untyped-def]
+def _facts(**kw):
     from dashboard.web.floor import CardFacts
     from devices.kinds import Kind
 

@@ -16,7 +16,7 @@ from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 pytestmark = sqlite_only  # the SQL of both backends is in test_api_bills; these test the pages
 
 
-def _games(pages) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
+def _games(pages) -> tuple[int, int, int]:
     """On 10 Nov 2026 from 18:00: Pool 1 for an hour with 2 toppings (voidable op 2), Pool 2 from
     23:30 to 00:40 (after midnight: still the evening's), Pool 3 still running."""
     s = pages.service

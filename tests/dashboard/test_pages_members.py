@@ -14,13 +14,13 @@ from broker.storage.members import add_member, assign_card, record_fee
 from broker.storage.models import AuditEntry, FeePayment, Member, MemberCard
 from tests.dashboard.conftest import sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
-from tests.support.hub import on_writer, running_node
+from tests.support.hub import card_reader_of, on_writer, running_node
 
 pytestmark = sqlite_only  # the registry itself runs on both backends in test_api_members
 
 
-def _member(pages, name: str = "Zadražil Miro", *, year: int | None = None, card: str | None = None) -> int:  # type: ignore[no-untyped-def]
-    def _write(db):  # type: ignore[no-untyped-def]
+def _member(pages, name: str = "Zadražil Miro", *, year: int | None = None, card: str | None = None) -> int:
+    def _write(db):
         m = add_member(db, name, actor="test")
         if year:
             record_fee(db, m.id, year, actor="test")
@@ -31,17 +31,17 @@ def _member(pages, name: str = "Zadražil Miro", *, year: int | None = None, car
     return on_writer(pages.service, _write)
 
 
-def counts(pages) -> tuple[int, int, int, int]:  # type: ignore[no-untyped-def]
+def counts(pages) -> tuple[int, int, int, int]:
     """Members, cards, fee payments, audit entries: what a refused request must leave alone."""
     with pages.service.store.reader() as db:
-        return tuple(db.scalar(select(func.count()).select_from(t)) for t in (Member, MemberCard, FeePayment, AuditEntry))  # type: ignore[return-value]
+        return tuple(db.scalar(select(func.count()).select_from(t)) for t in (Member, MemberCard, FeePayment, AuditEntry))
 
 
 def names_listed(html: str) -> list[str]:
     return re.findall(r'<tr data-member="\d+"[^>]*>\s*<td><a href="/members/\d+">([^<]+)</a>', html)
 
 
-def test_search_ignores_accents_and_case(pages) -> None:  # type: ignore[no-untyped-def]
+def test_search_ignores_accents_and_case(pages) -> None:
     for name in ("Zadražil Miro", "Axamit Miloš", "Žiak Ľubo"):
         _member(pages, name)
     assert names_listed(pages.page("/members?q=zadrazil")) == ["Zadražil Miro"]
@@ -51,7 +51,7 @@ def test_search_ignores_accents_and_case(pages) -> None:  # type: ignore[no-unty
     assert names_listed(pages.page("/members?q=%25")) == []  # a LIKE wildcard is just a character
 
 
-def test_add_edit_and_the_audit_log(pages) -> None:  # type: ignore[no-untyped-def]
+def test_add_edit_and_the_audit_log(pages) -> None:
     r = pages.post("/members", {"name": "  Nový   Člen ", "kind": "honorary", "note": "čestný", "active": "on"})
     member_id = int(r.headers["location"].rsplit("/", 1)[1])
     html = pages.follow(r)
@@ -65,7 +65,7 @@ def test_add_edit_and_the_audit_log(pages) -> None:  # type: ignore[no-untyped-d
         assert (edit.actor, edit.reason) == ("boss", "preklep")
 
 
-def test_the_years_fee(pages) -> None:  # type: ignore[no-untyped-def]
+def test_the_years_fee(pages) -> None:
     member_id = _member(pages)
     assert "✗" in pages.page(f"/members/{member_id}").split('id="cards"')[0]
     html = pages.follow(pages.post(f"/members/{member_id}/fee", {"year": "2026", "amount": "10,00"}))
@@ -96,7 +96,7 @@ def test_the_years_fee(pages) -> None:  # type: ignore[no-untyped-def]
         ("2026\x00", "10"),
     ],
 )
-def test_bad_fee_input_is_refused_and_nothing_written(pages, year, amount) -> None:  # type: ignore[no-untyped-def]
+def test_bad_fee_input_is_refused_and_nothing_written(pages, year, amount) -> None:
     member_id = _member(pages)
     before = counts(pages)
     r = pages.post(f"/members/{member_id}/fee", {"year": year, "amount": amount})
@@ -106,7 +106,7 @@ def test_bad_fee_input_is_refused_and_nothing_written(pages, year, amount) -> No
     assert counts(pages) == before
 
 
-def test_assign_a_typed_card_and_take_it_away(pages) -> None:  # type: ignore[no-untyped-def]
+def test_assign_a_typed_card_and_take_it_away(pages) -> None:
     member_id = _member(pages)
     html = pages.follow(pages.post(f"/members/{member_id}/cards", {"uid": "04:A2:B3:C4"}))
     assert "<code>04a2b3c4</code>" in html
@@ -121,7 +121,7 @@ def test_assign_a_typed_card_and_take_it_away(pages) -> None:  # type: ignore[no
 
 
 @pytest.mark.parametrize("uid", ["xyz", "12", "", "04a2b3c4" * 5, "04a2\x00b3c4", "<script>"])
-def test_bad_card_numbers_are_refused(pages, uid) -> None:  # type: ignore[no-untyped-def]
+def test_bad_card_numbers_are_refused(pages, uid) -> None:
     member_id = _member(pages)
     before = counts(pages)
     r = pages.post(f"/members/{member_id}/cards", {"uid": uid})
@@ -140,7 +140,7 @@ def test_bad_card_numbers_are_refused(pages, uid) -> None:  # type: ignore[no-un
         {"name": "Zadražil Miro"},  # already a member
     ],
 )
-def test_bad_member_forms_are_refused(pages, data) -> None:  # type: ignore[no-untyped-def]
+def test_bad_member_forms_are_refused(pages, data) -> None:
     _member(pages)
     before = counts(pages)
     r = pages.post("/members", data)
@@ -149,7 +149,7 @@ def test_bad_member_forms_are_refused(pages, data) -> None:  # type: ignore[no-u
     assert counts(pages) == before
 
 
-def test_unknown_and_malformed_member_ids(pages) -> None:  # type: ignore[no-untyped-def]
+def test_unknown_and_malformed_member_ids(pages) -> None:
     for path in ("/members/999", "/members/999/capture?table=foos-01&wait=0.1"):
         assert pages.manager.get(path).status_code == 404
     assert pages.post("/members/999/fee", {"year": "2026", "amount": "10"}).status_code == 404
@@ -157,7 +157,7 @@ def test_unknown_and_malformed_member_ids(pages) -> None:  # type: ignore[no-unt
         assert pages.manager.get(path).status_code == 400
 
 
-def test_capture_fills_in_the_card_tapped_on_a_real_reader(pages, mosquitto, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_capture_fills_in_the_card_tapped_on_a_real_reader(pages, mosquitto, tmp_path) -> None:
     member_id = _member(pages)
     before = len(pages.service.listeners)  # the hub's own (e.g. the notifications' close-out summary)
     with running_node(mosquitto, tmp_path, "foos-01") as (node, _factory):
@@ -167,7 +167,7 @@ def test_capture_fills_in_the_card_tapped_on_a_real_reader(pages, mosquitto, tmp
         deadline = time.monotonic() + 5
         while len(pages.service.listeners) == before and time.monotonic() < deadline:  # the capture is listening
             time.sleep(0.01)
-        node._card_reader.tap("0A1B2C3D")
+        card_reader_of(node).tap("0A1B2C3D")
         waiting.join(15)
     html = result["html"]
     assert 'name="uid" value="0a1b2c3d"' in html and 'id="capture-result"' in html
@@ -176,7 +176,7 @@ def test_capture_fills_in_the_card_tapped_on_a_real_reader(pages, mosquitto, tmp
     assert len(pages.service.listeners) == before  # the capture cleaned up after itself
 
 
-def test_capture_times_out_with_a_message(pages) -> None:  # type: ignore[no-untyped-def]
+def test_capture_times_out_with_a_message(pages) -> None:
     member_id = _member(pages)
     html = pages.page(f"/members/{member_id}/capture?table=foos-02&wait=0.2")
     assert 'id="capture-result"' in html and 'name="uid" value=""' in html
@@ -185,7 +185,7 @@ def test_capture_times_out_with_a_message(pages) -> None:  # type: ignore[no-unt
 @pytest.mark.parametrize(
     "query", ["table=nope", "table=foos-01&wait=0", "table=foos-01&wait=31", "table=foos-01&wait=x", "", "table=" + "x" * 40]
 )
-def test_capture_refuses_garbage(pages, query) -> None:  # type: ignore[no-untyped-def]
+def test_capture_refuses_garbage(pages, query) -> None:
     member_id = _member(pages)
     assert pages.manager.get(f"/members/{member_id}/capture?{query}").status_code == 400
 
@@ -193,7 +193,7 @@ def test_capture_refuses_garbage(pages, query) -> None:  # type: ignore[no-untyp
 GOOD_CSV = "name,kind,cards,fees_paid,active,note\nZadražil Miro,individuálne,04a2b3c4,2025 2026,áno,\nAxamit Miloš,,,,,\n"
 
 
-def test_csv_import_then_export_round_trip(pages) -> None:  # type: ignore[no-untyped-def]
+def test_csv_import_then_export_round_trip(pages) -> None:
     r = pages.post("/members/import", files={"file": ("clenovia.csv", GOOD_CSV.encode("utf-8-sig"), "text/csv")})
     html = pages.follow(r)
     assert "clenovia.csv" in html and names_listed(html) == ["Axamit Miloš", "Zadražil Miro"]
@@ -206,7 +206,7 @@ def test_csv_import_then_export_round_trip(pages) -> None:  # type: ignore[no-un
     assert counts(pages) == before  # importing the export changes nothing
 
 
-def test_a_bad_csv_imports_nothing_and_lists_every_bad_line(pages) -> None:  # type: ignore[no-untyped-def]
+def test_a_bad_csv_imports_nothing_and_lists_every_bad_line(pages) -> None:
     _member(pages, "Axamit Miloš", card="0a0b0c0d")
     bad = "name,kind,cards,fees_paid\nNový Člen,,,2026\nZlý Druh,vip,,\nZlý Rok,,,20x6\nCudzia Karta,,0a0b0c0d,\nZlá Karta,,zz,\n"
     before = counts(pages)
@@ -224,18 +224,18 @@ def test_a_bad_csv_imports_nothing_and_lists_every_bad_line(pages) -> None:  # t
 @pytest.mark.parametrize(
     "content", [b"", b"   \n", b"\x00\x01\x02binary", b"\xff\xfe\x00n\x00a\x00m\x00e", b"just one line without a header"]
 )
-def test_garbage_files_are_refused(pages, content) -> None:  # type: ignore[no-untyped-def]
+def test_garbage_files_are_refused(pages, content) -> None:
     before = counts(pages)
     r = pages.post("/members/import", files={"file": ("x.csv", content, "text/csv")})
     assert r.status_code == 400 and ("import-errors" in r.text or "error-box" in r.text)
     assert counts(pages) == before
 
 
-def test_import_without_a_file_is_400(pages) -> None:  # type: ignore[no-untyped-def]
+def test_import_without_a_file_is_400(pages) -> None:
     assert pages.post("/members/import", {}).status_code == 400
 
 
-def test_a_huge_file_is_413(pages) -> None:  # type: ignore[no-untyped-def]
+def test_a_huge_file_is_413(pages) -> None:
     big = b"name\n" + b"x" * (2 * 1024 * 1024 + 10)
     assert pages.post("/members/import", files={"file": ("big.csv", big, "text/csv")}).status_code == 413
 
@@ -250,7 +250,7 @@ FORMS = [
 
 
 @pytest.mark.parametrize("path,data", FORMS)
-def test_every_form_needs_the_csrf_token(pages, path, data) -> None:  # type: ignore[no-untyped-def]
+def test_every_form_needs_the_csrf_token(pages, path, data) -> None:
     path = path.format(id=_member(pages, card="04a2b3c4"))
     before = counts(pages)
     assert pages.post(path, data, with_csrf=False).status_code == 403
@@ -258,13 +258,13 @@ def test_every_form_needs_the_csrf_token(pages, path, data) -> None:  # type: ig
     assert counts(pages) == before
 
 
-def test_csv_import_needs_the_csrf_token(pages) -> None:  # type: ignore[no-untyped-def]
+def test_csv_import_needs_the_csrf_token(pages) -> None:
     r = pages.manager.post("/members/import", files={"file": ("a.csv", GOOD_CSV.encode(), "text/csv")})
     assert r.status_code == 403 and counts(pages)[0] == 0
 
 
 @pytest.mark.parametrize("path,data", FORMS)
-def test_every_action_is_for_the_manager(pages, path, data) -> None:  # type: ignore[no-untyped-def]
+def test_every_action_is_for_the_manager(pages, path, data) -> None:
     path = path.format(id=_member(pages, card="04a2b3c4"))
     before = counts(pages)
     pages.refused_to_others("POST", path, data)
@@ -282,10 +282,10 @@ def test_every_action_is_for_the_manager(pages, path, data) -> None:  # type: ig
         "/members/{id}/capture?table=foos-01&wait=0.1",
     ],
 )
-def test_every_page_is_for_the_manager(pages, path) -> None:  # type: ignore[no-untyped-def]
+def test_every_page_is_for_the_manager(pages, path) -> None:
     pages.refused_to_others("GET", path.format(id=_member(pages)))
 
 
-def test_staff_cannot_import(pages) -> None:  # type: ignore[no-untyped-def]
+def test_staff_cannot_import(pages) -> None:
     r = pages.post("/members/import", client=pages.staff, files={"file": ("a.csv", GOOD_CSV.encode(), "text/csv")})
     assert r.status_code == 403 and counts(pages)[0] == 0

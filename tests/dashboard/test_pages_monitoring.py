@@ -18,13 +18,14 @@ from devices.contract import status_topic, telemetry_topic
 from tests.dashboard.conftest import START, sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 from tests.support.hub import on_writer
+from tests.support.matching import found
 from tests.support.mqtt import Collector
 from tests.support.waiting import wait_until
 
 pytestmark = sqlite_only
 
 
-def _node_reports(pages, mosquitto) -> None:  # type: ignore[no-untyped-def]
+def _node_reports(pages, mosquitto) -> None:
     """pool-01's node, logged in as itself, says it is online and sends telemetry, as an agent does."""
     node = Collector(mosquitto.port, "pool-01", "pw-pool-01", topics=("lavos/v1/table/pool-01/light/set",))
     try:
@@ -41,10 +42,10 @@ def _node_reports(pages, mosquitto) -> None:  # type: ignore[no-untyped-def]
     wait_until(arrived, what="pool-01's status and telemetry")
 
 
-def _sensor_events(pages) -> None:  # type: ignore[no-untyped-def]
+def _sensor_events(pages) -> None:
     boot = uuid.uuid4().hex
 
-    def _write(db):  # type: ignore[no-untyped-def]
+    def _write(db):
         for seq in range(1, 5):  # four drops in pocket index 2 ("Pocket 3")
             insert_event_once(
                 db,
@@ -82,10 +83,10 @@ def _sensor_events(pages) -> None:  # type: ignore[no-untyped-def]
 
     on_writer(pages.service, _write)
 
-    def _write(db):  # type: ignore[no-untyped-def]
+    def _fault(db):
         pages.service.alerts.raise_alert(db, alert_kinds.sensor_fault("pool-02", "pocket-4", "stuck"))
 
-    on_writer(pages.service, _write)
+    on_writer(pages.service, _fault)
 
 
 def row(html: str, attr: str, table: str) -> str:
@@ -94,7 +95,7 @@ def row(html: str, attr: str, table: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", found.group(1))).strip()
 
 
-def test_nodes_show_what_they_reported(pages, mosquitto) -> None:  # type: ignore[no-untyped-def]
+def test_nodes_show_what_they_reported(pages, mosquitto) -> None:
     _node_reports(pages, mosquitto)
     html = pages.page("/monitoring")
     pool1 = row(html, "data-node", "pool-01")
@@ -104,10 +105,10 @@ def test_nodes_show_what_they_reported(pages, mosquitto) -> None:  # type: ignor
     assert len(re.findall(r"data-node=", html)) == len(pages.service.venue.tables)
 
 
-def test_pocket_drops_today_and_sensor_faults(pages) -> None:  # type: ignore[no-untyped-def]
+def test_pocket_drops_today_and_sensor_faults(pages) -> None:
     _sensor_events(pages)
     cells = re.findall(
-        r"<td[^>]*>(.*?)</td>", re.search(r'data-sensors="pool-02"[^>]*>(.*?)</tr>', pages.page("/monitoring"), re.S).group(1), re.S
+        r"<td[^>]*>(.*?)</td>", found(r'data-sensors="pool-02"[^>]*>(.*?)</tr>', pages.page("/monitoring"), re.S).group(1), re.S
     )
     text = [re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", c)).strip() for c in cells]
     assert text[:4] == ["Pool 2", "0", "0", "4"]  # pocket 3: four drops today, yesterday's not counted
@@ -116,10 +117,10 @@ def test_pocket_drops_today_and_sensor_faults(pages) -> None:  # type: ignore[no
     assert 'data-sensors="carom-01"' not in html and 'data-sensors="foos-01"' in html  # beams: pockets or goals
 
 
-def test_alert_history_open_and_closed_with_a_table_filter(pages) -> None:  # type: ignore[no-untyped-def]
+def test_alert_history_open_and_closed_with_a_table_filter(pages) -> None:
     s = pages.service
 
-    def _write(db):  # type: ignore[no-untyped-def]
+    def _write(db):
         s.alerts.raise_alert(db, alert_kinds.node_offline("pool-03"))
         s.alerts.raise_alert(db, alert_kinds.idle_session("pool-04", 20))
 
@@ -136,12 +137,12 @@ def test_alert_history_open_and_closed_with_a_table_filter(pages) -> None:  # ty
 
 
 @pytest.mark.parametrize("query", ["table=nope", "table=" + "x" * 40, "table=%00"])
-def test_a_bad_table_filter_is_a_clear_400(pages, query) -> None:  # type: ignore[no-untyped-def]
+def test_a_bad_table_filter_is_a_clear_400(pages, query) -> None:
     r = pages.manager.get(f"/monitoring?{query}")
     assert r.status_code == 400 and "error-box" in r.text
 
 
-def test_grafana_link_comes_from_the_environment(pages, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_grafana_link_comes_from_the_environment(pages, monkeypatch) -> None:
     assert "Grafana" not in pages.page("/monitoring")
     monkeypatch.setenv("LAVOS_GRAFANA_URL", "https://grafana.lavos.example/d/lavos-hall")
     assert 'href="https://grafana.lavos.example/d/lavos-hall"' in pages.page("/monitoring")
@@ -149,12 +150,12 @@ def test_grafana_link_comes_from_the_environment(pages, monkeypatch) -> None:  #
     assert "javascript:" not in pages.page("/monitoring")
 
 
-def test_the_live_fragment_is_the_node_table_alone(pages) -> None:  # type: ignore[no-untyped-def]
+def test_the_live_fragment_is_the_node_table_alone(pages) -> None:
     html = pages.page("/monitoring/nodes-fragment")
     assert 'id="nodes"' in html and 'id="sensors"' in html and "<html" not in html
     assert 'data-src="/monitoring/nodes-fragment"' in pages.page("/monitoring")
 
 
 @pytest.mark.parametrize("path", ["/monitoring", "/monitoring?table=pool-01", "/monitoring/nodes-fragment"])
-def test_only_the_manager_monitors(pages, path) -> None:  # type: ignore[no-untyped-def]
+def test_only_the_manager_monitors(pages, path) -> None:
     pages.refused_to_others("GET", path)

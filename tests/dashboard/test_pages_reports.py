@@ -13,8 +13,8 @@ from decimal import Decimal
 import pytest
 
 from broker.hall.games import StartGame, StopGame
-from broker.hall.ingest_rules import checkin
 from broker.storage.events import insert_event_once
+from broker.storage.foosball import checkin
 from broker.storage.members import add_member, record_fee
 from tests.dashboard.conftest import START, sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
@@ -25,12 +25,12 @@ SVG = re.compile(r"<svg .*?</svg>", re.S)
 EXPORTS = ["revenue", "sessions", "utilisation", "drops", "foosball"]
 
 
-def _play(pages) -> None:  # type: ignore[no-untyped-def]
+def _play(pages) -> None:
     """On Tue 10 Nov 2026 from 18:00 local: pool-01 for an hour (6,00 €), a member on pool-05 for half
     an hour at the club-card rate (2,00 €), three drops on pool-01, a foosball check-in."""
     s = pages.service
 
-    def _write(db):  # type: ignore[no-untyped-def]
+    def _write(db):
         m = add_member(db, "Zadražil Miro", actor="test")
         record_fee(db, m.id, 2026, actor="test")
         checkin(db, "foos-01", m.id, START, "staff")
@@ -59,7 +59,7 @@ def _play(pages) -> None:  # type: ignore[no-untyped-def]
     s.execute(StopGame(game=one, actor="test"))
 
 
-def csv_rows(r) -> list[list[str]]:  # type: ignore[no-untyped-def]
+def csv_rows(r) -> list[list[str]]:
     """The CSV as Slovak Excel reads it: UTF-8 with a BOM, ';' between cells, CRLF line ends."""
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv")
     assert r.content.startswith(b"\xef\xbb\xbf")  # Excel's hint that it is UTF-8
@@ -74,7 +74,7 @@ def svgs(html: str) -> list[ET.Element]:
     return found
 
 
-def test_a_day_report_adds_up_and_draws_its_charts(pages) -> None:  # type: ignore[no-untyped-def]
+def test_a_day_report_adds_up_and_draws_its_charts(pages) -> None:
     _play(pages)
     html = pages.page("/reports?day=2026-11-10")
     assert "10.\u00a011.\u00a02026" in html
@@ -85,13 +85,13 @@ def test_a_day_report_adds_up_and_draws_its_charts(pages) -> None:  # type: igno
     assert "Zadražil Miro" in sessions and "10.\u00a011.\u00a02026 19:00" in sessions
     assert "Zadražil Miro" in html[html.index('id="foosball"') :]
     charts = svgs(html)
-    titles = {c.find("{http://www.w3.org/2000/svg}title").text for c in charts}
+    titles = {title.text for c in charts if (title := c.find("{http://www.w3.org/2000/svg}title")) is not None}
     assert len(charts) == 4 and len(titles) == 4  # by table, by tariff, utilisation heatmap, drops heatmap
     today = pages.page("/reports")  # today, by the hub clock
     assert today[today.index("<main") :] == html[html.index("<main") :]
 
 
-def test_a_month_report_has_every_day(pages) -> None:  # type: ignore[no-untyped-def]
+def test_a_month_report_has_every_day(pages) -> None:
     _play(pages)
     html = pages.page("/reports?month=2026-11")
     # Every day up to today (the hub clock says 10 November), none still to come.
@@ -109,7 +109,7 @@ def test_a_month_report_has_every_day(pages) -> None:  # type: ignore[no-untyped
     assert rows[-1] == ["spolu", "", "8,00"]
 
 
-def test_csv_exports_match_the_page(pages) -> None:  # type: ignore[no-untyped-def]
+def test_csv_exports_match_the_page(pages) -> None:
     _play(pages)
     q = "day=2026-11-10"
     sessions = csv_rows(pages.manager.get(f"/reports/sessions.csv?{q}"))
@@ -128,14 +128,14 @@ def test_csv_exports_match_the_page(pages) -> None:  # type: ignore[no-untyped-d
     assert 'filename="lavos-revenue-2026-11-10.csv"' in r.headers["content-disposition"]
 
 
-def test_english_money_and_dates(pages) -> None:  # type: ignore[no-untyped-def]
+def test_english_money_and_dates(pages) -> None:
     _play(pages)
     assert pages.post("/lang", {"lang": "en", "next": "/reports"}).status_code == 303
     html = pages.page("/reports?day=2026-11-10")
     assert "€8.00" in html and "10\u00a0Nov\u00a02026" in html and "Club card" in html
 
 
-def test_an_empty_day_says_so(pages) -> None:  # type: ignore[no-untyped-def]
+def test_an_empty_day_says_so(pages) -> None:
     html = pages.page("/reports?day=2026-11-09")
     assert "0,00\u00a0€" in html
     assert len(svgs(html)) == 4  # empty charts still parse and say why they are empty
@@ -156,24 +156,24 @@ def test_an_empty_day_says_so(pages) -> None:  # type: ignore[no-untyped-def]
         "day=2026-02-30",
     ],
 )
-def test_bad_periods_are_a_clear_400(pages, query) -> None:  # type: ignore[no-untyped-def]
+def test_bad_periods_are_a_clear_400(pages, query) -> None:
     for path in ("/reports", "/reports/revenue.csv"):
         r = pages.manager.get(f"{path}?{query}")
         assert r.status_code == 400, f"{path}?{query} → {r.status_code}"
         assert "error-box" in r.text
 
 
-def test_unknown_export_is_404(pages) -> None:  # type: ignore[no-untyped-def]
+def test_unknown_export_is_404(pages) -> None:
     r = pages.manager.get("/reports/passwords.csv")
     assert r.status_code == 404
 
 
 @pytest.mark.parametrize("path", ["/reports", "/reports?month=2026-11"] + [f"/reports/{x}.csv" for x in EXPORTS])
-def test_only_the_manager_sees_reports(pages, path) -> None:  # type: ignore[no-untyped-def]
+def test_only_the_manager_sees_reports(pages, path) -> None:
     pages.refused_to_others("GET", path)
 
 
-def test_csv_is_what_slovak_excel_opens(pages) -> None:  # type: ignore[no-untyped-def]
+def test_csv_is_what_slovak_excel_opens(pages) -> None:
     _play(pages)
     raw = pages.manager.get("/reports/revenue.csv?day=2026-11-10").content
     assert raw.startswith(b"\xef\xbb\xbf") and b"\r\n" in raw and b";" in raw
@@ -187,7 +187,7 @@ def test_csv_is_what_slovak_excel_opens(pages) -> None:  # type: ignore[no-untyp
     assert en[0] == ["Group", "Item", "Amount (€)"] and en[-1] == ["total", "", "8,00"]
 
 
-def test_xlsx_holds_every_section_with_real_numbers_and_times(pages) -> None:  # type: ignore[no-untyped-def]
+def test_xlsx_holds_every_section_with_real_numbers_and_times(pages) -> None:
     from datetime import datetime
 
     from openpyxl import load_workbook
@@ -209,7 +209,7 @@ def test_xlsx_holds_every_section_with_real_numbers_and_times(pages) -> None:  #
     assert book["Stolný futbal"]["A2"].value == "Zadražil Miro" and book["Stolný futbal"]["D2"].value == "Futbal 1"
 
 
-def test_prev_and_next_arrows_and_no_days_to_come(pages) -> None:  # type: ignore[no-untyped-def]
+def test_prev_and_next_arrows_and_no_days_to_come(pages) -> None:
     html = pages.page("/reports?day=2026-11-09")
     assert 'href="/reports?day=2026-11-08"' in html and 'href="/reports?day=2026-11-10"' in html
     today = pages.page("/reports")  # 10 November by the hub clock: no arrow into the future
@@ -222,7 +222,7 @@ def test_prev_and_next_arrows_and_no_days_to_come(pages) -> None:  # type: ignor
         assert r.status_code == 400 and "ešte neprišiel" in r.text
 
 
-def test_a_game_after_midnight_is_the_evenings(pages) -> None:  # type: ignore[no-untyped-def]
+def test_a_game_after_midnight_is_the_evenings(pages) -> None:
     s = pages.service
     pages.clock.advance(hours=5, minutes=30)  # 23:30
     sid = s.execute(StartGame(table="pool-03", actor="test"))
@@ -236,12 +236,12 @@ def test_a_game_after_midnight_is_the_evenings(pages) -> None:  # type: ignore[n
     assert (util["Pool 3"][18], util["Pool 3"][19], util["Pool 3"][-1]) == ("30", "40", "70")  # 23:00, 00:00, total
 
 
-def test_xlsx_keeps_a_formula_looking_name_as_text(pages) -> None:  # type: ignore[no-untyped-def]
+def test_xlsx_keeps_a_formula_looking_name_as_text(pages) -> None:
     from openpyxl import load_workbook
 
     evil = '=HYPERLINK("http://x","y")'
 
-    def _write(db):  # type: ignore[no-untyped-def]
+    def _write(db):
         m = add_member(db, evil, actor="test")
         record_fee(db, m.id, 2026, actor="test")
         checkin(db, "foos-01", m.id, START, "staff")

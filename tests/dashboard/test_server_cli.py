@@ -57,6 +57,7 @@ def test_serves_the_api_and_stops_cleanly_on_sigterm(mosquitto, tmp_path):
         "--data-dir",
         str(tmp_path / "data"),
     )
+    assert proc.stderr is not None
     try:
         deadline = time.monotonic() + START_TIMEOUT_S  # the start imports the app and migrates: slow on a loaded machine
         while True:

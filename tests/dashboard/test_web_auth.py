@@ -13,6 +13,7 @@ from broker.accounts.login_throttle import ThrottlePolicy
 from broker.hall.games import StartGame
 from dashboard.web.app import web_routes
 from tests.dashboard.conftest import CHEAP, MANAGER, PASSWORD, STAFF, sqlite_only
+from tests.support.matching import found
 from tests.support.web import Browser, add_users, web_app
 
 # Open to anybody: logging in needs a page before the login, and so does choosing the language.
@@ -21,7 +22,7 @@ SAMPLE = {"table_id": "pool-01", "session_id": "1", "alert_id": "1"}
 
 
 @pytest.fixture
-def app(service, tmp_path):  # type: ignore[no-untyped-def]
+def app(service, tmp_path):
     add_users(service, {STAFF: "staff", MANAGER: "manager"}, PASSWORD, CHEAP)
     return web_app(service, data_dir=tmp_path)
 
@@ -42,7 +43,7 @@ def _role(route: APIRoute) -> str | None:
     return None
 
 
-def _routes(method: str | None = None):  # type: ignore[no-untyped-def]
+def _routes(method: str | None = None):
     return [(m, p, r) for m, p, r in web_routes() if (m, p) not in PUBLIC and (method is None or m == method)]
 
 
@@ -83,7 +84,7 @@ def test_staff_get_403_on_manager_pages_and_actions(app):
         if method == "GET" and "{" not in path:
             assert manager.get(path).status_code == 200, path
     # Staff see no manager links in the top bar.
-    nav = lambda html: re.search(r'<nav class="nav">(.*?)</nav>', html, re.S).group(1)  # noqa: E731
+    nav = lambda html: found(r'<nav class="nav">(.*?)</nav>', html, re.S).group(1)  # noqa: E731
     manager_links = [p for m, p in manager_routes if m == "GET" and "{" not in p]
     staff_nav, manager_nav = nav(b.get("/").text), nav(manager.get("/").text)
     for p in manager_links:

@@ -10,6 +10,7 @@ from broker.hall.games import AddExtra, PauseGame, StartGame
 from broker.storage.members import add_member, assign_card, record_fee
 from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, sqlite_only
 from tests.support.hub import on_writer
+from tests.support.matching import found
 from tests.support.waiting import wait_until
 from tests.support.web import Browser, add_users, event, light, node_link, status, web_app
 
@@ -17,7 +18,7 @@ pytestmark = sqlite_only
 
 
 @pytest.fixture
-def browser(service):  # type: ignore[no-untyped-def]
+def browser(service):
     add_users(service, {STAFF: "staff"}, PASSWORD, CHEAP)
     b = Browser(web_app(service))
     b.login(STAFF, PASSWORD)
@@ -102,7 +103,7 @@ def test_every_table_by_room_with_its_state_in_colour_and_word(browser, service,
 
 
 def test_panel_actions_then_the_itemised_bill_with_vat(browser, service, clock):
-    def _write(db):  # type: ignore[no-untyped-def]
+    def _write(db):
         m = add_member(db, "Zadražil Miro", actor="test")
         assign_card(db, m.id, "0a1b2c3d", actor="test")
         record_fee(db, m.id, 2026, actor="test")
@@ -131,7 +132,7 @@ def test_panel_actions_then_the_itemised_bill_with_vat(browser, service, clock):
     # 30 min on Pool 5 + 15 min on Pool 6 at 4 €/h (paid-up club card), two toppings: 2,00 + 1,00 + 1,20.
     assert "Pool 5: Klubová karta, 4,00\u00a0€/h, 30 min" in bill and "Pool 6: Klubová karta, 4,00\u00a0€/h, 15 min" in bill
     assert "Prísada na pizzu navyše 2 × 0,60\u00a0€" in bill
-    total = re.search(r'id="bill-total">([^<]+)<', bill).group(1)
+    total = found(r'id="bill-total">([^<]+)<', bill).group(1)
     assert total == "4,20\u00a0€"
     assert "DPH 23 %" in bill and "0,79\u00a0€" in bill and "3,41\u00a0€" in bill  # VAT contained in 4,20 €, and the net
     assert "10.\u00a011.\u00a02026 18:00" in bill  # started, venue time, Slovak format
@@ -212,7 +213,7 @@ def test_alert_banner_and_acknowledgement(browser, service, mosquitto):
         wait_until(lambda: "alert-loud" in browser.get("/").text, what="the foosball alert in the banner")
     page = browser.get("/foosball").text
     assert "Hrá sa bez prihláseného člena" in page and "alert-loud" in page
-    alert_id = int(re.search(r'data-alert-id="(\d+)"', page).group(1))
+    alert_id = int(found(r'data-alert-id="(\d+)"', page).group(1))
     r = browser.post(f"/alerts/{alert_id}/ack", {"next": "/foosball"})
     assert r.status_code == 303 and r.headers["location"] == "/foosball"
     assert 'data-alert-id="' not in browser.get("/alerts/banner").text

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import socket
 import threading
 import time
@@ -16,12 +15,13 @@ import uvicorn
 from broker.hall.games import MoveGame, StartGame
 from dashboard.web import live, pages_events
 from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, sqlite_only
+from tests.support.matching import found
 from tests.support.waiting import wait_until
 from tests.support.web import add_users, web_app
 
 
 @pytest.fixture
-def server(service):  # type: ignore[no-untyped-def]
+def server(service):
     """`lavos server`'s app on a real socket (the TestClient buffers whole responses: no streams)."""
     add_users(service, {STAFF: "staff"}, PASSWORD, CHEAP)
     sock = socket.socket()
@@ -38,7 +38,7 @@ def server(service):  # type: ignore[no-untyped-def]
 
 def _login(base: str) -> httpx.Client:
     c = httpx.Client(base_url=base, timeout=5)
-    token = re.search(r'name="csrf-token" content="([^"]+)"', c.get("/login").text).group(1)
+    token = found(r'name="csrf-token" content="([^"]+)"', c.get("/login").text).group(1)
     assert c.post("/login", data={"username": STAFF, "password": PASSWORD, "csrf_token": token}).status_code == 303
     return c
 
@@ -71,16 +71,21 @@ def test_anonymous_gets_no_stream(server):
 
 
 def test_a_slow_client_gets_one_refresh_instead_of_a_backlog():
-    async def run() -> list[dict]:
+    async def run() -> list[dict | None]:
         sub = live.Subscriber(asyncio.get_running_loop(), maxsize=5)
+
         # Service threads push; the loop runs the hand-over callbacks when it gets to them.
-        pushers = [threading.Thread(target=lambda: [sub.push("event", {"table": "pool-01"}) for _ in range(50)]) for _ in range(3)]
+        def push_50() -> None:
+            for _ in range(50):
+                sub.push("event", {"table": "pool-01"})
+
+        pushers = [threading.Thread(target=push_50) for _ in range(3)]
         for t in pushers:
             t.start()
         for t in pushers:
             t.join()
         await asyncio.sleep(0.05)
-        got = []
+        got: list[dict | None] = []
         while (ev := await sub.next(0.05)) is not None:
             got.append(ev)
         sub.push("light", {"table": "pool-02"})
@@ -126,20 +131,20 @@ def test_streams_are_capped_per_login_and_given_back_when_they_end(server, servi
     add_users(service, {"boss": "manager"}, PASSWORD, CHEAP)
     client, other = _login(server), _login(server)
     boss = httpx.Client(base_url=server, timeout=5)
-    token = re.search(r'name="csrf-token" content="([^"]+)"', boss.get("/login").text).group(1)
+    token = found(r'name="csrf-token" content="([^"]+)"', boss.get("/login").text).group(1)
     assert boss.post("/login", data={"username": "boss", "password": PASSWORD, "csrf_token": token}).status_code == 303
     streams = [client.stream("GET", "/events") for _ in range(3)]
-    for s in streams:
-        assert s.__enter__().status_code == 200
+    for opened in streams:
+        assert opened.__enter__().status_code == 200
     refused = other.get("/events", headers={"Accept-Language": "sk"})  # the same login, another tablet
     assert refused.status_code == 429 and "Priveľa" in refused.text and refused.headers["Retry-After"] == "30"
     assert other.get("/").status_code == 200  # the floor itself still answers
-    with boss.stream("GET", "/events") as s:
-        assert s.status_code == 200  # another login still gets its stream
+    with boss.stream("GET", "/events") as answer:
+        assert answer.status_code == 200  # another login still gets its stream
     streams[0].__exit__(None, None, None)
     wait_until(lambda: pages_events.SLOTS.per_login.get(STAFF) == 2, what="the closed stream's slot back")
-    with other.stream("GET", "/events") as s:
-        assert s.status_code == 200
-    for s in streams[1:]:
-        s.__exit__(None, None, None)
+    with other.stream("GET", "/events") as answer:
+        assert answer.status_code == 200
+    for opened in streams[1:]:
+        opened.__exit__(None, None, None)
     wait_until(lambda: STAFF not in pages_events.SLOTS.per_login, what="every slot back")

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from tests.support.hub import REPO
+from tests.support.matching import found
 
 COMPOSE_DIR = REPO / "deploy" / "compose"
 COMPOSE = COMPOSE_DIR / "compose.yaml"
@@ -101,14 +102,14 @@ def test_mosquitto_gets_our_config_acl_and_password_file_where_the_config_says(c
     settings = dict(line.split(None, 1) for line in conf.splitlines() if line and not line.startswith("#") and " " in line)
     mounts = {target: (COMPOSE_DIR / src).resolve() for src, target in bind_mounts(compose["services"]["mosquitto"])}
     command = " ".join(compose["services"]["mosquitto"]["command"])
-    config_in_container = re.search(r"mosquitto -c (\S+)", command).group(1)
+    config_in_container = found(r"mosquitto -c (\S+)", command).group(1)
     assert mounts[config_in_container] == (REPO / "deploy" / "mosquitto" / "lavos.conf").resolve()
     assert mounts[settings["acl_file"]] == (REPO / "deploy" / "mosquitto" / "acl").resolve()  # a link to broker/mosquitto_acl
     assert mounts[settings["password_file"]].is_relative_to(SECRETS)
     volumes = {spec.split(":")[1].rstrip("/") for spec in compose["services"]["mosquitto"]["volumes"]}
     # retained messages survive a restart: without persistence_location (Debian's main config sets
     # it) Mosquitto writes its database to the working directory, which must be the volume
-    store = settings.get("persistence_location") or re.search(r"cd (\S+) && exec mosquitto", command).group(1)
+    store = settings.get("persistence_location") or found(r"cd (\S+) && exec mosquitto", command).group(1)
     assert settings["persistence"] == "true" and store.rstrip("/") in volumes
     for tls_file in re.findall(r"^#(?:cafile|certfile|keyfile) (\S+)", conf, re.M):
         assert Path(tls_file).parent.as_posix() in mounts, f"{tls_file}: the TLS listener's files are not mounted"
@@ -170,7 +171,7 @@ def test_the_dockerfile_copies_what_exists_and_runs_lavos():
         for src in sources:
             assert (REPO / src).exists(), f"Dockerfile copies {src}, which is not in the repository"
     copied = {s for line in re.findall(r"^COPY (.+)$", text, re.M) for s in line.split()[:-1]}
-    packages = re.search(r"include = \[(.*?)\]", (REPO / "pyproject.toml").read_text()).group(1)
+    packages = found(r"include = \[(.*?)\]", (REPO / "pyproject.toml").read_text()).group(1)
     for pkg in re.findall(r'"(\w+)\*"', packages):
         assert pkg in copied, f"pyproject.toml packages {pkg}, the image does not copy it"
     assert re.search(r'^ENTRYPOINT \["lavos"\]', text, re.M)

@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.matching import found
 from tests.support.server import serving
 
 REPO = Path(__file__).resolve().parents[2]
@@ -104,7 +105,7 @@ def _closes_placeholder(text: str, i: int) -> bool:
 def test_the_caddyfile_proxies_each_site_with_hsts() -> None:
     blocks = caddy_blocks()
     assert "email {$LAVOS_ACME_EMAIL}" in blocks.pop("")
-    lavos_port = int(re.search(r"--http [0-9.]+:(\d+)", SERVICE.read_text(encoding="utf-8"))[1])  # type: ignore[index]
+    lavos_port = int(found(r"--http [0-9.]+:(\d+)", SERVICE.read_text(encoding="utf-8"))[1])
     targets = {"{$LAVOS_HOSTNAME}": lavos_port, "{$LAVOS_GRAFANA_HOSTNAME}": GRAFANA_PORT}
     assert set(blocks) == set(targets)
     for site, body in blocks.items():

@@ -21,7 +21,7 @@ from broker.hall.games import StartGame
 from broker.hall.hub import Hub
 from broker.storage.models import Alert, Event
 from devices.contract import event_topic, light_set_topic
-from tests.support.hub import VENUE, hub_url
+from tests.support.hub import VENUE, hub_link, hub_url
 from tests.support.mqtt import Collector, clear_session
 from tests.support.waiting import wait_until
 
@@ -63,11 +63,11 @@ def two_services(mosquitto, pg_url, request):
     for login in LOGINS:
         clear_session(mosquitto.port, *mosquitto.hub_login(login))
     services = [start_service(mosquitto, pg_url, group, login) for login in LOGINS]
-    wait_until(lambda: all(s.link.stats.connected for s in services), what="both services connected")
+    wait_until(lambda: all(hub_link(s).stats.connected for s in services), what="both services connected")
     time.sleep(0.2)  # their SUBSCRIBEs are sent on connect; give the broker a moment to file them
     yield services
     for svc in services:
-        if svc.link.stats.connected:
+        if hub_link(svc).stats.connected:
             stop_service(svc)
 
 

@@ -24,7 +24,7 @@ from edge import EdgeNode
 from sim.mosquitto import HUB_USER, Mosquitto, TlsFiles
 from sim.pins import PulseScript, drive_pulses, timed_mock_factory
 from tests.edge.nodes import node_config
-from tests.support.hub import REPO, VENUE
+from tests.support.hub import REPO, VENUE, hub_link, light_of, link_of
 from tests.support.waiting import wait_until
 
 MAKE_CERTS = REPO / "deploy" / "mosquitto" / "make-certs.sh"
@@ -49,6 +49,7 @@ class TlsMosquitto(Mosquitto):
 
     @property
     def tls_port(self) -> int:
+        assert self.tls is not None
         return self.tls.port
 
 
@@ -128,9 +129,9 @@ def test_node_and_central_service_talk_over_tls(tls_broker, certs, tmp_path):
     svc.start()
     try:
         with EdgeNode(cfg, pin_factory=factory) as node:
-            wait_until(lambda: svc.link.stats.connected and node.link.wait_connected(0.01), 10, "both connected over TLS")
+            wait_until(lambda: hub_link(svc).stats.connected and link_of(node).wait_connected(0.01), 10, "both connected over TLS")
             svc.execute(StartGame(table=TABLE, actor="anna"))
-            wait_until(lambda: node.light.on, 5, "light command across TLS")
+            wait_until(lambda: light_of(node).on, 5, "light command across TLS")
             drive_pulses(factory.pin(cfg.pins.pockets[4]), 1, PulseScript(duration_s=0.02, chatter_edges=1))
             wait_until(lambda: svc.runtime[TABLE].drops == 1, 5, "pocket event across TLS")
         with store.reader() as db:
@@ -158,7 +159,7 @@ def test_a_client_trusting_another_ca_is_refused(tls_broker, certs, tmp_path):
     # a table node with the wrong ca_file never gets in, and keeps retrying rather than crashing
     cfg = node_config(tmp_path, tls_broker.tls_port, table=TABLE, mqtt={"tls": True, "ca_file": str(stranger / "ca.crt")})
     with EdgeNode(cfg, pin_factory=timed_mock_factory()) as node:
-        assert not node.link.wait_connected(1.5)
+        assert not link_of(node).wait_connected(1.5)
 
 
 def test_cafile_in_the_url_is_checked(certs):

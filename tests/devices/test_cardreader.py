@@ -39,8 +39,8 @@ def presses(text: str) -> list[tuple[int, int]]:
     return [*out, (ecodes.KEY_ENTER, 1), (ecodes.KEY_ENTER, 0)]
 
 
-def decode_all(decoder: WedgeDecoder, keys) -> list:
-    out = []
+def decode_all(decoder: WedgeDecoder, keys) -> list[str | BadUid]:
+    out: list[str | BadUid] = []
     for code, value in keys:
         try:
             uid = decoder.key(code, value)

@@ -34,7 +34,8 @@ def test_lavos_prices_hours_and_timezone():
     v = load_venue(LAVOS)
     assert {t.id: t.rate_cents_per_hour for t in v.tariffs} == {"standard": 600, "club_card": 400, "training": 1500}
     assert v.tariff("club_card").requires_member
-    assert v.tariff("training").hours.open == time(15) and v.tariff("training").hours.close == time(19)
+    hours = v.tariff("training").hours
+    assert hours is not None and hours.open == time(15) and hours.close == time(19)
     for day in ("mon", "sun"):
         assert (v.hours_on(day).open, v.hours_on(day).close) == (time(16), time(0))
     assert v.venue.timezone == "Europe/Bratislava" and str(v.tz) == "Europe/Bratislava"

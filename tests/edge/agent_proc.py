@@ -13,6 +13,7 @@ import sys
 from devices.nodeconfig import load_node_config
 from edge import EdgeNode
 from sim.pins import PulseScript, drive_pulses, timed_mock_factory
+from tests.support.hub import light_of, outbox_of
 
 
 def main(config_path: str) -> None:
@@ -30,9 +31,9 @@ def main(config_path: str) -> None:
             drive_pulses(factory.pin(config.pins.pockets[pocket]), count, PulseScript(duration_s=0.02, chatter_edges=1))
             print("driven", flush=True)
         elif words[0] == "depth":
-            print(node.outbox.depth, flush=True)
+            print(outbox_of(node).depth, flush=True)
         elif words[0] == "light":
-            print("on" if node.light.on else "off", node._light_cause[0], flush=True)
+            print("on" if light_of(node).on else "off", node._light_cause[0], flush=True)
         elif words[0] == "quit":
             break
     node.close()

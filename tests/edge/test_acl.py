@@ -9,12 +9,13 @@ import uuid
 
 import paho.mqtt.client as mqtt
 import pytest
-from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 
 from devices.contract import event_topic, light_set_topic, light_state_topic, status_topic, telemetry_topic
 from edge import EdgeNode
 from sim.pins import PulseScript, drive_pulses, timed_mock_factory
 from tests.edge.nodes import events, node_config
+from tests.support.hub import light_of, link_of
 from tests.support.mqtt import Collector
 from tests.support.waiting import wait_until
 
@@ -28,7 +29,7 @@ FORBIDDEN = [
 ]
 
 
-def intruder_publish(port: int, topic: str, protocol: int) -> None:
+def intruder_publish(port: int, topic: str, protocol: MQTTProtocolVersion) -> None:
     """Log in as pool-01 and publish on `topic` (Mosquitto 2.0 may drop us for it: that is fine)."""
     c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="pool-01", protocol=protocol)
     c.username_pw_set("pool-01", "pw-pool-01")
@@ -49,7 +50,7 @@ def test_pool_01_cannot_reach_pool_02(mosquitto, tmp_path, protocol):
     factory = timed_mock_factory()
     victim_cfg = node_config(tmp_path, mosquitto.port, table=VICTIM)
     with EdgeNode(victim_cfg, pin_factory=factory) as victim:
-        assert victim.link.wait_connected(10)
+        assert link_of(victim).wait_connected(10)
         for topic in FORBIDDEN:
             intruder_publish(mosquitto.port, topic, protocol)
         # the honest path still works, so silence below is the ACL, not a dead broker
@@ -58,7 +59,7 @@ def test_pool_01_cannot_reach_pool_02(mosquitto, tmp_path, protocol):
         hub.wait_for(lambda m: m.topic == telemetry_topic("pool-01"))
         time.sleep(0.3)
         assert victim.invalid_commands == 0
-        assert not victim.light.on, "pool-02's light was switched by pool-01"
+        assert not light_of(victim).on, "pool-02's light was switched by pool-01"
         honest.close()
     assert not hub.matching(lambda m: m.topic in FORBIDDEN and b"evil" in m.payload)
     late = Collector(mosquitto.port, topics=(f"lavos/v1/table/{VICTIM}/#",))
@@ -75,10 +76,10 @@ def test_a_node_only_hears_its_own_commands(mosquitto, tmp_path):
         EdgeNode(node_config(tmp_path, mosquitto.port), pin_factory=f1) as n1,
         EdgeNode(node_config(tmp_path, mosquitto.port, table=VICTIM), pin_factory=f2) as n2,
     ):
-        assert n1.link.wait_connected(10) and n2.link.wait_connected(10)
+        assert link_of(n1).wait_connected(10) and link_of(n2).wait_connected(10)
         hub.publish(light_set_topic(VICTIM), json.dumps({"on": True, "cmd_id": uuid.uuid4().hex}))
-        wait_until(lambda: n2.light.on, what="pool-02 to obey")
-        assert not n1.light.on
+        wait_until(lambda: light_of(n2).on, what="pool-02 to obey")
+        assert not light_of(n1).on
         drive_pulses(f2.pin(n2.config.pins.pockets[0]), 1, PulseScript())
         wait_until(lambda: events(hub, table=VICTIM), what="pool-02's event")
         assert not events(hub, table="pool-01")

@@ -79,6 +79,7 @@ def test_the_agent_runs_until_sigterm_without_a_broker(tmp_path):
         stderr=subprocess.STDOUT,
         text=True,
     )
+    assert proc.stdout is not None
     out = Output(proc.stdout)
     try:
         # "started" comes after the signal handlers are in place (edge/agent_main.py); a fixed

@@ -14,6 +14,7 @@ from edge import EdgeNode
 from sim.mosquitto import Mosquitto
 from sim.pins import timed_mock_factory
 from tests.edge.nodes import events, light_states, node_config
+from tests.support.hub import link_of, outbox_of
 from tests.support.mqtt import Collector
 from tests.support.waiting import wait_until
 
@@ -37,7 +38,7 @@ def node(mosquitto, tmp_path):
     factory = timed_mock_factory()
     config = node_config(tmp_path, mosquitto.port)
     n = EdgeNode(config, pin_factory=factory).start()
-    assert n.link.wait_connected(10)
+    assert link_of(n).wait_connected(10)
     n.factory = factory  # type: ignore[attr-defined]
     yield n
     n.close()
@@ -166,13 +167,13 @@ def test_mqtt5_node_obeys_commands_and_reports_pockets(mosquitto, hub, tmp_path)
     factory = timed_mock_factory()
     config = node_config(tmp_path, mosquitto.port, mqtt={"protocol": "5"})
     with EdgeNode(config, pin_factory=factory) as n:
-        assert n.link.wait_connected(10)
+        assert link_of(n).wait_connected(10)
         v5 = command(hub, True)
         state_for(hub, v5)
         assert relay_on(factory, config)
         drive_pulses(factory.pin(config.pins.pockets[3]), 3, PulseScript(chatter_edges=1))
         wait_until(lambda: len(events(hub)) >= 3, what="3 events over MQTT 5")
-        wait_until(lambda: n.outbox.depth == 0, what="acks over MQTT 5")
+        wait_until(lambda: outbox_of(n).depth == 0, what="acks over MQTT 5")
     assert [e.data.pocket for e in events(hub)] == [3, 3, 3]
 
 
@@ -188,26 +189,27 @@ def test_broker_loss_never_switches_the_light_and_the_button_works_offline(tmp_p
     config = node_config(tmp_path, broker.port)
     try:
         with EdgeNode(config, pin_factory=factory) as n:
-            assert n.link.wait_connected(10)
+            assert link_of(n).wait_connected(10)
             before = command(hub, True)
             state_for(hub, before)
             hub.close()
             broker.stop()
-            wait_until(lambda: not n.link.connected, timeout=30, what="the node to notice the broker is gone")
+            wait_until(lambda: not link_of(n).connected, timeout=30, what="the node to notice the broker is gone")
             time.sleep(0.5)  # a few reconnect attempts
             assert relay_on(factory, config), "losing the broker must not switch the light"
 
+            assert config.pins.button is not None
             press(factory, config.pins.button)
             assert not relay_on(factory, config), "the button works without the network"
-            assert n.outbox.depth == 1  # the button event waits on disk
+            assert outbox_of(n).depth == 1  # the button event waits on disk
 
             broker.start()
             hub = Collector(broker.port)
-            wait_until(lambda: n.link.connected and n.outbox.depth == 0, timeout=30, what="reconnect and replay")
+            wait_until(lambda: link_of(n).connected and outbox_of(n).depth == 0, timeout=30, what="reconnect and replay")
             assert [e.data.button for e in events(hub, event_type="button")] == ["light"]
             wait_until(lambda: any(s["cause"] == "button" and s["on"] is False for s in light_states(hub)), what="light/state cause button")
             assert not relay_on(factory, config)
-            assert n.link.reconnects >= 1
+            assert link_of(n).reconnects >= 1
     finally:
         hub.close()
         broker.stop()

@@ -49,7 +49,8 @@ def test_seq_is_never_reused_after_a_crash(tmp_path):
     # no close(): the process died; even the acked-and-deleted seqs must not come back
     box._db.close()
     with Outbox(tmp_path / "o.db", 1 << 20) as again:
-        assert add(again) >= SEQ_BLOCK, "after a crash, seq skips past the whole reserved block"
+        resumed = add(again)
+        assert resumed is not None and resumed >= SEQ_BLOCK, "after a crash, seq skips past the whole reserved block"
 
 
 def test_seq_survives_a_rolled_back_tail(tmp_path):
@@ -63,7 +64,8 @@ def test_seq_survives_a_rolled_back_tail(tmp_path):
     db.commit()
     db.close()
     with Outbox(tmp_path / "o.db", 1 << 20) as again:
-        assert add(again) >= 10
+        resumed = add(again)
+        assert resumed is not None and resumed >= 10
 
 
 def row_size(event_type: str, size: int) -> int:

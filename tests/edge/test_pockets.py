@@ -9,6 +9,7 @@ from collections import Counter
 from edge import EdgeNode
 from sim.pins import PulseScript, drive_pulses, timed_mock_factory
 from tests.edge.nodes import POCKET_PINS, events, node_config
+from tests.support.hub import link_of, outbox_of
 from tests.support.mqtt import Collector
 from tests.support.waiting import wait_until
 
@@ -17,11 +18,11 @@ def test_each_pulse_is_one_pocket_event_with_its_pocket_index(mosquitto, tmp_pat
     hub = Collector(mosquitto.port)
     factory = timed_mock_factory()
     with EdgeNode(node_config(tmp_path, mosquitto.port), pin_factory=factory) as node:
-        assert node.link.wait_connected(10)
+        assert link_of(node).wait_connected(10)
         for count, pin in zip((1, 2, 3, 0, 1, 2), POCKET_PINS):
             drive_pulses(factory.pin(pin), count, PulseScript(duration_s=0.030, chatter_edges=0))
         wait_until(lambda: len(events(hub)) >= 9, what="9 pocket events")
-        wait_until(lambda: node.outbox.depth == 0, what="outbox drained")
+        wait_until(lambda: outbox_of(node).depth == 0, what="outbox drained")
     got = events(hub)
     assert Counter(e.data.pocket for e in got) == {0: 1, 1: 2, 2: 3, 4: 1, 5: 2}
     assert all(29 <= e.data.pulse_ms <= 31 for e in got)
@@ -35,7 +36,7 @@ def test_500_chattering_pulses_give_500_events_no_more(mosquitto, tmp_path):
     script = PulseScript(duration_s=0.015, chatter_edges=2, chatter_s=(0.001, 0.003))
     per_pocket = [84, 84, 83, 83, 83, 83]  # 500, every pocket at once, as six threads
     with EdgeNode(node_config(tmp_path, mosquitto.port), pin_factory=factory) as node:
-        assert node.link.wait_connected(10)
+        assert link_of(node).wait_connected(10)
         drivers = [
             threading.Thread(target=drive_pulses, args=(factory.pin(pin), n, script), kwargs={"gap_s": 0.012, "seed": i})
             for i, (pin, n) in enumerate(zip(POCKET_PINS, per_pocket))
@@ -46,7 +47,7 @@ def test_500_chattering_pulses_give_500_events_no_more(mosquitto, tmp_path):
             d.join()
         wait_until(lambda: len(events(hub)) >= 500, timeout=60, what="500 pocket events")
         time.sleep(0.5)  # room for any extra event to show up (the merge gap is 5 ms)
-        assert node.outbox.depth == 0
+        assert outbox_of(node).depth == 0
     got = events(hub)
     assert len(got) == 500
     assert Counter(e.data.pocket for e in got) == dict(enumerate(per_pocket))

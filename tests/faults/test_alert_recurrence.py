@@ -30,7 +30,7 @@ from broker.storage.models import Alert
 from devices import contract
 from tests.broker.test_service_e2e import score
 from tests.dashboard.conftest import FakeClock, api  # noqa: F401 - the api fixture
-from tests.support.hub import VENUE, on_writer, running_node, running_service
+from tests.support.hub import VENUE, card_reader_of, link_of, on_writer, running_node, running_service
 from tests.support.mqtt import Collector
 from tests.support.waiting import wait_until
 
@@ -45,21 +45,22 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def service(mosquitto, db_url, clock):  # type: ignore[no-untyped-def]
+def service(mosquitto, db_url, clock):
     # prepaid_expiry "continue": the shipped venue stops the session instead, and raises nothing.
     venue = load_venue(VENUE)
     venue = venue.model_copy(update={"billing": Billing(**{**venue.billing.model_dump(), "prepaid_expiry": "continue"})})
     with running_service(mosquitto, db_url, clock=clock, venue=venue, client_id=f"hub-{uuid.uuid4().hex[:10]}") as svc:
         svc.watchdog.stop()
-        svc.told = []  # what the dashboard was told: (kind, table) of every alert that opened
-        svc.listeners.append(lambda topic, data: svc.told.append((data["kind"], data["table"])) if topic == "alert" else None)
+        told: list[tuple[str, str]] = []  # what the dashboard was told: (kind, table) of every alert that opened
+        svc.listeners.append(lambda topic, data: told.append((data["kind"], data["table"])) if topic == "alert" else None)
+        svc.told = told  # type: ignore[attr-defined]  # the tests read it beside the hub they were given
         yield svc
 
 
 class RawNode:
     """A table's node as MQTT sees it: its own login, its own topics, its own event numbers."""
 
-    def __init__(self, mosquitto, table: str, clock: FakeClock) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, mosquitto, table: str, clock: FakeClock) -> None:
         self.table, self.clock, self.seq = table, clock, count(1)
         self.boot = f"b-{uuid.uuid4().hex[:8]}"
         self.mqtt = Collector(mosquitto.port, username=table, password=f"pw-{table}", topics=(contract.light_set_topic(table),))
@@ -99,7 +100,7 @@ class RawNode:
 
 
 @pytest.fixture
-def node(mosquitto, clock):  # type: ignore[no-untyped-def]
+def node(mosquitto, clock):
     made: list[RawNode] = []
 
     def make(table: str) -> RawNode:
@@ -111,12 +112,12 @@ def node(mosquitto, clock):  # type: ignore[no-untyped-def]
         n.close()
 
 
-def alerts(service, kind: str, table: str) -> list[Alert]:  # type: ignore[no-untyped-def]
+def alerts(service, kind: str, table: str) -> list[Alert]:
     with service.store.reader() as db:
         return list(db.scalars(select(Alert).where(Alert.kind == kind, Alert.table_id == table).order_by(Alert.id)))
 
 
-def fired(service, kind: str, table: str, n: int) -> Alert:  # type: ignore[no-untyped-def]
+def fired(service, kind: str, table: str, n: int) -> Alert:
     """Wait for the n-th alert of this kind on this table to be open; return it."""
 
     def nth_open() -> bool:
@@ -127,7 +128,7 @@ def fired(service, kind: str, table: str, n: int) -> Alert:  # type: ignore[no-u
     return alerts(service, kind, table)[-1]
 
 
-def settled(service, kind: str, table: str) -> None:  # type: ignore[no-untyped-def]
+def settled(service, kind: str, table: str) -> None:
     wait_until(
         lambda: all(a.closed_at is not None for a in alerts(service, kind, table)),
         timeout=10,
@@ -135,11 +136,11 @@ def settled(service, kind: str, table: str) -> None:  # type: ignore[no-untyped-
     )
 
 
-def _seen(service, kind: str, table: str) -> list:  # type: ignore[no-untyped-def]
+def _seen(service, kind: str, table: str) -> list:
     return [(a.id, a.count, a.closed_at is not None) for a in alerts(service, kind, table)]
 
 
-def three_times(service, kind: str, table: str, fire, resolve) -> None:  # type: ignore[no-untyped-def]
+def three_times(service, kind: str, table: str, fire, resolve) -> None:
     for n in range(1, ROUNDS + 1):
         fire(n)
         alert = fired(service, kind, table, n)
@@ -149,8 +150,8 @@ def three_times(service, kind: str, table: str, fire, resolve) -> None:  # type:
     assert len(alerts(service, kind, table)) == ROUNDS
 
 
-def _members(service) -> int:  # type: ignore[no-untyped-def]
-    def _write(db):  # type: ignore[no-untyped-def]
+def _members(service) -> int:
+    def _write(db):
         paid = add_member(db, "Ambra Tomáš", actor="test")
         assign_card(db, paid.id, PAID_UID, actor="test")
         record_fee(db, paid.id, 2026, actor="test")
@@ -161,7 +162,7 @@ def _members(service) -> int:  # type: ignore[no-untyped-def]
     return on_writer(service, _write)
 
 
-def _end_checkins(api) -> None:  # type: ignore[no-untyped-def]
+def _end_checkins(api) -> None:
     """Nobody scores for longer than the check-in lasts: the watchdog ends it."""
     api.clock.advance(minutes=api.service.venue.billing.foosball_checkin_min + 1)
     api.service.watchdog.tick()
@@ -258,10 +259,10 @@ def test_foosball_no_member_fires_again_after_a_staff_check_in(api, node):
 def test_foosball_no_member_fires_again_after_a_card_tap(api, mosquitto, tmp_path):
     _members(api.service)
     with running_node(mosquitto, tmp_path, "foos-02") as (edge, factory):
-        wait_until(lambda: edge.link.connected, timeout=20, what="the foosball node connected")
+        wait_until(lambda: link_of(edge).connected, timeout=20, what="the foosball node connected")
 
         def resolve(n: int, alert: Alert) -> None:
-            edge._card_reader.tap(PAID_UID)
+            card_reader_of(edge).tap(PAID_UID)
             settled(api.service, "foosball_no_member", "foos-02")
             _end_checkins(api)
 

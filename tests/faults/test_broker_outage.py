@@ -18,12 +18,12 @@ from sqlalchemy import func, select
 
 from broker.domain.billing import billed_seconds, time_amount_cents
 from broker.hall.games import StartGame, StopGame
-from broker.hall.ingest_rules import checkin
+from broker.storage.foosball import checkin
 from broker.storage.members import add_member
 from broker.storage.models import Event, Game
 from sim.mosquitto import Mosquitto
 from sim.pins import PulseScript, drive_pulses
-from tests.support.hub import on_writer, running_node, running_service
+from tests.support.hub import light_of, link_of, on_writer, outbox_of, running_node, running_service
 from tests.support.waiting import wait_until
 
 BILLIARD = [f"pool-{i:02d}" for i in range(1, 11)] + ["carom-01"]
@@ -48,16 +48,16 @@ def test_thirty_seconds_without_a_broker_loses_nothing_and_switches_no_light(tmp
     with contextlib.ExitStack() as stack:
         svc = stack.enter_context(running_service(broker, f"sqlite:///{tmp_path / 'hub.db'}"))
         nodes = {t: stack.enter_context(running_node(broker, tmp_path, t)) for t in BILLIARD + FOOS}
-        wait_until(lambda: all(n.link.connected for n, _ in nodes.values()), timeout=20, what="13 nodes connected")
+        wait_until(lambda: all(link_of(n).connected for n, _ in nodes.values()), timeout=20, what="13 nodes connected")
         sessions = {t: svc.execute(StartGame(table=t, actor="anna")) for t in BILLIARD}
 
-        def _write(db):  # type: ignore[no-untyped-def]
+        def _write(db):
             member = add_member(db, "Ambra Tomáš", actor="test")
             for t in FOOS:
                 checkin(db, t, member.id, svc.clock(), "staff")
 
         on_writer(svc, _write)
-        wait_until(lambda: all(nodes[t][0].light.on for t in BILLIARD), what="all lights on")
+        wait_until(lambda: all(light_of(nodes[t][0]).on for t in BILLIARD), what="all lights on")
 
         def play_round(i: int) -> None:
             for t in POOL:
@@ -79,20 +79,20 @@ def test_thirty_seconds_without_a_broker_loses_nothing_and_switches_no_light(tmp
         while time.monotonic() < outage_end:
             play_round(i)
             i += 1
-            assert all(nodes[t][0].light.on for t in BILLIARD), "the outage switched a light"
+            assert all(light_of(nodes[t][0]).on for t in BILLIARD), "the outage switched a light"
             time.sleep(ROUND_S)
-        assert all(nodes[t][0].outbox.depth > 0 for t in POOL + FOOS)
+        assert all(outbox_of(nodes[t][0]).depth > 0 for t in POOL + FOOS)
         broker.start()
         play_round(i)
 
         def stored(table: str) -> int:
             with svc.store.reader() as db:
-                return db.scalar(select(func.count()).select_from(Event).where(Event.table_id == table))
+                return db.scalars(select(func.count()).select_from(Event).where(Event.table_id == table)).one()
 
         try:
             wait_until(lambda: all(stored(t) == driven[t] for t in POOL + FOOS), timeout=60, what="every drop and goal stored")
         except AssertionError:
-            print({t: (stored(t), driven[t], nodes[t][0].outbox.depth, nodes[t][0].link.connected) for t in POOL + FOOS})
+            print({t: (stored(t), driven[t], outbox_of(nodes[t][0]).depth, link_of(nodes[t][0]).connected) for t in POOL + FOOS})
             with svc.store.reader() as db:
                 print(db.execute(select(Event.table_id, Event.boot, Event.seq, Event.type).where(Event.table_id.in_(FOOS))).all())
             raise
@@ -100,12 +100,13 @@ def test_thirty_seconds_without_a_broker_loses_nothing_and_switches_no_light(tmp
         assert svc.ingest.wait_idle(10)
         counted = {t: svc.runtime[t].drops for t in POOL}
         assert counted == {t: driven[t] for t in POOL}, f"a drop applied twice or never: {counted} != {driven}"
-        assert all(nodes[t][0].light.on for t in BILLIARD)
+        assert all(light_of(nodes[t][0]).on for t in BILLIARD)
         for sid in sessions.values():
             svc.execute(StopGame(game=sid, actor="anna"))
-        wait_until(lambda: not any(nodes[t][0].light.on for t in BILLIARD), what="all lights off after stop")
+        wait_until(lambda: not any(light_of(nodes[t][0]).on for t in BILLIARD), what="all lights off after stop")
         with svc.store.reader() as db:
             for row in db.scalars(select(Game)):
+                assert row.stopped_at is not None and row.started_at is not None, row.table_id
                 played = row.stopped_at - row.started_at
                 assert row.total_cents == time_amount_cents(600, billed_seconds(played, 60)), row.table_id
     broker.stop()

@@ -122,7 +122,7 @@ def test_node_toml_mistakes_stop_the_agent_naming_file_line_and_key(tmp_path, ca
     path.write_text(text, encoding="utf-8")
     code, out = run(*AGENTS[agent], str(path))
     assert code == EXIT_CONFIG, out
-    assert_points_at(out, path, on_line and line_in(text, on_line), key, why)
+    assert_points_at(out, path, line_in(text, on_line) if on_line else None, key, why)
 
 
 @pytest.mark.parametrize("agent", AGENTS)
@@ -195,7 +195,7 @@ def test_server_flag_mistakes_are_one_clear_line_and_exit_2(mosquitto, tmp_path,
 HEADER = "name,kind,cards,fees_paid,active,note\n"
 GOOD_ROW = "Ján Novák,individual,04a3f1c2,2026,yes,\n"
 # (file body, line, field named, why): every line of a bad file is reported, and nothing is imported.
-CSV_MISTAKES = {
+CSV_MISTAKES: dict[str, tuple[str | bytes, int, str, str]] = {
     "unknown kind": (HEADER + GOOD_ROW + "Eva Malá,boss,,,,\n", 3, "boss", "is not a membership type"),
     "fee year not a year": (HEADER + GOOD_ROW + "Eva Malá,individual,,dvadsať,,\n", 3, "fees_paid: dvadsať", "is not a year"),
     "fee year out of range": (HEADER + "Eva Malá,individual,,1850,,\n", 2, "The year 1850", "is outside"),

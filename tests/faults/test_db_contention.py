@@ -34,11 +34,11 @@ def test_a_statement_the_database_refuses_for_a_while_delays_events_and_drops_no
         with running_service(mosquitto, url, client_id="lavos-hub-contention") as svc:
             # Until the hub has subscribed (a new login has no session yet to queue for): the
             # same event again is a copy the hub drops.
-            wait_until(
-                lambda: publish_events(mosquitto.port, TABLE, "first", 1) or stored_events(url, TABLE, "first") == (1, 1),
-                30,
-                "the first drop stored",
-            )
+            def publish_and_look() -> bool:
+                publish_events(mosquitto.port, TABLE, "first", 1)
+                return stored_events(url, TABLE, "first") == (1, 1)
+
+            wait_until(publish_and_look, 30, "the first drop stored")
             holder = admin.connect().execution_options(isolation_level="READ COMMITTED")
             tx = holder.begin()
             locked = holder.execute(

@@ -31,7 +31,7 @@ from tests.faults.checks import (
     assert_each_once,
     stored_events,
 )
-from tests.support.hub import REPO, running_node
+from tests.support.hub import REPO, light_of, link_of, running_node
 from tests.support.server import server_argv, wait_serving
 from tests.support.sqlite_template import CHEAP
 from tests.support.waiting import wait_until
@@ -172,13 +172,13 @@ def test_standby_takes_over_a_killed_hub_within_ten_seconds(mosquitto, servers, 
     assert connections >= 1  # the log does show the hub's connections
     with contextlib.ExitStack() as stack:
         nodes = {t: stack.enter_context(running_node(mosquitto, tmp_path, t)) for t in TABLES}
-        wait_until(lambda: all(n.link.connected for n, _ in nodes.values()), 20, "14 nodes connected")
+        wait_until(lambda: all(link_of(n).connected for n, _ in nodes.values()), 20, "14 nodes connected")
         sessions = {}
         for t in BILLIARD:
             r = httpx.post(f"{active.base}/api/sessions", json={"table": t}, headers=auth, timeout=5)
             assert r.status_code == 201, r.text
             sessions[t] = r.json()["id"]
-        wait_until(lambda: all(nodes[t][0].light.on for t in BILLIARD), 10, "every session's light on")
+        wait_until(lambda: all(light_of(nodes[t][0]).on for t in BILLIARD), 10, "every session's light on")
         time.sleep(1.0)  # the hub's retained commands have all arrived
         switches = light_switches(nodes)
         assert all(switches[t] > switches["darts-01"] for t in BILLIARD), switches  # the pins do record switching
@@ -208,17 +208,17 @@ def test_standby_takes_over_a_killed_hub_within_ten_seconds(mosquitto, servers, 
             assert len(rows) == n, (t, len(rows), n)
             assert_each_once(rows)
         assert light_switches(nodes) == switches, "the failover switched a light"
-        assert all(nodes[t][0].light.on for t in BILLIARD) and not nodes["darts-01"][0].light.on
+        assert all(light_of(nodes[t][0]).on for t in BILLIARD) and not light_of(nodes["darts-01"][0]).on
 
         # the API answers on the new hub: every bill by the hub's clock, and a new session works
         for sid in sessions.values():
             r = httpx.post(f"{standby.base}/api/sessions/{sid}/stop", headers=auth, timeout=5)
             assert r.status_code == 200, r.text
             assert_billed_by_central_clock(store, sid)
-        wait_until(lambda: not any(nodes[t][0].light.on for t in BILLIARD), 10, "lights off after the stops")
+        wait_until(lambda: not any(light_of(nodes[t][0]).on for t in BILLIARD), 10, "lights off after the stops")
         r = httpx.post(f"{standby.base}/api/sessions", json={"table": "pool-03"}, headers=auth, timeout=5)
         assert r.status_code == 201, r.text
-        wait_until(lambda: nodes["pool-03"][0].light.on, 10, "the new hub drives the light")
+        wait_until(lambda: light_of(nodes["pool-03"][0]).on, 10, "the new hub drives the light")
         assert httpx.post(f"{standby.base}/api/sessions/{r.json()['id']}/stop", headers=auth, timeout=5).status_code == 200
         assert_billed_by_central_clock(store, r.json()["id"])
     assert TAKEN_OVER not in mosquitto.log_text(), "two processes held the hub's MQTT session at once"
@@ -235,9 +235,9 @@ def test_the_old_hub_comes_back_as_the_standby(mosquitto, servers, pg_url, tmp_p
     second = servers("b")
     assert second.is_standby()
     with running_node(mosquitto, tmp_path, "pool-07") as (node, factory):
-        wait_until(lambda: node.link.connected, 10, "node connected")
+        wait_until(lambda: link_of(node).connected, 10, "node connected")
         sid = httpx.post(f"{first.base}/api/sessions", json={"table": "pool-07"}, headers=auth, timeout=5).json()["id"]
-        wait_until(lambda: node.light.on, 10, "light on")
+        wait_until(lambda: light_of(node).on, 10, "light on")
 
         os.kill(first.proc.pid, signal.SIGKILL)
         first.proc.wait()
@@ -253,7 +253,7 @@ def test_the_old_hub_comes_back_as_the_standby(mosquitto, servers, pg_url, tmp_p
         store = open_store(pg_url)
         try:
             wait_until(lambda: len(stored_events(store, "pool-07")) == 3, 10, "drops stored by the hub")
-            assert node.light.on
+            assert light_of(node).on
 
             # and when the hub stops, the one that came back takes over in its turn
             second.proc.send_signal(signal.SIGTERM)
@@ -262,7 +262,7 @@ def test_the_old_hub_comes_back_as_the_standby(mosquitto, servers, pg_url, tmp_p
             r = httpx.post(f"{back.base}/api/sessions/{sid}/stop", headers=auth, timeout=5)
             assert r.status_code == 200, r.text
             assert_billed_by_central_clock(store, sid)
-            wait_until(lambda: not node.light.on, 10, "light off after the stop")
+            wait_until(lambda: not light_of(node).on, 10, "light off after the stop")
         finally:
             store.close()
     assert TAKEN_OVER not in mosquitto.log_text(), "two processes held the hub's MQTT session at once"

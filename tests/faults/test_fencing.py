@@ -30,7 +30,7 @@ def pg_url(postgres_cluster, postgres_template):
     postgres_cluster.drop_database(url)
 
 
-def _members(store) -> int:  # type: ignore[no-untyped-def]
+def _members(store) -> int:
     with store.reader() as db:
         return db.scalar(select(func.count()).select_from(Member)) or 0
 
@@ -49,7 +49,8 @@ def test_a_change_after_the_lock_is_gone_is_rolled_back_and_the_hub_stops_leadin
         assert _members(store) == 1
         pid = lead._lock_pid
         with psycopg.connect(lead._conninfo, autocommit=True) as admin:  # the lock's session ends
-            assert admin.execute("SELECT pg_terminate_backend(%s)", (pid,)).fetchone()[0]
+            row = admin.execute("SELECT pg_terminate_backend(%s)", (pid,)).fetchone()
+            assert row is not None and row[0]
         with pytest.raises(LeadershipLost, match="rolled back"):
             hub.execute(AddMember(name="Petra Malá", actor="boss"))
         assert _members(store) == 1  # nothing of the refused change is in the database

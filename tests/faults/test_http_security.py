@@ -32,6 +32,7 @@ from dashboard.web.app import web_routes
 from dashboard.web.security import SESSION_COOKIE
 from sim.mosquitto import free_port
 from tests.support.hub import REPO, VENUE
+from tests.support.matching import found
 from tests.support.server import LAVOS, server_argv, wait_serving
 from tests.support.web import _CSRF, web_app
 
@@ -93,7 +94,7 @@ def test_every_guarantee_names_a_test_that_exists():
     assert missing == []
 
 
-def _served_routes(app, prefix: str = "") -> set[tuple[str, str]]:  # type: ignore[no-untyped-def]
+def _served_routes(app, prefix: str = "") -> set[tuple[str, str]]:
     """(method, path) of every endpoint the app answers, through its mounts; a mount without routes of its own is ('*', path).
 
     FastAPI >= 0.16x keeps included routers as one entry each; iter_route_contexts opens them
@@ -102,6 +103,7 @@ def _served_routes(app, prefix: str = "") -> set[tuple[str, str]]:  # type: igno
     found: set[tuple[str, str]] = set()
     for route in fastapi.routing.iter_route_contexts(app.routes):
         sub = getattr(route.original_route, "app", None)
+        assert route.path is not None, route
         if route.methods is not None:
             found |= {(m, prefix + route.path) for m in route.methods if m != "HEAD"}
         elif hasattr(sub, "routes"):
@@ -143,7 +145,7 @@ def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def served(mosquitto, tmp_path_factory) -> Served:  # type: ignore[no-untyped-def]
+def served(mosquitto, tmp_path_factory) -> Served:
     tmp = tmp_path_factory.mktemp("http-security")
     db = f"sqlite:///{tmp / 'lavos.db'}"
     out = Served(passwords={"boss": "Manažér-tajné-heslo-7", "jana": "Čašníčka-heslo-42"})
@@ -189,7 +191,7 @@ def served(mosquitto, tmp_path_factory) -> Served:  # type: ignore[no-untyped-de
         out.answers["health"] = api.get("/api/health")
         page = httpx.Client(base_url=base, timeout=10, follow_redirects=False)
         out.answers["login page"] = page.get("/login")
-        csrf = _CSRF.search(out.answers["login page"].text).group(1)  # type: ignore[union-attr]
+        csrf = found(_CSRF, out.answers["login page"].text).group(1)
         out.answers["page wrong password"] = page.post(
             "/login", data={"username": "jana", "password": out.secrets["wrong password"], "csrf_token": csrf}
         )
@@ -240,7 +242,7 @@ def test_nothing_secret_reaches_the_log(served):
 def test_passwords_are_argon2id_hashes_and_tokens_sha256_only(served):
     engine = create_engine(f"sqlite:///{served.db_files[0].parent / 'lavos.db'}")
     with engine.connect() as c:
-        users = dict(c.execute(text("select username, password_hash from users")).all())
+        users: dict[str, str] = dict(c.execute(text("select username, password_hash from users")).all())
         tokens = c.execute(text("select * from api_tokens")).mappings().all()
     engine.dispose()
     assert set(users) == set(served.passwords)

@@ -22,7 +22,7 @@ from broker.storage.models import Alert, Event, FoosballCheckin
 from tests.broker.test_hub_restart import start_hub
 from tests.broker.test_service_e2e import drop_balls, score
 from tests.support.driven import ask
-from tests.support.hub import running_node
+from tests.support.hub import light_of, link_of, running_node
 from tests.support.waiting import wait_until
 
 
@@ -44,7 +44,7 @@ def test_sigkill_mid_evening_keeps_sessions_alerts_and_checkins(mosquitto, tmp_p
     try:
         with contextlib.ExitStack() as stack:
             nodes = {t: stack.enter_context(running_node(mosquitto, tmp_path, t)) for t in ("pool-04", "pool-02", "foos-01")}
-            wait_until(lambda: all(n.link.connected for n, _ in nodes.values()), timeout=15)
+            wait_until(lambda: all(link_of(n).connected for n, _ in nodes.values()), timeout=15)
             sids = {t: int(ask(hub, f"start {t}")) for t in ("pool-04", "carom-01")}
             assert ask(hub, f"checkin foos-01 {member_id}") == "ok"
             drop_balls(nodes["pool-02"][1], nodes["pool-02"][0], 0, 2)  # nobody paid for pool-02
@@ -69,9 +69,9 @@ def test_sigkill_mid_evening_keeps_sessions_alerts_and_checkins(mosquitto, tmp_p
             drop_balls(nodes["pool-02"][1], nodes["pool-02"][0], 1, 1)
             wait_until(lambda: count(Event, Event.table_id == "pool-02") == 3)
             assert count(Alert, Alert.kind == "play_without_session") == 1
-            assert nodes["pool-04"][0].light.on
+            assert light_of(nodes["pool-04"][0]).on
             bills = {t: json.loads(ask(hub, f"stop {sid}")) for t, sid in sids.items()}
-            wait_until(lambda: not nodes["pool-04"][0].light.on, what="light off after stop")
+            wait_until(lambda: not light_of(nodes["pool-04"][0]).on, what="light off after stop")
     finally:
         hub.kill()
         hub.wait()

@@ -26,8 +26,9 @@ from broker.hall.games import StartGame
 from tests.broker.test_metrics import fake  # noqa: F401 - fake is a fixture: the server that answers 500 or hangs
 from tests.broker.test_service_e2e import drop_balls
 from tests.faults.checks import stored_events
-from tests.support.hub import running_node, running_service
+from tests.support.hub import light_of, link_of, running_node, running_service
 from tests.support.tcp_cut import TcpCut
+from tests.support.victoria import stat_count
 from tests.support.waiting import wait_until
 from tests.support.waiting import wait_until as eventually
 
@@ -59,22 +60,22 @@ def hall(mosquitto, tmp_path, metrics):
     with contextlib.ExitStack() as stack:
         svc = stack.enter_context(running_service(mosquitto, f"sqlite:///{tmp_path / 'hub.db'}", metrics=metrics))
         nodes = {t: stack.enter_context(running_node(mosquitto, tmp_path, t)) for t in TABLES}
-        wait_until(lambda: all(n.link.connected for n, _ in nodes.values()), timeout=20, what="nodes connected")
+        wait_until(lambda: all(link_of(n).connected for n, _ in nodes.values()), timeout=20, what="nodes connected")
         for t in TABLES:
             svc.execute(StartGame(table=t, actor="anna"))
-        wait_until(lambda: all(n.light.on for n, _ in nodes.values()), timeout=10, what="lights on")
+        wait_until(lambda: all(light_of(n).on for n, _ in nodes.values()), timeout=10, what="lights on")
         yield svc, nodes
 
 
 @pytest.fixture
-def cable(victoria):  # type: ignore[no-untyped-def]
+def cable(victoria):
     """The network between the hub's metrics writer and VictoriaMetrics."""
     relay = TcpCut(victoria.port).start()
     yield relay
     relay.close()
 
 
-def cut_between_writes(cable: TcpCut, metrics) -> None:  # type: ignore[no-untyped-def]
+def cut_between_writes(cable: TcpCut, metrics) -> None:
     """Pull the cable while no write of the writer is in flight, so the outage starts clean.
 
     A cut in mid-request is safe too (the writer spools what it did not see acknowledged, and
@@ -121,12 +122,12 @@ def test_300_drops_without_influx_lose_no_point_and_memory_stays_flat(mosquitto,
             t = TABLES[i % len(TABLES)]
             drop_balls(nodes[t][1], nodes[t][0], (i // len(TABLES)) % 6, 1)
             i += 1
-            most_queued = max(most_queued, metrics.stats()["queued"])
+            most_queued = max(most_queued, stat_count(metrics.stats(), "queued"))
             rss_peak = max(rss_peak, rss_bytes())
             time.sleep(max(0.0, started + i / DROPS_PER_S - time.monotonic()))
         outage_s = time.monotonic() - started
         stats = metrics.stats()
-        assert stats["failing"] and stats["spooled"] > 0, stats
+        assert stats["failing"] and stat_count(stats, "spooled") > 0, stats
         rss_end = rss_bytes()
 
         cable.restore()
@@ -143,11 +144,11 @@ def test_300_drops_without_influx_lose_no_point_and_memory_stays_flat(mosquitto,
             lambda: {t: pocket_points(victoria, t) for t in TABLES} == stored, timeout=10, what="every pocket point readable", interval=0.5
         )
 
-        def stored_points() -> set:  # type: ignore[type-arg]
+        def stored_points() -> set:
             # VictoriaMetrics stores each field as its own series: one point is one (measurement, tags, time).
             return {(name.split("_", 1)[0], frozenset(labels.items()), ts) for name, labels, ts, _ in victoria.samples(OURS)}
 
-        wait_until(lambda: len(stored_points()) >= stats["written"], timeout=10, what="every point readable", interval=0.5)
+        wait_until(lambda: len(stored_points()) >= stat_count(stats, "written"), timeout=10, what="every point readable", interval=0.5)
         points = stored_points()
         assert len(points) == stats["written"], "a point of the outage is missing"
     assert most_queued <= MAX_QUEUE, most_queued
@@ -181,7 +182,7 @@ def test_a_metrics_server_answering_500_or_hanging_loses_no_point(mosquitto, fak
                 drop_balls(nodes[t][1], nodes[t][0], round_, 1)
             time.sleep(0.25)  # rounds on one pin closer than ~0.1 s would merge into one pulse
         wait_until(lambda: sum(all_stored(svc).values()) == 6 * len(TABLES), timeout=30, what="every drop stored")
-        eventually(lambda: metrics.stats()["spooled"] > 0, 20, "points spooled while the server fails")
+        eventually(lambda: stat_count(metrics.stats(), "spooled") > 0, 20, "points spooled while the server fails")
         assert metrics.stats()["failing"]
 
         fake.mode = "ok"

@@ -18,7 +18,7 @@ from sqlalchemy import func, select
 from broker.domain.reject_tally import KEPT_REASONS, UNKNOWN
 from broker.hall.games import StartGame
 from broker.storage.models import NodeRejectCount
-from tests.support.hub import running_service
+from tests.support.hub import hub_link, running_service
 from tests.support.waiting import wait_until
 
 TABLES = ["pool-01", "pool-02", "foos-01", "nosuch-01"]
@@ -96,7 +96,7 @@ def test_ten_thousand_generated_messages_never_crash_the_ingest(mosquitto, tmp_p
             buckets = set(db.scalars(select(NodeRejectCount.table_id)))
         assert counted == svc.handlers.rejected > 0
         assert buckets <= {"pool-01", "pool-02", "foos-01", UNKNOWN}  # "nosuch-01" and garbage share one bucket
-        assert svc.ingest._thread.is_alive() and svc.link.stats.connected and svc.link.stats.callback_errors == 0
+        assert svc.ingest._thread.is_alive() and hub_link(svc).stats.connected and hub_link(svc).stats.callback_errors == 0
         # still responsive
         t0 = time.monotonic()
         ev = {

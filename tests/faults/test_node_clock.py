@@ -16,7 +16,7 @@ from broker.storage.models import Game
 from edge.clock import WallClock
 from tests.broker.test_service_e2e import drop_balls
 from tests.faults.checks import assert_billed_by_central_clock, assert_each_once, stored_events
-from tests.support.hub import running_node, running_service
+from tests.support.hub import light_of, link_of, running_node, running_service
 from tests.support.waiting import wait_until
 
 TABLE = "pool-01"
@@ -46,10 +46,10 @@ def test_hours_long_clock_jumps_on_a_node_move_no_bill(mosquitto, tmp_path):
         running_service(mosquitto, f"sqlite:///{tmp_path / 'hub.db'}") as svc,
         running_node(mosquitto, tmp_path, TABLE, clock=clock) as (node, factory),
     ):
-        wait_until(lambda: node.link.connected, timeout=20, what="node connected")
+        wait_until(lambda: link_of(node).connected, timeout=20, what="node connected")
         real_start = datetime.now(UTC)
         sid = svc.execute(StartGame(table=TABLE, actor="anna"))
-        wait_until(lambda: node.light.on, timeout=10, what="light on")
+        wait_until(lambda: light_of(node).on, timeout=10, what="light on")
         for i, (_, offset, synced) in enumerate(phases):
             wall.offset = offset
             if synced:
@@ -75,6 +75,7 @@ def test_hours_long_clock_jumps_on_a_node_move_no_bill(mosquitto, tmp_path):
     total = assert_billed_by_central_clock(svc.store, sid)
     with svc.store.reader() as db:
         row = db.get(Game, sid)
+        assert row is not None and row.stopped_at is not None and row.started_at is not None
         played = row.stopped_at.replace(tzinfo=UTC) - row.started_at.replace(tzinfo=UTC)
     assert timedelta(0) < played <= real_end - real_start, f"billed {played} for {real_end - real_start} of real play"
     print(f"clock jumps -3h/+8h/-5h: {len(rows)} drops stored once, ts_synced false/false/true, billed {played}, {total} cents")

@@ -25,7 +25,7 @@ from edge.outbox import MIN_FREE_BYTES
 from sim.mosquitto import Mosquitto
 from sim.pins import PulseScript, drive_pulses
 from tests.faults.checks import assert_each_once, stored_events
-from tests.support.hub import running_node, running_service
+from tests.support.hub import light_of, outbox_of, running_node, running_service
 from tests.support.waiting import wait_until
 
 TABLE = "pool-01"
@@ -73,13 +73,13 @@ def test_a_full_disk_refuses_pocket_events_loudly_and_loses_none_silently(tmp_pa
     with running_node(broker, disk, TABLE, outbox_max_bytes=max_bytes) as (node, factory):
         for _ in range(PRESSES):  # low-value events for the policy to drop first
             press(factory, node)
-        assert node.outbox.depth == PRESSES and not node.light.on  # an even number of toggles
+        assert outbox_of(node).depth == PRESSES and not light_of(node).on  # an even number of toggles
 
         driven = [0] * 6
 
         def drive(pocket: int) -> None:
             pin = factory.pin(node.config.pins.pockets[pocket])
-            while node.outbox.refused < REFUSED_ENOUGH:
+            while outbox_of(node).refused < REFUSED_ENOUGH:
                 # 25 pulses a second per pocket stays under the chatter detector's 200 edges a second.
                 drive_pulses(pin, 20, PulseScript(duration_s=0.02, chatter_edges=1), gap_s=0.02, seed=pocket)
                 driven[pocket] += 20
@@ -92,29 +92,29 @@ def test_a_full_disk_refuses_pocket_events_loudly_and_loses_none_silently(tmp_pa
             t.join(300)
         # The beams' timers emit the last pulses just after they are driven (later on a loaded
         # machine): until every event made is held, dropped or refused, `held` would miss some.
-        box = node.outbox
+        box = outbox_of(node)
         wait_until(
             lambda: box.depth + box.dropped + box.refused == PRESSES + sum(driven),
             timeout=30,
             what="every event driven to be held or refused",
         )
-        held = node.outbox.depth
-        refused, dropped = node.outbox.refused, node.outbox.dropped
+        held = outbox_of(node).depth
+        refused, dropped = outbox_of(node).refused, outbox_of(node).dropped
         assert refused >= REFUSED_ENOUGH
         assert dropped == PRESSES, "the button events go first, all of them, before any pocket is refused"
         assert caplog.text.count("pocket event NOT STORED") == refused, "each refusal logged with its payload"
 
         # The agent is alive and the button still drives the light (its event dropped, counted).
         press(factory, node)
-        assert node.light.on
+        assert light_of(node).on
         press(factory, node)
-        assert not node.light.on
-        assert node.outbox.dropped == dropped + 2 and node._pump.alive
+        assert not light_of(node).on
+        assert outbox_of(node).dropped == dropped + 2 and node._pump is not None and node._pump.alive
 
         broker.start()
         try:
             with running_service(broker, hub_db) as svc:
-                wait_until(lambda: node.outbox.depth == 0, timeout=120, what="the outbox to drain")
+                wait_until(lambda: outbox_of(node).depth == 0, timeout=120, what="the outbox to drain")
                 wait_until(lambda: len(stored_events(svc.store, TABLE)) == held, timeout=60, what="all it held stored", interval=0.2)
                 rows = stored_events(svc.store, TABLE)
         finally:

@@ -45,6 +45,7 @@ def test_kill_9_mid_write_loses_no_accepted_event_and_the_light_comes_back(mosqu
         try:
             sid = svc.execute(StartGame(table=TABLE, actor="anna"))
             wait_until(lambda: agent.ask("light") == "on command", timeout=15, what="light on")
+            assert agent.proc.stdin is not None
             agent.proc.stdin.write("pulses 0 5000\n")  # minutes of drops at test speed: still driving at the kill
             agent.proc.stdin.flush()
             wait_until(lambda: len(stored_events(svc.store, TABLE)) >= 50, timeout=30, what="drops flowing")

@@ -56,14 +56,14 @@ CASES = sorted(
 
 
 @pytest.fixture(scope="module")
-def api(mosquitto, tmp_path_factory):  # type: ignore[no-untyped-def]
+def api(mosquitto, tmp_path_factory):
     """(schema, manager headers): one service for the module, since hypothesis runs many cases per test anyway."""
     tmp = tmp_path_factory.mktemp("openapi-fuzz")
     with running_service(mosquitto, f"sqlite:///{tmp / 'hub.db'}", clock=FakeClock(), client_id="hub-openapi-fuzz") as service:
         service.watchdog.stop()  # nothing here is about time passing
         add_users(service, {MANAGER: "manager"}, PASSWORD, CHEAP)
 
-        def _write(db):  # type: ignore[no-untyped-def]
+        def _write(db):
             token = issue_token(db, MANAGER, "fuzz", actor="test")
             return token
 
@@ -76,12 +76,12 @@ def api(mosquitto, tmp_path_factory):  # type: ignore[no-untyped-def]
 # pytest 9.2 dropped what schemathesis' own pytest plugin (schema.parametrize) relies on, so each
 # operation is a test of ours, driven by the operation's strategy through plain hypothesis.
 @pytest.mark.parametrize(("method", "path", "mode"), CASES, ids=[f"{m} {p} {mode}" for m, p, mode in CASES])
-def test_every_operation_answers_as_documented(api, method, path, mode):  # type: ignore[no-untyped-def]
+def test_every_operation_answers_as_documented(api, method, path, mode):
     schema, headers, store = api
 
     @given(case=schema[path][method].as_strategy(generation_mode=mode))
     @settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True, database=None)
-    def check(case):  # type: ignore[no-untyped-def]
+    def check(case):
         # Its invalid-credential checks come from one address thousands of times; being slowed
         # down for that (429) is right, and proven in tests/security: each case starts unthrottled.
         reset_client(store, "testclient")

@@ -19,7 +19,7 @@ from broker.storage.engine import open_store
 from broker.storage.models import Alert
 from tests.broker.test_service_e2e import drop_balls
 from tests.faults.checks import assert_billed_by_central_clock, assert_each_once, stored_events
-from tests.support.hub import running_node, running_service
+from tests.support.hub import light_of, link_of, outbox_of, running_node, running_service
 from tests.support.postgres import PostgresCluster, find_bindir
 from tests.support.waiting import wait_until
 
@@ -68,9 +68,9 @@ def test_postgres_restart_loses_and_doubles_nothing(mosquitto, own_cluster, tmp_
         running_node(mosquitto, tmp_path, "pool-02") as n2,
     ):
         nodes = dict(zip(TABLES, (n1, n2)))
-        wait_until(lambda: all(n.link.connected for n, _ in nodes.values()), timeout=20, what="nodes connected")
+        wait_until(lambda: all(link_of(n).connected for n, _ in nodes.values()), timeout=20, what="nodes connected")
         sid = svc.execute(StartGame(table="pool-01", actor="anna"))
-        wait_until(lambda: n1[0].light.on, timeout=10, what="light on")
+        wait_until(lambda: light_of(n1[0]).on, timeout=10, what="light on")
 
         players = Players(nodes)
         players.start()
@@ -86,7 +86,7 @@ def test_postgres_restart_loses_and_doubles_nothing(mosquitto, own_cluster, tmp_
         try:
             wait_until(lambda: all(len(stored_events(svc.store, t)) == driven[t] for t in TABLES), timeout=60, what="every drop stored")
         except AssertionError:
-            print({t: (len(stored_events(svc.store, t)), driven[t], nodes[t][0].outbox.depth) for t in TABLES})
+            print({t: (len(stored_events(svc.store, t)), driven[t], outbox_of(nodes[t][0]).depth) for t in TABLES})
             raise
         for t in TABLES:
             rows = stored_events(svc.store, t)
@@ -94,12 +94,12 @@ def test_postgres_restart_loses_and_doubles_nothing(mosquitto, own_cluster, tmp_
             assert {r.boot for r in rows} == {nodes[t][0].boot}
             assert sorted(r.seq for r in rows) == list(range(rows[0].seq, rows[0].seq + driven[t])), "a gap: an event lost"
         assert svc.runtime["pool-01"].drops == driven["pool-01"], "a drop applied twice (or never)"
-        assert n1[0].light.on and not n2[0].light.on, "the restart switched a light"
+        assert light_of(n1[0]).on and not light_of(n2[0]).on, "the restart switched a light"
 
         # The session started before the restart stops after it, billed by the central clock.
         svc.execute(StopGame(game=sid, actor="anna"))
         total = assert_billed_by_central_clock(svc.store, sid)
-        wait_until(lambda: not n1[0].light.on, timeout=10, what="light off after stop")
+        wait_until(lambda: not light_of(n1[0]).on, timeout=10, what="light off after stop")
         with svc.store.reader() as db:
             alerts = db.scalars(select(Alert).where(Alert.cause_key == "play_without_session:pool-02")).all()
         assert len(alerts) == 1 and alerts[0].closed_at is None, "play without a session: one open alert, not lost"

@@ -38,8 +38,8 @@ def clock() -> FakeClock:
     return FakeClock(EVE)
 
 
-def _card_holder(service, years: tuple[int, ...], name: str = "Ambra Tomáš", uid: str = CARD) -> int:  # type: ignore[no-untyped-def]
-    def _write(db):  # type: ignore[no-untyped-def]
+def _card_holder(service, years: tuple[int, ...], name: str = "Ambra Tomáš", uid: str = CARD) -> int:
+    def _write(db):
         m = add_member(db, name, actor="test")
         assign_card(db, m.id, uid, actor="test")
         for year in years:
@@ -79,7 +79,7 @@ def test_new_years_eve_bills_each_hour_by_the_fee_of_its_year(api, years, lines)
 # reader (only foosball tables check members in: a tap at a pool table changes no session).
 
 
-def _session_rows(service) -> list[tuple]:  # type: ignore[no-untyped-def]
+def _session_rows(service) -> list[tuple]:
     with service.store.reader() as db:
         rows = db.scalars(select(Game).order_by(Game.id)).all()
         return [(r.id, r.table_id, r.state, r.member_id, len(r.ops)) for r in rows]
@@ -92,7 +92,7 @@ def _refused_names_both(detail: str) -> None:
 def test_a_card_on_one_table_is_refused_on_a_second_through_the_api(api, mosquitto):
     member = _card_holder(api.service, (2026,))
 
-    def _write(db):  # type: ignore[no-untyped-def]
+    def _write(db):
         assign_card(db, member, "e5f6a7b8", actor="test")  # the same member's second card
 
     on_writer(api.service, _write)
@@ -107,7 +107,8 @@ def test_a_card_on_one_table_is_refused_on_a_second_through_the_api(api, mosquit
             {"table": "pool-07", "member_id": member},
         ):
             _refused_names_both(api.refused("POST", "/api/sessions", 409, as_manager=False, json=body))
-        for body in ({"card_uid": CARD}, {"member_id": member}):
+        card_bodies: tuple[dict[str, object], ...] = ({"card_uid": CARD}, {"member_id": member})
+        for body in card_bodies:
             _refused_names_both(api.refused("POST", f"/api/sessions/{plain['id']}/card", 409, as_manager=False, json=body))
         assert _session_rows(api.service) == before, "a refusal changed a session"
         api.ok("POST", f"/api/sessions/{first['id']}/pause")  # paused, the card is still on pool-05
@@ -159,7 +160,7 @@ def test_a_card_tap_at_a_pool_table_puts_it_on_no_session(service, mosquitto):
 
 
 @pytest.fixture
-def staff_browser(service):  # type: ignore[no-untyped-def]
+def staff_browser(service):
     add_users(service, {STAFF: "staff"}, PASSWORD, CHEAP)
     b = Browser(web_app(service))
     b.login(STAFF, PASSWORD)

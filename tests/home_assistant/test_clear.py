@@ -24,7 +24,7 @@ def retained(broker) -> dict[str, bytes]:
     c = Collector(broker.port, "lavos-homeassistant", "ha-secret", topics=("homeassistant/#", f"{ha.ha_state_topic('+')}"))
     try:
         time.sleep(0.5)  # retained messages come at once after the subscription; wait for all of them
-        return {m.topic: m.payload for m in c.all if m.retain}
+        return {m.topic: bytes(m.payload) for m in c.all if m.retain}
     finally:
         c.close()
 

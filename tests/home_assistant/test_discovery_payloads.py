@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from typing import Literal
 
 import jinja2
 import pytest
@@ -62,12 +63,14 @@ def test_one_device_per_table_named_as_staff_name_it_in_its_room():
     by_device: dict[str, set[str]] = {}
     for d in ALL:
         dev = d.config["device"]
+        assert isinstance(dev, dict)
         assert dev["manufacturer"] == "Lavos table control"
         by_device.setdefault(dev["identifiers"][0], set()).add(json.dumps(dev, sort_keys=True))
     assert len(by_device) == len(V.tables)
     assert all(len(v) == 1 for v in by_device.values())  # every entity of a table: the same device
     for t in V.tables:
         dev = next(d.config["device"] for d in ha.table_discovery(V, t))
+        assert isinstance(dev, dict)
         assert dev["name"] == t.name and dev["suggested_area"] == rooms[t.room]
 
 
@@ -107,7 +110,8 @@ def test_templates_read_the_messages_the_hall_sends():
         msg = contract.encode(contract.LightState(on=on, blink=False, cause="command", cmd_id=None))
         assert _render(light["value_template"], msg) == want
     node = _config("pool-01", "node")
-    for state, want in (("online", "ON"), ("offline", "OFF")):
+    states: tuple[tuple[Literal["online", "offline"], str], ...] = (("online", "ON"), ("offline", "OFF"))
+    for state, want in states:
         status = contract.encode(contract.Status(state=state, boot="b1", version="1", ts=now))
         assert _render(node["value_template"], status) == want
         assert _render(light["availability"][0]["value_template"], status) == state  # payload_available/_not_available

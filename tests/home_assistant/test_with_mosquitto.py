@@ -20,7 +20,7 @@ from broker.domain.venue import load_venue
 from broker.hall.games import StartGame, StopGame
 from devices import contract
 from tests.home_assistant.ha_schema import DISCOVERY_TOPIC
-from tests.support.hub import VENUE, hub_url, running_node
+from tests.support.hub import VENUE, hub_link, hub_url, light_of, link_of, running_node
 from tests.support.mqtt import Collector
 from tests.support.waiting import wait_until
 
@@ -44,7 +44,9 @@ def hub(broker, tmp_path, request):
     with running_hub(
         V, f"sqlite:///{tmp_path / 'lavos.db'}", mqtt_url=url, client_id=url.username, home_assistant=True, link_process=in_child
     ) as h:
-        wait_until(lambda: h.link.stats.connected and h.home_assistant.announced >= 1, what="hub connected and announced")
+        announcer = h.home_assistant
+        assert announcer is not None
+        wait_until(lambda: hub_link(h).stats.connected and announcer.announced >= 1, what="hub connected and announced")
         yield h
 
 
@@ -142,7 +144,7 @@ def _refused(broker, topic: str, payload: bytes, retain: bool, protocol) -> str:
 @pytest.mark.parametrize("protocol", [mqtt.MQTTv311, mqtt.MQTTv5], ids=["mqtt3", "mqtt5"])
 def test_ha_cannot_switch_a_light_nor_touch_discovery(hub, broker, tmp_path, protocol):
     with running_node(broker, tmp_path, "pool-01") as (node, _factory):
-        wait_until(lambda: node.link.connected and hub.light_commands().get("pool-01") is not None, what="node connected")
+        wait_until(lambda: link_of(node).connected and hub.light_commands().get("pool-01") is not None, what="node connected")
         watcher = Collector(broker.port, topics=(contract.light_set_topic("pool-01"),))  # sees every light/set
         try:
             command = contract.encode(contract.LightSet(on=True, cmd_id="ha0" + "0" * 29))
@@ -159,7 +161,7 @@ def test_ha_cannot_switch_a_light_nor_touch_discovery(hub, broker, tmp_path, pro
             assert _refused(broker, ha.HA_STATUS_TOPIC, b"offline", False, protocol) == "puback 0"  # its own topic: fine
             time.sleep(0.5)  # a refused message is silence: give it time to (not) arrive
             assert watcher.matching(lambda m: m.payload == command) == []
-            assert not node.light.on  # the relay: nothing switched
+            assert not light_of(node).on  # the relay: nothing switched
             check = home_assistant(
                 broker, topics=("homeassistant/binary_sensor/lavos_lavos_pool_01/light/config", ha.ha_state_topic("pool-01"))
             )

@@ -27,7 +27,7 @@ def main() -> None:
     if not hub.notifications.settings.targets:
         hub.execute(SaveNotifySettings(settings=NotifySettings((Target(id="t0", url=url),)), actor="boss"))
     for t in tables:
-        on_writer(hub, lambda db, t=t: hub.alerts.raise_alert(db, alert_kinds.node_offline(t)))
+        on_writer(hub, lambda db: hub.alerts.raise_alert(db, alert_kinds.node_offline(t)))  # runs now, on the writer
     print("ready", flush=True)
     while True:
         time.sleep(1)

@@ -80,7 +80,7 @@ def test_a_day_nobody_closed_is_summed_up_at_the_day_cut(db_url):
 
 
 @contextlib.contextmanager
-def hub_with_spool(db_url, clock, data_dir, hook=None):  # type: ignore[no-untyped-def]
+def hub_with_spool(db_url, clock, data_dir, hook=None):
     """A hub whose notification spool is on disk under `data_dir`, so it outlives the hub."""
     with running_hub(load_venue(VENUE), db_url, clock=clock, data_dir=data_dir) as hub:
         hub.watchdog.stop()

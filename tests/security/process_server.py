@@ -51,7 +51,7 @@ class Served(Serving):
 @contextmanager
 def lavos_server(
     mosquitto, tmp: Path, *, log_level: str = "INFO", preexec_fn: Callable[[], None] | None = None, wait_s: float = START_TIMEOUT_S
-) -> Iterator[Served]:  # type: ignore[no-untyped-def]
+) -> Iterator[Served]:
     """`lavos server` on SQLite with its own TMPDIR (so a spooled upload would show up there)."""
     (tmp / "tmp").mkdir(exist_ok=True)
     with serving(

@@ -17,6 +17,7 @@ import httpx
 from sqlalchemy import create_engine, text
 
 from devices import contract
+from tests.support.matching import found
 from tests.support.mqtt import Collector
 from tests.support.server import serving
 from tests.support.web import _CSRF
@@ -33,14 +34,14 @@ class Server:
     log: Path
     mosquitto_port: int
 
-    def client(self, address: str = "127.0.0.1", **kw) -> httpx.Client:  # type: ignore[no-untyped-def]
+    def client(self, address: str = "127.0.0.1", **kw) -> httpx.Client:
         """An HTTP client whose connections come from `address`."""
         return httpx.Client(base_url=self.base, transport=httpx.HTTPTransport(local_address=address), timeout=kw.pop("timeout", 30), **kw)
 
     def page_login(self, address: str, username: str, password: str) -> httpx.Response:
         """The /login form as a browser fills it (CSRF token from the page), from `address`."""
         with self.client(address, follow_redirects=False) as c:
-            token = _CSRF.search(c.get("/login").text).group(1)  # type: ignore[union-attr]
+            token = found(_CSRF, c.get("/login").text).group(1)
             return c.post("/login", data={"username": username, "password": password, "csrf_token": token, "next": "/"})
 
     def stored_within(self, node: Collector, table: str, timeout: float) -> float:
@@ -71,7 +72,7 @@ class Server:
 
 
 @contextlib.contextmanager
-def lavos_server(mosquitto, tmp: Path) -> Iterator[Server]:  # type: ignore[no-untyped-def]
+def lavos_server(mosquitto, tmp: Path) -> Iterator[Server]:
     # Its own process group, stopped whole. 127.0.0.1 answers clients from anywhere in 127/8.
     with serving(mosquitto.port, tmp, own_group=True) as served:
         for user, role in ((MANAGER, "manager"), (STAFF, "staff")):

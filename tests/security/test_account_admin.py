@@ -28,7 +28,7 @@ def lavos(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture
-def accounts(db_url, tmp_path):  # type: ignore[no-untyped-def]
+def accounts(db_url, tmp_path):
     pw = tmp_path / "pw"
     pw.write_text(PASSWORD + "\n", encoding="utf-8")
     lavos("add", "boss", "--role", "manager", "--password-file", str(pw), "--db", db_url, "--actor", "setup")
@@ -40,22 +40,22 @@ def accounts(db_url, tmp_path):  # type: ignore[no-untyped-def]
     store.close()
 
 
-def _login(store, username: str) -> str:  # type: ignore[no-untyped-def]
+def _login(store, username: str) -> str:
     with store.session() as db:
         return web_sessions.start(db, username, client="10.0.0.7", user_agent="bar tablet")
 
 
-def _live(store, session_id: str) -> bool:  # type: ignore[no-untyped-def]
+def _live(store, session_id: str) -> bool:
     with store.reader() as db:
         return web_sessions.live(db, session_id) is not None
 
 
-def _audit(store, action: str) -> list[AuditEntry]:  # type: ignore[no-untyped-def]
+def _audit(store, action: str) -> list[AuditEntry]:
     with store.reader() as db:
         return list(db.scalars(select(AuditEntry).where(AuditEntry.action == action).order_by(AuditEntry.id)))
 
 
-def _user(store, username: str) -> User:  # type: ignore[no-untyped-def]
+def _user(store, username: str) -> User:
     with store.reader() as db:
         return db.scalars(select(User).where(User.username == username)).one()
 

@@ -27,11 +27,11 @@ class CountingHasher(PasswordHasher):
         super().__init__()
         self.runs = 0
 
-    def verify(self, hash, password):  # type: ignore[no-untyped-def]
+    def verify(self, hash, password):
         self.runs += 1
         return super().verify(hash, password)
 
-    def hash(self, password, *, salt=None):  # type: ignore[no-untyped-def]
+    def hash(self, password, *, salt=None):
         self.runs += 1
         return super().hash(password, salt=salt)
 
@@ -83,7 +83,9 @@ def _contains(o: str | bytes | bytearray, secret: str) -> bool:
 
 
 def _reachable(root: object, limit: int = 100_000) -> list[object]:
-    seen, todo, out = set(), [root], []
+    seen: set[int] = set()
+    todo = [root]
+    out: list[object] = []
     while todo and len(out) < limit:
         o = todo.pop()
         if id(o) in seen or isinstance(o, type) or (callable(o) and not hasattr(o, "__dict__")):

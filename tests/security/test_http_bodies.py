@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import re
+from collections.abc import MutableMapping
+from typing import Any
 
 import httpx
 import pytest
@@ -22,6 +24,7 @@ from dashboard.web.app import web_routes
 from dashboard.web.limits import PUBLIC_PAGES
 from tests.security.process_server import MANAGER, MANAGER_PASSWORD, Served, lavos_server
 from tests.security.rawhttp import Answer, stream_request
+from tests.support.matching import found
 from tests.support.web import _CSRF
 
 MB = 1024 * 1024
@@ -32,7 +35,7 @@ EARLY = 16 * MB  # the answer must come before this much of the body was sent (s
 
 
 @pytest.fixture(scope="module")
-def server(mosquitto, tmp_path_factory):  # type: ignore[no-untyped-def]
+def server(mosquitto, tmp_path_factory):
     with lavos_server(mosquitto, tmp_path_factory.mktemp("bodies")) as served:
         served.add_user(MANAGER, MANAGER_PASSWORD, "manager")
         served.token = served.cli("user", "token", MANAGER, "--name", "bodies-test").stdout.strip()
@@ -61,7 +64,7 @@ class Watch:
         return self.rss_max - self.rss_before
 
 
-def _refused_early(server: Served, path: str, headers: dict[str, str], total: int, status: int, **kw) -> Answer:  # type: ignore[no-untyped-def]
+def _refused_early(server: Served, path: str, headers: dict[str, str], total: int, status: int, **kw) -> Answer:
     """POST a `total`-byte body to `path`; check it was answered `status` early, the server holding none of it."""
     watch = Watch(server)
     answer = stream_request(server.port, "POST", path, headers, total, during=watch, **kw)
@@ -83,7 +86,8 @@ def test_anonymous_huge_json_is_refused_before_it_is_read(server, chunked):
     json = {"Content-Type": "application/json"}
     stream_request(server.port, "POST", "/api/sessions", json, 1000, chunked=chunked)  # warm up
     answer = _refused_early(server, "/api/sessions", json, HUGE, 401, chunked=chunked, prefix=b'{"table": "pool-01", "x": "')
-    assert answer.header("www-authenticate").startswith("Basic")
+    challenge = answer.header("www-authenticate")
+    assert challenge is not None and challenge.startswith("Basic")
     assert "log in" in answer.body.decode()
 
 
@@ -126,16 +130,16 @@ def test_huge_multipart_login_is_refused_and_never_spooled(server, chunked):
 
 def test_a_login_form_still_works(server):
     page = httpx.Client(base_url=server.base, follow_redirects=False)
-    csrf = _CSRF.search(page.get("/login").text).group(1)  # type: ignore[union-attr]
+    csrf = found(_CSRF, page.get("/login").text).group(1)
     r = page.post("/login", data={"username": MANAGER, "password": MANAGER_PASSWORD, "csrf_token": csrf, "next": "/" + "ž" * 1000})
     assert r.status_code == 303, r.text
 
 
-def _manager_page(server) -> tuple[httpx.Client, str]:  # type: ignore[no-untyped-def]
+def _manager_page(server) -> tuple[httpx.Client, str]:
     page = httpx.Client(base_url=server.base, follow_redirects=False)
-    csrf = _CSRF.search(page.get("/login").text).group(1)  # type: ignore[union-attr]
+    csrf = found(_CSRF, page.get("/login").text).group(1)
     assert page.post("/login", data={"username": MANAGER, "password": MANAGER_PASSWORD, "csrf_token": csrf}).status_code == 303
-    csrf = _CSRF.search(page.get("/members/import").text).group(1)  # type: ignore[union-attr]
+    csrf = found(_CSRF, page.get("/members/import").text).group(1)
     return page, csrf
 
 
@@ -194,7 +198,7 @@ def _page_role(route: APIRoute) -> str | None:
     stack = list(route.dependant.dependencies)
     while stack:
         dep = stack.pop()
-        if getattr(dep.call, "__name__", "").endswith("_page"):
+        if dep.call is not None and getattr(dep.call, "__name__", "").endswith("_page"):
             return dep.call.__name__
         stack.extend(dep.dependencies)
     return None
@@ -218,14 +222,14 @@ def test_a_stalled_body_ends_with_408(monkeypatch, tmp_path):
 
     monkeypatch.setattr(limits, "BODY_IDLE_S", 0.2)
     monkeypatch.setattr("dashboard.api.limits.session_user", lambda store, request: object())
-    app = web_app(NoStore())
-    sent: list[dict] = []
+    app = web_app(NoStore())  # type: ignore[arg-type]  # a stand-in for the hub on purpose: the route never runs
+    sent: list[MutableMapping[str, Any]] = []
 
     async def stalled() -> dict:
         await asyncio.sleep(3600)
         return {}
 
-    async def send(message: dict) -> None:
+    async def send(message: MutableMapping[str, Any]) -> None:
         sent.append(message)
 
     scope = {

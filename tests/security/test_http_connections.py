@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import logging
-import re
 import resource
 import socket
 import time
@@ -23,6 +22,7 @@ from dashboard.http_server import ACCEPT_BATCHES, BACKLOG, FD_RESERVE, HEAD_TIME
 from tests.security.process_server import lavos_server
 from tests.security.rawhttp import read_answer
 from tests.support.hub import REPO
+from tests.support.matching import found
 
 FD_LIMIT = 512
 FLOOD = 700  # more connections than the server has descriptors
@@ -64,7 +64,7 @@ def _closed_by_server(s: socket.socket) -> bool:
 
 
 @pytest.fixture(scope="module")
-def low_fd_server(mosquitto, tmp_path_factory):  # type: ignore[no-untyped-def]
+def low_fd_server(mosquitto, tmp_path_factory):
     with lavos_server(mosquitto, tmp_path_factory.mktemp("connections"), preexec_fn=_low_fd_limit) as served:
         yield served
 
@@ -121,7 +121,7 @@ def test_resource_errors_are_logged_once_a_minute_with_a_count(monkeypatch):
     logger = logging.getLogger("asyncio.test-once-per")
     records: list[logging.LogRecord] = []
     handler = logging.Handler()
-    handler.emit = records.append  # type: ignore[method-assign]
+    monkeypatch.setattr(handler, "emit", records.append)
     logger.addHandler(handler)
     logger.addFilter(http_server.OncePer(60))
     logger.propagate = False
@@ -135,7 +135,7 @@ def test_resource_errors_are_logged_once_a_minute_with_a_count(monkeypatch):
         logger.removeHandler(handler)
     accept = [r.getMessage() for r in records if "accept" in r.getMessage()]
     assert len(accept) == 2
-    assert re.search(r"\((\d+) more like this in the last 60 s not logged\)", accept[1]).group(1) == "1919"  # type: ignore[union-attr]
+    assert found(r"\((\d+) more like this in the last 60 s not logged\)", accept[1]).group(1) == "1919"
     assert sum("unrelated" in r.getMessage() for r in records) == 3000
 
 

@@ -16,13 +16,14 @@ import httpx
 import pytest
 
 from tests.security.served import MANAGER, PASSWORDS, STAFF, lavos_server, status_json
+from tests.support.matching import found
 from tests.support.web import _CSRF
 
 ATTEMPTS = 20
 
 
 @pytest.fixture(scope="module")
-def server(mosquitto, tmp_path_factory):  # type: ignore[no-untyped-def]
+def server(mosquitto, tmp_path_factory):
     with lavos_server(mosquitto, tmp_path_factory.mktemp("lockout")) as s:
         yield s
 
@@ -43,7 +44,7 @@ def test_an_attacker_elsewhere_cannot_lock_the_manager_out(server):
     assert page.status_code == 303 and page.headers["location"] == "/", page.text[:300]
 
 
-def _answers(server, address: str, username: str, n: int) -> tuple[list[tuple], list[float]]:  # type: ignore[no-untyped-def]
+def _answers(server, address: str, username: str, n: int) -> tuple[list[tuple], list[float]]:
     seen, times = [], []
     with server.client(address) as c:
         for i in range(n):
@@ -79,7 +80,7 @@ def test_a_manager_sees_the_slowed_account_and_lifts_the_wait_on_its_page(server
         codes = [device.get("/api/tables", auth=(STAFF, f"preklep-{i}")).status_code for i in range(8)]
         assert codes[-1] == 429, codes
         with server.client("127.0.0.1", follow_redirects=False) as manager:
-            token = _CSRF.search(manager.get("/login").text).group(1)  # type: ignore[union-attr]
+            token = found(_CSRF, manager.get("/login").text).group(1)
             assert (
                 manager.post(
                     "/login", data={"username": MANAGER, "password": PASSWORDS[MANAGER], "csrf_token": token, "next": "/"}
@@ -88,7 +89,7 @@ def test_a_manager_sees_the_slowed_account_and_lifts_the_wait_on_its_page(server
             )
             page = manager.get(f"/users/{STAFF}")
             assert page.status_code == 200 and "musia počkať" in page.text, page.text[:500]
-            token = _CSRF.search(page.text).group(1)  # type: ignore[union-attr]
+            token = found(_CSRF, page.text).group(1)
             assert manager.post(f"/users/{STAFF}/unlock", data={"csrf_token": token}).status_code == 303
             assert "musia počkať" not in manager.get(f"/users/{STAFF}").text
         assert device.get("/api/tables", auth=(STAFF, PASSWORDS[STAFF])).status_code == 200

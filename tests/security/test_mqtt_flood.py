@@ -17,6 +17,7 @@ from devices import contract
 from sim.mosquitto import SHIPPED_CONF, Mosquitto
 from tests.conftest import TABLES
 from tests.support.hub import wait_stored
+from tests.support.matching import found
 from tests.support.mqtt import publish_events
 from tests.support.server import LavosServer
 
@@ -33,8 +34,8 @@ def broker(tmp_path_factory):
 
 def test_the_packet_limit_is_far_above_the_contracts_own_and_far_below_the_queue():
     conf = SHIPPED_CONF.read_text()
-    limit = int(re.search(r"^max_packet_size (\d+)$", conf, re.M).group(1))
-    queue = int(re.search(r"^max_queued_bytes (\d+)$", conf, re.M).group(1))
+    limit = int(found(r"^max_packet_size (\d+)$", conf, re.M).group(1))
+    queue = int(found(r"^max_queued_bytes (\d+)$", conf, re.M).group(1))
     assert limit >= 8 * contract.MAX_PAYLOAD_BYTES  # no honest message comes near it
     assert queue >= 1000 * limit  # one packet can never fill the hub's queue
 

@@ -18,10 +18,11 @@ import httpx
 import paho.mqtt.client as mqtt
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.reasoncodes import ReasonCode
 
 from devices import contract
 from sim.mosquitto import SHIPPED_ACL, SHIPPED_CONF
-from tests.support.hub import REPO, running_node, wait_stored
+from tests.support.hub import REPO, link_of, running_node, wait_stored
 from tests.support.mqtt import Collector, publish_events
 from tests.support.server import LavosServer
 
@@ -34,7 +35,12 @@ def impostor_connect(port: int, client_id: str, *, clean: bool = True, hold_s: f
     c.username_pw_set(ATTACKER, f"pw-{ATTACKER}")
     result: list[str] = []
     done = threading.Event()
-    c.on_connect = lambda cl, u, f, rc, p=None: (result.append(str(rc)), done.set())
+
+    def on_connect(cl: mqtt.Client, u: object, f: object, rc: ReasonCode, p: object = None) -> None:
+        result.append(str(rc))
+        done.set()
+
+    c.on_connect = on_connect
     c.connect("127.0.0.1", port, keepalive=5)
     c.loop_start()
     try:
@@ -116,9 +122,9 @@ def test_a_node_login_using_another_tables_id_neither_kicks_it_nor_fires_its_wil
     watcher = Collector(mosquitto.port, topics=(contract.status_topic(HONEST),))
     try:
         with running_node(mosquitto, tmp_path, HONEST) as (node, _factory):
-            assert node.link.wait_connected(10)
+            assert link_of(node).wait_connected(10)
             watcher.wait_for(lambda m: json.loads(m.payload).get("state") == "online", 10)
-            connects, before = node.link.connects, takeovers(mosquitto, HONEST)
+            connects, before = link_of(node).connects, takeovers(mosquitto, HONEST)
             done = subprocess.run(
                 [
                     "mosquitto_sub",
@@ -143,7 +149,7 @@ def test_a_node_login_using_another_tables_id_neither_kicks_it_nor_fires_its_wil
             )
             assert "refused" not in (done.stderr + done.stdout).lower()  # pool-01 got in (as itself), the point is what it did not do
             time.sleep(1.0)  # a kicked node's will is published at once; give it time to show
-            assert node.link.connected and node.link.connects == connects, "the real pool-02 was kicked off"
+            assert link_of(node).connected and link_of(node).connects == connects, "the real pool-02 was kicked off"
             assert takeovers(mosquitto, HONEST) == before
             assert not watcher.matching(lambda m: json.loads(m.payload).get("state") == "offline"), "pool-02's will fired"
     finally:

@@ -21,9 +21,11 @@ from pathlib import Path
 import paho.mqtt.client as mqtt
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.reasoncodes import ReasonCode
 
 from sim.mosquitto import free_port, wait_port
 from tests.support.hub import REPO, VENUE
+from tests.support.matching import found
 from tests.support.server import LavosServer
 
 # Debian 12's stock /etc/mosquitto/mosquitto.conf, which includes ours from conf.d/.
@@ -115,7 +117,7 @@ def test_lavos_server_makes_its_database_wal_and_shm_private(mosquitto, tmp_path
 def readme_deploy_script() -> str:
     text = (REPO / "README.md").read_text(encoding="utf-8")
     section = text[text.index("## Deploying at a club") :]
-    return re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+    return found(r"```sh\n(.*?)```", section, re.S).group(1)
 
 
 SKIPPED = re.compile(r"^(apt-get|adduser|git clone|systemctl|install .*systemd)|user add ")
@@ -177,6 +179,7 @@ def test_the_readmes_deploy_steps_make_private_files_and_a_broker_that_starts(tm
             wait_port(port, 10)
         except TimeoutError:
             proc.kill()
+            assert proc.stderr is not None
             pytest.fail(f"mosquitto refused the README's setup: {proc.stderr.read().decode(errors='replace')}")
         hub_password = (root / "etc/lavos/hub-password").read_text().strip()
         assert connack(port, "lavos-hub", hub_password) == "Success"
@@ -192,7 +195,12 @@ def connack(port: int, user: str, password: str) -> str:
     c.username_pw_set(user, password)
     got: list[str] = []
     done = threading.Event()
-    c.on_connect = lambda cl, u, f, rc, p=None: (got.append(str(rc)), done.set())
+
+    def on_connect(cl: mqtt.Client, u: object, f: object, rc: ReasonCode, p: object = None) -> None:
+        got.append(str(rc))
+        done.set()
+
+    c.on_connect = on_connect
     c.connect("127.0.0.1", port, keepalive=5)
     c.loop_start()
     done.wait(5)

@@ -27,7 +27,7 @@ FLOOD = 24
 
 
 @pytest.fixture(scope="module")
-def server(mosquitto, tmp_path_factory):  # type: ignore[no-untyped-def]
+def server(mosquitto, tmp_path_factory):
     with lavos_server(mosquitto, tmp_path_factory.mktemp("password-path")) as s:
         yield s
 
@@ -35,8 +35,9 @@ def server(mosquitto, tmp_path_factory):  # type: ignore[no-untyped-def]
 class Flood:
     """FLOOD threads, each from its own loopback address, sending Basic with made-up users until stopped."""
 
-    def __init__(self, server) -> None:  # type: ignore[no-untyped-def]
-        self.server, self.stop, self.answers, self._lock = server, threading.Event(), Counter(), threading.Lock()
+    def __init__(self, server) -> None:
+        self.server, self.stop, self._lock = server, threading.Event(), threading.Lock()
+        self.answers: Counter[object] = Counter()  # status codes, or the name of the transport error
         self.threads = [threading.Thread(target=self._run, args=(i,), daemon=True) for i in range(FLOOD)]
 
     def _run(self, i: int) -> None:
@@ -68,7 +69,9 @@ class Flood:
 
 def test_a_flood_of_anonymous_logins_stalls_neither_a_session_start_nor_ingest(server):
     bearer = {"Authorization": f"Bearer {server.token}"}
-    starts, stops, stored = [], [], []
+    starts: list[tuple[int, float, str]] = []
+    stops: list[tuple[int, float, str]] = []
+    stored = []
     with server.client() as staff, node(server, "pool-01") as pool_01:
         assert staff.get("/api/tables", headers=bearer).status_code == 200
         with Flood(server) as flood:
@@ -93,7 +96,7 @@ def test_a_flood_of_anonymous_logins_stalls_neither_a_session_start_nor_ingest(s
     assert during[401] >= FLOOD and sum(during.values()) - before >= 10, during
 
 
-def _median_call_s(c: httpx.Client, n: int = 15, path: str = "/api/tables", **kw) -> float:  # type: ignore[no-untyped-def]
+def _median_call_s(c: httpx.Client, n: int = 15, path: str = "/api/tables", **kw) -> float:
     times = []
     for _ in range(n):
         t0 = time.monotonic()

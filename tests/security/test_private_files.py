@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from broker.adapters.notify_spool import SPOOL_FILE, NotifySpool
 from tests.support.cli import lavos
 
 
 @contextmanager
-def umask(mask: int):  # type: ignore[no-untyped-def]
+def umask(mask: int) -> Iterator[None]:
     old = os.umask(mask)
     try:
         yield
@@ -21,7 +23,7 @@ def umask(mask: int):  # type: ignore[no-untyped-def]
         os.umask(old)
 
 
-def _mode(path) -> int:  # type: ignore[no-untyped-def]
+def _mode(path: Path) -> int:
     return stat.S_IMODE(os.stat(path).st_mode)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -21,6 +22,7 @@ from dashboard import access
 from dashboard.api.app import api_routes
 from dashboard.web.app import web_routes
 from tests.security.accounts_server import lavos_server
+from tests.support.matching import found
 from tests.support.server import LavosServer
 
 PASSWORD = "Heslo-na-roly-77"
@@ -47,8 +49,8 @@ def capability(route: APIRoute) -> str | None:
     stack = list(route.dependant.dependencies)
     while stack:
         dep = stack.pop()
-        if hasattr(dep.call, "capability"):
-            return dep.call.capability  # type: ignore[no-any-return]
+        if dep.call is not None and hasattr(dep.call, "capability"):
+            return dep.call.capability
         stack.extend(dep.dependencies)
     return None
 
@@ -105,17 +107,17 @@ class Walker:
         self.auth = (username, PASSWORD) if username is not None else None
         r = self.http.get("/login")
         if username is not None:
-            token = _CSRF.search(r.text).group(1)  # type: ignore[union-attr]
+            token = found(_CSRF, r.text).group(1)
             r = self.http.post("/login", data={"username": username, "password": PASSWORD, "csrf_token": token})
             assert r.status_code == 303, r.text
             r = self.http.get("/")
-        self.token = _CSRF.search(r.text).group(1)  # type: ignore[union-attr]
+        self.token = found(_CSRF, r.text).group(1)
 
     def call(self, kind: str, method: str, path: str) -> tuple[int, str]:
         url = _concrete(path) + QUERY.get((method, path), "")
         if kind == "api":
-            kw = {"json": {}} if method in ("POST", "PATCH", "PUT") else {}
-            r = httpx.request(method, self.http.base_url.join(url), auth=self.auth, timeout=60, **kw)  # type: ignore[arg-type]
+            kw: dict[str, Any] = {"json": {}} if method in ("POST", "PATCH", "PUT") else {}
+            r = httpx.request(method, self.http.base_url.join(url), auth=self.auth, timeout=60, **kw)
             return r.status_code, ""
         if method == "GET":
             with self.http.stream("GET", url) as r:  # /events never ends: the status is enough

@@ -230,7 +230,7 @@ def test_the_cookie_holds_a_random_id_whose_hash_only_is_stored(lavos):
     assert payload["sid"].encode() not in raw
 
 
-def _dt(value):  # type: ignore[no-untyped-def]
+def _dt(value):
     from datetime import datetime
 
     return value if isinstance(value, datetime) else datetime.fromisoformat(str(value))

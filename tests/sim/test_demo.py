@@ -16,6 +16,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.matching import found
+
 ROOT = Path(__file__).resolve().parents[2]
 MANAGER = ("manager", "manager-demo")
 URL = re.compile(r"Dashboard and API: (http://\S+?)/?\s")
@@ -71,7 +73,7 @@ def start_demo(tmp_path: Path, *args: str) -> tuple[subprocess.Popen, Path]:
     return proc, out
 
 
-def wait_for(what: str, check, timeout: float, proc: subprocess.Popen, out: Path):  # type: ignore[no-untyped-def]
+def wait_for(what: str, check, timeout: float, proc: subprocess.Popen, out: Path):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -113,7 +115,7 @@ def test_demo_at_speed_20_shows_the_evening_through_the_api_and_stops_on_ctrl_c(
         page = httpx.get(f"{base}/", follow_redirects=True, timeout=10)
         assert page.status_code == 200 and "<form" in page.text, "the dashboard's pages are served (its login form)"
         api = httpx.Client(base_url=f"{base}/api", auth=MANAGER, timeout=10)
-        seen: dict[str, object] = {}
+        seen: dict[str, int | bool] = {}
 
         def evening_visible() -> bool:
             sessions = api.get("/sessions").json()
@@ -133,7 +135,7 @@ def test_demo_at_speed_20_shows_the_evening_through_the_api_and_stops_on_ctrl_c(
 
         wait_for("sessions, drops, a foosball alert and an offline node", evening_visible, 60, proc, out)
         assert seen["sessions"] >= 3 and seen["drops"] >= 1
-        broker_port = int(BROKER.search(out.read_text()).group(1))
+        broker_port = int(found(BROKER, out.read_text()).group(1))
     finally:
         text = stop_like_ctrl_c(proc, out)
     assert proc.returncode == 0, text[-4000:]

@@ -8,15 +8,29 @@ from __future__ import annotations
 
 import io
 import threading
+from dataclasses import dataclass
 
 import pytest
 from rich.console import Console
 
+from broker.domain.zreport import ZReport
 from broker.hall.facade import HubFacade
+from broker.hall.till.payment_reads import PaymentView
+from broker.hall.till.tab_views import UnpaidTab
 from sim.demo import MAX_SPEED, run_demo
 from sim.till import tendered_for
 
 pytestmark = pytest.mark.slow
+
+
+@dataclass
+class Evening:
+    """What the demo's evening left, read by the hub as it ended."""
+
+    report: ZReport
+    tabs: list[UnpaidTab]
+    payments: list[PaymentView]
+    unpaid: list[UnpaidTab]
 
 
 def test_cash_is_rounded_up_to_the_next_note():
@@ -28,7 +42,7 @@ def test_cash_is_rounded_up_to_the_next_note():
 
 def test_a_short_demo_evening_pays_every_game_and_closes_the_day():
     out = io.StringIO()
-    seen: dict[str, object] = {}
+    seen: list[Evening] = []
 
     def after(hub: HubFacade) -> None:
         days = hub.reads.business_days()
@@ -36,8 +50,12 @@ def test_a_short_demo_evening_pays_every_game_and_closes_the_day():
         day = days[0].day
         report = hub.reads.day_report(day)
         tabs = hub.reads.day_tabs(day)
-        payments = [p for t in tabs for p in (hub.reads.tab_payments(t.id).payments)]  # type: ignore[union-attr]
-        seen.update(report=report, tabs=tabs, payments=payments, unpaid=hub.reads.unpaid_tabs())
+        payments: list[PaymentView] = []
+        for t in tabs:
+            view = hub.reads.tab_payments(t.id)
+            assert view is not None, t
+            payments += view.payments
+        seen.append(Evening(report, tabs, payments, hub.reads.unpaid_tabs()))
 
     run_demo(
         speed=MAX_SPEED,
@@ -52,16 +70,17 @@ def test_a_short_demo_evening_pays_every_game_and_closes_the_day():
     till_refusals = ("could not open the day", "could not add", "could not serve", "could not take the payment", "could not close")
     assert not any(r in text for r in till_refusals), text
     assert seen, f"the evening did not reach its close-out:\n{text}"
-    report, tabs, payments = seen["report"], seen["tabs"], seen["payments"]
-    games = [t for t in tabs if t.session_id is not None]  # type: ignore[attr-defined]
-    assert len(games) >= 3 and any(t.session_id is None for t in tabs), tabs  # type: ignore[attr-defined]
-    assert all(t.status == "paid" and t.owed_cents == 0 for t in tabs), tabs  # type: ignore[attr-defined]
-    assert seen["unpaid"] == []
-    methods = {p.method for p in payments}  # type: ignore[attr-defined]
+    (evening,) = seen
+    report, tabs, payments = evening.report, evening.tabs, evening.payments
+    games = [t for t in tabs if t.session_id is not None]
+    assert len(games) >= 3 and any(t.session_id is None for t in tabs), tabs
+    assert all(t.status == "paid" and t.owed_cents == 0 for t in tabs), tabs
+    assert evening.unpaid == []
+    methods = {p.method for p in payments}
     assert methods == {"cash", "card"}, payments
-    assert any(p.change_cents > 0 for p in payments), payments  # type: ignore[attr-defined]
-    assert report.closed and report.total_cents == sum(p.amount_cents for p in payments)  # type: ignore[attr-defined]
-    assert report.payments_count == len(payments)  # type: ignore[attr-defined]
-    assert report.variance_cents == -50  # type: ignore[attr-defined]
+    assert any(p.change_cents > 0 for p in payments), payments
+    assert report.closed and report.total_cents == sum(p.amount_cents for p in payments)
+    assert report.payments_count == len(payments)
+    assert report.variance_cents == -50
     assert "change), receipt no." in text and "paid later" in text and "Z report: cash" in text, text
-    assert f"/day/{report.day.isoformat()}/report" in text  # type: ignore[attr-defined]
+    assert f"/day/{report.day.isoformat()}/report" in text

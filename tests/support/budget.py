@@ -52,7 +52,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:  # type: ignore[no-untyped-def]
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     if is_worker(config):
         return
     wall = wall_s(config)

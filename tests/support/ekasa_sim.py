@@ -257,7 +257,7 @@ def _check_item(item: Any, at: str, out: dict[str, list[str]]) -> int | None:
         out[f"{at}.name"] = ["1 to 255 characters, no control characters."]
     price = _cents(item.get("price"))
     unit = item.get("unitPrice")
-    qty = (item.get("quantity") or {}).get("amount")
+    qty: Any = (item.get("quantity") or {}).get("amount")  # JSON, anything: float() refuses what is no number
     if price is None:
         out[f"{at}.price"] = ["A number with at most 2 decimals."]
         return None

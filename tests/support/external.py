@@ -164,7 +164,7 @@ def refusing_external_processes(nodeid: str) -> Iterator[None]:
     real = subprocess.Popen
 
     class Guarded(real):  # type: ignore[misc, valid-type]
-        def __init__(self, args, *a, **kw) -> None:  # type: ignore[no-untyped-def]
+        def __init__(self, args, *a, **kw) -> None:
             marker = marker_for_command(args, kw.get("executable"))
             if marker is not None:
                 pytest.fail(

@@ -4,43 +4,66 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from multiprocessing.process import BaseProcess
 from pathlib import Path
+from typing import Any, TypeVar
 
+from gpiozero.pins.mock import MockFactory
 from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
-from broker.adapters.hub_link import MqttUrl
+from broker.adapters.hub_link import HubLink, MqttUrl
+from broker.adapters.link_process import ProcessLink
 from broker.compose import running_hub
-from broker.domain.venue import load_venue
+from broker.domain.venue import Venue, load_venue
+from broker.hall.hub import Hub
 from broker.storage.engine import open_store
 from broker.storage.models import Event
+from devices.drivers.cardreader import SimulatedCardReader
+from devices.drivers.light import LightRelay
 from devices.nodeconfig import node_config_for
 from edge import EdgeNode
+from edge.mqtt_link import MqttLink
+from edge.outbox import Outbox
+from sim.mosquitto import Mosquitto
 from sim.pins import timed_mock_factory
 from tests.support.sqlite_template import CHEAP
 
 REPO = Path(__file__).resolve().parents[2]
 VENUE = REPO / "deploy" / "venues" / "lavos.toml"
 
+R = TypeVar("R")
 
-def on_writer(hub, fn):  # type: ignore[no-untyped-def]
+
+def on_writer(hub: Hub, fn: Callable[[Session], R]) -> R:
     """Run fn(db) in a write transaction on the hub's writer (only it may write; Store.bind_writer):
     how a test puts the database in a state no command makes, or raises an alert by hand."""
 
-    def run():  # type: ignore[no-untyped-def]
+    def run() -> R:
         with hub.store.session() as db:
             return fn(db)
 
     return hub.run_on_writer(run)
 
 
-def hub_url(mosquitto, login: str = "lavos-hub") -> MqttUrl:
+def hub_url(mosquitto: Mosquitto, login: str = "lavos-hub") -> MqttUrl:
     """A URL for a login with the hub's rights (made on the test broker if new)."""
     user, password = mosquitto.hub_login(login)
     return MqttUrl("127.0.0.1", mosquitto.port, user, password, False)
 
 
 @contextlib.contextmanager
-def running_service(mosquitto, db_url: str, *, clock=None, metrics=None, venue=None, client_id="lavos-hub-test"):
+def running_service(
+    mosquitto: Mosquitto,
+    db_url: str,
+    *,
+    clock: Callable[[], datetime] | None = None,
+    metrics: Any = None,
+    venue: Venue | None = None,
+    client_id: str = "lavos-hub-test",
+) -> Iterator[Hub]:
     """The hub in-process. The broker makes the client id the login, so `client_id`
     names the hub's login (one persistent session each): the same id again resumes that session,
     a new id starts with none."""
@@ -57,7 +80,15 @@ def running_service(mosquitto, db_url: str, *, clock=None, metrics=None, venue=N
 
 
 @contextlib.contextmanager
-def running_node(mosquitto, tmp_path: Path, table: str, *, venue=None, outbox_max_bytes: int | None = None, **node_options):
+def running_node(
+    mosquitto: Mosquitto,
+    tmp_path: Path,
+    table: str,
+    *,
+    venue: Venue | None = None,
+    outbox_max_bytes: int | None = None,
+    **node_options: Any,
+) -> Iterator[tuple[EdgeNode, MockFactory]]:
     """An EdgeNode for one venue table on its own MockFactory; yields (node, factory).
 
     Its password file and outbox live in `tmp_path`; `node_options` go to EdgeNode (a clock)."""
@@ -82,6 +113,59 @@ def running_node(mosquitto, tmp_path: Path, table: str, *, venue=None, outbox_ma
         node.close()
 
 
+def light_of(node: EdgeNode) -> LightRelay:
+    """A started node's light relay (every table of the shipped venue has one)."""
+    assert node.light is not None, f"{node.table} has no light relay (not started?)"
+    return node.light
+
+
+def link_of(node: EdgeNode) -> MqttLink:
+    """A started node's MQTT link."""
+    assert node.link is not None, f"{node.table} has no MQTT link (not started?)"
+    return node.link
+
+
+def outbox_of(node: EdgeNode) -> Outbox:
+    """A started node's outbox."""
+    assert node.outbox is not None, f"{node.table} has no outbox (not started?)"
+    return node.outbox
+
+
+def card_reader_of(node: EdgeNode) -> SimulatedCardReader:
+    """A node's simulated card reader (running_node makes every node's reader simulated), to tap a card."""
+    reader = node._card_reader
+    assert isinstance(reader, SimulatedCardReader), f"{node.table}'s card reader is {reader!r}, not a simulated one"
+    return reader
+
+
+def hub_link(hub: Hub) -> HubLink | ProcessLink:
+    """A hub's MQTT link (a hub started with an MQTT URL has one)."""
+    link = hub.link
+    assert link is not None, "this hub runs without MQTT"
+    return link
+
+
+def process_link(hub: Hub) -> ProcessLink:
+    """A hub's MQTT link in a process of its own (build_hub(link_process=True))."""
+    link = hub.link
+    assert isinstance(link, ProcessLink), f"this hub's link is {link!r}, not a ProcessLink"
+    return link
+
+
+def link_child(hub: Hub) -> BaseProcess:
+    """The process a hub's MQTT link runs in (build_hub(link_process=True)), once started."""
+    proc = process_link(hub)._proc
+    assert proc is not None, "the link process has not started"
+    return proc
+
+
+def link_pid(hub: Hub) -> int:
+    """The pid of a hub's MQTT link process."""
+    pid = link_child(hub).pid
+    assert pid is not None, "the link process has not started"
+    return pid
+
+
 def stored_events(db_url: str, table: str, boot: str) -> tuple[int, int]:
     """(rows, distinct seqs) the hub stored for one node boot."""
     store = open_store(db_url)
@@ -90,6 +174,7 @@ def stored_events(db_url: str, table: str, boot: str) -> tuple[int, int]:
             where = (Event.table_id == table) & (Event.boot == boot)
             rows = db.scalar(select(func.count()).select_from(Event).where(where))
             distinct = db.scalar(select(func.count()).select_from(select(Event.seq).where(where).distinct().subquery()))
+        assert rows is not None and distinct is not None  # a count always has its row
         return rows, distinct
     finally:
         store.close()

@@ -5,10 +5,11 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 
 import paho.mqtt.client as mqtt
-from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 
 from devices import contract
 from sim.mosquitto import Mosquitto
@@ -23,11 +24,11 @@ class Collector:
         port: int,
         username: str | None = None,
         password: str | None = None,
-        topics=("lavos/v1/#",),
+        topics: Iterable[str] = ("lavos/v1/#",),
         qos: int = 1,
-        protocol=mqtt.MQTTv311,
-    ):
-        self._broker = None
+        protocol: MQTTProtocolVersion = mqtt.MQTTv311,
+    ) -> None:
+        self._broker: Mosquitto | None = None
         if username is None:
             self._broker = Mosquitto.running[port]
             username, password = self._broker.probe_login()
@@ -46,12 +47,12 @@ class Collector:
         if not self._subscribed.wait(5):
             raise TimeoutError("collector did not subscribe")
 
-    def _on_message(self, client, userdata, msg):
+    def _on_message(self, client: mqtt.Client, userdata: object, msg: mqtt.MQTTMessage) -> None:
         with self._lock:
             self.all.append(msg)
         self.messages.put(msg)
 
-    def wait_for(self, predicate, timeout: float = 5.0):
+    def wait_for(self, predicate: Callable[[mqtt.MQTTMessage], object], timeout: float = 5.0) -> mqtt.MQTTMessage:
         """Return the first received message (past or future) matching predicate."""
         deadline = time.monotonic() + timeout
         while True:
@@ -63,11 +64,11 @@ class Collector:
                 raise TimeoutError("no matching message")
             time.sleep(0.005)
 
-    def matching(self, predicate) -> list:
+    def matching(self, predicate: Callable[[mqtt.MQTTMessage], object]) -> list[mqtt.MQTTMessage]:
         with self._lock:
             return [m for m in self.all if predicate(m)]
 
-    def publish(self, topic: str, payload, qos: int = 1, retain: bool = False):
+    def publish(self, topic: str, payload: str | bytes, qos: int = 1, retain: bool = False) -> mqtt.MQTTMessageInfo:
         info = self.client.publish(topic, payload, qos=qos, retain=retain)
         info.wait_for_publish(5)
         return info

@@ -151,7 +151,7 @@ class PostgresCluster:
         import psycopg
 
         with psycopg.connect(host=str(self.sockets), port=self.port, user=SUPERUSER, dbname="postgres", autocommit=True) as conn:
-            conn.execute(sql)  # type: ignore[arg-type]
+            conn.execute(sql)
 
     def create_database(self, template: str | None = None) -> str:
         """A new empty (or template-copied) database; returns its URL."""

@@ -33,7 +33,7 @@ class ServerDied(RuntimeError):
     pass
 
 
-def server_argv(mqtt_port: int, db: str, http_port: int, data_dir, *extra: str) -> list[str]:  # type: ignore[no-untyped-def]
+def server_argv(mqtt_port: int, db: str, http_port: int, data_dir: str | Path, *extra: str) -> list[str]:
     """The `lavos server` command line the process tests start: the shipped venue, the test broker's
     hub login inline in the URL (as bench/load.py passes it; the log must never show it whole)."""
     return [
@@ -60,7 +60,7 @@ def server_env(data_dir: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def wait_serving(proc, base: str, log_path, timeout: float = START_TIMEOUT_S, *, mqtt: bool = False) -> None:  # type: ignore[no-untyped-def]
+def wait_serving(proc: subprocess.Popen, base: str, log_path: str | Path, timeout: float = START_TIMEOUT_S, *, mqtt: bool = False) -> None:
     """Until `lavos server` at `base` answers /api/health (with `mqtt`: and is connected to the
     broker); fails with its log if it exits first or takes longer than `timeout` seconds."""
     deadline = time.monotonic() + timeout
@@ -92,7 +92,7 @@ def stop_server(proc: subprocess.Popen, *, group: bool = False, timeout: float =
         proc.wait()
 
 
-def _tail(log_path, lines: int = 60) -> str:  # type: ignore[no-untyped-def]
+def _tail(log_path: str | Path, lines: int = 60) -> str:
     path = Path(log_path)
     text = path.read_text(errors="replace") if path.exists() else ""
     return "\n".join(text.splitlines()[-lines:])

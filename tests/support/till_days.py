@@ -134,7 +134,7 @@ def pay(
             day = hub.till.days.day_for(db, now, actor=staff)
             if reverses is not None:
                 original = db.get(Payment, reverses)
-                frozen = {
+                frozen: dict[str, object] = {
                     "lines": [{**row, "amount_cents": -row["amount_cents"]} for row in original.lines.get("lines", [])],
                     "vat": [],
                 }

@@ -12,6 +12,7 @@ import subprocess
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +21,13 @@ import pytest
 from sim.mosquitto import free_port
 
 BINARY = Path("/usr/bin/victoria-metrics")
+
+
+def stat_count(stats: Mapping[str, object], key: str) -> int:
+    """One count of MetricsWriter.stats() (a dict of counts, flags and the last error)."""
+    value = stats[key]
+    assert isinstance(value, int), f"stats[{key!r}] is {value!r}, not a count"
+    return value
 
 
 @dataclass

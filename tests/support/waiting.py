@@ -10,7 +10,7 @@ from typing import IO, TypeVar
 T = TypeVar("T")
 
 
-def wait_until(predicate: Callable[[], T], timeout: float = 20.0, what: str = "condition", *, interval: float = 0.005) -> T:
+def wait_until(predicate: Callable[[], T | None], timeout: float = 20.0, what: str = "condition", *, interval: float = 0.005) -> T:
     """The first truthy value of predicate(), polled every `interval` seconds.
 
     Fails with an AssertionError naming `what` and the timeout. The default is generous, so a

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
+import httpx
+from argon2 import PasswordHasher
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from starlette.routing import Mount
@@ -13,9 +18,11 @@ from starlette.routing import Mount
 from broker.accounts.users import new_password
 from broker.hall.accounts import CreateStaff
 from broker.hall.facade import HubFacade
+from broker.hall.hub import Hub
 from dashboard.api import create_app
 from dashboard.web import mount_web
 from devices import contract
+from sim.mosquitto import Mosquitto
 from tests.support.mqtt import Collector
 
 _CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
@@ -24,18 +31,18 @@ _CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
 class Browser:
     """One visitor: its own cookie jar; `post` fills in the page's CSRF token unless told not to."""
 
-    def __init__(self, app, base_url: str = "http://testserver") -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, app: FastAPI, base_url: str = "http://testserver") -> None:
         self.client = TestClient(app, base_url=base_url, follow_redirects=False)
         self.token = ""
 
-    def get(self, path: str, **kw):  # type: ignore[no-untyped-def]
+    def get(self, path: str, **kw: Any) -> httpx.Response:
         r = self.client.get(path, **kw)
         m = _CSRF.search(r.text) if r.headers.get("content-type", "").startswith("text/html") else None
         if m:
             self.token = m.group(1)
         return r
 
-    def post(self, path: str, data: dict | None = None, *, csrf: bool = True, **kw):  # type: ignore[no-untyped-def]
+    def post(self, path: str, data: dict[str, Any] | None = None, *, csrf: bool = True, **kw: Any) -> httpx.Response:
         if csrf and not self.token:
             self.get("/login")
         body = dict(data or {})
@@ -43,7 +50,7 @@ class Browser:
             body.setdefault("csrf_token", self.token)
         return self.client.post(path, data=body, **kw)
 
-    def login(self, username: str, password: str):  # type: ignore[no-untyped-def]
+    def login(self, username: str, password: str) -> httpx.Response:
         self.get("/login")
         r = self.post("/login", {"username": username, "password": password, "next": "/"})
         assert r.status_code == 303, r.text
@@ -51,14 +58,14 @@ class Browser:
         return r
 
 
-def web_app(service, data_dir=None, https_cookies: bool = False):  # type: ignore[no-untyped-def]
+def web_app(service: Hub, data_dir: Path | None = None, https_cookies: bool = False) -> FastAPI:
     return mount_web(create_app(service), service, data_dir=data_dir, https_cookies=https_cookies)
 
 
 _BOUND: dict[bool, FastAPI] = {}
 
 
-def bound_app(service, *, pages: bool = True) -> FastAPI:  # type: ignore[no-untyped-def]
+def bound_app(service: Hub, *, pages: bool = True) -> FastAPI:
     """The API (with `pages`, and the pages, as `lavos server` serves them) over `service`: one app
     per test process, handed to each test's hub in turn.
 
@@ -78,7 +85,7 @@ def bound_app(service, *, pages: bool = True) -> FastAPI:  # type: ignore[no-unt
     return app
 
 
-def add_users(service, users: dict[str, str], password: str, hasher) -> None:  # type: ignore[no-untyped-def]
+def add_users(service: Hub | HubFacade, users: dict[str, str], password: str, hasher: PasswordHasher) -> None:
     """Staff accounts through the hub's command (`service`: a Hub or its facade); the password is hashed once, here."""
     hashed = new_password(password, hasher)
     for name, role in users.items():
@@ -86,7 +93,7 @@ def add_users(service, users: dict[str, str], password: str, hasher) -> None:  #
 
 
 @contextmanager
-def node_link(mosquitto, table: str):  # type: ignore[no-untyped-def]
+def node_link(mosquitto: Mosquitto, table: str) -> Iterator[Collector]:
     """Publish as the table's node (its own MQTT user, so the ACL applies as in the hall)."""
     c = Collector(mosquitto.port, username=table, password=f"pw-{table}", topics=(contract.light_set_topic(table),))
     try:
@@ -106,7 +113,7 @@ def light(node: Collector, table: str, on: bool, cause: str = "button") -> None:
     node.publish(contract.light_state_topic(table), json.dumps({"on": on, "blink": False, "cause": cause}), retain=True)
 
 
-def event(node: Collector, table: str, etype: str, seq: int, data: dict) -> None:
+def event(node: Collector, table: str, etype: str, seq: int, data: dict[str, Any]) -> None:
     node.publish(
         contract.event_topic(table, etype),
         json.dumps(

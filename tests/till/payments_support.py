@@ -45,13 +45,15 @@ def played_tab(facade: HubFacade, clock: FakeClock, table: str = "pool-01", minu
     if stop:
         facade.execute(StopGame(game=sid, actor=STAFF))
     with facade._hub.store.reader() as db:
-        return int(db.scalar(select(Tab.id).where(Tab.session_id == sid)))
+        tab_id = db.scalar(select(Tab.id).where(Tab.session_id == sid))
+        assert tab_id is not None
+        return tab_id
 
 
 def add_item(facade: HubFacade, tab_id: int, name: str, unit_cents: int, vat: int, quantity: int = 1, category: str = "drinks") -> None:
     """An item on the tab as m1's Tabs will put it (a row of tab_items, copied product)."""
 
-    def _write(db):  # type: ignore[no-untyped-def]
+    def _write(db):
         db.add(
             TabItem(
                 tab_id=tab_id,
@@ -69,7 +71,7 @@ def add_item(facade: HubFacade, tab_id: int, name: str, unit_cents: int, vat: in
 
 
 def set_split(facade: HubFacade, tab_id: int, split: dict[str, Any]) -> None:
-    def _write(db):  # type: ignore[no-untyped-def]
+    def _write(db):
         db.get(Tab, tab_id).split = split
 
     on_writer(facade._hub, _write)

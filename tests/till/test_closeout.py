@@ -107,9 +107,9 @@ def test_counted_cash_garbage_is_refused_and_changes_nothing(hall, clock, garbag
     pay(hub, walk_in(hub), 300)
     before = _rows(hub)
     with pytest.raises(ServiceError, match="counted cash must be an amount"):
-        facade.execute(CloseDay(day=DEC1, counted_cents=garbage, actor="jana"))  # type: ignore[arg-type]
+        facade.execute(CloseDay(day=DEC1, counted_cents=garbage, actor="jana"))
     with pytest.raises(ServiceError, match="float must be an amount"):
-        facade.execute(OpenDay(float_cents=garbage, actor="jana"))  # type: ignore[arg-type]
+        facade.execute(OpenDay(float_cents=garbage, actor="jana"))
     assert _rows(hub) == before
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 import pytest
 from hypothesis import given
@@ -28,7 +30,8 @@ def line(amount: int, qty: int = 1, name: str = "Kofola", vat: int = 23) -> Rece
 
 @given(price=st.integers(-10_000_000, 10_000_000).filter(bool), qty=st.integers(1, 1000))
 def test_price_is_unit_price_times_quantity_to_the_cent(price, qty):
-    item = request_body(ReceiptRequest("x", items_of([line(price, qty)]), (("Hotovosť", price),)))["request"]["data"]["items"][0]
+    body: Any = request_body(ReceiptRequest("x", items_of([line(price, qty)]), (("Hotovosť", price),)))  # JSON, of the documented shape
+    item = body["request"]["data"]["items"][0]
     unit, amount = item["unitPrice"], item["quantity"]["amount"]
     assert len(unit.split(".")[1]) == 6 and len(item["price"].split(".")[1]) == 2
     assert round(float(unit) * float(amount) * 100) == price

@@ -25,7 +25,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture
 def sim(tmp_path):
-    s = EkasaSimulator(tmp_path / "sim").start() if (tmp_path / "sim").mkdir() is None else None
+    (tmp_path / "sim").mkdir()
+    s = EkasaSimulator(tmp_path / "sim").start()
     yield s
     s.stop()
 

@@ -4,8 +4,6 @@ reversal, the receipt's legal content."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from fastapi.testclient import TestClient
 
@@ -15,13 +13,14 @@ from dashboard.api import create_app
 from tests.dashboard.conftest import MANAGER, STAFF, bearer, sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 from tests.support.hub import on_writer
+from tests.support.matching import found
 from tests.till.payments_support import add_item, clock, facade, played_tab, rows, service  # noqa: F401
 
 pytestmark = sqlite_only  # both backends' SQL is in test_payments_writer; these test the pages
 
 
 def _key(html: str) -> str:
-    return re.search(r'name="request_id" value="([^"]+)"', html).group(1)
+    return found(r'name="request_id" value="([^"]+)"', html).group(1)
 
 
 def test_pay_cash_with_change_then_the_receipt_then_a_resent_form(pages, facade, clock):
@@ -117,7 +116,7 @@ def test_the_api_pays_once_per_request_id_and_reverses_as_manager(service, facad
 
     password = new_password(PASSWORD, CHEAP)
 
-    def _write(db):  # type: ignore[no-untyped-def]
+    def _write(db):
         create_user(db, STAFF, password, "staff", actor="test")
         create_user(db, MANAGER, password, "manager", actor="test")
         staff, manager = bearer(issue_token(db, STAFF, "t", actor="test")), bearer(issue_token(db, MANAGER, "t", actor="test"))

@@ -62,7 +62,7 @@ def test_half_cash_half_card_then_paid_and_partial_lines_add_up_per_rate(facade,
     view = facade.reads.tab_payments(tab)
     assert (view.status, view.owed_cents) == ("paid", 0)
     a, b = _payment(facade, first.payment_id), _payment(facade, second.payment_id)
-    assert a.receipt_no + 1 == b.receipt_no and a.change_cents == 443 and b.tendered_cents is None
+    assert a.receipt_no is not None and a.receipt_no + 1 == b.receipt_no and a.change_cents == 443 and b.tendered_cents is None
     assert {x["category"] for x in a.lines["lines"] + b.lines["lines"]} == {PARTIAL}
     per_rate: dict[int, int] = {}
     for p in (a, b):
@@ -234,7 +234,7 @@ def test_a_merged_tab_is_paid_on_the_tab_it_was_merged_into(facade, clock):
 
     one, two = played_tab(facade, clock, table="pool-01"), played_tab(facade, clock, table="pool-02")
 
-    def _write(db):  # type: ignore[no-untyped-def]
+    def _write(db):
         db.get(Tab, two).merged_into = one  # as m1's merge leaves it
 
     on_writer(facade._hub, _write)
@@ -263,7 +263,7 @@ def test_a_payment_is_pushed_live_after_its_commit_and_a_refusal_is_not(facade, 
 def test_a_walk_in_tab_at_the_bar_is_paid_and_its_receipt_names_no_table(facade, clock):
     from broker.storage.models import Tab
 
-    def _write(db):  # type: ignore[no-untyped-def]
+    def _write(db):
         tab = Tab(table_id=None, label="Bar: Peter", opened_by=STAFF, opened_at=clock(), business_day=facade.reads.today())
         db.add(tab)
         db.flush()

@@ -24,6 +24,7 @@ from broker.storage.engine import open_store
 from tests.dashboard.conftest import CHEAP, PASSWORD, FakeClock
 from tests.dashboard.pages_client import logged_in
 from tests.support.hub import VENUE, running_service
+from tests.support.matching import found
 from tests.support.web import add_users, web_app
 from tests.till.payments_support import STAFF, played_tab, rows
 
@@ -204,7 +205,7 @@ def test_the_payment_page_prints_on_the_thermal_printer_and_falls_back_to_the_br
     browser = logged_in(web_app(svc), STAFF)
     tab = played_tab(facade, clock)
     html = browser.get(f"/tabs/{tab}/pay").text
-    key = re.search(r'name="request_id" value="([^"]+)"', html).group(1)
+    key = found(r'name="request_id" value="([^"]+)"', html).group(1)
     form = {"method": "card", "amount": "9", "request_id": key}
     r = browser.post(f"/tabs/{tab}/pay", form)
     assert r.status_code == 303 and "print=1" not in r.headers["location"]  # printed: no browser dialog
@@ -212,7 +213,7 @@ def test_the_payment_page_prints_on_the_thermal_printer_and_falls_back_to_the_br
     printer.close()
     other = played_tab(facade, clock, table="pool-02")
     html = browser.get(f"/tabs/{other}/pay").text
-    key = re.search(r'name="request_id" value="([^"]+)"', html).group(1)
+    key = found(r'name="request_id" value="([^"]+)"', html).group(1)
     r = browser.post(f"/tabs/{other}/pay", {**form, "request_id": key})
     assert r.status_code == 303 and r.headers["location"].endswith("?print=1")  # the browser prints instead
     page = browser.get(r.headers["location"]).text

@@ -18,7 +18,7 @@ CATEGORIES = (TABLE_TIME, "drinks", "food", "other")
 
 
 @st.composite
-def bills(draw) -> list[MoneyLine]:  # type: ignore[no-untyped-def]
+def bills(draw) -> list[MoneyLine]:
     n = draw(st.integers(1, 12))
     return [
         MoneyLine(

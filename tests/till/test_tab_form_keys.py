@@ -22,10 +22,10 @@ STAFF = "jana"
 
 def _counts(facade: HubFacade) -> tuple[int, int]:
     with facade._hub.store.reader() as db:
-        return db.scalar(select(func.count()).select_from(Tab)), db.scalar(select(func.count()).select_from(TabItem))
+        return db.scalars(select(func.count()).select_from(Tab)).one(), db.scalars(select(func.count()).select_from(TabItem)).one()
 
 
-def _hub(mosquitto, db_url, clock):  # type: ignore[no-untyped-def]
+def _hub(mosquitto, db_url, clock):
     return running_service(mosquitto, db_url, clock=clock, client_id=f"hub-{uuid.uuid4().hex[:10]}")
 
 

@@ -10,7 +10,7 @@ from broker.storage.models import AuditEntry, Payment, Product, Tab, TabItem
 from tests.support.hub import on_writer
 
 
-def _rows(api) -> list[tuple]:  # type: ignore[no-untyped-def]
+def _rows(api) -> list[list]:
     """Everything the tabs part writes, as plain tuples."""
     with api.service.store.reader() as db:
         tabs = [(t.id, t.table_id, t.session_id, t.label, t.merged_into, t.split) for t in db.scalars(select(Tab).order_by(Tab.id))]
@@ -25,11 +25,11 @@ def _rows(api) -> list[tuple]:  # type: ignore[no-untyped-def]
         return [tabs, items, products, list(audit)]
 
 
-def _product(api, name: str) -> dict:  # type: ignore[no-untyped-def]
+def _product(api, name: str) -> dict:
     return next(p for p in api.ok("GET", "/api/products") if p["name"] == name)
 
 
-def _game(api, table: str = "pool-01") -> tuple[int, int]:  # type: ignore[no-untyped-def]
+def _game(api, table: str = "pool-01") -> tuple[int, int]:
     sid = api.ok("POST", "/api/sessions", 201, json={"table": table})["id"]
     tab = api.ok("GET", f"/api/sessions/{sid}/tab")
     return sid, tab["id"]
@@ -129,7 +129,7 @@ def test_after_a_payment_only_a_manager_voids(api):
     item = api.ok("POST", f"/api/tabs/{tab}/items", 201, json={"product_id": beer["id"]})["item_id"]
     api.ok("POST", f"/api/tabs/{tab}/items", 201, json={"product_id": beer["id"]})  # the void leaves a beer owed
 
-    def _write(db):  # type: ignore[no-untyped-def]
+    def _write(db):
         db.add(Payment(tab_id=tab, method="cash", amount_cents=100, staff="jana", business_day=api.service.till.tabs.h.clock().date()))
 
     on_writer(api.service, _write)  # a payment as helper m2's part records it

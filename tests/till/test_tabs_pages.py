@@ -12,27 +12,28 @@ from broker.hall.games import StartGame, StopGame
 from broker.storage.models import Product, Tab, TabItem
 from tests.dashboard.conftest import sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
+from tests.support.matching import found
 
 pytestmark = sqlite_only  # the SQL of both backends is in test_tabs_api; these test the pages
 
 
-def _product_id(pages, name: str) -> int:  # type: ignore[no-untyped-def]
+def _product_id(pages, name: str) -> int:
     with pages.service.store.reader() as db:
         return db.scalars(select(Product.id).where(Product.name == name)).one()
 
 
-def _items(pages) -> list[tuple]:  # type: ignore[no-untyped-def]
+def _items(pages) -> list[tuple]:
     with pages.service.store.reader() as db:
         return [(i.id, i.tab_id, i.name, i.quantity, i.voided_at, i.void_reason) for i in db.scalars(select(TabItem).order_by(TabItem.id))]
 
 
-def _staff_follow(pages, r) -> str:  # type: ignore[no-untyped-def]
+def _staff_follow(pages, r) -> str:
     """The page a staff user's POST redirected to, seen by that user (with its flash message)."""
     assert r.status_code == 303, f"{r.status_code} {r.text[:2000]}"
     return pages.page(r.headers["location"], client=pages.staff)
 
 
-def _game_tab(pages, table: str = "pool-01") -> tuple[int, int]:  # type: ignore[no-untyped-def]
+def _game_tab(pages, table: str = "pool-01") -> tuple[int, int]:
     sid = pages.service.execute(StartGame(table=table, actor="jana"))
     with pages.service.store.reader() as db:
         return sid, db.scalars(select(Tab.id).where(Tab.session_id == sid)).one()
@@ -43,7 +44,7 @@ def test_the_table_page_puts_products_on_the_games_tab_and_a_double_tap_is_one_i
     html = pages.page("/tables/pool-01", client=pages.staff)
     assert ("Na účet stola" in html and "Pivo 0,5\u00a0l" in html) or "Pivo 0,5 l" in html
     beer = _product_id(pages, "Pivo 0,5 l")
-    key = re.search(
+    key = found(
         rf'name="product_id" value="{beer}"><input type="hidden" name="quantity" value="1">\s*<input type="hidden" name="form_key" value="(\w+)"',
         html,
     ).group(1)
@@ -84,7 +85,7 @@ def test_bad_quantities_on_the_tab_page_keep_what_was_typed_and_change_nothing(p
 def test_a_walk_in_tab_from_the_bills_page_merged_onto_a_table_then_split_in_two(pages):
     sid, tab = _game_tab(pages)
     html = pages.page("/bills", client=pages.staff)
-    key = re.search(r'name="form_key" value="(\w+)"', html).group(1)
+    key = found(r'name="form_key" value="(\w+)"', html).group(1)
     r = pages.post("/tabs", {"label": "Peter pri bare", "form_key": key}, client=pages.staff)
     again = pages.post("/tabs", {"label": "Peter pri bare", "form_key": key}, client=pages.staff)
     assert r.headers["location"] == again.headers["location"]  # a double tap opens one tab

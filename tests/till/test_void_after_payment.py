@@ -31,7 +31,8 @@ def _bar_tab(facade) -> tuple[int, dict[str, int]]:
 
 
 def _receipts_per_rate(facade, tab: int) -> tuple[dict[int, int], dict[int, int]]:
-    gross, vat = defaultdict(int), defaultdict(int)
+    gross: defaultdict[int, int] = defaultdict(int)
+    vat: defaultdict[int, int] = defaultdict(int)
     with facade._hub.store.reader() as db:
         for p in db.scalars(select(Payment).where(Payment.tab_id == tab)):
             for row in vat_rows(lines_from_json(p.lines)):

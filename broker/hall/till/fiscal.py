@@ -162,7 +162,7 @@ class Fiscal:
     # Tuning (tests shorten them): how often offline receipts are asked about, the retry backoff,
     # and when staff are alerted.
     poll_s = 5.0
-    backoff_s = (1.0, 2.0, 5.0, 15.0, 30.0, 60.0)
+    backoff_s: tuple[float, ...] = (1.0, 2.0, 5.0, 15.0, 30.0, 60.0)
     unreachable_alert_after = timedelta(minutes=5)
     offline_alert_after = timedelta(hours=24)
 

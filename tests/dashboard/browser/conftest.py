@@ -92,7 +92,7 @@ def open_page(chromium):
     """open_page(viewport, mobile=...) → a fresh page in its own browser context (own cookies), closed after the test."""
     contexts = []
 
-    def make(viewport: dict[str, int] = TABLET, *, mobile: bool = False):  # type: ignore[no-untyped-def]
+    def make(viewport: dict[str, int] = TABLET, *, mobile: bool = False):
         # Slovak and the venue's time zone, as on the tablet behind the bar; touch, so taps are real taps.
         context = chromium.new_context(
             viewport=viewport, device_scale_factor=1, is_mobile=mobile, has_touch=True, locale="sk-SK", timezone_id="Europe/Bratislava"

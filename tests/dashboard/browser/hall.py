@@ -5,12 +5,12 @@ from __future__ import annotations
 from sim.pins import PulseScript, drive_pulses
 
 
-def drop_balls(nodes, table: str, pocket: int, n: int) -> None:  # type: ignore[no-untyped-def]
+def drop_balls(nodes, table: str, pocket: int, n: int) -> None:
     node, factory = nodes[table]
     drive_pulses(factory.pin(node.config.pins.pockets[pocket]), n, PulseScript(duration_s=0.02, chatter_edges=1))
 
 
-def goal(nodes, table: str, side: str = "home") -> None:  # type: ignore[no-untyped-def]
+def goal(nodes, table: str, side: str = "home") -> None:
     node, factory = nodes[table]
     pin = node.config.pins.goal_home if side == "home" else node.config.pins.goal_away
     drive_pulses(factory.pin(pin), 1, PulseScript(duration_s=0.015, chatter_edges=1))

@@ -172,7 +172,8 @@ def _paid_tab(lavos: LavosServer) -> tuple[int, int]:
     store = open_store(lavos.db_url)
     try:
         with store.reader() as db:
-            tab_id = int(db.scalar(select(Tab.id).where(Tab.session_id == sid)))
+            tab_id = db.scalar(select(Tab.id).where(Tab.session_id == sid))
+            assert tab_id is not None
     finally:
         store.close()
     paid = lavos.api("POST", f"/api/tabs/{tab_id}/payments", STAFF, status=201, json={"method": "card", "amount_cents": 100})
@@ -280,7 +281,7 @@ def test_staff_manager_actions_are_403_and_change_nothing(lavos, samples, staff)
     assert lavos.api("GET", f"/api/members/{samples['member_id']}", MANAGER) == before
 
 
-def _needs_manager(dependant) -> bool:  # type: ignore[no-untyped-def]
+def _needs_manager(dependant) -> bool:
     return any(getattr(d.call, "__name__", "") == "manager_user" or _needs_manager(d) for d in dependant.dependencies)
 
 

@@ -16,22 +16,22 @@ from tests.dashboard.conftest import MANAGER, STAFF
 TOPPING = 60  # deploy/venues/lavos.toml
 
 
-def _game(lavos, table: str, toppings: int = 2) -> int:  # type: ignore[no-untyped-def]
+def _game(lavos, table: str, toppings: int = 2) -> int:
     sid = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": table})["id"]
     lavos.api("POST", f"/api/sessions/{sid}/extras", STAFF, json={"extra": "topping", "quantity": toppings})
     return sid
 
 
-def _stop(lavos, sid: int) -> dict:  # type: ignore[no-untyped-def]
+def _stop(lavos, sid: int) -> dict:
     return lavos.api("POST", f"/api/sessions/{sid}/stop", STAFF)
 
 
-def _fits(page, width: int) -> None:  # type: ignore[no-untyped-def]
+def _fits(page, width: int) -> None:
     scroll = page.evaluate("document.documentElement.scrollWidth")
     assert scroll <= width, f"the page is {scroll} px wide in a {width} px viewport"
 
 
-def _english(page) -> None:  # type: ignore[no-untyped-def]
+def _english(page) -> None:
     unfold_menu(page)
     with page.expect_navigation():
         page.locator("form.lang button[value=en]").tap()

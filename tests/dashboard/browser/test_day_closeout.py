@@ -23,23 +23,24 @@ from tests.dashboard.browser.conftest import PHONE, TABLET
 from tests.dashboard.browser.web import eur, log_in, unfold_menu
 from tests.dashboard.conftest import MANAGER, STAFF
 from tests.support.hub import REPO
+from tests.support.server import LavosServer
 
 SHOTS = REPO / "docs" / "screenshots"
 SIZES = {"tablet": (TABLET, False), "phone": (PHONE, True)}
 _receipt = iter(range(9000, 10000))
 
 
-def _fits(page, width: int) -> None:  # type: ignore[no-untyped-def]
+def _fits(page, width: int) -> None:
     scroll = page.evaluate("document.documentElement.scrollWidth")
     assert scroll <= width, f"the page is {scroll} px wide in a {width} px viewport"
 
 
-def _text(page, selector: str) -> str:  # type: ignore[no-untyped-def]
+def _text(page, selector: str) -> str:
     return page.locator(selector).inner_text().replace("\u00a0", " ")
 
 
 @pytest.fixture(autouse=True)
-def a_fresh_day(lavos):  # type: ignore[no-untyped-def]
+def a_fresh_day(lavos: LavosServer) -> None:
     """Each test starts on today's business day, not opened and without money. The server runs on
     the real clock, and a day that has not begun cannot be closed: without this, a test after one
     that closed today would find only tomorrow, which it may not close. The module puts its money
@@ -52,16 +53,16 @@ def a_fresh_day(lavos):  # type: ignore[no-untyped-def]
     try:
         with store.session() as db:
             db.execute(update(Payment).values(reverses_id=None))
-            for model in (Payment, TabItem):
-                db.execute(delete(model))
+            db.execute(delete(Payment))
+            db.execute(delete(TabItem))
             db.execute(update(Tab).values(merged_into=None))
-            for model in (Tab, BusinessDay):
-                db.execute(delete(model))
+            db.execute(delete(Tab))
+            db.execute(delete(BusinessDay))
     finally:
         store.close()
 
 
-def _pay(lavos, day: date, cents: int, method: str, category: str, vat: int, tendered: int | None = None) -> None:  # type: ignore[no-untyped-def]
+def _pay(lavos, day: date, cents: int, method: str, category: str, vat: int, tendered: int | None = None) -> None:
     """A payment as the payments part stores one, on the day the page shows."""
     store = open_store(lavos.db_url)
     try:

@@ -37,12 +37,12 @@ def sim(tmp_path):
     s.stop()
 
 
-def _fits(page, width: int) -> None:  # type: ignore[no-untyped-def]
+def _fits(page, width: int) -> None:
     scroll = page.evaluate("document.documentElement.scrollWidth")
     assert scroll <= width, f"the page is {scroll} px wide in a {width} px viewport"
 
 
-def _pending_payment(lavos, table: str) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+def _pending_payment(lavos, table: str) -> tuple[int, int]:
     """(payment id, receipt no.) of a 9 € payment for a game on `table`, left pending for eKasa."""
     sid = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": table})["id"]
     store = open_store(lavos.db_url)

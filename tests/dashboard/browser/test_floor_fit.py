@@ -16,7 +16,7 @@ import pytest
 from tests.dashboard.browser.hall import drop_balls, goal
 from tests.dashboard.browser.web import log_in, wait_live
 from tests.dashboard.conftest import MANAGER, STAFF
-from tests.support.hub import VENUE
+from tests.support.hub import VENUE, card_reader_of
 from tests.support.waiting import wait_until
 
 NODE_TABLES = ("pool-01", "pool-02", "pool-03", "pool-04", "pool-05", "foos-01", "foos-02")
@@ -32,7 +32,7 @@ def venue_tables() -> list[str]:
 
 @pytest.fixture(scope="module")
 def evening(lavos, nodes):
-    def start(table: str, **body) -> int:  # type: ignore[no-untyped-def]
+    def start(table: str, **body) -> int:
         return lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": table, **body})["id"]
 
     start("pool-01")
@@ -42,12 +42,12 @@ def evening(lavos, nodes):
     goal(nodes, "foos-02")
     nodes["pool-03"][0]._button_pressed()  # somebody switches the light on at the table
     nodes["pool-02"][0].emit("sensor_fault", {"sensor": "pocket-2", "kind": "stuck"})
-    nodes["foos-01"][0]._card_reader.tap("deadbeef")  # a card nobody knows
+    card_reader_of(nodes["foos-01"][0]).tap("deadbeef")  # a card nobody knows
     wait_until(lambda: {a["kind"] for a in lavos.api("GET", "/api/alerts", STAFF)} >= ALERT_KINDS, timeout=20, what="the five alerts open")
     assert len(lavos.api("GET", "/api/alerts", STAFF)) == 5
 
 
-def fit(page) -> dict:  # type: ignore[no-untyped-def]
+def fit(page) -> dict:
     """Where the cards and the alert strip are on the screen."""
     return page.evaluate(
         """() => {

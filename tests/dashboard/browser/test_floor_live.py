@@ -46,7 +46,7 @@ CARD_LOG = """
 class Relays:
     """Notes the wall-clock time of every switch of each node's relay (the state the cards must follow)."""
 
-    def __init__(self, nodes) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, nodes) -> None:
         self.nodes = nodes
         self.changes: dict[str, list[tuple[float, bool]]] = {t: [(time.time(), nodes[t][0].light.on)] for t in nodes}
         self.stop = threading.Event()
@@ -67,7 +67,7 @@ class Relays:
         return t
 
 
-def stale_for(page, table: str, truth: str, since: float) -> float:  # type: ignore[no-untyped-def]
+def stale_for(page, table: str, truth: str, since: float) -> float:
     """Seconds from `since` (or the page's first picture, if later) until `table`'s card showed `truth` for good."""
     log = page.evaluate("window.__cards")
     assert log, "the page logged nothing"
@@ -78,7 +78,7 @@ def stale_for(page, table: str, truth: str, since: float) -> float:  # type: ign
     return max(0.0, shown_from - max(since, log[0]["t"]))
 
 
-def settle(page, table: str, truth: str, timeout_s: float = 10) -> None:  # type: ignore[no-untyped-def]
+def settle(page, table: str, truth: str, timeout_s: float = 10) -> None:
     """Give a late page time to catch up before measuring (a miss then reports how late it was)."""
     page.wait_for_function(
         "([t, want]) => { const l = window.__cards; return l && l.length && l[l.length - 1].cards[t] === want; }",
@@ -88,7 +88,7 @@ def settle(page, table: str, truth: str, timeout_s: float = 10) -> None:  # type
     page.wait_for_timeout(300)  # and that it stays
 
 
-def floor_after(page, lavos) -> None:  # type: ignore[no-untyped-def]
+def floor_after(page, lavos) -> None:
     """Wherever an action left the bar's tablet, staff go to the floor (a new page, as after a redirect)."""
     if page.url.removeprefix(lavos.base_url) != "/":
         page.goto(lavos.base_url + "/")

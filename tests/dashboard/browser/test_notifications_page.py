@@ -15,7 +15,7 @@ from tests.support.waiting import wait_until
 SECRET = "pa55-w0rd"
 
 
-def _fits(page, width: int) -> None:  # type: ignore[no-untyped-def]
+def _fits(page, width: int) -> None:
     scroll = page.evaluate("document.documentElement.scrollWidth")
     assert scroll <= width, f"the page is {scroll} px wide in a {width} px viewport"
 

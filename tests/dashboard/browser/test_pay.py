@@ -23,7 +23,7 @@ SHOTS = REPO / "docs" / "screenshots"
 GAME, DRINK = 1234, 250  # 12,34 € of table time (a correction on a short game), a Kofola at 19 %
 
 
-def _tab(lavos, table: str) -> int:  # type: ignore[no-untyped-def]
+def _tab(lavos, table: str) -> int:
     """A stopped game on `table` billed GAME (+ its first seconds), with a drink on its tab; the tab's id."""
     sid = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": table})["id"]
     lavos.api("POST", f"/api/sessions/{sid}/correction", MANAGER, json={"amount_cents": GAME, "reason": "test hry"})
@@ -32,6 +32,7 @@ def _tab(lavos, table: str) -> int:  # type: ignore[no-untyped-def]
     try:
         with store.session() as db:
             tab = db.scalar(select(Tab).where(Tab.session_id == sid))
+            assert tab is not None
             db.add(
                 TabItem(
                     tab_id=tab.id,
@@ -49,7 +50,7 @@ def _tab(lavos, table: str) -> int:  # type: ignore[no-untyped-def]
         store.close()
 
 
-def _fits(page, width: int) -> None:  # type: ignore[no-untyped-def]
+def _fits(page, width: int) -> None:
     scroll = page.evaluate("document.documentElement.scrollWidth")
     assert scroll <= width, f"the page is {scroll} px wide in a {width} px viewport"
 

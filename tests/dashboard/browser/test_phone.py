@@ -51,11 +51,11 @@ def evening(lavos, nodes):
     return {"bill": billed}
 
 
-def width(page) -> int:  # type: ignore[no-untyped-def]
+def width(page) -> int:
     return page.evaluate("document.documentElement.scrollWidth")
 
 
-def nav_paths(page) -> list[str]:  # type: ignore[no-untyped-def]
+def nav_paths(page) -> list[str]:
     return page.eval_on_selector_all(".topbar .nav a", "links => links.map(a => a.getAttribute('href'))")
 
 

@@ -20,7 +20,7 @@ from tests.dashboard.browser.conftest import PHONE, TABLET
 from tests.dashboard.browser.hall import drop_balls, goal
 from tests.dashboard.browser.web import log_in, wait_live
 from tests.dashboard.conftest import MANAGER, STAFF
-from tests.support.hub import REPO
+from tests.support.hub import REPO, card_reader_of
 from tests.support.waiting import wait_until
 
 SHOTS = REPO / "docs" / "screenshots"
@@ -38,7 +38,7 @@ def evening(lavos, nodes) -> dict[str, int]:
     lavos.api("POST", f"/api/members/{member}/cards", MANAGER, status=201, json={"uid": MEMBER_UID})
     lavos.api("POST", f"/api/members/{member}/fees", MANAGER, status=201, json={"year": year})
 
-    def start(table: str, **body) -> int:  # type: ignore[no-untyped-def]
+    def start(table: str, **body) -> int:
         return lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": table, **body})["id"]
 
     start("pool-01")
@@ -58,7 +58,7 @@ def evening(lavos, nodes) -> dict[str, int]:
     lavos.api("POST", f"/api/tabs/{tab}/items/{kofola}/void", STAFF, json={"reason": "zadané omylom"})
     lavos.api("POST", f"/api/sessions/{billed}/stop", STAFF)
     node, _factory = nodes["foos-01"]
-    node._card_reader.tap(MEMBER_UID)  # the member taps the club card at the foosball table
+    card_reader_of(node).tap(MEMBER_UID)  # the member taps the club card at the foosball table
     wait_until(lambda: lavos.api("GET", "/api/foosball", STAFF)[0]["checkins"], timeout=10, what="foosball check-in")
     goal(nodes, "foos-01")
     drop_balls(nodes, "pool-02", 0, 1)  # balls on a table with no session: an alert in the banner

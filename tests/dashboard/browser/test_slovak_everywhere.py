@@ -179,7 +179,7 @@ class Findings:
     found: list[str] = field(default_factory=list)
     seen: set[tuple[str, str]] = field(default_factory=set)
 
-    def check(self, page, where: str) -> None:  # type: ignore[no-untyped-def]
+    def check(self, page, where: str) -> None:
         text = page.evaluate(VISIBLE_TEXT) + "\n" + "\n".join(page.evaluate(VISIBLE_ATTRS))
         for line in (x.strip() for x in text.splitlines()):
             if not line:
@@ -197,12 +197,12 @@ class Findings:
                     )
 
 
-def _goto(page, base: str, path: str) -> None:  # type: ignore[no-untyped-def]
+def _goto(page, base: str, path: str) -> None:
     page.goto(base + path)
     page.wait_for_load_state("domcontentloaded")
 
 
-def _post_form(page, path: str, fields: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
+def _post_form(page, path: str, fields: dict[str, str]) -> None:
     """Submit a form to `path` as the page's own forms do (its CSRF token, a real navigation):
     the way a second tablet's stale form or a double tap reaches the server."""
     with page.expect_navigation():
@@ -219,7 +219,7 @@ def _post_form(page, path: str, fields: dict[str, str]) -> None:  # type: ignore
         )
 
 
-def _submit(page, form: str, **fields: str) -> None:  # type: ignore[no-untyped-def]
+def _submit(page, form: str, **fields: str) -> None:
     """Fill `fields` of the page's form `form` (a selector) and send it, as staff do."""
     for name, value in fields.items():
         page.fill(f"{form} input[name={name}]", value)
@@ -227,7 +227,7 @@ def _submit(page, form: str, **fields: str) -> None:  # type: ignore[no-untyped-
         page.locator(f"{form} button[type=submit]").tap()
 
 
-def _flash(page) -> str:  # type: ignore[no-untyped-def]
+def _flash(page) -> str:
     return " ".join(page.locator(".flash-error, .flash-ok, .error-box, .form-error, [role=alert]").all_inner_texts())
 
 
@@ -342,7 +342,7 @@ def _paths(hall: dict) -> list[str]:
     ]
 
 
-def _walk(page, base: str, hall: dict, findings: Findings, size: str) -> None:  # type: ignore[no-untyped-def]
+def _walk(page, base: str, hall: dict, findings: Findings, size: str) -> None:
     for path in _paths(hall):
         _goto(page, base, path)
         findings.check(page, f"{size} {path}")
@@ -363,7 +363,7 @@ def test_the_walk_reads_every_page() -> None:
     assert not stale, f"NOT_PAGES names routes that are gone: {stale}"
 
 
-def _refusals(page, base: str, hall: dict, findings: Findings) -> None:  # type: ignore[no-untyped-def]
+def _refusals(page, base: str, hall: dict, findings: Findings) -> None:
     """Every refusal converted to a message id, met through the pages' forms."""
 
     def seen(where: str, expect: str) -> None:
@@ -456,7 +456,7 @@ def _refusals(page, base: str, hall: dict, findings: Findings) -> None:  # type:
     seen("the last manager", MANAGER)
 
 
-def lavos_api(page, base: str, table: str) -> None:  # type: ignore[no-untyped-def]
+def lavos_api(page, base: str, table: str) -> None:
     """A game started on `table` by someone else (the API, as another tablet's page would)."""
     r = page.request.post(
         base + "/api/sessions",

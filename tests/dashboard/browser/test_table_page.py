@@ -22,7 +22,7 @@ SIZES = [pytest.param(TABLET, id="tablet"), pytest.param(PHONE, id="phone")]
 
 
 @pytest.fixture(scope="module")
-def members(lavos):  # type: ignore[no-untyped-def]
+def members(lavos):
     """A paid-up member and one who has not paid this year."""
     paid = lavos.api("POST", "/api/members", MANAGER, status=201, json={"name": "Ambra Tomáš"})
     lavos.api("POST", f"/api/members/{paid['id']}/fees", MANAGER, status=201, json={"year": paid["fee_year"]})
@@ -31,18 +31,18 @@ def members(lavos):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def page(open_page, request):  # type: ignore[no-untyped-def]
+def page(open_page, request):
     size = request.param
     return open_page(size, mobile=size is PHONE)
 
 
-def _stop_all(lavos) -> None:  # type: ignore[no-untyped-def]
+def _stop_all(lavos) -> None:
     for s in lavos.api("GET", "/api/sessions?open=true", STAFF):
         lavos.api("POST", f"/api/sessions/{s['id']}/stop", STAFF)
 
 
 @pytest.fixture(autouse=True)
-def clean_hall(lavos):  # type: ignore[no-untyped-def]
+def clean_hall(lavos):
     yield
     _stop_all(lavos)
     for t in lavos.api("GET", "/api/tables", STAFF):
@@ -50,28 +50,28 @@ def clean_hall(lavos):  # type: ignore[no-untyped-def]
             lavos.api("DELETE", f"/api/tables/{t['id']}/out-of-service", STAFF)
 
 
-def _session_on(lavos, table: str):  # type: ignore[no-untyped-def]
+def _session_on(lavos, table: str):
     return lavos.api("GET", f"/api/tables/{table}", STAFF)["session"]
 
 
-def _choose_member(page, name: str, scope: str = "") -> None:  # type: ignore[no-untyped-def]
+def _choose_member(page, name: str, scope: str = "") -> None:
     page.locator(f"{scope} [data-member-pick] input[data-search]").fill(name[:5])
     page.locator(f"{scope} .member-results button", has_text=name).click()
 
 
-def _to_english(page) -> None:  # type: ignore[no-untyped-def]
+def _to_english(page) -> None:
     """The language switch; on a phone it is in the menu, which opens first."""
     unfold_menu(page)
     with page.expect_navigation():
         page.locator(".lang button[value=en]").click()
 
 
-def _flash(page) -> str:  # type: ignore[no-untyped-def]
+def _flash(page) -> str:
     return " ".join(page.locator(".flash").all_inner_texts())
 
 
 @pytest.fixture
-def usual_alerts(lavos, nodes):  # type: ignore[no-untyped-def]
+def usual_alerts(lavos, nodes):
     """The alerts of an ordinary evening open in the banner: balls potted with no game, foosball without a member."""
     drop_balls(nodes, "pool-02", 0, 1)
     drop_balls(nodes, "pool-03", 1, 1)

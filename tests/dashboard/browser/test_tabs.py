@@ -19,17 +19,17 @@ from tests.dashboard.conftest import STAFF
 SIZES = {"tablet": (TABLET, False, "pool-06"), "phone": (PHONE, True, "pool-07")}
 
 
-def _fits(page, width: int) -> None:  # type: ignore[no-untyped-def]
+def _fits(page, width: int) -> None:
     scroll = page.evaluate("document.documentElement.scrollWidth")
     assert scroll <= width, f"{page.url} is {scroll} px wide in a {width} px viewport"
 
 
-def _tap(page, locator) -> None:  # type: ignore[no-untyped-def]
+def _tap(page, locator) -> None:
     with page.expect_navigation():
         locator.tap()
 
 
-def _product(page, name: str):  # type: ignore[no-untyped-def]
+def _product(page, name: str):
     return page.locator("button.product-btn", has_text=re.compile("^" + re.escape(name))).first
 
 

@@ -28,16 +28,16 @@ FLOAT = 5000
 TENDERED = 2000  # part 1: the player hands over a 20 € note
 
 
-def _tap(page, locator) -> None:  # type: ignore[no-untyped-def]
+def _tap(page, locator) -> None:
     with page.expect_navigation():
         locator.tap()
 
 
-def _product(page, name: str):  # type: ignore[no-untyped-def]
+def _product(page, name: str):
     return page.locator("button.product-btn", has_text=re.compile("^" + re.escape(name))).first
 
 
-def _money(page, selector: str) -> str:  # type: ignore[no-untyped-def]
+def _money(page, selector: str) -> str:
     """Money as the page shows it, with its no-break space (inner_text may give a plain one)."""
     return page.locator(selector).inner_text().replace(" ", "\u00a0")
 
@@ -46,7 +46,7 @@ def _cents(text: str) -> int:
     return int(text.replace("\u00a0", "").replace(" ", "").replace("€", "").replace(",", ""))
 
 
-def _fits(page, width: int) -> None:  # type: ignore[no-untyped-def]
+def _fits(page, width: int) -> None:
     scroll = page.evaluate("document.documentElement.scrollWidth")
     assert scroll <= width, f"{page.url} is {scroll} px wide in a {width} px viewport"
 
@@ -56,7 +56,7 @@ def _vat(gross: int, percent: int = 23) -> int:
     return (2 * gross * percent + (100 + percent)) // (2 * (100 + percent))
 
 
-def _check_receipt(page, amount: int, method: str) -> str:  # type: ignore[no-untyped-def]
+def _check_receipt(page, amount: int, method: str) -> str:
     """The receipt page just opened: its total, VAT at 23 %, the method, the non-fiscal line; its text."""
     assert "/receipts/" in page.url, page.url
     text = page.locator("#receipt").inner_text().replace("\u00a0", " ")

@@ -16,7 +16,7 @@ NODE_TABLES = ()  # no table node needed: accounts only
 HANDED_OUT, CHOSEN = "Dočasné-heslo-1", "Moje-vlastné-heslo-2"
 
 
-def _login_form(page, base_url: str, username: str, password: str) -> None:  # type: ignore[no-untyped-def]
+def _login_form(page, base_url: str, username: str, password: str) -> None:
     page.goto(base_url + "/login")
     page.fill("input[name=username]", username)
     page.fill("input[name=password]", password)

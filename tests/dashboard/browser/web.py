@@ -26,13 +26,13 @@ LIVE_PROBE = """
 """
 
 
-def prepare(page) -> None:  # type: ignore[no-untyped-def]
+def prepare(page) -> None:
     page.add_init_script(LIVE_PROBE)
     # The stop button asks "stop and show the bill?": staff say yes (Playwright would dismiss it).
     page.on("dialog", lambda dialog: dialog.accept())
 
 
-def log_in(page, server: LavosServer, username: str, path: str = "/") -> None:  # type: ignore[no-untyped-def]
+def log_in(page, server: LavosServer, username: str, path: str = "/") -> None:
     """Open `path` as an anonymous visitor, get sent to the login form, log in, land back on `path`."""
     page.goto(server.base_url + path)
     assert re.search(r"/login(\?|$)", page.url), f"an anonymous visit to {path} ended on {page.url}, not the login page"
@@ -43,19 +43,19 @@ def log_in(page, server: LavosServer, username: str, path: str = "/") -> None:  
     assert page.url.removeprefix(server.base_url) == path, f"after login the browser is on {page.url}"
 
 
-def unfold_menu(page) -> None:  # type: ignore[no-untyped-def]
+def unfold_menu(page) -> None:
     """On a phone the top bar folds links, language and logout behind its Menu button: unfold it."""
     toggle = page.locator("#menu-toggle")
     if toggle.is_visible() and toggle.get_attribute("aria-expanded") != "true":
         toggle.click()
 
 
-def wait_live(page, timeout_ms: int = 20_000) -> None:  # type: ignore[no-untyped-def]
+def wait_live(page, timeout_ms: int = 20_000) -> None:
     """Until the page's Server-Sent Events stream is open (readyState 1)."""
     page.wait_for_function("() => (window.__lavosStreams || []).some(es => es.readyState === 1)", timeout=timeout_ms)
 
 
-def page_marker(page) -> float:  # type: ignore[no-untyped-def]
+def page_marker(page) -> float:
     """A number made when the document loaded: unchanged means the page was not reloaded."""
     return page.evaluate("window.__lavosLoaded")
 
