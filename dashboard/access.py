@@ -59,6 +59,12 @@ CAPABILITIES: dict[str, Capability] = {
     "reports.view": Capability(MANAGER, "revenue, utilisation, drops, foosball reports and their CSVs"),
     "users.admin": Capability(MANAGER, "staff accounts: passwords, roles, disabling, lockouts, tokens, sessions"),
     "account.own": Capability(STAFF, "change one's own password"),
+    # Tournaments (issue 21): staff run the day; what is set up, overruled or taken away is the manager's.
+    "tournaments.view": Capability(STAFF, "tournaments, their entrants, brackets, tables, standings and the season's ranking"),
+    "tournaments.run": Capability(
+        STAFF, "a tournament's day: entrants, check-in (the fee on a tab), the draw, calls, scores, results, walkovers, the TV link"
+    ),
+    "tournaments.manage": Capability(MANAGER, "create tournaments, force a correction that resets later matches, exports (CSV, JSON, A4)"),
 }
 
 # Routes anybody may call: logging in needs a page before the login, and so does choosing the

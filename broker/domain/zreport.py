@@ -38,6 +38,7 @@ __all__ = [
     "Method",
     "OpenTab",
     "PaymentRecord",
+    "TournamentTime",
     "VoidRecord",
     "ZReport",
     "from_json",
@@ -122,6 +123,18 @@ class OpenTab:
     total_cents: int
     owed_cents: int
     running: bool  # its game is still being played: the amount still grows
+
+
+@dataclass(frozen=True)
+class TournamentTime:
+    """A tournament's table time on the day: billed to the tournament, not to its players."""
+
+    tournament_id: int
+    name: str
+    games: int  # the tables' games its matches were played in
+    minutes: int
+    billed_cents: int  # at the tournament's rate (the Lavosliga's: 0 €/h, the club's own use)
+    list_cents: int  # the same time at the venue's standard rate: what it is worth
 
 
 @dataclass(frozen=True)
@@ -233,6 +246,9 @@ class ZReport:
     # The cash rounding of the day's payments (reversals give theirs back): cash in the drawer that
     # is not takings and bears no VAT. 0 in a report frozen before rounding was kept.
     rounding_cents: int = 0
+    # Tournaments played on the day and their table time (not takings: its money, if any, is in
+    # the payments of the tabs its games ran on). Empty in a report frozen before tournaments.
+    tournaments: tuple[TournamentTime, ...] = ()
 
     @property
     def expected_cash_cents(self) -> int:
@@ -289,6 +305,7 @@ def z_report(
     closed_by: str | None = None,
     counted_cents: int | None = None,
     open_tabs_confirmed: bool = False,
+    tournaments: Iterable[TournamentTime] = (),
 ) -> ZReport:
     """The day's figures. With `closed_by` and `counted_cents` it is the close-out itself (closed at `made_at`)."""
     pays = sorted(payments, key=lambda p: (p.at, p.id))
@@ -366,6 +383,7 @@ def z_report(
         earlier_days=earlier,
         open_tabs_confirmed=open_tabs_confirmed,
         rounding_cents=sum(p.rounding_cents for p in pays),
+        tournaments=tuple(tournaments),
     )
 
 

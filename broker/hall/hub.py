@@ -35,6 +35,7 @@ from broker.domain.billing import Bill
 from broker.domain.payment_rules import PaymentRefused
 from broker.domain.refusals import N_, Refusal
 from broker.domain.split import SplitError
+from broker.domain.tournament.rules import TournamentRefused
 from broker.domain.venue import Venue
 from broker.hall.accounts import Accounts
 from broker.hall.alert_book import AlertBook
@@ -60,6 +61,10 @@ from broker.hall.till.fiscal import FiscalRefusal
 from broker.hall.till.payments import PaymentNotFound
 from broker.hall.till.tabs import TabMissing, TabRefused
 from broker.hall.timers import Watchdog
+from broker.hall.tournament_calls import TournamentCalls
+from broker.hall.tournament_results import TournamentResults
+from broker.hall.tournament_state import TournamentMissing
+from broker.hall.tournaments import Tournaments
 from broker.hall.writer import HallWriter
 from broker.storage.engine import Store
 from broker.storage.models import Event, Game
@@ -74,8 +79,8 @@ __all__ = ["CardInUse", "HallSnapshot", "Hub", "NotFound", "OpenGame", "ServiceE
 
 # The parts' own refusals as the hub's (NotFound: a 404 on the API, ServiceError: a 409), in one
 # place: a caller of `execute` meets only these and the registry's own (MemberError, UserError).
-_MISSING: tuple[type[Refusal], ...] = (TabMissing, PaymentNotFound)
-_REFUSED: tuple[type[Refusal], ...] = (TabRefused, SplitError, PaymentRefused, DayRefused, FiscalRefusal, NotifyRefusal)
+_MISSING: tuple[type[Refusal], ...] = (TabMissing, PaymentNotFound, TournamentMissing)
+_REFUSED: tuple[type[Refusal], ...] = (TabRefused, SplitError, PaymentRefused, DayRefused, FiscalRefusal, NotifyRefusal, TournamentRefused)
 
 
 @dataclass(frozen=True)
@@ -150,6 +155,11 @@ class Hub:
         # Push notifications (broker.hall.notifications): spooled under data_dir (None: in memory).
         self.notifications = Notifications(self._hall, data_dir, self.till.days.report)
         self._alerts.notify = self.notifications.alert_changed
+        # Tournaments (issue 21): their setup, their matches on the tables, their results.
+        self.tournament_calls = TournamentCalls(self._hall, self.games, self._out_of_service, lambda cmd: self.execute(cmd))
+        self.tournaments = Tournaments(self._hall, lambda cmd: self.execute(cmd), self.tournament_calls.fill_tables)
+        self.tournament_results = TournamentResults(self._hall, self.tournament_calls)
+        self.watchdog.rounds.append(self.tournament_calls.round)
         # Each command's one handler, in the part that owns its rules.
         self.commands = Handlers(
             [
@@ -161,6 +171,9 @@ class Hub:
                 Logins(self._hall),
                 *self.till.parts(),
                 self.notifications,
+                self.tournaments,
+                self.tournament_calls,
+                self.tournament_results,
             ]
         )
         self._load()

@@ -28,9 +28,10 @@ from broker.domain.refusals import N_
 from broker.domain.reject_tally import NodeRejects
 from broker.domain.schedule import business_day
 from broker.domain.tariffs import calendar_year
+from broker.domain.tournament.progress import Progress
 from broker.domain.venue import TableSpec, Venue
 from broker.domain.zreport import ZReport
-from broker.hall import reports
+from broker.hall import reports, tournament_reads
 from broker.hall.errors import NotFound
 from broker.hall.hub import HallSnapshot, Hub
 from broker.hall.light_commands import LightCommand
@@ -43,6 +44,9 @@ from broker.hall.table_service import OutOfService
 from broker.hall.till import tab_views
 from broker.hall.till.closeout import DayOverview, DaySummary
 from broker.hall.till.payment_reads import PaymentView, TabPayView, payment_at_hand, payment_views, receipt_of, tab_at_hand, tab_pay_view
+from broker.hall.tournament_season import SeasonRow, season_ranking
+from broker.hall.tournament_state import TournamentMissing, load
+from broker.hall.tournaments import tournament_by_token
 from broker.storage.alerts import open_alerts
 from broker.storage.members import search_members
 from broker.storage.members_csv import export_members_csv
@@ -587,6 +591,51 @@ class HallReads:
     def business_days(self, limit: int = 400) -> list[DaySummary]:
         """Business days with a shift, newest first, closed or not."""
         return self._hub.till.days.days(limit)
+
+    # -- tournaments (broker.hall.tournament_reads) ---------------------------------------------
+
+    @store_call
+    def tournaments(self) -> list[tournament_reads.TournamentSummary]:
+        """Tournaments, the latest first."""
+        with self._store.reader() as db:
+            return tournament_reads.summaries(db)
+
+    @store_call
+    def tournament(self, tournament_id: int) -> tournament_reads.TournamentView:
+        """One tournament with its entrants, matches, tables, standings and money; NotFound."""
+        with self._store.reader() as db:
+            try:
+                return tournament_reads.view_of(db, self._hub.tournaments.h, tournament_id)
+            except TournamentMissing as e:
+                raise NotFound.like(e) from None
+
+    @store_call
+    def tournament_progress(self, tournament_id: int) -> Progress | None:
+        """Its matches' state as the rules see it (None before the draw): for the exports."""
+        with self._store.reader() as db:
+            try:
+                return load(db, tournament_id).progress
+            except TournamentMissing as e:
+                raise NotFound.like(e) from None
+
+    @store_call
+    def tournament_by_token(self, token: str) -> tournament_reads.TournamentView | None:
+        """The tournament whose TV link this is (None: no such link, or revoked)."""
+        with self._store.reader() as db:
+            t = tournament_by_token(db, token)
+            return tournament_reads.view_of(db, self._hub.tournaments.h, t.id) if t is not None else None
+
+    @store_call
+    def tournament_call_on(self, table: str) -> tournament_reads.CallView | None:
+        """The tournament's match on `table` now, if any."""
+        with self._store.reader() as db:
+            return tournament_reads.call_on_table(db, self._hub.tournaments.h, table)
+
+    @store_call
+    def season(self, group: str, year: int) -> list[SeasonRow]:
+        """A Lavosliga group's season ranking in a calendar year."""
+        with self._store.reader() as db:
+            return season_ranking(db, group, year, self.venue)
 
     # -- till: eKasa ---------------------------------------------------------------------------
 

@@ -120,6 +120,15 @@ class EarlierDayOut(BaseModel):
     reversal: bool
 
 
+class TournamentTimeOut(BaseModel):
+    tournament_id: int
+    name: str
+    games: int
+    minutes: int
+    billed_cents: int = Field(description="The tournament's table time at its rate (not the players')")
+    list_cents: int = Field(description="The same time at the standard rate")
+
+
 class ZReportOut(BaseModel):
     """A day's Z report: frozen if `closed_at` is set, else the figures as they stand now (`made_at`)."""
 
@@ -154,6 +163,7 @@ class ZReportOut(BaseModel):
     open_tabs_cents: int
     open_tabs_confirmed: bool
     earlier_days: list[EarlierDayOut]
+    tournaments: list[TournamentTimeOut] = Field(default_factory=list, description="Tournaments played on the day and their table time")
 
 
 class DaySummaryOut(BaseModel):

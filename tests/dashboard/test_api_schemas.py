@@ -11,7 +11,7 @@ from typing import Any
 from dashboard.api import create_app
 
 # Not JSON: files a spreadsheet opens.
-DOWNLOADS = {("get", "/api/members/export")}
+DOWNLOADS = {("get", "/api/members/export"), ("get", "/api/tournaments/{tournament_id}/export.csv")}
 
 
 def _empty(schema: dict[str, Any]) -> bool:

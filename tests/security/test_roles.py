@@ -91,6 +91,10 @@ def test_the_rules_the_bar_needs():
         "payments.take",
         "day.run",
         "ekasa.run",
+        # Tournaments: the bar runs the day (check-in, the draw, results); creating one, forcing a
+        # correction and exports are the manager's.
+        "tournaments.view",
+        "tournaments.run",
     }
 
 

@@ -10,8 +10,9 @@ from collections.abc import Sequence
 
 from broker.domain.refusals import N_
 from broker.domain.tournament.bracket import Loser, MatchSpec, Winner
+from broker.domain.tournament.progress import MatchState
 
-__all__ = ["next_matches", "round_label"]
+__all__ = ["match_numbers", "next_matches", "round_label"]
 
 # The last rounds of a knockout by how far from its end they are.
 _KNOCKOUT_ENDS = {0: N_("Final"), 1: N_("Semi-final"), 2: N_("Quarter-final")}
@@ -50,3 +51,11 @@ def next_matches(specs: Sequence[MatchSpec]) -> dict[str, tuple[str | None, str 
             elif isinstance(feed, Loser):
                 out[feed.match] = (out[feed.match][0], s.id)
     return out
+
+
+def match_numbers(matches: Sequence[MatchState]) -> dict[str, int]:
+    """What staff and players call the matches: 1, 2, 3… in the plan's order, over the matches that
+    are played (byes and matches with no one in them are not numbered). Byes are known from the
+    draw (a bye's loser is no one from the start), so the numbers do not change as results come."""
+    numbered = [m for m in matches if m.status not in ("bye", "void") or m.spec.phase == "reset"]
+    return {m.id: n for n, m in enumerate(sorted(numbered, key=lambda m: m.spec.order), start=1)}

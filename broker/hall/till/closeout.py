@@ -49,6 +49,7 @@ from broker.domain.zreport import (
 from broker.hall.commands import Command, command, handles
 from broker.hall.ports import HallState
 from broker.hall.till.tabs import bill_of_tab
+from broker.hall.tournament_time import table_time_on
 from broker.storage.after_commit import after_commit
 from broker.storage.audit import record_audit
 from broker.storage.models import AuditEntry, BusinessDay, Game, GameOp, Payment, Tab, TabItem
@@ -530,6 +531,7 @@ def build_report(
         open_tabs=open_tabs_now(db, hall, now) if open_tabs is None else open_tabs,
         closed_by=closed_by,
         counted_cents=counted_cents,
+        tournaments=table_time_on(db, hall, day, now),
     )
 
 
