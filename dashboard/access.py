@@ -77,6 +77,11 @@ PUBLIC_ROUTES = frozenset(
         ("POST", "/login"),
         ("POST", "/logout"),
         ("POST", "/lang"),
+        # A tournament's TV and the players' phones: a read-only link whose token is the key
+        # (revocable, stored hashed: broker.hall.tournaments); a wrong or revoked one is a 404.
+        ("GET", "/tv/{token}"),
+        ("GET", "/tv/{token}/board"),
+        ("GET", "/tv/{token}/events"),
     }
 )
 

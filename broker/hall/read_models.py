@@ -623,7 +623,7 @@ class HallReads:
         """The tournament whose TV link this is (None: no such link, or revoked)."""
         with self._store.reader() as db:
             t = tournament_by_token(db, token)
-            return tournament_reads.view_of(db, self._hub.tournaments.h, t.id) if t is not None else None
+            return tournament_reads.view_of(db, self._hub.tournaments.h, t.id, public=True) if t is not None else None
 
     @store_call
     def tournament_call_on(self, table: str) -> tournament_reads.CallView | None:

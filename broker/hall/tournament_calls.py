@@ -98,7 +98,7 @@ class TournamentCalls:
         assert players is not None
         if any(call.tournament_id == loaded.t.id and {call.a, call.b} & set(players) for call in calls):
             raise TournamentRefused(N_("A player of this match is at another table now."))
-        self._call(loaded, m, c.table, c.actor)
+        self._call(loaded, [(m, c.table)], c.actor)
 
     def _ready(self, loaded: Loaded, match: str) -> MatchState:
         if loaded.progress is None:
@@ -131,34 +131,38 @@ class TournamentCalls:
         """The games the tournament's calls started (its tables' games)."""
         return {g for g in db.scalars(select(TournamentCall.game_id).where(TournamentCall.tournament_id == tournament_id)) if g is not None}
 
-    def _call(self, loaded: Loaded, m: MatchState, table: str, actor: str) -> None:
-        """Call `m` to `table` (checked free): the call first, then the table's game (the light)."""
+    def _call(self, loaded: Loaded, todo: list[tuple[MatchState, str]], actor: str) -> None:
+        """Call each match to its table (each checked free): the table's game first (the one
+        running there, the tournament's own, or a new one at its rate: the light), then the calls,
+        all in one transaction."""
         t = loaded.t
-        assert m.players is not None and loaded.plan is not None
-        a, b = m.players
+        assert loaded.plan is not None
         rules = loaded.plan.rules
+        games: list[int] = []
+        for _, table in todo:
+            running = self.h.sessions.get(table)
+            games.append(running.id if running is not None else self.games.start_game(StartGame(table=table, tariff=t.tariff, actor=actor)))
         now = self.h.clock()
-        running = self.h.sessions.get(table)  # checked free: no game, or the tournament's own
         with self.h.store.session() as db:
-            call = TournamentCall(
-                tournament_id=t.id,
-                match=m.id,
-                table_id=table,
-                game_id=running.id if running is not None else None,
-                a=a,
-                b=b,
-                called_at=now,
-                called_by=actor,
-                score_a=rules.start_score(a),
-                score_b=rules.start_score(b),
-            )
-            db.add(call)
-            db.flush()
-            record_audit(db, actor, "tournament.call", f"tournament:{t.id}", {"match": m.id, "table": table}, at=now)
-            call_id = call.id
-            self._notify(db, t.id, table)
-        if running is None:
-            self._ensure_game(call_id, t.tariff, actor)
+            for (m, table), game in zip(todo, games, strict=True):
+                assert m.players is not None
+                a, b = m.players
+                db.add(
+                    TournamentCall(
+                        tournament_id=t.id,
+                        match=m.id,
+                        table_id=table,
+                        game_id=game,
+                        a=a,
+                        b=b,
+                        called_at=now,
+                        called_by=actor,
+                        score_a=rules.start_score(a),
+                        score_b=rules.start_score(b),
+                    )
+                )
+                record_audit(db, actor, "tournament.call", f"tournament:{t.id}", {"match": m.id, "table": table}, at=now)
+                self._notify(db, t.id, table)
 
     def _ensure_game(self, call_id: int, tariff: str | None, actor: str) -> None:
         """The called table's game: the one running there (the tournament's, kept from its last
@@ -194,11 +198,10 @@ class TournamentCalls:
             free.insert(0, prefer)
         mine = [call for call in calls if call.tournament_id == tournament_id]
         todo = callable_matches(loaded.progress, {call.match for call in mine}, {p for call in mine for p in (call.a, call.b)})
-        called = []
-        for table, m in zip(free, todo, strict=False):
-            self._call(loaded, m, table, actor)
-            called.append((m.id, table))
-        return called
+        pairs = list(zip(todo, free, strict=False))
+        if pairs:
+            self._call(loaded, pairs, actor)
+        return [(m.id, table) for m, table in pairs]
 
     def _is_free(self, table: str, calls: list[TournamentCall], ours: set[int]) -> bool:
         if table not in self.h.tables or self._out_of_service.get(table) is not None:

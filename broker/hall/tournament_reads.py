@@ -237,6 +237,8 @@ def _match_views(hall: HallState, loaded: Loaded, calls: list[TournamentCall], l
     specs = [m.spec for m in p.matches]
     nxt = next_matches(specs)
     live = {c.match: c for c in calls}
+    # A round's name depends on its phase, round and group only: named once per round, not per match.
+    labels: dict[tuple[str, int, str | None], tuple[str, dict[str, object]]] = {}
     out = []
     for m in p.matches:
         if m.status in ("bye", "void"):
@@ -257,11 +259,14 @@ def _match_views(hall: HallState, loaded: Loaded, calls: list[TournamentCall], l
         win_next, lose_next = nxt.get(m.id, (None, None))
         a = m.a if isinstance(m.a, int) else None
         b = m.b if isinstance(m.b, int) else None
+        key = (m.spec.phase, m.spec.round, m.spec.group)
+        if key not in labels:
+            labels[key] = round_label(m.spec, specs)
         out.append(
             MatchView(
                 id=m.id,
                 number=numbers.get(m.id, 0),
-                label=round_label(m.spec, specs),
+                label=labels[key],
                 phase=m.spec.phase,
                 round=m.spec.round,
                 race_to=m.spec.race_to,
@@ -290,12 +295,12 @@ def _match_views(hall: HallState, loaded: Loaded, calls: list[TournamentCall], l
     return out
 
 
-def _fees(db: Db, hall: HallState, loaded: Loaded) -> tuple[list[EntrantView], int]:
+def _fees(db: Db, hall: HallState, loaded: Loaded, *, money: bool = True) -> tuple[list[EntrantView], int]:
     """The entrants with their fees: what each fee tab holds and what was paid on it (two queries
     for all of them: a fee tab holds only its fee items, made at check-in)."""
     year = calendar_year(hall.clock(), hall.venue)
     seeds = {e: n for n, e in enumerate(loaded.plan.draw, start=1)} if loaded.plan else {}
-    tabs = [e.fee_tab_id for e in loaded.entrants if e.fee_tab_id is not None]
+    tabs = [e.fee_tab_id for e in loaded.entrants if e.fee_tab_id is not None] if money else []
     totals: dict[int, int] = {}
     paid: dict[int, int] = {}
     if tabs:
@@ -316,7 +321,7 @@ def _fees(db: Db, hall: HallState, loaded: Loaded) -> tuple[list[EntrantView], i
         tab = e.fee_tab_id
         total = int(totals.get(tab, 0) or 0) if tab is not None else 0
         owed = total - int(paid.get(tab, 0) or 0) if tab is not None else 0
-        members = [db.get(Member, m) for m in (e.member_id, e.member2_id) if m is not None]
+        members = [db.get(Member, m) for m in (e.member_id, e.member2_id) if m is not None] if money else []
         fee_ok = bool(members) and all(
             m is not None and membership.eligibility(m.active, [f.year for f in m.fees], year) == "ok" for m in members
         )
@@ -333,13 +338,14 @@ def _product(db: Db, product_id: int | None) -> tuple[str, int] | None:
     return (p.name, p.price_cents) if p is not None else None
 
 
-def view_of(db: Db, hall: HallState, tournament_id: int) -> TournamentView:
-    """Everything a page shows about one tournament (TournamentMissing if there is none)."""
+def view_of(db: Db, hall: HallState, tournament_id: int, *, public: bool = False) -> TournamentView:
+    """Everything a page shows about one tournament (TournamentMissing if there is none).
+    `public` (the TV and the players' phones): no money, neither the fees nor the table time."""
     loaded = load(db, tournament_id)
     t = loaded.t
     now = hall.clock()
     options: dict[str, Any] = t.options or {}
-    entrants, fees = _fees(db, hall, loaded)
+    entrants, fees = _fees(db, hall, loaded, money=not public)
     club = club_share(fees, t.club_share_percent)
     shares = tuple(int(s) for s in options.get("payout_shares", []))
     points_table = {int(k): int(v) for k, v in options.get("season_points", {}).items()}
@@ -407,7 +413,7 @@ def view_of(db: Db, hall: HallState, tournament_id: int) -> TournamentView:
         fees_cents=fees,
         club_cents=club,
         pot_cents=fees - club,
-        table_time=table_time(db, hall, t, now),
+        table_time=TournamentTime(t.id, t.name, 0, 0, 0, 0) if public else table_time(db, hall, t, now),
         groups=tuple(
             (g, tuple(loaded.names.get(e, "") for e in members))
             for g, members in (loaded.progress.groups if loaded.progress else {}).items()

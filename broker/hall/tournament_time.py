@@ -45,7 +45,7 @@ def _time(hall: HallState, t: Tournament, games: list[Game], now: datetime) -> T
         billed += game_ops.bill(state, venue, max(end, state.last_at)).total_cents
     minutes = seconds // 60
     rate = venue.tariff(venue.billing.default_tariff).rate_cents_per_hour
-    return TournamentTime(t.id, t.name, len(games), minutes, billed, (seconds * rate + 1800) // 3600)
+    return TournamentTime(t.id, t.name, len(games), minutes, billed, (minutes * rate + 30) // 60)
 
 
 def table_time(db: Db, hall: HallState, tournament: Tournament, now: datetime) -> TournamentTime:

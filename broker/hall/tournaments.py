@@ -324,8 +324,8 @@ class Tournaments:
         if member_id is not None:
             try:
                 member = get_member(db, member_id)
-            except MemberError as e:
-                raise TournamentMissing(e.msgid, **e.params) from None
+            except MemberError as missing:
+                raise TournamentMissing(missing.msgid, **missing.params) from None
             clean = member.name
             if any(member.id in (e.member_id, e.member2_id) for e in entrants):
                 raise TournamentRefused(N_("%(player)s is entered already."), player=clean)
@@ -333,8 +333,10 @@ class Tournaments:
             clean = _clean(name, MAX_PLAYER)
             if len(clean) < 2:
                 raise TournamentRefused(N_("Give the player's name (at least 2 letters), or find them among the members."))
-        if any(clean.casefold() in (e.name.casefold(), e.name2.casefold()) for e in entrants):
-            raise TournamentRefused(N_("%(player)s is entered already."), player=clean)
+        for other in entrants:
+            for entered in (other.name, other.name2):
+                if entered and entered.casefold() == clean.casefold():
+                    raise TournamentRefused(N_("%(player)s is entered already."), player=entered)
         return clean, member
 
     def _entrant(self, db: Db, tournament_id: int, entrant_id: int) -> TournamentEntrant:

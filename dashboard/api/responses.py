@@ -169,6 +169,7 @@ class TariffOut(BaseModel):
     rate: str
     requires_member: bool
     hours: HoursOut | None
+    tournament: bool = Field(False, description="Only a tournament's matches run at it; a game started by hand may not")
 
 
 class BandOut(BaseModel):

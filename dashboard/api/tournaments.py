@@ -24,7 +24,7 @@ from broker.hall.facade import HubFacade
 from broker.hall.tournament_calls import CallMatch, ScoreRack, StartMatch
 from broker.hall.tournament_reads import TournamentView
 from broker.hall.tournament_results import RecordResult
-from broker.hall.tournaments import AddEntrant, CheckInEntrant, CreateTournament, DrawTournament, RemoveEntrant
+from broker.hall.tournaments import AddEntrant, CheckInEntrant, CreateTournament, DrawTournament, NewTvLink, RemoveEntrant, RevokeTvLink
 from dashboard.api.auth import can, demand
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.api.schemas import Body, Id, TableId, text
@@ -249,6 +249,11 @@ class RackOut(BaseModel):
     score_b: int
 
 
+class TvLinkOut(BaseModel):
+    token: str = Field(description="Shown once: only its hash is kept. The TV and the phones open /tv/{token}")
+    path: str
+
+
 class SeasonRowOut(BaseModel):
     place: int
     name: str
@@ -396,6 +401,23 @@ def remove_entrant(
 def draw(tournament_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]) -> dict[str, Any]:
     order = hub.execute(DrawTournament(tournament=tournament_id, actor=user.username))
     return {"order": list(order), "tournament": view_json(hub.reads.tournament(tournament_id))}
+
+
+@router.post(
+    "/tournaments/{tournament_id}/tv-link",
+    status_code=201,
+    response_model=TvLinkOut,
+    summary="A new read-only link for the TV and the players' phones",
+)
+def tv_link(tournament_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]) -> dict[str, Any]:
+    token = hub.execute(NewTvLink(tournament=tournament_id, actor=user.username))
+    return {"token": token, "path": f"/tv/{token}"}
+
+
+@router.delete("/tournaments/{tournament_id}/tv-link", status_code=204, summary="The TV link stops working")
+def revoke_tv_link(tournament_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]) -> Response:
+    hub.execute(RevokeTvLink(tournament=tournament_id, actor=user.username))
+    return Response(status_code=204)
 
 
 @router.post("/tournaments/{tournament_id}/matches/{match}/call", response_model=MatchAnswerOut, summary="Call a ready match to a table")

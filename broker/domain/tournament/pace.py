@@ -10,7 +10,7 @@ known and a table is free.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 
 from broker.domain.tournament.bracket import Feed, Loser, MatchSpec, Placed, Winner
@@ -70,20 +70,48 @@ def expected_finish(p: Progress, now: datetime, tables: int, started: Mapping[st
             heapq.heapreplace(free, max(free[0], finish[m.id]))
         else:
             pending.append(m)
-    end = max(finish.values(), default=now)
-    while pending:
-        # The next match to lay: of those whose players' matches are all laid, the earliest ready.
-        # Feeds name only earlier matches, so the first pending one always qualifies.
-        laid = [x for x in pending if all(d in finish for d in _deps(x.spec, groups))]
-        m = min(laid, key=lambda x: (max((finish[d] for d in _deps(x.spec, groups)), default=now), x.spec.order))
-        pending.remove(m)
-        ready = max((finish[d] for d in _deps(m.spec, groups)), default=now)
-        begin = max(heapq.heappop(free), ready)
-        finish[m.id] = begin + length(m)
-        heapq.heappush(free, finish[m.id])
-        end = max(end, finish[m.id])
+    end = max(max(finish.values(), default=now), _lay(pending, finish, groups, free, length, now))
     if p.plan.rules.format == "swiss":
         end += _swiss_rounds_left(p) * _round_length(p, rack, tables)
+    return end
+
+
+def _lay(
+    pending: list[MatchState],
+    finish: dict[str, datetime],
+    groups: Mapping[str, list[str]],
+    free: list[datetime],
+    length: Callable[[MatchState], timedelta],
+    now: datetime,
+) -> datetime:
+    """Lay the pending matches on the tables (`free`: when each is free, a heap) in order: of those
+    whose players' matches are all laid, the earliest ready first (then the plan's order). A heap of
+    the ones that can be laid, fed as their last feed is: a 64-entrant bracket's 126 matches in a
+    few milliseconds (the TV re-draws at every result). Answers the last one's end (`now` if none)."""
+    end = now
+    deps = {m.id: _deps(m.spec, groups) for m in pending}
+    by_id = {m.id: m for m in pending}
+    unlaid = {mid: {d for d in ds if d not in finish} for mid, ds in deps.items()}
+    dependents: dict[str, list[str]] = {}
+    for mid, ds in unlaid.items():
+        for d in ds:
+            dependents.setdefault(d, []).append(mid)
+
+    def ready_of(mid: str) -> datetime:
+        return max((finish[d] for d in deps[mid]), default=now)
+
+    todo = [(ready_of(mid), by_id[mid].spec.order, mid) for mid, ds in unlaid.items() if not ds]
+    heapq.heapify(todo)
+    while todo:
+        ready, _, mid = heapq.heappop(todo)
+        begin = max(heapq.heappop(free), ready)
+        finish[mid] = begin + length(by_id[mid])
+        heapq.heappush(free, finish[mid])
+        end = max(end, finish[mid])
+        for later in dependents.get(mid, ()):
+            unlaid[later].discard(mid)
+            if not unlaid[later]:
+                heapq.heappush(todo, (ready_of(later), by_id[later].spec.order, later))
     return end
 
 
