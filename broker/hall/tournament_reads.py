@@ -20,7 +20,7 @@ from broker.domain.refusals import N_
 from broker.domain.tariffs import calendar_year
 from broker.domain.tournament.bracket import Bye, Feed, Loser, Placed, Seat, Winner
 from broker.domain.tournament.calls import callable_matches
-from broker.domain.tournament.labels import match_numbers, next_matches, round_label
+from broker.domain.tournament.labels import is_played, match_numbers, next_matches, round_label
 from broker.domain.tournament.pace import expected_finish
 from broker.domain.tournament.progress import MatchState, swiss_table
 from broker.domain.tournament.rules import TournamentRefused
@@ -241,7 +241,7 @@ def _match_views(hall: HallState, loaded: Loaded, calls: list[TournamentCall], l
     labels: dict[tuple[str, int, str | None], tuple[str, dict[str, object]]] = {}
     out = []
     for m in p.matches:
-        if m.status in ("bye", "void"):
+        if not is_played(m) or m.status == "void":
             continue
         call = live.get(m.id)
         done = m.status == "done"

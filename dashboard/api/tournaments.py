@@ -61,7 +61,9 @@ class TournamentIn(Body):
     payout_shares: Annotated[
         list[Annotated[int, Field(ge=0, le=100)]], Field(default_factory=lambda: [50, 30, 20], min_length=1, max_length=16)
     ]
-    season_points: dict[Annotated[int, Field(ge=1, le=MAX_ENTRANTS)], Annotated[int, Field(ge=0, le=1000)]] | None = None
+    season_points: dict[Annotated[int, Field(strict=False, ge=1, le=MAX_ENTRANTS)], Annotated[int, Field(ge=0, le=1000)]] | None = Field(
+        None, description='Points per place, e.g. {"1": 25, "2": 18}; a place not listed gets the nearest listed above it'
+    )
     tariff: text(32) | None = None  # type: ignore[valid-type]
 
 

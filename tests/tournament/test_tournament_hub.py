@@ -178,6 +178,14 @@ def test_a_corrected_first_round_result_asks_before_it_resets_a_later_match_and_
     assert [(a.actor, a.detail["reset"], a.reason) for a in audit] == [("boss", ["W2-1"], "zlý zápis")]
     # The same result again (a double tap) changes nothing.
     assert api.ok("POST", f"/api/tournaments/{tid}/matches/W1-1/result", json={"score_a": 2, "score_b": 5})["reset"] == []
+    # The exports (the manager's) carry the corrected result, with where winner and loser go next.
+    assert api.client.get(f"/api/tournaments/{tid}/export.json", headers=api.staff).status_code == 403
+    doc = api.ok("GET", f"/api/tournaments/{tid}/export.json", as_manager=True)
+    first = next(m for m in doc["matches"] if m["matchId"] == "W1-1")
+    assert (first["scoreA"], first["scoreB"], first["winner"], first["roundName"]) == (2, 5, w11["b"], "Winners' round 1")
+    assert (first["winnerNext"], first["loserNext"]) == (w21["number"], l11["number"]) and first["table"]["name"] == "Pool 1"
+    text = api.ok("GET", f"/api/tournaments/{tid}/export.csv", as_manager=True).text
+    assert text.splitlines()[0].startswith("match,round,race_to,player_a,player_b,score_a,score_b,walkover,winner,table")
 
 
 def test_a_match_not_begun_15_minutes_after_its_call_is_offered_as_a_walkover_and_staff_confirm_it(api):
@@ -224,6 +232,8 @@ def test_calls_light_the_tournaments_tables_bill_them_to_the_tournament_and_the_
     assert z["tournaments"] == [{**time, "tournament_id": tid, "name": "Lavosliga II"}] and z["table_time_cents"] == 0
     stopped = on_writer(hub, lambda db: db.scalars(select(Game.table_id).where(Game.stopped_at.is_not(None))).all())
     assert sorted(stopped) == ["pool-01", "pool-02"]
+    # The tournament's rate is never staff's to start a game at by hand (it is 0 €/h).
+    assert "tournament matches only" in api.refused("POST", "/api/sessions", 409, json={"table": "pool-05", "tariff": "tournament"})
 
 
 def test_entry_fees_go_on_each_players_tab_show_under_the_tournament_entry_on_the_z_report_and_the_pot_pays_out_to_the_cent(api):
@@ -271,3 +281,36 @@ def test_entry_fees_go_on_each_players_tab_show_under_the_tournament_entry_on_th
     assert (v["fees_cents"], v["club_cents"], v["pot_cents"]) == (1300, 130, 1170)
     paid = [p["payout_cents"] * len(p["names"]) for p in v["places"]]
     assert sum(paid) == 1170 and paid == [585, 351, 234]
+
+
+def test_the_season_ranks_a_groups_players_by_their_points_and_a_seeded_draw_puts_the_best_first(api):
+    players = ["Novák", "Kováč", "Horváth", "Varga"]
+    first = make(api, 4, tables=2, names=players, format="single", race_winners=2, race_final=2, season_points={1: 25, 2: 18, 3: 15})
+    api.ok("POST", f"/api/tournaments/{first}/draw")
+    play(api, first, seed=11)
+    done = view(api, first)
+    season = api.ok("GET", "/api/tournaments/season?group=II&year=2026")
+    assert season[0] == {"place": 1, "name": done["champion"], "points": 25, "tournaments": 1}
+    assert [r["points"] for r in season] == [25, 18, 15, 15] and [r["place"] for r in season] == [1, 2, 3, 3]
+    # The next one, seeded: the season's leader is seed 1, the newcomer last.
+    second = make(api, 0, tables=2, names=[*reversed(players), "Nováčik"], format="single", seeding="seeded")
+    order = api.ok("POST", f"/api/tournaments/{second}/draw")["order"]
+    names = {e["id"]: e["name"] for e in view(api, second)["entrants"]}
+    assert names[order[0]] == done["champion"] and names[order[-1]] == "Nováčik"
+
+
+def test_a_pairs_bracket_enters_two_players_each_paying_their_own_entry(api):
+    hub = hub_of(api)
+    member = hub.execute(AddMember(name="Šipoš Ján", actor="boss"))
+    hub.execute(RecordFee(member_id=member.id, year=api.clock().year, actor="boss"))
+    tid = api.ok(
+        "POST",
+        "/api/tournaments",
+        201,
+        as_manager=True,
+        json={"name": "Šipoš Memorial", "starts_at": api.clock().isoformat(), "format": "single", "pairs": True, "tables": ["pool-01"]},
+    )["id"]
+    assert "second" in api.refused("POST", f"/api/tournaments/{tid}/entrants", 409, json={"name": "Sám"})
+    pair = api.ok("POST", f"/api/tournaments/{tid}/entrants", 201, json={"member_id": member.id, "name2": "Kováč", "check_in": True})
+    assert pair["name"] == "Šipoš Ján / Kováč" and pair["fee_total_cents"] == 300 + 500
+    assert "entered already" in api.refused("POST", f"/api/tournaments/{tid}/entrants", 409, json={"name": "kováč", "name2": "Nový"})

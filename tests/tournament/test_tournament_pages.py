@@ -90,6 +90,8 @@ def test_a_tournament_day_on_the_pages(pages: Pages) -> None:
     wrong = staff_follow(p, p.post(f"{here}/result", {"score_a": "4", "score_b": "1", "reason": "preklep"}, client=p.staff))
     assert "Hrá sa na 3 víťazných hier" in wrong
     assert "card-tournament" not in p.page("/", client=p.staff), "the match is over: the floor card no longer shows it"
+    day = p.page("/day", client=p.staff)
+    assert 'id="z-tournaments"' in day and "Turnaje: čas ich stolov" in day and "Lavosliga II" in day
 
 
 def test_the_tv_link_needs_no_login_and_stops_working_when_revoked(pages: Pages) -> None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from broker.domain.tournament.labels import match_numbers, next_matches
+from broker.domain.tournament.labels import is_played, match_numbers, next_matches
 from broker.domain.tournament.progress import MatchState, Progress
 
 __all__ = ["CSV_HEADER", "ExportNames", "csv_rows", "cuescore_json"]
@@ -62,7 +62,7 @@ def _status(m: MatchState, names: ExportNames) -> str:
 
 
 def _shown(p: Progress) -> list[MatchState]:
-    return [m for m in p.matches if m.status in ("waiting", "ready", "done")]
+    return [m for m in p.matches if is_played(m) and m.status != "void"]
 
 
 def _player(entrant: object, names: ExportNames) -> dict[str, Any] | None:

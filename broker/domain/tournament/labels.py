@@ -10,9 +10,9 @@ from collections.abc import Sequence
 
 from broker.domain.refusals import N_
 from broker.domain.tournament.bracket import Loser, MatchSpec, Winner
-from broker.domain.tournament.progress import MatchState
+from broker.domain.tournament.progress import BYE, MatchState
 
-__all__ = ["match_numbers", "next_matches", "round_label"]
+__all__ = ["is_played", "match_numbers", "next_matches", "round_label"]
 
 # The last rounds of a knockout by how far from its end they are.
 _KNOCKOUT_ENDS = {0: N_("Final"), 1: N_("Semi-final"), 2: N_("Quarter-final")}
@@ -53,9 +53,17 @@ def next_matches(specs: Sequence[MatchSpec]) -> dict[str, tuple[str | None, str 
     return out
 
 
+def is_played(m: MatchState) -> bool:
+    """A match that is (or will be) played: no one's bye and not empty. Which side is no one is
+    known from the draw (a bye's loser, an empty match's winner), even while the other side is not,
+    so this never changes as results come; the grand final's reset counts (played or not, it is
+    the last)."""
+    return m.spec.phase == "reset" or (m.a is not BYE and m.b is not BYE)
+
+
 def match_numbers(matches: Sequence[MatchState]) -> dict[str, int]:
     """What staff and players call the matches: 1, 2, 3… in the plan's order, over the matches that
-    are played (byes and matches with no one in them are not numbered). Byes are known from the
-    draw (a bye's loser is no one from the start), so the numbers do not change as results come."""
-    numbered = [m for m in matches if m.status not in ("bye", "void") or m.spec.phase == "reset"]
+    are played (byes and matches with no one in them are not numbered), so the numbers do not change
+    as results come."""
+    numbered = [m for m in matches if is_played(m)]
     return {m.id: n for n, m in enumerate(sorted(numbered, key=lambda m: m.spec.order), start=1)}
