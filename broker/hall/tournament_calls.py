@@ -66,12 +66,14 @@ class StartMatch(Command[None]):
 @command
 class ScoreRack(Command[tuple[int, int]]):
     """A rack won (`delta` 1) or taken back (-1) by side `side` ("a" or "b") of a match on a table;
-    answers the running score. The result itself is confirmed with RecordResult."""
+    answers the running score. `seen`: the score the tap was made on; when it is no longer the score
+    (a double tap, a second phone), nothing changes. The result itself is confirmed with RecordResult."""
 
     tournament: int
     match: str
     side: str
     delta: int = 1
+    seen: tuple[int, int] | None = None
 
 
 class TournamentCalls:
@@ -253,6 +255,8 @@ class TournamentCalls:
         now = self.h.clock()
         with self.h.store.session() as db:
             call = self._live(db, c.tournament, c.match)
+            if c.seen is not None and tuple(c.seen) != (call.score_a, call.score_b):
+                return call.score_a, call.score_b  # tapped on a score that has changed since: once is enough
             loaded = load(db, c.tournament)
             assert loaded.progress is not None and loaded.plan is not None
             m = loaded.progress.by_id[c.match]

@@ -83,6 +83,7 @@ class CallIn(Body):
 class RackIn(Body):
     side: Literal["a", "b"]
     delta: Literal[1, -1] = 1
+    seen: tuple[Score, Score] | None = Field(None, description="The score the tap was made on: a repeat on a changed score changes nothing")
 
 
 class ResultIn(Body):
@@ -440,7 +441,9 @@ def start(tournament_id: IdPath, match: MatchPath, hub: Hub, user: Annotated[Sta
 def rack(
     tournament_id: IdPath, match: MatchPath, body: RackIn, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]
 ) -> dict[str, Any]:
-    a, b = hub.execute(ScoreRack(tournament=tournament_id, match=match, side=body.side, delta=body.delta, actor=user.username))
+    a, b = hub.execute(
+        ScoreRack(tournament=tournament_id, match=match, side=body.side, delta=body.delta, seen=body.seen, actor=user.username)
+    )
     return {"match": match, "score_a": a, "score_b": b}
 
 

@@ -393,12 +393,15 @@ def rack(
     user: Annotated[Staff, Depends(page_can("tournaments.run"))],
     side: Annotated[str, Form(pattern="^[ab]$")],
     delta: Annotated[int, Form(ge=-1, le=1)] = 1,
+    seen_a: Annotated[int | None, Form(ge=0, le=1000)] = None,
+    seen_b: Annotated[int | None, Form(ge=0, le=1000)] = None,
     next: Text = "",
 ) -> Response:
     back = _next(next, f"/tournaments/{tournament_id}/matches/{match}")
+    seen = (seen_a, seen_b) if seen_a is not None and seen_b is not None else None
 
     def run() -> str:
-        a, b = hub.execute(ScoreRack(tournament=tournament_id, match=match, side=side, delta=delta or 1, actor=user.username))
+        a, b = hub.execute(ScoreRack(tournament=tournament_id, match=match, side=side, delta=delta or 1, seen=seen, actor=user.username))
         return f"{a} : {b}"
 
     return do_then_back(request, back, run)

@@ -79,6 +79,10 @@ def test_a_tournament_day_on_the_pages(pages: Pages) -> None:
         assert p.post(f"{here}/rack", {"side": side, "next": here}, client=p.staff).status_code == 303
     p.post(f"{here}/rack", {"side": "b", "delta": "-1", "next": here}, client=p.staff)
     p.post(f"{here}/rack", {"side": "a", "next": here}, client=p.staff)
+    # A double tap: the second +1 was made on the score the first already changed, and changes nothing.
+    for _ in range(2):
+        p.post(f"{here}/rack", {"side": "b", "seen_a": "3", "seen_b": "0", "next": here}, client=p.staff)
+    p.post(f"{here}/rack", {"side": "b", "delta": "-1", "seen_a": "3", "seen_b": "1", "next": here}, client=p.staff)
     score = p.page(here, client=p.staff)
     assert 'id="confirm-result"' in score and "3 : 0" in score
     done = staff_follow(p, p.post(f"{here}/result", {"score_a": "3", "score_b": "0", "next": f"/tournaments/{tid}"}, client=p.staff))
