@@ -28,7 +28,7 @@ CHEAP_MODULE_FIXTURES = {"mosquitto"}
 # costs its figure; a spread test its own figure, or its module's shared among its tests.
 KNOWN_S: dict[str, float] = {
     "tests/faults/test_openapi_fuzz.py": 300,
-    "tests/dashboard/test_api_garbage.py::test_every_route_refuses_garbage_with_a_4xx_and_changes_nothing": 120,
+    "tests/dashboard/test_api_garbage.py::test_every_route_refuses_garbage_with_a_4xx_and_changes_nothing": 45,
     "tests/faults/test_ingest_fuzz.py": 80,
     "tests/faults/test_failover.py": 80,
     "tests/dashboard/browser/test_floor_timers.py": 65,
