@@ -50,7 +50,7 @@ KNOWN_S: dict[str, float] = {
     "tests/sim/test_demo.py": 53,
     "tests/security/test_roles.py": 45,
     "tests/faults/test_node_disk_full.py": 35,
-    "tests/notify/test_push.py::test_receiver_down_for_half_a_minute": 35,
+    "tests/notify/test_push.py::test_receiver_down_for_fifteen_seconds": 22,
     "tests/faults/test_broker_outage.py": 40,
     "tests/dashboard/browser/": 30,
 }
