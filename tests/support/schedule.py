@@ -36,7 +36,7 @@ KNOWN_S: dict[str, float] = {
     "tests/dashboard/browser/test_slovak_everywhere.py": 60,
     "tests/dashboard/browser/test_table_page.py": 100,
     "tests/dashboard/browser/test_till_evening.py": 50,
-    "tests/faults/test_influx_outage.py": 50,
+    "tests/faults/test_influx_outage.py": 35,
     "tests/dashboard/browser/test_access.py": 55,
     "tests/dashboard/browser/test_bills.py": 55,
     "tests/dashboard/browser/test_floor_live.py": 45,
