@@ -27,9 +27,9 @@ CHEAP_MODULE_FIXTURES = {"mosquitto"}
 # (`--junitxml`, -n 4 on a loaded machine) or a serial run of each directory on the loaded machine
 # (4 December 2026): the order counts, not the figures. A grouped module costs its figure; a spread
 # test its own figure, or its module's shared among its tests. A unit without a figure counts as
-# free and runs in the tail, after every unit with one: a long module left out (the security
-# modules with a server of their own were, 40-55 s each, and the hub ingest bench, 80 s) ends the
-# run alone on one worker while the others idle.
+# free and is handed out last: a long one left out (the security modules with a server of their
+# own were, 40-55 s each; the hub ingest bench took 80 s in one run) can end the run alone on one
+# worker while the others idle.
 KNOWN_S: dict[str, float] = {
     "tests/faults/test_openapi_fuzz.py": 300,
     "tests/faults/test_failover.py": 160,
@@ -39,7 +39,6 @@ KNOWN_S: dict[str, float] = {
     "tests/till/test_ekasa_follow_up.py": 120,
     "tests/till/test_tabs_api.py": 110,
     "tests/dashboard/browser/test_table_page.py": 100,
-    "tests/test_bench_hub_ingest.py": 80,
     "tests/faults/test_alert_recurrence.py": 70,
     "tests/security/test_node_input.py": 67,
     "tests/dashboard/browser/test_floor_live.py": 65,
@@ -64,6 +63,7 @@ KNOWN_S: dict[str, float] = {
     "tests/security/test_lockout.py": 40,
     "tests/broker/test_hub_concurrency.py": 40,
     "tests/faults/test_broker_outage.py": 40,
+    "tests/test_bench_hub_ingest.py": 40,
     "tests/deploy/test_backup.py": 39,
     "tests/dashboard/browser/test_member_forms.py": 38,
     "tests/security/test_http_connections.py": 38,
