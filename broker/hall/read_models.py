@@ -525,6 +525,18 @@ class HallReads:
             return tab_views.unpaid_tabs(db, self._hub.till.tabs.h, self.clock())
 
     @store_call
+    def mergeable_tabs(self) -> list[tab_views.UnpaidTab]:
+        """Tabs that can be merged (open, nothing paid, not split), running games' included, oldest first."""
+        with self._store.reader() as db:
+            return tab_views.mergeable_tabs(db, self._hub.till.tabs.h, self.clock())
+
+    @store_call
+    def shared_tabs(self) -> dict[int, tab_views.SharedTab]:
+        """Bills still to be paid that other tabs are merged into, by the id of each of their tabs."""
+        with self._store.reader() as db:
+            return tab_views.shared_tabs(db, self._hub.till.tabs.h)
+
+    @store_call
     def unpaid_by_table(self, only: str | None = None) -> dict[str, tab_views.UnpaidTab]:
         """Per free table (or just `only`), its last game's tab when unpaid (the floor card's badge)."""
         with self._store.reader() as db:

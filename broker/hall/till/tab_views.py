@@ -131,6 +131,35 @@ class UnpaidTab:
     game_running: bool
 
 
+@dataclass(frozen=True)
+class SharedMember:
+    """One tab of a shared (merged) bill: a table's game, or a walk-in."""
+
+    tab_id: int
+    table_id: str | None
+    session_id: int | None
+    name: str  # short: "Pool 2", or a walk-in's label
+    name_en: str
+    running: bool  # its game still runs
+
+
+@dataclass(frozen=True)
+class SharedTab:
+    """A bill several tabs are merged into (a party on two tables): the floor card of each of its
+    tables says so, and which of its games still run (it is paid when none does)."""
+
+    home_id: int
+    members: tuple[SharedMember, ...]
+
+    def others(self, table: str) -> tuple[SharedMember, ...]:
+        """The tabs sharing the bill with `table`'s."""
+        return tuple(m for m in self.members if m.table_id != table)
+
+    @property
+    def running(self) -> tuple[SharedMember, ...]:
+        return tuple(m for m in self.members if m.running)
+
+
 def product_views(db: Db, *, active_only: bool) -> list[ProductView]:
     q = select(Product).order_by(Product.category, Product.name)
     if active_only:
@@ -233,6 +262,47 @@ def unpaid_by_table(db: Db, hall: HallState, now: datetime, only: str | None = N
             home.id, name_of(hall, home).name, str(name_of(hall, home)), home.table_id, home.session_id, home.opened_at,
             bill.owed_cents, bill.status, not bill.closed,
         )  # fmt: skip
+    return out
+
+
+def mergeable_tabs(db: Db, hall: HallState, now: datetime) -> list[UnpaidTab]:
+    """Tabs another may be merged onto or merged from (tabs.Tabs.merge has the rules): open, not
+    merged, not split, nothing paid yet; a running game's too (a party playing on two tables)."""
+    paid = select(Payment.tab_id)
+    rows = db.scalars(
+        select(Tab)
+        .where(Tab.merged_into.is_(None), Tab.settled_at.is_(None), Tab.id.not_in(paid))
+        .order_by(Tab.opened_at, Tab.id)
+        .limit(MAX_LISTED)
+    ).all()
+    out = []
+    for tab in rows:
+        if tab.split:  # JSON: a cancelled split is stored as JSON null, not NULL
+            continue
+        bill = bill_of_tab(db, hall, tab.id, now)
+        out.append(
+            UnpaidTab(tab.id, name_of(hall, tab).name, str(name_of(hall, tab)), tab.table_id, tab.session_id, tab.opened_at,
+                      bill.owed_cents, bill.status, not bill.closed)
+        )  # fmt: skip
+    return out
+
+
+def shared_tabs(db: Db, hall: HallState) -> dict[int, SharedTab]:
+    """Every bill still to be paid that other tabs are merged into, by the id of each of its tabs."""
+    homes = db.scalars(
+        select(Tab).where(Tab.settled_at.is_(None), Tab.id.in_(select(Tab.merged_into).where(Tab.merged_into.is_not(None))))
+    ).all()
+    out: dict[int, SharedTab] = {}
+    for home in homes:
+        members = []
+        for t in merged_tabs(db, home):
+            game = db.get(Game, t.session_id) if t.session_id is not None else None
+            short = name_of(hall, t, short=True)
+            members.append(
+                SharedMember(t.id, t.table_id, t.session_id, short.name, str(short), game is not None and game.stopped_at is None)
+            )
+        shared = SharedTab(home.id, tuple(members))
+        out.update((m.tab_id, shared) for m in members)
     return out
 
 
