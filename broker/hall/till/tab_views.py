@@ -65,6 +65,7 @@ class TabSource:
     name_en: str
     game_lines: tuple[MoneyLine, ...]
     items: tuple[TabItemView, ...]  # voided ones included (shown struck through)
+    session_id: int | None = None  # its game, if it has one
 
     @property
     def total_cents(self) -> int:
@@ -114,6 +115,11 @@ class TabView:
     @property
     def walk_in(self) -> bool:
         return self.table_id is None
+
+    @property
+    def games(self) -> tuple[int, ...]:
+        """The games whose bills count on this tab (its own, and those of the tabs merged into it)."""
+        return tuple(src.session_id for src in self.sources if src.session_id is not None)
 
 
 @dataclass(frozen=True)
@@ -188,7 +194,7 @@ def tab_view(db: Db, hall: HallState, tab: Tab, now: datetime) -> TabView:
     for t in merged_tabs(db, tab):
         lines, over = game_lines(db, hall, t, now)
         running = running or not over
-        sources.append(TabSource(t.id, name_of(hall, t).name, str(name_of(hall, t)), tuple(lines), _items(db, t.id)))
+        sources.append(TabSource(t.id, name_of(hall, t).name, str(name_of(hall, t)), tuple(lines), _items(db, t.id), t.session_id))
     into = db.get(Tab, tab.merged_into) if tab.merged_into is not None else None
     count = db.scalar(select(func.count()).select_from(Payment).where(Payment.tab_id == tab.id)) or 0
     return TabView(
