@@ -18,7 +18,7 @@
 
   function fetchHtml(url) {
     return fetch(url, { credentials: "same-origin", headers: { "X-Requested-With": "fetch" } }).then(function (r) {
-      if (r.redirected && new URL(r.url).pathname === "/login") { location.reload(); throw new Error("logged out"); }
+      if (r.redirected && new URL(r.url).pathname === "/login") { keepDrafts(); location.reload(); throw new Error("logged out"); }
       if (!r.ok) throw new Error(url + " → " + r.status);
       return r.text();
     });
@@ -328,7 +328,58 @@
   });
   document.addEventListener("submit", function (e) {
     var f = e.target;
-    if (f.dataset && f.dataset.confirm && !confirm(f.dataset.confirm)) e.preventDefault();
+    if (f.dataset && f.dataset.confirm && !confirm(f.dataset.confirm)) { e.preventDefault(); return; }
+    if (f.method === "post" && location.pathname !== "/login") keepDrafts([f]);  // the login form keeps the draft it came for
   });
+
+  // --- an ended login keeps the work ------------------------------------------------------
+  // A login ends after 14 h or when a manager ends it; what was being typed must not go with it.
+  // Whatever a form sent (or the page held when a background fetch met the login page) is kept in
+  // this tab's sessionStorage; the server sends the visitor to log in and then back to the form's
+  // page, where it is put back. Any other page that loads forgets it (the form went through).
+  // Never a password, a file, nor a hidden field (one-time keys and the CSRF token are the new page's).
+  var DRAFT_KEY = "lavos-draft";
+  var KEPT = /^(text|search|number|email|tel|url|date|time|checkbox|radio|select-one|select-multiple|textarea)$/;
+  function typedIn(form) {
+    return Array.prototype.filter.call(form.elements, function (el) { return el.name && KEPT.test(el.type); }).map(function (el) {
+      if (el.type === "checkbox" || el.type === "radio") return [el.name, el.value, el.checked];
+      if (el.type === "select-multiple") return [el.name, Array.prototype.map.call(el.selectedOptions, function (o) { return o.value; }), true];
+      return [el.name, el.value, true];
+    });
+  }
+  function keepDrafts(forms) {
+    var all = Array.prototype.slice.call(document.forms).filter(function (f) { return f.method === "post"; });
+    var kept = (forms || all).map(function (f) {
+      var same = all.filter(function (g) { return g.getAttribute("action") === f.getAttribute("action"); });
+      return { action: f.getAttribute("action"), n: same.indexOf(f), fields: typedIn(f) };
+    });
+    try { sessionStorage.setItem(DRAFT_KEY, JSON.stringify({ path: location.pathname + location.search, forms: kept })); } catch (e) {}
+  }
+  function putBack(form, fields) {
+    fields.forEach(function (x) {
+      Array.prototype.forEach.call(form.elements, function (el) {
+        if (el.name !== x[0] || !KEPT.test(el.type)) return;
+        if (el.type === "checkbox" || el.type === "radio") { if (el.value === x[1]) el.checked = x[2]; }
+        else if (el.type === "select-multiple") Array.prototype.forEach.call(el.options, function (o) { o.selected = x[1].indexOf(o.value) >= 0; });
+        else el.value = x[1];
+        el.dispatchEvent(new Event("input", { bubbles: true }));
+        el.dispatchEvent(new Event("change", { bubbles: true }));
+      });
+    });
+  }
+  (function restoreDrafts() {
+    var raw = null;
+    try { raw = sessionStorage.getItem(DRAFT_KEY); } catch (e) { return; }
+    if (!raw || location.pathname === "/login") return;
+    sessionStorage.removeItem(DRAFT_KEY);
+    var draft, from = null;
+    try { draft = JSON.parse(raw); from = document.referrer ? new URL(document.referrer).pathname : null; } catch (e) { return; }
+    if (from !== "/login" || draft.path !== location.pathname + location.search) return;
+    draft.forms.forEach(function (d) {
+      var same = Array.prototype.filter.call(document.forms, function (f) { return f.getAttribute("action") === d.action; });
+      var form = same[d.n] || same[0];
+      if (form) putBack(form, d.fields);
+    });
+  })();
 
 })();

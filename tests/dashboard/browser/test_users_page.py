@@ -99,3 +99,32 @@ def test_a_handed_out_password_must_be_changed_before_anything_else(lavos, open_
     added = office.locator("#audit tbody tr:has(td[data-action='user.add'])").all_inner_texts()
     assert any("fero" in r and "Heslo nastavené." in r for r in password), password  # the user did it themself
     assert any(MANAGER in r and "Musí si zvoliť vlastné heslo." in r for r in added), added
+
+
+def test_an_ended_login_keeps_the_form_and_what_was_typed(lavos, open_page):
+    """Issue 19, item 17: the manager ends the bar tablet's logins while a start form is half filled
+    in; sending it leads to the login page, which says why, and logging in again to the same form
+    with what was typed (and no game started meanwhile)."""
+    bar, office = open_page(), open_page()
+    log_in(bar, lavos, STAFF, "/tables/pool-04")
+    bar.fill("#start-form input[name=card_uid]", "0a1b2c3d")
+    bar.fill("#start-form input[name=prepaid_minutes]", "45")
+    log_in(office, lavos, MANAGER, f"/users/{STAFF}")
+    with office.expect_navigation():
+        office.locator("#end-sessions button").tap()
+
+    if "/tables/pool-04" in bar.url:  # else a background refresh met the ended login first and took the tablet there
+        with bar.expect_navigation():
+            bar.locator("#start").tap()
+    bar.wait_for_url(re.compile(r"/login\?next=/tables/pool-04$"))
+    assert "Vaše prihlásenie vypršalo" in bar.locator("#login-ended").inner_text()
+    bar.fill("input[name=username]", STAFF)
+    bar.fill("input[name=password]", PASSWORD)
+    with bar.expect_navigation():
+        bar.locator(".login-box button[type=submit]").tap()
+    assert bar.url == lavos.base_url + "/tables/pool-04"
+    assert bar.locator("#start-form input[name=card_uid]").input_value() == "0a1b2c3d"
+    assert bar.locator("#start-form input[name=prepaid_minutes]").input_value() == "45"
+    assert lavos.api("GET", "/api/tables/pool-04", STAFF)["session"] is None
+    bar.reload()  # the work was put back once; a page loaded again starts empty
+    assert bar.locator("#start-form input[name=card_uid]").input_value() == ""
