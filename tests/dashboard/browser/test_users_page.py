@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from tests.dashboard.browser.conftest import PHONE
 from tests.dashboard.browser.web import log_in
 from tests.dashboard.conftest import MANAGER, PASSWORD, STAFF
 
@@ -128,3 +129,26 @@ def test_an_ended_login_keeps_the_form_and_what_was_typed(lavos, open_page):
     assert lavos.api("GET", "/api/tables/pool-04", STAFF)["session"] is None
     bar.reload()  # the work was put back once; a page loaded again starts empty
     assert bar.locator("#start-form input[name=card_uid]").input_value() == ""
+
+
+def test_a_refused_account_form_stays_with_what_was_typed(lavos, open_page):
+    """Issue 19, item 22: on the manager's phone, a refused new account is said at the form, in
+    Slovak, with the name, the role and the tick kept (the passwords are typed again)."""
+    office = open_page(PHONE, mobile=True)
+    log_in(office, lavos, MANAGER, "/users")
+    form = office.locator("#add-user")
+    form.locator("input[name=username]").fill("peter.novy")
+    form.locator("select[name=role]").select_option("manager")
+    form.locator("input[name=password]").fill("Tajné-heslo-9")
+    form.locator("input[name=repeat]").fill("Iné-heslo-9")
+    form.locator("input[name=must_change]").uncheck()
+    with office.expect_navigation():
+        form.locator("button[type=submit]").tap()
+    assert office.url == lavos.base_url + "/users"
+    assert "Heslá sa líšia" in office.locator("#add-user-error").inner_text()
+    assert form.locator("input[name=username]").input_value() == "peter.novy"
+    assert form.locator("select[name=role]").input_value() == "manager"
+    assert not form.locator("input[name=must_change]").is_checked()
+    assert form.locator("input[name=password]").input_value() == "" == form.locator("input[name=repeat]").input_value()
+    office.goto(lavos.base_url + "/users")
+    assert office.locator("#accounts tr[data-user='peter.novy']").count() == 0  # nothing was made
