@@ -76,7 +76,7 @@ def start_notice(reads: HallReads, table: str) -> tuple[str, str]:
     warning = start_warning(s.state, reads.venue, reads.clock()) if s is not None else None
     if warning is None:
         return "ok", done
-    return "info", done + " " + refusal_text(warning)
+    return "info", done + " " + i18n.refusal_text(warning)
 
 
 def club_rate(reads: HallReads, table: str) -> dict[str, Any]:
