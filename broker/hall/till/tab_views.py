@@ -281,16 +281,8 @@ def mergeable_tabs(db: Db, hall: HallState, now: datetime) -> list[UnpaidTab]:
         .order_by(Tab.opened_at, Tab.id)
         .limit(MAX_LISTED)
     ).all()
-    out = []
-    for tab in rows:
-        if tab.split:  # JSON: a cancelled split is stored as JSON null, not NULL
-            continue
-        bill = bill_of_tab(db, hall, tab.id, now)
-        out.append(
-            UnpaidTab(tab.id, name_of(hall, tab).name, str(name_of(hall, tab)), tab.table_id, tab.session_id, tab.opened_at,
-                      bill.owed_cents, bill.status, not bill.closed)
-        )  # fmt: skip
-    return out
+    # JSON: a cancelled split is stored as JSON null, not NULL, so it is looked at here.
+    return [_listed(db, hall, tab, now) for tab in rows if not tab.split]
 
 
 def shared_tabs(db: Db, hall: HallState) -> dict[int, SharedTab]:
@@ -319,11 +311,13 @@ def tab_of_session(db: Db, session_id: int) -> int | None:
 def todays_tabs(db: Db, hall: HallState, day: date, now: datetime) -> list[UnpaidTab]:
     """The tabs of a business day (walk-ins and games), newest first, with what each still owes."""
     rows = db.scalars(select(Tab).where(Tab.business_day == day).order_by(Tab.opened_at.desc(), Tab.id.desc()).limit(MAX_LISTED)).all()
-    out = []
-    for tab in rows:
-        bill = bill_of_tab(db, hall, tab.id, now)
-        out.append(
-            UnpaidTab(tab.id, name_of(hall, tab).name, str(name_of(hall, tab)), tab.table_id, tab.session_id, tab.opened_at,
-                      bill.owed_cents, bill.status, not bill.closed)
-        )  # fmt: skip
-    return out
+    return [_listed(db, hall, tab, now) for tab in rows]
+
+
+def _listed(db: Db, hall: HallState, tab: Tab, now: datetime) -> UnpaidTab:
+    """A tab as a list shows it: its name, what it still owes and whether a game on it runs."""
+    bill = bill_of_tab(db, hall, tab.id, now)
+    name = name_of(hall, tab)
+    return UnpaidTab(
+        tab.id, name.name, str(name), tab.table_id, tab.session_id, tab.opened_at, bill.owed_cents, bill.status, not bill.closed
+    )
