@@ -232,7 +232,7 @@ def test_every_running_amount_says_when_it_changes_by_itself(browser, service, c
         "/tables/carom-01": r'id="open-tab" data-moves-ms="(\d+)"',
         f"/sessions/{sid}/bill": r'id="bill-lines" data-moves-ms="(\d+)"',
         f"/tabs/{tab}": r'id="tab-vat" data-moves-ms="(\d+)"',
-        f"/tabs/{tab}/pay": r'id="pay-owed" data-moves-ms="(\d+)"',
+        f"/tabs/{tab}/pay": r'id="pay-owed-line" data-moves-ms="(\d+)"',
     }
     for path, pattern in due.items():
         assert int(found(pattern, browser.get(path).text).group(1)) == 29_500, path  # the second minute starts at 60 s

@@ -87,8 +87,8 @@ def test_the_migration_moves_the_tabs_of_games_moved_before_it(pages):
     pages.post(f"/sessions/{sid}/transfer", {"table": "pool-06", "next": "/"}, client=pages.staff)
     # The rows as the hub before the fix left them: the tab on the table the game started on.
     on_writer(pages.service, lambda db: db.execute(update(Tab).where(Tab.id == tab).values(table_id="pool-02")))
-    on_writer(pages.service, lambda db: db.execute(text("UPDATE alembic_version SET version_num = '0006'")))
-    store = open_store(pages.service.store.url)  # migrates from 0006 to head
+    on_writer(pages.service, lambda db: db.execute(text("UPDATE alembic_version SET version_num = '0007'")))
+    store = open_store(pages.service.store.url)  # migrates from 0007 to head
     try:
         with store.reader() as db:
             assert db.scalars(select(Tab.table_id).where(Tab.id == tab)).one() == "pool-06"
