@@ -326,9 +326,9 @@ class Hub:
         return self._table_service.lit_by_hand(table)
 
     def _on_link_up(self, event: LinkUp | HomeAssistantOnline) -> None:
-        if isinstance(event, HomeAssistantOnline):  # HA restarted: only HA needs telling
+        if isinstance(event, HomeAssistantOnline):  # HA restarted: only HA needs telling, once per burst
             if self.home_assistant:
-                self.home_assistant.announce()
+                self.home_assistant.ha_online()
             return
         # A reconnect of ours: the nodes may have missed commands; the wanted state is idempotent.
         # On the writer, so a staff stop is either wholly before this resend or wholly after.
