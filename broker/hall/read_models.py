@@ -369,7 +369,8 @@ class HallReads:
             return card.member_id if card is not None else None
 
     @store_call
-    def export_members_csv(self) -> str:
+    def export_members_csv(self) -> bytes:
+        """The registry as the Slovak Excel file (broker.storage.members_csv)."""
         with self._store.reader() as db:
             return export_members_csv(db)
 
