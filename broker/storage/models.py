@@ -511,3 +511,35 @@ class Setting(Base):
     value: Mapped[dict[str, Any]] = mapped_column(default=dict)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_by: Mapped[str] = mapped_column(String(64))
+
+
+# --- records for the centre (several halls, docs/scaling.md; rules in broker.hall.outbox) ---------
+
+
+class OutboxRecord(Base):
+    """A committed money or game record waiting for the central reporting hub to acknowledge it.
+
+    Written in the same transaction as the record itself (broker.hall.outbox), deleted only once
+    the centre has applied it. `seq` is the hall's own numbering, gap-free (OutboxCounter), so the
+    centre applies each (hall, seq) once and can tell a record it has from one it has not.
+    """
+
+    __tablename__ = "outbox"
+
+    seq: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    hall: Mapped[str] = mapped_column(String(64))
+    kind: Mapped[str] = mapped_column(String(16))
+    ref: Mapped[str] = mapped_column(String(64))  # what it is in the hall: "payment:12", "day:2026-12-01"
+    at: Mapped[datetime]
+    record: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    size: Mapped[int] = mapped_column(Integer)  # bytes of the record as JSON: what the bound counts
+
+
+class OutboxCounter(Base):
+    """The hall's last outbox seq and the bytes waiting: one row per hall id, changed only by the writer."""
+
+    __tablename__ = "outbox_counter"
+
+    hall: Mapped[str] = mapped_column(String(64), primary_key=True)
+    last_seq: Mapped[int] = mapped_column(BigInteger, default=0)
+    pending_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
