@@ -191,6 +191,7 @@ class Outbox:
                     "method_name": m.name if m else row.method,
                     "method_name_en": (m.name_en or m.name) if m else row.method,
                     "cash": bool(m.cash) if m else False,
+                    "fallback_vat": self.h.venue.billing.vat_percent,  # what the hall's Z report assumes for unassigned money
                 }
                 out.append(("payment", f"payment:{row.id}", doc))
         for day in sorted(touched.rows["zreport"]):
