@@ -46,8 +46,9 @@ def token_hash(token: str) -> str:
 
 def add_hall(db: Session, hall: str, name: str) -> str:
     """Register a hall (its venue id) or give it a new credential; answers the credential, shown once."""
-    if not HALL_ID.match(hall):
-        raise CentralError(f"{hall!r} is not a hall id: use the venue file's [venue] id (lowercase letters, digits, -)")
+    if not HALL_ID.match(hall) or hall.startswith("lavos-"):
+        # Also its bridge's login at the centre's broker (central.acl): lavos-... are the services'.
+        raise CentralError(f"{hall!r} is not a hall id: use the venue file's [venue] id (lowercase letters, digits, -; not lavos-...)")
     token = secrets.token_urlsafe(32)
     row = db.get(CentralHall, hall)
     if row is None:

@@ -100,7 +100,7 @@ class OutboxSender:
             except (httpx.HTTPError, CentreRefused, ValueError) as e:
                 self.failures += 1
                 if self.failures == 1 or wait >= self.settings.retry_max_s:
-                    log.warning("the centre did not take the records (%s); trying again in %.0f s", e, wait)
+                    log.warning("the centre did not take the records (%s); trying again in %.1f s", e, wait)
                 self._stop.wait(wait)
                 wait = min(wait * 2, self.settings.retry_max_s)
             except Exception:
