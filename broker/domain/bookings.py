@@ -192,11 +192,12 @@ def hours_text(venue: Venue, span: Span) -> str:
 
 @dataclass(frozen=True)
 class Claim:
-    """Something that holds a table for a span: a booking, a block, or a game expected to run."""
+    """Something that holds a table for a span: a booking, a block, a game expected to run on, or
+    the table being out of service (for the rest of the day)."""
 
     table: str
     span: Span
-    what: Literal["booking", "block", "game"] = "booking"
+    what: Literal["booking", "block", "game", "service"] = "booking"
     ref: int | None = None  # the booking's or the block's id
 
 
@@ -222,7 +223,7 @@ def names(specs: Iterable[TableSpec]) -> Name:
 
 def next_claim(table: str, now: datetime, claims: Iterable[Claim]) -> Claim | None:
     """The first booking or block on `table` that has not ended by `now` (a game's own excepted)."""
-    ahead = [c for c in claims if c.table == table and c.what != "game" and c.span.end > now]
+    ahead = [c for c in claims if c.table == table and c.what in ("booking", "block") and c.span.end > now]
     return min(ahead, key=lambda c: c.span, default=None)
 
 
@@ -430,7 +431,7 @@ def expected_free(
         free = max(started_at + timedelta(minutes=walk_in_min), now + timedelta(minutes=5))
     game = timedelta(minutes=walk_in_min)
     for c in sorted(claims, key=lambda c: c.span):
-        if c.what != "game" and c.span.start < free + game and c.span.end > free:
+        if c.what in ("booking", "block") and c.span.start < free + game and c.span.end > free:
             free = c.span.end
     return free
 
