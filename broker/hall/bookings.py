@@ -57,6 +57,7 @@ from broker.storage.models import Booking, BookingBlock, CalendarFeed, Member, P
 
 log = logging.getLogger("lavos.hub.bookings")
 
+DEPOSIT_NEEDED = N_("%(name)s did not come %(count)d times: ask for a deposit of %(amount)s.")  # the form then asks for it
 DEPOSIT_CATEGORY = "deposit"  # the Z report's category of deposits (dashboard.web.tab_parts)
 MAX_FORM_KEY = 64
 MAX_BLOCK_DAYS = 14
@@ -216,7 +217,7 @@ class Bookings:
                 out.append(Claim(table, Span(now, free), "game"))
         return out
 
-    def _claims(self, db: Db, span: Span, now: datetime) -> list[Claim]:
+    def claims_during(self, db: Db, span: Span, now: datetime) -> list[Claim]:
         """What holds any table during `span`, from the database (the truth the writer checks)."""
         rows = db.execute(
             select(Booking.id, Booking.table_id, Booking.start_at, Booking.end_at).where(
@@ -285,7 +286,7 @@ class Bookings:
         with self.h.store.session() as db:
             if key is not None and (again := db.scalar(select(Booking.id).where(Booking.form_key == key))) is not None:
                 return again
-            claims = self._claims(db, span, now)
+            claims = self.claims_during(db, span, now)
             if c.table is not None:
                 spec = self._spec(c.table)
                 kind = kind or rules.kind_of(spec)
@@ -357,7 +358,7 @@ class Bookings:
         needed = rules.deposit_needed(count, self.settings.no_show_limit) and self.settings.deposit_cents > 0
         if needed and not given:
             raise BookingRefused(
-                N_("%(name)s did not come %(count)d times: ask for a deposit of %(amount)s."),
+                DEPOSIT_NEEDED,
                 name=name,
                 count=count,
                 amount=euros(self.settings.deposit_cents),
@@ -452,7 +453,7 @@ class Bookings:
             if row.table_id == spec.id:
                 raise BookingRefused(N_("The booking is on %(table)s already."), table=table_name(spec))
             span = Span(row.start_at, row.end_at)
-            claims = self._claims(db, span, now)
+            claims = self.claims_during(db, span, now)
             kind = row.kind if rules.fits(row.kind, spec) else rules.kind_of(spec)
             clash = rules.clashes(spec.id, span, claims, ignore=row.id)
             if clash:
@@ -571,7 +572,7 @@ class Bookings:
             )
             db.add(block)
             db.flush()
-            claims = self._claims(db, span, now)  # the new block among them: nothing moves onto its tables
+            claims = self.claims_during(db, span, now)  # the new block among them: nothing moves onto its tables
             hit = db.scalars(
                 select(Booking)
                 .where(
