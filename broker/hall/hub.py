@@ -162,6 +162,7 @@ class Hub:
         # Push notifications (broker.hall.notifications): spooled under data_dir (None: in memory).
         self.notifications = Notifications(self._hall, data_dir, self.till.days.report)
         self._alerts.notify = self.notifications.alert_changed
+        self.waiting_list.announce = self.notifications.offer_made
         # Each command's one handler, in the part that owns its rules.
         self.commands = Handlers(
             [
