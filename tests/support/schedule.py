@@ -45,6 +45,7 @@ KNOWN_S: dict[str, float] = {
     "tests/dashboard/browser/test_day_closeout.py": 40,
     "tests/dashboard/browser/test_phone.py": 40,
     "tests/dashboard/browser/test_floor_fit.py": 40,
+    "tests/dashboard/browser/test_bookings.py": 35,
     "tests/security/test_mqtt_identity.py": 58,
     "tests/security/test_node_input.py": 57,
     "tests/sim/test_demo.py": 53,
