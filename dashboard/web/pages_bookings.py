@@ -341,6 +341,28 @@ def settle_deposit(
     return act(request, next, lambda: hub.execute(SettleDeposit(booking=booking_id, keep=keep, reason=reason, actor=user.username)), done)
 
 
+def call_about(request: Request, reads: HallReads, bookings: list[Any]) -> None:
+    """Flash, for staff, whom to call about these bookings (their table was blocked or taken out of service)."""
+    for b in bookings:
+        flash(
+            request,
+            gettext("Call %(name)s (%(phone)s): their booking on %(table)s at %(time)s has no free table now.")
+            % {
+                "name": b.name,
+                "phone": b.phone or "—",
+                "table": reads.tables[b.table].name,
+                "time": f"{b.start.astimezone(reads.venue.tz):%H:%M}",
+            },
+            "error",
+        )
+
+
+def out_of_service_calls(request: Request, reads: HallReads, table: str) -> None:
+    """A table just taken out of service: its bookings still to come today are listed to call (or move)."""
+    ids = tuple(m.booking for m in reads.bookings.upcoming(table) if m.booking is not None)
+    call_about(request, reads, reads.bookings.to_call(ids))
+
+
 # -- blocks (the manager's) -------------------------------------------------------------------------
 
 
@@ -370,18 +392,7 @@ def add_block(
             flash(request, gettext("Not done: %(reason)s") % {"reason": refusal(request, e)}, "error")
             return RedirectResponse(back, status_code=303)
         flash(request, gettext("Block added; %(moved)d bookings moved.") % {"moved": len(added.moved)}, "ok")
-        for b in reads.bookings.to_call(added.to_call):
-            flash(
-                request,
-                gettext("Call %(name)s (%(phone)s): their booking on %(table)s at %(time)s has no free table now.")
-                % {
-                    "name": b.name,
-                    "phone": b.phone or "—",
-                    "table": reads.tables[b.table].name,
-                    "time": f"{b.start.astimezone(reads.venue.tz):%H:%M}",
-                },
-                "error",
-            )
+        call_about(request, reads, reads.bookings.to_call(added.to_call))
     return RedirectResponse(back, status_code=303)
 
 

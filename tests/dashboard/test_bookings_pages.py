@@ -268,3 +268,11 @@ def test_the_private_ical_feed_shows_bookings_cancelled_ones_as_cancelled_and_no
     site.staff.post("/bookings/calendar/revoke")
     assert site.staff.client.get(link.group(1)).status_code == 404
     assert site.staff.client.get("/api/calendar/not-a-real-token-at-all.ics").status_code == 404
+
+
+def test_a_table_taken_out_of_service_lists_its_bookings_to_call(site):
+    _book_form(site, phone="0903 123 456")
+    r = site.staff.post("/tables/pool-04/out-of-service", {"reason": "oprava"})
+    assert r.status_code == 303
+    said = _text(site.staff.get("/tables/pool-04").text)
+    assert "Zavolajte: Novák (+421 903 123 456), rezervácia na stole Pool 4 o 20:00 teraz nemá voľný stôl." in said
