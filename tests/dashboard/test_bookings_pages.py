@@ -2,7 +2,8 @@
 a phone booking from a table's page, the floor card from 15 min before, the walk-in's warning and
 prepaid choices, the deposit asked for after no-shows, the day view, the waiting list on the floor,
 the read-only API with availability, and the private iCal feed. The rules themselves are tested on
-both databases in tests/broker/test_bookings.py; these test what the pages and the API do with them."""
+both databases in tests/broker/test_bookings.py; these test what the pages and the API do with them
+(the API's and the feed's queries on both databases too)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,6 @@ from tests.support.sqlite_template import CHEAP
 from tests.support.till_days import FakeClock, day_hub, local
 from tests.support.web import Browser, add_users, bound_app
 
-pytestmark = sqlite_only
 PASSWORD = "Rezervácia-20"
 NOW = local(2026, 12, 4, 18)  # Friday 4 December 2026, 18:00
 
@@ -75,6 +75,7 @@ def _book_form(site: Site, table: str = "pool-04", **fields: Any) -> httpx.Respo
     return site.staff.post("/bookings/new", data)
 
 
+@sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
 def test_a_phone_booking_from_the_table_page_shows_on_its_card_from_15_minutes_before(site):
     page = site.staff.get("/tables/pool-04")
     assert 'id="book-table" href="/bookings/new?table=pool-04"' in page.text  # "Rezervovať" on the table's page
@@ -88,6 +89,7 @@ def test_a_phone_booking_from_the_table_page_shows_on_its_card_from_15_minutes_b
     assert "Rezervované 20:00 (Novák, 4)" in _text(site.staff.get("/floor/rooms").text)
 
 
+@sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
 def test_a_refused_booking_comes_back_with_what_was_typed_and_the_free_tables(site):
     _book_form(site)
     again = _book_form(site, name="Horák", time="21:00")
@@ -98,6 +100,7 @@ def test_a_refused_booking_comes_back_with_what_was_typed_and_the_free_tables(si
     assert _book_form(site, time="25:00").status_code == 409
 
 
+@sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
 def test_after_two_no_shows_the_form_asks_for_the_deposit(site):
     for n in (1, 2):
         b = site.hub.execute(
@@ -138,6 +141,7 @@ def test_after_two_no_shows_the_form_asks_for_the_deposit(site):
     assert "čaká na zálohu" in day and "Záloha 10,00 €: na zaplatenie" in day
 
 
+@sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
 def test_the_start_form_warns_a_walk_in_and_offers_prepaid_time_only_up_to_the_booking(site):
     _book_form(site)
     site.at(19, 15)
@@ -149,6 +153,7 @@ def test_the_start_form_warns_a_walk_in_and_offers_prepaid_time_only_up_to_the_b
     assert 'data-minutes="60"' in site.staff.get("/tables/pool-05").text  # nothing booked there
 
 
+@sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
 def test_the_day_view_shows_the_grid_the_phones_and_prisli_starts_the_game(site):
     _book_form(site, phone="0903 123 456")
     page = site.staff.get("/bookings")
@@ -163,6 +168,7 @@ def test_the_day_view_shows_the_grid_the_phones_and_prisli_starts_the_game(site)
     assert site.hub.open_session("pool-04") is not None
 
 
+@sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
 def test_blocks_are_the_managers_and_list_the_guests_to_call(site):
     site.hub.execute(
         BookTable(
@@ -184,6 +190,7 @@ def test_blocks_are_the_managers_and_list_the_guests_to_call(site):
     assert "Lavosliga" in said
 
 
+@sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
 def test_the_waiting_list_on_the_floor_and_an_offer_taken(site):
     for n in range(1, 9):
         site.hub.execute(StartGame(table=f"pool-0{n}", actor="jana"))
@@ -270,6 +277,7 @@ def test_the_private_ical_feed_shows_bookings_cancelled_ones_as_cancelled_and_no
     assert site.staff.client.get("/api/calendar/not-a-real-token-at-all.ics").status_code == 404
 
 
+@sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
 def test_a_table_taken_out_of_service_lists_its_bookings_to_call(site):
     _book_form(site, phone="0903 123 456")
     r = site.staff.post("/tables/pool-04/out-of-service", {"reason": "oprava"})
