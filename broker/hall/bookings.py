@@ -47,6 +47,7 @@ from broker.domain.schedule import business_day, business_day_bounds
 from broker.domain.venue import Bookings as BookingSettings
 from broker.hall.booking_book import BookingBook, table_changed
 from broker.hall.commands import Command, command, handles
+from broker.hall.errors import ServiceError
 from broker.hall.games import StartGame
 from broker.hall.ports import HallState
 from broker.hall.table_service import OutOfServiceBook
@@ -277,7 +278,7 @@ class Bookings:
         size = rules.check_party(c.party_size, self.settings.max_party)
         phone = rules.normalise_phone(c.phone)
         note = rules.clean_text(c.note, rules.MAX_NOTE)
-        key = _form_key(c.form_key)
+        key = form_key(c.form_key)
         if c.table is None and c.kind is None:
             raise BookingRefused(N_("Choose a table, or the kind of table."))
         kind = rules.check_kind(c.kind) if c.kind else None
@@ -679,8 +680,8 @@ class Bookings:
             if entry.pending and rules.no_show_due(entry.span.start, grace) <= now:
                 try:
                     self._execute(MarkNoShow(booking=entry.id, actor="system"))
-                except BookingRefused:
-                    log.exception("booking %d: the no-show was refused", entry.id)
+                except ServiceError as e:  # the hub's form of a refusal: the round goes on with the rest
+                    log.warning("booking %d: the no-show was refused: %s", entry.id, e)
             elif entry.state == "seated" and entry.game_id is not None and self.h.sessions.by_id(entry.game_id) is None:
                 self._ended(entry.id, now)
         if self._last_anonymised is None or now - self._last_anonymised >= ANONYMISE_EVERY:
@@ -759,7 +760,8 @@ def _paid(db: Db, tab_id: int | None) -> int:
     return int(db.scalar(select(func.coalesce(func.sum(Payment.amount_cents), 0)).where(Payment.tab_id == tab_id)) or 0)
 
 
-def _form_key(key: object) -> str | None:
+def form_key(key: object) -> str | None:
+    """A form's one-time key as stored (None: none sent, so every submit makes a new row)."""
     if key is None or key == "":
         return None
     if not isinstance(key, str) or not 8 <= len(key) <= MAX_FORM_KEY or not key.isascii():

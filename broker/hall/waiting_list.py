@@ -29,8 +29,9 @@ from broker.domain.bookings import BookingRefused, Span
 from broker.domain.refusals import N_, table_name
 from broker.domain.venue import Bookings as BookingSettings
 from broker.hall.booking_book import BookingBook, table_changed
-from broker.hall.bookings import BookingMissing
+from broker.hall.bookings import BookingMissing, form_key
 from broker.hall.commands import Command, command, handles
+from broker.hall.errors import ServiceError
 from broker.hall.games import StartGame
 from broker.hall.ports import HallState
 from broker.hall.table_service import OutOfServiceBook
@@ -140,9 +141,7 @@ class WaitingList:
         phone = rules.normalise_phone(c.phone)
         if c.sms_ok and phone is None:
             raise BookingRefused(N_("An SMS needs the guest's phone number."))
-        key = c.form_key or None
-        if key is not None and (not isinstance(key, str) or not 8 <= len(key) <= 64 or not key.isascii()):
-            raise BookingRefused(N_("This form is broken; open it again."))
+        key = form_key(c.form_key)
         now = self.h.clock()
         with self.h.store.session() as db:
             if key is not None and (again := db.scalar(select(WaitingParty.id).where(WaitingParty.form_key == key))) is not None:
@@ -271,7 +270,7 @@ class WaitingList:
             if p.offered_table is None:
                 continue
             if p.offer_until is not None and p.offer_until <= now:
-                self._execute(DeclineOffer(party=p.id, expired=True, actor="system"))
+                self._system(DeclineOffer(party=p.id, expired=True, actor="system"))
             elif self.h.sessions.get(p.offered_table) is not None or p.offered_table in self._oos.view():
                 self._withdraw(p.id, now)
         offered = {p.offered_table for p in self.book.waiting() if p.offered_table}
@@ -283,4 +282,11 @@ class WaitingList:
             if spec is None:
                 continue
             free.remove(spec)
-            self._execute(OfferTable(party=p.id, table=spec.id, actor="system"))
+            self._system(OfferTable(party=p.id, table=spec.id, actor="system"))
+
+    def _system(self, cmd: Command[None]) -> None:
+        """A command of the round's own; a refusal is logged and the round goes on with the rest."""
+        try:
+            self._execute(cmd)
+        except ServiceError as e:
+            log.warning("waiting list: %s refused: %s", type(cmd).__name__, e)
