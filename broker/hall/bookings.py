@@ -3,7 +3,7 @@
 A booking holds one table for [start, end) (broker.domain.bookings has the rules). Before one is
 stored the writer checks, in its transaction, that nothing holds the table then: another booking,
 a block, a game expected to run on, a table out of service today. On PostgreSQL the database
-checks it again (an exclusion constraint, migration 0008), so even a second writer could not
+checks it again (an exclusion constraint, migration 0009), so even a second writer could not
 store an overlap; on SQLite the one writer's check is the rule. A refusal names the free tables
 of the same kind for that time.
 

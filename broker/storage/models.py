@@ -527,7 +527,7 @@ DEPOSIT_OUTCOMES = ("kept", "refunded")
 
 class Booking(Base):
     """One table booked for [start_at, end_at). On PostgreSQL an exclusion constraint (migration
-    0008) keeps two bookings of one table that hold it (held, confirmed, arrived, seated and not
+    0009) keeps two bookings of one table that hold it (held, confirmed, arrived, seated and not
     ended) from overlapping; on SQLite the hub's one writer checks it."""
 
     __tablename__ = "bookings"

@@ -1,7 +1,7 @@
 """bookings: table bookings, blocks, the waiting list and private calendar feeds
 
-Revision ID: 0008
-Revises: 0007
+Revision ID: 0009
+Revises: 0008
 Create Date: 2026-12-04
 
 Issue 20. A booking holds one table for [start_at, end_at). Two bookings that hold one table
@@ -22,8 +22,8 @@ from sqlalchemy.dialects import postgresql
 
 import broker.storage.types
 
-revision: str = '0008'
-down_revision: str | None = '0007'
+revision: str = '0009'
+down_revision: str | None = '0008'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
