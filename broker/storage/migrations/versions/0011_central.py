@@ -1,7 +1,7 @@
 """central: the central reporting hub's tables (`lavos central`, several halls)
 
-Revision ID: 0010
-Revises: 0009
+Revision ID: 0011
+Revises: 0010
 Create Date: 2026-12-05
 
 The centre applies each hall's records once ((hall, seq) unique) and keeps per-hall read models:
@@ -20,8 +20,8 @@ from sqlalchemy.dialects import postgresql
 
 import broker.storage.types
 
-revision: str = "0010"
-down_revision: str | None = "0009"
+revision: str = "0011"
+down_revision: str | None = "0010"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

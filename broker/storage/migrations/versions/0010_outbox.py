@@ -1,7 +1,7 @@
 """outbox: the hall's committed records waiting for the central reporting hub
 
-Revision ID: 0009
-Revises: 0008
+Revision ID: 0010
+Revises: 0009
 Create Date: 2026-12-05
 
 Several halls report to one centre (docs/scaling.md, "several halls"). Each record the centre
@@ -20,8 +20,8 @@ from alembic import op
 
 from broker.storage.types import JSONDoc, UTCDateTime
 
-revision: str = '0009'
-down_revision: str | None = '0008'
+revision: str = '0010'
+down_revision: str | None = '0009'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
