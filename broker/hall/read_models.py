@@ -22,6 +22,7 @@ from broker.accounts.auth_checks import waiting_clients
 from broker.accounts.staff import Staff, staff_of
 from broker.accounts.users import get_user, is_last_manager, list_tokens, list_users, user_audit, user_sessions
 from broker.domain import game_ops
+from broker.domain.amount_clock import amount_moves_at
 from broker.domain.billing import Bill
 from broker.domain.receipt import Receipt
 from broker.domain.refusals import N_
@@ -32,6 +33,7 @@ from broker.domain.tournament.progress import Progress
 from broker.domain.venue import TableSpec, Venue
 from broker.domain.zreport import ZReport
 from broker.hall import reports, tournament_reads
+from broker.hall.booking_reads import BookingReads
 from broker.hall.errors import NotFound
 from broker.hall.hub import HallSnapshot, Hub
 from broker.hall.light_commands import LightCommand
@@ -44,6 +46,7 @@ from broker.hall.table_service import OutOfService
 from broker.hall.till import tab_views
 from broker.hall.till.closeout import DayOverview, DaySummary
 from broker.hall.till.payment_reads import PaymentView, TabPayView, payment_at_hand, payment_views, receipt_of, tab_at_hand, tab_pay_view
+from broker.hall.till.tabs import merged_tabs
 from broker.hall.tournament_season import SeasonRow, season_ranking
 from broker.hall.tournament_state import TournamentMissing, load
 from broker.hall.tournaments import tournament_by_token
@@ -187,6 +190,7 @@ class HallReads:
     def __init__(self, hub: Hub) -> None:
         self._hub = hub
         self._store = hub.store
+        self.bookings = BookingReads(hub)  # bookings, blocks, the waiting list (broker.hall.booking_reads)
 
     # configuration and clock (the venue file; never changes while running)
     @property
@@ -241,6 +245,14 @@ class HallReads:
 
     def bill_of(self, state: game_ops.GameState, at: datetime | None = None) -> Bill:
         return self._hub.bill_of(state, at)
+
+    def amount_moves_at(self, session_id: int) -> datetime | None:
+        """When the bill of this running game next shows another amount by itself (None: it is not
+        running): broker.domain.amount_clock, from the open games' snapshot (no query)."""
+        game = next((g for g in self.hall_snapshot().open.values() if g.id == session_id), None)
+        if game is None:
+            return None
+        return amount_moves_at(game.state, self.venue, max(self.clock(), game.state.last_at))
 
     @store_call
     def session_state(self, session_id: int) -> game_ops.GameState:
@@ -363,7 +375,8 @@ class HallReads:
             return card.member_id if card is not None else None
 
     @store_call
-    def export_members_csv(self) -> str:
+    def export_members_csv(self) -> bytes:
+        """The registry as the Slovak Excel file (broker.storage.members_csv)."""
         with self._store.reader() as db:
             return export_members_csv(db)
 
@@ -529,6 +542,25 @@ class HallReads:
             return tab_views.unpaid_tabs(db, self._hub.till.tabs.h, self.clock())
 
     @store_call
+    def tab_games(self, tab_id: int) -> tuple[int, ...]:
+        """The games whose bills count on this tab: its own, and those of the tabs merged into it."""
+        with self._store.reader() as db:
+            tab = db.get(Tab, tab_id)
+            return tuple(t.session_id for t in merged_tabs(db, tab) if t.session_id is not None) if tab else ()
+
+    @store_call
+    def mergeable_tabs(self) -> list[tab_views.UnpaidTab]:
+        """Tabs that can be merged (open, nothing paid, not split), running games' included, oldest first."""
+        with self._store.reader() as db:
+            return tab_views.mergeable_tabs(db, self._hub.till.tabs.h, self.clock())
+
+    @store_call
+    def shared_tabs(self) -> dict[int, tab_views.SharedTab]:
+        """Bills still to be paid that other tabs are merged into, by the id of each of their tabs."""
+        with self._store.reader() as db:
+            return tab_views.shared_tabs(db, self._hub.till.tabs.h)
+
+    @store_call
     def unpaid_by_table(self, only: str | None = None) -> dict[str, tab_views.UnpaidTab]:
         """Per free table (or just `only`), its last game's tab when unpaid (the floor card's badge)."""
         with self._store.reader() as db:
@@ -628,6 +660,8 @@ class HallReads:
     @store_call
     def tournament_call_on(self, table: str) -> tournament_reads.CallView | None:
         """The tournament's match on `table` now, if any."""
+        if not self._hub.tournament_calls.has_call(table):
+            return None  # the common case, every floor card: no query
         with self._store.reader() as db:
             return tournament_reads.call_on_table(db, self._hub.tournaments.h, table)
 

@@ -1,5 +1,4 @@
-"""Time-driven rules, checked every second: prepaid time, closing time, idle tables, check-ins,
-and the rounds other parts add (a tournament's table calls and walkovers).
+"""Time-driven rules, checked every second: prepaid time, closing time, idle tables, check-ins.
 
 The watchdog's own thread only keeps time: every round is submitted to the hub's writer and
 runs there (broker.hall.writer), like a staff command, so its flags, its alerts and the
@@ -43,8 +42,9 @@ class Watchdog:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="lavos-watchdog", daemon=True)
         self._last_prune: datetime | None = None
-        # More rounds of other parts, each every second on the writer: the tournaments' table calls
-        # and walkovers (broker.hall.tournament_calls). Added by the hub once those parts are built.
+        # The parts' own time-driven rules, run in every round after these (the bookings' no-shows,
+        # the waiting list's offers: broker.hall.bookings, waiting_list; a tournament's table calls
+        # and walkover offers: broker.hall.tournament_calls).
         self.rounds: list[Callable[[datetime], None]] = []
 
     def start(self) -> None:
@@ -73,8 +73,8 @@ class Watchdog:
         self._closing(now)
         self._idle(now)
         self._checkins(now)
-        for round_of_part in self.rounds:
-            round_of_part(now)
+        for part in self.rounds:
+            part(now)
         if self._last_prune is None or now - self._last_prune > PRUNE_EVERY:
             self._last_prune = now
             with self.h.store.session() as db:

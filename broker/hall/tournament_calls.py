@@ -82,6 +82,18 @@ class TournamentCalls:
         self.games = games
         self._out_of_service = out_of_service
         self._execute = execute  # StopGame, inline on the writer
+        # The tables with a match on them, read again after every change of the calls (on the
+        # writer): every floor card asks, and most tables most days have none (no query for them).
+        self._on_tables: frozenset[str] = frozenset()
+
+    def refresh(self) -> None:
+        """Read which tables have a match on them (at start, and after a change of the calls)."""
+        with self.h.store.reader() as db:
+            self._on_tables = frozenset(call.table_id for call in live_calls(db))
+
+    def has_call(self, table: str) -> bool:
+        """Is a tournament's match on `table` now (any thread: a snapshot)?"""
+        return table in self._on_tables
 
     # -- calling -------------------------------------------------------------------------------
 
@@ -165,6 +177,7 @@ class TournamentCalls:
                 )
                 record_audit(db, actor, "tournament.call", f"tournament:{t.id}", {"match": m.id, "table": table}, at=now)
                 self._notify(db, t.id, table)
+        self.refresh()
 
     def _ensure_game(self, call_id: int, tariff: str | None, actor: str) -> None:
         """The called table's game: the one running there (the tournament's, kept from its last

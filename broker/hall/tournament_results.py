@@ -141,6 +141,7 @@ class TournamentResults:
             loaded.t.finished_at = now if after.finished else None
             tid = loaded.t.id
             after_commit(db).add(lambda: self.h.listeners.notify("tournament", {"tournament": tid, "match": c.match}))
+        self.calls.refresh()  # committed: the tables whose match ended are free on the floor
         for where in dict.fromkeys(freed) or [None]:
             self.calls.table_done(tid, where, c.actor)
         return reset

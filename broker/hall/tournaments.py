@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, select
@@ -30,6 +30,7 @@ from broker.domain.tariffs import calendar_year
 from broker.domain.tournament.draw import make_draw
 from broker.domain.tournament.progress import Plan
 from broker.domain.tournament.rules import MAX_ENTRANTS, Races, Rules, TournamentRefused
+from broker.hall.bookings import AddBlock
 from broker.hall.commands import Command, command, handles
 from broker.hall.ports import HallState
 from broker.hall.till.tabs import AddTabItem, OpenWalkInTab, VoidTabItem
@@ -46,6 +47,7 @@ Execute = Callable[[Command[Any]], Any]
 MAX_NAME = 120
 MAX_PLAYER = 80
 MAX_TABLES = 32
+MAX_BLOCK_HOURS = 14  # from the start to past closing: a Sunday's tournament and its evening
 SHOT_CLOCK_S = (10, 45)  # SBiZ 1.11: at most 45 s a shot, 35 s recommended
 DEFAULT_SHARES = (50, 30, 20)
 # Season points per place (our decision; the manager sets them per tournament): the best place of
@@ -82,6 +84,7 @@ class CreateTournament(Command[int]):
     payout_shares: tuple[int, ...] = DEFAULT_SHARES
     season_points: Mapping[int, int] | None = None
     tariff: str | None = None
+    block_hours: int | None = 6  # its tables held on the booking calendar from the start; None or 0: not
 
 
 @command
@@ -195,7 +198,10 @@ class Tournaments:
             _int(pts, (0, 1000), N_("Season points for a place are from 0 to 1000."))
         tables = self._tables(c.tables)
         tariff = self._tariff(c.tariff)
+        if c.block_hours is not None:
+            _int(c.block_hours, (0, MAX_BLOCK_HOURS), N_("The tables are held for 0 to %(most)d hours."), most=MAX_BLOCK_HOURS)
         now = self.h.clock()
+        block = self._block(c, name, tables, now)
         with self.h.store.session() as db:
             member_fee, guest_fee = (None, None) if c.free_entry else self._fees(db, c.fee_member_product, c.fee_guest_product)
             t = Tournament(
@@ -219,7 +225,12 @@ class Tournaments:
                 fee_guest_product_id=guest_fee,
                 club_share_percent=c.club_share_percent,
                 tariff=tariff,
-                options={"tables": tables, "payout_shares": shares, "season_points": {str(k): v for k, v in sorted(points.items())}},
+                options={
+                    "tables": tables,
+                    "payout_shares": shares,
+                    "season_points": {str(k): v for k, v in sorted(points.items())},
+                    "block": block,
+                },
                 created_at=now,
                 created_by=c.actor,
             )
@@ -229,6 +240,17 @@ class Tournaments:
             tid = t.id
             self._notify(db, tid)
         return tid
+
+    def _block(self, c: CreateTournament, name: str, tables: list[str], now: datetime) -> int | None:
+        """Hold its tables on the booking calendar (the bookings' own command, inline): bookings
+        there move to other tables or are listed to call. Not for a tournament already over."""
+        if not tables or not c.block_hours:
+            return None
+        end = c.starts_at + timedelta(hours=c.block_hours)
+        if end <= now:
+            return None
+        added = self._execute(AddBlock(kind="tournament", start=c.starts_at, end=end, label=name, tables=tuple(tables), actor=c.actor))
+        return int(added.block)
 
     def _tables(self, asked: tuple[str, ...]) -> list[str]:
         out: list[str] = []

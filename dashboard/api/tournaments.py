@@ -65,6 +65,7 @@ class TournamentIn(Body):
         None, description='Points per place, e.g. {"1": 25, "2": 18}; a place not listed gets the nearest listed above it'
     )
     tariff: text(32) | None = None  # type: ignore[valid-type]
+    block_hours: Annotated[int, Field(ge=0, le=14, description="Its tables held on the booking calendar from the start (0: not)")] = 6
 
 
 class EntrantIn(Body):

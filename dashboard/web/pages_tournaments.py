@@ -161,8 +161,9 @@ def _create_sync(request: Request, hub: HubFacade, user: Staff, form: dict[str, 
         ("group_size", 2, 16),
         ("advance", 1, 16),
         ("club_share_percent", 0, 100),
+        ("block_hours", 0, 14),
     ):
-        numbers[field] = _int(form.get(field, ""), low, high)
+        numbers[field] = _int(form.get(field) or ("6" if field == "block_hours" else ""), low, high)
         if numbers[field] is None:
             return bad(N_("A number in a field is out of its range; look at the field %(field)s."), field=field)
     optional: dict[str, int | None] = {}
@@ -204,6 +205,7 @@ def _create_sync(request: Request, hub: HubFacade, user: Staff, form: dict[str, 
         payout_shares=tuple(s for s in shares if s is not None),
         season_points=points or None,
         tariff=form.get("tariff") or None,
+        block_hours=numbers["block_hours"] or 0,
         actor=user.username,
     )
     try:

@@ -95,6 +95,11 @@ def test_the_rules_the_bar_needs():
         # correction and exports are the manager's.
         "tournaments.view",
         "tournaments.run",
+        # Bookings (issue 20): the bar takes phone bookings, seats them and runs the waiting list;
+        # blocks and what happens to a paid deposit are the manager's.
+        "bookings.read",
+        "bookings.run",
+        "bookings.availability",
     }
 
 

@@ -266,3 +266,17 @@ def test_rounds_are_named_and_say_where_winner_and_loser_go() -> None:
     assert names["L4-1"] == ("Losers' final", {}) and names["GF"] == ("Grand final", {}) and names["GF2"] == ("Grand final reset", {})
     nxt = next_matches(double)
     assert nxt["W1-1"] == ("W2-1", "L1-1") and nxt["W2-1"][1] in {"L2-1", "L2-2"} and nxt["GF"] == ("GF2", "GF2")
+
+
+def test_a_champion_from_the_losers_side_is_placed_once() -> None:
+    # 3 entrants: seed 1's bye, 2 loses the first round to 3, then wins the losers' side and both
+    # grand finals. Only the first of a losers' first-round match's two feeds counted as "plays on",
+    # so 2 was also placed 4th for the first-round loss.
+    p = plan("double", 3)
+    results: dict[str, Result] = {}
+    for mid, sa, sb in (("W1-2", 1, 5), ("W2-1", 5, 1), ("L2-1", 4, 1), ("GF", 1, 7), ("GF2", 1, 7)):
+        m = progress(p, results).by_id[mid]
+        results[mid] = check_result(p.rules, m, sa, sb, T0)
+    done = progress(p, results)
+    assert done.champion == 2
+    assert [(pl.first, pl.entrants) for pl in standings(done)] == [(1, (2,)), (2, (1,)), (3, (3,))]

@@ -9,6 +9,7 @@ commands, the tables and the till.
 from __future__ import annotations
 
 import random
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import select
@@ -17,7 +18,7 @@ from broker.hall.hub import Hub
 from broker.hall.members import AddMember, RecordFee
 from broker.hall.tournament_results import RecordResult
 from broker.hall.tournament_state import live_calls, load
-from broker.storage.models import AuditEntry, Game, Tab
+from broker.storage.models import AuditEntry, BookingBlock, Game, Tab
 from tests.dashboard.conftest import Api
 from tests.support.hub import on_writer
 
@@ -207,8 +208,11 @@ def test_a_match_not_begun_15_minutes_after_its_call_is_offered_as_a_walkover_an
 
 def test_calls_light_the_tournaments_tables_bill_them_to_the_tournament_and_the_light_goes_off_when_nothing_waits(api):
     tid = make(api, 4, tables=3, format="single", race_winners=3, race_final=3)
-    api.ok("POST", f"/api/tournaments/{tid}/draw")
     hub = hub_of(api)
+    # Its tables are held on the booking calendar from its start (six hours by default).
+    blocks = on_writer(hub, lambda db: [(b.kind, b.tables, b.end_at - b.start_at) for b in db.scalars(select(BookingBlock))])
+    assert blocks == [("tournament", ["pool-01", "pool-02", "pool-03"], timedelta(hours=6))]
+    api.ok("POST", f"/api/tournaments/{tid}/draw")
     assert {c["table"] for c in view(api, tid)["on_tables"]} == {"pool-01", "pool-02"}
     assert hub.light_commands()["pool-01"].on and hub.light_commands()["pool-02"].on and "pool-03" not in hub.open
     game = hub.open["pool-01"].id

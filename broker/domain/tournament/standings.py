@@ -61,7 +61,7 @@ def standings(p: Progress) -> list[Place]:
 
 def _eliminations(p: Progress) -> dict[int, tuple[int, ...]]:
     """How far each entrant but the winner got: a stage key, higher is further."""
-    taken_on = {f for m in p.matches if (f := _loser_feed(m))}
+    taken_on = {f for m in p.matches for f in _loser_feeds(m)}
     out: dict[int, tuple[int, ...]] = {}
     for m in p.matches:
         if m.status != "done" or not isinstance(m.loser, int) or m.spec.phase == "group":
@@ -79,11 +79,9 @@ def _eliminations(p: Progress) -> dict[int, tuple[int, ...]]:
     return out
 
 
-def _loser_feed(m: MatchState) -> str | None:
-    for feed in (m.spec.a, m.spec.b):
-        if isinstance(feed, Loser):
-            return feed.match
-    return None
+def _loser_feeds(m: MatchState) -> list[str]:
+    """The matches whose losers play on in `m` (both sides of a losers' first-round match)."""
+    return [feed.match for feed in (m.spec.a, m.spec.b) if isinstance(feed, Loser)]
 
 
 def _next_is_void(p: Progress, m: MatchState) -> bool:
