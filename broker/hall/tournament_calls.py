@@ -200,13 +200,15 @@ class TournamentCalls:
         the matches called with their tables. `prefer`: a table whose match just ended goes first (its game and light
         stay on). On the writer, after a commit (never inside a transaction)."""
         with self.h.store.reader() as db:
-            loaded = load(db, tournament_id)
+            t = db.get(Tournament, tournament_id)
+            if t is None or t.draw_order is None or t.finished_at is not None:
+                return []
             calls = live_calls(db)
             ours = self._games_of(db, tournament_id)
-        if loaded.progress is None or loaded.t.finished_at is not None:
-            return []
-        free = [table for table in (loaded.t.options or {}).get("tables", []) if self._is_free(table, calls, ours)]
-        if not free:
+            free = [table for table in (t.options or {}).get("tables", []) if self._is_free(table, calls, ours)]
+            # Who plays whom is worked out only when a table is free (the round asks every second).
+            loaded = load(db, tournament_id) if free else None
+        if loaded is None or loaded.progress is None:
             return []
         if prefer in free:
             free.remove(prefer)
