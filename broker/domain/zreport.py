@@ -83,7 +83,7 @@ class PaymentRecord:
 
 @dataclass(frozen=True)
 class VoidRecord:
-    """An item voided on a tab, or an extra voided on a game's bill, on the day."""
+    """An item voided on a tab (a drink, a game's extra) on the day."""
 
     at: datetime
     by: str
@@ -94,7 +94,7 @@ class VoidRecord:
     amount_cents: int  # what was taken off the bill (positive)
     where: str  # the table's name or the walk-in tab's label
     tab_id: int | None
-    kind: str  # "item" (a tab item) or "extra" (a game's extra)
+    kind: str  # "item" (a tab item; "extra" in reports frozen before extras were items)
 
 
 @dataclass(frozen=True)

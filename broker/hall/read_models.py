@@ -31,7 +31,7 @@ from broker.domain.tariffs import calendar_year
 from broker.domain.venue import TableSpec, Venue
 from broker.domain.zreport import ZReport
 from broker.hall import reports
-from broker.hall.errors import NotFound
+from broker.hall.errors import NotFound, ServiceError
 from broker.hall.hub import HallSnapshot, Hub
 from broker.hall.light_commands import LightCommand
 from broker.hall.listeners import Listener
@@ -517,6 +517,32 @@ class HallReads:
     def tab_of_session(self, session_id: int) -> int | None:
         with self._store.reader() as db:
             return tab_views.tab_of_session(db, session_id)
+
+    @store_call
+    def game_tab(self, session_id: int) -> int:
+        """The tab of game `session_id` (what is put on the game goes there); NotFound: no such game."""
+        with self._store.reader() as db:
+            tab = tab_views.tab_of_session(db, session_id)
+            if tab is None:
+                if db.get(Game, session_id) is None:
+                    raise NotFound(N_("There is no game no. %(session)d."), session=session_id)
+                raise ServiceError(N_("Game no. %(session)d was settled before the till: it has no tab."), session=session_id)
+            return tab
+
+    @store_call
+    def product_of_extra(self, code: str) -> tab_views.ProductView:
+        """The product that stands for the venue file's extra `code` ("topping"); ServiceError: none does."""
+        with self._store.reader() as db:
+            product = tab_views.product_of_extra(db, code)
+        if product is None:
+            raise ServiceError(N_("There is no extra %(extra)s in the price list."), extra=code[:40])
+        return product
+
+    @store_call
+    def game_items(self, session_ids: list[int]) -> dict[int, tuple[tab_views.TabItemView, ...]]:
+        """What was put on each game's own tab (extras, drinks; voided ones included), by game."""
+        with self._store.reader() as db:
+            return tab_views.game_items(db, session_ids)
 
     @store_call
     def unpaid_tabs(self) -> list[tab_views.UnpaidTab]:

@@ -80,7 +80,6 @@ def _with_ops(query: Select[Game]) -> Select[Game]:
 
 # --- revenue ------------------------------------------------------------------------------
 
-EXTRAS = "extras"
 ADJUSTMENTS = "adjustments"  # corrections, minimum-charge top-ups, the floor at zero
 
 
@@ -92,7 +91,7 @@ class Revenue:
     sessions: int = 0
     by_day: dict[str, int] = field(default_factory=dict)
     by_table: dict[str, int] = field(default_factory=dict)
-    # Time lines by tariff id; extras and adjustments under their own keys, so every
+    # Time lines by tariff id; adjustments under their own key, so every
     # breakdown adds up to total_cents.
     by_tariff: dict[str, int] = field(default_factory=dict)
 
@@ -111,7 +110,7 @@ def _add_bill(report: Revenue, day: str, state: game_ops.GameState, bill: Bill, 
             key = line.tariff_id or "unknown"
         else:
             table = state.table
-            key = EXTRAS if line.kind in ("extra", "void") else ADJUSTMENTS  # a voided extra nets out under extras
+            key = ADJUSTMENTS
         report.by_table[table] = report.by_table.get(table, 0) + line.amount_cents
         report.by_tariff[key] = report.by_tariff.get(key, 0) + line.amount_cents
     report.by_day[day] = report.by_day.get(day, 0) + bill.total_cents

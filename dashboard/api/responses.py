@@ -49,12 +49,19 @@ class SessionMemberOut(BaseModel):
 
 
 class SessionExtraOut(BaseModel):
-    extra: str
+    """Something put on the game's tab: a product (an extra of the venue file, a drink), at its own VAT rate."""
+
+    item: int = Field(description="The item on the game's tab: what POST .../void names")
+    extra: str | None = Field(description="The extra's id in GET /api/extras (its product's code); null for a product that is no extra")
+    product: int | None
+    name: str
+    name_en: str
     quantity: int
     unit_cents: int
+    vat_percent: int
+    category: str
     at: datetime
     by: str | None
-    op: int = Field(description="The operation number that added it: what POST .../void names")
     voided: bool = False
 
 

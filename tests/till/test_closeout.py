@@ -10,8 +10,9 @@ import pytest
 from sqlalchemy import func, select
 
 from broker.hall.facade import ServiceError
-from broker.hall.games import AddExtra, CorrectBill, StartGame, StopGame, VoidExtra
+from broker.hall.games import CorrectBill, StartGame, StopGame
 from broker.hall.till.closeout import CloseDay, OpenDay
+from broker.hall.till.tabs import AddTabItem, VoidTabItem
 from broker.storage.models import AuditEntry, BusinessDay, Payment
 from tests.support.till_days import FakeClock, add_item, day_hub, line, local, pay, settle, tab_of_game, void_item, walk_in
 
@@ -175,15 +176,15 @@ def test_voids_refunds_and_manager_corrections_are_listed_with_who_and_why(hall,
     _hub, facade = hall
     facade.execute(OpenDay(float_cents=0, actor="jana"))
     game = facade.execute(StartGame(table="pool-03", actor="jana"))
-    state = facade.execute(AddExtra(game=game, extra="topping", quantity=2, actor="jana"))
-    extra_op = state.extras[0].op
-    facade.execute(VoidExtra(game=game, extra_op=extra_op, reason="zadané dvakrát", issued_ok=False, actor="jana"))
+    tab = facade.reads.game_tab(game)
+    item = facade.execute(AddTabItem(tab=tab, product=facade.reads.product_of_extra("topping").id, quantity=2, actor="jana"))
+    facade.execute(VoidTabItem(tab=tab, item=item, reason="zadané dvakrát", actor="jana"))
     clock.set(local(2026, 12, 1, 17, 0))
     facade.execute(StopGame(game=game, actor="jana"))
     facade.execute(CorrectBill(game=game, amount_cents=-100, reason="stála guľa", actor="boss"))
     z = facade.execute(CloseDay(day=DEC1, counted_cents=0, open_tabs_ok=True, actor="jana"))
     assert [(v.kind, v.description, v.quantity, v.amount_cents, v.by, v.reason, v.where) for v in z.voids] == [
-        ("extra", "Prísada na pizzu navyše", 2, 120, "jana", "zadané dvakrát", "Pool 3")
+        ("item", "Prísada na pizzu navyše", 2, 120, "jana", "zadané dvakrát", "Pool 3")
     ]
     assert [(c.amount_cents, c.by, c.reason, c.where, c.game) for c in z.corrections] == [(-100, "boss", "stála guľa", "Pool 3", game)]
 

@@ -449,35 +449,6 @@ def _game_ops(db: Db, kind: str, start: datetime, end: datetime) -> list[tuple[G
     )
 
 
-def _extra_voids(db: Db, hall: HallState, start: datetime, end: datetime, on_day: Callable[[datetime], bool]) -> list[VoidRecord]:
-    out = []
-    extras = {e.id: e for e in hall.venue.extras}
-    for op, game in _game_ops(db, "void", start, end):
-        if not on_day(op.at):
-            continue
-        voided = db.scalar(select(GameOp).where(GameOp.session_id == game.id, GameOp.seq == (op.data or {}).get("extra_op")))
-        data = (voided.data if voided is not None else None) or {}
-        quantity, unit = int(data.get("quantity", 1) or 1), int(data.get("unit_cents", 0) or 0)
-        extra = extras.get(str(data.get("extra", "")))
-        name = extra.name if extra else str(data.get("extra", ""))
-        place = hall.tables[game.table_id].name if game.table_id in hall.tables else game.table_id
-        out.append(
-            VoidRecord(
-                op.at,
-                op.actor,
-                op.reason or "",
-                name,
-                (extra.name_en or extra.name) if extra else name,
-                quantity,
-                quantity * unit,
-                place,
-                None,
-                "extra",
-            )
-        )
-    return out
-
-
 def _corrections(db: Db, hall: HallState, start: datetime, end: datetime, on_day: Callable[[datetime], bool]) -> list[CorrectionRecord]:
     return [
         CorrectionRecord(
@@ -523,7 +494,7 @@ def build_report(
         methods_of(hall),
         made_at=now,
         fallback_vat=hall.venue.billing.vat_percent,
-        voids=_item_voids(db, hall, start, end, on_day) + _extra_voids(db, hall, start, end, on_day),
+        voids=_item_voids(db, hall, start, end, on_day),
         corrections=_corrections(db, hall, start, end, on_day),
         open_tabs=open_tabs_now(db, hall, now) if open_tabs is None else open_tabs,
         closed_by=closed_by,
