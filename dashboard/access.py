@@ -46,6 +46,9 @@ CAPABILITIES: dict[str, Capability] = {
     "payments.reverse": Capability(MANAGER, "reverse (refund) a payment, with a reason"),
     "day.run": Capability(STAFF, "open the business day with a float; close it (the Z report) with the counted cash"),
     "day.history": Capability(MANAGER, "closed business days, their Z reports and exports"),
+    # A blind count: staff type the counted cash before they see what the drawer should hold; the
+    # manager sees the expected cash and the takings of the day at any time.
+    "day.expected": Capability(MANAGER, "the expected cash and the takings of a business day still open (staff count blind)"),
     "ekasa.run": Capability(STAFF, "see eKasa states of receipts; record a hand-written paragón when the eKasa client is down"),
     "ekasa.settings": Capability(MANAGER, "the eKasa client: on or off, its address, a test; registering paragóny"),
     "notify.settings": Capability(MANAGER, "push notifications: targets (their addresses are secrets), a test message, the history"),

@@ -7,9 +7,11 @@ so a closed day's numbers cannot change whatever happens to the tables later.
 
 Money is what `Payment.amount_cents` says (signed: a reversal is negative; change given back is
 already netted out of it), so every total is a plain sum and a reversal brings each total back.
-Category and VAT come from the payment's frozen lines (`Payment.lines`, the receipt's lines); if
-those do not add up to the payment (a record from elsewhere), the amount is shared out over them
-(money.allocate) or the difference is shown as "unassigned", so the breakdowns always sum to the total.
+The day's takings are its revenue, as broker.domain.revenue defines it for the reports too.
+Category and VAT come from the payment's frozen lines (`Payment.lines`, the receipt's lines; a part
+payment's share by the categories of what it paid for); if those do not add up to the payment (a
+record from elsewhere), the amount is shared out over them (money.allocate) or the difference is
+shown as "unassigned", so the breakdowns always sum to the total.
 """
 
 from __future__ import annotations
@@ -23,13 +25,14 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
 from broker.domain.billing import vat_share
-from broker.domain.money import TABLE_TIME, allocate
-from broker.domain.receipt import ReceiptLine
+from broker.domain.money import TABLE_TIME
+from broker.domain.revenue import UNASSIGNED, PaymentRecord, payment_parts, takings
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
 __all__ = [
+    "BLIND",
     "UNASSIGNED",
     "CorrectionRecord",
     "DayOpening",
@@ -43,7 +46,6 @@ __all__ = [
     "z_report",
 ]
 
-UNASSIGNED = "unassigned"  # the category of money whose frozen lines do not say what it paid for
 FORMAT = 1  # the version of the frozen report's shape (business_days.report["format"])
 
 
@@ -58,27 +60,6 @@ class Method:
     name: str
     name_en: str
     cash: bool
-
-
-@dataclass(frozen=True)
-class PaymentRecord:
-    """One payments row counted on the day (its business_day), a reversal included."""
-
-    id: int
-    method: str
-    amount_cents: int  # signed: what counts (change already given back is not in it)
-    staff: str
-    at: datetime
-    receipt_no: int | None
-    tab: str  # where: the table's name or the walk-in tab's label ("" : a walk-in tab without one)
-    tab_id: int
-    lines: tuple[ReceiptLine, ...]
-    reverses_id: int | None = None
-    reverses_receipt_no: int | None = None
-    reason: str | None = None
-    # The earlier business day this payment corrects, when it does: a reversal of a payment counted
-    # on a closed day, or money for a tab of an earlier (closed) day. None: it is the day's own.
-    corrects_day: date | None = None
 
 
 @dataclass(frozen=True)
@@ -213,7 +194,7 @@ class ZReport:
     payments_count: int
     payments_cents: int
     reversals_cents: int
-    total_cents: int  # the day's takings: every payment counted on it, reversals included
+    total_cents: int  # the day's takings: its revenue (broker.domain.revenue), every payment counted on it, reversals included
     table_time_cents: int
     items_cents: int
     by_method: tuple[MethodTotal, ...]
@@ -253,21 +234,6 @@ class ZReport:
 def _vat(gross: int, rate: int) -> int:
     """vat_share for a signed gross: a reversal's VAT is exactly the payment's, negative."""
     return vat_share(gross, rate) if gross >= 0 else -vat_share(-gross, rate)
-
-
-def payment_parts(p: PaymentRecord, fallback_vat: int) -> list[tuple[str, int, int]]:
-    """(category, VAT rate, cents) of what the payment paid for, summing exactly to its amount."""
-    parts = [(x.category, x.vat_percent, x.amount_cents) for x in p.lines]
-    total = sum(c for _, _, c in parts)
-    if total == p.amount_cents:
-        return parts
-    same_sign = total != 0 and all(c * total >= 0 for _, _, c in parts)
-    if same_sign:
-        # E.g. lines of the whole bill on a part payment: the amount is shared out over them, exactly.
-        shares = allocate(abs(p.amount_cents), {n: abs(c) for n, (_, _, c) in enumerate(parts)})
-        sign = -1 if p.amount_cents < 0 else 1
-        return [(cat, rate, sign * shares[n]) for n, (cat, rate, _) in enumerate(parts)]
-    return [*parts, (UNASSIGNED, fallback_vat, p.amount_cents - total)]
 
 
 def z_report(
@@ -327,7 +293,7 @@ def z_report(
         for p in pays
         if p.corrects_day is not None and p.corrects_day < opening.day
     )
-    total = sum(p.amount_cents for p in pays)
+    total = takings(pays)  # revenue: broker.domain.revenue, the reports' definition too
     table_time = by_category.get(TABLE_TIME, 0)
     return ZReport(
         day=opening.day,
@@ -360,6 +326,25 @@ def z_report(
         earlier_days=earlier,
         open_tabs_confirmed=open_tabs_confirmed,
     )
+
+
+# A blind count: before a day is closed, these figures tell the cash the drawer should hold (the
+# float plus the cash taken; or the takings less the other methods), so staff see none of them
+# until they have typed what they counted (who counts blind is the dashboard's access table).
+BLIND = (
+    "cash_cents",
+    "payments_cents",
+    "reversals_cents",
+    "total_cents",
+    "table_time_cents",
+    "items_cents",
+    "by_method",
+    "by_staff",
+    "by_category",
+    "by_vat",
+    "refunds",
+    "earlier_days",
+)
 
 
 # --- frozen as JSON (business_days.report) -----------------------------------------------------

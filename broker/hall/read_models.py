@@ -26,6 +26,7 @@ from broker.domain.billing import Bill
 from broker.domain.receipt import Receipt
 from broker.domain.refusals import N_
 from broker.domain.reject_tally import NodeRejects
+from broker.domain.revenue import Revenue
 from broker.domain.schedule import business_day
 from broker.domain.tariffs import calendar_year
 from broker.domain.venue import TableSpec, Venue
@@ -109,9 +110,10 @@ class StoppedGame:
 
 @dataclass(frozen=True)
 class PeriodFigures:
-    """A period's report figures, read in one transaction so the session list adds up to the revenue."""
+    """A period's report figures, read in one transaction so the game list adds up to the table time."""
 
-    revenue: reports.Revenue
+    revenue: Revenue  # what was paid (broker.domain.revenue: the Z report's takings)
+    table_time: reports.TableTime  # what the games billed for table time
     stopped: list[StoppedGame]
     utilisation: list[reports.HourGrid]  # one per played day
     drops: list[reports.HourGrid]
@@ -388,9 +390,16 @@ class HallReads:
     # -- reports ---------------------------------------------------------------------------------
 
     @store_call
-    def revenue(self, first: date, last: date) -> reports.Revenue:
+    def revenue(self, first: date, last: date) -> Revenue:
+        """What was paid over business days first..last (the Z reports' takings)."""
         with self._store.reader() as db:
-            return reports.revenue(db, self.venue, first, last)
+            return reports.revenue(db, self._hub.till.days.h, first, last)
+
+    @store_call
+    def table_time(self, first: date, last: date) -> reports.TableTime:
+        """What the games started on business days first..last billed for table time."""
+        with self._store.reader() as db:
+            return reports.table_time(db, self.venue, first, last)
 
     @store_call
     def utilisation(self, day: date) -> reports.HourGrid:
@@ -409,13 +418,14 @@ class HallReads:
 
     @store_call
     def period_figures(self, first: date, last: date, played: list[date]) -> PeriodFigures:
-        """Revenue, stopped sessions and foosball use over local days first..last; hour grids for the `played` days."""
+        """Revenue, table time, stopped games and foosball use over business days first..last; hour grids for the `played` days."""
         start, _ = self.day_bounds(first)
         _, end = self.day_bounds(last)
         now = self.clock()
         with self._store.reader() as db:
             return PeriodFigures(
-                reports.revenue(db, self.venue, first, last),
+                reports.revenue(db, self._hub.till.days.h, first, last),
+                reports.table_time(db, self.venue, first, last),
                 self._stopped(db, start, end),
                 [reports.utilisation(db, self.venue, d, now) for d in played],
                 [reports.drops(db, self.venue, d) for d in played],

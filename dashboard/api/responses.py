@@ -281,16 +281,29 @@ class FoosballTableOut(BaseModel):
     checkins: list[CheckinOut]
 
 
+class TableTimeOut(BaseModel):
+    """Table time billed by the games started on the days (billed, not paid: not revenue)."""
+
+    games: int
+    total_cents: int
+    by_tariff: dict[str, int] = Field(description="Tariff id → cents; corrections and minimum top-ups under 'adjustments'")
+
+
 class RevenueOut(BaseModel):
+    """Revenue: the money taken on the business days (every payment counted on them, refunds deducted, VAT
+    included), the Z reports' takings; each breakdown sums to total_cents."""
+
     model_config = ConfigDict(populate_by_name=True)
 
     from_: date = Field(alias="from")
     to: date
+    definition: str = Field(description="What total_cents counts, in words")
     total_cents: int
-    sessions: int
+    payments: int = Field(description="Payments counted (refunds not)")
     by_day: dict[str, int]
-    by_table: dict[str, int]
-    by_tariff: dict[str, int]
+    by_table: dict[str, int] = Field(description="Table id → cents; the bar's tabs (no table) under 'walk_in'")
+    by_category: dict[str, int] = Field(description="What was paid for: table_time, drinks, food…")
+    table_time: TableTimeOut
 
 
 class GridOut(BaseModel):

@@ -110,8 +110,10 @@ def test_a_game_past_midnight_belongs_to_the_evening_it_started(api):
     sid = api.ok("POST", "/api/sessions", 201, json={"table": "pool-01"})["id"]
     api.clock.advance(minutes=70)
     api.ok("POST", f"/api/sessions/{sid}/stop")
+    tab = api.ok("GET", f"/api/sessions/{sid}/tab")["id"]
+    api.ok("POST", f"/api/tabs/{tab}/payments", 201, json={"method": "card", "amount_cents": 700})  # paid at 00:40
     evening = api.ok("GET", "/api/reports/revenue?from=2026-11-10&to=2026-11-11", as_manager=True)
-    assert evening["by_day"] == {"2026-11-10": 700, "2026-11-11": 0}
+    assert evening["by_day"] == {"2026-11-10": 700, "2026-11-11": 0} and evening["table_time"]["total_cents"] == 700
     u = api.ok("GET", "/api/reports/utilisation?day=2026-11-10", as_manager=True)
     assert u["totals"]["pool-01"] == 70.0  # 30 minutes before midnight and 40 after, all on the evening
     hours = {h[11:16]: n for h, n in zip(u["hours"], u["tables"]["pool-01"])}

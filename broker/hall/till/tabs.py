@@ -36,12 +36,12 @@ from broker.domain import game_ops
 from broker.domain.euros import PRODUCT_CATEGORIES, VAT_RATES
 from broker.domain.money import TABLE_TIME, MoneyLine, TabBill, tab_bill
 from broker.domain.refusals import N_, Name, Refusal
-from broker.domain.schedule import business_day
 from broker.domain.split import split_amounts, split_equal, split_items
 from broker.domain.tab_name import tab_name
 from broker.hall.commands import Command, command, handles
 from broker.hall.game_log import replay_row
 from broker.hall.ports import HallState
+from broker.hall.till.business_days import open_day
 from broker.storage.after_commit import after_commit
 from broker.storage.audit import record_audit
 from broker.storage.models import Game, Payment, Product, Tab, TabItem
@@ -302,7 +302,7 @@ class Tabs:
             session_id=game.id,
             opened_at=game.started_at,
             opened_by=actor,
-            business_day=business_day(game.started_at, self.h.venue),
+            business_day=open_day(db, self.h.venue, game.started_at),  # after the close-out: the next day's
         )
         db.add(tab)
         return tab
@@ -326,7 +326,7 @@ class Tabs:
                 label=name,
                 opened_at=now,
                 opened_by=actor,
-                business_day=business_day(now, self.h.venue),
+                business_day=open_day(db, self.h.venue, now),  # after the close-out: the next day's
                 form_key=key,
             )
             db.add(tab)

@@ -137,7 +137,7 @@ def test_report_arrows_go_back_a_day_and_never_into_the_future(lavos, open_page,
         page.locator("a.period-next").tap()
     assert page.inner_text("h1") == today and page.locator("a.period-next").count() == 0
     assert "čím tmavšie, tým vyťaženejšie" in page.inner_text("#utilisation")
-    assert "Tržba podľa taríf" in page.inner_text("#revenue") and "Stolný futbal podľa členov" in page.inner_text("#foosball")
+    assert "Tržba (s DPH, zaplatené)" in page.inner_text("#revenue") and "Stolný futbal podľa členov" in page.inner_text("#foosball")
     _fits(page, viewport["width"])
     _english(page)
     assert "the darker, the busier" in page.inner_text("#utilisation") and "Balls potted" in page.inner_text("#drops")
