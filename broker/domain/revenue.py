@@ -64,6 +64,7 @@ class PaymentRecord:
     corrects_day: date | None = None
     day: date | None = None  # the business day it counts on
     table: str | None = None  # the tab's table id (None: a walk-in tab)
+    rounding_cents: int = 0  # cash rounding: in the drawer beyond the amount, not revenue (broker.domain.cash_rounding)
 
 
 def _rank(category: str) -> tuple[bool, str]:

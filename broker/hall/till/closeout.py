@@ -288,6 +288,7 @@ class CloseOut:
                 {
                     "counted_cents": counted_cents,
                     "expected_cents": report.expected_cash_cents,
+                    "rounding_cents": report.rounding_cents,
                     "variance_cents": report.variance_cents,
                     "total_cents": report.total_cents,
                     "open_tabs": len(report.open_tabs),

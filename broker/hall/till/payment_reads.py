@@ -11,6 +11,7 @@ from datetime import date, datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session as Db
 
+from broker.domain.cash_rounding import NO_ROUNDING, cash_due
 from broker.domain.money import MoneyLine, TabStatus, VatRow
 from broker.domain.receipt import Issuer, Receipt, lines_from_json, vat_from_json
 from broker.domain.refusals import Name
@@ -41,6 +42,7 @@ class PaymentView:
     reason: str | None
     fiscal_state: str
     fiscal_id: str | None
+    rounding_cents: int = 0  # cash rounding: handed over beyond the amount (broker.domain.cash_rounding)
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,11 @@ class TabPayView:
     parts: tuple[PartView, ...]
     payments: tuple[PaymentView, ...]
     settled_at: datetime | None
+    cash_rounding: int = NO_ROUNDING  # the venue's [till] cash_rounding
+
+    def cash_due(self, cents: int) -> int:
+        """What `cents` against this tab is in cash (17,33 € → 17,35 € when the venue rounds cash)."""
+        return cash_due(cents, self.cash_rounding)
 
 
 def _method_names(hall: HallState, method: str) -> tuple[str, str, bool]:
@@ -112,6 +119,7 @@ def payment_views(db: Db, hall: HallState, rows: list[Payment]) -> list[PaymentV
                 p.reason,
                 p.fiscal_state,
                 p.fiscal_id,
+                p.rounding_cents,
             )
         )
     return out
@@ -143,6 +151,7 @@ def tab_pay_view(db: Db, hall: HallState, tab_id: int, now: datetime | None = No
         parts,
         tuple(payment_views(db, hall, rows)),
         tab.settled_at,
+        hall.venue.till.cash_rounding,
     )
 
 
@@ -175,6 +184,7 @@ def receipt_of(db: Db, hall: HallState, payment_id: int) -> Receipt | None:
         method_name_en=name_en,
         tendered_cents=p.tendered_cents,
         change_cents=p.change_cents,
+        rounding_cents=p.rounding_cents,
         tab_id=p.tab_id,
         table_name=spec.name if spec else (tab.label or None),
         reverses_number=reverses.receipt_no if reverses is not None else None,

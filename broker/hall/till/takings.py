@@ -62,6 +62,7 @@ def payment_records(db: Db, hall: HallState, first: date, last: date) -> list[Pa
                 corrects_day=earlier if earlier is not None and earlier < p.business_day else None,
                 day=p.business_day,
                 table=tab.table_id if tab is not None else None,
+                rounding_cents=p.rounding_cents,
             )
         )
     return out
