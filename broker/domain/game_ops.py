@@ -456,7 +456,7 @@ def _extend(state: GameState, op: Op, d: _OpData, venue: Venue) -> GameState:
 
 
 def _moved_to_tab(state: GameState, op: Op, d: _OpData, venue: Venue) -> GameState:
-    """An extra (or its void) of an old log: migration 0007 put it on the game's tab, where it counts."""
+    """An extra (or its void) of an old log: migration 0008 put it on the game's tab, where it counts."""
     return state
 
 
