@@ -176,6 +176,14 @@ class Hub:
         handler = self.commands.handler_of(cmd)
         return self._writer.call(lambda: _public(handler, cmd))
 
+    def execute_soon(self, cmd: Command[object]) -> None:
+        """Queue `cmd` on the writer and return at once; its refusal or failure is only logged.
+
+        For bookkeeping no caller waits on (when a login or a token was last used): a staff call
+        must neither wait behind the writer for it nor fail when it cannot be written now."""
+        handler = self.commands.handler_of(cmd)
+        self._writer.post(lambda: _public(handler, cmd), type(cmd).__name__)
+
     # -- lifecycle -----------------------------------------------------------------
 
     def _load(self) -> None:
@@ -326,9 +334,9 @@ class Hub:
         return self._table_service.lit_by_hand(table)
 
     def _on_link_up(self, event: LinkUp | HomeAssistantOnline) -> None:
-        if isinstance(event, HomeAssistantOnline):  # HA restarted: only HA needs telling
+        if isinstance(event, HomeAssistantOnline):  # HA restarted: only HA needs telling, once per burst
             if self.home_assistant:
-                self.home_assistant.announce()
+                self.home_assistant.ha_online()
             return
         # A reconnect of ours: the nodes may have missed commands; the wanted state is idempotent.
         # On the writer, so a staff stop is either wholly before this resend or wholly after.
