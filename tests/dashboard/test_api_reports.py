@@ -55,7 +55,7 @@ def test_revenue_is_what_was_paid_by_day_table_and_category_and_table_time_what_
     r = api.ok("GET", "/api/reports/revenue?from=2026-11-10&to=2026-11-12", as_manager=True)
     assert r["definition"] == "Revenue (incl. VAT, paid)" and r["total_cents"] == 560 + 400 + 300 and r["payments"] == 3
     assert r["by_day"] == {"2026-11-10": 960, "2026-11-11": 300, "2026-11-12": 0}
-    assert r["by_table"] == {"pool-01": 700, "pool-05": 560}  # the game's tab: the table it started on
+    assert r["by_table"] == {"pool-01": 700, "pool-02": 560}  # the game's tab: its table (it followed the move)
     assert sum(r["by_category"].values()) == r["total_cents"] and r["by_category"]["pizza_toppings"] == 60
     assert "partial_payment" not in r["by_category"]  # the 4,00 € part payment: table time
     assert r["table_time"] == {"games": 3, "total_cents": 900 + 500 + 300, "by_tariff": {"standard": 1500, "club_card": 200}}

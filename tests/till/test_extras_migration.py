@@ -173,3 +173,9 @@ def test_a_games_extras_become_items_of_its_tab_and_every_game_bills_what_it_did
         # The moved extras are voided by the tab's one path: the box, before any payment on A's tab.
         facade.execute(VoidTabItem(tab=ids["tab_a"], item=box.id, reason="nechceli", actor="jana"))
         assert reads.tab(ids["tab_a"]).total_cents == 600
+    # A database stamped back re-runs the upgrade over its own work: nothing is moved twice.
+    with _connection(db_url) as conn:
+        conn.execute(sa.text("UPDATE alembic_version SET version_num = '0008'"))
+    open_store(db_url, venue=LAVOS).close()
+    with _connection(db_url) as conn:
+        assert conn.scalar(sa.select(sa.func.count()).select_from(TabItem)) == 4

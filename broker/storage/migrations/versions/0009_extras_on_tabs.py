@@ -104,16 +104,24 @@ audit_log = sa.table(
 
 
 def upgrade() -> None:
-    with op.batch_alter_table('products', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('code', sa.String(length=32), nullable=True))
-        batch_op.create_unique_constraint(batch_op.f('uq_products_code'), ['code'])
+    # Safe to run again over its own work (a database whose version was stamped back): the column
+    # is added once, and a game whose extras were moved (its audit entry) is not moved twice.
+    if 'code' not in {c['name'] for c in sa.inspect(op.get_bind()).get_columns('products')}:
+        with op.batch_alter_table('products', schema=None) as batch_op:
+            batch_op.add_column(sa.Column('code', sa.String(length=32), nullable=True))
+            batch_op.create_unique_constraint(batch_op.f('uq_products_code'), ['code'])
     _move_extras(op.get_bind(), context.config.attributes.get("venue"))
 
 
 def _move_extras(conn: sa.Connection, venue: Any) -> None:
-    rows = conn.execute(
-        sa.select(session_ops).where(session_ops.c.kind.in_(("extra", "void"))).order_by(session_ops.c.session_id, session_ops.c.seq)
-    ).all()
+    done = {detail["session_id"] for (detail,) in conn.execute(sa.select(audit_log.c.detail).where(audit_log.c.action == MOVED))}
+    rows = [
+        row
+        for row in conn.execute(
+            sa.select(session_ops).where(session_ops.c.kind.in_(("extra", "void"))).order_by(session_ops.c.session_id, session_ops.c.seq)
+        )
+        if row.session_id not in done
+    ]
     if not rows:
         return
     if venue is None:
