@@ -33,6 +33,7 @@ from broker.domain.tariffs import calendar_year
 from broker.domain.venue import TableSpec, Venue
 from broker.domain.zreport import ZReport
 from broker.hall import reports
+from broker.hall.booking_reads import BookingReads
 from broker.hall.errors import NotFound, ServiceError
 from broker.hall.hub import HallSnapshot, Hub
 from broker.hall.light_commands import LightCommand
@@ -187,6 +188,7 @@ class HallReads:
     def __init__(self, hub: Hub) -> None:
         self._hub = hub
         self._store = hub.store
+        self.bookings = BookingReads(hub)  # bookings, blocks, the waiting list (broker.hall.booking_reads)
 
     # configuration and clock (the venue file; never changes while running)
     @property

@@ -22,6 +22,7 @@ CATEGORY_WORDS = {
     "tournament_entry": N_("Tournament entry"),
     "cue_service": N_("Cue service"),
     "other": N_("Other"),
+    "deposit": N_("Booking deposits"),  # broker.hall.bookings: a deposit's line on its own tab
 }
 # What money paid for, as the Z report and the reports name it: the products' categories, and money
 # no line explains (UNASSIGNED; PARTIAL in a Z report frozen before part payments said what they paid for).
