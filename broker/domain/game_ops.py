@@ -51,7 +51,7 @@ __all__ = [
 OpKind = Literal["start", "stop", "pause", "resume", "transfer", "card", "card_removed", "extend", "extra", "correction", "void"]
 OP_KINDS: tuple[str, ...] = get_args(OpKind)
 # "extra" and "void" are kinds of the past: a game's extras were ops of its log until migration
-# 0010 moved every one onto the game's tab (broker.hall.till.tabs: products, VAT per item, one void
+# 0012 moved every one onto the game's tab (broker.hall.till.tabs: products, VAT per item, one void
 # path). They stay in the logs (never deleted), are read and ignored; nothing appends them any more.
 MOVED_TO_TAB = frozenset({"extra", "void"})
 # A bill already issued may be corrected (who may do that is the dashboard's access table); the
@@ -456,7 +456,7 @@ def _extend(state: GameState, op: Op, d: _OpData, venue: Venue) -> GameState:
 
 
 def _moved_to_tab(state: GameState, op: Op, d: _OpData, venue: Venue) -> GameState:
-    """An extra (or its void) of an old log: migration 0010 put it on the game's tab, where it counts."""
+    """An extra (or its void) of an old log: migration 0012 put it on the game's tab, where it counts."""
     return state
 
 

@@ -1,5 +1,5 @@
 """A game's log holds table time only (broker.domain.game_ops): the extras and voids of an old log,
-moved onto the game's tab by migration 0010, are read and ignored; a correction's reason is checked."""
+moved onto the game's tab by migration 0012, are read and ignored; a correction's reason is checked."""
 
 from __future__ import annotations
 

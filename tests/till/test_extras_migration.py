@@ -1,6 +1,6 @@
-"""Issue 19, item 7: migration 0010 moves every extra on a game's op log onto the game's tab.
+"""Issue 19, item 7: migration 0012 moves every extra on a game's op log onto the game's tab.
 
-A database made by the previous Lavos (revision 0009) holds a running game with extras (one voided),
+A database made by the previous Lavos (revision 0011) holds a running game with extras (one voided),
 a stopped game whose tab is paid, and a game played before the till (no tab). After the upgrade each
 extra is an item of its game's tab (voided ones voided, who, when and why kept), the op log is
 replayed as table time only, and each game with its tab bills what its old bill said, in sum; the
@@ -32,7 +32,7 @@ from tests.support.till_days import FakeClock, day_hub, local
 
 LAVOS = load_venue(VENUE)
 T0 = local(2026, 12, 1, 18, 0)
-products_0009 = sa.table(  # the products table before 0010 (no code column yet)
+products_0011 = sa.table(  # the products table before 0012 (no code column yet)
     "products",
     sa.column("name", sa.String),
     sa.column("name_en", sa.String),
@@ -55,11 +55,11 @@ def _connection(url: str) -> Iterator[sa.Connection]:
         engine.dispose()
 
 
-def _back_to_0009(url: str) -> None:
+def _back_to_0011(url: str) -> None:
     with _connection(url) as conn:
         cfg = alembic_config()
         cfg.attributes["connection"] = conn
-        command.downgrade(cfg, "0009")
+        command.downgrade(cfg, "0011")
 
 
 def _op(db: Session, game: int, seq: int, minutes: float, kind: str, data: dict[str, Any], reason: str | None = None) -> None:
@@ -76,7 +76,7 @@ def _old_hall(url: str) -> dict[str, int]:
             ("Štartovné na turnaj (nečlen)", "Tournament entry (non-member)", 500, "tournament_entry"),
         ):
             conn.execute(
-                products_0009.insert().values(
+                products_0011.insert().values(
                     name=name, name_en=en, price_cents=cents, vat_percent=23, category=category, active=True, created_at=now
                 )
             )
@@ -132,12 +132,12 @@ def _old_hall(url: str) -> dict[str, int]:
 
 
 def test_a_games_extras_become_items_of_its_tab_and_every_game_bills_what_it_did(db_url):
-    _back_to_0009(db_url)
+    _back_to_0011(db_url)
     ids = _old_hall(db_url)
     with pytest.raises(StoreError, match="venue file"):  # a CLI command cannot name the extras: it stops, changing nothing
         open_store(db_url).close()
     with _connection(db_url) as conn:
-        assert current_revision(conn) == "0009"
+        assert current_revision(conn) == "0011"
     clock = FakeClock(T0 + timedelta(hours=1))  # 19:00: game A has run an hour (6,00 €)
     with day_hub(db_url, clock) as (hub, facade):  # the server hands the venue file to the upgrade
         reads = facade.reads
@@ -175,7 +175,7 @@ def test_a_games_extras_become_items_of_its_tab_and_every_game_bills_what_it_did
         assert reads.tab(ids["tab_a"]).total_cents == 600
     # A database stamped back re-runs the upgrade over its own work: nothing is moved twice.
     with _connection(db_url) as conn:
-        conn.execute(sa.text("UPDATE alembic_version SET version_num = '0009'"))
+        conn.execute(sa.text("UPDATE alembic_version SET version_num = '0011'"))
     open_store(db_url, venue=LAVOS).close()
     with _connection(db_url) as conn:
         assert conn.scalar(sa.select(sa.func.count()).select_from(TabItem)) == 4

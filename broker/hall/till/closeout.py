@@ -27,9 +27,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
-from typing import Any, cast
 
-from sqlalchemy import CursorResult, func, select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session as Db
 
 from broker.domain.billing import format_eur
@@ -269,16 +268,15 @@ class CloseOut:
             report = build_report(db, self.h, day, now, closed_by=actor, counted_cents=counted_cents, open_tabs=open_tabs)
             report = _with_confirmation(report, bool(open_tabs))
             # The writer decides, and the row decides again: only a day still open is taken.
-            done = cast(
-                CursorResult[Any],
-                db.execute(
-                    update(BusinessDay)
-                    .where(BusinessDay.day == day, BusinessDay.closed_at.is_(None))
-                    .values(closed_at=now, closed_by=actor, counted_cents=counted_cents, report=to_json(report))
-                    .execution_options(synchronize_session=False)
-                ),
-            )
-            if done.rowcount != 1:
+            # RETURNING the day: the records for the centre read what a statement changed from it (broker.hall.outbox).
+            done = db.execute(
+                update(BusinessDay)
+                .where(BusinessDay.day == day, BusinessDay.closed_at.is_(None))
+                .values(closed_at=now, closed_by=actor, counted_cents=counted_cents, report=to_json(report))
+                .returning(BusinessDay.day)
+                .execution_options(synchronize_session=False)
+            ).first()
+            if done is None:
                 raise _already_closed(self.h, db.get(BusinessDay, day) or row)
             record_audit(
                 db,

@@ -8,6 +8,7 @@ without `categories`) is shared over its bill's categories as the bill is now: t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date
 
@@ -36,6 +37,12 @@ def payment_records(db: Db, hall: HallState, first: date, last: date) -> list[Pa
     rows = db.scalars(
         select(Payment).where(Payment.business_day >= first, Payment.business_day <= last).order_by(Payment.at, Payment.id)
     ).all()
+    return records_of(db, hall, rows)
+
+
+def records_of(db: Db, hall: HallState, rows: Sequence[Payment]) -> list[PaymentRecord]:
+    """These payments rows as records, each as counted on its own business day (the revenue's and
+    the Z report's; the records a hall sends its centre, broker.hall.outbox, one by one)."""
     tabs = {t.id: t for t in db.scalars(select(Tab).where(Tab.id.in_({p.tab_id for p in rows})))} if rows else {}
     reversed_ids = {p.reverses_id for p in rows if p.reverses_id is not None}
     reversed_rows = {p.id: p for p in db.scalars(select(Payment).where(Payment.id.in_(reversed_ids)))} if reversed_ids else {}

@@ -1,7 +1,7 @@
 """extras on tabs: one catalogue (products) for what is sold; a game's extras become its tab's items
 
-Revision ID: 0010
-Revises: 0009
+Revision ID: 0012
+Revises: 0011
 Create Date: 2026-12-03
 
 Before, a venue file's [[extras]] went on the game's op log at the venue's one VAT rate, and the
@@ -36,8 +36,8 @@ from alembic import context, op
 from broker.storage.errors import StoreError
 from broker.storage.types import JSONDoc, UTCDateTime
 
-revision: str = '0010'
-down_revision: str | None = '0009'
+revision: str = '0012'
+down_revision: str | None = '0011'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
@@ -126,7 +126,7 @@ def _move_extras(conn: sa.Connection, venue: Any) -> None:
         return
     if venue is None:
         raise StoreError(
-            "this upgrade (0010) moves the games' extras onto their tabs and needs the venue file for their names and VAT rate: "
+            "this upgrade (0012) moves the games' extras onto their tabs and needs the venue file for their names and VAT rate: "
             "start `lavos server` with its --venue (it upgrades the database itself), then run this again"
         )
     from broker.domain.schedule import business_day  # the venue's day cut, as the till counts days
@@ -191,7 +191,7 @@ def _move_extras(conn: sa.Connection, venue: Any) -> None:
                 action=MOVED,
                 target=f"tab:{tab_id}",
                 detail={"session_id": game_id, "item_ids": item_ids, "amount_cents": net, "tab_made": made, "total_before": total},
-                reason="migration 0010: a game's extras are items of its tab",
+                reason="migration 0012: a game's extras are items of its tab",
             )
         )
 
