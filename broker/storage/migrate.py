@@ -51,7 +51,7 @@ def upgrade_to_head(conn: Connection, *, migrate: bool = True, venue: Venue | No
 
     Several Lavos processes may start at once: on PostgreSQL an advisory lock serialises them,
     on SQLite the IMMEDIATE transaction (see engine.py) does. `venue`: the venue file, for a
-    revision that moves data named by it (0007: a game's extras onto its tab); the server hands it over.
+    revision that moves data named by it (0012: a game's extras onto its tab); the server hands it over.
     """
     if conn.dialect.name == "postgresql":
         conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_MIGRATION_LOCK})
