@@ -33,6 +33,7 @@ from broker.domain.tournament.rules import MAX_ENTRANTS, Races, Rules, Tournamen
 from broker.hall.bookings import AddBlock
 from broker.hall.commands import Command, command, handles
 from broker.hall.ports import HallState
+from broker.hall.till.tab_views import product_of_extra
 from broker.hall.till.tabs import AddTabItem, OpenWalkInTab, VoidTabItem
 from broker.hall.tournament_season import season_ratings
 from broker.hall.tournament_state import TournamentMissing, entrant_name, entrants_of, load, rules_of
@@ -288,10 +289,10 @@ class Tournaments:
         return out[0], out[1]
 
     def _entry_product(self, db: Db, extra_id: str) -> int | None:
-        extra = next((e for e in self.h.venue.extras if e.id == extra_id), None)
-        if extra is None:
-            return None
-        return db.scalar(select(Product.id).where(Product.name == extra.name, Product.category == "tournament_entry"))
+        """The product that stands for the venue file's entry fee `extra_id` (by its code: a
+        manager may rename it)."""
+        p = product_of_extra(db, extra_id)
+        return p.id if p is not None and p.category == "tournament_entry" else None
 
     # -- entrants ------------------------------------------------------------------------------
 

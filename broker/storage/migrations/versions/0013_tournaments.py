@@ -1,7 +1,7 @@
 """tournaments: the Lavosliga's tournaments, entrants, results and table calls (issue 21)
 
-Revision ID: 0012
-Revises: 0011
+Revision ID: 0013
+Revises: 0012
 Create Date: 2026-12-06
 
 A tournament keeps its rules, its tables, fees and payouts, and its draw (seed and order, stored
@@ -22,8 +22,8 @@ from sqlalchemy.dialects import postgresql
 
 import broker.storage.types
 
-revision: str = '0012'
-down_revision: str | None = '0011'
+revision: str = '0013'
+down_revision: str | None = '0012'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
