@@ -38,6 +38,7 @@ from broker.domain.split import SplitError
 from broker.domain.venue import Venue
 from broker.hall.accounts import Accounts
 from broker.hall.alert_book import AlertBook
+from broker.hall.closing import Closing
 from broker.hall.commands import Command, Handlers
 from broker.hall.errors import CardInUse, NotFound, ServiceError
 from broker.hall.game_log import ops_of, replay_row
@@ -154,6 +155,7 @@ class Hub:
         self.commands = Handlers(
             [
                 self.games,
+                Closing(self._hall, self.games),
                 self._table_service,
                 self._alerts,
                 Members(self._hall),
