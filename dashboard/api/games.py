@@ -10,8 +10,10 @@ from datetime import date
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
+from pydantic import BaseModel, Field
 
 from broker.accounts.staff import Staff
+from broker.hall.closing import StopAllGames
 from broker.hall.games import (
     AddExtra,
     CorrectBill,
@@ -79,6 +81,31 @@ def list_sessions(
     start_at, end_at = reads.day_bounds(day) if day is not None else (None, None)
     ids = reads.session_ids(open=open, started_from=start_at, started_before=end_at, limit=limit)
     return [views.session(reads, gid, reads.session_state(gid), with_bill=False) for gid in ids]
+
+
+class ClosedGameOut(BaseModel):
+    session_id: int
+    table: str
+    tab_id: int | None
+    total_cents: int = Field(description="The game's own bill")
+    owed_cents: int = Field(description="What its tab still owes (0: paid); it stays open to be paid")
+
+
+class StoppedAllOut(BaseModel):
+    stopped: list[ClosedGameOut]
+
+
+@router.post(
+    "/stop-all", response_model=StoppedAllOut, summary="Stop every game at once (closing time, manager); their tabs stay open to be paid"
+)
+def stop_all(hub: Hub, user: Annotated[Staff, Depends(can("sessions.stop_all"))]) -> dict[str, Any]:
+    done = hub.execute(StopAllGames(actor=user.username))
+    return {
+        "stopped": [
+            {"session_id": g.game, "table": g.table, "tab_id": g.tab_id, "total_cents": g.total_cents, "owed_cents": g.owed_cents}
+            for g in done.games
+        ]
+    }
 
 
 @router.get("/{session_id}", response_model=R.SessionOut, summary="A session's state and itemised bill")

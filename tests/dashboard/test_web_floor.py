@@ -7,6 +7,7 @@ import re
 import pytest
 
 from broker.hall.games import AddExtra, PauseGame, StartGame
+from broker.hall.read_models import HallReads
 from broker.storage.members import add_member, assign_card, record_fee
 from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, sqlite_only
 from tests.support.hub import on_writer
@@ -127,8 +128,10 @@ def test_panel_actions_then_the_itemised_bill_with_vat(browser, service, clock):
     panel = browser.get("/tables/pool-06").text
     assert "Zadražil Miro" in panel and "Klubová karta" in panel
     r = browser.post(f"/sessions/{sid}/stop", {"next": "/tables/pool-06"})
-    assert r.headers["location"] == f"/sessions/{sid}/bill"
-    bill = browser.get(r.headers["location"]).text
+    # Stopping lands on the tab's pay page (issue 19, item 9): what the guests owe in full is its headline.
+    assert r.headers["location"] == f"/tabs/{HallReads(service).tab_of_session(sid)}/pay"
+    assert 'id="pay-owed"' in browser.get(r.headers["location"]).text
+    bill = browser.get(f"/sessions/{sid}/bill").text
     # 30 min on Pool 5 + 15 min on Pool 6 at 4 €/h (paid-up club card), two toppings: 2,00 + 1,00 + 1,20.
     assert "Pool 5: Klubová karta, 4,00\u00a0€/h, 30 min" in bill and "Pool 6: Klubová karta, 4,00\u00a0€/h, 15 min" in bill
     assert "Prísada na pizzu navyše 2 × 0,60\u00a0€" in bill

@@ -89,6 +89,7 @@ MANAGER_PAGES = {
     "/days/{day}.xlsx",
     "/products",  # the till: the product list
     "/notifications",  # push notifications (issue 13, n1)
+    "/closing",  # stop all games at closing (issue 19, item 10)
 }
 MANAGER_ACTIONS = {
     "/bills/{session_id}/correct",
@@ -115,6 +116,7 @@ MANAGER_ACTIONS = {
     "/notifications/targets/{target_id}",
     "/notifications/targets/{target_id}/remove",
     "/notifications/targets/{target_id}/test",
+    "/closing",
 }
 # Query strings a page needs to answer at all (capture waits for a card tap: not for long here).
 QUERIES = {"/members/{member_id}/capture": "?table=foos-01&wait=0.1", "/reports/{name}.csv": ""}
