@@ -46,6 +46,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 import statistics
 import sys
 import tempfile
@@ -389,7 +390,7 @@ def report_till(till: list[TillSample]) -> bool:
     rounds = len(till) // len(TILL_PATHS)
     print(
         f"the till, floor → tab → paid ({rounds} rounds; 11 billiard games playing, both foosball tables checked in;"
-        " tablet A 1280x800; ms in the browser's clock)"
+        f" tablet A 1280x800; ms in the browser's clock; load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
     )
     ok = True
     for path in TILL_PATHS:

@@ -7,10 +7,10 @@ with the user as actor) and makes the lights follow. Reads go through the read m
 from __future__ import annotations
 
 from datetime import date
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from broker.accounts.staff import Staff
 from broker.hall.closing import StopAllGames
@@ -95,10 +95,15 @@ class StoppedAllOut(BaseModel):
     stopped: list[ClosedGameOut]
 
 
+class StopAllIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    confirm: Literal[True] = Field(description="true: the caller means every game in the hall (a body sent by mistake stops nothing)")
+
+
 @router.post(
     "/stop-all", response_model=StoppedAllOut, summary="Stop every game at once (closing time, manager); their tabs stay open to be paid"
 )
-def stop_all(hub: Hub, user: Annotated[Staff, Depends(can("sessions.stop_all"))]) -> dict[str, Any]:
+def stop_all(body: StopAllIn, hub: Hub, user: Annotated[Staff, Depends(can("sessions.stop_all"))]) -> dict[str, Any]:
     done = hub.execute(StopAllGames(actor=user.username))
     return {
         "stopped": [

@@ -203,10 +203,12 @@ def test_a_sale_at_the_bar_without_a_name_and_stopping_every_game_at_closing(api
     sid, tab = _game(api, "pool-01")
     api.clock.advance(minutes=30)
     before = _rows(api)
-    api.refused("POST", "/api/sessions/stop-all", 403, as_manager=False)  # a manager's
+    api.refused("POST", "/api/sessions/stop-all", 403, as_manager=False, json={"confirm": True})  # a manager's
+    for body in (None, {}, {"confirm": False}, {"confirm": "yes"}):  # the caller must mean it
+        api.refused("POST", "/api/sessions/stop-all", 422, json=body)
     assert _rows(api) == before and api.ok("GET", f"/api/sessions/{sid}")["state"] == "running"
-    done = api.ok("POST", "/api/sessions/stop-all", as_manager=True)
+    done = api.ok("POST", "/api/sessions/stop-all", as_manager=True, json={"confirm": True})
     assert done == {"stopped": [{"session_id": sid, "table": "pool-01", "tab_id": tab, "total_cents": 300, "owed_cents": 300}]}
     assert api.ok("GET", f"/api/sessions/{sid}")["state"] == "stopped"
     assert [t["id"] for t in api.ok("GET", "/api/tabs") if t["session_id"] == sid] == [tab]
-    assert api.ok("POST", "/api/sessions/stop-all", as_manager=True) == {"stopped": []}
+    assert api.ok("POST", "/api/sessions/stop-all", as_manager=True, json={"confirm": True}) == {"stopped": []}
