@@ -5,7 +5,11 @@ Rules (issue 12), each in one place here:
 - An amount is a positive whole number of cents, at most MAX_AMOUNT_CENTS.
 - It is never above what is owed (the tab's, or the split part's remaining): money beyond the
   bill only ever goes back as change, and change exists only for cash.
-- Cash: tendered ≥ amount, change = tendered - amount. Any other method takes no tendered amount.
+- Cash: the amount counts against the bill; what is handed over for it is the amount rounded as
+  the venue rounds cash (broker.domain.cash_rounding: 17,33 € is 17,35 € in cash, the +0,02 € the
+  payment's rounding, outside the bill and its VAT). Typing that rounded amount (17,35 €) pays the
+  17,33 € owed. Tendered ≥ the cash due, change = tendered - the cash due. Any other method takes
+  no tendered amount and is never rounded.
 - Nothing is owed (a paid tab or part) → refused, whatever the method; a paid split part is
   refused as that part ("Časť 1 … je už zaplatená"), never moved on to the next part.
 - A one-tap payment names the amount the page showed as owed (`expected_owed_cents`): when the
@@ -26,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from broker.domain.cash_rounding import NO_ROUNDING, cash_due
 from broker.domain.euros import euros, whole_cents
 from broker.domain.money import allocate, vat_rows
 from broker.domain.receipt import ReceiptLine
@@ -52,6 +57,12 @@ class Tender:
     amount_cents: int  # what counts against the bill
     tendered_cents: int | None  # cash handed over (None: not cash)
     change_cents: int  # cash given back
+    rounding_cents: int = 0  # cash only: handed over beyond the amount (negative: less); not revenue, no VAT
+
+    @property
+    def due_cents(self) -> int:
+        """What the guest pays: the amount, and for cash its rounding."""
+        return self.amount_cents + self.rounding_cents
 
 
 def check_payment(
@@ -61,13 +72,15 @@ def check_payment(
     cash: bool,
     tendered_cents: object,
     what: object,
+    rounding: int = NO_ROUNDING,
     part: int | None = None,
     tab: object = None,
     expected_owed_cents: object = None,
 ) -> Tender:
     """The payment `amount_cents` against `owed_cents` (of `what`, a name for the refusal), or a
-    refusal. A split part's payment names the part (`part`) and its tab (`tab`);
-    `expected_owed_cents` is what the page showed as owed (None: not checked)."""
+    refusal; cash rounded to `rounding` cents (the venue's [till] cash_rounding). A split part's
+    payment names the part (`part`) and its tab (`tab`); `expected_owed_cents` is what the page
+    showed as owed (None: not checked)."""
     if owed_cents <= 0:
         if part is not None:
             raise PaymentRefused(
@@ -84,6 +97,8 @@ def check_payment(
     amount = whole_cents(amount_cents)
     if amount is None:
         raise PaymentRefused(N_("Give the amount in whole cents above zero, e.g. 12,50 €."))
+    if cash and amount == cash_due(owed_cents, rounding):
+        amount = owed_cents  # the cash to pay, as the page shows it: it pays what is owed, exactly
     if amount > owed_cents:
         raise PaymentRefused(
             N_(
@@ -97,16 +112,15 @@ def check_payment(
         if tendered_cents is not None:
             raise PaymentRefused(N_("Only cash takes a received amount and gives change."))
         return Tender(amount, None, 0)
+    due = cash_due(amount, rounding)
     if tendered_cents is None:
-        return Tender(amount, amount, 0)  # exact money
+        return Tender(amount, due, 0, due - amount)  # exact money
     tendered = whole_cents(tendered_cents)
     if tendered is None:
         raise PaymentRefused(N_("Give the received cash in whole cents above zero, e.g. 20,00 €."))
-    if tendered < amount:
-        raise PaymentRefused(
-            N_("Received %(tendered)s is less than the %(amount)s to pay."), tendered=euros(tendered), amount=euros(amount)
-        )
-    return Tender(amount, tendered, tendered - amount)
+    if tendered < due:
+        raise PaymentRefused(N_("Received %(tendered)s is less than the %(amount)s to pay."), tendered=euros(tendered), amount=euros(due))
+    return Tender(amount, tendered, tendered - due, due - amount)
 
 
 def frozen_lines(

@@ -48,7 +48,7 @@ class Receipt:
     issuer: Issuer
     lines: tuple[ReceiptLine, ...]
     vat: tuple[VatRow, ...]
-    total_cents: int  # = the payment's amount
+    total_cents: int  # = the payment's amount: the lines' sum, what counts against the bill
     method: str  # the payment method's id (venue [till])
     method_name: str  # Slovak
     method_name_en: str
@@ -63,6 +63,14 @@ class Receipt:
     part: int | None = None  # the split part it paid
     paragon_no: str | None = None  # a hand-written paragón that stands for it (eKasa was down)
     table_name_en: str | None = None
+    # Cash rounding (broker.domain.cash_rounding): a line of its own after the total, outside the VAT
+    # base; what the guest paid is the total and the rounding.
+    rounding_cents: int = 0
+
+    @property
+    def paid_cents(self) -> int:
+        """What changed hands: the total, and for cash its rounding (17,33 € + 0,02 € = 17,35 €)."""
+        return self.total_cents + self.rounding_cents
 
     @property
     def fiscal(self) -> bool:

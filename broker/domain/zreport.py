@@ -7,6 +7,8 @@ so a closed day's numbers cannot change whatever happens to the tables later.
 
 Money is what `Payment.amount_cents` says (signed: a reversal is negative; change given back is
 already netted out of it), so every total is a plain sum and a reversal brings each total back.
+Cash rounding (`Payment.rounding_cents`) is neither takings nor VAT: it is a line of its own, and
+the drawer's expected cash includes it.
 Category and VAT come from the payment's frozen lines (`Payment.lines`, the receipt's lines); if
 those do not add up to the payment (a record from elsewhere), the amount is shared out over them
 (money.allocate) or the difference is shown as "unassigned", so the breakdowns always sum to the total.
@@ -79,6 +81,7 @@ class PaymentRecord:
     # The earlier business day this payment corrects, when it does: a reversal of a payment counted
     # on a closed day, or money for a tab of an earlier (closed) day. None: it is the day's own.
     corrects_day: date | None = None
+    rounding_cents: int = 0  # cash rounding: in the drawer beyond the amount (broker.domain.cash_rounding)
 
 
 @dataclass(frozen=True)
@@ -227,11 +230,14 @@ class ZReport:
     earlier_days: tuple[EarlierDay, ...]
     open_tabs_confirmed: bool = False  # closed with tabs open, staff said so explicitly
     format: int = FORMAT
+    # The cash rounding of the day's payments (reversals give theirs back): cash in the drawer that
+    # is not takings and bears no VAT. 0 in a report frozen before rounding was kept.
+    rounding_cents: int = 0
 
     @property
     def expected_cash_cents(self) -> int:
-        """What the drawer should hold: the float plus the cash taken, less the cash given back."""
-        return self.float_cents + self.cash_cents
+        """What the drawer should hold: the float plus the cash taken, less the cash given back, and the rounding."""
+        return self.float_cents + self.cash_cents + self.rounding_cents
 
     @property
     def variance_cents(self) -> int | None:
@@ -359,6 +365,7 @@ def z_report(
         open_tabs=tuple(sorted(open_tabs, key=lambda t: (t.opened_at, t.tab_id))),
         earlier_days=earlier,
         open_tabs_confirmed=open_tabs_confirmed,
+        rounding_cents=sum(p.rounding_cents for p in pays),
     )
 
 

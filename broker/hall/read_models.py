@@ -22,6 +22,7 @@ from broker.accounts.auth_checks import waiting_clients
 from broker.accounts.staff import Staff, staff_of
 from broker.accounts.users import get_user, is_last_manager, list_tokens, list_users, user_audit, user_sessions
 from broker.domain import game_ops
+from broker.domain.amount_clock import amount_moves_at
 from broker.domain.billing import Bill
 from broker.domain.receipt import Receipt
 from broker.domain.refusals import N_
@@ -53,6 +54,7 @@ from broker.hall.till.payment_reads import (
     tab_at_hand,
     tab_pay_view,
 )
+from broker.hall.till.tabs import merged_tabs
 from broker.storage.alerts import open_alerts
 from broker.storage.members import search_members
 from broker.storage.members_csv import export_members_csv
@@ -247,6 +249,14 @@ class HallReads:
 
     def bill_of(self, state: game_ops.GameState, at: datetime | None = None) -> Bill:
         return self._hub.bill_of(state, at)
+
+    def amount_moves_at(self, session_id: int) -> datetime | None:
+        """When the bill of this running game next shows another amount by itself (None: it is not
+        running): broker.domain.amount_clock, from the open games' snapshot (no query)."""
+        game = next((g for g in self.hall_snapshot().open.values() if g.id == session_id), None)
+        if game is None:
+            return None
+        return amount_moves_at(game.state, self.venue, max(self.clock(), game.state.last_at))
 
     @store_call
     def session_state(self, session_id: int) -> game_ops.GameState:
@@ -533,6 +543,25 @@ class HallReads:
         """Tabs still to be paid (walk-ins, stopped games), oldest first."""
         with self._store.reader() as db:
             return tab_views.unpaid_tabs(db, self._hub.till.tabs.h, self.clock())
+
+    @store_call
+    def tab_games(self, tab_id: int) -> tuple[int, ...]:
+        """The games whose bills count on this tab: its own, and those of the tabs merged into it."""
+        with self._store.reader() as db:
+            tab = db.get(Tab, tab_id)
+            return tuple(t.session_id for t in merged_tabs(db, tab) if t.session_id is not None) if tab else ()
+
+    @store_call
+    def mergeable_tabs(self) -> list[tab_views.UnpaidTab]:
+        """Tabs that can be merged (open, nothing paid, not split), running games' included, oldest first."""
+        with self._store.reader() as db:
+            return tab_views.mergeable_tabs(db, self._hub.till.tabs.h, self.clock())
+
+    @store_call
+    def shared_tabs(self) -> dict[int, tab_views.SharedTab]:
+        """Bills still to be paid that other tabs are merged into, by the id of each of their tabs."""
+        with self._store.reader() as db:
+            return tab_views.shared_tabs(db, self._hub.till.tabs.h)
 
     @store_call
     def unpaid_by_table(self, only: str | None = None) -> dict[str, tab_views.UnpaidTab]:

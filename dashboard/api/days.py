@@ -132,10 +132,11 @@ class ZReportOut(BaseModel):
     closed_at: datetime | None
     closed_by: str | None
     counted_cents: int | None
-    expected_cash_cents: int
+    expected_cash_cents: int = Field(description="The float, the cash taken less the cash given back, and the cash rounding")
     variance_cents: int | None
     cash_method: str | None
     cash_cents: int
+    rounding_cents: int = Field(description="The cash rounding to 0,05 € of the day's payments: in the drawer, not takings, no VAT")
     payments_count: int
     payments_cents: int
     reversals_cents: int

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from broker.accounts.staff import Staff
+from broker.domain.club_rate import start_warning
 from broker.hall.closing import StopAllGames
 from broker.hall.games import (
     AddExtra,
@@ -49,7 +50,12 @@ def _done(hub: Hub, cmd: GameCommand) -> dict[str, Any]:
     return views.session(hub.reads, cmd.game, hub.execute(cmd))
 
 
-@router.post("", status_code=201, response_model=R.SessionOut, summary="Start a session on a table (the light goes on)")
+@router.post(
+    "",
+    status_code=201,
+    response_model=R.SessionStartedOut,
+    summary="Start a session on a table (the light goes on); warns when a member's game runs at the standard rate",
+)
 def start(body: SessionStart, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
     game_id = hub.execute(
         StartGame(
@@ -61,7 +67,13 @@ def start(body: SessionStart, hub: Hub, user: Annotated[Staff, Depends(can("sess
             actor=user.username,
         )
     )
-    return _view(hub.reads, game_id)
+    state = hub.reads.session_state(game_id)
+    warning = start_warning(state, hub.reads.venue, hub.reads.clock())
+    return {
+        **views.session(hub.reads, game_id, state),
+        "warning": str(warning) if warning else None,
+        "warning_code": warning.code if warning else None,
+    }
 
 
 @router.get(

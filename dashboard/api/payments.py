@@ -31,8 +31,12 @@ RequestId = Annotated[str, Field(min_length=8, max_length=64, pattern=r"^[A-Za-z
 
 class PayIn(Body):
     method: text(32)  # type: ignore[valid-type]
-    amount_cents: int = Field(description="What counts against the bill, in cents (> 0, at most what is owed)")
-    tendered_cents: int | None = Field(None, description="Cash only: what the customer handed over (change = tendered - amount)")
+    amount_cents: int = Field(
+        description="What counts against the bill, in cents (> 0, at most what is owed); in cash, the owed amount rounded (cash_owed_cents) pays it all"
+    )
+    tendered_cents: int | None = Field(
+        None, description="Cash only: what the customer handed over (change = tendered - amount - rounding_cents)"
+    )
     part: int | None = Field(None, ge=1, le=100, description="The split part paid (1-based)")
     request_id: RequestId | None = None
 
@@ -62,6 +66,7 @@ class PaymentOut(BaseModel):
     reason: str | None
     fiscal_state: str
     fiscal_id: str | None
+    rounding_cents: int = Field(description="Cash rounding to 0,05 €: handed over beyond amount_cents (outside the bill and VAT)")
     repeated: bool = False
 
 
@@ -70,6 +75,7 @@ class PartOut(BaseModel):
     amount_cents: int
     paid_cents: int
     owed_cents: int
+    cash_owed_cents: int = Field(description="What owed_cents is in cash (rounded as the venue rounds cash)")
 
 
 class VatOut(BaseModel):
@@ -89,6 +95,8 @@ class TabPaymentsOut(BaseModel):
     paid_cents: int
     owed_cents: int
     closed: bool
+    cash_rounding: int = Field(description="The venue's rounding of cash in cents: 5 (to 0,05 €) or 1 (none)")
+    cash_owed_cents: int = Field(description="What owed_cents is in cash; by card it is owed_cents")
     vat: list[VatOut]
     parts: list[PartOut]
     payments: list[PaymentOut]
@@ -123,6 +131,8 @@ class ReceiptOut(BaseModel):
     lines: list[ReceiptLineOut]
     vat: list[VatOut]
     total_cents: int
+    rounding_cents: int = Field(description="Cash rounding, its own line outside the VAT base")
+    paid_cents: int = Field(description="What changed hands: total_cents + rounding_cents")
     method: str
     method_name: str
     tendered_cents: int | None
@@ -159,8 +169,19 @@ def tab_out(v: TabPayView) -> dict[str, Any]:
         "paid_cents": v.paid_cents,
         "owed_cents": v.owed_cents,
         "closed": v.closed,
+        "cash_rounding": v.cash_rounding,
+        "cash_owed_cents": v.cash_due(v.owed_cents),
         "vat": _vat(v.vat),
-        "parts": [{"n": p.n, "amount_cents": p.amount_cents, "paid_cents": p.paid_cents, "owed_cents": p.owed_cents} for p in v.parts],
+        "parts": [
+            {
+                "n": p.n,
+                "amount_cents": p.amount_cents,
+                "paid_cents": p.paid_cents,
+                "owed_cents": p.owed_cents,
+                "cash_owed_cents": v.cash_due(p.owed_cents),
+            }
+            for p in v.parts
+        ],
         "payments": [payment_out(p) for p in v.payments],
         "settled_at": v.settled_at,
     }
@@ -178,6 +199,8 @@ def receipt_out(r: Receipt) -> dict[str, Any]:
         "lines": [vars(x) for x in r.lines],
         "vat": _vat(r.vat),
         "total_cents": r.total_cents,
+        "rounding_cents": r.rounding_cents,
+        "paid_cents": r.paid_cents,
         "method": r.method,
         "method_name": r.method_name,
         "tendered_cents": r.tendered_cents,

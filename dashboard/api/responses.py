@@ -83,6 +83,15 @@ class SessionOut(SessionBriefOut):
     bill: BillOut
 
 
+class SessionStartedOut(SessionOut):
+    """A session just started. `warning` (English) says why a member's game runs at the standard
+    rate (a table without the club rate, this year's fee not paid), as the start page says it;
+    `warning_code` is the rate's basis: card_table_not_eligible or card_unpaid. Both null otherwise."""
+
+    warning: str | None = None
+    warning_code: str | None = None
+
+
 class TableSessionOut(SessionBriefOut):
     drops: int  # ball drops since the session started
 

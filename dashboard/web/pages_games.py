@@ -70,7 +70,7 @@ def _pay_after_stop(reads: HallReads, session_id: int) -> str:
 def pause(
     session_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("sessions.run"))], next: NextField = "/"
 ) -> Response:
-    return _act(request, next, gettext("Paused."), lambda: hub.execute(PauseGame(game=session_id, actor=user.username)))
+    return _act(request, next, gettext("Game paused."), lambda: hub.execute(PauseGame(game=session_id, actor=user.username)))
 
 
 @router.post("/{session_id}/resume", dependencies=[Depends(verify_csrf)])
@@ -78,7 +78,7 @@ def pause(
 def resume(
     session_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("sessions.run"))], next: NextField = "/"
 ) -> Response:
-    return _act(request, next, gettext("Resumed."), lambda: hub.execute(ResumeGame(game=session_id, actor=user.username)))
+    return _act(request, next, gettext("Game resumed."), lambda: hub.execute(ResumeGame(game=session_id, actor=user.username)))
 
 
 def _table_name(request: Request, hub, table: str) -> str:

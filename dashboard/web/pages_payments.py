@@ -56,8 +56,9 @@ def quick_buttons(tab: TabPayView) -> tuple[QuickPay | None, list[QuickPay]]:
     if not tab.closed or tab.merged_into is not None or tab.owed_cents <= 0:
         return None, []
     if not tab.parts:
-        return quick_pay(tab.tab_id, tab.owed_cents), []
-    return None, [quick_pay(tab.tab_id, min(p.owed_cents, tab.owed_cents), p.n) for p in tab.parts if p.owed_cents > 0]
+        return quick_pay(tab.tab_id, tab.owed_cents, cash_cents=tab.cash_due(tab.owed_cents)), []
+    dues = [(p.n, min(p.owed_cents, tab.owed_cents)) for p in tab.parts if p.owed_cents > 0]
+    return None, [quick_pay(tab.tab_id, due, n, cash_cents=tab.cash_due(due)) for n, due in dues]
 
 
 def _pay_page(
@@ -96,19 +97,23 @@ def _pay_page(
         "part": str(part) if part is not None else "",
         "request_id": new_request_id(),
     }
+    form = {**defaults, **(form or {})}
+    amount_cents = parse_euros(str(form["amount"])) or due
     whole, parts = quick_buttons(tab)
     return render(
         request,
         "pay.html",
         {
             "tab": tab,
+            "amount_cents": amount_cents,
+            "cash_due": tab.cash_due(amount_cents),  # what the amount is in cash (the page's JS follows what is typed)
             "methods": methods,
             "quick_notes": QUICK_NOTES,
             "quick": whole,
             "quick_parts": {q.part: q for q in parts},
             "asked_part": part,
             "notice": notice,
-            "form": {**defaults, **(form or {})},
+            "form": form,
             "form_error": error,
             "merged_into": reads.tab_payments(tab.merged_into) if tab.merged_into else None,
             "can_reverse": allows(request.state.user.role, "payments.reverse"),

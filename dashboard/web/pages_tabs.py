@@ -19,6 +19,7 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from broker.accounts.staff import Staff
+from broker.domain.cash_rounding import cash_due
 from broker.domain.euros import parse_euros
 from broker.domain.refusals import Refusal
 from broker.domain.split import MAX_PARTS
@@ -59,10 +60,11 @@ def _next(path: str, fallback: str) -> str:
 
 
 def _page(request: Request, reads: HallReads, user: Staff, tab: TabView, status: int = 200, **extra: Any) -> Response:
-    others = [u for u in reads.unpaid_tabs() if u.id != tab.id and u.id not in {s.tab_id for s in tab.sources}]
+    others = [u for u in reads.mergeable_tabs() if u.id != tab.id and u.id not in {s.tab_id for s in tab.sources}]
     # One tap pays a sale at the bar or a stopped game's tab; a split one is paid part by part.
     payable = tab.merged_into is None and not tab.split and not tab.game_running and tab.owed_cents > 0
     pay_view = reads.tab_payments(tab.id) if tab.split else None
+    in_cash = cash_due(tab.owed_cents, reads.venue.till.cash_rounding)
     return render(
         request,
         "tab.html",
@@ -70,7 +72,7 @@ def _page(request: Request, reads: HallReads, user: Staff, tab: TabView, status:
             "tab": tab,
             **product_grid(reads),
             "merge_candidates": others,
-            "quick": quick_pay(tab.id, tab.owed_cents) if payable else None,
+            "quick": quick_pay(tab.id, tab.owed_cents, cash_cents=in_cash) if payable else None,
             "methods": reads.venue.till.payment_methods,
             "part_owed": {part.n: part.owed_cents for part in pay_view.parts} if pay_view else {},
             "status_word": status_word,

@@ -1,7 +1,8 @@
 """One-tap payment buttons (templates/_quick_pay.html) for the pay page and the tab page.
 
 What the guest owes is paid with one tap: a button per payment method ("Hotovosť", "Karta") for
-the exact amount, and for cash a button per note the guest may hand over (the change on it). Each
+the exact amount (in cash, rounded as the venue rounds cash: broker.domain.cash_rounding), and for
+cash a button per note the guest may hand over (the change on it). Each
 button is a form of its own posting what the full payment form posts (dashboard.web.pages_payments),
 plus `expect`: the amount the page showed, which the hub checks on its writer
 (broker.domain.payment_rules.check_payment), so a bill that moved since the page was drawn is never
@@ -40,7 +41,8 @@ class QuickPay:
     """The buttons for one amount due: a whole tab's (part None) or a split part's."""
 
     tab_id: int
-    due_cents: int
+    due_cents: int  # what counts against the bill (posted as the amount, and as what the page showed)
+    cash_cents: int  # the same in cash (rounded to 0,05 € where the venue rounds cash)
     part: int | None
     request_id: str
     notes: tuple[int, ...]
@@ -54,5 +56,7 @@ class QuickPay:
         return plain_euros(cents)
 
 
-def quick_pay(tab_id: int, due_cents: int, part: int | None = None) -> QuickPay:
-    return QuickPay(tab_id, due_cents, part, new_request_id(), notes_for(due_cents))
+def quick_pay(tab_id: int, due_cents: int, part: int | None = None, *, cash_cents: int | None = None) -> QuickPay:
+    """The buttons for `due_cents`; `cash_cents`: what that is in cash (default: the same)."""
+    cash = due_cents if cash_cents is None else cash_cents
+    return QuickPay(tab_id, due_cents, cash, part, new_request_id(), notes_for(cash))

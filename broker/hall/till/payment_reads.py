@@ -12,9 +12,12 @@ from datetime import date, datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session as Db
 
+from broker.domain import game_ops
+from broker.domain.cash_rounding import NO_ROUNDING, cash_due
 from broker.domain.money import MoneyLine, TabStatus, VatRow
 from broker.domain.receipt import Issuer, Receipt, lines_from_json, vat_from_json
 from broker.domain.refusals import Name
+from broker.hall.game_log import ops_of
 from broker.hall.ports import HallState
 from broker.hall.till.tabs import bill_of_tab, name_of
 from broker.storage.models import Game, Member, Payment, Tab
@@ -44,6 +47,7 @@ class PaymentView:
     reason: str | None
     fiscal_state: str
     fiscal_id: str | None
+    rounding_cents: int = 0  # cash rounding: handed over beyond the amount (broker.domain.cash_rounding)
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,11 @@ class TabPayView:
     parts: tuple[PartView, ...]
     payments: tuple[PaymentView, ...]
     settled_at: datetime | None
+    cash_rounding: int = NO_ROUNDING  # the venue's [till] cash_rounding
+
+    def cash_due(self, cents: int) -> int:
+        """What `cents` against this tab is in cash (17,33 € → 17,35 € when the venue rounds cash)."""
+        return cash_due(cents, self.cash_rounding)
 
 
 def _method_names(hall: HallState, method: str) -> tuple[str, str, bool]:
@@ -115,6 +124,7 @@ def payment_views(db: Db, hall: HallState, rows: list[Payment]) -> list[PaymentV
                 p.reason,
                 p.fiscal_state,
                 p.fiscal_id,
+                p.rounding_cents,
             )
         )
     return out
@@ -146,6 +156,7 @@ def tab_pay_view(db: Db, hall: HallState, tab_id: int, now: datetime | None = No
         parts,
         tuple(payment_views(db, hall, rows)),
         tab.settled_at,
+        hall.venue.till.cash_rounding,
     )
 
 
@@ -163,7 +174,8 @@ def receipt_of(db: Db, hall: HallState, payment_id: int) -> Receipt | None:
     assert tab is not None
     name, name_en, _ = _method_names(hall, p.method)
     reverses = db.get(Payment, p.reverses_id) if p.reverses_id is not None else None
-    spec = hall.tables.get(tab.table_id) if tab.table_id else None
+    table = _table_when(db, hall, tab, p.at)
+    spec = hall.tables.get(table) if table else None
     return Receipt(
         payment_id=p.id,
         number=p.receipt_no or 0,
@@ -178,6 +190,7 @@ def receipt_of(db: Db, hall: HallState, payment_id: int) -> Receipt | None:
         method_name_en=name_en,
         tendered_cents=p.tendered_cents,
         change_cents=p.change_cents,
+        rounding_cents=p.rounding_cents,
         tab_id=p.tab_id,
         table_name=spec.name if spec else (tab.label or None),
         reverses_number=reverses.receipt_no if reverses is not None else None,
@@ -188,6 +201,20 @@ def receipt_of(db: Db, hall: HallState, payment_id: int) -> Receipt | None:
         paragon_no=p.paragon_no,
         table_name_en=(spec.name_en or spec.name) if spec else (tab.label or None),
     )
+
+
+def _table_when(db: Db, hall: HallState, tab: Tab, at: datetime) -> str | None:
+    """The table a receipt names: where the tab's game was when the payment was taken. A game moves
+    its tab along (Till.game_moved), but a receipt is a record of its moment: one printed before the
+    move still says the table it was printed at."""
+    game = db.get(Game, tab.session_id) if tab.session_id is not None else None
+    if game is None:
+        return tab.table_id
+    ops = [op for op in ops_of(game.ops) if op.at <= at]
+    try:
+        return game_ops.replay(ops, hall.venue).table if ops else tab.table_id
+    except game_ops.GameError:  # a log the venue file no longer fits (a table taken out of it)
+        return tab.table_id
 
 
 def tab_at_hand(db: Db, tab_id: int, hand: frozenset[date]) -> bool:
