@@ -251,3 +251,19 @@ def test_a_sale_at_the_bar_is_one_tap_from_any_page_without_a_name(pages, facade
     assert '<h1 id="tab-title">Bar 18:00</h1>' in html and 'class="btn product-btn"' in html and "flash-ok" not in html
     named = pages.post("/tabs", {"form_key": "named-key-01", "label": "Peter"}, client=pages.staff)
     assert "Peter" in pages.page(named.headers["location"], client=pages.staff)
+
+
+def test_the_one_tap_cash_buttons_take_the_cash_rounded_to_five_cents(pages, facade, clock):
+    tab = played_tab(facade, clock)  # 9,00 €
+    add_item(facade, tab, "Pizza", 833, 19)  # 17,33 € owed: 17,35 € in cash, 17,33 € by card
+    html = pages.page(f"/tabs/{tab}/pay", client=pages.staff)
+    buttons = re.findall(r'data-(?:method="(\w+)"|note="(\d+)")>(.*?)</button>', html, re.S)
+    words = {m or n: " ".join(re.sub(r"<[^>]+>", " ", text).split()) for m, n, text in buttons}  # no-break spaces as spaces
+    assert words["cash"] == "Hotovosť 17,35 €" and words["card"] == "Karta 17,33 €"
+    assert words["2000"] == "20,00 € vydať 2,65 €"
+    note = next(q for q in _quick_forms(html) if q.get("tendered") == "20,00")
+    assert (note["amount"], note["expect"]) == ("17,33", "1733")  # what counts against the bill; the hub rounds the cash
+    receipt = pages.follow(pages.post(f"/tabs/{tab}/pay", note, client=pages.staff))
+    assert found(r'id="give-change-amount">([^<]+)<', receipt).group(1) == "2,65\u00a0€"
+    p = facade.reads.tab_payments(tab).payments[0]
+    assert (p.amount_cents, p.rounding_cents, p.tendered_cents, p.change_cents) == (1733, 2, 2000, 265)
