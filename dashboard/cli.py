@@ -151,9 +151,7 @@ def server(
     logging.getLogger("alembic").setLevel(max(logging.WARNING, logging.getLogger().level))  # its INFO is plugin chatter
     signal.signal(signal.SIGTERM, _interrupt)  # stop as cleanly during start-up as Ctrl-C does
     from broker.adapters.hub_link import MqttUrl
-    from broker.compose import default_data_dir, default_db_url
     from broker.domain.venue import load_venue
-    from broker.ops.server import HubPlan, Web, serve
     from devices.tomlfile import ConfigError
 
     try:
@@ -164,6 +162,11 @@ def server(
             raise ValueError(f"--standby-poll {standby_poll:g}: give a number of seconds above 0, e.g. 1")
     except (ValueError, ConfigError) as e:
         raise fail(str(e)) from None
+    # The hub's modules only now: a mistake in the flags or the venue is refused before they load
+    # (1.5 CPU-s of imports; a misconfigured service said so in 6 s on a loaded 2-core box, now 2).
+    from broker.compose import default_data_dir, default_db_url
+    from broker.ops.server import HubPlan, Web, serve
+
     data = data_dir or default_data_dir()
     try:
         data.mkdir(parents=True, exist_ok=True)

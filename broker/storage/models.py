@@ -511,3 +511,127 @@ class Setting(Base):
     value: Mapped[dict[str, Any]] = mapped_column(default=dict)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_by: Mapped[str] = mapped_column(String(64))
+
+
+# --- bookings, blocks and the waiting list (issue 20; rules in broker.domain.bookings, handlers in
+# broker.hall.bookings and broker.hall.waiting_list). A phone number is personal data: only staff
+# see it, it is never logged or audited, and it is removed with the name after the venue's
+# retention (`anonymised_at`). ----------------------------------------------------------------------
+
+BOOKING_STATES = ("held", "confirmed", "arrived", "seated", "no_show", "cancelled")
+BOOKING_KINDS = ("pool", "pool9", "pool8", "carom")
+BLOCK_KINDS = ("tournament", "training", "private", "maintenance")
+WAITING_STATES = ("waiting", "offered", "seated", "left")
+DEPOSIT_OUTCOMES = ("kept", "refunded")
+
+
+class Booking(Base):
+    """One table booked for [start_at, end_at). On PostgreSQL an exclusion constraint (migration
+    0009) keeps two bookings of one table that hold it (held, confirmed, arrived, seated and not
+    ended) from overlapping; on SQLite the hub's one writer checks it."""
+
+    __tablename__ = "bookings"
+    __table_args__ = (
+        CheckConstraint(_one_of("state", BOOKING_STATES), name="state"),
+        CheckConstraint(_one_of("kind", BOOKING_KINDS), name="kind"),
+        CheckConstraint("end_at > start_at", name="span"),
+        CheckConstraint("party_size > 0", name="party_size"),
+        CheckConstraint("deposit_cents >= 0", name="deposit"),
+        Index("ix_bookings_table_id_start_at", "table_id", "start_at"),
+        Index("ix_bookings_state_start_at", "state", "start_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    table_id: Mapped[str] = mapped_column(String(32))
+    kind: Mapped[str] = mapped_column(String(8))  # what the guest asked for (any pool table, a 9-ft one, …)
+    start_at: Mapped[datetime]
+    end_at: Mapped[datetime]
+    party_size: Mapped[int] = mapped_column(Integer)
+    name: Mapped[str] = mapped_column(String(80))
+    phone: Mapped[str | None] = mapped_column(String(20), index=True)  # +421903123456; staff only
+    note: Mapped[str] = mapped_column(Text, default="")
+    member_id: Mapped[int | None] = mapped_column(ForeignKey("members.id", ondelete="SET NULL"), index=True)
+    state: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime]
+    created_by: Mapped[str] = mapped_column(String(64))
+    changed_at: Mapped[datetime]
+    reason: Mapped[str | None] = mapped_column(Text)  # why it was cancelled
+    # The game started from it ("Prišli"); once that game stops, `ended_at` frees the rest of its time.
+    game_id: Mapped[int | None] = mapped_column(ForeignKey("sessions.id", ondelete="RESTRICT"))
+    ended_at: Mapped[datetime | None]
+    # A deposit (after too many no-shows) is a line on a tab of its own, paid at the till; the
+    # manager keeps it or gives it back (a reversal of its payment).
+    deposit_cents: Mapped[int] = mapped_column(Integer, default=0)
+    deposit_tab_id: Mapped[int | None] = mapped_column(ForeignKey("tabs.id", ondelete="RESTRICT"))
+    deposit_outcome: Mapped[str | None] = mapped_column(String(16))
+    form_key: Mapped[str | None] = mapped_column(String(64), unique=True)  # the booking form's one-time key (a double tap)
+    anonymised_at: Mapped[datetime | None]
+
+
+class BookingBlock(Base):
+    """Tables held for a tournament, training, a private party (a whole room) or maintenance."""
+
+    __tablename__ = "booking_blocks"
+    __table_args__ = (
+        CheckConstraint(_one_of("kind", BLOCK_KINDS), name="kind"),
+        CheckConstraint("end_at > start_at", name="span"),
+        Index("ix_booking_blocks_end_at", "end_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    label: Mapped[str] = mapped_column(String(80), default="")
+    start_at: Mapped[datetime]
+    end_at: Mapped[datetime]
+    tables: Mapped[list[str]] = mapped_column(JSONDoc)
+    room: Mapped[str | None] = mapped_column(String(32))
+    created_at: Mapped[datetime]
+    created_by: Mapped[str] = mapped_column(String(64))
+    removed_at: Mapped[datetime | None]
+    removed_by: Mapped[str | None] = mapped_column(String(64))
+
+
+class WaitingParty(Base):
+    """A walk-in party waiting for a table of a kind; offered a table that frees, in turn."""
+
+    __tablename__ = "waiting_parties"
+    __table_args__ = (
+        CheckConstraint(_one_of("state", WAITING_STATES), name="state"),
+        CheckConstraint(_one_of("kind", BOOKING_KINDS), name="kind"),
+        CheckConstraint("party_size > 0", name="party_size"),
+        Index("ix_waiting_parties_state_joined_at", "state", "joined_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(80))
+    party_size: Mapped[int] = mapped_column(Integer)
+    phone: Mapped[str | None] = mapped_column(String(20))  # staff only; an SMS goes to it only with consent
+    sms_ok: Mapped[bool] = mapped_column(Boolean, default=False)
+    kind: Mapped[str] = mapped_column(String(8))
+    note: Mapped[str] = mapped_column(Text, default="")
+    state: Mapped[str] = mapped_column(String(16))
+    joined_at: Mapped[datetime]
+    joined_by: Mapped[str] = mapped_column(String(64))
+    offered_table: Mapped[str | None] = mapped_column(String(32))
+    offered_at: Mapped[datetime | None]
+    offer_until: Mapped[datetime | None]
+    passed_table: Mapped[str | None] = mapped_column(String(32))
+    misses: Mapped[int] = mapped_column(Integer, default=0)
+    game_id: Mapped[int | None] = mapped_column(ForeignKey("sessions.id", ondelete="RESTRICT"))
+    left_at: Mapped[datetime | None]
+    left_reason: Mapped[str | None] = mapped_column(String(32))
+    form_key: Mapped[str | None] = mapped_column(String(64), unique=True)
+    anonymised_at: Mapped[datetime | None]
+
+
+class CalendarFeed(Base):
+    """A private iCal feed of the bookings for one staff member; only the token's hash is kept, and
+    a new link (or a revocation) ends the old one."""
+
+    __tablename__ = "calendar_feeds"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    username: Mapped[str] = mapped_column(ForeignKey("users.username", ondelete="CASCADE", onupdate="CASCADE"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime]
+    revoked_at: Mapped[datetime | None]

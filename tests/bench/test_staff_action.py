@@ -1,7 +1,11 @@
 """bench/staff_action.py keeps running end to end, cheaply (one round, no warm-up): every action's
 card turns true on the other tablet and the live stream's part of the way is seen; the till's four
 paths from the floor end on a receipt within their taps (cash at the bar 3, stop and pay 4). Times
-are not asserted here: the machine is shared; the bench itself prints them against its targets."""
+are not asserted here: the machine is shared; the bench itself prints them against its targets.
+
+One round of the actions (the first pair of tables: every action once), not two or three: the
+figures more rounds add are not asserted here (`python -m bench.staff_action` runs ten for them).
+Most of the bench's set-up (accounts, the server, the nodes, Chromium) is paid once for both parts."""
 
 from __future__ import annotations
 
