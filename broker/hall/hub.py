@@ -55,6 +55,8 @@ from broker.hall.logins import Logins
 from broker.hall.members import Members
 from broker.hall.notifications import Notifications, NotifyRefusal
 from broker.hall.open_games import OpenGame, OpenGames
+from broker.hall.outbox import CentralSettings, Outbox
+from broker.hall.outbox_sender import OutboxSender
 from broker.hall.ports import HallState
 from broker.hall.table_runtime import RuntimeBook, RuntimeView, TableRuntime
 from broker.hall.table_service import OutOfService, OutOfServiceBook, TableService
@@ -106,6 +108,7 @@ class Hub:
         home_assistant: bool = False,
         data_dir: Path | None = None,
         password_hasher: PasswordHasher = DEFAULT_HASHER,
+        central: CentralSettings | None = None,
     ) -> None:
         self.venue = venue
         # The costs a login's password is checked against (a stored hash with others is re-hashed to
@@ -163,6 +166,12 @@ class Hub:
         # Push notifications (broker.hall.notifications): spooled under data_dir (None: in memory).
         self.notifications = Notifications(self._hall, data_dir, self.till.days.report)
         self._alerts.notify = self.notifications.alert_changed
+        # The records for the central reporting hub (broker.hall.outbox): written with each record
+        # and sent by their own thread, only when a centre is configured.
+        self.outbox = Outbox(self._hall, central)
+        self._sender = OutboxSender(store, venue.venue.id, central, self.execute) if central is not None else None
+        if self._sender is not None:
+            self.outbox.wake = self._sender.wake
         self.waiting_list.announce = self.notifications.offer_made
         # Each command's one handler, in the part that owns its rules.
         self.commands = Handlers(
@@ -176,11 +185,14 @@ class Hub:
                 Logins(self._hall),
                 *self.till.parts(),
                 self.notifications,
+                self.outbox,
                 self.bookings,
                 self.waiting_list,
             ]
         )
         self._load()
+        if central is not None:
+            self.outbox.install()
         # From here on only the writer thread may open a write transaction on this store.
         store.bind_writer(lambda: self._writer.on_writer, "the hub's writer (thread lavos-hall-writer)")
 
@@ -237,8 +249,12 @@ class Hub:
         if self.home_assistant:
             self.home_assistant.start()
         self.notifications.start()
+        if self._sender is not None:
+            self._sender.start()
 
     def close(self) -> None:
+        if self._sender is not None:
+            self._sender.close()
         if self.home_assistant:
             self.home_assistant.stop()
         self.notifications.close()
@@ -247,6 +263,7 @@ class Hub:
         if self._link:
             self._link.close()
         self._writer.stop()
+        self.outbox.uninstall()
         self.store.unbind_writer()  # the writer is gone: the store is its process's again
         if self.metrics:
             self.metrics.close()

@@ -369,7 +369,9 @@ FISCAL_STATES = ("none", "pending", "registered", "offline", "failed", "paragon"
 
 
 class Product(Base):
-    """What the bar sells, kept by the manager; a tab item copies name, price and VAT when added."""
+    """What the hall sells (drinks, food, a game's extras), kept by the manager; a tab item copies
+    name, price, VAT and category when added. `code` is the id of the venue file's [[extras]] entry
+    the product stands for ("topping"): the file seeds the product, the API names it by that id."""
 
     __tablename__ = "products"
     __table_args__ = (
@@ -385,6 +387,7 @@ class Product(Base):
     category: Mapped[str] = mapped_column(String(32), default="other")
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    code: Mapped[str | None] = mapped_column(String(32), unique=True)
 
 
 class Tab(Base):
@@ -511,6 +514,146 @@ class Setting(Base):
     value: Mapped[dict[str, Any]] = mapped_column(default=dict)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_by: Mapped[str] = mapped_column(String(64))
+
+
+# --- records for the centre (several halls, docs/scaling.md; rules in broker.hall.outbox) ---------
+
+
+class OutboxRecord(Base):
+    """A committed money or game record waiting for the central reporting hub to acknowledge it.
+
+    Written in the same transaction as the record itself (broker.hall.outbox), deleted only once
+    the centre has applied it. `seq` is the hall's own numbering, gap-free (OutboxCounter), so the
+    centre applies each (hall, seq) once and can tell a record it has from one it has not.
+    """
+
+    __tablename__ = "outbox"
+
+    seq: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    hall: Mapped[str] = mapped_column(String(64))
+    kind: Mapped[str] = mapped_column(String(16))
+    ref: Mapped[str] = mapped_column(String(64))  # what it is in the hall: "payment:12", "day:2026-12-01"
+    at: Mapped[datetime]
+    record: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    size: Mapped[int] = mapped_column(Integer)  # bytes of the record as JSON: what the bound counts
+
+
+class OutboxCounter(Base):
+    """The hall's last outbox seq and the bytes waiting: one row per hall id, changed only by the writer."""
+
+    __tablename__ = "outbox_counter"
+
+    hall: Mapped[str] = mapped_column(String(64), primary_key=True)
+    last_seq: Mapped[int] = mapped_column(BigInteger, default=0)
+    pending_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+# --- the central reporting hub (`lavos central`, PostgreSQL; rules in broker.central) -------------
+# A centre's database holds these; a hall's has them empty (one schema, one migration chain).
+
+CENTRAL_ROLES = ("operator", "hall_manager")
+
+
+class CentralHall(Base):
+    """A hall reporting to the centre: its credential (hashed), how far its records got, its link."""
+
+    __tablename__ = "central_halls"
+
+    hall: Mapped[str] = mapped_column(String(64), primary_key=True)  # the hall's venue id
+    name: Mapped[str] = mapped_column(String(120))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)  # sha256 of the hall's credential
+    last_seq: Mapped[int] = mapped_column(BigInteger, default=0)
+    last_record_at: Mapped[datetime | None]
+    # The bridge's state as Mosquitto announces it (bridge notifications): None never heard.
+    link_up: Mapped[bool | None] = mapped_column(Boolean)
+    link_changed_at: Mapped[datetime | None]
+
+
+class CentralRecord(Base):
+    """Every record a hall delivered, applied once: (hall, seq) is the key a copy runs into."""
+
+    __tablename__ = "central_records"
+    __table_args__ = (UniqueConstraint("hall", "seq"),)
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    hall: Mapped[str] = mapped_column(ForeignKey("central_halls.hall", ondelete="RESTRICT"))
+    seq: Mapped[int] = mapped_column(BigInteger)
+    kind: Mapped[str] = mapped_column(String(16))
+    ref: Mapped[str] = mapped_column(String(64))
+    at: Mapped[datetime]  # when the hall wrote it
+    data: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    applied_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class CentralPayment(Base):
+    """A hall's payment or reversal as its Z report counts it (the record: broker.domain.zreport.PaymentRecord)."""
+
+    __tablename__ = "central_payments"
+    __table_args__ = (Index("ix_central_payments_hall_business_day", "hall", "business_day"),)
+
+    hall: Mapped[str] = mapped_column(String(64), primary_key=True)
+    payment_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    business_day: Mapped[date] = mapped_column(Date)
+    amount_cents: Mapped[int] = mapped_column(Integer)
+    record: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class CentralDay(Base):
+    """A hall's closed business day: its own frozen Z report, as the hall closed it."""
+
+    __tablename__ = "central_days"
+
+    hall: Mapped[str] = mapped_column(String(64), primary_key=True)
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    total_cents: Mapped[int] = mapped_column(Integer)
+    report: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class CentralGame(Base):
+    """A hall's stopped game (no member: the centre needs tables and takings, not who played)."""
+
+    __tablename__ = "central_games"
+
+    hall: Mapped[str] = mapped_column(String(64), primary_key=True)
+    game_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    table_id: Mapped[str] = mapped_column(String(32))
+    table_name: Mapped[str] = mapped_column(String(120))
+    started_at: Mapped[datetime]
+    stopped_at: Mapped[datetime | None] = mapped_column(index=True)
+    total_cents: Mapped[int | None]
+
+
+class CentralAlert(Base):
+    """A hall's alert as last reported: opened, acknowledged, closed."""
+
+    __tablename__ = "central_alerts"
+
+    hall: Mapped[str] = mapped_column(String(64), primary_key=True)
+    alert_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    kind: Mapped[str] = mapped_column(String(32))
+    table_id: Mapped[str | None] = mapped_column(String(32))
+    severity: Mapped[str] = mapped_column(String(16))
+    message: Mapped[str] = mapped_column(Text)
+    message_en: Mapped[str] = mapped_column(Text)
+    opened_at: Mapped[datetime]
+    acked_at: Mapped[datetime | None]
+    closed_at: Mapped[datetime | None] = mapped_column(index=True)
+
+
+class CentralUser(Base):
+    """Who may read the centre: an operator sees every hall, a hall manager only `hall`."""
+
+    __tablename__ = "central_users"
+    __table_args__ = (
+        CheckConstraint(_one_of("role", CENTRAL_ROLES), name="role"),
+        CheckConstraint("(role = 'operator') = (hall IS NULL)", name="hall_of_manager"),
+    )
+
+    username: Mapped[str] = mapped_column(String(64), primary_key=True)
+    password_hash: Mapped[str] = mapped_column(String(255))
+    role: Mapped[str] = mapped_column(String(16))
+    hall: Mapped[str | None] = mapped_column(ForeignKey("central_halls.hall", ondelete="CASCADE"))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
 # --- bookings, blocks and the waiting list (issue 20; rules in broker.domain.bookings, handlers in
