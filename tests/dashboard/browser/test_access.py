@@ -105,6 +105,7 @@ MANAGER_PAGES = {
     "/days/{day}.xlsx",
     "/products",  # the till: the product list
     "/notifications",  # push notifications (issue 13, n1)
+    "/closing",  # stop all games at closing (issue 19, item 10)
 }
 MANAGER_ACTIONS = {
     "/bills/{session_id}/correct",
@@ -134,6 +135,7 @@ MANAGER_ACTIONS = {
     "/bookings/{booking_id}/deposit",  # a deposit kept or given back, blocks (issue 20)
     "/bookings/blocks",
     "/bookings/blocks/{block_id}/remove",
+    "/closing",
 }
 # Query strings a page needs to answer at all (capture waits for a card tap: not for long here).
 QUERIES = {"/members/{member_id}/capture": "?table=foos-01&wait=0.1", "/reports/{name}.csv": ""}
