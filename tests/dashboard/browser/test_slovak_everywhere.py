@@ -329,6 +329,7 @@ PAGES = [
     "/members/import",
     "/products",
     "/bills",
+    "/closing",  # the manager's stop-all confirmation
     "/day",
     "/days",
     "/ekasa",
