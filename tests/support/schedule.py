@@ -57,7 +57,7 @@ KNOWN_S: dict[str, float] = {
     "tests/dashboard/test_api_garbage.py::test_every_route_refuses_garbage_with_a_4xx_and_changes_nothing": 45,
     "tests/dashboard/browser/test_ekasa_page.py": 43,
     "tests/dashboard/browser/test_pay.py": 50,
-    "tests/dashboard/browser/test_phone.py": 48,
+    "tests/dashboard/browser/test_phone.py": 62,
     "tests/dashboard/browser/test_screenshots.py": 40,
     "tests/security/test_lockout.py": 40,
     "tests/broker/test_hub_concurrency.py": 40,
