@@ -18,7 +18,7 @@ from broker.hall.hub import Hub
 from broker.hall.members import AddMember, RecordFee
 from broker.hall.tournament_results import RecordResult
 from broker.hall.tournament_state import live_calls, load
-from broker.storage.models import AuditEntry, BookingBlock, Game, Tab
+from broker.storage.models import AuditEntry, BookingBlock, Game, Product, Tab
 from tests.dashboard.conftest import Api
 from tests.support.hub import on_writer
 
@@ -244,6 +244,9 @@ def test_entry_fees_go_on_each_players_tab_show_under_the_tournament_entry_on_th
     hub = hub_of(api)
     member = hub.execute(AddMember(name="Novák Peter", actor="boss"))
     hub.execute(RecordFee(member_id=member.id, year=api.clock().year, actor="boss"))
+    # The manager renames the members' entry: it stays the fee (it stands for the venue's entry_member by its code).
+    entry = on_writer(hub, lambda db: db.scalar(select(Product.id).where(Product.code == "entry_member")))
+    api.ok("PATCH", f"/api/products/{entry}", as_manager=True, json={"name": "Štartovné Lavosliga (člen)"})
     t = api.ok(
         "POST",
         "/api/tournaments",
