@@ -38,5 +38,10 @@ def test_run_demo_starts_lavos_demo_and_run_test_runs_pytest():
     assert [line for line in run_case("demo") if line.startswith("exec ")] == ['exec .venv/bin/lavos demo "$@"']
     # All of it (no -m), spread over xdist workers, closing with the 15 slowest and the time budget.
     test = run_case("test")
-    assert [line for line in test if line.startswith("exec ")] == ['exec .venv/bin/python -m pytest "${xdist[@]}" --durations=15 "$@"']
+    pytest_line = '.venv/bin/python -m pytest "${xdist[@]}" --durations=15 "$@" || status=$?'
+    assert [line for line in test if "-m pytest" in line] == [pytest_line]
     assert "mapfile -t xdist < <(parallel 4)" in test
+    # mypy runs alongside the tests (started before them, its verdict after), and the run's exit
+    # status is the tests' or mypy's failure.
+    assert test.index("start_mypy") < test.index(pytest_line) < test.index('finish_mypy || [ "$status" -ne 0 ] || status=1')
+    assert test[-1] == 'exit "$status"'
