@@ -50,7 +50,10 @@ FIXTURES = {
 # test ("dir/test_x.py::test_y", every parametrisation of it), path under tests/.
 _LAVOS, _MQTT, _PG = ("lavos_process",), ("mosquitto",), ("postgres",)
 MODULES: dict[str, tuple[str, ...]] = {
-    "dashboard/browser/": ("chromium", "lavos_process", "mosquitto"),
+    # The browser modules serve the hub in-process (tests/support/web.py served_lavos); one module
+    # runs `lavos server` as a process (its `SERVER_PROCESS = True`).
+    "dashboard/browser/": ("chromium", "mosquitto"),
+    "dashboard/browser/test_harness.py": _LAVOS,
     "test_cli_help.py::test_the_installed_command_answers_help_as_a_process": _LAVOS,
     "test_packaging.py::test_the_agent_imports_without_the_hub_packages": _LAVOS,
     "test_packaging.py::test_the_nodes_commands_run_on_an_edge_only_install": _LAVOS,

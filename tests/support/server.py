@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -150,6 +150,22 @@ def serving(
         yield Serving(proc, f"http://127.0.0.1:{port}", port, log, tmp, db, env)
     finally:
         stop_server(proc, group=own_group)
+
+
+class Served(Protocol):
+    """A served hub as the tests use it: `lavos server` as a process (LavosServer) or in this
+    process on a real socket (tests/support/web.py served_lavos)."""
+
+    @property
+    def base_url(self) -> str: ...
+    @property
+    def db_url(self) -> str: ...
+    @property
+    def workdir(self) -> Path | None: ...
+
+    users: dict[str, tuple[str, str]]
+
+    def api(self, method: str, path: str, user: str, *, status: int | None = 200, **kw: Any) -> Any: ...
 
 
 @dataclass
