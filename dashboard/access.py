@@ -32,10 +32,10 @@ CAPABILITIES: dict[str, Capability] = {
     "sessions.history": Capability(MANAGER, "closed sessions with their totals (revenue), sessions by day"),
     "tables.service": Capability(STAFF, "take a table out of service (cleaning, repair) and put it back"),
     "tables.light": Capability(STAFF, "switch a table's light by hand (audited; an alert when no game runs)"),
-    "sessions.correct": Capability(MANAGER, "correct a bill by an amount, with a reason; void an extra on a bill already issued"),
-    # Staff fix their own slip while the game runs (the bill is not issued yet); once it is
-    # issued (the game stopped), a change to it is the manager's, like a correction.
-    "sessions.void": Capability(STAFF, "void an extra added by mistake, with a reason, while the game runs (before the bill is issued)"),
+    "sessions.correct": Capability(MANAGER, "correct a bill by an amount, with a reason (on a running game or an issued bill)"),
+    # An extra is an item on the game's tab: staff void it by the tab's rule (before any payment on
+    # the tab; after one, tabs.void_paid: the manager's), as any item.
+    "sessions.void": Capability(STAFF, "void an extra added by mistake on a game's tab, with a reason, before the tab has a payment"),
     "bills.today": Capability(STAFF, "today's bills (the business day), to find one again and reprint it"),
     # The till (issue 12): staff run tabs and take money; what changes money already taken, the
     # product list, closed days and the eKasa client are the manager's.
@@ -46,9 +46,21 @@ CAPABILITIES: dict[str, Capability] = {
     "payments.reverse": Capability(MANAGER, "reverse (refund) a payment, with a reason"),
     "day.run": Capability(STAFF, "open the business day with a float; close it (the Z report) with the counted cash"),
     "day.history": Capability(MANAGER, "closed business days, their Z reports and exports"),
+    # A blind count: staff type the counted cash before they see what the drawer should hold; the
+    # manager sees the expected cash and the takings of the day at any time.
+    "day.expected": Capability(MANAGER, "the expected cash and the takings of a business day still open (staff count blind)"),
     "ekasa.run": Capability(STAFF, "see eKasa states of receipts; record a hand-written paragón when the eKasa client is down"),
     "ekasa.settings": Capability(MANAGER, "the eKasa client: on or off, its address, a test; registering paragóny"),
     "notify.settings": Capability(MANAGER, "push notifications: targets (their addresses are secrets), a test message, the history"),
+    # Bookings and the waiting list (issue 20): staff take phone bookings, seat and mark no-shows;
+    # blocks (tournaments, private parties) and what happens to a paid deposit are the manager's.
+    "bookings.read": Capability(STAFF, "bookings with the guests' phone numbers, the day view, the waiting list, one's own iCal link"),
+    "bookings.run": Capability(
+        STAFF, "book, confirm, move, cancel a booking; guests arrived (start the game), no-show; the waiting list and its offers"
+    ),
+    "bookings.availability": Capability(STAFF, "free tables by kind and time, no personal data (what a public booking page would ask)"),
+    "bookings.blocks": Capability(MANAGER, "block tables for a tournament, training, a private party or maintenance"),
+    "bookings.deposits": Capability(MANAGER, "keep a booking's paid deposit or give it back"),
     "alerts.open": Capability(STAFF, "open alerts, the banner, acknowledging"),
     "alerts.history": Capability(MANAGER, "closed alerts"),
     "foosball.checkin": Capability(STAFF, "foosball check-ins and checking a member in"),
@@ -71,6 +83,8 @@ PUBLIC_ROUTES = frozenset(
         ("POST", "/login"),
         ("POST", "/logout"),
         ("POST", "/lang"),
+        # A private iCal feed: the unguessable link is the key (revoked on the bookings page).
+        ("GET", "/api/calendar/{token}.ics"),
     }
 )
 

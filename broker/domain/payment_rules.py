@@ -17,6 +17,8 @@ Rules (issue 12), each in one place here:
   rate (broker.domain.money.allocate: largest remainder, odd cents to the larger remainder, ties to
   the higher rate). Because the weights are what is still unpaid per rate, the last payment takes
   exactly the rest at each rate: the receipts of one tab add up to its bill per VAT rate, to the cent.
+  Each such line also freezes what it paid for by category (table time, drinks, food…), its amount
+  shared pro rata over the bill's categories at its rate (broker.domain.revenue.by_category).
   A rate already paid beyond what it owes (an item voided after a part payment) gets a correcting
   negative line back to zero, and the amount it frees is shared over the rates still owed.
 """
@@ -29,8 +31,9 @@ from dataclasses import dataclass
 from broker.domain.cash_rounding import NO_ROUNDING, cash_due
 from broker.domain.euros import euros, whole_cents
 from broker.domain.money import allocate, vat_rows
-from broker.domain.receipt import ReceiptLine
+from broker.domain.receipt import ReceiptLine, line_from_json
 from broker.domain.refusals import N_, Refusal
+from broker.domain.revenue import by_category
 
 __all__ = [
     "PARTIAL",
@@ -41,7 +44,7 @@ __all__ = [
     "negated",
 ]
 
-PARTIAL = "partial_payment"  # the category of a partial payment's lines (its goods are not known)
+PARTIAL = "partial_payment"  # the category of a part payment's lines (one per rate; its `categories` say what it paid for)
 
 
 class PaymentRefused(Refusal):
@@ -125,16 +128,18 @@ def frozen_lines(
     owed = {rate: left for rate, left in unpaid.items() if left > 0} or {0: 0}
     shares = allocate(amount_cents - sum(over.values()), owed)
     paid = [
-        _part_line(rate, share, f"Čiastočná úhrada účtu {label}", f"Part payment of the bill {label_en}") for rate, share in shares.items()
+        _part_line(rate, share, lines, f"Čiastočná úhrada účtu {label}", f"Part payment of the bill {label_en}")
+        for rate, share in shares.items()
     ]
     corrections = [
-        _part_line(rate, left, f"Oprava DPH po storne, účet {label}", f"VAT correction after a void, bill {label_en}")
+        _part_line(rate, left, lines, f"Oprava DPH po storne, účet {label}", f"VAT correction after a void, bill {label_en}")
         for rate, left in over.items()
     ]
     return sorted((x for x in paid + corrections if x.amount_cents), key=lambda x: (-x.vat_percent, x.amount_cents < 0))
 
 
-def _part_line(rate: int, cents: int, description: str, description_en: str) -> ReceiptLine:
+def _part_line(rate: int, cents: int, bill: list[ReceiptLine], description: str, description_en: str) -> ReceiptLine:
+    """One rate's share of a part payment, with what it paid for by category (the Z report's)."""
     return ReceiptLine(
         description=description,
         description_en=description_en,
@@ -143,13 +148,24 @@ def _part_line(rate: int, cents: int, description: str, description_en: str) -> 
         amount_cents=cents,
         vat_percent=rate,
         category=PARTIAL,
+        categories=by_category(cents, rate, bill) if cents else (),
     )
 
 
 def negated(lines: Iterable[ReceiptLine]) -> list[ReceiptLine]:
     """A reversal's lines: the original's given back (quantity and amount negative, the unit price kept)."""
     return [
-        ReceiptLine(x.description, x.description_en, -x.quantity, x.unit_cents, -x.amount_cents, x.vat_percent, x.category) for x in lines
+        ReceiptLine(
+            x.description,
+            x.description_en,
+            -x.quantity,
+            x.unit_cents,
+            -x.amount_cents,
+            x.vat_percent,
+            x.category,
+            tuple((c, -cents) for c, cents in x.categories),
+        )
+        for x in lines
     ]
 
 
@@ -157,4 +173,4 @@ def part_lines(doc: Mapping[str, object]) -> list[ReceiptLine]:
     """A split part's lines (m1's Tab.split JSON: {"lines": [ReceiptLine-shaped dicts], ...})."""
     rows = doc.get("lines") or []
     assert isinstance(rows, list)
-    return [ReceiptLine(**row) for row in rows]
+    return [line_from_json(row) for row in rows]

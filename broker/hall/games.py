@@ -36,6 +36,8 @@ from broker.storage.models import Game, Member
 from devices.kinds import Kind
 
 MakeOp = Callable[[datetime], game_ops.Op]
+# Refuses prepaid minutes that would run into a booking or block ahead on a table (broker.hall.bookings).
+PrepaidGuard = Callable[[str, int | None, datetime], None]
 
 
 # -- the commands ---------------------------------------------------------------------------
@@ -94,29 +96,11 @@ class ExtendGame(GameCommand):
 
 
 @command
-class AddExtra(GameCommand):
-    """Put an extra of the venue file's list on the game's bill."""
-
-    extra: str
-    quantity: int = 1
-
-
-@command
 class CorrectBill(GameCommand):
     """A manager's correction by an amount with a reason, on a running game or an issued bill."""
 
     amount_cents: int
     reason: str
-
-
-@command
-class VoidExtra(GameCommand):
-    """Reverse the extra added by op number `extra_op`, with a reason; on an issued bill only
-    with `issued_ok` (whether the actor's role may change one: the dashboard's access table)."""
-
-    extra_op: int
-    reason: str
-    issued_ok: bool = False
 
 
 @command
@@ -156,12 +140,21 @@ def member_snapshot(db: Db, h: HallState, *, member_id: int | None = None, card_
 
 
 class Games:
-    def __init__(self, hall: HallState, lights: Lights, out_of_service: OutOfServiceBook, table_service: TableService, till: Till) -> None:
+    def __init__(
+        self,
+        hall: HallState,
+        lights: Lights,
+        out_of_service: OutOfServiceBook,
+        table_service: TableService,
+        till: Till,
+        prepaid_guard: PrepaidGuard | None = None,
+    ) -> None:
         self.h = hall
         self.lights = lights
         self._out_of_service = out_of_service
         self._table_service = table_service
         self._till = till
+        self._prepaid_guard = prepaid_guard
 
     # -- checks -------------------------------------------------------------------------
 
@@ -201,6 +194,8 @@ class Games:
                 table=table_name(self.h.tables[table]),
                 session=busy.id,
             )
+        if self._prepaid_guard is not None:
+            self._prepaid_guard(table, c.prepaid_minutes, self.h.clock())
         with self.h.store.session() as db:
             member = member_snapshot(db, self.h, member_id=c.member_id, card_uid=c.card_uid)
             self._card_free(member)
@@ -332,17 +327,12 @@ class Games:
 
     @handles(ExtendGame)
     def extend(self, c: ExtendGame) -> GameState:
+        found = self.h.sessions.by_id(c.game)
+        if self._prepaid_guard is not None and found is not None and found[1].state.prepaid_until is not None:
+            now = self.h.clock()
+            left = max(0, int((found[1].state.prepaid_until - now).total_seconds() // 60))
+            self._prepaid_guard(found[0], left + c.minutes if isinstance(c.minutes, int) else None, now)
         return self.change(c.game, lambda at: game_ops.extend_op(at, c.minutes, actor=c.actor))
-
-    @handles(AddExtra)
-    def add_extra(self, c: AddExtra) -> GameState:
-        def make(at: datetime) -> game_ops.Op:
-            try:
-                return game_ops.extra_op(at, c.extra, c.quantity, venue=self.h.venue, actor=c.actor)
-            except game_ops.GameError as e:
-                raise ServiceError.like(e) from None
-
-        return self.change(c.game, make)
 
     @handles(SetCard)
     def set_card(self, c: SetCard) -> GameState:
@@ -356,36 +346,22 @@ class Games:
         self._card_free(member, c.game)
         return self.change(c.game, lambda at: game_ops.card_op(at, member, actor=c.actor))
 
-    # -- the bill: corrections and voids, while it runs or once issued -----------------
+    # -- the bill: a manager's correction, while it runs or once issued ------------------
+    # (What was put on the game's tab, an extra too, is voided on the tab: broker.hall.till.tabs.)
 
     @handles(CorrectBill)
     def correct(self, c: CorrectBill) -> GameState:
         text = _reason(c.reason)
-        return self._amend(c.game, lambda at: game_ops.correction_op(at, c.amount_cents, text, actor=c.actor), issued_ok=True)
+        return self._amend(c.game, lambda at: game_ops.correction_op(at, c.amount_cents, text, actor=c.actor))
 
-    @handles(VoidExtra)
-    def void_extra(self, c: VoidExtra) -> GameState:
-        text = _reason(c.reason)
-        return self._amend(c.game, lambda at: game_ops.void_op(at, c.extra_op, text, actor=c.actor), issued_ok=c.issued_ok)
-
-    def _amend(self, game: int, make_op: MakeOp, *, issued_ok: bool) -> GameState:
-        """Append a correction or a void to a running game, or to a stopped one's issued bill.
-
-        The check of "issued" and the append are one step on the writer, so a game stopped a
-        moment before cannot slip a staff void onto its issued bill."""
+    def _amend(self, game: int, make_op: MakeOp) -> GameState:
+        """Append a correction to a running game, or to a stopped one's issued bill."""
         if self.h.sessions.by_id(game) is not None:
-            if not issued_ok:  # a staff void: not once money is in on the game's tab
-                with self.h.store.reader() as db:
-                    self._till.tabs.game_void_allowed(db, game, may_void_paid=False)
             return self.change(game, make_op)
         with self.h.store.session() as db:
             row = db.get(Game, game)
             if row is None:
                 raise NotFound(N_("There is no game no. %(session)d."), session=game)
-            if not issued_ok:
-                raise ServiceError(
-                    N_("The bill of game no. %(session)d is already issued: only a manager can change it now."), session=game
-                )
             state = replay_row(row, self.h.venue)
             op = make_op(max(self.h.clock(), state.last_at))
             try:

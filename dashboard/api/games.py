@@ -1,7 +1,9 @@
-"""Table sessions: start, the operations on a running one, and the bill.
+"""Table sessions: start, the operations on a running one, the bill, and what is put on the game's tab.
 
 Every write is a call of the hub's facade: the hub validates, appends the op (its audit entry,
-with the user as actor) and makes the lights follow. Reads go through the read models.
+with the user as actor) and makes the lights follow. An extra is a product on the game's tab: its
+routes here build the till's tab-item commands on that tab (broker.hall.till.tabs), the same as
+the tab's own routes, and answer the game with what is on its tab. Reads go through the read models.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from fastapi import APIRouter, Depends, Query
 from broker.accounts.staff import Staff
 from broker.domain.club_rate import start_warning
 from broker.hall.games import (
-    AddExtra,
     CorrectBill,
     ExtendGame,
     GameCommand,
@@ -24,9 +25,9 @@ from broker.hall.games import (
     SetCard,
     StartGame,
     StopGame,
-    VoidExtra,
 )
 from broker.hall.read_models import HallReads
+from broker.hall.till.tabs import AddTabItem, VoidTabItem
 from dashboard.access import allows
 from dashboard.api import responses as R
 from dashboard.api import views
@@ -90,7 +91,8 @@ def list_sessions(
         demand(user, "sessions.history")
     start_at, end_at = reads.day_bounds(day) if day is not None else (None, None)
     ids = reads.session_ids(open=open, started_from=start_at, started_before=end_at, limit=limit)
-    return [views.session(reads, gid, reads.session_state(gid), with_bill=False) for gid in ids]
+    items = reads.game_items(ids)
+    return [views.session(reads, gid, reads.session_state(gid), with_bill=False, items=items.get(gid, ())) for gid in ids]
 
 
 @router.get("/{session_id}", response_model=R.SessionOut, summary="A session's state and itemised bill")
@@ -123,9 +125,15 @@ def extend(session_id: IdPath, body: Extend, hub: Hub, user: Annotated[Staff, De
     return _done(hub, ExtendGame(game=session_id, minutes=body.minutes, actor=user.username))
 
 
-@router.post("/{session_id}/extras", response_model=R.SessionOut, summary="Put an extra (from GET /api/extras) on the tab")
+@router.post(
+    "/{session_id}/extras",
+    response_model=R.SessionOut,
+    summary="Put an extra (by its id in GET /api/extras, a product of the list) on the game's tab; the game with its extras",
+)
 def add_extra(session_id: IdPath, body: ExtraIn, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
-    return _done(hub, AddExtra(game=session_id, extra=body.extra, quantity=body.quantity, actor=user.username))
+    tab, product = hub.reads.game_tab(session_id), hub.reads.product_of_extra(body.extra)
+    hub.execute(AddTabItem(tab=tab, product=product.id, quantity=body.quantity, actor=user.username))
+    return _view(hub.reads, session_id)
 
 
 @router.post(
@@ -145,8 +153,10 @@ def correct(session_id: IdPath, body: CorrectionIn, hub: Hub, user: Annotated[St
 @router.post(
     "/{session_id}/void",
     response_model=R.SessionOut,
-    summary="Void an extra (by its op number) with a reason: a negative line; staff before the bill is issued, a manager after",
+    summary="Void what was put on the game's tab (extras[].item) with a reason; staff before any payment on the tab, a manager after",
 )
 def void_extra(session_id: IdPath, body: VoidIn, hub: Hub, user: Annotated[Staff, Depends(can("sessions.void"))]) -> dict[str, Any]:
-    issued_ok = allows(user.role, "sessions.correct")
-    return _done(hub, VoidExtra(game=session_id, extra_op=body.extra_op, reason=body.reason, issued_ok=issued_ok, actor=user.username))
+    may_void_paid = allows(user.role, "tabs.void_paid")
+    tab = hub.reads.game_tab(session_id)
+    hub.execute(VoidTabItem(tab=tab, item=body.item, reason=body.reason, may_void_paid=may_void_paid, actor=user.username))
+    return _view(hub.reads, session_id)

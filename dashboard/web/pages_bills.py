@@ -1,10 +1,10 @@
-"""Bills: the list of a business day's bills (to find one again and reprint it), and changing a bill
-(voiding an extra added by mistake, a manager's correction) from the bill page.
+"""Bills: the list of a business day's bills (to find one again and reprint it), and a manager's
+correction of a game's bill from the bill page.
 
-Who may change a bill (dashboard.access): staff void an extra while the game runs, before the bill
-is issued; once the game is stopped the bill is issued and only a manager voids or corrects it.
-Both go through the hub's facade, which keeps every change as an op of the session (who, when,
-why): money is never deleted, a void adds the same amount negative.
+A game's bill is its table time (dashboard.access: a manager corrects it, "sessions.correct");
+what was put on the game's tab, an extra too, is voided on the tab's page, by the tab's rule
+(broker.hall.till.tabs). The correction goes through the hub's facade, which keeps it as an op of
+the game (who, when, why): money is never deleted.
 
 The list shows staff today's business day (a game after midnight is still the evening's); other
 days are the manager's, like every look at money over time.
@@ -23,7 +23,7 @@ from broker.accounts.staff import Staff
 from broker.domain.euros import MAX_AMOUNT_CENTS, parse_euros
 from broker.domain.refusals import Refusal
 from broker.hall.facade import NotFound, ServiceError
-from broker.hall.games import CorrectBill, VoidExtra
+from broker.hall.games import CorrectBill
 from broker.hall.read_models import HallReads, StoppedGame
 from broker.hall.reports import ReportError
 from dashboard.access import allows
@@ -123,30 +123,6 @@ def _bill_again(request: Request, reads: HallReads, session_id: int, error: Refu
 def _euros_to_cents(text: str) -> int | None:
     """'-2,50', '-2.50', '3' → cents; None when it is not an amount (or 0, or absurd)."""
     return parse_euros(text, low=-MAX_AMOUNT_CENTS, zero=False)
-
-
-@router.post("/{session_id}/void", dependencies=[Depends(verify_csrf)])
-def void_extra(
-    session_id: IdPath,
-    request: Request,
-    hub: Hub,
-    user: Annotated[Staff, Depends(page_can("sessions.void"))],
-    extra_op: Annotated[int, Form(ge=1, le=1_000_000)],
-    reason: ReasonField = "",
-) -> Response:
-    form = {"kind": "void", "extra_op": extra_op, "reason": reason}
-    try:
-        hub.execute(
-            VoidExtra(
-                game=session_id, extra_op=extra_op, reason=reason, issued_ok=allows(user.role, "sessions.correct"), actor=user.username
-            )
-        )
-    except NotFound:
-        raise
-    except ServiceError as e:
-        return _bill_again(request, hub.reads, session_id, e, form, 409)
-    flash(request, gettext("Extra voided; the bill shows it reversed."), "ok")
-    return RedirectResponse(f"/sessions/{session_id}/bill", status_code=303)
 
 
 @router.post("/{session_id}/correct", dependencies=[Depends(verify_csrf)])

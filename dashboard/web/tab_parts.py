@@ -8,6 +8,8 @@ import uuid
 from typing import Any
 
 from broker.domain.euros import PRODUCT_CATEGORIES
+from broker.domain.payment_rules import PARTIAL
+from broker.domain.revenue import UNASSIGNED
 from broker.hall.read_models import HallReads
 from broker.hall.till.tab_views import ProductView
 from dashboard.web.i18n import N_, gettext
@@ -20,7 +22,11 @@ CATEGORY_WORDS = {
     "tournament_entry": N_("Tournament entry"),
     "cue_service": N_("Cue service"),
     "other": N_("Other"),
+    "deposit": N_("Booking deposits"),  # broker.hall.bookings: a deposit's line on its own tab
 }
+# What money paid for, as the Z report and the reports name it: the products' categories, and money
+# no line explains (UNASSIGNED; PARTIAL in a Z report frozen before part payments said what they paid for).
+MONEY_CATEGORY_WORDS = {**CATEGORY_WORDS, UNASSIGNED: N_("Not itemised"), PARTIAL: N_("Part payments, not itemised")}
 STATUS_WORDS = {"open": N_("not paid yet"), "partly_paid": N_("partly paid"), "paid": N_("paid in full")}
 
 

@@ -10,8 +10,8 @@ from typing import Any
 
 from dashboard.api import create_app
 
-# Not JSON: files a spreadsheet opens.
-DOWNLOADS = {("get", "/api/members/export")}
+# Not JSON: files a spreadsheet or a calendar app opens.
+DOWNLOADS = {("get", "/api/members/export"), ("get", "/api/calendar/{token}.ics")}
 
 
 def _empty(schema: dict[str, Any]) -> bool:

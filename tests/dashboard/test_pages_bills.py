@@ -1,15 +1,14 @@
 """The bill list (today's business day, to find a bill again and reprint it) and changing a bill from
-its page (void an extra, a manager's correction), over a real hub: forms with CSRF, Slovak refusals
-that keep what was typed."""
+its page (a manager's correction; an extra is voided on the game's tab), over a real hub: forms with
+CSRF, Slovak refusals that keep what was typed."""
 
 from __future__ import annotations
 
 import re
 
-from sqlalchemy import select
-
-from broker.hall.games import AddExtra, StartGame, StopGame
-from broker.storage.models import GameOp
+from broker.hall.games import StartGame, StopGame
+from broker.hall.read_models import HallReads
+from broker.hall.till.tabs import AddTabItem
 from tests.dashboard.conftest import sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 
@@ -17,11 +16,11 @@ pytestmark = sqlite_only  # the SQL of both backends is in test_api_bills; these
 
 
 def _games(pages) -> tuple[int, int, int]:
-    """On 10 Nov 2026 from 18:00: Pool 1 for an hour with 2 toppings (voidable op 2), Pool 2 from
+    """On 10 Nov 2026 from 18:00: Pool 1 for an hour with 2 toppings on its tab, Pool 2 from
     23:30 to 00:40 (after midnight: still the evening's), Pool 3 still running."""
     s = pages.service
     one = s.execute(StartGame(table="pool-01", actor="jana"))
-    s.execute(AddExtra(game=one, extra="topping", quantity=2, actor="jana"))
+    _toppings(pages, one, 2)
     pages.clock.advance(minutes=60)
     s.execute(StopGame(game=one, actor="jana"))
     pages.clock.advance(hours=4, minutes=30)  # 23:30
@@ -30,6 +29,13 @@ def _games(pages) -> tuple[int, int, int]:
     pages.clock.advance(minutes=70)  # 00:40 on the 11th
     s.execute(StopGame(game=two, actor="jana"))
     return one, two, three
+
+
+def _toppings(pages, game: int, quantity: int) -> int:
+    """Toppings on the game's tab (an extra is a product there); the item's id."""
+    reads = HallReads(pages.service)
+    topping = reads.product_of_extra("topping").id
+    return pages.service.execute(AddTabItem(tab=reads.game_tab(game), product=topping, quantity=quantity, actor="jana"))
 
 
 def _rows(html: str) -> list[str]:
@@ -42,7 +48,7 @@ def test_todays_bills_are_the_business_days_latest_first(pages):
     assert "Dnešné účty" in html and "10.\u00a011.\u00a02026" in html
     assert _rows(html) == [str(two), str(one)]  # stopped ones only, the latest first
     assert f"Účet č. {one}" in html and "Pool 1" in html and "pool-01" not in html.split("<main")[1].split("<select")[0]
-    assert f'href="/sessions/{one}/bill?print=1"' in html and "14,20\u00a0€" in html  # 7,20 + 7,00, both bills
+    assert f'href="/sessions/{one}/bill?print=1"' in html and "13,00\u00a0€" in html  # 6,00 + 7,00, both games' bills
     assert "23:30 – 00:40" in html
     assert _rows(pages.page("/bills?table=pool-02", client=pages.staff)) == [str(two)]
     assert _rows(pages.page("/bills?q=pool+1", client=pages.staff)) == [str(one)]
@@ -61,36 +67,16 @@ def test_other_days_are_the_managers(pages):
     assert pages.manager.get("/bills?day=11.11.2026").status_code == 400
 
 
-def test_staff_void_an_extra_on_the_running_games_bill(pages):
+def test_an_extra_is_voided_on_the_games_tab_not_on_its_bill(pages):
     s = pages.service
     sid = s.execute(StartGame(table="pool-01", actor="jana"))
-    s.execute(AddExtra(game=sid, extra="topping", quantity=2, actor="jana"))
+    _toppings(pages, sid, 2)
     pages.clock.advance(minutes=10)
     html = pages.page(f"/sessions/{sid}/bill", client=pages.staff)
-    assert 'id="void-form"' in html and 'id="correct-form"' not in html  # staff: void yes, correct no
-    r = pages.post(f"/bills/{sid}/void", {"extra_op": "2", "reason": "zadané dvakrát"}, client=pages.staff)
-    assert r.status_code == 303
-    bill = pages.page(r.headers["location"], client=pages.staff)
-    assert "Položka stornovaná" in bill and "Storno: " in bill
-    assert "line-void" in bill and "-1,20\u00a0€" in bill and "zadané dvakrát" in bill
-    with s.store.reader() as db:
-        last = db.scalars(select(GameOp).where(GameOp.session_id == sid).order_by(GameOp.seq.desc())).first()
-        assert (last.kind, last.actor, last.reason) == ("void", "jana", "zadané dvakrát")
-
-
-def test_a_refused_void_says_why_in_slovak_and_keeps_the_text(pages):
-    s = pages.service
-    sid = s.execute(StartGame(table="pool-01", actor="jana"))
-    s.execute(AddExtra(game=sid, extra="topping", quantity=1, actor="jana"))
-    r = pages.post(f"/bills/{sid}/void", {"extra_op": "2", "reason": "ab"}, client=pages.staff)
-    assert r.status_code == 409 and "Napíšte dôvod (aspoň 3 znaky)" in r.text and 'value="ab"' in r.text
-    s.execute(StopGame(game=sid, actor="jana"))
-    html = pages.page(f"/sessions/{sid}/bill", client=pages.staff)
-    assert 'id="void-form"' not in html and "Účet je vystavený: položku teraz môže stornovať len vedúci." in html
-    r = pages.post(f"/bills/{sid}/void", {"extra_op": "2", "reason": "omylom"}, client=pages.staff)
-    assert r.status_code == 409 and f"Účet hry č. {sid} je už vystavený" in r.text
-    assert 'id="void-form"' in pages.page(f"/sessions/{sid}/bill")  # the manager may
-    assert pages.follow(pages.post(f"/bills/{sid}/void", {"extra_op": "2", "reason": "omylom"})).count("line-void") == 1
+    tab = HallReads(s).game_tab(sid)
+    assert 'id="void-on-tab"' in html and f'href="/tabs/{tab}"' in html and 'id="correct-form"' not in html
+    assert "Prísada na pizzu" not in html.split('id="bill-total"')[0]  # the game's bill: its table time
+    assert pages.post(f"/bills/{sid}/void", {"extra_op": "2", "reason": "zadané dvakrát"}, client=pages.staff).status_code in (404, 405)
 
 
 def test_the_manager_corrects_an_issued_bill_in_euros(pages):

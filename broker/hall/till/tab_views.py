@@ -33,6 +33,7 @@ class ProductView:
     category: str
     active: bool
     used: bool  # an item refers to it: it can be deactivated, never deleted
+    code: str | None = None  # the venue file's extra it stands for ("topping"), if any
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,8 @@ class TabItemView:
     voided_at: datetime | None
     voided_by: str | None
     void_reason: str | None
+    product_id: int | None = None
+    code: str | None = None  # its product's code: the venue file's extra it is ("topping")
 
     @property
     def amount_cents(self) -> int:
@@ -171,20 +174,52 @@ def product_views(db: Db, *, active_only: bool) -> list[ProductView]:
     if active_only:
         q = q.where(Product.active.is_(True))
     used = set(db.scalars(select(TabItem.product_id).where(TabItem.product_id.is_not(None)).distinct()))
-    return [
-        ProductView(p.id, p.name, p.name_en, p.price_cents, p.vat_percent, p.category, bool(p.active), p.id in used) for p in db.scalars(q)
-    ]
+    return [_product_view(p, p.id in used) for p in db.scalars(q)]
+
+
+def _product_view(p: Product, used: bool) -> ProductView:
+    return ProductView(p.id, p.name, p.name_en, p.price_cents, p.vat_percent, p.category, bool(p.active), used, p.code)
+
+
+def product_of_extra(db: Db, code: str) -> ProductView | None:
+    """The product that stands for the venue file's extra `code` ("topping"), None if none does."""
+    p = db.scalar(select(Product).where(Product.code == code))
+    return _product_view(p, True) if p is not None else None
+
+
+def _item_view(i: TabItem, code: str | None) -> TabItemView:
+    return TabItemView(
+        i.id, i.tab_id, i.name, i.name_en, i.category, i.quantity, i.unit_cents, i.vat_percent, i.added_at, i.added_by, i.voided_at,
+        i.voided_by, i.void_reason, i.product_id, code,
+    )  # fmt: skip
 
 
 def _items(db: Db, tab_id: int) -> tuple[TabItemView, ...]:
-    rows = db.scalars(select(TabItem).where(TabItem.tab_id == tab_id).order_by(TabItem.id)).all()
-    return tuple(
-        TabItemView(
-            i.id, i.tab_id, i.name, i.name_en, i.category, i.quantity, i.unit_cents, i.vat_percent, i.added_at, i.added_by, i.voided_at,
-            i.voided_by, i.void_reason,
-        )
-        for i in rows
-    )  # fmt: skip
+    rows = db.execute(
+        select(TabItem, Product.code)
+        .outerjoin(Product, Product.id == TabItem.product_id)
+        .where(TabItem.tab_id == tab_id)
+        .order_by(TabItem.id)
+    ).all()
+    return tuple(_item_view(i, code) for i, code in rows)
+
+
+def game_items(db: Db, session_ids: list[int]) -> dict[int, tuple[TabItemView, ...]]:
+    """What was put on each game's own tab (voided items included), by game: one query for a list."""
+    out: dict[int, list[TabItemView]] = {g: [] for g in session_ids}
+    if not session_ids:
+        return {}
+    rows = db.execute(
+        select(TabItem, Product.code, Tab.session_id)
+        .join(Tab, Tab.id == TabItem.tab_id)
+        .outerjoin(Product, Product.id == TabItem.product_id)
+        .where(Tab.session_id.in_(session_ids))
+        .order_by(TabItem.id)
+    ).all()
+    for i, code, game in rows:
+        if game is not None:  # always: only games' tabs were asked for
+            out[game].append(_item_view(i, code))
+    return {g: tuple(items) for g, items in out.items()}
 
 
 def tab_view(db: Db, hall: HallState, tab: Tab, now: datetime) -> TabView:

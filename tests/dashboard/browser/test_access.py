@@ -51,7 +51,6 @@ STAFF_ACTIONS = {
     "/sessions/{session_id}/transfer",
     "/sessions/{session_id}/extend",
     "/sessions/{session_id}/extras",
-    "/bills/{session_id}/void",
     "/alerts/{alert_id}/ack",
     "/account/password",
     "/tables/{table_id}/out-of-service",

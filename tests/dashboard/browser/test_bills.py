@@ -1,6 +1,6 @@
-"""Issue 11, bills and reports: voiding an extra and correcting a bill on the bill page, the list of
-today's bills to reprint one, and the reports' day arrows, in Chromium against the real server, at
-tablet and phone size, in Slovak and English.
+"""Issue 11, bills and reports: an extra voided on the game's tab from its bill page, a bill corrected
+on the bill page, the list of today's bills to reprint one, and the reports' day arrows, in Chromium
+against the real server, at tablet and phone size, in Slovak and English.
 
 The server runs on the real clock, so every game here is on today's business day.
 """
@@ -38,36 +38,36 @@ def _english(page) -> None:
 
 
 @pytest.mark.parametrize(("size", "table"), [("tablet", "pool-07"), ("phone", "pool-08")])
-def test_staff_void_an_extra_on_the_running_games_bill(lavos, open_page, size, table):
+def test_staff_void_an_extra_on_the_games_tab_from_its_bill(lavos, open_page, size, table):
     viewport = TABLET if size == "tablet" else PHONE
     page = open_page(viewport, mobile=size == "phone")
     sid = _game(lavos, table)
     log_in(page, lavos, STAFF, f"/sessions/{sid}/bill")
     _fits(page, viewport["width"])
-    form = page.locator("#void-form")
-    assert form.is_visible() and page.locator("#correct-form").count() == 0  # staff: no correction
-    form.locator("select[name=extra_op]").select_option(index=0)
-    # A too-short reason: the browser's own check stops it; the server's is tested in test_pages_bills.
-    form.locator("input[name=reason]").fill("zadané dvakrát")
+    assert page.locator("#correct-form").count() == 0  # staff: no correction
+    assert "Prísada" not in page.inner_text("table.lines")  # the game's bill: its table time; the toppings are on its tab
     with page.expect_navigation():
-        form.locator("button[type=submit]").tap()
+        page.locator("#void-on-tab-open").tap()  # an extra is an item of the game's tab, voided there
+    row = page.locator("tr.line-item", has_text="Prísada")
+    row.locator("summary").tap()
+    # A too-short reason: the browser's own check stops it; the server's is tested in test_tabs_pages.
+    row.locator("input[name=reason]").fill("zadané dvakrát")
+    with page.expect_navigation():
+        row.locator("button.btn-danger").tap()
     assert "Položka stornovaná" in page.locator(".flash").inner_text()
-    void = page.locator("tr.line-void")
-    assert void.count() == 1 and "Storno" in void.inner_text() and "zadané dvakrát" in void.inner_text()
-    assert ("-" + eur(2 * TOPPING)).replace(" ", "\u00a0") in void.inner_text().replace(" ", "\u00a0")
-    assert page.locator("tr.line-extra").count() == 1  # the extra stays on the bill
-    assert page.locator("#void-form").count() == 0  # nothing left to void
+    voided = page.locator("tr.line-item.voided")
+    assert voided.count() == 1 and "zadané dvakrát" in voided.inner_text() and "Prísada" in voided.inner_text()
     _fits(page, viewport["width"])
     _stop(lavos, sid)
 
 
-def test_staff_cannot_void_on_an_issued_bill_and_the_manager_can_in_english(lavos, open_page):
+def test_staff_cannot_correct_an_issued_bill_and_the_manager_can_in_english(lavos, open_page):
     sid = _game(lavos, "pool-09", toppings=1)
     bill = _stop(lavos, sid)["bill"]
     staff = open_page(PHONE, mobile=True)
     log_in(staff, lavos, STAFF, f"/sessions/{sid}/bill")
-    assert staff.locator("#void-form").count() == 0
-    assert "len vedúci" in staff.locator("#void-manager-only").inner_text()
+    assert staff.locator("#correct-form").count() == 0
+    assert "vedúci" in staff.locator("#correct-manager-only").inner_text()
     assert "Spolu na úhradu" in staff.inner_text("table.lines tfoot") and "Základ dane (bez DPH)" in staff.inner_text("table.lines tfoot")
     assert "Vystavené" in staff.inner_text(".receipt")
 
@@ -90,10 +90,6 @@ def test_staff_cannot_void_on_an_issued_bill_and_the_manager_can_in_english(lavo
     assert line.count() == 1 and "Correction" in line.inner_text() and "the table was wobbly" in line.inner_text()
     total = bill["total_cents"] + 150
     assert manager.inner_text("#bill-total").strip() == eur_en(total)
-    manager.locator("#void-form input[name=reason]").fill("not ordered")
-    with manager.expect_navigation():
-        manager.locator("#void-form button[type=submit]").tap()
-    assert "Voided" in manager.inner_text("tr.line-void") and manager.inner_text("#bill-total").strip() == eur_en(total - TOPPING)
 
 
 @pytest.mark.parametrize("size", ["tablet", "phone"])
@@ -141,7 +137,7 @@ def test_report_arrows_go_back_a_day_and_never_into_the_future(lavos, open_page,
         page.locator("a.period-next").tap()
     assert page.inner_text("h1") == today and page.locator("a.period-next").count() == 0
     assert "čím tmavšie, tým vyťaženejšie" in page.inner_text("#utilisation")
-    assert "Tržba podľa taríf" in page.inner_text("#revenue") and "Stolný futbal podľa členov" in page.inner_text("#foosball")
+    assert "Tržba (s DPH, zaplatené)" in page.inner_text("#revenue") and "Stolný futbal podľa členov" in page.inner_text("#foosball")
     _fits(page, viewport["width"])
     _english(page)
     assert "the darker, the busier" in page.inner_text("#utilisation") and "Balls potted" in page.inner_text("#drops")

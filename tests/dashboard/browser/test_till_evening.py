@@ -184,9 +184,9 @@ def test_an_evening_at_the_till_from_the_first_game_to_the_closed_day(lavos, ope
     stale = open_page(PHONE, mobile=True)  # the phone behind the bar has the close-out open too
     log_in(stale, lavos, STAFF, "/day")
     _fits(stale, PHONE["width"])
-    assert _money(stale, "#z-expected") == eur(FLOAT + cash)
+    assert stale.locator("#z-blind").count() == 1 and stale.locator("#z-expected").count() == 0  # staff count blind
     _tap(page, page.locator("#to-day"))
-    assert _money(page, "#z-expected") == eur(FLOAT + cash) and _money(page, "#z-total") == eur(cash + card)
+    assert page.locator("#z-blind").count() == 1 and page.locator("#z-total").count() == 0
     page.locator("#counted-eur").fill(f"{(FLOAT + cash) // 100},{(FLOAT + cash) % 100:02d}")
     _tap(page, page.locator("#close-day"))
     assert page.url.endswith(f"/day/{day}/report"), page.url
