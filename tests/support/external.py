@@ -103,8 +103,6 @@ MODULES: dict[str, tuple[str, ...]] = {
     "security/test_password_path.py": _LAVOS,
     "security/test_reserved_ids.py::test_add_node_lavos_hub_exits_2_and_changes_no_password_file": _MQTT,
     "security/test_reserved_ids.py::test_add_node_refuses_a_venue_that_names_a_table_lavos_hub": _MQTT,
-    "security/test_roles.py": _LAVOS,
-    "security/test_web_sessions.py": _LAVOS,
     "sim/test_demo.py": _LAVOS + _MQTT,
     "sim/test_demo_till.py::test_a_short_demo_evening_pays_every_game_and_closes_the_day": _MQTT,
 }
