@@ -480,7 +480,7 @@ def report(r: Run) -> list[str]:
     lines = [
         f"{r.halls} halls × {r.tables} tables × 1 msg/s (QoS 1, retained) for {r.seconds} s, twice: "
         f"straight to the centre's broker (TLS), then through {r.halls} hall brokers and their bridges (TLS)",
-        f"{'publisher → consumer':<44} {'sent':>6} {'received':>9} {'p50':>11} {'p95':>11} {'p99':>11} {'max':>11}",
+        f"{'publisher → consumer':<50} {'sent':>6} {'received':>9} {'p50':>11} {'p95':>11} {'p99':>11} {'max':>11}",
     ]
     stats = {}
     names = {"bare": "bare paho subscriber", "centre": "lavos central (LiveSubscriber → Floors)"}
@@ -491,7 +491,7 @@ def report(r: Run) -> list[str]:
             q = stats[phase, key] = quantiles(got["lags"][phase])
             label = f"{'direct' if phase == DIRECT else 'bridged'} → {names[key]}"
             lines.append(
-                f"{label:<44} {sent:>6} {got['received'][phase]:>9} {_ms(q['p50'])}  {_ms(q['p95'])}  {_ms(q['p99'])}  {_ms(q['max'])}"
+                f"{label:<50} {sent:>6} {got['received'][phase]:>9} {_ms(q['p50'])}  {_ms(q['p95'])}  {_ms(q['p99'])}  {_ms(q['max'])}"
             )
 
     def ratio(a: tuple[str, str], b: tuple[str, str]) -> str:

@@ -27,13 +27,14 @@ from broker.domain.billing import Bill
 from broker.domain.receipt import Receipt
 from broker.domain.refusals import N_
 from broker.domain.reject_tally import NodeRejects
+from broker.domain.revenue import Revenue
 from broker.domain.schedule import business_day
 from broker.domain.tariffs import calendar_year
 from broker.domain.venue import TableSpec, Venue
 from broker.domain.zreport import ZReport
 from broker.hall import reports
 from broker.hall.booking_reads import BookingReads
-from broker.hall.errors import NotFound
+from broker.hall.errors import NotFound, ServiceError
 from broker.hall.hub import HallSnapshot, Hub
 from broker.hall.light_commands import LightCommand
 from broker.hall.listeners import Listener
@@ -44,7 +45,17 @@ from broker.hall.store_errors import store_call
 from broker.hall.table_service import OutOfService
 from broker.hall.till import tab_views
 from broker.hall.till.closeout import DayOverview, DaySummary
-from broker.hall.till.payment_reads import PaymentView, TabPayView, payment_at_hand, payment_views, receipt_of, tab_at_hand, tab_pay_view
+from broker.hall.till.payment_reads import (
+    JournalRow,
+    PaymentView,
+    TabPayView,
+    payment_at_hand,
+    payment_views,
+    receipt_of,
+    receipts_journal,
+    tab_at_hand,
+    tab_pay_view,
+)
 from broker.hall.till.tabs import merged_tabs
 from broker.storage.alerts import open_alerts
 from broker.storage.members import search_members
@@ -112,9 +123,10 @@ class StoppedGame:
 
 @dataclass(frozen=True)
 class PeriodFigures:
-    """A period's report figures, read in one transaction so the session list adds up to the revenue."""
+    """A period's report figures, read in one transaction so the game list adds up to the table time."""
 
-    revenue: reports.Revenue
+    revenue: Revenue  # what was paid (broker.domain.revenue: the Z report's takings)
+    table_time: reports.TableTime  # what the games billed for table time
     stopped: list[StoppedGame]
     utilisation: list[reports.HourGrid]  # one per played day
     drops: list[reports.HourGrid]
@@ -401,9 +413,16 @@ class HallReads:
     # -- reports ---------------------------------------------------------------------------------
 
     @store_call
-    def revenue(self, first: date, last: date) -> reports.Revenue:
+    def revenue(self, first: date, last: date) -> Revenue:
+        """What was paid over business days first..last (the Z reports' takings)."""
         with self._store.reader() as db:
-            return reports.revenue(db, self.venue, first, last)
+            return reports.revenue(db, self._hub.till.days.h, first, last)
+
+    @store_call
+    def table_time(self, first: date, last: date) -> reports.TableTime:
+        """What the games started on business days first..last billed for table time."""
+        with self._store.reader() as db:
+            return reports.table_time(db, self.venue, first, last)
 
     @store_call
     def utilisation(self, day: date) -> reports.HourGrid:
@@ -422,13 +441,14 @@ class HallReads:
 
     @store_call
     def period_figures(self, first: date, last: date, played: list[date]) -> PeriodFigures:
-        """Revenue, stopped sessions and foosball use over local days first..last; hour grids for the `played` days."""
+        """Revenue, table time, stopped games and foosball use over business days first..last; hour grids for the `played` days."""
         start, _ = self.day_bounds(first)
         _, end = self.day_bounds(last)
         now = self.clock()
         with self._store.reader() as db:
             return PeriodFigures(
-                reports.revenue(db, self.venue, first, last),
+                reports.revenue(db, self._hub.till.days.h, first, last),
+                reports.table_time(db, self.venue, first, last),
                 self._stopped(db, start, end),
                 [reports.utilisation(db, self.venue, d, now) for d in played],
                 [reports.drops(db, self.venue, d) for d in played],
@@ -513,9 +533,9 @@ class HallReads:
 
     @store_call
     def products(self, *, active_only: bool = False) -> list[tab_views.ProductView]:
-        """The product list by category and name (staff see the active ones)."""
+        """The product list by category and name (staff see the active ones), each with its sales of the last month."""
         with self._store.reader() as db:
-            return tab_views.product_views(db, active_only=active_only)
+            return tab_views.product_views(db, active_only=active_only, now=self.clock())
 
     @store_call
     def tab(self, tab_id: int) -> tab_views.TabView:
@@ -530,6 +550,32 @@ class HallReads:
     def tab_of_session(self, session_id: int) -> int | None:
         with self._store.reader() as db:
             return tab_views.tab_of_session(db, session_id)
+
+    @store_call
+    def game_tab(self, session_id: int) -> int:
+        """The tab of game `session_id` (what is put on the game goes there); NotFound: no such game."""
+        with self._store.reader() as db:
+            tab = tab_views.tab_of_session(db, session_id)
+            if tab is None:
+                if db.get(Game, session_id) is None:
+                    raise NotFound(N_("There is no game no. %(session)d."), session=session_id)
+                raise ServiceError(N_("Game no. %(session)d was settled before the till: it has no tab."), session=session_id)
+            return tab
+
+    @store_call
+    def product_of_extra(self, code: str) -> tab_views.ProductView:
+        """The product that stands for the venue file's extra `code` ("topping"); ServiceError: none does."""
+        with self._store.reader() as db:
+            product = tab_views.product_of_extra(db, code)
+        if product is None:
+            raise ServiceError(N_("There is no extra %(extra)s in the price list."), extra=code[:40])
+        return product
+
+    @store_call
+    def game_items(self, session_ids: list[int]) -> dict[int, tuple[tab_views.TabItemView, ...]]:
+        """What was put on each game's own tab (extras, drinks; voided ones included), by game."""
+        with self._store.reader() as db:
+            return tab_views.game_items(db, session_ids)
 
     @store_call
     def unpaid_tabs(self) -> list[tab_views.UnpaidTab]:
@@ -587,6 +633,19 @@ class HallReads:
         """The receipt of a payment or reversal, from its frozen lines (a reprint reads the same); None: no such payment."""
         with self._store.reader() as db:
             return receipt_of(db, self._hub.till.payments.h, payment_id)
+
+    @store_call
+    def receipts_journal(self, day: date) -> list[JournalRow]:
+        """The receipts counting on business day `day`, the newest first (the bills page's journal)."""
+        with self._store.reader() as db:
+            return receipts_journal(db, self._hub.till.payments.h, day)
+
+    @store_call
+    def till_days(self) -> tuple[date, frozenset[date]]:
+        """(the business day payments count on now, the days staff work with: CloseOut.days_at_hand)."""
+        with self._store.reader() as db:
+            now = self.clock()
+            return self._hub.till.days.current_day(db, now), self._hub.till.days.days_at_hand(db, now)
 
     @store_call
     def money_at_hand(self, *, tab: int | None = None, payment: int | None = None, game: int | None = None) -> bool:

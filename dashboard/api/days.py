@@ -14,8 +14,9 @@ from fastapi import APIRouter, Depends, Path
 from pydantic import BaseModel, Field
 
 from broker.accounts.staff import Staff
-from broker.domain.zreport import ZReport, to_json
+from broker.domain.zreport import BLIND, ZReport, to_json
 from broker.hall.till.closeout import MAX_DRAWER_CENTS, CloseDay, DaySummary, OpenDay
+from dashboard.access import allows
 from dashboard.api.auth import can, demand
 from dashboard.api.deps import Hub, Reads
 from dashboard.api.schemas import Body
@@ -121,7 +122,10 @@ class EarlierDayOut(BaseModel):
 
 
 class ZReportOut(BaseModel):
-    """A day's Z report: frozen if `closed_at` is set, else the figures as they stand now (`made_at`)."""
+    """A day's Z report: frozen if `closed_at` is set, else the figures as they stand now (`made_at`).
+
+    `blind`: a staff user's view of a day still open (a blind count): the expected cash, the takings
+    and their breakdowns are null until the day is closed with the counted cash; a manager sees them."""
 
     day: date
     opened_at: datetime | None
@@ -132,28 +136,29 @@ class ZReportOut(BaseModel):
     closed_at: datetime | None
     closed_by: str | None
     counted_cents: int | None
-    expected_cash_cents: int = Field(description="The float, the cash taken less the cash given back, and the cash rounding")
+    expected_cash_cents: int | None = Field(description="The float, the cash taken less the cash given back, and the cash rounding")
     variance_cents: int | None
     cash_method: str | None
-    cash_cents: int
-    rounding_cents: int = Field(description="The cash rounding to 0,05 € of the day's payments: in the drawer, not takings, no VAT")
+    cash_cents: int | None
+    rounding_cents: int | None = Field(description="The cash rounding to 0,05 € of the day's payments: in the drawer, not takings, no VAT")
     payments_count: int
-    payments_cents: int
-    reversals_cents: int
-    total_cents: int
-    table_time_cents: int
-    items_cents: int
-    by_method: list[MethodTotalOut]
-    by_staff: list[StaffTotalOut]
-    by_category: list[CategoryTotalOut]
-    by_vat: list[VatTotalOut]
-    refunds: list[RefundOut]
+    payments_cents: int | None
+    reversals_cents: int | None
+    total_cents: int | None = Field(description="Revenue (incl. VAT, paid): every payment counted on the day, refunds deducted")
+    table_time_cents: int | None
+    items_cents: int | None
+    by_method: list[MethodTotalOut] | None
+    by_staff: list[StaffTotalOut] | None
+    by_category: list[CategoryTotalOut] | None
+    by_vat: list[VatTotalOut] | None
+    refunds: list[RefundOut] | None
     voids: list[VoidOut]
     corrections: list[CorrectionOut]
     open_tabs: list[OpenTabOut]
     open_tabs_cents: int
     open_tabs_confirmed: bool
-    earlier_days: list[EarlierDayOut]
+    earlier_days: list[EarlierDayOut] | None
+    blind: bool = False
 
 
 class DaySummaryOut(BaseModel):
@@ -177,9 +182,14 @@ class CurrentDayOut(BaseModel):
     last_closed: DaySummaryOut | None
 
 
-def report_json(z: ZReport) -> dict[str, Any]:
+def report_json(z: ZReport, user: Staff | None = None) -> dict[str, Any]:
+    """The report as JSON; blind (broker.domain.zreport.BLIND null) for a staff user while the day is open."""
     out = to_json(z)
     out.update(expected_cash_cents=z.expected_cash_cents, variance_cents=z.variance_cents, open_tabs_cents=z.open_tabs_cents)
+    blind = user is not None and not z.closed and not allows(user.role, "day.expected")
+    if blind:
+        out.update(dict.fromkeys(("expected_cash_cents", *BLIND)))
+    out["blind"] = blind
     return out
 
 
@@ -193,7 +203,7 @@ def current(reads: Reads, user: Annotated[Staff, Depends(can("day.run"))]) -> di
     return {
         "day": o.day,
         "opened": o.opened,
-        "report": report_json(o.report),
+        "report": report_json(o.report, user),
         "unclosed": list(o.unclosed),
         "last_closed": _summary(o.last_closed) if o.last_closed else None,
     }
@@ -221,4 +231,4 @@ def days(reads: Reads, user: Annotated[Staff, Depends(can("day.history"))]) -> l
 def day_report(day: DayPath, reads: Reads, user: Annotated[Staff, Depends(can("day.run"))]) -> dict[str, Any]:
     if not reads.day_overview().at_hand(day):
         demand(user, "day.history")  # an earlier day's takings are the manager's, as on the pages
-    return report_json(reads.day_report(day))
+    return report_json(reads.day_report(day), user)

@@ -1,20 +1,23 @@
-"""Table sessions: start, the operations on a running one, and the bill.
+"""Table sessions: start, the operations on a running one, the bill, and what is put on the game's tab.
 
 Every write is a call of the hub's facade: the hub validates, appends the op (its audit entry,
-with the user as actor) and makes the lights follow. Reads go through the read models.
+with the user as actor) and makes the lights follow. An extra is a product on the game's tab: its
+routes here build the till's tab-item commands on that tab (broker.hall.till.tabs), the same as
+the tab's own routes, and answer the game with what is on its tab. Reads go through the read models.
 """
 
 from __future__ import annotations
 
 from datetime import date
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query
+from pydantic import BaseModel, ConfigDict, Field
 
 from broker.accounts.staff import Staff
 from broker.domain.club_rate import start_warning
+from broker.hall.closing import StopAllGames
 from broker.hall.games import (
-    AddExtra,
     CorrectBill,
     ExtendGame,
     GameCommand,
@@ -24,9 +27,9 @@ from broker.hall.games import (
     SetCard,
     StartGame,
     StopGame,
-    VoidExtra,
 )
 from broker.hall.read_models import HallReads
+from broker.hall.till.tabs import AddTabItem, VoidTabItem
 from dashboard.access import allows
 from dashboard.api import responses as R
 from dashboard.api import views
@@ -90,7 +93,38 @@ def list_sessions(
         demand(user, "sessions.history")
     start_at, end_at = reads.day_bounds(day) if day is not None else (None, None)
     ids = reads.session_ids(open=open, started_from=start_at, started_before=end_at, limit=limit)
-    return [views.session(reads, gid, reads.session_state(gid), with_bill=False) for gid in ids]
+    items = reads.game_items(ids)
+    return [views.session(reads, gid, reads.session_state(gid), with_bill=False, items=items.get(gid, ())) for gid in ids]
+
+
+class ClosedGameOut(BaseModel):
+    session_id: int
+    table: str
+    tab_id: int | None
+    total_cents: int = Field(description="The game's own bill")
+    owed_cents: int = Field(description="What its tab still owes (0: paid); it stays open to be paid")
+
+
+class StoppedAllOut(BaseModel):
+    stopped: list[ClosedGameOut]
+
+
+class StopAllIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    confirm: Literal[True] = Field(description="true: the caller means every game in the hall (a body sent by mistake stops nothing)")
+
+
+@router.post(
+    "/stop-all", response_model=StoppedAllOut, summary="Stop every game at once (closing time, manager); their tabs stay open to be paid"
+)
+def stop_all(body: StopAllIn, hub: Hub, user: Annotated[Staff, Depends(can("sessions.stop_all"))]) -> dict[str, Any]:
+    done = hub.execute(StopAllGames(actor=user.username))
+    return {
+        "stopped": [
+            {"session_id": g.game, "table": g.table, "tab_id": g.tab_id, "total_cents": g.total_cents, "owed_cents": g.owed_cents}
+            for g in done.games
+        ]
+    }
 
 
 @router.get("/{session_id}", response_model=R.SessionOut, summary="A session's state and itemised bill")
@@ -123,9 +157,15 @@ def extend(session_id: IdPath, body: Extend, hub: Hub, user: Annotated[Staff, De
     return _done(hub, ExtendGame(game=session_id, minutes=body.minutes, actor=user.username))
 
 
-@router.post("/{session_id}/extras", response_model=R.SessionOut, summary="Put an extra (from GET /api/extras) on the tab")
+@router.post(
+    "/{session_id}/extras",
+    response_model=R.SessionOut,
+    summary="Put an extra (by its id in GET /api/extras, a product of the list) on the game's tab; the game with its extras",
+)
 def add_extra(session_id: IdPath, body: ExtraIn, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
-    return _done(hub, AddExtra(game=session_id, extra=body.extra, quantity=body.quantity, actor=user.username))
+    tab, product = hub.reads.game_tab(session_id), hub.reads.product_of_extra(body.extra)
+    hub.execute(AddTabItem(tab=tab, product=product.id, quantity=body.quantity, actor=user.username))
+    return _view(hub.reads, session_id)
 
 
 @router.post(
@@ -145,8 +185,10 @@ def correct(session_id: IdPath, body: CorrectionIn, hub: Hub, user: Annotated[St
 @router.post(
     "/{session_id}/void",
     response_model=R.SessionOut,
-    summary="Void an extra (by its op number) with a reason: a negative line; staff before the bill is issued, a manager after",
+    summary="Void what was put on the game's tab (extras[].item) with a reason; staff before any payment on the tab, a manager after",
 )
 def void_extra(session_id: IdPath, body: VoidIn, hub: Hub, user: Annotated[Staff, Depends(can("sessions.void"))]) -> dict[str, Any]:
-    issued_ok = allows(user.role, "sessions.correct")
-    return _done(hub, VoidExtra(game=session_id, extra_op=body.extra_op, reason=body.reason, issued_ok=issued_ok, actor=user.username))
+    may_void_paid = allows(user.role, "tabs.void_paid")
+    tab = hub.reads.game_tab(session_id)
+    hub.execute(VoidTabItem(tab=tab, item=body.item, reason=body.reason, may_void_paid=may_void_paid, actor=user.username))
+    return _view(hub.reads, session_id)

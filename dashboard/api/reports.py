@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query
 
 from broker.accounts.staff import Staff
+from broker.domain.revenue import LABEL
 from broker.hall import reports
 from dashboard.api import responses as R
 from dashboard.api.auth import can
@@ -30,7 +31,8 @@ def _grid(grid: reports.HourGrid, tz, scale: float) -> dict[str, Any]:
 @router.get(
     "/revenue",
     response_model=R.RevenueOut,
-    summary="Revenue in cents by day, table and tariff of the games started on business days from..to (inclusive)",
+    summary="Revenue (incl. VAT, paid: the Z reports' takings) in cents by day, table and category over business days from..to, "
+    "and the table time the games started on them billed",
 )
 def revenue(
     reads: Reads,
@@ -39,14 +41,17 @@ def revenue(
     last: date | None = Query(None, alias="to", description="Last business day (default: the same as from)"),
 ) -> dict[str, Any]:
     r = reads.revenue(first, last or first)
+    billed = reads.table_time(first, last or first)
     return {
         "from": r.first,
         "to": r.last,
+        "definition": LABEL,
         "total_cents": r.total_cents,
-        "sessions": r.sessions,
+        "payments": r.payments,
         "by_day": r.by_day,
         "by_table": r.by_table,
-        "by_tariff": r.by_tariff,
+        "by_category": r.by_category,
+        "table_time": {"games": billed.games, "total_cents": billed.total_cents, "by_tariff": billed.by_tariff},
     }
 
 

@@ -49,12 +49,19 @@ class SessionMemberOut(BaseModel):
 
 
 class SessionExtraOut(BaseModel):
-    extra: str
+    """Something put on the game's tab: a product (an extra of the venue file, a drink), at its own VAT rate."""
+
+    item: int = Field(description="The item on the game's tab: what POST .../void names")
+    extra: str | None = Field(description="The extra's id in GET /api/extras (its product's code); null for a product that is no extra")
+    product: int | None
+    name: str
+    name_en: str
     quantity: int
     unit_cents: int
+    vat_percent: int
+    category: str
     at: datetime
     by: str | None
-    op: int = Field(description="The operation number that added it: what POST .../void names")
     voided: bool = False
 
 
@@ -283,16 +290,29 @@ class FoosballTableOut(BaseModel):
     checkins: list[CheckinOut]
 
 
+class TableTimeOut(BaseModel):
+    """Table time billed by the games started on the days (billed, not paid: not revenue)."""
+
+    games: int
+    total_cents: int
+    by_tariff: dict[str, int] = Field(description="Tariff id → cents; corrections and minimum top-ups under 'adjustments'")
+
+
 class RevenueOut(BaseModel):
+    """Revenue: the money taken on the business days (every payment counted on them, refunds deducted, VAT
+    included), the Z reports' takings; each breakdown sums to total_cents."""
+
     model_config = ConfigDict(populate_by_name=True)
 
     from_: date = Field(alias="from")
     to: date
+    definition: str = Field(description="What total_cents counts, in words")
     total_cents: int
-    sessions: int
+    payments: int = Field(description="Payments counted (refunds not)")
     by_day: dict[str, int]
-    by_table: dict[str, int]
-    by_tariff: dict[str, int]
+    by_table: dict[str, int] = Field(description="Table id → cents; the bar's tabs (no table) under 'walk_in'")
+    by_category: dict[str, int] = Field(description="What was paid for: table_time, drinks, food…")
+    table_time: TableTimeOut
 
 
 class GridOut(BaseModel):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from broker.domain import game_ops
@@ -10,6 +11,7 @@ from broker.domain.reject_tally import NodeRejects
 from broker.hall.member_views import CheckinView, MemberView
 from broker.hall.read_models import AlertView, HallReads, NodeView
 from broker.hall.table_service import OutOfService
+from broker.hall.till.tab_views import TabItemView
 
 
 def money(cents: int) -> dict[str, Any]:
@@ -55,7 +57,39 @@ def _tariff_now(reads: HallReads, st: game_ops.GameState, b: Bill) -> str | None
     return times[-1].tariff_id if times else st.tariff
 
 
-def session(reads: HallReads, session_id: int, st: game_ops.GameState, *, with_bill: bool = True) -> dict[str, Any]:
+def extras(items: Iterable[TabItemView]) -> list[dict[str, Any]]:
+    """What was put on a game's tab (an extra of the venue file, a drink: each a product), voided ones too."""
+    return [
+        {
+            "item": i.id,
+            "extra": i.code,
+            "product": i.product_id,
+            "name": i.name,
+            "name_en": i.name_en or i.name,
+            "quantity": i.quantity,
+            "unit_cents": i.unit_cents,
+            "vat_percent": i.vat_percent,
+            "category": i.category,
+            "at": i.added_at,
+            "by": i.added_by,
+            "voided": i.voided_at is not None,
+        }
+        for i in items
+    ]
+
+
+def session(
+    reads: HallReads,
+    session_id: int,
+    st: game_ops.GameState,
+    *,
+    with_bill: bool = True,
+    items: Iterable[TabItemView] | None = None,
+) -> dict[str, Any]:
+    """A game as the API shows it: its bill (table time, corrections) and what is on its tab
+    (`items`: read here for one game when not given; a list reads them at once: reads.game_items)."""
+    if items is None:
+        items = reads.game_items([session_id]).get(session_id, ())
     now = max(reads.clock(), st.last_at)
     b = reads.bill_of(st)
     left = game_ops.prepaid_remaining(st, now)
@@ -73,18 +107,7 @@ def session(reads: HallReads, session_id: int, st: game_ops.GameState, *, with_b
         "prepaid_left_s": int(left.total_seconds()) if left is not None else None,
         "amount_cents": b.total_cents,
         "amount": format_eur(b.total_cents),
-        "extras": [
-            {
-                "extra": e.extra_id,
-                "quantity": e.quantity,
-                "unit_cents": e.unit_cents,
-                "at": e.at,
-                "by": e.actor,
-                "op": e.op,
-                "voided": bool(st.voided(e)),
-            }
-            for e in st.extras
-        ],
+        "extras": extras(items),
     }
     if with_bill:
         out["bill"] = bill(b)

@@ -173,7 +173,8 @@ class FloorData:
     def table(self, spec: TableSpec) -> TableView:
         node: NodeView | None = self.nodes.get(spec.id)
         s = self.open.get(spec.id)
-        session = views.session(self.reads, s.id, s.state, with_bill=False) if s is not None else None
+        # The card shows the game, not what is on its tab (the tab's owed amount is `unpaid`'s): no read per card.
+        session = views.session(self.reads, s.id, s.state, with_bill=False, items=()) if s is not None else None
         alerts = self.by_table.get(spec.id, [])
         checkins = self.checkins.get(spec.id, [])
         command = self.light_commands.get(spec.id)
