@@ -18,6 +18,7 @@ from broker.domain.receipt import ReceiptLine
 from broker.domain.venue_layout import VENUE_TOPIC, venue_layout
 from broker.domain.zreport import PaymentRecord, payment_to_json
 from broker.storage.engine import open_store
+from broker.storage.models import CentralHall
 from dashboard.web.central.app import MAX_BODY, build_central_app
 from tests.support.centre import hall_venue
 from tests.support.sqlite_template import CHEAP
@@ -259,3 +260,21 @@ def test_the_overview_names_tables_shows_their_modules_and_a_hall_never_connecte
     assert "Pripojené moduly pri stoloch: 1 z 14" in a and "odpojený" in a and "ešte sa nepripojil" in a  # node health
     assert "hrá sa 2,40" in a
     assert "herňa sa ešte nepripojila" in b and "lavos server --central" in b  # what the operator is to do
+
+
+def test_the_overview_says_since_when_a_halls_link_is_down(centre):
+    """"Lavos Petržalka: bez spojenia od 19:42": the time of the change, kept by a repeated "0" (the
+    bridge's will and a restarted broker both say it again), stored so a restart of the centre keeps it."""
+    client, _, central = centre
+    floors = central.floors
+    floors.apply("hall/b/bridge/state", b"1")
+    floors.apply("hall/b/bridge/state", b"0")
+    with central.store.session() as db:  # the drop at 19:42 in Bratislava, as the bridge's will said it then
+        db.get(CentralHall, "b").link_changed_at = datetime(2026, 12, 4, 18, 42, tzinfo=UTC)
+    floors.apply("hall/b/bridge/state", b"0")  # said again later: still the first time
+    _log_in(client, "eva", "operator-pass")
+    a, b = client.get("/").text.split('data-hall="a"')[1].split('data-hall="b"')
+    assert "Lavos Petržalka" in b and 'data-link="down"' in b and "bez spojenia od" in b and "19:42" in b
+    assert 'data-link="never"' in a and "herňa sa ešte nepripojila" in a
+    floors.apply("hall/b/bridge/state", b"1")
+    assert 'data-link="up"' in client.get("/").text.split('data-hall="b"')[1]
