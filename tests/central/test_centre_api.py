@@ -263,7 +263,7 @@ def test_the_overview_names_tables_shows_their_modules_and_a_hall_never_connecte
 
 
 def test_the_overview_says_since_when_a_halls_link_is_down(centre):
-    """"Lavos Petržalka: bez spojenia od 19:42": the time of the change, kept by a repeated "0" (the
+    """ "Lavos Petržalka: bez spojenia od 19:42": the time of the change, kept by a repeated "0" (the
     bridge's will and a restarted broker both say it again), stored so a restart of the centre keeps it."""
     client, _, central = centre
     floors = central.floors
