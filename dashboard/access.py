@@ -29,6 +29,7 @@ CAPABILITIES: dict[str, Capability] = {
     "floor.view": Capability(STAFF, "tables and their live state, tariffs, extras, the floor page, live updates"),
     "sessions.run": Capability(STAFF, "start, stop, pause, resume, transfer, extend a session, extras, card; a session's bill"),
     "sessions.open": Capability(STAFF, "the list of open sessions"),
+    "sessions.stop_all": Capability(MANAGER, "stop every game at once at closing (one confirmation); their tabs stay open to be paid"),
     "sessions.history": Capability(MANAGER, "closed sessions with their totals (revenue), sessions by day"),
     "tables.service": Capability(STAFF, "take a table out of service (cleaning, repair) and put it back"),
     "tables.light": Capability(STAFF, "switch a table's light by hand (audited; an alert when no game runs)"),

@@ -10,7 +10,11 @@ Rules (issue 12), each in one place here:
   payment's rounding, outside the bill and its VAT). Typing that rounded amount (17,35 €) pays the
   17,33 € owed. Tendered ≥ the cash due, change = tendered - the cash due. Any other method takes
   no tendered amount and is never rounded.
-- Nothing is owed (a paid tab or part) → refused, whatever the method.
+- Nothing is owed (a paid tab or part) → refused, whatever the method; a paid split part is
+  refused as that part ("Časť 1 … je už zaplatená"), never moved on to the next part.
+- A one-tap payment names the amount the page showed as owed (`expected_owed_cents`): when the
+  bill moved meanwhile (a drink put on it from another tablet, an item voided), it is refused
+  with the new amount, so the guest is never charged what they were not told, nor less.
 - What a payment paid for is frozen when it is taken (`frozen_lines`): the whole bill (or the whole
   part) when the payment pays all of it at once; otherwise one line per VAT rate, "Čiastočná
   úhrada", the amount shared out over the rates in proportion to what is still unpaid at each
@@ -65,12 +69,34 @@ class Tender:
 
 
 def check_payment(
-    amount_cents: object, owed_cents: int, *, cash: bool, tendered_cents: object, what: object, rounding: int = NO_ROUNDING
+    amount_cents: object,
+    owed_cents: int,
+    *,
+    cash: bool,
+    tendered_cents: object,
+    what: object,
+    rounding: int = NO_ROUNDING,
+    part: int | None = None,
+    tab: object = None,
+    expected_owed_cents: object = None,
 ) -> Tender:
-    """The payment `amount_cents` against `owed_cents` (of `what`, a name for the refusal), or a refusal;
-    cash rounded to `rounding` cents (the venue's [till] cash_rounding)."""
+    """The payment `amount_cents` against `owed_cents` (of `what`, a name for the refusal), or a
+    refusal; cash rounded to `rounding` cents (the venue's [till] cash_rounding). A split part's
+    payment names the part (`part`) and its tab (`tab`); `expected_owed_cents` is what the page
+    showed as owed (None: not checked)."""
     if owed_cents <= 0:
+        if part is not None:
+            raise PaymentRefused(
+                N_("Part %(part)d of %(tab)s is paid already; choose a part still to pay."), part=part, tab=tab if tab is not None else what
+            )
         raise PaymentRefused(N_("%(what)s is paid already; there is nothing left to pay."), what=what)
+    if expected_owed_cents is not None and expected_owed_cents != owed_cents:
+        raise PaymentRefused(
+            N_("The bill changed meanwhile: %(what)s now owes %(owed)s, not %(shown)s. Check it with the guest and pay again."),
+            what=what,
+            owed=euros(owed_cents),
+            shown=euros(whole_cents(expected_owed_cents) or 0),
+        )
     amount = whole_cents(amount_cents)
     if amount is None:
         raise PaymentRefused(N_("Give the amount in whole cents above zero, e.g. 12,50 €."))

@@ -37,10 +37,12 @@ from broker.domain.payment_rules import PaymentRefused
 from broker.domain.refusals import N_, Refusal
 from broker.domain.split import SplitError
 from broker.domain.venue import Venue
+from broker.domain.venue_layout import VENUE_TOPIC, venue_layout
 from broker.hall.accounts import Accounts
 from broker.hall.alert_book import AlertBook
 from broker.hall.booking_book import BookingBook
 from broker.hall.bookings import BookingMissing, Bookings
+from broker.hall.closing import Closing
 from broker.hall.commands import Command, Handlers
 from broker.hall.errors import CardInUse, NotFound, ServiceError
 from broker.hall.game_log import ops_of, replay_row
@@ -176,6 +178,7 @@ class Hub:
         self.commands = Handlers(
             [
                 self.games,
+                Closing(self._hall, self.games),
                 self._table_service,
                 self._alerts,
                 Members(self._hall),
@@ -377,6 +380,8 @@ class Hub:
             self.lights.resend(table)
         if self.home_assistant:
             self.home_assistant.announce()
+        if self.outbox.settings is not None and self._link:  # several halls: the centre's floor names our tables
+            self._link.publish(VENUE_TOPIC, venue_layout(self.venue), retain=True)
 
     def _table_names(self, table: str) -> tuple[str, str | None]:
         """What staff call a table (Slovak, English) in the texts the hub stores; an unknown id as it is."""

@@ -45,7 +45,17 @@ from broker.hall.store_errors import store_call
 from broker.hall.table_service import OutOfService
 from broker.hall.till import tab_views
 from broker.hall.till.closeout import DayOverview, DaySummary
-from broker.hall.till.payment_reads import PaymentView, TabPayView, payment_at_hand, payment_views, receipt_of, tab_at_hand, tab_pay_view
+from broker.hall.till.payment_reads import (
+    JournalRow,
+    PaymentView,
+    TabPayView,
+    payment_at_hand,
+    payment_views,
+    receipt_of,
+    receipts_journal,
+    tab_at_hand,
+    tab_pay_view,
+)
 from broker.hall.till.tabs import merged_tabs
 from broker.storage.alerts import open_alerts
 from broker.storage.members import search_members
@@ -523,9 +533,9 @@ class HallReads:
 
     @store_call
     def products(self, *, active_only: bool = False) -> list[tab_views.ProductView]:
-        """The product list by category and name (staff see the active ones)."""
+        """The product list by category and name (staff see the active ones), each with its sales of the last month."""
         with self._store.reader() as db:
-            return tab_views.product_views(db, active_only=active_only)
+            return tab_views.product_views(db, active_only=active_only, now=self.clock())
 
     @store_call
     def tab(self, tab_id: int) -> tab_views.TabView:
@@ -623,6 +633,19 @@ class HallReads:
         """The receipt of a payment or reversal, from its frozen lines (a reprint reads the same); None: no such payment."""
         with self._store.reader() as db:
             return receipt_of(db, self._hub.till.payments.h, payment_id)
+
+    @store_call
+    def receipts_journal(self, day: date) -> list[JournalRow]:
+        """The receipts counting on business day `day`, the newest first (the bills page's journal)."""
+        with self._store.reader() as db:
+            return receipts_journal(db, self._hub.till.payments.h, day)
+
+    @store_call
+    def till_days(self) -> tuple[date, frozenset[date]]:
+        """(the business day payments count on now, the days staff work with: CloseOut.days_at_hand)."""
+        with self._store.reader() as db:
+            now = self.clock()
+            return self._hub.till.days.current_day(db, now), self._hub.till.days.days_at_hand(db, now)
 
     @store_call
     def money_at_hand(self, *, tab: int | None = None, payment: int | None = None, game: int | None = None) -> bool:

@@ -9,12 +9,14 @@ the tab's own routes, and answer the game with what is on its tab. Reads go thro
 from __future__ import annotations
 
 from datetime import date
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query
+from pydantic import BaseModel, ConfigDict, Field
 
 from broker.accounts.staff import Staff
 from broker.domain.club_rate import start_warning
+from broker.hall.closing import StopAllGames
 from broker.hall.games import (
     CorrectBill,
     ExtendGame,
@@ -93,6 +95,36 @@ def list_sessions(
     ids = reads.session_ids(open=open, started_from=start_at, started_before=end_at, limit=limit)
     items = reads.game_items(ids)
     return [views.session(reads, gid, reads.session_state(gid), with_bill=False, items=items.get(gid, ())) for gid in ids]
+
+
+class ClosedGameOut(BaseModel):
+    session_id: int
+    table: str
+    tab_id: int | None
+    total_cents: int = Field(description="The game's own bill")
+    owed_cents: int = Field(description="What its tab still owes (0: paid); it stays open to be paid")
+
+
+class StoppedAllOut(BaseModel):
+    stopped: list[ClosedGameOut]
+
+
+class StopAllIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    confirm: Literal[True] = Field(description="true: the caller means every game in the hall (a body sent by mistake stops nothing)")
+
+
+@router.post(
+    "/stop-all", response_model=StoppedAllOut, summary="Stop every game at once (closing time, manager); their tabs stay open to be paid"
+)
+def stop_all(body: StopAllIn, hub: Hub, user: Annotated[Staff, Depends(can("sessions.stop_all"))]) -> dict[str, Any]:
+    done = hub.execute(StopAllGames(actor=user.username))
+    return {
+        "stopped": [
+            {"session_id": g.game, "table": g.table, "tab_id": g.tab_id, "total_cents": g.total_cents, "owed_cents": g.owed_cents}
+            for g in done.games
+        ]
+    }
 
 
 @router.get("/{session_id}", response_model=R.SessionOut, summary="A session's state and itemised bill")

@@ -51,7 +51,18 @@ def stop(
     except ServiceError as e:
         flash(request, gettext("Not done: %(reason)s") % {"reason": refusal(request, e)}, "error")
         return RedirectResponse(safe_next(next), status_code=303)
-    return RedirectResponse(f"/sessions/{session_id}/bill", status_code=303)
+    return RedirectResponse(_pay_after_stop(hub.reads, session_id), status_code=303)
+
+
+def _pay_after_stop(reads: HallReads, session_id: int) -> str:
+    """Where a stop lands: the pay page of the tab the game's time and drinks are paid on (the tab
+    it was merged into, if so), what the guest owes in full as its headline; a game without a tab
+    (started before the till) shows its bill."""
+    tab_id = reads.tab_of_session(session_id)
+    view = reads.tab_payments(tab_id) if tab_id is not None else None
+    if view is None:
+        return f"/sessions/{session_id}/bill"
+    return f"/tabs/{view.merged_into or view.tab_id}/pay"
 
 
 @router.post("/{session_id}/pause", dependencies=[Depends(verify_csrf)])

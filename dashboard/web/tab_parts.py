@@ -44,10 +44,20 @@ def new_form_key() -> str:
     return uuid.uuid4().hex
 
 
-def by_category(products: list[ProductView]) -> list[tuple[str, list[ProductView]]]:
-    """Active products grouped in the categories' order (drinks first: what the bar sells most)."""
-    groups = {c: [p for p in products if p.category == c and p.active] for c in PRODUCT_CATEGORIES}
-    return [(c, ps) for c, ps in groups.items() if ps]
+PRODUCTS_SHOWN = 12  # the product grid's buttons on screen before a search: three rows on the tablet
+
+
+def most_sold(products: list[ProductView]) -> list[ProductView]:
+    """Active products, the most sold (the last month) first; ties in the categories' order (drinks
+    first), then by name: what the bar sells most is where the finger is."""
+    order = {c: n for n, c in enumerate(PRODUCT_CATEGORIES)}
+    active = [p for p in products if p.active]
+    return sorted(active, key=lambda p: (-p.sold, order.get(p.category, len(order)), p.name.casefold()))
+
+
+def product_grid(reads: HallReads) -> dict[str, Any]:
+    """What templates/_product_buttons.html needs besides the tab."""
+    return {"products": most_sold(reads.products(active_only=True)), "products_shown": PRODUCTS_SHOWN, "form_key": new_form_key}
 
 
 def tabs_panel(reads: HallReads, table_id: str) -> dict[str, Any]:
@@ -61,7 +71,5 @@ def tabs_panel(reads: HallReads, table_id: str) -> dict[str, Any]:
     return {
         "game_tab": tab,
         "unpaid_tab": unpaid,
-        "product_groups": by_category(reads.products(active_only=True)) if tab_id is not None else [],
-        "form_key": new_form_key,
-        "category_word": category_word,
+        **(product_grid(reads) if tab_id is not None else {"products": [], "products_shown": PRODUCTS_SHOWN, "form_key": new_form_key}),
     }

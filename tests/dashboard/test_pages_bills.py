@@ -1,6 +1,6 @@
-"""The bill list (today's business day, to find a bill again and reprint it) and changing a bill from
-its page (a manager's correction; an extra is voided on the game's tab), over a real hub: forms with
-CSRF, Slovak refusals that keep what was typed."""
+"""The bills page's receipts journal (a business day's receipts, to find one again and reprint the
+receipt itself) and changing a bill from its page (a manager's correction; an extra is voided on
+the game's tab), over a real hub: forms with CSRF, Slovak refusals that keep what was typed."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ import re
 
 from broker.hall.games import StartGame, StopGame
 from broker.hall.read_models import HallReads
-from broker.hall.till.tabs import AddTabItem
+from broker.hall.till.payments import PayTab
+from broker.hall.till.tabs import AddTabItem, OpenWalkInTab
 from tests.dashboard.conftest import sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
+from tests.support.matching import found
 
 pytestmark = sqlite_only  # the SQL of both backends is in test_api_bills; these test the pages
 
@@ -39,27 +41,89 @@ def _toppings(pages, game: int, quantity: int) -> int:
 
 
 def _rows(html: str) -> list[str]:
-    return re.findall(r'<tr class="bill-row" data-session="(\d+)"', html)
+    """The receipt numbers of the journal, in the page's order."""
+    return re.findall(r'<tr class="receipt-row[^"]*" data-payment="\d+" data-receipt="(\d+)"', html)
 
 
-def test_todays_bills_are_the_business_days_latest_first(pages):
-    one, two, _three = _games(pages)
+def _product(pages, name: str) -> int:
+    return next(p.id for p in HallReads(pages.service).products() if p.name == name)
+
+
+def _owed(pages, tab: int) -> int:
+    view = HallReads(pages.service).tab_payments(tab)
+    assert view is not None
+    return view.owed_cents
+
+
+def _evening(pages) -> dict[str, int]:
+    """An evening's receipts on 10 Nov 2026: Pool 1 (an hour and 2 toppings, 7,20 €) paid at 19:00 in
+    cash from a 10 € note; Peter's beer at the bar paid in cash at 19:05; a sale at the bar with no
+    name (a Kofola, "Bar 19:06") by card; Pool 2 from 23:30 to 00:40 (7,00 €) by card; Pool 3 still
+    playing. Its payments' ids, receipt numbers 1 to 4 in that order."""
+    s, reads = pages.service, HallReads(pages.service)
+    one = s.execute(StartGame(table="pool-01", actor="jana"))
+    _toppings(pages, one, 2)
+    pages.clock.advance(minutes=60)
+    s.execute(StopGame(game=one, actor="jana"))
+    tab_one = reads.tab_of_session(one)
+    assert tab_one is not None
+    cash = s.execute(PayTab(tab=tab_one, method="cash", amount_cents=_owed(pages, tab_one), tendered_cents=1000, actor="jana"))
+    pages.clock.advance(minutes=5)
+    peter = s.execute(OpenWalkInTab(label="Peter pri bare", actor="jana"))
+    s.execute(AddTabItem(tab=peter, product=_product(pages, "Pivo 0,5 l"), actor="jana"))
+    beer = s.execute(PayTab(tab=peter, method="cash", amount_cents=250, actor="jana"))
+    pages.clock.advance(minutes=1)
+    bar = s.execute(OpenWalkInTab(actor="jana"))
+    s.execute(AddTabItem(tab=bar, product=_product(pages, "Kofola 0,5 l"), actor="jana"))
+    kofola = s.execute(PayTab(tab=bar, method="card", amount_cents=200, actor="jana"))
+    pages.clock.advance(hours=4, minutes=24)  # 23:30
+    two = s.execute(StartGame(table="pool-02", actor="jana"))
+    s.execute(StartGame(table="pool-03", actor="jana"))
+    pages.clock.advance(minutes=70)  # 00:40 on the 11th
+    s.execute(StopGame(game=two, actor="jana"))
+    tab_two = reads.tab_of_session(two)
+    assert tab_two is not None
+    card = s.execute(PayTab(tab=tab_two, method="card", amount_cents=_owed(pages, tab_two), actor="jana"))
+    return {
+        "one": one,
+        "two": two,
+        "peter": peter,
+        "bar": bar,
+        **{k: t.payment_id for k, t in (("cash", cash), ("beer", beer), ("kofola", kofola), ("card", card))},
+    }
+
+
+def test_the_journal_lists_the_days_receipts_to_find_and_reprint_the_real_receipt(pages):
+    e = _evening(pages)
     html = pages.page("/bills", client=pages.staff)  # 00:40: today is still the 10th's evening
-    assert "Dnešné účty" in html and "10.\u00a011.\u00a02026" in html
-    assert _rows(html) == [str(two), str(one)]  # stopped ones only, the latest first
-    assert f"Účet č. {one}" in html and "Pool 1" in html and "pool-01" not in html.split("<main")[1].split("<select")[0]
-    assert f'href="/sessions/{one}/bill?print=1"' in html and "13,00\u00a0€" in html  # 6,00 + 7,00, both games' bills
-    assert "23:30 – 00:40" in html
-    assert _rows(pages.page("/bills?table=pool-02", client=pages.staff)) == [str(two)]
-    assert _rows(pages.page("/bills?q=pool+1", client=pages.staff)) == [str(one)]
-    assert "Hľadaniu nezodpovedá žiadny účet." in pages.page("/bills?q=nikto", client=pages.staff)
+    assert "Dnešné účty" in html and "10.\u00a011.\u00a02026" in html and "Doklady" in html
+    assert _rows(html) == ["4", "3", "2", "1"]  # every receipt of the day, the latest first
+    row = html[html.index(f'data-payment="{e["cash"]}"') :].split("</tr>")[0]
+    for text in ("č. 1", "19:00", f"Pool 1, hra č. {e['one']}", "7,20\u00a0€", "Hotovosť", "výdavok 2,80\u00a0€"):
+        assert text in row, (text, row)
+    # "Tlačiť" prints the receipt (its lines, the cash received, the change), not the game's bill.
+    assert f'href="/receipts/{e["cash"]}?print=1"' in row and f"/sessions/{e['one']}/bill?print=1" not in html
+    receipt = pages.page(f"/receipts/{e['cash']}?print=1", client=pages.staff)
+    assert "Prísada na pizzu navyše" in receipt and "Prijaté" in receipt and "2,80\u00a0€" in receipt
+    # Paid sales at the bar stay findable: by name, by their "Bar 19:06", by "at the bar".
+    assert "Peter pri bare" in html and "Bar 19:06" in html and f'data-tab="{e["peter"]}"' not in html.split('id="journal"')[0]
+    assert "19:05" in html and "Karta" in html
+    assert found(r'id="receipts-total">([^<]+)<', html).group(1) == "18,70\u00a0€"  # 7,20 + 2,50 + 2,00 + 7,00
+    assert _rows(pages.page("/bills?q=peter", client=pages.staff)) == ["2"]
+    assert _rows(pages.page("/bills?q=bar+19%3A06", client=pages.staff)) == ["3"]
+    assert _rows(pages.page("/bills?table=bar", client=pages.staff)) == ["3", "2"]
+    assert _rows(pages.page("/bills?table=pool-02", client=pages.staff)) == ["4"]
+    assert _rows(pages.page("/bills?q=pool+1", client=pages.staff)) == ["1"]
+    assert _rows(pages.page("/bills?q=4", client=pages.staff)) == ["4"]  # a receipt's number
+    assert _rows(pages.page(f"/bills?q=hra+%C4%8D.+{e['two']}", client=pages.staff)) == ["4"]  # a game's number
+    assert "Hľadaniu nezodpovedá žiadny doklad." in pages.page("/bills?q=nikto", client=pages.staff)
 
 
 def test_other_days_are_the_managers(pages):
     _games(pages)
     assert pages.staff.get("/bills?day=2026-11-09").status_code == 403
     html = pages.page("/bills?day=2026-11-09")
-    assert "V tento deň zatiaľ nebol vystavený žiadny účet." in html
+    assert "V tento deň zatiaľ nie je žiadny doklad." in html
     assert 'href="/bills?day=2026-11-10"' in html and 'href="/bills?day=2026-11-08"' in html
     today = pages.page("/bills")
     assert 'rel="next"' not in today and 'href="/bills?day=2026-11-09"' in today
@@ -108,7 +172,8 @@ def test_the_bill_uses_the_bartenders_words(pages):
 
 
 def test_pages_day_boundary_is_six_in_the_morning(pages):
-    _games(pages)
+    _evening(pages)
     pages.clock.advance(hours=5, minutes=20)  # 06:00 on the 11th: a new business day
     html = pages.page("/bills", client=pages.staff)
     assert _rows(html) == [] and "11.\u00a011.\u00a02026" in html
+    assert _rows(pages.page("/bills?day=2026-11-10", client=pages.staff)) == ["4", "3", "2", "1"]  # an unclosed day: still at hand

@@ -129,8 +129,10 @@ def test_panel_actions_then_the_itemised_bill_with_vat(browser, service, clock):
     panel = browser.get("/tables/pool-06").text
     assert "Zadražil Miro" in panel and "Klubová karta" in panel
     r = browser.post(f"/sessions/{sid}/stop", {"next": "/tables/pool-06"})
-    assert r.headers["location"] == f"/sessions/{sid}/bill"
-    bill = browser.get(r.headers["location"]).text
+    # Stopping lands on the tab's pay page (issue 19, item 9): what the guests owe in full is its headline.
+    assert r.headers["location"] == f"/tabs/{HallReads(service).tab_of_session(sid)}/pay"
+    assert found(r'id="pay-owed">([^<]+)<', browser.get(r.headers["location"]).text).group(1) == "4,20\u00a0€"  # the game and the toppings
+    bill = browser.get(f"/sessions/{sid}/bill").text
     # 30 min on Pool 5 + 15 min on Pool 6 at 4 €/h (paid-up club card): 2,00 + 1,00; the two toppings are on the tab.
     assert "Pool 5: Klubová karta, 4,00\u00a0€/h, 30 min" in bill and "Pool 6: Klubová karta, 4,00\u00a0€/h, 15 min" in bill
     total = found(r'id="bill-total">([^<]+)<', bill).group(1)

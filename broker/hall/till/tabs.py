@@ -37,7 +37,8 @@ from broker.domain.euros import PRODUCT_CATEGORIES, VAT_RATES
 from broker.domain.money import TABLE_TIME, MoneyLine, TabBill, tab_bill
 from broker.domain.refusals import N_, Name, Refusal
 from broker.domain.split import split_amounts, split_equal, split_items
-from broker.domain.tab_name import tab_name
+from broker.domain.tab_name import bar_label, tab_name
+from broker.domain.tariffs import local
 from broker.hall.commands import Command, command, handles
 from broker.hall.game_log import replay_row
 from broker.hall.ports import HallState
@@ -92,10 +93,11 @@ class UpdateProduct(Command[None]):
 
 @command
 class OpenWalkInTab(Command[int]):
-    """A tab with no table (a drink at the bar), named by `label`; answers its id. A repeated
-    `form_key` (a double tap, a resent form) answers the tab the first submit opened."""
+    """A tab with no table (a sale at the bar), named by `label` or, without one, by the time it
+    opens ("Bar 18:42"); answers its id. A repeated `form_key` (a double tap, a resent form)
+    answers the tab the first submit opened."""
 
-    label: str
+    label: str = ""
     form_key: str | None = None
 
 
@@ -309,24 +311,29 @@ class Tabs:
 
     @handles(OpenWalkInTab)
     def open_walk_in(self, c: OpenWalkInTab) -> int:
-        """A tab with no table (a drink at the bar), named by `label` (a name, "bar", a description)."""
+        """A tab with no table (a sale at the bar), named by `label` (a name, a description) or,
+        with none, by the time it opens (broker.domain.tab_name.bar_label): selling needs no typing."""
         label, actor, form_key = c.label, c.actor, c.form_key
         key = _form_key(form_key)
-        name = _clean(label, MAX_LABEL)
-        if len(name) < 2:
-            raise TabRefused(N_("Name the tab (e.g. the guest's name), at least 2 letters."))
+        name = _clean(label if isinstance(label, str) else "", MAX_LABEL)
+        if len(name) == 1:
+            raise TabRefused(N_("Name the tab (e.g. the guest's name), at least 2 letters, or leave the name empty."))
         now = self.h.clock()
         with self.h.store.session() as db:
             again = db.scalar(select(Tab.id).where(Tab.form_key == key)) if key else None
             if again is not None:
                 return again
+            day = open_day(db, self.h.venue, now)  # after the close-out: the next day's
+            if not name:
+                taken = db.scalars(select(Tab.label).where(Tab.business_day == day, Tab.table_id.is_(None))).all()
+                name = bar_label(local(now, self.h.venue), set(taken))
             tab = Tab(
                 table_id=None,
                 session_id=None,
                 label=name,
                 opened_at=now,
                 opened_by=actor,
-                business_day=open_day(db, self.h.venue, now),  # after the close-out: the next day's
+                business_day=day,
                 form_key=key,
             )
             db.add(tab)

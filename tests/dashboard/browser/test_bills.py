@@ -1,5 +1,6 @@
 """Issue 11, bills and reports: an extra voided on the game's tab from its bill page, a bill corrected
-on the bill page, the list of today's bills to reprint one, and the reports' day arrows, in Chromium
+on the bill page, the receipts journal (issue 19, item 13: today's receipts, to find one again by
+number, name or table and reprint the receipt itself), and the reports' day arrows, in Chromium
 against the real server, at tablet and phone size, in Slovak and English.
 
 The server runs on the real clock, so every game here is on today's business day.
@@ -92,34 +93,60 @@ def test_staff_cannot_correct_an_issued_bill_and_the_manager_can_in_english(lavo
     assert manager.inner_text("#bill-total").strip() == eur_en(total)
 
 
+def _paid(lavos, sid: int, method: str, tendered: int | None = None) -> dict:
+    """The game's tab paid in full; its payment."""
+    tab = lavos.api("GET", f"/api/sessions/{sid}/tab", STAFF)["id"]
+    owed = lavos.api("GET", f"/api/tabs/{tab}/payments", STAFF)["owed_cents"]
+    body = {"method": method, "amount_cents": owed, **({"tendered_cents": tendered} if tendered else {})}
+    return lavos.api("POST", f"/api/tabs/{tab}/payments", STAFF, status=201, json=body)
+
+
 @pytest.mark.parametrize("size", ["tablet", "phone"])
-def test_todays_bills_to_find_one_again_and_reprint_it(lavos, open_page, size):
+def test_todays_receipts_to_find_one_again_and_reprint_the_receipt(lavos, open_page, size):
+    """Issue 19, item 13: "Tlačiť" on Účty printed the game's bill, without the drinks and the change;
+    the journal lists the receipts (number, time, name, amount, method) and reprints the receipt."""
     viewport = TABLET if size == "tablet" else PHONE
     page = open_page(viewport, mobile=size == "phone")
     sid = _game(lavos, "pool-10", toppings=1)
-    total = _stop(lavos, sid)["bill"]["total_cents"]
+    _stop(lavos, sid)
+    cash = _paid(lavos, sid, "cash", tendered=5000)
+    walk = lavos.api("POST", "/api/tabs", STAFF, status=201, json={"label": f"Peter {size}"})["id"]
+    beer = next(p["id"] for p in lavos.api("GET", "/api/products", STAFF) if p["name"] == "Pivo 0,5 l")
+    lavos.api("POST", f"/api/tabs/{walk}/items", STAFF, status=201, json={"product_id": beer})
+    lavos.api("POST", f"/api/tabs/{walk}/payments", STAFF, status=201, json={"method": "card", "amount_cents": 250})
     log_in(page, lavos, STAFF)
     unfold_menu(page)
     page.locator("nav.nav a[href='/bills']").tap()
     page.wait_for_url("**/bills")
     assert "Dnešné účty" in page.inner_text("h1")
-    row = page.locator(f"tr.bill-row[data-session='{sid}']")
-    assert "Pool 10" in row.inner_text() and eur(total).replace(" ", "\u00a0") in row.inner_text().replace(" ", "\u00a0")
-    assert row.locator(f"a[href='/sessions/{sid}/bill?print=1']").is_visible()
+    row = page.locator(f"tr.receipt-row[data-payment='{cash['id']}']")
+    text = row.inner_text().replace(" ", "\u00a0")
+    for part in (f"č.\u00a0{cash['receipt_no']}", "Pool\u00a010", eur(cash["amount_cents"]), "Hotovosť", eur(cash["change_cents"])):
+        assert part in text, (part, text)
     _fits(page, viewport["width"])
+    page.locator("input[name=q]").fill(f"peter {size}")  # a sale at the bar, paid: still found
+    with page.expect_navigation():
+        page.locator("#journal-find").tap()
+    rows = page.locator("tr.receipt-row")
+    assert rows.count() == 1 and f"Peter {size}" in rows.first.inner_text() and "Karta" in rows.first.inner_text()
+    page.locator("input[name=q]").fill("")
     page.locator("select[name=table]").select_option("pool-10")
     with page.expect_navigation():
-        page.locator(".bills-filter button[type=submit]").tap()
-    tables = page.locator("tr.bill-row td:nth-child(2)").all_inner_texts()
-    assert tables and all(t.strip() == "Pool 10" for t in tables)  # only that table's bills
+        page.locator("#journal-find").tap()
+    assert page.locator(f"tr.receipt-row[data-payment='{cash['id']}']").count() == 1
+    assert all("Pool 10" in t for t in page.locator("tr.receipt-row .c-name").all_inner_texts())
+    page.locator("input[name=q]").fill(str(cash["receipt_no"]))  # by its number
     with page.expect_navigation():
-        row = page.locator(f"tr.bill-row[data-session='{sid}']")
-        row.locator(f"a[href='/sessions/{sid}/bill']").tap()
-    assert f"Účet č. {sid}" in page.inner_text("#bill-title")
+        page.locator("#journal-find").tap()
+    assert page.locator("tr.receipt-row").count() == 1
+    with page.expect_navigation():
+        page.locator(f"tr.receipt-row[data-payment='{cash['id']}'] a[data-reprint]").tap()
+    assert page.url.endswith(f"/receipts/{cash['id']}?print=1")  # the receipt, printed: not the game's bill
+    receipt = page.locator("#receipt").inner_text()
+    assert "Prísada na pizzu navyše" in receipt and "Výdavok" in receipt and "Prijaté" in receipt
     _english(page)
-    assert f"Bill no. {sid}" in page.inner_text("#bill-title")
     page.goto(lavos.base_url + "/bills")
-    assert "Today's bills" in page.inner_text("h1") and page.locator(f"tr.bill-row[data-session='{sid}']").count() == 1
+    assert "Today's bills" in page.inner_text("h1") and "Receipts" in page.inner_text("#journal")
 
 
 @pytest.mark.parametrize("size", ["tablet", "phone"])
