@@ -38,6 +38,7 @@ from broker.domain.refusals import N_, Refusal
 from broker.domain.split import SplitError
 from broker.domain.tournament.rules import TournamentRefused
 from broker.domain.venue import Venue
+from broker.domain.venue_layout import VENUE_TOPIC, venue_layout
 from broker.hall.accounts import Accounts
 from broker.hall.alert_book import AlertBook
 from broker.hall.booking_book import BookingBook
@@ -402,6 +403,8 @@ class Hub:
             self.lights.resend(table)
         if self.home_assistant:
             self.home_assistant.announce()
+        if self.outbox.settings is not None and self._link:  # several halls: the centre's floor names our tables
+            self._link.publish(VENUE_TOPIC, venue_layout(self.venue), retain=True)
 
     def _table_names(self, table: str) -> tuple[str, str | None]:
         """What staff call a table (Slovak, English) in the texts the hub stores; an unknown id as it is."""

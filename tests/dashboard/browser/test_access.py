@@ -18,7 +18,7 @@ from dashboard.api.app import api_routes
 from dashboard.web.app import web_routes
 from tests.dashboard.browser.web import log_in
 from tests.dashboard.conftest import MANAGER, PASSWORD, STAFF
-from tests.support.server import LavosServer
+from tests.support.server import Served
 
 PUBLIC = {("GET", "/login"), ("POST", "/login"), ("POST", "/logout"), ("POST", "/lang")}
 # A tournament's TV and the players' phones (issue 21): no login, the revocable link is the key;
@@ -174,7 +174,7 @@ def test_every_page_route_is_classified():
 
 
 @pytest.fixture(scope="module")
-def samples(lavos: LavosServer) -> dict[str, str]:
+def samples(lavos: Served) -> dict[str, str]:
     """A real id for every path parameter, made through the API."""
     sid = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": "pool-03"})["id"]
     mid = lavos.api("POST", "/api/members", MANAGER, status=201, json={"name": "Ambra Tomáš"})["id"]
@@ -207,7 +207,7 @@ def samples(lavos: LavosServer) -> dict[str, str]:
     }
 
 
-def _drawn_tournament(lavos: LavosServer) -> tuple[int, int]:
+def _drawn_tournament(lavos: Served) -> tuple[int, int]:
     """A tournament of two, drawn (its one match called to its table, free entry): (its id, an entrant)."""
     body = {"name": "Vzorka", "starts_at": "2026-12-06T14:00:00+01:00", "format": "single", "tables": ["pool-08"], "free_entry": True}
     tid = lavos.api("POST", "/api/tournaments", MANAGER, status=201, json=body)["id"]
@@ -219,7 +219,7 @@ def _drawn_tournament(lavos: LavosServer) -> tuple[int, int]:
     return tid, entrants[0]
 
 
-def _paid_tab(lavos: LavosServer) -> tuple[int, int]:
+def _paid_tab(lavos: Served) -> tuple[int, int]:
     """A stopped game's tab with a payment on it: (tab id, payment id)."""
     from sqlalchemy import select
 
@@ -254,7 +254,7 @@ def _csrf(html: str) -> str:
 class Visitor:
     """A browser-like HTTP client of the real server: cookie session, CSRF token from the pages."""
 
-    def __init__(self, server: LavosServer, username: str | None) -> None:
+    def __init__(self, server: Served, username: str | None) -> None:
         self.http = httpx.Client(base_url=server.base_url, timeout=30, follow_redirects=False)
         self.token = _csrf(self.http.get("/login").text)
         if username is not None:
@@ -302,7 +302,7 @@ def test_an_anonymous_browser_is_sent_to_the_login_page_from_every_page(lavos, s
         assert tablet.locator("form.login-box input[name=password]").is_visible(), target
 
 
-def _session_facts(lavos: LavosServer, samples: dict[str, str]) -> dict:
+def _session_facts(lavos: Served, samples: dict[str, str]) -> dict:
     """What an action would change (the running bill grows by itself with time, so it is left out)."""
     s = lavos.api("GET", f"/api/sessions/{samples['session_id']}", MANAGER)
     return {k: s[k] for k in ("table", "state", "paused_at", "stopped_at", "prepaid_until", "extras", "member")}
