@@ -76,6 +76,9 @@ TARGET_P99_S = 2.0
 # listener, one login per hall with a bridge's rights), then through the halls' brokers and bridges.
 DIRECT, BRIDGED = PHASES = ("direct", "bridged")
 DRAIN_S = 10.0  # after the last publish: how long the consumers may take to receive the rest
+# How long the senders may take to empty their outboxes once told to stop: awaited, so it costs
+# only what delivery takes; a loaded machine (load 10 on 2 cores) once left one record after 10 s.
+RECORDS_DRAIN_S = 30.0
 # Forked, not spawned: a child then starts in milliseconds instead of importing the hub's and the
 # web app's modules again (seconds each on a loaded 2-core machine, which delayed the test by half a
 # minute). The parent imports them first and holds no connection or thread of its own when it forks.
@@ -292,7 +295,7 @@ def records_process(halls: dict[str, tuple[str, str]], url: str, ca_file: str, e
             if stop.is_set():
                 break
         # What the senders still had to deliver when told to stop (0: all delivered).
-        deadline = time.monotonic() + DRAIN_S
+        deadline = time.monotonic() + RECORDS_DRAIN_S
         while time.monotonic() < deadline and any(pending(h) for h in hubs.values()):
             time.sleep(0.05)
         out.put(("records", {"paid": paid, "undelivered": sum(pending(h) for h in hubs.values())}))
