@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from fractions import Fraction
 from itertools import groupby
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from broker.domain.json_shape import derived, json_name
 
 if TYPE_CHECKING:
     from broker.domain.tariffs import Segment
@@ -78,13 +80,17 @@ class BillLine:
     # "band:<name>", "<tariff>_hours_ended", "<tariff>", "extra:<id>", "void:<id>", "manual", "floor_zero", "minimum".
     reason: str
     amount_cents: int
-    tariff_id: str | None = None
+    tariff_id: Annotated[str | None, json_name("tariff")] = None
     rate_cents_per_hour: int | None = None
     start: datetime | None = None
     end: datetime | None = None
     billed_seconds: int | None = None
     quantity: int = 1
     unit_cents: int | None = None
+
+    @derived
+    def amount(self) -> str:
+        return format_eur(self.amount_cents)
 
 
 @dataclass(frozen=True)
@@ -98,6 +104,19 @@ class Bill:
     @property
     def time_cents(self) -> int:
         return sum(line.amount_cents for line in self.lines if line.kind == "time")
+
+    # The money as staff read it, in the JSON beside the cents (a client shows it as it is).
+    @derived
+    def total(self) -> str:
+        return format_eur(self.total_cents)
+
+    @derived
+    def total_en(self) -> str:
+        return format_eur(self.total_cents, "en")
+
+    @derived
+    def vat(self) -> str:
+        return format_eur(self.vat_cents)
 
 
 def minimum_line(time_lines: Iterable[BillLine], minimum_cents: int) -> BillLine | None:

@@ -14,24 +14,26 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any, TypeVar, cast
+from typing import Annotated, Any, TypeVar, cast
 
 from sqlalchemy import select, text
 
 from broker.accounts.auth_checks import waiting_clients
 from broker.accounts.staff import Staff, staff_of
 from broker.accounts.users import get_user, is_last_manager, list_tokens, list_users, user_audit, user_sessions
-from broker.domain import game_ops
+from broker.domain import alert_kinds, game_ops
 from broker.domain.billing import Bill
+from broker.domain.json_shape import HIDDEN
 from broker.domain.receipt import Receipt
 from broker.domain.refusals import N_
-from broker.domain.reject_tally import NodeRejects
+from broker.domain.reject_tally import UNKNOWN, NodeRejects
 from broker.domain.schedule import business_day
 from broker.domain.tariffs import calendar_year
 from broker.domain.venue import TableSpec, Venue
 from broker.domain.zreport import ZReport
 from broker.hall import reports
 from broker.hall.errors import NotFound
+from broker.hall.game_views import GameBrief, GameOnTable, GameView, brief_fields
 from broker.hall.hub import HallSnapshot, Hub
 from broker.hall.light_commands import LightCommand
 from broker.hall.listeners import Listener
@@ -40,6 +42,7 @@ from broker.hall.open_games import OpenGame
 from broker.hall.row_values import copy_row
 from broker.hall.store_errors import store_call
 from broker.hall.table_service import OutOfService
+from broker.hall.table_views import LiveTable, NodeStatus, NodeView, live_table
 from broker.hall.till import tab_views
 from broker.hall.till.closeout import DayOverview, DaySummary
 from broker.hall.till.payment_reads import PaymentView, TabPayView, payment_at_hand, payment_views, receipt_of, tab_at_hand, tab_pay_view
@@ -58,27 +61,11 @@ log = logging.getLogger("lavos.hub")
 
 
 @dataclass(frozen=True)
-class NodeView:
-    table_id: str
-    online: bool
-    online_since: datetime | None
-    last_seen_at: datetime | None
-    boot: str | None
-    version: str | None
-    telemetry: dict[str, Any]
-    telemetry_at: datetime | None
-    reconnects: int
-    light_on: bool | None
-    light_blink: bool | None
-    light_cause: str | None
-
-
-@dataclass(frozen=True)
 class AlertView:
     id: int
     kind: str
-    table_id: str | None
-    cause_key: str
+    table: str | None
+    cause_key: Annotated[str, HIDDEN]  # the hub's key of its cause (broker.domain.alert_kinds)
     severity: str
     message: str
     message_en: str
@@ -89,9 +76,27 @@ class AlertView:
     acked_by: str | None
     closed_at: datetime | None
 
+    @property
+    def acked(self) -> bool:
+        return self.acked_at is not None
+
+    @property
+    def loud(self) -> bool:
+        """One of the alerts the club wants nobody to miss (the banner shouts it)."""
+        return self.kind in alert_kinds.LOUD_KINDS
+
+    def text(self, lang: str) -> str:
+        return self.message if lang == "sk" else self.message_en
+
+
+def _alert(a: Alert) -> AlertView:
+    return copy_row(AlertView, a, table=a.table_id)
+
 
 @dataclass(frozen=True)
 class TableCheckins:
+    """A foosball table with the members checked in at it now (GET /api/foosball)."""
+
     table: str
     name: str
     checkins: tuple[CheckinView, ...]
@@ -238,6 +243,22 @@ class HallReads:
     def bill_of(self, state: game_ops.GameState, at: datetime | None = None) -> Bill:
         return self._hub.bill_of(state, at)
 
+    def _brief(self, game_id: int, state: game_ops.GameState) -> dict[str, Any]:
+        return brief_fields(game_id, state, self.bill_of(state), self.venue, self.clock())
+
+    def game_brief(self, game_id: int, state: game_ops.GameState) -> GameBrief:
+        """A game as lists and the floor's cards show it (its state and amount, no bill lines)."""
+        return GameBrief(**self._brief(game_id, state))
+
+    def game_view(self, game_id: int, state: game_ops.GameState) -> GameView:
+        """A game in `state` (e.g. as a command left it) with its itemised bill."""
+        bill = self.bill_of(state)
+        return GameView(**brief_fields(game_id, state, bill, self.venue, self.clock()), bill=bill)
+
+    def game(self, game_id: int) -> GameView:
+        """A game with its itemised bill; NotFound if there is none."""
+        return self.game_view(game_id, self.session_state(game_id))
+
     @store_call
     def session_state(self, session_id: int) -> game_ops.GameState:
         """The session replayed from its op log; NotFound if there is none."""
@@ -291,7 +312,7 @@ class HallReads:
     def nodes(self, only: str | None = None) -> dict[str, NodeView]:
         q = select(Node) if only is None else select(Node).where(Node.table_id == only)
         with self._store.reader() as db:
-            return {n.table_id: copy_row(NodeView, n) for n in db.scalars(q)}
+            return {n.table_id: copy_row(NodeView, n, table=n.table_id) for n in db.scalars(q)}
 
     def node(self, table: str) -> NodeView | None:
         return self.nodes(only=table).get(table)
@@ -300,6 +321,26 @@ class HallReads:
     def node_rejects(self) -> dict[str, NodeRejects]:
         with self._store.reader() as db:
             return node_rejects(db)
+
+    def node_statuses(self) -> list[NodeStatus]:
+        """One row per venue table: its node (or none yet) and what the hub refused from it."""
+        known, refused = self.nodes(), self.node_rejects()
+        return [NodeStatus.of(t.id, known.get(t.id), refused.get(t.id)) for t in self.venue.tables]
+
+    def unknown_rejects(self) -> NodeRejects:
+        """What the hub refused under topics that name no table of the venue."""
+        return self.node_rejects().get(UNKNOWN) or NodeRejects()
+
+    def live_tables(self, only: str | None = None) -> list[LiveTable]:
+        """The venue's tables (or just `only`) with their live state: node, light, game, out of service."""
+        nodes, oos = self.nodes(only), self.out_of_service()
+        hall = self.hall_snapshot()  # games and drop counts as one picture
+        out = []
+        for spec in [self.tables[only]] if only is not None else self.venue.tables:
+            g = hall.open.get(spec.id) if spec.kind.billed else None
+            game = GameOnTable(**self._brief(g.id, g.state), drops=hall.drops.get(spec.id, 0)) if g is not None else None
+            out.append(live_table(spec, nodes.get(spec.id), game, oos.get(spec.id)))
+        return out
 
     @store_call
     def sensor_events(self, start: datetime, end: datetime) -> list[SensorEvent]:
@@ -321,13 +362,13 @@ class HallReads:
     @store_call
     def open_alerts(self, table: str | None = None) -> list[AlertView]:
         with self._store.reader() as db:
-            return [copy_row(AlertView, a) for a in open_alerts(db, table)]
+            return [_alert(a) for a in open_alerts(db, table)]
 
     @store_call
     def alert(self, alert_id: int) -> AlertView | None:
         with self._store.reader() as db:
             a = db.get(Alert, alert_id)
-            return copy_row(AlertView, a) if a is not None else None
+            return _alert(a) if a is not None else None
 
     @store_call
     def alert_history(self, table: str | None = None, limit: int = 200) -> list[AlertView]:
@@ -336,20 +377,20 @@ class HallReads:
         if table is not None:
             q = q.where(Alert.table_id == table)
         with self._store.reader() as db:
-            return [copy_row(AlertView, a) for a in db.scalars(q)]
+            return [_alert(a) for a in db.scalars(q)]
 
     # -- members -------------------------------------------------------------------------------
 
     @store_call
     def search_members(self, query: str, limit: int) -> list[MemberView]:
         with self._store.reader() as db:
-            return [member_view(m) for m in search_members(db, query, limit=limit)]
+            return [member_view(m, self.fee_year()) for m in search_members(db, query, limit=limit)]
 
     @store_call
     def member(self, member_id: int) -> MemberView | None:
         with self._store.reader() as db:
             m = db.get(Member, member_id)
-            return member_view(m) if m is not None else None
+            return member_view(m, self.fee_year()) if m is not None else None
 
     @store_call
     def card_holder(self, uid: str) -> int | None:

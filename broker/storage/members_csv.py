@@ -18,6 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from broker.domain.csv_cells import SafeWriter, unguard
+from broker.domain.json_shape import derived
 from broker.domain.refusals import N_, Refusal
 from broker.storage.members import (
     DEFAULT_FEE_CENTS,
@@ -104,11 +105,15 @@ class ImportReport:
     cards_added: int = 0
     fees_added: int = 0
 
-    def __str__(self) -> str:
+    @derived
+    def summary(self) -> str:
         return (
             f"{self.added} added, {self.updated} updated, {self.unchanged} unchanged; "
             f"{self.cards_added} card(s) and {self.fees_added} fee year(s) recorded"
         )
+
+    def __str__(self) -> str:
+        return self.summary
 
 
 def _decode(data: bytes) -> str:

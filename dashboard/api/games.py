@@ -7,11 +7,12 @@ with the user as actor) and makes the lights follow. Reads go through the read m
 from __future__ import annotations
 
 from datetime import date
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
 
 from broker.accounts.staff import Staff
+from broker.hall.game_views import GameBrief, GameView
 from broker.hall.games import (
     AddExtra,
     CorrectBill,
@@ -25,10 +26,7 @@ from broker.hall.games import (
     StopGame,
     VoidExtra,
 )
-from broker.hall.read_models import HallReads
 from dashboard.access import allows
-from dashboard.api import responses as R
-from dashboard.api import views
 from dashboard.api.auth import can, can_read_money, demand
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.api.schemas import CorrectionIn, Extend, ExtraIn, SessionCard, SessionStart, Transfer, VoidIn
@@ -38,17 +36,13 @@ router = APIRouter(prefix="/sessions", tags=["sessions"])
 MAX_LIST = 500
 
 
-def _view(reads: HallReads, session_id: int) -> dict[str, Any]:
-    return views.session(reads, session_id, reads.session_state(session_id))
-
-
-def _done(hub: Hub, cmd: GameCommand) -> dict[str, Any]:
+def _done(hub: Hub, cmd: GameCommand) -> GameView:
     """Run a command on one game; the game as it is after it."""
-    return views.session(hub.reads, cmd.game, hub.execute(cmd))
+    return hub.reads.game_view(cmd.game, hub.execute(cmd))
 
 
-@router.post("", status_code=201, response_model=R.SessionOut, summary="Start a session on a table (the light goes on)")
-def start(body: SessionStart, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
+@router.post("", status_code=201, response_model=GameView, summary="Start a session on a table (the light goes on)")
+def start(body: SessionStart, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> GameView:
     game_id = hub.execute(
         StartGame(
             table=body.table,
@@ -59,12 +53,12 @@ def start(body: SessionStart, hub: Hub, user: Annotated[Staff, Depends(can("sess
             actor=user.username,
         )
     )
-    return _view(hub.reads, game_id)
+    return hub.reads.game(game_id)
 
 
 @router.get(
     "",
-    response_model=list[R.SessionBriefOut],
+    response_model=list[GameBrief],
     summary="Sessions: open ones (staff), or all of them / closed / those started on a venue-local day (manager)",
 )
 def list_sessions(
@@ -73,68 +67,68 @@ def list_sessions(
     open: bool | None = Query(None, description="true: running or paused; false: stopped"),
     day: date | None = Query(None, description="Started on this business day (06:00 to 06:00 local time), YYYY-MM-DD"),
     limit: int = Query(200, ge=1, le=MAX_LIST),
-) -> list[dict[str, Any]]:
+) -> list[GameBrief]:
     if open is not True:  # closed sessions carry their totals: that is the revenue
         demand(user, "sessions.history")
     start_at, end_at = reads.day_bounds(day) if day is not None else (None, None)
     ids = reads.session_ids(open=open, started_from=start_at, started_before=end_at, limit=limit)
-    return [views.session(reads, gid, reads.session_state(gid), with_bill=False) for gid in ids]
+    return [reads.game_brief(gid, reads.session_state(gid)) for gid in ids]
 
 
-@router.get("/{session_id}", response_model=R.SessionOut, summary="A session's state and itemised bill")
-def get_session(session_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can_read_money("sessions.run"))]) -> dict[str, Any]:
-    return _view(reads, session_id)
+@router.get("/{session_id}", response_model=GameView, summary="A session's state and itemised bill")
+def get_session(session_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can_read_money("sessions.run"))]) -> GameView:
+    return reads.game(session_id)
 
 
-@router.post("/{session_id}/stop", response_model=R.SessionOut, summary="Stop: the light goes off, the bill is final")
-def stop(session_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
+@router.post("/{session_id}/stop", response_model=GameView, summary="Stop: the light goes off, the bill is final")
+def stop(session_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> GameView:
     return _done(hub, StopGame(game=session_id, actor=user.username))
 
 
-@router.post("/{session_id}/pause", response_model=R.SessionOut, summary="Pause billing (the light as the venue configures)")
-def pause(session_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
+@router.post("/{session_id}/pause", response_model=GameView, summary="Pause billing (the light as the venue configures)")
+def pause(session_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> GameView:
     return _done(hub, PauseGame(game=session_id, actor=user.username))
 
 
-@router.post("/{session_id}/resume", response_model=R.SessionOut, summary="Resume billing")
-def resume(session_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
+@router.post("/{session_id}/resume", response_model=GameView, summary="Resume billing")
+def resume(session_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> GameView:
     return _done(hub, ResumeGame(game=session_id, actor=user.username))
 
 
-@router.post("/{session_id}/transfer", response_model=R.SessionOut, summary="Move the session to another table (the light moves with it)")
-def transfer(session_id: IdPath, body: Transfer, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
+@router.post("/{session_id}/transfer", response_model=GameView, summary="Move the session to another table (the light moves with it)")
+def transfer(session_id: IdPath, body: Transfer, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> GameView:
     return _done(hub, MoveGame(game=session_id, to_table=body.table, actor=user.username))
 
 
-@router.post("/{session_id}/extend", response_model=R.SessionOut, summary="Add prepaid minutes")
-def extend(session_id: IdPath, body: Extend, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
+@router.post("/{session_id}/extend", response_model=GameView, summary="Add prepaid minutes")
+def extend(session_id: IdPath, body: Extend, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> GameView:
     return _done(hub, ExtendGame(game=session_id, minutes=body.minutes, actor=user.username))
 
 
-@router.post("/{session_id}/extras", response_model=R.SessionOut, summary="Put an extra (from GET /api/extras) on the tab")
-def add_extra(session_id: IdPath, body: ExtraIn, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
+@router.post("/{session_id}/extras", response_model=GameView, summary="Put an extra (from GET /api/extras) on the tab")
+def add_extra(session_id: IdPath, body: ExtraIn, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> GameView:
     return _done(hub, AddExtra(game=session_id, extra=body.extra, quantity=body.quantity, actor=user.username))
 
 
 @router.post(
     "/{session_id}/card",
-    response_model=R.SessionOut,
+    response_model=GameView,
     summary="Put a club card on the session (by card_uid or member_id), or take it off (neither)",
 )
-def set_card(session_id: IdPath, body: SessionCard, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> dict[str, Any]:
+def set_card(session_id: IdPath, body: SessionCard, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> GameView:
     return _done(hub, SetCard(game=session_id, member_id=body.member_id, card_uid=body.card_uid, actor=user.username))
 
 
-@router.post("/{session_id}/correction", response_model=R.SessionOut, summary="Correct the bill by an amount, with a reason (manager)")
-def correct(session_id: IdPath, body: CorrectionIn, hub: Hub, user: Annotated[Staff, Depends(can("sessions.correct"))]) -> dict[str, Any]:
+@router.post("/{session_id}/correction", response_model=GameView, summary="Correct the bill by an amount, with a reason (manager)")
+def correct(session_id: IdPath, body: CorrectionIn, hub: Hub, user: Annotated[Staff, Depends(can("sessions.correct"))]) -> GameView:
     return _done(hub, CorrectBill(game=session_id, amount_cents=body.amount_cents, reason=body.reason, actor=user.username))
 
 
 @router.post(
     "/{session_id}/void",
-    response_model=R.SessionOut,
+    response_model=GameView,
     summary="Void an extra (by its op number) with a reason: a negative line; staff before the bill is issued, a manager after",
 )
-def void_extra(session_id: IdPath, body: VoidIn, hub: Hub, user: Annotated[Staff, Depends(can("sessions.void"))]) -> dict[str, Any]:
+def void_extra(session_id: IdPath, body: VoidIn, hub: Hub, user: Annotated[Staff, Depends(can("sessions.void"))]) -> GameView:
     issued_ok = allows(user.role, "sessions.correct")
     return _done(hub, VoidExtra(game=session_id, extra_op=body.extra_op, reason=body.reason, issued_ok=issued_ok, actor=user.username))

@@ -11,15 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
 
 from broker.domain.venue import TableSpec
+from broker.hall.game_views import GameBrief
 from broker.hall.light_commands import LightCommand
-from broker.hall.read_models import HallReads, NodeView
+from broker.hall.member_views import CheckinView
+from broker.hall.read_models import AlertView, HallReads
+from broker.hall.table_views import NodeView
 from broker.hall.till.tab_views import UnpaidTab
-from dashboard.api import views
-from dashboard.api.foosball import checkins_by_table
-from dashboard.web.alerts_view import BannerAlert, all_open
+from dashboard.web.alerts_view import all_open
 from dashboard.web.i18n import N_
 from devices.kinds import Kind
 
@@ -113,10 +113,10 @@ class TableView:
     state: str
     online: bool
     light_on: bool | None
-    session: dict[str, Any] | None = None  # dashboard.api.views.session (no bill lines)
+    session: GameBrief | None = None
     drops: int = 0
-    alerts: list[BannerAlert] = field(default_factory=list)
-    checkins: list[dict[str, Any]] = field(default_factory=list)  # foosball: dashboard.api.views.checkin
+    alerts: list[AlertView] = field(default_factory=list)
+    checkins: tuple[CheckinView, ...] = ()  # foosball
     # The light the hub commanded is not confirmed by the node yet: for this many more seconds
     # the dot shows it switching (the page re-fetches the card then, see _table_card.html).
     light_confirm_s: float | None = None
@@ -151,11 +151,11 @@ class FloorData:
         self.reads = reads
         self.nodes = reads.nodes(only)
         self.alerts = all_open(reads)
-        self.by_table: dict[str | None, list[BannerAlert]] = {}
+        self.by_table: dict[str | None, list[AlertView]] = {}
         for a in self.alerts:
             self.by_table.setdefault(a.table, []).append(a)
         wants_foosball = only is None or reads.tables[only].kind is Kind.FOOSBALL
-        self.checkins = {f["table"]: f["checkins"] for f in checkins_by_table(reads)} if wants_foosball else {}
+        self.checkins = {f.table: f.checkins for f in reads.active_checkins()} if wants_foosball else {}
         hall = reads.hall_snapshot()  # a consistent picture of sessions and drop counts
         self.open, self.drops = hall.open, hall.drops
         self.warn_s = int(timedelta(minutes=reads.venue.billing.prepaid_warning_min).total_seconds())
@@ -166,17 +166,17 @@ class FloorData:
     def table(self, spec: TableSpec) -> TableView:
         node: NodeView | None = self.nodes.get(spec.id)
         s = self.open.get(spec.id)
-        session = views.session(self.reads, s.id, s.state, with_bill=False) if s is not None else None
+        session = self.reads.game_brief(s.id, s.state) if s is not None else None
         alerts = self.by_table.get(spec.id, [])
-        checkins = self.checkins.get(spec.id, [])
+        checkins = self.checkins.get(spec.id, ())
         command = self.light_commands.get(spec.id)
         confirm_s = light_switching(command, node.light_on if node else None)
         facts = CardFacts(
             kind=spec.kind,
             online=bool(node and node.online),
             light_on=bool(node and node.light_on),
-            session_state=session["state"] if session else None,
-            prepaid_left_s=session["prepaid_left_s"] if session else None,
+            session_state=session.state if session else None,
+            prepaid_left_s=session.prepaid_left_s if session else None,
             warn_s=self.warn_s,
             alert_kinds=frozenset(a.kind for a in alerts),
             checked_in=bool(checkins),

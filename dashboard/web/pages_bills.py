@@ -27,7 +27,6 @@ from broker.hall.games import CorrectBill, VoidExtra
 from broker.hall.read_models import HallReads, StoppedGame
 from broker.hall.reports import ReportError
 from dashboard.access import allows
-from dashboard.api import views
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.web.auth import PageForbidden, page_can
 from dashboard.web.csrf import verify_csrf
@@ -111,11 +110,10 @@ def bills_page(
 def _bill_again(request: Request, reads: HallReads, session_id: int, error: Refusal | str, form: dict[str, Any], status: int) -> Response:
     """The bill page again with the refusal in the staff's language and what they typed kept."""
     message = translated(request, error.msgid, **error.params) if isinstance(error, Refusal) else error
-    state = reads.session_state(session_id)
     return render(
         request,
         "bill.html",
-        {"s": views.session(reads, session_id, state), "venue": reads.venue, "form_error": message, "form": form},
+        {"s": reads.game(session_id), "venue": reads.venue, "form_error": message, "form": form},
         status=status,
     )
 

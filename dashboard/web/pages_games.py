@@ -13,7 +13,6 @@ from broker.domain import game_ops
 from broker.hall.facade import ServiceError
 from broker.hall.games import AddExtra, ExtendGame, MoveGame, PauseGame, ResumeGame, StopGame
 from broker.hall.read_models import HallReads
-from dashboard.api import views
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.web import i18n
 from dashboard.web.auth import page_can, page_can_read_money, safe_next
@@ -151,8 +150,8 @@ def add_extra(
 def bill(
     session_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can_read_money("sessions.run"))]
 ) -> Response:
-    state = reads.session_state(session_id)  # NotFound → the 404 page
+    game = reads.game(session_id)  # NotFound → the 404 page
     # The game's bill is a part of its tab (drinks, merged tabs): the page leads on to paying it.
     tab_id = reads.tab_of_session(session_id)
     tab = reads.tab_payments(tab_id) if tab_id is not None else None
-    return render(request, "bill.html", {"s": views.session(reads, session_id, state), "venue": reads.venue, "tab": tab})
+    return render(request, "bill.html", {"s": game, "venue": reads.venue, "tab": tab})

@@ -1,0 +1,42 @@
+"""How a frozen view reads as JSON: the view is the API's answer, and these mark where its JSON differs.
+
+The read models' frozen dataclasses (the domain's Bill and Receipt, broker.hall's game, member,
+tab and payment views, …) are what the API answers with: FastAPI gives them to pydantic, which
+takes an instance as it is (no copy, no second validation), writes it as JSON and describes it in
+/openapi.json, all from the class's own annotations. So there is one class per thing, for the
+pages and the API alike; where the JSON others already read says more or less than the fields,
+one of these says so beside the field:
+
+- `derived`: a property the JSON carries too (a pydantic computed field), e.g. "6,00 €" beside
+  the cents; to Python (and mypy) it is a plain property;
+- `HIDDEN`: a field the JSON leaves out (what only the pages use, the hub's own keys);
+- `json_name("table")`: the JSON's name for a field whose Python name differs (the API keeps the
+  spelling programs already read: docs/architecture.md, "One word per thing").
+
+Pure: pydantic only describes; nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field, computed_field
+
+__all__ = ["HIDDEN", "derived", "json_name"]
+
+HIDDEN: Any = Field(exclude=True)
+
+
+def json_name(name: str) -> Any:
+    """The field's name in the JSON (serialisation only: the view is built by its Python name)."""
+    return Field(serialization_alias=name)
+
+
+if TYPE_CHECKING:
+    derived = property
+else:
+
+    def derived(fn: Callable[[Any], Any]) -> Any:
+        # pydantic's computed_field makes the property; its return annotation is the JSON's type.
+        return computed_field(fn)

@@ -1,0 +1,108 @@
+"""What a game looks like to the pages and the API: frozen values made from its replayed state.
+
+The API answers with these as they are (dashboard/api/games.py, tables.py; broker.domain.json_shape
+says how they read as JSON), the floor's cards and the bill page draw them. HallReads
+(broker.hall.read_models) makes them; nothing here reads the database.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from broker.domain import game_ops
+from broker.domain.billing import Bill, format_eur
+from broker.domain.json_shape import derived
+from broker.domain.venue import Venue
+
+
+@dataclass(frozen=True)
+class GameMember:
+    """The member whose club card is on the game, as the card was shown."""
+
+    id: int
+    name: str
+    fee_paid: bool
+
+
+@dataclass(frozen=True)
+class GameExtra:
+    """An extra put on the game's bill (a voided one stays, marked)."""
+
+    extra: str  # the venue file's extra id
+    quantity: int
+    unit_cents: int
+    at: datetime
+    by: str | None
+    op: Annotated[int, Field(description="The operation number that added it: what POST .../void names")]
+    voided: bool = False
+
+
+@dataclass(frozen=True)
+class GameBrief:
+    """A game as lists show it: state and amount, no bill lines."""
+
+    id: int
+    table: str
+    state: str
+    started_at: datetime
+    stopped_at: datetime | None
+    paused_at: datetime | None
+    tariff: str | None  # the tariff billed now (a stopped game: its last)
+    requested_tariff: str | None  # a special tariff staff asked for (training), None: the usual
+    member: GameMember | None
+    prepaid_until: datetime | None
+    prepaid_left_s: int | None
+    amount_cents: int
+    extras: tuple[GameExtra, ...]
+
+    @derived
+    def amount(self) -> str:
+        return format_eur(self.amount_cents)
+
+
+@dataclass(frozen=True)
+class GameView(GameBrief):
+    """One game with its itemised bill."""
+
+    bill: Bill
+
+
+@dataclass(frozen=True)
+class GameOnTable(GameBrief):
+    """The game running on a table, as the table's live state shows it."""
+
+    drops: int  # ball drops since the game started
+
+
+def _tariff_now(st: game_ops.GameState, bill: Bill, venue: Venue, now: datetime) -> str | None:
+    if st.state == "running":
+        rate = game_ops.current_rate(st, venue, now)
+        return rate.tariff_id if rate else None
+    times = [x for x in bill.lines if x.kind == "time"]
+    return times[-1].tariff_id if times else st.tariff
+
+
+def brief_fields(game_id: int, st: game_ops.GameState, bill: Bill, venue: Venue, now: datetime) -> dict[str, Any]:
+    """The fields every game view shares, at `now` (the hub's clock; never before the game's last op)."""
+    now = max(now, st.last_at)
+    left = game_ops.prepaid_remaining(st, now)
+    m = st.member
+    return dict(
+        id=game_id,
+        table=st.table,
+        state=st.state,
+        started_at=st.started_at,
+        stopped_at=st.stopped_at,
+        paused_at=st.paused_at,
+        tariff=_tariff_now(st, bill, venue, now),
+        requested_tariff=st.tariff,
+        member=GameMember(m.member_id, m.name, m.fee_paid) if m else None,
+        prepaid_until=st.prepaid_until,
+        prepaid_left_s=int(left.total_seconds()) if left is not None else None,
+        amount_cents=bill.total_cents,
+        extras=tuple(GameExtra(e.extra_id, e.quantity, e.unit_cents, e.at, e.actor, e.op, bool(st.voided(e))) for e in st.extras),
+    )
