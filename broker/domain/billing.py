@@ -13,7 +13,7 @@ from fractions import Fraction
 from itertools import groupby
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from broker.domain.json_shape import derived, json_name
+from broker.domain.json_shape import derived, every_field_sent, json_name
 
 if TYPE_CHECKING:
     from broker.domain.tariffs import Segment
@@ -71,6 +71,7 @@ def format_eur(cents: int, lang: Literal["sk", "en"] = "sk") -> str:
     return f"{sign}€{whole}.{part:02d}"
 
 
+@every_field_sent
 @dataclass(frozen=True)
 class BillLine:
     kind: LineKind

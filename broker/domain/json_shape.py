@@ -11,7 +11,9 @@ one of these says so beside the field:
   the cents; to Python (and mypy) it is a plain property;
 - `HIDDEN`: a field the JSON leaves out (what only the pages use, the hub's own keys);
 - `json_name("table")`: the JSON's name for a field whose Python name differs (the API keeps the
-  spelling programs already read: docs/architecture.md, "One word per thing").
+  spelling programs already read: docs/architecture.md, "One word per thing");
+- `@every_field_sent` on a view with defaults: its JSON always has those fields too, so the
+  document says they are required (pydantic would call a field with a default optional).
 
 Pure: pydantic only describes; nothing here does I/O.
 """
@@ -21,11 +23,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field, computed_field
+from pydantic import ConfigDict, Field, computed_field, with_config
 
-__all__ = ["HIDDEN", "derived", "json_name"]
+__all__ = ["HIDDEN", "derived", "every_field_sent", "json_name"]
 
 HIDDEN: Any = Field(exclude=True)
+
+
+every_field_sent = with_config(ConfigDict(json_schema_serialization_defaults_required=True))
 
 
 def json_name(name: str) -> Any:

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Annotated, Literal, Protocol
 
 from broker.domain.billing import vat_share
+from broker.domain.json_shape import HIDDEN, derived
 
 __all__ = ["TABLE_TIME", "MoneyLine", "TabBill", "TabStatus", "VatRow", "allocate", "tab_bill", "vat_rows"]
 
@@ -39,7 +40,7 @@ class MoneyLine:
     amount_cents: int
     vat_percent: int
     category: str
-    tab_id: int  # the tab it was put on (a merged tab's lines keep their own)
+    tab_id: Annotated[int, HIDDEN]  # the tab it was put on (a merged tab's lines keep their own)
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class VatRow:
     gross_cents: int
     vat_cents: int
 
-    @property
+    @derived
     def net_cents(self) -> int:
         return self.gross_cents - self.vat_cents
 

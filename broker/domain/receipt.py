@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
+from broker.domain.json_shape import HIDDEN, derived, every_field_sent
 from broker.domain.money import MoneyLine, VatRow, vat_rows
 
 __all__ = ["Issuer", "Receipt", "ReceiptLine", "lines_from_json", "lines_json", "vat_from_json"]
@@ -39,6 +40,7 @@ class Issuer:
     ic_dph: str
 
 
+@every_field_sent
 @dataclass(frozen=True)
 class Receipt:
     payment_id: int
@@ -51,25 +53,25 @@ class Receipt:
     total_cents: int  # = the payment's amount
     method: str  # the payment method's id (venue [till])
     method_name: str  # Slovak
-    method_name_en: str
+    method_name_en: Annotated[str, HIDDEN]
     tendered_cents: int | None
     change_cents: int
-    tab_id: int
+    tab_id: Annotated[int, HIDDEN]
     table_name: str | None  # None: a walk-in tab
     reverses_number: int | None = None  # a reversal: the receipt number it reverses
     fiscal_state: str = "none"  # broker.storage.models.FISCAL_STATES; "none": not a fiscal receipt
     fiscal_id: str | None = None
     reason: str | None = None  # a reversal: why
-    part: int | None = None  # the split part it paid
-    paragon_no: str | None = None  # a hand-written paragón that stands for it (eKasa was down)
-    table_name_en: str | None = None
+    part: Annotated[int | None, HIDDEN] = None  # the split part it paid
+    paragon_no: Annotated[str | None, HIDDEN] = None  # a hand-written paragón that stands for it (eKasa was down)
+    table_name_en: Annotated[str | None, HIDDEN] = None
 
-    @property
+    @derived
     def fiscal(self) -> bool:
         """Whether this is a fiscal receipt (registered in eKasa); otherwise it must say it is not."""
         return self.fiscal_state == "registered"
 
-    @property
+    @derived
     def missing_issuer(self) -> tuple[str, ...]:
         """What the receipt should name and the venue file leaves empty ("ico", "dic"; IČ DPH only for a VAT payer)."""
         return tuple(f for f in ("name", "address", "ico", "dic") if not getattr(self.issuer, f))

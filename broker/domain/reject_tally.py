@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Annotated
 
-from broker.domain.json_shape import HIDDEN, derived
+from broker.domain.json_shape import HIDDEN, derived, every_field_sent
 from devices.contract import ROOT
 
 # The bucket of messages whose topic names no table of the venue; not a valid table id, so no
@@ -102,6 +102,7 @@ class ReasonCount:
     last_at: datetime
 
 
+@every_field_sent
 @dataclass
 class NodeRejects:
     """One table's (or the UNKNOWN bucket's) refusals: counts per reason, newest samples first.

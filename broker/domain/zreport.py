@@ -20,9 +20,10 @@ import typing
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from broker.domain.billing import vat_share
+from broker.domain.json_shape import HIDDEN, derived, every_field_sent
 from broker.domain.money import TABLE_TIME, allocate
 from broker.domain.receipt import ReceiptLine
 
@@ -197,8 +198,11 @@ class EarlierDay:
     reversal: bool
 
 
+@every_field_sent
 @dataclass(frozen=True)
 class ZReport:
+    """A day's Z report: frozen if `closed_at` is set, else the figures as they stand now (`made_at`)."""
+
     day: date
     opened_at: datetime | None
     opened_by: str
@@ -226,19 +230,19 @@ class ZReport:
     open_tabs: tuple[OpenTab, ...]
     earlier_days: tuple[EarlierDay, ...]
     open_tabs_confirmed: bool = False  # closed with tabs open, staff said so explicitly
-    format: int = FORMAT
+    format: Annotated[int, HIDDEN] = FORMAT  # of the frozen copy (business_days.report), not of the API's JSON
 
-    @property
+    @derived
     def expected_cash_cents(self) -> int:
         """What the drawer should hold: the float plus the cash taken, less the cash given back."""
         return self.float_cents + self.cash_cents
 
-    @property
+    @derived
     def variance_cents(self) -> int | None:
         """Counted less expected: negative means cash is missing."""
         return None if self.counted_cents is None else self.counted_cents - self.expected_cash_cents
 
-    @property
+    @derived
     def open_tabs_cents(self) -> int:
         return sum(t.owed_cents for t in self.open_tabs)
 

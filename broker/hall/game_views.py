@@ -15,7 +15,7 @@ from pydantic import Field
 
 from broker.domain import game_ops
 from broker.domain.billing import Bill, format_eur
-from broker.domain.json_shape import derived
+from broker.domain.json_shape import derived, every_field_sent
 from broker.domain.venue import Venue
 
 
@@ -28,6 +28,7 @@ class GameMember:
     fee_paid: bool
 
 
+@every_field_sent
 @dataclass(frozen=True)
 class GameExtra:
     """An extra put on the game's bill (a voided one stays, marked)."""

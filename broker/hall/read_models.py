@@ -726,7 +726,7 @@ class FiscalReceiptView:
     receipt_no: int | None
     amount_cents: int
     method: str
-    method_en: str
+    method_en: Annotated[str, HIDDEN]
     staff: str
     at: datetime
     table: str | None  # None: a walk-in tab

@@ -14,12 +14,15 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from typing import Annotated
 
+from pydantic import PlainSerializer
 from sqlalchemy import Select, select
 from sqlalchemy.orm import Session, selectinload
 
 from broker.domain import game_ops
 from broker.domain.billing import Bill
+from broker.domain.json_shape import every_field_sent, json_name
 from broker.domain.refusals import N_, Refusal
 from broker.domain.schedule import business_day, business_day_bounds
 from broker.domain.tariffs import as_utc
@@ -84,12 +87,15 @@ EXTRAS = "extras"
 ADJUSTMENTS = "adjustments"  # corrections, minimum-charge top-ups, the floor at zero
 
 
+@every_field_sent
 @dataclass
 class Revenue:
-    first: date
-    last: date
+    """The games started on business days first..last (inclusive): what they billed, by day, table and tariff."""
+
+    first: Annotated[date, json_name("from")]
+    last: Annotated[date, json_name("to")]
     total_cents: int = 0
-    sessions: int = 0
+    games: Annotated[int, json_name("sessions")] = 0
     by_day: dict[str, int] = field(default_factory=dict)
     by_table: dict[str, int] = field(default_factory=dict)
     # Time lines by tariff id; extras and adjustments under their own keys, so every
@@ -116,7 +122,7 @@ def _add_bill(report: Revenue, day: str, state: game_ops.GameState, bill: Bill, 
         report.by_tariff[key] = report.by_tariff.get(key, 0) + line.amount_cents
     report.by_day[day] = report.by_day.get(day, 0) + bill.total_cents
     report.total_cents += bill.total_cents
-    report.sessions += 1
+    report.games += 1
 
 
 def revenue(db: Session, venue: Venue, first: date, last: date) -> Revenue:
@@ -213,13 +219,16 @@ def drops(db: Session, venue: Venue, day: date) -> HourGrid:
 # --- foosball -------------------------------------------------------------------------------
 
 
+@every_field_sent
 @dataclass
 class FoosballUse:
+    """One member's foosball over a period: check-ins, goals, the tables, the last check-in."""
+
     member_id: int
-    name: str
+    name: Annotated[str, json_name("member")]
     checkins: int = 0
     goals: int = 0
-    tables: set[str] = field(default_factory=set)
+    tables: Annotated[set[str], PlainSerializer(sorted, return_type=list[str])] = field(default_factory=set)
     last_at: datetime | None = None
 
 

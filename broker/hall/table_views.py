@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Annotated, Any
 
-from broker.domain.json_shape import HIDDEN, derived, json_name
+from broker.domain.json_shape import HIDDEN, derived, every_field_sent, json_name
 from broker.domain.reject_tally import NodeRejects
 from broker.domain.venue import TableSpec
 from broker.hall.game_views import GameOnTable
@@ -67,6 +67,7 @@ class NodeView:
         return cls(table, False, None, None, None, None, {}, None, 0, None, None, None)
 
 
+@every_field_sent
 @dataclass(frozen=True)
 class NodeStatus(NodeView):
     """A node with what the hub refused from it: a row of the monitoring page and of GET /api/nodes."""
@@ -86,6 +87,7 @@ class TableNode:
     version: str | None
 
 
+@every_field_sent
 @dataclass(frozen=True)
 class LiveTable:
     """A table of the venue with its live state: its node, light, game and whether it is in service."""

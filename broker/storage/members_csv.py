@@ -18,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from broker.domain.csv_cells import SafeWriter, unguard
-from broker.domain.json_shape import derived
+from broker.domain.json_shape import derived, every_field_sent
 from broker.domain.refusals import N_, Refusal
 from broker.storage.members import (
     DEFAULT_FEE_CENTS,
@@ -97,6 +97,7 @@ class MemberRow:
     note: str | None = None
 
 
+@every_field_sent
 @dataclass
 class ImportReport:
     added: int = 0

@@ -7,15 +7,15 @@ integer cents; days are business days (from the venue's cut, default 06:00, to t
 
 from __future__ import annotations
 
-from datetime import date, datetime
-from typing import Annotated, Any
+from datetime import date
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from broker.accounts.staff import Staff
-from broker.domain.zreport import ZReport, to_json
-from broker.hall.till.closeout import MAX_DRAWER_CENTS, CloseDay, DaySummary, OpenDay
+from broker.domain.zreport import ZReport
+from broker.hall.till.closeout import MAX_DRAWER_CENTS, CloseDay, DayOverview, DaySummary, OpenDay
 from dashboard.api.auth import can, demand
 from dashboard.api.deps import Hub, Reads
 from dashboard.api.schemas import Body
@@ -35,189 +35,29 @@ class CloseDayIn(Body):
     open_tabs_ok: bool = Field(False, description="Close although tabs are still unpaid (they are listed on the Z report)")
 
 
-class MethodTotalOut(BaseModel):
-    method: str
-    name: str
-    name_en: str
-    cash: bool
-    count: int
-    payments_cents: int
-    reversals_cents: int
-    net_cents: int
+@router.get("/current", response_model=DayOverview, summary="The business day now: opened or not, its running figures, days left open")
+def current(reads: Reads, user: Annotated[Staff, Depends(can("day.run"))]) -> DayOverview:
+    return reads.day_overview()
 
 
-class StaffTotalOut(BaseModel):
-    staff: str
-    count: int
-    payments_cents: int
-    reversals_cents: int
-    net_cents: int
-
-
-class CategoryTotalOut(BaseModel):
-    category: str
-    net_cents: int
-
-
-class VatTotalOut(BaseModel):
-    vat_percent: int
-    gross_cents: int
-    vat_cents: int
-    net_cents: int
-
-
-class RefundOut(BaseModel):
-    at: datetime
-    staff: str
-    method: str
-    amount_cents: int
-    reason: str
-    receipt_no: int | None
-    reverses_receipt_no: int | None
-    corrects_day: date | None
-
-
-class VoidOut(BaseModel):
-    at: datetime
-    by: str
-    reason: str
-    description: str
-    description_en: str
-    quantity: int
-    amount_cents: int
-    where: str
-    tab_id: int | None
-    kind: str
-
-
-class CorrectionOut(BaseModel):
-    at: datetime
-    by: str
-    reason: str
-    amount_cents: int
-    where: str
-    game: int
-
-
-class OpenTabOut(BaseModel):
-    tab_id: int
-    where: str
-    opened_at: datetime
-    total_cents: int
-    owed_cents: int
-    running: bool
-
-
-class EarlierDayOut(BaseModel):
-    at: datetime
-    staff: str
-    method: str
-    amount_cents: int
-    receipt_no: int | None
-    tab: str
-    tab_id: int
-    corrects_day: date
-    reversal: bool
-
-
-class ZReportOut(BaseModel):
-    """A day's Z report: frozen if `closed_at` is set, else the figures as they stand now (`made_at`)."""
-
-    day: date
-    opened_at: datetime | None
-    opened_by: str
-    auto_opened: bool
-    float_cents: int
-    made_at: datetime
-    closed_at: datetime | None
-    closed_by: str | None
-    counted_cents: int | None
-    expected_cash_cents: int
-    variance_cents: int | None
-    cash_method: str | None
-    cash_cents: int
-    payments_count: int
-    payments_cents: int
-    reversals_cents: int
-    total_cents: int
-    table_time_cents: int
-    items_cents: int
-    by_method: list[MethodTotalOut]
-    by_staff: list[StaffTotalOut]
-    by_category: list[CategoryTotalOut]
-    by_vat: list[VatTotalOut]
-    refunds: list[RefundOut]
-    voids: list[VoidOut]
-    corrections: list[CorrectionOut]
-    open_tabs: list[OpenTabOut]
-    open_tabs_cents: int
-    open_tabs_confirmed: bool
-    earlier_days: list[EarlierDayOut]
-
-
-class DaySummaryOut(BaseModel):
-    day: date
-    opened_at: datetime
-    opened_by: str
-    float_cents: int
-    closed_at: datetime | None
-    closed_by: str | None
-    counted_cents: int | None
-    expected_cents: int | None
-    variance_cents: int | None
-    total_cents: int | None
-
-
-class CurrentDayOut(BaseModel):
-    day: date = Field(description="The business day staff work on now")
-    opened: bool
-    report: ZReportOut
-    unclosed: list[date] = Field(description="Earlier days nobody closed, oldest first")
-    last_closed: DaySummaryOut | None
-
-
-def report_json(z: ZReport) -> dict[str, Any]:
-    out = to_json(z)
-    out.update(expected_cash_cents=z.expected_cash_cents, variance_cents=z.variance_cents, open_tabs_cents=z.open_tabs_cents)
-    return out
-
-
-def _summary(s: DaySummary) -> dict[str, Any]:
-    return {k: getattr(s, k) for k in DaySummaryOut.model_fields}
-
-
-@router.get("/current", response_model=CurrentDayOut, summary="The business day now: opened or not, its running figures, days left open")
-def current(reads: Reads, user: Annotated[Staff, Depends(can("day.run"))]) -> dict[str, Any]:
-    o = reads.day_overview()
-    return {
-        "day": o.day,
-        "opened": o.opened,
-        "report": report_json(o.report),
-        "unclosed": list(o.unclosed),
-        "last_closed": _summary(o.last_closed) if o.last_closed else None,
-    }
-
-
-@router.post("/current/open", response_model=CurrentDayOut, summary="Open the business day with the float in the drawer")
-def open_day(body: OpenDayIn, hub: Hub, user: Annotated[Staff, Depends(can("day.run"))]) -> dict[str, Any]:
+@router.post("/current/open", response_model=DayOverview, summary="Open the business day with the float in the drawer")
+def open_day(body: OpenDayIn, hub: Hub, user: Annotated[Staff, Depends(can("day.run"))]) -> DayOverview:
     hub.execute(OpenDay(float_cents=body.float_cents, actor=user.username))
-    return current(hub.reads, user)
+    return hub.reads.day_overview()
 
 
-@router.post("/{day}/close", response_model=ZReportOut, summary="Close a business day with the counted cash: its Z report, frozen")
-def close_day(day: DayPath, body: CloseDayIn, hub: Hub, user: Annotated[Staff, Depends(can("day.run"))]) -> dict[str, Any]:
-    return report_json(
-        hub.execute(CloseDay(day=day, counted_cents=body.counted_cents, open_tabs_ok=body.open_tabs_ok, actor=user.username))
-    )
+@router.post("/{day}/close", response_model=ZReport, summary="Close a business day with the counted cash: its Z report, frozen")
+def close_day(day: DayPath, body: CloseDayIn, hub: Hub, user: Annotated[Staff, Depends(can("day.run"))]) -> ZReport:
+    return hub.execute(CloseDay(day=day, counted_cents=body.counted_cents, open_tabs_ok=body.open_tabs_ok, actor=user.username))
 
 
-@router.get("", response_model=list[DaySummaryOut], summary="Business days with a shift, newest first (closed or not)")
-def days(reads: Reads, user: Annotated[Staff, Depends(can("day.history"))]) -> list[dict[str, Any]]:
-    return [_summary(s) for s in reads.business_days()]
+@router.get("", response_model=list[DaySummary], summary="Business days with a shift, newest first (closed or not)")
+def days(reads: Reads, user: Annotated[Staff, Depends(can("day.history"))]) -> list[DaySummary]:
+    return reads.business_days()
 
 
-@router.get("/{day}", response_model=ZReportOut, summary="A day's Z report (frozen once closed); staff see only the current day")
-def day_report(day: DayPath, reads: Reads, user: Annotated[Staff, Depends(can("day.run"))]) -> dict[str, Any]:
+@router.get("/{day}", response_model=ZReport, summary="A day's Z report (frozen once closed); staff see only the current day")
+def day_report(day: DayPath, reads: Reads, user: Annotated[Staff, Depends(can("day.run"))]) -> ZReport:
     if not reads.day_overview().at_hand(day):
         demand(user, "day.history")  # an earlier day's takings are the manager's, as on the pages
-    return report_json(reads.day_report(day))
+    return reads.day_report(day)

@@ -29,7 +29,7 @@ def _grid(grid: reports.HourGrid, tz, scale: float) -> dict[str, Any]:
 
 @router.get(
     "/revenue",
-    response_model=R.RevenueOut,
+    response_model=reports.Revenue,
     summary="Revenue in cents by day, table and tariff of the games started on business days from..to (inclusive)",
 )
 def revenue(
@@ -37,17 +37,8 @@ def revenue(
     user: Annotated[Staff, Depends(can("reports.view"))],
     first: date = Query(..., alias="from", description="First business day, YYYY-MM-DD (06:00 to 06:00 local time)"),
     last: date | None = Query(None, alias="to", description="Last business day (default: the same as from)"),
-) -> dict[str, Any]:
-    r = reads.revenue(first, last or first)
-    return {
-        "from": r.first,
-        "to": r.last,
-        "total_cents": r.total_cents,
-        "sessions": r.sessions,
-        "by_day": r.by_day,
-        "by_table": r.by_table,
-        "by_tariff": r.by_tariff,
-    }
+) -> reports.Revenue:
+    return reads.revenue(first, last or first)
 
 
 @router.get("/utilisation", response_model=R.GridOut, summary="Minutes played per table per local hour of a business day (06:00 to 06:00)")
@@ -61,23 +52,12 @@ def drops(reads: Reads, user: Annotated[Staff, Depends(can("reports.view"))], da
 
 
 @router.get(
-    "/foosball", response_model=list[R.FoosballUseOut], summary="Foosball check-ins and goals per member over business days from..to"
+    "/foosball", response_model=list[reports.FoosballUse], summary="Foosball check-ins and goals per member over business days from..to"
 )
 def foosball(
     reads: Reads,
     user: Annotated[Staff, Depends(can("reports.view"))],
     first: date = Query(..., alias="from"),
     last: date | None = Query(None, alias="to"),
-) -> list[dict[str, Any]]:
-    use = reads.foosball_use(first, last or first)
-    return [
-        {
-            "member_id": u.member_id,
-            "member": u.name,
-            "checkins": u.checkins,
-            "goals": u.goals,
-            "tables": sorted(u.tables),
-            "last_at": u.last_at,
-        }
-        for u in use
-    ]
+) -> list[reports.FoosballUse]:
+    return reads.foosball_use(first, last or first)

@@ -12,10 +12,10 @@ stays 3 and is never sent as 3.0.
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
 Number = int | float
 
@@ -62,35 +62,32 @@ class ExtraOut(BaseModel):
     price: str
 
 
+class DoneOut(BaseModel):
+    ok: bool = True
+
+
+class PrintedOut(BaseModel):
+    printed: bool
+
+
+class TestOut(BaseModel):
+    """A test message to a push target: delivered, or why not."""
+
+    delivered: bool
+    error: str | None
+
+
 class CheckoutOut(BaseModel):
     table: str
     member_id: int
     member: str
 
 
-class RevenueOut(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
-
-    from_: date = Field(alias="from")
-    to: date
-    total_cents: int
-    sessions: int
-    by_day: dict[str, int]
-    by_table: dict[str, int]
-    by_tariff: dict[str, int]
-
-
 class GridOut(BaseModel):
+    """An hour grid of a report (broker.hall.reports.HourGrid) in the API's units: minutes or drops
+    per table per local hour, the hours as local times with their offset."""
+
     day: date
     hours: list[str]  # each local hour's start, ISO 8601 with offset
     tables: dict[str, list[Number]]
     totals: dict[str, Number]
-
-
-class FoosballUseOut(BaseModel):
-    member_id: int
-    member: str
-    checkins: int
-    goals: int
-    tables: list[str]
-    last_at: datetime | None

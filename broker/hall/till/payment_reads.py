@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime
+from typing import Annotated
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session as Db
 
+from broker.domain.json_shape import HIDDEN, derived, every_field_sent, json_name
 from broker.domain.money import MoneyLine, TabStatus, VatRow
 from broker.domain.receipt import Issuer, Receipt, lines_from_json, vat_from_json
 from broker.domain.refusals import Name
@@ -19,6 +21,7 @@ from broker.hall.till.tabs import bill_of_tab, name_of
 from broker.storage.models import Payment, Tab
 
 
+@every_field_sent
 @dataclass(frozen=True)
 class PaymentView:
     id: int
@@ -27,7 +30,7 @@ class PaymentView:
     method: str
     method_name: str
     method_name_en: str
-    cash: bool
+    cash: Annotated[bool, HIDDEN]  # the method is cash (the venue file's [till])
     amount_cents: int
     tendered_cents: int | None
     change_cents: int
@@ -41,6 +44,7 @@ class PaymentView:
     reason: str | None
     fiscal_state: str
     fiscal_id: str | None
+    repeated: bool = False  # the answer to a resent request_id: the payment the first attempt made
 
 
 @dataclass(frozen=True)
@@ -49,7 +53,7 @@ class PartView:
     amount_cents: int
     paid_cents: int
 
-    @property
+    @derived
     def owed_cents(self) -> int:
         return self.amount_cents - self.paid_cents
 
@@ -59,16 +63,16 @@ class TabPayView:
     """A tab as the payment page shows it: what it owes and what was paid on it."""
 
     tab_id: int
-    name: Name
-    table_id: str | None
+    name: Name  # the JSON says the venue's own (Slovak) name
+    table_id: Annotated[str | None, json_name("table")]
     session_id: int | None
     status: TabStatus
     total_cents: int
     paid_cents: int
     owed_cents: int
     closed: bool  # no game on it runs any more
-    merged_into: int | None
-    lines: tuple[MoneyLine, ...]
+    merged_into: Annotated[int | None, HIDDEN]
+    lines: Annotated[tuple[MoneyLine, ...], HIDDEN]  # the tab's own view has them (TabView)
     vat: tuple[VatRow, ...]
     parts: tuple[PartView, ...]
     payments: tuple[PaymentView, ...]

@@ -8,13 +8,16 @@ items struck through, where each line came from, the split).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import Field
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session as Db
 
+from broker.domain.json_shape import HIDDEN, derived, every_field_sent
 from broker.domain.money import MoneyLine, TabBill, TabStatus, VatRow
 from broker.hall.ports import HallState
 from broker.hall.till.tabs import bill_of_tab, game_lines, merged_tabs, name_of
@@ -38,7 +41,7 @@ class ProductView:
 @dataclass(frozen=True)
 class TabItemView:
     id: int
-    tab_id: int
+    tab_id: Annotated[int, HIDDEN]  # its source's (TabSource.tab_id)
     name: str
     name_en: str | None
     category: str
@@ -51,7 +54,7 @@ class TabItemView:
     voided_by: str | None
     void_reason: str | None
 
-    @property
+    @derived
     def amount_cents(self) -> int:
         return self.quantity * self.unit_cents
 
@@ -66,13 +69,45 @@ class TabSource:
     game_lines: tuple[MoneyLine, ...]
     items: tuple[TabItemView, ...]  # voided ones included (shown struck through)
 
-    @property
+    @derived
     def total_cents(self) -> int:
         return sum(x.amount_cents for x in self.game_lines) + sum(i.amount_cents for i in self.items if i.voided_at is None)
 
 
+@every_field_sent
+@dataclass(frozen=True)
+class SplitPart:
+    """One part of a split bill, as stored (broker.domain.split): what its payment pays for."""
+
+    n: int  # 1-based: the payment's `part`
+    amount_cents: int
+    lines: list[dict[str, Any]]  # receipt-shaped lines (broker.domain.receipt.ReceiptLine's fields)
+    vat: list[dict[str, int]]  # per VAT rate: vat_percent, gross_cents, vat_cents
+    keys: list[str] | None = None  # items mode: the bill lines (MoneyLine.key) of the part
+
+
+@dataclass(frozen=True)
+class SplitPlan:
+    """A tab's bill split into parts to pay (Tab.split, broker.domain.split)."""
+
+    mode: str  # equal, items, amounts
+    total_cents: int  # the bill's total when it was split
+    parts: tuple[SplitPart, ...]
+
+    @classmethod
+    def of(cls, stored: Mapping[str, Any]) -> SplitPlan:
+        parts = tuple(
+            SplitPart(int(p["n"]), int(p["amount_cents"]), list(p.get("lines") or []), list(p.get("vat") or []), p.get("keys"))
+            for p in stored.get("parts") or []
+        )
+        return cls(str(stored.get("mode", "")), int(stored.get("total_cents", 0)), parts)
+
+
+@every_field_sent
 @dataclass(frozen=True)
 class TabView:
+    """A tab with its bill: every line, VAT per rate, paid and owed; where its lines came from; its split."""
+
     id: int
     name: str
     name_en: str
@@ -83,31 +118,36 @@ class TabView:
     opened_by: str
     business_day: date
     merged_into: int | None
-    merged_into_name: str | None
-    merged_into_name_en: str | None
-    split: dict[str, Any] | None
-    bill: TabBill
+    merged_into_name: Annotated[str | None, HIDDEN]
+    merged_into_name_en: Annotated[str | None, HIDDEN]
+    split: SplitPlan | None
+    bill: Annotated[TabBill, HIDDEN]  # the JSON says it as lines, vat, total, paid, owed, status
     sources: tuple[TabSource, ...]
     game_running: bool
-    payments: int  # how many payment rows (reversals included)
+    payments: Annotated[int, HIDDEN]  # how many payment rows (reversals included)
+    item_id: Annotated[int | None, Field(description="POST .../items: the item made (or found again by its request_id)")] = None
 
-    @property
+    @derived
     def status(self) -> TabStatus:
         return self.bill.status
 
-    @property
+    @derived
     def total_cents(self) -> int:
         return self.bill.total_cents
 
-    @property
+    @derived
     def paid_cents(self) -> int:
         return self.bill.paid_cents
 
-    @property
+    @derived
     def owed_cents(self) -> int:
         return self.bill.owed_cents
 
-    @property
+    @derived
+    def lines(self) -> tuple[MoneyLine, ...]:
+        return self.bill.lines
+
+    @derived
     def vat(self) -> tuple[VatRow, ...]:
         return self.bill.vat
 
@@ -128,7 +168,7 @@ class UnpaidTab:
     opened_at: datetime
     owed_cents: int
     status: TabStatus
-    game_running: bool
+    game_running: Annotated[bool, HIDDEN]  # the floor card's badge: the game is still on
 
 
 def product_views(db: Db, *, active_only: bool) -> list[ProductView]:
@@ -175,7 +215,7 @@ def tab_view(db: Db, hall: HallState, tab: Tab, now: datetime) -> TabView:
         merged_into=tab.merged_into,
         merged_into_name=name_of(hall, into).name if into else None,
         merged_into_name_en=str(name_of(hall, into)) if into else None,
-        split=dict(tab.split) if tab.split else None,
+        split=SplitPlan.of(tab.split) if tab.split else None,
         bill=bill,
         sources=tuple(sources),
         game_running=running,
