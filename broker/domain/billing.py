@@ -121,7 +121,7 @@ class Bill:
 
 
 def minimum_line(time_lines: Iterable[BillLine], minimum_cents: int) -> BillLine | None:
-    """Top the table time up to the minimum charge; a session with no billed time owes none."""
+    """Top the table time up to the minimum charge; a game with no billed time owes none."""
     lines = list(time_lines)
     time_total = sum(line.amount_cents for line in lines)
     if not lines or time_total >= minimum_cents:

@@ -3,8 +3,8 @@
 Home Assistant (HA) finds entities by retained JSON configs on
 ``homeassistant/<component>/<node_id>/<object_id>/config``; each names the topics it reads. We
 point HA at the wire contract's own topics (the node's status, light/state and events, the
-hub's retained session summary), so HA reads what the hall already says. One more topic exists
-for HA alone: ``lavos/v1/ha/<table>/state``, the running amount, because the session summary is
+hub's retained game summary, the `session` topic), so HA reads what the hall already says. One more topic exists
+for HA alone: ``lavos/v1/ha/<table>/state``, the running amount, because the game summary is
 published on changes only and the amount grows by the minute.
 
 Read-only on purpose: no config carries a ``command_topic`` (the light is a binary_sensor,
@@ -78,7 +78,7 @@ def _node_availability(table: str) -> list[dict[str, object]]:
 
 
 def _hub_availability() -> list[dict[str, object]]:
-    # What the hub publishes (session, amount) is as fresh as the hub: its birth/will.
+    # What the hub publishes (the game, its amount) is as fresh as the hub: its birth/will.
     return [
         {
             "topic": contract.HUB_STATUS_TOPIC,

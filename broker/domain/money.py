@@ -28,7 +28,7 @@ TabStatus = Literal["open", "partly_paid", "paid"]
 class MoneyLine:
     """One line of a tab's bill, whatever it came from.
 
-    `key` says where: "session:<session id>:<n>" for the n-th line of a game's bill,
+    `key` says where: "session:<game id>:<n>" for the n-th line of a game's bill (the stored key keeps its first spelling),
     "item:<tab item id>" for an item from the product list. A voided item is not a line.
     """
 

@@ -4,8 +4,8 @@ The hub refuses in English (logs, the JSON API's `detail`); a page shows the sam
 staff's language by looking `msgid` up in the dashboard's catalogues and filling in `params`.
 `N_` only marks a literal for extraction (`python -m dashboard.web.i18n_tools` scans broker/ too).
 
-    raise ServiceError(N_("%(table)s already has game no. %(session)d running; stop or move it first."),
-                       table=table_name, session=session_id)
+    raise ServiceError(N_("%(table)s already has game no. %(game)d running; stop or move it first."),
+                       table=table_name, game=game_id)
 
 Pass names people know (a table's display name, a member's name), never ids.
 """

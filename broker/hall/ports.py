@@ -33,7 +33,7 @@ class HallState:
     store: Store
     clock: Callable[[], datetime]
     metrics: Any
-    sessions: OpenGames
+    games: OpenGames
     runtime: RuntimeBook
     alerts: AlertBook
     listeners: Listeners

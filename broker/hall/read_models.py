@@ -2,7 +2,7 @@
 
 Every query here runs in a read-only store session (`Store.reader()`) and returns dataclasses
 copied out of the rows inside it, never ORM rows, so nothing a page holds can lazy-load, change
-or be flushed later. Live state (open sessions, drop counts) comes from the hub's own snapshot
+or be flushed later. Live state (open games, drop counts) comes from the hub's own snapshot
 methods. Store failures come out as broker.hall.store_errors (never sqlalchemy's).
 
 Writes go through broker.hall.facade.HubFacade, never through this module.
@@ -20,7 +20,7 @@ from sqlalchemy import select, text
 
 from broker.accounts.auth_checks import waiting_clients
 from broker.accounts.staff import Staff, staff_of
-from broker.accounts.users import get_user, is_last_manager, list_tokens, list_users, user_audit, user_sessions
+from broker.accounts.users import get_user, is_last_manager, list_tokens, list_users, user_audit, user_logins
 from broker.domain import alert_kinds, game_ops
 from broker.domain.billing import Bill
 from broker.domain.json_shape import HIDDEN
@@ -114,7 +114,7 @@ class StoppedGame:
 
 @dataclass(frozen=True)
 class PeriodFigures:
-    """A period's report figures, read in one transaction so the session list adds up to the revenue."""
+    """A period's report figures, read in one transaction so the list of games adds up to the revenue."""
 
     revenue: reports.Revenue
     stopped: list[StoppedGame]
@@ -140,7 +140,7 @@ class TokenView:
 
 
 @dataclass(frozen=True)
-class WebSessionView:
+class LoginView:
     id: int
     created_at: datetime
     last_seen_at: datetime
@@ -176,7 +176,7 @@ class StaffRow:
 
     u: Staff
     locked: bool
-    sessions: int
+    logins: int  # live dashboard logins
 
 
 # --- the queries -----------------------------------------------------------------------------
@@ -232,13 +232,13 @@ class HallReads:
     def unsubscribe(self, fn: Listener) -> None:
         self._hub.unsubscribe(fn)
 
-    # -- sessions --------------------------------------------------------------------------
+    # -- games -----------------------------------------------------------------------------
 
     def hall_snapshot(self) -> HallSnapshot:
         return self._hub.hall_snapshot()
 
-    def open_session(self, table: str) -> OpenGame | None:
-        return self._hub.open_session(table)
+    def open_game(self, table: str) -> OpenGame | None:
+        return self._hub.open_game(table)
 
     def bill_of(self, state: game_ops.GameState, at: datetime | None = None) -> Bill:
         return self._hub.bill_of(state, at)
@@ -257,22 +257,22 @@ class HallReads:
 
     def game(self, game_id: int) -> GameView:
         """A game with its itemised bill; NotFound if there is none."""
-        return self.game_view(game_id, self.session_state(game_id))
+        return self.game_view(game_id, self.game_state(game_id))
 
     @store_call
-    def session_state(self, session_id: int) -> game_ops.GameState:
-        """The session replayed from its op log; NotFound if there is none."""
+    def game_state(self, game_id: int) -> game_ops.GameState:
+        """The game replayed from its op log; NotFound if there is none."""
         with self._store.reader() as db:
-            row = db.get(Game, session_id)
+            row = db.get(Game, game_id)
             if row is None:
-                raise NotFound(N_("There is no game no. %(session)d."), session=session_id)
+                raise NotFound(N_("There is no game no. %(game)d."), game=game_id)
             ops = [
                 game_ops.Op(cast(game_ops.OpKind, o.kind), o.at, o.data, o.actor, o.reason) for o in row.ops
             ]  # the kind column holds OpKinds only
         return game_ops.replay(ops, self.venue)
 
     @store_call
-    def session_ids(
+    def game_ids(
         self, *, open: bool | None = None, started_from: datetime | None = None, started_before: datetime | None = None, limit: int = 200
     ) -> list[int]:
         """Session ids, newest start first."""
@@ -301,8 +301,8 @@ class HallReads:
         return [StoppedGame(s.id, s.table_id, s.started_at, s.stopped_at, name, s.total_cents) for s, name in rows]
 
     @store_call
-    def stopped_sessions(self, start: datetime, end: datetime) -> list[StoppedGame]:
-        """Stopped sessions started in [start, end) (a business day's games), in stop order, with the member's name."""
+    def stopped_games(self, start: datetime, end: datetime) -> list[StoppedGame]:
+        """Stopped games started in [start, end) (a business day's games), in stop order, with the member's name."""
         with self._store.reader() as db:
             return self._stopped(db, start, end)
 
@@ -450,7 +450,7 @@ class HallReads:
 
     @store_call
     def period_figures(self, first: date, last: date, played: list[date]) -> PeriodFigures:
-        """Revenue, stopped sessions and foosball use over local days first..last; hour grids for the `played` days."""
+        """Revenue, stopped games and foosball use over local days first..last; hour grids for the `played` days."""
         start, _ = self.day_bounds(first)
         _, end = self.day_bounds(last)
         now = self.clock()
@@ -475,7 +475,7 @@ class HallReads:
     @store_call
     def staff_rows(self) -> list[StaffRow]:
         with self._store.reader() as db:
-            users = [(staff_of(u), len(user_sessions(db, u.username))) for u in list_users(db)]
+            users = [(staff_of(u), len(user_logins(db, u.username))) for u in list_users(db)]
         return [StaffRow(s, self.locked(s.username), n) for s, n in users]
 
     @store_call
@@ -495,9 +495,9 @@ class HallReads:
             return [copy_row(TokenView, t) for t in list_tokens(db, username)]
 
     @store_call
-    def web_sessions(self, username: str) -> list[WebSessionView]:
+    def logins(self, username: str) -> list[LoginView]:
         with self._store.reader() as db:
-            return [copy_row(WebSessionView, w) for w in user_sessions(db, username)]
+            return [copy_row(LoginView, w) for w in user_logins(db, username)]
 
     @store_call
     def audit(self, username: str) -> list[AuditView]:
@@ -555,9 +555,9 @@ class HallReads:
             return tab_views.tab_view(db, self._hub.till.tabs.h, row, self.clock())
 
     @store_call
-    def tab_of_session(self, session_id: int) -> int | None:
+    def tab_of_game(self, game_id: int) -> int | None:
         with self._store.reader() as db:
-            return tab_views.tab_of_session(db, session_id)
+            return tab_views.tab_of_game(db, game_id)
 
     @store_call
     def unpaid_tabs(self) -> list[tab_views.UnpaidTab]:
@@ -604,7 +604,7 @@ class HallReads:
         with self._store.reader() as db:
             hand = self._hub.till.days.days_at_hand(db, self.clock())
             if game is not None:
-                tab = tab_views.tab_of_session(db, game)
+                tab = tab_views.tab_of_game(db, game)
             if tab is not None and not tab_at_hand(db, tab, hand):
                 return False
             return payment is None or payment_at_hand(db, payment, hand)

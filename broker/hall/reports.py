@@ -3,7 +3,7 @@
 Days are business days (broker.domain.schedule: from the venue's cut, 06:00 local time, to the next
 morning's, so a game running past midnight belongs to the evening it started, and a DST night makes
 a day 23 or 25 hours long);
-hours are the venue's local ones; the database keeps UTC. Money comes from replaying each session's
+hours are the venue's local ones; the database keeps UTC. Money comes from replaying each game's
 op log into its bill, the same fold that billed the customer, so a report can never disagree
 with a receipt. Pure SQLAlchemy over the caller's session: no HTTP, no clock of its own.
 """
@@ -105,7 +105,7 @@ class Revenue:
 
 def _line_tables(state: game_ops.GameState, venue: Venue) -> dict[datetime, str]:
     # A time line starts where its first segment starts; after a transfer the lines of one
-    # session belong to different tables.
+    # game belong to different tables.
     return {seg.start: seg.table for seg in game_ops.segments(state, venue, state.last_at)}
 
 
@@ -175,7 +175,7 @@ def _overlap_s(a: datetime, b: datetime, lo: datetime, hi: datetime) -> int:
 def utilisation(db: Session, venue: Venue, day: date, now: datetime) -> HourGrid:
     """Seconds played (paused time excluded) per billed table per local hour of `day`.
 
-    Open sessions count up to `now`, the caller's clock (the hub's billing clock).
+    Open games count up to `now`, the caller's clock (the hub's billing clock).
     """
     hours = local_hours(day, venue)
     start, end = hours[0][0], hours[-1][1]

@@ -1,4 +1,6 @@
-"""Table sessions: start, the operations on a running one, and the bill.
+"""Games: start one on a table, the operations on a running one, and the bill.
+
+The paths keep the word clients already use (/api/sessions/{session_id}); a game is a game here.
 
 Every write is a call of the hub's facade: the hub validates, appends the op (its audit entry,
 with the user as actor) and makes the lights follow. Reads go through the read models.
@@ -29,7 +31,7 @@ from broker.hall.games import (
 from dashboard.access import allows
 from dashboard.api.auth import can, can_read_money, demand
 from dashboard.api.deps import Hub, IdPath, Reads
-from dashboard.api.schemas import CorrectionIn, Extend, ExtraIn, SessionCard, SessionStart, Transfer, VoidIn
+from dashboard.api.schemas import CorrectionIn, Extend, ExtraIn, GameCard, GameStart, Transfer, VoidIn
 
 router = APIRouter(prefix="/sessions", tags=["sessions"])
 
@@ -41,8 +43,8 @@ def _done(hub: Hub, cmd: GameCommand) -> GameView:
     return hub.reads.game_view(cmd.game, hub.execute(cmd))
 
 
-@router.post("", status_code=201, response_model=GameView, summary="Start a session on a table (the light goes on)")
-def start(body: SessionStart, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> GameView:
+@router.post("", status_code=201, response_model=GameView, summary="Start a game on a table (the light goes on)")
+def start(body: GameStart, hub: Hub, user: Annotated[Staff, Depends(can("games.run"))]) -> GameView:
     game_id = hub.execute(
         StartGame(
             table=body.table,
@@ -59,68 +61,68 @@ def start(body: SessionStart, hub: Hub, user: Annotated[Staff, Depends(can("sess
 @router.get(
     "",
     response_model=list[GameBrief],
-    summary="Sessions: open ones (staff), or all of them / closed / those started on a venue-local day (manager)",
+    summary="Games: open ones (staff), or all of them / stopped / those started on a venue-local day (manager)",
 )
-def list_sessions(
+def list_games(
     reads: Reads,
-    user: Annotated[Staff, Depends(can("sessions.open"))],
+    user: Annotated[Staff, Depends(can("games.open"))],
     open: bool | None = Query(None, description="true: running or paused; false: stopped"),
     day: date | None = Query(None, description="Started on this business day (06:00 to 06:00 local time), YYYY-MM-DD"),
     limit: int = Query(200, ge=1, le=MAX_LIST),
 ) -> list[GameBrief]:
-    if open is not True:  # closed sessions carry their totals: that is the revenue
-        demand(user, "sessions.history")
+    if open is not True:  # stopped games carry their totals: that is the revenue
+        demand(user, "games.history")
     start_at, end_at = reads.day_bounds(day) if day is not None else (None, None)
-    ids = reads.session_ids(open=open, started_from=start_at, started_before=end_at, limit=limit)
-    return [reads.game_brief(gid, reads.session_state(gid)) for gid in ids]
+    ids = reads.game_ids(open=open, started_from=start_at, started_before=end_at, limit=limit)
+    return [reads.game_brief(gid, reads.game_state(gid)) for gid in ids]
 
 
-@router.get("/{session_id}", response_model=GameView, summary="A session's state and itemised bill")
-def get_session(session_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can_read_money("sessions.run"))]) -> GameView:
+@router.get("/{session_id}", response_model=GameView, summary="A game's state and itemised bill")
+def get_game(session_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can_read_money("games.run"))]) -> GameView:
     return reads.game(session_id)
 
 
 @router.post("/{session_id}/stop", response_model=GameView, summary="Stop: the light goes off, the bill is final")
-def stop(session_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> GameView:
+def stop(session_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("games.run"))]) -> GameView:
     return _done(hub, StopGame(game=session_id, actor=user.username))
 
 
 @router.post("/{session_id}/pause", response_model=GameView, summary="Pause billing (the light as the venue configures)")
-def pause(session_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> GameView:
+def pause(session_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("games.run"))]) -> GameView:
     return _done(hub, PauseGame(game=session_id, actor=user.username))
 
 
 @router.post("/{session_id}/resume", response_model=GameView, summary="Resume billing")
-def resume(session_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> GameView:
+def resume(session_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("games.run"))]) -> GameView:
     return _done(hub, ResumeGame(game=session_id, actor=user.username))
 
 
-@router.post("/{session_id}/transfer", response_model=GameView, summary="Move the session to another table (the light moves with it)")
-def transfer(session_id: IdPath, body: Transfer, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> GameView:
+@router.post("/{session_id}/transfer", response_model=GameView, summary="Move the game to another table (the light moves with it)")
+def transfer(session_id: IdPath, body: Transfer, hub: Hub, user: Annotated[Staff, Depends(can("games.run"))]) -> GameView:
     return _done(hub, MoveGame(game=session_id, to_table=body.table, actor=user.username))
 
 
 @router.post("/{session_id}/extend", response_model=GameView, summary="Add prepaid minutes")
-def extend(session_id: IdPath, body: Extend, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> GameView:
+def extend(session_id: IdPath, body: Extend, hub: Hub, user: Annotated[Staff, Depends(can("games.run"))]) -> GameView:
     return _done(hub, ExtendGame(game=session_id, minutes=body.minutes, actor=user.username))
 
 
 @router.post("/{session_id}/extras", response_model=GameView, summary="Put an extra (from GET /api/extras) on the tab")
-def add_extra(session_id: IdPath, body: ExtraIn, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> GameView:
+def add_extra(session_id: IdPath, body: ExtraIn, hub: Hub, user: Annotated[Staff, Depends(can("games.run"))]) -> GameView:
     return _done(hub, AddExtra(game=session_id, extra=body.extra, quantity=body.quantity, actor=user.username))
 
 
 @router.post(
     "/{session_id}/card",
     response_model=GameView,
-    summary="Put a club card on the session (by card_uid or member_id), or take it off (neither)",
+    summary="Put a club card on the game (by card_uid or member_id), or take it off (neither)",
 )
-def set_card(session_id: IdPath, body: SessionCard, hub: Hub, user: Annotated[Staff, Depends(can("sessions.run"))]) -> GameView:
+def set_card(session_id: IdPath, body: GameCard, hub: Hub, user: Annotated[Staff, Depends(can("games.run"))]) -> GameView:
     return _done(hub, SetCard(game=session_id, member_id=body.member_id, card_uid=body.card_uid, actor=user.username))
 
 
 @router.post("/{session_id}/correction", response_model=GameView, summary="Correct the bill by an amount, with a reason (manager)")
-def correct(session_id: IdPath, body: CorrectionIn, hub: Hub, user: Annotated[Staff, Depends(can("sessions.correct"))]) -> GameView:
+def correct(session_id: IdPath, body: CorrectionIn, hub: Hub, user: Annotated[Staff, Depends(can("games.correct"))]) -> GameView:
     return _done(hub, CorrectBill(game=session_id, amount_cents=body.amount_cents, reason=body.reason, actor=user.username))
 
 
@@ -129,6 +131,6 @@ def correct(session_id: IdPath, body: CorrectionIn, hub: Hub, user: Annotated[St
     response_model=GameView,
     summary="Void an extra (by its op number) with a reason: a negative line; staff before the bill is issued, a manager after",
 )
-def void_extra(session_id: IdPath, body: VoidIn, hub: Hub, user: Annotated[Staff, Depends(can("sessions.void"))]) -> GameView:
-    issued_ok = allows(user.role, "sessions.correct")
+def void_extra(session_id: IdPath, body: VoidIn, hub: Hub, user: Annotated[Staff, Depends(can("games.void"))]) -> GameView:
+    issued_ok = allows(user.role, "games.correct")
     return _done(hub, VoidExtra(game=session_id, extra_op=body.extra_op, reason=body.reason, issued_ok=issued_ok, actor=user.username))

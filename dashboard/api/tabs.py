@@ -166,7 +166,7 @@ def get_tab(tab_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can_rea
 
 @router.get("/sessions/{session_id}/tab", response_model=TabView, summary="The tab of a game")
 def game_tab(session_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can_read_money("tabs.run"))]) -> TabView:
-    tab_id = reads.tab_of_session(session_id)
+    tab_id = reads.tab_of_game(session_id)
     if tab_id is None:
         raise NotFound("That game has no tab.")
     return reads.tab(tab_id)

@@ -31,7 +31,7 @@ class CardFacts:
     kind: Kind
     online: bool
     light_on: bool
-    session_state: str | None  # "running" / "paused", None without a session
+    game_state: str | None  # "running" / "paused", None without a game
     prepaid_left_s: int | None
     warn_s: int  # prepaid time this short is "ending"
     alert_kinds: frozenset[str]
@@ -43,29 +43,29 @@ class CardFacts:
 # Worst first: the first rule that holds is the card's state. Why this order: a table staff took
 # out of service is not played whatever its node says; a dead node hides everything else (what it
 # would report is unknown); then what costs the club money or breaks its rules right now
-# (foosball without a member, play or light without a session), then a sensor that miscounts,
+# (foosball without a member, play or light without a game), then a sensor that miscounts,
 # then what needs a decision soon (closing time, prepaid run out or ending, a paused game,
 # nobody playing), then the normal states.
 RULES: tuple[tuple[str, Callable[[CardFacts], bool]], ...] = (
     ("out_of_service", lambda f: f.out_of_service),
     ("offline", lambda f: not f.online),
     ("unguarded", lambda f: "foosball_no_member" in f.alert_kinds),
-    ("balls_no_session", lambda f: f.session_state is None and "play_without_session" in f.alert_kinds),
+    ("balls_no_game", lambda f: f.game_state is None and "play_without_session" in f.alert_kinds),
     (
-        "light_no_session",
+        "light_no_game",
         lambda f: (
-            f.session_state is None
+            f.game_state is None
             and f.kind.billed
             and ((f.light_on and not f.light_switching_off) or "light_without_session" in f.alert_kinds)
         ),
     ),
     ("sensor_fault", lambda f: "sensor_fault" in f.alert_kinds),
-    ("after_closing", lambda f: f.session_state is not None and "open_after_closing" in f.alert_kinds),
-    ("prepaid_over", lambda f: f.session_state == "running" and "prepaid_expired" in f.alert_kinds),
-    ("paused", lambda f: f.session_state == "paused"),
-    ("prepaid_ending", lambda f: f.session_state == "running" and f.prepaid_left_s is not None and f.prepaid_left_s <= f.warn_s),
-    ("idle", lambda f: f.session_state == "running" and "idle_session" in f.alert_kinds),
-    ("playing", lambda f: f.session_state is not None or (f.kind is Kind.FOOSBALL and f.checked_in)),
+    ("after_closing", lambda f: f.game_state is not None and "open_after_closing" in f.alert_kinds),
+    ("prepaid_over", lambda f: f.game_state == "running" and "prepaid_expired" in f.alert_kinds),
+    ("paused", lambda f: f.game_state == "paused"),
+    ("prepaid_ending", lambda f: f.game_state == "running" and f.prepaid_left_s is not None and f.prepaid_left_s <= f.warn_s),
+    ("idle", lambda f: f.game_state == "running" and "idle_session" in f.alert_kinds),
+    ("playing", lambda f: f.game_state is not None or (f.kind is Kind.FOOSBALL and f.checked_in)),
     ("free", lambda f: True),
 )
 STATES = tuple(name for name, _ in RULES)
@@ -73,8 +73,8 @@ STATE_WORDS = {
     "out_of_service": N_("Out of service"),
     "offline": N_("Node offline"),
     "unguarded": N_("Playing, no member"),
-    "balls_no_session": N_("Balls, no game"),
-    "light_no_session": N_("Light on, no game"),
+    "balls_no_game": N_("Balls, no game"),
+    "light_no_game": N_("Light on, no game"),
     "sensor_fault": N_("Sensor fault"),
     "after_closing": N_("Past closing time"),
     "prepaid_over": N_("Prepaid time over"),
@@ -113,7 +113,7 @@ class TableView:
     state: str
     online: bool
     light_on: bool | None
-    session: GameBrief | None = None
+    game: GameBrief | None = None
     drops: int = 0
     alerts: list[AlertView] = field(default_factory=list)
     checkins: tuple[CheckinView, ...] = ()  # foosball
@@ -128,8 +128,8 @@ class TableView:
 
     @property
     def busy(self) -> bool:
-        """Somebody is at the table (a session, a foosball check-in): the card shows what is going on."""
-        return self.session is not None or bool(self.checkins)
+        """Somebody is at the table (a game, a foosball check-in): the card shows what is going on."""
+        return self.game is not None or bool(self.checkins)
 
 
 @dataclass
@@ -145,7 +145,7 @@ class RoomView:
 
 
 class FloorData:
-    """Everything the cards need, read once: nodes, open alerts, foosball check-ins, open sessions."""
+    """Everything the cards need, read once: nodes, open alerts, foosball check-ins, open games."""
 
     def __init__(self, reads: HallReads, only: str | None = None) -> None:
         self.reads = reads
@@ -156,7 +156,7 @@ class FloorData:
             self.by_table.setdefault(a.table, []).append(a)
         wants_foosball = only is None or reads.tables[only].kind is Kind.FOOSBALL
         self.checkins = {f.table: f.checkins for f in reads.active_checkins()} if wants_foosball else {}
-        hall = reads.hall_snapshot()  # a consistent picture of sessions and drop counts
+        hall = reads.hall_snapshot()  # a consistent picture of games and drop counts
         self.open, self.drops = hall.open, hall.drops
         self.warn_s = int(timedelta(minutes=reads.venue.billing.prepaid_warning_min).total_seconds())
         self.oos = reads.out_of_service()
@@ -165,8 +165,8 @@ class FloorData:
 
     def table(self, spec: TableSpec) -> TableView:
         node: NodeView | None = self.nodes.get(spec.id)
-        s = self.open.get(spec.id)
-        session = self.reads.game_brief(s.id, s.state) if s is not None else None
+        g = self.open.get(spec.id)
+        game = self.reads.game_brief(g.id, g.state) if g is not None else None
         alerts = self.by_table.get(spec.id, [])
         checkins = self.checkins.get(spec.id, ())
         command = self.light_commands.get(spec.id)
@@ -175,8 +175,8 @@ class FloorData:
             kind=spec.kind,
             online=bool(node and node.online),
             light_on=bool(node and node.light_on),
-            session_state=session.state if session else None,
-            prepaid_left_s=session.prepaid_left_s if session else None,
+            game_state=game.state if game else None,
+            prepaid_left_s=game.prepaid_left_s if game else None,
             warn_s=self.warn_s,
             alert_kinds=frozenset(a.kind for a in alerts),
             checked_in=bool(checkins),
@@ -188,12 +188,12 @@ class FloorData:
             card_state(facts),
             facts.online,
             node.light_on if node else None,
-            session,
-            self.drops.get(spec.id, 0) if session else 0,
+            game,
+            self.drops.get(spec.id, 0) if game else 0,
             alerts,
             checkins,
             confirm_s,
-            self.unpaid.get(spec.id) if session is None else None,
+            self.unpaid.get(spec.id) if game is None else None,
         )
 
     def rooms(self) -> list[RoomView]:

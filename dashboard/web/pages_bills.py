@@ -3,7 +3,7 @@
 
 Who may change a bill (dashboard.access): staff void an extra while the game runs, before the bill
 is issued; once the game is stopped the bill is issued and only a manager voids or corrects it.
-Both go through the hub's facade, which keeps every change as an op of the session (who, when,
+Both go through the hub's facade, which keeps every change as an op of the game (who, when,
 why): money is never deleted, a void adds the same amount negative.
 
 The list shows staff today's business day (a game after midnight is still the evening's); other
@@ -76,13 +76,13 @@ def bills_page(
 ) -> Response:
     today = reads.today()
     shown = _day(request, day, today)
-    if shown != today and not allows(user.role, "sessions.history"):
+    if shown != today and not allows(user.role, "games.history"):
         raise PageForbidden(user, "manager")  # earlier days' takings are the manager's
     start, end = reads.day_bounds(shown)
     search = q.strip().casefold()
-    bills = [s for s in reads.stopped_sessions(start, end) if _matches(s, reads, table, search)]
+    bills = [s for s in reads.stopped_games(start, end) if _matches(s, reads, table, search)]
     bills.reverse()  # the latest first: the one asked for again is usually the last one
-    history = allows(user.role, "sessions.history")
+    history = allows(user.role, "games.history")
     billed = [t for t in reads.tables.values() if t.kind.billed]
     return render(
         request,
@@ -107,13 +107,13 @@ def bills_page(
 # --- changing a bill -------------------------------------------------------------------------
 
 
-def _bill_again(request: Request, reads: HallReads, session_id: int, error: Refusal | str, form: dict[str, Any], status: int) -> Response:
+def _bill_again(request: Request, reads: HallReads, game_id: int, error: Refusal | str, form: dict[str, Any], status: int) -> Response:
     """The bill page again with the refusal in the staff's language and what they typed kept."""
     message = translated(request, error.msgid, **error.params) if isinstance(error, Refusal) else error
     return render(
         request,
         "bill.html",
-        {"s": reads.game(session_id), "venue": reads.venue, "form_error": message, "form": form},
+        {"s": reads.game(game_id), "venue": reads.venue, "form_error": message, "form": form},
         status=status,
     )
 
@@ -123,36 +123,34 @@ def _euros_to_cents(text: str) -> int | None:
     return parse_euros(text, low=-MAX_AMOUNT_CENTS, zero=False)
 
 
-@router.post("/{session_id}/void", dependencies=[Depends(verify_csrf)])
+@router.post("/{game_id}/void", dependencies=[Depends(verify_csrf)])
 def void_extra(
-    session_id: IdPath,
+    game_id: IdPath,
     request: Request,
     hub: Hub,
-    user: Annotated[Staff, Depends(page_can("sessions.void"))],
+    user: Annotated[Staff, Depends(page_can("games.void"))],
     extra_op: Annotated[int, Form(ge=1, le=1_000_000)],
     reason: ReasonField = "",
 ) -> Response:
     form = {"kind": "void", "extra_op": extra_op, "reason": reason}
     try:
         hub.execute(
-            VoidExtra(
-                game=session_id, extra_op=extra_op, reason=reason, issued_ok=allows(user.role, "sessions.correct"), actor=user.username
-            )
+            VoidExtra(game=game_id, extra_op=extra_op, reason=reason, issued_ok=allows(user.role, "games.correct"), actor=user.username)
         )
     except NotFound:
         raise
     except ServiceError as e:
-        return _bill_again(request, hub.reads, session_id, e, form, 409)
+        return _bill_again(request, hub.reads, game_id, e, form, 409)
     flash(request, gettext("Extra voided; the bill shows it reversed."), "ok")
-    return RedirectResponse(f"/sessions/{session_id}/bill", status_code=303)
+    return RedirectResponse(f"/sessions/{game_id}/bill", status_code=303)
 
 
-@router.post("/{session_id}/correct", dependencies=[Depends(verify_csrf)])
+@router.post("/{game_id}/correct", dependencies=[Depends(verify_csrf)])
 def correct(
-    session_id: IdPath,
+    game_id: IdPath,
     request: Request,
     hub: Hub,
-    user: Annotated[Staff, Depends(page_can("sessions.correct"))],
+    user: Annotated[Staff, Depends(page_can("games.correct"))],
     amount: Annotated[str, Form(max_length=40)] = "",
     reason: ReasonField = "",
 ) -> Response:
@@ -160,12 +158,12 @@ def correct(
     cents = _euros_to_cents(amount)
     if cents is None:
         message = translated(request, N_("Give the amount in euros, e.g. -2,50 to lower the bill or 1,20 to raise it (not 0)."))
-        return _bill_again(request, hub.reads, session_id, message, form, 400)
+        return _bill_again(request, hub.reads, game_id, message, form, 400)
     try:
-        hub.execute(CorrectBill(game=session_id, amount_cents=cents, reason=reason, actor=user.username))
+        hub.execute(CorrectBill(game=game_id, amount_cents=cents, reason=reason, actor=user.username))
     except NotFound:
         raise
     except ServiceError as e:
-        return _bill_again(request, hub.reads, session_id, e, form, 409)
+        return _bill_again(request, hub.reads, game_id, e, form, 409)
     flash(request, gettext("Bill corrected."), "ok")
-    return RedirectResponse(f"/sessions/{session_id}/bill", status_code=303)
+    return RedirectResponse(f"/sessions/{game_id}/bill", status_code=303)

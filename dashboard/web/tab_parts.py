@@ -47,7 +47,7 @@ def by_category(products: list[ProductView]) -> list[tuple[str, list[ProductView
 def tabs_panel(reads: HallReads, table_id: str) -> dict[str, Any]:
     """The table page's tab part: the running game's tab (products to put on it) or the last game's unpaid tab."""
     snap = reads.hall_snapshot().open.get(table_id)
-    tab_id = reads.tab_of_session(snap.id) if snap is not None else None
+    tab_id = reads.tab_of_game(snap.id) if snap is not None else None
     unpaid = None if snap is not None else reads.unpaid_by_table(table_id).get(table_id)
     return {
         "game_tab": reads.tab(tab_id) if tab_id is not None else None,

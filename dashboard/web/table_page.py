@@ -2,7 +2,7 @@
 notice a start owes staff right away, out of service, the light, and a darts table's use today.
 
 One rule each, used by the table page (dashboard.web.pages_floor.table_panel) and the routes of
-dashboard.web.pages_tables / pages_sessions.
+dashboard.web.pages_tables / pages_games.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def refusal_text(e: Exception) -> str:
 def start_notice(reads: HallReads, table: str) -> tuple[str, str]:
     """(level, text) to flash after a start: says now when a member does not get the club rate."""
     name = reads.tables[table].name
-    s = reads.open_session(table)
+    s = reads.open_game(table)
     if s is not None and s.state.member is not None:
         rate = game_ops.current_rate(s.state, reads.venue, max(reads.clock(), s.state.last_at))
         notice = _START_NOTICES.get(rate.basis if rate else "")
@@ -105,11 +105,11 @@ def transfer_targets(reads: HallReads, table: str) -> list[dict[str, Any]]:
     return targets
 
 
-def transfer_notice(reads: HallReads, session_id: int, before_cents: int | None, table: str) -> tuple[str, str]:
+def transfer_notice(reads: HallReads, game_id: int, before_cents: int | None, table: str) -> tuple[str, str]:
     """(level, text) after a move: warns when the game runs at another rate there."""
     name = reads.tables[table].name
     done = gettext("Game moved to %(table)s.") % {"table": name}
-    s = reads.open_session(table)
+    s = reads.open_game(table)
     if s is None or before_cents is None or s.state.state != "running":
         return "ok", done
     after = rate_on(reads, s.state, table)

@@ -33,7 +33,7 @@ def _games(pages) -> tuple[int, int, int]:
 
 
 def _rows(html: str) -> list[str]:
-    return re.findall(r'<tr class="bill-row" data-session="(\d+)"', html)
+    return re.findall(r'<tr class="bill-row" data-game="(\d+)"', html)
 
 
 def test_todays_bills_are_the_business_days_latest_first(pages):

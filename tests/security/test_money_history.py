@@ -25,7 +25,7 @@ from tests.dashboard.conftest import CHEAP, PASSWORD
 from tests.support.till_days import FakeClock, day_hub, local
 from tests.support.web import Browser, add_users, web_app
 
-MONEY = ("tab_id", "payment_id", "session_id")
+MONEY = ("tab_id", "payment_id", "session_id", "game_id")  # a game: the API's session_id, the pages' game_id
 OTHER = {"table_id", "member_id", "day", "name", "username"}  # not money, or guarded by their own capability
 GETS = [p for m, p, _ in [*api_routes(), *web_routes()] if m == "GET" and "{" in p]
 sqlite_only = pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
@@ -44,7 +44,7 @@ def _paid_game(facade, clock, table: str) -> dict[str, int]:
         tab = int(db.scalar(select(Tab.id).where(Tab.session_id == game)))
     owed = facade.reads.tab_payments(tab).owed_cents
     payment = facade.execute(PayTab(tab=tab, method="card", amount_cents=owed, actor="jana")).payment_id
-    return {"tab_id": tab, "payment_id": payment, "session_id": game}
+    return {"tab_id": tab, "payment_id": payment, "session_id": game, "game_id": game}
 
 
 def _unpaid_game(facade, clock, table: str) -> dict[str, int]:
@@ -52,7 +52,8 @@ def _unpaid_game(facade, clock, table: str) -> dict[str, int]:
     clock.advance(minutes=30)
     facade.execute(StopGame(game=game, actor="jana"))
     with facade._hub.store.reader() as db:
-        return {"tab_id": int(db.scalar(select(Tab.id).where(Tab.session_id == game))), "session_id": game}
+        tab = int(db.scalar(select(Tab.id).where(Tab.session_id == game)))
+    return {"tab_id": tab, "session_id": game, "game_id": game}
 
 
 def _path(template: str, ids: dict[str, int]) -> str:

@@ -16,7 +16,7 @@ from tests.till.payments_support import MANAGER, STAFF, clock, facade, played_ta
 
 
 def _extra_op(facade, game: int) -> int:
-    return facade.reads.session_state(game).extras[-1].op
+    return facade.reads.game_state(game).extras[-1].op
 
 
 def test_a_staff_void_of_a_game_extra_is_refused_once_the_tab_has_a_payment(facade, clock):
@@ -36,4 +36,4 @@ def test_a_staff_void_of_a_game_extra_is_refused_once_the_tab_has_a_payment(faca
     assert (rows(facade), facade.reads.tab_payments(tab).owed_cents) == before
     # A manager may (the refund is theirs to decide).
     facade.execute(VoidExtra(game=game, extra_op=second, reason="omylom", actor=MANAGER, issued_ok=True))
-    assert {v.item.op for v in facade.reads.session_state(game).voids} == {first, second}
+    assert {v.item.op for v in facade.reads.game_state(game).voids} == {first, second}

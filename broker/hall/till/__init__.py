@@ -34,10 +34,10 @@ class Till:
         self.fiscal = Fiscal(hall, write)  # `write`: the follow-up thread hands its results to the writer
         self.payments = Payments(hall, self.tabs, self.days, self.fiscal)
 
-    def game_billed(self, db: Db, session_id: int) -> None:
+    def game_billed(self, db: Db, game_id: int) -> None:
         """A game's bill became final or changed after it (the writer, in that transaction): its tab's
         settled mark follows, e.g. a tab paid in full while the game ran is settled when it stops."""
-        tab = db.scalar(select(Tab).where(Tab.session_id == session_id))
+        tab = db.scalar(select(Tab).where(Tab.session_id == game_id))
         if tab is not None:
             self.payments.game_stopped(db, tab.id)
 

@@ -65,7 +65,7 @@ class TabPayView:
     tab_id: int
     name: Name  # the JSON says the venue's own (Slovak) name
     table_id: Annotated[str | None, json_name("table")]
-    session_id: int | None
+    game_id: Annotated[int | None, json_name("session_id")]
     status: TabStatus
     total_cents: int
     paid_cents: int

@@ -17,7 +17,7 @@ from pydantic import Field
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session as Db
 
-from broker.domain.json_shape import HIDDEN, derived, every_field_sent
+from broker.domain.json_shape import HIDDEN, derived, every_field_sent, json_name
 from broker.domain.money import MoneyLine, TabBill, TabStatus, VatRow
 from broker.hall.ports import HallState
 from broker.hall.till.tabs import bill_of_tab, game_lines, merged_tabs, name_of
@@ -112,7 +112,7 @@ class TabView:
     name: str
     name_en: str
     table_id: str | None
-    session_id: int | None
+    game_id: Annotated[int | None, json_name("session_id")]
     label: str
     opened_at: datetime
     opened_by: str
@@ -164,7 +164,7 @@ class UnpaidTab:
     name: str
     name_en: str
     table_id: str | None
-    session_id: int | None
+    game_id: Annotated[int | None, json_name("session_id")]
     opened_at: datetime
     owed_cents: int
     status: TabStatus
@@ -207,7 +207,7 @@ def tab_view(db: Db, hall: HallState, tab: Tab, now: datetime) -> TabView:
         name=name_of(hall, tab).name,
         name_en=str(name_of(hall, tab)),
         table_id=tab.table_id,
-        session_id=tab.session_id,
+        game_id=tab.session_id,
         label=tab.label,
         opened_at=tab.opened_at,
         opened_by=tab.opened_by,
@@ -276,8 +276,8 @@ def unpaid_by_table(db: Db, hall: HallState, now: datetime, only: str | None = N
     return out
 
 
-def tab_of_session(db: Db, session_id: int) -> int | None:
-    return db.scalar(select(Tab.id).where(Tab.session_id == session_id))
+def tab_of_game(db: Db, game_id: int) -> int | None:
+    return db.scalar(select(Tab.id).where(Tab.session_id == game_id))
 
 
 def todays_tabs(db: Db, hall: HallState, day: date, now: datetime) -> list[UnpaidTab]:

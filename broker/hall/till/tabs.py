@@ -498,9 +498,9 @@ class Tabs:
         if _paid(db, home.id) != 0 and not may_void_paid:
             raise TabRefused(N_("%(tab)s has a payment already: only a manager voids an item now."), tab=self._name(db, home))
 
-    def game_void_allowed(self, db: Db, session_id: int, may_void_paid: bool) -> None:
+    def game_void_allowed(self, db: Db, game_id: int, may_void_paid: bool) -> None:
         """The same rule for an extra on a running game's bill (the writer, before the void's op)."""
-        tab = db.scalar(select(Tab).where(Tab.session_id == session_id))
+        tab = db.scalar(select(Tab).where(Tab.session_id == game_id))
         if tab is not None:
             self._void_allowed(db, self._home(db, tab), may_void_paid)
 

@@ -107,7 +107,7 @@ def test_todays_bills_to_find_one_again_and_reprint_it(lavos, open_page, size):
     page.locator("nav.nav a[href='/bills']").tap()
     page.wait_for_url("**/bills")
     assert "Dnešné účty" in page.inner_text("h1")
-    row = page.locator(f"tr.bill-row[data-session='{sid}']")
+    row = page.locator(f"tr.bill-row[data-game='{sid}']")
     assert "Pool 10" in row.inner_text() and eur(total).replace(" ", "\u00a0") in row.inner_text().replace(" ", "\u00a0")
     assert row.locator(f"a[href='/sessions/{sid}/bill?print=1']").is_visible()
     _fits(page, viewport["width"])
@@ -117,13 +117,13 @@ def test_todays_bills_to_find_one_again_and_reprint_it(lavos, open_page, size):
     tables = page.locator("tr.bill-row td:nth-child(2)").all_inner_texts()
     assert tables and all(t.strip() == "Pool 10" for t in tables)  # only that table's bills
     with page.expect_navigation():
-        row = page.locator(f"tr.bill-row[data-session='{sid}']")
+        row = page.locator(f"tr.bill-row[data-game='{sid}']")
         row.locator(f"a[href='/sessions/{sid}/bill']").tap()
     assert f"Účet č. {sid}" in page.inner_text("#bill-title")
     _english(page)
     assert f"Bill no. {sid}" in page.inner_text("#bill-title")
     page.goto(lavos.base_url + "/bills")
-    assert "Today's bills" in page.inner_text("h1") and page.locator(f"tr.bill-row[data-session='{sid}']").count() == 1
+    assert "Today's bills" in page.inner_text("h1") and page.locator(f"tr.bill-row[data-game='{sid}']").count() == 1
 
 
 @pytest.mark.parametrize("size", ["tablet", "phone"])

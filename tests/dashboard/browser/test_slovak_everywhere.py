@@ -316,7 +316,7 @@ NOT_PAGES = {
     "/monitoring/nodes-fragment": "part of /monitoring",
     "/day/figures": "the day's running figures: part of /day",
     "/events": "the live update stream",
-    "/sessions/{session_id}/tab": "a redirect to the game's tab (walked)",
+    "/sessions/{game_id}/tab": "a redirect to the game's tab (walked)",
     "/login": "walked signed out, below",
     "/members/export.csv": "a download",
     "/reports/{name}.csv": "a download",

@@ -31,12 +31,12 @@ def test_disabling_a_staff_user_logs_their_tablet_out(lavos, open_page):
     assert office.locator(f"#accounts tr[data-user={STAFF}]").is_visible()
     office.locator(f"#accounts a[href='/users/{STAFF}']").tap()
     office.wait_for_url(re.compile(f"/users/{STAFF}$"))
-    assert office.locator("#sessions tr[data-session]").count() == 1  # the bar tablet's login is listed
+    assert office.locator("#logins tr[data-login]").count() == 1  # the bar tablet's login is listed
     with office.expect_navigation():
         office.locator("#disable button").tap()  # confirm() is accepted by the fixture
     assert "zablokovaný" in office.locator(".flash-ok").inner_text()
     assert office.locator("#enable button").is_visible()
-    assert office.locator("#sessions tr[data-session]").count() == 0
+    assert office.locator("#logins tr[data-login]").count() == 0
 
     bar.reload()  # the tablet's next request: its session is over
     assert re.search(r"/login(\?|$)", bar.url), bar.url
