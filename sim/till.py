@@ -136,7 +136,8 @@ class Bar:
             p = self.hub.reads.payment(taken.payment_id)
             no = p.receipt_no if p else "?"
             when = "paid later" if later else "paid"
-            how = f"cash ({eur(tendered)} given, {eur(tendered - owed)} change)" if tendered is not None else "by card"
+            change = p.change_cents if p else 0  # the cash due may be rounded to 0,05 €: the payment says
+            how = f"cash ({eur(tendered)} given, {eur(change)} change)" if tendered is not None else "by card"
             self.say(table, f"tab {tab} {when}: {eur(owed)} {how}, receipt no. {no}", "green")
         except ServiceError as e:
             self.say(table, f"staff could not take the payment: {e}", "yellow")

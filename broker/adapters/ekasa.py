@@ -14,7 +14,9 @@ ninedigit/ekasa-clientphp and ninedigit/ninedigit-ekasa-quickstart):
   characters), price (2 decimals, = unitPrice × quantity), unitPrice (6 decimals), quantity
   {amount (4 decimals), unit}, vatRate, referenceReceiptId (the original receipt's id, or its OKP
   when it has none, on a Returned/Correction item); ≤ 500 items; a payment {name, amount}, change
-  given back as a negative payment; externalId ≤ 40 characters;
+  given back as a negative payment; externalId ≤ 40 characters; `roundingAmount` (2 decimals) on
+  a cash-register receipt or a paragón, the cash rounding to 0,05 € (NineDigit's wiki, "Receipt
+  rounding": VAT is counted before rounding, only the part paid in cash is rounded);
 - the answer: `isSuccessful` true (registered online: `response.data.id`), false (the eKasa
   system refused: `error {message, code}`), null (stored offline in the CHDU, not yet sent:
   `request.data.okp` stands in for the id);
@@ -97,6 +99,8 @@ class ReceiptRequest:
     items: tuple[Item, ...]
     payments: tuple[tuple[str, int], ...]  # (name, cents); change as a negative one
     cash_register_code: str = ""
+    # Cash rounding to 0,05 € (broker.domain.cash_rounding): the payments are the items plus this.
+    rounding_cents: int = 0
     paragon_number: int | None = None
     paragon_at: datetime | None = None
 
@@ -201,6 +205,8 @@ def request_body(req: ReceiptRequest) -> dict[str, object]:
         ],
         "payments": [{"name": name, "amount": _eur(cents)} for name, cents in req.payments],
     }
+    if req.rounding_cents:
+        data["roundingAmount"] = _eur(req.rounding_cents)
     if req.cash_register_code:
         data["cashRegisterCode"] = req.cash_register_code
     if req.paragon_number is not None:

@@ -83,8 +83,13 @@ def receipt_bytes(r: Receipt, tz: tzinfo) -> bytes:
     p.set(bold=True, double_height=True)
     p.textln(_pair("SPOLU", euros(r.total_cents)))
     p.set(bold=False, double_height=False, normal_textsize=True)
-    p.textln(_pair(r.method_name, euros(r.total_cents)))
-    if r.tendered_cents is not None and r.tendered_cents != r.total_cents:
+    if r.rounding_cents:  # cash rounding: its own line, outside the VAT base above
+        p.textln(_pair("Zaokrúhlenie", f"{'+' if r.rounding_cents > 0 else ''}{euros(r.rounding_cents)}"))
+        p.set(bold=True)
+        p.textln(_pair("Spolu po zaokrúhlení", euros(r.paid_cents)))
+        p.set(bold=False)
+    p.textln(_pair(r.method_name, euros(r.paid_cents)))
+    if r.tendered_cents is not None and r.tendered_cents != r.paid_cents:
         p.textln(_pair("Prijaté", euros(r.tendered_cents)))
         p.textln(_pair("Vrátené", euros(r.change_cents)))
     if r.reason:

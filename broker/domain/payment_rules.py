@@ -5,7 +5,11 @@ Rules (issue 12), each in one place here:
 - An amount is a positive whole number of cents, at most MAX_AMOUNT_CENTS.
 - It is never above what is owed (the tab's, or the split part's remaining): money beyond the
   bill only ever goes back as change, and change exists only for cash.
-- Cash: tendered ≥ amount, change = tendered - amount. Any other method takes no tendered amount.
+- Cash: the amount counts against the bill; what is handed over for it is the amount rounded as
+  the venue rounds cash (broker.domain.cash_rounding: 17,33 € is 17,35 € in cash, the +0,02 € the
+  payment's rounding, outside the bill and its VAT). Typing that rounded amount (17,35 €) pays the
+  17,33 € owed. Tendered ≥ the cash due, change = tendered - the cash due. Any other method takes
+  no tendered amount and is never rounded.
 - Nothing is owed (a paid tab or part) → refused, whatever the method.
 - What a payment paid for is frozen when it is taken (`frozen_lines`): the whole bill (or the whole
   part) when the payment pays all of it at once; otherwise one line per VAT rate, "Čiastočná
@@ -22,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from broker.domain.cash_rounding import NO_ROUNDING, cash_due
 from broker.domain.euros import euros, whole_cents
 from broker.domain.money import allocate, vat_rows
 from broker.domain.receipt import ReceiptLine
@@ -48,15 +53,26 @@ class Tender:
     amount_cents: int  # what counts against the bill
     tendered_cents: int | None  # cash handed over (None: not cash)
     change_cents: int  # cash given back
+    rounding_cents: int = 0  # cash only: handed over beyond the amount (negative: less); not revenue, no VAT
+
+    @property
+    def due_cents(self) -> int:
+        """What the guest pays: the amount, and for cash its rounding."""
+        return self.amount_cents + self.rounding_cents
 
 
-def check_payment(amount_cents: object, owed_cents: int, *, cash: bool, tendered_cents: object, what: object) -> Tender:
-    """The payment `amount_cents` against `owed_cents` (of `what`, a name for the refusal), or a refusal."""
+def check_payment(
+    amount_cents: object, owed_cents: int, *, cash: bool, tendered_cents: object, what: object, rounding: int = NO_ROUNDING
+) -> Tender:
+    """The payment `amount_cents` against `owed_cents` (of `what`, a name for the refusal), or a refusal;
+    cash rounded to `rounding` cents (the venue's [till] cash_rounding)."""
     if owed_cents <= 0:
         raise PaymentRefused(N_("%(what)s is paid already; there is nothing left to pay."), what=what)
     amount = whole_cents(amount_cents)
     if amount is None:
         raise PaymentRefused(N_("Give the amount in whole cents above zero, e.g. 12,50 €."))
+    if cash and amount == cash_due(owed_cents, rounding):
+        amount = owed_cents  # the cash to pay, as the page shows it: it pays what is owed, exactly
     if amount > owed_cents:
         raise PaymentRefused(
             N_(
@@ -70,16 +86,15 @@ def check_payment(amount_cents: object, owed_cents: int, *, cash: bool, tendered
         if tendered_cents is not None:
             raise PaymentRefused(N_("Only cash takes a received amount and gives change."))
         return Tender(amount, None, 0)
+    due = cash_due(amount, rounding)
     if tendered_cents is None:
-        return Tender(amount, amount, 0)  # exact money
+        return Tender(amount, due, 0, due - amount)  # exact money
     tendered = whole_cents(tendered_cents)
     if tendered is None:
         raise PaymentRefused(N_("Give the received cash in whole cents above zero, e.g. 20,00 €."))
-    if tendered < amount:
-        raise PaymentRefused(
-            N_("Received %(tendered)s is less than the %(amount)s to pay."), tendered=euros(tendered), amount=euros(amount)
-        )
-    return Tender(amount, tendered, tendered - amount)
+    if tendered < due:
+        raise PaymentRefused(N_("Received %(tendered)s is less than the %(amount)s to pay."), tendered=euros(tendered), amount=euros(due))
+    return Tender(amount, tendered, tendered - due, due - amount)
 
 
 def frozen_lines(

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any
 
+from pydantic import Field
+
 from broker.domain.json_shape import HIDDEN, derived, every_field_sent
 from broker.domain.money import MoneyLine, VatRow, vat_rows
 
@@ -50,7 +52,7 @@ class Receipt:
     issuer: Issuer
     lines: tuple[ReceiptLine, ...]
     vat: tuple[VatRow, ...]
-    total_cents: int  # = the payment's amount
+    total_cents: int  # = the payment's amount: the lines' sum, what counts against the bill
     method: str  # the payment method's id (venue [till])
     method_name: str  # Slovak
     method_name_en: Annotated[str, HIDDEN]
@@ -65,6 +67,14 @@ class Receipt:
     part: Annotated[int | None, HIDDEN] = None  # the split part it paid
     paragon_no: Annotated[str | None, HIDDEN] = None  # a hand-written paragón that stands for it (eKasa was down)
     table_name_en: Annotated[str | None, HIDDEN] = None
+    # Cash rounding (broker.domain.cash_rounding): a line of its own after the total, outside the VAT
+    # base; what the guest paid is the total and the rounding.
+    rounding_cents: Annotated[int, Field(description="Cash rounding, its own line outside the VAT base")] = 0
+
+    @derived
+    def paid_cents(self) -> int:
+        """What changed hands: the total, and for cash its rounding (17,33 € + 0,02 € = 17,35 €)."""
+        return self.total_cents + self.rounding_cents
 
     @derived
     def fiscal(self) -> bool:

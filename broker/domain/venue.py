@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from broker.domain.cash_rounding import NO_ROUNDING, STEPS
 from devices.tables import Slug
 from devices.tables import TableSpec as TableSpec  # re-exported: the hub and the dashboard import it from here
 from devices.tomlfile import Located, load_toml
@@ -135,6 +136,19 @@ class Till(_Model):
     # An ESC/POS thermal printer on the network for receipts, e.g. "tcp://192.168.1.50:9100"
     # (broker.adapters.receipt_printer); none: receipts print through the browser only.
     printer: str | None = Field(default=None, pattern=r"^tcp://[A-Za-z0-9.\-]+:\d{1,5}$")
+    # Cash totals rounded to this many cents (broker.domain.cash_rounding): 5 as Slovak law asks
+    # since 1 July 2022, 1 for none. Cards are never rounded.
+    cash_rounding: int = NO_ROUNDING
+
+    @field_validator("cash_rounding", mode="before")
+    @classmethod
+    def _rounding_step(cls, v: object) -> object:
+        if type(v) is not int or v not in STEPS:
+            raise ValueError(
+                f"cash_rounding = {v!r} is not a rounding of cash: 5 rounds cash totals to 0,05 € "
+                "(Slovak law since 1 July 2022), 1 leaves them to the cent"
+            )
+        return v
 
     @model_validator(mode="after")
     def _one_cash(self) -> Till:

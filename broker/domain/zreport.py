@@ -7,6 +7,8 @@ so a closed day's numbers cannot change whatever happens to the tables later.
 
 Money is what `Payment.amount_cents` says (signed: a reversal is negative; change given back is
 already netted out of it), so every total is a plain sum and a reversal brings each total back.
+Cash rounding (`Payment.rounding_cents`) is neither takings nor VAT: it is a line of its own, and
+the drawer's expected cash includes it.
 Category and VAT come from the payment's frozen lines (`Payment.lines`, the receipt's lines); if
 those do not add up to the payment (a record from elsewhere), the amount is shared out over them
 (money.allocate) or the difference is shown as "unassigned", so the breakdowns always sum to the total.
@@ -21,6 +23,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
 
 from broker.domain.billing import vat_share
 from broker.domain.json_shape import HIDDEN, derived, every_field_sent
@@ -80,6 +84,7 @@ class PaymentRecord:
     # The earlier business day this payment corrects, when it does: a reversal of a payment counted
     # on a closed day, or money for a tab of an earlier (closed) day. None: it is the day's own.
     corrects_day: date | None = None
+    rounding_cents: int = 0  # cash rounding: in the drawer beyond the amount (broker.domain.cash_rounding)
 
 
 @dataclass(frozen=True)
@@ -231,11 +236,16 @@ class ZReport:
     earlier_days: tuple[EarlierDay, ...]
     open_tabs_confirmed: bool = False  # closed with tabs open, staff said so explicitly
     format: Annotated[int, HIDDEN] = FORMAT  # of the frozen copy (business_days.report), not of the API's JSON
+    # The cash rounding of the day's payments (reversals give theirs back): cash in the drawer that
+    # is not takings and bears no VAT. 0 in a report frozen before rounding was kept.
+    rounding_cents: Annotated[
+        int, Field(description="The cash rounding to 0,05 € of the day's payments: in the drawer, not takings, no VAT")
+    ] = 0
 
     @derived
     def expected_cash_cents(self) -> int:
-        """What the drawer should hold: the float plus the cash taken, less the cash given back."""
-        return self.float_cents + self.cash_cents
+        """The float, the cash taken less the cash given back, and the cash rounding: what the drawer should hold."""
+        return self.float_cents + self.cash_cents + self.rounding_cents
 
     @derived
     def variance_cents(self) -> int | None:
@@ -363,6 +373,7 @@ def z_report(
         open_tabs=tuple(sorted(open_tabs, key=lambda t: (t.opened_at, t.tab_id))),
         earlier_days=earlier,
         open_tabs_confirmed=open_tabs_confirmed,
+        rounding_cents=sum(p.rounding_cents for p in pays),
     )
 
 

@@ -72,6 +72,17 @@ class GameView(GameBrief):
     bill: Bill
 
 
+@every_field_sent
+@dataclass(frozen=True)
+class GameStarted(GameView):
+    """A game just started. `warning` (English) says why a member's game runs at the standard
+    rate (a table without the club rate, this year's fee not paid), as the start page says it;
+    `warning_code` is the rate's basis: card_table_not_eligible or card_unpaid. Both null otherwise."""
+
+    warning: str | None = None
+    warning_code: str | None = None
+
+
 @dataclass(frozen=True)
 class GameOnTable(GameBrief):
     """The game running on a table, as the table's live state shows it."""

@@ -246,6 +246,8 @@ class Games:
             assert row is not None
             row.state = new.state
             row.table_id = new.table
+            if op.kind == "transfer":
+                self._till.game_moved(db, game, new.table)
             if op.kind == "card":
                 row.member_id = new.member.member_id if new.member else None
             if op.kind == "extend":  # time bought again: the next run-out is a new alert

@@ -22,7 +22,9 @@ from broker.accounts.auth_checks import waiting_clients
 from broker.accounts.staff import Staff, staff_of
 from broker.accounts.users import get_user, is_last_manager, list_tokens, list_users, user_audit, user_logins
 from broker.domain import alert_kinds, game_ops
+from broker.domain.amount_clock import amount_moves_at
 from broker.domain.billing import Bill
+from broker.domain.club_rate import start_warning
 from broker.domain.json_shape import HIDDEN
 from broker.domain.receipt import Receipt
 from broker.domain.refusals import N_
@@ -33,7 +35,7 @@ from broker.domain.venue import TableSpec, Venue
 from broker.domain.zreport import ZReport
 from broker.hall import reports
 from broker.hall.errors import NotFound
-from broker.hall.game_views import GameBrief, GameOnTable, GameView, brief_fields
+from broker.hall.game_views import GameBrief, GameOnTable, GameStarted, GameView, brief_fields
 from broker.hall.hub import HallSnapshot, Hub
 from broker.hall.light_commands import LightCommand
 from broker.hall.listeners import Listener
@@ -46,6 +48,7 @@ from broker.hall.table_views import LiveTable, NodeStatus, NodeView, live_table
 from broker.hall.till import tab_views
 from broker.hall.till.closeout import DayOverview, DaySummary
 from broker.hall.till.payment_reads import PaymentView, TabPayView, payment_at_hand, payment_views, receipt_of, tab_at_hand, tab_pay_view
+from broker.hall.till.tabs import merged_tabs
 from broker.storage.alerts import open_alerts
 from broker.storage.members import search_members
 from broker.storage.members_csv import export_members_csv
@@ -258,6 +261,26 @@ class HallReads:
     def game(self, game_id: int) -> GameView:
         """A game with its itemised bill; NotFound if there is none."""
         return self.game_view(game_id, self.game_state(game_id))
+
+    def game_started(self, game_id: int) -> GameStarted:
+        """A game just started, with the warning staff get when a member's game runs at the standard rate."""
+        state = self.game_state(game_id)
+        bill = self.bill_of(state)
+        warning = start_warning(state, self.venue, self.clock())
+        return GameStarted(
+            **brief_fields(game_id, state, bill, self.venue, self.clock()),
+            bill=bill,
+            warning=str(warning) if warning else None,
+            warning_code=warning.code if warning else None,
+        )
+
+    def amount_moves_at(self, game_id: int) -> datetime | None:
+        """When the bill of this running game next shows another amount by itself (None: it is not
+        running): broker.domain.amount_clock, from the open games' snapshot (no query)."""
+        game = next((g for g in self.hall_snapshot().open.values() if g.id == game_id), None)
+        if game is None:
+            return None
+        return amount_moves_at(game.state, self.venue, max(self.clock(), game.state.last_at))
 
     @store_call
     def game_state(self, game_id: int) -> game_ops.GameState:
@@ -564,6 +587,25 @@ class HallReads:
         """Tabs still to be paid (walk-ins, stopped games), oldest first."""
         with self._store.reader() as db:
             return tab_views.unpaid_tabs(db, self._hub.till.tabs.h, self.clock())
+
+    @store_call
+    def tab_games(self, tab_id: int) -> tuple[int, ...]:
+        """The games whose bills count on this tab: its own, and those of the tabs merged into it."""
+        with self._store.reader() as db:
+            tab = db.get(Tab, tab_id)
+            return tuple(t.session_id for t in merged_tabs(db, tab) if t.session_id is not None) if tab else ()
+
+    @store_call
+    def mergeable_tabs(self) -> list[tab_views.UnpaidTab]:
+        """Tabs that can be merged (open, nothing paid, not split), running games' included, oldest first."""
+        with self._store.reader() as db:
+            return tab_views.mergeable_tabs(db, self._hub.till.tabs.h, self.clock())
+
+    @store_call
+    def shared_tabs(self) -> dict[int, tab_views.SharedTab]:
+        """Bills still to be paid that other tabs are merged into, by the id of each of their tabs."""
+        with self._store.reader() as db:
+            return tab_views.shared_tabs(db, self._hub.till.tabs.h)
 
     @store_call
     def unpaid_by_table(self, only: str | None = None) -> dict[str, tab_views.UnpaidTab]:

@@ -439,7 +439,7 @@ class Payment(Base):
     """Money taken for a tab (or given back: a reversal has the opposite sign and names `reverses_id`).
 
     `amount_cents` is what counts against the bill; for cash `tendered_cents` is what the customer
-    handed over and `change_cents` what went back. `business_day` is the day whose close-out counts
+    handed over, `change_cents` what went back and `rounding_cents` the cash rounding. `business_day` is the day whose close-out counts
     it: the open day, or the next one when that day is already closed. The fiscal columns follow
     the eKasa registration (broker.adapters.ekasa): state only, the money never changes.
     """
@@ -457,6 +457,10 @@ class Payment(Base):
     amount_cents: Mapped[int] = mapped_column(Integer)
     tendered_cents: Mapped[int | None] = mapped_column(Integer)
     change_cents: Mapped[int] = mapped_column(Integer, default=0)
+    # Cash rounding (broker.domain.cash_rounding): what was handed over beyond `amount_cents` (+2 for
+    # 17,33 € paid as 17,35 €; negative when less). Not revenue and outside VAT: the bill counts the
+    # amount, the drawer the amount plus this. 0 for every other payment; a reversal negates it.
+    rounding_cents: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
     staff: Mapped[str] = mapped_column(String(64))
     at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
     business_day: Mapped[date] = mapped_column(Date, index=True)

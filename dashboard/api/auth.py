@@ -39,6 +39,9 @@ REALM = "Lavos"
 # the key keeps its old short name, which the cookies out there carry) and the CSRF token.
 LOGIN_ID = "sid"
 SESSION_CSRF = "csrf"
+# Set in the cookie when the login it named has ended (14 h, or a manager ended it): the login
+# page then says why the visitor is there again (dashboard.web.pages_login). Cleared at login.
+LOGIN_ENDED = "ended"
 _LIVE = "lavos.login"  # request scope key: the login looked up once per request
 CSRF_HEADER = "X-CSRF-Token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -139,6 +142,7 @@ def _live_login(hub: HubFacade, request: Request) -> StaffLogin | None:
         found = hub.live_login(login_id)  # notes when it was last seen, at most every few minutes
         if found is None:
             request.session.pop(LOGIN_ID, None)  # ended or expired: the browser forgets it too
+            request.session[LOGIN_ENDED] = True
     request.scope[_LIVE] = found
     return found
 

@@ -14,7 +14,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query
 
 from broker.accounts.staff import Staff
-from broker.hall.game_views import GameBrief, GameView
+from broker.hall.game_views import GameBrief, GameStarted, GameView
 from broker.hall.games import (
     AddExtra,
     CorrectBill,
@@ -43,8 +43,13 @@ def _done(hub: Hub, cmd: GameCommand) -> GameView:
     return hub.reads.game_view(cmd.game, hub.execute(cmd))
 
 
-@router.post("", status_code=201, response_model=GameView, summary="Start a game on a table (the light goes on)")
-def start(body: GameStart, hub: Hub, user: Annotated[Staff, Depends(can("games.run"))]) -> GameView:
+@router.post(
+    "",
+    status_code=201,
+    response_model=GameStarted,
+    summary="Start a game on a table (the light goes on); warns when a member's game runs at the standard rate",
+)
+def start(body: GameStart, hub: Hub, user: Annotated[Staff, Depends(can("games.run"))]) -> GameStarted:
     game_id = hub.execute(
         StartGame(
             table=body.table,
@@ -55,7 +60,7 @@ def start(body: GameStart, hub: Hub, user: Annotated[Staff, Depends(can("games.r
             actor=user.username,
         )
     )
-    return hub.reads.game(game_id)
+    return hub.reads.game_started(game_id)
 
 
 @router.get(

@@ -20,7 +20,7 @@ session cookie middleware (so `request.session` exists):
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 import anyio.to_thread
@@ -85,8 +85,10 @@ class BodyLimits:
         api: bool,
         stalled_message: str,
         skip: tuple[str, ...] = (),
+        login_location: Callable[[Request], str] | None = None,
     ) -> None:
         self.app = app
+        self.login_location = login_location  # the pages: where an anonymous form post goes to log in
         self.caps = caps
         self.public = frozenset(public)
         self.api = api
@@ -130,7 +132,8 @@ class BodyLimits:
             if header is None and await anyio.to_thread.run_sync(cookie_user, hub, Request(scope)) is not None:
                 return None
             if not self.api:
-                return RedirectResponse("/login", status_code=303)  # as require_page answers an anonymous POST
+                # As require_page answers an anonymous POST: log in, then back to the form's page.
+                return RedirectResponse(self.login_location(Request(scope)) if self.login_location else "/login", status_code=303)
             # The caller's address, as the route's own check passes it: wrong passwords slow down
             # the address that sent them, not everybody who reaches this middleware.
             client = client_address(Request(scope))

@@ -31,8 +31,12 @@ RequestId = Annotated[str, Field(min_length=8, max_length=64, pattern=r"^[A-Za-z
 
 class PayIn(Body):
     method: text(32)  # type: ignore[valid-type]
-    amount_cents: int = Field(description="What counts against the bill, in cents (> 0, at most what is owed)")
-    tendered_cents: int | None = Field(None, description="Cash only: what the customer handed over (change = tendered - amount)")
+    amount_cents: int = Field(
+        description="What counts against the bill, in cents (> 0, at most what is owed); in cash, the owed amount rounded (cash_owed_cents) pays it all"
+    )
+    tendered_cents: int | None = Field(
+        None, description="Cash only: what the customer handed over (change = tendered - amount - rounding_cents)"
+    )
     part: int | None = Field(None, ge=1, le=100, description="The split part paid (1-based)")
     request_id: RequestId | None = None
 

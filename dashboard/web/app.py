@@ -24,6 +24,7 @@ from dashboard import web
 from dashboard.api import errors as api_errors
 from dashboard.api.limits import BodyLimits
 from dashboard.web import errors, i18n
+from dashboard.web.auth import anonymous_post_login
 from dashboard.web.limits import PAGE_CAPS, PAGE_STALLED, PUBLIC_PAGES, SKIP
 from dashboard.web.security import PageHeaders, SessionCookies, load_secret
 from dashboard.web.templating import register_nav
@@ -57,7 +58,15 @@ def create_web(hub: HubFacade) -> FastAPI:
         pages.include_router(module.router)
         register_nav(list(getattr(module, "NAV", [])))
     pages.mount("/static", StaticFiles(directory=STATIC), name="static")
-    pages.add_middleware(BodyLimits, caps=PAGE_CAPS, public=PUBLIC_PAGES, api=False, stalled_message=PAGE_STALLED, skip=SKIP)
+    pages.add_middleware(
+        BodyLimits,
+        caps=PAGE_CAPS,
+        public=PUBLIC_PAGES,
+        api=False,
+        stalled_message=PAGE_STALLED,
+        skip=SKIP,
+        login_location=anonymous_post_login,
+    )
     pages.add_middleware(PageHeaders)
     return pages
 

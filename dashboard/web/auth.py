@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from functools import cache
 from typing import Annotated
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from fastapi import Depends, Request
 
@@ -57,6 +57,26 @@ def login_url(next_path: str) -> str:
     return "/login" if next_path in ("", "/") else f"/login?next={quote(next_path, safe='/')}"
 
 
+def came_from(request: Request) -> str | None:
+    """The page of this site the visitor was on (the Referer: the form they sent), as a safe path;
+    None for another site, no header or the front page. Referrer-Policy is same-origin, so the
+    browser sends it for our own pages only; a forged one still only names a path here."""
+    referer = request.headers.get("referer", "")
+    if not referer:
+        return None
+    parts = urlsplit(referer)
+    if parts.netloc and parts.netloc != request.url.netloc:
+        return None
+    path = safe_next(parts.path + (f"?{parts.query}" if parts.query else ""))
+    return None if path == "/" else path
+
+
+def anonymous_post_login(request: Request) -> str:
+    """Where an anonymous form post is sent (the pages' body limits refuse it before its route):
+    the login page, leading back to the page the form was on."""
+    return login_url(came_from(request) or "/")
+
+
 def page_user(request: Request) -> Staff | None:
     return cookie_user(get_hub(request), request)
 
@@ -65,8 +85,9 @@ def _gate(request: Request, role: str) -> Staff:
     user = page_user(request)
     if user is None:
         path = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-        # A POST cannot be replayed after login: land on the floor view instead.
-        raise LoginRequired(path if request.method == "GET" else "/")
+        # A POST is not replayed after login (it may be stale, or not what the visitor still wants):
+        # they land on the page whose form they sent, where app.js puts back what they had typed.
+        raise LoginRequired(path if request.method == "GET" else came_from(request) or "/")
     if user.must_change_password and request.url.path != PASSWORD_PAGE:
         raise PasswordChangeRequired()
     if not user.at_least(role):

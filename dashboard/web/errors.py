@@ -19,7 +19,7 @@ from broker.domain.refusals import Refusal
 from broker.hall.facade import MemberError, NotFound, ServiceError
 from broker.hall.reports import ReportError
 from dashboard.web import i18n
-from dashboard.web.auth import PASSWORD_PAGE, LoginRequired, PageForbidden, PasswordChangeRequired, login_url, page_user, safe_next
+from dashboard.web.auth import PASSWORD_PAGE, LoginRequired, PageForbidden, PasswordChangeRequired, came_from, login_url, page_user
 from dashboard.web.csrf import CsrfRefused
 from dashboard.web.i18n import N_, gettext
 from dashboard.web.templating import render
@@ -37,20 +37,10 @@ _TITLES = {
 
 
 def back_link(request: Request) -> str | None:
-    """Where the visitor came from on this site (the form they sent), for the error page's button.
-
-    Referrer-Policy is same-origin, so the browser sends it for our own pages only; anything else
-    (another host, no header, the failing page itself) gives None: the button goes to the tables.
-    """
-    referer = request.headers.get("referer", "")
-    if not referer:
-        return None
-    parts = urlsplit(referer)
-    if parts.netloc and parts.netloc != request.url.netloc:
-        return None
-    path = parts.path + (f"?{parts.query}" if parts.query else "")
-    path = safe_next(path)
-    if path == "/" or (parts.path == request.url.path and request.method == "GET"):
+    """Where the visitor came from on this site (the form they sent), for the error page's button;
+    None (the button goes to the tables) for anything else or the failing page itself."""
+    path = came_from(request)
+    if path is None or (urlsplit(path).path == request.url.path and request.method == "GET"):
         return None
     return path
 
@@ -102,8 +92,13 @@ _FIELDS = {
     "name": N_("Name"),
     "year": N_("Year"),
     "amount": N_("Amount"),
-    "username": N_("Username"),
+    "username": N_("Login name"),
     "password": N_("Password"),
+    "repeat": N_("The password again"),
+    "current": N_("Current password"),
+    "role": N_("Role"),
+    "active": N_("Access"),
+    "must_change": N_("Must choose their own password"),
     "day": N_("Day"),
     "month": N_("Month"),
     "file": N_("File"),

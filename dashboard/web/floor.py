@@ -18,7 +18,7 @@ from broker.hall.light_commands import LightCommand
 from broker.hall.member_views import CheckinView
 from broker.hall.read_models import AlertView, HallReads
 from broker.hall.table_views import NodeView
-from broker.hall.till.tab_views import UnpaidTab
+from broker.hall.till.tab_views import SharedMember, SharedTab, UnpaidTab
 from dashboard.web.alerts_view import all_open
 from dashboard.web.i18n import N_
 from devices.kinds import Kind
@@ -121,6 +121,11 @@ class TableView:
     # the dot shows it switching (the page re-fetches the card then, see _table_card.html).
     light_confirm_s: float | None = None
     unpaid: UnpaidTab | None = None  # a free table whose last game's tab is unpaid: the card's badge
+    shared: SharedTab | None = None  # the table's tab is merged with others' (a party on two tables)
+
+    @property
+    def shared_with(self) -> tuple[SharedMember, ...]:
+        return self.shared.others(self.spec.id) if self.shared else ()
 
     @property
     def word(self) -> str:
@@ -162,6 +167,8 @@ class FloorData:
         self.oos = reads.out_of_service()
         self.light_commands = reads.light_commands()
         self.unpaid = reads.unpaid_by_table(only)  # the till: last games' unpaid tabs, one read for the hall
+        self.shared = reads.shared_tabs()  # merged bills still to be paid (few: read whole)
+        self.shared_by_game = {m.game_id: t for t in self.shared.values() for m in t.members if m.game_id is not None}
 
     def table(self, spec: TableSpec) -> TableView:
         node: NodeView | None = self.nodes.get(spec.id)
@@ -183,6 +190,8 @@ class FloorData:
             out_of_service=spec.id in self.oos,
             light_switching_off=confirm_s is not None and command is not None and not command.on,
         )
+        unpaid = self.unpaid.get(spec.id) if game is None else None
+        shared = self.shared_by_game.get(g.id) if g is not None else (self.shared.get(unpaid.id) if unpaid else None)
         return TableView(
             spec,
             card_state(facts),
@@ -193,7 +202,8 @@ class FloorData:
             alerts,
             checkins,
             confirm_s,
-            self.unpaid.get(spec.id) if game is None else None,
+            unpaid,
+            shared,
         )
 
     def rooms(self) -> list[RoomView]:

@@ -206,13 +206,15 @@ def days_page(request: Request, reads: Reads, user: Annotated[Staff, Depends(pag
 
 
 def _drawer_rows(add: Callable[..., None], t: Callable[..., str], z: ZReport) -> None:
-    """The export's lines of the cash drawer: the float, cash in and out, expected and counted."""
+    """The export's lines of the cash drawer: the float, cash in and out, its rounding, expected and counted."""
     cash = t(N_("Cash in the drawer"))
     add(cash, t(N_("Float")), z.float_cents)
     drawer = next((m for m in z.by_method if m.cash), None)
     if drawer is not None:
         add(cash, t(N_("Cash taken")), drawer.payments_cents, count=drawer.count)
         add(cash, t(N_("Cash refunded")), drawer.reversals_cents)
+    if z.rounding_cents:
+        add(cash, t(N_("Cash rounding (no VAT, not takings)")), z.rounding_cents)
     add(cash, t(N_("Expected cash")), z.expected_cash_cents)
     if z.counted_cents is not None:
         add(cash, t(N_("Counted cash")), z.counted_cents)

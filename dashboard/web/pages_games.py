@@ -58,7 +58,7 @@ def stop(
 def pause(
     game_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("games.run"))], next: NextField = "/"
 ) -> Response:
-    return _act(request, next, gettext("Paused."), lambda: hub.execute(PauseGame(game=game_id, actor=user.username)))
+    return _act(request, next, gettext("Game paused."), lambda: hub.execute(PauseGame(game=game_id, actor=user.username)))
 
 
 @router.post("/{game_id}/resume", dependencies=[Depends(verify_csrf)])
@@ -66,7 +66,7 @@ def pause(
 def resume(
     game_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("games.run"))], next: NextField = "/"
 ) -> Response:
-    return _act(request, next, gettext("Resumed."), lambda: hub.execute(ResumeGame(game=game_id, actor=user.username)))
+    return _act(request, next, gettext("Game resumed."), lambda: hub.execute(ResumeGame(game=game_id, actor=user.username)))
 
 
 def _table_name(request: Request, hub, table: str) -> str:

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
 from fastapi.responses import RedirectResponse, Response
 
-from dashboard.api.auth import client_address
+from dashboard.api.auth import LOGIN_ENDED, client_address
 from dashboard.api.auth import login as check_password
 from dashboard.api.deps import get_hub
 from dashboard.web.auth import log_in, log_out, page_user, safe_next
@@ -22,7 +22,10 @@ LANG_COOKIE_MAX_AGE = 365 * 24 * 3600
 
 
 def _login_page(request: Request, next_path: str, *, error: str | None = None, username: str = "", status: int = 200) -> Response:
-    return render(request, "login.html", {"next": next_path, "error": error, "username": username}, status=status)
+    # Sent here because the login ended (14 h after it began, or a manager ended it): say so, and
+    # that logging in again leads back to the page they were on (`next`).
+    ended = bool(request.session.get(LOGIN_ENDED)) if "session" in request.scope else False
+    return render(request, "login.html", {"next": next_path, "error": error, "username": username, "ended": ended}, status=status)
 
 
 @router.get("/login")

@@ -70,14 +70,18 @@ def _pay_page(
         "part": str(part) if part is not None else "",
         "request_id": new_request_id(),
     }
+    form = {**defaults, **(form or {})}
+    amount_cents = parse_euros(str(form["amount"])) or due
     return render(
         request,
         "pay.html",
         {
             "tab": tab,
+            "amount_cents": amount_cents,
+            "cash_due": tab.cash_due(amount_cents),  # what the amount is in cash (the page's JS follows what is typed)
             "methods": methods,
             "quick_notes": QUICK_NOTES,
-            "form": {**defaults, **(form or {})},
+            "form": form,
             "form_error": error,
             "merged_into": reads.tab_payments(tab.merged_into) if tab.merged_into else None,
             "can_reverse": allows(request.state.user.role, "payments.reverse"),

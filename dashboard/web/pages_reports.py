@@ -174,7 +174,7 @@ def build_report(reads: HallReads, period: Period) -> Report:
 def tariff_names(reads: HallReads) -> dict[str, tuple[str, str]]:
     """Tariff id → (Slovak, English) label, extras and adjustments included."""
     names = {t.id: (t.name, t.name_en or t.name) for t in reads.venue.tariffs}
-    names[reports.EXTRAS] = ("Doplnky", "Extras")
+    names[reports.EXTRAS] = ("Položky", "Items")  # one word for what is put on a bill (issue 19, item 19)
     names[reports.ADJUSTMENTS] = ("Úpravy", "Adjustments")
     return names
 

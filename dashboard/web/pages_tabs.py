@@ -56,7 +56,7 @@ def _next(path: str, fallback: str) -> str:
 
 
 def _page(request: Request, reads: HallReads, user: Staff, tab: TabView, status: int = 200, **extra: Any) -> Response:
-    others = [u for u in reads.unpaid_tabs() if u.id != tab.id and u.id not in {s.tab_id for s in tab.sources}]
+    others = [u for u in reads.mergeable_tabs() if u.id != tab.id and u.id not in {s.tab_id for s in tab.sources}]
     return render(
         request,
         "tab.html",

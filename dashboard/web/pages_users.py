@@ -28,7 +28,7 @@ from dashboard.api.deps import IdPath, get_hub
 from dashboard.web.auth import PASSWORD_PAGE, page_can
 from dashboard.web.csrf import verify_csrf
 from dashboard.web.i18n import N_, gettext
-from dashboard.web.request_text import translated
+from dashboard.web.request_text import refusal, translated
 from dashboard.web.templating import NavLink, flash, render
 
 router = APIRouter()
@@ -43,8 +43,17 @@ Password = Annotated[str, Form(max_length=1024)]
 Flag = Annotated[str | None, Form(max_length=8)]
 
 
-def _refuse(request: Request, message: str, **values: object) -> HTTPException:
-    return HTTPException(400, translated(request, message, **values))
+class _Refused(Exception):
+    """A refusal shown at the form it is about, the page redrawn with what was typed (never a
+    password) and this status: the text is already in the visitor's language."""
+
+    def __init__(self, text: str, status: int = 400) -> None:
+        super().__init__(text)
+        self.text, self.status = text, status
+
+
+def _refuse(request: Request, message: str, status: int = 400, **values: object) -> _Refused:
+    return _Refused(translated(request, message, **values), status)
 
 
 def _new_password(request: Request, password: str, repeat: str) -> str:
@@ -107,35 +116,68 @@ def _to(username: str) -> Response:
 
 @router.get("/users")
 def users_page(request: Request, user: Admin) -> Response:
+    return _users(request)
+
+
+def _users(request: Request, *, error: str | None = None, form: dict | None = None, status: int = 200) -> Response:
+    """The accounts page; after a refused "new account", the reason at the form and what was typed kept."""
     rows = get_hub(request).reads.staff_rows()
-    return render(request, "users.html", {"rows": rows, "roles": ROLE_NAMES, "min_password": MIN_PASSWORD})
+    context = {"rows": rows, "roles": ROLE_NAMES, "min_password": MIN_PASSWORD, "error": error, "form": form or {}}
+    return render(request, "users.html", context, status=status)
 
 
 @router.post("/users", dependencies=CSRF)
 def add(
-    request: Request, user: Admin, username: Short, role: Short, password: Password, repeat: Password, must_change: Flag = None
+    request: Request,
+    user: Admin,
+    username: Short = "",
+    role: Short = "",
+    password: Password = "",
+    repeat: Password = "",
+    must_change: Flag = None,
 ) -> Response:
     name = username.strip().lower()
-    if not valid_username(name):
-        raise _refuse(request, N_("Login name: 2 to 64 characters a-z, 0-9, dot, dash or underscore, e.g. jana."))
     hub = get_hub(request)
-    if hub.reads.staff(name) is not None:
-        raise _refuse(request, N_("The account %(name)s already exists."), name=name)
-    hub.execute(
-        CreateStaff(
-            username=name,
-            password=new_password(_new_password(request, password, repeat)),
-            role=_role(request, role),
-            must_change=must_change is not None,
-            actor=user.username,
+    try:
+        if not valid_username(name):
+            raise _refuse(request, N_("Login name: 2 to 64 characters a-z, 0-9, dot, dash or underscore, e.g. jana."))
+        if hub.reads.staff(name) is not None:
+            raise _refuse(request, N_("The account %(name)s already exists."), name=name)
+        chosen = _new_password(request, password, repeat)
+        hub.execute(
+            CreateStaff(
+                username=name,
+                password=new_password(chosen),
+                role=_role(request, role),
+                must_change=must_change is not None,
+                actor=user.username,
+            )
         )
-    )
+    except _Refused as e:
+        return _users(
+            request, error=e.text, form={"username": username, "role": role, "must_change": must_change is not None}, status=e.status
+        )
+    except UserError as e:
+        return _users(
+            request,
+            error=refusal(request, e),
+            form={"username": username, "role": role, "must_change": must_change is not None},
+            status=409,
+        )
     flash(request, translated(request, N_("Account %(name)s created."), name=name), "ok")
     return _to(name)
 
 
 @router.get("/users/{username}")
 def user_page(request: Request, username: str, user: Admin) -> Response:
+    return _detail(request, username)
+
+
+def _detail(
+    request: Request, username: str, *, errors: dict[str, str] | None = None, form: dict | None = None, status: int = 200
+) -> Response:
+    """An account's page. `errors` (form id → reason) and `form` (what was typed, never a password)
+    redraw a refused form in place, with `status`."""
     reads = get_hub(request).reads
     account = _account(request, reads, username)
     context = {
@@ -148,39 +190,55 @@ def user_page(request: Request, username: str, user: Admin) -> Response:
         "audit": reads.audit(username),
         "current": login_pk(request),
         "audit_text": audit_text,
+        "errors": errors or {},
+        "form": form or {},
     }
-    return render(request, "users_detail.html", context)
+    return render(request, "users_detail.html", context, status=status)
+
+
+def _refused_at(request: Request, username: str, where: str, e: _Refused | UserError | NotFound, **typed: object) -> Response:
+    if isinstance(e, _Refused):
+        text, status = e.text, e.status
+    else:
+        text, status = refusal(request, e), 404 if isinstance(e, NotFound) else 409
+    return _detail(request, username, errors={where: text}, form=typed, status=status)
 
 
 @router.post("/users/{username}/password", dependencies=CSRF)
 def change_password(
-    request: Request, username: str, user: Admin, password: Password, repeat: Password, must_change: Flag = None
+    request: Request, username: str, user: Admin, password: Password = "", repeat: Password = "", must_change: Flag = None
 ) -> Response:
-    new = _new_password(request, password, repeat)
     hub = get_hub(request)
     _account(request, hub.reads, username)
     own = username == user.username
-    hub.execute(
-        SetStaffPassword(
-            username=username,
-            password=new_password(new),
-            must_change=must_change is not None and not own,
-            keep_login=login_pk(request) if own else None,
-            actor=user.username,
+    try:
+        new = _new_password(request, password, repeat)
+        hub.execute(
+            SetStaffPassword(
+                username=username,
+                password=new_password(new),
+                must_change=must_change is not None and not own,
+                keep_login=login_pk(request) if own else None,
+                actor=user.username,
+            )
         )
-    )
+    except (_Refused, UserError) as e:
+        return _refused_at(request, username, "set-password", e, must_change=must_change is not None)
     flash(request, translated(request, N_("The password of %(name)s is changed; they are logged out everywhere."), name=username), "ok")
     return _to(username)
 
 
 @router.post("/users/{username}/role", dependencies=CSRF)
-def change_role(request: Request, username: str, user: Admin, role: Short) -> Response:
-    new = _role(request, role)
+def change_role(request: Request, username: str, user: Admin, role: Short = "") -> Response:
     hub = get_hub(request)
     account = _account(request, hub.reads, username)
-    if new != account.role and new != "manager":
-        _keeps_a_manager(request, hub.reads, username)
-    hub.execute(SetStaffRole(username=username, role=new, actor=user.username))
+    try:
+        new = _role(request, role)
+        if new != account.role and new != "manager":
+            _keeps_a_manager(request, hub.reads, username)
+        hub.execute(SetStaffRole(username=username, role=new, actor=user.username))
+    except (_Refused, UserError) as e:
+        return _refused_at(request, username, "change-role", e, role=role)
     flash(
         request,
         translated(request, N_("%(name)s is now %(role)s; they log in again."), name=username, role=translated(request, ROLE_NAMES[new])),
@@ -190,15 +248,18 @@ def change_role(request: Request, username: str, user: Admin, role: Short) -> Re
 
 
 @router.post("/users/{username}/active", dependencies=CSRF)
-def change_active(request: Request, username: str, user: Admin, active: Short) -> Response:
-    if active not in ("0", "1"):
-        raise _refuse(request, N_("Choose to enable or to disable the account."))
-    enable = active == "1"
+def change_active(request: Request, username: str, user: Admin, active: Short = "") -> Response:
     hub = get_hub(request)
     _account(request, hub.reads, username)
-    if not enable:
-        _keeps_a_manager(request, hub.reads, username)
-    hub.execute(SetStaffActive(username=username, active=enable, actor=user.username))
+    enable = active == "1"
+    try:
+        if active not in ("0", "1"):
+            raise _refuse(request, N_("Choose to enable or to disable the account."))
+        if not enable:
+            _keeps_a_manager(request, hub.reads, username)
+        hub.execute(SetStaffActive(username=username, active=enable, actor=user.username))
+    except (_Refused, UserError) as e:
+        return _refused_at(request, username, "actions", e)
     text = N_("%(name)s can log in again.") if enable else N_("%(name)s is disabled and logged out everywhere.")
     flash(request, translated(request, text, name=username), "ok")
     return _to(username)
@@ -208,7 +269,10 @@ def change_active(request: Request, username: str, user: Admin, active: Short) -
 def lift_lockout(request: Request, username: str, user: Admin) -> Response:
     hub = get_hub(request)
     _account(request, hub.reads, username)
-    hub.execute(UnlockStaff(username=username, actor=user.username))
+    try:
+        hub.execute(UnlockStaff(username=username, actor=user.username))
+    except UserError as e:
+        return _refused_at(request, username, "actions", e)
     flash(request, translated(request, N_("%(name)s may try to log in again."), name=username), "ok")
     return _to(username)
 
@@ -219,8 +283,8 @@ def revoke(request: Request, username: str, token_id: IdPath, user: Admin) -> Re
     _account(request, hub.reads, username)
     try:
         hub.execute(RevokeToken(username=username, token_id=token_id, actor=user.username))
-    except NotFound:
-        raise HTTPException(404, translated(request, N_("%(name)s has no such token."), name=username)) from None
+    except (NotFound, UserError):
+        return _refused_at(request, username, "tokens", _refuse(request, N_("%(name)s has no such token."), 404, name=username))
     flash(request, translated(request, N_("The token is revoked.")), "ok")
     return _to(username)
 
@@ -232,7 +296,7 @@ def end_one(request: Request, username: str, login_id: IdPath, user: Admin) -> R
     try:
         hub.execute(EndLogin(username=username, login=login_id, actor=user.username))
     except UserError:
-        raise HTTPException(404, translated(request, N_("That login has already ended."))) from None
+        return _refused_at(request, username, "sessions", _refuse(request, N_("That login has already ended."), 404))
     flash(request, translated(request, N_("The login is ended.")), "ok")
     return _to(username)
 
@@ -251,19 +315,27 @@ def end_all(request: Request, username: str, user: Admin) -> Response:
 
 @router.get(PASSWORD_PAGE)
 def own_password_page(request: Request, user: Own) -> Response:
-    return render(request, "users_password.html", {"forced": user.must_change_password, "min_password": MIN_PASSWORD})
+    return _own(request, user)
+
+
+def _own(request: Request, user: Staff, *, error: str | None = None, status: int = 200) -> Response:
+    context = {"forced": user.must_change_password, "min_password": MIN_PASSWORD, "error": error}
+    return render(request, "users_password.html", context, status=status)
 
 
 @router.post(PASSWORD_PAGE, dependencies=CSRF)
-def own_password(request: Request, user: Own, current: Password, password: Password, repeat: Password) -> Response:
-    new = _new_password(request, password, repeat)
-    if new == current:
-        raise _refuse(request, N_("Choose a password different from the current one."))
+def own_password(request: Request, user: Own, current: Password = "", password: Password = "", repeat: Password = "") -> Response:
     hub = get_hub(request)
     try:
-        check_password(hub, user.username, current)
-    except HTTPException:
-        raise HTTPException(403, translated(request, N_("The current password is wrong."))) from None
-    hub.execute(SetStaffPassword(username=user.username, password=new_password(new), keep_login=login_pk(request), actor=user.username))
+        new = _new_password(request, password, repeat)
+        if new == current:
+            raise _refuse(request, N_("Choose a password different from the current one."))
+        try:
+            check_password(hub, user.username, current)
+        except HTTPException:
+            raise _refuse(request, N_("The current password is wrong."), 403) from None
+        hub.execute(SetStaffPassword(username=user.username, password=new_password(new), keep_login=login_pk(request), actor=user.username))
+    except _Refused as e:
+        return _own(request, user, error=e.text, status=e.status)
     flash(request, translated(request, N_("Your password is changed; other devices are logged out.")), "ok")
     return RedirectResponse("/", status_code=303)

@@ -49,8 +49,11 @@ def tabs_panel(reads: HallReads, table_id: str) -> dict[str, Any]:
     snap = reads.hall_snapshot().open.get(table_id)
     tab_id = reads.tab_of_game(snap.id) if snap is not None else None
     unpaid = None if snap is not None else reads.unpaid_by_table(table_id).get(table_id)
+    tab = reads.tab(tab_id) if tab_id is not None else None
+    while tab is not None and tab.merged_into is not None:  # merged: what the table buys goes on the shared bill
+        tab = reads.tab(tab.merged_into)
     return {
-        "game_tab": reads.tab(tab_id) if tab_id is not None else None,
+        "game_tab": tab,
         "unpaid_tab": unpaid,
         "product_groups": by_category(reads.products(active_only=True)) if tab_id is not None else [],
         "form_key": new_form_key,

@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse
 
 from broker.domain import game_ops
+from broker.domain.club_rate import start_warning
 from broker.domain.tariffs import rate_at
 from broker.hall.facade import ServiceError
 from broker.hall.read_models import HallReads, TableUse
@@ -27,12 +28,6 @@ from dashboard.web.templating import flash
 from devices.kinds import Kind
 
 PREPAID_PRESETS = (30, 60, 120)  # minutes: the usual half hour, hour, two hours
-
-# Why a member's game runs at the standard rate, said when it starts (tariffs' basis → text).
-_START_NOTICES = {
-    "card_table_not_eligible": N_("Game started on %(table)s. The club discount does not apply on this table."),
-    "card_unpaid": N_("Game started on %(table)s. %(member)s has not paid this year's membership fee: standard rate."),
-}
 
 
 @contextlib.contextmanager
@@ -73,15 +68,26 @@ def refusal_text(e: Exception) -> str:
 
 
 def start_notice(reads: HallReads, table: str) -> tuple[str, str]:
-    """(level, text) to flash after a start: says now when a member does not get the club rate."""
+    """(level, text) to flash after a start: says now when a member does not get the club rate
+    (broker.domain.club_rate: the same warning the API's start answers with)."""
     name = reads.tables[table].name
+    done = gettext("Game started on %(table)s.") % {"table": name}
     s = reads.open_game(table)
-    if s is not None and s.state.member is not None:
-        rate = game_ops.current_rate(s.state, reads.venue, max(reads.clock(), s.state.last_at))
-        notice = _START_NOTICES.get(rate.basis if rate else "")
-        if notice:
-            return "info", gettext(notice) % {"table": name, "member": s.state.member.name}
-    return "ok", gettext("Game started on %(table)s.") % {"table": name}
+    warning = start_warning(s.state, reads.venue, reads.clock()) if s is not None else None
+    if warning is None:
+        return "ok", done
+    return "info", done + " " + i18n.refusal_text(warning)
+
+
+def club_rate(reads: HallReads, table: str) -> dict[str, Any]:
+    """What the start form says about the club rate on `table` before anything is chosen: whether it
+    applies here, and the two hourly rates (the tariffs' own; a time band may change them)."""
+    venue = reads.venue
+    return {
+        "applies": reads.tables[table].club_card,
+        "member_cents": venue.tariff(venue.billing.member_tariff).rate_cents_per_hour,
+        "standard_cents": venue.tariff(venue.billing.default_tariff).rate_cents_per_hour,
+    }
 
 
 def rate_on(reads: HallReads, state: game_ops.GameState, table: str) -> int:
@@ -153,6 +159,7 @@ def panel_context(reads: HallReads, table_id: str) -> dict[str, Any]:
         "light_on": node.light_on if node else None,
         "targets": transfer_targets(reads, table_id) if spec.kind.billed else [],
         "presets": PREPAID_PRESETS,
+        "club": club_rate(reads, table_id) if spec.kind.billed else None,
         "use": use_today(reads, table_id) if spec.kind is Kind.DARTS else [],
         "use_word": use_word,
         **tabs_panel(reads, table_id),  # the game's tab (products to put on it) or the last game's unpaid tab

@@ -131,6 +131,18 @@ def _csrf_token(ctx: Any) -> str:
     return csrf.token(ctx["request"])
 
 
+@pass_context
+def _moves_ms(ctx: Any, *games: int | None) -> int | None:
+    """In how many milliseconds the amount of these games' bills (a card's, a tab's) changes by
+    itself; None when none of them runs. app.js fetches what shows it again then (data-moves-ms):
+    the server stays the clock, the page shows what the API says."""
+    reads = ctx["hall"]
+    times = [at for g in games if g is not None and (at := reads.amount_moves_at(g)) is not None]
+    if not times:
+        return None
+    return max(0, int((min(times) - reads.clock()).total_seconds() * 1000))
+
+
 def make_env() -> Environment:
     env = Environment(
         loader=FileSystemLoader(TEMPLATES),
@@ -141,7 +153,7 @@ def make_env() -> Environment:
         finalize=_unbreakable,
     )
     env.install_gettext_callables(i18n.gettext, i18n.ngettext, newstyle=True)  # type: ignore[attr-defined]
-    env.globals.update(csrf_input=_csrf_input, csrf_token=_csrf_token, lang_names=i18n.LANG_NAMES)
+    env.globals.update(csrf_input=_csrf_input, csrf_token=_csrf_token, lang_names=i18n.LANG_NAMES, moves_ms=_moves_ms)
     env.filters.update(
         money=i18n.money,
         when=_when,
@@ -188,7 +200,10 @@ def render(
         }
         context = context or {}
         if not template.startswith("_"):  # a full page, not a fragment fetched by app.js
-            ctx["flashes"] = request.session.pop("flash", []) if "session" in request.scope else []
+            # A page fetched again by app.js (its parts that move with time) leaves the messages
+            # for the next page the visitor opens.
+            fetched = request.headers.get("x-requested-with") == "fetch"
+            ctx["flashes"] = request.session.pop("flash", []) if "session" in request.scope and not fetched else []
             if user is not None and "open_alerts" not in context:
                 ctx["open_alerts"] = _open_alerts(request)
         ctx.update(context)

@@ -461,3 +461,38 @@ def test_billed_time_is_played_time_rounded_up_per_line(data, venue, wait):
     unit = venue.billing.unit_s
     assert all(line.billed_seconds % unit == 0 for line in time_lines)
     assert played <= timedelta(seconds=billed_total) < played + timedelta(seconds=unit * len(time_lines)) or not time_lines
+
+
+# --- when a running game's amount moves by itself (issue 19, item 20: pages follow the clock) ---
+
+
+@settings(deadline=None)
+@given(st.data(), venues, later, st.integers(0, 10**6 - 1))
+def test_the_amount_moves_exactly_when_the_server_says(data, venue, wait, micro):
+    from broker.domain.amount_clock import HORIZON, amount_moves_at
+
+    _ops, state = data.draw(sessions(venue, [k for k in STEP_KINDS if k != "stop"]))
+    now = state.last_at + wait + timedelta(microseconds=micro)
+    at = amount_moves_at(state, venue, now)
+    if state.state != "running":
+        assert at is None  # a paused game's amount never moves by itself
+        return
+    assert at is not None and now < at <= now + HORIZON
+    before = bill(state, venue, now).total_cents
+    if at < now + HORIZON:
+        assert bill(state, venue, at).total_cents > before  # it has moved then...
+    # ...and not a moment earlier (checked at the instant before and along the way).
+    for probe in (at - timedelta(microseconds=1), now + (at - now) / 2, now + (at - now) / 4):
+        if now <= probe < at:
+            assert bill(state, venue, probe).total_cents == before
+
+
+def test_a_carom_game_moves_at_each_started_minute_and_a_paused_one_never():
+    from broker.domain.amount_clock import amount_moves_at
+
+    state = replay([start_op(T0, "carom-01")], LAVOS)
+    assert amount_moves_at(state, LAVOS, T0) == T0 + timedelta(microseconds=1)  # the first minute is billed at once
+    assert amount_moves_at(state, LAVOS, mins(0.5)) == mins(1) + timedelta(microseconds=1)
+    assert amount_moves_at(state, LAVOS, mins(1)) == mins(1) + timedelta(microseconds=1)
+    paused = replay([start_op(T0, "carom-01"), pause_op(mins(3))], LAVOS)
+    assert amount_moves_at(paused, LAVOS, mins(10)) is None

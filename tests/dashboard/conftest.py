@@ -41,6 +41,23 @@ class FakeClock:
             return self._now
 
 
+class ShiftedClock:
+    """The real clock moved by what the test says: the hub's time runs on as a browser's does (its
+    timers tick in real seconds), and a test jumps it ahead instead of waiting for it."""
+
+    def __init__(self, shift: timedelta = timedelta()) -> None:
+        self.shift = shift
+        self._lock = threading.Lock()
+
+    def __call__(self) -> datetime:
+        with self._lock:
+            return datetime.now(UTC) + self.shift
+
+    def jump(self, **delta: float) -> None:
+        with self._lock:
+            self.shift += timedelta(**delta)
+
+
 def basic(username: str, password: str) -> dict[str, str]:
     return {"Authorization": "Basic " + base64.b64encode(f"{username}:{password}".encode()).decode()}
 

@@ -71,7 +71,7 @@ def test_staff_void_an_extra_on_the_running_games_bill(pages):
     r = pages.post(f"/bills/{sid}/void", {"extra_op": "2", "reason": "zadané dvakrát"}, client=pages.staff)
     assert r.status_code == 303
     bill = pages.page(r.headers["location"], client=pages.staff)
-    assert "Doplnok stornovaný" in bill and "Storno: " in bill
+    assert "Položka stornovaná" in bill and "Storno: " in bill
     assert "line-void" in bill and "-1,20\u00a0€" in bill and "zadané dvakrát" in bill
     with s.store.reader() as db:
         last = db.scalars(select(GameOp).where(GameOp.session_id == sid).order_by(GameOp.seq.desc())).first()
@@ -86,7 +86,7 @@ def test_a_refused_void_says_why_in_slovak_and_keeps_the_text(pages):
     assert r.status_code == 409 and "Napíšte dôvod (aspoň 3 znaky)" in r.text and 'value="ab"' in r.text
     s.execute(StopGame(game=sid, actor="jana"))
     html = pages.page(f"/sessions/{sid}/bill", client=pages.staff)
-    assert 'id="void-form"' not in html and "Účet je vystavený: doplnok teraz môže stornovať len vedúci." in html
+    assert 'id="void-form"' not in html and "Účet je vystavený: položku teraz môže stornovať len vedúci." in html
     r = pages.post(f"/bills/{sid}/void", {"extra_op": "2", "reason": "omylom"}, client=pages.staff)
     assert r.status_code == 409 and f"Účet hry č. {sid} je už vystavený" in r.text
     assert 'id="void-form"' in pages.page(f"/sessions/{sid}/bill")  # the manager may

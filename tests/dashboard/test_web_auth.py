@@ -177,3 +177,43 @@ def test_json_api_takes_the_cookie_session_but_writes_only_with_the_header(app):
     assert r.status_code == 201, r.text
     anonymous = Browser(app)
     assert anonymous.client.get("/api/tables").status_code == 401
+
+
+@sqlite_only
+def test_an_ended_login_says_why_and_leads_back_to_the_form_it_sent(app, service):
+    """Issue 19, item 17: a form sent after the login ended (a manager ended it, or its 14 h are
+    over) changes nothing, the login page says why, and logging in again leads back to the page of
+    the form (app.js puts back what was typed: tests/dashboard/browser/test_users_page.py)."""
+    from sqlalchemy import update
+
+    from broker.hall.accounts import EndLogins
+    from broker.storage.models import Login
+    from tests.support.hub import on_writer
+
+    b = Browser(app)
+    b.login(STAFF, PASSWORD)
+    b.get("/tables/pool-03")
+    service.execute(EndLogins(username=STAFF, actor=MANAGER))
+    r = b.post("/tables/pool-03/start", {"card_uid": "0a1b2c3d"}, headers={"referer": "http://testserver/tables/pool-03"})
+    assert r.status_code == 303 and r.headers["location"] == "/login?next=/tables/pool-03"
+    assert "pool-03" not in service.open  # nothing started
+    page = b.get(r.headers["location"]).text
+    assert "Vaše prihlásenie vypršalo alebo ho ukončil vedúci" in page and 'name="next" value="/tables/pool-03"' in page
+    r = b.post("/login", {"username": STAFF, "password": PASSWORD, "next": "/tables/pool-03"})
+    assert r.headers["location"] == "/tables/pool-03"
+    b.get("/tables/pool-03")
+    b.post("/logout")
+    assert "vypršalo" not in b.get("/login").text  # logged out by oneself: nothing to explain
+
+    # The 14 hours are over: the same; a Referer from another site leads to the tables, not there.
+    b.login(STAFF, PASSWORD)
+    on_writer(service, lambda db: db.execute(update(Login).where(Login.username == STAFF).values(expires_at=Login.created_at)))
+    r = b.post("/tables/pool-03/start", {}, headers={"referer": "https://evil.example/tables/pool-03"})
+    assert r.headers["location"] == "/login" and "vypršalo" in b.get("/login").text
+
+    # `next` is only ever a path of this site.
+    for evil in ("//evil.example/x", "https://evil.example/x", "/\\evil.example", "http:/evil.example"):
+        assert b.get(f"/login?next={evil}").text.count('name="next" value="/"') == 1, evil
+        assert b.post("/login", {"username": STAFF, "password": PASSWORD, "next": evil}).headers["location"] == "/", evil
+        b.get("/")  # the token changes at login
+        b.post("/logout")

@@ -218,3 +218,24 @@ def test_alert_banner_and_acknowledgement(browser, service, mosquitto):
     assert r.status_code == 303 and r.headers["location"] == "/foosball"
     assert 'data-alert-id="' not in browser.get("/alerts/banner").text
     assert "Potvrdené" in browser.get("/alerts").text or "✓" in browser.get("/alerts").text
+
+
+def test_every_running_amount_says_when_it_changes_by_itself(browser, service, clock):
+    """Issue 19, item 20: the card, the table page's tab button, the game's bill, its tab and its pay
+    page say in how many ms their amount changes with no event (app.js fetches them again then);
+    a paused game's never does."""
+    sid = service.execute(StartGame(table="carom-01", actor=STAFF))
+    clock.advance(seconds=30.5)
+    tab = re.search(r'href="/tabs/(\d+)"', browser.get("/tables/carom-01").text).group(1)  # type: ignore[union-attr]
+    due = {
+        "/": r'id="table-carom-01"[^>]*data-moves-ms="(\d+)"',
+        "/tables/carom-01": r'id="open-tab" data-moves-ms="(\d+)"',
+        f"/sessions/{sid}/bill": r'id="bill-lines" data-moves-ms="(\d+)"',
+        f"/tabs/{tab}": r'id="tab-vat" data-moves-ms="(\d+)"',
+        f"/tabs/{tab}/pay": r'id="pay-owed-line" data-moves-ms="(\d+)"',
+    }
+    for path, pattern in due.items():
+        assert int(found(pattern, browser.get(path).text).group(1)) == 29_500, path  # the second minute starts at 60 s
+    service.execute(PauseGame(game=sid, actor=STAFF))
+    for path in due:
+        assert "data-moves-ms" not in browser.get(path).text, path

@@ -4,36 +4,26 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import threading
 import time
 
 import httpx
 import pytest
-import uvicorn
 
 from broker.hall.games import MoveGame, StartGame
 from dashboard.web import live, pages_events
 from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, sqlite_only
 from tests.support.matching import found
 from tests.support.waiting import wait_until
-from tests.support.web import add_users, web_app
+from tests.support.web import add_users, serving_app, web_app
 
 
 @pytest.fixture
 def server(service):
     """`lavos server`'s app on a real socket (the TestClient buffers whole responses: no streams)."""
     add_users(service, {STAFF: "staff"}, PASSWORD, CHEAP)
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    srv = uvicorn.Server(uvicorn.Config(web_app(service), log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    wait_until(lambda: srv.started, what="uvicorn started")
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    srv.should_exit = True
-    thread.join(10)
-    sock.close()
+    with serving_app(web_app(service)) as base:
+        yield base
 
 
 def _login(base: str) -> httpx.Client:

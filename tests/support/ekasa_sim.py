@@ -238,6 +238,11 @@ def _validate(kind: str, body: Any) -> dict[str, list[str]]:
     for n, item in enumerate(items):
         price = _check_item(item, f"request.data.items[{n}]", out)
         total += price or 0
+    if "roundingAmount" in data:  # the cash rounding: the payments are the items and it
+        rounding = _cents(data["roundingAmount"])
+        if rounding is None or abs(rounding) >= 5:
+            out["request.data.roundingAmount"] = ["A number with at most 2 decimals, less than 0.05 either way."]
+        total += rounding or 0
     paid = sum(_cents(p.get("amount")) or 0 for p in data.get("payments") or [])
     if data.get("payments") and (paid < total if total >= 0 else paid > total):
         out["request.data.payments"] = ["Payments must cover the items."]

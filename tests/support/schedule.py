@@ -31,7 +31,7 @@ KNOWN_S: dict[str, float] = {
     "tests/dashboard/test_api_garbage.py::test_every_route_refuses_garbage_with_a_4xx_and_changes_nothing": 120,
     "tests/faults/test_ingest_fuzz.py": 80,
     "tests/faults/test_failover.py": 80,
-    "tests/dashboard/browser/test_floor_timers.py": 65,
+    "tests/dashboard/browser/test_floor_timers.py": 25,
     "tests/bench/test_staff_action.py": 60,
     "tests/dashboard/browser/test_slovak_everywhere.py": 60,
     "tests/dashboard/browser/test_table_page.py": 100,

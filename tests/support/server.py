@@ -240,7 +240,15 @@ class LavosServer:
 
     def api(self, method: str, path: str, user: str, *, status: int | None = 200, **kw: Any) -> Any:
         """Call the JSON API with HTTP Basic as `user`; checks the status, returns the JSON (or the response)."""
-        r = httpx.request(method, self.base_url + path, auth=(user, self.users[user][1]), timeout=30, **kw)
-        if status is not None:
-            assert r.status_code == status, f"{method} {path} as {user} → {r.status_code} {r.text}"
-        return r.json() if r.headers.get("content-type", "").startswith("application/json") else r
+        return call_api(self.base_url, self.users, method, path, user, status=status, **kw)
+
+
+def call_api(
+    base_url: str, users: dict[str, tuple[str, str]], method: str, path: str, user: str, *, status: int | None = 200, **kw: Any
+) -> Any:
+    """The JSON API at `base_url` with HTTP Basic as `user` (users: name -> (role, password)); checks
+    the status, returns the JSON (or the response)."""
+    r = httpx.request(method, base_url + path, auth=(user, users[user][1]), timeout=30, **kw)
+    if status is not None:
+        assert r.status_code == status, f"{method} {path} as {user} → {r.status_code} {r.text}"
+    return r.json() if r.headers.get("content-type", "").startswith("application/json") else r

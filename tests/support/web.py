@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 import re
+import socket
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
+import uvicorn
 from argon2 import PasswordHasher
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
@@ -24,6 +28,8 @@ from dashboard.web import mount_web
 from devices import contract
 from sim.mosquitto import Mosquitto
 from tests.support.mqtt import Collector
+from tests.support.server import call_api
+from tests.support.waiting import wait_until
 
 _CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
 
@@ -83,6 +89,48 @@ def bound_app(service: Hub, *, pages: bool = True) -> FastAPI:
         if isinstance(route, Mount) and isinstance(route.app, FastAPI):
             route.app.state.hub = facade  # the pages (mount_web)
     return app
+
+
+@contextmanager
+def serving_app(app: FastAPI) -> Iterator[str]:
+    """`app` on a real socket, served by uvicorn in a thread of this process, until the block ends;
+    yields its base URL. For what the TestClient cannot do (it buffers whole responses: no live
+    stream, no browser), over a hub in this process (on a clock the test controls)."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    wait_until(lambda: server.started, what="uvicorn started")
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+@dataclass
+class ServedHub:
+    """A hub of this process served on a real socket (serving_app), with the accounts `users`
+    (name -> (role, password)): the `base_url` and `api` of tests.support.server.LavosServer, for
+    browser tests that set the hub's clock."""
+
+    base_url: str
+    users: dict[str, tuple[str, str]]
+    hub: Hub
+
+    def api(self, method: str, path: str, user: str, *, status: int | None = 200, **kw: Any) -> Any:
+        return call_api(self.base_url, self.users, method, path, user, status=status, **kw)
+
+
+@contextmanager
+def served_hub(hub: Hub, users: dict[str, tuple[str, str]], hasher: PasswordHasher) -> Iterator[ServedHub]:
+    """`hub` with `users` (hashed with `hasher`), its pages and API on a real socket."""
+    for name, (role, password) in users.items():
+        add_users(hub, {name: role}, password, hasher)
+    with serving_app(web_app(hub)) as base:
+        yield ServedHub(base, users, hub)
 
 
 def add_users(service: Hub | HubFacade, users: dict[str, str], password: str, hasher: PasswordHasher) -> None:

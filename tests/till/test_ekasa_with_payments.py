@@ -10,7 +10,7 @@ from broker.hall.till.fiscal import SaveEkasaSettings, external_id
 from broker.hall.till.payments import PayTab, ReversePayment
 from tests.support.ekasa_sim import EkasaSimulator
 from tests.support.waiting import wait_until
-from tests.till.payments_support import MANAGER, STAFF, clock, facade, played_tab, service  # noqa: F401
+from tests.till.payments_support import MANAGER, STAFF, add_item, clock, facade, played_tab, service  # noqa: F401
 
 pytestmark = pytest.mark.slow
 
@@ -62,3 +62,20 @@ def test_a_slow_answer_after_the_timeout_is_asked_about_not_sent_again(facade, c
     pid = facade.execute(PayTab(tab=tab, method="card", amount_cents=900, actor=STAFF)).payment_id
     _registered(facade, pid)
     assert sim.count(external_id(facade.reads.venue.venue.id, pid)) == 1
+
+
+def test_a_rounded_cash_payment_and_its_reversal_are_registered_with_the_rounding(facade, clock, sim):
+    """17,33 € in cash is 17,35 €: eKasa gets the items at 17,33 €, roundingAmount 0.02 and payments of
+    17,35 € (18,00 € less 0,65 € back); the reversal gives all of it back, its rounding too."""
+    _on(facade, sim)
+    tab = played_tab(facade, clock)  # 9,00 €
+    add_item(facade, tab, "Pivo", 833, 19)
+    pid = facade.execute(PayTab(tab=tab, method="cash", amount_cents=1733, tendered_cents=1800, actor=STAFF)).payment_id
+    _registered(facade, pid)
+    data = sim.record(external_id(facade.reads.venue.venue.id, pid))["request"]["data"]
+    assert sum(round(float(i["price"]) * 100) for i in data["items"]) == 1733
+    assert data["roundingAmount"] == "0.02" and [p["amount"] for p in data["payments"]] == ["18.00", "-0.65"]
+    back = facade.execute(ReversePayment(payment=pid, reason="omyl obsluhy", actor=MANAGER)).payment_id
+    _registered(facade, back)
+    data = sim.record(external_id(facade.reads.venue.venue.id, back))["request"]["data"]
+    assert data["roundingAmount"] == "-0.02" and [p["amount"] for p in data["payments"]] == ["-17.35"]

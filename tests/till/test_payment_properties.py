@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from broker.domain.cash_rounding import cash_due
 from broker.domain.euros import MAX_AMOUNT_CENTS
 from broker.domain.money import tab_bill, vat_rows
 from broker.domain.payment_rules import PaymentRefused, check_payment, frozen_lines, negated
@@ -136,7 +137,9 @@ def test_on_the_writer_payments_and_reversals_keep_every_total(hall, steps, drin
         live = [p for p in now.payments if p.reverses_id is None and p.reversed_by_no is None]
         assert now.paid_cents == sum(p.amount_cents for p in live)
         for p in now.payments:
-            assert p.change_cents == ((p.tendered_cents or p.amount_cents) - p.amount_cents if p.reverses_id is None else 0)
+            due = p.amount_cents + p.rounding_cents  # cash is rounded to 0,05 € (the shipped venue), card never
+            assert p.rounding_cents == (cash_due(p.amount_cents, 5) - p.amount_cents if p.cash else 0) or p.reverses_id is not None
+            assert p.change_cents == ((p.tendered_cents or due) - due if p.reverses_id is None else 0)
         assert (now.settled_at is not None) == (now.status == "paid")
     for pid in taken:  # give everything back: the tab is as it was before any payment
         with contextlib.suppress(ServiceError):  # reversed already

@@ -219,3 +219,25 @@ def test_the_payment_page_prints_on_the_thermal_printer_and_falls_back_to_the_br
     page = browser.get(r.headers["location"]).text
     assert "neodpovedá" in page and "Platba je uložená" in page
     assert facade.reads.tab_payments(other).status == "paid"
+
+
+def test_a_rounded_cash_receipt_prints_the_rounding_on_its_own_line_after_the_vat():
+    """17,33 € in cash: the total, then "Zaokrúhlenie +0,02 €" outside the VAT base, then 17,35 € paid."""
+    lines = (
+        ReceiptLine("Pool 1: Štandard, 90 min", "Pool 1: Standard, 90 min", 1, 900, 900, 23, "table_time"),
+        ReceiptLine("Pivo", "Beer", 1, 833, 833, 19, "drinks"),
+    )
+    r = _receipt(lines=lines, vat=vat_rows(lines), total_cents=1733, rounding_cents=2, tendered_cents=1800, change_cents=65)
+    text = _text(receipt_bytes(r, TZ))
+    at = {word: text.index(word) for word in ("DPH 19 %", "SPOLU", "Zaokrúhlenie", "Spolu po zaokrúhlení", "Hotovosť", "Vrátené")}
+    assert list(at) == sorted(at, key=at.__getitem__), text  # in this order
+    for pair in (
+        ("SPOLU", "17,33"),
+        ("Zaokrúhlenie", "+0,02"),
+        ("Spolu po zaokrúhlení", "17,35"),
+        ("Hotovosť", "17,35"),
+        ("Vrátené", "0,65"),
+    ):
+        line = next(x for x in text.splitlines() if pair[0] in x)
+        assert pair[1] in line, (pair, line)
+    assert "Zaokr" not in _text(receipt_bytes(_receipt(), TZ))  # a receipt with nothing to round has no such line

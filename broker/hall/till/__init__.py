@@ -41,6 +41,15 @@ class Till:
         if tab is not None:
             self.payments.game_stopped(db, tab.id)
 
+    def game_moved(self, db: Db, game_id: int, table: str) -> None:
+        """A game moved to `table` (the writer, in the move's transaction): its tab moves with it, so
+        the tab is named by the table the game is on (its page, the pay page, a receipt taken from
+        now on, the bills list, the floor card); receipts already taken keep theirs (payment_reads)."""
+        tab = db.scalar(select(Tab).where(Tab.session_id == game_id))
+        if tab is not None and tab.table_id != table:
+            tab.table_id = table
+            self.tabs.notify(db, table, tab.id)
+
     def parts(self) -> tuple[object, ...]:
         """The parts that hold command handlers."""
         return (self.tabs, self.days, self.fiscal, self.payments)

@@ -288,6 +288,7 @@ class CloseOut:
                 {
                     "counted_cents": counted_cents,
                     "expected_cents": report.expected_cash_cents,
+                    "rounding_cents": report.rounding_cents,
                     "variance_cents": report.variance_cents,
                     "total_cents": report.total_cents,
                     "open_tabs": len(report.open_tabs),
@@ -412,6 +413,7 @@ def _payments(db: Db, hall: HallState, day: date) -> list[PaymentRecord]:
                 reverses_receipt_no=original.receipt_no if original is not None else None,
                 reason=p.reason,
                 corrects_day=earlier if earlier is not None and earlier < day else None,
+                rounding_cents=p.rounding_cents,
             )
         )
     return out

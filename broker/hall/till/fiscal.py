@@ -391,7 +391,7 @@ class Fiscal:
             if not p.change_cents:
                 payments = ((name, p.tendered_cents),)
         else:
-            payments = ((name, p.amount_cents),)
+            payments = ((name, p.amount_cents + p.rounding_cents),)  # a reversal gives back the cash taken
         try:
             items = items_of(lines_from_json(p.lines or {}), refund_of=refund_of)
         except Unsendable:
@@ -403,6 +403,7 @@ class Fiscal:
             items=items,
             payments=payments,
             cash_register_code=settings.cash_register_code,
+            rounding_cents=p.rounding_cents,
             paragon_number=int(p.paragon_no) if p.fiscal_state == "paragon" and p.paragon_no else None,
             paragon_at=p.paragon_at,
         )

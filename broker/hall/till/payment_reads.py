@@ -9,16 +9,20 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Annotated
 
+from pydantic import Field
 from sqlalchemy import select
 from sqlalchemy.orm import Session as Db
 
+from broker.domain import game_ops
+from broker.domain.cash_rounding import NO_ROUNDING, cash_due
 from broker.domain.json_shape import HIDDEN, derived, every_field_sent, json_name
 from broker.domain.money import MoneyLine, TabStatus, VatRow
 from broker.domain.receipt import Issuer, Receipt, lines_from_json, vat_from_json
 from broker.domain.refusals import Name
+from broker.hall.game_log import ops_of
 from broker.hall.ports import HallState
 from broker.hall.till.tabs import bill_of_tab, name_of
-from broker.storage.models import Payment, Tab
+from broker.storage.models import Game, Payment, Tab
 
 
 @every_field_sent
@@ -44,6 +48,9 @@ class PaymentView:
     reason: str | None
     fiscal_state: str
     fiscal_id: str | None
+    rounding_cents: Annotated[
+        int, Field(description="Cash rounding to 0,05 €: handed over beyond amount_cents (outside the bill and VAT)")
+    ] = 0  # broker.domain.cash_rounding
     repeated: bool = False  # the answer to a resent request_id: the payment the first attempt made
 
 
@@ -52,12 +59,19 @@ class PartView:
     n: int
     amount_cents: int
     paid_cents: int
+    cash_rounding: Annotated[int, HIDDEN] = NO_ROUNDING  # the venue's (the tab's JSON says it once)
 
     @derived
     def owed_cents(self) -> int:
         return self.amount_cents - self.paid_cents
 
+    @derived
+    def cash_owed_cents(self) -> int:
+        """What owed_cents is in cash (rounded as the venue rounds cash)."""
+        return cash_due(self.owed_cents, self.cash_rounding)
 
+
+@every_field_sent
 @dataclass(frozen=True)
 class TabPayView:
     """A tab as the payment page shows it: what it owes and what was paid on it."""
@@ -77,6 +91,17 @@ class TabPayView:
     parts: tuple[PartView, ...]
     payments: tuple[PaymentView, ...]
     settled_at: datetime | None
+    # The venue's [till] cash_rounding.
+    cash_rounding: Annotated[int, Field(description="The venue's rounding of cash in cents: 5 (to 0,05 €) or 1 (none)")] = NO_ROUNDING
+
+    def cash_due(self, cents: int) -> int:
+        """What `cents` against this tab is in cash (17,33 € → 17,35 € when the venue rounds cash)."""
+        return cash_due(cents, self.cash_rounding)
+
+    @derived
+    def cash_owed_cents(self) -> int:
+        """What owed_cents is in cash; by card it is owed_cents."""
+        return self.cash_due(self.owed_cents)
 
 
 def _method_names(hall: HallState, method: str) -> tuple[str, str, bool]:
@@ -116,6 +141,7 @@ def payment_views(db: Db, hall: HallState, rows: list[Payment]) -> list[PaymentV
                 p.reason,
                 p.fiscal_state,
                 p.fiscal_id,
+                p.rounding_cents,
             )
         )
     return out
@@ -128,7 +154,9 @@ def tab_pay_view(db: Db, hall: HallState, tab_id: int, now: datetime | None = No
     bill = bill_of_tab(db, hall, tab_id, now)
     rows = list(db.scalars(select(Payment).where(Payment.tab_id == tab_id).order_by(Payment.id)).all())
     parts = tuple(
-        PartView(int(p["n"]), int(p.get("amount_cents", 0)), sum(r.amount_cents for r in rows if r.part == p["n"]))
+        PartView(
+            int(p["n"]), int(p.get("amount_cents", 0)), sum(r.amount_cents for r in rows if r.part == p["n"]), hall.venue.till.cash_rounding
+        )
         for p in (tab.split or {}).get("parts") or []
     )
     return TabPayView(
@@ -147,6 +175,7 @@ def tab_pay_view(db: Db, hall: HallState, tab_id: int, now: datetime | None = No
         parts,
         tuple(payment_views(db, hall, rows)),
         tab.settled_at,
+        hall.venue.till.cash_rounding,
     )
 
 
@@ -164,7 +193,8 @@ def receipt_of(db: Db, hall: HallState, payment_id: int) -> Receipt | None:
     assert tab is not None
     name, name_en, _ = _method_names(hall, p.method)
     reverses = db.get(Payment, p.reverses_id) if p.reverses_id is not None else None
-    spec = hall.tables.get(tab.table_id) if tab.table_id else None
+    table = _table_when(db, hall, tab, p.at)
+    spec = hall.tables.get(table) if table else None
     return Receipt(
         payment_id=p.id,
         number=p.receipt_no or 0,
@@ -179,6 +209,7 @@ def receipt_of(db: Db, hall: HallState, payment_id: int) -> Receipt | None:
         method_name_en=name_en,
         tendered_cents=p.tendered_cents,
         change_cents=p.change_cents,
+        rounding_cents=p.rounding_cents,
         tab_id=p.tab_id,
         table_name=spec.name if spec else (tab.label or None),
         reverses_number=reverses.receipt_no if reverses is not None else None,
@@ -189,6 +220,20 @@ def receipt_of(db: Db, hall: HallState, payment_id: int) -> Receipt | None:
         paragon_no=p.paragon_no,
         table_name_en=(spec.name_en or spec.name) if spec else (tab.label or None),
     )
+
+
+def _table_when(db: Db, hall: HallState, tab: Tab, at: datetime) -> str | None:
+    """The table a receipt names: where the tab's game was when the payment was taken. A game moves
+    its tab along (Till.game_moved), but a receipt is a record of its moment: one printed before the
+    move still says the table it was printed at."""
+    game = db.get(Game, tab.session_id) if tab.session_id is not None else None
+    if game is None:
+        return tab.table_id
+    ops = [op for op in ops_of(game.ops) if op.at <= at]
+    try:
+        return game_ops.replay(ops, hall.venue).table if ops else tab.table_id
+    except game_ops.GameError:  # a log the venue file no longer fits (a table taken out of it)
+        return tab.table_id
 
 
 def tab_at_hand(db: Db, tab_id: int, hand: frozenset[date]) -> bool:

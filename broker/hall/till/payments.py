@@ -11,8 +11,12 @@ the commit: the live push (the floor and the bills list show the tab's new state
 A form's one-time key (`request_id`, unique in the table) makes a double tap or a resent form
 find the payment it already made: the same answer again, never a second payment.
 
-Nothing about money is updated: a reversal is a new row of the opposite amount naming the
-original (`reverses_id`, unique: once). Only `settled_at` (a cache of "paid in full") and the
+A cash payment keeps its amount against the bill exact and its cash rounding beside it
+(`rounding_cents`, broker.domain.cash_rounding), so the tab is paid to the cent per VAT rate while
+the drawer's count includes the rounding.
+
+Nothing about money is updated: a reversal is a new row of the opposite amount (and rounding)
+naming the original (`reverses_id`, unique: once). Only `settled_at` (a cache of "paid in full") and the
 fiscal state columns ever change on these rows.
 """
 
@@ -163,7 +167,9 @@ class Payments:
             m = self._method(method)
             bill = bill_of_tab(db, self.h, tab_id, now)
             full, before, owed, what = self._what_is_paid(db, tab, bill, name, part)
-            tender = rules.check_payment(amount, owed, cash=m.cash, tendered_cents=tendered, what=what)
+            tender = rules.check_payment(
+                amount, owed, cash=m.cash, tendered_cents=tendered, what=what, rounding=self.h.venue.till.cash_rounding
+            )
             label = name.name if part is None else f"{name.name}, časť {part}"
             label_en = str(name) if part is None else f"{name}, part {part}"
             lines = rules.frozen_lines(tender.amount_cents, full, before, label=label, label_en=label_en)
@@ -174,6 +180,7 @@ class Payments:
                 amount_cents=tender.amount_cents,
                 tendered_cents=tender.tendered_cents,
                 change_cents=tender.change_cents,
+                rounding_cents=tender.rounding_cents,
                 staff=staff,
                 at=now,
                 business_day=self._days.day_for(db, now),
@@ -194,6 +201,7 @@ class Payments:
                     "amount_cents": row.amount_cents,
                     "tendered_cents": row.tendered_cents,
                     "change_cents": row.change_cents,
+                    "rounding_cents": row.rounding_cents,
                     "part": part,
                 },
                 at=now,
@@ -261,6 +269,7 @@ class Payments:
                 amount_cents=-original.amount_cents,
                 tendered_cents=None,
                 change_cents=0,
+                rounding_cents=-original.rounding_cents,  # the cash given back is what was taken
                 staff=staff,
                 at=now,
                 business_day=self._days.day_for(db, now),
@@ -282,6 +291,7 @@ class Payments:
                     "reverses": original.id,
                     "reverses_no": original.receipt_no,
                     "amount_cents": row.amount_cents,
+                    "rounding_cents": row.rounding_cents,
                 },
                 reason=reason,
                 at=now,

@@ -68,6 +68,7 @@ class TabSource:
     name_en: str
     game_lines: tuple[MoneyLine, ...]
     items: tuple[TabItemView, ...]  # voided ones included (shown struck through)
+    game_id: Annotated[int | None, HIDDEN] = None  # its game, if it has one
 
     @derived
     def total_cents(self) -> int:
@@ -155,6 +156,11 @@ class TabView:
     def walk_in(self) -> bool:
         return self.table_id is None
 
+    @property
+    def games(self) -> tuple[int, ...]:
+        """The games whose bills count on this tab (its own, and those of the tabs merged into it)."""
+        return tuple(src.game_id for src in self.sources if src.game_id is not None)
+
 
 @dataclass(frozen=True)
 class UnpaidTab:
@@ -169,6 +175,35 @@ class UnpaidTab:
     owed_cents: int
     status: TabStatus
     game_running: Annotated[bool, HIDDEN]  # the floor card's badge: the game is still on
+
+
+@dataclass(frozen=True)
+class SharedMember:
+    """One tab of a shared (merged) bill: a table's game, or a walk-in."""
+
+    tab_id: int
+    table_id: str | None
+    game_id: int | None
+    name: str  # short: "Pool 2", or a walk-in's label
+    name_en: str
+    running: bool  # its game still runs
+
+
+@dataclass(frozen=True)
+class SharedTab:
+    """A bill several tabs are merged into (a party on two tables): the floor card of each of its
+    tables says so, and which of its games still run (it is paid when none does)."""
+
+    home_id: int
+    members: tuple[SharedMember, ...]
+
+    def others(self, table: str) -> tuple[SharedMember, ...]:
+        """The tabs sharing the bill with `table`'s."""
+        return tuple(m for m in self.members if m.table_id != table)
+
+    @property
+    def running(self) -> tuple[SharedMember, ...]:
+        return tuple(m for m in self.members if m.running)
 
 
 def product_views(db: Db, *, active_only: bool) -> list[ProductView]:
@@ -199,7 +234,7 @@ def tab_view(db: Db, hall: HallState, tab: Tab, now: datetime) -> TabView:
     for t in merged_tabs(db, tab):
         lines, over = game_lines(db, hall, t, now)
         running = running or not over
-        sources.append(TabSource(t.id, name_of(hall, t).name, str(name_of(hall, t)), tuple(lines), _items(db, t.id)))
+        sources.append(TabSource(t.id, name_of(hall, t).name, str(name_of(hall, t)), tuple(lines), _items(db, t.id), t.session_id))
     into = db.get(Tab, tab.merged_into) if tab.merged_into is not None else None
     count = db.scalar(select(func.count()).select_from(Payment).where(Payment.tab_id == tab.id)) or 0
     return TabView(
@@ -276,6 +311,39 @@ def unpaid_by_table(db: Db, hall: HallState, now: datetime, only: str | None = N
     return out
 
 
+def mergeable_tabs(db: Db, hall: HallState, now: datetime) -> list[UnpaidTab]:
+    """Tabs another may be merged onto or merged from (tabs.Tabs.merge has the rules): open, not
+    merged, not split, nothing paid yet; a running game's too (a party playing on two tables)."""
+    paid = select(Payment.tab_id)
+    rows = db.scalars(
+        select(Tab)
+        .where(Tab.merged_into.is_(None), Tab.settled_at.is_(None), Tab.id.not_in(paid))
+        .order_by(Tab.opened_at, Tab.id)
+        .limit(MAX_LISTED)
+    ).all()
+    # JSON: a cancelled split is stored as JSON null, not NULL, so it is looked at here.
+    return [_listed(db, hall, tab, now) for tab in rows if not tab.split]
+
+
+def shared_tabs(db: Db, hall: HallState) -> dict[int, SharedTab]:
+    """Every bill still to be paid that other tabs are merged into, by the id of each of its tabs."""
+    homes = db.scalars(
+        select(Tab).where(Tab.settled_at.is_(None), Tab.id.in_(select(Tab.merged_into).where(Tab.merged_into.is_not(None))))
+    ).all()
+    out: dict[int, SharedTab] = {}
+    for home in homes:
+        members = []
+        for t in merged_tabs(db, home):
+            game = db.get(Game, t.session_id) if t.session_id is not None else None
+            short = name_of(hall, t, short=True)
+            members.append(
+                SharedMember(t.id, t.table_id, t.session_id, short.name, str(short), game is not None and game.stopped_at is None)
+            )
+        shared = SharedTab(home.id, tuple(members))
+        out.update((m.tab_id, shared) for m in members)
+    return out
+
+
 def tab_of_game(db: Db, game_id: int) -> int | None:
     return db.scalar(select(Tab.id).where(Tab.session_id == game_id))
 
@@ -283,11 +351,13 @@ def tab_of_game(db: Db, game_id: int) -> int | None:
 def todays_tabs(db: Db, hall: HallState, day: date, now: datetime) -> list[UnpaidTab]:
     """The tabs of a business day (walk-ins and games), newest first, with what each still owes."""
     rows = db.scalars(select(Tab).where(Tab.business_day == day).order_by(Tab.opened_at.desc(), Tab.id.desc()).limit(MAX_LISTED)).all()
-    out = []
-    for tab in rows:
-        bill = bill_of_tab(db, hall, tab.id, now)
-        out.append(
-            UnpaidTab(tab.id, name_of(hall, tab).name, str(name_of(hall, tab)), tab.table_id, tab.session_id, tab.opened_at,
-                      bill.owed_cents, bill.status, not bill.closed)
-        )  # fmt: skip
-    return out
+    return [_listed(db, hall, tab, now) for tab in rows]
+
+
+def _listed(db: Db, hall: HallState, tab: Tab, now: datetime) -> UnpaidTab:
+    """A tab as a list shows it: its name, what it still owes and whether a game on it runs."""
+    bill = bill_of_tab(db, hall, tab.id, now)
+    name = name_of(hall, tab)
+    return UnpaidTab(
+        tab.id, name.name, str(name), tab.table_id, tab.session_id, tab.opened_at, bill.owed_cents, bill.status, not bill.closed
+    )

@@ -310,7 +310,7 @@ class Tabs:
             db.flush()
             record_audit(db, actor, "tab.open", f"tab:{tab.id}", {"label": name}, at=now)
             tab_id = tab.id
-            self._notify(db, None, tab_id)
+            self.notify(db, None, tab_id)
         return tab_id
 
     # -- items ------------------------------------------------------------------------------
@@ -362,7 +362,7 @@ class Tabs:
                 at=now,
             )
             item_id, table = item.id, tab.table_id
-            self._notify(db, table, tab_id)
+            self.notify(db, table, tab_id)
         return item_id
 
     @handles(VoidTabItem)
@@ -402,7 +402,7 @@ class Tabs:
                 at=now,
             )
             table = tab.table_id
-            self._notify(db, table, tab_id)
+            self.notify(db, table, tab_id)
 
     # -- merge --------------------------------------------------------------------------------
 
@@ -432,7 +432,7 @@ class Tabs:
             b.merged_into = a.id
             record_audit(db, actor, "tab.merge", f"tab:{a.id}", {"merged": b.id, "into": a.id}, at=now)
             for table in (a.table_id, b.table_id):
-                self._notify(db, table, into_id)
+                self.notify(db, table, into_id)
 
     # -- split --------------------------------------------------------------------------------
 
@@ -466,7 +466,7 @@ class Tabs:
                 db, actor, "tab.split", f"tab:{tab.id}", {"mode": mode, "parts": [p["amount_cents"] for p in plan["parts"]]}, at=now
             )
             table = tab.table_id
-            self._notify(db, table, tab_id)
+            self.notify(db, table, tab_id)
         return plan
 
     @handles(CancelSplit)
@@ -482,7 +482,7 @@ class Tabs:
             record_audit(db, actor, "tab.split_cancel", f"tab:{tab.id}", {"mode": tab.split.get("mode")}, at=now)
             tab.split = None
             table = tab.table_id
-            self._notify(db, table, tab_id)
+            self.notify(db, table, tab_id)
 
     # -- helpers (the writer) -----------------------------------------------------------------
 
@@ -527,7 +527,7 @@ class Tabs:
         """The tab as a refusal names it (Slovak on a Slovak page, English in the API)."""
         return name_of(self.h, tab)
 
-    def _notify(self, db: Db, table: str | None, tab_id: int) -> None:
+    def notify(self, db: Db, table: str | None, tab_id: int) -> None:
         # Pages with the tab (the table's card and page, the bills list) refresh on "table" / "tab".
         effects = after_commit(db)
         if table is not None:

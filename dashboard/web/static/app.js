@@ -6,6 +6,8 @@
 //   data-every="30"                            ...and also every 30 seconds (elapsed time, amounts)
 //   data-table-card="pool-01" data-src="/url"  a floor card, replaced whole on that table's events
 //   .timer[data-tick=up|down][data-elapsed|data-left]   seconds when drawn; ticks every second
+//   data-moves-ms="1234" (a card, or any part with an id)  the amount drawn changes by itself then:
+//                                              the card, or the part from a fresh copy of the page, is fetched again
 //   details[data-room="main"]                  a room on the floor, folded per browser (localStorage)
 //   form[data-confirm="text"]                  asks before submitting
 (function () {
@@ -16,7 +18,7 @@
 
   function fetchHtml(url) {
     return fetch(url, { credentials: "same-origin", headers: { "X-Requested-With": "fetch" } }).then(function (r) {
-      if (r.redirected && new URL(r.url).pathname === "/login") { location.reload(); throw new Error("logged out"); }
+      if (r.redirected && new URL(r.url).pathname === "/login") { keepDrafts(); location.reload(); throw new Error("logged out"); }
       if (!r.ok) throw new Error(url + " → " + r.status);
       return r.text();
     });
@@ -140,17 +142,54 @@
     recheckLater(root);
   }
   // A card drawn while its light is switching says when the node should have confirmed it
-  // (data-recheck-ms): look again then, whether or not the node's report came.
+  // (data-recheck-ms), and a card of a running game when its amount changes by itself
+  // (data-moves-ms: the next started minute, a rate band; the server is the clock): look again
+  // then, whether or not anything was announced (a carom table has no pockets to announce).
   function recheckLater(root) {
-    var cards = root.matches && root.matches("[data-recheck-ms]") ? [root] : [];
-    root.querySelectorAll("[data-recheck-ms]").forEach(function (el) { cards.push(el); });
+    var cards = root.matches && root.matches("[data-table-card]") ? [root] : [];
+    root.querySelectorAll("[data-table-card]").forEach(function (el) { cards.push(el); });
     cards.forEach(function (el) {
+      var wait = dueIn(el);
+      if (wait === null) return;
       var table = el.dataset.tableCard, stamp = stampOf(el);
       setTimeout(function () {
         var shown = document.querySelector(cardSelector(table));
-        if (shown && stampOf(shown) === stamp && shown.dataset.recheckMs) refreshCard(table);
-      }, parseInt(el.dataset.recheckMs, 10) || 2000);
+        if (shown && stampOf(shown) === stamp) refreshCard(table);
+      }, wait);
     });
+  }
+  var MOVES_SLACK_MS = 250;  // fetch just after the change, never just before it
+  function dueIn(el) {
+    var waits = [];
+    if (el.dataset.recheckMs) waits.push(parseInt(el.dataset.recheckMs, 10) || 2000);
+    if (el.dataset.movesMs) waits.push((parseInt(el.dataset.movesMs, 10) || 0) + MOVES_SLACK_MS);
+    return waits.length ? Math.min.apply(null, waits) : null;
+  }
+
+  // The same for the parts of a page that show a running game's amount outside a card (a tab's
+  // lines and totals, the table page's tab button, the pay page): each has an id and
+  // data-moves-ms; when the earliest is due, the page is fetched again and those parts taken
+  // from it (forms and what is typed in them stay as they are).
+  var movingTimer = null;
+  function moving(root) {
+    return Array.prototype.filter.call(root.querySelectorAll("[data-moves-ms][id]"), function (el) { return !el.matches("[data-table-card]"); });
+  }
+  function scheduleMoving() {
+    clearTimeout(movingTimer);
+    var waits = moving(document).map(dueIn);
+    if (waits.length) movingTimer = setTimeout(refreshMoving, Math.min.apply(null, waits));
+  }
+  function refreshMoving() {
+    var parts = moving(document);
+    if (!parts.length) return;
+    fetchHtml(location.href).then(function (html) {
+      var fresh = new DOMParser().parseFromString(html, "text/html");
+      parts.forEach(function (el) {
+        var now = fresh.getElementById(el.id);
+        if (now && el.isConnected) el.replaceWith(document.importNode(now, true));
+      });
+      scheduleMoving();
+    }).catch(function () { scheduleMoving(); });
   }
 
   // --- folds: rooms folded away stay folded in this browser (localStorage); the alert strip's
@@ -177,7 +216,13 @@
     }
   }, true);
   settled(document);
+  scheduleMoving();
   setInterval(tick, 1000);
+  // A tablet put away (a hidden tab's timers are slowed down by the browser) shows the hall as it
+  // is the moment it is looked at again.
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState === "visible") { refreshAll(); refreshMoving(); }
+  });
 
   // --- phone menu ---
   var menuBtn = document.getElementById("menu-toggle"), topbar = document.getElementById("topbar");
@@ -263,8 +308,9 @@
   }
   connect();
 
-  // Amounts and anything else that moves with time alone (a carom table has no pocket events):
-  // each region with data-every, and every card outside such a region, at that period.
+  // Anything else that moves with time alone (a prepaid game's "ending soon", a node's last
+  // report): each region with data-every, and every busy card outside such a region, at that
+  // period. Amounts follow data-moves-ms (above), to the second.
   document.querySelectorAll("[data-every]").forEach(function (el) {
     var s = Math.max(5, parseInt(el.dataset.every, 10) || 30);
     setInterval(function () { refreshRegion(el); }, s * 1000);
@@ -282,7 +328,58 @@
   });
   document.addEventListener("submit", function (e) {
     var f = e.target;
-    if (f.dataset && f.dataset.confirm && !confirm(f.dataset.confirm)) e.preventDefault();
+    if (f.dataset && f.dataset.confirm && !confirm(f.dataset.confirm)) { e.preventDefault(); return; }
+    if (f.method === "post" && location.pathname !== "/login") keepDrafts([f]);  // the login form keeps the draft it came for
   });
+
+  // --- an ended login keeps the work ------------------------------------------------------
+  // A login ends after 14 h or when a manager ends it; what was being typed must not go with it.
+  // Whatever a form sent (or the page held when a background fetch met the login page) is kept in
+  // this tab's sessionStorage; the server sends the visitor to log in and then back to the form's
+  // page, where it is put back. Any other page that loads forgets it (the form went through).
+  // Never a password, a file, nor a hidden field (one-time keys and the CSRF token are the new page's).
+  var DRAFT_KEY = "lavos-draft";
+  var KEPT = /^(text|search|number|email|tel|url|date|time|checkbox|radio|select-one|select-multiple|textarea)$/;
+  function typedIn(form) {
+    return Array.prototype.filter.call(form.elements, function (el) { return el.name && KEPT.test(el.type); }).map(function (el) {
+      if (el.type === "checkbox" || el.type === "radio") return [el.name, el.value, el.checked];
+      if (el.type === "select-multiple") return [el.name, Array.prototype.map.call(el.selectedOptions, function (o) { return o.value; }), true];
+      return [el.name, el.value, true];
+    });
+  }
+  function keepDrafts(forms) {
+    var all = Array.prototype.slice.call(document.forms).filter(function (f) { return f.method === "post"; });
+    var kept = (forms || all).map(function (f) {
+      var same = all.filter(function (g) { return g.getAttribute("action") === f.getAttribute("action"); });
+      return { action: f.getAttribute("action"), n: same.indexOf(f), fields: typedIn(f) };
+    });
+    try { sessionStorage.setItem(DRAFT_KEY, JSON.stringify({ path: location.pathname + location.search, forms: kept })); } catch (e) {}
+  }
+  function putBack(form, fields) {
+    fields.forEach(function (x) {
+      Array.prototype.forEach.call(form.elements, function (el) {
+        if (el.name !== x[0] || !KEPT.test(el.type)) return;
+        if (el.type === "checkbox" || el.type === "radio") { if (el.value === x[1]) el.checked = x[2]; }
+        else if (el.type === "select-multiple") Array.prototype.forEach.call(el.options, function (o) { o.selected = x[1].indexOf(o.value) >= 0; });
+        else el.value = x[1];
+        el.dispatchEvent(new Event("input", { bubbles: true }));
+        el.dispatchEvent(new Event("change", { bubbles: true }));
+      });
+    });
+  }
+  (function restoreDrafts() {
+    var raw = null;
+    try { raw = sessionStorage.getItem(DRAFT_KEY); } catch (e) { return; }
+    if (!raw || location.pathname === "/login") return;
+    sessionStorage.removeItem(DRAFT_KEY);
+    var draft, from = null;
+    try { draft = JSON.parse(raw); from = document.referrer ? new URL(document.referrer).pathname : null; } catch (e) { return; }
+    if (from !== "/login" || draft.path !== location.pathname + location.search) return;
+    draft.forms.forEach(function (d) {
+      var same = Array.prototype.filter.call(document.forms, function (f) { return f.getAttribute("action") === d.action; });
+      var form = same[d.n] || same[0];
+      if (form) putBack(form, d.fields);
+    });
+  })();
 
 })();

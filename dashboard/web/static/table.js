@@ -10,6 +10,15 @@
     var input = box.querySelector("input[data-search]"), hidden = box.querySelector("input[name=member_id]");
     var out = box.querySelector(".member-results"), chip = box.querySelector(".chip"), pending = null;
     var card = box.querySelector("input[name=card_uid]");
+    var form = box.closest("form"), current = null;
+    // The club rate before the start: a member (chosen, or a card typed) on a table without it, or
+    // a member whose fee is not paid, is warned about now, not after the game has started.
+    function warn(m) {
+      var club = form && form.dataset.club;
+      var noClub = form && form.querySelector("#club-warning"), unpaid = form && form.querySelector("#fee-warning");
+      if (noClub) noClub.hidden = !(club === "0" && (m || (card && card.value.trim())));
+      if (unpaid) unpaid.hidden = !(club === "1" && m && !m.fee_paid);
+    }
     function choose(m) {
       hidden.value = m ? m.id : "";
       chip.querySelector(".chip-name").textContent = m ? m.name : "";
@@ -17,7 +26,10 @@
       out.innerHTML = "";
       input.value = "";
       if (m && card) card.value = "";  // a member or a card, not both
+      current = m;
+      warn(m);
     }
+    if (card) card.addEventListener("input", function () { warn(current); });
     chip.querySelector(".chip-clear").addEventListener("click", function () { choose(null); input.focus(); });
     input.addEventListener("input", function () {
       clearTimeout(pending);

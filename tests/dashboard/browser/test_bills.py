@@ -51,7 +51,7 @@ def test_staff_void_an_extra_on_the_running_games_bill(lavos, open_page, size, t
     form.locator("input[name=reason]").fill("zadané dvakrát")
     with page.expect_navigation():
         form.locator("button[type=submit]").tap()
-    assert "Doplnok stornovaný" in page.locator(".flash").inner_text()
+    assert "Položka stornovaná" in page.locator(".flash").inner_text()
     void = page.locator("tr.line-void")
     assert void.count() == 1 and "Storno" in void.inner_text() and "zadané dvakrát" in void.inner_text()
     assert ("-" + eur(2 * TOPPING)).replace(" ", "\u00a0") in void.inner_text().replace(" ", "\u00a0")

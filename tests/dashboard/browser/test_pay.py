@@ -1,7 +1,7 @@
 """Issue 12, payments in Chromium against the real `lavos server`, at tablet and phone size, in Slovak
-(the receipt in English too): a played game plus a drink paid half in cash with change and half by
-card, the receipts, a manager's reversal; a double tap on "Zaplatiť" makes one payment. Writes the
-"receipt" screenshots to docs/screenshots/.
+(the receipt in English too): a played game plus a drink paid half in cash with change (rounded to
+0,05 €, issue 19) and half by card, the receipts, a manager's reversal; a double tap on "Zaplatiť"
+makes one payment. Writes the "receipt" screenshots to docs/screenshots/.
 
 The server runs on the real clock: a game's bill is made by a manager's correction so the amounts
 are known. The drink is put on the tab as a row (the tab's item page is another part of issue 12).
@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
+from broker.domain.cash_rounding import cash_due
 from broker.storage.engine import open_store
 from broker.storage.models import Tab, TabItem
 from tests.dashboard.browser.conftest import PHONE, TABLET
@@ -73,11 +74,16 @@ def test_half_cash_with_change_half_card_then_the_manager_gives_it_back(lavos, o
     log_in(page, lavos, STAFF, f"/tabs/{tab}/pay")
     assert page.locator("#pay-owed").inner_text().replace(" ", "\u00a0") == eur(owed)
     _fits(page, viewport["width"])
-    # Cash, half of it, the customer hands over 20 €: the change shows as it is typed.
+    # Cash, half of it, the customer hands over 20 €: the cash to pay is rounded to 0,05 € (the half
+    # ends in 2 or 7: 2 cents down), and the change follows from it as it is typed.
     page.locator("label.method", has_text="Hotovosť").tap()
     page.fill("#pay-amount", f"{half // 100},{half % 100:02d}")
+    in_cash = cash_due(half, 5)
+    assert in_cash == half - 2
+    assert page.locator("#pay-cash-due").inner_text().replace(" ", "\u00a0") == eur(in_cash)
+    assert page.locator("#pay-rounding").inner_text().replace(" ", "\u00a0") == "(zaokrúhlenie\u00a0-" + eur(2) + ")"
     page.locator("button[data-tendered='2000']").tap()
-    change = 2000 - half
+    change = 2000 - in_cash
     assert page.locator("#pay-change").inner_text().replace(" ", "\u00a0") == eur(change)
     with page.expect_navigation():
         page.locator("#pay-submit").tap()
@@ -86,6 +92,8 @@ def test_half_cash_with_change_half_card_then_the_manager_gives_it_back(lavos, o
     for text in ("Doklad", "Hotovosť", "Prijaté", "Výdavok", "Toto nie je pokladničný doklad", "IČO", "Obsluha: jana"):
         assert text in receipt, text
     assert page.locator("#receipt-change").inner_text().replace(" ", "\u00a0") == eur(change)
+    assert page.locator("#receipt-rounding").inner_text().replace(" ", "\u00a0") == "-" + eur(2)
+    assert page.locator("#receipt-paid").inner_text().replace(" ", "\u00a0") == eur(in_cash)
     _fits(page, viewport["width"])
     # The rest by card: the amount is already filled in.
     page.locator("#receipt-back").tap()
@@ -99,6 +107,7 @@ def test_half_cash_with_change_half_card_then_the_manager_gives_it_back(lavos, o
     assert "Karta" in page.locator("#receipt-method").inner_text() and page.locator("#receipt-change").count() == 0
     view = lavos.api("GET", f"/api/tabs/{tab}/payments", STAFF)
     assert (view["status"], view["owed_cents"], [p["amount_cents"] for p in view["payments"]]) == ("paid", 0, [half, owed - half])
+    assert [p["rounding_cents"] for p in view["payments"]] == [-2, 0]  # only the cash part is rounded
     page.goto(lavos.base_url + f"/tabs/{tab}/pay")
     assert "Zaplatené" in page.locator("#pay-status").inner_text() and page.locator("details.reverse").count() == 0  # staff: no Vrátiť
     assert page.locator("#payments li").count() == 2
@@ -113,6 +122,7 @@ def test_half_cash_with_change_half_card_then_the_manager_gives_it_back(lavos, o
         first.locator("button[type=submit]").tap()
     assert "Vrátenie k dokladu č." in boss.locator("#receipt-title").inner_text()
     assert boss.locator("#receipt-total").inner_text().replace(" ", "\u00a0") == "-" + eur(half)
+    assert boss.locator("#receipt-paid").inner_text().replace(" ", "\u00a0") == "-" + eur(in_cash)  # the cash taken, back
     view = lavos.api("GET", f"/api/tabs/{tab}/payments", STAFF)
     assert (view["status"], view["owed_cents"]) == ("partly_paid", half)
     _fits(boss, viewport["width"])

@@ -160,6 +160,15 @@ ENGLISH = [
 ]
 ENGLISH_WORD = re.compile(r"(?<![\w-])(" + "|".join(sorted(set(ENGLISH), key=len, reverse=True)) + r")(?![\w-])", re.IGNORECASE)
 RAW_ID = re.compile(r"\b(?:pool|foos|carom|darts)-\d\d\b|\bpocket-\d\b")
+# The staff's words (shared/ux/slovak-wording.md, issue 19 item 19): games and bills are numbered
+# "č. 7", never "#7"; one word for what is put on a bill ("položka"); "senzor", not "snímač"; the
+# pause and resume messages say what was paused.
+WORDING = [
+    (re.compile(r"#\s?\d"), "a number with #, not č."),
+    (re.compile(r"\bdoplnk|\bdoplnok", re.IGNORECASE), "doplnok: one word for items, položka"),
+    (re.compile(r"sníma[čc]", re.IGNORECASE), "snímač: the word is senzor"),
+    (re.compile(r"^(Pozastavené|Pokračuje sa)\.$"), "pause/resume: Hra pozastavená. / Hra pokračuje."),
+]
 
 # The visible text of the page, without literal machine values (<code>), as a person reads it.
 VISIBLE_TEXT = """() => {
@@ -189,7 +198,8 @@ class Findings:
             # lone English label, when the line is nothing else).
             english = len(words) >= 2 or (words and len(line.split()) <= 3)
             ids = RAW_ID.findall(line)
-            for what, hit in (("English", english), ("raw id", bool(ids))):
+            wording = [why for rule, why in WORDING if rule.search(line)]
+            for what, hit in (("English", english), ("raw id", bool(ids)), *((f"wording ({why})", True) for why in wording)):
                 if hit and (what, line) not in self.seen:
                     self.seen.add((what, line))
                     self.found.append(
@@ -396,6 +406,10 @@ def _refusals(page, base: str, hall: dict, findings: Findings) -> None:
     seen("transfer onto itself", "Hra už je na stole Pool 3.")
     _post_form(page, f"/sessions/{hall['running']}/resume", {"next": "/tables/pool-03"})
     seen("resume a running game", "Hra nie je pozastavená")
+    _post_form(page, f"/sessions/{hall['running']}/pause", {"next": "/tables/pool-03"})
+    seen("paused", "Hra pozastavená.")
+    _post_form(page, f"/sessions/{hall['running']}/resume", {"next": "/tables/pool-03"})
+    seen("resumed", "Hra pokračuje.")
     _post_form(page, f"/sessions/{hall['running']}/transfer", {"next": "/tables/pool-03", "table": "darts-01"})
     seen("transfer to darts", "Šípky")
     _post_form(page, f"/sessions/{hall['prepaid']}/extend", {"next": "/tables/pool-05", "minutes": "99999"})  # past the form's max
@@ -538,3 +552,13 @@ def test_the_detector_sees_english_and_ids(lavos, open_page):
     findings = Findings()
     findings.check(page, "probe")
     assert len(findings.found) == 2 and all("pool-04 already" in f for f in findings.found), findings.found
+    for wrong in ("Hra #8", "Stornovať doplnok", "porucha snímača", "Pozastavené."):  # the staff's words, checked too
+        page.evaluate("t => { const p = document.createElement('p'); p.textContent = t; document.body.appendChild(p); }", wrong)
+    findings = Findings()
+    findings.check(page, "probe")
+    missed = [
+        w
+        for w in ("Hra #8", "Stornovať doplnok", "porucha snímača", "Pozastavené.")
+        if not any("wording" in f and repr(w) in f for f in findings.found)
+    ]
+    assert not missed, findings.found

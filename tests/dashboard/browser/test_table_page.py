@@ -112,26 +112,53 @@ def test_start_is_in_reach_with_a_member_chip_and_prepaid_presets(lavos, members
 
 
 @pytest.mark.parametrize("page", SIZES, indirect=True)
-def test_start_says_at_once_why_a_member_plays_at_the_standard_rate(lavos, members, page):
-    log_in(page, lavos, STAFF, "/tables/pool-01")
+def test_the_club_rate_is_known_before_the_start_and_said_again_at_it(lavos, members, page):
+    """Issue 19, item 16: the floor marks the club-rate tables, the start form says what this table
+    gives, and choosing a member who will not get the club rate warns before the game starts."""
+    log_in(page, lavos, STAFF, "/")
+    assert page.locator("#table-pool-05 .club-mark").inner_text() == "klubová zľava"
+    assert page.locator("#table-pool-01 .club-mark").count() == 0
+    page.goto(lavos.base_url + "/tables/pool-01")
+    assert page.locator("#club-note").inner_text() == "Na tomto stole klubová zľava neplatí."
+    warning = page.locator("#club-warning")
+    expect(warning).to_be_hidden()
+    _choose_member(page, "Ambra Tomáš")
+    expect(warning).to_be_visible()  # before the start, not after
+    assert "štandardnú sadzbu 6,00\u00a0€/h" in warning.inner_text()
+    page.locator("#start-form .chip-clear").click()
+    expect(warning).to_be_hidden()
+    page.fill("#start-form input[name=card_uid]", "0a1b2c3d")  # a card typed is a member too
+    expect(warning).to_be_visible()
+    page.fill("#start-form input[name=card_uid]", "")
     _choose_member(page, "Ambra Tomáš")
     page.locator("#start").click()
     page.wait_for_url(lavos.base_url + "/")
-    assert "Na tomto stole klubová zľava neplatí." in _flash(page)
+    assert "Na stole Pool 1 klubová zľava neplatí: Ambra Tomáš hrá za štandardnú sadzbu." in _flash(page)
 
     page.goto(lavos.base_url + "/tables/pool-06")
+    assert "Na tomto stole platí klubová zľava: 4,00\u00a0€/h" in page.locator("#club-note").inner_text()
     _choose_member(page, "Zadražil Miro")
+    expect(page.locator("#fee-warning")).to_be_visible()
     page.locator("#start").click()
     page.wait_for_url(lavos.base_url + "/")
     assert "Zadražil Miro nemá zaplatený členský príspevok" in _flash(page)
 
     _stop_all(lavos)  # one member, one table
+    # The API's start answers with the same warning (in English), and says none when the rate is the club's.
+    started = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": "pool-02", "member_id": members["paid"]})
+    assert started["warning_code"] == "card_table_not_eligible"
+    assert started["warning"] == "The club discount does not apply on Pool 2: Ambra Tomáš plays at the standard rate."
+    _stop_all(lavos)
+    club = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": "pool-08", "member_id": members["paid"]})
+    assert club["warning"] is None and club["warning_code"] is None
+    _stop_all(lavos)
     _to_english(page)
     page.goto(lavos.base_url + "/tables/pool-04")
     _choose_member(page, "Ambra Tomáš")
+    expect(page.locator("#club-warning")).to_be_visible()
     page.locator("#start").click()
     page.wait_for_url(lavos.base_url + "/")
-    assert "The club discount does not apply on this table." in _flash(page)
+    assert "The club discount does not apply on Pool 4: Ambra Tomáš plays at the standard rate." in _flash(page)
 
 
 @pytest.mark.parametrize("page", SIZES, indirect=True)

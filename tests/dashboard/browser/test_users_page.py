@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from tests.dashboard.browser.conftest import PHONE
 from tests.dashboard.browser.web import log_in
 from tests.dashboard.conftest import MANAGER, PASSWORD, STAFF
 
@@ -99,3 +100,55 @@ def test_a_handed_out_password_must_be_changed_before_anything_else(lavos, open_
     added = office.locator("#audit tbody tr:has(td[data-action='user.add'])").all_inner_texts()
     assert any("fero" in r and "Heslo nastavené." in r for r in password), password  # the user did it themself
     assert any(MANAGER in r and "Musí si zvoliť vlastné heslo." in r for r in added), added
+
+
+def test_an_ended_login_keeps_the_form_and_what_was_typed(lavos, open_page):
+    """Issue 19, item 17: the manager ends the bar tablet's logins while a start form is half filled
+    in; sending it leads to the login page, which says why, and logging in again to the same form
+    with what was typed (and no game started meanwhile)."""
+    bar, office = open_page(), open_page()
+    log_in(bar, lavos, STAFF, "/tables/pool-04")
+    bar.fill("#start-form input[name=card_uid]", "0a1b2c3d")
+    bar.fill("#start-form input[name=prepaid_minutes]", "45")
+    log_in(office, lavos, MANAGER, f"/users/{STAFF}")
+    with office.expect_navigation():
+        office.locator("#end-sessions button").tap()
+
+    if "/tables/pool-04" in bar.url:  # else a background refresh met the ended login first and took the tablet there
+        with bar.expect_navigation():
+            bar.locator("#start").tap()
+    bar.wait_for_url(re.compile(r"/login\?next=/tables/pool-04$"))
+    assert "Vaše prihlásenie vypršalo" in bar.locator("#login-ended").inner_text()
+    bar.fill("input[name=username]", STAFF)
+    bar.fill("input[name=password]", PASSWORD)
+    with bar.expect_navigation():
+        bar.locator(".login-box button[type=submit]").tap()
+    assert bar.url == lavos.base_url + "/tables/pool-04"
+    assert bar.locator("#start-form input[name=card_uid]").input_value() == "0a1b2c3d"
+    assert bar.locator("#start-form input[name=prepaid_minutes]").input_value() == "45"
+    assert lavos.api("GET", "/api/tables/pool-04", STAFF)["session"] is None
+    bar.reload()  # the work was put back once; a page loaded again starts empty
+    assert bar.locator("#start-form input[name=card_uid]").input_value() == ""
+
+
+def test_a_refused_account_form_stays_with_what_was_typed(lavos, open_page):
+    """Issue 19, item 22: on the manager's phone, a refused new account is said at the form, in
+    Slovak, with the name, the role and the tick kept (the passwords are typed again)."""
+    office = open_page(PHONE, mobile=True)
+    log_in(office, lavos, MANAGER, "/users")
+    form = office.locator("#add-user")
+    form.locator("input[name=username]").fill("peter.novy")
+    form.locator("select[name=role]").select_option("manager")
+    form.locator("input[name=password]").fill("Tajné-heslo-9")
+    form.locator("input[name=repeat]").fill("Iné-heslo-9")
+    form.locator("input[name=must_change]").uncheck()
+    with office.expect_navigation():
+        form.locator("button[type=submit]").tap()
+    assert office.url == lavos.base_url + "/users"
+    assert "Heslá sa líšia" in office.locator("#add-user-error").inner_text()
+    assert form.locator("input[name=username]").input_value() == "peter.novy"
+    assert form.locator("select[name=role]").input_value() == "manager"
+    assert not form.locator("input[name=must_change]").is_checked()
+    assert form.locator("input[name=password]").input_value() == "" == form.locator("input[name=repeat]").input_value()
+    office.goto(lavos.base_url + "/users")
+    assert office.locator("#accounts tr[data-user='peter.novy']").count() == 0  # nothing was made
