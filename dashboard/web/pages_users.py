@@ -296,7 +296,7 @@ def end_one(request: Request, username: str, login_id: IdPath, user: Admin) -> R
     try:
         hub.execute(EndLogin(username=username, login=login_id, actor=user.username))
     except UserError:
-        return _refused_at(request, username, "sessions", _refuse(request, N_("That login has already ended."), 404))
+        return _refused_at(request, username, "logins", _refuse(request, N_("That login has already ended."), 404))
     flash(request, translated(request, N_("The login is ended.")), "ok")
     return _to(username)
 
