@@ -112,7 +112,7 @@ def test_an_ended_login_keeps_the_form_and_what_was_typed(lavos, open_page):
     bar.fill("#start-form input[name=prepaid_minutes]", "45")
     log_in(office, lavos, MANAGER, f"/users/{STAFF}")
     with office.expect_navigation():
-        office.locator("#end-sessions button").tap()
+        office.locator("#end-logins button").tap()
 
     if "/tables/pool-04" in bar.url:  # else a background refresh met the ended login first and took the tablet there
         with bar.expect_navigation():
