@@ -42,6 +42,7 @@ HUB_PACKAGES = (
     "escpos",
     "httpx",
     "apprise",
+    "icalendar",
 )
 # Each layer's commands, and the hub packages without which none of them can run. broker.ops.cli
 # needs none to register: `lavos node-config` runs on a Pi (deploy/pi/install.sh).

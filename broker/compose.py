@@ -28,10 +28,12 @@ from broker.adapters.heap import settle_heap
 from broker.adapters.hub_link import HUB_CLIENT_ID, MqttUrl
 from broker.domain.venue import Venue
 from broker.hall.hub import Hub
+from broker.hall.outbox import CentralSettings
 from broker.storage.engine import Store, default_data_dir, default_db_url, open_store
 from broker.storage.errors import StoreError
 
 __all__ = [
+    "CentralSettings",
     "Store",
     "StoreError",
     "build_hub",
@@ -60,6 +62,7 @@ def build_hub(
     home_assistant: bool = False,
     data_dir: Path | None = None,
     password_hasher: PasswordHasher | None = None,
+    central: CentralSettings | None = None,
 ) -> Hub:
     """A hub over `store`, its state loaded from the database, not started yet.
 
@@ -68,6 +71,7 @@ def build_hub(
     hub; a standby that takes over logs in as the same user and resumes that session).
     `home_assistant=True`: MQTT discovery for Home Assistant (broker.hall.home_assistant), read-only.
     `mqtt_url=None`: no MQTT at all (tools, page benchmarks, in-process tests of the API).
+    `central`: send the hall's records to the central reporting hub (broker.hall.outbox).
     `link_process=True`: the MQTT link runs in a child process (what `lavos server` does; see
     broker.adapters.link_process), so receiving does not compete with the writer for one core.
     """
@@ -85,6 +89,7 @@ def build_hub(
         link_process=link_process,
         home_assistant=home_assistant,
         data_dir=data_dir,  # the push notifications' spool (None: kept in memory)
+        central=central,
         client_id=client_id or (mqtt_url.username if mqtt_url and mqtt_url.username else HUB_CLIENT_ID),
         **kwargs,
     )

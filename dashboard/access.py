@@ -49,6 +49,15 @@ CAPABILITIES: dict[str, Capability] = {
     "ekasa.run": Capability(STAFF, "see eKasa states of receipts; record a hand-written paragón when the eKasa client is down"),
     "ekasa.settings": Capability(MANAGER, "the eKasa client: on or off, its address, a test; registering paragóny"),
     "notify.settings": Capability(MANAGER, "push notifications: targets (their addresses are secrets), a test message, the history"),
+    # Bookings and the waiting list (issue 20): staff take phone bookings, seat and mark no-shows;
+    # blocks (tournaments, private parties) and what happens to a paid deposit are the manager's.
+    "bookings.read": Capability(STAFF, "bookings with the guests' phone numbers, the day view, the waiting list, one's own iCal link"),
+    "bookings.run": Capability(
+        STAFF, "book, confirm, move, cancel a booking; guests arrived (start the game), no-show; the waiting list and its offers"
+    ),
+    "bookings.availability": Capability(STAFF, "free tables by kind and time, no personal data (what a public booking page would ask)"),
+    "bookings.blocks": Capability(MANAGER, "block tables for a tournament, training, a private party or maintenance"),
+    "bookings.deposits": Capability(MANAGER, "keep a booking's paid deposit or give it back"),
     "alerts.open": Capability(STAFF, "open alerts, the banner, acknowledging"),
     "alerts.history": Capability(MANAGER, "closed alerts"),
     "foosball.checkin": Capability(STAFF, "foosball check-ins and checking a member in"),
@@ -71,6 +80,8 @@ PUBLIC_ROUTES = frozenset(
         ("POST", "/login"),
         ("POST", "/logout"),
         ("POST", "/lang"),
+        # A private iCal feed: the unguessable link is the key (revoked on the bookings page).
+        ("GET", "/api/calendar/{token}.ics"),
     }
 )
 

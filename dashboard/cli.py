@@ -144,6 +144,17 @@ def server(
         help="Announce every table to Home Assistant by MQTT discovery (read-only: light, game, amount, node, "
         "ball drops; see deploy/home-assistant.md). Turning it off later removes nothing: `lavos ha clear` does",
     ),
+    central: str | None = typer.Option(
+        None,
+        "--central",
+        help="The central reporting hub's URL (several halls, docs/scaling.md): every payment, Z report, game and alert "
+        "is sent there; also publishes the name-free game state its bridge forwards",
+    ),
+    central_token_file: Path | None = typer.Option(None, "--central-token-file", help="File holding this hall's credential at the centre"),
+    central_ca_file: Path | None = typer.Option(None, "--central-ca-file", help="The centre's CA certificate (a private CA)"),
+    central_limit_mb: int = typer.Option(
+        256, "--central-limit-mb", help="Records waiting for the centre: alert at 80 %, critical at 100 %"
+    ),
 ) -> None:
     if problem := log_level_problem(log_level):  # logging would raise a ValueError with a traceback
         raise fail(problem)
@@ -151,9 +162,7 @@ def server(
     logging.getLogger("alembic").setLevel(max(logging.WARNING, logging.getLogger().level))  # its INFO is plugin chatter
     signal.signal(signal.SIGTERM, _interrupt)  # stop as cleanly during start-up as Ctrl-C does
     from broker.adapters.hub_link import MqttUrl
-    from broker.compose import default_data_dir, default_db_url
     from broker.domain.venue import load_venue
-    from broker.ops.server import HubPlan, Web, serve
     from devices.tomlfile import ConfigError
 
     try:
@@ -162,8 +171,14 @@ def server(
         the_venue = load_venue(venue)
         if not standby_poll > 0:
             raise ValueError(f"--standby-poll {standby_poll:g}: give a number of seconds above 0, e.g. 1")
+        central_settings = _central_settings(central, central_token_file, central_ca_file, central_limit_mb)
     except (ValueError, ConfigError) as e:
         raise fail(str(e)) from None
+    # The hub's modules only now: a mistake in the flags or the venue is refused before they load
+    # (1.5 CPU-s of imports; a misconfigured service said so in 6 s on a loaded 2-core box, now 2).
+    from broker.compose import default_data_dir, default_db_url
+    from broker.ops.server import HubPlan, Web, serve
+
     data = data_dir or default_data_dir()
     try:
         data.mkdir(parents=True, exist_ok=True)
@@ -181,9 +196,36 @@ def server(
         lambda: _metrics(influx, influx_token_file, influx_org, influx_bucket, data),
         web,
         link_process=not mqtt_in_thread,
-        home_assistant=home_assistant,
+        # The centre's floor reads the name-free game state (lavos/v1/ha/<t>/state) its bridge forwards.
+        home_assistant=home_assistant or central_settings is not None,
+        central=central_settings,
     )
     serve(plan, lambda: _bound(address), lambda: _check_reachable(mqtt_url.host, mqtt_url.port), standby_poll)
+
+
+def _central_settings(url: str | None, token_file: Path | None, ca_file: Path | None, limit_mb: int):
+    """--central and its files as CentralSettings, or None; ValueError says what is wrong."""
+    if url is None:
+        if token_file or ca_file:
+            raise ValueError("--central-token-file and --central-ca-file need --central URL")
+        return None
+    if not url.startswith(("https://", "http://")):
+        raise ValueError(f"--central {url}: give the centre's URL, e.g. https://central.example.org")
+    if token_file is None:
+        raise ValueError("--central needs --central-token-file (the credential `lavos central add-hall` printed)")
+    try:
+        token = token_file.read_text().strip()
+    except OSError as e:
+        raise ValueError(f"cannot read {token_file}: {e.strerror}") from None
+    if not token:
+        raise ValueError(f"{token_file} is empty: put the hall's credential in it")
+    if ca_file is not None and not ca_file.is_file():
+        raise ValueError(f"--central-ca-file {ca_file}: no such file")
+    if limit_mb < 1:
+        raise ValueError("--central-limit-mb: at least 1")
+    from broker.compose import CentralSettings
+
+    return CentralSettings(url=url, token=token, ca_file=ca_file, soft_limit_bytes=limit_mb * 1024 * 1024)
 
 
 @contextlib.contextmanager
@@ -229,3 +271,6 @@ def _app_for(hub, data_dir: Path, https_cookies: bool):
 
 def register(app: typer.Typer) -> None:
     app.command("server", help=SERVER_HELP)(server)
+    from dashboard.central_cli import central_app
+
+    app.add_typer(central_app, name="central")

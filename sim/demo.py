@@ -47,6 +47,9 @@ from devices.drivers.cardreader import SimulatedCardReader
 from devices.kinds import Kind, default_pins
 from devices.nodeconfig import MqttSettings, NodeConfig, OutboxSettings, node_config_for
 from edge import EdgeNode
+from sim.bookings import TABLES as BOOKED_TABLES
+from sim.bookings import DemoBookings
+from sim.bookings import banner as bookings_banner
 from sim.broker import DemoBroker, node_password, start_broker
 from sim.clock import ScaledClock
 from sim.demo_defaults import DEFAULT_HTTP, MAX_SPEED
@@ -454,12 +457,16 @@ def run_demo(
             with ThreadPoolExecutor(4) as pool:  # each start waits a little on SQLite and MQTT
                 list(pool.map(SimNode.start, evening.nodes.values()))
             receiver = _notify_receiver(core, console, closers) if notify_webhook else None
+            bookings = DemoBookings(evening, stop, deadline)
+            bookings.book_all()  # taken by phone before the doors opened
             _banner(console, mqtt, web, workdir, cards, speed, clock, venue.tz, time.monotonic() - began)
             if receiver is not None:
                 console.print(f"Push notifications (ntfy-style, printed here): [bold]{receiver.address}[/]", soft_wrap=True)
             minutes = (closing_time(venue, clock.start) - clock.start).total_seconds() / 60
-            tables = [Table(t.id, t.kind.value, t.club_card) for t in venue.tables]
+            # The players leave the two 8-ft tables to the bookings and the waiting list (sim.bookings).
+            tables = [Table(t.id, t.kind.value, t.club_card) for t in venue.tables if t.id not in BOOKED_TABLES]
             plan = plan_evening(tables, cards, seed=seed, speed=speed, minutes=minutes, stuck_after_s=STUCK_AFTER_S)
+            bookings.start()
             evening.run(plan, stop, deadline)
             if after_evening is not None:
                 after_evening(hub)
@@ -515,6 +522,7 @@ def _banner(
     paid = ", ".join(f"{c.name} {c.uid}" for c in cards if c.paid)
     unpaid = ", ".join(f"{c.name} {c.uid}" for c in cards if not c.paid)
     console.print(f"Club cards (fee paid): {paid}; fee unpaid: {unpaid}", soft_wrap=True)
+    console.print(bookings_banner(), soft_wrap=True)
     console.print(
         f"The evening is at {local:%H:%M} (venue time), {speed:g}x faster than real time. Up in {took_s:.1f} s. Ctrl-C stops.",
         soft_wrap=True,

@@ -150,6 +150,21 @@ def render_conf(
     return "\n".join(out) + "\n"
 
 
+def render_bridge(shipped: str, *, hall: str, port: int, cafile: Path, password: str, restart_timeout: str | None = None) -> str:
+    """deploy/mosquitto/bridge.conf.example for one hall reaching the centre at 127.0.0.1:`port`:
+    only the hall id, the address, the CA file and the password change (and, for a test's short
+    outage, the retry times); every other line is the shipped one."""
+    values = {"address": f"127.0.0.1:{port}", "bridge_cafile": str(cafile), "remote_password": password}
+    if restart_timeout is not None:
+        values["restart_timeout"] = restart_timeout
+    out = []
+    for line in shipped.splitlines():
+        key = line.split()[0] if line.strip() and not line.startswith("#") else ""
+        line = f"{key} {values[key]}" if key in values else line
+        out.append(line.replace("HALL", hall) if not line.startswith("#") else line)
+    return "\n".join(out) + "\n"
+
+
 @dataclass
 class Mosquitto:
     """One broker process; `stop()`/`start()` keep the port, so clients can reconnect to it.
@@ -164,6 +179,9 @@ class Mosquitto:
     proc: subprocess.Popen | None = None
     extra_conf: str = ""
     tls: TlsFiles | None = None
+    # Another shipped pair (the centre's broker of several halls: deploy/mosquitto/central.conf, central.acl).
+    shipped_conf: Path = SHIPPED_CONF
+    shipped_acl: Path = SHIPPED_ACL
 
     # Started brokers by port, so a test helper given only a port (tests/support/mqtt.py) can
     # ask for a login of its own.
@@ -175,16 +193,17 @@ class Mosquitto:
         if shutil.which("mosquitto") is None:
             raise RuntimeError("mosquitto is not installed: `apt-get install mosquitto mosquitto-clients` (./run does it for you)")
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.users = {HUB_USER: HUB_PASSWORD, MONITOR_USER: MONITOR_PASSWORD, **self.users}
+        if self.shipped_acl == SHIPPED_ACL:
+            self.users = {HUB_USER: HUB_PASSWORD, MONITOR_USER: MONITOR_PASSWORD, **self.users}
         self.passwd = self.workdir / "passwd"
         self.passwd.write_text("")
         for user, pw in self.users.items():
             subprocess.run(["mosquitto_passwd", "-b", str(self.passwd), user, pw], check=True, capture_output=True)
         self.acl = self.workdir / "acl"
-        shutil.copy(SHIPPED_ACL, self.acl)
+        shutil.copy(self.shipped_acl, self.acl)
         self.log = self.workdir / "mosquitto.log"
         conf = render_conf(
-            SHIPPED_CONF.read_text(),
+            self.shipped_conf.read_text(),
             port=self.port,
             passwd=self.passwd,
             acl=self.acl,

@@ -37,6 +37,7 @@ IMPORT_NAMES = {
     "python-escpos": "escpos",
     "httpx": "httpx",
     "apprise": "apprise",
+    "icalendar": "icalendar",
 }
 # As if the hub extra were not installed: an import of any of its packages fails.
 EDGE_ONLY = """

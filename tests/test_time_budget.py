@@ -41,3 +41,16 @@ def test_a_session_within_the_limit_passes_and_says_its_time(tmp_path, args):
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.count("test time: ") == 1 and "CI limit 600 s" in done.stdout
     assert "FAILED" not in done.stdout
+
+
+def test_every_known_figure_names_a_module_or_test_that_exists():
+    """A figure whose module or test was renamed or moved no longer orders anything (the unit counts
+    as free and runs in the tail, tests/support/schedule.py), and nothing else would say so."""
+    from tests.support.hub import REPO
+    from tests.support.schedule import KNOWN_S
+
+    for key in KNOWN_S:
+        path, _, test = key.partition("::")
+        assert (REPO / path).exists(), f"KNOWN_S names {path}, which does not exist"
+        if test:
+            assert f"def {test}(" in (REPO / path).read_text(encoding="utf-8"), f"KNOWN_S names {key}, which does not exist"

@@ -272,3 +272,34 @@ def ekasa_offline_overdue(count: int, hours: int) -> AlertSpec:
         f"{count} {'receipt has' if count == 1 else 'receipts have'} been waiting in eKasa to be sent for {hours} h "
         "(the law allows 96 h): check the till's internet",
     )
+
+
+# -- the records waiting for the central reporting hub (broker.hall.outbox) -----------------------
+
+
+def central_backlog_key() -> str:
+    return "central_backlog"
+
+
+def central_backlog(percent: int, megabytes: int, full: bool) -> AlertSpec:
+    """The hall's records for the centre are piling up (the link is down): `percent` of the bound.
+
+    Nothing is lost at 100 % either: the hall keeps taking money and keeps every record, past the
+    bound (broker.hall.outbox says why); the alert only turns critical, because the disk is next."""
+    if full:
+        return AlertSpec(
+            "central_backlog",
+            central_backlog_key(),
+            None,
+            "critical",
+            f"záznamy pre centrálu zaberajú {megabytes} MB, nad limitom: skontrolujte spojenie s centrálou, inak sa zaplní disk",
+            f"records for the centre take {megabytes} MB, over the limit: check the link to the centre before the disk fills",
+        )
+    return AlertSpec(
+        "central_backlog",
+        central_backlog_key(),
+        None,
+        "warning",
+        f"záznamy pre centrálu sa hromadia ({percent} % limitu): spojenie s centrálou nefunguje",
+        f"records for the centre are piling up ({percent} % of the limit): the link to the centre is down",
+    )

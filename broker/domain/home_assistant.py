@@ -2,10 +2,11 @@
 
 Home Assistant (HA) finds entities by retained JSON configs on
 ``homeassistant/<component>/<node_id>/<object_id>/config``; each names the topics it reads. We
-point HA at the wire contract's own topics (the node's status, light/state and events, the
-hub's retained game summary, the `session` topic), so HA reads what the hall already says. One more topic exists
-for HA alone: ``lavos/v1/ha/<table>/state``, the running amount, because the game summary is
-published on changes only and the amount grows by the minute.
+point HA at the wire contract's own topics (the node's status, light/state, ball drops and
+goals), so HA reads what the hall already says. One more topic exists for HA alone:
+``lavos/v1/ha/<table>/state``, whether a game is open and its running amount: the contract's
+game summary (the `session` topic) names the member playing (HA's login may not read it, nor card taps: the ACL),
+and is published on changes only while the amount grows by the minute.
 
 Read-only on purpose: no config carries a ``command_topic`` (the light is a binary_sensor,
 never a light or switch entity), and the broker's ACL lets HA's login publish nothing but its
@@ -128,9 +129,10 @@ def table_discovery(venue: Venue, t: TableSpec) -> list[Discovery]:
             "game",
             {
                 "name": "Hra",
-                # The retained summary is null when no game is open (running or paused).
-                "state_topic": contract.session_topic(t.id),
-                "value_template": "{{ 'ON' if value_json else 'OFF' }}",
+                # The hub's name-free state (free / running / paused), not the contract's session
+                # summary: that one names the member playing, and HA's login may not read it.
+                "state_topic": ha_state_topic(t.id),
+                "value_template": "{{ 'OFF' if value_json.state == 'free' else 'ON' }}",
                 "device_class": "occupancy",
                 "availability": _hub_availability(),
             },

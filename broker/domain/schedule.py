@@ -25,6 +25,26 @@ def _periods(venue: Venue, at: datetime) -> Iterator[tuple[datetime, datetime]]:
         yield datetime.combine(day, hours.open, tz), datetime.combine(close_day, hours.close, tz)
 
 
+def opening_periods(venue: Venue, start: datetime, end: datetime) -> list[tuple[datetime, datetime]]:
+    """The opening periods (open, close) that overlap [start, end), in UTC and in order: what a
+    booking must lie within, and what the day view and the availability API show."""
+    if start.tzinfo is None or end.tzinfo is None:
+        raise ValueError("naive datetime: pass timezone-aware UTC times")
+    tz = venue.tz
+    out: list[tuple[datetime, datetime]] = []
+    day = start.astimezone(tz).date() - timedelta(days=1)
+    last = end.astimezone(tz).date()
+    while day <= last:
+        hours = venue.hours_on(WEEKDAYS[day.weekday()])
+        close_day = day + timedelta(days=1) if hours.close <= hours.open else day
+        opens = datetime.combine(day, hours.open, tz).astimezone(UTC)
+        closes = datetime.combine(close_day, hours.close, tz).astimezone(UTC)
+        if opens < end and start < closes:
+            out.append((opens, closes))
+        day += timedelta(days=1)
+    return out
+
+
 def closing_time(venue: Venue, at: datetime) -> datetime:
     """The closing time of the period `at` falls in, or of the next one (in at's timezone)."""
     return next(close for _, close in _periods(venue, at) if at < close).astimezone(at.tzinfo)

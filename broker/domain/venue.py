@@ -163,6 +163,31 @@ class Till(_Model):
         return next((m for m in self.payment_methods if m.id == method_id), None)
 
 
+class Bookings(_Model):
+    """Table bookings and the waiting list (issue 20; the rules: broker.domain.bookings)."""
+
+    # The floor card and the table page say "Rezervované 20:00 (Novák, 4)" from this long before.
+    show_before_min: int = Field(default=15, ge=0, le=240)
+    # A booking nobody came for becomes a no-show this long after its start; the table is released.
+    grace_min: int = Field(default=15, ge=1, le=240)
+    # After this many no-shows a person's next booking needs a deposit (0: never).
+    no_show_limit: int = Field(default=2, ge=0, le=20)
+    deposit_cents: int = Field(default=1000, ge=0, le=100_000)
+    # Bookings and waiting parties older than this are anonymised (name, phone and note removed).
+    retention_days: int = Field(default=90, ge=1, le=3650)
+    # A waiting party is held a free table this long; then it is offered to the next party.
+    offer_min: int = Field(default=10, ge=1, le=120)
+    # A party that let this many offers pass is taken off the waiting list.
+    offer_misses: int = Field(default=2, ge=1, le=10)
+    # A booking's length when none is given, and how long a walk-in game is expected to run (the
+    # overrun warning before a booking, the waiting list's estimated wait).
+    default_min: int = Field(default=120, ge=15, le=12 * 60)
+    walk_in_min: int = Field(default=60, ge=15, le=12 * 60)
+    max_party: int = Field(default=12, ge=1, le=100)
+    max_days_ahead: int = Field(default=90, ge=1, le=730)
+    step_min: Literal[15, 30, 60] = 30  # the day view's columns
+
+
 class VenueInfo(_Model):
     id: Slug
     name: str
@@ -190,6 +215,7 @@ class Venue(_Model):
     extras: list[Extra] = Field(default_factory=list)
     operator: Operator = Field(default_factory=Operator)
     till: Till = Field(default_factory=Till)
+    bookings: Bookings = Field(default_factory=Bookings)
 
     @model_validator(mode="after")
     def _consistent(self) -> Venue:

@@ -44,6 +44,8 @@ __all__ = [
     "VoidRecord",
     "ZReport",
     "from_json",
+    "payment_from_json",
+    "payment_to_json",
     "to_json",
     "z_report",
 ]
@@ -426,3 +428,12 @@ def _build(cls: type[_Built], doc: Mapping[str, Any]) -> _Built:
 
 def from_json(doc: Mapping[str, Any]) -> ZReport:
     return _build(ZReport, doc)
+
+
+def payment_to_json(p: PaymentRecord) -> dict[str, object]:
+    """One payment as the hall sends it to the centre (broker.hall.outbox); payment_from_json reads it back."""
+    return typing.cast(dict[str, object], _encode(p))
+
+
+def payment_from_json(doc: Mapping[str, Any]) -> PaymentRecord:
+    return _build(PaymentRecord, doc)

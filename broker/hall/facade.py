@@ -15,8 +15,6 @@ from __future__ import annotations
 import logging
 from typing import TypeVar
 
-from sqlalchemy import exc as sa
-
 from broker.accounts import logins, users
 from broker.accounts.auth_checks import check_password
 from broker.accounts.staff import Staff, StaffLogin, staff_of
@@ -32,7 +30,6 @@ from broker.hall.notifications import NotifyRefusal
 from broker.hall.read_models import HallReads
 from broker.hall.store_errors import Conflict, StoreUnavailable, store_call, translated
 from broker.hall.till.fiscal import EkasaSettings, FiscalRefusal
-from broker.storage.errors import StoreError
 from broker.storage.members import MemberError
 from broker.storage.members_csv import MemberImportError
 from broker.storage.types import utcnow
@@ -87,8 +84,8 @@ class HubFacade:
         with self._store.reader() as db:  # a token is checked on every call: no write lock for it
             row, user = users.find_token(db, token)
             staff, touch, row_id = staff_of(user), users.token_touch_due(row, now), row.id
-        if touch:
-            self._hub.execute(TouchToken(token_id=row_id, at=now, actor=staff.username))
+        if touch:  # bookkeeping: the call goes on without it (a busy writer or database must not refuse it)
+            self._hub.execute_soon(TouchToken(token_id=row_id, at=now, actor=staff.username))
         return staff
 
     @store_call
@@ -99,11 +96,8 @@ class HubFacade:
             if found is None:
                 return None
             live, touch = StaffLogin(found.row.id, staff_of(found.user)), found.touch_due
-        if touch:
-            try:
-                self._hub.execute(TouchLogin(login=live.pk, actor=live.staff.username))
-            except (StoreError, sa.OperationalError) as e:  # last_seen is for the list of logins; a busy database must not refuse the page
-                log.warning("could not note when login %d was last seen: %s", live.pk, e)
+        if touch:  # last_seen is for the list of logins: the page goes on without it
+            self._hub.execute_soon(TouchLogin(login=live.pk, actor=live.staff.username))
         return live
 
     @store_call

@@ -36,6 +36,8 @@ from broker.storage.models import Game, Member
 from devices.kinds import Kind
 
 MakeOp = Callable[[datetime], game_ops.Op]
+# Refuses prepaid minutes that would run into a booking or block ahead on a table (broker.hall.bookings).
+PrepaidGuard = Callable[[str, int | None, datetime], None]
 
 
 # -- the commands ---------------------------------------------------------------------------
@@ -156,12 +158,21 @@ def member_snapshot(db: Db, h: HallState, *, member_id: int | None = None, card_
 
 
 class Games:
-    def __init__(self, hall: HallState, lights: Lights, out_of_service: OutOfServiceBook, table_service: TableService, till: Till) -> None:
+    def __init__(
+        self,
+        hall: HallState,
+        lights: Lights,
+        out_of_service: OutOfServiceBook,
+        table_service: TableService,
+        till: Till,
+        prepaid_guard: PrepaidGuard | None = None,
+    ) -> None:
         self.h = hall
         self.lights = lights
         self._out_of_service = out_of_service
         self._table_service = table_service
         self._till = till
+        self._prepaid_guard = prepaid_guard
 
     # -- checks -------------------------------------------------------------------------
 
@@ -201,6 +212,8 @@ class Games:
                 table=table_name(self.h.tables[table]),
                 game=busy.id,
             )
+        if self._prepaid_guard is not None:
+            self._prepaid_guard(table, c.prepaid_minutes, self.h.clock())
         with self.h.store.session() as db:
             member = member_snapshot(db, self.h, member_id=c.member_id, card_uid=c.card_uid)
             self._card_free(member)
@@ -332,6 +345,11 @@ class Games:
 
     @handles(ExtendGame)
     def extend(self, c: ExtendGame) -> GameState:
+        found = self.h.games.by_id(c.game)
+        if self._prepaid_guard is not None and found is not None and found[1].state.prepaid_until is not None:
+            now = self.h.clock()
+            left = max(0, int((found[1].state.prepaid_until - now).total_seconds() // 60))
+            self._prepaid_guard(found[0], left + c.minutes if isinstance(c.minutes, int) else None, now)
         return self.change(c.game, lambda at: game_ops.extend_op(at, c.minutes, actor=c.actor))
 
     @handles(AddExtra)

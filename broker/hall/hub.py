@@ -32,12 +32,15 @@ from broker.adapters.inbox import DEFAULT_BOUND, HomeAssistantOnline, LinkUp, ma
 from broker.adapters.link_process import ProcessLink
 from broker.domain import game_ops
 from broker.domain.billing import Bill
+from broker.domain.bookings import BookingRefused
 from broker.domain.payment_rules import PaymentRefused
 from broker.domain.refusals import N_, Refusal
 from broker.domain.split import SplitError
 from broker.domain.venue import Venue
 from broker.hall.accounts import Accounts
 from broker.hall.alert_book import AlertBook
+from broker.hall.booking_book import BookingBook
+from broker.hall.bookings import BookingMissing, Bookings
 from broker.hall.commands import Command, Handlers
 from broker.hall.errors import CardInUse, NotFound, ServiceError
 from broker.hall.game_log import ops_of, replay_row
@@ -51,6 +54,8 @@ from broker.hall.logins import Logins
 from broker.hall.members import Members
 from broker.hall.notifications import Notifications, NotifyRefusal
 from broker.hall.open_games import OpenGame, OpenGames
+from broker.hall.outbox import CentralSettings, Outbox
+from broker.hall.outbox_sender import OutboxSender
 from broker.hall.ports import HallState
 from broker.hall.table_runtime import RuntimeBook, RuntimeView, TableRuntime
 from broker.hall.table_service import OutOfService, OutOfServiceBook, TableService
@@ -60,6 +65,7 @@ from broker.hall.till.fiscal import FiscalRefusal
 from broker.hall.till.payments import PaymentNotFound
 from broker.hall.till.tabs import TabMissing, TabRefused
 from broker.hall.timers import Watchdog
+from broker.hall.waiting_list import WaitingList
 from broker.hall.writer import HallWriter
 from broker.storage.engine import Store
 from broker.storage.models import Event, Game
@@ -74,8 +80,8 @@ __all__ = ["CardInUse", "HallSnapshot", "Hub", "NotFound", "OpenGame", "ServiceE
 
 # The parts' own refusals as the hub's (NotFound: a 404 on the API, ServiceError: a 409), in one
 # place: a caller of `execute` meets only these and the registry's own (MemberError, UserError).
-_MISSING: tuple[type[Refusal], ...] = (TabMissing, PaymentNotFound)
-_REFUSED: tuple[type[Refusal], ...] = (TabRefused, SplitError, PaymentRefused, DayRefused, FiscalRefusal, NotifyRefusal)
+_MISSING: tuple[type[Refusal], ...] = (TabMissing, PaymentNotFound, BookingMissing)
+_REFUSED: tuple[type[Refusal], ...] = (TabRefused, SplitError, PaymentRefused, DayRefused, FiscalRefusal, NotifyRefusal, BookingRefused)
 
 
 @dataclass(frozen=True)
@@ -101,6 +107,7 @@ class Hub:
         home_assistant: bool = False,
         data_dir: Path | None = None,
         password_hasher: PasswordHasher = DEFAULT_HASHER,
+        central: CentralSettings | None = None,
     ) -> None:
         self.venue = venue
         # The costs a login's password is checked against (a stored hash with others is re-hashed to
@@ -146,10 +153,25 @@ class Hub:
             self.lights.game_changed = self.home_assistant.table_changed
         # The money (broker.hall.till): tabs, payments, the business day, eKasa; on the same writer.
         self.till = Till(self._hall, self._writer.call)
-        self.games = Games(self._hall, self.lights, self._out_of_service, self._table_service, self.till)
+        # Bookings, blocks and the waiting list (broker.hall.bookings, waiting_list): their owned state
+        # is the book; the watchdog's round turns due bookings into no-shows and offers free tables.
+        self.booking_book = BookingBook()
+        self.bookings = Bookings(self._hall, self.booking_book, self._out_of_service, self.execute)
+        self.waiting_list = WaitingList(self._hall, self.booking_book, self._out_of_service, self.execute)
+        self.watchdog.rounds += [self.bookings.round, self.waiting_list.round]
+        self.games = Games(
+            self._hall, self.lights, self._out_of_service, self._table_service, self.till, prepaid_guard=self.bookings.check_prepaid
+        )
         # Push notifications (broker.hall.notifications): spooled under data_dir (None: in memory).
         self.notifications = Notifications(self._hall, data_dir, self.till.days.report)
         self._alerts.notify = self.notifications.alert_changed
+        # The records for the central reporting hub (broker.hall.outbox): written with each record
+        # and sent by their own thread, only when a centre is configured.
+        self.outbox = Outbox(self._hall, central)
+        self._sender = OutboxSender(store, venue.venue.id, central, self.execute) if central is not None else None
+        if self._sender is not None:
+            self.outbox.wake = self._sender.wake
+        self.waiting_list.announce = self.notifications.offer_made
         # Each command's one handler, in the part that owns its rules.
         self.commands = Handlers(
             [
@@ -161,9 +183,14 @@ class Hub:
                 Logins(self._hall),
                 *self.till.parts(),
                 self.notifications,
+                self.outbox,
+                self.bookings,
+                self.waiting_list,
             ]
         )
         self._load()
+        if central is not None:
+            self.outbox.install()
         # From here on only the writer thread may open a write transaction on this store.
         store.bind_writer(lambda: self._writer.on_writer, "the hub's writer (thread lavos-hall-writer)")
 
@@ -175,6 +202,14 @@ class Hub:
         Any thread; on the writer itself (a watchdog round stopping a game) it runs inline."""
         handler = self.commands.handler_of(cmd)
         return self._writer.call(lambda: _public(handler, cmd))
+
+    def execute_soon(self, cmd: Command[object]) -> None:
+        """Queue `cmd` on the writer and return at once; its refusal or failure is only logged.
+
+        For bookkeeping no caller waits on (when a login or a token was last used): a staff call
+        must neither wait behind the writer for it nor fail when it cannot be written now."""
+        handler = self.commands.handler_of(cmd)
+        self._writer.post(lambda: _public(handler, cmd), type(cmd).__name__)
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -192,6 +227,7 @@ class Hub:
                 ).one()
                 self._runtime.reset(table, drops=n or 0, last_drop_at=last)
             self._out_of_service.load(db)
+            self.booking_book.load(db, self.clock())
         self._games.load(loaded)
         self._runtime.publish()
         log.info("loaded %d open games", len(loaded))
@@ -211,8 +247,12 @@ class Hub:
         if self.home_assistant:
             self.home_assistant.start()
         self.notifications.start()
+        if self._sender is not None:
+            self._sender.start()
 
     def close(self) -> None:
+        if self._sender is not None:
+            self._sender.close()
         if self.home_assistant:
             self.home_assistant.stop()
         self.notifications.close()
@@ -221,6 +261,7 @@ class Hub:
         if self._link:
             self._link.close()
         self._writer.stop()
+        self.outbox.uninstall()
         self.store.unbind_writer()  # the writer is gone: the store is its process's again
         if self.metrics:
             self.metrics.close()
@@ -326,9 +367,9 @@ class Hub:
         return self._table_service.lit_by_hand(table)
 
     def _on_link_up(self, event: LinkUp | HomeAssistantOnline) -> None:
-        if isinstance(event, HomeAssistantOnline):  # HA restarted: only HA needs telling
+        if isinstance(event, HomeAssistantOnline):  # HA restarted: only HA needs telling, once per burst
             if self.home_assistant:
-                self.home_assistant.announce()
+                self.home_assistant.ha_online()
             return
         # A reconnect of ours: the nodes may have missed commands; the wanted state is idempotent.
         # On the writer, so a staff stop is either wholly before this resend or wholly after.

@@ -9,7 +9,13 @@ minimum severity, quiet hours and the language. The rules, each in one place her
   minutes; the rest are counted into one summary ("… a ešte 17-krát") sent when the window ends;
 - quiet hours (local time, e.g. 23:00–07:00): warnings and critical alerts are HELD and go out
   when the quiet hours end; info is dropped;
-- the daily summary after the business day is closed (the "day" close push of the close-out).
+- the daily summary after the business day is closed (the "day" close push of the close-out);
+- a table offered to a waiting party (broker.hall.waiting_list): to the staff's targets that want
+  kind "waiting_list" (info), and, when the party agreed and left a number, one SMS to that
+  number through a guest-SMS target: a target whose URL has `{phone}` where the number goes
+  (e.g. an SMS gateway's Apprise URL). Such a target gets nothing else. The number is never in the
+  spool, the history or the log: the spool names the party, and the sender's thread reads the
+  number from the database only to build the URL it hands to Apprise (`_url_of`).
 Everything is spooled first (broker.adapters.notify_spool), sent by the sender's thread
 (broker.adapters.notify). The hooks run on the hub's writer after the commit; they only touch
 the local spool file (a sub-millisecond SQLite commit), never the network.
@@ -26,6 +32,7 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urlsplit
 
 from sqlalchemy import func, select
 
@@ -37,12 +44,18 @@ from broker.domain.schedule import business_day, business_day_bounds
 from broker.domain.zreport import ZReport
 from broker.hall.commands import Command, command, handles
 from broker.hall.ports import HallState
+from broker.hall.waiting_list import OfferMade
 from broker.storage.audit import record_audit
-from broker.storage.models import Alert, Game, Setting
+from broker.storage.models import Alert, Game, Setting, WaitingParty
 
 log = logging.getLogger("lavos.hub")
 
 SETTINGS_KEY = "notify"
+PHONE = "{phone}"  # where a guest-SMS target's URL takes the guest's number
+SAMPLE_PHONE = "+421900000000"  # what such a URL is checked with
+GUEST = "/party:"  # a spool target "<target id>/party:<id>": the guest's SMS, the number looked up when sent
+OFFER = {"sk": "{table} voľný → {name}, {size} (do {until})", "en": "{table} free → {name}, {size} (until {until})"}
+GUEST_SMS = "{venue}: stôl {table} je pre vás voľný. Podržíme ho do {until}."
 SEVERITY_RANK = {"info": 0, "warning": 1, "critical": 2}
 LANGS = ("sk", "en")
 RESOLVED = {"sk": "Vyriešené: {m}", "en": "Resolved: {m}"}
@@ -83,7 +96,14 @@ class Target:
     def masked(self) -> str:
         return mask_url(self.url)
 
+    @property
+    def for_guests(self) -> bool:
+        """A guest-SMS target: its URL says where the guest's number goes; it gets only their offers."""
+        return PHONE in self.url
+
     def wants(self, kind: str, severity: str) -> bool:
+        if self.for_guests:
+            return False
         return (not self.kinds or kind in self.kinds) and SEVERITY_RANK.get(severity, 1) >= SEVERITY_RANK[self.min_severity]
 
     def quiet_end(self, local: datetime) -> datetime | None:
@@ -100,7 +120,9 @@ class Target:
 
     def validated(self) -> Target:
         url = self.url.strip()
-        if not url or not valid_url(url):
+        if "PHONE0" in urlsplit(url.replace(PHONE, "PHONE0")).netloc:  # the host would carry it into messages and logs
+            raise NotifyRefusal(N_("The guest's number ({phone}) goes in the address's path or query, not in its host."))
+        if not url or not valid_url(url.replace(PHONE, SAMPLE_PHONE)):
             raise NotifyRefusal(N_("This is not a notification address Apprise knows (e.g. ntfy://…, mailto://…, json://…)."))
         if self.min_severity not in SEVERITY_RANK:
             raise NotifyRefusal(N_("The minimum severity is info, warning or critical."))
@@ -249,8 +271,22 @@ class Notifications:
         return self._settings
 
     def _url_of(self, target_id: str) -> str | None:
+        if GUEST in target_id:
+            return self._guest_url(target_id)
         t = self._settings.target(target_id)  # the thread reads the reference the writer swaps
         return t.url if t else None
+
+    def _guest_url(self, spool_target: str) -> str | None:
+        """The guest-SMS target's URL with the party's number in it, read now (the sender's thread):
+        None when the target is gone, or the party withdrew their number or consent (dropped then)."""
+        target_id, _, party = spool_target.partition(GUEST)
+        t = self._settings.target(target_id)
+        if t is None or not t.for_guests or not party.isdigit():
+            return None
+        with self.h.store.reader() as db:
+            row = db.get(WaitingParty, int(party))
+            phone = row.phone if row is not None and row.sms_ok and row.anonymised_at is None else None
+        return t.url.replace(PHONE, quote(phone)) if phone else None
 
     # -- the hooks (the writer, after the commit) -------------------------------------------------
 
@@ -345,6 +381,34 @@ class Notifications:
             key, t.id, TITLE[t.lang].format(m=text.split("\n")[0][:80]), text, t.lang, now, local.strftime("%H:%M"), not_before
         ):
             self.sender.wake()
+
+    def offer_made(self, offer: OfferMade) -> None:
+        """A table was offered to a waiting party (the writer, after the commit). Never raises into the writer."""
+        try:
+            self._offer_made(offer)
+        except Exception:
+            log.exception("notification of the offer to party %d failed", offer.party)
+
+    def _offer_made(self, o: OfferMade) -> None:
+        if self.spool is None or self.sender is None:
+            return
+        now = self.h.clock()
+        until = o.until.astimezone(self.h.venue.tz).strftime("%H:%M")
+        local = now.astimezone(self.h.venue.tz).strftime("%H:%M")
+        table = self.h.tables[o.table]
+        for t in self._settings.targets:
+            key = f"{o.party}:{o.table}:{o.until.isoformat()}"
+            if t.for_guests:
+                if not o.sms:
+                    continue
+                text = GUEST_SMS.format(venue=self.h.venue.venue.name, table=table.name, until=until)
+                # Not held by quiet hours (they are the staff's); the number is looked up when it is sent.
+                if self.spool.put(f"sms:{t.id}:{key}", f"{t.id}{GUEST}{o.party}", text, text, "sk", now, local):
+                    self.sender.wake()
+            elif t.wants("waiting_list", "info"):
+                name = table.name if t.lang == "sk" else (table.name_en or table.name)
+                text = OFFER[t.lang].format(table=name, name=o.name, size=o.size, until=until)
+                self._put(t, f"offer:{t.id}:{key}", text, now, hold=False, drop_if_quiet=True)
 
     def _on_push(self, topic: str, data: dict[str, Any]) -> None:
         if topic == "day" and data.get("action") == "close":

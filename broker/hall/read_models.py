@@ -34,6 +34,7 @@ from broker.domain.tariffs import calendar_year
 from broker.domain.venue import TableSpec, Venue
 from broker.domain.zreport import ZReport
 from broker.hall import reports
+from broker.hall.booking_reads import BookingReads
 from broker.hall.errors import NotFound
 from broker.hall.game_views import GameBrief, GameOnTable, GameStarted, GameView, brief_fields
 from broker.hall.hub import HallSnapshot, Hub
@@ -191,6 +192,7 @@ class HallReads:
     def __init__(self, hub: Hub) -> None:
         self._hub = hub
         self._store = hub.store
+        self.bookings = BookingReads(hub)  # bookings, blocks, the waiting list (broker.hall.booking_reads)
 
     # configuration and clock (the venue file; never changes while running)
     @property
@@ -423,7 +425,8 @@ class HallReads:
             return card.member_id if card is not None else None
 
     @store_call
-    def export_members_csv(self) -> str:
+    def export_members_csv(self) -> bytes:
+        """The registry as the Slovak Excel file (broker.storage.members_csv)."""
         with self._store.reader() as db:
             return export_members_csv(db)
 

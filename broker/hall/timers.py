@@ -42,6 +42,9 @@ class Watchdog:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="lavos-watchdog", daemon=True)
         self._last_prune: datetime | None = None
+        # The parts' own time-driven rules, run in every round after these (the bookings' no-shows,
+        # the waiting list's offers: broker.hall.bookings, waiting_list).
+        self.rounds: list[Callable[[datetime], None]] = []
 
     def start(self) -> None:
         self._thread.start()
@@ -69,6 +72,8 @@ class Watchdog:
         self._closing(now)
         self._idle(now)
         self._checkins(now)
+        for part in self.rounds:
+            part(now)
         if self._last_prune is None or now - self._last_prune > PRUNE_EVERY:
             self._last_prune = now
             with self.h.store.session() as db:

@@ -146,6 +146,34 @@ class HallWriter:
         result: T = cmd.future.result()
         return result
 
+    def post(self, fn: Callable[[], object], what: str) -> None:
+        """Run `fn` on the writer soon, without waiting for it: bookkeeping a caller's answer does
+        not depend on (when a login or a token was last used). A failure is logged as `what`.
+
+        On the writer itself it runs inline, like call(); after close, on the caller's thread."""
+
+        def logged() -> None:
+            try:
+                fn()
+            except Exception:
+                log.warning("%s failed", what, exc_info=True)
+
+        if self.on_writer:
+            logged()
+            return
+        with self._gate:
+            inline = self._stopped
+            if not inline:
+                if not self._started:
+                    self._started = True
+                    self._thread.start()
+                self._commands.put(_Command(logged))
+        if inline:
+            with deferred():
+                logged()
+            return
+        self._wake()
+
     def _wake(self) -> None:
         with contextlib.suppress(queue.Full):  # a full inbox means the writer is busy, not waiting: it will see the command
             self.inbox.put_nowait(WAKE)

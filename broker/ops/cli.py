@@ -22,13 +22,17 @@ db_app = typer.Typer(
 
 @members_app.command("import")
 def members_import(
-    file: Path = typer.Argument(..., help="CSV file: name,kind,cards,fees_paid,active,note (',' or ';' separated, UTF-8)"),
+    file: Path = typer.Argument(
+        ...,
+        help="CSV file: meno;typ;karty;zaplatené príspevky;aktívny;poznámka as `members export` writes it, "
+        "or name,kind,cards,fees_paid,active,note (';' or ',' separated, UTF-8 or Windows-1250)",
+    ),
     db: str | None = db_option,
     actor: str | None = actor_option,
 ) -> None:
     """Import members from a CSV file: all of it, or nothing if any line is wrong.
 
-    Members are matched by name; re-importing the same file changes nothing. Cards and paid
+    Members are matched by name; re-importing the export changes nothing. Cards and paid
     years are added, never removed.
 
     Example: lavos members import deploy/members/lavos-members.csv
@@ -51,27 +55,30 @@ def members_import(
 def members_export(
     file: Path = typer.Argument(..., help="Where to write the CSV; - for standard output"),
     db: str | None = db_option,
-    semicolon: bool = typer.Option(False, "--semicolon", help="Separate with ';' (what Excel expects in Slovakia)"),
+    semicolon: bool = typer.Option(False, "--semicolon", hidden=True, help="Kept for old scripts: the file is always ';' separated"),
 ) -> None:
-    """Export the member registry as CSV (UTF-8 with BOM, so Excel shows the accents).
+    """Export the member registry as the CSV Slovak Excel opens: ';' separated, UTF-8 with a BOM,
+    Slovak column names and words (typ riadny/kolektívny/čestný, aktívny áno/nie); `members import` reads it back.
 
-    Example: lavos members export members.csv --semicolon
+    Example: lavos members export members.csv
     """
     from broker.storage.members_csv import export_members_csv
 
     with store_session(db) as s:
-        text = export_members_csv(s, delimiter=";" if semicolon else ",")
+        data = export_members_csv(s)
     if str(file) == "-":
-        sys.stdout.write(text)
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
         return
     from broker.storage.engine import create_private_file
 
     try:
         create_private_file(file)  # names, phone numbers and notes: owner-only, whatever the umask
-        file.write_text(text, encoding="utf-8-sig", newline="")
+        file.write_bytes(data)
     except OSError as e:
         raise fail(f"cannot write {file}: {e.strerror}") from None
-    typer.echo(f"{file}: {text.count(chr(10)) - 1} member(s) written")
+    members = data.count(b"\n") - 1  # the header is not a member
+    typer.echo(f"{file}: {members} member(s) written")
 
 
 @db_app.command("upgrade")

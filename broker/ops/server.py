@@ -74,6 +74,7 @@ class HubPlan:
     web: Web
     link_process: bool = True  # the MQTT link in a child process (broker.adapters.link_process)
     home_assistant: bool = False  # MQTT discovery for Home Assistant (broker.hall.home_assistant)
+    central: Any = None  # CentralSettings: the records go to the central reporting hub (broker.hall.outbox)
     closers: list[Callable[[], None]] = field(default_factory=list)
     _prepared: list[Any] | None = None  # the metrics writer made ahead (prepare_metrics), until a hub takes it
 
@@ -113,6 +114,7 @@ class HubPlan:
             link_process=self.link_process,
             home_assistant=self.home_assistant,
             data_dir=self.data_dir,
+            central=self.central,
         )
         self.closers.append(hub.close)  # closes the metrics writer too
         try:

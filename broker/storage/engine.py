@@ -95,8 +95,12 @@ def _sqlite_begin(conn) -> None:
     # IMMEDIATE takes the write lock up front. A deferred transaction that reads and then writes
     # fails at once with "database is locked" when another writer got in between, whatever
     # busy_timeout says; waiting at BEGIN instead makes busy_timeout do its job. Readers (see
-    # Store.reader) begin deferred: under WAL they neither wait for nor block the writer.
-    conn.exec_driver_sql("BEGIN" if conn.get_execution_options().get(_READ_ONLY) else "BEGIN IMMEDIATE")
+    # Store.reader) begin deferred: under WAL they neither wait for nor block the writer, and
+    # query_only makes SQLite refuse any write in one ("attempt to write a readonly database"),
+    # so a read path that writes fails in the tests instead of taking the write lock in the hall.
+    reading = bool(conn.get_execution_options().get(_READ_ONLY))
+    conn.exec_driver_sql(f"PRAGMA query_only = {int(reading)}")
+    conn.exec_driver_sql("BEGIN" if reading else "BEGIN IMMEDIATE")
 
 
 def create_private_file(path: Path) -> None:
@@ -199,8 +203,9 @@ class Store:
     @contextmanager
     def reader(self) -> Iterator[Session]:
         """A transaction for reading only (dashboards, reports), on any thread: on SQLite it does
-        not queue behind writers. Writing in it may fail with "database is locked"; changes go
-        through session() on the writer."""
+        not queue behind writers. The database refuses a write in it at once (a read-only
+        transaction on both backends), so a read path that writes can never hold or wait for the
+        write lock; changes go through session() on the writer."""
         with self.readers.begin() as s:
             yield s
 
@@ -226,5 +231,10 @@ def open_store(url: str | None = None, *, upgrade: bool = True) -> Store:
         engine.dispose()
         detail = str(e.orig).strip().splitlines()[0] if e.orig else str(e)
         raise StoreError(f"cannot open database {safe_url(url)!r}: {detail}") from None
-    readers = sessionmaker(engine.execution_options(**{_READ_ONLY: True}), expire_on_commit=False)
+    # A reader cannot write, on either backend: SQLite's query_only (_sqlite_begin), PostgreSQL's
+    # READ ONLY transaction. Only the writer's sessions write (Store.bind_writer).
+    read_only: dict[str, object] = {_READ_ONLY: True}
+    if engine.dialect.name == "postgresql":
+        read_only["postgresql_readonly"] = True
+    readers = sessionmaker(engine.execution_options(**read_only), expire_on_commit=False)
     return Store(engine, sessionmaker(engine, expire_on_commit=False), readers)

@@ -1,10 +1,13 @@
 """Member registry as CSV: import (all or nothing, idempotent) and export.
 
-Columns: name,kind,cards,fees_paid,active,note. cards and fees_paid hold several values separated
-by spaces. Only name is required; a missing column leaves that field alone. A row is matched to
-a member by name. Import adds members, sets kind/active/note, and adds cards and fee years that
-are not recorded yet; it never removes a card or a payment (that is money and history: do it
-one by one, with a reason). Re-importing the same file changes nothing.
+The file's columns, words and encoding are broker.domain.member_file's: the export is the Slovak
+Excel file (`meno;typ;karty;zaplatené príspevky;aktívny;poznámka`), the import also reads the
+English form (`name,kind,cards,fees_paid,active,note`), UTF-8 or Windows-1250. cards and the paid
+years hold several values separated by spaces. Only the name is required; a missing column leaves
+that field alone. A row is matched to a member by name. Import adds members, sets
+kind/active/note, and adds cards and fee years that are not recorded yet; it never removes a card
+or a payment (that is money and history: do it one by one, with a reason). Re-importing the
+export changes nothing.
 """
 
 from __future__ import annotations
@@ -17,8 +20,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
-from broker.domain.csv_cells import SafeWriter, unguard
+from broker.domain import member_file
+from broker.domain.csv_cells import excel_csv, unguard
 from broker.domain.json_shape import derived, every_field_sent
+from broker.domain.member_file import SK_COLUMNS, Header, NotText, active_of, active_text, kind_of, kind_text, read_header
 from broker.domain.refusals import N_, Refusal
 from broker.storage.members import (
     DEFAULT_FEE_CENTS,
@@ -33,26 +38,7 @@ from broker.storage.members import (
     normalize_uid,
     record_fee,
 )
-from broker.storage.models import MEMBER_KINDS, Member, MemberCard
-
-COLUMNS = ("name", "kind", "cards", "fees_paid", "active", "note")
-# The largest file an import takes (the API and the page refuse more before reading it): the
-# club's 59 members are 3 kB, this is room for a chain of clubs.
-_BOM = b"\xef\xbb\xbf"
-# Slovak spellings, as a committee member would type them in Excel.
-_KIND_ALIASES = {
-    "individuálne": "individual",
-    "individualne": "individual",
-    "individuálny": "individual",
-    "kolektívne": "collective",
-    "kolektivne": "collective",
-    "kolektívny": "collective",
-    "čestné": "honorary",
-    "cestne": "honorary",
-    "čestný": "honorary",
-}
-_YES = {"yes", "y", "true", "1", "áno", "ano", "a"}
-_NO = {"no", "n", "false", "0", "nie"}
+from broker.storage.models import Member, MemberCard
 
 
 @dataclass(frozen=True)
@@ -118,73 +104,44 @@ class ImportReport:
 
 
 def _decode(data: bytes) -> str:
-    if data.startswith(_BOM):
-        data = data[len(_BOM) :]
-    if b"\x00" in data:
-        line = data[: data.index(b"\x00")].count(b"\n") + 1
-        raise MemberImportError([LineError(line, N_("A NUL byte: this is not a CSV text file (export the sheet as CSV)."))])
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data[: e.start].count(b"\n") + 1
+        return member_file.decode(data)[0]
+    except NotText as e:
+        if e.byte is None:
+            raise MemberImportError([LineError(e.line, N_("A NUL byte: this is not a CSV text file (export the sheet as CSV)."))]) from None
         raise MemberImportError(
             [
                 LineError(
-                    line,
-                    N_('Byte 0x%(byte)02x is not UTF-8: save the file as "CSV UTF-8" (Excel: Save As → CSV UTF-8).'),
-                    {"byte": data[e.start]},
+                    e.line,
+                    N_('Byte 0x%(byte)02x is neither UTF-8 nor Windows-1250: save the file as "CSV UTF-8" (Excel: Save As → CSV UTF-8).'),
+                    {"byte": e.byte},
                 )
             ]
         ) from None
 
 
-def _header(row: list[str]) -> list[LineError]:
-    names = [c.strip().lower() for c in row]
-    errors = []
-    unknown = [c for c in names if c not in COLUMNS]
-    if unknown:
-        errors.append(
-            LineError(
-                1,
-                N_("Unknown columns %(unknown)s; the columns are %(columns)s."),
-                {"unknown": ", ".join(unknown), "columns": ",".join(COLUMNS)},
-            )
-        )
-    twice = sorted({c for c in names if names.count(c) > 1})
-    if twice:
-        errors.append(LineError(1, N_("The columns %(columns)s appear more than once."), {"columns": ", ".join(twice)}))
-    if "name" not in names:
-        errors.append(
-            LineError(
-                1, N_("There is no name column; the first line must be a header such as %(columns)s."), {"columns": ",".join(COLUMNS)}
-            )
-        )
-    return errors
-
-
-def _parse_row(line: int, values: dict[str, str]) -> MemberRow:
-    """One data row → MemberRow; raises MemberError naming the field."""
+def _parse_row(line: int, header: Header, values: dict[str, str]) -> MemberRow:
+    """One data row (by column key) → MemberRow; raises MemberError naming the column as the file does."""
     row = MemberRow(line, clean_name(values["name"]))
-    if kind := values.get("kind", "").strip().lower():
-        row.kind = _KIND_ALIASES.get(kind, kind)
-        if row.kind not in MEMBER_KINDS:
-            raise MemberError(N_("%(kind)s is not a membership type (%(kinds)s)."), kind=kind[:40], kinds=", ".join(MEMBER_KINDS))
+    row.kind = kind_of(values.get("kind", ""), column=header.name_of("kind"), language=header.language)
     row.cards = [normalize_uid(u) for u in values.get("cards", "").split()]
     for token in values.get("fees_paid", "").replace(",", " ").replace(";", " ").split():
         if not (token.isascii() and token.isdigit()):
-            raise MemberError(N_("fees_paid: %(value)s is not a year (e.g. 2026; several separated by spaces)."), value=token[:40])
+            raise MemberError(
+                N_("%(column)s: %(value)s is not a year (e.g. 2026; several separated by spaces)."),
+                column=header.name_of("fees_paid"),
+                value=token[:40],
+            )
         row.fees_paid.append(check_year(int(token)))
-    if active := values.get("active", "").strip().lower():
-        if active not in _YES | _NO:
-            raise MemberError(N_("active: %(value)s is not yes or no."), value=active[:40])
-        row.active = active in _YES
+    row.active = active_of(values.get("active", ""), column=header.name_of("active"), language=header.language)
     if "note" in values:
         row.note = values["note"].strip()
     return row
 
 
 def parse_members_csv(data: bytes) -> list[MemberRow]:
-    """Parse and check a whole file (UTF-8, with or without BOM; ',' or ';' separated).
+    """Parse and check a whole file (UTF-8 with or without a BOM, or Windows-1250; ',' or ';' separated;
+    a Slovak or an English header).
 
     Raises MemberImportError listing every bad line, not just the first.
     """
@@ -196,7 +153,7 @@ def parse_members_csv(data: bytes) -> list[MemberRow]:
                 LineError(
                     1,
                     N_("The file is empty or starts with a blank line; the first line must be a header such as %(columns)s."),
-                    {"columns": ",".join(COLUMNS)},
+                    {"columns": ";".join(SK_COLUMNS)},
                 )
             ]
         )
@@ -207,25 +164,25 @@ def parse_members_csv(data: bytes) -> list[MemberRow]:
     seen_names: dict[str, int] = {}
     seen_cards: dict[str, int] = {}
     try:
-        header = [c.strip().lower() for c in next(reader)]
-        errors += _header(header)
-        if errors:
-            raise MemberImportError(errors)
+        header = read_header(next(reader))
+        if header.problems:
+            raise MemberImportError([LineError(1, p.msgid, p.params) for p in header.problems])
         for values in reader:
             line = reader.line_num
             if not any(v.strip() for v in values):
                 continue
-            if len(values) != len(header):
+            if len(values) != len(header.keys):
                 errors.append(
                     LineError(
                         line,
                         N_("%(fields)d fields, the header has %(header)d; put a value that holds a %(delimiter)s in quotes."),
-                        {"fields": len(values), "header": len(header), "delimiter": f"'{delimiter}'"},
+                        {"fields": len(values), "header": len(header.keys), "delimiter": f"'{delimiter}'"},
                     )
                 )
                 continue
             try:
-                row = _parse_row(line, {k: unguard(v) for k, v in zip(header, values)})  # our export's formula guard
+                cells = {k: unguard(v) for k, v in zip(header.keys, values) if k is not None}  # our export's formula guard
+                row = _parse_row(line, header, cells)
             except MemberError as e:
                 errors.append(LineError.of(line, e))
                 continue
@@ -318,27 +275,26 @@ def import_members_csv(db: Session, data: bytes, *, actor: str) -> ImportReport:
     return report
 
 
-def export_members_csv(db: Session, *, delimiter: str = ",") -> str:
-    """The whole registry in the import format, sorted by name; importing it changes nothing.
+def export_members_csv(db: Session) -> bytes:
+    """The whole registry as the Slovak Excel file (broker.domain.csv_cells.excel_csv), sorted by
+    name; importing it changes nothing.
 
     Names and notes that a spreadsheet would run as formulas are quoted (broker.domain.csv_cells); the
     import takes the quote off again.
     """
-    out = io.StringIO(newline="")
-    writer = SafeWriter(out, delimiter=delimiter)
-    writer.writerow(COLUMNS)
     members = db.scalars(
         select(Member).options(selectinload(Member.cards), selectinload(Member.fees)).order_by(Member.name_key, Member.name)
     )
-    for m in members:
-        writer.writerow(
-            [
-                m.name,
-                m.kind,
-                " ".join(c.uid for c in m.cards),
-                " ".join(str(f.year) for f in m.fees),
-                "yes" if m.active else "no",
-                m.note,
-            ]
-        )
-    return out.getvalue()
+    rows: list[list[object]] = [list(SK_COLUMNS)]
+    rows += [
+        [
+            m.name,
+            kind_text(m.kind),
+            " ".join(c.uid for c in m.cards),
+            " ".join(str(f.year) for f in m.fees),  # text, not numbers: "2025 2026" is one cell
+            active_text(m.active),
+            m.note,
+        ]
+        for m in members
+    ]
+    return excel_csv(rows)

@@ -511,3 +511,267 @@ class Setting(Base):
     value: Mapped[dict[str, Any]] = mapped_column(default=dict)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_by: Mapped[str] = mapped_column(String(64))
+
+
+# --- records for the centre (several halls, docs/scaling.md; rules in broker.hall.outbox) ---------
+
+
+class OutboxRecord(Base):
+    """A committed money or game record waiting for the central reporting hub to acknowledge it.
+
+    Written in the same transaction as the record itself (broker.hall.outbox), deleted only once
+    the centre has applied it. `seq` is the hall's own numbering, gap-free (OutboxCounter), so the
+    centre applies each (hall, seq) once and can tell a record it has from one it has not.
+    """
+
+    __tablename__ = "outbox"
+
+    seq: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    hall: Mapped[str] = mapped_column(String(64))
+    kind: Mapped[str] = mapped_column(String(16))
+    ref: Mapped[str] = mapped_column(String(64))  # what it is in the hall: "payment:12", "day:2026-12-01"
+    at: Mapped[datetime]
+    record: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    size: Mapped[int] = mapped_column(Integer)  # bytes of the record as JSON: what the bound counts
+
+
+class OutboxCounter(Base):
+    """The hall's last outbox seq and the bytes waiting: one row per hall id, changed only by the writer."""
+
+    __tablename__ = "outbox_counter"
+
+    hall: Mapped[str] = mapped_column(String(64), primary_key=True)
+    last_seq: Mapped[int] = mapped_column(BigInteger, default=0)
+    pending_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+# --- the central reporting hub (`lavos central`, PostgreSQL; rules in broker.central) -------------
+# A centre's database holds these; a hall's has them empty (one schema, one migration chain).
+
+CENTRAL_ROLES = ("operator", "hall_manager")
+
+
+class CentralHall(Base):
+    """A hall reporting to the centre: its credential (hashed), how far its records got, its link."""
+
+    __tablename__ = "central_halls"
+
+    hall: Mapped[str] = mapped_column(String(64), primary_key=True)  # the hall's venue id
+    name: Mapped[str] = mapped_column(String(120))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)  # sha256 of the hall's credential
+    last_seq: Mapped[int] = mapped_column(BigInteger, default=0)
+    last_record_at: Mapped[datetime | None]
+    # The bridge's state as Mosquitto announces it (bridge notifications): None never heard.
+    link_up: Mapped[bool | None] = mapped_column(Boolean)
+    link_changed_at: Mapped[datetime | None]
+
+
+class CentralRecord(Base):
+    """Every record a hall delivered, applied once: (hall, seq) is the key a copy runs into."""
+
+    __tablename__ = "central_records"
+    __table_args__ = (UniqueConstraint("hall", "seq"),)
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    hall: Mapped[str] = mapped_column(ForeignKey("central_halls.hall", ondelete="RESTRICT"))
+    seq: Mapped[int] = mapped_column(BigInteger)
+    kind: Mapped[str] = mapped_column(String(16))
+    ref: Mapped[str] = mapped_column(String(64))
+    at: Mapped[datetime]  # when the hall wrote it
+    data: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    applied_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class CentralPayment(Base):
+    """A hall's payment or reversal as its Z report counts it (the record: broker.domain.zreport.PaymentRecord)."""
+
+    __tablename__ = "central_payments"
+    __table_args__ = (Index("ix_central_payments_hall_business_day", "hall", "business_day"),)
+
+    hall: Mapped[str] = mapped_column(String(64), primary_key=True)
+    payment_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    business_day: Mapped[date] = mapped_column(Date)
+    amount_cents: Mapped[int] = mapped_column(Integer)
+    record: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class CentralDay(Base):
+    """A hall's closed business day: its own frozen Z report, as the hall closed it."""
+
+    __tablename__ = "central_days"
+
+    hall: Mapped[str] = mapped_column(String(64), primary_key=True)
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    total_cents: Mapped[int] = mapped_column(Integer)
+    report: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class CentralGame(Base):
+    """A hall's stopped game (no member: the centre needs tables and takings, not who played)."""
+
+    __tablename__ = "central_games"
+
+    hall: Mapped[str] = mapped_column(String(64), primary_key=True)
+    game_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    table_id: Mapped[str] = mapped_column(String(32))
+    table_name: Mapped[str] = mapped_column(String(120))
+    started_at: Mapped[datetime]
+    stopped_at: Mapped[datetime | None] = mapped_column(index=True)
+    total_cents: Mapped[int | None]
+
+
+class CentralAlert(Base):
+    """A hall's alert as last reported: opened, acknowledged, closed."""
+
+    __tablename__ = "central_alerts"
+
+    hall: Mapped[str] = mapped_column(String(64), primary_key=True)
+    alert_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    kind: Mapped[str] = mapped_column(String(32))
+    table_id: Mapped[str | None] = mapped_column(String(32))
+    severity: Mapped[str] = mapped_column(String(16))
+    message: Mapped[str] = mapped_column(Text)
+    message_en: Mapped[str] = mapped_column(Text)
+    opened_at: Mapped[datetime]
+    acked_at: Mapped[datetime | None]
+    closed_at: Mapped[datetime | None] = mapped_column(index=True)
+
+
+class CentralUser(Base):
+    """Who may read the centre: an operator sees every hall, a hall manager only `hall`."""
+
+    __tablename__ = "central_users"
+    __table_args__ = (
+        CheckConstraint(_one_of("role", CENTRAL_ROLES), name="role"),
+        CheckConstraint("(role = 'operator') = (hall IS NULL)", name="hall_of_manager"),
+    )
+
+    username: Mapped[str] = mapped_column(String(64), primary_key=True)
+    password_hash: Mapped[str] = mapped_column(String(255))
+    role: Mapped[str] = mapped_column(String(16))
+    hall: Mapped[str | None] = mapped_column(ForeignKey("central_halls.hall", ondelete="CASCADE"))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+# --- bookings, blocks and the waiting list (issue 20; rules in broker.domain.bookings, handlers in
+# broker.hall.bookings and broker.hall.waiting_list). A phone number is personal data: only staff
+# see it, it is never logged or audited, and it is removed with the name after the venue's
+# retention (`anonymised_at`). ----------------------------------------------------------------------
+
+BOOKING_STATES = ("held", "confirmed", "arrived", "seated", "no_show", "cancelled")
+BOOKING_KINDS = ("pool", "pool9", "pool8", "carom")
+BLOCK_KINDS = ("tournament", "training", "private", "maintenance")
+WAITING_STATES = ("waiting", "offered", "seated", "left")
+DEPOSIT_OUTCOMES = ("kept", "refunded")
+
+
+class Booking(Base):
+    """One table booked for [start_at, end_at). On PostgreSQL an exclusion constraint (migration
+    0009) keeps two bookings of one table that hold it (held, confirmed, arrived, seated and not
+    ended) from overlapping; on SQLite the hub's one writer checks it."""
+
+    __tablename__ = "bookings"
+    __table_args__ = (
+        CheckConstraint(_one_of("state", BOOKING_STATES), name="state"),
+        CheckConstraint(_one_of("kind", BOOKING_KINDS), name="kind"),
+        CheckConstraint("end_at > start_at", name="span"),
+        CheckConstraint("party_size > 0", name="party_size"),
+        CheckConstraint("deposit_cents >= 0", name="deposit"),
+        Index("ix_bookings_table_id_start_at", "table_id", "start_at"),
+        Index("ix_bookings_state_start_at", "state", "start_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    table_id: Mapped[str] = mapped_column(String(32))
+    kind: Mapped[str] = mapped_column(String(8))  # what the guest asked for (any pool table, a 9-ft one, …)
+    start_at: Mapped[datetime]
+    end_at: Mapped[datetime]
+    party_size: Mapped[int] = mapped_column(Integer)
+    name: Mapped[str] = mapped_column(String(80))
+    phone: Mapped[str | None] = mapped_column(String(20), index=True)  # +421903123456; staff only
+    note: Mapped[str] = mapped_column(Text, default="")
+    member_id: Mapped[int | None] = mapped_column(ForeignKey("members.id", ondelete="SET NULL"), index=True)
+    state: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime]
+    created_by: Mapped[str] = mapped_column(String(64))
+    changed_at: Mapped[datetime]
+    reason: Mapped[str | None] = mapped_column(Text)  # why it was cancelled
+    # The game started from it ("Prišli"); once that game stops, `ended_at` frees the rest of its time.
+    game_id: Mapped[int | None] = mapped_column(ForeignKey("sessions.id", ondelete="RESTRICT"))
+    ended_at: Mapped[datetime | None]
+    # A deposit (after too many no-shows) is a line on a tab of its own, paid at the till; the
+    # manager keeps it or gives it back (a reversal of its payment).
+    deposit_cents: Mapped[int] = mapped_column(Integer, default=0)
+    deposit_tab_id: Mapped[int | None] = mapped_column(ForeignKey("tabs.id", ondelete="RESTRICT"))
+    deposit_outcome: Mapped[str | None] = mapped_column(String(16))
+    form_key: Mapped[str | None] = mapped_column(String(64), unique=True)  # the booking form's one-time key (a double tap)
+    anonymised_at: Mapped[datetime | None]
+
+
+class BookingBlock(Base):
+    """Tables held for a tournament, training, a private party (a whole room) or maintenance."""
+
+    __tablename__ = "booking_blocks"
+    __table_args__ = (
+        CheckConstraint(_one_of("kind", BLOCK_KINDS), name="kind"),
+        CheckConstraint("end_at > start_at", name="span"),
+        Index("ix_booking_blocks_end_at", "end_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    label: Mapped[str] = mapped_column(String(80), default="")
+    start_at: Mapped[datetime]
+    end_at: Mapped[datetime]
+    tables: Mapped[list[str]] = mapped_column(JSONDoc)
+    room: Mapped[str | None] = mapped_column(String(32))
+    created_at: Mapped[datetime]
+    created_by: Mapped[str] = mapped_column(String(64))
+    removed_at: Mapped[datetime | None]
+    removed_by: Mapped[str | None] = mapped_column(String(64))
+
+
+class WaitingParty(Base):
+    """A walk-in party waiting for a table of a kind; offered a table that frees, in turn."""
+
+    __tablename__ = "waiting_parties"
+    __table_args__ = (
+        CheckConstraint(_one_of("state", WAITING_STATES), name="state"),
+        CheckConstraint(_one_of("kind", BOOKING_KINDS), name="kind"),
+        CheckConstraint("party_size > 0", name="party_size"),
+        Index("ix_waiting_parties_state_joined_at", "state", "joined_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(80))
+    party_size: Mapped[int] = mapped_column(Integer)
+    phone: Mapped[str | None] = mapped_column(String(20))  # staff only; an SMS goes to it only with consent
+    sms_ok: Mapped[bool] = mapped_column(Boolean, default=False)
+    kind: Mapped[str] = mapped_column(String(8))
+    note: Mapped[str] = mapped_column(Text, default="")
+    state: Mapped[str] = mapped_column(String(16))
+    joined_at: Mapped[datetime]
+    joined_by: Mapped[str] = mapped_column(String(64))
+    offered_table: Mapped[str | None] = mapped_column(String(32))
+    offered_at: Mapped[datetime | None]
+    offer_until: Mapped[datetime | None]
+    passed_table: Mapped[str | None] = mapped_column(String(32))
+    misses: Mapped[int] = mapped_column(Integer, default=0)
+    game_id: Mapped[int | None] = mapped_column(ForeignKey("sessions.id", ondelete="RESTRICT"))
+    left_at: Mapped[datetime | None]
+    left_reason: Mapped[str | None] = mapped_column(String(32))
+    form_key: Mapped[str | None] = mapped_column(String(64), unique=True)
+    anonymised_at: Mapped[datetime | None]
+
+
+class CalendarFeed(Base):
+    """A private iCal feed of the bookings for one staff member; only the token's hash is kept, and
+    a new link (or a revocation) ends the old one."""
+
+    __tablename__ = "calendar_feeds"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    username: Mapped[str] = mapped_column(ForeignKey("users.username", ondelete="CASCADE", onupdate="CASCADE"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime]
+    revoked_at: Mapped[datetime | None]

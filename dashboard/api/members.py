@@ -65,7 +65,7 @@ def create_member(body: MemberIn, hub: Hub, user: Annotated[Staff, Depends(can("
 def export(reads: Reads, user: Annotated[Staff, Depends(can("members.read"))]) -> Response:
     data = reads.export_members_csv()
     return Response(
-        data.encode("utf-8-sig"),
+        data,
         media_type="text/csv; charset=utf-8",
         headers={"Content-Disposition": 'attachment; filename="lavos-members.csv"'},
     )

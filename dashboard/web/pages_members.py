@@ -153,7 +153,7 @@ def add(
 def export(request: Request, user: Annotated[Staff, Depends(page_can("members.read"))]) -> Response:
     data = get_hub(request).reads.export_members_csv()
     return Response(
-        data.encode("utf-8-sig"),
+        data,
         media_type="text/csv; charset=utf-8",
         headers={"Content-Disposition": 'attachment; filename="lavos-members.csv"'},
     )

@@ -41,6 +41,8 @@ KINDS = {
     "open_after_closing": N_("a game after closing time"),
     "ekasa_unreachable": N_("eKasa does not answer"),
     "ekasa_offline_overdue": N_("eKasa receipts offline too long"),
+    "central_backlog": N_("records for the centre piling up"),
+    "waiting_list": N_("a table offered to a waiting party"),
 }
 SEVERITIES = {"info": N_("everything (info)"), "warning": N_("warnings and critical"), "critical": N_("critical only")}
 LANGS = {"sk": "Slovensky", "en": "English"}

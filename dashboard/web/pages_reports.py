@@ -24,7 +24,7 @@ from openpyxl.styles import Font
 from openpyxl.utils import get_column_letter
 
 from broker.accounts.staff import Staff
-from broker.domain.csv_cells import SafeWriter
+from broker.domain.csv_cells import excel_csv
 from broker.domain.membership import FIRST_YEAR
 from broker.domain.schedule import business_hours
 from broker.hall import reports
@@ -286,12 +286,9 @@ def _csv_cell(value: Any) -> Any:
 
 
 def csv_bytes(rows: list[list[Any]]) -> bytes:
-    """The CSV Slovak Excel opens with a double click: UTF-8 with a BOM (else it guesses the code page),
-    ';' between cells (',' is the decimal mark there), decimal commas, CRLF line ends."""
-    out = io.StringIO(newline="")
-    # Member, table and tariff names are text a spreadsheet must not run (SafeWriter guards it).
-    SafeWriter(out, delimiter=";", decimal_comma=True).writerows([[_csv_cell(v) for v in row] for row in rows])
-    return out.getvalue().encode("utf-8-sig")
+    """A report as the CSV Slovak Excel opens (broker.domain.csv_cells.excel_csv: the one rule),
+    dates as Excel reads them in any locale."""
+    return excel_csv([_csv_cell(v) for v in row] for row in rows)
 
 
 def xlsx_bytes(sheets: list[tuple[str, list[list[Any]]]]) -> bytes:

@@ -18,6 +18,7 @@ from dashboard.api.deps import Hub
 from dashboard.web.auth import page_can
 from dashboard.web.csrf import verify_csrf
 from dashboard.web.i18n import gettext
+from dashboard.web.pages_bookings import out_of_service_calls
 from dashboard.web.table_page import do_then_back, in_visitor_lang
 
 router = APIRouter(prefix="/tables")
@@ -40,6 +41,7 @@ def take_out_of_service(
 
     def run() -> str:
         hub.execute(SetOutOfService(table=table_id, out=True, reason=reason, actor=user.username))
+        out_of_service_calls(request, hub.reads, table_id)  # its bookings today: whom to call (dashboard.web.pages_bookings)
         return gettext("%(table)s is out of service.") % {"table": hub.reads.tables[table_id].name}
 
     return do_then_back(request, back, run)

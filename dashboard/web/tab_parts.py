@@ -20,6 +20,7 @@ CATEGORY_WORDS = {
     "tournament_entry": N_("Tournament entry"),
     "cue_service": N_("Cue service"),
     "other": N_("Other"),
+    "deposit": N_("Booking deposits"),  # broker.hall.bookings: a deposit's line on its own tab
 }
 STATUS_WORDS = {"open": N_("not paid yet"), "partly_paid": N_("partly paid"), "paid": N_("paid in full")}
 

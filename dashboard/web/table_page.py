@@ -154,11 +154,13 @@ def panel_context(reads: HallReads, table_id: str) -> dict[str, Any]:
     """The table page's own parts (the card comes from dashboard.web.floor)."""
     spec = reads.tables[table_id]
     node = reads.node(table_id)
+    presets, cap = reads.bookings.prepaid_presets(table_id, PREPAID_PRESETS)  # none past a booking ahead
     return {
         "oos": reads.out_of_service().get(table_id),
         "light_on": node.light_on if node else None,
         "targets": transfer_targets(reads, table_id) if spec.kind.billed else [],
-        "presets": PREPAID_PRESETS,
+        "presets": presets,
+        "prepaid_cap": cap,
         "club": club_rate(reads, table_id) if spec.kind.billed else None,
         "use": use_today(reads, table_id) if spec.kind is Kind.DARTS else [],
         "use_word": use_word,

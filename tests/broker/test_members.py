@@ -65,13 +65,11 @@ def test_export_then_import_changes_nothing(store):
         record_fee(db, m.id, 2026, actor="test")
         edit_member(db, m.id, actor="test", kind="honorary", active=False, note='says "hi", twice; ok')
         exported = export_members_csv(db)
-        exported_semicolon = export_members_csv(db, delimiter=";")
     audit_before = _audit_count(store)
-    for text in (exported, "\ufeff" + exported_semicolon):
-        report = import_text(store, text)
-        assert (report.added, report.updated, report.unchanged) == (0, 0, 59)
+    report = import_text(store, exported)
+    assert (report.added, report.updated, report.unchanged) == (0, 0, 59)
     assert _audit_count(store) == audit_before
-    assert "Zadražil Miro,honorary,04a2b3c4,2026,no" in exported
+    assert "Zadražil Miro;čestný;04a2b3c4;2026;nie;" in exported.decode("utf-8-sig")
 
 
 def _audit_count(store) -> int:
@@ -207,6 +205,82 @@ def test_semicolons_bom_slovak_words_and_several_values(store):
         assert (firma.kind, firma.active) == ("collective", False)
 
 
+SK_HEADER = "meno;typ;karty;zaplatené príspevky;aktívny;poznámka"
+
+
+def test_the_export_is_slovak_excels_file_and_imports_back_changing_nothing(store):
+    """Issue 19, item 21: ';', a BOM, Slovak column names and words; export → import changes nothing."""
+    import_text(
+        store,
+        HEADER
+        + 'Bača Lubo,honorary,04a2b3c4 04a2b3c5,2025 2026,no,"čestný člen; od 2004"\nFirma s.r.o.,collective,,,yes,\nAmbra Tomáš,,,2026,,\n',
+    )
+    with store.session() as db:
+        exported = export_members_csv(db)
+    assert exported.startswith(b"\xef\xbb\xbf") and b"\r\n" in exported
+    assert exported.decode("utf-8-sig").split("\r\n") == [
+        SK_HEADER,
+        "Ambra Tomáš;riadny;;2026;áno;",
+        'Bača Lubo;čestný;04a2b3c4 04a2b3c5;2025 2026;nie;"čestný člen; od 2004"',
+        "Firma s.r.o.;kolektívny;;;áno;",
+        "",
+    ]
+    audit_before = _audit_count(store)
+    report = import_text(store, exported)
+    assert (report.added, report.updated, report.unchanged, report.cards_added, report.fees_added) == (0, 0, 3, 0, 0)
+    assert _audit_count(store) == audit_before
+    with store.session() as db:
+        assert export_members_csv(db) == exported
+
+
+def test_a_windows_1250_file_imports_right(store):
+    """Excel's plain "CSV" on Slovak Windows is Windows-1250 (no BOM): not UTF-8, so read as cp1250."""
+    text = SK_HEADER + "\r\nŠťastný Ľubomír;čestný;;2026;áno;Žilina, ďalší ôsmy člen\r\n"
+    data = text.encode("cp1250")
+    with pytest.raises(UnicodeDecodeError):
+        data.decode("utf-8")
+    assert import_text(store, data).added == 1
+    with store.session() as db:
+        m = search_members(db, "stastny")[0]
+        assert (m.name, m.kind, m.active, m.note, [f.year for f in m.fees]) == (
+            "Šťastný Ľubomír",
+            "honorary",
+            True,
+            "Žilina, ďalší ôsmy člen",
+            [2026],
+        )
+
+
+def test_values_read_in_either_language_and_without_accents(store):
+    text = SK_HEADER + "\nA;riadny;;;ano;\nB;kolektivny;;;nie;\nC;cestny;;;áno;\nD;honorary;;;yes;\nE;individual;;;no;\n"
+    import_text(store, text)
+    with store.session() as db:
+        got = {m.name: (m.kind, m.active) for m in db.scalars(select(Member))}
+    assert got == {
+        "A": ("individual", True),
+        "B": ("collective", False),
+        "C": ("honorary", True),
+        "D": ("honorary", True),
+        "E": ("individual", False),
+    }
+
+
+@pytest.mark.parametrize(
+    "header, column",
+    [
+        ("meno;typ;cards;aktívny", "cards"),  # one English column among Slovak ones
+        ("name,kind,karty,active", "karty"),
+        ("meno;typ;vek", "vek"),  # neither language
+        ("Meno;Typ;Karta", "Karta"),
+    ],
+)
+def test_a_header_of_mixed_or_unknown_columns_is_refused_naming_the_column(header, column):
+    with pytest.raises(MemberImportError) as err:  # before anything is written (parsing is the import's first step)
+        parse_members_csv((header + "\nA;;;\n").encode())
+    [problem] = err.value.errors
+    assert problem.line == 1 and column in (problem.params.get("columns"), problem.params.get("unknown")), problem
+
+
 def test_import_adds_cards_and_years_but_never_removes(store):
     import_text(store, HEADER + "Fuka Michal,individual,aa11bb22,2025,yes,\n")
     report = import_text(store, HEADER + "Fuka Michal,individual,cc33dd44,2026,yes,league\n")
@@ -234,10 +308,13 @@ def errors_of(data: bytes | str) -> list[str]:
 @pytest.mark.parametrize(
     "data, expected",
     [
-        ("name,kind,card\nA,individual,\n", "line 1: Unknown columns card; the columns are name,kind,cards,fees_paid,active,note"),
+        (
+            "name,kind,card\nA,individual,\n",
+            "line 1: Unknown columns card; the columns are meno;typ;karty;zaplatené príspevky;aktívny;poznámka",
+        ),
         ("kind,cards\nindividual,\n", "line 1: There is no name column"),
         ("name,name\nA,B\n", "line 1: The columns name appear more than once"),
-        (HEADER + "A,vip,,,,\n", "line 2: vip is not a membership type (individual, collective, honorary)"),
+        (HEADER + "A,vip,,,,\n", "line 2: kind: vip is not a membership type (individual, collective, honorary)"),
         (HEADER + "A,,,20x6,,\n", "line 2: fees_paid: 20x6 is not a year"),
         (HEADER + "A,,,1850,,\n", "line 2: The year 1850 is outside 1990–2100"),
         (HEADER + "A,,,,maybe,\n", "line 2: active: maybe is not yes or no"),
@@ -247,7 +324,7 @@ def errors_of(data: bytes | str) -> list[str]:
         (HEADER + "A,,aabbccdd,,,\nB,,AA:BB:CC:DD,,,\n", "line 3: Card aabbccdd is also on line 2"),
         (HEADER + "A,,,,,\nC,,,,,\nA,,,,,\n", "line 4: A is already on line 2"),
         ("", "line 1: The file is empty"),
-        (b"name\nKov\xe1\xe8 Stanislav\n", 'line 2: Byte 0xe1 is not UTF-8: save the file as "CSV UTF-8"'),
+        (b"name\nKov\x81 Stanislav\n", 'line 2: Byte 0x81 is neither UTF-8 nor Windows-1250: save the file as "CSV UTF-8"'),
         (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "line 3: A NUL byte: this is not a CSV text file"),
         (HEADER + 'A,,,,,"unterminated\n', "not valid CSV"),
     ],
@@ -277,7 +354,7 @@ def test_a_file_with_an_error_writes_nothing(store):
     import_text(store, HEADER + "Ambra Tomáš,,,,,\n")
     with pytest.raises(MemberImportError, match="nothing was imported") as err:
         import_text(store, HEADER + "Ambra Tomáš,honorary,aabbccdd,2026,,\nNew One,,,,,\nBad,kind?,,,,\n")
-    assert str(err.value.errors[0]).startswith("line 4: kind? is not a membership type")
+    assert str(err.value.errors[0]).startswith("line 4: kind: kind? is not a membership type")
     with store.session() as db:
         assert count(db, Member) == 1 and count(db, MemberCard) == 0 and count(db, FeePayment) == 0
         assert db.scalars(select(Member)).one().kind == "individual"
@@ -303,12 +380,15 @@ def test_cli_import_export_and_errors(db_url, tmp_path):
     assert out.exit_code == 0, out.output
     assert "59 added" in out.output
     exported = tmp_path / "out.csv"
-    out = runner.invoke(app, ["members", "export", str(exported), "--db", db_url, "--semicolon"])
-    assert out.exit_code == 0 and exported.read_bytes().startswith(b"\xef\xbb\xbfname;kind;")
+    out = runner.invoke(app, ["members", "export", str(exported), "--db", db_url])
+    assert out.exit_code == 0 and exported.read_bytes().startswith("\ufeffmeno;typ;karty;zaplatené príspevky;aktívny;poznámka\r\n".encode())
+    assert "59 member(s) written" in out.output
+    out = runner.invoke(app, ["members", "import", str(exported), "--db", db_url])
+    assert out.exit_code == 0 and "0 added, 0 updated, 59 unchanged" in out.output, out.output
     bad = tmp_path / "bad.csv"
     bad.write_text(HEADER + "Ambra Tomáš,boss,,,,\n", encoding="utf-8")
     out = runner.invoke(app, ["members", "import", str(bad), "--db", db_url])
-    assert out.exit_code == 2 and "line 2: boss is not a membership type" in out.output and "nothing was imported" in out.output
+    assert out.exit_code == 2 and "line 2: kind: boss is not a membership type" in out.output and "nothing was imported" in out.output
     out = runner.invoke(app, ["members", "import", str(tmp_path / "missing.csv"), "--db", db_url])
     assert out.exit_code == 2 and "cannot read" in out.output
     out = runner.invoke(app, ["members", "import", str(SHIPPED), "--db", "mysql://x/y"])

@@ -17,8 +17,8 @@ from pydantic import BaseModel
 from dashboard.api import create_app
 from dashboard.api.app import api_routes
 
-# Not JSON: files a spreadsheet opens.
-DOWNLOADS = {("get", "/api/members/export")}
+# Not JSON: files a spreadsheet or a calendar app opens.
+DOWNLOADS = {("get", "/api/members/export"), ("get", "/api/calendar/{token}.ics")}
 
 
 def _empty(schema: dict[str, Any]) -> bool:

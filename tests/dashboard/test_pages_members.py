@@ -200,7 +200,8 @@ def test_csv_import_then_export_round_trip(pages) -> None:
     export = pages.manager.get("/members/export.csv")
     assert export.status_code == 200 and export.content.startswith(b"\xef\xbb\xbf")
     lines = export.content.decode("utf-8-sig").splitlines()
-    assert lines[2] == "Zadražil Miro,individual,04a2b3c4,2025 2026,yes,"
+    assert lines[0] == "meno;typ;karty;zaplatené príspevky;aktívny;poznámka"
+    assert lines[2] == "Zadražil Miro;riadny;04a2b3c4;2025 2026;áno;"
     before = counts(pages)
     pages.follow(pages.post("/members/import", files={"file": ("again.csv", export.content, "text/csv")}))
     assert counts(pages) == before  # importing the export changes nothing
@@ -219,6 +220,20 @@ def test_a_bad_csv_imports_nothing_and_lists_every_bad_line(pages) -> None:
     r = pages.post("/members/import", files={"file": ("c.csv", conflict.encode(), "text/csv")})
     assert r.status_code == 400 and "patrí členovi Axamit Miloš" in r.text
     assert counts(pages) == before  # the good line 2 was not written either
+
+
+@pytest.mark.parametrize(
+    "header, slovak",
+    [
+        ("meno;typ;cards", "Hlavička mieša slovenské a anglické názvy stĺpcov (cards)"),
+        ("meno;typ;vek", "Neznáme stĺpce vek"),
+    ],
+)
+def test_a_header_of_mixed_or_unknown_columns_is_refused_in_slovak_naming_the_column(pages, header, slovak) -> None:
+    before = counts(pages)
+    r = pages.post("/members/import", files={"file": ("zle.csv", f"{header}\nNový Člen;;\n".encode("cp1250"), "text/csv")})
+    assert r.status_code == 400 and slovak in r.text, r.text[-3000:]
+    assert counts(pages) == before
 
 
 @pytest.mark.parametrize(

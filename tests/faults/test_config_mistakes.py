@@ -204,8 +204,9 @@ CSV_MISTAKES: dict[str, tuple[str | bytes, int, str, str]] = {
     "card on two members": (HEADER + GOOD_ROW + "Eva Malá,individual,04a3f1c2,,,\n", 3, "Card 04a3f1c2", "is also on line 2"),
     "name twice": (HEADER + GOOD_ROW + GOOD_ROW.replace("04a3f1c2", ""), 3, "Ján Novák", "is already on line 2"),
     "a field too many": (HEADER + "Eva Malá,individual,,,,note,extra\n", 2, "7 fields", "the header has 6"),
-    "no name column": ("meno,kind\nEva Malá,individual\n", 1, "There is no name column", "header"),
-    "not UTF-8": ((HEADER + GOOD_ROW + "Eva Malá,individual,,,,\n").encode("cp1250"), 2, "Byte 0x", "is not UTF-8"),
+    "no name column": ("kind,cards\nindividual,\n", 1, "There is no name column", "header"),
+    "header in two languages": ("meno,kind\nEva Malá,individual\n", 1, "mixes Slovak and English column names (kind)", "one language"),
+    "neither UTF-8 nor Windows-1250": (HEADER.encode() + GOOD_ROW.encode() + b"Eva Mal\x81,individual,,,,\n", 3, "Byte 0x81", "neither"),
     "unclosed quote": (HEADER + GOOD_ROW + '"Eva Malá,individual,,,,\n', 3, "not valid CSV", ""),
 }
 

@@ -34,10 +34,11 @@ from tests.support.waiting import wait_until as eventually
 
 TABLES = ["pool-01", "pool-02", "pool-03", "pool-04"]
 # As many drops as five minutes of play at one a second, the outage this test first ran (300 s),
-# played at seven a second: about 45 s of outage. The writer's retries (every 0.5-5 s), spool and
-# bounded queue see the same points; the cable stays pulled through the whole of them.
+# played at twelve a second: 25 s of outage (each table's pin every third of a second, well apart).
+# The writer's retries (every 0.5-5 s, seven or more of them), spool and bounded queue see the same
+# points; the cable stays pulled through the whole of them.
 OUTAGE_DROPS = 300
-DROPS_PER_S = 7
+DROPS_PER_S = 12
 MAX_QUEUE = 200  # small, so the outage's points must go through the spill-to-disk path
 # Measurements the hub writes (VictoriaMetrics names a series <measurement>_<field>).
 OURS = "(pocket|light|node|session|alert)_.+"
@@ -117,7 +118,7 @@ def test_300_drops_without_influx_lose_no_point_and_memory_stays_flat(mosquitto,
         rss_start, rss_peak, most_queued = rss_bytes(), 0, 0
         started = time.monotonic()
         i = 0
-        # Seven drops a second in the hall, tables in turn (each one's every 0.6 s), pockets in turn.
+        # Twelve drops a second in the hall, tables in turn (each one's every 0.33 s), pockets in turn.
         while i < OUTAGE_DROPS:
             t = TABLES[i % len(TABLES)]
             drop_balls(nodes[t][1], nodes[t][0], (i // len(TABLES)) % 6, 1)

@@ -117,10 +117,9 @@ def test_templates_read_the_messages_the_hall_sends():
         assert _render(light["availability"][0]["value_template"], status) == state  # payload_available/_not_available
     assert light["availability"][0]["topic"] == contract.status_topic("pool-01")
     game = _config("pool-01", "game")
-    assert game["state_topic"] == contract.session_topic("pool-01")
-    summary = contract.SessionSummary(session_id="7", table="pool-01", state="running", started_at=now, tariff="std", amount_cents=250)
-    assert _render(game["value_template"], contract.encode(summary)) == "ON"
-    assert _render(game["value_template"], contract.encode(None)) == "OFF"
+    assert game["state_topic"] == ha.ha_state_topic("pool-01")  # name-free: not the summary, which names the member
+    for game_state, want in (("running", "ON"), ("paused", "ON"), ("free", "OFF")):
+        assert _render(game["value_template"], ha.ha_state(250, game_state)) == want
     amount = _config("pool-01", "amount")
     assert amount["state_topic"] == ha.ha_state_topic("pool-01")
     assert _render(amount["value_template"], ha.ha_state(1240, "running")) == "12.40"

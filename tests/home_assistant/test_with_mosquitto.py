@@ -1,8 +1,9 @@
 """Must show 2: Home Assistant's read-only login on a real Mosquitto with the shipped config and ACL.
 
 HA is played by a plain paho client logged in as lavos-homeassistant: it sees every table's
-retained configs and the state topics follow a game; its birth makes the hub announce again; its
-light command is refused by the broker, and no node, no hub and no relay ever sees it.
+retained configs and the state topics follow a game; its birth makes the hub announce again (a
+burst of births, once); its light command is refused by the broker, and no node, no hub and no
+relay ever sees it. Neither it nor lavos-monitor gets a card tap or a member's name.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from broker.compose import running_hub
 from broker.domain import home_assistant as ha
 from broker.domain.venue import load_venue
 from broker.hall.games import StartGame, StopGame
+from broker.storage.members import add_member, assign_card
 from devices import contract
 from tests.home_assistant.ha_schema import DISCOVERY_TOPIC
-from tests.support.hub import VENUE, hub_link, hub_url, light_of, link_of, running_node
-from tests.support.mqtt import Collector
+from tests.support.hub import VENUE, hub_link, hub_url, light_of, link_of, on_writer, running_node, wait_stored
+from tests.support.mqtt import Collector, pocket_event, publish_events
 from tests.support.waiting import wait_until
 
 HA_USER, HA_PASSWORD = "lavos-homeassistant", "ha-secret"
@@ -74,14 +76,9 @@ def test_ha_sees_every_tables_retained_configs_and_the_game_as_it_runs(hub, brok
         assert free[-1] == {"amount": "0.00", "amount_cents": 0, "state": "free"}
 
         sid = hub.execute(StartGame(table="pool-03", actor="anna"))
-        wait_until(lambda: amount_of(c, "pool-03")[-1]["state"] == "running", what="HA's state: running")
-        game = wait_until(
-            lambda: c.matching(lambda m: m.topic == contract.session_topic("pool-03") and m.payload != b"null"), what="summary"
-        )
-        assert json.loads(game[-1].payload)["table"] == "pool-03"  # what the "Hra" sensor reads
+        wait_until(lambda: amount_of(c, "pool-03")[-1]["state"] == "running", what="HA's state: running")  # what "Hra" reads
         hub.execute(StopGame(game=sid, actor="anna"))
         wait_until(lambda: amount_of(c, "pool-03")[-1]["state"] == "free", what="HA's state: free again")
-        assert c.wait_for(lambda m: m.topic == contract.session_topic("pool-03") and m.payload == b"null", timeout=5)
     finally:
         c.close()
 
@@ -173,3 +170,71 @@ def test_ha_cannot_switch_a_light_nor_touch_discovery(hub, broker, tmp_path, pro
                 check.close()
         finally:
             watcher.close()
+
+
+# --- issue 19, item 25: the logins read only what they use; HA's births coalesced ---------------
+
+MONITOR = ("lavos-monitor", "monitor-secret")
+LISTENING = ("#", "lavos/v1/#", contract.event_topic("+", "card"), contract.session_topic("+"))
+
+
+def test_ha_and_monitor_logins_get_no_card_tap_and_no_members_name(hub, broker):
+    """The shipped ACL on the real Mosquitto: both logins subscribe to everything and to the card
+    taps and game summaries by name; the broker grants it (it always does) and delivers none of them."""
+    name, uid = "Šťastný Ľubomír", "04a2b3c4"
+
+    def member(db):
+        m = add_member(db, name, actor="test")
+        assign_card(db, m.id, uid, actor="test")
+        return m.id
+
+    member_id = on_writer(hub, member)
+    everything = Collector(broker.port, topics=("lavos/v1/#",))  # a hub login: what was really sent
+    readers = [home_assistant(broker, topics=LISTENING), Collector(broker.port, *MONITOR, topics=LISTENING)]
+    node = Collector(broker.port, "pool-05", "pw-pool-05", topics=(contract.light_set_topic("pool-05"),))
+    try:
+        tap = contract.CardEvent(
+            v=1, table="pool-05", type="card", boot="b-acl", seq=1, ts=contract.utcnow(), ts_synced=True, data=contract.CardData(uid=uid)
+        )
+        node.publish(contract.event_topic("pool-05", "card"), contract.encode(tap))
+        sid = hub.execute(StartGame(table="pool-03", member_id=member_id, actor="anna"))
+        node.publish(contract.event_topic("pool-05", "pocket"), pocket_event("pool-05", 2, "b-acl"))
+        for c in (everything, *readers):  # the pocket event went out after the tap: every reader has had its chance
+            c.wait_for(lambda m: m.topic == contract.event_topic("pool-05", "pocket"))
+        wait_until(lambda: amount_of(readers[0], "pool-03") and amount_of(readers[0], "pool-03")[-1]["state"] == "running")
+        sent = everything.matching(lambda m: name.encode() in m.payload or uid.encode() in m.payload)
+        assert {m.topic for m in sent} >= {contract.event_topic("pool-05", "card"), contract.session_topic("pool-03")}
+        for c in readers:
+            assert c.matching(lambda m: "/event/card" in m.topic or m.topic.endswith("/session")) == [], c.username
+            assert c.matching(lambda m: name.encode() in m.payload or uid.encode() in m.payload) == [], c.username
+        monitor_topics = {m.topic for m in readers[1].all}
+        assert contract.status_topic("pool-05") in monitor_topics or contract.event_topic("pool-05", "pocket") in monitor_topics
+        hub.execute(StopGame(game=sid, actor="anna"))
+    finally:
+        for c in (everything, *readers, node):
+            c.close()
+
+
+def test_a_burst_of_ha_births_gets_one_announcement_and_delays_no_event(hub, broker, tmp_path):
+    """60 "online"s in about 10 ms: one set of configs (not 60), and a node's event sent right after
+    them is stored before that one announcement, not behind sixty."""
+    before = hub.home_assistant.announced
+    c = home_assistant(broker, topics=("homeassistant/+/+/+/config",))
+    try:
+        wait_until(lambda: len(configs(c)) == len(EXPECTED), what="the retained configs")
+        retained = len(c.all)
+        t0 = time.monotonic()
+        for _ in range(60):
+            c.client.publish(ha.HA_STATUS_TOPIC, b"online", qos=0)  # HA's birth, its defaults
+        burst_s = time.monotonic() - t0
+        boot = "b-burst"
+        publish_events(broker.port, "pool-02", boot, 1)
+        wait_stored(f"sqlite:///{tmp_path / 'lavos.db'}", "pool-02", boot, 1)
+        assert hub.home_assistant.announced <= before + 1  # the event did not wait behind announcements
+        wait_until(lambda: hub.home_assistant.online_seen >= 60 and hub.home_assistant.announced == before + 1, what="one announcement")
+        time.sleep(hub.home_assistant.quiet_s + 0.3)  # and no second one after the quiet time
+        assert hub.home_assistant.announced == before + 1, f"{burst_s * 1000:.0f} ms burst"
+        fresh = [m for m in c.all[retained:] if not m.retain]
+        assert sorted(m.topic for m in fresh) == sorted(EXPECTED)  # one set: ~60 publishes, not 3,720
+    finally:
+        c.close()

@@ -46,6 +46,7 @@ class Webhook:
 
     def __init__(self) -> None:
         self.received: list[dict] = []
+        self.paths: list[str] = []  # the path each message was posted to (a guest SMS gateway's number)
         self._server: HTTPServer | None = None
         self.port = 0
 
@@ -56,6 +57,7 @@ class Webhook:
             def do_POST(self) -> None:
                 n = int(self.headers.get("Content-Length") or 0)
                 outer.received.append(json.loads(self.rfile.read(n)))
+                outer.paths.append(self.path)
                 self.send_response(200)
                 self.end_headers()
 

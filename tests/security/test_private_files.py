@@ -40,5 +40,5 @@ def test_the_members_export_is_owner_only_under_an_open_umask(tmp_path):
     db = f"sqlite:///{tmp_path / 'hub.db'}"
     out = tmp_path / "clenovia.csv"
     with umask(0o022):
-        lavos("members", "export", str(out), "--db", db, "--semicolon", ok=True)
+        lavos("members", "export", str(out), "--db", db, ok=True)
     assert _mode(out) == 0o600 and out.read_bytes().startswith(b"\xef\xbb\xbf")

@@ -91,6 +91,11 @@ def test_the_rules_the_bar_needs():
         "payments.take",
         "day.run",
         "ekasa.run",
+        # Bookings (issue 20): the bar takes phone bookings, seats them and runs the waiting list;
+        # blocks and what happens to a paid deposit are the manager's.
+        "bookings.read",
+        "bookings.run",
+        "bookings.availability",
     }
 
 

@@ -77,6 +77,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "edge/test_commands.py": _MQTT,
     "edge/test_restart.py": _LAVOS + _MQTT,
     "faults/test_broker_outage.py": _MQTT,
+    "central/test_two_halls.py": _MQTT,  # three brokers by hand (the hubs are in-process)
     "home_assistant/test_with_mosquitto.py::test_ha_announcing_itself_makes_the_hub_announce_again": _LAVOS,  # a link process
     # All but the member CSV's mistakes, which run `lavos members` in-process.
     "faults/test_config_mistakes.py::test_venue_mistakes_stop_lavos_server_naming_file_line_and_key": _LAVOS,

@@ -21,13 +21,13 @@ Writes run on the hub's writer (see broker.hall.till); the readers at the end ta
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
 from pydantic import Field
-from sqlalchemy import CursorResult, func, select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session as Db
 
 from broker.domain.billing import format_eur
@@ -269,16 +269,15 @@ class CloseOut:
             report = build_report(db, self.h, day, now, closed_by=actor, counted_cents=counted_cents, open_tabs=open_tabs)
             report = _with_confirmation(report, bool(open_tabs))
             # The writer decides, and the row decides again: only a day still open is taken.
-            done = cast(
-                CursorResult[Any],
-                db.execute(
-                    update(BusinessDay)
-                    .where(BusinessDay.day == day, BusinessDay.closed_at.is_(None))
-                    .values(closed_at=now, closed_by=actor, counted_cents=counted_cents, report=to_json(report))
-                    .execution_options(synchronize_session=False)
-                ),
-            )
-            if done.rowcount != 1:
+            # RETURNING the day: the records for the centre read what a statement changed from it (broker.hall.outbox).
+            done = db.execute(
+                update(BusinessDay)
+                .where(BusinessDay.day == day, BusinessDay.closed_at.is_(None))
+                .values(closed_at=now, closed_by=actor, counted_cents=counted_cents, report=to_json(report))
+                .returning(BusinessDay.day)
+                .execution_options(synchronize_session=False)
+            ).first()
+            if done is None:
                 raise _already_closed(self.h, db.get(BusinessDay, day) or row)
             record_audit(
                 db,
@@ -389,6 +388,12 @@ def _lines(doc: Mapping[str, Any]) -> tuple[ReceiptLine, ...]:
 
 def _payments(db: Db, hall: HallState, day: date) -> list[PaymentRecord]:
     rows = db.scalars(select(Payment).where(Payment.business_day == day).order_by(Payment.at, Payment.id)).all()
+    return payment_records(db, hall, rows)
+
+
+def payment_records(db: Db, hall: HallState, rows: Sequence[Payment]) -> list[PaymentRecord]:
+    """The Z report's records of these payments rows, each as counted on its own business day
+    (the close-out reads a day's; the records sent to the centre, broker.hall.outbox, one by one)."""
     tabs = {t.id: t for t in db.scalars(select(Tab).where(Tab.id.in_({p.tab_id for p in rows})))} if rows else {}
     reversed_ids = {p.reverses_id for p in rows if p.reverses_id is not None}
     reversed_rows = {p.id: p for p in db.scalars(select(Payment).where(Payment.id.in_(reversed_ids)))} if reversed_ids else {}
@@ -412,7 +417,7 @@ def _payments(db: Db, hall: HallState, day: date) -> list[PaymentRecord]:
                 reverses_id=p.reverses_id,
                 reverses_receipt_no=original.receipt_no if original is not None else None,
                 reason=p.reason,
-                corrects_day=earlier if earlier is not None and earlier < day else None,
+                corrects_day=earlier if earlier is not None and earlier < p.business_day else None,
                 rounding_cents=p.rounding_cents,
             )
         )

@@ -1,0 +1,163 @@
+"""The halls' live state at the centre: what their Mosquitto bridges forward under `hall/<hall>/…`.
+
+The centre's broker receives, per hall (deploy/mosquitto/bridge.conf.example): each table's node
+status and light state, the name-free game state (`lavos/v1/ha/<table>/state`), the hub's status,
+and the bridge's own state on `hall/<hall>/bridge/state` ("1" up, "0" down: Mosquitto publishes
+it with `notifications true`, and sets "0" as the bridge's will, so the centre's broker says "0"
+itself when the link drops). This subscriber keeps the latest of each in memory (a floor is the
+latest retained state, not history) and writes the link's changes to the database, so "bez
+spojenia od 19:42" survives a restart of the centre: the time is the first "0" after a "1".
+
+Topics of a hall the centre does not know, or that are not of these shapes, are ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+
+from broker.central.accounts import HALL_ID
+from broker.storage.engine import Store
+from broker.storage.models import CentralHall
+from broker.storage.types import utcnow
+
+log = logging.getLogger("lavos.central.live")
+
+PREFIX = "hall"
+SUBSCRIPTIONS = (
+    f"{PREFIX}/+/lavos/v1/table/+/status",
+    f"{PREFIX}/+/lavos/v1/table/+/light/state",
+    f"{PREFIX}/+/lavos/v1/ha/+/state",
+    f"{PREFIX}/+/lavos/v1/hub/status",
+    f"{PREFIX}/+/bridge/state",
+)
+
+
+@dataclass(frozen=True)
+class TableLive:
+    table: str
+    online: bool | None = None
+    light_on: bool | None = None
+    game: str | None = None  # "running", "paused", or None: free (the name-free game state)
+    amount_cents: int | None = None
+    seen_at: datetime | None = None
+
+
+@dataclass
+class HallLive:
+    tables: dict[str, TableLive] = field(default_factory=dict)
+    hub_online: bool | None = None
+    hub_seen_at: datetime | None = None
+
+
+def _json(payload: bytes) -> dict[str, Any]:
+    try:
+        doc = json.loads(payload)
+    except (ValueError, UnicodeDecodeError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+class Floors:
+    """The latest live state of every hall, fed by MQTT messages (any thread), read as copies."""
+
+    def __init__(self, store: Store | None = None, clock: Callable[[], datetime] = utcnow) -> None:
+        self._store = store
+        self._clock = clock
+        self._halls: dict[str, HallLive] = {}
+        self._lock = threading.Lock()
+        self.received = 0
+
+    def hall(self, hall: str) -> HallLive:
+        with self._lock:
+            live = self._halls.get(hall) or HallLive()
+            return HallLive(dict(live.tables), live.hub_online, live.hub_seen_at)
+
+    def apply(self, topic: str, payload: bytes) -> None:
+        parts = topic.split("/")
+        if len(parts) < 4 or parts[0] != PREFIX or not HALL_ID.match(parts[1]):
+            return
+        hall, rest, now = parts[1], parts[2:], self._clock()
+        self.received += 1
+        if rest == ["bridge", "state"]:
+            self._link(hall, payload.strip() == b"1", now)
+            return
+        if rest[:2] != ["lavos", "v1"]:
+            return
+        rest = rest[2:]
+        with self._lock:
+            live = self._halls.setdefault(hall, HallLive())
+            if rest == ["hub", "status"]:
+                live.hub_online, live.hub_seen_at = _json(payload).get("state") == "online", now
+                return
+            if len(rest) < 3 or not HALL_ID.match(rest[1]):
+                return
+            kind, table = rest[0], rest[1]
+            t = live.tables.get(table) or TableLive(table)
+            doc = _json(payload)
+            if kind == "table" and rest[2:] == ["status"]:
+                t = replace(t, online=doc.get("state") == "online", seen_at=now)
+            elif kind == "table" and rest[2:] == ["light", "state"]:
+                t = replace(t, light_on=bool(doc.get("on")), seen_at=now)
+            elif kind == "ha" and rest[2:] == ["state"]:
+                state = doc.get("state")
+                amount = doc.get("amount_cents")
+                t = replace(
+                    t,
+                    game=state if state in ("running", "paused") else None,
+                    amount_cents=amount if isinstance(amount, int) else None,
+                    seen_at=now,
+                )
+            else:
+                return
+            live.tables[table] = t
+
+    def _link(self, hall: str, up: bool, now: datetime) -> None:
+        if self._store is None:
+            return
+        try:
+            with self._store.session() as db:
+                row = db.get(CentralHall, hall, with_for_update=True)
+                if row is not None and row.link_up is not up:  # a repeat keeps the time of the change
+                    row.link_up, row.link_changed_at = up, now
+        except Exception:
+            log.exception("cannot note %s's link state", hall)
+
+
+class LiveSubscriber:
+    """A paho client on the centre's broker, subscribed to every hall's bridged topics."""
+
+    def __init__(self, host: str, port: int, username: str, password: str, floors: Floors, *, tls_ca: str | None = None) -> None:
+        self.floors = floors
+        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=username, clean_session=True)
+        self.client.username_pw_set(username, password)
+        if tls_ca:
+            self.client.tls_set(ca_certs=tls_ca)
+        self.client.on_connect = self._on_connect
+        self.client.on_message = lambda _c, _u, m: floors.apply(m.topic, bytes(m.payload))
+        self.client.reconnect_delay_set(1, 10)
+        self._host, self._port = host, port
+        self.connected = threading.Event()
+
+    def _on_connect(self, client: mqtt.Client, _userdata: Any, _flags: Any, rc: Any, _props: Any = None) -> None:
+        if rc.is_failure:
+            log.warning("the centre's broker refused the login: %s", rc)
+            return
+        client.subscribe([(t, 1) for t in SUBSCRIPTIONS])
+        self.connected.set()
+
+    def start(self) -> None:
+        self.client.connect_async(self._host, self._port, keepalive=20)
+        self.client.loop_start()
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()

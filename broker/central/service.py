@@ -1,0 +1,72 @@
+"""The centre as the web layer sees it: one object, frozen answers, every read scoped by the viewer.
+
+The dashboard (dashboard/central) imports no SQLAlchemy: it calls these. Writes are only the
+halls' records (`receive`) and the link state (broker.central.live); people only read.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from argon2 import PasswordHasher
+
+from broker.accounts.users import DEFAULT_HASHER
+from broker.central import reads
+from broker.central.accounts import CentralError, Viewer, check_login, hall_of_token, viewer_of
+from broker.central.live import Floors, HallLive
+from broker.central.records import Applied, apply_records
+from broker.storage.engine import Store
+
+__all__ = ["Central", "CentralDenied", "CentralError", "Viewer"]
+
+
+class CentralDenied(Exception):
+    """A credential that is no hall's (401), or a hall's credential used for another hall (403)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class Central:
+    def __init__(self, store: Store, floors: Floors | None = None, hasher: PasswordHasher = DEFAULT_HASHER) -> None:
+        self.store = store
+        self.floors = floors or Floors(store)
+        self.hasher = hasher
+
+    def receive(self, token: str, body: Any) -> Applied:
+        """A hall's batch of records, on its own credential only."""
+        if not isinstance(body, dict):
+            raise CentralError("the body must be an object with hall and records")
+        with self.store.reader() as db:
+            hall = hall_of_token(db, token)
+        if hall is None:
+            raise CentralDenied(401, "unknown hall credential")
+        if body.get("hall") != hall:
+            raise CentralDenied(403, f"this credential is hall {hall}'s: it sends no other hall's records")
+        with self.store.session() as db:
+            return apply_records(db, hall, body.get("records"))
+
+    def login(self, username: str, password: str) -> Viewer | None:
+        with self.store.reader() as db:
+            return check_login(db, username, password, self.hasher)
+
+    def viewer(self, username: str) -> Viewer | None:
+        with self.store.reader() as db:
+            return viewer_of(db, username)
+
+    def halls(self, viewer: Viewer) -> list[reads.HallRow]:
+        with self.store.reader() as db:
+            return reads.halls(db, viewer)
+
+    def floor(self, viewer: Viewer, hall: str) -> HallLive | None:
+        return self.floors.hall(hall) if viewer.may_see(hall) else None
+
+    def month(self, viewer: Viewer, hall: str, month: date) -> reads.MonthTakings | None:
+        with self.store.reader() as db:
+            return reads.month_takings(db, viewer, hall, month)
+
+    def alerts(self, viewer: Viewer, *, open_only: bool = True) -> list[reads.AlertRow]:
+        with self.store.reader() as db:
+            return reads.alerts(db, viewer, open_only=open_only)

@@ -1,0 +1,109 @@
+"""The sender: delivers the hall's outbox to the central reporting hub, in order, and survives outages.
+
+A thread of the hub (`lavos-outbox-sender`, docs/concurrency.md). It reads the oldest records
+(a read-only query, any thread may), POSTs them to the centre over HTTPS with the hall's own
+credential, and on the centre's acknowledgement ("applied up to seq N") asks the writer to delete
+them (`OutboxDelivered`): the outbox is the hall's database, so only the writer changes it.
+
+While the centre is away (no answer, a reset, a 5xx) it waits and tries again, doubling the wait
+up to `retry_max_s`; the records stay where they are, so a restart of either side meanwhile loses
+nothing: the next hub reads them from its database, the centre applies each (hall, seq) once and
+acknowledges a copy it already has. A refusal of the credential (401/403) is logged and retried
+like an outage: someone has to fix the setting, and the records must wait for them.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+from sqlalchemy import select
+
+from broker.hall.outbox import CentralSettings, OutboxDelivered
+from broker.storage.engine import Store
+from broker.storage.models import OutboxRecord
+
+log = logging.getLogger("lavos.hub.outbox")
+
+RECORDS_PATH = "/api/central/records"
+IDLE_POLL_S = 5.0  # a look at the outbox even without a wake (a record of another process)
+
+
+class CentreRefused(Exception):
+    """The centre answered, but not with an acknowledgement."""
+
+
+class OutboxSender:
+    def __init__(self, store: Store, hall_id: str, settings: CentralSettings, execute: Callable[[Any], Any]) -> None:
+        self._store = store
+        self._hall = hall_id
+        self.settings = settings
+        self._execute = execute
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="lavos-outbox-sender", daemon=True)
+        self.sent = 0  # records acknowledged, for tests and the log
+        self.failures = 0
+        self.retry_min_s = 0.2
+        self.idle_poll_s = IDLE_POLL_S
+        verify: Any = str(settings.ca_file) if settings.ca_file else True
+        self._client = httpx.Client(
+            base_url=settings.url.rstrip("/"),
+            verify=verify,
+            timeout=settings.timeout_s,
+            headers={"Authorization": f"Bearer {settings.token}"},
+        )
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread.is_alive():
+            self._thread.join(10)
+        self._client.close()
+
+    def _batch(self) -> list[dict[str, Any]]:
+        with self._store.reader() as db:
+            rows = db.scalars(select(OutboxRecord).order_by(OutboxRecord.seq).limit(self.settings.batch)).all()
+            return [{"seq": r.seq, "kind": r.kind, "ref": r.ref, "at": r.at.isoformat(), "data": r.record} for r in rows]
+
+    def _post(self, records: list[dict[str, Any]]) -> int:
+        r = self._client.post(RECORDS_PATH, json={"hall": self._hall, "records": records})
+        if r.status_code != 200:
+            raise CentreRefused(f"{r.status_code} {r.text[:200]}")
+        acked = r.json().get("acked")
+        if not isinstance(acked, int):
+            raise CentreRefused(f"no acknowledgement in {r.text[:200]!r}")
+        return acked
+
+    def _run(self) -> None:
+        wait = self.retry_min_s
+        while not self._stop.is_set():
+            try:
+                records = self._batch()
+                if not records:
+                    self._wake.wait(self.idle_poll_s)
+                    self._wake.clear()
+                    continue
+                acked = self._post(records)
+                self._execute(OutboxDelivered(upto=acked, actor="system"))
+                self.sent += sum(1 for r in records if r["seq"] <= acked)
+                wait = self.retry_min_s
+            except (httpx.HTTPError, CentreRefused, ValueError) as e:
+                self.failures += 1
+                if self.failures == 1 or wait >= self.settings.retry_max_s:
+                    log.warning("the centre did not take the records (%s); trying again in %.1f s", e, wait)
+                self._stop.wait(wait)
+                wait = min(wait * 2, self.settings.retry_max_s)
+            except Exception:
+                log.exception("sending the records to the centre failed")
+                self._stop.wait(wait)
+                wait = min(wait * 2, self.settings.retry_max_s)

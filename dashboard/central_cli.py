@@ -1,0 +1,160 @@
+"""`lavos central …`: the central reporting hub of several halls (broker.central; docs/scaling.md).
+
+    lavos central add-hall petrzalka --name "Lavos Petržalka" --db postgresql://lavos@db/central
+    lavos central add-user eva --role operator --db ...
+    lavos central serve --db postgresql://lavos@db/central --mqtt mqtt://lavos-central@127.0.0.1:1883 \\
+        --mqtt-password-file /etc/lavos/central-mqtt-password --http 0.0.0.0:8443 --tls-cert ... --tls-key ...
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+from pathlib import Path
+
+import typer
+
+from devices.cli_support import configure_logging, fail
+
+central_app = typer.Typer(
+    help="The central reporting hub of several halls: records in, a read-only view out (PostgreSQL only).\n\n"
+    "Example: lavos central serve --db postgresql://lavos@localhost/central --mqtt mqtt://lavos-central@127.0.0.1:1883",
+    no_args_is_help=True,
+)
+DB_HELP = "The centre's PostgreSQL database, e.g. postgresql://lavos@localhost/central"
+log = logging.getLogger("lavos.central")
+
+
+def open_central_store(db: str):
+    """The centre's store: PostgreSQL only (many halls write at once; the read models need its upserts under load)."""
+    from broker.compose import StoreError, open_store
+
+    if not db.startswith(("postgresql://", "postgres://", "postgresql+psycopg://")):
+        raise fail(f"--db {db}: the centre runs on PostgreSQL only, e.g. postgresql://lavos@localhost/central")
+    try:
+        return open_store(db)
+    except StoreError as e:
+        raise fail(str(e)) from None
+
+
+@central_app.command("add-hall")
+def add_hall(
+    hall: str = typer.Argument(..., help="The hall's venue id ([venue] id in its venue file), e.g. petrzalka"),
+    name: str = typer.Option("", "--name", help="How the centre's pages name it, e.g. Lavos Petržalka"),
+    db: str = typer.Option(..., "--db", help=DB_HELP),
+) -> None:
+    """Register a hall (or give it a new credential): prints the credential, once; put it in the
+    hall's --central-token-file. The old credential stops working at once.
+
+    Example: lavos central add-hall petrzalka --name "Lavos Petržalka" --db postgresql://lavos@localhost/central
+    """
+    from broker.central.accounts import CentralError
+    from broker.central.accounts import add_hall as add
+
+    store = open_central_store(db)
+    try:
+        with store.session() as s:
+            token = add(s, hall, name)
+    except CentralError as e:
+        raise fail(str(e)) from None
+    finally:
+        store.close()
+    typer.echo(token)
+
+
+@central_app.command("add-user")
+def add_user(
+    username: str = typer.Argument(...),
+    role: str = typer.Option(..., "--role", help="operator (every hall) or hall_manager (one hall)"),
+    hall: str | None = typer.Option(None, "--hall", help="The hall a hall_manager sees"),
+    password_file: Path | None = typer.Option(None, "--password-file", help="File with the password; without it one is made and printed"),
+    db: str = typer.Option(..., "--db", help=DB_HELP),
+) -> None:
+    """Add a person to the centre (or change their password, role or hall).
+
+    Example: lavos central add-user eva --role hall_manager --hall petrzalka --db postgresql://lavos@localhost/central
+    """
+    from broker.central.accounts import CentralError
+    from broker.central.accounts import add_user as add
+
+    password = password_file.read_text().strip() if password_file else secrets.token_urlsafe(12)
+    store = open_central_store(db)
+    try:
+        with store.session() as s:
+            add(s, username, password, role, hall)
+    except CentralError as e:
+        raise fail(str(e)) from None
+    finally:
+        store.close()
+    typer.echo(f"{username}: {role}{' of ' + hall if hall else ''}" + ("" if password_file else f"; password {password}"))
+
+
+@central_app.command("serve")
+def serve(
+    db: str = typer.Option(..., "--db", help=DB_HELP),
+    mqtt: str | None = typer.Option(
+        None, "--mqtt", help="The centre's broker, where the halls' bridges write: mqtt://lavos-central@host:1883"
+    ),
+    mqtt_password_file: Path | None = typer.Option(None, "--mqtt-password-file"),
+    http: str = typer.Option("127.0.0.1:8090", "--http", help="HOST:PORT"),
+    tls_cert: Path | None = typer.Option(
+        None, "--tls-cert", help="HTTPS: the certificate (the halls send records only over HTTPS in production)"
+    ),
+    tls_key: Path | None = typer.Option(None, "--tls-key"),
+    secret_file: Path | None = typer.Option(None, "--secret-file", help="The cookie secret (made there if missing)"),
+    log_level: str = typer.Option("INFO", "--log-level"),
+) -> None:
+    """Serve the central view and the records API.
+
+    Example: lavos central serve --db postgresql://lavos@localhost/central --mqtt mqtt://lavos-central@127.0.0.1:1883 \\
+    --mqtt-password-file /etc/lavos/central-mqtt-password --http 0.0.0.0:8443 --tls-cert /etc/lavos/central.crt --tls-key /etc/lavos/central.key
+    """
+    configure_logging(log_level)
+    from broker.adapters.hub_link import MqttUrl
+
+    try:
+        host, _, port = http.rpartition(":")
+        port_n = int(port)
+        mqtt_url = MqttUrl.parse(mqtt, mqtt_password_file) if mqtt else None
+    except ValueError as e:
+        raise fail(str(e)) from None
+    if (tls_cert is None) != (tls_key is None):
+        raise fail("--tls-cert and --tls-key go together")
+    import uvicorn
+
+    from broker.central.live import Floors, LiveSubscriber
+    from broker.central.service import Central
+    from dashboard.web.central.app import build_central_app
+
+    store = open_central_store(db)
+    floors = Floors(store)
+    live = None
+    if mqtt_url is not None:
+        live = LiveSubscriber(mqtt_url.host, mqtt_url.port, mqtt_url.username or "lavos-central", mqtt_url.password or "", floors)
+        live.start()
+    secret = _secret(secret_file)
+    app = build_central_app(Central(store, floors), secret=secret, https_cookies=tls_cert is not None)
+    try:
+        uvicorn.run(
+            app,
+            host=host or "127.0.0.1",
+            port=port_n,
+            log_level=log_level.lower(),
+            ssl_certfile=str(tls_cert) if tls_cert else None,
+            ssl_keyfile=str(tls_key) if tls_key else None,
+        )
+    finally:
+        if live is not None:
+            live.close()
+        store.close()
+
+
+def _secret(path: Path | None) -> str:
+    if path is None:
+        return secrets.token_urlsafe(32)  # logins end with the process
+    if not path.exists():
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # owner-only whatever the umask
+        with os.fdopen(fd, "w") as f:
+            f.write(secrets.token_urlsafe(32))
+    return path.read_text().strip()

@@ -1,0 +1,120 @@
+"""Issue 20's browser checks, in Chromium at tablet (1280×800) and phone (390×844) size, in Slovak:
+a phone booking entered from the floor in three taps plus typing (the table's card, "Rezervovať",
+"Rezervovať" again after the time and the name); its floor card says "Rezervované 20:00 (Novák, 4)"
+from 15 minutes before the booking, not earlier; and a waiting party's offer appears on the open
+floor, live, when a game stops.
+
+The hub runs in this process on a clock the test sets (a booking's "15 minutes before" is the
+hall's evening, whatever the hour the suite runs at), behind the same app and uvicorn server as
+`lavos server`'s (sim.demo.start_http); no table node is needed for bookings. Its watchdog runs as
+it does at the club, once a second: the no-shows and the offers are its work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from broker.compose import running_hub
+from broker.domain.venue import load_venue
+from broker.hall.games import StartGame, StopGame
+from broker.hall.hub import Hub
+from sim.demo import start_http
+from tests.dashboard.browser.conftest import PHONE, TABLET
+from tests.dashboard.conftest import MANAGER, PASSWORD, STAFF
+from tests.support.hub import VENUE
+from tests.support.sqlite_template import CHEAP, sqlite_with_users
+from tests.support.till_days import FakeClock, local
+
+EVENING = local(2026, 12, 4, 19, 30)  # Friday 4 December 2026, 19:30 at the hall
+
+
+@dataclass
+class Hall:
+    hub: Hub
+    clock: FakeClock
+    url: str
+
+
+@pytest.fixture(scope="module")
+def hall(tmp_path_factory) -> Iterator[Hall]:
+    tmp = tmp_path_factory.mktemp("bookings")
+    db = sqlite_with_users(tmp / "lavos.db", {STAFF: ("staff", PASSWORD), MANAGER: ("manager", PASSWORD)})
+    clock = FakeClock(EVENING)
+    with running_hub(load_venue(VENUE), db, clock=clock, password_hasher=CHEAP, data_dir=tmp) as hub:
+        http = start_http(hub, "127.0.0.1:0", tmp)
+        try:
+            yield Hall(hub, clock, http.url.rstrip("/"))
+        finally:
+            http.stop()
+
+
+def _log_in(page, hall: Hall) -> None:
+    page.goto(hall.url + "/")
+    page.fill("input[name=username]", STAFF)
+    page.fill("input[name=password]", PASSWORD)
+    with page.expect_navigation():
+        page.locator(".login-box button[type=submit]").tap()
+
+
+def _tap(page, locator) -> None:
+    with page.expect_navigation():
+        locator.tap()
+
+
+def _card(page, table: str) -> str:
+    return " ".join(page.locator(f"#table-{table}").inner_text().split())
+
+
+@pytest.mark.parametrize(("size", "table", "name"), [(TABLET, "pool-04", "Novák"), (PHONE, "pool-05", "Kováčová")], ids=["tablet", "phone"])
+def test_a_phone_booking_in_three_taps_shows_on_the_floor_from_15_minutes_before(hall, open_page, size, table, name):
+    hall.clock.set(EVENING)
+    page = open_page(size, mobile=size is PHONE)
+    _log_in(page, hall)
+    taps = 0
+    _tap(page, page.locator(f"#table-{table}"))  # 1: the table on the floor
+    taps += 1
+    _tap(page, page.locator("#book-table"))  # 2: "Rezervovať"
+    taps += 1
+    assert page.locator("#where").input_value() == table  # the table is filled in
+    page.fill("#time", "20:00")  # typing: the time and the name
+    page.fill("#name", name)
+    page.fill("input[name=party_size]", "4")
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= size["width"], f"the booking form is {width} px wide"
+    _tap(page, page.locator("#book"))  # 3: "Rezervovať"
+    taps += 1
+    assert taps == 3
+    assert page.url == f"{hall.url}/tables/{table}"
+    assert f"{name} (4)" in page.locator("#table-bookings").inner_text()
+
+    page.goto(hall.url + "/")
+    assert "Rezervované" not in _card(page, table)  # 30 minutes before: not yet
+    hall.clock.set(local(2026, 12, 4, 19, 45))
+    page.reload()
+    assert f"Rezervované 20:00 ({name}, 4)" in _card(page, table)
+
+
+def test_the_waiting_list_offer_appears_on_the_floor_when_a_game_stops(hall, open_page):
+    hall.clock.set(local(2026, 12, 4, 19, 50))
+    for n in range(1, 11):
+        table = f"pool-{n:02d}"
+        if hall.hub.open_game(table) is None:
+            hall.hub.execute(StartGame(table=table, actor=STAFF))
+    page = open_page(TABLET)
+    _log_in(page, hall)
+    page.goto(hall.url + "/waiting")
+    page.fill("#party-name", "Horváth")
+    page.fill("input[name=party_size]", "2")
+    _tap(page, page.locator("#join"))
+    assert "Horváth" in page.locator("#waiting-panel").inner_text()
+    page.goto(hall.url + "/")
+    page.wait_for_function("() => (window.__lavosStreams || []).some(es => es.readyState === 1)")
+    assert page.locator("#waiting-region .offer-text").count() == 0  # every pool table played: nothing to offer
+    game = hall.hub.open_game("pool-01")
+    assert game is not None
+    hall.hub.execute(StopGame(game=game.id, actor=STAFF))  # the game on Pool 1 ends
+    page.locator("#waiting-region .offer-text", has_text="Pool 1 voľný → Horváth, 2").wait_for()
+    page.locator("#table-pool-01 [data-booking-mark=offer]", has_text="voľný → Horváth, 2").wait_for()

@@ -1,0 +1,286 @@
+"""The bookings on the pages and the API (dashboard.web.pages_bookings, pages_waiting, dashboard.api.bookings):
+a phone booking from a table's page, the floor card from 15 min before, the walk-in's warning and
+prepaid choices, the deposit asked for after no-shows, the day view, the waiting list on the floor,
+the read-only API with availability, and the private iCal feed. The rules themselves are tested on
+both databases in tests/broker/test_bookings.py; these test what the pages and the API do with them
+(the API's and the feed's queries on both databases too)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from broker.hall.bookings import BookTable, CancelBooking, MarkNoShow
+from broker.hall.games import StartGame, StopGame
+from broker.hall.hub import Hub
+from tests.dashboard.conftest import sqlite_only
+from tests.support.sqlite_template import CHEAP
+from tests.support.till_days import FakeClock, day_hub, local
+from tests.support.web import Browser, add_users, bound_app
+
+PASSWORD = "Rezervácia-20"
+NOW = local(2026, 12, 4, 18)  # Friday 4 December 2026, 18:00
+
+
+@dataclass
+class Site:
+    hub: Hub
+    clock: FakeClock
+    staff: Browser
+    boss: Browser
+
+    def at(self, h: int, mi: int = 0) -> None:
+        self.clock.set(local(2026, 12, 4, h, mi))
+
+    def api(self, method: str, path: str, user: str = "jana", **kw: Any) -> httpx.Response:
+        return self.staff.client.request(method, path, auth=(user, PASSWORD), **kw)
+
+
+@pytest.fixture
+def site(db_url):
+    clock = FakeClock(NOW)
+    with day_hub(db_url, clock) as (hub, _):
+        add_users(hub, {"jana": "staff", "boss": "manager"}, PASSWORD, CHEAP)
+        app = bound_app(hub)
+        staff, boss = Browser(app), Browser(app)
+        staff.login("jana", PASSWORD)
+        boss.login("boss", PASSWORD)
+        yield Site(hub, clock, staff, boss)
+
+
+def _text(html: str) -> str:
+    return " ".join(re.sub(r"<[^>]+>", " ", html).split()).replace("\u00a0", " ")
+
+
+def _book_form(site: Site, table: str = "pool-04", **fields: Any) -> httpx.Response:
+    form = site.staff.get(f"/bookings/new?table={table}")
+    key = re.search(r'name="form_key" value="([^"]+)"', form.text)
+    assert key
+    data = {
+        "where": table,
+        "day": "2026-12-04",
+        "time": "20:00",
+        "name": "Novák",
+        "party_size": "4",
+        "minutes": "120",
+        "form_key": key.group(1),
+    }
+    data.update(fields)
+    data["next"] = f"/tables/{table}"
+    return site.staff.post("/bookings/new", data)
+
+
+@sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
+def test_a_phone_booking_from_the_table_page_shows_on_its_card_from_15_minutes_before(site):
+    page = site.staff.get("/tables/pool-04")
+    assert 'id="book-table" href="/bookings/new?table=pool-04"' in page.text  # "Rezervovať" on the table's page
+    r = _book_form(site, phone="0903 123 456")
+    assert r.status_code == 303 and r.headers["location"] == "/tables/pool-04"
+    assert "Rezervované: Pool 4, 4. 12. 20:00 – 22:00, Novák (4)." in _text(site.staff.get("/tables/pool-04").text)
+    site.at(19, 44)
+    assert "Rezervované" not in _text(site.staff.get("/tables/pool-04/card").text)
+    site.at(19, 45)
+    assert "Rezervované 20:00 (Novák, 4)" in _text(site.staff.get("/tables/pool-04/card").text)
+    assert "Rezervované 20:00 (Novák, 4)" in _text(site.staff.get("/floor/rooms").text)
+
+
+@sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
+def test_a_refused_booking_comes_back_with_what_was_typed_and_the_free_tables(site):
+    _book_form(site)
+    again = _book_form(site, name="Horák", time="21:00")
+    assert again.status_code == 409
+    said = _text(again.text)
+    assert "Pool 4 je rezervovaný 20:00 – 22:00; v tom čase je voľný: Pool 1, Pool 2" in said
+    assert 'value="Horák"' in again.text and 'value="21:00"' in again.text
+    assert _book_form(site, time="25:00").status_code == 409
+
+
+@sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
+def test_after_two_no_shows_the_form_asks_for_the_deposit(site):
+    for n in (1, 2):
+        b = site.hub.execute(
+            BookTable(
+                table=f"pool-0{n}",
+                start=local(2026, 12, 4, 18, 15),
+                end=local(2026, 12, 4, 19),
+                party_size=2,
+                name="Neprišiel",
+                phone="0905 000 111",
+                actor="jana",
+            )
+        )
+        site.at(18, 15)
+        site.hub.execute(MarkNoShow(booking=b, actor="jana"))
+    r = _book_form(site, name="Neprišiel", phone="0905 000 111")
+    assert r.status_code == 409 and 'id="deposit"' in r.text
+    assert "vyžiadajte si zálohu 10,00 €" in _text(r.text)
+    key = re.search(r'name="form_key" value="([^"]+)"', r.text)
+    assert key
+    done = site.staff.post(
+        "/bookings/new",
+        {
+            "where": "pool-04",
+            "day": "2026-12-04",
+            "time": "20:00",
+            "name": "Neprišiel",
+            "phone": "0905 000 111",
+            "party_size": "2",
+            "minutes": "120",
+            "deposit": "10,00",
+            "form_key": key.group(1),
+            "next": "/bookings",
+        },
+    )
+    assert done.status_code == 303
+    day = _text(site.staff.get("/bookings").text)
+    assert "čaká na zálohu" in day and "Záloha 10,00 €: na zaplatenie" in day
+
+
+@sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
+def test_the_start_form_warns_a_walk_in_and_offers_prepaid_time_only_up_to_the_booking(site):
+    _book_form(site)
+    site.at(19, 15)
+    page = _text(site.staff.get("/tables/pool-04").text)
+    assert "Rezervované od 20:00 (Novák, 4). Hra na 60 min by do nej zasiahla o 15 min. Predplatiť sa tu dá najviac 45 min." in page
+    assert "Na dlhšie je voľný: Pool 1 Pool 2 Pool 3" in page
+    html = site.staff.get("/tables/pool-04").text
+    assert 'data-minutes="30"' in html and 'data-minutes="60"' not in html and 'max="45"' in html
+    assert 'data-minutes="60"' in site.staff.get("/tables/pool-05").text  # nothing booked there
+
+
+@sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
+def test_the_day_view_shows_the_grid_the_phones_and_prisli_starts_the_game(site):
+    _book_form(site, phone="0903 123 456")
+    page = site.staff.get("/bookings")
+    assert 'data-slot="pool-04 19:30"' in page.text and 'data-slot="pool-04 20:00"' not in page.text  # booked 20:00-22:00
+    said = _text(page.text)
+    assert "Novák (4)" in said and "+421 903 123 456" in said
+    booking = re.search(r'data-booking="(\d+)"', page.text)
+    assert booking
+    site.at(19, 55)
+    r = site.staff.post(f"/bookings/{booking.group(1)}/arrived", {"next": "/bookings"})
+    assert r.status_code == 303 and r.headers["location"] == "/tables/pool-04"
+    assert site.hub.open_game("pool-04") is not None
+
+
+@sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
+def test_blocks_are_the_managers_and_list_the_guests_to_call(site):
+    site.hub.execute(
+        BookTable(
+            table="carom-01",
+            start=local(2026, 12, 4, 20),
+            end=local(2026, 12, 4, 22),
+            party_size=2,
+            name="Karambolista",
+            phone="0911 222 333",
+            actor="jana",
+        )
+    )
+    form = {"kind": "tournament", "day": "2026-12-04", "start": "19:00", "end": "23:00", "label": "Lavosliga", "where": "carom-01"}
+    assert site.staff.post("/bookings/blocks", form).status_code == 403
+    r = site.boss.post("/bookings/blocks", form)
+    assert r.status_code == 303
+    said = _text(site.boss.get("/bookings").text)
+    assert "Zavolajte: Karambolista (+421 911 222 333), rezervácia na stole Karambol o 20:00 teraz nemá voľný stôl." in said
+    assert "Lavosliga" in said
+
+
+@sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
+def test_the_waiting_list_on_the_floor_and_an_offer_taken(site):
+    for n in range(1, 9):
+        site.hub.execute(StartGame(table=f"pool-0{n}", actor="jana"))
+    r = site.staff.post(
+        "/waiting", {"name": "Kováč", "party_size": "2", "kind": "pool9", "phone": "0903 555 666", "sms_ok": "true", "next": "/"}
+    )
+    assert r.status_code == 303
+    assert "Kováč , 2 · pool 9 stôp" in _text(site.staff.get("/").text)
+    game = site.hub.open_game("pool-04")
+    assert game is not None
+    site.hub.execute(StopGame(game=game.id, actor="jana"))
+    site.hub.watchdog.tick()
+    panel = _text(site.staff.get("/waiting/panel").text)
+    assert "Pool 4 voľný → Kováč, 2" in panel
+    assert "voľný → Kováč, 2" in _text(site.staff.get("/tables/pool-04/card").text)
+    party = re.search(r'data-take="(\d+)"', site.staff.get("/waiting/panel").text)
+    assert party
+    r = site.staff.post(f"/waiting/{party.group(1)}/take", {"next": "/"})
+    assert r.status_code == 303 and r.headers["location"] == "/tables/pool-04"
+    assert site.hub.open_game("pool-04") is not None
+
+
+def test_the_api_lists_bookings_with_phones_books_and_says_when_tables_are_free(site):
+    r = site.api(
+        "POST",
+        "/api/bookings",
+        json={
+            "table": "carom-01",
+            "start": "2026-12-04T20:00",
+            "end": "2026-12-04T22:00",
+            "party_size": 2,
+            "name": "Api",
+            "phone": "0903 123 456",
+        },
+    )
+    assert r.status_code == 201, r.text
+    made = r.json()
+    assert made["start"].startswith("2026-12-04T19:00") and made["phone"] == "+421 903 123 456"
+    listed = site.api("GET", "/api/bookings").json()
+    assert [b["name"] for b in listed] == ["Api"]
+    free = site.api("GET", "/api/availability?kind=carom&from=2026-12-04&to=2026-12-04").json()
+    assert [(s["start"][11:16], s["end"][11:16]) for s in free["tables"][0]["free"]] == [("17:00", "19:00"), ("21:00", "23:00")]
+    assert "phone" not in str(free) and "Api" not in str(free)
+    clash = site.api(
+        "POST",
+        "/api/bookings",
+        json={"table": "carom-01", "start": "2026-12-04T21:00", "end": "2026-12-04T22:00", "party_size": 2, "name": "Druhý"},
+    )
+    assert clash.status_code == 409 and "Carom is booked 20:00–22:00" in clash.json()["detail"]
+    assert site.api("POST", f"/api/bookings/{made['id']}/cancel", json={"reason": "zmena plánov"}).json()["state"] == "cancelled"
+    assert TestClient(site.staff.client.app).get("/api/bookings").status_code == 401  # no login, no phone numbers
+
+
+def test_the_private_ical_feed_shows_bookings_cancelled_ones_as_cancelled_and_no_phone(site):
+    kept = site.hub.execute(
+        BookTable(
+            table="pool-02",
+            start=local(2026, 12, 4, 20),
+            end=local(2026, 12, 4, 22),
+            party_size=3,
+            name="Zostáva",
+            phone="0903 123 456",
+            actor="jana",
+        )
+    )
+    gone = site.hub.execute(
+        BookTable(table="pool-03", start=local(2026, 12, 4, 20), end=local(2026, 12, 4, 22), party_size=2, name="Zrušil", actor="jana")
+    )
+    site.hub.execute(CancelBooking(booking=gone, actor="jana"))
+    r = site.staff.post("/bookings/calendar")
+    assert r.status_code == 303
+    page = site.staff.get("/bookings").text
+    link = re.search(r"(/api/calendar/[A-Za-z0-9_-]+\.ics)", page)
+    assert link
+    ics = site.staff.client.get(link.group(1))
+    assert ics.status_code == 200 and ics.headers["content-type"].startswith("text/calendar")
+    body = ics.text.replace("\r\n ", "")
+    assert f"UID:booking-{kept}@lavos.lavos" in body and "SUMMARY:Pool 2: Zostáva (3)" in body
+    assert "DTSTART:20261204T190000Z" in body
+    assert "STATUS:CANCELLED" in body and "SUMMARY:Pool 3: Zrušil (2)" in body
+    assert "903" not in body
+    site.staff.post("/bookings/calendar/revoke")
+    assert site.staff.client.get(link.group(1)).status_code == 404
+    assert site.staff.client.get("/api/calendar/not-a-real-token-at-all.ics").status_code == 404
+
+
+@sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
+def test_a_table_taken_out_of_service_lists_its_bookings_to_call(site):
+    _book_form(site, phone="0903 123 456")
+    r = site.staff.post("/tables/pool-04/out-of-service", {"reason": "oprava"})
+    assert r.status_code == 303
+    said = _text(site.staff.get("/tables/pool-04").text)
+    assert "Zavolajte: Novák (+421 903 123 456), rezervácia na stole Pool 4 o 20:00 teraz nemá voľný stôl." in said
