@@ -33,7 +33,7 @@ from broker.domain import alert_kinds
 from broker.domain.venue import load_venue
 from broker.hall.accounts import CreateStaff
 from broker.hall.facade import HubFacade
-from broker.hall.games import AddExtra, PauseGame, StartGame
+from broker.hall.games import PauseGame, StartGame
 from broker.hall.hub import Hub
 from broker.hall.members import AddMember, AssignCard, RecordFee
 from broker.storage.alerts import open_alerts, open_or_touch_alert
@@ -117,8 +117,6 @@ def busy_evening(hub: HubFacade, writer: Hub, store: Store, clock: BenchClock) -
         # A member's card plays on one table at a time (the hub refuses a second): each member once.
         member = members[i // 3] if i % 3 == 0 and i // 3 < len(members) else None
         sid = hub.execute(StartGame(table=table, member_id=member, prepaid_minutes=120 if i % 7 == 0 else None, actor="bench"))
-        if i % 4 == 0:
-            hub.execute(AddExtra(game=sid, extra="topping", quantity=2, actor="bench"))
         clock.at = now - timedelta(minutes=2)
         if i % 10 == 0:
             hub.execute(PauseGame(game=sid, actor="bench"))

@@ -99,7 +99,7 @@ def build_hub(
 def running_hub(venue: Venue, db: str | Store, **options: Any) -> Iterator[Hub]:
     """A started hub for the block; `db` is a URL (opened here and closed after) or an open Store
     (left open). `options` are build_hub's."""
-    store = open_store(db) if isinstance(db, str) else db
+    store = open_store(db, venue=venue) if isinstance(db, str) else db
     try:
         hub = build_hub(venue, store, **options)
         hub.start()

@@ -29,13 +29,14 @@ CAPABILITIES: dict[str, Capability] = {
     "floor.view": Capability(STAFF, "tables and their live state, tariffs, extras, the floor page, live updates"),
     "games.run": Capability(STAFF, "start, stop, pause, resume, move, extend a game, extras, card; a game's bill"),
     "games.open": Capability(STAFF, "the list of open games"),
+    "games.stop_all": Capability(MANAGER, "stop every game at once at closing (one confirmation); their tabs stay open to be paid"),
     "games.history": Capability(MANAGER, "stopped games with their totals (revenue), games by day"),
     "tables.service": Capability(STAFF, "take a table out of service (cleaning, repair) and put it back"),
     "tables.light": Capability(STAFF, "switch a table's light by hand (audited; an alert when no game runs)"),
-    "games.correct": Capability(MANAGER, "correct a bill by an amount, with a reason; void an extra on a bill already issued"),
-    # Staff fix their own slip while the game runs (the bill is not issued yet); once it is
-    # issued (the game stopped), a change to it is the manager's, like a correction.
-    "games.void": Capability(STAFF, "void an extra added by mistake, with a reason, while the game runs (before the bill is issued)"),
+    "games.correct": Capability(MANAGER, "correct a bill by an amount, with a reason (on a running game or an issued bill)"),
+    # An extra is an item on the game's tab: staff void it by the tab's rule (before any payment on
+    # the tab; after one, tabs.void_paid: the manager's), as any item.
+    "games.void": Capability(STAFF, "void an extra added by mistake on a game's tab, with a reason, before the tab has a payment"),
     "bills.today": Capability(STAFF, "today's bills (the business day), to find one again and reprint it"),
     # The till (issue 12): staff run tabs and take money; what changes money already taken, the
     # product list, closed days and the eKasa client are the manager's.
@@ -46,6 +47,9 @@ CAPABILITIES: dict[str, Capability] = {
     "payments.reverse": Capability(MANAGER, "reverse (refund) a payment, with a reason"),
     "day.run": Capability(STAFF, "open the business day with a float; close it (the Z report) with the counted cash"),
     "day.history": Capability(MANAGER, "closed business days, their Z reports and exports"),
+    # A blind count: staff type the counted cash before they see what the drawer should hold; the
+    # manager sees the expected cash and the takings of the day at any time.
+    "day.expected": Capability(MANAGER, "the expected cash and the takings of a business day still open (staff count blind)"),
     "ekasa.run": Capability(STAFF, "see eKasa states of receipts; record a hand-written paragón when the eKasa client is down"),
     "ekasa.settings": Capability(MANAGER, "the eKasa client: on or off, its address, a test; registering paragóny"),
     "notify.settings": Capability(MANAGER, "push notifications: targets (their addresses are secrets), a test message, the history"),
@@ -97,3 +101,9 @@ def role_for(capability: str) -> str:
 
 def allows(role: str, capability: str) -> bool:
     return role_at_least(role, role_for(capability))
+
+
+def counts_blind(role: str, day_closed: bool) -> bool:
+    """A blind count: staff see neither the expected cash nor the takings of a day still open
+    (they type what they counted first); the pages and the API ask here alike."""
+    return not day_closed and not allows(role, "day.expected")

@@ -437,7 +437,7 @@ def run_demo(
         try:
             mqtt = start_broker(workdir, [t.id for t in venue.tables], prefer=broker)
             closers.append(mqtt.stop)
-            store = open_store(f"sqlite:///{workdir / 'lavos.db'}")
+            store = open_store(f"sqlite:///{workdir / 'lavos.db'}", venue=venue)
             closers.append(store.close)
             clock = ScaledClock(evening_start(venue, datetime.now(UTC)), speed)
             core = build_hub(venue, store, mqtt_url=mqtt.hub_url, clock=clock, data_dir=workdir)  # client id = its login, lavos-hub

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from broker.domain.tariffs import Segment
     from broker.domain.venue import Venue
 
-LineKind = Literal["time", "extra", "void", "correction", "minimum"]  # void: an extra reversed
+LineKind = Literal["time", "correction", "minimum"]  # a game's own lines; its extras are on its tab
 
 _US_PER_S = 1_000_000
 
@@ -78,7 +78,7 @@ class BillLine:
     description: str  # Slovak, for staff and the receipt
     description_en: str
     # Machine code: "standard", "club_card", "card_unpaid", "card_table_not_eligible",
-    # "band:<name>", "<tariff>_hours_ended", "<tariff>", "extra:<id>", "void:<id>", "manual", "floor_zero", "minimum".
+    # "band:<name>", "<tariff>_hours_ended", "<tariff>", "manual", "floor_zero", "minimum".
     reason: str
     amount_cents: int
     tariff_id: Annotated[str | None, json_name("tariff")] = None

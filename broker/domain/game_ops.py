@@ -14,24 +14,22 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Literal, TypedDict, TypeVar, Unpack, cast, get_args
 
-from broker.domain.billing import Bill, BillLine, format_eur, make_bill, minimum_line, time_lines
+from broker.domain.billing import Bill, BillLine, make_bill, minimum_line, time_lines
 from broker.domain.euros import MAX_AMOUNT_CENTS
 from broker.domain.refusals import N_, Name, Refusal, table_name
 from broker.domain.tariffs import MemberSnapshot, Rate, RateContext, Segment, as_utc, local, rate_at, split, tariff_window
-from broker.domain.venue import Extra, Venue
+from broker.domain.venue import Venue
 
 __all__ = [
     "OP_KINDS",
     "REASON_MAX",
     "Correction",
-    "ExtraItem",
     "GameError",
     "GameState",
     "MemberSnapshot",
     "Op",
     "OpKind",
     "Segment",
-    "VoidedExtra",
     "apply",
     "bill",
     "bill_reason",
@@ -40,7 +38,6 @@ __all__ = [
     "correction_op",
     "current_rate",
     "extend_op",
-    "extra_op",
     "pause_op",
     "prepaid_remaining",
     "replay",
@@ -49,14 +46,17 @@ __all__ = [
     "start_op",
     "stop_op",
     "transfer_op",
-    "void_op",
 ]
 
 OpKind = Literal["start", "stop", "pause", "resume", "transfer", "card", "card_removed", "extend", "extra", "correction", "void"]
 OP_KINDS: tuple[str, ...] = get_args(OpKind)
-# A stopped table may still get its tab settled before payment, and a bill already issued may be
-# corrected or have an extra voided (who may do that is the dashboard's access table).
-_AFTER_STOP = {"extra", "correction", "void"}
+# "extra" and "void" are kinds of the past: a game's extras were ops of its log until migration
+# 0012 moved every one onto the game's tab (broker.hall.till.tabs: products, VAT per item, one void
+# path). They stay in the logs (never deleted), are read and ignored; nothing appends them any more.
+MOVED_TO_TAB = frozenset({"extra", "void"})
+# A bill already issued may be corrected (who may do that is the dashboard's access table); the
+# moved kinds may follow a stop in an old log.
+_AFTER_STOP = {"correction"} | MOVED_TO_TAB
 REASON_MAX = 200
 _MAX_MINUTES = 24 * 60
 _MAX_QUANTITY = 100
@@ -159,26 +159,12 @@ def extend_op(at: datetime, minutes: int, *, actor: str = "system", reason: str 
     return Op("extend", at, {"minutes": minutes}, actor, reason)
 
 
-def extra_op(at: datetime, extra_id: str, quantity: int = 1, *, venue: Venue, actor: str = "system", reason: str | None = None) -> Op:
-    """The price is copied into the op: a later price change in the venue file must not
-    change what a replay bills for a pizza topping already served."""
-    return Op("extra", at, {"extra": extra_id, "quantity": quantity, "unit_cents": _extra(venue, extra_id).price_cents}, actor, reason)
-
-
 def correction_op(at: datetime, amount_cents: int, reason: str, *, actor: str) -> Op:
     return Op("correction", at, {"amount_cents": amount_cents}, actor, reason)
 
 
-def void_op(at: datetime, extra_op: int, reason: str, *, actor: str) -> Op:
-    """Void the extra added by operation number `extra_op` (1-based, in the game's log).
-
-    Money is never deleted: the extra's op stays in the log and on the bill, and the void adds
-    the same amount negative, with who and why, so the bill shows both."""
-    return Op("void", at, {"extra_op": extra_op}, actor, reason)
-
-
 def bill_reason(reason: object) -> str:
-    """The reason of a correction or a void, trimmed; GameError when it is missing or too long.
+    """The reason of a correction, trimmed; GameError when it is missing or too long.
 
     A person reads it on the bill and in the audit months later, so it must say something."""
     text = reason.strip() if isinstance(reason, str) else ""
@@ -294,26 +280,6 @@ def _parse(op: Op) -> _OpData:
 
 
 @dataclass(frozen=True)
-class ExtraItem:
-    at: datetime
-    extra_id: str
-    quantity: int
-    unit_cents: int
-    actor: str
-    op: int = 0  # its operation's number in the log, by which a void names it
-
-
-@dataclass(frozen=True)
-class VoidedExtra:
-    """An extra taken off the bill by a later op: the extra stays, this reverses it."""
-
-    at: datetime
-    item: ExtraItem
-    reason: str
-    actor: str
-
-
-@dataclass(frozen=True)
 class Correction:
     at: datetime
     amount_cents: int
@@ -337,13 +303,8 @@ class GameState:
     running_since: datetime | None = None  # start of the played time not yet cut into segments
     prepaid_until: datetime | None = None
     segments: tuple[Segment, ...] = ()  # played time up to the last op that changed the rate or paused
-    extras: tuple[ExtraItem, ...] = ()
     corrections: tuple[Correction, ...] = ()
-    voids: tuple[VoidedExtra, ...] = ()
     op_count: int = 0
-
-    def voided(self, item: ExtraItem) -> VoidedExtra | None:
-        return next((v for v in self.voids if v.item.op == item.op), None)
 
     @property
     def context(self) -> RateContext:
@@ -362,13 +323,6 @@ def _venue_lookup(lookup: Callable[[str], _Found], key: str) -> _Found:
         return lookup(key)
     except KeyError as e:
         raise GameError(e.args[0]) from None
-
-
-def _extra(venue: Venue, extra_id: str) -> Extra:
-    by_id = {e.id: e for e in venue.extras}
-    if extra_id not in by_id:
-        raise GameError(N_("There is no extra %(extra)s in the price list."), extra=extra_id[:40])
-    return by_id[extra_id]
 
 
 def _billed_table(venue: Venue, table_id: str) -> str:
@@ -501,10 +455,9 @@ def _extend(state: GameState, op: Op, d: _OpData, venue: Venue) -> GameState:
     return replace(state, prepaid_until=max(state.prepaid_until, now) + timedelta(minutes=d["minutes"]))
 
 
-def _add_extra(state: GameState, op: Op, d: _OpData, venue: Venue) -> GameState:
-    _extra(venue, d["extra"])
-    item = ExtraItem(op.at, d["extra"], d["quantity"], d["unit_cents"], op.actor, state.op_count + 1)
-    return replace(state, extras=(*state.extras, item))
+def _moved_to_tab(state: GameState, op: Op, d: _OpData, venue: Venue) -> GameState:
+    """An extra (or its void) of an old log: migration 0012 put it on the game's tab, where it counts."""
+    return state
 
 
 def _correct(state: GameState, op: Op, d: _OpData, venue: Venue) -> GameState:
@@ -512,18 +465,6 @@ def _correct(state: GameState, op: Op, d: _OpData, venue: Venue) -> GameState:
     if op.actor == "system":
         raise GameError(N_("A correction is made by a person (a manager), not by the system."))
     return replace(state, corrections=(*state.corrections, Correction(op.at, d["amount_cents"], reason, op.actor)))
-
-
-def _void(state: GameState, op: Op, d: _OpData, venue: Venue) -> GameState:
-    reason = bill_reason(op.reason)
-    if op.actor == "system":
-        raise GameError("a void is made by a person; actor 'system' is not allowed")
-    item = next((e for e in state.extras if e.op == d["extra_op"]), None)
-    if item is None:
-        raise GameError(N_("There is no such extra on this bill to void."))
-    if state.voided(item) is not None:
-        raise GameError(N_("That extra is already voided."))
-    return replace(state, voids=(*state.voids, VoidedExtra(op.at, item, reason, op.actor)))
 
 
 _HANDLERS: dict[str, Callable[[GameState, Op, _OpData, Venue], GameState]] = {
@@ -534,9 +475,9 @@ _HANDLERS: dict[str, Callable[[GameState, Op, _OpData, Venue], GameState]] = {
     "card": _card,
     "card_removed": _card_removed,
     "extend": _extend,
-    "extra": _add_extra,
+    "extra": _moved_to_tab,
     "correction": _correct,
-    "void": _void,
+    "void": _moved_to_tab,
 }
 
 
@@ -607,33 +548,6 @@ def prepaid_remaining(state: GameState, now: datetime) -> timedelta | None:
     return max(timedelta(0), state.prepaid_until - ref)
 
 
-def _extra_names(venue: Venue) -> dict[str, tuple[str, str]]:
-    """Extra id → (Slovak, English) name, as the bill prints them."""
-    return {e.id: (e.name, e.name_en or e.name) for e in venue.extras}
-
-
-def _extra_lines(state: GameState, venue: Venue) -> list[BillLine]:
-    counts: dict[tuple[str, int], int] = {}
-    for item in state.extras:
-        counts[item.extra_id, item.unit_cents] = counts.get((item.extra_id, item.unit_cents), 0) + item.quantity
-    names = _extra_names(venue)
-    lines = []
-    for (extra_id, unit), qty in counts.items():
-        sk, en = names.get(extra_id, (extra_id, extra_id))
-        lines.append(
-            BillLine(
-                kind="extra",
-                description=f"{sk} {qty} × {format_eur(unit)}",
-                description_en=f"{en} {qty} × {format_eur(unit, 'en')}",
-                reason=f"extra:{extra_id}",
-                amount_cents=qty * unit,
-                quantity=qty,
-                unit_cents=unit,
-            )
-        )
-    return lines
-
-
 def _correction_lines(state: GameState) -> list[BillLine]:
     return [
         BillLine(
@@ -649,33 +563,10 @@ def _correction_lines(state: GameState) -> list[BillLine]:
     ]
 
 
-def _void_lines(state: GameState, venue: Venue) -> list[BillLine]:
-    names = _extra_names(venue)
-    lines = []
-    for v in state.voids:
-        e = v.item
-        sk, en = names.get(e.extra_id, (e.extra_id, e.extra_id))
-        lines.append(
-            BillLine(
-                kind="void",
-                description=f"Storno: {sk} {e.quantity} × {format_eur(e.unit_cents)} ({v.actor}: {v.reason})",
-                description_en=f"Voided: {en} {e.quantity} × {format_eur(e.unit_cents, 'en')} ({v.actor}: {v.reason})",
-                reason=f"void:{e.extra_id}",
-                amount_cents=-e.quantity * e.unit_cents,
-                start=v.at,
-                quantity=e.quantity,
-                unit_cents=-e.unit_cents,
-            )
-        )
-    return lines
-
-
 def bill(state: GameState, venue: Venue, now: datetime) -> Bill:
-    """The bill; an open game is billed up to `now`, a stopped one ignores it.
-
-    A voided extra stays on it, followed by its reversal (a negative line saying who and why)."""
+    """The bill of the game's table time (and a manager's corrections); an open game is billed up
+    to `now`, a stopped one ignores it. What was put on the game's tab (extras, drinks) is the tab's."""
     played = time_lines(segments(state, venue, now), venue)
     minimum = minimum_line(played, venue.billing.minimum_cents)
-    extras = [*_extra_lines(state, venue), *_void_lines(state, venue)]
-    lines = [*played, *([minimum] if minimum else []), *extras, *_correction_lines(state)]
+    lines = [*played, *([minimum] if minimum else []), *_correction_lines(state)]
     return make_bill(lines, venue.billing.vat_percent)

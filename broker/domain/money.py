@@ -1,8 +1,8 @@
 """A tab's bill as money: its lines with their VAT rates, the VAT per rate, what is paid and owed.
 
-Pure: lines and payments in, totals out. A tab collects the bill of its game (table time and the
-game's extras, at the venue's VAT rate: broker.domain.game_ops), the items put on it from the
-product list (each at its product's rate) and the tabs merged into it. VAT is computed per rate
+Pure: lines and payments in, totals out. A tab collects the bill of its game (table time, at the venue's
+VAT rate: broker.domain.game_ops), the items put on it from the product list (each at its product's
+rate and in its category: drinks, a game's extras…) and the tabs merged into it. VAT is computed per rate
 on the gross sum of that rate's lines, as a Slovak receipt prints it (base and VAT per rate), so
 a receipt's VAT rows are exactly what the close-out adds up.
 
@@ -11,16 +11,17 @@ Integer cents throughout; nothing here rounds except `billing.vat_share` (half-u
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol, TypeVar
 
 from broker.domain.billing import vat_share
 from broker.domain.json_shape import HIDDEN, derived
 
-__all__ = ["TABLE_TIME", "MoneyLine", "TabBill", "TabStatus", "VatRow", "allocate", "tab_bill", "vat_rows"]
+__all__ = ["TABLE_TIME", "MoneyLine", "TabBill", "TabStatus", "VatRow", "allocate", "share_out", "tab_bill", "vat_rows"]
 
-TABLE_TIME = "table_time"  # the category of a game's lines (time, minimum, its extras, corrections)
+TABLE_TIME = "table_time"  # the category of a game's lines (time, minimum, corrections)
+K = TypeVar("K", bound=Hashable)
 TabStatus = Literal["open", "partly_paid", "paid"]
 
 
@@ -109,17 +110,22 @@ def allocate(amount_cents: int, weights: dict[int, int]) -> dict[int, int]:
     VAT rate). The shares always sum to `amount_cents`; a key of weight 0 gets 0 unless all are 0
     (then everything goes to the largest key). Works for negative amounts (a reversal) by symmetry.
     """
+    return share_out(amount_cents, weights, first=lambda k: -k)
+
+
+def share_out(amount_cents: int, weights: Mapping[K, int], *, first: Callable[[K], Any]) -> dict[K, int]:
+    """`allocate` for any keys: a tie (and an amount over weights all 0) goes to the key `first` ranks first."""
     if not weights:
         raise ValueError("nothing to allocate to")
     if amount_cents < 0:
-        return {k: -v for k, v in allocate(-amount_cents, weights).items()}
+        return {k: -v for k, v in share_out(-amount_cents, weights, first=first).items()}
     total = sum(weights.values())
     if total == 0:
-        top = max(weights)
+        top = min(weights, key=first)
         return {k: (amount_cents if k == top else 0) for k in weights}
     shares = {k: amount_cents * w // total for k, w in weights.items()}
     left = amount_cents - sum(shares.values())
-    order = sorted(weights, key=lambda k: (-((amount_cents * weights[k]) % total), -k))
+    order = sorted(weights, key=lambda k: (-((amount_cents * weights[k]) % total), first(k)))
     for k in order[:left]:
         shares[k] += 1
     return shares

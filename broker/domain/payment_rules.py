@@ -10,13 +10,19 @@ Rules (issue 12), each in one place here:
   payment's rounding, outside the bill and its VAT). Typing that rounded amount (17,35 €) pays the
   17,33 € owed. Tendered ≥ the cash due, change = tendered - the cash due. Any other method takes
   no tendered amount and is never rounded.
-- Nothing is owed (a paid tab or part) → refused, whatever the method.
+- Nothing is owed (a paid tab or part) → refused, whatever the method; a paid split part is
+  refused as that part ("Časť 1 … je už zaplatená"), never moved on to the next part.
+- A one-tap payment names the amount the page showed as owed (`expected_owed_cents`): when the
+  bill moved meanwhile (a drink put on it from another tablet, an item voided), it is refused
+  with the new amount, so the guest is never charged what they were not told, nor less.
 - What a payment paid for is frozen when it is taken (`frozen_lines`): the whole bill (or the whole
   part) when the payment pays all of it at once; otherwise one line per VAT rate, "Čiastočná
   úhrada", the amount shared out over the rates in proportion to what is still unpaid at each
   rate (broker.domain.money.allocate: largest remainder, odd cents to the larger remainder, ties to
   the higher rate). Because the weights are what is still unpaid per rate, the last payment takes
   exactly the rest at each rate: the receipts of one tab add up to its bill per VAT rate, to the cent.
+  Each such line also freezes what it paid for by category (table time, drinks, food…), its amount
+  shared pro rata over the bill's categories at its rate (broker.domain.revenue.by_category).
   A rate already paid beyond what it owes (an item voided after a part payment) gets a correcting
   negative line back to zero, and the amount it frees is shared over the rates still owed.
 """
@@ -29,8 +35,9 @@ from dataclasses import dataclass
 from broker.domain.cash_rounding import NO_ROUNDING, cash_due
 from broker.domain.euros import euros, whole_cents
 from broker.domain.money import allocate, vat_rows
-from broker.domain.receipt import ReceiptLine
+from broker.domain.receipt import ReceiptLine, line_from_json
 from broker.domain.refusals import N_, Refusal
+from broker.domain.revenue import by_category
 
 __all__ = [
     "PARTIAL",
@@ -41,7 +48,7 @@ __all__ = [
     "negated",
 ]
 
-PARTIAL = "partial_payment"  # the category of a partial payment's lines (its goods are not known)
+PARTIAL = "partial_payment"  # the category of a part payment's lines (one per rate; its `categories` say what it paid for)
 
 
 class PaymentRefused(Refusal):
@@ -62,12 +69,34 @@ class Tender:
 
 
 def check_payment(
-    amount_cents: object, owed_cents: int, *, cash: bool, tendered_cents: object, what: object, rounding: int = NO_ROUNDING
+    amount_cents: object,
+    owed_cents: int,
+    *,
+    cash: bool,
+    tendered_cents: object,
+    what: object,
+    rounding: int = NO_ROUNDING,
+    part: int | None = None,
+    tab: object = None,
+    expected_owed_cents: object = None,
 ) -> Tender:
-    """The payment `amount_cents` against `owed_cents` (of `what`, a name for the refusal), or a refusal;
-    cash rounded to `rounding` cents (the venue's [till] cash_rounding)."""
+    """The payment `amount_cents` against `owed_cents` (of `what`, a name for the refusal), or a
+    refusal; cash rounded to `rounding` cents (the venue's [till] cash_rounding). A split part's
+    payment names the part (`part`) and its tab (`tab`); `expected_owed_cents` is what the page
+    showed as owed (None: not checked)."""
     if owed_cents <= 0:
+        if part is not None:
+            raise PaymentRefused(
+                N_("Part %(part)d of %(tab)s is paid already; choose a part still to pay."), part=part, tab=tab if tab is not None else what
+            )
         raise PaymentRefused(N_("%(what)s is paid already; there is nothing left to pay."), what=what)
+    if expected_owed_cents is not None and expected_owed_cents != owed_cents:
+        raise PaymentRefused(
+            N_("The bill changed meanwhile: %(what)s now owes %(owed)s, not %(shown)s. Check it with the guest and pay again."),
+            what=what,
+            owed=euros(owed_cents),
+            shown=euros(whole_cents(expected_owed_cents) or 0),
+        )
     amount = whole_cents(amount_cents)
     if amount is None:
         raise PaymentRefused(N_("Give the amount in whole cents above zero, e.g. 12,50 €."))
@@ -125,16 +154,18 @@ def frozen_lines(
     owed = {rate: left for rate, left in unpaid.items() if left > 0} or {0: 0}
     shares = allocate(amount_cents - sum(over.values()), owed)
     paid = [
-        _part_line(rate, share, f"Čiastočná úhrada účtu {label}", f"Part payment of the bill {label_en}") for rate, share in shares.items()
+        _part_line(rate, share, lines, f"Čiastočná úhrada účtu {label}", f"Part payment of the bill {label_en}")
+        for rate, share in shares.items()
     ]
     corrections = [
-        _part_line(rate, left, f"Oprava DPH po storne, účet {label}", f"VAT correction after a void, bill {label_en}")
+        _part_line(rate, left, lines, f"Oprava DPH po storne, účet {label}", f"VAT correction after a void, bill {label_en}")
         for rate, left in over.items()
     ]
     return sorted((x for x in paid + corrections if x.amount_cents), key=lambda x: (-x.vat_percent, x.amount_cents < 0))
 
 
-def _part_line(rate: int, cents: int, description: str, description_en: str) -> ReceiptLine:
+def _part_line(rate: int, cents: int, bill: list[ReceiptLine], description: str, description_en: str) -> ReceiptLine:
+    """One rate's share of a part payment, with what it paid for by category (the Z report's)."""
     return ReceiptLine(
         description=description,
         description_en=description_en,
@@ -143,13 +174,24 @@ def _part_line(rate: int, cents: int, description: str, description_en: str) -> 
         amount_cents=cents,
         vat_percent=rate,
         category=PARTIAL,
+        categories=by_category(cents, rate, bill) if cents else (),
     )
 
 
 def negated(lines: Iterable[ReceiptLine]) -> list[ReceiptLine]:
     """A reversal's lines: the original's given back (quantity and amount negative, the unit price kept)."""
     return [
-        ReceiptLine(x.description, x.description_en, -x.quantity, x.unit_cents, -x.amount_cents, x.vat_percent, x.category) for x in lines
+        ReceiptLine(
+            x.description,
+            x.description_en,
+            -x.quantity,
+            x.unit_cents,
+            -x.amount_cents,
+            x.vat_percent,
+            x.category,
+            tuple((c, -cents) for c, cents in x.categories),
+        )
+        for x in lines
     ]
 
 
@@ -157,4 +199,4 @@ def part_lines(doc: Mapping[str, object]) -> list[ReceiptLine]:
     """A split part's lines (m1's Tab.split JSON: {"lines": [ReceiptLine-shaped dicts], ...})."""
     rows = doc.get("lines") or []
     assert isinstance(rows, list)
-    return [ReceiptLine(**row) for row in rows]
+    return [line_from_json(row) for row in rows]

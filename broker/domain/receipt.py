@@ -17,7 +17,7 @@ from pydantic import Field
 from broker.domain.json_shape import HIDDEN, derived, every_field_sent
 from broker.domain.money import MoneyLine, VatRow, vat_rows
 
-__all__ = ["Issuer", "Receipt", "ReceiptLine", "lines_from_json", "lines_json", "vat_from_json"]
+__all__ = ["Issuer", "Receipt", "ReceiptLine", "line_from_json", "lines_from_json", "lines_json", "vat_from_json"]
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,10 @@ class ReceiptLine:
     amount_cents: int
     vat_percent: int
     category: str
+    # A part payment's line (category "partial_payment", one per VAT rate) paid for a share of what
+    # the bill holds at its rate: that share by category, summing to amount_cents (broker.domain.revenue).
+    # Frozen with the payment for the revenue's categories; the receipt's JSON never had it.
+    categories: Annotated[tuple[tuple[str, int], ...], HIDDEN] = ()
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,7 @@ def lines_json(lines: Iterable[MoneyLine | ReceiptLine]) -> dict[str, object]:
             "amount_cents": x.amount_cents,
             "vat_percent": x.vat_percent,
             "category": x.category,
+            **({"categories": [[c, cents] for c, cents in x.categories]} if isinstance(x, ReceiptLine) and x.categories else {}),
         }
         for x in lines
     ]
@@ -106,8 +111,18 @@ def lines_json(lines: Iterable[MoneyLine | ReceiptLine]) -> dict[str, object]:
     return {"lines": rows, "vat": [{"vat_percent": v.vat_percent, "gross_cents": v.gross_cents, "vat_cents": v.vat_cents} for v in vat]}
 
 
+_FIELDS = ("description", "description_en", "quantity", "unit_cents", "amount_cents", "vat_percent", "category")
+
+
+def line_from_json(row: Mapping[str, Any]) -> ReceiptLine:
+    """One line of `lines_json`'s shape (keys it may grow are ignored)."""
+    shares = tuple((str(c), int(cents)) for c, cents in row.get("categories") or ())
+    fields: dict[str, Any] = {k: row.get(k) for k in _FIELDS}  # JSON: its shape checked by its writer, lines_json
+    return ReceiptLine(**fields, categories=shares)
+
+
 def lines_from_json(doc: Mapping[str, Any]) -> tuple[ReceiptLine, ...]:
-    return tuple(ReceiptLine(**row) for row in doc.get("lines", ()))
+    return tuple(line_from_json(row) for row in doc.get("lines", ()) if isinstance(row, Mapping))
 
 
 def vat_from_json(doc: Mapping[str, Any]) -> tuple[VatRow, ...]:

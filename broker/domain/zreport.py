@@ -9,9 +9,11 @@ Money is what `Payment.amount_cents` says (signed: a reversal is negative; chang
 already netted out of it), so every total is a plain sum and a reversal brings each total back.
 Cash rounding (`Payment.rounding_cents`) is neither takings nor VAT: it is a line of its own, and
 the drawer's expected cash includes it.
-Category and VAT come from the payment's frozen lines (`Payment.lines`, the receipt's lines); if
-those do not add up to the payment (a record from elsewhere), the amount is shared out over them
-(money.allocate) or the difference is shown as "unassigned", so the breakdowns always sum to the total.
+The day's takings are its revenue, as broker.domain.revenue defines it for the reports too.
+Category and VAT come from the payment's frozen lines (`Payment.lines`, the receipt's lines; a part
+payment's share by the categories of what it paid for); if those do not add up to the payment (a
+record from elsewhere), the amount is shared out over them (money.allocate) or the difference is
+shown as "unassigned", so the breakdowns always sum to the total.
 """
 
 from __future__ import annotations
@@ -24,17 +26,18 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import Field
+from pydantic import Field, field_serializer
 
 from broker.domain.billing import vat_share
 from broker.domain.json_shape import HIDDEN, derived, every_field_sent
-from broker.domain.money import TABLE_TIME, allocate
-from broker.domain.receipt import ReceiptLine
+from broker.domain.money import TABLE_TIME
+from broker.domain.revenue import UNASSIGNED, PaymentRecord, payment_parts, takings
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
 __all__ = [
+    "BLIND",
     "UNASSIGNED",
     "CorrectionRecord",
     "DayOpening",
@@ -47,10 +50,10 @@ __all__ = [
     "payment_from_json",
     "payment_to_json",
     "to_json",
+    "withheld",
     "z_report",
 ]
 
-UNASSIGNED = "unassigned"  # the category of money whose frozen lines do not say what it paid for
 FORMAT = 1  # the version of the frozen report's shape (business_days.report["format"])
 
 
@@ -68,30 +71,8 @@ class Method:
 
 
 @dataclass(frozen=True)
-class PaymentRecord:
-    """One payments row counted on the day (its business_day), a reversal included."""
-
-    id: int
-    method: str
-    amount_cents: int  # signed: what counts (change already given back is not in it)
-    staff: str
-    at: datetime
-    receipt_no: int | None
-    tab: str  # where: the table's name or the walk-in tab's label ("" : a walk-in tab without one)
-    tab_id: int
-    lines: tuple[ReceiptLine, ...]
-    reverses_id: int | None = None
-    reverses_receipt_no: int | None = None
-    reason: str | None = None
-    # The earlier business day this payment corrects, when it does: a reversal of a payment counted
-    # on a closed day, or money for a tab of an earlier (closed) day. None: it is the day's own.
-    corrects_day: date | None = None
-    rounding_cents: int = 0  # cash rounding: in the drawer beyond the amount (broker.domain.cash_rounding)
-
-
-@dataclass(frozen=True)
 class VoidRecord:
-    """An item voided on a tab, or an extra voided on a game's bill, on the day."""
+    """An item voided on a tab (a drink, a game's extra) on the day."""
 
     at: datetime
     by: str
@@ -102,7 +83,7 @@ class VoidRecord:
     amount_cents: int  # what was taken off the bill (positive)
     where: str  # the table's name or the walk-in tab's label
     tab_id: int | None
-    kind: str  # "item" (a tab item) or "extra" (a game's extra)
+    kind: str  # "item" (a tab item; "extra" in reports frozen before extras were items)
 
 
 @dataclass(frozen=True)
@@ -224,7 +205,8 @@ class ZReport:
     payments_count: int
     payments_cents: int
     reversals_cents: int
-    total_cents: int  # the day's takings: every payment counted on it, reversals included
+    # the day's takings: its revenue (broker.domain.revenue), every payment counted on it, reversals included
+    total_cents: Annotated[int, Field(description="Revenue (incl. VAT, paid): every payment counted on the day, refunds deducted")]
     table_time_cents: int
     items_cents: int
     by_method: tuple[MethodTotal, ...]
@@ -243,6 +225,11 @@ class ZReport:
     rounding_cents: Annotated[
         int, Field(description="The cash rounding to 0,05 € of the day's payments: in the drawer, not takings, no VAT")
     ] = 0
+    # A staff user's view of a day still open (a blind count, `withheld`): the JSON carries the
+    # expected cash, the takings and their breakdowns (BLIND) as null until the day is closed.
+    blind: Annotated[bool, Field(description="Staff count blind: the expected cash and the takings are null until the day is closed")] = (
+        False
+    )
 
     @derived
     def expected_cash_cents(self) -> int:
@@ -262,6 +249,51 @@ class ZReport:
     def closed(self) -> bool:
         return self.closed_at is not None
 
+    # The blind count in the JSON: what BLIND names is null there (the view keeps its figures, so
+    # the page and the frozen copy are made from the one report). Typed per field, so the
+    # document says which may be null.
+    @field_serializer(
+        "expected_cash_cents",
+        "cash_cents",
+        "rounding_cents",
+        "payments_cents",
+        "reversals_cents",
+        "total_cents",
+        "table_time_cents",
+        "items_cents",
+    )
+    def _blind_cents(self, cents: int) -> int | None:
+        return None if self.blind else cents
+
+    @field_serializer("by_method")
+    def _blind_methods(self, rows: tuple[MethodTotal, ...]) -> tuple[MethodTotal, ...] | None:
+        return None if self.blind else rows
+
+    @field_serializer("by_staff")
+    def _blind_staff(self, rows: tuple[StaffTotal, ...]) -> tuple[StaffTotal, ...] | None:
+        return None if self.blind else rows
+
+    @field_serializer("by_category")
+    def _blind_categories(self, rows: tuple[CategoryTotal, ...]) -> tuple[CategoryTotal, ...] | None:
+        return None if self.blind else rows
+
+    @field_serializer("by_vat")
+    def _blind_vat(self, rows: tuple[VatTotal, ...]) -> tuple[VatTotal, ...] | None:
+        return None if self.blind else rows
+
+    @field_serializer("refunds")
+    def _blind_refunds(self, rows: tuple[Refund, ...]) -> tuple[Refund, ...] | None:
+        return None if self.blind else rows
+
+    @field_serializer("earlier_days")
+    def _blind_earlier(self, rows: tuple[EarlierDay, ...]) -> tuple[EarlierDay, ...] | None:
+        return None if self.blind else rows
+
+
+def withheld(report: ZReport) -> ZReport:
+    """The report as staff see it while the day is open: blind (its JSON withholds BLIND)."""
+    return dataclasses.replace(report, blind=True)
+
 
 # --- the sums ----------------------------------------------------------------------------------
 
@@ -269,21 +301,6 @@ class ZReport:
 def _vat(gross: int, rate: int) -> int:
     """vat_share for a signed gross: a reversal's VAT is exactly the payment's, negative."""
     return vat_share(gross, rate) if gross >= 0 else -vat_share(-gross, rate)
-
-
-def payment_parts(p: PaymentRecord, fallback_vat: int) -> list[tuple[str, int, int]]:
-    """(category, VAT rate, cents) of what the payment paid for, summing exactly to its amount."""
-    parts = [(x.category, x.vat_percent, x.amount_cents) for x in p.lines]
-    total = sum(c for _, _, c in parts)
-    if total == p.amount_cents:
-        return parts
-    same_sign = total != 0 and all(c * total >= 0 for _, _, c in parts)
-    if same_sign:
-        # E.g. lines of the whole bill on a part payment: the amount is shared out over them, exactly.
-        shares = allocate(abs(p.amount_cents), {n: abs(c) for n, (_, _, c) in enumerate(parts)})
-        sign = -1 if p.amount_cents < 0 else 1
-        return [(cat, rate, sign * shares[n]) for n, (cat, rate, _) in enumerate(parts)]
-    return [*parts, (UNASSIGNED, fallback_vat, p.amount_cents - total)]
 
 
 def z_report(
@@ -343,7 +360,7 @@ def z_report(
         for p in pays
         if p.corrects_day is not None and p.corrects_day < opening.day
     )
-    total = sum(p.amount_cents for p in pays)
+    total = takings(pays)  # revenue: broker.domain.revenue, the reports' definition too
     table_time = by_category.get(TABLE_TIME, 0)
     return ZReport(
         day=opening.day,
@@ -377,6 +394,26 @@ def z_report(
         open_tabs_confirmed=open_tabs_confirmed,
         rounding_cents=sum(p.rounding_cents for p in pays),
     )
+
+
+# A blind count: before a day is closed, these figures tell the cash the drawer should hold (the
+# float plus the cash taken; or the takings less the other methods), so staff see none of them
+# until they have typed what they counted (who counts blind is the dashboard's access table).
+BLIND = (
+    "cash_cents",
+    "rounding_cents",
+    "payments_cents",
+    "reversals_cents",
+    "total_cents",
+    "table_time_cents",
+    "items_cents",
+    "by_method",
+    "by_staff",
+    "by_category",
+    "by_vat",
+    "refunds",
+    "earlier_days",
+)
 
 
 # --- frozen as JSON (business_days.report) -----------------------------------------------------

@@ -51,6 +51,7 @@ from broker.hall.errors import ServiceError
 from broker.hall.games import StartGame
 from broker.hall.ports import HallState
 from broker.hall.table_service import OutOfServiceBook
+from broker.hall.till.business_days import open_day
 from broker.hall.till.payments import ReversePayment
 from broker.storage.after_commit import after_commit
 from broker.storage.audit import record_audit
@@ -373,7 +374,7 @@ class Bookings:
             label=f"Záloha {row.name} {local:%d.%m. %H:%M}"[:60],
             opened_at=now,
             opened_by=actor,
-            business_day=business_day(now, self.h.venue),
+            business_day=open_day(db, self.h.venue, now),  # after the close-out: the next day's (as every tab)
         )
         db.add(tab)
         db.flush()

@@ -7,9 +7,10 @@ says how they read as JSON), the floor's cards and the bill page draw them. Hall
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
@@ -17,6 +18,9 @@ from broker.domain import game_ops
 from broker.domain.billing import Bill, format_eur
 from broker.domain.json_shape import derived, every_field_sent
 from broker.domain.venue import Venue
+
+if TYPE_CHECKING:
+    from broker.hall.till.tab_views import TabItemView
 
 
 @dataclass(frozen=True)
@@ -31,15 +35,30 @@ class GameMember:
 @every_field_sent
 @dataclass(frozen=True)
 class GameExtra:
-    """An extra put on the game's bill (a voided one stays, marked)."""
+    """Something put on the game's tab: a product (an extra of the venue file, a drink), at its own
+    VAT rate (a voided one stays, marked)."""
 
-    extra: str  # the venue file's extra id
+    item: Annotated[int, Field(description="The item on the game's tab: what POST .../void names")]
+    extra: Annotated[
+        str | None, Field(description="The extra's id in GET /api/extras (its product's code); null for a product that is no extra")
+    ]
+    product: int | None
+    name: str
+    name_en: str
     quantity: int
     unit_cents: int
+    vat_percent: int
+    category: str
     at: datetime
     by: str | None
-    op: Annotated[int, Field(description="The operation number that added it: what POST .../void names")]
     voided: bool = False
+
+    @classmethod
+    def of(cls, i: TabItemView) -> GameExtra:
+        return cls(
+            i.id, i.code, i.product_id, i.name, i.name_en or i.name, i.quantity, i.unit_cents, i.vat_percent, i.category,
+            i.added_at, i.added_by, i.voided_at is not None,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -98,8 +117,11 @@ def _tariff_now(st: game_ops.GameState, bill: Bill, venue: Venue, now: datetime)
     return times[-1].tariff_id if times else st.tariff
 
 
-def brief_fields(game_id: int, st: game_ops.GameState, bill: Bill, venue: Venue, now: datetime) -> dict[str, Any]:
-    """The fields every game view shares, at `now` (the hub's clock; never before the game's last op)."""
+def brief_fields(
+    game_id: int, st: game_ops.GameState, bill: Bill, venue: Venue, now: datetime, items: Iterable[TabItemView]
+) -> dict[str, Any]:
+    """The fields every game view shares, at `now` (the hub's clock; never before the game's last op);
+    `items`: what is on the game's tab (HallReads.game_items reads a list of games' at once)."""
     now = max(now, st.last_at)
     left = game_ops.prepaid_remaining(st, now)
     m = st.member
@@ -116,5 +138,5 @@ def brief_fields(game_id: int, st: game_ops.GameState, bill: Bill, venue: Venue,
         prepaid_until=st.prepaid_until,
         prepaid_left_s=int(left.total_seconds()) if left is not None else None,
         amount_cents=bill.total_cents,
-        extras=tuple(GameExtra(e.extra_id, e.quantity, e.unit_cents, e.at, e.actor, e.op, bool(st.voided(e))) for e in st.extras),
+        extras=tuple(GameExtra.of(i) for i in items),
     )

@@ -96,29 +96,11 @@ class ExtendGame(GameCommand):
 
 
 @command
-class AddExtra(GameCommand):
-    """Put an extra of the venue file's list on the game's bill."""
-
-    extra: str
-    quantity: int = 1
-
-
-@command
 class CorrectBill(GameCommand):
     """A manager's correction by an amount with a reason, on a running game or an issued bill."""
 
     amount_cents: int
     reason: str
-
-
-@command
-class VoidExtra(GameCommand):
-    """Reverse the extra added by op number `extra_op`, with a reason; on an issued bill only
-    with `issued_ok` (whether the actor's role may change one: the dashboard's access table)."""
-
-    extra_op: int
-    reason: str
-    issued_ok: bool = False
 
 
 @command
@@ -352,16 +334,6 @@ class Games:
             self._prepaid_guard(found[0], left + c.minutes if isinstance(c.minutes, int) else None, now)
         return self.change(c.game, lambda at: game_ops.extend_op(at, c.minutes, actor=c.actor))
 
-    @handles(AddExtra)
-    def add_extra(self, c: AddExtra) -> GameState:
-        def make(at: datetime) -> game_ops.Op:
-            try:
-                return game_ops.extra_op(at, c.extra, c.quantity, venue=self.h.venue, actor=c.actor)
-            except game_ops.GameError as e:
-                raise ServiceError.like(e) from None
-
-        return self.change(c.game, make)
-
     @handles(SetCard)
     def set_card(self, c: SetCard) -> GameState:
         # One writer over the check and the append: two tables showing one card at the same
@@ -374,34 +346,22 @@ class Games:
         self._card_free(member, c.game)
         return self.change(c.game, lambda at: game_ops.card_op(at, member, actor=c.actor))
 
-    # -- the bill: corrections and voids, while it runs or once issued -----------------
+    # -- the bill: a manager's correction, while it runs or once issued ------------------
+    # (What was put on the game's tab, an extra too, is voided on the tab: broker.hall.till.tabs.)
 
     @handles(CorrectBill)
     def correct(self, c: CorrectBill) -> GameState:
         text = _reason(c.reason)
-        return self._amend(c.game, lambda at: game_ops.correction_op(at, c.amount_cents, text, actor=c.actor), issued_ok=True)
+        return self._amend(c.game, lambda at: game_ops.correction_op(at, c.amount_cents, text, actor=c.actor))
 
-    @handles(VoidExtra)
-    def void_extra(self, c: VoidExtra) -> GameState:
-        text = _reason(c.reason)
-        return self._amend(c.game, lambda at: game_ops.void_op(at, c.extra_op, text, actor=c.actor), issued_ok=c.issued_ok)
-
-    def _amend(self, game: int, make_op: MakeOp, *, issued_ok: bool) -> GameState:
-        """Append a correction or a void to a running game, or to a stopped one's issued bill.
-
-        The check of "issued" and the append are one step on the writer, so a game stopped a
-        moment before cannot slip a staff void onto its issued bill."""
+    def _amend(self, game: int, make_op: MakeOp) -> GameState:
+        """Append a correction to a running game, or to a stopped one's issued bill."""
         if self.h.games.by_id(game) is not None:
-            if not issued_ok:  # a staff void: not once money is in on the game's tab
-                with self.h.store.reader() as db:
-                    self._till.tabs.game_void_allowed(db, game, may_void_paid=False)
             return self.change(game, make_op)
         with self.h.store.session() as db:
             row = db.get(Game, game)
             if row is None:
                 raise NotFound(N_("There is no game no. %(game)d."), game=game)
-            if not issued_ok:
-                raise ServiceError(N_("The bill of game no. %(game)d is already issued: only a manager can change it now."), game=game)
             state = replay_row(row, self.h.venue)
             op = make_op(max(self.h.clock(), state.last_at))
             try:

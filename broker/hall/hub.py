@@ -41,6 +41,7 @@ from broker.hall.accounts import Accounts
 from broker.hall.alert_book import AlertBook
 from broker.hall.booking_book import BookingBook
 from broker.hall.bookings import BookingMissing, Bookings
+from broker.hall.closing import Closing
 from broker.hall.commands import Command, Handlers
 from broker.hall.errors import CardInUse, NotFound, ServiceError
 from broker.hall.game_log import ops_of, replay_row
@@ -176,6 +177,7 @@ class Hub:
         self.commands = Handlers(
             [
                 self.games,
+                Closing(self._hall, self.games),
                 self._table_service,
                 self._alerts,
                 Members(self._hall),

@@ -47,7 +47,7 @@ from broker.domain import alert_kinds
 from broker.domain.zreport import payment_to_json
 from broker.hall.commands import Command, command, handles
 from broker.hall.ports import HallState
-from broker.hall.till.closeout import payment_records
+from broker.hall.till.takings import records_of
 from broker.storage.after_commit import after_commit
 from broker.storage.models import Alert, BusinessDay, Game, OutboxCounter, OutboxRecord, Payment
 
@@ -184,7 +184,7 @@ class Outbox:
         if ids := touched.rows["payment"]:
             rows = db.scalars(select(Payment).where(Payment.id.in_(ids)).order_by(Payment.id)).all()
             methods = {m.id: m for m in self.h.venue.till.payment_methods}
-            for row, rec in zip(rows, payment_records(db, self.h, rows), strict=True):
+            for row, rec in zip(rows, records_of(db, self.h, rows), strict=True):
                 m = methods.get(row.method)
                 doc = payment_to_json(rec) | {
                     "business_day": row.business_day.isoformat(),

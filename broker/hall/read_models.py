@@ -11,7 +11,7 @@ Writes go through broker.hall.facade.HubFacade, never through this module.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Annotated, Any, TypeVar, cast
@@ -29,13 +29,14 @@ from broker.domain.json_shape import HIDDEN
 from broker.domain.receipt import Receipt
 from broker.domain.refusals import N_
 from broker.domain.reject_tally import UNKNOWN, NodeRejects
+from broker.domain.revenue import Revenue
 from broker.domain.schedule import business_day
 from broker.domain.tariffs import calendar_year
 from broker.domain.venue import TableSpec, Venue
 from broker.domain.zreport import ZReport
 from broker.hall import reports
 from broker.hall.booking_reads import BookingReads
-from broker.hall.errors import NotFound
+from broker.hall.errors import NotFound, ServiceError
 from broker.hall.game_views import GameBrief, GameOnTable, GameStarted, GameView, brief_fields
 from broker.hall.hub import HallSnapshot, Hub
 from broker.hall.light_commands import LightCommand
@@ -48,7 +49,17 @@ from broker.hall.table_service import OutOfService
 from broker.hall.table_views import LiveTable, NodeStatus, NodeView, live_table
 from broker.hall.till import tab_views
 from broker.hall.till.closeout import DayOverview, DaySummary
-from broker.hall.till.payment_reads import PaymentView, TabPayView, payment_at_hand, payment_views, receipt_of, tab_at_hand, tab_pay_view
+from broker.hall.till.payment_reads import (
+    JournalRow,
+    PaymentView,
+    TabPayView,
+    payment_at_hand,
+    payment_views,
+    receipt_of,
+    receipts_journal,
+    tab_at_hand,
+    tab_pay_view,
+)
 from broker.hall.till.tabs import merged_tabs
 from broker.storage.alerts import open_alerts
 from broker.storage.members import search_members
@@ -118,9 +129,10 @@ class StoppedGame:
 
 @dataclass(frozen=True)
 class PeriodFigures:
-    """A period's report figures, read in one transaction so the list of games adds up to the revenue."""
+    """A period's report figures, read in one transaction so the game list adds up to the table time."""
 
-    revenue: reports.Revenue
+    revenue: Revenue  # what was paid (broker.domain.revenue: the Z report's takings)
+    table_time: reports.TableTime  # what the games billed for table time
     stopped: list[StoppedGame]
     utilisation: list[reports.HourGrid]  # one per played day
     drops: list[reports.HourGrid]
@@ -248,17 +260,25 @@ class HallReads:
     def bill_of(self, state: game_ops.GameState, at: datetime | None = None) -> Bill:
         return self._hub.bill_of(state, at)
 
-    def _brief(self, game_id: int, state: game_ops.GameState) -> dict[str, Any]:
-        return brief_fields(game_id, state, self.bill_of(state), self.venue, self.clock())
+    def _brief(self, game_id: int, state: game_ops.GameState, items: Iterable[tab_views.TabItemView] | None = None) -> dict[str, Any]:
+        # `items`: what is on the game's tab, read here for one game when not given (a list reads them at once)
+        if items is None:
+            items = self.game_items([game_id]).get(game_id, ())
+        return brief_fields(game_id, state, self.bill_of(state), self.venue, self.clock(), items)
 
-    def game_brief(self, game_id: int, state: game_ops.GameState) -> GameBrief:
-        """A game as lists and the floor's cards show it (its state and amount, no bill lines)."""
-        return GameBrief(**self._brief(game_id, state))
+    def game_brief(self, game_id: int, state: game_ops.GameState, items: Iterable[tab_views.TabItemView] | None = None) -> GameBrief:
+        """A game as lists and the floor's cards show it (its state and amount, no bill lines); what is
+        on its tab is read unless `items` says it (the floor's cards pass none: no read per card)."""
+        return GameBrief(**self._brief(game_id, state, items))
+
+    def game_briefs(self, game_ids: list[int]) -> list[GameBrief]:
+        """Games as lists show them, what is on their tabs read at once."""
+        items = self.game_items(game_ids)
+        return [GameBrief(**self._brief(g, self.game_state(g), items.get(g, ()))) for g in game_ids]
 
     def game_view(self, game_id: int, state: game_ops.GameState) -> GameView:
         """A game in `state` (e.g. as a command left it) with its itemised bill."""
-        bill = self.bill_of(state)
-        return GameView(**brief_fields(game_id, state, bill, self.venue, self.clock()), bill=bill)
+        return GameView(**self._brief(game_id, state), bill=self.bill_of(state))
 
     def game(self, game_id: int) -> GameView:
         """A game with its itemised bill; NotFound if there is none."""
@@ -267,11 +287,10 @@ class HallReads:
     def game_started(self, game_id: int) -> GameStarted:
         """A game just started, with the warning staff get when a member's game runs at the standard rate."""
         state = self.game_state(game_id)
-        bill = self.bill_of(state)
         warning = start_warning(state, self.venue, self.clock())
         return GameStarted(
-            **brief_fields(game_id, state, bill, self.venue, self.clock()),
-            bill=bill,
+            **self._brief(game_id, state),
+            bill=self.bill_of(state),
             warning=str(warning) if warning else None,
             warning_code=warning.code if warning else None,
         )
@@ -360,10 +379,13 @@ class HallReads:
         """The venue's tables (or just `only`) with their live state: node, light, game, out of service."""
         nodes, oos = self.nodes(only), self.out_of_service()
         hall = self.hall_snapshot()  # games and drop counts as one picture
+        specs = [self.tables[only]] if only is not None else list(self.venue.tables)
+        playing = {spec.id: g for spec in specs if spec.kind.billed and (g := hall.open.get(spec.id)) is not None}
+        items = self.game_items([g.id for g in playing.values()])  # one read for all
         out = []
-        for spec in [self.tables[only]] if only is not None else self.venue.tables:
-            g = hall.open.get(spec.id) if spec.kind.billed else None
-            game = GameOnTable(**self._brief(g.id, g.state), drops=hall.drops.get(spec.id, 0)) if g is not None else None
+        for spec in specs:
+            g = playing.get(spec.id)
+            game = GameOnTable(**self._brief(g.id, g.state, items.get(g.id, ())), drops=hall.drops.get(spec.id, 0)) if g else None
             out.append(live_table(spec, nodes.get(spec.id), game, oos.get(spec.id)))
         return out
 
@@ -455,9 +477,16 @@ class HallReads:
     # -- reports ---------------------------------------------------------------------------------
 
     @store_call
-    def revenue(self, first: date, last: date) -> reports.Revenue:
+    def revenue(self, first: date, last: date) -> Revenue:
+        """What was paid over business days first..last (the Z reports' takings)."""
         with self._store.reader() as db:
-            return reports.revenue(db, self.venue, first, last)
+            return reports.revenue(db, self._hub.till.days.h, first, last)
+
+    @store_call
+    def table_time(self, first: date, last: date) -> reports.TableTime:
+        """What the games started on business days first..last billed for table time."""
+        with self._store.reader() as db:
+            return reports.table_time(db, self.venue, first, last)
 
     @store_call
     def utilisation(self, day: date) -> reports.HourGrid:
@@ -476,13 +505,14 @@ class HallReads:
 
     @store_call
     def period_figures(self, first: date, last: date, played: list[date]) -> PeriodFigures:
-        """Revenue, stopped games and foosball use over local days first..last; hour grids for the `played` days."""
+        """Revenue, table time, stopped games and foosball use over business days first..last; hour grids for the `played` days."""
         start, _ = self.day_bounds(first)
         _, end = self.day_bounds(last)
         now = self.clock()
         with self._store.reader() as db:
             return PeriodFigures(
-                reports.revenue(db, self.venue, first, last),
+                reports.revenue(db, self._hub.till.days.h, first, last),
+                reports.table_time(db, self.venue, first, last),
                 self._stopped(db, start, end),
                 [reports.utilisation(db, self.venue, d, now) for d in played],
                 [reports.drops(db, self.venue, d) for d in played],
@@ -567,9 +597,9 @@ class HallReads:
 
     @store_call
     def products(self, *, active_only: bool = False) -> list[tab_views.ProductView]:
-        """The product list by category and name (staff see the active ones)."""
+        """The product list by category and name (staff see the active ones), each with its sales of the last month."""
         with self._store.reader() as db:
-            return tab_views.product_views(db, active_only=active_only)
+            return tab_views.product_views(db, active_only=active_only, now=self.clock())
 
     @store_call
     def tab(self, tab_id: int) -> tab_views.TabView:
@@ -584,6 +614,32 @@ class HallReads:
     def tab_of_game(self, game_id: int) -> int | None:
         with self._store.reader() as db:
             return tab_views.tab_of_game(db, game_id)
+
+    @store_call
+    def game_tab(self, game_id: int) -> int:
+        """The tab of game `game_id` (what is put on the game goes there); NotFound: no such game."""
+        with self._store.reader() as db:
+            tab = tab_views.tab_of_game(db, game_id)
+            if tab is None:
+                if db.get(Game, game_id) is None:
+                    raise NotFound(N_("There is no game no. %(game)d."), game=game_id)
+                raise ServiceError(N_("Game no. %(game)d was settled before the till: it has no tab."), game=game_id)
+            return tab
+
+    @store_call
+    def product_of_extra(self, code: str) -> tab_views.ProductView:
+        """The product that stands for the venue file's extra `code` ("topping"); ServiceError: none does."""
+        with self._store.reader() as db:
+            product = tab_views.product_of_extra(db, code)
+        if product is None:
+            raise ServiceError(N_("There is no extra %(extra)s in the price list."), extra=code[:40])
+        return product
+
+    @store_call
+    def game_items(self, game_ids: list[int]) -> dict[int, tuple[tab_views.TabItemView, ...]]:
+        """What was put on each game's own tab (extras, drinks; voided ones included), by game."""
+        with self._store.reader() as db:
+            return tab_views.game_items(db, game_ids)
 
     @store_call
     def unpaid_tabs(self) -> list[tab_views.UnpaidTab]:
@@ -641,6 +697,19 @@ class HallReads:
         """The receipt of a payment or reversal, from its frozen lines (a reprint reads the same); None: no such payment."""
         with self._store.reader() as db:
             return receipt_of(db, self._hub.till.payments.h, payment_id)
+
+    @store_call
+    def receipts_journal(self, day: date) -> list[JournalRow]:
+        """The receipts counting on business day `day`, the newest first (the bills page's journal)."""
+        with self._store.reader() as db:
+            return receipts_journal(db, self._hub.till.payments.h, day)
+
+    @store_call
+    def till_days(self) -> tuple[date, frozenset[date]]:
+        """(the business day payments count on now, the days staff work with: CloseOut.days_at_hand)."""
+        with self._store.reader() as db:
+            now = self.clock()
+            return self._hub.till.days.current_day(db, now), self._hub.till.days.days_at_hand(db, now)
 
     @store_call
     def money_at_hand(self, *, tab: int | None = None, payment: int | None = None, game: int | None = None) -> bool:

@@ -1,33 +1,38 @@
-"""Reports for the manager: revenue, table utilisation, ball drops, foosball use.
+"""Reports for the manager: revenue, table time billed, table utilisation, ball drops, foosball use.
 
 Days are business days (broker.domain.schedule: from the venue's cut, 06:00 local time, to the next
 morning's, so a game running past midnight belongs to the evening it started, and a DST night makes
 a day 23 or 25 hours long);
-hours are the venue's local ones; the database keeps UTC. Money comes from replaying each game's
-op log into its bill, the same fold that billed the customer, so a report can never disagree
-with a receipt. Pure SQLAlchemy over the caller's session: no HTTP, no clock of its own.
+hours are the venue's local ones; the database keeps UTC. Revenue is the money taken, the payments
+counted on the days (broker.domain.revenue, the Z report's definition), so a day's report and its
+Z report say the same; table time billed comes from replaying each game's op log into its bill, the
+same fold that billed the customer. Pure SQLAlchemy over the caller's session: no HTTP, no clock of its own.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import date, datetime, timedelta
 from typing import Annotated
 
-from pydantic import PlainSerializer
+from pydantic import Field, PlainSerializer
 from sqlalchemy import Select, select
 from sqlalchemy.orm import Session, selectinload
 
 from broker.domain import game_ops
 from broker.domain.billing import Bill
-from broker.domain.json_shape import every_field_sent, json_name
+from broker.domain.json_shape import HIDDEN, every_field_sent, json_name
 from broker.domain.refusals import N_, Refusal
-from broker.domain.schedule import business_day, business_day_bounds
+from broker.domain.revenue import Revenue
+from broker.domain.revenue import revenue as revenue_of
+from broker.domain.schedule import business_day_bounds
 from broker.domain.tariffs import as_utc
 from broker.domain.venue import Venue
 from broker.hall.game_log import replay_row
+from broker.hall.ports import HallState
+from broker.hall.till.takings import payment_records
 from broker.storage.members import FIRST_YEAR, LAST_YEAR
 from broker.storage.models import Event, FoosballCheckin, Game, Member
 
@@ -81,55 +86,61 @@ def _with_ops(query: Select[Game]) -> Select[Game]:
     return query.options(selectinload(Game.ops))
 
 
-# --- revenue ------------------------------------------------------------------------------
+# --- revenue and table time -------------------------------------------------------------------
+# Revenue is the money taken (broker.domain.revenue): the payments counted on the days, as the Z
+# report counts them. What the games billed for table time is another figure, labelled as such.
 
-EXTRAS = "extras"
 ADJUSTMENTS = "adjustments"  # corrections, minimum-charge top-ups, the floor at zero
+
+
+def revenue(db: Session, hall: HallState, first: date, last: date) -> Revenue:
+    """Revenue over business days first..last (inclusive): what was paid on them, refunds deducted,
+    by day, table and what it paid for; a day's revenue is its Z report's takings."""
+    _check_range(first, last)
+    day_bounds(first, hall.venue), day_bounds(last, hall.venue)  # years outside the registry's are refused
+    return revenue_of(payment_records(db, hall, first, last), first, last, fallback_vat=hall.venue.billing.vat_percent)
 
 
 @every_field_sent
 @dataclass
-class Revenue:
-    """The games started on business days first..last (inclusive): what they billed, by day, table and tariff."""
+class TableTime:
+    """Table time billed by the games started on business days first..last and stopped since:
+    by tariff (corrections and top-ups under ADJUSTMENTS). Billed, not paid: revenue is what was paid."""
 
-    first: Annotated[date, json_name("from")]
-    last: Annotated[date, json_name("to")]
+    first: Annotated[date, HIDDEN]
+    last: Annotated[date, HIDDEN]
     total_cents: int = 0
-    games: Annotated[int, json_name("sessions")] = 0
-    by_day: dict[str, int] = field(default_factory=dict)
-    by_table: dict[str, int] = field(default_factory=dict)
-    # Time lines by tariff id; extras and adjustments under their own keys, so every
-    # breakdown adds up to total_cents.
-    by_tariff: dict[str, int] = field(default_factory=dict)
+    games: int = 0
+    by_tariff: Annotated[dict[str, int], Field(description="Tariff id → cents; corrections and minimum top-ups under 'adjustments'")] = (
+        field(default_factory=dict)
+    )
 
 
-def _line_tables(state: game_ops.GameState, venue: Venue) -> dict[datetime, str]:
-    # A time line starts where its first segment starts; after a transfer the lines of one
-    # game belong to different tables.
-    return {seg.start: seg.table for seg in game_ops.segments(state, venue, state.last_at)}
+@every_field_sent
+@dataclass(frozen=True)
+class RevenueReport(Revenue):
+    """The revenue (what was paid) and, beside it, the table time the games started on the days billed."""
+
+    table_time: TableTime = field(kw_only=True)
 
 
-def _add_bill(report: Revenue, day: str, state: game_ops.GameState, bill: Bill, venue: Venue) -> None:
-    tables = _line_tables(state, venue)
+def revenue_report(paid: Revenue, billed: TableTime) -> RevenueReport:
+    return RevenueReport(**{f.name: getattr(paid, f.name) for f in fields(paid)}, table_time=billed)
+
+
+def _add_bill(report: TableTime, bill: Bill) -> None:
     for line in bill.lines:
-        if line.kind == "time":
-            table = tables.get(line.start, state.table) if line.start else state.table
-            key = line.tariff_id or "unknown"
-        else:
-            table = state.table
-            key = EXTRAS if line.kind in ("extra", "void") else ADJUSTMENTS  # a voided extra nets out under extras
-        report.by_table[table] = report.by_table.get(table, 0) + line.amount_cents
+        key = (line.tariff_id or "unknown") if line.kind == "time" else ADJUSTMENTS
         report.by_tariff[key] = report.by_tariff.get(key, 0) + line.amount_cents
-    report.by_day[day] = report.by_day.get(day, 0) + bill.total_cents
     report.total_cents += bill.total_cents
     report.games += 1
 
 
-def revenue(db: Session, venue: Venue, first: date, last: date) -> Revenue:
-    """Money of the games started on business days first..last (inclusive) and stopped since.
+def table_time(db: Session, venue: Venue, first: date, last: date) -> TableTime:
+    """Table time of the games started on business days first..last (inclusive) and stopped since.
 
     A game belongs to the evening it started: one started at 23:30 and stopped at 00:40 is
-    that evening's money, the bill list of that day shows it, and so does its CSV."""
+    that evening's, as the bill list of that day shows it."""
     _check_range(first, last)
     start, _ = day_bounds(first, venue)
     _, end = day_bounds(last, venue)
@@ -144,15 +155,10 @@ def revenue(db: Session, venue: Venue, first: date, last: date) -> Revenue:
             .order_by(Game.stopped_at, Game.id)
         )
     )
-    report = Revenue(first, last)
-    day = first
-    while day <= last:  # every day present, a day without takings included
-        report.by_day[day.isoformat()] = 0
-        day += timedelta(days=1)
+    report = TableTime(first, last)
     for row in rows:
         state = _state_of(row, venue)
-        bill = game_ops.bill(state, venue, state.last_at)
-        _add_bill(report, business_day(state.started_at, venue).isoformat(), state, bill, venue)
+        _add_bill(report, game_ops.bill(state, venue, state.last_at))
     return report
 
 

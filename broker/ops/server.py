@@ -99,7 +99,7 @@ class HubPlan:
         from broker.compose import StoreError, build_hub, open_store
 
         try:
-            store = open_store(self.db_url)
+            store = open_store(self.db_url, venue=self.venue)
         except StoreError as e:
             raise fail(str(e)) from None
         if lead is not None:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine, create_engine, event, exc
 from sqlalchemy.engine import URL, make_url
@@ -22,6 +23,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from broker.storage import after_commit
 from broker.storage.errors import StoreError
 from broker.storage.migrate import upgrade_to_head
+
+if TYPE_CHECKING:
+    from broker.domain.venue import Venue
 
 URL_HELP = "use sqlite:///PATH/lavos.db or postgresql://USER:PASSWORD@HOST:PORT/DATABASE"
 SQLITE_BUSY_TIMEOUT_MS = 10_000
@@ -213,8 +217,9 @@ class Store:
         self.engine.dispose()
 
 
-def open_store(url: str | None = None, *, upgrade: bool = True) -> Store:
-    """Open the store at `url` (default: default_db_url()), upgrading its schema to head.
+def open_store(url: str | None = None, *, upgrade: bool = True, venue: Venue | None = None) -> Store:
+    """Open the store at `url` (default: default_db_url()), upgrading its schema to head (with the
+    venue file when the caller has it: a revision may move data it names, see migrate.upgrade_to_head).
 
     Raises StoreError with what to do when the URL is wrong, the server cannot be reached, the
     file is not a database, or the schema is newer than this code (SchemaTooNew).
@@ -223,7 +228,7 @@ def open_store(url: str | None = None, *, upgrade: bool = True) -> Store:
     engine = make_engine(url)
     try:
         with engine.connect() as conn:
-            upgrade_to_head(conn, migrate=upgrade)
+            upgrade_to_head(conn, migrate=upgrade, venue=venue)
     except StoreError:
         engine.dispose()
         raise

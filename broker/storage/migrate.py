@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from alembic import command
 from alembic.config import Config
@@ -13,6 +14,9 @@ from alembic.util.exc import CommandError
 from sqlalchemy import Connection, text
 
 from broker.storage.errors import SchemaTooNew, StoreError
+
+if TYPE_CHECKING:
+    from broker.domain.venue import Venue
 
 ALEMBIC_INI = Path(__file__).resolve().parent / "alembic.ini"
 # Any constant will do; it only has to be the same in every Lavos process sharing a database.
@@ -42,11 +46,12 @@ def current_revision(conn: Connection) -> str | None:
     return heads[0] if heads else None
 
 
-def upgrade_to_head(conn: Connection, *, migrate: bool = True) -> str:
+def upgrade_to_head(conn: Connection, *, migrate: bool = True, venue: Venue | None = None) -> str:
     """Upgrade the schema on `conn` to head and commit; returns the head revision.
 
     Several Lavos processes may start at once: on PostgreSQL an advisory lock serialises them,
-    on SQLite the IMMEDIATE transaction (see engine.py) does.
+    on SQLite the IMMEDIATE transaction (see engine.py) does. `venue`: the venue file, for a
+    revision that moves data named by it (0012: a game's extras onto its tab); the server hands it over.
     """
     if conn.dialect.name == "postgresql":
         conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_MIGRATION_LOCK})
@@ -67,6 +72,7 @@ def upgrade_to_head(conn: Connection, *, migrate: bool = True) -> str:
                 f"database schema is at {found or 'nothing'}, this Lavos needs {head}: start the server once, or run `lavos db upgrade`"
             )
         cfg.attributes["connection"] = conn
+        cfg.attributes["venue"] = venue
         command.upgrade(cfg, "head")
     conn.commit()
     return head

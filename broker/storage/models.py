@@ -369,7 +369,9 @@ FISCAL_STATES = ("none", "pending", "registered", "offline", "failed", "paragon"
 
 
 class Product(Base):
-    """What the bar sells, kept by the manager; a tab item copies name, price and VAT when added."""
+    """What the hall sells (drinks, food, a game's extras), kept by the manager; a tab item copies
+    name, price, VAT and category when added. `code` is the id of the venue file's [[extras]] entry
+    the product stands for ("topping"): the file seeds the product, the API names it by that id."""
 
     __tablename__ = "products"
     __table_args__ = (
@@ -385,6 +387,7 @@ class Product(Base):
     category: Mapped[str] = mapped_column(String(32), default="other")
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    code: Mapped[str | None] = mapped_column(String(32), unique=True)
 
 
 class Tab(Base):

@@ -7,6 +7,7 @@ integer cents; days are business days (from the venue's cut, default 06:00, to t
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 from typing import Annotated
 
@@ -14,8 +15,9 @@ from fastapi import APIRouter, Depends, Path
 from pydantic import Field
 
 from broker.accounts.staff import Staff
-from broker.domain.zreport import ZReport
+from broker.domain.zreport import ZReport, withheld
 from broker.hall.till.closeout import MAX_DRAWER_CENTS, CloseDay, DayOverview, DaySummary, OpenDay
+from dashboard.access import counts_blind
 from dashboard.api.auth import can, demand
 from dashboard.api.deps import Hub, Reads
 from dashboard.api.schemas import Body
@@ -35,15 +37,24 @@ class CloseDayIn(Body):
     open_tabs_ok: bool = Field(False, description="Close although tabs are still unpaid (they are listed on the Z report)")
 
 
+def seen(z: ZReport, user: Staff) -> ZReport:
+    """The report as `user` may see it: blind (broker.domain.zreport.BLIND null) for staff while the day is open."""
+    return withheld(z) if counts_blind(user.role, z.closed) else z
+
+
+def overview_seen(o: DayOverview, user: Staff) -> DayOverview:
+    return replace(o, report=seen(o.report, user))
+
+
 @router.get("/current", response_model=DayOverview, summary="The business day now: opened or not, its running figures, days left open")
 def current(reads: Reads, user: Annotated[Staff, Depends(can("day.run"))]) -> DayOverview:
-    return reads.day_overview()
+    return overview_seen(reads.day_overview(), user)
 
 
 @router.post("/current/open", response_model=DayOverview, summary="Open the business day with the float in the drawer")
 def open_day(body: OpenDayIn, hub: Hub, user: Annotated[Staff, Depends(can("day.run"))]) -> DayOverview:
     hub.execute(OpenDay(float_cents=body.float_cents, actor=user.username))
-    return hub.reads.day_overview()
+    return overview_seen(hub.reads.day_overview(), user)
 
 
 @router.post("/{day}/close", response_model=ZReport, summary="Close a business day with the counted cash: its Z report, frozen")
@@ -60,4 +71,4 @@ def days(reads: Reads, user: Annotated[Staff, Depends(can("day.history"))]) -> l
 def day_report(day: DayPath, reads: Reads, user: Annotated[Staff, Depends(can("day.run"))]) -> ZReport:
     if not reads.day_overview().at_hand(day):
         demand(user, "day.history")  # an earlier day's takings are the manager's, as on the pages
-    return reads.day_report(day)
+    return seen(reads.day_report(day), user)

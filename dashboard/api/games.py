@@ -1,22 +1,25 @@
-"""Games: start one on a table, the operations on a running one, and the bill.
+"""Games: start one on a table, the operations on a running one, the bill, and what is put on the game's tab.
 
 The paths keep the word clients already use (/api/sessions/{session_id}); a game is a game here.
 
 Every write is a call of the hub's facade: the hub validates, appends the op (its audit entry,
-with the user as actor) and makes the lights follow. Reads go through the read models.
+with the user as actor) and makes the lights follow. An extra is a product on the game's tab: its
+routes here build the till's tab-item commands on that tab (broker.hall.till.tabs), the same as
+the tab's own routes, and answer the game with what is on its tab. Reads go through the read models.
 """
 
 from __future__ import annotations
 
 from datetime import date
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query
+from pydantic import BaseModel, ConfigDict, Field
 
 from broker.accounts.staff import Staff
+from broker.hall.closing import StopAllGames, StoppedAll
 from broker.hall.game_views import GameBrief, GameStarted, GameView
 from broker.hall.games import (
-    AddExtra,
     CorrectBill,
     ExtendGame,
     GameCommand,
@@ -26,8 +29,8 @@ from broker.hall.games import (
     SetCard,
     StartGame,
     StopGame,
-    VoidExtra,
 )
+from broker.hall.till.tabs import AddTabItem, VoidTabItem
 from dashboard.access import allows
 from dashboard.api.auth import can, can_read_money, demand
 from dashboard.api.deps import Hub, IdPath, Reads
@@ -79,7 +82,19 @@ def list_games(
         demand(user, "games.history")
     start_at, end_at = reads.day_bounds(day) if day is not None else (None, None)
     ids = reads.game_ids(open=open, started_from=start_at, started_before=end_at, limit=limit)
-    return [reads.game_brief(gid, reads.game_state(gid)) for gid in ids]
+    return reads.game_briefs(ids)
+
+
+class StopAllIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    confirm: Literal[True] = Field(description="true: the caller means every game in the hall (a body sent by mistake stops nothing)")
+
+
+@router.post(
+    "/stop-all", response_model=StoppedAll, summary="Stop every game at once (closing time, manager); their tabs stay open to be paid"
+)
+def stop_all(body: StopAllIn, hub: Hub, user: Annotated[Staff, Depends(can("games.stop_all"))]) -> StoppedAll:
+    return hub.execute(StopAllGames(actor=user.username))
 
 
 @router.get("/{session_id}", response_model=GameView, summary="A game's state and itemised bill")
@@ -112,9 +127,15 @@ def extend(session_id: IdPath, body: Extend, hub: Hub, user: Annotated[Staff, De
     return _done(hub, ExtendGame(game=session_id, minutes=body.minutes, actor=user.username))
 
 
-@router.post("/{session_id}/extras", response_model=GameView, summary="Put an extra (from GET /api/extras) on the tab")
+@router.post(
+    "/{session_id}/extras",
+    response_model=GameView,
+    summary="Put an extra (by its id in GET /api/extras, a product of the list) on the game's tab; the game with its extras",
+)
 def add_extra(session_id: IdPath, body: ExtraIn, hub: Hub, user: Annotated[Staff, Depends(can("games.run"))]) -> GameView:
-    return _done(hub, AddExtra(game=session_id, extra=body.extra, quantity=body.quantity, actor=user.username))
+    tab, product = hub.reads.game_tab(session_id), hub.reads.product_of_extra(body.extra)
+    hub.execute(AddTabItem(tab=tab, product=product.id, quantity=body.quantity, actor=user.username))
+    return hub.reads.game(session_id)
 
 
 @router.post(
@@ -134,8 +155,10 @@ def correct(session_id: IdPath, body: CorrectionIn, hub: Hub, user: Annotated[St
 @router.post(
     "/{session_id}/void",
     response_model=GameView,
-    summary="Void an extra (by its op number) with a reason: a negative line; staff before the bill is issued, a manager after",
+    summary="Void what was put on the game's tab (extras[].item) with a reason; staff before any payment on the tab, a manager after",
 )
 def void_extra(session_id: IdPath, body: VoidIn, hub: Hub, user: Annotated[Staff, Depends(can("games.void"))]) -> GameView:
-    issued_ok = allows(user.role, "games.correct")
-    return _done(hub, VoidExtra(game=session_id, extra_op=body.extra_op, reason=body.reason, issued_ok=issued_ok, actor=user.username))
+    may_void_paid = allows(user.role, "tabs.void_paid")
+    tab = hub.reads.game_tab(session_id)
+    hub.execute(VoidTabItem(tab=tab, item=body.item, reason=body.reason, may_void_paid=may_void_paid, actor=user.username))
+    return hub.reads.game(session_id)

@@ -29,16 +29,17 @@ def _grid(grid: reports.HourGrid, tz, scale: float) -> dict[str, Any]:
 
 @router.get(
     "/revenue",
-    response_model=reports.Revenue,
-    summary="Revenue in cents by day, table and tariff of the games started on business days from..to (inclusive)",
+    response_model=reports.RevenueReport,
+    summary="Revenue (incl. VAT, paid: the Z reports' takings) in cents by day, table and category over business days from..to, "
+    "and the table time the games started on them billed",
 )
 def revenue(
     reads: Reads,
     user: Annotated[Staff, Depends(can("reports.view"))],
     first: date = Query(..., alias="from", description="First business day, YYYY-MM-DD (06:00 to 06:00 local time)"),
     last: date | None = Query(None, alias="to", description="Last business day (default: the same as from)"),
-) -> reports.Revenue:
-    return reads.revenue(first, last or first)
+) -> reports.RevenueReport:
+    return reports.revenue_report(reads.revenue(first, last or first), reads.table_time(first, last or first))
 
 
 @router.get("/utilisation", response_model=R.GridOut, summary="Minutes played per table per local hour of a business day (06:00 to 06:00)")

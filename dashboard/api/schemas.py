@@ -84,7 +84,7 @@ class Extend(Body):
 
 class ExtraIn(Body):
     extra: text(32)  # type: ignore[valid-type]
-    quantity: int = Field(1, ge=1, le=100)
+    quantity: int = Field(1, ge=1, le=99, description="At most 99 at once, as on a tab")
 
 
 class CorrectionIn(Body):
@@ -99,7 +99,7 @@ class CorrectionIn(Body):
 
 
 class VoidIn(Body):
-    extra_op: int = Field(ge=1, le=1_000_000, description="The extra's op number (extras[].op in the game)")
+    item: Id = Field(description="What is voided: extras[].item in the game (an item on the game's tab)")
     reason: text(500)  # type: ignore[valid-type]
 
 

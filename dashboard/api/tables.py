@@ -102,9 +102,12 @@ def list_tariffs(reads: Reads, user: Annotated[Staff, Depends(can("floor.view"))
     }
 
 
-@router.get("/extras", response_model=list[R.ExtraOut], summary="Items that can go on a tab")
+@router.get(
+    "/extras", response_model=list[R.ExtraOut], summary="The extras (the venue file's, as products on sale) that go on a game's tab by id"
+)
 def list_extras(reads: Reads, user: Annotated[Staff, Depends(can("floor.view"))]) -> list[dict[str, Any]]:
     return [
-        {"id": e.id, "name": e.name, "name_en": e.name_en, "price_cents": e.price_cents, "price": format_eur(e.price_cents)}
-        for e in reads.venue.extras
+        {"id": p.code, "name": p.name, "name_en": p.name_en, "price_cents": p.price_cents, "price": format_eur(p.price_cents)}
+        for p in reads.products(active_only=True)
+        if p.code is not None
     ]

@@ -68,7 +68,7 @@ class ProductPatch(_In):
 
 
 class WalkInIn(_In):
-    label: text(MAX_LABEL, 2)  # type: ignore[valid-type]
+    label: text(MAX_LABEL, 2) | None = Field(None, description='The tab\'s name; without one it is named by the time ("Bar 18:42")')  # type: ignore[valid-type]
     request_id: RequestId | None = None
 
 
@@ -155,7 +155,7 @@ def list_unpaid(reads: Reads, user: Annotated[Staff, Depends(can("tabs.run"))]) 
 
 @router.post("/tabs", response_model=TabView, status_code=201, summary="Open a walk-in tab (no table: a drink at the bar)")
 def open_walk_in(body: WalkInIn, hub: Hub, user: Annotated[Staff, Depends(can("tabs.run"))]) -> TabView:
-    tab_id = hub.execute(OpenWalkInTab(label=body.label, form_key=body.request_id, actor=user.username))
+    tab_id = hub.execute(OpenWalkInTab(label=body.label or "", form_key=body.request_id, actor=user.username))
     return hub.reads.tab(tab_id)
 
 

@@ -173,7 +173,8 @@ class FloorData:
     def table(self, spec: TableSpec) -> TableView:
         node: NodeView | None = self.nodes.get(spec.id)
         g = self.open.get(spec.id)
-        game = self.reads.game_brief(g.id, g.state) if g is not None else None
+        # The card shows the game, not what is on its tab (the tab's owed amount is `unpaid`'s): no read per card.
+        game = self.reads.game_brief(g.id, g.state, items=()) if g is not None else None
         alerts = self.by_table.get(spec.id, [])
         checkins = self.checkins.get(spec.id, ())
         command = self.light_commands.get(spec.id)

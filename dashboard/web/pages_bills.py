@@ -1,13 +1,19 @@
-"""Bills: the list of a business day's bills (to find one again and reprint it), and changing a bill
-(voiding an extra added by mistake, a manager's correction) from the bill page.
+"""Bills: the receipts journal of a business day (to find a receipt again and reprint it) with the
+unpaid tabs and a sale at the bar on top, and a manager's correction of a game's bill from its
+bill page.
 
-Who may change a bill (dashboard.access): staff void an extra while the game runs, before the bill
-is issued; once the game is stopped the bill is issued and only a manager voids or corrects it.
-Both go through the hub's facade, which keeps every change as an op of the game (who, when,
-why): money is never deleted, a void adds the same amount negative.
+The journal lists the receipts that count on the day (number, time, the tab's name, amount,
+method; reversals negative), the newest first, searchable by receipt number, name (a table, a
+game's number, a guest's name, a bar sale's "Bar 18:42", the game's member) and table. "Tlačiť"
+prints the receipt itself (its lines with the drinks, the cash received and the change), not the
+game's bill. Staff see the days they work with (CloseOut.days_at_hand, as the per-id reads of a
+receipt or a tab do: issue 19 item 6); other days are the manager's, like every look at money
+over time.
 
-The list shows staff today's business day (a game after midnight is still the evening's); other
-days are the manager's, like every look at money over time.
+A game's bill is its table time (dashboard.access: a manager corrects it, "games.correct");
+what was put on the game's tab, an extra too, is voided on the tab's page, by the tab's rule
+(broker.hall.till.tabs). The correction goes through the hub's facade, which keeps it as an op of
+the game (who, when, why): money is never deleted.
 """
 
 from __future__ import annotations
@@ -23,9 +29,10 @@ from broker.accounts.staff import Staff
 from broker.domain.euros import MAX_AMOUNT_CENTS, parse_euros
 from broker.domain.refusals import Refusal
 from broker.hall.facade import NotFound, ServiceError
-from broker.hall.games import CorrectBill, VoidExtra
-from broker.hall.read_models import HallReads, StoppedGame
+from broker.hall.games import CorrectBill
+from broker.hall.read_models import HallReads
 from broker.hall.reports import ReportError
+from broker.hall.till.payment_reads import journal_matches
 from dashboard.access import allows
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.web.auth import PageForbidden, page_can
@@ -56,15 +63,6 @@ def _day(request: Request, text: str | None, today: date) -> date:
     return d
 
 
-def _matches(s: StoppedGame, reads: HallReads, table: str, q: str) -> bool:
-    if table and s.table != table:
-        return False
-    if not q:
-        return True
-    name = reads.tables[s.table].name if s.table in reads.tables else s.table
-    return any(q in text.casefold() for text in (name, s.member or "", str(s.id)))
-
-
 @router.get("")
 def bills_page(
     request: Request,
@@ -74,21 +72,18 @@ def bills_page(
     table: Annotated[str, Query(max_length=40)] = "",
     q: Annotated[str, Query(max_length=80)] = "",
 ) -> Response:
-    today = reads.today()
+    today, at_hand = reads.till_days()  # the day payments count on now; the days staff work with
     shown = _day(request, day, today)
-    if shown != today and not allows(user.role, "games.history"):
+    history = allows(user.role, "day.history")
+    if shown not in at_hand and not history:
         raise PageForbidden(user, "manager")  # earlier days' takings are the manager's
-    start, end = reads.day_bounds(shown)
-    search = q.strip().casefold()
-    bills = [s for s in reads.stopped_games(start, end) if _matches(s, reads, table, search)]
-    bills.reverse()  # the latest first: the one asked for again is usually the last one
-    history = allows(user.role, "games.history")
+    receipts = [r for r in reads.receipts_journal(shown) if journal_matches(r, q, table)]
     billed = [t for t in reads.tables.values() if t.kind.billed]
     return render(
         request,
         "bills.html",
         {
-            "bills": bills,
+            "receipts": receipts,
             "day": shown,
             "today": today,
             "prev_day": (shown - timedelta(days=1)).isoformat() if history else None,
@@ -96,8 +91,8 @@ def bills_page(
             "table": table,
             "q": q,
             "billed_tables": billed,
-            "total_cents": sum(s.total_cents or 0 for s in bills),
-            # The till's tabs (dashboard/web/pages_tabs.py): unpaid ones first, and a walk-in tab's form.
+            "total_cents": sum(r.amount_cents for r in receipts),
+            # The till's tabs (dashboard/web/pages_tabs.py): unpaid ones first, and a sale at the bar.
             "unpaid": reads.unpaid_tabs() if shown == today else [],
             "form_key": new_form_key,
         },
@@ -121,28 +116,6 @@ def _bill_again(request: Request, reads: HallReads, game_id: int, error: Refusal
 def _euros_to_cents(text: str) -> int | None:
     """'-2,50', '-2.50', '3' → cents; None when it is not an amount (or 0, or absurd)."""
     return parse_euros(text, low=-MAX_AMOUNT_CENTS, zero=False)
-
-
-@router.post("/{game_id}/void", dependencies=[Depends(verify_csrf)])
-def void_extra(
-    game_id: IdPath,
-    request: Request,
-    hub: Hub,
-    user: Annotated[Staff, Depends(page_can("games.void"))],
-    extra_op: Annotated[int, Form(ge=1, le=1_000_000)],
-    reason: ReasonField = "",
-) -> Response:
-    form = {"kind": "void", "extra_op": extra_op, "reason": reason}
-    try:
-        hub.execute(
-            VoidExtra(game=game_id, extra_op=extra_op, reason=reason, issued_ok=allows(user.role, "games.correct"), actor=user.username)
-        )
-    except NotFound:
-        raise
-    except ServiceError as e:
-        return _bill_again(request, hub.reads, game_id, e, form, 409)
-    flash(request, gettext("Extra voided; the bill shows it reversed."), "ok")
-    return RedirectResponse(f"/sessions/{game_id}/bill", status_code=303)
 
 
 @router.post("/{game_id}/correct", dependencies=[Depends(verify_csrf)])

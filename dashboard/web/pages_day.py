@@ -21,11 +21,12 @@ from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
 from broker.domain.euros import parse_euros
-from broker.domain.zreport import UNASSIGNED, ZReport
+from broker.domain.revenue import LABEL
+from broker.domain.zreport import ZReport
 from broker.hall.facade import NotFound, ServiceError
 from broker.hall.read_models import HallReads
 from broker.hall.till.closeout import MAX_DRAWER_CENTS, CloseDay, OpenDay
-from dashboard.access import allows
+from dashboard.access import allows, counts_blind
 from dashboard.api.deps import Hub, Reads
 from dashboard.web import i18n
 from dashboard.web.auth import PageForbidden, page_can
@@ -33,7 +34,7 @@ from dashboard.web.csrf import verify_csrf
 from dashboard.web.i18n import N_, gettext
 from dashboard.web.pages_reports import _eur, _local, csv_bytes, xlsx_bytes
 from dashboard.web.request_text import refusal, translated
-from dashboard.web.tab_parts import CATEGORY_WORDS
+from dashboard.web.tab_parts import MONEY_CATEGORY_WORDS
 from dashboard.web.templating import flash, render
 
 router = APIRouter()
@@ -41,9 +42,9 @@ NAV: list[Any] = []  # no top-bar link (no room at 1280 px): /bills and /reports
 
 AmountField = Annotated[str, Form(max_length=40)]
 
-# Categories as staff read them (the words of the tab pages), and the part of a payment no line
-# explains; an unknown id is shown as it is.
-CATEGORIES = {**CATEGORY_WORDS, UNASSIGNED: N_("Not itemised")}
+# Categories as staff read them (the words of the tab pages, and money no line explains); an
+# unknown id is shown as it is.
+CATEGORIES = MONEY_CATEGORY_WORDS
 
 
 def drawer_cents(text: str) -> int | None:
@@ -53,6 +54,11 @@ def drawer_cents(text: str) -> int | None:
 
 def _category(request: Request, category: str) -> str:
     return translated(request, CATEGORIES[category]) if category in CATEGORIES else category
+
+
+def blind(z: ZReport, user: Staff) -> bool:
+    """A blind count: staff see neither the expected cash nor the takings of a day still open."""
+    return counts_blind(user.role, z.closed)
 
 
 def _method(request: Request, z: ZReport, method: str) -> str:
@@ -66,10 +72,12 @@ def _tab_name(request: Request, where: str, tab_id: int | None) -> str:
     return where or (translated(request, N_("Walk-in tab no. %(num)d"), num=tab_id) if tab_id else "")
 
 
-def z_view(request: Request, z: ZReport) -> dict[str, Any]:
-    """What the Z report template prints, names in the visitor's language."""
+def z_view(request: Request, z: ZReport, user: Staff) -> dict[str, Any]:
+    """What the Z report template prints, names in the visitor's language; blind for staff while the
+    day is open (they count the cash before they see what the drawer should hold: "day.expected")."""
     return {
         "z": z,
+        "blind": blind(z, user),
         "category": lambda c: _category(request, c),
         "method": lambda m: _method(request, z, m),
         "tab_name": lambda where, tab_id: _tab_name(request, where, tab_id),
@@ -108,7 +116,7 @@ def _day_page(
             "form_error": error,
             "form": form or {},
             "history": allows(user.role, "day.history"),
-            **z_view(request, report),
+            **z_view(request, report, user),
         },
         status=status,
     )
@@ -128,7 +136,7 @@ def day_page(request: Request, reads: Reads, user: Annotated[Staff, Depends(page
 @router.get("/day/figures")
 def day_figures(request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("day.run"))]) -> Response:
     """The running day's Z report figures alone (the /day page re-fetches them as the evening goes on)."""
-    return render(request, "_zreport.html", z_view(request, reads.day_overview().report))
+    return render(request, "_zreport.html", z_view(request, reads.day_overview().report, user))
 
 
 def _parse_day(text: str) -> date:
@@ -193,7 +201,7 @@ def report_page(request: Request, reads: Reads, user: Annotated[Staff, Depends(p
     shown = _parse_day(day)
     _can_see(user, shown, reads)
     z = reads.day_report(shown)
-    return render(request, "zreport.html", {"history": allows(user.role, "day.history"), **z_view(request, z)})
+    return render(request, "zreport.html", {"history": allows(user.role, "day.history"), **z_view(request, z, user)})
 
 
 @router.get("/days")
@@ -262,7 +270,7 @@ def export_rows(request: Request, reads: HallReads, z: ZReport) -> list[list[Any
         add(t(N_("By VAT rate")), f"{rate.vat_percent} %", rate.gross_cents, base=_eur(rate.net_cents), vat=_eur(rate.vat_cents))
     add(t(N_("Total")), t(N_("Table time")), z.table_time_cents)
     add(t(N_("Total")), t(N_("Items")), z.items_cents)
-    add(t(N_("Total")), t(N_("Takings of the day")), z.total_cents, count=z.payments_count)
+    add(t(N_("Total")), t(LABEL), z.total_cents, count=z.payments_count)
     for r in z.refunds:
         note = t(N_("Correction of %(day)s"), day=i18n.day(r.corrects_day)) if r.corrects_day else ""
         add(

@@ -1,4 +1,4 @@
-"""What staff do to a running game (pause, resume, stop, move, extend, extras) and its bill."""
+"""What staff do to a running game (pause, resume, stop, move, extend, an extra on its tab) and its bill."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from fastapi.responses import RedirectResponse, Response
 from broker.accounts.staff import Staff
 from broker.domain import game_ops
 from broker.hall.facade import ServiceError
-from broker.hall.games import AddExtra, ExtendGame, MoveGame, PauseGame, ResumeGame, StopGame
+from broker.hall.games import ExtendGame, MoveGame, PauseGame, ResumeGame, StopGame
 from broker.hall.read_models import HallReads
+from broker.hall.till.tabs import MAX_QUANTITY, AddTabItem
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.web import i18n
 from dashboard.web.auth import page_can, page_can_read_money, safe_next
@@ -25,7 +26,6 @@ from dashboard.web.templating import flash, render
 router = APIRouter(prefix="/sessions", dependencies=[])
 
 MAX_EXTEND_MIN = 12 * 60
-MAX_EXTRA_QUANTITY = 50
 NextField = Annotated[str, Form(max_length=2000)]
 
 
@@ -50,7 +50,18 @@ def stop(
     except ServiceError as e:
         flash(request, gettext("Not done: %(reason)s") % {"reason": refusal(request, e)}, "error")
         return RedirectResponse(safe_next(next), status_code=303)
-    return RedirectResponse(f"/sessions/{game_id}/bill", status_code=303)
+    return RedirectResponse(_pay_after_stop(hub.reads, game_id), status_code=303)
+
+
+def _pay_after_stop(reads: HallReads, game_id: int) -> str:
+    """Where a stop lands: the pay page of the tab the game's time and drinks are paid on (the tab
+    it was merged into, if so), what the guest owes in full as its headline; a game without a tab
+    (started before the till) shows its bill."""
+    tab_id = reads.tab_of_game(game_id)
+    view = reads.tab_payments(tab_id) if tab_id is not None else None
+    if view is None:
+        return f"/sessions/{game_id}/bill"
+    return f"/tabs/{view.merged_into or view.tab_id}/pay"
 
 
 @router.post("/{game_id}/pause", dependencies=[Depends(verify_csrf)])
@@ -135,15 +146,18 @@ def add_extra(
     hub: Hub,
     user: Annotated[Staff, Depends(page_can("games.run"))],
     extra: Annotated[str, Form(min_length=1, max_length=32)],
-    quantity: Annotated[int, Form(ge=1, le=MAX_EXTRA_QUANTITY)] = 1,
+    quantity: Annotated[int, Form(ge=1, le=MAX_QUANTITY)] = 1,
     next: NextField = "/",
 ) -> Response:
-    return _act(
-        request,
-        next,
-        gettext("Added to the bill."),
-        lambda: hub.execute(AddExtra(game=game_id, extra=extra, quantity=quantity, actor=user.username)),
-    )
+    """An extra of the venue file (by its id) is a product: it goes on the game's tab, as the tab's buttons put it."""
+    try:
+        tab, product = hub.reads.game_tab(game_id), hub.reads.product_of_extra(extra)
+        hub.execute(AddTabItem(tab=tab, product=product.id, quantity=quantity, actor=user.username))
+    except ServiceError as e:
+        flash(request, gettext("Not done: %(reason)s") % {"reason": refusal(request, e)}, "error")
+        return RedirectResponse(safe_next(next), status_code=303)
+    flash(request, gettext("Put on the tab."), "ok")
+    return RedirectResponse(safe_next(next) if next else "/", status_code=303)
 
 
 @router.get("/{game_id}/bill")

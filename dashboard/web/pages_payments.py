@@ -1,10 +1,12 @@
 """Paying a tab (/tabs/{id}/pay), giving a payment back (a manager's), and the receipt (/receipts/{id}).
 
-The bartender's fastest path: the amount owed big, a method button, the amount already filled in
-(or a split part picked), for cash what the customer handed over (quick buttons; the change shown
-live by pay.js and again on the receipt), one "Zaplatiť". After paying, the receipt opens and
-prints. Each form carries a one-time key (`request_id`): a double tap or a form sent again finds
-the payment already made, so money is never taken twice.
+The bartender's fastest path (stopping a game lands here): what the guest owes, biggest on the
+page, and one tap to pay it: "Hotovosť" or "Karta" for the exact amount, or the note the guest
+hands over, the change written on it (dashboard.web.quick_pay). A split bill has those buttons per
+part; a paid part says so and has none. Another amount, a typed cash amount or another method is
+the full form below it (the change shown live by pay.js and again on the receipt). After paying,
+the receipt opens and prints. Each form carries a one-time key (`request_id`): a double tap or a
+form sent again finds the payment already made, so money is never taken twice.
 
 Writes go through the facade (HubFacade.pay / reverse_payment / print_receipt), the same methods the
 API routes call. A refused payment shows the reason in place, with what was typed kept.
@@ -12,14 +14,14 @@ API routes call. A refused payment shows the reason in place, with what was type
 
 from __future__ import annotations
 
-import secrets
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Form, Request
+from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
 from broker.domain.euros import parse_euros
+from broker.domain.payment_rules import PaymentRefused
 from broker.domain.refusals import Refusal
 from broker.hall.facade import HubFacade, NotFound, ServiceError
 from broker.hall.read_models import HallReads
@@ -30,22 +32,15 @@ from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.web.auth import page_can, page_can_read_money
 from dashboard.web.csrf import verify_csrf
 from dashboard.web.i18n import N_, gettext
+from dashboard.web.quick_pay import QuickPay, new_request_id, plain_euros, quick_pay
 from dashboard.web.request_text import refusal, translated
 from dashboard.web.templating import flash, render
 
 router = APIRouter()
 
-QUICK_NOTES = (500, 1000, 2000, 5000)  # the quick "Prijaté" buttons: 5, 10, 20, 50 €
+QUICK_NOTES = (500, 1000, 2000, 5000)  # the full form's "Prijaté" buttons (fill the field): 5, 10, 20, 50 €
 Short = Annotated[str, Form(max_length=40)]
-
-
-def new_request_id() -> str:
-    return secrets.token_urlsafe(18)
-
-
-def plain_euros(cents: int) -> str:
-    """12,50: what the amount field is filled with (no sign: the field says €)."""
-    return f"{cents // 100},{cents % 100:02d}" if cents > 0 else ""
+MAX_PART = 100
 
 
 def _tab(reads: HallReads, tab_id: int) -> TabPayView:
@@ -55,13 +50,45 @@ def _tab(reads: HallReads, tab_id: int) -> TabPayView:
     return v
 
 
+def quick_buttons(tab: TabPayView) -> tuple[QuickPay | None, list[QuickPay]]:
+    """The one-tap buttons: for the whole bill, or per split part still owing (a paid part has none);
+    none while a game on the bill still runs (it grows every minute: an amount is typed on purpose)."""
+    if not tab.closed or tab.merged_into is not None or tab.owed_cents <= 0:
+        return None, []
+    if not tab.parts:
+        return quick_pay(tab.tab_id, tab.owed_cents, cash_cents=tab.cash_due(tab.owed_cents)), []
+    dues = [(p.n, min(p.owed_cents, tab.owed_cents)) for p in tab.parts if p.owed_cents > 0]
+    return None, [quick_pay(tab.tab_id, due, n, cash_cents=tab.cash_due(due)) for n, due in dues]
+
+
 def _pay_page(
-    request: Request, reads: HallReads, tab_id: int, *, form: dict[str, Any] | None = None, error: str | None = None, status: int = 200
+    request: Request,
+    reads: HallReads,
+    tab_id: int,
+    *,
+    form: dict[str, Any] | None = None,
+    error: str | None = None,
+    status: int = 200,
+    asked_part: int | None = None,
 ) -> Response:
     tab = _tab(reads, tab_id)
-    open_parts = [p for p in tab.parts if p.owed_cents > 0]
-    part = open_parts[0].n if open_parts and tab.owed_cents > 0 else None
-    due = min(open_parts[0].owed_cents, tab.owed_cents) if part is not None else tab.owed_cents
+    open_parts = {p.n: p for p in tab.parts if p.owed_cents > 0}
+    notice = None
+    if asked_part is not None and tab.parts and asked_part not in open_parts:
+        # "Zaplatiť časť 1" from an older page: say that part is paid (or is none), never pick another one.
+        asked = any(p.n == asked_part for p in tab.parts)
+        why = (
+            PaymentRefused(N_("Part %(part)d of %(tab)s is paid already; choose a part still to pay."), part=asked_part, tab=tab.name)
+            if asked
+            else PaymentRefused(N_("%(what)s has no part %(part)d."), what=tab.name, part=asked_part)
+        )
+        notice = refusal(request, why)
+        part = None
+    elif asked_part is not None and asked_part in open_parts:
+        part = asked_part
+    else:
+        part = next(iter(open_parts), None) if tab.owed_cents > 0 else None
+    due = min(open_parts[part].owed_cents, tab.owed_cents) if part is not None else (0 if tab.parts else tab.owed_cents)
     methods = reads.venue.till.payment_methods
     defaults = {
         "method": next((m.id for m in methods if m.cash), methods[0].id),
@@ -72,6 +99,7 @@ def _pay_page(
     }
     form = {**defaults, **(form or {})}
     amount_cents = parse_euros(str(form["amount"])) or due
+    whole, parts = quick_buttons(tab)
     return render(
         request,
         "pay.html",
@@ -81,6 +109,10 @@ def _pay_page(
             "cash_due": tab.cash_due(amount_cents),  # what the amount is in cash (the page's JS follows what is typed)
             "methods": methods,
             "quick_notes": QUICK_NOTES,
+            "quick": whole,
+            "quick_parts": {q.part: q for q in parts},
+            "asked_part": part,
+            "notice": notice,
             "form": form,
             "form_error": error,
             "merged_into": reads.tab_payments(tab.merged_into) if tab.merged_into else None,
@@ -92,9 +124,13 @@ def _pay_page(
 
 @router.get("/tabs/{tab_id}/pay")
 def pay_page(
-    tab_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can_read_money("payments.take"))]
+    tab_id: IdPath,
+    request: Request,
+    reads: Reads,
+    user: Annotated[Staff, Depends(page_can_read_money("payments.take"))],
+    part: Annotated[int | None, Query(ge=1, le=MAX_PART)] = None,
 ) -> Response:
-    return _pay_page(request, reads, tab_id)
+    return _pay_page(request, reads, tab_id, asked_part=part)
 
 
 @router.post("/tabs/{tab_id}/pay", dependencies=[Depends(verify_csrf)])
@@ -108,8 +144,10 @@ def pay(
     tendered: Short = "",
     part: Short = "",
     request_id: Annotated[str, Form(max_length=64)] = "",
+    expect: Short = "",
 ) -> Response:
     form = {"method": method, "amount": amount, "tendered": tendered, "part": part, "request_id": request_id or new_request_id()}
+    expected = int(expect) if expect.isdigit() and len(expect) <= 12 else None  # a one-tap button's amount, as shown
     cents = parse_euros(amount)
     if cents is None:
         message = translated(request, N_("Give the amount in euros, e.g. 12,50 (more than 0, at most cents)."))
@@ -123,7 +161,7 @@ def pay(
             return _pay_page(request, hub.reads, tab_id, form=form, error=message, status=400)
     part_no: int | None = None
     if part.strip():
-        if not part.strip().isdigit() or not 1 <= int(part) <= 100:
+        if not part.strip().isdigit() or not 1 <= int(part) <= MAX_PART:
             return _pay_page(
                 request, hub.reads, tab_id, form=form, error=translated(request, N_("Choose a part of the bill from the list.")), status=400
             )
@@ -137,6 +175,7 @@ def pay(
                 tendered_cents=tendered_cents,
                 part=part_no,
                 request_id=request_id or None,
+                expect_owed_cents=expected,
                 actor=user.username,
             )
         )

@@ -1,7 +1,9 @@
-"""Reports for the manager: one day or one month of revenue, games, utilisation, ball drops and
-foosball use, drawn as SVG charts on the page, each also downloadable as CSV and all as one .xlsx.
+"""Reports for the manager: one day or one month of revenue, table time, games, utilisation, ball
+drops and foosball use, drawn as SVG charts on the page, each also downloadable as CSV and all as one .xlsx.
 
-broker.hall.reports does the counting (local days, DST, money replayed from the op log); this module
+Revenue is one definition (broker.domain.revenue, LABEL): the money taken, as the Z report counts
+it, so a day's revenue here is its Z report's takings. broker.hall.reports does the counting (local
+days, DST, table time replayed from the op log); this module
 picks the period (a business day, or a month of them up to today), sums the per-day hour grids of a
 month by local hour of day, and shapes rows. Exports: CSV as Slovak Excel opens it (';', decimal
 comma, UTF-8 with BOM, CRLF) per section, and one .xlsx workbook with a sheet per section.
@@ -26,6 +28,7 @@ from openpyxl.utils import get_column_letter
 from broker.accounts.staff import Staff
 from broker.domain.csv_cells import excel_csv
 from broker.domain.membership import FIRST_YEAR
+from broker.domain.revenue import LABEL, WALK_IN, Revenue
 from broker.domain.schedule import business_hours
 from broker.hall import reports
 from broker.hall.read_models import HallReads, StoppedGame
@@ -33,8 +36,9 @@ from broker.hall.reports import ReportError
 from dashboard.api.deps import get_hub, local_today
 from dashboard.web import charts, i18n
 from dashboard.web.auth import page_can
-from dashboard.web.i18n import N_
+from dashboard.web.i18n import N_, gettext
 from dashboard.web.request_text import translated
+from dashboard.web.tab_parts import MONEY_CATEGORY_WORDS
 from dashboard.web.templating import NavLink, render
 
 router = APIRouter(prefix="/reports")
@@ -129,7 +133,8 @@ class HourTable:
 @dataclass
 class Report:
     period: Period
-    revenue: reports.Revenue
+    revenue: Revenue  # what was paid (the Z reports' takings)
+    table_time: reports.TableTime  # what the games billed for table time
     games: list[StoppedGame]  # with their members' names
     utilisation: HourTable  # minutes
     drops: HourTable
@@ -167,16 +172,33 @@ def build_report(reads: HallReads, period: Period) -> Report:
     # One transaction: the list of games is the rows the revenue counts (stopped on one of the days).
     f = reads.period_figures(period.first, period.last, played)
     return Report(
-        period, f.revenue, f.stopped, _by_hour_of_day(f.utilisation, reads, 60.0), _by_hour_of_day(f.drops, reads, 1.0), f.foosball
+        period,
+        f.revenue,
+        f.table_time,
+        f.stopped,
+        _by_hour_of_day(f.utilisation, reads, 60.0),
+        _by_hour_of_day(f.drops, reads, 1.0),
+        f.foosball,
     )
 
 
 def tariff_names(reads: HallReads) -> dict[str, tuple[str, str]]:
-    """Tariff id → (Slovak, English) label, extras and adjustments included."""
+    """Tariff id → (Slovak, English) label, adjustments included."""
     names = {t.id: (t.name, t.name_en or t.name) for t in reads.venue.tariffs}
-    names[reports.EXTRAS] = ("Položky", "Items")  # one word for what is put on a bill (issue 19, item 19)
     names[reports.ADJUSTMENTS] = ("Úpravy", "Adjustments")
     return names
+
+
+def place_name(reads: HallReads, table: str) -> str:
+    """A table of the revenue by table in the page's language; the bar's tabs (no table) as such."""
+    if table == WALK_IN:
+        return gettext(N_("At the bar (no table)"))
+    return reads.tables[table].name if table in reads.tables else table
+
+
+def money_category(category: str) -> str:
+    word = MONEY_CATEGORY_WORDS.get(category)
+    return gettext(word) if word else category
 
 
 def _hour_rows(table: HourTable, reads: HallReads) -> dict[str, list[float]]:
@@ -191,8 +213,9 @@ def chart_view(report: Report, reads: HallReads, lang: str) -> dict[str, Any]:
         pick = 0 if lang == "sk" else 1
         return {
             "day_bars": [(i18n.day(date.fromisoformat(d)), v) for d, v in report.revenue.by_day.items()],
-            "table_bars": [(reads.tables[t].name if t in reads.tables else t, v) for t, v in sorted(report.revenue.by_table.items())],
-            "tariff_bars": [(names.get(k, (k, k))[pick], v) for k, v in sorted(report.revenue.by_tariff.items())],
+            "table_bars": [(place_name(reads, t), v) for t, v in sorted(report.revenue.by_table.items())],
+            "category_bars": [(money_category(c), v) for c, v in report.revenue.by_category.items()],
+            "tariff_bars": [(names.get(k, (k, k))[pick], v) for k, v in sorted(report.table_time.by_tariff.items())],
             "util_rows": _hour_rows(report.utilisation, reads),
             "util_hours": [str(h) for h in report.utilisation.hours],
             "util_max": 60.0 * len(report.period.days),  # a full hour on every day of the period
@@ -227,13 +250,22 @@ def _t(request: Request, text: str) -> str:
 
 
 def _sheet_revenue(r: Report, reads: HallReads, request: Request) -> list[list[Any]]:
+    """Revenue (the Z reports' takings) by day, table and category, then the table time billed by tariff."""
     names = tariff_names(reads)
     pick = 0 if i18n.lang_of(request) == "sk" else 1
-    rows: list[list[Any]] = [[_t(request, N_("Group")), _t(request, N_("Item")), _t(request, N_("Amount (€)"))]]
-    rows += [[_t(request, N_("day")), date.fromisoformat(k), _eur(v)] for k, v in r.revenue.by_day.items()]
-    rows += [[_t(request, N_("table")), _table_name(reads, k), _eur(v)] for k, v in sorted(r.revenue.by_table.items())]
-    rows += [[_t(request, N_("tariff")), names.get(k, (k, k))[pick], _eur(v)] for k, v in sorted(r.revenue.by_tariff.items())]
-    rows.append([_t(request, N_("total")), "", _eur(r.revenue.total_cents)])
+    token = i18n.use_lang(i18n.lang_of(request))  # the place and category words in the visitor's language
+    try:
+        rows: list[list[Any]] = [[_t(request, N_("Group")), _t(request, N_("Item")), _t(request, N_("Amount (€)"))]]
+        by_day, by_table, by_category = (_t(request, g) for g in (N_("Revenue by day"), N_("Revenue by table"), N_("Revenue by category")))
+        rows += [[by_day, date.fromisoformat(k), _eur(v)] for k, v in r.revenue.by_day.items()]
+        rows += [[by_table, place_name(reads, k), _eur(v)] for k, v in sorted(r.revenue.by_table.items())]
+        rows += [[by_category, money_category(k), _eur(v)] for k, v in r.revenue.by_category.items()]
+        rows.append([_t(request, LABEL), "", _eur(r.revenue.total_cents)])
+        by_tariff = _t(request, N_("Table time billed by tariff"))
+        rows += [[by_tariff, names.get(k, (k, k))[pick], _eur(v)] for k, v in sorted(r.table_time.by_tariff.items())]
+        rows.append([_t(request, N_("Table time billed")), "", _eur(r.table_time.total_cents)])
+    finally:
+        i18n.reset_lang(token)
     return rows
 
 

@@ -1,6 +1,8 @@
-"""The tab page (/tabs/{id}): a bill's lines, VAT per rate, paid and owed; putting products on it,
-voiding an item with a reason, merging another tab onto it, splitting it into parts; and opening
-a walk-in tab at the bar. The payment itself is /tabs/{id}/pay (the payments part).
+"""The tab page (/tabs/{id}): a bill's lines, VAT per rate, paid and owed; putting products on it
+(most sold first, a search), voiding an item with a reason, merging another tab onto it, splitting
+it into parts; and a sale at the bar (POST /tabs: a walk-in tab, named or "Bar 18:42"). A stopped
+game's tab or a sale at the bar is paid from here in one tap (dashboard.web.quick_pay): "Predaj na
+bar", the product, "Hotovosť" are three taps. The full payment form is /tabs/{id}/pay.
 
 Every action is the facade method the API calls (dashboard/api/tabs.py). A refused form draws the
 page again with the reason in place and what was typed kept (status 409/400); a done one
@@ -17,6 +19,7 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from broker.accounts.staff import Staff
+from broker.domain.cash_rounding import cash_due
 from broker.domain.euros import parse_euros
 from broker.domain.refusals import Refusal
 from broker.domain.split import MAX_PARTS
@@ -39,8 +42,9 @@ from dashboard.api.deps import MAX_ID, Hub, IdPath, Reads
 from dashboard.web.auth import page_can, page_can_read_money
 from dashboard.web.csrf import verify_csrf
 from dashboard.web.i18n import N_, current_lang, gettext
+from dashboard.web.quick_pay import quick_pay
 from dashboard.web.request_text import refusal, translated
-from dashboard.web.tab_parts import by_category, category_word, new_form_key, status_word
+from dashboard.web.tab_parts import product_grid, status_word
 from dashboard.web.table_page import speaking
 from dashboard.web.templating import flash, render
 
@@ -57,15 +61,20 @@ def _next(path: str, fallback: str) -> str:
 
 def _page(request: Request, reads: HallReads, user: Staff, tab: TabView, status: int = 200, **extra: Any) -> Response:
     others = [u for u in reads.mergeable_tabs() if u.id != tab.id and u.id not in {s.tab_id for s in tab.sources}]
+    # One tap pays a sale at the bar or a stopped game's tab; a split one is paid part by part.
+    payable = tab.merged_into is None and not tab.split and not tab.game_running and tab.owed_cents > 0
+    pay_view = reads.tab_payments(tab.id) if tab.split else None
+    in_cash = cash_due(tab.owed_cents, reads.venue.till.cash_rounding)
     return render(
         request,
         "tab.html",
         {
             "tab": tab,
-            "product_groups": by_category(reads.products(active_only=True)),
+            **product_grid(reads),
             "merge_candidates": others,
-            "form_key": new_form_key,
-            "category_word": category_word,
+            "quick": quick_pay(tab.id, tab.owed_cents, cash_cents=in_cash) if payable else None,
+            "methods": reads.venue.till.payment_methods,
+            "part_owed": {part.n: part.owed_cents for part in pay_view.parts} if pay_view else {},
             "status_word": status_word,
             "can_void_paid": allows(user.role, "tabs.void_paid"),
             "max_parts": MAX_PARTS,
@@ -111,7 +120,8 @@ def open_walk_in(
         except ServiceError as e:
             flash(request, gettext("Not done: %(reason)s") % {"reason": refusal(request, e)}, "error")
             return RedirectResponse("/bills", status_code=303)
-        flash(request, gettext("Tab opened: %(name)s") % {"name": " ".join(label.split())[:MAX_LABEL]}, "ok")
+        if label.strip():  # a sale at the bar without a name: its page's title says "Bar 18:42", no message pushes it down
+            flash(request, gettext("Tab opened: %(name)s") % {"name": " ".join(label.split())[:MAX_LABEL]}, "ok")
     return RedirectResponse(f"/tabs/{tab_id}", status_code=303)
 
 

@@ -26,7 +26,10 @@ from dashboard.web.table_page import speaking
 from dashboard.web.templating import NavLink, flash, render
 
 router = APIRouter()
-NAV = [NavLink("/waiting", N_("Waiting list"), order=16)]
+# No top-bar link: the manager's bar is full at 1280 px (a second row pushed the floor's last
+# tables off the tablet's screen). The list shows itself on the floor while anyone waits, and
+# the Bookings page opens it.
+NAV: list[NavLink] = []
 
 Text = Annotated[str, Form(max_length=200)]
 

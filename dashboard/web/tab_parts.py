@@ -8,6 +8,8 @@ import uuid
 from typing import Any
 
 from broker.domain.euros import PRODUCT_CATEGORIES
+from broker.domain.payment_rules import PARTIAL
+from broker.domain.revenue import UNASSIGNED
 from broker.hall.read_models import HallReads
 from broker.hall.till.tab_views import ProductView
 from dashboard.web.i18n import N_, gettext
@@ -22,6 +24,9 @@ CATEGORY_WORDS = {
     "other": N_("Other"),
     "deposit": N_("Booking deposits"),  # broker.hall.bookings: a deposit's line on its own tab
 }
+# What money paid for, as the Z report and the reports name it: the products' categories, and money
+# no line explains (UNASSIGNED; PARTIAL in a Z report frozen before part payments said what they paid for).
+MONEY_CATEGORY_WORDS = {**CATEGORY_WORDS, UNASSIGNED: N_("Not itemised"), PARTIAL: N_("Part payments, not itemised")}
 STATUS_WORDS = {"open": N_("not paid yet"), "partly_paid": N_("partly paid"), "paid": N_("paid in full")}
 
 
@@ -39,10 +44,20 @@ def new_form_key() -> str:
     return uuid.uuid4().hex
 
 
-def by_category(products: list[ProductView]) -> list[tuple[str, list[ProductView]]]:
-    """Active products grouped in the categories' order (drinks first: what the bar sells most)."""
-    groups = {c: [p for p in products if p.category == c and p.active] for c in PRODUCT_CATEGORIES}
-    return [(c, ps) for c, ps in groups.items() if ps]
+PRODUCTS_SHOWN = 12  # the product grid's buttons on screen before a search: three rows on the tablet
+
+
+def most_sold(products: list[ProductView]) -> list[ProductView]:
+    """Active products, the most sold (the last month) first; ties in the categories' order (drinks
+    first), then by name: what the bar sells most is where the finger is."""
+    order = {c: n for n, c in enumerate(PRODUCT_CATEGORIES)}
+    active = [p for p in products if p.active]
+    return sorted(active, key=lambda p: (-p.sold, order.get(p.category, len(order)), p.name.casefold()))
+
+
+def product_grid(reads: HallReads) -> dict[str, Any]:
+    """What templates/_product_buttons.html needs besides the tab."""
+    return {"products": most_sold(reads.products(active_only=True)), "products_shown": PRODUCTS_SHOWN, "form_key": new_form_key}
 
 
 def tabs_panel(reads: HallReads, table_id: str) -> dict[str, Any]:
@@ -56,7 +71,5 @@ def tabs_panel(reads: HallReads, table_id: str) -> dict[str, Any]:
     return {
         "game_tab": tab,
         "unpaid_tab": unpaid,
-        "product_groups": by_category(reads.products(active_only=True)) if tab_id is not None else [],
-        "form_key": new_form_key,
-        "category_word": category_word,
+        **(product_grid(reads) if tab_id is not None else {"products": [], "products_shown": PRODUCTS_SHOWN, "form_key": new_form_key}),
     }

@@ -6,7 +6,8 @@ filters `local` (a room/tariff/extra's name in this language), `tariff` (id → 
 `day`, `duration` (1:05), `hms` (1:05:09, a ticking timer), `number`. Whatever a page prints,
 money and dates come with no-break spaces (`_unbreakable`), so "0,60 €" or "1. 12. 2026"
 never breaks across two lines; and in the context `request`, `user` (None on the login page),
-`lang`, `langs`, `nav` (the links this user may follow), `open_alerts` (for the banner),
+`lang`, `langs`, `nav` (the links this user may follow), `may("tabs.run")` (whether this user's role
+has a capability of dashboard.access), `new_form_key()` (a form's one-time key), `open_alerts` (for the banner),
 `flashes` (messages left by `flash()` before a redirect), `hall` (the hub's read models: venue, tables, clock).
 """
 
@@ -23,7 +24,9 @@ from jinja2 import Environment, FileSystemLoader, pass_context, select_autoescap
 from markupsafe import Markup
 
 from broker.accounts.staff import role_at_least
+from dashboard.access import allows
 from dashboard.web import csrf, i18n
+from dashboard.web.tab_parts import new_form_key
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -153,7 +156,9 @@ def make_env() -> Environment:
         finalize=_unbreakable,
     )
     env.install_gettext_callables(i18n.gettext, i18n.ngettext, newstyle=True)  # type: ignore[attr-defined]
-    env.globals.update(csrf_input=_csrf_input, csrf_token=_csrf_token, lang_names=i18n.LANG_NAMES, moves_ms=_moves_ms)
+    env.globals.update(
+        csrf_input=_csrf_input, csrf_token=_csrf_token, lang_names=i18n.LANG_NAMES, moves_ms=_moves_ms, new_form_key=new_form_key
+    )
     env.filters.update(
         money=i18n.money,
         when=_when,
@@ -196,6 +201,7 @@ def render(
             "lang": lang,
             "langs": i18n.LANGS,
             "nav": nav_for(user),
+            "may": lambda capability: user is not None and allows(user.role, capability),  # dashboard.access
             "hall": request.app.state.hub.reads,  # venue, tables and clock for the templates
         }
         context = context or {}

@@ -42,7 +42,7 @@ def test_vat_share_of_a_gross_price():
     assert vat_share(900, 23) == 168  # 168.29
     assert vat_share(0, 23) == 0
     assert vat_share(1000, 0) == 0
-    bill = make_bill([BillLine(kind="extra", description="x", description_en="x", reason="extra:x", amount_cents=900)], 23)
+    bill = make_bill([BillLine(kind="time", description="x", description_en="x", reason="standard", amount_cents=900)], 23)
     assert (bill.total_cents, bill.vat_cents, bill.net_cents) == (900, 168, 732)
 
 

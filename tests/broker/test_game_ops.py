@@ -22,7 +22,6 @@ from broker.domain.game_ops import (
     correction_op,
     current_rate,
     extend_op,
-    extra_op,
     pause_op,
     prepaid_remaining,
     replay,
@@ -176,27 +175,6 @@ def test_stop_while_paused_keeps_the_remaining_prepaid_time():
     assert bill(state, LAVOS, mins(500)).total_cents == 200
 
 
-def test_extras_use_the_price_at_the_time_of_the_order():
-    ops = [
-        start_op(T0, "pool-01"),
-        extra_op(mins(5), "topping", 2, venue=LAVOS),
-        extra_op(mins(9), "topping", venue=LAVOS),
-        extra_op(mins(10), "pizza_box", venue=LAVOS),
-        stop_op(mins(30)),
-        extra_op(mins(31), "entry_guest", venue=LAVOS),
-    ]
-    b = billed(ops)
-    assert shape(b) == [
-        ("time", "standard", 300),
-        ("extra", "extra:topping", 180),
-        ("extra", "extra:pizza_box", 40),
-        ("extra", "extra:entry_guest", 500),
-    ]
-    assert b.lines[1].quantity == 3 and b.lines[1].unit_cents == 60 and b.lines[1].description == "Prísada na pizzu navyše 3 × 0,60 €"
-    dearer = LAVOS.model_copy(update={"extras": [e.model_copy(update={"price_cents": e.price_cents * 2}) for e in LAVOS.extras]})
-    assert bill(replay(ops, dearer), dearer, mins(40)).total_cents == b.total_cents
-
-
 def test_minimum_charge_tops_up_short_sessions():
     venue = venue_with(minimum_cents=300)
     assert shape(billed([start_op(T0, "pool-01"), stop_op(mins(10))], venue)) == [("time", "standard", 100), ("minimum", "minimum", 200)]
@@ -232,7 +210,6 @@ def test_ops_survive_json_and_a_restart_replays_the_same_bill():
         resume_op(mins(40)),
         transfer_op(mins(50), "pool-02"),
         extend_op(mins(55), 30),
-        extra_op(mins(56), "topping", venue=LAVOS),
         correction_op(mins(57), -50, "zlé tágo", actor="manager:eva"),
     ]
     stored = json.loads(json.dumps([op.to_dict() for op in ops]))
@@ -257,7 +234,7 @@ SP = start_op(T0, "pool-05", prepaid_minutes=30)
     "ops, message",
     [
         ([], "no operations to replay"),
-        ([stop_op(T0)], "operation 1 \\(stop\\): a session begins with start, not stop"),
+        ([stop_op(T0)], "operation 1 \\(stop\\): a game begins with start, not stop"),
         ([S, S], "already started"),
         ([S, stop_op(mins(1)), stop_op(mins(2))], "The game has already ended; it was stopped at 17:01"),
         ([S, stop_op(mins(1)), pause_op(mins(2))], "The game has already ended"),
@@ -280,7 +257,6 @@ SP = start_op(T0, "pool-05", prepaid_minutes=30)
         ([S, extend_op(mins(1), 10)], "The game has no prepaid time, so there is nothing to extend"),
         ([SP, extend_op(mins(1), 0)], "extend.minutes must be a whole number"),
         ([SP, Op("extend", mins(1), {"minutes": "10"})], "extend.minutes must be a whole number"),
-        ([S, Op("extra", mins(1), {"extra": "beer", "quantity": 1, "unit_cents": 100})], "There is no extra beer in the price list"),
         ([S, Op("extra", mins(1), {"extra": "topping", "quantity": 0, "unit_cents": 60})], "extra.quantity must be a whole number from 1"),
         ([S, Op("extra", mins(1), {"extra": "topping", "quantity": 1})], "extra data is missing 'unit_cents'"),
         ([S, correction_op(mins(1), -100, "  ", actor="manager:eva")], "a correction's reason must be non-empty text"),
@@ -322,9 +298,8 @@ def test_invalid_sequences_are_refused_with_a_clear_message(ops, message):
         (lambda: Op.from_dict({"kind": "stop", "at": "yesterday"}), "not an ISO-8601 timestamp"),
         (lambda: Op.from_dict({"kind": "stop", "at": "2026-11-30T17:00:00"}), "has no timezone"),
         (lambda: Op.from_dict(["stop"]), "a stored operation is an object"),
-        (lambda: extra_op(T0, "beer", venue=LAVOS), "There is no extra beer in the price list"),
         (lambda: bill(replay([S], LAVOS), LAVOS, datetime(2026, 11, 30, 18, 0)), "now 2026-11-30T18:00:00 has no timezone"),
-        (lambda: bill(replay([S], LAVOS), LAVOS, mins(-5)), "now .* is before the session's last operation"),
+        (lambda: bill(replay([S], LAVOS), LAVOS, mins(-5)), "now .* is before the game's last operation"),
         (lambda: prepaid_remaining(replay([SP], LAVOS), datetime(2026, 11, 30, 18, 0)), "has no timezone"),
     ],
 )
@@ -347,7 +322,7 @@ BANDED = venue_with(
 )
 members = st.builds(MemberSnapshot, member_id=st.integers(1, 3), name=st.just("Člen"), fee_paid=st.booleans())
 starts = st.datetimes(datetime(2026, 1, 1), datetime(2027, 12, 31), timezones=st.just(UTC))
-STEP_KINDS = ["pause", "resume", "transfer", "card", "card_removed", "extra", "extend", "stop"]
+STEP_KINDS = ["pause", "resume", "transfer", "card", "card_removed", "extend", "stop"]
 
 
 def _step_op(kind: str, at: datetime, table: str, member: MemberSnapshot, venue) -> Op:
@@ -357,7 +332,6 @@ def _step_op(kind: str, at: datetime, table: str, member: MemberSnapshot, venue)
         "transfer": lambda: transfer_op(at, table),
         "card": lambda: card_op(at, member),
         "card_removed": lambda: card_removed_op(at),
-        "extra": lambda: extra_op(at, "topping", 1 + at.second % 3, venue=venue),
         "extend": lambda: extend_op(at, 15),
         "stop": lambda: stop_op(at),
     }[kind]()

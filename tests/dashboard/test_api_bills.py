@@ -1,15 +1,18 @@
-"""Changing a bill (voiding an extra, a manager's correction) and the business day in the reports,
-over the real hub on SQLite and PostgreSQL (`db_url`).
+"""A game's extras on its tab (put and voided through the game's API routes), a manager's correction,
+and the business day in the reports, over the real hub on SQLite and PostgreSQL (`db_url`).
 
-The rule (dashboard.access): staff void an extra while the game runs; once it is stopped the bill
-is issued and only a manager voids or corrects it. Money is never deleted: a void is a new op.
+The rule (broker.hall.till.tabs): an extra is an item on the game's tab, voided by the tab's rule:
+staff before any payment on the tab, a manager after. The game's bill and op log hold table time
+(and corrections) only. Money is never deleted: a void keeps the item, struck through.
 """
 
 from __future__ import annotations
 
 from sqlalchemy import select
 
-from broker.storage.models import Game, GameOp
+from broker.hall.read_models import HallReads
+from broker.hall.till.payments import PayTab
+from broker.storage.models import Game, GameOp, TabItem
 from tests.support.hub import on_writer
 
 TOPPING = 60
@@ -35,55 +38,70 @@ def _game_with_toppings(api) -> tuple[int, int]:
     sid = api.ok("POST", "/api/sessions", 201, json={"table": "pool-01"})["id"]
     api.clock.advance(minutes=30)
     s = api.ok("POST", f"/api/sessions/{sid}/extras", json={"extra": "topping", "quantity": 2})
-    return sid, s["extras"][0]["op"]
+    return sid, s["extras"][0]["item"]
 
 
-def test_staff_void_an_extra_while_the_game_runs_and_it_is_reversed_not_deleted(api):
-    sid, op = _game_with_toppings(api)
-    s = api.ok("POST", f"/api/sessions/{sid}/void", json={"extra_op": op, "reason": "zadané dvakrát"})
-    assert [(x["kind"], x["amount_cents"]) for x in s["bill"]["lines"]] == [("time", 300), ("extra", 2 * TOPPING), ("void", -2 * TOPPING)]
-    assert s["bill"]["total_cents"] == 300 and s["extras"][0]["voided"] is True
-    ops = _ops(api, sid)
-    assert [o.kind for o in ops] == ["start", "extra", "void"]  # the extra's op is still there
-    assert (ops[-1].actor, ops[-1].reason, ops[-1].data) == ("jana", "zadané dvakrát", {"extra_op": op})
+def test_an_extra_is_an_item_of_the_games_tab_with_its_products_vat_and_the_op_log_keeps_table_time(api):
+    sid, _item = _game_with_toppings(api)
+    s = api.ok("GET", f"/api/sessions/{sid}")
+    (extra,) = s["extras"]
+    topping = HallReads(api.service).product_of_extra("topping")
+    assert (extra["extra"], extra["product"], extra["vat_percent"], extra["category"]) == (
+        "topping",
+        topping.id,
+        topping.vat_percent,
+        topping.category,
+    )
+    assert [x["kind"] for x in s["bill"]["lines"]] == ["time"] and s["bill"]["total_cents"] == 300
+    assert [o.kind for o in _ops(api, sid)] == ["start"]  # the op log: table time only
+    tab = HallReads(api.service).tab(HallReads(api.service).game_tab(sid))
+    assert tab.total_cents == 300 + 2 * TOPPING
+    assert {line.category for line in tab.bill.lines} == {"table_time", topping.category}  # not booked as table time
+
+
+def test_staff_void_an_extra_on_the_tab_and_it_stays_there_struck_through(api):
+    sid, item = _game_with_toppings(api)
+    s = api.ok("POST", f"/api/sessions/{sid}/void", json={"item": item, "reason": "zadané dvakrát"})
+    assert s["extras"][0]["voided"] is True and s["bill"]["total_cents"] == 300
+    with api.service.store.reader() as db:
+        row = db.get(TabItem, item)
+        assert row is not None and (row.voided_by, row.void_reason) == ("jana", "zadané dvakrát")
+    assert [o.kind for o in _ops(api, sid)] == ["start"]
     stopped = api.ok("POST", f"/api/sessions/{sid}/stop")
     assert stopped["bill"]["total_cents"] == 300 and _stored_total(api, sid) == 300
+    assert HallReads(api.service).tab(HallReads(api.service).game_tab(sid)).total_cents == 300
 
 
-def test_after_the_bill_is_issued_only_a_manager_voids_and_corrects(api):
-    sid, op = _game_with_toppings(api)
+def test_once_the_tab_has_a_payment_only_a_manager_voids_an_extra(api):
+    sid, item = _game_with_toppings(api)
     api.ok("POST", f"/api/sessions/{sid}/stop")
-    assert _stored_total(api, sid) == 300 + 2 * TOPPING
-    before = len(_ops(api, sid))
-    refused = api.refused("POST", f"/api/sessions/{sid}/void", 409, as_manager=False, json={"extra_op": op, "reason": "typed twice"})
-    assert "already issued" in refused and "manager" in refused
-    assert len(_ops(api, sid)) == before  # nothing appended
-    s = api.ok("POST", f"/api/sessions/{sid}/void", as_manager=True, json={"extra_op": op, "reason": "typed twice"})
-    assert s["state"] == "stopped" and s["bill"]["total_cents"] == 300 and _stored_total(api, sid) == 300
-    # A correction on the issued bill (the hub refused it before: "not open").
+    assert _stored_total(api, sid) == 300  # the game's bill: its table time
+    tab = HallReads(api.service).game_tab(sid)
+    api.service.execute(PayTab(tab=tab, method="card", amount_cents=100, request_id="part-payment-1", actor="jana"))
+    refused = api.refused("POST", f"/api/sessions/{sid}/void", 409, as_manager=False, json={"item": item, "reason": "typed twice"})
+    assert "only a manager" in refused
+    s = api.ok("POST", f"/api/sessions/{sid}/void", as_manager=True, json={"item": item, "reason": "typed twice"})
+    assert s["extras"][0]["voided"] is True and HallReads(api.service).tab(tab).owed_cents == 200
+    # A correction on the issued bill, the manager's.
     s = api.ok("POST", f"/api/sessions/{sid}/correction", as_manager=True, json={"amount_cents": -50, "reason": "stôl sa kýval"})
     assert s["bill"]["lines"][-1]["kind"] == "correction" and s["bill"]["total_cents"] == 250 and _stored_total(api, sid) == 250
-    assert [(o.kind, o.actor) for o in _ops(api, sid)][-2:] == [("void", "boss"), ("correction", "boss")]
+    assert [(o.kind, o.actor) for o in _ops(api, sid)][-1] == ("correction", "boss")
     assert api.refused("POST", f"/api/sessions/{sid}/correction", 403, as_manager=False, json={"amount_cents": -50, "reason": "nope"})
-    # The report counts the issued bill as it is now: the voided toppings net out under extras.
-    r = api.ok("GET", "/api/reports/revenue?from=2026-11-10", as_manager=True)
-    assert r["total_cents"] == 250 and r["by_tariff"]["extras"] == 0 and r["by_tariff"]["adjustments"] == -50
 
 
 def test_bad_voids_are_refused_and_change_nothing(api):
-    sid, op = _game_with_toppings(api)
-    before = len(_ops(api, sid))
+    sid, item = _game_with_toppings(api)
+    other = api.ok("POST", "/api/sessions", 201, json={"table": "pool-02"})["id"]
     for blank in ("", "   "):  # the schema's own check
-        assert "reason" in api.refused("POST", f"/api/sessions/{sid}/void", 422, json={"extra_op": op, "reason": blank})
-    for reason in ("ab", "x" * 201):
-        detail = api.refused("POST", f"/api/sessions/{sid}/void", 409, as_manager=False, json={"extra_op": op, "reason": reason})
-        assert "reason" in detail or "characters" in detail
-    assert "no such extra" in api.refused("POST", f"/api/sessions/{sid}/void", 409, json={"extra_op": 1, "reason": "the start"})
-    assert "no such extra" in api.refused("POST", f"/api/sessions/{sid}/void", 409, json={"extra_op": 99, "reason": "no op"})
-    assert "no game no. 4242" in api.refused("POST", "/api/sessions/4242/void", 404, json={"extra_op": 2, "reason": "nothing"})
-    assert len(_ops(api, sid)) == before
-    api.ok("POST", f"/api/sessions/{sid}/void", json={"extra_op": op, "reason": "typed twice"})
-    assert "already voided" in api.refused("POST", f"/api/sessions/{sid}/void", 409, json={"extra_op": op, "reason": "again"})
+        assert "reason" in api.refused("POST", f"/api/sessions/{sid}/void", 422, json={"item": item, "reason": blank})
+    assert "Write why" in api.refused("POST", f"/api/sessions/{sid}/void", 409, as_manager=False, json={"item": item, "reason": "ab"})
+    assert "no such item" in api.refused("POST", f"/api/sessions/{other}/void", 404, json={"item": item, "reason": "another game"})
+    assert "no such item" in api.refused("POST", f"/api/sessions/{sid}/void", 404, json={"item": 99999, "reason": "no item"})
+    assert "no game no. 4242" in api.refused("POST", "/api/sessions/4242/void", 404, json={"item": item, "reason": "nothing"})
+    assert "extra_op" in api.refused("POST", f"/api/sessions/{sid}/void", 422, json={"extra_op": 2, "reason": "the old field"})
+    assert api.ok("GET", f"/api/sessions/{sid}")["extras"][0]["voided"] is False
+    api.ok("POST", f"/api/sessions/{sid}/void", json={"item": item, "reason": "typed twice"})
+    assert "voided already" in api.refused("POST", f"/api/sessions/{sid}/void", 409, json={"item": item, "reason": "again"})
 
 
 def test_a_game_past_midnight_belongs_to_the_evening_it_started(api):
@@ -92,8 +110,10 @@ def test_a_game_past_midnight_belongs_to_the_evening_it_started(api):
     sid = api.ok("POST", "/api/sessions", 201, json={"table": "pool-01"})["id"]
     api.clock.advance(minutes=70)
     api.ok("POST", f"/api/sessions/{sid}/stop")
+    tab = api.ok("GET", f"/api/sessions/{sid}/tab")["id"]
+    api.ok("POST", f"/api/tabs/{tab}/payments", 201, json={"method": "card", "amount_cents": 700})  # paid at 00:40
     evening = api.ok("GET", "/api/reports/revenue?from=2026-11-10&to=2026-11-11", as_manager=True)
-    assert evening["by_day"] == {"2026-11-10": 700, "2026-11-11": 0}
+    assert evening["by_day"] == {"2026-11-10": 700, "2026-11-11": 0} and evening["table_time"]["total_cents"] == 700
     u = api.ok("GET", "/api/reports/utilisation?day=2026-11-10", as_manager=True)
     assert u["totals"]["pool-01"] == 70.0  # 30 minutes before midnight and 40 after, all on the evening
     hours = {h[11:16]: n for h, n in zip(u["hours"], u["tables"]["pool-01"])}

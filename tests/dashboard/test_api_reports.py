@@ -34,23 +34,34 @@ def _play_two_days(api) -> None:
     api.clock.advance(minutes=30)
     api.ok("POST", f"/api/sessions/{b}/extras", json={"extra": "topping"})
     api.ok("POST", f"/api/sessions/{b}/stop")
+    _pay(api, b, 560)  # 2,00 + 3,00 of table time, the topping
     api.clock.advance(minutes=30)
     api.ok("POST", f"/api/sessions/{a}/stop")
+    _pay(api, a, 400)  # a part of its 9,00: the rest stays owed (not revenue)
     api.clock.advance(hours=22, minutes=30)  # the next day, 18:00 local
     c = api.ok("POST", "/api/sessions", 201, json={"table": "pool-01"})["id"]
     api.clock.advance(minutes=30)
     api.ok("POST", f"/api/sessions/{c}/stop")
+    _pay(api, c, 300)
 
 
-def test_revenue_by_day_table_and_tariff_adds_up(api):
+def _pay(api, game: int, cents: int) -> None:
+    tab = api.ok("GET", f"/api/sessions/{game}/tab")["id"]
+    api.ok("POST", f"/api/tabs/{tab}/payments", 201, json={"method": "card", "amount_cents": cents})
+
+
+def test_revenue_is_what_was_paid_by_day_table_and_category_and_table_time_what_the_games_billed(api):
     _play_two_days(api)
     r = api.ok("GET", "/api/reports/revenue?from=2026-11-10&to=2026-11-12", as_manager=True)
-    assert r["total_cents"] == 900 + 560 + 300 and r["sessions"] == 3
-    assert r["by_day"] == {"2026-11-10": 1460, "2026-11-11": 300, "2026-11-12": 0}
-    assert r["by_table"] == {"pool-01": 1200, "pool-05": 200, "pool-02": 360}
-    assert r["by_tariff"] == {"standard": 1500, "club_card": 200, "extras": 60}
+    assert r["definition"] == "Revenue (incl. VAT, paid)" and r["total_cents"] == 560 + 400 + 300 and r["payments"] == 3
+    assert r["by_day"] == {"2026-11-10": 960, "2026-11-11": 300, "2026-11-12": 0}
+    assert r["by_table"] == {"pool-01": 700, "pool-02": 560}  # the game's tab: its table (it followed the move)
+    assert sum(r["by_category"].values()) == r["total_cents"] and r["by_category"]["pizza_toppings"] == 60
+    assert "partial_payment" not in r["by_category"]  # the 4,00 € part payment: table time
+    assert r["table_time"] == {"games": 3, "total_cents": 900 + 500 + 300, "by_tariff": {"standard": 1500, "club_card": 200}}
     one_day = api.ok("GET", "/api/reports/revenue?from=2026-11-11", as_manager=True)
     assert (one_day["total_cents"], one_day["by_day"]) == (300, {"2026-11-11": 300})
+    assert one_day["total_cents"] == api.ok("GET", "/api/days/2026-11-11", as_manager=True)["total_cents"]  # the Z report's
     assert "before it starts" in api.refused("GET", "/api/reports/revenue?from=2026-11-12&to=2026-11-10", 400)
     assert "a year at most" in api.refused("GET", "/api/reports/revenue?from=2020-01-01&to=2026-01-01", 400)
 

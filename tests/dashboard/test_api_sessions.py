@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
+from broker.hall.read_models import HallReads
 from broker.storage.members import add_member, record_fee
 from broker.storage.models import GameOp
 from tests.support.hub import on_writer
@@ -59,24 +60,24 @@ def test_every_operation_is_applied_billed_and_audited_with_the_user(api):
     assert (resumed["state"], resumed["prepaid_left_s"]) == ("running", 45 * 60)
     assert api.ok("POST", f"/api/sessions/{sid}/extend", json={"minutes": 30})["prepaid_left_s"] == 75 * 60
     tab = api.ok("POST", f"/api/sessions/{sid}/extras", json={"extra": "topping", "quantity": 3})
-    assert tab["extras"][0]["quantity"] == 3
+    assert [(e["extra"], e["quantity"], e["unit_cents"], e["by"]) for e in tab["extras"]] == [("topping", 3, 60, "jana")]
     moved = api.ok("POST", f"/api/sessions/{sid}/transfer", json={"table": "pool-02"})
     assert moved["table"] == "pool-02" and api.ok("GET", "/api/tables/pool-05")["session"] is None
     api.clock.advance(minutes=15)
     api.ok("POST", f"/api/sessions/{sid}/card", json={})  # card off
     api.ok("POST", f"/api/sessions/{sid}/correction", as_manager=True, json={"amount_cents": -100, "reason": "stôl sa kýval"})
     bill = api.ok("POST", f"/api/sessions/{sid}/stop")["bill"]
-    # 15 min club card on pool-05 (1.00), 15 min on pool-02 (no club-card rate: 1.50), 3 toppings, -1.00
+    # 15 min club card on pool-05 (1.00), 15 min on pool-02 (no club-card rate: 1.50), -1.00; the toppings are on the tab
     assert [(line["kind"], line["reason"], line["amount_cents"]) for line in bill["lines"]] == [
         ("time", "club_card", 100),
         ("time", "card_table_not_eligible", 150),
-        ("extra", "extra:topping", 180),
         ("correction", "manual", -100),
     ]
-    assert bill["total_cents"] == 330
+    assert bill["total_cents"] == 150
+    assert HallReads(api.service).tab(HallReads(api.service).game_tab(sid)).total_cents == 150 + 180
     with api.service.store.reader() as db:
         ops = db.scalars(select(GameOp).where(GameOp.session_id == sid).order_by(GameOp.seq)).all()
-        assert [o.kind for o in ops] == ["start", "pause", "resume", "extend", "extra", "transfer", "card_removed", "correction", "stop"]
+        assert [o.kind for o in ops] == ["start", "pause", "resume", "extend", "transfer", "card_removed", "correction", "stop"]
         assert {o.actor for o in ops} == {"jana", "boss"} and ops[-2].actor == "boss" and ops[-2].reason == "stôl sa kýval"
 
 

@@ -13,6 +13,9 @@ from decimal import Decimal
 import pytest
 
 from broker.hall.games import StartGame, StopGame
+from broker.hall.read_models import HallReads
+from broker.hall.till.payments import PayTab
+from broker.hall.till.tabs import AddTabItem, OpenWalkInTab
 from broker.storage.events import insert_event_once
 from broker.storage.foosball import checkin
 from broker.storage.members import add_member, record_fee
@@ -26,8 +29,9 @@ EXPORTS = ["revenue", "sessions", "utilisation", "drops", "foosball"]
 
 
 def _play(pages) -> None:
-    """On Tue 10 Nov 2026 from 18:00 local: pool-01 for an hour (6,00 €), a member on pool-05 for half
-    an hour at the club-card rate (2,00 €), three drops on pool-01, a foosball check-in."""
+    """On Tue 10 Nov 2026 from 18:00 local: pool-01 for an hour (6,00 €, paid by card), a member on
+    pool-05 for half an hour at the club-card rate (2,00 €, cash), a Kofola at the bar (2,00 €, cash),
+    three drops on pool-01, a foosball check-in. Revenue (paid): 10,00 €; table time billed: 8,00 €."""
     s = pages.service
 
     def _write(db):
@@ -57,6 +61,13 @@ def _play(pages) -> None:
     s.execute(StopGame(game=five, actor="test"))
     pages.clock.advance(minutes=30)
     s.execute(StopGame(game=one, actor="test"))
+    reads = HallReads(s)
+    s.execute(PayTab(tab=reads.game_tab(one), method="card", amount_cents=600, actor="test"))
+    s.execute(PayTab(tab=reads.game_tab(five), method="cash", amount_cents=200, actor="test"))
+    bar = s.execute(OpenWalkInTab(label="Bar", actor="test"))
+    kofola = next(p.id for p in reads.products() if p.name == "Kofola 0,5 l")
+    s.execute(AddTabItem(tab=bar, product=kofola, actor="test"))
+    s.execute(PayTab(tab=bar, method="cash", amount_cents=200, actor="test"))
 
 
 def csv_rows(r) -> list[list[str]]:
@@ -79,8 +90,12 @@ def test_a_day_report_adds_up_and_draws_its_charts(pages) -> None:
     html = pages.page("/reports?day=2026-11-10")
     assert "10.\u00a011.\u00a02026" in html
     revenue = html[html.index('id="revenue"') : html.index('id="sessions"')]
-    assert "8,00\u00a0€" in revenue and "6,00\u00a0€" in revenue and "2,00\u00a0€" in revenue
+    assert "Tržba (s DPH, zaplatené)" in revenue and 'id="revenue-total">10,00\u00a0€' in revenue  # the Z report's takings
+    assert "Na bare (bez stola)" in revenue and "Nápoje" in revenue and "Prenájom stola" in revenue
+    assert "8,00\u00a0€" in revenue and "6,00\u00a0€" in revenue and "2,00\u00a0€" in revenue  # table time billed: 8,00
     assert "Štandard" in revenue and "Klubová karta" in revenue  # tariffs by their venue names
+    z = pages.page("/day/2026-11-10/report")
+    assert "Tržba (s DPH, zaplatené)" in z and 'id="z-total">10,00\u00a0€' in z  # one definition, one word for it
     sessions = html[html.index('id="sessions"') : html.index('id="utilisation"')]
     assert "Zadražil Miro" in sessions and "10.\u00a011.\u00a02026 19:00" in sessions
     assert "Zadražil Miro" in html[html.index('id="foosball"') :]
@@ -104,9 +119,9 @@ def test_a_month_report_has_every_day(pages) -> None:
     assert len(svgs(html)) == 5  # plus revenue by day
     rows = csv_rows(pages.manager.get("/reports/revenue.csv?month=2026-11"))
     assert rows[0] == ["Skupina", "Položka", "Suma (€)"]
-    days = [r for r in rows if r[0] == "deň"]
-    assert len(days) == 10 and ["deň", "2026-11-10", "8,00"] in days
-    assert rows[-1] == ["spolu", "", "8,00"]
+    days = [r for r in rows if r[0] == "Tržba podľa dní"]
+    assert len(days) == 10 and ["Tržba podľa dní", "2026-11-10", "10,00"] in days
+    assert ["Tržba (s DPH, zaplatené)", "", "10,00"] in rows and rows[-1] == ["Vyúčtovaný prenájom stolov", "", "8,00"]
 
 
 def test_csv_exports_match_the_page(pages) -> None:
@@ -179,12 +194,18 @@ def test_csv_is_what_slovak_excel_opens(pages) -> None:
     assert raw.startswith(b"\xef\xbb\xbf") and b"\r\n" in raw and b";" in raw
     rows = csv_rows(pages.manager.get("/reports/revenue.csv?day=2026-11-10"))
     assert all(len(r) == 3 for r in rows)  # ';' separates the cells, so a decimal comma cannot split one
-    tables = {r[1]: r[2] for r in rows if r[0] == "stôl"}
-    assert tables == {"Pool 1": "6,00", "Pool 5": "2,00"}  # names, not ids; a decimal comma
-    assert sum(Decimal(v.replace(",", ".")) for v in tables.values()) == Decimal("8.00")
+    tables = {r[1]: r[2] for r in rows if r[0] == "Tržba podľa stolov"}
+    assert tables == {"Pool 1": "6,00", "Pool 5": "2,00", "Na bare (bez stola)": "2,00"}  # names, not ids; a decimal comma
+    assert sum(Decimal(v.replace(",", ".")) for v in tables.values()) == Decimal("10.00")
+    categories = {r[1]: r[2] for r in rows if r[0] == "Tržba podľa kategórií"}
+    assert categories == {"Prenájom stola": "8,00", "Nápoje": "2,00"}
     assert pages.post("/lang", {"lang": "en", "next": "/reports"}).status_code == 303
     en = csv_rows(pages.manager.get("/reports/revenue.csv?day=2026-11-10"))
-    assert en[0] == ["Group", "Item", "Amount (€)"] and en[-1] == ["total", "", "8,00"]
+    assert (
+        en[0] == ["Group", "Item", "Amount (€)"]
+        and ["Revenue (incl. VAT, paid)", "", "10,00"] in en
+        and ["Revenue by table", "At the bar (no table)", "2,00"] in en
+    )
 
 
 def test_xlsx_holds_every_section_with_real_numbers_and_times(pages) -> None:
@@ -199,8 +220,8 @@ def test_xlsx_holds_every_section_with_real_numbers_and_times(pages) -> None:
     book = load_workbook(io.BytesIO(r.content))
     assert book.sheetnames == ["Tržba", "Hry", "Vyťaženosť", "Potopené gule", "Stolný futbal"]
     revenue = [[c.value for c in row] for row in book["Tržba"].iter_rows()]
-    assert revenue[0] == ["Skupina", "Položka", "Suma (€)"] and revenue[-1] == ["spolu", None, 8]
-    assert ["stôl", "Pool 1", 6] in revenue and book["Tržba"]["C2"].number_format == "0.00"
+    assert revenue[0] == ["Skupina", "Položka", "Suma (€)"] and ["Tržba (s DPH, zaplatené)", None, 10] in revenue
+    assert ["Tržba podľa stolov", "Pool 1", 6] in revenue and book["Tržba"]["C2"].number_format == "0.00"
     games = [[c.value for c in row] for row in book["Hry"].iter_rows(min_row=2)]
     assert {g[1] for g in games} == {"Pool 1", "Pool 5"} and all(isinstance(g[2], datetime) for g in games)
     assert sorted(g[5] for g in games) == [2, 6]

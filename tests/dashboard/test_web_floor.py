@@ -6,7 +6,9 @@ import re
 
 import pytest
 
-from broker.hall.games import AddExtra, PauseGame, StartGame
+from broker.hall.games import PauseGame, StartGame
+from broker.hall.read_models import HallReads
+from broker.hall.till.tabs import AddTabItem
 from broker.storage.members import add_member, assign_card, record_fee
 from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, sqlite_only
 from tests.support.hub import on_writer
@@ -127,14 +129,16 @@ def test_panel_actions_then_the_itemised_bill_with_vat(browser, service, clock):
     panel = browser.get("/tables/pool-06").text
     assert "Zadražil Miro" in panel and "Klubová karta" in panel
     r = browser.post(f"/sessions/{sid}/stop", {"next": "/tables/pool-06"})
-    assert r.headers["location"] == f"/sessions/{sid}/bill"
-    bill = browser.get(r.headers["location"]).text
-    # 30 min on Pool 5 + 15 min on Pool 6 at 4 €/h (paid-up club card), two toppings: 2,00 + 1,00 + 1,20.
+    # Stopping lands on the tab's pay page (issue 19, item 9): what the guests owe in full is its headline.
+    assert r.headers["location"] == f"/tabs/{HallReads(service).tab_of_game(sid)}/pay"
+    assert found(r'id="pay-owed">([^<]+)<', browser.get(r.headers["location"]).text).group(1) == "4,20\u00a0€"  # the game and the toppings
+    bill = browser.get(f"/sessions/{sid}/bill").text
+    # 30 min on Pool 5 + 15 min on Pool 6 at 4 €/h (paid-up club card): 2,00 + 1,00; the two toppings are on the tab.
     assert "Pool 5: Klubová karta, 4,00\u00a0€/h, 30 min" in bill and "Pool 6: Klubová karta, 4,00\u00a0€/h, 15 min" in bill
-    assert "Prísada na pizzu navyše 2 × 0,60\u00a0€" in bill
     total = found(r'id="bill-total">([^<]+)<', bill).group(1)
-    assert total == "4,20\u00a0€"
-    assert "DPH 23 %" in bill and "0,79\u00a0€" in bill and "3,41\u00a0€" in bill  # VAT contained in 4,20 €, and the net
+    assert total == "3,00\u00a0€"
+    assert "DPH 23 %" in bill and "0,56\u00a0€" in bill and "2,44\u00a0€" in bill  # VAT contained in 3,00 €, and the net
+    assert found(r'id="bill-tab-total">([^<]+)<', bill).group(1) == "4,20\u00a0€"  # the whole tab: the game and the toppings
     assert "10.\u00a011.\u00a02026 18:00" in bill  # started, venue time, Slovak format
     assert 'href="/static/print.css" media="print"' in bill and "data-print" in bill
 
@@ -193,16 +197,19 @@ def test_unknown_pages_are_404_pages_and_unknown_api_paths_stay_json(browser):
 def test_language_switch_is_remembered_and_formats_follow(browser, service, clock):
     sid = service.execute(StartGame(table="pool-01", actor="test"))
     clock.advance(minutes=90)
-    service.execute(AddExtra(game=sid, extra="entry_guest", quantity=1, actor="test"))
+    reads = HallReads(service)
+    tab = reads.game_tab(sid)
+    service.execute(AddTabItem(tab=tab, product=reads.product_of_extra("entry_guest").id, actor="test"))
     slovak = browser.get("/").text
-    assert '<html lang="sk">' in slovak and "Modul odpojený" in slovak and "14,00\u00a0€" in slovak  # 9,00 + 5,00
+    assert '<html lang="sk">' in slovak and "Modul odpojený" in slovak and "9,00\u00a0€" in slovak  # the game's time
     r = browser.post("/lang", {"lang": "en", "next": "/tables/pool-01"})
     assert r.status_code == 303 and r.headers["location"] == "/tables/pool-01"
     assert "lavos_lang=en" in r.headers["set-cookie"]
     english = browser.get("/").text
-    assert '<html lang="en">' in english and "Node offline" in english and "€14.00" in english and "Modul odpojený" not in english
+    assert '<html lang="en">' in english and "Node offline" in english and "€9.00" in english and "Modul odpojený" not in english
     bill = browser.get(f"/sessions/{sid}/bill").text
-    assert "Tournament entry (non-member)" in bill and "10\u00a0Nov\u00a02026, 18:00" in bill
+    assert "€14.00" in bill and "10\u00a0Nov\u00a02026, 18:00" in bill  # the whole tab: 9,00 + the entry 5,00
+    assert "Tournament entry (non-member)" in browser.get(f"/tabs/{tab}").text
     browser.post("/lang", {"lang": "sk"})
     assert "Modul odpojený" in browser.get("/").text
 

@@ -265,7 +265,7 @@ def test_the_pay_page_shows_the_cash_to_pay_the_receipt_and_the_z_report_the_rou
     assert "Zaokrúhlenie" in receipt and "Spolu po zaokrúhlení" in receipt
     # The rounding stands after the VAT rows: outside the VAT base.
     assert receipt.index("Základ DPH 19") < receipt.index("Zaokrúhlenie")
-    day = pages.page("/day", client=pages.staff)
+    day = pages.page("/day", client=pages.manager)  # staff count blind (issue 19, item 8): the manager sees the drawer
     assert found(r'id="z-rounding">([^<]+)<', day).group(1) == "0,02\u00a0€" and "Zaokrúhlenie hotovosti" in day
     assert found(r'id="z-expected">([^<]+)<', day).group(1) == "67,35\u00a0€"  # 50,00 € float + 17,35 € in cash
     z = facade.reads.day_overview().report
@@ -283,5 +283,5 @@ def test_the_api_answers_the_cash_to_pay_and_the_rounding(api):
     assert (p["amount_cents"], p["rounding_cents"], p["change_cents"]) == (1733, 2, 65)
     r = api.ok("GET", f"/api/payments/{p['id']}/receipt")
     assert (r["total_cents"], r["rounding_cents"], r["paid_cents"]) == (1733, 2, 1735)
-    day = api.ok("GET", "/api/days/current")["report"]
+    day = api.ok("GET", "/api/days/current", as_manager=True)["report"]  # staff count blind (issue 19, item 8)
     assert (day["rounding_cents"], day["expected_cash_cents"], day["total_cents"]) == (2, 1735, 1733)

@@ -9,9 +9,12 @@ from datetime import date
 import pytest
 from sqlalchemy import func, select
 
+from broker.domain.revenue import WALK_IN
 from broker.hall.facade import ServiceError
-from broker.hall.games import AddExtra, CorrectBill, StartGame, StopGame, VoidExtra
+from broker.hall.games import CorrectBill, StartGame, StopGame
 from broker.hall.till.closeout import CloseDay, OpenDay
+from broker.hall.till.payments import PayTab
+from broker.hall.till.tabs import AddTabItem, OpenWalkInTab, VoidTabItem
 from broker.storage.models import AuditEntry, BusinessDay, Payment
 from tests.support.till_days import FakeClock, add_item, day_hub, line, local, pay, settle, tab_of_game, void_item, walk_in
 
@@ -175,15 +178,15 @@ def test_voids_refunds_and_manager_corrections_are_listed_with_who_and_why(hall,
     _hub, facade = hall
     facade.execute(OpenDay(float_cents=0, actor="jana"))
     game = facade.execute(StartGame(table="pool-03", actor="jana"))
-    state = facade.execute(AddExtra(game=game, extra="topping", quantity=2, actor="jana"))
-    extra_op = state.extras[0].op
-    facade.execute(VoidExtra(game=game, extra_op=extra_op, reason="zadané dvakrát", issued_ok=False, actor="jana"))
+    tab = facade.reads.game_tab(game)
+    item = facade.execute(AddTabItem(tab=tab, product=facade.reads.product_of_extra("topping").id, quantity=2, actor="jana"))
+    facade.execute(VoidTabItem(tab=tab, item=item, reason="zadané dvakrát", actor="jana"))
     clock.set(local(2026, 12, 1, 17, 0))
     facade.execute(StopGame(game=game, actor="jana"))
     facade.execute(CorrectBill(game=game, amount_cents=-100, reason="stála guľa", actor="boss"))
     z = facade.execute(CloseDay(day=DEC1, counted_cents=0, open_tabs_ok=True, actor="jana"))
     assert [(v.kind, v.description, v.quantity, v.amount_cents, v.by, v.reason, v.where) for v in z.voids] == [
-        ("extra", "Prísada na pizzu navyše", 2, 120, "jana", "zadané dvakrát", "Pool 3")
+        ("item", "Prísada na pizzu navyše", 2, 120, "jana", "zadané dvakrát", "Pool 3")
     ]
     assert [(c.amount_cents, c.by, c.reason, c.where, c.game) for c in z.corrections] == [(-100, "boss", "stála guľa", "Pool 3", game)]
 
@@ -250,3 +253,69 @@ def test_a_day_nobody_closed_is_shown_the_next_evening_and_can_still_be_closed(h
     z = facade.execute(CloseDay(day=DEC1, counted_cents=300, actor="jana"))
     assert z.total_cents == 300 and z.variance_cents == 0  # only its own money, not the 2nd's
     assert facade.reads.day_overview().unclosed == () and facade.reads.day_report(date(2026, 12, 2)).total_cents == 500
+
+
+# Issue 19, item 8: the Z report and the reports agree, and a late close-out keeps to its own day.
+
+
+def _product(facade, name: str) -> int:
+    return next(p.id for p in facade.reads.products() if p.name == name)
+
+
+def test_the_reports_revenue_of_a_day_is_its_z_reports_takings_bar_items_included(hall, clock):
+    _hub, facade = hall
+    game = facade.execute(StartGame(table="pool-01", actor="jana"))
+    tab = facade.reads.game_tab(game)
+    facade.execute(AddTabItem(tab=tab, product=facade.reads.product_of_extra("topping").id, actor="jana"))
+    clock.set(local(2026, 12, 1, 16, 0))
+    facade.execute(StopGame(game=game, actor="jana"))
+    facade.execute(PayTab(tab=tab, method="cash", amount_cents=360, actor="jana"))  # 30 min and a topping
+    bar = facade.execute(OpenWalkInTab(label="Bar", actor="jana"))
+    facade.execute(AddTabItem(tab=bar, product=_product(facade, "Kofola 0,5 l"), quantity=2, actor="jana"))
+    facade.execute(PayTab(tab=bar, method="card", amount_cents=400, actor="jana"))
+    z, revenue = facade.reads.day_report(DEC1), facade.reads.revenue(DEC1, DEC1)
+    assert revenue.total_cents == z.total_cents == 760  # before, the reports counted the games' bills only: 3,60 €
+    assert (
+        revenue.by_category
+        == {c.category: c.net_cents for c in z.by_category}
+        == {
+            "table_time": 300,
+            "drinks": 400,
+            "pizza_toppings": 60,
+        }
+    )
+    assert revenue.by_table == {"pool-01": 360, WALK_IN: 400} and revenue.by_day == {"2026-12-01": 760}
+    assert facade.reads.table_time(DEC1, DEC1).total_cents == 300  # billed table time: a figure of its own
+
+
+def test_a_late_close_out_lists_only_its_own_days_tabs(hall, clock):
+    _hub, facade = hall
+    clock.set(local(2026, 12, 1, 20, 0))
+    facade.execute(OpenDay(float_cents=0, actor="jana"))
+    evening = facade.execute(OpenWalkInTab(label="Terasa", actor="jana"))
+    facade.execute(AddTabItem(tab=evening, product=_product(facade, "Pivo 0,5 l"), actor="jana"))
+    clock.set(local(2026, 12, 2, 7, 0))  # the 2nd has begun (the cut is 6:00) and the 1st is still open
+    morning = facade.execute(OpenWalkInTab(label="Raňajky", actor="jana"))
+    facade.execute(AddTabItem(tab=morning, product=_product(facade, "Káva espresso"), actor="jana"))
+    clock.set(local(2026, 12, 2, 8, 0))
+    with pytest.raises(ServiceError, match="Tabs still unpaid: 1, "):
+        facade.execute(CloseDay(day=DEC1, counted_cents=0, actor="jana"))
+    z = facade.execute(CloseDay(day=DEC1, counted_cents=0, open_tabs_ok=True, actor="jana"))
+    assert [(t.tab_id, t.where) for t in z.open_tabs] == [(evening, "Terasa")]
+    assert [t.tab_id for t in facade.reads.day_report(date(2026, 12, 2)).open_tabs] == [evening, morning]
+
+
+def test_a_tab_opened_after_the_close_out_belongs_to_the_next_day(hall, clock):
+    _hub, facade = hall
+    clock.set(local(2026, 12, 1, 20, 0))
+    facade.execute(OpenDay(float_cents=0, actor="jana"))
+    clock.set(local(2026, 12, 2, 3, 0))  # the close-out at 3:00, still the night of the 1st
+    facade.execute(CloseDay(day=DEC1, counted_cents=0, actor="jana"))
+    clock.set(local(2026, 12, 2, 3, 30))
+    late = facade.execute(OpenWalkInTab(label="Neskorý hosť", actor="jana"))
+    game = facade.execute(StartGame(table="pool-03", actor="jana"))
+    assert facade.reads.tab(late).business_day == facade.reads.tab(facade.reads.game_tab(game)).business_day == date(2026, 12, 2)
+    facade.execute(AddTabItem(tab=late, product=_product(facade, "Kofola 0,5 l"), actor="jana"))
+    facade.execute(PayTab(tab=late, method="cash", amount_cents=200, actor="jana"))
+    nxt = facade.reads.day_report(date(2026, 12, 2))
+    assert nxt.total_cents == 200 and nxt.earlier_days == ()  # the next day's own money, no correction of the 1st

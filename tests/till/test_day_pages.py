@@ -66,7 +66,11 @@ def test_open_close_and_print_on_the_pages_in_slovak(hall, clock):
     pay(hall, walk_in(hall), 430, lines=[line("Pivo", 430, vat=19)], tendered=500)
     pay(hall, walk_in(hall), 600, method="card", lines=[line("Čas", 600, category="table_time")])
     figures = jana.get("/day/figures").text.replace("\u00a0", " ")  # what the page re-fetches as money comes in
-    assert 'id="z-expected">54,30 €' in figures and 'id="z-total">10,30 €' in figures and "<html" not in figures
+    assert 'id="z-blind"' in figures and "<html" not in figures  # a blind count: staff count before they see
+    assert "z-expected" not in figures and "z-total" not in figures and "10,30" not in figures and "4,30" not in figures
+    assert "z-expected" not in jana.get("/day").text and "z-expected" not in jana.get("/day/2026-12-01/report").text
+    boss = _browser(hall, "boss").get("/day/figures").text.replace("\u00a0", " ")  # the manager sees both, any time
+    assert 'id="z-expected">54,30 €' in boss and 'id="z-total">10,30 €' in boss and "Tržba (s DPH, zaplatené)" in boss
     clock.set(local(2026, 12, 2, 1, 30))
     for garbage in ("abc", "1,234", "-3", "9999999999"):
         r = jana.post("/day/close", {"day": "2026-12-01", "counted_eur": garbage})
@@ -74,8 +78,8 @@ def test_open_close_and_print_on_the_pages_in_slovak(hall, clock):
     assert _state(hall) == (before[0] + [(DEC1, 5000, None, None)], before[1] + 1)  # opened (audited), not closed
     r = jana.post("/day/close", {"day": "2026-12-01", "counted_eur": "54,00"})
     assert r.status_code == 303 and r.headers["location"] == "/day/2026-12-01/report"
-    z = jana.get(r.headers["location"]).text.replace("\u00a0", " ")
-    assert "Denná uzávierka (Z-report)" in z and "Rozdiel" in z and 'id="z-variance">-0,30 €' in z
+    z = jana.get(r.headers["location"]).text.replace("\u00a0", " ")  # closed with the count: now both show
+    assert "Denná uzávierka (Z-report)" in z and "Rozdiel" in z and 'id="z-variance">-0,30 €' in z and 'id="z-expected">54,30 €' in z
     # The double tap: the day is closed, its report is shown again, nothing changes.
     after = _state(hall)
     r = jana.post("/day/close", {"day": "2026-12-01", "counted_eur": "54,00"})
@@ -102,8 +106,9 @@ def test_exports_open_in_slovak_excel(hall, clock):
 
 
 def test_the_api_opens_and_closes_once(hall, clock):
-    add_users(hall, {"api": "staff"}, PASSWORD, CHEAP)
+    add_users(hall, {"api": "staff", "api-boss": "manager"}, PASSWORD, CHEAP)
     token = on_writer(hall, lambda db: issue_token(db, "api", "tests", actor="test"))
+    boss = {"Authorization": f"Bearer {on_writer(hall, lambda db: issue_token(db, 'api-boss', 'tests', actor='test'))}"}
     auth = {"Authorization": f"Bearer {token}"}
     with TestClient(create_app(hall)) as api:
         assert api.post("/api/days/current/open", json={"float_cents": -1}, headers=auth).status_code == 422
@@ -111,9 +116,16 @@ def test_the_api_opens_and_closes_once(hall, clock):
         now = api.post("/api/days/current/open", json={"float_cents": 5000}, headers=auth).json()
         assert now["day"] == "2026-12-01" and now["opened"] and now["report"]["float_cents"] == 5000
         assert api.post("/api/days/current/open", json={"float_cents": 5000}, headers=auth).status_code == 409
-        z = api.post("/api/days/2026-12-01/close", json={"counted_cents": 5100}, headers=auth).json()
+        pay(hall, walk_in(hall), 100, lines=[line("Pivo", 100, vat=19)])
+        # A blind count: staff get neither the expected cash nor the takings of the open day; the manager both.
+        blind = api.get("/api/days/current", headers=auth).json()["report"]
+        assert blind["blind"] and blind["expected_cash_cents"] is None and blind["total_cents"] is None and blind["by_method"] is None
+        assert api.get("/api/days/2026-12-01", headers=auth).json()["cash_cents"] is None
+        seen = api.get("/api/days/current", headers=boss).json()["report"]
+        assert not seen["blind"] and (seen["expected_cash_cents"], seen["total_cents"]) == (5100, 100)
+        z = api.post("/api/days/2026-12-01/close", json={"counted_cents": 5200}, headers=auth).json()
         assert z["variance_cents"] == 100 and z["closed_by"] == "api"
-        again = api.post("/api/days/2026-12-01/close", json={"counted_cents": 5100}, headers=auth)
+        again = api.post("/api/days/2026-12-01/close", json={"counted_cents": 5200}, headers=auth)
         assert again.status_code == 409 and "already closed" in again.json()["detail"]
         assert api.get("/api/days/2026-12-01", headers=auth).json() == z  # the last closed day: staff may read it now
         assert api.get("/api/days", headers=auth).status_code == 403  # the list of days is the manager's

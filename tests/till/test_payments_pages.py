@@ -4,6 +4,8 @@ reversal, the receipt's legal content."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from fastapi.testclient import TestClient
 
@@ -14,7 +16,7 @@ from tests.dashboard.conftest import MANAGER, STAFF, bearer, sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 from tests.support.hub import on_writer
 from tests.support.matching import found
-from tests.till.payments_support import add_item, clock, facade, played_tab, rows, service  # noqa: F401
+from tests.till.payments_support import add_item, clock, facade, played_tab, rows, service, set_split  # noqa: F401
 
 pytestmark = sqlite_only  # both backends' SQL is in test_payments_writer; these test the pages
 
@@ -144,3 +146,124 @@ def test_the_api_pays_once_per_request_id_and_reverses_as_manager(service, facad
         printed = c.post(f"/api/payments/{pid}/print", headers=staff)
         assert printed.status_code == 409 and "No receipt printer" in printed.json()["detail"]
         assert c.get("/api/payments/999999", headers=staff).status_code == 404
+
+
+# -- issue 19: the bartender's fast path ------------------------------------------------------
+
+
+def _quick_forms(html: str) -> list[dict[str, str]]:
+    """The one-tap payment buttons' forms: each one's hidden fields."""
+    forms = re.findall(r'<form method="post" action="/tabs/\d+/pay" class="quick-form">(.*?)</form>', html, re.S)
+    return [dict(re.findall(r'name="(\w+)" value="([^"]*)"', f)) for f in forms]
+
+
+def test_stop_lands_on_the_pay_page_with_the_whole_bill_and_one_tap_pays_it(pages, facade, clock):
+    from broker.hall.games import StartGame
+
+    sid = facade.execute(StartGame(table="pool-02", actor=STAFF))
+    tab = facade.reads.tab_of_game(sid)
+    add_item(facade, tab, "Kofola", 250, 19)
+    clock.advance(minutes=90)  # 9,00 € of table time
+    r = pages.post(f"/sessions/{sid}/stop", {"next": "/tables/pool-02"}, client=pages.staff)
+    assert r.headers["location"] == f"/tabs/{tab}/pay"  # item 9: not the game's bill (its 9,00 € only)
+    html = pages.page(r.headers["location"], client=pages.staff)
+    assert found(r'id="pay-owed">([^<]+)<', html).group(1) == "11,50\u00a0€"
+    quick = _quick_forms(html)
+    cash, card = quick[0], quick[1]
+    assert (cash["method"], cash["amount"], cash["expect"], card["method"]) == ("cash", "11,50", "1150", "card")
+    notes = [q["tendered"] for q in quick if "tendered" in q]
+    assert notes == ["20,00", "50,00", "100,00"] and len({q["request_id"] for q in quick}) == 1  # one key: one payment
+    assert "vydať 8,50\u00a0€" in html  # the 20 € note's change, on its button
+    before = rows(facade)
+    r = pages.post(f"/tabs/{tab}/pay", quick[2], client=pages.staff)  # one tap: the guest hands over 20 €
+    receipt = pages.follow(r)
+    assert "Vydať" in receipt and "8,50\u00a0€" in receipt and "Kofola" in receipt
+    again = pages.post(f"/tabs/{tab}/pay", card, client=pages.staff)  # a second tap, on another button
+    assert again.status_code == 303 and "/receipts/" in again.headers["location"]
+    assert len(rows(facade)[0]) == len(before[0]) + 1 and facade.reads.tab_payments(tab).status == "paid"
+
+
+def test_a_one_tap_button_drawn_before_a_drink_was_added_is_refused(pages, facade, clock):
+    tab = played_tab(facade, clock)  # 9,00 €
+    quick = _quick_forms(pages.page(f"/tabs/{tab}", client=pages.staff))  # the tab page's buttons (a sale at the bar pays there)
+    assert quick[0]["expect"] == "900"
+    add_item(facade, tab, "Pivo", 250, 23)  # another tablet, meanwhile
+    before = rows(facade)
+    r = pages.post(f"/tabs/{tab}/pay", quick[0], client=pages.staff)
+    assert r.status_code == 409 and "Účet sa medzitým zmenil: Pool 1 teraz dlží 11,50\u00a0€, nie 9,00\u00a0€." in r.text
+    assert rows(facade) == before and found(r'id="pay-owed">([^<]+)<', r.text).group(1) == "11,50\u00a0€"
+
+
+def test_a_paid_part_shows_paid_loses_its_button_and_is_refused_again(pages, facade, clock, service):
+    tab = played_tab(facade, clock)
+    line = {"description": "Čas", "description_en": "Time", "quantity": 1, "unit_cents": 450, "amount_cents": 450, "vat_percent": 23,
+            "category": "table_time"}  # fmt: skip
+    vat = [{"vat_percent": 23, "gross_cents": 450, "vat_cents": 84}]
+    set_split(facade, tab, {"mode": "equal", "parts": [{"n": n, "amount_cents": 450, "lines": [line], "vat": vat} for n in (1, 2)]})
+    html = pages.page(f"/tabs/{tab}/pay?part=1", client=pages.staff)
+    stale = next(q for q in _quick_forms(html) if q["part"] == "1" and q["method"] == "card")
+    pages.post(f"/tabs/{tab}/pay", stale, client=pages.staff)
+    # The pay page asked for part 1 again (an older tab page's link): said so, and no other part chosen for it.
+    html = pages.page(f"/tabs/{tab}/pay?part=1", client=pages.staff)
+    assert "Časť 1 účtu Pool 1 je už zaplatená" in html and "Časť 1 zaplatená" in html and "Časť 1 zaplatený" not in html
+    assert {q["part"] for q in _quick_forms(html)} == {"2"}
+    assert 'value="2" data-owed="450" required checked' not in html
+    tab_page = pages.page(f"/tabs/{tab}", client=pages.staff)
+    assert "Časť 1 zaplatená" in tab_page and f"/tabs/{tab}/pay?part=1" not in tab_page and f"/tabs/{tab}/pay?part=2" in tab_page
+    before = rows(facade)
+    r = pages.post(f"/tabs/{tab}/pay", {**stale, "request_id": "another-form-1"}, client=pages.staff)
+    assert r.status_code == 409 and "Časť 1 účtu Pool 1 je už zaplatená" in r.text and rows(facade) == before
+    staff_token = on_writer(service, lambda db: issue_token(db, STAFF, "t", actor="test"))
+    with TestClient(create_app(service)) as c:
+        api = c.post(f"/api/tabs/{tab}/payments", json={"method": "card", "amount_cents": 450, "part": 1}, headers=bearer(staff_token))
+    assert api.status_code == 409 and api.json()["detail"] == "Part 1 of Pool 1 is paid already; choose a part still to pay."
+    assert rows(facade) == before
+
+
+def test_closing_stops_every_game_after_one_confirmation(pages, facade, clock):
+    from broker.hall.games import StartGame
+
+    one = facade.execute(StartGame(table="pool-01", actor=STAFF))
+    two = facade.execute(StartGame(table="carom-01", actor=STAFF))
+    clock.advance(minutes=30)
+    table = pages.page("/tables/pool-01")
+    assert 'href="/closing" id="stop-all"' in table and 'id="stop-all"' not in pages.page("/tables/pool-01", client=pages.staff)
+    assert pages.staff.get("/closing").status_code == 403
+    assert pages.post("/closing", {}, client=pages.staff).status_code == 403 and len(facade.reads.hall_snapshot().open) == 2
+    html = pages.page("/closing")
+    assert "Hrajú sa 2 hry." in html and "Karambol" in html and "3,00\u00a0€" in html and "Ukončiť 2 hry" in html
+    r = pages.post("/closing", {})
+    assert r.headers["location"] == "/bills"
+    bills = pages.follow(r)
+    assert "Ukončené 2 hry. 2 účty ostali otvorené na zaplatenie." in bills
+    assert facade.reads.hall_snapshot().open == {} and {u.game_id for u in facade.reads.unpaid_tabs()} == {one, two}
+    assert "Nehrá sa žiadna hra." in pages.page("/closing")
+
+
+def test_a_sale_at_the_bar_is_one_tap_from_any_page_without_a_name(pages, facade, clock):
+    floor = pages.page("/", client=pages.staff)
+    key = found(r'<form method="post" action="/tabs" class="bar-sale">.*?name="form_key" value="(\w+)"', floor).group(1)
+    assert 'id="bar-sale"' not in pages.page("/")  # the manager's top bar is full: they sell from the bills page
+    first = pages.post("/tabs", {"form_key": key}, client=pages.staff)
+    again = pages.post("/tabs", {"form_key": key}, client=pages.staff)  # a double tap
+    assert first.headers["location"] == again.headers["location"]
+    html = pages.page(first.headers["location"], client=pages.staff)
+    assert '<h1 id="tab-title">Bar 18:00</h1>' in html and 'class="btn product-btn"' in html and "flash-ok" not in html
+    named = pages.post("/tabs", {"form_key": "named-key-01", "label": "Peter"}, client=pages.staff)
+    assert "Peter" in pages.page(named.headers["location"], client=pages.staff)
+
+
+def test_the_one_tap_cash_buttons_take_the_cash_rounded_to_five_cents(pages, facade, clock):
+    tab = played_tab(facade, clock)  # 9,00 €
+    add_item(facade, tab, "Pizza", 833, 19)  # 17,33 € owed: 17,35 € in cash, 17,33 € by card
+    html = pages.page(f"/tabs/{tab}/pay", client=pages.staff)
+    buttons = re.findall(r'data-(?:method="(\w+)"|note="(\d+)")>(.*?)</button>', html, re.S)
+    words = {m or n: " ".join(re.sub(r"<[^>]+>", " ", text).split()) for m, n, text in buttons}  # no-break spaces as spaces
+    assert words["cash"] == "Hotovosť 17,35 €" and words["card"] == "Karta 17,33 €"
+    assert words["2000"] == "20,00 € vydať 2,65 €"
+    note = next(q for q in _quick_forms(html) if q.get("tendered") == "20,00")
+    assert (note["amount"], note["expect"]) == ("17,33", "1733")  # what counts against the bill; the hub rounds the cash
+    receipt = pages.follow(pages.post(f"/tabs/{tab}/pay", note, client=pages.staff))
+    assert found(r'id="give-change-amount">([^<]+)<', receipt).group(1) == "2,65\u00a0€"
+    p = facade.reads.tab_payments(tab).payments[0]
+    assert (p.amount_cents, p.rounding_cents, p.tendered_cents, p.change_cents) == (1733, 2, 2000, 265)

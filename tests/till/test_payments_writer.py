@@ -159,7 +159,7 @@ def test_a_split_part_pays_its_own_lines_and_remaining(facade, clock):
     one = facade.execute(PayTab(tab=tab, method="cash", amount_cents=450, tendered_cents=500, part=1, actor=STAFF))
     assert _payment(facade, one.payment_id).lines["lines"] == lines
     before = rows(facade)
-    with pytest.raises(ServiceError, match="part 1 is paid already"):
+    with pytest.raises(ServiceError, match="Part 1 of Pool 1 is paid already"):
         facade.execute(PayTab(tab=tab, method="card", amount_cents=450, part=1, actor=STAFF))
     with pytest.raises(ServiceError, match="more than"):
         facade.execute(PayTab(tab=tab, method="card", amount_cents=451, part=2, actor=STAFF))

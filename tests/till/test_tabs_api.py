@@ -192,3 +192,23 @@ def test_the_same_form_sent_from_five_threads_at_once_is_one_item(api):
     assert len(ids) == 1
     with api.service.store.reader() as db:
         assert db.scalars(select(TabItem.id).where(TabItem.tab_id == tab)).all() == list(ids)
+
+
+def test_a_sale_at_the_bar_without_a_name_and_stopping_every_game_at_closing(api):
+    """Issue 19, items 15 and 10 over the API: a walk-in tab named by the time; a manager stops every
+    game at once (staff may not), each tab left to be paid."""
+    bar = api.ok("POST", "/api/tabs", 201, json={})
+    assert bar["name"] == "Bar 18:00" and bar["table_id"] is None
+    assert api.ok("POST", "/api/tabs", 201, json={"label": "Peter"})["name"] == "Peter"
+    sid, tab = _game(api, "pool-01")
+    api.clock.advance(minutes=30)
+    before = _rows(api)
+    api.refused("POST", "/api/sessions/stop-all", 403, as_manager=False, json={"confirm": True})  # a manager's
+    for body in (None, {}, {"confirm": False}, {"confirm": "yes"}):  # the caller must mean it
+        api.refused("POST", "/api/sessions/stop-all", 422, json=body)
+    assert _rows(api) == before and api.ok("GET", f"/api/sessions/{sid}")["state"] == "running"
+    done = api.ok("POST", "/api/sessions/stop-all", as_manager=True, json={"confirm": True})
+    assert done == {"stopped": [{"session_id": sid, "table": "pool-01", "tab_id": tab, "total_cents": 300, "owed_cents": 300}]}
+    assert api.ok("GET", f"/api/sessions/{sid}")["state"] == "stopped"
+    assert [t["id"] for t in api.ok("GET", "/api/tabs") if t["session_id"] == sid] == [tab]
+    assert api.ok("POST", "/api/sessions/stop-all", as_manager=True, json={"confirm": True}) == {"stopped": []}

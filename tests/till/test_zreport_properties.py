@@ -1,6 +1,6 @@
 """Properties of the Z report (broker.domain.zreport), over random days of payments and reversals:
 the close-out equals the sum of the day's payments by method, by-VAT and by-category sums equal the
-payment total, and a reversal brings every total back."""
+payment total, a reversal brings every total back, and part payments go to the categories they paid for."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ from datetime import UTC, date, datetime, timedelta
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import TypeAdapter
 
 from broker.domain.money import TABLE_TIME
-from broker.domain.receipt import ReceiptLine
-from broker.domain.zreport import DayOpening, Method, PaymentRecord, ZReport, from_json, to_json, z_report
+from broker.domain.payment_rules import PARTIAL, frozen_lines
+from broker.domain.receipt import ReceiptLine, lines_from_json, lines_json
+from broker.domain.zreport import BLIND, DayOpening, Method, PaymentRecord, ZReport, from_json, to_json, withheld, z_report
 
 DAY = date(2026, 12, 1)
 T0 = datetime(2026, 12, 1, 15, 0, tzinfo=UTC)
@@ -134,3 +136,73 @@ def test_reversals_bring_every_total_back(pays, data):
 def test_the_frozen_report_reads_back_the_same(pays):
     z = report(pays)
     assert from_json(to_json(z)) == z
+
+
+# Issue 19, item 8: a part payment's share goes to the categories of what it paid for, pro rata per
+# VAT rate, so the Z report's categories always sum to the takings and no raw "partial_payment" shows.
+bill_lines = st.lists(
+    st.builds(
+        lambda cents, vat, cat: ReceiptLine(cat, cat, 1, cents, cents, vat, cat),
+        st.integers(min_value=1, max_value=20_000),
+        st.sampled_from([23, 19, 5]),
+        st.sampled_from(CATEGORIES),
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(deadline=None)
+@given(bill_lines, st.lists(st.integers(min_value=1, max_value=30_000), min_size=1, max_size=5), st.booleans())
+def test_part_payments_go_to_the_categories_they_paid_for_and_sum_to_the_takings(bill, amounts, to_the_end):
+    owed = sum(x.amount_cents for x in bill)
+    before: list[ReceiptLine] = []
+    pays: list[PaymentRecord] = []
+    for n, wanted in enumerate([*amounts, *([10**9] if to_the_end else [])], start=1):
+        amount = min(wanted, owed - sum(p.amount_cents for p in pays))
+        if amount <= 0:
+            break
+        frozen = frozen_lines(amount, bill, before, label="Pool 1", label_en="Pool 1")
+        before += frozen
+        pays.append(PaymentRecord(n, "cash", amount, "jana", T0 + timedelta(minutes=n), n, "Pool 1", 1, tuple(frozen)))
+    z = report(pays)
+    categories = {c.category: c.net_cents for c in z.by_category}
+    assert sum(categories.values()) == z.total_cents == sum(p.amount_cents for p in pays)
+    assert PARTIAL not in categories and set(categories) <= {x.category for x in bill}
+    for v in z.by_vat:  # each rate's money stays at its rate, as the receipts froze it
+        assert v.gross_cents == sum(x.amount_cents for p in pays for x in p.lines if x.vat_percent == v.vat_percent)
+    if sum(p.amount_cents for p in pays) == owed:  # paid in full: each category within a cent a payment of the bill's
+        held = {c: sum(x.amount_cents for x in bill if x.category == c) for c in categories}
+        assert all(abs(categories[c] - held[c]) <= len(pays) for c in categories)
+
+
+def test_the_z_report_of_a_part_payment_names_what_it_paid_for():
+    """The issue's case: 40 % of a day's takings sat under the raw key partial_payment."""
+    bill = [
+        ReceiptLine("Pool 1", "Pool 1", 1, None, 600, 23, TABLE_TIME),
+        ReceiptLine("Kofola", "Kofola", 1, 200, 200, 23, "drinks"),
+        ReceiptLine("Pizza", "Pizza", 1, 300, 300, 19, "food"),
+    ]
+    first = frozen_lines(500, bill, [], label="Pool 1", label_en="Pool 1")
+    rest = frozen_lines(600, bill, first, label="Pool 1", label_en="Pool 1")
+    pays = [PaymentRecord(1, "cash", 500, "jana", T0, 1, "Pool 1", 1, tuple(first))]
+    # 5,00 € over 8,00 € at 23 % and 3,00 € at 19 %: 3,64 € and 1,36 €; the 3,64 € as table time 6 : drinks 2.
+    assert {c.category: c.net_cents for c in report(pays).by_category} == {TABLE_TIME: 273, "drinks": 91, "food": 136}
+    pays.append(PaymentRecord(2, "card", 600, "jana", T0, 2, "Pool 1", 1, tuple(rest)))
+    assert {c.category: c.net_cents for c in report(pays).by_category} == {TABLE_TIME: 600, "drinks": 200, "food": 300}
+    assert lines_from_json(lines_json(first)) == tuple(first)  # what the payment row keeps says the same
+
+
+@settings(max_examples=10)
+@given(days)
+def test_a_withheld_report_reads_as_json_with_exactly_the_blind_figures_null(pays):
+    """Staff count blind (dashboard.access.counts_blind): the report's JSON nulls what BLIND names
+    and the expected cash, and nothing else; the same report unwithheld carries them all."""
+    z = report(pays)
+    seen, blind = (TypeAdapter(ZReport).dump_python(r, mode="json", by_alias=True) for r in (z, withheld(z)))
+    nulled = {k for k, v in blind.items() if v is None and seen[k] is not None}
+    assert nulled == {"expected_cash_cents", *BLIND} and blind["blind"] and not seen["blind"]
+    assert {k: v for k, v in blind.items() if k not in nulled and k != "blind"} == {
+        k: v for k, v in seen.items() if k not in nulled and k != "blind"
+    }
+    assert withheld(z).total_cents == z.total_cents  # the pages' report keeps its figures: only the JSON withholds them

@@ -6,6 +6,7 @@ Rules (the one place they live):
 - A payment counts on `day_for(db, at)`: the business day of `at`, or, if that day is closed
   already, the next one still open: a reversal or a late payment after the close-out lands on the
   next day, whose Z report lists it as a correction of the earlier day ("oprava k dňu 1. 12. 2026").
+  A tab opened after the close-out is the next day's own (broker.hall.till.business_days), no correction.
 - A payment on a day nobody opened opens it by itself, with a float of 0, audited
   ("day.auto_open"): a bartender is never stopped from taking money. The Z report says the day
   opened itself, and staff may still give the float afterwards (once) on the day page.
@@ -13,18 +14,20 @@ Rules (the one place they live):
   the check and the write are one step on the hub's writer, and the UPDATE only takes a row still
   open, so even a second process (a standby taking over) cannot close it twice. A closed day's
   numbers are never computed again.
-- With tabs still unpaid the close is refused unless staff confirm it explicitly; the report lists
-  them with what they owe.
+- With tabs of the day (or before) still unpaid the close is refused unless staff confirm it
+  explicitly; the report lists them with what they owe. A later day's tabs are not its business:
+  a close-out done the next morning lists only its own.
+- The takings are the day's revenue (broker.domain.revenue: the reports count the same money).
 
 Writes run on the hub's writer (see broker.hall.till); the readers at the end take any session.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field
 from sqlalchemy import func, select, update
@@ -33,15 +36,13 @@ from sqlalchemy.orm import Session as Db
 from broker.domain.billing import format_eur
 from broker.domain.euros import MAX_AMOUNT_CENTS, whole_cents
 from broker.domain.json_shape import HIDDEN
-from broker.domain.receipt import ReceiptLine
 from broker.domain.refusals import N_, Name, Refusal
-from broker.domain.schedule import business_day, business_day_bounds, counting_day, first_open_day
+from broker.domain.schedule import business_day, business_day_bounds, counting_day
 from broker.domain.zreport import (
     CorrectionRecord,
     DayOpening,
     Method,
     OpenTab,
-    PaymentRecord,
     VoidRecord,
     ZReport,
     from_json,
@@ -50,10 +51,12 @@ from broker.domain.zreport import (
 )
 from broker.hall.commands import Command, command, handles
 from broker.hall.ports import HallState
+from broker.hall.till.business_days import open_day
 from broker.hall.till.tabs import bill_of_tab
+from broker.hall.till.takings import payment_records, tab_place
 from broker.storage.after_commit import after_commit
 from broker.storage.audit import record_audit
-from broker.storage.models import AuditEntry, BusinessDay, Game, GameOp, Payment, Tab, TabItem
+from broker.storage.models import AuditEntry, BusinessDay, Game, GameOp, Tab, TabItem
 
 MAX_DRAWER_CENTS = MAX_AMOUNT_CENTS  # more in a bar's drawer is a typo, not money
 LOOKBACK_DAYS = 7  # how far back a thing done today may belong (days closed early, one after another)
@@ -208,7 +211,7 @@ class CloseOut:
 
     def current_day(self, db: Db, now: datetime) -> date:
         """The day staff work on now: today's business day, or the next one if today's is closed."""
-        return first_open_day(business_day(now, self.h.venue), lambda d: _closed(db, d))
+        return open_day(db, self.h.venue, now)
 
     @handles(OpenDay)
     def open_day(self, c: OpenDay) -> date:
@@ -257,7 +260,7 @@ class CloseOut:
                 )
             if row is None and day != current:  # a day of the past nobody opened: nothing to close
                 raise DayRefused(N_("There is no business day %(day)s: nobody opened it and no money was taken."), day=_day(day))
-            open_tabs = open_tabs_now(db, self.h, now)
+            open_tabs = open_tabs_now(db, self.h, now, day)
             if open_tabs and not open_tabs_ok:
                 raise DayRefused(
                     N_("Tabs still unpaid: %(count)d, %(owed)s in all. Take the payments, or confirm closing with the tabs open."),
@@ -296,11 +299,6 @@ class CloseOut:
             )
             after_commit(db).add(lambda: self.h.listeners.notify("day", {"day": day.isoformat(), "action": "close"}))
         return report
-
-
-def _closed(db: Db, day: date) -> bool:
-    row = db.get(BusinessDay, day)
-    return row is not None and row.closed_at is not None
 
 
 def summary_of(row: BusinessDay) -> DaySummary:
@@ -346,21 +344,15 @@ def _float_given(db: Db, day: date) -> bool:
 # --- reading a day (any thread: only reads `db`) -----------------------------------------------
 
 
-def _tab_place(hall: HallState, tab: Tab | None) -> str:
-    if tab is None:
-        return ""
-    if tab.table_id and tab.table_id in hall.tables:
-        return hall.tables[tab.table_id].name
-    return tab.label or ""
-
-
-def open_tabs_now(db: Db, hall: HallState, now: datetime) -> list[OpenTab]:
-    """Tabs left unpaid now (what they owe, a running game up to now), oldest first."""
+def open_tabs_now(db: Db, hall: HallState, now: datetime, day: date) -> list[OpenTab]:
+    """Tabs of business day `day` or before left unpaid now (what they owe, a running game up to now),
+    oldest first. A later day's tabs are that day's: a close-out done late lists only its own."""
     out = []
-    for tab in db.scalars(select(Tab).where(Tab.settled_at.is_(None), Tab.merged_into.is_(None)).order_by(Tab.opened_at, Tab.id)):
+    unpaid = select(Tab).where(Tab.settled_at.is_(None), Tab.merged_into.is_(None), Tab.business_day <= day)
+    for tab in db.scalars(unpaid.order_by(Tab.opened_at, Tab.id)):
         bill = bill_of_tab(db, hall, tab.id, now)
         if bill.owed_cents > 0 or not bill.closed:
-            out.append(OpenTab(tab.id, _tab_place(hall, tab), tab.opened_at, bill.total_cents, bill.owed_cents, not bill.closed))
+            out.append(OpenTab(tab.id, tab_place(hall, tab), tab.opened_at, bill.total_cents, bill.owed_cents, not bill.closed))
     return out
 
 
@@ -375,53 +367,6 @@ def _closed_map(db: Db, day: date) -> dict[date, datetime]:
 
 def _on_day(hall: HallState, day: date, closed: dict[date, datetime]) -> Callable[[datetime], bool]:
     return lambda at: counting_day(at, hall.venue, closed) == day
-
-
-_LINE_FIELDS = ("description", "description_en", "quantity", "unit_cents", "amount_cents", "vat_percent", "category")
-
-
-def _lines(doc: Mapping[str, Any]) -> tuple[ReceiptLine, ...]:
-    """Payment.lines as receipt lines (broker.domain.receipt's shape; keys it may grow are ignored)."""
-    rows = [row for row in doc.get("lines", ()) if isinstance(row, Mapping)]
-    return tuple(ReceiptLine(**{k: row.get(k) for k in _LINE_FIELDS}) for row in rows)  # type: ignore[arg-type]
-
-
-def _payments(db: Db, hall: HallState, day: date) -> list[PaymentRecord]:
-    rows = db.scalars(select(Payment).where(Payment.business_day == day).order_by(Payment.at, Payment.id)).all()
-    return payment_records(db, hall, rows)
-
-
-def payment_records(db: Db, hall: HallState, rows: Sequence[Payment]) -> list[PaymentRecord]:
-    """The Z report's records of these payments rows, each as counted on its own business day
-    (the close-out reads a day's; the records sent to the centre, broker.hall.outbox, one by one)."""
-    tabs = {t.id: t for t in db.scalars(select(Tab).where(Tab.id.in_({p.tab_id for p in rows})))} if rows else {}
-    reversed_ids = {p.reverses_id for p in rows if p.reverses_id is not None}
-    reversed_rows = {p.id: p for p in db.scalars(select(Payment).where(Payment.id.in_(reversed_ids)))} if reversed_ids else {}
-    out = []
-    for p in rows:
-        tab = tabs.get(p.tab_id)
-        original = reversed_rows.get(p.reverses_id) if p.reverses_id is not None else None
-        # What earlier day it corrects: the day the reversed payment counted on, or the tab's day.
-        earlier = original.business_day if original is not None else (tab.business_day if tab is not None else None)
-        out.append(
-            PaymentRecord(
-                id=p.id,
-                method=p.method,
-                amount_cents=p.amount_cents,
-                staff=p.staff,
-                at=p.at,
-                receipt_no=p.receipt_no,
-                tab=_tab_place(hall, tab),
-                tab_id=p.tab_id,
-                lines=_lines(p.lines or {}),
-                reverses_id=p.reverses_id,
-                reverses_receipt_no=original.receipt_no if original is not None else None,
-                reason=p.reason,
-                corrects_day=earlier if earlier is not None and earlier < p.business_day else None,
-                rounding_cents=p.rounding_cents,
-            )
-        )
-    return out
 
 
 def _item_voids(db: Db, hall: HallState, start: datetime, end: datetime, on_day: Callable[[datetime], bool]) -> list[VoidRecord]:
@@ -439,7 +384,7 @@ def _item_voids(db: Db, hall: HallState, start: datetime, end: datetime, on_day:
             i.name_en or i.name,
             i.quantity,
             i.quantity * i.unit_cents,
-            _tab_place(hall, t),
+            tab_place(hall, t),
             t.id,
             "item",
         )
@@ -457,35 +402,6 @@ def _game_ops(db: Db, kind: str, start: datetime, end: datetime) -> list[tuple[G
             .order_by(GameOp.at, GameOp.id)
         ).all()
     )
-
-
-def _extra_voids(db: Db, hall: HallState, start: datetime, end: datetime, on_day: Callable[[datetime], bool]) -> list[VoidRecord]:
-    out = []
-    extras = {e.id: e for e in hall.venue.extras}
-    for op, game in _game_ops(db, "void", start, end):
-        if not on_day(op.at):
-            continue
-        voided = db.scalar(select(GameOp).where(GameOp.session_id == game.id, GameOp.seq == (op.data or {}).get("extra_op")))
-        data = (voided.data if voided is not None else None) or {}
-        quantity, unit = int(data.get("quantity", 1) or 1), int(data.get("unit_cents", 0) or 0)
-        extra = extras.get(str(data.get("extra", "")))
-        name = extra.name if extra else str(data.get("extra", ""))
-        place = hall.tables[game.table_id].name if game.table_id in hall.tables else game.table_id
-        out.append(
-            VoidRecord(
-                op.at,
-                op.actor,
-                op.reason or "",
-                name,
-                (extra.name_en or extra.name) if extra else name,
-                quantity,
-                quantity * unit,
-                place,
-                None,
-                "extra",
-            )
-        )
-    return out
 
 
 def _corrections(db: Db, hall: HallState, start: datetime, end: datetime, on_day: Callable[[datetime], bool]) -> list[CorrectionRecord]:
@@ -529,13 +445,13 @@ def build_report(
     _, end = business_day_bounds(day, hall.venue)
     return z_report(
         opening_of(db, day),
-        _payments(db, hall, day),
+        payment_records(db, hall, day, day),
         methods_of(hall),
         made_at=now,
         fallback_vat=hall.venue.billing.vat_percent,
-        voids=_item_voids(db, hall, start, end, on_day) + _extra_voids(db, hall, start, end, on_day),
+        voids=_item_voids(db, hall, start, end, on_day),
         corrections=_corrections(db, hall, start, end, on_day),
-        open_tabs=open_tabs_now(db, hall, now) if open_tabs is None else open_tabs,
+        open_tabs=open_tabs_now(db, hall, now, day) if open_tabs is None else open_tabs,
         closed_by=closed_by,
         counted_cents=counted_cents,
     )

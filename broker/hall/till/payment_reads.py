@@ -5,6 +5,7 @@ Any thread: each function only reads the `db` it is given (HallReads opens a rea
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Annotated
@@ -22,7 +23,9 @@ from broker.domain.refusals import Name
 from broker.hall.game_log import ops_of
 from broker.hall.ports import HallState
 from broker.hall.till.tabs import bill_of_tab, name_of
-from broker.storage.models import Game, Payment, Tab
+from broker.storage.models import Game, Member, Payment, Tab
+
+JOURNAL_MAX = 1000  # receipts of one business day on the journal page: a hall's busiest night is a few hundred
 
 
 @every_field_sent
@@ -251,3 +254,95 @@ def payment_at_hand(db: Db, payment_id: int, hand: frozenset[date]) -> bool:
     """Whether staff may read this payment or its receipt: it counts on a day at hand, or its tab does."""
     p = db.get(Payment, payment_id)
     return p is None or p.business_day in hand or tab_at_hand(db, p.tab_id, hand)
+
+
+# -- the receipts journal (the bills page: a business day's receipts, to find one and reprint it) -----
+
+
+@dataclass(frozen=True)
+class JournalRow:
+    """One receipt of the journal: a payment, or a reversal (negative), with what it was for."""
+
+    payment_id: int
+    receipt_no: int | None
+    at: datetime
+    tab_id: int
+    name: Name  # the tab as staff call it ("Pool 3, hra č. 12", "Peter", "Bar 18:42")
+    table_id: str | None  # None: a sale at the bar
+    member: str | None  # the game's member, for the search
+    part: int | None
+    amount_cents: int
+    method_name: str
+    method_name_en: str
+    change_cents: int
+    staff: str
+    reverses_no: int | None  # a reversal: the receipt it gives back
+    reversed_by_no: int | None  # given back by that receipt
+
+    @property
+    def walk_in(self) -> bool:
+        return self.table_id is None
+
+
+def receipts_journal(db: Db, hall: HallState, day: date) -> list[JournalRow]:
+    """The receipts that count on business day `day` (Payment.business_day: what its Z report
+    adds up), the newest first; a sale at the bar paid in full is found here like a game."""
+    rows = db.execute(
+        select(Payment, Tab)
+        .join(Tab, Tab.id == Payment.tab_id)
+        .where(Payment.business_day == day)
+        .order_by(Payment.id.desc())
+        .limit(JOURNAL_MAX)
+    ).all()
+    ids = [p.id for p, _ in rows]
+    back = dict(db.execute(select(Payment.reverses_id, Payment.receipt_no).where(Payment.reverses_id.in_(ids))).all()) if ids else {}
+    orig_ids = [p.reverses_id for p, _ in rows if p.reverses_id is not None]
+    orig = dict(db.execute(select(Payment.id, Payment.receipt_no).where(Payment.id.in_(orig_ids))).all()) if orig_ids else {}
+    games = {t.session_id for _, t in rows if t.session_id is not None}
+    members = (
+        dict(db.execute(select(Game.id, Member.name).join(Member, Member.id == Game.member_id).where(Game.id.in_(games))).all())
+        if games
+        else {}
+    )
+    out = []
+    for p, tab in rows:
+        method, method_en, _ = _method_names(hall, p.method)
+        out.append(
+            JournalRow(
+                p.id,
+                p.receipt_no,
+                p.at,
+                tab.id,
+                name_of(hall, tab),
+                tab.table_id,
+                members.get(tab.session_id) if tab.session_id is not None else None,
+                p.part,
+                p.amount_cents,
+                method,
+                method_en,
+                p.change_cents,
+                p.staff,
+                orig.get(p.reverses_id) if p.reverses_id is not None else None,
+                back.get(p.id),
+            )
+        )
+    return out
+
+
+def journal_matches(row: JournalRow, query: str, table: str = "") -> bool:
+    """The journal's search: a receipt's number, or a part of the tab's name (a table, a game's
+    number, a guest's name, "Bar 18:42") or of its game's member, accents and case ignored; `table`
+    keeps one table's receipts ("bar": the sales at the bar)."""
+    if (table == "bar" and row.table_id is not None) or (table not in ("", "bar") and row.table_id != table):
+        return False
+    q = _folded(query)
+    if not q:
+        return True
+    if q.isdigit() and row.receipt_no == int(q):
+        return True
+    return any(q in _folded(text) for text in (row.name.name, str(row.name), row.member or ""))
+
+
+def _folded(text: str) -> str:
+    """Lower case without accents: "borovicka" finds "Borovička", "zadrazil" finds "Zadražil"."""
+    return "".join(c for c in unicodedata.normalize("NFD", text.strip()) if not unicodedata.combining(c)).casefold()

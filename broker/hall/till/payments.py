@@ -62,7 +62,8 @@ class Taken:
 @command
 class PayTab(Command[Taken]):
     """Take `amount_cents` for a tab (or its split part `part`) by `method`; cash may say what was
-    `tendered_cents`. A resent form (the same `request_id`) gets the same payment back."""
+    `tendered_cents`. A resent form (the same `request_id`) gets the same payment back; with
+    `expect_owed_cents` (a one-tap button) it is refused when the tab (or part) owes another amount now."""
 
     tab: int
     method: str
@@ -70,6 +71,7 @@ class PayTab(Command[Taken]):
     tendered_cents: object = None
     part: int | None = None
     request_id: str | None = None
+    expect_owed_cents: int | None = None  # what the page showed as owed: a one-tap payment is refused if the bill moved
 
 
 @command
@@ -168,7 +170,15 @@ class Payments:
             bill = bill_of_tab(db, self.h, tab_id, now)
             full, before, owed, what = self._what_is_paid(db, tab, bill, name, part)
             tender = rules.check_payment(
-                amount, owed, cash=m.cash, tendered_cents=tendered, what=what, rounding=self.h.venue.till.cash_rounding
+                amount,
+                owed,
+                cash=m.cash,
+                tendered_cents=tendered,
+                what=what,
+                rounding=self.h.venue.till.cash_rounding,
+                part=part,
+                tab=name,
+                expected_owed_cents=c.expect_owed_cents,
             )
             label = name.name if part is None else f"{name.name}, časť {part}"
             label_en = str(name) if part is None else f"{name}, part {part}"

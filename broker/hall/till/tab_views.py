@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import Annotated, Any
 
 from pydantic import Field
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, and_, case, func, or_, select
 from sqlalchemy.orm import Session as Db
 
 from broker.domain.json_shape import HIDDEN, derived, every_field_sent, json_name
@@ -24,6 +24,7 @@ from broker.hall.till.tabs import bill_of_tab, game_lines, merged_tabs, name_of
 from broker.storage.models import Game, Payment, Product, Tab, TabItem
 
 MAX_LISTED = 200  # unpaid tabs on the bills page: more than that is a hall that never settles
+SOLD_DAYS = 30  # "most sold" counts the last month: this season's drinks, not last year's
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,8 @@ class ProductView:
     category: str
     active: bool
     used: bool  # an item refers to it: it can be deactivated, never deleted
+    code: Annotated[str | None, HIDDEN] = None  # the venue file's extra it stands for ("topping"), if any
+    sold: Annotated[int, HIDDEN] = 0  # units on tabs in the last SOLD_DAYS (voided ones not): the bar's buttons put the most sold first
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,8 @@ class TabItemView:
     voided_at: datetime | None
     voided_by: str | None
     void_reason: str | None
+    product_id: Annotated[int | None, HIDDEN] = None
+    code: Annotated[str | None, HIDDEN] = None  # its product's code: the venue file's extra it is ("topping")
 
     @derived
     def amount_cents(self) -> int:
@@ -206,25 +211,64 @@ class SharedTab:
         return tuple(m for m in self.members if m.running)
 
 
-def product_views(db: Db, *, active_only: bool) -> list[ProductView]:
+def product_views(db: Db, *, active_only: bool, now: datetime | None = None) -> list[ProductView]:
+    """The product list by category and name, each with whether an item refers to it and how many
+    were sold since `now` - SOLD_DAYS (one pass over the items, as "used" alone took before)."""
     q = select(Product).order_by(Product.category, Product.name)
     if active_only:
         q = q.where(Product.active.is_(True))
-    used = set(db.scalars(select(TabItem.product_id).where(TabItem.product_id.is_not(None)).distinct()))
-    return [
-        ProductView(p.id, p.name, p.name_en, p.price_cents, p.vat_percent, p.category, bool(p.active), p.id in used) for p in db.scalars(q)
-    ]
+    recent: ColumnElement[bool] = TabItem.voided_at.is_(None)
+    if now is not None:
+        recent = and_(recent, TabItem.added_at >= now - timedelta(days=SOLD_DAYS))
+    sold_sum = func.sum(case((recent, TabItem.quantity), else_=0))
+    per_product = select(TabItem.product_id, sold_sum).where(TabItem.product_id.is_not(None)).group_by(TabItem.product_id)
+    counts: dict[int | None, int | None] = {row[0]: row[1] for row in db.execute(per_product)}
+    return [_product_view(p, p.id in counts, int(counts.get(p.id) or 0)) for p in db.scalars(q)]
+
+
+def _product_view(p: Product, used: bool, sold: int = 0) -> ProductView:
+    return ProductView(p.id, p.name, p.name_en, p.price_cents, p.vat_percent, p.category, bool(p.active), used, p.code, sold)
+
+
+def product_of_extra(db: Db, code: str) -> ProductView | None:
+    """The product that stands for the venue file's extra `code` ("topping"), None if none does."""
+    p = db.scalar(select(Product).where(Product.code == code))
+    return _product_view(p, True) if p is not None else None
+
+
+def _item_view(i: TabItem, code: str | None) -> TabItemView:
+    return TabItemView(
+        i.id, i.tab_id, i.name, i.name_en, i.category, i.quantity, i.unit_cents, i.vat_percent, i.added_at, i.added_by, i.voided_at,
+        i.voided_by, i.void_reason, i.product_id, code,
+    )  # fmt: skip
 
 
 def _items(db: Db, tab_id: int) -> tuple[TabItemView, ...]:
-    rows = db.scalars(select(TabItem).where(TabItem.tab_id == tab_id).order_by(TabItem.id)).all()
-    return tuple(
-        TabItemView(
-            i.id, i.tab_id, i.name, i.name_en, i.category, i.quantity, i.unit_cents, i.vat_percent, i.added_at, i.added_by, i.voided_at,
-            i.voided_by, i.void_reason,
-        )
-        for i in rows
-    )  # fmt: skip
+    rows = db.execute(
+        select(TabItem, Product.code)
+        .outerjoin(Product, Product.id == TabItem.product_id)
+        .where(TabItem.tab_id == tab_id)
+        .order_by(TabItem.id)
+    ).all()
+    return tuple(_item_view(i, code) for i, code in rows)
+
+
+def game_items(db: Db, game_ids: list[int]) -> dict[int, tuple[TabItemView, ...]]:
+    """What was put on each game's own tab (voided items included), by game: one query for a list."""
+    out: dict[int, list[TabItemView]] = {g: [] for g in game_ids}
+    if not game_ids:
+        return {}
+    rows = db.execute(
+        select(TabItem, Product.code, Tab.session_id)
+        .join(Tab, Tab.id == TabItem.tab_id)
+        .outerjoin(Product, Product.id == TabItem.product_id)
+        .where(Tab.session_id.in_(game_ids))
+        .order_by(TabItem.id)
+    ).all()
+    for i, code, game in rows:
+        if game is not None:  # always: only games' tabs were asked for
+            out[game].append(_item_view(i, code))
+    return {g: tuple(items) for g, items in out.items()}
 
 
 def tab_view(db: Db, hall: HallState, tab: Tab, now: datetime) -> TabView:
@@ -261,9 +305,12 @@ def tab_view(db: Db, hall: HallState, tab: Tab, now: datetime) -> TabView:
 def unpaid_tabs(db: Db, hall: HallState, now: datetime) -> list[UnpaidTab]:
     """Tabs still to be paid, oldest first: walk-ins not paid in full, and stopped games' tabs with
     something owed. A tab merged into another counts there; a running game is on the floor, not here."""
+    # A running game's own tab is left out before its bill is worked out (a replay of its ops): on a
+    # full evening those are most of the unsettled tabs, and each cost a few milliseconds for nothing.
     rows = db.scalars(
         select(Tab)
-        .where(Tab.merged_into.is_(None), Tab.settled_at.is_(None))
+        .outerjoin(Game, Game.id == Tab.session_id)
+        .where(Tab.merged_into.is_(None), Tab.settled_at.is_(None), or_(Tab.session_id.is_(None), Game.state == "stopped"))
         .order_by(Tab.opened_at.desc(), Tab.id.desc())
         .limit(MAX_LISTED)
     ).all()

@@ -36,12 +36,13 @@ from broker.domain import game_ops
 from broker.domain.euros import PRODUCT_CATEGORIES, VAT_RATES
 from broker.domain.money import TABLE_TIME, MoneyLine, TabBill, tab_bill
 from broker.domain.refusals import N_, Name, Refusal
-from broker.domain.schedule import business_day
 from broker.domain.split import split_amounts, split_equal, split_items
-from broker.domain.tab_name import tab_name
+from broker.domain.tab_name import bar_label, tab_name
+from broker.domain.tariffs import local
 from broker.hall.commands import Command, command, handles
 from broker.hall.game_log import replay_row
 from broker.hall.ports import HallState
+from broker.hall.till.business_days import open_day
 from broker.storage.after_commit import after_commit
 from broker.storage.audit import record_audit
 from broker.storage.models import Game, Payment, Product, Tab, TabItem
@@ -92,10 +93,11 @@ class UpdateProduct(Command[None]):
 
 @command
 class OpenWalkInTab(Command[int]):
-    """A tab with no table (a drink at the bar), named by `label`; answers its id. A repeated
-    `form_key` (a double tap, a resent form) answers the tab the first submit opened."""
+    """A tab with no table (a sale at the bar), named by `label` or, without one, by the time it
+    opens ("Bar 18:42"); answers its id. A repeated `form_key` (a double tap, a resent form)
+    answers the tab the first submit opened."""
 
-    label: str
+    label: str = ""
     form_key: str | None = None
 
 
@@ -147,9 +149,9 @@ class CancelSplit(Command[None]):
 
 
 # The product list a new hall starts with, when the table is empty (Tabs.start). The venue file's
-# [[extras]] come first (the club's website lists them), at the venue's VAT rate ([billing]
-# vat_percent), which is what the club's bills charged for them as a game's extras, so the same
-# topping costs the same VAT whichever way it is put on a bill. Then a few drinks typical for a
+# [[extras]] come first (the club's website lists them; one added to the file later becomes a
+# product at the next start), at the venue's VAT rate ([billing] vat_percent), which is what the
+# club's bills charged for them when they were a game's extras. Then a few drinks typical for a
 # Slovak pool hall (our decision: the manager edits them on /products).
 # VAT of the rest (our choice per category; the manager changes it on /products): drinks 23 %
 # (alcohol and soft drinks served at a bar are not on the reduced list), food 19 % (served food:
@@ -185,8 +187,8 @@ class Tabs:
         self._write = write
 
     def start(self) -> None:
-        """At the hub's start, before anything is served: seed the product list when it is empty,
-        and give a tab to a game that has none."""
+        """At the hub's start, before anything is served: seed the product list when it is empty (each
+        venue extra a product, always), and give a tab to a game that has none."""
         self._write(self._seed)
         self._write(self._tabs_for_untabbed_games)
 
@@ -205,16 +207,39 @@ class Tabs:
 
     def _seed(self) -> None:
         with self.h.store.session() as db:
-            if db.scalar(select(func.count()).select_from(Product)):
+            empty = not db.scalar(select(func.count()).select_from(Product))
+            linked = self._link_extras(db)
+            if not empty:
+                if linked:  # an extra the venue file has gained since
+                    record_audit(db, "system", "products.seed", "products", {"count": len(linked), "extras": linked})
                 return
-            for e in self.h.venue.extras:
-                category = SEED_CATEGORY.get(e.id, "other")
-                rate = self.h.venue.billing.vat_percent
-                rate = rate if rate in VAT_RATES else SEED_VAT[category]  # a venue file with a rate Slovakia does not have
-                db.add(Product(name=e.name, name_en=e.name_en, price_cents=e.price_cents, vat_percent=rate, category=category))
             for name, name_en, cents in SEED_DRINKS:
                 db.add(Product(name=name, name_en=name_en, price_cents=cents, vat_percent=SEED_VAT["drinks"], category="drinks"))
-            record_audit(db, "system", "products.seed", "products", {"count": len(self.h.venue.extras) + len(SEED_DRINKS)})
+            record_audit(db, "system", "products.seed", "products", {"count": len(linked) + len(SEED_DRINKS)})
+
+    def _link_extras(self, db: Db) -> list[str]:
+        """Each of the venue file's [[extras]] is a product (its `code` the extra's id): one made here
+        when none stands for it yet, or the product of its name seeded before products had codes.
+        The file only seeds: price, VAT and category are the manager's on /products from then on."""
+        added = []
+        # By name in Python: SQLite's lower() leaves "Š" as it is.
+        by_name = {p.name.lower(): p for p in db.scalars(select(Product))}
+        coded = {p.code for p in by_name.values()}
+        for e in self.h.venue.extras:
+            if e.id in coded:
+                continue
+            same = by_name.get(e.name.lower())
+            if same is not None and same.code is None:
+                same.code = e.id
+                record_audit(db, "system", "product.change", f"product:{same.id}", {"code": [None, e.id]})
+                continue
+            category = SEED_CATEGORY.get(e.id, "other")
+            rate = self.h.venue.billing.vat_percent
+            rate = rate if rate in VAT_RATES else SEED_VAT[category]  # a venue file with a rate Slovakia does not have
+            name = e.name if same is None else _clean(f"{e.name} ({e.id})", MAX_NAME)  # the name is another extra's
+            db.add(Product(name=name, name_en=e.name_en, price_cents=e.price_cents, vat_percent=rate, category=category, code=e.id))
+            added.append(e.id)
+        return added
 
     # -- the product list (the manager's) -----------------------------------------------------
 
@@ -279,31 +304,36 @@ class Tabs:
             session_id=game.id,
             opened_at=game.started_at,
             opened_by=actor,
-            business_day=business_day(game.started_at, self.h.venue),
+            business_day=open_day(db, self.h.venue, game.started_at),  # after the close-out: the next day's
         )
         db.add(tab)
         return tab
 
     @handles(OpenWalkInTab)
     def open_walk_in(self, c: OpenWalkInTab) -> int:
-        """A tab with no table (a drink at the bar), named by `label` (a name, "bar", a description)."""
+        """A tab with no table (a sale at the bar), named by `label` (a name, a description) or,
+        with none, by the time it opens (broker.domain.tab_name.bar_label): selling needs no typing."""
         label, actor, form_key = c.label, c.actor, c.form_key
         key = _form_key(form_key)
-        name = _clean(label, MAX_LABEL)
-        if len(name) < 2:
-            raise TabRefused(N_("Name the tab (e.g. the guest's name), at least 2 letters."))
+        name = _clean(label if isinstance(label, str) else "", MAX_LABEL)
+        if len(name) == 1:
+            raise TabRefused(N_("Name the tab (e.g. the guest's name), at least 2 letters, or leave the name empty."))
         now = self.h.clock()
         with self.h.store.session() as db:
             again = db.scalar(select(Tab.id).where(Tab.form_key == key)) if key else None
             if again is not None:
                 return again
+            day = open_day(db, self.h.venue, now)  # after the close-out: the next day's
+            if not name:
+                taken = db.scalars(select(Tab.label).where(Tab.business_day == day, Tab.table_id.is_(None))).all()
+                name = bar_label(local(now, self.h.venue), set(taken))
             tab = Tab(
                 table_id=None,
                 session_id=None,
                 label=name,
                 opened_at=now,
                 opened_by=actor,
-                business_day=business_day(now, self.h.venue),
+                business_day=day,
                 form_key=key,
             )
             db.add(tab)
@@ -493,16 +523,10 @@ class Tabs:
         return tab
 
     def _void_allowed(self, db: Db, home: Tab, may_void_paid: bool) -> None:
-        """Once money is in on a tab, only a manager voids what is on it (an item, a game's extra):
+        """Once money is in on a tab, only a manager voids what is on it (a drink, a game's extra):
         a void then changes what was paid for, which needs a refund decided by a manager."""
         if _paid(db, home.id) != 0 and not may_void_paid:
             raise TabRefused(N_("%(tab)s has a payment already: only a manager voids an item now."), tab=self._name(db, home))
-
-    def game_void_allowed(self, db: Db, game_id: int, may_void_paid: bool) -> None:
-        """The same rule for an extra on a running game's bill (the writer, before the void's op)."""
-        tab = db.scalar(select(Tab).where(Tab.session_id == game_id))
-        if tab is not None:
-            self._void_allowed(db, self._home(db, tab), may_void_paid)
 
     def _home(self, db: Db, tab: Tab) -> Tab:
         """The tab whose bill this tab's lines count on (itself, or the one it is merged into)."""
@@ -564,7 +588,7 @@ def _paid(db: Db, tab_id: int) -> int:
 
 
 def game_lines(db: Db, hall: HallState, tab: Tab, now: datetime) -> tuple[list[MoneyLine], bool]:
-    """The lines of the tab's game (time, minimum, its extras and corrections) at the venue's VAT rate,
+    """The lines of the tab's game (table time, minimum, corrections) at the venue's VAT rate,
     and whether the game is over (its bill is final)."""
     if tab.session_id is None:
         return [], True

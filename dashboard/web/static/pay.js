@@ -1,8 +1,9 @@
-/* The payment page: the cash fields only for cash, the quick "Received" buttons, the cash to pay
-   rounded as the venue rounds cash, the change worked out as staff type (the server works it out
-   again and is the one that counts), the amount following the chosen split part, and one submit
-   per form (a second tap does nothing; the server's one-time key would refuse to pay twice anyway).
-   The receipt page prints itself once when opened with ?print=1. */
+/* The payment page and the tab page: one submit for all the one-tap payment buttons of a page (a
+   second tap, on any of them, does nothing; the server's one-time key would refuse to pay twice
+   anyway). The full form: the cash fields only for cash, the quick "Received" buttons, the cash to
+   pay rounded as the venue rounds cash, the change worked out as staff type (the server works it
+   out again and is the one that counts), the amount following the chosen split part, and one
+   submit. The receipt page prints itself once when opened with ?print=1. */
 (function () {
   "use strict";
   // An amount as broker.domain.euros.parse_euros reads it ("12,50", "12.5", "1 234,50 €"; "1.234" or
@@ -18,6 +19,14 @@
   if (document.body.classList.contains("page-receipt") && new URLSearchParams(location.search).get("print") === "1") {
     window.addEventListener("load", function () { window.print(); });
   }
+  var quick = document.querySelectorAll(".quick-pay form");
+  quick.forEach(function (f) {
+    f.addEventListener("submit", function (e) {
+      if (document.body.getAttribute("data-paying")) { e.preventDefault(); return; }
+      document.body.setAttribute("data-paying", "1");
+      quick.forEach(function (other) { other.querySelector("button").setAttribute("aria-disabled", "true"); });
+    });
+  });
   var form = document.getElementById("pay-form");
   if (!form) return;
   var amount = document.getElementById("pay-amount");

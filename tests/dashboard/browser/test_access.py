@@ -42,6 +42,10 @@ STAFF_PAGES = {
     "/ekasa",  # eKasa (issue 12, m4)
     "/tabs/{tab_id}",  # the till: tabs
     "/sessions/{session_id}/tab",
+    "/bookings",  # bookings and the waiting list (issue 20)
+    "/bookings/new",
+    "/waiting",
+    "/waiting/panel",
 }
 STAFF_ACTIONS = {
     "/tables/{table_id}/start",
@@ -51,7 +55,6 @@ STAFF_ACTIONS = {
     "/sessions/{session_id}/transfer",
     "/sessions/{session_id}/extend",
     "/sessions/{session_id}/extras",
-    "/bills/{session_id}/void",
     "/alerts/{alert_id}/ack",
     "/account/password",
     "/tables/{table_id}/out-of-service",
@@ -70,6 +73,19 @@ STAFF_ACTIONS = {
     "/tabs/{tab_id}/merge",
     "/tabs/{tab_id}/split",
     "/tabs/{tab_id}/split/cancel",
+    "/bookings/new",  # bookings and the waiting list (issue 20)
+    "/bookings/{booking_id}/arrived",
+    "/bookings/{booking_id}/confirm",
+    "/bookings/{booking_id}/cancel",
+    "/bookings/{booking_id}/no-show",
+    "/bookings/{booking_id}/move",
+    "/bookings/calendar",
+    "/bookings/calendar/revoke",
+    "/waiting",
+    "/waiting/{party_id}/offer",
+    "/waiting/{party_id}/take",
+    "/waiting/{party_id}/decline",
+    "/waiting/{party_id}/leave",
 }
 MANAGER_PAGES = {
     "/members",
@@ -89,6 +105,7 @@ MANAGER_PAGES = {
     "/days/{day}.xlsx",
     "/products",  # the till: the product list
     "/notifications",  # push notifications (issue 13, n1)
+    "/closing",  # stop all games at closing (issue 19, item 10)
 }
 MANAGER_ACTIONS = {
     "/bills/{session_id}/correct",
@@ -115,6 +132,10 @@ MANAGER_ACTIONS = {
     "/notifications/targets/{target_id}",
     "/notifications/targets/{target_id}/remove",
     "/notifications/targets/{target_id}/test",
+    "/bookings/{booking_id}/deposit",  # a deposit kept or given back, blocks (issue 20)
+    "/bookings/blocks",
+    "/bookings/blocks/{block_id}/remove",
+    "/closing",
 }
 # Query strings a page needs to answer at all (capture waits for a card tap: not for long here).
 QUERIES = {"/members/{member_id}/capture": "?table=foos-01&wait=0.1", "/reports/{name}.csv": ""}
@@ -155,6 +176,9 @@ def samples(lavos: LavosServer) -> dict[str, str]:
         "username": STAFF,
         "token_id": "1",
         "target_id": "0",
+        "booking_id": "1",  # none made: a staff action on it is a refusal, the role check comes first
+        "party_id": "1",
+        "block_id": "1",
         "day": lavos.api("GET", "/api/days/current", STAFF)["day"],
     }
 

@@ -1,6 +1,7 @@
-"""Issue 11, bills and reports: voiding an extra and correcting a bill on the bill page, the list of
-today's bills to reprint one, and the reports' day arrows, in Chromium against the real server, at
-tablet and phone size, in Slovak and English.
+"""Issue 11, bills and reports: an extra voided on the game's tab from its bill page, a bill corrected
+on the bill page, the receipts journal (issue 19, item 13: today's receipts, to find one again by
+number, name or table and reprint the receipt itself), and the reports' day arrows, in Chromium
+against the real server, at tablet and phone size, in Slovak and English.
 
 The server runs on the real clock, so every game here is on today's business day.
 """
@@ -38,36 +39,36 @@ def _english(page) -> None:
 
 
 @pytest.mark.parametrize(("size", "table"), [("tablet", "pool-07"), ("phone", "pool-08")])
-def test_staff_void_an_extra_on_the_running_games_bill(lavos, open_page, size, table):
+def test_staff_void_an_extra_on_the_games_tab_from_its_bill(lavos, open_page, size, table):
     viewport = TABLET if size == "tablet" else PHONE
     page = open_page(viewport, mobile=size == "phone")
     sid = _game(lavos, table)
     log_in(page, lavos, STAFF, f"/sessions/{sid}/bill")
     _fits(page, viewport["width"])
-    form = page.locator("#void-form")
-    assert form.is_visible() and page.locator("#correct-form").count() == 0  # staff: no correction
-    form.locator("select[name=extra_op]").select_option(index=0)
-    # A too-short reason: the browser's own check stops it; the server's is tested in test_pages_bills.
-    form.locator("input[name=reason]").fill("zadané dvakrát")
+    assert page.locator("#correct-form").count() == 0  # staff: no correction
+    assert "Prísada" not in page.inner_text("table.lines")  # the game's bill: its table time; the toppings are on its tab
     with page.expect_navigation():
-        form.locator("button[type=submit]").tap()
+        page.locator("#void-on-tab-open").tap()  # an extra is an item of the game's tab, voided there
+    row = page.locator("tr.line-item", has_text="Prísada")
+    row.locator("summary").tap()
+    # A too-short reason: the browser's own check stops it; the server's is tested in test_tabs_pages.
+    row.locator("input[name=reason]").fill("zadané dvakrát")
+    with page.expect_navigation():
+        row.locator("button.btn-danger").tap()
     assert "Položka stornovaná" in page.locator(".flash").inner_text()
-    void = page.locator("tr.line-void")
-    assert void.count() == 1 and "Storno" in void.inner_text() and "zadané dvakrát" in void.inner_text()
-    assert ("-" + eur(2 * TOPPING)).replace(" ", "\u00a0") in void.inner_text().replace(" ", "\u00a0")
-    assert page.locator("tr.line-extra").count() == 1  # the extra stays on the bill
-    assert page.locator("#void-form").count() == 0  # nothing left to void
+    voided = page.locator("tr.line-item.voided")
+    assert voided.count() == 1 and "zadané dvakrát" in voided.inner_text() and "Prísada" in voided.inner_text()
     _fits(page, viewport["width"])
     _stop(lavos, sid)
 
 
-def test_staff_cannot_void_on_an_issued_bill_and_the_manager_can_in_english(lavos, open_page):
+def test_staff_cannot_correct_an_issued_bill_and_the_manager_can_in_english(lavos, open_page):
     sid = _game(lavos, "pool-09", toppings=1)
     bill = _stop(lavos, sid)["bill"]
     staff = open_page(PHONE, mobile=True)
     log_in(staff, lavos, STAFF, f"/sessions/{sid}/bill")
-    assert staff.locator("#void-form").count() == 0
-    assert "len vedúci" in staff.locator("#void-manager-only").inner_text()
+    assert staff.locator("#correct-form").count() == 0
+    assert "vedúci" in staff.locator("#correct-manager-only").inner_text()
     assert "Spolu na úhradu" in staff.inner_text("table.lines tfoot") and "Základ dane (bez DPH)" in staff.inner_text("table.lines tfoot")
     assert "Vystavené" in staff.inner_text(".receipt")
 
@@ -90,40 +91,62 @@ def test_staff_cannot_void_on_an_issued_bill_and_the_manager_can_in_english(lavo
     assert line.count() == 1 and "Correction" in line.inner_text() and "the table was wobbly" in line.inner_text()
     total = bill["total_cents"] + 150
     assert manager.inner_text("#bill-total").strip() == eur_en(total)
-    manager.locator("#void-form input[name=reason]").fill("not ordered")
-    with manager.expect_navigation():
-        manager.locator("#void-form button[type=submit]").tap()
-    assert "Voided" in manager.inner_text("tr.line-void") and manager.inner_text("#bill-total").strip() == eur_en(total - TOPPING)
+
+
+def _paid(lavos, sid: int, method: str, tendered: int | None = None) -> dict:
+    """The game's tab paid in full; its payment."""
+    tab = lavos.api("GET", f"/api/sessions/{sid}/tab", STAFF)["id"]
+    owed = lavos.api("GET", f"/api/tabs/{tab}/payments", STAFF)["owed_cents"]
+    body = {"method": method, "amount_cents": owed, **({"tendered_cents": tendered} if tendered else {})}
+    return lavos.api("POST", f"/api/tabs/{tab}/payments", STAFF, status=201, json=body)
 
 
 @pytest.mark.parametrize("size", ["tablet", "phone"])
-def test_todays_bills_to_find_one_again_and_reprint_it(lavos, open_page, size):
+def test_todays_receipts_to_find_one_again_and_reprint_the_receipt(lavos, open_page, size):
+    """Issue 19, item 13: "Tlačiť" on Účty printed the game's bill, without the drinks and the change;
+    the journal lists the receipts (number, time, name, amount, method) and reprints the receipt."""
     viewport = TABLET if size == "tablet" else PHONE
     page = open_page(viewport, mobile=size == "phone")
     sid = _game(lavos, "pool-10", toppings=1)
-    total = _stop(lavos, sid)["bill"]["total_cents"]
+    _stop(lavos, sid)
+    cash = _paid(lavos, sid, "cash", tendered=5000)
+    walk = lavos.api("POST", "/api/tabs", STAFF, status=201, json={"label": f"Peter {size}"})["id"]
+    beer = next(p["id"] for p in lavos.api("GET", "/api/products", STAFF) if p["name"] == "Pivo 0,5 l")
+    lavos.api("POST", f"/api/tabs/{walk}/items", STAFF, status=201, json={"product_id": beer})
+    lavos.api("POST", f"/api/tabs/{walk}/payments", STAFF, status=201, json={"method": "card", "amount_cents": 250})
     log_in(page, lavos, STAFF)
     unfold_menu(page)
     page.locator("nav.nav a[href='/bills']").tap()
     page.wait_for_url("**/bills")
     assert "Dnešné účty" in page.inner_text("h1")
-    row = page.locator(f"tr.bill-row[data-game='{sid}']")
-    assert "Pool 10" in row.inner_text() and eur(total).replace(" ", "\u00a0") in row.inner_text().replace(" ", "\u00a0")
-    assert row.locator(f"a[href='/sessions/{sid}/bill?print=1']").is_visible()
+    row = page.locator(f"tr.receipt-row[data-payment='{cash['id']}']")
+    text = row.inner_text().replace(" ", "\u00a0")
+    for part in (f"č.\u00a0{cash['receipt_no']}", "Pool\u00a010", eur(cash["amount_cents"]), "Hotovosť", eur(cash["change_cents"])):
+        assert part in text, (part, text)
     _fits(page, viewport["width"])
+    page.locator("input[name=q]").fill(f"peter {size}")  # a sale at the bar, paid: still found
+    with page.expect_navigation():
+        page.locator("#journal-find").tap()
+    rows = page.locator("tr.receipt-row")
+    assert rows.count() == 1 and f"Peter {size}" in rows.first.inner_text() and "Karta" in rows.first.inner_text()
+    page.locator("input[name=q]").fill("")
     page.locator("select[name=table]").select_option("pool-10")
     with page.expect_navigation():
-        page.locator(".bills-filter button[type=submit]").tap()
-    tables = page.locator("tr.bill-row td:nth-child(2)").all_inner_texts()
-    assert tables and all(t.strip() == "Pool 10" for t in tables)  # only that table's bills
+        page.locator("#journal-find").tap()
+    assert page.locator(f"tr.receipt-row[data-payment='{cash['id']}']").count() == 1
+    assert all("Pool 10" in t for t in page.locator("tr.receipt-row .c-name").all_inner_texts())
+    page.locator("input[name=q]").fill(str(cash["receipt_no"]))  # by its number
     with page.expect_navigation():
-        row = page.locator(f"tr.bill-row[data-game='{sid}']")
-        row.locator(f"a[href='/sessions/{sid}/bill']").tap()
-    assert f"Účet č. {sid}" in page.inner_text("#bill-title")
+        page.locator("#journal-find").tap()
+    assert page.locator("tr.receipt-row").count() == 1
+    with page.expect_navigation():
+        page.locator(f"tr.receipt-row[data-payment='{cash['id']}'] a[data-reprint]").tap()
+    assert page.url.endswith(f"/receipts/{cash['id']}?print=1")  # the receipt, printed: not the game's bill
+    receipt = page.locator("#receipt").inner_text()
+    assert "Prísada na pizzu navyše" in receipt and "Výdavok" in receipt and "Prijaté" in receipt
     _english(page)
-    assert f"Bill no. {sid}" in page.inner_text("#bill-title")
     page.goto(lavos.base_url + "/bills")
-    assert "Today's bills" in page.inner_text("h1") and page.locator(f"tr.bill-row[data-game='{sid}']").count() == 1
+    assert "Today's bills" in page.inner_text("h1") and "Receipts" in page.inner_text("#journal")
 
 
 @pytest.mark.parametrize("size", ["tablet", "phone"])
@@ -141,7 +164,7 @@ def test_report_arrows_go_back_a_day_and_never_into_the_future(lavos, open_page,
         page.locator("a.period-next").tap()
     assert page.inner_text("h1") == today and page.locator("a.period-next").count() == 0
     assert "čím tmavšie, tým vyťaženejšie" in page.inner_text("#utilisation")
-    assert "Tržba podľa taríf" in page.inner_text("#revenue") and "Stolný futbal podľa členov" in page.inner_text("#foosball")
+    assert "Tržba (s DPH, zaplatené)" in page.inner_text("#revenue") and "Stolný futbal podľa členov" in page.inner_text("#foosball")
     _fits(page, viewport["width"])
     _english(page)
     assert "the darker, the busier" in page.inner_text("#utilisation") and "Balls potted" in page.inner_text("#drops")

@@ -1,7 +1,9 @@
 """Issue 12, payments in Chromium against the real `lavos server`, at tablet and phone size, in Slovak
 (the receipt in English too): a played game plus a drink paid half in cash with change (rounded to
-0,05 €, issue 19) and half by card, the receipts, a manager's reversal; a double tap on "Zaplatiť"
-makes one payment. Writes the "receipt" screenshots to docs/screenshots/.
+0,05 €, issue 19) and half by card, the receipts, a manager's reversal; a double tap on a payment
+button makes one payment. Writes the "receipt" screenshots to docs/screenshots/. Issue 19, item 9:
+stopping a game lands on the pay page, the whole amount owed (the drinks too) is the biggest thing
+on it, and one tap pays it: stop and pay in cash with change is four taps from the floor.
 
 The server runs on the real clock: a game's bill is made by a manager's correction so the amounts
 are known. The drink is put on the tab as a row (the tab's item page is another part of issue 12).
@@ -74,8 +76,9 @@ def test_half_cash_with_change_half_card_then_the_manager_gives_it_back(lavos, o
     log_in(page, lavos, STAFF, f"/tabs/{tab}/pay")
     assert page.locator("#pay-owed").inner_text().replace(" ", "\u00a0") == eur(owed)
     _fits(page, viewport["width"])
-    # Cash, half of it, the customer hands over 20 €: the cash to pay is rounded to 0,05 € (the half
-    # ends in 2 or 7: 2 cents down), and the change follows from it as it is typed.
+    # Cash, half of it (another amount: the full form), the customer hands over 20 €: the cash to pay
+    # is rounded to 0,05 € (the half ends in 2 or 7: 2 cents down), and the change follows from it as it is typed.
+    page.locator("#pay-other-toggle").tap()
     page.locator("label.method", has_text="Hotovosť").tap()
     page.fill("#pay-amount", f"{half // 100},{half % 100:02d}")
     in_cash = cash_due(half, 5)
@@ -95,15 +98,14 @@ def test_half_cash_with_change_half_card_then_the_manager_gives_it_back(lavos, o
     assert page.locator("#receipt-rounding").inner_text().replace(" ", "\u00a0") == "-" + eur(2)
     assert page.locator("#receipt-paid").inner_text().replace(" ", "\u00a0") == eur(in_cash)
     _fits(page, viewport["width"])
-    # The rest by card: the amount is already filled in.
+    # The rest by card: one tap, the button says how much.
     page.locator("#receipt-back").tap()
     page.wait_for_url(f"**/tabs/{tab}/pay")
     assert page.locator("#pay-status").inner_text().startswith("Čiastočne zaplatený")
-    page.locator("label.method", has_text="Karta").tap()
-    assert page.locator("#pay-cash").is_hidden()
-    assert _cents(page.input_value("#pay-amount")) == owed - half
+    card = page.locator(".quick-pay button[data-method=card]")
+    assert _cents(card.locator(".money").inner_text()) == owed - half
     with page.expect_navigation():
-        page.locator("#pay-submit").tap()
+        card.tap()
     assert "Karta" in page.locator("#receipt-method").inner_text() and page.locator("#receipt-change").count() == 0
     view = lavos.api("GET", f"/api/tabs/{tab}/payments", STAFF)
     assert (view["status"], view["owed_cents"], [p["amount_cents"] for p in view["payments"]]) == ("paid", 0, [half, owed - half])
@@ -134,9 +136,8 @@ def test_a_double_tap_on_pay_makes_one_payment_and_the_receipt_reads_in_english(
     tab = _tab(lavos, table)
     page = open_page(viewport, mobile=size == "phone")
     log_in(page, lavos, STAFF, f"/tabs/{tab}/pay")
-    page.locator("label.method", has_text="Karta").tap()
     with page.expect_navigation():
-        page.locator("#pay-submit").dblclick()
+        page.locator(".quick-pay button[data-method=card]").dblclick()
     view = lavos.api("GET", f"/api/tabs/{tab}/payments", STAFF)
     assert len(view["payments"]) == 1 and view["status"] == "paid"
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -169,6 +170,7 @@ def test_no_english_and_no_raw_ids_on_the_slovak_payment_pages_and_refusals(lavo
     page = open_page(PHONE, mobile=True)
     log_in(page, lavos, MANAGER, f"/tabs/{tab}/pay")
     findings.check(page, "pay")
+    page.locator("#pay-other-toggle").tap()
     for amount, tendered in (("999", ""), ("abc", ""), ("1", "0,50")):  # above owed, garbage, not enough cash
         page.fill("#pay-amount", amount)
         page.locator("label.method", has_text="Hotovosť").tap()
@@ -178,7 +180,7 @@ def test_no_english_and_no_raw_ids_on_the_slovak_payment_pages_and_refusals(lavo
         assert page.locator("#pay-error").is_visible() and page.input_value("#pay-amount") == amount
         findings.check(page, f"pay refused {amount}")
     assert lavos.api("GET", f"/api/tabs/{tab}/payments", STAFF)["payments"] == []
-    page.fill("#pay-amount", "1")
+    page.fill("#pay-amount", "1")  # the refused form is drawn again open, with what was typed
     page.fill("#pay-tendered", "")
     with page.expect_navigation():
         page.locator("#pay-submit").tap()
@@ -192,3 +194,50 @@ def test_no_english_and_no_raw_ids_on_the_slovak_payment_pages_and_refusals(lavo
         first.locator("button[type=submit]").tap()
     findings.check(page, "reversal receipt")
     assert findings.found == [], "\n".join(findings.found)
+
+
+# Which element's own text is drawn biggest on the page (the top bar and the alert strip aside).
+BIGGEST_TEXT = """() => {
+  let best = null, size = 0;
+  for (const el of document.querySelectorAll('main *')) {
+    if (!el.offsetParent || ![...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) continue;
+    const s = parseFloat(getComputedStyle(el).fontSize);
+    if (s > size) { size = s; best = el.id || el.className; }
+  }
+  return best;
+}"""
+
+
+def test_stop_and_pay_in_cash_with_change_is_four_taps_and_the_whole_amount_is_the_headline(lavos, open_page):
+    """Issue 19, item 9: after "Ukončiť a vystaviť účet" the page said 1,20 € (the table time) big and
+    the tab's 4,30 € (with the drinks) small. Now the stop lands on the tab's pay page, what the
+    guests owe in full is the biggest text on it, and the note they hand over pays it in one tap."""
+    table = "pool-09"
+    sid = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": table})["id"]
+    tab = lavos.api("GET", f"/api/sessions/{sid}/tab", STAFF)["id"]
+    beer = next(p["id"] for p in lavos.api("GET", "/api/products", STAFF) if p["name"] == "Pivo 0,5 l")
+    lavos.api("POST", f"/api/tabs/{tab}/items", STAFF, status=201, json={"product_id": beer, "quantity": 2})
+    page = open_page(TABLET)
+    log_in(page, lavos, STAFF, "/")
+    taps: list[str] = []
+    page.on("dialog", lambda d: taps.append("confirm the stop"))  # a tap too (web.prepare answers it)
+
+    def tap(what: str, locator) -> None:
+        taps.append(what)
+        with page.expect_navigation():
+            locator.tap()
+
+    tap("the table on the floor", page.locator(f"#table-{table}"))
+    tap("stop", page.locator("#stop"))
+    assert page.url.endswith(f"/tabs/{tab}/pay"), page.url
+    owed = lavos.api("GET", f"/api/tabs/{tab}/payments", STAFF)["owed_cents"]
+    assert owed > 2 * 250 and page.locator("#pay-owed").inner_text().replace(" ", "\u00a0") == eur(owed)
+    assert page.evaluate(BIGGEST_TEXT) == "pay-owed"
+    note = page.locator(".quick-pay button.quick-note").first  # the smallest note above the amount
+    tendered, in_cash = int(note.get_attribute("data-note")), cash_due(owed, 5)  # cash rounded to 0,05 €
+    assert eur(tendered - in_cash) in note.inner_text().replace(" ", "\u00a0")  # its change, on it
+    tap("the note the guest hands over", note)
+    assert "/receipts/" in page.url and page.locator("#give-change-amount").inner_text().replace(" ", "\u00a0") == eur(tendered - in_cash)
+    assert len(taps) == 4, taps  # the issue's target: stop and pay in cash in at most 4 taps
+    view = lavos.api("GET", f"/api/tabs/{tab}/payments", STAFF)
+    assert (view["status"], [(p["amount_cents"], p["tendered_cents"]) for p in view["payments"]]) == ("paid", [(owed, tendered)])

@@ -3,7 +3,8 @@
 No page reachable from the top bar is wider than the phone (nothing clipped, nothing scrolls
 sideways); the top bar keeps sound, language and logout within reach (a Menu unfolds them); an
 alert takes at most two lines; money ("0,60 €") and dates ("1. 12. 2026") never break across
-lines. In Slovak and in English.
+lines. In Slovak and in English. Issue 19, item 18: on the till's pages every button and link is
+at least 44 px high, and the unpaid list's buttons fit the phone.
 """
 
 from __future__ import annotations
@@ -46,9 +47,21 @@ def evening(lavos, nodes):
     billed = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": "carom-01"})["id"]
     lavos.api("POST", f"/api/sessions/{billed}/extras", STAFF, json={"extra": "topping", "quantity": 2})
     lavos.api("POST", f"/api/sessions/{billed}/stop", STAFF)
+    # The till: a game's tab with a drink paid in cash (a receipt), a sale at the bar left unpaid.
+    paid = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": "pool-03"})["id"]
+    tab = lavos.api("GET", f"/api/sessions/{paid}/tab", STAFF)["id"]
+    beer = next(p["id"] for p in lavos.api("GET", "/api/products", STAFF) if p["name"] == "Pivo 0,5 l")
+    lavos.api("POST", f"/api/tabs/{tab}/items", STAFF, status=201, json={"product_id": beer})
+    lavos.api("POST", f"/api/sessions/{paid}/stop", STAFF)
+    owed = lavos.api("GET", f"/api/tabs/{tab}/payments", STAFF)["owed_cents"]
+    body = {"method": "cash", "amount_cents": owed, "tendered_cents": 1000}
+    payment = lavos.api("POST", f"/api/tabs/{tab}/payments", STAFF, status=201, json=body)["id"]
+    bar = lavos.api("POST", "/api/tabs", STAFF, status=201, json={})["id"]
+    lavos.api("POST", f"/api/tabs/{bar}/items", STAFF, status=201, json={"product_id": beer})
     drop_balls(nodes, "pool-02", 0, 1)
     wait_until(lambda: lavos.api("GET", "/api/alerts", STAFF), timeout=10, what="an open alert")
-    return {"bill": billed}
+    unpaid = lavos.api("GET", f"/api/sessions/{billed}/tab", STAFF)["id"]
+    return {"bill": billed, "unpaid": unpaid, "bar": bar, "payment": payment}
 
 
 def width(page) -> int:
@@ -125,3 +138,46 @@ def test_an_alert_takes_at_most_two_lines_on_the_phone(lavos, evening, phone):
     line, text_h, alert_h = sizes[-1]
     assert text_h <= 2 * line + 1, "the alert's text runs over two lines"
     assert alert_h <= 2 * line + 24
+
+
+# Every visible thing a finger taps, with its height; a radio or checkbox counts through its label.
+TOUCH_TARGETS = """() => {
+  const sel = 'a, button, summary, select, label.method, label.choice, input:not([type=hidden]):not([type=radio]):not([type=checkbox])';
+  return [...document.querySelectorAll(sel)].map(el => {
+    const r = el.getBoundingClientRect();
+    const text = (el.innerText || el.value || el.getAttribute('aria-label') || el.getAttribute('placeholder') || el.tagName).trim();
+    return {text: text.replace(/\\s+/g, ' ').slice(0, 40), h: r.height, w: r.width, right: r.right};
+  }).filter(t => t.h > 0 && t.w > 0);
+}"""
+MIN_TOUCH_PX = 44
+
+
+def test_every_touch_target_on_the_till_pages_is_at_least_44_px_and_the_unpaid_list_fits(lavos, evening, phone, open_page):
+    """Issue 19, item 18: "Potvrdiť" was 41 px high, the bills' row buttons 40 px, "Položky účtu" 21 px."""
+    log_in(phone, lavos, STAFF, "/bills")
+    unpaid = phone.locator("#unpaid-tabs .links .btn")
+    assert unpaid.count() >= 4
+    for box in (unpaid.nth(i).bounding_box() for i in range(unpaid.count())):
+        assert box and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], f"an unpaid tab's button at {box}"
+    pages = {
+        "/bills": STAFF,
+        f"/tabs/{evening['bar']}": STAFF,  # a sale at the bar: its one-tap payment buttons and the products
+        f"/tabs/{evening['unpaid']}": STAFF,
+        f"/tabs/{evening['unpaid']}/pay": STAFF,
+        f"/receipts/{evening['payment']}": STAFF,
+        "/tables/pool-01": STAFF,  # a game playing: pause, stop, the products, move
+        "/closing": MANAGER,
+    }
+    boss = open_page(PHONE, mobile=True)
+    log_in(boss, lavos, MANAGER)
+    small = {}
+    for path, who in pages.items():
+        page = phone if who == STAFF else boss
+        page.goto(lavos.base_url + path)
+        if path.endswith("/pay"):
+            page.locator("#pay-other-toggle").tap()  # the full form too
+        low = [t for t in page.evaluate(TOUCH_TARGETS) if t["h"] < MIN_TOUCH_PX]
+        if low:
+            small[path] = [f"{t['text']!r} {t['h']:.0f} px" for t in low]
+        assert width(page) <= PHONE["width"], f"{path} is {width(page)} px wide"
+    assert not small, f"touch targets under {MIN_TOUCH_PX} px high at 390x844: {small}"

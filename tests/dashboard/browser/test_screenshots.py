@@ -1,6 +1,7 @@
 """Issue 4, must-show 4 (and issue 11, must-show 1): the floor view, a table's page with a game running
 and a free one's start form, a bill, the members, the monitoring page and a report, at tablet and
-phone sizes, written to docs/screenshots/ (the README shows them).
+phone sizes, written to docs/screenshots/ (the README shows them). Issue 19: the pay page (what a
+stopped game's tab owes, one tap to pay) and the receipts journal on the bills page.
 
 The hall is put in the state of an evening first, through the API and the simulated nodes, so the
 pictures show what staff see: tables playing, paused, on a club card, prepaid, balls counted, a
@@ -57,6 +58,19 @@ def evening(lavos, nodes) -> dict[str, int]:
     kofola = lavos.api("POST", f"/api/tabs/{tab}/items", STAFF, status=201, json={"product_id": drinks["Kofola 0,5 l"]})["item_id"]
     lavos.api("POST", f"/api/tabs/{tab}/items/{kofola}/void", STAFF, json={"reason": "zadané omylom"})
     lavos.api("POST", f"/api/sessions/{billed}/stop", STAFF)
+    # Receipts for the journal: a game with two Kofolas paid by card, two sales at the bar (one named).
+    played = start("pool-10")
+    played_tab = lavos.api("GET", f"/api/sessions/{played}/tab", STAFF)["id"]
+    lavos.api("POST", f"/api/tabs/{played_tab}/items", STAFF, status=201, json={"product_id": drinks["Kofola 0,5 l"], "quantity": 2})
+    lavos.api("POST", f"/api/sessions/{played}/stop", STAFF)
+    bar = lavos.api("POST", "/api/tabs", STAFF, status=201, json={})["id"]
+    peter = lavos.api("POST", "/api/tabs", STAFF, status=201, json={"label": "Peter"})["id"]
+    lavos.api("POST", f"/api/tabs/{bar}/items", STAFF, status=201, json={"product_id": drinks["Pivo 0,5 l"]})
+    lavos.api("POST", f"/api/tabs/{peter}/items", STAFF, status=201, json={"product_id": drinks["Borovička 4 cl"]})
+    for tab_id, method, tendered in ((played_tab, "card", None), (bar, "cash", 1000), (peter, "cash", None)):
+        owed = lavos.api("GET", f"/api/tabs/{tab_id}/payments", STAFF)["owed_cents"]
+        body = {"method": method, "amount_cents": owed, **({"tendered_cents": tendered} if tendered else {})}
+        lavos.api("POST", f"/api/tabs/{tab_id}/payments", STAFF, status=201, json=body)
     node, _factory = nodes["foos-01"]
     card_reader_of(node).tap(MEMBER_UID)  # the member taps the club card at the foosball table
     wait_until(lambda: lavos.api("GET", "/api/foosball", STAFF)[0]["checkins"], timeout=10, what="foosball check-in")
@@ -81,6 +95,8 @@ def test_screenshots(lavos, evening, open_page, size):
         "table-start": ("/tables/pool-06", "#start"),  # a free table: the start form
         "bill": (f"/sessions/{evening['bill']}/bill", "#bill-total"),
         "tab": (f"/tabs/{evening['tab']}", "#tab-total"),  # the till: a game's tab with drinks, a void, VAT per rate
+        "pay": (f"/tabs/{evening['tab']}/pay", "#pay-owed"),  # what the stopped game's tab owes, one tap to pay it
+        "receipts": ("/bills", "#receipt-list"),  # today's receipts to find and reprint (scrolled to them, under the unpaid tabs)
         "members": ("/members", "main"),
         "monitoring": ("/monitoring", "main"),
         "report": ("/reports", "main svg"),
@@ -91,5 +107,7 @@ def test_screenshots(lavos, evening, open_page, size):
         assert response.status == 200, f"{path} → {response.status}"
         page.locator(ready).first.wait_for()
         wait_live(page)
+        if name == "receipts":
+            page.evaluate("document.getElementById('journal').scrollIntoView()")
         page.screenshot(path=str(SHOTS / f"{name}-{size}.png"))  # the viewport, as on the device
     assert problems == [], problems

@@ -305,6 +305,7 @@ PAGES = [
     "/members/import",
     "/products",
     "/bills",
+    "/closing",  # the manager's stop-all confirmation
     "/day",
     "/days",
     "/ekasa",
