@@ -12,6 +12,8 @@ one of these says so beside the field:
 - `HIDDEN`: a field the JSON leaves out (what only the pages use, the hub's own keys);
 - `json_name("table")`: the JSON's name for a field whose Python name differs (the API keeps the
   spelling programs already read: docs/architecture.md, "One word per thing");
+- `null_when("blind", int, "total_cents")`: fields the JSON sends as null while a flag of the view
+  is set (a staff user's blind count of the Z report); the document says they may be null;
 - `@every_field_sent` on a view with defaults: its JSON always has those fields too, so the
   document says they are required (pydantic would call a field with a default optional).
 
@@ -23,9 +25,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ConfigDict, Field, computed_field, with_config
+from pydantic import ConfigDict, Field, computed_field, field_serializer, with_config
 
-__all__ = ["HIDDEN", "derived", "every_field_sent", "json_name"]
+__all__ = ["HIDDEN", "derived", "every_field_sent", "json_name", "null_when"]
 
 HIDDEN: Any = Field(exclude=True)
 
@@ -36,6 +38,17 @@ every_field_sent = with_config(ConfigDict(json_schema_serialization_defaults_req
 def json_name(name: str) -> Any:
     """The field's name in the JSON (serialisation only: the view is built by its Python name)."""
     return Field(serialization_alias=name)
+
+
+def null_when(flag: str, kind: Any, *fields: str) -> Any:
+    """A serializer for `fields` (of type `kind`) that writes null while the view's `flag` is true."""
+
+    def nulled(self: Any, value: Any) -> Any:  # `self`: pydantic passes the view to a method by that name
+        return None if getattr(self, flag) else value
+
+    # pydantic reads the JSON's type from the annotations: `kind`, or null.
+    nulled.__annotations__ = {"value": kind, "return": kind | None}
+    return field_serializer(*fields)(nulled)
 
 
 if TYPE_CHECKING:

@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import Field, field_serializer
+from pydantic import Field
 
 from broker.domain.billing import vat_share
-from broker.domain.json_shape import HIDDEN, derived, every_field_sent
+from broker.domain.json_shape import HIDDEN, derived, every_field_sent, null_when
 from broker.domain.money import TABLE_TIME
 from broker.domain.revenue import UNASSIGNED, PaymentRecord, payment_parts, takings
 
@@ -250,9 +250,11 @@ class ZReport:
         return self.closed_at is not None
 
     # The blind count in the JSON: what BLIND names is null there (the view keeps its figures, so
-    # the page and the frozen copy are made from the one report). Typed per field, so the
-    # document says which may be null.
-    @field_serializer(
+    # the page and the frozen copy are made from the one report), each typed, so the document says
+    # which may be null.
+    _blind_cents = null_when(
+        "blind",
+        int,
         "expected_cash_cents",
         "cash_cents",
         "rounding_cents",
@@ -262,32 +264,12 @@ class ZReport:
         "table_time_cents",
         "items_cents",
     )
-    def _blind_cents(self, cents: int) -> int | None:
-        return None if self.blind else cents
-
-    @field_serializer("by_method")
-    def _blind_methods(self, rows: tuple[MethodTotal, ...]) -> tuple[MethodTotal, ...] | None:
-        return None if self.blind else rows
-
-    @field_serializer("by_staff")
-    def _blind_staff(self, rows: tuple[StaffTotal, ...]) -> tuple[StaffTotal, ...] | None:
-        return None if self.blind else rows
-
-    @field_serializer("by_category")
-    def _blind_categories(self, rows: tuple[CategoryTotal, ...]) -> tuple[CategoryTotal, ...] | None:
-        return None if self.blind else rows
-
-    @field_serializer("by_vat")
-    def _blind_vat(self, rows: tuple[VatTotal, ...]) -> tuple[VatTotal, ...] | None:
-        return None if self.blind else rows
-
-    @field_serializer("refunds")
-    def _blind_refunds(self, rows: tuple[Refund, ...]) -> tuple[Refund, ...] | None:
-        return None if self.blind else rows
-
-    @field_serializer("earlier_days")
-    def _blind_earlier(self, rows: tuple[EarlierDay, ...]) -> tuple[EarlierDay, ...] | None:
-        return None if self.blind else rows
+    _blind_methods = null_when("blind", tuple[MethodTotal, ...], "by_method")
+    _blind_staff = null_when("blind", tuple[StaffTotal, ...], "by_staff")
+    _blind_categories = null_when("blind", tuple[CategoryTotal, ...], "by_category")
+    _blind_vat = null_when("blind", tuple[VatTotal, ...], "by_vat")
+    _blind_refunds = null_when("blind", tuple[Refund, ...], "refunds")
+    _blind_earlier = null_when("blind", tuple[EarlierDay, ...], "earlier_days")
 
 
 def withheld(report: ZReport) -> ZReport:
