@@ -72,6 +72,12 @@ CAPABILITIES: dict[str, Capability] = {
     "reports.view": Capability(MANAGER, "revenue, utilisation, drops, foosball reports and their CSVs"),
     "users.admin": Capability(MANAGER, "staff accounts: passwords, roles, disabling, lockouts, tokens, logins"),
     "account.own": Capability(STAFF, "change one's own password"),
+    # Tournaments (issue 21): staff run the day; what is set up, overruled or taken away is the manager's.
+    "tournaments.view": Capability(STAFF, "tournaments, their entrants, brackets, tables, standings and the season's ranking"),
+    "tournaments.run": Capability(
+        STAFF, "a tournament's day: entrants, check-in (the fee on a tab), the draw, calls, scores, results, walkovers, the TV link"
+    ),
+    "tournaments.manage": Capability(MANAGER, "create tournaments, force a correction that resets later matches, exports (CSV, JSON, A4)"),
 }
 
 # Routes anybody may call: logging in needs a page before the login, and so does choosing the
@@ -84,6 +90,11 @@ PUBLIC_ROUTES = frozenset(
         ("POST", "/login"),
         ("POST", "/logout"),
         ("POST", "/lang"),
+        # A tournament's TV and the players' phones: a read-only link whose token is the key
+        # (revocable, stored hashed: broker.hall.tournaments); a wrong or revoked one is a 404.
+        ("GET", "/tv/{token}"),
+        ("GET", "/tv/{token}/board"),
+        ("GET", "/tv/{token}/events"),
         # A private iCal feed: the unguessable link is the key (revoked on the bookings page).
         ("GET", "/api/calendar/{token}.ics"),
     }

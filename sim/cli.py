@@ -21,6 +21,11 @@ def demo(
         "--notify-webhook",
         help="Also push the alerts to a tiny ntfy-style receiver on loopback that prints them (its address in the banner)",
     ),
+    tournament: bool = typer.Option(
+        False,
+        "--tournament",
+        help="A Lavosliga Sunday afternoon instead of the evening: 16 players, double elimination on 8 tables, the results printed",
+    ),
 ) -> None:
     """Run the whole system on this machine: an MQTT broker, the hub, the dashboard,
     and every table of the ŠBK Lavos venue as a simulated node, with players, staff and incidents.
@@ -36,7 +41,16 @@ def demo(
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        run_demo(speed=speed, seconds=seconds, http=http, seed=seed, broker=broker, stop=stop, notify_webhook=notify_webhook)
+        run_demo(
+            speed=speed,
+            seconds=seconds,
+            http=http,
+            seed=seed,
+            broker=broker,
+            stop=stop,
+            notify_webhook=notify_webhook,
+            tournament=tournament,
+        )
     except (RuntimeError, ValueError) as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2) from None

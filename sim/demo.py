@@ -56,6 +56,7 @@ from sim.demo_defaults import DEFAULT_HTTP, MAX_SPEED
 from sim.pins import PulseScript, drive_pulse, timed_mock_factory
 from sim.players import Action, Card, Table, plan_evening
 from sim.till import Bar
+from sim.tournament import DemoTournament, sunday_start
 
 REPO = Path(__file__).resolve().parents[1]
 VENUE = REPO / "deploy" / "venues" / "lavos.toml"
@@ -304,9 +305,31 @@ class Evening:
         # The plan is done, or the --seconds are up: either way the bar closes the day properly.
         self.say("hall", "closing time: the evening is over (Ctrl-C to stop)", "bold")
         self.close_out()
-        while not stop.wait(0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic()))):
-            if deadline is not None and time.monotonic() >= deadline:
+        linger(stop, deadline)
+
+    def sunday(self, afternoon: DemoTournament, stop: threading.Event, deadline: float | None) -> None:
+        """`--tournament`: the Lavosliga afternoon instead of the evening, its standings printed at the end."""
+        self.live = True
+        try:
+            if self.bar is not None:
+                self.bar.open()
+            afternoon.set_up()
+            last = afternoon.run(stop, deadline)
+            if stop.is_set():
                 return
+            if last.finished_at is None:  # the --seconds are up: the tables close with the afternoon
+                for table, game in self.hub.reads.hall_snapshot().open.items():
+                    self.hub.execute(StopGame(game=game.id, reason="demo: the afternoon is over", actor=STAFF[0]))
+                    self.say(table, f"game {game.id} stopped: the afternoon is over", "magenta")
+            self.console.rule("[bold]Lavosliga results[/]")
+            for text in afternoon.results(last):
+                self.console.print(escape(text), soft_wrap=True)
+            self.console.rule()
+            if self.bar is not None:
+                self.bar.close(self.url)
+        finally:
+            self.live = False
+        linger(stop, deadline)
 
     def do(self, a: Action) -> None:
         """Carry out one planned action: each kind of action is its own step below."""
@@ -392,6 +415,13 @@ class Evening:
             self.say(table, f"warning blink ({data.get('kind')})", "magenta")
 
 
+def linger(stop: threading.Event, deadline: float | None) -> None:
+    """The demo's work is done: the dashboard stays up until Ctrl-C (or the --seconds are up)."""
+    while not stop.wait(0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic()))):
+        if deadline is not None and time.monotonic() >= deadline:
+            return
+
+
 # -- putting it together --------------------------------------------------------------------------
 
 
@@ -419,10 +449,12 @@ def run_demo(
     console: Console | None = None,
     after_evening: Callable[[HubFacade], None] | None = None,
     notify_webhook: bool = False,
+    tournament: bool = False,
 ) -> None:
     """`after_evening` (tests) reads the hall once the evening and its close-out are over, before it all stops.
     `notify_webhook`: the alerts also go, as push notifications, to a tiny ntfy-style receiver on
-    loopback (sim.notify_receiver) that prints what it gets; off by default."""
+    loopback (sim.notify_receiver) that prints what it gets; off by default. `tournament`: a
+    Lavosliga Sunday afternoon (sim.tournament) instead of the evening."""
     if not 0 < speed <= MAX_SPEED:
         raise ValueError(f"--speed {speed}: use a factor above 0 and at most {MAX_SPEED:g}")
     console = console or Console(highlight=False)
@@ -439,7 +471,8 @@ def run_demo(
             closers.append(mqtt.stop)
             store = open_store(f"sqlite:///{workdir / 'lavos.db'}", venue=venue)
             closers.append(store.close)
-            clock = ScaledClock(evening_start(venue, datetime.now(UTC)), speed)
+            start = sunday_start(venue, datetime.now(UTC)) if tournament else evening_start(venue, datetime.now(UTC))
+            clock = ScaledClock(start, speed)
             core = build_hub(venue, store, mqtt_url=mqtt.hub_url, clock=clock, data_dir=workdir)  # client id = its login, lavos-hub
             hub = HubFacade(core)
             cards = seed_club(hub, MEMBERS_CSV)
@@ -458,16 +491,21 @@ def run_demo(
                 list(pool.map(SimNode.start, evening.nodes.values()))
             receiver = _notify_receiver(core, console, closers) if notify_webhook else None
             bookings = DemoBookings(evening, stop, deadline)
-            bookings.book_all()  # taken by phone before the doors opened
-            _banner(console, mqtt, web, workdir, cards, speed, clock, venue.tz, time.monotonic() - began)
+            if not tournament:
+                bookings.book_all()  # taken by phone before the doors opened
+            _banner(console, mqtt, web, workdir, cards, speed, clock, venue.tz, time.monotonic() - began, tournament)
             if receiver is not None:
                 console.print(f"Push notifications (ntfy-style, printed here): [bold]{receiver.address}[/]", soft_wrap=True)
-            minutes = (closing_time(venue, clock.start) - clock.start).total_seconds() / 60
-            # The players leave the two 8-ft tables to the bookings and the waiting list (sim.bookings).
-            tables = [Table(t.id, t.kind.value, t.club_card) for t in venue.tables if t.id not in BOOKED_TABLES]
-            plan = plan_evening(tables, cards, seed=seed, speed=speed, minutes=minutes, stuck_after_s=STUCK_AFTER_S)
-            bookings.start()
-            evening.run(plan, stop, deadline)
+            if tournament:
+                afternoon = DemoTournament(hub, clock, evening.say, random.Random(seed), evening.bar, STAFF[0], MANAGER[0])
+                evening.sunday(afternoon, stop, deadline)
+            else:
+                minutes = (closing_time(venue, clock.start) - clock.start).total_seconds() / 60
+                # The players leave the two 8-ft tables to the bookings and the waiting list (sim.bookings).
+                tables = [Table(t.id, t.kind.value, t.club_card) for t in venue.tables if t.id not in BOOKED_TABLES]
+                plan = plan_evening(tables, cards, seed=seed, speed=speed, minutes=minutes, stuck_after_s=STUCK_AFTER_S)
+                bookings.start()
+                evening.run(plan, stop, deadline)
             if after_evening is not None:
                 after_evening(hub)
         except KeyboardInterrupt:
@@ -509,6 +547,7 @@ def _banner(
     clock: ScaledClock,
     tz: Any,
     took_s: float,
+    tournament: bool = False,
 ) -> None:
     local = clock().astimezone(tz)
     console.rule("[bold]Lavos demo[/]")
@@ -522,9 +561,12 @@ def _banner(
     paid = ", ".join(f"{c.name} {c.uid}" for c in cards if c.paid)
     unpaid = ", ".join(f"{c.name} {c.uid}" for c in cards if not c.paid)
     console.print(f"Club cards (fee paid): {paid}; fee unpaid: {unpaid}", soft_wrap=True)
-    console.print(bookings_banner(), soft_wrap=True)
+    if tournament:
+        console.print(f"A Lavosliga Sunday: the tournament's page is {web.url}tournaments (the TV link on it)", soft_wrap=True)
+    else:
+        console.print(bookings_banner(), soft_wrap=True)
     console.print(
-        f"The evening is at {local:%H:%M} (venue time), {speed:g}x faster than real time. Up in {took_s:.1f} s. Ctrl-C stops.",
+        f"The {'afternoon' if tournament else 'evening'} is at {local:%H:%M} (venue time), {speed:g}x faster than real time. Up in {took_s:.1f} s. Ctrl-C stops.",
         soft_wrap=True,
     )
     console.rule()

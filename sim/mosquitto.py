@@ -225,17 +225,22 @@ class Mosquitto:
         A login the shipped ACL names (lavos-hub-2, ...) only gets a password; any other name gets
         a copy of lavos-hub's ACL block in this run's ACL, as a club would add one. Each login is
         one client id, so one persistent session: tests give each independent hub its own."""
+        return self.login_like(user, HUB_USER, HUB_PASSWORD)
+
+    def login_like(self, user: str, like: str, password: str) -> tuple[str, str]:
+        """(user, password) of a login with `like`'s rights (its `user` block in the ACL), made if new;
+        on a running broker, once the reload has taken it."""
         if user in self.users:
             return user, self.users[user]
         acl_text = self.acl.read_text()
         if user not in acl_users(acl_text):
-            block = acl_block(acl_text, HUB_USER).replace(f"user {HUB_USER}", f"user {user}", 1)
+            block = acl_block(acl_text, like).replace(f"user {like}", f"user {user}", 1)
             self.acl.write_text(f"{acl_text.rstrip()}\n\n# added by this test run\n{block}")
-        self.users[user] = HUB_PASSWORD
-        subprocess.run(["mosquitto_passwd", "-b", str(self.passwd), user, HUB_PASSWORD], check=True, capture_output=True)
+        self.users[user] = password
+        subprocess.run(["mosquitto_passwd", "-b", str(self.passwd), user, password], check=True, capture_output=True)
         if self._reload():
-            self._wait_login(user, HUB_PASSWORD)
-        return user, HUB_PASSWORD
+            self._wait_login(user, password)
+        return user, password
 
     def probe_login(self) -> tuple[str, str]:
         """A login with the hub's rights that no open connection uses (lavos-probe-N),

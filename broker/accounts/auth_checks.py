@@ -120,28 +120,48 @@ def check_password(
     This reads only; `store_rehash` writes the one change a check may make (the hub's writer:
     broker.hall.logins.StoreRehash), after the hash was computed here.
     """
-    hasher = hasher or DEFAULT_HASHER
-    g = gate(store)
     with store.reader() as db:
         user = get_user(db, username)
     stored = user.password_hash if user is not None else None
+    checked = check_against(store, username, password, stored, client=client, hasher=hasher)
+    if not checked.right:
+        raise AuthError("unknown user" if user is None else "wrong password")
+    assert user is not None and stored is not None
+    if not user.active:
+        raise AuthError("inactive", "this account is disabled; ask a manager")
+    if checked.new_hash is not None and store_rehash(username, stored, checked.new_hash):
+        user.password_hash = stored = checked.new_hash
+    if not checked.cached:
+        gate(store).cache.remember(username, password, stored)
+    return user
+
+
+@dataclass(frozen=True)
+class Checked:
+    right: bool
+    cached: bool = False  # right by the credential cache: no hash computed
+    new_hash: str | None = None  # the password hashed again: the stored hash's parameters are out of date
+
+
+def check_against(
+    store: Store, username: str, password: str, stored: str | None, *, client: str, hasher: PasswordHasher | None = None
+) -> Checked:
+    """`password` against `stored`, the hash of `username`'s account in `store` (None: no such account,
+    checked against a dummy all the same), behind the database's throttle and credential cache and the
+    process's hash slots: Throttled or Busy before any hash, a wrong one counted against `client`.
+    The caller remembers a right one that was not `cached` (the cache keeps it for a minute)."""
+    g = gate(store)
     wait = g.throttle.wait(username, client, stored)
     if wait > 0:
         raise Throttled(wait)
-    if user is not None and user.active and g.cache.verified_hash(username, password) == stored:
-        return user
-    right, new_hash = _verify(hasher, stored, password, first=g.throttle.known(username, client))
+    if stored is not None and g.cache.verified_hash(username, password) == stored:
+        return Checked(right=True, cached=True)
+    right, new_hash = _verify(hasher or DEFAULT_HASHER, stored, password, first=g.throttle.known(username, client))
     if not right:
         g.throttle.failed(username, client, stored)
-        raise AuthError("unknown user" if user is None else "wrong password")
-    assert user is not None and stored is not None
+        return Checked(right=False)
     g.throttle.succeeded(username, client)
-    if not user.active:
-        raise AuthError("inactive", "this account is disabled; ask a manager")
-    if new_hash is not None and store_rehash(username, stored, new_hash):
-        user.password_hash = stored = new_hash
-    g.cache.remember(username, password, stored)
-    return user
+    return Checked(right=True, new_hash=new_hash)
 
 
 def _verify(hasher: PasswordHasher, stored: str | None, password: str, *, first: bool) -> tuple[bool, str | None]:

@@ -13,11 +13,12 @@ import secrets
 from dataclasses import dataclass
 
 from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from broker.accounts.auth_checks import check_against, gate
 from broker.accounts.users import DEFAULT_HASHER
+from broker.storage.engine import Store
 from broker.storage.models import CENTRAL_ROLES, CentralHall, CentralUser
 
 OPERATOR, HALL_MANAGER = CENTRAL_ROLES
@@ -79,16 +80,20 @@ def add_user(db: Session, username: str, password: str, role: str, hall: str | N
         row.password_hash, row.role, row.hall = hashed, role, hall
 
 
-def check_login(db: Session, username: str, password: str, hasher: PasswordHasher = DEFAULT_HASHER) -> Viewer | None:
-    row = db.get(CentralUser, username)
-    if row is None:
-        hasher.hash(password)  # as long as a wrong password: no telling which names exist
+def check_login(store: Store, username: str, password: str, *, client: str, hasher: PasswordHasher = DEFAULT_HASHER) -> Viewer | None:
+    """The person with this name and password, or None; as the hall's staff logins are checked
+    (broker.accounts.auth_checks): a client guessing waits (Throttled), a flood of guesses gets Busy
+    rather than every core hashing, an API client's HTTP Basic is hashed once a minute, not per call."""
+    with store.reader() as db:
+        row = db.get(CentralUser, username)
+        viewer = Viewer(row.username, row.role, row.hall) if row is not None else None
+        stored = row.password_hash if row is not None else None
+    checked = check_against(store, username, password, stored, client=client, hasher=hasher)
+    if not checked.right or viewer is None or stored is None:
         return None
-    try:
-        hasher.verify(row.password_hash, password)
-    except (VerificationError, InvalidHashError):
-        return None
-    return Viewer(row.username, row.role, row.hall)
+    if not checked.cached:
+        gate(store).cache.remember(username, password, stored)
+    return viewer
 
 
 def viewer_of(db: Session, username: str) -> Viewer | None:

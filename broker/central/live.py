@@ -2,13 +2,16 @@
 
 The centre's broker receives, per hall (deploy/mosquitto/bridge.conf.example): each table's node
 status and light state, the name-free game state (`lavos/v1/ha/<table>/state`), the hub's status,
-and the bridge's own state on `hall/<hall>/bridge/state` ("1" up, "0" down: Mosquitto publishes
+the hall's layout (`lavos/v1/hub/venue`: its tables by name, broker.domain.venue_layout), and the
+bridge's own state on `hall/<hall>/bridge/state` ("1" up, "0" down: Mosquitto publishes
 it with `notifications true`, and sets "0" as the bridge's will, so the centre's broker says "0"
 itself when the link drops). This subscriber keeps the latest of each in memory (a floor is the
 latest retained state, not history) and writes the link's changes to the database, so "bez
 spojenia od 19:42" survives a restart of the centre: the time is the first "0" after a "1".
 
-Topics of a hall the centre does not know, or that are not of these shapes, are ignored.
+Topics that are not of these shapes are ignored. What is kept is bounded whatever a hall's bridge
+login sends (a stolen one could make up ids without end): at most MAX_HALLS halls and MAX_TABLES
+tables a hall, names cut to NAME_LEN.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
 from broker.central.accounts import HALL_ID
+from broker.domain.venue_layout import VENUE_TOPIC
 from broker.storage.engine import Store
 from broker.storage.models import CentralHall
 from broker.storage.types import utcnow
@@ -37,18 +41,32 @@ SUBSCRIPTIONS = (
     f"{PREFIX}/+/lavos/v1/table/+/light/state",
     f"{PREFIX}/+/lavos/v1/ha/+/state",
     f"{PREFIX}/+/lavos/v1/hub/status",
+    f"{PREFIX}/+/{VENUE_TOPIC}",
     f"{PREFIX}/+/bridge/state",
 )
+MAX_HALLS = 1000
+MAX_TABLES = 500  # a hall's tables: the club has 14, the load bench's made-up hall 1,000 would be cut
+NAME_LEN = 64
 
 
 @dataclass(frozen=True)
 class TableLive:
     table: str
-    online: bool | None = None
+    online: bool | None = None  # the node's module: None, never heard of
     light_on: bool | None = None
     game: str | None = None  # "running", "paused", or None: free (the name-free game state)
     amount_cents: int | None = None
     seen_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class TableName:
+    """A table as the hall's venue file names it (its layout)."""
+
+    id: str
+    name: str
+    name_en: str | None = None
+    room: str | None = None
 
 
 @dataclass
@@ -56,6 +74,51 @@ class HallLive:
     tables: dict[str, TableLive] = field(default_factory=dict)
     hub_online: bool | None = None
     hub_seen_at: datetime | None = None
+    layout: tuple[TableName, ...] = ()  # empty until the hall's hub has published it
+
+    def rows(self) -> list[tuple[TableName, TableLive]]:
+        """Every table: the layout's in its order (one never heard of too), then any other that reports, by id."""
+        named = {t.id for t in self.layout}
+        out = [(t, self.tables.get(t.id) or TableLive(t.id)) for t in self.layout]
+        return out + [(TableName(tid, tid), live) for tid, live in sorted(self.tables.items()) if tid not in named]
+
+    def modules(self) -> tuple[int, int]:
+        """(connected, all) of the hall's table modules."""
+        rows = self.rows()
+        return sum(1 for _, live in rows if live.online), len(rows)
+
+
+def _table_state(rest: list[str], t: TableLive, doc: dict[str, Any], now: datetime) -> TableLive | None:
+    """The table after one message on `lavos/v1/<rest>`; None for a topic that is not a table's."""
+    kind, what = rest[0], rest[2:]
+    if kind == "table" and what == ["status"]:
+        return replace(t, online=doc.get("state") == "online", seen_at=now)
+    if kind == "table" and what == ["light", "state"]:
+        return replace(t, light_on=bool(doc.get("on")), seen_at=now)
+    if kind == "ha" and what == ["state"]:
+        state, amount = doc.get("state"), doc.get("amount_cents")
+        game = state if state in ("running", "paused") else None
+        return replace(t, game=game, amount_cents=amount if isinstance(amount, int) else None, seen_at=now)
+    return None
+
+
+def _layout(doc: dict[str, Any]) -> tuple[TableName, ...]:
+    tables = doc.get("tables")
+    if not isinstance(tables, list):
+        return ()
+    out = []
+    for t in tables[:MAX_TABLES]:
+        if isinstance(t, dict) and isinstance(t.get("id"), str) and HALL_ID.match(t["id"]) and isinstance(t.get("name"), str):
+            en, room = t.get("name_en"), t.get("room")
+            out.append(
+                TableName(
+                    t["id"],
+                    t["name"][:NAME_LEN],
+                    en[:NAME_LEN] if isinstance(en, str) else None,
+                    room[:NAME_LEN] if isinstance(room, str) else None,
+                )
+            )
+    return tuple(out)
 
 
 def _json(payload: bytes) -> dict[str, Any]:
@@ -79,7 +142,7 @@ class Floors:
     def hall(self, hall: str) -> HallLive:
         with self._lock:
             live = self._halls.get(hall) or HallLive()
-            return HallLive(dict(live.tables), live.hub_online, live.hub_seen_at)
+            return HallLive(dict(live.tables), live.hub_online, live.hub_seen_at, live.layout)
 
     def apply(self, topic: str, payload: bytes) -> None:
         parts = topic.split("/")
@@ -94,31 +157,26 @@ class Floors:
             return
         rest = rest[2:]
         with self._lock:
-            live = self._halls.setdefault(hall, HallLive())
+            live = self._halls.get(hall)
+            if live is None:
+                if len(self._halls) >= MAX_HALLS:
+                    return
+                live = self._halls[hall] = HallLive()
             if rest == ["hub", "status"]:
                 live.hub_online, live.hub_seen_at = _json(payload).get("state") == "online", now
                 return
+            if rest == ["hub", "venue"]:
+                live.layout = _layout(_json(payload))
+                return
             if len(rest) < 3 or not HALL_ID.match(rest[1]):
                 return
-            kind, table = rest[0], rest[1]
-            t = live.tables.get(table) or TableLive(table)
-            doc = _json(payload)
-            if kind == "table" and rest[2:] == ["status"]:
-                t = replace(t, online=doc.get("state") == "online", seen_at=now)
-            elif kind == "table" and rest[2:] == ["light", "state"]:
-                t = replace(t, light_on=bool(doc.get("on")), seen_at=now)
-            elif kind == "ha" and rest[2:] == ["state"]:
-                state = doc.get("state")
-                amount = doc.get("amount_cents")
-                t = replace(
-                    t,
-                    game=state if state in ("running", "paused") else None,
-                    amount_cents=amount if isinstance(amount, int) else None,
-                    seen_at=now,
-                )
-            else:
+            table = rest[1]
+            t = live.tables.get(table)
+            if t is None and len(live.tables) >= MAX_TABLES:
                 return
-            live.tables[table] = t
+            t = _table_state(rest, t or TableLive(table), _json(payload), now)
+            if t is not None:
+                live.tables[table] = t
 
     def _link(self, hall: str, up: bool, now: datetime) -> None:
         if self._store is None:

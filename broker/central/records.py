@@ -8,6 +8,11 @@ an alert), all in one transaction, so a batch is applied whole or not at all. Th
 highest seq the centre now has of the batch: the hall deletes up to there. Two deliveries of the
 same batch at once (a retry while the first is still in flight) meet at the unique key: the
 second waits for the first's commit, then finds every row there.
+
+A copy is a copy only if it is the same record: a seq the centre holds with another record (the
+hall's database restored from a backup numbers its new records again from the backup's last seq)
+refuses the whole batch (CentralConflict, 409), so the hall keeps its records and both ends say why,
+instead of the centre acknowledging new money as a copy of old and dropping it.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from broker.central.accounts import CentralError
@@ -25,6 +31,17 @@ from broker.storage.types import utcnow
 
 KINDS = ("payment", "zreport", "game", "alert")
 MAX_BATCH = 1000  # records a request; the sender sends 200
+
+
+class CentralConflict(CentralError):
+    """A record's (hall, seq) is taken at the centre by another record: nothing of the batch is applied."""
+
+    def __init__(self, hall: str, seq: int, held: str, sent: str, last_seq: int) -> None:
+        super().__init__(
+            f"hall {hall}'s record {seq} is {sent!r}, but the centre holds {held!r} as {seq}: was the hall's database "
+            f"restored from a backup? The centre holds this hall's records up to {last_seq}; nothing of this batch was applied"
+        )
+        self.last_seq = last_seq
 
 
 @dataclass(frozen=True)
@@ -74,6 +91,7 @@ def apply_records(db: Session, hall: str, records: Any) -> Applied:
         raise CentralError(f"no hall {hall!r} at the centre")
     table = table_of(CentralRecord)
     applied = 0
+    copies: list[dict[str, Any]] = []
     try:
         for r in rows:
             new = db.execute(
@@ -83,6 +101,7 @@ def apply_records(db: Session, hall: str, records: Any) -> Applied:
                 .returning(table.c.id)
             ).first()
             if new is None:
+                copies.append(r)
                 continue
             _APPLY[r["kind"]](db, hall, r["data"])
             applied += 1
@@ -90,10 +109,29 @@ def apply_records(db: Session, hall: str, records: Any) -> Applied:
         raise CentralError(f"a record's data is not what a hall sends: {e}") from None
     row = db.get(CentralHall, hall)
     assert row is not None
+    _same_as_held(db, hall, copies, row.last_seq)
     if applied:
         row.last_seq = max(row.last_seq, rows[-1]["seq"])
         row.last_record_at = utcnow()
     return Applied(acked=rows[-1]["seq"], applied=applied, duplicates=len(rows) - applied)
+
+
+def _same_as_held(db: Session, hall: str, copies: list[dict[str, Any]], last_seq: int) -> None:
+    """Each copy is the record the centre holds under its seq, else CentralConflict (the batch rolls back)."""
+    if not copies:
+        return
+    held = {
+        seq: (kind, ref, data)
+        for seq, kind, ref, data in db.execute(
+            select(CentralRecord.seq, CentralRecord.kind, CentralRecord.ref, CentralRecord.data).where(
+                CentralRecord.hall == hall, CentralRecord.seq.in_([r["seq"] for r in copies])
+            )
+        )
+    }
+    for r in copies:
+        kind, ref, data = held[r["seq"]]
+        if (kind, ref, data) != (r["kind"], str(r.get("ref", ""))[:64], r["data"]):
+            raise CentralConflict(hall, r["seq"], held=ref or kind, sent=str(r.get("ref", "")) or r["kind"], last_seq=last_seq)
 
 
 def _upsert(db: Session, model: Any, keys: list[str], values: dict[str, Any]) -> None:

@@ -11,14 +11,15 @@ from typing import Any
 
 from argon2 import PasswordHasher
 
+from broker.accounts.auth_checks import Busy, Throttled
 from broker.accounts.users import DEFAULT_HASHER
 from broker.central import reads
 from broker.central.accounts import CentralError, Viewer, check_login, hall_of_token, viewer_of
 from broker.central.live import Floors, HallLive
-from broker.central.records import Applied, apply_records
+from broker.central.records import Applied, CentralConflict, apply_records
 from broker.storage.engine import Store
 
-__all__ = ["Central", "CentralDenied", "CentralError", "Viewer"]
+__all__ = ["Busy", "Central", "CentralConflict", "CentralDenied", "CentralError", "Throttled", "Viewer"]
 
 
 class CentralDenied(Exception):
@@ -48,9 +49,10 @@ class Central:
         with self.store.session() as db:
             return apply_records(db, hall, body.get("records"))
 
-    def login(self, username: str, password: str) -> Viewer | None:
-        with self.store.reader() as db:
-            return check_login(db, username, password, self.hasher)
+    def login(self, username: str, password: str, *, client: str) -> Viewer | None:
+        """The person, or None for a wrong name or password; Throttled (429) for a client that must
+        wait, Busy (503) while every hash slot is taken (broker.accounts.auth_checks)."""
+        return check_login(self.store, username, password, client=client, hasher=self.hasher)
 
     def viewer(self, username: str) -> Viewer | None:
         with self.store.reader() as db:

@@ -62,6 +62,9 @@ class Tariff(_Model):
     requires_member: bool = False
     # Allowed hours (e.g. training 15:00-19:00); absent = any time.
     hours: Hours | None = None
+    # Only for a tournament's matches (the club's own use of its tables): never offered when a game
+    # is started by hand, and a start by hand asking for it is refused (broker.hall.games).
+    tournament: bool = False
 
 
 class TimeBand(_Model):
@@ -261,6 +264,11 @@ class Venue(_Model):
             if t.id == table_id:
                 return t
         raise KeyError(f"no table {table_id!r} in venue {self.venue.id!r} (tables: {', '.join(t.id for t in self.tables)})")
+
+    @property
+    def hand_tariffs(self) -> list[Tariff]:
+        """The tariffs staff may start a game at by hand (not a tournament's)."""
+        return [t for t in self.tariffs if not t.tournament]
 
     def tariff(self, tariff_id: str) -> Tariff:
         for t in self.tariffs:

@@ -44,6 +44,7 @@ __all__ = [
     "Method",
     "OpenTab",
     "PaymentRecord",
+    "TournamentTime",
     "VoidRecord",
     "ZReport",
     "from_json",
@@ -108,6 +109,19 @@ class OpenTab:
     total_cents: int
     owed_cents: int
     running: bool  # its game is still being played: the amount still grows
+
+
+@dataclass(frozen=True)
+class TournamentTime:
+    """A tournament's table time on the day: billed to the tournament, not to its players."""
+
+    tournament_id: int
+    name: str
+    games: int  # the tables' games its matches were played in
+    minutes: int
+    # at the tournament's rate (the Lavosliga's: 0 €/h, the club's own use)
+    billed_cents: Annotated[int, Field(description="The tournament's table time at its rate (not the players')")]
+    list_cents: Annotated[int, Field(description="The same time at the standard rate")]  # what it is worth
 
 
 @dataclass(frozen=True)
@@ -225,6 +239,9 @@ class ZReport:
     rounding_cents: Annotated[
         int, Field(description="The cash rounding to 0,05 € of the day's payments: in the drawer, not takings, no VAT")
     ] = 0
+    # Tournaments played on the day and their table time (not takings: its money, if any, is in
+    # the payments of the tabs its games ran on). Empty in a report frozen before tournaments.
+    tournaments: Annotated[tuple[TournamentTime, ...], Field(description="Tournaments played on the day and their table time")] = ()
     # A staff user's view of a day still open (a blind count, `withheld`): the JSON carries the
     # expected cash, the takings and their breakdowns (BLIND) as null until the day is closed.
     blind: Annotated[bool, Field(description="Staff count blind: the expected cash and the takings are null until the day is closed")] = (
@@ -298,6 +315,7 @@ def z_report(
     closed_by: str | None = None,
     counted_cents: int | None = None,
     open_tabs_confirmed: bool = False,
+    tournaments: Iterable[TournamentTime] = (),
 ) -> ZReport:
     """The day's figures. With `closed_by` and `counted_cents` it is the close-out itself (closed at `made_at`)."""
     pays = sorted(payments, key=lambda p: (p.at, p.id))
@@ -375,6 +393,7 @@ def z_report(
         earlier_days=earlier,
         open_tabs_confirmed=open_tabs_confirmed,
         rounding_cents=sum(p.rounding_cents for p in pays),
+        tournaments=tuple(tournaments),
     )
 
 

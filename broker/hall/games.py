@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session as Db
 
 from broker.domain import alert_kinds, game_ops, membership
 from broker.domain.game_ops import GameState
-from broker.domain.refusals import N_, table_name
+from broker.domain.refusals import N_, Name, table_name
 from broker.domain.tariffs import MemberSnapshot, calendar_year
 from broker.hall.commands import Command, abstract_command, command, handles
 from broker.hall.errors import CardInUse, NotFound, ServiceError
@@ -184,6 +184,14 @@ class Games:
 
     @handles(StartGame)
     def start(self, c: StartGame) -> int:
+        if c.tariff is not None and any(t.id == c.tariff and t.tournament for t in self.h.venue.tariffs):
+            spec = self.h.venue.tariff(c.tariff)
+            raise ServiceError(N_("The rate %(tariff)s is for tournament matches only."), tariff=Name(spec.name, spec.name_en))
+        return self.start_game(c)
+
+    def start_game(self, c: StartGame) -> int:
+        """Start a game (the writer): StartGame's rules, and a tournament's call (broker.hall.tournament_calls),
+        which may ask for a tournament's tariff."""
         table = c.table
         self._require_table(table)
         refuse_out_of_service(self._out_of_service, table, self.h.tables[table].name)

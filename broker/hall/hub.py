@@ -36,7 +36,9 @@ from broker.domain.bookings import BookingRefused
 from broker.domain.payment_rules import PaymentRefused
 from broker.domain.refusals import N_, Refusal
 from broker.domain.split import SplitError
+from broker.domain.tournament.rules import TournamentRefused
 from broker.domain.venue import Venue
+from broker.domain.venue_layout import VENUE_TOPIC, venue_layout
 from broker.hall.accounts import Accounts
 from broker.hall.alert_book import AlertBook
 from broker.hall.booking_book import BookingBook
@@ -66,6 +68,10 @@ from broker.hall.till.fiscal import FiscalRefusal
 from broker.hall.till.payments import PaymentNotFound
 from broker.hall.till.tabs import TabMissing, TabRefused
 from broker.hall.timers import Watchdog
+from broker.hall.tournament_calls import TournamentCalls
+from broker.hall.tournament_results import TournamentResults
+from broker.hall.tournament_state import TournamentMissing
+from broker.hall.tournaments import Tournaments
 from broker.hall.waiting_list import WaitingList
 from broker.hall.writer import HallWriter
 from broker.storage.engine import Store
@@ -81,8 +87,17 @@ __all__ = ["CardInUse", "HallSnapshot", "Hub", "NotFound", "OpenGame", "ServiceE
 
 # The parts' own refusals as the hub's (NotFound: a 404 on the API, ServiceError: a 409), in one
 # place: a caller of `execute` meets only these and the registry's own (MemberError, UserError).
-_MISSING: tuple[type[Refusal], ...] = (TabMissing, PaymentNotFound, BookingMissing)
-_REFUSED: tuple[type[Refusal], ...] = (TabRefused, SplitError, PaymentRefused, DayRefused, FiscalRefusal, NotifyRefusal, BookingRefused)
+_MISSING: tuple[type[Refusal], ...] = (TabMissing, PaymentNotFound, BookingMissing, TournamentMissing)
+_REFUSED: tuple[type[Refusal], ...] = (
+    TabRefused,
+    SplitError,
+    PaymentRefused,
+    DayRefused,
+    FiscalRefusal,
+    NotifyRefusal,
+    BookingRefused,
+    TournamentRefused,
+)
 
 
 @dataclass(frozen=True)
@@ -166,6 +181,11 @@ class Hub:
         # Push notifications (broker.hall.notifications): spooled under data_dir (None: in memory).
         self.notifications = Notifications(self._hall, data_dir, self.till.days.report)
         self._alerts.notify = self.notifications.alert_changed
+        # Tournaments (issue 21): their setup, their matches on the tables, their results.
+        self.tournament_calls = TournamentCalls(self._hall, self.games, self._out_of_service, lambda cmd: self.execute(cmd))
+        self.tournaments = Tournaments(self._hall, lambda cmd: self.execute(cmd), self.tournament_calls.fill_tables)
+        self.tournament_results = TournamentResults(self._hall, self.tournament_calls)
+        self.watchdog.rounds.append(self.tournament_calls.round)
         # The records for the central reporting hub (broker.hall.outbox): written with each record
         # and sent by their own thread, only when a centre is configured.
         self.outbox = Outbox(self._hall, central)
@@ -185,6 +205,9 @@ class Hub:
                 Logins(self._hall),
                 *self.till.parts(),
                 self.notifications,
+                self.tournaments,
+                self.tournament_calls,
+                self.tournament_results,
                 self.outbox,
                 self.bookings,
                 self.waiting_list,
@@ -234,6 +257,7 @@ class Hub:
         self._runtime.publish()
         log.info("loaded %d open games", len(loaded))
         self._alerts.reload()
+        self.tournament_calls.refresh()
 
     def load_open_causes(self) -> None:
         """Every cause whose alert may be open; see broker.hall.alert_book."""
@@ -379,6 +403,8 @@ class Hub:
             self.lights.resend(table)
         if self.home_assistant:
             self.home_assistant.announce()
+        if self.outbox.settings is not None and self._link:  # several halls: the centre's floor names our tables
+            self._link.publish(VENUE_TOPIC, venue_layout(self.venue), retain=True)
 
     def _table_names(self, table: str) -> tuple[str, str | None]:
         """What staff call a table (Slovak, English) in the texts the hub stores; an unknown id as it is."""

@@ -9,12 +9,16 @@ While the centre is away (no answer, a reset, a 5xx) it waits and tries again, d
 up to `retry_max_s`; the records stay where they are, so a restart of either side meanwhile loses
 nothing: the next hub reads them from its database, the centre applies each (hall, seq) once and
 acknowledges a copy it already has. A refusal of the credential (401/403) is logged and retried
-like an outage: someone has to fix the setting, and the records must wait for them.
+like an outage: someone has to fix the setting, and the records must wait for them. So is a
+conflict (409: the centre holds another record under one of these seqs, as after the hall's
+database was restored from a backup), logged as an error at every try, since only people can
+settle it and until then nothing more reaches the centre.
 """
 
 from __future__ import annotations
 
 import logging
+import ssl
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -35,6 +39,10 @@ IDLE_POLL_S = 5.0  # a look at the outbox even without a wake (a record of anoth
 class CentreRefused(Exception):
     """The centre answered, but not with an acknowledgement."""
 
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
 
 class OutboxSender:
     def __init__(self, store: Store, hall_id: str, settings: CentralSettings, execute: Callable[[Any], Any]) -> None:
@@ -49,7 +57,9 @@ class OutboxSender:
         self.failures = 0
         self.retry_min_s = 0.2
         self.idle_poll_s = IDLE_POLL_S
-        verify: Any = str(settings.ca_file) if settings.ca_file else True
+        # The centre's certificate must chain to its own CA when one is given (only that CA, not the
+        # system's), else to a publicly trusted one; the host name is always checked.
+        verify: ssl.SSLContext | bool = ssl.create_default_context(cafile=str(settings.ca_file)) if settings.ca_file else True
         self._client = httpx.Client(
             base_url=settings.url.rstrip("/"),
             verify=verify,
@@ -78,7 +88,7 @@ class OutboxSender:
     def _post(self, records: list[dict[str, Any]]) -> int:
         r = self._client.post(RECORDS_PATH, json={"hall": self._hall, "records": records})
         if r.status_code != 200:
-            raise CentreRefused(f"{r.status_code} {r.text[:200]}")
+            raise CentreRefused(f"{r.status_code} {r.text[:500]}", r.status_code)
         acked = r.json().get("acked")
         if not isinstance(acked, int):
             raise CentreRefused(f"no acknowledgement in {r.text[:200]!r}")
@@ -99,7 +109,9 @@ class OutboxSender:
                 wait = self.retry_min_s
             except (httpx.HTTPError, CentreRefused, ValueError) as e:
                 self.failures += 1
-                if self.failures == 1 or wait >= self.settings.retry_max_s:
+                if isinstance(e, CentreRefused) and e.status == 409:
+                    log.error("the centre refuses the records as conflicting with what it holds (%s); trying again in %.1f s", e, wait)
+                elif self.failures == 1 or wait >= self.settings.retry_max_s:
                     log.warning("the centre did not take the records (%s); trying again in %.1f s", e, wait)
                 self._stop.wait(wait)
                 wait = min(wait * 2, self.settings.retry_max_s)

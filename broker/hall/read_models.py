@@ -32,9 +32,10 @@ from broker.domain.reject_tally import UNKNOWN, NodeRejects
 from broker.domain.revenue import Revenue
 from broker.domain.schedule import business_day
 from broker.domain.tariffs import calendar_year
+from broker.domain.tournament.progress import Progress
 from broker.domain.venue import TableSpec, Venue
 from broker.domain.zreport import ZReport
-from broker.hall import reports
+from broker.hall import reports, tournament_reads
 from broker.hall.booking_reads import BookingReads
 from broker.hall.errors import NotFound, ServiceError
 from broker.hall.game_views import GameBrief, GameOnTable, GameStarted, GameView, brief_fields
@@ -61,6 +62,9 @@ from broker.hall.till.payment_reads import (
     tab_pay_view,
 )
 from broker.hall.till.tabs import merged_tabs
+from broker.hall.tournament_season import SeasonRow, season_ranking
+from broker.hall.tournament_state import TournamentMissing, load
+from broker.hall.tournaments import tournament_by_token
 from broker.storage.alerts import open_alerts
 from broker.storage.members import search_members
 from broker.storage.members_csv import export_members_csv
@@ -742,6 +746,53 @@ class HallReads:
     def business_days(self, limit: int = 400) -> list[DaySummary]:
         """Business days with a shift, newest first, closed or not."""
         return self._hub.till.days.days(limit)
+
+    # -- tournaments (broker.hall.tournament_reads) ---------------------------------------------
+
+    @store_call
+    def tournaments(self) -> list[tournament_reads.TournamentSummary]:
+        """Tournaments, the latest first."""
+        with self._store.reader() as db:
+            return tournament_reads.summaries(db)
+
+    @store_call
+    def tournament(self, tournament_id: int) -> tournament_reads.TournamentView:
+        """One tournament with its entrants, matches, tables, standings and money; NotFound."""
+        with self._store.reader() as db:
+            try:
+                return tournament_reads.view_of(db, self._hub.tournaments.h, tournament_id)
+            except TournamentMissing as e:
+                raise NotFound.like(e) from None
+
+    @store_call
+    def tournament_progress(self, tournament_id: int) -> Progress | None:
+        """Its matches' state as the rules see it (None before the draw): for the exports."""
+        with self._store.reader() as db:
+            try:
+                return load(db, tournament_id).progress
+            except TournamentMissing as e:
+                raise NotFound.like(e) from None
+
+    @store_call
+    def tournament_by_token(self, token: str) -> tournament_reads.TournamentView | None:
+        """The tournament whose TV link this is (None: no such link, or revoked)."""
+        with self._store.reader() as db:
+            t = tournament_by_token(db, token)
+            return tournament_reads.view_of(db, self._hub.tournaments.h, t.id, public=True) if t is not None else None
+
+    @store_call
+    def tournament_call_on(self, table: str) -> tournament_reads.CallView | None:
+        """The tournament's match on `table` now, if any."""
+        if not self._hub.tournament_calls.has_call(table):
+            return None  # the common case, every floor card: no query
+        with self._store.reader() as db:
+            return tournament_reads.call_on_table(db, self._hub.tournaments.h, table)
+
+    @store_call
+    def season(self, group: str, year: int) -> list[SeasonRow]:
+        """A Lavosliga group's season ranking in a calendar year."""
+        with self._store.reader() as db:
+            return season_ranking(db, group, year, self.venue)
 
     # -- till: eKasa ---------------------------------------------------------------------------
 

@@ -43,7 +43,8 @@ class Watchdog:
         self._thread = threading.Thread(target=self._run, name="lavos-watchdog", daemon=True)
         self._last_prune: datetime | None = None
         # The parts' own time-driven rules, run in every round after these (the bookings' no-shows,
-        # the waiting list's offers: broker.hall.bookings, waiting_list).
+        # the waiting list's offers: broker.hall.bookings, waiting_list; a tournament's table calls
+        # and walkover offers: broker.hall.tournament_calls).
         self.rounds: list[Callable[[datetime], None]] = []
 
     def start(self) -> None:

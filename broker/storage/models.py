@@ -516,6 +516,155 @@ class Setting(Base):
     updated_by: Mapped[str] = mapped_column(String(64))
 
 
+# --- tournaments (issue 21; rules in broker.domain.tournament, commands in broker.hall.tournaments) ---
+# The bracket is never stored: who plays whom is worked out from the draw and the results
+# (broker.domain.tournament.progress). A result is voided and replaced by a correction, never deleted.
+
+TOURNAMENT_GROUPS = ("", "I", "II")  # the Lavosliga's two groups; "" another event (a memorial, a pairs bracket)
+SEEDINGS = ("random", "seeded")
+
+
+class Tournament(Base):
+    """A tournament: what is played (its rules), where (its tables), for what (fees, payouts), its draw."""
+
+    __tablename__ = "tournaments"
+    __table_args__ = (
+        CheckConstraint(_one_of("league_group", TOURNAMENT_GROUPS), name="league_group"),
+        CheckConstraint(_one_of("seeding", SEEDINGS), name="seeding"),
+        CheckConstraint("club_share_percent BETWEEN 0 AND 100", name="club_share"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(120))
+    starts_at: Mapped[datetime] = mapped_column(index=True)
+    league_group: Mapped[str] = mapped_column(String(8), default="")
+    discipline: Mapped[str] = mapped_column(String(16))
+    format: Mapped[str] = mapped_column(String(16))
+    race_winners: Mapped[int] = mapped_column(Integer)
+    race_losers: Mapped[int] = mapped_column(Integer)
+    race_final: Mapped[int] = mapped_column(Integer)
+    break_rule: Mapped[str] = mapped_column(String(16), default="alternate")
+    grand_final_reset: Mapped[bool] = mapped_column(Boolean, default=True)
+    group_size: Mapped[int] = mapped_column(Integer, default=4)
+    advance: Mapped[int] = mapped_column(Integer, default=2)
+    swiss_rounds: Mapped[int | None] = mapped_column(Integer)
+    shot_clock_s: Mapped[int | None] = mapped_column(Integer)
+    pairs: Mapped[bool] = mapped_column(Boolean, default=False)
+    seeding: Mapped[str] = mapped_column(String(8), default="random")
+    fee_member_product_id: Mapped[int | None] = mapped_column(ForeignKey("products.id", ondelete="RESTRICT"))
+    fee_guest_product_id: Mapped[int | None] = mapped_column(ForeignKey("products.id", ondelete="RESTRICT"))
+    club_share_percent: Mapped[int] = mapped_column(Integer, default=0)
+    tariff: Mapped[str | None] = mapped_column(String(32))  # its matches' rate (None: the venue's default)
+    # {"tables": [...], "payout_shares": [50, 30, 20], "season_points": {"1": 25, ...}}
+    options: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    # The draw, stored the first time it is made, so drawing again gives the same bracket.
+    draw_seed: Mapped[int | None] = mapped_column(BigInteger)
+    draw_order: Mapped[dict[str, Any] | None] = mapped_column(JSONDoc, nullable=True)  # {"order": [entrant ids]}
+    drawn_at: Mapped[datetime | None]
+    drawn_by: Mapped[str | None] = mapped_column(String(64))
+    finished_at: Mapped[datetime | None]  # its last match decided (a correction may clear it again)
+    # The read-only link of the TV and players' pages: sha256 of its token (revoked: NULL).
+    tv_token_hash: Mapped[str | None] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    created_by: Mapped[str] = mapped_column(String(64))
+
+
+class TournamentEntrant(Base):
+    """A player (or a pair) of a tournament: a member of the registry or a walk-in by name."""
+
+    __tablename__ = "tournament_entrants"
+    __table_args__ = (Index("ix_tournament_entrants_tournament_id", "tournament_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id", ondelete="RESTRICT"))
+    name: Mapped[str] = mapped_column(String(200))
+    member_id: Mapped[int | None] = mapped_column(ForeignKey("members.id", ondelete="SET NULL"))
+    name2: Mapped[str] = mapped_column(String(200), default="")  # a pair's second player
+    member2_id: Mapped[int | None] = mapped_column(ForeignKey("members.id", ondelete="SET NULL"))
+    handicap: Mapped[int] = mapped_column(Integer, default=0)  # start score, below the race
+    fee_tab_id: Mapped[int | None] = mapped_column(ForeignKey("tabs.id", ondelete="RESTRICT"))
+    checked_in_at: Mapped[datetime | None]
+    checked_in_by: Mapped[str | None] = mapped_column(String(64))
+    added_at: Mapped[datetime] = mapped_column(default=utcnow)
+    added_by: Mapped[str] = mapped_column(String(64))
+    removed_at: Mapped[datetime | None]  # withdrew before the draw
+    removed_by: Mapped[str | None] = mapped_column(String(64))
+
+
+class TournamentResult(Base):
+    """A match's result as played (who, the scores, a walkover); a correction voids it (who, when,
+    why) and a new row replaces it: one live result per match."""
+
+    __tablename__ = "tournament_results"
+    __table_args__ = (
+        Index(
+            "uq_tournament_results_live",
+            "tournament_id",
+            "match",
+            unique=True,
+            sqlite_where=text("voided_at IS NULL"),
+            postgresql_where=text("voided_at IS NULL"),
+        ),
+        CheckConstraint("score_a >= 0 AND score_b >= 0", name="scores"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id", ondelete="RESTRICT"))
+    match: Mapped[str] = mapped_column(String(16))
+    a: Mapped[int] = mapped_column(ForeignKey("tournament_entrants.id", ondelete="RESTRICT"))
+    b: Mapped[int] = mapped_column(ForeignKey("tournament_entrants.id", ondelete="RESTRICT"))
+    score_a: Mapped[int] = mapped_column(Integer)
+    score_b: Mapped[int] = mapped_column(Integer)
+    walkover: Mapped[bool] = mapped_column(Boolean, default=False)
+    table_id: Mapped[str | None] = mapped_column(String(32))
+    finished_at: Mapped[datetime]
+    entered_by: Mapped[str] = mapped_column(String(64))
+    voided_at: Mapped[datetime | None]
+    voided_by: Mapped[str | None] = mapped_column(String(64))
+    void_reason: Mapped[str | None] = mapped_column(Text)
+
+
+class TournamentCall(Base):
+    """A match called to a table: its game (the light, the tournament's table time), when it began,
+    its running score, the walkover offered when it did not begin in time; ended by its result."""
+
+    __tablename__ = "tournament_calls"
+    __table_args__ = (
+        Index(
+            "uq_tournament_calls_live_match",
+            "tournament_id",
+            "match",
+            unique=True,
+            sqlite_where=text("ended_at IS NULL"),
+            postgresql_where=text("ended_at IS NULL"),
+        ),
+        Index(
+            "uq_tournament_calls_live_table",
+            "table_id",
+            unique=True,
+            sqlite_where=text("ended_at IS NULL"),
+            postgresql_where=text("ended_at IS NULL"),
+        ),
+        Index("ix_tournament_calls_tournament_id", "tournament_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id", ondelete="RESTRICT"))
+    match: Mapped[str] = mapped_column(String(16))
+    table_id: Mapped[str] = mapped_column(String(32))
+    game_id: Mapped[int | None] = mapped_column(ForeignKey("sessions.id", ondelete="RESTRICT"), index=True)
+    a: Mapped[int] = mapped_column(ForeignKey("tournament_entrants.id", ondelete="RESTRICT"))  # who was called
+    b: Mapped[int] = mapped_column(ForeignKey("tournament_entrants.id", ondelete="RESTRICT"))
+    called_at: Mapped[datetime]
+    called_by: Mapped[str] = mapped_column(String(64))
+    started_at: Mapped[datetime | None]
+    score_a: Mapped[int] = mapped_column(Integer, default=0)
+    score_b: Mapped[int] = mapped_column(Integer, default=0)
+    walkover_offered_at: Mapped[datetime | None]
+    ended_at: Mapped[datetime | None]
+    end_reason: Mapped[str | None] = mapped_column(String(16))
+
+
 # --- records for the centre (several halls, docs/scaling.md; rules in broker.hall.outbox) ---------
 
 

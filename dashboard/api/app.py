@@ -12,6 +12,7 @@ from broker.hall.facade import HubFacade
 from dashboard.api import alerts, bookings, days, ekasa, errors, foosball, games, health, members, notifications, reports, tables
 from dashboard.api import payments as payments_api
 from dashboard.api import tabs as tabs_api
+from dashboard.api import tournaments as tournaments_api
 from dashboard.api.headers import SecurityHeaders
 from dashboard.api.limits import API_CAPS, API_STALLED, BodyLimits
 
@@ -21,7 +22,22 @@ if TYPE_CHECKING:  # the dashboard is given the hub; it talks to it only through
 # The routes that answer without a login; everything else needs a staff user at least.
 PUBLIC_PATHS = frozenset({"/api/health", "/openapi.json"})
 PREFIX = "/api"
-ROUTERS = (tables, games, members, alerts, foosball, reports, health, tabs_api, payments_api, days, ekasa, notifications, bookings)
+ROUTERS = (
+    tables,
+    games,
+    members,
+    alerts,
+    foosball,
+    reports,
+    health,
+    tabs_api,
+    payments_api,
+    days,
+    ekasa,
+    notifications,
+    bookings,
+    tournaments_api,
+)
 
 
 def api_routes() -> Iterator[tuple[str, str, APIRoute]]:

@@ -64,7 +64,8 @@ def client_address(request: Request) -> str:
     return request.client.host if request.client else UNKNOWN_CLIENT
 
 
-def _refusal(e: AuthError) -> HTTPException:
+def auth_refusal(e: AuthError) -> HTTPException:
+    """A refused login as the API answers it: 429 (wait), 503 (busy), else 401 with the challenge."""
     if isinstance(e, Throttled):
         return HTTPException(429, str(e), headers={"Retry-After": str(e.retry_after)})
     if isinstance(e, Busy):
@@ -82,7 +83,7 @@ def login(hub: HubFacade, username: str, password: str, *, client: str | None = 
     try:
         return hub.check_login(username, password, client=client or UNKNOWN_CLIENT)
     except AuthError as e:
-        raise _refusal(e) from None
+        raise auth_refusal(e) from None
 
 
 def _token_user(hub: HubFacade, token: str) -> Staff:

@@ -72,8 +72,9 @@ def has_body(headers: Headers) -> bool:
 class BodyLimits:
     """Caps, login-before-body and the stall timeout for the paths one of `caps` matches.
 
-    `public`: the paths that need no login. `api`: refuse an anonymous caller with the API's
-    401 JSON (else the pages' 303 to /login). `skip`: path prefixes another instance handles.
+    `public`: the paths that need no login (None: none does here, the app checks its callers itself
+    once the capped body is in: the centre, dashboard.web.central). `api`: refuse an anonymous caller
+    with the API's 401 JSON (else the pages' 303 to /login). `skip`: path prefixes another instance handles.
     """
 
     def __init__(
@@ -81,7 +82,7 @@ class BodyLimits:
         app: ASGIApp,
         *,
         caps: tuple[Cap, ...],
-        public: Collection[str],
+        public: Collection[str] | None,
         api: bool,
         stalled_message: str,
         skip: tuple[str, ...] = (),
@@ -90,7 +91,7 @@ class BodyLimits:
         self.app = app
         self.login_location = login_location  # the pages: where an anonymous form post goes to log in
         self.caps = caps
-        self.public = frozenset(public)
+        self.public = frozenset(public) if public is not None else None
         self.api = api
         self.stalled_message = stalled_message
         self.skip = skip
@@ -103,7 +104,7 @@ class BodyLimits:
             return
         headers = Headers(scope=scope)
         body = has_body(headers)
-        if body and path not in self.public:
+        if body and self.public is not None and path not in self.public:
             refusal = await self._refuse_anonymous(scope, headers)
             if refusal is not None:
                 refusal.headers.append("connection", "close")

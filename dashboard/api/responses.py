@@ -15,7 +15,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 Number = int | float
 
@@ -33,6 +33,7 @@ class TariffOut(BaseModel):
     rate: str
     requires_member: bool
     hours: HoursOut | None
+    tournament: bool = Field(False, description="Only a tournament's matches run at it; a game started by hand may not")
 
 
 class BandOut(BaseModel):

@@ -85,6 +85,7 @@ def list_tariffs(reads: Reads, user: Annotated[Staff, Depends(can("floor.view"))
                 "rate": format_eur(t.rate_cents_per_hour),
                 "requires_member": t.requires_member,
                 "hours": {"open": t.hours.open.strftime("%H:%M"), "close": t.hours.close.strftime("%H:%M")} if t.hours else None,
+                "tournament": t.tournament,
             }
             for t in v.tariffs
         ],

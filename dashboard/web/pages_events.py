@@ -62,7 +62,7 @@ class StreamSlots:
                 del counts[key]
 
 
-class _Slot:
+class StreamSlot:
     """One stream's slot, given back once: when its stream ends, or after its response if the
     stream never started (a browser gone before the first byte)."""
 
@@ -78,7 +78,7 @@ class _Slot:
 SLOTS = StreamSlots()
 
 
-async def _stream(reads: HallReads, sub: Subscriber, slot: _Slot) -> AsyncIterator[str]:
+async def stream_events(reads: HallReads, sub: Subscriber, slot: StreamSlot) -> AsyncIterator[str]:
     reads.subscribe(sub.push)
     try:
         yield f"retry: {RETRY_MS}\n: connected\n\n"
@@ -96,9 +96,9 @@ async def events(request: Request, reads: Reads, user: Annotated[Staff, Depends(
     if not SLOTS.take(login, address):
         text = translated(request, N_("Too many live pages are open for this login or this device; close some and reload."))
         return PlainTextResponse(text, status_code=429, headers={"Retry-After": "30"})
-    sub, slot = Subscriber(asyncio.get_running_loop()), _Slot(SLOTS, login, address)
+    sub, slot = Subscriber(asyncio.get_running_loop()), StreamSlot(SLOTS, login, address)
     return StreamingResponse(
-        _stream(reads, sub, slot),
+        stream_events(reads, sub, slot),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         background=BackgroundTask(slot.release),

@@ -68,7 +68,7 @@ def table_panel(table_id: str, request: Request, reads: Reads, user: Annotated[S
         "table.html",
         {
             "t": table_view(reads, table_id),
-            "tariffs": reads.venue.tariffs,
+            "tariffs": reads.venue.hand_tariffs,
             "extras": reads.venue.extras,
             "free_tables": free_tables(reads, table_id),
             **panel_context(reads, table_id),  # out of service, light, transfer rates, presets (dashboard.web.table_page)

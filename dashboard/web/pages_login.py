@@ -46,7 +46,7 @@ def login(
     try:
         user = check_password(get_hub(request), username.strip().lower(), password, client=client_address(request))
     except HTTPException as e:
-        response = _login_page(request, target, error=_refusal_text(e), username=username, status=e.status_code)
+        response = _login_page(request, target, error=login_refusal_text(e), username=username, status=e.status_code)
         if "Retry-After" in (e.headers or {}):
             response.headers["Retry-After"] = e.headers["Retry-After"]  # type: ignore[index]
         return response
@@ -54,7 +54,8 @@ def login(
     return RedirectResponse(target, status_code=303)
 
 
-def _refusal_text(e: HTTPException) -> str:
+def login_refusal_text(e: HTTPException) -> str:
+    """What the login page says for a refused login (429, 503, 401), in the page's language (also the centre's)."""
     if e.status_code == 429:
         seconds = int((e.headers or {}).get("Retry-After", "60"))
         if seconds < 60:

@@ -5,7 +5,7 @@ the bound alerts at 80 % and 100 % and never refuses money. On SQLite and Postgr
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 
 from broker.compose import running_hub
 from broker.domain import alert_kinds
@@ -19,7 +19,7 @@ from broker.hall.till.payments import PayTab, ReversePayment
 from broker.storage.models import Alert, OutboxCounter, OutboxRecord, Payment, Tab
 from sim.mosquitto import free_port
 from tests.support.hub import VENUE, on_writer
-from tests.support.sqlite_template import CHEAP
+from tests.support.sqlite_template import CHEAP, migrated_sqlite
 from tests.support.till_days import FakeClock, local
 
 
@@ -156,3 +156,36 @@ def test_without_a_centre_nothing_is_written(db_url, clock):
         game = hub.execute(StartGame(table="pool-01", actor="jana"))
         hub.execute(StopGame(game=game, actor="jana"))
         assert _outbox(hub) == []
+
+
+def test_the_bound_alerts_again_each_time_the_backlog_returns(tmp_path, clock):
+    """A second and a third outage are alerted like the first: the alert closes when the records are
+    delivered and a new one opens when they pile up again, also after staff closed one by hand.
+    (SQLite only: the alert's rules reach the database as the tests above show on both.)"""
+    db = migrated_sqlite(tmp_path / "hall.db")
+    with running_hub(load_venue(VENUE), db, clock=clock, password_hasher=CHEAP, central=_nowhere(soft_limit_bytes=3_000)) as hub:
+        hub.watchdog.stop()
+
+        def pile_up_until(severity: str) -> Alert:
+            for _ in range(40):
+                game = hub.execute(StartGame(table="pool-05", actor="jana"))
+                clock.advance(minutes=10)
+                hub.execute(StopGame(game=game, actor="jana"))
+                with hub.store.reader() as reader:
+                    a = reader.scalar(select(Alert).where(Alert.kind == "central_backlog", Alert.closed_at.is_(None)))
+                    if a is not None and a.severity == severity:
+                        reader.expunge(a)
+                        return a
+            raise AssertionError(f"no open {severity} backlog alert")
+
+        opened = []
+        for _ in range(3):  # three outages, each over when the centre takes everything
+            opened.append(pile_up_until("warning").id)
+            hub.execute(OutboxDelivered(upto=_outbox(hub)[-1].seq, actor="system"))
+        assert len(set(opened)) == 3  # a new alert each time, not the first one touched
+        # Staff close it by hand while the link is still down: past the bound it opens again, critical.
+        first = pile_up_until("warning")
+        hub.execute(AckAlert(alert_id=first.id, close=True, actor="jana"))
+        assert pile_up_until("critical").id != first.id
+        with hub.store.reader() as reader:
+            assert reader.scalar(select(func.count()).select_from(Alert).where(Alert.kind == "central_backlog")) == 5

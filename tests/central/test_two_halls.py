@@ -19,13 +19,11 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
-import threading
 import uuid
 from pathlib import Path
 
 import paho.mqtt.client as mqtt
 import pytest
-import uvicorn
 from paho.mqtt.enums import CallbackAPIVersion
 from sqlalchemy import func, select
 
@@ -34,16 +32,15 @@ from broker.central.live import Floors, LiveSubscriber
 from broker.central.service import Central
 from broker.compose import CentralSettings, running_hub
 from broker.domain.schedule import business_day
-from broker.domain.venue import Venue, load_venue
 from broker.hall.facade import HubFacade
 from broker.hall.till.closeout import CloseDay
 from broker.hall.till.payments import PayTab, ReversePayment
 from broker.hall.till.tabs import AddProduct, AddTabItem, OpenWalkInTab
 from broker.storage.engine import open_store
 from broker.storage.models import CentralHall, CentralRecord, OutboxRecord
-from dashboard.web.central.app import build_central_app
-from sim.mosquitto import Mosquitto, TlsFiles, free_port, render_bridge, wait_port
-from tests.support.hub import VENUE, hub_url
+from sim.mosquitto import Mosquitto, TlsFiles, render_bridge
+from tests.support.centre import CentreServer, hall_venue
+from tests.support.hub import hub_url
 from tests.support.mqtt import Collector
 from tests.support.sqlite_template import CHEAP, migrated_sqlite
 from tests.support.tcp_cut import TcpCut
@@ -54,34 +51,6 @@ SHIPPED = REPO / "deploy" / "mosquitto"
 HALLS = ("a", "b")
 BRIDGE_PASSWORDS = {"a": "bridge-a-secret", "b": "bridge-b-secret"}
 CENTRAL_LOGIN = ("lavos-central", "central-secret")
-
-
-def _venue(hall: str) -> Venue:
-    v = load_venue(VENUE)
-    return v.model_copy(update={"venue": v.venue.model_copy(update={"id": hall, "name": f"Lavos {hall.upper()}"})})
-
-
-class CentreServer:
-    """`lavos central serve`'s app in a thread (uvicorn), on a port that outlives a restart."""
-
-    def __init__(self, central: Central, port: int | None = None) -> None:
-        self.central = central
-        self.port = port or free_port()
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> CentreServer:
-        config = uvicorn.Config(build_central_app(self.central, secret="s"), host="127.0.0.1", port=self.port, log_level="warning")
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, name="central-http", daemon=True)
-        self._thread.start()
-        wait_port(self.port)
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None and self._thread is not None:
-            self._server.should_exit = True
-            self._thread.join(10)
 
 
 class World:
@@ -138,7 +107,7 @@ class World:
         stack = contextlib.ExitStack()
         hub = stack.enter_context(
             running_hub(
-                _venue(hall),
+                hall_venue(hall),
                 self.db[hall],
                 mqtt_url=hub_url(self.brokers[hall]),
                 password_hasher=CHEAP,

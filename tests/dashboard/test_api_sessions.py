@@ -124,5 +124,11 @@ def test_extras_and_tariffs_come_from_the_venue(api):
         "price": "0,60 €",
     } in api.ok("GET", "/api/extras")
     tariffs = api.ok("GET", "/api/tariffs")
-    assert {t["id"]: t["rate_cents_per_hour"] for t in tariffs["tariffs"]} == {"standard": 600, "club_card": 400, "training": 1500}
+    assert {t["id"]: t["rate_cents_per_hour"] for t in tariffs["tariffs"]} == {
+        "standard": 600,
+        "club_card": 400,
+        "training": 1500,
+        "tournament": 0,
+    }
+    assert [t["id"] for t in tariffs["tariffs"] if t["tournament"]] == ["tournament"]  # a tournament's only: never started by hand
     assert tariffs["tariffs"][2]["hours"] == {"open": "15:00", "close": "19:00"}

@@ -32,7 +32,8 @@ def test_lavos_has_exactly_the_clubs_tables():
 
 def test_lavos_prices_hours_and_timezone():
     v = load_venue(LAVOS)
-    assert {t.id: t.rate_cents_per_hour for t in v.tariffs} == {"standard": 600, "club_card": 400, "training": 1500}
+    assert {t.id: t.rate_cents_per_hour for t in v.tariffs} == {"standard": 600, "club_card": 400, "training": 1500, "tournament": 0}
+    assert [t.id for t in v.tariffs if t.tournament] == ["tournament"]
     assert v.tariff("club_card").requires_member
     hours = v.tariff("training").hours
     assert hours is not None and hours.open == time(15) and hours.close == time(19)

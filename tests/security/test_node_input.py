@@ -101,7 +101,7 @@ def lavos(request, mosquitto, tmp_path_factory):
         db=db,
         extra_args=("--influx", victoria.url, "--influx-token-file", str(token)),
     )
-    server.create_users()
+    server.seed_users()  # the login is not what this module tests: copied in, not `lavos user add`
     server.victoria = victoria  # type: ignore[attr-defined]
     try:
         server.start()

@@ -1,6 +1,7 @@
 """Issue 9 item 8: a dashboard login is a server-side session, and ending it ends every copy of the cookie.
 
-Against `lavos server` as a real process (users made by `lavos user add`): a browser logs in, its
+Against the hub served as `lavos server` serves it, on a real socket (tests/support/web.py
+served_lavos: in this process, which is not what is tested here): a browser logs in, its
 cookie is copied into a second httpx client (the "stolen" copy), and after logout / a manager's new
 password / disabling / a role change that copy is refused on a page (303 to /login), on the API
 (401) and on a CSRF-carrying POST (refused, nothing done). On the original code the cookie held
@@ -21,9 +22,9 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from dashboard.web.security import SESSION_COOKIE
-from tests.security.accounts_server import lavos_server
-from tests.support.server import LavosServer
+from tests.support.server import Served
 from tests.support.sqlite_template import CHEAP
+from tests.support.web import served_lavos
 
 PASSWORD = "Čašníčka-heslo-42"
 NEW_PASSWORD = "Nové-heslo-na-zmenu-9"
@@ -39,15 +40,15 @@ _CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
 
 
 @pytest.fixture(scope="module")
-def lavos(mosquitto, tmp_path_factory) -> Iterator[LavosServer]:
-    with lavos_server(tmp_path_factory.mktemp("web-sessions"), mosquitto.port, USERS) as server:
+def lavos(mosquitto, tmp_path_factory) -> Iterator[Served]:
+    with served_lavos(mosquitto, tmp_path_factory.mktemp("web-sessions"), dict(USERS)) as server:
         yield server
 
 
 class Tab:
     """One browser tab: its own cookie jar and the page's CSRF token."""
 
-    def __init__(self, server: LavosServer, cookie: str | None = None) -> None:
+    def __init__(self, server: Served, cookie: str | None = None) -> None:
         self.http = httpx.Client(base_url=server.base_url, timeout=30, follow_redirects=False)
         if cookie is not None:
             self.http.cookies.set(SESSION_COOKIE, cookie)
@@ -75,7 +76,7 @@ class Tab:
         return self.http.cookies[SESSION_COOKIE]
 
 
-def _copy(tab: Tab, server: LavosServer) -> Tab:
+def _copy(tab: Tab, server: Served) -> Tab:
     """The cookie as a thief has it, with the CSRF token the page showed."""
     thief = Tab(server, tab.cookie)
     thief.token = tab.token
@@ -111,7 +112,7 @@ def _assert_working(thief: Tab) -> None:
     assert (got["page"], got["api"], got["post"], got["post goes to"], got["api post"]) == (200, 200, 303, "/alerts", 404), got
 
 
-def _manager(lavos: LavosServer) -> Tab:
+def _manager(lavos: Served) -> Tab:
     return Tab(lavos).login("boss")
 
 
@@ -153,7 +154,7 @@ def test_copied_cookie_is_refused_after_a_manager_changes_the_account(lavos, cha
 
 @pytest.mark.parametrize("change", ["password", "disable", "role"])
 def test_copied_cookie_is_refused_after_the_account_changes_outside_the_server(lavos, change):
-    """The same through broker.accounts.users on the database (what `lavos user …` does): the server process sees it at once."""
+    """The same through broker.accounts.users on the database (what `lavos user …` does): the server sees it at once."""
     from broker.accounts.users import new_password, set_active, set_password, set_role
     from broker.storage.engine import open_store
 

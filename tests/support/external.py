@@ -50,12 +50,16 @@ FIXTURES = {
 # test ("dir/test_x.py::test_y", every parametrisation of it), path under tests/.
 _LAVOS, _MQTT, _PG = ("lavos_process",), ("mosquitto",), ("postgres",)
 MODULES: dict[str, tuple[str, ...]] = {
-    "dashboard/browser/": ("chromium", "lavos_process", "mosquitto"),
+    # The browser modules serve the hub in-process (tests/support/web.py served_lavos); one module
+    # runs `lavos server` as a process (its `SERVER_PROCESS = True`).
+    "dashboard/browser/": ("chromium", "mosquitto"),
+    "dashboard/browser/test_harness.py": _LAVOS,
     "test_cli_help.py::test_the_installed_command_answers_help_as_a_process": _LAVOS,
     "test_packaging.py::test_the_agent_imports_without_the_hub_packages": _LAVOS,
     "test_packaging.py::test_the_nodes_commands_run_on_an_edge_only_install": _LAVOS,
     "test_packaging.py::test_the_hub_layers_are_left_out_and_a_hub_command_says_what_to_install": _LAVOS,
     "bench/test_staff_action.py": ("chromium", "lavos_process", "mosquitto"),
+    "bench/test_halls_bench.py": _LAVOS + _MQTT,  # the centre and the halls' hubs in processes of their own
     "broker/test_db.py::test_processes_starting_together_migrate_once": _PG,
     "broker/test_hub_restart.py": _LAVOS,
     "broker/test_link_process.py": _LAVOS + _MQTT,  # starts a hub process by hand, and its own broker
@@ -100,8 +104,6 @@ MODULES: dict[str, tuple[str, ...]] = {
     "security/test_password_path.py": _LAVOS,
     "security/test_reserved_ids.py::test_add_node_lavos_hub_exits_2_and_changes_no_password_file": _MQTT,
     "security/test_reserved_ids.py::test_add_node_refuses_a_venue_that_names_a_table_lavos_hub": _MQTT,
-    "security/test_roles.py": _LAVOS,
-    "security/test_web_sessions.py": _LAVOS,
     "sim/test_demo.py": _LAVOS + _MQTT,
     "sim/test_demo_till.py::test_a_short_demo_evening_pays_every_game_and_closes_the_day": _MQTT,
 }

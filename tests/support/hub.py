@@ -63,10 +63,11 @@ def running_service(
     metrics: Any = None,
     venue: Venue | None = None,
     client_id: str = "lavos-hub-test",
+    data_dir: Path | None = None,
 ) -> Iterator[Hub]:
     """The hub in-process. The broker makes the client id the login, so `client_id`
     names the hub's login (one persistent session each): the same id again resumes that session,
-    a new id starts with none."""
+    a new id starts with none. `data_dir`: where the push notifications spool (None: in memory)."""
     with running_hub(
         venue or load_venue(VENUE),
         db_url,
@@ -74,6 +75,7 @@ def running_service(
         metrics=metrics,
         clock=clock,
         client_id=client_id,
+        data_dir=data_dir,
         password_hasher=CHEAP,  # the test accounts' costs: a login does not re-hash at full cost
     ) as svc:
         yield svc

@@ -15,13 +15,13 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
 from sim.mosquitto import free_port
 from tests.support.hub import REPO, VENUE
-from tests.support.sqlite_template import sqlite_with_users
+from tests.support.sqlite_template import sqlite_with_users, write_users
 
 # The `lavos` command as the tests start it: this Python, whatever scripts are on PATH.
 LAVOS = [sys.executable, "-c", "from lavos_cli import app; app()"]
@@ -152,6 +152,22 @@ def serving(
         stop_server(proc, group=own_group)
 
 
+class Served(Protocol):
+    """A served hub as the tests use it: `lavos server` as a process (LavosServer) or in this
+    process on a real socket (tests/support/web.py served_lavos)."""
+
+    @property
+    def base_url(self) -> str: ...
+    @property
+    def db_url(self) -> str: ...
+    @property
+    def workdir(self) -> Path | None: ...
+
+    users: dict[str, tuple[str, str]]
+
+    def api(self, method: str, path: str, user: str, *, status: int | None = 200, **kw: Any) -> Any: ...
+
+
 @dataclass
 class LavosServer:
     """A server with accounts made by `lavos user add` (`create_users`), the hub's MQTT password in a
@@ -192,11 +208,14 @@ class LavosServer:
             self._lavos("user", "add", name, "--role", role, "--password-file", str(pw), "--db", self.db_url, "--actor", "tests")
 
     def seed_users(self) -> LavosServer:
-        """A fresh database (SQLite in workdir) already migrated and holding the accounts, hashed
-        cheaply: a file copied in (tests/support/sqlite_template.py) instead of `lavos user add`
-        run once per account. The server still reads accounts it did not make itself."""
-        assert self.db is None, "seed_users makes the SQLite file; a PostgreSQL server takes create_users()"
-        sqlite_with_users(self.workdir / "lavos.db", self.users)
+        """The accounts, hashed cheaply (tests/support/sqlite_template.py), instead of `lavos user
+        add` run once per account: on SQLite a fresh migrated file holding them, copied into
+        workdir; on PostgreSQL (`db`, migrated) written into it. The server still reads accounts
+        it did not make itself."""
+        if self.db is None:
+            sqlite_with_users(self.workdir / "lavos.db", self.users)
+        else:
+            write_users(self.db, self.users)
         return self
 
     def start(self) -> LavosServer:

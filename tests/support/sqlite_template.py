@@ -48,25 +48,31 @@ CHEAP = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
 _with_users: dict[tuple[tuple[str, str, str], ...], Path] = {}
 
 
-def sqlite_with_users(path: Path, users: dict[str, tuple[str, str]]) -> str:
-    """A fresh migrated database at `path` holding `users` ({name: (role, password)}), as
-    `lavos user add` makes them but hashed CHEAP; a copy of a file made once per process per set of users."""
+def write_users(db_url: str, users: dict[str, tuple[str, str]]) -> None:
+    """`users` ({name: (role, password)}) into the migrated database at `db_url` (SQLite or
+    PostgreSQL; no hub on it yet), as `lavos user add` makes them but hashed CHEAP."""
     from broker.accounts.users import create_user, new_password
     from broker.storage.engine import open_store
 
+    store = open_store(db_url)
+    try:
+        with store.session() as db:  # no hub on this store: this process's own to write
+            for name, (role, password) in sorted(users.items()):
+                create_user(db, name, new_password(password, CHEAP), role, actor="tests")
+    finally:
+        store.close()
+
+
+def sqlite_with_users(path: Path, users: dict[str, tuple[str, str]]) -> str:
+    """A fresh migrated database at `path` holding `users` ({name: (role, password)}), as
+    `lavos user add` makes them but hashed CHEAP; a copy of a file made once per process per set of users."""
     key = tuple(sorted((name, role, password) for name, (role, password) in users.items()))
     with _lock:
         made = _with_users.get(key)
     if made is None:
         made = Path(tempfile.mkdtemp(prefix="lavos-sqlite-users-")) / "users.db"
         atexit.register(shutil.rmtree, made.parent, True)
-        store = open_store(migrated_sqlite(made))
-        try:
-            with store.session() as db:  # no hub on this store: this process's own to write
-                for name, role, password in key:
-                    create_user(db, name, new_password(password, CHEAP), role, actor="tests")
-        finally:
-            store.close()
+        write_users(migrated_sqlite(made), users)
         with _lock:
             _with_users[key] = made
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import uvicorn
 from argon2 import PasswordHasher
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
@@ -24,11 +23,14 @@ from broker.hall.accounts import CreateStaff
 from broker.hall.facade import HubFacade
 from broker.hall.hub import Hub
 from dashboard.api import create_app
+from dashboard.http_server import http_server
 from dashboard.web import mount_web
 from devices import contract
-from sim.mosquitto import Mosquitto
+from sim.mosquitto import HUB_USER, Mosquitto
+from tests.support.hub import running_service
 from tests.support.mqtt import Collector
 from tests.support.server import call_api
+from tests.support.sqlite_template import sqlite_with_users
 from tests.support.waiting import wait_until
 
 _CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
@@ -91,37 +93,73 @@ def bound_app(service: Hub, *, pages: bool = True) -> FastAPI:
     return app
 
 
+# How long a stopping server lets the requests in flight finish: a live page's stream never ends
+# by itself (`lavos server` ends with its process), and once cancelled it gives its slot back
+# (dashboard.web.pages_events.SLOTS: one per process, shared with the next module's server).
+STOP_GRACE_S = 2
+
+
 @contextmanager
 def serving_app(app: FastAPI) -> Iterator[str]:
-    """`app` on a real socket, served by uvicorn in a thread of this process, until the block ends;
-    yields its base URL. For what the TestClient cannot do (it buffers whole responses: no live
-    stream, no browser), over a hub in this process (on a clock the test controls)."""
+    """`app` on a real socket, served in a thread of this process by the uvicorn server `lavos
+    server` runs (dashboard.http_server: its protocol, timeouts and connection cap), until the
+    block ends; yields its base URL. For what the TestClient cannot do (it buffers whole
+    responses: no live stream, no browser), over a hub in this process."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    server = http_server(app, log_level="warning", access_log=False)
+    server.config.timeout_graceful_shutdown = STOP_GRACE_S
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="uvicorn", daemon=True)
     thread.start()
     wait_until(lambda: server.started, what="uvicorn started")
     try:
         yield f"http://127.0.0.1:{sock.getsockname()[1]}"
     finally:
         server.should_exit = True
-        thread.join(10)
+        thread.join(STOP_GRACE_S + 10)
         sock.close()
 
 
 @dataclass
 class ServedHub:
     """A hub of this process served on a real socket (serving_app), with the accounts `users`
-    (name -> (role, password)): the `base_url` and `api` of tests.support.server.LavosServer, for
-    browser tests that set the hub's clock."""
+    (name -> (role, password)): what the tests use of tests.support.server.LavosServer (`base_url`,
+    `api`; from served_lavos its `workdir` and `db_url` too)."""
 
     base_url: str
     users: dict[str, tuple[str, str]]
     hub: Hub
+    workdir: Path | None = None  # served_lavos: the database and the data directory are in it
+    db_url: str = ""
+
+    @property
+    def port(self) -> int:
+        return int(self.base_url.rsplit(":", 1)[1])
 
     def api(self, method: str, path: str, user: str, *, status: int | None = 200, **kw: Any) -> Any:
         return call_api(self.base_url, self.users, method, path, user, status=status, **kw)
+
+
+@contextmanager
+def served_lavos(mosquitto: Mosquitto, workdir: Path, users: dict[str, tuple[str, str]]) -> Iterator[ServedHub]:
+    """What `lavos server` runs, in this process: the hub on a SQLite file in `workdir` holding
+    `users` (copied in, hashed cheaply: tests/support/sqlite_template.py, and checked at those
+    costs), on the broker as lavos-hub, with its data directory in `workdir`; the same pages and
+    API on a real socket, served by the same uvicorn server. The hub receives MQTT in a thread
+    (`lavos server`: in a child process, broker.adapters.link_process).
+
+    For the browser modules: Chromium, the broker and the nodes reach it over the same sockets as
+    they reach the process, which cost 2-4 CPU-s to start and its start-up wait per module. The
+    process is tested where it is the point (tests/dashboard/browser/test_harness.py,
+    tests/dashboard/test_server_cli.py, the faults and security modules)."""
+    db = sqlite_with_users(workdir / "lavos.db", users)
+    data = workdir / "data"
+    data.mkdir(parents=True, exist_ok=True)  # as `lavos server` makes it
+    with (
+        running_service(mosquitto, db, client_id=HUB_USER, data_dir=data) as hub,
+        serving_app(web_app(hub, data)) as base,
+    ):
+        yield ServedHub(base, users, hub, workdir, db)
 
 
 @contextmanager

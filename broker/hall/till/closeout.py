@@ -54,6 +54,7 @@ from broker.hall.ports import HallState
 from broker.hall.till.business_days import open_day
 from broker.hall.till.tabs import bill_of_tab
 from broker.hall.till.takings import payment_records, tab_place
+from broker.hall.tournament_time import table_time_on
 from broker.storage.after_commit import after_commit
 from broker.storage.audit import record_audit
 from broker.storage.models import AuditEntry, BusinessDay, Game, GameOp, Tab, TabItem
@@ -454,6 +455,7 @@ def build_report(
         open_tabs=open_tabs_now(db, hall, now, day) if open_tabs is None else open_tabs,
         closed_by=closed_by,
         counted_cents=counted_cents,
+        tournaments=table_time_on(db, hall, day, now),
     )
 
 

@@ -2,66 +2,99 @@
 
 - `POST /api/central/records`: a hall's sender delivers a batch (broker.central.records) with the
   hall's own bearer credential; 401 for no hall's, 403 for another hall's records, 400 for a
-  malformed batch (nothing applied), 413 past MAX_BODY. The answer `{"acked": N}` lets the hall
-  delete up to N.
+  malformed batch (nothing applied), 409 for a seq the centre holds with another record, 413 past
+  MAX_BODY (counted as it streams: a chunked body is cut there, never read whole). The answer
+  `{"acked": N}` lets the hall delete up to N.
 - `GET /api/central/halls`, `/api/central/halls/<hall>/takings?month=2026-12`, `/api/central/alerts`:
   JSON for an operator (every hall) or a hall manager (their hall only; another hall is a 404, as
   if it did not exist), by HTTP Basic or the pages' login.
-- Pages (Slovak first, `lavos_lang` cookie as on the hall): `/` every visible hall's floor, link,
-  today's figures; `/halls/<hall>` takings per business day and the month; `/alerts`. A login form
-  (`/login`) with a CSRF token in the signed session cookie; nothing on the pages changes anything.
+- Pages (Slovak first, the `lavos_lang` cookie as on the hall, `/lang` switches): `/` every visible
+  hall's floor, link, nodes and takings; `/halls/<hall>` takings per business day and the month;
+  `/alerts`. A login form (`/login`); nothing on the pages changes anything.
+
+The hall's rules hold here too, with the hall's own parts: the pages' security headers (CSP
+`default-src 'self'`, no framing) and the API's; CSRF tokens (dashboard.web.csrf) on every form;
+passwords checked behind the hall's throttle, credential cache and hash slots
+(broker.accounts.auth_checks), so guessing waits and a flood of logins cannot take every core;
+request bodies capped as they stream (dashboard.api.limits.BodyLimits).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import secrets
-from datetime import date
+import dataclasses
+import json
+from datetime import date, datetime
 from pathlib import Path
 from typing import Annotated, Any
 from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, Depends, FastAPI, Form, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from broker.central.service import Central, CentralDenied, CentralError, Viewer
-from dashboard.web import i18n
+from broker.central.service import Busy, Central, CentralConflict, CentralDenied, CentralError, Throttled, Viewer
+from dashboard.api.auth import auth_refusal, client_address
+from dashboard.api.headers import SecurityHeaders
+from dashboard.api.limits import KIB, Cap
+from dashboard.api.limits import BodyLimits as _BodyLimits
+from dashboard.web import csrf, i18n
+from dashboard.web.auth import safe_next
+from dashboard.web.csrf import CsrfRefused, verify_csrf
+from dashboard.web.i18n import LANG_COOKIE, LANGS, N_, gettext
+from dashboard.web.pages_login import LANG_COOKIE_MAX_AGE, login_refusal_text
+from dashboard.web.security import PageHeaders
 from dashboard.web.templating import make_env
 
 MAX_BODY = 2 * 1024 * 1024  # a batch of 200 records is ~250 kB
+RECORDS_PATH = "/api/central/records"
 TZ = ZoneInfo("Europe/Bratislava")  # the halls' zone (a centre of Slovak halls); times are stored UTC
 SESSION_COOKIE = "lavos_central"
 STATIC = Path(__file__).resolve().parents[1] / "static"
+BODY_CAPS = (
+    Cap(RECORDS_PATH, MAX_BODY, f"at most {MAX_BODY} bytes a request"),
+    Cap("/", 16 * KIB, N_("Too large")),  # the login and language forms: a few hundred bytes
+)
+_TITLES = {400: N_("Wrong input"), 403: N_("Access denied"), 404: N_("Not found"), 413: N_("Too large"), 429: N_("Log in")}
 
 env = make_env()
 env.filters.update(when=lambda dt: i18n.when(dt, TZ), clock=lambda dt: i18n.clock(dt, TZ))
 
 
-def _render(request: Request, template: str, ctx: dict[str, Any], status: int = 200) -> HTMLResponse:
+def today() -> date:
+    """Today at the halls (the centre's server may keep UTC): the default month of the pages."""
+    return datetime.now(TZ).date()
+
+
+def _render(request: Request, template: str, ctx: dict[str, Any], status: int = 200, headers: dict[str, str] | None = None) -> HTMLResponse:
     lang = i18n.lang_of(request)
     token = i18n.use_lang(lang)
     try:
         page = env.get_template(f"central/{template}").render(
-            request=request, lang=lang, viewer=getattr(request.state, "viewer", None), csrf=_csrf(request), **ctx
+            request=request, lang=lang, langs=LANGS, viewer=getattr(request.state, "viewer", None), **ctx
         )
     finally:
         i18n.reset_lang(token)
-    return HTMLResponse(page, status_code=status)
-
-
-def _csrf(request: Request) -> str:
-    token = request.session.get("csrf")
-    if not token:
-        token = request.session["csrf"] = secrets.token_urlsafe(24)
-    return str(token)
+    return HTMLResponse(page, status_code=status, headers=headers)
 
 
 def _central(request: Request) -> Central:
     central: Central = request.app.state.central
     return central
+
+
+def _login(request: Request, username: str, password: str) -> Viewer | None:
+    """The person, or None; HTTPException 429 (this client must wait) or 503 (every hash slot taken)."""
+    try:
+        return _central(request).login(username, password, client=client_address(request))
+    except (Throttled, Busy) as e:
+        raise auth_refusal(e) from None
 
 
 def _basic(request: Request) -> Viewer | None:
@@ -72,7 +105,7 @@ def _basic(request: Request) -> Viewer | None:
         username, _, password = base64.b64decode(header[6:], validate=True).decode().partition(":")
     except (binascii.Error, UnicodeDecodeError):
         return None
-    return _central(request).login(username, password)
+    return _login(request, username, password)
 
 
 def api_viewer(request: Request) -> Viewer:
@@ -101,18 +134,16 @@ def page_viewer(request: Request) -> Viewer:
 
 def _month(value: str | None) -> date:
     if not value:
-        return date.today().replace(day=1)
+        return today().replace(day=1)
     try:
         year, month = value.split("-")
         return date(int(year), int(month), 1)
     except ValueError:
-        raise HTTPException(400, "month: YYYY-MM, e.g. 2026-12") from None
+        raise HTTPException(400, N_("Choose a month, e.g. 2026-12.")) from None
 
 
 def _plain(obj: Any) -> Any:
     """A frozen answer as JSON: dataclasses to objects, dates to ISO text."""
-    import dataclasses
-
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: _plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, list | tuple):
@@ -124,20 +155,63 @@ def _plain(obj: Any) -> Any:
     return obj
 
 
+class CentreHeaders:
+    """The pages' security headers on pages, the API's on /api/ (dashboard.api.headers)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.pages, self.api = PageHeaders(app), SecurityHeaders(app)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        chosen = self.api if scope.get("path", "").startswith("/api/") else self.pages
+        await chosen(scope, receive, send)
+
+
 def build_central_app(central: Central, *, secret: str, https_cookies: bool = False) -> FastAPI:
     app = FastAPI(title="Lavos central", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.central = central
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.add_exception_handler(LoginNeeded, _to_login)
+    app.add_exception_handler(CsrfRefused, _csrf_refused)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(RequestValidationError, _bad_input)
+    app.include_router(router)
+    # Every caller is checked by the route itself once the body is in (a hall's credential, a
+    # login form): the cap only bounds what may be read before that.
+    app.add_middleware(_BodyLimits, caps=BODY_CAPS, public=None, api=True, stalled_message="the request body stopped arriving")
     app.add_middleware(
         SessionMiddleware, secret_key=secret, session_cookie=SESSION_COOKIE, same_site="strict", https_only=https_cookies, max_age=12 * 3600
     )
-    app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    app.add_exception_handler(LoginNeeded, _to_login)
-    app.include_router(router)
+    app.add_middleware(CentreHeaders)
     return app
 
 
 def _to_login(request: Request, _exc: Exception) -> Response:
-    return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
+    path = request.url.path
+    return RedirectResponse("/login" if path == "/" else f"/login?next={path}", status_code=303)
+
+
+def _error(request: Request, status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+    if request.url.path.startswith("/api/"):
+        return JSONResponse({"detail": message}, status_code=status, headers=headers)
+    token = i18n.use_lang(i18n.lang_of(request))
+    try:
+        title, text = gettext(_TITLES.get(status, _TITLES[400])), gettext(message)
+    finally:
+        i18n.reset_lang(token)
+    return _render(request, "error.html", {"title": title, "message": text}, status=status, headers=headers)
+
+
+def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, StarletteHTTPException)
+    return _error(request, exc.status_code, str(exc.detail), dict(exc.headers or {}))
+
+
+def _bad_input(request: Request, exc: Exception) -> Response:
+    return _error(request, 400, N_("Wrong input"))
+
+
+def _csrf_refused(request: Request, _exc: Exception) -> Response:
+    return _render(request, "login.html", {"next": "/", "error": gettext("The form expired: log in again.")}, status=403)
 
 
 router = APIRouter()
@@ -145,27 +219,21 @@ router = APIRouter()
 # -- the halls' records ------------------------------------------------------------
 
 
-@router.post("/api/central/records")
+@router.post(RECORDS_PATH)
 async def records(request: Request) -> Response:
     header = request.headers.get("authorization", "")
     token = header[7:].strip() if header.lower().startswith("bearer ") else ""
-    if int(request.headers.get("content-length") or 0) > MAX_BODY:
-        return JSONResponse({"detail": f"at most {MAX_BODY} bytes a request"}, status_code=413)
-    body = await request.body()
-    if len(body) > MAX_BODY:
-        return JSONResponse({"detail": f"at most {MAX_BODY} bytes a request"}, status_code=413)
+    body = await request.body()  # capped as it streams (BodyLimits): 413 past MAX_BODY
     try:
-        import json
-
         doc = json.loads(body)
     except ValueError:
         return JSONResponse({"detail": "the body is not JSON"}, status_code=400)
-    from starlette.concurrency import run_in_threadpool
-
     try:
         applied = await run_in_threadpool(_central(request).receive, token, doc)
     except CentralDenied as e:
         return JSONResponse({"detail": str(e)}, status_code=e.status)
+    except CentralConflict as e:
+        return JSONResponse({"detail": str(e), "centre_last_seq": e.last_seq}, status_code=409)
     except CentralError as e:
         return JSONResponse({"detail": str(e)}, status_code=400)
     return JSONResponse({"acked": applied.acked, "applied": applied.applied, "duplicates": applied.duplicates})
@@ -197,43 +265,54 @@ def api_alerts(request: Request, viewer: Annotated[Viewer, Depends(api_viewer)],
 
 @router.get("/login", response_class=HTMLResponse)
 def login_page(request: Request, next: str = "/") -> Response:
-    return _render(request, "login.html", {"next": next if next.startswith("/") and not next.startswith("//") else "/", "error": None})
+    return _render(request, "login.html", {"next": safe_next(next), "error": None})
 
 
-@router.post("/login", response_class=HTMLResponse)
+@router.post("/login", response_class=HTMLResponse, dependencies=[Depends(verify_csrf)])
 def login(
     request: Request,
     username: Annotated[str, Form(max_length=64)] = "",
     password: Annotated[str, Form(max_length=256)] = "",
-    csrf: Annotated[str, Form(max_length=64)] = "",
     next: Annotated[str, Form(max_length=200)] = "/",
 ) -> Response:
-    if not secrets.compare_digest(csrf, _csrf(request)):
-        return _render(request, "login.html", {"next": "/", "error": "csrf"}, status=403)
-    viewer = _central(request).login(username, password)
+    target = safe_next(next)
+    try:
+        viewer = _login(request, username, password)
+    except HTTPException as e:
+        return _render(
+            request, "login.html", {"next": target, "error": login_refusal_text(e)}, status=e.status_code, headers=dict(e.headers or {})
+        )
     if viewer is None:
-        return _render(request, "login.html", {"next": next, "error": "login"}, status=401)
+        return _render(request, "login.html", {"next": target, "error": gettext("Wrong name or password.")}, status=401)
     request.session.clear()
     request.session["user"] = viewer.username
-    return RedirectResponse(next if next.startswith("/") and not next.startswith("//") else "/", status_code=303)
+    csrf.rotate(request)  # a token seen before the login is worth nothing after it
+    return RedirectResponse(target, status_code=303)
 
 
-@router.post("/logout")
-def logout(request: Request, csrf: Annotated[str, Form(max_length=64)] = "") -> Response:
-    if secrets.compare_digest(csrf, _csrf(request)):
-        request.session.clear()
+@router.post("/logout", dependencies=[Depends(verify_csrf)])
+def logout(request: Request) -> Response:
+    request.session.clear()
     return RedirectResponse("/login", status_code=303)
+
+
+@router.post("/lang", dependencies=[Depends(verify_csrf)])
+def set_lang(request: Request, lang: Annotated[str, Form(max_length=8)], next: Annotated[str, Form(max_length=200)] = "/") -> Response:
+    if lang not in LANGS:
+        raise HTTPException(400, N_("Wrong input"))
+    response = RedirectResponse(safe_next(next), status_code=303)
+    response.set_cookie(LANG_COOKIE, lang, max_age=LANG_COOKIE_MAX_AGE, httponly=True, samesite="lax", secure=request.url.scheme == "https")
+    return response
 
 
 @router.get("/", response_class=HTMLResponse)
 def overview(request: Request, viewer: Annotated[Viewer, Depends(page_viewer)]) -> Response:
-    halls = _central(request).halls(viewer)
-    month = date.today().replace(day=1)
+    central = _central(request)
     rows = []
-    for h in halls:
-        takings = _central(request).month(viewer, h.hall, month)
+    for h in central.halls(viewer):
+        takings = central.month(viewer, h.hall, today())
         last_day = takings.days[-1] if takings and takings.days else None
-        rows.append({"hall": h, "floor": _central(request).floor(viewer, h.hall), "last_day": last_day, "month": takings})
+        rows.append({"hall": h, "floor": central.floor(viewer, h.hall), "last_day": last_day, "month": takings})
     return _render(request, "overview.html", {"rows": rows})
 
 
@@ -242,7 +321,7 @@ def hall_page(request: Request, hall: str, viewer: Annotated[Viewer, Depends(pag
     found = _central(request).month(viewer, hall, _month(month))
     row = next((h for h in _central(request).halls(viewer) if h.hall == hall), None)
     if found is None or row is None:
-        return _render(request, "missing.html", {}, status=404)
+        raise HTTPException(404, N_("Not found"))
     return _render(request, "hall.html", {"hall": row, "month": found, "floor": _central(request).floor(viewer, hall)})
 
 

@@ -7,7 +7,7 @@
 
   // Choose a member by name: the JSON API with this page's login cookie; the choice is a chip.
   document.querySelectorAll("[data-member-pick]").forEach(function (box) {
-    var input = box.querySelector("input[data-search]"), hidden = box.querySelector("input[name=member_id]");
+    var input = box.querySelector("input[data-search]"), hidden = box.querySelector("input[name=member_id], input[name=member2_id]");
     var out = box.querySelector(".member-results"), chip = box.querySelector(".chip"), pending = null;
     var card = box.querySelector("input[name=card_uid]");
     var form = box.closest("form"), current = null;

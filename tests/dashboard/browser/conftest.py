@@ -1,12 +1,17 @@
-"""Browser tests: Playwright drives Debian's Chromium against `lavos server` run as a real process,
-on a real Mosquitto, with simulated table nodes (EdgeNode on mock pins) in this process.
+"""Browser tests: Playwright drives Debian's Chromium against the hub's pages and API served over
+HTTP on a real socket, on a real Mosquitto, with simulated table nodes (EdgeNode on mock pins).
+
+The server is what `lavos server` runs (the hub, its pages and API, the same uvicorn server), in
+this process (tests/support/web.py served_lavos): a `lavos server` process per module cost 2-4
+CPU-s and 6-14 s of start-up wait on the loaded 2-core machine, once per module. A module that sets `SERVER_PROCESS = True`
+(test_harness.py) gets `lavos server` as a real process (tests/support/server.py LavosServer);
+with `ACCOUNTS_BY_CLI = True` too, its accounts are made through `lavos user add`, as a club does.
 
 Each test module gets its own broker, server and database (module-scoped fixtures), so what one
 module leaves behind (alerts, sessions, retained MQTT messages, the hub's persistent MQTT session)
 cannot change what another one sees. The database is a copy of a migrated file that already holds
-the two accounts (tests/support/sqlite_template.py), so a module no longer migrates nor runs
-`lavos user add` twice (two processes, two real argon2 hashes); a module that sets
-`ACCOUNTS_BY_CLI = True` (test_harness.py) still makes them through the CLI, as a club does.
+the two accounts (tests/support/sqlite_template.py), so a module neither migrates nor runs
+`lavos user add` twice (two processes, two real argon2 hashes).
 """
 
 from __future__ import annotations
@@ -20,8 +25,9 @@ import pytest
 from tests.dashboard.browser.web import prepare
 from tests.dashboard.conftest import MANAGER, PASSWORD, STAFF
 from tests.support.hub import running_node
-from tests.support.server import LavosServer
+from tests.support.server import LavosServer, Served
 from tests.support.waiting import wait_until
+from tests.support.web import served_lavos
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -39,11 +45,18 @@ PHONE = {"width": 390, "height": 844}
 ACTION_TIMEOUT_MS = 20_000
 # Tables with a simulated node: pool tables to drop balls on and transfer between, and a foosball table.
 NODE_TABLES = ("pool-01", "pool-02", "pool-03", "foos-01")
+USERS = {STAFF: ("staff", PASSWORD), MANAGER: ("manager", PASSWORD)}
 
 
 @pytest.fixture(scope="module")
-def lavos(request, mosquitto, tmp_path_factory) -> Iterator[LavosServer]:
-    server = LavosServer(tmp_path_factory.mktemp("lavos"), mosquitto.port, {STAFF: ("staff", PASSWORD), MANAGER: ("manager", PASSWORD)})
+def lavos(request, mosquitto, tmp_path_factory) -> Iterator[Served]:
+    """The module's server: `base_url`, `api(...)`, `db_url` (SQLite), `workdir` and `users`."""
+    workdir = tmp_path_factory.mktemp("lavos")
+    if not getattr(request.module, "SERVER_PROCESS", False):
+        with served_lavos(mosquitto, workdir, dict(USERS)) as served:
+            yield served
+        return
+    server = LavosServer(workdir, mosquitto.port, dict(USERS))
     if getattr(request.module, "ACCOUNTS_BY_CLI", False):
         server.create_users()
     else:
@@ -55,7 +68,7 @@ def lavos(request, mosquitto, tmp_path_factory) -> Iterator[LavosServer]:
         server.stop()
 
 
-def node_online(server: LavosServer, table: str) -> bool:
+def node_online(server: Served, table: str) -> bool:
     return server.api("GET", f"/api/tables/{table}", MANAGER)["node"]["online"]
 
 

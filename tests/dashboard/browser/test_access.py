@@ -18,9 +18,12 @@ from dashboard.api.app import api_routes
 from dashboard.web.app import web_routes
 from tests.dashboard.browser.web import log_in
 from tests.dashboard.conftest import MANAGER, PASSWORD, STAFF
-from tests.support.server import LavosServer
+from tests.support.server import Served
 
 PUBLIC = {("GET", "/login"), ("POST", "/login"), ("POST", "/logout"), ("POST", "/lang")}
+# A tournament's TV and the players' phones (issue 21): no login, the revocable link is the key;
+# a link nobody was given is a 404 (tests/tournament/test_tournament_pages.py).
+PUBLIC |= {("GET", "/tv/{token}"), ("GET", "/tv/{token}/board"), ("GET", "/tv/{token}/events")}
 STAFF_PAGES = {
     "/",
     "/floor/rooms",
@@ -46,6 +49,11 @@ STAFF_PAGES = {
     "/bookings/new",
     "/waiting",
     "/waiting/panel",
+    "/tournaments",  # the Lavosliga (issue 21): the day for staff, a match's score on a phone
+    "/tournaments/season",
+    "/tournaments/{tournament_id}",
+    "/tournaments/{tournament_id}/board",
+    "/tournaments/{tournament_id}/matches/{match}",
 }
 STAFF_ACTIONS = {
     "/tables/{table_id}/start",
@@ -86,6 +94,16 @@ STAFF_ACTIONS = {
     "/waiting/{party_id}/take",
     "/waiting/{party_id}/decline",
     "/waiting/{party_id}/leave",
+    "/tournaments/{tournament_id}/entrants",  # the Lavosliga (issue 21)
+    "/tournaments/{tournament_id}/entrants/{entrant_id}/check-in",
+    "/tournaments/{tournament_id}/entrants/{entrant_id}/remove",
+    "/tournaments/{tournament_id}/draw",
+    "/tournaments/{tournament_id}/tv-link",
+    "/tournaments/{tournament_id}/tv-link/revoke",
+    "/tournaments/{tournament_id}/matches/{match}/rack",
+    "/tournaments/{tournament_id}/matches/{match}/start",
+    "/tournaments/{tournament_id}/matches/{match}/call",
+    "/tournaments/{tournament_id}/matches/{match}/result",
 }
 MANAGER_PAGES = {
     "/members",
@@ -106,6 +124,7 @@ MANAGER_PAGES = {
     "/products",  # the till: the product list
     "/notifications",  # push notifications (issue 13, n1)
     "/closing",  # stop all games at closing (issue 19, item 10)
+    "/tournaments/{tournament_id}/print",  # the A4 bracket (issue 21)
 }
 MANAGER_ACTIONS = {
     "/bills/{game_id}/correct",
@@ -136,6 +155,7 @@ MANAGER_ACTIONS = {
     "/bookings/blocks",
     "/bookings/blocks/{block_id}/remove",
     "/closing",
+    "/tournaments",  # a new tournament (issue 21)
 }
 # Query strings a page needs to answer at all (capture waits for a card tap: not for long here).
 QUERIES = {"/members/{member_id}/capture": "?table=foos-01&wait=0.1", "/reports/{name}.csv": ""}
@@ -154,7 +174,7 @@ def test_every_page_route_is_classified():
 
 
 @pytest.fixture(scope="module")
-def samples(lavos: LavosServer) -> dict[str, str]:
+def samples(lavos: Served) -> dict[str, str]:
     """A real id for every path parameter, made through the API."""
     sid = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": "pool-03"})["id"]
     mid = lavos.api("POST", "/api/members", MANAGER, status=201, json={"name": "Ambra Tomáš"})["id"]
@@ -162,6 +182,7 @@ def samples(lavos: LavosServer) -> dict[str, str]:
     product = lavos.api("GET", "/api/products", STAFF)[0]["id"]
     item = lavos.api("POST", f"/api/tabs/{tab}/items", STAFF, status=201, json={"product_id": product})["item_id"]
     _, payment_id = _paid_tab(lavos)  # a paid tab of its own: the game's tab above stays open for items
+    tournament, entrant = _drawn_tournament(lavos)
     return {
         "tab_id": str(tab),
         "payment_id": str(payment_id),
@@ -182,10 +203,25 @@ def samples(lavos: LavosServer) -> dict[str, str]:
         "party_id": "1",
         "block_id": "1",
         "day": lavos.api("GET", "/api/days/current", STAFF)["day"],
+        "tournament_id": str(tournament),
+        "entrant_id": str(entrant),
+        "match": "W1-1",
     }
 
 
-def _paid_tab(lavos: LavosServer) -> tuple[int, int]:
+def _drawn_tournament(lavos: Served) -> tuple[int, int]:
+    """A tournament of two, drawn (its one match called to its table, free entry): (its id, an entrant)."""
+    body = {"name": "Vzorka", "starts_at": "2026-12-06T14:00:00+01:00", "format": "single", "tables": ["pool-08"], "free_entry": True}
+    tid = lavos.api("POST", "/api/tournaments", MANAGER, status=201, json=body)["id"]
+    entrants = [
+        lavos.api("POST", f"/api/tournaments/{tid}/entrants", STAFF, status=201, json={"name": name, "check_in": True})["id"]
+        for name in ("Novák", "Kováč")
+    ]
+    lavos.api("POST", f"/api/tournaments/{tid}/draw", STAFF)
+    return tid, entrants[0]
+
+
+def _paid_tab(lavos: Served) -> tuple[int, int]:
     """A stopped game's tab with a payment on it: (tab id, payment id)."""
     from sqlalchemy import select
 
@@ -220,7 +256,7 @@ def _csrf(html: str) -> str:
 class Visitor:
     """A browser-like HTTP client of the real server: cookie session, CSRF token from the pages."""
 
-    def __init__(self, server: LavosServer, username: str | None) -> None:
+    def __init__(self, server: Served, username: str | None) -> None:
         self.http = httpx.Client(base_url=server.base_url, timeout=30, follow_redirects=False)
         self.token = _csrf(self.http.get("/login").text)
         if username is not None:
@@ -268,7 +304,7 @@ def test_an_anonymous_browser_is_sent_to_the_login_page_from_every_page(lavos, s
         assert tablet.locator("form.login-box input[name=password]").is_visible(), target
 
 
-def _session_facts(lavos: LavosServer, samples: dict[str, str]) -> dict:
+def _session_facts(lavos: Served, samples: dict[str, str]) -> dict:
     """What an action would change (the running bill grows by itself with time, so it is left out)."""
     s = lavos.api("GET", f"/api/sessions/{samples['session_id']}", MANAGER)
     return {k: s[k] for k in ("table", "state", "paused_at", "stopped_at", "prepaid_until", "extras", "member")}

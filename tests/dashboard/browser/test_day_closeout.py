@@ -23,7 +23,7 @@ from tests.dashboard.browser.conftest import PHONE, TABLET
 from tests.dashboard.browser.web import eur, log_in, unfold_menu
 from tests.dashboard.conftest import MANAGER, STAFF
 from tests.support.hub import REPO
-from tests.support.server import LavosServer
+from tests.support.server import Served
 
 SHOTS = REPO / "docs" / "screenshots"
 SIZES = {"tablet": (TABLET, False), "phone": (PHONE, True)}
@@ -40,7 +40,7 @@ def _text(page, selector: str) -> str:
 
 
 @pytest.fixture(autouse=True)
-def a_fresh_day(lavos: LavosServer) -> None:
+def a_fresh_day(lavos: Served) -> None:
     """Each test starts on today's business day, not opened and without money. The server runs on
     the real clock, and a day that has not begun cannot be closed: without this, a test after one
     that closed today would find only tomorrow, which it may not close. The module puts its money

@@ -5,7 +5,9 @@ from __future__ import annotations
 from tests.dashboard.browser.conftest import NODE_TABLES
 from tests.dashboard.conftest import MANAGER
 
-# This module's accounts are made by `lavos user add`, as at a club (the others copy them in).
+# This module's server is `lavos server` as a real process (the others serve the same app in the
+# test's process), its accounts made by `lavos user add`, as at a club (the others copy them in).
+SERVER_PROCESS = True
 ACCOUNTS_BY_CLI = True
 
 

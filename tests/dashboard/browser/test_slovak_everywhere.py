@@ -277,7 +277,29 @@ def hall(lavos, nodes):
         return {a["kind"] for a in api("GET", "/api/alerts", MANAGER)}
 
     wait_until(lambda: {"play_without_session", "foosball_no_member"} <= alerts(), timeout=30, what="the two alerts")
+    # A tournament drawn (issue 21): its pages and the TV. No table of its own: every table has its
+    # part in this walk already (a tournament's call on a floor card: tests/tournament/test_tournament_pages.py).
+    cup = api(
+        "POST",
+        "/api/tournaments",
+        MANAGER,
+        status=201,
+        json={
+            "name": "Lavosliga II",
+            "starts_at": "2026-12-06T14:00:00+01:00",
+            "league_group": "II",
+            "discipline": "10-ball",
+            "format": "double",
+            "tables": [],
+        },
+    )["id"]
+    for player in ("Bača Lubo", "Novák", "Kováč", "Horváth", "Varga"):
+        api("POST", f"/api/tournaments/{cup}/entrants", STAFF, status=201, json={"name": player, "check_in": True})
+    api("POST", f"/api/tournaments/{cup}/draw", STAFF)
+    tv = api("POST", f"/api/tournaments/{cup}/tv-link", STAFF, status=201)["path"]
     return {
+        "cup": cup,
+        "tv": tv,
         "zadrazil": zadrazil,
         "baca": baca,
         "billed": billed,
@@ -297,6 +319,8 @@ PAGES = [
     "/tables/carom-01",
     "/tables/foos-01",
     "/tables/darts-01",
+    "/tournaments",
+    "/tournaments/season",
     "/foosball",
     "/alerts",
     "/reports",
@@ -330,6 +354,9 @@ NOT_PAGES = {
     "/monitoring/nodes-fragment": "part of /monitoring",
     "/day/figures": "the day's running figures: part of /day",
     "/events": "the live update stream",
+    "/tournaments/{tournament_id}/board": "the live part of /tournaments/{id}",
+    "/tv/{token}/board": "the live part of /tv/{token}",
+    "/tv/{token}/events": "the TV's live update stream",
     "/waiting/panel": "the waiting list: part of / and /waiting",
     "/sessions/{game_id}/tab": "a redirect to the game's tab (walked)",
     "/login": "walked signed out, below",
@@ -354,6 +381,10 @@ def _paths(hall: dict) -> list[str]:
         f"/receipts/{hall['payment']}",
         f"/day/{hall['day']}/report",
         f"/reports?day={hall['day']}",
+        f"/tournaments/{hall['cup']}",
+        f"/tournaments/{hall['cup']}/matches/W1-2",  # W1-1 is the first seed's bye
+        f"/tournaments/{hall['cup']}/print",
+        hall["tv"],
     ]
 
 
@@ -370,7 +401,7 @@ def test_the_walk_reads_every_page() -> None:
     def pattern(template: str) -> re.Pattern[str]:
         return re.compile(re.sub(r"\\\{[^}]+\\\}", "[^/?]+", re.escape(template)) + r"(\?.*)?$")
 
-    walked = _paths(dict.fromkeys(("zadrazil", "billed", "tab", "walk_in", "payment", "day"), 1))
+    walked = _paths({**dict.fromkeys(("zadrazil", "billed", "tab", "walk_in", "payment", "day", "cup"), 1), "tv": "/tv/token"})
     gets = sorted({path for method, path, _ in web_routes() if method == "GET"})
     missing = [t for t in gets if t not in NOT_PAGES and not any(pattern(t).match(p) for p in walked)]
     assert not missing, f"pages the Slovak walk does not read: {missing} (walk them, or say in NOT_PAGES why not)"

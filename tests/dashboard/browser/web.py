@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from tests.dashboard.conftest import PASSWORD
-from tests.support.server import LavosServer
+from tests.support.server import Served
 
 # Recorded before the page's own scripts run: every EventSource the page opens, so a test can
 # wait until the live stream is really connected before it makes something happen at a table
@@ -32,7 +32,7 @@ def prepare(page) -> None:
     page.on("dialog", lambda dialog: dialog.accept())
 
 
-def log_in(page, server: LavosServer, username: str, path: str = "/") -> None:
+def log_in(page, server: Served, username: str, path: str = "/") -> None:
     """Open `path` as an anonymous visitor, get sent to the login form, log in, land back on `path`."""
     page.goto(server.base_url + path)
     assert re.search(r"/login(\?|$)", page.url), f"an anonymous visit to {path} ended on {page.url}, not the login page"

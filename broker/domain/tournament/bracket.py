@@ -1,0 +1,206 @@
+"""The shape of a tournament: its matches and where each match's two players come from. Pure.
+
+A match names its two sides by *feeds*: a drawn entrant, a bye, the winner or the loser of an
+earlier match, or a group's n-th place. Who actually plays is worked out from the results
+(broker.domain.tournament.progress), so a corrected result moves its winner and loser through
+every later match by itself.
+
+Elimination brackets use the standard seeding: in a bracket of P = 2^k places, seed s meets seed
+P + 1 - s in the first round and the top seeds are as far apart as they can be. The P - N places
+left over are byes, and they are the places of the seeds N+1..P: each meets one of the top seeds
+1..P-N, never another bye (N > P/2), and its player goes through at once.
+
+Double elimination: every loser of the winners' side drops to the losers' side. Losers' round 1
+pairs the first round's losers; even losers' rounds take the winners' side's next losers, in an
+order that is reversed on the first drop and then alternately reversed and swapped by halves, so a
+dropped player does not meet again at once someone from their own part of the draw. N entrants
+play 2N - 2 matches (62 for 32), plus the reset of the grand final when the losers' side wins it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from broker.domain.tournament.rules import Rules
+
+__all__ = [
+    "Bye",
+    "Feed",
+    "Loser",
+    "MatchSpec",
+    "Phase",
+    "Placed",
+    "Seat",
+    "Winner",
+    "bracket_size",
+    "double_elimination",
+    "seed_order",
+    "single_elimination",
+]
+
+Phase = Literal["winners", "losers", "final", "reset", "group", "knockout", "swiss"]
+
+
+@dataclass(frozen=True)
+class Seat:
+    """A drawn entrant (by id)."""
+
+    entrant: int
+
+
+@dataclass(frozen=True)
+class Bye:
+    """No one: the other side goes through without playing."""
+
+
+@dataclass(frozen=True)
+class Winner:
+    match: str
+
+
+@dataclass(frozen=True)
+class Loser:
+    match: str
+
+
+@dataclass(frozen=True)
+class Placed:
+    """The `place`-th (1-based) of round-robin group `group` once the group is over."""
+
+    group: str
+    place: int
+
+
+Feed = Seat | Bye | Winner | Loser | Placed
+
+
+@dataclass(frozen=True)
+class MatchSpec:
+    """One match of the plan: `id` is stable (it is what results, calls and exports name);
+    `round` counts within its phase from 1; `order` is its place in the whole plan (feeds only
+    ever name a match of lower order)."""
+
+    id: str
+    phase: Phase
+    round: int
+    index: int
+    a: Feed
+    b: Feed
+    race_to: int
+    order: int
+    group: str | None = None
+
+
+def bracket_size(n: int) -> int:
+    """The smallest power of two that holds n entrants (at least 2)."""
+    size = 2
+    while size < n:
+        size *= 2
+    return size
+
+
+def seed_order(size: int) -> list[int]:
+    """The seeds (1-based) in bracket order: slot 2i and 2i+1 meet in the first round.
+
+    seed_order(8) == [1, 8, 4, 5, 2, 7, 3, 6]: 1 and 2 can meet only in the final.
+    """
+    order = [1]
+    while len(order) < size:
+        n = len(order) * 2
+        order = [x for s in order for x in (s, n + 1 - s)]
+    return order
+
+
+def _seat(seeds: Sequence[int], seed: int) -> Seat | Bye:
+    """Seed `seed` (1-based) of the drawn order, or a bye past its end."""
+    return Seat(seeds[seed - 1]) if seed <= len(seeds) else Bye()
+
+
+class _Plan:
+    """Collects matches in order."""
+
+    def __init__(self) -> None:
+        self.matches: list[MatchSpec] = []
+
+    def add(self, id: str, phase: Phase, rnd: int, index: int, a: Feed, b: Feed, race_to: int, group: str | None = None) -> str:
+        self.matches.append(MatchSpec(id, phase, rnd, index, a, b, race_to, len(self.matches), group))
+        return id
+
+
+def _winners_side(
+    plan: _Plan, first: Sequence[tuple[Feed, Feed]], rules: Rules, phase: Phase, prefix: str, *, final_race: bool
+) -> list[list[str]]:
+    """An elimination bracket from its first-round pairs; returns the match ids per round.
+    The last round (one match) is raced to the final's race when `final_race`."""
+    rounds: list[list[str]] = []
+    pairs: list[tuple[Feed, Feed]] = list(first)
+    rnd = 1
+    while pairs:
+        last = len(pairs) == 1
+        race = rules.races.final if (last and final_race) else rules.races.winners
+        ids = [plan.add(f"{prefix}{rnd}-{i + 1}", phase, rnd, i + 1, a, b, race) for i, (a, b) in enumerate(pairs)]
+        rounds.append(ids)
+        if last:
+            break
+        pairs = [(Winner(ids[i]), Winner(ids[i + 1])) for i in range(0, len(ids), 2)]
+        rnd += 1
+    return rounds
+
+
+def first_round(seeds: Sequence[int], size: int | None = None) -> list[tuple[Feed, Feed]]:
+    """The first round's pairs of a bracket for `seeds` (entrant ids in seed order)."""
+    order = seed_order(size or bracket_size(len(seeds)))
+    return [(_seat(seeds, order[i]), _seat(seeds, order[i + 1])) for i in range(0, len(order), 2)]
+
+
+def single_elimination(seeds: Sequence[int], rules: Rules, *, phase: Phase = "winners", prefix: str = "W") -> list[MatchSpec]:
+    """A knockout of `seeds` (entrant ids, best first); its last match is the final."""
+    plan = _Plan()
+    _winners_side(plan, first_round(seeds), rules, phase, prefix, final_race=True)
+    return plan.matches
+
+
+def _drop_order(items: list[str], drop: int) -> list[str]:
+    """The order the winners' side's losers of drop number `drop` (1-based) come in."""
+    if drop % 2 == 1:
+        return items[::-1]
+    half = len(items) // 2
+    return items[half:] + items[:half]
+
+
+def double_elimination(seeds: Sequence[int], rules: Rules) -> list[MatchSpec]:
+    """Winners' side, losers' side, the grand final and (if the rules have it) its reset."""
+    plan = _Plan()
+    wins = _winners_side(plan, first_round(seeds), rules, "winners", "W", final_race=False)
+    champion_of_losers: Feed
+    if len(wins) == 1:
+        champion_of_losers = Loser(wins[0][0])  # two entrants: the first final's loser is the losers' side
+    else:
+        race = rules.races.losers
+        lr = 1
+        first = wins[0]
+        current = [
+            plan.add(f"L{lr}-{i + 1}", "losers", lr, i + 1, Loser(first[2 * i]), Loser(first[2 * i + 1]), race)
+            for i in range(len(first) // 2)
+        ]
+        for drop, dropping in enumerate(wins[1:], start=1):
+            lr += 1
+            incoming = _drop_order(list(dropping), drop)
+            current = [
+                plan.add(f"L{lr}-{i + 1}", "losers", lr, i + 1, Winner(w), Loser(d), race)
+                for i, (w, d) in enumerate(zip(current, incoming, strict=True))
+            ]
+            if len(current) > 1:
+                lr += 1
+                current = [
+                    plan.add(f"L{lr}-{i + 1}", "losers", lr, i + 1, Winner(current[2 * i]), Winner(current[2 * i + 1]), race)
+                    for i in range(len(current) // 2)
+                ]
+        champion_of_losers = Winner(current[0])
+    final = plan.add("GF", "final", 1, 1, Winner(wins[-1][0]), champion_of_losers, rules.races.final)
+    if rules.grand_final_reset:
+        # The same two again; played only if the losers' side (b) won the first final (progress).
+        plan.add("GF2", "reset", 1, 1, Winner(final), Loser(final), rules.races.final)
+    return plan.matches

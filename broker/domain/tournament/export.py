@@ -1,0 +1,142 @@
+"""A tournament's matches as files: CSV for a spreadsheet, JSON in the shape CueScore's tournament
+files use. Pure: the caller gives the names (entrants, rounds already in the reader's language,
+tables) and the times.
+
+CueScore publishes no schema. The shape here follows what programs that read CueScore's public
+tournament API use (api.cuescore.com/tournament/?id=…: a tournament with `tournamentId`, `name`,
+`status` and `matches`, each with `matchId`, `matchno`, `round`, `roundName`, `matchstatus`,
+`playerA`/`playerB` {`playerId`, `name`}, `scoreA`, `scoreB`, `raceTo`, `table` {`tableId`,
+`name`}, `starttime`, `stoptime`). What CueScore does not say is ours, named in its style:
+`winnerNext`/`loserNext` (the match number the winner and the loser go to), `walkover`, and
+`matchstatus` as words ("waiting", "ready", "playing", "finished") since its numeric codes are
+not documented. Byes and matches with no one in them are left out, as CueScore's lists do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from broker.domain.tournament.labels import is_played, match_numbers, next_matches
+from broker.domain.tournament.progress import MatchState, Progress
+
+__all__ = ["CSV_HEADER", "ExportNames", "csv_rows", "cuescore_json"]
+
+CSV_HEADER = (
+    "match",
+    "round",
+    "race_to",
+    "player_a",
+    "player_b",
+    "score_a",
+    "score_b",
+    "walkover",
+    "winner",
+    "table",
+    "started",
+    "finished",
+    "winner_next",
+    "loser_next",
+)
+
+
+@dataclass(frozen=True)
+class ExportNames:
+    """What the files call things: entrants by id, each match's round (translated), its table's
+    name and when it began at the table (by match id)."""
+
+    entrants: Mapping[int, str]
+    rounds: Mapping[str, str]
+    tables: Mapping[str, tuple[str, str]]  # match -> (table id, table name)
+    started: Mapping[str, datetime]
+
+
+def _status(m: MatchState, names: ExportNames) -> str:
+    if m.status == "done":
+        return "finished"
+    if m.status == "ready":
+        return "playing" if m.id in names.started else "ready"
+    return "waiting"
+
+
+def _shown(p: Progress) -> list[MatchState]:
+    return [m for m in p.matches if is_played(m) and m.status != "void"]
+
+
+def _player(entrant: object, names: ExportNames) -> dict[str, Any] | None:
+    return {"playerId": entrant, "name": names.entrants.get(entrant, "")} if isinstance(entrant, int) else None
+
+
+def _iso(at: datetime | None) -> str | None:
+    return at.isoformat() if at is not None else None
+
+
+def cuescore_json(tournament_id: int, name: str, discipline: str, starts_at: datetime, p: Progress, names: ExportNames) -> dict[str, Any]:
+    numbers = match_numbers(p.matches)
+    nxt = next_matches([m.spec for m in p.matches])
+    matches = []
+    for m in _shown(p):
+        win_next, lose_next = nxt.get(m.id, (None, None))
+        table = names.tables.get(m.id)
+        scores = m.result.scores_for(m.a) if m.result is not None and isinstance(m.a, int) else (None, None)
+        matches.append(
+            {
+                "matchId": m.id,
+                "matchno": numbers.get(m.id),
+                "tournamentId": tournament_id,
+                "round": m.spec.round,
+                "roundName": names.rounds.get(m.id, ""),
+                "matchstatus": _status(m, names),
+                "playerA": _player(m.a, names),
+                "playerB": _player(m.b, names),
+                "scoreA": scores[0],
+                "scoreB": scores[1],
+                "raceTo": m.spec.race_to,
+                "walkover": bool(m.result and m.result.walkover),
+                "winner": m.winner if isinstance(m.winner, int) else None,
+                "table": {"tableId": table[0], "name": table[1]} if table else None,
+                "starttime": _iso(names.started.get(m.id)),
+                "stoptime": _iso(m.result.finished_at if m.result else None),
+                "winnerNext": numbers.get(win_next) if win_next else None,
+                "loserNext": numbers.get(lose_next) if lose_next else None,
+            }
+        )
+    return {
+        "tournamentId": tournament_id,
+        "name": name,
+        "discipline": discipline,
+        "starttime": starts_at.isoformat(),
+        "status": "finished" if p.finished else "playing",
+        "winner": _player(p.champion, names) if p.champion is not None else None,
+        "matches": matches,
+    }
+
+
+def csv_rows(p: Progress, names: ExportNames) -> list[list[str]]:
+    """One row per match (CSV_HEADER's columns), the match numbers as staff see them."""
+    doc = cuescore_json(0, "", "", p.plan.start, p, names)
+    rows = []
+    for m in doc["matches"]:
+        a, b = m["playerA"], m["playerB"]
+        winner = names.entrants.get(m["winner"], "") if m["winner"] is not None else ""
+        rows.append(
+            [
+                str(m["matchno"] or ""),
+                m["roundName"],
+                str(m["raceTo"]),
+                a["name"] if a else "",
+                b["name"] if b else "",
+                "" if m["scoreA"] is None else str(m["scoreA"]),
+                "" if m["scoreB"] is None else str(m["scoreB"]),
+                "1" if m["walkover"] else "",
+                winner,
+                m["table"]["name"] if m["table"] else "",
+                m["starttime"] or "",
+                m["stoptime"] or "",
+                str(m["winnerNext"] or ""),
+                str(m["loserNext"] or ""),
+            ]
+        )
+    return rows

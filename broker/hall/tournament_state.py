@@ -1,0 +1,103 @@
+"""A tournament as its rules see it, read from its rows: the rules, the drawn plan, the live results
+and so the state of every match (broker.domain.tournament.progress). Any session, any thread:
+it only reads. The bracket is never stored; this is where it is worked out from what is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session as Db
+
+from broker.domain.refusals import N_
+from broker.domain.tournament.progress import Plan, Progress, Result, progress
+from broker.domain.tournament.rules import Races, Rules, TournamentRefused
+from broker.storage.models import Tournament, TournamentCall, TournamentEntrant, TournamentResult
+
+__all__ = ["Loaded", "TournamentMissing", "entrants_of", "live_calls", "load", "results_of", "rules_of"]
+
+
+class TournamentMissing(TournamentRefused):
+    """No such tournament, entrant or match (the hub's NotFound)."""
+
+
+def rules_of(t: Tournament, entrants: Sequence[TournamentEntrant] = ()) -> Rules:
+    """The tournament's rules from its row (handicaps from its entrants)."""
+    return Rules(
+        format=t.format,  # type: ignore[arg-type]  # checked by Rules itself
+        races=Races(t.race_winners, t.race_losers, t.race_final),
+        discipline=t.discipline,  # type: ignore[arg-type]
+        break_rule=t.break_rule,  # type: ignore[arg-type]
+        grand_final_reset=t.grand_final_reset,
+        group_size=t.group_size,
+        advance=t.advance,
+        swiss_rounds=t.swiss_rounds,
+        handicap={e.id: e.handicap for e in entrants if e.handicap},
+    )
+
+
+def entrants_of(db: Db, tournament_id: int) -> list[TournamentEntrant]:
+    """Its entrants (those who withdrew before the draw left out), in the order they were added."""
+    return list(
+        db.scalars(
+            select(TournamentEntrant)
+            .where(TournamentEntrant.tournament_id == tournament_id, TournamentEntrant.removed_at.is_(None))
+            .order_by(TournamentEntrant.id)
+        )
+    )
+
+
+def results_of(db: Db, tournament_id: int) -> dict[str, Result]:
+    """The live result of each match (voided ones left out), as the rules read them."""
+    r = TournamentResult
+    rows = db.execute(  # plain rows, not ORM objects: read at every result, for every page
+        select(r.match, r.a, r.b, r.score_a, r.score_b, r.finished_at, r.walkover).where(
+            r.tournament_id == tournament_id, r.voided_at.is_(None)
+        )
+    )
+    return {row.match: Result(row.match, row.a, row.b, row.score_a, row.score_b, row.finished_at, row.walkover) for row in rows}
+
+
+def live_calls(db: Db, tournament_id: int | None = None) -> list[TournamentCall]:
+    """Calls not ended yet (a match on a table), of one tournament or of all."""
+    q = select(TournamentCall).where(TournamentCall.ended_at.is_(None))
+    if tournament_id is not None:
+        q = q.where(TournamentCall.tournament_id == tournament_id)
+    return list(db.scalars(q.order_by(TournamentCall.id)))
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A tournament's row, its entrants, and (once drawn) its plan, results and state."""
+
+    t: Tournament
+    entrants: list[TournamentEntrant]
+    plan: Plan | None
+    results: dict[str, Result]
+    progress: Progress | None
+
+    @property
+    def names(self) -> dict[int, str]:
+        return {e.id: entrant_name(e) for e in self.entrants}
+
+
+def entrant_name(e: TournamentEntrant) -> str:
+    """A player's name, a pair's two."""
+    return f"{e.name} / {e.name2}" if e.name2 else e.name
+
+
+def load(db: Db, tournament_id: int, *, for_update: bool = False) -> Loaded:
+    """Everything the rules need about one tournament (TournamentMissing if there is none).
+    `for_update` locks its row (PostgreSQL): two hubs' writers never decide on it at once."""
+    q = select(Tournament).where(Tournament.id == tournament_id)
+    t = db.scalar(q.with_for_update() if for_update else q)
+    if t is None:
+        raise TournamentMissing(N_("There is no such tournament."))
+    entrants = entrants_of(db, t.id)
+    if t.draw_order is None:
+        return Loaded(t, entrants, None, {}, None)
+    plan = Plan(rules_of(t, entrants), tuple(t.draw_order["order"]), t.starts_at)
+    results = results_of(db, t.id)
+    return Loaded(t, entrants, plan, results, progress(plan, results))

@@ -1,0 +1,336 @@
+"""Tournaments (issue 21): create one, enter and check in players, draw, call matches to tables,
+score racks, enter and correct results, export.
+
+Staff run the day (tournaments.run: entrants, check-in, the draw, calls, scores, results,
+walkovers, the TV link); a manager creates tournaments, forces a correction that resets later
+matches, and exports (tournaments.manage). Each write is the same command the pages build.
+"""
+
+from __future__ import annotations
+
+import io
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Path, Query, Response
+from pydantic import AwareDatetime, BaseModel, Field
+
+from broker.accounts.staff import Staff
+from broker.domain.csv_cells import SafeWriter
+from broker.domain.tournament.export import CSV_HEADER, ExportNames, csv_rows, cuescore_json
+from broker.domain.tournament.rules import BREAK_RULES, DISCIPLINES, FORMATS, MAX_ENTRANTS
+from broker.hall.facade import HubFacade
+from broker.hall.tournament_calls import CallMatch, ScoreRack, StartMatch
+from broker.hall.tournament_reads import EntrantView, MatchView, TournamentSummary, TournamentView, english
+from broker.hall.tournament_results import RecordResult
+from broker.hall.tournament_season import SeasonRow
+from broker.hall.tournaments import AddEntrant, CheckInEntrant, CreateTournament, DrawTournament, NewTvLink, RemoveEntrant, RevokeTvLink
+from dashboard.api.auth import can, demand
+from dashboard.api.deps import Hub, IdPath, Reads
+from dashboard.api.schemas import Body, Id, TableId, text
+
+router = APIRouter(tags=["tournaments"])
+
+MatchPath = Annotated[str, Path(pattern=r"^[A-Z0-9-]{1,16}$", description="A match of the plan, e.g. W1-1, L2-3, GF")]
+Score = Annotated[int, Field(ge=0, le=1000)]
+Race = Annotated[int, Field(ge=1, le=150)]
+
+
+class TournamentIn(Body):
+    name: text(120, 2)  # type: ignore[valid-type]
+    starts_at: Annotated[AwareDatetime, Field(strict=False, description="ISO-8601 with its offset, e.g. 2026-12-06T14:00:00+01:00")]
+    league_group: Literal["", "I", "II"] = ""
+    discipline: Literal[DISCIPLINES] = "8-ball"  # type: ignore[valid-type]
+    format: Literal[FORMATS] = "double"  # type: ignore[valid-type]
+    race_winners: Race = 5
+    race_losers: Race = 4
+    race_final: Race = 5
+    break_rule: Literal[BREAK_RULES] = "alternate"  # type: ignore[valid-type]
+    grand_final_reset: bool = True
+    group_size: Annotated[int, Field(ge=2, le=16)] = 4
+    advance: Annotated[int, Field(ge=1, le=16)] = 2
+    swiss_rounds: Annotated[int, Field(ge=1, le=15)] | None = None
+    shot_clock_s: Annotated[int, Field(ge=10, le=45)] | None = None
+    pairs: bool = False
+    seeding: Literal["random", "seeded"] = "random"
+    tables: Annotated[list[TableId], Field(default_factory=list, max_length=32)]
+    fee_member_product: Id | None = None
+    fee_guest_product: Id | None = None
+    free_entry: bool = False
+    club_share_percent: Annotated[int, Field(ge=0, le=100)] = 0
+    payout_shares: Annotated[
+        list[Annotated[int, Field(ge=0, le=100)]], Field(default_factory=lambda: [50, 30, 20], min_length=1, max_length=16)
+    ]
+    season_points: dict[Annotated[int, Field(strict=False, ge=1, le=MAX_ENTRANTS)], Annotated[int, Field(ge=0, le=1000)]] | None = Field(
+        None, description='Points per place, e.g. {"1": 25, "2": 18}; a place not listed gets the nearest listed above it'
+    )
+    tariff: text(32) | None = None  # type: ignore[valid-type]
+    block_hours: Annotated[int, Field(ge=0, le=14, description="Its tables held on the booking calendar from the start (0: not)")] = 6
+
+
+class EntrantIn(Body):
+    member_id: Id | None = None
+    name: text(80, 0) = ""  # type: ignore[valid-type]
+    member2_id: Id | None = None
+    name2: text(80, 0) = ""  # type: ignore[valid-type]
+    handicap: Annotated[int, Field(ge=0, le=149)] = 0
+    check_in: bool = False
+
+
+class CallIn(Body):
+    table: TableId
+
+
+class RackIn(Body):
+    side: Literal["a", "b"]
+    delta: Literal[1, -1] = 1
+    seen: tuple[Score, Score] | None = Field(None, description="The score the tap was made on: a repeat on a changed score changes nothing")
+
+
+class ResultIn(Body):
+    score_a: Score
+    score_b: Score
+    walkover: bool = False
+    force: bool = False
+    reason: text(200, 0) = ""  # type: ignore[valid-type]
+
+
+# -- what the API answers -------------------------------------------------------------------
+
+
+class DrawOut(BaseModel):
+    order: list[int]
+    tournament: TournamentView
+
+
+class CheckInOut(BaseModel):
+    entrant: int
+    fee_tab_id: int | None
+
+
+class MatchAnswerOut(BaseModel):
+    match: MatchView | None
+    reset: list[str] = Field(default_factory=list, description="A forced correction: the matches reset")
+
+
+class RackOut(BaseModel):
+    match: str
+    score_a: int
+    score_b: int
+
+
+class TvLinkOut(BaseModel):
+    token: str = Field(description="Shown once: only its hash is kept. The TV and the phones open /tv/{token}")
+    path: str
+
+
+class CuePlayerOut(BaseModel):
+    playerId: int
+    name: str
+
+
+class CueTableOut(BaseModel):
+    tableId: str
+    name: str
+
+
+class CueMatchOut(BaseModel):
+    matchId: str
+    matchno: int | None
+    tournamentId: int
+    round: int
+    roundName: str
+    matchstatus: str
+    playerA: CuePlayerOut | None
+    playerB: CuePlayerOut | None
+    scoreA: int | None
+    scoreB: int | None
+    raceTo: int
+    walkover: bool
+    winner: int | None
+    table: CueTableOut | None
+    starttime: datetime | None
+    stoptime: datetime | None
+    winnerNext: int | None
+    loserNext: int | None
+
+
+class CueTournamentOut(BaseModel):
+    """The shape of CueScore's tournament files (broker.domain.tournament.export says where it comes from)."""
+
+    tournamentId: int
+    name: str
+    discipline: str = ""
+    starttime: datetime | None = None
+    status: str
+    winner: CuePlayerOut | None = None
+    matches: list[CueMatchOut]
+
+
+@router.get("/tournaments", response_model=list[TournamentSummary], summary="Tournaments, the latest first")
+def list_tournaments(reads: Reads, user: Annotated[Staff, Depends(can("tournaments.view"))]) -> list[TournamentSummary]:
+    return reads.tournaments()
+
+
+@router.post("/tournaments", status_code=201, response_model=TournamentView, summary="A new tournament")
+def create_tournament(body: TournamentIn, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.manage"))]) -> TournamentView:
+    tid = hub.execute(
+        CreateTournament(
+            **body.model_dump(exclude={"tables", "payout_shares"}),
+            tables=tuple(body.tables),
+            payout_shares=tuple(body.payout_shares),
+            actor=user.username,
+        )
+    )
+    return hub.reads.tournament(tid)
+
+
+@router.get("/tournaments/season", response_model=list[SeasonRow], summary="A Lavosliga group's season ranking")
+def season(
+    reads: Reads,
+    user: Annotated[Staff, Depends(can("tournaments.view"))],
+    group: Annotated[Literal["I", "II"], Query()] = "II",
+    year: Annotated[int | None, Query(ge=2000, le=2100)] = None,
+) -> list[SeasonRow]:
+    return reads.season(group, year or reads.today().year)
+
+
+@router.get(
+    "/tournaments/{tournament_id}", response_model=TournamentView, summary="A tournament: entrants, matches, tables, standings, payouts"
+)
+def get_tournament(tournament_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can("tournaments.view"))]) -> TournamentView:
+    return reads.tournament(tournament_id)
+
+
+@router.post(
+    "/tournaments/{tournament_id}/entrants",
+    status_code=201,
+    response_model=EntrantView,
+    summary="Enter a player (a member or a walk-in), or a pair",
+)
+def add_entrant(tournament_id: IdPath, body: EntrantIn, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]) -> EntrantView:
+    eid = hub.execute(AddEntrant(tournament=tournament_id, **body.model_dump(), actor=user.username))
+    return next(e for e in hub.reads.tournament(tournament_id).entrants if e.id == eid)
+
+
+@router.post(
+    "/tournaments/{tournament_id}/entrants/{entrant_id}/check-in",
+    response_model=CheckInOut,
+    summary="Check a player in: the entry fee on their tab",
+)
+def check_in(
+    tournament_id: IdPath, entrant_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]
+) -> dict[str, Any]:
+    tab = hub.execute(CheckInEntrant(tournament=tournament_id, entrant=entrant_id, actor=user.username))
+    return {"entrant": entrant_id, "fee_tab_id": tab}
+
+
+@router.delete("/tournaments/{tournament_id}/entrants/{entrant_id}", status_code=204, summary="A player withdraws before the draw")
+def remove_entrant(
+    tournament_id: IdPath, entrant_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]
+) -> Response:
+    hub.execute(RemoveEntrant(tournament=tournament_id, entrant=entrant_id, actor=user.username))
+    return Response(status_code=204)
+
+
+@router.post(
+    "/tournaments/{tournament_id}/draw", response_model=DrawOut, summary="Draw the checked-in players (the same bracket when drawn already)"
+)
+def draw(tournament_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]) -> dict[str, Any]:
+    order = hub.execute(DrawTournament(tournament=tournament_id, actor=user.username))
+    return {"order": list(order), "tournament": hub.reads.tournament(tournament_id)}
+
+
+@router.post(
+    "/tournaments/{tournament_id}/tv-link",
+    status_code=201,
+    response_model=TvLinkOut,
+    summary="A new read-only link for the TV and the players' phones",
+)
+def tv_link(tournament_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]) -> dict[str, Any]:
+    token = hub.execute(NewTvLink(tournament=tournament_id, actor=user.username))
+    return {"token": token, "path": f"/tv/{token}"}
+
+
+@router.delete("/tournaments/{tournament_id}/tv-link", status_code=204, summary="The TV link stops working")
+def revoke_tv_link(tournament_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]) -> Response:
+    hub.execute(RevokeTvLink(tournament=tournament_id, actor=user.username))
+    return Response(status_code=204)
+
+
+@router.post("/tournaments/{tournament_id}/matches/{match}/call", response_model=MatchAnswerOut, summary="Call a ready match to a table")
+def call(
+    tournament_id: IdPath, match: MatchPath, body: CallIn, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]
+) -> dict[str, Any]:
+    hub.execute(CallMatch(tournament=tournament_id, match=match, table=body.table, actor=user.username))
+    return _match(hub, tournament_id, match)
+
+
+@router.post("/tournaments/{tournament_id}/matches/{match}/start", response_model=MatchAnswerOut, summary="The players are at the table")
+def start(tournament_id: IdPath, match: MatchPath, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]) -> dict[str, Any]:
+    hub.execute(StartMatch(tournament=tournament_id, match=match, actor=user.username))
+    return _match(hub, tournament_id, match)
+
+
+@router.post("/tournaments/{tournament_id}/matches/{match}/rack", response_model=RackOut, summary="A rack won (or taken back) at the table")
+def rack(
+    tournament_id: IdPath, match: MatchPath, body: RackIn, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]
+) -> dict[str, Any]:
+    a, b = hub.execute(
+        ScoreRack(tournament=tournament_id, match=match, side=body.side, delta=body.delta, seen=body.seen, actor=user.username)
+    )
+    return {"match": match, "score_a": a, "score_b": b}
+
+
+@router.post(
+    "/tournaments/{tournament_id}/matches/{match}/result",
+    response_model=MatchAnswerOut,
+    summary="A match's result, a walkover, or a correction",
+)
+def result(
+    tournament_id: IdPath, match: MatchPath, body: ResultIn, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]
+) -> dict[str, Any]:
+    if body.force:
+        demand(user, "tournaments.manage")  # a forced correction resets matches already played: the manager's
+    reset = hub.execute(RecordResult(tournament=tournament_id, match=match, **body.model_dump(), actor=user.username))
+    return {"reset": reset, **_match(hub, tournament_id, match)}
+
+
+def _match(hub: HubFacade, tournament_id: int, match: str) -> dict[str, Any]:
+    return {"match": hub.reads.tournament(tournament_id).match(match)}
+
+
+def export_names(v: TournamentView, round_name: Any = english) -> ExportNames:
+    return ExportNames(
+        entrants={e.id: e.name for e in v.entrants},
+        rounds={m.id: round_name(m.label) or "" for m in v.matches},
+        tables={m.id: (m.table, m.table_name or m.table) for m in v.matches if m.table},
+        started={m.id: m.started_at for m in v.matches if m.started_at is not None},
+    )
+
+
+@router.get(
+    "/tournaments/{tournament_id}/export.json",
+    response_model=CueTournamentOut,
+    summary="The matches in the shape of CueScore's tournament files",
+)
+def export_json(tournament_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.manage"))]) -> dict[str, Any]:
+    v, p = hub.reads.tournament(tournament_id), hub.reads.tournament_progress(tournament_id)
+    if p is None:
+        return {"tournamentId": v.id, "name": v.name, "status": "not drawn", "matches": []}
+    return cuescore_json(v.id, v.name, v.discipline, v.starts_at, p, export_names(v))
+
+
+@router.get("/tournaments/{tournament_id}/export.csv", summary="The matches as CSV")
+def export_csv(tournament_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.manage"))]) -> Response:
+    v, p = hub.reads.tournament(tournament_id), hub.reads.tournament_progress(tournament_id)
+    return csv_response(v, csv_rows(p, export_names(v)) if p is not None else [], list(CSV_HEADER))
+
+
+def csv_response(v: TournamentView, rows: list[list[str]], header: list[str]) -> Response:
+    out = io.StringIO()
+    writer = SafeWriter(out)
+    writer.writerow(header)
+    writer.writerows(rows)
+    name = f"turnaj-{v.id}-{v.starts_at:%Y-%m-%d}.csv"
+    return Response(out.getvalue(), media_type="text/csv; charset=utf-8", headers={"Content-Disposition": f'attachment; filename="{name}"'})
