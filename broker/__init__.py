@@ -1,4 +1,4 @@
-"""The hub: the hub of a hall (sessions, billing, lights, alerts, members, metrics).
+"""The hub of a hall (games, billing, lights, alerts, members, metrics).
 
 Not the MQTT broker — that is Mosquitto; the folder keeps the name the club gave it. The hub's
 sub-packages, each importing only those below it (import-linter checks it, `./run check`):

@@ -2,11 +2,11 @@
 
 A route declares the capability it serves (`can("members.read")` in dashboard.api.auth,
 `page_can("members.read")` in dashboard.web.auth); this table says which role that needs. A
-route whose answer depends on its query asks for a second capability inside (e.g. closed sessions
-need "sessions.history"), so the API never shows staff what the pages keep from them.
+route whose answer depends on its query asks for a second capability inside (e.g. stopped games
+need "games.history"), so the API never shows staff what the pages keep from them.
 
-The rule: staff behind the bar run the evening (floor, sessions and bills, open alerts, foosball
-check-ins, finding a member by name to put on a session); everything about money over time, the
+The rule: staff behind the bar run the evening (floor, games and bills, open alerts, foosball
+check-ins, finding a member by name to put on a game); everything about money over time, the
 member registry itself (notes, card UIDs, export), the nodes and the accounts is the manager's.
 """
 
@@ -27,16 +27,16 @@ class Capability:
 
 CAPABILITIES: dict[str, Capability] = {
     "floor.view": Capability(STAFF, "tables and their live state, tariffs, extras, the floor page, live updates"),
-    "sessions.run": Capability(STAFF, "start, stop, pause, resume, transfer, extend a session, extras, card; a session's bill"),
-    "sessions.open": Capability(STAFF, "the list of open sessions"),
-    "sessions.stop_all": Capability(MANAGER, "stop every game at once at closing (one confirmation); their tabs stay open to be paid"),
-    "sessions.history": Capability(MANAGER, "closed sessions with their totals (revenue), sessions by day"),
+    "games.run": Capability(STAFF, "start, stop, pause, resume, move, extend a game, extras, card; a game's bill"),
+    "games.open": Capability(STAFF, "the list of open games"),
+    "games.stop_all": Capability(MANAGER, "stop every game at once at closing (one confirmation); their tabs stay open to be paid"),
+    "games.history": Capability(MANAGER, "stopped games with their totals (revenue), games by day"),
     "tables.service": Capability(STAFF, "take a table out of service (cleaning, repair) and put it back"),
     "tables.light": Capability(STAFF, "switch a table's light by hand (audited; an alert when no game runs)"),
-    "sessions.correct": Capability(MANAGER, "correct a bill by an amount, with a reason (on a running game or an issued bill)"),
+    "games.correct": Capability(MANAGER, "correct a bill by an amount, with a reason (on a running game or an issued bill)"),
     # An extra is an item on the game's tab: staff void it by the tab's rule (before any payment on
     # the tab; after one, tabs.void_paid: the manager's), as any item.
-    "sessions.void": Capability(STAFF, "void an extra added by mistake on a game's tab, with a reason, before the tab has a payment"),
+    "games.void": Capability(STAFF, "void an extra added by mistake on a game's tab, with a reason, before the tab has a payment"),
     "bills.today": Capability(STAFF, "today's bills (the business day), to find one again and reprint it"),
     # The till (issue 12): staff run tabs and take money; what changes money already taken, the
     # product list, closed days and the eKasa client are the manager's.
@@ -70,7 +70,7 @@ CAPABILITIES: dict[str, Capability] = {
     "members.edit": Capability(MANAGER, "add, edit, import members; fees; give and take cards; card capture"),
     "nodes.view": Capability(MANAGER, "table nodes: online, versions, telemetry (monitoring)"),
     "reports.view": Capability(MANAGER, "revenue, utilisation, drops, foosball reports and their CSVs"),
-    "users.admin": Capability(MANAGER, "staff accounts: passwords, roles, disabling, lockouts, tokens, sessions"),
+    "users.admin": Capability(MANAGER, "staff accounts: passwords, roles, disabling, lockouts, tokens, logins"),
     "account.own": Capability(STAFF, "change one's own password"),
     # Tournaments (issue 21): staff run the day; what is set up, overruled or taken away is the manager's.
     "tournaments.view": Capability(STAFF, "tournaments, their entrants, brackets, tables, standings and the season's ranking"),
@@ -112,3 +112,9 @@ def role_for(capability: str) -> str:
 
 def allows(role: str, capability: str) -> bool:
     return role_at_least(role, role_for(capability))
+
+
+def counts_blind(role: str, day_closed: bool) -> bool:
+    """A blind count: staff see neither the expected cash nor the takings of a day still open
+    (they type what they counted first); the pages and the API ask here alike."""
+    return not day_closed and not allows(role, "day.expected")

@@ -18,7 +18,7 @@ from devices.cli_support import configure_logging, fail, log_level_problem
 
 log = logging.getLogger("lavos.server")
 
-SERVER_HELP = """Run the hub (sessions, lights, alerts, metrics) and the HTTP API.
+SERVER_HELP = """Run the hub (games, lights, alerts, metrics) and the HTTP API.
 
 The database schema is upgraded on start; a database from a newer Lavos is refused.
 Without --influx, metrics are off. Stop with Ctrl-C or SIGTERM.

@@ -4,7 +4,7 @@ One process (and the broker as its child, in the same process group): the MQTT b
 hub on SQLite in a temporary directory, the HTTP API and dashboard (the app `lavos
 server` serves), staff logins, the club's members, and every table of the venue file as a real
 EdgeNode on gpiozero mock pins. The player model (sim/players.py) plans the evening; this module
-only carries it out, as staff and players would: sessions through the hub, ball drops and
+only carries it out, as staff and players would: games through the hub, ball drops and
 goals as beam pulses, cards on the readers, a node's power cut as closing and restarting it.
 The bar (sim/till.py) runs the till alongside: tabs paid as games stop, the day closed at the end.
 
@@ -235,7 +235,7 @@ class Evening:
     nodes: dict[str, SimNode]
     clock: ScaledClock
     console: Console
-    parties: dict[int, int] = field(default_factory=dict)  # plan party -> session id
+    parties: dict[int, int] = field(default_factory=dict)  # plan party -> game id
     racks: dict[int, tuple[int, int]] = field(default_factory=dict)  # party -> (rack, balls dropped in it)
     background: list[threading.Thread] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -243,7 +243,7 @@ class Evening:
     bar: Bar | None = None  # the till: payments, the day's close-out (None: the evening runs without)
     url: str | None = None  # the dashboard's, for where the Z report is
     # Games the hub stopped itself (prepaid): told on its writer thread, paid from the evening's.
-    service_stops: list[tuple[int, str, int]] = field(default_factory=list)
+    hub_stops: list[tuple[int, str, int]] = field(default_factory=list)
 
     def say(self, table: str, text: str, style: str = "") -> None:
         at = self.clock().astimezone(self.hub.reads.venue.tz).strftime("%H:%M")
@@ -259,30 +259,30 @@ class Evening:
         finally:
             self.live = False
 
-    def pay_service_stops(self) -> None:
+    def pay_hub_stops(self) -> None:
         with self.lock:
-            stops, self.service_stops[:] = list(self.service_stops), []
-        for party, table, sid in stops:
+            stops, self.hub_stops[:] = list(self.hub_stops), []
+        for party, table, game in stops:
             if self.bar is not None:
-                self.bar.game_stopped(party, table, sid)
+                self.bar.game_stopped(party, table, game)
 
     def close_out(self) -> None:
         """Closing time at the bar: the games still on are stopped, every tab paid, the day closed."""
         with self.lock:
             running, self.parties = dict(self.parties), {}
         table_of = {s.id: t for t, s in self.hub.reads.hall_snapshot().open.items()}
-        for party, sid in sorted(running.items()):
-            table = table_of.get(sid, "hall")
-            if sid in table_of:
+        for party, game in sorted(running.items()):
+            table = table_of.get(game, "hall")
+            if game in table_of:
                 try:
-                    st = self.hub.execute(StopGame(game=sid, actor=STAFF[0]))
-                    self.say(table, f"session {sid} stopped at closing, bill {format_eur(self.hub.reads.bill_of(st).total_cents)}", "green")
+                    st = self.hub.execute(StopGame(game=game, actor=STAFF[0]))
+                    self.say(table, f"game {game} stopped at closing, bill {format_eur(self.hub.reads.bill_of(st).total_cents)}", "green")
                 except ServiceError as e:
                     self.say(table, f"staff could not stop: {e}", "yellow")
                     continue
             if self.bar is not None:
-                self.bar.game_stopped(party, table, sid)
-        self.pay_service_stops()
+                self.bar.game_stopped(party, table, game)
+        self.pay_hub_stops()
         if self.bar is not None:
             self.bar.close(self.url)
 
@@ -295,7 +295,7 @@ class Evening:
                 return
             if deadline is not None and time.monotonic() >= deadline:
                 break
-            self.pay_service_stops()
+            self.pay_hub_stops()
             try:
                 self.do(action)
             except ServiceError as e:
@@ -392,7 +392,7 @@ class Evening:
         self.say(a.table, f"pocket {a.pocket}: cleared")
         sim.hold(sim.config.pins.pockets[a.pocket], broken=False)  # type: ignore[index]
 
-    def on_service(self, topic: str, data: dict) -> None:
+    def on_hub(self, topic: str, data: dict) -> None:
         """What the hub tells its live views, as the bar would see it."""
         if not self.live:
             return
@@ -401,10 +401,10 @@ class Evening:
             self.say(table, f"ALERT {data.get('message_en')}", "bold red")
         elif topic == "session" and data.get("action") == "stop":
             with self.lock:
-                party = next((p for p, sid in self.parties.items() if sid == data.get("session_id")), None)
+                party = next((p for p, game in self.parties.items() if game == data.get("session_id")), None)
                 if party is not None:  # not stopped by our staff: the hub did it (prepaid)
                     del self.parties[party]
-                    self.service_stops.append((party, table, int(data["session_id"])))
+                    self.hub_stops.append((party, table, int(data["session_id"])))
             if party is not None:
                 self.say(table, f"game {data.get('session_id')} stopped by the hub: prepaid time used up", "magenta")
         elif topic == "checkin":
@@ -478,7 +478,7 @@ def run_demo(
             cards = seed_club(hub, MEMBERS_CSV)
             evening = Evening(hub, {}, clock, console)
             evening.bar = Bar(hub, evening.say, STAFF[0], MANAGER[0])
-            hub.reads.subscribe(evening.on_service)
+            hub.reads.subscribe(evening.on_hub)
             core.start()
             closers.append(core.close)
             web = start_http(core, http, workdir)

@@ -2,21 +2,21 @@
 
 Pure: no I/O, no clock, no threads. Times are simulated seconds since the doors opened, so the
 same seed gives the same evening at any speed; the demo (sim/demo.py) divides them by its speed
-and carries each action out on the real system (sessions through the hub as staff
+and carries each action out on the real system (games through the hub as staff
 would, ball drops and goals as beam pulses on a node's pins, cards on its reader).
 
 What the evening holds:
 * Guests take free billiard tables (a queue at the doors, then a trickle) for 40-150 minutes,
   some with prepaid time that runs out (the hub stops those, not the model), some with a
-  club card on the club-card tables. Every session ends before closing.
+  club card on the club-card tables. Every game ends before closing.
 * On a pool table they play racks: 8-ball and 14/1 are racked with 15 balls, 9-ball with 9.
   A rack never sees more drops than it has balls (8-ball ends when the 8 drops, 9-ball on the 9,
   14/1 re-racks after 14). Shots take 10-45 s (the shot clock allows 45) and about half drop a
   ball, so a table sees a drop every half minute or so, never two within a few seconds.
 * Members check in at foosball with a card tap and play to ten goals.
-* Early on, on purpose, each thing staff must be able to see happens once: a prepaid session
+* Early on, on purpose, each thing staff must be able to see happens once: a prepaid game
   runs out, foosball is played without a card, an unpaid card is refused, a node drops offline
-  during a session and comes back, a pocket beam stays broken long enough to count as stuck.
+  during a game and comes back, a pocket beam stays broken long enough to count as stuck.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ class Action:
     at: float  # simulated seconds since the doors opened
     do: Do
     table: str
-    party: int = 0  # links a session's start, drops and stop
+    party: int = 0  # links a game's start, drops and stop
     pocket: int | None = None
     side: str | None = None
     uid: str | None = None
@@ -119,7 +119,7 @@ class _Planner:
 
     # -- billiards ---------------------------------------------------------------------
 
-    def session(
+    def play(
         self,
         table: Table,
         start: float,
@@ -195,7 +195,7 @@ class _Planner:
             card = None
             if table.club_card and self.paid_cards() and self.rng.random() < 0.3:
                 card = self.rng.choice(self.paid_cards())
-            self.session(table, t, length, prepaid=prepaid, card=card)
+            self.play(table, t, length, prepaid=prepaid, card=card)
 
     # -- foosball ------------------------------------------------------------------------
 
@@ -263,14 +263,14 @@ def plan_evening(
             game = games[i]
             if table is offline_table:
                 quiet = (OFFLINE_AT * 60, OFFLINE_AT * 60 + OFFLINE_FOR_S)
-                p.session(table, start, rng.uniform(60, 120) * 60, quiet=quiet, game=game)
+                p.play(table, start, rng.uniform(60, 120) * 60, quiet=quiet, game=game)
                 p.add(quiet[0], Do.OFFLINE, table.id, note="power cut at the table")
                 p.add(quiet[1], Do.ONLINE, table.id)
             elif i == 1:
-                p.session(table, start, 0, prepaid=PREPAID_MINUTES, game=game)
+                p.play(table, start, 0, prepaid=PREPAID_MINUTES, game=game)
             else:
                 club = table.club_card and paid and i == 2
-                p.session(table, start, rng.uniform(45, 120) * 60, card=rng.choice(paid) if club else None, game=game)
+                p.play(table, start, rng.uniform(45, 120) * 60, card=rng.choice(paid) if club else None, game=game)
         if stuck_table is not None:
             hold = max(STUCK_MIN_HOLD_S, (stuck_after_s + 2.0) * speed)
             at = STUCK_AT * 60
@@ -279,7 +279,7 @@ def plan_evening(
             p.add(at + hold, Do.BEAM_CLEAR, stuck_table.id, pocket=pocket)
             reserved[stuck_table.id] = at + hold + 60
     for table in caroms:
-        p.session(table, rng.uniform(60, 120), rng.uniform(60, 120) * 60)
+        p.play(table, rng.uniform(60, 120), rng.uniform(60, 120) * 60)
     if foos:
         member_table, guest_table = foos[0], foos[-1]
         if paid:

@@ -60,9 +60,9 @@ class Bar:
         except ServiceError as e:
             self.say("bar", f"staff could not open the day: {e}", "yellow")
 
-    def game_started(self, party: int, table: str, session_id: int) -> None:
+    def game_started(self, party: int, table: str, game_id: int) -> None:
         """Some parties order: a drink for every second one, a pizza topping for every third."""
-        tab = self.hub.reads.tab_of_session(session_id)
+        tab = self.hub.reads.tab_of_game(game_id)
         if tab is None:
             return
         products = self.hub.reads.products(active_only=True)
@@ -100,9 +100,9 @@ class Bar:
         except ServiceError as e:
             self.say("bar", f"staff could not serve the walk-in: {e}", "yellow")
 
-    def game_stopped(self, party: int, table: str, session_id: int) -> None:
+    def game_stopped(self, party: int, table: str, game_id: int) -> None:
         """The game is over: pay its tab now (cash or card), or leave it open for later."""
-        tab = self.hub.reads.tab_of_session(session_id)
+        tab = self.hub.reads.tab_of_game(game_id)
         if tab is None:
             return
         if party % LEFT_OPEN_EVERY == 0:

@@ -30,7 +30,7 @@ class Staff:
 
 @dataclass(frozen=True)
 class StaffLogin:
-    """A live login (broker.accounts.web_sessions) and whose it is."""
+    """A live login (broker.accounts.logins) and whose it is."""
 
     pk: int
     staff: Staff

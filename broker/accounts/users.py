@@ -16,7 +16,7 @@ from argon2 import PasswordHasher
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from broker.accounts import web_sessions
+from broker.accounts import logins
 from broker.domain.refusals import N_, Refusal
 from broker.storage.audit import record_audit
 from broker.storage.models import ROLES, ApiToken, AuditEntry, Login, User
@@ -119,11 +119,11 @@ def set_password(
     *,
     actor: str,
     must_change: bool = False,
-    keep_session: int | None = None,
+    keep_login: int | None = None,
 ) -> User:
     """A new password also lifts a lockout and ends the user's logins.
 
-    `keep_session` (a web session pk) survives: the user changing their own password stays logged
+    `keep_login` (a login's pk) survives: the user changing their own password stays logged
     in where they did it, every other browser is logged out. `must_change`: a manager hands the
     password out, and the user must choose their own at the next login.
     """
@@ -133,7 +133,7 @@ def set_password(
     user.must_change_password = must_change
     db.flush()
     record_audit(db, actor, "user.password", f"user:{username}", {"must_change": must_change})
-    web_sessions.end_user_sessions(db, username, by=actor, reason="password", keep=keep_session)
+    logins.end_user_logins(db, username, by=actor, reason="password", keep=keep_login)
     return user
 
 
@@ -177,7 +177,7 @@ def set_role(db: Session, username: str, role: str, *, actor: str) -> User:
     old, user.role = user.role, role
     db.flush()
     record_audit(db, actor, "user.role", f"user:{username}", {"role": [old, role]})
-    web_sessions.end_user_sessions(db, username, by=actor, reason="role")
+    logins.end_user_logins(db, username, by=actor, reason="role")
     return user
 
 
@@ -192,7 +192,7 @@ def set_active(db: Session, username: str, active: bool, *, actor: str) -> User:
     db.flush()
     record_audit(db, actor, "user.active", f"user:{username}", {"active": active})
     if not active:
-        web_sessions.end_user_sessions(db, username, by=actor, reason="disabled")
+        logins.end_user_logins(db, username, by=actor, reason="disabled")
     return user
 
 
@@ -212,22 +212,22 @@ def list_users(db: Session) -> list[User]:
     return list(db.scalars(select(User).order_by(User.username)))
 
 
-def user_sessions(db: Session, username: str) -> list[Login]:
+def user_logins(db: Session, username: str) -> list[Login]:
     """The user's live logins, newest first."""
     _require_user(db, username)
-    return web_sessions.active_sessions(db, username)
+    return logins.active_logins(db, username)
 
 
-def end_session(db: Session, username: str, session_pk: int, *, actor: str) -> None:
+def end_login(db: Session, username: str, login_pk: int, *, actor: str) -> None:
     _require_user(db, username)
-    if not web_sessions.end_one(db, username, session_pk, by=actor):
-        raise UserError(N_("%(username)s has no open login no. %(session)d; it has already ended."), username=username, session=session_pk)
+    if not logins.end_one(db, username, login_pk, by=actor):
+        raise UserError(N_("%(username)s has no open login no. %(login)d; it has already ended."), username=username, login=login_pk)
 
 
-def end_sessions(db: Session, username: str, *, actor: str) -> int:
-    """Log the user out of every browser; returns how many sessions ended."""
+def end_logins(db: Session, username: str, *, actor: str) -> int:
+    """Log the user out of every browser; returns how many logins ended."""
     _require_user(db, username)
-    return web_sessions.end_user_sessions(db, username, by=actor, reason="ended")
+    return logins.end_user_logins(db, username, by=actor, reason="ended")
 
 
 def user_audit(db: Session, username: str, limit: int = 50) -> list[AuditEntry]:

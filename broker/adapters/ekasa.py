@@ -50,6 +50,7 @@ from typing import Any, Literal, Protocol
 
 import httpx
 
+from broker.domain.json_shape import every_field_sent
 from broker.domain.receipt import ReceiptLine
 
 MAX_ITEMS = 500
@@ -119,6 +120,7 @@ class Registration:
     code: int | None = None
 
 
+@every_field_sent
 @dataclass(frozen=True)
 class ClientStatus:
     reachable: bool

@@ -107,13 +107,13 @@ class HubCommands:
     def send_light(self, table: str, command: contract.LightSet) -> None:
         self.publish(contract.light_set_topic(table), contract.encode(command), retain=False)
 
-    def send_session(self, table: str, summary: contract.SessionSummary | None) -> None:
+    def send_summary(self, table: str, summary: contract.SessionSummary | None) -> None:
         # Retained: a node that boots (or reconnects) learns its table's game at once.
         self.publish(contract.session_topic(table), contract.encode(summary), retain=True)
 
 
 class HubLink(HubCommands):
-    """Subscribe to what the nodes say; publish commands (never retained) and session summaries."""
+    """Subscribe to what the nodes say; publish commands (never retained) and game summaries."""
 
     def __init__(
         self,

@@ -82,7 +82,7 @@ _Report = (
 
 
 class ProcessLink(HubCommands):
-    """HubLink's interface (start, close, publish, send_light, send_session, ack, ack_many, stats),
+    """HubLink's interface (start, close, publish, send_light, send_summary, ack, ack_many, stats),
     with paho running in a child process."""
 
     def __init__(

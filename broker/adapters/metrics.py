@@ -293,6 +293,8 @@ class MetricsWriter:
         self.write("goal", {"table": table, "side": side}, {"count": 1}, at)
 
     def session(self, table: str, tariff: str, minutes: int, amount_cents: int, at: datetime) -> None:
+        """A game billed: its minutes and amount. Named, like every point method, after its
+        measurement, which keeps the name dashboards read (docs/architecture.md, one word per thing)."""
         self.write(
             "session",
             {"table": table, "tariff": tariff},

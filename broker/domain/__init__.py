@@ -1,1 +1,1 @@
-"""The hub's pure rules: sessions, billing, tariffs, alert kinds, schedules, the venue file. No I/O library here."""
+"""The hub's pure rules: games, billing, tariffs, alert kinds, schedules, the venue file. No I/O library here."""

@@ -10,6 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+# Foosball without a member is the one the club cares about most ("LEN PRE REGISTROVANÝCH ČLENOV"):
+# the banner and the live push shout these.
+LOUD_KINDS = frozenset({"foosball_no_member"})
+
 
 @dataclass(frozen=True)
 class AlertSpec:

@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from fractions import Fraction
 from itertools import groupby
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from broker.domain.json_shape import derived, every_field_sent, json_name
 
 if TYPE_CHECKING:
     from broker.domain.tariffs import Segment
@@ -69,6 +71,7 @@ def format_eur(cents: int, lang: Literal["sk", "en"] = "sk") -> str:
     return f"{sign}€{whole}.{part:02d}"
 
 
+@every_field_sent
 @dataclass(frozen=True)
 class BillLine:
     kind: LineKind
@@ -78,13 +81,17 @@ class BillLine:
     # "band:<name>", "<tariff>_hours_ended", "<tariff>", "manual", "floor_zero", "minimum".
     reason: str
     amount_cents: int
-    tariff_id: str | None = None
+    tariff_id: Annotated[str | None, json_name("tariff")] = None
     rate_cents_per_hour: int | None = None
     start: datetime | None = None
     end: datetime | None = None
     billed_seconds: int | None = None
     quantity: int = 1
     unit_cents: int | None = None
+
+    @derived
+    def amount(self) -> str:
+        return format_eur(self.amount_cents)
 
 
 @dataclass(frozen=True)
@@ -99,9 +106,22 @@ class Bill:
     def time_cents(self) -> int:
         return sum(line.amount_cents for line in self.lines if line.kind == "time")
 
+    # The money as staff read it, in the JSON beside the cents (a client shows it as it is).
+    @derived
+    def total(self) -> str:
+        return format_eur(self.total_cents)
+
+    @derived
+    def total_en(self) -> str:
+        return format_eur(self.total_cents, "en")
+
+    @derived
+    def vat(self) -> str:
+        return format_eur(self.vat_cents)
+
 
 def minimum_line(time_lines: Iterable[BillLine], minimum_cents: int) -> BillLine | None:
-    """Top the table time up to the minimum charge; a session with no billed time owes none."""
+    """Top the table time up to the minimum charge; a game with no billed time owes none."""
     lines = list(time_lines)
     time_total = sum(line.amount_cents for line in lines)
     if not lines or time_total >= minimum_cents:

@@ -334,6 +334,7 @@ def free_spans(period: Span, taken: Iterable[Span], *, at_least: timedelta = tim
 @dataclass(frozen=True)
 class TableFree:
     table: str
+    name: str  # the venue's name of the table
     free: tuple[Span, ...]
 
 
@@ -357,7 +358,7 @@ def availability(
             continue
         taken = [c.span for c in claims if c.table == spec.id]
         free = [s for p in periods for s in free_spans(p, taken, at_least=at_least)]
-        out.append(TableFree(spec.id, tuple(free)))
+        out.append(TableFree(spec.id, spec.name, tuple(free)))
     return out
 
 

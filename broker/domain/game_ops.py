@@ -1,8 +1,8 @@
-"""A table session is the replay of its append-only list of operations.
+"""A game is the replay of its append-only list of operations.
 
 The storage layer persists the ops (they are the audit log: who, when, what, why); this module
 only folds them into a state and a bill. The fold reads no clock and no database, so a service
-killed mid-session and restarted replays the same ops into the same state and bills exactly as
+killed mid-game and restarted replays the same ops into the same state and bills exactly as
 if it had never stopped. `apply` is the same fold, one step: the hub calls it to validate a
 new op before appending it, and `replay` is nothing but `apply` over the log.
 """
@@ -63,7 +63,7 @@ _MAX_QUANTITY = 100
 
 
 class GameError(Refusal):
-    """An operation that cannot apply to the session; str() says what and why, for staff and logs."""
+    """An operation that cannot apply to the game; str() says what and why, for staff and logs."""
 
 
 def _utc(at: object, what: str) -> datetime:
@@ -369,7 +369,7 @@ def _close(state: GameState, at: datetime, venue: Venue) -> GameState:
 
 
 class _Context(TypedDict, total=False):
-    """What a transfer or a card changes of a session's rate context."""
+    """What a transfer or a card changes of a game's rate context."""
 
     table: str
     member: MemberSnapshot | None
@@ -482,16 +482,16 @@ _HANDLERS: dict[str, Callable[[GameState, Op, _OpData, Venue], GameState]] = {
 
 
 def apply(state: GameState | None, op: Op, venue: Venue) -> GameState:
-    """The state after `op`; GameError if `op` cannot follow `state` (None = no session yet)."""
+    """The state after `op`; GameError if `op` cannot follow `state` (None = no game yet)."""
     if not isinstance(op, Op):
         raise GameError(f"expected an Op, got {type(op).__name__}")
     data = _parse(op)
     if state is None:
         if op.kind != "start":
-            raise GameError(f"a session begins with start, not {op.kind}")
+            raise GameError(f"a game begins with start, not {op.kind}")
         return replace(_start(op, data, venue), op_count=1)
     if op.kind == "start":
-        raise GameError(f"the session on {state.table} was already started at {state.started_at.isoformat()}")
+        raise GameError(f"the game on {state.table} was already started at {state.started_at.isoformat()}")
     if op.at < state.last_at:
         raise GameError(f"{op.kind} at {op.at.isoformat()} is earlier than the previous operation at {state.last_at.isoformat()}")
     if state.state == "stopped" and op.kind not in _AFTER_STOP:
@@ -511,7 +511,7 @@ def replay(ops: Sequence[Op], venue: Venue) -> GameState:
         except GameError as e:
             raise GameError(f"operation {n} ({getattr(op, 'kind', '?')}): {e}") from None
     if state is None:
-        raise GameError("no operations to replay: a session needs at least its start")
+        raise GameError("no operations to replay: a game needs at least its start")
     return state
 
 
@@ -521,12 +521,12 @@ def replay(ops: Sequence[Op], venue: Venue) -> GameState:
 def _now(state: GameState, now: datetime) -> datetime:
     now = _utc(now, "now")
     if state.is_open and now < state.last_at:
-        raise GameError(f"now ({now.isoformat()}) is before the session's last operation ({state.last_at.isoformat()})")
+        raise GameError(f"now ({now.isoformat()}) is before the game's last operation ({state.last_at.isoformat()})")
     return now
 
 
 def segments(state: GameState, venue: Venue, now: datetime) -> list[Segment]:
-    """All played time, an open session's up to `now`."""
+    """All played time, an open game's up to `now`."""
     now = _now(state, now)
     open_part = split(venue, state.context, state.running_since, now) if state.running_since else []
     return [*state.segments, *open_part]
@@ -539,7 +539,7 @@ def current_rate(state: GameState, venue: Venue, now: datetime) -> Rate | None:
 
 
 def prepaid_remaining(state: GameState, now: datetime) -> timedelta | None:
-    """Prepaid play left (never negative); None for an open-ended session."""
+    """Prepaid play left (never negative); None for an open-ended game."""
     now = _now(state, now)
     if state.prepaid_until is None:
         return None
@@ -564,7 +564,7 @@ def _correction_lines(state: GameState) -> list[BillLine]:
 
 
 def bill(state: GameState, venue: Venue, now: datetime) -> Bill:
-    """The bill of the game's table time (and a manager's corrections); an open session is billed up
+    """The bill of the game's table time (and a manager's corrections); an open game is billed up
     to `now`, a stopped one ignores it. What was put on the game's tab (extras, drinks) is the tab's."""
     played = time_lines(segments(state, venue, now), venue)
     minimum = minimum_line(played, venue.billing.minimum_cents)

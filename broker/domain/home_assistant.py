@@ -5,7 +5,7 @@ Home Assistant (HA) finds entities by retained JSON configs on
 point HA at the wire contract's own topics (the node's status, light/state, ball drops and
 goals), so HA reads what the hall already says. One more topic exists for HA alone:
 ``lavos/v1/ha/<table>/state``, whether a game is open and its running amount: the contract's
-session summary names the member playing (HA's login may not read it, nor card taps: the ACL),
+game summary (the `session` topic) names the member playing (HA's login may not read it, nor card taps: the ACL),
 and is published on changes only while the amount grows by the minute.
 
 Read-only on purpose: no config carries a ``command_topic`` (the light is a binary_sensor,
@@ -79,7 +79,7 @@ def _node_availability(table: str) -> list[dict[str, object]]:
 
 
 def _hub_availability() -> list[dict[str, object]]:
-    # What the hub publishes (session, amount) is as fresh as the hub: its birth/will.
+    # What the hub publishes (the game, its amount) is as fresh as the hub: its birth/will.
     return [
         {
             "topic": contract.HUB_STATUS_TOPIC,

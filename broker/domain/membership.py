@@ -1,6 +1,6 @@
 """Who may play as a member, and how long a foosball check-in lasts: pure rules, one home each.
 
-The hub (staff check-ins, card taps, the club rate at session start), the watchdog (ending
+The hub (staff check-ins, card taps, the club rate at a game's start), the watchdog (ending
 stale check-ins) and the dashboard (who is checked in where) all ask these functions, so the
 rule cannot drift between them.
 """

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Annotated, Any, Literal, Protocol, TypeVar
 
 from broker.domain.billing import vat_share
+from broker.domain.json_shape import HIDDEN, derived
 
 __all__ = ["TABLE_TIME", "MoneyLine", "TabBill", "TabStatus", "VatRow", "allocate", "share_out", "tab_bill", "vat_rows"]
 
@@ -28,7 +29,7 @@ TabStatus = Literal["open", "partly_paid", "paid"]
 class MoneyLine:
     """One line of a tab's bill, whatever it came from.
 
-    `key` says where: "session:<session id>:<n>" for the n-th line of a game's bill,
+    `key` says where: "session:<game id>:<n>" for the n-th line of a game's bill (the stored key keeps its first spelling),
     "item:<tab item id>" for an item from the product list. A voided item is not a line.
     """
 
@@ -40,7 +41,7 @@ class MoneyLine:
     amount_cents: int
     vat_percent: int
     category: str
-    tab_id: int  # the tab it was put on (a merged tab's lines keep their own)
+    tab_id: Annotated[int, HIDDEN]  # the tab it was put on (a merged tab's lines keep their own)
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class VatRow:
     gross_cents: int
     vat_cents: int
 
-    @property
+    @derived
     def net_cents(self) -> int:
         return self.gross_cents - self.vat_cents
 

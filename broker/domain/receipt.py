@@ -10,8 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import Field
+
+from broker.domain.json_shape import HIDDEN, derived, every_field_sent
 from broker.domain.money import MoneyLine, VatRow, vat_rows
 
 __all__ = ["Issuer", "Receipt", "ReceiptLine", "line_from_json", "lines_from_json", "lines_json", "vat_from_json"]
@@ -28,7 +31,8 @@ class ReceiptLine:
     category: str
     # A part payment's line (category "partial_payment", one per VAT rate) paid for a share of what
     # the bill holds at its rate: that share by category, summing to amount_cents (broker.domain.revenue).
-    categories: tuple[tuple[str, int], ...] = ()
+    # Frozen with the payment for the revenue's categories; the receipt's JSON never had it.
+    categories: Annotated[tuple[tuple[str, int], ...], HIDDEN] = ()
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,7 @@ class Issuer:
     ic_dph: str
 
 
+@every_field_sent
 @dataclass(frozen=True)
 class Receipt:
     payment_id: int
@@ -54,33 +59,33 @@ class Receipt:
     total_cents: int  # = the payment's amount: the lines' sum, what counts against the bill
     method: str  # the payment method's id (venue [till])
     method_name: str  # Slovak
-    method_name_en: str
+    method_name_en: Annotated[str, HIDDEN]
     tendered_cents: int | None
     change_cents: int
-    tab_id: int
+    tab_id: Annotated[int, HIDDEN]
     table_name: str | None  # None: a walk-in tab
     reverses_number: int | None = None  # a reversal: the receipt number it reverses
     fiscal_state: str = "none"  # broker.storage.models.FISCAL_STATES; "none": not a fiscal receipt
     fiscal_id: str | None = None
     reason: str | None = None  # a reversal: why
-    part: int | None = None  # the split part it paid
-    paragon_no: str | None = None  # a hand-written paragón that stands for it (eKasa was down)
-    table_name_en: str | None = None
+    part: Annotated[int | None, HIDDEN] = None  # the split part it paid
+    paragon_no: Annotated[str | None, HIDDEN] = None  # a hand-written paragón that stands for it (eKasa was down)
+    table_name_en: Annotated[str | None, HIDDEN] = None
     # Cash rounding (broker.domain.cash_rounding): a line of its own after the total, outside the VAT
     # base; what the guest paid is the total and the rounding.
-    rounding_cents: int = 0
+    rounding_cents: Annotated[int, Field(description="Cash rounding, its own line outside the VAT base")] = 0
 
-    @property
+    @derived
     def paid_cents(self) -> int:
         """What changed hands: the total, and for cash its rounding (17,33 € + 0,02 € = 17,35 €)."""
         return self.total_cents + self.rounding_cents
 
-    @property
+    @derived
     def fiscal(self) -> bool:
         """Whether this is a fiscal receipt (registered in eKasa); otherwise it must say it is not."""
         return self.fiscal_state == "registered"
 
-    @property
+    @derived
     def missing_issuer(self) -> tuple[str, ...]:
         """What the receipt should name and the venue file leaves empty ("ico", "dic"; IČ DPH only for a VAT payer)."""
         return tuple(f for f in ("name", "address", "ico", "dic") if not getattr(self.issuer, f))

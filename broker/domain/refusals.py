@@ -4,15 +4,17 @@ The hub refuses in English (logs, the JSON API's `detail`); a page shows the sam
 staff's language by looking `msgid` up in the dashboard's catalogues and filling in `params`.
 `N_` only marks a literal for extraction (`python -m dashboard.web.i18n_tools` scans broker/ too).
 
-    raise ServiceError(N_("%(table)s already has game no. %(session)d running; stop or move it first."),
-                       table=table_name, session=session_id)
+    raise ServiceError(N_("%(table)s already has game no. %(game)d running; stop or move it first."),
+                       table=table_name, game=game_id)
 
 Pass names people know (a table's display name, a member's name), never ids.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, Any, Self
+
+from pydantic_core import CoreSchema, core_schema
 
 if TYPE_CHECKING:
     from devices.tables import TableSpec
@@ -61,6 +63,13 @@ class Name:
 
     def __hash__(self) -> int:
         return hash((self.name, self.name_en))
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> CoreSchema:
+        """In a view's JSON (the API) a name is the venue's own, as its Slovak pages say it."""
+        return core_schema.is_instance_schema(
+            cls, serialization=core_schema.plain_serializer_function_ser_schema(lambda n: n.name, return_schema=core_schema.str_schema())
+        )
 
 
 def table_name(spec: TableSpec) -> Name:

@@ -13,7 +13,9 @@ from collections import Counter, deque
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Annotated
 
+from broker.domain.json_shape import HIDDEN, derived, every_field_sent
 from devices.contract import ROOT
 
 # The bucket of messages whose topic names no table of the venue; not a valid table id, so no
@@ -60,7 +62,7 @@ def excerpt(payload: bytes) -> str:
 
 @dataclass(frozen=True)
 class Sample:
-    table: str
+    table: Annotated[str, HIDDEN]  # the bucket it is kept under (the JSON lists a table's samples under the table)
     at: datetime
     topic: str
     reason: str
@@ -100,21 +102,25 @@ class ReasonCount:
     last_at: datetime
 
 
+@every_field_sent
 @dataclass
 class NodeRejects:
-    """One table's (or the UNKNOWN bucket's) refusals: counts per reason, newest samples first."""
+    """One table's (or the UNKNOWN bucket's) refusals: counts per reason, newest samples first.
+
+    `dropped` messages were not applied; `clock_flagged` events were, at the hub's receive time.
+    """
 
     by_reason: dict[str, ReasonCount] = field(default_factory=dict)
     samples: list[Sample] = field(default_factory=list)
 
-    @property
+    @derived
     def dropped(self) -> int:
         return sum(c.count for r, c in self.by_reason.items() if r not in KEPT_REASONS)
 
-    @property
-    def kept(self) -> int:
+    @derived
+    def clock_flagged(self) -> int:
         return sum(c.count for r, c in self.by_reason.items() if r in KEPT_REASONS)
 
-    @property
+    @derived
     def last_at(self) -> datetime | None:
         return max((c.last_at for c in self.by_reason.values()), default=None)

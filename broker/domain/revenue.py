@@ -18,7 +18,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from typing import Annotated
 
+from pydantic import Field
+
+from broker.domain.json_shape import derived, every_field_sent, json_name
 from broker.domain.money import TABLE_TIME, allocate, share_out
 from broker.domain.receipt import ReceiptLine
 from broker.domain.refusals import N_
@@ -125,17 +129,26 @@ def category_totals(payments: Iterable[PaymentRecord], fallback_vat: int) -> dic
     return dict(sorted(out.items(), key=lambda kv: _rank(kv[0])))
 
 
+@every_field_sent
 @dataclass(frozen=True)
 class Revenue:
-    """Revenue over business days first..last; every breakdown sums to total_cents."""
+    """Revenue: the money taken on business days first..last (every payment counted on them, refunds
+    deducted, VAT included), the Z reports' takings; every breakdown sums to total_cents."""
 
-    first: date
-    last: date
+    first: Annotated[date, json_name("from")]
+    last: Annotated[date, json_name("to")]
     total_cents: int = 0
-    payments: int = 0  # payments counted, reversals not
+    payments: Annotated[int, Field(description="Payments counted (refunds not)")] = 0
     by_day: dict[str, int] = field(default_factory=dict)  # every day of the range, one without takings too
-    by_table: dict[str, int] = field(default_factory=dict)  # table id, WALK_IN for the bar's tabs
-    by_category: dict[str, int] = field(default_factory=dict)
+    by_table: Annotated[dict[str, int], Field(description="Table id → cents; the bar's tabs (no table) under 'walk_in'")] = field(
+        default_factory=dict
+    )
+    by_category: Annotated[dict[str, int], Field(description="What was paid for: table_time, drinks, food…")] = field(default_factory=dict)
+
+    @derived
+    def definition(self) -> str:
+        """What total_cents counts, in words."""
+        return LABEL
 
 
 def revenue(payments: Iterable[PaymentRecord], first: date, last: date, *, fallback_vat: int) -> Revenue:

@@ -40,11 +40,11 @@ class MemberSnapshot:
 
     The card is valid at an instant when the fee of that instant's calendar year (the venue's
     local year) is paid: the club's rule is "valid only while the current year is paid, due by
-    1 January", so it is judged at every moment, not once when the card was shown. A session
+    1 January", so it is judged at every moment, not once when the card was shown. A game
     never outlives two years, so the snapshot carries the two fee years it can meet: `year` (when
     the card was shown, paid: `fee_paid`) and the next one (`next_year_paid`). Any later year is
     unknown and counts as unpaid. Without `year` (ops stored before the fee year was recorded)
-    `fee_paid` holds for the whole session.
+    `fee_paid` holds for the whole game.
     """
 
     member_id: int
@@ -79,7 +79,7 @@ class MemberSnapshot:
 
 @dataclass(frozen=True)
 class RateContext:
-    """What the rate depends on besides the clock; it changes only through session operations."""
+    """What the rate depends on besides the clock; it changes only through game operations."""
 
     table: str
     tariff: str | None = None  # a requested special tariff (training); None = standard or club card

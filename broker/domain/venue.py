@@ -89,7 +89,7 @@ class Billing(_Model):
     member_tariff: Slug = "club_card"
     prepaid_warning_min: int = Field(default=5, ge=0, le=120)
     closing_warning_min: int = Field(default=10, ge=0, le=120)
-    # What happens when prepaid time runs out: stop the session, or run on at the open rate.
+    # What happens when prepaid time runs out: stop the game, or run on at the open rate.
     prepaid_expiry: Literal["stop", "continue"] = "stop"
     pause_light: Literal["off", "on"] = "off"
     idle_alert_min: int = Field(default=20, ge=1, le=600)

@@ -24,9 +24,12 @@ import typing
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
 
 from broker.domain.billing import vat_share
+from broker.domain.json_shape import HIDDEN, derived, every_field_sent, null_when
 from broker.domain.money import TABLE_TIME
 from broker.domain.revenue import UNASSIGNED, PaymentRecord, payment_parts, takings
 
@@ -48,6 +51,7 @@ __all__ = [
     "payment_from_json",
     "payment_to_json",
     "to_json",
+    "withheld",
     "z_report",
 ]
 
@@ -115,8 +119,9 @@ class TournamentTime:
     name: str
     games: int  # the tables' games its matches were played in
     minutes: int
-    billed_cents: int  # at the tournament's rate (the Lavosliga's: 0 €/h, the club's own use)
-    list_cents: int  # the same time at the venue's standard rate: what it is worth
+    # at the tournament's rate (the Lavosliga's: 0 €/h, the club's own use)
+    billed_cents: Annotated[int, Field(description="The tournament's table time at its rate (not the players')")]
+    list_cents: Annotated[int, Field(description="The same time at the standard rate")]  # what it is worth
 
 
 @dataclass(frozen=True)
@@ -195,8 +200,11 @@ class EarlierDay:
     reversal: bool
 
 
+@every_field_sent
 @dataclass(frozen=True)
 class ZReport:
+    """A day's Z report: frozen if `closed_at` is set, else the figures as they stand now (`made_at`)."""
+
     day: date
     opened_at: datetime | None
     opened_by: str
@@ -211,7 +219,8 @@ class ZReport:
     payments_count: int
     payments_cents: int
     reversals_cents: int
-    total_cents: int  # the day's takings: its revenue (broker.domain.revenue), every payment counted on it, reversals included
+    # the day's takings: its revenue (broker.domain.revenue), every payment counted on it, reversals included
+    total_cents: Annotated[int, Field(description="Revenue (incl. VAT, paid): every payment counted on the day, refunds deducted")]
     table_time_cents: int
     items_cents: int
     by_method: tuple[MethodTotal, ...]
@@ -224,31 +233,65 @@ class ZReport:
     open_tabs: tuple[OpenTab, ...]
     earlier_days: tuple[EarlierDay, ...]
     open_tabs_confirmed: bool = False  # closed with tabs open, staff said so explicitly
-    format: int = FORMAT
+    format: Annotated[int, HIDDEN] = FORMAT  # of the frozen copy (business_days.report), not of the API's JSON
     # The cash rounding of the day's payments (reversals give theirs back): cash in the drawer that
     # is not takings and bears no VAT. 0 in a report frozen before rounding was kept.
-    rounding_cents: int = 0
+    rounding_cents: Annotated[
+        int, Field(description="The cash rounding to 0,05 € of the day's payments: in the drawer, not takings, no VAT")
+    ] = 0
     # Tournaments played on the day and their table time (not takings: its money, if any, is in
     # the payments of the tabs its games ran on). Empty in a report frozen before tournaments.
-    tournaments: tuple[TournamentTime, ...] = ()
+    tournaments: Annotated[tuple[TournamentTime, ...], Field(description="Tournaments played on the day and their table time")] = ()
+    # A staff user's view of a day still open (a blind count, `withheld`): the JSON carries the
+    # expected cash, the takings and their breakdowns (BLIND) as null until the day is closed.
+    blind: Annotated[bool, Field(description="Staff count blind: the expected cash and the takings are null until the day is closed")] = (
+        False
+    )
 
-    @property
+    @derived
     def expected_cash_cents(self) -> int:
-        """What the drawer should hold: the float plus the cash taken, less the cash given back, and the rounding."""
+        """The float, the cash taken less the cash given back, and the cash rounding: what the drawer should hold."""
         return self.float_cents + self.cash_cents + self.rounding_cents
 
-    @property
+    @derived
     def variance_cents(self) -> int | None:
         """Counted less expected: negative means cash is missing."""
         return None if self.counted_cents is None else self.counted_cents - self.expected_cash_cents
 
-    @property
+    @derived
     def open_tabs_cents(self) -> int:
         return sum(t.owed_cents for t in self.open_tabs)
 
     @property
     def closed(self) -> bool:
         return self.closed_at is not None
+
+    # The blind count in the JSON: what BLIND names is null there (the view keeps its figures, so
+    # the page and the frozen copy are made from the one report), each typed, so the document says
+    # which may be null.
+    _blind_cents = null_when(
+        "blind",
+        int,
+        "expected_cash_cents",
+        "cash_cents",
+        "rounding_cents",
+        "payments_cents",
+        "reversals_cents",
+        "total_cents",
+        "table_time_cents",
+        "items_cents",
+    )
+    _blind_methods = null_when("blind", tuple[MethodTotal, ...], "by_method")
+    _blind_staff = null_when("blind", tuple[StaffTotal, ...], "by_staff")
+    _blind_categories = null_when("blind", tuple[CategoryTotal, ...], "by_category")
+    _blind_vat = null_when("blind", tuple[VatTotal, ...], "by_vat")
+    _blind_refunds = null_when("blind", tuple[Refund, ...], "refunds")
+    _blind_earlier = null_when("blind", tuple[EarlierDay, ...], "earlier_days")
+
+
+def withheld(report: ZReport) -> ZReport:
+    """The report as staff see it while the day is open: blind (its JSON withholds BLIND)."""
+    return dataclasses.replace(report, blind=True)
 
 
 # --- the sums ----------------------------------------------------------------------------------

@@ -97,7 +97,7 @@ class Accounts:
     @handles(SetStaffPassword)
     def set_password(self, c: SetStaffPassword) -> None:
         with self.h.store.session() as db:
-            users.set_password(db, c.username, c.password, actor=c.actor, must_change=c.must_change, keep_session=c.keep_login)
+            users.set_password(db, c.username, c.password, actor=c.actor, must_change=c.must_change, keep_login=c.keep_login)
 
     @handles(SetStaffRole)
     def set_role(self, c: SetStaffRole) -> None:
@@ -125,9 +125,9 @@ class Accounts:
     @handles(EndLogin)
     def end_login(self, c: EndLogin) -> None:
         with self.h.store.session() as db:
-            users.end_session(db, c.username, c.login, actor=c.actor)
+            users.end_login(db, c.username, c.login, actor=c.actor)
 
     @handles(EndLogins)
     def end_logins(self, c: EndLogins) -> int:
         with self.h.store.session() as db:
-            return users.end_sessions(db, c.username, actor=c.actor)
+            return users.end_logins(db, c.username, actor=c.actor)

@@ -8,16 +8,17 @@ for staff pages and the staff API only; the calendar feed leaves it out.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session as Db
 
 from broker.domain import bookings as rules
 from broker.domain.bookings import Claim, Span
+from broker.domain.json_shape import HIDDEN
 from broker.domain.schedule import business_day_bounds, opening_periods
 from broker.domain.venue import Bookings as BookingSettings
 from broker.domain.venue import TableSpec
@@ -32,8 +33,11 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class BookingView:
+    """A booking as staff see it (the pages and GET /api/bookings: with the phone number)."""
+
     id: int
     table: str
+    table_name: str  # the venue's name of the table (its id, if the venue no longer has it)
     kind: str
     start: datetime
     end: datetime
@@ -43,15 +47,15 @@ class BookingView:
     note: str
     member_id: int | None
     state: str
-    created_at: datetime
-    created_by: str
+    created_at: Annotated[datetime, HIDDEN]
+    created_by: Annotated[str, HIDDEN]
     game_id: int | None
-    ended_at: datetime | None
+    ended_at: Annotated[datetime | None, HIDDEN]
     deposit_cents: int
     deposit_paid_cents: int
-    deposit_tab_id: int | None
+    deposit_tab_id: Annotated[int | None, HIDDEN]
     deposit_outcome: str | None
-    reason: str | None
+    reason: Annotated[str | None, HIDDEN]
 
     @property
     def holds(self) -> bool:
@@ -61,6 +65,16 @@ class BookingView:
     def deposit_to_settle(self) -> bool:
         """Paid, and neither kept nor given back yet: the manager's decision."""
         return self.deposit_paid_cents > 0 and self.deposit_outcome is None
+
+
+@dataclass(frozen=True)
+class Availability:
+    """When the tables of a kind are free in a window (GET /api/availability: nothing personal)."""
+
+    kind: str
+    start: datetime
+    end: datetime
+    tables: tuple[rules.TableFree, ...]
 
 
 @dataclass(frozen=True)
@@ -326,13 +340,13 @@ class BookingReads:
             if states is not None:
                 q = q.where(Booking.state.in_(states))
             rows = db.scalars(q.order_by(Booking.start_at, Booking.table_id, Booking.id)).all()
-            return _views(db, rows)
+            return _views(db, rows, self._names())
 
     @store_call
     def booking(self, booking_id: int) -> BookingView | None:
         with self._store.reader() as db:
             row = db.get(Booking, booking_id)
-            return _views(db, [row])[0] if row is not None else None
+            return _views(db, [row], self._names())[0] if row is not None else None
 
     @store_call
     def to_call(self, ids: tuple[int, ...]) -> list[BookingView]:
@@ -340,7 +354,7 @@ class BookingReads:
         if not ids:
             return []
         with self._store.reader() as db:
-            return _views(db, db.scalars(select(Booking).where(Booking.id.in_(ids)).order_by(Booking.start_at)).all())
+            return _views(db, db.scalars(select(Booking).where(Booking.id.in_(ids)).order_by(Booking.start_at)).all(), self._names())
 
     @store_call
     def blocks(self, start: datetime, end: datetime) -> list[BlockView]:
@@ -370,12 +384,15 @@ class BookingReads:
             columns = tuple(c.start for c in rows[0].cells) if rows else ()
         return DayView(day, period, columns, rows, tuple(bookings), tuple(blocks))
 
-    def availability(self, kind: str, start: datetime, end: datetime) -> list[rules.TableFree]:
+    def availability(self, kind: str, start: datetime, end: datetime) -> Availability:
         """Free spans of each table of `kind` in [start, end), from now on: nothing personal in it."""
         now = self._hub.clock()
         with self._store.reader() as db:
             claims = self._hub.bookings.claims_during(db, Span(start, end), now)  # the writer's own rule of what holds a table
-        return rules.availability(self._hub.venue, kind, Span(start, end), claims, now=now)
+        return Availability(kind, start, end, tuple(rules.availability(self._hub.venue, kind, Span(start, end), claims, now=now)))
+
+    def _names(self) -> dict[str, str]:
+        return {t.id: t.name for t in self._hub.venue.tables}
 
     @store_call
     def no_shows(self, phone: str | None, member_id: int | None) -> int:
@@ -407,7 +424,7 @@ class BookingReads:
             )
 
 
-def _views(db: Db, rows: Sequence[Booking]) -> list[BookingView]:
+def _views(db: Db, rows: Sequence[Booking], names: Mapping[str, str]) -> list[BookingView]:
     tabs = [r.deposit_tab_id for r in rows if r.deposit_tab_id is not None]
     paid: dict[int, int] = {}
     if tabs:
@@ -419,6 +436,7 @@ def _views(db: Db, rows: Sequence[Booking]) -> list[BookingView]:
         BookingView(
             r.id,
             r.table_id,
+            names.get(r.table_id, r.table_id),
             r.kind,
             r.start_at,
             r.end_at,

@@ -212,7 +212,7 @@ class Bookings:
     def game_claims(self, now: datetime) -> list[Claim]:
         """The games being played, each holding its table until it is expected to be free."""
         out = []
-        for table, g in self.h.sessions.view().items():
+        for table, g in self.h.games.view().items():
             s = g.state
             free = rules.expected_free(now, started_at=s.started_at, prepaid_until=s.prepaid_until, walk_in_min=self.settings.walk_in_min)
             if free > now:
@@ -476,7 +476,7 @@ class Bookings:
         if c.to_table is not None and c.to_table != table:
             self.move(MoveBooking(booking=c.booking, to_table=c.to_table, actor=c.actor))
             table = c.to_table
-        if self.h.sessions.get(table) is not None:  # still played: they wait for it, and are no no-show
+        if self.h.games.get(table) is not None:  # still played: they wait for it, and are no no-show
             with self.h.store.session() as db:
                 row = self._row(db, c.booking)
                 if row.state != "arrived":
@@ -683,7 +683,7 @@ class Bookings:
                     self._execute(MarkNoShow(booking=entry.id, actor="system"))
                 except ServiceError as e:  # the hub's form of a refusal: the round goes on with the rest
                     log.warning("booking %d: the no-show was refused: %s", entry.id, e)
-            elif entry.state == "seated" and entry.game_id is not None and self.h.sessions.by_id(entry.game_id) is None:
+            elif entry.state == "seated" and entry.game_id is not None and self.h.games.by_id(entry.game_id) is None:
                 self._ended(entry.id, now)
         if self._last_anonymised is None or now - self._last_anonymised >= ANONYMISE_EVERY:
             self._last_anonymised = now

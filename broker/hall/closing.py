@@ -13,10 +13,13 @@ paid, paid.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
+from pydantic import Field
 from sqlalchemy import select
 
 from broker.domain import game_ops
+from broker.domain.json_shape import json_name
 from broker.hall.commands import Command, command, handles
 from broker.hall.games import Games, StopGame
 from broker.hall.ports import HallState
@@ -30,16 +33,18 @@ CLOSING_REASON = "closing"
 class ClosedGame:
     """One game stopped at closing and where its money stands."""
 
-    game: int
+    game: Annotated[int, json_name("session_id")]
     table: str
     tab_id: int | None  # the tab it is paid on (the one it was merged into, if so); None: a game from before the till
-    owed_cents: int  # what that tab still owes (0: paid)
-    total_cents: int  # the game's own bill
+    owed_cents: Annotated[int, Field(description="What its tab still owes (0: paid); it stays open to be paid")]
+    total_cents: Annotated[int, Field(description="The game's own bill")]
 
 
 @dataclass(frozen=True)
 class StoppedAll:
-    games: tuple[ClosedGame, ...]
+    """The games stopped at closing (the answer of POST /api/sessions/stop-all)."""
+
+    games: Annotated[tuple[ClosedGame, ...], json_name("stopped")]
 
     @property
     def left_open(self) -> tuple[ClosedGame, ...]:
@@ -63,7 +68,7 @@ class Closing:
     def stop_all(self, c: StopAllGames) -> StoppedAll:
         reason = " ".join(str(c.reason).split())[:200] or CLOSING_REASON
         stopped = []
-        for table, game in sorted(self.h.sessions.view().items(), key=lambda kv: kv[1].id):
+        for table, game in sorted(self.h.games.view().items(), key=lambda kv: kv[1].id):
             state = self._games.stop(StopGame(game=game.id, reason=reason, actor=c.actor))
             stopped.append((game.id, table, state))
         now = self.h.clock()

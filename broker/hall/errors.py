@@ -25,11 +25,11 @@ class CardInUse(ServiceError):
     Carries who and where, so a page can say it in the staff's language; str() is English.
     """
 
-    def __init__(self, member: str, table: str, table_name: str, session_id: int, table_name_en: str | None = None) -> None:
-        self.member, self.table, self.table_name, self.session_id = member, table, table_name, session_id
+    def __init__(self, member: str, table: str, table_name: str, game_id: int, table_name_en: str | None = None) -> None:
+        self.member, self.table, self.table_name, self.game_id = member, table, table_name, game_id
         super().__init__(
-            N_("The club card of %(member)s is already on %(table)s (game no. %(session)d): take the card off that game or stop it first."),
+            N_("The club card of %(member)s is already on %(table)s (game no. %(game)d): take the card off that game or stop it first."),
             member=member,
             table=Name(table_name, table_name_en),
-            session=session_id,
+            game=game_id,
         )

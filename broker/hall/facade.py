@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from typing import TypeVar
 
-from broker.accounts import users, web_sessions
+from broker.accounts import logins, users
 from broker.accounts.auth_checks import check_password
 from broker.accounts.staff import Staff, StaffLogin, staff_of
 from broker.adapters.ekasa import ClientStatus
@@ -89,10 +89,10 @@ class HubFacade:
         return staff
 
     @store_call
-    def web_session(self, session_id: str) -> StaffLogin | None:
+    def live_login(self, login_id: str) -> StaffLogin | None:
         """The live dashboard login of this cookie id, noting it was seen (at most every minute)."""
         with self._store.reader() as db:
-            found = web_sessions.live(db, session_id)
+            found = logins.live(db, login_id)
             if found is None:
                 return None
             live, touch = StaffLogin(found.row.id, staff_of(found.user)), found.touch_due
@@ -101,10 +101,10 @@ class HubFacade:
         return live
 
     @store_call
-    def start_web_session(self, username: str, *, client: str, user_agent: str) -> tuple[str, StaffLogin | None]:
-        """A new dashboard login: (the id for the cookie, the login as web_session() sees it)."""
-        session_id = self._hub.execute(StartLogin(client=client, user_agent=user_agent, actor=username))
-        return session_id, self.web_session(session_id)
+    def start_login(self, username: str, *, client: str, user_agent: str) -> tuple[str, StaffLogin | None]:
+        """A new dashboard login: (the id for the cookie, the login as live_login() sees it)."""
+        login_id = self._hub.execute(StartLogin(client=client, user_agent=user_agent, actor=username))
+        return login_id, self.live_login(login_id)
 
     # -- what talks to a device, on the caller's thread (never the writer) -----------------------
 

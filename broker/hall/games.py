@@ -30,7 +30,7 @@ from broker.hall.ports import HallState
 from broker.hall.table_service import OutOfServiceBook, TableService, refuse_out_of_service
 from broker.hall.till import Till
 from broker.storage.after_commit import Effects, after_commit
-from broker.storage.audit import append_session_op
+from broker.storage.audit import append_game_op
 from broker.storage.members import MemberError, find_by_card, get_member
 from broker.storage.models import Game, Member
 from devices.kinds import Kind
@@ -163,7 +163,7 @@ class Games:
         the club rate). By member, not UID: a member with two cards is one member."""
         if member is None:
             return
-        for table, g in self.h.sessions.view().items():
+        for table, g in self.h.games.view().items():
             if g.id != game and g.state.member is not None and g.state.member.member_id == member.member_id:
                 spec = self.h.tables[table]
                 raise CardInUse(member.name, table, spec.name, g.id, spec.name_en)
@@ -175,9 +175,9 @@ class Games:
             raise ServiceError(N_("%(table)s is not billed by time: it has no games to start."), table=table_name(self.h.tables[table]))
 
     def _open(self, game: int) -> tuple[str, OpenGame]:
-        found = self.h.sessions.by_id(game)
+        found = self.h.games.by_id(game)
         if found is None:
-            raise NotFound(N_("Game no. %(session)d is no longer running."), session=game)
+            raise NotFound(N_("Game no. %(game)d is no longer running."), game=game)
         return found
 
     # -- starting -----------------------------------------------------------------------
@@ -195,12 +195,12 @@ class Games:
         table = c.table
         self._require_table(table)
         refuse_out_of_service(self._out_of_service, table, self.h.tables[table].name)
-        busy = self.h.sessions.get(table)
+        busy = self.h.games.get(table)
         if busy is not None:
             raise ServiceError(
-                N_("%(table)s already has game no. %(session)d running; stop or move it first."),
+                N_("%(table)s already has game no. %(game)d running; stop or move it first."),
                 table=table_name(self.h.tables[table]),
-                session=busy.id,
+                game=busy.id,
             )
         if self._prepaid_guard is not None:
             self._prepaid_guard(table, c.prepaid_minutes, self.h.clock())
@@ -225,7 +225,7 @@ class Games:
             effects.add(lambda: self.lights.publish_game(table))
             effects.add(lambda: self.h.listeners.notify("session", {"table": table, "session_id": gid, "action": "start"}))
         # Committed: the owned state now; the effects run after this command.
-        self.h.sessions.put(table, OpenGame(gid, state))
+        self.h.games.put(table, OpenGame(gid, state))
         self._table_service.game_started(table)
         self.h.runtime.reset(table)
         self.h.runtime.publish()
@@ -272,22 +272,22 @@ class Games:
     def _check_move_to(self, target: str) -> None:
         self._require_table(target)
         refuse_out_of_service(self._out_of_service, target, self.h.tables[target].name)
-        busy = self.h.sessions.get(target)
+        busy = self.h.games.get(target)
         if busy is not None:
             raise ServiceError(
-                N_("%(table)s is busy (game no. %(session)d); pick a free table."), table=table_name(self.h.tables[target]), session=busy.id
+                N_("%(table)s is busy (game no. %(game)d); pick a free table."), table=table_name(self.h.tables[target]), game=busy.id
             )
 
     def _owned_state(self, table: str, gid: int, new: GameState, op: game_ops.Op) -> None:
         """Committed: the open games and the table's counters follow (before any effect runs)."""
         h = self.h
         if new.state == "stopped":
-            h.sessions.remove(table)
+            h.games.remove(table)
         elif op.kind == "transfer":
-            h.sessions.move(table, new.table, OpenGame(gid, new))
+            h.games.move(table, new.table, OpenGame(gid, new))
             h.runtime.reset(new.table)
         else:
-            h.sessions.put(table, OpenGame(gid, new))
+            h.games.put(table, OpenGame(gid, new))
             if op.kind == "extend":
                 h.runtime.of(table).prepaid_warned = False
             if op.kind == "resume":
@@ -335,7 +335,7 @@ class Games:
 
     @handles(ExtendGame)
     def extend(self, c: ExtendGame) -> GameState:
-        found = self.h.sessions.by_id(c.game)
+        found = self.h.games.by_id(c.game)
         if self._prepaid_guard is not None and found is not None and found[1].state.prepaid_until is not None:
             now = self.h.clock()
             left = max(0, int((found[1].state.prepaid_until - now).total_seconds() // 60))
@@ -364,12 +364,12 @@ class Games:
 
     def _amend(self, game: int, make_op: MakeOp) -> GameState:
         """Append a correction to a running game, or to a stopped one's issued bill."""
-        if self.h.sessions.by_id(game) is not None:
+        if self.h.games.by_id(game) is not None:
             return self.change(game, make_op)
         with self.h.store.session() as db:
             row = db.get(Game, game)
             if row is None:
-                raise NotFound(N_("There is no game no. %(session)d."), session=game)
+                raise NotFound(N_("There is no game no. %(game)d."), game=game)
             state = replay_row(row, self.h.venue)
             op = make_op(max(self.h.clock(), state.last_at))
             try:
@@ -383,7 +383,7 @@ class Games:
 
 
 def _append(db: Db, game: int, op: game_ops.Op) -> None:
-    append_session_op(db, game, op.kind, op.data, op.actor, op.reason, op.at)
+    append_game_op(db, game, op.kind, op.data, op.actor, op.reason, op.at)
 
 
 def _reason(reason: str) -> str:

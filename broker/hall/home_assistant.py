@@ -8,11 +8,11 @@
   answered one by one, 60 "online"s in 10 ms (a flapping HA, or anyone with a hub login) made
   3,720 publishes and held the nodes' events back behind them for 0,7 s.
 - A table's running amount: after every change of its game (the hub calls `table_changed` where
-  it publishes the session summary, after the commit), and once a minute while a game is open,
+  it publishes the game summary, after the commit), and once a minute while a game is open,
   because the amount grows with time and nothing else is published meanwhile.
 
 Everything here runs on the writer (the minute's tick is submitted to it like a watchdog round):
-it reads open sessions, which only the writer may do consistently. Publishing only queues
+it reads open games, which only the writer may do consistently. Publishing only queues
 (paho or the link process's pipe), so nothing blocks the writer.
 """
 

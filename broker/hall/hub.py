@@ -9,7 +9,7 @@ the day, eKasa, members, accounts, logins, notifications), validates it, commits
 owned state and registers its effects (publishes, live pushes, metrics), which run after the
 commit (broker.storage.after_commit). The store refuses a write transaction off the writer
 (Store.bind_writer), so that is enforced, not hoped for. Readers on any thread get immutable
-snapshots (`hall_snapshot`, `open_session`) and read-only queries.
+snapshots (`hall_snapshot`, `open_game`) and read-only queries.
 
 docs/concurrency.md has the threads; docs/architecture.md the command flow and how to add one.
 """
@@ -135,10 +135,10 @@ class Hub:
         self.tables = {t.id: t for t in venue.tables}
         # The owned state (broker.hall): changed only by the writer, through its methods.
         self._listeners = Listeners()
-        self._sessions = OpenGames()
+        self._games = OpenGames()
         self._runtime = RuntimeBook(self.tables)
         self._alerts = AlertBook(store, self._listeners, clock, metrics, names=self._table_names)
-        self._hall = HallState(venue, self.tables, store, clock, metrics, self._sessions, self._runtime, self._alerts, self._listeners)
+        self._hall = HallState(venue, self.tables, store, clock, metrics, self._games, self._runtime, self._alerts, self._listeners)
         self.inbox = make_inbox(inbox_bound)
         # link_process: paho in a child process (broker.adapters.link_process says why); `lavos
         # server` does that, in-process tests and tools keep it in a thread (no process to start).
@@ -149,7 +149,7 @@ class Hub:
             else None
         )
         self._out_of_service = OutOfServiceBook()
-        self.lights = Lights(venue, self.tables, clock, self._sessions, self._out_of_service, self._link)
+        self.lights = Lights(venue, self.tables, clock, self._games, self._out_of_service, self._link)
         self._table_service = TableService(self._hall, self.lights, self._out_of_service)
         self.handlers = IngestHandlers(self._hall, self)
         self._writer = HallWriter(
@@ -253,9 +253,9 @@ class Hub:
                 self._runtime.reset(table, drops=n or 0, last_drop_at=last)
             self._out_of_service.load(db)
             self.booking_book.load(db, self.clock())
-        self._sessions.load(loaded)
+        self._games.load(loaded)
         self._runtime.publish()
-        log.info("loaded %d open sessions", len(loaded))
+        log.info("loaded %d open games", len(loaded))
         self._alerts.reload()
         self.tournament_calls.refresh()
 
@@ -301,8 +301,8 @@ class Hub:
 
     @property
     def open(self) -> Mapping[str, OpenGame]:
-        """Read-only snapshot of the open games (old name; prefer hall_snapshot/open_session)."""
-        return self._sessions.view()
+        """Read-only snapshot of the open games (old name; prefer hall_snapshot/open_game)."""
+        return self._games.view()
 
     @property
     def runtime(self) -> Mapping[str, RuntimeView]:
@@ -326,13 +326,13 @@ class Hub:
         """Open games and drop counts as one consistent picture."""
         rt = self._runtime.view()
         return HallSnapshot(
-            open=self._sessions.view(),
+            open=self._games.view(),
             drops={t: v.drops for t, v in rt.items()},
             last_drop_at={t: v.last_drop_at for t, v in rt.items()},
         )
 
-    def open_session(self, table: str) -> OpenGame | None:
-        return self._sessions.get(table)
+    def open_game(self, table: str) -> OpenGame | None:
+        return self._games.get(table)
 
     @property
     def listeners(self) -> list[Listener]:
@@ -357,11 +357,11 @@ class Hub:
     def summary(self, table: str) -> contract.SessionSummary | None:
         return self.lights.summary(table)
 
-    def session_state(self, session_id: int) -> tuple[Game, game_ops.GameState]:
+    def game_state(self, game_id: int) -> tuple[Game, game_ops.GameState]:
         with self.store.reader() as db:
-            row = db.get(Game, session_id)
+            row = db.get(Game, game_id)
             if row is None:
-                raise NotFound(N_("There is no game no. %(session)d."), session=session_id)
+                raise NotFound(N_("There is no game no. %(game)d."), game=game_id)
             ops = ops_of(row.ops)
             db.expunge(row)
         return row, game_ops.replay(ops, self.venue)

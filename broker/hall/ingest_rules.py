@@ -232,7 +232,7 @@ class IngestHandlers:
             self._light_state(db, t.table, msg.body, after)
         elif t.kind == "telemetry":
             self._telemetry(db, t.table, msg.body, after)
-        # light/set and session are ours; we see them only if someone else publishes them.
+        # light/set and the game summary (`session`) are ours; we see them only if someone else publishes them.
 
     # -- events ---------------------------------------------------------------------
 
@@ -259,7 +259,7 @@ class IngestHandlers:
         after.add(lambda: self._count_drop(ev.table, now))
         if self.h.metrics:
             self._drops.append((ev.table, ev.data.pocket, self._metric_time(ev, now)))
-        if self.h.sessions.get(ev.table) is not None:
+        if self.h.games.get(ev.table) is not None:
             self.h.alerts.settle(db, alert_kinds.idle_session_key(ev.table), now)
         else:
             key = alert_kinds.play_without_session_key(ev.table)  # the spec (its worded text) once a batch, not per ball
@@ -359,7 +359,7 @@ class IngestHandlers:
             after.add(lambda: self.hub.resend_table(table))
         else:
             node.online = False
-            if self.h.sessions.get(table) is not None:
+            if self.h.games.get(table) is not None:
                 self.h.alerts.raise_alert(db, alert_kinds.node_offline(table))
         online = node.online
         after.add(lambda: self.h.listeners.notify("node", {"table": table, "online": online}))

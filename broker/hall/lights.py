@@ -31,7 +31,7 @@ class Link(Protocol):
 
     def send_light(self, table: str, cmd: contract.LightSet) -> None: ...
 
-    def send_session(self, table: str, summary: contract.SessionSummary | None) -> None: ...
+    def send_summary(self, table: str, summary: contract.SessionSummary | None) -> None: ...
 
 
 class Lights:
@@ -97,7 +97,7 @@ class Lights:
 
     def publish_game(self, table: str) -> None:
         if self._link:
-            self._link.send_session(table, self.summary(table))
+            self._link.send_summary(table, self.summary(table))
         if self.game_changed is not None:
             self.game_changed(table)
 

@@ -34,7 +34,7 @@ class Listeners:
 
     @property
     def compat_list(self) -> list[Listener]:
-        """The list itself, for code that still appends to `service.listeners` (to be removed)."""
+        """The list itself, for code that still appends to `hub.listeners` (to be removed)."""
         return self._fns
 
     def notify(self, topic: str, data: dict[str, Any]) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from broker.accounts import users, web_sessions
+from broker.accounts import logins, users
 from broker.hall.commands import Command, command, handles
 from broker.hall.ports import HallState
 
@@ -61,12 +61,12 @@ class Logins:
     @handles(StartLogin)
     def start(self, c: StartLogin) -> str:
         with self.h.store.session() as db:
-            return web_sessions.start(db, c.actor, client=c.client, user_agent=c.user_agent)
+            return logins.start(db, c.actor, client=c.client, user_agent=c.user_agent)
 
     @handles(TouchLogin)
     def touch(self, c: TouchLogin) -> None:
         with self.h.store.session() as db:
-            web_sessions.touch(db, c.login)
+            logins.touch(db, c.login)
 
     @handles(TouchToken)
     def touch_token(self, c: TouchToken) -> None:
@@ -76,7 +76,7 @@ class Logins:
     @handles(LogOut)
     def log_out(self, c: LogOut) -> None:
         with self.h.store.session() as db:
-            web_sessions.end_user_sessions(db, c.actor, by=c.actor, reason="logout")
+            logins.end_user_logins(db, c.actor, by=c.actor, reason="logout")
 
     @handles(StoreRehash)
     def rehash(self, c: StoreRehash) -> bool:

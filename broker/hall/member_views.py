@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Annotated
 
+from broker.domain.json_shape import HIDDEN
 from broker.domain.venue import Venue
 from broker.hall.row_values import copy_row
 from broker.storage.models import FoosballCheckin, Member
@@ -23,18 +25,29 @@ class FeeView:
 
 
 @dataclass(frozen=True)
-class MemberView:
+class MemberFound:
+    """What staff see of a member when searching by name: enough to choose them, no note, no card UIDs."""
+
     id: int
     name: str
     kind: str
     active: bool
+    fee_paid: bool  # the fee of `fee_year` is paid
+    fee_year: int  # the venue's calendar year now, whose fee makes a club card valid
+
+
+@dataclass(frozen=True)
+class MemberView(MemberFound):
+    """A member of the registry as the manager sees them, with cards and fee payments."""
+
     note: str
-    created_at: datetime
     cards: tuple[str, ...]
     fees: tuple[FeeView, ...]
+    created_at: datetime
 
-    def fee_paid(self, year: int) -> bool:
-        return any(f.year == year for f in self.fees)
+    def found(self) -> MemberFound:
+        """What staff may see of this member."""
+        return MemberFound(self.id, self.name, self.kind, self.active, self.fee_paid, self.fee_year)
 
 
 @dataclass(frozen=True)
@@ -42,7 +55,7 @@ class CheckinView:
     """A foosball check-in that counts now: until `active_until` (the check-in window after its last goal)."""
 
     id: int
-    table_id: str
+    table_id: Annotated[str, HIDDEN]  # the JSON lists check-ins under their table
     member_id: int
     member: str
     checked_in_at: datetime
@@ -52,9 +65,20 @@ class CheckinView:
     active_until: datetime
 
 
-def member_view(m: Member) -> MemberView:
+def member_view(m: Member, fee_year: int) -> MemberView:
+    """The member as it is in `fee_year` (the venue's calendar year now: HallState.fee_year)."""
+    fees = tuple(copy_row(FeeView, f) for f in m.fees)
     return MemberView(
-        m.id, m.name, m.kind, m.active, m.note, m.created_at, tuple(c.uid for c in m.cards), tuple(copy_row(FeeView, f) for f in m.fees)
+        m.id,
+        m.name,
+        m.kind,
+        m.active,
+        any(f.year == fee_year for f in fees),
+        fee_year,
+        m.note,
+        tuple(c.uid for c in m.cards),
+        fees,
+        m.created_at,
     )
 
 

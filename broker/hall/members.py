@@ -17,7 +17,7 @@ from broker.hall.member_views import MemberView, member_view
 from broker.hall.ports import HallState
 from broker.storage import members, members_csv
 from broker.storage.members import MemberError
-from broker.storage.members_csv import ImportReport
+from broker.storage.members_csv import ImportReport as ImportReport  # the import's answer, for the routes
 from broker.storage.models import MemberCard
 
 
@@ -80,10 +80,9 @@ class Members:
     def __init__(self, hall: HallState) -> None:
         self.h = hall
 
-    @staticmethod
-    def _member(db: Db, member_id: int) -> MemberView:
+    def _member(self, db: Db, member_id: int) -> MemberView:
         try:
-            return member_view(members.get_member(db, member_id))
+            return member_view(members.get_member(db, member_id), self.h.fee_year())
         except MemberError:
             raise NotFound(N_("There is no member no. %(member_id)d: search by name to find the right one."), member_id=member_id) from None
 
@@ -95,7 +94,7 @@ class Members:
     @handles(AddMember)
     def add(self, c: AddMember) -> MemberView:
         with self.h.store.session() as db:
-            return member_view(members.add_member(db, c.name, actor=c.actor, kind=c.kind, note=c.note, active=c.active))
+            return member_view(members.add_member(db, c.name, actor=c.actor, kind=c.kind, note=c.note, active=c.active), self.h.fee_year())
 
     @handles(EditMember)
     def edit(self, c: EditMember) -> MemberView:
@@ -104,7 +103,7 @@ class Members:
             changed = members.edit_member(
                 db, c.member_id, actor=c.actor, name=c.name, kind=c.kind, active=c.active, note=c.note, reason=c.reason
             )
-            return member_view(changed)
+            return member_view(changed, self.h.fee_year())
 
     @handles(RecordFee)
     def record_fee(self, c: RecordFee) -> MemberView:

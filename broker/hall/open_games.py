@@ -1,4 +1,4 @@
-"""The open sessions of the hall: owned by the hub's writer, read by everyone as snapshots.
+"""The open games of the hall: owned by the hub's writer, read by everyone as snapshots.
 
 Copy-on-write: the writer builds a new dict for every change and swaps it in with one
 assignment, so a reader on another thread (a page, the API, the floor view) holding `view()`
@@ -28,16 +28,16 @@ class OpenGames:
     # -- readers (any thread) ---------------------------------------------------------
 
     def view(self) -> Mapping[str, OpenGame]:
-        """The current snapshot: table -> open session (read-only, never changed afterwards)."""
+        """The current snapshot: table -> open game (read-only, never changed afterwards)."""
         return self._by_table
 
     def get(self, table: str) -> OpenGame | None:
         return self._by_table.get(table)
 
-    def by_id(self, session_id: int) -> tuple[str, OpenGame] | None:
-        for table, s in self._by_table.items():
-            if s.id == session_id:
-                return table, s
+    def by_id(self, game_id: int) -> tuple[str, OpenGame] | None:
+        for table, g in self._by_table.items():
+            if g.id == game_id:
+                return table, g
         return None
 
     # -- the writer only ----------------------------------------------------------------
@@ -45,12 +45,12 @@ class OpenGames:
     def _swap(self, new: dict[str, OpenGame]) -> None:
         self._by_table = MappingProxyType(new)
 
-    def load(self, sessions_by_table: dict[str, OpenGame]) -> None:
-        self._swap(dict(sessions_by_table))
+    def load(self, games_by_table: dict[str, OpenGame]) -> None:
+        self._swap(dict(games_by_table))
 
-    def put(self, table: str, session: OpenGame) -> None:
+    def put(self, table: str, game: OpenGame) -> None:
         new = dict(self._by_table)
-        new[table] = session
+        new[table] = game
         self._swap(new)
 
     def remove(self, table: str) -> None:
@@ -58,8 +58,8 @@ class OpenGames:
         new.pop(table, None)
         self._swap(new)
 
-    def move(self, old_table: str, new_table: str, session: OpenGame) -> None:
+    def move(self, old_table: str, new_table: str, game: OpenGame) -> None:
         new = dict(self._by_table)
         new.pop(old_table, None)
-        new[new_table] = session
+        new[new_table] = game
         self._swap(new)

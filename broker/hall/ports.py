@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
+from broker.domain.tariffs import calendar_year
 from broker.domain.venue import TableSpec, Venue
 from broker.hall.alert_book import AlertBook
 from broker.hall.commands import Command
@@ -32,10 +33,14 @@ class HallState:
     store: Store
     clock: Callable[[], datetime]
     metrics: Any
-    sessions: OpenGames
+    games: OpenGames
     runtime: RuntimeBook
     alerts: AlertBook
     listeners: Listeners
+
+    def fee_year(self) -> int:
+        """The venue's calendar year now, by the hub's clock: the year whose fee makes a card valid."""
+        return calendar_year(self.clock(), self.venue)
 
 
 class HubOps(Protocol):

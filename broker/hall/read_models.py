@@ -2,7 +2,7 @@
 
 Every query here runs in a read-only store session (`Store.reader()`) and returns dataclasses
 copied out of the rows inside it, never ORM rows, so nothing a page holds can lazy-load, change
-or be flushed later. Live state (open sessions, drop counts) comes from the hub's own snapshot
+or be flushed later. Live state (open games, drop counts) comes from the hub's own snapshot
 methods. Store failures come out as broker.hall.store_errors (never sqlalchemy's).
 
 Writes go through broker.hall.facade.HubFacade, never through this module.
@@ -11,22 +11,24 @@ Writes go through broker.hall.facade.HubFacade, never through this module.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any, TypeVar, cast
+from typing import Annotated, Any, TypeVar, cast
 
 from sqlalchemy import select, text
 
 from broker.accounts.auth_checks import waiting_clients
 from broker.accounts.staff import Staff, staff_of
-from broker.accounts.users import get_user, is_last_manager, list_tokens, list_users, user_audit, user_sessions
-from broker.domain import game_ops
+from broker.accounts.users import get_user, is_last_manager, list_tokens, list_users, user_audit, user_logins
+from broker.domain import alert_kinds, game_ops
 from broker.domain.amount_clock import amount_moves_at
 from broker.domain.billing import Bill
+from broker.domain.club_rate import start_warning
+from broker.domain.json_shape import HIDDEN
 from broker.domain.receipt import Receipt
 from broker.domain.refusals import N_
-from broker.domain.reject_tally import NodeRejects
+from broker.domain.reject_tally import UNKNOWN, NodeRejects
 from broker.domain.revenue import Revenue
 from broker.domain.schedule import business_day
 from broker.domain.tariffs import calendar_year
@@ -36,6 +38,7 @@ from broker.domain.zreport import ZReport
 from broker.hall import reports, tournament_reads
 from broker.hall.booking_reads import BookingReads
 from broker.hall.errors import NotFound, ServiceError
+from broker.hall.game_views import GameBrief, GameOnTable, GameStarted, GameView, brief_fields
 from broker.hall.hub import HallSnapshot, Hub
 from broker.hall.light_commands import LightCommand
 from broker.hall.listeners import Listener
@@ -44,6 +47,7 @@ from broker.hall.open_games import OpenGame
 from broker.hall.row_values import copy_row
 from broker.hall.store_errors import store_call
 from broker.hall.table_service import OutOfService
+from broker.hall.table_views import LiveTable, NodeStatus, NodeView, live_table
 from broker.hall.till import tab_views
 from broker.hall.till.closeout import DayOverview, DaySummary
 from broker.hall.till.payment_reads import (
@@ -76,27 +80,11 @@ log = logging.getLogger("lavos.hub")
 
 
 @dataclass(frozen=True)
-class NodeView:
-    table_id: str
-    online: bool
-    online_since: datetime | None
-    last_seen_at: datetime | None
-    boot: str | None
-    version: str | None
-    telemetry: dict[str, Any]
-    telemetry_at: datetime | None
-    reconnects: int
-    light_on: bool | None
-    light_blink: bool | None
-    light_cause: str | None
-
-
-@dataclass(frozen=True)
 class AlertView:
     id: int
     kind: str
-    table_id: str | None
-    cause_key: str
+    table: str | None
+    cause_key: Annotated[str, HIDDEN]  # the hub's key of its cause (broker.domain.alert_kinds)
     severity: str
     message: str
     message_en: str
@@ -107,9 +95,27 @@ class AlertView:
     acked_by: str | None
     closed_at: datetime | None
 
+    @property
+    def acked(self) -> bool:
+        return self.acked_at is not None
+
+    @property
+    def loud(self) -> bool:
+        """One of the alerts the club wants nobody to miss (the banner shouts it)."""
+        return self.kind in alert_kinds.LOUD_KINDS
+
+    def text(self, lang: str) -> str:
+        return self.message if lang == "sk" else self.message_en
+
+
+def _alert(a: Alert) -> AlertView:
+    return copy_row(AlertView, a, table=a.table_id)
+
 
 @dataclass(frozen=True)
 class TableCheckins:
+    """A foosball table with the members checked in at it now (GET /api/foosball)."""
+
     table: str
     name: str
     checkins: tuple[CheckinView, ...]
@@ -154,7 +160,7 @@ class TokenView:
 
 
 @dataclass(frozen=True)
-class WebSessionView:
+class LoginView:
     id: int
     created_at: datetime
     last_seen_at: datetime
@@ -190,7 +196,7 @@ class StaffRow:
 
     u: Staff
     locked: bool
-    sessions: int
+    logins: int  # live dashboard logins
 
 
 # --- the queries -----------------------------------------------------------------------------
@@ -247,39 +253,74 @@ class HallReads:
     def unsubscribe(self, fn: Listener) -> None:
         self._hub.unsubscribe(fn)
 
-    # -- sessions --------------------------------------------------------------------------
+    # -- games -----------------------------------------------------------------------------
 
     def hall_snapshot(self) -> HallSnapshot:
         return self._hub.hall_snapshot()
 
-    def open_session(self, table: str) -> OpenGame | None:
-        return self._hub.open_session(table)
+    def open_game(self, table: str) -> OpenGame | None:
+        return self._hub.open_game(table)
 
     def bill_of(self, state: game_ops.GameState, at: datetime | None = None) -> Bill:
         return self._hub.bill_of(state, at)
 
-    def amount_moves_at(self, session_id: int) -> datetime | None:
+    def _brief(self, game_id: int, state: game_ops.GameState, items: Iterable[tab_views.TabItemView] | None = None) -> dict[str, Any]:
+        # `items`: what is on the game's tab, read here for one game when not given (a list reads them at once)
+        if items is None:
+            items = self.game_items([game_id]).get(game_id, ())
+        return brief_fields(game_id, state, self.bill_of(state), self.venue, self.clock(), items)
+
+    def game_brief(self, game_id: int, state: game_ops.GameState, items: Iterable[tab_views.TabItemView] | None = None) -> GameBrief:
+        """A game as lists and the floor's cards show it (its state and amount, no bill lines); what is
+        on its tab is read unless `items` says it (the floor's cards pass none: no read per card)."""
+        return GameBrief(**self._brief(game_id, state, items))
+
+    def game_briefs(self, game_ids: list[int]) -> list[GameBrief]:
+        """Games as lists show them, what is on their tabs read at once."""
+        items = self.game_items(game_ids)
+        return [GameBrief(**self._brief(g, self.game_state(g), items.get(g, ()))) for g in game_ids]
+
+    def game_view(self, game_id: int, state: game_ops.GameState) -> GameView:
+        """A game in `state` (e.g. as a command left it) with its itemised bill."""
+        return GameView(**self._brief(game_id, state), bill=self.bill_of(state))
+
+    def game(self, game_id: int) -> GameView:
+        """A game with its itemised bill; NotFound if there is none."""
+        return self.game_view(game_id, self.game_state(game_id))
+
+    def game_started(self, game_id: int) -> GameStarted:
+        """A game just started, with the warning staff get when a member's game runs at the standard rate."""
+        state = self.game_state(game_id)
+        warning = start_warning(state, self.venue, self.clock())
+        return GameStarted(
+            **self._brief(game_id, state),
+            bill=self.bill_of(state),
+            warning=str(warning) if warning else None,
+            warning_code=warning.code if warning else None,
+        )
+
+    def amount_moves_at(self, game_id: int) -> datetime | None:
         """When the bill of this running game next shows another amount by itself (None: it is not
         running): broker.domain.amount_clock, from the open games' snapshot (no query)."""
-        game = next((g for g in self.hall_snapshot().open.values() if g.id == session_id), None)
+        game = next((g for g in self.hall_snapshot().open.values() if g.id == game_id), None)
         if game is None:
             return None
         return amount_moves_at(game.state, self.venue, max(self.clock(), game.state.last_at))
 
     @store_call
-    def session_state(self, session_id: int) -> game_ops.GameState:
-        """The session replayed from its op log; NotFound if there is none."""
+    def game_state(self, game_id: int) -> game_ops.GameState:
+        """The game replayed from its op log; NotFound if there is none."""
         with self._store.reader() as db:
-            row = db.get(Game, session_id)
+            row = db.get(Game, game_id)
             if row is None:
-                raise NotFound(N_("There is no game no. %(session)d."), session=session_id)
+                raise NotFound(N_("There is no game no. %(game)d."), game=game_id)
             ops = [
                 game_ops.Op(cast(game_ops.OpKind, o.kind), o.at, o.data, o.actor, o.reason) for o in row.ops
             ]  # the kind column holds OpKinds only
         return game_ops.replay(ops, self.venue)
 
     @store_call
-    def session_ids(
+    def game_ids(
         self, *, open: bool | None = None, started_from: datetime | None = None, started_before: datetime | None = None, limit: int = 200
     ) -> list[int]:
         """Session ids, newest start first."""
@@ -308,8 +349,8 @@ class HallReads:
         return [StoppedGame(s.id, s.table_id, s.started_at, s.stopped_at, name, s.total_cents) for s, name in rows]
 
     @store_call
-    def stopped_sessions(self, start: datetime, end: datetime) -> list[StoppedGame]:
-        """Stopped sessions started in [start, end) (a business day's games), in stop order, with the member's name."""
+    def stopped_games(self, start: datetime, end: datetime) -> list[StoppedGame]:
+        """Stopped games started in [start, end) (a business day's games), in stop order, with the member's name."""
         with self._store.reader() as db:
             return self._stopped(db, start, end)
 
@@ -319,7 +360,7 @@ class HallReads:
     def nodes(self, only: str | None = None) -> dict[str, NodeView]:
         q = select(Node) if only is None else select(Node).where(Node.table_id == only)
         with self._store.reader() as db:
-            return {n.table_id: copy_row(NodeView, n) for n in db.scalars(q)}
+            return {n.table_id: copy_row(NodeView, n, table=n.table_id) for n in db.scalars(q)}
 
     def node(self, table: str) -> NodeView | None:
         return self.nodes(only=table).get(table)
@@ -328,6 +369,29 @@ class HallReads:
     def node_rejects(self) -> dict[str, NodeRejects]:
         with self._store.reader() as db:
             return node_rejects(db)
+
+    def node_statuses(self) -> list[NodeStatus]:
+        """One row per venue table: its node (or none yet) and what the hub refused from it."""
+        known, refused = self.nodes(), self.node_rejects()
+        return [NodeStatus.of(t.id, known.get(t.id), refused.get(t.id)) for t in self.venue.tables]
+
+    def unknown_rejects(self) -> NodeRejects:
+        """What the hub refused under topics that name no table of the venue."""
+        return self.node_rejects().get(UNKNOWN) or NodeRejects()
+
+    def live_tables(self, only: str | None = None) -> list[LiveTable]:
+        """The venue's tables (or just `only`) with their live state: node, light, game, out of service."""
+        nodes, oos = self.nodes(only), self.out_of_service()
+        hall = self.hall_snapshot()  # games and drop counts as one picture
+        specs = [self.tables[only]] if only is not None else list(self.venue.tables)
+        playing = {spec.id: g for spec in specs if spec.kind.billed and (g := hall.open.get(spec.id)) is not None}
+        items = self.game_items([g.id for g in playing.values()])  # one read for all
+        out = []
+        for spec in specs:
+            g = playing.get(spec.id)
+            game = GameOnTable(**self._brief(g.id, g.state, items.get(g.id, ())), drops=hall.drops.get(spec.id, 0)) if g else None
+            out.append(live_table(spec, nodes.get(spec.id), game, oos.get(spec.id)))
+        return out
 
     @store_call
     def sensor_events(self, start: datetime, end: datetime) -> list[SensorEvent]:
@@ -349,13 +413,13 @@ class HallReads:
     @store_call
     def open_alerts(self, table: str | None = None) -> list[AlertView]:
         with self._store.reader() as db:
-            return [copy_row(AlertView, a) for a in open_alerts(db, table)]
+            return [_alert(a) for a in open_alerts(db, table)]
 
     @store_call
     def alert(self, alert_id: int) -> AlertView | None:
         with self._store.reader() as db:
             a = db.get(Alert, alert_id)
-            return copy_row(AlertView, a) if a is not None else None
+            return _alert(a) if a is not None else None
 
     @store_call
     def alert_history(self, table: str | None = None, limit: int = 200) -> list[AlertView]:
@@ -364,20 +428,20 @@ class HallReads:
         if table is not None:
             q = q.where(Alert.table_id == table)
         with self._store.reader() as db:
-            return [copy_row(AlertView, a) for a in db.scalars(q)]
+            return [_alert(a) for a in db.scalars(q)]
 
     # -- members -------------------------------------------------------------------------------
 
     @store_call
     def search_members(self, query: str, limit: int) -> list[MemberView]:
         with self._store.reader() as db:
-            return [member_view(m) for m in search_members(db, query, limit=limit)]
+            return [member_view(m, self.fee_year()) for m in search_members(db, query, limit=limit)]
 
     @store_call
     def member(self, member_id: int) -> MemberView | None:
         with self._store.reader() as db:
             m = db.get(Member, member_id)
-            return member_view(m) if m is not None else None
+            return member_view(m, self.fee_year()) if m is not None else None
 
     @store_call
     def card_holder(self, uid: str) -> int | None:
@@ -471,7 +535,7 @@ class HallReads:
     @store_call
     def staff_rows(self) -> list[StaffRow]:
         with self._store.reader() as db:
-            users = [(staff_of(u), len(user_sessions(db, u.username))) for u in list_users(db)]
+            users = [(staff_of(u), len(user_logins(db, u.username))) for u in list_users(db)]
         return [StaffRow(s, self.locked(s.username), n) for s, n in users]
 
     @store_call
@@ -491,9 +555,9 @@ class HallReads:
             return [copy_row(TokenView, t) for t in list_tokens(db, username)]
 
     @store_call
-    def web_sessions(self, username: str) -> list[WebSessionView]:
+    def logins(self, username: str) -> list[LoginView]:
         with self._store.reader() as db:
-            return [copy_row(WebSessionView, w) for w in user_sessions(db, username)]
+            return [copy_row(LoginView, w) for w in user_logins(db, username)]
 
     @store_call
     def audit(self, username: str) -> list[AuditView]:
@@ -551,19 +615,19 @@ class HallReads:
             return tab_views.tab_view(db, self._hub.till.tabs.h, row, self.clock())
 
     @store_call
-    def tab_of_session(self, session_id: int) -> int | None:
+    def tab_of_game(self, game_id: int) -> int | None:
         with self._store.reader() as db:
-            return tab_views.tab_of_session(db, session_id)
+            return tab_views.tab_of_game(db, game_id)
 
     @store_call
-    def game_tab(self, session_id: int) -> int:
-        """The tab of game `session_id` (what is put on the game goes there); NotFound: no such game."""
+    def game_tab(self, game_id: int) -> int:
+        """The tab of game `game_id` (what is put on the game goes there); NotFound: no such game."""
         with self._store.reader() as db:
-            tab = tab_views.tab_of_session(db, session_id)
+            tab = tab_views.tab_of_game(db, game_id)
             if tab is None:
-                if db.get(Game, session_id) is None:
-                    raise NotFound(N_("There is no game no. %(session)d."), session=session_id)
-                raise ServiceError(N_("Game no. %(session)d was settled before the till: it has no tab."), session=session_id)
+                if db.get(Game, game_id) is None:
+                    raise NotFound(N_("There is no game no. %(game)d."), game=game_id)
+                raise ServiceError(N_("Game no. %(game)d was settled before the till: it has no tab."), game=game_id)
             return tab
 
     @store_call
@@ -576,10 +640,10 @@ class HallReads:
         return product
 
     @store_call
-    def game_items(self, session_ids: list[int]) -> dict[int, tuple[tab_views.TabItemView, ...]]:
+    def game_items(self, game_ids: list[int]) -> dict[int, tuple[tab_views.TabItemView, ...]]:
         """What was put on each game's own tab (extras, drinks; voided ones included), by game."""
         with self._store.reader() as db:
-            return tab_views.game_items(db, session_ids)
+            return tab_views.game_items(db, game_ids)
 
     @store_call
     def unpaid_tabs(self) -> list[tab_views.UnpaidTab]:
@@ -658,7 +722,7 @@ class HallReads:
         with self._store.reader() as db:
             hand = self._hub.till.days.days_at_hand(db, self.clock())
             if game is not None:
-                tab = tab_views.tab_of_session(db, game)
+                tab = tab_views.tab_of_game(db, game)
             if tab is not None and not tab_at_hand(db, tab, hand):
                 return False
             return payment is None or payment_at_hand(db, payment, hand)
@@ -827,7 +891,7 @@ class FiscalReceiptView:
     receipt_no: int | None
     amount_cents: int
     method: str
-    method_en: str
+    method_en: Annotated[str, HIDDEN]
     staff: str
     at: datetime
     table: str | None  # None: a walk-in tab

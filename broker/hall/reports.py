@@ -13,14 +13,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import date, datetime, timedelta
+from typing import Annotated
 
+from pydantic import Field, PlainSerializer
 from sqlalchemy import Select, select
 from sqlalchemy.orm import Session, selectinload
 
 from broker.domain import game_ops
 from broker.domain.billing import Bill
+from broker.domain.json_shape import HIDDEN, every_field_sent, json_name
 from broker.domain.refusals import N_, Refusal
 from broker.domain.revenue import Revenue
 from broker.domain.revenue import revenue as revenue_of
@@ -98,16 +101,31 @@ def revenue(db: Session, hall: HallState, first: date, last: date) -> Revenue:
     return revenue_of(payment_records(db, hall, first, last), first, last, fallback_vat=hall.venue.billing.vat_percent)
 
 
+@every_field_sent
 @dataclass
 class TableTime:
     """Table time billed by the games started on business days first..last and stopped since:
     by tariff (corrections and top-ups under ADJUSTMENTS). Billed, not paid: revenue is what was paid."""
 
-    first: date
-    last: date
+    first: Annotated[date, HIDDEN]
+    last: Annotated[date, HIDDEN]
     total_cents: int = 0
     games: int = 0
-    by_tariff: dict[str, int] = field(default_factory=dict)
+    by_tariff: Annotated[dict[str, int], Field(description="Tariff id → cents; corrections and minimum top-ups under 'adjustments'")] = (
+        field(default_factory=dict)
+    )
+
+
+@every_field_sent
+@dataclass(frozen=True)
+class RevenueReport(Revenue):
+    """The revenue (what was paid) and, beside it, the table time the games started on the days billed."""
+
+    table_time: TableTime = field(kw_only=True)
+
+
+def revenue_report(paid: Revenue, billed: TableTime) -> RevenueReport:
+    return RevenueReport(**{f.name: getattr(paid, f.name) for f in fields(paid)}, table_time=billed)
 
 
 def _add_bill(report: TableTime, bill: Bill) -> None:
@@ -163,7 +181,7 @@ def _overlap_s(a: datetime, b: datetime, lo: datetime, hi: datetime) -> int:
 def utilisation(db: Session, venue: Venue, day: date, now: datetime) -> HourGrid:
     """Seconds played (paused time excluded) per billed table per local hour of `day`.
 
-    Open sessions count up to `now`, the caller's clock (the hub's billing clock).
+    Open games count up to `now`, the caller's clock (the hub's billing clock).
     """
     hours = local_hours(day, venue)
     start, end = hours[0][0], hours[-1][1]
@@ -207,13 +225,16 @@ def drops(db: Session, venue: Venue, day: date) -> HourGrid:
 # --- foosball -------------------------------------------------------------------------------
 
 
+@every_field_sent
 @dataclass
 class FoosballUse:
+    """One member's foosball over a period: check-ins, goals, the tables, the last check-in."""
+
     member_id: int
-    name: str
+    name: Annotated[str, json_name("member")]
     checkins: int = 0
     goals: int = 0
-    tables: set[str] = field(default_factory=set)
+    tables: Annotated[set[str], PlainSerializer(sorted, return_type=list[str])] = field(default_factory=set)
     last_at: datetime | None = None
 
 

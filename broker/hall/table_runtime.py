@@ -18,7 +18,7 @@ class TableRuntime:
     """The live counters of one table (the writer's own copy)."""
 
     last_drop_at: datetime | None = None
-    drops: int = 0  # since the current session started
+    drops: int = 0  # since the current game started
     prepaid_warned: bool = False
     closing_warned_for: datetime | None = None
     closing_alerted_for: datetime | None = None
@@ -47,7 +47,7 @@ class RuntimeBook:
         return self._live[table]
 
     def reset(self, table: str, **initial: object) -> None:
-        """A new session on `table`: counting starts again."""
+        """A new game on `table`: counting starts again."""
         self._live[table] = replace(TableRuntime(), **initial)  # type: ignore[arg-type]
 
     def count_drop(self, table: str, at: datetime) -> None:

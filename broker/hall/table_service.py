@@ -4,7 +4,7 @@ a foosball check-out.
 Out of service (cleaning, repair): no game starts on the table or moves to it, no foosball
 check-in, and its light is kept off. The state is a row of `tables_out_of_service` (so it
 survives a restart) mirrored in `OutOfServiceBook`, which the writer owns and readers see as
-a snapshot, like the open sessions.
+a snapshot, like the open games.
 
 The light by hand is treated like the button on the table: switched on while no game wants it,
 it raises "light without a game" (cause "dashboard") at once, as the node's report of a button
@@ -162,9 +162,9 @@ class TableService:
         reason = " ".join(c.reason.split())[:MAX_REASON]
         current = self.book.get(table)
         if out:
-            busy = self.h.sessions.get(table)
+            busy = self.h.games.get(table)
             if busy is not None:
-                raise ServiceError(N_("%(table)s has game no. %(session)d running; stop or move it first."), table=name, session=busy.id)
+                raise ServiceError(N_("%(table)s has game no. %(game)d running; stop or move it first."), table=name, game=busy.id)
         elif current is None:
             raise ServiceError(N_("%(table)s is in service already."), table=name)
         with self.h.store.session() as db:
@@ -201,9 +201,9 @@ class TableService:
         if on:
             refuse_out_of_service(self.book, table, name)
         want = self.lights.desired(table)
-        session = self.h.sessions.get(table)
+        game = self.h.games.get(table)
         with self.h.store.session() as db:
-            record_audit(db, actor, "table.light", f"table:{table}", {"on": on, "session_id": session.id if session else None}, at=now)
+            record_audit(db, actor, "table.light", f"table:{table}", {"on": on, "session_id": game.id if game else None}, at=now)
             if want is not None:  # the cross-check, as for the table's button (broker.hall.ingest_rules)
                 if on and not want:
                     self._by_hand.add(table)

@@ -2,7 +2,7 @@
 
 The watchdog's own thread only keeps time: every round is submitted to the hub's writer and
 runs there (broker.hall.writer), like a staff command, so its flags, its alerts and the
-sessions it stops change on the one thread that changes hall state. Alerts are opened in one
+games it stops change on the one thread that changes hall state. Alerts are opened in one
 transaction and staff are told after its commit.
 """
 
@@ -68,7 +68,7 @@ class Watchdog:
 
     def _tick(self) -> None:
         now = self.h.clock()
-        for table in list(self.h.sessions.view()):
+        for table in list(self.h.games.view()):
             self._prepaid(table, now)
         self._closing(now)
         self._idle(now)
@@ -83,7 +83,7 @@ class Watchdog:
                 log.info("pruned %d raw events older than %s", gone, EVENT_RETENTION)
 
     def _prepaid(self, table: str, now: datetime) -> None:
-        s = self.h.sessions.get(table)
+        s = self.h.games.get(table)
         if s is None or s.state.prepaid_until is None or s.state.state != "running":
             return
         left = game_ops.prepaid_remaining(s.state, max(now, s.state.last_at))
@@ -91,7 +91,7 @@ class Watchdog:
         billing = self.h.venue.billing
         if left is not None and left <= timedelta(0):
             if billing.prepaid_expiry == "stop":
-                log.info("%s: prepaid time used up, stopping session %s", table, s.id)
+                log.info("%s: prepaid time used up, stopping game %s", table, s.id)
                 self.hub.execute(StopGame(game=s.id, actor="system", reason="prepaid time used up", at=s.state.prepaid_until))
             elif rt.prepaid_alerted_for != s.state.prepaid_until:
                 # Once per run-out (an extension buys a new one), not an upsert every second.
@@ -107,7 +107,7 @@ class Watchdog:
         closes = closing_time(self.h.venue, now)
         warn_at = closes - timedelta(minutes=self.h.venue.billing.closing_warning_min)
         if warn_at <= now < closes:
-            for table in list(self.h.sessions.view()):
+            for table in list(self.h.games.view()):
                 rt = self.h.runtime.of(table)
                 if rt.closing_warned_for != closes and self.hub.desired_light(table):
                     rt.closing_warned_for = closes
@@ -119,7 +119,7 @@ class Watchdog:
         if last_close <= now < last_close + timedelta(hours=1):
             late = [
                 table
-                for table, s in self.h.sessions.view().items()
+                for table, s in self.h.games.view().items()
                 if s.state.started_at < last_close and self.h.runtime.of(table).closing_alerted_for != last_close
             ]
             self._raise(*(alert_kinds.open_after_closing(table) for table in late))
@@ -130,7 +130,7 @@ class Watchdog:
         minutes = self.h.venue.billing.idle_alert_min
         limit = timedelta(minutes=minutes)
         idle = []
-        for table, s in self.h.sessions.view().items():
+        for table, s in self.h.games.view().items():
             if self.h.tables[table].kind is not Kind.POOL or s.state.state != "running":
                 continue
             rt = self.h.runtime.of(table)

@@ -130,10 +130,10 @@ class TournamentCalls:
         refuse_out_of_service(self._out_of_service, table, spec.name)
         if any(call.table_id == table for call in calls):
             raise TournamentRefused(N_("%(table)s already has a match on it."), table=table_name(spec))
-        running = self.h.sessions.get(table)
+        running = self.h.games.get(table)
         if running is not None and not self._ours(running.id, tournament_id):
             raise ServiceError(
-                N_("%(table)s already has game no. %(session)d running; stop or move it first."), table=table_name(spec), session=running.id
+                N_("%(table)s already has game no. %(game)d running; stop or move it first."), table=table_name(spec), game=running.id
             )
 
     def _ours(self, game: int, tournament_id: int) -> bool:
@@ -154,7 +154,7 @@ class TournamentCalls:
         rules = loaded.plan.rules
         games: list[int] = []
         for _, table in todo:
-            running = self.h.sessions.get(table)
+            running = self.h.games.get(table)
             games.append(running.id if running is not None else self.games.start_game(StartGame(table=table, tariff=t.tariff, actor=actor)))
         now = self.h.clock()
         with self.h.store.session() as db:
@@ -188,7 +188,7 @@ class TournamentCalls:
             if call is None or call.ended_at is not None or call.game_id is not None:
                 return
             table = call.table_id
-        running = self.h.sessions.get(table)
+        running = self.h.games.get(table)
         game = running.id if running is not None else self.games.start_game(StartGame(table=table, tariff=tariff, actor=actor))
         with self.h.store.session() as db:
             call = db.get(TournamentCall, call_id)
@@ -225,7 +225,7 @@ class TournamentCalls:
             return False
         if any(call.table_id == table for call in calls):
             return False
-        running = self.h.sessions.get(table)
+        running = self.h.games.get(table)
         return running is None or running.id in ours
 
     def table_done(self, tournament_id: int, table: str | None, actor: str) -> None:
@@ -234,7 +234,7 @@ class TournamentCalls:
         called = self.fill_tables(tournament_id, actor, prefer=table)
         if table is None or any(where == table for _, where in called):
             return
-        running = self.h.sessions.get(table)
+        running = self.h.games.get(table)
         if running is not None and self._ours(running.id, tournament_id):
             self._execute(StopGame(game=running.id, reason="tournament: no match waiting", actor=actor))
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any, Literal
 
+from pydantic import Field, PlainSerializer
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session as Db
 
@@ -44,6 +45,20 @@ __all__ = [
 ]
 
 
+def english(label: tuple[str, Mapping[str, object]] | None) -> str | None:
+    """A label (a message id and its parameters) in English: what the API's JSON says."""
+    if label is None:
+        return None
+    msgid, params = label
+    return msgid % params if params else msgid
+
+
+# A round's name or where a player comes from: a message id and its parameters, which the pages
+# translate; the JSON carries it in English.
+Label = Annotated[tuple[str, dict[str, object]], PlainSerializer(english, return_type=str | None)]
+MatchStatus = Literal["waiting", "ready", "called", "playing", "done", "bye"]  # "bye": a match nobody plays (the seat is through at once)
+
+
 @dataclass(frozen=True)
 class TournamentSummary:
     id: int
@@ -64,12 +79,14 @@ class EntrantView:
     member_id: int | None
     member2_id: int | None
     handicap: int
-    member_fee_paid: bool  # every member of the entrant has this year's membership fee paid (the member's entry)
+    member_fee_paid: Annotated[
+        bool, Field(description="Every member of the entrant has this year's membership fee paid (the members' entry)")
+    ]
     checked_in_at: datetime | None
-    fee_tab_id: int | None
+    fee_tab_id: Annotated[int | None, Field(description="The tab of the entry fee (paid at the till)")]
     fee_total_cents: int
     fee_owed_cents: int
-    seed: int | None  # place in the draw (1 first), None before it or when not drawn
+    seed: Annotated[int | None, Field(description="Place in the draw, 1 first")]  # None before it or when not drawn
 
     @property
     def fee_paid(self) -> bool:
@@ -79,8 +96,8 @@ class EntrantView:
 @dataclass(frozen=True)
 class MatchView:
     id: str
-    number: int
-    label: tuple[str, dict[str, object]]  # the round's name: a message id and its parameters
+    number: Annotated[int, Field(description="What staff and players call the match")]
+    label: Annotated[Label, Field(description="The round's name (English)")]
     phase: str
     round: int
     race_to: int
@@ -88,9 +105,9 @@ class MatchView:
     b: int | None
     a_name: str
     b_name: str
-    a_from: tuple[str, dict[str, object]] | None  # where a player still unknown comes from
-    b_from: tuple[str, dict[str, object]] | None
-    status: str  # waiting, ready, called, playing, done
+    a_from: Annotated[Label | None, Field(description="Where a player still unknown comes from")]
+    b_from: Label | None
+    status: MatchStatus
     score_a: int | None
     score_b: int | None
     walkover: bool
@@ -133,7 +150,7 @@ class PlaceView:
     first: int
     last: int
     names: tuple[str, ...]
-    payout_cents: int  # each of them
+    payout_cents: Annotated[int, Field(description="Each of them")]
     points: int
 
 
@@ -255,7 +272,7 @@ def _match_views(hall: HallState, loaded: Loaded, calls: list[TournamentCall], l
             sa, sb = call.score_a, call.score_b
         else:
             sa = sb = None
-        status = "done" if done else ("playing" if call and call.started_at else ("called" if call else m.status))
+        status: MatchStatus = "done" if done else ("playing" if call and call.started_at else ("called" if call else m.status))
         win_next, lose_next = nxt.get(m.id, (None, None))
         a = m.a if isinstance(m.a, int) else None
         b = m.b if isinstance(m.b, int) else None
@@ -480,6 +497,6 @@ def call_on_table(db: Db, hall: HallState, table: str) -> CallView | None:
 
 def _stub(m: MatchState, number: int) -> MatchView:
     return MatchView(
-        m.id, number, ("", {}), m.spec.phase, m.spec.round, m.spec.race_to, None, None, "", "", None, None, "", None, None, False,
+        m.id, number, ("", {}), m.spec.phase, m.spec.round, m.spec.race_to, None, None, "", "", None, None, "waiting", None, None, False,
         None, None, None, None, None, False, None, None, None, m.spec.group,
     )  # fmt: skip

@@ -170,7 +170,7 @@ class WaitingList:
     def _free_now(self, table: str, now: datetime) -> bool:
         """Can a walk-in party play `table` now, for a walk-in's usual length?"""
         spec = self.h.tables.get(table)
-        if spec is None or not rules.bookable(spec) or self.h.sessions.get(table) is not None or table in self._oos.view():
+        if spec is None or not rules.bookable(spec) or self.h.games.get(table) is not None or table in self._oos.view():
             return False
         span = Span(now, now + timedelta(minutes=self.settings.walk_in_min))
         return not rules.clashes(table, span, self.book.claims())
@@ -271,7 +271,7 @@ class WaitingList:
                 continue
             if p.offer_until is not None and p.offer_until <= now:
                 self._system(DeclineOffer(party=p.id, expired=True, actor="system"))
-            elif self.h.sessions.get(p.offered_table) is not None or p.offered_table in self._oos.view():
+            elif self.h.games.get(p.offered_table) is not None or p.offered_table in self._oos.view():
                 self._withdraw(p.id, now)
         offered = {p.offered_table for p in self.book.waiting() if p.offered_table}
         free = [t for t in self.h.venue.tables if t.id not in offered and self._free_now(t.id, now)]

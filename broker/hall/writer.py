@@ -1,6 +1,6 @@
 """The hub's one writer: the only thread that changes hall state.
 
-Everything that changes sessions, alerts, check-ins, counters or the lights wanted runs here,
+Everything that changes games, alerts, check-ins, counters or the lights wanted runs here,
 one item at a time: staff commands (submitted from HTTP threads as callables, answered through
 a Future), MQTT batches from the inbox, the link's reconnects (LinkUp), and watchdog ticks
 (submitted like a command). Because only this thread writes, hall state needs no lock: readers
@@ -10,8 +10,8 @@ the commit and with no lock held.
 
 Staff commands come first: the writer looks at its command queue before every inbox batch,
 so a click never waits behind a backlog of ball drops (at most behind the one batch being
-applied). A command that runs on the writer and calls another (set_card -> change_session,
-a watchdog tick -> stop_session) runs inline.
+applied). A command that runs on the writer and calls another (SetCard -> the game's change,
+a watchdog tick -> StopGame) runs inline.
 
 Acks go out only after a batch's commit, so a crash before it means redelivery, never loss;
 redelivered copies are dropped by the (table, boot, seq) key. A batch the database refuses

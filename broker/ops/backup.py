@@ -322,4 +322,4 @@ def restore(source: Path, url: str, *, force: bool = False) -> str:
         done += f"; the {held} rows it held before are replaced"
     if revision != after.revision:
         done += f"; schema upgraded to {after.revision}"
-    return done + ". Restart lavos server now: it keeps open sessions and alerts in memory."
+    return done + ". Restart lavos server now: it keeps open games and alerts in memory."

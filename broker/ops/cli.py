@@ -175,7 +175,7 @@ def restore(
     """Restore a backup made by lavos backup into the database, then upgrade its schema.
 
     A database that holds rows is refused without --force; a backup from a newer Lavos is
-    refused. Stop lavos server first and start it after: it keeps open sessions in memory.
+    refused. Stop lavos server first and start it after: it keeps open games in memory.
 
     Example: lavos restore /var/backups/lavos/lavos-2026-11-30.db --db sqlite:////var/lib/lavos/lavos.db
     """

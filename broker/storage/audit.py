@@ -1,4 +1,4 @@
-"""The audit trail: session ops (append-only, per-session seq) and the general audit log."""
+"""The audit trail: game ops (append-only, per-game seq) and the general audit log."""
 
 from __future__ import annotations
 
@@ -13,25 +13,25 @@ from broker.storage.models import AuditEntry, Game, GameOp
 from broker.storage.types import utcnow
 
 
-def append_session_op(
+def append_game_op(
     db: Session,
-    session_id: int,
+    game_id: int,
     kind: str,
     data: dict[str, Any],
     actor: str,
     reason: str | None = None,
     at: datetime | None = None,
 ) -> GameOp:
-    """Append the next op to a session's log; seq is 1, 2, 3 … per session.
+    """Append the next op to a game's log; seq is 1, 2, 3 … per game.
 
-    The session row is locked first (FOR UPDATE on PostgreSQL; SQLite's write transaction already
-    serialises), so two processes appending to one session cannot both take the same seq.
+    The game's row is locked first (FOR UPDATE on PostgreSQL; SQLite's write transaction already
+    serialises), so two processes appending to one game cannot both take the same seq.
     """
-    locked = db.execute(select(Game.id).where(Game.id == session_id).with_for_update()).first()
+    locked = db.execute(select(Game.id).where(Game.id == game_id).with_for_update()).first()
     if locked is None:
-        raise StoreError(f"no session {session_id}: it may have been removed; reload the tables")
-    last = db.scalar(select(func.max(GameOp.seq)).where(GameOp.session_id == session_id)) or 0
-    op = GameOp(session_id=session_id, seq=last + 1, at=at or utcnow(), kind=kind, data=data, actor=actor, reason=reason)
+        raise StoreError(f"no game {game_id}: it may have been removed; reload the tables")
+    last = db.scalar(select(func.max(GameOp.seq)).where(GameOp.session_id == game_id)) or 0
+    op = GameOp(session_id=game_id, seq=last + 1, at=at or utcnow(), kind=kind, data=data, actor=actor, reason=reason)
     db.add(op)
     db.flush()
     return op

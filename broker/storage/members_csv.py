@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from broker.domain import member_file
 from broker.domain.csv_cells import excel_csv, unguard
+from broker.domain.json_shape import derived, every_field_sent
 from broker.domain.member_file import SK_COLUMNS, Header, NotText, active_of, active_text, kind_of, kind_text, read_header
 from broker.domain.refusals import N_, Refusal
 from broker.storage.members import (
@@ -82,6 +83,7 @@ class MemberRow:
     note: str | None = None
 
 
+@every_field_sent
 @dataclass
 class ImportReport:
     added: int = 0
@@ -90,11 +92,15 @@ class ImportReport:
     cards_added: int = 0
     fees_added: int = 0
 
-    def __str__(self) -> str:
+    @derived
+    def summary(self) -> str:
         return (
             f"{self.added} added, {self.updated} updated, {self.unchanged} unchanged; "
             f"{self.cards_added} card(s) and {self.fees_added} fee year(s) recorded"
         )
+
+    def __str__(self) -> str:
+        return self.summary
 
 
 def _decode(data: bytes) -> str:

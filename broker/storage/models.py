@@ -132,7 +132,7 @@ class ApiToken(Base):
     revoked: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
-# --- table sessions and the audit trail ------------------------------------------------------
+# --- games and the audit trail -------------------------------------------------------------
 
 
 class Game(Base):
@@ -149,10 +149,10 @@ class Game(Base):
     state: Mapped[str] = mapped_column(String(16), default="running")
     started_at: Mapped[datetime]
     stopped_at: Mapped[datetime | None] = mapped_column(index=True)
-    total_cents: Mapped[int | None]  # set when the session is closed
+    total_cents: Mapped[int | None]  # set when the game is stopped
     member_id: Mapped[int | None] = mapped_column(ForeignKey("members.id", ondelete="SET NULL"), index=True)
 
-    ops: Mapped[list[GameOp]] = relationship(back_populates="session", order_by="GameOp.seq")
+    ops: Mapped[list[GameOp]] = relationship(back_populates="game", order_by="GameOp.seq")
 
 
 class GameOp(Base):
@@ -170,11 +170,11 @@ class GameOp(Base):
     actor: Mapped[str] = mapped_column(String(64))
     reason: Mapped[str | None] = mapped_column(Text)
 
-    session: Mapped[Game] = relationship(back_populates="ops")
+    game: Mapped[Game] = relationship(back_populates="ops")
 
 
 class AuditEntry(Base):
-    """Who changed what, when and why, for everything that is not a table session."""
+    """Who changed what, when and why, for everything that is not a game."""
 
     __tablename__ = "audit_log"
 
@@ -295,7 +295,7 @@ class FoosballCheckin(Base):
 
 class Login(Base):
     """One dashboard login. The signed cookie carries only the random id; its SHA-256 is stored,
-    so a copied database is not a set of live sessions. Ended rows stay, for the account page."""
+    so a copied database is not a set of live logins. Ended rows stay, for the account page."""
 
     __tablename__ = "web_sessions"
     __table_args__ = (Index("ix_web_sessions_username_ended_at", "username", "ended_at"),)
@@ -347,7 +347,7 @@ class NodeRejectSample(Base):
 
 
 class TableOutOfService(Base):
-    """A table staff took out of service: no session starts on it and its light stays off.
+    """A table staff took out of service: no game starts on it and its light stays off.
 
     A row while it is out, deleted when it is back (the audit log keeps the history); the hub
     loads these at start, so the state survives a restart.

@@ -31,7 +31,7 @@ def record_rejects(db: Session, tally: RejectTally, at: datetime) -> None:
 def node_rejects(db: Session) -> dict[str, NodeRejects]:
     """Every table's (and the UNKNOWN bucket's) refusals so far; a table with none is absent."""
     out: dict[str, NodeRejects] = {}
-    for count in db.scalars(select(NodeRejectCount)):
+    for count in db.scalars(select(NodeRejectCount).order_by(NodeRejectCount.table_id, NodeRejectCount.reason)):  # reasons in order
         out.setdefault(count.table_id, NodeRejects()).by_reason[count.reason] = ReasonCount(count.count, count.first_at, count.last_at)
     for s in db.scalars(select(NodeRejectSample).order_by(NodeRejectSample.id.desc())):
         out.setdefault(s.table_id, NodeRejects()).samples.append(Sample(s.table_id, s.at, s.topic, s.reason, s.error, s.excerpt))

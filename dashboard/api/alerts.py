@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, HTTPException, Query
 
 from broker.accounts.staff import Staff
 from broker.hall.alert_book import AckAlert
-from dashboard.api import responses as R
-from dashboard.api import views
+from broker.hall.read_models import AlertView
 from dashboard.api.auth import can, demand
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.api.schemas import AckIn, text
@@ -20,7 +19,7 @@ router = APIRouter(prefix="/alerts", tags=["alerts"])
 
 
 @router.get(
-    "", response_model=list[R.AlertOut], summary="Open alerts (newest first), or the latest ones including closed with open=false (manager)"
+    "", response_model=list[AlertView], summary="Open alerts (newest first), or the latest ones including closed with open=false (manager)"
 )
 def list_alerts(
     reads: Reads,
@@ -28,16 +27,16 @@ def list_alerts(
     open: bool = Query(True, description="true: only open alerts"),
     table: Annotated[TableText | None, Query(description="Only this table's")] = None,  # type: ignore[valid-type]
     limit: int = Query(200, ge=1, le=1000),
-) -> list[dict[str, Any]]:
+) -> list[AlertView]:
     if not open:
         demand(user, "alerts.history")
     rows = reads.open_alerts(table)[:limit] if open else reads.alert_history(table, limit)
-    return [views.alert(a) for a in rows]
+    return rows
 
 
-@router.post("/{alert_id}/ack", response_model=R.AlertOut, summary="Acknowledge an alert; close=true also closes it")
-def ack(alert_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("alerts.open"))], body: AckIn | None = None) -> dict[str, Any]:
+@router.post("/{alert_id}/ack", response_model=AlertView, summary="Acknowledge an alert; close=true also closes it")
+def ack(alert_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("alerts.open"))], body: AckIn | None = None) -> AlertView:
     if hub.reads.alert(alert_id) is None:
         raise HTTPException(404, f"no alert {alert_id}: reload the alert list")
     hub.execute(AckAlert(alert_id=alert_id, close=bool(body and body.close), actor=user.username))
-    return views.alert(hub.reads.alert(alert_id))  # type: ignore[arg-type]  # alerts are never deleted
+    return hub.reads.alert(alert_id)  # type: ignore[return-value]  # alerts are never deleted

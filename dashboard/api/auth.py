@@ -1,13 +1,13 @@
 """Who is calling: HTTP Basic (staff password: broker.accounts.auth_checks), a bearer token, or the dashboard's
 cookie session, and their role.
 
-`user_from_authorization`, `login` and `session_user` are plain functions returning the Staff
+`user_from_authorization`, `login` and `cookie_user` are plain functions returning the Staff
 (broker.accounts.staff: a value, never the ORM row), so
 the cookie login pages (dashboard.web) reuse them; `can(capability)` makes the FastAPI dependency
 a route declares (dashboard.access says which role the capability needs). A browser sends its
 cookie with every request, forged ones included, so a write authenticated by the cookie alone must
-also carry the session's CSRF token in X-CSRF-Token. The cookie holds only a server-side session
-id (broker.accounts.web_sessions): logging out, a new password, disabling or a new role end it for good.
+also carry the cookie's CSRF token in X-CSRF-Token. The cookie holds only the id of a login kept on
+the server (broker.accounts.logins): logging out, a new password, disabling or a new role end it for good.
 Every check that reads or writes the accounts goes through the hub's facade (broker.hall.facade).
 """
 
@@ -34,15 +34,15 @@ from dashboard.api.deps import get_hub, get_reads
 log = logging.getLogger(__name__)
 
 REALM = "Lavos"
-# Keys of the signed cookie session that dashboard.web logs people in with: the server-side
-# session id (broker.accounts.web_sessions; never the username, so a copied cookie dies at logout) and
-# the CSRF token.
-SESSION_ID = "sid"
+# Keys of the signed cookie (Starlette's cookie session) that dashboard.web logs people in with:
+# the login's id (broker.accounts.logins; never the username, so a copied cookie dies at logout;
+# the key keeps its old short name, which the cookies out there carry) and the CSRF token.
+LOGIN_ID = "sid"
 SESSION_CSRF = "csrf"
 # Set in the cookie when the login it named has ended (14 h, or a manager ended it): the login
 # page then says why the visitor is there again (dashboard.web.pages_login). Cleared at login.
 LOGIN_ENDED = "ended"
-_LIVE = "lavos.web_session"  # request scope key: the session looked up once per request
+_LIVE = "lavos.login"  # request scope key: the login looked up once per request
 CSRF_HEADER = "X-CSRF-Token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 UNKNOWN_CLIENT = "unknown"  # the address of callers that pass none: they share one throttle, so HTTP code passes client_address()
@@ -131,40 +131,40 @@ def csrf_matches(request: Request, supplied: object) -> bool:
     )
 
 
-def _live_session(hub: HubFacade, request: Request) -> StaffLogin | None:
-    """The cookie's server-side session if it is live; looked up once per request (middleware and route share it)."""
+def _live_login(hub: HubFacade, request: Request) -> StaffLogin | None:
+    """The cookie's login if it is live; looked up once per request (middleware and route share it)."""
     if "session" not in request.scope:
         return None
     if _LIVE in request.scope:
         return request.scope[_LIVE]
-    session_id = request.session.get(SESSION_ID)
+    login_id = request.session.get(LOGIN_ID)
     found = None
-    if isinstance(session_id, str) and session_id:
-        found = hub.web_session(session_id)  # notes when it was last seen, at most every few minutes
+    if isinstance(login_id, str) and login_id:
+        found = hub.live_login(login_id)  # notes when it was last seen, at most every few minutes
         if found is None:
-            request.session.pop(SESSION_ID, None)  # ended or expired: the browser forgets it too
+            request.session.pop(LOGIN_ID, None)  # ended or expired: the browser forgets it too
             request.session[LOGIN_ENDED] = True
     request.scope[_LIVE] = found
     return found
 
 
-def remember_session(request: Request, found: StaffLogin | None) -> None:
-    """After a login or logout in this request: what session_user answers from now on."""
+def remember_login(request: Request, found: StaffLogin | None) -> None:
+    """After a login or logout in this request: what cookie_user answers from now on."""
     request.scope[_LIVE] = found
 
 
-def session_user(hub: HubFacade, request: Request) -> Staff | None:
+def cookie_user(hub: HubFacade, request: Request) -> Staff | None:
     """The active user whose live login the cookie names; None without one (or without its middleware).
 
-    Checked on every request: an ended or expired session, a disabled account or a changed role
+    Checked on every request: an ended or expired login, a disabled account or a changed role
     take effect at once.
     """
-    found = _live_session(hub, request)
+    found = _live_login(hub, request)
     return found.staff if found is not None else None
 
 
-def web_session_pk(request: Request) -> int | None:
-    """The pk of this request's live login (after session_user looked it up), else None."""
+def login_pk(request: Request) -> int | None:
+    """The pk of this request's live login (after cookie_user looked it up), else None."""
     found = request.scope.get(_LIVE)
     return found.pk if found is not None else None
 
@@ -177,7 +177,7 @@ def current_user(request: Request, _b: object = Depends(_basic_doc), _t: object 
     hub = get_hub(request)
     header = request.headers.get("authorization")
     if not header:
-        user = session_user(hub, request)
+        user = cookie_user(hub, request)
         if user is not None:
             if request.method not in SAFE_METHODS and not csrf_matches(request, request.headers.get(CSRF_HEADER)):
                 raise HTTPException(403, f"a write with the dashboard's cookie needs the {CSRF_HEADER} header from the page; reload it")
@@ -222,7 +222,8 @@ def older_money(request: Request) -> bool:
     """Whether the tab, payment or game the path names is money of a day staff no longer work with
     (broker.hall.read_models.HallReads.money_at_hand): then it is the manager's (day.history), as
     that day's Z report is. A path that names none, or no such row, is not (the route answers 404)."""
-    tab, payment, game = (_path_id(request, n) for n in ("tab_id", "payment_id", "session_id"))
+    tab, payment = _path_id(request, "tab_id"), _path_id(request, "payment_id")
+    game = _path_id(request, "game_id") or _path_id(request, "session_id")  # a page's path, the API's
     if tab is None and payment is None and game is None:
         return False
     return not get_reads(request).money_at_hand(tab=tab, payment=payment, game=game)

@@ -9,16 +9,16 @@ clock, Europe/Bratislava); a bare date in `from`/`to` means that business day.
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query
 from fastapi.responses import Response
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from broker.accounts.staff import Staff
 from broker.domain import bookings as rules
 from broker.domain.schedule import business_day_bounds
-from broker.hall.booking_reads import BookingView
+from broker.hall.booking_reads import Availability, BookingView
 from broker.hall.bookings import BookTable, CancelBooking
 from broker.hall.read_models import HallReads
 from dashboard.api.auth import can
@@ -30,25 +30,6 @@ router = APIRouter(tags=["bookings"])
 
 MAX_WINDOW = timedelta(days=31)
 Kind = Literal["pool", "pool9", "pool8", "carom"]
-
-
-class BookingOut(BaseModel):
-    id: int
-    table: str
-    table_name: str
-    kind: str
-    start: datetime
-    end: datetime
-    party_size: int
-    name: str
-    phone: str
-    note: str
-    member_id: int | None
-    state: str
-    game_id: int | None
-    deposit_cents: int
-    deposit_paid_cents: int
-    deposit_outcome: str | None
 
 
 class BookingIn(Body):
@@ -67,46 +48,6 @@ class BookingIn(Body):
 
 class CancelIn(Body):
     reason: text(200, min_length=0) = ""  # type: ignore[valid-type]
-
-
-class SpanOut(BaseModel):
-    start: datetime
-    end: datetime
-
-
-class TableFreeOut(BaseModel):
-    table: str
-    name: str
-    free: list[SpanOut]
-
-
-class AvailabilityOut(BaseModel):
-    kind: str
-    start: datetime
-    end: datetime
-    tables: list[TableFreeOut]
-
-
-def booking_out(reads: HallReads, b: BookingView) -> dict[str, Any]:
-    spec = reads.tables.get(b.table)
-    return {
-        "id": b.id,
-        "table": b.table,
-        "table_name": spec.name if spec else b.table,
-        "kind": b.kind,
-        "start": b.start,
-        "end": b.end,
-        "party_size": b.party_size,
-        "name": b.name,
-        "phone": b.phone,
-        "note": b.note,
-        "member_id": b.member_id,
-        "state": b.state,
-        "game_id": b.game_id,
-        "deposit_cents": b.deposit_cents,
-        "deposit_paid_cents": b.deposit_paid_cents,
-        "deposit_outcome": b.deposit_outcome,
-    }
 
 
 def _aware(reads: HallReads, at: datetime) -> datetime:
@@ -144,24 +85,24 @@ FromQ = Annotated[str | None, Query(alias="from", max_length=40, description="IS
 ToQ = Annotated[str | None, Query(alias="to", max_length=40, description="ISO date (that business day's end) or time")]
 
 
-@router.get("/bookings", response_model=list[BookingOut], summary="Bookings overlapping a window (default: today), with phone numbers")
+@router.get("/bookings", response_model=list[BookingView], summary="Bookings overlapping a window (default: today), with phone numbers")
 def list_bookings(
     reads: Reads, user: Annotated[Staff, Depends(can("bookings.read"))], start: FromQ = None, end: ToQ = None
-) -> list[dict[str, Any]]:
+) -> list[BookingView]:
     lo, hi = _window(reads, start, end)
-    return [booking_out(reads, b) for b in reads.bookings.bookings(lo, hi)]
+    return reads.bookings.bookings(lo, hi)
 
 
-@router.get("/bookings/{booking_id}", response_model=BookingOut, summary="One booking")
-def get_booking(booking_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can("bookings.read"))]) -> dict[str, Any]:
+@router.get("/bookings/{booking_id}", response_model=BookingView, summary="One booking")
+def get_booking(booking_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can("bookings.read"))]) -> BookingView:
     b = reads.bookings.booking(booking_id)
     if b is None:
         raise HTTPException(404, "There is no such booking.")
-    return booking_out(reads, b)
+    return b
 
 
-@router.post("/bookings", response_model=BookingOut, status_code=201, summary="Book a table (or the first free one of a kind)")
-def create_booking(body: BookingIn, hub: Hub, user: Annotated[Staff, Depends(can("bookings.run"))]) -> dict[str, Any]:
+@router.post("/bookings", response_model=BookingView, status_code=201, summary="Book a table (or the first free one of a kind)")
+def create_booking(body: BookingIn, hub: Hub, user: Annotated[Staff, Depends(can("bookings.run"))]) -> BookingView:
     reads = hub.reads
     booking = hub.execute(
         BookTable(
@@ -181,32 +122,23 @@ def create_booking(body: BookingIn, hub: Hub, user: Annotated[Staff, Depends(can
     )
     found = reads.bookings.booking(booking)
     assert found is not None
-    return booking_out(reads, found)
+    return found
 
 
-@router.post("/bookings/{booking_id}/cancel", response_model=BookingOut, summary="Cancel a booking")
-def cancel_booking(booking_id: IdPath, body: CancelIn, hub: Hub, user: Annotated[Staff, Depends(can("bookings.run"))]) -> dict[str, Any]:
+@router.post("/bookings/{booking_id}/cancel", response_model=BookingView, summary="Cancel a booking")
+def cancel_booking(booking_id: IdPath, body: CancelIn, hub: Hub, user: Annotated[Staff, Depends(can("bookings.run"))]) -> BookingView:
     hub.execute(CancelBooking(booking=booking_id, reason=body.reason, actor=user.username))
     found = hub.reads.bookings.booking(booking_id)
     assert found is not None
-    return booking_out(hub.reads, found)
+    return found
 
 
-@router.get("/availability", response_model=AvailabilityOut, summary="When each table of a kind is free (no personal data)")
+@router.get("/availability", response_model=Availability, summary="When each table of a kind is free (no personal data)")
 def availability(
     reads: Reads, user: Annotated[Staff, Depends(can("bookings.availability"))], kind: Kind = "pool", start: FromQ = None, end: ToQ = None
-) -> dict[str, Any]:
+) -> Availability:
     lo, hi = _window(reads, start, end)
-    tables = reads.bookings.availability(kind, lo, hi)
-    return {
-        "kind": kind,
-        "start": lo,
-        "end": hi,
-        "tables": [
-            {"table": t.table, "name": reads.tables[t.table].name, "free": [{"start": s.start, "end": s.end} for s in t.free]}
-            for t in tables
-        ],
-    }
+    return reads.bookings.availability(kind, lo, hi)
 
 
 @router.get(

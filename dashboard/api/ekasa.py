@@ -6,25 +6,21 @@ Each route calls the same facade method as its page (dashboard/web/pages_ekasa.p
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, HTTPException
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from broker.accounts.staff import Staff
+from broker.adapters.ekasa import ClientStatus
+from broker.hall.read_models import EkasaSettingsView, FiscalReceiptView
 from broker.hall.till.fiscal import RecordParagon, RetryEkasa, SaveEkasaSettings
+from dashboard.api import responses as R
 from dashboard.api.auth import can
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.api.schemas import Body, text
 
 router = APIRouter(prefix="/ekasa", tags=["ekasa"])
-
-
-class EkasaSettingsOut(BaseModel):
-    enabled: bool
-    url: str
-    timeout_s: int | float
-    cash_register_code: str
 
 
 class EkasaSettingsIn(Body):
@@ -39,45 +35,18 @@ class EkasaTestIn(Body):
     timeout_s: Annotated[int | float, Field(ge=1, le=60)] = 10
 
 
-class EkasaStatusOut(BaseModel):
-    reachable: bool
-    internet: str | None
-    detail: str | None
-
-
-class FiscalReceiptOut(BaseModel):
-    payment_id: int
-    receipt_no: int | None
-    amount_cents: int
-    method: str
-    staff: str
-    at: datetime
-    table: str | None
-    state: str
-    since: datetime
-    error: str | None
-    okp: str | None
-    paragon_no: str | None
-    paragon_at: datetime | None
-    reversal: bool
-
-
 class ParagonIn(Body):
     number: text(10)  # type: ignore[valid-type]
     at: text(40)  # type: ignore[valid-type]  # ISO 8601 with its offset: when it was written by hand
 
 
-class DoneOut(BaseModel):
-    ok: bool = True
+@router.get("/settings", response_model=EkasaSettingsView, summary="The eKasa settings (manager)")
+def get_settings(reads: Reads, user: Annotated[Staff, Depends(can("ekasa.settings"))]) -> EkasaSettingsView:
+    return reads.ekasa_settings()
 
 
-@router.get("/settings", response_model=EkasaSettingsOut, summary="The eKasa settings (manager)")
-def get_settings(reads: Reads, user: Annotated[Staff, Depends(can("ekasa.settings"))]) -> dict[str, Any]:
-    return vars(reads.ekasa_settings())
-
-
-@router.put("/settings", response_model=EkasaSettingsOut, summary="Change the eKasa settings (manager; audited)")
-def put_settings(body: EkasaSettingsIn, hub: Hub, user: Annotated[Staff, Depends(can("ekasa.settings"))]) -> dict[str, Any]:
+@router.put("/settings", response_model=EkasaSettingsView, summary="Change the eKasa settings (manager; audited)")
+def put_settings(body: EkasaSettingsIn, hub: Hub, user: Annotated[Staff, Depends(can("ekasa.settings"))]) -> EkasaSettingsView:
     hub.execute(
         SaveEkasaSettings(
             enabled=body.enabled,
@@ -87,22 +56,21 @@ def put_settings(body: EkasaSettingsIn, hub: Hub, user: Annotated[Staff, Depends
             actor=user.username,
         )
     )
-    return vars(hub.reads.ekasa_settings())
+    return hub.reads.ekasa_settings()
 
 
-@router.post("/test", response_model=EkasaStatusOut, summary="Ask the eKasa client at this address how it is (manager)")
-def test_connection(body: EkasaTestIn, hub: Hub, user: Annotated[Staff, Depends(can("ekasa.settings"))]) -> dict[str, Any]:
-    s = hub.ekasa_test_connection(url=body.url, timeout_s=float(body.timeout_s))
-    return vars(s)
+@router.post("/test", response_model=ClientStatus, summary="Ask the eKasa client at this address how it is (manager)")
+def test_connection(body: EkasaTestIn, hub: Hub, user: Annotated[Staff, Depends(can("ekasa.settings"))]) -> ClientStatus:
+    return hub.ekasa_test_connection(url=body.url, timeout_s=float(body.timeout_s))
 
 
-@router.get("/receipts", response_model=list[FiscalReceiptOut], summary="Receipts not registered in eKasa yet, oldest first")
-def unregistered(reads: Reads, user: Annotated[Staff, Depends(can("ekasa.run"))]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in vars(r).items() if k != "method_en"} for r in reads.ekasa_unregistered()]
+@router.get("/receipts", response_model=list[FiscalReceiptView], summary="Receipts not registered in eKasa yet, oldest first")
+def unregistered(reads: Reads, user: Annotated[Staff, Depends(can("ekasa.run"))]) -> list[FiscalReceiptView]:
+    return reads.ekasa_unregistered()
 
 
-@router.post("/receipts/{payment_id}/paragon", response_model=DoneOut, summary="Record a hand-written paragón for a payment (audited)")
-def paragon(payment_id: IdPath, body: ParagonIn, hub: Hub, user: Annotated[Staff, Depends(can("ekasa.run"))]) -> dict[str, Any]:
+@router.post("/receipts/{payment_id}/paragon", response_model=R.DoneOut, summary="Record a hand-written paragón for a payment (audited)")
+def paragon(payment_id: IdPath, body: ParagonIn, hub: Hub, user: Annotated[Staff, Depends(can("ekasa.run"))]) -> R.DoneOut:
     try:
         at = datetime.fromisoformat(body.at)
     except ValueError:
@@ -110,10 +78,10 @@ def paragon(payment_id: IdPath, body: ParagonIn, hub: Hub, user: Annotated[Staff
     if at is None or at.tzinfo is None:
         raise HTTPException(422, "at: an ISO 8601 time with its offset, e.g. 2026-12-01T21:40:00+01:00")
     hub.execute(RecordParagon(payment=payment_id, number=body.number, at=at, actor=user.username))
-    return {"ok": True}
+    return R.DoneOut()
 
 
-@router.post("/receipts/{payment_id}/retry", response_model=DoneOut, summary="Send a failed receipt again (manager; audited)")
-def retry(payment_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("ekasa.settings"))]) -> dict[str, Any]:
+@router.post("/receipts/{payment_id}/retry", response_model=R.DoneOut, summary="Send a failed receipt again (manager; audited)")
+def retry(payment_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("ekasa.settings"))]) -> R.DoneOut:
     hub.execute(RetryEkasa(payment=payment_id, actor=user.username))
-    return {"ok": True}
+    return R.DoneOut()

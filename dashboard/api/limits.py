@@ -32,7 +32,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from broker.domain.membership import MAX_IMPORT_BYTES
 from broker.hall.facade import HubFacade
-from dashboard.api.auth import client_address, session_user, user_from_authorization
+from dashboard.api.auth import client_address, cookie_user, user_from_authorization
 
 KIB = 1024
 # The largest JSON the API takes (a member: name 200, note 2000, reason 500 characters) is under
@@ -130,7 +130,7 @@ class BodyLimits:
         hub: HubFacade = scope["app"].state.hub
         header = headers.get("authorization")
         try:
-            if header is None and await anyio.to_thread.run_sync(session_user, hub, Request(scope)) is not None:
+            if header is None and await anyio.to_thread.run_sync(cookie_user, hub, Request(scope)) is not None:
                 return None
             if not self.api:
                 # As require_page answers an anonymous POST: log in, then back to the form's page.

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
+from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
 from broker.accounts.staff import Staff
 from broker.domain.membership import MAX_IMPORT_BYTES, normalize_uid
 from broker.hall.facade import HubFacade
-from broker.hall.member_views import MemberView
-from broker.hall.members import AddMember, AssignCard, EditMember, ImportMembers, RecordFee, RemoveCard
+from broker.hall.member_views import MemberFound, MemberView
+from broker.hall.members import AddMember, AssignCard, EditMember, ImportMembers, ImportReport, RecordFee, RemoveCard
 from broker.hall.read_models import HallReads
 from dashboard import access
-from dashboard.api import responses as R
-from dashboard.api import views
 from dashboard.api.auth import can
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.api.errors import TOO_LARGE
@@ -35,7 +34,8 @@ def _member(reads: HallReads, member_id: int) -> MemberView:
 
 @router.get(
     "",
-    response_model=list[R.MemberListItem],
+    # The manager's view first: a full member is written as a MemberView, with its note and cards.
+    response_model=list[Annotated[MemberView | MemberFound, Field(union_mode="left_to_right")]],
     summary="Search members by name (any words, accents and case ignored); notes, cards and fees for the manager only",
 )
 def list_members(
@@ -43,17 +43,17 @@ def list_members(
     user: Annotated[Staff, Depends(can("members.search"))],
     q: Annotated[SearchText, Query(description="Words of the name, e.g. zadrazil")] = "",  # type: ignore[valid-type]
     limit: int = Query(50, ge=1, le=500),
-) -> list[dict[str, Any]]:
-    # Staff find a member to put on a session; notes and card UIDs (a card UID is a credential) are the manager's.
-    view = views.member if access.allows(user.role, "members.read") else views.member_found
-    year = reads.fee_year()
-    return [view(m, year) for m in reads.search_members(q, limit)]
+) -> list[MemberView] | list[MemberFound]:
+    found = reads.search_members(q, limit)
+    if access.allows(user.role, "members.read"):
+        return found
+    # Staff find a member to put on a game; notes and card UIDs (a card UID is a credential) are the manager's.
+    return [m.found() for m in found]
 
 
-@router.post("", status_code=201, response_model=R.MemberOut, summary="Add a member (manager)")
-def create_member(body: MemberIn, hub: Hub, user: Annotated[Staff, Depends(can("members.edit"))]) -> dict[str, Any]:
-    m = hub.execute(AddMember(name=body.name, kind=body.kind, note=body.note, active=body.active, actor=user.username))
-    return views.member(m, hub.reads.fee_year())
+@router.post("", status_code=201, response_model=MemberView, summary="Add a member (manager)")
+def create_member(body: MemberIn, hub: Hub, user: Annotated[Staff, Depends(can("members.edit"))]) -> MemberView:
+    return hub.execute(AddMember(name=body.name, kind=body.kind, note=body.note, active=body.active, actor=user.username))
 
 
 @router.get(
@@ -71,26 +71,18 @@ def export(reads: Reads, user: Annotated[Staff, Depends(can("members.read"))]) -
     )
 
 
-def _import(hub: HubFacade, data: bytes, actor: str) -> dict[str, Any]:
-    report = hub.execute(ImportMembers(data=data, actor=actor))
-    return {
-        "added": report.added,
-        "updated": report.updated,
-        "unchanged": report.unchanged,
-        "cards_added": report.cards_added,
-        "fees_added": report.fees_added,
-        "summary": str(report),
-    }
+def _import(hub: HubFacade, data: bytes, actor: str) -> ImportReport:
+    return hub.execute(ImportMembers(data=data, actor=actor))
 
 
 @router.post(
     "/import",
-    response_model=R.ImportOut,
+    response_model=ImportReport,
     summary="Import a CSV file (the request body): all of it, or nothing with the errors by line (manager)",
     openapi_extra={"requestBody": {"required": True, "content": {"text/csv": {"schema": {"type": "string"}}}}},
     responses=TOO_LARGE,
 )
-async def import_csv(request: Request, hub: Hub, user: Annotated[Staff, Depends(can("members.edit"))]) -> dict[str, Any]:
+async def import_csv(request: Request, hub: Hub, user: Annotated[Staff, Depends(can("members.edit"))]) -> ImportReport:
     data = bytearray()
     async for chunk in request.stream():
         data += chunk
@@ -108,28 +100,25 @@ def delete_card(uid: str, hub: Hub, user: Annotated[Staff, Depends(can("members.
     return Response(status_code=204)
 
 
-@router.get("/{member_id}", response_model=R.MemberOut, summary="One member with cards and fee payments")
-def get_member(member_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can("members.read"))]) -> dict[str, Any]:
-    return views.member(_member(reads, member_id), reads.fee_year())
+@router.get("/{member_id}", response_model=MemberView, summary="One member with cards and fee payments")
+def get_member(member_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can("members.read"))]) -> MemberView:
+    return _member(reads, member_id)
 
 
-@router.patch("/{member_id}", response_model=R.MemberOut, summary="Change name, kind, note or active (manager)")
-def patch_member(member_id: IdPath, body: MemberPatch, hub: Hub, user: Annotated[Staff, Depends(can("members.edit"))]) -> dict[str, Any]:
-    m = hub.execute(
+@router.patch("/{member_id}", response_model=MemberView, summary="Change name, kind, note or active (manager)")
+def patch_member(member_id: IdPath, body: MemberPatch, hub: Hub, user: Annotated[Staff, Depends(can("members.edit"))]) -> MemberView:
+    return hub.execute(
         EditMember(
             member_id=member_id, name=body.name, kind=body.kind, active=body.active, note=body.note, reason=body.reason, actor=user.username
         )
     )
-    return views.member(m, hub.reads.fee_year())
 
 
-@router.post("/{member_id}/fees", status_code=201, response_model=R.MemberOut, summary="Record a year's fee payment (manager)")
-def pay_fee(member_id: IdPath, body: FeeIn, hub: Hub, user: Annotated[Staff, Depends(can("members.edit"))]) -> dict[str, Any]:
-    m = hub.execute(RecordFee(member_id=member_id, year=body.year, amount_cents=body.amount_cents, actor=user.username))
-    return views.member(m, hub.reads.fee_year())
+@router.post("/{member_id}/fees", status_code=201, response_model=MemberView, summary="Record a year's fee payment (manager)")
+def pay_fee(member_id: IdPath, body: FeeIn, hub: Hub, user: Annotated[Staff, Depends(can("members.edit"))]) -> MemberView:
+    return hub.execute(RecordFee(member_id=member_id, year=body.year, amount_cents=body.amount_cents, actor=user.username))
 
 
-@router.post("/{member_id}/cards", status_code=201, response_model=R.MemberOut, summary="Give the member a club card (manager)")
-def add_card(member_id: IdPath, body: CardIn, hub: Hub, user: Annotated[Staff, Depends(can("members.edit"))]) -> dict[str, Any]:
-    m = hub.execute(AssignCard(member_id=member_id, uid=body.uid, actor=user.username))
-    return views.member(m, hub.reads.fee_year())
+@router.post("/{member_id}/cards", status_code=201, response_model=MemberView, summary="Give the member a club card (manager)")
+def add_card(member_id: IdPath, body: CardIn, hub: Hub, user: Annotated[Staff, Depends(can("members.edit"))]) -> MemberView:
+    return hub.execute(AssignCard(member_id=member_id, uid=body.uid, actor=user.username))

@@ -6,14 +6,15 @@ Each route calls the same facade method as its page (dashboard/web/pages_notific
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from broker.accounts.staff import Staff
 from broker.hall.notifications import AddNotifyTarget, RemoveNotifyTarget, UpdateNotifyTarget
+from broker.hall.read_models import HallReads, NotifyHistoryView, NotifyTargetView
+from dashboard.api import responses as R
 from dashboard.api.auth import can
 from dashboard.api.deps import Hub, Reads
 from dashboard.api.schemas import Body, text
@@ -21,17 +22,6 @@ from dashboard.api.schemas import Body, text
 router = APIRouter(prefix="/notifications", tags=["notifications"])
 CAP = "notify.settings"
 TargetId = Annotated[str, Field(pattern=r"^[0-9a-f]{1,16}$")]
-
-
-class TargetOut(BaseModel):
-    id: str
-    url: str  # masked: scheme and host
-    kinds: list[str]
-    min_severity: str
-    quiet_from: str
-    quiet_to: str
-    lang: str
-    label: str
 
 
 class TargetIn(Body):
@@ -44,36 +34,8 @@ class TargetIn(Body):
     label: text(60, min_length=0) = ""  # type: ignore[valid-type]
 
 
-class MessageOut(BaseModel):
-    id: int
-    target: str
-    text: str
-    created_at: datetime
-    state: str
-    attempts: int
-    last_error: str | None
-    sent_at: datetime | None
-    late: bool
-    not_before: datetime | None
-
-
-class HistoryOut(BaseModel):
-    pending: int
-    dropped: int
-    messages: list[MessageOut]
-
-
-class TestOut(BaseModel):
-    delivered: bool
-    error: str | None
-
-
-class DoneOut(BaseModel):
-    ok: bool = True
-
-
-def _out(t: Any) -> dict[str, Any]:
-    return vars(t) | {"kinds": list(t.kinds)}
+def _target(reads: HallReads, target_id: str) -> NotifyTargetView:
+    return next(t for t in reads.notify_targets() if t.id == target_id)
 
 
 def _fields(body: TargetIn) -> dict[str, Any]:
@@ -88,36 +50,35 @@ def _fields(body: TargetIn) -> dict[str, Any]:
     }
 
 
-@router.get("/targets", response_model=list[TargetOut], summary="The push notification targets, URLs masked (manager)")
-def targets(reads: Reads, user: Annotated[Staff, Depends(can(CAP))]) -> list[dict[str, Any]]:
-    return [_out(t) for t in reads.notify_targets()]
+@router.get("/targets", response_model=list[NotifyTargetView], summary="The push notification targets, URLs masked (manager)")
+def targets(reads: Reads, user: Annotated[Staff, Depends(can(CAP))]) -> list[NotifyTargetView]:
+    return reads.notify_targets()
 
 
-@router.post("/targets", response_model=TargetOut, summary="Add a push target (an Apprise URL; manager; audited without it)")
-def add(body: TargetIn, hub: Hub, user: Annotated[Staff, Depends(can(CAP))]) -> dict[str, Any]:
+@router.post("/targets", response_model=NotifyTargetView, summary="Add a push target (an Apprise URL; manager; audited without it)")
+def add(body: TargetIn, hub: Hub, user: Annotated[Staff, Depends(can(CAP))]) -> NotifyTargetView:
     target_id = hub.execute(AddNotifyTarget(**_fields(body), actor=user.username))
-    return next(_out(t) for t in hub.reads.notify_targets() if t.id == target_id)
+    return _target(hub.reads, target_id)
 
 
-@router.put("/targets/{target_id}", response_model=TargetOut, summary="Change a push target (an empty url keeps it; manager)")
-def change(target_id: TargetId, body: TargetIn, hub: Hub, user: Annotated[Staff, Depends(can(CAP))]) -> dict[str, Any]:
+@router.put("/targets/{target_id}", response_model=NotifyTargetView, summary="Change a push target (an empty url keeps it; manager)")
+def change(target_id: TargetId, body: TargetIn, hub: Hub, user: Annotated[Staff, Depends(can(CAP))]) -> NotifyTargetView:
     hub.execute(UpdateNotifyTarget(target_id=target_id, **_fields(body), actor=user.username))
-    return next(_out(t) for t in hub.reads.notify_targets() if t.id == target_id)
+    return _target(hub.reads, target_id)
 
 
-@router.delete("/targets/{target_id}", response_model=DoneOut, summary="Remove a push target (manager; audited)")
-def remove(target_id: TargetId, hub: Hub, user: Annotated[Staff, Depends(can(CAP))]) -> dict[str, Any]:
+@router.delete("/targets/{target_id}", response_model=R.DoneOut, summary="Remove a push target (manager; audited)")
+def remove(target_id: TargetId, hub: Hub, user: Annotated[Staff, Depends(can(CAP))]) -> R.DoneOut:
     hub.execute(RemoveNotifyTarget(target_id=target_id, actor=user.username))
-    return {"ok": True}
+    return R.DoneOut()
 
 
-@router.post("/targets/{target_id}/test", response_model=TestOut, summary="Send a test message to a target now (manager)")
-def send_test(target_id: TargetId, hub: Hub, user: Annotated[Staff, Depends(can(CAP))]) -> dict[str, Any]:
+@router.post("/targets/{target_id}/test", response_model=R.TestOut, summary="Send a test message to a target now (manager)")
+def send_test(target_id: TargetId, hub: Hub, user: Annotated[Staff, Depends(can(CAP))]) -> R.TestOut:
     error = hub.notify_send_test(target_id)
-    return {"delivered": error is None, "error": error}
+    return R.TestOut(delivered=error is None, error=error)
 
 
-@router.get("/history", response_model=HistoryOut, summary="What was sent, what waits and why (manager)")
-def history(reads: Reads, user: Annotated[Staff, Depends(can(CAP))]) -> dict[str, Any]:
-    h = reads.notify_history()
-    return {"pending": h.pending, "dropped": h.dropped, "messages": [vars(m) for m in h.messages]}
+@router.get("/history", response_model=NotifyHistoryView, summary="What was sent, what waits and why (manager)")
+def history(reads: Reads, user: Annotated[Staff, Depends(can(CAP))]) -> NotifyHistoryView:
+    return reads.notify_history()

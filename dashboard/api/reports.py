@@ -8,7 +8,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query
 
 from broker.accounts.staff import Staff
-from broker.domain.revenue import LABEL
 from broker.hall import reports
 from dashboard.api import responses as R
 from dashboard.api.auth import can
@@ -30,7 +29,7 @@ def _grid(grid: reports.HourGrid, tz, scale: float) -> dict[str, Any]:
 
 @router.get(
     "/revenue",
-    response_model=R.RevenueOut,
+    response_model=reports.RevenueReport,
     summary="Revenue (incl. VAT, paid: the Z reports' takings) in cents by day, table and category over business days from..to, "
     "and the table time the games started on them billed",
 )
@@ -39,20 +38,8 @@ def revenue(
     user: Annotated[Staff, Depends(can("reports.view"))],
     first: date = Query(..., alias="from", description="First business day, YYYY-MM-DD (06:00 to 06:00 local time)"),
     last: date | None = Query(None, alias="to", description="Last business day (default: the same as from)"),
-) -> dict[str, Any]:
-    r = reads.revenue(first, last or first)
-    billed = reads.table_time(first, last or first)
-    return {
-        "from": r.first,
-        "to": r.last,
-        "definition": LABEL,
-        "total_cents": r.total_cents,
-        "payments": r.payments,
-        "by_day": r.by_day,
-        "by_table": r.by_table,
-        "by_category": r.by_category,
-        "table_time": {"games": billed.games, "total_cents": billed.total_cents, "by_tariff": billed.by_tariff},
-    }
+) -> reports.RevenueReport:
+    return reports.revenue_report(reads.revenue(first, last or first), reads.table_time(first, last or first))
 
 
 @router.get("/utilisation", response_model=R.GridOut, summary="Minutes played per table per local hour of a business day (06:00 to 06:00)")
@@ -66,23 +53,12 @@ def drops(reads: Reads, user: Annotated[Staff, Depends(can("reports.view"))], da
 
 
 @router.get(
-    "/foosball", response_model=list[R.FoosballUseOut], summary="Foosball check-ins and goals per member over business days from..to"
+    "/foosball", response_model=list[reports.FoosballUse], summary="Foosball check-ins and goals per member over business days from..to"
 )
 def foosball(
     reads: Reads,
     user: Annotated[Staff, Depends(can("reports.view"))],
     first: date = Query(..., alias="from"),
     last: date | None = Query(None, alias="to"),
-) -> list[dict[str, Any]]:
-    use = reads.foosball_use(first, last or first)
-    return [
-        {
-            "member_id": u.member_id,
-            "member": u.name,
-            "checkins": u.checkins,
-            "goals": u.goals,
-            "tables": sorted(u.tables),
-            "last_at": u.last_at,
-        }
-        for u in use
-    ]
+) -> list[reports.FoosballUse]:
+    return reads.foosball_use(first, last or first)

@@ -1,6 +1,6 @@
 """Request bodies: strict (a JSON string is not a number), no unknown keys, bounded.
 
-The bounds are the session logic's own (broker.domain.game_ops) or tighter, so bad input is refused
+The bounds are the game rules' own (broker.domain.game_ops) or tighter, so bad input is refused
 here with a 422 that names the field, before it reaches the hub or the database. Text is
 refused when it holds control characters or lone surrogates: PostgreSQL rejects NUL bytes and
 UTF-8 cannot encode a lone surrogate, and either would otherwise surface as a server error.
@@ -56,14 +56,14 @@ class _CardOrMember(Body):
         return self
 
 
-class SessionStart(_CardOrMember):
+class GameStart(_CardOrMember):
     table: TableId  # type: ignore[valid-type]
     tariff: text(32) | None = None  # type: ignore[valid-type]
     prepaid_minutes: Minutes | None = None
 
 
-class SessionCard(_CardOrMember):
-    """A club card on a running session; neither field (or both null) takes the card off."""
+class GameCard(_CardOrMember):
+    """A club card on a running game; neither field (or both null) takes the card off."""
 
 
 class OutOfServiceIn(Body):
@@ -99,7 +99,7 @@ class CorrectionIn(Body):
 
 
 class VoidIn(Body):
-    item: Id = Field(description="What is voided: extras[].item in the session (an item on the game's tab)")
+    item: Id = Field(description="What is voided: extras[].item in the game (an item on the game's tab)")
     reason: text(500)  # type: ignore[valid-type]
 
 

@@ -7,19 +7,18 @@ integer cents; a refusal is 409 with the reason, bad input 422, and either chang
 
 from __future__ import annotations
 
-from datetime import date, datetime
-from typing import Annotated, Any, Literal
+from dataclasses import replace
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from broker.accounts.staff import Staff
 from broker.domain.euros import MAX_AMOUNT_CENTS, PRODUCT_CATEGORIES, VAT_RATES
-from broker.domain.money import MoneyLine
 from broker.domain.split import MAX_PARTS
 from broker.hall.facade import NotFound
 from broker.hall.read_models import HallReads
-from broker.hall.till.tab_views import ProductView, TabItemView, TabView, UnpaidTab
+from broker.hall.till.tab_views import ProductView, TabView, UnpaidTab
 from broker.hall.till.tabs import (
     MAX_LABEL,
     MAX_NAME,
@@ -103,155 +102,6 @@ class SplitIn(_In):
         return self
 
 
-class ProductOut(BaseModel):
-    id: int
-    name: str
-    name_en: str | None
-    price_cents: int
-    vat_percent: int
-    category: str
-    active: bool
-    used: bool
-
-
-class VatOut(BaseModel):
-    vat_percent: int
-    gross_cents: int
-    vat_cents: int
-    net_cents: int
-
-
-class LineOut(BaseModel):
-    key: str
-    description: str
-    description_en: str
-    quantity: int
-    unit_cents: int | None
-    amount_cents: int
-    vat_percent: int
-    category: str
-
-
-class ItemOut(BaseModel):
-    id: int
-    name: str
-    name_en: str | None
-    category: str
-    quantity: int
-    unit_cents: int
-    amount_cents: int
-    vat_percent: int
-    added_at: datetime
-    added_by: str
-    voided_at: datetime | None
-    voided_by: str | None
-    void_reason: str | None
-
-
-class SourceOut(BaseModel):
-    tab_id: int
-    name: str
-    name_en: str
-    game_lines: list[LineOut]
-    items: list[ItemOut]
-    total_cents: int
-
-
-class SplitPartOut(BaseModel):
-    n: int
-    amount_cents: int
-    lines: list[dict[str, Any]]
-    vat: list[dict[str, int]]
-    keys: list[str] | None = None
-
-
-class SplitOut(BaseModel):
-    mode: str
-    total_cents: int
-    parts: list[SplitPartOut]
-
-
-class TabOut(BaseModel):
-    id: int
-    name: str
-    name_en: str
-    table_id: str | None
-    session_id: int | None
-    label: str
-    opened_at: datetime
-    opened_by: str
-    business_day: date
-    status: Literal["open", "partly_paid", "paid"]
-    total_cents: int
-    paid_cents: int
-    owed_cents: int
-    game_running: bool
-    merged_into: int | None
-    lines: list[LineOut]
-    vat: list[VatOut]
-    sources: list[SourceOut]
-    split: SplitOut | None
-    item_id: int | None = Field(None, description="POST .../items: the item made (or found again by its request_id)")
-
-
-class UnpaidTabOut(BaseModel):
-    id: int
-    name: str
-    name_en: str
-    table_id: str | None
-    session_id: int | None
-    opened_at: datetime
-    owed_cents: int
-    status: str
-
-
-def _line(x: MoneyLine) -> dict[str, Any]:
-    return {k: getattr(x, k) for k in LineOut.model_fields}
-
-
-def _item(i: TabItemView) -> dict[str, Any]:
-    return {k: getattr(i, k) for k in ItemOut.model_fields}
-
-
-def _product(p: ProductView) -> dict[str, Any]:
-    return {k: getattr(p, k) for k in ProductOut.model_fields}
-
-
-def tab_out(t: TabView, item_id: int | None = None) -> dict[str, Any]:
-    return {
-        **{
-            k: getattr(t, k) for k in ("id", "name", "name_en", "table_id", "session_id", "label", "opened_at", "opened_by", "business_day")
-        },
-        "status": t.status,
-        "total_cents": t.total_cents,
-        "paid_cents": t.paid_cents,
-        "owed_cents": t.owed_cents,
-        "game_running": t.game_running,
-        "merged_into": t.merged_into,
-        "lines": [_line(x) for x in t.bill.lines],
-        "vat": [
-            {"vat_percent": v.vat_percent, "gross_cents": v.gross_cents, "vat_cents": v.vat_cents, "net_cents": v.net_cents} for v in t.vat
-        ],
-        "sources": [
-            {
-                "tab_id": s.tab_id,
-                "name": s.name,
-                "name_en": s.name_en,
-                "game_lines": [_line(x) for x in s.game_lines],
-                "items": [_item(i) for i in s.items],
-                "total_cents": s.total_cents,
-            }
-            for s in t.sources
-        ],
-        "split": t.split,
-        "item_id": item_id,
-    }
-
-
-def _unpaid(u: UnpaidTab) -> dict[str, Any]:
-    return {k: getattr(u, k) for k in UnpaidTabOut.model_fields}
-
-
 def _product_or_404(reads: HallReads, product_id: int) -> ProductView:
     for p in reads.products():
         if p.id == product_id:
@@ -259,16 +109,16 @@ def _product_or_404(reads: HallReads, product_id: int) -> ProductView:
     raise NotFound("There is no such product.")
 
 
-@router.get("/products", response_model=list[ProductOut], summary="The product list (active products; all with all=true for a manager)")
+@router.get("/products", response_model=list[ProductView], summary="The product list (active products; all with all=true for a manager)")
 def list_products(
     reads: Reads, user: Annotated[Staff, Depends(can("tabs.run"))], all: Annotated[bool, Query(description="inactive ones too")] = False
-) -> list[dict[str, Any]]:
+) -> list[ProductView]:
     everything = all and allows(user.role, "products.edit")
-    return [_product(p) for p in reads.products(active_only=not everything)]
+    return reads.products(active_only=not everything)
 
 
-@router.post("/products", response_model=ProductOut, status_code=201, summary="Add a product (price in cents incl. VAT)")
-def add_product(body: ProductIn, hub: Hub, user: Annotated[Staff, Depends(can("products.edit"))]) -> dict[str, Any]:
+@router.post("/products", response_model=ProductView, status_code=201, summary="Add a product (price in cents incl. VAT)")
+def add_product(body: ProductIn, hub: Hub, user: Annotated[Staff, Depends(can("products.edit"))]) -> ProductView:
     pid = hub.execute(
         AddProduct(
             name=body.name,
@@ -279,13 +129,11 @@ def add_product(body: ProductIn, hub: Hub, user: Annotated[Staff, Depends(can("p
             actor=user.username,
         )
     )
-    return _product(_product_or_404(hub.reads, pid))
+    return _product_or_404(hub.reads, pid)
 
 
-@router.patch("/products/{product_id}", response_model=ProductOut, summary="Change or deactivate a product; tabs keep what they copied")
-def change_product(
-    product_id: IdPath, body: ProductPatch, hub: Hub, user: Annotated[Staff, Depends(can("products.edit"))]
-) -> dict[str, Any]:
+@router.patch("/products/{product_id}", response_model=ProductView, summary="Change or deactivate a product; tabs keep what they copied")
+def change_product(product_id: IdPath, body: ProductPatch, hub: Hub, user: Annotated[Staff, Depends(can("products.edit"))]) -> ProductView:
     change = UpdateProduct(
         product_id=product_id,
         name=body.name,
@@ -297,68 +145,70 @@ def change_product(
         actor=user.username,
     )
     hub.execute(change)
-    return _product(_product_or_404(hub.reads, product_id))
+    return _product_or_404(hub.reads, product_id)
 
 
-@router.get("/tabs", response_model=list[UnpaidTabOut], summary="Tabs still to be paid (walk-ins and stopped games), oldest first")
-def list_unpaid(reads: Reads, user: Annotated[Staff, Depends(can("tabs.run"))]) -> list[dict[str, Any]]:
-    return [_unpaid(u) for u in reads.unpaid_tabs()]
+@router.get("/tabs", response_model=list[UnpaidTab], summary="Tabs still to be paid (walk-ins and stopped games), oldest first")
+def list_unpaid(reads: Reads, user: Annotated[Staff, Depends(can("tabs.run"))]) -> list[UnpaidTab]:
+    return reads.unpaid_tabs()
 
 
-@router.post("/tabs", response_model=TabOut, status_code=201, summary="Open a walk-in tab (no table: a drink at the bar)")
-def open_walk_in(body: WalkInIn, hub: Hub, user: Annotated[Staff, Depends(can("tabs.run"))]) -> dict[str, Any]:
+@router.post("/tabs", response_model=TabView, status_code=201, summary="Open a walk-in tab (no table: a drink at the bar)")
+def open_walk_in(body: WalkInIn, hub: Hub, user: Annotated[Staff, Depends(can("tabs.run"))]) -> TabView:
     tab_id = hub.execute(OpenWalkInTab(label=body.label or "", form_key=body.request_id, actor=user.username))
-    return tab_out(hub.reads.tab(tab_id))
+    return hub.reads.tab(tab_id)
 
 
-@router.get("/tabs/{tab_id}", response_model=TabOut, summary="A tab: its lines, VAT per rate, total, paid, owed, status")
-def get_tab(tab_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can_read_money("tabs.run"))]) -> dict[str, Any]:
-    return tab_out(reads.tab(tab_id))
+@router.get("/tabs/{tab_id}", response_model=TabView, summary="A tab: its lines, VAT per rate, total, paid, owed, status")
+def get_tab(tab_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can_read_money("tabs.run"))]) -> TabView:
+    return reads.tab(tab_id)
 
 
-@router.get("/sessions/{session_id}/tab", response_model=TabOut, summary="The tab of a game")
-def game_tab(session_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can_read_money("tabs.run"))]) -> dict[str, Any]:
-    tab_id = reads.tab_of_session(session_id)
+@router.get("/sessions/{session_id}/tab", response_model=TabView, summary="The tab of a game")
+def game_tab(session_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can_read_money("tabs.run"))]) -> TabView:
+    tab_id = reads.tab_of_game(session_id)
     if tab_id is None:
         raise NotFound("That game has no tab.")
-    return tab_out(reads.tab(tab_id))
-
-
-@router.post("/tabs/{tab_id}/items", response_model=TabOut, status_code=201, summary="Put a product on a tab (a copy of its price and VAT)")
-def add_item(tab_id: IdPath, body: ItemIn, hub: Hub, user: Annotated[Staff, Depends(can("tabs.run"))]) -> dict[str, Any]:
-    item_id = hub.execute(
-        AddTabItem(tab=tab_id, product=body.product_id, quantity=body.quantity, form_key=body.request_id, actor=user.username)
-    )
-    return tab_out(hub.reads.tab(tab_id), item_id)
+    return reads.tab(tab_id)
 
 
 @router.post(
-    "/tabs/{tab_id}/items/{item_id}/void", response_model=TabOut, summary="Void an item with a reason (after a payment: a manager)"
+    "/tabs/{tab_id}/items", response_model=TabView, status_code=201, summary="Put a product on a tab (a copy of its price and VAT)"
 )
-def void_item(tab_id: IdPath, item_id: IdPath, body: VoidIn, hub: Hub, user: Annotated[Staff, Depends(can("tabs.run"))]) -> dict[str, Any]:
+def add_item(tab_id: IdPath, body: ItemIn, hub: Hub, user: Annotated[Staff, Depends(can("tabs.run"))]) -> TabView:
+    item_id = hub.execute(
+        AddTabItem(tab=tab_id, product=body.product_id, quantity=body.quantity, form_key=body.request_id, actor=user.username)
+    )
+    return replace(hub.reads.tab(tab_id), item_id=item_id)
+
+
+@router.post(
+    "/tabs/{tab_id}/items/{item_id}/void", response_model=TabView, summary="Void an item with a reason (after a payment: a manager)"
+)
+def void_item(tab_id: IdPath, item_id: IdPath, body: VoidIn, hub: Hub, user: Annotated[Staff, Depends(can("tabs.run"))]) -> TabView:
     hub.execute(
         VoidTabItem(tab=tab_id, item=item_id, reason=body.reason, may_void_paid=allows(user.role, "tabs.void_paid"), actor=user.username)
     )
-    return tab_out(hub.reads.tab(tab_id))
+    return hub.reads.tab(tab_id)
 
 
-@router.post("/tabs/{tab_id}/merge", response_model=TabOut, summary="Put another unpaid tab onto this one (one bill)")
-def merge(tab_id: IdPath, body: MergeIn, hub: Hub, user: Annotated[Staff, Depends(can("tabs.run"))]) -> dict[str, Any]:
+@router.post("/tabs/{tab_id}/merge", response_model=TabView, summary="Put another unpaid tab onto this one (one bill)")
+def merge(tab_id: IdPath, body: MergeIn, hub: Hub, user: Annotated[Staff, Depends(can("tabs.run"))]) -> TabView:
     hub.execute(MergeTabs(into=tab_id, from_tab=body.tab_id, actor=user.username))
-    return tab_out(hub.reads.tab(tab_id))
+    return hub.reads.tab(tab_id)
 
 
-@router.post("/tabs/{tab_id}/split", response_model=TabOut, summary="Split a stopped, unpaid tab: equal parts, by items or by amounts")
-def split(tab_id: IdPath, body: SplitIn, hub: Hub, user: Annotated[Staff, Depends(can("tabs.run"))]) -> dict[str, Any]:
+@router.post("/tabs/{tab_id}/split", response_model=TabView, summary="Split a stopped, unpaid tab: equal parts, by items or by amounts")
+def split(tab_id: IdPath, body: SplitIn, hub: Hub, user: Annotated[Staff, Depends(can("tabs.run"))]) -> TabView:
     hub.execute(
         SplitTab(
             tab=tab_id, mode=body.mode, parts=body.parts or 0, assignment=body.items, amounts=tuple(body.amounts or ()), actor=user.username
         )
     )
-    return tab_out(hub.reads.tab(tab_id))
+    return hub.reads.tab(tab_id)
 
 
-@router.delete("/tabs/{tab_id}/split", response_model=TabOut, summary="Cancel a split while no part is paid")
-def cancel_split(tab_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("tabs.run"))]) -> dict[str, Any]:
+@router.delete("/tabs/{tab_id}/split", response_model=TabView, summary="Cancel a split while no part is paid")
+def cancel_split(tab_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("tabs.run"))]) -> TabView:
     hub.execute(CancelSplit(tab=tab_id, actor=user.username))
-    return tab_out(hub.reads.tab(tab_id))
+    return hub.reads.tab(tab_id)

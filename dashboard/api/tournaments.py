@@ -8,7 +8,6 @@ matches, and exports (tournaments.manage). Each write is the same command the pa
 
 from __future__ import annotations
 
-import dataclasses
 import io
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -22,8 +21,9 @@ from broker.domain.tournament.export import CSV_HEADER, ExportNames, csv_rows, c
 from broker.domain.tournament.rules import BREAK_RULES, DISCIPLINES, FORMATS, MAX_ENTRANTS
 from broker.hall.facade import HubFacade
 from broker.hall.tournament_calls import CallMatch, ScoreRack, StartMatch
-from broker.hall.tournament_reads import TournamentView
+from broker.hall.tournament_reads import EntrantView, MatchView, TournamentSummary, TournamentView, english
 from broker.hall.tournament_results import RecordResult
+from broker.hall.tournament_season import SeasonRow
 from broker.hall.tournaments import AddEntrant, CheckInEntrant, CreateTournament, DrawTournament, NewTvLink, RemoveEntrant, RevokeTvLink
 from dashboard.api.auth import can, demand
 from dashboard.api.deps import Hub, IdPath, Reads
@@ -98,143 +98,9 @@ class ResultIn(Body):
 # -- what the API answers -------------------------------------------------------------------
 
 
-class SummaryOut(BaseModel):
-    id: int
-    name: str
-    starts_at: datetime
-    league_group: str
-    discipline: str
-    format: str
-    entrants: int
-    drawn: bool
-    finished: bool
-
-
-class EntrantOut(BaseModel):
-    id: int
-    name: str
-    member_id: int | None
-    member2_id: int | None
-    handicap: int
-    member_fee_paid: bool = Field(description="Every member of the entrant has this year's membership fee paid (the members' entry)")
-    checked_in_at: datetime | None
-    fee_tab_id: int | None = Field(description="The tab of the entry fee (paid at the till)")
-    fee_total_cents: int
-    fee_owed_cents: int
-    seed: int | None = Field(description="Place in the draw, 1 first")
-
-
-class MatchOut(BaseModel):
-    id: str
-    number: int = Field(description="What staff and players call the match")
-    label: str | None = Field(description="The round's name (English)")
-    phase: str
-    round: int
-    race_to: int
-    a: int | None
-    b: int | None
-    a_name: str
-    b_name: str
-    a_from: str | None = Field(description="Where a player still unknown comes from")
-    b_from: str | None
-    status: Literal["waiting", "ready", "called", "playing", "done"]
-    score_a: int | None
-    score_b: int | None
-    walkover: bool
-    winner: int | None
-    table: str | None
-    table_name: str | None
-    called_at: datetime | None
-    started_at: datetime | None
-    walkover_offered: bool
-    finished_at: datetime | None
-    winner_next: int | None
-    loser_next: int | None
-    group: str | None
-
-
-class CallOut(BaseModel):
-    tournament_id: int
-    tournament: str
-    match: str
-    number: int
-    table: str
-    table_name: str
-    a: int
-    b: int
-    a_name: str
-    b_name: str
-    race_to: int
-    score_a: int
-    score_b: int
-    called_at: datetime
-    started_at: datetime | None
-    walkover_offered: bool
-
-
-class PlaceOut(BaseModel):
-    first: int
-    last: int
-    names: list[str]
-    payout_cents: int = Field(description="Each of them")
-    points: int
-
-
-class TableTimeOut(BaseModel):
-    tournament_id: int
-    name: str
-    games: int
-    minutes: int
-    billed_cents: int
-    list_cents: int
-
-
-class TournamentOut(BaseModel):
-    id: int
-    name: str
-    starts_at: datetime
-    league_group: str
-    discipline: str
-    format: str
-    race_winners: int
-    race_losers: int
-    race_final: int
-    break_rule: str
-    grand_final_reset: bool
-    group_size: int
-    advance: int
-    swiss_rounds: int | None
-    shot_clock_s: int | None
-    pairs: bool
-    seeding: str
-    tables: list[tuple[str, str]]
-    fee_member: tuple[str, int] | None
-    fee_guest: tuple[str, int] | None
-    club_share_percent: int
-    payout_shares: list[int]
-    season_points: dict[str, int]
-    tariff: str | None
-    drawn_at: datetime | None
-    finished_at: datetime | None
-    tv_link: bool
-    entrants: list[EntrantOut]
-    matches: list[MatchOut]
-    on_tables: list[CallOut]
-    next_up: list[MatchOut]
-    expected_end: datetime | None
-    champion: str | None
-    places: list[PlaceOut]
-    fees_cents: int
-    club_cents: int
-    pot_cents: int
-    table_time: TableTimeOut
-    groups: list[tuple[str, list[str]]]
-    swiss: list[tuple[str, int, int]]
-
-
 class DrawOut(BaseModel):
     order: list[int]
-    tournament: TournamentOut
+    tournament: TournamentView
 
 
 class CheckInOut(BaseModel):
@@ -243,7 +109,7 @@ class CheckInOut(BaseModel):
 
 
 class MatchAnswerOut(BaseModel):
-    match: MatchOut | None
+    match: MatchView | None
     reset: list[str] = Field(default_factory=list, description="A forced correction: the matches reset")
 
 
@@ -256,13 +122,6 @@ class RackOut(BaseModel):
 class TvLinkOut(BaseModel):
     token: str = Field(description="Shown once: only its hash is kept. The TV and the phones open /tv/{token}")
     path: str
-
-
-class SeasonRowOut(BaseModel):
-    place: int
-    name: str
-    points: int
-    tournaments: int
 
 
 class CuePlayerOut(BaseModel):
@@ -308,35 +167,13 @@ class CueTournamentOut(BaseModel):
     matches: list[CueMatchOut]
 
 
-def _english(label: tuple[str, dict[str, object]] | None) -> str | None:
-    if label is None:
-        return None
-    msgid, params = label
-    return msgid % params if params else msgid
+@router.get("/tournaments", response_model=list[TournamentSummary], summary="Tournaments, the latest first")
+def list_tournaments(reads: Reads, user: Annotated[Staff, Depends(can("tournaments.view"))]) -> list[TournamentSummary]:
+    return reads.tournaments()
 
 
-def view_json(v: TournamentView) -> dict[str, Any]:
-    """The tournament as JSON: round names and "comes from" texts in English."""
-    doc = dataclasses.asdict(v)
-    for m, raw in zip(doc["matches"], v.matches, strict=True):
-        m["label"] = _english(raw.label)
-        m["a_from"] = _english(raw.a_from)
-        m["b_from"] = _english(raw.b_from)
-    for m, raw in zip(doc["next_up"], v.next_up, strict=True):
-        m["label"] = _english(raw.label)
-        m["a_from"] = _english(raw.a_from)
-        m["b_from"] = _english(raw.b_from)
-    doc["season_points"] = {str(k): p for k, p in v.season_points.items()}
-    return doc
-
-
-@router.get("/tournaments", response_model=list[SummaryOut], summary="Tournaments, the latest first")
-def list_tournaments(reads: Reads, user: Annotated[Staff, Depends(can("tournaments.view"))]) -> list[dict[str, Any]]:
-    return [dataclasses.asdict(t) for t in reads.tournaments()]
-
-
-@router.post("/tournaments", status_code=201, response_model=TournamentOut, summary="A new tournament")
-def create_tournament(body: TournamentIn, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.manage"))]) -> dict[str, Any]:
+@router.post("/tournaments", status_code=201, response_model=TournamentView, summary="A new tournament")
+def create_tournament(body: TournamentIn, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.manage"))]) -> TournamentView:
     tid = hub.execute(
         CreateTournament(
             **body.model_dump(exclude={"tables", "payout_shares"}),
@@ -345,38 +182,35 @@ def create_tournament(body: TournamentIn, hub: Hub, user: Annotated[Staff, Depen
             actor=user.username,
         )
     )
-    return view_json(hub.reads.tournament(tid))
+    return hub.reads.tournament(tid)
 
 
-@router.get("/tournaments/season", response_model=list[SeasonRowOut], summary="A Lavosliga group's season ranking")
+@router.get("/tournaments/season", response_model=list[SeasonRow], summary="A Lavosliga group's season ranking")
 def season(
     reads: Reads,
     user: Annotated[Staff, Depends(can("tournaments.view"))],
     group: Annotated[Literal["I", "II"], Query()] = "II",
     year: Annotated[int | None, Query(ge=2000, le=2100)] = None,
-) -> list[dict[str, Any]]:
-    return [dataclasses.asdict(r) for r in reads.season(group, year or reads.today().year)]
+) -> list[SeasonRow]:
+    return reads.season(group, year or reads.today().year)
 
 
 @router.get(
-    "/tournaments/{tournament_id}", response_model=TournamentOut, summary="A tournament: entrants, matches, tables, standings, payouts"
+    "/tournaments/{tournament_id}", response_model=TournamentView, summary="A tournament: entrants, matches, tables, standings, payouts"
 )
-def get_tournament(tournament_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can("tournaments.view"))]) -> dict[str, Any]:
-    return view_json(reads.tournament(tournament_id))
+def get_tournament(tournament_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can("tournaments.view"))]) -> TournamentView:
+    return reads.tournament(tournament_id)
 
 
 @router.post(
     "/tournaments/{tournament_id}/entrants",
     status_code=201,
-    response_model=EntrantOut,
+    response_model=EntrantView,
     summary="Enter a player (a member or a walk-in), or a pair",
 )
-def add_entrant(
-    tournament_id: IdPath, body: EntrantIn, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]
-) -> dict[str, Any]:
+def add_entrant(tournament_id: IdPath, body: EntrantIn, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]) -> EntrantView:
     eid = hub.execute(AddEntrant(tournament=tournament_id, **body.model_dump(), actor=user.username))
-    v = hub.reads.tournament(tournament_id)
-    return dataclasses.asdict(next(e for e in v.entrants if e.id == eid))
+    return next(e for e in hub.reads.tournament(tournament_id).entrants if e.id == eid)
 
 
 @router.post(
@@ -404,7 +238,7 @@ def remove_entrant(
 )
 def draw(tournament_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]) -> dict[str, Any]:
     order = hub.execute(DrawTournament(tournament=tournament_id, actor=user.username))
-    return {"order": list(order), "tournament": view_json(hub.reads.tournament(tournament_id))}
+    return {"order": list(order), "tournament": hub.reads.tournament(tournament_id)}
 
 
 @router.post(
@@ -463,12 +297,10 @@ def result(
 
 
 def _match(hub: HubFacade, tournament_id: int, match: str) -> dict[str, Any]:
-    v = hub.reads.tournament(tournament_id)
-    m = v.match(match)
-    return {"match": {**dataclasses.asdict(m), "label": _english(m.label)} if m else None}
+    return {"match": hub.reads.tournament(tournament_id).match(match)}
 
 
-def export_names(v: TournamentView, round_name: Any = _english) -> ExportNames:
+def export_names(v: TournamentView, round_name: Any = english) -> ExportNames:
     return ExportNames(
         entrants={e.id: e.name for e in v.entrants},
         rounds={m.id: round_name(m.label) or "" for m in v.matches},

@@ -75,7 +75,7 @@ def mount_web(app: FastAPI, core: Hub, *, data_dir: Path | None = None, https_co
     """Serve the pages at / beside the API, and the cookie session both of them read.
 
     The cookie secret lives in `data_dir`/web-secret (made 0600 at first start); without a
-    data_dir (tests) it is random, so sessions end with the process.
+    data_dir (tests) it is random, so logins end with the process.
     """
     secret = load_secret(data_dir / SECRET_FILE) if data_dir is not None else secrets.token_urlsafe(32)
     app.add_middleware(SessionCookies, secret=secret, always_secure=https_cookies)

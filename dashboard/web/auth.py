@@ -1,9 +1,9 @@
-"""Who is looking at a page: the cookie's server-side session, and `page_can(capability)`.
+"""Who is looking at a page: the cookie's login (kept on the server), and `page_can(capability)`.
 
 Logging in reuses dashboard.api.auth.login (argon2, lockout: a failed attempt is committed
-even though it raises) and starts a broker.accounts.web_sessions row through the hub's facade; the
+even though it raises) and starts a broker.accounts.logins row through the hub's facade; the
 cookie holds only its id, and
-every request re-reads session and user, so that logging out, disabling an account or changing
+every request re-reads login and user, so that logging out, disabling an account or changing
 a role takes effect at once, in every browser that holds a copy of the cookie.
 """
 
@@ -18,7 +18,7 @@ from fastapi import Depends, Request
 from broker.accounts.staff import Staff
 from broker.hall.logins import LogOut
 from dashboard import access
-from dashboard.api.auth import SESSION_ID, older_money, remember_session, session_user
+from dashboard.api.auth import LOGIN_ID, cookie_user, older_money, remember_login
 from dashboard.api.deps import get_hub
 from dashboard.web import csrf
 
@@ -78,7 +78,7 @@ def anonymous_post_login(request: Request) -> str:
 
 
 def page_user(request: Request) -> Staff | None:
-    return session_user(get_hub(request), request)
+    return cookie_user(get_hub(request), request)
 
 
 def _gate(request: Request, role: str) -> Staff:
@@ -149,13 +149,11 @@ def _client(request: Request) -> str:
 
 
 def log_in(request: Request, user: Staff) -> None:
-    session_id, live = get_hub(request).start_web_session(
-        user.username, client=_client(request), user_agent=request.headers.get("user-agent", "")
-    )
+    login_id, live = get_hub(request).start_login(user.username, client=_client(request), user_agent=request.headers.get("user-agent", ""))
     request.session.clear()
-    request.session[SESSION_ID] = session_id
+    request.session[LOGIN_ID] = login_id
     csrf.rotate(request)
-    remember_session(request, live)
+    remember_login(request, live)
 
 
 def log_out(request: Request) -> None:
@@ -164,5 +162,5 @@ def log_out(request: Request) -> None:
     if user is not None:
         get_hub(request).execute(LogOut(actor=user.username))
     request.session.clear()
-    remember_session(request, None)
+    remember_login(request, None)
     csrf.rotate(request)

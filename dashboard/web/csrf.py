@@ -19,11 +19,11 @@ FIELD = "csrf_token"
 
 
 class CsrfRefused(Exception):
-    """The form came without this session's token: stale page, expired session, or forged."""
+    """The form came without this login's token: stale page, expired login, or forged."""
 
 
 def token(request: Request) -> str:
-    """This session's token, made on first use (so a fresh visitor to /login gets one)."""
+    """This cookie's token, made on first use (so a fresh visitor to /login gets one)."""
     value = request.session.get(SESSION_CSRF)
     if not isinstance(value, str) or len(value) < 32:
         value = secrets.token_urlsafe(32)

@@ -11,15 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
 
 from broker.domain.venue import TableSpec
+from broker.hall.game_views import GameBrief
 from broker.hall.light_commands import LightCommand
-from broker.hall.read_models import HallReads, NodeView
+from broker.hall.member_views import CheckinView
+from broker.hall.read_models import AlertView, HallReads
+from broker.hall.table_views import NodeView
 from broker.hall.till.tab_views import SharedMember, SharedTab, UnpaidTab
-from dashboard.api import views
-from dashboard.api.foosball import checkins_by_table
-from dashboard.web.alerts_view import BannerAlert, all_open
+from dashboard.web.alerts_view import all_open
 from dashboard.web.i18n import N_
 from devices.kinds import Kind
 
@@ -31,7 +31,7 @@ class CardFacts:
     kind: Kind
     online: bool
     light_on: bool
-    session_state: str | None  # "running" / "paused", None without a session
+    game_state: str | None  # "running" / "paused", None without a game
     prepaid_left_s: int | None
     warn_s: int  # prepaid time this short is "ending"
     alert_kinds: frozenset[str]
@@ -43,29 +43,29 @@ class CardFacts:
 # Worst first: the first rule that holds is the card's state. Why this order: a table staff took
 # out of service is not played whatever its node says; a dead node hides everything else (what it
 # would report is unknown); then what costs the club money or breaks its rules right now
-# (foosball without a member, play or light without a session), then a sensor that miscounts,
+# (foosball without a member, play or light without a game), then a sensor that miscounts,
 # then what needs a decision soon (closing time, prepaid run out or ending, a paused game,
 # nobody playing), then the normal states.
 RULES: tuple[tuple[str, Callable[[CardFacts], bool]], ...] = (
     ("out_of_service", lambda f: f.out_of_service),
     ("offline", lambda f: not f.online),
     ("unguarded", lambda f: "foosball_no_member" in f.alert_kinds),
-    ("balls_no_session", lambda f: f.session_state is None and "play_without_session" in f.alert_kinds),
+    ("balls_no_game", lambda f: f.game_state is None and "play_without_session" in f.alert_kinds),
     (
-        "light_no_session",
+        "light_no_game",
         lambda f: (
-            f.session_state is None
+            f.game_state is None
             and f.kind.billed
             and ((f.light_on and not f.light_switching_off) or "light_without_session" in f.alert_kinds)
         ),
     ),
     ("sensor_fault", lambda f: "sensor_fault" in f.alert_kinds),
-    ("after_closing", lambda f: f.session_state is not None and "open_after_closing" in f.alert_kinds),
-    ("prepaid_over", lambda f: f.session_state == "running" and "prepaid_expired" in f.alert_kinds),
-    ("paused", lambda f: f.session_state == "paused"),
-    ("prepaid_ending", lambda f: f.session_state == "running" and f.prepaid_left_s is not None and f.prepaid_left_s <= f.warn_s),
-    ("idle", lambda f: f.session_state == "running" and "idle_session" in f.alert_kinds),
-    ("playing", lambda f: f.session_state is not None or (f.kind is Kind.FOOSBALL and f.checked_in)),
+    ("after_closing", lambda f: f.game_state is not None and "open_after_closing" in f.alert_kinds),
+    ("prepaid_over", lambda f: f.game_state == "running" and "prepaid_expired" in f.alert_kinds),
+    ("paused", lambda f: f.game_state == "paused"),
+    ("prepaid_ending", lambda f: f.game_state == "running" and f.prepaid_left_s is not None and f.prepaid_left_s <= f.warn_s),
+    ("idle", lambda f: f.game_state == "running" and "idle_session" in f.alert_kinds),
+    ("playing", lambda f: f.game_state is not None or (f.kind is Kind.FOOSBALL and f.checked_in)),
     ("free", lambda f: True),
 )
 STATES = tuple(name for name, _ in RULES)
@@ -73,8 +73,8 @@ STATE_WORDS = {
     "out_of_service": N_("Out of service"),
     "offline": N_("Node offline"),
     "unguarded": N_("Playing, no member"),
-    "balls_no_session": N_("Balls, no game"),
-    "light_no_session": N_("Light on, no game"),
+    "balls_no_game": N_("Balls, no game"),
+    "light_no_game": N_("Light on, no game"),
     "sensor_fault": N_("Sensor fault"),
     "after_closing": N_("Past closing time"),
     "prepaid_over": N_("Prepaid time over"),
@@ -113,10 +113,10 @@ class TableView:
     state: str
     online: bool
     light_on: bool | None
-    session: dict[str, Any] | None = None  # dashboard.api.views.session (no bill lines)
+    game: GameBrief | None = None
     drops: int = 0
-    alerts: list[BannerAlert] = field(default_factory=list)
-    checkins: list[dict[str, Any]] = field(default_factory=list)  # foosball: dashboard.api.views.checkin
+    alerts: list[AlertView] = field(default_factory=list)
+    checkins: tuple[CheckinView, ...] = ()  # foosball
     # The light the hub commanded is not confirmed by the node yet: for this many more seconds
     # the dot shows it switching (the page re-fetches the card then, see _table_card.html).
     light_confirm_s: float | None = None
@@ -133,8 +133,8 @@ class TableView:
 
     @property
     def busy(self) -> bool:
-        """Somebody is at the table (a session, a foosball check-in): the card shows what is going on."""
-        return self.session is not None or bool(self.checkins)
+        """Somebody is at the table (a game, a foosball check-in): the card shows what is going on."""
+        return self.game is not None or bool(self.checkins)
 
 
 @dataclass
@@ -150,56 +150,56 @@ class RoomView:
 
 
 class FloorData:
-    """Everything the cards need, read once: nodes, open alerts, foosball check-ins, open sessions."""
+    """Everything the cards need, read once: nodes, open alerts, foosball check-ins, open games."""
 
     def __init__(self, reads: HallReads, only: str | None = None) -> None:
         self.reads = reads
         self.nodes = reads.nodes(only)
         self.alerts = all_open(reads)
-        self.by_table: dict[str | None, list[BannerAlert]] = {}
+        self.by_table: dict[str | None, list[AlertView]] = {}
         for a in self.alerts:
             self.by_table.setdefault(a.table, []).append(a)
         wants_foosball = only is None or reads.tables[only].kind is Kind.FOOSBALL
-        self.checkins = {f["table"]: f["checkins"] for f in checkins_by_table(reads)} if wants_foosball else {}
-        hall = reads.hall_snapshot()  # a consistent picture of sessions and drop counts
+        self.checkins = {f.table: f.checkins for f in reads.active_checkins()} if wants_foosball else {}
+        hall = reads.hall_snapshot()  # a consistent picture of games and drop counts
         self.open, self.drops = hall.open, hall.drops
         self.warn_s = int(timedelta(minutes=reads.venue.billing.prepaid_warning_min).total_seconds())
         self.oos = reads.out_of_service()
         self.light_commands = reads.light_commands()
         self.unpaid = reads.unpaid_by_table(only)  # the till: last games' unpaid tabs, one read for the hall
         self.shared = reads.shared_tabs()  # merged bills still to be paid (few: read whole)
-        self.shared_by_game = {m.session_id: t for t in self.shared.values() for m in t.members if m.session_id is not None}
+        self.shared_by_game = {m.game_id: t for t in self.shared.values() for m in t.members if m.game_id is not None}
 
     def table(self, spec: TableSpec) -> TableView:
         node: NodeView | None = self.nodes.get(spec.id)
-        s = self.open.get(spec.id)
+        g = self.open.get(spec.id)
         # The card shows the game, not what is on its tab (the tab's owed amount is `unpaid`'s): no read per card.
-        session = views.session(self.reads, s.id, s.state, with_bill=False, items=()) if s is not None else None
+        game = self.reads.game_brief(g.id, g.state, items=()) if g is not None else None
         alerts = self.by_table.get(spec.id, [])
-        checkins = self.checkins.get(spec.id, [])
+        checkins = self.checkins.get(spec.id, ())
         command = self.light_commands.get(spec.id)
         confirm_s = light_switching(command, node.light_on if node else None)
         facts = CardFacts(
             kind=spec.kind,
             online=bool(node and node.online),
             light_on=bool(node and node.light_on),
-            session_state=session["state"] if session else None,
-            prepaid_left_s=session["prepaid_left_s"] if session else None,
+            game_state=game.state if game else None,
+            prepaid_left_s=game.prepaid_left_s if game else None,
             warn_s=self.warn_s,
             alert_kinds=frozenset(a.kind for a in alerts),
             checked_in=bool(checkins),
             out_of_service=spec.id in self.oos,
             light_switching_off=confirm_s is not None and command is not None and not command.on,
         )
-        unpaid = self.unpaid.get(spec.id) if session is None else None
-        shared = self.shared_by_game.get(s.id) if s is not None else (self.shared.get(unpaid.id) if unpaid else None)
+        unpaid = self.unpaid.get(spec.id) if game is None else None
+        shared = self.shared_by_game.get(g.id) if g is not None else (self.shared.get(unpaid.id) if unpaid else None)
         return TableView(
             spec,
             card_state(facts),
             facts.online,
             node.light_on if node else None,
-            session,
-            self.drops.get(spec.id, 0) if session else 0,
+            game,
+            self.drops.get(spec.id, 0) if game else 0,
             alerts,
             checkins,
             confirm_s,

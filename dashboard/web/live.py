@@ -12,7 +12,7 @@ import asyncio
 import logging
 from typing import Any
 
-from dashboard.web.alerts_view import LOUD_KINDS
+from broker.domain.alert_kinds import LOUD_KINDS
 
 log = logging.getLogger("lavos.web.live")
 

@@ -10,7 +10,7 @@ game's bill. Staff see the days they work with (CloseOut.days_at_hand, as the pe
 receipt or a tab do: issue 19 item 6); other days are the manager's, like every look at money
 over time.
 
-A game's bill is its table time (dashboard.access: a manager corrects it, "sessions.correct");
+A game's bill is its table time (dashboard.access: a manager corrects it, "games.correct");
 what was put on the game's tab, an extra too, is voided on the tab's page, by the tab's rule
 (broker.hall.till.tabs). The correction goes through the hub's facade, which keeps it as an op of
 the game (who, when, why): money is never deleted.
@@ -34,7 +34,6 @@ from broker.hall.read_models import HallReads
 from broker.hall.reports import ReportError
 from broker.hall.till.payment_reads import journal_matches
 from dashboard.access import allows
-from dashboard.api import views
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.web.auth import PageForbidden, page_can
 from dashboard.web.csrf import verify_csrf
@@ -103,14 +102,13 @@ def bills_page(
 # --- changing a bill -------------------------------------------------------------------------
 
 
-def _bill_again(request: Request, reads: HallReads, session_id: int, error: Refusal | str, form: dict[str, Any], status: int) -> Response:
+def _bill_again(request: Request, reads: HallReads, game_id: int, error: Refusal | str, form: dict[str, Any], status: int) -> Response:
     """The bill page again with the refusal in the staff's language and what they typed kept."""
     message = translated(request, error.msgid, **error.params) if isinstance(error, Refusal) else error
-    state = reads.session_state(session_id)
     return render(
         request,
         "bill.html",
-        {"s": views.session(reads, session_id, state), "venue": reads.venue, "form_error": message, "form": form},
+        {"s": reads.game(game_id), "venue": reads.venue, "form_error": message, "form": form},
         status=status,
     )
 
@@ -120,12 +118,12 @@ def _euros_to_cents(text: str) -> int | None:
     return parse_euros(text, low=-MAX_AMOUNT_CENTS, zero=False)
 
 
-@router.post("/{session_id}/correct", dependencies=[Depends(verify_csrf)])
+@router.post("/{game_id}/correct", dependencies=[Depends(verify_csrf)])
 def correct(
-    session_id: IdPath,
+    game_id: IdPath,
     request: Request,
     hub: Hub,
-    user: Annotated[Staff, Depends(page_can("sessions.correct"))],
+    user: Annotated[Staff, Depends(page_can("games.correct"))],
     amount: Annotated[str, Form(max_length=40)] = "",
     reason: ReasonField = "",
 ) -> Response:
@@ -133,12 +131,12 @@ def correct(
     cents = _euros_to_cents(amount)
     if cents is None:
         message = translated(request, N_("Give the amount in euros, e.g. -2,50 to lower the bill or 1,20 to raise it (not 0)."))
-        return _bill_again(request, hub.reads, session_id, message, form, 400)
+        return _bill_again(request, hub.reads, game_id, message, form, 400)
     try:
-        hub.execute(CorrectBill(game=session_id, amount_cents=cents, reason=reason, actor=user.username))
+        hub.execute(CorrectBill(game=game_id, amount_cents=cents, reason=reason, actor=user.username))
     except NotFound:
         raise
     except ServiceError as e:
-        return _bill_again(request, hub.reads, session_id, e, form, 409)
+        return _bill_again(request, hub.reads, game_id, e, form, 409)
     flash(request, gettext("Bill corrected."), "ok")
-    return RedirectResponse(f"/sessions/{session_id}/bill", status_code=303)
+    return RedirectResponse(f"/sessions/{game_id}/bill", status_code=303)

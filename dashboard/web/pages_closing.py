@@ -49,7 +49,7 @@ def playing(reads: HallReads) -> list[PlayingGame]:
         g = games.get(spec.id)
         if g is None:
             continue
-        tab_id = reads.tab_of_session(g.id)
+        tab_id = reads.tab_of_game(g.id)
         view = reads.tab_payments(tab_id) if tab_id is not None else None
         owed = view.owed_cents if view is not None else reads.bill_of(g.state).total_cents
         out.append(PlayingGame(g.id, spec.id, g.state.started_at, g.state.state == "paused", tab_id, owed))
@@ -57,13 +57,13 @@ def playing(reads: HallReads) -> list[PlayingGame]:
 
 
 @router.get("/closing")
-def closing_page(request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("sessions.stop_all"))]) -> Response:
+def closing_page(request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("games.stop_all"))]) -> Response:
     games = playing(reads)
     return render(request, "closing.html", {"games": games, "owed_cents": sum(g.owed_cents for g in games)})
 
 
 @router.post("/closing", dependencies=[Depends(verify_csrf)])
-def stop_all(request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("sessions.stop_all"))]) -> Response:
+def stop_all(request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("games.stop_all"))]) -> Response:
     with speaking(request):
         try:
             done = hub.execute(StopAllGames(actor=user.username))

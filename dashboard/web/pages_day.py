@@ -26,7 +26,7 @@ from broker.domain.zreport import ZReport
 from broker.hall.facade import NotFound, ServiceError
 from broker.hall.read_models import HallReads
 from broker.hall.till.closeout import MAX_DRAWER_CENTS, CloseDay, OpenDay
-from dashboard.access import allows
+from dashboard.access import allows, counts_blind
 from dashboard.api.deps import Hub, Reads
 from dashboard.web import i18n
 from dashboard.web.auth import PageForbidden, page_can
@@ -58,7 +58,7 @@ def _category(request: Request, category: str) -> str:
 
 def blind(z: ZReport, user: Staff) -> bool:
     """A blind count: staff see neither the expected cash nor the takings of a day still open."""
-    return not z.closed and not allows(user.role, "day.expected")
+    return counts_blind(user.role, z.closed)
 
 
 def _method(request: Request, z: ZReport, method: str) -> str:

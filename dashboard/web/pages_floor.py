@@ -1,4 +1,4 @@
-"""The floor view (every table as it stands in the hall) and a table's panel, where sessions start."""
+"""The floor view (every table as it stands in the hall) and a table's panel, where games start."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def table_card(table_id: str, request: Request, reads: Reads, user: Annotated[St
 
 
 def free_tables(reads: HallReads, except_table: str | None = None) -> list:
-    """Billed tables without a session: where a session may start or be transferred to."""
+    """Billed tables without a game: where a game may start or be moved to."""
     open_now = reads.hall_snapshot().open
     return [t for t in reads.venue.tables if t.kind.billed and t.id not in open_now and t.id != except_table]
 
@@ -81,7 +81,7 @@ def start(
     table_id: str,
     request: Request,
     hub: Hub,
-    user: Annotated[Staff, Depends(page_can("sessions.run"))],
+    user: Annotated[Staff, Depends(page_can("games.run"))],
     card_uid: Text32 = "",
     tariff: Text32 = "",
     member_id: Annotated[int | None, Form(ge=1, le=MAX_ID)] = None,
@@ -103,7 +103,7 @@ def start(
     except CardInUse as e:
         flash(
             request,
-            gettext("Not started: %(member)s's club card is already on %(table)s. Stop the session there first, or take the card off it.")
+            gettext("Not started: %(member)s's club card is already on %(table)s. Stop the game there first, or take the card off it.")
             % {"member": e.member, "table": e.table_name},
             "error",
         )

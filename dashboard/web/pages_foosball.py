@@ -11,8 +11,7 @@ from broker.accounts.staff import Staff
 from broker.hall.read_models import HallReads
 from broker.hall.table_service import CheckInFoosball, CheckOutFoosball
 from dashboard.api.deps import MAX_ID, Hub, Reads
-from dashboard.api.foosball import checkins_by_table
-from dashboard.web.alerts_view import LOUD_KINDS, banner_alerts
+from dashboard.web.alerts_view import banner_alerts
 from dashboard.web.auth import page_can, safe_next
 from dashboard.web.csrf import verify_csrf
 from dashboard.web.i18n import N_, gettext
@@ -25,7 +24,7 @@ NAV = [NavLink("/foosball", N_("Foosball"), order=20)]
 
 def _context(reads: HallReads) -> dict:
     alerts = banner_alerts(reads)
-    return {"foosball": checkins_by_table(reads), "open_alerts": alerts, "unguarded": {a.table for a in alerts if a.kind in LOUD_KINDS}}
+    return {"foosball": reads.active_checkins(), "open_alerts": alerts, "unguarded": {a.table for a in alerts if a.loud}}
 
 
 @router.get("")

@@ -1,4 +1,4 @@
-"""What staff do to a running session (pause, resume, stop, transfer, extend, an extra on its tab) and the bill."""
+"""What staff do to a running game (pause, resume, stop, move, extend, an extra on its tab) and its bill."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from broker.hall.facade import ServiceError
 from broker.hall.games import ExtendGame, MoveGame, PauseGame, ResumeGame, StopGame
 from broker.hall.read_models import HallReads
 from broker.hall.till.tabs import MAX_QUANTITY, AddTabItem
-from dashboard.api import views
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.web import i18n
 from dashboard.web.auth import page_can, page_can_read_money, safe_next
@@ -31,7 +30,7 @@ NextField = Annotated[str, Form(max_length=2000)]
 
 
 def _act(request: Request, next_path: str, done: str, op: Callable[[], game_ops.GameState]) -> Response:
-    """Run one session operation; a refusal goes back where staff were, with the reason."""
+    """Run one operation on a game; a refusal goes back where staff were, with the reason."""
     try:
         state = op()
     except ServiceError as e:
@@ -41,44 +40,44 @@ def _act(request: Request, next_path: str, done: str, op: Callable[[], game_ops.
     return RedirectResponse(safe_next(next_path) if next_path else f"/tables/{state.table}", status_code=303)
 
 
-@router.post("/{session_id}/stop", dependencies=[Depends(verify_csrf)])
+@router.post("/{game_id}/stop", dependencies=[Depends(verify_csrf)])
 @in_visitor_lang
 def stop(
-    session_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("sessions.run"))], next: NextField = "/"
+    game_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("games.run"))], next: NextField = "/"
 ) -> Response:
     try:
-        hub.execute(StopGame(game=session_id, actor=user.username))
+        hub.execute(StopGame(game=game_id, actor=user.username))
     except ServiceError as e:
         flash(request, gettext("Not done: %(reason)s") % {"reason": refusal(request, e)}, "error")
         return RedirectResponse(safe_next(next), status_code=303)
-    return RedirectResponse(_pay_after_stop(hub.reads, session_id), status_code=303)
+    return RedirectResponse(_pay_after_stop(hub.reads, game_id), status_code=303)
 
 
-def _pay_after_stop(reads: HallReads, session_id: int) -> str:
+def _pay_after_stop(reads: HallReads, game_id: int) -> str:
     """Where a stop lands: the pay page of the tab the game's time and drinks are paid on (the tab
     it was merged into, if so), what the guest owes in full as its headline; a game without a tab
     (started before the till) shows its bill."""
-    tab_id = reads.tab_of_session(session_id)
+    tab_id = reads.tab_of_game(game_id)
     view = reads.tab_payments(tab_id) if tab_id is not None else None
     if view is None:
-        return f"/sessions/{session_id}/bill"
+        return f"/sessions/{game_id}/bill"
     return f"/tabs/{view.merged_into or view.tab_id}/pay"
 
 
-@router.post("/{session_id}/pause", dependencies=[Depends(verify_csrf)])
+@router.post("/{game_id}/pause", dependencies=[Depends(verify_csrf)])
 @in_visitor_lang
 def pause(
-    session_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("sessions.run"))], next: NextField = "/"
+    game_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("games.run"))], next: NextField = "/"
 ) -> Response:
-    return _act(request, next, gettext("Game paused."), lambda: hub.execute(PauseGame(game=session_id, actor=user.username)))
+    return _act(request, next, gettext("Game paused."), lambda: hub.execute(PauseGame(game=game_id, actor=user.username)))
 
 
-@router.post("/{session_id}/resume", dependencies=[Depends(verify_csrf)])
+@router.post("/{game_id}/resume", dependencies=[Depends(verify_csrf)])
 @in_visitor_lang
 def resume(
-    session_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("sessions.run"))], next: NextField = "/"
+    game_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("games.run"))], next: NextField = "/"
 ) -> Response:
-    return _act(request, next, gettext("Game resumed."), lambda: hub.execute(ResumeGame(game=session_id, actor=user.username)))
+    return _act(request, next, gettext("Game resumed."), lambda: hub.execute(ResumeGame(game=game_id, actor=user.username)))
 
 
 def _table_name(request: Request, hub, table: str) -> str:
@@ -89,45 +88,45 @@ def _table_name(request: Request, hub, table: str) -> str:
     return spec.name if i18n.lang_of(request) == "sk" else (spec.name_en or spec.name)
 
 
-@router.post("/{session_id}/transfer", dependencies=[Depends(verify_csrf)])
+@router.post("/{game_id}/transfer", dependencies=[Depends(verify_csrf)])
 @in_visitor_lang
 def transfer(
-    session_id: IdPath,
+    game_id: IdPath,
     request: Request,
     hub: Hub,
-    user: Annotated[Staff, Depends(page_can("sessions.run"))],
+    user: Annotated[Staff, Depends(page_can("games.run"))],
     table: Annotated[str, Form(max_length=32)] = "",
     next: NextField = "/",
 ) -> Response:
     if not table:  # no silent default: staff choose the table
         flash(request, gettext("Choose the table to move the game to."), "error")
         return RedirectResponse(safe_next(next), status_code=303)
-    before = _rate_before(hub.reads, session_id)
+    before = _rate_before(hub.reads, game_id)
     try:
-        hub.execute(MoveGame(game=session_id, to_table=table, actor=user.username))
+        hub.execute(MoveGame(game=game_id, to_table=table, actor=user.username))
     except ServiceError as e:
         flash(request, gettext("Not done: %(reason)s") % {"reason": refusal(request, e)}, "error")
         return RedirectResponse(safe_next(next), status_code=303)
-    level, text = transfer_notice(hub.reads, session_id, before, table)  # warns when the rate differs there
+    level, text = transfer_notice(hub.reads, game_id, before, table)  # warns when the rate differs there
     flash(request, text, level)
     return RedirectResponse("/", status_code=303)
 
 
-def _rate_before(reads: HallReads, session_id: int) -> int | None:
+def _rate_before(reads: HallReads, game_id: int) -> int | None:
     """The hourly rate of a running game where it is now (None when paused or not open)."""
     for table, s in reads.hall_snapshot().open.items():
-        if s.id == session_id and s.state.state == "running":
+        if s.id == game_id and s.state.state == "running":
             return rate_on(reads, s.state, table)
     return None
 
 
-@router.post("/{session_id}/extend", dependencies=[Depends(verify_csrf)])
+@router.post("/{game_id}/extend", dependencies=[Depends(verify_csrf)])
 @in_visitor_lang
 def extend(
-    session_id: IdPath,
+    game_id: IdPath,
     request: Request,
     hub: Hub,
-    user: Annotated[Staff, Depends(page_can("sessions.run"))],
+    user: Annotated[Staff, Depends(page_can("games.run"))],
     minutes: Annotated[int, Form(ge=1, le=MAX_EXTEND_MIN)],
     next: NextField = "/",
 ) -> Response:
@@ -135,24 +134,24 @@ def extend(
         request,
         next,
         gettext("Prepaid time extended by %(minutes)d min.") % {"minutes": minutes},
-        lambda: hub.execute(ExtendGame(game=session_id, minutes=minutes, actor=user.username)),
+        lambda: hub.execute(ExtendGame(game=game_id, minutes=minutes, actor=user.username)),
     )
 
 
-@router.post("/{session_id}/extras", dependencies=[Depends(verify_csrf)])
+@router.post("/{game_id}/extras", dependencies=[Depends(verify_csrf)])
 @in_visitor_lang
 def add_extra(
-    session_id: IdPath,
+    game_id: IdPath,
     request: Request,
     hub: Hub,
-    user: Annotated[Staff, Depends(page_can("sessions.run"))],
+    user: Annotated[Staff, Depends(page_can("games.run"))],
     extra: Annotated[str, Form(min_length=1, max_length=32)],
     quantity: Annotated[int, Form(ge=1, le=MAX_QUANTITY)] = 1,
     next: NextField = "/",
 ) -> Response:
     """An extra of the venue file (by its id) is a product: it goes on the game's tab, as the tab's buttons put it."""
     try:
-        tab, product = hub.reads.game_tab(session_id), hub.reads.product_of_extra(extra)
+        tab, product = hub.reads.game_tab(game_id), hub.reads.product_of_extra(extra)
         hub.execute(AddTabItem(tab=tab, product=product.id, quantity=quantity, actor=user.username))
     except ServiceError as e:
         flash(request, gettext("Not done: %(reason)s") % {"reason": refusal(request, e)}, "error")
@@ -161,12 +160,10 @@ def add_extra(
     return RedirectResponse(safe_next(next) if next else "/", status_code=303)
 
 
-@router.get("/{session_id}/bill")
-def bill(
-    session_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can_read_money("sessions.run"))]
-) -> Response:
-    state = reads.session_state(session_id)  # NotFound → the 404 page
+@router.get("/{game_id}/bill")
+def bill(game_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can_read_money("games.run"))]) -> Response:
+    game = reads.game(game_id)  # NotFound → the 404 page
     # The game's bill is a part of its tab (drinks, merged tabs): the page leads on to paying it.
-    tab_id = reads.tab_of_session(session_id)
+    tab_id = reads.tab_of_game(game_id)
     tab = reads.tab_payments(tab_id) if tab_id is not None else None
-    return render(request, "bill.html", {"s": views.session(reads, session_id, state), "venue": reads.venue, "tab": tab})
+    return render(request, "bill.html", {"s": game, "venue": reads.venue, "tab": tab})

@@ -32,7 +32,6 @@ from broker.hall.facade import MemberError, MemberImportError
 from broker.hall.member_views import MemberView
 from broker.hall.members import AddMember, AssignCard, EditMember, ImportMembers, RecordFee, RemoveCard
 from broker.hall.read_models import HallReads
-from dashboard.api import views
 from dashboard.api.deps import IdPath, get_hub
 from dashboard.web.auth import page_can
 from dashboard.web.csrf import verify_csrf
@@ -121,7 +120,7 @@ def _list(request: Request, q: str = "", *, error: str | None = None, form: dict
     """The list page; after a refused "add", with the reason at the form and what was typed kept."""
     reads = get_hub(request).reads
     year = reads.fee_year()
-    found = [views.member(m, year) for m in reads.search_members(q, SEARCH_LIMIT)]
+    found = reads.search_members(q, SEARCH_LIMIT)
     context = {"members": found, "q": q, "limit": SEARCH_LIMIT, "kinds": KIND_NAMES, "year": year, "error": error, "form": form or {}}
     return render(request, "members.html", context, status=400 if error else 200)
 
@@ -229,7 +228,7 @@ def _detail(
     refused form in place: the reason next to it, the input kept, status 400."""
     reads = get_hub(request).reads
     year = reads.fee_year()
-    member = views.member(_member(reads, request, member_id), year)
+    member = _member(reads, request, member_id)
     readers = [t for t in reads.venue.tables if t.kind.has_card_reader]
     return render(
         request,

@@ -2,7 +2,7 @@
 refused from it, each pocket sensor's drops and faults today, the alert history, and a link to
 Grafana for the long view.
 
-Node rows come from dashboard.api.tables.node_rows (the same dicts /api/nodes serves). The Grafana link
+Node rows are the read models' NodeStatus values (what /api/nodes answers with). The Grafana link
 is the URL in the environment variable LAVOS_GRAFANA_URL of `lavos server` (unset: no link);
 see deploy/grafana/README.md.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated
 from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
@@ -22,9 +22,7 @@ from broker.accounts.staff import Staff
 from broker.domain import reject_tally as rejects
 from broker.domain.alert_kinds import sensor_place
 from broker.hall.read_models import HallReads
-from dashboard.api import views
 from dashboard.api.deps import get_hub
-from dashboard.api.tables import node_rows
 from dashboard.web import i18n
 from dashboard.web.auth import page_can
 from dashboard.web.i18n import N_
@@ -105,25 +103,10 @@ def sensor_health(reads: HallReads) -> list[SensorHealth]:
                 h.faults[sensor] += 1
             h.last_fault[sensor] = str(e.data.get("kind", ""))
     for a in reads.open_alerts():
-        if a.kind == "sensor_fault" and a.table_id in health:
+        if a.kind == "sensor_fault" and a.table in health:
             # cause_key is sensor_fault:<table>:<sensor> (broker.domain.alert_kinds)
-            health[a.table_id].open_faults.add(a.cause_key.split(":", 2)[-1])
+            health[a.table].open_faults.add(a.cause_key.split(":", 2)[-1])
     return list(health.values())
-
-
-def nodes(reads: HallReads) -> list[dict[str, Any]]:
-    rows = node_rows(reads)
-    for row in rows:
-        row["name"] = reads.tables[row["table"]].name
-    return rows
-
-
-def unknown_rejects(reads: HallReads) -> dict[str, Any]:
-    return views.rejects(reads.node_rejects().get(rejects.UNKNOWN))
-
-
-def alert_history(reads: HallReads, table: str | None) -> list[dict[str, Any]]:
-    return [views.alert(a) for a in reads.alert_history(table or None, HISTORY_LIMIT)]
 
 
 @router.get("")
@@ -135,14 +118,14 @@ def monitoring_page(request: Request, user: Annotated[Staff, Depends(page_can("n
         request,
         "monitoring.html",
         {
-            "nodes": nodes(reads),
+            "nodes": reads.node_statuses(),
             "health": sensor_health(reads),
-            "alerts": alert_history(reads, table),
+            "alerts": reads.alert_history(table or None, HISTORY_LIMIT),
             "table_filter": table,
             "tables": reads.venue.tables,
             "grafana_url": grafana_url(),
             "history_limit": HISTORY_LIMIT,
-            "unknown_rejects": unknown_rejects(reads),
+            "unknown_rejects": reads.unknown_rejects(),
             "reason_names": REASON_NAMES,
             "fault_names": FAULT_NAMES,
             "samples_kept": rejects.SAMPLES_PER_TABLE,
@@ -158,9 +141,9 @@ def nodes_fragment(request: Request, user: Annotated[Staff, Depends(page_can("no
         request,
         "_monitoring_nodes.html",
         {
-            "nodes": nodes(reads),
+            "nodes": reads.node_statuses(),
             "health": sensor_health(reads),
-            "unknown_rejects": unknown_rejects(reads),
+            "unknown_rejects": reads.unknown_rejects(),
             "reason_names": REASON_NAMES,
             "fault_names": FAULT_NAMES,
             "samples_kept": rejects.SAMPLES_PER_TABLE,

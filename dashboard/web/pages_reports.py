@@ -116,8 +116,6 @@ def parse_period(request: Request, day: str | None, month: str | None, today: da
 
 # --- the data --------------------------------------------------------------------------------
 
-SessionRow = StoppedGame  # a stopped session with its member's name (broker.hall.read_models)
-
 
 @dataclass
 class HourTable:
@@ -137,7 +135,7 @@ class Report:
     period: Period
     revenue: Revenue  # what was paid (the Z reports' takings)
     table_time: reports.TableTime  # what the games billed for table time
-    sessions: list[SessionRow]
+    games: list[StoppedGame]  # with their members' names
     utilisation: HourTable  # minutes
     drops: HourTable
     foosball: list[reports.FoosballUse]
@@ -171,7 +169,7 @@ def _shown_hours(tables: dict[str, list[float]], reads: HallReads) -> list[int]:
 def build_report(reads: HallReads, period: Period) -> Report:
     today = local_today(reads)
     played = [d for d in period.days if d <= today]  # future days have nothing to count
-    # One transaction: the session list is the rows the revenue counts (stopped on one of the days).
+    # One transaction: the list of games is the rows the revenue counts (stopped on one of the days).
     f = reads.period_figures(period.first, period.last, played)
     return Report(
         period,
@@ -271,11 +269,11 @@ def _sheet_revenue(r: Report, reads: HallReads, request: Request) -> list[list[A
     return rows
 
 
-def _sheet_sessions(r: Report, reads: HallReads, request: Request) -> list[list[Any]]:
+def _sheet_games(r: Report, reads: HallReads, request: Request) -> list[list[Any]]:
     head = [N_("Game no."), N_("Table"), N_("Started"), N_("Stopped"), N_("Member"), N_("Amount (€)")]
     return [[_t(request, h) for h in head]] + [
         [s.id, _table_name(reads, s.table), _local(s.started_at, reads), _local(s.stopped_at, reads), s.member or "", _eur(s.total_cents)]
-        for s in r.sessions
+        for s in r.games
     ]
 
 
@@ -303,7 +301,7 @@ def _sheet_foosball(r: Report, reads: HallReads, request: Request) -> list[list[
 Sheet = Callable[[Report, HallReads, Request], list[list[Any]]]
 EXPORTS: dict[str, tuple[str, Sheet]] = {  # name in the URL → (sheet title, rows)
     "revenue": (N_("Revenue"), _sheet_revenue),
-    "sessions": (N_("Games"), _sheet_sessions),
+    "sessions": (N_("Games"), _sheet_games),  # the export's name in links others keep
     "utilisation": (N_("Utilisation"), lambda r, s, q: _sheet_hours(r.utilisation, s, q)),
     "drops": (N_("Balls potted"), lambda r, s, q: _sheet_hours(r.drops, s, q)),
     "foosball": (N_("Foosball"), _sheet_foosball),

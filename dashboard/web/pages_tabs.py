@@ -97,12 +97,10 @@ def tab_page(tab_id: IdPath, request: Request, reads: Reads, user: Annotated[Sta
     return _page(request, reads, user, reads.tab(tab_id))
 
 
-@router.get("/sessions/{session_id}/tab")
-def game_tab(
-    session_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can_read_money("tabs.run"))]
-) -> Response:
+@router.get("/sessions/{game_id}/tab")
+def game_tab(game_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can_read_money("tabs.run"))]) -> Response:
     """A game's tab (the bills list links it by the game)."""
-    tab_id = reads.tab_of_session(session_id)
+    tab_id = reads.tab_of_game(game_id)
     if tab_id is None:
         raise NotFound(N_("That game has no tab."))
     return _page(request, reads, user, reads.tab(tab_id))

@@ -2,10 +2,10 @@
 
 The hub's facade (broker.hall.facade) does the work through broker.accounts.users, which writes the
 audit log (who, when); this module checks the form fields first, so that a refusal is in the visitor's language and nothing is written. A new
-password, a new role or disabling ends that user's logins (broker.accounts.web_sessions):
+password, a new role or disabling ends that user's logins (broker.accounts.logins):
 the tablet they are logged in on goes back to the login page at its next request.
 
-Choosing one's own password keeps the session it was done from and ends the others. A password
+Choosing one's own password keeps the login it was done from and ends the others. A password
 the manager hands out can be marked "must change": that user can then open nothing but
 /account/password until they have chosen their own (dashboard.web.auth).
 """
@@ -23,7 +23,7 @@ from broker.hall.accounts import CreateStaff, EndLogin, EndLogins, RevokeToken, 
 from broker.hall.facade import NotFound
 from broker.hall.read_models import HallReads
 from dashboard.api.auth import login as check_password
-from dashboard.api.auth import web_session_pk
+from dashboard.api.auth import login_pk
 from dashboard.api.deps import IdPath, get_hub
 from dashboard.web.auth import PASSWORD_PAGE, page_can
 from dashboard.web.csrf import verify_csrf
@@ -186,9 +186,9 @@ def _detail(
         "roles": ROLE_NAMES,
         "min_password": MIN_PASSWORD,
         "tokens": reads.tokens(username),
-        "sessions": reads.web_sessions(username),
+        "logins": reads.logins(username),
         "audit": reads.audit(username),
-        "current": web_session_pk(request),
+        "current": login_pk(request),
         "audit_text": audit_text,
         "errors": errors or {},
         "form": form or {},
@@ -218,7 +218,7 @@ def change_password(
                 username=username,
                 password=new_password(new),
                 must_change=must_change is not None and not own,
-                keep_login=web_session_pk(request) if own else None,
+                keep_login=login_pk(request) if own else None,
                 actor=user.username,
             )
         )
@@ -289,14 +289,14 @@ def revoke(request: Request, username: str, token_id: IdPath, user: Admin) -> Re
     return _to(username)
 
 
-@router.post("/users/{username}/sessions/{session_id}/end", dependencies=CSRF)
-def end_one(request: Request, username: str, session_id: IdPath, user: Admin) -> Response:
+@router.post("/users/{username}/sessions/{login_id}/end", dependencies=CSRF)
+def end_one(request: Request, username: str, login_id: IdPath, user: Admin) -> Response:
     hub = get_hub(request)
     _account(request, hub.reads, username)
     try:
-        hub.execute(EndLogin(username=username, login=session_id, actor=user.username))
+        hub.execute(EndLogin(username=username, login=login_id, actor=user.username))
     except UserError:
-        return _refused_at(request, username, "sessions", _refuse(request, N_("That login has already ended."), 404))
+        return _refused_at(request, username, "logins", _refuse(request, N_("That login has already ended."), 404))
     flash(request, translated(request, N_("The login is ended.")), "ok")
     return _to(username)
 
@@ -334,9 +334,7 @@ def own_password(request: Request, user: Own, current: Password = "", password: 
             check_password(hub, user.username, current)
         except HTTPException:
             raise _refuse(request, N_("The current password is wrong."), 403) from None
-        hub.execute(
-            SetStaffPassword(username=user.username, password=new_password(new), keep_login=web_session_pk(request), actor=user.username)
-        )
+        hub.execute(SetStaffPassword(username=user.username, password=new_password(new), keep_login=login_pk(request), actor=user.username))
     except _Refused as e:
         return _own(request, user, error=e.text, status=e.status)
     flash(request, translated(request, N_("Your password is changed; other devices are logged out.")), "ok")

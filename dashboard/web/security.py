@@ -9,12 +9,12 @@ from pathlib import Path
 from starlette.middleware.sessions import SessionMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from broker.accounts.web_sessions import LIFETIME
+from broker.accounts.logins import LIFETIME
 from dashboard.api.headers import SecurityHeaders
 
 SESSION_COOKIE = "lavos_session"
-# The browser may keep the cookie as long as a session can live; Starlette re-sends it with every
-# answer, but the session's end is its server-side row's expires_at (login + LIFETIME), never moved.
+# The browser may keep the cookie as long as a login can live; Starlette re-sends it with every
+# answer, but the login's end is its server-side row's expires_at (login + LIFETIME), never moved.
 SESSION_MAX_AGE_S = int(LIFETIME.total_seconds())
 SECRET_BYTES = 32
 
@@ -37,7 +37,7 @@ def load_secret(path: Path) -> str:
     """The cookie-signing secret in `path`, created (0600, random) at first start.
 
     Kept in a file so that a restart does not log everybody out; whoever reads it can forge
-    any session, hence 0600 and created with O_EXCL (never through a world-readable moment).
+    any login, hence 0600 and created with O_EXCL (never through a world-readable moment).
     """
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -55,7 +55,7 @@ def load_secret(path: Path) -> str:
 class SessionCookies:
     """Starlette's signed session cookie (HTTP-only, SameSite=Lax), marked Secure when it must be.
 
-    It carries the server-side session id and the CSRF token only (dashboard.api.auth).
+    It carries the login's id and the CSRF token only (dashboard.api.auth).
 
     Secure when configured (`lavos server --https-cookies`) or when the request came over https:
     uvicorn sets the scheme from X-Forwarded-Proto for a trusted reverse proxy (--forwarded-allow-ips),

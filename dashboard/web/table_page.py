@@ -2,7 +2,7 @@
 notice a start owes staff right away, out of service, the light, and a darts table's use today.
 
 One rule each, used by the table page (dashboard.web.pages_floor.table_panel) and the routes of
-dashboard.web.pages_tables / pages_sessions.
+dashboard.web.pages_tables / pages_games.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def start_notice(reads: HallReads, table: str) -> tuple[str, str]:
     (broker.domain.club_rate: the same warning the API's start answers with)."""
     name = reads.tables[table].name
     done = gettext("Game started on %(table)s.") % {"table": name}
-    s = reads.open_session(table)
+    s = reads.open_game(table)
     warning = start_warning(s.state, reads.venue, reads.clock()) if s is not None else None
     if warning is None:
         return "ok", done
@@ -111,11 +111,11 @@ def transfer_targets(reads: HallReads, table: str) -> list[dict[str, Any]]:
     return targets
 
 
-def transfer_notice(reads: HallReads, session_id: int, before_cents: int | None, table: str) -> tuple[str, str]:
+def transfer_notice(reads: HallReads, game_id: int, before_cents: int | None, table: str) -> tuple[str, str]:
     """(level, text) after a move: warns when the game runs at another rate there."""
     name = reads.tables[table].name
     done = gettext("Game moved to %(table)s.") % {"table": name}
-    s = reads.open_session(table)
+    s = reads.open_game(table)
     if s is None or before_cents is None or s.state.state != "running":
         return "ok", done
     after = rate_on(reads, s.state, table)

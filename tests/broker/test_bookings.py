@@ -235,7 +235,7 @@ def _member(hub, name: str = "Bača Lubo", paid: bool = True) -> int:
 
 
 def _rate(hub, table: str) -> int:
-    s = hub.open_session(table).state
+    s = hub.open_game(table).state
     rate = game_ops.current_rate(s, hub.venue, hub.clock())
     assert rate is not None
     return rate.rate_cents_per_hour
@@ -247,7 +247,7 @@ def test_guests_arrived_starts_the_game_on_the_booked_table_at_the_members_rate(
     guest = book(hub, table="pool-01", start=(19, 0), end=(21, 0), name="Hosť")
     clock.set(at(18, 55))
     game = hub.execute(GuestsArrived(booking=booking, actor="jana"))
-    assert hub.open_session("pool-05").id == game
+    assert hub.open_game("pool-05").id == game
     assert _rate(hub, "pool-05") == 400  # the club card's rate
     assert row(hub, booking).state == "seated" and row(hub, booking).game_id == game and row(hub, booking).name == "Bača Lubo"
     hub.execute(GuestsArrived(booking=guest, actor="jana"))
@@ -269,7 +269,7 @@ def test_guests_who_find_their_table_played_are_arrived_and_seated_when_it_frees
     assert row(hub, booking).state == "arrived"
     hub.execute(StopGame(game=walk_in, actor="jana"))
     game = hub.execute(GuestsArrived(booking=booking, actor="jana"))
-    assert hub.open_session("pool-04").id == game and row(hub, booking).state == "seated"
+    assert hub.open_game("pool-04").id == game and row(hub, booking).state == "seated"
     # The game stops before the booking's end: the rest of its time is free again.
     clock.set(at(19, 10))
     hub.execute(StopGame(game=game, actor="jana"))
@@ -429,10 +429,10 @@ def test_a_no_show_releases_its_table_to_the_first_waiting_party_then_the_next_w
     hub.watchdog.tick()  # not taken: it passes to the next party; Kováč keeps their place
     assert _offered(hub)["Horváth"] == "pool-04" and _offered(hub)["Kováč"] is None
     game = hub.execute(TakeOffer(party=second, actor="jana"))
-    assert hub.open_session("pool-04").id == game
+    assert hub.open_game("pool-04").id == game
     assert "Horváth" not in _offered(hub)
     # A table that frees later goes to Kováč, still first.
-    hub.execute(StopGame(game=hub.open_session("pool-07").id, actor="jana"))
+    hub.execute(StopGame(game=hub.open_game("pool-07").id, actor="jana"))
     hub.watchdog.tick()
     assert _offered(hub)["Kováč"] == "pool-07"
     hub.execute(LeaveWaitingList(party=first, actor="jana"))
@@ -449,7 +449,7 @@ def test_a_party_that_lets_two_offers_pass_leaves_the_list_and_a_taken_table_is_
     clock.advance(minutes=10)
     hub.watchdog.tick()  # a missed offer: Pool 10 is not offered to them again at once
     assert _offered(hub) == {"Zabudnutý": None}
-    hub.execute(StopGame(game=hub.open_session("pool-09").id, actor="jana"))
+    hub.execute(StopGame(game=hub.open_game("pool-09").id, actor="jana"))
     hub.watchdog.tick()
     assert _offered(hub) == {"Zabudnutý": "pool-09"}
     clock.advance(minutes=10)

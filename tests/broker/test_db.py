@@ -14,7 +14,7 @@ from sqlalchemy.exc import IntegrityError
 
 from broker.domain.reject_tally import EXCERPT_CHARS, INVALID, SAMPLES_PER_TABLE, UNKNOWN, UNKNOWN_SENSOR, RejectTally
 from broker.storage.alerts import ack_alert, close_alert, open_alerts, open_or_touch_alert
-from broker.storage.audit import append_session_op, record_audit
+from broker.storage.audit import append_game_op, record_audit
 from broker.storage.engine import default_db_url, open_store
 from broker.storage.errors import SchemaTooNew, StoreError
 from broker.storage.events import insert_event_once, insert_events_once, prune_events
@@ -360,13 +360,13 @@ def test_session_ops_are_numbered_per_session(store):
         db.add_all([a, b])
         db.flush()
         seqs = [
-            append_session_op(db, a.id, "start", {"tariff": "standard"}, "jana").seq,
-            append_session_op(db, b.id, "start", {}, "jana").seq,
-            append_session_op(db, a.id, "stop", {}, "jana", reason="closing").seq,
+            append_game_op(db, a.id, "start", {"tariff": "standard"}, "jana").seq,
+            append_game_op(db, b.id, "start", {}, "jana").seq,
+            append_game_op(db, a.id, "stop", {}, "jana", reason="closing").seq,
         ]
         assert seqs == [1, 1, 2]
-        with pytest.raises(StoreError, match="no session 999999"):
-            append_session_op(db, 999999, "stop", {}, "jana")
+        with pytest.raises(StoreError, match="no game 999999"):
+            append_game_op(db, 999999, "stop", {}, "jana")
     with store.session() as db:
         ops = db.get(Game, a.id).ops
         assert [(o.seq, o.kind, o.reason) for o in ops] == [(1, "start", None), (2, "stop", "closing")]

@@ -234,7 +234,7 @@ SP = start_op(T0, "pool-05", prepaid_minutes=30)
     "ops, message",
     [
         ([], "no operations to replay"),
-        ([stop_op(T0)], "operation 1 \\(stop\\): a session begins with start, not stop"),
+        ([stop_op(T0)], "operation 1 \\(stop\\): a game begins with start, not stop"),
         ([S, S], "already started"),
         ([S, stop_op(mins(1)), stop_op(mins(2))], "The game has already ended; it was stopped at 17:01"),
         ([S, stop_op(mins(1)), pause_op(mins(2))], "The game has already ended"),
@@ -299,7 +299,7 @@ def test_invalid_sequences_are_refused_with_a_clear_message(ops, message):
         (lambda: Op.from_dict({"kind": "stop", "at": "2026-11-30T17:00:00"}), "has no timezone"),
         (lambda: Op.from_dict(["stop"]), "a stored operation is an object"),
         (lambda: bill(replay([S], LAVOS), LAVOS, datetime(2026, 11, 30, 18, 0)), "now 2026-11-30T18:00:00 has no timezone"),
-        (lambda: bill(replay([S], LAVOS), LAVOS, mins(-5)), "now .* is before the session's last operation"),
+        (lambda: bill(replay([S], LAVOS), LAVOS, mins(-5)), "now .* is before the game's last operation"),
         (lambda: prepaid_remaining(replay([SP], LAVOS), datetime(2026, 11, 30, 18, 0)), "has no timezone"),
     ],
 )

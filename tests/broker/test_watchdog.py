@@ -85,7 +85,7 @@ def test_prepaid_warns_then_stops_and_switches_off(svc, wire, clock):
     svc.watchdog.tick()
     assert "pool-03" not in svc.open
     wait_until(lambda: last(wire, "pool-03").get("on") is False and last(wire, "pool-03").get("blink_s") is None)
-    row, state = svc.session_state(sid)
+    row, state = svc.game_state(sid)
     assert state.state == "stopped" and row.total_cents == 300  # 30 prepaid minutes at 6 €/h
 
 

@@ -165,7 +165,7 @@ def test_the_day_view_shows_the_grid_the_phones_and_prisli_starts_the_game(site)
     site.at(19, 55)
     r = site.staff.post(f"/bookings/{booking.group(1)}/arrived", {"next": "/bookings"})
     assert r.status_code == 303 and r.headers["location"] == "/tables/pool-04"
-    assert site.hub.open_session("pool-04") is not None
+    assert site.hub.open_game("pool-04") is not None
 
 
 @sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
@@ -199,7 +199,7 @@ def test_the_waiting_list_on_the_floor_and_an_offer_taken(site):
     )
     assert r.status_code == 303
     assert "Kováč , 2 · pool 9 stôp" in _text(site.staff.get("/").text)
-    game = site.hub.open_session("pool-04")
+    game = site.hub.open_game("pool-04")
     assert game is not None
     site.hub.execute(StopGame(game=game.id, actor="jana"))
     site.hub.watchdog.tick()
@@ -210,7 +210,7 @@ def test_the_waiting_list_on_the_floor_and_an_offer_taken(site):
     assert party
     r = site.staff.post(f"/waiting/{party.group(1)}/take", {"next": "/"})
     assert r.status_code == 303 and r.headers["location"] == "/tables/pool-04"
-    assert site.hub.open_session("pool-04") is not None
+    assert site.hub.open_game("pool-04") is not None
 
 
 def test_the_api_lists_bookings_with_phones_books_and_says_when_tables_are_free(site):

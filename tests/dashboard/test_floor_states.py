@@ -16,7 +16,7 @@ def _facts(**kw):
         kind=Kind.POOL,
         online=True,
         light_on=False,
-        session_state=None,
+        game_state=None,
         prepaid_left_s=None,
         warn_s=300,
         alert_kinds=frozenset(),
@@ -29,23 +29,23 @@ def _facts(**kw):
     "facts, state",
     [
         (dict(), "free"),
-        (dict(alert_kinds=frozenset({"play_without_session"})), "balls_no_session"),  # Pool 4 is not "free"
+        (dict(alert_kinds=frozenset({"play_without_session"})), "balls_no_game"),  # Pool 4 is not "free"
         (dict(kind="foosball", alert_kinds=frozenset({"foosball_no_member"})), "unguarded"),  # nor Futbal 2
-        (dict(light_on=True), "light_no_session"),
-        (dict(alert_kinds=frozenset({"light_without_session"})), "light_no_session"),
-        (dict(session_state="running", alert_kinds=frozenset({"sensor_fault", "idle_session"})), "sensor_fault"),
-        (dict(session_state="running", alert_kinds=frozenset({"open_after_closing"})), "after_closing"),
-        (dict(session_state="running", alert_kinds=frozenset({"prepaid_expired"})), "prepaid_over"),
-        (dict(session_state="paused", prepaid_left_s=10), "paused"),
-        (dict(session_state="running", prepaid_left_s=200), "prepaid_ending"),
-        (dict(session_state="running", alert_kinds=frozenset({"idle_session"})), "idle"),
-        (dict(session_state="running", alert_kinds=frozenset({"card_refused"})), "playing"),
+        (dict(light_on=True), "light_no_game"),
+        (dict(alert_kinds=frozenset({"light_without_session"})), "light_no_game"),
+        (dict(game_state="running", alert_kinds=frozenset({"sensor_fault", "idle_session"})), "sensor_fault"),
+        (dict(game_state="running", alert_kinds=frozenset({"open_after_closing"})), "after_closing"),
+        (dict(game_state="running", alert_kinds=frozenset({"prepaid_expired"})), "prepaid_over"),
+        (dict(game_state="paused", prepaid_left_s=10), "paused"),
+        (dict(game_state="running", prepaid_left_s=200), "prepaid_ending"),
+        (dict(game_state="running", alert_kinds=frozenset({"idle_session"})), "idle"),
+        (dict(game_state="running", alert_kinds=frozenset({"card_refused"})), "playing"),
         (dict(kind="foosball", checked_in=True), "playing"),
-        (dict(online=False, session_state="running", alert_kinds=frozenset({"foosball_no_member"})), "offline"),
+        (dict(online=False, game_state="running", alert_kinds=frozenset({"foosball_no_member"})), "offline"),
         (dict(out_of_service=True, online=False, light_on=True), "out_of_service"),
         # Stopped a moment ago: the node's "on" is older than the hub's "off" (the dot shows it switching).
         (dict(light_on=True, light_switching_off=True), "free"),
-        (dict(light_on=True, light_switching_off=True, alert_kinds=frozenset({"light_without_session"})), "light_no_session"),
+        (dict(light_on=True, light_switching_off=True, alert_kinds=frozenset({"light_without_session"})), "light_no_game"),
     ],
 )
 def test_a_card_shows_its_worst_state(facts, state):
@@ -122,4 +122,4 @@ def test_a_stopped_table_is_free_with_its_light_switching_off_until_the_node_con
         assert (t.state, t.light_on) == ("free", True)
         assert t.light_confirm_s is not None and 0 < t.light_confirm_s <= LIGHT_CONFIRM_S
         wait_until(lambda: table_view(hall.reads, "pool-01").light_confirm_s is None, timeout=LIGHT_CONFIRM_S + 1, what="the wait is over")
-        assert table_view(hall.reads, "pool-01").state == "light_no_session"
+        assert table_view(hall.reads, "pool-01").state == "light_no_game"

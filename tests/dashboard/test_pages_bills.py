@@ -65,7 +65,7 @@ def _evening(pages) -> dict[str, int]:
     _toppings(pages, one, 2)
     pages.clock.advance(minutes=60)
     s.execute(StopGame(game=one, actor="jana"))
-    tab_one = reads.tab_of_session(one)
+    tab_one = reads.tab_of_game(one)
     assert tab_one is not None
     cash = s.execute(PayTab(tab=tab_one, method="cash", amount_cents=_owed(pages, tab_one), tendered_cents=1000, actor="jana"))
     pages.clock.advance(minutes=5)
@@ -81,7 +81,7 @@ def _evening(pages) -> dict[str, int]:
     s.execute(StartGame(table="pool-03", actor="jana"))
     pages.clock.advance(minutes=70)  # 00:40 on the 11th
     s.execute(StopGame(game=two, actor="jana"))
-    tab_two = reads.tab_of_session(two)
+    tab_two = reads.tab_of_game(two)
     assert tab_two is not None
     card = s.execute(PayTab(tab=tab_two, method="card", amount_cents=_owed(pages, tab_two), actor="jana"))
     return {

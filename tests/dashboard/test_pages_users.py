@@ -66,7 +66,7 @@ def test_refusals_on_an_account_page_stay_at_their_form(pages):
     _in_place(pages.post(f"/users/{MANAGER}/active", {"active": "0"}), 400, "actions", "jediný aktívny vedúci")
     _in_place(pages.post(f"/users/{STAFF}/active", {"active": "maybe"}), 400, "actions", "Zvoľte")
     _in_place(pages.post(f"/users/{STAFF}/tokens/999/revoke", {}), 404, "tokens", "taký token")
-    _in_place(pages.post(f"/users/{STAFF}/sessions/999999/end", {}), 404, "sessions", "už skončilo")
+    _in_place(pages.post(f"/users/{STAFF}/sessions/999999/end", {}), 404, "logins", "už skončilo")
 
 
 def test_a_refused_own_password_stays_on_the_form(pages):

@@ -72,7 +72,7 @@ def test_slovak_fault_counts(n, sk):
 
 def test_a_refusal_reads_in_the_visitors_language_with_the_tables_name():
     e = ServiceError(
-        N_("%(table)s already has game no. %(session)d running; stop or move it first."), table=Name("Karambol", "Carom"), session=25
+        N_("%(table)s already has game no. %(game)d running; stop or move it first."), table=Name("Karambol", "Carom"), game=25
     )
     assert str(e) == "Carom already has game no. 25 running; stop or move it first."  # the API and the log
     assert i18n.refusal_text(e, "sk") == "Na stole Karambol už beží hra č. 25; najprv ju ukončite alebo presuňte."

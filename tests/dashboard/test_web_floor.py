@@ -70,7 +70,7 @@ def test_every_table_by_room_with_its_state_in_colour_and_word(browser, service,
             "pool-03": "paused",
             "pool-04": "prepaid_ending",
             "pool-05": "idle",
-            "pool-06": "light_no_session",
+            "pool-06": "light_no_game",
             "pool-07": "offline",
             "pool-08": "sensor_fault",
         }
@@ -91,7 +91,7 @@ def test_every_table_by_room_with_its_state_in_colour_and_word(browser, service,
         "paused": "Pozastavený",
         "prepaid_ending": "Končí predplatený čas",
         "idle": "Nehrá sa",
-        "light_no_session": "Svetlo bez hry",
+        "light_no_game": "Svetlo bez hry",
         "offline": "Modul odpojený",
         "sensor_fault": "Porucha senzora",
     }
@@ -130,7 +130,7 @@ def test_panel_actions_then_the_itemised_bill_with_vat(browser, service, clock):
     assert "Zadražil Miro" in panel and "Klubová karta" in panel
     r = browser.post(f"/sessions/{sid}/stop", {"next": "/tables/pool-06"})
     # Stopping lands on the tab's pay page (issue 19, item 9): what the guests owe in full is its headline.
-    assert r.headers["location"] == f"/tabs/{HallReads(service).tab_of_session(sid)}/pay"
+    assert r.headers["location"] == f"/tabs/{HallReads(service).tab_of_game(sid)}/pay"
     assert found(r'id="pay-owed">([^<]+)<', browser.get(r.headers["location"]).text).group(1) == "4,20\u00a0€"  # the game and the toppings
     bill = browser.get(f"/sessions/{sid}/bill").text
     # 30 min on Pool 5 + 15 min on Pool 6 at 4 €/h (paid-up club card): 2,00 + 1,00; the two toppings are on the tab.

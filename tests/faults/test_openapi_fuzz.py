@@ -12,9 +12,9 @@ than JSON Schema can say: control characters and lone surrogates in text, 2015.0
 (strict bodies), a card UID that is not hex, a range that ends before it starts, a name already
 taken. Those answers are 400/422 with a documented body, which the other checks do verify.
 
-The 200 bodies are documented as JSON objects or arrays of them (the routes return dicts shaped
-by dashboard/api/views.py, not response models), so for a success only the type and the content
-type are checked; every refusal has the ErrorOut model and is checked field by field.
+A 200 body is the read model's own view (a frozen dataclass that pydantic describes in the
+document: broker/domain/json_shape.py), so a success is checked field by field against it, as
+every refusal is against the ErrorOut model.
 """
 
 from __future__ import annotations

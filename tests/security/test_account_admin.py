@@ -14,7 +14,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select
 
-from broker.accounts import web_sessions
+from broker.accounts import logins
 from broker.storage.engine import open_store
 from broker.storage.models import AuditEntry, User
 from broker.storage.types import utcnow
@@ -42,12 +42,12 @@ def accounts(db_url, tmp_path):
 
 def _login(store, username: str) -> str:
     with store.session() as db:
-        return web_sessions.start(db, username, client="10.0.0.7", user_agent="bar tablet")
+        return logins.start(db, username, client="10.0.0.7", user_agent="bar tablet")
 
 
 def _live(store, session_id: str) -> bool:
     with store.reader() as db:
-        return web_sessions.live(db, session_id) is not None
+        return logins.live(db, session_id) is not None
 
 
 def _audit(store, action: str) -> list[AuditEntry]:
@@ -112,19 +112,20 @@ def test_revoke_a_token(accounts):
     assert lavos("revoke-token", "999", "--db", db_url, ok=False).returncode == 2
 
 
-def test_list_and_end_dashboard_sessions(accounts):
+def test_list_and_end_dashboard_logins(accounts):
     db_url, store, _ = accounts
     first, second = _login(store, "jana"), _login(store, "jana")
-    listed = lavos("sessions", "jana", "--db", db_url).stdout.splitlines()
+    listed = lavos("logins", "jana", "--db", db_url).stdout.splitlines()
     assert len(listed) == 2 and all("10.0.0.7" in line and "bar tablet" in line for line in listed)
     newest = listed[0].split("\t")[0]
-    lavos("end-sessions", "jana", "--id", newest, "--db", db_url, "--actor", "boss")
+    lavos("end-logins", "jana", "--id", newest, "--db", db_url, "--actor", "boss")
     assert not _live(store, second) and _live(store, first)
-    assert "1 session(s)" in lavos("end-sessions", "jana", "--db", db_url, "--actor", "boss").stdout
+    assert "1 login(s)" in lavos("end-logins", "jana", "--db", db_url, "--actor", "boss").stdout
     assert not _live(store, first)
-    assert lavos("sessions", "jana", "--db", db_url).stdout == ""
+    assert lavos("logins", "jana", "--db", db_url).stdout == ""
+    assert lavos("sessions", "jana", "--db", db_url).stdout == ""  # the old name, kept for scripts
     assert [e.actor for e in _audit(store, "web_session.end")] == ["boss", "boss"]
-    missing = lavos("end-sessions", "jana", "--id", newest, "--db", db_url, ok=False)
+    missing = lavos("end-logins", "jana", "--id", newest, "--db", db_url, ok=False)
     assert missing.returncode == 2 and "has no open login no." in missing.stderr
 
 

@@ -223,7 +223,7 @@ def test_a_stalled_body_ends_with_408(monkeypatch, tmp_path):
         store = None
 
     monkeypatch.setattr(limits, "BODY_IDLE_S", 0.2)
-    monkeypatch.setattr("dashboard.api.limits.session_user", lambda store, request: object())
+    monkeypatch.setattr("dashboard.api.limits.cookie_user", lambda store, request: object())
     app = web_app(NoStore())  # type: ignore[arg-type]  # a stand-in for the hub on purpose: the route never runs
     sent: list[MutableMapping[str, Any]] = []
 

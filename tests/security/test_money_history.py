@@ -25,7 +25,7 @@ from tests.dashboard.conftest import CHEAP, PASSWORD
 from tests.support.till_days import FakeClock, day_hub, local
 from tests.support.web import Browser, add_users, web_app
 
-MONEY = ("tab_id", "payment_id", "session_id")
+MONEY = ("tab_id", "payment_id", "session_id", "game_id")  # a game: the API's session_id, the pages' game_id
 # Not money, or guarded by their own capability (a booking: bookings.read; its deposit is a tab; a calendar link's token is its key;
 # a tournament and its match: tournaments.view, its money the pot it announces, each fee a tab of its own walked here as a tab).
 OTHER = {"table_id", "member_id", "day", "name", "username", "booking_id", "token", "tournament_id", "match"}
@@ -46,7 +46,7 @@ def _paid_game(facade, clock, table: str) -> dict[str, int]:
         tab = int(db.scalar(select(Tab.id).where(Tab.session_id == game)))
     owed = facade.reads.tab_payments(tab).owed_cents
     payment = facade.execute(PayTab(tab=tab, method="card", amount_cents=owed, actor="jana")).payment_id
-    return {"tab_id": tab, "payment_id": payment, "session_id": game}
+    return {"tab_id": tab, "payment_id": payment, "session_id": game, "game_id": game}
 
 
 def _unpaid_game(facade, clock, table: str) -> dict[str, int]:
@@ -54,7 +54,8 @@ def _unpaid_game(facade, clock, table: str) -> dict[str, int]:
     clock.advance(minutes=30)
     facade.execute(StopGame(game=game, actor="jana"))
     with facade._hub.store.reader() as db:
-        return {"tab_id": int(db.scalar(select(Tab.id).where(Tab.session_id == game))), "session_id": game}
+        tab = int(db.scalar(select(Tab.id).where(Tab.session_id == game)))
+    return {"tab_id": tab, "session_id": game, "game_id": game}
 
 
 def _path(template: str, ids: dict[str, int]) -> str:

@@ -76,15 +76,15 @@ def test_the_rules_the_bar_needs():
     # A table out of service (cleaning, repair) and its light by hand are the bar's call too.
     assert staff == {
         "floor.view",
-        "sessions.run",
-        "sessions.open",
+        "games.run",
+        "games.open",
         "alerts.open",
         "foosball.checkin",
         "members.search",
         "account.own",
         "tables.service",
         "tables.light",
-        "sessions.void",
+        "games.void",
         "bills.today",
         # The till: the bar runs tabs, takes money and closes its day; changing money already
         # taken, the product list, past days and the eKasa client are the manager's.

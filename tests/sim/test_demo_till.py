@@ -72,8 +72,8 @@ def test_a_short_demo_evening_pays_every_game_and_closes_the_day():
     assert seen, f"the evening did not reach its close-out:\n{text}"
     (evening,) = seen
     report, tabs, payments = evening.report, evening.tabs, evening.payments
-    games = [t for t in tabs if t.session_id is not None]
-    assert len(games) >= 3 and any(t.session_id is None for t in tabs), tabs
+    games = [t for t in tabs if t.game_id is not None]
+    assert len(games) >= 3 and any(t.game_id is None for t in tabs), tabs
     assert all(t.status == "paid" and t.owed_cents == 0 for t in tabs), tabs
     assert evening.unpaid == []
     methods = {p.method for p in payments}

@@ -139,7 +139,7 @@ def _rows(service) -> dict[str, int]:
 @pytest.mark.parametrize("text", ["1.234", "12 50"])
 def test_every_euro_form_refuses_an_amount_that_could_mean_two_in_slovak_with_the_format(pages, facade, clock, text):
     tab = played_tab(facade, clock)
-    game = facade.reads.tab_payments(tab).session_id
+    game = facade.reads.tab_payments(tab).game_id
 
     member = on_writer(pages.service, lambda db: add_member(db, "Zadražil Miro", actor="test").id)
     forms = [

@@ -161,7 +161,7 @@ def test_stop_lands_on_the_pay_page_with_the_whole_bill_and_one_tap_pays_it(page
     from broker.hall.games import StartGame
 
     sid = facade.execute(StartGame(table="pool-02", actor=STAFF))
-    tab = facade.reads.tab_of_session(sid)
+    tab = facade.reads.tab_of_game(sid)
     add_item(facade, tab, "Kofola", 250, 19)
     clock.advance(minutes=90)  # 9,00 € of table time
     r = pages.post(f"/sessions/{sid}/stop", {"next": "/tables/pool-02"}, client=pages.staff)
@@ -236,7 +236,7 @@ def test_closing_stops_every_game_after_one_confirmation(pages, facade, clock):
     assert r.headers["location"] == "/bills"
     bills = pages.follow(r)
     assert "Ukončené 2 hry. 2 účty ostali otvorené na zaplatenie." in bills
-    assert facade.reads.hall_snapshot().open == {} and {u.session_id for u in facade.reads.unpaid_tabs()} == {one, two}
+    assert facade.reads.hall_snapshot().open == {} and {u.game_id for u in facade.reads.unpaid_tabs()} == {one, two}
     assert "Nehrá sa žiadna hra." in pages.page("/closing")
 
 

@@ -114,9 +114,9 @@ def test_every_game_stops_at_closing_its_tab_left_open_or_paid(facade, clock):
     three = facade.execute(StartGame(table="carom-01", actor=STAFF))
     clock.advance(minutes=30)
     facade.execute(PauseGame(game=two, actor=STAFF))
-    tab_three = facade.reads.tab_of_session(three)
+    tab_three = facade.reads.tab_of_game(three)
     facade.execute(PayTab(tab=tab_three, method="card", amount_cents=300, actor=STAFF))  # 30 min paid up front
-    add_item(facade, facade.reads.tab_of_session(one), "Pivo 0,5 l", 250, 23)
+    add_item(facade, facade.reads.tab_of_game(one), "Pivo 0,5 l", 250, 23)
     done = facade.execute(StopAllGames(actor=MANAGER))
     assert [(g.game, g.table, g.total_cents, g.owed_cents) for g in done.games] == [
         (one, "pool-01", 300, 550),
@@ -125,14 +125,14 @@ def test_every_game_stops_at_closing_its_tab_left_open_or_paid(facade, clock):
     ]
     assert [g.game for g in done.left_open] == [one, two]
     assert facade.reads.hall_snapshot().open == {}
-    assert {u.session_id for u in facade.reads.unpaid_tabs()} == {one, two}
+    assert {u.game_id for u in facade.reads.unpaid_tabs()} == {one, two}
     assert facade.reads.tab_payments(tab_three).settled_at is not None  # paid while it ran: settled by the stop
     with facade._hub.store.reader() as db:
         stopped = db.scalars(select(Game).where(Game.state == "stopped")).all()
         assert sorted(g.id for g in stopped) == [one, two, three]
         ops = [(o.kind, o.actor, o.reason) for g in stopped for o in g.ops if o.kind == "stop"]
         assert ops == [("stop", MANAGER, "closing")] * 3
-        assert db.scalar(select(Tab.settled_at).where(Tab.id == facade.reads.tab_of_session(one))) is None
+        assert db.scalar(select(Tab.settled_at).where(Tab.id == facade.reads.tab_of_game(one))) is None
     assert facade.execute(StopAllGames(actor=MANAGER)).games == ()  # nothing left to stop
 
 

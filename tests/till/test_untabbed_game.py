@@ -25,9 +25,9 @@ def test_a_game_running_before_the_till_gets_a_tab_at_start_and_is_paid(db_url):
         on_writer(hub, lambda db: db.execute(delete(Tab)))  # the rows as a hub before the till left them: games, no tabs
     clock.advance(minutes=60)
     with day_hub(db_url, clock) as (hub, facade):
-        tab = facade.reads.tab_of_session(running)
+        tab = facade.reads.tab_of_game(running)
         assert tab is not None
-        assert facade.reads.tab_of_session(old) is None
+        assert facade.reads.tab_of_game(old) is None
         with hub.store.reader() as db:
             assert db.scalar(select(func.count()).select_from(AuditEntry).where(AuditEntry.target == f"tab:{tab}")) == 1
         facade.execute(StopGame(game=running, actor=STAFF))

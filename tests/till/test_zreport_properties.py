@@ -8,11 +8,12 @@ from datetime import UTC, date, datetime, timedelta
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import TypeAdapter
 
 from broker.domain.money import TABLE_TIME
 from broker.domain.payment_rules import PARTIAL, frozen_lines
 from broker.domain.receipt import ReceiptLine, lines_from_json, lines_json
-from broker.domain.zreport import DayOpening, Method, PaymentRecord, ZReport, from_json, to_json, z_report
+from broker.domain.zreport import BLIND, DayOpening, Method, PaymentRecord, ZReport, from_json, to_json, withheld, z_report
 
 DAY = date(2026, 12, 1)
 T0 = datetime(2026, 12, 1, 15, 0, tzinfo=UTC)
@@ -190,3 +191,18 @@ def test_the_z_report_of_a_part_payment_names_what_it_paid_for():
     pays.append(PaymentRecord(2, "card", 600, "jana", T0, 2, "Pool 1", 1, tuple(rest)))
     assert {c.category: c.net_cents for c in report(pays).by_category} == {TABLE_TIME: 600, "drinks": 200, "food": 300}
     assert lines_from_json(lines_json(first)) == tuple(first)  # what the payment row keeps says the same
+
+
+@settings(max_examples=10)
+@given(days)
+def test_a_withheld_report_reads_as_json_with_exactly_the_blind_figures_null(pays):
+    """Staff count blind (dashboard.access.counts_blind): the report's JSON nulls what BLIND names
+    and the expected cash, and nothing else; the same report unwithheld carries them all."""
+    z = report(pays)
+    seen, blind = (TypeAdapter(ZReport).dump_python(r, mode="json", by_alias=True) for r in (z, withheld(z)))
+    nulled = {k for k, v in blind.items() if v is None and seen[k] is not None}
+    assert nulled == {"expected_cash_cents", *BLIND} and blind["blind"] and not seen["blind"]
+    assert {k: v for k, v in blind.items() if k not in nulled and k != "blind"} == {
+        k: v for k, v in seen.items() if k not in nulled and k != "blind"
+    }
+    assert withheld(z).total_cents == z.total_cents  # the pages' report keeps its figures: only the JSON withholds them

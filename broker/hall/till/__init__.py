@@ -34,18 +34,18 @@ class Till:
         self.fiscal = Fiscal(hall, write)  # `write`: the follow-up thread hands its results to the writer
         self.payments = Payments(hall, self.tabs, self.days, self.fiscal)
 
-    def game_billed(self, db: Db, session_id: int) -> None:
+    def game_billed(self, db: Db, game_id: int) -> None:
         """A game's bill became final or changed after it (the writer, in that transaction): its tab's
         settled mark follows, e.g. a tab paid in full while the game ran is settled when it stops."""
-        tab = db.scalar(select(Tab).where(Tab.session_id == session_id))
+        tab = db.scalar(select(Tab).where(Tab.session_id == game_id))
         if tab is not None:
             self.payments.game_stopped(db, tab.id)
 
-    def game_moved(self, db: Db, session_id: int, table: str) -> None:
+    def game_moved(self, db: Db, game_id: int, table: str) -> None:
         """A game moved to `table` (the writer, in the move's transaction): its tab moves with it, so
         the tab is named by the table the game is on (its page, the pay page, a receipt taken from
         now on, the bills list, the floor card); receipts already taken keep theirs (payment_reads)."""
-        tab = db.scalar(select(Tab).where(Tab.session_id == session_id))
+        tab = db.scalar(select(Tab).where(Tab.session_id == game_id))
         if tab is not None and tab.table_id != table:
             tab.table_id = table
             self.tabs.notify(db, table, tab.id)

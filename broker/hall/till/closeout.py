@@ -27,12 +27,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
+from typing import Annotated
 
+from pydantic import Field
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session as Db
 
 from broker.domain.billing import format_eur
 from broker.domain.euros import MAX_AMOUNT_CENTS, whole_cents
+from broker.domain.json_shape import HIDDEN
 from broker.domain.refusals import N_, Name, Refusal
 from broker.domain.schedule import business_day, business_day_bounds, counting_day
 from broker.domain.zreport import (
@@ -102,14 +105,15 @@ class DaySummary:
 class DayOverview:
     """The day staff work on now, with its running figures, and what is left behind."""
 
-    day: date
+    day: Annotated[date, Field(description="The business day staff work on now")]
     opened: bool
     report: ZReport  # the running figures (not frozen: the day is open)
-    unclosed: tuple[date, ...]  # earlier days nobody closed, oldest first: close them too
+    unclosed: Annotated[tuple[date, ...], Field(description="Earlier days nobody closed, oldest first")]
     last_closed: DaySummary | None
-    begun: bool = True  # False after the evening's close-out, until the next day's cut: nothing to close yet
+    # False after the evening's close-out, until the next day's cut: nothing to close yet.
+    begun: Annotated[bool, HIDDEN] = True
 
-    hand: frozenset[date] = frozenset()  # CloseOut.days_at_hand: the days staff work with
+    hand: Annotated[frozenset[date], HIDDEN] = frozenset()  # CloseOut.days_at_hand: the days staff work with
 
     def at_hand(self, day: date) -> bool:
         """A day staff work with (capability day.run); other days are the manager's (day.history)."""

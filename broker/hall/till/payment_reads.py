@@ -8,12 +8,15 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 from datetime import date, datetime
+from typing import Annotated
 
+from pydantic import Field
 from sqlalchemy import select
 from sqlalchemy.orm import Session as Db
 
 from broker.domain import game_ops
 from broker.domain.cash_rounding import NO_ROUNDING, cash_due
+from broker.domain.json_shape import HIDDEN, derived, every_field_sent, json_name
 from broker.domain.money import MoneyLine, TabStatus, VatRow
 from broker.domain.receipt import Issuer, Receipt, lines_from_json, vat_from_json
 from broker.domain.refusals import Name
@@ -25,6 +28,7 @@ from broker.storage.models import Game, Member, Payment, Tab
 JOURNAL_MAX = 1000  # receipts of one business day on the journal page: a hall's busiest night is a few hundred
 
 
+@every_field_sent
 @dataclass(frozen=True)
 class PaymentView:
     id: int
@@ -33,7 +37,7 @@ class PaymentView:
     method: str
     method_name: str
     method_name_en: str
-    cash: bool
+    cash: Annotated[bool, HIDDEN]  # the method is cash (the venue file's [till])
     amount_cents: int
     tendered_cents: int | None
     change_cents: int
@@ -47,7 +51,10 @@ class PaymentView:
     reason: str | None
     fiscal_state: str
     fiscal_id: str | None
-    rounding_cents: int = 0  # cash rounding: handed over beyond the amount (broker.domain.cash_rounding)
+    rounding_cents: Annotated[
+        int, Field(description="Cash rounding to 0,05 €: handed over beyond amount_cents (outside the bill and VAT)")
+    ] = 0  # broker.domain.cash_rounding
+    repeated: bool = False  # the answer to a resent request_id: the payment the first attempt made
 
 
 @dataclass(frozen=True)
@@ -55,36 +62,49 @@ class PartView:
     n: int
     amount_cents: int
     paid_cents: int
+    cash_rounding: Annotated[int, HIDDEN] = NO_ROUNDING  # the venue's (the tab's JSON says it once)
 
-    @property
+    @derived
     def owed_cents(self) -> int:
         return self.amount_cents - self.paid_cents
 
+    @derived
+    def cash_owed_cents(self) -> int:
+        """What owed_cents is in cash (rounded as the venue rounds cash)."""
+        return cash_due(self.owed_cents, self.cash_rounding)
 
+
+@every_field_sent
 @dataclass(frozen=True)
 class TabPayView:
     """A tab as the payment page shows it: what it owes and what was paid on it."""
 
     tab_id: int
-    name: Name
-    table_id: str | None
-    session_id: int | None
+    name: Name  # the JSON says the venue's own (Slovak) name
+    table_id: Annotated[str | None, json_name("table")]
+    game_id: Annotated[int | None, json_name("session_id")]
     status: TabStatus
     total_cents: int
     paid_cents: int
     owed_cents: int
     closed: bool  # no game on it runs any more
-    merged_into: int | None
-    lines: tuple[MoneyLine, ...]
+    merged_into: Annotated[int | None, HIDDEN]
+    lines: Annotated[tuple[MoneyLine, ...], HIDDEN]  # the tab's own view has them (TabView)
     vat: tuple[VatRow, ...]
     parts: tuple[PartView, ...]
     payments: tuple[PaymentView, ...]
     settled_at: datetime | None
-    cash_rounding: int = NO_ROUNDING  # the venue's [till] cash_rounding
+    # The venue's [till] cash_rounding.
+    cash_rounding: Annotated[int, Field(description="The venue's rounding of cash in cents: 5 (to 0,05 €) or 1 (none)")] = NO_ROUNDING
 
     def cash_due(self, cents: int) -> int:
         """What `cents` against this tab is in cash (17,33 € → 17,35 € when the venue rounds cash)."""
         return cash_due(cents, self.cash_rounding)
+
+    @derived
+    def cash_owed_cents(self) -> int:
+        """What owed_cents is in cash; by card it is owed_cents."""
+        return self.cash_due(self.owed_cents)
 
 
 def _method_names(hall: HallState, method: str) -> tuple[str, str, bool]:
@@ -137,7 +157,9 @@ def tab_pay_view(db: Db, hall: HallState, tab_id: int, now: datetime | None = No
     bill = bill_of_tab(db, hall, tab_id, now)
     rows = list(db.scalars(select(Payment).where(Payment.tab_id == tab_id).order_by(Payment.id)).all())
     parts = tuple(
-        PartView(int(p["n"]), int(p.get("amount_cents", 0)), sum(r.amount_cents for r in rows if r.part == p["n"]))
+        PartView(
+            int(p["n"]), int(p.get("amount_cents", 0)), sum(r.amount_cents for r in rows if r.part == p["n"]), hall.venue.till.cash_rounding
+        )
         for p in (tab.split or {}).get("parts") or []
     )
     return TabPayView(

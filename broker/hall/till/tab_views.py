@@ -8,13 +8,16 @@ items struck through, where each line came from, the split).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import Field
 from sqlalchemy import ColumnElement, and_, case, func, or_, select
 from sqlalchemy.orm import Session as Db
 
+from broker.domain.json_shape import HIDDEN, derived, every_field_sent, json_name
 from broker.domain.money import MoneyLine, TabBill, TabStatus, VatRow
 from broker.hall.ports import HallState
 from broker.hall.till.tabs import bill_of_tab, game_lines, merged_tabs, name_of
@@ -34,14 +37,14 @@ class ProductView:
     category: str
     active: bool
     used: bool  # an item refers to it: it can be deactivated, never deleted
-    code: str | None = None  # the venue file's extra it stands for ("topping"), if any
-    sold: int = 0  # units on tabs in the last SOLD_DAYS (voided ones not): the bar's buttons put the most sold first
+    code: Annotated[str | None, HIDDEN] = None  # the venue file's extra it stands for ("topping"), if any
+    sold: Annotated[int, HIDDEN] = 0  # units on tabs in the last SOLD_DAYS (voided ones not): the bar's buttons put the most sold first
 
 
 @dataclass(frozen=True)
 class TabItemView:
     id: int
-    tab_id: int
+    tab_id: Annotated[int, HIDDEN]  # its source's (TabSource.tab_id)
     name: str
     name_en: str | None
     category: str
@@ -53,10 +56,10 @@ class TabItemView:
     voided_at: datetime | None
     voided_by: str | None
     void_reason: str | None
-    product_id: int | None = None
-    code: str | None = None  # its product's code: the venue file's extra it is ("topping")
+    product_id: Annotated[int | None, HIDDEN] = None
+    code: Annotated[str | None, HIDDEN] = None  # its product's code: the venue file's extra it is ("topping")
 
-    @property
+    @derived
     def amount_cents(self) -> int:
         return self.quantity * self.unit_cents
 
@@ -70,50 +73,87 @@ class TabSource:
     name_en: str
     game_lines: tuple[MoneyLine, ...]
     items: tuple[TabItemView, ...]  # voided ones included (shown struck through)
-    session_id: int | None = None  # its game, if it has one
+    game_id: Annotated[int | None, HIDDEN] = None  # its game, if it has one
 
-    @property
+    @derived
     def total_cents(self) -> int:
         return sum(x.amount_cents for x in self.game_lines) + sum(i.amount_cents for i in self.items if i.voided_at is None)
 
 
+@every_field_sent
+@dataclass(frozen=True)
+class SplitPart:
+    """One part of a split bill, as stored (broker.domain.split): what its payment pays for."""
+
+    n: int  # 1-based: the payment's `part`
+    amount_cents: int
+    lines: list[dict[str, Any]]  # receipt-shaped lines (broker.domain.receipt.ReceiptLine's fields)
+    vat: list[dict[str, int]]  # per VAT rate: vat_percent, gross_cents, vat_cents
+    keys: list[str] | None = None  # items mode: the bill lines (MoneyLine.key) of the part
+
+
+@dataclass(frozen=True)
+class SplitPlan:
+    """A tab's bill split into parts to pay (Tab.split, broker.domain.split)."""
+
+    mode: str  # equal, items, amounts
+    total_cents: int  # the bill's total when it was split
+    parts: tuple[SplitPart, ...]
+
+    @classmethod
+    def of(cls, stored: Mapping[str, Any]) -> SplitPlan:
+        parts = tuple(
+            SplitPart(int(p["n"]), int(p["amount_cents"]), list(p.get("lines") or []), list(p.get("vat") or []), p.get("keys"))
+            for p in stored.get("parts") or []
+        )
+        return cls(str(stored.get("mode", "")), int(stored.get("total_cents", 0)), parts)
+
+
+@every_field_sent
 @dataclass(frozen=True)
 class TabView:
+    """A tab with its bill: every line, VAT per rate, paid and owed; where its lines came from; its split."""
+
     id: int
     name: str
     name_en: str
     table_id: str | None
-    session_id: int | None
+    game_id: Annotated[int | None, json_name("session_id")]
     label: str
     opened_at: datetime
     opened_by: str
     business_day: date
     merged_into: int | None
-    merged_into_name: str | None
-    merged_into_name_en: str | None
-    split: dict[str, Any] | None
-    bill: TabBill
+    merged_into_name: Annotated[str | None, HIDDEN]
+    merged_into_name_en: Annotated[str | None, HIDDEN]
+    split: SplitPlan | None
+    bill: Annotated[TabBill, HIDDEN]  # the JSON says it as lines, vat, total, paid, owed, status
     sources: tuple[TabSource, ...]
     game_running: bool
-    payments: int  # how many payment rows (reversals included)
+    payments: Annotated[int, HIDDEN]  # how many payment rows (reversals included)
+    item_id: Annotated[int | None, Field(description="POST .../items: the item made (or found again by its request_id)")] = None
 
-    @property
+    @derived
     def status(self) -> TabStatus:
         return self.bill.status
 
-    @property
+    @derived
     def total_cents(self) -> int:
         return self.bill.total_cents
 
-    @property
+    @derived
     def paid_cents(self) -> int:
         return self.bill.paid_cents
 
-    @property
+    @derived
     def owed_cents(self) -> int:
         return self.bill.owed_cents
 
-    @property
+    @derived
+    def lines(self) -> tuple[MoneyLine, ...]:
+        return self.bill.lines
+
+    @derived
     def vat(self) -> tuple[VatRow, ...]:
         return self.bill.vat
 
@@ -124,7 +164,7 @@ class TabView:
     @property
     def games(self) -> tuple[int, ...]:
         """The games whose bills count on this tab (its own, and those of the tabs merged into it)."""
-        return tuple(src.session_id for src in self.sources if src.session_id is not None)
+        return tuple(src.game_id for src in self.sources if src.game_id is not None)
 
 
 @dataclass(frozen=True)
@@ -135,11 +175,11 @@ class UnpaidTab:
     name: str
     name_en: str
     table_id: str | None
-    session_id: int | None
+    game_id: Annotated[int | None, json_name("session_id")]
     opened_at: datetime
     owed_cents: int
     status: TabStatus
-    game_running: bool
+    game_running: Annotated[bool, HIDDEN]  # the floor card's badge: the game is still on
 
 
 @dataclass(frozen=True)
@@ -148,7 +188,7 @@ class SharedMember:
 
     tab_id: int
     table_id: str | None
-    session_id: int | None
+    game_id: int | None
     name: str  # short: "Pool 2", or a walk-in's label
     name_en: str
     running: bool  # its game still runs
@@ -213,16 +253,16 @@ def _items(db: Db, tab_id: int) -> tuple[TabItemView, ...]:
     return tuple(_item_view(i, code) for i, code in rows)
 
 
-def game_items(db: Db, session_ids: list[int]) -> dict[int, tuple[TabItemView, ...]]:
+def game_items(db: Db, game_ids: list[int]) -> dict[int, tuple[TabItemView, ...]]:
     """What was put on each game's own tab (voided items included), by game: one query for a list."""
-    out: dict[int, list[TabItemView]] = {g: [] for g in session_ids}
-    if not session_ids:
+    out: dict[int, list[TabItemView]] = {g: [] for g in game_ids}
+    if not game_ids:
         return {}
     rows = db.execute(
         select(TabItem, Product.code, Tab.session_id)
         .join(Tab, Tab.id == TabItem.tab_id)
         .outerjoin(Product, Product.id == TabItem.product_id)
-        .where(Tab.session_id.in_(session_ids))
+        .where(Tab.session_id.in_(game_ids))
         .order_by(TabItem.id)
     ).all()
     for i, code, game in rows:
@@ -246,7 +286,7 @@ def tab_view(db: Db, hall: HallState, tab: Tab, now: datetime) -> TabView:
         name=name_of(hall, tab).name,
         name_en=str(name_of(hall, tab)),
         table_id=tab.table_id,
-        session_id=tab.session_id,
+        game_id=tab.session_id,
         label=tab.label,
         opened_at=tab.opened_at,
         opened_by=tab.opened_by,
@@ -254,7 +294,7 @@ def tab_view(db: Db, hall: HallState, tab: Tab, now: datetime) -> TabView:
         merged_into=tab.merged_into,
         merged_into_name=name_of(hall, into).name if into else None,
         merged_into_name_en=str(name_of(hall, into)) if into else None,
-        split=dict(tab.split) if tab.split else None,
+        split=SplitPlan.of(tab.split) if tab.split else None,
         bill=bill,
         sources=tuple(sources),
         game_running=running,
@@ -351,8 +391,8 @@ def shared_tabs(db: Db, hall: HallState) -> dict[int, SharedTab]:
     return out
 
 
-def tab_of_session(db: Db, session_id: int) -> int | None:
-    return db.scalar(select(Tab.id).where(Tab.session_id == session_id))
+def tab_of_game(db: Db, game_id: int) -> int | None:
+    return db.scalar(select(Tab.id).where(Tab.session_id == game_id))
 
 
 def todays_tabs(db: Db, hall: HallState, day: date, now: datetime) -> list[UnpaidTab]:

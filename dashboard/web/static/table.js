@@ -5,7 +5,7 @@
   var meta = document.querySelector('meta[name="csrf-token"]');
   var csrf = meta ? meta.content : "";
 
-  // Choose a member by name: the JSON API with this page's cookie session; the choice is a chip.
+  // Choose a member by name: the JSON API with this page's login cookie; the choice is a chip.
   document.querySelectorAll("[data-member-pick]").forEach(function (box) {
     var input = box.querySelector("input[data-search]"), hidden = box.querySelector("input[name=member_id], input[name=member2_id]");
     var out = box.querySelector(".member-results"), chip = box.querySelector(".chip"), pending = null;

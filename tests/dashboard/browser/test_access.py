@@ -29,7 +29,7 @@ STAFF_PAGES = {
     "/floor/rooms",
     "/tables/{table_id}",
     "/tables/{table_id}/card",
-    "/sessions/{session_id}/bill",
+    "/sessions/{game_id}/bill",
     "/bills",
     "/alerts",
     "/alerts/banner",
@@ -44,7 +44,7 @@ STAFF_PAGES = {
     "/receipts/{payment_id}",
     "/ekasa",  # eKasa (issue 12, m4)
     "/tabs/{tab_id}",  # the till: tabs
-    "/sessions/{session_id}/tab",
+    "/sessions/{game_id}/tab",
     "/bookings",  # bookings and the waiting list (issue 20)
     "/bookings/new",
     "/waiting",
@@ -57,12 +57,12 @@ STAFF_PAGES = {
 }
 STAFF_ACTIONS = {
     "/tables/{table_id}/start",
-    "/sessions/{session_id}/stop",
-    "/sessions/{session_id}/pause",
-    "/sessions/{session_id}/resume",
-    "/sessions/{session_id}/transfer",
-    "/sessions/{session_id}/extend",
-    "/sessions/{session_id}/extras",
+    "/sessions/{game_id}/stop",
+    "/sessions/{game_id}/pause",
+    "/sessions/{game_id}/resume",
+    "/sessions/{game_id}/transfer",
+    "/sessions/{game_id}/extend",
+    "/sessions/{game_id}/extras",
     "/alerts/{alert_id}/ack",
     "/account/password",
     "/tables/{table_id}/out-of-service",
@@ -127,7 +127,7 @@ MANAGER_PAGES = {
     "/tournaments/{tournament_id}/print",  # the A4 bracket (issue 21)
 }
 MANAGER_ACTIONS = {
-    "/bills/{session_id}/correct",
+    "/bills/{game_id}/correct",
     "/payments/{payment_id}/reverse",
     "/members",
     "/members/import",
@@ -141,7 +141,7 @@ MANAGER_ACTIONS = {
     "/users/{username}/active",
     "/users/{username}/unlock",
     "/users/{username}/tokens/{token_id}/revoke",
-    "/users/{username}/sessions/{session_id}/end",
+    "/users/{username}/sessions/{login_id}/end",
     "/users/{username}/sessions/end",
     "/ekasa/settings",  # eKasa (issue 12, m4)
     "/ekasa/receipts/{payment_id}/retry",
@@ -190,7 +190,9 @@ def samples(lavos: Served) -> dict[str, str]:
         "product_id": str(product),
         "table_id": "pool-03",
         "table": "foos-01",
-        "session_id": str(sid),
+        "session_id": str(sid),  # the API's paths keep their parameter's name
+        "game_id": str(sid),  # the pages' routes name a game a game
+        "login_id": "1",
         "member_id": str(mid),
         "alert_id": "1",
         "name": "revenue",

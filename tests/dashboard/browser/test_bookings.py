@@ -101,7 +101,7 @@ def test_the_waiting_list_offer_appears_on_the_floor_when_a_game_stops(hall, ope
     hall.clock.set(local(2026, 12, 4, 19, 50))
     for n in range(1, 11):
         table = f"pool-{n:02d}"
-        if hall.hub.open_session(table) is None:
+        if hall.hub.open_game(table) is None:
             hall.hub.execute(StartGame(table=table, actor=STAFF))
     page = open_page(TABLET)
     _log_in(page, hall)
@@ -113,7 +113,7 @@ def test_the_waiting_list_offer_appears_on_the_floor_when_a_game_stops(hall, ope
     page.goto(hall.url + "/")
     page.wait_for_function("() => (window.__lavosStreams || []).some(es => es.readyState === 1)")
     assert page.locator("#waiting-region .offer-text").count() == 0  # every pool table played: nothing to offer
-    game = hall.hub.open_session("pool-01")
+    game = hall.hub.open_game("pool-01")
     assert game is not None
     hall.hub.execute(StopGame(game=game.id, actor=STAFF))  # the game on Pool 1 ends
     page.locator("#waiting-region .offer-text", has_text="Pool 1 voľný → Horváth, 2").wait_for()

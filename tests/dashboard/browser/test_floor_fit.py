@@ -91,9 +91,9 @@ def test_cards_show_their_tables_worst_alert(lavos, nodes, evening, tablet):
     log_in(tablet, lavos, STAFF)
     f = {c["table"]: c for c in fit(tablet)["cards"]}
     expected = {
-        "pool-04": ("balls_no_session", "Gule bez hry"),
+        "pool-04": ("balls_no_game", "Gule bez hry"),
         "foos-02": ("unguarded", "Hrá sa bez člena"),
-        "pool-03": ("light_no_session", "Svetlo bez hry"),
+        "pool-03": ("light_no_game", "Svetlo bez hry"),
         "pool-02": ("sensor_fault", "Porucha senzora"),
         "pool-01": ("playing", "Hrá sa"),
     }

@@ -166,5 +166,5 @@ def test_a_stopped_or_moved_game_never_shows_its_table_lit_without_a_game(lavos,
         wait_until(lambda: not nodes[B][0].light.on, timeout=10, what=f"{B} relay off")
         settle(watcher, B, "free")
     seen = [(e["t"], t, shown) for e in watcher.evaluate("window.__cards") for t, shown in e["cards"].items() if t in NODE_TABLES]
-    lit = [(t, shown) for _at, t, shown in seen if shown.startswith("light_no_session")]
+    lit = [(t, shown) for _at, t, shown in seen if shown.startswith("light_no_game")]
     assert not lit, f"a card showed its table lit without a game after a stop or a move: {lit}"

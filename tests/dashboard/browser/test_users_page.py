@@ -32,12 +32,12 @@ def test_disabling_a_staff_user_logs_their_tablet_out(lavos, open_page):
     assert office.locator(f"#accounts tr[data-user={STAFF}]").is_visible()
     office.locator(f"#accounts a[href='/users/{STAFF}']").tap()
     office.wait_for_url(re.compile(f"/users/{STAFF}$"))
-    assert office.locator("#sessions tr[data-session]").count() == 1  # the bar tablet's login is listed
+    assert office.locator("#logins tr[data-login]").count() == 1  # the bar tablet's login is listed
     with office.expect_navigation():
         office.locator("#disable button").tap()  # confirm() is accepted by the fixture
     assert "zablokovaný" in office.locator(".flash-ok").inner_text()
     assert office.locator("#enable button").is_visible()
-    assert office.locator("#sessions tr[data-session]").count() == 0
+    assert office.locator("#logins tr[data-login]").count() == 0
 
     bar.reload()  # the tablet's next request: its session is over
     assert re.search(r"/login(\?|$)", bar.url), bar.url
@@ -112,7 +112,7 @@ def test_an_ended_login_keeps_the_form_and_what_was_typed(lavos, open_page):
     bar.fill("#start-form input[name=prepaid_minutes]", "45")
     log_in(office, lavos, MANAGER, f"/users/{STAFF}")
     with office.expect_navigation():
-        office.locator("#end-sessions button").tap()
+        office.locator("#end-logins button").tap()
 
     if "/tables/pool-04" in bar.url:  # else a background refresh met the ended login first and took the tablet there
         with bar.expect_navigation():

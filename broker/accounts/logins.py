@@ -1,6 +1,6 @@
 """Dashboard logins kept on the server, so that logging out (or being disabled) really ends them.
 
-The browser's signed cookie holds only a random session id; the store keeps its SHA-256 with
+The browser's signed cookie holds only a random login id; the store keeps its SHA-256 with
 the user, when it started, when it was last seen and when it ends (login + one shift, never
 moved: a busy tablet must log in again the next day). Every request looks its row up by that
 hash (one indexed SELECT joined with the user); last_seen_at is written at most once a minute.
@@ -25,28 +25,29 @@ from broker.storage.types import utcnow
 LIFETIME = timedelta(hours=14)  # one evening's shift (16:00-24:00) with room
 TOUCH_EVERY = timedelta(minutes=1)
 END_REASONS = ("logout", "password", "disabled", "role", "ended")
+ENDED = "web_session.end"  # the audit's action, as stored since logins were called web sessions
 
 
 @dataclass(frozen=True)
 class LiveLogin:
-    """A session that may be used now, and whose user it is."""
+    """A login that may be used now, and whose user it is."""
 
     row: Login
     user: User
     touch_due: bool  # last_seen_at is older than TOUCH_EVERY
 
 
-def _hash(session_id: str) -> str:
-    return hashlib.sha256(session_id.encode("utf-8")).hexdigest()
+def _hash(login_id: str) -> str:
+    return hashlib.sha256(login_id.encode("utf-8")).hexdigest()
 
 
 def start(db: Session, username: str, *, client: str = "", user_agent: str = "", now: datetime | None = None) -> str:
-    """A new session for `username`; returns the id for the cookie (only its hash is stored)."""
+    """A new login for `username`; returns the id for the cookie (only its hash is stored)."""
     now = now or utcnow()
-    session_id = secrets.token_urlsafe(32)
+    login_id = secrets.token_urlsafe(32)
     db.add(
         Login(
-            id_hash=_hash(session_id),
+            id_hash=_hash(login_id),
             username=username,
             created_at=now,
             last_seen_at=now,
@@ -56,16 +57,16 @@ def start(db: Session, username: str, *, client: str = "", user_agent: str = "",
         )
     )
     db.flush()
-    return session_id
+    return login_id
 
 
-def live(db: Session, session_id: str, *, now: datetime | None = None) -> LiveLogin | None:
-    """The session and its user if it is neither ended nor expired and the user is active; else None."""
+def live(db: Session, login_id: str, *, now: datetime | None = None) -> LiveLogin | None:
+    """The login and its user if it is neither ended nor expired and the user is active; else None."""
     now = now or utcnow()
     found = db.execute(
         select(Login, User)
         .join(User, User.username == Login.username)
-        .where(Login.id_hash == _hash(session_id), Login.ended_at.is_(None), Login.expires_at > now, User.active.is_(True))
+        .where(Login.id_hash == _hash(login_id), Login.ended_at.is_(None), Login.expires_at > now, User.active.is_(True))
     ).first()
     if found is None:
         return None
@@ -73,12 +74,12 @@ def live(db: Session, session_id: str, *, now: datetime | None = None) -> LiveLo
     return LiveLogin(row, user, now - row.last_seen_at >= TOUCH_EVERY)
 
 
-def touch(db: Session, session_pk: int, *, now: datetime | None = None) -> None:
-    db.execute(update(Login).where(Login.id == session_pk).values(last_seen_at=now or utcnow()))
+def touch(db: Session, login_pk: int, *, now: datetime | None = None) -> None:
+    db.execute(update(Login).where(Login.id == login_pk).values(last_seen_at=now or utcnow()))
 
 
-def current_pk(db: Session, session_id: str) -> int | None:
-    return db.scalar(select(Login.id).where(Login.id_hash == _hash(session_id)))
+def current_pk(db: Session, login_id: str) -> int | None:
+    return db.scalar(select(Login.id).where(Login.id_hash == _hash(login_id)))
 
 
 def _end(db: Session, rows: list[Login], *, by: str, reason: str, now: datetime) -> int:
@@ -92,28 +93,28 @@ def _open_rows(db: Session, username: str, now: datetime) -> list[Login]:
     return list(db.scalars(select(Login).where(Login.username == username, Login.ended_at.is_(None), Login.expires_at > now)))
 
 
-def end_user_sessions(db: Session, username: str, *, by: str, reason: str, keep: int | None = None, now: datetime | None = None) -> int:
-    """End every live session of `username` but `keep` (a session pk); returns how many ended."""
+def end_user_logins(db: Session, username: str, *, by: str, reason: str, keep: int | None = None, now: datetime | None = None) -> int:
+    """End every live login of `username` but `keep` (a login pk); returns how many ended."""
     now = now or utcnow()
     rows = [r for r in _open_rows(db, username, now) if r.id != keep]
     ended = _end(db, rows, by=by, reason=reason, now=now)
     if ended:
-        record_audit(db, by, "web_session.end", f"user:{username}", {"reason": reason, "sessions": ended})
+        record_audit(db, by, ENDED, f"user:{username}", {"reason": reason, "sessions": ended})
     return ended
 
 
-def end_one(db: Session, username: str, session_pk: int, *, by: str, now: datetime | None = None) -> bool:
-    """End one live session of `username` (by its pk, as the list shows it); False if there is no such one."""
+def end_one(db: Session, username: str, login_pk: int, *, by: str, now: datetime | None = None) -> bool:
+    """End one live login of `username` (by its pk, as the list shows it); False if there is no such one."""
     now = now or utcnow()
-    rows = [r for r in _open_rows(db, username, now) if r.id == session_pk]
+    rows = [r for r in _open_rows(db, username, now) if r.id == login_pk]
     if rows:
         _end(db, rows, by=by, reason="ended", now=now)
-        record_audit(db, by, "web_session.end", f"user:{username}", {"reason": "ended", "session": session_pk})
+        record_audit(db, by, ENDED, f"user:{username}", {"reason": "ended", "session": login_pk})
     return bool(rows)
 
 
-def active_sessions(db: Session, username: str | None = None, *, now: datetime | None = None) -> list[Login]:
-    """Live sessions (not ended, not expired), newest first; of one user or of all."""
+def active_logins(db: Session, username: str | None = None, *, now: datetime | None = None) -> list[Login]:
+    """Live logins (not ended, not expired), newest first; of one user or of all."""
     now = now or utcnow()
     q = select(Login).where(Login.ended_at.is_(None), Login.expires_at > now)
     if username is not None:
