@@ -62,7 +62,7 @@ KNOWN_S: dict[str, float] = {
     "tests/security/test_lockout.py": 40,
     "tests/broker/test_hub_concurrency.py": 40,
     "tests/dashboard/browser/test_bookings.py": 35,
-    "tests/faults/test_broker_outage.py": 40,
+    "tests/faults/test_broker_outage.py": 25,
     "tests/test_bench_hub_ingest.py": 40,
     "tests/deploy/test_backup.py": 39,
     "tests/dashboard/browser/test_member_forms.py": 38,
