@@ -43,7 +43,7 @@ def goal(factory, node) -> None:
 
 
 @pytest.mark.slow
-def test_thirty_seconds_without_a_broker_loses_nothing_and_switches_no_light(tmp_path):
+def test_fifteen_seconds_without_a_broker_loses_nothing_and_switches_no_light(tmp_path):
     broker = Mosquitto(tmp_path / "mq", users={t: f"pw-{t}" for t in BILLIARD + FOOS}).start()
     driven = dict.fromkeys(POOL + FOOS, 0)
     with contextlib.ExitStack() as stack:
