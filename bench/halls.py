@@ -402,7 +402,7 @@ def run(halls: int, tables: int, seconds: int, work: Path, pg_url: str, *, recor
     centre_broker.login_like(BARE_LOGIN[0], CENTRAL_LOGIN[0], BARE_LOGIN[1])
     procs: list[Any] = []
     brokers: list[Mosquitto] = [centre_broker]
-    stop = FORK.Event()
+    stop, stop_records = FORK.Event(), FORK.Event()
     out = FORK.Queue()
     result = Run(halls, tables, seconds)
     try:
@@ -426,7 +426,7 @@ def run(halls: int, tables: int, seconds: int, work: Path, pg_url: str, *, recor
             halls_dbs = {h: (tokens[h], migrated_sqlite(work / f"hall-{h}.db")) for h in ids}
             rec = FORK.Process(
                 target=records_process,
-                args=(halls_dbs, url, str(certs / "ca.crt"), record_every_s, ready["records"], stop, out),
+                args=(halls_dbs, url, str(certs / "ca.crt"), record_every_s, ready["records"], stop_records, out),
             )
             rec.start()
             procs.append(rec)
@@ -447,14 +447,23 @@ def run(halls: int, tables: int, seconds: int, work: Path, pg_url: str, *, recor
             _publish(result, phase, targets, procs, cpu_pids, hall_brokers, out)
         # The rest in flight: until both consumers have every message, or DRAIN_S.
         time.sleep(min(DRAIN_S, 0.5 + seconds * 0.02))
+        left = len(procs) - len(PHASES)
+        # The halls stop paying first and send what their outboxes hold while the centre still
+        # serves: stopping both at once left a payment made in the last moment undelivered.
+        stop_records.set()
+        while record_every_s and "records" not in result.results:
+            name, got = out.get(timeout=60)
+            result.results[name] = got
+            left -= 1
         stop.set()
-        for _ in range(len(procs) - len(PHASES)):
+        for _ in range(left):
             name, got = out.get(timeout=60)
             result.results[name] = got
         for p in procs:
             p.join(30)
         return result
     finally:
+        stop_records.set()
         stop.set()
         for p in procs:
             if p.is_alive():

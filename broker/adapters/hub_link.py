@@ -90,6 +90,9 @@ class LinkStats:
     connects: int = 0
     disconnects: int = 0
     received: int = 0
+    # time.monotonic() of the first message received (one clock for every process on the machine):
+    # where a drain's clock starts, however late a reader polls `received`.
+    first_received_at: float | None = None
     published: int = 0
     acked: int = 0
     inbox_full_waits: int = 0  # times paho's thread waited for room in the inbox (back-pressure)
@@ -260,6 +263,8 @@ class HubLink(HubCommands):
 
     def _handle_message(self, client: mqtt.Client, userdata: object, msg: mqtt.MQTTMessage) -> None:
         self.stats.received += 1
+        if self.stats.first_received_at is None:
+            self.stats.first_received_at = time.monotonic()
         if msg.topic == HA_STATUS_TOPIC:
             if msg.qos:  # not a node's event: nothing to commit first
                 client.ack(msg.mid, msg.qos)
