@@ -57,11 +57,10 @@ from pathlib import Path
 
 from broker.domain.venue import load_venue
 from sim.mosquitto import Mosquitto
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, missing
 from tests.support.hub import VENUE, running_node
 from tests.support.server import LavosServer
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"]
 TABLET = {"width": 1280, "height": 800}
 TARGET_P50_MS, TARGET_P99_MS = 150.0, 400.0
 USERS = {"bar-a": ("staff", "bench-tablet-a-1"), "bar-b": ("staff", "bench-tablet-b-1"), "bar-boss": ("manager", "bench-manager-1")}
@@ -419,8 +418,8 @@ def report_till(till: list[TillSample]) -> bool:
 def run(rounds: int, workdir: Path, *, warm_up: bool = True, till_rounds: int = 0) -> tuple[list[Sample], Baseline, list[TillSample]]:
     from playwright.sync_api import sync_playwright
 
-    if not CHROMIUM.exists():
-        raise SystemExit(f"{CHROMIUM} is missing: apt-get install chromium")
+    if why := missing():
+        raise SystemExit(why)
     samples: list[Sample] = []
     base = Baseline()
     till: list[TillSample] = []

@@ -55,7 +55,14 @@ def test_run_demo_starts_lavos_demo_and_run_test_runs_pytest():
 
 # What `./run test` checks for before it installs anything (its apt_install lines): where one is
 # missing it would install it, which a test must not do.
-RUN_TEST_NEEDS = ("mosquitto", "mosquitto_passwd", "gcc", "/usr/bin/victoria-metrics", "/usr/lib/postgresql", "/usr/bin/chromium")
+RUN_TEST_NEEDS = (
+    "mosquitto",
+    "mosquitto_passwd",
+    "gcc",
+    "/usr/bin/victoria-metrics",
+    "/usr/lib/postgresql",
+    "/usr/bin/chromium-headless-shell",
+)
 FAKE_TOOL = '#!/bin/sh\necho "{name} $*" >> "$FAKE_LOG"\nexit "${{FAKE_{var}:-0}}"\n'
 
 

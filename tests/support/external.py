@@ -113,7 +113,7 @@ PROGRAMS = {
     "mosquitto": {"mosquitto", "mosquitto_passwd", "mosquitto_pub", "mosquitto_sub"},
     "postgres": {"initdb", "pg_ctl", "postgres", "psql", "pg_dump", "pg_restore", "pg_ctlcluster", "createdb"},
     "victoria": {"victoria-metrics"},
-    "chromium": {"chromium", "chromium-browser", "chrome", "headless_shell", "playwright.sh"},
+    "chromium": {"chromium", "chromium-browser", "chromium-headless-shell", "chrome", "headless_shell", "playwright.sh"},
 }
 LAVOS_PACKAGES = {"lavos_cli", "edge", "broker", "dashboard", "sim", "tests"}
 

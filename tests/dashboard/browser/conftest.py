@@ -18,26 +18,17 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from tests.dashboard.browser.web import prepare
 from tests.dashboard.conftest import MANAGER, PASSWORD, STAFF
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, missing
 from tests.support.hub import running_node
 from tests.support.server import LavosServer, Served
 from tests.support.waiting import wait_until
 from tests.support.web import served_lavos
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 TABLET = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 # Playwright's default is 30 s per action; a page load on a loaded 2-core machine stays well inside
@@ -88,8 +79,8 @@ def nodes(request, lavos, mosquitto, tmp_path_factory):
 # and the rest of the suite (asyncio tests after these) should not share the process with it.
 @pytest.fixture(scope="module")
 def chromium():
-    if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is missing: run ./run test (installs chromium)", pytrace=False)
+    if why := missing():
+        pytest.fail(why, pytrace=False)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
