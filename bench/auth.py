@@ -50,6 +50,7 @@ from broker.accounts.users import create_user, issue_token, new_password, set_pa
 from broker.storage.engine import open_store
 from devices import contract
 from sim.mosquitto import Mosquitto, free_port
+from tests.support import httpc
 from tests.support.matching import found
 from tests.support.mqtt import pocket_event
 
@@ -169,13 +170,13 @@ def ok(r: httpx.Response, *codes: int) -> httpx.Response:
 
 def call_latencies(stack: Stack, n: int) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {}
-    with httpx.Client(base_url=stack.base, timeout=60) as c:
+    with httpc.Client(base_url=stack.base, timeout=60) as c:
         ok(c.get("/api/tables", auth=(MANAGER, PASSWORD)), 200)  # the first Basic call verifies (argon2); later ones use the cache
         out["health (no auth)"] = [timed(lambda: ok(c.get("/api/health"), 200)) for _ in range(n)]
         out["Basic"] = [timed(lambda: ok(c.get("/api/tables", auth=(MANAGER, PASSWORD)), 200)) for _ in range(n)]
         bearer = {"Authorization": f"Bearer {stack.token}"}
         out["token"] = [timed(lambda: ok(c.get("/api/tables", headers=bearer), 200)) for _ in range(n)]
-    with httpx.Client(base_url=stack.base, timeout=60) as browser:
+    with httpc.Client(base_url=stack.base, timeout=60) as browser:
         csrf = found(_CSRF, ok(browser.get("/login"), 200).text).group(1)
         ok(browser.post("/login", data={"username": MANAGER, "password": PASSWORD, "csrf_token": csrf, "next": "/"}), 303)
         out["cookie"] = [timed(lambda: ok(browser.get("/api/tables"), 200)) for _ in range(n)]
@@ -187,7 +188,7 @@ def session_ops(stack: Stack, rounds: int) -> tuple[list[float], list[float], Co
     stops: list[float] = []
     codes: Counter[str] = Counter()
     bearer = {"Authorization": f"Bearer {stack.token}"}
-    with httpx.Client(base_url=stack.base, timeout=60, headers=bearer) as c:
+    with httpc.Client(base_url=stack.base, timeout=60, headers=bearer) as c:
         for _ in range(rounds):
             t0 = time.perf_counter()
             r = c.post("/api/sessions", json={"table": TABLE})
@@ -233,7 +234,7 @@ def cold_logins(stack: Stack, users: list[str], password: str = PASSWORD) -> tup
     """A manager's Basic call with credentials the server has not verified lately: argon2 must run."""
     times: list[float] = []
     codes: Counter[int] = Counter()
-    with httpx.Client(base_url=stack.base, timeout=60) as c:
+    with httpc.Client(base_url=stack.base, timeout=60) as c:
         for user in users:
             t0 = time.perf_counter()
             codes[c.get("/api/tables", auth=(user, password)).status_code] += 1
@@ -287,7 +288,7 @@ def start_stack(work: Path, per_kind: int) -> tuple[Stack, Mosquitto, subprocess
     deadline = time.monotonic() + 60
     while True:
         try:
-            httpx.get(f"{base}/api/health", timeout=1)
+            httpc.get(f"{base}/api/health", timeout=1)
             break
         except httpx.TransportError:
             if time.monotonic() > deadline or server.poll() is not None:

@@ -7,9 +7,8 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from dashboard.api.app import create_app
 from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, basic, sqlite_only
-from tests.support.web import add_users, web_app
+from tests.support.web import add_users, bound_app
 
 pytestmark = sqlite_only
 
@@ -17,7 +16,7 @@ pytestmark = sqlite_only
 @pytest.fixture
 def client(service):
     add_users(service, {STAFF: "staff"}, PASSWORD, CHEAP)
-    with TestClient(web_app(service), headers=basic(STAFF, PASSWORD)) as c:
+    with TestClient(bound_app(service), headers=basic(STAFF, PASSWORD)) as c:
         yield c
 
 
@@ -53,7 +52,7 @@ def test_a_second_start_is_refused_in_slovak_with_the_tables_name_and_starts_not
 
 def test_the_api_alone_answers_in_english(service):
     add_users(service, {STAFF: "staff"}, PASSWORD, CHEAP)
-    with TestClient(create_app(service), headers=basic(STAFF, PASSWORD)) as c:  # no pages, no catalogues
+    with TestClient(bound_app(service, pages=False), headers=basic(STAFF, PASSWORD)) as c:  # no pages, no catalogues
         r = c.post("/api/sessions", json={"table": "foos-01"}, headers={"Accept-Language": "sk"})
     assert r.status_code == 409 and "is not billed by time" in r.json()["detail"]
     assert r.headers["content-language"] == "en"

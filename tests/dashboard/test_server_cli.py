@@ -13,6 +13,7 @@ from sqlalchemy import text
 
 from broker.storage.engine import open_store
 from sim.mosquitto import free_port
+from tests.support import httpc
 from tests.support.hub import REPO, VENUE
 from tests.support.server import LAVOS, START_TIMEOUT_S
 
@@ -62,13 +63,13 @@ def test_serves_the_api_and_stops_cleanly_on_sigterm(mosquitto, tmp_path):
         deadline = time.monotonic() + START_TIMEOUT_S  # the start imports the app and migrates: slow on a loaded machine
         while True:
             try:
-                r = httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=1)
+                r = httpc.get(f"http://127.0.0.1:{port}/api/health", timeout=1)
                 break
             except httpx.TransportError:
                 assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.poll() is not None else "no answer"
                 time.sleep(0.1)
         assert r.json() == {"ok": True, "mqtt": True, "db": True, "backend": "sqlite"}
-        assert httpx.get(f"http://127.0.0.1:{port}/api/tables").status_code == 401
+        assert httpc.get(f"http://127.0.0.1:{port}/api/tables").status_code == 401
         proc.send_signal(signal.SIGTERM)
         _out, err = proc.communicate(timeout=15)
     finally:

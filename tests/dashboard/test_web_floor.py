@@ -14,7 +14,7 @@ from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, sqlite_only
 from tests.support.hub import on_writer
 from tests.support.matching import found
 from tests.support.waiting import wait_until
-from tests.support.web import Browser, add_users, event, light, node_link, status, web_app
+from tests.support.web import Browser, add_users, bound_app, event, light, node_link, status
 
 pytestmark = sqlite_only
 
@@ -22,7 +22,7 @@ pytestmark = sqlite_only
 @pytest.fixture
 def browser(service):
     add_users(service, {STAFF: "staff"}, PASSWORD, CHEAP)
-    b = Browser(web_app(service))
+    b = Browser(bound_app(service))
     b.login(STAFF, PASSWORD)
     return b
 

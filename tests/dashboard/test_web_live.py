@@ -13,6 +13,7 @@ import pytest
 from broker.hall.games import MoveGame, StartGame
 from dashboard.web import live, pages_events
 from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, sqlite_only
+from tests.support import httpc
 from tests.support.matching import found
 from tests.support.waiting import wait_until
 from tests.support.web import add_users, serving_app, web_app
@@ -27,7 +28,7 @@ def server(service):
 
 
 def _login(base: str) -> httpx.Client:
-    c = httpx.Client(base_url=base, timeout=5)
+    c = httpc.Client(base_url=base, timeout=5)
     token = found(r'name="csrf-token" content="([^"]+)"', c.get("/login").text).group(1)
     assert c.post("/login", data={"username": STAFF, "password": PASSWORD, "csrf_token": token}).status_code == 303
     return c
@@ -56,7 +57,7 @@ def test_a_session_start_reaches_an_open_stream_within_a_second_and_the_listener
 
 @sqlite_only
 def test_anonymous_gets_no_stream(server):
-    r = httpx.get(server + "/events", follow_redirects=False)
+    r = httpc.get(server + "/events", follow_redirects=False)
     assert r.status_code == 303 and r.headers["location"].startswith("/login")
 
 
@@ -120,7 +121,7 @@ def test_streams_are_capped_per_login_and_given_back_when_they_end(server, servi
     monkeypatch.setattr(pages_events, "HEARTBEAT_S", 0.2)
     add_users(service, {"boss": "manager"}, PASSWORD, CHEAP)
     client, other = _login(server), _login(server)
-    boss = httpx.Client(base_url=server, timeout=5)
+    boss = httpc.Client(base_url=server, timeout=5)
     token = found(r'name="csrf-token" content="([^"]+)"', boss.get("/login").text).group(1)
     assert boss.post("/login", data={"username": "boss", "password": PASSWORD, "csrf_token": token}).status_code == 303
     streams = [client.stream("GET", "/events") for _ in range(3)]

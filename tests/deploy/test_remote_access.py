@@ -16,9 +16,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import httpx
 import pytest
 
+from tests.support import httpc
 from tests.support.matching import found
 from tests.support.server import serving
 
@@ -33,7 +33,7 @@ YEAR_S = 365 * 24 * 3600
 
 def login_cookie(base: str, **headers: str) -> dict[str, str | bool]:
     """The Set-Cookie of GET /login (it sets the session cookie that carries the CSRF token), as attributes."""
-    r = httpx.get(f"{base}/login", headers=headers, timeout=30)
+    r = httpc.get(f"{base}/login", headers=headers, timeout=30)
     assert r.status_code == 200
     (cookie,) = [v for k, v in r.headers.multi_items() if k == "set-cookie" and v.startswith("lavos_session=")]
     attrs: dict[str, str | bool] = {}

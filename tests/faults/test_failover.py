@@ -31,6 +31,7 @@ from tests.faults.checks import (
     assert_each_once,
     stored_events,
 )
+from tests.support import httpc
 from tests.support.hub import REPO, light_of, link_of, running_node
 from tests.support.server import server_argv, wait_serving
 from tests.support.sqlite_template import CHEAP
@@ -55,7 +56,7 @@ class Server:
 
     def health(self) -> httpx.Response | None:
         try:
-            return httpx.get(f"{self.base}/api/health", timeout=2)
+            return httpc.get(f"{self.base}/api/health", timeout=2)
         except httpx.TransportError:
             return None
 
@@ -164,9 +165,9 @@ def test_standby_takes_over_a_killed_hub_within_ten_seconds(mosquitto, servers, 
     wait_until(active.is_hub, 15, "the first server is the hub")
     standby = servers("b")
     assert standby.is_standby(), standby.health()
-    page = httpx.get(f"{standby.base}/", timeout=2)
+    page = httpc.get(f"{standby.base}/", timeout=2)
     assert page.status_code == 503 and "záložný hub" in page.text.lower()  # Slovak first
-    page = httpx.get(f"{standby.base}/", cookies={"lavos_lang": "en"}, timeout=2)
+    page = httpc.get(f"{standby.base}/", cookies={"lavos_lang": "en"}, timeout=2)
     assert "This is the standby hub" in page.text
     connections = hub_connections(mosquitto)
     assert connections >= 1  # the log does show the hub's connections
@@ -175,7 +176,7 @@ def test_standby_takes_over_a_killed_hub_within_ten_seconds(mosquitto, servers, 
         wait_until(lambda: all(link_of(n).connected for n, _ in nodes.values()), 20, "14 nodes connected")
         sessions = {}
         for t in BILLIARD:
-            r = httpx.post(f"{active.base}/api/sessions", json={"table": t}, headers=auth, timeout=5)
+            r = httpc.post(f"{active.base}/api/sessions", json={"table": t}, headers=auth, timeout=5)
             assert r.status_code == 201, r.text
             sessions[t] = r.json()["id"]
         wait_until(lambda: all(light_of(nodes[t][0]).on for t in BILLIARD), 10, "every session's light on")
@@ -212,14 +213,14 @@ def test_standby_takes_over_a_killed_hub_within_ten_seconds(mosquitto, servers, 
 
         # the API answers on the new hub: every bill by the hub's clock, and a new session works
         for sid in sessions.values():
-            r = httpx.post(f"{standby.base}/api/sessions/{sid}/stop", headers=auth, timeout=5)
+            r = httpc.post(f"{standby.base}/api/sessions/{sid}/stop", headers=auth, timeout=5)
             assert r.status_code == 200, r.text
             assert_billed_by_central_clock(store, sid)
         wait_until(lambda: not any(light_of(nodes[t][0]).on for t in BILLIARD), 10, "lights off after the stops")
-        r = httpx.post(f"{standby.base}/api/sessions", json={"table": "pool-03"}, headers=auth, timeout=5)
+        r = httpc.post(f"{standby.base}/api/sessions", json={"table": "pool-03"}, headers=auth, timeout=5)
         assert r.status_code == 201, r.text
         wait_until(lambda: light_of(nodes["pool-03"][0]).on, 10, "the new hub drives the light")
-        assert httpx.post(f"{standby.base}/api/sessions/{r.json()['id']}/stop", headers=auth, timeout=5).status_code == 200
+        assert httpc.post(f"{standby.base}/api/sessions/{r.json()['id']}/stop", headers=auth, timeout=5).status_code == 200
         assert_billed_by_central_clock(store, r.json()["id"])
     assert TAKEN_OVER not in mosquitto.log_text(), "two processes held the hub's MQTT session at once"
     assert hub_connections(mosquitto) == connections + 1, "\n".join(x for x in mosquitto.log_text().splitlines() if "lavos-hub" in x)
@@ -236,7 +237,7 @@ def test_the_old_hub_comes_back_as_the_standby(mosquitto, servers, pg_url, tmp_p
     assert second.is_standby()
     with running_node(mosquitto, tmp_path, "pool-07") as (node, factory):
         wait_until(lambda: link_of(node).connected, 10, "node connected")
-        sid = httpx.post(f"{first.base}/api/sessions", json={"table": "pool-07"}, headers=auth, timeout=5).json()["id"]
+        sid = httpc.post(f"{first.base}/api/sessions", json={"table": "pool-07"}, headers=auth, timeout=5).json()["id"]
         wait_until(lambda: light_of(node).on, 10, "light on")
 
         os.kill(first.proc.pid, signal.SIGKILL)
@@ -259,7 +260,7 @@ def test_the_old_hub_comes_back_as_the_standby(mosquitto, servers, pg_url, tmp_p
             second.proc.send_signal(signal.SIGTERM)
             assert second.proc.wait(20) == 0
             wait_until(back.is_hub, TAKEOVER_S, "the returned server leads once the lock is free")
-            r = httpx.post(f"{back.base}/api/sessions/{sid}/stop", headers=auth, timeout=5)
+            r = httpc.post(f"{back.base}/api/sessions/{sid}/stop", headers=auth, timeout=5)
             assert r.status_code == 200, r.text
             assert_billed_by_central_clock(store, sid)
             wait_until(lambda: not light_of(node).on, 10, "light off after the stop")

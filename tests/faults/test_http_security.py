@@ -31,6 +31,7 @@ from dashboard.api.app import PUBLIC_PATHS, api_routes
 from dashboard.web.app import web_routes
 from dashboard.web.security import SESSION_COOKIE
 from sim.mosquitto import free_port
+from tests.support import httpc
 from tests.support.hub import REPO, VENUE
 from tests.support.matching import found
 from tests.support.server import LAVOS, server_argv, wait_serving
@@ -179,7 +180,7 @@ def served(mosquitto, tmp_path_factory) -> Served:
         out.token = issued.stdout.strip()
         cli_err.append(issued.stderr)
         out.secrets["token"] = out.token
-        api = httpx.Client(base_url=base, timeout=10)
+        api = httpc.Client(base_url=base, timeout=10)
         out.answers["api basic"] = api.get("/api/tables", auth=("boss", out.passwords["boss"]))
         out.answers["api token"] = api.get("/api/members", headers={"Authorization": f"Bearer {out.token}"})
         out.answers["api write"] = api.post("/api/members", json={"name": "Ján Bezpečný"}, auth=("boss", out.passwords["boss"]))
@@ -189,7 +190,7 @@ def served(mosquitto, tmp_path_factory) -> Served:
         out.answers["api not found"] = api.get("/api/sessions/999999", headers={"Authorization": f"Bearer {out.token}"})
         out.answers["openapi"] = api.get("/openapi.json")
         out.answers["health"] = api.get("/api/health")
-        page = httpx.Client(base_url=base, timeout=10, follow_redirects=False)
+        page = httpc.Client(base_url=base, timeout=10, follow_redirects=False)
         out.answers["login page"] = page.get("/login")
         csrf = found(_CSRF, out.answers["login page"].text).group(1)
         out.answers["page wrong password"] = page.post(

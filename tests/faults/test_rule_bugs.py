@@ -26,7 +26,7 @@ from tests.faults.checks import stored_events
 from tests.support.hub import on_writer
 from tests.support.mqtt import Collector
 from tests.support.waiting import wait_until
-from tests.support.web import Browser, add_users, event, node_link, web_app
+from tests.support.web import Browser, add_users, bound_app, event, node_link
 
 BRATISLAVA = ZoneInfo("Europe/Bratislava")
 EVE = datetime(2026, 12, 31, 23, 0, tzinfo=BRATISLAVA)
@@ -162,7 +162,7 @@ def test_a_card_tap_at_a_pool_table_puts_it_on_no_session(service, mosquitto):
 @pytest.fixture
 def staff_browser(service):
     add_users(service, {STAFF: "staff"}, PASSWORD, CHEAP)
-    b = Browser(web_app(service))
+    b = Browser(bound_app(service))
     b.login(STAFF, PASSWORD)
     return b
 

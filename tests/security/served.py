@@ -17,6 +17,7 @@ import httpx
 from sqlalchemy import create_engine, text
 
 from devices import contract
+from tests.support import httpc
 from tests.support.matching import found
 from tests.support.mqtt import Collector
 from tests.support.server import serving
@@ -36,7 +37,7 @@ class Server:
 
     def client(self, address: str = "127.0.0.1", **kw) -> httpx.Client:
         """An HTTP client whose connections come from `address`."""
-        return httpx.Client(base_url=self.base, transport=httpx.HTTPTransport(local_address=address), timeout=kw.pop("timeout", 30), **kw)
+        return httpc.Client(base_url=self.base, transport=httpc.HTTPTransport(local_address=address), timeout=kw.pop("timeout", 30), **kw)
 
     def page_login(self, address: str, username: str, password: str) -> httpx.Response:
         """The /login form as a browser fills it (CSRF token from the page), from `address`."""

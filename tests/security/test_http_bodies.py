@@ -24,6 +24,7 @@ from dashboard.web.app import web_routes
 from dashboard.web.limits import PUBLIC_PAGES
 from tests.security.process_server import MANAGER, MANAGER_PASSWORD, Served, lavos_server
 from tests.security.rawhttp import Answer, stream_request
+from tests.support import httpc
 from tests.support.matching import found
 from tests.support.web import _CSRF
 
@@ -107,13 +108,13 @@ def test_wrong_password_is_refused_before_the_body(server):
 
 
 def test_a_json_body_under_the_cap_still_works(server):
-    r = httpx.post(
+    r = httpc.post(
         f"{server.base}/api/members",
         json={"name": "Ján Pod Limitom", "note": "ž" * 2000},
         headers={"Authorization": f"Bearer {server.token}"},
     )
     assert r.status_code == 201, r.text
-    r = httpx.post(f"{server.base}/api/members", json={"name": "Mária Basic"}, auth=(MANAGER, MANAGER_PASSWORD))
+    r = httpc.post(f"{server.base}/api/members", json={"name": "Mária Basic"}, auth=(MANAGER, MANAGER_PASSWORD))
     assert r.status_code == 201, r.text
 
 
@@ -131,14 +132,14 @@ def test_huge_multipart_login_is_refused_and_never_spooled(server, chunked):
 
 
 def test_a_login_form_still_works(server):
-    page = httpx.Client(base_url=server.base, follow_redirects=False)
+    page = httpc.Client(base_url=server.base, follow_redirects=False)
     csrf = found(_CSRF, page.get("/login").text).group(1)
     r = page.post("/login", data={"username": MANAGER, "password": MANAGER_PASSWORD, "csrf_token": csrf, "next": "/" + "ž" * 1000})
     assert r.status_code == 303, r.text
 
 
 def _manager_page(server) -> tuple[httpx.Client, str]:
-    page = httpx.Client(base_url=server.base, follow_redirects=False)
+    page = httpc.Client(base_url=server.base, follow_redirects=False)
     csrf = found(_CSRF, page.get("/login").text).group(1)
     assert page.post("/login", data={"username": MANAGER, "password": MANAGER_PASSWORD, "csrf_token": csrf}).status_code == 303
     csrf = found(_CSRF, page.get("/members/import").text).group(1)
@@ -185,7 +186,7 @@ def test_huge_csv_import_through_the_api_is_refused_before_it_is_read(server, ch
 
 
 def test_a_small_csv_import_through_the_api_still_works(server):
-    r = httpx.post(
+    r = httpc.post(
         f"{server.base}/api/members/import",
         content="name,kind\nEva Nová,individual\n".encode(),
         headers={"Content-Type": "text/csv", "Authorization": f"Bearer {server.token}"},

@@ -23,7 +23,7 @@ from dashboard.api.app import api_routes
 from dashboard.web.app import web_routes
 from tests.dashboard.conftest import CHEAP, PASSWORD
 from tests.support.till_days import FakeClock, day_hub, local
-from tests.support.web import Browser, add_users, web_app
+from tests.support.web import Browser, add_users, bound_app
 
 MONEY = ("tab_id", "payment_id", "session_id", "game_id")  # a game: the API's session_id, the pages' game_id
 # Not money, or guarded by their own capability (a booking: bookings.read; its deposit is a tab; a calendar link's token is its key;
@@ -77,7 +77,7 @@ def test_staff_read_todays_and_unpaid_money_by_id_and_older_money_is_the_manager
         facade.execute(CloseDay(day=local(2026, 12, 2, 12).date(), counted_cents=0, open_tabs_ok=True, actor="jana"))
         clock.set(local(2026, 12, 3, 16, 0))  # 1 December is now neither running, open, nor the last closed
         today = _paid_game(facade, clock, "pool-03")
-        staff, manager = Browser(web_app(hub)), Browser(web_app(hub))
+        staff, manager = Browser(bound_app(hub)), Browser(bound_app(hub))
         staff.login("jana", PASSWORD)
         manager.login("boss", PASSWORD)
         wrong = []

@@ -14,7 +14,6 @@ import subprocess
 import threading
 import time
 
-import httpx
 import paho.mqtt.client as mqtt
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
@@ -22,6 +21,7 @@ from paho.mqtt.reasoncodes import ReasonCode
 
 from devices import contract
 from sim.mosquitto import SHIPPED_ACL, SHIPPED_CONF
+from tests.support import httpc
 from tests.support.hub import REPO, link_of, running_node, wait_stored
 from tests.support.mqtt import Collector, publish_events
 from tests.support.server import LavosServer
@@ -103,7 +103,7 @@ def test_a_node_login_looping_as_lavos_hub_neither_kicks_the_hub_nor_loses_event
     assert len(answers) >= 10, answers  # the attack really ran alongside the honest node
     assert wait_stored(server.db_url, HONEST, "boot-a", 100) == (100, 100)
     assert takeovers(mosquitto, "lavos-hub") == before
-    assert httpx.get(server.base_url + "/api/health", timeout=5).json()["mqtt"] is True
+    assert httpc.get(server.base_url + "/api/health", timeout=5).json()["mqtt"] is True
 
 
 def test_a_clean_connect_as_lavos_hub_does_not_wipe_the_stopped_hubs_session(mosquitto, server):

@@ -28,6 +28,7 @@ from broker.storage.engine import open_store
 from broker.storage.models import Event, NodeRejectCount, NodeRejectSample
 from devices import contract
 from tests.dashboard.conftest import MANAGER, PASSWORD
+from tests.support import httpc
 from tests.support.hub import VENUE
 from tests.support.matching import found
 from tests.support.server import LavosServer
@@ -123,7 +124,7 @@ def open_alerts_of(server: LavosServer, kind: str, table: str) -> list[dict]:
 
 def logged_in(server: LavosServer) -> httpx.Client:
     """A browser-like client with the manager's session cookie (login form with its CSRF token)."""
-    client = httpx.Client(base_url=server.base_url, timeout=60, follow_redirects=False)
+    client = httpc.Client(base_url=server.base_url, timeout=60, follow_redirects=False)
     token = found(_CSRF, client.get("/login").text).group(1)
     r = client.post("/login", data={"username": MANAGER, "password": PASSWORD, "next": "/", "csrf_token": token})
     assert r.status_code == 303, r.text

@@ -22,6 +22,7 @@ from fastapi.routing import APIRoute
 from dashboard import access
 from dashboard.api.app import api_routes
 from dashboard.web.app import web_routes
+from tests.support import httpc
 from tests.support.matching import found
 from tests.support.server import Served
 from tests.support.web import served_lavos
@@ -38,7 +39,7 @@ QUERY = {("GET", "/api/sessions"): "?open=true"}
 
 
 def _get(server: Served, path: str, user: str) -> httpx.Response:
-    return httpx.get(server.base_url + path, auth=(user, PASSWORD), timeout=30)
+    return httpc.get(server.base_url + path, auth=(user, PASSWORD), timeout=30)
 
 
 def _concrete(path: str) -> str:
@@ -113,7 +114,7 @@ def lavos(mosquitto, tmp_path_factory) -> Iterator[Served]:
 class Walker:
     def __init__(self, server: Served, username: str | None) -> None:
         self.username = username
-        self.http = httpx.Client(base_url=server.base_url, timeout=60, follow_redirects=False)
+        self.http = httpc.Client(base_url=server.base_url, timeout=60, follow_redirects=False)
         self.auth = (username, PASSWORD) if username is not None else None
         r = self.http.get("/login")
         if username is not None:
@@ -127,7 +128,7 @@ class Walker:
         url = _concrete(path) + QUERY.get((method, path), "")
         if kind == "api":
             kw: dict[str, Any] = {"json": {}} if method in ("POST", "PATCH", "PUT") else {}
-            r = httpx.request(method, self.http.base_url.join(url), auth=self.auth, timeout=60, **kw)
+            r = httpc.request(method, self.http.base_url.join(url), auth=self.auth, timeout=60, **kw)
             return r.status_code, ""
         if method == "GET":
             with self.http.stream("GET", url) as r:  # /events never ends: the status is enough

@@ -16,7 +16,6 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 
-import httpx
 import pytest
 import uvicorn
 from sqlalchemy import event, exc, select, text, update
@@ -25,6 +24,7 @@ from broker.storage import engine as storage_engine
 from broker.storage.models import ApiToken
 from sim.mosquitto import free_port
 from tests.dashboard.conftest import MANAGER, add_users, clock, service, sqlite_only  # noqa: F401 - fixtures
+from tests.support import httpc
 from tests.support.waiting import wait_until
 from tests.support.web import web_app
 
@@ -57,8 +57,8 @@ class Flood:
         self.threads = [threading.Thread(target=self._run, args=(i,), daemon=True) for i in range(ATTACKERS)]
 
     def _run(self, i: int) -> None:
-        transport = httpx.HTTPTransport(local_address=f"127.0.27.{i + 1}")
-        with httpx.Client(base_url=self.base, timeout=30, transport=transport) as c:
+        transport = httpc.HTTPTransport(local_address=f"127.0.27.{i + 1}")
+        with httpc.Client(base_url=self.base, timeout=30, transport=transport) as c:
             n = 0
             while not self.stop.is_set():
                 n += 1
@@ -94,7 +94,7 @@ def test_under_sixteen_anonymous_basic_clients_staff_calls_get_no_503_and_only_t
     answers: Counter[str] = Counter()
     refused: list[str] = []
     try:
-        with Flood(base) as flood, httpx.Client(base_url=base, timeout=30, headers={"Authorization": f"Bearer {token}"}) as staff:
+        with Flood(base) as flood, httpc.Client(base_url=base, timeout=30, headers={"Authorization": f"Bearer {token}"}) as staff:
             for _ in range(8):  # 8 rounds of 3 calls: a game started and stopped, the floor read
                 started = staff.post("/api/sessions", json={"table": "pool-03"})
                 calls = [("start", started)]
@@ -144,7 +144,7 @@ def test_a_staff_call_is_answered_while_its_tokens_last_used_cannot_be_written(s
     holder = sqlite3.connect(service.store.engine.url.database, isolation_level=None, timeout=0)
     try:
         holder.execute("BEGIN IMMEDIATE")  # the write lock, held
-        with httpx.Client(base_url=base, timeout=30) as staff:
+        with httpc.Client(base_url=base, timeout=30) as staff:
             r = staff.get("/api/tables", headers={"Authorization": f"Bearer {token}"})
         assert r.status_code == 200, r.text
     finally:

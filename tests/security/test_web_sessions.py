@@ -22,6 +22,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from dashboard.web.security import SESSION_COOKIE
+from tests.support import httpc
 from tests.support.server import Served
 from tests.support.sqlite_template import CHEAP
 from tests.support.web import served_lavos
@@ -49,7 +50,7 @@ class Tab:
     """One browser tab: its own cookie jar and the page's CSRF token."""
 
     def __init__(self, server: Served, cookie: str | None = None) -> None:
-        self.http = httpx.Client(base_url=server.base_url, timeout=30, follow_redirects=False)
+        self.http = httpc.Client(base_url=server.base_url, timeout=30, follow_redirects=False)
         if cookie is not None:
             self.http.cookies.set(SESSION_COOKIE, cookie)
         self.token = ""

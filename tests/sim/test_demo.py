@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support import httpc
 from tests.support.matching import found
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -105,16 +106,16 @@ def test_demo_at_speed_20_shows_the_evening_through_the_api_and_stops_on_ctrl_c(
             if not m:
                 return None
             try:
-                r = httpx.get(f"{m.group(1)}/api/health", timeout=2)
+                r = httpc.get(f"{m.group(1)}/api/health", timeout=2)
             except httpx.HTTPError:
                 return None
             return m.group(1) if r.status_code == 200 and r.json()["ok"] else None
 
         base = wait_for("healthy dashboard", healthy, 15, proc, out)
         assert time.monotonic() - started < 15
-        page = httpx.get(f"{base}/", follow_redirects=True, timeout=10)
+        page = httpc.get(f"{base}/", follow_redirects=True, timeout=10)
         assert page.status_code == 200 and "<form" in page.text, "the dashboard's pages are served (its login form)"
-        api = httpx.Client(base_url=f"{base}/api", auth=MANAGER, timeout=10)
+        api = httpc.Client(base_url=f"{base}/api", auth=MANAGER, timeout=10)
         seen: dict[str, int | bool] = {}
 
         def evening_visible() -> bool:

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import httpx
 
 from sim.mosquitto import free_port
+from tests.support import httpc
 from tests.support.hub import REPO, VENUE
 from tests.support.sqlite_template import sqlite_with_users, write_users
 
@@ -68,7 +69,7 @@ def wait_serving(proc: subprocess.Popen, base: str, log_path: str | Path, timeou
         if proc.poll() is not None:
             raise ServerDied(f"lavos server exited ({proc.returncode}) while starting:\n{_tail(log_path)}")
         try:
-            r = httpx.get(f"{base}/api/health", timeout=2)
+            r = httpc.get(f"{base}/api/health", timeout=2)
             if not mqtt or (r.status_code == 200 and r.json().get("mqtt") is True):
                 return
         except httpx.TransportError:
@@ -267,7 +268,7 @@ def call_api(
 ) -> Any:
     """The JSON API at `base_url` with HTTP Basic as `user` (users: name -> (role, password)); checks
     the status, returns the JSON (or the response)."""
-    r = httpx.request(method, base_url + path, auth=(user, users[user][1]), timeout=30, **kw)
+    r = httpc.request(method, base_url + path, auth=(user, users[user][1]), timeout=30, **kw)
     if status is not None:
         assert r.status_code == status, f"{method} {path} as {user} → {r.status_code} {r.text}"
     return r.json() if r.headers.get("content-type", "").startswith("application/json") else r

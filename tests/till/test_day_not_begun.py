@@ -17,7 +17,7 @@ from broker.hall.till.closeout import CloseDay
 from tests.dashboard.conftest import CHEAP, PASSWORD
 from tests.support.hub import on_writer
 from tests.support.till_days import FakeClock, day_hub, local, pay, walk_in
-from tests.support.web import Browser, add_users, web_app
+from tests.support.web import Browser, add_users, bound_app
 from tests.till.test_day_pages import _state
 
 DEC1, DEC2 = date(2026, 12, 1), date(2026, 12, 2)
@@ -47,14 +47,14 @@ def test_the_day_after_a_close_out_closes_only_once_it_has_begun(hall, clock):
         assert _state(hub) == before
     # The API refuses it too, in Slovak when asked, and the /day page offers no close form.
     token = on_writer(hub, lambda db: issue_token(db, "jana", "tests", actor="test"))
-    with TestClient(web_app(hub)) as api:
+    with TestClient(bound_app(hub)) as api:
         r = api.post(
             f"/api/days/{DEC2.isoformat()}/close",
             json={"counted_cents": 250},
             headers={"Authorization": f"Bearer {token}", "Accept-Language": "sk"},
         )
         assert r.status_code == 409 and "ešte nezačal" in r.json()["detail"], r.text
-    page = Browser(web_app(hub))
+    page = Browser(bound_app(hub))
     page.login("jana", PASSWORD)
     html = page.get("/day").text
     assert 'id="day-not-begun"' in html and 'id="close-day"' not in html and "začína o 6:00" in html

@@ -14,11 +14,10 @@ from sqlalchemy import func, select
 from broker.accounts.users import issue_token
 from broker.hall.till.closeout import CloseDay, OpenDay
 from broker.storage.models import AuditEntry, BusinessDay
-from dashboard.api import create_app
 from tests.dashboard.conftest import CHEAP, PASSWORD
 from tests.support.hub import on_writer
 from tests.support.till_days import FakeClock, day_hub, line, local, pay, walk_in
-from tests.support.web import Browser, add_users, web_app
+from tests.support.web import Browser, add_users, bound_app
 
 DEC1 = date(2026, 12, 1)
 sqlite_only = pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
@@ -37,7 +36,7 @@ def hall(db_url, clock):
 
 
 def _browser(hub, who: str) -> Browser:
-    b = Browser(web_app(hub))
+    b = Browser(bound_app(hub))
     b.login(who, PASSWORD)
     return b
 
@@ -110,7 +109,7 @@ def test_the_api_opens_and_closes_once(hall, clock):
     token = on_writer(hall, lambda db: issue_token(db, "api", "tests", actor="test"))
     boss = {"Authorization": f"Bearer {on_writer(hall, lambda db: issue_token(db, 'api-boss', 'tests', actor='test'))}"}
     auth = {"Authorization": f"Bearer {token}"}
-    with TestClient(create_app(hall)) as api:
+    with TestClient(bound_app(hall, pages=False)) as api:
         assert api.post("/api/days/current/open", json={"float_cents": -1}, headers=auth).status_code == 422
         assert api.post("/api/days/current/open", json={"float_cents": "50"}, headers=auth).status_code == 422
         now = api.post("/api/days/current/open", json={"float_cents": 5000}, headers=auth).json()

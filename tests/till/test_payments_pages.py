@@ -11,11 +11,11 @@ from fastapi.testclient import TestClient
 
 from broker.accounts.users import issue_token
 from broker.hall.till.payments import PayTab
-from dashboard.api import create_app
 from tests.dashboard.conftest import MANAGER, STAFF, bearer, sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 from tests.support.hub import on_writer
 from tests.support.matching import found
+from tests.support.web import bound_app
 from tests.till.payments_support import add_item, clock, facade, played_tab, rows, service, set_split  # noqa: F401
 
 pytestmark = sqlite_only  # both backends' SQL is in test_payments_writer; these test the pages
@@ -126,7 +126,7 @@ def test_the_api_pays_once_per_request_id_and_reverses_as_manager(service, facad
 
     staff, manager = on_writer(service, _write)
     tab = played_tab(facade, clock)
-    with TestClient(create_app(service)) as c:
+    with TestClient(bound_app(service, pages=False)) as c:
         body = {"method": "cash", "amount_cents": 500, "tendered_cents": 1000, "request_id": "api-key-0001"}
         first = c.post(f"/api/tabs/{tab}/payments", json=body, headers=staff)
         assert first.status_code == 201 and first.json()["change_cents"] == 500 and not first.json()["repeated"]
@@ -214,7 +214,7 @@ def test_a_paid_part_shows_paid_loses_its_button_and_is_refused_again(pages, fac
     r = pages.post(f"/tabs/{tab}/pay", {**stale, "request_id": "another-form-1"}, client=pages.staff)
     assert r.status_code == 409 and "Časť 1 účtu Pool 1 je už zaplatená" in r.text and rows(facade) == before
     staff_token = on_writer(service, lambda db: issue_token(db, STAFF, "t", actor="test"))
-    with TestClient(create_app(service)) as c:
+    with TestClient(bound_app(service, pages=False)) as c:
         api = c.post(f"/api/tabs/{tab}/payments", json={"method": "card", "amount_cents": 450, "part": 1}, headers=bearer(staff_token))
     assert api.status_code == 409 and api.json()["detail"] == "Part 1 of Pool 1 is paid already; choose a part still to pay."
     assert rows(facade) == before

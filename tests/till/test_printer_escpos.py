@@ -25,7 +25,7 @@ from tests.dashboard.conftest import CHEAP, PASSWORD, FakeClock
 from tests.dashboard.pages_client import logged_in
 from tests.support.hub import VENUE, running_service
 from tests.support.matching import found
-from tests.support.web import add_users, web_app
+from tests.support.web import add_users, bound_app
 from tests.till.payments_support import STAFF, played_tab, rows
 
 CUT = b"\x1dV"  # GS V: the paper cut (python-escpos's full cut is GS V 0)
@@ -202,7 +202,7 @@ def test_through_the_facade_a_paid_receipt_prints_and_a_dead_printer_loses_nothi
 def test_the_payment_page_prints_on_the_thermal_printer_and_falls_back_to_the_browser(printing_hall, printer):
     svc, facade, clock = printing_hall
     add_users(svc, {STAFF: "staff"}, PASSWORD, CHEAP)
-    browser = logged_in(web_app(svc), STAFF)
+    browser = logged_in(bound_app(svc), STAFF)
     tab = played_tab(facade, clock)
     html = browser.get(f"/tabs/{tab}/pay").text
     key = found(r'name="request_id" value="([^"]+)"', html).group(1)

@@ -18,6 +18,7 @@ from dashboard.api.app import api_routes
 from dashboard.web.app import web_routes
 from tests.dashboard.browser.web import log_in
 from tests.dashboard.conftest import MANAGER, PASSWORD, STAFF
+from tests.support import httpc
 from tests.support.server import Served
 
 PUBLIC = {("GET", "/login"), ("POST", "/login"), ("POST", "/logout"), ("POST", "/lang")}
@@ -257,7 +258,7 @@ class Visitor:
     """A browser-like HTTP client of the real server: cookie session, CSRF token from the pages."""
 
     def __init__(self, server: Served, username: str | None) -> None:
-        self.http = httpx.Client(base_url=server.base_url, timeout=30, follow_redirects=False)
+        self.http = httpc.Client(base_url=server.base_url, timeout=30, follow_redirects=False)
         self.token = _csrf(self.http.get("/login").text)
         if username is not None:
             r = self.http.post("/login", data={"username": username, "password": PASSWORD, "csrf_token": self.token})
