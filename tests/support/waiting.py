@@ -8,6 +8,8 @@ from collections.abc import Callable
 from typing import IO, TypeVar
 
 T = TypeVar("T")
+# The longest wait_until sleeps after a slow call: what a timing test can lose to the back-off.
+MAX_BACKOFF_S = 0.25
 
 
 def wait_until(predicate: Callable[[], T | None], timeout: float = 20.0, what: str = "condition", *, interval: float = 0.005) -> T:
@@ -17,10 +19,11 @@ def wait_until(predicate: Callable[[], T | None], timeout: float = 20.0, what: s
     loaded machine only makes a test slower; a test that asserts promptness passes its own
     timeout.
 
-    Between two calls it sleeps `interval`, or twice what the call took if that is longer: a
-    predicate that asks a server (an HTTP call, a query) then spends at most a third of a core on
-    asking, where every 5 ms it took most of one from the server it waits for; a cheap one (a
-    flag, a pin) is still looked at every `interval`."""
+    Between two calls it sleeps `interval`, or twice what the call took if that is longer (up to
+    a quarter of a second): a predicate that asks a server (an HTTP call, a query) then spends at
+    most a third of a core on asking, where every 5 ms it took most of one from the server it
+    waits for; a cheap one (a flag, a pin) is still looked at every `interval`; and a call slowed
+    by a loaded machine delays the answer by at most MAX_BACKOFF_S more."""
     deadline = time.monotonic() + timeout
     while True:
         asked = time.monotonic()
@@ -29,7 +32,7 @@ def wait_until(predicate: Callable[[], T | None], timeout: float = 20.0, what: s
         now = time.monotonic()
         if now > deadline:
             raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(max(interval, 2 * (now - asked)))
+        time.sleep(max(interval, min(2 * (now - asked), MAX_BACKOFF_S)))
 
 
 class Output:
