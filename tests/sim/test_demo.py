@@ -96,6 +96,13 @@ def stop_like_ctrl_c(proc: subprocess.Popen, out: Path) -> str:
     return out.read_text()
 
 
+def assert_ended_cleanly(proc: subprocess.Popen, text: str) -> None:
+    """A demo that has ended: exit status 0, its goodbye printed, no traceback, no process left."""
+    assert proc.returncode == 0, text[-4000:]
+    assert "demo stopped" in text and "Traceback" not in text, text[-4000:]
+    assert not left_behind(proc.pid), "a process of the demo outlived it"
+
+
 def test_demo_at_speed_20_shows_the_evening_through_the_api_and_stops_on_ctrl_c(tmp_path):
     proc, out = start_demo(tmp_path, "--speed", "20")
     try:
@@ -139,10 +146,7 @@ def test_demo_at_speed_20_shows_the_evening_through_the_api_and_stops_on_ctrl_c(
         broker_port = int(found(BROKER, out.read_text()).group(1))
     finally:
         text = stop_like_ctrl_c(proc, out)
-    assert proc.returncode == 0, text[-4000:]
-    assert "demo stopped" in text
-    assert "Traceback" not in text, text
-    assert not left_behind(proc.pid), "a process of the demo outlived it"
+    assert_ended_cleanly(proc, text)
     assert port_free(broker_port), "the broker's port is still taken"
 
 
@@ -155,9 +159,7 @@ def run_to_the_end(tmp_path: Path, *args: str) -> str:
         os.killpg(proc.pid, signal.SIGKILL)
         pytest.fail(f"the demo did not stop by itself:\n{out.read_text()[-4000:]}")
     text = out.read_text()
-    assert proc.returncode == 0, text
-    assert "demo stopped" in text and "Traceback" not in text, text
-    assert not left_behind(proc.pid), "a process of the demo outlived it"
+    assert_ended_cleanly(proc, text)
     return text
 
 
@@ -176,8 +178,7 @@ def run_until(tmp_path: Path, what: str, pattern: str, *args: str, timeout: floa
         wait_for(what, lambda: re.search(pattern, out.read_text()), timeout, proc, out)
     finally:
         text = stop_like_ctrl_c(proc, out)
-    assert proc.returncode == 0 and "demo stopped" in text and "Traceback" not in text, text[-4000:]
-    assert not left_behind(proc.pid), "a process of the demo outlived it"
+    assert_ended_cleanly(proc, text)
     return text
 
 
