@@ -39,6 +39,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session as Db
 
+from broker.accounts import links
 from broker.domain import bookings as rules
 from broker.domain.bookings import ACTIVE, BookingRefused, Claim, Span
 from broker.domain.euros import euros
@@ -666,10 +667,7 @@ class Bookings:
             record_audit(db, c.actor, "calendar.revoke", f"user:{c.username}", at=now)
 
     def _revoke(self, db: Db, username: str, now: datetime) -> int:
-        result = db.execute(
-            update(CalendarFeed).where(CalendarFeed.username == username, CalendarFeed.revoked_at.is_(None)).values(revoked_at=now)
-        )
-        return int(getattr(result, "rowcount", 0) or 0)
+        return links.revoke_feeds(db, username, now)  # also what disabling the account or a new role does
 
     # -- the watchdog's round (on the writer) ------------------------------------------------------
 

@@ -277,6 +277,35 @@ def test_the_private_ical_feed_shows_bookings_cancelled_ones_as_cancelled_and_no
     assert site.staff.client.get("/api/calendar/not-a-real-token-at-all.ics").status_code == 404
 
 
+def _my_feed(site: Site) -> str:
+    site.staff.login("jana", PASSWORD)
+    assert site.staff.post("/bookings/calendar").status_code == 303
+    link = re.search(r"(/api/calendar/[A-Za-z0-9_-]+\.ics)", site.staff.get("/bookings").text)
+    assert link
+    assert site.staff.client.get(link.group(1)).status_code == 200
+    return link.group(1)
+
+
+@sqlite_only  # an UPDATE in the account's own transaction; the feed's query runs on both in the test above
+def test_a_disabled_or_demoted_accounts_ical_link_ends_and_stays_ended(site):
+    """The link shows every booking with the guests' names to whoever has it, without a login: it
+    is the account's, so disabling the account or changing its role ends it (on the manager's page)."""
+    site.hub.execute(
+        BookTable(table="pool-02", start=local(2026, 12, 4, 20), end=local(2026, 12, 4, 22), party_size=3, name="Hosť", actor="jana")
+    )
+    link = _my_feed(site)
+    assert site.boss.post("/users/jana/active", {"active": "0"}).status_code == 303
+    assert site.staff.client.get(link).status_code == 404
+    assert site.boss.post("/users/jana/active", {"active": "1"}).status_code == 303
+    assert site.staff.client.get(link).status_code == 404  # enabled again: the old link stays ended
+    link = _my_feed(site)
+    assert site.boss.post("/users/jana/role", {"role": "manager"}).status_code == 303
+    assert site.staff.client.get(link).status_code == 404
+    link = _my_feed(site)  # a manager's own link now; and back to staff ends it too
+    assert site.boss.post("/users/jana/role", {"role": "staff"}).status_code == 303
+    assert site.staff.client.get(link).status_code == 404
+
+
 @sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
 def test_a_table_taken_out_of_service_lists_its_bookings_to_call(site):
     _book_form(site, phone="0903 123 456")
