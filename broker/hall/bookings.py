@@ -392,6 +392,7 @@ class Bookings:
             opened_at=now,
             opened_by=actor,
             business_day=open_day(db, self.h.venue, now),  # after the close-out: the next day's (as every tab)
+            holds=DEPOSIT_CATEGORY,  # the deposit only: nothing else goes on it, it merges with no tab (the till)
         )
         db.add(tab)
         db.flush()
