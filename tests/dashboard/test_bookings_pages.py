@@ -243,6 +243,12 @@ def test_the_api_lists_bookings_with_phones_books_and_says_when_tables_are_free(
         json={"table": "carom-01", "start": "2026-12-04T21:00", "end": "2026-12-04T22:00", "party_size": 2, "name": "Druhý"},
     )
     assert clash.status_code == 409 and "Carom is booked 20:00–22:00" in clash.json()["detail"]
+    wrong = site.api(
+        "POST",
+        "/api/bookings",
+        json={"table": "pool-06", "kind": "carom", "start": "2026-12-04T20:00", "end": "2026-12-04T22:00", "party_size": 2, "name": "Druh"},
+    )
+    assert wrong.status_code == 409 and "Pool 6 is a 9-ft pool table, not the carom table" in wrong.json()["detail"]
     assert site.api("POST", f"/api/bookings/{made['id']}/cancel", json={"reason": "zmena plánov"}).json()["state"] == "cancelled"
     assert TestClient(site.staff.client.app).get("/api/bookings").status_code == 401  # no login, no phone numbers
 
