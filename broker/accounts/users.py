@@ -16,7 +16,7 @@ from argon2 import PasswordHasher
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from broker.accounts import logins
+from broker.accounts import links, logins
 from broker.domain.refusals import N_, Refusal
 from broker.storage.audit import record_audit
 from broker.storage.models import ROLES, ApiToken, AuditEntry, Login, User
@@ -167,7 +167,8 @@ def _keep_a_manager(db: Session, user: User) -> None:
 
 
 def set_role(db: Session, username: str, role: str, *, actor: str) -> User:
-    """A new role ends the user's logins: the pages they have open were made for the old one."""
+    """A new role ends the user's logins (the pages they have open were made for the old one) and
+    their links that work without a login (broker.accounts.links: the iCal link)."""
     user = _require_user(db, username)
     _check_role(role)
     if role == user.role:
@@ -178,11 +179,13 @@ def set_role(db: Session, username: str, role: str, *, actor: str) -> User:
     db.flush()
     record_audit(db, actor, "user.role", f"user:{username}", {"role": [old, role]})
     logins.end_user_logins(db, username, by=actor, reason="role")
+    links.end_user_links(db, username, by=actor, reason="role")
     return user
 
 
 def set_active(db: Session, username: str, active: bool, *, actor: str) -> User:
-    """Disabling also ends the user's logins (their tokens stop working too: verify_token checks active)."""
+    """Disabling also ends the user's logins and their links that work without a login
+    (broker.accounts.links: the iCal link); their tokens stop working too (verify_token checks active)."""
     user = _require_user(db, username)
     if active == user.active:
         return user
@@ -193,6 +196,7 @@ def set_active(db: Session, username: str, active: bool, *, actor: str) -> User:
     record_audit(db, actor, "user.active", f"user:{username}", {"active": active})
     if not active:
         logins.end_user_logins(db, username, by=actor, reason="disabled")
+        links.end_user_links(db, username, by=actor, reason="disabled")
     return user
 
 

@@ -98,6 +98,33 @@ def check_kind(kind: str) -> str:
     return kind
 
 
+# The kinds as a refusal names them (the booking form's words).
+KIND_WORDS = {
+    "pool": Name("ľubovoľný pool", "any pool table"),
+    "pool9": Name("pool 9 stôp", "a 9-ft pool table"),
+    "pool8": Name("pool 8 stôp", "an 8-ft pool table"),
+    "carom": Name("karambol", "the carom table"),
+}
+
+
+def booked_kind(spec: TableSpec, kind: str | None) -> str:
+    """The kind a booking of `spec` keeps: the one asked for when the table is of it ("any pool
+    table" on a 9-ft one stays "any pool table", so a block may move it to an 8-ft one), the
+    table's own when none is asked; a kind the table is not is refused, never stored (a block
+    would move the booking by it, onto a table of another game)."""
+    if kind is None:
+        return kind_of(spec)
+    kind = check_kind(kind)
+    if not fits(kind, spec):
+        raise BookingRefused(
+            N_("%(table)s is %(its)s, not %(kind)s: leave the kind out, or choose a table of that kind."),
+            table=Name(spec.name, spec.name_en),
+            its=KIND_WORDS[kind_of(spec)],
+            kind=KIND_WORDS[kind],
+        )
+    return kind
+
+
 # --- spans of time ---------------------------------------------------------------------------
 
 
@@ -192,13 +219,14 @@ def hours_text(venue: Venue, span: Span) -> str:
 
 @dataclass(frozen=True)
 class Claim:
-    """Something that holds a table for a span: a booking, a block, a game expected to run on, or
-    the table being out of service (for the rest of the day)."""
+    """Something that holds a table for a span: a booking, a block, a game expected to run on, the
+    table offered to a waiting party (`offer_span`), or the table out of service (for the rest of
+    the day)."""
 
     table: str
     span: Span
-    what: Literal["booking", "block", "game", "service"] = "booking"
-    ref: int | None = None  # the booking's or the block's id
+    what: Literal["booking", "block", "game", "service", "offer"] = "booking"
+    ref: int | None = None  # the booking's or the block's id (an offer's: the party's)
 
 
 def clashes(table: str, span: Span, claims: Iterable[Claim], *, ignore: int | None = None) -> list[Claim]:
@@ -247,7 +275,17 @@ def prepaid_cap(now: datetime, claim: Claim | None) -> int | None:
     return minutes_until(now, claim.span.start)
 
 
-# --- no-shows, deposits, retention -------------------------------------------------------------
+# --- when a booking may start, no-shows, deposits, retention ----------------------------------------
+
+
+def start_passed(start: datetime, now: datetime) -> bool:
+    """Has a booking's start passed? The minute that is running is still now (staff type minutes).
+
+    A booking is for guests still to come. One whose start has passed would be due as a no-show at
+    once (its grace counts from its start) and count against the guest's number; guests who are
+    here already are a walk-in, whose game is started on the table (the start form warns of a
+    booking ahead there)."""
+    return start < now.replace(second=0, microsecond=0)
 
 
 def no_show_due(start: datetime, grace_min: int) -> datetime:
@@ -403,6 +441,13 @@ def next_party(parties: Sequence[Party], spec: TableSpec) -> Party | None:
         if p.offered_table is None and p.passed_table != spec.id and fits(p.kind, spec):
             return p
     return None
+
+
+def offer_span(offered_at: datetime, walk_in_min: int) -> Span:
+    """What an offer to a waiting party holds: its table for a walk-in's usual game from when it
+    was offered (what was checked free then). No booking is taken over it; a block, a game or the
+    table out of service withdraws the offer (the party waits again in its place)."""
+    return Span(offered_at, offered_at + timedelta(minutes=walk_in_min))
 
 
 @dataclass(frozen=True)

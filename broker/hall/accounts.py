@@ -39,7 +39,7 @@ class SetStaffPassword(Command[None]):
 
 @command
 class SetStaffRole(Command[None]):
-    """A new role; the user's dashboard logins end (their pages were made for the old one)."""
+    """A new role; the user's dashboard logins end (their pages were made for the old one), and their iCal link."""
 
     username: str
     role: str
@@ -47,7 +47,7 @@ class SetStaffRole(Command[None]):
 
 @command
 class SetStaffActive(Command[None]):
-    """Disable an account (its logins end, its tokens stop working) or enable it again; never the last manager."""
+    """Disable an account (its logins and its iCal link end, its tokens stop working) or enable it again; never the last manager."""
 
     username: str
     active: bool

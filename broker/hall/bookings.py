@@ -39,6 +39,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session as Db
 
+from broker.accounts import links
 from broker.domain import bookings as rules
 from broker.domain.bookings import ACTIVE, BookingRefused, Claim, Span
 from broker.domain.euros import euros
@@ -77,8 +78,9 @@ class BookingMissing(BookingRefused):
 @command
 class BookTable(Command[int]):
     """Book `table` (or the first free table of `kind`) for [start, end) for a party; answers the
-    booking's id. Refused outside the opening hours, over another booking or a block (naming the
-    free tables of the kind), and without a deposit after the venue's number of no-shows."""
+    booking's id. Refused for a start already past (guests who are here are a walk-in), a kind the
+    table is not, outside the opening hours, over another booking, a block or an offer to a waiting
+    party (naming the free tables of the kind), and without a deposit after the venue's number of no-shows."""
 
     start: datetime
     end: datetime
@@ -220,7 +222,8 @@ class Bookings:
         return out
 
     def claims_during(self, db: Db, span: Span, now: datetime) -> list[Claim]:
-        """What holds any table during `span`, from the database (the truth the writer checks)."""
+        """What holds any table during `span`, from the database (the truth the writer checks): the
+        bookings, blocks and offers to waiting parties stored, the games running, the tables out of service."""
         rows = db.execute(
             select(Booking.id, Booking.table_id, Booking.start_at, Booking.end_at).where(
                 Booking.state.in_(ACTIVE), Booking.ended_at.is_(None), Booking.start_at < span.end, Booking.end_at > span.start
@@ -234,6 +237,14 @@ class Bookings:
         ):
             claims += [Claim(t, Span(k.start_at, k.end_at), "block", k.id) for t in k.tables]
         claims += [c for c in self.game_claims(now) if c.span.overlaps(span)]
+        for party, table, offered_at in db.execute(
+            select(WaitingParty.id, WaitingParty.offered_table, WaitingParty.offered_at).where(WaitingParty.state == "offered")
+        ):
+            if table is None or offered_at is None:
+                continue
+            held = rules.offer_span(offered_at, self.settings.walk_in_min)  # the table is held for the party
+            if held.overlaps(span):
+                claims.append(Claim(table, held, "offer", party))
         today_ends = business_day_bounds(business_day(now, self.h.venue), self.h.venue)[1]
         if span.start < today_ends:  # a table out of service is out for the rest of today
             claims += [Claim(t, Span(now, today_ends), "service") for t in self._oos.view() if now < today_ends]
@@ -259,8 +270,14 @@ class Bookings:
         raise BookingRefused(what, **params)
 
     def _check_span(self, span: Span, now: datetime) -> None:
-        if span.end <= now:
-            raise BookingRefused(N_("This time is over already; choose a time to come."))
+        if rules.start_passed(span.start, now):  # refused rather than a no-show at once (the rule's docstring)
+            raise BookingRefused(
+                N_(
+                    "%(time)s has passed: guests who are here already are a walk-in; start their game on a free table"
+                    " (or put them on the waiting list). A booking starts now or later."
+                ),
+                time=self._hhmm(span.start),
+            )
         if span.start > now + timedelta(days=self.settings.max_days_ahead):
             raise BookingRefused(N_("Bookings are taken up to %(days)d days ahead."), days=self.settings.max_days_ahead)
         if not rules.within_hours(self.h.venue, span):
@@ -291,7 +308,7 @@ class Bookings:
             claims = self.claims_during(db, span, now)
             if c.table is not None:
                 spec = self._spec(c.table)
-                kind = kind or rules.kind_of(spec)
+                kind = rules.booked_kind(spec, kind)
                 if clash := rules.clashes(spec.id, span, claims):  # a table out of service is a claim for today
                     self._refuse_clash(spec, kind, span, clash[0], claims)
             else:
@@ -375,6 +392,7 @@ class Bookings:
             opened_at=now,
             opened_by=actor,
             business_day=open_day(db, self.h.venue, now),  # after the close-out: the next day's (as every tab)
+            holds=DEPOSIT_CATEGORY,  # the deposit only: nothing else goes on it, it merges with no tab (the till)
         )
         db.add(tab)
         db.flush()
@@ -666,10 +684,7 @@ class Bookings:
             record_audit(db, c.actor, "calendar.revoke", f"user:{c.username}", at=now)
 
     def _revoke(self, db: Db, username: str, now: datetime) -> int:
-        result = db.execute(
-            update(CalendarFeed).where(CalendarFeed.username == username, CalendarFeed.revoked_at.is_(None)).values(revoked_at=now)
-        )
-        return int(getattr(result, "rowcount", 0) or 0)
+        return links.revoke_feeds(db, username, now)  # also what disabling the account or a new role does
 
     # -- the watchdog's round (on the writer) ------------------------------------------------------
 
@@ -793,6 +808,10 @@ _CLASH = {
     ("block", False): N_("%(table)s is held %(start)s–%(end)s (a block), and no other table of that kind is free for that time."),
     ("game", True): N_("%(table)s is being played until about %(end)s; free for that time: %(free)s."),
     ("game", False): N_("%(table)s is being played until about %(end)s, and no other table of that kind is free for that time."),
+    ("offer", True): N_("%(table)s is offered to a waiting party until about %(end)s; free for that time: %(free)s."),
+    ("offer", False): N_(
+        "%(table)s is offered to a waiting party until about %(end)s, and no other table of that kind is free for that time."
+    ),
     ("service", True): N_("%(table)s is out of service today; free for that time: %(free)s."),
     ("service", False): N_("%(table)s is out of service today, and no other table of that kind is free for that time."),
 }

@@ -380,7 +380,9 @@ class Tournaments:
         tab: int | None = None
         if fees:
             # The till's own commands, inline: a tab of the entrant's own, an item per player's fee.
-            tab = self._execute(OpenWalkInTab(label=label, form_key=f"tournament-entry-{c.entrant}", actor=c.actor))
+            tab = self._execute(  # fees only: its payments are the pot (the till refuses a drink on it, a merge)
+                OpenWalkInTab(label=label, form_key=f"tournament-entry-{c.entrant}", holds="tournament_entry", actor=c.actor)
+            )
             for n, product in enumerate(fees, start=1):
                 self._execute(AddTabItem(tab=tab, product=product, form_key=f"tournament-fee-{c.entrant}-{n}", actor=c.actor))
         now = self.h.clock()

@@ -3,7 +3,10 @@
 Its commands have their handlers here, run by the hub's writer. The watchdog's round (`round`)
 does what time does: an offer nobody took within the venue's minutes passes to the next party
 (the party that let it pass keeps its place, and leaves the list after the venue's number of
-missed offers); an offer whose table was taken meanwhile (a walk-in, a booking) is withdrawn;
+missed offers); an offer whose table was taken meanwhile (a walk-in's game, a block, the table
+out of service) is withdrawn, the party waiting again in its place (and `TakeOffer` checks it
+too, so nobody is seated on a table taken under the offer); an offer holds its table
+(`rules.offer_span`) like a booking, so no booking is taken over it;
 and a table that is free (no game, in service, nothing booked or blocked on it for a walk-in's
 usual length) is offered to the first party, in the order they came, whose kind it is. "Berú"
 (`TakeOffer`) starts the game on the offered table through the games' own handler, inline.
@@ -25,7 +28,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session as Db
 
 from broker.domain import bookings as rules
-from broker.domain.bookings import BookingRefused, Span
+from broker.domain.bookings import BookingRefused
 from broker.domain.refusals import N_, table_name
 from broker.domain.venue import Bookings as BookingSettings
 from broker.hall.booking_book import BookingBook, table_changed
@@ -81,7 +84,8 @@ class OfferTable(Command[None]):
 
 @command
 class TakeOffer(Command[int]):
-    """The party takes the table offered: its game starts there (a member's card and rate if given); answers the game's number."""
+    """The party takes the table offered: its game starts there (a member's card and rate if given); answers the game's number.
+    Refused, the offer withdrawn, when the table was taken meanwhile (a game, a block, out of service)."""
 
     party: int
     member_id: int | None = None
@@ -167,13 +171,18 @@ class WaitingList:
         self.book.put_party(row)
         return party
 
-    def _free_now(self, table: str, now: datetime) -> bool:
-        """Can a walk-in party play `table` now, for a walk-in's usual length?"""
+    def _free_now(self, table: str, since: datetime) -> bool:
+        """Can a walk-in party play `table` now, for a walk-in's usual length from `since` (now, for a
+        new offer; an offer's own time, for one made already: what it holds, rules.offer_span)?"""
         spec = self.h.tables.get(table)
         if spec is None or not rules.bookable(spec) or self.h.games.get(table) is not None or table in self._oos.view():
             return False
-        span = Span(now, now + timedelta(minutes=self.settings.walk_in_min))
-        return not rules.clashes(table, span, self.book.claims())
+        return not rules.clashes(table, rules.offer_span(since, self.settings.walk_in_min), self.book.claims())
+
+    def _stands(self, table: str, offered_at: datetime | None, now: datetime) -> bool:
+        """Does an offer of `table` still stand: nothing has taken the table meanwhile (a game, a
+        block, the table out of service; a booking is refused over an offer, Bookings.claims_during)?"""
+        return self._free_now(table, offered_at or now)
 
     @handles(OfferTable)
     def offer(self, c: OfferTable) -> None:
@@ -206,8 +215,16 @@ class WaitingList:
         now = self.h.clock()
         with self.h.store.reader() as db:
             row = self._row(db, c.party, "offered")
-            table = row.offered_table
+            table, offered_at, name = row.offered_table, row.offered_at, row.name
         assert table is not None
+        if not self._stands(table, offered_at, now):  # the round had not seen it yet: withdrawn now
+            self._withdraw(c.party, now)
+            spec = self.h.tables.get(table)
+            raise BookingRefused(
+                N_("%(table)s was taken meanwhile; the offer is withdrawn and %(name)s waits again in their place."),
+                table=table_name(spec) if spec else table,
+                name=name,
+            )
         game = int(self._execute(StartGame(table=table, member_id=c.member_id, card_uid=c.card_uid, actor=c.actor)))
         with self.h.store.session() as db:
             row = self._row(db, c.party)
@@ -271,7 +288,7 @@ class WaitingList:
                 continue
             if p.offer_until is not None and p.offer_until <= now:
                 self._system(DeclineOffer(party=p.id, expired=True, actor="system"))
-            elif self.h.games.get(p.offered_table) is not None or p.offered_table in self._oos.view():
+            elif not self._stands(p.offered_table, p.offered_at, now):
                 self._withdraw(p.id, now)
         offered = {p.offered_table for p in self.book.waiting() if p.offered_table}
         free = [t for t in self.h.venue.tables if t.id not in offered and self._free_now(t.id, now)]

@@ -395,6 +395,8 @@ class Tab(Base):
 
     Merged into another tab (`merged_into`), its lines count on that one. `split` is the plan staff
     chose for paying in parts (broker.domain.money); the money itself is only in `payments`.
+    `holds`: a tab opened for one thing holds items of that category only and merges with no other
+    (a player's tournament entry fee: its payments are the prize pot; a booking's deposit).
     """
 
     __tablename__ = "tabs"
@@ -410,6 +412,7 @@ class Tab(Base):
     split: Mapped[dict[str, Any] | None] = mapped_column(JSONDoc, nullable=True)
     settled_at: Mapped[datetime | None] = mapped_column(index=True)  # set when paid in full (a cache of payments)
     form_key: Mapped[str | None] = mapped_column(String(64), unique=True)  # the opening form's one-time key (a double tap)
+    holds: Mapped[str | None] = mapped_column(String(32))  # the one category it holds ("tournament_entry", "deposit"); None: any
 
 
 class TabItem(Base):

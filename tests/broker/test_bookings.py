@@ -33,7 +33,7 @@ from broker.hall.members import AddMember, RecordFee
 from broker.hall.table_service import SetOutOfService
 from broker.hall.till.payments import PayTab
 from broker.hall.waiting_list import JoinWaitingList, LeaveWaitingList, TakeOffer
-from broker.storage.models import AuditEntry, Booking
+from broker.storage.models import AuditEntry, Booking, WaitingParty
 from tests.support.hub import VENUE, on_writer
 from tests.support.till_days import FakeClock, day_hub, local
 
@@ -184,7 +184,7 @@ def test_bookings_only_within_the_opening_hours_and_not_in_the_past(hub):
         book(hub, start=(23, 0), end=(1, 0, 5))
     with pytest.raises(ServiceError, match="open 16:00–00:00"):
         book(hub, start=(10, 0, 5), end=(12, 0, 5))
-    with pytest.raises(ServiceError, match="over already"):
+    with pytest.raises(ServiceError, match="16:00 has passed"):
         book(hub, start=(16, 0), end=(17, 0))
     with pytest.raises(ServiceError, match="A party is 1 to 12 people"):
         book(hub, size=13)
@@ -194,6 +194,42 @@ def test_bookings_only_within_the_opening_hours_and_not_in_the_past(hub):
         book(hub, table="foos-01")
     with pytest.raises(NotFound):
         book(hub, table="pool-99")
+
+
+@SQLITE_ONLY  # checked before the database: the same on both
+def test_a_booking_whose_start_has_passed_is_refused_saying_to_start_the_game(hub, clock):
+    """A guest ringing "we're already here" is a walk-in: a booking for a start already past would be
+    a no-show at once (its grace counted from that start) and count against the number."""
+    clock.set(at(18, 20))
+    with pytest.raises(ServiceError, match="18:00 has passed: guests who are here already are a walk-in; start their game"):
+        book(hub, start=(18, 0), end=(20, 0), phone="0903 123 456")
+    hub.watchdog.tick()
+    with hub.store.reader() as db:
+        assert db.scalars(select(Booking)).all() == []
+        assert hub.bookings.no_shows(db, "+421903123456", None) == 0
+    # The minute that is running is now: a booking for it is taken, and has its whole grace.
+    clock.set(at(18, 20) + timedelta(seconds=40))
+    booking = book(hub, start=(18, 20), end=(20, 0), phone="0903 123 456")
+    clock.set(at(18, 34))
+    hub.watchdog.tick()
+    assert row(hub, booking).state == "confirmed"
+
+
+@SQLITE_ONLY  # checked before the database: the same on both
+def test_a_kind_that_contradicts_the_table_is_refused(hub):
+    with pytest.raises(ServiceError, match="Pool 6 is a 9-ft pool table, not the carom table"):
+        book(hub, table="pool-06", kind="carom")
+    with pytest.raises(ServiceError, match="Carom is the carom table, not any pool table"):
+        book(hub, table="carom-01", kind="pool")
+    with hub.store.reader() as db:
+        assert db.scalars(select(Booking)).all() == []
+    # A kind the table is of is kept as asked ("any pool table" on a 9-ft one), so a block moves
+    # the booking to a table of that kind, never onto the carom table.
+    booking = book(hub, table="pool-06", kind="pool")
+    assert row(hub, booking).kind == "pool"
+    nine = tuple(f"pool-0{n}" for n in range(1, 9))
+    added = hub.execute(AddBlock(kind="tournament", label="Liga", start=at(19), end=at(23), tables=nine, actor="boss"))
+    assert added.moved == ((booking, "pool-06", "pool-09"),)
 
 
 def test_a_double_tap_of_the_booking_form_books_once(hub):
@@ -467,3 +503,42 @@ def test_a_table_booked_soon_is_not_offered_to_a_walk_in_party(hub, clock):
     _party(hub, "Čakajúci")
     hub.watchdog.tick()
     assert _offered(hub) == {"Čakajúci": None}  # Pool 8 is booked in 30 min, a walk-in's game is 60
+
+
+def _offer_pool_4(hub) -> int:
+    """Every 9-ft table played but Pool 4, a party waiting for one: the round offers them Pool 4 at 18:00."""
+    for n in (1, 2, 3, 5, 6, 7, 8):
+        hub.execute(StartGame(table=f"pool-0{n}", actor="jana"))
+    party = _party(hub, "Kováč")
+    hub.watchdog.tick()
+    assert _offered(hub) == {"Kováč": "pool-04"}
+    return party
+
+
+def test_a_table_offered_to_a_waiting_party_is_held_for_it_not_booked_away_under_it(hub, clock):
+    party = _offer_pool_4(hub)
+    # The offer holds Pool 4 for a walk-in's usual game from when it was made (18:00-19:00).
+    with pytest.raises(ServiceError, match="Pool 4 is offered to a waiting party until about 19:00, and no other table"):
+        book(hub, start=(18, 30), end=(20, 0))
+    with pytest.raises(ServiceError, match="No table of that kind is free 18:30–20:00"):
+        book(hub, table=None, kind="pool9", start=(18, 30), end=(20, 0))
+    free = HubFacade(hub).reads.bookings.availability("pool9", at(18), at(23, 59))
+    pool4 = next(t for t in free.tables if t.table == "pool-04")
+    assert pool4.free[0].start == at(19)  # held while offered, as a booking would be
+    assert book(hub, start=(19, 0), end=(21, 0), name="Neskôr")  # after it, bookable
+    game = hub.execute(TakeOffer(party=party, actor="jana"))
+    assert hub.open_game("pool-04").id == game
+
+
+@SQLITE_ONLY  # the book and the round: the same on both
+def test_an_offer_whose_table_is_blocked_meanwhile_is_withdrawn_and_cannot_be_taken(hub, clock):
+    party = _offer_pool_4(hub)
+    hub.execute(AddBlock(kind="maintenance", label="Súkno", start=at(18, 30), end=at(20), tables=("pool-04",), actor="boss"))
+    with pytest.raises(ServiceError, match="Pool 4 was taken meanwhile"):
+        hub.execute(TakeOffer(party=party, actor="jana"))
+    assert hub.open_game("pool-04") is None
+    assert _offered(hub) == {"Kováč": None}  # waiting again, in its place, and no miss
+    with hub.store.reader() as db:
+        assert db.get(WaitingParty, party).misses == 0
+    hub.watchdog.tick()
+    assert _offered(hub) == {"Kováč": None}  # Pool 4 is not free for a walk-in's game now

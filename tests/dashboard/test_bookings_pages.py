@@ -98,6 +98,9 @@ def test_a_refused_booking_comes_back_with_what_was_typed_and_the_free_tables(si
     assert "Pool 4 je rezervovaný 20:00 – 22:00; v tom čase je voľný: Pool 1, Pool 2" in said
     assert 'value="Horák"' in again.text and 'value="21:00"' in again.text
     assert _book_form(site, time="25:00").status_code == 409
+    past = _book_form(site, name="Už sme tu", time="17:30")  # a guest ringing "we're already here" (18:00)
+    assert past.status_code == 409
+    assert "Čas 17:30 už prešiel: hostia, ktorí už prišli, nepotrebujú rezerváciu; zapnite im hru" in _text(past.text)
 
 
 @sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
@@ -240,6 +243,12 @@ def test_the_api_lists_bookings_with_phones_books_and_says_when_tables_are_free(
         json={"table": "carom-01", "start": "2026-12-04T21:00", "end": "2026-12-04T22:00", "party_size": 2, "name": "Druhý"},
     )
     assert clash.status_code == 409 and "Carom is booked 20:00–22:00" in clash.json()["detail"]
+    wrong = site.api(
+        "POST",
+        "/api/bookings",
+        json={"table": "pool-06", "kind": "carom", "start": "2026-12-04T20:00", "end": "2026-12-04T22:00", "party_size": 2, "name": "Druh"},
+    )
+    assert wrong.status_code == 409 and "Pool 6 is a 9-ft pool table, not the carom table" in wrong.json()["detail"]
     assert site.api("POST", f"/api/bookings/{made['id']}/cancel", json={"reason": "zmena plánov"}).json()["state"] == "cancelled"
     assert TestClient(site.staff.client.app).get("/api/bookings").status_code == 401  # no login, no phone numbers
 
@@ -275,6 +284,35 @@ def test_the_private_ical_feed_shows_bookings_cancelled_ones_as_cancelled_and_no
     site.staff.post("/bookings/calendar/revoke")
     assert site.staff.client.get(link.group(1)).status_code == 404
     assert site.staff.client.get("/api/calendar/not-a-real-token-at-all.ics").status_code == 404
+
+
+def _my_feed(site: Site) -> str:
+    site.staff.login("jana", PASSWORD)
+    assert site.staff.post("/bookings/calendar").status_code == 303
+    link = re.search(r"(/api/calendar/[A-Za-z0-9_-]+\.ics)", site.staff.get("/bookings").text)
+    assert link
+    assert site.staff.client.get(link.group(1)).status_code == 200
+    return link.group(1)
+
+
+@sqlite_only  # an UPDATE in the account's own transaction; the feed's query runs on both in the test above
+def test_a_disabled_or_demoted_accounts_ical_link_ends_and_stays_ended(site):
+    """The link shows every booking with the guests' names to whoever has it, without a login: it
+    is the account's, so disabling the account or changing its role ends it (on the manager's page)."""
+    site.hub.execute(
+        BookTable(table="pool-02", start=local(2026, 12, 4, 20), end=local(2026, 12, 4, 22), party_size=3, name="Hosť", actor="jana")
+    )
+    link = _my_feed(site)
+    assert site.boss.post("/users/jana/active", {"active": "0"}).status_code == 303
+    assert site.staff.client.get(link).status_code == 404
+    assert site.boss.post("/users/jana/active", {"active": "1"}).status_code == 303
+    assert site.staff.client.get(link).status_code == 404  # enabled again: the old link stays ended
+    link = _my_feed(site)
+    assert site.boss.post("/users/jana/role", {"role": "manager"}).status_code == 303
+    assert site.staff.client.get(link).status_code == 404
+    link = _my_feed(site)  # a manager's own link now; and back to staff ends it too
+    assert site.boss.post("/users/jana/role", {"role": "staff"}).status_code == 303
+    assert site.staff.client.get(link).status_code == 404
 
 
 @sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)

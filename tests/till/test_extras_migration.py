@@ -43,6 +43,18 @@ products_0011 = sa.table(  # the products table before 0012 (no code column yet)
     sa.column("created_at", UTCDateTime()),
 )
 
+tabs_0011 = sa.table(  # the tabs table before 0012 and later revisions (the model has their columns)
+    "tabs",
+    sa.column("id", sa.Integer),
+    sa.column("table_id", sa.String),
+    sa.column("session_id", sa.Integer),
+    sa.column("label", sa.String),
+    sa.column("opened_at", UTCDateTime()),
+    sa.column("opened_by", sa.String),
+    sa.column("business_day", sa.Date),
+    sa.column("settled_at", UTCDateTime()),
+)
+
 
 @contextmanager
 def _connection(url: str) -> Iterator[sa.Connection]:
@@ -106,10 +118,16 @@ def _old_hall(url: str) -> dict[str, int]:
             _op(db, c.id, 2, -50, "extra", {"extra": "topping", "quantity": 1, "unit_cents": 60})
             _op(db, c.id, 3, -30, "stop", {})
             day = business_day(T0, LAVOS)
-            tab_a = Tab(table_id="pool-01", session_id=a.id, opened_at=T0, opened_by="jana", business_day=day)
-            tab_b = Tab(table_id="pool-02", session_id=b.id, opened_at=T0, opened_by="jana", business_day=day, settled_at=b.stopped_at)
-            db.add_all([tab_a, tab_b])
-            db.flush()
+            tab_a, tab_b = (
+                db.execute(
+                    tabs_0011.insert()
+                    .values(
+                        table_id=table, session_id=game.id, label="", opened_at=T0, opened_by="jana", business_day=day, settled_at=settled
+                    )
+                    .returning(tabs_0011.c.id)
+                ).scalar_one()
+                for table, game, settled in (("pool-01", a, None), ("pool-02", b, b.stopped_at))
+            )
             frozen = [  # the old bill's lines, both at the venue's rate and booked as table time
                 ReceiptLine("Pool 2: Štandard, 6,00 €/h, 60 min", "Pool 2", 1, None, 600, 23, "table_time"),
                 ReceiptLine("Štartovné na turnaj (nečlen) 1 × 5,00 €", "Entry", 1, 500, 500, 23, "table_time"),
@@ -117,7 +135,7 @@ def _old_hall(url: str) -> dict[str, int]:
             at = T0 + timedelta(hours=1, minutes=5)
             db.add(
                 Payment(
-                    tab_id=tab_b.id,
+                    tab_id=tab_b,
                     method="card",
                     amount_cents=1100,
                     staff="jana",
@@ -128,7 +146,7 @@ def _old_hall(url: str) -> dict[str, int]:
                 )
             )
             db.commit()
-            return {"a": a.id, "b": b.id, "c": c.id, "tab_a": tab_a.id, "tab_b": tab_b.id}
+            return {"a": a.id, "b": b.id, "c": c.id, "tab_a": tab_a, "tab_b": tab_b}
 
 
 def test_a_games_extras_become_items_of_its_tab_and_every_game_bills_what_it_did(db_url):

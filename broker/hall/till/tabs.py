@@ -15,7 +15,11 @@ The rules, each in one place here:
   tabs merge (B has no payment, A is not paid in full), never into itself, a merged tab or a chain;
 - a split (broker.domain.split) is made on a tab whose game is stopped and that has no payment
   yet, and it freezes the bill: no item, void or merge changes a split tab until the split is
-  cancelled (only while no part is paid).
+  cancelled (only while no part is paid);
+- a tab opened for one thing (`Tab.holds`: a player's tournament entry fee, whose payments are the
+  prize pot; a booking's deposit, kept or given back whole) holds items of that category only and
+  is merged with no other tab, either way: what is paid on it is that thing's money and nothing
+  else, whatever is split, voided or reversed on it later (a drink goes on the guest's own tab).
 
 Double taps: a form carries a one-time key (`form_key`), stored with the tab or item it made
 (unique in its table, like a payment's `request_id`), so a repeat is answered with what the first
@@ -53,6 +57,12 @@ MAX_NAME = 120
 MAX_LABEL = 60
 REASON_MIN, REASON_MAX = 3, 200
 MIN_FORM_KEY, MAX_FORM_KEY = 8, 64  # the column's width; shorter is no one-time key
+# What a tab that holds one category only is for, as a refusal names it (`Tab.holds`; "deposit":
+# a booking's deposit tab, made by broker.hall.bookings).
+HOLDS = {
+    "tournament_entry": Name("štartovné na turnaj", "tournament entry fees"),
+    "deposit": Name("zálohu na rezerváciu", "the booking deposit"),
+}
 
 
 class TabRefused(Refusal):
@@ -95,10 +105,12 @@ class UpdateProduct(Command[None]):
 class OpenWalkInTab(Command[int]):
     """A tab with no table (a sale at the bar), named by `label` or, without one, by the time it
     opens ("Bar 18:42"); answers its id. A repeated `form_key` (a double tap, a resent form)
-    answers the tab the first submit opened."""
+    answers the tab the first submit opened. `holds`: a product category the tab holds only (a
+    tournament entry fee's tab: "tournament_entry"), merged with no other tab."""
 
     label: str = ""
     form_key: str | None = None
+    holds: str | None = None
 
 
 @command
@@ -315,6 +327,8 @@ class Tabs:
         with none, by the time it opens (broker.domain.tab_name.bar_label): selling needs no typing."""
         label, actor, form_key = c.label, c.actor, c.form_key
         key = _form_key(form_key)
+        if c.holds is not None and c.holds not in PRODUCT_CATEGORIES:
+            raise TabRefused(N_("There is no such category."))
         name = _clean(label if isinstance(label, str) else "", MAX_LABEL)
         if len(name) == 1:
             raise TabRefused(N_("Name the tab (e.g. the guest's name), at least 2 letters, or leave the name empty."))
@@ -335,10 +349,11 @@ class Tabs:
                 opened_by=actor,
                 business_day=day,
                 form_key=key,
+                holds=c.holds,
             )
             db.add(tab)
             db.flush()
-            record_audit(db, actor, "tab.open", f"tab:{tab.id}", {"label": name}, at=now)
+            record_audit(db, actor, "tab.open", f"tab:{tab.id}", {"label": name, "holds": c.holds}, at=now)
             tab_id = tab.id
             self.notify(db, None, tab_id)
         return tab_id
@@ -368,6 +383,13 @@ class Tabs:
                 raise TabMissing(N_("There is no such product."))
             if not p.active:
                 raise TabRefused(N_("%(product)s is no longer sold (the manager switched it off)."), product=p.name)
+            if tab.holds is not None and p.category != tab.holds:
+                raise TabRefused(
+                    N_("%(tab)s holds %(what)s only: what is paid on it is counted apart from the bar. Put %(product)s on another tab."),
+                    tab=self._name(db, tab),
+                    what=_holds(tab),
+                    product=p.name,
+                )
             item = TabItem(
                 tab_id=tab.id,
                 product_id=p.id,
@@ -445,6 +467,13 @@ class Tabs:
             a, b = self._tab(db, into_id), self._tab(db, from_id)
             if a.id == b.id:
                 raise TabRefused(N_("A tab cannot be merged into itself."))
+            for t in (a, b):  # either way: its payments would pay for the other's lines, or the other's for its own
+                if t.holds is not None:
+                    raise TabRefused(
+                        N_("%(tab)s holds %(what)s only and is paid on its own: it is merged with no other tab."),
+                        tab=self._name(db, t),
+                        what=_holds(t),
+                    )
             for t in (a, b):
                 if t.merged_into is not None:
                     raise TabRefused(N_("%(tab)s is merged into another bill already."), tab=self._name(db, t))
@@ -566,6 +595,10 @@ def name_of(hall: HallState, tab: Tab, *, short: bool = False) -> Name:
         spec = hall.tables.get(tab.table_id)
         table = Name(spec.name, spec.name_en) if spec else Name(tab.table_id)
     return tab_name(table, tab.session_id, tab.label, tab.id, short=short)
+
+
+def _holds(tab: Tab) -> Name:
+    return HOLDS.get(tab.holds or "", Name(tab.holds or ""))
 
 
 def _product_doc(p: Product) -> dict[str, Any]:
