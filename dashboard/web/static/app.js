@@ -231,6 +231,18 @@
     menuBtn.setAttribute("aria-expanded", open ? "true" : "false");
   });
 
+  // --- the manager's "Správa" menu in the top bar: a tap opens it, a tap elsewhere or Esc closes it ---
+  var moreBox = document.getElementById("nav-more"), moreBtn = document.getElementById("nav-more-toggle");
+  function showMore(open) {
+    moreBox.classList.toggle("open", open);
+    moreBtn.setAttribute("aria-expanded", open ? "true" : "false");
+  }
+  if (moreBox && moreBtn) {
+    moreBtn.addEventListener("click", function () { showMore(!moreBox.classList.contains("open")); });
+    document.addEventListener("click", function (e) { if (!moreBox.contains(e.target)) showMore(false); });
+    document.addEventListener("keydown", function (e) { if (e.key === "Escape") showMore(false); });
+  }
+
   // --- sound ---------------------------------------------------------------------------
   var audio = null;
   var muted = localStorage.getItem("lavos-muted") === "1";
