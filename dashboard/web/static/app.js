@@ -379,7 +379,11 @@
       });
     });
   }
-  (function restoreDrafts() {
+  // Put back once every script of the page has set itself up (app.js runs first; table.js and the
+  // like after it, before DOMContentLoaded): the input and change events put it back with then
+  // reach them too, so what a script shows for a field follows the value restored (the prepaid
+  // preset pressed for the minutes put back, a warning for a card put back).
+  document.addEventListener("DOMContentLoaded", function restoreDrafts() {
     var raw = null;
     try { raw = sessionStorage.getItem(DRAFT_KEY); } catch (e) { return; }
     if (!raw || location.pathname === "/login") return;
@@ -392,6 +396,6 @@
       var form = same[d.n] || same[0];
       if (form) putBack(form, d.fields);
     });
-  })();
+  });
 
 })();
