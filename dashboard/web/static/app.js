@@ -119,6 +119,13 @@
     standaloneCards().forEach(refreshCard);
   }
 
+  // --- the hall's time and the browser's: the server gives durations in the hall's time (a
+  // timer's seconds, when an amount moves); the hall's clock may run faster than real time (the
+  // demo's --speed: <body data-clock-speed="20">). Here, and only here, one becomes the other. ---
+  var SPEED = parseFloat(document.body.dataset.clockSpeed) || 1;
+  function hallSeconds(realMs) { return realMs / 1000 * SPEED; }
+  function realMs(hallMs) { return hallMs / SPEED; }
+
   // --- timers: elapsed time counts up, prepaid time down, every second, from the seconds the
   // server gave when it drew the card (data-elapsed / data-left); the server is the clock. ---
   function hms(s) {
@@ -130,7 +137,7 @@
     var now = performance.now();
     document.querySelectorAll(".timer[data-tick]").forEach(function (el) {
       if (el._drawnAt === undefined) el._drawnAt = now;
-      var gone = (now - el._drawnAt) / 1000;
+      var gone = hallSeconds(now - el._drawnAt);
       var text = el.dataset.tick === "down" ? hms(parseInt(el.dataset.left, 10) - gone) : hms(parseFloat(el.dataset.elapsed) + gone);
       if (el.textContent !== text) el.textContent = text;
     });
@@ -143,7 +150,7 @@
   }
   // A card drawn while its light is switching says when the node should have confirmed it
   // (data-recheck-ms), and a card of a running game when its amount changes by itself
-  // (data-moves-ms: the next started minute, a rate band; the server is the clock): look again
+  // (data-moves-ms, in the hall's milliseconds: the next started minute, a rate band; the server is the clock): look again
   // then, whether or not anything was announced (a carom table has no pockets to announce).
   function recheckLater(root) {
     var cards = root.matches && root.matches("[data-table-card]") ? [root] : [];
@@ -162,7 +169,7 @@
   function dueIn(el) {
     var waits = [];
     if (el.dataset.recheckMs) waits.push(parseInt(el.dataset.recheckMs, 10) || 2000);
-    if (el.dataset.movesMs) waits.push((parseInt(el.dataset.movesMs, 10) || 0) + MOVES_SLACK_MS);
+    if (el.dataset.movesMs) waits.push(realMs(parseInt(el.dataset.movesMs, 10) || 0) + MOVES_SLACK_MS);
     return waits.length ? Math.min.apply(null, waits) : null;
   }
 
