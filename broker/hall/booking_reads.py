@@ -275,6 +275,10 @@ class BookingReads:
             return presets, None
         return tuple(m for m in presets if m <= found[0]), found[0]
 
+    def waiting_count(self) -> int:
+        """How many parties wait (an offer out counts): the top bar's figure, from the hub's book (no query)."""
+        return len(self._book.waiting())
+
     def waiting(self, now: datetime | None = None) -> list[PartyView]:
         """The waiting list in the order they came, each with its estimated wait."""
         now = now or self._hub.clock()

@@ -222,6 +222,14 @@ class HallReads:
     def clock(self) -> datetime:
         return self._hub.clock()
 
+    @property
+    def clock_speed(self) -> float:
+        """Hall seconds per real second: 1 for the real clock; a clock that runs faster (the demo's
+        sim.clock.ScaledClock, `--speed`) says how much in its `speed`. A browser counts real
+        time: the pages tell it this, and it turns the hall's durations into its own with it."""
+        speed = getattr(self._hub.clock, "speed", 1.0)
+        return float(speed) if isinstance(speed, int | float) and speed > 0 else 1.0
+
     def today(self) -> date:
         """Today's business day at the venue, by the hub's (billing) clock: at 00:30 still yesterday's evening."""
         return business_day(self.clock(), self.venue)

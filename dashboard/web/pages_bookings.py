@@ -99,6 +99,7 @@ def day_view(
         {
             "view": view,
             "today": reads.today(),
+            "tomorrow": reads.today() + timedelta(days=1),
             "prev_day": on - timedelta(days=1),
             "next_day": on + timedelta(days=1),
             "tz": reads.venue.tz,

@@ -89,6 +89,10 @@ def _pay_page(
     else:
         part = next(iter(open_parts), None) if tab.owed_cents > 0 else None
     due = min(open_parts[part].owed_cents, tab.owed_cents) if part is not None else (0 if tab.parts else tab.owed_cents)
+    # The headline is what is being paid: the part asked for ("Zaplatiť časť 2", or a refused
+    # form for it drawn again), else the whole bill.
+    paying = asked_part if asked_part is not None else _part_no((form or {}).get("part"))
+    headline = open_parts.get(paying) if paying is not None else None
     methods = reads.venue.till.payment_methods
     defaults = {
         "method": next((m.id for m in methods if m.cash), methods[0].id),
@@ -112,6 +116,8 @@ def _pay_page(
             "quick": whole,
             "quick_parts": {q.part: q for q in parts},
             "asked_part": part,
+            "headline_part": headline.n if headline is not None else None,
+            "headline_cents": min(headline.owed_cents, tab.owed_cents) if headline is not None else tab.owed_cents,
             "notice": notice,
             "form": form,
             "form_error": error,
@@ -120,6 +126,10 @@ def _pay_page(
         },
         status=status,
     )
+
+
+def _part_no(text: object) -> int | None:
+    return int(text) if isinstance(text, str) and text.strip().isdigit() and len(text.strip()) <= 3 else None
 
 
 @router.get("/tabs/{tab_id}/pay")

@@ -26,10 +26,9 @@ from dashboard.web.table_page import speaking
 from dashboard.web.templating import NavLink, flash, render
 
 router = APIRouter()
-# No top-bar link: the manager's bar is full at 1280 px (a second row pushed the floor's last
-# tables off the tablet's screen). The list shows itself on the floor while anyone waits, and
-# the Bookings page opens it.
-NAV: list[NavLink] = []
+# In the top bar while a party waits ("Poradie 2"), on every page, redrawn live; the list shows
+# itself on the floor too, and the Bookings page opens it.
+NAV = [NavLink("/waiting", N_("Waiting list"), order=17, fragment="_waiting_link.html", src="/waiting/link", topics="waiting")]
 
 Text = Annotated[str, Form(max_length=200)]
 
@@ -47,6 +46,12 @@ def waiting_page(request: Request, reads: Reads, user: Annotated[Staff, Depends(
 def waiting_panel(request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("bookings.read"))]) -> Response:
     """The floor's region: the waiting parties and the offers (empty when nobody waits)."""
     return render(request, "_waiting_panel.html", _context(reads))
+
+
+@router.get("/waiting/link")
+def waiting_link(request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("bookings.read"))]) -> Response:
+    """The top bar's link to the list with how many wait (empty when nobody does)."""
+    return render(request, "_waiting_link.html")
 
 
 @router.post("/waiting", dependencies=[Depends(verify_csrf)])

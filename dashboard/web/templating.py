@@ -6,7 +6,7 @@ filters `local` (a room/tariff/extra's name in this language), `tariff` (id → 
 `day`, `duration` (1:05), `hms` (1:05:09, a ticking timer), `number`. Whatever a page prints,
 money and dates come with no-break spaces (`_unbreakable`), so "0,60 €" or "1. 12. 2026"
 never breaks across two lines; and in the context `request`, `user` (None on the login page),
-`lang`, `langs`, `nav` (the links this user may follow), `may("tabs.run")` (whether this user's role
+`lang`, `langs`, `nav` (the links this user may follow) and `nav_current` (this page's), `may("tabs.run")` (whether this user's role
 has a capability of dashboard.access), `new_form_key()` (a form's one-time key), `open_alerts` (for the banner),
 `flashes` (messages left by `flash()` before a redirect), `hall` (the hub's read models: venue, tables, clock).
 """
@@ -33,12 +33,20 @@ TEMPLATES = Path(__file__).parent / "templates"
 
 @dataclass(frozen=True)
 class NavLink:
-    """A link in the top bar. `label` is an English message id marked with N_() (translated when shown)."""
+    """A link in the top bar. `label` is an English message id marked with N_() (translated when shown).
+
+    The staff's links stand in the bar; a manager's pages (role "manager") are in its "Správa" menu,
+    so the bar stays one row at 1280 px whatever pages are added. A link with a `fragment` is shown
+    only while it has something to say (the waiting list while a party waits): the bar draws that
+    template in its place and app.js draws it again from `src` when one of `topics` is pushed."""
 
     path: str
     label: str
     role: str = "staff"
     order: int = 50
+    fragment: str = ""
+    src: str = ""
+    topics: str = ""
 
 
 _nav: list[NavLink] = []
@@ -55,6 +63,12 @@ def nav_for(user: Any) -> list[NavLink]:
     if user is None:
         return []
     return [x for x in _nav if role_at_least(user.role, x.role)]
+
+
+def nav_current(links: list[NavLink], path: str) -> NavLink | None:
+    """The link of the page at `path` (the longest that leads to it): the bar marks it."""
+    here = [x for x in links if path == x.path or (x.path != "/" and path.startswith(x.path))]
+    return max(here, key=lambda x: len(x.path), default=None)
 
 
 def _venue_tz(ctx: Any):
@@ -195,12 +209,14 @@ def render(
     token = i18n.use_lang(lang)
     try:
         user = getattr(request.state, "user", None)
+        nav = nav_for(user)
         ctx: dict[str, Any] = {
             "request": request,
             "user": user,
             "lang": lang,
             "langs": i18n.LANGS,
-            "nav": nav_for(user),
+            "nav": nav,
+            "nav_current": nav_current(nav, request.url.path),
             "may": lambda capability: user is not None and allows(user.role, capability),  # dashboard.access
             "hall": request.app.state.hub.reads,  # venue, tables and clock for the templates
         }

@@ -43,19 +43,36 @@ class FakeClock:
 
 class ShiftedClock:
     """The real clock moved by what the test says: the hub's time runs on as a browser's does (its
-    timers tick in real seconds), and a test jumps it ahead instead of waiting for it."""
+    timers tick in real seconds), and a test jumps it ahead instead of waiting for it. `speed`
+    (hall seconds per real second, as the demo's sim.clock.ScaledClock has it) may be changed
+    while it runs: the hall's time goes on from where it is, that much faster."""
 
     def __init__(self, shift: timedelta = timedelta()) -> None:
-        self.shift = shift
         self._lock = threading.Lock()
+        self._real = datetime.now(UTC)  # at this real instant the hall's clock showed self._hall
+        self._hall = self._real + shift
+        self._speed = 1.0
 
     def __call__(self) -> datetime:
         with self._lock:
-            return datetime.now(UTC) + self.shift
+            return self._now()
+
+    def _now(self) -> datetime:
+        return self._hall + (datetime.now(UTC) - self._real) * self._speed
 
     def jump(self, **delta: float) -> None:
         with self._lock:
-            self.shift += timedelta(**delta)
+            self._hall += timedelta(**delta)
+
+    @property
+    def speed(self) -> float:
+        return self._speed
+
+    @speed.setter
+    def speed(self, speed: float) -> None:
+        with self._lock:
+            self._hall, self._real = self._now(), datetime.now(UTC)
+            self._speed = speed
 
 
 def basic(username: str, password: str) -> dict[str, str]:

@@ -169,6 +169,7 @@ def test_the_day_view_shows_the_grid_the_phones_and_prisli_starts_the_game(site)
     r = site.staff.post(f"/bookings/{booking.group(1)}/arrived", {"next": "/bookings"})
     assert r.status_code == 303 and r.headers["location"] == "/tables/pool-04"
     assert site.hub.open_game("pool-04") is not None
+    assert site.staff.get("/waiting/link").text.strip() == "" and 'id="nav-waiting"' not in site.staff.get("/bills").text
 
 
 @sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
@@ -197,11 +198,16 @@ def test_blocks_are_the_managers_and_list_the_guests_to_call(site):
 def test_the_waiting_list_on_the_floor_and_an_offer_taken(site):
     for n in range(1, 9):
         site.hub.execute(StartGame(table=f"pool-0{n}", actor="jana"))
+    assert 'id="nav-waiting"' not in site.boss.get("/reports").text  # nobody waits: no link in the top bar
     r = site.staff.post(
         "/waiting", {"name": "Kováč", "party_size": "2", "kind": "pool9", "phone": "0903 555 666", "sms_ok": "true", "next": "/"}
     )
     assert r.status_code == 303
     assert "Kováč , 2 · pool 9 stôp" in _text(site.staff.get("/").text)
+    # Issue 29, item 40: while a party waits, the top bar of every page leads to the list, saying how many wait.
+    for browser, path in ((site.boss, "/reports"), (site.staff, "/bills"), (site.staff, "/waiting/link")):
+        link = re.search(r'<a href="/waiting" id="nav-waiting">(.*?)</a>', browser.get(path).text)
+        assert link and _text(link.group(1)) == "Poradie 1", (path, link)
     game = site.hub.open_game("pool-04")
     assert game is not None
     site.hub.execute(StopGame(game=game.id, actor="jana"))
@@ -214,6 +220,7 @@ def test_the_waiting_list_on_the_floor_and_an_offer_taken(site):
     r = site.staff.post(f"/waiting/{party.group(1)}/take", {"next": "/"})
     assert r.status_code == 303 and r.headers["location"] == "/tables/pool-04"
     assert site.hub.open_game("pool-04") is not None
+    assert site.staff.get("/waiting/link").text.strip() == "" and 'id="nav-waiting"' not in site.staff.get("/bills").text
 
 
 def test_the_api_lists_bookings_with_phones_books_and_says_when_tables_are_free(site):

@@ -220,6 +220,24 @@ def test_a_paid_part_shows_paid_loses_its_button_and_is_refused_again(pages, fac
     assert rows(facade) == before
 
 
+def test_the_pay_page_of_a_part_has_that_part_as_its_headline(pages, facade, clock):
+    """Issue 29, item 37: "Zaplatiť časť 2" led to a page whose biggest figure was the whole bill
+    left (11,51 €), not the part being paid (5,75 €); so did a refused form for that part."""
+    from broker.hall.till.tabs import SplitTab
+
+    tab = played_tab(facade, clock)  # 9,00 €
+    add_item(facade, tab, "Kofola", 251, 19)
+    facade.execute(SplitTab(tab=tab, mode="equal", parts=2, actor=STAFF))  # 5,76 € and 5,75 €
+    html = pages.page(f"/tabs/{tab}/pay?part=2", client=pages.staff)
+    assert found(r'id="pay-owed">([^<]+)<', html).group(1) == "5,75\u00a0€"
+    assert "Časť 2 na úhradu" in html and "celý účet: zostáva zaplatiť 11,51\u00a0€" in html
+    refused = pages.post(f"/tabs/{tab}/pay", {"method": "card", "amount": "99", "part": "2", "request_id": _key(html)}, client=pages.staff)
+    assert refused.status_code == 409 and found(r'id="pay-owed">([^<]+)<', refused.text).group(1) == "5,75\u00a0€"
+    assert 'class="error-box pay-error" role="alert" id="pay-error"' in refused.text  # styled as an error (app.css)
+    whole = pages.page(f"/tabs/{tab}/pay", client=pages.staff)  # no part asked: the whole bill
+    assert found(r'id="pay-owed">([^<]+)<', whole).group(1) == "11,51\u00a0€" and "Spolu na úhradu" in whole
+
+
 def test_closing_stops_every_game_after_one_confirmation(pages, facade, clock):
     from broker.hall.games import StartGame
 

@@ -119,6 +119,13 @@
     standaloneCards().forEach(refreshCard);
   }
 
+  // --- the hall's time and the browser's: the server gives durations in the hall's time (a
+  // timer's seconds, when an amount moves); the hall's clock may run faster than real time (the
+  // demo's --speed: <body data-clock-speed="20">). Here, and only here, one becomes the other. ---
+  var SPEED = parseFloat(document.body.dataset.clockSpeed) || 1;
+  function hallSeconds(realMs) { return realMs / 1000 * SPEED; }
+  function realMs(hallMs) { return hallMs / SPEED; }
+
   // --- timers: elapsed time counts up, prepaid time down, every second, from the seconds the
   // server gave when it drew the card (data-elapsed / data-left); the server is the clock. ---
   function hms(s) {
@@ -130,7 +137,7 @@
     var now = performance.now();
     document.querySelectorAll(".timer[data-tick]").forEach(function (el) {
       if (el._drawnAt === undefined) el._drawnAt = now;
-      var gone = (now - el._drawnAt) / 1000;
+      var gone = hallSeconds(now - el._drawnAt);
       var text = el.dataset.tick === "down" ? hms(parseInt(el.dataset.left, 10) - gone) : hms(parseFloat(el.dataset.elapsed) + gone);
       if (el.textContent !== text) el.textContent = text;
     });
@@ -143,7 +150,7 @@
   }
   // A card drawn while its light is switching says when the node should have confirmed it
   // (data-recheck-ms), and a card of a running game when its amount changes by itself
-  // (data-moves-ms: the next started minute, a rate band; the server is the clock): look again
+  // (data-moves-ms, in the hall's milliseconds: the next started minute, a rate band; the server is the clock): look again
   // then, whether or not anything was announced (a carom table has no pockets to announce).
   function recheckLater(root) {
     var cards = root.matches && root.matches("[data-table-card]") ? [root] : [];
@@ -162,7 +169,7 @@
   function dueIn(el) {
     var waits = [];
     if (el.dataset.recheckMs) waits.push(parseInt(el.dataset.recheckMs, 10) || 2000);
-    if (el.dataset.movesMs) waits.push((parseInt(el.dataset.movesMs, 10) || 0) + MOVES_SLACK_MS);
+    if (el.dataset.movesMs) waits.push(realMs(parseInt(el.dataset.movesMs, 10) || 0) + MOVES_SLACK_MS);
     return waits.length ? Math.min.apply(null, waits) : null;
   }
 
@@ -230,6 +237,18 @@
     var open = topbar.classList.toggle("menu-open");
     menuBtn.setAttribute("aria-expanded", open ? "true" : "false");
   });
+
+  // --- the manager's "Správa" menu in the top bar: a tap opens it, a tap elsewhere or Esc closes it ---
+  var moreBox = document.getElementById("nav-more"), moreBtn = document.getElementById("nav-more-toggle");
+  function showMore(open) {
+    moreBox.classList.toggle("open", open);
+    moreBtn.setAttribute("aria-expanded", open ? "true" : "false");
+  }
+  if (moreBox && moreBtn) {
+    moreBtn.addEventListener("click", function () { showMore(!moreBox.classList.contains("open")); });
+    document.addEventListener("click", function (e) { if (!moreBox.contains(e.target)) showMore(false); });
+    document.addEventListener("keydown", function (e) { if (e.key === "Escape") showMore(false); });
+  }
 
   // --- sound ---------------------------------------------------------------------------
   var audio = null;
@@ -367,7 +386,11 @@
       });
     });
   }
-  (function restoreDrafts() {
+  // Put back once every script of the page has set itself up (app.js runs first; table.js and the
+  // like after it, before DOMContentLoaded): the input and change events put it back with then
+  // reach them too, so what a script shows for a field follows the value restored (the prepaid
+  // preset pressed for the minutes put back, a warning for a card put back).
+  document.addEventListener("DOMContentLoaded", function restoreDrafts() {
     var raw = null;
     try { raw = sessionStorage.getItem(DRAFT_KEY); } catch (e) { return; }
     if (!raw || location.pathname === "/login") return;
@@ -380,6 +403,6 @@
       var form = same[d.n] || same[0];
       if (form) putBack(form, d.fields);
     });
-  })();
+  });
 
 })();

@@ -50,6 +50,7 @@ STAFF_PAGES = {
     "/bookings/new",
     "/waiting",
     "/waiting/panel",
+    "/waiting/link",  # the top bar's link while a party waits (issue 29)
     "/tournaments",  # the Lavosliga (issue 21): the day for staff, a match's score on a phone
     "/tournaments/season",
     "/tournaments/{tournament_id}",

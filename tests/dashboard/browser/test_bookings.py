@@ -14,11 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 
 import pytest
 
 from broker.compose import running_hub
 from broker.domain.venue import load_venue
+from broker.hall.bookings import BookTable
 from broker.hall.games import StartGame, StopGame
 from broker.hall.hub import Hub
 from sim.demo import start_http
@@ -95,6 +97,44 @@ def test_a_phone_booking_in_three_taps_shows_on_the_floor_from_15_minutes_before
     hall.clock.set(local(2026, 12, 4, 19, 45))
     page.reload()
     assert f"Rezervované 20:00 ({name}, 4)" in _card(page, table)
+
+
+LONG_NAMES = (
+    "Alexandra Konštantínová-Šťastná s kolegami z účtovného oddelenia",
+    "Maximilián Bartolomej Hrnčiarik a jeho spolužiaci z gymnázia",
+    "Firemný večierok spoločnosti Stredoslovenská energetika",
+)
+
+
+def test_the_day_grid_shows_the_whole_evening_on_the_tablet_with_long_names_and_tomorrow_is_one_tap(hall, open_page):
+    """Issue 29, item 40: long names booked widened the grid until 20:30–24:00 scrolled off the
+    tablet; the day view had no way to tomorrow but the arrow and a date."""
+    hall.clock.set(EVENING)
+    for n, name in enumerate(LONG_NAMES):
+        start = local(2026, 12, 4, 20 + n, 30)
+        hall.hub.execute(
+            BookTable(start=start, end=start + timedelta(hours=2 - n // 2), party_size=6, name=name, table=f"pool-0{6 + n}", actor=STAFF)
+        )
+    page = open_page(TABLET)
+    _log_in(page, hall)
+    page.goto(hall.url + "/bookings")
+    grid = page.evaluate(
+        """() => {
+          const wrap = document.querySelector('.day-grid-wrap'), heads = [...document.querySelectorAll('#day-grid thead th')];
+          return {scroll: wrap.scrollWidth, shown: wrap.clientWidth, right: document.getElementById('day-grid').getBoundingClientRect().right,
+                  hours: heads.filter(th => th.textContent.trim()).map(th => [th.textContent.trim(), th.getBoundingClientRect().right])};
+        }"""
+    )
+    hours = [h for h, _ in grid["hours"][1:]]
+    assert hours == [f"{h}:00" for h in range(16, 24)], hours  # the whole evening, 16:00-24:00
+    assert grid["scroll"] <= grid["shown"] and grid["right"] <= TABLET["width"], f"the day grid scrolls sideways on the tablet: {grid}"
+    assert all(right <= TABLET["width"] for _, right in grid["hours"]), grid["hours"]
+    for name in LONG_NAMES:  # each booking on the grid, its whole name on a long press and in the list below
+        assert page.locator(f"#day-grid a[title^='{name}']").count() == 1
+        assert name in page.locator("#day-bookings").inner_text()
+    _tap(page, page.locator("#day-tomorrow"))
+    assert page.url.endswith("/bookings?day=2026-12-05") and "5.\u00a012.\u00a02026" in page.locator("h1").inner_text()
+    assert page.locator("#day-tomorrow").count() == 0 and page.locator("#day-today").is_visible()
 
 
 def test_the_waiting_list_offer_appears_on_the_floor_when_a_game_stops(hall, open_page):

@@ -178,6 +178,8 @@ def test_no_english_and_no_raw_ids_on_the_slovak_payment_pages_and_refusals(lavo
         with page.expect_navigation():
             page.locator("#pay-submit").tap()
         assert page.locator("#pay-error").is_visible() and page.input_value("#pay-amount") == amount
+        # Issue 29, item 37: said as an error (red), not in a plain white panel like the page's own.
+        assert page.locator("#pay-error").evaluate("el => getComputedStyle(el).backgroundColor") == "rgb(254, 226, 226)"
         findings.check(page, f"pay refused {amount}")
     assert lavos.api("GET", f"/api/tabs/{tab}/payments", STAFF)["payments"] == []
     page.fill("#pay-amount", "1")  # the refused form is drawn again open, with what was typed

@@ -6,7 +6,8 @@ stopped game's tab owes, one tap to pay) and the receipts journal on the bills p
 The hall is put in the state of an evening first, through the API and the simulated nodes, so the
 pictures show what staff see: tables playing, paused, on a club card, prepaid, balls counted, a
 member checked in at foosball, an alert. Each page must also load without a browser error (a
-Content-Security-Policy violation, a failed script) before it is photographed.
+Content-Security-Policy violation, a failed script) before it is photographed. Issue 29, item 36:
+with a party on the waiting list too, the whole floor of that evening is on the tablet's screen.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pytest
 from tests.conftest import TABLES
 from tests.dashboard.browser.conftest import PHONE, TABLET
 from tests.dashboard.browser.hall import drop_balls, goal
+from tests.dashboard.browser.test_floor_fit import fit, venue_tables, wait_party
 from tests.dashboard.browser.web import log_in, wait_live
 from tests.dashboard.conftest import MANAGER, STAFF
 from tests.support.hub import REPO, card_reader_of
@@ -78,7 +80,23 @@ def evening(lavos, nodes) -> dict[str, int]:
     drop_balls(nodes, "pool-02", 0, 1)  # balls on a table with no session: an alert in the banner
     wait_until(lambda: lavos.api("GET", "/api/alerts", STAFF), timeout=10, what="an open alert")
     wait_until(lambda: lavos.api("GET", "/api/tables/pool-01", STAFF)["session"]["drops"] == 4, timeout=10, what="4 drops")
+    wait_party(lavos)
     return {"bill": billed, "tab": tab}
+
+
+def test_the_evenings_whole_floor_fits_the_tablet_with_a_party_waiting(lavos, evening, tablet):
+    """Issue 29, item 36: with one alert and one party waiting, this floor was 984 px tall on the
+    1280x800 tablet: the side room and the foosball fell below the fold."""
+    log_in(tablet, lavos, MANAGER)
+    wait_live(tablet)
+    tablet.locator("#waiting-region .party").wait_for()
+    f = fit(tablet)
+    low = max(c["bottom"] for c in f["cards"])
+    print(f"\nthe evening's floor at 1280x800 with a party waiting: the last card ends at {low:.0f} px")
+    assert sorted(c["table"] for c in f["cards"]) == sorted(venue_tables())
+    off = [c["table"] for c in f["cards"] if c["bottom"] > f["vh"] or c["right"] > f["vw"]]
+    assert not off and f["height"] <= f["vh"] and f["width"] <= f["vw"], f"not on the screen without scrolling: {off} ({f})"
+    assert f["navRows"] == 1
 
 
 @pytest.mark.parametrize("size", SIZES)

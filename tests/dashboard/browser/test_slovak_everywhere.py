@@ -358,6 +358,7 @@ NOT_PAGES = {
     "/tv/{token}/board": "the live part of /tv/{token}",
     "/tv/{token}/events": "the TV's live update stream",
     "/waiting/panel": "the waiting list: part of / and /waiting",
+    "/waiting/link": "the top bar's link to the waiting list: part of every page",
     "/sessions/{game_id}/tab": "a redirect to the game's tab (walked)",
     "/login": "walked signed out, below",
     "/members/export.csv": "a download",

@@ -105,11 +105,12 @@ def test_a_handed_out_password_must_be_changed_before_anything_else(lavos, open_
 def test_an_ended_login_keeps_the_form_and_what_was_typed(lavos, open_page):
     """Issue 19, item 17: the manager ends the bar tablet's logins while a start form is half filled
     in; sending it leads to the login page, which says why, and logging in again to the same form
-    with what was typed (and no game started meanwhile)."""
+    with what was typed (and no game started meanwhile). Issue 29, item 38: the prepaid time chosen
+    with a preset shows chosen again on the preset, not "Bez limitu"."""
     bar, office = open_page(), open_page()
     log_in(bar, lavos, STAFF, "/tables/pool-04")
     bar.fill("#start-form input[name=card_uid]", "0a1b2c3d")
-    bar.fill("#start-form input[name=prepaid_minutes]", "45")
+    bar.locator("#start-form .preset[data-minutes='60']").tap()
     log_in(office, lavos, MANAGER, f"/users/{STAFF}")
     with office.expect_navigation():
         office.locator("#end-logins button").tap()
@@ -125,7 +126,9 @@ def test_an_ended_login_keeps_the_form_and_what_was_typed(lavos, open_page):
         bar.locator(".login-box button[type=submit]").tap()
     assert bar.url == lavos.base_url + "/tables/pool-04"
     assert bar.locator("#start-form input[name=card_uid]").input_value() == "0a1b2c3d"
-    assert bar.locator("#start-form input[name=prepaid_minutes]").input_value() == "45"
+    assert bar.locator("#start-form input[name=prepaid_minutes]").input_value() == "60"
+    pressed = bar.locator("#start-form .preset[aria-pressed=true]")
+    assert pressed.count() == 1 and pressed.get_attribute("data-minutes") == "60", pressed.all_inner_texts()
     assert lavos.api("GET", "/api/tables/pool-04", STAFF)["session"] is None
     bar.reload()  # the work was put back once; a page loaded again starts empty
     assert bar.locator("#start-form input[name=card_uid]").input_value() == ""
