@@ -154,6 +154,8 @@ def test_a_void_after_a_part_payment_moves_its_share_to_what_is_left_at_the_same
 
 
 # --- the property: any sequence of till operations ---------------------------------------------
+# (On the code before items 29 and 30 it fails in most runs of the ci profile's examples: a part
+# payment, then a void or an item added at a rate of two categories, then the rest paid.)
 
 # A payment of all that is owed, a half, a third or some cents; a void by the manager (after a payment) or staff.
 PAY = st.tuples(
@@ -170,7 +172,7 @@ OP = st.one_of(  # payments and voids more often than the rest: the money moves 
     st.tuples(st.just("add"), st.integers(0, 9), st.integers(0, len(PRODUCTS) - 1), st.integers(1, 2)),
     st.tuples(st.just("add"), st.integers(0, 9), st.integers(0, len(PRODUCTS) - 1), st.integers(1, 2)),
     st.tuples(st.just("reverse"), st.integers(0, 99)),
-    st.tuples(st.just("split"), st.integers(0, 9), st.integers(2, 3)),
+    st.tuples(st.just("split"), st.integers(0, 9), st.integers(2, 3), st.sampled_from(["equal", "items"])),
     st.tuples(st.just("merge"), st.integers(0, 9), st.integers(0, 9)),
 )
 # A walk-in tab's first items, after a drink and a meal at 19 % (two categories at one rate: what a
@@ -231,7 +233,12 @@ def _apply(hall: Hall, case: Case, op: tuple) -> None:
         if case.payments:
             f.execute(ReversePayment(payment=case.payments[op[1] % len(case.payments)], reason="vrátené", actor=MANAGER))
     elif kind == "split":
-        f.execute(SplitTab(tab=pick(op[1] % len(case.tabs)), mode="equal", parts=op[2], actor=STAFF))
+        tab = pick(op[1] % len(case.tabs))
+        if op[3] == "equal":
+            f.execute(SplitTab(tab=tab, mode="equal", parts=op[2], actor=STAFF))
+        else:  # the bill's lines dealt out to the parts in turn
+            assignment = {line.key: n % op[2] + 1 for n, line in enumerate(_view(f, tab).lines)}
+            f.execute(SplitTab(tab=tab, mode="items", assignment=assignment, actor=STAFF))
     elif kind == "merge":
         f.execute(MergeTabs(into=pick(op[1] % len(case.tabs)), from_tab=pick(op[2] % len(case.tabs)), actor=STAFF))
 
