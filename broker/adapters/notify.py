@@ -7,6 +7,12 @@ that goes out more than `late_after` after it was made says so: "(oneskorené, 2
 
 Apprise URLs hold passwords and tokens: Apprise's own log lines are captured (never passed to
 our log) and only our masked reason ("not delivered", the masked host) is kept in the history.
+
+Closing: the thread writes the spool (marks what it sent), so the spool is closed only once the
+thread has finished. `close(release)` stops it and waits `close_wait_s` for it; a send still in
+flight then (a slow receiver can hold one for minutes: Apprise's timeouts are per socket read) is
+not waited for: the thread runs `release` itself as its last act, after marking that message, so
+no close ever races its write and a hub's shutdown is not held by a receiver.
 """
 
 from __future__ import annotations
@@ -73,6 +79,7 @@ class Notifier:
     poll_s = 2.0
     backoff_s: tuple[float, ...] = (2.0, 5.0, 15.0, 30.0, 60.0)
     late_after = timedelta(seconds=60)
+    close_wait_s = 15.0  # how long close() waits for a send in flight before handing `release` to the thread
 
     def __init__(
         self,
@@ -89,9 +96,15 @@ class Notifier:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._retry: dict[str, tuple[float, int]] = {}  # target -> (monotonic time, failures)
+        # Who runs close()'s `release` (closing the spool): close() if the thread has finished by then,
+        # else the thread as its last act. _gate orders the two; _finished / _release are under it.
+        self._gate = threading.Lock()
+        self._finished = False
+        self._release: Callable[[], None] | None = None
 
     def start(self) -> None:
         self._stop.clear()
+        self._finished, self._release = False, None
         self._thread = threading.Thread(target=self._run, name="notify-sender", daemon=True)
         self._thread.start()
         self._wake.set()  # resume whatever was left pending
@@ -99,23 +112,47 @@ class Notifier:
     def wake(self) -> None:
         self._wake.set()
 
-    def close(self) -> None:
+    def close(self, release: Callable[[], None] | None = None) -> bool:
+        """Stop the thread; `release` (closing what the thread writes: the spool) runs once the thread
+        has finished, exactly once: here, if it finishes within close_wait_s, else on the thread when
+        its send in flight returns. True when the thread had finished here."""
         self._stop.set()
         self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout=15)
-            self._thread = None
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.join(timeout=self.close_wait_s)
+        with self._gate:
+            done = thread is None or self._finished
+            if not done:
+                self._release = release
+        if done and release is not None:
+            release()
+        if not done:
+            log.warning("a notification was still being sent at shutdown; the sender closes its spool when that send ends")
+        return done
 
     def _run(self) -> None:
-        while not self._stop.is_set():
-            self._wake.wait(self.poll_s)
-            self._wake.clear()
-            try:
-                if self._every_round is not None:
-                    self._every_round()
-                self._round()
-            except Exception:
-                log.exception("notification round failed")
+        try:
+            while not self._stop.is_set():
+                self._wake.wait(self.poll_s)
+                self._wake.clear()
+                if self._stop.is_set():
+                    break
+                try:
+                    if self._every_round is not None:
+                        self._every_round()
+                    self._round()
+                except Exception:
+                    log.exception("notification round failed")
+        finally:
+            with self._gate:
+                self._finished = True
+                release, self._release = self._release, None
+            if release is not None:  # close() gave up waiting for us: we are the spool's last writer
+                try:
+                    release()
+                except Exception:
+                    log.exception("closing the notification spool failed")
 
     def _round(self) -> None:
         blocked: set[str] = set()

@@ -21,23 +21,29 @@ Rules (issue 12), each in one place here:
   rate (broker.domain.money.allocate: largest remainder, odd cents to the larger remainder, ties to
   the higher rate). Because the weights are what is still unpaid per rate, the last payment takes
   exactly the rest at each rate: the receipts of one tab add up to its bill per VAT rate, to the cent.
-  Each such line also freezes what it paid for by category (table time, drinks, food…), its amount
-  shared pro rata over the bill's categories at its rate (broker.domain.revenue.by_category).
+  Each such line also freezes what it paid for by category (table time, drinks, food…): its amount
+  over what its rate still owes per category (broker.domain.revenue.paid_for), so the last payment
+  also takes exactly the rest of each category, and the day's categories are what was sold.
   A rate already paid beyond what it owes (an item voided after a part payment) gets a correcting
-  negative line back to zero, and the amount it frees is shared over the rates still owed.
+  negative line back to zero, and the amount it frees is shared over the rates still owed. A rate
+  that owes exactly what its receipts paid, but for other categories (the voided item's share paid
+  at the rate of what is left), gets a category move (broker.domain.receipt.CATEGORY_MOVE): 0,00 €,
+  not on the receipt, only in what the payment paid for.
+- A void must leave a paid tab's receipts right (`settled_exactly`): once the tab would owe nothing
+  more, no later receipt could correct them, so such a void waits for the payment's reversal.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from broker.domain.cash_rounding import NO_ROUNDING, cash_due
 from broker.domain.euros import euros, whole_cents
-from broker.domain.money import allocate, vat_rows
-from broker.domain.receipt import ReceiptLine, line_from_json
+from broker.domain.money import allocate
+from broker.domain.receipt import CATEGORY_MOVE, ReceiptLine, line_from_json
 from broker.domain.refusals import N_, Refusal
-from broker.domain.revenue import by_category
+from broker.domain.revenue import by_category, paid_for, unpaid
 
 __all__ = [
     "PARTIAL",
@@ -46,6 +52,7 @@ __all__ = [
     "check_payment",
     "frozen_lines",
     "negated",
+    "settled_exactly",
 ]
 
 PARTIAL = "partial_payment"  # the category of a part payment's lines (one per rate; its `categories` say what it paid for)
@@ -135,36 +142,68 @@ def frozen_lines(
     label_en: str,
 ) -> list[ReceiptLine]:
     """The lines a payment of `amount_cents` freezes, for a bill (or part) of `lines` on which the
-    lines `paid_before` (earlier payments' frozen lines, reversals included) are already paid.
+    lines `paid_before` (earlier payments' frozen lines and category moves, reversals included) are
+    already paid.
 
     All of it in one payment: the bill's own lines. Otherwise one "part payment" line per VAT rate
-    (see the module's rule), named with `label` (Slovak) / `label_en`.
+    (see the module's rule), named with `label` (Slovak) / `label_en`, and the category moves.
     """
     lines = list(lines)
-    before = list(paid_before)
+    before = [_said(x, lines) for x in paid_before]
     total = sum(x.amount_cents for x in lines)
     if not any(x.amount_cents for x in before) and amount_cents == total and lines:
         return lines
-    unpaid: dict[int, int] = {v.vat_percent: v.gross_cents for v in vat_rows(lines)}
-    for row in vat_rows(before):
-        unpaid[row.vat_percent] = unpaid.get(row.vat_percent, 0) - row.gross_cents
+    left: dict[int, dict[str, int]] = {}  # rate -> category -> what is still unpaid there
+    for (rate, category), cents in unpaid(lines, before).items():
+        left.setdefault(rate, {})[category] = cents
+    owes = {rate: sum(cats.values()) for rate, cats in left.items()}
     # A rate paid beyond its bill (an item voided after a part payment) is corrected back to what
     # it owes, and what that frees goes to the rates still owed: receipts add up per rate, always.
-    over = {rate: left for rate, left in unpaid.items() if left < 0}
-    owed = {rate: left for rate, left in unpaid.items() if left > 0} or {0: 0}
+    over = {rate: cents for rate, cents in owes.items() if cents < 0}
+    owed = {rate: cents for rate, cents in owes.items() if cents > 0} or {0: 0}
     shares = allocate(amount_cents - sum(over.values()), owed)
     paid = [
-        _part_line(rate, share, lines, f"Čiastočná úhrada účtu {label}", f"Part payment of the bill {label_en}")
+        _part_line(rate, share, left.get(rate, {}), f"Čiastočná úhrada účtu {label}", f"Part payment of the bill {label_en}")
         for rate, share in shares.items()
     ]
     corrections = [
-        _part_line(rate, left, lines, f"Oprava DPH po storne, účet {label}", f"VAT correction after a void, bill {label_en}")
-        for rate, left in over.items()
+        _part_line(rate, cents, left[rate], f"Oprava DPH po storne, účet {label}", f"VAT correction after a void, bill {label_en}")
+        for rate, cents in over.items()
     ]
-    return sorted((x for x in paid + corrections if x.amount_cents), key=lambda x: (-x.vat_percent, x.amount_cents < 0))
+    moves = [
+        ReceiptLine(
+            f"Oprava kategórií po storne, účet {label}",
+            f"Categories corrected after a void, bill {label_en}",
+            0,
+            None,
+            0,
+            rate,
+            CATEGORY_MOVE,
+            paid_for(0, left[rate]),
+        )
+        for rate, cents in owes.items()
+        if cents == 0 and any(left[rate].values())
+    ]
+    lines_paid = sorted((x for x in paid + corrections if x.amount_cents), key=lambda x: (-x.vat_percent, x.amount_cents < 0))
+    return lines_paid + moves
 
 
-def _part_line(rate: int, cents: int, bill: list[ReceiptLine], description: str, description_en: str) -> ReceiptLine:
+def settled_exactly(lines: Iterable[ReceiptLine], paid: Iterable[ReceiptLine]) -> bool:
+    """Whether receipts that paid `paid` (lines and category moves, reversals included) paid exactly
+    what the bill of `lines` holds, rate by rate and category by category."""
+    lines = list(lines)
+    return not any(unpaid(lines, [_said(x, lines) for x in paid]).values())
+
+
+def _said(line: ReceiptLine, bill: list[ReceiptLine]) -> ReceiptLine:
+    """A part payment's line frozen before lines said what they paid for: shared over the bill as it
+    is now (as the close-out reads it, broker.hall.till.takings)."""
+    if line.category == PARTIAL and not line.categories and line.amount_cents:
+        return replace(line, categories=by_category(line.amount_cents, line.vat_percent, bill))
+    return line
+
+
+def _part_line(rate: int, cents: int, left: dict[str, int], description: str, description_en: str) -> ReceiptLine:
     """One rate's share of a part payment, with what it paid for by category (the Z report's)."""
     return ReceiptLine(
         description=description,
@@ -174,7 +213,7 @@ def _part_line(rate: int, cents: int, bill: list[ReceiptLine], description: str,
         amount_cents=cents,
         vat_percent=rate,
         category=PARTIAL,
-        categories=by_category(cents, rate, bill) if cents else (),
+        categories=paid_for(cents, left) if cents else (),
     )
 
 

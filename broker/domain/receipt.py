@@ -3,6 +3,12 @@
 A payment freezes its lines when it is taken (`Payment.lines`, in the shape of `lines_json`), so
 the printed receipt, a reprint next week, the eKasa registration and the close-out read the same
 lines and VAT rows and cannot drift apart. Integer cents; a reversal's receipt has negative amounts.
+
+Beside its lines a payment may freeze category moves (`CATEGORY_MOVE`): lines of 0,00 € whose
+`categories` move money already paid at one VAT rate from a category to another (an item voided
+after a part payment, at a rate that then owes exactly what its receipts paid). They are no part
+of the receipt (not printed, not sent to eKasa: `lines_from_json` leaves them out), only of what
+the payment paid for (`lines_from_json(doc, moves=True)`: the close-out's categories).
 """
 
 from __future__ import annotations
@@ -17,7 +23,9 @@ from pydantic import Field
 from broker.domain.json_shape import HIDDEN, derived, every_field_sent
 from broker.domain.money import MoneyLine, VatRow, vat_rows
 
-__all__ = ["Issuer", "Receipt", "ReceiptLine", "line_from_json", "lines_from_json", "lines_json", "vat_from_json"]
+__all__ = ["CATEGORY_MOVE", "Issuer", "Receipt", "ReceiptLine", "line_from_json", "lines_from_json", "lines_json", "vat_from_json"]
+
+CATEGORY_MOVE = "category_move"  # a 0,00 € line moving what a rate paid between categories: not on the receipt
 
 
 @dataclass(frozen=True)
@@ -92,9 +100,21 @@ class Receipt:
 
 
 def lines_json(lines: Iterable[MoneyLine | ReceiptLine]) -> dict[str, object]:
-    """The frozen shape of `Payment.lines`: {"lines": [...], "vat": [...]}, VAT per rate from the lines."""
-    lines = list(lines)
-    rows = [
+    """The frozen shape of `Payment.lines`: {"lines": [...], "vat": [...]}, VAT per rate from the lines;
+    category moves (CATEGORY_MOVE) under "moves", out of the receipt's lines and VAT."""
+    given = list(lines)
+    lines = [x for x in given if x.category != CATEGORY_MOVE]
+    moves = [x for x in given if x.category == CATEGORY_MOVE]
+    vat = vat_rows(lines)
+    return {
+        "lines": _rows(lines),
+        "vat": [{"vat_percent": v.vat_percent, "gross_cents": v.gross_cents, "vat_cents": v.vat_cents} for v in vat],
+        **({"moves": _rows(moves)} if moves else {}),
+    }
+
+
+def _rows(lines: Iterable[MoneyLine | ReceiptLine]) -> list[dict[str, object]]:
+    return [
         {
             "description": x.description,
             "description_en": x.description_en,
@@ -107,8 +127,6 @@ def lines_json(lines: Iterable[MoneyLine | ReceiptLine]) -> dict[str, object]:
         }
         for x in lines
     ]
-    vat = vat_rows(lines)
-    return {"lines": rows, "vat": [{"vat_percent": v.vat_percent, "gross_cents": v.gross_cents, "vat_cents": v.vat_cents} for v in vat]}
 
 
 _FIELDS = ("description", "description_en", "quantity", "unit_cents", "amount_cents", "vat_percent", "category")
@@ -121,8 +139,10 @@ def line_from_json(row: Mapping[str, Any]) -> ReceiptLine:
     return ReceiptLine(**fields, categories=shares)
 
 
-def lines_from_json(doc: Mapping[str, Any]) -> tuple[ReceiptLine, ...]:
-    return tuple(line_from_json(row) for row in doc.get("lines", ()) if isinstance(row, Mapping))
+def lines_from_json(doc: Mapping[str, Any], *, moves: bool = False) -> tuple[ReceiptLine, ...]:
+    """The receipt's lines; with `moves`, its category moves after them (what the payment paid for)."""
+    rows = [*doc.get("lines", ()), *(doc.get("moves", ()) if moves else ())]
+    return tuple(line_from_json(row) for row in rows if isinstance(row, Mapping))
 
 
 def vat_from_json(doc: Mapping[str, Any]) -> tuple[VatRow, ...]:

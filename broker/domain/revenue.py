@@ -8,9 +8,13 @@ bar count alike, by what each payment paid for. So the reports' revenue of a day
 report's takings, to the cent, and both say so in the same words (LABEL).
 
 What a payment paid for (category, VAT rate) is its frozen receipt lines. A part payment freezes
-one line per VAT rate ("partial_payment"); its share of each rate goes to the categories of what
-the bill holds at that rate, pro rata, cents by largest remainder (`by_category`, frozen with the
-line), so the categories of a day always sum to its takings and no raw key is left to show.
+one line per VAT rate ("partial_payment"); its share of each rate goes to the categories of that
+rate the tab's receipts have not paid for yet (`unpaid`: the bill per rate and category less what
+the earlier receipts paid there, reversals included), pro rata, cents by largest remainder
+(`paid_for`, frozen with the line). What a receipt paid for an item voided since (a category of
+the rate paid beyond what the bill now holds there) is taken back first, so when a tab is paid in
+full its receipts have paid, rate by rate and category by category, exactly what its bill holds:
+the day's categories are what was sold, and they always sum to its takings.
 """
 
 from __future__ import annotations
@@ -32,13 +36,17 @@ __all__ = [
     "OTHER",
     "UNASSIGNED",
     "WALK_IN",
+    "Bucket",
     "PaymentRecord",
     "Revenue",
+    "bought",
     "by_category",
     "category_totals",
+    "paid_for",
     "payment_parts",
     "revenue",
     "takings",
+    "unpaid",
 ]
 
 LABEL = N_("Revenue (incl. VAT, paid)")  # what the pages, the exports and the Z report call it
@@ -76,11 +84,52 @@ def _rank(category: str) -> tuple[bool, str]:
     return category != TABLE_TIME, category
 
 
+Bucket = tuple[int, str]  # (VAT rate, category): what a receipt's money paid for
+
+
+def bought(lines: Iterable[ReceiptLine]) -> dict[Bucket, int]:
+    """What `lines` hold (a bill) or paid for (receipts) per VAT rate and category: a part payment's
+    line by the categories frozen with it, any other line by its own category."""
+    out: dict[Bucket, int] = {}
+    for x in lines:
+        for category, cents in x.categories or ((x.category, x.amount_cents),):
+            out[(x.vat_percent, category)] = out.get((x.vat_percent, category), 0) + cents
+    return out
+
+
+def unpaid(bill: Iterable[ReceiptLine], paid: Iterable[ReceiptLine]) -> dict[Bucket, int]:
+    """What the bill holds per VAT rate and category less what the receipts `paid` paid for there
+    (reversals included, negative): negative where they paid for more than the bill now holds (an
+    item voided after a payment). Every bucket of either side is a key, a settled one with 0."""
+    out = bought(bill)
+    for key, cents in bought(paid).items():
+        out[key] = out.get(key, 0) - cents
+    return out
+
+
+def paid_for(amount_cents: int, left: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
+    """What a receipt line of `amount_cents` at one VAT rate pays for, by category, where `left` is
+    what that rate still owes per category (`unpaid`). All of it: exactly `left`. Otherwise a category
+    paid beyond the bill is taken back to zero first, and the rest goes over the categories still
+    owed, pro rata, cents by largest remainder (ties to table time, then by name). The shares sum to
+    the amount; a line of a rate owing nothing goes to OTHER."""
+    if amount_cents == sum(left.values()):
+        shares = dict(left)
+    else:
+        shares = {c: v for c, v in left.items() if v < 0}
+        owed = {c: v for c, v in left.items() if v > 0}
+        rest = amount_cents - sum(shares.values())
+        for c, v in (share_out(rest, owed, first=_rank) if owed else {OTHER: rest}).items():
+            shares[c] = shares.get(c, 0) + v
+    return tuple(sorted(((c, v) for c, v in shares.items() if v), key=lambda cv: _rank(cv[0])))
+
+
 def by_category(amount_cents: int, rate: int, lines: Iterable[ReceiptLine]) -> tuple[tuple[str, int], ...]:
-    """A part payment's `amount_cents` at VAT `rate`, shared over the categories of `lines` (the bill
-    it pays towards) at that rate in proportion to what each holds, cents by largest remainder: the
-    shares sum to the amount exactly. A rate the bill no longer holds (a VAT correction after a void)
-    goes over the bill's categories at any rate; a bill of nothing, to OTHER."""
+    """A part payment frozen before it said what it paid for (`paid_for`): its `amount_cents` at VAT
+    `rate` shared over the categories of `lines` (the bill it paid towards, as it is now) at that rate
+    in proportion to what each holds, cents by largest remainder: the shares sum to the amount
+    exactly. A rate the bill no longer holds goes over the bill's categories at any rate; a bill of
+    nothing, to OTHER. The best that is left for such a payment."""
     lines = list(lines)
     weights = _positive(_sums(x for x in lines if x.vat_percent == rate))
     if not weights:

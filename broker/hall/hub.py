@@ -277,16 +277,19 @@ class Hub:
             self._sender.start()
 
     def close(self) -> None:
+        # What submits work to the writer stops first, then the writer (its last items run), and only
+        # then what its items write to besides the database: the notifications' spool (an alert
+        # raised by the writer's last batch is spooled, never put into a closed file).
         if self._sender is not None:
             self._sender.close()
         if self.home_assistant:
             self.home_assistant.stop()
-        self.notifications.close()
         self.till.close()
         self.watchdog.stop()
         if self._link:
             self._link.close()
         self._writer.stop()
+        self.notifications.close()
         self.outbox.uninstall()
         self.store.unbind_writer()  # the writer is gone: the store is its process's again
         if self.metrics:

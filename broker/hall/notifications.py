@@ -259,12 +259,15 @@ class Notifications:
         self.h.listeners.subscribe(self._on_push)
 
     def close(self) -> None:
+        """After the hub's writer has stopped (Hub.close): no hook can spool any more. The spool is
+        closed once the sender's thread is done with it (broker.adapters.notify.Notifier.close)."""
         self.h.listeners.unsubscribe(self._on_push)
-        if self.sender is not None:
-            self.sender.close()
-        if self.spool is not None:
-            self.spool.close()
+        sender, spool = self.sender, self.spool
         self.sender = self.spool = None
+        if sender is not None:
+            sender.close(release=spool.close if spool is not None else None)
+        elif spool is not None:
+            spool.close()
 
     @property
     def settings(self) -> NotifySettings:

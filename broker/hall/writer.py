@@ -85,10 +85,16 @@ class HallWriter:
                 self._thread.start()
 
     def stop(self, timeout: float = 10.0) -> None:
+        """Stop after the item being applied. Waits for it however long it takes (saying so every
+        `timeout` seconds): what the hub closes after this (the store, the notifications' spool) must
+        never be closed under a writer, and a commit cut short is lost work for nothing."""
         self._stop.set()
         self._wake()
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(timeout)
+            while self._thread.is_alive():
+                log.warning("the writer is still applying an item after %.0f s; waiting for it before closing", timeout)
+                self._thread.join(timeout)
         with self._gate:
             self._stopped = True
         self._run_commands()  # anything that got in before the gate closed

@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from fractions import Fraction
 from math import floor
+from pathlib import Path
+from typing import get_args
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from broker.domain.billing import BillLine, billed_seconds, div_half_up, format_eur, make_bill, minimum_line, time_amount_cents, vat_share
+from broker.domain.billing import (
+    BillLine,
+    LineKind,
+    billed_seconds,
+    div_half_up,
+    format_eur,
+    make_bill,
+    minimum_line,
+    time_amount_cents,
+    vat_share,
+)
 
 
 def half_up(x: Fraction) -> int:
@@ -100,3 +113,17 @@ def test_negative_sum_is_clamped_with_a_visible_line():
 def test_format_eur():
     assert format_eur(467) == "4,67 €"
     assert format_eur(-5, "en") == "-€0.05"
+
+
+# How the README names each kind of a game's own bill line (broker.domain.billing.LineKind).
+README_WORDS = {"time": "table time", "minimum": "table time", "correction": "corrections"}
+
+
+def test_the_readme_says_what_a_games_bill_holds():
+    """Issue 29, item 31: the README said "The log and the game's bill hold table time only", but a
+    manager's correction is a line of the game's bill (the API, docs/architecture.md and the code)."""
+    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8").split())
+    found = re.search(r"The log and the game's bill hold ([^:]+):", readme)
+    assert found, "the README no longer says what a game's bill holds"
+    said = found.group(1)
+    assert [k for k in get_args(LineKind) if README_WORDS[k] not in said] == [], said

@@ -42,11 +42,16 @@ class MailBox:
 
 
 class Webhook:
-    """A JSON webhook (Apprise json://); `start(port)` may reuse the port of one stopped before."""
+    """A JSON webhook (Apprise json://); `start(port)` may reuse the port of one stopped before.
 
-    def __init__(self) -> None:
+    With `hold`, a slow receiver: each request is read, counted in `arrived`, and answered only once
+    `hold` is set (a message in flight for as long as the test wants)."""
+
+    def __init__(self, hold: threading.Event | None = None) -> None:
         self.received: list[dict] = []
         self.paths: list[str] = []  # the path each message was posted to (a guest SMS gateway's number)
+        self.arrived = 0  # requests read, answered or not
+        self.hold = hold
         self._server: HTTPServer | None = None
         self.port = 0
 
@@ -56,7 +61,11 @@ class Webhook:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 n = int(self.headers.get("Content-Length") or 0)
-                outer.received.append(json.loads(self.rfile.read(n)))
+                body = json.loads(self.rfile.read(n))
+                outer.arrived += 1
+                if outer.hold is not None:
+                    outer.hold.wait(60)
+                outer.received.append(body)
                 outer.paths.append(self.path)
                 self.send_response(200)
                 self.end_headers()
@@ -74,6 +83,8 @@ class Webhook:
         return f"json://127.0.0.1:{self.port}/hook"
 
     def stop(self) -> None:
+        if self.hold is not None:
+            self.hold.set()  # a held request is answered, so the server can stop
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()

@@ -231,14 +231,14 @@ class Payments:
                 ReceiptLine(x.description, x.description_en, x.quantity, x.unit_cents, x.amount_cents, x.vat_percent, x.category)
                 for x in bill.lines
             ]
-            before = [line for p in _paid_on(db, tab.id) for line in lines_from_json(p.lines)]
+            before = [line for p in _paid_on(db, tab.id) for line in lines_from_json(p.lines, moves=True)]
             return lines, before, bill.owed_cents, name
         if isinstance(part, bool) or not isinstance(part, int):
             raise PaymentNotFound(N_("%(what)s has no such part."), what=name)
         doc = _part(tab, part, name)
         paid = _paid_on(db, tab.id, part)
         part_owed = int(doc.get("amount_cents", 0)) - sum(p.amount_cents for p in paid)
-        before = [line for p in paid for line in lines_from_json(p.lines)]
+        before = [line for p in paid for line in lines_from_json(p.lines, moves=True)]
         what = Name(f"{name.name}, časť {part}", f"{name}, part {part}")
         # The part's remaining, but never more than the whole tab still owes (a payment made without
         # choosing a part counts against the tab, not against any part).
@@ -287,7 +287,7 @@ class Payments:
                 reason=reason,
                 receipt_no=self._next_receipt_no(db),
                 request_id=request_id,
-                lines=lines_json(rules.negated(lines_from_json(original.lines))),
+                lines=lines_json(rules.negated(lines_from_json(original.lines, moves=True))),
             )
             self._record(db, tab, row, after, now)
             record_audit(

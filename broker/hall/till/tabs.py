@@ -10,7 +10,10 @@ The rules, each in one place here:
 - an item copies the product's name, price, VAT rate and category when it is put on a tab, so a
   later price change never changes a tab;
 - staff void an item while nothing is paid on its tab; after a payment only a manager
-  (`may_void_paid`, the dashboard's "tabs.void_paid");
+  (`may_void_paid`, the dashboard's "tabs.void_paid"), and only while a later receipt can still
+  correct what the earlier ones said: a void that would leave nothing to pay on a stopped tab whose
+  receipts then no longer match its bill (per VAT rate and category) waits for the payment's
+  reversal (`_receipts_stay_right`);
 - a merged tab takes nothing more (its lines count on the tab it was merged into); only unpaid
   tabs merge (B has no payment, A is not paid in full), never into itself, a merged tab or a chain;
 - a split (broker.domain.split) is made on a tab whose game is stopped and that has no payment
@@ -39,6 +42,8 @@ from sqlalchemy.orm import Session as Db
 from broker.domain import game_ops
 from broker.domain.euros import PRODUCT_CATEGORIES, VAT_RATES
 from broker.domain.money import TABLE_TIME, MoneyLine, TabBill, tab_bill
+from broker.domain.payment_rules import settled_exactly
+from broker.domain.receipt import ReceiptLine, lines_from_json
 from broker.domain.refusals import N_, Name, Refusal
 from broker.domain.split import split_amounts, split_equal, split_items
 from broker.domain.tab_name import bar_label, tab_name
@@ -125,7 +130,8 @@ class AddTabItem(Command[int]):
 
 @command
 class VoidTabItem(Command[None]):
-    """Void an item with a reason; after a payment only with `may_void_paid` (the manager's tabs.void_paid)."""
+    """Void an item with a reason; after a payment only with `may_void_paid` (the manager's tabs.void_paid),
+    and never so that nothing is left to pay while the receipts no longer match the bill (reverse the payment first)."""
 
     tab: int
     item: int
@@ -435,15 +441,16 @@ class Tabs:
             self._not_split(db, tab)
             home = self._home(db, tab)
             self._void_allowed(db, home, may_void_paid)
-            amount = item.quantity * item.unit_cents
-            if _paid(db, home.id) and bill_of_tab(db, self.h, home.id, now).owed_cents - amount < 0:
-                # The void would leave money paid for nothing, a credit nobody sees: give it back first.
+            item.voided_at, item.voided_by, item.void_reason = now, actor, why
+            if not self._receipts_stay_right(db, home, now):  # raising rolls the void back
                 raise TabRefused(
-                    N_("%(tab)s is paid beyond what it would owe without %(item)s: reverse its payment first (the refund), then void it."),
+                    N_(
+                        "Without %(item)s nothing would be left to pay on %(tab)s, and its receipts would no longer match its bill:"
+                        " reverse its payment first (the refund), then void the item and take the payment of what is left."
+                    ),
                     tab=self._name(db, home),
                     item=item.name,
                 )
-            item.voided_at, item.voided_by, item.void_reason = now, actor, why
             record_audit(
                 db,
                 actor,
@@ -557,6 +564,27 @@ class Tabs:
         if _paid(db, home.id) != 0 and not may_void_paid:
             raise TabRefused(N_("%(tab)s has a payment already: only a manager voids an item now."), tab=self._name(db, home))
 
+    def _receipts_stay_right(self, db: Db, home: Tab, now: datetime) -> bool:
+        """After a void (flushed, not committed): a tab with payments must still owe something (or
+        have a game running, whose bill is paid at its end), so a later receipt can correct what the
+        earlier ones said (a rate or category paid for an item no longer on the bill;
+        broker.domain.payment_rules), or its receipts must already say exactly what is left.
+        Otherwise the void would leave money paid for nothing, or receipts declaring VAT on goods
+        given back, with no receipt to come that could correct them (the Z report would count goods
+        never sold): the manager reverses the payment first."""
+        payments = _paid_on(db, home.id)
+        if not payments:
+            return True
+        db.flush()
+        bill = bill_of_tab(db, self.h, home.id, now)
+        if bill.owed_cents > 0 or (bill.owed_cents == 0 and not bill.closed):
+            return True
+        lines = [
+            ReceiptLine(x.description, x.description_en, x.quantity, x.unit_cents, x.amount_cents, x.vat_percent, x.category)
+            for x in bill.lines
+        ]
+        return bill.owed_cents == 0 and settled_exactly(lines, [x for p in payments for x in lines_from_json(p.lines, moves=True)])
+
     def _home(self, db: Db, tab: Tab) -> Tab:
         """The tab whose bill this tab's lines count on (itself, or the one it is merged into)."""
         while tab.merged_into is not None:
@@ -614,6 +642,10 @@ def _product_doc(p: Product) -> dict[str, Any]:
 
 def _payments(db: Db, tab_id: int) -> int:
     return db.scalar(select(func.count()).select_from(Payment).where(Payment.tab_id == tab_id)) or 0
+
+
+def _paid_on(db: Db, tab_id: int) -> list[Payment]:
+    return list(db.scalars(select(Payment).where(Payment.tab_id == tab_id).order_by(Payment.id)))
 
 
 def _paid(db: Db, tab_id: int) -> int:

@@ -62,7 +62,7 @@ def records_of(db: Db, hall: HallState, rows: Sequence[Payment]) -> list[Payment
                 receipt_no=p.receipt_no,
                 tab=tab_place(hall, tab),
                 tab_id=p.tab_id,
-                lines=_shared(db, hall, tab, p.part, lines_from_json(p.lines or {})),
+                lines=_shared(db, hall, tab, p.part, lines_from_json(p.lines or {}, moves=True)),
                 reverses_id=p.reverses_id,
                 reverses_receipt_no=original.receipt_no if original is not None else None,
                 reason=p.reason,
