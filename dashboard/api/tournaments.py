@@ -84,7 +84,11 @@ class CallIn(Body):
 class RackIn(Body):
     side: Literal["a", "b"]
     delta: Literal[1, -1] = 1
-    seen: tuple[Score, Score] | None = Field(None, description="The score the tap was made on: a repeat on a changed score changes nothing")
+    # A JSON array (FastAPI validates the parsed body, where an array is a list, not a tuple: strict
+    # mode would refuse every value); its scores stay strict integers.
+    seen: Annotated[tuple[Score, Score], Field(strict=False)] | None = Field(
+        None, description="The score the tap was made on: a repeat on a changed score changes nothing"
+    )
 
 
 class ResultIn(Body):
