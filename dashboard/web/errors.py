@@ -22,6 +22,7 @@ from dashboard.web import i18n
 from dashboard.web.auth import PASSWORD_PAGE, LoginRequired, PageForbidden, PasswordChangeRequired, came_from, login_url, page_user
 from dashboard.web.csrf import CsrfRefused
 from dashboard.web.i18n import N_, gettext
+from dashboard.web.input_text import UnprintableInput
 from dashboard.web.templating import render
 
 log = logging.getLogger("lavos.web")
@@ -90,6 +91,12 @@ _FIELDS = {
     "card_uid": N_("Card number"),
     "uid": N_("Card number"),
     "name": N_("Name"),
+    "label": N_("Name"),
+    "note": N_("Note"),
+    "reason": N_("Reason"),
+    "phone": N_("Phone"),
+    "q": N_("Search"),
+    "time": N_("Time"),
     "year": N_("Year"),
     "amount": N_("Amount"),
     "username": N_("Login name"),
@@ -139,6 +146,16 @@ def _validation(request: Request, e: RequestValidationError) -> Response:
     return error_page(request, 400, N_("Some of what was sent is not valid. Go back and correct it."), details)
 
 
+def _unprintable(request: Request, e: UnprintableInput) -> Response:
+    token = i18n.use_lang(i18n.lang_of(request))
+    try:
+        label = gettext(_FIELDS[e.field]) if e.field in _FIELDS else e.field
+        detail = f"{label}: {gettext(e.problem)}"
+    finally:
+        i18n.reset_lang(token)
+    return error_page(request, 400, N_("Some of what was sent is not valid. Go back and correct it."), [detail])
+
+
 def _http(request: Request, e: StarletteHTTPException) -> Response:
     if request.url.path.startswith("/api/"):
         return JSONResponse({"detail": e.detail}, status_code=e.status_code, headers=getattr(e, "headers", None))
@@ -164,6 +181,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(PasswordChangeRequired, _change_password)  # type: ignore[arg-type]
     app.add_exception_handler(CsrfRefused, _csrf)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, _validation)  # type: ignore[arg-type]
+    app.add_exception_handler(UnprintableInput, _unprintable)  # type: ignore[arg-type]
     app.add_exception_handler(StarletteHTTPException, _http)  # type: ignore[arg-type]
     app.add_exception_handler(NotFound, _status(404))
     app.add_exception_handler(ServiceError, _status(409))
