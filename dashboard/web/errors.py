@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from broker.accounts.users import UserError
+from broker.domain.dates import DateRefused
 from broker.domain.refusals import Refusal
 from broker.hall.facade import MemberError, NotFound, ServiceError
 from broker.hall.reports import ReportError
@@ -128,6 +129,9 @@ def _problem(err: dict) -> str:
     loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path", "form")]
     field = ".".join(loc) or "?"
     label = gettext(_FIELDS[field]) if field in _FIELDS else field
+    refused = (err.get("ctx") or {}).get("refusal")
+    if isinstance(refused, Refusal):  # a date the hall's parser refused (dashboard.api.dates): its own words
+        return f"{label}: {i18n.refusal_text(refused)}"
     problem = _PROBLEMS.get(str(err.get("type")), N_("not valid"))
     ctx = {k: v for k, v in (err.get("ctx") or {}).items() if isinstance(v, (int, float, str))}
     try:
@@ -185,6 +189,6 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, _http)  # type: ignore[arg-type]
     app.add_exception_handler(NotFound, _status(404))
     app.add_exception_handler(ServiceError, _status(409))
-    for bad_input in (MemberError, UserError, ReportError):
+    for bad_input in (MemberError, UserError, ReportError, DateRefused):
         app.add_exception_handler(bad_input, _status(400))
     app.add_exception_handler(Exception, _bug)
