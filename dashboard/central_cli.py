@@ -71,7 +71,7 @@ def add_user(
     password_file: Path | None = typer.Option(None, "--password-file", help="File with the password; without it one is made and printed"),
     db: str = typer.Option(..., "--db", help=DB_HELP),
 ) -> None:
-    """Add a person to the centre (or change their password, role or hall).
+    """Add a person to the centre (or change their password, role or hall: every page login they have ends).
 
     Example: lavos central add-user eva --role hall_manager --hall petrzalka --db postgresql://lavos@localhost/central
     """

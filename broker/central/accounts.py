@@ -3,6 +3,11 @@
 A hall's credential is a random token shown once (`lavos central add-hall`); only its SHA-256 is
 kept, so a copied database is no set of working credentials. A person logs in with a password
 (argon2, as the hall's staff). An operator sees every hall; a hall manager only their own.
+
+A page login is kept on the server as a hall's dashboard logins are (broker/accounts/logins.py, rows
+of `central_logins`): the cookie holds a random id, the row its SHA-256, and it ends 12 h after it
+began, at logout (every login of that person: a copied cookie is worth nothing), or when the person
+gets a new password, role or hall (`lavos central add-user` again).
 """
 
 from __future__ import annotations
@@ -11,17 +16,20 @@ import hashlib
 import re
 import secrets
 from dataclasses import dataclass
+from datetime import timedelta
 
 from argon2 import PasswordHasher
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from broker.accounts import logins
 from broker.accounts.auth_checks import check_against, gate
 from broker.accounts.users import DEFAULT_HASHER
 from broker.storage.engine import Store
-from broker.storage.models import CENTRAL_ROLES, CentralHall, CentralUser
+from broker.storage.models import CENTRAL_ROLES, CentralHall, CentralLogin, CentralUser
 
 OPERATOR, HALL_MANAGER = CENTRAL_ROLES
+LOGIN_LIFETIME = timedelta(hours=12)  # a working day at the centre; never extended by use
 HALL_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")  # a venue id (devices.tables.Slug): also an MQTT topic level
 
 
@@ -63,7 +71,10 @@ def hall_of_token(db: Session, token: str) -> str | None:
     return db.scalar(select(CentralHall.hall).where(CentralHall.token_hash == token_hash(token))) if token else None
 
 
-def add_user(db: Session, username: str, password: str, role: str, hall: str | None, hasher: PasswordHasher = DEFAULT_HASHER) -> None:
+def add_user(
+    db: Session, username: str, password: str, role: str, hall: str | None, hasher: PasswordHasher = DEFAULT_HASHER, *, actor: str = "cli"
+) -> None:
+    """A new person, or a new password, role and hall for one: then every login they have ends."""
     if role not in CENTRAL_ROLES:
         raise CentralError(f"role {role!r}: use {' or '.join(CENTRAL_ROLES)}")
     if (role == HALL_MANAGER) != (hall is not None):
@@ -78,6 +89,7 @@ def add_user(db: Session, username: str, password: str, role: str, hall: str | N
         db.add(CentralUser(username=username, password_hash=hashed, role=role, hall=hall))
     else:
         row.password_hash, row.role, row.hall = hashed, role, hall
+        end_logins(db, username, by=actor, reason="password")
 
 
 def check_login(store: Store, username: str, password: str, *, client: str, hasher: PasswordHasher = DEFAULT_HASHER) -> Viewer | None:
@@ -99,3 +111,19 @@ def check_login(store: Store, username: str, password: str, *, client: str, hash
 def viewer_of(db: Session, username: str) -> Viewer | None:
     row = db.get(CentralUser, username)
     return Viewer(row.username, row.role, row.hall) if row is not None else None
+
+
+def start_login(db: Session, username: str, *, client: str, user_agent: str) -> str:
+    """A new page login for `username` (who has just shown their password): the id for the cookie."""
+    return logins.start(db, username, client=client, user_agent=user_agent, row=CentralLogin, lifetime=LOGIN_LIFETIME)
+
+
+def viewer_of_login(db: Session, login_id: str) -> Viewer | None:
+    """Whose page login this cookie id is, while it lasts; None once it ended, expired or was never one."""
+    row = logins.live_row(db, login_id, row=CentralLogin)
+    return viewer_of(db, row.username) if row is not None else None
+
+
+def end_logins(db: Session, username: str, *, by: str, reason: str) -> int:
+    """End every page login of `username` (logout, a new password); answers how many ended."""
+    return logins.end_user_logins(db, username, by=by, reason=reason, row=CentralLogin)

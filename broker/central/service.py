@@ -1,7 +1,7 @@
 """The centre as the web layer sees it: one object, frozen answers, every read scoped by the viewer.
 
 The dashboard (dashboard/central) imports no SQLAlchemy: it calls these. Writes are only the
-halls' records (`receive`) and the link state (broker.central.live); people only read.
+halls' records (`receive`), the link state (broker.central.live) and people's page logins; people only read.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from argon2 import PasswordHasher
 from broker.accounts.auth_checks import Busy, Throttled
 from broker.accounts.users import DEFAULT_HASHER
 from broker.central import reads
-from broker.central.accounts import CentralError, Viewer, check_login, hall_of_token, viewer_of
+from broker.central.accounts import CentralError, Viewer, check_login, end_logins, hall_of_token, start_login, viewer_of, viewer_of_login
 from broker.central.live import Floors, HallLive
 from broker.central.records import Applied, CentralConflict, apply_records
 from broker.storage.engine import Store
@@ -54,9 +54,26 @@ class Central:
         wait, Busy (503) while every hash slot is taken (broker.accounts.auth_checks)."""
         return check_login(self.store, username, password, client=client, hasher=self.hasher)
 
+    def start_login(self, viewer: Viewer, *, client: str, user_agent: str) -> str:
+        """A page login for a person who has just shown their password: the id for the cookie (only its hash is kept)."""
+        with self.store.session() as db:
+            return start_login(db, viewer.username, client=client, user_agent=user_agent)
+
     def viewer(self, username: str) -> Viewer | None:
         with self.store.reader() as db:
             return viewer_of(db, username)
+
+    def login_viewer(self, login_id: str) -> Viewer | None:
+        """Whose this page login is, while it lasts (ended at logout or a new password, 12 h at most)."""
+        with self.store.reader() as db:
+            return viewer_of_login(db, login_id)
+
+    def log_out(self, login_id: str) -> None:
+        """End every page login of the person this one is (a copied cookie too)."""
+        with self.store.session() as db:
+            viewer = viewer_of_login(db, login_id)
+            if viewer is not None:
+                end_logins(db, viewer.username, by=viewer.username, reason="logout")
 
     def halls(self, viewer: Viewer) -> list[reads.HallRow]:
         with self.store.reader() as db:

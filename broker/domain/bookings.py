@@ -27,9 +27,10 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta, tzinfo
+from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Literal
 
+from broker.domain.dates import clock_time, wall_clock
 from broker.domain.refusals import N_, Name, Refusal
 from broker.domain.schedule import opening_periods
 from broker.domain.venue import TableSpec, Venue
@@ -157,21 +158,10 @@ def overlaps(a: Span, b: Span) -> bool:
     return a.overlaps(b)
 
 
-def _exists(naive: datetime, tz: tzinfo) -> bool:
-    """Does this wall-clock time exist in `tz` (not skipped by the spring DST change)?"""
-    aware = naive.replace(tzinfo=tz)
-    return aware.astimezone(UTC).astimezone(tz).replace(tzinfo=None) == naive
-
-
 def local_time(day: date, at: time, tz: tzinfo) -> datetime:
-    """A wall-clock time at the venue as aware UTC. A time the spring night skips (02:30) is
-    refused; one the autumn night has twice (02:30) is its first occurrence."""
-    naive = datetime.combine(day, at)
-    if not _exists(naive, tz):
-        raise BookingRefused(
-            N_("%(time)s does not exist that night (the clocks go forward); choose another time."), time=at.strftime("%H:%M")
-        )
-    return naive.replace(tzinfo=tz, fold=0).astimezone(UTC)
+    """A wall-clock time at the venue as aware UTC: the hall's one DST rule (broker.domain.dates):
+    a time the spring night skips (02:30) is refused; one the autumn night has twice is its first occurrence."""
+    return wall_clock(day, at, tz)
 
 
 def local_span(day: date, start: time, end: time, tz: tzinfo) -> Span:
@@ -188,12 +178,8 @@ def span_for(day: date, start: time, minutes: int, tz: tzinfo) -> Span:
 
 
 def parse_hhmm(text: str) -> time:
-    """'20:00', '20.00', '2000', '20' → 20:00; refused otherwise."""
-    t = text.strip().replace(".", ":").replace(" ", "")
-    m = re.fullmatch(r"([0-9]{1,2})(?::?([0-9]{2}))?", t)
-    if m is None or int(m.group(1)) > 23 or int(m.group(2) or 0) > 59:
-        raise BookingRefused(N_("Write the time as hours and minutes, e.g. 20:00."))
-    return time(int(m.group(1)), int(m.group(2) or 0))
+    """'20:00', '20.00', '2000', '20' → 20:00; refused otherwise (broker.domain.dates.clock_time)."""
+    return clock_time(text)
 
 
 # --- opening hours -----------------------------------------------------------------------------

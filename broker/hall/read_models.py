@@ -25,6 +25,7 @@ from broker.domain import alert_kinds, game_ops
 from broker.domain.amount_clock import amount_moves_at
 from broker.domain.billing import Bill
 from broker.domain.club_rate import start_warning
+from broker.domain.dates import HallDates
 from broker.domain.json_shape import HIDDEN
 from broker.domain.receipt import Receipt
 from broker.domain.refusals import N_
@@ -233,6 +234,10 @@ class HallReads:
     def today(self) -> date:
         """Today's business day at the venue, by the hub's (billing) clock: at 00:30 still yesterday's evening."""
         return business_day(self.clock(), self.venue)
+
+    def dates(self) -> HallDates:
+        """The hall's calendar for reading the dates people write (its time zone, today): broker.domain.dates."""
+        return HallDates(self.venue.tz, self.today())
 
     def fee_year(self) -> int:
         return calendar_year(self.clock(), self.venue)

@@ -23,7 +23,7 @@ from sqlalchemy import (
     UniqueConstraint,
     text,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column, relationship
 
 from broker.domain.euros import VAT_RATES
 from broker.domain.membership import MEMBER_KINDS
@@ -293,16 +293,15 @@ class FoosballCheckin(Base):
 # --- dashboard logins ----------------------------------------------------------------------
 
 
-class Login(Base):
-    """One dashboard login. The signed cookie carries only the random id; its SHA-256 is stored,
-    so a copied database is not a set of live logins. Ended rows stay, for the account page."""
+class LoginColumns:
+    """A login kept on the server (broker/accounts/logins.py), for a hall's dashboard (`Login`) and
+    the centre's pages (`CentralLogin`): the signed cookie carries only the random id; its SHA-256
+    is stored, so a copied database is not a set of live logins. Ended rows stay, for the account page."""
 
-    __tablename__ = "web_sessions"
-    __table_args__ = (Index("ix_web_sessions_username_ended_at", "username", "ended_at"),)
+    USERS: ClassVar[str]  # the table of the accounts the logins belong to
 
     id: Mapped[int] = mapped_column(primary_key=True)
     id_hash: Mapped[str] = mapped_column(String(64), unique=True)
-    username: Mapped[str] = mapped_column(ForeignKey("users.username", ondelete="CASCADE", onupdate="CASCADE"))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     last_seen_at: Mapped[datetime] = mapped_column(default=utcnow)
     expires_at: Mapped[datetime]  # absolute: login + one shift, never moved
@@ -311,6 +310,18 @@ class Login(Base):
     ended_at: Mapped[datetime | None]
     ended_by: Mapped[str | None] = mapped_column(String(64))
     end_reason: Mapped[str | None] = mapped_column(String(32))
+
+    @declared_attr
+    def username(cls) -> Mapped[str]:
+        return mapped_column(ForeignKey(f"{cls.USERS}.username", ondelete="CASCADE", onupdate="CASCADE"))
+
+
+class Login(LoginColumns, Base):
+    """One dashboard login of a hall's staff user."""
+
+    __tablename__ = "web_sessions"
+    __table_args__ = (Index("ix_web_sessions_username_ended_at", "username", "ended_at"),)
+    USERS = "users"
 
 
 # --- what the nodes sent that the hub refused (broker.domain.reject_tally) ---------------------------
@@ -806,6 +817,15 @@ class CentralUser(Base):
     role: Mapped[str] = mapped_column(String(16))
     hall: Mapped[str | None] = mapped_column(ForeignKey("central_halls.hall", ondelete="CASCADE"))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class CentralLogin(LoginColumns, Base):
+    """One login to the centre's pages (`lavos central serve`), kept on the server as a hall's dashboard
+    logins are: logout and a new password (`lavos central add-user` again) end it, whoever holds the cookie."""
+
+    __tablename__ = "central_logins"
+    __table_args__ = (Index("ix_central_logins_username_ended_at", "username", "ended_at"),)
+    USERS = "central_users"
 
 
 # --- bookings, blocks and the waiting list (issue 20; rules in broker.domain.bookings, handlers in

@@ -13,6 +13,7 @@ from dashboard.api import alerts, bookings, days, ekasa, errors, foosball, games
 from dashboard.api import payments as payments_api
 from dashboard.api import tabs as tabs_api
 from dashboard.api import tournaments as tournaments_api
+from dashboard.api.dates import HallCalendar
 from dashboard.api.headers import SecurityHeaders
 from dashboard.api.limits import API_CAPS, API_STALLED, BodyLimits
 
@@ -66,6 +67,8 @@ def create_app(core: Hub) -> FastAPI:
     # session cookie that mount_web adds last (it reads request.session).
     app.add_middleware(BodyLimits, caps=API_CAPS, public=PUBLIC_PATHS, api=True, stalled_message=API_STALLED)
     app.add_middleware(SecurityHeaders)
+    # The hall's calendar for the dates a request holds (dashboard.api.dates), pages included (mount_web).
+    app.add_middleware(HallCalendar, hub=lambda: app.state.hub)
     for module in ROUTERS:
         public = all(PREFIX + r.path in PUBLIC_PATHS for r in module.router.routes)
         app.include_router(module.router, prefix=PREFIX, responses=None if public else errors.RESPONSES)

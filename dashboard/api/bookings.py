@@ -3,7 +3,8 @@ cancellation (the same commands the pages build), the free tables of a kind (no 
 what a future public booking page would ask), and the private iCal feed of a staff member.
 
 Times in and out are ISO 8601 with their offset (a time without one is read on the venue's wall
-clock, Europe/Bratislava); a bare date in `from`/`to` means that business day.
+clock, Europe/Bratislava); a bare date in `from`/`to` means that business day. Every date and time
+is read by the hall's one parser (dashboard.api.dates): its range, its DST nights, a 422 otherwise.
 """
 
 from __future__ import annotations
@@ -16,13 +17,13 @@ from fastapi.responses import Response
 from pydantic import Field
 
 from broker.accounts.staff import Staff
-from broker.domain import bookings as rules
 from broker.domain.schedule import business_day_bounds
 from broker.hall.booking_reads import Availability, BookingView
 from broker.hall.bookings import BookTable, CancelBooking
 from broker.hall.read_models import HallReads
 from dashboard.api.auth import can
 from dashboard.api.calendar_feed import ics
+from dashboard.api.dates import DayOrMoment, Moment
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.api.schemas import Body, Id, text
 
@@ -35,8 +36,8 @@ Kind = Literal["pool", "pool9", "pool8", "carom"]
 class BookingIn(Body):
     table: text(32) | None = None  # type: ignore[valid-type]
     kind: Kind | None = None
-    start: Annotated[datetime, Field(strict=False, description="ISO 8601; without an offset, the venue's wall clock")]
-    end: Annotated[datetime, Field(strict=False)]
+    start: Annotated[Moment, Field(description="ISO 8601; without an offset, the venue's wall clock")]
+    end: Moment
     party_size: Annotated[int, Field(ge=1, le=100)]
     name: text(80, min_length=0) = ""  # type: ignore[valid-type]
     phone: text(32, min_length=0) | None = None  # type: ignore[valid-type]
@@ -50,27 +51,14 @@ class CancelIn(Body):
     reason: text(200, min_length=0) = ""  # type: ignore[valid-type]
 
 
-def _aware(reads: HallReads, at: datetime) -> datetime:
-    """A time without an offset is the venue's wall clock (its first occurrence on the autumn night)."""
-    if at.tzinfo is None or at.utcoffset() is None:
-        return rules.local_time(at.date(), at.time(), reads.venue.tz)
-    return at
+def _bound(reads: HallReads, value: date | datetime | None, *, end: bool) -> datetime | None:
+    """`from`/`to` as given: a day is that business day's start (`to`: its end), a time itself."""
+    if value is None or isinstance(value, datetime):
+        return value
+    return business_day_bounds(value, reads.venue)[1 if end else 0]
 
 
-def _bound(reads: HallReads, text_value: str | None, *, end: bool) -> datetime | None:
-    """`from`/`to` as given: a date is that business day's start (`to`: its end), else an ISO time."""
-    if text_value is None:
-        return None
-    try:
-        if len(text_value) == 10:
-            day = date.fromisoformat(text_value)
-            return business_day_bounds(day, reads.venue)[1 if end else 0]
-        return _aware(reads, datetime.fromisoformat(text_value))
-    except (ValueError, OverflowError):
-        raise HTTPException(422, f"{'to' if end else 'from'} is an ISO date (2026-12-04) or time (2026-12-04T20:00+01:00)") from None
-
-
-def _window(reads: HallReads, start: str | None, end: str | None) -> tuple[datetime, datetime]:
+def _window(reads: HallReads, start: date | datetime | None, end: date | datetime | None) -> tuple[datetime, datetime]:
     today = business_day_bounds(reads.today(), reads.venue)
     lo = _bound(reads, start, end=False) or today[0]
     hi = _bound(reads, end, end=True) or (lo + (today[1] - today[0]) if start else today[1])
@@ -81,8 +69,8 @@ def _window(reads: HallReads, start: str | None, end: str | None) -> tuple[datet
     return lo, hi
 
 
-FromQ = Annotated[str | None, Query(alias="from", max_length=40, description="ISO date (a business day) or time; default: today")]
-ToQ = Annotated[str | None, Query(alias="to", max_length=40, description="ISO date (that business day's end) or time")]
+FromQ = Annotated[DayOrMoment | None, Query(alias="from", description="ISO date (a business day) or time; default: today")]
+ToQ = Annotated[DayOrMoment | None, Query(alias="to", description="ISO date (that business day's end) or time")]
 
 
 @router.get("/bookings", response_model=list[BookingView], summary="Bookings overlapping a window (default: today), with phone numbers")
@@ -108,8 +96,8 @@ def create_booking(body: BookingIn, hub: Hub, user: Annotated[Staff, Depends(can
         BookTable(
             table=body.table,
             kind=body.kind,
-            start=_aware(reads, body.start),
-            end=_aware(reads, body.end),
+            start=body.start,
+            end=body.end,
             party_size=body.party_size,
             name=body.name,
             phone=body.phone,

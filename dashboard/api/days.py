@@ -8,7 +8,6 @@ integer cents; days are business days (from the venue's cut, default 06:00, to t
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import date
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path
@@ -19,13 +18,14 @@ from broker.domain.zreport import ZReport, withheld
 from broker.hall.till.closeout import MAX_DRAWER_CENTS, CloseDay, DayOverview, DaySummary, OpenDay
 from dashboard.access import counts_blind
 from dashboard.api.auth import can, demand
+from dashboard.api.dates import Day
 from dashboard.api.deps import Hub, Reads
 from dashboard.api.schemas import Body
 
 router = APIRouter(prefix="/days", tags=["business day"])
 
 DrawerCents = Annotated[int, Field(ge=0, le=MAX_DRAWER_CENTS, description="Cash in the drawer, in cents (0 to 100 000 €)")]
-DayPath = Annotated[date, Path(description="Business day, YYYY-MM-DD")]
+DayPath = Annotated[Day, Path(description="Business day, YYYY-MM-DD")]
 
 
 class OpenDayIn(Body):

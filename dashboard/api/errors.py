@@ -1,7 +1,8 @@
 """Every refusal is a 4xx with {"detail": "<what was wrong>"}; a 500 means a bug in our code.
 
 `detail` is English unless the client's Accept-Language asks for Slovak, which gets the staff's
-wording from the catalogues (Content-Language says which); field validation stays English.
+wording from the catalogues (Content-Language says which); field validation stays English, but
+for a date or time the hall's parser refused (broker.domain.dates), which says it as a refusal does.
 
 The domain modules raise their own errors with messages written for staff; this maps each to
 an HTTP status once, so routes just call the hub and let the error through.
@@ -17,6 +18,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from broker.accounts.users import UserError
+from broker.domain.dates import DateRefused
 from broker.domain.refusals import Refusal
 from broker.hall.facade import MemberError, MemberImportError, NotFound, ServiceError, StoreUnavailable
 from broker.hall.reports import ReportError
@@ -66,6 +68,9 @@ def _validation(request: Request, e: RequestValidationError) -> JSONResponse:
     errors = []
     for err in e.errors():
         msg = err.get("msg", "invalid")
+        refused = (err.get("ctx") or {}).get("refusal")
+        if isinstance(refused, Refusal):  # a date the hall's parser refused (dashboard.api.dates): its words
+            msg = refusal_detail(request, refused)[0]
         if err.get("type") == "json_invalid":
             msg = f"the body is not valid JSON ({err.get('ctx', {}).get('error', 'parse error')})"
         errors.append({"field": _where(tuple(err.get("loc", ()))), "message": msg})
@@ -143,5 +148,6 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(MemberImportError, _import_errors)  # type: ignore[arg-type]
     for bad_input in (MemberError, UserError, ReportError):
         app.add_exception_handler(bad_input, _status(400))
+    app.add_exception_handler(DateRefused, _status(422))  # a date or time no field type caught (broker.domain.dates)
     app.add_exception_handler(StoreUnavailable, _database_down)  # type: ignore[arg-type]
     app.add_exception_handler(Exception, _bug)

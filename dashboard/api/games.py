@@ -10,7 +10,6 @@ the tab's own routes, and answer the game with what is on its tab. Reads go thro
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query
@@ -33,6 +32,7 @@ from broker.hall.games import (
 from broker.hall.till.tabs import AddTabItem, VoidTabItem
 from dashboard.access import allows
 from dashboard.api.auth import can, can_read_money, demand
+from dashboard.api.dates import Day
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.api.schemas import CorrectionIn, Extend, ExtraIn, GameCard, GameStart, Transfer, VoidIn
 
@@ -75,7 +75,7 @@ def list_games(
     reads: Reads,
     user: Annotated[Staff, Depends(can("games.open"))],
     open: bool | None = Query(None, description="true: running or paused; false: stopped"),
-    day: date | None = Query(None, description="Started on this business day (06:00 to 06:00 local time), YYYY-MM-DD"),
+    day: Day | None = Query(None, description="Started on this business day (06:00 to 06:00 local time), YYYY-MM-DD"),
     limit: int = Query(200, ge=1, le=MAX_LIST),
 ) -> list[GameBrief]:
     if open is not True:  # stopped games carry their totals: that is the revenue

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
@@ -11,11 +10,13 @@ from broker.accounts.staff import Staff
 from broker.hall import reports
 from dashboard.api import responses as R
 from dashboard.api.auth import can
+from dashboard.api.dates import Day
 from dashboard.api.deps import Reads
 
 router = APIRouter(prefix="/reports", tags=["reports"])
 
 DayQuery = Query(None, description="Business day, YYYY-MM-DD (06:00 to 06:00 local time; default: today's)")
+# Every day here is read by the hall's parser (dashboard.api.dates): in the hall's range, else a 422.
 
 
 def _grid(grid: reports.HourGrid, tz, scale: float) -> dict[str, Any]:
@@ -36,19 +37,19 @@ def _grid(grid: reports.HourGrid, tz, scale: float) -> dict[str, Any]:
 def revenue(
     reads: Reads,
     user: Annotated[Staff, Depends(can("reports.view"))],
-    first: date = Query(..., alias="from", description="First business day, YYYY-MM-DD (06:00 to 06:00 local time)"),
-    last: date | None = Query(None, alias="to", description="Last business day (default: the same as from)"),
+    first: Annotated[Day, Query(alias="from", description="First business day, YYYY-MM-DD (06:00 to 06:00 local time)")],
+    last: Annotated[Day | None, Query(alias="to", description="Last business day (default: the same as from)")] = None,
 ) -> reports.RevenueReport:
     return reports.revenue_report(reads.revenue(first, last or first), reads.table_time(first, last or first))
 
 
 @router.get("/utilisation", response_model=R.GridOut, summary="Minutes played per table per local hour of a business day (06:00 to 06:00)")
-def utilisation(reads: Reads, user: Annotated[Staff, Depends(can("reports.view"))], day: date | None = DayQuery) -> dict[str, Any]:
+def utilisation(reads: Reads, user: Annotated[Staff, Depends(can("reports.view"))], day: Day | None = DayQuery) -> dict[str, Any]:
     return _grid(reads.utilisation(day or reads.today()), reads.venue.tz, 60.0)
 
 
 @router.get("/drops", response_model=R.GridOut, summary="Ball drops per pocket table per local hour of a business day (06:00 to 06:00)")
-def drops(reads: Reads, user: Annotated[Staff, Depends(can("reports.view"))], day: date | None = DayQuery) -> dict[str, Any]:
+def drops(reads: Reads, user: Annotated[Staff, Depends(can("reports.view"))], day: Day | None = DayQuery) -> dict[str, Any]:
     return _grid(reads.drops(day or reads.today()), reads.venue.tz, 1)
 
 
@@ -58,7 +59,7 @@ def drops(reads: Reads, user: Annotated[Staff, Depends(can("reports.view"))], da
 def foosball(
     reads: Reads,
     user: Annotated[Staff, Depends(can("reports.view"))],
-    first: date = Query(..., alias="from"),
-    last: date | None = Query(None, alias="to"),
+    first: Annotated[Day, Query(alias="from")],
+    last: Annotated[Day | None, Query(alias="to")] = None,
 ) -> list[reports.FoosballUse]:
     return reads.foosball_use(first, last or first)

@@ -2,8 +2,9 @@
 
 The bounds are the game rules' own (broker.domain.game_ops) or tighter, so bad input is refused
 here with a 422 that names the field, before it reaches the hub or the database. Text is
-refused when it holds control characters or lone surrogates: PostgreSQL rejects NUL bytes and
-UTF-8 cannot encode a lone surrogate, and either would otherwise surface as a server error.
+refused when it holds control characters or lone surrogates (broker.domain.plain_text, the rule
+the pages' forms follow too): PostgreSQL rejects NUL bytes and UTF-8 cannot encode a lone
+surrogate, and either would otherwise surface as a server error.
 """
 
 from __future__ import annotations
@@ -14,18 +15,16 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 
 from broker.domain.euros import MAX_AMOUNT_CENTS
 from broker.domain.membership import FIRST_YEAR, LAST_YEAR, MEMBER_KINDS
+from broker.domain.plain_text import unprintable
 from dashboard.api.deps import MAX_ID
 
 MAX_MINUTES = 24 * 60
 
 
 def _printable(value: str) -> str:
-    if any((ord(c) < 32 and c not in "\t\n\r") or ord(c) == 0x7F for c in value):
-        raise ValueError("contains a control character")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError("is not valid Unicode text") from None
+    problem = unprintable(value)
+    if problem is not None:
+        raise ValueError(problem)
     return value
 
 

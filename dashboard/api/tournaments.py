@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Query, Response
-from pydantic import AwareDatetime, BaseModel, Field
+from pydantic import BaseModel, Field
 
 from broker.accounts.staff import Staff
 from broker.domain.csv_cells import SafeWriter
@@ -26,6 +26,7 @@ from broker.hall.tournament_results import RecordResult
 from broker.hall.tournament_season import SeasonRow
 from broker.hall.tournaments import AddEntrant, CheckInEntrant, CreateTournament, DrawTournament, NewTvLink, RemoveEntrant, RevokeTvLink
 from dashboard.api.auth import can, demand
+from dashboard.api.dates import Moment
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.api.schemas import Body, Id, TableId, text
 
@@ -38,7 +39,7 @@ Race = Annotated[int, Field(ge=1, le=150)]
 
 class TournamentIn(Body):
     name: text(120, 2)  # type: ignore[valid-type]
-    starts_at: Annotated[AwareDatetime, Field(strict=False, description="ISO-8601 with its offset, e.g. 2026-12-06T14:00:00+01:00")]
+    starts_at: Annotated[Moment, Field(description="ISO 8601, e.g. 2026-12-06T14:00:00+01:00; without an offset, the venue's wall clock")]
     league_group: Literal["", "I", "II"] = ""
     discipline: Literal[DISCIPLINES] = "8-ball"  # type: ignore[valid-type]
     format: Literal[FORMATS] = "double"  # type: ignore[valid-type]
@@ -84,7 +85,11 @@ class CallIn(Body):
 class RackIn(Body):
     side: Literal["a", "b"]
     delta: Literal[1, -1] = 1
-    seen: tuple[Score, Score] | None = Field(None, description="The score the tap was made on: a repeat on a changed score changes nothing")
+    # A JSON array (FastAPI validates the parsed body, where an array is a list, not a tuple: strict
+    # mode would refuse every value); its scores stay strict integers.
+    seen: Annotated[tuple[Score, Score], Field(strict=False)] | None = Field(
+        None, description="The score the tap was made on: a repeat on a changed score changes nothing"
+    )
 
 
 class ResultIn(Body):

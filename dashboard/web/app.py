@@ -15,7 +15,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 
@@ -25,6 +25,7 @@ from dashboard.api import errors as api_errors
 from dashboard.api.limits import BodyLimits
 from dashboard.web import errors, i18n
 from dashboard.web.auth import anonymous_post_login
+from dashboard.web.input_text import printable_input
 from dashboard.web.limits import PAGE_CAPS, PAGE_STALLED, PUBLIC_PAGES, SKIP
 from dashboard.web.security import PageHeaders, SessionCookies, load_secret
 from dashboard.web.templating import register_nav
@@ -51,7 +52,8 @@ def web_routes() -> Iterator[tuple[str, str, APIRoute]]:
 
 
 def create_web(hub: HubFacade) -> FastAPI:
-    pages = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
+    # Every page's text input is checked once, before its route runs (dashboard.web.input_text).
+    pages = FastAPI(docs_url=None, redoc_url=None, openapi_url=None, dependencies=[Depends(printable_input)])
     pages.state.hub = hub
     errors.install(pages)
     for module in page_modules():

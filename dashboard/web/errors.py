@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from broker.accounts.users import UserError
+from broker.domain.dates import DateRefused
 from broker.domain.refusals import Refusal
 from broker.hall.facade import MemberError, NotFound, ServiceError
 from broker.hall.reports import ReportError
@@ -22,6 +23,7 @@ from dashboard.web import i18n
 from dashboard.web.auth import PASSWORD_PAGE, LoginRequired, PageForbidden, PasswordChangeRequired, came_from, login_url, page_user
 from dashboard.web.csrf import CsrfRefused
 from dashboard.web.i18n import N_, gettext
+from dashboard.web.input_text import UnprintableInput
 from dashboard.web.templating import render
 
 log = logging.getLogger("lavos.web")
@@ -90,6 +92,12 @@ _FIELDS = {
     "card_uid": N_("Card number"),
     "uid": N_("Card number"),
     "name": N_("Name"),
+    "label": N_("Name"),
+    "note": N_("Note"),
+    "reason": N_("Reason"),
+    "phone": N_("Phone"),
+    "q": N_("Search"),
+    "time": N_("Time"),
     "year": N_("Year"),
     "amount": N_("Amount"),
     "username": N_("Login name"),
@@ -121,6 +129,9 @@ def _problem(err: dict) -> str:
     loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path", "form")]
     field = ".".join(loc) or "?"
     label = gettext(_FIELDS[field]) if field in _FIELDS else field
+    refused = (err.get("ctx") or {}).get("refusal")
+    if isinstance(refused, Refusal):  # a date the hall's parser refused (dashboard.api.dates): its own words
+        return f"{label}: {i18n.refusal_text(refused)}"
     problem = _PROBLEMS.get(str(err.get("type")), N_("not valid"))
     ctx = {k: v for k, v in (err.get("ctx") or {}).items() if isinstance(v, (int, float, str))}
     try:
@@ -137,6 +148,16 @@ def _validation(request: Request, e: RequestValidationError) -> Response:
     finally:
         i18n.reset_lang(token)
     return error_page(request, 400, N_("Some of what was sent is not valid. Go back and correct it."), details)
+
+
+def _unprintable(request: Request, e: UnprintableInput) -> Response:
+    token = i18n.use_lang(i18n.lang_of(request))
+    try:
+        label = gettext(_FIELDS[e.field]) if e.field in _FIELDS else e.field
+        detail = f"{label}: {gettext(e.problem)}"
+    finally:
+        i18n.reset_lang(token)
+    return error_page(request, 400, N_("Some of what was sent is not valid. Go back and correct it."), [detail])
 
 
 def _http(request: Request, e: StarletteHTTPException) -> Response:
@@ -164,9 +185,10 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(PasswordChangeRequired, _change_password)  # type: ignore[arg-type]
     app.add_exception_handler(CsrfRefused, _csrf)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, _validation)  # type: ignore[arg-type]
+    app.add_exception_handler(UnprintableInput, _unprintable)  # type: ignore[arg-type]
     app.add_exception_handler(StarletteHTTPException, _http)  # type: ignore[arg-type]
     app.add_exception_handler(NotFound, _status(404))
     app.add_exception_handler(ServiceError, _status(409))
-    for bad_input in (MemberError, UserError, ReportError):
+    for bad_input in (MemberError, UserError, ReportError, DateRefused):
         app.add_exception_handler(bad_input, _status(400))
     app.add_exception_handler(Exception, _bug)

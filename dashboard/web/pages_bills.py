@@ -18,7 +18,6 @@ the game (who, when, why): money is never deleted.
 
 from __future__ import annotations
 
-import re
 from datetime import date, timedelta
 from typing import Annotated, Any
 
@@ -34,6 +33,7 @@ from broker.hall.read_models import HallReads
 from broker.hall.reports import ReportError
 from broker.hall.till.payment_reads import journal_matches
 from dashboard.access import allows
+from dashboard.api.dates import WRITTEN_MAX
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.web.auth import PageForbidden, page_can
 from dashboard.web.csrf import verify_csrf
@@ -45,19 +45,13 @@ from dashboard.web.templating import NavLink, flash, render
 router = APIRouter(prefix="/bills")
 NAV = [NavLink("/bills", N_("Bills"), order=25)]
 
-_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 ReasonField = Annotated[str, Form(max_length=1000)]
 
 
-def _day(request: Request, text: str | None, today: date) -> date:
+def _day(request: Request, reads: HallReads, text: str | None, today: date) -> date:
     if not text:
         return today
-    try:
-        if not _DAY.match(text):
-            raise ValueError
-        d = date.fromisoformat(text)
-    except ValueError:
-        raise ReportError(translated(request, N_("%(value)s is not a date: give a day as 2026-11-30."), value=text[:20])) from None
+    d = reads.dates().day(text)  # the hall's parser: its range, else a 400 page
     if d > today:
         raise ReportError(translated(request, N_("%(day)s has not come yet; reports go up to today."), day=d.isoformat()))
     return d
@@ -68,12 +62,12 @@ def bills_page(
     request: Request,
     reads: Reads,
     user: Annotated[Staff, Depends(page_can("bills.today"))],
-    day: Annotated[str | None, Query(max_length=20)] = None,
+    day: Annotated[str | None, Query(max_length=WRITTEN_MAX)] = None,
     table: Annotated[str, Query(max_length=40)] = "",
     q: Annotated[str, Query(max_length=80)] = "",
 ) -> Response:
     today, at_hand = reads.till_days()  # the day payments count on now; the days staff work with
-    shown = _day(request, day, today)
+    shown = _day(request, reads, day, today)
     history = allows(user.role, "day.history")
     if shown not in at_hand and not history:
         raise PageForbidden(user, "manager")  # earlier days' takings are the manager's

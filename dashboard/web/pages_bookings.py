@@ -13,11 +13,12 @@ from __future__ import annotations
 from datetime import date, timedelta
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
 from broker.domain import bookings as rules
+from broker.domain.dates import DateRefused, clock_time
 from broker.domain.euros import parse_euros
 from broker.domain.refusals import Refusal
 from broker.hall.bookings import (
@@ -37,6 +38,7 @@ from broker.hall.bookings import (
 from broker.hall.facade import ServiceError
 from broker.hall.read_models import HallReads
 from dashboard.access import allows
+from dashboard.api.dates import WRITTEN_MAX
 from dashboard.api.deps import MAX_ID, Hub, IdPath, Reads
 from dashboard.web.auth import page_can
 from dashboard.web.csrf import verify_csrf
@@ -62,15 +64,16 @@ def safe_next(path: str, fallback: str) -> str:
 
 
 def _day(reads: HallReads, text: str | None) -> date:
-    if not text:
-        return reads.today()
+    """The day a page or form names (default today), read by the hall's parser: DateRefused otherwise (a 400)."""
+    return reads.dates().day(text) if text else reads.today()
+
+
+def _clock_text(text: str) -> str:
+    """A time to fill the form with (a free slot's link gives one), as the hall's parser reads it; "" if it is none."""
     try:
-        day = date.fromisoformat(text)
-    except ValueError:
-        raise HTTPException(400, gettext("That is not a date.")) from None
-    if abs((day - reads.today()).days) > 3660:
-        raise HTTPException(400, gettext("That is not a date."))
-    return day
+        return clock_time(text).strftime("%H:%M") if text else ""
+    except DateRefused:
+        return ""
 
 
 def next_slot(reads: HallReads) -> str:
@@ -89,7 +92,7 @@ def day_view(
     request: Request,
     reads: Reads,
     user: Annotated[Staff, Depends(page_can("bookings.read"))],
-    day: Annotated[str | None, Query(max_length=10)] = None,
+    day: Annotated[str | None, Query(max_length=WRITTEN_MAX)] = None,
 ) -> Response:
     on = _day(reads, day)
     view = reads.bookings.day(on)
@@ -138,15 +141,15 @@ def booking_form(
     reads: Reads,
     user: Annotated[Staff, Depends(page_can("bookings.run"))],
     table: Annotated[str, Query(max_length=32)] = "",
-    day: Annotated[str | None, Query(max_length=10)] = None,
-    time: Annotated[str, Query(max_length=5)] = "",
+    day: Annotated[str | None, Query(max_length=WRITTEN_MAX)] = None,
+    time: Annotated[str, Query(max_length=WRITTEN_MAX)] = "",
     next: Annotated[str, Query(max_length=200)] = "",
 ) -> Response:
     where = table if table in reads.tables and rules.bookable(reads.tables[table]) else ""
     form = {
         "where": where,
         "day": _day(reads, day).isoformat(),
-        "time": time or next_slot(reads),
+        "time": _clock_text(time) or next_slot(reads),
         "minutes": reads.venue.bookings.default_min,
         "party_size": 2,
         "form_key": new_form_key(),
@@ -161,8 +164,8 @@ def book(
     hub: Hub,
     user: Annotated[Staff, Depends(page_can("bookings.run"))],
     where: Annotated[str, Form(max_length=40)],
-    day: Annotated[str, Form(max_length=10)],
-    time: Annotated[str, Form(max_length=10)],
+    day: Annotated[str, Form(max_length=WRITTEN_MAX)],
+    time: Annotated[str, Form(max_length=WRITTEN_MAX)],
     name: Annotated[str, Form(max_length=120)] = "",
     minutes: Annotated[int, Form(ge=15, le=12 * 60)] = 120,
     party_size: Annotated[int, Form(ge=1, le=100)] = 2,
@@ -213,6 +216,8 @@ def book(
                     actor=user.username,
                 )
             )
+        except DateRefused as e:  # not a day or a time, outside the hall's range, or skipped by the clocks
+            return _form_page(request, reads, form, refusal(request, e), 400)
         except (ServiceError, Refusal) as e:
             if getattr(e, "msgid", None) == DEPOSIT_NEEDED:
                 form["ask_deposit"], form["deposit"] = True, form["deposit"] or money(reads.venue.bookings.deposit_cents)
@@ -373,17 +378,19 @@ def add_block(
     hub: Hub,
     user: Annotated[Staff, Depends(page_can("bookings.blocks"))],
     kind: Annotated[str, Form(max_length=16)],
-    day: Annotated[str, Form(max_length=10)],
-    start: Annotated[str, Form(max_length=10)],
-    end: Annotated[str, Form(max_length=10)],
+    day: Annotated[str, Form(max_length=WRITTEN_MAX)],
+    start: Annotated[str, Form(max_length=WRITTEN_MAX)],
+    end: Annotated[str, Form(max_length=WRITTEN_MAX)],
     label: Annotated[str, Form(max_length=120)] = "",
     where: Annotated[str, Form(max_length=40)] = "",
 ) -> Response:
     reads = hub.reads
-    back = f"/bookings?day={day}" if len(day) == 10 else "/bookings"
+    back = "/bookings"
     with speaking(request):
         try:
-            span = rules.local_span(_day(reads, day), rules.parse_hhmm(start), rules.parse_hhmm(end), reads.venue.tz)
+            on = _day(reads, day)
+            back = f"/bookings?day={on.isoformat()}"
+            span = rules.local_span(on, rules.parse_hhmm(start), rules.parse_hhmm(end), reads.venue.tz)
             room = where[5:] if where.startswith("room:") else None
             tables = () if room else ((where,) if where else ())
             added = hub.execute(

@@ -7,16 +7,18 @@ is shown again with what was typed and the reason in place.
 
 from __future__ import annotations
 
-from datetime import datetime, time, timedelta
+from datetime import datetime, timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
+from broker.domain.dates import DateRefused, clock_time
 from broker.hall.facade import HubFacade, ServiceError
 from broker.hall.till.fiscal import RecordParagon, RetryEkasa, SaveEkasaSettings
 from dashboard.access import allows
+from dashboard.api.dates import WRITTEN_MAX
 from dashboard.api.deps import MAX_ID, Hub
 from dashboard.web.auth import page_can
 from dashboard.web.csrf import verify_csrf
@@ -106,7 +108,7 @@ def paragon(
     hub: Hub,
     user: Annotated[Staff, Depends(page_can("ekasa.run"))],
     number: Annotated[str, Form(max_length=20)] = "",
-    at_time: Annotated[str, Form(max_length=5)] = "",
+    at_time: Annotated[str, Form(max_length=WRITTEN_MAX)] = "",
 ) -> Response:
     form = {"payment": payment_id, "number": number, "at_time": at_time}
     receipt = next((r for r in hub.reads.ekasa_unregistered() if r.payment_id == payment_id), None) if 0 < payment_id <= MAX_ID else None
@@ -114,19 +116,23 @@ def paragon(
         flash(request, gettext("That receipt is already registered or gone: the list is up to date now."), "info")
         return RedirectResponse("/ekasa", status_code=303)
     try:
-        hh, mm = (int(x) for x in at_time.split(":"))
-        written = time(hh, mm)
-    except ValueError:
+        written = clock_time(at_time)
+    except DateRefused:
         return _page(
             request, hub, user, status=400, form=form, errors={payment_id: gettext("Give the time written on the paragón, e.g. 21:40.")}
         )
-    tz = hub.reads.venue.tz
-    paid = receipt.at.astimezone(tz)
-    at = datetime.combine(paid.date(), written, tz)
-    if at - paid > timedelta(hours=12):  # written before midnight for a payment just after, or the other way
-        at -= timedelta(days=1)
-    elif paid - at > timedelta(hours=12):
-        at += timedelta(days=1)
+    dates = hub.reads.dates()
+    paid = receipt.at.astimezone(dates.tz).replace(tzinfo=None)
+    day = paid.date()
+    wall = datetime.combine(day, written)
+    if wall - paid > timedelta(hours=12):  # written before midnight for a payment just after, or the other way
+        day -= timedelta(days=1)
+    elif paid - wall > timedelta(hours=12):
+        day += timedelta(days=1)
+    try:
+        at = dates.wall_clock(day, written)  # the hall's DST rule: 02:30 on the spring night does not exist
+    except DateRefused as e:
+        return _page(request, hub, user, status=400, form=form, errors={payment_id: refusal_text(e)})
     try:
         hub.execute(RecordParagon(payment=payment_id, number=number, at=at, actor=user.username))
     except ServiceError as e:

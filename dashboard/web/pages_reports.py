@@ -12,7 +12,6 @@ comma, UTF-8 with BOM, CRLF) per section, and one .xlsx workbook with a sheet pe
 from __future__ import annotations
 
 import io
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -27,12 +26,14 @@ from openpyxl.utils import get_column_letter
 
 from broker.accounts.staff import Staff
 from broker.domain.csv_cells import excel_csv
+from broker.domain.dates import HallDates
 from broker.domain.membership import FIRST_YEAR
 from broker.domain.revenue import LABEL, WALK_IN, Revenue
 from broker.domain.schedule import business_hours
 from broker.hall import reports
 from broker.hall.read_models import HallReads, StoppedGame
 from broker.hall.reports import ReportError
+from dashboard.api.dates import WRITTEN_MAX
 from dashboard.api.deps import get_hub, local_today
 from dashboard.web import charts, i18n
 from dashboard.web.auth import page_can
@@ -44,9 +45,7 @@ from dashboard.web.templating import NavLink, render
 router = APIRouter(prefix="/reports")
 NAV = [NavLink("/reports", N_("Reports"), role="manager", order=70)]
 
-PeriodText = Annotated[str | None, Query(max_length=20)]
-_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_MONTH = re.compile(r"^\d{4}-\d{2}$")
+PeriodText = Annotated[str | None, Query(max_length=WRITTEN_MAX)]
 
 
 @dataclass(frozen=True)
@@ -87,28 +86,19 @@ def _month_end(first: date) -> date:
     return (first + timedelta(days=32)).replace(day=1) - timedelta(days=1)
 
 
-def parse_period(request: Request, day: str | None, month: str | None, today: date) -> Period:
-    """?day=YYYY-MM-DD or ?month=YYYY-MM (not both); neither means today's business day."""
+def parse_period(request: Request, dates: HallDates, day: str | None, month: str | None) -> Period:
+    """?day=YYYY-MM-DD or ?month=YYYY-MM (not both), read by the hall's parser (DateRefused: a 400
+    page); neither means today's business day."""
+    today = dates.today
     if day and month:
         raise ReportError(translated(request, N_("Ask for a day or a month, not both.")))
-    try:
-        if month:
-            if not _MONTH.match(month):
-                raise ValueError
-            first = date(int(month[:4]), int(month[5:]), 1)
-            last = _month_end(first)
-        elif day:
-            if not _DAY.match(day):
-                raise ValueError
-            first = last = date.fromisoformat(day)
-        else:
-            return Period("day", today, today, today)
-    except (ValueError, OverflowError):  # 2026-13, 0000-01, 9999-12 (its last day overflows)
-        raise ReportError(
-            translated(
-                request, N_("%(value)s is not a date: give a day as 2026-11-30 or a month as 2026-11."), value=(month or day or "")[:20]
-            )
-        ) from None
+    if month:
+        first = dates.month(month)
+        last = _month_end(first)
+    elif day:
+        first = last = dates.day(day)
+    else:
+        return Period("day", today, today, today)
     if first > today:  # nothing happened yet: say so rather than draw empty charts
         raise ReportError(translated(request, N_("%(day)s has not come yet; reports go up to today."), day=first.isoformat()))
     return Period("month" if month else "day", first, min(last, today), today)
@@ -362,7 +352,7 @@ def _stamp(period: Period) -> str:
 
 def _period(request: Request, day: str | None, month: str | None) -> tuple[HallReads, Period]:
     reads = get_hub(request).reads
-    return reads, parse_period(request, day, month, local_today(reads))
+    return reads, parse_period(request, reads.dates(), day, month)
 
 
 @router.get("")

@@ -9,7 +9,6 @@ redirect and a message, a refusal says why in the staff's language.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Form, HTTPException, Path, Query, Request
@@ -17,6 +16,7 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from broker.accounts.staff import Staff
+from broker.domain.dates import NOT_A_TIME, DateRefused
 from broker.domain.tournament.rules import BREAK_RULES, DISCIPLINES, FORMATS
 from broker.hall.facade import HubFacade, ServiceError
 from broker.hall.read_models import HallReads
@@ -150,9 +150,11 @@ def _create_sync(request: Request, hub: HubFacade, user: Staff, form: dict[str, 
         return _list(request, reads, user, 400, translated(request, message, **values), form)
 
     try:
-        local = datetime.strptime(form.get("starts_at", ""), "%Y-%m-%dT%H:%M")
-    except ValueError:
-        return bad(N_("Give the tournament's date and start time."))
+        starts_at = reads.dates().moment(form.get("starts_at", ""))  # the hall's parser: its range and DST nights
+    except DateRefused as e:
+        if e.msgid == NOT_A_TIME:  # the form's date and time picker was left empty (or typed over)
+            return bad(N_("Give the tournament's date and start time."))
+        return _list(request, reads, user, 400, refusal(request, e), form)
     numbers: dict[str, int | None] = {}
     for field, low, high in (
         ("race_winners", 1, 150),
@@ -184,7 +186,7 @@ def _create_sync(request: Request, hub: HubFacade, user: Staff, form: dict[str, 
         points[p] = v
     cmd = CreateTournament(
         name=form.get("name", ""),
-        starts_at=local.replace(tzinfo=reads.venue.tz),
+        starts_at=starts_at,
         league_group=form.get("league_group", ""),
         discipline=form.get("discipline", ""),
         format=form.get("format", ""),

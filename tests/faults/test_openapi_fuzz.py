@@ -12,6 +12,11 @@ than JSON Schema can say: control characters and lone surrogates in text, 2015.0
 (strict bodies), a card UID that is not hex, a range that ends before it starts, a name already
 taken. Those answers are 400/422 with a documented body, which the other checks do verify.
 
+Dates and times (OpenAPI `format: date` / `date-time`, every one of them read by the hall's parser,
+dashboard.api.dates) are drawn half from the edges that once answered 500 or are easy to get wrong
+(years 1 and 9999, far offsets, the spring night's missing hour and the autumn night's double one,
+the ends of the hall's range) and half from anywhere: the registered formats below.
+
 A 200 body is the read model's own view (a frozen dataclass that pydantic describes in the
 document: broker/domain/json_shape.py), so a success is checked field by field against it, as
 every refusal is against the ErrorOut model.
@@ -19,10 +24,14 @@ every refusal is against the ErrorOut model.
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from schemathesis.generation.modes import GenerationMode
+from schemathesis.specs.openapi import unregister_string_format
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from broker.accounts.auth_checks import reset_client
@@ -58,8 +67,41 @@ CASES = sorted(
 MAX_EXAMPLES = few(max(5, REQUESTS // len(CASES)))
 
 
+# The hub's clock is 10 November 2026 (FakeClock): the hall's range is 2016-01-01 .. 2028-12-31.
+EDGE_DAYS = ["0001-01-01", "9999-12-30", "9999-12-31", "1970-01-01", "2015-12-31", "2016-01-01", "2026-11-10", "2028-12-31", "2029-01-01"]
+EDGE_TIMES = [
+    "0001-01-01T00:00:00+14:00",
+    "0001-01-01T00:00:00",
+    "9999-12-31T23:59:00+00:00",
+    "9999-12-31T23:00:00-12:00",
+    "2027-03-28T02:30:00",  # the spring night skips it at the hall
+    "2027-03-28T02:30:00+01:00",  # ... but with its offset it is a real moment
+    "2026-10-25T02:30:00",  # the autumn night has it twice
+    "2026-11-10T20:00:00",
+    "2026-11-10T20:00:00+01:00",
+    "2028-12-31T23:30:00-01:00",  # 2029-01-01 at the hall
+]
+DATE_FORMATS = {
+    "date": st.one_of(st.sampled_from(EDGE_DAYS), st.dates().map(date.isoformat)),
+    "date-time": st.one_of(
+        st.sampled_from(EDGE_TIMES),
+        st.builds(lambda d, off: d.isoformat() + off, st.datetimes(), st.sampled_from(["", "Z", "+14:00", "-12:00", "+01:00", "-00:30"])),
+    ),
+}
+
+
 @pytest.fixture(scope="module")
-def api(mosquitto, tmp_path_factory):
+def date_edges():
+    """The date formats drawn with their edges, for this module only (schemathesis' registry is the process's)."""
+    for name, strategy in DATE_FORMATS.items():
+        schemathesis.openapi.format(name, strategy)
+    yield
+    for name in DATE_FORMATS:
+        unregister_string_format(name)
+
+
+@pytest.fixture(scope="module")
+def api(mosquitto, tmp_path_factory, date_edges):
     """(schema, manager headers): one service for the module, since hypothesis runs many cases per test anyway."""
     tmp = tmp_path_factory.mktemp("openapi-fuzz")
     with running_service(mosquitto, f"sqlite:///{tmp / 'hub.db'}", clock=FakeClock(), client_id="hub-openapi-fuzz") as service:

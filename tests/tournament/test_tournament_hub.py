@@ -19,7 +19,7 @@ from broker.hall.members import AddMember, RecordFee
 from broker.hall.tournament_results import RecordResult
 from broker.hall.tournament_state import live_calls, load
 from broker.storage.models import AuditEntry, BookingBlock, Game, Product, Tab
-from tests.dashboard.conftest import Api
+from tests.dashboard.conftest import Api, sqlite_only
 from tests.support.hub import on_writer
 
 TABLES = [f"pool-{i:02d}" for i in range(1, 11)]
@@ -187,6 +187,20 @@ def test_a_corrected_first_round_result_asks_before_it_resets_a_later_match_and_
     assert (first["winnerNext"], first["loserNext"]) == (w21["number"], l11["number"]) and first["table"]["name"] == "Pool 1"
     text = api.ok("GET", f"/api/tournaments/{tid}/export.csv", as_manager=True).text
     assert text.splitlines()[0].startswith("match,round,race_to,player_a,player_b,score_a,score_b,walkover,winner,table")
+
+
+@sqlite_only  # what the API lets through; the hub's rule is the same on both databases
+def test_a_double_tap_over_the_api_scores_one_rack_the_seen_score_guards_it(api):
+    tid = make(api, 2, tables=1, format="single", race_winners=3, race_final=3)
+    api.ok("POST", f"/api/tournaments/{tid}/draw")
+    match = next(m["id"] for m in view(api, tid)["matches"] if m["status"] == "called")
+    rack = f"/api/tournaments/{tid}/matches/{match}/rack"
+    # Two phones (or a double tap) send the same tap made on 0:0: the first counts, the second changes nothing.
+    assert api.ok("POST", rack, json={"side": "a", "seen": [0, 0]}) == {"match": match, "score_a": 1, "score_b": 0}
+    assert api.ok("POST", rack, json={"side": "a", "seen": [0, 0]}) == {"match": match, "score_a": 1, "score_b": 0}
+    assert api.ok("POST", rack, json={"side": "b", "seen": [1, 0]}) == {"match": match, "score_a": 1, "score_b": 1}
+    # Still JSON integers only: a score as text is refused, as every other number of the API is.
+    assert "seen.0" in api.refused("POST", rack, 422, json={"side": "a", "seen": ["1", 1]})
 
 
 def test_a_match_not_begun_15_minutes_after_its_call_is_offered_as_a_walkover_and_staff_confirm_it(api):

@@ -10,7 +10,9 @@
   if it did not exist), by HTTP Basic or the pages' login.
 - Pages (Slovak first, the `lavos_lang` cookie as on the hall, `/lang` switches): `/` every visible
   hall's floor, link, nodes and takings; `/halls/<hall>` takings per business day and the month;
-  `/alerts`. A login form (`/login`); nothing on the pages changes anything.
+  `/alerts`. A login form (`/login`); nothing on the pages changes anything. A login is kept on the
+  server (broker.central.accounts, as a hall's dashboard logins): the cookie holds its random id,
+  and logout or a new password ends it wherever the cookie was copied to.
 
 The hall's rules hold here too, with the hall's own parts: the pages' security headers (CSP
 `default-src 'self'`, no framing) and the API's; CSRF tokens (dashboard.web.csrf) on every form;
@@ -115,9 +117,13 @@ def api_viewer(request: Request) -> Viewer:
     return viewer
 
 
+LOGIN_KEY = "login"  # the cookie session's key of the page login's id (its row: broker.central.accounts)
+
+
 def _session_viewer(request: Request) -> Viewer | None:
-    username = request.session.get("user")
-    return _central(request).viewer(username) if isinstance(username, str) else None
+    """The person of the cookie's page login, while it lasts on the server (a logout or a new password ends it)."""
+    login_id = request.session.get(LOGIN_KEY)
+    return _central(request).login_viewer(login_id) if isinstance(login_id, str) and login_id else None
 
 
 class LoginNeeded(Exception):
@@ -284,14 +290,19 @@ def login(
         )
     if viewer is None:
         return _render(request, "login.html", {"next": target, "error": gettext("Wrong name or password.")}, status=401)
+    login_id = _central(request).start_login(viewer, client=client_address(request), user_agent=request.headers.get("user-agent", "")[:200])
     request.session.clear()
-    request.session["user"] = viewer.username
+    request.session[LOGIN_KEY] = login_id
     csrf.rotate(request)  # a token seen before the login is worth nothing after it
     return RedirectResponse(target, status_code=303)
 
 
 @router.post("/logout", dependencies=[Depends(verify_csrf)])
 def logout(request: Request) -> Response:
+    """Ends every page login of this person on the server: a copy of the cookie is worth nothing after it."""
+    login_id = request.session.get(LOGIN_KEY)
+    if isinstance(login_id, str) and login_id:
+        _central(request).log_out(login_id)
     request.session.clear()
     return RedirectResponse("/login", status_code=303)
 
