@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from broker.domain.tournament.labels import is_played, match_numbers, next_matches
+from broker.domain.tournament.labels import is_played, match_numbers, next_played
 from broker.domain.tournament.progress import MatchState, Progress
 
 __all__ = ["CSV_HEADER", "ExportNames", "csv_rows", "cuescore_json"]
@@ -75,7 +75,7 @@ def _iso(at: datetime | None) -> str | None:
 
 def cuescore_json(tournament_id: int, name: str, discipline: str, starts_at: datetime, p: Progress, names: ExportNames) -> dict[str, Any]:
     numbers = match_numbers(p.matches)
-    nxt = next_matches([m.spec for m in p.matches])
+    nxt = next_played(p.matches)
     matches = []
     for m in _shown(p):
         win_next, lose_next = nxt.get(m.id, (None, None))
