@@ -20,7 +20,7 @@ from broker.domain.csv_cells import SafeWriter
 from broker.domain.tournament.export import CSV_HEADER, ExportNames, csv_rows, cuescore_json
 from broker.domain.tournament.rules import BREAK_RULES, DISCIPLINES, FORMATS, MAX_ENTRANTS
 from broker.hall.facade import HubFacade
-from broker.hall.tournament_calls import CallMatch, ScoreRack, StartMatch
+from broker.hall.tournament_calls import CallMatch, RecallMatch, ScoreRack, StartMatch
 from broker.hall.tournament_reads import EntrantView, MatchView, TournamentSummary, TournamentView, english
 from broker.hall.tournament_results import RecordResult
 from broker.hall.tournament_season import SeasonRow
@@ -225,7 +225,11 @@ def check_in(
     return {"entrant": entrant_id, "fee_tab_id": tab}
 
 
-@router.delete("/tournaments/{tournament_id}/entrants/{entrant_id}", status_code=204, summary="A player withdraws before the draw")
+@router.delete(
+    "/tournaments/{tournament_id}/entrants/{entrant_id}",
+    status_code=204,
+    summary="A player withdraws (after the draw: every match of theirs not played is a walkover)",
+)
 def remove_entrant(
     tournament_id: IdPath, entrant_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]
 ) -> Response:
@@ -269,6 +273,16 @@ def call(
 @router.post("/tournaments/{tournament_id}/matches/{match}/start", response_model=MatchAnswerOut, summary="The players are at the table")
 def start(tournament_id: IdPath, match: MatchPath, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]) -> dict[str, Any]:
     hub.execute(StartMatch(tournament=tournament_id, match=match, actor=user.username))
+    return _match(hub, tournament_id, match)
+
+
+@router.post(
+    "/tournaments/{tournament_id}/matches/{match}/recall",
+    response_model=MatchAnswerOut,
+    summary="Take a called match off its table: it waits for a call by hand",
+)
+def recall(tournament_id: IdPath, match: MatchPath, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]) -> dict[str, Any]:
+    hub.execute(RecallMatch(tournament=tournament_id, match=match, actor=user.username))
     return _match(hub, tournament_id, match)
 
 

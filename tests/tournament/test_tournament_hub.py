@@ -134,6 +134,11 @@ def test_27_players_byes_go_through_at_once_and_only_real_matches_are_called(api
     second = [m for m in v["matches"] if m["phase"] == "winners" and m["round"] == 2]
     assert sum(1 for m in second for side in ("a", "b") if m[side]) == 5
     assert sorted(c["match"] for c in v["on_tables"]) == sorted(m["id"] for m in first[:10])
+    # Issue 29, items 24-25: the bye matches have no number; where a player comes from and where a
+    # loser goes next are named through them (never "Winner of no. 0", never a loser going nowhere).
+    froms = [m[side] for m in v["matches"] for side in ("a_from", "b_from") if m[side]]
+    assert froms and not [f for f in froms if f.endswith("no. 0")], froms
+    assert all(m["loser_next"] for m in v["matches"] if m["phase"] == "winners"), "every winners' loser drops somewhere"
     # (Played out to the end, every format and size from 2 to 64: test_bracket_rules.py.)
 
 
