@@ -52,6 +52,9 @@ class CalledMatches(Protocol):
         """Refuse an op of `kind` on a game that carries a called match (stop, pause), or a move
         of one to a table that has a match on it."""
 
+    def refuse_start(self, table: str) -> None:
+        """Refuse a game started by hand on a table a match is called to."""
+
     def game_moved(self, db: Db, game: int, to_table: str) -> None:
         """The game moved (in `db`'s transaction): its called match moves with it."""
 
@@ -207,6 +210,8 @@ class Games:
         if c.tariff is not None and any(t.id == c.tariff and t.tournament for t in self.h.venue.tariffs):
             spec = self.h.venue.tariff(c.tariff)
             raise ServiceError(N_("The rate %(tariff)s is for tournament matches only."), tariff=Name(spec.name, spec.name_en))
+        if self.matches is not None:
+            self.matches.refuse_start(c.table)
         return self.start_game(c)
 
     def start_game(self, c: StartGame) -> int:

@@ -308,6 +308,14 @@ class TournamentCalls:
             tournament=name,
         )
 
+    def refuse_start(self, table: str) -> None:
+        """A table a match is called to (its game could not start yet: the next round starts it)
+        takes no game by hand."""
+        with self.h.store.reader() as db:
+            there = db.scalar(select(TournamentCall.id).where(TournamentCall.table_id == table, TournamentCall.ended_at.is_(None)))
+        if there is not None and table in self.h.tables:
+            raise TournamentRefused(N_("%(table)s already has a match on it."), table=table_name(self.h.tables[table]))
+
     def game_moved(self, db: Db, game: int, to_table: str) -> None:
         """The called match's game moved to `to_table` (in the move's transaction): the match is
         played there now, on the floor, the TV and the tournament's page, and its result frees that table."""

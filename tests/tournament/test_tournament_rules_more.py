@@ -8,7 +8,7 @@ import io
 import json
 from datetime import UTC, datetime, timedelta
 
-from broker.domain.csv_cells import SafeWriter
+from broker.domain.csv_cells import excel_csv
 from broker.domain.tournament.calls import LATE_START, callable_matches, walkover_due
 from broker.domain.tournament.export import CSV_HEADER, ExportNames, csv_rows, cuescore_json
 from broker.domain.tournament.labels import match_numbers
@@ -65,11 +65,10 @@ def test_the_cuescore_file_and_the_csv_name_every_played_match_with_where_its_pl
     assert (first["winnerNext"], first["loserNext"]) == (3, None) and first["roundName"] == "Semifinále"
     final = doc["matches"][2]
     assert final["playerA"]["name"] == "Novák" and final["playerB"] is None and final["raceTo"] == 5 and final["matchstatus"] == "waiting"
-    rows = csv_rows(p, names)
-    out = io.StringIO()
-    SafeWriter(out).writerows([list(CSV_HEADER), *rows])
-    read = list(csv.reader(io.StringIO(out.getvalue())))
-    assert read[1][:9] == ["1", "Semifinále", "3", "Novák", "Tóth", "3", "1", "", "Novák"]
+    rows = csv_rows(p, names)  # values: the caller writes them as the Slovak-Excel file
+    assert rows[0][:9] == [1, "Semifinále", 3, "Novák", "Tóth", 3, 1, False, "Novák"] and rows[0][10] == T0
+    read = list(csv.reader(io.StringIO(excel_csv([list(CSV_HEADER), *rows]).decode("utf-8-sig")), delimiter=";"))
+    assert read[0][0] == "Match no." and read[1][:3] == ["1", "Semifinále", "3"]
     assert read[2][4] == "'=HYPERLINK(1)", "a name is never a formula in the spreadsheet"
 
 
