@@ -11,7 +11,7 @@ from typing import Any
 
 from broker.hall.members import AddMember
 from broker.hall.read_models import HallReads
-from tests.dashboard.conftest import Api
+from tests.dashboard.conftest import Api, sqlite_only
 from tests.tournament.test_tournament_hub import hub_of, make, view
 
 
@@ -55,6 +55,7 @@ def test_a_called_matchs_game_is_stopped_only_by_its_result_a_walkover_or_the_di
     assert "pool-01" not in hub.open and not hub.light_commands()["pool-01"].on
 
 
+@sqlite_only  # (one transaction of the games part's: the storage is the other tests')
 def test_moving_a_matchs_game_moves_the_match_and_its_result_frees_the_new_table(api: Api) -> None:
     tid = make(api, 4, tables=2, format="single", race_winners=3, race_final=3)
     api.ok("POST", f"/api/tournaments/{tid}/draw")
@@ -132,6 +133,7 @@ def test_a_player_withdrawn_after_the_draw_loses_every_later_match_by_walkover_a
     assert v["finished_at"] and v["places"][-1]["names"] == [next(e["name"] for e in v["entrants"] if e["id"] == gone)]
 
 
+@sqlite_only  # (refusals before any write: the storage is the other tests')
 def test_a_second_result_without_a_reason_says_whose_result_is_there_and_a_rack_past_the_race_is_refused(api: Api) -> None:
     tid = make(api, 2, tables=1, format="single", race_winners=3, race_final=3)
     api.ok("POST", f"/api/tournaments/{tid}/draw")
