@@ -75,9 +75,11 @@ CAPABILITIES: dict[str, Capability] = {
     # Tournaments (issue 21): staff run the day; what is set up, overruled or taken away is the manager's.
     "tournaments.view": Capability(STAFF, "tournaments, their entrants, brackets, tables, standings and the season's ranking"),
     "tournaments.run": Capability(
-        STAFF, "a tournament's day: entrants, check-in (the fee on a tab), the draw, calls, scores, results, walkovers, the TV link"
+        STAFF,
+        "a tournament's day: entrants, check-in (the fee on a tab), the draw, calls and recalls, scores, results, walkovers, "
+        "withdrawals, the TV link, the A4 bracket to print (on a Sunday the director is usually staff)",
     ),
-    "tournaments.manage": Capability(MANAGER, "create tournaments, force a correction that resets later matches, exports (CSV, JSON, A4)"),
+    "tournaments.manage": Capability(MANAGER, "create tournaments, force a correction that resets later matches, exports (CSV, JSON)"),
 }
 
 # Routes anybody may call: logging in needs a page before the login, and so does choosing the

@@ -7,7 +7,8 @@ in between. What the guests owe is not taken here: each game's tab stays open to
 bar (the unpaid list on the bills page leads with them), and a tab paid while its game ran is
 settled by the stop itself (broker.hall.till.Till.game_billed). Nobody's money is taken without
 them, so the confirmation offers one thing: stop them all, their tabs left open or, if already
-paid, paid.
+paid, paid. A tournament's called match is left playing: its game stops with its result, a
+walkover or the director's recall (broker.hall.games), never under the players.
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ class StoppedAll:
 @command
 class StopAllGames(Command[StoppedAll]):
     """Stop every running or paused game at once (closing time, a manager's): each stops as StopGame
-    stops one; its tab is left open to be paid, or settled if it was paid already. Answers what stopped."""
+    stops one; its tab is left open to be paid, or settled if it was paid already (a tournament's
+    called match plays on). Answers what stopped."""
 
     reason: str = CLOSING_REASON
 
@@ -69,6 +71,8 @@ class Closing:
         reason = " ".join(str(c.reason).split())[:200] or CLOSING_REASON
         stopped = []
         for table, game in sorted(self.h.games.view().items(), key=lambda kv: kv[1].id):
+            if self._games.matches is not None and self._games.matches.carries_match(game.id):
+                continue
             state = self._games.stop(StopGame(game=game.id, reason=reason, actor=c.actor))
             stopped.append((game.id, table, state))
         now = self.h.clock()

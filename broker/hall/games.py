@@ -8,12 +8,17 @@ wanted are exactly what they were.
 Each command below has its one handler here, run by the hub's writer: validate, commit, update
 the open games (broker.hall.open_games) and register the effects (the light, the retained
 summary, the live push, the metric), which run after the commit.
+
+A game that carries a tournament's called match (broker.hall.tournament_calls) is the
+tournament's: staff cannot stop or pause it (it stops with the match's result, a walkover or the
+director's recall), and moving it moves the match with it, in the same transaction.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from typing import Protocol
 
 from sqlalchemy.orm import Session as Db
 
@@ -38,6 +43,23 @@ from devices.kinds import Kind
 MakeOp = Callable[[datetime], game_ops.Op]
 # Refuses prepaid minutes that would run into a booking or block ahead on a table (broker.hall.bookings).
 PrepaidGuard = Callable[[str, int | None, datetime], None]
+
+
+class CalledMatches(Protocol):
+    """The tournaments' matches on the tables (broker.hall.tournament_calls), as the games see them."""
+
+    def refuse_change(self, game: int, kind: str, to_table: str | None) -> None:
+        """Refuse an op of `kind` on a game that carries a called match (stop, pause), or a move
+        of one to a table that has a match on it."""
+
+    def refuse_start(self, table: str) -> None:
+        """Refuse a game started by hand on a table a match is called to."""
+
+    def game_moved(self, db: Db, game: int, to_table: str) -> None:
+        """The game moved (in `db`'s transaction): its called match moves with it."""
+
+    def carries_match(self, game: int) -> bool:
+        """Does a called match play on this game now?"""
 
 
 # -- the commands ---------------------------------------------------------------------------
@@ -155,6 +177,7 @@ class Games:
         self._table_service = table_service
         self._till = till
         self._prepaid_guard = prepaid_guard
+        self.matches: CalledMatches | None = None  # the tournaments' calls (set by the hub once they exist)
 
     # -- checks -------------------------------------------------------------------------
 
@@ -187,6 +210,8 @@ class Games:
         if c.tariff is not None and any(t.id == c.tariff and t.tournament for t in self.h.venue.tariffs):
             spec = self.h.venue.tariff(c.tariff)
             raise ServiceError(N_("The rate %(tariff)s is for tournament matches only."), tariff=Name(spec.name, spec.name_en))
+        if self.matches is not None:
+            self.matches.refuse_start(c.table)
         return self.start_game(c)
 
     def start_game(self, c: StartGame) -> int:
@@ -243,6 +268,8 @@ class Games:
             raise ServiceError.like(e) from None
         if op.kind == "transfer":
             self._check_move_to(op.data["table"])
+        if self.matches is not None:
+            self.matches.refuse_change(game, op.kind, op.data.get("table"))
         with self.h.store.session() as db:
             _append(db, game, op)
             row = db.get(Game, game)
@@ -251,6 +278,8 @@ class Games:
             row.table_id = new.table
             if op.kind == "transfer":
                 self._till.game_moved(db, game, new.table)
+                if self.matches is not None:
+                    self.matches.game_moved(db, game, new.table)
             if op.kind == "card":
                 row.member_id = new.member.member_id if new.member else None
             if op.kind == "extend":  # time bought again: the next run-out is a new alert

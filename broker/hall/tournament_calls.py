@@ -13,6 +13,11 @@ once; its game stops (the light goes off) when no match is waiting for it.
 SBiZ 1.7: a called match nobody began within 15 minutes (by the hub's clock) is offered as a
 walkover, which staff confirm (broker.hall.tournament_results). A match begins when staff or
 players say so, at its first rack scored, or at the first ball the table's pockets see after the call.
+
+The table's game is the match's while it is called: staff cannot stop or pause it (broker.hall.games
+asks here), only its result, a walkover or the director's recall (RecallMatch) end it; moving the
+game (MoveGame) moves the match with it. Nobody is called to two tables at once, across the
+tournaments running at the same time (a member, or a name, entered in two of them).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from sqlalchemy.orm import Session as Db
 
 from broker.domain.refusals import N_, table_name
 from broker.domain.tournament.calls import callable_matches, walkover_due
+from broker.domain.tournament.labels import match_numbers
 from broker.domain.tournament.progress import MatchState
 from broker.domain.tournament.rules import TournamentRefused
 from broker.hall.commands import Command, command, handles
@@ -34,7 +40,7 @@ from broker.hall.errors import ServiceError
 from broker.hall.games import Games, StartGame, StopGame
 from broker.hall.ports import HallState
 from broker.hall.table_service import OutOfServiceBook, refuse_out_of_service
-from broker.hall.tournament_state import Loaded, TournamentMissing, live_calls, load
+from broker.hall.tournament_state import RECALLED, Loaded, TournamentMissing, busy_entrants, live_calls, load, recalled_matches
 from broker.storage.after_commit import after_commit
 from broker.storage.audit import record_audit
 from broker.storage.models import Tournament, TournamentCall
@@ -76,6 +82,16 @@ class ScoreRack(Command[tuple[int, int]]):
     seen: tuple[int, int] | None = None
 
 
+@command
+class RecallMatch(Command[None]):
+    """The director takes a called match off its table (called to the wrong table, the table is
+    needed): the call ends, the table gets the next waiting match or its light goes off, and the
+    match waits until it is called to a table by hand (CallMatch)."""
+
+    tournament: int
+    match: str
+
+
 class TournamentCalls:
     def __init__(self, hall: HallState, games: Games, out_of_service: OutOfServiceBook, execute: Execute) -> None:
         self.h = hall
@@ -110,7 +126,9 @@ class TournamentCalls:
             raise TournamentRefused(N_("This match is already called to a table."))
         players = m.players
         assert players is not None
-        if any(call.tournament_id == loaded.t.id and {call.a, call.b} & set(players) for call in calls):
+        with self.h.store.reader() as db:
+            busy = busy_entrants(db, loaded.t.id, calls)
+        if busy & set(players):
             raise TournamentRefused(N_("A player of this match is at another table now."))
         self._call(loaded, [(m, c.table)], c.actor)
 
@@ -208,13 +226,16 @@ class TournamentCalls:
             free = [table for table in (t.options or {}).get("tables", []) if self._is_free(table, calls, ours)]
             # Who plays whom is worked out only when a table is free (the round asks every second).
             loaded = load(db, tournament_id) if free else None
+            if loaded is not None:
+                busy = busy_entrants(db, tournament_id, calls)  # at a table of this tournament or another one
+                held = recalled_matches(db, tournament_id)  # the director's recalls wait for a call by hand
         if loaded is None or loaded.progress is None:
             return []
         if prefer in free:
             free.remove(prefer)
             free.insert(0, prefer)
-        mine = [call for call in calls if call.tournament_id == tournament_id]
-        todo = callable_matches(loaded.progress, {call.match for call in mine}, {p for call in mine for p in (call.a, call.b)})
+        mine = {call.match for call in calls if call.tournament_id == tournament_id}
+        todo = callable_matches(loaded.progress, mine | held, busy)
         pairs = list(zip(todo, free, strict=False))
         if pairs:
             self._call(loaded, pairs, actor)
@@ -235,8 +256,84 @@ class TournamentCalls:
         if table is None or any(where == table for _, where in called):
             return
         running = self.h.games.get(table)
-        if running is not None and self._ours(running.id, tournament_id):
+        # (A match called there meanwhile, by an earlier table's turn of the same change, keeps it.)
+        if running is not None and self._ours(running.id, tournament_id) and not self.carries_match(running.id):
             self._execute(StopGame(game=running.id, reason="tournament: no match waiting", actor=actor))
+
+    @handles(RecallMatch)
+    def recall(self, c: RecallMatch) -> None:
+        now = self.h.clock()
+        with self.h.store.session() as db:
+            call = self._live(db, c.tournament, c.match)
+            call.ended_at, call.end_reason = now, RECALLED
+            table = call.table_id
+            record_audit(db, c.actor, "tournament.recall", f"tournament:{c.tournament}", {"match": c.match, "table": table}, at=now)
+            self._notify(db, c.tournament, table)
+        self.refresh()
+        self.table_done(c.tournament, table, c.actor)
+
+    # -- a called match's game (broker.hall.games asks) ----------------------------------------
+
+    def _call_of_game(self, db: Db, game: int) -> TournamentCall | None:
+        return db.scalar(select(TournamentCall).where(TournamentCall.game_id == game, TournamentCall.ended_at.is_(None)))
+
+    def carries_match(self, game: int) -> bool:
+        with self.h.store.reader() as db:
+            return self._call_of_game(db, game) is not None
+
+    def refuse_change(self, game: int, kind: str, to_table: str | None) -> None:
+        """A called match's game is not stopped or paused by hand; it moves only to a table with no
+        match on it (the match moves with it: game_moved)."""
+        if kind not in ("stop", "pause", "transfer"):
+            return
+        with self.h.store.reader() as db:
+            call = self._call_of_game(db, game)
+            if call is None:
+                return
+            if kind == "transfer":
+                there = db.scalar(select(TournamentCall.id).where(TournamentCall.table_id == to_table, TournamentCall.ended_at.is_(None)))
+                if there is not None and to_table in self.h.tables:
+                    raise TournamentRefused(N_("%(table)s already has a match on it."), table=table_name(self.h.tables[to_table]))
+                return
+            loaded = load(db, call.tournament_id)
+            number = match_numbers(loaded.progress.matches).get(call.match, 0) if loaded.progress else 0
+            name = loaded.t.name
+        raise TournamentRefused(
+            N_(
+                "Game no. %(game)d is match no. %(match)d of %(tournament)s: it ends with its result or a walkover, "
+                "or the director takes the match off the table on the tournament's page."
+            ),
+            game=game,
+            match=number,
+            tournament=name,
+        )
+
+    def refuse_start(self, table: str) -> None:
+        """A table a match is called to (its game could not start yet: the next round starts it)
+        takes no game by hand."""
+        with self.h.store.reader() as db:
+            there = db.scalar(select(TournamentCall.id).where(TournamentCall.table_id == table, TournamentCall.ended_at.is_(None)))
+        if there is not None and table in self.h.tables:
+            raise TournamentRefused(N_("%(table)s already has a match on it."), table=table_name(self.h.tables[table]))
+
+    def game_moved(self, db: Db, game: int, to_table: str) -> None:
+        """The called match's game moved to `to_table` (in the move's transaction): the match is
+        played there now, on the floor, the TV and the tournament's page, and its result frees that table."""
+        call = self._call_of_game(db, game)
+        if call is None:
+            return
+        old, call.table_id = call.table_id, to_table
+        record_audit(
+            db,
+            "system",
+            "tournament.move",
+            f"tournament:{call.tournament_id}",
+            {"match": call.match, "from": old, "to": to_table},
+            at=self.h.clock(),
+        )
+        self._notify(db, call.tournament_id, old)
+        self._notify(db, call.tournament_id, to_table)
+        after_commit(db).add(self.refresh)
 
     # -- the match at the table -------------------------------------------------------------------
 
@@ -277,10 +374,20 @@ class TournamentCalls:
             m = loaded.progress.by_id[c.match]
             rules = loaded.plan.rules
             race = m.spec.race_to
+            player, score = (call.a, call.score_a) if c.side == "a" else (call.b, call.score_b)
+            if c.delta > 0 and max(call.score_a, call.score_b) >= race:
+                raise TournamentRefused(
+                    N_("The race to %(race)d is won already (%(a)d : %(b)d): confirm the result, or take a rack back."),
+                    race=race,
+                    a=call.score_a,
+                    b=call.score_b,
+                )
+            if c.delta < 0 and score <= rules.start_score(player):
+                raise TournamentRefused(N_("There is no rack to take back: the score is %(a)d : %(b)d."), a=call.score_a, b=call.score_b)
             if c.side == "a":
-                call.score_a = max(rules.start_score(call.a), min(race, call.score_a + c.delta))
+                call.score_a += c.delta
             else:
-                call.score_b = max(rules.start_score(call.b), min(race, call.score_b + c.delta))
+                call.score_b += c.delta
             if call.started_at is None:
                 call.started_at, call.walkover_offered_at = now, None
             self._notify(db, c.tournament, call.table_id)

@@ -17,18 +17,16 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session as Db
 
 from broker.domain import membership
-from broker.domain.refusals import N_
 from broker.domain.tariffs import calendar_year
-from broker.domain.tournament.bracket import Bye, Feed, Loser, Placed, Seat, Winner
 from broker.domain.tournament.calls import callable_matches
-from broker.domain.tournament.labels import is_played, match_numbers, next_matches, round_label
+from broker.domain.tournament.labels import feed_label, is_played, match_numbers, next_played, round_label
 from broker.domain.tournament.pace import expected_finish
 from broker.domain.tournament.progress import MatchState, swiss_table
 from broker.domain.tournament.rules import TournamentRefused
 from broker.domain.tournament.standings import club_share, payouts, season_points, standings
 from broker.domain.zreport import TournamentTime
 from broker.hall.ports import HallState
-from broker.hall.tournament_state import Loaded, entrant_name, live_calls, load
+from broker.hall.tournament_state import Loaded, busy_entrants, entrant_name, live_calls, load, recalled_matches
 from broker.hall.tournament_time import table_time
 from broker.storage.models import Member, Payment, Product, TabItem, Tournament, TournamentCall, TournamentEntrant
 
@@ -87,6 +85,7 @@ class EntrantView:
     fee_total_cents: int
     fee_owed_cents: int
     seed: Annotated[int | None, Field(description="Place in the draw, 1 first")]  # None before it or when not drawn
+    withdrawn_at: Annotated[datetime | None, Field(description="Withdrew after the draw: every match not played is a walkover")] = None
 
     @property
     def fee_paid(self) -> bool:
@@ -121,6 +120,7 @@ class MatchView:
     winner_next: int | None
     loser_next: int | None
     group: str | None
+    recalled: Annotated[bool, Field(description="Taken off its table by the director: it waits for a call by hand")] = False
 
 
 @dataclass(frozen=True)
@@ -234,25 +234,16 @@ def summaries(db: Db, limit: int = 200) -> list[TournamentSummary]:
     ]
 
 
-def _feed_text(feed: Feed, numbers: Mapping[str, int]) -> tuple[str, dict[str, object]] | None:
-    if isinstance(feed, Winner):
-        return N_("Winner of no. %(n)d"), {"n": numbers.get(feed.match, 0)}
-    if isinstance(feed, Loser):
-        return N_("Loser of no. %(n)d"), {"n": numbers.get(feed.match, 0)}
-    if isinstance(feed, Placed):
-        return N_("%(place)d. of group %(group)s"), {"place": feed.place, "group": feed.group}
-    if isinstance(feed, Seat | Bye):
-        return None
-    return None
-
-
-def _match_views(hall: HallState, loaded: Loaded, calls: list[TournamentCall], last_calls: Mapping[str, TournamentCall]) -> list[MatchView]:
+def _match_views(
+    hall: HallState, loaded: Loaded, calls: list[TournamentCall], last_calls: Mapping[str, TournamentCall], held: set[str]
+) -> list[MatchView]:
     p = loaded.progress
     assert p is not None
     names = loaded.names
     numbers = match_numbers(p.matches)
     specs = [m.spec for m in p.matches]
-    nxt = next_matches(specs)
+    by_id = p.by_id
+    nxt = next_played(p.matches)
     live = {c.match: c for c in calls}
     # A round's name depends on its phase, round and group only: named once per round, not per match.
     labels: dict[tuple[str, int, str | None], tuple[str, dict[str, object]]] = {}
@@ -291,8 +282,8 @@ def _match_views(hall: HallState, loaded: Loaded, calls: list[TournamentCall], l
                 b=b,
                 a_name=names.get(a, "") if a is not None else "",
                 b_name=names.get(b, "") if b is not None else "",
-                a_from=None if a is not None else _feed_text(m.spec.a, numbers),
-                b_from=None if b is not None else _feed_text(m.spec.b, numbers),
+                a_from=None if a is not None else feed_label(m.spec.a, by_id, numbers, names),
+                b_from=None if b is not None else feed_label(m.spec.b, by_id, numbers, names),
                 status=status,
                 score_a=sa,
                 score_b=sb,
@@ -307,6 +298,7 @@ def _match_views(hall: HallState, loaded: Loaded, calls: list[TournamentCall], l
                 winner_next=numbers.get(win_next) if win_next else None,
                 loser_next=numbers.get(lose_next) if lose_next else None,
                 group=m.spec.group,
+                recalled=m.id in held and call is None and not done,
             )
         )
     return out
@@ -344,7 +336,18 @@ def _fees(db: Db, hall: HallState, loaded: Loaded, *, money: bool = True) -> tup
         )
         out.append(
             EntrantView(
-                e.id, entrant_name(e), e.member_id, e.member2_id, e.handicap, fee_ok, e.checked_in_at, tab, total, owed, seeds.get(e.id)
+                e.id,
+                entrant_name(e),
+                e.member_id,
+                e.member2_id,
+                e.handicap,
+                fee_ok,
+                e.checked_in_at,
+                tab,
+                total,
+                owed,
+                seeds.get(e.id),
+                e.withdrawn_at,
             )
         )
     return out, sum(int(v or 0) for v in paid.values())
@@ -366,7 +369,8 @@ def view_of(db: Db, hall: HallState, tournament_id: int, *, public: bool = False
     club = club_share(fees, t.club_share_percent)
     shares = tuple(int(s) for s in options.get("payout_shares", []))
     points_table = {int(k): int(v) for k, v in options.get("season_points", {}).items()}
-    calls = live_calls(db, t.id)
+    every_call = live_calls(db)
+    calls = [c for c in every_call if c.tournament_id == t.id]
     last_calls = {
         c.match: c for c in db.scalars(select(TournamentCall).where(TournamentCall.tournament_id == t.id).order_by(TournamentCall.id))
     }
@@ -380,10 +384,12 @@ def view_of(db: Db, hall: HallState, tournament_id: int, *, public: bool = False
     if loaded.progress is not None:
         p = loaded.progress
         names = loaded.names
-        matches = _match_views(hall, loaded, calls, last_calls)
+        held = recalled_matches(db, t.id)
+        matches = _match_views(hall, loaded, calls, last_calls, held)
         by_id = {m.id: m for m in matches}
         on_tables = [_call_view(hall, t, c, by_id[c.match], names) for c in calls if c.match in by_id]
-        waiting = callable_matches(p, {c.match for c in calls}, {x for c in calls for x in (c.a, c.b)})
+        waiting = callable_matches(p, {c.match for c in calls}, busy_entrants(db, t.id, every_call))
+        waiting.sort(key=lambda m: m.id in held)  # the director's recalls last: they wait for a call by hand
         next_up = [by_id[m.id] for m in waiting if m.id in by_id]
         started = {c.match: c.started_at for c in last_calls.values() if c.started_at is not None}
         expected = expected_finish(p, now, max(1, len(options.get("tables", []))), started)

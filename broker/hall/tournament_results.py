@@ -5,12 +5,19 @@ from the results), so a correction moves winner and loser through every later ma
 A correction that would change the players of a later match already begun or played is refused
 (409) with those matches named; a manager may force it, and then their results are voided and
 their calls ended (each audited): they are played again by the right players. A result is never
-deleted: a correction voids the old row (who, when, why) and a new row replaces it.
+deleted: a correction voids the old row (who, when, why) and a new row replaces it. A result
+entered over another one without a reason (two directors at once) is refused with the one that is
+there, who entered it and when.
+
+A player who withdraws after the draw (WithdrawEntrant) loses every match of theirs not played yet
+by walkover: those ready now at once (their match on a table ends, the table gets the next one),
+the later ones as each becomes ready (broker.domain.tournament.progress).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session as Db
@@ -44,6 +51,16 @@ class RecordResult(Command[list[str]]):
     walkover: bool = False
     force: bool = False
     reason: str = ""
+
+
+@command
+class WithdrawEntrant(Command[list[str]]):
+    """A player leaves a drawn tournament: every match of theirs not played yet is a walkover for the
+    other side, those ready now at once (a match of theirs on a table ends) and the later ones as
+    each becomes ready. Answers the matches decided now."""
+
+    tournament: int
+    entrant: int
 
 
 class CorrectionRefused(ServiceError):
@@ -88,7 +105,7 @@ class TournamentResults:
                     return []
                 reason = " ".join(c.reason.split())[:REASON_MAX]
                 if len(reason) < REASON_MIN:
-                    raise TournamentRefused(N_("Write why the result is corrected (at least %(min)d letters)."), min=REASON_MIN)
+                    self._refuse_over(db, loaded, m.id, old)
                 started = {call.match for call in calls if call.started_at is not None}
                 reset = affected_by(loaded.plan, loaded.results, new, started)
                 if reset and not c.force:
@@ -146,6 +163,65 @@ class TournamentResults:
             self.calls.table_done(tid, where, c.actor)
         return reset
 
+    def _refuse_over(self, db: Db, loaded: Loaded, match: str, old: Result) -> None:
+        """A second result without a reason: most often two directors at once. Say which result is
+        there, who entered it and when; a correction needs its reason."""
+        row = db.scalar(
+            select(TournamentResult).where(
+                TournamentResult.tournament_id == loaded.t.id, TournamentResult.match == match, TournamentResult.voided_at.is_(None)
+            )
+        )
+        assert loaded.progress is not None
+        m = loaded.progress.by_id[match]
+        a, b = old.scores_for(m.a) if isinstance(m.a, int) else (old.score_a, old.score_b)
+        raise TournamentRefused(
+            N_(
+                "Match no. %(match)d already has a result, %(a)d : %(b)d, entered by %(who)s at %(time)s. "
+                "To correct it, write why (at least %(min)d letters)."
+            ),
+            match=match_numbers(loaded.progress.matches).get(match, 0),
+            a=a,
+            b=b,
+            who=row.entered_by if row is not None else "?",
+            time=old.finished_at.astimezone(self.h.venue.tz).strftime("%H:%M"),
+            min=REASON_MIN,
+        )
+
+    @handles(WithdrawEntrant)
+    def withdraw(self, c: WithdrawEntrant) -> list[str]:
+        now = self.h.clock()
+        with self.h.store.session() as db:
+            loaded = load(db, c.tournament, for_update=True)
+            if loaded.plan is None or loaded.progress is None:
+                raise TournamentRefused(N_("The tournament is not drawn yet."))
+            e = next((x for x in loaded.entrants if x.id == c.entrant), None)
+            if e is None:
+                raise TournamentMissing(N_("There is no such player in this tournament."))
+            if e.withdrawn_at is not None:
+                return []
+            if loaded.t.finished_at is not None:
+                raise TournamentRefused(N_("The tournament is over: nobody can withdraw now."))
+            e.withdrawn_at, e.withdrawn_by = now, c.actor
+            after = progress(replace(loaded.plan, withdrawn={**loaded.plan.withdrawn, e.id: now}), loaded.results)
+            before = loaded.progress.by_id
+            decided = [
+                m.id
+                for m in after.matches
+                if m.status == "done"
+                and m.result is not None
+                and m.id not in loaded.results
+                and getattr(before.get(m.id), "status", "") != "done"
+            ]
+            freed = self._calls_follow(db, live_calls(db, loaded.t.id), after, "walkover")
+            loaded.t.finished_at = now if after.finished else None
+            record_audit(db, c.actor, "tournament.withdraw", f"tournament:{loaded.t.id}", {"entrant": e.id, "walkovers": decided}, at=now)
+            tid = loaded.t.id
+            after_commit(db).add(lambda: self.h.listeners.notify("tournament", {"tournament": tid}))
+        self.calls.refresh()
+        for where in dict.fromkeys(freed) or [None]:
+            self.calls.table_done(tid, where, c.actor)
+        return decided
+
     def _void(self, db: Db, loaded: Loaded, matches: list[str], actor: str, reason: str) -> None:
         now = self.h.clock()
         rows = db.scalars(
@@ -171,16 +247,16 @@ class TournamentResults:
     def _table_changed(self, table: str) -> Callable[[], None]:
         return lambda: self.h.listeners.notify("session", {"table": table, "action": "tournament"})
 
-    def _calls_follow(self, db: Db, calls: list[TournamentCall], after: Progress) -> list[str | None]:
+    def _calls_follow(self, db: Db, calls: list[TournamentCall], after: Progress, why: str = "reset") -> list[str | None]:
         """A live call whose match no longer has the players it was called with (a correction moved
-        them) ends, and its table is free for the right players; answers those tables."""
+        them) or is decided (a withdrawal's walkover) ends, and its table is free; answers those tables."""
         by_id = after.by_id
         gone = []
         for call in calls:
             m = by_id.get(call.match)
             if call.ended_at is None and (m is None or m.status != "ready" or m.players != (call.a, call.b)):
                 gone.append(call.match)
-        return self._end_calls(db, calls, gone, "reset")
+        return self._end_calls(db, calls, gone, why)
 
     def _table_of(self, db: Db, tournament_id: int, match: str) -> str | None:
         call = db.scalar(

@@ -16,7 +16,19 @@ from broker.domain.tournament.progress import Plan, Progress, Result, progress
 from broker.domain.tournament.rules import Races, Rules, TournamentRefused
 from broker.storage.models import Tournament, TournamentCall, TournamentEntrant, TournamentResult
 
-__all__ = ["Loaded", "TournamentMissing", "entrants_of", "live_calls", "load", "results_of", "rules_of"]
+__all__ = [
+    "Loaded",
+    "TournamentMissing",
+    "busy_entrants",
+    "entrants_of",
+    "live_calls",
+    "load",
+    "recalled_matches",
+    "results_of",
+    "rules_of",
+]
+
+RECALLED = "recall"  # a call's end_reason when the director took the match off its table (RecallMatch)
 
 
 class TournamentMissing(TournamentRefused):
@@ -39,7 +51,8 @@ def rules_of(t: Tournament, entrants: Sequence[TournamentEntrant] = ()) -> Rules
 
 
 def entrants_of(db: Db, tournament_id: int) -> list[TournamentEntrant]:
-    """Its entrants (those who withdrew before the draw left out), in the order they were added."""
+    """Its entrants (those who withdrew before the draw left out; those withdrawn after it are in
+    the bracket still), in the order they were added."""
     return list(
         db.scalars(
             select(TournamentEntrant)
@@ -98,6 +111,39 @@ def load(db: Db, tournament_id: int, *, for_update: bool = False) -> Loaded:
     entrants = entrants_of(db, t.id)
     if t.draw_order is None:
         return Loaded(t, entrants, None, {}, None)
-    plan = Plan(rules_of(t, entrants), tuple(t.draw_order["order"]), t.starts_at)
+    withdrawn = {e.id: e.withdrawn_at for e in entrants if e.withdrawn_at is not None}
+    plan = Plan(rules_of(t, entrants), tuple(t.draw_order["order"]), t.starts_at, withdrawn)
     results = results_of(db, t.id)
     return Loaded(t, entrants, plan, results, progress(plan, results))
+
+
+def person(e: TournamentEntrant) -> set[tuple[str, object]]:
+    """Who an entrant is, beyond this tournament: the members and the names of its players (a
+    walk-in is known by name only; a name is entered once per tournament, members' too)."""
+    keys: set[tuple[str, object]] = {("member", m) for m in (e.member_id, e.member2_id) if m is not None}
+    keys |= {("name", n.casefold()) for n in (e.name, e.name2) if n}
+    return keys
+
+
+def busy_entrants(db: Db, tournament_id: int, calls: Sequence[TournamentCall]) -> set[int]:
+    """This tournament's entrants who are at a table now (`calls`: every live call): in one of its
+    own matches, or the same person (by member or by name) in another tournament's running at the
+    same time. Nobody is called to two tables at once (the README's rule), across tournaments."""
+    busy = {p for c in calls if c.tournament_id == tournament_id for p in (c.a, c.b)}
+    elsewhere = {p for c in calls if c.tournament_id != tournament_id for p in (c.a, c.b)}
+    if not elsewhere:
+        return busy
+    away: set[tuple[str, object]] = set()
+    for e in db.scalars(select(TournamentEntrant).where(TournamentEntrant.id.in_(elsewhere))):
+        away |= person(e)
+    return busy | {e.id for e in entrants_of(db, tournament_id) if person(e) & away}
+
+
+def recalled_matches(db: Db, tournament_id: int) -> set[str]:
+    """The matches the director took off their table (RecallMatch) and has not called again: they
+    wait for a call by hand, the hub does not call them by itself."""
+    last: dict[str, str | None] = {}
+    q = select(TournamentCall.match, TournamentCall.end_reason).where(TournamentCall.tournament_id == tournament_id)
+    for match, reason in db.execute(q.order_by(TournamentCall.id)):
+        last[match] = reason
+    return {m for m, reason in last.items() if reason == RECALLED}

@@ -35,6 +35,7 @@ from broker.hall.commands import Command, command, handles
 from broker.hall.ports import HallState
 from broker.hall.till.tab_views import product_of_extra
 from broker.hall.till.tabs import AddTabItem, OpenWalkInTab, VoidTabItem
+from broker.hall.tournament_results import WithdrawEntrant
 from broker.hall.tournament_season import season_ratings
 from broker.hall.tournament_state import TournamentMissing, entrant_name, entrants_of, load, rules_of
 from broker.storage.after_commit import after_commit
@@ -112,7 +113,8 @@ class CheckInEntrant(Command[int | None]):
 
 @command
 class RemoveEntrant(Command[None]):
-    """An entrant withdraws before the draw; an unpaid fee is voided (a paid one must be refunded first)."""
+    """An entrant withdraws: before the draw they are removed (an unpaid fee is voided, a paid one
+    must be refunded first); after it every match of theirs not played is a walkover (WithdrawEntrant)."""
 
     tournament: int
     entrant: int
@@ -338,7 +340,7 @@ class Tournaments:
         if t is None:
             raise TournamentMissing(N_("There is no such tournament."))
         if t.draw_order is not None:
-            raise TournamentRefused(N_("The draw is made: nobody can join or withdraw now."))
+            raise TournamentRefused(N_("The draw is made: nobody can join now."))
         return t
 
     def _player(self, db: Db, member_id: int | None, name: str, entrants: list[TournamentEntrant]) -> tuple[str, Member | None]:
@@ -408,6 +410,12 @@ class Tournaments:
 
     @handles(RemoveEntrant)
     def remove_entrant(self, c: RemoveEntrant) -> None:
+        with self.h.store.reader() as db:
+            t = db.get(Tournament, c.tournament)
+            drawn = t is not None and t.draw_order is not None
+        if drawn:  # in the bracket: their matches are walkovers from now on (broker.hall.tournament_results)
+            self._execute(WithdrawEntrant(tournament=c.tournament, entrant=c.entrant, actor=c.actor))
+            return
         with self.h.store.reader() as db:
             t = self._open_for_entries(db, c.tournament)
             e = self._entrant(db, t.id, c.entrant)

@@ -603,6 +603,8 @@ class TournamentEntrant(Base):
     added_by: Mapped[str] = mapped_column(String(64))
     removed_at: Mapped[datetime | None]  # withdrew before the draw
     removed_by: Mapped[str | None] = mapped_column(String(64))
+    withdrawn_at: Mapped[datetime | None]  # withdrew after the draw: every match of theirs not played is a walkover
+    withdrawn_by: Mapped[str | None] = mapped_column(String(64))
 
 
 class TournamentResult(Base):

@@ -11,6 +11,7 @@ an HTTP status once, so routes just call the hub and let the error through.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Mapping
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -97,6 +98,18 @@ def language(request: Request) -> str:
         if lang in LANGUAGES and w > weight:
             best, weight = lang, w
     return best
+
+
+def say_in(request: Request, lang: str) -> Callable[[str, Mapping[str, object]], str]:
+    """A message id with its parameters in `lang`, from the staff's catalogues when the pages are
+    mounted (as refusals are), else in English: for what the API writes for a person (a file)."""
+    translate = getattr(request.app.state, REFUSAL_TEXT, None)
+
+    def say(msgid: str, params: Mapping[str, object]) -> str:
+        text = Refusal(msgid, **params)
+        return str(text) if translate is None or lang == "en" else str(translate(text, lang))
+
+    return say
 
 
 def refusal_detail(request: Request, e: Exception) -> tuple[str, str]:

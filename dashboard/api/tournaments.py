@@ -8,19 +8,20 @@ matches, and exports (tournaments.manage). Each write is the same command the pa
 
 from __future__ import annotations
 
-import io
-from datetime import datetime
+from collections.abc import Callable, Mapping
+from datetime import datetime, tzinfo
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Path, Query, Response
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from pydantic import BaseModel, Field
 
 from broker.accounts.staff import Staff
-from broker.domain.csv_cells import SafeWriter
-from broker.domain.tournament.export import CSV_HEADER, ExportNames, csv_rows, cuescore_json
+from broker.domain.csv_cells import excel_csv
+from broker.domain.tournament.export import CSV_HEADER, CSV_YES, ExportNames, csv_rows, cuescore_json
+from broker.domain.tournament.progress import Progress
 from broker.domain.tournament.rules import BREAK_RULES, DISCIPLINES, FORMATS, MAX_ENTRANTS
 from broker.hall.facade import HubFacade
-from broker.hall.tournament_calls import CallMatch, ScoreRack, StartMatch
+from broker.hall.tournament_calls import CallMatch, RecallMatch, ScoreRack, StartMatch
 from broker.hall.tournament_reads import EntrantView, MatchView, TournamentSummary, TournamentView, english
 from broker.hall.tournament_results import RecordResult
 from broker.hall.tournament_season import SeasonRow
@@ -28,6 +29,7 @@ from broker.hall.tournaments import AddEntrant, CheckInEntrant, CreateTournament
 from dashboard.api.auth import can, demand
 from dashboard.api.dates import Moment
 from dashboard.api.deps import Hub, IdPath, Reads
+from dashboard.api.errors import say_in
 from dashboard.api.schemas import Body, Id, TableId, text
 
 router = APIRouter(tags=["tournaments"])
@@ -230,7 +232,11 @@ def check_in(
     return {"entrant": entrant_id, "fee_tab_id": tab}
 
 
-@router.delete("/tournaments/{tournament_id}/entrants/{entrant_id}", status_code=204, summary="A player withdraws before the draw")
+@router.delete(
+    "/tournaments/{tournament_id}/entrants/{entrant_id}",
+    status_code=204,
+    summary="A player withdraws (after the draw: every match of theirs not played is a walkover)",
+)
 def remove_entrant(
     tournament_id: IdPath, entrant_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]
 ) -> Response:
@@ -274,6 +280,16 @@ def call(
 @router.post("/tournaments/{tournament_id}/matches/{match}/start", response_model=MatchAnswerOut, summary="The players are at the table")
 def start(tournament_id: IdPath, match: MatchPath, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]) -> dict[str, Any]:
     hub.execute(StartMatch(tournament=tournament_id, match=match, actor=user.username))
+    return _match(hub, tournament_id, match)
+
+
+@router.post(
+    "/tournaments/{tournament_id}/matches/{match}/recall",
+    response_model=MatchAnswerOut,
+    summary="Take a called match off its table: it waits for a call by hand",
+)
+def recall(tournament_id: IdPath, match: MatchPath, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]) -> dict[str, Any]:
+    hub.execute(RecallMatch(tournament=tournament_id, match=match, actor=user.username))
     return _match(hub, tournament_id, match)
 
 
@@ -326,16 +342,33 @@ def export_json(tournament_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(
     return cuescore_json(v.id, v.name, v.discipline, v.starts_at, p, export_names(v))
 
 
-@router.get("/tournaments/{tournament_id}/export.csv", summary="The matches as CSV")
-def export_csv(tournament_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.manage"))]) -> Response:
+Say = Callable[[str, Mapping[str, object]], str]  # a message id with its parameters, in the reader's language
+
+
+@router.get("/tournaments/{tournament_id}/export.csv", summary="The matches as the Slovak-Excel CSV (';', UTF-8 with a BOM), in Slovak")
+def export_csv(tournament_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.manage"))]) -> Response:
     v, p = hub.reads.tournament(tournament_id), hub.reads.tournament_progress(tournament_id)
-    return csv_response(v, csv_rows(p, export_names(v)) if p is not None else [], list(CSV_HEADER))
+    return csv_response(v, tournament_csv(v, p, say_in(request, "sk"), hub.reads.venue.tz))
 
 
-def csv_response(v: TournamentView, rows: list[list[str]], header: list[str]) -> Response:
-    out = io.StringIO()
-    writer = SafeWriter(out)
-    writer.writerow(header)
-    writer.writerows(rows)
+def tournament_csv(v: TournamentView, p: Progress | None, say: Say, tz: tzinfo) -> bytes:
+    """The matches as the project's Slovak-Excel file (broker.domain.csv_cells.excel_csv, as the
+    members' and the reports' files): the header and the round names in the reader's language,
+    times local to the minute, a walkover as a word."""
+    names = export_names(v, lambda label: say(*label) if label else "")
+    yes = say(CSV_YES, {})
+
+    def cell(value: object) -> object:
+        if isinstance(value, bool):
+            return yes if value else ""
+        if isinstance(value, datetime):
+            return value.astimezone(tz).strftime("%Y-%m-%d %H:%M")  # Excel reads it as a date in any locale
+        return value
+
+    rows = csv_rows(p, names) if p is not None else []
+    return excel_csv([[say(h, {}) for h in CSV_HEADER], *([cell(x) for x in row] for row in rows)])
+
+
+def csv_response(v: TournamentView, data: bytes) -> Response:
     name = f"turnaj-{v.id}-{v.starts_at:%Y-%m-%d}.csv"
-    return Response(out.getvalue(), media_type="text/csv; charset=utf-8", headers={"Content-Disposition": f'attachment; filename="{name}"'})
+    return Response(data, media_type="text/csv; charset=utf-8", headers={"Content-Disposition": f'attachment; filename="{name}"'})

@@ -46,7 +46,9 @@ def _context(v: TournamentView, token: str) -> dict[str, Any]:
     rounds: dict[tuple[str, int], list[MatchView]] = {}
     for m in v.matches:
         rounds.setdefault((m.phase, m.round), []).append(m)
-    return {"v": v, "token": token, "recent": done[:RECENT], "rounds": rounds, **words()}
+    # A band per side of the bracket: the winners' (or the groups', the knockout's), the losers', the finals.
+    phases = list(dict.fromkeys("final" if phase == "reset" else phase for phase, _ in rounds))
+    return {"v": v, "token": token, "recent": done[:RECENT], "rounds": rounds, "phases": phases, **words()}
 
 
 @router.get("/{token}", name="tv_page")

@@ -1,7 +1,12 @@
 """The tournaments' pages (issue 21, the Lavosliga): the list and a new tournament (the manager's),
 one tournament's day for staff (entrants and check-in, the draw, the tables, results, walkovers,
 corrections, the standings), the score of a match at its table or on a phone (a tap a rack), the
-season's ranking, and a printable A4 bracket. The TV and the players' phones: pages_tournament_tv.
+season's ranking, a printable A4 bracket (staff print it: the director on a Sunday is usually
+staff) and the CSV (the manager's). The TV and the players' phones: pages_tournament_tv.
+
+The director's tablet (issue 29, item 33): after the draw the tables come first; a form on the
+page comes back to where it was (static/tournament.js); on a phone the lists stack, so nothing
+sits past the right edge.
 
 Every action is the command the API builds (dashboard/api/tournaments.py); each answers with a
 redirect and a message, a refusal says why in the staff's language.
@@ -20,12 +25,14 @@ from broker.domain.dates import NOT_A_TIME, DateRefused
 from broker.domain.tournament.rules import BREAK_RULES, DISCIPLINES, FORMATS
 from broker.hall.facade import HubFacade, ServiceError
 from broker.hall.read_models import HallReads
-from broker.hall.tournament_calls import CallMatch, ScoreRack, StartMatch
+from broker.hall.tournament_calls import CallMatch, RecallMatch, ScoreRack, StartMatch
 from broker.hall.tournament_reads import MatchView, TournamentView
 from broker.hall.tournament_results import RecordResult
 from broker.hall.tournaments import AddEntrant, CheckInEntrant, CreateTournament, DrawTournament, NewTvLink, RemoveEntrant, RevokeTvLink
 from dashboard.access import allows
 from dashboard.api.deps import MAX_ID, Hub, IdPath, Reads
+from dashboard.api.tournaments import csv_response, tournament_csv
+from dashboard.web import i18n
 from dashboard.web.auth import page_can
 from dashboard.web.csrf import verify_csrf
 from dashboard.web.i18n import N_, gettext
@@ -264,9 +271,23 @@ def board(tournament_id: IdPath, request: Request, reads: Reads, user: Annotated
 
 @router.get("/{tournament_id}/print")
 def print_bracket(
-    tournament_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("tournaments.manage"))]
+    tournament_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("tournaments.run"))]
 ) -> Response:
     return render(request, "tournament_print.html", _context(reads, user, reads.tournament(tournament_id)))
+
+
+@router.get("/{tournament_id}/export.csv")
+def export_csv(
+    tournament_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("tournaments.manage"))]
+) -> Response:
+    """The matches as the project's Slovak-Excel file, in the visitor's language."""
+    v, p = reads.tournament(tournament_id), reads.tournament_progress(tournament_id)
+    token = i18n.use_lang(i18n.lang_of(request))
+    try:
+        data = tournament_csv(v, p, lambda msgid, params: said((msgid, dict(params))), reads.venue.tz)
+    finally:
+        i18n.reset_lang(token)
+    return csv_response(v, data)
 
 
 @router.post("/{tournament_id}/entrants", dependencies=[Depends(verify_csrf)])
@@ -324,8 +345,9 @@ def remove_entrant(
     tournament_id: IdPath, entrant_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("tournaments.run"))]
 ) -> Response:
     def run() -> str:
+        drawn = hub.reads.tournament(tournament_id).drawn
         hub.execute(RemoveEntrant(tournament=tournament_id, entrant=entrant_id, actor=user.username))
-        return gettext("The player withdrew.")
+        return gettext("Withdrawn: every match of theirs not played is a walkover.") if drawn else gettext("The player withdrew.")
 
     return do_then_back(request, _back(tournament_id, "#entrants"), run)
 
@@ -443,7 +465,19 @@ def call(
         name = hub.reads.tables[table].name if table in hub.reads.tables else table
         return gettext("Called to %(table)s.") % {"table": name}
 
-    return do_then_back(request, _back(tournament_id), run)
+    return do_then_back(request, _back(tournament_id, "#on-tables"), run)
+
+
+@router.post("/{tournament_id}/matches/{match}/recall", dependencies=[Depends(verify_csrf)])
+@in_visitor_lang
+def recall(
+    tournament_id: IdPath, match: MatchPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("tournaments.run"))]
+) -> Response:
+    def run() -> str:
+        hub.execute(RecallMatch(tournament=tournament_id, match=match, actor=user.username))
+        return gettext("The match is off its table; it waits until you call it to a table.")
+
+    return do_then_back(request, _back(tournament_id, "#next-up"), run)
 
 
 @router.post("/{tournament_id}/matches/{match}/result", dependencies=[Depends(verify_csrf)])

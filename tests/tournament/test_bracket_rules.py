@@ -280,3 +280,50 @@ def test_a_champion_from_the_losers_side_is_placed_once() -> None:
     done = progress(p, results)
     assert done.champion == 2
     assert [(pl.first, pl.entrants) for pl in standings(done)] == [(1, (2,)), (2, (1,)), (3, (3,))]
+
+
+def byes_of(p: Progress) -> dict[int, list[str]]:
+    """Who went through which bye matches."""
+    out: dict[int, list[str]] = {}
+    for m in p.matches:
+        if m.status == "bye" and isinstance(m.winner, int):
+            out.setdefault(m.winner, []).append(m.id)
+    return out
+
+
+def test_the_losers_bye_goes_to_a_player_who_has_had_none_where_the_bracket_allows() -> None:
+    """Issue 29, item 26. 11 entrants: 16 places, seeds 1-5 have first-round byes. Seed 2 (a bye)
+    loses W2-3, whose loser drops to an empty place (both its losers' first-round feeders were
+    byes); seed 3 wins W2-4, whose loser (6, no bye) drops to a real one: they change places, so
+    the losers' bye goes to 6 and seed 2 plays."""
+    p = plan("double", 11, races=Races(3, 3, 3))
+    results: dict[str, Result] = {}
+    for mid, sa, sb in (("W1-2", 3, 0), ("W1-6", 3, 0), ("W1-8", 3, 0), ("W2-3", 0, 3), ("W2-4", 3, 0)):
+        results[mid] = check_result(p.rules, progress(p, results).by_id[mid], sa, sb, T0)
+    now = progress(p, results)
+    assert (now.by_id["W2-3"].loser, now.by_id["W2-4"].loser) == (2, 6)
+    assert now.by_id["L2-2"].status == "bye" and now.by_id["L2-2"].winner == 6, "the bye goes to the one without one"
+    assert 2 in (now.by_id["L2-1"].a, now.by_id["L2-1"].b), "seed 2 (had a bye) plays"
+    assert not [e for e, byes in byes_of(now).items() if len(byes) > 1]
+    # Where every player who could take the empty place has had a bye, a second one is unavoidable:
+    # 5 entrants, seeds 1-3 have byes and the loser of 4-5 a losers' bye; seed 1 loses W2-1.
+    p5 = plan("double", 5, races=Races(3, 3, 3))
+    results = {}
+    for mid, sa, sb in (("W1-2", 3, 0), ("W2-1", 0, 3), ("W2-2", 3, 0)):
+        results[mid] = check_result(p5.rules, progress(p5, results).by_id[mid], sa, sb, T0)
+    assert byes_of(progress(p5, results))[1] == ["W1-1", "L2-2"]
+
+
+@settings(deadline=None, max_examples=40)
+@given(n=st.integers(5, 64), seed=st.integers(0, 10_000))
+def test_a_second_bye_goes_to_a_player_only_when_the_one_it_could_go_to_instead_had_one_too(n: int, seed: int) -> None:
+    from broker.domain.tournament.bracket import Dropped
+
+    done, _ = play_out(plan("double", n), random.Random(seed))
+    first_round_byes = {m.winner for m in done.matches if m.status == "bye" and m.spec.phase == "winners"}
+    for m in done.matches:
+        if isinstance(m.spec.b, Dropped) and m.spec.b.bye and m.winner in first_round_byes:
+            other = next(
+                x for x in done.matches if isinstance(x.spec.b, Dropped) and not x.spec.b.bye and x.spec.b.partner == m.spec.b.match
+            )
+            assert other.b in first_round_byes, f"{m.id}: a second bye for {m.winner} while {other.b} had none"

@@ -8,6 +8,8 @@ import re
 
 from httpx import Response
 
+from broker.hall.hub import Hub
+from broker.hall.read_models import HallReads
 from tests.dashboard.conftest import sqlite_only
 from tests.dashboard.pages_client import Pages, pages  # noqa: F401  (fixture)
 
@@ -113,3 +115,49 @@ def test_the_tv_link_needs_no_login_and_stops_working_when_revoked(pages: Pages)
     assert p.anon.get(path).status_code == 404
     assert p.anon.get(path + "/board").status_code == 404
     assert p.anon.get("/tv/" + "x" * 32).status_code == 404
+
+
+def test_after_the_draw_the_pages_show_the_tables_first_a_walkover_any_time_a_withdrawal_and_the_match_on_its_table(pages: Pages) -> None:
+    """Issue 29, items 21, 27, 33 and 34 on the pages: a called match's table shows the match, not
+    a stop button; the board offers a walkover and the recall before the 15-minute offer; a player
+    withdraws after the draw (walkovers); staff print the A4 bracket."""
+    p = pages
+    tid = create(p, free_entry="1", tables="pool-07")
+    for name in ("Novák", "Kováč", "Horváth", "Varga"):
+        p.post(f"/tournaments/{tid}/entrants", {"name": name, "check_in": "1"}, client=p.staff)
+    staff_follow(p, p.post(f"/tournaments/{tid}/draw", client=p.staff))
+    page = p.page(f"/tournaments/{tid}", client=p.staff)
+    assert page.index('id="on-tables"') < page.index('id="tv"') < page.index('id="entrants"'), "the tables come first"
+    assert "walkover-a" in page and "/matches/W1-1/recall" in page, "a walkover before the 15-minute offer, and the recall"
+    assert 'id="print-link"' in page and 'id="export-csv"' not in page, "staff print the bracket; the CSV is the manager's"
+    assert "Víťaz č." in p.page(f"/tournaments/{tid}/print", client=p.staff)
+    table = p.page("/tables/pool-07", client=p.staff)
+    assert 'id="match-game"' in table and 'id="stop"' not in table and 'id="pause"' not in table
+    # A player of the waiting match withdraws: their match is a walkover at once, and the page says so.
+    assert isinstance(p.service, Hub)
+    reads = HallReads(p.service)
+    w12 = reads.tournament(tid).match("W1-2")
+    assert w12 is not None and w12.a is not None
+    done = staff_follow(p, p.post(f"/tournaments/{tid}/entrants/{w12.a}/remove", client=p.staff))
+    assert "každý jeho neodohratý zápas je kontumácia" in done and "odhlásil sa o" in done
+    after = reads.tournament(tid).match("W1-2")
+    assert after is not None and after.walkover
+
+
+def test_the_tournament_csv_is_the_slovak_excel_file(pages: Pages) -> None:
+    """Issue 29, item 35: ';' between cells, UTF-8 with a BOM, a Slovak header and round names, as
+    the members' and the reports' files; the API's file too."""
+    p = pages
+    tid = create(p, free_entry="1")
+    for name in ("Novák", "Kováč"):
+        p.post(f"/tournaments/{tid}/entrants", {"name": name, "check_in": "1"}, client=p.staff)
+    staff_follow(p, p.post(f"/tournaments/{tid}/draw", client=p.staff))
+    p.post(f"/tournaments/{tid}/matches/W1-1/result", {"walkover": "a"}, client=p.staff)
+    for path in (f"/tournaments/{tid}/export.csv", f"/api/tournaments/{tid}/export.csv"):
+        r = p.manager.get(path)
+        assert r.status_code == 200 and r.content.startswith(b"\xef\xbb\xbf"), path
+        lines = r.content.decode("utf-8-sig").splitlines()
+        assert lines[0].startswith("Zápas č.;Kolo;Na víťazné hry;Hráč A;Hráč B"), lines[0]
+        row = lines[1].split(";")
+        assert row[:3] == ["1", "Finále", "3"] and row[7] == "áno", row
+    assert p.staff.get(f"/tournaments/{tid}/export.csv").status_code == 403

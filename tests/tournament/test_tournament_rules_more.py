@@ -8,7 +8,7 @@ import io
 import json
 from datetime import UTC, datetime, timedelta
 
-from broker.domain.csv_cells import SafeWriter
+from broker.domain.csv_cells import excel_csv
 from broker.domain.tournament.calls import LATE_START, callable_matches, walkover_due
 from broker.domain.tournament.export import CSV_HEADER, ExportNames, csv_rows, cuescore_json
 from broker.domain.tournament.labels import match_numbers
@@ -65,9 +65,34 @@ def test_the_cuescore_file_and_the_csv_name_every_played_match_with_where_its_pl
     assert (first["winnerNext"], first["loserNext"]) == (3, None) and first["roundName"] == "Semifinále"
     final = doc["matches"][2]
     assert final["playerA"]["name"] == "Novák" and final["playerB"] is None and final["raceTo"] == 5 and final["matchstatus"] == "waiting"
-    rows = csv_rows(p, names)
-    out = io.StringIO()
-    SafeWriter(out).writerows([list(CSV_HEADER), *rows])
-    read = list(csv.reader(io.StringIO(out.getvalue())))
-    assert read[1][:9] == ["1", "Semifinále", "3", "Novák", "Tóth", "3", "1", "", "Novák"]
+    rows = csv_rows(p, names)  # values: the caller writes them as the Slovak-Excel file
+    assert rows[0][:9] == [1, "Semifinále", 3, "Novák", "Tóth", 3, 1, False, "Novák"] and rows[0][10] == T0
+    read = list(csv.reader(io.StringIO(excel_csv([list(CSV_HEADER), *rows]).decode("utf-8-sig")), delimiter=";"))
+    assert read[0][0] == "Match no." and read[1][:3] == ["1", "Semifinále", "3"]
     assert read[2][4] == "'=HYPERLINK(1)", "a name is never a formula in the spreadsheet"
+
+
+def test_where_a_player_comes_from_and_goes_next_is_followed_through_the_bye_matches() -> None:
+    """Issue 29, items 24 and 25: a 27-player double elimination's bye matches have no number, so
+    "Winner of no. 0" stood where the player who had the losers' bye comes from, and the losers of
+    the winners' first-round matches next to a bye had no next match (loserNext null)."""
+    from broker.domain.tournament.labels import feed_label, is_played, match_numbers
+
+    plan = Plan(Rules(format="double", races=Races(3, 3, 3)), tuple(range(1, 28)), T0)
+    p = progress(plan, {})
+    numbers = match_numbers(p.matches)
+    labels = [
+        feed_label(feed, p.by_id, numbers, {})
+        for m in p.matches
+        if is_played(m)
+        for feed, who in ((m.spec.a, m.a), (m.spec.b, m.b))
+        if not isinstance(who, int)
+    ]
+    assert labels and all(label is not None and all(v for v in label[1].values()) for label in labels), labels
+    # W1-1 is seed 1's bye, so L1-1 is a bye: W1-2's loser goes through it to L2-1.
+    assert feed_label(p.by_id["L2-1"].spec.a, p.by_id, numbers, {}) == ("Loser of no. %(n)d", {"n": numbers["W1-2"]})
+    names = ExportNames(entrants={}, rounds={}, tables={}, started={})
+    doc = cuescore_json(1, "Lavosliga", "8-ball", T0, p, names)
+    winners = [m for m in doc["matches"] if m["matchId"].startswith("W")]
+    assert all(m["loserNext"] for m in winners), [m["matchId"] for m in winners if not m["loserNext"]]
+    assert next(m for m in winners if m["matchId"] == "W1-2")["loserNext"] == numbers["L2-1"]

@@ -15,6 +15,16 @@ pairs the first round's losers; even losers' rounds take the winners' side's nex
 order that is reversed on the first drop and then alternately reversed and swapped by halves, so a
 dropped player does not meet again at once someone from their own part of the draw. N entrants
 play 2N - 2 matches (62 for 32), plus the reset of the grand final when the losers' side wins it.
+
+Byes on the losers' side: a losers' first-round match fed by two byes has no one in it, so the
+winners' second-round loser who drops against it has a bye too. The bye rule (issue 29): such an
+empty place goes to a player who has had no bye yet where the bracket allows. With N > P/2 only
+the first drop can meet an empty place, so each empty place that may receive a player with a bye
+(their winners' match had a bye feeding it) is paired with a real place of the same drop that may
+receive one without (`Dropped`): once both winners' matches are played, the two losers change
+places if the one dropping to the empty place has had a bye and the other has not. Such a pair of
+losers' matches waits for both results. When every player who could take the empty place has had a
+bye (5 entrants: seeds 1-3 have byes, the loser of 4-5 a losers' bye), a second bye is unavoidable.
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ from broker.domain.tournament.rules import Rules
 
 __all__ = [
     "Bye",
+    "Dropped",
     "Feed",
     "Loser",
     "MatchSpec",
@@ -66,6 +77,17 @@ class Loser:
 
 
 @dataclass(frozen=True)
+class Dropped(Loser):
+    """The loser of `match` dropping to the losers' side, who changes places with the loser of
+    `partner` by the bye rule (the module's docstring): `bye` says this is the empty place's feed
+    (its match is a bye). Without the change it is plain Loser(match), which is what readers that
+    do not know the rule (standings, the pace) may take it for."""
+
+    partner: str
+    bye: bool
+
+
+@dataclass(frozen=True)
 class Placed:
     """The `place`-th (1-based) of round-robin group `group` once the group is over."""
 
@@ -73,7 +95,7 @@ class Placed:
     place: int
 
 
-Feed = Seat | Bye | Winner | Loser | Placed
+Feed = Seat | Bye | Winner | Loser | Dropped | Placed
 
 
 @dataclass(frozen=True)
@@ -170,10 +192,31 @@ def _drop_order(items: list[str], drop: int) -> list[str]:
     return items[half:] + items[:half]
 
 
+def _bye_rule(wins: list[list[str]], byes: set[str], empty: list[bool], incoming: list[str]) -> list[Loser]:
+    """The first drop's feeds (`incoming[i]` drops to place i, `empty[i]`: nobody is there), with
+    each empty place that may receive a player with a bye paired to a real place that may receive
+    one without (`Dropped`). A winners' second-round match may bring a player with a bye when one
+    of its two first-round matches was a bye, one without when one was played; the surest first."""
+    fed_by = {w2: wins[0][2 * j : 2 * j + 2] for j, w2 in enumerate(wins[1])}
+
+    def with_bye(match: str) -> int:
+        return sum(w1 in byes for w1 in fed_by[match])
+
+    at_risk = sorted((i for i, d in enumerate(incoming) if empty[i] and with_bye(d)), key=lambda i: -with_bye(incoming[i]))
+    chance = sorted((i for i, d in enumerate(incoming) if not empty[i] and with_bye(d) < 2), key=lambda i: with_bye(incoming[i]))
+    feeds: list[Loser] = [Loser(d) for d in incoming]
+    for e, r in zip(at_risk, chance, strict=False):
+        feeds[e] = Dropped(incoming[e], incoming[r], True)
+        feeds[r] = Dropped(incoming[r], incoming[e], False)
+    return feeds
+
+
 def double_elimination(seeds: Sequence[int], rules: Rules) -> list[MatchSpec]:
     """Winners' side, losers' side, the grand final and (if the rules have it) its reset."""
     plan = _Plan()
-    wins = _winners_side(plan, first_round(seeds), rules, "winners", "W", final_race=False)
+    pairs = first_round(seeds)
+    wins = _winners_side(plan, pairs, rules, "winners", "W", final_race=False)
+    byes = {w1 for w1, (a, b) in zip(wins[0], pairs, strict=True) if isinstance(a, Bye) or isinstance(b, Bye)}
     champion_of_losers: Feed
     if len(wins) == 1:
         champion_of_losers = Loser(wins[0][0])  # two entrants: the first final's loser is the losers' side
@@ -185,12 +228,14 @@ def double_elimination(seeds: Sequence[int], rules: Rules) -> list[MatchSpec]:
             plan.add(f"L{lr}-{i + 1}", "losers", lr, i + 1, Loser(first[2 * i]), Loser(first[2 * i + 1]), race)
             for i in range(len(first) // 2)
         ]
+        empty = [first[2 * i] in byes and first[2 * i + 1] in byes for i in range(len(first) // 2)]  # both fed by byes
         for drop, dropping in enumerate(wins[1:], start=1):
             lr += 1
             incoming = _drop_order(list(dropping), drop)
+            feeds = _bye_rule(wins, byes, empty, incoming) if drop == 1 else [Loser(d) for d in incoming]
             current = [
-                plan.add(f"L{lr}-{i + 1}", "losers", lr, i + 1, Winner(w), Loser(d), race)
-                for i, (w, d) in enumerate(zip(current, incoming, strict=True))
+                plan.add(f"L{lr}-{i + 1}", "losers", lr, i + 1, Winner(w), d, race)
+                for i, (w, d) in enumerate(zip(current, feeds, strict=True))
             ]
             if len(current) > 1:
                 lr += 1

@@ -10,6 +10,10 @@ tournament API use (api.cuescore.com/tournament/?id=…: a tournament with `tour
 `winnerNext`/`loserNext` (the match number the winner and the loser go to), `walkover`, and
 `matchstatus` as words ("waiting", "ready", "playing", "finished") since its numeric codes are
 not documented. Byes and matches with no one in them are left out, as CueScore's lists do.
+
+The CSV is for a person's spreadsheet: its header is message ids (the caller translates them,
+Slovak first) and its cells are values (numbers, aware times, the walkover as a bool) that the
+caller writes as the project's Slovak-Excel file (broker.domain.csv_cells.excel_csv).
 """
 
 from __future__ import annotations
@@ -19,27 +23,29 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from broker.domain.tournament.labels import is_played, match_numbers, next_matches
+from broker.domain.refusals import N_
+from broker.domain.tournament.labels import is_played, match_numbers, next_played
 from broker.domain.tournament.progress import MatchState, Progress
 
-__all__ = ["CSV_HEADER", "ExportNames", "csv_rows", "cuescore_json"]
+__all__ = ["CSV_HEADER", "CSV_YES", "ExportNames", "csv_rows", "cuescore_json"]
 
 CSV_HEADER = (
-    "match",
-    "round",
-    "race_to",
-    "player_a",
-    "player_b",
-    "score_a",
-    "score_b",
-    "walkover",
-    "winner",
-    "table",
-    "started",
-    "finished",
-    "winner_next",
-    "loser_next",
+    N_("Match no."),
+    N_("Round"),
+    N_("Race to"),
+    N_("Player A"),
+    N_("Player B"),
+    N_("Score A"),
+    N_("Score B"),
+    N_("Walkover"),
+    N_("Winner"),
+    N_("Table"),
+    N_("Started"),
+    N_("Finished"),
+    N_("Winner goes to no."),
+    N_("Loser goes to no."),
 )
+CSV_YES = N_("yes")  # the walkover column's word
 
 
 @dataclass(frozen=True)
@@ -75,7 +81,7 @@ def _iso(at: datetime | None) -> str | None:
 
 def cuescore_json(tournament_id: int, name: str, discipline: str, starts_at: datetime, p: Progress, names: ExportNames) -> dict[str, Any]:
     numbers = match_numbers(p.matches)
-    nxt = next_matches([m.spec for m in p.matches])
+    nxt = next_played(p.matches)
     matches = []
     for m in _shown(p):
         win_next, lose_next = nxt.get(m.id, (None, None))
@@ -114,29 +120,30 @@ def cuescore_json(tournament_id: int, name: str, discipline: str, starts_at: dat
     }
 
 
-def csv_rows(p: Progress, names: ExportNames) -> list[list[str]]:
-    """One row per match (CSV_HEADER's columns), the match numbers as staff see them."""
-    doc = cuescore_json(0, "", "", p.plan.start, p, names)
-    rows = []
-    for m in doc["matches"]:
+def csv_rows(p: Progress, names: ExportNames) -> list[list[object]]:
+    """One row per match (CSV_HEADER's columns) as values, the match numbers as staff see them:
+    numbers as int, times as aware datetimes, the walkover as a bool, "" where there is nothing."""
+    rows: list[list[object]] = []
+    by_id = p.by_id
+    for m in cuescore_json(0, "", "", p.plan.start, p, names)["matches"]:
         a, b = m["playerA"], m["playerB"]
-        winner = names.entrants.get(m["winner"], "") if m["winner"] is not None else ""
+        result = by_id[m["matchId"]].result
         rows.append(
             [
-                str(m["matchno"] or ""),
+                m["matchno"] or "",
                 m["roundName"],
-                str(m["raceTo"]),
+                m["raceTo"],
                 a["name"] if a else "",
                 b["name"] if b else "",
-                "" if m["scoreA"] is None else str(m["scoreA"]),
-                "" if m["scoreB"] is None else str(m["scoreB"]),
-                "1" if m["walkover"] else "",
-                winner,
+                "" if m["scoreA"] is None else m["scoreA"],
+                "" if m["scoreB"] is None else m["scoreB"],
+                bool(m["walkover"]),
+                names.entrants.get(m["winner"], "") if m["winner"] is not None else "",
                 m["table"]["name"] if m["table"] else "",
-                m["starttime"] or "",
-                m["stoptime"] or "",
-                str(m["winnerNext"] or ""),
-                str(m["loserNext"] or ""),
+                names.started.get(m["matchId"], ""),
+                result.finished_at if result is not None else "",
+                m["winnerNext"] or "",
+                m["loserNext"] or "",
             ]
         )
     return rows

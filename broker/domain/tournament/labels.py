@@ -1,18 +1,23 @@
-"""What a match's round is called, and where its winner and loser go next. Pure.
+"""What a match's round is called, where its players come from and where its winner and loser go
+next. Pure.
 
 Round names are message ids (pages translate them: "Semifinále", "Finále"…); the export to
-CueScore-style files and the bracket pages name rounds with them.
+CueScore-style files and the bracket pages name rounds with them. A bye match is nobody's match
+and has no number: where a player comes from and where one goes next are followed through it, to
+the match before it (or the player who had the bye) and to the match its one player goes on to.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from broker.domain.refusals import N_
-from broker.domain.tournament.bracket import Loser, MatchSpec, Winner
+from broker.domain.tournament.bracket import Bye, Dropped, Feed, Loser, MatchSpec, Placed, Seat, Winner
 from broker.domain.tournament.progress import BYE, MatchState
 
-__all__ = ["is_played", "match_numbers", "next_matches", "round_label"]
+__all__ = ["feed_label", "is_played", "match_numbers", "next_matches", "next_played", "round_label", "source"]
+
+Label = tuple[str, dict[str, object]]
 
 # The last rounds of a knockout by how far from its end they are.
 _KNOCKOUT_ENDS = {0: N_("Final"), 1: N_("Semi-final"), 2: N_("Quarter-final")}
@@ -67,3 +72,57 @@ def match_numbers(matches: Sequence[MatchState]) -> dict[str, int]:
     as results come."""
     numbered = [m for m in matches if is_played(m)]
     return {m.id: n for n, m in enumerate(sorted(numbered, key=lambda m: m.spec.order), start=1)}
+
+
+def source(feed: Feed, by_id: Mapping[str, MatchState]) -> Feed:
+    """Where a side really comes from: the winner of a bye match is whoever is on its other side,
+    followed back through as many bye matches as there are (a losers' bye's player is the loser
+    of a winners' match); a match with no one in it gives no one."""
+    seen = 0
+    while isinstance(feed, Winner) and seen < len(by_id):
+        m = by_id.get(feed.match)
+        if m is None or is_played(m):
+            break
+        if m.a is BYE and m.b is BYE:
+            return Bye()
+        feed = m.spec.b if m.a is BYE else m.spec.a
+        seen += 1
+    return feed
+
+
+def feed_label(feed: Feed, by_id: Mapping[str, MatchState], numbers: Mapping[str, int], names: Mapping[int, str]) -> Label | None:
+    """Where a side not known yet comes from, as a message id with its parameters ("Winner of no.
+    7"), always naming a numbered match (or the player who had the bye); None for no one."""
+    feed = source(feed, by_id)
+    if isinstance(feed, Dropped) and feed.partner in numbers:
+        return N_("Loser of no. %(n)d or no. %(m)d"), {"n": numbers.get(feed.match, 0), "m": numbers[feed.partner]}
+    if isinstance(feed, Winner | Loser) and feed.match in numbers:
+        word = N_("Winner of no. %(n)d") if isinstance(feed, Winner) else N_("Loser of no. %(n)d")
+        return word, {"n": numbers[feed.match]}
+    if isinstance(feed, Placed):
+        return N_("%(place)d. of group %(group)s"), {"place": feed.place, "group": feed.group}
+    if isinstance(feed, Seat) and feed.entrant in names:
+        return N_("%(name)s (a bye)"), {"name": names[feed.entrant]}
+    return None
+
+
+def next_played(matches: Sequence[MatchState]) -> dict[str, tuple[str | None, str | None]]:
+    """Where each match's winner and loser play next (next_matches), through the bye matches on
+    the way (a bye's one player goes on at once, to where its winner goes), and, once the bye rule
+    has placed the first drop's losers, where each of them really went."""
+    by_id = {m.id: m for m in matches}
+    raw = next_matches([m.spec for m in matches])
+
+    def played(mid: str | None) -> str | None:
+        for _ in range(len(by_id)):
+            if mid is None or is_played(by_id[mid]):
+                return mid
+            mid = raw[mid][0]
+        return mid
+
+    out = {mid: (played(w), played(lo)) for mid, (w, lo) in raw.items()}
+    for m in matches:
+        for feed, player in ((m.spec.a, m.a), (m.spec.b, m.b)):
+            if isinstance(feed, Dropped) and isinstance(player, int) and by_id[feed.partner].loser == player:
+                out[feed.partner] = (out[feed.partner][0], played(m.id))
+    return out

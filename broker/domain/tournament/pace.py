@@ -13,7 +13,7 @@ import heapq
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 
-from broker.domain.tournament.bracket import Feed, Loser, MatchSpec, Placed, Winner
+from broker.domain.tournament.bracket import Dropped, Feed, Loser, MatchSpec, Placed, Winner
 from broker.domain.tournament.progress import MatchState, Progress
 
 __all__ = ["RACK_S", "expected_finish", "seconds_per_rack"]
@@ -40,6 +40,8 @@ def _deps(spec: MatchSpec, groups: Mapping[str, list[str]]) -> list[str]:
     for f in feeds:
         if isinstance(f, Winner | Loser):
             out.append(f.match)
+        if isinstance(f, Dropped):  # the bye rule's pair: known once both are played
+            out.append(f.partner)
         elif isinstance(f, Placed):
             out.extend(groups.get(f.group, []))
     return out

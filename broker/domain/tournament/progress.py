@@ -11,6 +11,10 @@ A match is *waiting* (a player not known yet), *ready* (both known, no result), 
 one on either side, or the grand final's reset when the winners' side won the first final).
 A stored result counts only for the two players it was played by: after a correction a result
 whose players are no longer the match's is *stale* and the match is ready again.
+
+A player withdrawn after the draw (`Plan.withdrawn`) loses every match of theirs without a stored
+result by walkover, each the moment its players are known (rule 1.7's score: the race to the one
+who is there, their start to the one who left); two withdrawn players meeting: side a goes on.
 """
 
 from __future__ import annotations
@@ -22,7 +26,18 @@ from datetime import datetime
 from typing import Literal
 
 from broker.domain.refusals import N_
-from broker.domain.tournament.bracket import Bye, Feed, Loser, MatchSpec, Placed, Seat, Winner, double_elimination, single_elimination
+from broker.domain.tournament.bracket import (
+    Bye,
+    Dropped,
+    Feed,
+    Loser,
+    MatchSpec,
+    Placed,
+    Seat,
+    Winner,
+    double_elimination,
+    single_elimination,
+)
 from broker.domain.tournament.groups import group_standings, groups_then_knockout
 from broker.domain.tournament.rules import MAX_ENTRANTS, Rules, TournamentRefused
 from broker.domain.tournament.swiss import pair_round, rounds_for, swiss_standings
@@ -56,6 +71,7 @@ class Plan:
     rules: Rules
     draw: tuple[int, ...]
     start: datetime
+    withdrawn: Mapping[int, datetime] = field(default_factory=dict)  # entrant -> when they withdrew (after the draw)
 
     def __post_init__(self) -> None:
         if not 2 <= len(self.draw) <= MAX_ENTRANTS:
@@ -164,6 +180,8 @@ class _Resolver:
         self.groups = groups
         self.state: dict[str, MatchState] = {}
         self._placed: dict[str, tuple[list[int], datetime]] = {}
+        self._byes: set[int] = set()  # who has gone through a bye so far (in the plan's order)
+        self._swaps: dict[tuple[str, str], bool] = {}  # the bye rule's decisions, by (empty place's match, real place's)
 
     def who(self, feed: Feed) -> tuple[Player, datetime | None]:
         if isinstance(feed, Seat):
@@ -173,6 +191,8 @@ class _Resolver:
         if isinstance(feed, Winner):
             m = self.state[feed.match]
             return m.winner, m.decided_at
+        if isinstance(feed, Dropped):
+            return self._dropped(feed)
         if isinstance(feed, Loser):
             m = self.state[feed.match]
             return m.loser, m.decided_at
@@ -194,13 +214,32 @@ class _Resolver:
         order, done = self._placed[feed.group]
         return order[feed.place - 1], done
 
+    def _dropped(self, feed: Dropped) -> tuple[Player, datetime | None]:
+        """The bye rule (broker.domain.tournament.bracket): the losers of a pair of winners'
+        matches change places when the one dropping to the empty place has had a bye and the
+        other has not; known once both are played."""
+        own, other = self.state[feed.match], self.state[feed.partner]
+        if not isinstance(own.loser, int) or not isinstance(other.loser, int):
+            return None, None
+        key = (own.id, other.id) if feed.bye else (other.id, own.id)
+        if key not in self._swaps:  # once per pair, before either place is resolved (a bye there counts after)
+            to_empty, to_real = (own.loser, other.loser) if feed.bye else (other.loser, own.loser)
+            self._swaps[key] = to_empty in self._byes and to_real not in self._byes
+        swap = self._swaps[key]
+        at = max(t for t in (own.decided_at, other.decided_at) if t is not None) if (own.decided_at or other.decided_at) else None
+        return (other.loser if swap else own.loser), at
+
     def resolve(self, spec: MatchSpec) -> None:
         if spec.phase == "reset":
-            self.state[spec.id] = self._reset(spec)
-            return
-        a, ta = self.who(spec.a)
-        b, tb = self.who(spec.b)
-        self.state[spec.id] = decide(spec, a, b, ta, tb, self.results.get(spec.id))
+            state = self._reset(spec)
+        else:
+            a, ta = self.who(spec.a)
+            b, tb = self.who(spec.b)
+            state = decide(spec, a, b, ta, tb, self.results.get(spec.id))
+        state = withdrawn_walkover(self.plan, state)
+        if state.status == "bye" and isinstance(state.winner, int):
+            self._byes.add(state.winner)
+        self.state[spec.id] = state
 
     def _reset(self, spec: MatchSpec) -> MatchState:
         """The grand final's reset: the same two, played only if the losers' side won the first."""
@@ -211,6 +250,24 @@ class _Resolver:
         if final.winner == final.a:
             return MatchState(spec, final.a, final.b, "void", BYE, BYE, None, final.decided_at, None)
         return decide(spec, final.a, final.b, final.decided_at, final.decided_at, self.results.get(spec.id))
+
+
+def withdrawn_walkover(plan: Plan, m: MatchState) -> MatchState:
+    """A ready match one of whose players has withdrawn: lost by them by walkover, decided when
+    both its players were known and the player had withdrawn (whichever came later)."""
+    if m.status != "ready" or m.players is None or not plan.withdrawn:
+        return m
+    a, b = m.players
+    gone_a, gone_b = plan.withdrawn.get(a), plan.withdrawn.get(b)
+    if gone_a is None and gone_b is None:
+        return m
+    a_wins = gone_a is None or gone_b is not None  # both gone: side a goes on (to lose the next one)
+    race = m.spec.race_to
+    rules = plan.rules
+    score_a, score_b = (race, rules.start_score(b)) if a_wins else (rules.start_score(a), race)
+    at = max(t for t in (m.ready_at, gone_a, gone_b) if t is not None)
+    result = Result(m.id, a, b, score_a, score_b, at, walkover=True)
+    return MatchState(m.spec, a, b, "done", result.winner, result.loser, m.ready_at, at, result)
 
 
 def decide(spec: MatchSpec, a: Player, b: Player, ta: datetime | None, tb: datetime | None, result: Result | None) -> MatchState:
@@ -277,7 +334,7 @@ def _swiss(plan: Plan, results: Mapping[str, Result]) -> Progress:
                 )
             )
             byes[bye] = byes.get(bye, 0) + 1
-        round_states = [decide(s, *_seats(s), at, at, results.get(s.id)) for s in specs]
+        round_states = [withdrawn_walkover(plan, decide(s, *_seats(s), at, at, results.get(s.id))) for s in specs]
         states.extend(round_states)
         if any(m.status != "done" for m in round_states if m.status != "bye"):
             return Progress(plan, tuple(states), swiss_rounds=total)

@@ -56,6 +56,7 @@ STAFF_PAGES = {
     "/tournaments/{tournament_id}",
     "/tournaments/{tournament_id}/board",
     "/tournaments/{tournament_id}/matches/{match}",
+    "/tournaments/{tournament_id}/print",  # the A4 bracket: the director on a Sunday is usually staff (issue 29, item 34)
 }
 STAFF_ACTIONS = {
     "/tables/{table_id}/start",
@@ -106,6 +107,7 @@ STAFF_ACTIONS = {
     "/tournaments/{tournament_id}/matches/{match}/start",
     "/tournaments/{tournament_id}/matches/{match}/call",
     "/tournaments/{tournament_id}/matches/{match}/result",
+    "/tournaments/{tournament_id}/matches/{match}/recall",
 }
 MANAGER_PAGES = {
     "/members",
@@ -126,7 +128,7 @@ MANAGER_PAGES = {
     "/products",  # the till: the product list
     "/notifications",  # push notifications (issue 13, n1)
     "/closing",  # stop all games at closing (issue 19, item 10)
-    "/tournaments/{tournament_id}/print",  # the A4 bracket (issue 21)
+    "/tournaments/{tournament_id}/export.csv",  # the matches for a spreadsheet (issue 29, item 35)
 }
 MANAGER_ACTIONS = {
     "/bills/{game_id}/correct",
