@@ -122,39 +122,41 @@ def _check(records: Any) -> list[Checked]:
 
 
 def apply_records(db: Session, hall: str, records: Any) -> Applied:
-    """Apply a batch of `hall`'s records (the caller has checked the hall's credential)."""
+    """Apply a batch of `hall`'s records (the caller has checked the hall's credential): a few
+    statements a batch, not a few a record (its records, the facts it names, those it adds)."""
     rows = _check(records)
     row = db.get(CentralHall, hall, with_for_update=True)
     if row is None:
         raise CentralError(f"no hall {hall!r} at the centre")
     table = table_of(CentralRecord)
-    applied = new_seqs = 0
+    went_in = set(
+        db.scalars(
+            upsert_insert(db, table).on_conflict_do_nothing(index_elements=["hall", "seq"]).returning(table.c.seq),
+            [{"hall": hall, "seq": r.seq, "kind": r.kind, "ref": r.ref, "at": r.at, "data": r.doc()} for r in rows],
+        )
+    )
+    new: list[Checked] = []
     copies: list[Checked] = []
+    for r in rows:  # the first of a seq sent twice in one batch is the one that went in
+        (new if r.seq in went_in else copies).append(r)
+        went_in.discard(r.seq)
+    _same_as_held(db, hall, copies, row.last_seq)
+    facts = _Facts(db, hall, [r.data for r in new])
+    applied = 0
     refused: list[tuple[int | None, str]] = []
-    payments: list[PaymentData] = []
-    for r in rows:
-        new = db.execute(
-            upsert_insert(db, table)
-            .values(hall=hall, seq=r.seq, kind=r.kind, ref=r.ref, at=r.at, data=r.doc())
-            .on_conflict_do_nothing(index_elements=["hall", "seq"])
-            .returning(table.c.id)
-        ).first()
-        if new is None:
-            copies.append(r)
-            continue
-        new_seqs += 1
-        outcome = _apply(db, hall, r.data, payments)
+    for r in new:
+        outcome = facts.apply(r.data)
         if isinstance(outcome, str):
             refused.append((r.seq, outcome))
         elif outcome:
             applied += 1
-    _same_as_held(db, hall, copies, row.last_seq)
     if refused:
         raise RecordsRefused(refused)
-    _add_takings(db, hall, payments)
-    if new_seqs:
+    facts.insert()
+    _add_takings(db, hall, facts.payments)
+    if new:
         row.last_seq = max(row.last_seq, rows[-1].seq)
-        row.received += new_seqs
+        row.received += len(new)
         row.last_record_at = utcnow()
     return Applied(acked=rows[-1].seq, applied=applied, duplicates=len(rows) - applied)
 
@@ -177,36 +179,72 @@ def _same_as_held(db: Session, hall: str, copies: list[Checked], last_seq: int) 
             raise CentralConflict(hall, r.seq, held=ref or kind, sent=r.ref or r.kind, last_seq=last_seq)
 
 
-def _apply(db: Session, hall: str, data: Data, payments: list[PaymentData]) -> bool | str:
-    """Apply one new record: True when it changed something, False for a copy of a fact the centre
-    holds, or why it is refused (another record under a fact's key)."""
-    if isinstance(data, PaymentData):
-        held_payment = db.get(CentralPayment, (hall, data.id))
-        if held_payment is not None:
-            return _fact(data, held_payment.record, f"payment {data.id}", held_payment.amount_cents, data.amount_cents)
-        values = {
-            "hall": hall,
-            "payment_id": data.id,
-            "business_day": data.business_day,
-            "amount_cents": data.amount_cents,
-            "record": data.model_dump(mode="json"),
-        }
-        db.execute(table_of(CentralPayment).insert().values(**values))
-        payments.append(data)
+class _Facts:
+    """The payments and closed days a batch names: those the centre holds (read once), those it adds."""
+
+    def __init__(self, db: Session, hall: str, data: list[Data]) -> None:
+        self.db, self.hall = db, hall
+        ids = [d.id for d in data if isinstance(d, PaymentData)]
+        days = [d.day for d in data if isinstance(d, ZReportData)]
+        self.held_payments: dict[int, tuple[int, dict[str, Any]]] = {}
+        if ids:
+            for pid, cents, record in db.execute(
+                select(CentralPayment.payment_id, CentralPayment.amount_cents, CentralPayment.record).where(
+                    CentralPayment.hall == hall, CentralPayment.payment_id.in_(ids)
+                )
+            ):
+                self.held_payments[pid] = (cents, record)
+        self.held_days: dict[date, tuple[int, dict[str, Any]]] = {}
+        if days:
+            for day, total, report in db.execute(
+                select(CentralDay.day, CentralDay.total_cents, CentralDay.report).where(CentralDay.hall == hall, CentralDay.day.in_(days))
+            ):
+                self.held_days[day] = (total, {"day": day.isoformat(), "report": report})
+        self.payments: list[PaymentData] = []  # new in this batch
+        self.days: list[ZReportData] = []
+
+    def apply(self, data: Data) -> bool | str:
+        """One new record: True when it changed something, False for a copy of a fact the centre
+        holds, or why it is refused (another record under a fact's key)."""
+        if isinstance(data, PaymentData):
+            if (held := self.held_payments.get(data.id)) is not None:
+                return _fact(data, held[1], f"payment {data.id}", held[0], data.amount_cents)
+            self.held_payments[data.id] = (data.amount_cents, data.model_dump(mode="json"))
+            self.payments.append(data)
+            return True
+        if isinstance(data, ZReportData):
+            total = int(data.report["total_cents"])
+            if (kept := self.held_days.get(data.day)) is not None:
+                return _fact(data, kept[1], f"the Z report of {data.day.isoformat()}", kept[0], total)
+            self.held_days[data.day] = (total, data.model_dump(mode="json"))
+            self.days.append(data)
+            return True
+        if isinstance(data, GameData):
+            _upsert(self.db, CentralGame, ["hall", "game_id"], _game(self.hall, data))
+            return True
+        _upsert(self.db, CentralAlert, ["hall", "alert_id"], _alert(self.hall, data))
         return True
-    if isinstance(data, ZReportData):
-        held_day = db.get(CentralDay, (hall, data.day))
-        if held_day is not None:
-            kept = {"day": held_day.day.isoformat(), "report": held_day.report}
-            return _fact(data, kept, f"the Z report of {data.day.isoformat()}", held_day.total_cents, int(data.report["total_cents"]))
-        total = int(data.report["total_cents"])
-        db.execute(table_of(CentralDay).insert().values(hall=hall, day=data.day, total_cents=total, report=data.report))
-        return True
-    if isinstance(data, GameData):
-        _upsert(db, CentralGame, ["hall", "game_id"], _game(hall, data))
-        return True
-    _upsert(db, CentralAlert, ["hall", "alert_id"], _alert(hall, data))
-    return True
+
+    def insert(self) -> None:
+        if self.payments:
+            self.db.execute(
+                table_of(CentralPayment).insert(),
+                [
+                    {
+                        "hall": self.hall,
+                        "payment_id": p.id,
+                        "business_day": p.business_day,
+                        "amount_cents": p.amount_cents,
+                        "record": self.held_payments[p.id][1],
+                    }
+                    for p in self.payments
+                ],
+            )
+        if self.days:
+            self.db.execute(
+                table_of(CentralDay).insert(),
+                [{"hall": self.hall, "day": d.day, "total_cents": self.held_days[d.day][0], "report": d.report} for d in self.days],
+            )
 
 
 def _fact(sent: Data, kept: Any, what: str, held_cents: int, sent_cents: int) -> bool | str:

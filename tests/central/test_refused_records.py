@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
 from fastapi.testclient import TestClient
@@ -34,6 +37,7 @@ from broker.hall.till.tabs import AddProduct, AddTabItem, OpenWalkInTab
 from broker.storage.engine import open_store
 from broker.storage.models import Alert, CentralAlert, CentralHall, CentralRecord, OutboxCounter, OutboxRecord, Tab
 from dashboard.web.central.app import build_central_app
+from sim.mosquitto import free_port
 from tests.support.centre import CentreServer
 from tests.support.hub import VENUE, on_writer
 from tests.support.sqlite_template import CHEAP, migrated_sqlite
@@ -174,7 +178,65 @@ def test_a_record_the_hall_s_own_check_refuses_is_set_aside_at_once_and_the_mone
     (kept,) = [r for r in _outbox(hall) if r.kind == "payment"]
     assert kept.refused_at is not None and "the hall's own check" in (kept.refused_reason or "")
     after, _ = _sale(hall, "Bar 2")
-    wait_until(lambda: _centre_has(central, after), 20, "the next sale at the centre")
-    assert not _centre_has(central, paid.payment_id) and [r.seq for r in _outbox(hall)] == [kept.seq]
+    wait_until(lambda: _centre_has(central, after) and [r.seq for r in _outbox(hall)] == [kept.seq], 20, "the next sale at the centre")
+    assert not _centre_has(central, paid.payment_id)
     with hall.store.reader() as db:
         assert db.scalar(select(func.count()).select_from(Alert).where(Alert.kind == "central_refused")) == 1
+
+
+class _Answers(BaseHTTPRequestHandler):
+    """A records endpoint that answers as told: `bad` is the seq of a record no batch holding it gets past."""
+
+    bad: ClassVar[int] = 0
+    proxy: ClassVar[bool] = False
+    seen: ClassVar[list[list[int]]] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        seqs = [r["seq"] for r in body["records"]]
+        self.seen.append(seqs)
+        if self.proxy:
+            self._answer(400, b"<html><body>400 Bad Request: plain HTTP to an HTTPS port</body></html>", "text/html")
+        elif self.bad in seqs:  # the centre could not read the batch: it names no record
+            self._answer(400, json.dumps({"detail": "the body is not JSON a hall sends"}).encode(), "application/json")
+        else:
+            self._answer(200, json.dumps({"acked": max(seqs), "applied": len(seqs), "duplicates": 0}).encode(), "application/json")
+
+    def _answer(self, status: int, body: bytes, kind: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def answers() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", free_port()), _Answers)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    _Answers.seen, _Answers.proxy, _Answers.bad = [], False, 0
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_refusal_that_names_no_record_is_narrowed_one_at_a_time_and_a_proxy_s_page_sets_nothing_aside(tmp_path, answers):
+    settings = CentralSettings(url=answers, token="t", retry_max_s=0.2)
+    with running_hub(load_venue(VENUE), migrated_sqlite(tmp_path / "hall.db"), password_hasher=CHEAP, central=settings) as hub:
+        hub.watchdog.stop()
+        hub.outbox.wake = lambda: None  # the records of the sales below go in one batch
+        _Answers.proxy = True
+        for n in range(3):
+            _sale(hub, f"Bar {n}")
+        seqs = [r.seq for r in _outbox(hub)]
+        _Answers.bad = seqs[1]
+        hub._sender.wake()  # type: ignore[union-attr]
+        wait_until(lambda: len(_Answers.seen) >= 2, 10, "the sender trying again after a proxy's 400")
+        assert not any(r.refused_at for r in _outbox(hub))  # a page that is not the centre's sets nothing aside
+        _Answers.proxy = False
+        wait_until(lambda: [r.seq for r in _outbox(hub)] == [seqs[1]], 10, "every record but the one delivered")
+        assert _outbox(hub)[0].refused_at is not None and [seqs[1]] in _Answers.seen  # found alone, then set aside
