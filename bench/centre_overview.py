@@ -13,7 +13,10 @@ centre's schema migrated; docs/scaling.md says what runs where):
 2. today: every hall's payments through the real records API (POST /api/central/records, the
    centre's app in process, a batch of up to 200 whole payment records a hall), with the daily
    sums kept in the same transaction: what ingest costs now, in records/s;
-3. an operator logged in through the login form, then `--requests` times each: the overview (`/`,
+3. every hall's live floor as its bridge forwards it (its layout of the shipped venue's 14 tables,
+   each module online, two thirds of the billiard tables playing with their running amount), fed
+   into the centre's Floors as the live subscriber feeds it;
+4. an operator logged in through the login form, then `--requests` times each: the overview (`/`,
    which reloads every 15 s), the halls API, the all-halls takings API and one hall's month page,
    timed inside the app (bench.floor_view.ServerTimer: arrival to the last byte, no HTTP client).
 
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import json
 import logging
 import statistics
 import time
@@ -42,9 +46,11 @@ from broker.central.service import Central
 from broker.domain.central_records import payment_doc
 from broker.domain.receipt import ReceiptLine
 from broker.domain.revenue import PaymentRecord
+from broker.domain.venue_layout import VENUE_TOPIC, venue_layout
 from broker.storage.engine import Store, open_store
 from broker.storage.models import CentralRecord, CentralTakings
 from dashboard.web.central.app import build_central_app, today
+from tests.support.centre import hall_venue
 from tests.support.sqlite_template import CHEAP
 
 TARGET_MS = 300.0
@@ -154,6 +160,21 @@ def _today(client: TestClient, tokens: dict[str, str], days: int, per_day: int) 
     return applied, time.perf_counter() - t0
 
 
+def _floors(central: Central, halls: list[str]) -> None:
+    """Every hall's tables, modules, lights and games, as the live subscriber applies them (broker.central.live)."""
+    for hall in halls:
+        venue = hall_venue(hall)
+        central.floors.apply(f"hall/{hall}/{VENUE_TOPIC}", venue_layout(venue))
+        central.floors.apply(f"hall/{hall}/lavos/v1/hub/status", b'{"state":"online"}')
+        for n, t in enumerate(venue.tables):
+            central.floors.apply(f"hall/{hall}/lavos/v1/table/{t.id}/status", b'{"state":"online"}')
+            playing = t.kind.billed and n % 3 != 2
+            central.floors.apply(f"hall/{hall}/lavos/v1/table/{t.id}/light/state", b'{"on":true}' if playing else b'{"on":false}')
+            if playing:
+                state = {"state": "running", "amount_cents": 240 + 10 * n, "amount": f"{(240 + 10 * n) / 100:.2f}"}
+                central.floors.apply(f"hall/{hall}/lavos/v1/ha/{t.id}/state", json.dumps(state).encode())
+
+
 def make(url: str, halls: int, days: int, per_day: int) -> tuple[Central, Made]:
     store = open_store(url)
     names = _halls(halls)
@@ -167,6 +188,7 @@ def make(url: str, halls: int, days: int, per_day: int) -> tuple[Central, Made]:
         db.execute(text("ANALYZE"))
     print(f"  the year written in {time.perf_counter() - t0:.0f} s", flush=True)
     central = Central(store, hasher=CHEAP)
+    _floors(central, names)
     with TestClient(build_central_app(central, secret="bench")) as client:
         applied, took = _today(client, tokens, days, per_day)
     with store.reader() as db:

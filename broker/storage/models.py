@@ -762,6 +762,7 @@ class CentralTakings(Base):
     pages read (broker.central.reads), never the records themselves."""
 
     __tablename__ = "central_takings"
+    __table_args__ = (Index("ix_central_takings_day", "day"),)  # the operator's month of every hall
 
     hall: Mapped[str] = mapped_column(String(64), primary_key=True)
     day: Mapped[date] = mapped_column(Date, primary_key=True)

@@ -24,7 +24,7 @@ from broker.domain.venue_layout import VENUE_TOPIC, venue_layout
 from broker.domain.zreport import DayOpening, Method, PaymentRecord, payment_from_json, payment_to_json, to_json, z_report
 from broker.storage.engine import open_store
 from broker.storage.models import CentralHall, CentralRecord
-from dashboard.web.central.app import MAX_BODY, build_central_app, today
+from dashboard.web.central.app import FULL_FLOORS_UPTO, MAX_BODY, build_central_app, today
 from tests.support.centre import hall_venue
 from tests.support.sqlite_template import CHEAP
 
@@ -561,3 +561,20 @@ def test_every_field_at_its_bounds_is_kept_and_shown(centre):
     assert _post(client, tokens["a"], "a", records)[0] == 200
     _pages_answer(client, month=f"{LAST_YEAR}-12")
     assert "100\u00a0000,00" in client.get(f"/halls/a?month={LAST_YEAR}-12").text
+
+
+def test_many_halls_get_a_line_each_and_their_tables_on_their_own_page(centre):
+    """Item 15's bench: 100 halls' 1,400 tables on the overview were a 250 kB page at 0.6-1.2 s. Past
+    FULL_FLOORS_UPTO halls the overview gives each a line (modules, tables playing); its page the tables."""
+    client, _, central = centre
+    with central.store.session() as db:
+        for n in range(FULL_FLOORS_UPTO - 1):  # with a and b: one hall more than the overview lists the tables of
+            add_hall(db, f"h{n}", f"Lavos {n}")
+    floors = central.floors
+    floors.apply(f"hall/a/{VENUE_TOPIC}", venue_layout(hall_venue("a")))
+    floors.apply("hall/a/lavos/v1/table/pool-01/status", b'{"state":"online"}')
+    floors.apply("hall/a/lavos/v1/ha/pool-01/state", b'{"amount":"2.40","amount_cents":240,"state":"running"}')
+    _log_in(client, "eva", "operator-pass")
+    a = client.get("/").text.split('data-hall="a"')[1].split("</section>")[0]
+    assert "Pripojené moduly pri stoloch: 1 z 14" in a and "hrá sa na stoloch: 1" in a and 'data-table="pool-01"' not in a
+    assert 'data-table="pool-01"' in client.get("/halls/a").text and "hrá sa 2,40" in client.get("/halls/a").text

@@ -55,6 +55,9 @@ from dashboard.web.security import PageHeaders
 from dashboard.web.templating import make_env
 
 MAX_BODY = 2 * 1024 * 1024  # a batch of 200 records is ~250 kB
+# The overview lists every hall's tables while it shows this many halls at most; past it, a line per
+# hall (its tables on its page): 100 halls' 1,400 tables were a 250 kB page at 0.6-1.2 s (bench/centre_overview.py).
+FULL_FLOORS_UPTO = 10
 RECORDS_PATH = "/api/central/records"
 TZ = ZoneInfo("Europe/Bratislava")  # the halls' zone (a centre of Slovak halls); times are stored UTC
 SESSION_COOKIE = "lavos_central"
@@ -344,7 +347,7 @@ def overview(request: Request, viewer: Annotated[Viewer, Depends(page_viewer)]) 
     central = _central(request)
     overview = central.overview(viewer, today())
     rows = [{"hall": h, "floor": central.floor(viewer, h.hall), "takings": overview.halls.get(h.hall)} for h in central.halls(viewer)]
-    return _render(request, "overview.html", {"rows": rows, "overview": overview})
+    return _render(request, "overview.html", {"rows": rows, "overview": overview, "full_floors": len(rows) <= FULL_FLOORS_UPTO})
 
 
 @router.get("/halls/{hall}", response_class=HTMLResponse)

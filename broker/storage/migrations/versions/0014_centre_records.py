@@ -57,6 +57,7 @@ def upgrade() -> None:
         sa.Column('reversals_cents', sa.BigInteger(), nullable=False),
         sa.PrimaryKeyConstraint('hall', 'day', 'method', name=op.f('pk_central_takings')),
     )
+    op.create_index('ix_central_takings_day', 'central_takings', ['day'], unique=False)
     _fill(takings)
 
 
@@ -115,6 +116,7 @@ def _fill(takings: sa.Table) -> None:
 
 
 def downgrade() -> None:
+    op.drop_index('ix_central_takings_day', table_name='central_takings')
     op.drop_table('central_takings')
     with op.batch_alter_table('central_days', schema=None) as batch_op:
         batch_op.alter_column('total_cents', existing_type=sa.BigInteger(), type_=sa.Integer(), existing_nullable=False)
