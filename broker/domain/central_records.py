@@ -49,19 +49,23 @@ from broker.domain.revenue import PaymentRecord
 from broker.domain.zreport import ZReport, from_json, payment_to_json, to_json
 
 __all__ = [
+    "DATA",
     "FIRST_YEAR",
     "KINDS",
     "LAST_YEAR",
     "MAX_KEY",
     "AlertData",
     "Checked",
+    "Data",
     "GameData",
+    "LineData",
     "PaymentData",
     "RecordRefused",
     "ZReportData",
     "check",
     "check_record",
     "payment_doc",
+    "same",
 ]
 
 MAX_KEY = 2**63 - 1  # the centre's keys are 64-bit (BigInteger)
@@ -95,9 +99,8 @@ Quantity = Annotated[int, Field(ge=-1_000_000, le=1_000_000)]
 Time = Annotated[AwareDatetime, AfterValidator(_in_years)]
 Day = Annotated[date, AfterValidator(_in_years)]
 Printable = AfterValidator(_printable)
-Id32 = Annotated[
-    str, StringConstraints(max_length=32), Printable
-]  # table, method, category ids (devices.tables.Slug's), the centre's String(32)
+# Table, method and category ids (devices.tables.Slug's length): the centre's String(32).
+Id32 = Annotated[str, StringConstraints(max_length=32), Printable]
 Short = Annotated[str, StringConstraints(max_length=16), Printable]  # an alert's severity
 Login = Annotated[str, StringConstraints(max_length=64), Printable]  # a staff username; a record's ref
 Name = Annotated[str, StringConstraints(max_length=120), Printable]

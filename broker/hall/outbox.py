@@ -270,11 +270,9 @@ class Outbox:
             size = len(json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode())
             counter.pending_bytes += size
             row = OutboxRecord(seq=counter.last_seq, hall=self.hall_id, kind=kind, ref=ref, at=now, record=doc, size=size)
-            try:
-                check(kind, doc)
-            except RecordRefused as e:  # the centre would refuse it: set aside now, the money taken all the same
-                row.refused_at, row.refused_reason = now, f"the hall's own check: {e}"
-                log.error("record %s (%s) is not what the centre takes, set aside: %s", row.seq, ref, e)
+            if (why := _refusal(kind, doc)) is not None:  # the centre would refuse it: set aside now, the money taken all the same
+                row.refused_at, row.refused_reason = now, f"the hall's own check: {why}"
+                log.error("record %s (%s) is not what the centre takes, set aside: %s", row.seq, ref, why)
                 self.h.alerts.raise_alert(db, alert_kinds.central_refused(row.seq, ref))
             db.add(row)
         self._bound(db, before, counter.pending_bytes)
@@ -327,6 +325,19 @@ def refused_records(db: Session, limit: int = 200) -> list[RefusedRecord]:
     """The records set aside, newest first."""
     rows = db.scalars(select(OutboxRecord).where(OutboxRecord.refused_at.is_not(None)).order_by(OutboxRecord.seq.desc()).limit(limit))
     return [RefusedRecord(r.seq, r.kind, r.ref, r.at, r.refused_at, r.refused_reason or "") for r in rows if r.refused_at is not None]
+
+
+def _refusal(kind: str, doc: dict[str, Any]) -> str | None:
+    """Why the centre would refuse this record, or None. Never raises: the record's money is being
+    committed, and a check that fails for a reason of its own must not take the till down with it."""
+    try:
+        check(kind, doc)
+    except RecordRefused as e:
+        return str(e)
+    except Exception as e:
+        log.exception("checking record %s failed", kind)
+        return f"the check failed: {type(e).__name__}"
+    return None
 
 
 def _pk(obj: Any) -> Any:
