@@ -1,9 +1,11 @@
 """What the centre shows, scoped by who asks: halls, takings per business day and month, alerts.
 
-Takings are counted from the applied payment records by the hall's own rules
-(broker.domain.zreport.z_report, the function the hall's Z report is made by), so the centre's
-figure for a day is the hall's to the cent; a closed day also shows the hall's frozen Z report
-total beside it, and whether the two agree (they differ only while records are still on their way).
+Takings are read from the per-hall daily sums the centre keeps as the payment records arrive
+(central_takings, broker.central.records: added by the hall's own Z report function in the
+transaction that applies them), so the centre's figure for a day is the hall's to the cent, a page
+reads a few rows per hall and day whatever the number of records behind them, and no stored record
+is ever read again to show a page. A closed day also shows the hall's frozen Z report total beside
+it, and whether the two agree (they differ only while records are still on their way).
 """
 
 from __future__ import annotations
@@ -12,17 +14,12 @@ import calendar
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy import ColumnElement, func, select, true
+from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from broker.central.accounts import Viewer
-from broker.domain.zreport import DayOpening, Method, ZReport, payment_from_json, z_report
-from broker.storage.models import CentralAlert, CentralDay, CentralHall, CentralPayment, CentralRecord
-from broker.storage.types import utcnow
-
-FALLBACK_VAT = 23
+from broker.storage.models import CentralAlert, CentralDay, CentralHall, CentralTakings
 
 
 @dataclass(frozen=True)
@@ -35,6 +32,9 @@ class HallRow:
     last_seq: int
     missing: int  # seqs below last_seq the centre has not got (0 when all is well)
     open_alerts: int
+    refused: int = 0  # records the centre refused as not what a hall sends (the hall keeps them aside)
+    refused_at: datetime | None = None
+    refused_detail: str | None = None  # the last refusal's reason
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,28 @@ class MonthTakings:
 
 
 @dataclass(frozen=True)
+class HallMonth:
+    """One hall's line of the overview: its month's takings and its last business day's."""
+
+    hall: str
+    total_cents: int
+    last_day: date | None  # this hall's last business day with takings in the month
+    last_day_cents: int
+    on_overall_last_day: int  # its takings on the Overview's last_day (the latest of all halls)
+
+
+@dataclass(frozen=True)
+class Overview:
+    """Every visible hall's takings in `month`, and all of them together."""
+
+    month: date
+    halls: dict[str, HallMonth]
+    total_cents: int  # every visible hall's month
+    last_day: date | None  # the latest business day any hall took money on
+    last_day_cents: int  # every visible hall's takings on that day
+
+
+@dataclass(frozen=True)
 class AlertRow:
     hall: str
     alert_id: int
@@ -92,79 +114,88 @@ def visible_halls(db: Session, viewer: Viewer) -> list[str]:
     return list(db.scalars(q))
 
 
+def _scope(viewer: Viewer, hall: InstrumentedAttribute[str]) -> ColumnElement[bool]:
+    """The halls `viewer` may see, as a condition on a table's hall column."""
+    return hall == viewer.hall if viewer.hall is not None else true()
+
+
 def halls(db: Session, viewer: Viewer) -> list[HallRow]:
-    names = visible_halls(db, viewer)
-    counts = dict(
-        db.execute(select(CentralRecord.hall, func.count()).where(CentralRecord.hall.in_(names)).group_by(CentralRecord.hall)).all()
-    )
     alerts = dict(
         db.execute(
             select(CentralAlert.hall, func.count())
-            .where(CentralAlert.hall.in_(names), CentralAlert.closed_at.is_(None))
+            .where(_scope(viewer, CentralAlert.hall), CentralAlert.closed_at.is_(None))
             .group_by(CentralAlert.hall)
         ).all()
     )
-    out = []
-    for h in db.scalars(select(CentralHall).where(CentralHall.hall.in_(names)).order_by(CentralHall.name)):
-        out.append(
-            HallRow(
-                h.hall,
-                h.name,
-                h.link_up,
-                h.link_changed_at,
-                h.last_record_at,
-                h.last_seq,
-                max(0, h.last_seq - counts.get(h.hall, 0)),
-                alerts.get(h.hall, 0),
-            )
+    return [
+        HallRow(
+            h.hall,
+            h.name,
+            h.link_up,
+            h.link_changed_at,
+            h.last_record_at,
+            h.last_seq,
+            max(0, h.last_seq - h.received),
+            alerts.get(h.hall, 0),
+            h.refused,
+            h.refused_at,
+            h.refused_detail,
         )
-    return out
+        for h in db.scalars(select(CentralHall).where(_scope(viewer, CentralHall.hall)).order_by(CentralHall.name))
+    ]
 
 
-def _methods(records: list[dict[str, Any]]) -> list[Method]:
-    seen: dict[str, Method] = {}
-    for r in records:
-        mid = str(r.get("method", ""))
-        if mid not in seen:
-            seen[mid] = Method(mid, str(r.get("method_name") or mid), str(r.get("method_name_en") or mid), bool(r.get("cash")))
-    return sorted(seen.values(), key=lambda m: (not m.cash, m.id))
+def _month_bounds(month: date) -> tuple[date, date]:
+    first = month.replace(day=1)
+    return first, first.replace(day=calendar.monthrange(first.year, first.month)[1])
 
 
-def count_day(day: date, records: list[dict[str, Any]]) -> ZReport:
-    """The day's figures from its payment records, by the Z report's own rules."""
-    vat = next((int(r["fallback_vat"]) for r in records if isinstance(r.get("fallback_vat"), int)), FALLBACK_VAT)
-    return z_report(
-        DayOpening(day, None, "", 0), [payment_from_json(r) for r in records], _methods(records), made_at=utcnow(), fallback_vat=vat
-    )
+def overview(db: Session, viewer: Viewer, month: date) -> Overview:
+    """Each visible hall's takings in `month` (its total, its last business day's) and their sum: one query over the daily sums."""
+    first, last = _month_bounds(month)
+    per_day: dict[str, dict[date, int]] = defaultdict(dict)
+    for hall, day, cents in db.execute(
+        select(CentralTakings.hall, CentralTakings.day, func.sum(CentralTakings.payments_cents + CentralTakings.reversals_cents))
+        .where(_scope(viewer, CentralTakings.hall), CentralTakings.day >= first, CentralTakings.day <= last)
+        .group_by(CentralTakings.hall, CentralTakings.day)
+    ):
+        per_day[hall][day] = int(cents)
+    last_day = max((max(days) for days in per_day.values()), default=None)
+    rows = {}
+    for hall, days in per_day.items():
+        end = max(days)
+        rows[hall] = HallMonth(hall, sum(days.values()), end, days[end], days.get(last_day, 0) if last_day else 0)
+    total = sum(r.total_cents for r in rows.values())
+    return Overview(first, rows, total, last_day, sum(r.on_overall_last_day for r in rows.values()))
+
+
+def _method_order(m: CentralTakings) -> tuple[bool, str]:
+    return (not m.cash, m.method)  # cash first, then by id
 
 
 def month_takings(db: Session, viewer: Viewer, hall: str, month: date) -> MonthTakings | None:
     """`hall`'s takings per business day of `month`; None when the viewer may not see that hall."""
     if not viewer.may_see(hall) or db.get(CentralHall, hall) is None:
         return None
-    first = month.replace(day=1)
-    last = first.replace(day=calendar.monthrange(first.year, first.month)[1])
-    by_day: dict[date, list[dict[str, Any]]] = defaultdict(list)
-    for day, record in db.execute(
-        select(CentralPayment.business_day, CentralPayment.record).where(
-            CentralPayment.hall == hall, CentralPayment.business_day >= first, CentralPayment.business_day <= last
-        )
-    ).all():
-        by_day[day].append(record)
-    frozen = {
-        d.day: d.total_cents
-        for d in db.scalars(select(CentralDay).where(CentralDay.hall == hall, CentralDay.day >= first, CentralDay.day <= last))
-    }
+    first, last = _month_bounds(month)
+    by_day: dict[date, list[CentralTakings]] = defaultdict(list)
+    for t in db.scalars(select(CentralTakings).where(CentralTakings.hall == hall, CentralTakings.day >= first, CentralTakings.day <= last)):
+        by_day[t.day].append(t)
+    frozen = dict(
+        db.execute(
+            select(CentralDay.day, CentralDay.total_cents).where(CentralDay.hall == hall, CentralDay.day >= first, CentralDay.day <= last)
+        ).all()
+    )
     days = []
     for day in sorted(set(by_day) | set(frozen)):
-        z = count_day(day, by_day.get(day, []))
+        methods = sorted(by_day.get(day, []), key=_method_order)
         days.append(
             DayTakings(
                 day,
-                z.total_cents,
-                z.payments_count,
-                z.reversals_cents,
-                tuple(MethodCents(m.method, m.name, m.name_en, m.net_cents) for m in z.by_method),
+                sum(m.payments_cents + m.reversals_cents for m in methods),
+                sum(m.count for m in methods),
+                sum(m.reversals_cents for m in methods),
+                tuple(MethodCents(m.method, m.name, m.name_en, m.payments_cents + m.reversals_cents) for m in methods),
                 frozen.get(day),
                 day in frozen,
             )
@@ -173,8 +204,7 @@ def month_takings(db: Session, viewer: Viewer, hall: str, month: date) -> MonthT
 
 
 def alerts(db: Session, viewer: Viewer, *, open_only: bool = True, limit: int = 200) -> list[AlertRow]:
-    names = visible_halls(db, viewer)
-    q = select(CentralAlert).where(CentralAlert.hall.in_(names)).order_by(CentralAlert.opened_at.desc()).limit(limit)
+    q = select(CentralAlert).where(_scope(viewer, CentralAlert.hall)).order_by(CentralAlert.opened_at.desc()).limit(limit)
     if open_only:
         q = q.where(CentralAlert.closed_at.is_(None))
     return [

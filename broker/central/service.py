@@ -6,6 +6,7 @@ halls' records (`receive`), the link state (broker.central.live) and people's pa
 
 from __future__ import annotations
 
+import logging
 from datetime import date
 from typing import Any
 
@@ -16,10 +17,14 @@ from broker.accounts.users import DEFAULT_HASHER
 from broker.central import reads
 from broker.central.accounts import CentralError, Viewer, check_login, end_logins, hall_of_token, start_login, viewer_of, viewer_of_login
 from broker.central.live import Floors, HallLive
-from broker.central.records import Applied, CentralConflict, apply_records
+from broker.central.records import Applied, CentralConflict, RecordsRefused, apply_records
 from broker.storage.engine import Store
+from broker.storage.models import CentralHall
+from broker.storage.types import utcnow
 
-__all__ = ["Busy", "Central", "CentralConflict", "CentralDenied", "CentralError", "Throttled", "Viewer"]
+__all__ = ["Busy", "Central", "CentralConflict", "CentralDenied", "CentralError", "RecordsRefused", "Throttled", "Viewer"]
+
+log = logging.getLogger("lavos.central")
 
 
 class CentralDenied(Exception):
@@ -46,8 +51,25 @@ class Central:
             raise CentralDenied(401, "unknown hall credential")
         if body.get("hall") != hall:
             raise CentralDenied(403, f"this credential is hall {hall}'s: it sends no other hall's records")
-        with self.store.session() as db:
-            return apply_records(db, hall, body.get("records"))
+        try:
+            with self.store.session() as db:
+                return apply_records(db, hall, body.get("records"))
+        except RecordsRefused as e:
+            self._note_refused(hall, e)
+            raise
+
+    def _note_refused(self, hall: str, e: RecordsRefused) -> None:
+        """Count the refusal on the hall's row (its own transaction: the batch's rolled back), for the
+        operator's page; the hall sets the records aside and raises its own alert, which reaches us too."""
+        log.warning("hall %s: %s", hall, e)
+        try:
+            with self.store.session() as db:
+                row = db.get(CentralHall, hall, with_for_update=True)
+                if row is not None:
+                    row.refused += len(e.refused)
+                    row.refused_at, row.refused_detail = utcnow(), str(e)[:2000]
+        except Exception:
+            log.exception("cannot note hall %s's refused records", hall)
 
     def login(self, username: str, password: str, *, client: str) -> Viewer | None:
         """The person, or None for a wrong name or password; Throttled (429) for a client that must
@@ -81,6 +103,10 @@ class Central:
 
     def floor(self, viewer: Viewer, hall: str) -> HallLive | None:
         return self.floors.hall(hall) if viewer.may_see(hall) else None
+
+    def overview(self, viewer: Viewer, month: date) -> reads.Overview:
+        with self.store.reader() as db:
+            return reads.overview(db, viewer, month)
 
     def month(self, viewer: Viewer, hall: str, month: date) -> reads.MonthTakings | None:
         with self.store.reader() as db:

@@ -281,6 +281,24 @@ def central_backlog_key() -> str:
     return "central_backlog"
 
 
+def central_refused_key() -> str:
+    return "central_refused"
+
+
+def central_refused(seq: int, ref: str) -> AlertSpec:
+    """The centre refused a record of the hall as not what a hall sends (or the hall's own check did,
+    broker.domain.central_records): it is set aside in the hall's outbox, kept, and the records after
+    it go on. One open alert for every such record (it counts them); the manager's Modules page lists them."""
+    return AlertSpec(
+        "central_refused",
+        central_refused_key(),
+        None,
+        "warning",
+        f"centrála odmietla záznam {ref} (č. {seq}): zostáva v herni, ďalšie záznamy idú ďalej; zoznam je na stránke Moduly",
+        f"the centre refused record {ref} (no. {seq}): it stays in the hall, the records after it go on; the Modules page lists it",
+    )
+
+
 def central_backlog(percent: int, megabytes: int, full: bool) -> AlertSpec:
     """The hall's records for the centre are piling up (the link is down): `percent` of the bound.
 

@@ -17,8 +17,14 @@ One mechanism, in one place, for every handler: SQLAlchemy events on the hub's w
   (outbox_counter: the hub is the one writer, so a counter row is the gap-free sequence a
   database sequence is not), written in the same transaction.
 
-The sender (broker.hall.outbox_sender) reads them in order and delivers them; `OutboxDelivered`
-deletes them once the centre acknowledged them, on the writer like every change.
+Each record is built and checked by the contract the centre checks it by (broker.domain.central_records).
+One that fails (a text the centre cannot keep, say) is written all the same, set aside at once
+(`refused_at`), with the alert `central_refused`: the money it records is taken whatever the centre
+will think of it. The sender (broker.hall.outbox_sender) reads the others in order and delivers
+them; `OutboxDelivered` deletes them once the centre acknowledged them, `OutboxRefused` sets aside
+those the centre refused (with the same alert), both on the writer like every change. A record set
+aside is kept (the manager's Modules page lists it and why) and never sent again, and never holds
+up the records after it.
 
 The bound: the outbox counts its bytes (outbox_counter.pending_bytes). At 80 % of
 `CentralSettings.soft_limit_bytes` the alert `central_backlog` opens (warning); at 100 % it turns
@@ -44,7 +50,7 @@ from sqlalchemy.orm import ORMExecuteState, Session, sessionmaker
 from sqlalchemy.sql.dml import Insert, Update
 
 from broker.domain import alert_kinds
-from broker.domain.zreport import payment_to_json
+from broker.domain.central_records import RecordRefused, check, payment_doc
 from broker.hall.commands import Command, command, handles
 from broker.hall.ports import HallState
 from broker.hall.till.takings import records_of
@@ -85,6 +91,25 @@ class OutboxDelivered(Command[int]):
     """The centre acknowledged every record up to `upto`: delete them (the sender's, after each batch); answers how many."""
 
     upto: int
+
+
+@command
+class OutboxRefused(Command[int]):
+    """The centre refused these records as not what a hall sends ((seq, why) each): set them aside, kept and alerted; answers how many."""
+
+    refused: tuple[tuple[int, str], ...]
+
+
+@dataclass(frozen=True)
+class RefusedRecord:
+    """A record set aside: the centre will never get it unless people act (the manager's Modules page)."""
+
+    seq: int
+    kind: str
+    ref: str
+    at: datetime
+    refused_at: datetime
+    reason: str
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -186,13 +211,14 @@ class Outbox:
             methods = {m.id: m for m in self.h.venue.till.payment_methods}
             for row, rec in zip(rows, records_of(db, self.h, rows), strict=True):
                 m = methods.get(row.method)
-                doc = payment_to_json(rec) | {
-                    "business_day": row.business_day.isoformat(),
-                    "method_name": m.name if m else row.method,
-                    "method_name_en": (m.name_en or m.name) if m else row.method,
-                    "cash": bool(m.cash) if m else False,
-                    "fallback_vat": self.h.venue.billing.vat_percent,  # what the hall's Z report assumes for unassigned money
-                }
+                doc = payment_doc(
+                    rec,
+                    business_day=row.business_day,
+                    method_name=m.name if m else row.method,
+                    method_name_en=(m.name_en or m.name) if m else row.method,
+                    cash=bool(m.cash) if m else False,
+                    fallback_vat=self.h.venue.billing.vat_percent,  # what the hall's Z report assumes for unassigned money
+                )
                 out.append(("payment", f"payment:{row.id}", doc))
         for day in sorted(touched.rows["zreport"]):
             d = db.get(BusinessDay, day, populate_existing=True)
@@ -243,7 +269,12 @@ class Outbox:
             counter.last_seq += 1
             size = len(json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode())
             counter.pending_bytes += size
-            db.add(OutboxRecord(seq=counter.last_seq, hall=self.hall_id, kind=kind, ref=ref, at=now, record=doc, size=size))
+            row = OutboxRecord(seq=counter.last_seq, hall=self.hall_id, kind=kind, ref=ref, at=now, record=doc, size=size)
+            if (why := _refusal(kind, doc)) is not None:  # the centre would refuse it: set aside now, the money taken all the same
+                row.refused_at, row.refused_reason = now, f"the hall's own check: {why}"
+                log.error("record %s (%s) is not what the centre takes, set aside: %s", row.seq, ref, why)
+                self.h.alerts.raise_alert(db, alert_kinds.central_refused(row.seq, ref))
+            db.add(row)
         self._bound(db, before, counter.pending_bytes)
         after_commit(db).add(self.wake)
 
@@ -264,17 +295,49 @@ class Outbox:
             counter = db.get(OutboxCounter, self.hall_id)
             if counter is None:
                 return 0
-            n, size = db.execute(
-                select(func.count(), func.coalesce(func.sum(OutboxRecord.size), 0)).where(OutboxRecord.seq <= c.upto)
-            ).one()
+            done = (OutboxRecord.seq <= c.upto, OutboxRecord.refused_at.is_(None))  # one set aside is kept
+            n, size = db.execute(select(func.count(), func.coalesce(func.sum(OutboxRecord.size), 0)).where(*done)).one()
             if not n:
                 return 0
-            db.execute(delete(OutboxRecord).where(OutboxRecord.seq <= c.upto))
+            db.execute(delete(OutboxRecord).where(*done))
             counter.pending_bytes = max(0, counter.pending_bytes - int(size))
             limit = self.settings.soft_limit_bytes if self.settings else DEFAULT_SOFT_LIMIT
             if counter.pending_bytes < limit * WARN_AT:
                 self.h.alerts.settle(db, alert_kinds.central_backlog_key(), self.h.clock())
         return int(n)
+
+    @handles(OutboxRefused)
+    def refused(self, c: OutboxRefused) -> int:
+        why = dict(c.refused)
+        with self.h.store.session() as db:
+            rows = db.scalars(
+                select(OutboxRecord).where(OutboxRecord.seq.in_(list(why)), OutboxRecord.refused_at.is_(None)).order_by(OutboxRecord.seq)
+            ).all()
+            now = self.h.clock()
+            for row in rows:
+                row.refused_at, row.refused_reason = now, why[row.seq][:2000]
+                log.error("the centre refused record %s (%s), set aside: %s", row.seq, row.ref, row.refused_reason)
+                self.h.alerts.raise_alert(db, alert_kinds.central_refused(row.seq, row.ref))
+            return len(rows)
+
+
+def refused_records(db: Session, limit: int = 200) -> list[RefusedRecord]:
+    """The records set aside, newest first."""
+    rows = db.scalars(select(OutboxRecord).where(OutboxRecord.refused_at.is_not(None)).order_by(OutboxRecord.seq.desc()).limit(limit))
+    return [RefusedRecord(r.seq, r.kind, r.ref, r.at, r.refused_at, r.refused_reason or "") for r in rows if r.refused_at is not None]
+
+
+def _refusal(kind: str, doc: dict[str, Any]) -> str | None:
+    """Why the centre would refuse this record, or None. Never raises: the record's money is being
+    committed, and a check that fails for a reason of its own must not take the till down with it."""
+    try:
+        check(kind, doc)
+    except RecordRefused as e:
+        return str(e)
+    except Exception as e:
+        log.exception("checking record %s failed", kind)
+        return f"the check failed: {type(e).__name__}"
+    return None
 
 
 def _pk(obj: Any) -> Any:

@@ -13,6 +13,13 @@ like an outage: someone has to fix the setting, and the records must wait for th
 conflict (409: the centre holds another record under one of these seqs, as after the hall's
 database was restored from a backup), logged as an error at every try, since only people can
 settle it and until then nothing more reaches the centre.
+
+A record the centre refuses as not what a hall sends (400: its `refused` list names each such
+record by seq; or 400/413 to a batch of that one record) is set aside (`OutboxRefused`, on the
+writer: kept in the outbox, alerted at the hall, and so at the centre) and the rest is sent again
+at once: one bad record never holds up the ones after it. A 400 or 413 that names none of several
+records sends them one at a time until past them, so the one is found. Only the centre's own
+answer (JSON with a `detail`) sets anything aside: a proxy's error page is an outage, retried.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from typing import Any
 import httpx
 from sqlalchemy import select
 
-from broker.hall.outbox import CentralSettings, OutboxDelivered
+from broker.hall.outbox import CentralSettings, OutboxDelivered, OutboxRefused
 from broker.storage.engine import Store
 from broker.storage.models import OutboxRecord
 
@@ -34,6 +41,7 @@ log = logging.getLogger("lavos.hub.outbox")
 
 RECORDS_PATH = "/api/central/records"
 IDLE_POLL_S = 5.0  # a look at the outbox even without a wake (a record of another process)
+NOT_WHAT_A_HALL_SENDS = (400, 413)  # the centre's answers to records it will never take as they are
 
 
 class CentreRefused(Exception):
@@ -42,6 +50,34 @@ class CentreRefused(Exception):
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+
+
+class RecordsNotTaken(Exception):
+    """The centre refused records as not what a hall sends: `refused` names them (seq → why), or is empty when it named none."""
+
+    def __init__(self, message: str, refused: dict[int, str]) -> None:
+        super().__init__(message)
+        self.refused = refused
+
+
+def _refusal(r: httpx.Response, records: list[dict[str, Any]]) -> RecordsNotTaken | None:
+    """The centre's refusal of these records, or None when the answer is not the centre's own (a proxy's page)."""
+    try:
+        body = r.json()
+    except ValueError:
+        return None
+    if not isinstance(body, dict) or not isinstance(body.get("detail"), str):
+        return None
+    seqs = {rec["seq"] for rec in records}
+    named = body.get("refused")
+    if not isinstance(named, list):
+        named = []
+    refused = {
+        item["seq"]: str(item.get("detail") or body["detail"]) for item in named if isinstance(item, dict) and item.get("seq") in seqs
+    }
+    if not refused and len(records) == 1:
+        refused = {records[0]["seq"]: body["detail"]}
+    return RecordsNotTaken(f"{r.status_code} {body['detail'][:500]}", refused)
 
 
 class OutboxSender:
@@ -57,6 +93,8 @@ class OutboxSender:
         self.failures = 0
         self.retry_min_s = 0.2
         self.idle_poll_s = IDLE_POLL_S
+        self.set_aside = 0  # records the centre refused, set aside
+        self._one_by_one_upto = 0  # a refusal named none of a batch: send up to this seq one at a time
         # The centre's certificate must chain to its own CA when one is given (only that CA, not the
         # system's), else to a publicly trusted one; the host name is always checked.
         verify: ssl.SSLContext | bool = ssl.create_default_context(cafile=str(settings.ca_file)) if settings.ca_file else True
@@ -82,17 +120,30 @@ class OutboxSender:
 
     def _batch(self) -> list[dict[str, Any]]:
         with self._store.reader() as db:
-            rows = db.scalars(select(OutboxRecord).order_by(OutboxRecord.seq).limit(self.settings.batch)).all()
+            waiting = select(OutboxRecord).where(OutboxRecord.refused_at.is_(None)).order_by(OutboxRecord.seq)
+            rows = db.scalars(waiting.limit(self.settings.batch)).all()
+            if rows and rows[0].seq <= self._one_by_one_upto:
+                rows = rows[:1]
             return [{"seq": r.seq, "kind": r.kind, "ref": r.ref, "at": r.at.isoformat(), "data": r.record} for r in rows]
 
     def _post(self, records: list[dict[str, Any]]) -> int:
         r = self._client.post(RECORDS_PATH, json={"hall": self._hall, "records": records})
+        if r.status_code in NOT_WHAT_A_HALL_SENDS and (refusal := _refusal(r, records)) is not None:
+            raise refusal
         if r.status_code != 200:
             raise CentreRefused(f"{r.status_code} {r.text[:500]}", r.status_code)
         acked = r.json().get("acked")
         if not isinstance(acked, int):
             raise CentreRefused(f"no acknowledgement in {r.text[:200]!r}")
         return acked
+
+    def _set_aside(self, e: RecordsNotTaken, records: list[dict[str, Any]]) -> None:
+        if e.refused:
+            log.error("the centre refused %d record(s) as not what a hall sends, set aside: %s", len(e.refused), e)
+            self.set_aside += self._execute(OutboxRefused(refused=tuple(sorted(e.refused.items())), actor="system"))
+        else:
+            log.warning("the centre refused a batch without naming a record (%s): sending them one at a time", e)
+            self._one_by_one_upto = records[-1]["seq"]
 
     def _run(self) -> None:
         wait = self.retry_min_s
@@ -103,7 +154,11 @@ class OutboxSender:
                     self._wake.wait(self.idle_poll_s)
                     self._wake.clear()
                     continue
-                acked = self._post(records)
+                try:
+                    acked = self._post(records)
+                except RecordsNotTaken as e:
+                    self._set_aside(e, records)
+                    continue  # the rest at once
                 self._execute(OutboxDelivered(upto=acked, actor="system"))
                 self.sent += sum(1 for r in records if r["seq"] <= acked)
                 wait = self.retry_min_s

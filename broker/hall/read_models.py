@@ -45,6 +45,7 @@ from broker.hall.light_commands import LightCommand
 from broker.hall.listeners import Listener
 from broker.hall.member_views import CheckinView, MemberView, checkin_view, member_view
 from broker.hall.open_games import OpenGame
+from broker.hall.outbox import RefusedRecord, refused_records
 from broker.hall.row_values import copy_row
 from broker.hall.store_errors import store_call
 from broker.hall.table_service import OutOfService
@@ -435,6 +436,12 @@ class HallReads:
             return _alert(a) if a is not None else None
 
     @store_call
+    @store_call
+    def refused_records(self) -> list[RefusedRecord]:
+        """The records for the centre set aside because it refused them (or would have), newest first."""
+        with self._store.reader() as db:
+            return refused_records(db)
+
     def alert_history(self, table: str | None = None, limit: int = 200) -> list[AlertView]:
         """The latest alerts, closed ones included, newest first."""
         q = select(Alert).order_by(Alert.opened_at.desc(), Alert.id.desc()).limit(limit)

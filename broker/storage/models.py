@@ -701,6 +701,10 @@ class OutboxRecord(Base):
     at: Mapped[datetime]
     record: Mapped[dict[str, Any]] = mapped_column(default=dict)
     size: Mapped[int] = mapped_column(Integer)  # bytes of the record as JSON: what the bound counts
+    # Set aside: the centre refused it (or the hall's own check did, broker.domain.central_records);
+    # kept here for people to see, never sent again, never deleted by an acknowledgement.
+    refused_at: Mapped[datetime | None]
+    refused_reason: Mapped[str | None] = mapped_column(Text)
 
 
 class OutboxCounter(Base):
@@ -728,7 +732,12 @@ class CentralHall(Base):
     name: Mapped[str] = mapped_column(String(120))
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)  # sha256 of the hall's credential
     last_seq: Mapped[int] = mapped_column(BigInteger, default=0)
+    received: Mapped[int] = mapped_column(BigInteger, default=0, server_default=text("0"))  # seqs held: last_seq - received are missing
     last_record_at: Mapped[datetime | None]
+    # Records refused as not what a hall sends (broker.domain.central_records): how many, the last one's time and why.
+    refused: Mapped[int] = mapped_column(BigInteger, default=0, server_default=text("0"))
+    refused_at: Mapped[datetime | None]
+    refused_detail: Mapped[str | None] = mapped_column(Text)
     # The bridge's state as Mosquitto announces it (bridge notifications): None never heard.
     link_up: Mapped[bool | None] = mapped_column(Boolean)
     link_changed_at: Mapped[datetime | None]
@@ -763,6 +772,25 @@ class CentralPayment(Base):
     record: Mapped[dict[str, Any]] = mapped_column(default=dict)
 
 
+class CentralTakings(Base):
+    """A hall's takings on a business day by one payment method, kept as its payment records arrive
+    (in the transaction that applies them), by the Z report's own function: what the centre's
+    pages read (broker.central.reads), never the records themselves."""
+
+    __tablename__ = "central_takings"
+    __table_args__ = (Index("ix_central_takings_day", "day"),)  # the operator's month of every hall
+
+    hall: Mapped[str] = mapped_column(String(64), primary_key=True)
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    method: Mapped[str] = mapped_column(String(32), primary_key=True)
+    name: Mapped[str] = mapped_column(String(120))
+    name_en: Mapped[str] = mapped_column(String(120))
+    cash: Mapped[bool] = mapped_column(Boolean)
+    count: Mapped[int] = mapped_column(BigInteger)  # payments, reversals not counted
+    payments_cents: Mapped[int] = mapped_column(BigInteger)
+    reversals_cents: Mapped[int] = mapped_column(BigInteger)  # negative or 0
+
+
 class CentralDay(Base):
     """A hall's closed business day: its own frozen Z report, as the hall closed it."""
 
@@ -770,7 +798,7 @@ class CentralDay(Base):
 
     hall: Mapped[str] = mapped_column(String(64), primary_key=True)
     day: Mapped[date] = mapped_column(Date, primary_key=True)
-    total_cents: Mapped[int] = mapped_column(Integer)
+    total_cents: Mapped[int] = mapped_column(BigInteger)
     report: Mapped[dict[str, Any]] = mapped_column(default=dict)
 
 

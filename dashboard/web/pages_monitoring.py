@@ -129,6 +129,7 @@ def monitoring_page(request: Request, user: Annotated[Staff, Depends(page_can("n
             "reason_names": REASON_NAMES,
             "fault_names": FAULT_NAMES,
             "samples_kept": rejects.SAMPLES_PER_TABLE,
+            "refused_records": reads.refused_records(),
         },
     )
 

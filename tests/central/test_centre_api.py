@@ -6,20 +6,25 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from datetime import UTC, date, datetime
+import json
+import random
+from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import event, func, select
 
 from broker.accounts.login_throttle import ThrottlePolicy
 from broker.central.accounts import add_hall, add_user
 from broker.central.service import Central
+from broker.domain.central_records import FIRST_YEAR, LAST_YEAR, MAX_KEY, payment_doc
+from broker.domain.euros import MAX_AMOUNT_CENTS
 from broker.domain.receipt import ReceiptLine
 from broker.domain.venue_layout import VENUE_TOPIC, venue_layout
-from broker.domain.zreport import PaymentRecord, payment_to_json
+from broker.domain.zreport import DayOpening, Method, PaymentRecord, payment_from_json, payment_to_json, to_json, z_report
 from broker.storage.engine import open_store
-from broker.storage.models import CentralHall
-from dashboard.web.central.app import MAX_BODY, build_central_app
+from broker.storage.models import CentralHall, CentralRecord
+from dashboard.web.central.app import FULL_FLOORS_UPTO, MAX_BODY, build_central_app, today
 from tests.support.centre import hall_venue
 from tests.support.sqlite_template import CHEAP
 
@@ -41,16 +46,34 @@ def centre(postgres_cluster, postgres_template):
     postgres_cluster.drop_database(url)
 
 
-def _payment(pid: int, cents: int, method: str = "cash", reverses: int | None = None) -> dict:
+def _payment(pid: int, cents: int, method: str = "cash", reverses: int | None = None, day: date = DAY) -> dict:
     line = ReceiptLine("Pool 1", "Pool 1", 1, cents, cents, 23, "table_time")
-    rec = PaymentRecord(pid, method, cents, "jana", datetime(2026, 12, 4, 19, tzinfo=UTC), pid, "Pool 1", 1, (line,), reverses_id=reverses)
+    at = datetime(day.year, day.month, day.day, 19, tzinfo=UTC)
+    rec = PaymentRecord(pid, method, cents, "jana", at, pid, "Pool 1", 1, (line,), reverses_id=reverses, day=day)
+    cash = method == "cash"
     return payment_to_json(rec) | {
-        "business_day": DAY.isoformat(),
-        "method_name": "Hotovosť",
-        "method_name_en": "Cash",
-        "cash": True,
+        "business_day": day.isoformat(),
+        "method_name": "Hotovosť" if cash else "Karta",
+        "method_name_en": "Cash" if cash else "Card",
+        "cash": cash,
         "fallback_vat": 23,
     }
+
+
+def _zreport(day: date, payments: list[dict]) -> dict:
+    """A closed day's record as the hall sends it: its Z report of these payment records, frozen."""
+    methods = [Method("cash", "Hotovosť", "Cash", True), Method("card", "Karta", "Card", False)]
+    at = datetime(day.year, day.month, day.day, 23, tzinfo=UTC)
+    z = z_report(
+        DayOpening(day, None, "", 0),
+        [payment_from_json(p) for p in payments],
+        methods,
+        made_at=at,
+        fallback_vat=23,
+        closed_by="boss",
+        counted_cents=0,
+    )
+    return {"day": day.isoformat(), "report": to_json(z)}
 
 
 def _rec(seq: int, kind: str, data: dict) -> dict:
@@ -84,7 +107,7 @@ def test_each_record_is_applied_once_and_the_figures_are_the_z_reports(centre):
     assert _post(client, tokens["a"], "a", batch) == (200, {"acked": 3, "applied": 3, "duplicates": 0})
     # The same batch again (the hall never heard the answer), and one overlapping it: nothing twice.
     assert _post(client, tokens["a"], "a", batch) == (200, {"acked": 3, "applied": 0, "duplicates": 3})
-    z = {"day": DAY.isoformat(), "report": {"total_cents": 1250}}
+    z = _zreport(DAY, [_payment(12, 1250, "card")])
     assert _post(client, tokens["a"], "a", [batch[2], _rec(4, "zreport", z)]) == (200, {"acked": 4, "applied": 1, "duplicates": 1})
     month = client.get("/api/central/halls/a/takings?month=2026-12", headers=_basic("eva", "operator-pass")).json()
     (day,) = month["days"]
@@ -138,8 +161,10 @@ def test_a_hall_manager_sees_only_their_hall(centre):
         "message": "Pool 1: modul",
         "message_en": "x",
         "opened_at": "2026-12-04T19:00:00+00:00",
+        "acked_at": None,
+        "closed_at": None,
     }
-    _post(client, tokens["b"], "b", [_rec(2, "alert", alert)])
+    assert _post(client, tokens["b"], "b", [_rec(2, "alert", alert)])[0] == 200
     jan = _basic("jan", "manager-pass")
     assert [h["hall"] for h in client.get("/api/central/halls", headers=jan).json()] == ["a"]
     assert client.get("/api/central/halls/b/takings", headers=jan).status_code == 404
@@ -278,3 +303,273 @@ def test_the_overview_says_since_when_a_halls_link_is_down(centre):
     assert 'data-link="never"' in a and "herňa sa ešte nepripojila" in a
     floors.apply("hall/b/bridge/state", b"1")
     assert 'data-link="up"' in client.get("/").text.split('data-hall="b"')[1]
+
+
+# -- issue 29: what the centre takes, and what its pages read ----------------------------------
+
+
+def _pages_answer(client, hall: str = "a", month: str | None = None) -> None:
+    """Every page and JSON answer of the centre that shows `hall`'s records answers 200, for an operator."""
+    eva = _basic("eva", "operator-pass")
+    query = f"?month={month}" if month else ""
+    for path in ("/api/central/halls", f"/api/central/halls/{hall}/takings{query}", f"/api/central/takings{query}", "/api/central/alerts"):
+        assert client.get(path, headers=eva).status_code == 200, path
+    _log_in(client, "eva", "operator-pass")
+    for path in ("/", f"/halls/{hall}{query}", "/alerts"):
+        assert client.get(path).status_code == 200, path
+
+
+def _stored(central) -> int:
+    with central.store.reader() as db:
+        return db.scalar(select(func.count()).select_from(CentralRecord))
+
+
+def test_a_record_that_is_not_a_whole_payment_is_refused_and_every_page_still_answers(centre):
+    """Issue 29, item 6: a payment with only its id, day and amount was applied (200) and then the
+    overview, the hall's page and its takings answered 500 for everyone, until the row was removed by hand."""
+    client, tokens, central = centre
+    day = today().isoformat()
+    partial = {
+        "seq": 1,
+        "kind": "payment",
+        "ref": "payment:777",
+        "at": "2026-12-04T19:00:00+00:00",
+        "data": {"id": 777, "business_day": day, "amount_cents": 100},
+    }
+    status, body = _post(client, tokens["a"], "a", [partial])
+    assert status == 400 and [r["seq"] for r in body["refused"]] == [1] and "method" in body["refused"][0]["detail"]
+    assert _stored(central) == 0
+    _pages_answer(client)
+    # The hall's own record of the same payment, whole, is taken and shown.
+    assert _post(client, tokens["a"], "a", [_rec(1, "payment", _payment(777, 100, day=today()))])[0] == 200
+    _pages_answer(client)
+    assert "1,00" in client.get("/halls/a").text
+
+
+def _raw_post(client, token: str, body: str):
+    return client.post(
+        "/api/central/records", content=body.encode(), headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    )
+
+
+def _batch_text(payment_text: str) -> str:
+    return (
+        '{"hall": "a", "records": [{"seq": 1, "kind": "payment", "ref": "payment:1", "at": "2026-12-04T19:00:00+00:00", "data": '
+        + payment_text
+        + "}]}"
+    )
+
+
+MALFORMED = {
+    "amount 10^20": _batch_text(json.dumps(_payment(1, 100) | {"amount_cents": 10**20})),
+    "amount 1e400": _batch_text(json.dumps(_payment(1, 100)).replace('"amount_cents": 100,', '"amount_cents": 1e400,', 1)),
+    "amount 2^31": _batch_text(json.dumps(_payment(1, 100) | {"amount_cents": 2**31})),  # the centre's columns are 32-bit
+    "a NUL in a text": _batch_text(json.dumps(_payment(1, 100) | {"tab": "Bar A\u0000B"})),
+    "seq 2^63": _batch_text(json.dumps(_payment(1, 100))).replace('"seq": 1', f'"seq": {2**63}'),
+    "100,000-deep batch": '{"hall": "a", "records": [' + "[" * 100_000 + "]" * 100_000 + "]}",
+    "100,000-deep data": _batch_text("[" * 100_000 + "]" * 100_000),
+}
+
+
+def test_a_malformed_batch_is_a_400_and_keeps_nothing(centre):
+    """Issue 29, item 7: each of these answered 500 (the docs say 400)."""
+    client, tokens, central = centre
+    for what, body in MALFORMED.items():
+        r = _raw_post(client, tokens["a"], body)
+        assert r.status_code == 400 and r.json()["detail"], (what, r.text[:300])
+        assert _stored(central) == 0, what
+    assert _post(client, tokens["a"], "a", [_rec(1, "payment", _payment(1, 100))])[1]["applied"] == 1  # the hall's next try
+
+
+def test_a_payment_is_kept_once_by_what_it_is_not_by_its_seq(centre):
+    """Issue 29, item 12: the same payment id under seq+1 with 9 900,00 € was applied over the 10,00 €."""
+    client, tokens, central = centre
+    eva = _basic("eva", "operator-pass")
+
+    def takings() -> int:
+        return client.get("/api/central/halls/a/takings?month=2026-12", headers=eva).json()["total_cents"]
+
+    assert _post(client, tokens["a"], "a", [_rec(1, "payment", _payment(777, 1000))])[0] == 200
+    status, body = _post(client, tokens["a"], "a", [_rec(2, "payment", _payment(777, 990_000))])
+    assert status == 400 and [r["seq"] for r in body["refused"]] == [2] and "reversal" in body["refused"][0]["detail"]
+    assert takings() == 1000 and _stored(central) == 1
+    # The same payment again under a new seq (a hall's export that saw it twice) is a copy, not new money.
+    assert _post(client, tokens["a"], "a", [_rec(2, "payment", _payment(777, 1000))]) == (200, {"acked": 2, "applied": 0, "duplicates": 1})
+    assert takings() == 1000
+    # A correction is a record of its own: the reversal, then the right amount.
+    back = _rec(3, "payment", _payment(778, -1000, reverses=777))
+    assert _post(client, tokens["a"], "a", [back, _rec(4, "payment", _payment(779, 990))])[1]["applied"] == 2
+    assert takings() == 990
+    # A closed day is a fact too: its Z report again with another total is refused.
+    z = _zreport(DAY, [_payment(777, 1000), _payment(778, -1000, reverses=777), _payment(779, 990)])
+    assert _post(client, tokens["a"], "a", [_rec(5, "zreport", z)])[0] == 200
+    other = _zreport(DAY, [_payment(779, 5000)])
+    assert _post(client, tokens["a"], "a", [_rec(6, "zreport", other)])[0] == 400
+    assert client.get("/api/central/halls/a/takings?month=2026-12", headers=eva).json()["days"][0]["hall_z_cents"] == 990
+    with central.store.reader() as db:
+        hall = db.get(CentralHall, "a")
+        assert (hall.refused, hall.last_seq, hall.received) == (2, 5, 5)  # each refusal counted, none held
+
+
+def test_an_amount_the_hall_would_never_take_is_refused(centre):
+    """Issue 29, items 13 and 14: by the hall's own rules (broker.domain.euros.MAX_AMOUNT_CENTS, a
+    payment positive, its reversal negative); 12.5 cents was taken and then broke the pages."""
+    client, tokens, central = centre
+    for amount in (MAX_AMOUNT_CENTS + 1, 1_000_000_000, -1_000_000_000, True, False, 12.5, "100", 0, -100):
+        status, body = _post(client, tokens["a"], "a", [_rec(1, "payment", _payment(1, 100, day=today()) | {"amount_cents": amount})])
+        assert status == 400 and body["refused"][0]["seq"] == 1, (amount, body)
+        assert _stored(central) == 0, amount
+    _pages_answer(client)
+
+
+def test_the_hall_s_cap_itself_is_taken_and_shown(centre):
+    client, tokens, _ = centre
+    big = [
+        _rec(1, "payment", _payment(1, MAX_AMOUNT_CENTS, day=today())),
+        _rec(2, "payment", _payment(2, -MAX_AMOUNT_CENTS, reverses=1, day=today())),
+    ]
+    assert _post(client, tokens["a"], "a", big)[1]["applied"] == 2
+    _pages_answer(client)
+
+
+def test_the_overview_adds_up_every_hall_and_the_halls_api_carries_takings(centre):
+    """Issue 29, item 14: the owner added three numbers by hand; the halls API had no takings."""
+    client, tokens, _ = centre
+    now = today()
+    _post(client, tokens["a"], "a", [_rec(1, "payment", _payment(1, 1250, day=now)), _rec(2, "payment", _payment(2, 300, "card", day=now))])
+    _post(client, tokens["b"], "b", [_rec(1, "payment", _payment(1, 4000, day=now))])
+    eva = _basic("eva", "operator-pass")
+    halls = {h["hall"]: h["takings"] for h in client.get("/api/central/halls", headers=eva).json()}
+    assert halls["a"]["total_cents"] == 1550 and halls["b"]["total_cents"] == 4000 and halls["a"]["last_day"] == now.isoformat()
+    every = client.get("/api/central/takings", headers=eva).json()
+    assert every["total_cents"] == 5550 and every["last_day_cents"] == 5550 and [h["hall"] for h in every["halls"]] == ["a", "b"]
+    _log_in(client, "eva", "operator-pass")
+    table = client.get("/").text.split('id="all-halls"')[1].split("</table>")[0]
+    assert "Všetky herne" in table and "55,50" in table and "15,50" in table and "40,00" in table
+    # A hall manager's sum is their hall's alone.
+    jan = client.get("/api/central/takings", headers=_basic("jan", "manager-pass")).json()
+    assert jan["total_cents"] == 1550 and [h["hall"] for h in jan["halls"]] == ["a"]
+
+
+def _statements(central):
+    """The SQL the centre's store runs meanwhile (a list filled as it goes)."""
+    seen: list[str] = []
+
+    def note(_conn, _cursor, statement, *_args) -> None:
+        seen.append(statement)
+
+    event.listen(central.store.engine, "before_cursor_execute", note)
+    return seen, lambda: event.remove(central.store.engine, "before_cursor_execute", note)
+
+
+def test_the_pages_read_daily_sums_never_the_records(centre):
+    """Issue 29, item 15: the overview rebuilt every hall's month from its raw records on each load
+    (6-8 s at 10 k payments a month) and counted every record ever received per hall."""
+    client, tokens, central = centre
+    now = today()
+    _post(client, tokens["a"], "a", [_rec(n, "payment", _payment(n, 100 * n, day=now)) for n in range(1, 21)])
+    _log_in(client, "eva", "operator-pass")
+    eva = _basic("eva", "operator-pass")
+    client.get("/api/central/halls", headers=eva)  # the login's credential check once, outside the count
+    seen, stop = _statements(central)
+    try:
+        for path in ("/", "/halls/a"):
+            assert client.get(path).status_code == 200
+        for path in ("/api/central/halls", "/api/central/takings", "/api/central/halls/a/takings"):
+            assert client.get(path, headers=eva).status_code == 200
+    finally:
+        stop()
+    assert seen and not [s for s in seen if "central_records" in s or "central_payments" in s]
+    assert "210,00" in client.get("/").text  # 1 + 2 + … + 20 euros
+
+
+def test_the_centre_s_day_is_the_hall_s_z_report_to_the_cent(centre):
+    """The daily sums kept as records arrive, in batches, equal the Z report of the same records
+    (the hall's own function): total, payments, refunds and each method, on every day."""
+    client, tokens, _ = centre
+    rng = random.Random(29)
+    days = [DAY, date(2026, 12, 5), date(2026, 12, 6)]
+    payments: list[dict] = []
+    for pid in range(1, 121):
+        day = rng.choice(days)
+        cents = rng.randint(1, 50_000)
+        payments.append(_payment(pid, cents, rng.choice(["cash", "card"]), day=day))
+        if rng.random() < 0.2:  # a refund, on its own day or a later one
+            payments.append(_payment(1000 + pid, -cents, payments[-1]["method"], reverses=pid, day=max(day, rng.choice(days))))
+    records = [_rec(n, "payment", p) for n, p in enumerate(payments, 1)]
+    for start in range(0, len(records), 17):  # batches of odd size
+        assert _post(client, tokens["a"], "a", records[start : start + 17])[0] == 200
+    month = client.get("/api/central/halls/a/takings?month=2026-12", headers=_basic("eva", "operator-pass")).json()
+    methods = [Method("cash", "Hotovosť", "Cash", True), Method("card", "Karta", "Card", False)]
+    for shown in month["days"]:
+        day = date.fromisoformat(shown["day"])
+        of_day = [payment_from_json(p) for p in payments if p["business_day"] == shown["day"]]
+        z = z_report(DayOpening(day, None, "", 0), of_day, methods, made_at=datetime.now(UTC), fallback_vat=23)
+        assert (shown["total_cents"], shown["payments_count"], shown["reversals_cents"]) == (
+            z.total_cents,
+            z.payments_count,
+            z.reversals_cents,
+        )
+        assert {m["method"]: m["cents"] for m in shown["by_method"]} == {m.method: m.net_cents for m in z.by_method}
+    assert len(month["days"]) == 3
+
+
+def test_every_field_at_its_bounds_is_kept_and_shown(centre):
+    """Every shape the centre takes, at the edges of what it takes (longest texts, largest keys and
+    amounts, the first and last year, any zone), is stored and every page shows it (item 6)."""
+    client, tokens, _ = centre
+    long = "ž" * 2000
+    edge = datetime(LAST_YEAR, 12, 31, 23, 59, 59, tzinfo=timezone(timedelta(hours=-12)))  # 2101 in UTC
+    line = ReceiptLine(long, long, 1_000_000, MAX_AMOUNT_CENTS, MAX_AMOUNT_CENTS, 100, "c" * 32, (("c" * 32, MAX_AMOUNT_CENTS), ("d", 0)))
+    pay = PaymentRecord(
+        MAX_KEY, "m" * 32, MAX_AMOUNT_CENTS, "s" * 64, edge, MAX_KEY, "t" * 120, MAX_KEY, (line, line), reason=long, table="x" * 32
+    )
+    last_day = date(LAST_YEAR, 12, 31)
+    payment = payment_doc(pay, business_day=last_day, method_name="n" * 120, method_name_en="e" * 120, cash=False, fallback_vat=0)
+    first = datetime(FIRST_YEAR, 1, 1, tzinfo=timezone(timedelta(hours=14)))  # 1999 in UTC
+    game = {
+        "id": MAX_KEY,
+        "table": "x" * 32,
+        "table_name": long[:120],
+        "started_at": first.isoformat(),
+        "stopped_at": edge.isoformat(),
+        "total_cents": -MAX_AMOUNT_CENTS,
+    }
+    alert = {
+        "id": MAX_KEY,
+        "kind": "k" * 32,
+        "table": "x" * 32,
+        "severity": "critical",
+        "message": long,
+        "message_en": long,
+        "opened_at": first.isoformat(),
+        "acked_at": edge.isoformat(),
+        "closed_at": None,
+    }
+    records = [
+        _rec(1, "payment", payment),
+        _rec(2, "game", game),
+        _rec(3, "alert", alert),
+        _rec(4, "zreport", _zreport(last_day, [payment])),
+    ]
+    records[0]["ref"] = "r" * 64
+    assert _post(client, tokens["a"], "a", records)[0] == 200
+    _pages_answer(client, month=f"{LAST_YEAR}-12")
+    assert "100\u00a0000,00" in client.get(f"/halls/a?month={LAST_YEAR}-12").text
+
+
+def test_many_halls_get_a_line_each_and_their_tables_on_their_own_page(centre):
+    """Item 15's bench: 100 halls' 1,400 tables on the overview were a 250 kB page at 0.6-1.2 s. Past
+    FULL_FLOORS_UPTO halls the overview gives each a line (modules, tables playing); its page the tables."""
+    client, _, central = centre
+    with central.store.session() as db:
+        for n in range(FULL_FLOORS_UPTO - 1):  # with a and b: one hall more than the overview lists the tables of
+            add_hall(db, f"h{n}", f"Lavos {n}")
+    floors = central.floors
+    floors.apply(f"hall/a/{VENUE_TOPIC}", venue_layout(hall_venue("a")))
+    floors.apply("hall/a/lavos/v1/table/pool-01/status", b'{"state":"online"}')
+    floors.apply("hall/a/lavos/v1/ha/pool-01/state", b'{"amount":"2.40","amount_cents":240,"state":"running"}')
+    _log_in(client, "eva", "operator-pass")
+    a = client.get("/").text.split('data-hall="a"')[1].split("</section>")[0]
+    assert "Pripojené moduly pri stoloch: 1 z 14" in a and "hrá sa na stoloch: 1" in a and 'data-table="pool-01"' not in a
+    assert 'data-table="pool-01"' in client.get("/halls/a").text and "hrá sa 2,40" in client.get("/halls/a").text

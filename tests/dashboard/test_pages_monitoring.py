@@ -11,9 +11,10 @@ import pytest
 
 from broker.domain import alert_kinds
 from broker.hall.alert_book import AckAlert
+from broker.hall.outbox import OutboxRefused
 from broker.storage.alerts import open_alerts
 from broker.storage.events import insert_event_once
-from broker.storage.models import Node
+from broker.storage.models import Node, OutboxRecord
 from devices.contract import status_topic, telemetry_topic
 from tests.dashboard.conftest import START, sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
@@ -159,3 +160,20 @@ def test_the_live_fragment_is_the_node_table_alone(pages) -> None:
 @pytest.mark.parametrize("path", ["/monitoring", "/monitoring?table=pool-01", "/monitoring/nodes-fragment"])
 def test_only_the_manager_monitors(pages, path) -> None:
     pages.refused_to_others("GET", path)
+
+
+def test_records_the_centre_refused_are_listed_with_why(pages) -> None:
+    """Issue 29, item 8: a record set aside (the centre refused it) is kept at the hall and the manager sees it, with the alert."""
+    s = pages.service
+    assert 'id="refused-records"' not in pages.page("/monitoring")
+
+    def _write(db):
+        db.add(OutboxRecord(seq=7, hall="lavos", kind="payment", ref="payment:777", at=START, record={"id": 777}, size=11))
+
+    on_writer(s, _write)
+    assert s.execute(OutboxRefused(refused=((7, "payment: method: Field required"),), actor="system")) == 1
+    html = pages.page("/monitoring")
+    section = html.split('id="refused-records"')[1].split("</section>")[0]
+    assert "Záznamy, ktoré centrála odmietla" in html and "payment:777" in row(section, "data-seq", "7") and "Field required" in section
+    assert "centrála odmietla záznam payment:777 (č. 7)" in html.split('id="alert-history"')[1]
+    assert s.execute(OutboxRefused(refused=((7, "again"),), actor="system")) == 0  # set aside once

@@ -2,17 +2,20 @@
 
 - `POST /api/central/records`: a hall's sender delivers a batch (broker.central.records) with the
   hall's own bearer credential; 401 for no hall's, 403 for another hall's records, 400 for a
-  malformed batch (nothing applied), 409 for a seq the centre holds with another record, 413 past
-  MAX_BODY (counted as it streams: a chunked body is cut there, never read whole). The answer
-  `{"acked": N}` lets the hall delete up to N.
-- `GET /api/central/halls`, `/api/central/halls/<hall>/takings?month=2026-12`, `/api/central/alerts`:
-  JSON for an operator (every hall) or a hall manager (their hall only; another hall is a 404, as
-  if it did not exist), by HTTP Basic or the pages' login.
+  malformed batch (nothing applied; `refused` names each record that is not what a hall sends, by
+  seq, so the hall sets those aside and sends the rest), 409 for a seq the centre holds with another
+  record, 413 past MAX_BODY (counted as it streams: a chunked body is cut there, never read whole).
+  The answer `{"acked": N}` lets the hall delete up to N.
+- `GET /api/central/halls` (each hall with its month's takings), `/api/central/takings?month=2026-12`
+  (every visible hall's month and their total), `/api/central/halls/<hall>/takings?month=2026-12`,
+  `/api/central/alerts`: JSON for an operator (every hall) or a hall manager (their hall only; another
+  hall is a 404, as if it did not exist), by HTTP Basic or the pages' login.
 - Pages (Slovak first, the `lavos_lang` cookie as on the hall, `/lang` switches): `/` every visible
-  hall's floor, link, nodes and takings; `/halls/<hall>` takings per business day and the month;
-  `/alerts`. A login form (`/login`); nothing on the pages changes anything. A login is kept on the
-  server (broker.central.accounts, as a hall's dashboard logins): the cookie holds its random id,
-  and logout or a new password ends it wherever the cookie was copied to.
+  hall's floor, link, nodes and takings, and all halls' together; `/halls/<hall>` takings per
+  business day and the month; `/alerts`. A login form (`/login`); nothing on the pages changes
+  anything. A login is kept on the server (broker.central.accounts, as a hall's dashboard logins):
+  the cookie holds its random id, and logout or a new password ends it wherever the cookie was
+  copied to.
 
 The hall's rules hold here too, with the hall's own parts: the pages' security headers (CSP
 `default-src 'self'`, no framing) and the API's; CSRF tokens (dashboard.web.csrf) on every form;
@@ -41,7 +44,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from broker.central.service import Busy, Central, CentralConflict, CentralDenied, CentralError, Throttled, Viewer
+from broker.central.service import Busy, Central, CentralConflict, CentralDenied, CentralError, RecordsRefused, Throttled, Viewer
 from dashboard.api.auth import auth_refusal, client_address
 from dashboard.api.headers import SecurityHeaders
 from dashboard.api.limits import KIB, Cap
@@ -55,6 +58,9 @@ from dashboard.web.security import PageHeaders
 from dashboard.web.templating import make_env
 
 MAX_BODY = 2 * 1024 * 1024  # a batch of 200 records is ~250 kB
+# The overview lists every hall's tables while it shows this many halls at most; past it, a line per
+# hall (its tables on its page): 100 halls' 1,400 tables were a 250 kB page at 0.6-1.2 s (bench/centre_overview.py).
+FULL_FLOORS_UPTO = 10
 RECORDS_PATH = "/api/central/records"
 TZ = ZoneInfo("Europe/Bratislava")  # the halls' zone (a centre of Slovak halls); times are stored UTC
 SESSION_COOKIE = "lavos_central"
@@ -232,14 +238,17 @@ async def records(request: Request) -> Response:
     body = await request.body()  # capped as it streams (BodyLimits): 413 past MAX_BODY
     try:
         doc = json.loads(body)
-    except ValueError:
-        return JSONResponse({"detail": "the body is not JSON"}, status_code=400)
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than Python's parser goes
+        return JSONResponse({"detail": "the body is not JSON a hall sends"}, status_code=400)
     try:
         applied = await run_in_threadpool(_central(request).receive, token, doc)
     except CentralDenied as e:
         return JSONResponse({"detail": str(e)}, status_code=e.status)
     except CentralConflict as e:
         return JSONResponse({"detail": str(e), "centre_last_seq": e.last_seq}, status_code=409)
+    except RecordsRefused as e:
+        refused = [{"seq": seq, "detail": why} for seq, why in e.refused]
+        return JSONResponse({"detail": str(e), "refused": refused}, status_code=400)
     except CentralError as e:
         return JSONResponse({"detail": str(e)}, status_code=400)
     return JSONResponse({"acked": applied.acked, "applied": applied.applied, "duplicates": applied.duplicates})
@@ -248,9 +257,38 @@ async def records(request: Request) -> Response:
 # -- JSON for people ---------------------------------------------------------------
 
 
+def _hall_takings(overview: Any, hall: str) -> dict[str, Any]:
+    found = overview.halls.get(hall)
+    return {
+        "month": overview.month.strftime("%Y-%m"),
+        "total_cents": found.total_cents if found else 0,
+        "last_day": found.last_day.isoformat() if found and found.last_day else None,
+        "last_day_cents": found.last_day_cents if found else 0,
+    }
+
+
 @router.get("/api/central/halls")
-def api_halls(request: Request, viewer: Annotated[Viewer, Depends(api_viewer)]) -> Any:
-    return [_plain(h) | {"floor": _plain(_central(request).floor(viewer, h.hall))} for h in _central(request).halls(viewer)]
+def api_halls(request: Request, viewer: Annotated[Viewer, Depends(api_viewer)], month: str | None = None) -> Any:
+    central = _central(request)
+    overview = central.overview(viewer, _month(month))
+    return [
+        _plain(h) | {"floor": _plain(central.floor(viewer, h.hall)), "takings": _hall_takings(overview, h.hall)}
+        for h in central.halls(viewer)
+    ]
+
+
+@router.get("/api/central/takings")
+def api_all_takings(request: Request, viewer: Annotated[Viewer, Depends(api_viewer)], month: str | None = None) -> Any:
+    """Every visible hall's takings in the month, and all of them together."""
+    central = _central(request)
+    overview = central.overview(viewer, _month(month))
+    return {
+        "month": overview.month.strftime("%Y-%m"),
+        "total_cents": overview.total_cents,
+        "last_day": overview.last_day.isoformat() if overview.last_day else None,
+        "last_day_cents": overview.last_day_cents,
+        "halls": [{"hall": h.hall, "name": h.name} | _hall_takings(overview, h.hall) for h in central.halls(viewer)],
+    }
 
 
 @router.get("/api/central/halls/{hall}/takings")
@@ -319,12 +357,9 @@ def set_lang(request: Request, lang: Annotated[str, Form(max_length=8)], next: A
 @router.get("/", response_class=HTMLResponse)
 def overview(request: Request, viewer: Annotated[Viewer, Depends(page_viewer)]) -> Response:
     central = _central(request)
-    rows = []
-    for h in central.halls(viewer):
-        takings = central.month(viewer, h.hall, today())
-        last_day = takings.days[-1] if takings and takings.days else None
-        rows.append({"hall": h, "floor": central.floor(viewer, h.hall), "last_day": last_day, "month": takings})
-    return _render(request, "overview.html", {"rows": rows})
+    overview = central.overview(viewer, today())
+    rows = [{"hall": h, "floor": central.floor(viewer, h.hall), "takings": overview.halls.get(h.hall)} for h in central.halls(viewer)]
+    return _render(request, "overview.html", {"rows": rows, "overview": overview, "full_floors": len(rows) <= FULL_FLOORS_UPTO})
 
 
 @router.get("/halls/{hall}", response_class=HTMLResponse)
