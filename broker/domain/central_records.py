@@ -44,6 +44,7 @@ from pydantic import (
 )
 
 from broker.domain.euros import MAX_AMOUNT_CENTS
+from broker.domain.plain_text import unprintable
 from broker.domain.receipt import ReceiptLine
 from broker.domain.revenue import PaymentRecord
 from broker.domain.zreport import ZReport, from_json, payment_to_json, to_json
@@ -77,12 +78,8 @@ class RecordRefused(ValueError):
 
 
 def _printable(value: str) -> str:
-    if any((ord(c) < 32 and c not in "\t\n\r") or ord(c) == 0x7F for c in value):
-        raise ValueError("contains a control character")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError("is not valid Unicode text") from None
+    if (why := unprintable(value)) is not None:  # the hall's one rule for text (C0, DEL and C1 alike)
+        raise ValueError(why)
     return value
 
 

@@ -1,4 +1,4 @@
-"""Issue 29, item 15: migration 0014 fills the centre's daily takings from the payments it already held.
+"""Issue 29, item 15: migration 0017_centre_records fills the centre's daily takings from the payments it already held.
 
 A centre database of revision 0013 holds two halls' payment records (payments and a reversal on two
 days, two methods) and a row an unchecked centre once stored (a payment with only id, day and
