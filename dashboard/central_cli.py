@@ -112,21 +112,27 @@ def serve(
     """
     configure_logging(log_level)
     from broker.adapters.hub_link import MqttUrl
+    from dashboard.cli import HttpAddress
 
     try:
-        host, _, port = http.rpartition(":")
-        port_n = int(port)
+        address = HttpAddress.parse(http)
         mqtt_url = MqttUrl.parse(mqtt, mqtt_password_file) if mqtt else None
     except ValueError as e:
         raise fail(str(e)) from None
     if (tls_cert is None) != (tls_key is None):
         raise fail("--tls-cert and --tls-key go together")
-    import uvicorn
-
+    for path in (tls_cert, tls_key):
+        if path is not None and not path.is_file():
+            raise fail(f"{path}: no such file")
     from broker.central.live import Floors, LiveSubscriber
     from broker.central.service import Central
+    from dashboard.http_server import http_server
     from dashboard.web.central.app import build_central_app
 
+    try:
+        sock = address.bind()
+    except ValueError as e:
+        raise fail(str(e)) from None
     store = open_central_store(db)
     floors = Floors(store)
     live = None
@@ -135,16 +141,17 @@ def serve(
         live.start()
     secret = _secret(secret_file)
     app = build_central_app(Central(store, floors), secret=secret, https_cookies=tls_cert is not None)
+    # The hall's server (dashboard/http_server.py): a head timeout, a connection cap below the
+    # open-file limit, a bounded TLS handshake, one accept-error line a minute.
+    tls = (tls_cert, tls_key) if tls_cert is not None and tls_key is not None else None
+    server = http_server(app, log_level=log_level, access_log=log_level.upper() == "DEBUG", tls=tls)
+    log.info("the centre on %s://%s:%s/", "https" if tls else "http", address.host, address.port)
     try:
-        uvicorn.run(
-            app,
-            host=host or "127.0.0.1",
-            port=port_n,
-            log_level=log_level.lower(),
-            ssl_certfile=str(tls_cert) if tls_cert else None,
-            ssl_keyfile=str(tls_key) if tls_key else None,
-        )
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass
     finally:
+        sock.close()
         if live is not None:
             live.close()
         store.close()
