@@ -43,7 +43,7 @@ class Wan:
     target_port: int
     target_host: str = "127.0.0.1"
     port: int = field(default_factory=free_port)
-    slow_s: float = 0.4
+    slow_s: float = 0.25
 
     UP = "up"
     REFUSED = "refused"
