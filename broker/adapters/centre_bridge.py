@@ -34,7 +34,8 @@ hall's box and still not come back. This is an ordinary MQTT client of both brok
   `retry_s[0]` to at most `retry_s[1]` (with a quarter's jitter, so halls that lost the centre
   together do not come back in step); a link that then held for `retry_s[1]` starts the doubling
   again. So a path that resets, answers garbage, swallows everything or crawls costs
-  one attempt per `retry_s[1]` at most, and the link is back at most `retry_s[1]` after the path is.
+  one attempt per `retry_s[1]` at most, and the link is back at most one wait and one attempt
+  (`retry_s[1]` + `connect_timeout_s`) after the path is.
 """
 
 from __future__ import annotations
