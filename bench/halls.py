@@ -5,9 +5,10 @@
 What runs, all on this machine (issue 22's bench; docs/scaling.md says what runs where at a club):
 - the centre's Mosquitto from the shipped deploy/mosquitto/central.conf and central.acl, its TLS
   listener on (make-certs.sh), a login per hall as `lavos central add-hall` and the operator make them;
-- one Mosquitto per hall from the shipped lavos.conf and acl plus deploy/mosquitto/bridge.conf.example
-  rendered for that hall (sim.mosquitto.render_bridge: its id, the centre's address, CA and password),
-  so every message crosses a real bridge over TLS and lands under hall/<hall>/ on the centre;
+- one Mosquitto per hall from the shipped lavos.conf and acl, and each hall's bridge to the centre
+  (broker.adapters.centre_bridge, what `lavos central bridge` runs at a hall: TLS with the centre's
+  CA, the hall's login there), all of them in one process here, so every message crosses a real
+  bridge over TLS and lands under hall/<hall>/ on the centre;
 - a publisher process: in every hall, each table publishes one message a second, evenly spread, on
   the bridged topics a hall's nodes and hub publish (node status, light state, the name-free game
   state; retained, QoS 1, as at a hall), through one login per hall with the hub's rights;
@@ -54,6 +55,8 @@ from paho.mqtt.enums import CallbackAPIVersion
 from sqlalchemy import func, select
 
 from bench.hub_ingest import process_cpu
+from broker.adapters.centre_bridge import BRIDGE_LOGIN, CentreBridge
+from broker.adapters.hub_link import MqttUrl
 from broker.central.accounts import add_hall
 from broker.central.live import SUBSCRIPTIONS, Floors, LiveSubscriber
 from broker.central.service import Central
@@ -63,7 +66,7 @@ from broker.hall.till.payments import PayTab
 from broker.hall.till.tabs import AddProduct, AddTabItem, OpenWalkInTab
 from broker.storage.engine import open_store
 from broker.storage.models import CentralHall, OutboxRecord
-from sim.mosquitto import HUB_PASSWORD, HUB_USER, Mosquitto, TlsFiles, free_port, render_bridge
+from sim.mosquitto import HUB_PASSWORD, HUB_USER, Mosquitto, TlsFiles, free_port
 from tests.support.centre import CentreServer, hall_venue
 from tests.support.sqlite_template import CHEAP, migrated_sqlite
 
@@ -71,6 +74,7 @@ REPO = Path(__file__).resolve().parents[1]
 SHIPPED = REPO / "deploy" / "mosquitto"
 CENTRAL_LOGIN = ("lavos-central", "central-secret")
 BARE_LOGIN = ("lavos-central-bare", "bare-secret")  # the baseline: lavos-central's rights, its own client id
+HALL_BRIDGE_PASSWORD = "bridge-reads-the-hall"  # lavos-bridge's on each hall's broker
 TARGET_P99_S = 2.0
 # The baseline first: the same messages published straight to the centre's broker (its TLS
 # listener, one login per hall with a bridge's rights), then through the halls' brokers and bridges.
@@ -260,6 +264,23 @@ def publisher_process(phase: str, targets: dict[str, Target], tables: list[str],
     out.put((f"publisher:{phase}", {"sent": len(infos), "late": late}))
 
 
+def bridges_process(halls: dict[str, tuple[int, str]], centre_port: int, ca_file: str, ready: Any, stop: Any) -> None:
+    """Every hall's bridge to the centre (`lavos central bridge` at a hall; one process each there,
+    all in this one here): halls maps a hall to its broker's port and its password at the centre."""
+    _quiet()
+    bridges = [
+        CentreBridge(
+            MqttUrl("127.0.0.1", port, BRIDGE_LOGIN, HALL_BRIDGE_PASSWORD, tls=False),
+            MqttUrl("127.0.0.1", centre_port, hall, password, tls=True, ca_file=Path(ca_file)),
+        ).start()
+        for hall, (port, password) in halls.items()
+    ]
+    ready.set()
+    stop.wait()
+    for b in bridges:
+        b.close()
+
+
 def records_process(halls: dict[str, tuple[str, str]], url: str, ca_file: str, every_s: float, ready: Any, stop: Any, out: Any) -> None:
     """Every hall's hub with its outbox and sender (`lavos server --central`), taking a payment every `every_s`."""
     _quiet()
@@ -373,7 +394,7 @@ def _publish(
     before, (busy0, total0) = cpu(), _machine_ticks()
     time.sleep(max(0.0, start_at + result.seconds - time.time()))
     after, (busy1, total1) = cpu(), _machine_ticks()
-    result.cpu[phase] = {f"{result.halls} hall brokers (bridges)" if k == "hall brokers" else k: after[k] - before[k] for k in before}
+    result.cpu[phase] = {f"{result.halls} hall brokers" if k == "hall brokers" else k: after[k] - before[k] for k in before}
     result.machine_busy[phase] = (busy1 - busy0) / max(1, total1 - total0)
     result.load = os.getloadavg()
     name, published = out.get(timeout=60)
@@ -417,10 +438,14 @@ def run(halls: int, tables: int, seconds: int, work: Path, pg_url: str, *, recor
         for p in (centre, bare):
             p.start()
             procs.append(p)
-        bridge = (SHIPPED / "bridge.conf.example").read_text()
         for h in ids:
-            conf = render_bridge(bridge, hall=h, port=centre_broker.tls.port, cafile=certs / "ca.crt", password=bridge_passwords[h])
-            brokers.append(Mosquitto(work / f"broker-{h}", extra_conf=conf).start())
+            brokers.append(Mosquitto(work / f"broker-{h}", users={BRIDGE_LOGIN: HALL_BRIDGE_PASSWORD}).start())
+        ready["bridges"] = FORK.Event()
+        halls_links = {h: (b.port, bridge_passwords[h]) for h, b in zip(ids, brokers[1:])}
+        bridges = FORK.Process(target=bridges_process, args=(halls_links, centre_broker.tls.port, ca, ready["bridges"], stop))
+        bridges.start()
+        procs.append(bridges)
+        pids[f"{halls} halls' bridges (lavos central bridge)"] = bridges
         if record_every_s:
             url = f"https://127.0.0.1:{http_port}"
             halls_dbs = {h: (tokens[h], migrated_sqlite(work / f"hall-{h}.db")) for h in ids}
@@ -431,7 +456,7 @@ def run(halls: int, tables: int, seconds: int, work: Path, pg_url: str, *, recor
             rec.start()
             procs.append(rec)
             pids[f"{halls} halls' hubs (outbox and sender)"] = rec
-        for name in ("centre", "bare", "records") if record_every_s else ("centre", "bare"):
+        for name in ("centre", "bare", "bridges", "records") if record_every_s else ("centre", "bare", "bridges"):
             _wait(f"the {name} process ready", ready[name].is_set, 60)
         links_up = _links_up(pg_url, ids)
         try:
@@ -447,7 +472,7 @@ def run(halls: int, tables: int, seconds: int, work: Path, pg_url: str, *, recor
             _publish(result, phase, targets, procs, cpu_pids, hall_brokers, out)
         # The rest in flight: until both consumers have every message, or DRAIN_S.
         time.sleep(min(DRAIN_S, 0.5 + seconds * 0.02))
-        left = len(procs) - len(PHASES)
+        left = len(procs) - len(PHASES) - 1  # the bridges' process reports nothing
         # The halls stop paying first and send what their outboxes hold while the centre still
         # serves: stopping both at once left a payment made in the last moment undelivered.
         stop_records.set()
@@ -491,7 +516,7 @@ def report(r: Run) -> list[str]:
     """The run's figures as lines (printed by main, asserted on by the test)."""
     lines = [
         f"{r.halls} halls × {r.tables} tables × 1 msg/s (QoS 1, retained) for {r.seconds} s, twice: "
-        f"straight to the centre's broker (TLS), then through {r.halls} hall brokers and their bridges (TLS)",
+        f"straight to the centre's broker (TLS), then through {r.halls} hall brokers and their bridges to the centre (TLS)",
         f"{'publisher → consumer':<50} {'sent':>6} {'received':>9} {'p50':>11} {'p95':>11} {'p99':>11} {'max':>11}",
     ]
     stats = {}

@@ -1,9 +1,12 @@
-"""`lavos central …`: the central reporting hub of several halls (broker.central; docs/scaling.md).
+"""`lavos central …`: the central reporting hub of several halls (broker.central; docs/scaling.md),
+and each hall's bridge to it.
 
     lavos central add-hall petrzalka --name "Lavos Petržalka" --db postgresql://lavos@db/central
     lavos central add-user eva --role operator --db ...
     lavos central serve --db postgresql://lavos@db/central --mqtt mqtt://lavos-central@127.0.0.1:1883 \\
         --mqtt-password-file /etc/lavos/central-mqtt-password --http 0.0.0.0:8443 --tls-cert ... --tls-key ...
+    lavos central bridge --centre 'mqtts://petrzalka@central.example.org:8883?cafile=/etc/lavos/central-ca.crt' \\
+        --centre-password-file /etc/lavos/bridge-centre-password --mqtt-password-file /etc/lavos/bridge-password   # at a hall
 """
 
 from __future__ import annotations
@@ -11,11 +14,13 @@ from __future__ import annotations
 import logging
 import os
 import secrets
+import signal
+import threading
 from pathlib import Path
 
 import typer
 
-from devices.cli_support import configure_logging, fail
+from devices.cli_support import configure_logging, fail, log_level_problem
 
 central_app = typer.Typer(
     help="The central reporting hub of several halls: records in, a read-only view out (PostgreSQL only).\n\n"
@@ -112,21 +117,27 @@ def serve(
     """
     configure_logging(log_level)
     from broker.adapters.hub_link import MqttUrl
+    from dashboard.cli import HttpAddress
 
     try:
-        host, _, port = http.rpartition(":")
-        port_n = int(port)
+        address = HttpAddress.parse(http)
         mqtt_url = MqttUrl.parse(mqtt, mqtt_password_file) if mqtt else None
     except ValueError as e:
         raise fail(str(e)) from None
     if (tls_cert is None) != (tls_key is None):
         raise fail("--tls-cert and --tls-key go together")
-    import uvicorn
-
+    for path in (tls_cert, tls_key):
+        if path is not None and not path.is_file():
+            raise fail(f"{path}: no such file")
     from broker.central.live import Floors, LiveSubscriber
     from broker.central.service import Central
+    from dashboard.http_server import http_server
     from dashboard.web.central.app import build_central_app
 
+    try:
+        sock = address.bind()
+    except ValueError as e:
+        raise fail(str(e)) from None
     store = open_central_store(db)
     floors = Floors(store)
     live = None
@@ -135,19 +146,71 @@ def serve(
         live.start()
     secret = _secret(secret_file)
     app = build_central_app(Central(store, floors), secret=secret, https_cookies=tls_cert is not None)
+    # The hall's server (dashboard/http_server.py): a head timeout, a connection cap below the
+    # open-file limit, a bounded TLS handshake, one accept-error line a minute.
+    tls = (tls_cert, tls_key) if tls_cert is not None and tls_key is not None else None
+    server = http_server(app, log_level=log_level, access_log=log_level.upper() == "DEBUG", tls=tls)
+    log.info("the centre on %s://%s:%s/", "https" if tls else "http", address.host, address.port)
     try:
-        uvicorn.run(
-            app,
-            host=host or "127.0.0.1",
-            port=port_n,
-            log_level=log_level.lower(),
-            ssl_certfile=str(tls_cert) if tls_cert else None,
-            ssl_keyfile=str(tls_key) if tls_key else None,
-        )
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass
     finally:
+        sock.close()
         if live is not None:
             live.close()
         store.close()
+
+
+@central_app.command("bridge")
+def bridge(
+    centre: str = typer.Option(
+        ...,
+        "--centre",
+        help="The centre's broker, logged in as this hall (its venue id): mqtts://petrzalka@central.example.org:8883?cafile=/etc/lavos/central-ca.crt",
+    ),
+    centre_password_file: Path = typer.Option(..., "--centre-password-file", help="The password the centre made for this hall's login"),
+    mqtt: str = typer.Option(
+        "mqtt://lavos-bridge@127.0.0.1:1883", "--mqtt", help="The hall's broker, as the bridge's read-only login (deploy/mosquitto/acl)"
+    ),
+    mqtt_password_file: Path | None = typer.Option(None, "--mqtt-password-file", help="lavos-bridge's password on the hall's broker"),
+    keepalive: int = typer.Option(
+        30, "--keepalive", min=2, help="Seconds between pings on a quiet link; a silent path is given up after twice that"
+    ),
+    retry_max: float = typer.Option(
+        30.0, "--retry-max", min=1.0, help="The longest wait, in seconds, between two attempts to reach the centre"
+    ),
+    log_level: str = typer.Option("INFO", "--log-level"),
+) -> None:
+    """Run at each hall: forward its live state (node status, lights, the name-free game state, the
+    hub's status, the layout) to the centre's broker, and nothing back. Its own process, apart from
+    the hall's broker, so a bad internet link never reaches the tables (docs/scaling.md).
+
+    Example: lavos central bridge --centre 'mqtts://petrzalka@central.example.org:8883?cafile=/etc/lavos/central-ca.crt' \\
+    --centre-password-file /etc/lavos/bridge-centre-password --mqtt-password-file /etc/lavos/bridge-password
+    """
+    if problem := log_level_problem(log_level):
+        raise fail(problem)
+    configure_logging(log_level)
+    from broker.adapters.centre_bridge import CentreBridge
+    from broker.adapters.hub_link import MqttUrl
+
+    try:
+        centre_url = MqttUrl.parse(centre, centre_password_file)
+        hall_url = MqttUrl.parse(mqtt, mqtt_password_file)
+        link = CentreBridge(hall_url, centre_url, keepalive_s=keepalive, retry_s=(min(1.0, retry_max), retry_max))
+    except ValueError as e:
+        raise fail(str(e)) from None
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    log.info("bridging hall %s to %s:%s", link.hall_id, centre_url.host, centre_url.port)
+    link.start()
+    try:
+        stop.wait()
+    finally:
+        link.close()
+        log.info("stopped")
 
 
 def _secret(path: Path | None) -> str:

@@ -1,4 +1,5 @@
-"""How `lavos server` and the demo run uvicorn: timeouts, a connection cap, a quiet accept-error log.
+"""How `lavos server`, `lavos central serve` and the demo run uvicorn: timeouts, a connection cap,
+a quiet accept-error log, and TLS (the centre serves HTTPS itself).
 
 Measured on uvicorn 0.54 (h11; httptools is not installed): a connection that has not finished
 its request head has no timeout at all (`timeout_keep_alive` only runs between requests), so
@@ -14,16 +15,25 @@ So every connection here (`GuardedH11`):
   the one that has waited longest for its head, so a flood of idle sockets cannot lock out a
   real request; when every connection is busy with a request, the newcomer gets a 503.
 A request body that stalls is dashboard.api.limits' business (408).
+
+Over TLS (the centre) a connection reaches the protocol above only once its handshake is done, so
+the handshake has a limit of its own (HEAD_TIMEOUT_S instead of asyncio's 60 s), and so has the
+closing handshake (TLS_SHUTDOWN_S instead of 30 s: a client that never answers a close_notify kept
+its descriptor that long): `BoundedTlsLoop`. A connection closed for a late head or to make room is
+aborted, not closed politely: it owes us a request, we owe it nothing, and a polite TLS close would
+wait for the client that is not talking.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import heapq
 import logging
 import resource
 import time
+from pathlib import Path
 from typing import Any
 
 import h11
@@ -31,6 +41,7 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 HEAD_TIMEOUT_S = 10.0  # a browser on the club's LAN sends its head in milliseconds
+TLS_SHUTDOWN_S = 5.0
 KEEP_ALIVE_S = 5  # uvicorn's default: browsers reuse a connection within that
 MAX_CONNECTIONS = 1000  # a club has a dozen tablets and screens; each browser opens up to 6, and live pages hold one
 # Descriptors kept for the rest: ~15 at rest (log, MQTT, SQLite's three files), up to 15 pooled
@@ -103,7 +114,7 @@ class GuardedH11(H11Protocol):
         if idle:
             _accept_errors.note("connection cap (%d) reached: closing the ones that waited longest for a request", self.max_connections)
             for c in idle:
-                c.close()
+                c.close(abort=True)
         else:
             _accept_errors.note("connection cap (%d) reached and every connection is busy: refusing new ones", self.max_connections)
             self.transport.write(_BUSY)
@@ -122,15 +133,19 @@ class GuardedH11(H11Protocol):
     def _head_timeout(self, cycle_then: object) -> None:
         # Still the same (finished) request as when the clock started: no new head arrived in time.
         if self.cycle is cycle_then and self.waiting_for_head():
-            self.close()
+            self.close(abort=True)
 
-    def close(self) -> None:
+    def close(self, *, abort: bool = False) -> None:
+        """Close the connection: after what was written has been sent, or with `abort` at once."""
         self._open.discard(self)
         if not self.transport.is_closing():
             if self.conn.our_state not in (h11.ERROR, h11.CLOSED, h11.MUST_CLOSE):
                 with contextlib.suppress(h11.LocalProtocolError):
                     self.conn.send(h11.ConnectionClosed())
-            self.transport.close()
+            if abort:
+                self.transport.abort()
+            else:
+                self.transport.close()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -170,7 +185,7 @@ class OncePer(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if not self.matches(record):
             return True
-        key = (record.name, str(record.msg))
+        key = (record.name, _kind(record))
         now = time.monotonic()
         last = self._last.get(key)
         if last is not None and now - last < self.seconds:
@@ -187,6 +202,12 @@ class OncePer(logging.Filter):
         log.warning(msg, *args, extra={"resource_limit": True})
 
 
+def _kind(record: logging.LogRecord) -> str:
+    """A record's kind: its template's first line up to a "(" (asyncio's failed-callback lines name
+    the callback's handle with its time, different on every line)."""
+    return str(record.msg).split("\n", 1)[0].split("(", 1)[0]
+
+
 _accept_errors = OncePer(ACCEPT_ERROR_EVERY_S)
 
 
@@ -198,19 +219,38 @@ def quiet_accept_errors() -> None:
             logger.addFilter(_accept_errors)
 
 
-def http_server(app: Any, *, log_level: str, access_log: bool, max_connections: int | None = None) -> uvicorn.Server:
-    """The uvicorn server for `app`, guarded as above; run it with `.run(sockets=[sock])`."""
+class BoundedTlsLoop(asyncio.SelectorEventLoop):
+    """asyncio's loop whose TLS servers give a client HEAD_TIMEOUT_S for its handshake and
+    TLS_SHUTDOWN_S for the closing one (uvicorn passes neither, so asyncio's 60 s and 30 s apply)."""
+
+    async def create_server(self, *args: Any, **kwargs: Any) -> asyncio.Server:
+        if kwargs.get("ssl") is not None:
+            kwargs.setdefault("ssl_handshake_timeout", HEAD_TIMEOUT_S)
+            kwargs.setdefault("ssl_shutdown_timeout", TLS_SHUTDOWN_S)
+        return await super().create_server(*args, **kwargs)
+
+
+def http_server(
+    app: Any, *, log_level: str, access_log: bool, max_connections: int | None = None, tls: tuple[Path, Path] | None = None
+) -> uvicorn.Server:
+    """The uvicorn server for `app`, guarded as above; run it with `.run(sockets=[sock])`.
+
+    `tls`: (certificate, key) to serve HTTPS (`lavos central serve --tls-cert --tls-key`)."""
     quiet_accept_errors()
     protocol = type("GuardedH11", (GuardedH11,), {"max_connections": max_connections or connection_cap(raise_fd_limit())})
+    cert, key = tls or (None, None)
     config = uvicorn.Config(
         app,
         http=protocol,
         ws="none",
+        loop=f"{__name__}:{BoundedTlsLoop.__name__}",
         log_config=None,
         log_level=log_level.lower(),
         access_log=access_log,
         lifespan="off",
         timeout_keep_alive=KEEP_ALIVE_S,
         backlog=BACKLOG,
+        ssl_certfile=str(cert) if cert else None,
+        ssl_keyfile=str(key) if key else None,
     )
     return uvicorn.Server(config)

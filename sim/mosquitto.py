@@ -150,21 +150,6 @@ def render_conf(
     return "\n".join(out) + "\n"
 
 
-def render_bridge(shipped: str, *, hall: str, port: int, cafile: Path, password: str, restart_timeout: str | None = None) -> str:
-    """deploy/mosquitto/bridge.conf.example for one hall reaching the centre at 127.0.0.1:`port`:
-    only the hall id, the address, the CA file and the password change (and, for a test's short
-    outage, the retry times); every other line is the shipped one."""
-    values = {"address": f"127.0.0.1:{port}", "bridge_cafile": str(cafile), "remote_password": password}
-    if restart_timeout is not None:
-        values["restart_timeout"] = restart_timeout
-    out = []
-    for line in shipped.splitlines():
-        key = line.split()[0] if line.strip() and not line.startswith("#") else ""
-        line = f"{key} {values[key]}" if key in values else line
-        out.append(line.replace("HALL", hall) if not line.startswith("#") else line)
-    return "\n".join(out) + "\n"
-
-
 @dataclass
 class Mosquitto:
     """One broker process; `stop()`/`start()` keep the port, so clients can reconnect to it.

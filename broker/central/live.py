@@ -1,11 +1,11 @@
-"""The halls' live state at the centre: what their Mosquitto bridges forward under `hall/<hall>/…`.
+"""The halls' live state at the centre: what their bridges forward under `hall/<hall>/…`.
 
-The centre's broker receives, per hall (deploy/mosquitto/bridge.conf.example): each table's node
-status and light state, the name-free game state (`lavos/v1/ha/<table>/state`), the hub's status,
-the hall's layout (`lavos/v1/hub/venue`: its tables by name, broker.domain.venue_layout), and the
-bridge's own state on `hall/<hall>/bridge/state` ("1" up, "0" down: Mosquitto publishes
-it with `notifications true`, and sets "0" as the bridge's will, so the centre's broker says "0"
-itself when the link drops). This subscriber keeps the latest of each in memory (a floor is the
+The centre's broker receives, per hall (broker.adapters.centre_bridge, `lavos central bridge` at the
+hall): each table's node status and light state, the name-free game state
+(`lavos/v1/ha/<table>/state`), the hub's status, the hall's layout (`lavos/v1/hub/venue`: its tables
+by name, broker.domain.venue_layout), and the bridge's own state on `hall/<hall>/bridge/state` ("1"
+up, "0" down: the bridge says it, and "0" is its will, so the centre's broker says "0" itself when
+the link drops). This subscriber keeps the latest of each in memory (a floor is the
 latest retained state, not history) and writes the link's changes to the database, so "bez
 spojenia od 19:42" survives a restart of the centre: the time is the first "0" after a "1".
 
@@ -27,8 +27,8 @@ from typing import Any
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
+from broker.adapters.centre_bridge import FORWARDED, LINK_STATE
 from broker.central.accounts import HALL_ID
-from broker.domain.venue_layout import VENUE_TOPIC
 from broker.storage.engine import Store
 from broker.storage.models import CentralHall
 from broker.storage.types import utcnow
@@ -36,14 +36,7 @@ from broker.storage.types import utcnow
 log = logging.getLogger("lavos.central.live")
 
 PREFIX = "hall"
-SUBSCRIPTIONS = (
-    f"{PREFIX}/+/lavos/v1/table/+/status",
-    f"{PREFIX}/+/lavos/v1/table/+/light/state",
-    f"{PREFIX}/+/lavos/v1/ha/+/state",
-    f"{PREFIX}/+/lavos/v1/hub/status",
-    f"{PREFIX}/+/{VENUE_TOPIC}",
-    f"{PREFIX}/+/bridge/state",
-)
+SUBSCRIPTIONS = tuple(f"{PREFIX}/+/{topic}" for topic in (*FORWARDED, LINK_STATE))
 MAX_HALLS = 1000
 MAX_TABLES = 500  # a hall's tables: the club has 14, the load bench's made-up hall 1,000 would be cut
 NAME_LEN = 64
@@ -150,7 +143,7 @@ class Floors:
             return
         hall, rest, now = parts[1], parts[2:], self._clock()
         self.received += 1
-        if rest == ["bridge", "state"]:
+        if "/".join(rest) == LINK_STATE:
             self._link(hall, payload.strip() == b"1", now)
             return
         if rest[:2] != ["lavos", "v1"]:

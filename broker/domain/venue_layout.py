@@ -4,7 +4,7 @@ The centre's floor (broker.central.live) shows each hall's tables by the names t
 use, in the venue file's order, including a table whose node has never said a word (its module
 "not connected yet"). The live topics carry only table ids, so the hub publishes this once per
 connection, retained, on `lavos/v1/hub/venue` (`lavos server --central`), and the hall's bridge
-forwards it with the other read-only topics (deploy/mosquitto/bridge.conf.example). Nothing
+forwards it with the other read-only topics (broker.adapters.centre_bridge). Nothing
 personal, nothing about money: the venue file's layout only.
 """
 

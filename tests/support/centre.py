@@ -1,7 +1,8 @@
 """`lavos central serve`'s web app (the records API and the pages) in a thread of this process.
 
-uvicorn on a port that outlives a restart (`stop()` then a new CentreServer on the same port), over
-HTTPS when given a certificate and its key, as `lavos central serve --tls-cert --tls-key` serves it.
+The server `lavos central serve` runs (dashboard/http_server.py: the hall's, with its head timeout and
+connection cap), on a port that outlives a restart (`stop()` then a new CentreServer on the same
+port), over HTTPS when given a certificate and its key, as `lavos central serve --tls-cert --tls-key`.
 Used by the several-halls tests (tests/central/) and the halls bench (bench/halls.py).
 """
 
@@ -14,6 +15,8 @@ import uvicorn
 
 from broker.central.service import Central
 from broker.domain.venue import Venue, load_venue
+from dashboard.cli import HttpAddress
+from dashboard.http_server import http_server
 from dashboard.web.central.app import build_central_app
 from sim.mosquitto import free_port, wait_port
 from tests.support.hub import VENUE
@@ -38,17 +41,10 @@ class CentreServer:
         return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
 
     def start(self) -> CentreServer:
-        cert, key = self.tls or (None, None)
-        config = uvicorn.Config(
-            build_central_app(self.central, secret="s", https_cookies=self.tls is not None),
-            host="127.0.0.1",
-            port=self.port,
-            log_level="warning",
-            ssl_certfile=str(cert) if cert else None,
-            ssl_keyfile=str(key) if key else None,
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, name="central-http", daemon=True)
+        app = build_central_app(self.central, secret="s", https_cookies=self.tls is not None)
+        self._server = http_server(app, log_level="warning", access_log=False, tls=self.tls)
+        self._sock = HttpAddress("127.0.0.1", self.port).bind()
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]}, name="central-http", daemon=True)
         self._thread.start()
         wait_port(self.port)
         return self
@@ -57,3 +53,4 @@ class CentreServer:
         if self._server is not None and self._thread is not None:
             self._server.should_exit = True
             self._thread.join(10)
+            self._sock.close()
