@@ -15,6 +15,7 @@ from broker.storage.alerts import open_alerts
 from broker.storage.events import insert_event_once
 from broker.storage.models import Node
 from devices.contract import status_topic, telemetry_topic
+from devices.version import software_version
 from tests.dashboard.conftest import START, sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 from tests.support.hub import on_writer
@@ -159,3 +160,21 @@ def test_the_live_fragment_is_the_node_table_alone(pages) -> None:
 @pytest.mark.parametrize("path", ["/monitoring", "/monitoring?table=pool-01", "/monitoring/nodes-fragment"])
 def test_only_the_manager_monitors(pages, path) -> None:
     pages.refused_to_others("GET", path)
+
+
+def test_nodes_on_another_version_than_the_hub_stand_out(pages) -> None:
+    """Issue 30, item 4: after a fleet update, the modules it missed are the ones to look at."""
+
+    def _write(db):
+        for table, version in (("pool-05", "0.0.9"), ("pool-06", software_version())):
+            node = db.get(Node, table) or Node(table_id=table, online=True, telemetry={}, reconnects=0)
+            node.version = version
+            db.add(node)
+
+    on_writer(pages.service, _write)
+    html = pages.page("/monitoring")
+    assert f"⚠ hub má {software_version()}" in row(html, "data-node", "pool-05")
+    assert "⚠" not in row(html, "data-node", "pool-06")
+    summary = found(r'id="version-differs"[^>]*>(.*?)</p>', html, re.S).group(1)
+    assert f"1 modul beží na inej verzii softvéru ako hub ({software_version()})" in summary
+    assert 'id="version-differs"' in pages.page("/monitoring/nodes-fragment")
