@@ -111,6 +111,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "sim/test_demo.py": _LAVOS + _MQTT,
     "deploy/test_pi_gpio.py": ("bwrap", "lavos_process"),  # the agent in its unit's sandbox (tests/support/unit_sandbox.py)
     "deploy/test_units.py": ("systemd",),
+    "deploy/test_update_nodes.py": ("ansible",),  # the hub in-process (the mosquitto fixture marks it)
     "sim/test_demo_till.py::test_a_short_demo_evening_pays_every_game_and_closes_the_day": _MQTT,
 }
 
