@@ -40,6 +40,37 @@ def _dot(x: float, y: float, colour: str) -> str:
     return f'<circle cx="{x}" cy="{y}" r="3.5" fill="{colour}"/>'
 
 
+def _mains_side(relay_x: float, com_y: float, no_y: float) -> list[str]:
+    """The 230 V side, right of the relay's COM and NO at (relay_x, com_y / no_y)."""
+    out: list[str] = []
+    ex, red = relay_x + 90, COLOURS["230"]
+    out.append(_box(ex, 85, W - ex - 20, 470, "230 V: an electrician's work", dashed=True, stroke=red))
+    steps = ["L from the distribution board", "RCD 30 mA + MCB (B6, or C6)", "terminal block, L"]
+    for k, label in enumerate(steps):
+        y = 140 + k * 60
+        out.append(f'<rect x="{ex + 20}" y="{y - 18}" width="{W - ex - 60}" height="30" rx="4" fill="#fff5f5" stroke="{red}"/>')
+        out.append(_text(ex + 30, y + 2, label, 12, fill=red))
+        if k:
+            out.append(_wire([(ex + 120, y - 48), (ex + 120, y - 18)], red))
+    lamp_y = 140 + 4 * 60
+    out.append(f'<rect x="{ex + 20}" y="{lamp_y - 18}" width="{W - ex - 60}" height="30" rx="4" fill="#fff5f5" stroke="{red}"/>')
+    out.append(_text(ex + 30, lamp_y + 2, "table lamp: L (N, PE straight through)", 12, fill=red))
+    out.append(_wire([(ex + 60, 140 + 2 * 60 + 12), (ex + 60, com_y), (relay_x, com_y)], red))
+    out.append(_wire([(relay_x, no_y), (ex + 40, no_y), (ex + 40, lamp_y - 18)], red))
+    for k, line in enumerate(
+        [
+            "The relay switches L only; a lamp with more",
+            "load or inrush than its contacts are rated for",
+            "gets a contactor, whose coil the relay switches.",
+            "230 V and SELV never share a terminal block,",
+            "a cable or a duct: deploy/pi/README.md,",
+            "\u201cFor the electrician\u201d.",
+        ]
+    ):
+        out.append(_text(ex + 20, 440 + k * 18, line, 12))
+    return out
+
+
 def svg() -> str:
     """The diagram: header rows on a grid, every wire in a lane of its own, terminals between the rows' heights."""
     pins = default_pins(Kind.POOL)
@@ -139,32 +170,7 @@ def svg() -> str:
     for name, ys in spans.items():
         out.append(_wire([(lane_x[name], min(ys)), (lane_x[name], max(ys))], colour[name]))
 
-    # The 230 V side.
-    ex, red = cx + bw + 90, COLOURS["230"]
-    out.append(_box(ex, 85, W - ex - 20, 470, "230 V: an electrician's work", dashed=True, stroke=red))
-    steps = ["L from the distribution board", "RCD 30 mA + MCB (B6, or C6)", "terminal block, L"]
-    for k, label in enumerate(steps):
-        y = 140 + k * 60
-        out.append(f'<rect x="{ex + 20}" y="{y - 18}" width="{W - ex - 60}" height="30" rx="4" fill="#fff5f5" stroke="{red}"/>')
-        out.append(_text(ex + 30, y + 2, label, 12, fill=red))
-        if k:
-            out.append(_wire([(ex + 120, y - 48), (ex + 120, y - 18)], red))
-    lamp_y = 140 + 4 * 60
-    out.append(f'<rect x="{ex + 20}" y="{lamp_y - 18}" width="{W - ex - 60}" height="30" rx="4" fill="#fff5f5" stroke="{red}"/>')
-    out.append(_text(ex + 30, lamp_y + 2, "table lamp: L (N, PE straight through)", 12, fill=red))
-    out.append(_wire([(ex + 60, 140 + 2 * 60 + 12), (ex + 60, com_y), (cx + bw, com_y)], red))
-    out.append(_wire([(cx + bw, no_y), (ex + 40, no_y), (ex + 40, lamp_y - 18)], red))
-    for k, line in enumerate(
-        [
-            "The relay switches L only; a lamp with more",
-            "load or inrush than its contacts are rated for",
-            "gets a contactor, whose coil the relay switches.",
-            "230 V and SELV never share a terminal block,",
-            "a cable or a duct: deploy/pi/README.md,",
-            "\u201cFor the electrician\u201d.",
-        ]
-    ):
-        out.append(_text(ex + 20, 440 + k * 18, line, 12))
+    out += _mains_side(cx + bw, com_y, no_y)
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
