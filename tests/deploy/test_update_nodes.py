@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -71,7 +72,23 @@ def fleet(hub, mosquitto, tmp_path):
                     return bool(n and n.online and n.boot == "b-fleet")
 
             wait_until(online, what=f"{FREE}'s birth at the hub")
-            yield tmp_path, inventory, token
+            # FREE's agent "restarts" when install.sh has put its unit in place: a birth with a new boot.
+            unit = tmp_path / "roots" / FREE / "etc/systemd/system/lavos-edge.service"
+            stop = threading.Event()
+
+            def restart_when_installed() -> None:
+                while not stop.wait(0.05):
+                    if unit.exists():
+                        node.publish(contract.status_topic(FREE), json.dumps({**birth, "boot": "b-fleet-2"}), retain=True)
+                        return
+
+            watcher = threading.Thread(target=restart_when_installed, daemon=True)
+            watcher.start()
+            try:
+                yield tmp_path, inventory, token
+            finally:
+                stop.set()
+                watcher.join(5)
     finally:
         hub.hub.execute(StopGame(game=game, actor="test"))
 
@@ -120,6 +137,7 @@ def test_the_free_table_is_updated_and_back_in_service_the_busy_one_is_left_alon
     assert (free / "etc/systemd/system/lavos-edge.service").read_bytes() == (REPO / "deploy/systemd/lavos-edge.service").read_bytes()
     assert not (free / "opt/lavos.new").exists()
     assert service(hub, FREE) == (False, None)  # taken out for the update, and back
+    assert [n["boot"] for n in hub.api("GET", "/api/nodes", "boss") if n["table"] == FREE] == ["b-fleet-2"]  # waited for the restart
     assert not (tmp_path / "roots" / BUSY).exists()  # never touched during its game
     out, game = service(hub, BUSY)
     assert out is False and game is not None and game["state"] == "running"
