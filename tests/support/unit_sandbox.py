@@ -38,7 +38,16 @@ INERT = {
 }
 # What the sandbox mounts afresh (writable while it is set up): a path in them needs no shadow.
 OWN_MOUNTS = ("/dev", "/run", "/tmp", "/var/tmp", "/home", "/root")
-UID = 990  # the unit's user inside the sandbox (a system user's range)
+
+
+def _free_system_uid() -> int:
+    """The unit's user's uid inside the sandbox: a system user's, one this machine does not use."""
+    taken = {int(line.split(":")[2]) for line in Path("/etc/passwd").read_text().splitlines() if line.count(":") >= 3}
+    taken |= {int(line.split(":")[2]) for line in Path("/etc/group").read_text().splitlines() if line.count(":") >= 3}
+    return next(uid for uid in range(990, 100, -1) if uid not in taken)
+
+
+UID = _free_system_uid()
 
 
 def parse_unit(path: Path) -> dict[str, dict[str, list[str]]]:
