@@ -44,6 +44,15 @@ class ContractError(ValueError):
     """A topic or payload that breaks the wire contract; the message says what is wrong."""
 
 
+class ContractVersionError(ContractError):
+    """A message of another contract version (an event's ``v``, a birth's ``contract``): its sender
+    and this side must first run versions that speak the same one; never read as this version's."""
+
+    def __init__(self, version: int) -> None:
+        self.version = version
+        super().__init__(f"unknown contract version v={version!r}; this side speaks v{VERSION}")
+
+
 # --------------------------------------------------------------------------- topics
 
 
@@ -233,8 +242,11 @@ EVENT_DATA_MODELS: dict[str, type[_Strict]] = {
 class Status(_Open):
     state: Literal["online", "offline"]
     boot: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = None
-    version: str | None = None
+    version: str | None = None  # the node's software (devices.version), shown beside the hub's
     ts: AwareDatetime | None = None
+    # The wire contract the node speaks (absent: 1, the nodes before it was sent). A birth of
+    # another is refused whole (ContractVersionError), however the rest of it reads.
+    contract: int | None = None
 
 
 class LightState(_Strict):
@@ -280,6 +292,7 @@ class HubStatus(_Open):
     state: Literal["online", "offline"]
     version: str | None = None
     ts: AwareDatetime | None = None
+    contract: int | None = None
 
 
 @cache
@@ -370,7 +383,9 @@ def _decode_event_explained(text: str) -> AnyEvent:
     if not isinstance(obj, dict):
         raise ContractError(f"event must be a JSON object, got {type(obj).__name__}")
     # type() and not ==: true == 1 in Python, and pydantic's Literal[1] lets true through too
-    if "v" in obj and (type(obj["v"]) is not int or obj["v"] != VERSION):
+    if "v" in obj and type(obj["v"]) is int and obj["v"] != VERSION:
+        raise ContractVersionError(obj["v"])
+    if "v" in obj and type(obj["v"]) is not int:
         raise ContractError(f"unknown contract version v={obj['v']!r}; this side speaks v{VERSION}")
     etype = obj.get("type")
     if not isinstance(etype, str) or etype not in EVENT_MODELS:  # a list here is unhashable
@@ -410,6 +425,8 @@ def decode_payload(kind: str, payload: bytes | str) -> BaseModel | None:
         model = MODEL_FOR_KIND[kind]
         if not isinstance(obj, dict):
             raise ContractError(f"{kind} payload must be a JSON object, got {type(obj).__name__}")
+        if kind == "status" and type(obj.get("contract")) is int and obj["contract"] != VERSION:
+            raise ContractVersionError(obj["contract"])  # before the rest: another version's birth is not read as this one's
         return model.model_validate_json(text, strict=True)
     except ValidationError as exc:
         raise ContractError(f"invalid {kind} payload: {_explain(exc)}") from None

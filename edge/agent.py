@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from devices.contract import (
     EVENT_DATA_MODELS,
     EVENT_MODELS,
+    VERSION,
     ContractError,
     LightCause,
     LightSet,
@@ -42,10 +43,12 @@ from devices.drivers.light import LightRelay
 from devices.kinds import ACTIVITY_SENSOR, GOAL_AWAY_SENSOR, GOAL_HOME_SENSOR, pocket_sensor
 from devices.nodeconfig import NodeConfig
 from devices.pulses import Fault, Pulse, PulseFilter
+from devices.version import software_version
 from edge.clock import Clock, WallClock
 from edge.commands import parse_light_set
 from edge.mqtt_link import MqttLink
 from edge.outbox import Outbox
+from edge.pins import open_pin_factory
 from edge.pump import Pump
 from edge.systemd_notify import SystemdNotify
 from edge.telemetry import sample
@@ -57,7 +60,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-VERSION = "0.1.0"
 HOUSEKEEPING_S = 1.0
 
 
@@ -69,7 +71,9 @@ class EdgeNode:
     """One table's agent.
 
     ``EdgeNode(config, pin_factory=None, card_reader=None)``; ``start()`` / ``close()`` or
-    ``with EdgeNode(cfg) as node:``. ``pin_factory`` defaults to gpiozero's (GPIOZERO_PIN_FACTORY);
+    ``with EdgeNode(cfg) as node:``. ``pin_factory`` defaults to lgpio on the Pi's header (or gpiozero's
+    mock pins with GPIOZERO_PIN_FACTORY=mock: edge.pins), opened first at ``start()``, which raises
+    edge.pins.PinsUnavailable when the pins cannot be driven;
     ``card_reader`` defaults to the one the config names (foosball tables); ``clock`` (anything with
     ``now() -> (datetime, synced)``) to the system's WallClock: a test injects a jumping one.
     """
@@ -80,6 +84,7 @@ class EdgeNode:
         self.config = config
         self.table = config.table
         self._pin_factory = pin_factory
+        self._owns_factory = pin_factory is None
         self._card_reader = card_reader
         self.boot = uuid.uuid4().hex
         self.invalid_commands = 0
@@ -104,13 +109,16 @@ class EdgeNode:
         cfg = self.config
         self._started = time.monotonic()
         try:
+            if self._pin_factory is None:
+                # First: a Pi whose pins cannot be driven says so before anything else starts.
+                self._pin_factory = open_pin_factory()
             self.outbox = Outbox(cfg.outbox.path, cfg.outbox.max_bytes)
             self._closers.append(self.outbox)
             self._start_devices()
             self.link = MqttLink(
                 cfg.mqtt,
                 self.table,
-                will=(status_topic(self.table), encode(Status(state="offline", boot=self.boot))),
+                will=(status_topic(self.table), encode(Status(state="offline", boot=self.boot, contract=VERSION))),
                 subscriptions=[light_set_topic(self.table)],
                 on_connected=self._on_connected,
                 on_message=self._on_message,
@@ -171,7 +179,9 @@ class EdgeNode:
         self._watchdog.stopping()
         self._commands.put(None)
         if self.link is not None:
-            self.link.close(last_words=(status_topic(self.table), encode(Status(state="offline", boot=self.boot, ts=utcnow()))))
+            self.link.close(
+                last_words=(status_topic(self.table), encode(Status(state="offline", boot=self.boot, ts=utcnow(), contract=VERSION)))
+            )
         if self._pump is not None:
             self._pump.stop()
         for part in reversed(self._closers):
@@ -180,6 +190,11 @@ class EdgeNode:
             except Exception:
                 log.exception("error while closing %r", part)
         self._closers.clear()
+        if self._owns_factory and self._pin_factory is not None:
+            try:
+                self._pin_factory.close()
+            except Exception:
+                log.exception("error while releasing the GPIO chip")
 
     def __enter__(self) -> EdgeNode:
         return self.start()
@@ -276,7 +291,7 @@ class EdgeNode:
 
     def _on_connected(self) -> None:
         assert self.link is not None
-        birth = Status(state="online", boot=self.boot, version=VERSION, ts=utcnow())
+        birth = Status(state="online", boot=self.boot, version=software_version(), ts=utcnow(), contract=VERSION)
         self.link.publish(status_topic(self.table), encode(birth), qos=1, retain=True)
         self._publish_light_state()
         if self._pump is not None:

@@ -52,13 +52,22 @@ def test_sensors(
 ) -> None:
     """Show each beam's pulses live, without MQTT, so pockets can be checked one by one.
 
-    Example: sudo lavos edge --config /etc/lavos/node.toml test-sensors
+    Example: sudo -u lavos /opt/lavos/.venv/bin/lavos edge --config /etc/lavos/node.toml test-sensors
     """
     cfg = _load(ctx.obj)
-    from edge.agent_main import stop_on_signals
+    from edge.agent_main import EXIT_PINS, stop_on_signals
+    from edge.pins import PinsUnavailable, open_pin_factory
     from edge.sensor_check import run_sensor_check
 
-    reports = run_sensor_check(cfg, seconds=seconds, stop=stop_on_signals())
+    try:
+        factory = open_pin_factory()
+    except PinsUnavailable as exc:
+        typer.echo(f"error: cannot drive the GPIO pins: {exc}", err=True)
+        raise typer.Exit(EXIT_PINS) from None
+    try:
+        reports = run_sensor_check(cfg, seconds=seconds, pin_factory=factory, stop=stop_on_signals())
+    finally:
+        factory.close()
     for rep in reports:
         typer.echo(f"{rep.name} (GPIO {rep.pin}): {rep.pulses} pulses" + (f", faults: {', '.join(rep.faults)}" if rep.faults else ""))
 

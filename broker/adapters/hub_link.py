@@ -33,6 +33,7 @@ from broker.adapters.inbox import HomeAssistantOnline, Inbound, InboxItem, LinkU
 from broker.domain.home_assistant import HA_ONLINE, HA_STATUS_TOPIC
 from devices import contract
 from devices.mqtt_plumbing import guarded, make_client, say_goodbye
+from devices.version import software_version
 
 log = logging.getLogger("lavos.hub.mqtt")
 
@@ -282,4 +283,4 @@ class HubLink(HubCommands):
 
     @staticmethod
     def _status(state: Literal["online", "offline"]) -> bytes:
-        return contract.encode(contract.HubStatus(state=state, ts=contract.utcnow()))
+        return contract.encode(contract.HubStatus(state=state, ts=contract.utcnow(), version=software_version(), contract=contract.VERSION))

@@ -80,6 +80,10 @@ def node_offline_key(table: str) -> str:
     return f"node_offline:{table}"
 
 
+def node_contract_key(table: str) -> str:
+    return f"node_contract:{table}"
+
+
 def sensor_fault_key(table: str, sensor: str) -> str:
     return f"sensor_fault:{table}:{sensor}"
 
@@ -157,6 +161,19 @@ def node_offline(table: str) -> AlertSpec:
         "critical",
         "modul pri stole sa počas hry odpojil",
         "the table's module went offline during a game",
+    )
+
+
+def node_contract(table: str, node_speaks: int, hub_speaks: int) -> AlertSpec:
+    return AlertSpec(
+        "node_contract",
+        node_contract_key(table),
+        table,
+        "critical",
+        f"modul hovorí protokolom v{node_speaks}, hub v{hub_speaks}: jeho správy sa odmietajú, kým obaja nebežia na verziách "
+        "s rovnakým protokolom (aktualizujte moduly z hubu)",
+        f"the module speaks wire contract v{node_speaks}, the hub v{hub_speaks}: its messages are refused until both run "
+        "versions that speak the same one (update the modules from the hub)",
     )
 
 

@@ -34,7 +34,10 @@ HANDLER_ERROR = "handler_error"  # valid, but applying it failed (a bug on our s
 # Not a refusal: the event is applied, at the hub's receive time, because the node's clock was
 # implausible (broker.domain.node_rules). Counted here so a node with a bad clock is as visible.
 CLOCK = "clock"
-REASONS = (INVALID, UNKNOWN_TABLE, UNKNOWN_SENSOR, HANDLER_ERROR, CLOCK)
+# The message (or the node's last birth) speaks another wire contract version: the node is refused
+# until it and the hub run versions that speak the same one (alert node_contract).
+CONTRACT = "contract"
+REASONS = (INVALID, UNKNOWN_TABLE, UNKNOWN_SENSOR, HANDLER_ERROR, CLOCK, CONTRACT)
 KEPT_REASONS = frozenset({CLOCK})
 
 

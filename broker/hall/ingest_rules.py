@@ -54,6 +54,8 @@ class Decoded(NamedTuple):
     reason: str | None = None
     error: str = ""
     clock_off: str | None = None  # applied at the hub's receive time; why the node's was not kept
+    contract: int | None = None  # refused for CONTRACT: the version the node speaks
+    table: str | None = None  # ... and the table whose node it is
 
 
 class IngestHandlers:
@@ -73,6 +75,9 @@ class IngestHandlers:
         self._handlers = {t: getattr(self, f"_on_{t}") for t in contract.EVENT_TYPES}
         self._drops: list[tuple[str, int, datetime]] = []
         self._touches: dict[str, tuple[alert_kinds.AlertSpec, int]] = {}
+        # Tables whose node's last birth spoke another contract version: everything they send is
+        # refused until a birth of ours (a retained birth comes again when the hub reconnects).
+        self._other_contract: dict[str, int] = {}
 
     # -- batch ----------------------------------------------------------------------
 
@@ -96,11 +101,19 @@ class IngestHandlers:
     def _decode(self, m: Inbound, now: datetime) -> Decoded:
         try:
             msg = contract.decode(m.topic, m.payload)
+        except contract.ContractVersionError as e:
+            return self._other_version(m, e)
         except contract.ContractError as e:
             return Decoded(m, None, rejects.INVALID, str(e))
         table = msg.topic.table
         if table is not None and table not in self.h.tables:
             return Decoded(m, None, rejects.UNKNOWN_TABLE, f"table {table!r} is not in the venue file")
+        if table is not None and msg.topic.kind == "status":
+            self._other_contract.pop(table, None)  # a birth of this version (or its will): the node speaks ours again
+        elif table is not None and table in self._other_contract:
+            speaks = self._other_contract[table]
+            said = f"the node's birth said contract v{speaks}; this hub speaks v{contract.VERSION}"
+            return Decoded(m, None, rejects.CONTRACT, said, contract=speaks, table=table)
         if msg.topic.kind != "event":
             return Decoded(m, msg)
         ev = msg.body
@@ -113,6 +126,29 @@ class IngestHandlers:
             return Decoded(m, msg)
         kept = ev.model_copy(update={"ts": verdict.ts, "ts_synced": verdict.synced})
         return Decoded(m, contract.Message(msg.topic, kept), clock_off=verdict.off)
+
+    def _other_version(self, m: Inbound, e: contract.ContractVersionError) -> Decoded:
+        """A message of another contract version: refused, and its node with it (CONTRACT)."""
+        try:
+            topic = contract.parse_topic(m.topic)
+        except contract.ContractError:
+            topic = None
+        table = topic.table if topic is not None else None
+        if table is None or table not in self.h.tables:
+            return Decoded(m, None, rejects.INVALID, str(e))
+        if topic is not None and topic.kind == "status":
+            self._other_contract[table] = e.version
+        return Decoded(m, None, rejects.CONTRACT, str(e), contract=e.version, table=table)
+
+    def _refused(self, db: Db, tally: rejects.RejectTally, d: Decoded, now: datetime) -> None:
+        self._reject(tally, d.inbound, d.reason or rejects.INVALID, d.error, now)
+        if d.contract is not None and d.table is not None:
+            # A node that speaks another contract: an alert naming both versions, and no longer
+            # counted online (the hub does not command a node whose messages it cannot read).
+            self.h.alerts.raise_alert(db, alert_kinds.node_contract(d.table, d.contract, contract.VERSION))
+            node = db.get(Node, d.table)
+            if node is not None:
+                node.online = False
 
     def _apply(self, decoded: list[Decoded], now: datetime, careful: bool) -> None:
         tally = rejects.RejectTally()
@@ -132,7 +168,7 @@ class IngestHandlers:
             for d in decoded:
                 m, msg = d.inbound, d.msg
                 if msg is None:
-                    self._reject(tally, m, d.reason or rejects.INVALID, d.error, now)
+                    self._refused(db, tally, d, now)
                     continue
                 if not careful:
                     if self._fresh(msg, new, after):
@@ -355,6 +391,7 @@ class IngestHandlers:
                 node.online_since = now
             node.online, node.boot, node.version = True, st.boot, st.version
             self.h.alerts.settle(db, alert_kinds.node_offline_key(table), now)
+            self.h.alerts.settle(db, alert_kinds.node_contract_key(table), now)
             # A (re)born node has its boot state: tell it what it should be.
             after.add(lambda: self.hub.resend_table(table))
         else:

@@ -109,19 +109,29 @@ def broker_add_node(
     mqtt_host: str = typer.Option(..., help="Host name or address of this central box, as the Pis reach it"),
     mqtt_port: int = typer.Option(1883, help="MQTT port (8883 with --tls)"),
     tls: bool = typer.Option(False, help="Nodes connect with TLS (see deploy/mosquitto/make-certs.sh)"),
+    node_host: str | None = typer.Option(
+        None, help="The Pi's host name or address as this box reaches it over SSH, for fleet updates (default: lavos-<table>.local)"
+    ),
+    inventory: Path | None = typer.Option(
+        None, help="The Ansible inventory of the nodes to add it to (default: OUT_DIR/inventory.json; deploy/ansible/README.md)"
+    ),
 ) -> None:
-    """Create (or renew) a table node's MQTT password and write its node.toml.
+    """Create (or renew) a table node's MQTT password and write its node.toml; keep it in the nodes' inventory.
 
     Copy both files to the Pi (/etc/lavos/node.toml and /etc/lavos/mqtt-password), then reload
-    Mosquitto: systemctl reload mosquitto.
+    Mosquitto: systemctl reload mosquitto. The inventory is what deploy/ansible/update-nodes.yml
+    updates every node with.
 
-    Example: lavos broker add-node pool-01 --mqtt-host hub.local --out-dir /root/nodes
+    Example: lavos broker add-node pool-01 --mqtt-host hub.local --out-dir /etc/lavos/nodes
     """
     from broker.accounts.node_credentials import CredentialError, add_node
     from broker.domain.venue import load_venue
+    from broker.ops.node_inventory import INVENTORY_NAME, keep_node, load_inventory
     from devices.tomlfile import ConfigError
 
+    inventory = inventory or out_dir / INVENTORY_NAME
     try:
+        hosts = load_inventory(inventory)  # before the password changes: a file it cannot keep stops it first
         kit = add_node(
             load_venue(venue),
             table,
@@ -132,12 +142,14 @@ def broker_add_node(
             tls=tls,
             ca_file=Path("/etc/lavos/ca.crt") if tls else None,
         )
+        host = keep_node(inventory, hosts, table, node_host)
     except (ConfigError, CredentialError, OSError) as e:
         raise fail(str(e)) from None
     typer.echo(
         f"{table}: password in {passwd_file}; copy {kit.config_file} -> /etc/lavos/node.toml and "
         f"{kit.password_file} -> /etc/lavos/mqtt-password on the Pi; then: systemctl reload mosquitto"
     )
+    typer.echo(f"{table}: in {inventory} as {host} (fleet updates: deploy/ansible/update-nodes.yml)")
 
 
 def _backup_db(db: str | None) -> str:

@@ -1,5 +1,5 @@
-"""Remote monitoring for the manager: every table node's health and the messages the hub
-refused from it, each pocket sensor's drops and faults today, the alert history, and a link to
+"""Remote monitoring for the manager: every table node's health (and which run a software
+version other than the hub's: they missed a fleet update) and the messages the hub refused from it, each pocket sensor's drops and faults today, the alert history, and a link to
 Grafana for the long view.
 
 Node rows are the read models' NodeStatus values (what /api/nodes answers with). The Grafana link
@@ -29,6 +29,7 @@ from dashboard.web.i18n import N_
 from dashboard.web.request_text import translated
 from dashboard.web.templating import NavLink, render
 from devices.kinds import pocket_sensor
+from devices.version import software_version
 
 router = APIRouter(prefix="/monitoring")
 # The top bar's word is the short one staff use for a table's Pi ("Modul odpojený"): the
@@ -44,6 +45,7 @@ REASON_NAMES = {
     rejects.UNKNOWN_SENSOR: N_("sensor not wired on this node"),
     rejects.HANDLER_ERROR: N_("failed to apply"),
     rejects.CLOCK: N_("node clock off (applied at the hub's time)"),
+    rejects.CONTRACT: N_("speaks another wire contract version (update the module)"),
 }
 # What a node reported about a beam (devices.contract sensor_fault kinds), in staff's words.
 FAULT_NAMES = {"stuck": N_("stuck"), "chatter": N_("chattering"), "recovered": N_("working again")}
@@ -130,6 +132,7 @@ def monitoring_page(request: Request, user: Annotated[Staff, Depends(page_can("n
             "fault_names": FAULT_NAMES,
             "samples_kept": rejects.SAMPLES_PER_TABLE,
             "refused_records": reads.refused_records(),
+            "hub_version": software_version(),
         },
     )
 
@@ -148,5 +151,6 @@ def nodes_fragment(request: Request, user: Annotated[Staff, Depends(page_can("no
             "reason_names": REASON_NAMES,
             "fault_names": FAULT_NAMES,
             "samples_kept": rejects.SAMPLES_PER_TABLE,
+            "hub_version": software_version(),
         },
     )

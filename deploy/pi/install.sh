@@ -81,16 +81,29 @@ put() {
 }
 
 # 1. packages and the service user
+# What the node's own build needs on a fresh Raspberry Pi OS Lite, which has no compiler:
+#   python3-venv            the venv (Debian leaves ensurepip out of python3)
+#   gcc libc6-dev python3-dev  a C compiler, the C library's and Python's headers (libc6-dev brings
+#                           the kernel's input headers): evdev (the USB card reader) has no wheel for
+#                           the Pi and builds from source, as do RPi.GPIO and spidev for an MFRC522
+#   swig liblgpio-dev       lgpio's own build, where its wheel does not fit (32-bit Pi OS, a newer Python)
+NEEDED_PACKAGES=(python3-venv python3-dev gcc libc6-dev swig liblgpio-dev)
 missing=()
-for pkg in python3-venv python3-dev swig liblgpio-dev; do
+for pkg in "${NEEDED_PACKAGES[@]}"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then
+    system apt-get update  # a fresh image's package lists are stale or missing
     system apt-get install -y "${missing[@]}"
 fi
+# gpio owns /dev/gpiochip* (the agent exits 3 naming it when it may not open them), input the card reader.
+groups=$(for g in gpio input; do getent group "$g" >/dev/null && printf '%s,' "$g"; done)
 if ! id lavos >/dev/null 2>&1; then
-    groups=$(for g in gpio input; do getent group "$g" >/dev/null && printf '%s,' "$g"; done)
     system useradd --system --home-dir /var/lib/lavos --shell /usr/sbin/nologin ${groups:+--groups "${groups%,}"} lavos
+else
+    for g in ${groups//,/ }; do
+        id -nG lavos | tr ' ' '\n' | grep -qx "$g" || { system usermod -aG "$g" lavos; changed=1; }
+    done
 fi
 owner() {  # chown/chgrp to lavos, which exists only on a real install
     if [ -n "$prefix" ]; then echo "would: chown $1 $2"; else chown "$1" "$2"; fi
@@ -103,17 +116,24 @@ if [ ! -x "$VENV/bin/python" ]; then
     echo "made: venv $VENV"
     changed=1
 fi
+# The agent and, on ARM, lgpio: no hub packages. An MFRC522 reader (card_reader.kind in node.toml)
+# adds its package, which drives SPI through RPi.GPIO (not on a Pi 5: use the USB reader there).
+extras=edge
+node_toml=${config:-$ETC/node.toml}
+if [ -f "$node_toml" ] && python3 -c 'import sys, tomllib; sys.exit(tomllib.load(open(sys.argv[1], "rb")).get("card_reader", {}).get("kind") != "mfrc522")' "$node_toml" 2>/dev/null; then
+    extras=edge,mfrc522
+fi
 if [ $pip -eq 1 ]; then
     [ -x "$VENV/bin/pip" ] || "$VENV/bin/python" -m ensurepip --upgrade >/dev/null
-    # Reinstall only when the source changed since the last install: a second run is a no-op.
-    stamp=$(cd "$SRC" && find pyproject.toml lavos_cli.py devices edge broker dashboard sim -type f \
-        ! -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
+    # Reinstall only when the source (or the extras) changed since the last install: a second run is a no-op.
+    stamp=$( (echo "$extras"; cd "$SRC" && find pyproject.toml lavos_cli.py devices edge broker dashboard sim -type f \
+        ! -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum) | sha256sum | cut -d' ' -f1)
     if [ "$(cat "$VENV/.lavos-source" 2>/dev/null)" = "$stamp" ]; then
         echo "unchanged: Python packages in $VENV"
     else
-        "$VENV/bin/pip" install --quiet "$SRC[edge]"  # the agent and, on ARM, its GPIO backends: no hub packages
+        "$VENV/bin/pip" install --quiet "$SRC[$extras]"
         echo "$stamp" > "$VENV/.lavos-source"
-        echo "installed: lavos[edge] into $VENV"
+        echo "installed: lavos[$extras] into $VENV"
         changed=1
     fi
 else

@@ -325,7 +325,7 @@ class Mfrc522CardReader(_ThreadedReader):
         except Exception as exc:  # noqa: BLE001 - RPi.GPIO raises RuntimeError off a Pi, not ImportError
             raise CardReaderError(
                 "the MFRC522 card reader needs a Raspberry Pi with SPI enabled and the 'mfrc522' "
-                f"package (pip install '.[pi]'): {type(exc).__name__}: {exc}"
+                f"package (pip install '.[edge,mfrc522]'; not on a Pi 5): {type(exc).__name__}: {exc}"
             ) from None
         self._chip = MFRC522()
         self._poll_s = poll_s

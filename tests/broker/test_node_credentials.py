@@ -73,3 +73,39 @@ def test_add_node_refuses_unknown_table_and_bad_venue(tmp_path):
     )
     assert done.returncode == 2 and "bad.toml" in done.stderr
     assert not (tmp_path / "p").exists()
+
+
+def test_add_node_keeps_the_fleets_ansible_inventory(tmp_path):
+    """Issue 30, item 4: the inventory deploy/ansible/update-nodes.yml updates the nodes with."""
+    import json
+
+    def add(table: str, *more: str):
+        args = ["--venue", str(VENUE), "--passwd-file", str(tmp_path / "passwd"), "--out-dir", str(tmp_path / "kit"), "--mqtt-host", "h"]
+        done = lavos("broker", "add-node", table, *args, *more)
+        assert done.returncode == 0, done.stderr
+        return done
+
+    inventory = tmp_path / "kit" / "inventory.json"
+    assert f"in {inventory} as lavos-pool-03.local" in add("pool-03").stdout
+    add("pool-04", "--node-host", "192.168.1.54")
+    data = json.loads(inventory.read_text())
+    data["all"]["children"]["lavos_nodes"]["hosts"]["pool-03"]["ansible_user"] = "admin"  # an installer's own edit
+    data["all"]["children"]["lavos_nodes"]["vars"]["ansible_user"] = "lavosadmin"
+    inventory.write_text(json.dumps(data))
+    add("pool-03")  # a renewed password keeps the rest
+    group = json.loads(inventory.read_text())["all"]["children"]["lavos_nodes"]
+    assert group["hosts"] == {
+        "pool-03": {"ansible_host": "lavos-pool-03.local", "lavos_table": "pool-03", "ansible_user": "admin"},
+        "pool-04": {"ansible_host": "192.168.1.54", "lavos_table": "pool-04"},
+    }
+    assert group["vars"]["ansible_user"] == "lavosadmin"
+    assert oct(inventory.stat().st_mode & 0o777) == "0o600"
+
+
+def test_add_node_refuses_an_inventory_it_cannot_keep_before_changing_the_password(tmp_path):
+    (tmp_path / "kit").mkdir()
+    (tmp_path / "kit" / "inventory.json").write_text("all:\n  hosts: {}\n")  # YAML by hand: not ours to rewrite
+    args = ["--venue", str(VENUE), "--passwd-file", str(tmp_path / "passwd"), "--out-dir", str(tmp_path / "kit"), "--mqtt-host", "h"]
+    done = lavos("broker", "add-node", "pool-03", *args)
+    assert done.returncode == 2 and "inventory.json: not an inventory this command can keep" in done.stderr
+    assert not (tmp_path / "passwd").exists()

@@ -12,6 +12,7 @@ from broker.accounts.users import revoke_token
 from broker.storage.models import ApiToken
 from dashboard import access
 from dashboard.api.app import PUBLIC_PATHS, api_routes
+from devices.version import software_version
 from tests.dashboard.conftest import MANAGER, PASSWORD, STAFF, basic, bearer, sqlite_only
 from tests.support.hub import on_writer
 
@@ -71,7 +72,8 @@ def test_anonymous_is_401_with_a_challenge_on_every_route(api):
 
 def test_public_routes_answer_without_login(api):
     health = api.client.get("/api/health")
-    assert health.status_code == 200 and health.json() == {"ok": True, "mqtt": True, "db": True, "backend": "sqlite"}
+    expected = {"ok": True, "mqtt": True, "db": True, "backend": "sqlite", "version": software_version()}
+    assert health.status_code == 200 and health.json() == expected
     assert api.client.get("/openapi.json").status_code == 200
 
 

@@ -16,6 +16,7 @@ from broker.storage.alerts import open_alerts
 from broker.storage.events import insert_event_once
 from broker.storage.models import Node, OutboxRecord
 from devices.contract import status_topic, telemetry_topic
+from devices.version import software_version
 from tests.dashboard.conftest import START, sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 from tests.support.hub import on_writer
@@ -177,3 +178,21 @@ def test_records_the_centre_refused_are_listed_with_why(pages) -> None:
     assert "Záznamy, ktoré centrála odmietla" in html and "payment:777" in row(section, "data-seq", "7") and "Field required" in section
     assert "centrála odmietla záznam payment:777 (č. 7)" in html.split('id="alert-history"')[1]
     assert s.execute(OutboxRefused(refused=((7, "again"),), actor="system")) == 0  # set aside once
+
+
+def test_nodes_on_another_version_than_the_hub_stand_out(pages) -> None:
+    """Issue 30, item 4: after a fleet update, the modules it missed are the ones to look at."""
+
+    def _write(db):
+        for table, version in (("pool-05", "0.0.9"), ("pool-06", software_version())):
+            node = db.get(Node, table) or Node(table_id=table, online=True, telemetry={}, reconnects=0)
+            node.version = version
+            db.add(node)
+
+    on_writer(pages.service, _write)
+    html = pages.page("/monitoring")
+    assert f"⚠ hub má {software_version()}" in row(html, "data-node", "pool-05")
+    assert "⚠" not in row(html, "data-node", "pool-06")
+    summary = found(r'id="version-differs"[^>]*>(.*?)</p>', html, re.S).group(1)
+    assert f"1 modul beží na inej verzii softvéru ako hub ({software_version()})" in summary
+    assert 'id="version-differs"' in pages.page("/monitoring/nodes-fragment")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from broker.domain.venue import load_venue
-from devices.nodeconfig import dump_node_config, node_config_for
+from devices.nodeconfig import CardReaderSettings, dump_node_config, node_config_for
 from tests.support.hub import REPO, VENUE
 
 INSTALL = REPO / "deploy" / "pi" / "install.sh"
@@ -128,3 +128,55 @@ def test_a_config_that_is_not_toml_is_refused(tmp_path):
     done = run("--prefix", str(tmp_path / "root"), "--no-pip", "--config", str(tmp_path / "node.toml"))
     assert done.returncode == 2 and "not valid TOML" in done.stderr
     assert not (tmp_path / "root/etc/lavos/node.toml").exists()
+
+
+# What of the node's build has no wheel for a Raspberry Pi (aarch64) and builds from source there,
+# and the Debian packages that build needs; install.sh must install them on a fresh Raspberry Pi OS
+# Lite, which has no compiler (issue 30, item 1).
+BUILDS_FROM_SOURCE = {
+    "evdev": {"gcc", "libc6-dev", "python3-dev"},  # C extension; linux/input.h comes with libc6-dev
+    "mfrc522": {"gcc", "libc6-dev", "python3-dev"},  # through RPi.GPIO and spidev, both C extensions
+    "lgpio": {"swig", "liblgpio-dev"},  # only where its wheel does not fit (32-bit Pi OS, a newer Python)
+}
+
+
+def fresh_os(tmp_path: Path) -> dict[str, str]:
+    """An environment whose dpkg knows no package: what install.sh sees on a fresh Raspberry Pi OS Lite."""
+    bin_dir = tmp_path / "fresh-bin"
+    bin_dir.mkdir()
+    (bin_dir / "dpkg").write_text("#!/bin/sh\nexit 1\n")
+    (bin_dir / "dpkg").chmod(0o755)
+    return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+
+
+def test_a_fresh_raspberry_pi_os_gets_what_the_nodes_build_needs(kit, tmp_path):
+    import tomllib
+
+    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    names = {re.split(r"[<>=;\[ ]", r, maxsplit=1)[0].lower() for extra in ("edge", "pi", "mfrc522") for r in deps[extra]}
+    assert set(BUILDS_FROM_SOURCE) <= names, "a package of this table is no longer installed on the Pi: update the table"
+    args = ["--prefix", str(tmp_path / "root"), "--config", str(kit / "pool-01.toml"), "--no-pip"]
+    done = subprocess.run(["bash", str(INSTALL), *args], capture_output=True, text=True, timeout=120, env=fresh_os(tmp_path))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    [install] = [x for x in lines if x.startswith("would: apt-get install -y ")]
+    assert lines.index("would: apt-get update") < lines.index(install)
+    assert set().union(*BUILDS_FROM_SOURCE.values()) | {"python3-venv"} <= set(install.split()[4:])
+
+
+def test_an_mfrc522_node_gets_its_reader_package_and_others_do_not(kit, tmp_path):
+    """The agent with lgpio, without RPi.GPIO, unless node.toml names an MFRC522 reader (pip as a recorder)."""
+    root = tmp_path / "root"
+    venv_bin = root / "opt/lavos/.venv/bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "python").symlink_to("/usr/bin/python3")
+    (venv_bin / "pip").write_text(f'#!/bin/sh\necho "$*" >> {tmp_path}/pip.log\n')
+    (venv_bin / "pip").chmod(0o755)
+    mfrc = kit / "foos-01.toml"
+    cfg = node_config_for(load_venue(VENUE), "foos-01", mqtt_host="hub.local")
+    mfrc.write_text(dump_node_config(cfg.model_copy(update={"card_reader": CardReaderSettings(kind="mfrc522")})))
+    assert run("--prefix", str(root), "--config", str(kit / "pool-01.toml")).returncode == 0
+    assert run("--prefix", str(root), "--config", str(mfrc)).returncode == 0
+    assert "unchanged: Python packages" in run("--prefix", str(root), "--config", str(mfrc)).stdout
+    installs = (tmp_path / "pip.log").read_text().splitlines()
+    assert installs == [f"install --quiet {REPO}[edge]", f"install --quiet {REPO}[edge,mfrc522]"]

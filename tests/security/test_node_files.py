@@ -95,7 +95,8 @@ def test_add_node_creates_its_files_private_from_the_first_byte(tmp_path):
             assert not (str(tmp_path) in line and "chmod" in line), f"made first and restricted afterwards: {line}"
         assert created, calls[-2000:]
         assert [ln for ln, m in created if m & 0o077] == []
-    assert {p.name: mode(p) for p in kit.iterdir()} == {"pool-03.password": 0o600, "pool-03.toml": 0o600}
+    # The fleet's Ansible inventory (host names, no secret) is kept beside them, as privately.
+    assert {p.name: mode(p) for p in kit.iterdir()} == {"pool-03.password": 0o600, "pool-03.toml": 0o600, "inventory.json": 0o600}
     assert mode(passwd) == 0o600 and mode(kit) == 0o700
 
 

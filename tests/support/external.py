@@ -1,6 +1,7 @@
 """Which tests need a process outside this Python: the markers of the fast tier, and their guard.
 
-A test is marked by what it starts: `mosquitto`, `postgres`, `victoria`, `chromium`, or
+A test is marked by what it starts: `mosquitto`, `postgres`, `victoria`, `chromium`, `bwrap`,
+`systemd` (systemd-analyze), `ansible`, or
 `lavos_process` (lavos itself, or a test's hub or agent, as a real OS process), and every one of
 those also gets the umbrella `external`. `./run fast` (pytest -m "not external") runs the rest:
 pure and in-process tests, which need no Debian package and start in seconds.
@@ -34,6 +35,9 @@ MARKERS = {
     "victoria": "starts VictoriaMetrics (Debian package victoria-metrics)",
     "chromium": "drives Chromium through Playwright",
     "lavos_process": "starts lavos (server, edge, demo, a CLI command) or a test's hub or agent as a real OS process",
+    "bwrap": "runs a program in a unit's sandbox with bubblewrap (Debian package bubblewrap)",
+    "systemd": "runs systemd-analyze (Debian package systemd)",
+    "ansible": "runs ansible-playbook (Debian package ansible-core)",
 }
 
 # Fixture name -> marker, for the fixtures that start those processes (tests/conftest.py and
@@ -105,6 +109,9 @@ MODULES: dict[str, tuple[str, ...]] = {
     "security/test_reserved_ids.py::test_add_node_lavos_hub_exits_2_and_changes_no_password_file": _MQTT,
     "security/test_reserved_ids.py::test_add_node_refuses_a_venue_that_names_a_table_lavos_hub": _MQTT,
     "sim/test_demo.py": _LAVOS + _MQTT,
+    "deploy/test_pi_gpio.py": ("bwrap", "lavos_process"),  # the agent in its unit's sandbox (tests/support/unit_sandbox.py)
+    "deploy/test_units.py": ("systemd",),
+    "deploy/test_update_nodes.py": ("ansible",),  # the hub in-process (the mosquitto fixture marks it)
     "sim/test_demo_till.py::test_a_short_demo_evening_pays_every_game_and_closes_the_day": _MQTT,
 }
 
@@ -114,6 +121,9 @@ PROGRAMS = {
     "postgres": {"initdb", "pg_ctl", "postgres", "psql", "pg_dump", "pg_restore", "pg_ctlcluster", "createdb"},
     "victoria": {"victoria-metrics"},
     "chromium": {"chromium", "chromium-browser", "chromium-headless-shell", "chrome", "headless_shell", "playwright.sh"},
+    "bwrap": {"bwrap"},
+    "systemd": {"systemd-analyze"},
+    "ansible": {"ansible", "ansible-playbook", "ansible-inventory"},
 }
 LAVOS_PACKAGES = {"lavos_cli", "edge", "broker", "dashboard", "sim", "tests"}
 
