@@ -16,8 +16,11 @@ DEEP_EXAMPLES = 500
 
 
 def register_profiles() -> None:
-    settings.register_profile("ci", max_examples=CI_EXAMPLES)
-    settings.register_profile("deep", max_examples=DEEP_EXAMPLES)
+    # No per-example deadline: Hypothesis's default (200 ms) is a timing assertion, and a property
+    # whose example ran slow because the two cores were busy elsewhere is not a broken rule (a
+    # withheld Z report's property failed so in a loaded full run). Speed is a bench's figure.
+    settings.register_profile("ci", max_examples=CI_EXAMPLES, deadline=None)
+    settings.register_profile("deep", max_examples=DEEP_EXAMPLES, deadline=None)
 
 
 def few(n: int) -> int:
