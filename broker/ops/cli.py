@@ -11,6 +11,7 @@ from broker.ops.cli_home_assistant import ha_app
 from broker.ops.cli_options import actor_name, actor_option, db_option, store_session
 from broker.ops.cli_users import user_app
 from devices.cli_support import fail
+from devices.hub_address import HUB_HOST, MQTT_TLS_PORT, NODE_CA_FILE
 
 members_app = typer.Typer(
     help="The member registry.\n\nExample: lavos members import deploy/members/lavos-members.csv", no_args_is_help=True
@@ -95,49 +96,71 @@ def db_upgrade(db: str | None = db_option) -> None:
 
 
 broker_app = typer.Typer(
-    help="The central MQTT broker (Mosquitto): node credentials.\n\nExample: lavos broker add-node pool-01 --mqtt-host hub.local",
+    help="The central MQTT broker (Mosquitto): node credentials.\n\nExample: lavos broker add-node pool-01",
     no_args_is_help=True,
 )
 
 
 @broker_app.command("add-node")
 def broker_add_node(
-    table: str = typer.Argument(..., help="Table id from the venue file, e.g. pool-01"),
-    venue: Path = typer.Option(Path("deploy/venues/lavos.toml"), help="Venue file"),
+    tables: list[str] = typer.Argument(None, help="Table ids from the venue file, e.g. pool-01 pool-02 (or --new)", show_default=False),
+    new: bool = typer.Option(False, "--new", help="Every table of the venue that has no password in the password file yet"),
+    venue: Path = typer.Option(Path("/etc/lavos/venue.toml"), help="Venue file"),
     passwd_file: Path = typer.Option(Path("/etc/mosquitto/lavos.passwd"), help="Mosquitto password file to add the node to"),
-    out_dir: Path = typer.Option(Path("nodes"), help="Where to write <table>.toml and <table>.password for the Pi"),
-    mqtt_host: str = typer.Option(..., help="Host name or address of this central box, as the Pis reach it"),
-    mqtt_port: int = typer.Option(1883, help="MQTT port (8883 with --tls)"),
-    tls: bool = typer.Option(False, help="Nodes connect with TLS (see deploy/mosquitto/make-certs.sh)"),
+    out_dir: Path = typer.Option(Path("/etc/lavos/nodes"), help="Where to write <table>.toml, <table>.password (and ca.crt) for the Pi"),
+    mqtt_host: str = typer.Option(HUB_HOST, help="This box's name as the Pis reach it (mDNS, set up by deploy/hub/install.sh)"),
+    mqtt_port: int = typer.Option(MQTT_TLS_PORT, help="MQTT port (8883: TLS; 1883 only with --no-tls)"),
+    tls: bool = typer.Option(True, "--tls/--no-tls", help="Nodes connect with TLS, checking the broker against the club's CA"),
+    ca_file: Path = typer.Option(
+        Path("/etc/lavos/ca.crt"), "--ca-file", help="The club's CA (deploy/hub/install.sh makes it): goes into the kit"
+    ),
 ) -> None:
-    """Create (or renew) a table node's MQTT password and write its node.toml.
+    """Create (or renew) table nodes' MQTT passwords and write each node's kit: node.toml, its
+    password and the club's CA.
 
-    Copy both files to the Pi (/etc/lavos/node.toml and /etc/lavos/mqtt-password), then reload
-    Mosquitto: systemctl reload mosquitto.
+    Copy the kit to the Pi and install it there (deploy/pi/install.sh --config T.toml
+    --password-file T.password --ca-file ca.crt), then reload Mosquitto: systemctl reload mosquitto.
 
-    Example: lavos broker add-node pool-01 --mqtt-host hub.local --out-dir /root/nodes
+    Example: lavos broker add-node pool-01 pool-02
     """
-    from broker.accounts.node_credentials import CredentialError, add_node
+    from broker.accounts.node_credentials import CredentialError, add_node, users_in
     from broker.domain.venue import load_venue
     from devices.tomlfile import ConfigError
 
+    if bool(tables) == new:
+        raise fail("name the tables (e.g. pool-01 pool-02) or give --new, not both")
+    if not tls and mqtt_port == MQTT_TLS_PORT:
+        mqtt_port = 1883  # the plain listener's port, unless one was given
     try:
-        kit = add_node(
-            load_venue(venue),
-            table,
-            passwd_file,
-            out_dir,
-            mqtt_host=mqtt_host,
-            mqtt_port=mqtt_port,
-            tls=tls,
-            ca_file=Path("/etc/lavos/ca.crt") if tls else None,
-        )
+        the_venue = load_venue(venue)
+        if new:
+            have = users_in(passwd_file)
+            tables = [t.id for t in the_venue.tables if t.id not in have]
+        kits = [
+            add_node(
+                the_venue,
+                table,
+                passwd_file,
+                out_dir,
+                mqtt_host=mqtt_host,
+                mqtt_port=mqtt_port,
+                tls=tls,
+                ca_file=NODE_CA_FILE,
+                ca_cert=ca_file,
+            )
+            for table in tables
+        ]
     except (ConfigError, CredentialError, OSError) as e:
         raise fail(str(e)) from None
-    typer.echo(
-        f"{table}: password in {passwd_file}; copy {kit.config_file} -> /etc/lavos/node.toml and "
-        f"{kit.password_file} -> /etc/lavos/mqtt-password on the Pi; then: systemctl reload mosquitto"
-    )
+    for kit in kits:
+        typer.echo(
+            f"{kit.table}: password in {passwd_file}; copy {kit.config_file} -> /etc/lavos/node.toml and "
+            f"{kit.password_file} -> /etc/lavos/mqtt-password on the Pi{f', {kit.ca_file} -> /etc/lavos/ca.crt' if kit.ca_file else ''}"
+        )
+    if kits:
+        typer.echo("then: systemctl reload mosquitto")
+    else:
+        typer.echo(f"every table of {venue} has a password in {passwd_file} already")
 
 
 def _backup_db(db: str | None) -> str:
@@ -191,13 +214,13 @@ def restore(
 def node_config(
     table: str = typer.Argument(..., help="Table id, e.g. pool-01"),
     venue: Path = typer.Option(Path("deploy/venues/lavos.toml"), help="Venue file"),
-    mqtt_host: str = typer.Option("localhost", help="Host name of the central MQTT broker"),
+    mqtt_host: str = typer.Option("localhost", help=f"Host name of the central MQTT broker (a hub box: {HUB_HOST})"),
     mqtt_port: int = typer.Option(1883, help="Broker port"),
     password_file: Path = typer.Option(Path("/etc/lavos/mqtt-password"), help="File holding the node's MQTT password"),
 ) -> None:
     """Print the node.toml for one table of a venue file.
 
-    Example: lavos node-config pool-01 --mqtt-host hub.local > /etc/lavos/node.toml
+    Example: lavos node-config pool-01 --mqtt-host lavos.local > /etc/lavos/node.toml
     """
     from broker.domain.venue import load_venue
     from devices.nodeconfig import dump_node_config, node_config_for
