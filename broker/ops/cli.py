@@ -169,46 +169,112 @@ def _backup_db(db: str | None) -> str:
     return db or default_db_url()
 
 
+root_option = typer.Option(Path("/"), "--root", help="The box's root (a scratch directory to try it out)", show_default=False)
+
+
 def backup(
-    file: Path = typer.Argument(..., help="Where to write the backup, e.g. /var/backups/lavos/lavos-2026-11-30.db"),
+    file: Path | None = typer.Argument(None, help="Where to write the backup, e.g. /var/backups/lavos/lavos-2026-11-30.db"),
     db: str | None = db_option,
     force: bool = typer.Option(False, "--force", help="Replace FILE if it exists"),
+    box: bool = typer.Option(
+        False, "--box", help="The whole hub box into FILE (.tar.gz): database, /etc/lavos, Mosquitto's files, cookie secret"
+    ),
+    nightly: bool = typer.Option(
+        False, "--nightly", help="What lavos-backup.timer runs: a box backup into /etc/lavos/backup.toml's dir, kept and copied off the box"
+    ),
+    root: Path = root_option,
 ) -> None:
-    """Back up the database into FILE; safe while lavos server runs.
+    """Back up the database into FILE (or, with --box, the whole hub box); safe while lavos server runs.
 
     SQLite: a consistent copy made with SQLite's online backup (an ordinary SQLite file).
     PostgreSQL: pg_dump in custom format, with the URL's credentials (needs postgresql-client).
+    --box: everything a freshly installed box needs to be this club again (lavos restore FILE).
+    --nightly: as --box into the backup directory, keeps keep_days, copies them to copy_to
+    (/etc/lavos/backup.toml) and writes the status the hub watches (exit 1 when it failed).
 
     Example: lavos backup /var/backups/lavos/lavos-$(date +%F).db
     """
     from broker.ops.backup import BackupError
     from broker.ops.backup import backup as run_backup
+    from broker.ops.box import BoxLayout, backup_box
+    from broker.ops.box import nightly as run_nightly
 
+    layout = BoxLayout(root)
+    if nightly:
+        if file is not None or box:
+            raise fail("--nightly writes where /etc/lavos/backup.toml says: give no FILE and no --box")
+        status = run_nightly(layout, db_url=db)
+        if status.ok:
+            typer.echo(
+                f"backed up the box to {status.file} ({(status.bytes or 0) / 1e6:.1f} MB) in {status.seconds} s"
+                + (f", copied to {status.copied_to}" if status.copied_to else "")
+            )
+            return
+        typer.echo(f"error: the nightly backup failed: {status.error or status.copy_error}", err=True)
+        raise typer.Exit(1)
+    if file is None:
+        raise fail("say where to write the backup: lavos backup FILE (or --nightly)")
     try:
-        typer.echo(run_backup(_backup_db(db), file, force=force))
+        typer.echo(backup_box(layout, file, db_url=db, force=force) if box else run_backup(_backup_db(db), file, force=force))
     except BackupError as e:
         raise fail(str(e)) from None
 
 
 def restore(
-    file: Path = typer.Argument(..., help="A file made by lavos backup"),
+    file: Path = typer.Argument(..., help="A file made by lavos backup (a database, or a whole box: --box, --nightly)"),
     db: str | None = db_option,
     force: bool = typer.Option(False, "--force", help="Replace what the database holds now (back it up first)"),
+    root: Path = root_option,
 ) -> None:
-    """Restore a backup made by lavos backup into the database, then upgrade its schema.
+    """Restore a backup made by lavos backup into the database, then upgrade its schema; a box
+    backup also puts the box's files back (/etc/lavos, Mosquitto's files, the cookie secret).
 
     A database that holds rows is refused without --force; a backup from a newer Lavos is
     refused. Stop lavos server first and start it after: it keeps open games in memory.
+    On a new box: deploy/hub/install.sh --restore FILE does the install and this at once.
 
     Example: lavos restore /var/backups/lavos/lavos-2026-11-30.db --db sqlite:////var/lib/lavos/lavos.db
     """
     from broker.ops.backup import BackupError
     from broker.ops.backup import restore as run_restore
+    from broker.ops.box import BoxLayout, is_box_backup, restore_box
 
     try:
-        typer.echo(run_restore(file, _backup_db(db), force=force))
+        if is_box_backup(file):
+            typer.echo(restore_box(file, BoxLayout(root), db_url=db, force=force))
+        else:
+            typer.echo(run_restore(file, _backup_db(db), force=force))
     except BackupError as e:
         raise fail(str(e)) from None
+
+
+box_app = typer.Typer(help="The hub box (deploy/hub/install.sh).\n\nExample: lavos box setup --manager jana", no_args_is_help=True)
+
+
+@box_app.command("setup")
+def box_setup(
+    manager: str | None = typer.Option(
+        None, "--manager", help="The first manager's login, made with a one-time password if no manager exists"
+    ),
+    root: Path = root_option,
+) -> None:
+    """What deploy/hub/install.sh needs Lavos for: the hub's MQTT login (/etc/lavos/hub-password),
+    a kit for every venue table without a password (/etc/lavos/nodes), the first manager.
+    Idempotent: what is there stays; exit 0, and the last line says whether anything changed.
+
+    Example: lavos box setup --manager jana
+    """
+    from broker.accounts.node_credentials import CredentialError
+    from broker.accounts.users import UserError
+    from broker.ops.box import BoxLayout, setup
+    from broker.storage.errors import StoreError
+    from devices.tomlfile import ConfigError
+
+    try:
+        changed = setup(BoxLayout(root), manager=manager, say=typer.echo)
+    except (ConfigError, CredentialError, StoreError, UserError, OSError) as e:
+        raise fail(str(e)) from None
+    typer.echo("box: changed" if changed else "box: unchanged")
 
 
 def node_config(
@@ -243,6 +309,7 @@ def register(app: typer.Typer) -> None:
     app.command("backup")(backup)
     app.command("restore")(restore)
     app.add_typer(broker_app, name="broker")
+    app.add_typer(box_app, name="box")
     app.add_typer(members_app, name="members")
     app.add_typer(user_app, name="user")
     app.add_typer(db_app, name="db")
