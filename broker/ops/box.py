@@ -238,7 +238,7 @@ def backup_box(layout: BoxLayout, dest: Path, *, db_url: str | None = None, forc
         db_copy = Path(tmp) / "database"
         said = backup(url, db_copy)
         backend = "sqlite" if url.startswith("sqlite") else "postgresql"
-        files = []
+        files: list[dict[str, str | int]] = []
         for path in layout.box_files():
             st = path.stat()
             user, group = _owner(st)
@@ -259,7 +259,7 @@ def backup_box(layout: BoxLayout, dest: Path, *, db_url: str | None = None, forc
                 _add_bytes(tar, MANIFEST, json.dumps(manifest, indent=1).encode())
                 tar.add(db_copy, DATABASE, recursive=False)
                 for f in files:
-                    tar.add(layout.root / f["path"], f"{FILES}/{f['path']}", recursive=False)
+                    tar.add(layout.root / str(f["path"]), f"{FILES}/{f['path']}", recursive=False)
                 tar.close()
                 raw.flush()
                 os.fsync(raw.fileno())

@@ -224,7 +224,9 @@ def test_a_club_backed_up_at_night_comes_back_on_a_new_box(box, tmp_path):
         running = facade.execute(StartGame(table="pool-01", actor="jana"))
         facade.execute(StopGame(game=paid, actor="jana"))
         tab = facade.reads.game_tab(paid)
-        owed = facade.reads.tab_payments(tab).owed_cents
+        view = facade.reads.tab_payments(tab)
+        assert view is not None
+        owed = view.owed_cents
         facade.execute(PayTab(tab=tab, method="card", amount_cents=owed, actor="jana"))
         bill_before = facade.reads.game(paid).bill
     finally:
@@ -264,7 +266,8 @@ def test_a_club_backed_up_at_night_comes_back_on_a_new_box(box, tmp_path):
             assert {t: g.id for t, g in hub.open.items()} == {"pool-01": running}
             again = facade.reads.game(paid)
             assert again.state == "stopped" and again.bill == bill_before
-            assert facade.reads.tab_payments(facade.reads.game_tab(paid)).status == "paid"
+            paid_view = facade.reads.tab_payments(facade.reads.game_tab(paid))
+            assert paid_view is not None and paid_view.status == "paid"
         finally:
             hub.close()
             store.close()
