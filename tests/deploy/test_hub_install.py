@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import ssl
 import subprocess
@@ -32,6 +33,7 @@ from devices.nodeconfig import load_node_config
 from sim.mosquitto import free_port, wait_port
 from tests.deploy.test_pi_install import tree
 from tests.support.hub import REPO
+from tests.support.matching import found
 from tests.support.waiting import wait_until
 
 INSTALL = REPO / "deploy" / "hub" / "install.sh"
@@ -57,12 +59,22 @@ def install(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return done
 
 
+def readme_install_args() -> list[str]:
+    """The arguments of the install command in the README's "Deploying at a club"."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Deploying at a club") :]
+    block = found(r"```sh\n(.*?)```", section, re.S).group(1)
+    return shlex.split(found(r"^\S*deploy/hub/install\.sh (.*)$", block, re.M).group(1))
+
+
 @pytest.fixture(scope="module")
 def box(tmp_path_factory) -> tuple[Path, str]:
-    """One installed box for the module: (root, what the first run said)."""
+    """One box installed with the README's command (and 127.0.0.1 in its certificate, which the
+    tests' clients dial): (root, what the first run said)."""
     root = tmp_path_factory.mktemp("box") / "root"
     started = time.monotonic()
-    first = install(root, "--manager", "jana", "--name", "127.0.0.1")
+    assert readme_install_args() == ["--manager", "jana"]
+    first = install(root, *readme_install_args(), "--name", "127.0.0.1")
     print(f"install.sh in a scratch root: {time.monotonic() - started:.1f} s")  # the README's figure
     return root, first.stdout
 
