@@ -11,17 +11,21 @@ from pathlib import Path
 
 import pytest
 
+from broker.accounts.users import new_password
 from broker.adapters.box_sensors import BoxSensors, certificate_end
 from broker.adapters.notify import Notifier
 from broker.compose import build_hub, open_store
 from broker.domain.box_rules import BackupStatus
 from broker.domain.venue import load_venue
+from broker.hall.accounts import CreateStaff
 from broker.hall.games import StartGame
 from broker.hall.notifications import NotifySettings, SaveNotifySettings, Target
 from broker.storage.models import Alert, GameOp
 from tests.notify.receivers import Webhook
 from tests.support.hub import REPO, VENUE
+from tests.support.sqlite_template import CHEAP
 from tests.support.waiting import wait_until
+from tests.support.web import Browser, bound_app
 
 START = datetime(2026, 12, 5, 17, 0, tzinfo=UTC)  # a Saturday evening, the club open
 
@@ -47,7 +51,7 @@ def clocks():
 def box_hub(tmp_path: Path, clocks: FakeClocks, **sensors):
     store = open_store(f"sqlite:///{tmp_path / 'lavos.db'}")
     box = BoxSensors(synchronised=lambda: clocks.synced, monotonic=lambda: clocks.mono, **sensors)
-    hub = build_hub(load_venue(VENUE), store, clock=lambda: clocks.now, box=box, data_dir=tmp_path)
+    hub = build_hub(load_venue(VENUE), store, clock=lambda: clocks.now, box=box, data_dir=tmp_path, password_hasher=CHEAP)
     return hub, store
 
 
@@ -180,6 +184,27 @@ def test_a_certificate_30_days_from_its_end_is_an_alert_and_a_push_to_the_manage
         assert "sudo /opt/lavos/deploy/hub/install.sh" in message
         wait_until(lambda: any("server.crt" in t for t in webhook.texts()), 10, "the push to the manager")
         assert "ca.crt" not in " ".join(a for a in alerts(hub))  # the CA has ten years
+    finally:
+        hub.close()
+        store.close()
+
+
+def test_staff_read_it_on_their_pages_in_slovak(tmp_path, clocks):
+    """The backup alert on the monitoring page (and the banner), the clock's mark on the game's bill."""
+    hub, store = box_hub(tmp_path, clocks, backup_status=tmp_path / "backup-status.json")
+    try:
+        hub.execute(CreateStaff(username="eva", password=new_password("a-long-password-1", CHEAP), role="manager", actor="test"))
+        game = hub.execute(StartGame(table="pool-05", actor="eva"))
+        hub.watchdog.tick()
+        clocks.synced = False
+        clocks.tick(27 * 3600)
+        hub.watchdog.tick()
+        browser = Browser(bound_app(hub))
+        browser.login("eva", "a-long-password-1")
+        monitoring = browser.get("/monitoring").text
+        assert "Box nemá žiadnu zálohu" in monitoring and "Hodiny hubu sa od spustenia nesynchronizovali" in monitoring
+        bill = browser.get(f"/sessions/{game}/bill").text
+        assert 'id="bill-clock-unsure"' in bill and "Počas tejto hry hodiny hubu neboli spoľahlivé" in bill
     finally:
         hub.close()
         store.close()
