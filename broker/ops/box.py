@@ -34,6 +34,7 @@ import re
 import secrets
 import shutil
 import socket
+import sqlite3
 import subprocess
 import tarfile
 import tempfile
@@ -181,10 +182,28 @@ def setup(layout: BoxLayout, *, manager: str | None, say: Callable[[str], None] 
     return changed
 
 
+def _managers(db_file: Path) -> list[str]:
+    """The active managers of an existing database, read as an unchanging file: a running hub's
+    database is not touched (opening the store would migrate it under the old hub, before its
+    restart; a read-only connection would still leave -wal and -shm files). A torn read only
+    sends the check to the store below."""
+    if not db_file.is_file():
+        return []
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db_file}?mode=ro&immutable=1", uri=True)) as conn:
+            rows = conn.execute("SELECT username FROM users WHERE role = 'manager' AND active ORDER BY username").fetchall()
+    except sqlite3.Error:
+        return []  # no schema yet: the store makes it below
+    return [r[0] for r in rows]
+
+
 def _first_manager(layout: BoxLayout, username: str, say: Callable[[str], None]) -> bool:
     from broker.accounts.users import create_user, list_users, new_password
     from broker.storage.engine import open_store
 
+    if managers := _managers(layout.data / "lavos.db"):
+        say(f"unchanged: a manager exists ({', '.join(managers)})")
+        return False
     layout.data.mkdir(mode=0o700, parents=True, exist_ok=True)
     store = open_store(layout.db_url)
     try:

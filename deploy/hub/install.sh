@@ -122,6 +122,10 @@ LAVOS=$VENV/bin/lavos
 
 # 3. a backup of this club first, when asked: what it brings back is then kept by every step below
 if [ -n "$restore" ]; then
+    # A hub running on this box keeps open games in memory: it must not see its database replaced.
+    if [ -n "$prefix" ] || systemctl is-active --quiet lavos-server.service 2>/dev/null; then
+        system systemctl stop lavos-server.service
+    fi
     "$LAVOS" restore "$restore" --root "$ROOT" || die "the restore failed (above); nothing else was changed"
     changed_hub=1 changed_mqtt=1
 fi
