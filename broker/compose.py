@@ -24,6 +24,7 @@ from typing import Any
 
 from argon2 import PasswordHasher
 
+from broker.adapters.box_sensors import BoxSensors
 from broker.adapters.heap import settle_heap
 from broker.adapters.hub_link import HUB_CLIENT_ID, MqttUrl
 from broker.domain.venue import Venue
@@ -33,6 +34,7 @@ from broker.storage.engine import Store, default_data_dir, default_db_url, open_
 from broker.storage.errors import StoreError
 
 __all__ = [
+    "BoxSensors",
     "CentralSettings",
     "Store",
     "StoreError",
@@ -63,6 +65,7 @@ def build_hub(
     data_dir: Path | None = None,
     password_hasher: PasswordHasher | None = None,
     central: CentralSettings | None = None,
+    box: BoxSensors | None = None,
 ) -> Hub:
     """A hub over `store`, its state loaded from the database, not started yet.
 
@@ -72,6 +75,7 @@ def build_hub(
     `home_assistant=True`: MQTT discovery for Home Assistant (broker.hall.home_assistant), read-only.
     `mqtt_url=None`: no MQTT at all (tools, page benchmarks, in-process tests of the API).
     `central`: send the hall's records to the central reporting hub (broker.hall.outbox).
+    `box`: the hub box watches its clock, backups and certificates (broker.hall.box_watch).
     `link_process=True`: the MQTT link runs in a child process (what `lavos server` does; see
     broker.adapters.link_process), so receiving does not compete with the writer for one core.
     """
@@ -90,6 +94,7 @@ def build_hub(
         home_assistant=home_assistant,
         data_dir=data_dir,  # the push notifications' spool (None: kept in memory)
         central=central,
+        box=box,
         client_id=client_id or (mqtt_url.username if mqtt_url and mqtt_url.username else HUB_CLIENT_ID),
         **kwargs,
     )

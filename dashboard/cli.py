@@ -155,6 +155,18 @@ def server(
     central_limit_mb: int = typer.Option(
         256, "--central-limit-mb", help="Records waiting for the centre: alert at 80 %, critical at 100 %"
     ),
+    clock_check: str = typer.Option(
+        "off",
+        "--clock-check",
+        help="Watch the billing clock (a hub box's unit does): ntp = alert on every tablet and mark the games while the clock "
+        "has not been synchronised since boot, and on a jump; ntp-or-rtc = a clock set from a battery RTC at boot counts as right",
+    ),
+    backup_status: Path | None = typer.Option(
+        None, "--backup-status", help="The nightly backup's status file (lavos backup --nightly): alert when it failed or is missing"
+    ),
+    watch_cert: list[Path] = typer.Option(
+        [], "--watch-cert", help="A TLS certificate whose end to watch (alert and push 30 days before); may be repeated"
+    ),
 ) -> None:
     if problem := log_level_problem(log_level):  # logging would raise a ValueError with a traceback
         raise fail(problem)
@@ -172,6 +184,7 @@ def server(
         if not standby_poll > 0:
             raise ValueError(f"--standby-poll {standby_poll:g}: give a number of seconds above 0, e.g. 1")
         central_settings = _central_settings(central, central_token_file, central_ca_file, central_limit_mb)
+        box = _box_sensors(clock_check, backup_status, watch_cert)
     except (ValueError, ConfigError) as e:
         raise fail(str(e)) from None
     # The hub's modules only now: a mistake in the flags or the venue is refused before they load
@@ -199,6 +212,7 @@ def server(
         # The centre's floor reads the name-free game state (lavos/v1/ha/<t>/state) its bridge forwards.
         home_assistant=home_assistant or central_settings is not None,
         central=central_settings,
+        box=box,
     )
     serve(plan, lambda: _bound(address), lambda: _check_reachable(mqtt_url.host, mqtt_url.port), standby_poll)
 
@@ -226,6 +240,17 @@ def _central_settings(url: str | None, token_file: Path | None, ca_file: Path | 
     from broker.compose import CentralSettings
 
     return CentralSettings(url=url, token=token, ca_file=ca_file, soft_limit_bytes=limit_mb * 1024 * 1024)
+
+
+def _box_sensors(clock_check: str, backup_status: Path | None, certificates: list[Path]):
+    """What the hub box watches of itself (broker.hall.box_watch), or None when nothing."""
+    from broker.adapters.box_sensors import BoxSensors
+    from broker.adapters.box_sensors import clock_check as sync_test
+
+    synchronised = sync_test(clock_check)  # ValueError names the choices
+    if synchronised is None and backup_status is None and not certificates:
+        return None
+    return BoxSensors(synchronised=synchronised, backup_status=backup_status, certificates=tuple(certificates))
 
 
 @contextlib.contextmanager

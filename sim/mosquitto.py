@@ -76,7 +76,7 @@ def wait_port(port: int, timeout: float = 10.0) -> None:
 
 @dataclass(frozen=True)
 class TlsFiles:
-    """make-certs.sh's output directory and the port for the shipped (commented) TLS listener."""
+    """make-certs.sh's output directory and the port for the shipped TLS listener."""
 
     certs: Path
     port: int = field(default_factory=free_port)
@@ -103,42 +103,60 @@ def acl_block(acl_text: str, user: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _paragraphs(text: str) -> list[list[str]]:
+    """The config's lines in blank-line separated paragraphs (a blank line is a paragraph of its own)."""
+    out: list[list[str]] = [[]]
+    for line in text.splitlines():
+        if not line.strip():
+            out += [[line], []]
+        else:
+            out[-1].append(line)
+    return [p for p in out if p]
+
+
+def _setting(line: str) -> tuple[str, str, bool] | None:
+    """(key, value, commented) of a setting line, live or commented out ("#cafile ..."); None for prose."""
+    if line.startswith("# ") or line.strip() in ("", "#"):
+        return None
+    commented = line.startswith("#")
+    key, _, value = line.lstrip("#").strip().partition(" ")
+    return key, value.strip(), commented
+
+
+def _is_tls_block(paragraph: list[str]) -> bool:
+    keys = {s[0] for line in paragraph if (s := _setting(line))}
+    return {"listener", "certfile"} <= keys
+
+
 def render_conf(
     shipped: str, *, port: int, passwd: Path, acl: Path, data_dir: Path, log: Path, tls: TlsFiles | None = None, run_as_root: bool = False
 ) -> str:
     """The shipped config with this run's port and paths; every line it does not name is kept as is.
 
-    The plain listener moves to 127.0.0.1:`port`. With `tls`, the commented 8883 block is switched
-    on with its port and make-certs.sh's files; without, it stays commented out."""
+    The plain listener moves to 127.0.0.1:`port`. The TLS listener's block (live in the hub box's
+    lavos.conf, commented out in the centre's central.conf) is, with `tls`, switched on with its
+    port and make-certs.sh's files; without, it is commented out (a run without certificates)."""
     replaced: set[str] = set()
     out = ["user root"] if run_as_root else []
-    in_tls_block = False
-    for line in shipped.splitlines():
-        words = line.split()
-        if line.startswith("#listener"):
-            in_tls_block = True
-        elif not line.strip():
-            in_tls_block = False
-        if in_tls_block and tls is not None and line.startswith("#") and not line.startswith("# "):
-            tls_key, *rest = line[1:].split()
-            tls_value = {
-                "listener": f"{tls.port} 127.0.0.1",
-                "cafile": tls.certs / "ca.crt",
-                "certfile": tls.certs / "server.crt",
-                "keyfile": tls.certs / "server.key",
-            }.get(tls_key, " ".join(rest))
-            out.append(f"{tls_key} {tls_value}")
-            replaced.add(f"tls {tls_key}")
+    for paragraph in _paragraphs(shipped):
+        if _is_tls_block(paragraph):
+            out += _tls_block(paragraph, tls, replaced)
             continue
-        key = words[0] if words and not line.startswith("#") else ""
-        value = {"listener": f"{port} 127.0.0.1", "password_file": passwd, "acl_file": acl, "persistence_location": f"{data_dir}/"}.get(key)
-        if value is not None:
+        for line in paragraph:
+            s = _setting(line)
+            key = s[0] if s and not s[2] else ""
+            value = {"listener": f"{port} 127.0.0.1", "password_file": passwd, "acl_file": acl, "persistence_location": f"{data_dir}/"}.get(
+                key
+            )
+            if value is None:
+                out.append(line)
+                continue
             if key in replaced:
-                raise ValueError(f"the shipped Mosquitto config has more than one {key} line; sim/mosquitto.py expects one")
+                raise ValueError(
+                    f"the shipped Mosquitto config has more than one {key} line outside its TLS block; sim/mosquitto.py expects one"
+                )
             replaced.add(key)
             out.append(f"{key} {value}")
-        else:
-            out.append(line)
     if "persistence_location" not in replaced:  # Debian's main config sets it for a club (see the shipped file)
         out.append(f"persistence_location {data_dir}/")
     missing = {"listener", "password_file", "acl_file"} - replaced
@@ -148,6 +166,30 @@ def render_conf(
         raise ValueError(f"the shipped Mosquitto config lacks {', '.join(sorted(missing))}: sim/mosquitto.py cannot run it")
     out += [f"log_dest file {log}", *(f"log_type {t}" for t in ("error", "warning", "notice", "information"))]
     return "\n".join(out) + "\n"
+
+
+def _tls_block(paragraph: list[str], tls: TlsFiles | None, replaced: set[str]) -> list[str]:
+    out = []
+    for line in paragraph:
+        s = _setting(line)
+        if s is None:
+            out.append(line)
+            continue
+        key, value, _ = s
+        if tls is None:
+            out.append(f"#{key} {value}".rstrip())
+            continue
+        value = str(
+            {
+                "listener": f"{tls.port} 127.0.0.1",
+                "cafile": tls.certs / "ca.crt",
+                "certfile": tls.certs / "server.crt",
+                "keyfile": tls.certs / "server.key",
+            }.get(key, value)
+        )
+        out.append(f"{key} {value}".rstrip())
+        replaced.add(f"tls {key}")
+    return out
 
 
 @dataclass

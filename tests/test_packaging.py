@@ -100,7 +100,7 @@ def test_the_agent_imports_without_the_hub_packages():
     [
         (["--help"], ["edge", "node-config", "schema"]),
         (["edge", "--help"], ["test-sensors", "--config"]),
-        (["node-config", "pool-01", "--mqtt-host", "hub.local"], ['table = "pool-01"', 'host = "hub.local"']),
+        (["node-config", "pool-01", "--mqtt-host", "lavos.local"], ['table = "pool-01"', 'host = "lavos.local"']),
         (["schema"], ["lavos/v1/table/<table>/status"]),
     ],
     ids=["help", "edge-help", "node-config", "schema"],

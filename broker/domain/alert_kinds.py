@@ -338,3 +338,102 @@ def central_backlog(percent: int, megabytes: int, full: bool) -> AlertSpec:
         f"záznamy pre centrálu sa hromadia ({percent} % limitu): spojenie s centrálou nefunguje",
         f"records for the centre are piling up ({percent} % of the limit): the link to the centre is down",
     )
+
+
+# -- the hub box itself (broker.hall.box_watch): its clock, its backups, its certificates ----------
+
+
+def clock_unsynced_key() -> str:
+    return "clock_unsynced"
+
+
+def clock_jump_key() -> str:
+    return "clock_jump"
+
+
+def backup_failed_key() -> str:
+    return "backup_failed"
+
+
+def backup_missing_key() -> str:
+    return "backup_missing"
+
+
+def cert_expiring_key(name: str) -> str:
+    return f"cert_expiring:{name}"
+
+
+def clock_unsynced() -> AlertSpec:
+    """The decision (README, "The billing clock"): the hub goes on billing and taking payments with a
+    clock never synchronised since boot (refusing would close a club whose internet is down), says so on
+    every tablet, and marks every game that runs meanwhile."""
+    return AlertSpec(
+        "clock_unsynced",
+        clock_unsynced_key(),
+        None,
+        "critical",
+        "Hodiny hubu sa od spustenia nesynchronizovali (NTP): hry a platby idú ďalej, ale ich časy môžu byť posunuté. "
+        "Hry, ktoré teraz bežia, sú označené: skontrolujte ich účty a pripojenie boxu na internet.",
+        "The hub's clock has not been synchronised since it started (NTP): games and payments go on, but their times may be off. "
+        "The games running now are marked: check their bills and the box's internet connection.",
+    )
+
+
+def clock_jump(sk_by: str, en_by: str) -> AlertSpec:
+    return AlertSpec(
+        "clock_jump",
+        clock_jump_key(),
+        None,
+        "critical",
+        f"Hodiny hubu skočili o {sk_by}: hry, ktoré vtedy bežali, sú označené; skontrolujte ich účty.",
+        f"The hub's clock jumped by {en_by}: the games running then are marked; check their bills.",
+    )
+
+
+def backup_failed(when_sk: str, when_en: str, error: str, copy_only: bool) -> AlertSpec:
+    if copy_only:
+        return AlertSpec(
+            "backup_failed",
+            backup_failed_key(),
+            None,
+            "critical",
+            f"Záloha z {when_sk} je len na boxe: kópia mimo boxu zlyhala ({error}). Skontrolujte USB kľúč / NAS.",
+            f"The backup of {when_en} is on the box only: copying it off the box failed ({error}). Check the USB stick / NAS.",
+        )
+    return AlertSpec(
+        "backup_failed",
+        backup_failed_key(),
+        None,
+        "critical",
+        f"Nočná záloha z {when_sk} zlyhala ({error}): pozrite journalctl -u lavos-backup.",
+        f"The nightly backup of {when_en} failed ({error}): see journalctl -u lavos-backup.",
+    )
+
+
+def backup_missing(last_sk: str | None, last_en: str | None, hours: int) -> AlertSpec:
+    if last_sk is None or last_en is None:
+        sk, en = f"Box nemá žiadnu zálohu (hub beží {hours} h)", f"The box has no backup at all (the hub has run for {hours} h)"
+    else:
+        sk, en = f"Posledná záloha je z {last_sk}, pred {hours} h", f"The last backup is of {last_en}, {hours} h ago"
+    return AlertSpec(
+        "backup_missing",
+        backup_missing_key(),
+        None,
+        "critical",
+        f"{sk}: nočná záloha (lavos-backup.timer) nebeží. Pozrite systemctl status lavos-backup.timer.",
+        f"{en}: the nightly backup (lavos-backup.timer) is not running. See systemctl status lavos-backup.timer.",
+    )
+
+
+def cert_expiring(name: str, until_sk: str, until_en: str, days: int) -> AlertSpec:
+    gone = days < 0
+    return AlertSpec(
+        "cert_expiring",
+        cert_expiring_key(name),
+        None,
+        "critical" if days < 7 else "warning",
+        (f"Certifikát {name} vypršal {until_sk}" if gone else f"Certifikát {name} vyprší {until_sk} (o {days} d)")
+        + ": moduly pri stoloch sa potom nepripoja. Obnovte ho: sudo /opt/lavos/deploy/hub/install.sh",
+        (f"The certificate {name} expired on {until_en}" if gone else f"The certificate {name} expires on {until_en} (in {days} days)")
+        + ": the table modules cannot connect after that. Renew it: sudo /opt/lavos/deploy/hub/install.sh",
+    )

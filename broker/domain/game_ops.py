@@ -35,6 +35,7 @@ __all__ = [
     "bill_reason",
     "card_op",
     "card_removed_op",
+    "clock_op",
     "correction_op",
     "current_rate",
     "extend_op",
@@ -48,7 +49,7 @@ __all__ = [
     "transfer_op",
 ]
 
-OpKind = Literal["start", "stop", "pause", "resume", "transfer", "card", "card_removed", "extend", "extra", "correction", "void"]
+OpKind = Literal["start", "stop", "pause", "resume", "transfer", "card", "card_removed", "extend", "extra", "correction", "void", "clock"]
 OP_KINDS: tuple[str, ...] = get_args(OpKind)
 # "extra" and "void" are kinds of the past: a game's extras were ops of its log until migration
 # 0012 moved every one onto the game's tab (broker.hall.till.tabs: products, VAT per item, one void
@@ -159,6 +160,13 @@ def extend_op(at: datetime, minutes: int, *, actor: str = "system", reason: str 
     return Op("extend", at, {"minutes": minutes}, actor, reason)
 
 
+def clock_op(at: datetime, cause: str, jump_s: int | None = None) -> Op:
+    """The hub's clock could not be trusted while this game ran (broker.hall.box_watch): `cause`
+    "unsynced" (never synchronised since boot) or "jump" (it stepped by `jump_s` seconds). Changes
+    no amount: it marks the game so staff check its times and bill."""
+    return Op("clock", at, {"cause": cause, "jump_s": jump_s}, "system", None)
+
+
 def correction_op(at: datetime, amount_cents: int, reason: str, *, actor: str) -> Op:
     return Op("correction", at, {"amount_cents": amount_cents}, actor, reason)
 
@@ -216,6 +224,15 @@ def _member(value: object, where: str) -> MemberSnapshot:
     )
 
 
+def _one_of(*allowed: str) -> Callable[[object, str], str]:
+    def check(value: object, where: str) -> str:
+        if value not in allowed:
+            raise GameError(f"{where} must be one of {', '.join(allowed)}, got {value!r}")
+        return str(value)
+
+    return check
+
+
 def _bool(value: object, where: str) -> bool:
     if not isinstance(value, bool):
         raise GameError(f"{where} must be true or false, got {value!r}")
@@ -250,6 +267,7 @@ _SCHEMAS: dict[str, dict[str, tuple[Check, bool]]] = {
     "extra": {"extra": (_text, True), "quantity": (_int_in(1, _MAX_QUANTITY), True), "unit_cents": (_int_in(0, 1_000_000), True)},
     "correction": {"amount_cents": (_correction_cents, True)},
     "void": {"extra_op": (_int_in(1, 1_000_000), True)},
+    "clock": {"cause": (_one_of("unsynced", "jump"), True), "jump_s": (_int_in(-(10**10), 10**10), False)},
 }
 
 
@@ -266,6 +284,8 @@ class _OpData(TypedDict, total=False):
     unit_cents: int
     amount_cents: int
     extra_op: int
+    cause: str
+    jump_s: int | None
 
 
 def _parse(op: Op) -> _OpData:
@@ -305,6 +325,7 @@ class GameState:
     segments: tuple[Segment, ...] = ()  # played time up to the last op that changed the rate or paused
     corrections: tuple[Correction, ...] = ()
     op_count: int = 0
+    clock_unsure: bool = False  # the hub's clock was not to be trusted during the game (a "clock" op)
 
     @property
     def context(self) -> RateContext:
@@ -460,6 +481,10 @@ def _moved_to_tab(state: GameState, op: Op, d: _OpData, venue: Venue) -> GameSta
     return state
 
 
+def _clock(state: GameState, op: Op, d: _OpData, venue: Venue) -> GameState:
+    return replace(state, clock_unsure=True)
+
+
 def _correct(state: GameState, op: Op, d: _OpData, venue: Venue) -> GameState:
     reason = _text(op.reason, "a correction's reason")
     if op.actor == "system":
@@ -478,6 +503,7 @@ _HANDLERS: dict[str, Callable[[GameState, Op, _OpData, Venue], GameState]] = {
     "extra": _moved_to_tab,
     "correction": _correct,
     "void": _moved_to_tab,
+    "clock": _clock,
 }
 
 

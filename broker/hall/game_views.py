@@ -78,6 +78,9 @@ class GameBrief:
     prepaid_left_s: int | None
     amount_cents: int
     extras: tuple[GameExtra, ...]
+    # The hub's clock was not to be trusted while it ran (never synchronised since boot, or it
+    # jumped): its times and bill need a look (broker.hall.box_watch).
+    clock_unsure: bool
 
     @derived
     def amount(self) -> str:
@@ -139,4 +142,5 @@ def brief_fields(
         prepaid_left_s=int(left.total_seconds()) if left is not None else None,
         amount_cents=bill.total_cents,
         extras=tuple(GameExtra.of(i) for i in items),
+        clock_unsure=st.clock_unsure,
     )

@@ -126,6 +126,16 @@ class CorrectBill(GameCommand):
 
 
 @command
+class MarkClockUnsure(GameCommand):
+    """The hub's clock could not be trusted while the game ran (never synchronised since boot, or
+    it jumped: broker.hall.box_watch): the game is marked so staff check its times and bill; its
+    amount does not change. `cause` "unsynced" or "jump" (by `jump_s` seconds)."""
+
+    cause: str
+    jump_s: int | None = None
+
+
+@command
 class SetCard(GameCommand):
     """Put a member's club card on a running game (by member or by card), or take it off (neither)."""
 
@@ -370,6 +380,10 @@ class Games:
             left = max(0, int((found[1].state.prepaid_until - now).total_seconds() // 60))
             self._prepaid_guard(found[0], left + c.minutes if isinstance(c.minutes, int) else None, now)
         return self.change(c.game, lambda at: game_ops.extend_op(at, c.minutes, actor=c.actor))
+
+    @handles(MarkClockUnsure)
+    def mark_clock(self, c: MarkClockUnsure) -> GameState:
+        return self.change(c.game, lambda at: game_ops.clock_op(at, c.cause, c.jump_s))
 
     @handles(SetCard)
     def set_card(self, c: SetCard) -> GameState:

@@ -27,6 +27,7 @@ from argon2 import PasswordHasher
 from sqlalchemy import func, select
 
 from broker.accounts.users import DEFAULT_HASHER
+from broker.adapters.box_sensors import BoxSensors
 from broker.adapters.hub_link import HubLink, MqttUrl
 from broker.adapters.inbox import DEFAULT_BOUND, HomeAssistantOnline, LinkUp, make_inbox
 from broker.adapters.link_process import ProcessLink
@@ -43,6 +44,7 @@ from broker.hall.accounts import Accounts
 from broker.hall.alert_book import AlertBook
 from broker.hall.booking_book import BookingBook
 from broker.hall.bookings import BookingMissing, Bookings
+from broker.hall.box_watch import BoxWatch
 from broker.hall.closing import Closing
 from broker.hall.commands import Command, Handlers
 from broker.hall.errors import CardInUse, NotFound, ServiceError
@@ -124,6 +126,7 @@ class Hub:
         data_dir: Path | None = None,
         password_hasher: PasswordHasher = DEFAULT_HASHER,
         central: CentralSettings | None = None,
+        box: BoxSensors | None = None,
     ) -> None:
         self.venue = venue
         # The costs a login's password is checked against (a stored hash with others is re-hashed to
@@ -194,6 +197,11 @@ class Hub:
         if self._sender is not None:
             self.outbox.wake = self._sender.wake
         self.waiting_list.announce = self.notifications.offer_made
+        # The box watching itself (broker.hall.box_watch): its clock, backups and certificates, when
+        # `lavos server` is told to (a hub box's unit is); in the watchdog's rounds, after the others.
+        self.box_watch = BoxWatch(self._hall, box, self.execute) if box is not None else None
+        if self.box_watch is not None:
+            self.watchdog.rounds.append(self.box_watch.round)
         # Each command's one handler, in the part that owns its rules.
         self.commands = Handlers(
             [

@@ -11,6 +11,7 @@ from broker.ops.cli_home_assistant import ha_app
 from broker.ops.cli_options import actor_name, actor_option, db_option, store_session
 from broker.ops.cli_users import user_app
 from devices.cli_support import fail
+from devices.hub_address import HUB_HOST, MQTT_TLS_PORT, NODE_CA_FILE
 
 members_app = typer.Typer(
     help="The member registry.\n\nExample: lavos members import deploy/members/lavos-members.csv", no_args_is_help=True
@@ -95,61 +96,85 @@ def db_upgrade(db: str | None = db_option) -> None:
 
 
 broker_app = typer.Typer(
-    help="The central MQTT broker (Mosquitto): node credentials.\n\nExample: lavos broker add-node pool-01 --mqtt-host hub.local",
+    help="The central MQTT broker (Mosquitto): node credentials.\n\nExample: lavos broker add-node pool-01",
     no_args_is_help=True,
 )
 
 
 @broker_app.command("add-node")
 def broker_add_node(
-    table: str = typer.Argument(..., help="Table id from the venue file, e.g. pool-01"),
-    venue: Path = typer.Option(Path("deploy/venues/lavos.toml"), help="Venue file"),
+    tables: list[str] = typer.Argument(None, help="Table ids from the venue file, e.g. pool-01 pool-02 (or --new)", show_default=False),
+    new: bool = typer.Option(False, "--new", help="Every table of the venue that has no password in the password file yet"),
+    venue: Path = typer.Option(Path("/etc/lavos/venue.toml"), help="Venue file"),
     passwd_file: Path = typer.Option(Path("/etc/mosquitto/lavos.passwd"), help="Mosquitto password file to add the node to"),
-    out_dir: Path = typer.Option(Path("nodes"), help="Where to write <table>.toml and <table>.password for the Pi"),
-    mqtt_host: str = typer.Option(..., help="Host name or address of this central box, as the Pis reach it"),
-    mqtt_port: int = typer.Option(1883, help="MQTT port (8883 with --tls)"),
-    tls: bool = typer.Option(False, help="Nodes connect with TLS (see deploy/mosquitto/make-certs.sh)"),
+    out_dir: Path = typer.Option(Path("/etc/lavos/nodes"), help="Where to write <table>.toml, <table>.password (and ca.crt) for the Pi"),
+    mqtt_host: str = typer.Option(HUB_HOST, help="This box's name as the Pis reach it (mDNS, set up by deploy/hub/install.sh)"),
+    mqtt_port: int = typer.Option(MQTT_TLS_PORT, help="MQTT port (8883: TLS; 1883 only with --no-tls)"),
+    tls: bool = typer.Option(True, "--tls/--no-tls", help="Nodes connect with TLS, checking the broker against the club's CA"),
+    ca_file: Path = typer.Option(
+        Path("/etc/lavos/ca.crt"), "--ca-file", help="The club's CA (deploy/hub/install.sh makes it): goes into the kit"
+    ),
     node_host: str | None = typer.Option(
         None, help="The Pi's host name or address as this box reaches it over SSH, for fleet updates (default: lavos-<table>.local)"
     ),
     inventory: Path | None = typer.Option(
-        None, help="The Ansible inventory of the nodes to add it to (default: OUT_DIR/inventory.json; deploy/ansible/README.md)"
+        None, help="The Ansible inventory of the nodes to add them to (default: OUT_DIR/inventory.json; deploy/ansible/README.md)"
     ),
 ) -> None:
-    """Create (or renew) a table node's MQTT password and write its node.toml; keep it in the nodes' inventory.
+    """Create (or renew) table nodes' MQTT passwords and write each node's kit: node.toml, its
+    password and the club's CA; keep each node in the nodes' inventory.
 
-    Copy both files to the Pi (/etc/lavos/node.toml and /etc/lavos/mqtt-password), then reload
-    Mosquitto: systemctl reload mosquitto. The inventory is what deploy/ansible/update-nodes.yml
-    updates every node with.
+    Copy the kit to the Pi and install it there (deploy/pi/install.sh --config T.toml
+    --password-file T.password --ca-file ca.crt), then reload Mosquitto: systemctl reload mosquitto.
+    The inventory is what deploy/ansible/update-nodes.yml updates every node with.
 
-    Example: lavos broker add-node pool-01 --mqtt-host hub.local --out-dir /etc/lavos/nodes
+    Example: lavos broker add-node pool-01 pool-02
     """
-    from broker.accounts.node_credentials import CredentialError, add_node
+    from broker.accounts.node_credentials import CredentialError, add_node, users_in
     from broker.domain.venue import load_venue
     from broker.ops.node_inventory import INVENTORY_NAME, keep_node, load_inventory
     from devices.tomlfile import ConfigError
 
+    if bool(tables) == new:
+        raise fail("name the tables (e.g. pool-01 pool-02) or give --new, not both")
+    if node_host is not None and (new or len(tables) != 1):
+        raise fail("--node-host names one table's Pi: give it with one table")
+    if not tls and mqtt_port == MQTT_TLS_PORT:
+        mqtt_port = 1883  # the plain listener's port, unless one was given
     inventory = inventory or out_dir / INVENTORY_NAME
     try:
-        hosts = load_inventory(inventory)  # before the password changes: a file it cannot keep stops it first
-        kit = add_node(
-            load_venue(venue),
-            table,
-            passwd_file,
-            out_dir,
-            mqtt_host=mqtt_host,
-            mqtt_port=mqtt_port,
-            tls=tls,
-            ca_file=Path("/etc/lavos/ca.crt") if tls else None,
-        )
-        host = keep_node(inventory, hosts, table, node_host)
+        hosts = load_inventory(inventory)  # before any password changes: a file it cannot keep stops it first
+        the_venue = load_venue(venue)
+        if new:
+            have = users_in(passwd_file)
+            tables = [t.id for t in the_venue.tables if t.id not in have]
+        kits = []
+        for table in tables:
+            kits.append(
+                add_node(
+                    the_venue,
+                    table,
+                    passwd_file,
+                    out_dir,
+                    mqtt_host=mqtt_host,
+                    mqtt_port=mqtt_port,
+                    tls=tls,
+                    ca_file=NODE_CA_FILE,
+                    ca_cert=ca_file,
+                )
+            )
+            keep_node(inventory, hosts, table, node_host)
     except (ConfigError, CredentialError, OSError) as e:
         raise fail(str(e)) from None
-    typer.echo(
-        f"{table}: password in {passwd_file}; copy {kit.config_file} -> /etc/lavos/node.toml and "
-        f"{kit.password_file} -> /etc/lavos/mqtt-password on the Pi; then: systemctl reload mosquitto"
-    )
-    typer.echo(f"{table}: in {inventory} as {host} (fleet updates: deploy/ansible/update-nodes.yml)")
+    for kit in kits:
+        typer.echo(
+            f"{kit.table}: password in {passwd_file}; copy {kit.config_file} -> /etc/lavos/node.toml and "
+            f"{kit.password_file} -> /etc/lavos/mqtt-password on the Pi{f', {kit.ca_file} -> /etc/lavos/ca.crt' if kit.ca_file else ''}"
+        )
+    if kits:
+        typer.echo(f"in {inventory} for fleet updates (deploy/ansible/update-nodes.yml); then: systemctl reload mosquitto")
+    else:
+        typer.echo(f"every table of {venue} has a password in {passwd_file} already")
 
 
 def _backup_db(db: str | None) -> str:
@@ -158,58 +183,124 @@ def _backup_db(db: str | None) -> str:
     return db or default_db_url()
 
 
+root_option = typer.Option(Path("/"), "--root", help="The box's root (a scratch directory to try it out)", show_default=False)
+
+
 def backup(
-    file: Path = typer.Argument(..., help="Where to write the backup, e.g. /var/backups/lavos/lavos-2026-11-30.db"),
+    file: Path | None = typer.Argument(None, help="Where to write the backup, e.g. /var/backups/lavos/lavos-2026-11-30.db"),
     db: str | None = db_option,
     force: bool = typer.Option(False, "--force", help="Replace FILE if it exists"),
+    box: bool = typer.Option(
+        False, "--box", help="The whole hub box into FILE (.tar.gz): database, /etc/lavos, Mosquitto's files, cookie secret"
+    ),
+    nightly: bool = typer.Option(
+        False, "--nightly", help="What lavos-backup.timer runs: a box backup into /etc/lavos/backup.toml's dir, kept and copied off the box"
+    ),
+    root: Path = root_option,
 ) -> None:
-    """Back up the database into FILE; safe while lavos server runs.
+    """Back up the database into FILE (or, with --box, the whole hub box); safe while lavos server runs.
 
     SQLite: a consistent copy made with SQLite's online backup (an ordinary SQLite file).
     PostgreSQL: pg_dump in custom format, with the URL's credentials (needs postgresql-client).
+    --box: everything a freshly installed box needs to be this club again (lavos restore FILE).
+    --nightly: as --box into the backup directory, keeps keep_days, copies them to copy_to
+    (/etc/lavos/backup.toml) and writes the status the hub watches (exit 1 when it failed).
 
     Example: lavos backup /var/backups/lavos/lavos-$(date +%F).db
     """
     from broker.ops.backup import BackupError
     from broker.ops.backup import backup as run_backup
+    from broker.ops.box import BoxLayout, backup_box
+    from broker.ops.box import nightly as run_nightly
 
+    layout = BoxLayout(root)
+    if nightly:
+        if file is not None or box:
+            raise fail("--nightly writes where /etc/lavos/backup.toml says: give no FILE and no --box")
+        status = run_nightly(layout, db_url=db)
+        if status.ok:
+            typer.echo(
+                f"backed up the box to {status.file} ({(status.bytes or 0) / 1e6:.1f} MB) in {status.seconds} s"
+                + (f", copied to {status.copied_to}" if status.copied_to else "")
+            )
+            return
+        typer.echo(f"error: the nightly backup failed: {status.error or status.copy_error}", err=True)
+        raise typer.Exit(1)
+    if file is None:
+        raise fail("say where to write the backup: lavos backup FILE (or --nightly)")
     try:
-        typer.echo(run_backup(_backup_db(db), file, force=force))
+        typer.echo(backup_box(layout, file, db_url=db, force=force) if box else run_backup(_backup_db(db), file, force=force))
     except BackupError as e:
         raise fail(str(e)) from None
 
 
 def restore(
-    file: Path = typer.Argument(..., help="A file made by lavos backup"),
+    file: Path = typer.Argument(..., help="A file made by lavos backup (a database, or a whole box: --box, --nightly)"),
     db: str | None = db_option,
     force: bool = typer.Option(False, "--force", help="Replace what the database holds now (back it up first)"),
+    root: Path = root_option,
 ) -> None:
-    """Restore a backup made by lavos backup into the database, then upgrade its schema.
+    """Restore a backup made by lavos backup into the database, then upgrade its schema; a box
+    backup also puts the box's files back (/etc/lavos, Mosquitto's files, the cookie secret).
 
     A database that holds rows is refused without --force; a backup from a newer Lavos is
     refused. Stop lavos server first and start it after: it keeps open games in memory.
+    On a new box: deploy/hub/install.sh --restore FILE does the install and this at once.
 
     Example: lavos restore /var/backups/lavos/lavos-2026-11-30.db --db sqlite:////var/lib/lavos/lavos.db
     """
     from broker.ops.backup import BackupError
     from broker.ops.backup import restore as run_restore
+    from broker.ops.box import BoxLayout, is_box_backup, restore_box
 
     try:
-        typer.echo(run_restore(file, _backup_db(db), force=force))
+        if is_box_backup(file):
+            typer.echo(restore_box(file, BoxLayout(root), db_url=db, force=force))
+        else:
+            typer.echo(run_restore(file, _backup_db(db), force=force))
     except BackupError as e:
         raise fail(str(e)) from None
+
+
+box_app = typer.Typer(help="The hub box (deploy/hub/install.sh).\n\nExample: lavos box setup --manager jana", no_args_is_help=True)
+
+
+@box_app.command("setup")
+def box_setup(
+    manager: str | None = typer.Option(
+        None, "--manager", help="The first manager's login, made with a one-time password if no manager exists"
+    ),
+    root: Path = root_option,
+) -> None:
+    """What deploy/hub/install.sh needs Lavos for: the hub's MQTT login (/etc/lavos/hub-password),
+    a kit for every venue table without a password (/etc/lavos/nodes), the first manager.
+    Idempotent: what is there stays; exit 0, and the last line says whether anything changed.
+
+    Example: lavos box setup --manager jana
+    """
+    from broker.accounts.node_credentials import CredentialError
+    from broker.accounts.users import UserError
+    from broker.ops.box import BoxLayout, setup
+    from broker.storage.errors import StoreError
+    from devices.tomlfile import ConfigError
+
+    try:
+        changed = setup(BoxLayout(root), manager=manager, say=typer.echo)
+    except (ConfigError, CredentialError, StoreError, UserError, OSError) as e:
+        raise fail(str(e)) from None
+    typer.echo("box: changed" if changed else "box: unchanged")
 
 
 def node_config(
     table: str = typer.Argument(..., help="Table id, e.g. pool-01"),
     venue: Path = typer.Option(Path("deploy/venues/lavos.toml"), help="Venue file"),
-    mqtt_host: str = typer.Option("localhost", help="Host name of the central MQTT broker"),
+    mqtt_host: str = typer.Option("localhost", help=f"Host name of the central MQTT broker (a hub box: {HUB_HOST})"),
     mqtt_port: int = typer.Option(1883, help="Broker port"),
     password_file: Path = typer.Option(Path("/etc/lavos/mqtt-password"), help="File holding the node's MQTT password"),
 ) -> None:
     """Print the node.toml for one table of a venue file.
 
-    Example: lavos node-config pool-01 --mqtt-host hub.local > /etc/lavos/node.toml
+    Example: lavos node-config pool-01 --mqtt-host lavos.local > /etc/lavos/node.toml
     """
     from broker.domain.venue import load_venue
     from devices.nodeconfig import dump_node_config, node_config_for
@@ -232,6 +323,7 @@ def register(app: typer.Typer) -> None:
     app.command("backup")(backup)
     app.command("restore")(restore)
     app.add_typer(broker_app, name="broker")
+    app.add_typer(box_app, name="box")
     app.add_typer(members_app, name="members")
     app.add_typer(user_app, name="user")
     app.add_typer(db_app, name="db")

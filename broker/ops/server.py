@@ -75,6 +75,7 @@ class HubPlan:
     link_process: bool = True  # the MQTT link in a child process (broker.adapters.link_process)
     home_assistant: bool = False  # MQTT discovery for Home Assistant (broker.hall.home_assistant)
     central: Any = None  # CentralSettings: the records go to the central reporting hub (broker.hall.outbox)
+    box: Any = None  # BoxSensors: the hub box watches its clock, backups and certificates (broker.hall.box_watch)
     closers: list[Callable[[], None]] = field(default_factory=list)
     _prepared: list[Any] | None = None  # the metrics writer made ahead (prepare_metrics), until a hub takes it
 
@@ -115,6 +116,7 @@ class HubPlan:
             home_assistant=self.home_assistant,
             data_dir=self.data_dir,
             central=self.central,
+            box=self.box,
         )
         self.closers.append(hub.close)  # closes the metrics writer too
         try:

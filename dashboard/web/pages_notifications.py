@@ -43,6 +43,11 @@ KINDS = {
     "ekasa_offline_overdue": N_("eKasa receipts offline too long"),
     "central_backlog": N_("records for the centre piling up"),
     "central_refused": N_("a record the centre refused"),
+    "clock_unsynced": N_("the hub's clock not synchronised"),
+    "clock_jump": N_("the hub's clock jumped"),
+    "backup_failed": N_("the nightly backup failed"),
+    "backup_missing": N_("no recent backup"),
+    "cert_expiring": N_("a TLS certificate near its end"),
     "waiting_list": N_("a table offered to a waiting party"),
 }
 SEVERITIES = {"info": N_("everything (info)"), "warning": N_("warnings and critical"), "critical": N_("critical only")}

@@ -4,7 +4,8 @@
 #   deploy/mosquitto/make-certs.sh [--out DIR] [--days N] [--force] HOST [HOST...]
 #
 # HOST: every name or address the Pis and the hub use to reach the broker, e.g.
-#   deploy/mosquitto/make-certs.sh --out /root/lavos-certs hub.local lavos-hub 192.168.1.10
+#   deploy/mosquitto/make-certs.sh --out /root/lavos-certs lavos.local 192.168.1.10
+# (deploy/hub/install.sh runs it for you: --out /etc/lavos/tls lavos.local and its --name NAMEs)
 #
 # Running it again keeps the CA (every Pi already trusts it) and re-issues the server
 # certificate only when the host list changed or it expires within 30 days. --force makes a new
@@ -32,7 +33,7 @@ while [ $# -gt 0 ]; do
         *) hosts+=("$1"); shift ;;
     esac
 done
-[ ${#hosts[@]} -gt 0 ] || die "name at least one host the broker is reached as, e.g. $0 hub.local 192.168.1.10"
+[ ${#hosts[@]} -gt 0 ] || die "name at least one host the broker is reached as, e.g. $0 lavos.local 192.168.1.10"
 command -v openssl >/dev/null || die "openssl is missing: apt-get install openssl"
 
 # Subject alternative names: clients check the host they dialled against these, never the CN.

@@ -3,7 +3,7 @@
 # what is already right is left alone, and the agent restarts only if something changed.
 #
 #   sudo deploy/pi/install.sh --config pool-01.toml --password-file pool-01.password [--ca-file ca.crt]
-#   sudo deploy/pi/install.sh --table pool-01 --mqtt-host hub.local [--venue deploy/venues/lavos.toml]
+#   sudo deploy/pi/install.sh --table pool-01 --mqtt-host lavos.local [--venue deploy/venues/lavos.toml]
 #
 # Options:
 #   --config FILE         node.toml made on the central box (lavos broker add-node / lavos node-config)

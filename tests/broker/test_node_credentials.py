@@ -27,11 +27,12 @@ def test_add_node_makes_working_credentials_and_config(tmp_path):
         "--out-dir",
         str(tmp_path / "kit"),
         "--mqtt-host",
-        "hub.local",
+        "lavos.local",
+        "--no-tls",
     )
     assert done.returncode == 0, done.stderr
     cfg = load_node_config(tmp_path / "kit" / "pool-03.toml")
-    assert cfg.table == "pool-03" and cfg.mqtt.host == "hub.local" and len(cfg.pins.pockets) == 6
+    assert cfg.table == "pool-03" and cfg.mqtt.host == "lavos.local" and len(cfg.pins.pockets) == 6
     password = (tmp_path / "kit" / "pool-03.password").read_text().strip()
     broker.start()
     try:

@@ -111,7 +111,7 @@ def test_mosquitto_gets_our_config_acl_and_password_file_where_the_config_says(c
     # it) Mosquitto writes its database to the working directory, which must be the volume
     store = settings.get("persistence_location") or found(r"cd (\S+) && exec mosquitto", command).group(1)
     assert settings["persistence"] == "true" and store.rstrip("/") in volumes
-    for tls_file in re.findall(r"^#(?:cafile|certfile|keyfile) (\S+)", conf, re.M):
+    for tls_file in re.findall(r"^#?(?:cafile|certfile|keyfile) (\S+)", conf, re.M):
         assert Path(tls_file).parent.as_posix() in mounts, f"{tls_file}: the TLS listener's files are not mounted"
 
 

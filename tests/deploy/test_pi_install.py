@@ -45,7 +45,7 @@ def kit(tmp_path):
     cfg = node_config_for(
         load_venue(VENUE),
         "pool-01",
-        mqtt_host="hub.local",
+        mqtt_host="lavos.local",
         mqtt_port=8883,
         password_file=Path("/etc/lavos/mqtt-password"),
         tls=True,
@@ -99,7 +99,7 @@ def test_node_toml_from_table_and_host_with_lavos_node_config(kit, tmp_path):
     assert run("--prefix", str(root), "--config", str(kit / "pool-01.toml"), "--no-pip").returncode == 0
     # as if pip had installed lavos into the node's venv
     (root / "opt/lavos/.venv/bin/lavos").symlink_to(REPO / ".venv" / "bin" / "lavos")
-    args = ["--prefix", str(root), "--table", "pool-04", "--mqtt-host", "hub.local", "--no-pip"]
+    args = ["--prefix", str(root), "--table", "pool-04", "--mqtt-host", "lavos.local", "--no-pip"]
     made = run(*args)
     assert made.returncode == 0, made.stderr
     assert "installed: " in made.stdout and 'table = "pool-04"' in (root / "etc/lavos/node.toml").read_text()
@@ -173,7 +173,7 @@ def test_an_mfrc522_node_gets_its_reader_package_and_others_do_not(kit, tmp_path
     (venv_bin / "pip").write_text(f'#!/bin/sh\necho "$*" >> {tmp_path}/pip.log\n')
     (venv_bin / "pip").chmod(0o755)
     mfrc = kit / "foos-01.toml"
-    cfg = node_config_for(load_venue(VENUE), "foos-01", mqtt_host="hub.local")
+    cfg = node_config_for(load_venue(VENUE), "foos-01", mqtt_host="lavos.local")
     mfrc.write_text(dump_node_config(cfg.model_copy(update={"card_reader": CardReaderSettings(kind="mfrc522")})))
     assert run("--prefix", str(root), "--config", str(kit / "pool-01.toml")).returncode == 0
     assert run("--prefix", str(root), "--config", str(mfrc)).returncode == 0

@@ -142,15 +142,15 @@ def listeners(commented: bool) -> list[list[str]]:
 
 
 def test_mosquitto_listens_as_the_page_says() -> None:
-    # One plain listener on every interface (no address: the LAN's nodes reach it), TLS commented out.
-    assert listeners(commented=False) == [["1883"]]
-    assert listeners(commented=True) == [["8883"]]
+    # TLS on every interface (no address: the LAN's nodes reach it), plain MQTT on loopback only.
+    assert listeners(commented=False) == [["1883", "127.0.0.1"], ["8883"]]
+    assert listeners(commented=True) == []
     assert "allow_anonymous false" in MOSQUITTO_CONF.read_text(encoding="utf-8")
     doc = DOC.read_text(encoding="utf-8")
-    assert "`listener 1883` with no address" in doc and "never forward 1883 or 8883" in doc
-    # The firewall opens the broker and the server's plain port to the LAN only.
+    assert "`listener 8883` with no address" in doc and "`listener 1883 127.0.0.1`" in doc and "never forward 1883 or 8883" in doc
+    # The firewall opens the broker's TLS port and the server's plain port to the LAN only; 1883 not at all.
     (lan_rule,) = [line for line in doc.splitlines() if "ip saddr" in line]
-    assert all(port in lan_rule for port in ("1883", "8883", "8080", "3000"))
+    assert all(port in lan_rule for port in ("8883", "8080", "3000")) and "1883" not in lan_rule
     (public,) = [line for line in doc.splitlines() if line.strip().startswith("tcp dport { 80, 443 }")]
     assert "1883" not in public and "8080" not in public
 

@@ -77,11 +77,11 @@ def tls_connect(port: int, ca_file: Path) -> mqtt.Client:
 
 
 def test_make_certs_is_idempotent_and_force_renews_the_ca(tmp_path):
-    first = make_certs(tmp_path, "hub.local", "192.168.1.10")
+    first = make_certs(tmp_path, "lavos.local", "192.168.1.10")
     assert first.returncode == 0, first.stderr
     assert "/etc/lavos/ca.crt" in first.stdout and "/etc/mosquitto/certs" in first.stdout  # says what goes where
     before = digests(tmp_path)
-    again = make_certs(tmp_path, "192.168.1.10", "hub.local")  # same hosts, another order
+    again = make_certs(tmp_path, "192.168.1.10", "lavos.local")  # same hosts, another order
     assert again.returncode == 0 and "keeping" in again.stdout
     assert digests(tmp_path) == before
     san = subprocess.run(
@@ -90,12 +90,12 @@ def test_make_certs_is_idempotent_and_force_renews_the_ca(tmp_path):
         text=True,
         check=True,
     ).stdout
-    assert "DNS:hub.local" in san and "IP Address:192.168.1.10" in san
+    assert "DNS:lavos.local" in san and "IP Address:192.168.1.10" in san
     # a new host name re-issues the server certificate under the same CA
-    make_certs(tmp_path, "hub.local", "192.168.1.10", "lavos-hub")
+    make_certs(tmp_path, "lavos.local", "192.168.1.10", "lavos-hub")
     after = digests(tmp_path)
     assert after["ca.crt"] == before["ca.crt"] and after["server.crt"] != before["server.crt"]
-    renewed = make_certs(tmp_path, "hub.local", force=True)
+    renewed = make_certs(tmp_path, "lavos.local", force=True)
     assert renewed.returncode == 0 and digests(tmp_path)["ca.crt"] != before["ca.crt"]
     assert (
         subprocess.run(

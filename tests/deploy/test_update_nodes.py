@@ -47,7 +47,7 @@ def fleet(hub, mosquitto, tmp_path):
     inventory = tmp_path / "nodes" / "inventory.json"
     for table in (BUSY, FREE):
         keep_node(inventory, load_inventory(inventory), table, None)
-        cfg = node_config_for(load_venue(VENUE), table, mqtt_host="hub.local", password_file=Path("/etc/lavos/mqtt-password"))
+        cfg = node_config_for(load_venue(VENUE), table, mqtt_host="lavos.local", password_file=Path("/etc/lavos/mqtt-password"))
         (tmp_path / f"{table}.toml").write_text(dump_node_config(cfg))
     data = load_inventory(inventory)
     for table, host in data["all"]["children"]["lavos_nodes"]["hosts"].items():

@@ -24,7 +24,7 @@ def test_node_config_for_every_lavos_table_round_trips(tmp_path, table_id):
     cfg = node_config_for(
         VENUE,
         table_id,
-        mqtt_host="hub.local",
+        mqtt_host="lavos.local",
         mqtt_port=8883,
         tls=True,
         password_file=Path("/etc/lavos/mqtt-password"),
@@ -32,7 +32,7 @@ def test_node_config_for_every_lavos_table_round_trips(tmp_path, table_id):
     )
     spec = VENUE.table(table_id)
     assert (cfg.table, cfg.kind, cfg.pins) == (spec.id, spec.kind, spec.pin_map)
-    assert (cfg.mqtt.host, cfg.mqtt.port, cfg.mqtt.tls) == ("hub.local", 8883, True)
+    assert (cfg.mqtt.host, cfg.mqtt.port, cfg.mqtt.tls) == ("lavos.local", 8883, True)
     # only the members-only foosball tables get a club-card reader
     assert (cfg.card_reader.kind == "evdev") == (spec.kind is Kind.FOOSBALL)
     path = tmp_path / "node.toml"
@@ -42,7 +42,7 @@ def test_node_config_for_every_lavos_table_round_trips(tmp_path, table_id):
 
 def test_lavos_node_config_cli_output_loads_back(tmp_path):
     out = subprocess.run(
-        [str(LAVOS), "node-config", "pool-01", "--mqtt-host", "hub.local"],
+        [str(LAVOS), "node-config", "pool-01", "--mqtt-host", "lavos.local"],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -52,7 +52,7 @@ def test_lavos_node_config_cli_output_loads_back(tmp_path):
     path = tmp_path / "node.toml"
     path.write_text(out.stdout, encoding="utf-8")
     cfg = load_node_config(path)
-    assert cfg == node_config_for(VENUE, "pool-01", mqtt_host="hub.local", password_file=Path("/etc/lavos/mqtt-password"))
+    assert cfg == node_config_for(VENUE, "pool-01", mqtt_host="lavos.local", password_file=Path("/etc/lavos/mqtt-password"))
     assert out.stdout.startswith("# Lavos table node: pool-01 (pool)\n")
 
 

@@ -64,7 +64,7 @@ def test_add_node_lavos_hub_exits_2_and_changes_no_password_file(tmp_path):
         "--out-dir",
         str(kit),
         "--mqtt-host",
-        "hub.local",
+        "lavos.local",
     )
     assert done.returncode == 2, done
     assert "'lavos-hub' is reserved" in done.stderr and "service account" in done.stderr
@@ -88,7 +88,7 @@ def test_add_node_refuses_a_venue_that_names_a_table_lavos_hub(tmp_path):
         "--out-dir",
         str(kit),
         "--mqtt-host",
-        "hub.local",
+        "lavos.local",
     )
     assert done.returncode == 2 and "is reserved" in done.stderr, done
     assert passwd.read_bytes() == before

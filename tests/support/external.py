@@ -75,6 +75,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "deploy/test_compose.py::test_the_lavos_command_uses_only_options_lavos_server_knows": _LAVOS,
     # install.sh runs the node's `lavos node-config` (through bash, which the guard cannot see into)
     "deploy/test_pi_install.py::test_node_toml_from_table_and_host_with_lavos_node_config": _LAVOS,
+    "deploy/test_hub_install.py": _LAVOS + _MQTT,  # install.sh runs `lavos`; the restored box's Mosquitto
     "deploy/test_tls.py::test_node_and_central_service_talk_over_tls": _MQTT,
     "deploy/test_tls.py::test_a_client_trusting_another_ca_is_refused": _MQTT,
     "devices/test_contract.py::test_lavos_schema_prints_json_schema_of_all_seven_topics": _LAVOS,

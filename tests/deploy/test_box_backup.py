@@ -1,0 +1,71 @@
+"""A box backup (broker/ops/box.py) on its own, in-process: a damaged one is refused before anything
+is written, a nightly run whose copy off the box fails says so (and keeps the backup), and the
+cookie secret's name is the dashboard's."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from broker.domain.box_rules import BackupStatus
+from broker.ops.backup import BackupError
+from broker.ops.box import SECRET_FILE, BoxLayout, backup_box, bundles, nightly, restore_box
+from broker.storage.engine import open_store
+from dashboard.web.app import SECRET_FILE as DASHBOARDS_SECRET_FILE
+from tests.support.hub import VENUE
+
+
+@pytest.fixture
+def layout(tmp_path):
+    box = BoxLayout(tmp_path / "box")
+    box.etc.mkdir(parents=True)
+    box.venue.write_text(VENUE.read_text())
+    box.data.mkdir(parents=True)
+    (box.data / SECRET_FILE).write_text("cookie-secret\n")
+    open_store(box.db_url).close()
+    return box
+
+
+def test_the_cookie_secret_is_the_one_the_dashboard_reads():
+    assert SECRET_FILE == DASHBOARDS_SECRET_FILE
+
+
+def test_a_damaged_box_backup_is_refused_before_anything_is_written(layout, tmp_path):
+    good = tmp_path / "good.tar.gz"
+    backup_box(layout, good)
+    bad = tmp_path / "bad.tar.gz"
+    with tarfile.open(good, "r:gz") as src, tarfile.open(bad, "w:gz") as dst:
+        for m in src.getmembers():
+            data = src.extractfile(m).read() if m.isfile() else b""  # type: ignore[union-attr]
+            if m.name.endswith("venue.toml"):
+                data = data.replace(b"Lavos", b"Evil!")
+                m.size = len(data)
+            dst.addfile(m, io.BytesIO(data))
+    target = BoxLayout(tmp_path / "new")
+    with pytest.raises(BackupError, match=r"is damaged: files/etc/lavos/venue\.toml"):
+        restore_box(bad, target)
+    assert not target.root.exists() or not any(target.root.rglob("*.toml"))
+    said = restore_box(good, target)
+    assert "systemctl restart mosquitto lavos-server" in said
+    assert target.venue.read_text() == layout.venue.read_text() and (target.data / SECRET_FILE).read_text() == "cookie-secret\n"
+
+
+def test_a_nightly_backup_whose_copy_fails_says_so_and_keeps_the_backup(layout, tmp_path):
+    layout.backup_conf.write_text(f'dir = "/backups"\nkeep_days = 2\ncopy_to = "{tmp_path / "usb-not-mounted"}"\n')
+    old = datetime.now(UTC) - timedelta(days=5)
+    first = nightly(layout, now=old)
+    assert not first.ok and "is the USB stick plugged in and mounted?" in (first.copy_error or "")
+    status = BackupStatus.from_json(layout.backup_status.read_text())
+    assert status == first and status.good_at is None
+    usb = tmp_path / "usb-not-mounted"
+    usb.mkdir()
+    (usb / "lavos-2026-01-01T043000Z.tar.gz").write_text("an older night, copied then")
+    second = nightly(layout)
+    assert second.ok and second.good_at == second.at and second.file is not None
+    name = second.file.rsplit("/", 1)[-1]
+    assert [p.name for p in bundles(layout.under("backups"))] == [name]  # the one five days old is gone (keep_days 2)
+    # the copy never deletes: the older night stays on the stick beside the new one
+    assert sorted(p.name for p in usb.iterdir()) == ["lavos-2026-01-01T043000Z.tar.gz", name]
