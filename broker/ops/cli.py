@@ -148,7 +148,7 @@ def broker_add_node(
         if new:
             have = users_in(passwd_file)
             tables = [t.id for t in the_venue.tables if t.id not in have]
-        kits = []
+        kits, hosts_now = [], []
         for table in tables:
             kits.append(
                 add_node(
@@ -163,16 +163,17 @@ def broker_add_node(
                     ca_cert=ca_file,
                 )
             )
-            keep_node(inventory, hosts, table, node_host)
+            hosts_now.append(keep_node(inventory, hosts, table, node_host))
     except (ConfigError, CredentialError, OSError) as e:
         raise fail(str(e)) from None
-    for kit in kits:
+    for kit, host in zip(kits, hosts_now, strict=True):
         typer.echo(
             f"{kit.table}: password in {passwd_file}; copy {kit.config_file} -> /etc/lavos/node.toml and "
             f"{kit.password_file} -> /etc/lavos/mqtt-password on the Pi{f', {kit.ca_file} -> /etc/lavos/ca.crt' if kit.ca_file else ''}"
         )
+        typer.echo(f"{kit.table}: in {inventory} as {host} (fleet updates: deploy/ansible/update-nodes.yml)")
     if kits:
-        typer.echo(f"in {inventory} for fleet updates (deploy/ansible/update-nodes.yml); then: systemctl reload mosquitto")
+        typer.echo("then: systemctl reload mosquitto")
     else:
         typer.echo(f"every table of {venue} has a password in {passwd_file} already")
 

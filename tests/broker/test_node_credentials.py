@@ -81,7 +81,17 @@ def test_add_node_keeps_the_fleets_ansible_inventory(tmp_path):
     import json
 
     def add(table: str, *more: str):
-        args = ["--venue", str(VENUE), "--passwd-file", str(tmp_path / "passwd"), "--out-dir", str(tmp_path / "kit"), "--mqtt-host", "h"]
+        args = [
+            "--venue",
+            str(VENUE),
+            "--passwd-file",
+            str(tmp_path / "passwd"),
+            "--out-dir",
+            str(tmp_path / "kit"),
+            "--mqtt-host",
+            "h",
+            "--no-tls",
+        ]
         done = lavos("broker", "add-node", table, *args, *more)
         assert done.returncode == 0, done.stderr
         return done
@@ -106,7 +116,17 @@ def test_add_node_keeps_the_fleets_ansible_inventory(tmp_path):
 def test_add_node_refuses_an_inventory_it_cannot_keep_before_changing_the_password(tmp_path):
     (tmp_path / "kit").mkdir()
     (tmp_path / "kit" / "inventory.json").write_text("all:\n  hosts: {}\n")  # YAML by hand: not ours to rewrite
-    args = ["--venue", str(VENUE), "--passwd-file", str(tmp_path / "passwd"), "--out-dir", str(tmp_path / "kit"), "--mqtt-host", "h"]
+    args = [
+        "--venue",
+        str(VENUE),
+        "--passwd-file",
+        str(tmp_path / "passwd"),
+        "--out-dir",
+        str(tmp_path / "kit"),
+        "--mqtt-host",
+        "h",
+        "--no-tls",
+    ]
     done = lavos("broker", "add-node", "pool-03", *args)
     assert done.returncode == 2 and "inventory.json: not an inventory this command can keep" in done.stderr
     assert not (tmp_path / "passwd").exists()
