@@ -42,6 +42,7 @@ KINDS = {
     "ekasa_unreachable": N_("eKasa does not answer"),
     "ekasa_offline_overdue": N_("eKasa receipts offline too long"),
     "central_backlog": N_("records for the centre piling up"),
+    "monitoring": N_("a monitoring rule (VictoriaMetrics)"),
     "waiting_list": N_("a table offered to a waiting party"),
 }
 SEVERITIES = {"info": N_("everything (info)"), "warning": N_("warnings and critical"), "critical": N_("critical only")}

@@ -71,6 +71,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "deploy/test_compose.py::test_the_lavos_command_uses_only_options_lavos_server_knows": _LAVOS,
     # install.sh runs the node's `lavos node-config` (through bash, which the guard cannot see into)
     "deploy/test_pi_install.py::test_node_toml_from_table_and_host_with_lavos_node_config": _LAVOS,
+    "deploy/test_monitoring.py": ("victoria",),  # VictoriaMetrics with the shipped flags, and vmalert
     "deploy/test_tls.py::test_node_and_central_service_talk_over_tls": _MQTT,
     "deploy/test_tls.py::test_a_client_trusting_another_ca_is_refused": _MQTT,
     "devices/test_contract.py::test_lavos_schema_prints_json_schema_of_all_seven_topics": _LAVOS,
@@ -112,7 +113,7 @@ MODULES: dict[str, tuple[str, ...]] = {
 PROGRAMS = {
     "mosquitto": {"mosquitto", "mosquitto_passwd", "mosquitto_pub", "mosquitto_sub"},
     "postgres": {"initdb", "pg_ctl", "postgres", "psql", "pg_dump", "pg_restore", "pg_ctlcluster", "createdb"},
-    "victoria": {"victoria-metrics"},
+    "victoria": {"victoria-metrics", "vmalert"},
     "chromium": {"chromium", "chromium-browser", "chromium-headless-shell", "chrome", "headless_shell", "playwright.sh"},
 }
 LAVOS_PACKAGES = {"lavos_cli", "edge", "broker", "dashboard", "sim", "tests"}
