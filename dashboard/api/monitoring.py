@@ -21,7 +21,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends
 from fastapi import Body as BodyParam
-from pydantic import Field, model_validator
+from pydantic import AwareDatetime, Field, model_validator
 
 from broker.accounts.staff import Staff
 from broker.hall.monitoring_rules import ReportRuleAlerts, RuleAlert, RuleReport
@@ -47,8 +47,8 @@ class PostedAlert(Body):
 
     labels: Annotated[dict[LabelName, text(200)], Field(max_length=30)]  # type: ignore[valid-type]
     annotations: Annotated[dict[LabelName, text(2000)], Field(max_length=30)] = {}  # type: ignore[valid-type]  # noqa: RUF012 - pydantic copies a default per instance
-    startsAt: Annotated[datetime, Field(strict=False)] | None = None  # Alertmanager's field names
-    endsAt: Annotated[datetime, Field(strict=False)] | None = None
+    startsAt: Annotated[AwareDatetime, Field(strict=False)] | None = None  # Alertmanager's field names (RFC 3339)
+    endsAt: Annotated[AwareDatetime, Field(strict=False)] | None = None
     generatorURL: text(2000) | None = None  # type: ignore[valid-type]
 
     @model_validator(mode="after")

@@ -104,10 +104,11 @@ def test_only_the_monitoring_token_may_post(api, hub):
         [alert("LavosNodeSilent", "Pool 1")],
         [alert("LavosNodeSilent", severity="page")],
         [alert("LavosNodeSilent") | {"endsAt": "tomorrow"}],
+        [alert("LavosNodeSilent") | {"endsAt": "2026-11-10T17:03:00"}],  # no offset: whose 17:03?
         [alert("LavosNodeSilent")] * 501,
         [{**alert("LavosNodeSilent"), "annotations": {"summary": "zlý\x00text"}}],
     ],
-    ids=["object", "no-labels", "colon-in-name", "colon-in-table", "space-in-table", "severity", "endsAt", "501", "nul"],
+    ids=["object", "no-labels", "colon-in-name", "colon-in-table", "space-in-table", "severity", "endsAt", "naive-endsAt", "501", "nul"],
 )
 def test_garbage_is_a_4xx_and_changes_nothing(api, hub, body):
     r = api.post(PATH, content=json.dumps(body), headers=api.vmalert | {"Content-Type": "application/json"})
