@@ -32,6 +32,8 @@ ASSUMED (not found in the material reachable here; check against a real install)
   answering the same shape as the registration (its current state: a request stored offline
   turns isSuccessful true once sent), or 404 / code -104 when the client has no such request;
 - VAT rates are sent as the venue's percent ("23.00", "19.00", "5.00": the 2025 rates).
+`lavos ekasa selftest` (broker.adapters.ekasa_selftest) tries both on the club's client in its
+test mode and says which holds.
 
 The adapter never decides whether to send again: it says what happened (Registered, or
 `Unreachable` when the outcome is unknown: a timeout, a refused connection, a 5xx) and the
