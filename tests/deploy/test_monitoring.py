@@ -26,12 +26,12 @@ import math
 import re
 import subprocess
 import threading
-import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta, timezone
 from pathlib import Path
+from time import monotonic
 from typing import Any, Literal
 
 import httpx
@@ -57,7 +57,7 @@ from devices import contract
 from sim.mosquitto import free_port
 from tests.notify.receivers import Webhook
 from tests.support.hub import REPO, VENUE, on_writer
-from tests.support.sqlite_template import CHEAP
+from tests.support.sqlite_template import CHEAP, migrated_sqlite
 from tests.support.victoria import VMALERT, VictoriaMetrics, shipped_vm_flags, shipped_vmalert_flags
 from tests.support.waiting import wait_until
 from tests.support.web import serving_app
@@ -112,7 +112,7 @@ class Nodes:
         inbound = []
         for topic, payload in messages:
             self.mid += 1
-            inbound.append(Inbound(topic, payload, self.mid, 1, time.monotonic()))
+            inbound.append(Inbound(topic, payload, self.mid, 1, monotonic()))
         self.hub.run_on_writer(lambda: self.hub.handlers.apply_batch(inbound))
 
     def online(self, table: str) -> tuple[str, bytes]:
@@ -281,7 +281,7 @@ def evening(vm, tmp_path_factory) -> Iterator[Evening]:
     start, end = evening_span(datetime.now(UTC))
     clock = EveningClock(start)
     venue = load_venue(VENUE)
-    store = open_store(f"sqlite:///{workdir / 'hub.db'}", venue=venue)
+    store = open_store(migrated_sqlite(workdir / "hub.db"), venue=venue)
     metrics = MetricsWriter(vm.url, "unused", "lavos", "lavos", workdir / "spool", flush_interval=0.1, retry_initial=0.1, retry_max=0.5)
     hub = build_hub(venue, store, metrics=metrics, clock=clock, data_dir=workdir, password_hasher=CHEAP)
     with pytest.MonkeyPatch.context() as mp:
@@ -403,7 +403,11 @@ def last_points(result: list[dict[str, Any]]) -> dict[str, float]:
 
 
 def midnight(day: date) -> datetime:
-    return datetime.combine(day, datetime.min.time(), VENUE_TZ).astimezone(UTC)
+    """The per-day panels' point for business day `day`: its local midnight, as Grafana aligns a 1d
+    step, with the zone's offset at the range's start (the day's 06:00; on a DST day it differs)."""
+    offset = datetime.combine(day, time(6), VENUE_TZ).utcoffset()
+    assert offset is not None
+    return datetime.combine(day, time(0), timezone(offset)).astimezone(UTC)
 
 
 # -- the panels, each checked against what the hub reports ------------------------------------
