@@ -69,6 +69,10 @@ CAPABILITIES: dict[str, Capability] = {
     "members.read": Capability(MANAGER, "the registry: notes, card UIDs, fee payments, one member, the CSV export"),
     "members.edit": Capability(MANAGER, "add, edit, import members; fees; give and take cards; card capture"),
     "nodes.view": Capability(MANAGER, "table nodes: online, versions, telemetry (monitoring)"),
+    # vmalert's account (deploy/vmalert/): its token posts the monitoring rules' alerts.
+    "monitoring.report": Capability(
+        MANAGER, "post the monitoring rules' alerts (vmalert, as to an Alertmanager): they open and close hall alerts"
+    ),
     "reports.view": Capability(MANAGER, "revenue, utilisation, drops, foosball reports and their CSVs"),
     "users.admin": Capability(MANAGER, "staff accounts: passwords, roles, disabling, lockouts, tokens, logins"),
     "account.own": Capability(STAFF, "change one's own password"),

@@ -32,6 +32,8 @@ ASSUMED (not found in the material reachable here; check against a real install)
   answering the same shape as the registration (its current state: a request stored offline
   turns isSuccessful true once sent), or 404 / code -104 when the client has no such request;
 - VAT rates are sent as the venue's percent ("23.00", "19.00", "5.00": the 2025 rates).
+`lavos ekasa selftest` (broker.adapters.ekasa_selftest) tries both on the club's client in its
+test mode and says which holds.
 
 The adapter never decides whether to send again: it says what happened (Registered, or
 `Unreachable` when the outcome is unknown: a timeout, a refused connection, a 5xx) and the
@@ -280,6 +282,12 @@ class PortosClient:
             raise Unreachable(f"HTTP {answer.status}: {problem_text(answer.doc, answer.status)[0]}", server_error=True)
         return answer
 
+    def call(self, method: str, path: str, *, json: object = None, params: dict[str, str] | None = None) -> tuple[int, object]:
+        """One call under the same limits, answered as it came: (status, its JSON or None). No
+        answer, or a 5xx, raises Unreachable. For the selftest, which looks at the answer itself."""
+        answer = self._call(method, path, json=json, params=params)
+        return answer.status, answer.doc
+
     def register(self, request: ReceiptRequest) -> Registration:
         r = self._call("POST", f"/v1/requests/receipts/{request.kind}", json=request_body(request))
         if r.status >= 400:
@@ -287,7 +295,7 @@ class PortosClient:
             return Registration("failed", error=why, code=code)
         if not isinstance(r.doc, dict):
             raise Unreachable(f"HTTP {r.status}: not a JSON answer")
-        return _checked(r.doc, request.external_id)
+        return checked(r.doc, request.external_id)
 
     def lookup(self, external_id: str) -> Registration | None:
         r = self._call("GET", "/v1/requests/receipts", params={"externalId": external_id})
@@ -296,7 +304,7 @@ class PortosClient:
         if r.status >= 400 or not isinstance(r.doc, dict):
             # Neither "have it" nor "do not have it": sending now could register twice.
             raise Unreachable(f"look-up answered HTTP {r.status}: {problem_text(r.doc, r.status)[0]}")
-        return _checked(r.doc, external_id)
+        return checked(r.doc, external_id)
 
     def status(self) -> ClientStatus:
         try:
@@ -325,7 +333,7 @@ _RECEIPT_ID = re.compile(r"[A-Za-z0-9-]{1,64}")
 _OKP = re.compile(r"[0-9A-Fa-f]{8}(-[0-9A-Fa-f]{8}){4}")  # five groups of eight hex digits
 
 
-def _checked(doc: dict[str, Any], external_id: str) -> Registration:
+def checked(doc: dict[str, Any], external_id: str) -> Registration:
     """The answer as a Registration, if it is about `external_id` and its ids look like eKasa's.
 
     A look-up answered about another receipt (another shop's, or a client that ignores the query)

@@ -437,3 +437,22 @@ def cert_expiring(name: str, until_sk: str, until_en: str, days: int) -> AlertSp
         (f"The certificate {name} expired on {until_en}" if gone else f"The certificate {name} expires on {until_en} (in {days} days)")
         + ": the table modules cannot connect after that. Renew it: sudo /opt/lavos/deploy/hub/install.sh",
     )
+
+
+# -- the monitoring rules (vmalert over VictoriaMetrics: deploy/vmalert/lavos-rules.yml) -----------
+# Their words are the rule file's own (annotations summary / summary_en); the hub keeps one open
+# alert per rule and table (broker.hall.monitoring_rules), and a table's name leads the text as for
+# every table alert.
+
+MONITORING = "monitoring"
+
+
+def monitoring_rule_key(rule: str, table: str | None) -> str:
+    return f"rule:{rule}:{table}" if table else f"rule:{rule}"
+
+
+def monitoring_rule(rule: str, table: str | None, severity: str, text: str, text_en: str, *, in_venue: bool = True) -> AlertSpec:
+    """`in_venue` False: a table label the venue does not know (renamed since), named in the text, no table id."""
+    if table and not in_venue:
+        return AlertSpec(MONITORING, monitoring_rule_key(rule, table), None, severity, f"{table}: {text}", f"{table}: {text_en}")
+    return AlertSpec(MONITORING, monitoring_rule_key(rule, table), table, severity, text, text_en)

@@ -106,6 +106,17 @@ class Bill:
     def time_cents(self) -> int:
         return sum(line.amount_cents for line in self.lines if line.kind == "time")
 
+    @property
+    def main_tariff(self) -> str | None:
+        """The tariff most of the table time was billed at (None: no table time), e.g. for the game's
+        metric point: a game started without a tariff is billed at the venue's default or, with a
+        paid-up card, the member tariff; its lines say which."""
+        seconds: dict[str, int] = {}
+        for line in self.lines:
+            if line.kind == "time" and line.tariff_id:
+                seconds[line.tariff_id] = seconds.get(line.tariff_id, 0) + (line.billed_seconds or 0)
+        return max(seconds, key=lambda t: seconds[t]) if seconds else None
+
     # The money as staff read it, in the JSON beside the cents (a client shows it as it is).
     @derived
     def total(self) -> str:

@@ -342,7 +342,9 @@ class Games:
             if h.metrics:
                 b = lights.bill_of(new)
                 minutes = sum(int((seg.end - seg.start).total_seconds()) for seg in game_ops.segments(new, h.venue, new.last_at)) // 60
-                effects.add(lambda: h.metrics.session(table, new.tariff or "open", minutes, b.total_cents, op.at))
+                # The tariff its lines were billed at: a game started without one has none of its own.
+                tariff = b.main_tariff or new.tariff or h.venue.billing.default_tariff
+                effects.add(lambda: h.metrics.session(table, tariff, minutes, b.total_cents, op.at))
         elif op.kind == "transfer":
             effects.add(lambda: lights.send(table, False))
             effects.add(lambda: lights.send(new.table, lights.desired(new.table) or False))

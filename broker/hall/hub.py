@@ -57,6 +57,7 @@ from broker.hall.lights import Lights
 from broker.hall.listeners import Listener, Listeners
 from broker.hall.logins import Logins
 from broker.hall.members import Members
+from broker.hall.monitoring_rules import MonitoringRules
 from broker.hall.notifications import Notifications, NotifyRefusal
 from broker.hall.open_games import OpenGame, OpenGames
 from broker.hall.outbox import CentralSettings, Outbox
@@ -209,6 +210,7 @@ class Hub:
                 Closing(self._hall, self.games),
                 self._table_service,
                 self._alerts,
+                MonitoringRules(self._hall),
                 Members(self._hall),
                 Accounts(self._hall),
                 Logins(self._hall),

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from broker.ops.cli_ekasa import ekasa_app
 from broker.ops.cli_home_assistant import ha_app
 from broker.ops.cli_options import actor_name, actor_option, db_option, store_session
 from broker.ops.cli_users import user_app
@@ -329,3 +330,4 @@ def register(app: typer.Typer) -> None:
     app.add_typer(user_app, name="user")
     app.add_typer(db_app, name="db")
     app.add_typer(ha_app, name="ha")
+    app.add_typer(ekasa_app, name="ekasa")

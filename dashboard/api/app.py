@@ -9,7 +9,21 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 
 from broker.hall.facade import HubFacade
-from dashboard.api import alerts, bookings, days, ekasa, errors, foosball, games, health, members, notifications, reports, tables
+from dashboard.api import (
+    alerts,
+    bookings,
+    days,
+    ekasa,
+    errors,
+    foosball,
+    games,
+    health,
+    members,
+    monitoring,
+    notifications,
+    reports,
+    tables,
+)
 from dashboard.api import payments as payments_api
 from dashboard.api import tabs as tabs_api
 from dashboard.api import tournaments as tournaments_api
@@ -36,6 +50,7 @@ ROUTERS = (
     days,
     ekasa,
     notifications,
+    monitoring,
     bookings,
     tournaments_api,
 )

@@ -48,6 +48,7 @@ KINDS = {
     "backup_failed": N_("the nightly backup failed"),
     "backup_missing": N_("no recent backup"),
     "cert_expiring": N_("a TLS certificate near its end"),
+    "monitoring": N_("a monitoring rule (VictoriaMetrics)"),
     "waiting_list": N_("a table offered to a waiting party"),
 }
 SEVERITIES = {"info": N_("everything (info)"), "warning": N_("warnings and critical"), "critical": N_("critical only")}

@@ -19,6 +19,7 @@ import yaml
 
 from tests.support.hub import REPO
 from tests.support.matching import found
+from tests.support.victoria import shipped_vm_flags, shipped_vmalert_flags
 
 COMPOSE_DIR = REPO / "deploy" / "compose"
 COMPOSE = COMPOSE_DIR / "compose.yaml"
@@ -51,11 +52,13 @@ def bind_mounts(service: dict) -> list[tuple[str, str]]:
     return out
 
 
-def test_the_four_services_and_their_images(compose):
+def test_the_services_and_their_images(compose):
     services = compose["services"]
-    assert set(services) == {"mosquitto", "lavos", "influxdb", "grafana"}
+    assert set(services) == {"mosquitto", "lavos", "victoriametrics", "vmalert", "grafana"}
     assert services["mosquitto"]["image"].startswith("eclipse-mosquitto:2")
-    assert services["influxdb"]["image"] == "influxdb:2"
+    # The version the tests run: Debian 12's victoria-metrics package.
+    assert services["victoriametrics"]["image"] == "victoriametrics/victoria-metrics:v1.79.5"
+    assert services["vmalert"]["image"] == "victoriametrics/vmalert:v1.79.5"
     assert services["lavos"]["build"]["dockerfile"] == "deploy/compose/Dockerfile"
     assert (COMPOSE_DIR / services["lavos"]["build"]["context"]).resolve() == REPO
 
@@ -140,14 +143,29 @@ def test_the_lavos_command_uses_only_options_lavos_server_knows(compose):
     for option in ("--mqtt-password-file", "--influx-token-file"):
         assert args[option].removeprefix("/run/secrets/") in lavos["secrets"]
     assert re.match(r"mqtts?://lavos-hub@mosquitto:", args["--mqtt"])
-    assert args["--influx"].startswith("http://influxdb:")
+    assert args["--influx"] == "http://victoriametrics:8428"
     assert args["--http"].endswith(":8080") and any(str(p).endswith(":8080") for p in lavos["ports"])
-    influx_env = compose["services"]["influxdb"]["environment"]
-    assert (args["--influx-org"], args["--influx-bucket"]) == (
-        influx_env["DOCKER_INFLUXDB_INIT_ORG"],
-        influx_env["DOCKER_INFLUXDB_INIT_BUCKET"],
-    )
-    assert influx_env["DOCKER_INFLUXDB_INIT_ADMIN_TOKEN_FILE"] == args["--influx-token-file"]  # one token for both
+
+
+def _flags(args: list[str]) -> dict[str, str]:
+    return dict(a.lstrip("-").split("=", 1) for a in args)
+
+
+def test_victoriametrics_and_vmalert_run_as_the_shipped_files_say(compose):
+    """The same flags as deploy/vmalert/victoria-metrics.default and deploy/systemd/lavos-vmalert.service
+    (which tests/deploy/test_monitoring.py runs), but for the addresses and paths inside the containers."""
+    vm = _flags(compose["services"]["victoriametrics"]["command"])
+    assert {k: v for k, v in vm.items() if k not in ("storageDataPath", "httpListenAddr")} == _flags(list(shipped_vm_flags()))
+    assert "ports" not in compose["services"]["victoriametrics"]  # it has no login
+    vmalert = compose["services"]["vmalert"]
+    flags, shipped = _flags(vmalert["command"]), shipped_vmalert_flags()
+    local = ("rule", "datasource.url", "notifier.url", "notifier.bearerTokenFile", "httpListenAddr")
+    assert {k: v for k, v in flags.items() if k not in local} == {k: v for k, v in shipped.items() if k not in local}
+    mounts = {target: (COMPOSE_DIR / src).resolve() for src, target in bind_mounts(vmalert)}
+    assert mounts[flags["rule"]] == REPO / "deploy" / "vmalert" / "lavos-rules.yml"
+    assert flags["datasource.url"] == "http://victoriametrics:8428"
+    assert flags["notifier.url"] == "http://lavos:8080" + shipped["notifier.url"].split(":8080", 1)[1]
+    assert flags["notifier.bearerTokenFile"].removeprefix("/run/secrets/") in vmalert["secrets"]
 
 
 def test_grafana_gets_the_provisioning_and_every_variable_it_reads(compose):
@@ -161,7 +179,7 @@ def test_grafana_gets_the_provisioning_and_every_variable_it_reads(compose):
     dashboards_at = grafana["environment"].get("LAVOS_GRAFANA_DASHBOARDS")
     if dashboards_at:
         assert mounts[REPO / "deploy" / "grafana" / "dashboards"] == dashboards_at
-    assert grafana["environment"]["LAVOS_INFLUX_URL"].startswith("http://influxdb:")
+    assert grafana["environment"]["LAVOS_METRICS_URL"] == "http://victoriametrics:8428"
 
 
 def test_the_dockerfile_copies_what_exists_and_runs_lavos():

@@ -12,6 +12,10 @@ behaves as told (`sim.mode = ...`):
 - "slow": stores it (registered) and answers only `slow_s` later, after the client's timeout:
   the case the follow-up must ask about before it sends again.
 `stop()` / `start()` take it down and bring it back on the same port (`restart()` both).
+The two shapes the adapter assumes can be made to differ, as a real client might (the selftest,
+broker.adapters.ekasa_selftest, must tell): `sim.lookup = "missing"` (no look-up at that path: 404
+without a code) or "list" (it answers a page of requests, {"items": [...]}); `sim.paragon = False`
+(no paragón path: 404).
 A duplicate externalId is registered AGAIN (counted): the simulator does not protect the tests
 from a follow-up that sends twice.
 """
@@ -37,6 +41,8 @@ class EkasaSimulator:
         self.mode = "success"
         self.slow_s = 2.0
         self.auto_online_s: float | None = None
+        self.lookup = "query"  # the assumed GET /api/v1/requests/receipts?externalId=..., or "missing" / "list"
+        self.paragon = True  # the assumed POST /api/v1/requests/receipts/paragon
         self.requests: list[tuple[str, str]] = []  # (method, path) of every request, in order
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -147,15 +153,18 @@ class EkasaSimulator:
                 return self._answer(h, 400, {"title": "not JSON", "status": 400, "code": -900})
         if method == "GET" and url.path == "/api/v1/connectivity/status":
             return self._answer(h, 200, {"requestDate": _now(), "state": "Down" if self.mode == "offline" else "Up"})
-        if method == "GET" and url.path == "/api/v1/requests/receipts":
+        if method == "GET" and url.path == "/api/v1/requests/receipts" and self.lookup != "missing":
             ext = (parse_qs(url.query).get("externalId") or [""])[0]
             with self._lock:
                 self._flip_due()
                 rec = self._records.get(ext)
+            if self.lookup == "list":
+                return self._answer(h, 200, {"items": [rec] if rec else [], "total": 1 if rec else 0})
             if rec is None:
                 return self._answer(h, 404, {"title": "Receipt not found", "status": 404, "code": -104})
             return self._answer(h, 200, rec)
-        if method == "POST" and url.path in ("/api/v1/requests/receipts/cash_register", "/api/v1/requests/receipts/paragon"):
+        paths = ["/api/v1/requests/receipts/cash_register"] + (["/api/v1/requests/receipts/paragon"] if self.paragon else [])
+        if method == "POST" and url.path in paths:
             return self._register(h, url.path.rsplit("/", 1)[1], body)
         return self._answer(h, 404, {"title": "Not found", "status": 404})
 

@@ -76,6 +76,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     # install.sh runs the node's `lavos node-config` (through bash, which the guard cannot see into)
     "deploy/test_pi_install.py::test_node_toml_from_table_and_host_with_lavos_node_config": _LAVOS,
     "deploy/test_hub_install.py": _LAVOS + _MQTT,  # install.sh runs `lavos`; the restored box's Mosquitto
+    "deploy/test_monitoring.py": ("victoria",),  # VictoriaMetrics with the shipped flags, and vmalert
     "deploy/test_tls.py::test_node_and_central_service_talk_over_tls": _MQTT,
     "deploy/test_tls.py::test_a_client_trusting_another_ca_is_refused": _MQTT,
     "devices/test_contract.py::test_lavos_schema_prints_json_schema_of_all_seven_topics": _LAVOS,
@@ -120,7 +121,7 @@ MODULES: dict[str, tuple[str, ...]] = {
 PROGRAMS = {
     "mosquitto": {"mosquitto", "mosquitto_passwd", "mosquitto_pub", "mosquitto_sub"},
     "postgres": {"initdb", "pg_ctl", "postgres", "psql", "pg_dump", "pg_restore", "pg_ctlcluster", "createdb"},
-    "victoria": {"victoria-metrics"},
+    "victoria": {"victoria-metrics", "vmalert"},
     "chromium": {"chromium", "chromium-browser", "chromium-headless-shell", "chrome", "headless_shell", "playwright.sh"},
     "bwrap": {"bwrap"},
     "systemd": {"systemd-analyze"},

@@ -53,6 +53,7 @@ KNOWN_S: dict[str, float] = {
     "tests/dashboard/test_pages_members.py": 50,
     "tests/faults/test_http_security.py": 48,
     "tests/deploy/test_remote_access.py": 48,
+    "tests/deploy/test_monitoring.py": 16,  # VictoriaMetrics, an evening, every panel, vmalert through the hub
     "tests/dashboard/browser/test_access.py": 45,
     "tests/dashboard/test_api_garbage.py::test_every_route_refuses_garbage_with_a_4xx_and_changes_nothing": 45,
     "tests/dashboard/browser/test_ekasa_page.py": 43,

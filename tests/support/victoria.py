@@ -8,6 +8,8 @@ so a writer pointed at it sees an outage and then the same server again.
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import subprocess
 import time
 import urllib.parse
@@ -21,6 +23,25 @@ import pytest
 from sim.mosquitto import free_port
 
 BINARY = Path("/usr/bin/victoria-metrics")
+VMALERT = Path("/usr/bin/vmalert")  # in the same Debian package
+REPO = Path(__file__).resolve().parents[2]
+VM_DEFAULTS = REPO / "deploy" / "vmalert" / "victoria-metrics.default"
+VMALERT_UNIT = REPO / "deploy" / "systemd" / "lavos-vmalert.service"
+
+
+def shipped_vm_flags() -> tuple[str, ...]:
+    """ARGS of the shipped /etc/default/victoria-metrics but where it keeps its data and listens."""
+    (args,) = re.findall(r'^ARGS="([^"]*)"', VM_DEFAULTS.read_text(encoding="utf-8"), re.M)
+    return tuple(a for a in shlex.split(args) if not a.startswith(("-storageDataPath=", "-httpListenAddr=")))
+
+
+def shipped_vmalert_flags() -> dict[str, str]:
+    """The flags of the shipped vmalert unit's ExecStart, name -> value."""
+    text = VMALERT_UNIT.read_text(encoding="utf-8").replace("\\\n", " ")
+    (line,) = re.findall(r"^ExecStart=(.*)$", text, re.M)
+    binary, *flags = shlex.split(line)
+    assert binary == str(VMALERT), binary
+    return dict(f.lstrip("-").split("=", 1) for f in flags)
 
 
 def stat_count(stats: Mapping[str, object], key: str) -> int:
@@ -35,6 +56,8 @@ class VictoriaMetrics:
     workdir: Path
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen | None = None
+    # More flags, after ours (the last of a repeated flag wins): e.g. the hall's shipped ones.
+    flags: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not BINARY.exists():
@@ -55,6 +78,7 @@ class VictoriaMetrics:
                 # series and timestamp), and this makes VictoriaMetrics do the same.
                 "-dedup.minScrapeInterval=1ms",
                 "-loggerLevel=ERROR",
+                *self.flags,
             ],
             stdout=subprocess.DEVNULL,
             stderr=open(self.workdir / "victoria.log", "ab"),  # noqa: SIM115 - the child writes it for its whole life; ours closes when this process ends
