@@ -340,6 +340,7 @@ def drain_server(command: list[str], env: dict[str, str], db_url: str, n: int, b
         command = [
             str(py_spy),
             "record",
+            "--threads",
             "--subprocesses",
             "--rate",
             "200",
