@@ -433,12 +433,26 @@ def lost(d: Drain, n: int) -> list[str]:
     return out
 
 
+def tree_cpu(pid: int) -> float:
+    """CPU seconds so far of a process and its children, live or ended (PostgreSQL: the postmaster
+    and its backends, whose connections end with the server that opened them)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    total = sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # utime, stime, cutime, cstime
+    for kid in children(pid):
+        try:
+            total += process_cpu(kid)
+        except OSError:
+            continue  # ended meanwhile
+    return total
+
+
 def with_servers(run, pids: dict[str, int]) -> Drain:
-    """Run a drain and note the CPU the servers (Mosquitto, VictoriaMetrics) spent meanwhile: on
-    two cores they take their share, so a consumer can only be as fast as what they leave it."""
-    before = {name: process_cpu(pid) for name, pid in pids.items()}
+    """Run a drain and note the CPU the servers (Mosquitto, VictoriaMetrics, PostgreSQL) spent
+    meanwhile: on two cores they take their share, so a consumer can only be as fast as what they
+    leave it."""
+    before = {name: tree_cpu(pid) for name, pid in pids.items()}
     drain = run()
-    drain.info["servers cpu s"] = {name: round(process_cpu(pid) - before[name], 2) for name, pid in pids.items()}
+    drain.info["servers cpu s"] = {name: round(tree_cpu(pid) - before[name], 2) for name, pid in pids.items()}
     return drain
 
 
@@ -508,6 +522,8 @@ def main() -> int:
             run_server = lambda: drain_server(command, env, db_url, args.events, boot, round_dir, args.py_spy)  # noqa: E731
             assert broker.proc is not None
             servers = {"mosquitto": broker.proc.pid, **({"victoria": vm.proc.pid} if vm and vm.proc else {})}
+            if pg:
+                servers["postgresql"] = int((pg.data / "postmaster.pid").read_text().split()[0])
             if r % 2 == 0:
                 bare, hub = with_servers(run_bare, servers), with_servers(run_server, servers)
             else:

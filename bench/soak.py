@@ -125,7 +125,8 @@ def main() -> None:
         raise SystemExit("--minutes too short: need warm-up plus two separate one-minute windows")
     log = Path(tempfile.mkdtemp(prefix="lavos-soak-")) / "demo.log"
     cmd = [sys.executable, "-m", "lavos_cli", "demo", "--speed", str(args.speed), "--http", "127.0.0.1:0"]
-    print(f"$ {' '.join(cmd[1:])}  for {args.minutes:g} min, sampling every {args.interval:g} s; demo output in {log}")
+    what = "until it is up" if args.up_only else f"for {args.minutes:g} min, sampling every {args.interval:g} s"
+    print(f"$ {' '.join(cmd[1:])}  {what}; demo output in {log}")
     demo = subprocess.Popen(
         cmd,
         cwd=REPO,
