@@ -1,8 +1,10 @@
 """Soak: a compressed club evening, watching every process for leaks.
 
-    .venv/bin/python -m bench.soak [--minutes 10] [--speed 60] [--interval 10] [--warmup 60]
+    .venv/bin/python -m bench.soak [--minutes 10] [--speed 60] [--interval 10] [--warmup 60] [--up-only]
 
-Runs `lavos demo --speed 60` as a process group of its own and, every `interval` seconds, reads
+First, how soon the demo is up: from its start to its banner's address answering /api/health 200
+(with --up-only, that alone, then the demo is stopped). Then it runs `lavos demo --speed 60` as a
+process group of its own and, every `interval` seconds, reads
 RSS (/proc/<pid>/status VmRSS) and open file descriptors (/proc/<pid>/fd) of every process in
 that group (the demo and the Mosquitto it starts). Printed per process: first, last and max of
 each, and whether it stays flat: the mean of the first minute after warm-up against the mean of
@@ -15,12 +17,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -92,18 +96,37 @@ def report(series: dict[int, Series], warmup: float, end: float) -> bool:
     return flat
 
 
+def up_after(demo: subprocess.Popen, log: Path, t0: float, limit_s: float = 120.0) -> float:
+    """Seconds from t0 until the address the demo printed answers /api/health 200."""
+    while time.monotonic() - t0 < limit_s:
+        if demo.poll() is not None:
+            raise SystemExit(f"the demo exited with {demo.returncode} while starting; see {log}")
+        found = re.search(rb"Dashboard and API: (http://\S+?)/?\s", log.read_bytes())
+        if found:
+            try:
+                with urllib.request.urlopen(f"{found.group(1).decode()}/api/health", timeout=2) as r:
+                    if r.status == 200:
+                        return time.monotonic() - t0
+            except OSError:  # not listening yet (URLError is one)
+                pass
+        time.sleep(0.02)
+    raise SystemExit(f"the demo was not up after {limit_s:.0f} s; see {log}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--minutes", type=float, default=10.0)
     ap.add_argument("--speed", type=float, default=60.0)
     ap.add_argument("--interval", type=float, default=10.0, help="seconds between samples")
     ap.add_argument("--warmup", type=float, default=60.0, help="seconds left out before the first window")
+    ap.add_argument("--up-only", action="store_true", help="only how soon the demo is up, then stop it")
     args = ap.parse_args()
-    if args.minutes * 60 < args.warmup + 120:
+    if args.minutes * 60 < args.warmup + 120 and not args.up_only:
         raise SystemExit("--minutes too short: need warm-up plus two separate one-minute windows")
     log = Path(tempfile.mkdtemp(prefix="lavos-soak-")) / "demo.log"
     cmd = [sys.executable, "-m", "lavos_cli", "demo", "--speed", str(args.speed), "--http", "127.0.0.1:0"]
-    print(f"$ {' '.join(cmd[1:])}  for {args.minutes:g} min, sampling every {args.interval:g} s; demo output in {log}")
+    what = "until it is up" if args.up_only else f"for {args.minutes:g} min, sampling every {args.interval:g} s"
+    print(f"$ {' '.join(cmd[1:])}  {what}; demo output in {log}")
     demo = subprocess.Popen(
         cmd,
         cwd=REPO,
@@ -115,8 +138,10 @@ def main() -> None:
     )
     series: dict[int, Series] = {}
     t0 = time.monotonic()
-    duration = args.minutes * 60
+    duration = 0.0 if args.up_only else args.minutes * 60
     try:
+        up = up_after(demo, log, t0)
+        print(f"the demo is up (its address answers /api/health) {up:.1f} s after its start; load average {os.getloadavg()[0]:.1f}")
         while (t := time.monotonic() - t0) < duration:
             if demo.poll() is not None:
                 raise SystemExit(f"the demo exited by itself with {demo.returncode} after {t:.0f} s; see {log}")
@@ -145,6 +170,9 @@ def main() -> None:
     deadline = time.monotonic() + 30
     while (left := group_pids(demo.pid)) and time.monotonic() < deadline:
         time.sleep(0.5)
+    if args.up_only:
+        print(f"demo exit code {demo.returncode}; processes left after SIGTERM: {left or 'none'}")
+        sys.exit(0 if not left else 1)
     flat = report(series, args.warmup, duration)
     print(f"\nfirst = first sample after the {args.warmup:g} s warm-up, max = over the whole run")
     print(f"windows: mean of {args.warmup:g}-{args.warmup + 60:g} s against the last minute; flat = within {FLAT:.0%}")

@@ -1,38 +1,68 @@
-"""tests/support/waiting.py's wait_until: a costly predicate is asked less often, a cheap one as often as told."""
+"""tests/support/waiting.py's wait_until: a costly predicate is asked less often, a cheap one as often as told.
+
+On a clock of its own (the module's `time`, faked): what is checked is how wait_until spaces its
+calls, which a loaded machine would blur on the real clock.
+"""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
-from tests.support.waiting import wait_until
+from tests.support import waiting
+from tests.support.waiting import HANG_S, wait_until
 
 
-def test_a_predicate_that_takes_time_is_asked_at_most_a_third_of_the_time():
+class FakeTime:
+    """monotonic() and sleep() on a clock that moves only when slept on (or by a predicate's cost)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> FakeTime:
+    fake = FakeTime()
+    monkeypatch.setattr(waiting, "time", fake)
+    return fake
+
+
+def test_a_predicate_that_takes_time_is_asked_at_most_a_third_of_the_time(clock):
     calls: list[float] = []
-    start = time.monotonic()
+    start = clock.now
 
-    def slow() -> bool:  # an HTTP call to a server that is starting, say
-        calls.append(time.monotonic())
-        time.sleep(0.02)
-        return time.monotonic() - start > 0.4
+    def slow() -> bool:  # an HTTP call to a server that is starting, say: 20 ms each
+        calls.append(clock.now)
+        clock.now += 0.02
+        return clock.now - start > 0.4
 
     wait_until(slow, timeout=5, what="the slow predicate")
     asking = len(calls) * 0.02
-    assert asking <= (time.monotonic() - start) / 2.5, (len(calls), asking)  # was 16 calls (80 % asking) every 5 ms
+    assert asking <= (clock.now - start) / 2.5, (len(calls), asking)  # was 16 calls (80 % asking) every 5 ms
 
 
-def test_a_cheap_predicate_is_looked_at_every_interval_and_a_timeout_names_what():
-    flag_at = time.monotonic() + 0.1
+def test_a_cheap_predicate_is_looked_at_every_interval_and_a_timeout_names_what(clock):
+    flag_at = clock.now + 0.1
     calls = 0
 
     def flag() -> bool:
         nonlocal calls
         calls += 1
-        return time.monotonic() >= flag_at
+        return clock.now >= flag_at
 
     wait_until(flag, timeout=5, what="the flag")
-    assert time.monotonic() - flag_at < 0.05 and calls >= 10
+    assert clock.now - flag_at <= 0.005 and calls >= 20
     with pytest.raises(AssertionError, match=r"timed out after 0\.05 s waiting for nothing"):
         wait_until(lambda: False, timeout=0.05, what="nothing")
+
+
+def test_the_default_deadline_only_catches_a_hang(clock):
+    started = clock.now
+    with pytest.raises(AssertionError, match=rf"timed out after {HANG_S:g} s waiting for the never"):
+        wait_until(lambda: False, what="the never")
+    assert clock.now - started >= HANG_S

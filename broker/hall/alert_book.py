@@ -25,7 +25,7 @@ from broker.domain import alert_kinds
 from broker.hall.commands import Command, command, handles
 from broker.hall.listeners import Listeners
 from broker.storage.after_commit import after_commit
-from broker.storage.alerts import ack_alert, close_alert, open_alerts, open_or_touch_alert
+from broker.storage.alerts import ack_alert, close_alert, open_alerts, touch_alert
 from broker.storage.engine import Store
 
 log = logging.getLogger("lavos.hub")
@@ -88,7 +88,7 @@ class AlertBook:
         with self._mutex:
             self._causes.add(spec.cause_key)  # before the write: the cache may hold more, never fewer
         message, message_en = spec.worded(*self._names(spec.table_id)) if spec.table_id else spec.worded()
-        alert, new = open_or_touch_alert(
+        alert_id, new = touch_alert(
             db,
             cause_key=spec.cause_key,
             kind=spec.kind,
@@ -103,7 +103,7 @@ class AlertBook:
             return
         log.warning("ALERT %s", spec.message_en)
         data = {
-            "id": alert.id,
+            "id": alert_id,
             "kind": spec.kind,
             "table": spec.table_id,
             "severity": spec.severity,

@@ -119,11 +119,10 @@ class HubPlan:
             box=self.box,
         )
         self.closers.append(hub.close)  # closes the metrics writer too
-        try:
-            hub.start()
-        except ConnectionError as e:
-            raise fail(str(e)) from None
-        _wait_connected(hub)
+        # The dashboard first (its imports and FastAPI's routes: seconds of CPU on a loaded box),
+        # then the hub's MQTT link and writer. Started the other way round, a backlog queued for
+        # the hub's session drained while this ran in the same interpreter, the two taking turns
+        # on its lock: a third of a bare subscriber's rate (bench/hub_ingest.py, issue 29).
         try:
             app = self.web.app_for(hub, self.data_dir, self.https_cookies)
         except (OSError, ValueError) as e:
@@ -131,6 +130,11 @@ class HubPlan:
         # This process is the hub from here to its end: what start-up built is never garbage, so
         # the collector stops walking it (a full collection cost 70-120 ms in a backlog drain).
         log.debug("garbage collector: %d start-up objects frozen", settle_heap())
+        try:
+            hub.start()
+        except ConnectionError as e:
+            raise fail(str(e)) from None
+        _wait_connected(hub)
         return app
 
     def close(self) -> None:

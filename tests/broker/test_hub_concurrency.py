@@ -78,7 +78,7 @@ def test_a_stop_racing_the_reconnect_resend_leaves_the_light_off(mosquitto, db_u
             wire.close()
         retained = Collector(mosquitto.port, topics=(contract.session_topic(TABLE),))
         try:
-            last = retained.wait_for(lambda m: m.topic == contract.session_topic(TABLE), timeout=5)
+            last = retained.wait_for(lambda m: m.topic == contract.session_topic(TABLE))
             assert last.retain and json.loads(last.payload) is None, f"a retained session after the stop: {last.payload!r}"
         finally:
             retained.close()

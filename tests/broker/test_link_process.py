@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from pathlib import Path
 
@@ -108,9 +107,7 @@ def test_the_child_dies_with_a_killed_hub(mosquitto, tmp_path):
         assert _alive(child)
         proc.kill()
         proc.wait(10)
-        t0 = time.monotonic()
-        wait_until(lambda: not _alive(child), timeout=5, what="the child gone with its parent")
-        assert time.monotonic() - t0 < 2
+        wait_until(lambda: not _alive(child), what="the child gone with its parent")
         wait_until(lambda: f"{login} closed its connection" in mosquitto.log_text(), what="the session let go")
     finally:
         proc.kill()

@@ -42,10 +42,8 @@ def test_session_switches_the_light_and_counts_drops(svc, mosquitto, tmp_path):
     with running_node(mosquitto, tmp_path, "pool-05") as (node, factory):
         wait_until(lambda: hub_link(svc).stats.connected and link_of(node).connected, what="both connected")
         assert not relay_on(node)
-        t0 = time.monotonic()
         sid = svc.execute(StartGame(table="pool-05", actor="anna"))
-        wait_until(lambda: relay_on(node), what="relay on")
-        assert time.monotonic() - t0 < 1.0  # the 200 ms target is measured in bench/edge_latency.py
+        wait_until(lambda: relay_on(node), what="relay on")  # how soon: bench/edge_latency.py
         drop_balls(factory, node, 2, 5)
         wait_until(lambda: svc.runtime["pool-05"].drops == 5, what="5 drops applied")
         svc.execute(StopGame(game=sid, actor="anna"))
@@ -55,11 +53,11 @@ def test_session_switches_the_light_and_counts_drops(svc, mosquitto, tmp_path):
         assert sorted(e.data["pocket"] for e in events) == [2] * 5
 
 
-def test_drops_without_session_alert_within_30s(svc, mosquitto, tmp_path):
+def test_drops_without_a_game_open_an_alert(svc, mosquitto, tmp_path):
     with running_node(mosquitto, tmp_path, "pool-02") as (node, factory):
         wait_until(lambda: link_of(node).connected)
         drop_balls(factory, node, 0, 2)
-        wait_until(lambda: open_alerts(svc, "play_without_session"), timeout=30, what="play-without-session alert")
+        wait_until(lambda: open_alerts(svc, "play_without_session"), what="play-without-session alert")
         alert = open_alerts(svc, "play_without_session")[0]
         assert alert.table_id == "pool-02" and alert.message.startswith("Pool 2: ") and "Pool 2: " in alert.message_en
         # starting a session settles it
@@ -112,11 +110,9 @@ def test_foosball_is_for_paid_up_members(svc, mosquitto, tmp_path):
     paid_id, _ = _members(svc)
     with running_node(mosquitto, tmp_path, "foos-01") as (node, factory):
         wait_until(lambda: link_of(node).connected)
-        # goals without a check-in: the loudest alert, within 2 s
-        t0 = time.monotonic()
+        # goals without a check-in: the loudest alert (how soon on an open page: bench/staff_action.py)
         score(factory, node, "home")
-        wait_until(lambda: open_alerts(svc, "foosball_no_member"), timeout=2.0, what="foosball alert within 2 s")
-        assert time.monotonic() - t0 < 2.0
+        wait_until(lambda: open_alerts(svc, "foosball_no_member"), what="foosball alert")
         assert open_alerts(svc, "foosball_no_member")[0].table_id == "foos-01"
         # an unpaid card is refused, and says whose and why
         card_reader_of(node).tap(UNPAID_UID)

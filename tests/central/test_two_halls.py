@@ -280,7 +280,7 @@ def _refused(port: int, user: str, password: str) -> bool:
     client.connect("127.0.0.1", port, keepalive=5)
     client.loop_start()
     try:
-        wait_until(lambda: codes, 5, "the broker's answer")
+        wait_until(lambda: codes, what="the broker's answer")
     finally:
         client.disconnect()
         client.loop_stop()

@@ -30,16 +30,11 @@ def node(api, mosquitto, tmp_path):
         yield edge_node
 
 
-def test_start_lights_the_table_within_200ms_and_stop_bills_and_darkens_it(api, node):
+def test_start_lights_the_table_and_stop_bills_and_darkens_it(api, node):
     assert not node.light.on
-    # A running server, not its first request: the first session start of a process also pays
-    # for one-off work (SQL statement compilation, validators built on first use).
-    warm = api.ok("POST", "/api/sessions", 201, json={"table": "pool-02"})["id"]
-    api.ok("POST", f"/api/sessions/{warm}/stop")
-    t0 = time.monotonic()
+    # How soon the relay follows: bench/edge_latency.py (light/set → relay) and bench/staff_action.py.
     sid = api.ok("POST", "/api/sessions", 201, json={"table": TABLE})["id"]
-    wait_until(lambda: node.light.on, timeout=1.0, what="relay on")
-    assert time.monotonic() - t0 < 0.2, f"relay on after {time.monotonic() - t0:.3f} s"
+    wait_until(lambda: node.light.on, what="relay on")
     wait_until(lambda: api.ok("GET", f"/api/tables/{TABLE}")["light"]["on"], what="light state reported back")
     table = api.ok("GET", f"/api/tables/{TABLE}")
     assert table["node"]["online"] and table["session"]["id"] == sid
@@ -50,10 +45,8 @@ def test_start_lights_the_table_within_200ms_and_stop_bills_and_darkens_it(api, 
     }  # staff read the light with the table (/api/nodes is the manager's)
 
     api.clock.advance(minutes=90)
-    t0 = time.monotonic()
     bill = api.ok("POST", f"/api/sessions/{sid}/stop")["bill"]
-    wait_until(lambda: not node.light.on, timeout=1.0, what="relay off")
-    assert time.monotonic() - t0 < 0.2
+    wait_until(lambda: not node.light.on, what="relay off")
     assert (bill["total_cents"], bill["total"], len(bill["lines"])) == (900, "9,00 €", 1)
 
 
@@ -66,12 +59,12 @@ def test_prepaid_time_blinks_a_warning_then_stops_the_session(api, node):
     assert not node.light.blinking  # 6 minutes left: no warning yet (it comes 5 minutes before)
     api.clock.advance(minutes=2)
     api.service.watchdog.tick()
-    wait_until(lambda: node.light.blinking, timeout=1.0, what="warning blink")
+    wait_until(lambda: node.light.blinking, what="warning blink")
     assert api.ok("GET", f"/api/sessions/{sid}")["prepaid_left_s"] == 4 * 60
 
     api.clock.advance(minutes=4)
     api.service.watchdog.tick()
-    wait_until(lambda: not node.light.on and not node.light.blinking, timeout=1.0, what="relay off after expiry")
+    wait_until(lambda: not node.light.on and not node.light.blinking, what="relay off after expiry")
     done = api.ok("GET", f"/api/sessions/{sid}")
     assert (done["state"], done["amount_cents"], done["prepaid_left_s"]) == ("stopped", 100, 0)
     assert api.ok("GET", f"/api/tables/{TABLE}")["session"] is None

@@ -121,37 +121,37 @@ def node(api, mosquitto, tmp_path):
 def test_light_by_hand_is_checked_like_the_button(api, node):
     edge, _ = node
     api.ok("POST", f"/api/tables/{TABLE}/light", json={"on": True})
-    wait_until(lambda: edge.light.on, timeout=2, what="relay on")
+    wait_until(lambda: edge.light.on, what="relay on")
     # The hub judges the light from the node's report, which follows the relay by a round trip.
     wait_until(lambda: _node_light(api) is True, what="node reported the light on")
     # No game: the alert the button raises, naming the dashboard; it stays while the light is on.
     [alert] = _open_alerts(api, TABLE, "light_without_session")
     assert "dashboard" in alert.message_en
     api.ok("POST", f"/api/tables/{TABLE}/light", json={"on": False})
-    wait_until(lambda: not edge.light.on, timeout=2, what="relay off")
+    wait_until(lambda: not edge.light.on, what="relay off")
     wait_until(lambda: _node_light(api) is False, what="node reported the light off")
     assert _open_alerts(api, TABLE, "light_without_session") == []
     assert [(a.actor, a.detail["on"]) for a in _audit(api, "table.light")] == [("jana", True), ("jana", False)]
 
     # With a game on, the light by hand raises nothing (off while playing, like the button, too).
     sid = api.ok("POST", "/api/sessions", 201, json={"table": TABLE})["id"]
-    wait_until(lambda: edge.light.on, timeout=2, what="relay on with the game")
+    wait_until(lambda: edge.light.on, what="relay on with the game")
     api.ok("POST", f"/api/tables/{TABLE}/light", json={"on": False})
-    wait_until(lambda: not edge.light.on, timeout=2, what="relay off by hand")
+    wait_until(lambda: not edge.light.on, what="relay off by hand")
     api.ok("POST", f"/api/tables/{TABLE}/light", json={"on": True})
-    wait_until(lambda: edge.light.on, timeout=2, what="relay on by hand")
+    wait_until(lambda: edge.light.on, what="relay on by hand")
     wait_until(lambda: _node_light(api) is True, what="node reported the light on by hand")
     assert _open_alerts(api, TABLE, "light_without_session") == []
     api.ok("POST", f"/api/sessions/{sid}/stop")
-    wait_until(lambda: not edge.light.on, timeout=2, what="relay off after the stop")
+    wait_until(lambda: not edge.light.on, what="relay off after the stop")
 
 
 def test_out_of_service_keeps_the_light_off(api, node):
     edge, factory = node
     api.ok("POST", f"/api/tables/{TABLE}/light", json={"on": True})
-    wait_until(lambda: edge.light.on, timeout=2, what="relay on")
+    wait_until(lambda: edge.light.on, what="relay on")
     api.ok("POST", f"/api/tables/{TABLE}/out-of-service", json={"reason": "oprava"})
-    wait_until(lambda: not edge.light.on, timeout=2, what="taken out of service: dark")
+    wait_until(lambda: not edge.light.on, what="taken out of service: dark")
     wait_until(lambda: _node_light(api) is False, what="node reported the light off")
     assert _open_alerts(api, TABLE, "light_without_session") == []
     says = api.refused("POST", f"/api/tables/{TABLE}/light", 409, json={"on": True})
@@ -162,10 +162,9 @@ def test_out_of_service_keeps_the_light_off(api, node):
     button.drive_low()
     time.sleep(0.08)
     button.drive_high()
-    wait_until(lambda: _button_events(api) == 1, timeout=2, what="the button press reached the hub")
+    wait_until(lambda: _button_events(api) == 1, what="the button press reached the hub")
     wait_until(
         lambda: not edge.light.on and edge._light_cause[0] == "command" and edge._light_cause != before,
-        timeout=2,
         what="switched off again by a new command of the hub",
     )
     assert _open_alerts(api, TABLE, "light_without_session") == []

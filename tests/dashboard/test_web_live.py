@@ -1,4 +1,4 @@
-"""Live updates: the SSE stream of a real HTTP server delivers a change at once, and slow clients cannot hurt."""
+"""Live updates: the SSE stream of a real HTTP server delivers a change as it happens, and slow clients cannot hurt."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from dashboard.web import live, pages_events
 from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, sqlite_only
 from tests.support import httpc
 from tests.support.matching import found
-from tests.support.waiting import wait_until
+from tests.support.waiting import HANG_S, wait_until
 from tests.support.web import add_users, serving_app, web_app
 
 
@@ -35,7 +35,7 @@ def _login(base: str) -> httpx.Client:
 
 
 @sqlite_only
-def test_a_session_start_reaches_an_open_stream_within_a_second_and_the_listener_goes_with_it(server, service, monkeypatch):
+def test_a_session_start_reaches_an_open_stream_and_the_listener_goes_with_it(server, service, monkeypatch):
     monkeypatch.setattr(pages_events, "HEARTBEAT_S", 0.2)
     before = len(service.listeners)
     client = _login(server)
@@ -44,15 +44,15 @@ def test_a_session_start_reaches_an_open_stream_within_a_second_and_the_listener
         lines = stream.iter_lines()
         assert next(lines).startswith("retry:")
         wait_until(lambda: len(service.listeners) == before + 1, what="the stream's listener")
-        started = time.monotonic()
         threading.Timer(0.05, lambda: service.execute(StartGame(table="pool-04", actor="test"))).start()
+        deadline = time.monotonic() + HANG_S  # heartbeats keep the stream alive: only this ends a wait for nothing
         for line in lines:
             if line.startswith("data:") and json.loads(line[5:]) == {"topic": "table", "table": "pool-04"}:
                 break
-        assert time.monotonic() - started < 1.0
+            assert time.monotonic() < deadline, "the game's start never reached the open stream"
     client.close()
     # The browser went away: the next heartbeat write fails and the listener is removed.
-    wait_until(lambda: len(service.listeners) == before, timeout=5, what="listener removed after disconnect")
+    wait_until(lambda: len(service.listeners) == before, what="listener removed after disconnect")
 
 
 @sqlite_only

@@ -131,9 +131,9 @@ def test_node_and_central_service_talk_over_tls(tls_broker, certs, tmp_path):
         with EdgeNode(cfg, pin_factory=factory) as node:
             wait_until(lambda: hub_link(svc).stats.connected and link_of(node).wait_connected(0.01), 10, "both connected over TLS")
             svc.execute(StartGame(table=TABLE, actor="anna"))
-            wait_until(lambda: light_of(node).on, 5, "light command across TLS")
+            wait_until(lambda: light_of(node).on, what="light command across TLS")
             drive_pulses(factory.pin(cfg.pins.pockets[4]), 1, PulseScript(duration_s=0.02, chatter_edges=1))
-            wait_until(lambda: svc.runtime[TABLE].drops == 1, 5, "pocket event across TLS")
+            wait_until(lambda: svc.runtime[TABLE].drops == 1, what="pocket event across TLS")
         with store.reader() as db:
             assert [e.data["pocket"] for e in db.scalars(select(Event).where(Event.table_id == TABLE))] == [4]
     finally:

@@ -92,17 +92,14 @@ def test_pulse_timed_by_the_pins_ticks_not_by_when_python_ran():
     beam.close()
 
 
-def test_a_pulse_is_emitted_within_the_merge_gap_without_another_edge():
+def test_a_pulse_is_emitted_after_the_merge_gap_without_another_edge():
     factory = MockFactory()
     beam, out = collecting_beam(factory, merge_gap_ms=20)
     pin = factory.pin(5)
     pin.drive_low()
     time.sleep(0.03)
     pin.drive_high()
-    released = time.monotonic()
-    wait_until(lambda: out)
-    # generous: the machine is shared; the point is that no further edge was needed
-    assert time.monotonic() - released < 1.0
+    wait_until(lambda: out, what="the pulse, with no edge after its release")
     beam.close()
 
 

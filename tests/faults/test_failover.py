@@ -5,6 +5,11 @@ standby keeps no MQTT session; when the hub is SIGKILLed while 14 tables play, t
 lock, loads the hall from the database alone and resumes the hub's persistent session (same login,
 so Mosquitto delivers what it queued meanwhile). Real processes throughout: Mosquitto from the
 shipped config, PostgreSQL, two servers, 14 table nodes.
+
+What must be true is asserted here: the standby leads, nothing is lost or doubled, no light
+switches, Mosquitto never sees two hubs. How soon a standby leads, and how soon a hub that lost
+its lock exits, are bench/failover.py's figures (issue 29, item 41: a 10 s deadline here failed on
+a loaded machine where the standby led all the same); the waits here only catch a hang.
 """
 
 from __future__ import annotations
@@ -35,13 +40,12 @@ from tests.support import httpc
 from tests.support.hub import REPO, light_of, link_of, running_node
 from tests.support.server import server_argv, wait_serving
 from tests.support.sqlite_template import CHEAP
-from tests.support.waiting import wait_until
+from tests.support.waiting import HANG_S, wait_until
 
 POOL = [f"pool-{i:02d}" for i in range(1, 11)]
 BILLIARD = [*POOL, "carom-01"]  # a session each, lights on throughout
 FOOS = ["foos-01", "foos-02"]  # goals, no session
 TABLES = [*BILLIARD, *FOOS, "darts-01"]  # every table of the shipped venue: 14 nodes
-TAKEOVER_S = 10
 POLL = ("--standby-poll", "0.5")
 # Mosquitto's words for a client id connecting while that id is still connected: two processes
 # acting as the hub at once.
@@ -132,6 +136,7 @@ class Players(threading.Thread):
         super().__init__(daemon=True)
         self.nodes, self.done = nodes, threading.Event()
         self.driven = dict.fromkeys(POOL + FOOS, 0)
+        self.rounds = 0
 
     def run(self) -> None:
         i = 0
@@ -145,6 +150,7 @@ class Players(threading.Thread):
                 score(factory, node, "home")
                 self.driven[t] += 1
             i += 1
+            self.rounds = i
             time.sleep(0.25)  # rounds on one pin closer than ~0.1 s would merge into one pulse
 
     def stop(self) -> dict[str, int]:
@@ -159,10 +165,10 @@ def light_switches(nodes) -> dict[str, int]:
 
 
 @pytest.mark.slow
-def test_standby_takes_over_a_killed_hub_within_ten_seconds(mosquitto, servers, pg_url, tmp_path):
+def test_standby_takes_over_a_killed_hub_and_nothing_is_lost(mosquitto, servers, pg_url, tmp_path):
     auth = manager_token(pg_url)
     active = servers("a")
-    wait_until(active.is_hub, 15, "the first server is the hub")
+    wait_until(active.is_hub, what="the first server is the hub")
     standby = servers("b")
     assert standby.is_standby(), standby.health()
     page = httpc.get(f"{standby.base}/", timeout=2)
@@ -173,13 +179,13 @@ def test_standby_takes_over_a_killed_hub_within_ten_seconds(mosquitto, servers, 
     assert connections >= 1  # the log does show the hub's connections
     with contextlib.ExitStack() as stack:
         nodes = {t: stack.enter_context(running_node(mosquitto, tmp_path, t)) for t in TABLES}
-        wait_until(lambda: all(link_of(n).connected for n, _ in nodes.values()), 20, "14 nodes connected")
+        wait_until(lambda: all(link_of(n).connected for n, _ in nodes.values()), what="14 nodes connected")
         sessions = {}
         for t in BILLIARD:
             r = httpc.post(f"{active.base}/api/sessions", json={"table": t}, headers=auth, timeout=5)
             assert r.status_code == 201, r.text
             sessions[t] = r.json()["id"]
-        wait_until(lambda: all(light_of(nodes[t][0]).on for t in BILLIARD), 10, "every session's light on")
+        wait_until(lambda: all(light_of(nodes[t][0]).on for t in BILLIARD), what="every session's light on")
         time.sleep(1.0)  # the hub's retained commands have all arrived
         switches = light_switches(nodes)
         assert all(switches[t] > switches["darts-01"] for t in BILLIARD), switches  # the pins do record switching
@@ -187,13 +193,12 @@ def test_standby_takes_over_a_killed_hub_within_ten_seconds(mosquitto, servers, 
 
         players = Players(nodes)
         players.start()
-        time.sleep(2)
+        wait_until(lambda: players.rounds >= 4, what="play under way on the first hub")
         os.kill(active.proc.pid, signal.SIGKILL)
-        killed = time.monotonic()
         active.proc.wait()
-        wait_until(standby.is_hub, TAKEOVER_S, f"the standby leads within {TAKEOVER_S} s")
-        took = time.monotonic() - killed
-        time.sleep(2)  # tables keep playing on the new hub
+        wait_until(standby.is_hub, what="the standby leads")
+        led_at = players.rounds
+        wait_until(lambda: players.rounds >= led_at + 4, what="play on the new hub")  # tables keep playing on it
         driven = players.stop()
 
         store = open_store(pg_url)
@@ -202,7 +207,7 @@ def test_standby_takes_over_a_killed_hub_within_ten_seconds(mosquitto, servers, 
         def all_stored() -> bool:
             return all(len(stored_events(store, t, "pocket" if t in POOL else "goal")) == n for t, n in driven.items())
 
-        wait_until(all_stored, 30, "every drop and goal stored")
+        wait_until(all_stored, what="every drop and goal stored")
         time.sleep(0.5)  # nothing more arrives: a copy would show now
         for t, n in driven.items():
             rows = stored_events(store, t, "pocket" if t in POOL else "goal")
@@ -216,33 +221,32 @@ def test_standby_takes_over_a_killed_hub_within_ten_seconds(mosquitto, servers, 
             r = httpc.post(f"{standby.base}/api/sessions/{sid}/stop", headers=auth, timeout=5)
             assert r.status_code == 200, r.text
             assert_billed_by_central_clock(store, sid)
-        wait_until(lambda: not any(light_of(nodes[t][0]).on for t in BILLIARD), 10, "lights off after the stops")
+        wait_until(lambda: not any(light_of(nodes[t][0]).on for t in BILLIARD), what="lights off after the stops")
         r = httpc.post(f"{standby.base}/api/sessions", json={"table": "pool-03"}, headers=auth, timeout=5)
         assert r.status_code == 201, r.text
-        wait_until(lambda: light_of(nodes["pool-03"][0]).on, 10, "the new hub drives the light")
+        wait_until(lambda: light_of(nodes["pool-03"][0]).on, what="the new hub drives the light")
         assert httpc.post(f"{standby.base}/api/sessions/{r.json()['id']}/stop", headers=auth, timeout=5).status_code == 200
         assert_billed_by_central_clock(store, r.json()["id"])
     assert TAKEN_OVER not in mosquitto.log_text(), "two processes held the hub's MQTT session at once"
     assert hub_connections(mosquitto) == connections + 1, "\n".join(x for x in mosquitto.log_text().splitlines() if "lavos-hub" in x)
-    print(f"standby led {took:.1f} s after the SIGKILL")
 
 
 @pytest.mark.slow
 def test_the_old_hub_comes_back_as_the_standby(mosquitto, servers, pg_url, tmp_path):
     auth = manager_token(pg_url)
     first = servers("a")
-    wait_until(first.is_hub, 15, "the first server is the hub")
+    wait_until(first.is_hub, what="the first server is the hub")
     port_a = int(first.base.rsplit(":", 1)[1])
     second = servers("b")
     assert second.is_standby()
     with running_node(mosquitto, tmp_path, "pool-07") as (node, factory):
-        wait_until(lambda: link_of(node).connected, 10, "node connected")
+        wait_until(lambda: link_of(node).connected, what="node connected")
         sid = httpc.post(f"{first.base}/api/sessions", json={"table": "pool-07"}, headers=auth, timeout=5).json()["id"]
-        wait_until(lambda: light_of(node).on, 10, "light on")
+        wait_until(lambda: light_of(node).on, what="light on")
 
         os.kill(first.proc.pid, signal.SIGKILL)
         first.proc.wait()
-        wait_until(second.is_hub, TAKEOVER_S, "the standby leads")
+        wait_until(second.is_hub, what="the standby leads")
         connections = hub_connections(mosquitto)
         back = servers("a", port_a)  # systemd's restart: same box, same command line
         assert back.is_standby(), back.health()
@@ -253,17 +257,17 @@ def test_the_old_hub_comes_back_as_the_standby(mosquitto, servers, pg_url, tmp_p
         assert "took over" not in back.log_text()
         store = open_store(pg_url)
         try:
-            wait_until(lambda: len(stored_events(store, "pool-07")) == 3, 10, "drops stored by the hub")
+            wait_until(lambda: len(stored_events(store, "pool-07")) == 3, what="drops stored by the hub")
             assert light_of(node).on
 
             # and when the hub stops, the one that came back takes over in its turn
             second.proc.send_signal(signal.SIGTERM)
             assert second.proc.wait(20) == 0
-            wait_until(back.is_hub, TAKEOVER_S, "the returned server leads once the lock is free")
+            wait_until(back.is_hub, what="the returned server leads once the lock is free")
             r = httpc.post(f"{back.base}/api/sessions/{sid}/stop", headers=auth, timeout=5)
             assert r.status_code == 200, r.text
             assert_billed_by_central_clock(store, sid)
-            wait_until(lambda: not light_of(node).on, 10, "light off after the stop")
+            wait_until(lambda: not light_of(node).on, what="light off after the stop")
         finally:
             store.close()
     assert TAKEN_OVER not in mosquitto.log_text(), "two processes held the hub's MQTT session at once"
@@ -272,20 +276,18 @@ def test_the_old_hub_comes_back_as_the_standby(mosquitto, servers, pg_url, tmp_p
 @pytest.mark.slow
 def test_a_hub_that_loses_its_lock_exits_and_the_standby_leads(mosquitto, servers, postgres_cluster, pg_url):
     """Fencing: the hub's lock session ended under it (here by PostgreSQL, as a network cut or an
-    administrator would) makes it exit non-zero at once, before the standby's MQTT connect."""
+    administrator would) makes it exit non-zero before the standby's MQTT connect: Mosquitto never
+    sees the two at once."""
     hub = servers("a")
-    wait_until(hub.is_hub, 15, "the first server is the hub")
+    wait_until(hub.is_hub, what="the first server is the hub")
     standby = servers("b")
     assert standby.is_standby()
     database = pg_url.rsplit("/", 1)[1]
-    ended = time.monotonic()
     postgres_cluster.execute(
         "SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
         f"WHERE l.locktype = 'advisory' AND l.granted AND a.datname = '{database}'"
     )
-    assert hub.proc.wait(5) == 3, hub.log_text()
-    exited = time.monotonic() - ended
+    assert hub.proc.wait(HANG_S) == 3, hub.log_text()
     assert "lost the hub lock" in hub.log_text()
-    wait_until(standby.is_hub, TAKEOVER_S, "the standby leads")
+    wait_until(standby.is_hub, what="the standby leads")
     assert TAKEN_OVER not in mosquitto.log_text()
-    assert exited < 2, exited

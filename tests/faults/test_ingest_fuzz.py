@@ -7,7 +7,6 @@ after the flood is applied at once, and the HTTP-free service still starts sessi
 from __future__ import annotations
 
 import json
-import time
 
 import paho.mqtt.client as mqtt
 from hypothesis import HealthCheck, given, settings
@@ -97,8 +96,7 @@ def test_ten_thousand_generated_messages_never_crash_the_ingest(mosquitto, tmp_p
         assert counted == svc.handlers.rejected > 0
         assert buckets <= {"pool-01", "pool-02", "foos-01", UNKNOWN}  # "nosuch-01" and garbage share one bucket
         assert svc.ingest._thread.is_alive() and hub_link(svc).stats.connected and hub_link(svc).stats.callback_errors == 0
-        # still responsive
-        t0 = time.monotonic()
+        # still responsive: the next valid event is applied, not held behind the flood
         ev = {
             "v": 1,
             "table": "pool-02",
@@ -111,8 +109,7 @@ def test_ten_thousand_generated_messages_never_crash_the_ingest(mosquitto, tmp_p
         }
         before = svc.handlers.applied
         pub.publish("lavos/v1/table/pool-02/event/pocket", json.dumps(ev), qos=1)
-        wait_until(lambda: svc.handlers.applied == before + 1, timeout=5, what="a valid event after the flood")
-        assert time.monotonic() - t0 < 5
+        wait_until(lambda: svc.handlers.applied == before + 1, what="a valid event after the flood")
         assert svc.execute(StartGame(table="pool-01", actor="anna"))
         pub.loop_stop()
         pub.disconnect()

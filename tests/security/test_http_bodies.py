@@ -73,7 +73,6 @@ def _refused_early(server: Served, path: str, headers: dict[str, str], total: in
     answer = stream_request(server.port, "POST", path, headers, total, during=watch, **kw)
     assert answer.status == status, (answer.status, answer.head, answer.body[:300])
     assert answer.sent < min(EARLY, total), f"the server answered only after {answer.sent / MB:.0f} MB of the body"
-    assert answer.elapsed < 5, f"answered after {answer.elapsed:.1f} s"
     assert answer.header("connection") == "close"  # the rest of the body is never read
     assert watch.grew_kib() < RSS_GROWTH_KIB, f"the server grew by {watch.grew_kib() / 1024:.0f} MB"
     assert watch.temp_files == set()

@@ -24,6 +24,7 @@ from tests.security.rawhttp import read_answer
 from tests.support import httpc
 from tests.support.hub import REPO
 from tests.support.matching import found
+from tests.support.waiting import HANG_S
 
 FD_LIMIT = 512
 FLOOD = 700  # more connections than the server has descriptors
@@ -75,20 +76,21 @@ def test_half_sent_requests_beyond_the_fd_limit_leave_health_answering(low_fd_se
     log_before = served.log.stat().st_size
     flood = _half_sent(served.port, FLOOD)
     assert len(flood) > FD_LIMIT  # the server took them all (and closed what did not fit)
-    started = time.monotonic()
-    r = httpc.get(f"{served.base}/api/health", timeout=httpx.Timeout(10, connect=10))
-    took = time.monotonic() - started
+    r = httpc.get(f"{served.base}/api/health", timeout=httpx.Timeout(HANG_S, connect=HANG_S))
     assert r.status_code in (200, 503), r.text  # 503 is the health of a hub whose MQTT is down, still an answer
-    assert took < 5, f"/api/health took {took:.1f} s with {len(flood)} half-sent connections open"
-    # The server closes what never finished its head: every flood socket ends within the head timeout and a margin.
-    deadline = time.monotonic() + 20
+    # Answered while the flood is still there, not once the head timeout has cleared it away.
+    assert any(not _closed_by_server(s) for s in flood), (
+        f"/api/health answered only after all {len(flood)} half-sent connections were closed"
+    )
+    # The server closes what never finished its head: every flood socket ends (after the head timeout).
+    deadline = time.monotonic() + HEAD_TIMEOUT_S + HANG_S
     still_open = flood
     while still_open and time.monotonic() < deadline:
         still_open = [s for s in still_open if not _closed_by_server(s)]
         time.sleep(0.5)
     for s in flood:
         s.close()
-    assert still_open == [], f"{len(still_open)} of {FLOOD} half-sent connections are still open after 20 s"
+    assert still_open == [], f"{len(still_open)} of {FLOOD} half-sent connections are still open"
     grew = served.log.stat().st_size - log_before
     assert grew < LOG_BOUND, f"the log grew {grew} bytes:\n{served.log.read_text()[-3000:]}"
     assert httpc.get(f"{served.base}/api/health", timeout=5).status_code in (200, 503)
@@ -100,11 +102,9 @@ def test_a_keep_alive_connection_that_stalls_in_its_next_head_is_closed(low_fd_s
         s.sendall(b"GET /api/health HTTP/1.1\r\nHost: lavos\r\n\r\n")
         assert read_answer(s, time.monotonic() + 5)[0] in (200, 503)
         s.sendall(b"GET /api/health HTTP/1.1\r\nHost: lav")  # the next request, never finished
-        started = time.monotonic()
-        s.settimeout(HEAD_TIMEOUT_S + 5)
+        s.settimeout(HEAD_TIMEOUT_S + HANG_S)  # closed by the server's head timeout, not ours
         with contextlib.suppress(ConnectionResetError):
             assert s.recv(65536) == b""
-        assert time.monotonic() - started < HEAD_TIMEOUT_S + 3
     finally:
         s.close()
 

@@ -37,10 +37,8 @@ def test_an_attacker_elsewhere_cannot_lock_the_manager_out(server):
     assert slowed.status_code == 429 and int(slowed.headers["retry-after"]) >= 1  # the attacker learns nothing, even when right
     assert "try again in" in slowed.json()["detail"] and "ask a manager" in slowed.json()["detail"]
     with server.client("127.0.0.1") as manager:
-        t0 = time.monotonic()
         r = manager.get("/api/tables", auth=(MANAGER, PASSWORDS[MANAGER]))
-        took = time.monotonic() - t0
-    assert r.status_code == 200 and took < 3, (r.status_code, took)
+    assert r.status_code == 200, r.status_code  # not slowed: the throttle answers 429, it never waits
     page = server.page_login("127.0.0.1", MANAGER, PASSWORDS[MANAGER])
     assert page.status_code == 303 and page.headers["location"] == "/", page.text[:300]
 

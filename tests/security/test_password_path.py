@@ -1,16 +1,18 @@
 """Issue 9, items 4 and 5: checking passwords neither stalls the hub nor costs a hash per call.
 
 Through a real `lavos server` and Mosquitto: a flood of anonymous HTTP Basic logins (24 at once,
-from 24 addresses, made-up users) leaves a token-authenticated session start and a node's event
-fast; repeated Basic calls with the same right credentials cost what a token call costs; a new
-password, a disabled account and a new role count from the very next call, even when changed by
-another process. In process (test_credential_cache.py): no argon2 on the second call, no
-plaintext kept, 503 rather than a queue when every hash slot is taken.
+from 24 addresses, made-up users) stalls neither a token-authenticated session start nor a node's
+event; a new password, a disabled account and a new role count from the very next call, even when
+changed by another process. In process (test_credential_cache.py): no argon2 on the second call,
+no plaintext kept, 503 rather than a queue when every hash slot is taken; every connection
+TCP_NODELAY (here). How long each takes, with and without a flood: bench/auth.py.
 """
 
 from __future__ import annotations
 
-import statistics
+import asyncio
+import math
+import socket
 import threading
 import time
 from collections import Counter
@@ -20,8 +22,10 @@ import pytest
 
 from broker.accounts.users import new_password, set_active, set_password, set_role
 from broker.storage.engine import open_store
-from tests.security.served import MANAGER, PASSWORDS, lavos_server, node
+from dashboard.cli import HttpAddress
+from tests.security.served import PASSWORDS, lavos_server, node
 from tests.support.sqlite_template import CHEAP
+from tests.support.waiting import HANG_S
 
 FLOOD = 24
 
@@ -80,7 +84,7 @@ def test_a_flood_of_anonymous_logins_stalls_neither_a_session_start_nor_ingest(s
                 t0 = time.monotonic()
                 started = staff.post("/api/sessions", json={"table": "pool-03"}, headers=bearer)
                 starts.append((started.status_code, time.monotonic() - t0, started.text[:200]))
-                stored.append(server.stored_within(pool_01, "pool-01", timeout=30))
+                stored.append(server.stored_within(pool_01, "pool-01", timeout=HANG_S))
                 if started.status_code == 201:
                     t0 = time.monotonic()
                     stopped = staff.post(f"/api/sessions/{started.json()['id']}/stop", headers=bearer)
@@ -88,41 +92,33 @@ def test_a_flood_of_anonymous_logins_stalls_neither_a_session_start_nor_ingest(s
             during = flood.answers.copy()
     assert {s[0] for s in starts} == {201}, starts  # not 503 "database is locked"
     assert {s[0] for s in stops} == {200} and len(stops) == len(starts), stops
-    # Generous bounds (the machine is shared); bench/auth.py measures the < 1 s target.
-    worst = max(t for _, t, _ in starts + stops)
-    assert worst < 5, f"session start/stop took up to {worst:.1f} s under the flood {during}"
-    assert max(stored) < 5, f"publish -> stored took up to {max(stored):.1f} s under the flood {during}"
+    assert all(math.isfinite(s) for s in stored), f"an event was not stored under the flood {during}"  # how soon: bench/auth.py
     # The flood really ran all along: wrong passwords were being hashed while we measured.
     assert during[401] >= FLOOD and sum(during.values()) - before >= 10, during
 
 
-def _median_call_s(c: httpx.Client, n: int = 15, path: str = "/api/tables", **kw) -> float:
-    times = []
-    for _ in range(n):
-        t0 = time.monotonic()
-        assert c.get(path, **kw).status_code == 200
-        times.append(time.monotonic() - t0)
-    return statistics.median(times)
+def test_answers_are_not_held_back_by_nagle():
+    """The socket `lavos server` listens on is made as TCP (dashboard/cli.py HttpAddress.bind), so
+    asyncio, under uvicorn, sets TCP_NODELAY on each connection it accepts: without it every
+    answer's last segment waited ~40 ms for the client's delayed ACK (item 5's p50 < 10 ms target
+    was out of reach at the transport alone; bench/auth.py measures the calls). A repeated Basic
+    call costs what a token call costs because it runs no argon2: test_credential_cache.py."""
+    sock = HttpAddress.parse("127.0.0.1:0").bind()
+    nodelay: list[int] = []
 
+    async def accept_one() -> None:
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            nodelay.append(writer.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
 
-def test_repeated_basic_calls_with_the_right_password_cost_what_a_token_call_costs(server):
-    with server.client() as c:
-        assert c.get("/api/tables", auth=(MANAGER, PASSWORDS[MANAGER])).status_code == 200
-        basic_s = _median_call_s(c, auth=(MANAGER, PASSWORDS[MANAGER]))
-        token_s = _median_call_s(c, headers={"Authorization": f"Bearer {server.token}"})
-    # argon2id at the shipped costs is >= 100 ms of CPU here: a call that hashed would stand out by that much.
-    assert basic_s < token_s + 0.03, f"Basic median {basic_s * 1000:.0f} ms, token median {token_s * 1000:.0f} ms"
+        server = await asyncio.start_server(handle, sock=sock)  # as uvicorn serves the bound socket
+        async with server:
+            reader, writer = await asyncio.open_connection(*sock.getsockname()[:2])
+            await reader.read()  # until the handler closed it
+            writer.close()
 
-
-def test_answers_are_not_held_back_by_nagle(server):
-    """The listening socket is made as TCP, so asyncio sets TCP_NODELAY on each connection: without
-    it every answer's last segment waited ~40 ms for the client's delayed ACK (item 5's p50 < 10 ms
-    target was out of reach at the transport alone). The unauthenticated floor, on a keep-alive client."""
-    with server.client() as c:
-        health_s = _median_call_s(c, path="/api/health")
-        cached_s = _median_call_s(c, auth=(MANAGER, PASSWORDS[MANAGER]))
-    assert health_s < 0.025, f"/api/health median {health_s * 1000:.1f} ms (a Nagle stall is ~40 ms)"
-    assert cached_s < 0.035, f"cached Basic median {cached_s * 1000:.1f} ms"
+    asyncio.run(accept_one())
+    assert nodelay == [1]
 
 
 def test_a_new_password_a_disabled_account_and_a_new_role_count_from_the_next_call(server):

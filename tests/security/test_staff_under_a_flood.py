@@ -12,7 +12,6 @@ import base64
 import socket
 import sqlite3
 import threading
-import time
 from collections import Counter
 from collections.abc import Iterator
 
@@ -120,10 +119,8 @@ def test_a_read_transaction_cannot_write(service):
     waiting for) the write lock in the hall."""
     store = service.store
     add_users(service)
-    t0 = time.monotonic()
     with pytest.raises(exc.DBAPIError), store.reader() as db:
         db.execute(update(ApiToken).values(name="written by a reader"))
-    assert time.monotonic() - t0 < 2
     with store.reader() as db:
         assert "written by a reader" not in set(db.scalars(select(ApiToken.name)))
         assert db.execute(text("SELECT 1")).scalar_one() == 1  # reading is what it is for

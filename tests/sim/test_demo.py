@@ -1,5 +1,5 @@
-"""`lavos demo` as a user runs it: up within 15 s, a lively evening through the API, and Ctrl-C
-leaves no process and no port behind."""
+"""`lavos demo` as a user runs it: it comes up, a lively evening through the API, and Ctrl-C
+leaves no process and no port behind. How soon it comes up: bench/soak.py."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import pytest
 
 from tests.support import httpc
 from tests.support.matching import found
+from tests.support.waiting import HANG_S
 
 ROOT = Path(__file__).resolve().parents[2]
 MANAGER = ("manager", "manager-demo")
@@ -106,7 +107,6 @@ def assert_ended_cleanly(proc: subprocess.Popen, text: str) -> None:
 def test_demo_at_speed_20_shows_the_evening_through_the_api_and_stops_on_ctrl_c(tmp_path):
     proc, out = start_demo(tmp_path, "--speed", "20")
     try:
-        started = time.monotonic()
 
         def healthy() -> str | None:
             m = URL.search(out.read_text())
@@ -118,8 +118,7 @@ def test_demo_at_speed_20_shows_the_evening_through_the_api_and_stops_on_ctrl_c(
                 return None
             return m.group(1) if r.status_code == 200 and r.json()["ok"] else None
 
-        base = wait_for("healthy dashboard", healthy, 15, proc, out)
-        assert time.monotonic() - started < 15
+        base = wait_for("healthy dashboard", healthy, HANG_S, proc, out)
         page = httpc.get(f"{base}/", follow_redirects=True, timeout=10)
         assert page.status_code == 200 and "<form" in page.text, "the dashboard's pages are served (its login form)"
         api = httpc.Client(base_url=f"{base}/api", auth=MANAGER, timeout=10)
@@ -141,7 +140,7 @@ def test_demo_at_speed_20_shows_the_evening_through_the_api_and_stops_on_ctrl_c(
                 seen["offline node"] = True
             return len(seen) == 4
 
-        wait_for("sessions, drops, a foosball alert and an offline node", evening_visible, 60, proc, out)
+        wait_for("sessions, drops, a foosball alert and an offline node", evening_visible, HANG_S, proc, out)
         assert seen["sessions"] >= 3 and seen["drops"] >= 1
         broker_port = int(found(BROKER, out.read_text()).group(1))
     finally:
@@ -164,12 +163,18 @@ def run_to_the_end(tmp_path: Path, *args: str) -> str:
 
 
 def test_demo_stops_by_itself_after_seconds(tmp_path):
-    text = run_to_the_end(tmp_path, "--speed", "20", "--seconds", "10")  # its start-up is not counted; a loaded machine needs the margin
-    assert "game 1 started by staff" in text
+    # What it plays meanwhile is test_demo_at_speed_20_...'s; how much of the evening 10 s hold
+    # depends on the machine's load, so nothing of it is asserted here.
+    text = run_to_the_end(tmp_path, "--speed", "20", "--seconds", "10")
+    assert URL.search(text), text[-2000:]  # it came up (its banner), then ended by itself
     assert "Push notifications" not in text  # off unless --notify-webhook (issue 13)
 
 
-def run_until(tmp_path: Path, what: str, pattern: str, *args: str, timeout: float = 40) -> str:
+# The evening's first 15 hall minutes, where everything the tests look for happens, at --speed 20.
+FIRST_QUARTER_AT_20_S = 15 * 60 / 20
+
+
+def run_until(tmp_path: Path, what: str, pattern: str, *args: str, timeout: float = FIRST_QUARTER_AT_20_S + HANG_S) -> str:
     """Run a demo until its output shows `pattern` (a regular expression), then stop it as Ctrl-C
     does and return all it printed: it ends as soon as what the test looks for has happened, where
     a fixed --seconds had to leave a loaded machine a margin."""

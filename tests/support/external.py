@@ -64,6 +64,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "test_packaging.py::test_the_hub_layers_are_left_out_and_a_hub_command_says_what_to_install": _LAVOS,
     "bench/test_staff_action.py": ("chromium", "lavos_process", "mosquitto"),
     "bench/test_halls_bench.py": _LAVOS + _MQTT,  # the centre and the halls' hubs in processes of their own
+    "bench/test_failover_bench.py": _LAVOS + _MQTT + _PG,  # two lavos server processes on a PostgreSQL of its own
     "broker/test_db.py::test_processes_starting_together_migrate_once": _PG,
     "broker/test_hub_restart.py": _LAVOS,
     "broker/test_link_process.py": _LAVOS + _MQTT,  # starts a hub process by hand, and its own broker

@@ -13,6 +13,7 @@ from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 
 from devices import contract
 from sim.mosquitto import Mosquitto
+from tests.support.waiting import HANG_S
 
 
 class Collector:
@@ -52,8 +53,8 @@ class Collector:
             self.all.append(msg)
         self.messages.put(msg)
 
-    def wait_for(self, predicate: Callable[[mqtt.MQTTMessage], object], timeout: float = 5.0) -> mqtt.MQTTMessage:
-        """Return the first received message (past or future) matching predicate."""
+    def wait_for(self, predicate: Callable[[mqtt.MQTTMessage], object], timeout: float = HANG_S) -> mqtt.MQTTMessage:
+        """Return the first received message (past or future) matching predicate (the deadline only catches a hang)."""
         deadline = time.monotonic() + timeout
         while True:
             with self._lock:

@@ -42,7 +42,8 @@ KNOWN_S: dict[str, float] = {
     "tests/faults/test_alert_recurrence.py": 70,
     "tests/security/test_node_input.py": 67,
     "tests/dashboard/browser/test_floor_live.py": 65,
-    "tests/bench/test_staff_action.py": 40,  # one round and the till's four paths (tillpages)
+    "tests/bench/test_staff_action.py": 42,  # one round, one goal and the till's four paths (tillpages)
+    "tests/bench/test_failover_bench.py": 40,  # two lavos server processes and one takeover
     "tests/dashboard/browser/test_slovak_everywhere.py": 60,
     "tests/dashboard/browser/test_bills.py": 60,
     "tests/dashboard/browser/test_till_evening.py": 55,
@@ -91,7 +92,7 @@ KNOWN_S: dict[str, float] = {
     "tests/dashboard/browser/": 25,
     "tests/dashboard/browser/test_floor_timers.py": 25,
     "tests/notify/test_push.py::test_receiver_down_for_fifteen_seconds": 22,
-    "tests/dashboard/browser/test_foosball_alert.py": 18,
+    "tests/dashboard/browser/test_foosball_alert.py": 14,  # 3 goals (the timed rounds are bench/staff_action.py's)
     "tests/security/test_web_sessions.py": 17,
     "tests/faults/test_node_disk_full.py": 8,
 }

@@ -32,7 +32,8 @@ from tests.support.web import served_lavos
 TABLET = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 # Playwright's default is 30 s per action; a page load on a loaded 2-core machine stays well inside
-# that, so this only bounds how long a real failure takes to report.
+# that, so this only bounds how long a real failure takes to report. Its expect() assertions get
+# the same (their own default is 5 s): a test waits for what must show, how soon is bench/'s.
 ACTION_TIMEOUT_MS = 20_000
 # Tables with a simulated node: pool tables to drop balls on and transfer between, and a foosball table.
 NODE_TABLES = ("pool-01", "pool-02", "pool-03", "foos-01")
@@ -81,8 +82,9 @@ def nodes(request, lavos, mosquitto, tmp_path_factory):
 def chromium():
     if why := missing():
         pytest.fail(why, pytrace=False)
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    expect.set_options(timeout=ACTION_TIMEOUT_MS)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         try:

@@ -11,7 +11,6 @@ tapped in on a phone while the TV page follows (in this module for its server: n
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 
@@ -195,7 +194,7 @@ TV = {"width": 1920, "height": 1080}
 def test_a_tournament_checked_in_drawn_and_scored_on_a_phone_while_the_tv_follows_to_the_standings(lavos, open_page):
     """Issue 21: a Lavosliga evening. Staff check in 8 players on the tablet and draw; the matches go
     to the tables; a result is tapped in on a phone, rack by rack, and the TV page (no login, dark,
-    1920x1080) shows it within a second; the tournament ends with the standings on the TV and the
+    1920x1080) shows it by itself; the tournament ends with the standings on the TV and the
     tablet. Last in the module: its entry fees and calls change the pages the tests above walk."""
     t = lavos.api(
         "POST",
@@ -242,7 +241,8 @@ def test_a_tournament_checked_in_drawn_and_scored_on_a_phone_while_the_tv_follow
     first = tv.locator(".tv-call").first
     match = first.get_attribute("data-match")
 
-    # A phone at the table: a tap a rack (2 racks), then the confirmation; the TV shows it within a second.
+    # A phone at the table: a tap a rack (2 racks), then the confirmation; the TV shows it by itself
+    # (how soon: bench/tournament.py, a result to the TV's new board).
     phone = open_page({"width": 390, "height": 844}, mobile=True)
     log_in(phone, lavos, STAFF, f"/tournaments/{tid}/matches/{match}")
     for side in ("a", "b", "a"):
@@ -252,9 +252,7 @@ def test_a_tournament_checked_in_drawn_and_scored_on_a_phone_while_the_tv_follow
     assert phone.evaluate("document.documentElement.scrollWidth <= innerWidth"), "the score page fits the phone"
     with phone.expect_navigation():
         phone.locator("#confirm-result").tap()
-    shown = time.monotonic()
-    tv.wait_for_selector(f'#tv-results .tv-result[data-match="{match}"]', timeout=5000)
-    assert time.monotonic() - shown < 1.0, "the TV shows a result within a second"
+    tv.wait_for_selector(f'#tv-results .tv-result[data-match="{match}"]')
 
     # The rest through the API, the final again on the phone; the TV ends with the standings.
     def ready() -> list[dict]:
@@ -275,7 +273,7 @@ def test_a_tournament_checked_in_drawn_and_scored_on_a_phone_while_the_tv_follow
             phone.locator("#rack-b").tap()
     with phone.expect_navigation():
         phone.locator("#confirm-result").tap()
-    tv.wait_for_selector("#tv-standings", timeout=5000)
+    tv.wait_for_selector("#tv-standings")
     assert tv.locator("#tv-champion").is_visible()
     tablet.reload()
     assert tablet.locator("#standings tbody tr").count() == 8 and tablet.locator("#champion").is_visible()

@@ -224,10 +224,11 @@ def test_out_of_service_from_the_table_page(lavos, nodes, page):
 
 
 @pytest.mark.parametrize("page", SIZES, indirect=True)
-def test_out_of_service_shows_on_the_floor_of_another_tablet_within_a_second(lavos, nodes, page, open_page):
+def test_out_of_service_shows_live_on_the_floor_of_another_tablet(lavos, nodes, page, open_page):
     """The floor open on one device (tablet or phone); a bartender takes Pool 3 out of service at
-    another tablet: the card says "Mimo prevádzky" (its own calm look, not an alarm) within 1 s,
-    and "Voľný" again within 1 s of putting it back."""
+    another tablet: the card says "Mimo prevádzky" (its own calm look, not an alarm) without a
+    reload, and "Voľný" again once it is put back (how soon another tablet sees a staff action:
+    bench/staff_action.py)."""
     log_in(page, lavos, STAFF, "/")
     wait_live(page)
     card = page.locator('[data-table-card="pool-03"]')
@@ -237,11 +238,11 @@ def test_out_of_service_shows_on_the_floor_of_another_tablet_within_a_second(lav
     other.locator("#oos-form input[name=reason]").fill("oprava")
     other.locator("#take-out").click()
     other.wait_for_url(lavos.base_url + "/tables/pool-03")
-    expect(card).to_have_attribute("data-state", "out_of_service", timeout=1000)
+    expect(card).to_have_attribute("data-state", "out_of_service")
     expect(card.locator(".state-word")).to_have_text("Mimo prevádzky")
     other.locator("#in-service").click()
     other.wait_for_url(lavos.base_url + "/tables/pool-03")
-    expect(card).to_have_attribute("data-state", "free", timeout=1000)
+    expect(card).to_have_attribute("data-state", "free")
     expect(card.locator(".state-word")).to_have_text("Voľný")
 
 
@@ -251,14 +252,14 @@ def test_light_by_hand_raises_the_light_alert_like_the_button(lavos, nodes, page
     log_in(page, lavos, STAFF, "/tables/pool-02")
     page.locator("#light-on").click()
     page.wait_for_url(lavos.base_url + "/tables/pool-02")
-    wait_until(lambda: node.light.on, timeout=3, what="the relay on")
+    wait_until(lambda: node.light.on, what="the relay on")
     alerts = [a for a in lavos.api("GET", "/api/alerts", STAFF) if a["table"] == "pool-02" and a["kind"] == "light_without_session"]
     assert len(alerts) == 1
     wait_until(lambda: lavos.api("GET", "/api/tables/pool-02", STAFF)["light"]["on"], what="the node reported the light")
     page.reload()
     page.locator("#light-off").click()
     page.wait_for_url(lavos.base_url + "/tables/pool-02")
-    wait_until(lambda: not node.light.on, timeout=3, what="the relay off")
+    wait_until(lambda: not node.light.on, what="the relay off")
     assert not [a for a in lavos.api("GET", "/api/alerts", STAFF) if a["table"] == "pool-02" and a["kind"] == "light_without_session"]
 
 
@@ -290,7 +291,7 @@ def test_darts_page_has_the_light_out_of_service_and_todays_use(lavos, nodes, pa
     log_in(page, lavos, STAFF, "/tables/darts-01")
     page.locator("#light-on").click()
     page.wait_for_url(lavos.base_url + "/tables/darts-01")
-    wait_until(lambda: node.light.on, timeout=3, what="the darts light on")
+    wait_until(lambda: node.light.on, what="the darts light on")
     log = page.locator("#use-log")
     assert "Svetlo zapnuté z obrazovky" in log.inner_text()
     wait_until(
@@ -299,5 +300,5 @@ def test_darts_page_has_the_light_out_of_service_and_todays_use(lavos, nodes, pa
     assert page.locator("#take-out").is_visible()
     page.locator("#take-out").click()
     page.wait_for_url(lavos.base_url + "/tables/darts-01")
-    wait_until(lambda: not node.light.on, timeout=3, what="out of service: dark")
+    wait_until(lambda: not node.light.on, what="out of service: dark")
     assert "Vyradený z prevádzky" in page.locator("#use-log").inner_text()
