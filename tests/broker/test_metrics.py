@@ -45,11 +45,13 @@ class FakeInflux:
 
     mode: "ok" (204, lines recorded), an int status (answered as such, nothing recorded) or
     "hang" (never answers in time). In "ok", a request with a line naming BAD_TABLE is refused
-    whole with 400, as InfluxDB refuses a request with a line it cannot parse.
+    whole with 400, as InfluxDB refuses a request with a line it cannot parse. With `needs_token`,
+    a write without an Authorization header is answered as InfluxDB 2 answers it: 401.
     """
 
     def __init__(self) -> None:
         self.mode: str | int = "ok"
+        self.needs_token = False
         self.lines: list[str] = []
         self.requests = 0
         self._lock = threading.Lock()
@@ -62,6 +64,8 @@ class FakeInflux:
                 with fake._lock:
                     fake.requests += 1
                     mode = fake.mode
+                if fake.needs_token and not self.headers.get("Authorization"):
+                    return self._answer(401, "unauthorized access")
                 if mode == "hang":
                     fake._release.wait(10)
                     return self._answer(503)
@@ -294,6 +298,25 @@ def test_nothing_is_lost_or_reordered_while_the_server_cannot_take_writes(make_w
     assert fake.indices() == list(range(450))
     assert writer.stats()["dropped"] == 0
     assert slowest < 0.25, f"write() blocked for {slowest:.3f}s"
+
+
+def test_influxdb2_refusing_a_writer_without_a_token_is_said_clearly_and_nothing_is_lost(make_writer, fake, caplog):
+    """VictoriaMetrics needs no token (lavos server --influx without --influx-token-file); an
+    InfluxDB 2 refuses such writes with 401, which must say what is missing, not just "401"."""
+    fake.needs_token = True
+    writer = make_writer(fake.url, token=None)
+    write_points(writer, range(20))
+    eventually(lambda: writer.stats()["failing"], 5, "the refused write")
+    stats = writer.stats()
+    assert stats["spooled"] == 20 and stats["dead_lettered"] == 0, stats
+    said = "the server wants a token and this writer has none (InfluxDB 2 needs an API token"
+    assert said in str(stats["last_error"]) and "--influx-token-file" in str(stats["last_error"]), stats
+    assert said in caplog.text
+    # the same writer with a token would have been let in: the points wait for it in the spool
+    writer.close(timeout=0.5)
+    again = make_writer(fake.url, token="test-token")
+    assert eventually(lambda: again.flush(1), 10, "the spool to drain")
+    assert fake.indices() == list(range(20))
 
 
 def test_refused_lines_go_to_the_dead_letter_file_and_their_neighbours_arrive(make_writer, fake, tmp_path, caplog):

@@ -88,7 +88,7 @@ def test_serves_the_api_and_stops_cleanly_on_sigterm(mosquitto, tmp_path):
         (["--mqtt", "mqtt://lavos-hub@127.0.0.1:1"], "cannot reach the MQTT broker"),
         (["--http", "localhost"], "--http 'localhost' must be HOST:PORT"),
         (["--db", "mysql://x/y"], "not supported"),
-        (["--influx", "http://127.0.0.1:8086"], "--influx needs --influx-token-file"),
+        (["--influx-token-file", "influx.token"], "--influx-token-file without --influx"),
     ],
 )
 def test_bad_setups_are_one_clear_line_and_exit_2(mosquitto, tmp_path, args, message):
