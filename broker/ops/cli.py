@@ -275,20 +275,21 @@ def box_setup(
     root: Path = root_option,
 ) -> None:
     """What deploy/hub/install.sh needs Lavos for: the hub's MQTT login (/etc/lavos/hub-password),
-    a kit for every venue table without a password (/etc/lavos/nodes), the first manager.
+    a kit for every venue table without a password (/etc/lavos/nodes) and the fleet's inventory,
+    the first manager, vmalert's API token (/etc/lavos/vmalert-token).
     Idempotent: what is there stays; exit 0, and the last line says whether anything changed.
 
     Example: lavos box setup --manager jana
     """
     from broker.accounts.node_credentials import CredentialError
     from broker.accounts.users import UserError
-    from broker.ops.box import BoxLayout, setup
+    from broker.ops.box import BoxLayout, SetupError, setup
     from broker.storage.errors import StoreError
     from devices.tomlfile import ConfigError
 
     try:
         changed = setup(BoxLayout(root), manager=manager, say=typer.echo)
-    except (ConfigError, CredentialError, StoreError, UserError, OSError) as e:
+    except (ConfigError, CredentialError, StoreError, UserError, SetupError, OSError) as e:
         raise fail(str(e)) from None
     typer.echo("box: changed" if changed else "box: unchanged")
 
