@@ -161,11 +161,11 @@ class BoxLayout:
 # -- setup: what install.sh needs Lavos for ---------------------------------------------------
 
 
-def setup(layout: BoxLayout, *, manager: str | None, say: Callable[[str], None] = print) -> bool:
+def setup(layout: BoxLayout, *, manager: str | None, db_url: str | None = None, say: Callable[[str], None] = print) -> bool:
     """The hub's MQTT login, the first manager, a kit for every venue table without a password
     and every table in the fleet's inventory, vmalert's API token. Idempotent: what is there
     already stays as it is (a rerun with everything in place opens no database). Returns whether
-    anything changed."""
+    anything changed. `db_url`: a PostgreSQL box's database (else the SQLite file under the root)."""
     from broker.accounts.node_credentials import add_node, set_password, users_in, write_private
     from broker.domain.venue import load_venue
     from devices.hub_address import HUB_HOST, MQTT_TLS_PORT, NODE_CA_FILE
@@ -203,8 +203,8 @@ def setup(layout: BoxLayout, *, manager: str | None, say: Callable[[str], None] 
         say(f"unchanged: every table of {layout.venue} has its kit")
     changed |= _inventory(layout, [t.id for t in venue.tables], say)
     if manager:
-        changed |= _first_manager(layout, manager, say)
-    changed |= _monitoring_token(layout, say)
+        changed |= _first_manager(layout, manager, say, db_url)
+    changed |= _monitoring_token(layout, say, db_url)
     return changed
 
 
@@ -226,7 +226,7 @@ def _inventory(layout: BoxLayout, tables: list[str], say: Callable[[str], None])
     return bool(missing)
 
 
-def _monitoring_token(layout: BoxLayout, say: Callable[[str], None]) -> bool:
+def _monitoring_token(layout: BoxLayout, say: Callable[[str], None], db_url: str | None) -> bool:
     """vmalert's API token, made once (the account `monitoring` with it when there is none): a
     token file already there is kept, and then no database is opened."""
     from broker.accounts.node_credentials import write_private
@@ -239,7 +239,7 @@ def _monitoring_token(layout: BoxLayout, say: Callable[[str], None]) -> bool:
         return False
     hashed = new_password(secrets.token_urlsafe(24))  # nobody logs in as it: the password is not kept anywhere
     layout.data.mkdir(mode=0o700, parents=True, exist_ok=True)
-    store = open_store(layout.db_url)
+    store = open_store(db_url or layout.db_url)
     try:
         with store.session() as db:
             user = get_user(db, MONITORING_LOGIN)
@@ -277,15 +277,15 @@ def _managers(db_file: Path) -> list[str]:
     return [r[0] for r in rows]
 
 
-def _first_manager(layout: BoxLayout, username: str, say: Callable[[str], None]) -> bool:
+def _first_manager(layout: BoxLayout, username: str, say: Callable[[str], None], db_url: str | None) -> bool:
     from broker.accounts.users import create_user, list_users, new_password
     from broker.storage.engine import open_store
 
-    if managers := _managers(layout.data / "lavos.db"):
+    if db_url is None and (managers := _managers(layout.data / "lavos.db")):
         say(f"unchanged: a manager exists ({', '.join(managers)})")
         return False
     layout.data.mkdir(mode=0o700, parents=True, exist_ok=True)
-    store = open_store(layout.db_url)
+    store = open_store(db_url or layout.db_url)
     try:
         with store.reader() as db:
             managers = [u.username for u in list_users(db) if u.role == "manager" and u.active and u.username != MONITORING_LOGIN]

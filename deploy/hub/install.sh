@@ -20,7 +20,7 @@
 set -euo pipefail
 
 die() { echo "error: $*" >&2; exit 2; }
-usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit "${1:-0}"; }  # the comment on top
 
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 prefix="" manager="" restore="" rtc="" pip=1
@@ -46,6 +46,8 @@ done
 [ -z "$restore" ] || [ -f "$restore" ] || die "$restore does not exist (the box backup to restore)"
 [ -z "$restore" ] || [ -z "$manager" ] || die "--restore brings the club's accounts back: no --manager with it"
 [ -n "$prefix" ] || [ "$(id -u)" -eq 0 ] || die "run as root (sudo), or with --prefix DIR to try it out"
+# A PostgreSQL box names its database in LAVOS_DB (README.md, "Deploying at a club"); a test root has its own SQLite.
+[ -z "$prefix" ] || unset LAVOS_DB
 
 ROOT=${prefix:-/}
 ETC=$prefix/etc/lavos
@@ -93,6 +95,7 @@ for pkg in mosquitto mosquitto-clients python3-venv avahi-daemon openssl rsync v
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then
+    system apt-get update  # a fresh image's package lists are stale or missing
     system apt-get install -y "${missing[@]}"
 fi
 if ! id lavos >/dev/null 2>&1; then
@@ -123,6 +126,12 @@ else
 fi
 LAVOS=$VENV/bin/lavos
 [ -x "$LAVOS" ] || die "no lavos in $VENV: run without --no-pip"
+# `lavos` on root's PATH, as the README spells the commands
+if [ "$(readlink "$prefix/usr/local/bin/lavos" 2>/dev/null)" != /opt/lavos/.venv/bin/lavos ]; then
+    mkdir -p "$prefix/usr/local/bin"
+    ln -sfn /opt/lavos/.venv/bin/lavos "$prefix/usr/local/bin/lavos"
+    echo "installed: $prefix/usr/local/bin/lavos -> /opt/lavos/.venv/bin/lavos"
+fi
 
 # 3. a backup of this club first, when asked: what it brings back is then kept by every step below
 if [ -n "$restore" ]; then
@@ -200,6 +209,9 @@ owner root:lavos "$ETC/hub-password"
 chmod 640 "$ETC/hub-password"
 install -d -m 700 "$STATE"
 owner -R lavos:lavos "$STATE"
+# The hub reads the venue when it starts: an edited venue file restarts it (checked by box setup above).
+venue_sum=$(sha256sum < "$ETC/venue.toml" | cut -d' ' -f1)
+[ "$(cat "$STATE/.venue-started" 2>/dev/null)" = "$venue_sum" ] || changed_hub=1
 
 # 10. systemd: the hub, vmalert, the nightly backup, and a bounded wait for NTP at boot
 put "$SRC/deploy/systemd/lavos-server.service" "$UNITS/lavos-server.service" 644
@@ -222,6 +234,7 @@ system systemctl enable avahi-daemon.service mosquitto.service systemd-time-wait
 [ $changed_vm -eq 0 ] || system systemctl restart victoria-metrics.service
 if [ $changed_hub -eq 1 ] || [ $changed_mqtt -eq 1 ]; then
     system systemctl restart lavos-server.service
+    echo "$venue_sum" > "$STATE/.venue-started"
 fi
 [ $changed_vmalert -eq 0 ] || system systemctl restart lavos-vmalert.service
 system systemctl start lavos-backup.timer

@@ -95,6 +95,7 @@ def test_a_fresh_box_is_private_tls_by_default_and_a_second_run_changes_nothing(
     again = install(root, "--manager", "jana", "--name", "127.0.0.1")
     assert tree(root) == before
     assert "done: nothing changed" in again.stdout and "installed:" not in again.stdout and "restart" not in again.stdout
+    assert (root / "usr/local/bin/lavos").readlink() == Path("/opt/lavos/.venv/bin/lavos")  # the README's `lavos ...` as root
 
     # the services, the monitoring, the nightly backup and the bounded wait for NTP are enabled; restarted the first time only
     assert (
@@ -182,6 +183,16 @@ def test_the_hub_boxs_units_pass_systemd_analyze_verify(box, tmp_path):
     assert done.returncode == 0 and done.stderr.strip() == "", done.stderr
 
 
+def test_an_edited_venue_restarts_the_hub_alone(box):
+    """README step 2: edit the venue file, run the script again, the hub starts with it."""
+    root, _ = box
+    venue = BoxLayout(root).venue
+    venue.write_text(venue.read_text() + "\n# the prices changed\n")
+    said = install(root, "--name", "127.0.0.1").stdout
+    assert "would: systemctl restart lavos-server.service" in said
+    assert not re.search(r"would: systemctl restart (mosquitto|victoria-metrics|lavos-vmalert|avahi)", said)
+
+
 def test_vmalerts_account_is_not_the_clubs_first_manager(box, tmp_path):
     """A box set up without --manager (vmalert's account, a manager, made already), then with one:
     the club's first manager is still made, and a setup that has everything opens no database."""
@@ -196,6 +207,12 @@ def test_vmalerts_account_is_not_the_clubs_first_manager(box, tmp_path):
     db_files = sorted(p.name for p in layout.data.iterdir())
     assert not setup(layout, manager="ana", say=said.append)
     assert sorted(p.name for p in layout.data.iterdir()) == db_files and said[-1].startswith("unchanged: vmalert's API token")
+
+
+def test_help_is_the_comment_on_top_of_each_install_script():
+    for script in (INSTALL, REPO / "deploy/pi/install.sh"):
+        done = subprocess.run(["bash", str(script), "--help"], capture_output=True, text=True, timeout=30)
+        assert done.returncode == 0 and "--prefix DIR" in done.stdout and "set -euo" not in done.stdout, done.stdout
 
 
 def test_bad_arguments_say_what_to_do(tmp_path):
