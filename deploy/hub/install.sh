@@ -98,6 +98,10 @@ if [ ${#missing[@]} -gt 0 ]; then
     system apt-get update  # a fresh image's package lists are stale or missing
     system apt-get install -y "${missing[@]}"
 fi
+# Debian's victoria-metrics starts listening on every interface, with no login: loopback only (and
+# 3 years kept) before anything else, as deploy/vmalert/victoria-metrics.default says.
+put "$SRC/deploy/vmalert/victoria-metrics.default" "$VM_DEFAULTS" 644 vm
+[ $changed_vm -eq 0 ] || system systemctl restart victoria-metrics.service
 if ! id lavos >/dev/null 2>&1; then
     system useradd --system --user-group --home-dir /var/lib/lavos --shell /usr/sbin/nologin lavos
 fi
@@ -192,9 +196,8 @@ PY
 put "$AVAHI.new" "$AVAHI" 644 avahi
 rm -f "$AVAHI.new"
 
-# 8. the monitoring: VictoriaMetrics on loopback, keeping 3 years (the hub's unit writes its
-#    metrics there), vmalert evaluating the hall's rules and posting what fires to the hub
-put "$SRC/deploy/vmalert/victoria-metrics.default" "$VM_DEFAULTS" 644 vm
+# 8. the monitoring: VictoriaMetrics (set up in 1; the hub's unit writes its metrics there),
+#    vmalert evaluating the hall's rules and posting what fires to the hub
 install -d -m 755 "$ETC/vmalert"
 put "$SRC/deploy/vmalert/lavos-rules.yml" "$ETC/vmalert/lavos-rules.yml" 644 vmalert
 
@@ -231,7 +234,6 @@ system systemctl enable avahi-daemon.service mosquitto.service systemd-time-wait
     lavos-server.service lavos-vmalert.service lavos-backup.timer
 [ $changed_avahi -eq 0 ] || system systemctl restart avahi-daemon.service
 [ $changed_mqtt -eq 0 ] || system systemctl restart mosquitto.service
-[ $changed_vm -eq 0 ] || system systemctl restart victoria-metrics.service
 if [ $changed_hub -eq 1 ] || [ $changed_mqtt -eq 1 ]; then
     system systemctl restart lavos-server.service
     echo "$venue_sum" > "$STATE/.venue-started"
