@@ -117,7 +117,7 @@ def running_hub(venue: Venue, db: str | Store, **options: Any) -> Iterator[Hub]:
             store.close()
 
 
-def metrics_writer(url: str, token: str, org: str, bucket: str, data_dir: Path, **options: Any) -> Any:
+def metrics_writer(url: str, token: str | None, org: str, bucket: str, data_dir: Path, **options: Any) -> Any:
     """The hub's metrics writer (InfluxDB line protocol), spooling under `data_dir` while the
     metrics server is away; ValueError for a bad URL. `options` are MetricsWriter's tuning knobs."""
     from broker.adapters.metrics import (

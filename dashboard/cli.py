@@ -88,16 +88,16 @@ def _metrics(influx: str | None, token_file: Path | None, org: str, bucket: str,
             raise fail("--influx-token-file without --influx: give the InfluxDB URL too, e.g. --influx http://127.0.0.1:8086")
         log.info("metrics are off (no --influx given)")
         return None
-    if token_file is None:
-        raise fail("--influx needs --influx-token-file (a file holding the InfluxDB token)")
-    token = _read_secret(token_file, "InfluxDB token")
+    # VictoriaMetrics (the hub box's store) takes writes without a token; InfluxDB 2 refuses them,
+    # which the writer then says in its log line (broker/adapters/metrics.py).
+    token = _read_secret(token_file, "InfluxDB token") if token_file is not None else None
     from broker.compose import metrics_writer
 
     try:
         writer = metrics_writer(influx, token, org, bucket, data_dir)
     except ValueError as e:
         raise fail(str(e)) from None
-    log.info("metrics go to %s (org %s, bucket %s)", influx, org, bucket)
+    log.info("metrics go to %s (org %s, bucket %s, %s)", influx, org, bucket, "with a token" if token else "no token")
     return writer
 
 
@@ -109,7 +109,9 @@ def server(
         None, "--db", help="Database URL (default: $LAVOS_DB, else SQLite in the data directory)", show_default=False
     ),
     influx: str | None = typer.Option(None, "--influx", help="InfluxDB (or VictoriaMetrics) URL; without it metrics are off"),
-    influx_token_file: Path | None = typer.Option(None, "--influx-token-file", help="File holding the InfluxDB token"),
+    influx_token_file: Path | None = typer.Option(
+        None, "--influx-token-file", help="File holding the InfluxDB 2 token (VictoriaMetrics needs none)"
+    ),
     influx_org: str = typer.Option("lavos", "--influx-org"),
     influx_bucket: str = typer.Option("lavos", "--influx-bucket"),
     http: str = typer.Option("127.0.0.1:8080", "--http", help="Where the API listens, HOST:PORT"),

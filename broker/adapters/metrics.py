@@ -19,8 +19,8 @@ Flow: `write()` validates and encodes one point and appends it to a bounded in-m
 (a few microseconds; it never touches the network). One sender thread posts batches of up to
 `batch_size` points, or whatever waited `flush_interval` seconds. Outcomes:
 - 2xx: written.
-- connection refused, timeout, 5xx, 429, and 401/403/404 (a wrong token or bucket is an operator
-  fix away; the data is fine): the batch goes to the disk spool (broker.adapters.metrics_spool) and the
+- connection refused, timeout, 5xx, 429, and 401/403/404 (a wrong or missing token or bucket is an
+  operator fix away; the data is fine): the batch goes to the disk spool (broker.adapters.metrics_spool) and the
   sender retries the spool's head with exponential backoff (honouring Retry-After). While the
   spool holds anything, new points are routed behind it, so nothing overtakes; when it is
   drained, points go straight from memory again.
@@ -37,6 +37,10 @@ request that timed out after InfluxDB stored it is sent again, which InfluxDB ab
 series, tags and timestamp overwrite the same point). A restart resumes from the spool; points
 still in memory when the process is killed (at most `max_queue`, typically one flush interval)
 are lost. InfluxDB is never the record of money: the database is.
+
+The token is optional: VictoriaMetrics (the hub box's store) takes writes without one and ignores
+one given. InfluxDB 2 answers a write without a token with 401; the writer then says, in its log
+line and its `last_error`, that a token is missing and where it goes, and keeps the points.
 """
 
 from __future__ import annotations
@@ -203,7 +207,7 @@ class MetricsWriter:
     def __init__(
         self,
         url: str,
-        token: str,
+        token: str | None,
         org: str,
         bucket: str,
         spool_dir: str | Path,
@@ -238,7 +242,10 @@ class MetricsWriter:
         self._dir = Path(spool_dir)
         self._spool = _open_spool(self._dir, max_spool_bytes)
         self._dead_letter_path = self._dir / DEAD_LETTER_FILE
-        self._client = InfluxDBClient(url=url, token=token, org=org, timeout=int(timeout * 1000))
+        self._token_given = bool(token)
+        # No token: no Authorization header at all (influxdb-client sends one only for a token; its
+        # stubs say str, its code takes None: influxdb_client/client/_base.py).
+        self._client = InfluxDBClient(url=url, token=token or None, org=org, timeout=int(timeout * 1000))  # type: ignore[arg-type]
         self._write_api = self._client.write_api(write_options=SYNCHRONOUS)
 
         self._cond = threading.Condition()
@@ -410,6 +417,15 @@ class MetricsWriter:
             self._logged_at[topic] = now
             log.warning(message, *args)
 
+    def _explain(self, error: Exception) -> str:
+        said = _describe(error)
+        if not self._token_given and getattr(error, "status", None) == 401:
+            return (
+                f"{said}: the server wants a token and this writer has none (InfluxDB 2 needs an API token "
+                "allowed to write the bucket: lavos server --influx-token-file FILE; VictoriaMetrics needs none)"
+            )
+        return said
+
     # ---- the sender thread -------------------------------------------------------------
 
     def _run(self) -> None:
@@ -534,7 +550,7 @@ class MetricsWriter:
                     delay = min(self._retry_max, max(delay, float(retry_after)))
             self._retry_at = self._clock() + delay
             self._failures += 1
-            self._last_error = _describe(error)
+            self._last_error = self._explain(error)
             if not self._failing:
                 log.warning("metrics: write failed (%s); spooling to %s, retrying with backoff", self._last_error, self._spool.path)
             self._failing = True

@@ -3,7 +3,9 @@ it back (`lavos box setup`, `lavos backup --box/--nightly`, `lavos restore` of a
 
 deploy/hub/install.sh installs the packages, the shipped files, the certificates and the units,
 then calls `lavos box setup` for what needs Lavos itself: the hub's MQTT password, the first
-manager, a kit for every table of the venue. Every path is under a root ("/" on the box; a
+manager, a kit for every table of the venue (each table's Pi kept in the fleet's Ansible
+inventory), and vmalert's API token (the account `monitoring`, which posts the alert rules'
+alerts to the hub: deploy/grafana/README.md). Every path is under a root ("/" on the box; a
 scratch directory in the tests and in install.sh --prefix), spelled once here (`BoxLayout`).
 
 A box backup is one private .tar.gz holding everything needed to rebuild the club on a freshly
@@ -58,6 +60,14 @@ BUNDLE_NAME = re.compile(r"^lavos-\d{4}-\d\d-\d\dT\d{6}Z\.tar\.gz$")
 SECRET_FILE = "web-secret"  # the dashboard's cookie secret in the data directory (dashboard/web/app.py)
 STATUS_FILE = "backup-status.json"
 HUB_LOGIN = "lavos-hub"
+# vmalert's account (deploy/systemd/lavos-vmalert.service): its API token lets it post the monitoring
+# rules' alerts ("monitoring.report", a manager's capability). Nobody logs in as it.
+MONITORING_LOGIN = "monitoring"
+VMALERT_TOKEN_NAME = "vmalert"
+
+
+class SetupError(Exception):
+    """Something on the box that `lavos box setup` must not change by itself: says what to do."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +104,18 @@ class BoxLayout:
     @property
     def nodes(self) -> Path:
         return self.etc / "nodes"
+
+    @property
+    def inventory(self) -> Path:
+        """The fleet's Ansible inventory (deploy/ansible/update-nodes.yml), beside the kits."""
+        from broker.ops.node_inventory import INVENTORY_NAME
+
+        return self.nodes / INVENTORY_NAME
+
+    @property
+    def vmalert_token(self) -> Path:
+        """vmalert's API token for the hub, read by systemd alone (LoadCredential=): root only."""
+        return self.etc / "vmalert-token"
 
     @property
     def backup_conf(self) -> Path:
@@ -139,9 +161,11 @@ class BoxLayout:
 # -- setup: what install.sh needs Lavos for ---------------------------------------------------
 
 
-def setup(layout: BoxLayout, *, manager: str | None, say: Callable[[str], None] = print) -> bool:
-    """The hub's MQTT login, the first manager, a kit for every venue table without a password.
-    Idempotent: what is there already stays as it is. Returns whether anything changed."""
+def setup(layout: BoxLayout, *, manager: str | None, db_url: str | None = None, say: Callable[[str], None] = print) -> bool:
+    """The hub's MQTT login, the first manager, a kit for every venue table without a password
+    and every table in the fleet's inventory, vmalert's API token. Idempotent: what is there
+    already stays as it is (a rerun with everything in place opens no database). Returns whether
+    anything changed. `db_url`: a PostgreSQL box's database (else the SQLite file under the root)."""
     from broker.accounts.node_credentials import add_node, set_password, users_in, write_private
     from broker.domain.venue import load_venue
     from devices.hub_address import HUB_HOST, MQTT_TLS_PORT, NODE_CA_FILE
@@ -177,9 +201,63 @@ def setup(layout: BoxLayout, *, manager: str | None, say: Callable[[str], None] 
     changed |= bool(new)
     if not new:
         say(f"unchanged: every table of {layout.venue} has its kit")
+    changed |= _inventory(layout, [t.id for t in venue.tables], say)
     if manager:
-        changed |= _first_manager(layout, manager, say)
+        changed |= _first_manager(layout, manager, say, db_url)
+    changed |= _monitoring_token(layout, say, db_url)
     return changed
+
+
+def _inventory(layout: BoxLayout, tables: list[str], say: Callable[[str], None]) -> bool:
+    """Every venue table's Pi in the fleet's inventory (as `lavos broker add-node` keeps it), so
+    the fleet update reaches the nodes of the kits made here; entries already there stay as edited."""
+    from broker.ops.node_inventory import GROUP, keep_node, load_inventory
+
+    data = load_inventory(layout.inventory)
+    group = data.get("all", {}).get("children", {}).get(GROUP) or {}
+    hosts = group.get("hosts") or {}
+    missing = [t for t in tables if t not in hosts]
+    for table in missing:
+        keep_node(layout.inventory, data, table, None)
+    if missing:
+        say(f"made: {', '.join(missing)} in the fleet's inventory {layout.inventory} (deploy/ansible/README.md)")
+    else:
+        say(f"unchanged: every table is in {layout.inventory}")
+    return bool(missing)
+
+
+def _monitoring_token(layout: BoxLayout, say: Callable[[str], None], db_url: str | None) -> bool:
+    """vmalert's API token, made once (the account `monitoring` with it when there is none): a
+    token file already there is kept, and then no database is opened."""
+    from broker.accounts.node_credentials import write_private
+    from broker.accounts.users import create_user, get_user, issue_token, new_password
+    from broker.storage.engine import open_store
+
+    token_file = layout.vmalert_token
+    if token_file.is_file() and token_file.read_text(encoding="utf-8").strip():
+        say(f"unchanged: vmalert's API token in {token_file}")
+        return False
+    hashed = new_password(secrets.token_urlsafe(24))  # nobody logs in as it: the password is not kept anywhere
+    layout.data.mkdir(mode=0o700, parents=True, exist_ok=True)
+    store = open_store(db_url or layout.db_url)
+    try:
+        with store.session() as db:
+            user = get_user(db, MONITORING_LOGIN)
+            if user is None:
+                create_user(db, MONITORING_LOGIN, hashed, "manager", actor="install")
+            elif user.role != "manager" or not user.active:
+                raise SetupError(
+                    f"the account {MONITORING_LOGIN} exists but is not an active manager, so its token could not post "
+                    f"vmalert's alerts: lavos user role {MONITORING_LOGIN} manager / lavos user enable {MONITORING_LOGIN}, "
+                    "then run this again"
+                )
+            token = issue_token(db, MONITORING_LOGIN, VMALERT_TOKEN_NAME, actor="install")
+    finally:
+        store.close()
+    token_file.parent.mkdir(parents=True, exist_ok=True)
+    write_private(token_file, token + "\n")
+    say(f"made: vmalert's API token in {token_file} (the account {MONITORING_LOGIN}, which nobody logs in as)")
+    return True
 
 
 def _managers(db_file: Path) -> list[str]:
@@ -191,24 +269,26 @@ def _managers(db_file: Path) -> list[str]:
         return []
     try:
         with contextlib.closing(sqlite3.connect(f"file:{db_file}?mode=ro&immutable=1", uri=True)) as conn:
-            rows = conn.execute("SELECT username FROM users WHERE role = 'manager' AND active ORDER BY username").fetchall()
+            rows = conn.execute(
+                "SELECT username FROM users WHERE role = 'manager' AND active AND username != ? ORDER BY username", (MONITORING_LOGIN,)
+            ).fetchall()
     except sqlite3.Error:
         return []  # no schema yet: the store makes it below
     return [r[0] for r in rows]
 
 
-def _first_manager(layout: BoxLayout, username: str, say: Callable[[str], None]) -> bool:
+def _first_manager(layout: BoxLayout, username: str, say: Callable[[str], None], db_url: str | None) -> bool:
     from broker.accounts.users import create_user, list_users, new_password
     from broker.storage.engine import open_store
 
-    if managers := _managers(layout.data / "lavos.db"):
+    if db_url is None and (managers := _managers(layout.data / "lavos.db")):
         say(f"unchanged: a manager exists ({', '.join(managers)})")
         return False
     layout.data.mkdir(mode=0o700, parents=True, exist_ok=True)
-    store = open_store(layout.db_url)
+    store = open_store(db_url or layout.db_url)
     try:
         with store.reader() as db:
-            managers = [u.username for u in list_users(db) if u.role == "manager" and u.active]
+            managers = [u.username for u in list_users(db) if u.role == "manager" and u.active and u.username != MONITORING_LOGIN]
         if managers:
             say(f"unchanged: a manager exists ({', '.join(managers)})")
             return False

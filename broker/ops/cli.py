@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -185,6 +186,12 @@ def _backup_db(db: str | None) -> str:
     return db or default_db_url()
 
 
+def _box_db(db: str | None) -> str | None:
+    """A box's database: --db, else $LAVOS_DB (a PostgreSQL box: the units' drop-ins set it), else
+    the SQLite file under the box's root (None)."""
+    return db or os.environ.get("LAVOS_DB") or None
+
+
 root_option = typer.Option(Path("/"), "--root", help="The box's root (a scratch directory to try it out)", show_default=False)
 
 
@@ -219,7 +226,7 @@ def backup(
     if nightly:
         if file is not None or box:
             raise fail("--nightly writes where /etc/lavos/backup.toml says: give no FILE and no --box")
-        status = run_nightly(layout, db_url=db)
+        status = run_nightly(layout, db_url=_box_db(db))
         if status.ok:
             typer.echo(
                 f"backed up the box to {status.file} ({(status.bytes or 0) / 1e6:.1f} MB) in {status.seconds} s"
@@ -231,7 +238,7 @@ def backup(
     if file is None:
         raise fail("say where to write the backup: lavos backup FILE (or --nightly)")
     try:
-        typer.echo(backup_box(layout, file, db_url=db, force=force) if box else run_backup(_backup_db(db), file, force=force))
+        typer.echo(backup_box(layout, file, db_url=_box_db(db), force=force) if box else run_backup(_backup_db(db), file, force=force))
     except BackupError as e:
         raise fail(str(e)) from None
 
@@ -257,7 +264,7 @@ def restore(
 
     try:
         if is_box_backup(file):
-            typer.echo(restore_box(file, BoxLayout(root), db_url=db, force=force))
+            typer.echo(restore_box(file, BoxLayout(root), db_url=_box_db(db), force=force))
         else:
             typer.echo(run_restore(file, _backup_db(db), force=force))
     except BackupError as e:
@@ -275,20 +282,21 @@ def box_setup(
     root: Path = root_option,
 ) -> None:
     """What deploy/hub/install.sh needs Lavos for: the hub's MQTT login (/etc/lavos/hub-password),
-    a kit for every venue table without a password (/etc/lavos/nodes), the first manager.
+    a kit for every venue table without a password (/etc/lavos/nodes) and the fleet's inventory,
+    the first manager, vmalert's API token (/etc/lavos/vmalert-token).
     Idempotent: what is there stays; exit 0, and the last line says whether anything changed.
 
     Example: lavos box setup --manager jana
     """
     from broker.accounts.node_credentials import CredentialError
     from broker.accounts.users import UserError
-    from broker.ops.box import BoxLayout, setup
+    from broker.ops.box import BoxLayout, SetupError, setup
     from broker.storage.errors import StoreError
     from devices.tomlfile import ConfigError
 
     try:
-        changed = setup(BoxLayout(root), manager=manager, say=typer.echo)
-    except (ConfigError, CredentialError, StoreError, UserError, OSError) as e:
+        changed = setup(BoxLayout(root), manager=manager, db_url=_box_db(None), say=typer.echo)
+    except (ConfigError, CredentialError, StoreError, UserError, SetupError, OSError) as e:
         raise fail(str(e)) from None
     typer.echo("box: changed" if changed else "box: unchanged")
 

@@ -20,7 +20,7 @@
 set -euo pipefail
 
 die() { echo "error: $*" >&2; exit 2; }
-usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit "${1:-0}"; }  # the comment on top
 
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 prefix="" manager="" restore="" rtc="" pip=1
@@ -46,6 +46,8 @@ done
 [ -z "$restore" ] || [ -f "$restore" ] || die "$restore does not exist (the box backup to restore)"
 [ -z "$restore" ] || [ -z "$manager" ] || die "--restore brings the club's accounts back: no --manager with it"
 [ -n "$prefix" ] || [ "$(id -u)" -eq 0 ] || die "run as root (sudo), or with --prefix DIR to try it out"
+# A PostgreSQL box names its database in LAVOS_DB (README.md, "Deploying at a club"); a test root has its own SQLite.
+[ -z "$prefix" ] || unset LAVOS_DB
 
 ROOT=${prefix:-/}
 ETC=$prefix/etc/lavos
@@ -55,8 +57,9 @@ OPT=$prefix/opt/lavos
 VENV=$OPT/.venv
 UNITS=$prefix/etc/systemd/system
 AVAHI=$prefix/etc/avahi/avahi-daemon.conf
+VM_DEFAULTS=$prefix/etc/default/victoria-metrics
 HOST=lavos.local   # the box's one name (devices/hub_address.py HUB_HOST): mDNS below, certificate, node kits, tablets
-changed_hub=0 changed_mqtt=0 changed_avahi=0
+changed_hub=0 changed_mqtt=0 changed_avahi=0 changed_vm=0 changed_vmalert=0
 
 # Privileged or system-wide steps: done for real, or only said under --prefix.
 system() {
@@ -66,8 +69,8 @@ owner() {  # chown to users that exist only on a real install
     if [ -n "$prefix" ]; then echo "would: chown $*"; else chown "$@"; fi
 }
 
-# Install $1 as $2 with mode $3 only when the content differs; says which of the hub's or the
-# broker's files changed ($4: hub, mqtt or avahi).
+# Install $1 as $2 with mode $3 only when the content differs; says which service's files changed
+# ($4: hub, mqtt, avahi, vm or vmalert).
 put() {
     local src=$1 dest=$2 mode=$3 what=${4:-hub}
     if [ -f "$dest" ] && cmp -s "$src" "$dest"; then
@@ -76,7 +79,9 @@ put() {
     else
         install -D -m "$mode" "$src" "$dest"
         echo "installed: $dest"
-        case "$what" in hub) changed_hub=1 ;; mqtt) changed_mqtt=1 ;; avahi) changed_avahi=1 ;; esac
+        case "$what" in
+            hub) changed_hub=1 ;; mqtt) changed_mqtt=1 ;; avahi) changed_avahi=1 ;; vm) changed_vm=1 ;; vmalert) changed_vmalert=1 ;;
+        esac
     fi
 }
 keep_or_put() {  # the club's own files: installed once from the template, never overwritten
@@ -85,12 +90,18 @@ keep_or_put() {  # the club's own files: installed once from the template, never
 
 # 1. packages and the service user
 missing=()
-for pkg in mosquitto mosquitto-clients python3-venv avahi-daemon openssl rsync; do
+# victoria-metrics: the metrics store and vmalert (Debian's package; Grafana is not in Debian)
+for pkg in mosquitto mosquitto-clients python3-venv avahi-daemon openssl rsync victoria-metrics; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then
+    system apt-get update  # a fresh image's package lists are stale or missing
     system apt-get install -y "${missing[@]}"
 fi
+# Debian's victoria-metrics starts listening on every interface, with no login: loopback only (and
+# 3 years kept) before anything else, as deploy/vmalert/victoria-metrics.default says.
+put "$SRC/deploy/vmalert/victoria-metrics.default" "$VM_DEFAULTS" 644 vm
+[ $changed_vm -eq 0 ] || system systemctl restart victoria-metrics.service
 if ! id lavos >/dev/null 2>&1; then
     system useradd --system --user-group --home-dir /var/lib/lavos --shell /usr/sbin/nologin lavos
 fi
@@ -119,6 +130,12 @@ else
 fi
 LAVOS=$VENV/bin/lavos
 [ -x "$LAVOS" ] || die "no lavos in $VENV: run without --no-pip"
+# `lavos` on root's PATH, as the README spells the commands
+if [ "$(readlink "$prefix/usr/local/bin/lavos" 2>/dev/null)" != /opt/lavos/.venv/bin/lavos ]; then
+    mkdir -p "$prefix/usr/local/bin"
+    ln -sfn /opt/lavos/.venv/bin/lavos "$prefix/usr/local/bin/lavos"
+    echo "installed: $prefix/usr/local/bin/lavos -> /opt/lavos/.venv/bin/lavos"
+fi
 
 # 3. a backup of this club first, when asked: what it brings back is then kept by every step below
 if [ -n "$restore" ]; then
@@ -127,7 +144,7 @@ if [ -n "$restore" ]; then
         system systemctl stop lavos-server.service
     fi
     "$LAVOS" restore "$restore" --root "$ROOT" || die "the restore failed (above); nothing else was changed"
-    changed_hub=1 changed_mqtt=1
+    changed_hub=1 changed_mqtt=1 changed_vmalert=1   # vmalert's token may be the backup's
 fi
 
 # 4. the club's files: the venue to edit, the backup settings
@@ -179,7 +196,14 @@ PY
 put "$AVAHI.new" "$AVAHI" 644 avahi
 rm -f "$AVAHI.new"
 
-# 8. what needs Lavos: the hub's MQTT login, a kit per venue table (/etc/lavos/nodes), the first manager
+# 8. the monitoring: VictoriaMetrics (set up in 1; the hub's unit writes its metrics there),
+#    vmalert evaluating the hall's rules and posting what fires to the hub
+install -d -m 755 "$ETC/vmalert"
+put "$SRC/deploy/vmalert/lavos-rules.yml" "$ETC/vmalert/lavos-rules.yml" 644 vmalert
+
+# 9. what needs Lavos: the hub's MQTT login, a kit per venue table (/etc/lavos/nodes) and the
+#    fleet's inventory, the first manager, vmalert's API token (/etc/lavos/vmalert-token, made once)
+[ -s "$ETC/vmalert-token" ] || changed_vmalert=1
 passwd_before=$(sha256sum "$MOSQ/lavos.passwd" | cut -d' ' -f1)
 "$LAVOS" box setup --root "$ROOT" ${manager:+--manager "$manager"} | sed 's/^box: /lavos box: /' || die "lavos box setup failed (above)"
 [ "$(sha256sum "$MOSQ/lavos.passwd" | cut -d' ' -f1)" = "$passwd_before" ] || changed_mqtt=1
@@ -188,9 +212,13 @@ owner root:lavos "$ETC/hub-password"
 chmod 640 "$ETC/hub-password"
 install -d -m 700 "$STATE"
 owner -R lavos:lavos "$STATE"
+# The hub reads the venue when it starts: an edited venue file restarts it (checked by box setup above).
+venue_sum=$(sha256sum < "$ETC/venue.toml" | cut -d' ' -f1)
+[ "$(cat "$STATE/.venue-started" 2>/dev/null)" = "$venue_sum" ] || changed_hub=1
 
-# 9. systemd: the hub, the nightly backup, and a bounded wait for NTP at boot
+# 10. systemd: the hub, vmalert, the nightly backup, and a bounded wait for NTP at boot
 put "$SRC/deploy/systemd/lavos-server.service" "$UNITS/lavos-server.service" 644
+put "$SRC/deploy/systemd/lavos-vmalert.service" "$UNITS/lavos-vmalert.service" 644 vmalert
 put "$SRC/deploy/systemd/lavos-backup.service" "$UNITS/lavos-backup.service" 644
 put "$SRC/deploy/systemd/lavos-backup.timer" "$UNITS/lavos-backup.timer" 644
 # A Pi hub has no real-time clock: the hub starts after NTP has set it (time-sync.target, which
@@ -202,15 +230,18 @@ printf '%s\n' "# Installed by deploy/hub/install.sh: wait for NTP at boot, but a
 put "$wait_conf" "$UNITS/systemd-time-wait-sync.service.d/lavos.conf" 644
 rm -f "$wait_conf"
 system systemctl daemon-reload
-system systemctl enable avahi-daemon.service mosquitto.service systemd-time-wait-sync.service lavos-server.service lavos-backup.timer
+system systemctl enable avahi-daemon.service mosquitto.service systemd-time-wait-sync.service victoria-metrics.service \
+    lavos-server.service lavos-vmalert.service lavos-backup.timer
 [ $changed_avahi -eq 0 ] || system systemctl restart avahi-daemon.service
 [ $changed_mqtt -eq 0 ] || system systemctl restart mosquitto.service
 if [ $changed_hub -eq 1 ] || [ $changed_mqtt -eq 1 ]; then
     system systemctl restart lavos-server.service
+    echo "$venue_sum" > "$STATE/.venue-started"
 fi
+[ $changed_vmalert -eq 0 ] || system systemctl restart lavos-vmalert.service
 system systemctl start lavos-backup.timer
 
-if [ $changed_hub -eq 0 ] && [ $changed_mqtt -eq 0 ] && [ $changed_avahi -eq 0 ]; then
+if [ $((changed_hub + changed_mqtt + changed_avahi + changed_vm + changed_vmalert)) -eq 0 ]; then
     echo "done: nothing changed"
 else
     cat <<EOF
@@ -219,6 +250,8 @@ done: the hub box is up as $HOST
   venue:       $ETC/venue.toml: edit the tables, prices and [operator], then run this script again
   table nodes: one kit per table in $ETC/nodes (T.toml, T.password, ca.crt) for deploy/pi/install.sh
   backups:     every night at 04:30 into the dir of $ETC/backup.toml: set copy_to there (USB stick or NAS)
+  metrics:     VictoriaMetrics on 127.0.0.1:8428 (3 years), its alert rules to the manager's push targets;
+               Grafana on it: deploy/grafana/README.md
   log:         journalctl -u lavos-server -f
 EOF
 fi

@@ -17,7 +17,7 @@
 set -euo pipefail
 
 die() { echo "error: $*" >&2; exit 2; }
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit "${1:-0}"; }  # the comment on top
 
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 prefix="" config="" table="" mqtt_host="" mqtt_port=1883 venue="$SRC/deploy/venues/lavos.toml"

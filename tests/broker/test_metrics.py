@@ -46,12 +46,14 @@ class FakeInflux:
     mode: "ok" (204, lines recorded), an int status (answered as such, nothing recorded) or
     "hang" (answers 503 only after `hang_s`, or when released; None: not before). In "ok", a
     request with a line naming BAD_TABLE is refused whole with 400, as InfluxDB refuses a request
-    with a line it cannot parse.
+    with a line it cannot parse. With `needs_token`, a write without an Authorization header is
+    answered as InfluxDB 2 answers it: 401.
     """
 
     def __init__(self) -> None:
         self.mode: str | int = "ok"
         self.hang_s: float | None = 10.0
+        self.needs_token = False
         self.lines: list[str] = []
         self.requests = 0
         self._lock = threading.Lock()
@@ -64,6 +66,8 @@ class FakeInflux:
                 with fake._lock:
                     fake.requests += 1
                     mode = fake.mode
+                if fake.needs_token and not self.headers.get("Authorization"):
+                    return self._answer(401, "unauthorized access")
                 if mode == "hang":
                     fake._release.wait(fake.hang_s)
                     return self._answer(503)
@@ -307,6 +311,25 @@ def test_write_never_waits_for_the_server(make_writer, fake):
     eventually(lambda: not writes.is_alive(), what="300 writes while the server's answer hangs")
     assert fake.requests == 1  # the one request, still unanswered
     assert writer.stats()["spooled"] > 0, writer.stats()
+
+
+def test_influxdb2_refusing_a_writer_without_a_token_is_said_clearly_and_nothing_is_lost(make_writer, fake, caplog):
+    """VictoriaMetrics needs no token (lavos server --influx without --influx-token-file); an
+    InfluxDB 2 refuses such writes with 401, which must say what is missing, not just "401"."""
+    fake.needs_token = True
+    writer = make_writer(fake.url, token=None)
+    write_points(writer, range(20))
+    eventually(lambda: writer.stats()["failing"], 5, "the refused write")
+    stats = writer.stats()
+    assert stats["spooled"] == 20 and stats["dead_lettered"] == 0, stats
+    said = "the server wants a token and this writer has none (InfluxDB 2 needs an API token"
+    assert said in str(stats["last_error"]) and "--influx-token-file" in str(stats["last_error"]), stats
+    assert said in caplog.text
+    # the same writer with a token would have been let in: the points wait for it in the spool
+    writer.close(timeout=0.5)
+    again = make_writer(fake.url, token="test-token")
+    assert eventually(lambda: again.flush(1), 10, "the spool to drain")
+    assert fake.indices() == list(range(20))
 
 
 def test_refused_lines_go_to_the_dead_letter_file_and_their_neighbours_arrive(make_writer, fake, tmp_path, caplog):

@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import text
 
 from broker.storage.engine import open_store
+from devices.version import software_version
 from sim.mosquitto import free_port
 from tests.support import httpc
 from tests.support.hub import REPO, VENUE
@@ -68,7 +69,7 @@ def test_serves_the_api_and_stops_cleanly_on_sigterm(mosquitto, tmp_path):
             except httpx.TransportError:
                 assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.poll() is not None else "no answer"
                 time.sleep(0.1)
-        assert r.json() == {"ok": True, "mqtt": True, "db": True, "backend": "sqlite"}
+        assert r.json() == {"ok": True, "mqtt": True, "db": True, "backend": "sqlite", "version": software_version()}
         assert httpc.get(f"http://127.0.0.1:{port}/api/tables").status_code == 401
         proc.send_signal(signal.SIGTERM)
         _out, err = proc.communicate(timeout=15)
@@ -88,7 +89,7 @@ def test_serves_the_api_and_stops_cleanly_on_sigterm(mosquitto, tmp_path):
         (["--mqtt", "mqtt://lavos-hub@127.0.0.1:1"], "cannot reach the MQTT broker"),
         (["--http", "localhost"], "--http 'localhost' must be HOST:PORT"),
         (["--db", "mysql://x/y"], "not supported"),
-        (["--influx", "http://127.0.0.1:8086"], "--influx needs --influx-token-file"),
+        (["--influx-token-file", "influx.token"], "--influx-token-file without --influx"),
     ],
 )
 def test_bad_setups_are_one_clear_line_and_exit_2(mosquitto, tmp_path, args, message):

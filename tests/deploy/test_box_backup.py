@@ -5,6 +5,7 @@ cookie secret's name is the dashboard's."""
 from __future__ import annotations
 
 import io
+import json
 import tarfile
 from datetime import UTC, datetime, timedelta
 
@@ -15,6 +16,7 @@ from broker.ops.backup import BackupError
 from broker.ops.box import SECRET_FILE, BoxLayout, backup_box, bundles, nightly, restore_box
 from broker.storage.engine import open_store
 from dashboard.web.app import SECRET_FILE as DASHBOARDS_SECRET_FILE
+from tests.support.cli import lavos
 from tests.support.hub import VENUE
 
 
@@ -69,3 +71,15 @@ def test_a_nightly_backup_whose_copy_fails_says_so_and_keeps_the_backup(layout, 
     assert [p.name for p in bundles(layout.under("backups"))] == [name]  # the one five days old is gone (keep_days 2)
     # the copy never deletes: the older night stays on the stick beside the new one
     assert sorted(p.name for p in usb.iterdir()) == ["lavos-2026-01-01T043000Z.tar.gz", name]
+
+
+def test_the_box_commands_take_the_database_from_lavos_db(layout, tmp_path):
+    """A PostgreSQL box names its database in LAVOS_DB (the units' drop-ins, README.md): the nightly
+    backup, a box backup and box setup use it, as every command's --db says, not the root's SQLite."""
+    other = f"sqlite:///{tmp_path / 'elsewhere.db'}"
+    open_store(other).close()
+    lavos("backup", "--nightly", "--root", str(layout.root), env={"LAVOS_DB": other}, ok=True)
+    (bundle,) = bundles(layout.under("var/backups/lavos"))
+    with tarfile.open(bundle, "r:gz") as tar:
+        manifest = json.loads(tar.extractfile("lavos-backup.json").read())  # type: ignore[union-attr]
+    assert str(tmp_path / "elsewhere.db") in manifest["database"]["said"], manifest["database"]

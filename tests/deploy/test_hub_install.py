@@ -1,11 +1,14 @@
 """deploy/hub/install.sh in scratch roots (--prefix), as tests/deploy/test_pi_install.py runs the Pi's:
 it installs a hub box whose secrets are private and whose Mosquitto speaks TLS on the LAN and
-plain MQTT on loopback only; a second run changes nothing; its units pass systemd-analyze; and a
-club played on one box, backed up by the nightly job, comes back on a freshly installed second
-box (`install.sh --restore`): the bills, the open game, the hub's and a node's MQTT logins."""
+plain MQTT on loopback only, with the monitoring (VictoriaMetrics as shipped, the hub writing to
+it, vmalert with the rules and its API token) and every table in the fleet's inventory; a second
+run changes nothing; its units pass systemd-analyze; and a club played on one box, backed up by
+the nightly job, comes back on a freshly installed second box (`install.sh --restore`): the bills,
+the open game, the hub's and a node's MQTT logins, vmalert's token."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -21,6 +24,7 @@ import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.reasoncodes import ReasonCode
 
+from broker.accounts.users import find_token
 from broker.adapters.hub_link import MqttUrl
 from broker.compose import build_hub, open_store
 from broker.domain.venue import load_venue
@@ -28,7 +32,8 @@ from broker.hall.facade import HubFacade
 from broker.hall.games import StartGame, StopGame
 from broker.hall.till.closeout import OpenDay
 from broker.hall.till.payments import PayTab
-from broker.ops.box import BoxLayout, nightly
+from broker.ops.box import MONITORING_LOGIN, BoxLayout, nightly, setup
+from dashboard.access import allows
 from devices.nodeconfig import load_node_config
 from sim.mosquitto import free_port, wait_port
 from tests.deploy.test_pi_install import tree
@@ -37,7 +42,7 @@ from tests.support.matching import found
 from tests.support.waiting import wait_until
 
 INSTALL = REPO / "deploy" / "hub" / "install.sh"
-UNITS = ("lavos-server.service", "lavos-backup.service", "lavos-backup.timer")
+UNITS = ("lavos-server.service", "lavos-vmalert.service", "lavos-backup.service", "lavos-backup.timer")
 DEBIAN_MOSQUITTO_CONF = """\
 pid_file {root}/run/mosquitto/mosquitto.pid
 persistence true
@@ -90,15 +95,36 @@ def test_a_fresh_box_is_private_tls_by_default_and_a_second_run_changes_nothing(
     again = install(root, "--manager", "jana", "--name", "127.0.0.1")
     assert tree(root) == before
     assert "done: nothing changed" in again.stdout and "installed:" not in again.stdout and "restart" not in again.stdout
+    assert (root / "usr/local/bin/lavos").readlink() == Path("/opt/lavos/.venv/bin/lavos")  # the README's `lavos ...` as root
 
-    # the services, the nightly backup and the bounded wait for NTP are enabled; restarted the first time only
+    # the services, the monitoring, the nightly backup and the bounded wait for NTP are enabled; restarted the first time only
     assert (
-        "would: systemctl enable avahi-daemon.service mosquitto.service systemd-time-wait-sync.service lavos-server.service lavos-backup.timer"
-        in said
+        "would: systemctl enable avahi-daemon.service mosquitto.service systemd-time-wait-sync.service victoria-metrics.service "
+        "lavos-server.service lavos-vmalert.service lavos-backup.timer" in said
     )
-    assert "would: systemctl restart mosquitto.service" in said and "would: systemctl restart lavos-server.service" in said
+    for service in ("mosquitto", "victoria-metrics", "lavos-server", "lavos-vmalert"):
+        assert f"would: systemctl restart {service}.service" in said
     for unit in UNITS:
         assert (root / "etc/systemd/system" / unit).read_bytes() == (REPO / "deploy/systemd" / unit).read_bytes()
+    # the monitoring: VictoriaMetrics as shipped (loopback, 3 years), the hub writing to it with no
+    # token, vmalert's rules where its unit reads them, and its API token made once through the hub
+    assert (root / "etc/default/victoria-metrics").read_bytes() == (REPO / "deploy/vmalert/victoria-metrics.default").read_bytes()
+    assert "--influx http://127.0.0.1:8428 " in (root / "etc/systemd/system/lavos-server.service").read_text()
+    assert "--influx-token-file" not in (root / "etc/systemd/system/lavos-server.service").read_text()
+    assert (root / "etc/lavos/vmalert/lavos-rules.yml").read_bytes() == (REPO / "deploy/vmalert/lavos-rules.yml").read_bytes()
+    assert "-rule=/etc/lavos/vmalert/lavos-rules.yml" in (REPO / "deploy/systemd/lavos-vmalert.service").read_text()
+    assert "LoadCredential=vmalert-token:/etc/lavos/vmalert-token" in (REPO / "deploy/systemd/lavos-vmalert.service").read_text()
+    assert "made: vmalert's API token" in said and "unchanged: vmalert's API token" in again.stdout
+    store = open_store(layout.db_url)
+    try:
+        with store.reader() as db:
+            _, user = find_token(db, layout.vmalert_token.read_text().strip())
+            assert user.username == MONITORING_LOGIN and allows(user.role, "monitoring.report")
+    finally:
+        store.close()
+    # every table's Pi in the fleet's inventory, for deploy/ansible/update-nodes.yml
+    hosts = json.loads(layout.inventory.read_text())["all"]["children"]["lavos_nodes"]["hosts"]
+    assert {t: h["ansible_host"] for t, h in hosts.items()} == {t.id: f"lavos-{t.id}.local" for t in load_venue(layout.venue).tables}
     # the first manager, once, with a one-time password
     assert re.search(r"made: the first manager jana, password \S+ \(to be changed at the first login\)", said)
     assert "unchanged: a manager exists (jana)" in again.stdout
@@ -111,6 +137,7 @@ def test_a_fresh_box_is_private_tls_by_default_and_a_second_run_changes_nothing(
             layout.tls / "ca.key",
             layout.tls / "server.key",
             layout.mosquitto_certs / "server.key",
+            layout.vmalert_token,
         )
     } == {
         "etc/lavos/hub-password": "0o640",  # group lavos (chown said, not done, under --prefix)
@@ -118,6 +145,7 @@ def test_a_fresh_box_is_private_tls_by_default_and_a_second_run_changes_nothing(
         "etc/lavos/tls/ca.key": "0o600",
         "etc/lavos/tls/server.key": "0o600",
         "etc/mosquitto/certs/server.key": "0o600",
+        "etc/lavos/vmalert-token": "0o600",  # read by systemd alone (LoadCredential=)
     }
     assert mode(layout.tls) == "0o700" and mode(layout.nodes) == "0o700" and mode(layout.data) == "0o700"
     assert all(mode(p) == "0o600" for p in layout.nodes.iterdir() if p.suffix in (".toml", ".password"))
@@ -148,11 +176,43 @@ def test_the_hub_boxs_units_pass_systemd_analyze_verify(box, tmp_path):
     units = []
     for u in UNITS:
         text = (root / "etc/systemd/system" / u).read_text()
-        assert "/opt/lavos/.venv/bin/lavos " in text or u.endswith(".timer")
+        assert "/opt/lavos/.venv/bin/lavos " in text or u in ("lavos-backup.timer", "lavos-vmalert.service")
         (tmp_path / u).write_text(text.replace("/opt/lavos/.venv/bin/lavos", str(REPO / ".venv" / "bin" / "lavos")))
         units.append(str(tmp_path / u))
     done = subprocess.run(["systemd-analyze", "verify", *units], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stderr.strip() == "", done.stderr
+
+
+def test_an_edited_venue_restarts_the_hub_alone(box):
+    """README step 2: edit the venue file, run the script again, the hub starts with it."""
+    root, _ = box
+    venue = BoxLayout(root).venue
+    venue.write_text(venue.read_text() + "\n# the prices changed\n")
+    said = install(root, "--name", "127.0.0.1").stdout
+    assert "would: systemctl restart lavos-server.service" in said
+    assert not re.search(r"would: systemctl restart (mosquitto|victoria-metrics|lavos-vmalert|avahi)", said)
+
+
+def test_vmalerts_account_is_not_the_clubs_first_manager(box, tmp_path):
+    """A box set up without --manager (vmalert's account, a manager, made already), then with one:
+    the club's first manager is still made, and a setup that has everything opens no database."""
+    root, _ = box
+    layout = BoxLayout(tmp_path / "root")
+    shutil.copytree(root / "etc", layout.root / "etc", symlinks=True)
+    layout.vmalert_token.unlink()
+    said: list[str] = []
+    assert setup(layout, manager=None, say=said.append)
+    assert setup(layout, manager="ana", say=said.append)
+    assert any(line.startswith("made: the first manager ana, password ") for line in said), said
+    db_files = sorted(p.name for p in layout.data.iterdir())
+    assert not setup(layout, manager="ana", say=said.append)
+    assert sorted(p.name for p in layout.data.iterdir()) == db_files and said[-1].startswith("unchanged: vmalert's API token")
+
+
+def test_help_is_the_comment_on_top_of_each_install_script():
+    for script in (INSTALL, REPO / "deploy/pi/install.sh"):
+        done = subprocess.run(["bash", str(script), "--help"], capture_output=True, text=True, timeout=30)
+        assert done.returncode == 0 and "--prefix DIR" in done.stdout and "set -euo" not in done.stdout, done.stdout
 
 
 def test_bad_arguments_say_what_to_do(tmp_path):
@@ -266,6 +326,7 @@ def test_a_club_backed_up_at_night_comes_back_on_a_new_box(box, tmp_path):
     assert "restored the box backup" in said.stdout and "made: the first manager" not in said.stdout
     assert "CA: keeping" in said.stdout and "server: keeping" in said.stdout and "made: the kit" not in said.stdout
     assert second.hub_password.read_text() == hub_password
+    assert "unchanged: vmalert's API token" in said.stdout and "would: systemctl restart lavos-vmalert.service" in said.stdout
 
     broker = Broker(second.root)
     try:
@@ -280,6 +341,8 @@ def test_a_club_backed_up_at_night_comes_back_on_a_new_box(box, tmp_path):
             assert again.state == "stopped" and again.bill == bill_before
             paid_view = facade.reads.tab_payments(facade.reads.game_tab(paid))
             assert paid_view is not None and paid_view.status == "paid"
+            with store.reader() as db:  # vmalert's token, restored with the box, still lets it post alerts
+                assert find_token(db, second.vmalert_token.read_text().strip())[1].username == MONITORING_LOGIN
         finally:
             hub.close()
             store.close()
