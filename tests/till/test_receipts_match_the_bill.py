@@ -230,7 +230,7 @@ OP = st.one_of(  # payments and voids more often than the rest: the money moves 
     st.tuples(st.just("reverse"), st.integers(0, 99)),
     st.tuples(st.just("split"), st.integers(0, 9), st.integers(2, 3), st.sampled_from(["equal", "items"])),
     st.tuples(st.just("merge"), st.integers(0, 9), st.integers(0, 9)),
-    # A manager's correction of a game's bill: down to nothing (the most it may take), down some, or up.
+    # A manager's correction of a game's bill: down past nothing (the bill stops at 0,00 €), down some, or up.
     st.tuples(st.just("correct"), st.integers(0, 9), st.sampled_from([-100_000, -300, -50, 100, 250])),
 )
 # A walk-in tab's first items, after a drink and a meal at 19 % (two categories at one rate: what a
@@ -309,9 +309,7 @@ def _correct(hall: Hall, case: Case, op: tuple) -> None:
     if not case.games:
         return
     tab = list(case.games)[op[1] % len(case.games)]
-    amount = max(op[2], -_view(hall.facade, tab).total_cents)  # never below nothing: a bill that pays the guest is no case here
-    if amount:
-        hall.facade.execute(CorrectBill(game=case.games[tab], amount_cents=amount, reason="korekcia", actor=MANAGER))
+    hall.facade.execute(CorrectBill(game=case.games[tab], amount_cents=op[2], reason="korekcia", actor=MANAGER))
 
 
 def _settle(hall: Hall, case: Case, method: str) -> list[int]:

@@ -13,8 +13,9 @@ The rules, each in one place here:
   (`may_void_paid`, the dashboard's "tabs.void_paid"), and only while a later receipt can still
   correct what the earlier ones said: a void that would leave nothing to pay on a stopped tab whose
   receipts then no longer match its bill (per VAT rate and category), or money paid for nothing,
-  waits for the payment's reversal; the same rule (`receipts_stay_right`) holds for every change
-  of a bill with payments: a merge, a manager's correction of the tab's game (broker.hall.till);
+  waits for the payment's reversal; the same rule (`receipts_stay_right`) holds for the other
+  change that can lower a bill with payments: a manager's correction of the tab's game
+  (broker.hall.till; a merge only adds to a bill still owing, a split is made before any payment);
 - a merged tab takes nothing more (its lines count on the tab it was merged into); only unpaid
   tabs merge (B has no payment, A is not paid in full), never into itself, a merged tab or a chain;
 - a split (broker.domain.split) is made on a tab whose game is stopped and that has no payment
@@ -497,17 +498,10 @@ class Tabs:
             bill = bill_of_tab(db, self.h, a.id, now)
             if bill.status == "paid":
                 raise TabRefused(N_("%(tab)s is paid; merge into a bill that is still open."), tab=self._name(db, a))
+            # No receipts check (`receipts_stay_right`) needed: B adds lines, none below nothing (items
+            # cost something, a game's bill stops at 0,00 €), to a bill that still owes: a later
+            # receipt pays them.
             b.merged_into = a.id
-            self.receipts_stay_right(  # B's lines may be negative (a corrected game): A's payments then pay for less
-                db,
-                a,
-                now,
-                N_(
-                    "With %(other)s on it nothing would be left to pay on %(tab)s, and its receipts would no longer match its bill:"
-                    " reverse its payment first (the refund), then merge the tabs and take the payment of what is left."
-                ),
-                other=self._name(db, b),
-            )
             record_audit(db, actor, "tab.merge", f"tab:{a.id}", {"merged": b.id, "into": a.id}, at=now)
             for table in (a.table_id, b.table_id):
                 self.notify(db, table, into_id)
@@ -577,9 +571,9 @@ class Tabs:
             raise TabRefused(N_("%(tab)s has a payment already: only a manager voids an item now."), tab=self._name(db, home))
 
     def receipts_stay_right(self, db: Db, tab: Tab, now: datetime, refused: str, **params: object) -> None:
-        """The one check of every change of a bill that may have payments on it, in the change's
-        transaction before its commit: a void (here), a merge (here), a manager's correction of the
-        tab's game (broker.hall.till.Till.bill_corrected). When the receipts taken could no longer
+        """The one check of every change that can lower a bill with payments on it, in the change's
+        transaction before its commit: a void (here), a manager's correction of the tab's game
+        (broker.hall.till.Till.bill_corrected). When the receipts taken could no longer
         be right (`_receipts_right`), raises `refused` (a message naming %(tab)s, the bill that
         pays, and `params`), which rolls the change back: the manager reverses the payment first."""
         home = self._home(db, tab)
