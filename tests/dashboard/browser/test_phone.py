@@ -283,7 +283,7 @@ def test_a_tournament_checked_in_drawn_and_scored_on_a_phone_while_the_tv_follow
 
 def settled(page) -> None:
     """Until the live board has been fetched once after its stream opened (app.js does that on
-    every open): measured or typed into before, it could be replaced under the test."""
+    every open): measured before, it could be redrawn under the test (what is typed into it stays)."""
     wait_live(page)
     page.wait_for_selector("#board[data-stamp]", state="attached")
 
