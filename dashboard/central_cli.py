@@ -20,6 +20,7 @@ from pathlib import Path
 
 import typer
 
+from dashboard.cli import checked_head_timeout, head_timeout_option
 from devices.cli_support import configure_logging, fail, log_level_problem
 
 central_app = typer.Typer(
@@ -109,6 +110,7 @@ def serve(
     tls_key: Path | None = typer.Option(None, "--tls-key"),
     secret_file: Path | None = typer.Option(None, "--secret-file", help="The cookie secret (made there if missing)"),
     log_level: str = typer.Option("INFO", "--log-level"),
+    head_timeout: float | None = head_timeout_option(),
 ) -> None:
     """Serve the central view and the records API.
 
@@ -126,6 +128,7 @@ def serve(
         raise fail(str(e)) from None
     if (tls_cert is None) != (tls_key is None):
         raise fail("--tls-cert and --tls-key go together")
+    head_timeout = checked_head_timeout(head_timeout)
     for path in (tls_cert, tls_key):
         if path is not None and not path.is_file():
             raise fail(f"{path}: no such file")
@@ -149,7 +152,7 @@ def serve(
     # The hall's server (dashboard/http_server.py): a head timeout, a connection cap below the
     # open-file limit, a bounded TLS handshake, one accept-error line a minute.
     tls = (tls_cert, tls_key) if tls_cert is not None and tls_key is not None else None
-    server = http_server(app, log_level=log_level, access_log=log_level.upper() == "DEBUG", tls=tls)
+    server = http_server(app, log_level=log_level, access_log=log_level.upper() == "DEBUG", tls=tls, head_timeout_s=head_timeout)
     log.info("the centre on %s://%s:%s/", "https" if tls else "http", address.host, address.port)
     try:
         server.run(sockets=[sock])

@@ -6,11 +6,13 @@ the hub's own: broker/ops/server.py.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import signal
 import socket
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -27,6 +29,32 @@ Example:
 
   lavos server --venue deploy/venues/lavos.toml --mqtt mqtt://lavos-hub@127.0.0.1:1883 --mqtt-password-file /etc/lavos/hub.pw --db postgresql://lavos@localhost/lavos --http 0.0.0.0:8080
 """
+
+
+HEAD_TIMEOUT_ENV = "LAVOS_HEAD_TIMEOUT"
+
+
+def head_timeout_option() -> Any:
+    """`--head-timeout` (or $LAVOS_HEAD_TIMEOUT), as `lavos server` and `lavos central serve` take it
+    (dashboard/http_server.py: the seconds a connection has for its request head)."""
+    return typer.Option(
+        None,
+        "--head-timeout",
+        envvar=HEAD_TIMEOUT_ENV,
+        help="Seconds a client has to send a request's head (over TLS, its handshake too) before the connection is closed; default 10",
+        show_default=False,
+    )
+
+
+def checked_head_timeout(seconds: float | None) -> float | None:
+    """`--head-timeout` as given, or the usage error saying what is wrong with it."""
+    if seconds is None:
+        return None
+    from dashboard.http_server import head_timeout_problem
+
+    if problem := head_timeout_problem(seconds):
+        raise fail(problem)
+    return seconds
 
 
 @dataclass(frozen=True)
@@ -169,6 +197,7 @@ def server(
     watch_cert: list[Path] = typer.Option(
         [], "--watch-cert", help="A TLS certificate whose end to watch (alert and push 30 days before); may be repeated"
     ),
+    head_timeout: float | None = head_timeout_option(),
 ) -> None:
     if problem := log_level_problem(log_level):  # logging would raise a ValueError with a traceback
         raise fail(problem)
@@ -189,6 +218,7 @@ def server(
         box = _box_sensors(clock_check, backup_status, watch_cert)
     except (ValueError, ConfigError) as e:
         raise fail(str(e)) from None
+    head_timeout = checked_head_timeout(head_timeout)
     # The hub's modules only now: a mistake in the flags or the venue is refused before they load
     # (1.5 CPU-s of imports; a misconfigured service said so in 6 s on a loaded 2-core box, now 2).
     from broker.compose import default_data_dir, default_db_url
@@ -200,7 +230,9 @@ def server(
     except OSError as e:
         raise fail(f"cannot create the data directory {data} ({e.strerror}); pick another --data-dir") from None
     db_url = db or default_db_url(data_dir)
-    web = Web(app_for=_app_for, standby=_standby_app, http_server=_http_server, warm=_warm_web)
+    web = Web(
+        app_for=_app_for, standby=_standby_app, http_server=functools.partial(_http_server, head_timeout_s=head_timeout), warm=_warm_web
+    )
     plan = HubPlan(
         the_venue,
         db_url,
@@ -281,10 +313,10 @@ def _standby_app():
     return SwitchableApp(standby_app)
 
 
-def _http_server(app, log_level: str, access_log: bool):
+def _http_server(app, log_level: str, access_log: bool, *, head_timeout_s: float | None = None):
     from dashboard.http_server import http_server
 
-    return http_server(app, log_level=log_level, access_log=access_log)
+    return http_server(app, log_level=log_level, access_log=access_log, head_timeout_s=head_timeout_s)
 
 
 def _warm_web() -> None:

@@ -9,7 +9,8 @@ accept loop then logged "Too many open files" with a traceback once per backlog 
 help: it counts idle connections too, and answers 503 only once a request head has arrived.
 
 So every connection here (`GuardedH11`):
-- must complete a request head within HEAD_TIMEOUT_S of connecting or of its last answer, or it
+- must complete a request head within the head timeout (HEAD_TIMEOUT_S unless the server is told
+  otherwise: `--head-timeout` / LAVOS_HEAD_TIMEOUT) of connecting or of its last answer, or it
   is closed (a keep-alive connection idle between requests still closes after KEEP_ALIVE_S);
 - counts against a cap below the process's open-file limit: at the cap a new connection closes
   the one that has waited longest for its head, so a flood of idle sockets cannot lock out a
@@ -17,7 +18,7 @@ So every connection here (`GuardedH11`):
 A request body that stalls is dashboard.api.limits' business (408).
 
 Over TLS (the centre) a connection reaches the protocol above only once its handshake is done, so
-the handshake has a limit of its own (HEAD_TIMEOUT_S instead of asyncio's 60 s), and so has the
+the handshake has a limit of its own (the head timeout instead of asyncio's 60 s), and so has the
 closing handshake (TLS_SHUTDOWN_S instead of 30 s: a client that never answers a close_notify kept
 its descriptor that long): `BoundedTlsLoop`. A connection closed for a late head or to make room is
 aborted, not closed politely: it owes us a request, we owe it nothing, and a polite TLS close would
@@ -41,6 +42,7 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 HEAD_TIMEOUT_S = 10.0  # a browser on the club's LAN sends its head in milliseconds
+MAX_HEAD_TIMEOUT_S = 300.0  # beyond that the guard guards nothing
 TLS_SHUTDOWN_S = 5.0
 KEEP_ALIVE_S = 5  # uvicorn's default: browsers reuse a connection within that
 MAX_CONNECTIONS = 1000  # a club has a dozen tablets and screens; each browser opens up to 6, and live pages hold one
@@ -220,30 +222,52 @@ def quiet_accept_errors() -> None:
 
 
 class BoundedTlsLoop(asyncio.SelectorEventLoop):
-    """asyncio's loop whose TLS servers give a client HEAD_TIMEOUT_S for its handshake and
+    """asyncio's loop whose TLS servers give a client the head timeout for its handshake and
     TLS_SHUTDOWN_S for the closing one (uvicorn passes neither, so asyncio's 60 s and 30 s apply)."""
+
+    handshake_timeout_s = HEAD_TIMEOUT_S
 
     async def create_server(self, *args: Any, **kwargs: Any) -> asyncio.Server:
         if kwargs.get("ssl") is not None:
-            kwargs.setdefault("ssl_handshake_timeout", HEAD_TIMEOUT_S)
+            kwargs.setdefault("ssl_handshake_timeout", self.handshake_timeout_s)
             kwargs.setdefault("ssl_shutdown_timeout", TLS_SHUTDOWN_S)
         return await super().create_server(*args, **kwargs)
 
 
+def head_timeout_problem(seconds: float) -> str | None:
+    """Why `seconds` cannot be the head timeout (`--head-timeout`), or None."""
+    if not 0 < seconds <= MAX_HEAD_TIMEOUT_S:  # (also refuses NaN)
+        return f"--head-timeout {seconds:g}: give seconds above 0 and at most {MAX_HEAD_TIMEOUT_S:g}, e.g. {HEAD_TIMEOUT_S:g}"
+    return None
+
+
 def http_server(
-    app: Any, *, log_level: str, access_log: bool, max_connections: int | None = None, tls: tuple[Path, Path] | None = None
+    app: Any,
+    *,
+    log_level: str,
+    access_log: bool,
+    max_connections: int | None = None,
+    tls: tuple[Path, Path] | None = None,
+    head_timeout_s: float | None = None,
 ) -> uvicorn.Server:
     """The uvicorn server for `app`, guarded as above; run it with `.run(sockets=[sock])`.
 
-    `tls`: (certificate, key) to serve HTTPS (`lavos central serve --tls-cert --tls-key`)."""
+    `tls`: (certificate, key) to serve HTTPS (`lavos central serve --tls-cert --tls-key`).
+    `head_timeout_s`: the head (and TLS handshake) timeout, HEAD_TIMEOUT_S by default."""
     quiet_accept_errors()
-    protocol = type("GuardedH11", (GuardedH11,), {"max_connections": max_connections or connection_cap(raise_fd_limit())})
+    head = HEAD_TIMEOUT_S if head_timeout_s is None else head_timeout_s
+    if problem := head_timeout_problem(head):
+        raise ValueError(problem)
+    cap = max_connections or connection_cap(raise_fd_limit())
+    protocol = type("GuardedH11", (GuardedH11,), {"max_connections": cap, "head_timeout_s": head})
+    loop = type("BoundedTlsLoop", (BoundedTlsLoop,), {"handshake_timeout_s": head})
     cert, key = tls or (None, None)
     config = uvicorn.Config(
         app,
         http=protocol,
         ws="none",
-        loop=f"{__name__}:{BoundedTlsLoop.__name__}",
+        # uvicorn calls `loop` as the loop factory; a name is imported, a class taken as given (as `http`).
+        loop=loop,  # type: ignore[arg-type]
         log_config=None,
         log_level=log_level.lower(),
         access_log=access_log,

@@ -294,6 +294,8 @@ class Games:
                 row.member_id = new.member.member_id if new.member else None
             if op.kind == "extend":  # time bought again: the next run-out is a new alert
                 self.h.alerts.settle(db, alert_kinds.prepaid_expired_key(table), op.at)
+            if op.kind == "correction":  # paid in advance: the receipts must stay right (refused otherwise)
+                self._till.bill_corrected(db, game)
             if new.state == "stopped":
                 row.stopped_at = new.stopped_at
                 row.total_cents = self.lights.bill_of(new).total_cents
@@ -423,7 +425,7 @@ class Games:
                 raise ServiceError.like(e) from None
             _append(db, game, op)
             row.total_cents = self.lights.bill_of(new).total_cents  # the stored total stays the bill's
-            self._till.game_billed(db, game)
+            self._till.bill_corrected(db, game)  # refused when its tab's receipts would go wrong
         return new
 
 

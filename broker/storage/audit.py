@@ -34,6 +34,12 @@ def append_game_op(
     op = GameOp(session_id=game_id, seq=last + 1, at=at or utcnow(), kind=kind, data=data, actor=actor, reason=reason)
     db.add(op)
     db.flush()
+    # The game's row, if this session holds it, reads its log again when next asked: its loaded
+    # `ops` knew nothing of this one, and a bill replayed from it in this transaction (the tab's
+    # check before the commit) would leave the op out.
+    held = db.identity_map.get(db.identity_key(Game, game_id))
+    if held is not None:
+        db.expire(held, ["ops"])
     return op
 
 

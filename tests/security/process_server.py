@@ -50,11 +50,23 @@ class Served(Serving):
 
 @contextmanager
 def lavos_server(
-    mosquitto, tmp: Path, *, log_level: str = "INFO", preexec_fn: Callable[[], None] | None = None, wait_s: float = START_TIMEOUT_S
+    mosquitto,
+    tmp: Path,
+    *,
+    log_level: str = "INFO",
+    preexec_fn: Callable[[], None] | None = None,
+    wait_s: float = START_TIMEOUT_S,
+    env: dict[str, str] | None = None,
 ) -> Iterator[Served]:
-    """`lavos server` on SQLite with its own TMPDIR (so a spooled upload would show up there)."""
+    """`lavos server` on SQLite with its own TMPDIR (so a spooled upload would show up there); `env`: more environment."""
     (tmp / "tmp").mkdir(exist_ok=True)
     with serving(
-        mosquitto.port, tmp, "--log-level", log_level, env={"TMPDIR": str(tmp / "tmp")}, preexec_fn=preexec_fn, wait_s=wait_s
+        mosquitto.port,
+        tmp,
+        "--log-level",
+        log_level,
+        env={"TMPDIR": str(tmp / "tmp"), **(env or {})},
+        preexec_fn=preexec_fn,
+        wait_s=wait_s,
     ) as s:
         yield Served(s.proc, s.base, s.port, s.log, s.tmp, s.db, s.env)

@@ -1,5 +1,6 @@
 """Issue 29, items 29 and 30: every receipt of a tab adds up to its bill per VAT rate, and the Z report's
-categories and VAT rows are what was sold, after voids, splits, merges and reversals, cash rounded to
+categories and VAT rows are what was sold, after voids, a manager's corrections of a game's bill, splits,
+merges and reversals, cash rounded to
 0,05 € and card not. The issue's two cases, then a property over sequences of till operations through
 the real hub on SQLite (in-process, no MQTT: broker.compose.running_hub on a fake clock).
 
@@ -24,7 +25,7 @@ from sqlalchemy import select
 from broker.domain.money import TABLE_TIME, vat_rows
 from broker.domain.receipt import lines_from_json
 from broker.hall.facade import HubFacade, ServiceError
-from broker.hall.games import StartGame, StopGame
+from broker.hall.games import CorrectBill, StartGame, StopGame
 from broker.hall.till.payment_reads import TabPayView
 from broker.hall.till.payments import PayTab, ReversePayment
 from broker.hall.till.tabs import AddProduct, AddTabItem, MergeTabs, OpenWalkInTab, SplitTab, VoidTabItem
@@ -119,6 +120,61 @@ def test_item_29_a_void_that_would_leave_a_paid_receipt_wrong_is_refused_until_t
     assert _receipt_rates(f, tab) == _bill_rates(f, tab) == {5: 1000}
 
 
+def _game_tab(hall: Hall, table: str, minutes: int) -> tuple[int, int]:
+    """A game played `minutes` and stopped: (the game, its tab)."""
+    f = hall.facade
+    game = f.execute(StartGame(table=table, actor=STAFF))
+    hall.clock.advance(minutes=minutes)
+    f.execute(StopGame(game=game, actor=STAFF))
+    with f._hub.store.reader() as db:
+        tab = db.scalar(select(Tab.id).where(Tab.session_id == game))
+    assert tab is not None
+    return game, tab
+
+
+def test_item_29_with_a_managers_correction_the_same_rule_as_a_void(hall):
+    """Follow-up of item 29: a negative correction of a paid game's bill is the void's case. Table
+    time T @23 % and B 10,00 € @5 %; 10,00 € paid by card (a receipt of T and B's shares); the manager
+    corrects the bill by -T: the bill would be 10,00 € @5 %, owing nothing, its receipt declaring
+    table time. Refused until the payment is reversed, as the void; and a correction that would
+    leave money paid for nothing (a bill paid in full, then -1,00 €) likewise; and none on a split bill."""
+    f = hall.facade
+    hall.new_day()
+    game, tab = _game_tab(hall, "pool-05", 47)
+    _item(hall, tab, 1)  # B 10,00 € @5 %
+    table_time = _view(f, tab).total_cents - 1000
+    assert table_time > 0
+    paid = f.execute(PayTab(tab=tab, method="card", amount_cents=1000, actor=STAFF))
+    assert set(_receipt_rates(f, tab)) == {23, 5}
+    with pytest.raises(ServiceError, match="reverse its payment first"):
+        f.execute(CorrectBill(game=game, amount_cents=-table_time, reason="hra zadarmo", actor=MANAGER))
+    view = _view(f, tab)
+    assert (view.total_cents, view.owed_cents) == (table_time + 1000, table_time)  # nothing changed
+    assert f.reads.game(game).bill.total_cents == table_time
+    f.execute(ReversePayment(payment=paid.payment_id, reason="hra zadarmo", actor=MANAGER))
+    f.execute(CorrectBill(game=game, amount_cents=-table_time, reason="hra zadarmo", actor=MANAGER))
+    f.execute(PayTab(tab=tab, method="card", amount_cents=1000, actor=STAFF))
+    assert _view(f, tab).status == "paid"
+    assert _receipt_rates(f, tab) == _bill_rates(f, tab) == {5: 1000}
+
+    # Paid in full, then corrected down: money paid for nothing, refused the same way.
+    game, tab = _game_tab(hall, "pool-06", 61)
+    f.execute(PayTab(tab=tab, method="card", amount_cents=_view(f, tab).owed_cents, actor=STAFF))
+    with pytest.raises(ServiceError, match="reverse its payment first"):
+        f.execute(CorrectBill(game=game, amount_cents=-100, reason="zlá lampa", actor=MANAGER))
+    assert _view(f, tab).owed_cents == 0 and _view(f, tab).status == "paid"
+    # Up is fine: a later receipt takes what the correction adds.
+    f.execute(CorrectBill(game=game, amount_cents=100, reason="tágo", actor=MANAGER))
+    assert _view(f, tab).owed_cents == 100
+
+    # A split freezes the bill (its parts are what is paid): a correction waits for its cancelling, as a void does.
+    game, tab = _game_tab(hall, "pool-07", 53)
+    f.execute(SplitTab(tab=tab, mode="equal", parts=2, actor=STAFF))
+    with pytest.raises(ServiceError, match="cancel the split first"):
+        f.execute(CorrectBill(game=game, amount_cents=-100, reason="zlá lampa", actor=MANAGER))
+    assert sum(p.owed_cents for p in _view(f, tab).parts) == _view(f, tab).total_cents
+
+
 def test_item_30_a_vat_correction_goes_back_to_the_category_it_was_paid_for(hall):
     f = hall.facade
     day = hall.new_day()
@@ -174,6 +230,8 @@ OP = st.one_of(  # payments and voids more often than the rest: the money moves 
     st.tuples(st.just("reverse"), st.integers(0, 99)),
     st.tuples(st.just("split"), st.integers(0, 9), st.integers(2, 3), st.sampled_from(["equal", "items"])),
     st.tuples(st.just("merge"), st.integers(0, 9), st.integers(0, 9)),
+    # A manager's correction of a game's bill: down past nothing (the bill stops at 0,00 €), down some, or up.
+    st.tuples(st.just("correct"), st.integers(0, 9), st.sampled_from([-100_000, -300, -50, 100, 250])),
 )
 # A walk-in tab's first items, after a drink and a meal at 19 % (two categories at one rate: what a
 # part payment pays for is shared between them, and a void moves it).
@@ -185,6 +243,7 @@ class Case:
     tabs: list[int] = field(default_factory=list)
     items: dict[int, list[int]] = field(default_factory=dict)  # tab -> its items
     payments: list[int] = field(default_factory=list)
+    games: dict[int, int] = field(default_factory=dict)  # a game's tab -> the game
 
 
 def _open_tabs(hall: Hall, case: Case, games: int, walk_ins: list[list[int]]) -> None:
@@ -197,6 +256,7 @@ def _open_tabs(hall: Hall, case: Case, games: int, walk_ins: list[list[int]]) ->
             tab = db.scalar(select(Tab.id).where(Tab.session_id == game))
             assert tab is not None
             case.tabs.append(tab)
+            case.games[tab] = game
     case.items = {t: [] for t in case.tabs}
     for n, products in enumerate(walk_ins):
         tab = f.execute(OpenWalkInTab(label=f"Hosť {n + 1}", actor=STAFF))
@@ -241,6 +301,15 @@ def _apply(hall: Hall, case: Case, op: tuple) -> None:
             f.execute(SplitTab(tab=tab, mode="items", assignment=assignment, actor=STAFF))
     elif kind == "merge":
         f.execute(MergeTabs(into=pick(op[1] % len(case.tabs)), from_tab=pick(op[2] % len(case.tabs)), actor=STAFF))
+    elif kind == "correct":
+        _correct(hall, case, op)
+
+
+def _correct(hall: Hall, case: Case, op: tuple) -> None:
+    if not case.games:
+        return
+    tab = list(case.games)[op[1] % len(case.games)]
+    hall.facade.execute(CorrectBill(game=case.games[tab], amount_cents=op[2], reason="korekcia", actor=MANAGER))
 
 
 def _settle(hall: Hall, case: Case, method: str) -> list[int]:

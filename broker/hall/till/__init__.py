@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from sqlalchemy import select
 from sqlalchemy.orm import Session as Db
 
+from broker.domain.refusals import N_
 from broker.hall.ports import HallState
 from broker.hall.till.closeout import CloseOut
 from broker.hall.till.fiscal import Fiscal
@@ -40,6 +41,26 @@ class Till:
         tab = db.scalar(select(Tab).where(Tab.session_id == game_id))
         if tab is not None:
             self.payments.game_stopped(db, tab.id)
+
+    def bill_corrected(self, db: Db, game_id: int) -> None:
+        """A manager corrected a game's bill, running or issued (the writer, in that transaction, the
+        correction flushed): the tab's rules for every change of its bill hold, or the correction is
+        refused (rolled back): not while the bill is split, and a tab with payments keeps receipts
+        that add up to its bill (Tabs.receipts_stay_right); then its settled mark follows."""
+        tab = db.scalar(select(Tab).where(Tab.session_id == game_id))
+        if tab is None:
+            return
+        self.tabs.not_split(db, tab)  # a split's parts are the bill's: cancel it first
+        self.tabs.receipts_stay_right(
+            db,
+            tab,
+            self.tabs.h.clock(),
+            N_(
+                "After this correction nothing would be left to pay on %(tab)s, and its receipts would no longer match its bill:"
+                " reverse its payment first (the refund), then correct the bill and take the payment of what is left."
+            ),
+        )
+        self.payments.game_stopped(db, tab.id)
 
     def game_moved(self, db: Db, game_id: int, table: str) -> None:
         """A game moved to `table` (the writer, in the move's transaction): its tab moves with it, so

@@ -12,12 +12,14 @@ The rules, each in one place here:
 - staff void an item while nothing is paid on its tab; after a payment only a manager
   (`may_void_paid`, the dashboard's "tabs.void_paid"), and only while a later receipt can still
   correct what the earlier ones said: a void that would leave nothing to pay on a stopped tab whose
-  receipts then no longer match its bill (per VAT rate and category) waits for the payment's
-  reversal (`_receipts_stay_right`);
+  receipts then no longer match its bill (per VAT rate and category), or money paid for nothing,
+  waits for the payment's reversal; the same rule (`receipts_stay_right`) holds for the other
+  change that can lower a bill with payments: a manager's correction of the tab's game
+  (broker.hall.till; a merge only adds to a bill still owing, a split is made before any payment);
 - a merged tab takes nothing more (its lines count on the tab it was merged into); only unpaid
   tabs merge (B has no payment, A is not paid in full), never into itself, a merged tab or a chain;
 - a split (broker.domain.split) is made on a tab whose game is stopped and that has no payment
-  yet, and it freezes the bill: no item, void or merge changes a split tab until the split is
+  yet, and it freezes the bill: no item, void, merge or correction of its game changes a split tab until the split is
   cancelled (only while no part is paid);
 - a tab opened for one thing (`Tab.holds`: a player's tournament entry fee, whose payments are the
   prize pot; a booking's deposit, kept or given back whole) holds items of that category only and
@@ -438,19 +440,20 @@ class Tabs:
                 raise TabMissing(N_("There is no such item on %(tab)s."), tab=self._name(db, tab))
             if item.voided_at is not None:
                 raise TabRefused(N_("%(item)s is voided already."), item=item.name)
-            self._not_split(db, tab)
+            self.not_split(db, tab)
             home = self._home(db, tab)
             self._void_allowed(db, home, may_void_paid)
             item.voided_at, item.voided_by, item.void_reason = now, actor, why
-            if not self._receipts_stay_right(db, home, now):  # raising rolls the void back
-                raise TabRefused(
-                    N_(
-                        "Without %(item)s nothing would be left to pay on %(tab)s, and its receipts would no longer match its bill:"
-                        " reverse its payment first (the refund), then void the item and take the payment of what is left."
-                    ),
-                    tab=self._name(db, home),
-                    item=item.name,
-                )
+            self.receipts_stay_right(  # raising rolls the void back
+                db,
+                home,
+                now,
+                N_(
+                    "Without %(item)s nothing would be left to pay on %(tab)s, and its receipts would no longer match its bill:"
+                    " reverse its payment first (the refund), then void the item and take the payment of what is left."
+                ),
+                item=item.name,
+            )
             record_audit(
                 db,
                 actor,
@@ -489,12 +492,15 @@ class Tabs:
                     N_("Other tabs are merged into %(tab)s; merge them one by one into the bill that pays."), tab=self._name(db, b)
                 )
             for t in (a, b):
-                self._not_split(db, t)
+                self.not_split(db, t)
             if _paid(db, b.id) != 0:
                 raise TabRefused(N_("%(tab)s has a payment already and cannot be merged."), tab=self._name(db, b))
             bill = bill_of_tab(db, self.h, a.id, now)
             if bill.status == "paid":
                 raise TabRefused(N_("%(tab)s is paid; merge into a bill that is still open."), tab=self._name(db, a))
+            # No receipts check (`receipts_stay_right`) needed: B adds lines, none below nothing (items
+            # cost something, a game's bill stops at 0,00 €), to a bill that still owes: a later
+            # receipt pays them.
             b.merged_into = a.id
             record_audit(db, actor, "tab.merge", f"tab:{a.id}", {"merged": b.id, "into": a.id}, at=now)
             for table in (a.table_id, b.table_id):
@@ -564,8 +570,18 @@ class Tabs:
         if _paid(db, home.id) != 0 and not may_void_paid:
             raise TabRefused(N_("%(tab)s has a payment already: only a manager voids an item now."), tab=self._name(db, home))
 
-    def _receipts_stay_right(self, db: Db, home: Tab, now: datetime) -> bool:
-        """After a void (flushed, not committed): a tab with payments must still owe something (or
+    def receipts_stay_right(self, db: Db, tab: Tab, now: datetime, refused: str, **params: object) -> None:
+        """The one check of every change that can lower a bill with payments on it, in the change's
+        transaction before its commit: a void (here), a manager's correction of the tab's game
+        (broker.hall.till.Till.bill_corrected). When the receipts taken could no longer
+        be right (`_receipts_right`), raises `refused` (a message naming %(tab)s, the bill that
+        pays, and `params`), which rolls the change back: the manager reverses the payment first."""
+        home = self._home(db, tab)
+        if not self._receipts_right(db, home, now):
+            raise TabRefused(refused, tab=self._name(db, home), **params)
+
+    def _receipts_right(self, db: Db, home: Tab, now: datetime) -> bool:
+        """After a change (flushed, not committed): a tab with payments must still owe something (or
         have a game running, whose bill is paid at its end), so a later receipt can correct what the
         earlier ones said (a rate or category paid for an item no longer on the bill;
         broker.domain.payment_rules), or its receipts must already say exactly what is left.
@@ -591,7 +607,8 @@ class Tabs:
             tab = self._tab(db, tab.merged_into)
         return tab
 
-    def _not_split(self, db: Db, tab: Tab) -> None:
+    def not_split(self, db: Db, tab: Tab) -> None:
+        """A split freezes the bill: no item, void, merge or correction of its game until it is cancelled."""
         home = self._home(db, tab)
         if home.split:
             raise TabRefused(N_("The bill of %(tab)s is split: cancel the split first."), tab=self._name(db, home))
@@ -600,7 +617,7 @@ class Tabs:
         if tab.merged_into is not None:
             into = self._tab(db, tab.merged_into)
             raise TabRefused(N_("%(tab)s is merged into %(into)s: put it there."), tab=self._name(db, tab), into=self._name(db, into))
-        self._not_split(db, tab)
+        self.not_split(db, tab)
         if bill_of_tab(db, self.h, tab.id).status == "paid":
             raise TabRefused(N_("%(tab)s is paid; open a new tab."), tab=self._name(db, tab))
 

@@ -10,6 +10,9 @@
 //                                              the card, or the part from a fresh copy of the page, is fetched again
 //   details[data-room="main"]                  a room on the floor, folded per browser (localStorage)
 //   form[data-confirm="text"]                  asks before submitting
+// Whatever a live update redraws (a region, a card, a part of the page) goes through redraw():
+// a form being edited in it (the focus in it, or a value typed and not yet sent) stays as it is,
+// the fresh HTML is put around it.
 (function () {
   "use strict";
   var csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
@@ -58,20 +61,154 @@
     return t.content;
   }
 
+  // --- what is being typed stays: one rule for every live redraw --------------------------
+  // A form is being edited while the focus is in it, or while one of its fields holds a value that
+  // was typed and not yet sent (not the value the page drew). A redraw keeps such a form as it is,
+  // with its focus, caret and typed values, and puts the fresh HTML around it: the form, and each
+  // element holding it, stay in the page and take the fresh attributes (a <details> keeps its
+  // open/closed state); everything else is the fresh copy. A form is found in the fresh copy by
+  // its id, else by its action (the n-th form with that action). One the fresh copy no longer has
+  // (a match whose result another tablet entered) holds the redraw while the focus is in it, and
+  // the region is fetched again when the focus leaves that form; left unfocused, it goes with the
+  // redraw. A field outside any form counts as a form of its own (found by its id or name).
+  var TYPED = /^(text|search|number|email|tel|url|date|time|datetime-local|month|week|password|checkbox|radio|range|color|select-one|select-multiple|textarea)$/;
+  function changedField(f) {
+    if (f.type === "checkbox" || f.type === "radio") return f.checked !== f.defaultChecked;
+    if (f.type === "select-one" || f.type === "select-multiple") {
+      var opts = Array.prototype.slice.call(f.options), any = opts.some(function (o) { return o.defaultSelected; });
+      return opts.some(function (o, i) { return o.selected !== (o.defaultSelected || (!any && f.type === "select-one" && i === 0)); });
+    }
+    return f.value !== f.defaultValue;
+  }
+  // The forms (or lone fields) under root being edited: [{node, focused}], the focused one first.
+  function editedIn(root) {
+    var found = new Map(), active = document.activeElement;
+    root.querySelectorAll("input, select, textarea").forEach(function (f) {
+      if (!TYPED.test(f.type) || !changedField(f)) return;
+      var unit = f.form && root.contains(f.form) ? f.form : f;
+      found.set(unit, false);
+    });
+    if (active && active !== document.body && root.contains(active)) {
+      var form = active.form || active.closest("form");
+      if (form && root.contains(form)) found.set(form, true);
+      else if (TYPED.test(active.type || "")) found.set(active, true);
+    }
+    var out = [];
+    found.forEach(function (focused, node) { out[focused ? "unshift" : "push"]({ node: node, focused: focused }); });
+    return out;
+  }
+  function twins(root, node) {
+    var id = node.id, action = node.getAttribute("action"), name = node.getAttribute("name");
+    return Array.prototype.filter.call(root.getElementsByTagName(node.tagName), function (x) {
+      return id ? x.id === id : x.getAttribute("action") === action && x.getAttribute("name") === name;
+    });
+  }
+  // Old element → fresh element for the unit and every element holding it up to the roots (added
+  // to `pairs`), or false when the fresh copy has no place for it.
+  function pairUp(unit, old, fresh, pairs, back) {
+    var mine = twins(old, unit), theirs = twins(fresh, unit), twin = theirs[mine.indexOf(unit)];
+    if (!twin) return false;
+    var add = [];
+    for (var a = unit, b = twin; a !== old; a = a.parentNode, b = b.parentNode) {
+      if (!b || b === fresh || a.tagName !== b.tagName) return false;
+      if ((pairs.has(a) && pairs.get(a) !== b) || (back.has(b) && back.get(b) !== a)) return false;
+      add.push([a, b]);
+    }
+    if (b !== fresh) return false;
+    // Kept in the order the fresh copy has them: what stays in place is never moved.
+    function before(x, y) { return !!(x.compareDocumentPosition(y) & Node.DOCUMENT_POSITION_FOLLOWING); }
+    var ok = add.every(function (ab) {
+      for (var p = ab[0].previousElementSibling; p; p = p.previousElementSibling) if (pairs.has(p)) { if (!before(pairs.get(p), ab[1])) return false; break; }
+      for (var n = ab[0].nextElementSibling; n; n = n.nextElementSibling) if (pairs.has(n)) { if (!before(ab[1], pairs.get(n))) return false; break; }
+      return true;
+    });
+    if (ok) add.forEach(function (ab) { pairs.set(ab[0], ab[1]); back.set(ab[1], ab[0]); });
+    return ok;
+  }
+  function takeAttributes(old, fresh) {
+    var keepOpen = old.tagName === "DETAILS";
+    Array.prototype.slice.call(old.attributes).forEach(function (a) {
+      if (!fresh.hasAttribute(a.name) && !(keepOpen && a.name === "open")) old.removeAttribute(a.name);
+    });
+    Array.prototype.forEach.call(fresh.attributes, function (a) {
+      if (!(keepOpen && a.name === "open") && old.getAttribute(a.name) !== a.value) old.setAttribute(a.name, a.value);
+    });
+  }
+  function graft(old, fresh, pairs, back, kept) {
+    takeAttributes(old, fresh);
+    var want = Array.prototype.map.call(fresh.childNodes, function (c) { return back.get(c) || c; });
+    want.forEach(function (n) { if (pairs.has(n) && !kept.has(n)) graft(n, pairs.get(n), pairs, back, kept); });
+    var stay = new Set(want);
+    Array.prototype.slice.call(old.childNodes).forEach(function (n) { if (!stay.has(n)) old.removeChild(n); });
+    var at = old.firstChild;
+    want.forEach(function (n) {
+      if (n === at) at = at.nextSibling;
+      else old.insertBefore(n, at);
+    });
+  }
+  // A <details> a person opened or closed stays so across redraws: known by the nearest id around it
+  // and its place among the <details> there.
+  function foldKey(d, root) {
+    var holder = d.parentElement && d.parentElement.closest("[id]");
+    if (!holder || !root.contains(holder)) holder = root;
+    return holder.id + "#" + Array.prototype.indexOf.call(holder.querySelectorAll("details"), d);
+  }
+  function folds(root) {
+    var out = new Map();
+    root.querySelectorAll("details").forEach(function (d) { out.set(foldKey(d, root), d.open); });
+    return out;
+  }
+  // Puts `fresh` (an element made from the server's answer, the same kind as `el`) in `el`'s place:
+  // `el` stays, with fresh's attributes and content, around what is being edited in it. False when
+  // the redraw waits (the focus is in a form the fresh copy does not have): `again` fetches it anew
+  // once the focus has left that form.
+  var held = new Map();  // the form the focus is in → {element: what fetches it again} for when it leaves
+  function redraw(el, fresh, again) {
+    var pairs = new Map([[el, fresh]]), back = new Map([[fresh, el]]), kept = new Set(), wait = null;
+    editedIn(el).forEach(function (u) {
+      if (pairUp(u.node, el, fresh, pairs, back)) kept.add(u.node);
+      else if (u.focused) wait = u.node;
+    });
+    if (wait) {
+      el.setAttribute("data-held", "");  // (the next redraw takes it away with the fresh attributes)
+      if (!held.has(wait)) held.set(wait, new Map());
+      held.get(wait).set(el, again);
+      return false;
+    }
+    var before = folds(el);
+    graft(el, fresh, pairs, back, kept);
+    el.querySelectorAll("details").forEach(function (d) {
+      var open = before.get(foldKey(d, el));
+      if (open !== undefined && d.open !== open && !kept.has(d)) d.open = open;
+    });
+    return true;
+  }
+  document.addEventListener("focusout", function () {
+    setTimeout(function () {
+      held.forEach(function (waiting, form) {
+        if (form.isConnected && form.contains(document.activeElement)) return;
+        held.delete(form);
+        waiting.forEach(function (again) { again(); });
+      });
+    }, 0);
+  });
+
   function refreshRegion(el) {
     if (!el.dataset.src) return;
     later(el, function () {
       var stamp = ++issued;
       fetchHtml(el.dataset.src).then(function (html) {
         if (!el.isConnected || stampOf(el) > stamp) return;
-        var content = fromHtml(html);
-        content.querySelectorAll("[data-table-card]").forEach(function (card) {
+        var fresh = el.cloneNode(false);
+        fresh.removeAttribute("data-held");
+        fresh.appendChild(fromHtml(html));
+        fresh.querySelectorAll("[data-table-card]").forEach(function (card) {
           var shown = el.querySelector(cardSelector(card.dataset.tableCard));
-          if (shown && stampOf(shown) > stamp) card.replaceWith(shown);  // keep the newer picture
+          if (shown && stampOf(shown) > stamp) card.replaceWith(shown.cloneNode(true));  // keep the newer picture
           else card.dataset.stamp = stamp;
         });
-        el.dataset.stamp = stamp;
-        el.replaceChildren(content);
+        fresh.dataset.stamp = stamp;
+        if (!redraw(el, fresh, function () { refreshRegion(el); })) return;
         settled(el);
         if (el.id === "alert-banner") onBanner(el);
       }).catch(function () {});
@@ -91,8 +228,7 @@
           if (stampOf(el) > stamp) return;
           var card = fresh.cloneNode(true);
           card.dataset.stamp = stamp;
-          el.replaceWith(card);
-          settled(card);
+          if (redraw(el, card, function () { refreshCard(table); })) settled(el);
         });
       }).catch(function () {});
     });
@@ -193,7 +329,7 @@
       var fresh = new DOMParser().parseFromString(html, "text/html");
       parts.forEach(function (el) {
         var now = fresh.getElementById(el.id);
-        if (now && el.isConnected) el.replaceWith(document.importNode(now, true));
+        if (now && el.isConnected) redraw(el, document.importNode(now, true), refreshMoving);
       });
       scheduleMoving();
     }).catch(function () { scheduleMoving(); });

@@ -281,7 +281,7 @@ def test_a_tournament_checked_in_drawn_and_scored_on_a_phone_while_the_tv_follow
 
 def settled(page) -> None:
     """Until the live board has been fetched once after its stream opened (app.js does that on
-    every open): measured or typed into before, it could be replaced under the test."""
+    every open): measured before, it could be redrawn under the test (what is typed into it stays)."""
     wait_live(page)
     page.wait_for_selector("#board[data-stamp]", state="attached")
 
@@ -360,3 +360,61 @@ def test_a_32_player_double_elimination_on_the_directors_tablet_a_phone_and_the_
     )
     assert shown == tv.locator(".tv-match").count() == 63, f"{shown} of the bracket's 63 matches on the TV's screen"
     assert tv.locator(".tv-call").count() == 5 and tv.evaluate("document.documentElement.scrollHeight <= innerHeight")
+
+
+def test_a_score_typed_on_the_directors_tablet_survives_the_live_board_and_is_saved(lavos, open_page):
+    """Follow-up of issue 29: the board of the tournament's page is redrawn on every rack tapped in
+    the hall; what the director is typing into a match's result boxes stays (the focus too), the
+    rest of the board follows (the other table's score), and the result typed is the one saved. A
+    result another tablet enters for the match being typed into waits while the director is in its
+    boxes, then shows. Last in the module, after the tournaments above, on tables of its own."""
+    t = lavos.api(
+        "POST",
+        "/api/tournaments",
+        MANAGER,
+        status=201,
+        json={
+            "name": "Lavosliga III",
+            "starts_at": "2026-12-06T14:00:00+01:00",
+            "format": "single",
+            "race_winners": 3,
+            "tables": ["pool-04", "pool-05"],
+        },
+    )
+    tid = t["id"]
+    for name in PLAYERS[:4]:
+        lavos.api("POST", f"/api/tournaments/{tid}/entrants", STAFF, status=201, json={"name": name, "check_in": True})
+    lavos.api("POST", f"/api/tournaments/{tid}/draw", STAFF)
+    typed, other = (m["id"] for m in lavos.api("GET", f"/api/tournaments/{tid}", STAFF)["matches"] if m["status"] == "called")
+
+    def score_shown(match: str, text: str) -> None:
+        tablet.wait_for_function(
+            "([m, t]) => { const s = document.querySelector(`#call-${m} .call-score`); return s && s.textContent.replace(/\\s+/g, ' ').trim() === t; }",
+            arg=[match, text],
+        )
+
+    tablet = open_page()
+    log_in(tablet, lavos, STAFF, f"/tournaments/{tid}")
+    settled(tablet)
+    row = tablet.locator(f"#m-{typed}")
+    row.locator("input[name=score_a]").fill("3")
+    row.locator("input[name=score_b]").fill("1")  # the focus stays in the second box
+    lavos.api("POST", f"/api/tournaments/{tid}/matches/{other}/rack", STAFF, json={"side": "a", "seen": [0, 0]})
+    score_shown(other, "1 : 0")  # the board was redrawn around the form
+    assert (row.locator("input[name=score_a]").input_value(), row.locator("input[name=score_b]").input_value()) == ("3", "1")
+    assert tablet.evaluate("document.activeElement.name") == "score_b"
+    with tablet.expect_navigation():
+        row.locator("button").tap()
+    done = {m["id"]: m for m in lavos.api("GET", f"/api/tournaments/{tid}", STAFF)["matches"]}[typed]
+    assert (done["status"], done["score_a"], done["score_b"]) == ("done", 3, 1)
+
+    # The other match: its boxes being typed into when another tablet enters its result.
+    settled(tablet)
+    row = tablet.locator(f"#m-{other}")
+    row.locator("input[name=score_a]").fill("2")
+    lavos.api("POST", f"/api/tournaments/{tid}/matches/{other}/result", STAFF, json={"score_a": 3, "score_b": 0})
+    tablet.wait_for_selector("#board[data-held]", state="attached")  # the fresh board came and waits
+    assert row.locator("input[name=score_a]").input_value() == "2"
+    tablet.locator("h1").click()  # the director leaves the boxes: the board catches up
+    tablet.wait_for_selector(f"#m-{other}.status-done")
+    assert tablet.locator("#board[data-held]").count() == 0
