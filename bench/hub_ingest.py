@@ -283,7 +283,9 @@ def unit_command(unit: Path = UNIT) -> tuple[list[str], dict[str, str]]:
                 env[k] = v
     if exec_start is None:
         raise SystemExit(f"{unit} has no ExecStart")
-    return shlex.split(exec_start), env
+    # systemd puts the unit's Environment= into ${NAME} (and $NAME) of ExecStart's arguments.
+    expanded = re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda m: env.get(m.group(1) or m.group(2), ""), exec_start)
+    return shlex.split(expanded), env
 
 
 def server_command(unit_argv: list[str], *, mqtt_url: str, password_file: Path, db_url: str, http: str, extra: list[str]) -> list[str]:

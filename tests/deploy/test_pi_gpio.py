@@ -39,9 +39,11 @@ def etc(tmp_path: Path) -> Path:
 
 def installed(etc: Path, **more: Path) -> dict[str, Path]:
     """The node's files where install.sh puts them; this venv stands for the Pi's. Its Python may
-    live under /root (pyenv), which the unit's ProtectHome= hides: that one is shown again."""
-    python = {sys.base_prefix: Path(sys.base_prefix)} if sys.base_prefix.startswith(("/root/", "/home/")) else {}
-    return {"/opt/lavos/.venv": REPO / ".venv", "/etc/lavos": etc, **python, **more}
+    live under /root (pyenv), and the checkout its editable install points at under /tmp or /root
+    (CI's clean clone), which the unit's ProtectHome= and PrivateTmp= hide: those are shown again."""
+    hidden = ("/root/", "/home/", "/tmp/", "/var/tmp/")
+    shown = {path: Path(path) for path in (sys.base_prefix, str(REPO)) if path.startswith(hidden)}
+    return {"/opt/lavos/.venv": REPO / ".venv", "/etc/lavos": etc, **shown, **more}
 
 
 def error_lines(stderr: str) -> list[str]:
