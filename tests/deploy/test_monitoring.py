@@ -247,7 +247,9 @@ def hub_figures(ev: Evening) -> dict[str, Any]:
     for g in period.stopped:
         billed_by_table[g.table] += g.total_cents or 0
     hours = period.drops[0]
-    drops_per_hour = {(t, hours.hours[i] + timedelta(hours=1)): n for t, cells in hours.tables.items() for i, n in enumerate(cells) if n}
+    # Each hour's bar stands at its start (the panels look an hour ahead: `[1h] offset -1h`), so the
+    # hour still running when the range ends has its bar too.
+    drops_per_hour = {(t, hours.hours[i]): n for t, cells in hours.tables.items() for i, n in enumerate(cells) if n}
     per_pocket = {(h.table, str(p)): n for h in sensor_health(reads) for p, n in enumerate(h.pockets) if n}
     nodes = {n.table: n for n in reads.node_statuses() if n.telemetry_at is not None}
     rejects = {(t, reason): c.count for t, r in reads.node_rejects().items() for reason, c in r.by_reason.items()}
@@ -293,8 +295,12 @@ def evening(vm, tmp_path_factory) -> Iterator[Evening]:
             ev = Evening(hub, clock, metrics, vm, Nodes(hub, clock, start), start, end, business_day(start, venue))
             play(ev)
             assert metrics.flush(), metrics.stats()
-            vm.export("session_minutes")  # (after a flush of what VictoriaMetrics holds in memory)
             ev.figures = hub_figures(ev)
+            # A series VictoriaMetrics has just created may be found by a search a moment after its
+            # samples are stored (its index is written apart from them): a loaded run once missed the
+            # one hour pool-07 had drops in. Every drop the hub counted is searchable before a panel asks.
+            drops = sum(ev.figures["per_pocket"].values())
+            wait_until(lambda: sum(len(s["values"]) for s in vm.export("pocket_count")) == drops, what=f"{drops} drops searchable")
             yield ev
         finally:
             hub.close()  # closes the metrics writer too
