@@ -15,7 +15,8 @@ walkover, which staff confirm (broker.hall.tournament_results). A match begins w
 players say so, at its first rack scored, or at the first ball the table's pockets see after the call.
 
 The table's game is the match's while it is called: staff cannot stop or pause it (broker.hall.games
-asks here), only its result, a walkover or the director's recall (RecallMatch) end it; moving the
+asks here) nor switch the table's light off (broker.hall.table_service asks here: refuse_dark, the
+one rule), only its result, a walkover or the director's recall (RecallMatch) end it; moving the
 game (MoveGame) moves the match with it. Nobody is called to two tables at once, across the
 tournaments running at the same time (a member, or a name, entered in two of them).
 """
@@ -282,8 +283,8 @@ class TournamentCalls:
             return self._call_of_game(db, game) is not None
 
     def refuse_change(self, game: int, kind: str, to_table: str | None) -> None:
-        """A called match's game is not stopped or paused by hand; it moves only to a table with no
-        match on it (the match moves with it: game_moved)."""
+        """A called match's game is not stopped or paused by hand (refuse_dark); it moves only to
+        a table with no match on it (the match moves with it: game_moved)."""
         if kind not in ("stop", "pause", "transfer"):
             return
         with self.h.store.reader() as db:
@@ -295,17 +296,30 @@ class TournamentCalls:
                 if there is not None and to_table in self.h.tables:
                     raise TournamentRefused(N_("%(table)s already has a match on it."), table=table_name(self.h.tables[to_table]))
                 return
-            loaded = load(db, call.tournament_id)
-            number = match_numbers(loaded.progress.matches).get(call.match, 0) if loaded.progress else 0
-            name = loaded.t.name
-        raise TournamentRefused(
+            raise self._dark_refusal(db, call)
+
+    def refuse_dark(self, table: str) -> None:
+        """The rule (issue 29, item 21): a table with a called match stays lit while the match is
+        called. Staff neither stop nor pause its game (refuse_change) nor switch its light off
+        (broker.hall.table_service); only its result, a walkover or the director's recall end it."""
+        with self.h.store.reader() as db:
+            call = db.scalar(select(TournamentCall).where(TournamentCall.table_id == table, TournamentCall.ended_at.is_(None)))
+            if call is not None:
+                raise self._dark_refusal(db, call)
+
+    def _dark_refusal(self, db: Db, call: TournamentCall) -> TournamentRefused:
+        """The one refusal of refuse_dark, naming the match and how it ends."""
+        loaded = load(db, call.tournament_id)
+        number = match_numbers(loaded.progress.matches).get(call.match, 0) if loaded.progress else 0
+        spec = self.h.tables.get(call.table_id)
+        return TournamentRefused(
             N_(
-                "Game no. %(game)d is match no. %(match)d of %(tournament)s: it ends with its result or a walkover, "
-                "or the director takes the match off the table on the tournament's page."
+                "%(table)s plays match no. %(match)d of %(tournament)s: its game and its light end with its result or a "
+                "walkover, or the director takes the match off the table on the tournament's page."
             ),
-            game=game,
+            table=table_name(spec) if spec is not None else call.table_id,
             match=number,
-            tournament=name,
+            tournament=loaded.t.name,
         )
 
     def refuse_start(self, table: str) -> None:
