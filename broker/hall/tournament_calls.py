@@ -3,7 +3,9 @@ tournament), begun, scored rack by rack, offered as a walkover when nobody began
 
 When a table of the tournament is free, the longest-waiting ready match is called to it
 (broker.domain.tournament.calls): at the draw, at a result on that table, and in the watchdog's
-round every second (broker.hall.timers) for a table freed any other way. The call starts a game on
+round every second (broker.hall.timers) for a table freed any other way; never before the
+tournament's start (calls_from: a draw made earlier waits, and the round calls at the start; the
+director who begins earlier moves the start, StartTournamentNow). The call starts a game on
 the table through the games part (StartGame's own rules, inline on the writer), at the
 tournament's rate (the venue's tournament tariff: the club's own use of its tables), so the light
 comes on through the lights as for any game and the time shows as the tournament's, never as a
@@ -41,7 +43,16 @@ from broker.hall.errors import ServiceError
 from broker.hall.games import Games, StartGame, StopGame
 from broker.hall.ports import HallState
 from broker.hall.table_service import OutOfServiceBook, refuse_out_of_service
-from broker.hall.tournament_state import RECALLED, Loaded, TournamentMissing, busy_entrants, live_calls, load, recalled_matches
+from broker.hall.tournament_state import (
+    RECALLED,
+    Loaded,
+    TournamentMissing,
+    busy_entrants,
+    calls_from,
+    live_calls,
+    load,
+    recalled_matches,
+)
 from broker.storage.after_commit import after_commit
 from broker.storage.audit import record_audit
 from broker.storage.models import Tournament, TournamentCall
@@ -118,6 +129,7 @@ class TournamentCalls:
     def call(self, c: CallMatch) -> None:
         with self.h.store.reader() as db:
             loaded = load(db, c.tournament)
+            self._refuse_before_start(loaded.t)
             m = self._ready(loaded, c.match)
             calls = live_calls(db)
         if c.table not in self.h.tables or not Kind(self.h.tables[c.table].kind).billed:
@@ -132,6 +144,17 @@ class TournamentCalls:
         if busy & set(players):
             raise TournamentRefused(N_("A player of this match is at another table now."))
         self._call(loaded, [(m, c.table)], c.actor)
+
+    def _refuse_before_start(self, t: Tournament) -> None:
+        begins = calls_from(t, self.h.clock())
+        if begins is not None:
+            local = begins.astimezone(self.h.venue.tz)
+            raise TournamentRefused(
+                N_("%(tournament)s starts on %(day)s at %(time)s: its matches are called to the tables from then on (or start it now)."),
+                tournament=t.name,
+                day=f"{local.day}. {local.month}.",
+                time=f"{local:%H:%M}",
+            )
 
     def _ready(self, loaded: Loaded, match: str) -> MatchState:
         if loaded.progress is None:
@@ -220,8 +243,8 @@ class TournamentCalls:
         stay on). On the writer, after a commit (never inside a transaction)."""
         with self.h.store.reader() as db:
             t = db.get(Tournament, tournament_id)
-            if t is None or t.draw_order is None or t.finished_at is not None:
-                return []
+            if t is None or t.draw_order is None or t.finished_at is not None or calls_from(t, self.h.clock()) is not None:
+                return []  # (before its start the drawn bracket waits: calls_from)
             calls = live_calls(db)
             ours = self._games_of(db, tournament_id)
             free = [table for table in (t.options or {}).get("tables", []) if self._is_free(table, calls, ours)]

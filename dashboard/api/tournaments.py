@@ -25,7 +25,16 @@ from broker.hall.tournament_calls import CallMatch, RecallMatch, ScoreRack, Star
 from broker.hall.tournament_reads import EntrantView, MatchView, TournamentSummary, TournamentView, english
 from broker.hall.tournament_results import RecordResult
 from broker.hall.tournament_season import SeasonRow
-from broker.hall.tournaments import AddEntrant, CheckInEntrant, CreateTournament, DrawTournament, NewTvLink, RemoveEntrant, RevokeTvLink
+from broker.hall.tournaments import (
+    AddEntrant,
+    CheckInEntrant,
+    CreateTournament,
+    DrawTournament,
+    NewTvLink,
+    RemoveEntrant,
+    RevokeTvLink,
+    StartTournamentNow,
+)
 from dashboard.api.auth import can, demand
 from dashboard.api.dates import Moment
 from dashboard.api.deps import Hub, IdPath, Reads
@@ -107,6 +116,19 @@ class ResultIn(Body):
 
 class DrawOut(BaseModel):
     order: list[int]
+    tournament: TournamentView
+
+
+class MovedBookingOut(BaseModel):
+    booking: int
+    from_table: str
+    to_table: str
+
+
+class StartedNowOut(BaseModel):
+    starts_at: datetime
+    moved: list[MovedBookingOut] = Field(description="Bookings on its tables its block moved to free tables of their kind")
+    to_call: list[int] = Field(description="Bookings on its tables no other table was free for: call the guests")
     tournament: TournamentView
 
 
@@ -250,6 +272,21 @@ def remove_entrant(
 def draw(tournament_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]) -> dict[str, Any]:
     order = hub.execute(DrawTournament(tournament=tournament_id, actor=user.username))
     return {"order": list(order), "tournament": hub.reads.tournament(tournament_id)}
+
+
+@router.post(
+    "/tournaments/{tournament_id}/start-now",
+    response_model=StartedNowOut,
+    summary="Begin before the planned start: the start and its tables' block move to now (calls begin at the start)",
+)
+def start_now(tournament_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]) -> dict[str, Any]:
+    started = hub.execute(StartTournamentNow(tournament=tournament_id, actor=user.username))
+    return {
+        "starts_at": started.starts_at,
+        "moved": [{"booking": b, "from_table": a, "to_table": z} for b, a, z in started.moved],
+        "to_call": list(started.to_call),
+        "tournament": hub.reads.tournament(tournament_id),
+    }
 
 
 @router.post(
