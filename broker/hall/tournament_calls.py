@@ -85,7 +85,8 @@ class StartMatch(Command[None]):
 class ScoreRack(Command[tuple[int, int]]):
     """A rack won (`delta` 1) or taken back (-1) by side `side` ("a" or "b") of a match on a table;
     answers the running score. `seen`: the score the tap was made on; when it is no longer the score
-    (a double tap, a second phone), nothing changes. The result itself is confirmed with RecordResult."""
+    (a double tap, a second phone), nothing changes. A +1 on a won race is refused, `seen` or not.
+    The result itself is confirmed with RecordResult."""
 
     tournament: int
     match: str
@@ -404,14 +405,14 @@ class TournamentCalls:
         now = self.h.clock()
         with self.h.store.session() as db:
             call = self._live(db, c.tournament, c.match)
-            if c.seen is not None and tuple(c.seen) != (call.score_a, call.score_b):
-                return call.score_a, call.score_b  # tapped on a score that has changed since: once is enough
             loaded = load(db, c.tournament)
             assert loaded.progress is not None and loaded.plan is not None
             m = loaded.progress.by_id[c.match]
             rules = loaded.plan.rules
             race = m.spec.race_to
             player, score = (call.a, call.score_a) if c.side == "a" else (call.b, call.score_b)
+            # A +1 on a won race is refused whatever score it was tapped on (a late double tap, a
+            # second phone): the race is over, and the tap says so rather than answering the score.
             if c.delta > 0 and max(call.score_a, call.score_b) >= race:
                 raise TournamentRefused(
                     N_("The race to %(race)d is won already (%(a)d : %(b)d): confirm the result, or take a rack back."),
@@ -419,6 +420,8 @@ class TournamentCalls:
                     a=call.score_a,
                     b=call.score_b,
                 )
+            if c.seen is not None and tuple(c.seen) != (call.score_a, call.score_b):
+                return call.score_a, call.score_b  # tapped on a score that has changed since: once is enough
             if c.delta < 0 and score <= rules.start_score(player):
                 raise TournamentRefused(N_("There is no rack to take back: the score is %(a)d : %(b)d."), a=call.score_a, b=call.score_b)
             if c.side == "a":

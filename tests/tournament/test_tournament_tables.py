@@ -231,3 +231,35 @@ def _planned(api: Api, name: str, at: datetime, tables: list[str], *, players: i
     for i in range(1, players + 1):
         api.ok("POST", f"/api/tournaments/{tid}/entrants", 201, json={"name": f"{name} {i}", "check_in": True})
     return int(tid)
+
+
+@sqlite_only
+def test_a_late_tap_on_a_won_race_is_told_the_race_is_won(api: Api) -> None:
+    """Issue 29, item 28 again: a +1 on a won race tapped on an older score (a second phone) gets
+    the same 409 as one without `seen`, never a silent 200; a stale take-back still changes nothing."""
+    tid = make(api, 2, tables=1, format="single", race_winners=2, race_final=2)
+    api.ok("POST", f"/api/tournaments/{tid}/draw")
+    rack = f"/api/tournaments/{tid}/matches/W1-1/rack"
+    api.ok("POST", rack, json={"side": "a", "seen": [0, 0]})
+    assert api.ok("POST", rack, json={"side": "a", "seen": [1, 0]})["score_a"] == 2  # the race is won
+    for body in ({"side": "a"}, {"side": "a", "seen": [1, 0]}, {"side": "b", "seen": [1, 0]}):
+        assert "is won already (2 : 0)" in api.refused("POST", rack, 409, json=body), body
+    assert api.ok("POST", rack, json={"side": "a", "delta": -1, "seen": [1, 0]})["score_a"] == 2, "a stale take-back changes nothing"
+
+
+@sqlite_only
+def test_the_cuescore_file_says_what_the_api_says_a_match_is(api: Api) -> None:
+    """Issue 29: the export's `matchstatus` is the API's state ("called" for a match called to its
+    table, then "playing"), with CueScore's "finished" for a match over."""
+    tid = make(api, 2, tables=1, format="single", race_winners=2, race_final=2)
+    api.ok("POST", f"/api/tournaments/{tid}/draw")
+
+    def state() -> tuple[str, str]:
+        exported = api.ok("GET", f"/api/tournaments/{tid}/export.json", as_manager=True)["matches"]
+        return match(view(api, tid), "W1-1")["status"], next(m for m in exported if m["matchId"] == "W1-1")["matchstatus"]
+
+    assert state() == ("called", "called")
+    api.ok("POST", f"/api/tournaments/{tid}/matches/W1-1/start")
+    assert state() == ("playing", "playing")
+    api.ok("POST", f"/api/tournaments/{tid}/matches/W1-1/result", json={"score_a": 2, "score_b": 0})
+    assert state() == ("done", "finished")
