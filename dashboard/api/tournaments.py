@@ -169,7 +169,9 @@ class CueMatchOut(BaseModel):
     tournamentId: int
     round: int
     roundName: str
-    matchstatus: str
+    matchstatus: Literal["waiting", "ready", "called", "playing", "finished"] = Field(
+        description='The state the API gives the match ("done" is CueScore\'s "finished")'
+    )
     playerA: CuePlayerOut | None
     playerB: CuePlayerOut | None
     scoreA: int | None
@@ -364,6 +366,7 @@ def export_names(v: TournamentView, round_name: Any = english) -> ExportNames:
         rounds={m.id: round_name(m.label) or "" for m in v.matches},
         tables={m.id: (m.table, m.table_name or m.table) for m in v.matches if m.table},
         started={m.id: m.started_at for m in v.matches if m.started_at is not None},
+        states={m.id: m.status for m in v.matches},
     )
 
 
