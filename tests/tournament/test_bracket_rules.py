@@ -7,7 +7,7 @@ import random
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from broker.domain.tournament.bracket import Bye, Seat, seed_order
@@ -355,6 +355,8 @@ def feed_of(p: Progress, mid: str) -> str:
 
 @settings(deadline=None, max_examples=few(20))
 @given(n=st.integers(5, 64), seed=st.integers(0, 10_000))
+@example(n=11, seed=26)  # brackets the pairwise rule got wrong (about 1 in 13 random ones)
+@example(n=22, seed=2)
 def test_a_second_bye_goes_to_a_player_only_when_no_player_without_one_could_take_it(n: int, seed: int) -> None:
     """Over the first drop (the only one that can meet an empty place): a winners' second-round
     loser who had a bye ends in an empty place only if every such loser in a real place had one too;
