@@ -80,7 +80,8 @@ CAPABILITIES: dict[str, Capability] = {
     "tournaments.view": Capability(STAFF, "tournaments, their entrants, brackets, tables, standings and the season's ranking"),
     "tournaments.run": Capability(
         STAFF,
-        "a tournament's day: entrants, check-in (the fee on a tab), the draw, calls and recalls, scores, results, walkovers, "
+        "a tournament's day: entrants, check-in (the fee on a tab), the draw, starting before the planned start, calls and recalls, "
+        "scores, results, walkovers, "
         "withdrawals, the TV link, the A4 bracket to print (on a Sunday the director is usually staff)",
     ),
     "tournaments.manage": Capability(MANAGER, "create tournaments, force a correction that resets later matches, exports (CSV, JSON)"),

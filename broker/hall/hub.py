@@ -190,6 +190,7 @@ class Hub:
         self.tournaments = Tournaments(self._hall, lambda cmd: self.execute(cmd), self.tournament_calls.fill_tables)
         self.tournament_results = TournamentResults(self._hall, self.tournament_calls)
         self.games.matches = self.tournament_calls  # a called match's game is the tournament's (broker.hall.games)
+        self._table_service.matches = self.tournament_calls  # and its table's light (broker.hall.table_service)
         self.watchdog.rounds.append(self.tournament_calls.round)
         # The records for the central reporting hub (broker.hall.outbox): written with each record
         # and sent by their own thread, only when a centre is configured.

@@ -8,7 +8,9 @@ a snapshot, like the open games.
 
 The light by hand is treated like the button on the table: switched on while no game wants it,
 it raises "light without a game" (cause "dashboard") at once, as the node's report of a button
-press would; switched off, it settles that alert. The command goes out after the commit.
+press would; switched off, it settles that alert. The command goes out after the commit. A table
+a tournament's match is called to is not darkened by hand (the calls' rule, as for stopping its
+game: broker.hall.tournament_calls.refuse_dark).
 
 A foosball check-in by staff (a member who forgot the card) is here too: like a card tap, it
 settles "foosball without a member", so the alert fires again the next time the table is played
@@ -114,6 +116,13 @@ class CheckOutFoosball(Command[str]):
     member_id: int
 
 
+class CalledTables(Protocol):
+    """The tournaments' matches on the tables (broker.hall.tournament_calls), as the light sees them."""
+
+    def refuse_dark(self, table: str) -> None:
+        """Refuse darkening a table a match is called to (its light stays on while it is called)."""
+
+
 class LightsOps(Protocol):
     """What these handlers need of the hub's lights (broker.hall.lights.Lights)."""
 
@@ -141,6 +150,7 @@ class TableService:
         # the node's "on" report (cause "command") then keeps the alert, as a button's would,
         # even when a late "off" from an earlier command settled it in between.
         self._by_hand: set[str] = set()
+        self.matches: CalledTables | None = None  # set by the hub once the tournaments' part exists
 
     def lit_by_hand(self, table: str) -> bool:
         return table in self._by_hand
@@ -200,6 +210,8 @@ class TableService:
         now = self.h.clock()
         if on:
             refuse_out_of_service(self.book, table, name)
+        elif self.matches is not None:
+            self.matches.refuse_dark(table)  # a called match's table stays lit (its game's own rule)
         want = self.lights.desired(table)
         game = self.h.games.get(table)
         with self.h.store.session() as db:

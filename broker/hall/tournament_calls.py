@@ -3,7 +3,9 @@ tournament), begun, scored rack by rack, offered as a walkover when nobody began
 
 When a table of the tournament is free, the longest-waiting ready match is called to it
 (broker.domain.tournament.calls): at the draw, at a result on that table, and in the watchdog's
-round every second (broker.hall.timers) for a table freed any other way. The call starts a game on
+round every second (broker.hall.timers) for a table freed any other way; never before the
+tournament's start (calls_from: a draw made earlier waits, and the round calls at the start; the
+director who begins earlier moves the start, StartTournamentNow). The call starts a game on
 the table through the games part (StartGame's own rules, inline on the writer), at the
 tournament's rate (the venue's tournament tariff: the club's own use of its tables), so the light
 comes on through the lights as for any game and the time shows as the tournament's, never as a
@@ -15,7 +17,8 @@ walkover, which staff confirm (broker.hall.tournament_results). A match begins w
 players say so, at its first rack scored, or at the first ball the table's pockets see after the call.
 
 The table's game is the match's while it is called: staff cannot stop or pause it (broker.hall.games
-asks here), only its result, a walkover or the director's recall (RecallMatch) end it; moving the
+asks here) nor switch the table's light off (broker.hall.table_service asks here: refuse_dark, the
+one rule), only its result, a walkover or the director's recall (RecallMatch) end it; moving the
 game (MoveGame) moves the match with it. Nobody is called to two tables at once, across the
 tournaments running at the same time (a member, or a name, entered in two of them).
 """
@@ -40,7 +43,16 @@ from broker.hall.errors import ServiceError
 from broker.hall.games import Games, StartGame, StopGame
 from broker.hall.ports import HallState
 from broker.hall.table_service import OutOfServiceBook, refuse_out_of_service
-from broker.hall.tournament_state import RECALLED, Loaded, TournamentMissing, busy_entrants, live_calls, load, recalled_matches
+from broker.hall.tournament_state import (
+    RECALLED,
+    Loaded,
+    TournamentMissing,
+    busy_entrants,
+    calls_from,
+    live_calls,
+    load,
+    recalled_matches,
+)
 from broker.storage.after_commit import after_commit
 from broker.storage.audit import record_audit
 from broker.storage.models import Tournament, TournamentCall
@@ -73,7 +85,8 @@ class StartMatch(Command[None]):
 class ScoreRack(Command[tuple[int, int]]):
     """A rack won (`delta` 1) or taken back (-1) by side `side` ("a" or "b") of a match on a table;
     answers the running score. `seen`: the score the tap was made on; when it is no longer the score
-    (a double tap, a second phone), nothing changes. The result itself is confirmed with RecordResult."""
+    (a double tap, a second phone), nothing changes. A +1 on a won race is refused, `seen` or not.
+    The result itself is confirmed with RecordResult."""
 
     tournament: int
     match: str
@@ -117,6 +130,7 @@ class TournamentCalls:
     def call(self, c: CallMatch) -> None:
         with self.h.store.reader() as db:
             loaded = load(db, c.tournament)
+            self._refuse_before_start(loaded.t)
             m = self._ready(loaded, c.match)
             calls = live_calls(db)
         if c.table not in self.h.tables or not Kind(self.h.tables[c.table].kind).billed:
@@ -131,6 +145,17 @@ class TournamentCalls:
         if busy & set(players):
             raise TournamentRefused(N_("A player of this match is at another table now."))
         self._call(loaded, [(m, c.table)], c.actor)
+
+    def _refuse_before_start(self, t: Tournament) -> None:
+        begins = calls_from(t, self.h.clock())
+        if begins is not None:
+            local = begins.astimezone(self.h.venue.tz)
+            raise TournamentRefused(
+                N_("%(tournament)s starts on %(day)s at %(time)s: its matches are called to the tables from then on (or start it now)."),
+                tournament=t.name,
+                day=f"{local.day}. {local.month}.",
+                time=f"{local:%H:%M}",
+            )
 
     def _ready(self, loaded: Loaded, match: str) -> MatchState:
         if loaded.progress is None:
@@ -219,8 +244,8 @@ class TournamentCalls:
         stay on). On the writer, after a commit (never inside a transaction)."""
         with self.h.store.reader() as db:
             t = db.get(Tournament, tournament_id)
-            if t is None or t.draw_order is None or t.finished_at is not None:
-                return []
+            if t is None or t.draw_order is None or t.finished_at is not None or calls_from(t, self.h.clock()) is not None:
+                return []  # (before its start the drawn bracket waits: calls_from)
             calls = live_calls(db)
             ours = self._games_of(db, tournament_id)
             free = [table for table in (t.options or {}).get("tables", []) if self._is_free(table, calls, ours)]
@@ -282,8 +307,8 @@ class TournamentCalls:
             return self._call_of_game(db, game) is not None
 
     def refuse_change(self, game: int, kind: str, to_table: str | None) -> None:
-        """A called match's game is not stopped or paused by hand; it moves only to a table with no
-        match on it (the match moves with it: game_moved)."""
+        """A called match's game is not stopped or paused by hand (refuse_dark); it moves only to
+        a table with no match on it (the match moves with it: game_moved)."""
         if kind not in ("stop", "pause", "transfer"):
             return
         with self.h.store.reader() as db:
@@ -295,17 +320,30 @@ class TournamentCalls:
                 if there is not None and to_table in self.h.tables:
                     raise TournamentRefused(N_("%(table)s already has a match on it."), table=table_name(self.h.tables[to_table]))
                 return
-            loaded = load(db, call.tournament_id)
-            number = match_numbers(loaded.progress.matches).get(call.match, 0) if loaded.progress else 0
-            name = loaded.t.name
-        raise TournamentRefused(
+            raise self._dark_refusal(db, call)
+
+    def refuse_dark(self, table: str) -> None:
+        """The rule (issue 29, item 21): a table with a called match stays lit while the match is
+        called. Staff neither stop nor pause its game (refuse_change) nor switch its light off
+        (broker.hall.table_service); only its result, a walkover or the director's recall end it."""
+        with self.h.store.reader() as db:
+            call = db.scalar(select(TournamentCall).where(TournamentCall.table_id == table, TournamentCall.ended_at.is_(None)))
+            if call is not None:
+                raise self._dark_refusal(db, call)
+
+    def _dark_refusal(self, db: Db, call: TournamentCall) -> TournamentRefused:
+        """The one refusal of refuse_dark, naming the match and how it ends."""
+        loaded = load(db, call.tournament_id)
+        number = match_numbers(loaded.progress.matches).get(call.match, 0) if loaded.progress else 0
+        spec = self.h.tables.get(call.table_id)
+        return TournamentRefused(
             N_(
-                "Game no. %(game)d is match no. %(match)d of %(tournament)s: it ends with its result or a walkover, "
-                "or the director takes the match off the table on the tournament's page."
+                "%(table)s plays match no. %(match)d of %(tournament)s: its game and its light end with its result or a "
+                "walkover, or the director takes the match off the table on the tournament's page."
             ),
-            game=game,
+            table=table_name(spec) if spec is not None else call.table_id,
             match=number,
-            tournament=name,
+            tournament=loaded.t.name,
         )
 
     def refuse_start(self, table: str) -> None:
@@ -367,14 +405,14 @@ class TournamentCalls:
         now = self.h.clock()
         with self.h.store.session() as db:
             call = self._live(db, c.tournament, c.match)
-            if c.seen is not None and tuple(c.seen) != (call.score_a, call.score_b):
-                return call.score_a, call.score_b  # tapped on a score that has changed since: once is enough
             loaded = load(db, c.tournament)
             assert loaded.progress is not None and loaded.plan is not None
             m = loaded.progress.by_id[c.match]
             rules = loaded.plan.rules
             race = m.spec.race_to
             player, score = (call.a, call.score_a) if c.side == "a" else (call.b, call.score_b)
+            # A +1 on a won race is refused whatever score it was tapped on (a late double tap, a
+            # second phone): the race is over, and the tap says so rather than answering the score.
             if c.delta > 0 and max(call.score_a, call.score_b) >= race:
                 raise TournamentRefused(
                     N_("The race to %(race)d is won already (%(a)d : %(b)d): confirm the result, or take a rack back."),
@@ -382,6 +420,8 @@ class TournamentCalls:
                     a=call.score_a,
                     b=call.score_b,
                 )
+            if c.seen is not None and tuple(c.seen) != (call.score_a, call.score_b):
+                return call.score_a, call.score_b  # tapped on a score that has changed since: once is enough
             if c.delta < 0 and score <= rules.start_score(player):
                 raise TournamentRefused(N_("There is no rack to take back: the score is %(a)d : %(b)d."), a=call.score_a, b=call.score_b)
             if c.side == "a":

@@ -26,7 +26,7 @@ from broker.domain.tournament.rules import TournamentRefused
 from broker.domain.tournament.standings import club_share, payouts, season_points, standings
 from broker.domain.zreport import TournamentTime
 from broker.hall.ports import HallState
-from broker.hall.tournament_state import Loaded, busy_entrants, entrant_name, live_calls, load, recalled_matches
+from broker.hall.tournament_state import Loaded, busy_entrants, calls_from, entrant_name, live_calls, load, recalled_matches
 from broker.hall.tournament_time import table_time
 from broker.storage.models import Member, Payment, Product, TabItem, Tournament, TournamentCall, TournamentEntrant
 
@@ -196,6 +196,10 @@ class TournamentView:
     table_time: TournamentTime
     groups: tuple[tuple[str, tuple[str, ...]], ...]
     swiss: tuple[tuple[str, int, int], ...]  # (name, points, Buchholz), best first
+    calls_from: Annotated[
+        datetime | None,
+        Field(description="Its matches are called to the tables from this time on (its start); null once they are"),
+    ] = None
 
     @property
     def drawn(self) -> bool:
@@ -392,7 +396,8 @@ def view_of(db: Db, hall: HallState, tournament_id: int, *, public: bool = False
         waiting.sort(key=lambda m: m.id in held)  # the director's recalls last: they wait for a call by hand
         next_up = [by_id[m.id] for m in waiting if m.id in by_id]
         started = {c.match: c.started_at for c in last_calls.values() if c.started_at is not None}
-        expected = expected_finish(p, now, max(1, len(options.get("tables", []))), started)
+        # Laid from its start when that is still to come (nothing is called before it).
+        expected = expected_finish(p, max(now, t.starts_at), max(1, len(options.get("tables", []))), started)
         champion = names.get(p.champion) if p.champion is not None else None
         if p.finished:
             places = _places(p, names, fees - club, shares, points_table)
@@ -442,6 +447,7 @@ def view_of(db: Db, hall: HallState, tournament_id: int, *, public: bool = False
             for g, members in (loaded.progress.groups if loaded.progress else {}).items()
         ),
         swiss=tuple(swiss),
+        calls_from=None if t.finished_at is not None else calls_from(t, now),
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session as Db
@@ -20,6 +21,7 @@ __all__ = [
     "Loaded",
     "TournamentMissing",
     "busy_entrants",
+    "calls_from",
     "entrants_of",
     "live_calls",
     "load",
@@ -33,6 +35,13 @@ RECALLED = "recall"  # a call's end_reason when the director took the match off 
 
 class TournamentMissing(TournamentRefused):
     """No such tournament, entrant or match (the hub's NotFound)."""
+
+
+def calls_from(t: Tournament, now: datetime) -> datetime | None:
+    """When the hub begins calling the tournament's matches to its tables (issue 29): at its start,
+    where its tables' block on the booking calendar begins, never before (a draw made earlier
+    stores the bracket and waits; StartTournamentNow moves the start). None once that has come."""
+    return t.starts_at if t.starts_at > now else None
 
 
 def rules_of(t: Tournament, entrants: Sequence[TournamentEntrant] = ()) -> Rules:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -30,18 +31,28 @@ from broker.domain.tariffs import calendar_year
 from broker.domain.tournament.draw import make_draw
 from broker.domain.tournament.progress import Plan
 from broker.domain.tournament.rules import MAX_ENTRANTS, Races, Rules, TournamentRefused
-from broker.hall.bookings import AddBlock
+from broker.hall.bookings import AddBlock, BlockAdded, RemoveBlock
 from broker.hall.commands import Command, command, handles
 from broker.hall.ports import HallState
 from broker.hall.till.tab_views import product_of_extra
 from broker.hall.till.tabs import AddTabItem, OpenWalkInTab, VoidTabItem
 from broker.hall.tournament_results import WithdrawEntrant
 from broker.hall.tournament_season import season_ratings
-from broker.hall.tournament_state import TournamentMissing, entrant_name, entrants_of, load, rules_of
+from broker.hall.tournament_state import TournamentMissing, calls_from, entrant_name, entrants_of, load, rules_of
 from broker.storage.after_commit import after_commit
 from broker.storage.audit import record_audit
 from broker.storage.members import MemberError, get_member
-from broker.storage.models import SEEDINGS, TOURNAMENT_GROUPS, Member, Payment, Product, TabItem, Tournament, TournamentEntrant
+from broker.storage.models import (
+    SEEDINGS,
+    TOURNAMENT_GROUPS,
+    BookingBlock,
+    Member,
+    Payment,
+    Product,
+    TabItem,
+    Tournament,
+    TournamentEntrant,
+)
 from devices.kinds import Kind
 
 Execute = Callable[[Command[Any]], Any]
@@ -123,9 +134,28 @@ class RemoveEntrant(Command[None]):
 @command
 class DrawTournament(Command[tuple[int, ...]]):
     """Draw the checked-in entrants (seeded or random, as the tournament says); answers the order.
-    Drawn already: the same order again (the first draw is stored)."""
+    Drawn already: the same order again (the first draw is stored). Its matches are called to the
+    tables from its start: a draw made earlier waits."""
 
     tournament: int
+
+
+@command
+class StartTournamentNow(Command["StartedNow"]):
+    """The director begins before the planned start: the start moves to now and the tables' block
+    with it (the same length, checked against the bookings as any block: those on its tables move
+    to free tables of their kind, the rest are listed to call); the free tables get their matches."""
+
+    tournament: int
+
+
+@dataclass(frozen=True)
+class StartedNow:
+    """A start moved to now: when, and the bookings its block moved (id, from, to) or left to call."""
+
+    starts_at: datetime
+    moved: tuple[tuple[int, str, str], ...] = ()
+    to_call: tuple[int, ...] = ()
 
 
 @command
@@ -469,8 +499,48 @@ class Tournaments:
             )
             self._notify(db, t.id)
             tid = t.id
-        self._on_drawn(tid, c.actor)  # the free tables get their first matches at once
+        self._on_drawn(tid, c.actor)  # the free tables get their first matches (from its start: calls_from)
         return order
+
+    # -- starting before the planned start -----------------------------------------------------------
+
+    @handles(StartTournamentNow)
+    def start_now(self, c: StartTournamentNow) -> StartedNow:
+        """Calls begin at the start (broker.hall.tournament_calls): to begin earlier the start
+        moves, and the tables' block with it, so the tables are held from now as from any start."""
+        now = self.h.clock()
+        with self.h.store.reader() as db:
+            t = db.get(Tournament, c.tournament)
+            if t is None:
+                raise TournamentMissing(N_("There is no such tournament."))
+            if t.finished_at is not None:
+                raise TournamentRefused(N_("The tournament is over."))
+            if calls_from(t, now) is None:
+                raise TournamentRefused(N_("The tournament has started already: its matches are called to its free tables."))
+            old_start, name = t.starts_at, t.name
+            block = db.get(BookingBlock, (t.options or {}).get("block") or 0)
+            if block is not None and (block.removed_at is not None or block.end_at <= now):
+                block = None  # removed by a manager, or over: nothing is held to move
+            held = (block.id, block.end_at - block.start_at, tuple(block.tables)) if block is not None else None
+        added: BlockAdded | None = None
+        if held is not None:
+            block_id, length, tables = held
+            added = self._execute(AddBlock(kind="tournament", start=now, end=now + length, label=name, tables=tables, actor=c.actor))
+            self._execute(RemoveBlock(block=block_id, actor=c.actor))
+        with self.h.store.session() as db:
+            t = db.get(Tournament, c.tournament)
+            assert t is not None
+            t.starts_at = now
+            if added is not None:
+                t.options = {**(t.options or {}), "block": added.block}
+            record_audit(
+                db, c.actor, "tournament.start_now", f"tournament:{t.id}", {"from": old_start.isoformat(), "to": now.isoformat()}, at=now
+            )
+            self._notify(db, t.id)
+            drawn = t.draw_order is not None
+        if drawn:
+            self._on_drawn(c.tournament, c.actor)  # the free tables get their matches now
+        return StartedNow(now, added.moved if added else (), added.to_call if added else ())
 
     # -- the TV link -------------------------------------------------------------------------------
 
@@ -514,6 +584,8 @@ __all__ = [
     "NewTvLink",
     "RemoveEntrant",
     "RevokeTvLink",
+    "StartTournamentNow",
+    "StartedNow",
     "Tournaments",
     "tournament_by_token",
 ]

@@ -25,7 +25,16 @@ from broker.hall.tournament_calls import CallMatch, RecallMatch, ScoreRack, Star
 from broker.hall.tournament_reads import EntrantView, MatchView, TournamentSummary, TournamentView, english
 from broker.hall.tournament_results import RecordResult
 from broker.hall.tournament_season import SeasonRow
-from broker.hall.tournaments import AddEntrant, CheckInEntrant, CreateTournament, DrawTournament, NewTvLink, RemoveEntrant, RevokeTvLink
+from broker.hall.tournaments import (
+    AddEntrant,
+    CheckInEntrant,
+    CreateTournament,
+    DrawTournament,
+    NewTvLink,
+    RemoveEntrant,
+    RevokeTvLink,
+    StartTournamentNow,
+)
 from dashboard.api.auth import can, demand
 from dashboard.api.dates import Moment
 from dashboard.api.deps import Hub, IdPath, Reads
@@ -110,6 +119,19 @@ class DrawOut(BaseModel):
     tournament: TournamentView
 
 
+class MovedBookingOut(BaseModel):
+    booking: int
+    from_table: str
+    to_table: str
+
+
+class StartedNowOut(BaseModel):
+    starts_at: datetime
+    moved: list[MovedBookingOut] = Field(description="Bookings on its tables its block moved to free tables of their kind")
+    to_call: list[int] = Field(description="Bookings on its tables no other table was free for: call the guests")
+    tournament: TournamentView
+
+
 class CheckInOut(BaseModel):
     entrant: int
     fee_tab_id: int | None
@@ -147,7 +169,9 @@ class CueMatchOut(BaseModel):
     tournamentId: int
     round: int
     roundName: str
-    matchstatus: str
+    matchstatus: Literal["waiting", "ready", "called", "playing", "finished"] = Field(
+        description='The state the API gives the match ("done" is CueScore\'s "finished")'
+    )
     playerA: CuePlayerOut | None
     playerB: CuePlayerOut | None
     scoreA: int | None
@@ -253,6 +277,21 @@ def draw(tournament_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("to
 
 
 @router.post(
+    "/tournaments/{tournament_id}/start-now",
+    response_model=StartedNowOut,
+    summary="Begin before the planned start: the start and its tables' block move to now (calls begin at the start)",
+)
+def start_now(tournament_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]) -> dict[str, Any]:
+    started = hub.execute(StartTournamentNow(tournament=tournament_id, actor=user.username))
+    return {
+        "starts_at": started.starts_at,
+        "moved": [{"booking": b, "from_table": a, "to_table": z} for b, a, z in started.moved],
+        "to_call": list(started.to_call),
+        "tournament": hub.reads.tournament(tournament_id),
+    }
+
+
+@router.post(
     "/tournaments/{tournament_id}/tv-link",
     status_code=201,
     response_model=TvLinkOut,
@@ -327,6 +366,7 @@ def export_names(v: TournamentView, round_name: Any = english) -> ExportNames:
         rounds={m.id: round_name(m.label) or "" for m in v.matches},
         tables={m.id: (m.table, m.table_name or m.table) for m in v.matches if m.table},
         started={m.id: m.started_at for m in v.matches if m.started_at is not None},
+        states={m.id: m.status for m in v.matches},
     )
 
 

@@ -28,7 +28,16 @@ from broker.hall.read_models import HallReads
 from broker.hall.tournament_calls import CallMatch, RecallMatch, ScoreRack, StartMatch
 from broker.hall.tournament_reads import MatchView, TournamentView
 from broker.hall.tournament_results import RecordResult
-from broker.hall.tournaments import AddEntrant, CheckInEntrant, CreateTournament, DrawTournament, NewTvLink, RemoveEntrant, RevokeTvLink
+from broker.hall.tournaments import (
+    AddEntrant,
+    CheckInEntrant,
+    CreateTournament,
+    DrawTournament,
+    NewTvLink,
+    RemoveEntrant,
+    RevokeTvLink,
+    StartTournamentNow,
+)
 from dashboard.access import allows
 from dashboard.api.deps import MAX_ID, Hub, IdPath, Reads
 from dashboard.api.tournaments import csv_response, tournament_csv
@@ -36,6 +45,7 @@ from dashboard.web import i18n
 from dashboard.web.auth import page_can
 from dashboard.web.csrf import verify_csrf
 from dashboard.web.i18n import N_, gettext
+from dashboard.web.pages_bookings import call_about
 from dashboard.web.request_text import refusal, translated
 from dashboard.web.table_page import do_then_back, in_visitor_lang
 from dashboard.web.templating import NavLink, flash, render
@@ -357,9 +367,35 @@ def remove_entrant(
 def draw(tournament_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("tournaments.run"))]) -> Response:
     def run() -> str:
         order = hub.execute(DrawTournament(tournament=tournament_id, actor=user.username))
+        begins = hub.reads.tournament(tournament_id).calls_from
+        if begins is not None:  # drawn before the start: the bracket waits (the page says until when)
+            return gettext("Drawn: %(n)d players. The matches are called to the tables from the start, %(time)s.") % {
+                "n": len(order),
+                "time": i18n.when(begins, hub.reads.venue.tz),
+            }
         return gettext("Drawn: %(n)d players. The matches are being called to the tables.") % {"n": len(order)}
 
     return do_then_back(request, _back(tournament_id), run)
+
+
+@router.post("/{tournament_id}/start-now", dependencies=[Depends(verify_csrf)])
+@in_visitor_lang
+def start_now(tournament_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("tournaments.run"))]) -> Response:
+    """Begin before the planned start (StartTournamentNow): whom to call about a booking its
+    moved block left without a table is flashed as for any block."""
+    started = None
+
+    def run() -> str:
+        nonlocal started
+        started = hub.execute(StartTournamentNow(tournament=tournament_id, actor=user.username))
+        return gettext("Started now: the matches are being called to the tables; %(moved)d bookings on its tables moved.") % {
+            "moved": len(started.moved)
+        }
+
+    response = do_then_back(request, _back(tournament_id), run)
+    if started is not None and started.to_call:
+        call_about(request, hub.reads, hub.reads.bookings.to_call(started.to_call))
+    return response
 
 
 @router.post("/{tournament_id}/tv-link", dependencies=[Depends(verify_csrf)])

@@ -7,7 +7,7 @@ import random
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from broker.domain.tournament.bracket import Bye, Seat, seed_order
@@ -16,6 +16,7 @@ from broker.domain.tournament.pace import expected_finish
 from broker.domain.tournament.progress import BYE, Plan, Progress, Result, affected_by, check_result, progress
 from broker.domain.tournament.rules import FORMATS, Races, Rules, TournamentRefused
 from broker.domain.tournament.standings import payouts, season_points, standings
+from tests.support.examples import few
 
 T0 = datetime(2026, 12, 6, 13, 0, tzinfo=UTC)
 
@@ -314,16 +315,66 @@ def test_the_losers_bye_goes_to_a_player_who_has_had_none_where_the_bracket_allo
     assert byes_of(progress(p5, results))[1] == ["W1-1", "L2-2"]
 
 
-@settings(deadline=None, max_examples=40)
-@given(n=st.integers(5, 64), seed=st.integers(0, 10_000))
-def test_a_second_bye_goes_to_a_player_only_when_the_one_it_could_go_to_instead_had_one_too(n: int, seed: int) -> None:
-    from broker.domain.tournament.bracket import Dropped
+def test_the_losers_bye_rule_holds_over_the_whole_drop_not_only_a_pair() -> None:
+    """Issue 29, item 26 (the tester's i26b_targeted.py): 11 entrants, races to 2, seeds 1-5 have
+    first-round byes. Seed 8 (no bye) loses W2-1 and drops to a real place; seed 2 (a bye) loses
+    W2-3, whose loser drops to the empty place; seed 3 (a bye) loses W2-4, the place the pairwise
+    rule paired with the empty one. All four winners' results are in before any losers' match:
+    seed 8 takes the empty place (his first bye), seed 2 plays. Places the rule cannot change
+    never wait for it, and a place once decided stays."""
+    p = plan("double", 11, races=Races(2, 2, 2))
+    results: dict[str, Result] = {}
 
-    done, _ = play_out(plan("double", n), random.Random(seed))
-    first_round_byes = {m.winner for m in done.matches if m.status == "bye" and m.spec.phase == "winners"}
-    for m in done.matches:
-        if isinstance(m.spec.b, Dropped) and m.spec.b.bye and m.winner in first_round_byes:
-            other = next(
-                x for x in done.matches if isinstance(x.spec.b, Dropped) and not x.spec.b.bye and x.spec.b.partner == m.spec.b.match
-            )
-            assert other.b in first_round_byes, f"{m.id}: a second bye for {m.winner} while {other.b} had none"
+    def enter(mid: str, a_wins: bool) -> Progress:
+        m = progress(p, results).by_id[mid]
+        results[mid] = check_result(p.rules, m, 2 if a_wins else 0, 0 if a_wins else 2, T0 + timedelta(minutes=len(results)))
+        return progress(p, results)
+
+    for w1 in ("W1-2", "W1-6", "W1-8"):  # the first-named wins: 8, 7 and 6 go on
+        enter(w1, True)
+    now = enter("W2-4", False)  # 6 beats seed 3 (a bye): 3 drops to a real place and can only keep it
+    assert now.by_id["W2-4"].loser == 3 and 3 in (now.by_id["L2-1"].a, now.by_id["L2-1"].b), "decided at once"
+    now = enter("W2-2", True)  # seed 4 beats seed 5: both had byes, a place the rule never touches
+    assert now.by_id["L2-3"].status == "ready" and 5 in (now.by_id["L2-3"].a, now.by_id["L2-3"].b)
+    now = enter("W2-3", False)  # 7 beats seed 2 (a bye), who drops to the empty place
+    assert now.by_id["L2-2"].status == "waiting", "the empty place waits for W2-1, the one that may bring a player without a bye"
+    now = enter("W2-1", True)  # seed 1 beats 8 (no bye)
+    assert now.by_id["L2-2"].status == "bye" and now.by_id["L2-2"].winner == 8, "the bye goes to the one without one"
+    assert 2 in (now.by_id["L2-4"].a, now.by_id["L2-4"].b), "seed 2 (had a bye) plays"
+    assert not [e for e, byes in byes_of(now).items() if len(byes) > 1]
+    assert now.by_id["W2-1"].id in {m.id for m in now.matches} and feed_of(now, "L2-2").startswith("Loser of no. ")
+
+
+def feed_of(p: Progress, mid: str) -> str:
+    from broker.domain.tournament.labels import feed_label, match_numbers
+
+    label = feed_label(p.by_id[mid].spec.b, p.by_id, match_numbers(p.matches), {})
+    assert label is not None
+    return label[0] % label[1]
+
+
+@settings(deadline=None, max_examples=few(20))
+@given(n=st.integers(5, 64), seed=st.integers(0, 10_000))
+@example(n=11, seed=26)  # brackets the pairwise rule got wrong (about 1 in 13 random ones)
+@example(n=22, seed=2)
+def test_a_second_bye_goes_to_a_player_only_when_no_player_without_one_could_take_it(n: int, seed: int) -> None:
+    """Over the first drop (the only one that can meet an empty place): a winners' second-round
+    loser who had a bye ends in an empty place only if every such loser in a real place had one too;
+    and what the rule decided on the results known then never changes as more come in."""
+    p = plan("double", n)
+    done, results = play_out(p, random.Random(seed))
+    had_bye = {m.winner for m in done.matches if m.status == "bye" and m.spec.phase == "winners"}
+    dropped = {m.loser for m in done.matches if m.spec.phase == "winners" and m.spec.round == 2}
+    second = [m.id for m in done.matches if m.spec.phase == "losers" and m.status == "bye" and m.winner in had_bye & dropped]
+    without = [m.id for m in done.matches if m.spec.phase == "losers" and m.status == "done" and {m.a, m.b} & (dropped - had_bye)]
+    first_drop = [m.id for m in done.matches if m.spec.phase == "losers" and m.spec.round == 2]
+    assert not (second and set(without) & set(first_drop)), f"second byes in {second} while {without} holds a player without one"
+    order = sorted(results, key=lambda mid: results[mid].finished_at)
+    for k in range(len(order)):
+        then = progress(p, {mid: results[mid] for mid in order[:k]}).by_id
+        for mid in first_drop:
+            for side in ("a", "b"):
+                known = getattr(then[mid], side)
+                assert not isinstance(known, int) or known == getattr(done.by_id[mid], side), f"{mid} changed after it was decided"
+        if all(then[mid].status != "waiting" for mid in first_drop):
+            break  # the whole drop is placed

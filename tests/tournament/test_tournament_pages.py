@@ -144,6 +144,46 @@ def test_after_the_draw_the_pages_show_the_tables_first_a_walkover_any_time_a_wi
     assert after is not None and after.walkover
 
 
+def test_the_page_says_when_the_calls_begin_and_the_director_can_start_now(pages: Pages) -> None:
+    """Issue 29, item 1 on the pages: drawn before its start, the tournament's page says that the
+    matches are called from the start (and when); "Start now" begins at once."""
+    p = pages
+    tid = create(p, free_entry="1", tables="pool-07", starts_at="2026-11-12T16:00")
+    for name in ("Novák", "Kováč"):
+        p.post(f"/tournaments/{tid}/entrants", {"name": name, "check_in": "1"}, client=p.staff)
+    before = p.page(f"/tournaments/{tid}", client=p.staff).replace("\u00a0", " ")  # (a date never breaks)
+    assert 'id="calls-from"' in before and "od začiatku, 12. 11. 2026 16:00;" in before and 'id="start-now"' in before
+    drawn = staff_follow(p, p.post(f"/tournaments/{tid}/draw", client=p.staff)).replace("\u00a0", " ")
+    assert "Zápasy sa začnú vyvolávať k stolom od začiatku, 12. 11. 2026 16:00." in drawn
+    assert 'id="calls-from"' in drawn and 'id="on-tables"' not in drawn
+    started = staff_follow(p, p.post(f"/tournaments/{tid}/start-now", client=p.staff))
+    assert 'id="calls-from"' not in started and 'id="on-tables"' in started and "Turnaj sa začal" in started
+
+
+def test_a_called_matchs_table_is_not_darkened_by_hand_on_the_api_or_its_page(pages: Pages) -> None:
+    """Issue 29, item 21 (the light): switching off the light of a table a match is called to is
+    refused as stopping its game is (409 naming the match), over the API and from the table's page,
+    which shows the match instead of the switch; the light stays on."""
+    p = pages
+    tid = create(p, free_entry="1", tables="pool-07")
+    for name in ("Novák", "Kováč"):
+        p.post(f"/tournaments/{tid}/entrants", {"name": name, "check_in": "1"}, client=p.staff)
+    staff_follow(p, p.post(f"/tournaments/{tid}/draw", client=p.staff))
+    assert isinstance(p.service, Hub)
+    hub = p.service
+    assert hub.light_commands()["pool-07"].on
+    r = p.staff.post("/api/tables/pool-07/light", json={"on": False}, headers={"X-CSRF-Token": p.token(p.staff)})
+    assert r.status_code == 409 and "match no. 1 of Lavosliga II" in r.json()["detail"], r.text
+    page = staff_follow(p, p.post("/tables/pool-07/light", {"on": "false"}, client=p.staff))
+    assert "zápas č. 1 turnaja Lavosliga II" in page, "the refusal, in Slovak"
+    assert 'id="light-match"' in page and 'id="light-off"' not in page and 'id="light-on"' not in page
+    assert hub.light_commands()["pool-07"].on, "the light stayed on"
+    # Its result ends the call (nothing waits): the table's light is the staff's again.
+    staff_follow(p, p.post(f"/tournaments/{tid}/matches/W1-1/result", {"score_a": "3", "score_b": "1"}, client=p.staff))
+    assert not hub.light_commands()["pool-07"].on
+    assert 'id="light-match"' not in p.page("/tables/pool-07", client=p.staff)
+
+
 def test_the_tournament_csv_is_the_slovak_excel_file(pages: Pages) -> None:
     """Issue 29, item 35: ';' between cells, UTF-8 with a BOM, a Slovak header and round names, as
     the members' and the reports' files; the API's file too."""

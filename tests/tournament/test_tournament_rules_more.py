@@ -55,6 +55,7 @@ def test_the_cuescore_file_and_the_csv_name_every_played_match_with_where_its_pl
         rounds={"W1-1": "Semifinále", "W1-2": "Semifinále", "W2-1": "Finále"},
         tables={"W1-1": ("pool-07", "Pool 7")},
         started={"W1-1": T0},
+        states={"W1-1": "done", "W1-2": "called"},
     )
     doc = json.loads(json.dumps(cuescore_json(5, "Lavosliga", "8-ball", T0, p, names)))
     assert [x["matchId"] for x in doc["matches"]] == ["W1-1", "W1-2", "W2-1"]
@@ -62,6 +63,7 @@ def test_the_cuescore_file_and_the_csv_name_every_played_match_with_where_its_pl
     assert first["playerA"] == {"playerId": 11, "name": "Novák"} and first["playerB"]["name"] == "Tóth"
     assert (first["scoreA"], first["scoreB"], first["raceTo"]) == (3, 1, 3)
     assert first["table"] == {"tableId": "pool-07", "name": "Pool 7"} and first["matchstatus"] == "finished"
+    assert doc["matches"][1]["matchstatus"] == "called", "the API's state of the match (issue 29)"
     assert (first["winnerNext"], first["loserNext"]) == (3, None) and first["roundName"] == "Semifinále"
     final = doc["matches"][2]
     assert final["playerA"]["name"] == "Novák" and final["playerB"] is None and final["raceTo"] == 5 and final["matchstatus"] == "waiting"
@@ -91,7 +93,7 @@ def test_where_a_player_comes_from_and_goes_next_is_followed_through_the_bye_mat
     assert labels and all(label is not None and all(v for v in label[1].values()) for label in labels), labels
     # W1-1 is seed 1's bye, so L1-1 is a bye: W1-2's loser goes through it to L2-1.
     assert feed_label(p.by_id["L2-1"].spec.a, p.by_id, numbers, {}) == ("Loser of no. %(n)d", {"n": numbers["W1-2"]})
-    names = ExportNames(entrants={}, rounds={}, tables={}, started={})
+    names = ExportNames(entrants={}, rounds={}, tables={}, started={}, states={})
     doc = cuescore_json(1, "Lavosliga", "8-ball", T0, p, names)
     winners = [m for m in doc["matches"] if m["matchId"].startswith("W")]
     assert all(m["loserNext"] for m in winners), [m["matchId"] for m in winners if not m["loserNext"]]

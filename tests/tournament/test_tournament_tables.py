@@ -7,11 +7,16 @@ one result are told whose result is there.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from sqlalchemy import select
 
 from broker.hall.members import AddMember
 from broker.hall.read_models import HallReads
+from broker.storage.models import BookingBlock
 from tests.dashboard.conftest import Api, sqlite_only
+from tests.support.hub import on_writer
 from tests.tournament.test_tournament_hub import hub_of, make, view
 
 
@@ -153,3 +158,108 @@ def test_a_second_result_without_a_reason_says_whose_result_is_there_and_a_rack_
     api.ok("POST", f"{here}/result", json={"score_a": 3, "score_b": 0})
     detail = api.refused("POST", f"{here}/result", 409, json={"score_a": 3, "score_b": 1})
     assert "already has a result, 3 : 0, entered by jana at 18:00" in detail and "write why" in detail, detail
+
+
+@sqlite_only  # (the calls' rule; the storage is the other tests')
+def test_a_draw_before_the_start_waits_for_it_and_start_now_moves_the_start_and_the_block(api: Api) -> None:
+    """Issue 29, item 1 (the tester's Pool 6): a tournament drawn before its start calls nothing to a
+    table (no light, no game, not even by hand) until the start, where its tables' block begins;
+    at the start the watchdog's round calls the matches. A director who begins earlier starts it
+    now: the start and the block move to now (the same length), a booking on its tables moves to a
+    free table of its kind as under any block, and the matches are called at once."""
+    hub = hub_of(api)
+    soon = api.clock() + timedelta(hours=1)
+    first = _planned(api, "Večerný turnaj", soon, ["pool-08"])
+    api.ok("POST", f"/api/tournaments/{first}/draw")
+    assert not view(api, first)["on_tables"] and "pool-08" not in hub.open
+    assert view(api, first)["calls_from"] is not None
+    hub.watchdog.tick()
+    assert not view(api, first)["on_tables"] and "pool-08" not in hub.open
+    api.clock.advance(hours=1)  # its start: the round calls the match, the table lights
+    hub.watchdog.tick()
+    assert on_table(view(api, first)) == {"W1-1": "pool-08"} and hub.light_commands()["pool-08"].on
+    assert view(api, first)["calls_from"] is None
+
+    # Pool 6 is booked tonight at 21:00; the Lavosliga starts on Thursday at 16:00 and is drawn now.
+    booking = api.ok(
+        "POST",
+        "/api/bookings",
+        201,
+        json={"table": "pool-06", "start": "2026-11-10T21:00", "end": "2026-11-10T22:00", "party_size": 2, "name": "Kováč"},
+    )["id"]
+    thursday = datetime(2026, 11, 12, 15, 0, tzinfo=UTC)  # 16:00 in Bratislava
+    tid = _planned(api, "Lavosliga II", thursday, ["pool-06", "pool-07"], players=4)
+    api.ok("POST", f"/api/tournaments/{tid}/draw")
+    v = view(api, tid)
+    assert not v["on_tables"] and v["calls_from"] == "2026-11-12T15:00:00Z" and [m["id"] for m in v["next_up"]] == ["W1-1", "W1-2"]
+    lit = hub.light_commands()
+    assert "pool-06" not in hub.open and not ("pool-06" in lit and lit["pool-06"].on), "no light, no 0 €/h game tonight"
+    refused = api.refused("POST", f"/api/tournaments/{tid}/matches/W1-1/call", 409, json={"table": "pool-06"})
+    assert "from then on" in refused, refused
+    hub.watchdog.tick()
+    assert not view(api, tid)["on_tables"]
+    # The director begins now: the start and the block move (6 h from now), the booking moves off Pool 6.
+    started = api.ok("POST", f"/api/tournaments/{tid}/start-now")
+    now = api.clock()
+    assert datetime.fromisoformat(started["starts_at"]) == now and started["tournament"]["calls_from"] is None
+    assert [m["booking"] for m in started["moved"]] == [booking] and started["to_call"] == []
+    moved_to = started["moved"][0]["to_table"]
+    assert moved_to not in ("pool-06", "pool-07", "pool-08")
+    assert on_table(view(api, tid)) == {"W1-1": "pool-06", "W1-2": "pool-07"} and hub.light_commands()["pool-06"].on
+    blocks = on_writer(
+        hub,
+        lambda db: [
+            (b.start_at, b.end_at, b.removed_at is None)
+            for b in db.scalars(select(BookingBlock).where(BookingBlock.label == "Lavosliga II").order_by(BookingBlock.id))
+        ],
+    )
+    assert blocks == [(thursday, thursday + timedelta(hours=6), False), (now, now + timedelta(hours=6), True)]
+    assert "started already" in api.refused("POST", f"/api/tournaments/{tid}/start-now", 409)
+
+
+def _planned(api: Api, name: str, at: datetime, tables: list[str], *, players: int = 2) -> int:
+    body = {
+        "name": name,
+        "starts_at": at.isoformat(),
+        "format": "single",
+        "tables": tables,
+        "free_entry": True,
+        "race_winners": 3,
+        "race_final": 3,
+    }
+    tid = api.ok("POST", "/api/tournaments", 201, as_manager=True, json=body)["id"]
+    for i in range(1, players + 1):
+        api.ok("POST", f"/api/tournaments/{tid}/entrants", 201, json={"name": f"{name} {i}", "check_in": True})
+    return int(tid)
+
+
+@sqlite_only
+def test_a_late_tap_on_a_won_race_is_told_the_race_is_won(api: Api) -> None:
+    """Issue 29, item 28 again: a +1 on a won race tapped on an older score (a second phone) gets
+    the same 409 as one without `seen`, never a silent 200; a stale take-back still changes nothing."""
+    tid = make(api, 2, tables=1, format="single", race_winners=2, race_final=2)
+    api.ok("POST", f"/api/tournaments/{tid}/draw")
+    rack = f"/api/tournaments/{tid}/matches/W1-1/rack"
+    api.ok("POST", rack, json={"side": "a", "seen": [0, 0]})
+    assert api.ok("POST", rack, json={"side": "a", "seen": [1, 0]})["score_a"] == 2  # the race is won
+    for body in ({"side": "a"}, {"side": "a", "seen": [1, 0]}, {"side": "b", "seen": [1, 0]}):
+        assert "is won already (2 : 0)" in api.refused("POST", rack, 409, json=body), body
+    assert api.ok("POST", rack, json={"side": "a", "delta": -1, "seen": [1, 0]})["score_a"] == 2, "a stale take-back changes nothing"
+
+
+@sqlite_only
+def test_the_cuescore_file_says_what_the_api_says_a_match_is(api: Api) -> None:
+    """Issue 29: the export's `matchstatus` is the API's state ("called" for a match called to its
+    table, then "playing"), with CueScore's "finished" for a match over."""
+    tid = make(api, 2, tables=1, format="single", race_winners=2, race_final=2)
+    api.ok("POST", f"/api/tournaments/{tid}/draw")
+
+    def state() -> tuple[str, str]:
+        exported = api.ok("GET", f"/api/tournaments/{tid}/export.json", as_manager=True)["matches"]
+        return match(view(api, tid), "W1-1")["status"], next(m for m in exported if m["matchId"] == "W1-1")["matchstatus"]
+
+    assert state() == ("called", "called")
+    api.ok("POST", f"/api/tournaments/{tid}/matches/W1-1/start")
+    assert state() == ("playing", "playing")
+    api.ok("POST", f"/api/tournaments/{tid}/matches/W1-1/result", json={"score_a": 2, "score_b": 0})
+    assert state() == ("done", "finished")

@@ -18,13 +18,20 @@ play 2N - 2 matches (62 for 32), plus the reset of the grand final when the lose
 
 Byes on the losers' side: a losers' first-round match fed by two byes has no one in it, so the
 winners' second-round loser who drops against it has a bye too. The bye rule (issue 29): such an
-empty place goes to a player who has had no bye yet where the bracket allows. With N > P/2 only
-the first drop can meet an empty place, so each empty place that may receive a player with a bye
-(their winners' match had a bye feeding it) is paired with a real place of the same drop that may
-receive one without (`Dropped`): once both winners' matches are played, the two losers change
-places if the one dropping to the empty place has had a bye and the other has not. Such a pair of
-losers' matches waits for both results. When every player who could take the empty place has had a
-bye (5 entrants: seeds 1-3 have byes, the loser of 4-5 a losers' bye), a second bye is unavoidable.
+empty place goes to a player who has had no bye yet where the bracket allows, over the whole drop.
+With N > P/2 only the first drop can meet an empty place. Its places fall in two kinds
+(`Dropped`): the empty places that may receive a player with a bye (their winners' match had a bye
+feeding it) and the real places that may receive one without (a played first-round match fed
+theirs). Once the losers those places wait for are known, each empty place whose loser has had a
+bye changes places with the first real place (in a fixed order, the surest first) whose loser has
+had none, until either kind runs out; so no one gets a second bye while a player without one
+could take it. A place is decided as soon as what it depends on is known: a real place whose
+loser has had a bye, or an empty one whose loser has had none, keeps its loser at once; the
+others wait only for the results the order consults. Every other place of the drop never waits.
+The decision is a function of the draw and the results alone (not of the order they came in), so
+a stored draw gives the same bracket every time. When every player who could take an empty place
+has had a bye (5 entrants: seeds 1-3 have byes, the loser of 4-5 a losers' bye), a second bye is
+unavoidable.
 """
 
 from __future__ import annotations
@@ -78,13 +85,24 @@ class Loser:
 
 @dataclass(frozen=True)
 class Dropped(Loser):
-    """The loser of `match` dropping to the losers' side, who changes places with the loser of
-    `partner` by the bye rule (the module's docstring): `bye` says this is the empty place's feed
-    (its match is a bye). Without the change it is plain Loser(match), which is what readers that
-    do not know the rule (standings, the pace) may take it for."""
+    """The loser of `match` dropping to a place of the losers' side's first drop that the bye rule
+    (the module's docstring) may give to another loser of that drop: `empty` are the winners'
+    matches whose losers drop to an empty place and may have had a bye, `real` those dropping to a
+    real place who may have had none, each in the order the rule consults them. Readers that do
+    not know the rule (standings, the pace) may take it for plain Loser(match)."""
 
-    partner: str
-    bye: bool
+    empty: tuple[str, ...]
+    real: tuple[str, ...]
+
+    @property
+    def bye(self) -> bool:
+        """Is this the feed of an empty place (its match a bye)?"""
+        return self.match in self.empty
+
+    @property
+    def others(self) -> tuple[str, ...]:
+        """The matches whose loser may come to this place instead of the loser of `match`."""
+        return self.real if self.bye else self.empty
 
 
 @dataclass(frozen=True)
@@ -193,10 +211,11 @@ def _drop_order(items: list[str], drop: int) -> list[str]:
 
 
 def _bye_rule(wins: list[list[str]], byes: set[str], empty: list[bool], incoming: list[str]) -> list[Loser]:
-    """The first drop's feeds (`incoming[i]` drops to place i, `empty[i]`: nobody is there), with
-    each empty place that may receive a player with a bye paired to a real place that may receive
-    one without (`Dropped`). A winners' second-round match may bring a player with a bye when one
-    of its two first-round matches was a bye, one without when one was played; the surest first."""
+    """The first drop's feeds (`incoming[i]` drops to place i, `empty[i]`: nobody is there): the
+    empty places that may receive a player with a bye and the real places that may receive one
+    without are `Dropped` over both kinds; every other place is plain Loser. A winners'
+    second-round match may bring a player with a bye when one of its two first-round matches was
+    a bye, one without when one was played; each kind is consulted the surest first."""
     fed_by = {w2: wins[0][2 * j : 2 * j + 2] for j, w2 in enumerate(wins[1])}
 
     def with_bye(match: str) -> int:
@@ -205,9 +224,10 @@ def _bye_rule(wins: list[list[str]], byes: set[str], empty: list[bool], incoming
     at_risk = sorted((i for i, d in enumerate(incoming) if empty[i] and with_bye(d)), key=lambda i: -with_bye(incoming[i]))
     chance = sorted((i for i, d in enumerate(incoming) if not empty[i] and with_bye(d) < 2), key=lambda i: with_bye(incoming[i]))
     feeds: list[Loser] = [Loser(d) for d in incoming]
-    for e, r in zip(at_risk, chance, strict=False):
-        feeds[e] = Dropped(incoming[e], incoming[r], True)
-        feeds[r] = Dropped(incoming[r], incoming[e], False)
+    if at_risk and chance:
+        to_empty, to_real = tuple(incoming[i] for i in at_risk), tuple(incoming[i] for i in chance)
+        for i in at_risk + chance:
+            feeds[i] = Dropped(incoming[i], to_empty, to_real)
     return feeds
 
 

@@ -7,9 +7,12 @@ tournament API use (api.cuescore.com/tournament/?id=…: a tournament with `tour
 `status` and `matches`, each with `matchId`, `matchno`, `round`, `roundName`, `matchstatus`,
 `playerA`/`playerB` {`playerId`, `name`}, `scoreA`, `scoreB`, `raceTo`, `table` {`tableId`,
 `name`}, `starttime`, `stoptime`). What CueScore does not say is ours, named in its style:
-`winnerNext`/`loserNext` (the match number the winner and the loser go to), `walkover`, and
-`matchstatus` as words ("waiting", "ready", "playing", "finished") since its numeric codes are
-not documented. Byes and matches with no one in them are left out, as CueScore's lists do.
+`winnerNext`/`loserNext` (the match number the winner and the loser go to) and `walkover`.
+`matchstatus` is the state the API gives the match (broker.hall.tournament_reads: "waiting",
+"ready", "called", "playing"), with CueScore's own word for a match over, "finished" (its public
+files say "playing" and "finished"; it documents no list of states, nor its numeric
+`matchstatusCode`, which is left out). Byes and matches with no one in them are left out, as
+CueScore's lists do.
 
 The CSV is for a person's spreadsheet: its header is message ids (the caller translates them,
 Slovak first) and its cells are values (numbers, aware times, the walkover as a bool) that the
@@ -51,20 +54,19 @@ CSV_YES = N_("yes")  # the walkover column's word
 @dataclass(frozen=True)
 class ExportNames:
     """What the files call things: entrants by id, each match's round (translated), its table's
-    name and when it began at the table (by match id)."""
+    name, when it began at the table and its state as the API says it (by match id)."""
 
     entrants: Mapping[int, str]
     rounds: Mapping[str, str]
     tables: Mapping[str, tuple[str, str]]  # match -> (table id, table name)
     started: Mapping[str, datetime]
+    states: Mapping[str, str]  # match -> the API's state ("waiting", "ready", "called", "playing", "done")
 
 
 def _status(m: MatchState, names: ExportNames) -> str:
-    if m.status == "done":
-        return "finished"
-    if m.status == "ready":
-        return "playing" if m.id in names.started else "ready"
-    return "waiting"
+    """The API's state, "finished" (CueScore's word) for "done"."""
+    state = names.states.get(m.id, m.status)
+    return "finished" if state == "done" else state
 
 
 def _shown(p: Progress) -> list[MatchState]:

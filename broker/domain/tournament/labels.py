@@ -94,8 +94,15 @@ def feed_label(feed: Feed, by_id: Mapping[str, MatchState], numbers: Mapping[str
     """Where a side not known yet comes from, as a message id with its parameters ("Winner of no.
     7"), always naming a numbered match (or the player who had the bye); None for no one."""
     feed = source(feed, by_id)
-    if isinstance(feed, Dropped) and feed.partner in numbers:
-        return N_("Loser of no. %(n)d or no. %(m)d"), {"n": numbers.get(feed.match, 0), "m": numbers[feed.partner]}
+    if isinstance(feed, Dropped):  # the bye rule may bring another loser of the same drop here
+        others = [numbers[m] for m in feed.others if m in numbers]
+        if len(others) == 1:
+            return N_("Loser of no. %(n)d or no. %(m)d"), {"n": numbers.get(feed.match, 0), "m": others[0]}
+        if others:
+            return N_("Loser of no. %(n)d or of one of no. %(others)s"), {
+                "n": numbers.get(feed.match, 0),
+                "others": ", ".join(str(n) for n in sorted(others)),
+            }
     if isinstance(feed, Winner | Loser) and feed.match in numbers:
         word = N_("Winner of no. %(n)d") if isinstance(feed, Winner) else N_("Loser of no. %(n)d")
         return word, {"n": numbers[feed.match]}
@@ -123,6 +130,8 @@ def next_played(matches: Sequence[MatchState]) -> dict[str, tuple[str | None, st
     out = {mid: (played(w), played(lo)) for mid, (w, lo) in raw.items()}
     for m in matches:
         for feed, player in ((m.spec.a, m.a), (m.spec.b, m.b)):
-            if isinstance(feed, Dropped) and isinstance(player, int) and by_id[feed.partner].loser == player:
-                out[feed.partner] = (out[feed.partner][0], played(m.id))
+            if isinstance(feed, Dropped) and isinstance(player, int):
+                came = next((x for x in feed.others if by_id[x].loser == player), None)
+                if came is not None:
+                    out[came] = (out[came][0], played(m.id))
     return out

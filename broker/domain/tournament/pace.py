@@ -40,8 +40,8 @@ def _deps(spec: MatchSpec, groups: Mapping[str, list[str]]) -> list[str]:
     for f in feeds:
         if isinstance(f, Winner | Loser):
             out.append(f.match)
-        if isinstance(f, Dropped):  # the bye rule's pair: known once both are played
-            out.append(f.partner)
+        if isinstance(f, Dropped):  # the bye rule's drop: known once the losers it consults are
+            out.extend(f.others)
         elif isinstance(f, Placed):
             out.extend(groups.get(f.group, []))
     return out

@@ -20,7 +20,7 @@ who is there, their start to the one who left); two withdrawn players meeting: s
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
@@ -181,7 +181,9 @@ class _Resolver:
         self.state: dict[str, MatchState] = {}
         self._placed: dict[str, tuple[list[int], datetime]] = {}
         self._byes: set[int] = set()  # who has gone through a bye so far (in the plan's order)
-        self._swaps: dict[tuple[str, str], bool] = {}  # the bye rule's decisions, by (empty place's match, real place's)
+        # The bye rule's places of the first drop, by (empty, real): the winners' match whose loser
+        # drops to each (by the match it is fed from), as far as it is decided (drop_places).
+        self._drops: dict[tuple[tuple[str, ...], tuple[str, ...]], dict[str, str]] = {}
 
     def who(self, feed: Feed) -> tuple[Player, datetime | None]:
         if isinstance(feed, Seat):
@@ -215,19 +217,18 @@ class _Resolver:
         return order[feed.place - 1], done
 
     def _dropped(self, feed: Dropped) -> tuple[Player, datetime | None]:
-        """The bye rule (broker.domain.tournament.bracket): the losers of a pair of winners'
-        matches change places when the one dropping to the empty place has had a bye and the
-        other has not; known once both are played."""
-        own, other = self.state[feed.match], self.state[feed.partner]
-        if not isinstance(own.loser, int) or not isinstance(other.loser, int):
+        """The bye rule (broker.domain.tournament.bracket): who drops to this place of the first
+        drop, once it is decided. Decided for the whole drop at its first place, before any of its
+        places is resolved (a bye given there counts after)."""
+        key = (feed.empty, feed.real)
+        if key not in self._drops:
+            losers = {m: self.state[m].loser for m in feed.empty + feed.real}
+            self._drops[key] = drop_places(feed.empty, feed.real, losers, frozenset(self._byes))
+        source = self._drops[key].get(feed.match)
+        if source is None:
             return None, None
-        key = (own.id, other.id) if feed.bye else (other.id, own.id)
-        if key not in self._swaps:  # once per pair, before either place is resolved (a bye there counts after)
-            to_empty, to_real = (own.loser, other.loser) if feed.bye else (other.loser, own.loser)
-            self._swaps[key] = to_empty in self._byes and to_real not in self._byes
-        swap = self._swaps[key]
-        at = max(t for t in (own.decided_at, other.decided_at) if t is not None) if (own.decided_at or other.decided_at) else None
-        return (other.loser if swap else own.loser), at
+        times = [t for t in (self.state[feed.match].decided_at, self.state[source].decided_at) if t is not None]
+        return self.state[source].loser, max(times, default=None)
 
     def resolve(self, spec: MatchSpec) -> None:
         if spec.phase == "reset":
@@ -250,6 +251,38 @@ class _Resolver:
         if final.winner == final.a:
             return MatchState(spec, final.a, final.b, "void", BYE, BYE, None, final.decided_at, None)
         return decide(spec, final.a, final.b, final.decided_at, final.decided_at, self.results.get(spec.id))
+
+
+def drop_places(empty: Sequence[str], real: Sequence[str], losers: Mapping[str, Player], byes: Collection[int]) -> dict[str, str]:
+    """The bye rule over the first drop (broker.domain.tournament.bracket), as far as the losers
+    known (`losers`: of each winners' match, None while not known) decide it: for each decided
+    place (by the winners' match it is fed from), the match whose loser drops there. Each empty
+    place whose loser has had a bye takes the loser of the first real place, in order, whose loser
+    has had none; a place nobody can change is decided as soon as its own loser is known."""
+
+    def known(m: str) -> bool:
+        return isinstance(losers[m], int)
+
+    def had_bye(m: str) -> bool:
+        return losers[m] in byes
+
+    out = {m: m for m in real if known(m) and had_bye(m)}
+    out |= {m: m for m in empty if known(m) and not had_bye(m)}
+    candidates = iter(real)
+    for e in empty:
+        if not known(e):
+            return out  # the order waits for it
+        if not had_bye(e):
+            continue
+        r = next((r for r in candidates if not (known(r) and had_bye(r))), None)
+        if r is None:  # everyone who could take the empty place has had a bye
+            out[e] = e
+        elif not known(r):
+            return out  # the order waits for it
+        else:
+            out[e], out[r] = r, e
+    out |= {m: m for m in real if m not in out and known(m)}
+    return out
 
 
 def withdrawn_walkover(plan: Plan, m: MatchState) -> MatchState:

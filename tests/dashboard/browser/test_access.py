@@ -101,6 +101,7 @@ STAFF_ACTIONS = {
     "/tournaments/{tournament_id}/entrants/{entrant_id}/check-in",
     "/tournaments/{tournament_id}/entrants/{entrant_id}/remove",
     "/tournaments/{tournament_id}/draw",
+    "/tournaments/{tournament_id}/start-now",
     "/tournaments/{tournament_id}/tv-link",
     "/tournaments/{tournament_id}/tv-link/revoke",
     "/tournaments/{tournament_id}/matches/{match}/rack",

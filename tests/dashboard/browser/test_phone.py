@@ -286,6 +286,15 @@ def settled(page) -> None:
     page.wait_for_selector("#board[data-stamp]", state="attached")
 
 
+# The scores (the tables now, the results, the bracket) the browser drew on more than one line.
+SPLIT_SCORES = """() => [...document.querySelectorAll('.tv-score, .tv-result b, .tv-match b, .call-score, .match-list .score')]
+  .filter(el => {
+    const r = document.createRange();
+    r.selectNodeContents(el);
+    return new Set([...r.getClientRects()].filter(x => x.width > 0).map(x => Math.round(x.top))).size > 1;
+  }).map(el => el.textContent.trim())"""
+
+
 # Every visible control on the page that sits past the screen's left or right edge (inside a table
 # that scrolls sideways, say): (what it is, where its right edge is).
 OFF_THE_EDGE = """() => {
@@ -360,6 +369,12 @@ def test_a_32_player_double_elimination_on_the_directors_tablet_a_phone_and_the_
     )
     assert shown == tv.locator(".tv-match").count() == 63, f"{shown} of the bracket's 63 matches on the TV's screen"
     assert tv.locator(".tv-call").count() == 5 and tv.evaluate("document.documentElement.scrollHeight <= innerHeight")
+    # Issue 29: a score is one word, never "1 :" above "0": on the TV, the players' phones and the tablet.
+    assert tv.evaluate(SPLIT_SCORES) == []
+    phone.goto(lavos.base_url + tv_path)
+    phone.wait_for_selector(".tv-call")
+    assert phone.evaluate(SPLIT_SCORES) == [], "the TV's page on a phone"
+    assert tablet.evaluate(SPLIT_SCORES) == []
 
 
 def test_a_score_typed_on_the_directors_tablet_survives_the_live_board_and_is_saved(lavos, open_page):
