@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Literal
@@ -389,18 +389,25 @@ def availability(
 @dataclass(frozen=True)
 class Cell:
     start: datetime
-    claim: Claim | None  # what holds the table then (None: free)
+    claim: Claim | None  # what holds the table then (None: nothing)
+    bookable: bool = True  # a booking of the cell would be taken: nothing holds it, and the booking rule takes its time
 
 
-def grid(table: str, period: Span, step_min: int, claims: Sequence[Claim]) -> list[Cell]:
-    """The day view's row for one table: a cell every `step_min` minutes of the period."""
+def grid(
+    table: str, period: Span, step_min: int, claims: Sequence[Claim], takes: Callable[[Span], bool] = lambda _span: True
+) -> list[Cell]:
+    """The day view's row for one table: a cell every `step_min` minutes of the period. `claims`:
+    what holds the tables (the writer's own list: bookings, blocks, games expected to run on, offers
+    to waiting parties, tables out of service); `takes`: whether the booking rule takes a booking of
+    that time at all (not past, not too far ahead), so a cell offered is one a booking gets."""
     mine = [c for c in claims if c.table == table]
     cells = []
     at = period.start
     step = timedelta(minutes=step_min)
     while at < period.end:
         cell = Span(at, min(at + step, period.end))
-        cells.append(Cell(at, next((c for c in mine if c.span.overlaps(cell)), None)))
+        claim = next((c for c in mine if c.span.overlaps(cell)), None)
+        cells.append(Cell(at, claim, claim is None and takes(cell)))
         at += step
     return cells
 
