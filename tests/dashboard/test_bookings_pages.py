@@ -262,6 +262,30 @@ def test_the_waiting_list_on_the_floor_and_an_offer_taken(site):
     assert site.staff.get("/waiting/link").text.strip() == "" and 'id="nav-waiting"' not in site.staff.get("/bills").text
 
 
+def test_a_stale_beru_on_the_floor_says_why_on_the_floor(site):
+    """Issue 29's independent check: "Berú" on an offer withdrawn meanwhile answered 303 with no
+    message. The floor redraws its waiting panel live from /waiting/panel, whose forms went back to
+    that fragment (no page, so no message); they go back to the page the panel is part of, which
+    says the refusal in Slovak."""
+    for n in range(1, 9):
+        site.hub.execute(StartGame(table=f"pool-0{n}", actor="jana"))
+    site.staff.post("/waiting", {"name": "Kováč", "party_size": "2", "kind": "pool9", "next": "/"})
+    game = site.hub.open_game("pool-04")
+    assert game is not None
+    site.hub.execute(StopGame(game=game.id, actor="jana"))
+    site.hub.watchdog.tick()  # Pool 4 offered to Kováč; the floor's panel is redrawn (app.js fetches it from the floor)
+    for page in ("/", "/waiting"):
+        panel = site.staff.get("/waiting/panel", headers={"Referer": f"http://testserver{page}"}).text
+        form = re.search(r'action="/waiting/(\d+)/take"[^>]*>.*?name="next" value="([^"]*)"', panel, re.S)
+        assert form and form.group(2) == page, (page, form)
+    site.hub.execute(SetOutOfService(table="pool-04", out=True, reason="rozliaty nápoj", actor="boss"))  # meanwhile, on another tablet
+    r = site.staff.post(f"/waiting/{form.group(1)}/take", {"next": "/"})
+    assert r.status_code == 303 and r.headers["location"] == "/"
+    said = _text(site.staff.get("/").text)
+    assert "Nedá sa vykonať: Pool 4 medzitým obsadili; ponuka sa ruší a Kováč čaká ďalej" in said, said[:600]
+    assert site.hub.open_game("pool-04") is None
+
+
 def test_the_api_lists_bookings_with_phones_books_and_says_when_tables_are_free(site):
     r = site.api(
         "POST",
