@@ -274,12 +274,14 @@ def test_a_stale_beru_on_the_floor_says_why_on_the_floor(site):
     assert game is not None
     site.hub.execute(StopGame(game=game.id, actor="jana"))
     site.hub.watchdog.tick()  # Pool 4 offered to Kováč; the floor's panel is redrawn (app.js fetches it from the floor)
+    party = ""
     for page in ("/", "/waiting"):
         panel = site.staff.get("/waiting/panel", headers={"Referer": f"http://testserver{page}"}).text
         form = re.search(r'action="/waiting/(\d+)/take"[^>]*>.*?name="next" value="([^"]*)"', panel, re.S)
         assert form and form.group(2) == page, (page, form)
+        party = form.group(1)
     site.hub.execute(SetOutOfService(table="pool-04", out=True, reason="rozliaty nápoj", actor="boss"))  # meanwhile, on another tablet
-    r = site.staff.post(f"/waiting/{form.group(1)}/take", {"next": "/"})
+    r = site.staff.post(f"/waiting/{party}/take", {"next": "/"})
     assert r.status_code == 303 and r.headers["location"] == "/"
     said = _text(site.staff.get("/").text)
     assert "Nedá sa vykonať: Pool 4 medzitým obsadili; ponuka sa ruší a Kováč čaká ďalej" in said, said[:600]
