@@ -962,7 +962,10 @@ class WaitingParty(Base):
     offered_table: Mapped[str | None] = mapped_column(String(32))
     offered_at: Mapped[datetime | None]
     offer_until: Mapped[datetime | None]
-    passed_table: Mapped[str | None] = mapped_column(String(32))
+    passed_table: Mapped[str | None] = mapped_column(String(32))  # the table staff said it does not want ("Nechcú")
+    lapsed_table: Mapped[str | None] = mapped_column(
+        String(32)
+    )  # the table whose offer lapsed unanswered (offered again when nobody else waits)
     misses: Mapped[int] = mapped_column(Integer, default=0)
     game_id: Mapped[int | None] = mapped_column(ForeignKey("sessions.id", ondelete="RESTRICT"))
     left_at: Mapped[datetime | None]

@@ -1,4 +1,4 @@
-"""vpages: the reasons for refused records kept as message ids with their params
+"""vpages: the reasons for refused records kept as message ids with their params; a lapsed offer apart from a declined one
 
 Revision ID: 0019_vpages
 Revises: 0017_centre_records
@@ -9,6 +9,11 @@ A record the centre refused is set aside at the hall (`outbox`) and counted at t
 words). `refused_why` keeps the same reason as a refusal document (broker.domain.refusals.to_doc:
 its message id and params), so the hall's Modules page and the centre's hall page say it in the
 reader's language. Rows kept before have none: their pages show the English they hold.
+
+`waiting_parties.lapsed_table`: the table whose offer to the party lapsed with nobody answering,
+which is offered to them again when no other party waits for it; `passed_table` is now only a table
+staff said the party does not want (never offered to them again). A party waiting now keeps its
+`passed_table`, as before.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
+    with op.batch_alter_table('waiting_parties', schema=None) as batch_op:
+        batch_op.add_column(sa.Column('lapsed_table', sa.String(length=32), nullable=True))
     with op.batch_alter_table('outbox', schema=None) as batch_op:
         batch_op.add_column(sa.Column('refused_why', JSONDoc, nullable=True))
     with op.batch_alter_table('central_halls', schema=None) as batch_op:
@@ -38,3 +45,5 @@ def downgrade() -> None:
         batch_op.drop_column('refused_why')
     with op.batch_alter_table('outbox', schema=None) as batch_op:
         batch_op.drop_column('refused_why')
+    with op.batch_alter_table('waiting_parties', schema=None) as batch_op:
+        batch_op.drop_column('lapsed_table')
