@@ -262,6 +262,7 @@ def test_the_waiting_list_on_the_floor_and_an_offer_taken(site):
     assert site.staff.get("/waiting/link").text.strip() == "" and 'id="nav-waiting"' not in site.staff.get("/bills").text
 
 
+@sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
 def test_a_stale_beru_on_the_floor_says_why_on_the_floor(site):
     """Issue 29's independent check: "Berú" on an offer withdrawn meanwhile answered 303 with no
     message. The floor redraws its waiting panel live from /waiting/panel, whose forms went back to
