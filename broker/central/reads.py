@@ -19,6 +19,7 @@ from sqlalchemy import ColumnElement, func, select, true
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from broker.central.accounts import Viewer
+from broker.domain.refusals import Refusal, from_doc, plain
 from broker.storage.models import CentralAlert, CentralDay, CentralHall, CentralTakings
 
 
@@ -34,7 +35,15 @@ class HallRow:
     open_alerts: int
     refused: int = 0  # records the centre refused as not what a hall sends (the hall keeps them aside)
     refused_at: datetime | None = None
-    refused_detail: str | None = None  # the last refusal's reason
+    refused_detail: str | None = None  # the last refusal's reason, in English
+    refused_why: Refusal | None = None  # the last refusal's first record and why, as a page says it
+
+    @property
+    def refusal(self) -> Refusal | None:
+        """The last refusal as the page says it (a row kept before it was kept so: its English)."""
+        if self.refused_why is not None:
+            return self.refused_why
+        return plain(self.refused_detail) if self.refused_detail else None
 
 
 @dataclass(frozen=True)
@@ -140,6 +149,7 @@ def halls(db: Session, viewer: Viewer) -> list[HallRow]:
             h.refused,
             h.refused_at,
             h.refused_detail,
+            from_doc(h.refused_why) if h.refused_why is not None else None,
         )
         for h in db.scalars(select(CentralHall).where(_scope(viewer, CentralHall.hall)).order_by(CentralHall.name))
     ]

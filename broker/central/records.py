@@ -50,9 +50,10 @@ from broker.domain.central_records import (
     RecordRefused,
     ZReportData,
     check_record,
+    differences,
     same,
 )
-from broker.domain.euros import euros
+from broker.domain.refusals import N_, Refusal
 from broker.domain.zreport import DayOpening, Method, z_report
 from broker.storage.dialect import table_of, upsert_insert
 from broker.storage.models import (
@@ -86,11 +87,20 @@ class RecordsRefused(CentralError):
     """Records that are not what a hall sends (`refused`: their seq, None when the seq itself is no
     seq, and why): nothing of the batch is applied; the hall sets them aside and sends the rest."""
 
-    def __init__(self, refused: list[tuple[int | None, str]]) -> None:
+    def __init__(self, refused: list[tuple[int | None, Refusal]]) -> None:
         self.refused = refused
-        said = "; ".join(f"record {seq}: {why}" if seq is not None else why for seq, why in refused[:5])
+        said = "; ".join(f"record {seq}: {why}" if seq is not None else str(why) for seq, why in refused[:5])
         more = f" (and {len(refused) - 5} more)" if len(refused) > 5 else ""
         super().__init__(f"not what a hall sends, so nothing of this batch was applied: {said}{more}")
+
+    def first(self) -> Refusal:
+        """The first refused record and why, as the operator's page says it (in its language)."""
+        seq, why = self.refused[0]
+        if seq is None:
+            return why
+        if len(self.refused) == 1:
+            return Refusal(N_("record %(seq)d: %(why)s"), seq=seq, why=why)
+        return Refusal(N_("record %(seq)d: %(why)s (and %(more)d more of that batch)"), seq=seq, why=why, more=len(self.refused) - 1)
 
 
 @dataclass(frozen=True)
@@ -110,12 +120,13 @@ def _check(records: Any) -> list[Checked]:
         raise CentralError("records: a non-empty list")
     if len(records) > MAX_BATCH:
         raise CentralError(f"at most {MAX_BATCH} records a request")
-    out, refused = [], []
+    out: list[Checked] = []
+    refused: list[tuple[int | None, Refusal]] = []
     for r in records:
         try:
             out.append(check_record(r))
         except RecordRefused as e:
-            refused.append((_seq_of(r), str(e)))
+            refused.append((_seq_of(r), e))
     if refused:
         raise RecordsRefused(refused)
     return sorted(out, key=lambda r: r.seq)
@@ -143,10 +154,10 @@ def apply_records(db: Session, hall: str, records: Any) -> Applied:
     _same_as_held(db, hall, copies, row.last_seq)
     facts = _Facts(db, hall, [r.data for r in new])
     applied = 0
-    refused: list[tuple[int | None, str]] = []
+    refused: list[tuple[int | None, Refusal]] = []
     for r in new:
         outcome = facts.apply(r.data)
-        if isinstance(outcome, str):
+        if isinstance(outcome, Refusal):
             refused.append((r.seq, outcome))
         elif outcome:
             applied += 1
@@ -203,19 +214,19 @@ class _Facts:
         self.payments: list[PaymentData] = []  # new in this batch
         self.days: list[ZReportData] = []
 
-    def apply(self, data: Data) -> bool | str:
+    def apply(self, data: Data) -> bool | Refusal:
         """One new record: True when it changed something, False for a copy of a fact the centre
         holds, or why it is refused (another record under a fact's key)."""
         if isinstance(data, PaymentData):
             if (held := self.held_payments.get(data.id)) is not None:
-                return _fact(data, held[1], f"payment {data.id}", held[0], data.amount_cents)
+                return _fact(data, held[1])
             self.held_payments[data.id] = (data.amount_cents, data.model_dump(mode="json"))
             self.payments.append(data)
             return True
         if isinstance(data, ZReportData):
             total = int(data.report["total_cents"])
             if (kept := self.held_days.get(data.day)) is not None:
-                return _fact(data, kept[1], f"the Z report of {data.day.isoformat()}", kept[0], total)
+                return _fact(data, kept[1])
             self.held_days[data.day] = (total, data.model_dump(mode="json"))
             self.days.append(data)
             return True
@@ -247,12 +258,27 @@ class _Facts:
             )
 
 
-def _fact(sent: Data, kept: Any, what: str, held_cents: int, sent_cents: int) -> bool | str:
+def _fact(sent: PaymentData | ZReportData, kept: dict[str, Any]) -> bool | Refusal:
+    """False for a copy of the fact the centre keeps; else why it is refused, naming what differs."""
     if same(sent, kept):
         return False
-    return (
-        f"{what} is held with another content ({euros(held_cents)} held, {euros(sent_cents)} sent): what was taken is not "
-        "changed after; a correction is a record of its own (a reversal)"
+    changes = differences(kept, sent)
+    if isinstance(sent, PaymentData):
+        return RecordRefused(
+            N_(
+                "payment %(id)d is held with other content (what differs, held → sent: %(changes)s): what was taken is not "
+                "changed after; a correction is a record of its own (a reversal)"
+            ),
+            id=sent.id,
+            changes=changes,
+        )
+    return RecordRefused(
+        N_(
+            "the Z report of %(day)s is held with other content (what differs, held → sent: %(changes)s): a closed day is not "
+            "changed after; a correction is a record of its own (a reversal)"
+        ),
+        day=sent.day.isoformat(),
+        changes=changes,
     )
 
 

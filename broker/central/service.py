@@ -18,6 +18,7 @@ from broker.central import reads
 from broker.central.accounts import CentralError, Viewer, check_login, end_logins, hall_of_token, start_login, viewer_of, viewer_of_login
 from broker.central.live import Floors, HallLive
 from broker.central.records import Applied, CentralConflict, RecordsRefused, apply_records
+from broker.domain.refusals import to_doc
 from broker.storage.engine import Store
 from broker.storage.models import CentralHall
 from broker.storage.types import utcnow
@@ -68,6 +69,7 @@ class Central:
                 if row is not None:
                     row.refused += len(e.refused)
                     row.refused_at, row.refused_detail = utcnow(), str(e)[:2000]
+                    row.refused_why = to_doc(e.first())
         except Exception:
             log.exception("cannot note hall %s's refused records", hall)
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Literal
@@ -389,18 +389,25 @@ def availability(
 @dataclass(frozen=True)
 class Cell:
     start: datetime
-    claim: Claim | None  # what holds the table then (None: free)
+    claim: Claim | None  # what holds the table then (None: nothing)
+    bookable: bool = True  # a booking of the cell would be taken: nothing holds it, and the booking rule takes its time
 
 
-def grid(table: str, period: Span, step_min: int, claims: Sequence[Claim]) -> list[Cell]:
-    """The day view's row for one table: a cell every `step_min` minutes of the period."""
+def grid(
+    table: str, period: Span, step_min: int, claims: Sequence[Claim], takes: Callable[[Span], bool] = lambda _span: True
+) -> list[Cell]:
+    """The day view's row for one table: a cell every `step_min` minutes of the period. `claims`:
+    what holds the tables (the writer's own list: bookings, blocks, games expected to run on, offers
+    to waiting parties, tables out of service); `takes`: whether the booking rule takes a booking of
+    that time at all (not past, not too far ahead), so a cell offered is one a booking gets."""
     mine = [c for c in claims if c.table == table]
     cells = []
     at = period.start
     step = timedelta(minutes=step_min)
     while at < period.end:
         cell = Span(at, min(at + step, period.end))
-        cells.append(Cell(at, next((c for c in mine if c.span.overlaps(cell)), None)))
+        claim = next((c for c in mine if c.span.overlaps(cell)), None)
+        cells.append(Cell(at, claim, claim is None and takes(cell)))
         at += step
     return cells
 
@@ -417,16 +424,22 @@ class Party:
     size: int
     joined_at: datetime
     offered_table: str | None = None
-    passed_table: str | None = None  # the table this party last let pass (not offered it again at once)
+    passed_table: str | None = None  # the table staff said this party does not want ("Nechcú"): not offered to it again
+    lapsed_table: str | None = None  # the table whose offer to this party lapsed, nobody answering
+
+    def may_get(self, spec: TableSpec) -> bool:
+        """Whether `spec` may be offered to this party at all (its kind, and not a table it declined)."""
+        return self.passed_table != spec.id and fits(self.kind, spec)
 
 
 def next_party(parties: Sequence[Party], spec: TableSpec) -> Party | None:
-    """The first party in the order they joined whose kind of table `spec` is and who is not
-    holding an offer already."""
-    for p in sorted(parties, key=lambda p: (p.joined_at, p.id)):
-        if p.offered_table is None and p.passed_table != spec.id and fits(p.kind, spec):
-            return p
-    return None
+    """Who is offered the free table `spec`: the first party in the order they joined whose kind of
+    table it is, who holds no offer and did not decline it ("Nechcú"). A party whose offer of it
+    lapsed (nobody answered within the offer's minutes) comes after every other party for it, and
+    is offered it again when nobody else waits for it: what a bartender does with a table that is
+    still free (each lapse is a miss; after the venue's number of misses the party leaves the list)."""
+    ready = [p for p in sorted(parties, key=lambda p: (p.joined_at, p.id)) if p.offered_table is None and p.may_get(spec)]
+    return next((p for p in ready if p.lapsed_table != spec.id), None) or next(iter(ready), None)
 
 
 def offer_span(offered_at: datetime, walk_in_min: int) -> Span:
@@ -470,13 +483,14 @@ def expected_free(
 
 def estimated_waits(parties: Sequence[Party], tables: Sequence[TableNow], now: datetime, walk_in_min: int) -> dict[int, int]:
     """Minutes each waiting party may expect to wait (party id → minutes): in the order they
-    joined, each takes the fitting table expected to be free first, and plays it for a walk-in's
-    usual length before it frees again. A party no table fits is left out."""
+    joined, each takes the fitting table expected to be free first (not one it declined: it is not
+    offered that), and plays it for a walk-in's usual length before it frees again. A party no table
+    fits is left out."""
     free = {t.spec.id: t.free_at for t in tables}
     specs = {t.spec.id: t.spec for t in tables}
     out: dict[int, int] = {}
     for p in sorted(parties, key=lambda p: (p.joined_at, p.id)):
-        fitting = [tid for tid, spec in specs.items() if fits(p.kind, spec)]
+        fitting = [tid for tid, spec in specs.items() if p.may_get(spec)]  # as next_party offers them
         if not fitting:
             continue
         best = min(fitting, key=lambda tid: free[tid])

@@ -14,6 +14,9 @@ what it later reads. The rules, each once:
   Unicode, no longer than the centre's columns hold.
 - Times carry their zone; dates and times lie in FIRST_YEAR..LAST_YEAR (a year 9999 in another
   zone is no time any page can show); ids and seqs are 1..MAX_KEY (the centre's 64-bit keys).
+- A refusal is a message id with its params (broker.domain.refusals): English in the log and the
+  API, said in the staff's language on the pages of both ends (the hall's Modules page, the
+  centre's hall page), which keep it as a document (`refusals.to_doc`).
 - What a record is: (kind, `key`): the payment's id, the Z report's day, the game's id, the
   alert's id. A payment and a closed day are facts (`FACT`): the same key sent again must be the
   same record, a copy; anything else under that key is refused (a correction is a record of its
@@ -43,9 +46,10 @@ from pydantic import (
     model_validator,
 )
 
-from broker.domain.euros import MAX_AMOUNT_CENTS
+from broker.domain.euros import MAX_AMOUNT_CENTS, euros
 from broker.domain.plain_text import unprintable
 from broker.domain.receipt import ReceiptLine
+from broker.domain.refusals import N_, Refusal
 from broker.domain.revenue import PaymentRecord
 from broker.domain.zreport import ZReport, from_json, payment_to_json, to_json
 
@@ -65,6 +69,7 @@ __all__ = [
     "ZReportData",
     "check",
     "check_record",
+    "differences",
     "payment_doc",
     "same",
 ]
@@ -73,19 +78,20 @@ MAX_KEY = 2**63 - 1  # the centre's keys are 64-bit (BigInteger)
 FIRST_YEAR, LAST_YEAR = 2000, 2100  # a hall's records are of this century
 
 
-class RecordRefused(ValueError):
-    """A record that is not what a hall sends; the message says what is wrong (English, for the log and the API)."""
+class RecordRefused(Refusal):
+    """A record that is not what a hall sends: what is wrong, as a message id with its params
+    (English in the log and the API; the pages say it in their language)."""
 
 
 def _printable(value: str) -> str:
     if (why := unprintable(value)) is not None:  # the hall's one rule for text (C0, DEL and C1 alike)
-        raise ValueError(why)
+        raise RecordRefused(why)
     return value
 
 
 def _in_years(value: date) -> date:
     if not FIRST_YEAR <= value.year <= LAST_YEAR:
-        raise ValueError(f"must lie in the years {FIRST_YEAR}-{LAST_YEAR}")
+        raise RecordRefused(N_("must lie in the years %(first)d-%(last)d"), first=FIRST_YEAR, last=LAST_YEAR)
     return value
 
 
@@ -164,11 +170,11 @@ class PaymentData(_Wire):
     @model_validator(mode="after")
     def _as_the_till_takes_it(self) -> PaymentData:
         if self.amount_cents == 0:
-            raise ValueError("amount_cents: a payment takes money and a reversal gives it back; neither is 0")
+            raise RecordRefused(N_("amount_cents: a payment takes money and a reversal gives it back; neither is 0"))
         if (self.amount_cents < 0) != (self.reverses_id is not None):
-            raise ValueError("amount_cents: a payment is positive, a reversal (reverses_id) negative")
+            raise RecordRefused(N_("amount_cents: a payment is positive, a reversal (reverses_id) negative"))
         if self.day is not None and self.day != self.business_day:
-            raise ValueError("day and business_day differ")
+            raise RecordRefused(N_("day and business_day differ"))
         return self
 
     @property
@@ -210,13 +216,13 @@ class ZReportData(_Wire):
         try:
             z = _Z.validate_json(json.dumps(report), strict=True)
         except ValidationError as e:
-            raise ValueError(_first(e)) from None
+            raise _said(e) from None
         if z.day != info.data.get("day"):
-            raise ValueError("of another day")
+            raise RecordRefused(N_("of another day"))
         if z.closed_at is None:
-            raise ValueError("the day is not closed")
+            raise RecordRefused(N_("the day is not closed"))
         if not -MAX_KEY <= z.total_cents <= MAX_KEY:
-            raise ValueError("total_cents out of range")
+            raise RecordRefused(N_("total_cents out of range"))
         kept = to_json(z)
         _all_printable(kept)
         return kept
@@ -312,30 +318,89 @@ def _all_printable(value: object) -> None:
             _all_printable(v)
 
 
-def _first(e: ValidationError) -> str:
+# What pydantic found, as a refusal says it: by the error's type (its English wording is pydantic's,
+# no page could say it in Slovak); the ctx values a message names, by their pydantic names.
+_WHOLE = N_("must be a whole number")
+_WHEN = N_("must be a time with its zone (2026-12-01T20:00:00+01:00)")
+_DAY = N_("must be a date (2026-12-01)")
+_OBJECT = N_("must be an object")
+_LIST = N_("must be a list")
+_SAID_AS: dict[str, str] = {
+    "missing": N_("missing"),
+    "int_type": _WHOLE,
+    "int_parsing": _WHOLE,
+    "int_from_float": _WHOLE,
+    "string_type": N_("must be text"),
+    "bool_type": N_("must be true or false"),
+    "dict_type": _OBJECT,
+    "model_type": _OBJECT,
+    "model_attributes_type": _OBJECT,
+    "list_type": _LIST,
+    "tuple_type": _LIST,
+    "date_type": _DAY,
+    "date_parsing": _DAY,
+    "date_from_datetime_parsing": _DAY,
+    "date_from_datetime_inexact": _DAY,
+    "datetime_type": _WHEN,
+    "datetime_parsing": _WHEN,
+    "datetime_from_date_parsing": _WHEN,
+    "datetime_object_invalid": _WHEN,
+    "timezone_aware": _WHEN,
+    "greater_than_equal": N_("must be at least %(ge)s"),
+    "less_than_equal": N_("must be at most %(le)s"),
+    "greater_than": N_("must be more than %(gt)s"),
+    "less_than": N_("must be less than %(lt)s"),
+    "string_too_long": N_("must be at most %(max_length)s characters long"),
+    "too_long": N_("must hold at most %(max_length)s items"),
+    "too_short": N_("must hold at least %(min_length)s items"),
+    "literal_error": N_("must be one of %(expected)s"),
+}
+
+
+def _said(e: ValidationError) -> RecordRefused:
+    """The first thing wrong, as a refusal: the field (its name in the record) and what is wrong with it."""
     err = e.errors(include_url=False, include_input=False)[0]
+    ctx = err.get("ctx") or {}
+    own = ctx.get("error")
+    if isinstance(own, Refusal):  # one of this contract's rules (above): its own words
+        why: Refusal = own
+    elif err["type"] in _SAID_AS:
+        said = _SAID_AS[err["type"]]
+        params = {k: str(v).replace(" or ", ", ") for k, v in ctx.items() if f"%({k})s" in said}
+        why = RecordRefused(said, **params)
+    else:  # a check this table has no words for (a new pydantic type): pydantic's own, in English
+        why = RecordRefused(N_("not valid here (%(detail)s)"), detail=str(err["msg"]))
     where = ".".join(str(p) for p in err["loc"])
-    return f"{where}: {err['msg']}" if where else str(err["msg"])
+    return RecordRefused(N_("%(field)s: %(why)s"), field=where, why=why) if where else RecordRefused.like(why)
 
 
 def _json(value: object) -> str:
     try:
         return json.dumps(value, allow_nan=False)
     except RecursionError:
-        raise RecordRefused("nested deeper than any record") from None
+        raise RecordRefused(N_("nested deeper than any record")) from None
     except (ValueError, TypeError):
-        raise RecordRefused("holds a value that is no JSON number or text (inf, NaN)") from None
+        raise RecordRefused(N_("holds a value that is no JSON number or text (inf, NaN)")) from None
+
+
+# "payment: ..." (the kind's own msgid each, so a page says the kind in its language)
+_OF_KIND = {
+    "payment": N_("payment: %(why)s"),
+    "zreport": N_("Z report: %(why)s"),
+    "game": N_("game: %(why)s"),
+    "alert": N_("alert: %(why)s"),
+}
 
 
 def check(kind: str, data: object) -> Data:
     """`data` as a record of `kind`, or RecordRefused saying why."""
     model = DATA.get(kind)
     if model is None:
-        raise RecordRefused(f"kind must be one of {', '.join(KINDS)}")
+        raise RecordRefused(N_("kind must be one of %(kinds)s"), kinds=", ".join(KINDS))
     try:
         return model.model_validate_json(_json(data), strict=True)
     except ValidationError as e:
-        raise RecordRefused(f"{kind}: {_first(e)}") from None
+        raise RecordRefused(_OF_KIND[kind], why=_said(e)) from None
 
 
 def check_record(record: object) -> Checked:
@@ -343,7 +408,7 @@ def check_record(record: object) -> Checked:
     try:
         env = _Envelope.model_validate_json(_json(record), strict=True)
     except ValidationError as e:
-        raise RecordRefused(_first(e)) from None
+        raise _said(e) from None
     return Checked(env.seq, env.kind, env.ref, env.at, check(env.kind, env.data))
 
 
@@ -372,3 +437,39 @@ def same(a: Data, b: Mapping[str, Any] | Data) -> bool:
 
 def _kind_of(data: Data) -> str:
     return next(k for k, m in DATA.items() if isinstance(data, m))
+
+
+_SHOWN_FIELDS = 3  # a refusal names this many fields that differ, then "…"
+_SHOWN_CHARS = 40  # of a value
+
+
+def differences(kept: Mapping[str, Any], sent: Data) -> str:
+    """What differs between a kept document and `sent` of its kind, field by field in the record's
+    order: `amount_cents 10,00 € → 9 900,00 €, method cash → card` (kept → sent; money in euros; a
+    list or object by its name alone; a Z report's fields inside its report)."""
+    try:
+        old = check(_kind_of(sent), kept).model_dump(mode="json")
+    except RecordRefused:
+        old = dict(kept)
+    new = sent.model_dump(mode="json")
+    if isinstance(sent, ZReportData) and isinstance(old.get("report"), dict):
+        old, new = old["report"], new["report"]
+        prefix = "report."
+    else:
+        prefix = ""
+    changed = [k for k in new if old.get(k) != new[k]] + [k for k in old if k not in new]
+    said = [_changed(prefix + k, k, old.get(k), new.get(k)) for k in changed[:_SHOWN_FIELDS]]
+    return ", ".join(said) + (", …" if len(changed) > _SHOWN_FIELDS else "")
+
+
+def _changed(name: str, key: str, old: object, new: object) -> str:
+    if isinstance(old, dict | list) or isinstance(new, dict | list):
+        return name
+    return f"{name} {_value(key, old)} → {_value(key, new)}"
+
+
+def _value(key: str, value: object) -> str:
+    if key.endswith("_cents") and isinstance(value, int) and not isinstance(value, bool):
+        return euros(value)
+    text = "–" if value is None else json.dumps(value, ensure_ascii=False) if isinstance(value, bool) else str(value)
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 1] + "…"

@@ -161,8 +161,23 @@ class StaffTotal:
 
 @dataclass(frozen=True)
 class CategoryTotal:
+    """What the day's payments paid for, in one category: `gross_cents`, the money paid, VAT
+    included (the VAT base is by rate: by_vat). `net_cents`, its first name, holds the same amount
+    and is deprecated: it was never a net amount (kept under it in the frozen report and the centre's records)."""
+
     category: str
-    net_cents: int
+    net_cents: Annotated[
+        int,
+        Field(
+            deprecated="The same amount as gross_cents, which it always was: VAT included, not a net amount. Read gross_cents.",
+            description="Deprecated: the same as gross_cents (VAT included; the name was wrong). Kept for the clients that read it.",
+        ),
+    ]
+
+    @derived
+    def gross_cents(self) -> int:
+        """The money paid for this category, VAT included (the by_category rows sum to total_cents)."""
+        return self.net_cents
 
 
 @dataclass(frozen=True)

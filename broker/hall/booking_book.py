@@ -77,9 +77,10 @@ class PartyEntry:
     misses: int
     sms_ok: bool
     has_phone: bool
+    lapsed_table: str | None = None
 
     def rule(self) -> Party:
-        return Party(self.id, self.kind, self.size, self.joined_at, self.offered_table, self.passed_table)
+        return Party(self.id, self.kind, self.size, self.joined_at, self.offered_table, self.passed_table, self.lapsed_table)
 
 
 def booking_entry(row: Booking) -> BookingEntry:
@@ -116,6 +117,7 @@ def party_entry(row: WaitingParty) -> PartyEntry:
         row.misses,
         bool(row.sms_ok),
         bool(row.phone),
+        row.lapsed_table,
     )
 
 

@@ -137,7 +137,8 @@ class DayRow:
 
     @property
     def segments(self) -> list[tuple[rules.Cell, int]]:
-        """The row as the day view draws it: a free cell each, a booking or block as one cell as wide as it is."""
+        """The row as the day view draws it: a free cell each, a booking, block, game, offer or
+        time out of service as one cell as wide as it is."""
         out: list[tuple[rules.Cell, int]] = []
         for c in self.cells:
             if out and c.claim is not None and out[-1][0].claim == c.claim:
@@ -371,20 +372,28 @@ class BookingReads:
             return [BlockView(k.id, k.kind, k.label, k.start_at, k.end_at, tuple(k.tables), k.room) for k in rows]
 
     def day(self, day: date) -> DayView:
-        """The day view: the bookable tables by the hour of the day's opening period, and the lists."""
+        """The day view: the bookable tables by the hour of the day's opening period, and the lists.
+        A cell is offered ("+") only when the booking rule would take it: what holds a table is the
+        writer's own list (`Bookings.claims_during`: bookings, blocks, a game expected to run on, an
+        offer to a waiting party, a table out of service), its time the writer's own check (`takes_span`)."""
         venue = self._hub.venue
+        now = self._hub.clock()
         start, end = business_day_bounds(day, venue)
         periods = opening_periods(venue, start, end)
         period = next((Span(o, c) for o, c in periods if start <= o < end), None)
         bookings = self.bookings(start, end)
         blocks = self.blocks(start, end)
-        claims = [Claim(b.table, Span(b.start, b.end), "booking", b.id) for b in bookings if b.holds]
-        claims += [Claim(t, Span(k.start, k.end), "block", k.id) for k in blocks for t in k.tables]
         step = self.settings.step_min
         rows: tuple[DayRow, ...] = ()
         columns: tuple[datetime, ...] = ()
         if period is not None:
-            rows = tuple(DayRow(t, tuple(rules.grid(t.id, period, step, claims))) for t in venue.tables if rules.bookable(t))
+            with self._store.reader() as db:
+                claims = self._hub.bookings.claims_during(db, period, now)
+
+            def takes(span: Span) -> bool:
+                return self._hub.bookings.takes_span(span, now)
+
+            rows = tuple(DayRow(t, tuple(rules.grid(t.id, period, step, claims, takes))) for t in venue.tables if rules.bookable(t))
             columns = tuple(c.start for c in rows[0].cells) if rows else ()
         return DayView(day, period, columns, rows, tuple(bookings), tuple(blocks))
 

@@ -269,6 +269,15 @@ class Bookings:
             params["free"] = rules.names(free)
         raise BookingRefused(what, **params)
 
+    def takes_span(self, span: Span, now: datetime) -> bool:
+        """Whether a booking for `span` is taken as to its time (`_check_span`: not past, not too far
+        ahead, in the opening hours), whatever holds the table then: the day view's cells."""
+        try:
+            self._check_span(span, now)
+        except BookingRefused:
+            return False
+        return True
+
     def _check_span(self, span: Span, now: datetime) -> None:
         if rules.start_passed(span.start, now):  # refused rather than a no-show at once (the rule's docstring)
             raise BookingRefused(

@@ -51,6 +51,7 @@ from sqlalchemy.sql.dml import Insert, Update
 
 from broker.domain import alert_kinds
 from broker.domain.central_records import RecordRefused, check, payment_doc
+from broker.domain.refusals import MAX_DOC_CHARS, N_, Refusal, from_doc, plain, to_doc
 from broker.hall.commands import Command, command, handles
 from broker.hall.ports import HallState
 from broker.hall.till.takings import records_of
@@ -97,7 +98,7 @@ class OutboxDelivered(Command[int]):
 class OutboxRefused(Command[int]):
     """The centre refused these records as not what a hall sends ((seq, why) each): set them aside, kept and alerted; answers how many."""
 
-    refused: tuple[tuple[int, str], ...]
+    refused: tuple[tuple[int, Refusal], ...]
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,8 @@ class RefusedRecord:
     ref: str
     at: datetime
     refused_at: datetime
-    reason: str
+    reason: str  # in English (the log's words)
+    why: Refusal  # the same, as the page says it in its language
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -271,7 +273,7 @@ class Outbox:
             counter.pending_bytes += size
             row = OutboxRecord(seq=counter.last_seq, hall=self.hall_id, kind=kind, ref=ref, at=now, record=doc, size=size)
             if (why := _refusal(kind, doc)) is not None:  # the centre would refuse it: set aside now, the money taken all the same
-                row.refused_at, row.refused_reason = now, f"the hall's own check: {why}"
+                _set_aside(row, now, Refusal(N_("the hall's own check: %(why)s"), why=why))
                 log.error("record %s (%s) is not what the centre takes, set aside: %s", row.seq, ref, why)
                 self.h.alerts.raise_alert(db, alert_kinds.central_refused(row.seq, ref))
             db.add(row)
@@ -315,28 +317,41 @@ class Outbox:
             ).all()
             now = self.h.clock()
             for row in rows:
-                row.refused_at, row.refused_reason = now, why[row.seq][:2000]
+                _set_aside(row, now, why[row.seq])
                 log.error("the centre refused record %s (%s), set aside: %s", row.seq, row.ref, row.refused_reason)
                 self.h.alerts.raise_alert(db, alert_kinds.central_refused(row.seq, row.ref))
             return len(rows)
 
 
+def _set_aside(row: OutboxRecord, now: datetime, why: Refusal) -> None:
+    """Keep `row` aside with why: in English (the log's words) and as the page says it (refusals.to_doc)."""
+    row.refused_at, row.refused_reason = now, str(why)[:2000]
+    doc = to_doc(why)
+    row.refused_why = doc if len(json.dumps(doc)) <= MAX_DOC_CHARS else None
+
+
 def refused_records(db: Session, limit: int = 200) -> list[RefusedRecord]:
     """The records set aside, newest first."""
     rows = db.scalars(select(OutboxRecord).where(OutboxRecord.refused_at.is_not(None)).order_by(OutboxRecord.seq.desc()).limit(limit))
-    return [RefusedRecord(r.seq, r.kind, r.ref, r.at, r.refused_at, r.refused_reason or "") for r in rows if r.refused_at is not None]
+    return [
+        RefusedRecord(r.seq, r.kind, r.ref, r.at, r.refused_at, r.refused_reason or "", _why(r)) for r in rows if r.refused_at is not None
+    ]
 
 
-def _refusal(kind: str, doc: dict[str, Any]) -> str | None:
+def _why(row: OutboxRecord) -> Refusal:
+    return (from_doc(row.refused_why) if row.refused_why is not None else None) or plain(row.refused_reason or "")
+
+
+def _refusal(kind: str, doc: dict[str, Any]) -> Refusal | None:
     """Why the centre would refuse this record, or None. Never raises: the record's money is being
     committed, and a check that fails for a reason of its own must not take the till down with it."""
     try:
         check(kind, doc)
     except RecordRefused as e:
-        return str(e)
+        return e
     except Exception as e:
         log.exception("checking record %s failed", kind)
-        return f"the check failed: {type(e).__name__}"
+        return Refusal(N_("the check failed: %(error)s"), error=type(e).__name__)
     return None
 
 

@@ -15,7 +15,8 @@ database was restored from a backup), logged as an error at every try, since onl
 settle it and until then nothing more reaches the centre.
 
 A record the centre refuses as not what a hall sends (400: its `refused` list names each such
-record by seq; or 400/413 to a batch of that one record) is set aside (`OutboxRefused`, on the
+record by seq, and why: as a message id with its params where the centre says so, for the page to
+say in its language; or 400/413 to a batch of that one record) is set aside (`OutboxRefused`, on the
 writer: kept in the outbox, alerted at the hall, and so at the centre) and the rest is sent again
 at once: one bad record never holds up the ones after it. A 400 or 413 that names none of several
 records sends them one at a time until past them, so the one is found. Only the centre's own
@@ -33,6 +34,7 @@ from typing import Any
 import httpx
 from sqlalchemy import select
 
+from broker.domain.refusals import Refusal, from_doc, plain
 from broker.hall.outbox import CentralSettings, OutboxDelivered, OutboxRefused
 from broker.storage.engine import Store
 from broker.storage.models import OutboxRecord
@@ -55,7 +57,7 @@ class CentreRefused(Exception):
 class RecordsNotTaken(Exception):
     """The centre refused records as not what a hall sends: `refused` names them (seq → why), or is empty when it named none."""
 
-    def __init__(self, message: str, refused: dict[int, str]) -> None:
+    def __init__(self, message: str, refused: dict[int, Refusal]) -> None:
         super().__init__(message)
         self.refused = refused
 
@@ -72,12 +74,15 @@ def _refusal(r: httpx.Response, records: list[dict[str, Any]]) -> RecordsNotTake
     named = body.get("refused")
     if not isinstance(named, list):
         named = []
-    refused = {
-        item["seq"]: str(item.get("detail") or body["detail"]) for item in named if isinstance(item, dict) and item.get("seq") in seqs
-    }
+    refused = {item["seq"]: _why(item, body["detail"]) for item in named if isinstance(item, dict) and item.get("seq") in seqs}
     if not refused and len(records) == 1:
-        refused = {records[0]["seq"]: body["detail"]}
+        refused = {records[0]["seq"]: plain(body["detail"])}
     return RecordsNotTaken(f"{r.status_code} {body['detail'][:500]}", refused)
+
+
+def _why(item: dict[str, Any], detail: str) -> Refusal:
+    """Why the centre refused one record: its message id and params (a centre that sends them), else its English."""
+    return from_doc(item.get("why")) or plain(str(item.get("detail") or detail)[:2000])
 
 
 class OutboxSender:
@@ -140,7 +145,7 @@ class OutboxSender:
     def _set_aside(self, e: RecordsNotTaken, records: list[dict[str, Any]]) -> None:
         if e.refused:
             log.error("the centre refused %d record(s) as not what a hall sends, set aside: %s", len(e.refused), e)
-            self.set_aside += self._execute(OutboxRefused(refused=tuple(sorted(e.refused.items())), actor="system"))
+            self.set_aside += self._execute(OutboxRefused(refused=tuple(sorted(e.refused.items(), key=lambda r: r[0])), actor="system"))
         else:
             log.warning("the centre refused a batch without naming a record (%s): sending them one at a time", e)
             self._one_by_one_upto = records[-1]["seq"]

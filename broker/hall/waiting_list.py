@@ -2,8 +2,9 @@
 
 Its commands have their handlers here, run by the hub's writer. The watchdog's round (`round`)
 does what time does: an offer nobody took within the venue's minutes passes to the next party
-(the party that let it pass keeps its place, and leaves the list after the venue's number of
-missed offers); an offer whose table was taken meanwhile (a walk-in's game, a block, the table
+(the party that let it lapse keeps its place, is offered that table again when nobody else waits
+for it, and leaves the list after the venue's number of missed offers; a table staff said the party
+does not want, "Nechcú", is not offered to it again); an offer whose table was taken meanwhile (a walk-in's game, a block, the table
 out of service) is withdrawn, the party waiting again in its place (and `TakeOffer` checks it
 too, so nobody is seated on a table taken under the offer); an offer holds its table
 (`rules.offer_span`) like a booking, so no booking is taken over it;
@@ -241,7 +242,11 @@ class WaitingList:
         with self.h.store.session() as db:
             row = self._row(db, c.party, "offered")
             table = row.offered_table
-            row.state, row.passed_table = "waiting", table
+            row.state = "waiting"
+            if c.expired:  # nobody answered: offered again when no other party waits for it (rules.next_party)
+                row.lapsed_table = table
+            else:  # staff: they do not want it
+                row.passed_table = table
             row.offered_table = row.offered_at = row.offer_until = None
             if c.expired:
                 row.misses += 1
@@ -291,15 +296,16 @@ class WaitingList:
             elif not self._stands(p.offered_table, p.offered_at, now):
                 self._withdraw(p.id, now)
         offered = {p.offered_table for p in self.book.waiting() if p.offered_table}
-        free = [t for t in self.h.venue.tables if t.id not in offered and self._free_now(t.id, now)]
-        for p in self.book.waiting():
-            if p.offered_table is not None or not free:
+        waiting = [p.rule() for p in self.book.waiting() if p.offered_table is None]
+        for spec in self.h.venue.tables:  # each free table to the party the rule names (rules.next_party)
+            if not waiting:
+                break
+            if spec.id in offered or not self._free_now(spec.id, now):
                 continue
-            spec = next((t for t in free if rules.next_party([p.rule()], t) is not None), None)
-            if spec is None:
-                continue
-            free.remove(spec)
-            self._system(OfferTable(party=p.id, table=spec.id, actor="system"))
+            party = rules.next_party(waiting, spec)
+            if party is not None:
+                waiting.remove(party)
+                self._system(OfferTable(party=party.id, table=spec.id, actor="system"))
 
     def _system(self, cmd: Command[None]) -> None:
         """A command of the round's own; a refusal is logged and the round goes on with the rest."""

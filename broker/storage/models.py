@@ -704,7 +704,8 @@ class OutboxRecord(Base):
     # Set aside: the centre refused it (or the hall's own check did, broker.domain.central_records);
     # kept here for people to see, never sent again, never deleted by an acknowledgement.
     refused_at: Mapped[datetime | None]
-    refused_reason: Mapped[str | None] = mapped_column(Text)
+    refused_reason: Mapped[str | None] = mapped_column(Text)  # in English (the log's words)
+    refused_why: Mapped[dict[str, Any] | None]  # the same as a refusal (broker.domain.refusals.to_doc): the page says it in its language
 
 
 class OutboxCounter(Base):
@@ -737,7 +738,8 @@ class CentralHall(Base):
     # Records refused as not what a hall sends (broker.domain.central_records): how many, the last one's time and why.
     refused: Mapped[int] = mapped_column(BigInteger, default=0, server_default=text("0"))
     refused_at: Mapped[datetime | None]
-    refused_detail: Mapped[str | None] = mapped_column(Text)
+    refused_detail: Mapped[str | None] = mapped_column(Text)  # in English (the log's words)
+    refused_why: Mapped[dict[str, Any] | None]  # the first refused record and why (broker.domain.refusals.to_doc), for the page
     # The bridge's state as Mosquitto announces it (bridge notifications): None never heard.
     link_up: Mapped[bool | None] = mapped_column(Boolean)
     link_changed_at: Mapped[datetime | None]
@@ -960,7 +962,10 @@ class WaitingParty(Base):
     offered_table: Mapped[str | None] = mapped_column(String(32))
     offered_at: Mapped[datetime | None]
     offer_until: Mapped[datetime | None]
-    passed_table: Mapped[str | None] = mapped_column(String(32))
+    passed_table: Mapped[str | None] = mapped_column(String(32))  # the table staff said it does not want ("Nechcú")
+    lapsed_table: Mapped[str | None] = mapped_column(
+        String(32)
+    )  # the table whose offer lapsed unanswered (offered again when nobody else waits)
     misses: Mapped[int] = mapped_column(Integer, default=0)
     game_id: Mapped[int | None] = mapped_column(ForeignKey("sessions.id", ondelete="RESTRICT"))
     left_at: Mapped[datetime | None]

@@ -28,9 +28,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from broker.domain.dates import DateRefused, HallDates
 from broker.hall.facade import HubFacade
 from broker.hall.read_models import HallReads
+from dashboard.api.errors import value_refused
 
 _CALENDAR: ContextVar[Callable[[], HallDates] | None] = ContextVar("lavos_hall_dates", default=None)
-REFUSED = "date_refused"  # the validation error's type; its ctx["refusal"] is the DateRefused
 # How much of a date or time a page's form or query may hold: room for anything a person writes, so
 # that the parser, not a length check, says what is wrong with it.
 WRITTEN_MAX = 64
@@ -80,7 +80,7 @@ def _reader(read: Callable[[HallDates, str], Any], shown_as: Any) -> PlainValida
         try:
             return read(current(), value)
         except DateRefused as e:
-            raise PydanticCustomError(REFUSED, "{text}", {"text": str(e), "refusal": e}) from None
+            raise value_refused(e) from None
 
     return PlainValidator(validate, json_schema_input_type=shown_as)
 

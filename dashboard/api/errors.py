@@ -2,7 +2,9 @@
 
 `detail` is English unless the client's Accept-Language asks for Slovak, which gets the staff's
 wording from the catalogues (Content-Language says which); field validation stays English, but
-for a date or time the hall's parser refused (broker.domain.dates), which says it as a refusal does.
+for a value a hall's rule refused (`value_refused`: a date or time the hall's parser refused,
+broker.domain.dates; text with a control character, broker.domain.plain_text), which says it as a
+refusal does.
 
 The domain modules raise their own errors with messages written for staff; this maps each to
 an HTTP status once, so routes just call the hub and let the error through.
@@ -17,6 +19,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
+from pydantic_core import PydanticCustomError
 
 from broker.accounts.users import UserError
 from broker.domain.dates import DateRefused
@@ -59,6 +62,15 @@ RESPONSES = _documented(
 TOO_LARGE = _documented(e413="The request body is larger than the route accepts")
 
 
+VALUE_REFUSED = "value_refused"  # a validation error's type for a value a hall's rule refused: its ctx["refusal"]
+
+
+def value_refused(refusal: Refusal) -> PydanticCustomError:
+    """What a field's validator raises for a value one of the hall's rules refused: the 422 (and a
+    page's 400) says it in the client's language, as the hub's refusals are."""
+    return PydanticCustomError(VALUE_REFUSED, "{text}", {"text": str(refusal), "refusal": refusal})
+
+
 def _where(loc: tuple) -> str:
     # ("body", "table") → "table"; ("query", "day") → "query day"; the body is what people post.
     parts = [str(p) for p in loc if p != "body"] if loc and loc[0] == "body" else [str(p) for p in loc]
@@ -70,7 +82,7 @@ def _validation(request: Request, e: RequestValidationError) -> JSONResponse:
     for err in e.errors():
         msg = err.get("msg", "invalid")
         refused = (err.get("ctx") or {}).get("refusal")
-        if isinstance(refused, Refusal):  # a date the hall's parser refused (dashboard.api.dates): its words
+        if isinstance(refused, Refusal):  # a value a hall's rule refused (value_refused): its words
             msg = refusal_detail(request, refused)[0]
         if err.get("type") == "json_invalid":
             msg = f"the body is not valid JSON ({err.get('ctx', {}).get('error', 'parse error')})"

@@ -16,15 +16,17 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 from broker.domain.euros import MAX_AMOUNT_CENTS
 from broker.domain.membership import FIRST_YEAR, LAST_YEAR, MEMBER_KINDS
 from broker.domain.plain_text import unprintable
+from broker.domain.refusals import Refusal
 from dashboard.api.deps import MAX_ID
+from dashboard.api.errors import value_refused
 
 MAX_MINUTES = 24 * 60
 
 
 def _printable(value: str) -> str:
     problem = unprintable(value)
-    if problem is not None:
-        raise ValueError(problem)
+    if problem is not None:  # in the client's language, as a date's refusal (dashboard.api.errors)
+        raise value_refused(Refusal(problem))
     return value
 
 

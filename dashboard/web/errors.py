@@ -151,10 +151,16 @@ def _validation(request: Request, e: RequestValidationError) -> Response:
 
 
 def _unprintable(request: Request, e: UnprintableInput) -> Response:
+    """Where the control character is, as a person knows it: a form field by its label; the page's
+    address (its path, or a query parameter that is no field of a form people fill in); a form's
+    field that has no label (a hidden one). Never the parameter's name in the code."""
     token = i18n.use_lang(i18n.lang_of(request))
     try:
-        label = gettext(_FIELDS[e.field]) if e.field in _FIELDS else e.field
-        detail = f"{label}: {gettext(e.problem)}"
+        if e.where != "path" and e.field in _FIELDS:
+            detail = f"{gettext(_FIELDS[e.field])}: {gettext(e.problem)}"
+        else:
+            whole = N_("The address %(problem)s") if e.where in ("path", "query") else N_("A field of the form %(problem)s")
+            detail = gettext(whole) % {"problem": gettext(e.problem)}
     finally:
         i18n.reset_lang(token)
     return error_page(request, 400, N_("Some of what was sent is not valid. Go back and correct it."), [detail])

@@ -80,7 +80,7 @@ def refusal_text(error: object, lang: str | None = None) -> str:
     """A refusal (broker.domain.refusals.Refusal) in `lang` (default: the rendering language).
 
     The msgid is looked up in the catalogue and its named params filled in, a venue name
-    (refusals.Name) in this language; anything else, or a msgid the catalogue lacks, reads as
+    (refusals.Name) and a refusal inside it in this language; anything else, or a msgid the catalogue lacks, reads as
     str(error), the English text.
     """
     msgid, params = getattr(error, "msgid", None), getattr(error, "params", None)
@@ -97,6 +97,8 @@ def refusal_text(error: object, lang: str | None = None) -> str:
 
 
 def _local_name(value: object, lang: str) -> object:
+    if isinstance(getattr(value, "msgid", None), str) and isinstance(getattr(value, "params", None), dict):
+        return refusal_text(value, lang)  # a reason inside a longer refusal: in the same language
     if hasattr(value, "name_en") and hasattr(value, "name"):
         return value.name if lang == "sk" else (value.name_en or value.name)
     return value

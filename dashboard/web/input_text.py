@@ -18,28 +18,30 @@ _FORMS = ("application/x-www-form-urlencoded", "multipart/form-data")
 
 
 class UnprintableInput(Exception):
-    """A field of the request holds a control character; `field` names it, `problem` (a msgid) says what."""
+    """A part of the request holds a control character: `where` it is ("path", "query" or "form"),
+    `field` the name it came under ("?" when the name itself holds it), `problem` (a msgid) says what."""
 
-    def __init__(self, field: str, problem: str) -> None:
-        super().__init__(f"{field}: {problem}")
+    def __init__(self, where: str, field: str, problem: str) -> None:
+        super().__init__(f"{where} {field}: {problem}")
+        self.where = where
         self.field = field
         self.problem = problem
 
 
-def _check(pairs: list[tuple[str, object]]) -> None:
+def _check(where: str, pairs: list[tuple[str, object]]) -> None:
     for name, value in pairs:
         for text in (name, value):
             if isinstance(text, str) and (problem := unprintable(text)) is not None:
-                raise UnprintableInput(name if text is value else "?", problem)
+                raise UnprintableInput(where, name if text is value else "?", problem)
 
 
 async def printable_input(request: Request) -> None:
     """FastAPI dependency of every page: UnprintableInput (a 400 page) for a control character anywhere."""
-    _check(list(request.path_params.items()))
-    _check(list(request.query_params.multi_items()))
+    _check("path", list(request.path_params.items()))
+    _check("query", list(request.query_params.multi_items()))
     if request.method != "GET" and request.headers.get("content-type", "").startswith(_FORMS):
         try:
             form = await request.form()  # Starlette caches it: the route's Form() fields read this same parse
         except Exception:  # noqa: BLE001 - not a form after all: the route refuses it as it always has
             return
-        _check(list(form.multi_items()))
+        _check("form", list(form.multi_items()))

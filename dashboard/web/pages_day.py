@@ -261,7 +261,7 @@ def export_rows(request: Request, reads: HallReads, z: ZReport) -> list[list[Any
     for s in z.by_staff:
         add(t(N_("By staff")), s.staff, s.net_cents, count=s.count)
     for cat in z.by_category:
-        add(t(N_("By category")), _category(request, cat.category), cat.net_cents)
+        add(t(N_("By category")), _category(request, cat.category), cat.gross_cents)
     for rate in z.by_vat:
         add(t(N_("By VAT rate")), f"{rate.vat_percent} %", rate.gross_cents, base=_eur(rate.net_cents), vat=_eur(rate.vat_cents))
     add(t(N_("Total")), t(N_("Table time")), z.table_time_cents)

@@ -70,7 +70,7 @@ def _page(request: Request, reads: HallReads, user: Staff, tab: TabView, status:
         "tab.html",
         {
             "tab": tab,
-            **product_grid(reads),
+            **product_grid(reads, tab),
             "merge_candidates": others,
             "quick": quick_pay(tab.id, tab.owed_cents, cash_cents=in_cash) if payable else None,
             "methods": reads.venue.till.payment_methods,

@@ -16,7 +16,7 @@ from broker.hall.facade import HubFacade, ServiceError
 from broker.hall.read_models import HallReads
 from broker.hall.waiting_list import DeclineOffer, JoinWaitingList, LeaveWaitingList, OfferTable, TakeOffer
 from dashboard.api.deps import MAX_ID, Hub, IdPath, Reads
-from dashboard.web.auth import page_can
+from dashboard.web.auth import came_from, page_can
 from dashboard.web.csrf import verify_csrf
 from dashboard.web.i18n import N_, gettext
 from dashboard.web.pages_bookings import act, safe_next
@@ -42,10 +42,17 @@ def waiting_page(request: Request, reads: Reads, user: Annotated[Staff, Depends(
     return render(request, "waiting.html", _context(reads))
 
 
+# The pages the waiting panel is part of: its forms go back there, where their message is said.
+PANEL_PAGES = ("/", "/waiting")
+
+
 @router.get("/waiting/panel")
 def waiting_panel(request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("bookings.read"))]) -> Response:
-    """The floor's region: the waiting parties and the offers (empty when nobody waits)."""
-    return render(request, "_waiting_panel.html", _context(reads))
+    """The floor's region: the waiting parties and the offers (empty when nobody waits). Fetched
+    by the page it is part of (app.js, data-src), whose path the Referer gives: its forms go back
+    to that page, never to this fragment (which shows no message: a refused "Berú" was silent)."""
+    page = came_from(request) or "/"
+    return render(request, "_waiting_panel.html", {**_context(reads), "back": page if page in PANEL_PAGES else "/"})
 
 
 @router.get("/waiting/link")

@@ -11,7 +11,7 @@ from broker.domain.euros import PRODUCT_CATEGORIES
 from broker.domain.payment_rules import PARTIAL
 from broker.domain.revenue import UNASSIGNED
 from broker.hall.read_models import HallReads
-from broker.hall.till.tab_views import ProductView
+from broker.hall.till.tab_views import ProductView, TabView
 from dashboard.web.i18n import N_, gettext
 
 CATEGORY_WORDS = {
@@ -55,9 +55,11 @@ def most_sold(products: list[ProductView]) -> list[ProductView]:
     return sorted(active, key=lambda p: (-p.sold, order.get(p.category, len(order)), p.name.casefold()))
 
 
-def product_grid(reads: HallReads) -> dict[str, Any]:
-    """What templates/_product_buttons.html needs besides the tab."""
-    return {"products": most_sold(reads.products(active_only=True)), "products_shown": PRODUCTS_SHOWN, "form_key": new_form_key}
+def product_grid(reads: HallReads, tab: TabView) -> dict[str, Any]:
+    """What templates/_product_buttons.html needs besides the tab: the products `tab` takes (a
+    tournament fee's tab the fees alone, a deposit's the deposit: TabView.takes, the rule that refuses the rest)."""
+    products = [p for p in most_sold(reads.products(active_only=True)) if tab.takes(p.category)]
+    return {"products": products, "products_shown": PRODUCTS_SHOWN, "form_key": new_form_key}
 
 
 def tabs_panel(reads: HallReads, table_id: str) -> dict[str, Any]:
@@ -71,5 +73,5 @@ def tabs_panel(reads: HallReads, table_id: str) -> dict[str, Any]:
     return {
         "game_tab": tab,
         "unpaid_tab": unpaid,
-        **(product_grid(reads) if tab_id is not None else {"products": [], "products_shown": PRODUCTS_SHOWN, "form_key": new_form_key}),
+        **(product_grid(reads, tab) if tab is not None else {"products": [], "products_shown": PRODUCTS_SHOWN, "form_key": new_form_key}),
     }

@@ -183,6 +183,7 @@ def make_env() -> Environment:
         number=i18n.number,
         local=_local,
         tariff=_tariff,
+        refusal=i18n.refusal_text,  # a kept refusal (broker.domain.refusals) in the page's language
     )
     return env
 

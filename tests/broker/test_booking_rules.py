@@ -232,6 +232,10 @@ def test_a_free_table_goes_to_the_first_fitting_party_in_the_order_they_came():
     assert b.next_party([party(2, "pool", 2, offered_table="pool-01"), parties[3]], spec) == parties[3]
     assert b.next_party([party(2, "pool", passed_table="pool-09")], spec) is None
     assert b.next_party([party(2, "pool", passed_table="pool-09")], LAVOS.table("pool-01")) is not None
+    # An offer of it that lapsed (nobody answered): the others first, then the same party again.
+    lapsed = party(1, "pool", 0, lapsed_table="pool-09")
+    assert b.next_party([lapsed, party(2, "pool", 1)], spec) == party(2, "pool", 1)
+    assert b.next_party([lapsed, party(2, "pool", 1, passed_table="pool-09")], spec) == lapsed
 
 
 def test_the_estimated_wait_comes_from_the_running_and_prepaid_games():

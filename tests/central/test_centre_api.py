@@ -8,6 +8,7 @@ import asyncio
 import base64
 import json
 import random
+import re
 from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
@@ -20,11 +21,13 @@ from broker.central.service import Central
 from broker.domain.central_records import FIRST_YEAR, LAST_YEAR, MAX_KEY, payment_doc
 from broker.domain.euros import MAX_AMOUNT_CENTS
 from broker.domain.receipt import ReceiptLine
+from broker.domain.refusals import from_doc
 from broker.domain.venue_layout import VENUE_TOPIC, venue_layout
 from broker.domain.zreport import DayOpening, Method, PaymentRecord, payment_from_json, payment_to_json, to_json, z_report
 from broker.storage.engine import open_store
 from broker.storage.models import CentralHall, CentralRecord
 from dashboard.web.central.app import FULL_FLOORS_UPTO, MAX_BODY, build_central_app, today
+from dashboard.web.i18n import refusal_text
 from tests.support.centre import hall_venue
 from tests.support.sqlite_template import CHEAP
 
@@ -409,6 +412,27 @@ def test_a_payment_is_kept_once_by_what_it_is_not_by_its_seq(centre):
     with central.store.reader() as db:
         hall = db.get(CentralHall, "a")
         assert (hall.refused, hall.last_seq, hall.received) == (2, 5, 5)  # each refusal counted, none held
+
+
+def test_a_payment_held_with_other_content_is_refused_naming_what_differs_in_the_reader_s_language(centre):
+    """Issue 29's independent check: the same payment id with only another method or day said
+    "(10,00 € held, 10,00 € sent)", in English on the Slovak pages of both ends. Now each field
+    that differs is named, held → sent, and the answer carries the reason as a message id with its
+    params (`why`), which the hall's page says in Slovak."""
+    client, tokens, _ = centre
+    later = DAY + timedelta(days=1)
+    assert _post(client, tokens["a"], "a", [_rec(1, "payment", _payment(777, 1000))])[0] == 200
+    status, body = _post(client, tokens["a"], "a", [_rec(2, "payment", _payment(777, 1000, method="card"))])
+    (refused,) = body["refused"]
+    assert status == 400 and "method cash → card" in refused["detail"] and "10,00\xa0€ held" not in refused["detail"], refused
+    said = refusal_text(from_doc(refused["why"]), "sk")
+    assert said.startswith("platba č. 777 je uložená s iným obsahom (čo sa líši, uložené → poslané: method cash → card, "), said
+    assert "storno" in said and not re.search(r"\b(held|sent|payment|what|taken|changed)\b", said), said
+    detail = _post(client, tokens["a"], "a", [_rec(2, "payment", _payment(777, 1000, day=later))])[1]["refused"][0]["detail"]
+    assert f"business_day {DAY.isoformat()} → {later.isoformat()}" in detail, detail
+    # A record that is not a payment's shape: pydantic's English is not what a page says.
+    refused = _post(client, tokens["a"], "a", [_rec(2, "payment", {"id": 778})])[1]["refused"][0]
+    assert refused["detail"] == "payment: method: missing" and refusal_text(from_doc(refused["why"]), "sk") == "platba: method: chýba"
 
 
 def test_an_amount_the_hall_would_never_take_is_refused(centre):

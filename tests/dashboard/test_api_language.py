@@ -50,6 +50,21 @@ def test_a_second_start_is_refused_in_slovak_with_the_tables_name_and_starts_not
     assert len([s for s in running.json() if s["table"] == "pool-01"]) == 1
 
 
+def test_a_control_character_is_refused_in_the_asked_language_as_a_date_is(client):
+    """Issue 29's independent check: a date's refusal came in Slovak, a control character's as
+    pydantic's "Value error, contains a control character": the same rule's words (broker.domain.plain_text)
+    now, in the asked language, naming the field; nothing is opened."""
+    before = len(client.get("/api/tabs").json())
+    sk = client.post("/api/tabs", json={"label": "Bar\u0000x"}, headers={"Accept-Language": "sk"})
+    assert sk.status_code == 422 and sk.json()["detail"] == "label: obsahuje riadiaci znak", sk.text
+    assert sk.json()["errors"] == [{"field": "label", "message": "obsahuje riadiaci znak"}]
+    date = client.get("/api/availability", params={"kind": "pool", "from": "0001-01-01"}, headers={"Accept-Language": "sk"})
+    assert date.status_code == 422 and date.json()["detail"].startswith("query.from: 0001-01-01 je mimo dátumov"), date.text
+    en = client.post("/api/tabs", json={"label": "Bar\u001bx"})
+    assert en.status_code == 422 and en.json()["detail"] == "label: contains a control character", en.text
+    assert len(client.get("/api/tabs").json()) == before
+
+
 def test_the_api_alone_answers_in_english(service):
     add_users(service, {STAFF: "staff"}, PASSWORD, CHEAP)
     with TestClient(bound_app(service, pages=False), headers=basic(STAFF, PASSWORD)) as c:  # no pages, no catalogues

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import httpx
@@ -16,8 +17,11 @@ import pytest
 from fastapi.testclient import TestClient
 
 from broker.hall.bookings import BookTable, CancelBooking, MarkNoShow
+from broker.hall.errors import ServiceError
 from broker.hall.games import StartGame, StopGame
 from broker.hall.hub import Hub
+from broker.hall.table_service import SetOutOfService
+from broker.hall.waiting_list import JoinWaitingList, OfferTable
 from tests.dashboard.conftest import sqlite_only
 from tests.support.sqlite_template import CHEAP
 from tests.support.till_days import FakeClock, day_hub, local
@@ -173,6 +177,41 @@ def test_the_day_view_shows_the_grid_the_phones_and_prisli_starts_the_game(site)
 
 
 @sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
+def test_the_day_grid_offers_a_slot_exactly_when_a_booking_of_it_is_taken(site):
+    """Issue 29's independent check: at 19:57, with a game on Pool 1 since 19:57, the grid offered
+    "+" at 20:00 and 20:30 (a booking there: 409 "Pool 1 is being played until about 20:57"), and
+    at every half hour since 16:00. Each cell of the grid against the rule itself, on a table with
+    a game, one out of service, one offered to a waiting party and a free one: "+" exactly where a
+    booking of that half hour is taken."""
+    site.at(19, 57)
+    site.hub.execute(StartGame(table="pool-01", actor="jana"))
+    site.hub.execute(SetOutOfService(table="pool-03", out=True, reason="nové súkno", actor="boss"))
+    party = site.hub.execute(JoinWaitingList(name="Kováč", party_size=3, kind="carom", actor="jana"))
+    site.hub.execute(OfferTable(party=party, table="carom-01", actor="jana"))
+    page = site.staff.get("/bookings").text
+    offered = set(re.findall(r'data-slot="([\w-]+) (\d\d:\d\d)"', page))
+    wrong = []
+    for table in ("pool-01", "pool-02", "pool-03", "carom-01"):
+        for minutes in range(16 * 60, 24 * 60, 30):
+            start = local(2026, 12, 4, 16) + timedelta(minutes=minutes - 16 * 60)
+            try:
+                booking = site.hub.execute(
+                    BookTable(table=table, start=start, end=start + timedelta(minutes=30), party_size=2, name="Skúška", actor="jana")
+                )
+            except ServiceError:
+                taken = False
+            else:
+                taken = True
+                site.hub.execute(CancelBooking(booking=booking, reason="skúška", actor="jana"))
+            if ((table, f"{minutes // 60:02d}:{minutes % 60:02d}") in offered) != taken:
+                wrong.append((table, minutes // 60, minutes % 60, taken))
+    assert not wrong, f"the grid and the booking rule disagree (table, h, min, taken): {wrong}"
+    assert ("pool-01", "20:30") not in offered and ("pool-01", "21:00") in offered and ("pool-02", "19:30") not in offered
+    said = _text(page)
+    assert "Hrá sa" in said and "Mimo prevádzky" in said and "Ponúknutý čakajúcim" in said
+
+
+@sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
 def test_blocks_are_the_managers_and_list_the_guests_to_call(site):
     site.hub.execute(
         BookTable(
@@ -221,6 +260,33 @@ def test_the_waiting_list_on_the_floor_and_an_offer_taken(site):
     assert r.status_code == 303 and r.headers["location"] == "/tables/pool-04"
     assert site.hub.open_game("pool-04") is not None
     assert site.staff.get("/waiting/link").text.strip() == "" and 'id="nav-waiting"' not in site.staff.get("/bills").text
+
+
+@sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
+def test_a_stale_beru_on_the_floor_says_why_on_the_floor(site):
+    """Issue 29's independent check: "Berú" on an offer withdrawn meanwhile answered 303 with no
+    message. The floor redraws its waiting panel live from /waiting/panel, whose forms went back to
+    that fragment (no page, so no message); they go back to the page the panel is part of, which
+    says the refusal in Slovak."""
+    for n in range(1, 9):
+        site.hub.execute(StartGame(table=f"pool-0{n}", actor="jana"))
+    site.staff.post("/waiting", {"name": "Kováč", "party_size": "2", "kind": "pool9", "next": "/"})
+    game = site.hub.open_game("pool-04")
+    assert game is not None
+    site.hub.execute(StopGame(game=game.id, actor="jana"))
+    site.hub.watchdog.tick()  # Pool 4 offered to Kováč; the floor's panel is redrawn (app.js fetches it from the floor)
+    party = ""
+    for page in ("/", "/waiting"):
+        panel = site.staff.get("/waiting/panel", headers={"Referer": f"http://testserver{page}"}).text
+        form = re.search(r'action="/waiting/(\d+)/take"[^>]*>.*?name="next" value="([^"]*)"', panel, re.S)
+        assert form and form.group(2) == page, (page, form)
+        party = form.group(1)
+    site.hub.execute(SetOutOfService(table="pool-04", out=True, reason="rozliaty nápoj", actor="boss"))  # meanwhile, on another tablet
+    r = site.staff.post(f"/waiting/{party}/take", {"next": "/"})
+    assert r.status_code == 303 and r.headers["location"] == "/"
+    said = _text(site.staff.get("/").text)
+    assert "Nedá sa vykonať: Pool 4 medzitým obsadili; ponuka sa ruší a Kováč čaká ďalej" in said, said[:600]
+    assert site.hub.open_game("pool-04") is None
 
 
 def test_the_api_lists_bookings_with_phones_books_and_says_when_tables_are_free(site):

@@ -33,6 +33,25 @@ def test_a_nul_typed_into_a_walk_in_tabs_name_is_refused_and_nothing_is_stored(p
     assert _tabs(pages) == [*before, "Bar A B"]
 
 
+def test_a_control_character_in_the_address_or_a_hidden_field_is_said_in_slovak_without_a_code_name(pages):
+    """Issue 29's independent check: `GET /tables/pool-01%00` said "table_id: obsahuje riadiaci znak",
+    the route's parameter name on a Slovak page. The address is the address; a field of a form
+    that has no label (a hidden one) is the form's field; a field people fill in keeps its label."""
+    for path in ("/tables/pool-01%00", "/tables/pool-01?next=%1B"):
+        r = pages.staff.get(path)
+        assert r.status_code == 400 and _details(r.text) == ["Adresa obsahuje riadiaci znak"], path
+    r = pages.post("/tabs", {"label": "Bar", "next": "/\x00"}, client=pages.staff)
+    assert r.status_code == 400 and _details(r.text) == ["Pole formulára obsahuje riadiaci znak"]
+    r = pages.manager.get("/members?q=a%00b")
+    assert r.status_code == 400 and _details(r.text) == ["Hľadať: obsahuje riadiaci znak"]
+
+
+def _details(html: str) -> list[str]:
+    """What the error page lists as wrong."""
+    box = html.split('class="error-box"')[1].split("</ul>")[0]
+    return [" ".join(re.sub(r"<[^>]+>", "", li).split()) for li in box.split("<li>")[1:]]
+
+
 def _concrete(path: str) -> str:
     return re.sub(r"\{[^}]+\}", "1", path)
 

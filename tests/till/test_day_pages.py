@@ -128,3 +128,21 @@ def test_the_api_opens_and_closes_once(hall, clock):
         assert again.status_code == 409 and "already closed" in again.json()["detail"]
         assert api.get("/api/days/2026-12-01", headers=auth).json() == z  # the last closed day: staff may read it now
         assert api.get("/api/days", headers=auth).status_code == 403  # the list of days is the manager's
+
+
+@sqlite_only
+def test_the_z_reports_categories_say_their_amount_with_vat_as_gross_cents_and_net_cents_is_deprecated(hall, clock):
+    """Issue 29's independent check: the Z report's `by_category` rows carry `net_cents`, whose
+    amounts include VAT (they sum to the takings; the VAT base is by rate). The right name,
+    `gross_cents`, is there now; `net_cents` stays, the same amount, marked deprecated in the API's
+    document (README, "The HTTP API")."""
+    hall.execute(OpenDay(float_cents=0, actor="jana"))
+    pay(hall, walk_in(hall), 1190, lines=[line("Pivo", 1190, vat=19)])  # 10,00 € + 1,90 € VAT
+    with TestClient(bound_app(hall, pages=False)) as api:
+        boss = {"Authorization": f"Bearer {on_writer(hall, lambda db: issue_token(db, 'boss', 'tests', actor='test'))}"}
+        z = api.get("/api/days/current", headers=boss).json()["report"]
+        assert z["by_category"] == [{"category": "drinks", "net_cents": 1190, "gross_cents": 1190}]
+        assert z["by_vat"][0]["net_cents"] == 1000 and z["total_cents"] == sum(c["gross_cents"] for c in z["by_category"])
+        schema = api.get("/openapi.json").json()["components"]["schemas"]["CategoryTotal"]
+    assert schema["properties"]["net_cents"]["deprecated"] is True and "gross_cents" in schema["required"]
+    assert "VAT included" in schema["properties"]["gross_cents"]["description"]

@@ -5,11 +5,15 @@ typed kept, a walk-in tab, merge, split, the product list, the unpaid list and t
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 from sqlalchemy import select
 
+from broker.hall.bookings import BookTable
 from broker.hall.games import StartGame, StopGame
-from broker.storage.models import Product, Tab, TabItem
+from broker.hall.till.tabs import OpenWalkInTab
+from broker.hall.tournaments import AddEntrant, CreateTournament
+from broker.storage.models import Booking, Product, Tab, TabItem
 from tests.dashboard.conftest import sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 from tests.support.matching import found
@@ -159,3 +163,34 @@ def test_split_by_items_on_the_page_and_a_form_for_another_tabs_lines_is_refused
         split = db.get(Tab, tab).split
     assert split["mode"] == "items" and [p["keys"] for p in split["parts"]] == [keys[:1], keys[1:]]
     assert "Rozdelenie zrušené" in _staff_follow(pages, pages.post(f"/tabs/{tab}/split/cancel", {}, client=pages.staff))
+
+
+def test_a_fee_tab_and_a_deposit_tab_offer_only_what_they_hold_and_no_merge(pages):
+    """Issue 29's independent check: a tournament fee tab's page offered the whole product list,
+    each a one-tap button refused (409) when tapped. A tab for one thing (`Tab.holds`) offers what
+    the till's rule lets on it (the entry fees; nothing on a deposit's tab), and no merge (it is
+    merged with no tab, either way: nor is it offered on another tab's merge)."""
+    hub = pages.service
+    tid = hub.execute(CreateTournament(name="Lavosliga", starts_at=pages.clock(), tables=("pool-09",), actor="boss"))
+    fee = hub.execute(AddEntrant(tournament=tid, name="Kováč", check_in=True, actor="jana"))
+    with hub.store.reader() as db:
+        fee_tab = db.scalars(select(Tab.id).where(Tab.holds == "tournament_entry")).one()
+        fees = {p.id for p in db.scalars(select(Product).where(Product.category == "tournament_entry", Product.active))}
+        everything = {p.id for p in db.scalars(select(Product).where(Product.active))}
+    assert fee and fees and everything - fees
+    html = pages.page(f"/tabs/{fee_tab}", client=pages.staff)
+    assert {int(p) for p in re.findall(r'data-product="(\d+)"', html)} == fees
+    assert 'id="tab-merge"' not in html
+    start = pages.clock() + timedelta(hours=3)
+    booking = hub.execute(
+        BookTable(
+            table="pool-10", start=start, end=start + timedelta(hours=2), party_size=2, name="Opatrný", deposit_cents=1000, actor="jana"
+        )
+    )
+    with hub.store.reader() as db:
+        deposit = db.scalars(select(Booking.deposit_tab_id).where(Booking.id == booking)).one()
+    html = pages.page(f"/tabs/{deposit}", client=pages.staff)
+    assert 'id="tab-add"' not in html and "data-product=" not in html and 'id="tab-merge"' not in html
+    bar = hub.execute(OpenWalkInTab(label="Bar", actor="jana"))
+    merge = pages.page(f"/tabs/{bar}", client=pages.staff).split('id="tab-merge"')[1].split("</section>")[0]
+    assert f'value="{fee_tab}"' not in merge and f'value="{deposit}"' not in merge

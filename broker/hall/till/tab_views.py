@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session as Db
 from broker.domain.json_shape import HIDDEN, derived, every_field_sent, json_name
 from broker.domain.money import MoneyLine, TabBill, TabStatus, VatRow
 from broker.hall.ports import HallState
-from broker.hall.till.tabs import bill_of_tab, game_lines, merged_tabs, name_of
+from broker.hall.till.tabs import bill_of_tab, game_lines, merged_tabs, merges, name_of, takes
 from broker.storage.models import Game, Payment, Product, Tab, TabItem
 
 MAX_LISTED = 200  # unpaid tabs on the bills page: more than that is a hall that never settles
@@ -131,7 +131,20 @@ class TabView:
     sources: tuple[TabSource, ...]
     game_running: bool
     payments: Annotated[int, HIDDEN]  # how many payment rows (reversals included)
+    holds: Annotated[
+        str | None,
+        Field(description="The product category this tab holds only (a tournament entry fee's, a booking deposit's); null: anything"),
+    ] = None
     item_id: Annotated[int | None, Field(description="POST .../items: the item made (or found again by its request_id)")] = None
+
+    def takes(self, category: str) -> bool:
+        """Whether a product of `category` may go on this tab (broker.hall.till.tabs.takes)."""
+        return takes(self.holds, category)
+
+    @property
+    def merges(self) -> bool:
+        """Whether this tab is merged with others (broker.hall.till.tabs.merges)."""
+        return merges(self.holds)
 
     @derived
     def status(self) -> TabStatus:
@@ -299,6 +312,7 @@ def tab_view(db: Db, hall: HallState, tab: Tab, now: datetime) -> TabView:
         sources=tuple(sources),
         game_running=running,
         payments=count,
+        holds=tab.holds,
     )
 
 
@@ -369,7 +383,7 @@ def mergeable_tabs(db: Db, hall: HallState, now: datetime) -> list[UnpaidTab]:
         .limit(MAX_LISTED)
     ).all()
     # JSON: a cancelled split is stored as JSON null, not NULL, so it is looked at here.
-    return [_listed(db, hall, tab, now) for tab in rows if not tab.split]
+    return [_listed(db, hall, tab, now) for tab in rows if not tab.split and merges(tab.holds)]
 
 
 def shared_tabs(db: Db, hall: HallState) -> dict[int, SharedTab]:

@@ -72,6 +72,18 @@ HOLDS = {
 }
 
 
+def takes(holds: str | None, category: str) -> bool:
+    """Whether a tab that holds `holds` only (None: anything) takes a product of `category`: the
+    rule AddTabItem refuses by, and the pages offer by (a fee tab's page offers the fees alone)."""
+    return holds is None or category == holds
+
+
+def merges(holds: str | None) -> bool:
+    """Whether a tab that holds `holds` only is merged with others (either way): only a tab for
+    anything is (its payments would pay for the other's lines, or the other's for its own)."""
+    return holds is None
+
+
 class TabRefused(Refusal):
     """A tab or product change refused; nothing was changed. The facade turns it into the hub's ServiceError."""
 
@@ -391,7 +403,7 @@ class Tabs:
                 raise TabMissing(N_("There is no such product."))
             if not p.active:
                 raise TabRefused(N_("%(product)s is no longer sold (the manager switched it off)."), product=p.name)
-            if tab.holds is not None and p.category != tab.holds:
+            if not takes(tab.holds, p.category):
                 raise TabRefused(
                     N_("%(tab)s holds %(what)s only: what is paid on it is counted apart from the bar. Put %(product)s on another tab."),
                     tab=self._name(db, tab),
@@ -477,8 +489,8 @@ class Tabs:
             a, b = self._tab(db, into_id), self._tab(db, from_id)
             if a.id == b.id:
                 raise TabRefused(N_("A tab cannot be merged into itself."))
-            for t in (a, b):  # either way: its payments would pay for the other's lines, or the other's for its own
-                if t.holds is not None:
+            for t in (a, b):
+                if not merges(t.holds):
                     raise TabRefused(
                         N_("%(tab)s holds %(what)s only and is paid on its own: it is merged with no other tab."),
                         tab=self._name(db, t),

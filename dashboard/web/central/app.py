@@ -3,7 +3,8 @@
 - `POST /api/central/records`: a hall's sender delivers a batch (broker.central.records) with the
   hall's own bearer credential; 401 for no hall's, 403 for another hall's records, 400 for a
   malformed batch (nothing applied; `refused` names each record that is not what a hall sends, by
-  seq, so the hall sets those aside and sends the rest), 409 for a seq the centre holds with another
+  seq, with why: `detail` in English and `why` as a message id and its params, which the hall's page
+  says in its language; the hall sets those aside and sends the rest), 409 for a seq the centre holds with another
   record, 413 past MAX_BODY (counted as it streams: a chunked body is cut there, never read whole).
   The answer `{"acked": N}` lets the hall delete up to N.
 - `GET /api/central/halls` (each hall with its month's takings), `/api/central/takings?month=2026-12`
@@ -45,6 +46,7 @@ from starlette.middleware.sessions import SessionMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from broker.central.service import Busy, Central, CentralConflict, CentralDenied, CentralError, RecordsRefused, Throttled, Viewer
+from broker.domain.refusals import Refusal, to_doc
 from dashboard.api.auth import auth_refusal, client_address
 from dashboard.api.headers import SecurityHeaders
 from dashboard.api.limits import KIB, Cap
@@ -164,6 +166,8 @@ def _plain(obj: Any) -> Any:
         return {k: _plain(v) for k, v in obj.items()}
     if isinstance(obj, date):
         return obj.isoformat()
+    if isinstance(obj, Refusal):
+        return str(obj)  # in English, as the API's every refusal
     return obj
 
 
@@ -247,7 +251,8 @@ async def records(request: Request) -> Response:
     except CentralConflict as e:
         return JSONResponse({"detail": str(e), "centre_last_seq": e.last_seq}, status_code=409)
     except RecordsRefused as e:
-        refused = [{"seq": seq, "detail": why} for seq, why in e.refused]
+        # `why`: the same as a document (broker.domain.refusals.to_doc), so the hall's page says it in its language
+        refused = [{"seq": seq, "detail": str(why), "why": to_doc(why)} for seq, why in e.refused]
         return JSONResponse({"detail": str(e), "refused": refused}, status_code=400)
     except CentralError as e:
         return JSONResponse({"detail": str(e)}, status_code=400)

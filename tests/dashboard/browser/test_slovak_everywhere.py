@@ -19,10 +19,14 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from broker.domain.central_records import RecordRefused, check
+from broker.hall.outbox import OutboxRefused
+from broker.storage.models import OutboxRecord
 from tests.dashboard.browser.conftest import PHONE, TABLET
 from tests.dashboard.browser.hall import drop_balls, goal
 from tests.dashboard.browser.web import log_in
 from tests.dashboard.conftest import MANAGER, PASSWORD, STAFF
+from tests.support.hub import on_writer
 from tests.support.waiting import wait_until
 
 NODE_TABLES = ("pool-01", "foos-01")  # alerts to read: balls potted with no game; foosball with nobody checked in
@@ -297,6 +301,7 @@ def hall(lavos, nodes):
         api("POST", f"/api/tournaments/{cup}/entrants", STAFF, status=201, json={"name": player, "check_in": True})
     api("POST", f"/api/tournaments/{cup}/draw", STAFF)
     tv = api("POST", f"/api/tournaments/{cup}/tv-link", STAFF, status=201)["path"]
+    set_aside(lavos.hub)
     return {
         "cup": cup,
         "tv": tv,
@@ -310,6 +315,19 @@ def hall(lavos, nodes):
         "payment": payment,
         "day": day,
     }
+
+
+def set_aside(hub) -> None:
+    """A record for the centre that it refused, set aside with the contract's own reason (issue 29:
+    the Modules page showed the centre's English): on /monitoring."""
+    with pytest.raises(RecordRefused) as why:
+        check("payment", {"id": 777, "business_day": "2026-12-01", "amount_cents": 100})
+
+    def write(db) -> None:
+        db.add(OutboxRecord(seq=7, hall="lavos", kind="payment", ref="payment:777", at=hub.clock(), record={"id": 777}, size=11))
+
+    on_writer(hub, write)
+    assert hub.execute(OutboxRefused(refused=((7, why.value),), actor="system")) == 1
 
 
 PAGES = [
