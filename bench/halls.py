@@ -44,6 +44,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -148,6 +149,24 @@ def _quiet() -> None:
     logging.basicConfig(level=logging.WARNING)
 
 
+def _child(name: str, out: Any, target: Callable[..., None], *args: Any) -> None:
+    """Run one of the processes below; if it fails, its traceback reaches the parent under its name
+    (a child that died silently left the parent waiting on `out` and reporting only `Empty`)."""
+    try:
+        target(*args)
+    except BaseException:
+        out.put((name, {"error": traceback.format_exc()}))
+        raise
+
+
+def _result(out: Any) -> tuple[str, dict[str, Any]]:
+    """The next process's result; a child's failure raised here with its own traceback."""
+    name, got = out.get(timeout=60)
+    if "error" in got:
+        raise RuntimeError(f"bench process {name!r} failed:\n{got['error']}")
+    return name, got
+
+
 def centre_process(pg_url: str, broker_port: int, tls: tuple[str, str], http_port: int, ready: Any, stop: Any, out: Any) -> None:
     """The centre: its store, the live subscriber into timed Floors, the records API over HTTPS."""
     _quiet()
@@ -231,15 +250,24 @@ class Target:
 def publisher_process(phase: str, targets: dict[str, Target], tables: list[str], seconds: int, ready: Any, go: Any, out: Any) -> None:
     """Every table of every hall: one message a second, evenly spread, from `go`'s time (a wall clock time)."""
     clients = {}
+    connected: list[threading.Event] = []
     for hall, t in targets.items():
         c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=t.user)
         c.username_pw_set(t.user, t.password)
         if t.ca_file:
             c.tls_set(ca_certs=t.ca_file)
         c.max_queued_messages_set(0)
+        up = threading.Event()
+        connected.append(up)
+        c.on_connect = lambda c, u, f, rc, p=None, up=up: up.set() if not rc.is_failure else None
         c.connect("127.0.0.1", t.port)
         c.loop_start()
         clients[hall] = c
+    # Ready only once every broker has answered CONNACK: a publish before it is refused at once
+    # (no queue, max_queued_messages 0), which on a busy machine killed this process.
+    for up in connected:
+        if not up.wait(30):
+            raise TimeoutError("a publisher's client got no CONNACK in 30 s")
     ready.set()
     while not go.value:
         time.sleep(0.01)
@@ -380,7 +408,10 @@ def _publish(
 ) -> None:
     """One phase: the publisher process offers the load for `result.seconds`, timed and its CPU counted."""
     ready, go = FORK.Event(), FORK.Value("d", 0.0)
-    publisher = FORK.Process(target=publisher_process, args=(phase, targets, table_ids(result.tables), result.seconds, ready, go, out))
+    publisher = FORK.Process(
+        target=_child,
+        args=(f"publisher:{phase}", out, publisher_process, phase, targets, table_ids(result.tables), result.seconds, ready, go, out),
+    )
     publisher.start()
     procs.append(publisher)
     _wait(f"the {phase} publisher connected", ready.is_set, 60)
@@ -397,7 +428,7 @@ def _publish(
     result.cpu[phase] = {f"{result.halls} hall brokers" if k == "hall brokers" else k: after[k] - before[k] for k in before}
     result.machine_busy[phase] = (busy1 - busy0) / max(1, total1 - total0)
     result.load = os.getloadavg()
-    name, published = out.get(timeout=60)
+    name, published = _result(out)
     result.results[name] = published
     publisher.join(10)
 
@@ -432,8 +463,10 @@ def run(halls: int, tables: int, seconds: int, work: Path, pg_url: str, *, recor
         http_port = free_port()
         ready = {name: FORK.Event() for name in ("centre", "bare", "records")}
         tls = (str(certs / "server.crt"), str(certs / "server.key"))
-        centre = FORK.Process(target=centre_process, args=(pg_url, centre_broker.port, tls, http_port, ready["centre"], stop, out))
-        bare = FORK.Process(target=bare_process, args=(centre_broker.port, ready["bare"], stop, out))
+        centre = FORK.Process(
+            target=_child, args=("centre", out, centre_process, pg_url, centre_broker.port, tls, http_port, ready["centre"], stop, out)
+        )
+        bare = FORK.Process(target=_child, args=("bare", out, bare_process, centre_broker.port, ready["bare"], stop, out))
         pids: dict[str, Any] = {"centre (lavos central: live subscriber, records API)": centre, "bare paho subscriber": bare}
         for p in (centre, bare):
             p.start()
@@ -442,7 +475,9 @@ def run(halls: int, tables: int, seconds: int, work: Path, pg_url: str, *, recor
             brokers.append(Mosquitto(work / f"broker-{h}", users={BRIDGE_LOGIN: HALL_BRIDGE_PASSWORD}).start())
         ready["bridges"] = FORK.Event()
         halls_links = {h: (b.port, bridge_passwords[h]) for h, b in zip(ids, brokers[1:])}
-        bridges = FORK.Process(target=bridges_process, args=(halls_links, centre_broker.tls.port, ca, ready["bridges"], stop))
+        bridges = FORK.Process(
+            target=_child, args=("bridges", out, bridges_process, halls_links, centre_broker.tls.port, ca, ready["bridges"], stop)
+        )
         bridges.start()
         procs.append(bridges)
         pids[f"{halls} halls' bridges (lavos central bridge)"] = bridges
@@ -450,8 +485,19 @@ def run(halls: int, tables: int, seconds: int, work: Path, pg_url: str, *, recor
             url = f"https://127.0.0.1:{http_port}"
             halls_dbs = {h: (tokens[h], migrated_sqlite(work / f"hall-{h}.db")) for h in ids}
             rec = FORK.Process(
-                target=records_process,
-                args=(halls_dbs, url, str(certs / "ca.crt"), record_every_s, ready["records"], stop_records, out),
+                target=_child,
+                args=(
+                    "records",
+                    out,
+                    records_process,
+                    halls_dbs,
+                    url,
+                    str(certs / "ca.crt"),
+                    record_every_s,
+                    ready["records"],
+                    stop_records,
+                    out,
+                ),
             )
             rec.start()
             procs.append(rec)
@@ -477,12 +523,12 @@ def run(halls: int, tables: int, seconds: int, work: Path, pg_url: str, *, recor
         # serves: stopping both at once left a payment made in the last moment undelivered.
         stop_records.set()
         while record_every_s and "records" not in result.results:
-            name, got = out.get(timeout=60)
+            name, got = _result(out)
             result.results[name] = got
             left -= 1
         stop.set()
         for _ in range(left):
-            name, got = out.get(timeout=60)
+            name, got = _result(out)
             result.results[name] = got
         for p in procs:
             p.join(30)

@@ -101,8 +101,13 @@ class FakeInflux:
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
     def indices(self) -> list[int]:
+        """The points stored, in the order they first arrived. A point sent again (a request that
+        timed out on a busy machine after the server took it: delivery is at least once, see
+        broker.adapters.metrics) overwrites itself as InfluxDB does, and as the shipped
+        VictoriaMetrics does with -dedup.minScrapeInterval=1ms: the same line is stored once."""
         with self._lock:
-            return [int(m.group(1)) for line in self.lines if (m := re.search(r" i=(\d+)i ", line))]
+            stored = dict.fromkeys(self.lines)
+        return [int(m.group(1)) for line in stored if (m := re.search(r" i=(\d+)i ", line))]
 
     def close(self) -> None:
         self._release.set()
