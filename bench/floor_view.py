@@ -31,11 +31,11 @@ from broker.accounts.users import new_password
 from broker.compose import build_hub, open_store
 from broker.domain import alert_kinds
 from broker.domain.venue import load_venue
-from broker.hall.accounts import CreateStaff
+from broker.floor.games import PauseGame, StartGame
 from broker.hall.facade import HubFacade
-from broker.hall.games import PauseGame, StartGame
 from broker.hall.hub import Hub
-from broker.hall.members import AddMember, AssignCard, RecordFee
+from broker.people.accounts import CreateStaff
+from broker.people.members import AddMember, AssignCard, RecordFee
 from broker.storage.alerts import open_alerts, open_or_touch_alert
 from broker.storage.engine import Store
 from broker.storage.models import Event, Node

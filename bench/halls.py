@@ -62,10 +62,10 @@ from broker.central.live import SUBSCRIPTIONS, Floors, LiveSubscriber
 from broker.central.service import Central
 from broker.compose import CentralSettings, running_hub
 from broker.hall.facade import HubFacade
-from broker.hall.till.payments import PayTab
-from broker.hall.till.tabs import AddProduct, AddTabItem, OpenWalkInTab
 from broker.storage.engine import open_store
 from broker.storage.models import CentralHall, OutboxRecord
+from broker.till.payments import PayTab
+from broker.till.tabs import AddProduct, AddTabItem, OpenWalkInTab
 from sim.mosquitto import HUB_PASSWORD, HUB_USER, Mosquitto, TlsFiles, free_port
 from tests.support.centre import CentreServer, hall_venue
 from tests.support.sqlite_template import CHEAP, migrated_sqlite

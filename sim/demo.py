@@ -36,12 +36,12 @@ from broker.compose import build_hub, open_store
 from broker.domain.billing import format_eur
 from broker.domain.schedule import closing_time
 from broker.domain.venue import WEEKDAYS, Venue, load_venue
-from broker.hall.accounts import CreateStaff
+from broker.floor.games import StartGame, StopGame
 from broker.hall.facade import HubFacade
-from broker.hall.games import StartGame, StopGame
 from broker.hall.hub import Hub, ServiceError
-from broker.hall.members import AssignCard, ImportMembers, RecordFee
-from broker.hall.notifications import SaveNotifySettings
+from broker.notify.notifications import SaveNotifySettings
+from broker.people.accounts import CreateStaff
+from broker.people.members import AssignCard, ImportMembers, RecordFee
 from dashboard.cli import HttpAddress, hub_web_app
 from devices.drivers.cardreader import SimulatedCardReader
 from devices.kinds import Kind, default_pins
@@ -518,7 +518,7 @@ def run_demo(
 
 def _notify_receiver(core: Any, console: Console, closers: list[Callable[[], None]]) -> Any:
     """--notify-webhook: a loopback ntfy-style receiver as the hub's one push target (Slovak)."""
-    from broker.hall.notifications import NotifySettings, Target
+    from broker.notify.notifications import NotifySettings, Target
     from sim.notify_receiver import NtfyReceiver
 
     receiver = NtfyReceiver(lambda text: console.print(f"[magenta]push →[/] {escape(text)}", highlight=False, soft_wrap=True)).start()

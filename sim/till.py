@@ -16,10 +16,10 @@ from datetime import date
 from broker.domain.billing import format_eur
 from broker.hall.facade import HubFacade
 from broker.hall.hub import ServiceError
-from broker.hall.till.closeout import CloseDay, OpenDay
-from broker.hall.till.payments import PayTab
-from broker.hall.till.tab_views import ProductView
-from broker.hall.till.tabs import AddTabItem, OpenWalkInTab
+from broker.till.closeout import CloseDay, OpenDay
+from broker.till.payments import PayTab
+from broker.till.tab_views import ProductView
+from broker.till.tabs import AddTabItem, OpenWalkInTab
 
 FLOAT_CENTS = 100_00  # the drawer's float at opening
 VARIANCE_CENTS = -50  # the drawer is counted 0,50 € short: the Z report shows a variance

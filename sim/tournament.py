@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from datetime import time as clock_time
 
+from broker.core.errors import ServiceError
 from broker.domain.venue import Venue
-from broker.hall.errors import ServiceError
 from broker.hall.facade import HubFacade
-from broker.hall.tournament_calls import StartMatch
-from broker.hall.tournament_reads import CallView, TournamentView
-from broker.hall.tournament_results import RecordResult
-from broker.hall.tournaments import AddEntrant, CreateTournament, DrawTournament, NewTvLink
+from broker.tournaments.calls import StartMatch
+from broker.tournaments.reads import CallView, TournamentView
+from broker.tournaments.results import RecordResult
+from broker.tournaments.setup import AddEntrant, CreateTournament, DrawTournament, NewTvLink
 from sim.till import Bar, eur
 
 PLAYERS = 16

@@ -1,6 +1,6 @@
 """The centre applies a hall's records: each checked before anything is kept, each (hall, seq) once, each thing once.
 
-A batch comes from one hall's sender (broker.hall.outbox_sender) as
+A batch comes from one hall's sender (broker.outbox.sender) as
 `{"hall": "lavos", "records": [{"seq": 1, "kind": "payment", "ref": "payment:12", "at": …, "data": {…}}]}`.
 
 1. Every record is checked against the contract the hall built it by (broker.domain.central_records:

@@ -131,7 +131,7 @@ def idle_session(table: str, minutes: int) -> AlertSpec:
 
 
 # Why a light is on with no game: the node's light cause (devices.contract.LightCause), or
-# "dashboard" for staff switching it by hand (broker.hall.table_service).
+# "dashboard" for staff switching it by hand (broker.floor.table_service).
 _LIGHT_CAUSES = {
     "button": ("zapnuté tlačidlom pri stole", "switched on with the button at the table"),
     "boot": ("zapnuté po spustení modulu", "switched on when the module started"),
@@ -256,7 +256,7 @@ def open_after_closing(table: str) -> AlertSpec:
     )
 
 
-# -- eKasa (broker.hall.till.fiscal): hall alerts, no table --------------------------------------
+# -- eKasa (broker.till.fiscal): hall alerts, no table --------------------------------------
 
 
 def ekasa_unreachable_key() -> str:
@@ -291,7 +291,7 @@ def ekasa_offline_overdue(count: int, hours: int) -> AlertSpec:
     )
 
 
-# -- the records waiting for the central reporting hub (broker.hall.outbox) -----------------------
+# -- the records waiting for the central reporting hub (broker.outbox.records) -----------------------
 
 
 def central_backlog_key() -> str:
@@ -320,7 +320,7 @@ def central_backlog(percent: int, megabytes: int, full: bool) -> AlertSpec:
     """The hall's records for the centre are piling up (the link is down): `percent` of the bound.
 
     Nothing is lost at 100 % either: the hall keeps taking money and keeps every record, past the
-    bound (broker.hall.outbox says why); the alert only turns critical, because the disk is next."""
+    bound (broker.outbox.records says why); the alert only turns critical, because the disk is next."""
     if full:
         return AlertSpec(
             "central_backlog",
@@ -340,7 +340,7 @@ def central_backlog(percent: int, megabytes: int, full: bool) -> AlertSpec:
     )
 
 
-# -- the hub box itself (broker.hall.box_watch): its clock, its backups, its certificates ----------
+# -- the hub box itself (broker.floor.box_watch): its clock, its backups, its certificates ----------
 
 
 def clock_unsynced_key() -> str:
@@ -441,7 +441,7 @@ def cert_expiring(name: str, until_sk: str, until_en: str, days: int) -> AlertSp
 
 # -- the monitoring rules (vmalert over VictoriaMetrics: deploy/vmalert/lavos-rules.yml) -----------
 # Their words are the rule file's own (annotations summary / summary_en); the hub keeps one open
-# alert per rule and table (broker.hall.monitoring_rules), and a table's name leads the text as for
+# alert per rule and table (broker.floor.monitoring_rules), and a table's name leads the text as for
 # every table alert.
 
 MONITORING = "monitoring"

@@ -1,6 +1,6 @@
 """The hub box's own health, as rules: its clock, its nightly backup, its TLS certificates. Pure.
 
-broker.hall.box_watch applies them in the watchdog's rounds to what broker.adapters.box_sensors
+broker.floor.box_watch applies them in the watchdog's rounds to what broker.adapters.box_sensors
 reads; `lavos backup --nightly` (broker.ops.box) writes the status these rules read.
 """
 

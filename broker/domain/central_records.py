@@ -1,6 +1,6 @@
 """The records a hall sends its centre: one model per kind, the contract both ends check. Pure.
 
-A hall's outbox (broker.hall.outbox) builds each record and checks it here before it is queued;
+A hall's outbox (broker.outbox.records) builds each record and checks it here before it is queued;
 the centre (broker.central.records) checks every record it receives here before it stores
 anything. So the two ends cannot disagree on a shape, and nothing the centre stores can break
 what it later reads. The rules, each once:

@@ -52,7 +52,7 @@ __all__ = [
 OpKind = Literal["start", "stop", "pause", "resume", "transfer", "card", "card_removed", "extend", "extra", "correction", "void", "clock"]
 OP_KINDS: tuple[str, ...] = get_args(OpKind)
 # "extra" and "void" are kinds of the past: a game's extras were ops of its log until migration
-# 0012 moved every one onto the game's tab (broker.hall.till.tabs: products, VAT per item, one void
+# 0012 moved every one onto the game's tab (broker.till.tabs: products, VAT per item, one void
 # path). They stay in the logs (never deleted), are read and ignored; nothing appends them any more.
 MOVED_TO_TAB = frozenset({"extra", "void"})
 # A bill already issued may be corrected (who may do that is the dashboard's access table); the
@@ -161,7 +161,7 @@ def extend_op(at: datetime, minutes: int, *, actor: str = "system", reason: str 
 
 
 def clock_op(at: datetime, cause: str, jump_s: int | None = None) -> Op:
-    """The hub's clock could not be trusted while this game ran (broker.hall.box_watch): `cause`
+    """The hub's clock could not be trusted while this game ran (broker.floor.box_watch): `cause`
     "unsynced" (never synchronised since boot) or "jump" (it stepped by `jump_s` seconds). Changes
     no amount: it marks the game so staff check its times and bill."""
     return Op("clock", at, {"cause": cause, "jump_s": jump_s}, "system", None)

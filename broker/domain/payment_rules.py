@@ -197,7 +197,7 @@ def settled_exactly(lines: Iterable[ReceiptLine], paid: Iterable[ReceiptLine]) -
 
 def _said(line: ReceiptLine, bill: list[ReceiptLine]) -> ReceiptLine:
     """A part payment's line frozen before lines said what they paid for: shared over the bill as it
-    is now (as the close-out reads it, broker.hall.till.takings)."""
+    is now (as the close-out reads it, broker.till.takings)."""
     if line.category == PARTIAL and not line.categories and line.amount_cents:
         return replace(line, categories=by_category(line.amount_cents, line.vat_percent, bill))
     return line

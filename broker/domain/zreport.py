@@ -1,6 +1,6 @@
 """The Z report (denná uzávierka): one business day's money, counted from its payment records. Pure.
 
-The hall side (broker.hall.till.closeout) reads the day's rows into the records below; `z_report`
+The hall side (broker.till.closeout) reads the day's rows into the records below; `z_report`
 adds them up. It is used twice: for the running figures while the day is open, and once more at
 closing, when the result is frozen (`to_json`) into business_days.report and never computed again,
 so a closed day's numbers cannot change whatever happens to the tables later.
@@ -484,7 +484,7 @@ def from_json(doc: Mapping[str, Any]) -> ZReport:
 
 
 def payment_to_json(p: PaymentRecord) -> dict[str, object]:
-    """One payment as the hall sends it to the centre (broker.hall.outbox); payment_from_json reads it back."""
+    """One payment as the hall sends it to the centre (broker.outbox.records); payment_from_json reads it back."""
     return typing.cast(dict[str, object], _encode(p))
 
 

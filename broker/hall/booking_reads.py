@@ -1,7 +1,7 @@
 """What the pages and the API read about bookings, blocks and the waiting list, as frozen values.
 
 The floor's marks ("Rezervované 20:00 (Novák, 4)"), the start form's warning and the waiting
-list come from the hub's book (broker.hall.booking_book) with no query; the day view, the lists
+list come from the hub's book (broker.bookings.book) with no query; the day view, the lists
 and the calendar feed read the database (read-only sessions). A phone number is in these values
 for staff pages and the staff API only; the calendar feed leaves it out.
 """
@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Annotated
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session as Db
 
+from broker.bookings.book import BookingBook
+from broker.bookings.bookings import feed_hash
+from broker.core.store_errors import store_call
 from broker.domain import bookings as rules
 from broker.domain.bookings import Claim, Span
 from broker.domain.json_shape import HIDDEN
 from broker.domain.schedule import business_day_bounds, opening_periods
 from broker.domain.venue import Bookings as BookingSettings
 from broker.domain.venue import TableSpec
-from broker.hall.booking_book import BookingBook
-from broker.hall.bookings import feed_hash
-from broker.hall.store_errors import store_call
 from broker.storage.models import Booking, BookingBlock, CalendarFeed, Payment, WaitingParty
 
 if TYPE_CHECKING:

@@ -2,8 +2,8 @@
 tells readers what the hall looks like.
 
 Every change to the hall, the till, members, accounts and settings is a command
-(broker.hall.commands): `hub.execute(StartGame(table="pool-01", actor="jana"))`. The writer
-(broker.hall.writer) runs it, one at a time, with MQTT batches, reconnects and watchdog rounds
+(broker.core.commands): `hub.execute(StartGame(table="pool-01", actor="jana"))`. The writer
+(broker.core.writer) runs it, one at a time, with MQTT batches, reconnects and watchdog rounds
 in between; its one handler, in the part that owns the rules (games, tables, tabs, payments,
 the day, eKasa, members, accounts, logins, notifications), validates it, commits, updates the
 owned state and registers its effects (publishes, live pushes, metrics), which run after the
@@ -31,55 +31,55 @@ from broker.adapters.box_sensors import BoxSensors
 from broker.adapters.hub_link import HubLink, MqttUrl
 from broker.adapters.inbox import DEFAULT_BOUND, HomeAssistantOnline, LinkUp, make_inbox
 from broker.adapters.link_process import ProcessLink
+from broker.bookings.book import BookingBook
+from broker.bookings.bookings import BookingMissing, Bookings
+from broker.bookings.waiting_list import WaitingList
+from broker.core.alert_book import AlertBook
+from broker.core.commands import Command, Handlers
+from broker.core.errors import CardInUse, NotFound, ServiceError
+from broker.core.listeners import Listener, Listeners
+from broker.core.open_games import OpenGame, OpenGames
+from broker.core.ports import HallState
+from broker.core.table_runtime import RuntimeBook, RuntimeView, TableRuntime
+from broker.core.writer import HallWriter
 from broker.domain import game_ops
 from broker.domain.billing import Bill
 from broker.domain.bookings import BookingRefused
+from broker.domain.game_log import ops_of, replay_row
 from broker.domain.payment_rules import PaymentRefused
 from broker.domain.refusals import N_, Refusal
 from broker.domain.split import SplitError
 from broker.domain.tournament.rules import TournamentRefused
 from broker.domain.venue import Venue
 from broker.domain.venue_layout import VENUE_TOPIC, venue_layout
-from broker.hall.accounts import Accounts
-from broker.hall.alert_book import AlertBook
-from broker.hall.booking_book import BookingBook
-from broker.hall.bookings import BookingMissing, Bookings
-from broker.hall.box_watch import BoxWatch
-from broker.hall.closing import Closing
-from broker.hall.commands import Command, Handlers
-from broker.hall.errors import CardInUse, NotFound, ServiceError
-from broker.hall.game_log import ops_of, replay_row
-from broker.hall.games import Games
-from broker.hall.home_assistant import HomeAssistant
-from broker.hall.ingest_rules import IngestHandlers
-from broker.hall.light_commands import LightCommand
-from broker.hall.lights import Lights
-from broker.hall.listeners import Listener, Listeners
-from broker.hall.logins import Logins
-from broker.hall.members import Members
-from broker.hall.monitoring_rules import MonitoringRules
-from broker.hall.notifications import Notifications, NotifyRefusal
-from broker.hall.open_games import OpenGame, OpenGames
-from broker.hall.outbox import CentralSettings, Outbox
-from broker.hall.outbox_sender import OutboxSender
-from broker.hall.ports import HallState
-from broker.hall.table_runtime import RuntimeBook, RuntimeView, TableRuntime
-from broker.hall.table_service import OutOfService, OutOfServiceBook, TableService
-from broker.hall.till import Till
-from broker.hall.till.closeout import DayRefused
-from broker.hall.till.fiscal import FiscalRefusal
-from broker.hall.till.payments import PaymentNotFound
-from broker.hall.till.tabs import TabMissing, TabRefused
-from broker.hall.timers import Watchdog
-from broker.hall.tournament_calls import TournamentCalls
-from broker.hall.tournament_results import TournamentResults
-from broker.hall.tournament_state import TournamentMissing
-from broker.hall.tournaments import Tournaments
-from broker.hall.waiting_list import WaitingList
-from broker.hall.writer import HallWriter
+from broker.floor.box_watch import BoxWatch
+from broker.floor.closing import Closing
+from broker.floor.games import Games
+from broker.floor.home_assistant import HomeAssistant
+from broker.floor.ingest_rules import IngestHandlers
+from broker.floor.light_commands import LightCommand
+from broker.floor.lights import Lights
+from broker.floor.monitoring_rules import MonitoringRules
+from broker.floor.table_service import OutOfService, OutOfServiceBook, TableService
+from broker.floor.timers import Watchdog
+from broker.notify.notifications import Notifications, NotifyRefusal
+from broker.outbox.records import CentralSettings, Outbox
+from broker.outbox.sender import OutboxSender
+from broker.people.accounts import Accounts
+from broker.people.logins import Logins
+from broker.people.members import Members
 from broker.storage.engine import Store
 from broker.storage.models import Event, Game
 from broker.storage.types import utcnow
+from broker.till import Till
+from broker.till.closeout import DayRefused
+from broker.till.fiscal import FiscalRefusal
+from broker.till.payments import PaymentNotFound
+from broker.till.tabs import TabMissing, TabRefused
+from broker.tournaments.calls import TournamentCalls
+from broker.tournaments.results import TournamentResults
+from broker.tournaments.setup import Tournaments
+from broker.tournaments.state import TournamentMissing
 from devices import contract
 
 log = logging.getLogger("lavos.hub")
@@ -165,15 +165,15 @@ class Hub:
         )
         self.ingest = self._writer  # old name: tests and benchmarks wait on `ingest.wait_idle()`
         self.watchdog = Watchdog(self._hall, self, self._writer.call)
-        # Home Assistant discovery (off unless asked for; broker.hall.home_assistant): read-only.
+        # Home Assistant discovery (off unless asked for; broker.floor.home_assistant): read-only.
         self.home_assistant = (
             HomeAssistant(venue, self._link, self.lights.summary, self._writer.call) if home_assistant and self._link else None
         )
         if self.home_assistant is not None:
             self.lights.game_changed = self.home_assistant.table_changed
-        # The money (broker.hall.till): tabs, payments, the business day, eKasa; on the same writer.
+        # The money (broker.till): tabs, payments, the business day, eKasa; on the same writer.
         self.till = Till(self._hall, self._writer.call)
-        # Bookings, blocks and the waiting list (broker.hall.bookings, waiting_list): their owned state
+        # Bookings, blocks and the waiting list (broker.bookings.bookings, waiting_list): their owned state
         # is the book; the watchdog's round turns due bookings into no-shows and offers free tables.
         self.booking_book = BookingBook()
         self.bookings = Bookings(self._hall, self.booking_book, self._out_of_service, self.execute)
@@ -182,24 +182,24 @@ class Hub:
         self.games = Games(
             self._hall, self.lights, self._out_of_service, self._table_service, self.till, prepaid_guard=self.bookings.check_prepaid
         )
-        # Push notifications (broker.hall.notifications): spooled under data_dir (None: in memory).
+        # Push notifications (broker.notify.notifications): spooled under data_dir (None: in memory).
         self.notifications = Notifications(self._hall, data_dir, self.till.days.report)
         self._alerts.notify = self.notifications.alert_changed
         # Tournaments (issue 21): their setup, their matches on the tables, their results.
         self.tournament_calls = TournamentCalls(self._hall, self.games, self._out_of_service, lambda cmd: self.execute(cmd))
         self.tournaments = Tournaments(self._hall, lambda cmd: self.execute(cmd), self.tournament_calls.fill_tables)
         self.tournament_results = TournamentResults(self._hall, self.tournament_calls)
-        self.games.matches = self.tournament_calls  # a called match's game is the tournament's (broker.hall.games)
-        self._table_service.matches = self.tournament_calls  # and its table's light (broker.hall.table_service)
+        self.games.matches = self.tournament_calls  # a called match's game is the tournament's (broker.floor.games)
+        self._table_service.matches = self.tournament_calls  # and its table's light (broker.floor.table_service)
         self.watchdog.rounds.append(self.tournament_calls.round)
-        # The records for the central reporting hub (broker.hall.outbox): written with each record
+        # The records for the central reporting hub (broker.outbox.records): written with each record
         # and sent by their own thread, only when a centre is configured.
         self.outbox = Outbox(self._hall, central)
         self._sender = OutboxSender(store, venue.venue.id, central, self.execute) if central is not None else None
         if self._sender is not None:
             self.outbox.wake = self._sender.wake
         self.waiting_list.announce = self.notifications.offer_made
-        # The box watching itself (broker.hall.box_watch): its clock, backups and certificates, when
+        # The box watching itself (broker.floor.box_watch): its clock, backups and certificates, when
         # `lavos server` is told to (a hub box's unit is); in the watchdog's rounds, after the others.
         self.box_watch = BoxWatch(self._hall, box, self.execute) if box is not None else None
         if self.box_watch is not None:
@@ -272,7 +272,7 @@ class Hub:
         self.tournament_calls.refresh()
 
     def load_open_causes(self) -> None:
-        """Every cause whose alert may be open; see broker.hall.alert_book."""
+        """Every cause whose alert may be open; see broker.core.alert_book."""
         self._alerts.reload()
 
     def start(self) -> None:
@@ -386,10 +386,10 @@ class Hub:
         return self._out_of_service.view()
 
     def light_commands(self) -> Mapping[str, LightCommand]:
-        """The light last commanded per table and when (broker.hall.light_commands says what for)."""
+        """The light last commanded per table and when (broker.floor.light_commands says what for)."""
         return self.lights.commands()
 
-    # -- what the ingest rules and the watchdog use (broker.hall.ports.HubOps; the writer) ------
+    # -- what the ingest rules and the watchdog use (broker.core.ports.HubOps; the writer) ------
 
     def desired_light(self, table: str) -> bool | None:
         return self.lights.desired(table)

@@ -3,7 +3,7 @@
 Every query here runs in a read-only store session (`Store.reader()`) and returns dataclasses
 copied out of the rows inside it, never ORM rows, so nothing a page holds can lazy-load, change
 or be flushed later. Live state (open games, drop counts) comes from the hub's own snapshot
-methods. Store failures come out as broker.hall.store_errors (never sqlalchemy's).
+methods. Store failures come out as broker.core.store_errors (never sqlalchemy's).
 
 Writes go through broker.hall.facade.HubFacade, never through this module.
 """
@@ -21,6 +21,11 @@ from sqlalchemy import select, text
 from broker.accounts.auth_checks import waiting_clients
 from broker.accounts.staff import Staff, staff_of
 from broker.accounts.users import get_user, is_last_manager, list_tokens, list_users, user_audit, user_logins
+from broker.core.errors import NotFound, ServiceError
+from broker.core.listeners import Listener
+from broker.core.open_games import OpenGame
+from broker.core.row_values import copy_row
+from broker.core.store_errors import store_call
 from broker.domain import alert_kinds, game_ops
 from broker.domain.amount_clock import amount_moves_at
 from broker.domain.billing import Bill
@@ -36,23 +41,23 @@ from broker.domain.tariffs import calendar_year
 from broker.domain.tournament.progress import Progress
 from broker.domain.venue import TableSpec, Venue
 from broker.domain.zreport import ZReport
-from broker.hall import reports, tournament_reads
+from broker.floor.game_views import GameBrief, GameOnTable, GameStarted, GameView, brief_fields
+from broker.floor.light_commands import LightCommand
+from broker.floor.table_service import OutOfService
+from broker.floor.table_views import LiveTable, NodeStatus, NodeView, live_table
 from broker.hall.booking_reads import BookingReads
-from broker.hall.errors import NotFound, ServiceError
-from broker.hall.game_views import GameBrief, GameOnTable, GameStarted, GameView, brief_fields
 from broker.hall.hub import HallSnapshot, Hub
-from broker.hall.light_commands import LightCommand
-from broker.hall.listeners import Listener
-from broker.hall.member_views import CheckinView, MemberView, checkin_view, member_view
-from broker.hall.open_games import OpenGame
-from broker.hall.outbox import RefusedRecord, refused_records
-from broker.hall.row_values import copy_row
-from broker.hall.store_errors import store_call
-from broker.hall.table_service import OutOfService
-from broker.hall.table_views import LiveTable, NodeStatus, NodeView, live_table
-from broker.hall.till import tab_views
-from broker.hall.till.closeout import DayOverview, DaySummary
-from broker.hall.till.payment_reads import (
+from broker.outbox.records import RefusedRecord, refused_records
+from broker.people.member_views import CheckinView, MemberView, checkin_view, member_view
+from broker.reports import reports
+from broker.storage.alerts import open_alerts
+from broker.storage.members import search_members
+from broker.storage.members_csv import export_members_csv
+from broker.storage.models import Alert, AuditEntry, Event, FoosballCheckin, Game, Member, MemberCard, Node, Payment, Tab
+from broker.storage.rejects import node_rejects
+from broker.till import tab_views
+from broker.till.closeout import DayOverview, DaySummary
+from broker.till.payment_reads import (
     JournalRow,
     PaymentView,
     TabPayView,
@@ -63,15 +68,11 @@ from broker.hall.till.payment_reads import (
     tab_at_hand,
     tab_pay_view,
 )
-from broker.hall.till.tabs import merged_tabs
-from broker.hall.tournament_season import SeasonRow, season_ranking
-from broker.hall.tournament_state import TournamentMissing, load
-from broker.hall.tournaments import tournament_by_token
-from broker.storage.alerts import open_alerts
-from broker.storage.members import search_members
-from broker.storage.members_csv import export_members_csv
-from broker.storage.models import Alert, AuditEntry, Event, FoosballCheckin, Game, Member, MemberCard, Node, Payment, Tab
-from broker.storage.rejects import node_rejects
+from broker.till.tabs import merged_tabs
+from broker.tournaments import reads as tournament_reads
+from broker.tournaments.season import SeasonRow, season_ranking
+from broker.tournaments.setup import tournament_by_token
+from broker.tournaments.state import TournamentMissing, load
 from devices.kinds import Kind
 
 V = TypeVar("V")
@@ -615,7 +616,7 @@ class HallReads:
             rows += [TableUse(a.at, a.action, a.actor, (a.detail or {}).get("on"), a.reason) for a in audit]
         return sorted(rows, key=lambda r: r.at, reverse=True)[:limit]
 
-    # == the till (broker.hall.till): each part's reads in its own section below ===============
+    # == the till (broker.till): each part's reads in its own section below ===============
 
     # -- till: tabs and products --------------------------------------------------------------
 
@@ -737,7 +738,7 @@ class HallReads:
 
     @store_call
     def money_at_hand(self, *, tab: int | None = None, payment: int | None = None, game: int | None = None) -> bool:
-        """Whether staff may read this tab, payment or game's tab (broker.hall.till.payment_reads:
+        """Whether staff may read this tab, payment or game's tab (broker.till.payment_reads:
         unpaid, or on a day staff work with); if not, it is the manager's (day.history)."""
         with self._store.reader() as db:
             hand = self._hub.till.days.days_at_hand(db, self.clock())
@@ -767,7 +768,7 @@ class HallReads:
         """Business days with a shift, newest first, closed or not."""
         return self._hub.till.days.days(limit)
 
-    # -- tournaments (broker.hall.tournament_reads) ---------------------------------------------
+    # -- tournaments (broker.tournaments.reads) ---------------------------------------------
 
     @store_call
     def tournaments(self) -> list[tournament_reads.TournamentSummary]:
@@ -828,8 +829,8 @@ class HallReads:
     @store_call
     def ekasa_unregistered(self, limit: int = 500) -> list[FiscalReceiptView]:
         """Receipts not registered in eKasa yet (pending, offline, failed, paragón), oldest first."""
-        from broker.hall.till.fiscal import UNREGISTERED
         from broker.storage.models import Payment, Tab
+        from broker.till.fiscal import UNREGISTERED
 
         q = (
             select(Payment, Tab.table_id)

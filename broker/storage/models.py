@@ -372,7 +372,7 @@ class TableOutOfService(Base):
     by: Mapped[str] = mapped_column(String(64))
 
 
-# --- money: products, tabs, payments, business days (issue 12; rules in broker.hall.till) ---------
+# --- money: products, tabs, payments, business days (issue 12; rules in broker.till) ---------
 # Nothing about money is ever deleted: an item is voided (who, when, why), a payment is reversed by
 # a payment of the opposite sign that names it. Amounts are integer cents, VAT-inclusive.
 
@@ -530,7 +530,7 @@ class Setting(Base):
     updated_by: Mapped[str] = mapped_column(String(64))
 
 
-# --- tournaments (issue 21; rules in broker.domain.tournament, commands in broker.hall.tournaments) ---
+# --- tournaments (issue 21; rules in broker.domain.tournament, commands in broker.tournaments.setup) ---
 # The bracket is never stored: who plays whom is worked out from the draw and the results
 # (broker.domain.tournament.progress). A result is voided and replaced by a correction, never deleted.
 
@@ -681,13 +681,13 @@ class TournamentCall(Base):
     end_reason: Mapped[str | None] = mapped_column(String(16))
 
 
-# --- records for the centre (several halls, docs/scaling.md; rules in broker.hall.outbox) ---------
+# --- records for the centre (several halls, docs/scaling.md; rules in broker.outbox.records) ---------
 
 
 class OutboxRecord(Base):
     """A committed money or game record waiting for the central reporting hub to acknowledge it.
 
-    Written in the same transaction as the record itself (broker.hall.outbox), deleted only once
+    Written in the same transaction as the record itself (broker.outbox.records), deleted only once
     the centre has applied it. `seq` is the hall's own numbering, gap-free (OutboxCounter), so the
     centre applies each (hall, seq) once and can tell a record it has from one it has not.
     """
@@ -861,7 +861,7 @@ class CentralLogin(LoginColumns, Base):
 
 
 # --- bookings, blocks and the waiting list (issue 20; rules in broker.domain.bookings, handlers in
-# broker.hall.bookings and broker.hall.waiting_list). A phone number is personal data: only staff
+# broker.bookings.bookings and broker.bookings.waiting_list). A phone number is personal data: only staff
 # see it, it is never logged or audited, and it is removed with the name after the venue's
 # retention (`anonymised_at`). ----------------------------------------------------------------------
 

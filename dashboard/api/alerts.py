@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, HTTPException, Query
 
 from broker.accounts.staff import Staff
-from broker.hall.alert_book import AckAlert
+from broker.core.alert_book import AckAlert
 from broker.hall.read_models import AlertView
 from dashboard.api.auth import can, demand
 from dashboard.api.deps import Hub, IdPath, Reads

@@ -1,7 +1,7 @@
 """The business day over the API: the current day with its running figures, opening it with a float,
 closing it with the counted cash (the Z report, frozen), and the closed days for the manager.
 
-The rules live in broker.hall.till.closeout (one writer, one close); this shapes JSON. Amounts are
+The rules live in broker.till.closeout (one writer, one close); this shapes JSON. Amounts are
 integer cents; days are business days (from the venue's cut, default 06:00, to the next morning's).
 """
 
@@ -15,7 +15,7 @@ from pydantic import Field
 
 from broker.accounts.staff import Staff
 from broker.domain.zreport import ZReport, withheld
-from broker.hall.till.closeout import MAX_DRAWER_CENTS, CloseDay, DayOverview, DaySummary, OpenDay
+from broker.till.closeout import MAX_DRAWER_CENTS, CloseDay, DayOverview, DaySummary, OpenDay
 from dashboard.access import counts_blind
 from dashboard.api.auth import can, demand
 from dashboard.api.dates import Day

@@ -13,7 +13,7 @@ from pydantic import Field
 from broker.accounts.staff import Staff
 from broker.adapters.ekasa import ClientStatus
 from broker.hall.read_models import EkasaSettingsView, FiscalReceiptView
-from broker.hall.till.fiscal import RecordParagon, RetryEkasa, SaveEkasaSettings
+from broker.till.fiscal import RecordParagon, RetryEkasa, SaveEkasaSettings
 from dashboard.api import responses as R
 from dashboard.api.auth import can
 from dashboard.api.dates import Moment

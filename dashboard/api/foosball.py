@@ -7,9 +7,9 @@ from typing import Annotated
 from fastapi import APIRouter, Depends
 
 from broker.accounts.staff import Staff
-from broker.hall.member_views import CheckinView
+from broker.floor.table_service import CheckInFoosball, CheckOutFoosball
 from broker.hall.read_models import TableCheckins
-from broker.hall.table_service import CheckInFoosball, CheckOutFoosball
+from broker.people.member_views import CheckinView
 from dashboard.api import responses as R
 from dashboard.api.auth import can
 from dashboard.api.deps import Hub, Reads

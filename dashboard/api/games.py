@@ -4,7 +4,7 @@ The paths keep the word clients already use (/api/sessions/{session_id}); a game
 
 Every write is a call of the hub's facade: the hub validates, appends the op (its audit entry,
 with the user as actor) and makes the lights follow. An extra is a product on the game's tab: its
-routes here build the till's tab-item commands on that tab (broker.hall.till.tabs), the same as
+routes here build the till's tab-item commands on that tab (broker.till.tabs), the same as
 the tab's own routes, and answer the game with what is on its tab. Reads go through the read models.
 """
 
@@ -16,9 +16,9 @@ from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from broker.accounts.staff import Staff
-from broker.hall.closing import StopAllGames, StoppedAll
-from broker.hall.game_views import GameBrief, GameStarted, GameView
-from broker.hall.games import (
+from broker.floor.closing import StopAllGames, StoppedAll
+from broker.floor.game_views import GameBrief, GameStarted, GameView
+from broker.floor.games import (
     CorrectBill,
     ExtendGame,
     GameCommand,
@@ -29,7 +29,7 @@ from broker.hall.games import (
     StartGame,
     StopGame,
 )
-from broker.hall.till.tabs import AddTabItem, VoidTabItem
+from broker.till.tabs import AddTabItem, VoidTabItem
 from dashboard.access import allows
 from dashboard.api.auth import can, can_read_money, demand
 from dashboard.api.dates import Day

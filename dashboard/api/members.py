@@ -11,9 +11,9 @@ from starlette.concurrency import run_in_threadpool
 from broker.accounts.staff import Staff
 from broker.domain.membership import MAX_IMPORT_BYTES, normalize_uid
 from broker.hall.facade import HubFacade
-from broker.hall.member_views import MemberFound, MemberView
-from broker.hall.members import AddMember, AssignCard, EditMember, ImportMembers, ImportReport, RecordFee, RemoveCard
 from broker.hall.read_models import HallReads
+from broker.people.member_views import MemberFound, MemberView
+from broker.people.members import AddMember, AssignCard, EditMember, ImportMembers, ImportReport, RecordFee, RemoveCard
 from dashboard import access
 from dashboard.api.auth import can
 from dashboard.api.deps import Hub, IdPath, Reads

@@ -12,8 +12,8 @@ from fastapi import APIRouter, Depends
 from pydantic import Field
 
 from broker.accounts.staff import Staff
-from broker.hall.notifications import AddNotifyTarget, RemoveNotifyTarget, UpdateNotifyTarget
 from broker.hall.read_models import HallReads, NotifyHistoryView, NotifyTargetView
+from broker.notify.notifications import AddNotifyTarget, RemoveNotifyTarget, UpdateNotifyTarget
 from dashboard.api import responses as R
 from dashboard.api.auth import can
 from dashboard.api.deps import Hub, Reads

@@ -17,8 +17,8 @@ from broker.domain.receipt import Receipt
 from broker.domain.refusals import N_
 from broker.hall.facade import NotFound
 from broker.hall.read_models import HallReads
-from broker.hall.till.payment_reads import PaymentView, TabPayView
-from broker.hall.till.payments import PayTab, ReversePayment, Taken
+from broker.till.payment_reads import PaymentView, TabPayView
+from broker.till.payments import PayTab, ReversePayment, Taken
 from dashboard.api import responses as R
 from dashboard.api.auth import can, can_read_money
 from dashboard.api.deps import Hub, IdPath, Reads

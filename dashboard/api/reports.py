@@ -1,4 +1,4 @@
-"""Reports for the manager (broker.hall.reports does the work; this only shapes the JSON)."""
+"""Reports for the manager (broker.reports.reports does the work; this only shapes the JSON)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query
 
 from broker.accounts.staff import Staff
-from broker.hall import reports
+from broker.reports import reports
 from dashboard.api import responses as R
 from dashboard.api.auth import can
 from dashboard.api.dates import Day

@@ -9,9 +9,9 @@ from fastapi import APIRouter, Depends, HTTPException
 from broker.accounts.staff import Staff
 from broker.domain.billing import format_eur
 from broker.domain.reject_tally import NodeRejects
+from broker.floor.table_service import SetOutOfService, SwitchLight
+from broker.floor.table_views import LiveTable, NodeStatus
 from broker.hall.read_models import HallReads
-from broker.hall.table_service import SetOutOfService, SwitchLight
-from broker.hall.table_views import LiveTable, NodeStatus
 from dashboard.api import responses as R
 from dashboard.api.auth import can
 from dashboard.api.deps import Hub, Reads

@@ -18,8 +18,8 @@ from broker.domain.euros import MAX_AMOUNT_CENTS, PRODUCT_CATEGORIES, VAT_RATES
 from broker.domain.split import MAX_PARTS
 from broker.hall.facade import NotFound
 from broker.hall.read_models import HallReads
-from broker.hall.till.tab_views import ProductView, TabView, UnpaidTab
-from broker.hall.till.tabs import (
+from broker.till.tab_views import ProductView, TabView, UnpaidTab
+from broker.till.tabs import (
     MAX_LABEL,
     MAX_NAME,
     MAX_PRICE_CENTS,

@@ -21,11 +21,11 @@ from broker.domain.tournament.export import CSV_HEADER, CSV_YES, ExportNames, cs
 from broker.domain.tournament.progress import Progress
 from broker.domain.tournament.rules import BREAK_RULES, DISCIPLINES, FORMATS, MAX_ENTRANTS
 from broker.hall.facade import HubFacade
-from broker.hall.tournament_calls import CallMatch, RecallMatch, ScoreRack, StartMatch
-from broker.hall.tournament_reads import EntrantView, MatchView, TournamentSummary, TournamentView, english
-from broker.hall.tournament_results import RecordResult
-from broker.hall.tournament_season import SeasonRow
-from broker.hall.tournaments import (
+from broker.tournaments.calls import CallMatch, RecallMatch, ScoreRack, StartMatch
+from broker.tournaments.reads import EntrantView, MatchView, TournamentSummary, TournamentView, english
+from broker.tournaments.results import RecordResult
+from broker.tournaments.season import SeasonRow
+from broker.tournaments.setup import (
     AddEntrant,
     CheckInEntrant,
     CreateTournament,

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from broker.domain.venue import TableSpec
-from broker.hall.game_views import GameBrief
-from broker.hall.light_commands import LightCommand
-from broker.hall.member_views import CheckinView
+from broker.floor.game_views import GameBrief
+from broker.floor.light_commands import LightCommand
+from broker.floor.table_views import NodeView
 from broker.hall.read_models import AlertView, HallReads
-from broker.hall.table_views import NodeView
-from broker.hall.till.tab_views import SharedMember, SharedTab, UnpaidTab
+from broker.people.member_views import CheckinView
+from broker.till.tab_views import SharedMember, SharedTab, UnpaidTab
 from dashboard.web.alerts_view import all_open
 from dashboard.web.i18n import N_
 from devices.kinds import Kind

@@ -12,7 +12,7 @@ over time.
 
 A game's bill is its table time (dashboard.access: a manager corrects it, "games.correct");
 what was put on the game's tab, an extra too, is voided on the tab's page, by the tab's rule
-(broker.hall.till.tabs). The correction goes through the hub's facade, which keeps it as an op of
+(broker.till.tabs). The correction goes through the hub's facade, which keeps it as an op of
 the game (who, when, why): money is never deleted.
 """
 
@@ -27,11 +27,11 @@ from fastapi.responses import RedirectResponse, Response
 from broker.accounts.staff import Staff
 from broker.domain.euros import MAX_AMOUNT_CENTS, parse_euros
 from broker.domain.refusals import Refusal
+from broker.floor.games import CorrectBill
 from broker.hall.facade import NotFound, ServiceError
-from broker.hall.games import CorrectBill
 from broker.hall.read_models import HallReads
-from broker.hall.reports import ReportError
-from broker.hall.till.payment_reads import journal_matches
+from broker.reports.reports import ReportError
+from broker.till.payment_reads import journal_matches
 from dashboard.access import allows
 from dashboard.api.dates import WRITTEN_MAX
 from dashboard.api.deps import Hub, IdPath, Reads

@@ -17,7 +17,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
-from broker.hall.closing import StopAllGames
+from broker.floor.closing import StopAllGames
 from broker.hall.facade import ServiceError
 from broker.hall.read_models import HallReads
 from dashboard.api.deps import Hub, Reads

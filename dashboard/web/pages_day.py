@@ -2,7 +2,7 @@
 figures and close it with the counted cash (the Z report, then printed); the manager sees the
 closed days with their Z reports and exports them (CSV for Slovak Excel, xlsx).
 
-The rules are the close-out's (broker.hall.till.closeout): these routes call the same facade
+The rules are the close-out's (broker.till.closeout): these routes call the same facade
 methods as the API (dashboard.api.days). A refused form comes back with the reason and what was
 typed; a second tap on "close" finds the day closed and shows its Z report instead of an error.
 Reached from the bills page (/bills) and, for the manager, the reports page: the top bar has no
@@ -24,7 +24,7 @@ from broker.domain.revenue import LABEL
 from broker.domain.zreport import ZReport
 from broker.hall.facade import ServiceError
 from broker.hall.read_models import HallReads
-from broker.hall.till.closeout import MAX_DRAWER_CENTS, CloseDay, OpenDay
+from broker.till.closeout import MAX_DRAWER_CENTS, CloseDay, OpenDay
 from dashboard.access import allows, counts_blind
 from dashboard.api.dates import WRITTEN_MAX
 from dashboard.api.deps import Hub, Reads

@@ -16,7 +16,7 @@ from fastapi.responses import RedirectResponse, Response
 from broker.accounts.staff import Staff
 from broker.domain.dates import DateRefused, clock_time
 from broker.hall.facade import HubFacade, ServiceError
-from broker.hall.till.fiscal import RecordParagon, RetryEkasa, SaveEkasaSettings
+from broker.till.fiscal import RecordParagon, RetryEkasa, SaveEkasaSettings
 from dashboard.access import allows
 from dashboard.api.dates import WRITTEN_MAX
 from dashboard.api.deps import MAX_ID, Hub

@@ -8,8 +8,8 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
+from broker.floor.games import StartGame
 from broker.hall.facade import CardInUse, ServiceError
-from broker.hall.games import StartGame
 from broker.hall.read_models import HallReads
 from dashboard.api.deps import MAX_ID, Hub, Reads
 from dashboard.web.auth import page_can

@@ -8,8 +8,8 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
+from broker.floor.table_service import CheckInFoosball, CheckOutFoosball
 from broker.hall.read_models import HallReads
-from broker.hall.table_service import CheckInFoosball, CheckOutFoosball
 from dashboard.api.deps import MAX_ID, Hub, Reads
 from dashboard.web.alerts_view import banner_alerts
 from dashboard.web.auth import page_can, safe_next

@@ -10,10 +10,10 @@ from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
 from broker.domain import game_ops
+from broker.floor.games import ExtendGame, MoveGame, PauseGame, ResumeGame, StopGame
 from broker.hall.facade import ServiceError
-from broker.hall.games import ExtendGame, MoveGame, PauseGame, ResumeGame, StopGame
 from broker.hall.read_models import HallReads
-from broker.hall.till.tabs import MAX_QUANTITY, AddTabItem
+from broker.till.tabs import MAX_QUANTITY, AddTabItem
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.web import i18n
 from dashboard.web.auth import page_can, page_can_read_money, safe_next

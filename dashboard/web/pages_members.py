@@ -29,9 +29,9 @@ from broker.accounts.staff import Staff
 from broker.domain.euros import parse_euros
 from broker.domain.membership import DEFAULT_FEE_CENTS, MAX_IMPORT_BYTES, MEMBER_KINDS, check_year, normalize_uid
 from broker.hall.facade import MemberError, MemberImportError
-from broker.hall.member_views import MemberView
-from broker.hall.members import AddMember, AssignCard, EditMember, ImportMembers, RecordFee, RemoveCard
 from broker.hall.read_models import HallReads
+from broker.people.member_views import MemberView
+from broker.people.members import AddMember, AssignCard, EditMember, ImportMembers, RecordFee, RemoveCard
 from dashboard.api.deps import IdPath, get_hub
 from dashboard.web.auth import page_can
 from dashboard.web.csrf import verify_csrf

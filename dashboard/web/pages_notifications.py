@@ -16,7 +16,7 @@ from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
 from broker.hall.facade import HubFacade, ServiceError
-from broker.hall.notifications import AddNotifyTarget, RemoveNotifyTarget, UpdateNotifyTarget
+from broker.notify.notifications import AddNotifyTarget, RemoveNotifyTarget, UpdateNotifyTarget
 from dashboard.api.deps import Hub
 from dashboard.web.auth import page_can
 from dashboard.web.csrf import verify_csrf

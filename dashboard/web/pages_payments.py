@@ -25,8 +25,8 @@ from broker.domain.payment_rules import PaymentRefused
 from broker.domain.refusals import Refusal
 from broker.hall.facade import HubFacade, NotFound, ServiceError
 from broker.hall.read_models import HallReads
-from broker.hall.till.payment_reads import TabPayView
-from broker.hall.till.payments import PayTab, ReversePayment
+from broker.till.payment_reads import TabPayView
+from broker.till.payments import PayTab, ReversePayment
 from dashboard.access import allows
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.web.auth import page_can, page_can_read_money

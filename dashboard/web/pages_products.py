@@ -14,7 +14,7 @@ from broker.accounts.staff import Staff
 from broker.domain.euros import PRODUCT_CATEGORIES, VAT_RATES, parse_euros
 from broker.domain.refusals import Refusal
 from broker.hall.facade import HubFacade, NotFound, ServiceError
-from broker.hall.till.tabs import MAX_NAME, MAX_PRICE_CENTS, AddProduct, UpdateProduct
+from broker.till.tabs import MAX_NAME, MAX_PRICE_CENTS, AddProduct, UpdateProduct
 from dashboard.api.deps import Hub, IdPath
 from dashboard.web.auth import page_can
 from dashboard.web.csrf import verify_csrf

@@ -2,7 +2,7 @@
 drops and foosball use, drawn as SVG charts on the page, each also downloadable as CSV and all as one .xlsx.
 
 Revenue is one definition (broker.domain.revenue, LABEL): the money taken, as the Z report counts
-it, so a day's revenue here is its Z report's takings. broker.hall.reports does the counting (local
+it, so a day's revenue here is its Z report's takings. broker.reports.reports does the counting (local
 days, DST, table time replayed from the op log); this module
 picks the period (a business day, or a month of them up to today), sums the per-day hour grids of a
 month by local hour of day, and shapes rows. Exports: CSV as Slovak Excel opens it (';', decimal
@@ -30,9 +30,9 @@ from broker.domain.dates import HallDates
 from broker.domain.membership import FIRST_YEAR
 from broker.domain.revenue import LABEL, WALK_IN, Revenue
 from broker.domain.schedule import business_hours
-from broker.hall import reports
 from broker.hall.read_models import HallReads, StoppedGame
-from broker.hall.reports import ReportError
+from broker.reports import reports
+from broker.reports.reports import ReportError
 from dashboard.api.dates import WRITTEN_MAX
 from dashboard.api.deps import get_hub, local_today
 from dashboard.web import charts, i18n

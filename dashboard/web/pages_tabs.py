@@ -25,8 +25,8 @@ from broker.domain.refusals import Refusal
 from broker.domain.split import MAX_PARTS
 from broker.hall.facade import HubFacade, NotFound, ServiceError
 from broker.hall.read_models import HallReads
-from broker.hall.till.tab_views import TabView
-from broker.hall.till.tabs import (
+from broker.till.tab_views import TabView
+from broker.till.tabs import (
     MAX_LABEL,
     MAX_QUANTITY,
     REASON_MAX,

@@ -18,7 +18,7 @@ from fastapi.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.background import BackgroundTask
 
 from broker.hall.read_models import HallReads
-from broker.hall.tournament_reads import MatchView, TournamentView
+from broker.tournaments.reads import MatchView, TournamentView
 from dashboard.api.auth import client_address
 from dashboard.api.deps import Reads
 from dashboard.web.i18n import N_

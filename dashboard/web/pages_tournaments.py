@@ -25,10 +25,10 @@ from broker.domain.dates import NOT_A_TIME, DateRefused
 from broker.domain.tournament.rules import BREAK_RULES, DISCIPLINES, FORMATS
 from broker.hall.facade import HubFacade, ServiceError
 from broker.hall.read_models import HallReads
-from broker.hall.tournament_calls import CallMatch, RecallMatch, ScoreRack, StartMatch
-from broker.hall.tournament_reads import MatchView, TournamentView
-from broker.hall.tournament_results import RecordResult
-from broker.hall.tournaments import (
+from broker.tournaments.calls import CallMatch, RecallMatch, ScoreRack, StartMatch
+from broker.tournaments.reads import MatchView, TournamentView
+from broker.tournaments.results import RecordResult
+from broker.tournaments.setup import (
     AddEntrant,
     CheckInEntrant,
     CreateTournament,

@@ -19,9 +19,18 @@ from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import ROLES, Staff
 from broker.accounts.users import MIN_PASSWORD, UserError, new_password, valid_username
-from broker.hall.accounts import CreateStaff, EndLogin, EndLogins, RevokeToken, SetStaffActive, SetStaffPassword, SetStaffRole, UnlockStaff
 from broker.hall.facade import NotFound
 from broker.hall.read_models import HallReads
+from broker.people.accounts import (
+    CreateStaff,
+    EndLogin,
+    EndLogins,
+    RevokeToken,
+    SetStaffActive,
+    SetStaffPassword,
+    SetStaffRole,
+    UnlockStaff,
+)
 from dashboard.api.auth import login as check_password
 from dashboard.api.auth import login_pk
 from dashboard.api.deps import IdPath, get_hub

@@ -11,7 +11,7 @@ from broker.domain.euros import PRODUCT_CATEGORIES
 from broker.domain.payment_rules import PARTIAL
 from broker.domain.revenue import UNASSIGNED
 from broker.hall.read_models import HallReads
-from broker.hall.till.tab_views import ProductView, TabView
+from broker.till.tab_views import ProductView, TabView
 from dashboard.web.i18n import N_, gettext
 
 CATEGORY_WORDS = {
@@ -22,7 +22,7 @@ CATEGORY_WORDS = {
     "tournament_entry": N_("Tournament entry"),
     "cue_service": N_("Cue service"),
     "other": N_("Other"),
-    "deposit": N_("Booking deposits"),  # broker.hall.bookings: a deposit's line on its own tab
+    "deposit": N_("Booking deposits"),  # broker.bookings.bookings: a deposit's line on its own tab
 }
 # What money paid for, as the Z report and the reports name it: the products' categories, and money
 # no line explains (UNASSIGNED; PARTIAL in a Z report frozen before part payments said what they paid for).

@@ -33,10 +33,10 @@ from broker.compose import CentralSettings, running_hub
 from broker.domain.venue import load_venue
 from broker.hall.facade import HubFacade
 from broker.hall.hub import Hub
-from broker.hall.till.payments import PayTab
-from broker.hall.till.tabs import AddProduct, AddTabItem, OpenWalkInTab
 from broker.storage.engine import open_store
 from broker.storage.models import Alert, CentralAlert, CentralHall, CentralRecord, OutboxCounter, OutboxRecord, Tab
+from broker.till.payments import PayTab
+from broker.till.tabs import AddProduct, AddTabItem, OpenWalkInTab
 from dashboard.web.central.app import build_central_app
 from sim.mosquitto import free_port
 from tests.support.centre import CentreServer

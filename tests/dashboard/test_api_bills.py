@@ -1,7 +1,7 @@
 """A game's extras on its tab (put and voided through the game's API routes), a manager's correction,
 and the business day in the reports, over the real hub on SQLite and PostgreSQL (`db_url`).
 
-The rule (broker.hall.till.tabs): an extra is an item on the game's tab, voided by the tab's rule:
+The rule (broker.till.tabs): an extra is an item on the game's tab, voided by the tab's rule:
 staff before any payment on the tab, a manager after. The game's bill and op log hold table time
 (and corrections) only. Money is never deleted: a void keeps the item, struck through.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from broker.hall.read_models import HallReads
-from broker.hall.till.payments import PayTab
 from broker.storage.models import Game, GameOp, TabItem
+from broker.till.payments import PayTab
 from tests.support.hub import on_writer
 
 TOPPING = 60

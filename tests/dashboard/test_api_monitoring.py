@@ -1,5 +1,5 @@
 """POST /api/monitoring/api/v2/alerts: vmalert's notifications (Alertmanager's API v2 shape) become
-hall alerts (broker.hall.monitoring_rules). In-process: a hub without MQTT, the API on a TestClient.
+hall alerts (broker.floor.monitoring_rules). In-process: a hub without MQTT, the API on a TestClient.
 
 As an attacker on the club's Wi-Fi would try it: no token, a wrong one, a staff login's, garbage,
 too much, and alerts named like the hub's own to close them. And the rules: one open alert per rule
@@ -19,9 +19,9 @@ from broker.accounts.users import create_user, issue_token, new_password
 from broker.compose import build_hub, open_store
 from broker.domain import alert_kinds
 from broker.domain.venue import load_venue
+from broker.floor.games import StartGame
 from broker.hall.facade import HubFacade
-from broker.hall.games import StartGame
-from broker.hall.notifications import NotifySettings, SaveNotifySettings, Target
+from broker.notify.notifications import NotifySettings, SaveNotifySettings, Target
 from tests.dashboard.conftest import FakeClock, basic, bearer
 from tests.support.hub import VENUE, on_writer
 from tests.support.sqlite_template import CHEAP, migrated_sqlite

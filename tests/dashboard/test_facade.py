@@ -9,11 +9,11 @@ from sqlalchemy import exc as sa
 
 from broker.accounts.staff import Staff
 from broker.accounts.users import new_password
-from broker.hall import store_errors
-from broker.hall.accounts import CreateStaff
-from broker.hall.alert_book import AckAlert
+from broker.core import store_errors
+from broker.core.alert_book import AckAlert
 from broker.hall.facade import Conflict, HubFacade, MemberError, NotFound, StoreUnavailable
-from broker.hall.members import AddMember, AssignCard, RecordFee, RemoveCard
+from broker.people.accounts import CreateStaff
+from broker.people.members import AddMember, AssignCard, RecordFee, RemoveCard
 from tests.dashboard.conftest import CHEAP
 
 

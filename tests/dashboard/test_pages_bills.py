@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import re
 
-from broker.hall.games import StartGame, StopGame
+from broker.floor.games import StartGame, StopGame
 from broker.hall.read_models import HallReads
-from broker.hall.till.payments import PayTab
-from broker.hall.till.tabs import AddTabItem, OpenWalkInTab
+from broker.till.payments import PayTab
+from broker.till.tabs import AddTabItem, OpenWalkInTab
 from tests.dashboard.conftest import sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 from tests.support.matching import found

@@ -12,13 +12,13 @@ from decimal import Decimal
 
 import pytest
 
-from broker.hall.games import StartGame, StopGame
+from broker.floor.games import StartGame, StopGame
 from broker.hall.read_models import HallReads
-from broker.hall.till.payments import PayTab
-from broker.hall.till.tabs import AddTabItem, OpenWalkInTab
 from broker.storage.events import insert_event_once
 from broker.storage.foosball import checkin
 from broker.storage.members import add_member, record_fee
+from broker.till.payments import PayTab
+from broker.till.tabs import AddTabItem, OpenWalkInTab
 from tests.dashboard.conftest import START, sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 from tests.support.hub import on_writer

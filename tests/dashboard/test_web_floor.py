@@ -6,10 +6,10 @@ import re
 
 import pytest
 
-from broker.hall.games import PauseGame, StartGame
+from broker.floor.games import PauseGame, StartGame
 from broker.hall.read_models import HallReads
-from broker.hall.till.tabs import AddTabItem
 from broker.storage.members import add_member, assign_card, record_fee
+from broker.till.tabs import AddTabItem
 from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, sqlite_only
 from tests.support.hub import on_writer
 from tests.support.matching import found

@@ -28,11 +28,11 @@ from broker.accounts.users import find_token
 from broker.adapters.hub_link import MqttUrl
 from broker.compose import build_hub, open_store
 from broker.domain.venue import load_venue
+from broker.floor.games import StartGame, StopGame
 from broker.hall.facade import HubFacade
-from broker.hall.games import StartGame, StopGame
-from broker.hall.till.closeout import OpenDay
-from broker.hall.till.payments import PayTab
 from broker.ops.box import MONITORING_LOGIN, BoxLayout, nightly, setup
+from broker.till.closeout import OpenDay
+from broker.till.payments import PayTab
 from dashboard.access import allows
 from devices.nodeconfig import load_node_config
 from sim.mosquitto import free_port, wait_port

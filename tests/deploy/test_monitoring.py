@@ -46,11 +46,11 @@ from broker.compose import build_hub, open_store
 from broker.domain import game_ops
 from broker.domain.schedule import business_day, business_day_bounds
 from broker.domain.venue import load_venue
+from broker.floor.games import PauseGame, ResumeGame, StartGame, StopGame
+from broker.floor.table_service import CheckInFoosball
 from broker.hall.facade import HubFacade
-from broker.hall.games import PauseGame, ResumeGame, StartGame, StopGame
-from broker.hall.members import AddMember, RecordFee
-from broker.hall.notifications import NotifySettings, SaveNotifySettings, Target
-from broker.hall.table_service import CheckInFoosball
+from broker.notify.notifications import NotifySettings, SaveNotifySettings, Target
+from broker.people.members import AddMember, RecordFee
 from dashboard.api import create_app
 from dashboard.web.pages_monitoring import sensor_health
 from devices import contract

@@ -14,8 +14,8 @@ from broker.compose import running_hub
 from broker.domain import alert_kinds
 from broker.domain.venue import load_venue
 from broker.hall.facade import HubFacade
-from broker.hall.notifications import NotifySettings, SaveNotifySettings, Target
-from broker.hall.till.closeout import CloseDay, OpenDay
+from broker.notify.notifications import NotifySettings, SaveNotifySettings, Target
+from broker.till.closeout import CloseDay, OpenDay
 from tests.dashboard.conftest import sqlite_only
 from tests.notify.receivers import Webhook
 from tests.support.hub import VENUE, on_writer

@@ -15,10 +15,10 @@ import re
 import pytest
 from sqlalchemy import select
 
-from broker.hall.games import StartGame, StopGame
-from broker.hall.till.closeout import CloseDay
-from broker.hall.till.payments import PayTab
+from broker.floor.games import StartGame, StopGame
 from broker.storage.models import Tab
+from broker.till.closeout import CloseDay
+from broker.till.payments import PayTab
 from dashboard.api.app import api_routes
 from dashboard.web.app import web_routes
 from tests.dashboard.conftest import CHEAP, PASSWORD

@@ -15,8 +15,8 @@ from rich.console import Console
 
 from broker.domain.zreport import ZReport
 from broker.hall.facade import HubFacade
-from broker.hall.till.payment_reads import PaymentView
-from broker.hall.till.tab_views import UnpaidTab
+from broker.till.payment_reads import PaymentView
+from broker.till.tab_views import UnpaidTab
 from sim.demo import MAX_SPEED, run_demo
 from sim.till import tendered_for
 

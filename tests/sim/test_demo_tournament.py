@@ -10,7 +10,7 @@ import random
 from datetime import UTC, datetime
 
 from broker.domain.venue import load_venue
-from broker.hall.members import ImportMembers
+from broker.people.members import ImportMembers
 from sim.demo import MEMBERS_CSV, VENUE
 from sim.till import Bar
 from sim.tournament import PLAYERS, TABLES, DemoTournament, sunday_start

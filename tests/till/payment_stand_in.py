@@ -12,7 +12,7 @@ from __future__ import annotations
 from sqlalchemy import func, select
 
 from broker.domain.receipt import ReceiptLine, lines_json
-from broker.hall.games import StartGame
+from broker.floor.games import StartGame
 from broker.storage.after_commit import after_commit
 from broker.storage.models import Payment, Tab
 

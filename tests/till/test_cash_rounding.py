@@ -22,10 +22,10 @@ from broker.domain.payment_rules import PaymentRefused, check_payment
 from broker.domain.receipt import lines_from_json
 from broker.domain.venue import Till, load_venue
 from broker.hall.facade import HubFacade, ServiceError
-from broker.hall.till.closeout import OpenDay
-from broker.hall.till.payments import PayTab, ReversePayment
-from broker.hall.till.tabs import OpenWalkInTab, SplitTab
 from broker.storage.models import Payment
+from broker.till.closeout import OpenDay
+from broker.till.payments import PayTab, ReversePayment
+from broker.till.tabs import OpenWalkInTab, SplitTab
 from devices.tomlfile import ConfigError, load_toml
 from tests.dashboard.conftest import sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture

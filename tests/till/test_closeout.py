@@ -10,12 +10,12 @@ import pytest
 from sqlalchemy import func, select
 
 from broker.domain.revenue import WALK_IN
+from broker.floor.games import CorrectBill, StartGame, StopGame
 from broker.hall.facade import ServiceError
-from broker.hall.games import CorrectBill, StartGame, StopGame
-from broker.hall.till.closeout import CloseDay, OpenDay
-from broker.hall.till.payments import PayTab
-from broker.hall.till.tabs import AddTabItem, OpenWalkInTab, VoidTabItem
 from broker.storage.models import AuditEntry, BusinessDay, Payment
+from broker.till.closeout import CloseDay, OpenDay
+from broker.till.payments import PayTab
+from broker.till.tabs import AddTabItem, OpenWalkInTab, VoidTabItem
 from tests.support.till_days import FakeClock, add_item, day_hub, line, local, pay, settle, tab_of_game, void_item, walk_in
 
 DEC1 = date(2026, 12, 1)

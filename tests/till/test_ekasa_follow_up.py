@@ -10,11 +10,11 @@ import time
 import pytest
 
 from broker.compose import running_hub
+from broker.core.errors import ServiceError
 from broker.domain.venue import load_venue
-from broker.hall.errors import ServiceError
 from broker.hall.read_models import HallReads
-from broker.hall.till.fiscal import RecordParagon, RetryEkasa, SaveEkasaSettings, external_id
 from broker.storage.models import AuditEntry
+from broker.till.fiscal import RecordParagon, RetryEkasa, SaveEkasaSettings, external_id
 from tests.support.ekasa_sim import EkasaSimulator
 from tests.support.hub import VENUE
 from tests.support.waiting import wait_until

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from broker.hall.till.fiscal import SaveEkasaSettings, external_id
-from broker.hall.till.payments import PayTab, ReversePayment
+from broker.till.fiscal import SaveEkasaSettings, external_id
+from broker.till.payments import PayTab, ReversePayment
 from tests.support.ekasa_sim import EkasaSimulator
 from tests.support.waiting import wait_until
 from tests.till.payments_support import MANAGER, STAFF, add_item, clock, facade, played_tab, service  # noqa: F401

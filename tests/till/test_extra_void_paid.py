@@ -1,6 +1,6 @@
 """Issue 19, item 4: once money is in on a running game's tab, only a manager voids its extras.
 
-An extra is an item of the game's tab (item 7), so the tab's one rule holds (broker.hall.till.tabs:
+An extra is an item of the game's tab (item 7), so the tab's one rule holds (broker.till.tabs:
 `_void_allowed`). Before, staff voided a game's extra after a payment and the tab then owed -0,60 €:
 money nobody saw go back."""
 
@@ -10,9 +10,9 @@ import pytest
 from sqlalchemy import select
 
 from broker.hall.facade import ServiceError
-from broker.hall.till.payments import PayTab
-from broker.hall.till.tabs import AddTabItem, VoidTabItem
 from broker.storage.models import Tab
+from broker.till.payments import PayTab
+from broker.till.tabs import AddTabItem, VoidTabItem
 from tests.till.payments_support import MANAGER, STAFF, clock, facade, played_tab, rows, service  # noqa: F401
 
 

@@ -21,12 +21,12 @@ from sqlalchemy.orm import Session
 from broker.domain.receipt import ReceiptLine, lines_json
 from broker.domain.schedule import business_day
 from broker.domain.venue import load_venue
-from broker.hall.till.tabs import VoidTabItem
 from broker.storage.engine import make_engine, open_store
 from broker.storage.errors import StoreError
 from broker.storage.migrate import alembic_config, current_revision, head_revision
 from broker.storage.models import AuditEntry, Game, GameOp, Payment, Tab, TabItem
 from broker.storage.types import UTCDateTime
+from broker.till.tabs import VoidTabItem
 from tests.support.hub import VENUE
 from tests.support.till_days import FakeClock, day_hub, local
 

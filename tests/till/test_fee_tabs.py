@@ -1,4 +1,4 @@
-"""A tab opened for one thing holds only that (broker.hall.till.tabs, `Tab.holds`): a player's
+"""A tab opened for one thing holds only that (broker.till.tabs, `Tab.holds`): a player's
 tournament entry fee tab, whose payments are the prize pot, and a booking's deposit tab, whose
 payment is the deposit kept or given back. A drink put on either, or a bar tab merged with one,
 would be paid out as prize money or refunded as a deposit; the till refuses both, so no path
@@ -15,16 +15,16 @@ import sqlalchemy as sa
 from alembic import command
 from sqlalchemy import select
 
-from broker.hall.accounts import SetStaffActive
-from broker.hall.bookings import BookTable, NewCalendarFeed
-from broker.hall.errors import ServiceError
+from broker.bookings.bookings import BookTable, NewCalendarFeed
+from broker.core.errors import ServiceError
 from broker.hall.facade import HubFacade
-from broker.hall.till.payments import PayTab
-from broker.hall.till.tabs import AddTabItem, MergeTabs, OpenWalkInTab, SplitTab
-from broker.hall.tournaments import AddEntrant, CreateTournament
+from broker.people.accounts import SetStaffActive
 from broker.storage.engine import make_engine
 from broker.storage.migrate import alembic_config
 from broker.storage.models import Booking, CalendarFeed, Product, Tab
+from broker.till.payments import PayTab
+from broker.till.tabs import AddTabItem, MergeTabs, OpenWalkInTab, SplitTab
+from broker.tournaments.setup import AddEntrant, CreateTournament
 from tests.support.sqlite_template import CHEAP
 from tests.support.till_days import FakeClock, day_hub, local
 from tests.support.web import add_users

@@ -11,11 +11,11 @@ import re
 from alembic import command
 from sqlalchemy import create_engine, select, text, update
 
+from broker.floor.games import StartGame
 from broker.hall.facade import HubFacade
-from broker.hall.games import StartGame
-from broker.hall.till.tabs import AddTabItem
 from broker.storage import migrate
 from broker.storage.models import Product, Tab
+from broker.till.tabs import AddTabItem
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 from tests.support.hub import on_writer
 from tests.support.matching import found

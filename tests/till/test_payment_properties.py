@@ -17,7 +17,7 @@ from broker.domain.money import tab_bill, vat_rows
 from broker.domain.payment_rules import PaymentRefused, check_payment, frozen_lines, negated
 from broker.domain.receipt import ReceiptLine
 from broker.hall.facade import HubFacade, ServiceError
-from broker.hall.till.payments import PayTab, ReversePayment
+from broker.till.payments import PayTab, ReversePayment
 from tests.dashboard.conftest import FakeClock
 from tests.support.examples import few
 from tests.support.hub import running_service

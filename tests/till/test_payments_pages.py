@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from broker.accounts.users import issue_token
-from broker.hall.till.payments import PayTab
+from broker.till.payments import PayTab
 from tests.dashboard.conftest import MANAGER, STAFF, bearer, sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 from tests.support.hub import on_writer
@@ -158,7 +158,7 @@ def _quick_forms(html: str) -> list[dict[str, str]]:
 
 
 def test_stop_lands_on_the_pay_page_with_the_whole_bill_and_one_tap_pays_it(pages, facade, clock):
-    from broker.hall.games import StartGame
+    from broker.floor.games import StartGame
 
     sid = facade.execute(StartGame(table="pool-02", actor=STAFF))
     tab = facade.reads.tab_of_game(sid)
@@ -223,7 +223,7 @@ def test_a_paid_part_shows_paid_loses_its_button_and_is_refused_again(pages, fac
 def test_the_pay_page_of_a_part_has_that_part_as_its_headline(pages, facade, clock):
     """Issue 29, item 37: "Zaplatiť časť 2" led to a page whose biggest figure was the whole bill
     left (11,51 €), not the part being paid (5,75 €); so did a refused form for that part."""
-    from broker.hall.till.tabs import SplitTab
+    from broker.till.tabs import SplitTab
 
     tab = played_tab(facade, clock)  # 9,00 €
     add_item(facade, tab, "Kofola", 251, 19)
@@ -239,7 +239,7 @@ def test_the_pay_page_of_a_part_has_that_part_as_its_headline(pages, facade, clo
 
 
 def test_closing_stops_every_game_after_one_confirmation(pages, facade, clock):
-    from broker.hall.games import StartGame
+    from broker.floor.games import StartGame
 
     one = facade.execute(StartGame(table="pool-01", actor=STAFF))
     two = facade.execute(StartGame(table="carom-01", actor=STAFF))

@@ -10,10 +10,10 @@ import pytest
 from sqlalchemy import select
 
 from broker.domain.payment_rules import PARTIAL
+from broker.floor.games import StartGame, StopGame
 from broker.hall.facade import NotFound, ServiceError
-from broker.hall.games import StartGame, StopGame
-from broker.hall.till.payments import PayTab, ReversePayment
 from broker.storage.models import AuditEntry, Payment
+from broker.till.payments import PayTab, ReversePayment
 from tests.support.hub import on_writer
 from tests.till.payments_support import MANAGER, STAFF, add_item, clock, facade, played_tab, rows, service, set_split  # noqa: F401
 

@@ -19,8 +19,8 @@ from broker.domain.money import vat_rows
 from broker.domain.receipt import Issuer, Receipt, ReceiptLine
 from broker.domain.venue import load_venue
 from broker.hall.facade import HubFacade, ServiceError
-from broker.hall.till.payments import PayTab
 from broker.storage.engine import open_store
+from broker.till.payments import PayTab
 from tests.dashboard.conftest import CHEAP, PASSWORD, FakeClock
 from tests.dashboard.pages_client import logged_in
 from tests.support.hub import VENUE, running_service

@@ -24,12 +24,12 @@ from sqlalchemy import select
 
 from broker.domain.money import TABLE_TIME, vat_rows
 from broker.domain.receipt import lines_from_json
+from broker.floor.games import CorrectBill, StartGame, StopGame
 from broker.hall.facade import HubFacade, ServiceError
-from broker.hall.games import CorrectBill, StartGame, StopGame
-from broker.hall.till.payment_reads import TabPayView
-from broker.hall.till.payments import PayTab, ReversePayment
-from broker.hall.till.tabs import AddProduct, AddTabItem, MergeTabs, OpenWalkInTab, SplitTab, VoidTabItem
 from broker.storage.models import Payment, Tab
+from broker.till.payment_reads import TabPayView
+from broker.till.payments import PayTab, ReversePayment
+from broker.till.tabs import AddProduct, AddTabItem, MergeTabs, OpenWalkInTab, SplitTab, VoidTabItem
 from tests.support.examples import few
 from tests.support.sqlite_template import migrated_sqlite
 from tests.support.till_days import FakeClock, day_hub, local

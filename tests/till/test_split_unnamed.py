@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from broker.hall.facade import ServiceError
-from broker.hall.till.payments import PayTab
+from broker.till.payments import PayTab
 from tests.till.payments_support import STAFF, clock, facade, played_tab, rows, service, set_split  # noqa: F401
 
 LINE = {

@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy import func, select
 
 from broker.hall.facade import HubFacade, ServiceError
-from broker.hall.till.tabs import AddTabItem, OpenWalkInTab
 from broker.storage.models import Tab, TabItem
+from broker.till.tabs import AddTabItem, OpenWalkInTab
 from tests.dashboard.conftest import FakeClock
 from tests.support.hub import running_service
 

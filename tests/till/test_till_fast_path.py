@@ -11,13 +11,13 @@ import pytest
 from sqlalchemy import select
 
 from broker.domain.tab_name import bar_label
-from broker.hall.closing import StopAllGames
+from broker.floor.closing import StopAllGames
+from broker.floor.games import PauseGame, StartGame
 from broker.hall.facade import ServiceError
-from broker.hall.games import PauseGame, StartGame
-from broker.hall.till.payment_reads import journal_matches
-from broker.hall.till.payments import PayTab, ReversePayment
-from broker.hall.till.tabs import AddTabItem, OpenWalkInTab, VoidTabItem
 from broker.storage.models import AuditEntry, Game, Tab
+from broker.till.payment_reads import journal_matches
+from broker.till.payments import PayTab, ReversePayment
+from broker.till.tabs import AddTabItem, OpenWalkInTab, VoidTabItem
 from dashboard.web.i18n import refusal_text
 from tests.till.payments_support import MANAGER, STAFF, add_item, clock, facade, played_tab, rows, service, set_split  # noqa: F401
 

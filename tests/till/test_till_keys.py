@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from broker.hall.facade import ServiceError
-from broker.hall.till.payments import PayTab, ReversePayment
+from broker.till.payments import PayTab, ReversePayment
 from tests.till.payments_support import MANAGER, STAFF, clock, facade, played_tab, rows, service  # noqa: F401
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from sqlalchemy import delete, func, select
 
-from broker.hall.games import StartGame, StopGame
-from broker.hall.till.payments import PayTab
+from broker.floor.games import StartGame, StopGame
 from broker.storage.models import AuditEntry, Tab
+from broker.till.payments import PayTab
 from tests.support.hub import on_writer
 from tests.support.till_days import FakeClock, day_hub, local
 

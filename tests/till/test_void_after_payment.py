@@ -15,9 +15,9 @@ from sqlalchemy import select
 from broker.domain.money import vat_rows
 from broker.domain.receipt import lines_from_json
 from broker.hall.facade import ServiceError
-from broker.hall.till.payments import PayTab, ReversePayment
-from broker.hall.till.tabs import OpenWalkInTab, VoidTabItem
 from broker.storage.models import Payment, TabItem
+from broker.till.payments import PayTab, ReversePayment
+from broker.till.tabs import OpenWalkInTab, VoidTabItem
 from tests.till.payments_support import MANAGER, STAFF, add_item, clock, facade, rows, service  # noqa: F401
 
 

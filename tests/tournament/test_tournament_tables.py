@@ -12,8 +12,8 @@ from typing import Any
 
 from sqlalchemy import select
 
-from broker.hall.members import AddMember
 from broker.hall.read_models import HallReads
+from broker.people.members import AddMember
 from broker.storage.models import BookingBlock
 from tests.dashboard.conftest import Api, sqlite_only
 from tests.support.hub import on_writer
