@@ -43,6 +43,7 @@ from broker.accounts import links
 from broker.bookings.book import BookingBook, table_changed
 from broker.core.commands import Command, command, handles
 from broker.core.errors import ServiceError
+from broker.core.part import Part, Round
 from broker.core.ports import HallState
 from broker.domain import bookings as rules
 from broker.domain.bookings import ACTIVE, BookingRefused, Claim, Span
@@ -197,7 +198,10 @@ def feed_hash(token: str) -> str:
 # -- the handlers ------------------------------------------------------------------------------
 
 
-class Bookings:
+class Bookings(Part):
+    as_not_found = (BookingMissing,)
+    as_service_error = (BookingRefused,)
+
     def __init__(self, hall: HallState, book: BookingBook, out_of_service: OutOfServiceBook, execute: Execute) -> None:
         self.h = hall
         self.book = book
@@ -696,6 +700,9 @@ class Bookings:
         return links.revoke_feeds(db, username, now)  # also what disabling the account or a new role does
 
     # -- the watchdog's round (on the writer) ------------------------------------------------------
+
+    def rounds(self) -> tuple[Round, ...]:
+        return (self.round,)
 
     def round(self, now: datetime) -> None:
         """No-shows after the grace period; seated bookings whose game stopped free the rest of their

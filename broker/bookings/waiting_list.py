@@ -32,6 +32,7 @@ from broker.bookings.book import BookingBook, table_changed
 from broker.bookings.bookings import BookingMissing, form_key
 from broker.core.commands import Command, command, handles
 from broker.core.errors import ServiceError
+from broker.core.part import Part, Round
 from broker.core.ports import HallState
 from broker.domain import bookings as rules
 from broker.domain.bookings import BookingRefused
@@ -108,7 +109,7 @@ class LeaveWaitingList(Command[None]):
     party: int
 
 
-class WaitingList:
+class WaitingList(Part):
     def __init__(self, hall: HallState, book: BookingBook, out_of_service: OutOfServiceBook, execute: Execute) -> None:
         self.h = hall
         self.book = book
@@ -282,6 +283,9 @@ class WaitingList:
         self.book.put_party(row)
 
     # -- the watchdog's round (on the writer) ------------------------------------------------------
+
+    def rounds(self) -> tuple[Round, ...]:
+        return (self.round,)
 
     def round(self, now: datetime) -> None:
         """Expired offers pass on, offers of tables taken meanwhile are withdrawn, free tables are offered."""

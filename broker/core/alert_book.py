@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session as Db
 
 from broker.core.commands import Command, command, handles
 from broker.core.listeners import Listeners
+from broker.core.part import Part
 from broker.domain import alert_kinds
 from broker.storage.after_commit import after_commit
 from broker.storage.alerts import ack_alert, close_alert, open_alerts, touch_alert
@@ -40,7 +41,7 @@ class AckAlert(Command[None]):
     close: bool = False
 
 
-class AlertBook:
+class AlertBook(Part):
     def __init__(
         self,
         store: Store,

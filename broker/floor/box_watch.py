@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from broker.adapters.box_sensors import BoxSensors
+from broker.core.part import Part, Round
 from broker.core.ports import HallState
 from broker.domain import alert_kinds, box_rules
 from broker.domain.alert_kinds import AlertSpec
@@ -33,7 +34,7 @@ from broker.floor.games import MarkClockUnsure
 log = logging.getLogger("lavos.hub.box")
 
 
-class BoxWatch:
+class BoxWatch(Part):
     def __init__(self, hall: HallState, sensors: BoxSensors, execute: Callable[[Any], Any]) -> None:
         self.h = hall
         self.sensors = sensors
@@ -44,6 +45,9 @@ class BoxWatch:
         self.unsynced: bool | None = None  # the last reading (None: not watched, or unreadable)
         self.last_backup: BackupStatus | str | None = None
         self.certificates: dict[str, datetime | str] = {}
+
+    def rounds(self) -> tuple[Round, ...]:
+        return (self.round,)
 
     def round(self, now: datetime) -> None:
         if self._since is None:

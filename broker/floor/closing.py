@@ -20,6 +20,7 @@ from pydantic import Field
 from sqlalchemy import select
 
 from broker.core.commands import Command, command, handles
+from broker.core.part import Part
 from broker.core.ports import HallState
 from broker.domain import game_ops
 from broker.domain.json_shape import json_name
@@ -61,7 +62,7 @@ class StopAllGames(Command[StoppedAll]):
     reason: str = CLOSING_REASON
 
 
-class Closing:
+class Closing(Part):
     def __init__(self, hall: HallState, games: Games) -> None:
         self.h = hall
         self._games = games

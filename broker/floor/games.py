@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session as Db
 from broker.core.commands import Command, abstract_command, command, handles
 from broker.core.errors import CardInUse, NotFound, ServiceError
 from broker.core.open_games import OpenGame
+from broker.core.part import Part
 from broker.core.ports import HallState
 from broker.domain import alert_kinds, game_ops, membership
 from broker.domain.game_log import replay_row
@@ -171,7 +172,7 @@ def member_snapshot(db: Db, h: HallState, *, member_id: int | None = None, card_
     return MemberSnapshot(member.id, member.name, membership.fee_paid(paid, year), year, next_year_paid=membership.fee_paid(paid, year + 1))
 
 
-class Games:
+class Games(Part):
     def __init__(
         self,
         hall: HallState,

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from broker.core.part import Part
 from broker.domain import home_assistant as ha
 from broker.domain.venue import Venue
 from devices import contract
@@ -41,7 +42,7 @@ class Publisher(Protocol):
     def publish(self, topic: str, payload: bytes, *, retain: bool = False, qos: int = 1) -> None: ...
 
 
-class HomeAssistant:
+class HomeAssistant(Part):
     def __init__(
         self,
         venue: Venue,
@@ -65,6 +66,12 @@ class HomeAssistant:
         self._wake = threading.Event()  # the clock thread looks at _announce_due again
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="lavos-home-assistant", daemon=True)
+
+    def started(self) -> None:
+        self.start()
+
+    def stopping(self) -> None:
+        self.stop()
 
     def start(self) -> None:
         self._thread.start()

@@ -29,6 +29,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import select
 
 from broker.core.commands import Command, command, handles
+from broker.core.part import Part
 from broker.core.ports import HallState
 from broker.domain import alert_kinds
 from broker.domain.json_shape import every_field_sent
@@ -76,7 +77,7 @@ def attended(hall: HallState, at: datetime) -> bool:
     return bool(opening_periods(hall.venue, at - CLOSES_LATE, at + OPENS_EARLY)) or bool(hall.games.view())
 
 
-class MonitoringRules:
+class MonitoringRules(Part):
     def __init__(self, hall: HallState) -> None:
         self.h = hall
 

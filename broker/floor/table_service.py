@@ -32,6 +32,7 @@ from sqlalchemy.orm import Session as Db
 
 from broker.core.commands import Command, command, handles
 from broker.core.errors import NotFound, ServiceError
+from broker.core.part import Part
 from broker.core.ports import HallState
 from broker.domain import alert_kinds, membership
 from broker.domain.refusals import N_
@@ -141,7 +142,7 @@ def refuse_out_of_service(book: OutOfServiceBook, table: str, name: str) -> None
     raise ServiceError(N_("%(table)s is out of service; put it back in service first."), table=name)
 
 
-class TableService:
+class TableService(Part):
     def __init__(self, hall: HallState, lights: LightsOps, book: OutOfServiceBook) -> None:
         self.h = hall
         self.lights = lights

@@ -32,24 +32,21 @@ from broker.adapters.hub_link import HubLink, MqttUrl
 from broker.adapters.inbox import DEFAULT_BOUND, HomeAssistantOnline, LinkUp, make_inbox
 from broker.adapters.link_process import ProcessLink
 from broker.bookings.book import BookingBook
-from broker.bookings.bookings import BookingMissing, Bookings
+from broker.bookings.bookings import Bookings
 from broker.bookings.waiting_list import WaitingList
 from broker.core.alert_book import AlertBook
 from broker.core.commands import Command, Handlers
 from broker.core.errors import CardInUse, NotFound, ServiceError
 from broker.core.listeners import Listener, Listeners
 from broker.core.open_games import OpenGame, OpenGames
+from broker.core.part import Part
 from broker.core.ports import HallState
 from broker.core.table_runtime import RuntimeBook, RuntimeView, TableRuntime
 from broker.core.writer import HallWriter
 from broker.domain import game_ops
 from broker.domain.billing import Bill
-from broker.domain.bookings import BookingRefused
 from broker.domain.game_log import ops_of, replay_row
-from broker.domain.payment_rules import PaymentRefused
-from broker.domain.refusals import N_, Refusal
-from broker.domain.split import SplitError
-from broker.domain.tournament.rules import TournamentRefused
+from broker.domain.refusals import N_
 from broker.domain.venue import Venue
 from broker.domain.venue_layout import VENUE_TOPIC, venue_layout
 from broker.floor.box_watch import BoxWatch
@@ -62,7 +59,7 @@ from broker.floor.lights import Lights
 from broker.floor.monitoring_rules import MonitoringRules
 from broker.floor.table_service import OutOfService, OutOfServiceBook, TableService
 from broker.floor.timers import Watchdog
-from broker.notify.notifications import Notifications, NotifyRefusal
+from broker.notify.notifications import Notifications
 from broker.outbox.records import CentralSettings, Outbox
 from broker.outbox.sender import OutboxSender
 from broker.people.accounts import Accounts
@@ -72,14 +69,9 @@ from broker.storage.engine import Store
 from broker.storage.models import Event, Game
 from broker.storage.types import utcnow
 from broker.till import Till
-from broker.till.closeout import DayRefused
-from broker.till.fiscal import FiscalRefusal
-from broker.till.payments import PaymentNotFound
-from broker.till.tabs import TabMissing, TabRefused
 from broker.tournaments.calls import TournamentCalls
 from broker.tournaments.results import TournamentResults
 from broker.tournaments.setup import Tournaments
-from broker.tournaments.state import TournamentMissing
 from devices import contract
 
 log = logging.getLogger("lavos.hub")
@@ -87,20 +79,6 @@ log = logging.getLogger("lavos.hub")
 R = TypeVar("R")
 
 __all__ = ["CardInUse", "HallSnapshot", "Hub", "NotFound", "OpenGame", "ServiceError", "TableRuntime"]
-
-# The parts' own refusals as the hub's (NotFound: a 404 on the API, ServiceError: a 409), in one
-# place: a caller of `execute` meets only these and the registry's own (MemberError, UserError).
-_MISSING: tuple[type[Refusal], ...] = (TabMissing, PaymentNotFound, BookingMissing, TournamentMissing)
-_REFUSED: tuple[type[Refusal], ...] = (
-    TabRefused,
-    SplitError,
-    PaymentRefused,
-    DayRefused,
-    FiscalRefusal,
-    NotifyRefusal,
-    BookingRefused,
-    TournamentRefused,
-)
 
 
 @dataclass(frozen=True)
@@ -178,7 +156,6 @@ class Hub:
         self.booking_book = BookingBook()
         self.bookings = Bookings(self._hall, self.booking_book, self._out_of_service, self.execute)
         self.waiting_list = WaitingList(self._hall, self.booking_book, self._out_of_service, self.execute)
-        self.watchdog.rounds += [self.bookings.round, self.waiting_list.round]
         self.games = Games(
             self._hall, self.lights, self._out_of_service, self._table_service, self.till, prepaid_guard=self.bookings.check_prepaid
         )
@@ -191,7 +168,6 @@ class Hub:
         self.tournament_results = TournamentResults(self._hall, self.tournament_calls)
         self.games.matches = self.tournament_calls  # a called match's game is the tournament's (broker.floor.games)
         self._table_service.matches = self.tournament_calls  # and its table's light (broker.floor.table_service)
-        self.watchdog.rounds.append(self.tournament_calls.round)
         # The records for the central reporting hub (broker.outbox.records): written with each record
         # and sent by their own thread, only when a centre is configured.
         self.outbox = Outbox(self._hall, central)
@@ -202,29 +178,37 @@ class Hub:
         # The box watching itself (broker.floor.box_watch): its clock, backups and certificates, when
         # `lavos server` is told to (a hub box's unit is); in the watchdog's rounds, after the others.
         self.box_watch = BoxWatch(self._hall, box, self.execute) if box is not None else None
-        if self.box_watch is not None:
-            self.watchdog.rounds.append(self.box_watch.round)
-        # Each command's one handler, in the part that owns its rules.
-        self.commands = Handlers(
-            [
-                self.games,
-                Closing(self._hall, self.games),
-                self._table_service,
-                self._alerts,
-                MonitoringRules(self._hall),
-                Members(self._hall),
-                Accounts(self._hall),
-                Logins(self._hall),
-                *self.till.parts(),
-                self.notifications,
-                self.tournaments,
-                self.tournament_calls,
-                self.tournament_results,
-                self.outbox,
-                self.bookings,
-                self.waiting_list,
-            ]
-        )
+        # The parts, in the order they start (and stop in reverse) and the watchdog runs their rounds.
+        # The hub gathers from them each command's one handler (in the part that owns its rules), the
+        # rounds, and the refusals it answers as its own (broker.core.part says what a part is).
+        parts: list[Part | None] = [
+            self.games,
+            Closing(self._hall, self.games),
+            self._table_service,
+            self._alerts,
+            MonitoringRules(self._hall),
+            Members(self._hall),
+            Accounts(self._hall),
+            Logins(self._hall),
+            self.till,
+            self.home_assistant,
+            self.notifications,
+            self.bookings,
+            self.waiting_list,
+            self.tournaments,
+            self.tournament_calls,
+            self.tournament_results,
+            self.outbox,
+            self._sender,
+            self.box_watch,
+        ]
+        self.parts: tuple[Part, ...] = tuple(p for p in parts if p is not None)
+        self.commands = Handlers(h for p in self.parts for h in p.handlers())
+        self.watchdog.rounds += [r for p in self.parts for r in p.rounds()]
+        # The parts' own refusals as the hub's (NotFound: a 404 on the API, ServiceError: a 409): a
+        # caller of `execute` meets only these and the registry's own (MemberError, UserError).
+        self._missing = tuple(r for p in self.parts for r in p.as_not_found)
+        self._refused = tuple(r for p in self.parts for r in p.as_service_error)
         self._load()
         if central is not None:
             self.outbox.install()
@@ -238,7 +222,7 @@ class Hub:
 
         Any thread; on the writer itself (a watchdog round stopping a game) it runs inline."""
         handler = self.commands.handler_of(cmd)
-        return self._writer.call(lambda: _public(handler, cmd))
+        return self._writer.call(lambda: self._public(handler, cmd))
 
     def execute_soon(self, cmd: Command[object]) -> None:
         """Queue `cmd` on the writer and return at once; its refusal or failure is only logged.
@@ -246,7 +230,18 @@ class Hub:
         For bookkeeping no caller waits on (when a login or a token was last used): a staff call
         must neither wait behind the writer for it nor fail when it cannot be written now."""
         handler = self.commands.handler_of(cmd)
-        self._writer.post(lambda: _public(handler, cmd), type(cmd).__name__)
+        self._writer.post(lambda: self._public(handler, cmd), type(cmd).__name__)
+
+    def _public(self, handler: Callable[[Command[R]], R], cmd: Command[R]) -> R:
+        """Run a handler; the parts' own refusals come out as the hub's."""
+        try:
+            return handler(cmd)
+        except ServiceError:
+            raise
+        except self._missing as e:
+            raise NotFound.like(e) from None
+        except self._refused as e:
+            raise ServiceError.like(e) from None
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -281,28 +276,21 @@ class Hub:
         if self._link:
             self._link.start()
         self.watchdog.start()
-        self.till.start()
-        if self.home_assistant:
-            self.home_assistant.start()
-        self.notifications.start()
-        if self._sender is not None:
-            self._sender.start()
+        for part in self.parts:
+            part.started()
 
     def close(self) -> None:
         # What submits work to the writer stops first, then the writer (its last items run), and only
         # then what its items write to besides the database: the notifications' spool (an alert
         # raised by the writer's last batch is spooled, never put into a closed file).
-        if self._sender is not None:
-            self._sender.close()
-        if self.home_assistant:
-            self.home_assistant.stop()
-        self.till.close()
+        for part in reversed(self.parts):
+            part.stopping()
         self.watchdog.stop()
         if self._link:
             self._link.close()
         self._writer.stop()
-        self.notifications.close()
-        self.outbox.uninstall()
+        for part in self.parts:
+            part.stopped()
         self.store.unbind_writer()  # the writer is gone: the store is its process's again
         if self.metrics:
             self.metrics.close()
@@ -425,15 +413,3 @@ class Hub:
         """What staff call a table (Slovak, English) in the texts the hub stores; an unknown id as it is."""
         spec = self.tables.get(table)
         return (spec.name, spec.name_en) if spec else (table, None)
-
-
-def _public(handler: Callable[[Command[R]], R], cmd: Command[R]) -> R:
-    """Run a handler; the parts' own refusals come out as the hub's."""
-    try:
-        return handler(cmd)
-    except ServiceError:
-        raise
-    except _MISSING as e:
-        raise NotFound.like(e) from None
-    except _REFUSED as e:
-        raise ServiceError.like(e) from None

@@ -40,6 +40,7 @@ from broker.adapters.notify import Notifier, mask_url, send, valid_url
 from broker.adapters.notify_spool import Message, NotifySpool
 from broker.bookings.waiting_list import OfferMade
 from broker.core.commands import Command, command, handles
+from broker.core.part import Part
 from broker.core.ports import HallState
 from broker.domain.euros import euros
 from broker.domain.refusals import N_, Refusal
@@ -231,7 +232,9 @@ def _key_parts(key: str) -> tuple[str, str, str]:
     return kind, target, rest
 
 
-class Notifications:
+class Notifications(Part):
+    as_service_error = (NotifyRefusal,)
+
     def __init__(self, hall: HallState, data_dir: Path | None, report_of: Callable[[date], ZReport | None]) -> None:
         self.h = hall
         self._report_of = report_of
@@ -244,7 +247,7 @@ class Notifications:
 
     # -- lifecycle -------------------------------------------------------------------------------
 
-    def start(self) -> None:
+    def started(self) -> None:
         with self.h.store.reader() as db:
             row = db.get(Setting, SETTINGS_KEY)
             self._settings = NotifySettings.from_json(row.value if row else None)
@@ -258,7 +261,7 @@ class Notifications:
         self.sender.start()
         self.h.listeners.subscribe(self._on_push)
 
-    def close(self) -> None:
+    def stopped(self) -> None:
         """After the hub's writer has stopped (Hub.close): no hook can spool any more. The spool is
         closed once the sender's thread is done with it (broker.adapters.notify.Notifier.close)."""
         self.h.listeners.unsubscribe(self._on_push)

@@ -50,6 +50,7 @@ from sqlalchemy.orm import ORMExecuteState, Session, sessionmaker
 from sqlalchemy.sql.dml import Insert, Update
 
 from broker.core.commands import Command, command, handles
+from broker.core.part import Part
 from broker.core.ports import HallState
 from broker.domain import alert_kinds
 from broker.domain.central_records import RecordRefused, check, payment_doc
@@ -127,7 +128,7 @@ class _Touched:
         return any(self.rows.values())
 
 
-class Outbox:
+class Outbox(Part):
     """The hall's outbox: its command (always, so the hub's handlers are complete) and, with a
     centre configured, the exporter's session events."""
 
@@ -149,6 +150,9 @@ class Outbox:
         event.listen(factory, "do_orm_execute", self._on_execute)
         event.listen(factory, "before_commit", self._before_commit)
         self._installed = factory
+
+    def stopped(self) -> None:
+        self.uninstall()
 
     def uninstall(self) -> None:
         factory, self._installed = self._installed, None

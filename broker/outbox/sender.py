@@ -34,6 +34,7 @@ from typing import Any
 import httpx
 from sqlalchemy import select
 
+from broker.core.part import Part
 from broker.domain.refusals import Refusal, from_doc, plain
 from broker.outbox.records import CentralSettings, OutboxDelivered, OutboxRefused
 from broker.storage.engine import Store
@@ -85,7 +86,7 @@ def _why(item: dict[str, Any], detail: str) -> Refusal:
     return from_doc(item.get("why")) or plain(str(item.get("detail") or detail)[:2000])
 
 
-class OutboxSender:
+class OutboxSender(Part):
     def __init__(self, store: Store, hall_id: str, settings: CentralSettings, execute: Callable[[Any], Any]) -> None:
         self._store = store
         self._hall = hall_id
@@ -115,6 +116,12 @@ class OutboxSender:
 
     def wake(self) -> None:
         self._wake.set()
+
+    def started(self) -> None:
+        self.start()
+
+    def stopping(self) -> None:
+        self.close()
 
     def close(self) -> None:
         self._stop.set()

@@ -12,6 +12,7 @@ from broker.accounts.staff import Staff, staff_of
 from broker.accounts.users import NewPassword
 from broker.core.commands import Command, command, handles
 from broker.core.errors import NotFound
+from broker.core.part import Part
 from broker.core.ports import HallState
 from broker.domain.refusals import N_
 
@@ -83,7 +84,7 @@ class EndLogins(Command[int]):
     username: str
 
 
-class Accounts:
+class Accounts(Part):
     def __init__(self, hall: HallState) -> None:
         self.h = hall
 

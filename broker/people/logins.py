@@ -12,6 +12,7 @@ from datetime import datetime
 
 from broker.accounts import logins, users
 from broker.core.commands import Command, command, handles
+from broker.core.part import Part
 from broker.core.ports import HallState
 
 
@@ -54,7 +55,7 @@ class StoreRehash(Command[bool]):
     new_hash: str
 
 
-class Logins:
+class Logins(Part):
     def __init__(self, hall: HallState) -> None:
         self.h = hall
 

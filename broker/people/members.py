@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session as Db
 
 from broker.core.commands import Command, command, handles
 from broker.core.errors import NotFound
+from broker.core.part import Part
 from broker.core.ports import HallState
 from broker.domain.refusals import N_
 from broker.people.member_views import MemberView, member_view
@@ -76,7 +77,7 @@ class ImportMembers(Command[ImportReport]):
     data: bytes
 
 
-class Members:
+class Members(Part):
     def __init__(self, hall: HallState) -> None:
         self.h = hall
 

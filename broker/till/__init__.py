@@ -14,20 +14,26 @@ from typing import Any, TypeVar
 from sqlalchemy import select
 from sqlalchemy.orm import Session as Db
 
+from broker.core.part import Part
 from broker.core.ports import HallState
+from broker.domain.payment_rules import PaymentRefused
 from broker.domain.refusals import N_
+from broker.domain.split import SplitError
 from broker.storage.models import Tab
-from broker.till.closeout import CloseOut
-from broker.till.fiscal import Fiscal
-from broker.till.payments import Payments
-from broker.till.tabs import Tabs
+from broker.till.closeout import CloseOut, DayRefused
+from broker.till.fiscal import Fiscal, FiscalRefusal
+from broker.till.payments import PaymentNotFound, Payments
+from broker.till.tabs import TabMissing, TabRefused, Tabs
 
 T = TypeVar("T")
 Write = Callable[[Callable[[], T]], T]
 
 
-class Till:
+class Till(Part):
     """The till's parts, built once by the hub; see each module for what it owns."""
+
+    as_not_found = (TabMissing, PaymentNotFound)
+    as_service_error = (TabRefused, SplitError, PaymentRefused, DayRefused, FiscalRefusal)
 
     def __init__(self, hall: HallState, write: Callable[[Callable[[], Any]], Any]) -> None:
         self.tabs = Tabs(hall, write)  # `write`: seeding the product list at start
@@ -71,14 +77,14 @@ class Till:
             tab.table_id = table
             self.tabs.notify(db, table, tab.id)
 
-    def parts(self) -> tuple[object, ...]:
+    def handlers(self) -> tuple[object, ...]:
         """The parts that hold command handlers."""
         return (self.tabs, self.days, self.fiscal, self.payments)
 
-    def start(self) -> None:
+    def started(self) -> None:
         """After the hub's start: the product list is ready, the fiscal follow-up resumes what was left pending."""
         self.tabs.start()
         self.fiscal.start()
 
-    def close(self) -> None:
+    def stopping(self) -> None:
         self.fiscal.close()

@@ -35,6 +35,7 @@ from sqlalchemy.orm import Session as Db
 
 from broker.core.commands import Command, command, handles
 from broker.core.errors import ServiceError
+from broker.core.part import Part, Round
 from broker.core.ports import HallState
 from broker.domain.refusals import N_, table_name
 from broker.domain.tournament.calls import callable_matches, walkover_due
@@ -105,7 +106,7 @@ class RecallMatch(Command[None]):
     match: str
 
 
-class TournamentCalls:
+class TournamentCalls(Part):
     def __init__(self, hall: HallState, games: Games, out_of_service: OutOfServiceBook, execute: Execute) -> None:
         self.h = hall
         self.games = games
@@ -434,6 +435,9 @@ class TournamentCalls:
             return call.score_a, call.score_b
 
     # -- the watchdog's round (broker.floor.timers: every second, on the writer) ------------------
+
+    def rounds(self) -> tuple[Round, ...]:
+        return (self.round,)
 
     def round(self, now: datetime) -> None:
         """Free tables get their matches; a call whose table's pockets saw a ball has begun; a call

@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session as Db
 
 from broker.core.commands import Command, command, handles
 from broker.core.errors import ServiceError
+from broker.core.part import Part
 from broker.core.ports import HallState
 from broker.domain.refusals import N_
 from broker.domain.tournament.labels import match_numbers
@@ -77,7 +78,7 @@ class CorrectionRefused(ServiceError):
         )
 
 
-class TournamentResults:
+class TournamentResults(Part):
     def __init__(self, hall: HallState, calls: TournamentCalls) -> None:
         self.h = hall
         self.calls = calls

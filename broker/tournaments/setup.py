@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session as Db
 
 from broker.bookings.bookings import AddBlock, BlockAdded, RemoveBlock
 from broker.core.commands import Command, command, handles
+from broker.core.part import Part
 from broker.core.ports import HallState
 from broker.domain import membership
 from broker.domain.refusals import N_
@@ -186,7 +187,10 @@ def _int(value: object, bounds: tuple[int, int], message: str, **params: object)
     return value
 
 
-class Tournaments:
+class Tournaments(Part):
+    as_not_found = (TournamentMissing,)
+    as_service_error = (TournamentRefused,)
+
     def __init__(self, hall: HallState, execute: Execute, on_drawn: Callable[[int, str], object]) -> None:
         self.h = hall
         self._execute = execute  # nested commands (the fee's tab) run inline on the writer
