@@ -309,7 +309,7 @@ def records_process(halls: dict[str, tuple[str, str]], url: str, ca_file: str, e
                     break
                 tab = hub.execute(OpenWalkInTab(label=f"Bar {n}", actor="jana"))
                 hub.execute(AddTabItem(tab=tab, product=products[hall], quantity=1, actor="jana"))
-                view = HubFacade(hub).reads.tab_payments(tab)
+                view = HubFacade(hub).reads.till.tab_payments(tab)
                 assert view is not None
                 hub.execute(PayTab(tab=tab, method="card", amount_cents=view.owed_cents, actor="jana"))
                 paid += 1

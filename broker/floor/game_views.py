@@ -124,7 +124,7 @@ def brief_fields(
     game_id: int, st: game_ops.GameState, bill: Bill, venue: Venue, now: datetime, items: Iterable[TabItemView]
 ) -> dict[str, Any]:
     """The fields every game view shares, at `now` (the hub's clock; never before the game's last op);
-    `items`: what is on the game's tab (HallReads.game_items reads a list of games' at once)."""
+    `items`: what is on the game's tab (reads.till.game_items reads a list of games' at once)."""
     now = max(now, st.last_at)
     left = game_ops.prepaid_remaining(st, now)
     m = st.member

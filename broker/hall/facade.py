@@ -111,7 +111,7 @@ class HubFacade:
     def print_receipt(self, payment_id: int) -> None:
         """Send the receipt to the venue's ESC/POS printer; a printer that is not set up or does not
         answer raises a ServiceError saying so."""
-        receipt = self.reads.receipt_of(payment_id)
+        receipt = self.reads.till.receipt_of(payment_id)
         if receipt is None:
             raise NotFound(N_("There is no such payment."))
         try:

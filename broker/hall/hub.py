@@ -313,6 +313,11 @@ class Hub:
         return self._runtime.view()
 
     @property
+    def hall_state(self) -> HallState:
+        """The owned state and what it is read against, as the parts and their readers get it."""
+        return self._hall
+
+    @property
     def link(self) -> HubLink | ProcessLink | None:
         return self._link
 

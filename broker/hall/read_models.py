@@ -21,7 +21,7 @@ from sqlalchemy import select, text
 from broker.accounts.auth_checks import waiting_clients
 from broker.accounts.staff import Staff, staff_of
 from broker.accounts.users import get_user, is_last_manager, list_tokens, list_users, user_audit, user_logins
-from broker.core.errors import NotFound, ServiceError
+from broker.core.errors import NotFound
 from broker.core.listeners import Listener
 from broker.core.open_games import OpenGame
 from broker.core.row_values import copy_row
@@ -32,7 +32,6 @@ from broker.domain.billing import Bill
 from broker.domain.club_rate import start_warning
 from broker.domain.dates import HallDates
 from broker.domain.json_shape import HIDDEN
-from broker.domain.receipt import Receipt
 from broker.domain.refusals import N_
 from broker.domain.reject_tally import UNKNOWN, NodeRejects
 from broker.domain.revenue import Revenue
@@ -40,7 +39,6 @@ from broker.domain.schedule import business_day
 from broker.domain.tariffs import calendar_year
 from broker.domain.tournament.progress import Progress
 from broker.domain.venue import TableSpec, Venue
-from broker.domain.zreport import ZReport
 from broker.floor.game_views import GameBrief, GameOnTable, GameStarted, GameView, brief_fields
 from broker.floor.light_commands import LightCommand
 from broker.floor.table_service import OutOfService
@@ -53,22 +51,10 @@ from broker.reports import reports
 from broker.storage.alerts import open_alerts
 from broker.storage.members import search_members
 from broker.storage.members_csv import export_members_csv
-from broker.storage.models import Alert, AuditEntry, Event, FoosballCheckin, Game, Member, MemberCard, Node, Payment, Tab
+from broker.storage.models import Alert, AuditEntry, Event, FoosballCheckin, Game, Member, MemberCard, Node
 from broker.storage.rejects import node_rejects
 from broker.till import tab_views
-from broker.till.closeout import DayOverview, DaySummary
-from broker.till.payment_reads import (
-    JournalRow,
-    PaymentView,
-    TabPayView,
-    payment_at_hand,
-    payment_views,
-    receipt_of,
-    receipts_journal,
-    tab_at_hand,
-    tab_pay_view,
-)
-from broker.till.tabs import merged_tabs
+from broker.till.reads import TillReads
 from broker.tournaments import reads as tournament_reads
 from broker.tournaments.season import SeasonRow, season_ranking
 from broker.tournaments.setup import tournament_by_token
@@ -212,6 +198,7 @@ class HallReads:
         self._hub = hub
         self._store = hub.store
         self.bookings = BookingReads(hub)  # bookings, blocks, the waiting list (broker.hall.booking_reads)
+        self.till = TillReads(hub.hall_state, hub.till)
 
     # configuration and clock (the venue file; never changes while running)
     @property
@@ -282,7 +269,7 @@ class HallReads:
     def _brief(self, game_id: int, state: game_ops.GameState, items: Iterable[tab_views.TabItemView] | None = None) -> dict[str, Any]:
         # `items`: what is on the game's tab, read here for one game when not given (a list reads them at once)
         if items is None:
-            items = self.game_items([game_id]).get(game_id, ())
+            items = self.till.game_items([game_id]).get(game_id, ())
         return brief_fields(game_id, state, self.bill_of(state), self.venue, self.clock(), items)
 
     def game_brief(self, game_id: int, state: game_ops.GameState, items: Iterable[tab_views.TabItemView] | None = None) -> GameBrief:
@@ -292,7 +279,7 @@ class HallReads:
 
     def game_briefs(self, game_ids: list[int]) -> list[GameBrief]:
         """Games as lists show them, what is on their tabs read at once."""
-        items = self.game_items(game_ids)
+        items = self.till.game_items(game_ids)
         return [GameBrief(**self._brief(g, self.game_state(g), items.get(g, ()))) for g in game_ids]
 
     def game_view(self, game_id: int, state: game_ops.GameState) -> GameView:
@@ -400,7 +387,7 @@ class HallReads:
         hall = self.hall_snapshot()  # games and drop counts as one picture
         specs = [self.tables[only]] if only is not None else list(self.venue.tables)
         playing = {spec.id: g for spec in specs if spec.kind.billed and (g := hall.open.get(spec.id)) is not None}
-        items = self.game_items([g.id for g in playing.values()])  # one read for all
+        items = self.till.game_items([g.id for g in playing.values()])  # one read for all
         out = []
         for spec in specs:
             g = playing.get(spec.id)
@@ -616,158 +603,6 @@ class HallReads:
             rows += [TableUse(a.at, a.action, a.actor, (a.detail or {}).get("on"), a.reason) for a in audit]
         return sorted(rows, key=lambda r: r.at, reverse=True)[:limit]
 
-    # == the till (broker.till): each part's reads in its own section below ===============
-
-    # -- till: tabs and products --------------------------------------------------------------
-
-    @store_call
-    def products(self, *, active_only: bool = False) -> list[tab_views.ProductView]:
-        """The product list by category and name (staff see the active ones), each with its sales of the last month."""
-        with self._store.reader() as db:
-            return tab_views.product_views(db, active_only=active_only, now=self.clock())
-
-    @store_call
-    def tab(self, tab_id: int) -> tab_views.TabView:
-        """A tab with its lines (its game's, its items voided ones included, merged tabs'), VAT, paid, owed; NotFound."""
-        with self._store.reader() as db:
-            row = db.get(Tab, tab_id)
-            if row is None:
-                raise NotFound(N_("There is no such tab."))
-            return tab_views.tab_view(db, self._hub.till.tabs.h, row, self.clock())
-
-    @store_call
-    def tab_of_game(self, game_id: int) -> int | None:
-        with self._store.reader() as db:
-            return tab_views.tab_of_game(db, game_id)
-
-    @store_call
-    def game_tab(self, game_id: int) -> int:
-        """The tab of game `game_id` (what is put on the game goes there); NotFound: no such game."""
-        with self._store.reader() as db:
-            tab = tab_views.tab_of_game(db, game_id)
-            if tab is None:
-                if db.get(Game, game_id) is None:
-                    raise NotFound(N_("There is no game no. %(game)d."), game=game_id)
-                raise ServiceError(N_("Game no. %(game)d was settled before the till: it has no tab."), game=game_id)
-            return tab
-
-    @store_call
-    def product_of_extra(self, code: str) -> tab_views.ProductView:
-        """The product that stands for the venue file's extra `code` ("topping"); ServiceError: none does."""
-        with self._store.reader() as db:
-            product = tab_views.product_of_extra(db, code)
-        if product is None:
-            raise ServiceError(N_("There is no extra %(extra)s in the price list."), extra=code[:40])
-        return product
-
-    @store_call
-    def game_items(self, game_ids: list[int]) -> dict[int, tuple[tab_views.TabItemView, ...]]:
-        """What was put on each game's own tab (extras, drinks; voided ones included), by game."""
-        with self._store.reader() as db:
-            return tab_views.game_items(db, game_ids)
-
-    @store_call
-    def unpaid_tabs(self) -> list[tab_views.UnpaidTab]:
-        """Tabs still to be paid (walk-ins, stopped games), oldest first."""
-        with self._store.reader() as db:
-            return tab_views.unpaid_tabs(db, self._hub.till.tabs.h, self.clock())
-
-    @store_call
-    def tab_games(self, tab_id: int) -> tuple[int, ...]:
-        """The games whose bills count on this tab: its own, and those of the tabs merged into it."""
-        with self._store.reader() as db:
-            tab = db.get(Tab, tab_id)
-            return tuple(t.session_id for t in merged_tabs(db, tab) if t.session_id is not None) if tab else ()
-
-    @store_call
-    def mergeable_tabs(self) -> list[tab_views.UnpaidTab]:
-        """Tabs that can be merged (open, nothing paid, not split), running games' included, oldest first."""
-        with self._store.reader() as db:
-            return tab_views.mergeable_tabs(db, self._hub.till.tabs.h, self.clock())
-
-    @store_call
-    def shared_tabs(self) -> dict[int, tab_views.SharedTab]:
-        """Bills still to be paid that other tabs are merged into, by the id of each of their tabs."""
-        with self._store.reader() as db:
-            return tab_views.shared_tabs(db, self._hub.till.tabs.h)
-
-    @store_call
-    def unpaid_by_table(self, only: str | None = None) -> dict[str, tab_views.UnpaidTab]:
-        """Per free table (or just `only`), its last game's tab when unpaid (the floor card's badge)."""
-        with self._store.reader() as db:
-            return tab_views.unpaid_by_table(db, self._hub.till.tabs.h, self.clock(), only)
-
-    @store_call
-    def day_tabs(self, day: date) -> list[tab_views.UnpaidTab]:
-        """A business day's tabs, newest first, with what each owes."""
-        with self._store.reader() as db:
-            return tab_views.todays_tabs(db, self._hub.till.tabs.h, day, self.clock())
-
-    # -- till: payments and receipts ----------------------------------------------------------
-
-    @store_call
-    def tab_payments(self, tab_id: int) -> TabPayView | None:
-        """A tab's bill, its split parts and its payments (the payment page); None: no such tab."""
-        with self._store.reader() as db:
-            return tab_pay_view(db, self._hub.till.payments.h, tab_id)
-
-    @store_call
-    def payment(self, payment_id: int) -> PaymentView | None:
-        with self._store.reader() as db:
-            row = db.get(Payment, payment_id)
-            return payment_views(db, self._hub.till.payments.h, [row])[0] if row is not None else None
-
-    @store_call
-    def receipt_of(self, payment_id: int) -> Receipt | None:
-        """The receipt of a payment or reversal, from its frozen lines (a reprint reads the same); None: no such payment."""
-        with self._store.reader() as db:
-            return receipt_of(db, self._hub.till.payments.h, payment_id)
-
-    @store_call
-    def receipts_journal(self, day: date) -> list[JournalRow]:
-        """The receipts counting on business day `day`, the newest first (the bills page's journal)."""
-        with self._store.reader() as db:
-            return receipts_journal(db, self._hub.till.payments.h, day)
-
-    @store_call
-    def till_days(self) -> tuple[date, frozenset[date]]:
-        """(the business day payments count on now, the days staff work with: CloseOut.days_at_hand)."""
-        with self._store.reader() as db:
-            now = self.clock()
-            return self._hub.till.days.current_day(db, now), self._hub.till.days.days_at_hand(db, now)
-
-    @store_call
-    def money_at_hand(self, *, tab: int | None = None, payment: int | None = None, game: int | None = None) -> bool:
-        """Whether staff may read this tab, payment or game's tab (broker.till.payment_reads:
-        unpaid, or on a day staff work with); if not, it is the manager's (day.history)."""
-        with self._store.reader() as db:
-            hand = self._hub.till.days.days_at_hand(db, self.clock())
-            if game is not None:
-                tab = tab_views.tab_of_game(db, game)
-            if tab is not None and not tab_at_hand(db, tab, hand):
-                return False
-            return payment is None or payment_at_hand(db, payment, hand)
-
-    # -- till: the business day and its close-out ----------------------------------------------
-
-    @store_call
-    def day_overview(self) -> DayOverview:
-        """The business day staff work on now, its running Z report figures, earlier days left open."""
-        return self._hub.till.days.overview()
-
-    @store_call
-    def day_report(self, day: date) -> ZReport:
-        """A closed day's frozen Z report, or an open day's figures now; NotFound for a day without a shift."""
-        report = self._hub.till.days.report(day)
-        if report is None:
-            raise NotFound(N_("There is no business day %(day)s: nobody opened it and no money was taken."), day=day.isoformat())
-        return report
-
-    @store_call
-    def business_days(self, limit: int = 400) -> list[DaySummary]:
-        """Business days with a shift, newest first, closed or not."""
-        return self._hub.till.days.days(limit)
-
     # -- tournaments (broker.tournaments.reads) ---------------------------------------------
 
     @store_call
@@ -815,57 +650,6 @@ class HallReads:
         with self._store.reader() as db:
             return season_ranking(db, group, year, self.venue)
 
-    # -- till: eKasa ---------------------------------------------------------------------------
-
-    @store_call
-    def ekasa_settings(self) -> EkasaSettingsView:
-        s = self._hub.till.fiscal.settings
-        return EkasaSettingsView(s.enabled, s.url, s.timeout_s, s.cash_register_code)
-
-    def ekasa_health(self) -> EkasaHealthView:
-        h = self._hub.till.fiscal.health()
-        return EkasaHealthView(self._hub.till.fiscal.settings.enabled, h.reachable, h.unreachable_since, h.last_error)
-
-    @store_call
-    def ekasa_unregistered(self, limit: int = 500) -> list[FiscalReceiptView]:
-        """Receipts not registered in eKasa yet (pending, offline, failed, paragón), oldest first."""
-        from broker.storage.models import Payment, Tab
-        from broker.till.fiscal import UNREGISTERED
-
-        q = (
-            select(Payment, Tab.table_id)
-            .join(Tab, Tab.id == Payment.tab_id)
-            .where(Payment.fiscal_state.in_(UNREGISTERED))
-            .order_by(Payment.id)
-            .limit(limit)
-        )
-        with self._store.reader() as db:
-            out = []
-            for p, table in db.execute(q).all():
-                d = p.fiscal_detail or {}
-                since = d.get("offline_since") or d.get("since")
-                method = self.venue.till.method(p.method)
-                out.append(
-                    FiscalReceiptView(
-                        payment_id=p.id,
-                        receipt_no=p.receipt_no,
-                        amount_cents=p.amount_cents,
-                        method=method.name if method else p.method,
-                        method_en=(method.name_en or method.name) if method else p.method,
-                        staff=p.staff,
-                        at=p.at,
-                        table=self.tables[table].name if table in self.tables else None,
-                        state=p.fiscal_state,
-                        since=datetime.fromisoformat(since) if since else p.at,
-                        error=d.get("error"),
-                        okp=d.get("okp"),
-                        paragon_no=p.paragon_no,
-                        paragon_at=p.paragon_at,
-                        reversal=p.reverses_id is not None,
-                    )
-                )
-            return out
-
     # -- notifications -------------------------------------------------------------------------
 
     def notify_targets(self) -> list[NotifyTargetView]:
@@ -886,43 +670,6 @@ class HallReads:
             for m in self._hub.notifications.history(limit)
         ]
         return NotifyHistoryView(pending, dropped, rows)
-
-    # --- till: eKasa (value types of the section above) -----------------------------------------
-
-
-@dataclass(frozen=True)
-class EkasaSettingsView:
-    enabled: bool
-    url: str
-    timeout_s: float
-    cash_register_code: str
-
-
-@dataclass(frozen=True)
-class EkasaHealthView:
-    enabled: bool
-    reachable: bool | None  # None: not asked yet since the hub started
-    unreachable_since: datetime | None
-    last_error: str | None
-
-
-@dataclass(frozen=True)
-class FiscalReceiptView:
-    payment_id: int
-    receipt_no: int | None
-    amount_cents: int
-    method: str
-    method_en: Annotated[str, HIDDEN]
-    staff: str
-    at: datetime
-    table: str | None  # None: a walk-in tab
-    state: str  # pending, offline, failed, paragon
-    since: datetime  # pending since / offline since
-    error: str | None
-    okp: str | None
-    paragon_no: str | None
-    paragon_at: datetime | None
-    reversal: bool
 
 
 @dataclass(frozen=True)

@@ -168,24 +168,6 @@ class CloseOut:
 
     # -- reads (any thread: a read-only session of their own) ------------------------------------
 
-    def overview(self) -> DayOverview:
-        now = self.h.clock()
-        with self.h.store.reader() as db:
-            day = self.current_day(db, now)
-            unclosed = db.scalars(
-                select(BusinessDay.day).where(BusinessDay.day < day, BusinessDay.closed_at.is_(None)).order_by(BusinessDay.day)
-            ).all()
-            last = db.scalar(select(BusinessDay).where(BusinessDay.closed_at.is_not(None)).order_by(BusinessDay.day.desc()).limit(1))
-            return DayOverview(
-                day,
-                db.get(BusinessDay, day) is not None,
-                build_report(db, self.h, day, now),
-                tuple(unclosed),
-                summary_of(last) if last is not None else None,
-                day <= business_day(now, self.h.venue),
-                self.days_at_hand(db, now),
-            )
-
     def days_at_hand(self, db: Db, now: datetime) -> frozenset[date]:
         """The days staff work with (capability day.run): the running one, earlier ones left open,
         the last closed (to print its Z report again). Other days, and their money, are history:
@@ -202,11 +184,6 @@ class CloseOut:
             if db.get(BusinessDay, day) is None and day != self.current_day(db, now):
                 return None
             return day_report(db, self.h, day, now)
-
-    def days(self, limit: int = 400) -> list[DaySummary]:
-        """Business days with a shift, newest first (open ones too: a day nobody closed shows)."""
-        with self.h.store.reader() as db:
-            return [summary_of(r) for r in db.scalars(select(BusinessDay).order_by(BusinessDay.day.desc()).limit(limit))]
 
     # -- staff actions (the commands' handlers, on the writer) ---------------------------------
 

@@ -48,13 +48,13 @@ def overview_seen(o: DayOverview, user: Staff) -> DayOverview:
 
 @router.get("/current", response_model=DayOverview, summary="The business day now: opened or not, its running figures, days left open")
 def current(reads: Reads, user: Annotated[Staff, Depends(can("day.run"))]) -> DayOverview:
-    return overview_seen(reads.day_overview(), user)
+    return overview_seen(reads.till.day_overview(), user)
 
 
 @router.post("/current/open", response_model=DayOverview, summary="Open the business day with the float in the drawer")
 def open_day(body: OpenDayIn, hub: Hub, user: Annotated[Staff, Depends(can("day.run"))]) -> DayOverview:
     hub.execute(OpenDay(float_cents=body.float_cents, actor=user.username))
-    return overview_seen(hub.reads.day_overview(), user)
+    return overview_seen(hub.reads.till.day_overview(), user)
 
 
 @router.post("/{day}/close", response_model=ZReport, summary="Close a business day with the counted cash: its Z report, frozen")
@@ -64,11 +64,11 @@ def close_day(day: DayPath, body: CloseDayIn, hub: Hub, user: Annotated[Staff, D
 
 @router.get("", response_model=list[DaySummary], summary="Business days with a shift, newest first (closed or not)")
 def days(reads: Reads, user: Annotated[Staff, Depends(can("day.history"))]) -> list[DaySummary]:
-    return reads.business_days()
+    return reads.till.business_days()
 
 
 @router.get("/{day}", response_model=ZReport, summary="A day's Z report (frozen once closed); staff see only the current day")
 def day_report(day: DayPath, reads: Reads, user: Annotated[Staff, Depends(can("day.run"))]) -> ZReport:
-    if not reads.day_overview().at_hand(day):
+    if not reads.till.day_overview().at_hand(day):
         demand(user, "day.history")  # an earlier day's takings are the manager's, as on the pages
-    return seen(reads.day_report(day), user)
+    return seen(reads.till.day_report(day), user)

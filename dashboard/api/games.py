@@ -133,7 +133,7 @@ def extend(session_id: IdPath, body: Extend, hub: Hub, user: Annotated[Staff, De
     summary="Put an extra (by its id in GET /api/extras, a product of the list) on the game's tab; the game with its extras",
 )
 def add_extra(session_id: IdPath, body: ExtraIn, hub: Hub, user: Annotated[Staff, Depends(can("games.run"))]) -> GameView:
-    tab, product = hub.reads.game_tab(session_id), hub.reads.product_of_extra(body.extra)
+    tab, product = hub.reads.till.game_tab(session_id), hub.reads.till.product_of_extra(body.extra)
     hub.execute(AddTabItem(tab=tab, product=product.id, quantity=body.quantity, actor=user.username))
     return hub.reads.game(session_id)
 
@@ -159,6 +159,6 @@ def correct(session_id: IdPath, body: CorrectionIn, hub: Hub, user: Annotated[St
 )
 def void_extra(session_id: IdPath, body: VoidIn, hub: Hub, user: Annotated[Staff, Depends(can("games.void"))]) -> GameView:
     may_void_paid = allows(user.role, "tabs.void_paid")
-    tab = hub.reads.game_tab(session_id)
+    tab = hub.reads.till.game_tab(session_id)
     hub.execute(VoidTabItem(tab=tab, item=body.item, reason=body.reason, may_void_paid=may_void_paid, actor=user.username))
     return hub.reads.game(session_id)

@@ -109,6 +109,6 @@ def list_tariffs(reads: Reads, user: Annotated[Staff, Depends(can("floor.view"))
 def list_extras(reads: Reads, user: Annotated[Staff, Depends(can("floor.view"))]) -> list[dict[str, Any]]:
     return [
         {"id": p.code, "name": p.name, "name_en": p.name_en, "price_cents": p.price_cents, "price": format_eur(p.price_cents)}
-        for p in reads.products(active_only=True)
+        for p in reads.till.products(active_only=True)
         if p.code is not None
     ]

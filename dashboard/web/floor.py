@@ -166,8 +166,8 @@ class FloorData:
         self.warn_s = int(timedelta(minutes=reads.venue.billing.prepaid_warning_min).total_seconds())
         self.oos = reads.out_of_service()
         self.light_commands = reads.light_commands()
-        self.unpaid = reads.unpaid_by_table(only)  # the till: last games' unpaid tabs, one read for the hall
-        self.shared = reads.shared_tabs()  # merged bills still to be paid (few: read whole)
+        self.unpaid = reads.till.unpaid_by_table(only)  # the till: last games' unpaid tabs, one read for the hall
+        self.shared = reads.till.shared_tabs()  # merged bills still to be paid (few: read whole)
         self.shared_by_game = {m.game_id: t for t in self.shared.values() for m in t.members if m.game_id is not None}
 
     def table(self, spec: TableSpec) -> TableView:

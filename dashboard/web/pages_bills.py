@@ -66,12 +66,12 @@ def bills_page(
     table: Annotated[str, Query(max_length=40)] = "",
     q: Annotated[str, Query(max_length=80)] = "",
 ) -> Response:
-    today, at_hand = reads.till_days()  # the day payments count on now; the days staff work with
+    today, at_hand = reads.till.till_days()  # the day payments count on now; the days staff work with
     shown = _day(request, reads, day, today)
     history = allows(user.role, "day.history")
     if shown not in at_hand and not history:
         raise PageForbidden(user, "manager")  # earlier days' takings are the manager's
-    receipts = [r for r in reads.receipts_journal(shown) if journal_matches(r, q, table)]
+    receipts = [r for r in reads.till.receipts_journal(shown) if journal_matches(r, q, table)]
     billed = [t for t in reads.tables.values() if t.kind.billed]
     return render(
         request,
@@ -87,7 +87,7 @@ def bills_page(
             "billed_tables": billed,
             "total_cents": sum(r.amount_cents for r in receipts),
             # The till's tabs (dashboard/web/pages_tabs.py): unpaid ones first, and a sale at the bar.
-            "unpaid": reads.unpaid_tabs() if shown == today else [],
+            "unpaid": reads.till.unpaid_tabs() if shown == today else [],
             "form_key": new_form_key,
         },
     )

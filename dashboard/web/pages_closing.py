@@ -49,8 +49,8 @@ def playing(reads: HallReads) -> list[PlayingGame]:
         g = games.get(spec.id)
         if g is None:
             continue
-        tab_id = reads.tab_of_game(g.id)
-        view = reads.tab_payments(tab_id) if tab_id is not None else None
+        tab_id = reads.till.tab_of_game(g.id)
+        view = reads.till.tab_payments(tab_id) if tab_id is not None else None
         owed = view.owed_cents if view is not None else reads.bill_of(g.state).total_cents
         out.append(PlayingGame(g.id, spec.id, g.state.started_at, g.state.state == "paused", tab_id, owed))
     return out

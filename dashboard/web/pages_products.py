@@ -39,7 +39,7 @@ def _page(request: Request, hub: HubFacade, status: int = 200, **extra: Any) -> 
         request,
         "products.html",
         {
-            "products": hub.reads.products(),
+            "products": hub.reads.till.products(),
             "categories": PRODUCT_CATEGORIES,
             "rates": VAT_RATES,
             "category_word": category_word,

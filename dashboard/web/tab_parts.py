@@ -58,18 +58,18 @@ def most_sold(products: list[ProductView]) -> list[ProductView]:
 def product_grid(reads: HallReads, tab: TabView) -> dict[str, Any]:
     """What templates/_product_buttons.html needs besides the tab: the products `tab` takes (a
     tournament fee's tab the fees alone, a deposit's the deposit: TabView.takes, the rule that refuses the rest)."""
-    products = [p for p in most_sold(reads.products(active_only=True)) if tab.takes(p.category)]
+    products = [p for p in most_sold(reads.till.products(active_only=True)) if tab.takes(p.category)]
     return {"products": products, "products_shown": PRODUCTS_SHOWN, "form_key": new_form_key}
 
 
 def tabs_panel(reads: HallReads, table_id: str) -> dict[str, Any]:
     """The table page's tab part: the running game's tab (products to put on it) or the last game's unpaid tab."""
     snap = reads.hall_snapshot().open.get(table_id)
-    tab_id = reads.tab_of_game(snap.id) if snap is not None else None
-    unpaid = None if snap is not None else reads.unpaid_by_table(table_id).get(table_id)
-    tab = reads.tab(tab_id) if tab_id is not None else None
+    tab_id = reads.till.tab_of_game(snap.id) if snap is not None else None
+    unpaid = None if snap is not None else reads.till.unpaid_by_table(table_id).get(table_id)
+    tab = reads.till.tab(tab_id) if tab_id is not None else None
     while tab is not None and tab.merged_into is not None:  # merged: what the table buys goes on the shared bill
-        tab = reads.tab(tab.merged_into)
+        tab = reads.till.tab(tab.merged_into)
     return {
         "game_tab": tab,
         "unpaid_tab": unpaid,

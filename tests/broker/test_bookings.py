@@ -399,7 +399,7 @@ def test_a_cancelled_booking_with_an_unpaid_deposit_leaves_nothing_owed(hub):
     tab = row(hub, booking).deposit_tab_id
     assert tab is not None
     hub.execute(CancelBooking(booking=booking, actor="jana"))
-    assert HubFacade(hub).reads.tab(tab).owed_cents == 0
+    assert HubFacade(hub).reads.till.tab(tab).owed_cents == 0
 
 
 # --- personal data ------------------------------------------------------------------------------

@@ -71,7 +71,7 @@ def hall(tmp_path, centre) -> Iterator[Hub]:
 
 
 def _beer(hub: Hub) -> int:
-    found = [p.id for p in HubFacade(hub).reads.products() if p.name == "Pivo"]
+    found = [p.id for p in HubFacade(hub).reads.till.products() if p.name == "Pivo"]
     return (
         found[0]
         if found

@@ -177,7 +177,7 @@ def _link(world: World, hall: str) -> bool | None:
 def _sell(hub, label: str, product: int, quantity: int, method: str) -> int:
     tab = hub.execute(OpenWalkInTab(label=label, actor="jana"))
     hub.execute(AddTabItem(tab=tab, product=product, quantity=quantity, actor="jana"))
-    view = HubFacade(hub).reads.tab_payments(tab)
+    view = HubFacade(hub).reads.till.tab_payments(tab)
     assert view is not None
     owed = view.owed_cents
     return hub.execute(

@@ -62,10 +62,10 @@ def _play(pages) -> None:
     pages.clock.advance(minutes=30)
     s.execute(StopGame(game=one, actor="test"))
     reads = HallReads(s)
-    s.execute(PayTab(tab=reads.game_tab(one), method="card", amount_cents=600, actor="test"))
-    s.execute(PayTab(tab=reads.game_tab(five), method="cash", amount_cents=200, actor="test"))
+    s.execute(PayTab(tab=reads.till.game_tab(one), method="card", amount_cents=600, actor="test"))
+    s.execute(PayTab(tab=reads.till.game_tab(five), method="cash", amount_cents=200, actor="test"))
     bar = s.execute(OpenWalkInTab(label="Bar", actor="test"))
-    kofola = next(p.id for p in reads.products() if p.name == "Kofola 0,5 l")
+    kofola = next(p.id for p in reads.till.products() if p.name == "Kofola 0,5 l")
     s.execute(AddTabItem(tab=bar, product=kofola, actor="test"))
     s.execute(PayTab(tab=bar, method="cash", amount_cents=200, actor="test"))
 

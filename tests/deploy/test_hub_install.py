@@ -295,8 +295,8 @@ def test_a_club_backed_up_at_night_comes_back_on_a_new_box(box, tmp_path):
         paid = facade.execute(StartGame(table="pool-02", actor="jana"))
         running = facade.execute(StartGame(table="pool-01", actor="jana"))
         facade.execute(StopGame(game=paid, actor="jana"))
-        tab = facade.reads.game_tab(paid)
-        view = facade.reads.tab_payments(tab)
+        tab = facade.reads.till.game_tab(paid)
+        view = facade.reads.till.tab_payments(tab)
         assert view is not None
         owed = view.owed_cents
         facade.execute(PayTab(tab=tab, method="card", amount_cents=owed, actor="jana"))
@@ -339,7 +339,7 @@ def test_a_club_backed_up_at_night_comes_back_on_a_new_box(box, tmp_path):
             assert {t: g.id for t, g in hub.open.items()} == {"pool-01": running}
             again = facade.reads.game(paid)
             assert again.state == "stopped" and again.bill == bill_before
-            paid_view = facade.reads.tab_payments(facade.reads.game_tab(paid))
+            paid_view = facade.reads.till.tab_payments(facade.reads.till.game_tab(paid))
             assert paid_view is not None and paid_view.status == "paid"
             with store.reader() as db:  # vmalert's token, restored with the box, still lets it post alerts
                 assert find_token(db, second.vmalert_token.read_text().strip())[1].username == MONITORING_LOGIN

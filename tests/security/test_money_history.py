@@ -44,7 +44,7 @@ def _paid_game(facade, clock, table: str) -> dict[str, int]:
     facade.execute(StopGame(game=game, actor="jana"))
     with facade._hub.store.reader() as db:
         tab = int(db.scalar(select(Tab.id).where(Tab.session_id == game)))
-    owed = facade.reads.tab_payments(tab).owed_cents
+    owed = facade.reads.till.tab_payments(tab).owed_cents
     payment = facade.execute(PayTab(tab=tab, method="card", amount_cents=owed, actor="jana")).payment_id
     return {"tab_id": tab, "payment_id": payment, "session_id": game, "game_id": game}
 

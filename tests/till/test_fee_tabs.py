@@ -79,8 +79,8 @@ def test_a_players_fee_tab_holds_entry_fees_only_so_the_pot_is_the_fees_paid(hub
     for part in plan["parts"]:
         cents = part["amount_cents"]
         hub.execute(PayTab(tab=kovac, part=part["n"], method="cash", amount_cents=cents, tendered_cents=cents, actor="jana"))
-    hub.execute(PayTab(tab=horvath, method="card", amount_cents=reads.tab(horvath).owed_cents, actor="jana"))
-    hub.execute(PayTab(tab=bar, method="card", amount_cents=reads.tab(bar).owed_cents, actor="jana"))
+    hub.execute(PayTab(tab=horvath, method="card", amount_cents=reads.till.tab(horvath).owed_cents, actor="jana"))
+    hub.execute(PayTab(tab=bar, method="card", amount_cents=reads.till.tab(bar).owed_cents, actor="jana"))
     v = reads.tournament(tid)
     assert (v.fees_cents, v.pot_cents) == (1000, 1000)  # two non-members' 5 €; the beers are the bar's
 

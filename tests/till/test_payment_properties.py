@@ -113,11 +113,11 @@ def test_on_the_writer_payments_and_reversals_keep_every_total(hall, steps, drin
     tab = played_tab(facade, clock, table="pool-04", minutes=60)  # 6,00 €
     if drink:
         add_item(facade, tab, "Pivo", drink, 19)
-    bill = facade.reads.tab_payments(tab).total_cents
-    snapshots = [facade.reads.tab_payments(tab)]
+    bill = facade.reads.till.tab_payments(tab).total_cents
+    snapshots = [facade.reads.till.tab_payments(tab)]
     taken: list[int] = []
     for step in steps:
-        view = facade.reads.tab_payments(tab)
+        view = facade.reads.till.tab_payments(tab)
         try:
             if step[0] == "pay":
                 _, method, amount, over = step
@@ -130,9 +130,9 @@ def test_on_the_writer_payments_and_reversals_keep_every_total(hall, steps, drin
                 pid = taken[step[1] % len(taken)]
                 facade.execute(ReversePayment(payment=pid, reason="test vrátenia", actor=MANAGER))
         except ServiceError:
-            assert facade.reads.tab_payments(tab) == view  # refused: nothing changed
+            assert facade.reads.till.tab_payments(tab) == view  # refused: nothing changed
             continue
-        now = facade.reads.tab_payments(tab)
+        now = facade.reads.till.tab_payments(tab)
         assert now.paid_cents + now.owed_cents == bill and now.owed_cents >= 0
         live = [p for p in now.payments if p.reverses_id is None and p.reversed_by_no is None]
         assert now.paid_cents == sum(p.amount_cents for p in live)
@@ -144,7 +144,7 @@ def test_on_the_writer_payments_and_reversals_keep_every_total(hall, steps, drin
     for pid in taken:  # give everything back: the tab is as it was before any payment
         with contextlib.suppress(ServiceError):  # reversed already
             facade.execute(ReversePayment(payment=pid, reason="všetko späť", actor=MANAGER))
-    end, start = facade.reads.tab_payments(tab), snapshots[0]
+    end, start = facade.reads.till.tab_payments(tab), snapshots[0]
     assert (end.paid_cents, end.owed_cents, end.status, end.settled_at) == (
         start.paid_cents,
         start.owed_cents,

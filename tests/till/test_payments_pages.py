@@ -161,7 +161,7 @@ def test_stop_lands_on_the_pay_page_with_the_whole_bill_and_one_tap_pays_it(page
     from broker.floor.games import StartGame
 
     sid = facade.execute(StartGame(table="pool-02", actor=STAFF))
-    tab = facade.reads.tab_of_game(sid)
+    tab = facade.reads.till.tab_of_game(sid)
     add_item(facade, tab, "Kofola", 250, 19)
     clock.advance(minutes=90)  # 9,00 € of table time
     r = pages.post(f"/sessions/{sid}/stop", {"next": "/tables/pool-02"}, client=pages.staff)
@@ -180,7 +180,7 @@ def test_stop_lands_on_the_pay_page_with_the_whole_bill_and_one_tap_pays_it(page
     assert "Vydať" in receipt and "8,50\u00a0€" in receipt and "Kofola" in receipt
     again = pages.post(f"/tabs/{tab}/pay", card, client=pages.staff)  # a second tap, on another button
     assert again.status_code == 303 and "/receipts/" in again.headers["location"]
-    assert len(rows(facade)[0]) == len(before[0]) + 1 and facade.reads.tab_payments(tab).status == "paid"
+    assert len(rows(facade)[0]) == len(before[0]) + 1 and facade.reads.till.tab_payments(tab).status == "paid"
 
 
 def test_a_one_tap_button_drawn_before_a_drink_was_added_is_refused(pages, facade, clock):
@@ -254,7 +254,7 @@ def test_closing_stops_every_game_after_one_confirmation(pages, facade, clock):
     assert r.headers["location"] == "/bills"
     bills = pages.follow(r)
     assert "Ukončené 2 hry. 2 účty ostali otvorené na zaplatenie." in bills
-    assert facade.reads.hall_snapshot().open == {} and {u.game_id for u in facade.reads.unpaid_tabs()} == {one, two}
+    assert facade.reads.hall_snapshot().open == {} and {u.game_id for u in facade.reads.till.unpaid_tabs()} == {one, two}
     assert "Nehrá sa žiadna hra." in pages.page("/closing")
 
 
@@ -283,5 +283,5 @@ def test_the_one_tap_cash_buttons_take_the_cash_rounded_to_five_cents(pages, fac
     assert (note["amount"], note["expect"]) == ("17,33", "1733")  # what counts against the bill; the hub rounds the cash
     receipt = pages.follow(pages.post(f"/tabs/{tab}/pay", note, client=pages.staff))
     assert found(r'id="give-change-amount">([^<]+)<', receipt).group(1) == "2,65\u00a0€"
-    p = facade.reads.tab_payments(tab).payments[0]
+    p = facade.reads.till.tab_payments(tab).payments[0]
     assert (p.amount_cents, p.rounding_cents, p.tendered_cents, p.change_cents) == (1733, 2, 2000, 265)

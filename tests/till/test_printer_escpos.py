@@ -196,7 +196,7 @@ def test_through_the_facade_a_paid_receipt_prints_and_a_dead_printer_loses_nothi
     before = rows(facade)
     with pytest.raises(ServiceError, match="does not answer"):
         facade.print_receipt(taken.payment_id)
-    assert rows(facade) == before and facade.reads.tab_payments(tab).status == "paid"
+    assert rows(facade) == before and facade.reads.till.tab_payments(tab).status == "paid"
 
 
 def test_the_payment_page_prints_on_the_thermal_printer_and_falls_back_to_the_browser(printing_hall, printer):
@@ -218,7 +218,7 @@ def test_the_payment_page_prints_on_the_thermal_printer_and_falls_back_to_the_br
     assert r.status_code == 303 and r.headers["location"].endswith("?print=1")  # the browser prints instead
     page = browser.get(r.headers["location"]).text
     assert "neodpovedá" in page and "Platba je uložená" in page
-    assert facade.reads.tab_payments(other).status == "paid"
+    assert facade.reads.till.tab_payments(other).status == "paid"
 
 
 def test_a_rounded_cash_receipt_prints_the_rounding_on_its_own_line_after_the_vat():
