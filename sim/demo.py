@@ -177,7 +177,7 @@ def seed_club(hub: HubFacade, members_csv: Path) -> list[Card]:
     hub.execute(CreateStaff(username=STAFF[0], password=new_password(STAFF[1]), role="staff", actor="demo"))
     hub.execute(CreateStaff(username=MANAGER[0], password=new_password(MANAGER[1]), role="manager", actor="demo"))
     hub.execute(ImportMembers(data=members_csv.read_bytes(), actor="demo"))
-    members = sorted(hub.reads.search_members("", limit=10_000), key=lambda m: m.id)
+    members = sorted(hub.reads.people.search_members("", limit=10_000), key=lambda m: m.id)
     cards = []
     for i, uid in zip(CARD_HOLDERS, (*CARD_UIDS, UNPAID_UID)):
         member = members[i % len(members)]

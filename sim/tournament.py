@@ -94,7 +94,7 @@ class DemoTournament:
         )
         self.id = tid
         self.say("hall", f"Lavosliga II: double elimination on {len(tables)} tables, race to 4 (losers' side 3, final 5)", "bold")
-        members = self.hub.reads.search_members("", MEMBERS)
+        members = self.hub.reads.people.search_members("", MEMBERS)
         entries: list[AddEntrant] = [AddEntrant(tournament=tid, member_id=m.id, check_in=True, actor=self.staff) for m in members]
         entries += [AddEntrant(tournament=tid, name=name, check_in=True, actor=self.staff) for name in WALK_INS[: PLAYERS - len(entries)]]
         for entry in entries:

@@ -18,9 +18,6 @@ from typing import Annotated, Any, TypeVar, cast
 
 from sqlalchemy import select, text
 
-from broker.accounts.auth_checks import waiting_clients
-from broker.accounts.staff import Staff, staff_of
-from broker.accounts.users import get_user, is_last_manager, list_tokens, list_users, user_audit, user_logins
 from broker.core.errors import NotFound
 from broker.core.listeners import Listener
 from broker.core.open_games import OpenGame
@@ -46,12 +43,11 @@ from broker.floor.table_views import LiveTable, NodeStatus, NodeView, live_table
 from broker.hall.booking_reads import BookingReads
 from broker.hall.hub import HallSnapshot, Hub
 from broker.outbox.records import RefusedRecord, refused_records
-from broker.people.member_views import CheckinView, MemberView, checkin_view, member_view
+from broker.people.member_views import CheckinView, checkin_view
+from broker.people.reads import PeopleReads
 from broker.reports import reports
 from broker.storage.alerts import open_alerts
-from broker.storage.members import search_members
-from broker.storage.members_csv import export_members_csv
-from broker.storage.models import Alert, AuditEntry, Event, FoosballCheckin, Game, Member, MemberCard, Node
+from broker.storage.models import Alert, AuditEntry, Event, FoosballCheckin, Game, Member, Node
 from broker.storage.rejects import node_rejects
 from broker.till import tab_views
 from broker.till.reads import TillReads
@@ -140,35 +136,6 @@ class SensorEvent:
 
 
 @dataclass(frozen=True)
-class TokenView:
-    id: int
-    name: str
-    created_at: datetime
-    last_used_at: datetime | None
-    revoked: bool
-
-
-@dataclass(frozen=True)
-class LoginView:
-    id: int
-    created_at: datetime
-    last_seen_at: datetime
-    expires_at: datetime
-    client: str
-    user_agent: str
-
-
-@dataclass(frozen=True)
-class AuditView:
-    at: datetime
-    actor: str
-    action: str
-    target: str
-    detail: dict[str, Any]
-    reason: str | None
-
-
-@dataclass(frozen=True)
 class TableUse:
     """One line of a table's use log: what the node saw (activity, the button) or staff did to the table."""
 
@@ -177,15 +144,6 @@ class TableUse:
     by: str | None  # the staff member, for what staff did
     on: bool | None = None  # table.light: switched on or off
     reason: str | None = None
-
-
-@dataclass(frozen=True)
-class StaffRow:
-    """One line of the accounts list."""
-
-    u: Staff
-    locked: bool
-    logins: int  # live dashboard logins
 
 
 # --- the queries -----------------------------------------------------------------------------
@@ -199,6 +157,7 @@ class HallReads:
         self._store = hub.store
         self.bookings = BookingReads(hub)  # bookings, blocks, the waiting list (broker.hall.booking_reads)
         self.till = TillReads(hub.hall_state, hub.till)
+        self.people = PeopleReads(hub.hall_state)
 
     # configuration and clock (the venue file; never changes while running)
     @property
@@ -438,32 +397,6 @@ class HallReads:
         with self._store.reader() as db:
             return [_alert(a) for a in db.scalars(q)]
 
-    # -- members -------------------------------------------------------------------------------
-
-    @store_call
-    def search_members(self, query: str, limit: int) -> list[MemberView]:
-        with self._store.reader() as db:
-            return [member_view(m, self.fee_year()) for m in search_members(db, query, limit=limit)]
-
-    @store_call
-    def member(self, member_id: int) -> MemberView | None:
-        with self._store.reader() as db:
-            m = db.get(Member, member_id)
-            return member_view(m, self.fee_year()) if m is not None else None
-
-    @store_call
-    def card_holder(self, uid: str) -> int | None:
-        """The member id a (normalized) card UID is assigned to."""
-        with self._store.reader() as db:
-            card = db.get(MemberCard, uid)
-            return card.member_id if card is not None else None
-
-    @store_call
-    def export_members_csv(self) -> bytes:
-        """The registry as the Slovak Excel file (broker.storage.members_csv)."""
-        with self._store.reader() as db:
-            return export_members_csv(db)
-
     # -- foosball ------------------------------------------------------------------------------
 
     def foosball_tables(self) -> list[str]:
@@ -533,44 +466,6 @@ class HallReads:
 
     def day_bounds(self, day: date) -> tuple[datetime, datetime]:
         return reports.day_bounds(day, self.venue)
-
-    # -- staff accounts ------------------------------------------------------------------------
-
-    def locked(self, username: str) -> bool:
-        """Whether some client must wait before trying this account's password again."""
-        return waiting_clients(self._store, username) > 0
-
-    @store_call
-    def staff_rows(self) -> list[StaffRow]:
-        with self._store.reader() as db:
-            users = [(staff_of(u), len(user_logins(db, u.username))) for u in list_users(db)]
-        return [StaffRow(s, self.locked(s.username), n) for s, n in users]
-
-    @store_call
-    def staff(self, username: str) -> Staff | None:
-        with self._store.reader() as db:
-            u = get_user(db, username)
-            return staff_of(u) if u is not None else None
-
-    @store_call
-    def is_last_manager(self, username: str) -> bool:
-        with self._store.reader() as db:
-            return is_last_manager(db, username)
-
-    @store_call
-    def tokens(self, username: str) -> list[TokenView]:
-        with self._store.reader() as db:
-            return [copy_row(TokenView, t) for t in list_tokens(db, username)]
-
-    @store_call
-    def logins(self, username: str) -> list[LoginView]:
-        with self._store.reader() as db:
-            return [copy_row(LoginView, w) for w in user_logins(db, username)]
-
-    @store_call
-    def audit(self, username: str) -> list[AuditView]:
-        with self._store.reader() as db:
-            return [copy_row(AuditView, e) for e in user_audit(db, username)]
 
     # -- the table itself ------------------------------------------------------------------
 

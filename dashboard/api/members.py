@@ -26,7 +26,7 @@ SearchText = text(100, 0)
 
 
 def _member(reads: HallReads, member_id: int) -> MemberView:
-    member = reads.member(member_id)
+    member = reads.people.member(member_id)
     if member is None:
         raise HTTPException(404, f"no member {member_id}: search by name to find the right id")
     return member
@@ -44,7 +44,7 @@ def list_members(
     q: Annotated[SearchText, Query(description="Words of the name, e.g. zadrazil")] = "",  # type: ignore[valid-type]
     limit: int = Query(50, ge=1, le=500),
 ) -> list[MemberView] | list[MemberFound]:
-    found = reads.search_members(q, limit)
+    found = reads.people.search_members(q, limit)
     if access.allows(user.role, "members.read"):
         return found
     # Staff find a member to put on a game; notes and card UIDs (a card UID is a credential) are the manager's.
@@ -63,7 +63,7 @@ def create_member(body: MemberIn, hub: Hub, user: Annotated[Staff, Depends(can("
     response_class=Response,
 )
 def export(reads: Reads, user: Annotated[Staff, Depends(can("members.read"))]) -> Response:
-    data = reads.export_members_csv()
+    data = reads.people.export_members_csv()
     return Response(
         data,
         media_type="text/csv; charset=utf-8",

@@ -80,14 +80,14 @@ def _role(request: Request, role: str) -> str:
 
 
 def _account(request: Request, reads: HallReads, username: str) -> Staff:
-    user = reads.staff(username)
+    user = reads.people.staff(username)
     if user is None:
         raise HTTPException(404, translated(request, N_("There is no account %(name)s."), name=username))
     return user
 
 
 def _keeps_a_manager(request: Request, reads: HallReads, username: str) -> None:
-    if reads.is_last_manager(username):
+    if reads.people.is_last_manager(username):
         raise _refuse(request, N_("%(name)s is the only active manager: make another account manager first."), name=username)
 
 
@@ -130,7 +130,7 @@ def users_page(request: Request, user: Admin) -> Response:
 
 def _users(request: Request, *, error: str | None = None, form: dict | None = None, status: int = 200) -> Response:
     """The accounts page; after a refused "new account", the reason at the form and what was typed kept."""
-    rows = get_hub(request).reads.staff_rows()
+    rows = get_hub(request).reads.people.staff_rows()
     context = {"rows": rows, "roles": ROLE_NAMES, "min_password": MIN_PASSWORD, "error": error, "form": form or {}}
     return render(request, "users.html", context, status=status)
 
@@ -150,7 +150,7 @@ def add(
     try:
         if not valid_username(name):
             raise _refuse(request, N_("Login name: 2 to 64 characters a-z, 0-9, dot, dash or underscore, e.g. jana."))
-        if hub.reads.staff(name) is not None:
+        if hub.reads.people.staff(name) is not None:
             raise _refuse(request, N_("The account %(name)s already exists."), name=name)
         chosen = _new_password(request, password, repeat)
         hub.execute(
@@ -191,12 +191,12 @@ def _detail(
     account = _account(request, reads, username)
     context = {
         "a": account,
-        "locked": reads.locked(account.username),
+        "locked": reads.people.locked(account.username),
         "roles": ROLE_NAMES,
         "min_password": MIN_PASSWORD,
-        "tokens": reads.tokens(username),
-        "logins": reads.logins(username),
-        "audit": reads.audit(username),
+        "tokens": reads.people.tokens(username),
+        "logins": reads.people.logins(username),
+        "audit": reads.people.audit(username),
         "current": login_pk(request),
         "audit_text": audit_text,
         "errors": errors or {},
