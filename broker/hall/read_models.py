@@ -34,7 +34,6 @@ from broker.domain.reject_tally import UNKNOWN, NodeRejects
 from broker.domain.revenue import Revenue
 from broker.domain.schedule import business_day
 from broker.domain.tariffs import calendar_year
-from broker.domain.tournament.progress import Progress
 from broker.domain.venue import TableSpec, Venue
 from broker.floor.game_views import GameBrief, GameOnTable, GameStarted, GameView, brief_fields
 from broker.floor.light_commands import LightCommand
@@ -51,10 +50,7 @@ from broker.storage.models import Alert, AuditEntry, Event, FoosballCheckin, Gam
 from broker.storage.rejects import node_rejects
 from broker.till import tab_views
 from broker.till.reads import TillReads
-from broker.tournaments import reads as tournament_reads
-from broker.tournaments.season import SeasonRow, season_ranking
-from broker.tournaments.setup import tournament_by_token
-from broker.tournaments.state import TournamentMissing, load
+from broker.tournaments.reads import TournamentReads
 from devices.kinds import Kind
 
 V = TypeVar("V")
@@ -158,6 +154,7 @@ class HallReads:
         self.bookings = BookingReads(hub)  # bookings, blocks, the waiting list (broker.hall.booking_reads)
         self.till = TillReads(hub.hall_state, hub.till)
         self.people = PeopleReads(hub.hall_state)
+        self.tournaments = TournamentReads(hub.hall_state, hub.tournament_calls)
 
     # configuration and clock (the venue file; never changes while running)
     @property
@@ -497,53 +494,6 @@ class HallReads:
             rows = [TableUse(at, kind, None) for at, kind in events]
             rows += [TableUse(a.at, a.action, a.actor, (a.detail or {}).get("on"), a.reason) for a in audit]
         return sorted(rows, key=lambda r: r.at, reverse=True)[:limit]
-
-    # -- tournaments (broker.tournaments.reads) ---------------------------------------------
-
-    @store_call
-    def tournaments(self) -> list[tournament_reads.TournamentSummary]:
-        """Tournaments, the latest first."""
-        with self._store.reader() as db:
-            return tournament_reads.summaries(db)
-
-    @store_call
-    def tournament(self, tournament_id: int) -> tournament_reads.TournamentView:
-        """One tournament with its entrants, matches, tables, standings and money; NotFound."""
-        with self._store.reader() as db:
-            try:
-                return tournament_reads.view_of(db, self._hub.tournaments.h, tournament_id)
-            except TournamentMissing as e:
-                raise NotFound.like(e) from None
-
-    @store_call
-    def tournament_progress(self, tournament_id: int) -> Progress | None:
-        """Its matches' state as the rules see it (None before the draw): for the exports."""
-        with self._store.reader() as db:
-            try:
-                return load(db, tournament_id).progress
-            except TournamentMissing as e:
-                raise NotFound.like(e) from None
-
-    @store_call
-    def tournament_by_token(self, token: str) -> tournament_reads.TournamentView | None:
-        """The tournament whose TV link this is (None: no such link, or revoked)."""
-        with self._store.reader() as db:
-            t = tournament_by_token(db, token)
-            return tournament_reads.view_of(db, self._hub.tournaments.h, t.id, public=True) if t is not None else None
-
-    @store_call
-    def tournament_call_on(self, table: str) -> tournament_reads.CallView | None:
-        """The tournament's match on `table` now, if any."""
-        if not self._hub.tournament_calls.has_call(table):
-            return None  # the common case, every floor card: no query
-        with self._store.reader() as db:
-            return tournament_reads.call_on_table(db, self._hub.tournaments.h, table)
-
-    @store_call
-    def season(self, group: str, year: int) -> list[SeasonRow]:
-        """A Lavosliga group's season ranking in a calendar year."""
-        with self._store.reader() as db:
-            return season_ranking(db, group, year, self.venue)
 
     # -- notifications -------------------------------------------------------------------------
 

@@ -64,7 +64,7 @@ def test_a_players_fee_tab_holds_entry_fees_only_so_the_pot_is_the_fees_paid(hub
     tid = hub.execute(CreateTournament(name="Lavosliga", starts_at=NOW, tables=("pool-01", "pool-02"), actor="boss"))
     for name in ("Kováč", "Horváth"):
         hub.execute(AddEntrant(tournament=tid, name=name, check_in=True, actor="jana"))
-    kovac, horvath = (e.fee_tab_id for e in reads.tournament(tid).entrants)
+    kovac, horvath = (e.fee_tab_id for e in reads.tournaments.tournament(tid).entrants)
     assert kovac is not None and horvath is not None
     beer = _beer(hub)
     with pytest.raises(ServiceError, match="holds tournament entry fees only"):
@@ -81,7 +81,7 @@ def test_a_players_fee_tab_holds_entry_fees_only_so_the_pot_is_the_fees_paid(hub
         hub.execute(PayTab(tab=kovac, part=part["n"], method="cash", amount_cents=cents, tendered_cents=cents, actor="jana"))
     hub.execute(PayTab(tab=horvath, method="card", amount_cents=reads.till.tab(horvath).owed_cents, actor="jana"))
     hub.execute(PayTab(tab=bar, method="card", amount_cents=reads.till.tab(bar).owed_cents, actor="jana"))
-    v = reads.tournament(tid)
+    v = reads.tournaments.tournament(tid)
     assert (v.fees_cents, v.pot_cents) == (1000, 1000)  # two non-members' 5 €; the beers are the bar's
 
 
@@ -116,7 +116,7 @@ def test_migration_0014_marks_the_fee_and_deposit_tabs_made_before_and_ends_a_di
         add_users(hub, {"jana": "staff", "eva": "staff", "boss": "manager"}, "Heslo-na-test", CHEAP)
         tid = hub.execute(CreateTournament(name="Lavosliga", starts_at=NOW, tables=("pool-01",), actor="boss"))
         hub.execute(AddEntrant(tournament=tid, name="Kováč", check_in=True, actor="jana"))
-        fee = facade.reads.tournament(tid).entrants[0].fee_tab_id
+        fee = facade.reads.tournaments.tournament(tid).entrants[0].fee_tab_id
         booking = hub.execute(
             BookTable(
                 table="pool-04",

@@ -8,7 +8,7 @@ tournament API use (api.cuescore.com/tournament/?id=…: a tournament with `tour
 `playerA`/`playerB` {`playerId`, `name`}, `scoreA`, `scoreB`, `raceTo`, `table` {`tableId`,
 `name`}, `starttime`, `stoptime`). What CueScore does not say is ours, named in its style:
 `winnerNext`/`loserNext` (the match number the winner and the loser go to) and `walkover`.
-`matchstatus` is the state the API gives the match (broker.tournaments.reads: "waiting",
+`matchstatus` is the state the API gives the match (broker.tournaments.views: "waiting",
 "ready", "called", "playing"), with CueScore's own word for a match over, "finished" (its public
 files say "playing" and "finished"; it documents no list of states, nor its numeric
 `matchstatusCode`, which is left out). Byes and matches with no one in them are left out, as
