@@ -31,7 +31,6 @@ from broker.domain.dates import HallDates
 from broker.domain.json_shape import HIDDEN
 from broker.domain.refusals import N_
 from broker.domain.reject_tally import UNKNOWN, NodeRejects
-from broker.domain.revenue import Revenue
 from broker.domain.schedule import business_day
 from broker.domain.tariffs import calendar_year
 from broker.domain.venue import TableSpec, Venue
@@ -41,10 +40,11 @@ from broker.floor.table_service import OutOfService
 from broker.floor.table_views import LiveTable, NodeStatus, NodeView, live_table
 from broker.hall.booking_reads import BookingReads
 from broker.hall.hub import HallSnapshot, Hub
-from broker.outbox.records import RefusedRecord, refused_records
+from broker.notify.reads import NotifyReads
+from broker.outbox.reads import OutboxReads
 from broker.people.member_views import CheckinView, checkin_view
 from broker.people.reads import PeopleReads
-from broker.reports import reports
+from broker.reports.reads import ReportsReads
 from broker.storage.alerts import open_alerts
 from broker.storage.models import Alert, AuditEntry, Event, FoosballCheckin, Game, Member, Node
 from broker.storage.rejects import node_rejects
@@ -103,28 +103,6 @@ class TableCheckins:
 
 
 @dataclass(frozen=True)
-class StoppedGame:
-    id: int
-    table: str
-    started_at: datetime
-    stopped_at: datetime | None
-    member: str | None
-    total_cents: int | None
-
-
-@dataclass(frozen=True)
-class PeriodFigures:
-    """A period's report figures, read in one transaction so the game list adds up to the table time."""
-
-    revenue: Revenue  # what was paid (broker.domain.revenue: the Z report's takings)
-    table_time: reports.TableTime  # what the games billed for table time
-    stopped: list[StoppedGame]
-    utilisation: list[reports.HourGrid]  # one per played day
-    drops: list[reports.HourGrid]
-    foosball: list[reports.FoosballUse]
-
-
-@dataclass(frozen=True)
 class SensorEvent:
     table: str
     type: str
@@ -155,6 +133,9 @@ class HallReads:
         self.till = TillReads(hub.hall_state, hub.till)
         self.people = PeopleReads(hub.hall_state)
         self.tournaments = TournamentReads(hub.hall_state, hub.tournament_calls)
+        self.notify = NotifyReads(hub.notifications)
+        self.outbox = OutboxReads(hub.hall_state)
+        self.reports = ReportsReads(hub.hall_state)
 
     # configuration and clock (the venue file; never changes while running)
     @property
@@ -292,26 +273,6 @@ class HallReads:
         with self._store.reader() as db:
             return list(db.scalars(q))
 
-    @staticmethod
-    def _stopped(db: Any, start: datetime, end: datetime) -> list[StoppedGame]:
-        rows = db.execute(
-            select(Game, Member.name)
-            .outerjoin(Member, Member.id == Game.member_id)
-            .where(
-                Game.state == "stopped",
-                Game.started_at >= start,
-                Game.started_at < end,
-            )
-            .order_by(Game.stopped_at, Game.id)
-        )
-        return [StoppedGame(s.id, s.table_id, s.started_at, s.stopped_at, name, s.total_cents) for s, name in rows]
-
-    @store_call
-    def stopped_games(self, start: datetime, end: datetime) -> list[StoppedGame]:
-        """Stopped games started in [start, end) (a business day's games), in stop order, with the member's name."""
-        with self._store.reader() as db:
-            return self._stopped(db, start, end)
-
     # -- nodes -------------------------------------------------------------------------------
 
     @store_call
@@ -379,13 +340,6 @@ class HallReads:
             a = db.get(Alert, alert_id)
             return _alert(a) if a is not None else None
 
-    @store_call
-    @store_call
-    def refused_records(self) -> list[RefusedRecord]:
-        """The records for the centre set aside because it refused them (or would have), newest first."""
-        with self._store.reader() as db:
-            return refused_records(db)
-
     def alert_history(self, table: str | None = None, limit: int = 200) -> list[AlertView]:
         """The latest alerts, closed ones included, newest first."""
         q = select(Alert).order_by(Alert.opened_at.desc(), Alert.id.desc()).limit(limit)
@@ -415,54 +369,6 @@ class HallReads:
             )
             views = [checkin_view(c, name, self.venue) for c, name in rows]
         return [TableCheckins(t, self.tables[t].name, tuple(v for v in views if v.table_id == t and v.active_until > now)) for t in wanted]
-
-    # -- reports ---------------------------------------------------------------------------------
-
-    @store_call
-    def revenue(self, first: date, last: date) -> Revenue:
-        """What was paid over business days first..last (the Z reports' takings)."""
-        with self._store.reader() as db:
-            return reports.revenue(db, self._hub.till.days.h, first, last)
-
-    @store_call
-    def table_time(self, first: date, last: date) -> reports.TableTime:
-        """What the games started on business days first..last billed for table time."""
-        with self._store.reader() as db:
-            return reports.table_time(db, self.venue, first, last)
-
-    @store_call
-    def utilisation(self, day: date) -> reports.HourGrid:
-        with self._store.reader() as db:
-            return reports.utilisation(db, self.venue, day, self.clock())
-
-    @store_call
-    def drops(self, day: date) -> reports.HourGrid:
-        with self._store.reader() as db:
-            return reports.drops(db, self.venue, day)
-
-    @store_call
-    def foosball_use(self, first: date, last: date) -> list[reports.FoosballUse]:
-        with self._store.reader() as db:
-            return reports.foosball_use(db, self.venue, first, last)
-
-    @store_call
-    def period_figures(self, first: date, last: date, played: list[date]) -> PeriodFigures:
-        """Revenue, table time, stopped games and foosball use over business days first..last; hour grids for the `played` days."""
-        start, _ = self.day_bounds(first)
-        _, end = self.day_bounds(last)
-        now = self.clock()
-        with self._store.reader() as db:
-            return PeriodFigures(
-                reports.revenue(db, self._hub.till.days.h, first, last),
-                reports.table_time(db, self.venue, first, last),
-                self._stopped(db, start, end),
-                [reports.utilisation(db, self.venue, d, now) for d in played],
-                [reports.drops(db, self.venue, d) for d in played],
-                reports.foosball_use(db, self.venue, first, last),
-            )
-
-    def day_bounds(self, day: date) -> tuple[datetime, datetime]:
-        return reports.day_bounds(day, self.venue)
 
     # -- the table itself ------------------------------------------------------------------
 
@@ -494,57 +400,3 @@ class HallReads:
             rows = [TableUse(at, kind, None) for at, kind in events]
             rows += [TableUse(a.at, a.action, a.actor, (a.detail or {}).get("on"), a.reason) for a in audit]
         return sorted(rows, key=lambda r: r.at, reverse=True)[:limit]
-
-    # -- notifications -------------------------------------------------------------------------
-
-    def notify_targets(self) -> list[NotifyTargetView]:
-        """The push targets, their URLs masked (scheme and host only: the rest is a secret)."""
-        return [
-            NotifyTargetView(t.id, t.masked, t.kinds, t.min_severity, t.quiet_from, t.quiet_to, t.lang, t.label)
-            for t in self._hub.notifications.settings.targets
-        ]
-
-    def notify_history(self, limit: int = 100) -> NotifyHistoryView:
-        """What was sent, what waits and why, newest first; how many the bound dropped."""
-        names = {t.id: t.label or t.masked for t in self._hub.notifications.settings.targets}
-        pending, dropped = self._hub.notifications.counts()
-        rows = [
-            NotifyMessageView(
-                m.id, names.get(m.target, "—"), m.body, m.created_at, m.state, m.attempts, m.last_error, m.sent_at, m.late, m.not_before
-            )
-            for m in self._hub.notifications.history(limit)
-        ]
-        return NotifyHistoryView(pending, dropped, rows)
-
-
-@dataclass(frozen=True)
-class NotifyTargetView:
-    id: str
-    url: str  # masked
-    kinds: tuple[str, ...]
-    min_severity: str
-    quiet_from: str
-    quiet_to: str
-    lang: str
-    label: str
-
-
-@dataclass(frozen=True)
-class NotifyMessageView:
-    id: int
-    target: str  # its label or masked URL
-    text: str
-    created_at: datetime
-    state: str  # pending, sent, dropped
-    attempts: int
-    last_error: str | None
-    sent_at: datetime | None
-    late: bool
-    not_before: datetime | None
-
-
-@dataclass(frozen=True)
-class NotifyHistoryView:
-    pending: int
-    dropped: int
-    messages: list[NotifyMessageView]

@@ -80,7 +80,7 @@ def list_games(
 ) -> list[GameBrief]:
     if open is not True:  # stopped games carry their totals: that is the revenue
         demand(user, "games.history")
-    start_at, end_at = reads.day_bounds(day) if day is not None else (None, None)
+    start_at, end_at = reads.reports.day_bounds(day) if day is not None else (None, None)
     ids = reads.game_ids(open=open, started_from=start_at, started_before=end_at, limit=limit)
     return reads.game_briefs(ids)
 

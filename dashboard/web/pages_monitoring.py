@@ -85,7 +85,7 @@ class SensorHealth:
 
 
 def sensor_health(reads: HallReads) -> list[SensorHealth]:
-    start, end = reads.day_bounds(reads.today())
+    start, end = reads.reports.day_bounds(reads.today())
     health = {
         t.id: SensorHealth(t.id, [0] * len(t.pin_map.pockets), t.name, t.name_en)
         for t in reads.venue.tables
@@ -131,7 +131,7 @@ def monitoring_page(request: Request, user: Annotated[Staff, Depends(page_can("n
             "reason_names": REASON_NAMES,
             "fault_names": FAULT_NAMES,
             "samples_kept": rejects.SAMPLES_PER_TABLE,
-            "refused_records": reads.refused_records(),
+            "refused_records": reads.outbox.refused_records(),
             "hub_version": software_version(),
         },
     )

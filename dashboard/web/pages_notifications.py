@@ -59,8 +59,8 @@ STATES = {"pending": N_("waiting"), "sent": N_("sent"), "dropped": N_("dropped")
 def _page(request: Request, hub: HubFacade, *, status: int = 200, **extra: Any) -> Response:
     reads = hub.reads
     ctx = {
-        "targets": reads.notify_targets(),
-        "history": reads.notify_history(),
+        "targets": reads.notify.targets(),
+        "history": reads.notify.history(),
         "kinds": KINDS,
         "severities": SEVERITIES,
         "langs": LANGS,

@@ -30,8 +30,9 @@ from broker.domain.dates import HallDates
 from broker.domain.membership import FIRST_YEAR
 from broker.domain.revenue import LABEL, WALK_IN, Revenue
 from broker.domain.schedule import business_hours
-from broker.hall.read_models import HallReads, StoppedGame
+from broker.hall.read_models import HallReads
 from broker.reports import reports
+from broker.reports.reads import StoppedGame
 from broker.reports.reports import ReportError
 from dashboard.api.dates import WRITTEN_MAX
 from dashboard.api.deps import get_hub, local_today
@@ -160,7 +161,7 @@ def build_report(reads: HallReads, period: Period) -> Report:
     today = local_today(reads)
     played = [d for d in period.days if d <= today]  # future days have nothing to count
     # One transaction: the list of games is the rows the revenue counts (stopped on one of the days).
-    f = reads.period_figures(period.first, period.last, played)
+    f = reads.reports.period_figures(period.first, period.last, played)
     return Report(
         period,
         f.revenue,

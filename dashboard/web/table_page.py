@@ -130,7 +130,7 @@ def transfer_notice(reads: HallReads, game_id: int, before_cents: int | None, ta
 def use_today(reads: HallReads, table: str) -> list[TableUse]:
     """The table's use in today's business day (from the day cut, so a dart game at 00:30 is
     tonight's, not tomorrow's: calendar midnight to midnight hid everything after midnight)."""
-    start, end = reads.day_bounds(reads.today())
+    start, end = reads.reports.day_bounds(reads.today())
     return reads.table_use(table, start, end)
 
 

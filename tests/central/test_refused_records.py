@@ -144,7 +144,7 @@ def test_refused_records_are_set_aside_alerted_at_both_ends_and_the_rest_arrives
 
     # The hall manager sees them on the Modules page (tests/dashboard/test_pages_monitoring.py shows
     # the page), the operator on the centre's overview.
-    assert [r.seq for r in HubFacade(hall).reads.refused_records()] == [again, nul]
+    assert [r.seq for r in HubFacade(hall).reads.outbox.refused_records()] == [again, nul]
     form = operator.get("/login").text.split('name="csrf_token" value="')[1].split('"')[0]
     operator.post("/login", data={"username": "eva", "password": "operator-pass", "csrf_token": form, "next": "/"})
     overview = operator.get("/").text

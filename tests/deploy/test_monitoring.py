@@ -233,7 +233,7 @@ def play(ev: Evening) -> None:
 def hub_figures(ev: Evening) -> dict[str, Any]:
     """What the hub itself reports about the evening: its reports page, its monitoring page, its alerts."""
     reads = HubFacade(ev.hub).reads
-    period = reads.period_figures(ev.day, ev.day, [ev.day])
+    period = reads.reports.period_figures(ev.day, ev.day, [ev.day])
     # Minutes played by the games stopped (a game's metric point is written when it stops): the
     # hours grid less what the games still open have played so far.
     minutes: Counter[str] = Counter()

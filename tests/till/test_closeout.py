@@ -273,7 +273,7 @@ def test_the_reports_revenue_of_a_day_is_its_z_reports_takings_bar_items_include
     bar = facade.execute(OpenWalkInTab(label="Bar", actor="jana"))
     facade.execute(AddTabItem(tab=bar, product=_product(facade, "Kofola 0,5 l"), quantity=2, actor="jana"))
     facade.execute(PayTab(tab=bar, method="card", amount_cents=400, actor="jana"))
-    z, revenue = facade.reads.till.day_report(DEC1), facade.reads.revenue(DEC1, DEC1)
+    z, revenue = facade.reads.till.day_report(DEC1), facade.reads.reports.revenue(DEC1, DEC1)
     assert revenue.total_cents == z.total_cents == 760  # before, the reports counted the games' bills only: 3,60 €
     assert (
         revenue.by_category
@@ -285,7 +285,7 @@ def test_the_reports_revenue_of_a_day_is_its_z_reports_takings_bar_items_include
         }
     )
     assert revenue.by_table == {"pool-01": 360, WALK_IN: 400} and revenue.by_day == {"2026-12-01": 760}
-    assert facade.reads.table_time(DEC1, DEC1).total_cents == 300  # billed table time: a figure of its own
+    assert facade.reads.reports.table_time(DEC1, DEC1).total_cents == 300  # billed table time: a figure of its own
 
 
 def test_a_late_close_out_lists_only_its_own_days_tabs(hall, clock):
