@@ -270,13 +270,15 @@ class Evening:
         """Closing time at the bar: the games still on are stopped, every tab paid, the day closed."""
         with self.lock:
             running, self.parties = dict(self.parties), {}
-        table_of = {s.id: t for t, s in self.hub.reads.hall_snapshot().open.items()}
+        table_of = {s.id: t for t, s in self.hub.reads.floor.hall_snapshot().open.items()}
         for party, game in sorted(running.items()):
             table = table_of.get(game, "hall")
             if game in table_of:
                 try:
                     st = self.hub.execute(StopGame(game=game, actor=STAFF[0]))
-                    self.say(table, f"game {game} stopped at closing, bill {format_eur(self.hub.reads.bill_of(st).total_cents)}", "green")
+                    self.say(
+                        table, f"game {game} stopped at closing, bill {format_eur(self.hub.reads.floor.bill_of(st).total_cents)}", "green"
+                    )
                 except ServiceError as e:
                     self.say(table, f"staff could not stop: {e}", "yellow")
                     continue
@@ -318,7 +320,7 @@ class Evening:
             if stop.is_set():
                 return
             if last.finished_at is None:  # the --seconds are up: the tables close with the afternoon
-                for table, game in self.hub.reads.hall_snapshot().open.items():
+                for table, game in self.hub.reads.floor.hall_snapshot().open.items():
                     self.hub.execute(StopGame(game=game.id, reason="demo: the afternoon is over", actor=STAFF[0]))
                     self.say(table, f"game {game.id} stopped: the afternoon is over", "magenta")
             self.console.rule("[bold]Lavosliga results[/]")
@@ -347,10 +349,10 @@ class Evening:
     def _do_stop(self, a: Action, sim: SimNode) -> None:
         with self.lock:
             stopping = self.parties.pop(a.party) if a.party in self.parties else None
-        if stopping is None or not any(s.id == stopping for s in self.hub.reads.hall_snapshot().open.values()):
+        if stopping is None or not any(s.id == stopping for s in self.hub.reads.floor.hall_snapshot().open.values()):
             return  # the hub stopped it already (prepaid time used up)
         st = self.hub.execute(StopGame(game=stopping, actor=STAFF[0]))
-        self.say(a.table, f"game {stopping} stopped by staff, bill {format_eur(self.hub.reads.bill_of(st).total_cents)}", "green")
+        self.say(a.table, f"game {stopping} stopped by staff, bill {format_eur(self.hub.reads.floor.bill_of(st).total_cents)}", "green")
         if self.bar is not None:
             self.bar.game_stopped(a.party, a.table, stopping)
 

@@ -7,7 +7,7 @@ both and satisfies `HubOps` itself. So nothing imports broker.hall.hub, and ther
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
@@ -15,13 +15,22 @@ from typing import Any, Protocol, TypeVar
 from broker.core.alert_book import AlertBook
 from broker.core.commands import Command
 from broker.core.listeners import Listeners
-from broker.core.open_games import OpenGames
+from broker.core.open_games import OpenGame, OpenGames
 from broker.core.table_runtime import RuntimeBook
 from broker.domain.tariffs import calendar_year
 from broker.domain.venue import TableSpec, Venue
 from broker.storage.engine import Store
 
 R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class HallSnapshot:
+    """Open games and drop counts as one consistent picture (for readers, any thread)."""
+
+    open: Mapping[str, OpenGame]
+    drops: dict[str, int]
+    last_drop_at: dict[str, datetime | None]
 
 
 @dataclass(frozen=True)
@@ -37,6 +46,15 @@ class HallState:
     runtime: RuntimeBook
     alerts: AlertBook
     listeners: Listeners
+
+    def snapshot(self) -> HallSnapshot:
+        """Open games and drop counts as one consistent picture."""
+        rt = self.runtime.view()
+        return HallSnapshot(
+            open=self.games.view(),
+            drops={t: v.drops for t, v in rt.items()},
+            last_drop_at={t: v.last_drop_at for t, v in rt.items()},
+        )
 
     def fee_year(self) -> int:
         """The venue's calendar year now, by the hub's clock: the year whose fee makes a card valid."""

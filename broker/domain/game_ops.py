@@ -596,3 +596,9 @@ def bill(state: GameState, venue: Venue, now: datetime) -> Bill:
     minimum = minimum_line(played, venue.billing.minimum_cents)
     lines = [*played, *([minimum] if minimum else []), *_correction_lines(state)]
     return make_bill(lines, venue.billing.vat_percent)
+
+
+def bill_now(state: GameState, venue: Venue, now: datetime) -> Bill:
+    """The bill staff see at `now`: an open game's up to now (never before its last op, should the
+    clock have gone back), a stopped one's as it stopped."""
+    return bill(state, venue, max(now, state.last_at) if state.is_open else state.last_at)

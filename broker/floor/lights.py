@@ -75,7 +75,7 @@ class Lights:
 
     def bill_of(self, s: game_ops.GameState, at: datetime | None = None) -> Bill:
         """A game's bill now (an open one) or as it stopped."""
-        return game_ops.bill(s, self._venue, max(at or self._clock(), s.last_at) if s.is_open else s.last_at)
+        return game_ops.bill_now(s, self._venue, at or self._clock())
 
     def summary(self, table: str) -> contract.SessionSummary | None:
         """The retained summary of the table's game (the wire contract's `session` topic), or None."""

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -40,7 +39,7 @@ from broker.core.errors import CardInUse, NotFound, ServiceError
 from broker.core.listeners import Listener, Listeners
 from broker.core.open_games import OpenGame, OpenGames
 from broker.core.part import Part
-from broker.core.ports import HallState
+from broker.core.ports import HallSnapshot, HallState
 from broker.core.table_runtime import RuntimeBook, RuntimeView, TableRuntime
 from broker.core.writer import HallWriter
 from broker.domain import game_ops
@@ -79,13 +78,6 @@ log = logging.getLogger("lavos.hub")
 R = TypeVar("R")
 
 __all__ = ["CardInUse", "HallSnapshot", "Hub", "NotFound", "OpenGame", "ServiceError", "TableRuntime"]
-
-
-@dataclass(frozen=True)
-class HallSnapshot:
-    open: Mapping[str, OpenGame]
-    drops: dict[str, int]
-    last_drop_at: dict[str, datetime | None]
 
 
 class Hub:
@@ -332,12 +324,7 @@ class Hub:
 
     def hall_snapshot(self) -> HallSnapshot:
         """Open games and drop counts as one consistent picture."""
-        rt = self._runtime.view()
-        return HallSnapshot(
-            open=self._games.view(),
-            drops={t: v.drops for t, v in rt.items()},
-            last_drop_at={t: v.last_drop_at for t, v in rt.items()},
-        )
+        return self._hall.snapshot()
 
     def open_game(self, table: str) -> OpenGame | None:
         return self._games.get(table)
@@ -373,6 +360,11 @@ class Hub:
             ops = ops_of(row.ops)
             db.expunge(row)
         return row, game_ops.replay(ops, self.venue)
+
+    @property
+    def out_of_service_book(self) -> OutOfServiceBook:
+        """The tables out of service (the writer changes it; readers take its view)."""
+        return self._out_of_service
 
     def out_of_service(self) -> Mapping[str, OutOfService]:
         """Tables out of service now (a snapshot, any thread)."""

@@ -43,7 +43,7 @@ MAX_LIST = 500
 
 def _done(hub: Hub, cmd: GameCommand) -> GameView:
     """Run a command on one game; the game as it is after it."""
-    return hub.reads.game_view(cmd.game, hub.execute(cmd))
+    return hub.reads.floor.game_view(cmd.game, hub.execute(cmd))
 
 
 @router.post(
@@ -63,7 +63,7 @@ def start(body: GameStart, hub: Hub, user: Annotated[Staff, Depends(can("games.r
             actor=user.username,
         )
     )
-    return hub.reads.game_started(game_id)
+    return hub.reads.floor.game_started(game_id)
 
 
 @router.get(
@@ -81,8 +81,8 @@ def list_games(
     if open is not True:  # stopped games carry their totals: that is the revenue
         demand(user, "games.history")
     start_at, end_at = reads.reports.day_bounds(day) if day is not None else (None, None)
-    ids = reads.game_ids(open=open, started_from=start_at, started_before=end_at, limit=limit)
-    return reads.game_briefs(ids)
+    ids = reads.floor.game_ids(open=open, started_from=start_at, started_before=end_at, limit=limit)
+    return reads.floor.game_briefs(ids)
 
 
 class StopAllIn(BaseModel):
@@ -99,7 +99,7 @@ def stop_all(body: StopAllIn, hub: Hub, user: Annotated[Staff, Depends(can("game
 
 @router.get("/{session_id}", response_model=GameView, summary="A game's state and itemised bill")
 def get_game(session_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can_read_money("games.run"))]) -> GameView:
-    return reads.game(session_id)
+    return reads.floor.game(session_id)
 
 
 @router.post("/{session_id}/stop", response_model=GameView, summary="Stop: the light goes off, the bill is final")
@@ -135,7 +135,7 @@ def extend(session_id: IdPath, body: Extend, hub: Hub, user: Annotated[Staff, De
 def add_extra(session_id: IdPath, body: ExtraIn, hub: Hub, user: Annotated[Staff, Depends(can("games.run"))]) -> GameView:
     tab, product = hub.reads.till.game_tab(session_id), hub.reads.till.product_of_extra(body.extra)
     hub.execute(AddTabItem(tab=tab, product=product.id, quantity=body.quantity, actor=user.username))
-    return hub.reads.game(session_id)
+    return hub.reads.floor.game(session_id)
 
 
 @router.post(
@@ -161,4 +161,4 @@ def void_extra(session_id: IdPath, body: VoidIn, hub: Hub, user: Annotated[Staff
     may_void_paid = allows(user.role, "tabs.void_paid")
     tab = hub.reads.till.game_tab(session_id)
     hub.execute(VoidTabItem(tab=tab, item=body.item, reason=body.reason, may_void_paid=may_void_paid, actor=user.username))
-    return hub.reads.game(session_id)
+    return hub.reads.floor.game(session_id)

@@ -21,12 +21,12 @@ router = APIRouter(tags=["tables"])
 
 
 def _live(reads: HallReads, table_id: str) -> LiveTable:
-    return reads.live_tables(only=table_id)[0]
+    return reads.floor.live_tables(only=table_id)[0]
 
 
 @router.get("/tables", response_model=list[LiveTable], summary="Every table with its live state")
 def list_tables(reads: Reads, user: Annotated[Staff, Depends(can("floor.view"))]) -> list[LiveTable]:
-    return reads.live_tables()
+    return reads.floor.live_tables()
 
 
 @router.get("/tables/{table_id}", response_model=LiveTable, summary="One table with its live state")
@@ -59,12 +59,12 @@ def switch_light(table_id: str, body: LightIn, hub: Hub, user: Annotated[Staff, 
     "/nodes", response_model=list[NodeStatus], summary="Table nodes: online, last seen, version, telemetry, light, refused messages"
 )
 def list_nodes(reads: Reads, user: Annotated[Staff, Depends(can("nodes.view"))]) -> list[NodeStatus]:
-    return reads.node_statuses()
+    return reads.floor.node_statuses()
 
 
 @router.get("/nodes/unknown-rejects", response_model=NodeRejects, summary="Refused messages whose topic names no table of the venue")
 def unknown_rejects(reads: Reads, user: Annotated[Staff, Depends(can("nodes.view"))]) -> NodeRejects:
-    return reads.unknown_rejects()
+    return reads.floor.unknown_rejects()
 
 
 @router.get("/tariffs", response_model=R.TariffsOut, summary="Tariffs and time bands from the venue file")

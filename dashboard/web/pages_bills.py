@@ -102,7 +102,7 @@ def _bill_again(request: Request, reads: HallReads, game_id: int, error: Refusal
     return render(
         request,
         "bill.html",
-        {"s": reads.game(game_id), "venue": reads.venue, "form_error": message, "form": form},
+        {"s": reads.floor.game(game_id), "venue": reads.venue, "form_error": message, "form": form},
         status=status,
     )
 

@@ -24,7 +24,7 @@ NAV = [NavLink("/foosball", N_("Foosball"), order=20)]
 
 def _context(reads: HallReads) -> dict:
     alerts = banner_alerts(reads)
-    return {"foosball": reads.active_checkins(), "open_alerts": alerts, "unguarded": {a.table for a in alerts if a.loud}}
+    return {"foosball": reads.floor.active_checkins(), "open_alerts": alerts, "unguarded": {a.table for a in alerts if a.loud}}
 
 
 @router.get("")
@@ -44,7 +44,7 @@ NextField = Annotated[str, Form(max_length=2000)]
 
 
 def _foosball_table(reads: HallReads, table: str) -> str:
-    if table not in reads.foosball_tables():
+    if table not in reads.floor.foosball_tables():
         raise HTTPException(404, gettext("There is no such foosball table."))
     return reads.tables[table].name
 

@@ -114,7 +114,7 @@ def transfer(
 
 def _rate_before(reads: HallReads, game_id: int) -> int | None:
     """The hourly rate of a running game where it is now (None when paused or not open)."""
-    for table, s in reads.hall_snapshot().open.items():
+    for table, s in reads.floor.hall_snapshot().open.items():
         if s.id == game_id and s.state.state == "running":
             return rate_on(reads, s.state, table)
     return None
@@ -162,7 +162,7 @@ def add_extra(
 
 @router.get("/{game_id}/bill")
 def bill(game_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can_read_money("games.run"))]) -> Response:
-    game = reads.game(game_id)  # NotFound → the 404 page
+    game = reads.floor.game(game_id)  # NotFound → the 404 page
     # The game's bill is a part of its tab (drinks, merged tabs): the page leads on to paying it.
     tab_id = reads.till.tab_of_game(game_id)
     tab = reads.till.tab_payments(tab_id) if tab_id is not None else None

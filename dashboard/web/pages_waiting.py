@@ -121,7 +121,7 @@ def take(
 
 
 def _table_of(hub: HubFacade, game: int) -> str:
-    return next(t for t, g in hub.reads.hall_snapshot().open.items() if g.id == game)
+    return next(t for t, g in hub.reads.floor.hall_snapshot().open.items() if g.id == game)
 
 
 @router.post("/waiting/{party_id}/decline", dependencies=[Depends(verify_csrf)])

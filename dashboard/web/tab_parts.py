@@ -64,7 +64,7 @@ def product_grid(reads: HallReads, tab: TabView) -> dict[str, Any]:
 
 def tabs_panel(reads: HallReads, table_id: str) -> dict[str, Any]:
     """The table page's tab part: the running game's tab (products to put on it) or the last game's unpaid tab."""
-    snap = reads.hall_snapshot().open.get(table_id)
+    snap = reads.floor.hall_snapshot().open.get(table_id)
     tab_id = reads.till.tab_of_game(snap.id) if snap is not None else None
     unpaid = None if snap is not None else reads.till.unpaid_by_table(table_id).get(table_id)
     tab = reads.till.tab(tab_id) if tab_id is not None else None

@@ -75,7 +75,7 @@ def alert(rule: str, table: str | None = "pool-03", *, firing: bool = True, at: 
 
 
 def monitoring_alerts(hub) -> list:
-    return [a for a in HubFacade(hub).reads.alert_history(None, 100) if a.kind == alert_kinds.MONITORING]
+    return [a for a in HubFacade(hub).reads.floor.alert_history(None, 100) if a.kind == alert_kinds.MONITORING]
 
 
 def post(api, alerts: list[dict], status: int = 200) -> dict:
@@ -126,7 +126,7 @@ def test_a_body_past_the_cap_is_413(api, hub):
 def test_it_cannot_close_or_touch_the_hubs_own_alerts(api, hub):
     on_writer(hub, lambda db: hub.alerts.raise_alert(db, alert_kinds.node_offline("pool-01")))
     post(api, [alert("node_offline", "pool-01", firing=False), alert("node_offline", "pool-01")])
-    own = [a for a in HubFacade(hub).reads.open_alerts() if a.kind == "node_offline"]
+    own = [a for a in HubFacade(hub).reads.floor.open_alerts() if a.kind == "node_offline"]
     assert len(own) == 1 and own[0].count == 1 and own[0].closed_at is None
     (theirs,) = monitoring_alerts(hub)
     assert theirs.cause_key == "rule:node_offline:pool-01" and theirs.closed_at is None

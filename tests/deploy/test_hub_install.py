@@ -300,7 +300,7 @@ def test_a_club_backed_up_at_night_comes_back_on_a_new_box(box, tmp_path):
         assert view is not None
         owed = view.owed_cents
         facade.execute(PayTab(tab=tab, method="card", amount_cents=owed, actor="jana"))
-        bill_before = facade.reads.game(paid).bill
+        bill_before = facade.reads.floor.game(paid).bill
     finally:
         hub.close()
         store.close()
@@ -337,7 +337,7 @@ def test_a_club_backed_up_at_night_comes_back_on_a_new_box(box, tmp_path):
             wait_until(lambda: hub.mqtt_connected, 10, "the hub logged in with the restored password")
             facade = HubFacade(hub)
             assert {t: g.id for t, g in hub.open.items()} == {"pool-01": running}
-            again = facade.reads.game(paid)
+            again = facade.reads.floor.game(paid)
             assert again.state == "stopped" and again.bill == bill_before
             paid_view = facade.reads.till.tab_payments(facade.reads.till.game_tab(paid))
             assert paid_view is not None and paid_view.status == "paid"

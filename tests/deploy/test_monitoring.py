@@ -251,9 +251,9 @@ def hub_figures(ev: Evening) -> dict[str, Any]:
     # hour still running when the range ends has its bar too.
     drops_per_hour = {(t, hours.hours[i]): n for t, cells in hours.tables.items() for i, n in enumerate(cells) if n}
     per_pocket = {(h.table, str(p)): n for h in sensor_health(reads) for p, n in enumerate(h.pockets) if n}
-    nodes = {n.table: n for n in reads.node_statuses() if n.telemetry_at is not None}
-    rejects = {(t, reason): c.count for t, r in reads.node_rejects().items() for reason, c in r.by_reason.items()}
-    alerts = Counter(a.kind for a in reads.alert_history(None, 1000) if ev.start <= a.opened_at <= ev.end)
+    nodes = {n.table: n for n in reads.floor.node_statuses() if n.telemetry_at is not None}
+    rejects = {(t, reason): c.count for t, r in reads.floor.node_rejects().items() for reason, c in r.by_reason.items()}
+    alerts = Counter(a.kind for a in reads.floor.alert_history(None, 1000) if ev.start <= a.opened_at <= ev.end)
     return {
         "games": period.table_time.games,
         "billed_cents": period.table_time.total_cents,
@@ -600,7 +600,7 @@ def _healthy(port: int) -> bool:
 def rule_alerts(hub: Any) -> dict[tuple[str, str | None], Any]:
     """The hub's open alerts of the monitoring rules: (rule, table) -> alert."""
     out = {}
-    for a in HubFacade(hub).reads.open_alerts():
+    for a in HubFacade(hub).reads.floor.open_alerts():
         if a.kind == "monitoring":
             _, rule, *table = a.cause_key.split(":")
             out[(rule, table[0] if table else None)] = a

@@ -52,7 +52,7 @@ def test_close_out_at_0130_counts_the_game_started_before_midnight_on_the_evenin
     add_item(hub, tab, "Pivo 0,5 l", 250, 2, vat=19)
     clock.set(local(2026, 12, 2, 0, 50))  # past midnight: still the evening of the 1st
     state = facade.execute(StopGame(game=game, actor="jana"))
-    time_cents = facade.reads.bill_of(state).total_cents
+    time_cents = facade.reads.floor.bill_of(state).total_cents
     assert time_cents == 1000  # 1 h 40 min at 6 €/h
     clock.set(local(2026, 12, 2, 0, 55))
     _, day = pay(hub, tab, time_cents, lines=[line("Čas pri stole", time_cents, category="table_time")], tendered=2000)

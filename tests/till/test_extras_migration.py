@@ -160,7 +160,7 @@ def test_a_games_extras_become_items_of_its_tab_and_every_game_bills_what_it_did
     with day_hub(db_url, clock) as (hub, facade):  # the server hands the venue file to the upgrade
         reads = facade.reads
         # A, running: its bill is table time; the toppings (voided, who and why kept) and the box are on its tab.
-        assert reads.bill_of(reads.game_state(ids["a"])).total_cents == 600
+        assert reads.floor.bill_of(reads.floor.game_state(ids["a"])).total_cents == 600
         a_items = reads.till.game_items([ids["a"]])[ids["a"]]
         assert [(i.name, i.quantity, i.unit_cents, i.vat_percent, i.category, i.added_by) for i in a_items] == [
             ("Prísada na pizzu navyše", 2, 60, 23, "pizza_toppings", "jana"),

@@ -247,14 +247,14 @@ def test_closing_stops_every_game_after_one_confirmation(pages, facade, clock):
     table = pages.page("/tables/pool-01")
     assert 'href="/closing" id="stop-all"' in table and 'id="stop-all"' not in pages.page("/tables/pool-01", client=pages.staff)
     assert pages.staff.get("/closing").status_code == 403
-    assert pages.post("/closing", {}, client=pages.staff).status_code == 403 and len(facade.reads.hall_snapshot().open) == 2
+    assert pages.post("/closing", {}, client=pages.staff).status_code == 403 and len(facade.reads.floor.hall_snapshot().open) == 2
     html = pages.page("/closing")
     assert "Hrajú sa 2 hry." in html and "Karambol" in html and "3,00\u00a0€" in html and "Ukončiť 2 hry" in html
     r = pages.post("/closing", {})
     assert r.headers["location"] == "/bills"
     bills = pages.follow(r)
     assert "Ukončené 2 hry. 2 účty ostali otvorené na zaplatenie." in bills
-    assert facade.reads.hall_snapshot().open == {} and {u.game_id for u in facade.reads.till.unpaid_tabs()} == {one, two}
+    assert facade.reads.floor.hall_snapshot().open == {} and {u.game_id for u in facade.reads.till.unpaid_tabs()} == {one, two}
     assert "Nehrá sa žiadna hra." in pages.page("/closing")
 
 

@@ -150,7 +150,7 @@ def test_item_29_with_a_managers_correction_the_same_rule_as_a_void(hall):
         f.execute(CorrectBill(game=game, amount_cents=-table_time, reason="hra zadarmo", actor=MANAGER))
     view = _view(f, tab)
     assert (view.total_cents, view.owed_cents) == (table_time + 1000, table_time)  # nothing changed
-    assert f.reads.game(game).bill.total_cents == table_time
+    assert f.reads.floor.game(game).bill.total_cents == table_time
     f.execute(ReversePayment(payment=paid.payment_id, reason="hra zadarmo", actor=MANAGER))
     f.execute(CorrectBill(game=game, amount_cents=-table_time, reason="hra zadarmo", actor=MANAGER))
     f.execute(PayTab(tab=tab, method="card", amount_cents=1000, actor=STAFF))

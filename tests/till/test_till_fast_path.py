@@ -124,7 +124,7 @@ def test_every_game_stops_at_closing_its_tab_left_open_or_paid(facade, clock):
         (three, "carom-01", 300, 0),
     ]
     assert [g.game for g in done.left_open] == [one, two]
-    assert facade.reads.hall_snapshot().open == {}
+    assert facade.reads.floor.hall_snapshot().open == {}
     assert {u.game_id for u in facade.reads.till.unpaid_tabs()} == {one, two}
     assert facade.reads.till.tab_payments(tab_three).settled_at is not None  # paid while it ran: settled by the stop
     with facade._hub.store.reader() as db:

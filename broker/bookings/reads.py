@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session as Db
 
 from broker.bookings.book import BookingBook
-from broker.bookings.bookings import feed_hash
+from broker.bookings.bookings import Bookings, feed_hash
+from broker.core.ports import HallState
 from broker.core.store_errors import store_call
 from broker.domain import bookings as rules
 from broker.domain.bookings import Claim, Span
@@ -25,10 +26,8 @@ from broker.domain.json_shape import HIDDEN
 from broker.domain.schedule import business_day_bounds, opening_periods
 from broker.domain.venue import Bookings as BookingSettings
 from broker.domain.venue import TableSpec
+from broker.floor.table_service import OutOfServiceBook
 from broker.storage.models import Booking, BookingBlock, CalendarFeed, Payment, WaitingParty
-
-if TYPE_CHECKING:
-    from broker.hall.hub import Hub
 
 
 @dataclass(frozen=True)
@@ -173,24 +172,23 @@ class Feed:
 class BookingReads:
     """The bookings' queries and the book's snapshots; none of them writes."""
 
-    def __init__(self, hub: Hub) -> None:
-        self._hub = hub
-        self._store = hub.store
-
-    @property
-    def _book(self) -> BookingBook:
-        return self._hub.booking_book
+    def __init__(self, hall: HallState, book: BookingBook, bookings: Bookings, out_of_service: OutOfServiceBook) -> None:
+        self._hall = hall
+        self._store = hall.store
+        self._book = book
+        self._bookings = bookings
+        self._out_of_service = out_of_service
 
     @property
     def settings(self) -> BookingSettings:
-        return self._hub.venue.bookings
+        return self._hall.venue.bookings
 
     # -- the floor (no query) -------------------------------------------------------------------
 
     def marks(self, now: datetime | None = None) -> dict[str, Mark]:
         """Per table: an offer to a waiting party, guests who arrived, a booking from the venue's
         minutes before it starts, a block running or about to (in that order of precedence)."""
-        now = now or self._hub.clock()
+        now = now or self._hall.clock()
         soon = timedelta(minutes=self.settings.show_before_min)
         out: dict[str, Mark] = {}
         for k in sorted(self._book.blocks().values(), key=lambda k: k.span):
@@ -212,7 +210,7 @@ class BookingReads:
 
     def upcoming(self, table: str, now: datetime | None = None) -> list[Mark]:
         """The bookings on `table` not over yet, within a day: the table page's list ("Prišli" on each)."""
-        now = now or self._hub.clock()
+        now = now or self._hall.clock()
         horizon = now + timedelta(days=1)
         found = [
             Mark("arrived" if b.state == "arrived" else "booked", b.span.start, b.name, b.size, booking=b.id, until=b.span.end)
@@ -223,15 +221,15 @@ class BookingReads:
 
     def offerable(self, now: datetime | None = None) -> list[TableSpec]:
         """Tables staff may offer a waiting party now: bookable, free, in service, not offered already."""
-        now = now or self._hub.clock()
-        playing = self._hub.hall_snapshot().open
-        oos = self._hub.out_of_service()
+        now = now or self._hall.clock()
+        playing = self._hall.snapshot().open
+        oos = self._out_of_service.view()
         offered = {p.offered_table for p in self._book.waiting() if p.offered_table}
         span = Span(now, now + timedelta(minutes=self.settings.walk_in_min))
         claims = self._book.claims()
         return [
             t
-            for t in self._hub.venue.tables
+            for t in self._hall.venue.tables
             if rules.bookable(t)
             and t.id not in playing
             and t.id not in oos
@@ -242,19 +240,19 @@ class BookingReads:
     def walk_in(self, table: str, now: datetime | None = None) -> WalkIn | None:
         """The start form's warning: the booking or block ahead, how far a walk-in would run into
         it, the prepaid cap, and free tables of the same kind instead."""
-        now = now or self._hub.clock()
+        now = now or self._hall.clock()
         claim = self._book.ahead(table, now)
         if claim is None:
             return None
         planned = self.settings.walk_in_min
         if claim.span.start - now > timedelta(minutes=planned) * 2:
             return None  # hours away: nothing to say yet
-        spec = self._hub.tables[table]
+        spec = self._hall.tables[table]
         span = Span(now, now + timedelta(minutes=planned))
-        claims = self._book.claims() + self._hub.bookings.game_claims(now)
-        oos = self._hub.out_of_service()
+        claims = self._book.claims() + self._bookings.game_claims(now)
+        oos = self._out_of_service.view()
         free = tuple(
-            t for t in rules.free_tables(self._hub.venue.tables, rules.kind_of(spec), span, claims, exclude=[table]) if t.id not in oos
+            t for t in rules.free_tables(self._hall.venue.tables, rules.kind_of(spec), span, claims, exclude=[table]) if t.id not in oos
         )
         mark = self._claim_mark(claim)
         return WalkIn(
@@ -271,7 +269,7 @@ class BookingReads:
 
     def prepaid_presets(self, table: str, presets: tuple[int, ...]) -> tuple[tuple[int, ...], int | None]:
         """The prepaid choices a start form offers on `table` (none past a booking ahead) and the cap."""
-        found = self._hub.bookings.prepaid_cap(table, self._hub.clock())
+        found = self._bookings.prepaid_cap(table, self._hall.clock())
         if found is None:
             return presets, None
         return tuple(m for m in presets if m <= found[0]), found[0]
@@ -282,7 +280,7 @@ class BookingReads:
 
     def waiting(self, now: datetime | None = None) -> list[PartyView]:
         """The waiting list in the order they came, each with its estimated wait."""
-        now = now or self._hub.clock()
+        now = now or self._hall.clock()
         parties = self._book.waiting()
         if not parties:
             return []
@@ -316,11 +314,11 @@ class BookingReads:
         ]
 
     def _tables_now(self, now: datetime) -> list[rules.TableNow]:
-        hall = self._hub.hall_snapshot().open
-        oos = self._hub.out_of_service()
+        hall = self._hall.snapshot().open
+        oos = self._out_of_service.view()
         claims = self._book.claims()
         out = []
-        for spec in self._hub.venue.tables:
+        for spec in self._hall.venue.tables:
             if not rules.bookable(spec) or spec.id in oos:
                 continue
             g = hall.get(spec.id)
@@ -376,8 +374,8 @@ class BookingReads:
         A cell is offered ("+") only when the booking rule would take it: what holds a table is the
         writer's own list (`Bookings.claims_during`: bookings, blocks, a game expected to run on, an
         offer to a waiting party, a table out of service), its time the writer's own check (`takes_span`)."""
-        venue = self._hub.venue
-        now = self._hub.clock()
+        venue = self._hall.venue
+        now = self._hall.clock()
         start, end = business_day_bounds(day, venue)
         periods = opening_periods(venue, start, end)
         period = next((Span(o, c) for o, c in periods if start <= o < end), None)
@@ -388,10 +386,10 @@ class BookingReads:
         columns: tuple[datetime, ...] = ()
         if period is not None:
             with self._store.reader() as db:
-                claims = self._hub.bookings.claims_during(db, period, now)
+                claims = self._bookings.claims_during(db, period, now)
 
             def takes(span: Span) -> bool:
-                return self._hub.bookings.takes_span(span, now)
+                return self._bookings.takes_span(span, now)
 
             rows = tuple(DayRow(t, tuple(rules.grid(t.id, period, step, claims, takes))) for t in venue.tables if rules.bookable(t))
             columns = tuple(c.start for c in rows[0].cells) if rows else ()
@@ -399,24 +397,24 @@ class BookingReads:
 
     def availability(self, kind: str, start: datetime, end: datetime) -> Availability:
         """Free spans of each table of `kind` in [start, end), from now on: nothing personal in it."""
-        now = self._hub.clock()
+        now = self._hall.clock()
         with self._store.reader() as db:
-            claims = self._hub.bookings.claims_during(db, Span(start, end), now)  # the writer's own rule of what holds a table
-        return Availability(kind, start, end, tuple(rules.availability(self._hub.venue, kind, Span(start, end), claims, now=now)))
+            claims = self._bookings.claims_during(db, Span(start, end), now)  # the writer's own rule of what holds a table
+        return Availability(kind, start, end, tuple(rules.availability(self._hall.venue, kind, Span(start, end), claims, now=now)))
 
     def _names(self) -> dict[str, str]:
-        return {t.id: t.name for t in self._hub.venue.tables}
+        return {t.id: t.name for t in self._hall.venue.tables}
 
     @store_call
     def no_shows(self, phone: str | None, member_id: int | None) -> int:
         with self._store.reader() as db:
-            return self._hub.bookings.no_shows(db, phone, member_id)
+            return self._bookings.no_shows(db, phone, member_id)
 
     @store_call
     def feed(self, token: str) -> Feed | None:
         """The bookings a calendar link shows (from 7 days ago to the venue's horizon), or None for a
         token that is unknown or revoked."""
-        now = self._hub.clock()
+        now = self._hall.clock()
         with self._store.reader() as db:
             row = db.scalar(select(CalendarFeed).where(CalendarFeed.token_hash == feed_hash(token), CalendarFeed.revoked_at.is_(None)))
             if row is None:
