@@ -21,6 +21,7 @@ from types import MappingProxyType
 from sqlalchemy import select
 from sqlalchemy.orm import Session as Db
 
+from broker.core.events import SessionChanged
 from broker.core.ports import HallState
 from broker.domain.bookings import ACTIVE, PENDING, Claim, Party, Span
 from broker.storage.models import Booking, BookingBlock, WaitingParty
@@ -123,7 +124,7 @@ def party_entry(row: WaitingParty) -> PartyEntry:
 
 def table_changed(hall: HallState, table: str, action: str) -> Callable[[], None]:
     """An effect: the table's card on the floor re-draws (a booking, a block or an offer on it changed)."""
-    return lambda: hall.listeners.notify("session", {"table": table, "action": action})
+    return lambda: hall.listeners.notify(SessionChanged(table=table, action=action))
 
 
 def holds(row: Booking) -> bool:

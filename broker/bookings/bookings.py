@@ -41,6 +41,7 @@ from sqlalchemy.orm import Session as Db
 
 from broker.accounts import links
 from broker.bookings.book import BookingBook, table_changed
+from broker.bookings.events import BookingChanged
 from broker.core.commands import Command, command, handles
 from broker.core.errors import ServiceError
 from broker.core.part import Part, Round
@@ -432,7 +433,7 @@ class Bookings(Part):
         for table in {row.table_id, *tables}:
             effects.add(table_changed(self.h, table, "booking"))
         booking_id = row.id
-        effects.add(lambda: self.h.listeners.notify("booking", {"booking": booking_id}))
+        effects.add(lambda: self.h.listeners.notify(BookingChanged(booking=booking_id)))
 
     def _row(self, db: Db, booking: int, *states: str) -> Booking:
         row = db.get(Booking, booking)
@@ -642,7 +643,7 @@ class Bookings(Part):
             effects = after_commit(db)
             for table in tables:
                 effects.add(table_changed(self.h, table, "block"))
-            effects.add(lambda: self.h.listeners.notify("booking", {"block": block.id}))
+            effects.add(lambda: self.h.listeners.notify(BookingChanged(block=block.id)))
             db.flush()
         self.book.put_block(block)
         for row in hit:

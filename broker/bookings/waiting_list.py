@@ -30,6 +30,7 @@ from sqlalchemy.orm import Session as Db
 
 from broker.bookings.book import BookingBook, table_changed
 from broker.bookings.bookings import BookingMissing, form_key
+from broker.bookings.events import WaitingListChanged
 from broker.core.commands import Command, command, handles
 from broker.core.errors import ServiceError
 from broker.core.part import Part, Round
@@ -135,7 +136,7 @@ class WaitingList(Part):
         effects = after_commit(db)
         for table in {t for t in tables if t}:
             effects.add(table_changed(self.h, table, "offer"))
-        effects.add(lambda: self.h.listeners.notify("waiting", {}))
+        effects.add(lambda: self.h.listeners.notify(WaitingListChanged()))
 
     # -- the commands -------------------------------------------------------------------------
 

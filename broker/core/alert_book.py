@@ -22,6 +22,7 @@ from typing import Any
 from sqlalchemy.orm import Session as Db
 
 from broker.core.commands import Command, command, handles
+from broker.core.events import AlertAcked, AlertOpened
 from broker.core.listeners import Listeners
 from broker.core.part import Part
 from broker.domain import alert_kinds
@@ -103,21 +104,14 @@ class AlertBook(Part):
         if not new:
             return
         log.warning("ALERT %s", spec.message_en)
-        data = {
-            "id": alert_id,
-            "kind": spec.kind,
-            "table": spec.table_id,
-            "severity": spec.severity,
-            "message": message,
-            "message_en": message_en,
-        }
+        opened = AlertOpened(alert_id, spec.kind, spec.table_id, spec.severity, message, message_en)
 
         def tell() -> None:
             if self._metrics:
                 self._metrics.alert(spec.kind, self._clock())
-            self._listeners.notify("alert", data)
+            self._listeners.notify(opened)
             if self.notify is not None:
-                self.notify("opened", data | {"cause": spec.cause_key})
+                self.notify("opened", opened.payload() | {"cause": spec.cause_key})
 
         after_commit(db).add(tell)
 
@@ -130,7 +124,7 @@ class AlertBook(Part):
             if closed and self.notify is not None:
                 notify = self.notify
                 effects.add(lambda: notify("resolved", pushed))
-            effects.add(lambda: self._listeners.notify("alert_ack", {"id": c.alert_id}))
+            effects.add(lambda: self._listeners.notify(AlertAcked(id=c.alert_id)))
         if closed:  # committed: nothing of this cause is open
             with self._mutex:
                 self._causes.discard(cause)

@@ -7,6 +7,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from broker.core.events import LiveEvent
+
 log = logging.getLogger("lavos.hub")
 
 Listener = Callable[[str, dict[str, Any]], None]
@@ -37,7 +39,9 @@ class Listeners:
         """The list itself, for code that still appends to `hub.listeners` (to be removed)."""
         return self._fns
 
-    def notify(self, topic: str, data: dict[str, Any]) -> None:
+    def notify(self, event: LiveEvent) -> None:
+        """Tell every listener `event` as (its topic, its payload) (broker.core.events)."""
+        topic, data = event.topic, event.payload()
         for fn in tuple(self._fns):
             try:
                 fn(topic, data)

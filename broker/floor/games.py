@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session as Db
 
 from broker.core.commands import Command, abstract_command, command, handles
 from broker.core.errors import CardInUse, NotFound, ServiceError
+from broker.core.events import SessionChanged
 from broker.core.open_games import OpenGame
 from broker.core.part import Part
 from broker.core.ports import HallState
@@ -259,7 +260,7 @@ class Games(Part):
             effects = after_commit(db)
             effects.add(lambda: self.lights.send(table, True))
             effects.add(lambda: self.lights.publish_game(table))
-            effects.add(lambda: self.h.listeners.notify("session", {"table": table, "session_id": gid, "action": "start"}))
+            effects.add(lambda: self.h.listeners.notify(SessionChanged(table=table, session_id=gid, action="start")))
         # Committed: the owned state now; the effects run after this command.
         self.h.games.put(table, OpenGame(gid, state))
         self._table_service.game_started(table)
@@ -358,8 +359,8 @@ class Games(Part):
                 effects.add(lambda: lights.send(table, bool(lights.desired(table))))
             effects.add(lambda: lights.publish_game(table))
         # A transfer changed two tables: say both, so live views re-draw just those two.
-        moved = {"from_table": table} if op.kind == "transfer" else {}
-        effects.add(lambda: h.listeners.notify("session", {"table": new.table, "session_id": gid, "action": op.kind, **moved}))
+        moved = table if op.kind == "transfer" else None
+        effects.add(lambda: h.listeners.notify(SessionChanged(new.table, op.kind, session_id=gid, from_table=moved)))
 
     @handles(StopGame)
     def stop(self, c: StopGame) -> GameState:

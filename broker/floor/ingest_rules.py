@@ -30,6 +30,7 @@ from broker.core.ports import HallState, HubOps
 from broker.domain import alert_kinds, membership, node_rules
 from broker.domain import reject_tally as rejects
 from broker.domain.tariffs import local
+from broker.floor.events import CheckinChanged, LightChanged, NodeChanged, SensorEventApplied
 from broker.floor.table_service import LIGHT_CAUSE
 from broker.storage.after_commit import Effects, after_commit
 from broker.storage.events import EventKey, insert_events_once
@@ -280,15 +281,9 @@ class IngestHandlers:
         self.applied += 1
         if self.h.listeners:
             self.h.listeners.notify(
-                "event",
-                {
-                    "table": ev.table,
-                    "type": ev.type,
-                    "data": ev.data.model_dump(mode="json"),
-                    "received_at": now,
-                    "ts": ev.ts,
-                    "ts_synced": ev.ts_synced,
-                },
+                SensorEventApplied(
+                    table=ev.table, type=ev.type, data=ev.data.model_dump(mode="json"), received_at=now, ts=ev.ts, ts_synced=ev.ts_synced
+                ),
             )
 
     def _on_pocket(self, db: Db, ev: contract.PocketEvent, now: datetime, after: Effects) -> None:
@@ -362,7 +357,7 @@ class IngestHandlers:
         checkin(db, ev.table, member.id, now, "card")
         self.h.alerts.settle(db, alert_kinds.foosball_no_member_key(ev.table), now)
         name = member.name
-        after.add(lambda: self.h.listeners.notify("checkin", {"table": ev.table, "member": name}))
+        after.add(lambda: self.h.listeners.notify(CheckinChanged(table=ev.table, member=name)))
 
     def _on_button(self, db: Db, ev: contract.ButtonEvent, now: datetime, after: Effects) -> None:
         pass  # the light/state that follows says what the button did
@@ -399,7 +394,7 @@ class IngestHandlers:
             if self.h.games.get(table) is not None:
                 self.h.alerts.raise_alert(db, alert_kinds.node_offline(table))
         online = node.online
-        after.add(lambda: self.h.listeners.notify("node", {"table": table, "online": online}))
+        after.add(lambda: self.h.listeners.notify(NodeChanged(table=table, online=online)))
 
     def _light_state(self, db: Db, table: str, ls: contract.LightState, after: Effects) -> None:
         now = self.h.clock()
@@ -419,7 +414,7 @@ class IngestHandlers:
                 self.h.alerts.raise_alert(db, alert_kinds.light_without_session(table, cause))
             elif not ls.on or want:
                 self.h.alerts.settle(db, alert_kinds.light_without_session_key(table), now)
-        after.add(lambda: self.h.listeners.notify("light", {"table": table, "on": ls.on, "blink": ls.blink, "cause": ls.cause}))
+        after.add(lambda: self.h.listeners.notify(LightChanged(table=table, on=ls.on, blink=ls.blink, cause=ls.cause)))
 
     def _telemetry(self, db: Db, table: str, tm: contract.Telemetry, after: Effects) -> None:
         now = self.h.clock()

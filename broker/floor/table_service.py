@@ -32,11 +32,13 @@ from sqlalchemy.orm import Session as Db
 
 from broker.core.commands import Command, command, handles
 from broker.core.errors import NotFound, ServiceError
+from broker.core.events import SessionChanged
 from broker.core.part import Part
 from broker.core.ports import HallState
 from broker.domain import alert_kinds, membership
 from broker.domain.refusals import N_
 from broker.domain.tariffs import calendar_year
+from broker.floor.events import CheckinChanged
 from broker.people.member_views import CheckinView, checkin_view
 from broker.storage.after_commit import after_commit
 from broker.storage.audit import record_audit
@@ -198,7 +200,7 @@ class TableService(Part):
                 record_audit(db, actor, "table.in_service", f"table:{table}", {"was": current.reason if current else ""}, at=now)
             if out:
                 effects.add(lambda: self.lights.send(table, False))
-            effects.add(lambda: self.h.listeners.notify("session", {"table": table, "action": "service"}))
+            effects.add(lambda: self.h.listeners.notify(SessionChanged(table=table, action="service")))
         self.book.put(table, new)
         if out:
             self._by_hand.discard(table)
@@ -225,7 +227,7 @@ class TableService(Part):
                     self.h.alerts.settle(db, alert_kinds.light_without_session_key(table), now)
             effects = after_commit(db)
             effects.add(lambda: self.lights.send(table, on))
-            effects.add(lambda: self.h.listeners.notify("session", {"table": table, "action": "light"}))
+            effects.add(lambda: self.h.listeners.notify(SessionChanged(table=table, action="light")))
         if not on:
             self._by_hand.discard(table)
 
@@ -258,7 +260,7 @@ class TableService(Part):
             record_audit(db, c.actor, "foosball.checkin", f"table:{table}", {"member_id": member.id, "checkin_id": row.id}, at=now)
             name = member.name
             view = checkin_view(row, name, self.h.venue)
-            after_commit(db).add(lambda: self.h.listeners.notify("checkin", {"table": table, "member": name}))
+            after_commit(db).add(lambda: self.h.listeners.notify(CheckinChanged(table=table, member=name)))
         return view
 
     @handles(CheckOutFoosball)
@@ -284,5 +286,5 @@ class TableService(Part):
                 db, actor, "foosball.checkout", f"table:{table}", {"member_id": member_id, "checkin_ids": [r.id for r in rows]}, at=now
             )
             who = member.name
-            after_commit(db).add(lambda: self.h.listeners.notify("checkin", {"table": table, "member": who, "action": "checkout"}))
+            after_commit(db).add(lambda: self.h.listeners.notify(CheckinChanged(table=table, member=who, action="checkout")))
         return who

@@ -19,6 +19,7 @@ from sqlalchemy import select
 from broker.core.ports import HallState, HubOps
 from broker.domain import alert_kinds, game_ops, membership
 from broker.domain.schedule import closing_time
+from broker.floor.events import TableWarning
 from broker.floor.games import StopGame
 from broker.storage.events import prune_events
 from broker.storage.models import FoosballCheckin
@@ -101,7 +102,7 @@ class Watchdog:
         elif left is not None and left <= timedelta(minutes=billing.prepaid_warning_min) and not rt.prepaid_warned:
             rt.prepaid_warned = True
             self.hub.send_light(table, True, blink_s=WARNING_BLINK_S)
-            self.h.listeners.notify("warning", {"table": table, "kind": "prepaid", "left_s": int(left.total_seconds())})
+            self.h.listeners.notify(TableWarning(table=table, kind="prepaid", left_s=int(left.total_seconds())))
 
     def _closing(self, now: datetime) -> None:
         closes = closing_time(self.h.venue, now)
@@ -112,7 +113,7 @@ class Watchdog:
                 if rt.closing_warned_for != closes and self.hub.desired_light(table):
                     rt.closing_warned_for = closes
                     self.hub.send_light(table, True, blink_s=WARNING_BLINK_S)
-                    self.h.listeners.notify("warning", {"table": table, "kind": "closing"})
+                    self.h.listeners.notify(TableWarning(table=table, kind="closing"))
         # Sessions are never cut at closing; staff are told instead. The previous period's
         # closing has passed when `now` is within an hour after it.
         last_close = closing_time(self.h.venue, now - timedelta(hours=1))

@@ -55,6 +55,7 @@ from broker.storage.after_commit import after_commit
 from broker.storage.audit import record_audit
 from broker.storage.models import AuditEntry, BusinessDay, Game, GameOp, Tab, TabItem
 from broker.till.business_days import open_day
+from broker.till.events import DayChanged
 from broker.till.tabs import bill_of_tab
 from broker.till.takings import payment_records, tab_place
 from broker.till.tournament_time import table_time_on
@@ -214,7 +215,7 @@ class CloseOut:
                     time=row.opened_at.astimezone(self.h.venue.tz).strftime("%H:%M"),
                     float=_money(row.float_cents),
                 )
-            after_commit(db).add(lambda: self.h.listeners.notify("day", {"day": day.isoformat(), "action": "open"}))
+            after_commit(db).add(lambda: self.h.listeners.notify(DayChanged(day=day.isoformat(), action="open")))
         return day
 
     @handles(CloseDay)
@@ -275,7 +276,7 @@ class CloseOut:
                 },
                 at=now,
             )
-            after_commit(db).add(lambda: self.h.listeners.notify("day", {"day": day.isoformat(), "action": "close"}))
+            after_commit(db).add(lambda: self.h.listeners.notify(DayChanged(day=day.isoformat(), action="close")))
         return report
 
 

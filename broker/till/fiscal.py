@@ -56,13 +56,13 @@ from broker.domain.venue import WEEKDAYS
 from broker.storage.after_commit import Effects, after_commit
 from broker.storage.audit import record_audit
 from broker.storage.models import Payment, Setting
+from broker.till.events import FiscalChanged
 
 log = logging.getLogger("lavos.hub")
 
 SETTINGS_KEY = "ekasa"
 FOLLOWED = ("pending", "offline", "paragon")  # the states the follow-up works on
 UNREGISTERED = ("pending", "offline", "failed", "paragon")  # what staff are shown on /ekasa
-TOPIC = "fiscal"  # the live push after a fiscal state changed
 _CODE = re.compile(r"^\d{0,20}$")
 
 
@@ -435,7 +435,7 @@ class Fiscal:
         p.fiscal_updated_at = now
 
     def _notify(self, payment_id: int, state: str) -> Callable[[], None]:
-        return lambda: self.h.listeners.notify(TOPIC, {"payment": payment_id, "state": state})
+        return lambda: self.h.listeners.notify(FiscalChanged(payment=payment_id, state=state))
 
     @staticmethod
     def _payment(db: Db, payment_id: int) -> Payment:

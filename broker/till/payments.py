@@ -29,6 +29,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session as Db
 
 from broker.core.commands import Command, command, handles
+from broker.core.events import SessionChanged
 from broker.core.ports import HallState
 from broker.domain import payment_rules as rules
 from broker.domain.money import TabBill
@@ -39,6 +40,7 @@ from broker.storage.after_commit import Effects, after_commit
 from broker.storage.audit import record_audit
 from broker.storage.models import Payment, Tab
 from broker.till.closeout import CloseOut
+from broker.till.events import TabPaid
 from broker.till.fiscal import Fiscal
 from broker.till.tabs import Tabs, bill_of_tab, name_of
 
@@ -341,6 +343,6 @@ class Payments:
             tab.settled_at = None
 
     def _push(self, after: Effects, tab_id: int, table: str | None) -> None:
-        after.add(lambda: self.h.listeners.notify("tab", {"tab": tab_id, "table": table, "action": "payment"}))
+        after.add(lambda: self.h.listeners.notify(TabPaid(tab=tab_id, table=table)))
         if table is not None:  # the table's card on the floor shows what is left to pay
-            after.add(lambda: self.h.listeners.notify("session", {"table": table, "action": "payment"}))
+            after.add(lambda: self.h.listeners.notify(SessionChanged(table=table, action="payment")))

@@ -42,6 +42,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session as Db
 
 from broker.core.commands import Command, command, handles
+from broker.core.events import SessionChanged
 from broker.core.ports import HallState
 from broker.domain import game_ops
 from broker.domain.euros import PRODUCT_CATEGORIES, VAT_RATES
@@ -57,6 +58,7 @@ from broker.storage.after_commit import after_commit
 from broker.storage.audit import record_audit
 from broker.storage.models import Game, Payment, Product, Tab, TabItem
 from broker.till.business_days import open_day
+from broker.till.events import TabChanged
 
 MAX_QUANTITY = 99  # more of one thing at once is a typing mistake
 MAX_PRICE_CENTS = 100_000  # 1 000 € for one product is a typing mistake
@@ -641,8 +643,8 @@ class Tabs:
         # Pages with the tab (the table's card and page, the bills list) refresh on "table" / "tab".
         effects = after_commit(db)
         if table is not None:
-            effects.add(lambda: self.h.listeners.notify("session", {"table": table, "action": "tab", "tab": tab_id}))
-        effects.add(lambda: self.h.listeners.notify("tab", {"tab": tab_id}))
+            effects.add(lambda: self.h.listeners.notify(SessionChanged(table=table, action="tab", tab=tab_id)))
+        effects.add(lambda: self.h.listeners.notify(TabChanged(tab=tab_id)))
 
 
 def name_of(hall: HallState, tab: Tab, *, short: bool = False) -> Name:

@@ -35,6 +35,7 @@ from sqlalchemy.orm import Session as Db
 
 from broker.core.commands import Command, command, handles
 from broker.core.errors import ServiceError
+from broker.core.events import SessionChanged
 from broker.core.part import Part, Round
 from broker.core.ports import HallState
 from broker.domain.refusals import N_, table_name
@@ -47,6 +48,7 @@ from broker.floor.table_service import OutOfServiceBook, refuse_out_of_service
 from broker.storage.after_commit import after_commit
 from broker.storage.audit import record_audit
 from broker.storage.models import Tournament, TournamentCall
+from broker.tournaments.events import TournamentCalled
 from broker.tournaments.state import (
     RECALLED,
     Loaded,
@@ -489,6 +491,6 @@ class TournamentCalls(Part):
 
     def _notify(self, db: Db, tournament_id: int, table: str | None) -> None:
         effects = after_commit(db)
-        effects.add(lambda: self.h.listeners.notify("tournament", {"tournament": tournament_id, "table": table}))
+        effects.add(lambda: self.h.listeners.notify(TournamentCalled(tournament=tournament_id, table=table)))
         if table is not None:  # the table's card on the floor shows the call
-            effects.add(lambda: self.h.listeners.notify("session", {"table": table, "action": "tournament"}))
+            effects.add(lambda: self.h.listeners.notify(SessionChanged(table=table, action="tournament")))

@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session as Db
 
 from broker.core.commands import Command, command, handles
 from broker.core.errors import ServiceError
+from broker.core.events import SessionChanged
 from broker.core.part import Part
 from broker.core.ports import HallState
 from broker.domain.refusals import N_
@@ -34,6 +35,7 @@ from broker.storage.after_commit import after_commit
 from broker.storage.audit import record_audit
 from broker.storage.models import TournamentCall, TournamentResult
 from broker.tournaments.calls import TournamentCalls
+from broker.tournaments.events import TournamentChanged
 from broker.tournaments.state import Loaded, TournamentMissing, live_calls, load
 
 REASON_MIN, REASON_MAX = 3, 200
@@ -158,7 +160,7 @@ class TournamentResults(Part):
             freed += self._calls_follow(db, calls, after)
             loaded.t.finished_at = now if after.finished else None
             tid = loaded.t.id
-            after_commit(db).add(lambda: self.h.listeners.notify("tournament", {"tournament": tid, "match": c.match}))
+            after_commit(db).add(lambda: self.h.listeners.notify(TournamentChanged(tournament=tid, match=c.match)))
         self.calls.refresh()  # committed: the tables whose match ended are free on the floor
         for where in dict.fromkeys(freed) or [None]:
             self.calls.table_done(tid, where, c.actor)
@@ -217,7 +219,7 @@ class TournamentResults(Part):
             loaded.t.finished_at = now if after.finished else None
             record_audit(db, c.actor, "tournament.withdraw", f"tournament:{loaded.t.id}", {"entrant": e.id, "walkovers": decided}, at=now)
             tid = loaded.t.id
-            after_commit(db).add(lambda: self.h.listeners.notify("tournament", {"tournament": tid}))
+            after_commit(db).add(lambda: self.h.listeners.notify(TournamentChanged(tournament=tid)))
         self.calls.refresh()
         for where in dict.fromkeys(freed) or [None]:
             self.calls.table_done(tid, where, c.actor)
@@ -246,7 +248,7 @@ class TournamentResults(Part):
         return tables
 
     def _table_changed(self, table: str) -> Callable[[], None]:
-        return lambda: self.h.listeners.notify("session", {"table": table, "action": "tournament"})
+        return lambda: self.h.listeners.notify(SessionChanged(table=table, action="tournament"))
 
     def _calls_follow(self, db: Db, calls: list[TournamentCall], after: Progress, why: str = "reset") -> list[str | None]:
         """A live call whose match no longer has the players it was called with (a correction moved

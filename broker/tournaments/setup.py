@@ -51,6 +51,7 @@ from broker.storage.models import (
 )
 from broker.till.tab_views import product_of_extra
 from broker.till.tabs import AddTabItem, OpenWalkInTab, VoidTabItem
+from broker.tournaments.events import TournamentChanged
 from broker.tournaments.results import WithdrawEntrant
 from broker.tournaments.season import season_ratings
 from broker.tournaments.state import TournamentMissing, calls_from, entrant_name, entrants_of, load, rules_of
@@ -570,7 +571,7 @@ class Tournaments(Part):
             self._notify(db, t.id)
 
     def _notify(self, db: Db, tournament_id: int) -> None:
-        after_commit(db).add(lambda: self.h.listeners.notify("tournament", {"tournament": tournament_id}))
+        after_commit(db).add(lambda: self.h.listeners.notify(TournamentChanged(tournament=tournament_id)))
 
 
 def tournament_by_token(db: Db, token: str) -> Tournament | None:
