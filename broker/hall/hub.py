@@ -135,6 +135,29 @@ class Hub:
         )
         self.ingest = self._writer  # old name: tests and benchmarks wait on `ingest.wait_idle()`
         self.watchdog = Watchdog(self._hall, self, self._writer.call)
+        # The parts, in the order they start (and stop in reverse) and the watchdog runs their rounds.
+        # The hub gathers from them each command's one handler (in the part that owns its rules), the
+        # rounds, and the refusals it answers as its own (broker.core.part says what a part is).
+        parts = self._compose(home_assistant=home_assistant, data_dir=data_dir, central=central, box=box)
+        self.parts: tuple[Part, ...] = tuple(p for p in parts if p is not None)
+        self.commands = Handlers(h for p in self.parts for h in p.handlers())
+        self.watchdog.rounds += [r for p in self.parts for r in p.rounds()]
+        # The parts' own refusals as the hub's (NotFound: a 404 on the API, ServiceError: a 409): a
+        # caller of `execute` meets only these and the registry's own (MemberError, UserError).
+        self._missing = tuple(r for p in self.parts for r in p.as_not_found)
+        self._refused = tuple(r for p in self.parts for r in p.as_service_error)
+        self._load()
+        if central is not None:
+            self.outbox.install()
+        # From here on only the writer thread may open a write transaction on this store.
+        store.bind_writer(lambda: self._writer.on_writer, "the hub's writer (thread lavos-hall-writer)")
+
+    def _compose(
+        self, *, home_assistant: bool, data_dir: Path | None, central: CentralSettings | None, box: BoxSensors | None
+    ) -> list[Part | None]:
+        """Build the parts, each given what it needs of another (never by importing up the tree), and
+        list them; None: a part this hub runs without (Home Assistant, the centre, the box watch)."""
+        venue, store = self.venue, self.store
         # Home Assistant discovery (off unless asked for; broker.floor.home_assistant): read-only.
         self.home_assistant = (
             HomeAssistant(venue, self._link, self.lights.summary, self._writer.call) if home_assistant and self._link else None
@@ -170,10 +193,7 @@ class Hub:
         # The box watching itself (broker.floor.box_watch): its clock, backups and certificates, when
         # `lavos server` is told to (a hub box's unit is); in the watchdog's rounds, after the others.
         self.box_watch = BoxWatch(self._hall, box, self.execute) if box is not None else None
-        # The parts, in the order they start (and stop in reverse) and the watchdog runs their rounds.
-        # The hub gathers from them each command's one handler (in the part that owns its rules), the
-        # rounds, and the refusals it answers as its own (broker.core.part says what a part is).
-        parts: list[Part | None] = [
+        return [
             self.games,
             Closing(self._hall, self.games),
             self._table_service,
@@ -194,18 +214,6 @@ class Hub:
             self._sender,
             self.box_watch,
         ]
-        self.parts: tuple[Part, ...] = tuple(p for p in parts if p is not None)
-        self.commands = Handlers(h for p in self.parts for h in p.handlers())
-        self.watchdog.rounds += [r for p in self.parts for r in p.rounds()]
-        # The parts' own refusals as the hub's (NotFound: a 404 on the API, ServiceError: a 409): a
-        # caller of `execute` meets only these and the registry's own (MemberError, UserError).
-        self._missing = tuple(r for p in self.parts for r in p.as_not_found)
-        self._refused = tuple(r for p in self.parts for r in p.as_service_error)
-        self._load()
-        if central is not None:
-            self.outbox.install()
-        # From here on only the writer thread may open a write transaction on this store.
-        store.bind_writer(lambda: self._writer.on_writer, "the hub's writer (thread lavos-hall-writer)")
 
     # -- commands ------------------------------------------------------------------------
 
