@@ -20,7 +20,6 @@ from broker.bookings.reads import BookingReads
 from broker.core.listeners import Listener
 from broker.domain.dates import HallDates
 from broker.domain.schedule import business_day
-from broker.domain.tariffs import calendar_year
 from broker.domain.venue import TableSpec, Venue
 from broker.floor.reads import FloorReads
 from broker.hall.hub import Hub
@@ -42,11 +41,13 @@ log = logging.getLogger("lavos.hub")
 
 
 class HallReads:
-    """Queries over the hub's database and live state; none of them writes."""
+    """What the dashboard reads: each part's reader as `reads.<part>`, and what is the hall's as a
+    whole (the venue, its clock and calendar, health, the live events); none of them writes."""
 
     def __init__(self, hub: Hub) -> None:
-        self._hub = hub
-        self._store = hub.store
+        self._hub = hub  # only for the MQTT link's state
+        self._hall = hub.hall_state
+        self._store = self._hall.store
         self.bookings = BookingReads(hub.hall_state, hub.booking_book, hub.bookings, hub.out_of_service_book)
         self.till = TillReads(hub.hall_state, hub.till)
         self.floor = FloorReads(hub.hall_state, hub.lights, hub.out_of_service_book, self.till)
@@ -59,21 +60,21 @@ class HallReads:
     # configuration and clock (the venue file; never changes while running)
     @property
     def venue(self) -> Venue:
-        return self._hub.venue
+        return self._hall.venue
 
     @property
     def tables(self) -> dict[str, TableSpec]:
-        return self._hub.tables
+        return self._hall.tables
 
     def clock(self) -> datetime:
-        return self._hub.clock()
+        return self._hall.clock()
 
     @property
     def clock_speed(self) -> float:
         """Hall seconds per real second: 1 for the real clock; a clock that runs faster (the demo's
         sim.clock.ScaledClock, `--speed`) says how much in its `speed`. A browser counts real
         time: the pages tell it this, and it turns the hall's durations into its own with it."""
-        speed = getattr(self._hub.clock, "speed", 1.0)
+        speed = getattr(self._hall.clock, "speed", 1.0)
         return float(speed) if isinstance(speed, int | float) and speed > 0 else 1.0
 
     def today(self) -> date:
@@ -85,7 +86,7 @@ class HallReads:
         return HallDates(self.venue.tz, self.today())
 
     def fee_year(self) -> int:
-        return calendar_year(self.clock(), self.venue)
+        return self._hall.fee_year()
 
     @property
     def backend(self) -> str:
@@ -106,7 +107,7 @@ class HallReads:
 
     def subscribe(self, fn: Listener) -> None:
         """Call fn(topic, data) after every committed change of the hall (from the hub's threads: hand over, never wait)."""
-        self._hub.subscribe(fn)
+        self._hall.listeners.subscribe(fn)
 
     def unsubscribe(self, fn: Listener) -> None:
-        self._hub.unsubscribe(fn)
+        self._hall.listeners.unsubscribe(fn)
