@@ -29,7 +29,7 @@ from fastapi.testclient import TestClient
 
 from broker.accounts.users import new_password
 from broker.compose import build_hub, open_store
-from broker.domain import alert_kinds
+from broker.domain.floor import alert_kinds
 from broker.domain.venue import load_venue
 from broker.floor.games import PauseGame, StartGame
 from broker.hall.facade import HubFacade

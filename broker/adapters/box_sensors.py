@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from broker.domain.box_rules import BackupStatus
+from broker.domain.floor.box_rules import BackupStatus
 
 log = logging.getLogger("lavos.hub.box")
 

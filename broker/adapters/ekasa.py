@@ -53,7 +53,7 @@ from typing import Any, Literal, Protocol
 import httpx
 
 from broker.domain.json_shape import every_field_sent
-from broker.domain.receipt import ReceiptLine
+from broker.domain.till.receipt import ReceiptLine
 
 MAX_ITEMS = 500
 MAX_NAME = 255

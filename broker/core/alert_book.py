@@ -25,7 +25,7 @@ from broker.core.commands import Command, command, handles
 from broker.core.events import AlertAcked, AlertOpened
 from broker.core.listeners import Listeners
 from broker.core.part import Part
-from broker.domain import alert_kinds
+from broker.domain.floor import alert_kinds
 from broker.storage.after_commit import after_commit
 from broker.storage.alerts import ack_alert, close_alert, open_alerts, touch_alert
 from broker.storage.engine import Store

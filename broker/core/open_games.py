@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from broker.domain import game_ops
+from broker.domain.floor import game_ops
 
 
 @dataclass(frozen=True)

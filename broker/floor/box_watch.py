@@ -25,9 +25,9 @@ from typing import Any
 from broker.adapters.box_sensors import BoxSensors
 from broker.core.part import Part, Round
 from broker.core.ports import HallState
-from broker.domain import alert_kinds, box_rules
-from broker.domain.alert_kinds import AlertSpec
-from broker.domain.box_rules import BackupStatus
+from broker.domain.floor import alert_kinds, box_rules
+from broker.domain.floor.alert_kinds import AlertSpec
+from broker.domain.floor.box_rules import BackupStatus
 from broker.domain.tariffs import local
 from broker.floor.games import MarkClockUnsure
 

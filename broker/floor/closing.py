@@ -22,7 +22,7 @@ from sqlalchemy import select
 from broker.core.commands import Command, command, handles
 from broker.core.part import Part
 from broker.core.ports import HallState
-from broker.domain import game_ops
+from broker.domain.floor import game_ops
 from broker.domain.json_shape import json_name
 from broker.floor.games import Games, StopGame
 from broker.storage.models import Tab

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
-from broker.domain import game_ops
 from broker.domain.billing import Bill, format_eur
+from broker.domain.floor import game_ops
 from broker.domain.json_shape import derived, every_field_sent
 from broker.domain.venue import Venue
 

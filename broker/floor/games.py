@@ -1,6 +1,6 @@
 """Games on the billed tables: start, the operations on a running one, and its bill's amendments.
 
-Every change of a game is validated by the pure game logic (broker.domain.game_ops), appended to
+Every change of a game is validated by the pure game logic (broker.domain.floor.game_ops), appended to
 the game's op log in the database, and only then turned into MQTT commands. The op log is the
 record: at start the hub replays it, so after a crash the games, their bills and the lights
 wanted are exactly what they were.
@@ -28,9 +28,10 @@ from broker.core.events import SessionChanged
 from broker.core.open_games import OpenGame
 from broker.core.part import Part
 from broker.core.ports import HallState
-from broker.domain import alert_kinds, game_ops, membership
-from broker.domain.game_log import replay_row
-from broker.domain.game_ops import GameState
+from broker.domain.floor import alert_kinds, game_ops
+from broker.domain.floor.game_log import replay_row
+from broker.domain.floor.game_ops import GameState
+from broker.domain.people import membership
 from broker.domain.refusals import N_, Name, table_name
 from broker.domain.tariffs import MemberSnapshot, calendar_year
 from broker.floor.lights import Lights

@@ -1,4 +1,4 @@
-"""When the hub tells Home Assistant about the hall (what it says: broker.domain.home_assistant).
+"""When the hub tells Home Assistant about the hall (what it says: broker.domain.floor.home_assistant).
 
 - All discovery configs (retained), and every table's state: when the hub's link (re)connects
   and when HA announces itself on ``homeassistant/status`` ("online": HA restarted and forgot
@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from broker.core.part import Part
-from broker.domain import home_assistant as ha
+from broker.domain.floor import home_assistant as ha
 from broker.domain.venue import Venue
 from devices import contract
 from devices.kinds import Kind

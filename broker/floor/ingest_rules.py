@@ -5,8 +5,8 @@ that trips a bug is counted and dropped without holding up the others (or being 
 forever). Events are applied only if their (table, boot, seq) is new.
 
 A node's message is input, not truth: besides the wire contract it must fit the node as the
-venue file wires it (broker.domain.node_rules). What is refused is counted per node and reason, with
-samples, for the monitoring page (broker.domain.reject_tally).
+venue file wires it (broker.domain.floor.node_rules). What is refused is counted per node and reason, with
+samples, for the monitoring page (broker.domain.floor.reject_tally).
 
 Runs on the hub's writer thread only (broker.core.writer): it changes hall state (counters,
 alerts) without a lock because nothing else changes it. It depends on the hall's state and a
@@ -27,8 +27,9 @@ from sqlalchemy.orm import Session as Db
 
 from broker.adapters.inbox import Inbound
 from broker.core.ports import HallState, HubOps
-from broker.domain import alert_kinds, membership, node_rules
-from broker.domain import reject_tally as rejects
+from broker.domain.floor import alert_kinds, node_rules
+from broker.domain.floor import reject_tally as rejects
+from broker.domain.people import membership
 from broker.domain.tariffs import local
 from broker.floor.events import CheckinChanged, LightChanged, NodeChanged, SensorEventApplied
 from broker.floor.table_service import LIGHT_CAUSE
@@ -303,7 +304,7 @@ class IngestHandlers:
         InfluxDB keeps one point per series and timestamp, so two drops in one pocket must never
         share one: a synced node's own timestamp is exact (and right even for events replayed
         after an outage); otherwise the receipt time, nudged forward to stay unique. A synced
-        stamp outside the window of broker.domain.node_rules arrives here as unsynced already.
+        stamp outside the window of broker.domain.floor.node_rules arrives here as unsynced already.
         """
         if ev is not None and ev.ts_synced:
             return ev.ts

@@ -17,8 +17,8 @@ from datetime import datetime
 from typing import Protocol
 
 from broker.core.open_games import OpenGames
-from broker.domain import game_ops
 from broker.domain.billing import Bill
+from broker.domain.floor import game_ops
 from broker.domain.venue import TableSpec, Venue
 from broker.floor.light_commands import LightCommand, LightCommands
 from broker.floor.table_service import OutOfServiceBook

@@ -5,7 +5,7 @@ vmalert (Debian's victoria-metrics package) evaluates deploy/vmalert/lavos-rules
 metrics the hub writes and posts what fires, and what has resolved, to an Alertmanager's API;
 the hub takes that post (dashboard/api/monitoring.py) and hands this part one `ReportRuleAlerts`.
 The rules, each in one place here:
-- one open alert per rule and table (broker.domain.alert_kinds.monitoring_rule_key), kind
+- one open alert per rule and table (broker.domain.floor.alert_kinds.monitoring_rule_key), kind
   "monitoring", worded by the rule file (Slovak and English), the table's name in front;
 - firing opens it, once: vmalert repeats a firing alert at every evaluation, and an open one is
   left as it is (its count is not the number of evaluations). Resolved closes it, with the
@@ -31,7 +31,7 @@ from sqlalchemy import select
 from broker.core.commands import Command, command, handles
 from broker.core.part import Part
 from broker.core.ports import HallState
-from broker.domain import alert_kinds
+from broker.domain.floor import alert_kinds
 from broker.domain.json_shape import every_field_sent
 from broker.domain.schedule import opening_periods
 from broker.storage.models import Alert

@@ -18,13 +18,13 @@ from broker.core.open_games import OpenGame
 from broker.core.ports import HallSnapshot, HallState
 from broker.core.row_values import copy_row
 from broker.core.store_errors import store_call
-from broker.domain import alert_kinds, game_ops
-from broker.domain.amount_clock import amount_moves_at
 from broker.domain.billing import Bill
-from broker.domain.club_rate import start_warning
+from broker.domain.floor import alert_kinds, game_ops
+from broker.domain.floor.amount_clock import amount_moves_at
+from broker.domain.floor.club_rate import start_warning
+from broker.domain.floor.reject_tally import UNKNOWN, NodeRejects
 from broker.domain.json_shape import HIDDEN
 from broker.domain.refusals import N_
-from broker.domain.reject_tally import UNKNOWN, NodeRejects
 from broker.floor.game_views import GameBrief, GameOnTable, GameStarted, GameView, brief_fields
 from broker.floor.light_commands import LightCommand
 from broker.floor.lights import Lights
@@ -44,7 +44,7 @@ class AlertView:
     id: int
     kind: str
     table: str | None
-    cause_key: Annotated[str, HIDDEN]  # the hub's key of its cause (broker.domain.alert_kinds)
+    cause_key: Annotated[str, HIDDEN]  # the hub's key of its cause (broker.domain.floor.alert_kinds)
     severity: str
     message: str
     message_en: str
@@ -155,7 +155,7 @@ class FloorReads:
 
     def amount_moves_at(self, game_id: int) -> datetime | None:
         """When the bill of this running game next shows another amount by itself (None: it is not
-        running): broker.domain.amount_clock, from the open games' snapshot (no query)."""
+        running): broker.domain.floor.amount_clock, from the open games' snapshot (no query)."""
         game = next((g for g in self.hall_snapshot().open.values() if g.id == game_id), None)
         if game is None:
             return None

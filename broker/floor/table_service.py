@@ -35,7 +35,8 @@ from broker.core.errors import NotFound, ServiceError
 from broker.core.events import SessionChanged
 from broker.core.part import Part
 from broker.core.ports import HallState
-from broker.domain import alert_kinds, membership
+from broker.domain.floor import alert_kinds
+from broker.domain.people import membership
 from broker.domain.refusals import N_
 from broker.domain.tariffs import calendar_year
 from broker.floor.events import CheckinChanged

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Annotated, Any
 
+from broker.domain.floor.reject_tally import NodeRejects
 from broker.domain.json_shape import HIDDEN, derived, every_field_sent, json_name
-from broker.domain.reject_tally import NodeRejects
 from broker.domain.venue import TableSpec
 from broker.floor.game_views import GameOnTable
 from broker.floor.table_service import OutOfService

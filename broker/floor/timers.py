@@ -17,7 +17,8 @@ from typing import Any
 from sqlalchemy import select
 
 from broker.core.ports import HallState, HubOps
-from broker.domain import alert_kinds, game_ops, membership
+from broker.domain.floor import alert_kinds, game_ops
+from broker.domain.people import membership
 from broker.domain.schedule import closing_time
 from broker.floor.events import TableWarning
 from broker.floor.games import StopGame

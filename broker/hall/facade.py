@@ -23,8 +23,8 @@ from broker.adapters.receipt_printer import print_receipt
 from broker.core.commands import Command
 from broker.core.errors import CardInUse, NotFound, ServiceError
 from broker.core.store_errors import Conflict, StoreUnavailable, store_call, translated
-from broker.domain.payment_rules import PaymentRefused
 from broker.domain.refusals import N_
+from broker.domain.till.payment_rules import PaymentRefused
 from broker.hall.hub import Hub
 from broker.hall.read_models import HallReads
 from broker.notify.notifications import NotifyRefusal

@@ -42,9 +42,9 @@ from broker.core.part import Part
 from broker.core.ports import HallSnapshot, HallState
 from broker.core.table_runtime import RuntimeBook, RuntimeView, TableRuntime
 from broker.core.writer import HallWriter
-from broker.domain import game_ops
 from broker.domain.billing import Bill
-from broker.domain.game_log import ops_of, replay_row
+from broker.domain.floor import game_ops
+from broker.domain.floor.game_log import ops_of, replay_row
 from broker.domain.refusals import N_
 from broker.domain.venue import Venue
 from broker.domain.venue_layout import VENUE_TOPIC, venue_layout

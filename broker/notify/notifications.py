@@ -45,7 +45,7 @@ from broker.core.ports import HallState
 from broker.domain.euros import euros
 from broker.domain.refusals import N_, Refusal
 from broker.domain.schedule import business_day, business_day_bounds
-from broker.domain.zreport import ZReport
+from broker.domain.till.zreport import ZReport
 from broker.storage.audit import record_audit
 from broker.storage.models import Alert, Game, Setting, WaitingParty
 

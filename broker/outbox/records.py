@@ -52,8 +52,8 @@ from sqlalchemy.sql.dml import Insert, Update
 from broker.core.commands import Command, command, handles
 from broker.core.part import Part
 from broker.core.ports import HallState
-from broker.domain import alert_kinds
 from broker.domain.central_records import RecordRefused, check, payment_doc
+from broker.domain.floor import alert_kinds
 from broker.domain.refusals import MAX_DOC_CHARS, N_, Refusal, from_doc, plain, to_doc
 from broker.storage.after_commit import after_commit
 from broker.storage.models import Alert, BusinessDay, Game, OutboxCounter, OutboxRecord, Payment

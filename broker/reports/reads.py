@@ -13,7 +13,7 @@ from sqlalchemy import select
 
 from broker.core.ports import HallState
 from broker.core.store_errors import store_call
-from broker.domain.revenue import Revenue
+from broker.domain.till.revenue import Revenue
 from broker.reports import reports
 from broker.storage.models import Game, Member
 
@@ -32,7 +32,7 @@ class StoppedGame:
 class PeriodFigures:
     """A period's report figures, read in one transaction so the game list adds up to the table time."""
 
-    revenue: Revenue  # what was paid (broker.domain.revenue: the Z report's takings)
+    revenue: Revenue  # what was paid (broker.domain.till.revenue: the Z report's takings)
     table_time: reports.TableTime  # what the games billed for table time
     stopped: list[StoppedGame]
     utilisation: list[reports.HourGrid]  # one per played day

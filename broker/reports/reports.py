@@ -4,7 +4,7 @@ Days are business days (broker.domain.schedule: from the venue's cut, 06:00 loca
 morning's, so a game running past midnight belongs to the evening it started, and a DST night makes
 a day 23 or 25 hours long);
 hours are the venue's local ones; the database keeps UTC. Revenue is the money taken, the payments
-counted on the days (broker.domain.revenue, the Z report's definition), so a day's report and its
+counted on the days (broker.domain.till.revenue, the Z report's definition), so a day's report and its
 Z report say the same; table time billed comes from replaying each game's op log into its bill, the
 same fold that billed the customer. Pure SQLAlchemy over the caller's session: no HTTP, no clock of its own.
 """
@@ -22,15 +22,15 @@ from sqlalchemy import Select, select
 from sqlalchemy.orm import Session, selectinload
 
 from broker.core.ports import HallState
-from broker.domain import game_ops
 from broker.domain.billing import Bill
-from broker.domain.game_log import replay_row
+from broker.domain.floor import game_ops
+from broker.domain.floor.game_log import replay_row
 from broker.domain.json_shape import HIDDEN, every_field_sent, json_name
 from broker.domain.refusals import N_, Refusal
-from broker.domain.revenue import Revenue
-from broker.domain.revenue import revenue as revenue_of
 from broker.domain.schedule import business_day_bounds
 from broker.domain.tariffs import as_utc
+from broker.domain.till.revenue import Revenue
+from broker.domain.till.revenue import revenue as revenue_of
 from broker.domain.venue import Venue
 from broker.storage.members import FIRST_YEAR, LAST_YEAR
 from broker.storage.models import Event, FoosballCheckin, Game, Member
@@ -87,7 +87,7 @@ def _with_ops(query: Select[Game]) -> Select[Game]:
 
 
 # --- revenue and table time -------------------------------------------------------------------
-# Revenue is the money taken (broker.domain.revenue): the payments counted on the days, as the Z
+# Revenue is the money taken (broker.domain.till.revenue): the payments counted on the days, as the Z
 # report counts them. What the games billed for table time is another figure, labelled as such.
 
 ADJUSTMENTS = "adjustments"  # corrections, minimum-charge top-ups, the floor at zero

@@ -16,9 +16,9 @@ from sqlalchemy.orm import Session as Db
 
 from broker.core.part import Part
 from broker.core.ports import HallState
-from broker.domain.payment_rules import PaymentRefused
 from broker.domain.refusals import N_
-from broker.domain.split import SplitError
+from broker.domain.till.payment_rules import PaymentRefused
+from broker.domain.till.split import SplitError
 from broker.storage.models import Tab
 from broker.till.closeout import CloseOut, DayRefused
 from broker.till.fiscal import Fiscal, FiscalRefusal

@@ -17,7 +17,7 @@ Rules (the one place they live):
 - With tabs of the day (or before) still unpaid the close is refused unless staff confirm it
   explicitly; the report lists them with what they owe. A later day's tabs are not its business:
   a close-out done the next morning lists only its own.
-- The takings are the day's revenue (broker.domain.revenue: the reports count the same money).
+- The takings are the day's revenue (broker.domain.till.revenue: the reports count the same money).
 
 Writes run on the hub's writer (see broker.till); the readers at the end take any session.
 """
@@ -40,7 +40,7 @@ from broker.domain.euros import MAX_AMOUNT_CENTS, whole_cents
 from broker.domain.json_shape import HIDDEN
 from broker.domain.refusals import N_, Name, Refusal
 from broker.domain.schedule import business_day, business_day_bounds, counting_day
-from broker.domain.zreport import (
+from broker.domain.till.zreport import (
     CorrectionRecord,
     DayOpening,
     Method,
@@ -415,7 +415,7 @@ def build_report(
     counted_cents: int | None = None,
     open_tabs: Iterable[OpenTab] | None = None,
 ) -> ZReport:
-    """The day's Z report counted now from its rows (only reads them); see broker.domain.zreport."""
+    """The day's Z report counted now from its rows (only reads them); see broker.domain.till.zreport."""
     closed = _closed_map(db, day)
     on_day = _on_day(hall, day, closed)
     # Things done on the day can only have happened before its end, and no earlier than LOOKBACK_DAYS

@@ -49,9 +49,9 @@ from broker.adapters.ekasa import (
 )
 from broker.core.commands import Command, command, handles
 from broker.core.ports import HallState
-from broker.domain import alert_kinds
-from broker.domain.receipt import lines_from_json
+from broker.domain.floor import alert_kinds
 from broker.domain.refusals import N_, Refusal
+from broker.domain.till.receipt import lines_from_json
 from broker.domain.venue import WEEKDAYS
 from broker.storage.after_commit import Effects, after_commit
 from broker.storage.audit import record_audit

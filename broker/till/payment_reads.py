@@ -15,13 +15,13 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session as Db
 
 from broker.core.ports import HallState
-from broker.domain import game_ops
 from broker.domain.cash_rounding import NO_ROUNDING, cash_due
-from broker.domain.game_log import ops_of
+from broker.domain.floor import game_ops
+from broker.domain.floor.game_log import ops_of
 from broker.domain.json_shape import HIDDEN, derived, every_field_sent, json_name
-from broker.domain.money import MoneyLine, TabStatus, VatRow
-from broker.domain.receipt import Issuer, Receipt, lines_from_json, vat_from_json
 from broker.domain.refusals import Name
+from broker.domain.till.money import MoneyLine, TabStatus, VatRow
+from broker.domain.till.receipt import Issuer, Receipt, lines_from_json, vat_from_json
 from broker.storage.models import Game, Member, Payment, Tab
 from broker.till.tabs import bill_of_tab, name_of
 

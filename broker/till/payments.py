@@ -2,7 +2,7 @@
 reversed by a manager with a reason, never deleted; the receipt numbered and printed.
 
 The commands PayTab and ReversePayment have their handlers here, run by the hub's writer.
-Each payment, in one transaction: the rules of broker.domain.payment_rules against what the tab
+Each payment, in one transaction: the rules of broker.domain.till.payment_rules against what the tab
 (or its split part) owes now (broker.till.tabs.bill_of_tab), the next receipt number (one
 sequence: the writer is the only one numbering), the business day it counts on (CloseOut.day_for),
 its frozen lines, the eKasa hook (Fiscal.payment_recorded), Tab.settled_at, the audit entry. After
@@ -31,10 +31,10 @@ from sqlalchemy.orm import Session as Db
 from broker.core.commands import Command, command, handles
 from broker.core.events import SessionChanged
 from broker.core.ports import HallState
-from broker.domain import payment_rules as rules
-from broker.domain.money import TabBill
-from broker.domain.receipt import ReceiptLine, lines_from_json, lines_json
 from broker.domain.refusals import N_, Name
+from broker.domain.till import payment_rules as rules
+from broker.domain.till.money import TabBill
+from broker.domain.till.receipt import ReceiptLine, lines_from_json, lines_json
 from broker.domain.venue import PaymentMethod
 from broker.storage.after_commit import Effects, after_commit
 from broker.storage.audit import record_audit
@@ -141,7 +141,7 @@ class Payments:
 
     @handles(PayTab)
     def pay(self, c: PayTab) -> Taken:
-        """Refused with a reason (broker.domain.payment_rules) when the amount, the method or the tab does not allow it."""
+        """Refused with a reason (broker.domain.till.payment_rules) when the amount, the method or the tab does not allow it."""
         tab_id, method, amount, staff, tendered, part, request_id = (
             c.tab,
             c.method,

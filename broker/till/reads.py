@@ -15,10 +15,10 @@ from broker.core.errors import NotFound, ServiceError
 from broker.core.ports import HallState
 from broker.core.store_errors import store_call
 from broker.domain.json_shape import HIDDEN
-from broker.domain.receipt import Receipt
 from broker.domain.refusals import N_
 from broker.domain.schedule import business_day
-from broker.domain.zreport import ZReport
+from broker.domain.till.receipt import Receipt
+from broker.domain.till.zreport import ZReport
 from broker.storage.models import BusinessDay, Game, Payment, Tab
 from broker.till import Till, tab_views
 from broker.till.closeout import DayOverview, DaySummary, build_report, summary_of

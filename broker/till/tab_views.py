@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session as Db
 
 from broker.core.ports import HallState
 from broker.domain.json_shape import HIDDEN, derived, every_field_sent, json_name
-from broker.domain.money import MoneyLine, TabBill, TabStatus, VatRow
+from broker.domain.till.money import MoneyLine, TabBill, TabStatus, VatRow
 from broker.storage.models import Game, Payment, Product, Tab, TabItem
 from broker.till.tabs import bill_of_tab, game_lines, merged_tabs, merges, name_of, takes
 
@@ -83,18 +83,18 @@ class TabSource:
 @every_field_sent
 @dataclass(frozen=True)
 class SplitPart:
-    """One part of a split bill, as stored (broker.domain.split): what its payment pays for."""
+    """One part of a split bill, as stored (broker.domain.till.split): what its payment pays for."""
 
     n: int  # 1-based: the payment's `part`
     amount_cents: int
-    lines: list[dict[str, Any]]  # receipt-shaped lines (broker.domain.receipt.ReceiptLine's fields)
+    lines: list[dict[str, Any]]  # receipt-shaped lines (broker.domain.till.receipt.ReceiptLine's fields)
     vat: list[dict[str, int]]  # per VAT rate: vat_percent, gross_cents, vat_cents
     keys: list[str] | None = None  # items mode: the bill lines (MoneyLine.key) of the part
 
 
 @dataclass(frozen=True)
 class SplitPlan:
-    """A tab's bill split into parts to pay (Tab.split, broker.domain.split)."""
+    """A tab's bill split into parts to pay (Tab.split, broker.domain.till.split)."""
 
     mode: str  # equal, items, amounts
     total_cents: int  # the bill's total when it was split

@@ -18,7 +18,7 @@ The rules, each in one place here:
   (broker.till; a merge only adds to a bill still owing, a split is made before any payment);
 - a merged tab takes nothing more (its lines count on the tab it was merged into); only unpaid
   tabs merge (B has no payment, A is not paid in full), never into itself, a merged tab or a chain;
-- a split (broker.domain.split) is made on a tab whose game is stopped and that has no payment
+- a split (broker.domain.till.split) is made on a tab whose game is stopped and that has no payment
   yet, and it freezes the bill: no item, void, merge or correction of its game changes a split tab until the split is
   cancelled (only while no part is paid);
 - a tab opened for one thing (`Tab.holds`: a player's tournament entry fee, whose payments are the
@@ -44,16 +44,16 @@ from sqlalchemy.orm import Session as Db
 from broker.core.commands import Command, command, handles
 from broker.core.events import SessionChanged
 from broker.core.ports import HallState
-from broker.domain import game_ops
 from broker.domain.euros import PRODUCT_CATEGORIES, VAT_RATES
-from broker.domain.game_log import replay_row
-from broker.domain.money import TABLE_TIME, MoneyLine, TabBill, tab_bill
-from broker.domain.payment_rules import settled_exactly
-from broker.domain.receipt import ReceiptLine, lines_from_json
+from broker.domain.floor import game_ops
+from broker.domain.floor.game_log import replay_row
 from broker.domain.refusals import N_, Name, Refusal
-from broker.domain.split import split_amounts, split_equal, split_items
-from broker.domain.tab_name import bar_label, tab_name
 from broker.domain.tariffs import local
+from broker.domain.till.money import TABLE_TIME, MoneyLine, TabBill, tab_bill
+from broker.domain.till.payment_rules import settled_exactly
+from broker.domain.till.receipt import ReceiptLine, lines_from_json
+from broker.domain.till.split import split_amounts, split_equal, split_items
+from broker.domain.till.tab_name import bar_label, tab_name
 from broker.storage.after_commit import after_commit
 from broker.storage.audit import record_audit
 from broker.storage.models import Game, Payment, Product, Tab, TabItem
@@ -346,7 +346,7 @@ class Tabs:
     @handles(OpenWalkInTab)
     def open_walk_in(self, c: OpenWalkInTab) -> int:
         """A tab with no table (a sale at the bar), named by `label` (a name, a description) or,
-        with none, by the time it opens (broker.domain.tab_name.bar_label): selling needs no typing."""
+        with none, by the time it opens (broker.domain.till.tab_name.bar_label): selling needs no typing."""
         label, actor, form_key = c.label, c.actor, c.form_key
         key = _form_key(form_key)
         if c.holds is not None and c.holds not in PRODUCT_CATEGORIES:
@@ -524,7 +524,7 @@ class Tabs:
 
     @handles(SplitTab)
     def split(self, c: SplitTab) -> dict[str, Any]:
-        """Split a stopped, unpaid tab's bill (broker.domain.split); replaces an earlier split while no part is paid."""
+        """Split a stopped, unpaid tab's bill (broker.domain.till.split); replaces an earlier split while no part is paid."""
         tab_id, mode, actor, parts, assignment, amounts = c.tab, c.mode, c.actor, c.parts, c.assignment, c.amounts
         now = self.h.clock()
         with self.h.store.session() as db:
@@ -598,7 +598,7 @@ class Tabs:
         """After a change (flushed, not committed): a tab with payments must still owe something (or
         have a game running, whose bill is paid at its end), so a later receipt can correct what the
         earlier ones said (a rate or category paid for an item no longer on the bill;
-        broker.domain.payment_rules), or its receipts must already say exactly what is left.
+        broker.domain.till.payment_rules), or its receipts must already say exactly what is left.
         Otherwise the void would leave money paid for nothing, or receipts declaring VAT on goods
         given back, with no receipt to come that could correct them (the Z report would count goods
         never sold): the manager reverses the payment first."""
@@ -648,7 +648,7 @@ class Tabs:
 
 
 def name_of(hall: HallState, tab: Tab, *, short: bool = False) -> Name:
-    """What staff call this tab (broker.domain.tab_name holds the rule)."""
+    """What staff call this tab (broker.domain.till.tab_name holds the rule)."""
     table = None
     if tab.table_id is not None:
         spec = hall.tables.get(tab.table_id)

@@ -1,6 +1,6 @@
 """The payments counted on business days, as the revenue and the Z report read them (any thread: reads only).
 
-broker.domain.revenue defines revenue over these records; the close-out (one day's Z report) and
+broker.domain.till.revenue defines revenue over these records; the close-out (one day's Z report) and
 the manager's reports (broker.reports.reports: a day or a month) both read them here, so both count the
 same money. A part payment frozen before its lines said what they paid for (category "partial_payment"
 without `categories`) is shared over its bill's categories as the bill is now: the best that is left.
@@ -16,9 +16,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session as Db
 
 from broker.core.ports import HallState
-from broker.domain.payment_rules import PARTIAL, part_lines
-from broker.domain.receipt import ReceiptLine, lines_from_json
-from broker.domain.revenue import PaymentRecord, by_category
+from broker.domain.till.payment_rules import PARTIAL, part_lines
+from broker.domain.till.receipt import ReceiptLine, lines_from_json
+from broker.domain.till.revenue import PaymentRecord, by_category
 from broker.storage.models import Payment, Tab
 from broker.till.tabs import bill_of_tab
 

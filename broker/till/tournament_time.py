@@ -12,10 +12,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session as Db
 
 from broker.core.ports import HallState
-from broker.domain import game_ops
-from broker.domain.game_log import replay_row
+from broker.domain.floor import game_ops
+from broker.domain.floor.game_log import replay_row
 from broker.domain.schedule import business_day, business_day_bounds
-from broker.domain.zreport import TournamentTime
+from broker.domain.till.zreport import TournamentTime
 from broker.storage.models import Game, Tournament, TournamentCall
 
 __all__ = ["table_time", "table_time_on"]

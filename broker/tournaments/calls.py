@@ -2,7 +2,7 @@
 tournament), begun, scored rack by rack, offered as a walkover when nobody began it in time.
 
 When a table of the tournament is free, the longest-waiting ready match is called to it
-(broker.domain.tournament.calls): at the draw, at a result on that table, and in the watchdog's
+(broker.domain.tournaments.calls): at the draw, at a result on that table, and in the watchdog's
 round every second (broker.floor.timers) for a table freed any other way; never before the
 tournament's start (calls_from: a draw made earlier waits, and the round calls at the start; the
 director who begins earlier moves the start, StartTournamentNow). The call starts a game on
@@ -39,10 +39,10 @@ from broker.core.events import SessionChanged
 from broker.core.part import Part, Round
 from broker.core.ports import HallState
 from broker.domain.refusals import N_, table_name
-from broker.domain.tournament.calls import callable_matches, walkover_due
-from broker.domain.tournament.labels import match_numbers
-from broker.domain.tournament.progress import MatchState
-from broker.domain.tournament.rules import TournamentRefused
+from broker.domain.tournaments.calls import callable_matches, walkover_due
+from broker.domain.tournaments.labels import match_numbers
+from broker.domain.tournaments.progress import MatchState
+from broker.domain.tournaments.rules import TournamentRefused
 from broker.floor.games import Games, StartGame, StopGame
 from broker.floor.table_service import OutOfServiceBook, refuse_out_of_service
 from broker.storage.after_commit import after_commit

@@ -8,7 +8,7 @@ from __future__ import annotations
 from broker.core.errors import NotFound
 from broker.core.ports import HallState
 from broker.core.store_errors import store_call
-from broker.domain.tournament.progress import Progress
+from broker.domain.tournaments.progress import Progress
 from broker.tournaments import views
 from broker.tournaments.calls import TournamentCalls
 from broker.tournaments.season import SeasonRow, season_ranking

@@ -11,7 +11,7 @@ there, who entered it and when.
 
 A player who withdraws after the draw (WithdrawEntrant) loses every match of theirs not played yet
 by walkover: those ready now at once (their match on a table ends, the table gets the next one),
-the later ones as each becomes ready (broker.domain.tournament.progress).
+the later ones as each becomes ready (broker.domain.tournaments.progress).
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ from broker.core.events import SessionChanged
 from broker.core.part import Part
 from broker.core.ports import HallState
 from broker.domain.refusals import N_
-from broker.domain.tournament.labels import match_numbers
-from broker.domain.tournament.progress import Progress, Result, affected_by, check_result, progress
-from broker.domain.tournament.rules import TournamentRefused
+from broker.domain.tournaments.labels import match_numbers
+from broker.domain.tournaments.progress import Progress, Result, affected_by, check_result, progress
+from broker.domain.tournaments.rules import TournamentRefused
 from broker.storage.after_commit import after_commit
 from broker.storage.audit import record_audit
 from broker.storage.models import TournamentCall, TournamentResult

@@ -14,7 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session as Db
 
 from broker.domain.tariffs import local
-from broker.domain.tournament.standings import season_points, standings
+from broker.domain.tournaments.standings import season_points, standings
 from broker.domain.venue import Venue
 from broker.storage.models import Tournament, TournamentEntrant
 from broker.tournaments.state import entrant_name, load

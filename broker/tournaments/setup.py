@@ -1,7 +1,7 @@
 """Tournaments (issue 21, the Lavosliga): creating one, its entrants and their check-in with the entry
 fee, the draw, and the read-only link of its TV page.
 
-The rules of play are pure (broker.domain.tournament); this part stores what a tournament is, who
+The rules of play are pure (broker.domain.tournaments); this part stores what a tournament is, who
 entered and the draw, and nothing else: who plays whom is worked out from the draw and the results
 (broker.tournaments.state). The matches on the tables are broker.tournaments.calls, the
 results broker.tournaments.results.
@@ -29,12 +29,12 @@ from broker.bookings.bookings import AddBlock, BlockAdded, RemoveBlock
 from broker.core.commands import Command, command, handles
 from broker.core.part import Part
 from broker.core.ports import HallState
-from broker.domain import membership
+from broker.domain.people import membership
 from broker.domain.refusals import N_
 from broker.domain.tariffs import calendar_year
-from broker.domain.tournament.draw import make_draw
-from broker.domain.tournament.progress import Plan
-from broker.domain.tournament.rules import MAX_ENTRANTS, Races, Rules, TournamentRefused
+from broker.domain.tournaments.draw import make_draw
+from broker.domain.tournaments.progress import Plan
+from broker.domain.tournaments.rules import MAX_ENTRANTS, Races, Rules, TournamentRefused
 from broker.storage.after_commit import after_commit
 from broker.storage.audit import record_audit
 from broker.storage.members import MemberError, get_member

@@ -1,5 +1,5 @@
 """A tournament as its rules see it, read from its rows: the rules, the drawn plan, the live results
-and so the state of every match (broker.domain.tournament.progress). Any session, any thread:
+and so the state of every match (broker.domain.tournaments.progress). Any session, any thread:
 it only reads. The bracket is never stored; this is where it is worked out from what is.
 """
 
@@ -13,8 +13,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session as Db
 
 from broker.domain.refusals import N_
-from broker.domain.tournament.progress import Plan, Progress, Result, progress
-from broker.domain.tournament.rules import Races, Rules, TournamentRefused
+from broker.domain.tournaments.progress import Plan, Progress, Result, progress
+from broker.domain.tournaments.rules import Races, Rules, TournamentRefused
 from broker.storage.models import Tournament, TournamentCall, TournamentEntrant, TournamentResult
 
 __all__ = [

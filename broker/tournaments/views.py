@@ -17,15 +17,15 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session as Db
 
 from broker.core.ports import HallState
-from broker.domain import membership
+from broker.domain.people import membership
 from broker.domain.tariffs import calendar_year
-from broker.domain.tournament.calls import callable_matches
-from broker.domain.tournament.labels import feed_label, is_played, match_numbers, next_played, round_label
-from broker.domain.tournament.pace import expected_finish
-from broker.domain.tournament.progress import MatchState, swiss_table
-from broker.domain.tournament.rules import TournamentRefused
-from broker.domain.tournament.standings import club_share, payouts, season_points, standings
-from broker.domain.zreport import TournamentTime
+from broker.domain.till.zreport import TournamentTime
+from broker.domain.tournaments.calls import callable_matches
+from broker.domain.tournaments.labels import feed_label, is_played, match_numbers, next_played, round_label
+from broker.domain.tournaments.pace import expected_finish
+from broker.domain.tournaments.progress import MatchState, swiss_table
+from broker.domain.tournaments.rules import TournamentRefused
+from broker.domain.tournaments.standings import club_share, payouts, season_points, standings
 from broker.storage.models import Member, Payment, Product, TabItem, Tournament, TournamentCall, TournamentEntrant
 from broker.till.tournament_time import table_time
 from broker.tournaments.state import Loaded, busy_entrants, calls_from, entrant_name, live_calls, load, recalled_matches

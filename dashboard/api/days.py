@@ -14,7 +14,7 @@ from fastapi import APIRouter, Depends, Path
 from pydantic import Field
 
 from broker.accounts.staff import Staff
-from broker.domain.zreport import ZReport, withheld
+from broker.domain.till.zreport import ZReport, withheld
 from broker.till.closeout import MAX_DRAWER_CENTS, CloseDay, DayOverview, DaySummary, OpenDay
 from dashboard.access import counts_blind
 from dashboard.api.auth import can, demand
@@ -38,7 +38,7 @@ class CloseDayIn(Body):
 
 
 def seen(z: ZReport, user: Staff) -> ZReport:
-    """The report as `user` may see it: blind (broker.domain.zreport.BLIND null) for staff while the day is open."""
+    """The report as `user` may see it: blind (broker.domain.till.zreport.BLIND null) for staff while the day is open."""
     return withheld(z) if counts_blind(user.role, z.closed) else z
 
 

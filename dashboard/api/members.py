@@ -9,7 +9,7 @@ from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
 from broker.accounts.staff import Staff
-from broker.domain.membership import MAX_IMPORT_BYTES, normalize_uid
+from broker.domain.people.membership import MAX_IMPORT_BYTES, normalize_uid
 from broker.hall.facade import HubFacade
 from broker.hall.read_models import HallReads
 from broker.people.member_views import MemberFound, MemberView

@@ -13,8 +13,8 @@ from fastapi import APIRouter, Depends, Response
 from pydantic import Field
 
 from broker.accounts.staff import Staff
-from broker.domain.receipt import Receipt
 from broker.domain.refusals import N_
+from broker.domain.till.receipt import Receipt
 from broker.hall.facade import NotFound
 from broker.hall.read_models import HallReads
 from broker.till.payment_reads import PaymentView, TabPayView

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, HTTPException
 
 from broker.accounts.staff import Staff
 from broker.domain.billing import format_eur
-from broker.domain.reject_tally import NodeRejects
+from broker.domain.floor.reject_tally import NodeRejects
 from broker.floor.table_service import SetOutOfService, SwitchLight
 from broker.floor.table_views import LiveTable, NodeStatus
 from broker.hall.read_models import HallReads

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from broker.accounts.staff import Staff
 from broker.domain.euros import MAX_AMOUNT_CENTS, PRODUCT_CATEGORIES, VAT_RATES
-from broker.domain.split import MAX_PARTS
+from broker.domain.till.split import MAX_PARTS
 from broker.hall.facade import NotFound
 from broker.hall.read_models import HallReads
 from broker.till.tab_views import ProductView, TabView, UnpaidTab

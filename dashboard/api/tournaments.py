@@ -17,9 +17,9 @@ from pydantic import BaseModel, Field
 
 from broker.accounts.staff import Staff
 from broker.domain.csv_cells import excel_csv
-from broker.domain.tournament.export import CSV_HEADER, CSV_YES, ExportNames, csv_rows, cuescore_json
-from broker.domain.tournament.progress import Progress
-from broker.domain.tournament.rules import BREAK_RULES, DISCIPLINES, FORMATS, MAX_ENTRANTS
+from broker.domain.tournaments.export import CSV_HEADER, CSV_YES, ExportNames, csv_rows, cuescore_json
+from broker.domain.tournaments.progress import Progress
+from broker.domain.tournaments.rules import BREAK_RULES, DISCIPLINES, FORMATS, MAX_ENTRANTS
 from broker.hall.facade import HubFacade
 from broker.tournaments.calls import CallMatch, RecallMatch, ScoreRack, StartMatch
 from broker.tournaments.results import RecordResult
@@ -187,7 +187,7 @@ class CueMatchOut(BaseModel):
 
 
 class CueTournamentOut(BaseModel):
-    """The shape of CueScore's tournament files (broker.domain.tournament.export says where it comes from)."""
+    """The shape of CueScore's tournament files (broker.domain.tournaments.export says where it comes from)."""
 
     tournamentId: int
     name: str

@@ -13,7 +13,7 @@ import logging
 from typing import Any
 
 from broker.core.events import AlertAcked, AlertOpened, SessionChanged
-from broker.domain.alert_kinds import LOUD_KINDS
+from broker.domain.floor.alert_kinds import LOUD_KINDS
 from broker.floor.events import LightChanged, SensorEventApplied, TableWarning
 
 log = logging.getLogger("lavos.web.live")

@@ -20,8 +20,8 @@ from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
 from broker.domain.euros import parse_euros
-from broker.domain.revenue import LABEL
-from broker.domain.zreport import ZReport
+from broker.domain.till.revenue import LABEL
+from broker.domain.till.zreport import ZReport
 from broker.hall.facade import ServiceError
 from broker.hall.read_models import HallReads
 from broker.till.closeout import MAX_DRAWER_CENTS, CloseDay, OpenDay

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
-from broker.domain import game_ops
+from broker.domain.floor import game_ops
 from broker.floor.games import ExtendGame, MoveGame, PauseGame, ResumeGame, StopGame
 from broker.hall.facade import ServiceError
 from broker.hall.read_models import HallReads

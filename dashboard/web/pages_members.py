@@ -27,7 +27,7 @@ from starlette.concurrency import run_in_threadpool
 
 from broker.accounts.staff import Staff
 from broker.domain.euros import parse_euros
-from broker.domain.membership import DEFAULT_FEE_CENTS, MAX_IMPORT_BYTES, MEMBER_KINDS, check_year, normalize_uid
+from broker.domain.people.membership import DEFAULT_FEE_CENTS, MAX_IMPORT_BYTES, MEMBER_KINDS, check_year, normalize_uid
 from broker.hall.facade import MemberError, MemberImportError
 from broker.hall.read_models import HallReads
 from broker.people.member_views import MemberView

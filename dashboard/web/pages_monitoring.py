@@ -19,8 +19,8 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import Response
 
 from broker.accounts.staff import Staff
-from broker.domain import reject_tally as rejects
-from broker.domain.alert_kinds import sensor_place
+from broker.domain.floor import reject_tally as rejects
+from broker.domain.floor.alert_kinds import sensor_place
 from broker.hall.read_models import HallReads
 from dashboard.api.deps import get_hub
 from dashboard.web import i18n
@@ -106,7 +106,7 @@ def sensor_health(reads: HallReads) -> list[SensorHealth]:
             h.last_fault[sensor] = str(e.data.get("kind", ""))
     for a in reads.floor.open_alerts():
         if a.kind == "sensor_fault" and a.table in health:
-            # cause_key is sensor_fault:<table>:<sensor> (broker.domain.alert_kinds)
+            # cause_key is sensor_fault:<table>:<sensor> (broker.domain.floor.alert_kinds)
             health[a.table].open_faults.add(a.cause_key.split(":", 2)[-1])
     return list(health.values())
 

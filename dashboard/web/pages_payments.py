@@ -21,8 +21,8 @@ from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
 from broker.domain.euros import parse_euros
-from broker.domain.payment_rules import PaymentRefused
 from broker.domain.refusals import Refusal
+from broker.domain.till.payment_rules import PaymentRefused
 from broker.hall.facade import HubFacade, NotFound, ServiceError
 from broker.hall.read_models import HallReads
 from broker.till.payment_reads import TabPayView

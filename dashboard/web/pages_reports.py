@@ -1,7 +1,7 @@
 """Reports for the manager: one day or one month of revenue, table time, games, utilisation, ball
 drops and foosball use, drawn as SVG charts on the page, each also downloadable as CSV and all as one .xlsx.
 
-Revenue is one definition (broker.domain.revenue, LABEL): the money taken, as the Z report counts
+Revenue is one definition (broker.domain.till.revenue, LABEL): the money taken, as the Z report counts
 it, so a day's revenue here is its Z report's takings. broker.reports.reports does the counting (local
 days, DST, table time replayed from the op log); this module
 picks the period (a business day, or a month of them up to today), sums the per-day hour grids of a
@@ -27,9 +27,9 @@ from openpyxl.utils import get_column_letter
 from broker.accounts.staff import Staff
 from broker.domain.csv_cells import excel_csv
 from broker.domain.dates import HallDates
-from broker.domain.membership import FIRST_YEAR
-from broker.domain.revenue import LABEL, WALK_IN, Revenue
+from broker.domain.people.membership import FIRST_YEAR
 from broker.domain.schedule import business_hours
+from broker.domain.till.revenue import LABEL, WALK_IN, Revenue
 from broker.hall.read_models import HallReads
 from broker.reports import reports
 from broker.reports.reads import StoppedGame

@@ -22,7 +22,7 @@ from broker.accounts.staff import Staff
 from broker.domain.cash_rounding import cash_due
 from broker.domain.euros import parse_euros
 from broker.domain.refusals import Refusal
-from broker.domain.split import MAX_PARTS
+from broker.domain.till.split import MAX_PARTS
 from broker.hall.facade import HubFacade, NotFound, ServiceError
 from broker.hall.read_models import HallReads
 from broker.till.tab_views import TabView

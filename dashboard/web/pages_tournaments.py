@@ -22,7 +22,7 @@ from starlette.concurrency import run_in_threadpool
 
 from broker.accounts.staff import Staff
 from broker.domain.dates import NOT_A_TIME, DateRefused
-from broker.domain.tournament.rules import BREAK_RULES, DISCIPLINES, FORMATS
+from broker.domain.tournaments.rules import BREAK_RULES, DISCIPLINES, FORMATS
 from broker.hall.facade import HubFacade, ServiceError
 from broker.hall.read_models import HallReads
 from broker.tournaments.calls import CallMatch, RecallMatch, ScoreRack, StartMatch

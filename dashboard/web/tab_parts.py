@@ -8,8 +8,8 @@ import uuid
 from typing import Any
 
 from broker.domain.euros import PRODUCT_CATEGORIES
-from broker.domain.payment_rules import PARTIAL
-from broker.domain.revenue import UNASSIGNED
+from broker.domain.till.payment_rules import PARTIAL
+from broker.domain.till.revenue import UNASSIGNED
 from broker.hall.read_models import HallReads
 from broker.till.tab_views import ProductView, TabView
 from dashboard.web.i18n import N_, gettext

@@ -16,8 +16,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import RedirectResponse
 
-from broker.domain import game_ops
-from broker.domain.club_rate import start_warning
+from broker.domain.floor import game_ops
+from broker.domain.floor.club_rate import start_warning
 from broker.domain.tariffs import rate_at
 from broker.floor.reads import TableUse
 from broker.hall.facade import ServiceError
@@ -70,7 +70,7 @@ def refusal_text(e: Exception) -> str:
 
 def start_notice(reads: HallReads, table: str) -> tuple[str, str]:
     """(level, text) to flash after a start: says now when a member does not get the club rate
-    (broker.domain.club_rate: the same warning the API's start answers with)."""
+    (broker.domain.floor.club_rate: the same warning the API's start answers with)."""
     name = reads.tables[table].name
     done = gettext("Game started on %(table)s.") % {"table": name}
     s = reads.floor.open_game(table)

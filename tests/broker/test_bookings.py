@@ -26,7 +26,7 @@ from broker.bookings.bookings import (
 from broker.bookings.waiting_list import DeclineOffer, JoinWaitingList, LeaveWaitingList, TakeOffer
 from broker.core.errors import NotFound, ServiceError
 from broker.domain import bookings as rules
-from broker.domain import game_ops
+from broker.domain.floor import game_ops
 from broker.domain.venue import Hours, load_venue
 from broker.floor.games import ExtendGame, StartGame, StopGame
 from broker.floor.table_service import SetOutOfService

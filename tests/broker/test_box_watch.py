@@ -15,7 +15,7 @@ from broker.accounts.users import new_password
 from broker.adapters.box_sensors import BoxSensors, certificate_end
 from broker.adapters.notify import Notifier
 from broker.compose import build_hub, open_store
-from broker.domain.box_rules import BackupStatus
+from broker.domain.floor.box_rules import BackupStatus
 from broker.domain.venue import load_venue
 from broker.floor.games import StartGame
 from broker.notify.notifications import NotifySettings, SaveNotifySettings, Target

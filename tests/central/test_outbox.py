@@ -9,9 +9,9 @@ from sqlalchemy import func, select, update
 
 from broker.compose import running_hub
 from broker.core.alert_book import AckAlert
-from broker.domain import alert_kinds
+from broker.domain.floor import alert_kinds
+from broker.domain.till.zreport import payment_from_json
 from broker.domain.venue import load_venue
-from broker.domain.zreport import payment_from_json
 from broker.floor.games import StartGame, StopGame
 from broker.outbox.records import CentralSettings, ExportBlind, OutboxDelivered
 from broker.storage.models import Alert, OutboxCounter, OutboxRecord, Payment, Tab

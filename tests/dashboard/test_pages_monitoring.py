@@ -10,8 +10,8 @@ from datetime import timedelta
 import pytest
 
 from broker.core.alert_book import AckAlert
-from broker.domain import alert_kinds
 from broker.domain.central_records import RecordRefused, check
+from broker.domain.floor import alert_kinds
 from broker.outbox.records import OutboxRefused
 from broker.storage.alerts import open_alerts
 from broker.storage.events import insert_event_once

@@ -43,7 +43,7 @@ from broker.adapters.inbox import Inbound
 from broker.adapters.metrics import MetricsWriter
 from broker.adapters.notify import Notifier
 from broker.compose import build_hub, open_store
-from broker.domain import game_ops
+from broker.domain.floor import game_ops
 from broker.domain.schedule import business_day, business_day_bounds
 from broker.domain.venue import load_venue
 from broker.floor.games import PauseGame, ResumeGame, StartGame, StopGame

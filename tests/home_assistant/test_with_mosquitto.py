@@ -16,7 +16,7 @@ import paho.mqtt.client as mqtt
 import pytest
 
 from broker.compose import running_hub
-from broker.domain import home_assistant as ha
+from broker.domain.floor import home_assistant as ha
 from broker.domain.venue import load_venue
 from broker.floor.games import StartGame, StopGame
 from broker.storage.members import add_member, assign_card

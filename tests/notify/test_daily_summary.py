@@ -11,7 +11,7 @@ import pytest
 
 from broker.adapters.notify import Notifier
 from broker.compose import running_hub
-from broker.domain import alert_kinds
+from broker.domain.floor import alert_kinds
 from broker.domain.venue import load_venue
 from broker.hall.facade import HubFacade
 from broker.notify.notifications import NotifySettings, SaveNotifySettings, Target

@@ -13,7 +13,7 @@ import pytest
 
 from broker.adapters.notify import Notifier, mask_url
 from broker.compose import build_hub, open_store
-from broker.domain import alert_kinds
+from broker.domain.floor import alert_kinds
 from broker.domain.venue import load_venue
 from broker.notify.notifications import NotifySettings, SaveNotifySettings, Target
 from tests.notify.receivers import MailBox, Webhook

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pytest
 from rich.console import Console
 
-from broker.domain.zreport import ZReport
+from broker.domain.till.zreport import ZReport
 from broker.hall.facade import HubFacade
 from broker.till.payment_reads import PaymentView
 from broker.till.tab_views import UnpaidTab

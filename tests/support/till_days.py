@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from broker.compose import running_hub
-from broker.domain.receipt import ReceiptLine, lines_json
+from broker.domain.till.receipt import ReceiptLine, lines_json
 from broker.domain.venue import load_venue
 from broker.hall.facade import HubFacade
 from broker.storage.models import Payment, Tab, TabItem

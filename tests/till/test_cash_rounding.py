@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 from broker.domain.cash_rounding import STEPS, cash_due, rounding_of
 from broker.domain.euros import MAX_AMOUNT_CENTS
-from broker.domain.money import vat_rows
-from broker.domain.payment_rules import PaymentRefused, check_payment
-from broker.domain.receipt import lines_from_json
+from broker.domain.till.money import vat_rows
+from broker.domain.till.payment_rules import PaymentRefused, check_payment
+from broker.domain.till.receipt import lines_from_json
 from broker.domain.venue import Till, load_venue
 from broker.hall.facade import HubFacade, ServiceError
 from broker.storage.models import Payment

@@ -9,7 +9,7 @@ from datetime import date
 import pytest
 from sqlalchemy import func, select
 
-from broker.domain.revenue import WALK_IN
+from broker.domain.till.revenue import WALK_IN
 from broker.floor.games import CorrectBill, StartGame, StopGame
 from broker.hall.facade import ServiceError
 from broker.storage.models import AuditEntry, BusinessDay, Payment

@@ -18,8 +18,8 @@ import sqlalchemy as sa
 from alembic import command
 from sqlalchemy.orm import Session
 
-from broker.domain.receipt import ReceiptLine, lines_json
 from broker.domain.schedule import business_day
+from broker.domain.till.receipt import ReceiptLine, lines_json
 from broker.domain.venue import load_venue
 from broker.storage.engine import make_engine, open_store
 from broker.storage.errors import StoreError

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from broker.domain.cash_rounding import cash_due
 from broker.domain.euros import MAX_AMOUNT_CENTS
-from broker.domain.money import tab_bill, vat_rows
-from broker.domain.payment_rules import PaymentRefused, check_payment, frozen_lines, negated
-from broker.domain.receipt import ReceiptLine
+from broker.domain.till.money import tab_bill, vat_rows
+from broker.domain.till.payment_rules import PaymentRefused, check_payment, frozen_lines, negated
+from broker.domain.till.receipt import ReceiptLine
 from broker.hall.facade import HubFacade, ServiceError
 from broker.till.payments import PayTab, ReversePayment
 from tests.dashboard.conftest import FakeClock
@@ -84,7 +84,7 @@ def test_reversing_a_payment_gives_back_the_bill_it_had_before(lines, paid, clos
 
 
 def _ml(x: ReceiptLine):
-    from broker.domain.money import MoneyLine
+    from broker.domain.till.money import MoneyLine
 
     return MoneyLine("item:1", x.description, x.description_en, x.quantity, x.unit_cents, x.amount_cents, x.vat_percent, x.category, 1)
 

@@ -9,7 +9,7 @@ import threading
 import pytest
 from sqlalchemy import select
 
-from broker.domain.payment_rules import PARTIAL
+from broker.domain.till.payment_rules import PARTIAL
 from broker.floor.games import StartGame, StopGame
 from broker.hall.facade import NotFound, ServiceError
 from broker.storage.models import AuditEntry, Payment

@@ -15,8 +15,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from broker.adapters.receipt_printer import PrinterError, print_receipt, receipt_bytes
-from broker.domain.money import vat_rows
-from broker.domain.receipt import Issuer, Receipt, ReceiptLine
+from broker.domain.till.money import vat_rows
+from broker.domain.till.receipt import Issuer, Receipt, ReceiptLine
 from broker.domain.venue import load_venue
 from broker.hall.facade import HubFacade, ServiceError
 from broker.storage.engine import open_store

@@ -22,8 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
 
-from broker.domain.money import TABLE_TIME, vat_rows
-from broker.domain.receipt import lines_from_json
+from broker.domain.till.money import TABLE_TIME, vat_rows
+from broker.domain.till.receipt import lines_from_json
 from broker.floor.games import CorrectBill, StartGame, StopGame
 from broker.hall.facade import HubFacade, ServiceError
 from broker.storage.models import Payment, Tab

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 import pytest
 from sqlalchemy import select
 
-from broker.domain.tab_name import bar_label
+from broker.domain.till.tab_name import bar_label
 from broker.floor.closing import StopAllGames
 from broker.floor.games import PauseGame, StartGame
 from broker.hall.facade import ServiceError

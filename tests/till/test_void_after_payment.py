@@ -12,8 +12,8 @@ from collections import defaultdict
 import pytest
 from sqlalchemy import select
 
-from broker.domain.money import vat_rows
-from broker.domain.receipt import lines_from_json
+from broker.domain.till.money import vat_rows
+from broker.domain.till.receipt import lines_from_json
 from broker.hall.facade import ServiceError
 from broker.storage.models import Payment, TabItem
 from broker.till.payments import PayTab, ReversePayment

@@ -9,7 +9,7 @@ Money is what `Payment.amount_cents` says (signed: a reversal is negative; chang
 already netted out of it), so every total is a plain sum and a reversal brings each total back.
 Cash rounding (`Payment.rounding_cents`) is neither takings nor VAT: it is a line of its own, and
 the drawer's expected cash includes it.
-The day's takings are its revenue, as broker.domain.revenue defines it for the reports too.
+The day's takings are its revenue, as broker.domain.till.revenue defines it for the reports too.
 Category and VAT come from the payment's frozen lines (`Payment.lines`, the receipt's lines; a part
 payment's share by the categories of what it paid for); if those do not add up to the payment (a
 record from elsewhere), the amount is shared out over them (money.allocate) or the difference is
@@ -30,8 +30,8 @@ from pydantic import Field
 
 from broker.domain.billing import vat_share
 from broker.domain.json_shape import HIDDEN, derived, every_field_sent, null_when
-from broker.domain.money import TABLE_TIME
-from broker.domain.revenue import UNASSIGNED, PaymentRecord, payment_parts, takings
+from broker.domain.till.money import TABLE_TIME
+from broker.domain.till.revenue import UNASSIGNED, PaymentRecord, payment_parts, takings
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -234,7 +234,7 @@ class ZReport:
     payments_count: int
     payments_cents: int
     reversals_cents: int
-    # the day's takings: its revenue (broker.domain.revenue), every payment counted on it, reversals included
+    # the day's takings: its revenue (broker.domain.till.revenue), every payment counted on it, reversals included
     total_cents: Annotated[int, Field(description="Revenue (incl. VAT, paid): every payment counted on the day, refunds deducted")]
     table_time_cents: int
     items_cents: int
@@ -375,7 +375,7 @@ def z_report(
         for p in pays
         if p.corrects_day is not None and p.corrects_day < opening.day
     )
-    total = takings(pays)  # revenue: broker.domain.revenue, the reports' definition too
+    total = takings(pays)  # revenue: broker.domain.till.revenue, the reports' definition too
     table_time = by_category.get(TABLE_TIME, 0)
     return ZReport(
         day=opening.day,

@@ -18,12 +18,12 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from broker.domain.money import allocate
 from broker.domain.refusals import N_
-from broker.domain.tournament.bracket import Loser
-from broker.domain.tournament.groups import group_standings
-from broker.domain.tournament.progress import MatchState, Progress, swiss_table
-from broker.domain.tournament.rules import TournamentRefused
+from broker.domain.till.money import allocate
+from broker.domain.tournaments.bracket import Loser
+from broker.domain.tournaments.groups import group_standings
+from broker.domain.tournaments.progress import MatchState, Progress, swiss_table
+from broker.domain.tournaments.rules import TournamentRefused
 
 __all__ = ["Place", "club_share", "payouts", "season_points", "standings"]
 

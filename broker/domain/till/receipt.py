@@ -21,7 +21,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from broker.domain.json_shape import HIDDEN, derived, every_field_sent
-from broker.domain.money import MoneyLine, VatRow, vat_rows
+from broker.domain.till.money import MoneyLine, VatRow, vat_rows
 
 __all__ = ["CATEGORY_MOVE", "Issuer", "Receipt", "ReceiptLine", "line_from_json", "lines_from_json", "lines_json", "vat_from_json"]
 
@@ -38,7 +38,7 @@ class ReceiptLine:
     vat_percent: int
     category: str
     # A part payment's line (category "partial_payment", one per VAT rate) paid for a share of what
-    # the bill holds at its rate: that share by category, summing to amount_cents (broker.domain.revenue).
+    # the bill holds at its rate: that share by category, summing to amount_cents (broker.domain.till.revenue).
     # Frozen with the payment for the revenue's categories; the receipt's JSON never had it.
     categories: Annotated[tuple[tuple[str, int], ...], HIDDEN] = ()
 

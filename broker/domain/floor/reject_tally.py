@@ -32,7 +32,7 @@ UNKNOWN_TABLE = "unknown_table"  # a table id that is not in the venue file
 UNKNOWN_SENSOR = "unknown_sensor"  # a sensor_fault for a sensor the node's pin map does not have
 HANDLER_ERROR = "handler_error"  # valid, but applying it failed (a bug on our side)
 # Not a refusal: the event is applied, at the hub's receive time, because the node's clock was
-# implausible (broker.domain.node_rules). Counted here so a node with a bad clock is as visible.
+# implausible (broker.domain.floor.node_rules). Counted here so a node with a bad clock is as visible.
 CLOCK = "clock"
 # The message (or the node's last birth) speaks another wire contract version: the node is refused
 # until it and the hub run versions that speak the same one (alert node_contract).

@@ -18,16 +18,16 @@ Rules (issue 12), each in one place here:
 - What a payment paid for is frozen when it is taken (`frozen_lines`): the whole bill (or the whole
   part) when the payment pays all of it at once; otherwise one line per VAT rate, "Čiastočná
   úhrada", the amount shared out over the rates in proportion to what is still unpaid at each
-  rate (broker.domain.money.allocate: largest remainder, odd cents to the larger remainder, ties to
+  rate (broker.domain.till.money.allocate: largest remainder, odd cents to the larger remainder, ties to
   the higher rate). Because the weights are what is still unpaid per rate, the last payment takes
   exactly the rest at each rate: the receipts of one tab add up to its bill per VAT rate, to the cent.
   Each such line also freezes what it paid for by category (table time, drinks, food…): its amount
-  over what its rate still owes per category (broker.domain.revenue.paid_for), so the last payment
+  over what its rate still owes per category (broker.domain.till.revenue.paid_for), so the last payment
   also takes exactly the rest of each category, and the day's categories are what was sold.
   A rate already paid beyond what it owes (an item voided after a part payment) gets a correcting
   negative line back to zero, and the amount it frees is shared over the rates still owed. A rate
   that owes exactly what its receipts paid, but for other categories (the voided item's share paid
-  at the rate of what is left), gets a category move (broker.domain.receipt.CATEGORY_MOVE): 0,00 €,
+  at the rate of what is left), gets a category move (broker.domain.till.receipt.CATEGORY_MOVE): 0,00 €,
   not on the receipt, only in what the payment paid for.
 - A void must leave a paid tab's receipts right (`settled_exactly`): once the tab would owe nothing
   more, no later receipt could correct them, so such a void waits for the payment's reversal.
@@ -40,10 +40,10 @@ from dataclasses import dataclass, replace
 
 from broker.domain.cash_rounding import NO_ROUNDING, cash_due
 from broker.domain.euros import euros, whole_cents
-from broker.domain.money import allocate
-from broker.domain.receipt import CATEGORY_MOVE, ReceiptLine, line_from_json
 from broker.domain.refusals import N_, Refusal
-from broker.domain.revenue import by_category, paid_for, unpaid
+from broker.domain.till.money import allocate
+from broker.domain.till.receipt import CATEGORY_MOVE, ReceiptLine, line_from_json
+from broker.domain.till.revenue import by_category, paid_for, unpaid
 
 __all__ = [
     "PARTIAL",

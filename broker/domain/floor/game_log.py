@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from broker.domain import game_ops
+from broker.domain.floor import game_ops
 from broker.domain.venue import Venue
 
 

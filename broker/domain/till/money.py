@@ -1,7 +1,7 @@
 """A tab's bill as money: its lines with their VAT rates, the VAT per rate, what is paid and owed.
 
 Pure: lines and payments in, totals out. A tab collects the bill of its game (table time, at the venue's
-VAT rate: broker.domain.game_ops), the items put on it from the product list (each at its product's
+VAT rate: broker.domain.floor.game_ops), the items put on it from the product list (each at its product's
 rate and in its category: drinks, a game's extras…) and the tabs merged into it. VAT is computed per rate
 on the gross sum of that rate's lines, as a Slovak receipt prints it (base and VAT per rate), so
 a receipt's VAT rows are exactly what the close-out adds up.

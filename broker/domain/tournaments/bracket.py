@@ -2,7 +2,7 @@
 
 A match names its two sides by *feeds*: a drawn entrant, a bye, the winner or the loser of an
 earlier match, or a group's n-th place. Who actually plays is worked out from the results
-(broker.domain.tournament.progress), so a corrected result moves its winner and loser through
+(broker.domain.tournaments.progress), so a corrected result moves its winner and loser through
 every later match by itself.
 
 Elimination brackets use the standard seeding: in a bracket of P = 2^k places, seed s meets seed
@@ -40,7 +40,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from broker.domain.tournament.rules import Rules
+from broker.domain.tournaments.rules import Rules
 
 __all__ = [
     "Bye",

@@ -1,7 +1,7 @@
 """Who plays whom now: a tournament's state worked out from its draw and its results. Pure.
 
 Nothing about who plays a match is stored: `progress(plan, results)` follows every match's feeds
-(broker.domain.tournament.bracket) through the results, in the plan's order. So a corrected
+(broker.domain.tournaments.bracket) through the results, in the plan's order. So a corrected
 result moves its winner and loser through every later match by itself, and `affected_by` tells
 which later matches would change players (those already started or finished must be reset, and
 the hub asks before it does).
@@ -26,7 +26,7 @@ from datetime import datetime
 from typing import Literal
 
 from broker.domain.refusals import N_
-from broker.domain.tournament.bracket import (
+from broker.domain.tournaments.bracket import (
     Bye,
     Dropped,
     Feed,
@@ -38,9 +38,9 @@ from broker.domain.tournament.bracket import (
     double_elimination,
     single_elimination,
 )
-from broker.domain.tournament.groups import group_standings, groups_then_knockout
-from broker.domain.tournament.rules import MAX_ENTRANTS, Rules, TournamentRefused
-from broker.domain.tournament.swiss import pair_round, rounds_for, swiss_standings
+from broker.domain.tournaments.groups import group_standings, groups_then_knockout
+from broker.domain.tournaments.rules import MAX_ENTRANTS, Rules, TournamentRefused
+from broker.domain.tournaments.swiss import pair_round, rounds_for, swiss_standings
 
 __all__ = [
     "BYE",
@@ -217,7 +217,7 @@ class _Resolver:
         return order[feed.place - 1], done
 
     def _dropped(self, feed: Dropped) -> tuple[Player, datetime | None]:
-        """The bye rule (broker.domain.tournament.bracket): who drops to this place of the first
+        """The bye rule (broker.domain.tournaments.bracket): who drops to this place of the first
         drop, once it is decided. Decided for the whole drop at its first place, before any of its
         places is resolved (a bye given there counts after)."""
         key = (feed.empty, feed.real)
@@ -254,7 +254,7 @@ class _Resolver:
 
 
 def drop_places(empty: Sequence[str], real: Sequence[str], losers: Mapping[str, Player], byes: Collection[int]) -> dict[str, str]:
-    """The bye rule over the first drop (broker.domain.tournament.bracket), as far as the losers
+    """The bye rule over the first drop (broker.domain.tournaments.bracket), as far as the losers
     known (`losers`: of each winners' match, None while not known) decide it: for each decided
     place (by the winners' match it is fed from), the match whose loser drops there. Each empty
     place whose loser has had a bye takes the loser of the first real place, in order, whose loser

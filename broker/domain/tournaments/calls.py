@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from datetime import datetime, timedelta
 
-from broker.domain.tournament.progress import MatchState, Progress
+from broker.domain.tournaments.progress import MatchState, Progress
 
 __all__ = ["LATE_START", "callable_matches", "walkover_due"]
 

@@ -7,7 +7,7 @@ to the cent, and the tests check them for any bill (tests/till/test_split_proper
 1. the parts' amounts sum to the bill's total;
 2. per VAT rate, the parts' gross sums to the bill's gross of that rate;
 3. per VAT rate, the parts' VAT sums to the bill's VAT of that rate. The VAT cents are *allocated*
-   (largest remainder, broker.domain.money.allocate), never recomputed per part: computing 23 %
+   (largest remainder, broker.domain.till.money.allocate), never recomputed per part: computing 23 %
    of each third and rounding would lose or invent a cent against the bill's own VAT row.
 
 **Odd cents: the first parts get the extra cent.** 10,00 € in three is 3,34 + 3,33 + 3,33. The
@@ -36,8 +36,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from broker.domain.billing import format_eur
-from broker.domain.money import TABLE_TIME, MoneyLine, allocate, vat_rows
 from broker.domain.refusals import N_, Refusal
+from broker.domain.till.money import TABLE_TIME, MoneyLine, allocate, vat_rows
 
 __all__ = ["CATEGORY_NAMES", "MAX_PARTS", "SplitError", "SplitMode", "part_count", "split_amounts", "split_equal", "split_items"]
 

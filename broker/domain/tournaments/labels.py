@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from broker.domain.refusals import N_
-from broker.domain.tournament.bracket import Bye, Dropped, Feed, Loser, MatchSpec, Placed, Seat, Winner
-from broker.domain.tournament.progress import BYE, MatchState
+from broker.domain.tournaments.bracket import Bye, Dropped, Feed, Loser, MatchSpec, Placed, Seat, Winner
+from broker.domain.tournaments.progress import BYE, MatchState
 
 __all__ = ["feed_label", "is_played", "match_numbers", "next_matches", "next_played", "round_label", "source"]
 

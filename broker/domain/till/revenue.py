@@ -27,9 +27,9 @@ from typing import Annotated
 from pydantic import Field
 
 from broker.domain.json_shape import derived, every_field_sent, json_name
-from broker.domain.money import TABLE_TIME, allocate, share_out
-from broker.domain.receipt import ReceiptLine
 from broker.domain.refusals import N_
+from broker.domain.till.money import TABLE_TIME, allocate, share_out
+from broker.domain.till.receipt import ReceiptLine
 
 __all__ = [
     "LABEL",

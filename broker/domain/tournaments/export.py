@@ -27,8 +27,8 @@ from datetime import datetime
 from typing import Any
 
 from broker.domain.refusals import N_
-from broker.domain.tournament.labels import is_played, match_numbers, next_played
-from broker.domain.tournament.progress import MatchState, Progress
+from broker.domain.tournaments.labels import is_played, match_numbers, next_played
+from broker.domain.tournaments.progress import MatchState, Progress
 
 __all__ = ["CSV_HEADER", "CSV_YES", "ExportNames", "csv_rows", "cuescore_json"]
 

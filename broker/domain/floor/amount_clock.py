@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime, timedelta
 from itertools import groupby
 
-from broker.domain import game_ops
+from broker.domain.floor import game_ops
 from broker.domain.tariffs import Segment, as_utc
 from broker.domain.venue import Venue
 

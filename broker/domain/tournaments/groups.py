@@ -16,8 +16,8 @@ import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from broker.domain.tournament.bracket import Feed, MatchSpec, Placed, Seat, _Plan, _winners_side, first_round
-from broker.domain.tournament.rules import Rules
+from broker.domain.tournaments.bracket import Feed, MatchSpec, Placed, Seat, _Plan, _winners_side, first_round
+from broker.domain.tournaments.rules import Rules
 
 __all__ = ["GroupScore", "group_names", "group_standings", "groups_then_knockout", "split_into_groups"]
 

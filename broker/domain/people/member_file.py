@@ -20,7 +20,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
-from broker.domain.membership import MemberError
+from broker.domain.people.membership import MemberError
 from broker.domain.refusals import N_
 
 Language = Literal["sk", "en"]

@@ -13,8 +13,8 @@ import heapq
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 
-from broker.domain.tournament.bracket import Dropped, Feed, Loser, MatchSpec, Placed, Winner
-from broker.domain.tournament.progress import MatchState, Progress
+from broker.domain.tournaments.bracket import Dropped, Feed, Loser, MatchSpec, Placed, Winner
+from broker.domain.tournaments.progress import MatchState, Progress
 
 __all__ = ["RACK_S", "expected_finish", "seconds_per_rack"]
 

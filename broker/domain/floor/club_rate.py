@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from broker.domain import game_ops
+from broker.domain.floor import game_ops
 from broker.domain.refusals import N_, Name, table_name
 from broker.domain.venue import Venue
 

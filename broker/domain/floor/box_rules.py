@@ -11,8 +11,8 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from broker.domain import alert_kinds
-from broker.domain.alert_kinds import AlertSpec
+from broker.domain.floor import alert_kinds
+from broker.domain.floor.alert_kinds import AlertSpec
 
 # A nightly backup runs once a day (lavos-backup.timer): a day and two hours without a good one is
 # one missed night, so the manager hears of it the next evening, not a week later.
