@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import logging
 from datetime import date, datetime
+from functools import cached_property
 from typing import TypeVar
 
 from sqlalchemy import text
 
 from broker.bookings.reads import BookingReads
 from broker.core.listeners import Listener
+from broker.core.ports import HallState
 from broker.domain.dates import HallDates
 from broker.domain.schedule import business_day
 from broker.domain.venue import TableSpec, Venue
@@ -45,17 +47,45 @@ class HallReads:
     whole (the venue, its clock and calendar, health, the live events); none of them writes."""
 
     def __init__(self, hub: Hub) -> None:
-        self._hub = hub  # only for the MQTT link's state
-        self._hall = hub.hall_state
-        self._store = self._hall.store
-        self.bookings = BookingReads(hub.hall_state, hub.booking_book, hub.bookings, hub.out_of_service_book)
-        self.till = TillReads(hub.hall_state, hub.till)
-        self.floor = FloorReads(hub.hall_state, hub.lights, hub.out_of_service_book, self.till)
-        self.people = PeopleReads(hub.hall_state)
-        self.tournaments = TournamentReads(hub.hall_state, hub.tournament_calls)
-        self.notify = NotifyReads(hub.notifications)
-        self.outbox = OutboxReads(hub.hall_state)
-        self.reports = ReportsReads(hub.hall_state)
+        self._hub = hub
+        self._store = hub.store
+
+    # Each part's reader, built on first use from what it reads (never the hub itself).
+    @cached_property
+    def _hall(self) -> HallState:
+        return self._hub.hall_state
+
+    @cached_property
+    def bookings(self) -> BookingReads:
+        return BookingReads(self._hall, self._hub.booking_book, self._hub.bookings, self._hub.out_of_service_book)
+
+    @cached_property
+    def till(self) -> TillReads:
+        return TillReads(self._hall, self._hub.till)
+
+    @cached_property
+    def floor(self) -> FloorReads:
+        return FloorReads(self._hall, self._hub.lights, self._hub.out_of_service_book, self.till)
+
+    @cached_property
+    def people(self) -> PeopleReads:
+        return PeopleReads(self._hall)
+
+    @cached_property
+    def tournaments(self) -> TournamentReads:
+        return TournamentReads(self._hall, self._hub.tournament_calls)
+
+    @cached_property
+    def notify(self) -> NotifyReads:
+        return NotifyReads(self._hub.notifications)
+
+    @cached_property
+    def outbox(self) -> OutboxReads:
+        return OutboxReads(self._hall)
+
+    @cached_property
+    def reports(self) -> ReportsReads:
+        return ReportsReads(self._hall)
 
     # configuration and clock (the venue file; never changes while running)
     @property
