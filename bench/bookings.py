@@ -27,13 +27,13 @@ from fastapi.testclient import TestClient
 
 from bench.floor_view import LAVOS_VENUE, MANAGER, PASSWORD, ServerTimer, log_in
 from broker.accounts.users import new_password
+from broker.bookings.bookings import BookTable, GuestsArrived, MarkNoShow
+from broker.bookings.waiting_list import JoinWaitingList
 from broker.compose import build_hub, open_store
 from broker.domain.venue import load_venue
-from broker.hall.accounts import CreateStaff
-from broker.hall.bookings import BookTable, GuestsArrived, MarkNoShow
+from broker.floor.games import StartGame
 from broker.hall.facade import HubFacade
-from broker.hall.games import StartGame
-from broker.hall.waiting_list import JoinWaitingList
+from broker.people.accounts import CreateStaff
 
 FLOOR_TARGET_MS = 300.0
 AVAILABILITY_TARGET_MS = 50.0

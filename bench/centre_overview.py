@@ -44,8 +44,8 @@ from bench.floor_view import ServerTimer
 from broker.central.accounts import add_hall, add_user
 from broker.central.service import Central
 from broker.domain.central_records import payment_doc
-from broker.domain.receipt import ReceiptLine
-from broker.domain.revenue import PaymentRecord
+from broker.domain.till.receipt import ReceiptLine
+from broker.domain.till.revenue import PaymentRecord
 from broker.domain.venue_layout import VENUE_TOPIC, venue_layout
 from broker.storage.engine import Store, open_store
 from broker.storage.models import CentralRecord, CentralTakings

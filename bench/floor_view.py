@@ -29,13 +29,13 @@ from fastapi.testclient import TestClient
 
 from broker.accounts.users import new_password
 from broker.compose import build_hub, open_store
-from broker.domain import alert_kinds
+from broker.domain.floor import alert_kinds
 from broker.domain.venue import load_venue
-from broker.hall.accounts import CreateStaff
+from broker.floor.games import PauseGame, StartGame
 from broker.hall.facade import HubFacade
-from broker.hall.games import PauseGame, StartGame
 from broker.hall.hub import Hub
-from broker.hall.members import AddMember, AssignCard, RecordFee
+from broker.people.accounts import CreateStaff
+from broker.people.members import AddMember, AssignCard, RecordFee
 from broker.storage.alerts import open_alerts, open_or_touch_alert
 from broker.storage.engine import Store
 from broker.storage.models import Event, Node
@@ -126,7 +126,7 @@ def busy_evening(hub: HubFacade, writer: Hub, store: Store, clock: BenchClock) -
         drops[table] = [last - timedelta(seconds=10 * k) for k in range((i * 7) % 60 + 1)]
         made["sessions"] += 1
     clock.at = None
-    playing_now = set(hub.reads.hall_snapshot().open)
+    playing_now = set(hub.reads.floor.hall_snapshot().open)
 
     def seed() -> None:  # on the writer: only it writes (Store.bind_writer)
         with store.session() as db:  # the bench-only seed of what the nodes reported
@@ -246,7 +246,7 @@ def measure(venue_path: Path, workdir: Path, requests: int) -> dict[str, Any]:
                 raise SystemExit(f"the floor view shows {cards} tables, not {made['tables']}")
             ms = sorted(timer.samples)
             # One card, as the live floor re-fetches it after a table's event (bench/staff_action.py).
-            playing = next(iter(HubFacade(service).reads.hall_snapshot().open))
+            playing = next(iter(HubFacade(service).reads.floor.hall_snapshot().open))
             timer.samples.clear()
             for _ in range(requests):
                 r = client.get(f"/tables/{playing}/card")

@@ -63,10 +63,10 @@ from broker.central.live import SUBSCRIPTIONS, Floors, LiveSubscriber
 from broker.central.service import Central
 from broker.compose import CentralSettings, running_hub
 from broker.hall.facade import HubFacade
-from broker.hall.till.payments import PayTab
-from broker.hall.till.tabs import AddProduct, AddTabItem, OpenWalkInTab
 from broker.storage.engine import open_store
 from broker.storage.models import CentralHall, OutboxRecord
+from broker.till.payments import PayTab
+from broker.till.tabs import AddProduct, AddTabItem, OpenWalkInTab
 from sim.mosquitto import HUB_PASSWORD, HUB_USER, Mosquitto, TlsFiles, free_port
 from tests.support.centre import CentreServer, hall_venue
 from tests.support.sqlite_template import CHEAP, migrated_sqlite
@@ -337,7 +337,7 @@ def records_process(halls: dict[str, tuple[str, str]], url: str, ca_file: str, e
                     break
                 tab = hub.execute(OpenWalkInTab(label=f"Bar {n}", actor="jana"))
                 hub.execute(AddTabItem(tab=tab, product=products[hall], quantity=1, actor="jana"))
-                view = HubFacade(hub).reads.tab_payments(tab)
+                view = HubFacade(hub).reads.till.tab_payments(tab)
                 assert view is not None
                 hub.execute(PayTab(tab=tab, method="card", amount_cents=view.owed_cents, actor="jana"))
                 paid += 1

@@ -66,7 +66,7 @@ from sqlalchemy import Engine, func, select
 from broker.adapters.heap import settle_heap
 from broker.compose import build_hub
 from broker.domain.venue import load_venue
-from broker.hall.games import StartGame
+from broker.floor.games import StartGame
 from broker.storage.engine import make_engine, open_store
 from broker.storage.models import Event, NodeRejectCount
 from devices import contract

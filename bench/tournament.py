@@ -34,9 +34,9 @@ from fastapi.testclient import TestClient
 from broker.compose import running_hub
 from broker.domain.venue import load_venue
 from broker.hall.hub import Hub
-from broker.hall.tournament_results import RecordResult
-from broker.hall.tournament_state import live_calls, load
-from broker.hall.tournaments import AddEntrant, CreateTournament, DrawTournament, NewTvLink
+from broker.tournaments.results import RecordResult
+from broker.tournaments.setup import AddEntrant, CreateTournament, DrawTournament, NewTvLink
+from broker.tournaments.state import live_calls, load
 from dashboard.api import create_app
 from dashboard.web.app import mount_web
 

@@ -29,7 +29,7 @@ from broker.adapters.heap import settle_heap
 from broker.adapters.hub_link import HUB_CLIENT_ID, MqttUrl
 from broker.domain.venue import Venue
 from broker.hall.hub import Hub
-from broker.hall.outbox import CentralSettings
+from broker.outbox.records import CentralSettings
 from broker.storage.engine import Store, default_data_dir, default_db_url, open_store
 from broker.storage.errors import StoreError
 
@@ -72,10 +72,10 @@ def build_hub(
     `client_id` matters only for a login-less MQTT URL: with the shipped broker config the client
     id is the login, so the login names the hub's persistent session (`lavos-hub` for the hall's
     hub; a standby that takes over logs in as the same user and resumes that session).
-    `home_assistant=True`: MQTT discovery for Home Assistant (broker.hall.home_assistant), read-only.
+    `home_assistant=True`: MQTT discovery for Home Assistant (broker.floor.home_assistant), read-only.
     `mqtt_url=None`: no MQTT at all (tools, page benchmarks, in-process tests of the API).
-    `central`: send the hall's records to the central reporting hub (broker.hall.outbox).
-    `box`: the hub box watches its clock, backups and certificates (broker.hall.box_watch).
+    `central`: send the hall's records to the central reporting hub (broker.outbox.records).
+    `box`: the hub box watches its clock, backups and certificates (broker.floor.box_watch).
     `link_process=True`: the MQTT link runs in a child process (what `lavos server` does; see
     broker.adapters.link_process), so receiving does not compete with the writer for one core.
     """

@@ -98,7 +98,7 @@ PUBLIC_ROUTES = frozenset(
         ("POST", "/logout"),
         ("POST", "/lang"),
         # A tournament's TV and the players' phones: a read-only link whose token is the key
-        # (revocable, stored hashed: broker.hall.tournaments); a wrong or revoked one is a 404.
+        # (revocable, stored hashed: broker.tournaments.setup); a wrong or revoked one is a 404.
         ("GET", "/tv/{token}"),
         ("GET", "/tv/{token}/board"),
         ("GET", "/tv/{token}/events"),

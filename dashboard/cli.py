@@ -277,7 +277,7 @@ def _central_settings(url: str | None, token_file: Path | None, ca_file: Path | 
 
 
 def _box_sensors(clock_check: str, backup_status: Path | None, certificates: list[Path]):
-    """What the hub box watches of itself (broker.hall.box_watch), or None when nothing."""
+    """What the hub box watches of itself (broker.floor.box_watch), or None when nothing."""
     from broker.adapters.box_sensors import BoxSensors
     from broker.adapters.box_sensors import clock_check as sync_test
 

@@ -436,7 +436,7 @@ def decode_payload(kind: str, payload: bytes | str) -> BaseModel | None:
 class Message:
     topic: Topic
     # The validated model, which one by topic.kind (decode_payload's overloads); None for a cleared
-    # session. Any: the hub reads it by topic kind without narrowing (broker/hall/ingest_rules.py).
+    # session. Any: the hub reads it by topic kind without narrowing (broker/floor/ingest_rules.py).
     body: Any
 
 

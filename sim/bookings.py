@@ -20,9 +20,9 @@ from datetime import timedelta
 from functools import partial
 from typing import Any
 
-from broker.hall.bookings import BookTable, GuestsArrived
+from broker.bookings.bookings import BookTable, GuestsArrived
+from broker.bookings.waiting_list import JoinWaitingList, TakeOffer
 from broker.hall.facade import HubFacade, ServiceError
-from broker.hall.waiting_list import JoinWaitingList, TakeOffer
 from sim.players import Action, Do
 
 TABLES = ("pool-09", "pool-10")  # the players' plan leaves these to the bookings

@@ -36,12 +36,12 @@ from broker.compose import build_hub, open_store
 from broker.domain.billing import format_eur
 from broker.domain.schedule import closing_time
 from broker.domain.venue import WEEKDAYS, Venue, load_venue
-from broker.hall.accounts import CreateStaff
+from broker.floor.games import StartGame, StopGame
 from broker.hall.facade import HubFacade
-from broker.hall.games import StartGame, StopGame
 from broker.hall.hub import Hub, ServiceError
-from broker.hall.members import AssignCard, ImportMembers, RecordFee
-from broker.hall.notifications import SaveNotifySettings
+from broker.notify.notifications import SaveNotifySettings
+from broker.people.accounts import CreateStaff
+from broker.people.members import AssignCard, ImportMembers, RecordFee
 from dashboard.cli import HttpAddress, hub_web_app
 from devices.drivers.cardreader import SimulatedCardReader
 from devices.kinds import Kind, default_pins
@@ -177,7 +177,7 @@ def seed_club(hub: HubFacade, members_csv: Path) -> list[Card]:
     hub.execute(CreateStaff(username=STAFF[0], password=new_password(STAFF[1]), role="staff", actor="demo"))
     hub.execute(CreateStaff(username=MANAGER[0], password=new_password(MANAGER[1]), role="manager", actor="demo"))
     hub.execute(ImportMembers(data=members_csv.read_bytes(), actor="demo"))
-    members = sorted(hub.reads.search_members("", limit=10_000), key=lambda m: m.id)
+    members = sorted(hub.reads.people.search_members("", limit=10_000), key=lambda m: m.id)
     cards = []
     for i, uid in zip(CARD_HOLDERS, (*CARD_UIDS, UNPAID_UID)):
         member = members[i % len(members)]
@@ -270,13 +270,15 @@ class Evening:
         """Closing time at the bar: the games still on are stopped, every tab paid, the day closed."""
         with self.lock:
             running, self.parties = dict(self.parties), {}
-        table_of = {s.id: t for t, s in self.hub.reads.hall_snapshot().open.items()}
+        table_of = {s.id: t for t, s in self.hub.reads.floor.hall_snapshot().open.items()}
         for party, game in sorted(running.items()):
             table = table_of.get(game, "hall")
             if game in table_of:
                 try:
                     st = self.hub.execute(StopGame(game=game, actor=STAFF[0]))
-                    self.say(table, f"game {game} stopped at closing, bill {format_eur(self.hub.reads.bill_of(st).total_cents)}", "green")
+                    self.say(
+                        table, f"game {game} stopped at closing, bill {format_eur(self.hub.reads.floor.bill_of(st).total_cents)}", "green"
+                    )
                 except ServiceError as e:
                     self.say(table, f"staff could not stop: {e}", "yellow")
                     continue
@@ -318,7 +320,7 @@ class Evening:
             if stop.is_set():
                 return
             if last.finished_at is None:  # the --seconds are up: the tables close with the afternoon
-                for table, game in self.hub.reads.hall_snapshot().open.items():
+                for table, game in self.hub.reads.floor.hall_snapshot().open.items():
                     self.hub.execute(StopGame(game=game.id, reason="demo: the afternoon is over", actor=STAFF[0]))
                     self.say(table, f"game {game.id} stopped: the afternoon is over", "magenta")
             self.console.rule("[bold]Lavosliga results[/]")
@@ -347,10 +349,10 @@ class Evening:
     def _do_stop(self, a: Action, sim: SimNode) -> None:
         with self.lock:
             stopping = self.parties.pop(a.party) if a.party in self.parties else None
-        if stopping is None or not any(s.id == stopping for s in self.hub.reads.hall_snapshot().open.values()):
+        if stopping is None or not any(s.id == stopping for s in self.hub.reads.floor.hall_snapshot().open.values()):
             return  # the hub stopped it already (prepaid time used up)
         st = self.hub.execute(StopGame(game=stopping, actor=STAFF[0]))
-        self.say(a.table, f"game {stopping} stopped by staff, bill {format_eur(self.hub.reads.bill_of(st).total_cents)}", "green")
+        self.say(a.table, f"game {stopping} stopped by staff, bill {format_eur(self.hub.reads.floor.bill_of(st).total_cents)}", "green")
         if self.bar is not None:
             self.bar.game_stopped(a.party, a.table, stopping)
 
@@ -518,7 +520,7 @@ def run_demo(
 
 def _notify_receiver(core: Any, console: Console, closers: list[Callable[[], None]]) -> Any:
     """--notify-webhook: a loopback ntfy-style receiver as the hub's one push target (Slovak)."""
-    from broker.hall.notifications import NotifySettings, Target
+    from broker.notify.notifications import NotifySettings, Target
     from sim.notify_receiver import NtfyReceiver
 
     receiver = NtfyReceiver(lambda text: console.print(f"[magenta]push →[/] {escape(text)}", highlight=False, soft_wrap=True)).start()

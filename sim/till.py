@@ -16,10 +16,10 @@ from datetime import date
 from broker.domain.billing import format_eur
 from broker.hall.facade import HubFacade
 from broker.hall.hub import ServiceError
-from broker.hall.till.closeout import CloseDay, OpenDay
-from broker.hall.till.payments import PayTab
-from broker.hall.till.tab_views import ProductView
-from broker.hall.till.tabs import AddTabItem, OpenWalkInTab
+from broker.till.closeout import CloseDay, OpenDay
+from broker.till.payments import PayTab
+from broker.till.tab_views import ProductView
+from broker.till.tabs import AddTabItem, OpenWalkInTab
 
 FLOAT_CENTS = 100_00  # the drawer's float at opening
 VARIANCE_CENTS = -50  # the drawer is counted 0,50 € short: the Z report shows a variance
@@ -62,10 +62,10 @@ class Bar:
 
     def game_started(self, party: int, table: str, game_id: int) -> None:
         """Some parties order: a drink for every second one, a pizza topping for every third."""
-        tab = self.hub.reads.tab_of_game(game_id)
+        tab = self.hub.reads.till.tab_of_game(game_id)
         if tab is None:
             return
-        products = self.hub.reads.products(active_only=True)
+        products = self.hub.reads.till.products(active_only=True)
         drinks = [p for p in products if p.category == "drinks"]
         toppings = [p for p in products if p.category == "pizza_toppings"]
         orders = []
@@ -102,7 +102,7 @@ class Bar:
 
     def game_stopped(self, party: int, table: str, game_id: int) -> None:
         """The game is over: pay its tab now (cash or card), or leave it open for later."""
-        tab = self.hub.reads.tab_of_game(game_id)
+        tab = self.hub.reads.till.tab_of_game(game_id)
         if tab is None:
             return
         if party % LEFT_OPEN_EVERY == 0:
@@ -118,7 +118,7 @@ class Bar:
     def pay(self, tab: int, table: str, method: str, *, later: bool = False) -> None:
         """Pay what the tab owes; cash with a rounded-up amount given and the change told."""
         try:
-            view = self.hub.reads.tab_payments(tab)
+            view = self.hub.reads.till.tab_payments(tab)
             if view is None or view.owed_cents <= 0:
                 return
             owed = view.owed_cents
@@ -133,7 +133,7 @@ class Bar:
                     actor=self.staff,
                 )
             )
-            p = self.hub.reads.payment(taken.payment_id)
+            p = self.hub.reads.till.payment(taken.payment_id)
             no = p.receipt_no if p else "?"
             when = "paid later" if later else "paid"
             change = p.change_cents if p else 0  # the cash due may be rounded to 0,05 €: the payment says
@@ -150,11 +150,11 @@ class Bar:
             self.pay(tab, table, "cash", later=True)
         self.left_open.clear()
         try:
-            overview = self.hub.reads.day_overview()
-            for left in self.hub.reads.unpaid_tabs():
+            overview = self.hub.reads.till.day_overview()
+            for left in self.hub.reads.till.unpaid_tabs():
                 self.pay(left.id, left.table_id or "bar", "card", later=True)
             day = self.day or overview.day
-            expected = self.hub.reads.day_report(day).expected_cash_cents
+            expected = self.hub.reads.till.day_report(day).expected_cash_cents
             counted = expected + VARIANCE_CENTS
             self.say("bar", f"drawer counted: {eur(counted)} (expected {eur(expected)})", "blue")
             z = self.hub.execute(CloseDay(day=day, counted_cents=counted, actor=self.manager))

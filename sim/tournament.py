@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from datetime import time as clock_time
 
+from broker.core.errors import ServiceError
 from broker.domain.venue import Venue
-from broker.hall.errors import ServiceError
 from broker.hall.facade import HubFacade
-from broker.hall.tournament_calls import StartMatch
-from broker.hall.tournament_reads import CallView, TournamentView
-from broker.hall.tournament_results import RecordResult
-from broker.hall.tournaments import AddEntrant, CreateTournament, DrawTournament, NewTvLink
+from broker.tournaments.calls import StartMatch
+from broker.tournaments.results import RecordResult
+from broker.tournaments.setup import AddEntrant, CreateTournament, DrawTournament, NewTvLink
+from broker.tournaments.views import CallView, TournamentView
 from sim.till import Bar, eur
 
 PLAYERS = 16
@@ -94,14 +94,14 @@ class DemoTournament:
         )
         self.id = tid
         self.say("hall", f"Lavosliga II: double elimination on {len(tables)} tables, race to 4 (losers' side 3, final 5)", "bold")
-        members = self.hub.reads.search_members("", MEMBERS)
+        members = self.hub.reads.people.search_members("", MEMBERS)
         entries: list[AddEntrant] = [AddEntrant(tournament=tid, member_id=m.id, check_in=True, actor=self.staff) for m in members]
         entries += [AddEntrant(tournament=tid, name=name, check_in=True, actor=self.staff) for name in WALK_INS[: PLAYERS - len(entries)]]
         for entry in entries:
             self.hub.execute(entry)
         if self.bar is not None:  # most pay at once (cash or card), every fourth at the end of the day
             self.pay_fees(lambda n: None if n % 4 == 3 else "card" if n % 3 == 0 else "cash")
-        view = self.hub.reads.tournament(tid)
+        view = self.hub.reads.tournaments.tournament(tid)
         self.say("hall", f"{view.checked_in} players checked in, entry fees {eur(view.fees_cents)} paid so far", "blue")
         self.hub.execute(DrawTournament(tournament=tid, actor=self.staff))
         # The TV link: the players follow on the TV and their phones, and so does this module (the
@@ -113,14 +113,14 @@ class DemoTournament:
     def pay_fees(self, method: Callable[[int], str | None]) -> None:
         """The bar takes the entry fees still owed: `method(n)` for the n-th entrant, None: not yet."""
         assert self.bar is not None and self.id is not None
-        for n, e in enumerate(self.hub.reads.tournament(self.id).entrants):
+        for n, e in enumerate(self.hub.reads.tournaments.tournament(self.id).entrants):
             how = method(n)
             if how is not None and e.fee_tab_id is not None and e.fee_owed_cents > 0:
                 self.bar.pay(e.fee_tab_id, "bar", how)
 
     def step(self) -> TournamentView:
         """One look at the tournament's tables: a called match begins, a finished one is confirmed."""
-        view = self.hub.reads.tournament_by_token(self.token)
+        view = self.hub.reads.tournaments.tournament_by_token(self.token)
         assert view is not None, "the TV link is the demo's own: nobody revokes it"
         now = self.clock()
         for call in view.on_tables:
@@ -169,7 +169,7 @@ class DemoTournament:
         if self.bar is not None:
             self.pay_fees(lambda n: "cash")  # the late payers, before the bar closes the day
         assert self.id is not None
-        return self.hub.reads.tournament(self.id)  # with the money: the standings' payouts
+        return self.hub.reads.tournaments.tournament(self.id)  # with the money: the standings' payouts
 
     def results(self, view: TournamentView) -> list[str]:
         """The standings as printed at the end: places, payouts, season points; the money and the table time."""

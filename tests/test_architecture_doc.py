@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from broker.core.commands import Command, Handlers, all_commands, command, handles
 from broker.hall import hub as _hub  # noqa: F401 - importing the hub imports every part with its commands
-from broker.hall.commands import Command, Handlers, all_commands, command, handles
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
 _SECTION = re.compile(r"^\*\*`(broker/[\w/]+)\.py`\*\*$")

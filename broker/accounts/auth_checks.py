@@ -118,7 +118,7 @@ def check_password(
     The refusal's message is the same for an unknown user and a wrong password. `hasher` (default
     DEFAULT_HASHER) decides whether a stored hash is out of date; verifying reads the costs from it.
     This reads only; `store_rehash` writes the one change a check may make (the hub's writer:
-    broker.hall.logins.StoreRehash), after the hash was computed here.
+    broker.people.logins.StoreRehash), after the hash was computed here.
     """
     with store.reader() as db:
         user = get_user(db, username)

@@ -1,6 +1,6 @@
 """Links a staff member makes that work without a login: they end with what the account may do.
 
-A private iCal link of the bookings (broker.hall.bookings, `NewCalendarFeed`) shows every booking
+A private iCal link of the bookings (broker.bookings.bookings, `NewCalendarFeed`) shows every booking
 with the guests' names to whoever holds the URL, without a login; only the token's hash is
 stored. It is the account's: disabling the account or changing its role ends it (as both end the
 account's logins, broker.accounts.logins), in the same transaction, and it stays ended when the

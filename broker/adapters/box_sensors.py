@@ -1,5 +1,5 @@
 """What the hub box says about itself: is its clock synchronised, how did the last backup go, when
-do its TLS certificates end. Read by broker.hall.box_watch in the watchdog's rounds.
+do its TLS certificates end. Read by broker.floor.box_watch in the watchdog's rounds.
 
 The clock: "synchronised since boot" is the kernel's NTP status, which systemd-timesyncd and
 chrony both keep and `timedatectl show -p NTPSynchronized` reports: adjtimex(2) answers
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from broker.domain.box_rules import BackupStatus
+from broker.domain.floor.box_rules import BackupStatus
 
 log = logging.getLogger("lavos.hub.box")
 

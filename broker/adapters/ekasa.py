@@ -37,7 +37,7 @@ test mode and says which holds.
 
 The adapter never decides whether to send again: it says what happened (Registered, or
 `Unreachable` when the outcome is unknown: a timeout, a refused connection, a 5xx) and the
-follow-up (broker.hall.till.fiscal) asks by externalId before it sends again.
+follow-up (broker.till.fiscal) asks by externalId before it sends again.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from typing import Any, Literal, Protocol
 import httpx
 
 from broker.domain.json_shape import every_field_sent
-from broker.domain.receipt import ReceiptLine
+from broker.domain.till.receipt import ReceiptLine
 
 MAX_ITEMS = 500
 MAX_NAME = 255

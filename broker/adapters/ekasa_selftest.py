@@ -9,7 +9,7 @@ receipt offline (its internet unplugged), that answer. Each step prints the requ
 and what the adapter expects, read by the adapter's own code (registration_of, _checked,
 problem_text): so the first run on the real device says which shape holds and which differs.
 
-Why the look-up matters most: the follow-up (broker.hall.till.fiscal) asks by externalId before it
+Why the look-up matters most: the follow-up (broker.till.fiscal) asks by externalId before it
 sends a receipt again after a timeout. A client whose look-up path differs answers 404 to every
 question, which the adapter reads as "never registered": every timeout would then register a
 sale twice. So a look-up that cannot find the receipt just registered is a failure here, whatever

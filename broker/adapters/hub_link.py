@@ -30,7 +30,7 @@ from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 
 from broker.adapters.inbox import HomeAssistantOnline, Inbound, InboxItem, LinkUp, put_waiting
-from broker.domain.home_assistant import HA_ONLINE, HA_STATUS_TOPIC
+from broker.domain.floor.home_assistant import HA_ONLINE, HA_STATUS_TOPIC
 from devices import contract
 from devices.mqtt_plumbing import guarded, make_client, say_goodbye
 from devices.version import software_version

@@ -42,7 +42,7 @@ class LinkUp:
 @dataclass(frozen=True)
 class HomeAssistantOnline:
     """Home Assistant announced itself (``homeassistant/status`` = online): it forgot its MQTT
-    entities, so the hub publishes its discovery configs again (broker.hall.home_assistant).
+    entities, so the hub publishes its discovery configs again (broker.floor.home_assistant).
     An inbox item, like LinkUp: the writer reads the hall's state for it."""
 
 

@@ -326,7 +326,7 @@ class MetricsWriter:
         self.write("alert", {"kind": kind}, {"count": 1}, at)
 
     def reject(self, table: str, reason: str, count: int, at: datetime) -> None:
-        """`count` messages from `table` refused for `reason` (broker.domain.reject_tally) in one ingest batch."""
+        """`count` messages from `table` refused for `reason` (broker.domain.floor.reject_tally) in one ingest batch."""
         self.write("reject", {"table": table, "reason": reason}, {"count": _integer("count", count)}, at)
 
     def flush(self, timeout: float = 10.0) -> bool:

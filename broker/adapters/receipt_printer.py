@@ -20,9 +20,9 @@ from datetime import tzinfo
 from urllib.parse import urlsplit
 
 from broker.domain.euros import euros
-from broker.domain.payment_rules import PaymentRefused
-from broker.domain.receipt import Receipt
 from broker.domain.refusals import N_
+from broker.domain.till.payment_rules import PaymentRefused
+from broker.domain.till.receipt import Receipt
 
 __all__ = ["PRINT_TIMEOUT_S", "WIDTH", "PrinterError", "print_receipt", "receipt_bytes"]
 

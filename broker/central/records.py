@@ -1,6 +1,6 @@
 """The centre applies a hall's records: each checked before anything is kept, each (hall, seq) once, each thing once.
 
-A batch comes from one hall's sender (broker.hall.outbox_sender) as
+A batch comes from one hall's sender (broker.outbox.sender) as
 `{"hall": "lavos", "records": [{"seq": 1, "kind": "payment", "ref": "payment:12", "at": …, "data": {…}}]}`.
 
 1. Every record is checked against the contract the hall built it by (broker.domain.central_records:
@@ -14,7 +14,7 @@ A batch comes from one hall's sender (broker.hall.outbox_sender) as
    correction is a record of its own: a reversal is a payment with its own id). A game and an alert
    are states: the later record replaces the earlier.
 3. A new payment adds itself to the hall's takings of its business day (central_takings, per payment
-   method), in the same transaction, by the Z report's own function (broker.domain.zreport.z_report):
+   method), in the same transaction, by the Z report's own function (broker.domain.till.zreport.z_report):
    the centre's pages read these sums, never the records, and the centre's day equals the hall's Z
    report to the cent.
 
@@ -54,7 +54,7 @@ from broker.domain.central_records import (
     same,
 )
 from broker.domain.refusals import N_, Refusal
-from broker.domain.zreport import DayOpening, Method, z_report
+from broker.domain.till.zreport import DayOpening, Method, z_report
 from broker.storage.dialect import table_of, upsert_insert
 from broker.storage.models import (
     CentralAlert,

@@ -1,6 +1,6 @@
 """The records a hall sends its centre: one model per kind, the contract both ends check. Pure.
 
-A hall's outbox (broker.hall.outbox) builds each record and checks it here before it is queued;
+A hall's outbox (broker.outbox.records) builds each record and checks it here before it is queued;
 the centre (broker.central.records) checks every record it receives here before it stores
 anything. So the two ends cannot disagree on a shape, and nothing the centre stores can break
 what it later reads. The rules, each once:
@@ -48,10 +48,10 @@ from pydantic import (
 
 from broker.domain.euros import MAX_AMOUNT_CENTS, euros
 from broker.domain.plain_text import unprintable
-from broker.domain.receipt import ReceiptLine
 from broker.domain.refusals import N_, Refusal
-from broker.domain.revenue import PaymentRecord
-from broker.domain.zreport import ZReport, from_json, payment_to_json, to_json
+from broker.domain.till.receipt import ReceiptLine
+from broker.domain.till.revenue import PaymentRecord
+from broker.domain.till.zreport import ZReport, from_json, payment_to_json, to_json
 
 __all__ = [
     "DATA",
@@ -115,7 +115,7 @@ class _Wire(BaseModel):
 
 
 class LineData(_Wire):
-    """broker.domain.receipt.ReceiptLine as it travels."""
+    """broker.domain.till.receipt.ReceiptLine as it travels."""
 
     description: Words
     description_en: Words
@@ -140,7 +140,7 @@ class LineData(_Wire):
 
 
 class PaymentData(_Wire):
-    """A payment or a reversal as the hall's Z report counts it (broker.domain.revenue.PaymentRecord),
+    """A payment or a reversal as the hall's Z report counts it (broker.domain.till.revenue.PaymentRecord),
     with the business day it counts on and its method as the venue names it."""
 
     FACT: ClassVar[bool] = True
@@ -203,12 +203,12 @@ class PaymentData(_Wire):
 
 
 class ZReportData(_Wire):
-    """A closed day's Z report, as the hall froze it (broker.domain.zreport.to_json)."""
+    """A closed day's Z report, as the hall froze it (broker.domain.till.zreport.to_json)."""
 
     FACT: ClassVar[bool] = True
 
     day: Day
-    report: dict[str, Any]  # kept as broker.domain.zreport.to_json writes it (what it does not know left out)
+    report: dict[str, Any]  # kept as broker.domain.till.zreport.to_json writes it (what it does not know left out)
 
     @field_validator("report")
     @classmethod

@@ -63,7 +63,7 @@ class Tariff(_Model):
     # Allowed hours (e.g. training 15:00-19:00); absent = any time.
     hours: Hours | None = None
     # Only for a tournament's matches (the club's own use of its tables): never offered when a game
-    # is started by hand, and a start by hand asking for it is refused (broker.hall.games).
+    # is started by hand, and a start by hand asking for it is refused (broker.floor.games).
     tournament: bool = False
 
 

@@ -1,11 +1,11 @@
 """The one door from outside the hub: the dashboard (API routes and pages alike) and the demo.
 
-Every change is a command (broker.hall.commands) handed to `execute`, which the hub's one writer
+Every change is a command (broker.core.commands) handed to `execute`, which the hub's one writer
 runs; an API route and the page of the same action build the same command. The rest is what is
 neither a change of the hall nor a read: checking a password (argon2 on the caller's thread,
 then the one write it may need as a command), looking up a login or a token (noting, as a
 command, when it was last used), printing a receipt, asking the eKasa client or a push target
-whether it answers. Store failures come out as broker.hall.store_errors, never sqlalchemy's.
+whether it answers. Store failures come out as broker.core.store_errors, never sqlalchemy's.
 
 Reads go through `reads` (broker.hall.read_models), which never writes.
 """
@@ -20,19 +20,19 @@ from broker.accounts.auth_checks import check_password
 from broker.accounts.staff import Staff, StaffLogin, staff_of
 from broker.adapters.ekasa import ClientStatus
 from broker.adapters.receipt_printer import print_receipt
-from broker.domain.payment_rules import PaymentRefused
+from broker.core.commands import Command
+from broker.core.errors import CardInUse, NotFound, ServiceError
+from broker.core.store_errors import Conflict, StoreUnavailable, store_call, translated
 from broker.domain.refusals import N_
-from broker.hall.commands import Command
-from broker.hall.errors import CardInUse, NotFound, ServiceError
+from broker.domain.till.payment_rules import PaymentRefused
 from broker.hall.hub import Hub
-from broker.hall.logins import StartLogin, StoreRehash, TouchLogin, TouchToken
-from broker.hall.notifications import NotifyRefusal
 from broker.hall.read_models import HallReads
-from broker.hall.store_errors import Conflict, StoreUnavailable, store_call, translated
-from broker.hall.till.fiscal import EkasaSettings, FiscalRefusal
+from broker.notify.notifications import NotifyRefusal
+from broker.people.logins import StartLogin, StoreRehash, TouchLogin, TouchToken
 from broker.storage.members import MemberError
 from broker.storage.members_csv import MemberImportError
 from broker.storage.types import utcnow
+from broker.till.fiscal import EkasaSettings, FiscalRefusal
 
 log = logging.getLogger("lavos.hub")
 R = TypeVar("R")
@@ -111,7 +111,7 @@ class HubFacade:
     def print_receipt(self, payment_id: int) -> None:
         """Send the receipt to the venue's ESC/POS printer; a printer that is not set up or does not
         answer raises a ServiceError saying so."""
-        receipt = self.reads.receipt_of(payment_id)
+        receipt = self.reads.till.receipt_of(payment_id)
         if receipt is None:
             raise NotFound(N_("There is no such payment."))
         try:

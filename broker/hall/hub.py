@@ -2,8 +2,8 @@
 tells readers what the hall looks like.
 
 Every change to the hall, the till, members, accounts and settings is a command
-(broker.hall.commands): `hub.execute(StartGame(table="pool-01", actor="jana"))`. The writer
-(broker.hall.writer) runs it, one at a time, with MQTT batches, reconnects and watchdog rounds
+(broker.core.commands): `hub.execute(StartGame(table="pool-01", actor="jana"))`. The writer
+(broker.core.writer) runs it, one at a time, with MQTT batches, reconnects and watchdog rounds
 in between; its one handler, in the part that owns the rules (games, tables, tabs, payments,
 the day, eKasa, members, accounts, logins, notifications), validates it, commits, updates the
 owned state and registers its effects (publishes, live pushes, metrics), which run after the
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -31,55 +30,47 @@ from broker.adapters.box_sensors import BoxSensors
 from broker.adapters.hub_link import HubLink, MqttUrl
 from broker.adapters.inbox import DEFAULT_BOUND, HomeAssistantOnline, LinkUp, make_inbox
 from broker.adapters.link_process import ProcessLink
-from broker.domain import game_ops
+from broker.bookings.book import BookingBook
+from broker.bookings.bookings import Bookings
+from broker.bookings.waiting_list import WaitingList
+from broker.core.alert_book import AlertBook
+from broker.core.commands import Command, Handlers
+from broker.core.errors import CardInUse, NotFound, ServiceError
+from broker.core.listeners import Listener, Listeners
+from broker.core.open_games import OpenGame, OpenGames
+from broker.core.part import Part
+from broker.core.ports import HallSnapshot, HallState
+from broker.core.table_runtime import RuntimeBook, RuntimeView, TableRuntime
+from broker.core.writer import HallWriter
 from broker.domain.billing import Bill
-from broker.domain.bookings import BookingRefused
-from broker.domain.payment_rules import PaymentRefused
-from broker.domain.refusals import N_, Refusal
-from broker.domain.split import SplitError
-from broker.domain.tournament.rules import TournamentRefused
+from broker.domain.floor import game_ops
+from broker.domain.floor.game_log import ops_of, replay_row
+from broker.domain.refusals import N_
 from broker.domain.venue import Venue
 from broker.domain.venue_layout import VENUE_TOPIC, venue_layout
-from broker.hall.accounts import Accounts
-from broker.hall.alert_book import AlertBook
-from broker.hall.booking_book import BookingBook
-from broker.hall.bookings import BookingMissing, Bookings
-from broker.hall.box_watch import BoxWatch
-from broker.hall.closing import Closing
-from broker.hall.commands import Command, Handlers
-from broker.hall.errors import CardInUse, NotFound, ServiceError
-from broker.hall.game_log import ops_of, replay_row
-from broker.hall.games import Games
-from broker.hall.home_assistant import HomeAssistant
-from broker.hall.ingest_rules import IngestHandlers
-from broker.hall.light_commands import LightCommand
-from broker.hall.lights import Lights
-from broker.hall.listeners import Listener, Listeners
-from broker.hall.logins import Logins
-from broker.hall.members import Members
-from broker.hall.monitoring_rules import MonitoringRules
-from broker.hall.notifications import Notifications, NotifyRefusal
-from broker.hall.open_games import OpenGame, OpenGames
-from broker.hall.outbox import CentralSettings, Outbox
-from broker.hall.outbox_sender import OutboxSender
-from broker.hall.ports import HallState
-from broker.hall.table_runtime import RuntimeBook, RuntimeView, TableRuntime
-from broker.hall.table_service import OutOfService, OutOfServiceBook, TableService
-from broker.hall.till import Till
-from broker.hall.till.closeout import DayRefused
-from broker.hall.till.fiscal import FiscalRefusal
-from broker.hall.till.payments import PaymentNotFound
-from broker.hall.till.tabs import TabMissing, TabRefused
-from broker.hall.timers import Watchdog
-from broker.hall.tournament_calls import TournamentCalls
-from broker.hall.tournament_results import TournamentResults
-from broker.hall.tournament_state import TournamentMissing
-from broker.hall.tournaments import Tournaments
-from broker.hall.waiting_list import WaitingList
-from broker.hall.writer import HallWriter
+from broker.floor.box_watch import BoxWatch
+from broker.floor.closing import Closing
+from broker.floor.games import Games
+from broker.floor.home_assistant import HomeAssistant
+from broker.floor.ingest_rules import IngestHandlers
+from broker.floor.light_commands import LightCommand
+from broker.floor.lights import Lights
+from broker.floor.monitoring_rules import MonitoringRules
+from broker.floor.table_service import OutOfService, OutOfServiceBook, TableService
+from broker.floor.timers import Watchdog
+from broker.notify.notifications import Notifications
+from broker.outbox.records import CentralSettings, Outbox
+from broker.outbox.sender import OutboxSender
+from broker.people.accounts import Accounts
+from broker.people.logins import Logins
+from broker.people.members import Members
 from broker.storage.engine import Store
 from broker.storage.models import Event, Game
 from broker.storage.types import utcnow
+from broker.till import Till
+from broker.tournaments.calls import TournamentCalls
+from broker.tournaments.results import TournamentResults
+from broker.tournaments.setup import Tournaments
 from devices import contract
 
 log = logging.getLogger("lavos.hub")
@@ -87,27 +78,6 @@ log = logging.getLogger("lavos.hub")
 R = TypeVar("R")
 
 __all__ = ["CardInUse", "HallSnapshot", "Hub", "NotFound", "OpenGame", "ServiceError", "TableRuntime"]
-
-# The parts' own refusals as the hub's (NotFound: a 404 on the API, ServiceError: a 409), in one
-# place: a caller of `execute` meets only these and the registry's own (MemberError, UserError).
-_MISSING: tuple[type[Refusal], ...] = (TabMissing, PaymentNotFound, BookingMissing, TournamentMissing)
-_REFUSED: tuple[type[Refusal], ...] = (
-    TabRefused,
-    SplitError,
-    PaymentRefused,
-    DayRefused,
-    FiscalRefusal,
-    NotifyRefusal,
-    BookingRefused,
-    TournamentRefused,
-)
-
-
-@dataclass(frozen=True)
-class HallSnapshot:
-    open: Mapping[str, OpenGame]
-    drops: dict[str, int]
-    last_drop_at: dict[str, datetime | None]
 
 
 class Hub:
@@ -165,71 +135,85 @@ class Hub:
         )
         self.ingest = self._writer  # old name: tests and benchmarks wait on `ingest.wait_idle()`
         self.watchdog = Watchdog(self._hall, self, self._writer.call)
-        # Home Assistant discovery (off unless asked for; broker.hall.home_assistant): read-only.
+        # The parts, in the order they start (and stop in reverse) and the watchdog runs their rounds.
+        # The hub gathers from them each command's one handler (in the part that owns its rules), the
+        # rounds, and the refusals it answers as its own (broker.core.part says what a part is).
+        parts = self._compose(home_assistant=home_assistant, data_dir=data_dir, central=central, box=box)
+        self.parts: tuple[Part, ...] = tuple(p for p in parts if p is not None)
+        self.commands = Handlers(h for p in self.parts for h in p.handlers())
+        self.watchdog.rounds += [r for p in self.parts for r in p.rounds()]
+        # The parts' own refusals as the hub's (NotFound: a 404 on the API, ServiceError: a 409): a
+        # caller of `execute` meets only these and the registry's own (MemberError, UserError).
+        self._missing = tuple(r for p in self.parts for r in p.as_not_found)
+        self._refused = tuple(r for p in self.parts for r in p.as_service_error)
+        self._load()
+        if central is not None:
+            self.outbox.install()
+        # From here on only the writer thread may open a write transaction on this store.
+        store.bind_writer(lambda: self._writer.on_writer, "the hub's writer (thread lavos-hall-writer)")
+
+    def _compose(
+        self, *, home_assistant: bool, data_dir: Path | None, central: CentralSettings | None, box: BoxSensors | None
+    ) -> list[Part | None]:
+        """Build the parts, each given what it needs of another (never by importing up the tree), and
+        list them; None: a part this hub runs without (Home Assistant, the centre, the box watch)."""
+        venue, store = self.venue, self.store
+        # Home Assistant discovery (off unless asked for; broker.floor.home_assistant): read-only.
         self.home_assistant = (
             HomeAssistant(venue, self._link, self.lights.summary, self._writer.call) if home_assistant and self._link else None
         )
         if self.home_assistant is not None:
             self.lights.game_changed = self.home_assistant.table_changed
-        # The money (broker.hall.till): tabs, payments, the business day, eKasa; on the same writer.
+        # The money (broker.till): tabs, payments, the business day, eKasa; on the same writer.
         self.till = Till(self._hall, self._writer.call)
-        # Bookings, blocks and the waiting list (broker.hall.bookings, waiting_list): their owned state
+        # Bookings, blocks and the waiting list (broker.bookings.bookings, waiting_list): their owned state
         # is the book; the watchdog's round turns due bookings into no-shows and offers free tables.
         self.booking_book = BookingBook()
         self.bookings = Bookings(self._hall, self.booking_book, self._out_of_service, self.execute)
         self.waiting_list = WaitingList(self._hall, self.booking_book, self._out_of_service, self.execute)
-        self.watchdog.rounds += [self.bookings.round, self.waiting_list.round]
         self.games = Games(
             self._hall, self.lights, self._out_of_service, self._table_service, self.till, prepaid_guard=self.bookings.check_prepaid
         )
-        # Push notifications (broker.hall.notifications): spooled under data_dir (None: in memory).
+        # Push notifications (broker.notify.notifications): spooled under data_dir (None: in memory).
         self.notifications = Notifications(self._hall, data_dir, self.till.days.report)
         self._alerts.notify = self.notifications.alert_changed
         # Tournaments (issue 21): their setup, their matches on the tables, their results.
         self.tournament_calls = TournamentCalls(self._hall, self.games, self._out_of_service, lambda cmd: self.execute(cmd))
         self.tournaments = Tournaments(self._hall, lambda cmd: self.execute(cmd), self.tournament_calls.fill_tables)
         self.tournament_results = TournamentResults(self._hall, self.tournament_calls)
-        self.games.matches = self.tournament_calls  # a called match's game is the tournament's (broker.hall.games)
-        self._table_service.matches = self.tournament_calls  # and its table's light (broker.hall.table_service)
-        self.watchdog.rounds.append(self.tournament_calls.round)
-        # The records for the central reporting hub (broker.hall.outbox): written with each record
+        self.games.matches = self.tournament_calls  # a called match's game is the tournament's (broker.floor.games)
+        self._table_service.matches = self.tournament_calls  # and its table's light (broker.floor.table_service)
+        # The records for the central reporting hub (broker.outbox.records): written with each record
         # and sent by their own thread, only when a centre is configured.
         self.outbox = Outbox(self._hall, central)
         self._sender = OutboxSender(store, venue.venue.id, central, self.execute) if central is not None else None
         if self._sender is not None:
             self.outbox.wake = self._sender.wake
         self.waiting_list.announce = self.notifications.offer_made
-        # The box watching itself (broker.hall.box_watch): its clock, backups and certificates, when
+        # The box watching itself (broker.floor.box_watch): its clock, backups and certificates, when
         # `lavos server` is told to (a hub box's unit is); in the watchdog's rounds, after the others.
         self.box_watch = BoxWatch(self._hall, box, self.execute) if box is not None else None
-        if self.box_watch is not None:
-            self.watchdog.rounds.append(self.box_watch.round)
-        # Each command's one handler, in the part that owns its rules.
-        self.commands = Handlers(
-            [
-                self.games,
-                Closing(self._hall, self.games),
-                self._table_service,
-                self._alerts,
-                MonitoringRules(self._hall),
-                Members(self._hall),
-                Accounts(self._hall),
-                Logins(self._hall),
-                *self.till.parts(),
-                self.notifications,
-                self.tournaments,
-                self.tournament_calls,
-                self.tournament_results,
-                self.outbox,
-                self.bookings,
-                self.waiting_list,
-            ]
-        )
-        self._load()
-        if central is not None:
-            self.outbox.install()
-        # From here on only the writer thread may open a write transaction on this store.
-        store.bind_writer(lambda: self._writer.on_writer, "the hub's writer (thread lavos-hall-writer)")
+        return [
+            self.games,
+            Closing(self._hall, self.games),
+            self._table_service,
+            self._alerts,
+            MonitoringRules(self._hall),
+            Members(self._hall),
+            Accounts(self._hall),
+            Logins(self._hall),
+            self.till,
+            self.home_assistant,
+            self.notifications,
+            self.bookings,
+            self.waiting_list,
+            self.tournaments,
+            self.tournament_calls,
+            self.tournament_results,
+            self.outbox,
+            self._sender,
+            self.box_watch,
+        ]
 
     # -- commands ------------------------------------------------------------------------
 
@@ -238,7 +222,7 @@ class Hub:
 
         Any thread; on the writer itself (a watchdog round stopping a game) it runs inline."""
         handler = self.commands.handler_of(cmd)
-        return self._writer.call(lambda: _public(handler, cmd))
+        return self._writer.call(lambda: self._public(handler, cmd))
 
     def execute_soon(self, cmd: Command[object]) -> None:
         """Queue `cmd` on the writer and return at once; its refusal or failure is only logged.
@@ -246,7 +230,18 @@ class Hub:
         For bookkeeping no caller waits on (when a login or a token was last used): a staff call
         must neither wait behind the writer for it nor fail when it cannot be written now."""
         handler = self.commands.handler_of(cmd)
-        self._writer.post(lambda: _public(handler, cmd), type(cmd).__name__)
+        self._writer.post(lambda: self._public(handler, cmd), type(cmd).__name__)
+
+    def _public(self, handler: Callable[[Command[R]], R], cmd: Command[R]) -> R:
+        """Run a handler; the parts' own refusals come out as the hub's."""
+        try:
+            return handler(cmd)
+        except ServiceError:
+            raise
+        except self._missing as e:
+            raise NotFound.like(e) from None
+        except self._refused as e:
+            raise ServiceError.like(e) from None
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -272,7 +267,7 @@ class Hub:
         self.tournament_calls.refresh()
 
     def load_open_causes(self) -> None:
-        """Every cause whose alert may be open; see broker.hall.alert_book."""
+        """Every cause whose alert may be open; see broker.core.alert_book."""
         self._alerts.reload()
 
     def start(self) -> None:
@@ -281,28 +276,21 @@ class Hub:
         if self._link:
             self._link.start()
         self.watchdog.start()
-        self.till.start()
-        if self.home_assistant:
-            self.home_assistant.start()
-        self.notifications.start()
-        if self._sender is not None:
-            self._sender.start()
+        for part in self.parts:
+            part.started()
 
     def close(self) -> None:
         # What submits work to the writer stops first, then the writer (its last items run), and only
         # then what its items write to besides the database: the notifications' spool (an alert
         # raised by the writer's last batch is spooled, never put into a closed file).
-        if self._sender is not None:
-            self._sender.close()
-        if self.home_assistant:
-            self.home_assistant.stop()
-        self.till.close()
+        for part in reversed(self.parts):
+            part.stopping()
         self.watchdog.stop()
         if self._link:
             self._link.close()
         self._writer.stop()
-        self.notifications.close()
-        self.outbox.uninstall()
+        for part in self.parts:
+            part.stopped()
         self.store.unbind_writer()  # the writer is gone: the store is its process's again
         if self.metrics:
             self.metrics.close()
@@ -325,6 +313,11 @@ class Hub:
         return self._runtime.view()
 
     @property
+    def hall_state(self) -> HallState:
+        """The owned state and what it is read against, as the parts and their readers get it."""
+        return self._hall
+
+    @property
     def link(self) -> HubLink | ProcessLink | None:
         return self._link
 
@@ -339,12 +332,7 @@ class Hub:
 
     def hall_snapshot(self) -> HallSnapshot:
         """Open games and drop counts as one consistent picture."""
-        rt = self._runtime.view()
-        return HallSnapshot(
-            open=self._games.view(),
-            drops={t: v.drops for t, v in rt.items()},
-            last_drop_at={t: v.last_drop_at for t, v in rt.items()},
-        )
+        return self._hall.snapshot()
 
     def open_game(self, table: str) -> OpenGame | None:
         return self._games.get(table)
@@ -381,15 +369,20 @@ class Hub:
             db.expunge(row)
         return row, game_ops.replay(ops, self.venue)
 
+    @property
+    def out_of_service_book(self) -> OutOfServiceBook:
+        """The tables out of service (the writer changes it; readers take its view)."""
+        return self._out_of_service
+
     def out_of_service(self) -> Mapping[str, OutOfService]:
         """Tables out of service now (a snapshot, any thread)."""
         return self._out_of_service.view()
 
     def light_commands(self) -> Mapping[str, LightCommand]:
-        """The light last commanded per table and when (broker.hall.light_commands says what for)."""
+        """The light last commanded per table and when (broker.floor.light_commands says what for)."""
         return self.lights.commands()
 
-    # -- what the ingest rules and the watchdog use (broker.hall.ports.HubOps; the writer) ------
+    # -- what the ingest rules and the watchdog use (broker.core.ports.HubOps; the writer) ------
 
     def desired_light(self, table: str) -> bool | None:
         return self.lights.desired(table)
@@ -425,15 +418,3 @@ class Hub:
         """What staff call a table (Slovak, English) in the texts the hub stores; an unknown id as it is."""
         spec = self.tables.get(table)
         return (spec.name, spec.name_en) if spec else (table, None)
-
-
-def _public(handler: Callable[[Command[R]], R], cmd: Command[R]) -> R:
-    """Run a handler; the parts' own refusals come out as the hub's."""
-    try:
-        return handler(cmd)
-    except ServiceError:
-        raise
-    except _MISSING as e:
-        raise NotFound.like(e) from None
-    except _REFUSED as e:
-        raise ServiceError.like(e) from None

@@ -3,7 +3,7 @@
 Every query here runs in a read-only store session (`Store.reader()`) and returns dataclasses
 copied out of the rows inside it, never ORM rows, so nothing a page holds can lazy-load, change
 or be flushed later. Live state (open games, drop counts) comes from the hub's own snapshot
-methods. Store failures come out as broker.hall.store_errors (never sqlalchemy's).
+methods. Store failures come out as broker.core.store_errors (never sqlalchemy's).
 
 Writes go through broker.hall.facade.HubFacade, never through this module.
 """
@@ -11,68 +11,26 @@ Writes go through broker.hall.facade.HubFacade, never through this module.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Annotated, Any, TypeVar, cast
+from functools import cached_property
+from typing import TypeVar
 
-from sqlalchemy import select, text
+from sqlalchemy import text
 
-from broker.accounts.auth_checks import waiting_clients
-from broker.accounts.staff import Staff, staff_of
-from broker.accounts.users import get_user, is_last_manager, list_tokens, list_users, user_audit, user_logins
-from broker.domain import alert_kinds, game_ops
-from broker.domain.amount_clock import amount_moves_at
-from broker.domain.billing import Bill
-from broker.domain.club_rate import start_warning
+from broker.bookings.reads import BookingReads
+from broker.core.listeners import Listener
+from broker.core.ports import HallState
 from broker.domain.dates import HallDates
-from broker.domain.json_shape import HIDDEN
-from broker.domain.receipt import Receipt
-from broker.domain.refusals import N_
-from broker.domain.reject_tally import UNKNOWN, NodeRejects
-from broker.domain.revenue import Revenue
 from broker.domain.schedule import business_day
-from broker.domain.tariffs import calendar_year
-from broker.domain.tournament.progress import Progress
 from broker.domain.venue import TableSpec, Venue
-from broker.domain.zreport import ZReport
-from broker.hall import reports, tournament_reads
-from broker.hall.booking_reads import BookingReads
-from broker.hall.errors import NotFound, ServiceError
-from broker.hall.game_views import GameBrief, GameOnTable, GameStarted, GameView, brief_fields
-from broker.hall.hub import HallSnapshot, Hub
-from broker.hall.light_commands import LightCommand
-from broker.hall.listeners import Listener
-from broker.hall.member_views import CheckinView, MemberView, checkin_view, member_view
-from broker.hall.open_games import OpenGame
-from broker.hall.outbox import RefusedRecord, refused_records
-from broker.hall.row_values import copy_row
-from broker.hall.store_errors import store_call
-from broker.hall.table_service import OutOfService
-from broker.hall.table_views import LiveTable, NodeStatus, NodeView, live_table
-from broker.hall.till import tab_views
-from broker.hall.till.closeout import DayOverview, DaySummary
-from broker.hall.till.payment_reads import (
-    JournalRow,
-    PaymentView,
-    TabPayView,
-    payment_at_hand,
-    payment_views,
-    receipt_of,
-    receipts_journal,
-    tab_at_hand,
-    tab_pay_view,
-)
-from broker.hall.till.tabs import merged_tabs
-from broker.hall.tournament_season import SeasonRow, season_ranking
-from broker.hall.tournament_state import TournamentMissing, load
-from broker.hall.tournaments import tournament_by_token
-from broker.storage.alerts import open_alerts
-from broker.storage.members import search_members
-from broker.storage.members_csv import export_members_csv
-from broker.storage.models import Alert, AuditEntry, Event, FoosballCheckin, Game, Member, MemberCard, Node, Payment, Tab
-from broker.storage.rejects import node_rejects
-from devices.kinds import Kind
+from broker.floor.reads import FloorReads
+from broker.hall.hub import Hub
+from broker.notify.reads import NotifyReads
+from broker.outbox.reads import OutboxReads
+from broker.people.reads import PeopleReads
+from broker.reports.reads import ReportsReads
+from broker.till.reads import TillReads
+from broker.tournaments.reads import TournamentReads
 
 V = TypeVar("V")
 log = logging.getLogger("lavos.hub")
@@ -81,155 +39,72 @@ log = logging.getLogger("lavos.hub")
 # --- value types -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class AlertView:
-    id: int
-    kind: str
-    table: str | None
-    cause_key: Annotated[str, HIDDEN]  # the hub's key of its cause (broker.domain.alert_kinds)
-    severity: str
-    message: str
-    message_en: str
-    opened_at: datetime
-    last_seen_at: datetime
-    count: int
-    acked_at: datetime | None
-    acked_by: str | None
-    closed_at: datetime | None
-
-    @property
-    def acked(self) -> bool:
-        return self.acked_at is not None
-
-    @property
-    def loud(self) -> bool:
-        """One of the alerts the club wants nobody to miss (the banner shouts it)."""
-        return self.kind in alert_kinds.LOUD_KINDS
-
-    def text(self, lang: str) -> str:
-        return self.message if lang == "sk" else self.message_en
-
-
-def _alert(a: Alert) -> AlertView:
-    return copy_row(AlertView, a, table=a.table_id)
-
-
-@dataclass(frozen=True)
-class TableCheckins:
-    """A foosball table with the members checked in at it now (GET /api/foosball)."""
-
-    table: str
-    name: str
-    checkins: tuple[CheckinView, ...]
-
-
-@dataclass(frozen=True)
-class StoppedGame:
-    id: int
-    table: str
-    started_at: datetime
-    stopped_at: datetime | None
-    member: str | None
-    total_cents: int | None
-
-
-@dataclass(frozen=True)
-class PeriodFigures:
-    """A period's report figures, read in one transaction so the game list adds up to the table time."""
-
-    revenue: Revenue  # what was paid (broker.domain.revenue: the Z report's takings)
-    table_time: reports.TableTime  # what the games billed for table time
-    stopped: list[StoppedGame]
-    utilisation: list[reports.HourGrid]  # one per played day
-    drops: list[reports.HourGrid]
-    foosball: list[reports.FoosballUse]
-
-
-@dataclass(frozen=True)
-class SensorEvent:
-    table: str
-    type: str
-    data: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class TokenView:
-    id: int
-    name: str
-    created_at: datetime
-    last_used_at: datetime | None
-    revoked: bool
-
-
-@dataclass(frozen=True)
-class LoginView:
-    id: int
-    created_at: datetime
-    last_seen_at: datetime
-    expires_at: datetime
-    client: str
-    user_agent: str
-
-
-@dataclass(frozen=True)
-class AuditView:
-    at: datetime
-    actor: str
-    action: str
-    target: str
-    detail: dict[str, Any]
-    reason: str | None
-
-
-@dataclass(frozen=True)
-class TableUse:
-    """One line of a table's use log: what the node saw (activity, the button) or staff did to the table."""
-
-    at: datetime
-    what: str  # an event type ("activity", "button") or an audit action ("table.light", "table.out_of_service", ...)
-    by: str | None  # the staff member, for what staff did
-    on: bool | None = None  # table.light: switched on or off
-    reason: str | None = None
-
-
-@dataclass(frozen=True)
-class StaffRow:
-    """One line of the accounts list."""
-
-    u: Staff
-    locked: bool
-    logins: int  # live dashboard logins
-
-
 # --- the queries -----------------------------------------------------------------------------
 
 
 class HallReads:
-    """Queries over the hub's database and live state; none of them writes."""
+    """What the dashboard reads: each part's reader as `reads.<part>`, and what is the hall's as a
+    whole (the venue, its clock and calendar, health, the live events); none of them writes."""
 
     def __init__(self, hub: Hub) -> None:
         self._hub = hub
         self._store = hub.store
-        self.bookings = BookingReads(hub)  # bookings, blocks, the waiting list (broker.hall.booking_reads)
+
+    # Each part's reader, built on first use from what it reads (never the hub itself).
+    @cached_property
+    def _hall(self) -> HallState:
+        return self._hub.hall_state
+
+    @cached_property
+    def bookings(self) -> BookingReads:
+        return BookingReads(self._hall, self._hub.booking_book, self._hub.bookings, self._hub.out_of_service_book)
+
+    @cached_property
+    def till(self) -> TillReads:
+        return TillReads(self._hall, self._hub.till)
+
+    @cached_property
+    def floor(self) -> FloorReads:
+        return FloorReads(self._hall, self._hub.lights, self._hub.out_of_service_book, self.till)
+
+    @cached_property
+    def people(self) -> PeopleReads:
+        return PeopleReads(self._hall)
+
+    @cached_property
+    def tournaments(self) -> TournamentReads:
+        return TournamentReads(self._hall, self._hub.tournament_calls)
+
+    @cached_property
+    def notify(self) -> NotifyReads:
+        return NotifyReads(self._hub.notifications)
+
+    @cached_property
+    def outbox(self) -> OutboxReads:
+        return OutboxReads(self._hall)
+
+    @cached_property
+    def reports(self) -> ReportsReads:
+        return ReportsReads(self._hall)
 
     # configuration and clock (the venue file; never changes while running)
     @property
     def venue(self) -> Venue:
-        return self._hub.venue
+        return self._hall.venue
 
     @property
     def tables(self) -> dict[str, TableSpec]:
-        return self._hub.tables
+        return self._hall.tables
 
     def clock(self) -> datetime:
-        return self._hub.clock()
+        return self._hall.clock()
 
     @property
     def clock_speed(self) -> float:
         """Hall seconds per real second: 1 for the real clock; a clock that runs faster (the demo's
         sim.clock.ScaledClock, `--speed`) says how much in its `speed`. A browser counts real
         time: the pages tell it this, and it turns the hall's durations into its own with it."""
-        speed = getattr(self._hub.clock, "speed", 1.0)
+        speed = getattr(self._hall.clock, "speed", 1.0)
         return float(speed) if isinstance(speed, int | float) and speed > 0 else 1.0
 
     def today(self) -> date:
@@ -241,7 +116,7 @@ class HallReads:
         return HallDates(self.venue.tz, self.today())
 
     def fee_year(self) -> int:
-        return calendar_year(self.clock(), self.venue)
+        return self._hall.fee_year()
 
     @property
     def backend(self) -> str:
@@ -262,696 +137,7 @@ class HallReads:
 
     def subscribe(self, fn: Listener) -> None:
         """Call fn(topic, data) after every committed change of the hall (from the hub's threads: hand over, never wait)."""
-        self._hub.subscribe(fn)
+        self._hall.listeners.subscribe(fn)
 
     def unsubscribe(self, fn: Listener) -> None:
-        self._hub.unsubscribe(fn)
-
-    # -- games -----------------------------------------------------------------------------
-
-    def hall_snapshot(self) -> HallSnapshot:
-        return self._hub.hall_snapshot()
-
-    def open_game(self, table: str) -> OpenGame | None:
-        return self._hub.open_game(table)
-
-    def bill_of(self, state: game_ops.GameState, at: datetime | None = None) -> Bill:
-        return self._hub.bill_of(state, at)
-
-    def _brief(self, game_id: int, state: game_ops.GameState, items: Iterable[tab_views.TabItemView] | None = None) -> dict[str, Any]:
-        # `items`: what is on the game's tab, read here for one game when not given (a list reads them at once)
-        if items is None:
-            items = self.game_items([game_id]).get(game_id, ())
-        return brief_fields(game_id, state, self.bill_of(state), self.venue, self.clock(), items)
-
-    def game_brief(self, game_id: int, state: game_ops.GameState, items: Iterable[tab_views.TabItemView] | None = None) -> GameBrief:
-        """A game as lists and the floor's cards show it (its state and amount, no bill lines); what is
-        on its tab is read unless `items` says it (the floor's cards pass none: no read per card)."""
-        return GameBrief(**self._brief(game_id, state, items))
-
-    def game_briefs(self, game_ids: list[int]) -> list[GameBrief]:
-        """Games as lists show them, what is on their tabs read at once."""
-        items = self.game_items(game_ids)
-        return [GameBrief(**self._brief(g, self.game_state(g), items.get(g, ()))) for g in game_ids]
-
-    def game_view(self, game_id: int, state: game_ops.GameState) -> GameView:
-        """A game in `state` (e.g. as a command left it) with its itemised bill."""
-        return GameView(**self._brief(game_id, state), bill=self.bill_of(state))
-
-    def game(self, game_id: int) -> GameView:
-        """A game with its itemised bill; NotFound if there is none."""
-        return self.game_view(game_id, self.game_state(game_id))
-
-    def game_started(self, game_id: int) -> GameStarted:
-        """A game just started, with the warning staff get when a member's game runs at the standard rate."""
-        state = self.game_state(game_id)
-        warning = start_warning(state, self.venue, self.clock())
-        return GameStarted(
-            **self._brief(game_id, state),
-            bill=self.bill_of(state),
-            warning=str(warning) if warning else None,
-            warning_code=warning.code if warning else None,
-        )
-
-    def amount_moves_at(self, game_id: int) -> datetime | None:
-        """When the bill of this running game next shows another amount by itself (None: it is not
-        running): broker.domain.amount_clock, from the open games' snapshot (no query)."""
-        game = next((g for g in self.hall_snapshot().open.values() if g.id == game_id), None)
-        if game is None:
-            return None
-        return amount_moves_at(game.state, self.venue, max(self.clock(), game.state.last_at))
-
-    @store_call
-    def game_state(self, game_id: int) -> game_ops.GameState:
-        """The game replayed from its op log; NotFound if there is none."""
-        with self._store.reader() as db:
-            row = db.get(Game, game_id)
-            if row is None:
-                raise NotFound(N_("There is no game no. %(game)d."), game=game_id)
-            ops = [
-                game_ops.Op(cast(game_ops.OpKind, o.kind), o.at, o.data, o.actor, o.reason) for o in row.ops
-            ]  # the kind column holds OpKinds only
-        return game_ops.replay(ops, self.venue)
-
-    @store_call
-    def game_ids(
-        self, *, open: bool | None = None, started_from: datetime | None = None, started_before: datetime | None = None, limit: int = 200
-    ) -> list[int]:
-        """Session ids, newest start first."""
-        q = select(Game.id).order_by(Game.started_at.desc(), Game.id.desc()).limit(limit)
-        if open is not None:
-            q = q.where(Game.state != "stopped") if open else q.where(Game.state == "stopped")
-        if started_from is not None:
-            q = q.where(Game.started_at >= started_from)
-        if started_before is not None:
-            q = q.where(Game.started_at < started_before)
-        with self._store.reader() as db:
-            return list(db.scalars(q))
-
-    @staticmethod
-    def _stopped(db: Any, start: datetime, end: datetime) -> list[StoppedGame]:
-        rows = db.execute(
-            select(Game, Member.name)
-            .outerjoin(Member, Member.id == Game.member_id)
-            .where(
-                Game.state == "stopped",
-                Game.started_at >= start,
-                Game.started_at < end,
-            )
-            .order_by(Game.stopped_at, Game.id)
-        )
-        return [StoppedGame(s.id, s.table_id, s.started_at, s.stopped_at, name, s.total_cents) for s, name in rows]
-
-    @store_call
-    def stopped_games(self, start: datetime, end: datetime) -> list[StoppedGame]:
-        """Stopped games started in [start, end) (a business day's games), in stop order, with the member's name."""
-        with self._store.reader() as db:
-            return self._stopped(db, start, end)
-
-    # -- nodes -------------------------------------------------------------------------------
-
-    @store_call
-    def nodes(self, only: str | None = None) -> dict[str, NodeView]:
-        q = select(Node) if only is None else select(Node).where(Node.table_id == only)
-        with self._store.reader() as db:
-            return {n.table_id: copy_row(NodeView, n, table=n.table_id) for n in db.scalars(q)}
-
-    def node(self, table: str) -> NodeView | None:
-        return self.nodes(only=table).get(table)
-
-    @store_call
-    def node_rejects(self) -> dict[str, NodeRejects]:
-        with self._store.reader() as db:
-            return node_rejects(db)
-
-    def node_statuses(self) -> list[NodeStatus]:
-        """One row per venue table: its node (or none yet) and what the hub refused from it."""
-        known, refused = self.nodes(), self.node_rejects()
-        return [NodeStatus.of(t.id, known.get(t.id), refused.get(t.id)) for t in self.venue.tables]
-
-    def unknown_rejects(self) -> NodeRejects:
-        """What the hub refused under topics that name no table of the venue."""
-        return self.node_rejects().get(UNKNOWN) or NodeRejects()
-
-    def live_tables(self, only: str | None = None) -> list[LiveTable]:
-        """The venue's tables (or just `only`) with their live state: node, light, game, out of service."""
-        nodes, oos = self.nodes(only), self.out_of_service()
-        hall = self.hall_snapshot()  # games and drop counts as one picture
-        specs = [self.tables[only]] if only is not None else list(self.venue.tables)
-        playing = {spec.id: g for spec in specs if spec.kind.billed and (g := hall.open.get(spec.id)) is not None}
-        items = self.game_items([g.id for g in playing.values()])  # one read for all
-        out = []
-        for spec in specs:
-            g = playing.get(spec.id)
-            game = GameOnTable(**self._brief(g.id, g.state, items.get(g.id, ())), drops=hall.drops.get(spec.id, 0)) if g else None
-            out.append(live_table(spec, nodes.get(spec.id), game, oos.get(spec.id)))
-        return out
-
-    @store_call
-    def sensor_events(self, start: datetime, end: datetime) -> list[SensorEvent]:
-        """Pocket drops and sensor fault reports received in [start, end), in order."""
-        with self._store.reader() as db:
-            rows = db.execute(
-                select(Event.table_id, Event.type, Event.data)
-                .where(
-                    Event.type.in_(("pocket", "sensor_fault")),
-                    Event.received_at >= start,
-                    Event.received_at < end,
-                )
-                .order_by(Event.received_at, Event.id)
-            )
-            return [SensorEvent(t, k, d or {}) for t, k, d in rows]
-
-    # -- alerts ------------------------------------------------------------------------------
-
-    @store_call
-    def open_alerts(self, table: str | None = None) -> list[AlertView]:
-        with self._store.reader() as db:
-            return [_alert(a) for a in open_alerts(db, table)]
-
-    @store_call
-    def alert(self, alert_id: int) -> AlertView | None:
-        with self._store.reader() as db:
-            a = db.get(Alert, alert_id)
-            return _alert(a) if a is not None else None
-
-    @store_call
-    @store_call
-    def refused_records(self) -> list[RefusedRecord]:
-        """The records for the centre set aside because it refused them (or would have), newest first."""
-        with self._store.reader() as db:
-            return refused_records(db)
-
-    def alert_history(self, table: str | None = None, limit: int = 200) -> list[AlertView]:
-        """The latest alerts, closed ones included, newest first."""
-        q = select(Alert).order_by(Alert.opened_at.desc(), Alert.id.desc()).limit(limit)
-        if table is not None:
-            q = q.where(Alert.table_id == table)
-        with self._store.reader() as db:
-            return [_alert(a) for a in db.scalars(q)]
-
-    # -- members -------------------------------------------------------------------------------
-
-    @store_call
-    def search_members(self, query: str, limit: int) -> list[MemberView]:
-        with self._store.reader() as db:
-            return [member_view(m, self.fee_year()) for m in search_members(db, query, limit=limit)]
-
-    @store_call
-    def member(self, member_id: int) -> MemberView | None:
-        with self._store.reader() as db:
-            m = db.get(Member, member_id)
-            return member_view(m, self.fee_year()) if m is not None else None
-
-    @store_call
-    def card_holder(self, uid: str) -> int | None:
-        """The member id a (normalized) card UID is assigned to."""
-        with self._store.reader() as db:
-            card = db.get(MemberCard, uid)
-            return card.member_id if card is not None else None
-
-    @store_call
-    def export_members_csv(self) -> bytes:
-        """The registry as the Slovak Excel file (broker.storage.members_csv)."""
-        with self._store.reader() as db:
-            return export_members_csv(db)
-
-    # -- foosball ------------------------------------------------------------------------------
-
-    def foosball_tables(self) -> list[str]:
-        return [t.id for t in self.venue.tables if t.kind is Kind.FOOSBALL]
-
-    @store_call
-    def active_checkins(self, tables: list[str] | None = None) -> list[TableCheckins]:
-        """Per foosball table, the check-ins that still count now, oldest first."""
-        now = self.clock()
-        wanted = self.foosball_tables() if tables is None else tables
-        with self._store.reader() as db:
-            rows = list(
-                db.execute(
-                    select(FoosballCheckin, Member.name)
-                    .join(Member, Member.id == FoosballCheckin.member_id)
-                    .where(FoosballCheckin.table_id.in_(wanted), FoosballCheckin.ended_at.is_(None))
-                    .order_by(FoosballCheckin.checked_in_at)
-                )
-            )
-            views = [checkin_view(c, name, self.venue) for c, name in rows]
-        return [TableCheckins(t, self.tables[t].name, tuple(v for v in views if v.table_id == t and v.active_until > now)) for t in wanted]
-
-    # -- reports ---------------------------------------------------------------------------------
-
-    @store_call
-    def revenue(self, first: date, last: date) -> Revenue:
-        """What was paid over business days first..last (the Z reports' takings)."""
-        with self._store.reader() as db:
-            return reports.revenue(db, self._hub.till.days.h, first, last)
-
-    @store_call
-    def table_time(self, first: date, last: date) -> reports.TableTime:
-        """What the games started on business days first..last billed for table time."""
-        with self._store.reader() as db:
-            return reports.table_time(db, self.venue, first, last)
-
-    @store_call
-    def utilisation(self, day: date) -> reports.HourGrid:
-        with self._store.reader() as db:
-            return reports.utilisation(db, self.venue, day, self.clock())
-
-    @store_call
-    def drops(self, day: date) -> reports.HourGrid:
-        with self._store.reader() as db:
-            return reports.drops(db, self.venue, day)
-
-    @store_call
-    def foosball_use(self, first: date, last: date) -> list[reports.FoosballUse]:
-        with self._store.reader() as db:
-            return reports.foosball_use(db, self.venue, first, last)
-
-    @store_call
-    def period_figures(self, first: date, last: date, played: list[date]) -> PeriodFigures:
-        """Revenue, table time, stopped games and foosball use over business days first..last; hour grids for the `played` days."""
-        start, _ = self.day_bounds(first)
-        _, end = self.day_bounds(last)
-        now = self.clock()
-        with self._store.reader() as db:
-            return PeriodFigures(
-                reports.revenue(db, self._hub.till.days.h, first, last),
-                reports.table_time(db, self.venue, first, last),
-                self._stopped(db, start, end),
-                [reports.utilisation(db, self.venue, d, now) for d in played],
-                [reports.drops(db, self.venue, d) for d in played],
-                reports.foosball_use(db, self.venue, first, last),
-            )
-
-    def day_bounds(self, day: date) -> tuple[datetime, datetime]:
-        return reports.day_bounds(day, self.venue)
-
-    # -- staff accounts ------------------------------------------------------------------------
-
-    def locked(self, username: str) -> bool:
-        """Whether some client must wait before trying this account's password again."""
-        return waiting_clients(self._store, username) > 0
-
-    @store_call
-    def staff_rows(self) -> list[StaffRow]:
-        with self._store.reader() as db:
-            users = [(staff_of(u), len(user_logins(db, u.username))) for u in list_users(db)]
-        return [StaffRow(s, self.locked(s.username), n) for s, n in users]
-
-    @store_call
-    def staff(self, username: str) -> Staff | None:
-        with self._store.reader() as db:
-            u = get_user(db, username)
-            return staff_of(u) if u is not None else None
-
-    @store_call
-    def is_last_manager(self, username: str) -> bool:
-        with self._store.reader() as db:
-            return is_last_manager(db, username)
-
-    @store_call
-    def tokens(self, username: str) -> list[TokenView]:
-        with self._store.reader() as db:
-            return [copy_row(TokenView, t) for t in list_tokens(db, username)]
-
-    @store_call
-    def logins(self, username: str) -> list[LoginView]:
-        with self._store.reader() as db:
-            return [copy_row(LoginView, w) for w in user_logins(db, username)]
-
-    @store_call
-    def audit(self, username: str) -> list[AuditView]:
-        with self._store.reader() as db:
-            return [copy_row(AuditView, e) for e in user_audit(db, username)]
-
-    # -- the table itself ------------------------------------------------------------------
-
-    def out_of_service(self) -> Mapping[str, OutOfService]:
-        """Tables out of service now, with why and since when (the hub's snapshot)."""
-        return self._hub.out_of_service()
-
-    def light_commands(self) -> Mapping[str, LightCommand]:
-        """The light the hub last commanded per table, and when (not yet confirmed, maybe)."""
-        return self._hub.light_commands()
-
-    @store_call
-    def table_use(self, table: str, start: datetime, end: datetime, limit: int = 200) -> list[TableUse]:
-        """What happened at a table in [start, end), newest first: its node's activity and button
-        events and what staff did to the table (light, out of service)."""
-        with self._store.reader() as db:
-            events = db.execute(
-                select(Event.received_at, Event.type)
-                .where(Event.table_id == table, Event.type.in_(("activity", "button")), Event.received_at >= start, Event.received_at < end)
-                .order_by(Event.received_at.desc(), Event.id.desc())
-                .limit(limit)
-            ).all()
-            audit = db.scalars(
-                select(AuditEntry)
-                .where(AuditEntry.target == f"table:{table}", AuditEntry.at >= start, AuditEntry.at < end)
-                .order_by(AuditEntry.at.desc(), AuditEntry.id.desc())
-                .limit(limit)
-            ).all()
-            rows = [TableUse(at, kind, None) for at, kind in events]
-            rows += [TableUse(a.at, a.action, a.actor, (a.detail or {}).get("on"), a.reason) for a in audit]
-        return sorted(rows, key=lambda r: r.at, reverse=True)[:limit]
-
-    # == the till (broker.hall.till): each part's reads in its own section below ===============
-
-    # -- till: tabs and products --------------------------------------------------------------
-
-    @store_call
-    def products(self, *, active_only: bool = False) -> list[tab_views.ProductView]:
-        """The product list by category and name (staff see the active ones), each with its sales of the last month."""
-        with self._store.reader() as db:
-            return tab_views.product_views(db, active_only=active_only, now=self.clock())
-
-    @store_call
-    def tab(self, tab_id: int) -> tab_views.TabView:
-        """A tab with its lines (its game's, its items voided ones included, merged tabs'), VAT, paid, owed; NotFound."""
-        with self._store.reader() as db:
-            row = db.get(Tab, tab_id)
-            if row is None:
-                raise NotFound(N_("There is no such tab."))
-            return tab_views.tab_view(db, self._hub.till.tabs.h, row, self.clock())
-
-    @store_call
-    def tab_of_game(self, game_id: int) -> int | None:
-        with self._store.reader() as db:
-            return tab_views.tab_of_game(db, game_id)
-
-    @store_call
-    def game_tab(self, game_id: int) -> int:
-        """The tab of game `game_id` (what is put on the game goes there); NotFound: no such game."""
-        with self._store.reader() as db:
-            tab = tab_views.tab_of_game(db, game_id)
-            if tab is None:
-                if db.get(Game, game_id) is None:
-                    raise NotFound(N_("There is no game no. %(game)d."), game=game_id)
-                raise ServiceError(N_("Game no. %(game)d was settled before the till: it has no tab."), game=game_id)
-            return tab
-
-    @store_call
-    def product_of_extra(self, code: str) -> tab_views.ProductView:
-        """The product that stands for the venue file's extra `code` ("topping"); ServiceError: none does."""
-        with self._store.reader() as db:
-            product = tab_views.product_of_extra(db, code)
-        if product is None:
-            raise ServiceError(N_("There is no extra %(extra)s in the price list."), extra=code[:40])
-        return product
-
-    @store_call
-    def game_items(self, game_ids: list[int]) -> dict[int, tuple[tab_views.TabItemView, ...]]:
-        """What was put on each game's own tab (extras, drinks; voided ones included), by game."""
-        with self._store.reader() as db:
-            return tab_views.game_items(db, game_ids)
-
-    @store_call
-    def unpaid_tabs(self) -> list[tab_views.UnpaidTab]:
-        """Tabs still to be paid (walk-ins, stopped games), oldest first."""
-        with self._store.reader() as db:
-            return tab_views.unpaid_tabs(db, self._hub.till.tabs.h, self.clock())
-
-    @store_call
-    def tab_games(self, tab_id: int) -> tuple[int, ...]:
-        """The games whose bills count on this tab: its own, and those of the tabs merged into it."""
-        with self._store.reader() as db:
-            tab = db.get(Tab, tab_id)
-            return tuple(t.session_id for t in merged_tabs(db, tab) if t.session_id is not None) if tab else ()
-
-    @store_call
-    def mergeable_tabs(self) -> list[tab_views.UnpaidTab]:
-        """Tabs that can be merged (open, nothing paid, not split), running games' included, oldest first."""
-        with self._store.reader() as db:
-            return tab_views.mergeable_tabs(db, self._hub.till.tabs.h, self.clock())
-
-    @store_call
-    def shared_tabs(self) -> dict[int, tab_views.SharedTab]:
-        """Bills still to be paid that other tabs are merged into, by the id of each of their tabs."""
-        with self._store.reader() as db:
-            return tab_views.shared_tabs(db, self._hub.till.tabs.h)
-
-    @store_call
-    def unpaid_by_table(self, only: str | None = None) -> dict[str, tab_views.UnpaidTab]:
-        """Per free table (or just `only`), its last game's tab when unpaid (the floor card's badge)."""
-        with self._store.reader() as db:
-            return tab_views.unpaid_by_table(db, self._hub.till.tabs.h, self.clock(), only)
-
-    @store_call
-    def day_tabs(self, day: date) -> list[tab_views.UnpaidTab]:
-        """A business day's tabs, newest first, with what each owes."""
-        with self._store.reader() as db:
-            return tab_views.todays_tabs(db, self._hub.till.tabs.h, day, self.clock())
-
-    # -- till: payments and receipts ----------------------------------------------------------
-
-    @store_call
-    def tab_payments(self, tab_id: int) -> TabPayView | None:
-        """A tab's bill, its split parts and its payments (the payment page); None: no such tab."""
-        with self._store.reader() as db:
-            return tab_pay_view(db, self._hub.till.payments.h, tab_id)
-
-    @store_call
-    def payment(self, payment_id: int) -> PaymentView | None:
-        with self._store.reader() as db:
-            row = db.get(Payment, payment_id)
-            return payment_views(db, self._hub.till.payments.h, [row])[0] if row is not None else None
-
-    @store_call
-    def receipt_of(self, payment_id: int) -> Receipt | None:
-        """The receipt of a payment or reversal, from its frozen lines (a reprint reads the same); None: no such payment."""
-        with self._store.reader() as db:
-            return receipt_of(db, self._hub.till.payments.h, payment_id)
-
-    @store_call
-    def receipts_journal(self, day: date) -> list[JournalRow]:
-        """The receipts counting on business day `day`, the newest first (the bills page's journal)."""
-        with self._store.reader() as db:
-            return receipts_journal(db, self._hub.till.payments.h, day)
-
-    @store_call
-    def till_days(self) -> tuple[date, frozenset[date]]:
-        """(the business day payments count on now, the days staff work with: CloseOut.days_at_hand)."""
-        with self._store.reader() as db:
-            now = self.clock()
-            return self._hub.till.days.current_day(db, now), self._hub.till.days.days_at_hand(db, now)
-
-    @store_call
-    def money_at_hand(self, *, tab: int | None = None, payment: int | None = None, game: int | None = None) -> bool:
-        """Whether staff may read this tab, payment or game's tab (broker.hall.till.payment_reads:
-        unpaid, or on a day staff work with); if not, it is the manager's (day.history)."""
-        with self._store.reader() as db:
-            hand = self._hub.till.days.days_at_hand(db, self.clock())
-            if game is not None:
-                tab = tab_views.tab_of_game(db, game)
-            if tab is not None and not tab_at_hand(db, tab, hand):
-                return False
-            return payment is None or payment_at_hand(db, payment, hand)
-
-    # -- till: the business day and its close-out ----------------------------------------------
-
-    @store_call
-    def day_overview(self) -> DayOverview:
-        """The business day staff work on now, its running Z report figures, earlier days left open."""
-        return self._hub.till.days.overview()
-
-    @store_call
-    def day_report(self, day: date) -> ZReport:
-        """A closed day's frozen Z report, or an open day's figures now; NotFound for a day without a shift."""
-        report = self._hub.till.days.report(day)
-        if report is None:
-            raise NotFound(N_("There is no business day %(day)s: nobody opened it and no money was taken."), day=day.isoformat())
-        return report
-
-    @store_call
-    def business_days(self, limit: int = 400) -> list[DaySummary]:
-        """Business days with a shift, newest first, closed or not."""
-        return self._hub.till.days.days(limit)
-
-    # -- tournaments (broker.hall.tournament_reads) ---------------------------------------------
-
-    @store_call
-    def tournaments(self) -> list[tournament_reads.TournamentSummary]:
-        """Tournaments, the latest first."""
-        with self._store.reader() as db:
-            return tournament_reads.summaries(db)
-
-    @store_call
-    def tournament(self, tournament_id: int) -> tournament_reads.TournamentView:
-        """One tournament with its entrants, matches, tables, standings and money; NotFound."""
-        with self._store.reader() as db:
-            try:
-                return tournament_reads.view_of(db, self._hub.tournaments.h, tournament_id)
-            except TournamentMissing as e:
-                raise NotFound.like(e) from None
-
-    @store_call
-    def tournament_progress(self, tournament_id: int) -> Progress | None:
-        """Its matches' state as the rules see it (None before the draw): for the exports."""
-        with self._store.reader() as db:
-            try:
-                return load(db, tournament_id).progress
-            except TournamentMissing as e:
-                raise NotFound.like(e) from None
-
-    @store_call
-    def tournament_by_token(self, token: str) -> tournament_reads.TournamentView | None:
-        """The tournament whose TV link this is (None: no such link, or revoked)."""
-        with self._store.reader() as db:
-            t = tournament_by_token(db, token)
-            return tournament_reads.view_of(db, self._hub.tournaments.h, t.id, public=True) if t is not None else None
-
-    @store_call
-    def tournament_call_on(self, table: str) -> tournament_reads.CallView | None:
-        """The tournament's match on `table` now, if any."""
-        if not self._hub.tournament_calls.has_call(table):
-            return None  # the common case, every floor card: no query
-        with self._store.reader() as db:
-            return tournament_reads.call_on_table(db, self._hub.tournaments.h, table)
-
-    @store_call
-    def season(self, group: str, year: int) -> list[SeasonRow]:
-        """A Lavosliga group's season ranking in a calendar year."""
-        with self._store.reader() as db:
-            return season_ranking(db, group, year, self.venue)
-
-    # -- till: eKasa ---------------------------------------------------------------------------
-
-    @store_call
-    def ekasa_settings(self) -> EkasaSettingsView:
-        s = self._hub.till.fiscal.settings
-        return EkasaSettingsView(s.enabled, s.url, s.timeout_s, s.cash_register_code)
-
-    def ekasa_health(self) -> EkasaHealthView:
-        h = self._hub.till.fiscal.health()
-        return EkasaHealthView(self._hub.till.fiscal.settings.enabled, h.reachable, h.unreachable_since, h.last_error)
-
-    @store_call
-    def ekasa_unregistered(self, limit: int = 500) -> list[FiscalReceiptView]:
-        """Receipts not registered in eKasa yet (pending, offline, failed, paragón), oldest first."""
-        from broker.hall.till.fiscal import UNREGISTERED
-        from broker.storage.models import Payment, Tab
-
-        q = (
-            select(Payment, Tab.table_id)
-            .join(Tab, Tab.id == Payment.tab_id)
-            .where(Payment.fiscal_state.in_(UNREGISTERED))
-            .order_by(Payment.id)
-            .limit(limit)
-        )
-        with self._store.reader() as db:
-            out = []
-            for p, table in db.execute(q).all():
-                d = p.fiscal_detail or {}
-                since = d.get("offline_since") or d.get("since")
-                method = self.venue.till.method(p.method)
-                out.append(
-                    FiscalReceiptView(
-                        payment_id=p.id,
-                        receipt_no=p.receipt_no,
-                        amount_cents=p.amount_cents,
-                        method=method.name if method else p.method,
-                        method_en=(method.name_en or method.name) if method else p.method,
-                        staff=p.staff,
-                        at=p.at,
-                        table=self.tables[table].name if table in self.tables else None,
-                        state=p.fiscal_state,
-                        since=datetime.fromisoformat(since) if since else p.at,
-                        error=d.get("error"),
-                        okp=d.get("okp"),
-                        paragon_no=p.paragon_no,
-                        paragon_at=p.paragon_at,
-                        reversal=p.reverses_id is not None,
-                    )
-                )
-            return out
-
-    # -- notifications -------------------------------------------------------------------------
-
-    def notify_targets(self) -> list[NotifyTargetView]:
-        """The push targets, their URLs masked (scheme and host only: the rest is a secret)."""
-        return [
-            NotifyTargetView(t.id, t.masked, t.kinds, t.min_severity, t.quiet_from, t.quiet_to, t.lang, t.label)
-            for t in self._hub.notifications.settings.targets
-        ]
-
-    def notify_history(self, limit: int = 100) -> NotifyHistoryView:
-        """What was sent, what waits and why, newest first; how many the bound dropped."""
-        names = {t.id: t.label or t.masked for t in self._hub.notifications.settings.targets}
-        pending, dropped = self._hub.notifications.counts()
-        rows = [
-            NotifyMessageView(
-                m.id, names.get(m.target, "—"), m.body, m.created_at, m.state, m.attempts, m.last_error, m.sent_at, m.late, m.not_before
-            )
-            for m in self._hub.notifications.history(limit)
-        ]
-        return NotifyHistoryView(pending, dropped, rows)
-
-    # --- till: eKasa (value types of the section above) -----------------------------------------
-
-
-@dataclass(frozen=True)
-class EkasaSettingsView:
-    enabled: bool
-    url: str
-    timeout_s: float
-    cash_register_code: str
-
-
-@dataclass(frozen=True)
-class EkasaHealthView:
-    enabled: bool
-    reachable: bool | None  # None: not asked yet since the hub started
-    unreachable_since: datetime | None
-    last_error: str | None
-
-
-@dataclass(frozen=True)
-class FiscalReceiptView:
-    payment_id: int
-    receipt_no: int | None
-    amount_cents: int
-    method: str
-    method_en: Annotated[str, HIDDEN]
-    staff: str
-    at: datetime
-    table: str | None  # None: a walk-in tab
-    state: str  # pending, offline, failed, paragon
-    since: datetime  # pending since / offline since
-    error: str | None
-    okp: str | None
-    paragon_no: str | None
-    paragon_at: datetime | None
-    reversal: bool
-
-
-@dataclass(frozen=True)
-class NotifyTargetView:
-    id: str
-    url: str  # masked
-    kinds: tuple[str, ...]
-    min_severity: str
-    quiet_from: str
-    quiet_to: str
-    lang: str
-    label: str
-
-
-@dataclass(frozen=True)
-class NotifyMessageView:
-    id: int
-    target: str  # its label or masked URL
-    text: str
-    created_at: datetime
-    state: str  # pending, sent, dropped
-    attempts: int
-    last_error: str | None
-    sent_at: datetime | None
-    late: bool
-    not_before: datetime | None
-
-
-@dataclass(frozen=True)
-class NotifyHistoryView:
-    pending: int
-    dropped: int
-    messages: list[NotifyMessageView]
+        self._hall.listeners.unsubscribe(fn)

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from broker.domain.box_rules import BackupStatus
+from broker.domain.floor.box_rules import BackupStatus
 from broker.ops.backup import BackupError, backup, restore
 from broker.storage.engine import create_private_file
 

@@ -19,9 +19,9 @@ ekasa_app = typer.Typer(
 
 def _stored_settings(db: str | None) -> tuple[str, float, str] | None:
     """(url, timeout, cash register code) as the manager saved them on /ekasa, if this box has a database."""
-    from broker.hall.till.fiscal import SETTINGS_KEY, EkasaSettings
     from broker.ops.cli_options import store_session
     from broker.storage.models import Setting
+    from broker.till.fiscal import SETTINGS_KEY, EkasaSettings
 
     with store_session(db) as s:
         row = s.get(Setting, SETTINGS_KEY)

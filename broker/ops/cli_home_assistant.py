@@ -23,7 +23,7 @@ HUB_LOGIN = "lavos-hub"
 
 
 def _topics(venue: Path) -> list[str]:
-    from broker.domain import home_assistant as ha
+    from broker.domain.floor import home_assistant as ha
     from broker.domain.venue import load_venue
     from devices.kinds import Kind
     from devices.tomlfile import ConfigError

@@ -73,9 +73,9 @@ class HubPlan:
     make_metrics: Callable[[], Any]
     web: Web
     link_process: bool = True  # the MQTT link in a child process (broker.adapters.link_process)
-    home_assistant: bool = False  # MQTT discovery for Home Assistant (broker.hall.home_assistant)
-    central: Any = None  # CentralSettings: the records go to the central reporting hub (broker.hall.outbox)
-    box: Any = None  # BoxSensors: the hub box watches its clock, backups and certificates (broker.hall.box_watch)
+    home_assistant: bool = False  # MQTT discovery for Home Assistant (broker.floor.home_assistant)
+    central: Any = None  # CentralSettings: the records go to the central reporting hub (broker.outbox.records)
+    box: Any = None  # BoxSensors: the hub box watches its clock, backups and certificates (broker.floor.box_watch)
     closers: list[Callable[[], None]] = field(default_factory=list)
     _prepared: list[Any] | None = None  # the metrics writer made ahead (prepare_metrics), until a hub takes it
 

@@ -143,7 +143,7 @@ class Store:
 
     Once a hub binds it (`bind_writer`), a write transaction may be opened only on the hub's
     writer thread: every change of the hall, the till, members, accounts and settings is a
-    command the writer runs (broker.hall.commands), and this is where that is enforced rather
+    command the writer runs (broker.core.commands), and this is where that is enforced rather
     than hoped for. A store no hub has bound (a CLI tool, a migration, a backup) is its
     process's only writer and may write from its one thread.
     """

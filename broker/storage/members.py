@@ -15,8 +15,8 @@ from typing import Literal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from broker.domain import membership
-from broker.domain.membership import (  # noqa: F401 - re-exported: the registry's callers know them from here
+from broker.domain.people import membership
+from broker.domain.people.membership import (  # noqa: F401 - re-exported: the registry's callers know them from here
     DEFAULT_FEE_CENTS,
     FIRST_YEAR,
     LAST_YEAR,
@@ -206,7 +206,7 @@ def fee_paid(member: Member, year: int) -> bool:
 class CardCheck:
     """Whether a card may be used today (`code`: membership.eligibility's verdict, or "unknown"),
     whose it is and the fee year it was checked against. The words for staff are the alert's
-    (broker.domain.alert_kinds.card_refused)."""
+    (broker.domain.floor.alert_kinds.card_refused)."""
 
     code: Literal["ok", "unknown", "inactive", "unpaid"]
     member: Member | None

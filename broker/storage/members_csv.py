@@ -1,6 +1,6 @@
 """Member registry as CSV: import (all or nothing, idempotent) and export.
 
-The file's columns, words and encoding are broker.domain.member_file's: the export is the Slovak
+The file's columns, words and encoding are broker.domain.people.member_file's: the export is the Slovak
 Excel file (`meno;typ;karty;zaplatené príspevky;aktívny;poznámka`), the import also reads the
 English form (`name,kind,cards,fees_paid,active,note`), UTF-8 or Windows-1250. cards and the paid
 years hold several values separated by spaces. Only the name is required; a missing column leaves
@@ -20,10 +20,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
-from broker.domain import member_file
 from broker.domain.csv_cells import excel_csv, unguard
 from broker.domain.json_shape import derived, every_field_sent
-from broker.domain.member_file import SK_COLUMNS, Header, NotText, active_of, active_text, kind_of, kind_text, read_header
+from broker.domain.people import member_file
+from broker.domain.people.member_file import SK_COLUMNS, Header, NotText, active_of, active_text, kind_of, kind_text, read_header
 from broker.domain.refusals import N_, Refusal
 from broker.storage.members import (
     DEFAULT_FEE_CENTS,

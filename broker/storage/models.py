@@ -26,7 +26,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column, relationship
 
 from broker.domain.euros import VAT_RATES
-from broker.domain.membership import MEMBER_KINDS
+from broker.domain.people.membership import MEMBER_KINDS
 from broker.storage.types import JSONDoc, UTCDateTime, utcnow
 
 # Explicit constraint names: Alembic needs them to alter or drop a constraint later, and SQLite
@@ -324,11 +324,11 @@ class Login(LoginColumns, Base):
     USERS = "users"
 
 
-# --- what the nodes sent that the hub refused (broker.domain.reject_tally) ---------------------------
+# --- what the nodes sent that the hub refused (broker.domain.floor.reject_tally) ---------------------------
 
 
 class NodeRejectCount(Base):
-    """Messages refused per table (or broker.domain.reject_tally.UNKNOWN) and reason; bounded by the venue file."""
+    """Messages refused per table (or broker.domain.floor.reject_tally.UNKNOWN) and reason; bounded by the venue file."""
 
     __tablename__ = "node_reject_counts"
 
@@ -372,7 +372,7 @@ class TableOutOfService(Base):
     by: Mapped[str] = mapped_column(String(64))
 
 
-# --- money: products, tabs, payments, business days (issue 12; rules in broker.hall.till) ---------
+# --- money: products, tabs, payments, business days (issue 12; rules in broker.till) ---------
 # Nothing about money is ever deleted: an item is voided (who, when, why), a payment is reversed by
 # a payment of the opposite sign that names it. Amounts are integer cents, VAT-inclusive.
 
@@ -405,7 +405,7 @@ class Tab(Base):
     """A bill being run up: a table's (one per game, `session_id`) or a walk-in's at the bar (no table).
 
     Merged into another tab (`merged_into`), its lines count on that one. `split` is the plan staff
-    chose for paying in parts (broker.domain.money); the money itself is only in `payments`.
+    chose for paying in parts (broker.domain.till.money); the money itself is only in `payments`.
     `holds`: a tab opened for one thing holds items of that category only and merges with no other
     (a player's tournament entry fee: its payments are the prize pot; a booking's deposit).
     """
@@ -486,7 +486,7 @@ class Payment(Base):
     receipt_no: Mapped[int | None] = mapped_column(Integer, unique=True)
     # The form's one-time key: a double tap or a resent form finds the payment it already made.
     request_id: Mapped[str | None] = mapped_column(String(64), unique=True)
-    # What this payment paid for, frozen when it was taken (broker.domain.receipt.lines_json): the
+    # What this payment paid for, frozen when it was taken (broker.domain.till.receipt.lines_json): the
     # receipt's lines with their VAT rates and categories and its VAT rows. The receipt, its reprint,
     # the eKasa registration and the close-out all read this, so none of them can drift.
     lines: Mapped[dict[str, Any]] = mapped_column(default=dict)
@@ -530,9 +530,9 @@ class Setting(Base):
     updated_by: Mapped[str] = mapped_column(String(64))
 
 
-# --- tournaments (issue 21; rules in broker.domain.tournament, commands in broker.hall.tournaments) ---
+# --- tournaments (issue 21; rules in broker.domain.tournaments, commands in broker.tournaments.setup) ---
 # The bracket is never stored: who plays whom is worked out from the draw and the results
-# (broker.domain.tournament.progress). A result is voided and replaced by a correction, never deleted.
+# (broker.domain.tournaments.progress). A result is voided and replaced by a correction, never deleted.
 
 TOURNAMENT_GROUPS = ("", "I", "II")  # the Lavosliga's two groups; "" another event (a memorial, a pairs bracket)
 SEEDINGS = ("random", "seeded")
@@ -681,13 +681,13 @@ class TournamentCall(Base):
     end_reason: Mapped[str | None] = mapped_column(String(16))
 
 
-# --- records for the centre (several halls, docs/scaling.md; rules in broker.hall.outbox) ---------
+# --- records for the centre (several halls, docs/scaling.md; rules in broker.outbox.records) ---------
 
 
 class OutboxRecord(Base):
     """A committed money or game record waiting for the central reporting hub to acknowledge it.
 
-    Written in the same transaction as the record itself (broker.hall.outbox), deleted only once
+    Written in the same transaction as the record itself (broker.outbox.records), deleted only once
     the centre has applied it. `seq` is the hall's own numbering, gap-free (OutboxCounter), so the
     centre applies each (hall, seq) once and can tell a record it has from one it has not.
     """
@@ -762,7 +762,7 @@ class CentralRecord(Base):
 
 
 class CentralPayment(Base):
-    """A hall's payment or reversal as its Z report counts it (the record: broker.domain.zreport.PaymentRecord)."""
+    """A hall's payment or reversal as its Z report counts it (the record: broker.domain.till.zreport.PaymentRecord)."""
 
     __tablename__ = "central_payments"
     __table_args__ = (Index("ix_central_payments_hall_business_day", "hall", "business_day"),)
@@ -861,7 +861,7 @@ class CentralLogin(LoginColumns, Base):
 
 
 # --- bookings, blocks and the waiting list (issue 20; rules in broker.domain.bookings, handlers in
-# broker.hall.bookings and broker.hall.waiting_list). A phone number is personal data: only staff
+# broker.bookings.bookings and broker.bookings.waiting_list). A phone number is personal data: only staff
 # see it, it is never logged or audited, and it is removed with the name after the venue's
 # retention (`anonymised_at`). ----------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from broker.domain.reject_tally import SAMPLES_PER_TABLE, NodeRejects, ReasonCount, RejectTally, Sample
+from broker.domain.floor.reject_tally import SAMPLES_PER_TABLE, NodeRejects, ReasonCount, RejectTally, Sample
 from broker.storage.dialect import table_of, upsert_insert
 from broker.storage.models import NodeRejectCount, NodeRejectSample
 

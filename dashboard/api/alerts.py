@@ -7,8 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, HTTPException, Query
 
 from broker.accounts.staff import Staff
-from broker.hall.alert_book import AckAlert
-from broker.hall.read_models import AlertView
+from broker.core.alert_book import AckAlert
+from broker.floor.reads import AlertView
 from dashboard.api.auth import can, demand
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.api.schemas import AckIn, text
@@ -30,13 +30,13 @@ def list_alerts(
 ) -> list[AlertView]:
     if not open:
         demand(user, "alerts.history")
-    rows = reads.open_alerts(table)[:limit] if open else reads.alert_history(table, limit)
+    rows = reads.floor.open_alerts(table)[:limit] if open else reads.floor.alert_history(table, limit)
     return rows
 
 
 @router.post("/{alert_id}/ack", response_model=AlertView, summary="Acknowledge an alert; close=true also closes it")
 def ack(alert_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("alerts.open"))], body: AckIn | None = None) -> AlertView:
-    if hub.reads.alert(alert_id) is None:
+    if hub.reads.floor.alert(alert_id) is None:
         raise HTTPException(404, f"no alert {alert_id}: reload the alert list")
     hub.execute(AckAlert(alert_id=alert_id, close=bool(body and body.close), actor=user.username))
-    return hub.reads.alert(alert_id)  # type: ignore[return-value]  # alerts are never deleted
+    return hub.reads.floor.alert(alert_id)  # type: ignore[return-value]  # alerts are never deleted

@@ -220,13 +220,13 @@ def _path_id(request: Request, name: str) -> int | None:
 
 def older_money(request: Request) -> bool:
     """Whether the tab, payment or game the path names is money of a day staff no longer work with
-    (broker.hall.read_models.HallReads.money_at_hand): then it is the manager's (day.history), as
+    (broker.till.reads.TillReads.money_at_hand): then it is the manager's (day.history), as
     that day's Z report is. A path that names none, or no such row, is not (the route answers 404)."""
     tab, payment = _path_id(request, "tab_id"), _path_id(request, "payment_id")
     game = _path_id(request, "game_id") or _path_id(request, "session_id")  # a page's path, the API's
     if tab is None and payment is None and game is None:
         return False
-    return not get_reads(request).money_at_hand(tab=tab, payment=payment, game=game)
+    return not get_reads(request).till.money_at_hand(tab=tab, payment=payment, game=game)
 
 
 @cache

@@ -17,9 +17,9 @@ from fastapi.responses import Response
 from pydantic import Field
 
 from broker.accounts.staff import Staff
+from broker.bookings.bookings import BookTable, CancelBooking
+from broker.bookings.reads import Availability, BookingView
 from broker.domain.schedule import business_day_bounds
-from broker.hall.booking_reads import Availability, BookingView
-from broker.hall.bookings import BookTable, CancelBooking
 from broker.hall.read_models import HallReads
 from dashboard.api.auth import can
 from dashboard.api.calendar_feed import ics

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from icalendar import Calendar, Event
 
-from broker.hall.booking_reads import BookingView, Feed
+from broker.bookings.reads import BookingView, Feed
 from broker.hall.read_models import HallReads
 
 STATUS = {"held": "TENTATIVE", "cancelled": "CANCELLED"}

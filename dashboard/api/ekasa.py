@@ -12,8 +12,8 @@ from pydantic import Field
 
 from broker.accounts.staff import Staff
 from broker.adapters.ekasa import ClientStatus
-from broker.hall.read_models import EkasaSettingsView, FiscalReceiptView
-from broker.hall.till.fiscal import RecordParagon, RetryEkasa, SaveEkasaSettings
+from broker.till.fiscal import RecordParagon, RetryEkasa, SaveEkasaSettings
+from broker.till.reads import EkasaSettingsView, FiscalReceiptView
 from dashboard.api import responses as R
 from dashboard.api.auth import can
 from dashboard.api.dates import Moment
@@ -42,7 +42,7 @@ class ParagonIn(Body):
 
 @router.get("/settings", response_model=EkasaSettingsView, summary="The eKasa settings (manager)")
 def get_settings(reads: Reads, user: Annotated[Staff, Depends(can("ekasa.settings"))]) -> EkasaSettingsView:
-    return reads.ekasa_settings()
+    return reads.till.ekasa_settings()
 
 
 @router.put("/settings", response_model=EkasaSettingsView, summary="Change the eKasa settings (manager; audited)")
@@ -56,7 +56,7 @@ def put_settings(body: EkasaSettingsIn, hub: Hub, user: Annotated[Staff, Depends
             actor=user.username,
         )
     )
-    return hub.reads.ekasa_settings()
+    return hub.reads.till.ekasa_settings()
 
 
 @router.post("/test", response_model=ClientStatus, summary="Ask the eKasa client at this address how it is (manager)")
@@ -66,7 +66,7 @@ def test_connection(body: EkasaTestIn, hub: Hub, user: Annotated[Staff, Depends(
 
 @router.get("/receipts", response_model=list[FiscalReceiptView], summary="Receipts not registered in eKasa yet, oldest first")
 def unregistered(reads: Reads, user: Annotated[Staff, Depends(can("ekasa.run"))]) -> list[FiscalReceiptView]:
-    return reads.ekasa_unregistered()
+    return reads.till.ekasa_unregistered()
 
 
 @router.post("/receipts/{payment_id}/paragon", response_model=R.DoneOut, summary="Record a hand-written paragón for a payment (audited)")

@@ -25,7 +25,7 @@ from broker.accounts.users import UserError
 from broker.domain.dates import DateRefused
 from broker.domain.refusals import Refusal
 from broker.hall.facade import MemberError, MemberImportError, NotFound, ServiceError, StoreUnavailable
-from broker.hall.reports import ReportError
+from broker.reports.reports import ReportError
 
 log = logging.getLogger("lavos.api")
 
@@ -166,7 +166,7 @@ def _bug(request: Request, e: Exception) -> JSONResponse:
 def install(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation)  # type: ignore[arg-type]
     # Starlette picks the handler of the nearest class in the MRO, so NotFound beats ServiceError.
-    # Store failures arrive translated by the facade and read models (broker.hall.store_errors):
+    # Store failures arrive translated by the facade and read models (broker.core.store_errors):
     # a conflicting concurrent change is a Conflict, a ServiceError (409).
     app.add_exception_handler(NotFound, _status(404))
     app.add_exception_handler(ServiceError, _status(409))

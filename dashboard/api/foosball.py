@@ -7,9 +7,9 @@ from typing import Annotated
 from fastapi import APIRouter, Depends
 
 from broker.accounts.staff import Staff
-from broker.hall.member_views import CheckinView
-from broker.hall.read_models import TableCheckins
-from broker.hall.table_service import CheckInFoosball, CheckOutFoosball
+from broker.floor.reads import TableCheckins
+from broker.floor.table_service import CheckInFoosball, CheckOutFoosball
+from broker.people.member_views import CheckinView
 from dashboard.api import responses as R
 from dashboard.api.auth import can
 from dashboard.api.deps import Hub, Reads
@@ -20,7 +20,7 @@ router = APIRouter(prefix="/foosball", tags=["foosball"])
 
 @router.get("", response_model=list[TableCheckins], summary="Checked-in members per foosball table, with their goals")
 def list_checkins(reads: Reads, user: Annotated[Staff, Depends(can("foosball.checkin"))]) -> list[TableCheckins]:
-    return reads.active_checkins()
+    return reads.floor.active_checkins()
 
 
 @router.post(

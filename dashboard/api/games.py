@@ -4,7 +4,7 @@ The paths keep the word clients already use (/api/sessions/{session_id}); a game
 
 Every write is a call of the hub's facade: the hub validates, appends the op (its audit entry,
 with the user as actor) and makes the lights follow. An extra is a product on the game's tab: its
-routes here build the till's tab-item commands on that tab (broker.hall.till.tabs), the same as
+routes here build the till's tab-item commands on that tab (broker.till.tabs), the same as
 the tab's own routes, and answer the game with what is on its tab. Reads go through the read models.
 """
 
@@ -16,9 +16,9 @@ from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from broker.accounts.staff import Staff
-from broker.hall.closing import StopAllGames, StoppedAll
-from broker.hall.game_views import GameBrief, GameStarted, GameView
-from broker.hall.games import (
+from broker.floor.closing import StopAllGames, StoppedAll
+from broker.floor.game_views import GameBrief, GameStarted, GameView
+from broker.floor.games import (
     CorrectBill,
     ExtendGame,
     GameCommand,
@@ -29,7 +29,7 @@ from broker.hall.games import (
     StartGame,
     StopGame,
 )
-from broker.hall.till.tabs import AddTabItem, VoidTabItem
+from broker.till.tabs import AddTabItem, VoidTabItem
 from dashboard.access import allows
 from dashboard.api.auth import can, can_read_money, demand
 from dashboard.api.dates import Day
@@ -43,7 +43,7 @@ MAX_LIST = 500
 
 def _done(hub: Hub, cmd: GameCommand) -> GameView:
     """Run a command on one game; the game as it is after it."""
-    return hub.reads.game_view(cmd.game, hub.execute(cmd))
+    return hub.reads.floor.game_view(cmd.game, hub.execute(cmd))
 
 
 @router.post(
@@ -63,7 +63,7 @@ def start(body: GameStart, hub: Hub, user: Annotated[Staff, Depends(can("games.r
             actor=user.username,
         )
     )
-    return hub.reads.game_started(game_id)
+    return hub.reads.floor.game_started(game_id)
 
 
 @router.get(
@@ -80,9 +80,9 @@ def list_games(
 ) -> list[GameBrief]:
     if open is not True:  # stopped games carry their totals: that is the revenue
         demand(user, "games.history")
-    start_at, end_at = reads.day_bounds(day) if day is not None else (None, None)
-    ids = reads.game_ids(open=open, started_from=start_at, started_before=end_at, limit=limit)
-    return reads.game_briefs(ids)
+    start_at, end_at = reads.reports.day_bounds(day) if day is not None else (None, None)
+    ids = reads.floor.game_ids(open=open, started_from=start_at, started_before=end_at, limit=limit)
+    return reads.floor.game_briefs(ids)
 
 
 class StopAllIn(BaseModel):
@@ -99,7 +99,7 @@ def stop_all(body: StopAllIn, hub: Hub, user: Annotated[Staff, Depends(can("game
 
 @router.get("/{session_id}", response_model=GameView, summary="A game's state and itemised bill")
 def get_game(session_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can_read_money("games.run"))]) -> GameView:
-    return reads.game(session_id)
+    return reads.floor.game(session_id)
 
 
 @router.post("/{session_id}/stop", response_model=GameView, summary="Stop: the light goes off, the bill is final")
@@ -133,9 +133,9 @@ def extend(session_id: IdPath, body: Extend, hub: Hub, user: Annotated[Staff, De
     summary="Put an extra (by its id in GET /api/extras, a product of the list) on the game's tab; the game with its extras",
 )
 def add_extra(session_id: IdPath, body: ExtraIn, hub: Hub, user: Annotated[Staff, Depends(can("games.run"))]) -> GameView:
-    tab, product = hub.reads.game_tab(session_id), hub.reads.product_of_extra(body.extra)
+    tab, product = hub.reads.till.game_tab(session_id), hub.reads.till.product_of_extra(body.extra)
     hub.execute(AddTabItem(tab=tab, product=product.id, quantity=body.quantity, actor=user.username))
-    return hub.reads.game(session_id)
+    return hub.reads.floor.game(session_id)
 
 
 @router.post(
@@ -159,6 +159,6 @@ def correct(session_id: IdPath, body: CorrectionIn, hub: Hub, user: Annotated[St
 )
 def void_extra(session_id: IdPath, body: VoidIn, hub: Hub, user: Annotated[Staff, Depends(can("games.void"))]) -> GameView:
     may_void_paid = allows(user.role, "tabs.void_paid")
-    tab = hub.reads.game_tab(session_id)
+    tab = hub.reads.till.game_tab(session_id)
     hub.execute(VoidTabItem(tab=tab, item=body.item, reason=body.reason, may_void_paid=may_void_paid, actor=user.username))
-    return hub.reads.game(session_id)
+    return hub.reads.floor.game(session_id)

@@ -30,7 +30,7 @@ from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from broker.domain.membership import MAX_IMPORT_BYTES
+from broker.domain.people.membership import MAX_IMPORT_BYTES
 from broker.hall.facade import HubFacade
 from dashboard.api.auth import client_address, cookie_user, user_from_authorization
 

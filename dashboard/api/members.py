@@ -9,11 +9,11 @@ from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
 from broker.accounts.staff import Staff
-from broker.domain.membership import MAX_IMPORT_BYTES, normalize_uid
+from broker.domain.people.membership import MAX_IMPORT_BYTES, normalize_uid
 from broker.hall.facade import HubFacade
-from broker.hall.member_views import MemberFound, MemberView
-from broker.hall.members import AddMember, AssignCard, EditMember, ImportMembers, ImportReport, RecordFee, RemoveCard
 from broker.hall.read_models import HallReads
+from broker.people.member_views import MemberFound, MemberView
+from broker.people.members import AddMember, AssignCard, EditMember, ImportMembers, ImportReport, RecordFee, RemoveCard
 from dashboard import access
 from dashboard.api.auth import can
 from dashboard.api.deps import Hub, IdPath, Reads
@@ -26,7 +26,7 @@ SearchText = text(100, 0)
 
 
 def _member(reads: HallReads, member_id: int) -> MemberView:
-    member = reads.member(member_id)
+    member = reads.people.member(member_id)
     if member is None:
         raise HTTPException(404, f"no member {member_id}: search by name to find the right id")
     return member
@@ -44,7 +44,7 @@ def list_members(
     q: Annotated[SearchText, Query(description="Words of the name, e.g. zadrazil")] = "",  # type: ignore[valid-type]
     limit: int = Query(50, ge=1, le=500),
 ) -> list[MemberView] | list[MemberFound]:
-    found = reads.search_members(q, limit)
+    found = reads.people.search_members(q, limit)
     if access.allows(user.role, "members.read"):
         return found
     # Staff find a member to put on a game; notes and card UIDs (a card UID is a credential) are the manager's.
@@ -63,7 +63,7 @@ def create_member(body: MemberIn, hub: Hub, user: Annotated[Staff, Depends(can("
     response_class=Response,
 )
 def export(reads: Reads, user: Annotated[Staff, Depends(can("members.read"))]) -> Response:
-    data = reads.export_members_csv()
+    data = reads.people.export_members_csv()
     return Response(
         data,
         media_type="text/csv; charset=utf-8",

@@ -8,7 +8,7 @@ alert whose endsAt has passed has resolved; vmalert sends a firing one with an e
 evaluations ahead. The labels name the rule (alertname), its severity and, for a table's rule,
 the table; the annotations carry the words (summary in Slovak, summary_en in English).
 
-What becomes of them is the hub's (broker.hall.monitoring_rules): hall alerts, pushed to the
+What becomes of them is the hub's (broker.floor.monitoring_rules): hall alerts, pushed to the
 manager's targets like every other. Anything else posted here is refused with a 4xx before the hub
 sees it; a caller without the token gets a 401 before its body is read (dashboard.api.limits).
 """
@@ -24,7 +24,7 @@ from fastapi import Body as BodyParam
 from pydantic import AwareDatetime, Field, model_validator
 
 from broker.accounts.staff import Staff
-from broker.hall.monitoring_rules import ReportRuleAlerts, RuleAlert, RuleReport
+from broker.floor.monitoring_rules import ReportRuleAlerts, RuleAlert, RuleReport
 from dashboard.api.auth import can
 from dashboard.api.deps import Hub, Reads
 from dashboard.api.schemas import Body, text

@@ -12,8 +12,9 @@ from fastapi import APIRouter, Depends
 from pydantic import Field
 
 from broker.accounts.staff import Staff
-from broker.hall.notifications import AddNotifyTarget, RemoveNotifyTarget, UpdateNotifyTarget
-from broker.hall.read_models import HallReads, NotifyHistoryView, NotifyTargetView
+from broker.hall.read_models import HallReads
+from broker.notify.notifications import AddNotifyTarget, RemoveNotifyTarget, UpdateNotifyTarget
+from broker.notify.reads import NotifyHistoryView, NotifyTargetView
 from dashboard.api import responses as R
 from dashboard.api.auth import can
 from dashboard.api.deps import Hub, Reads
@@ -35,7 +36,7 @@ class TargetIn(Body):
 
 
 def _target(reads: HallReads, target_id: str) -> NotifyTargetView:
-    return next(t for t in reads.notify_targets() if t.id == target_id)
+    return next(t for t in reads.notify.targets() if t.id == target_id)
 
 
 def _fields(body: TargetIn) -> dict[str, Any]:
@@ -52,7 +53,7 @@ def _fields(body: TargetIn) -> dict[str, Any]:
 
 @router.get("/targets", response_model=list[NotifyTargetView], summary="The push notification targets, URLs masked (manager)")
 def targets(reads: Reads, user: Annotated[Staff, Depends(can(CAP))]) -> list[NotifyTargetView]:
-    return reads.notify_targets()
+    return reads.notify.targets()
 
 
 @router.post("/targets", response_model=NotifyTargetView, summary="Add a push target (an Apprise URL; manager; audited without it)")
@@ -81,4 +82,4 @@ def send_test(target_id: TargetId, hub: Hub, user: Annotated[Staff, Depends(can(
 
 @router.get("/history", response_model=NotifyHistoryView, summary="What was sent, what waits and why (manager)")
 def history(reads: Reads, user: Annotated[Staff, Depends(can(CAP))]) -> NotifyHistoryView:
-    return reads.notify_history()
+    return reads.notify.history()

@@ -13,12 +13,12 @@ from fastapi import APIRouter, Depends, Response
 from pydantic import Field
 
 from broker.accounts.staff import Staff
-from broker.domain.receipt import Receipt
 from broker.domain.refusals import N_
+from broker.domain.till.receipt import Receipt
 from broker.hall.facade import NotFound
 from broker.hall.read_models import HallReads
-from broker.hall.till.payment_reads import PaymentView, TabPayView
-from broker.hall.till.payments import PayTab, ReversePayment, Taken
+from broker.till.payment_reads import PaymentView, TabPayView
+from broker.till.payments import PayTab, ReversePayment, Taken
 from dashboard.api import responses as R
 from dashboard.api.auth import can, can_read_money
 from dashboard.api.deps import Hub, IdPath, Reads
@@ -47,14 +47,14 @@ class ReverseIn(Body):
 
 
 def _tab(reads: HallReads, tab_id: int) -> TabPayView:
-    v = reads.tab_payments(tab_id)
+    v = reads.till.tab_payments(tab_id)
     if v is None:
         raise NotFound(N_("There is no such bill; it may have been merged or the page is old."))
     return v
 
 
 def _taken(reads: HallReads, taken: Taken, response: Response) -> PaymentView:
-    p = reads.payment(taken.payment_id)
+    p = reads.till.payment(taken.payment_id)
     assert p is not None
     if taken.repeated:  # 200, not 201: the payment the first attempt made, nothing new
         response.status_code = 200
@@ -90,7 +90,7 @@ def pay(tab_id: IdPath, body: PayIn, hub: Hub, response: Response, user: Annotat
 
 @router.get("/payments/{payment_id}", response_model=PaymentView, summary="One payment or reversal")
 def get_payment(payment_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can_read_money("payments.take"))]) -> PaymentView:
-    p = reads.payment(payment_id)
+    p = reads.till.payment(payment_id)
     if p is None:
         raise NotFound(N_("There is no such payment."))
     return p
@@ -108,7 +108,7 @@ def reverse(
 
 @router.get("/payments/{payment_id}/receipt", response_model=Receipt, summary="The receipt of a payment (its frozen lines)")
 def receipt(payment_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can_read_money("payments.take"))]) -> Receipt:
-    r = reads.receipt_of(payment_id)
+    r = reads.till.receipt_of(payment_id)
     if r is None:
         raise NotFound(N_("There is no such payment."))
     return r

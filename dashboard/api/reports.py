@@ -1,4 +1,4 @@
-"""Reports for the manager (broker.hall.reports does the work; this only shapes the JSON)."""
+"""Reports for the manager (broker.reports.reports does the work; this only shapes the JSON)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query
 
 from broker.accounts.staff import Staff
-from broker.hall import reports
+from broker.reports import reports
 from dashboard.api import responses as R
 from dashboard.api.auth import can
 from dashboard.api.dates import Day
@@ -40,17 +40,17 @@ def revenue(
     first: Annotated[Day, Query(alias="from", description="First business day, YYYY-MM-DD (06:00 to 06:00 local time)")],
     last: Annotated[Day | None, Query(alias="to", description="Last business day (default: the same as from)")] = None,
 ) -> reports.RevenueReport:
-    return reports.revenue_report(reads.revenue(first, last or first), reads.table_time(first, last or first))
+    return reports.revenue_report(reads.reports.revenue(first, last or first), reads.reports.table_time(first, last or first))
 
 
 @router.get("/utilisation", response_model=R.GridOut, summary="Minutes played per table per local hour of a business day (06:00 to 06:00)")
 def utilisation(reads: Reads, user: Annotated[Staff, Depends(can("reports.view"))], day: Day | None = DayQuery) -> dict[str, Any]:
-    return _grid(reads.utilisation(day or reads.today()), reads.venue.tz, 60.0)
+    return _grid(reads.reports.utilisation(day or reads.today()), reads.venue.tz, 60.0)
 
 
 @router.get("/drops", response_model=R.GridOut, summary="Ball drops per pocket table per local hour of a business day (06:00 to 06:00)")
 def drops(reads: Reads, user: Annotated[Staff, Depends(can("reports.view"))], day: Day | None = DayQuery) -> dict[str, Any]:
-    return _grid(reads.drops(day or reads.today()), reads.venue.tz, 1)
+    return _grid(reads.reports.drops(day or reads.today()), reads.venue.tz, 1)
 
 
 @router.get(
@@ -62,4 +62,4 @@ def foosball(
     first: Annotated[Day, Query(alias="from")],
     last: Annotated[Day | None, Query(alias="to")] = None,
 ) -> list[reports.FoosballUse]:
-    return reads.foosball_use(first, last or first)
+    return reads.reports.foosball_use(first, last or first)

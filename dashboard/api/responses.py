@@ -85,7 +85,7 @@ class CheckoutOut(BaseModel):
 
 
 class GridOut(BaseModel):
-    """An hour grid of a report (broker.hall.reports.HourGrid) in the API's units: minutes or drops
+    """An hour grid of a report (broker.reports.reports.HourGrid) in the API's units: minutes or drops
     per table per local hour, the hours as local times with their offset."""
 
     day: date

@@ -1,6 +1,6 @@
 """Request bodies: strict (a JSON string is not a number), no unknown keys, bounded.
 
-The bounds are the game rules' own (broker.domain.game_ops) or tighter, so bad input is refused
+The bounds are the game rules' own (broker.domain.floor.game_ops) or tighter, so bad input is refused
 here with a 422 that names the field, before it reaches the hub or the database. Text is
 refused when it holds control characters or lone surrogates (broker.domain.plain_text, the rule
 the pages' forms follow too): PostgreSQL rejects NUL bytes and UTF-8 cannot encode a lone
@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from broker.domain.euros import MAX_AMOUNT_CENTS
-from broker.domain.membership import FIRST_YEAR, LAST_YEAR, MEMBER_KINDS
+from broker.domain.people.membership import FIRST_YEAR, LAST_YEAR, MEMBER_KINDS
 from broker.domain.plain_text import unprintable
 from broker.domain.refusals import Refusal
 from dashboard.api.deps import MAX_ID

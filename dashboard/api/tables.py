@@ -8,10 +8,10 @@ from fastapi import APIRouter, Depends, HTTPException
 
 from broker.accounts.staff import Staff
 from broker.domain.billing import format_eur
-from broker.domain.reject_tally import NodeRejects
+from broker.domain.floor.reject_tally import NodeRejects
+from broker.floor.table_service import SetOutOfService, SwitchLight
+from broker.floor.table_views import LiveTable, NodeStatus
 from broker.hall.read_models import HallReads
-from broker.hall.table_service import SetOutOfService, SwitchLight
-from broker.hall.table_views import LiveTable, NodeStatus
 from dashboard.api import responses as R
 from dashboard.api.auth import can
 from dashboard.api.deps import Hub, Reads
@@ -21,12 +21,12 @@ router = APIRouter(tags=["tables"])
 
 
 def _live(reads: HallReads, table_id: str) -> LiveTable:
-    return reads.live_tables(only=table_id)[0]
+    return reads.floor.live_tables(only=table_id)[0]
 
 
 @router.get("/tables", response_model=list[LiveTable], summary="Every table with its live state")
 def list_tables(reads: Reads, user: Annotated[Staff, Depends(can("floor.view"))]) -> list[LiveTable]:
-    return reads.live_tables()
+    return reads.floor.live_tables()
 
 
 @router.get("/tables/{table_id}", response_model=LiveTable, summary="One table with its live state")
@@ -59,12 +59,12 @@ def switch_light(table_id: str, body: LightIn, hub: Hub, user: Annotated[Staff, 
     "/nodes", response_model=list[NodeStatus], summary="Table nodes: online, last seen, version, telemetry, light, refused messages"
 )
 def list_nodes(reads: Reads, user: Annotated[Staff, Depends(can("nodes.view"))]) -> list[NodeStatus]:
-    return reads.node_statuses()
+    return reads.floor.node_statuses()
 
 
 @router.get("/nodes/unknown-rejects", response_model=NodeRejects, summary="Refused messages whose topic names no table of the venue")
 def unknown_rejects(reads: Reads, user: Annotated[Staff, Depends(can("nodes.view"))]) -> NodeRejects:
-    return reads.unknown_rejects()
+    return reads.floor.unknown_rejects()
 
 
 @router.get("/tariffs", response_model=R.TariffsOut, summary="Tariffs and time bands from the venue file")
@@ -109,6 +109,6 @@ def list_tariffs(reads: Reads, user: Annotated[Staff, Depends(can("floor.view"))
 def list_extras(reads: Reads, user: Annotated[Staff, Depends(can("floor.view"))]) -> list[dict[str, Any]]:
     return [
         {"id": p.code, "name": p.name, "name_en": p.name_en, "price_cents": p.price_cents, "price": format_eur(p.price_cents)}
-        for p in reads.products(active_only=True)
+        for p in reads.till.products(active_only=True)
         if p.code is not None
     ]

@@ -15,11 +15,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from broker.accounts.staff import Staff
 from broker.domain.euros import MAX_AMOUNT_CENTS, PRODUCT_CATEGORIES, VAT_RATES
-from broker.domain.split import MAX_PARTS
+from broker.domain.till.split import MAX_PARTS
 from broker.hall.facade import NotFound
 from broker.hall.read_models import HallReads
-from broker.hall.till.tab_views import ProductView, TabView, UnpaidTab
-from broker.hall.till.tabs import (
+from broker.till.tab_views import ProductView, TabView, UnpaidTab
+from broker.till.tabs import (
     MAX_LABEL,
     MAX_NAME,
     MAX_PRICE_CENTS,
@@ -103,7 +103,7 @@ class SplitIn(_In):
 
 
 def _product_or_404(reads: HallReads, product_id: int) -> ProductView:
-    for p in reads.products():
+    for p in reads.till.products():
         if p.id == product_id:
             return p
     raise NotFound("There is no such product.")
@@ -114,7 +114,7 @@ def list_products(
     reads: Reads, user: Annotated[Staff, Depends(can("tabs.run"))], all: Annotated[bool, Query(description="inactive ones too")] = False
 ) -> list[ProductView]:
     everything = all and allows(user.role, "products.edit")
-    return reads.products(active_only=not everything)
+    return reads.till.products(active_only=not everything)
 
 
 @router.post("/products", response_model=ProductView, status_code=201, summary="Add a product (price in cents incl. VAT)")
@@ -150,26 +150,26 @@ def change_product(product_id: IdPath, body: ProductPatch, hub: Hub, user: Annot
 
 @router.get("/tabs", response_model=list[UnpaidTab], summary="Tabs still to be paid (walk-ins and stopped games), oldest first")
 def list_unpaid(reads: Reads, user: Annotated[Staff, Depends(can("tabs.run"))]) -> list[UnpaidTab]:
-    return reads.unpaid_tabs()
+    return reads.till.unpaid_tabs()
 
 
 @router.post("/tabs", response_model=TabView, status_code=201, summary="Open a walk-in tab (no table: a drink at the bar)")
 def open_walk_in(body: WalkInIn, hub: Hub, user: Annotated[Staff, Depends(can("tabs.run"))]) -> TabView:
     tab_id = hub.execute(OpenWalkInTab(label=body.label or "", form_key=body.request_id, actor=user.username))
-    return hub.reads.tab(tab_id)
+    return hub.reads.till.tab(tab_id)
 
 
 @router.get("/tabs/{tab_id}", response_model=TabView, summary="A tab: its lines, VAT per rate, total, paid, owed, status")
 def get_tab(tab_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can_read_money("tabs.run"))]) -> TabView:
-    return reads.tab(tab_id)
+    return reads.till.tab(tab_id)
 
 
 @router.get("/sessions/{session_id}/tab", response_model=TabView, summary="The tab of a game")
 def game_tab(session_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can_read_money("tabs.run"))]) -> TabView:
-    tab_id = reads.tab_of_game(session_id)
+    tab_id = reads.till.tab_of_game(session_id)
     if tab_id is None:
         raise NotFound("That game has no tab.")
-    return reads.tab(tab_id)
+    return reads.till.tab(tab_id)
 
 
 @router.post(
@@ -179,7 +179,7 @@ def add_item(tab_id: IdPath, body: ItemIn, hub: Hub, user: Annotated[Staff, Depe
     item_id = hub.execute(
         AddTabItem(tab=tab_id, product=body.product_id, quantity=body.quantity, form_key=body.request_id, actor=user.username)
     )
-    return replace(hub.reads.tab(tab_id), item_id=item_id)
+    return replace(hub.reads.till.tab(tab_id), item_id=item_id)
 
 
 @router.post(
@@ -189,13 +189,13 @@ def void_item(tab_id: IdPath, item_id: IdPath, body: VoidIn, hub: Hub, user: Ann
     hub.execute(
         VoidTabItem(tab=tab_id, item=item_id, reason=body.reason, may_void_paid=allows(user.role, "tabs.void_paid"), actor=user.username)
     )
-    return hub.reads.tab(tab_id)
+    return hub.reads.till.tab(tab_id)
 
 
 @router.post("/tabs/{tab_id}/merge", response_model=TabView, summary="Put another unpaid tab onto this one (one bill)")
 def merge(tab_id: IdPath, body: MergeIn, hub: Hub, user: Annotated[Staff, Depends(can("tabs.run"))]) -> TabView:
     hub.execute(MergeTabs(into=tab_id, from_tab=body.tab_id, actor=user.username))
-    return hub.reads.tab(tab_id)
+    return hub.reads.till.tab(tab_id)
 
 
 @router.post("/tabs/{tab_id}/split", response_model=TabView, summary="Split a stopped, unpaid tab: equal parts, by items or by amounts")
@@ -205,10 +205,10 @@ def split(tab_id: IdPath, body: SplitIn, hub: Hub, user: Annotated[Staff, Depend
             tab=tab_id, mode=body.mode, parts=body.parts or 0, assignment=body.items, amounts=tuple(body.amounts or ()), actor=user.username
         )
     )
-    return hub.reads.tab(tab_id)
+    return hub.reads.till.tab(tab_id)
 
 
 @router.delete("/tabs/{tab_id}/split", response_model=TabView, summary="Cancel a split while no part is paid")
 def cancel_split(tab_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("tabs.run"))]) -> TabView:
     hub.execute(CancelSplit(tab=tab_id, actor=user.username))
-    return hub.reads.tab(tab_id)
+    return hub.reads.till.tab(tab_id)

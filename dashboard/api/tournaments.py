@@ -17,15 +17,14 @@ from pydantic import BaseModel, Field
 
 from broker.accounts.staff import Staff
 from broker.domain.csv_cells import excel_csv
-from broker.domain.tournament.export import CSV_HEADER, CSV_YES, ExportNames, csv_rows, cuescore_json
-from broker.domain.tournament.progress import Progress
-from broker.domain.tournament.rules import BREAK_RULES, DISCIPLINES, FORMATS, MAX_ENTRANTS
+from broker.domain.tournaments.export import CSV_HEADER, CSV_YES, ExportNames, csv_rows, cuescore_json
+from broker.domain.tournaments.progress import Progress
+from broker.domain.tournaments.rules import BREAK_RULES, DISCIPLINES, FORMATS, MAX_ENTRANTS
 from broker.hall.facade import HubFacade
-from broker.hall.tournament_calls import CallMatch, RecallMatch, ScoreRack, StartMatch
-from broker.hall.tournament_reads import EntrantView, MatchView, TournamentSummary, TournamentView, english
-from broker.hall.tournament_results import RecordResult
-from broker.hall.tournament_season import SeasonRow
-from broker.hall.tournaments import (
+from broker.tournaments.calls import CallMatch, RecallMatch, ScoreRack, StartMatch
+from broker.tournaments.results import RecordResult
+from broker.tournaments.season import SeasonRow
+from broker.tournaments.setup import (
     AddEntrant,
     CheckInEntrant,
     CreateTournament,
@@ -35,6 +34,7 @@ from broker.hall.tournaments import (
     RevokeTvLink,
     StartTournamentNow,
 )
+from broker.tournaments.views import EntrantView, MatchView, TournamentSummary, TournamentView, english
 from dashboard.api.auth import can, demand
 from dashboard.api.dates import Moment
 from dashboard.api.deps import Hub, IdPath, Reads
@@ -187,7 +187,7 @@ class CueMatchOut(BaseModel):
 
 
 class CueTournamentOut(BaseModel):
-    """The shape of CueScore's tournament files (broker.domain.tournament.export says where it comes from)."""
+    """The shape of CueScore's tournament files (broker.domain.tournaments.export says where it comes from)."""
 
     tournamentId: int
     name: str
@@ -200,7 +200,7 @@ class CueTournamentOut(BaseModel):
 
 @router.get("/tournaments", response_model=list[TournamentSummary], summary="Tournaments, the latest first")
 def list_tournaments(reads: Reads, user: Annotated[Staff, Depends(can("tournaments.view"))]) -> list[TournamentSummary]:
-    return reads.tournaments()
+    return reads.tournaments.summaries()
 
 
 @router.post("/tournaments", status_code=201, response_model=TournamentView, summary="A new tournament")
@@ -213,7 +213,7 @@ def create_tournament(body: TournamentIn, hub: Hub, user: Annotated[Staff, Depen
             actor=user.username,
         )
     )
-    return hub.reads.tournament(tid)
+    return hub.reads.tournaments.tournament(tid)
 
 
 @router.get("/tournaments/season", response_model=list[SeasonRow], summary="A Lavosliga group's season ranking")
@@ -223,14 +223,14 @@ def season(
     group: Annotated[Literal["I", "II"], Query()] = "II",
     year: Annotated[int | None, Query(ge=2000, le=2100)] = None,
 ) -> list[SeasonRow]:
-    return reads.season(group, year or reads.today().year)
+    return reads.tournaments.season(group, year or reads.today().year)
 
 
 @router.get(
     "/tournaments/{tournament_id}", response_model=TournamentView, summary="A tournament: entrants, matches, tables, standings, payouts"
 )
 def get_tournament(tournament_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can("tournaments.view"))]) -> TournamentView:
-    return reads.tournament(tournament_id)
+    return reads.tournaments.tournament(tournament_id)
 
 
 @router.post(
@@ -241,7 +241,7 @@ def get_tournament(tournament_id: IdPath, reads: Reads, user: Annotated[Staff, D
 )
 def add_entrant(tournament_id: IdPath, body: EntrantIn, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]) -> EntrantView:
     eid = hub.execute(AddEntrant(tournament=tournament_id, **body.model_dump(), actor=user.username))
-    return next(e for e in hub.reads.tournament(tournament_id).entrants if e.id == eid)
+    return next(e for e in hub.reads.tournaments.tournament(tournament_id).entrants if e.id == eid)
 
 
 @router.post(
@@ -273,7 +273,7 @@ def remove_entrant(
 )
 def draw(tournament_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]) -> dict[str, Any]:
     order = hub.execute(DrawTournament(tournament=tournament_id, actor=user.username))
-    return {"order": list(order), "tournament": hub.reads.tournament(tournament_id)}
+    return {"order": list(order), "tournament": hub.reads.tournaments.tournament(tournament_id)}
 
 
 @router.post(
@@ -287,7 +287,7 @@ def start_now(tournament_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(ca
         "starts_at": started.starts_at,
         "moved": [{"booking": b, "from_table": a, "to_table": z} for b, a, z in started.moved],
         "to_call": list(started.to_call),
-        "tournament": hub.reads.tournament(tournament_id),
+        "tournament": hub.reads.tournaments.tournament(tournament_id),
     }
 
 
@@ -357,7 +357,7 @@ def result(
 
 
 def _match(hub: HubFacade, tournament_id: int, match: str) -> dict[str, Any]:
-    return {"match": hub.reads.tournament(tournament_id).match(match)}
+    return {"match": hub.reads.tournaments.tournament(tournament_id).match(match)}
 
 
 def export_names(v: TournamentView, round_name: Any = english) -> ExportNames:
@@ -376,7 +376,7 @@ def export_names(v: TournamentView, round_name: Any = english) -> ExportNames:
     summary="The matches in the shape of CueScore's tournament files",
 )
 def export_json(tournament_id: IdPath, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.manage"))]) -> dict[str, Any]:
-    v, p = hub.reads.tournament(tournament_id), hub.reads.tournament_progress(tournament_id)
+    v, p = hub.reads.tournaments.tournament(tournament_id), hub.reads.tournaments.tournament_progress(tournament_id)
     if p is None:
         return {"tournamentId": v.id, "name": v.name, "status": "not drawn", "matches": []}
     return cuescore_json(v.id, v.name, v.discipline, v.starts_at, p, export_names(v))
@@ -387,7 +387,7 @@ Say = Callable[[str, Mapping[str, object]], str]  # a message id with its parame
 
 @router.get("/tournaments/{tournament_id}/export.csv", summary="The matches as the Slovak-Excel CSV (';', UTF-8 with a BOM), in Slovak")
 def export_csv(tournament_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.manage"))]) -> Response:
-    v, p = hub.reads.tournament(tournament_id), hub.reads.tournament_progress(tournament_id)
+    v, p = hub.reads.tournaments.tournament(tournament_id), hub.reads.tournaments.tournament_progress(tournament_id)
     return csv_response(v, tournament_csv(v, p, say_in(request, "sk"), hub.reads.venue.tz))
 
 

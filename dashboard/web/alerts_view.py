@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from broker.hall.read_models import AlertView, HallReads
+from broker.floor.reads import AlertView
+from broker.hall.read_models import HallReads
 
 _RANK = {"critical": 0, "warning": 1, "info": 2}
 
 
 def all_open(reads: HallReads) -> list[AlertView]:
     """Every open alert (acknowledged too), loud first, then by severity, newest first; one query."""
-    rows = reads.open_alerts()
+    rows = reads.floor.open_alerts()
     rows.sort(key=lambda a: a.opened_at, reverse=True)
     rows.sort(key=lambda a: (not a.loud, _RANK.get(a.severity, 3)))
     return rows

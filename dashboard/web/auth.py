@@ -16,7 +16,7 @@ from urllib.parse import quote, urlsplit
 from fastapi import Depends, Request
 
 from broker.accounts.staff import Staff
-from broker.hall.logins import LogOut
+from broker.people.logins import LogOut
 from dashboard import access
 from dashboard.api.auth import LOGIN_ID, cookie_user, older_money, remember_login
 from dashboard.api.deps import get_hub

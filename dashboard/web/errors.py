@@ -18,7 +18,7 @@ from broker.accounts.users import UserError
 from broker.domain.dates import DateRefused
 from broker.domain.refusals import Refusal
 from broker.hall.facade import MemberError, NotFound, ServiceError
-from broker.hall.reports import ReportError
+from broker.reports.reports import ReportError
 from dashboard.web import i18n
 from dashboard.web.auth import PASSWORD_PAGE, LoginRequired, PageForbidden, PasswordChangeRequired, came_from, login_url, page_user
 from dashboard.web.csrf import CsrfRefused

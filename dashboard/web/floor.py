@@ -13,12 +13,13 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from broker.domain.venue import TableSpec
-from broker.hall.game_views import GameBrief
-from broker.hall.light_commands import LightCommand
-from broker.hall.member_views import CheckinView
-from broker.hall.read_models import AlertView, HallReads
-from broker.hall.table_views import NodeView
-from broker.hall.till.tab_views import SharedMember, SharedTab, UnpaidTab
+from broker.floor.game_views import GameBrief
+from broker.floor.light_commands import LightCommand
+from broker.floor.reads import AlertView
+from broker.floor.table_views import NodeView
+from broker.hall.read_models import HallReads
+from broker.people.member_views import CheckinView
+from broker.till.tab_views import SharedMember, SharedTab, UnpaidTab
 from dashboard.web.alerts_view import all_open
 from dashboard.web.i18n import N_
 from devices.kinds import Kind
@@ -154,27 +155,27 @@ class FloorData:
 
     def __init__(self, reads: HallReads, only: str | None = None) -> None:
         self.reads = reads
-        self.nodes = reads.nodes(only)
+        self.nodes = reads.floor.nodes(only)
         self.alerts = all_open(reads)
         self.by_table: dict[str | None, list[AlertView]] = {}
         for a in self.alerts:
             self.by_table.setdefault(a.table, []).append(a)
         wants_foosball = only is None or reads.tables[only].kind is Kind.FOOSBALL
-        self.checkins = {f.table: f.checkins for f in reads.active_checkins()} if wants_foosball else {}
-        hall = reads.hall_snapshot()  # a consistent picture of games and drop counts
+        self.checkins = {f.table: f.checkins for f in reads.floor.active_checkins()} if wants_foosball else {}
+        hall = reads.floor.hall_snapshot()  # a consistent picture of games and drop counts
         self.open, self.drops = hall.open, hall.drops
         self.warn_s = int(timedelta(minutes=reads.venue.billing.prepaid_warning_min).total_seconds())
-        self.oos = reads.out_of_service()
-        self.light_commands = reads.light_commands()
-        self.unpaid = reads.unpaid_by_table(only)  # the till: last games' unpaid tabs, one read for the hall
-        self.shared = reads.shared_tabs()  # merged bills still to be paid (few: read whole)
+        self.oos = reads.floor.out_of_service()
+        self.light_commands = reads.floor.light_commands()
+        self.unpaid = reads.till.unpaid_by_table(only)  # the till: last games' unpaid tabs, one read for the hall
+        self.shared = reads.till.shared_tabs()  # merged bills still to be paid (few: read whole)
         self.shared_by_game = {m.game_id: t for t in self.shared.values() for m in t.members if m.game_id is not None}
 
     def table(self, spec: TableSpec) -> TableView:
         node: NodeView | None = self.nodes.get(spec.id)
         g = self.open.get(spec.id)
         # The card shows the game, not what is on its tab (the tab's owed amount is `unpaid`'s): no read per card.
-        game = self.reads.game_brief(g.id, g.state, items=()) if g is not None else None
+        game = self.reads.floor.game_brief(g.id, g.state, items=()) if g is not None else None
         alerts = self.by_table.get(spec.id, [])
         checkins = self.checkins.get(spec.id, ())
         command = self.light_commands.get(spec.id)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from starlette.formparsers import MultiPartParser
 
-from broker.domain.membership import MAX_IMPORT_BYTES
+from broker.domain.people.membership import MAX_IMPORT_BYTES
 from dashboard.api.limits import API_PREFIX, KIB, Cap
 from dashboard.web.i18n import N_
 

@@ -12,7 +12,9 @@ import asyncio
 import logging
 from typing import Any
 
-from broker.domain.alert_kinds import LOUD_KINDS
+from broker.core.events import AlertAcked, AlertOpened, SessionChanged
+from broker.domain.floor.alert_kinds import LOUD_KINDS
+from broker.floor.events import LightChanged, SensorEventApplied, TableWarning
 
 log = logging.getLogger("lavos.web.live")
 
@@ -24,16 +26,16 @@ def page_events(topic: str, data: dict[str, Any]) -> list[dict[str, Any]]:
     """What a page needs to know about a service notification (it re-fetches the details itself):
     one event per table that changed, so a page re-draws those cards and nothing else."""
     table = data.get("table") if isinstance(data.get("table"), str) else None
-    if topic == "session" and data.get("action") == "transfer":
+    if topic == SessionChanged.topic and data.get("action") == "transfer":
         moved_from = data.get("from_table")
         if not isinstance(moved_from, str):
             return [REFRESH]  # the other table that changed is unknown: re-draw everything
         return [{"topic": "table", "table": moved_from}, {"topic": "table", "table": table}]
-    if topic in ("session", "event", "light", "warning"):
+    if topic in (SessionChanged.topic, SensorEventApplied.topic, LightChanged.topic, TableWarning.topic):
         return [{"topic": "table", "table": table}]
-    if topic == "alert":
+    if topic == AlertOpened.topic:
         return [{"topic": "alert", "table": table, "loud": data.get("kind") in LOUD_KINDS}]
-    if topic == "alert_ack":
+    if topic == AlertAcked.topic:
         return [{"topic": "alert"}]
     return [{"topic": topic, "table": table}]
 

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
-from broker.hall.alert_book import AckAlert
+from broker.core.alert_book import AckAlert
 from broker.hall.facade import NotFound
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.web.alerts_view import all_open, banner_alerts

@@ -12,7 +12,7 @@ over time.
 
 A game's bill is its table time (dashboard.access: a manager corrects it, "games.correct");
 what was put on the game's tab, an extra too, is voided on the tab's page, by the tab's rule
-(broker.hall.till.tabs). The correction goes through the hub's facade, which keeps it as an op of
+(broker.till.tabs). The correction goes through the hub's facade, which keeps it as an op of
 the game (who, when, why): money is never deleted.
 """
 
@@ -27,11 +27,11 @@ from fastapi.responses import RedirectResponse, Response
 from broker.accounts.staff import Staff
 from broker.domain.euros import MAX_AMOUNT_CENTS, parse_euros
 from broker.domain.refusals import Refusal
+from broker.floor.games import CorrectBill
 from broker.hall.facade import NotFound, ServiceError
-from broker.hall.games import CorrectBill
 from broker.hall.read_models import HallReads
-from broker.hall.reports import ReportError
-from broker.hall.till.payment_reads import journal_matches
+from broker.reports.reports import ReportError
+from broker.till.payment_reads import journal_matches
 from dashboard.access import allows
 from dashboard.api.dates import WRITTEN_MAX
 from dashboard.api.deps import Hub, IdPath, Reads
@@ -66,12 +66,12 @@ def bills_page(
     table: Annotated[str, Query(max_length=40)] = "",
     q: Annotated[str, Query(max_length=80)] = "",
 ) -> Response:
-    today, at_hand = reads.till_days()  # the day payments count on now; the days staff work with
+    today, at_hand = reads.till.till_days()  # the day payments count on now; the days staff work with
     shown = _day(request, reads, day, today)
     history = allows(user.role, "day.history")
     if shown not in at_hand and not history:
         raise PageForbidden(user, "manager")  # earlier days' takings are the manager's
-    receipts = [r for r in reads.receipts_journal(shown) if journal_matches(r, q, table)]
+    receipts = [r for r in reads.till.receipts_journal(shown) if journal_matches(r, q, table)]
     billed = [t for t in reads.tables.values() if t.kind.billed]
     return render(
         request,
@@ -87,7 +87,7 @@ def bills_page(
             "billed_tables": billed,
             "total_cents": sum(r.amount_cents for r in receipts),
             # The till's tabs (dashboard/web/pages_tabs.py): unpaid ones first, and a sale at the bar.
-            "unpaid": reads.unpaid_tabs() if shown == today else [],
+            "unpaid": reads.till.unpaid_tabs() if shown == today else [],
             "form_key": new_form_key,
         },
     )
@@ -102,7 +102,7 @@ def _bill_again(request: Request, reads: HallReads, game_id: int, error: Refusal
     return render(
         request,
         "bill.html",
-        {"s": reads.game(game_id), "venue": reads.venue, "form_error": message, "form": form},
+        {"s": reads.floor.game(game_id), "venue": reads.venue, "form_error": message, "form": form},
         status=status,
     )
 

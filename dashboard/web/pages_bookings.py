@@ -17,11 +17,7 @@ from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
-from broker.domain import bookings as rules
-from broker.domain.dates import DateRefused, clock_time
-from broker.domain.euros import parse_euros
-from broker.domain.refusals import Refusal
-from broker.hall.bookings import (
+from broker.bookings.bookings import (
     DEPOSIT_NEEDED,
     AddBlock,
     BookTable,
@@ -35,6 +31,10 @@ from broker.hall.bookings import (
     RevokeCalendarFeed,
     SettleDeposit,
 )
+from broker.domain import bookings as rules
+from broker.domain.dates import DateRefused, clock_time
+from broker.domain.euros import parse_euros
+from broker.domain.refusals import Refusal
 from broker.hall.facade import ServiceError
 from broker.hall.read_models import HallReads
 from dashboard.access import allows

@@ -17,7 +17,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
-from broker.hall.closing import StopAllGames
+from broker.floor.closing import StopAllGames
 from broker.hall.facade import ServiceError
 from broker.hall.read_models import HallReads
 from dashboard.api.deps import Hub, Reads
@@ -43,15 +43,15 @@ class PlayingGame:
 
 def playing(reads: HallReads) -> list[PlayingGame]:
     """The games running or paused now, in the venue's table order, with their tabs' amounts so far."""
-    games = reads.hall_snapshot().open
+    games = reads.floor.hall_snapshot().open
     out = []
     for spec in reads.venue.tables:
         g = games.get(spec.id)
         if g is None:
             continue
-        tab_id = reads.tab_of_game(g.id)
-        view = reads.tab_payments(tab_id) if tab_id is not None else None
-        owed = view.owed_cents if view is not None else reads.bill_of(g.state).total_cents
+        tab_id = reads.till.tab_of_game(g.id)
+        view = reads.till.tab_payments(tab_id) if tab_id is not None else None
+        owed = view.owed_cents if view is not None else reads.floor.bill_of(g.state).total_cents
         out.append(PlayingGame(g.id, spec.id, g.state.started_at, g.state.state == "paused", tab_id, owed))
     return out
 

@@ -2,7 +2,7 @@
 figures and close it with the counted cash (the Z report, then printed); the manager sees the
 closed days with their Z reports and exports them (CSV for Slovak Excel, xlsx).
 
-The rules are the close-out's (broker.hall.till.closeout): these routes call the same facade
+The rules are the close-out's (broker.till.closeout): these routes call the same facade
 methods as the API (dashboard.api.days). A refused form comes back with the reason and what was
 typed; a second tap on "close" finds the day closed and shows its Z report instead of an error.
 Reached from the bills page (/bills) and, for the manager, the reports page: the top bar has no
@@ -20,11 +20,11 @@ from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
 from broker.domain.euros import parse_euros
-from broker.domain.revenue import LABEL
-from broker.domain.zreport import ZReport
+from broker.domain.till.revenue import LABEL
+from broker.domain.till.zreport import ZReport
 from broker.hall.facade import ServiceError
 from broker.hall.read_models import HallReads
-from broker.hall.till.closeout import MAX_DRAWER_CENTS, CloseDay, OpenDay
+from broker.till.closeout import MAX_DRAWER_CENTS, CloseDay, OpenDay
 from dashboard.access import allows, counts_blind
 from dashboard.api.dates import WRITTEN_MAX
 from dashboard.api.deps import Hub, Reads
@@ -89,7 +89,7 @@ def _can_see(user: Staff, day: date, reads: HallReads) -> None:
     """Staff see the day they work on and the last one closed (to print it again); earlier days are the manager's."""
     if allows(user.role, "day.history"):
         return
-    if reads.day_overview().at_hand(day):
+    if reads.till.day_overview().at_hand(day):
         return
     raise PageForbidden(user, "manager")
 
@@ -104,9 +104,9 @@ def _day_page(
     form: dict | None = None,
     status=200,
 ) -> Response:
-    overview = reads.day_overview()
+    overview = reads.till.day_overview()
     shown = day or overview.day
-    report = overview.report if shown == overview.day else reads.day_report(shown)
+    report = overview.report if shown == overview.day else reads.till.day_report(shown)
     return render(
         request,
         "day.html",
@@ -127,7 +127,7 @@ def day_page(request: Request, reads: Reads, user: Annotated[Staff, Depends(page
     """Uzávierka: the running day (open it, its figures, close it), or an earlier day left open."""
     shown = _parse_day(reads, day) if day else None
     if shown is not None:
-        overview = reads.day_overview()
+        overview = reads.till.day_overview()
         if shown != overview.day and shown not in overview.unclosed:
             return RedirectResponse(f"/day/{shown.isoformat()}/report", status_code=303)
     return _day_page(request, reads, user, day=shown)
@@ -136,7 +136,7 @@ def day_page(request: Request, reads: Reads, user: Annotated[Staff, Depends(page
 @router.get("/day/figures")
 def day_figures(request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("day.run"))]) -> Response:
     """The running day's Z report figures alone (the /day page re-fetches them as the evening goes on)."""
-    return render(request, "_zreport.html", z_view(request, reads.day_overview().report, user))
+    return render(request, "_zreport.html", z_view(request, reads.till.day_overview().report, user))
 
 
 def _parse_day(reads: HallReads, text: str) -> date:
@@ -187,7 +187,7 @@ def close_day(
 
 
 def _closed_now(reads: HallReads, day: date) -> list[Any]:
-    overview = reads.day_overview()
+    overview = reads.till.day_overview()
     return [overview.last_closed] if overview.last_closed is not None and overview.last_closed.day == day else []
 
 
@@ -196,14 +196,14 @@ def report_page(request: Request, reads: Reads, user: Annotated[Staff, Depends(p
     """A day's Z report as it prints (A4 or an 80 mm roll): frozen once closed, running before."""
     shown = _parse_day(reads, day)
     _can_see(user, shown, reads)
-    z = reads.day_report(shown)
+    z = reads.till.day_report(shown)
     return render(request, "zreport.html", {"history": allows(user.role, "day.history"), **z_view(request, z, user)})
 
 
 @router.get("/days")
 def days_page(request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("day.history"))]) -> Response:
     """The closed days (and any left open), newest first, with their Z reports and exports."""
-    return render(request, "days.html", {"days": reads.business_days(), "today": reads.day_overview().day})
+    return render(request, "days.html", {"days": reads.till.business_days(), "today": reads.till.day_overview().day})
 
 
 # --- exports -----------------------------------------------------------------------------------
@@ -314,7 +314,7 @@ def _export(request: Request, reads: HallReads, user: Staff, day: str) -> tuple[
     shown = _parse_day(reads, day)
     token = i18n.use_lang(i18n.lang_of(request))  # i18n.day formats in the page's language
     try:
-        return shown, export_rows(request, reads, reads.day_report(shown))
+        return shown, export_rows(request, reads, reads.till.day_report(shown))
     finally:
         i18n.reset_lang(token)
 

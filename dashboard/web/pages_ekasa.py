@@ -16,7 +16,7 @@ from fastapi.responses import RedirectResponse, Response
 from broker.accounts.staff import Staff
 from broker.domain.dates import DateRefused, clock_time
 from broker.hall.facade import HubFacade, ServiceError
-from broker.hall.till.fiscal import RecordParagon, RetryEkasa, SaveEkasaSettings
+from broker.till.fiscal import RecordParagon, RetryEkasa, SaveEkasaSettings
 from dashboard.access import allows
 from dashboard.api.dates import WRITTEN_MAX
 from dashboard.api.deps import MAX_ID, Hub
@@ -43,9 +43,9 @@ def _page(request: Request, hub: HubFacade, user: Staff, *, status: int = 200, *
     reads = hub.reads
     manager = allows(user.role, "ekasa.settings")
     ctx = {
-        "receipts": reads.ekasa_unregistered(),
-        "health": reads.ekasa_health(),
-        "settings": reads.ekasa_settings() if manager else None,
+        "receipts": reads.till.ekasa_unregistered(),
+        "health": reads.till.ekasa_health(),
+        "settings": reads.till.ekasa_settings() if manager else None,
         "manager": manager,
         "state_labels": STATE_LABELS,
         "tz": reads.venue.tz,
@@ -111,7 +111,9 @@ def paragon(
     at_time: Annotated[str, Form(max_length=WRITTEN_MAX)] = "",
 ) -> Response:
     form = {"payment": payment_id, "number": number, "at_time": at_time}
-    receipt = next((r for r in hub.reads.ekasa_unregistered() if r.payment_id == payment_id), None) if 0 < payment_id <= MAX_ID else None
+    receipt = (
+        next((r for r in hub.reads.till.ekasa_unregistered() if r.payment_id == payment_id), None) if 0 < payment_id <= MAX_ID else None
+    )
     if receipt is None:
         flash(request, gettext("That receipt is already registered or gone: the list is up to date now."), "info")
         return RedirectResponse("/ekasa", status_code=303)

@@ -8,8 +8,8 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
+from broker.floor.games import StartGame
 from broker.hall.facade import CardInUse, ServiceError
-from broker.hall.games import StartGame
 from broker.hall.read_models import HallReads
 from dashboard.api.deps import MAX_ID, Hub, Reads
 from dashboard.web.auth import page_can
@@ -56,7 +56,7 @@ def table_card(table_id: str, request: Request, reads: Reads, user: Annotated[St
 
 def free_tables(reads: HallReads, except_table: str | None = None) -> list:
     """Billed tables without a game: where a game may start or be moved to."""
-    open_now = reads.hall_snapshot().open
+    open_now = reads.floor.hall_snapshot().open
     return [t for t in reads.venue.tables if t.kind.billed and t.id not in open_now and t.id != except_table]
 
 

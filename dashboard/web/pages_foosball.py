@@ -8,8 +8,8 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
+from broker.floor.table_service import CheckInFoosball, CheckOutFoosball
 from broker.hall.read_models import HallReads
-from broker.hall.table_service import CheckInFoosball, CheckOutFoosball
 from dashboard.api.deps import MAX_ID, Hub, Reads
 from dashboard.web.alerts_view import banner_alerts
 from dashboard.web.auth import page_can, safe_next
@@ -24,7 +24,7 @@ NAV = [NavLink("/foosball", N_("Foosball"), order=20)]
 
 def _context(reads: HallReads) -> dict:
     alerts = banner_alerts(reads)
-    return {"foosball": reads.active_checkins(), "open_alerts": alerts, "unguarded": {a.table for a in alerts if a.loud}}
+    return {"foosball": reads.floor.active_checkins(), "open_alerts": alerts, "unguarded": {a.table for a in alerts if a.loud}}
 
 
 @router.get("")
@@ -44,7 +44,7 @@ NextField = Annotated[str, Form(max_length=2000)]
 
 
 def _foosball_table(reads: HallReads, table: str) -> str:
-    if table not in reads.foosball_tables():
+    if table not in reads.floor.foosball_tables():
         raise HTTPException(404, gettext("There is no such foosball table."))
     return reads.tables[table].name
 

@@ -9,11 +9,11 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
-from broker.domain import game_ops
+from broker.domain.floor import game_ops
+from broker.floor.games import ExtendGame, MoveGame, PauseGame, ResumeGame, StopGame
 from broker.hall.facade import ServiceError
-from broker.hall.games import ExtendGame, MoveGame, PauseGame, ResumeGame, StopGame
 from broker.hall.read_models import HallReads
-from broker.hall.till.tabs import MAX_QUANTITY, AddTabItem
+from broker.till.tabs import MAX_QUANTITY, AddTabItem
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.web import i18n
 from dashboard.web.auth import page_can, page_can_read_money, safe_next
@@ -57,8 +57,8 @@ def _pay_after_stop(reads: HallReads, game_id: int) -> str:
     """Where a stop lands: the pay page of the tab the game's time and drinks are paid on (the tab
     it was merged into, if so), what the guest owes in full as its headline; a game without a tab
     (started before the till) shows its bill."""
-    tab_id = reads.tab_of_game(game_id)
-    view = reads.tab_payments(tab_id) if tab_id is not None else None
+    tab_id = reads.till.tab_of_game(game_id)
+    view = reads.till.tab_payments(tab_id) if tab_id is not None else None
     if view is None:
         return f"/sessions/{game_id}/bill"
     return f"/tabs/{view.merged_into or view.tab_id}/pay"
@@ -114,7 +114,7 @@ def transfer(
 
 def _rate_before(reads: HallReads, game_id: int) -> int | None:
     """The hourly rate of a running game where it is now (None when paused or not open)."""
-    for table, s in reads.hall_snapshot().open.items():
+    for table, s in reads.floor.hall_snapshot().open.items():
         if s.id == game_id and s.state.state == "running":
             return rate_on(reads, s.state, table)
     return None
@@ -151,7 +151,7 @@ def add_extra(
 ) -> Response:
     """An extra of the venue file (by its id) is a product: it goes on the game's tab, as the tab's buttons put it."""
     try:
-        tab, product = hub.reads.game_tab(game_id), hub.reads.product_of_extra(extra)
+        tab, product = hub.reads.till.game_tab(game_id), hub.reads.till.product_of_extra(extra)
         hub.execute(AddTabItem(tab=tab, product=product.id, quantity=quantity, actor=user.username))
     except ServiceError as e:
         flash(request, gettext("Not done: %(reason)s") % {"reason": refusal(request, e)}, "error")
@@ -162,8 +162,8 @@ def add_extra(
 
 @router.get("/{game_id}/bill")
 def bill(game_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can_read_money("games.run"))]) -> Response:
-    game = reads.game(game_id)  # NotFound → the 404 page
+    game = reads.floor.game(game_id)  # NotFound → the 404 page
     # The game's bill is a part of its tab (drinks, merged tabs): the page leads on to paying it.
-    tab_id = reads.tab_of_game(game_id)
-    tab = reads.tab_payments(tab_id) if tab_id is not None else None
+    tab_id = reads.till.tab_of_game(game_id)
+    tab = reads.till.tab_payments(tab_id) if tab_id is not None else None
     return render(request, "bill.html", {"s": game, "venue": reads.venue, "tab": tab})

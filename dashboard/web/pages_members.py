@@ -27,11 +27,11 @@ from starlette.concurrency import run_in_threadpool
 
 from broker.accounts.staff import Staff
 from broker.domain.euros import parse_euros
-from broker.domain.membership import DEFAULT_FEE_CENTS, MAX_IMPORT_BYTES, MEMBER_KINDS, check_year, normalize_uid
+from broker.domain.people.membership import DEFAULT_FEE_CENTS, MAX_IMPORT_BYTES, MEMBER_KINDS, check_year, normalize_uid
 from broker.hall.facade import MemberError, MemberImportError
-from broker.hall.member_views import MemberView
-from broker.hall.members import AddMember, AssignCard, EditMember, ImportMembers, RecordFee, RemoveCard
 from broker.hall.read_models import HallReads
+from broker.people.member_views import MemberView
+from broker.people.members import AddMember, AssignCard, EditMember, ImportMembers, RecordFee, RemoveCard
 from dashboard.api.deps import IdPath, get_hub
 from dashboard.web.auth import page_can
 from dashboard.web.csrf import verify_csrf
@@ -95,7 +95,7 @@ def _cents(request: Request, text: str) -> int:
 
 
 def _member(reads: HallReads, request: Request, member_id: int) -> MemberView:
-    member = reads.member(member_id)
+    member = reads.people.member(member_id)
     if member is None:
         raise HTTPException(404, translated(request, N_("There is no member %(id)d; search by name."), id=member_id))
     return member
@@ -120,7 +120,7 @@ def _list(request: Request, q: str = "", *, error: str | None = None, form: dict
     """The list page; after a refused "add", with the reason at the form and what was typed kept."""
     reads = get_hub(request).reads
     year = reads.fee_year()
-    found = reads.search_members(q, SEARCH_LIMIT)
+    found = reads.people.search_members(q, SEARCH_LIMIT)
     context = {"members": found, "q": q, "limit": SEARCH_LIMIT, "kinds": KIND_NAMES, "year": year, "error": error, "form": form or {}}
     return render(request, "members.html", context, status=400 if error else 200)
 
@@ -151,7 +151,7 @@ def add(
 
 @router.get("/export.csv")
 def export(request: Request, user: Annotated[Staff, Depends(page_can("members.read"))]) -> Response:
-    data = get_hub(request).reads.export_members_csv()
+    data = get_hub(request).reads.people.export_members_csv()
     return Response(
         data,
         media_type="text/csv; charset=utf-8",

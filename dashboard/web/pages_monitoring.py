@@ -19,8 +19,8 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import Response
 
 from broker.accounts.staff import Staff
-from broker.domain import reject_tally as rejects
-from broker.domain.alert_kinds import sensor_place
+from broker.domain.floor import reject_tally as rejects
+from broker.domain.floor.alert_kinds import sensor_place
 from broker.hall.read_models import HallReads
 from dashboard.api.deps import get_hub
 from dashboard.web import i18n
@@ -85,13 +85,13 @@ class SensorHealth:
 
 
 def sensor_health(reads: HallReads) -> list[SensorHealth]:
-    start, end = reads.day_bounds(reads.today())
+    start, end = reads.reports.day_bounds(reads.today())
     health = {
         t.id: SensorHealth(t.id, [0] * len(t.pin_map.pockets), t.name, t.name_en)
         for t in reads.venue.tables
         if t.pin_map.pockets or t.pin_map.goal_home is not None
     }
-    for e in reads.sensor_events(start, end):
+    for e in reads.floor.sensor_events(start, end):
         h = health.get(e.table)
         if h is None:
             continue
@@ -104,9 +104,9 @@ def sensor_health(reads: HallReads) -> list[SensorHealth]:
             if e.data.get("kind") != "recovered":
                 h.faults[sensor] += 1
             h.last_fault[sensor] = str(e.data.get("kind", ""))
-    for a in reads.open_alerts():
+    for a in reads.floor.open_alerts():
         if a.kind == "sensor_fault" and a.table in health:
-            # cause_key is sensor_fault:<table>:<sensor> (broker.domain.alert_kinds)
+            # cause_key is sensor_fault:<table>:<sensor> (broker.domain.floor.alert_kinds)
             health[a.table].open_faults.add(a.cause_key.split(":", 2)[-1])
     return list(health.values())
 
@@ -120,18 +120,18 @@ def monitoring_page(request: Request, user: Annotated[Staff, Depends(page_can("n
         request,
         "monitoring.html",
         {
-            "nodes": reads.node_statuses(),
+            "nodes": reads.floor.node_statuses(),
             "health": sensor_health(reads),
-            "alerts": reads.alert_history(table or None, HISTORY_LIMIT),
+            "alerts": reads.floor.alert_history(table or None, HISTORY_LIMIT),
             "table_filter": table,
             "tables": reads.venue.tables,
             "grafana_url": grafana_url(),
             "history_limit": HISTORY_LIMIT,
-            "unknown_rejects": reads.unknown_rejects(),
+            "unknown_rejects": reads.floor.unknown_rejects(),
             "reason_names": REASON_NAMES,
             "fault_names": FAULT_NAMES,
             "samples_kept": rejects.SAMPLES_PER_TABLE,
-            "refused_records": reads.refused_records(),
+            "refused_records": reads.outbox.refused_records(),
             "hub_version": software_version(),
         },
     )
@@ -145,9 +145,9 @@ def nodes_fragment(request: Request, user: Annotated[Staff, Depends(page_can("no
         request,
         "_monitoring_nodes.html",
         {
-            "nodes": reads.node_statuses(),
+            "nodes": reads.floor.node_statuses(),
             "health": sensor_health(reads),
-            "unknown_rejects": reads.unknown_rejects(),
+            "unknown_rejects": reads.floor.unknown_rejects(),
             "reason_names": REASON_NAMES,
             "fault_names": FAULT_NAMES,
             "samples_kept": rejects.SAMPLES_PER_TABLE,

@@ -16,7 +16,7 @@ from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
 from broker.hall.facade import HubFacade, ServiceError
-from broker.hall.notifications import AddNotifyTarget, RemoveNotifyTarget, UpdateNotifyTarget
+from broker.notify.notifications import AddNotifyTarget, RemoveNotifyTarget, UpdateNotifyTarget
 from dashboard.api.deps import Hub
 from dashboard.web.auth import page_can
 from dashboard.web.csrf import verify_csrf
@@ -59,8 +59,8 @@ STATES = {"pending": N_("waiting"), "sent": N_("sent"), "dropped": N_("dropped")
 def _page(request: Request, hub: HubFacade, *, status: int = 200, **extra: Any) -> Response:
     reads = hub.reads
     ctx = {
-        "targets": reads.notify_targets(),
-        "history": reads.notify_history(),
+        "targets": reads.notify.targets(),
+        "history": reads.notify.history(),
         "kinds": KINDS,
         "severities": SEVERITIES,
         "langs": LANGS,

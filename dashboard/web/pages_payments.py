@@ -21,12 +21,12 @@ from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
 from broker.domain.euros import parse_euros
-from broker.domain.payment_rules import PaymentRefused
 from broker.domain.refusals import Refusal
+from broker.domain.till.payment_rules import PaymentRefused
 from broker.hall.facade import HubFacade, NotFound, ServiceError
 from broker.hall.read_models import HallReads
-from broker.hall.till.payment_reads import TabPayView
-from broker.hall.till.payments import PayTab, ReversePayment
+from broker.till.payment_reads import TabPayView
+from broker.till.payments import PayTab, ReversePayment
 from dashboard.access import allows
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.web.auth import page_can, page_can_read_money
@@ -44,7 +44,7 @@ MAX_PART = 100
 
 
 def _tab(reads: HallReads, tab_id: int) -> TabPayView:
-    v = reads.tab_payments(tab_id)
+    v = reads.till.tab_payments(tab_id)
     if v is None:
         raise NotFound(N_("There is no such bill; it may have been merged or the page is old."))
     return v
@@ -121,7 +121,7 @@ def _pay_page(
             "notice": notice,
             "form": form,
             "form_error": error,
-            "merged_into": reads.tab_payments(tab.merged_into) if tab.merged_into else None,
+            "merged_into": reads.till.tab_payments(tab.merged_into) if tab.merged_into else None,
             "can_reverse": allows(request.state.user.role, "payments.reverse"),
         },
         status=status,
@@ -190,7 +190,7 @@ def pay(
             )
         )
     except NotFound as e:
-        if hub.reads.tab_payments(tab_id) is None:
+        if hub.reads.till.tab_payments(tab_id) is None:
             raise
         return _pay_page(request, hub.reads, tab_id, form=form, error=refusal(request, e), status=404)
     except ServiceError as e:
@@ -224,7 +224,7 @@ def reverse(
     reason: Annotated[str, Form(max_length=1000)] = "",
     request_id: Annotated[str, Form(max_length=64)] = "",
 ) -> Response:
-    p = hub.reads.payment(payment_id)
+    p = hub.reads.till.payment(payment_id)
     if p is None:
         raise NotFound(N_("There is no such payment."))
     try:
@@ -240,7 +240,7 @@ def reverse(
 def receipt_page(
     payment_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can_read_money("payments.take"))]
 ) -> Response:
-    r = reads.receipt_of(payment_id)
+    r = reads.till.receipt_of(payment_id)
     if r is None:
         raise NotFound(N_("There is no such payment."))
     return render(request, "receipt.html", {"r": r, "printer": bool(reads.venue.till.printer)})

@@ -14,7 +14,7 @@ from broker.accounts.staff import Staff
 from broker.domain.euros import PRODUCT_CATEGORIES, VAT_RATES, parse_euros
 from broker.domain.refusals import Refusal
 from broker.hall.facade import HubFacade, NotFound, ServiceError
-from broker.hall.till.tabs import MAX_NAME, MAX_PRICE_CENTS, AddProduct, UpdateProduct
+from broker.till.tabs import MAX_NAME, MAX_PRICE_CENTS, AddProduct, UpdateProduct
 from dashboard.api.deps import Hub, IdPath
 from dashboard.web.auth import page_can
 from dashboard.web.csrf import verify_csrf
@@ -39,7 +39,7 @@ def _page(request: Request, hub: HubFacade, status: int = 200, **extra: Any) -> 
         request,
         "products.html",
         {
-            "products": hub.reads.products(),
+            "products": hub.reads.till.products(),
             "categories": PRODUCT_CATEGORIES,
             "rates": VAT_RATES,
             "category_word": category_word,

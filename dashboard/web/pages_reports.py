@@ -1,8 +1,8 @@
 """Reports for the manager: one day or one month of revenue, table time, games, utilisation, ball
 drops and foosball use, drawn as SVG charts on the page, each also downloadable as CSV and all as one .xlsx.
 
-Revenue is one definition (broker.domain.revenue, LABEL): the money taken, as the Z report counts
-it, so a day's revenue here is its Z report's takings. broker.hall.reports does the counting (local
+Revenue is one definition (broker.domain.till.revenue, LABEL): the money taken, as the Z report counts
+it, so a day's revenue here is its Z report's takings. broker.reports.reports does the counting (local
 days, DST, table time replayed from the op log); this module
 picks the period (a business day, or a month of them up to today), sums the per-day hour grids of a
 month by local hour of day, and shapes rows. Exports: CSV as Slovak Excel opens it (';', decimal
@@ -27,12 +27,13 @@ from openpyxl.utils import get_column_letter
 from broker.accounts.staff import Staff
 from broker.domain.csv_cells import excel_csv
 from broker.domain.dates import HallDates
-from broker.domain.membership import FIRST_YEAR
-from broker.domain.revenue import LABEL, WALK_IN, Revenue
+from broker.domain.people.membership import FIRST_YEAR
 from broker.domain.schedule import business_hours
-from broker.hall import reports
-from broker.hall.read_models import HallReads, StoppedGame
-from broker.hall.reports import ReportError
+from broker.domain.till.revenue import LABEL, WALK_IN, Revenue
+from broker.hall.read_models import HallReads
+from broker.reports import reports
+from broker.reports.reads import StoppedGame
+from broker.reports.reports import ReportError
 from dashboard.api.dates import WRITTEN_MAX
 from dashboard.api.deps import get_hub, local_today
 from dashboard.web import charts, i18n
@@ -160,7 +161,7 @@ def build_report(reads: HallReads, period: Period) -> Report:
     today = local_today(reads)
     played = [d for d in period.days if d <= today]  # future days have nothing to count
     # One transaction: the list of games is the rows the revenue counts (stopped on one of the days).
-    f = reads.period_figures(period.first, period.last, played)
+    f = reads.reports.period_figures(period.first, period.last, played)
     return Report(
         period,
         f.revenue,

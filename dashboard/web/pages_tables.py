@@ -12,8 +12,8 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import Response
 
 from broker.accounts.staff import Staff
+from broker.floor.table_service import SetOutOfService, SwitchLight
 from broker.hall.facade import HubFacade
-from broker.hall.table_service import SetOutOfService, SwitchLight
 from dashboard.api.deps import Hub
 from dashboard.web.auth import page_can
 from dashboard.web.csrf import verify_csrf

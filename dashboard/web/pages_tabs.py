@@ -22,11 +22,11 @@ from broker.accounts.staff import Staff
 from broker.domain.cash_rounding import cash_due
 from broker.domain.euros import parse_euros
 from broker.domain.refusals import Refusal
-from broker.domain.split import MAX_PARTS
+from broker.domain.till.split import MAX_PARTS
 from broker.hall.facade import HubFacade, NotFound, ServiceError
 from broker.hall.read_models import HallReads
-from broker.hall.till.tab_views import TabView
-from broker.hall.till.tabs import (
+from broker.till.tab_views import TabView
+from broker.till.tabs import (
     MAX_LABEL,
     MAX_QUANTITY,
     REASON_MAX,
@@ -60,10 +60,10 @@ def _next(path: str, fallback: str) -> str:
 
 
 def _page(request: Request, reads: HallReads, user: Staff, tab: TabView, status: int = 200, **extra: Any) -> Response:
-    others = [u for u in reads.mergeable_tabs() if u.id != tab.id and u.id not in {s.tab_id for s in tab.sources}]
+    others = [u for u in reads.till.mergeable_tabs() if u.id != tab.id and u.id not in {s.tab_id for s in tab.sources}]
     # One tap pays a sale at the bar or a stopped game's tab; a split one is paid part by part.
     payable = tab.merged_into is None and not tab.split and not tab.game_running and tab.owed_cents > 0
-    pay_view = reads.tab_payments(tab.id) if tab.split else None
+    pay_view = reads.till.tab_payments(tab.id) if tab.split else None
     in_cash = cash_due(tab.owed_cents, reads.venue.till.cash_rounding)
     return render(
         request,
@@ -89,21 +89,21 @@ def _page(request: Request, reads: HallReads, user: Staff, tab: TabView, status:
 
 def _again(request: Request, hub: HubFacade, user: Staff, tab_id: int, error: Refusal | str, form: dict[str, Any], status: int) -> Response:
     message = refusal(request, error) if isinstance(error, Refusal) else error
-    return _page(request, hub.reads, user, hub.reads.tab(tab_id), status, form=form, form_error=message)
+    return _page(request, hub.reads, user, hub.reads.till.tab(tab_id), status, form=form, form_error=message)
 
 
 @router.get("/tabs/{tab_id}")
 def tab_page(tab_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can_read_money("tabs.run"))]) -> Response:
-    return _page(request, reads, user, reads.tab(tab_id))
+    return _page(request, reads, user, reads.till.tab(tab_id))
 
 
 @router.get("/sessions/{game_id}/tab")
 def game_tab(game_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can_read_money("tabs.run"))]) -> Response:
     """A game's tab (the bills list links it by the game)."""
-    tab_id = reads.tab_of_game(game_id)
+    tab_id = reads.till.tab_of_game(game_id)
     if tab_id is None:
         raise NotFound(N_("That game has no tab."))
-    return _page(request, reads, user, reads.tab(tab_id))
+    return _page(request, reads, user, reads.till.tab(tab_id))
 
 
 @router.post("/tabs", dependencies=[Depends(verify_csrf)])
@@ -159,7 +159,7 @@ def add_item(
 
 def next_name(reads: HallReads, product_id: int) -> str:
     """The product's name in the visitor's language (for the "added" message)."""
-    for p in reads.products():
+    for p in reads.till.products():
         if p.id == product_id:
             return (p.name_en or p.name) if current_lang() == "en" else p.name
     return ""

@@ -18,7 +18,7 @@ from fastapi.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.background import BackgroundTask
 
 from broker.hall.read_models import HallReads
-from broker.hall.tournament_reads import MatchView, TournamentView
+from broker.tournaments.views import MatchView, TournamentView
 from dashboard.api.auth import client_address
 from dashboard.api.deps import Reads
 from dashboard.web.i18n import N_
@@ -35,7 +35,7 @@ RECENT = 8  # the latest results on the TV
 
 
 def _view(request: Request, reads: HallReads, token: str) -> TournamentView:
-    v = reads.tournament_by_token(token)
+    v = reads.tournaments.tournament_by_token(token)
     if v is None:
         raise HTTPException(404, translated(request, N_("This link does not work (any more): ask the staff for the new one.")))
     return v
@@ -77,7 +77,7 @@ class _OneTournament(Subscriber):
 
 @router.get("/{token}/events")
 async def tv_events(token: Token, request: Request, reads: Reads) -> Response:
-    v = await asyncio.to_thread(reads.tournament_by_token, token)
+    v = await asyncio.to_thread(reads.tournaments.tournament_by_token, token)
     if v is None:
         return PlainTextResponse(translated(request, N_("This link does not work (any more): ask the staff for the new one.")), 404)
     # Every TV and phone of one tournament counts as one login: a link passed around cannot hold

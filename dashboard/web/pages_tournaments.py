@@ -22,13 +22,12 @@ from starlette.concurrency import run_in_threadpool
 
 from broker.accounts.staff import Staff
 from broker.domain.dates import NOT_A_TIME, DateRefused
-from broker.domain.tournament.rules import BREAK_RULES, DISCIPLINES, FORMATS
+from broker.domain.tournaments.rules import BREAK_RULES, DISCIPLINES, FORMATS
 from broker.hall.facade import HubFacade, ServiceError
 from broker.hall.read_models import HallReads
-from broker.hall.tournament_calls import CallMatch, RecallMatch, ScoreRack, StartMatch
-from broker.hall.tournament_reads import MatchView, TournamentView
-from broker.hall.tournament_results import RecordResult
-from broker.hall.tournaments import (
+from broker.tournaments.calls import CallMatch, RecallMatch, ScoreRack, StartMatch
+from broker.tournaments.results import RecordResult
+from broker.tournaments.setup import (
     AddEntrant,
     CheckInEntrant,
     CreateTournament,
@@ -38,6 +37,7 @@ from broker.hall.tournaments import (
     RevokeTvLink,
     StartTournamentNow,
 )
+from broker.tournaments.views import MatchView, TournamentView
 from dashboard.access import allows
 from dashboard.api.deps import MAX_ID, Hub, IdPath, Reads
 from dashboard.api.tournaments import csv_response, tournament_csv
@@ -136,7 +136,7 @@ def _list(
         request,
         "tournaments.html",
         {
-            "tournaments": reads.tournaments(),
+            "tournaments": reads.tournaments.summaries(),
             "may_create": allows(user.role, "tournaments.manage"),
             "formats": FORMATS,
             "disciplines": DISCIPLINES,
@@ -244,7 +244,9 @@ def season_page(
     year: Annotated[int | None, Query(ge=2000, le=2100)] = None,
 ) -> Response:
     year = year or reads.today().year
-    return render(request, "tournament_season.html", {"rows": reads.season(group, year), "group": group, "year": year, **words()})
+    return render(
+        request, "tournament_season.html", {"rows": reads.tournaments.season(group, year), "group": group, "year": year, **words()}
+    )
 
 
 # -- one tournament ----------------------------------------------------------------------------------
@@ -270,20 +272,20 @@ def _context(reads: HallReads, user: Staff, v: TournamentView) -> dict[str, Any]
 def tournament_page(
     tournament_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("tournaments.view"))]
 ) -> Response:
-    return render(request, "tournament.html", _context(reads, user, reads.tournament(tournament_id)))
+    return render(request, "tournament.html", _context(reads, user, reads.tournaments.tournament(tournament_id)))
 
 
 @router.get("/{tournament_id}/board")
 def board(tournament_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("tournaments.view"))]) -> Response:
     """The live part of the tournament's page (re-fetched on every change of a tournament)."""
-    return render(request, "_tournament_board.html", _context(reads, user, reads.tournament(tournament_id)))
+    return render(request, "_tournament_board.html", _context(reads, user, reads.tournaments.tournament(tournament_id)))
 
 
 @router.get("/{tournament_id}/print")
 def print_bracket(
     tournament_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("tournaments.run"))]
 ) -> Response:
-    return render(request, "tournament_print.html", _context(reads, user, reads.tournament(tournament_id)))
+    return render(request, "tournament_print.html", _context(reads, user, reads.tournaments.tournament(tournament_id)))
 
 
 @router.get("/{tournament_id}/export.csv")
@@ -291,7 +293,7 @@ def export_csv(
     tournament_id: IdPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("tournaments.manage"))]
 ) -> Response:
     """The matches as the project's Slovak-Excel file, in the visitor's language."""
-    v, p = reads.tournament(tournament_id), reads.tournament_progress(tournament_id)
+    v, p = reads.tournaments.tournament(tournament_id), reads.tournaments.tournament_progress(tournament_id)
     token = i18n.use_lang(i18n.lang_of(request))
     try:
         data = tournament_csv(v, p, lambda msgid, params: said((msgid, dict(params))), reads.venue.tz)
@@ -355,7 +357,7 @@ def remove_entrant(
     tournament_id: IdPath, entrant_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("tournaments.run"))]
 ) -> Response:
     def run() -> str:
-        drawn = hub.reads.tournament(tournament_id).drawn
+        drawn = hub.reads.tournaments.tournament(tournament_id).drawn
         hub.execute(RemoveEntrant(tournament=tournament_id, entrant=entrant_id, actor=user.username))
         return gettext("Withdrawn: every match of theirs not played is a walkover.") if drawn else gettext("The player withdrew.")
 
@@ -367,7 +369,7 @@ def remove_entrant(
 def draw(tournament_id: IdPath, request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("tournaments.run"))]) -> Response:
     def run() -> str:
         order = hub.execute(DrawTournament(tournament=tournament_id, actor=user.username))
-        begins = hub.reads.tournament(tournament_id).calls_from
+        begins = hub.reads.tournaments.tournament(tournament_id).calls_from
         if begins is not None:  # drawn before the start: the bracket waits (the page says until when)
             return gettext("Drawn: %(n)d players. The matches are called to the tables from the start, %(time)s.") % {
                 "n": len(order),
@@ -438,7 +440,7 @@ def match_page(
     tournament_id: IdPath, match: MatchPath, request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("tournaments.run"))]
 ) -> Response:
     """A match's score, a tap a rack: for the table's tablet or a phone."""
-    v = reads.tournament(tournament_id)
+    v = reads.tournaments.tournament(tournament_id)
     m = v.match(match)
     if m is None:
         raise HTTPException(404, translated(request, N_("There is no such match in this tournament.")))
@@ -537,7 +539,7 @@ def result(
 
     def run() -> str:
         if walkover:
-            m = hub.reads.tournament(tournament_id).match(match)
+            m = hub.reads.tournaments.tournament(tournament_id).match(match)
             race = m.race_to if m else 0
             a, b = (race, 0) if walkover == "a" else (0, race)
         else:

@@ -19,9 +19,18 @@ from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import ROLES, Staff
 from broker.accounts.users import MIN_PASSWORD, UserError, new_password, valid_username
-from broker.hall.accounts import CreateStaff, EndLogin, EndLogins, RevokeToken, SetStaffActive, SetStaffPassword, SetStaffRole, UnlockStaff
 from broker.hall.facade import NotFound
 from broker.hall.read_models import HallReads
+from broker.people.accounts import (
+    CreateStaff,
+    EndLogin,
+    EndLogins,
+    RevokeToken,
+    SetStaffActive,
+    SetStaffPassword,
+    SetStaffRole,
+    UnlockStaff,
+)
 from dashboard.api.auth import login as check_password
 from dashboard.api.auth import login_pk
 from dashboard.api.deps import IdPath, get_hub
@@ -71,14 +80,14 @@ def _role(request: Request, role: str) -> str:
 
 
 def _account(request: Request, reads: HallReads, username: str) -> Staff:
-    user = reads.staff(username)
+    user = reads.people.staff(username)
     if user is None:
         raise HTTPException(404, translated(request, N_("There is no account %(name)s."), name=username))
     return user
 
 
 def _keeps_a_manager(request: Request, reads: HallReads, username: str) -> None:
-    if reads.is_last_manager(username):
+    if reads.people.is_last_manager(username):
         raise _refuse(request, N_("%(name)s is the only active manager: make another account manager first."), name=username)
 
 
@@ -121,7 +130,7 @@ def users_page(request: Request, user: Admin) -> Response:
 
 def _users(request: Request, *, error: str | None = None, form: dict | None = None, status: int = 200) -> Response:
     """The accounts page; after a refused "new account", the reason at the form and what was typed kept."""
-    rows = get_hub(request).reads.staff_rows()
+    rows = get_hub(request).reads.people.staff_rows()
     context = {"rows": rows, "roles": ROLE_NAMES, "min_password": MIN_PASSWORD, "error": error, "form": form or {}}
     return render(request, "users.html", context, status=status)
 
@@ -141,7 +150,7 @@ def add(
     try:
         if not valid_username(name):
             raise _refuse(request, N_("Login name: 2 to 64 characters a-z, 0-9, dot, dash or underscore, e.g. jana."))
-        if hub.reads.staff(name) is not None:
+        if hub.reads.people.staff(name) is not None:
             raise _refuse(request, N_("The account %(name)s already exists."), name=name)
         chosen = _new_password(request, password, repeat)
         hub.execute(
@@ -182,12 +191,12 @@ def _detail(
     account = _account(request, reads, username)
     context = {
         "a": account,
-        "locked": reads.locked(account.username),
+        "locked": reads.people.locked(account.username),
         "roles": ROLE_NAMES,
         "min_password": MIN_PASSWORD,
-        "tokens": reads.tokens(username),
-        "logins": reads.logins(username),
-        "audit": reads.audit(username),
+        "tokens": reads.people.tokens(username),
+        "logins": reads.people.logins(username),
+        "audit": reads.people.audit(username),
         "current": login_pk(request),
         "audit_text": audit_text,
         "errors": errors or {},

@@ -1,7 +1,7 @@
 """Čakacia listina: walk-in parties waiting for a table of a kind, with their estimated wait; the
 offer of a table that freed ("Pool 4 voľný → Kováč, 2"), taken ("Berú": the game starts),
 passed on or withdrawn; shown on the floor as a region of its own (`/waiting/panel`, refreshed
-live) and on its own page. The same commands as the hub's watchdog uses (broker.hall.waiting_list).
+live) and on its own page. The same commands as the hub's watchdog uses (broker.bookings.waiting_list).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
+from broker.bookings.waiting_list import DeclineOffer, JoinWaitingList, LeaveWaitingList, OfferTable, TakeOffer
 from broker.hall.facade import HubFacade, ServiceError
 from broker.hall.read_models import HallReads
-from broker.hall.waiting_list import DeclineOffer, JoinWaitingList, LeaveWaitingList, OfferTable, TakeOffer
 from dashboard.api.deps import MAX_ID, Hub, IdPath, Reads
 from dashboard.web.auth import came_from, page_can
 from dashboard.web.csrf import verify_csrf
@@ -121,7 +121,7 @@ def take(
 
 
 def _table_of(hub: HubFacade, game: int) -> str:
-    return next(t for t, g in hub.reads.hall_snapshot().open.items() if g.id == game)
+    return next(t for t, g in hub.reads.floor.hall_snapshot().open.items() if g.id == game)
 
 
 @router.post("/waiting/{party_id}/decline", dependencies=[Depends(verify_csrf)])

@@ -5,7 +5,7 @@ the exact amount (in cash, rounded as the venue rounds cash: broker.domain.cash_
 cash a button per note the guest may hand over (the change on it). Each
 button is a form of its own posting what the full payment form posts (dashboard.web.pages_payments),
 plus `expect`: the amount the page showed, which the hub checks on its writer
-(broker.domain.payment_rules.check_payment), so a bill that moved since the page was drawn is never
+(broker.domain.till.payment_rules.check_payment), so a bill that moved since the page was drawn is never
 paid at a stale amount. All the buttons of one bill (or one split part) share one one-time key:
 a second tap, on the same button or another, finds the payment already made.
 

@@ -8,10 +8,10 @@ import uuid
 from typing import Any
 
 from broker.domain.euros import PRODUCT_CATEGORIES
-from broker.domain.payment_rules import PARTIAL
-from broker.domain.revenue import UNASSIGNED
+from broker.domain.till.payment_rules import PARTIAL
+from broker.domain.till.revenue import UNASSIGNED
 from broker.hall.read_models import HallReads
-from broker.hall.till.tab_views import ProductView, TabView
+from broker.till.tab_views import ProductView, TabView
 from dashboard.web.i18n import N_, gettext
 
 CATEGORY_WORDS = {
@@ -22,7 +22,7 @@ CATEGORY_WORDS = {
     "tournament_entry": N_("Tournament entry"),
     "cue_service": N_("Cue service"),
     "other": N_("Other"),
-    "deposit": N_("Booking deposits"),  # broker.hall.bookings: a deposit's line on its own tab
+    "deposit": N_("Booking deposits"),  # broker.bookings.bookings: a deposit's line on its own tab
 }
 # What money paid for, as the Z report and the reports name it: the products' categories, and money
 # no line explains (UNASSIGNED; PARTIAL in a Z report frozen before part payments said what they paid for).
@@ -58,18 +58,18 @@ def most_sold(products: list[ProductView]) -> list[ProductView]:
 def product_grid(reads: HallReads, tab: TabView) -> dict[str, Any]:
     """What templates/_product_buttons.html needs besides the tab: the products `tab` takes (a
     tournament fee's tab the fees alone, a deposit's the deposit: TabView.takes, the rule that refuses the rest)."""
-    products = [p for p in most_sold(reads.products(active_only=True)) if tab.takes(p.category)]
+    products = [p for p in most_sold(reads.till.products(active_only=True)) if tab.takes(p.category)]
     return {"products": products, "products_shown": PRODUCTS_SHOWN, "form_key": new_form_key}
 
 
 def tabs_panel(reads: HallReads, table_id: str) -> dict[str, Any]:
     """The table page's tab part: the running game's tab (products to put on it) or the last game's unpaid tab."""
-    snap = reads.hall_snapshot().open.get(table_id)
-    tab_id = reads.tab_of_game(snap.id) if snap is not None else None
-    unpaid = None if snap is not None else reads.unpaid_by_table(table_id).get(table_id)
-    tab = reads.tab(tab_id) if tab_id is not None else None
+    snap = reads.floor.hall_snapshot().open.get(table_id)
+    tab_id = reads.till.tab_of_game(snap.id) if snap is not None else None
+    unpaid = None if snap is not None else reads.till.unpaid_by_table(table_id).get(table_id)
+    tab = reads.till.tab(tab_id) if tab_id is not None else None
     while tab is not None and tab.merged_into is not None:  # merged: what the table buys goes on the shared bill
-        tab = reads.tab(tab.merged_into)
+        tab = reads.till.tab(tab.merged_into)
     return {
         "game_tab": tab,
         "unpaid_tab": unpaid,

@@ -16,11 +16,12 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import RedirectResponse
 
-from broker.domain import game_ops
-from broker.domain.club_rate import start_warning
+from broker.domain.floor import game_ops
+from broker.domain.floor.club_rate import start_warning
 from broker.domain.tariffs import rate_at
+from broker.floor.reads import TableUse
 from broker.hall.facade import ServiceError
-from broker.hall.read_models import HallReads, TableUse
+from broker.hall.read_models import HallReads
 from dashboard.web import i18n
 from dashboard.web.i18n import N_, gettext, money
 from dashboard.web.tab_parts import tabs_panel
@@ -69,10 +70,10 @@ def refusal_text(e: Exception) -> str:
 
 def start_notice(reads: HallReads, table: str) -> tuple[str, str]:
     """(level, text) to flash after a start: says now when a member does not get the club rate
-    (broker.domain.club_rate: the same warning the API's start answers with)."""
+    (broker.domain.floor.club_rate: the same warning the API's start answers with)."""
     name = reads.tables[table].name
     done = gettext("Game started on %(table)s.") % {"table": name}
-    s = reads.open_game(table)
+    s = reads.floor.open_game(table)
     warning = start_warning(s.state, reads.venue, reads.clock()) if s is not None else None
     if warning is None:
         return "ok", done
@@ -98,8 +99,8 @@ def rate_on(reads: HallReads, state: game_ops.GameState, table: str) -> int:
 
 def transfer_targets(reads: HallReads, table: str) -> list[dict[str, Any]]:
     """Billed tables a game may move to now (free, in service), each with the rate it would run at there."""
-    hall = reads.hall_snapshot()
-    out_now = reads.out_of_service()
+    hall = reads.floor.hall_snapshot()
+    out_now = reads.floor.out_of_service()
     s = hall.open.get(table)
     here = rate_on(reads, s.state, table) if s is not None and s.state.state == "running" else None
     targets = []
@@ -115,7 +116,7 @@ def transfer_notice(reads: HallReads, game_id: int, before_cents: int | None, ta
     """(level, text) after a move: warns when the game runs at another rate there."""
     name = reads.tables[table].name
     done = gettext("Game moved to %(table)s.") % {"table": name}
-    s = reads.open_game(table)
+    s = reads.floor.open_game(table)
     if s is None or before_cents is None or s.state.state != "running":
         return "ok", done
     after = rate_on(reads, s.state, table)
@@ -130,8 +131,8 @@ def transfer_notice(reads: HallReads, game_id: int, before_cents: int | None, ta
 def use_today(reads: HallReads, table: str) -> list[TableUse]:
     """The table's use in today's business day (from the day cut, so a dart game at 00:30 is
     tonight's, not tomorrow's: calendar midnight to midnight hid everything after midnight)."""
-    start, end = reads.day_bounds(reads.today())
-    return reads.table_use(table, start, end)
+    start, end = reads.reports.day_bounds(reads.today())
+    return reads.floor.table_use(table, start, end)
 
 
 USE_WORDS = {
@@ -153,10 +154,10 @@ def use_word(u: TableUse) -> str:
 def panel_context(reads: HallReads, table_id: str) -> dict[str, Any]:
     """The table page's own parts (the card comes from dashboard.web.floor)."""
     spec = reads.tables[table_id]
-    node = reads.node(table_id)
+    node = reads.floor.node(table_id)
     presets, cap = reads.bookings.prepaid_presets(table_id, PREPAID_PRESETS)  # none past a booking ahead
     return {
-        "oos": reads.out_of_service().get(table_id),
+        "oos": reads.floor.out_of_service().get(table_id),
         "light_on": node.light_on if node else None,
         "targets": transfer_targets(reads, table_id) if spec.kind.billed else [],
         "presets": presets,

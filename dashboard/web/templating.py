@@ -154,7 +154,7 @@ def _moves_ms(ctx: Any, *games: int | None) -> int | None:
     itself; None when none of them runs. app.js fetches what shows it again then (data-moves-ms):
     the server stays the clock, the page shows what the API says."""
     reads = ctx["hall"]
-    times = [at for g in games if g is not None and (at := reads.amount_moves_at(g)) is not None]
+    times = [at for g in games if g is not None and (at := reads.floor.amount_moves_at(g)) is not None]
     if not times:
         return None
     return max(0, int((min(times) - reads.clock()).total_seconds() * 1000))

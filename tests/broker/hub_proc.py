@@ -14,7 +14,7 @@ import sys
 from broker.adapters.hub_link import MqttUrl
 from broker.compose import build_hub, open_store
 from broker.domain.venue import load_venue
-from broker.hall.games import StartGame, StopGame
+from broker.floor.games import StartGame, StopGame
 from broker.storage.foosball import checkin
 from broker.storage.models import Game
 from tests.support.hub import on_writer

@@ -1,4 +1,4 @@
-"""Bookings on the hub (broker.hall.bookings), on SQLite and PostgreSQL: no double booking ever (a
+"""Bookings on the hub (broker.bookings.bookings), on SQLite and PostgreSQL: no double booking ever (a
 50-way race, back-to-back, the database's own constraint on PostgreSQL), the DST night, the
 opening hours, blocks and tables out of service, "Prišli" starting the game at the right rate,
 the walk-in's prepaid cap, no-shows and deposits, anonymisation, and no phone number in the log."""
@@ -13,10 +13,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from broker.domain import bookings as rules
-from broker.domain import game_ops
-from broker.domain.venue import Hours, load_venue
-from broker.hall.bookings import (
+from broker.bookings.bookings import (
     AddBlock,
     BookTable,
     CancelBooking,
@@ -26,14 +23,17 @@ from broker.hall.bookings import (
     MoveBooking,
     SettleDeposit,
 )
-from broker.hall.errors import NotFound, ServiceError
+from broker.bookings.waiting_list import DeclineOffer, JoinWaitingList, LeaveWaitingList, TakeOffer
+from broker.core.errors import NotFound, ServiceError
+from broker.domain import bookings as rules
+from broker.domain.floor import game_ops
+from broker.domain.venue import Hours, load_venue
+from broker.floor.games import ExtendGame, StartGame, StopGame
+from broker.floor.table_service import SetOutOfService
 from broker.hall.facade import HubFacade
-from broker.hall.games import ExtendGame, StartGame, StopGame
-from broker.hall.members import AddMember, RecordFee
-from broker.hall.table_service import SetOutOfService
-from broker.hall.till.payments import PayTab
-from broker.hall.waiting_list import DeclineOffer, JoinWaitingList, LeaveWaitingList, TakeOffer
+from broker.people.members import AddMember, RecordFee
 from broker.storage.models import AuditEntry, Booking, WaitingParty
+from broker.till.payments import PayTab
 from tests.support.hub import VENUE, on_writer
 from tests.support.till_days import FakeClock, day_hub, local
 
@@ -399,7 +399,7 @@ def test_a_cancelled_booking_with_an_unpaid_deposit_leaves_nothing_owed(hub):
     tab = row(hub, booking).deposit_tab_id
     assert tab is not None
     hub.execute(CancelBooking(booking=booking, actor="jana"))
-    assert HubFacade(hub).reads.tab(tab).owed_cents == 0
+    assert HubFacade(hub).reads.till.tab(tab).owed_cents == 0
 
 
 # --- personal data ------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The hub box watching itself (broker/hall/box_watch.py), in-process on SQLite: the billing clock
+"""The hub box watching itself (broker/floor/box_watch.py), in-process on SQLite: the billing clock
 (a fake unsynchronised clock and a fake monotonic clock, never the machine's real one), the
 nightly backup's status, and a real certificate near its end pushed to the manager's webhook."""
 
@@ -15,11 +15,11 @@ from broker.accounts.users import new_password
 from broker.adapters.box_sensors import BoxSensors, certificate_end
 from broker.adapters.notify import Notifier
 from broker.compose import build_hub, open_store
-from broker.domain.box_rules import BackupStatus
+from broker.domain.floor.box_rules import BackupStatus
 from broker.domain.venue import load_venue
-from broker.hall.accounts import CreateStaff
-from broker.hall.games import StartGame
-from broker.hall.notifications import NotifySettings, SaveNotifySettings, Target
+from broker.floor.games import StartGame
+from broker.notify.notifications import NotifySettings, SaveNotifySettings, Target
+from broker.people.accounts import CreateStaff
 from broker.storage.models import Alert, GameOp
 from tests.notify.receivers import Webhook
 from tests.support.hub import REPO, VENUE

@@ -12,7 +12,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import IntegrityError
 
-from broker.domain.reject_tally import EXCERPT_CHARS, INVALID, SAMPLES_PER_TABLE, UNKNOWN, UNKNOWN_SENSOR, RejectTally
+from broker.domain.floor.reject_tally import EXCERPT_CHARS, INVALID, SAMPLES_PER_TABLE, UNKNOWN, UNKNOWN_SENSOR, RejectTally
 from broker.storage.alerts import ack_alert, close_alert, open_alerts, open_or_touch_alert
 from broker.storage.audit import append_game_op, record_audit
 from broker.storage.engine import default_db_url, open_store

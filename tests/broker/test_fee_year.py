@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from broker.domain.game_ops import GameError, Op, bill, card_op, replay, start_op, stop_op
+from broker.domain.floor.game_ops import GameError, Op, bill, card_op, replay, start_op, stop_op
 from broker.domain.tariffs import MemberSnapshot, RateContext, rate_at
 from tests.broker.test_tariffs import LAVOS, bratislava
 

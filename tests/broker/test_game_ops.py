@@ -11,7 +11,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from broker.domain.game_ops import (
+from broker.domain.floor.game_ops import (
     GameError,
     MemberSnapshot,
     Op,
@@ -443,7 +443,7 @@ def test_billed_time_is_played_time_rounded_up_per_line(data, venue, wait):
 @settings(deadline=None)
 @given(st.data(), venues, later, st.integers(0, 10**6 - 1))
 def test_the_amount_moves_exactly_when_the_server_says(data, venue, wait, micro):
-    from broker.domain.amount_clock import HORIZON, amount_moves_at
+    from broker.domain.floor.amount_clock import HORIZON, amount_moves_at
 
     _ops, state = data.draw(sessions(venue, [k for k in STEP_KINDS if k != "stop"]))
     now = state.last_at + wait + timedelta(microseconds=micro)
@@ -462,7 +462,7 @@ def test_the_amount_moves_exactly_when_the_server_says(data, venue, wait, micro)
 
 
 def test_a_carom_game_moves_at_each_started_minute_and_a_paused_one_never():
-    from broker.domain.amount_clock import amount_moves_at
+    from broker.domain.floor.amount_clock import amount_moves_at
 
     state = replay([start_op(T0, "carom-01")], LAVOS)
     assert amount_moves_at(state, LAVOS, T0) == T0 + timedelta(microseconds=1)  # the first minute is billed at once

@@ -20,7 +20,7 @@ from sqlalchemy import func, select
 from broker.adapters import link_process
 from broker.compose import build_hub
 from broker.domain.venue import load_venue
-from broker.hall.games import PauseGame, ResumeGame, StartGame, StopGame
+from broker.floor.games import PauseGame, ResumeGame, StartGame, StopGame
 from broker.storage.engine import open_store
 from broker.storage.models import Event
 from devices import contract

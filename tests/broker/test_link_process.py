@@ -21,7 +21,7 @@ from sqlalchemy import select
 
 from broker.compose import running_hub
 from broker.domain.venue import load_venue
-from broker.hall.games import StartGame, StopGame
+from broker.floor.games import StartGame, StopGame
 from broker.storage.models import Event
 from sim.mosquitto import Mosquitto
 from tests.support.hub import VENUE, hub_link, hub_url, light_of, link_child, link_of, link_pid, process_link, running_node

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import func, select
 from typer.testing import CliRunner
 
-from broker.domain.alert_kinds import card_refused
+from broker.domain.floor.alert_kinds import card_refused
 from broker.storage.members import (
     MemberError,
     add_member,

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import func, select
 
-from broker.hall.games import StartGame, StopGame
+from broker.floor.games import StartGame, StopGame
 from broker.storage.members import add_member, assign_card, record_fee
 from broker.storage.models import Alert, Event, FoosballCheckin
 from sim.pins import PulseScript, drive_pulses

@@ -4,7 +4,7 @@ VictoriaMetrics; with it stopped they spool, and after it returns every point ar
 from __future__ import annotations
 
 from broker.adapters.metrics import MetricsWriter
-from broker.hall.games import StartGame
+from broker.floor.games import StartGame
 from tests.broker.test_service_e2e import drop_balls
 from tests.support.hub import link_of, running_node, running_service
 from tests.support.victoria import stat_count

@@ -1,4 +1,4 @@
-"""A game's log holds table time only (broker.domain.game_ops): the extras and voids of an old log,
+"""A game's log holds table time only (broker.domain.floor.game_ops): the extras and voids of an old log,
 moved onto the game's tab by migration 0012, are read and ignored; a correction's reason is checked."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from broker.domain.game_ops import REASON_MAX, GameError, Op, bill, bill_reason, correction_op, replay, start_op, stop_op
+from broker.domain.floor.game_ops import REASON_MAX, GameError, Op, bill, bill_reason, correction_op, replay, start_op, stop_op
 from tests.broker.test_tariffs import LAVOS, bratislava
 
 T0 = bratislava(2026, 11, 30, 18, 0)

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import select
 
-from broker.hall.games import MoveGame, PauseGame, ResumeGame, StartGame, StopGame
+from broker.floor.games import MoveGame, PauseGame, ResumeGame, StartGame, StopGame
 from broker.storage.foosball import checkin
 from broker.storage.members import add_member
 from broker.storage.models import Alert, FoosballCheckin

@@ -20,10 +20,10 @@ from broker.central.accounts import add_hall, add_user
 from broker.central.service import Central
 from broker.domain.central_records import FIRST_YEAR, LAST_YEAR, MAX_KEY, payment_doc
 from broker.domain.euros import MAX_AMOUNT_CENTS
-from broker.domain.receipt import ReceiptLine
 from broker.domain.refusals import from_doc
+from broker.domain.till.receipt import ReceiptLine
+from broker.domain.till.zreport import DayOpening, Method, PaymentRecord, payment_from_json, payment_to_json, to_json, z_report
 from broker.domain.venue_layout import VENUE_TOPIC, venue_layout
-from broker.domain.zreport import DayOpening, Method, PaymentRecord, payment_from_json, payment_to_json, to_json, z_report
 from broker.storage.engine import open_store
 from broker.storage.models import CentralHall, CentralRecord
 from dashboard.web.central.app import FULL_FLOORS_UPTO, MAX_BODY, build_central_app, today

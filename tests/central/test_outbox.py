@@ -1,4 +1,4 @@
-"""The hall's outbox (broker.hall.outbox): every committed money and game record is written with it,
+"""The hall's outbox (broker.outbox.records): every committed money and game record is written with it,
 numbered gap-free per hall; a rolled-back one never is; the centre's acknowledgement deletes them;
 the bound alerts at 80 % and 100 % and never refuses money. On SQLite and PostgreSQL (db_url)."""
 
@@ -8,15 +8,15 @@ import pytest
 from sqlalchemy import func, select, update
 
 from broker.compose import running_hub
-from broker.domain import alert_kinds
+from broker.core.alert_book import AckAlert
+from broker.domain.floor import alert_kinds
+from broker.domain.till.zreport import payment_from_json
 from broker.domain.venue import load_venue
-from broker.domain.zreport import payment_from_json
-from broker.hall.alert_book import AckAlert
-from broker.hall.games import StartGame, StopGame
-from broker.hall.outbox import CentralSettings, ExportBlind, OutboxDelivered
-from broker.hall.till.closeout import CloseDay
-from broker.hall.till.payments import PayTab, ReversePayment
+from broker.floor.games import StartGame, StopGame
+from broker.outbox.records import CentralSettings, ExportBlind, OutboxDelivered
 from broker.storage.models import Alert, OutboxCounter, OutboxRecord, Payment, Tab
+from broker.till.closeout import CloseDay
+from broker.till.payments import PayTab, ReversePayment
 from sim.mosquitto import free_port
 from tests.support.hub import VENUE, on_writer
 from tests.support.sqlite_template import CHEAP, migrated_sqlite

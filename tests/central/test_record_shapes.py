@@ -27,9 +27,9 @@ from broker.domain.central_records import (
     payment_doc,
 )
 from broker.domain.euros import MAX_AMOUNT_CENTS
-from broker.domain.receipt import ReceiptLine
-from broker.domain.revenue import PaymentRecord
-from broker.domain.zreport import DayOpening, Method, z_report
+from broker.domain.till.receipt import ReceiptLine
+from broker.domain.till.revenue import PaymentRecord
+from broker.domain.till.zreport import DayOpening, Method, z_report
 
 DAY = date(2026, 12, 4)
 AT = datetime(2026, 12, 4, 19, tzinfo=UTC)

@@ -16,8 +16,8 @@ from broker.central.accounts import add_hall
 from broker.central.service import Central
 from broker.compose import CentralSettings, running_hub
 from broker.domain.venue import load_venue
-from broker.hall.games import StartGame, StopGame
-from broker.hall.outbox_sender import OutboxSender
+from broker.floor.games import StartGame, StopGame
+from broker.outbox.sender import OutboxSender
 from broker.storage.engine import open_store
 from broker.storage.models import CentralRecord, OutboxRecord
 from tests.support.centre import CentreServer

@@ -33,10 +33,10 @@ from broker.compose import CentralSettings, running_hub
 from broker.domain.venue import load_venue
 from broker.hall.facade import HubFacade
 from broker.hall.hub import Hub
-from broker.hall.till.payments import PayTab
-from broker.hall.till.tabs import AddProduct, AddTabItem, OpenWalkInTab
 from broker.storage.engine import open_store
 from broker.storage.models import Alert, CentralAlert, CentralHall, CentralRecord, OutboxCounter, OutboxRecord, Tab
+from broker.till.payments import PayTab
+from broker.till.tabs import AddProduct, AddTabItem, OpenWalkInTab
 from dashboard.web.central.app import build_central_app
 from sim.mosquitto import free_port
 from tests.support.centre import CentreServer
@@ -71,7 +71,7 @@ def hall(tmp_path, centre) -> Iterator[Hub]:
 
 
 def _beer(hub: Hub) -> int:
-    found = [p.id for p in HubFacade(hub).reads.products() if p.name == "Pivo"]
+    found = [p.id for p in HubFacade(hub).reads.till.products() if p.name == "Pivo"]
     return (
         found[0]
         if found
@@ -144,7 +144,7 @@ def test_refused_records_are_set_aside_alerted_at_both_ends_and_the_rest_arrives
 
     # The hall manager sees them on the Modules page (tests/dashboard/test_pages_monitoring.py shows
     # the page), the operator on the centre's overview.
-    assert [r.seq for r in HubFacade(hall).reads.refused_records()] == [again, nul]
+    assert [r.seq for r in HubFacade(hall).reads.outbox.refused_records()] == [again, nul]
     form = operator.get("/login").text.split('name="csrf_token" value="')[1].split('"')[0]
     operator.post("/login", data={"username": "eva", "password": "operator-pass", "csrf_token": form, "next": "/"})
     overview = operator.get("/").text

@@ -45,11 +45,11 @@ from broker.central.service import Central
 from broker.compose import CentralSettings, running_hub
 from broker.domain.schedule import business_day
 from broker.hall.facade import HubFacade
-from broker.hall.till.closeout import CloseDay
-from broker.hall.till.payments import PayTab, ReversePayment
-from broker.hall.till.tabs import AddProduct, AddTabItem, OpenWalkInTab
 from broker.storage.engine import open_store
 from broker.storage.models import CentralHall, CentralRecord, OutboxRecord
+from broker.till.closeout import CloseDay
+from broker.till.payments import PayTab, ReversePayment
+from broker.till.tabs import AddProduct, AddTabItem, OpenWalkInTab
 from sim.mosquitto import SHIPPED_ACL, Mosquitto, TlsFiles, acl_block
 from tests.support.centre import CentreServer, hall_venue
 from tests.support.cli import lavos
@@ -177,7 +177,7 @@ def _link(world: World, hall: str) -> bool | None:
 def _sell(hub, label: str, product: int, quantity: int, method: str) -> int:
     tab = hub.execute(OpenWalkInTab(label=label, actor="jana"))
     hub.execute(AddTabItem(tab=tab, product=product, quantity=quantity, actor="jana"))
-    view = HubFacade(hub).reads.tab_payments(tab)
+    view = HubFacade(hub).reads.till.tab_payments(tab)
     assert view is not None
     owed = view.owed_cents
     return hub.execute(

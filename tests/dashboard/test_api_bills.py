@@ -1,7 +1,7 @@
 """A game's extras on its tab (put and voided through the game's API routes), a manager's correction,
 and the business day in the reports, over the real hub on SQLite and PostgreSQL (`db_url`).
 
-The rule (broker.hall.till.tabs): an extra is an item on the game's tab, voided by the tab's rule:
+The rule (broker.till.tabs): an extra is an item on the game's tab, voided by the tab's rule:
 staff before any payment on the tab, a manager after. The game's bill and op log hold table time
 (and corrections) only. Money is never deleted: a void keeps the item, struck through.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from broker.hall.read_models import HallReads
-from broker.hall.till.payments import PayTab
 from broker.storage.models import Game, GameOp, TabItem
+from broker.till.payments import PayTab
 from tests.support.hub import on_writer
 
 TOPPING = 60
@@ -45,7 +45,7 @@ def test_an_extra_is_an_item_of_the_games_tab_with_its_products_vat_and_the_op_l
     sid, _item = _game_with_toppings(api)
     s = api.ok("GET", f"/api/sessions/{sid}")
     (extra,) = s["extras"]
-    topping = HallReads(api.service).product_of_extra("topping")
+    topping = HallReads(api.service).till.product_of_extra("topping")
     assert (extra["extra"], extra["product"], extra["vat_percent"], extra["category"]) == (
         "topping",
         topping.id,
@@ -54,7 +54,7 @@ def test_an_extra_is_an_item_of_the_games_tab_with_its_products_vat_and_the_op_l
     )
     assert [x["kind"] for x in s["bill"]["lines"]] == ["time"] and s["bill"]["total_cents"] == 300
     assert [o.kind for o in _ops(api, sid)] == ["start"]  # the op log: table time only
-    tab = HallReads(api.service).tab(HallReads(api.service).game_tab(sid))
+    tab = HallReads(api.service).till.tab(HallReads(api.service).till.game_tab(sid))
     assert tab.total_cents == 300 + 2 * TOPPING
     assert {line.category for line in tab.bill.lines} == {"table_time", topping.category}  # not booked as table time
 
@@ -69,19 +69,19 @@ def test_staff_void_an_extra_on_the_tab_and_it_stays_there_struck_through(api):
     assert [o.kind for o in _ops(api, sid)] == ["start"]
     stopped = api.ok("POST", f"/api/sessions/{sid}/stop")
     assert stopped["bill"]["total_cents"] == 300 and _stored_total(api, sid) == 300
-    assert HallReads(api.service).tab(HallReads(api.service).game_tab(sid)).total_cents == 300
+    assert HallReads(api.service).till.tab(HallReads(api.service).till.game_tab(sid)).total_cents == 300
 
 
 def test_once_the_tab_has_a_payment_only_a_manager_voids_an_extra(api):
     sid, item = _game_with_toppings(api)
     api.ok("POST", f"/api/sessions/{sid}/stop")
     assert _stored_total(api, sid) == 300  # the game's bill: its table time
-    tab = HallReads(api.service).game_tab(sid)
+    tab = HallReads(api.service).till.game_tab(sid)
     api.service.execute(PayTab(tab=tab, method="card", amount_cents=100, request_id="part-payment-1", actor="jana"))
     refused = api.refused("POST", f"/api/sessions/{sid}/void", 409, as_manager=False, json={"item": item, "reason": "typed twice"})
     assert "only a manager" in refused
     s = api.ok("POST", f"/api/sessions/{sid}/void", as_manager=True, json={"item": item, "reason": "typed twice"})
-    assert s["extras"][0]["voided"] is True and HallReads(api.service).tab(tab).owed_cents == 200
+    assert s["extras"][0]["voided"] is True and HallReads(api.service).till.tab(tab).owed_cents == 200
     # A correction on the issued bill, the manager's.
     s = api.ok("POST", f"/api/sessions/{sid}/correction", as_manager=True, json={"amount_cents": -50, "reason": "stôl sa kýval"})
     assert s["bill"]["lines"][-1]["kind"] == "correction" and s["bill"]["total_cents"] == 250 and _stored_total(api, sid) == 250

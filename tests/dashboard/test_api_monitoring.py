@@ -1,5 +1,5 @@
 """POST /api/monitoring/api/v2/alerts: vmalert's notifications (Alertmanager's API v2 shape) become
-hall alerts (broker.hall.monitoring_rules). In-process: a hub without MQTT, the API on a TestClient.
+hall alerts (broker.floor.monitoring_rules). In-process: a hub without MQTT, the API on a TestClient.
 
 As an attacker on the club's Wi-Fi would try it: no token, a wrong one, a staff login's, garbage,
 too much, and alerts named like the hub's own to close them. And the rules: one open alert per rule
@@ -17,11 +17,11 @@ from fastapi.testclient import TestClient
 
 from broker.accounts.users import create_user, issue_token, new_password
 from broker.compose import build_hub, open_store
-from broker.domain import alert_kinds
+from broker.domain.floor import alert_kinds
 from broker.domain.venue import load_venue
+from broker.floor.games import StartGame
 from broker.hall.facade import HubFacade
-from broker.hall.games import StartGame
-from broker.hall.notifications import NotifySettings, SaveNotifySettings, Target
+from broker.notify.notifications import NotifySettings, SaveNotifySettings, Target
 from tests.dashboard.conftest import FakeClock, basic, bearer
 from tests.support.hub import VENUE, on_writer
 from tests.support.sqlite_template import CHEAP, migrated_sqlite
@@ -75,7 +75,7 @@ def alert(rule: str, table: str | None = "pool-03", *, firing: bool = True, at: 
 
 
 def monitoring_alerts(hub) -> list:
-    return [a for a in HubFacade(hub).reads.alert_history(None, 100) if a.kind == alert_kinds.MONITORING]
+    return [a for a in HubFacade(hub).reads.floor.alert_history(None, 100) if a.kind == alert_kinds.MONITORING]
 
 
 def post(api, alerts: list[dict], status: int = 200) -> dict:
@@ -126,7 +126,7 @@ def test_a_body_past_the_cap_is_413(api, hub):
 def test_it_cannot_close_or_touch_the_hubs_own_alerts(api, hub):
     on_writer(hub, lambda db: hub.alerts.raise_alert(db, alert_kinds.node_offline("pool-01")))
     post(api, [alert("node_offline", "pool-01", firing=False), alert("node_offline", "pool-01")])
-    own = [a for a in HubFacade(hub).reads.open_alerts() if a.kind == "node_offline"]
+    own = [a for a in HubFacade(hub).reads.floor.open_alerts() if a.kind == "node_offline"]
     assert len(own) == 1 and own[0].count == 1 and own[0].closed_at is None
     (theirs,) = monitoring_alerts(hub)
     assert theirs.cause_key == "rule:node_offline:pool-01" and theirs.closed_at is None

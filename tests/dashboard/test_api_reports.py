@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from broker.domain import alert_kinds
+from broker.domain.floor import alert_kinds
 from broker.storage.events import insert_event_once
 from broker.storage.members import add_member, record_fee
 from broker.storage.models import AuditEntry

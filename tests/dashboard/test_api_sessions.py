@@ -74,7 +74,7 @@ def test_every_operation_is_applied_billed_and_audited_with_the_user(api):
         ("correction", "manual", -100),
     ]
     assert bill["total_cents"] == 150
-    assert HallReads(api.service).tab(HallReads(api.service).game_tab(sid)).total_cents == 150 + 180
+    assert HallReads(api.service).till.tab(HallReads(api.service).till.game_tab(sid)).total_cents == 150 + 180
     with api.service.store.reader() as db:
         ops = db.scalars(select(GameOp).where(GameOp.session_id == sid).order_by(GameOp.seq)).all()
         assert [o.kind for o in ops] == ["start", "pause", "resume", "extend", "transfer", "card_removed", "correction", "stop"]

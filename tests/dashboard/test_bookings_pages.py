@@ -16,12 +16,12 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from broker.hall.bookings import BookTable, CancelBooking, MarkNoShow
-from broker.hall.errors import ServiceError
-from broker.hall.games import StartGame, StopGame
+from broker.bookings.bookings import BookTable, CancelBooking, MarkNoShow
+from broker.bookings.waiting_list import JoinWaitingList, OfferTable
+from broker.core.errors import ServiceError
+from broker.floor.games import StartGame, StopGame
+from broker.floor.table_service import SetOutOfService
 from broker.hall.hub import Hub
-from broker.hall.table_service import SetOutOfService
-from broker.hall.waiting_list import JoinWaitingList, OfferTable
 from tests.dashboard.conftest import sqlite_only
 from tests.support.sqlite_template import CHEAP
 from tests.support.till_days import FakeClock, day_hub, local

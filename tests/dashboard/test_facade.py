@@ -9,11 +9,11 @@ from sqlalchemy import exc as sa
 
 from broker.accounts.staff import Staff
 from broker.accounts.users import new_password
-from broker.hall import store_errors
-from broker.hall.accounts import CreateStaff
-from broker.hall.alert_book import AckAlert
+from broker.core import store_errors
+from broker.core.alert_book import AckAlert
 from broker.hall.facade import Conflict, HubFacade, MemberError, NotFound, StoreUnavailable
-from broker.hall.members import AddMember, AssignCard, RecordFee, RemoveCard
+from broker.people.accounts import CreateStaff
+from broker.people.members import AddMember, AssignCard, RecordFee, RemoveCard
 from tests.dashboard.conftest import CHEAP
 
 
@@ -23,10 +23,10 @@ def test_reads_are_frozen_values_not_rows(service) -> None:
     hub.execute(AssignCard(member_id=added.id, uid="04a1b2c3", actor="test"))
     member = hub.execute(RecordFee(member_id=added.id, year=hub.reads.fee_year(), amount_cents=1000, actor="test"))
     assert member.cards == ("04a1b2c3",) and member.fee_paid and member.fee_year == hub.reads.fee_year()
-    assert hub.reads.member(added.id) == member  # the same value, read again
+    assert hub.reads.people.member(added.id) == member  # the same value, read again
     staff = hub.execute(CreateStaff(username="jana", password=new_password("a-long-password-1", CHEAP), role="staff", actor="test"))
-    assert isinstance(staff, Staff) and hub.reads.staff("jana") == staff
-    for value in (member, staff, *hub.reads.search_members("facade", 5)):
+    assert isinstance(staff, Staff) and hub.reads.people.staff("jana") == staff
+    for value in (member, staff, *hub.reads.people.search_members("facade", 5)):
         assert dataclasses.is_dataclass(value)
         with pytest.raises(dataclasses.FrozenInstanceError):
             value.id = 0  # type: ignore[union-attr]  # a write to a frozen value on purpose (is_dataclass above hid its fields)

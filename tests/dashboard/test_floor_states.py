@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from broker.hall.games import StartGame, StopGame
-from broker.hall.table_service import SetOutOfService
+from broker.floor.games import StartGame, StopGame
+from broker.floor.table_service import SetOutOfService
 
 
 def _facts(**kw):
@@ -59,7 +59,7 @@ def test_a_card_shows_its_worst_state(facts, state):
 
 
 def test_a_commanded_light_counts_over_the_nodes_report_only_for_a_moment():
-    from broker.hall.light_commands import LightCommand
+    from broker.floor.light_commands import LightCommand
     from dashboard.web.floor import LIGHT_CONFIRM_S, light_switching
 
     off = LightCommand(on=False, sent_at=100.0)

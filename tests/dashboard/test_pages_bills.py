@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import re
 
-from broker.hall.games import StartGame, StopGame
+from broker.floor.games import StartGame, StopGame
 from broker.hall.read_models import HallReads
-from broker.hall.till.payments import PayTab
-from broker.hall.till.tabs import AddTabItem, OpenWalkInTab
+from broker.till.payments import PayTab
+from broker.till.tabs import AddTabItem, OpenWalkInTab
 from tests.dashboard.conftest import sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 from tests.support.matching import found
@@ -36,8 +36,8 @@ def _games(pages) -> tuple[int, int, int]:
 def _toppings(pages, game: int, quantity: int) -> int:
     """Toppings on the game's tab (an extra is a product there); the item's id."""
     reads = HallReads(pages.service)
-    topping = reads.product_of_extra("topping").id
-    return pages.service.execute(AddTabItem(tab=reads.game_tab(game), product=topping, quantity=quantity, actor="jana"))
+    topping = reads.till.product_of_extra("topping").id
+    return pages.service.execute(AddTabItem(tab=reads.till.game_tab(game), product=topping, quantity=quantity, actor="jana"))
 
 
 def _rows(html: str) -> list[str]:
@@ -46,11 +46,11 @@ def _rows(html: str) -> list[str]:
 
 
 def _product(pages, name: str) -> int:
-    return next(p.id for p in HallReads(pages.service).products() if p.name == name)
+    return next(p.id for p in HallReads(pages.service).till.products() if p.name == name)
 
 
 def _owed(pages, tab: int) -> int:
-    view = HallReads(pages.service).tab_payments(tab)
+    view = HallReads(pages.service).till.tab_payments(tab)
     assert view is not None
     return view.owed_cents
 
@@ -65,7 +65,7 @@ def _evening(pages) -> dict[str, int]:
     _toppings(pages, one, 2)
     pages.clock.advance(minutes=60)
     s.execute(StopGame(game=one, actor="jana"))
-    tab_one = reads.tab_of_game(one)
+    tab_one = reads.till.tab_of_game(one)
     assert tab_one is not None
     cash = s.execute(PayTab(tab=tab_one, method="cash", amount_cents=_owed(pages, tab_one), tendered_cents=1000, actor="jana"))
     pages.clock.advance(minutes=5)
@@ -81,7 +81,7 @@ def _evening(pages) -> dict[str, int]:
     s.execute(StartGame(table="pool-03", actor="jana"))
     pages.clock.advance(minutes=70)  # 00:40 on the 11th
     s.execute(StopGame(game=two, actor="jana"))
-    tab_two = reads.tab_of_game(two)
+    tab_two = reads.till.tab_of_game(two)
     assert tab_two is not None
     card = s.execute(PayTab(tab=tab_two, method="card", amount_cents=_owed(pages, tab_two), actor="jana"))
     return {
@@ -137,7 +137,7 @@ def test_an_extra_is_voided_on_the_games_tab_not_on_its_bill(pages):
     _toppings(pages, sid, 2)
     pages.clock.advance(minutes=10)
     html = pages.page(f"/sessions/{sid}/bill", client=pages.staff)
-    tab = HallReads(s).game_tab(sid)
+    tab = HallReads(s).till.game_tab(sid)
     assert 'id="void-on-tab"' in html and f'href="/tabs/{tab}"' in html and 'id="correct-form"' not in html
     assert "Prísada na pizzu" not in html.split('id="bill-total"')[0]  # the game's bill: its table time
     assert pages.post(f"/bills/{sid}/void", {"extra_op": "2", "reason": "zadané dvakrát"}, client=pages.staff).status_code in (404, 405)

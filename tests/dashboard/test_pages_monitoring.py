@@ -9,10 +9,10 @@ from datetime import timedelta
 
 import pytest
 
-from broker.domain import alert_kinds
+from broker.core.alert_book import AckAlert
 from broker.domain.central_records import RecordRefused, check
-from broker.hall.alert_book import AckAlert
-from broker.hall.outbox import OutboxRefused
+from broker.domain.floor import alert_kinds
+from broker.outbox.records import OutboxRefused
 from broker.storage.alerts import open_alerts
 from broker.storage.events import insert_event_once
 from broker.storage.models import Node, OutboxRecord

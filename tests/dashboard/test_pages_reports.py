@@ -12,13 +12,13 @@ from decimal import Decimal
 
 import pytest
 
-from broker.hall.games import StartGame, StopGame
+from broker.floor.games import StartGame, StopGame
 from broker.hall.read_models import HallReads
-from broker.hall.till.payments import PayTab
-from broker.hall.till.tabs import AddTabItem, OpenWalkInTab
 from broker.storage.events import insert_event_once
 from broker.storage.foosball import checkin
 from broker.storage.members import add_member, record_fee
+from broker.till.payments import PayTab
+from broker.till.tabs import AddTabItem, OpenWalkInTab
 from tests.dashboard.conftest import START, sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 from tests.support.hub import on_writer
@@ -62,10 +62,10 @@ def _play(pages) -> None:
     pages.clock.advance(minutes=30)
     s.execute(StopGame(game=one, actor="test"))
     reads = HallReads(s)
-    s.execute(PayTab(tab=reads.game_tab(one), method="card", amount_cents=600, actor="test"))
-    s.execute(PayTab(tab=reads.game_tab(five), method="cash", amount_cents=200, actor="test"))
+    s.execute(PayTab(tab=reads.till.game_tab(one), method="card", amount_cents=600, actor="test"))
+    s.execute(PayTab(tab=reads.till.game_tab(five), method="cash", amount_cents=200, actor="test"))
     bar = s.execute(OpenWalkInTab(label="Bar", actor="test"))
-    kofola = next(p.id for p in reads.products() if p.name == "Kofola 0,5 l")
+    kofola = next(p.id for p in reads.till.products() if p.name == "Kofola 0,5 l")
     s.execute(AddTabItem(tab=bar, product=kofola, actor="test"))
     s.execute(PayTab(tab=bar, method="cash", amount_cents=200, actor="test"))
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from babel.messages.pofile import read_po
 
-from broker.domain import alert_kinds
+from broker.domain.floor import alert_kinds
 from broker.domain.refusals import N_, Name, Refusal
 from broker.hall.hub import CardInUse, ServiceError
 from dashboard.web import i18n, i18n_tools

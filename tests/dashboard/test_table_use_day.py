@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from broker.hall.table_service import SetOutOfService
+from broker.floor.table_service import SetOutOfService
 from dashboard.web.table_page import use_today
 from tests.support.till_days import FakeClock, day_hub, local
 

@@ -10,7 +10,7 @@ import pytest
 from fastapi.routing import APIRoute
 
 from broker.accounts.login_throttle import ThrottlePolicy
-from broker.hall.games import StartGame
+from broker.floor.games import StartGame
 from dashboard.web.app import web_routes
 from tests.dashboard.conftest import CHEAP, MANAGER, PASSWORD, STAFF, sqlite_only
 from tests.support.matching import found
@@ -188,7 +188,7 @@ def test_an_ended_login_says_why_and_leads_back_to_the_form_it_sent(app, service
     the form (app.js puts back what was typed: tests/dashboard/browser/test_users_page.py)."""
     from sqlalchemy import update
 
-    from broker.hall.accounts import EndLogins
+    from broker.people.accounts import EndLogins
     from broker.storage.models import Login
     from tests.support.hub import on_writer
 

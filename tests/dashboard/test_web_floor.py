@@ -6,10 +6,10 @@ import re
 
 import pytest
 
-from broker.hall.games import PauseGame, StartGame
+from broker.floor.games import PauseGame, StartGame
 from broker.hall.read_models import HallReads
-from broker.hall.till.tabs import AddTabItem
 from broker.storage.members import add_member, assign_card, record_fee
+from broker.till.tabs import AddTabItem
 from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, sqlite_only
 from tests.support.hub import on_writer
 from tests.support.matching import found
@@ -130,7 +130,7 @@ def test_panel_actions_then_the_itemised_bill_with_vat(browser, service, clock):
     assert "Zadražil Miro" in panel and "Klubová karta" in panel
     r = browser.post(f"/sessions/{sid}/stop", {"next": "/tables/pool-06"})
     # Stopping lands on the tab's pay page (issue 19, item 9): what the guests owe in full is its headline.
-    assert r.headers["location"] == f"/tabs/{HallReads(service).tab_of_game(sid)}/pay"
+    assert r.headers["location"] == f"/tabs/{HallReads(service).till.tab_of_game(sid)}/pay"
     assert found(r'id="pay-owed">([^<]+)<', browser.get(r.headers["location"]).text).group(1) == "4,20\u00a0€"  # the game and the toppings
     bill = browser.get(f"/sessions/{sid}/bill").text
     # 30 min on Pool 5 + 15 min on Pool 6 at 4 €/h (paid-up club card): 2,00 + 1,00; the two toppings are on the tab.
@@ -198,8 +198,8 @@ def test_language_switch_is_remembered_and_formats_follow(browser, service, cloc
     sid = service.execute(StartGame(table="pool-01", actor="test"))
     clock.advance(minutes=90)
     reads = HallReads(service)
-    tab = reads.game_tab(sid)
-    service.execute(AddTabItem(tab=tab, product=reads.product_of_extra("entry_guest").id, actor="test"))
+    tab = reads.till.game_tab(sid)
+    service.execute(AddTabItem(tab=tab, product=reads.till.product_of_extra("entry_guest").id, actor="test"))
     slovak = browser.get("/").text
     assert '<html lang="sk">' in slovak and "Modul odpojený" in slovak and "9,00\u00a0€" in slovak  # the game's time
     r = browser.post("/lang", {"lang": "en", "next": "/tables/pool-01"})

@@ -10,7 +10,7 @@ import time
 import httpx
 import pytest
 
-from broker.hall.games import MoveGame, StartGame
+from broker.floor.games import MoveGame, StartGame
 from dashboard.web import live, pages_events
 from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, sqlite_only
 from tests.support import httpc

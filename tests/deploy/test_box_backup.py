@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from broker.domain.box_rules import BackupStatus
+from broker.domain.floor.box_rules import BackupStatus
 from broker.ops.backup import BackupError
 from broker.ops.box import SECRET_FILE, BoxLayout, backup_box, bundles, nightly, restore_box
 from broker.storage.engine import open_store

@@ -28,11 +28,11 @@ from broker.accounts.users import find_token
 from broker.adapters.hub_link import MqttUrl
 from broker.compose import build_hub, open_store
 from broker.domain.venue import load_venue
+from broker.floor.games import StartGame, StopGame
 from broker.hall.facade import HubFacade
-from broker.hall.games import StartGame, StopGame
-from broker.hall.till.closeout import OpenDay
-from broker.hall.till.payments import PayTab
 from broker.ops.box import MONITORING_LOGIN, BoxLayout, nightly, setup
+from broker.till.closeout import OpenDay
+from broker.till.payments import PayTab
 from dashboard.access import allows
 from devices.nodeconfig import load_node_config
 from sim.mosquitto import free_port, wait_port
@@ -295,12 +295,12 @@ def test_a_club_backed_up_at_night_comes_back_on_a_new_box(box, tmp_path):
         paid = facade.execute(StartGame(table="pool-02", actor="jana"))
         running = facade.execute(StartGame(table="pool-01", actor="jana"))
         facade.execute(StopGame(game=paid, actor="jana"))
-        tab = facade.reads.game_tab(paid)
-        view = facade.reads.tab_payments(tab)
+        tab = facade.reads.till.game_tab(paid)
+        view = facade.reads.till.tab_payments(tab)
         assert view is not None
         owed = view.owed_cents
         facade.execute(PayTab(tab=tab, method="card", amount_cents=owed, actor="jana"))
-        bill_before = facade.reads.game(paid).bill
+        bill_before = facade.reads.floor.game(paid).bill
     finally:
         hub.close()
         store.close()
@@ -337,9 +337,9 @@ def test_a_club_backed_up_at_night_comes_back_on_a_new_box(box, tmp_path):
             wait_until(lambda: hub.mqtt_connected, 10, "the hub logged in with the restored password")
             facade = HubFacade(hub)
             assert {t: g.id for t, g in hub.open.items()} == {"pool-01": running}
-            again = facade.reads.game(paid)
+            again = facade.reads.floor.game(paid)
             assert again.state == "stopped" and again.bill == bill_before
-            paid_view = facade.reads.tab_payments(facade.reads.game_tab(paid))
+            paid_view = facade.reads.till.tab_payments(facade.reads.till.game_tab(paid))
             assert paid_view is not None and paid_view.status == "paid"
             with store.reader() as db:  # vmalert's token, restored with the box, still lets it post alerts
                 assert find_token(db, second.vmalert_token.read_text().strip())[1].username == MONITORING_LOGIN

@@ -43,14 +43,14 @@ from broker.adapters.inbox import Inbound
 from broker.adapters.metrics import MetricsWriter
 from broker.adapters.notify import Notifier
 from broker.compose import build_hub, open_store
-from broker.domain import game_ops
+from broker.domain.floor import game_ops
 from broker.domain.schedule import business_day, business_day_bounds
 from broker.domain.venue import load_venue
+from broker.floor.games import PauseGame, ResumeGame, StartGame, StopGame
+from broker.floor.table_service import CheckInFoosball
 from broker.hall.facade import HubFacade
-from broker.hall.games import PauseGame, ResumeGame, StartGame, StopGame
-from broker.hall.members import AddMember, RecordFee
-from broker.hall.notifications import NotifySettings, SaveNotifySettings, Target
-from broker.hall.table_service import CheckInFoosball
+from broker.notify.notifications import NotifySettings, SaveNotifySettings, Target
+from broker.people.members import AddMember, RecordFee
 from dashboard.api import create_app
 from dashboard.web.pages_monitoring import sensor_health
 from devices import contract
@@ -233,7 +233,7 @@ def play(ev: Evening) -> None:
 def hub_figures(ev: Evening) -> dict[str, Any]:
     """What the hub itself reports about the evening: its reports page, its monitoring page, its alerts."""
     reads = HubFacade(ev.hub).reads
-    period = reads.period_figures(ev.day, ev.day, [ev.day])
+    period = reads.reports.period_figures(ev.day, ev.day, [ev.day])
     # Minutes played by the games stopped (a game's metric point is written when it stops): the
     # hours grid less what the games still open have played so far.
     minutes: Counter[str] = Counter()
@@ -251,9 +251,9 @@ def hub_figures(ev: Evening) -> dict[str, Any]:
     # hour still running when the range ends has its bar too.
     drops_per_hour = {(t, hours.hours[i]): n for t, cells in hours.tables.items() for i, n in enumerate(cells) if n}
     per_pocket = {(h.table, str(p)): n for h in sensor_health(reads) for p, n in enumerate(h.pockets) if n}
-    nodes = {n.table: n for n in reads.node_statuses() if n.telemetry_at is not None}
-    rejects = {(t, reason): c.count for t, r in reads.node_rejects().items() for reason, c in r.by_reason.items()}
-    alerts = Counter(a.kind for a in reads.alert_history(None, 1000) if ev.start <= a.opened_at <= ev.end)
+    nodes = {n.table: n for n in reads.floor.node_statuses() if n.telemetry_at is not None}
+    rejects = {(t, reason): c.count for t, r in reads.floor.node_rejects().items() for reason, c in r.by_reason.items()}
+    alerts = Counter(a.kind for a in reads.floor.alert_history(None, 1000) if ev.start <= a.opened_at <= ev.end)
     return {
         "games": period.table_time.games,
         "billed_cents": period.table_time.total_cents,
@@ -600,7 +600,7 @@ def _healthy(port: int) -> bool:
 def rule_alerts(hub: Any) -> dict[tuple[str, str | None], Any]:
     """The hub's open alerts of the monitoring rules: (rule, table) -> alert."""
     out = {}
-    for a in HubFacade(hub).reads.open_alerts():
+    for a in HubFacade(hub).reads.floor.open_alerts():
         if a.kind == "monitoring":
             _, rule, *table = a.cause_key.split(":")
             out[(rule, table[0] if table else None)] = a

@@ -17,7 +17,7 @@ from sqlalchemy import func, select
 
 from broker.compose import build_hub, open_store
 from broker.domain.venue import load_venue
-from broker.hall.games import StartGame
+from broker.floor.games import StartGame
 from broker.hall.hub import Hub
 from broker.storage.models import Alert, Event
 from devices.contract import event_topic, light_set_topic

@@ -18,7 +18,7 @@ from sqlalchemy import select
 from broker.adapters.hub_link import MqttUrl
 from broker.compose import build_hub, open_store
 from broker.domain.venue import load_venue
-from broker.hall.games import StartGame
+from broker.floor.games import StartGame
 from broker.storage.models import Event
 from edge import EdgeNode
 from sim.mosquitto import HUB_USER, Mosquitto, TlsFiles

@@ -20,7 +20,7 @@ import pytest
 
 from broker.accounts.users import issue_token
 from broker.domain.venue import load_venue
-from broker.hall.games import StartGame, StopGame
+from broker.floor.games import StartGame, StopGame
 from broker.ops.node_inventory import keep_node, load_inventory
 from broker.storage.models import Node
 from devices import contract

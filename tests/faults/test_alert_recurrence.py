@@ -325,7 +325,7 @@ def test_open_after_closing_fires_every_night(api):
 def test_only_the_service_writes_alerts():
     """A second writer beside the hub is how the foosball alert went silent: there is none.
 
-    The hub's alert book (broker/hall/alert_book.py) is the one module that writes alerts."""
+    The hub's alert book (broker/core/alert_book.py) is the one module that writes alerts."""
     writers = {"open_or_touch_alert", "touch_alert", "close_alert", "ack_alert"}
     repo = Path(__file__).resolve().parents[2]
     found = set()
@@ -336,4 +336,4 @@ def test_only_the_service_writes_alerts():
                 names = [node.attr]
             if writers & set(names):
                 found.add(path.relative_to(repo).as_posix())
-    assert found == {"broker/hall/alert_book.py"}, found
+    assert found == {"broker/core/alert_book.py"}, found

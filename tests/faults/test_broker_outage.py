@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import func, select
 
 from broker.domain.billing import billed_seconds, time_amount_cents
-from broker.hall.games import StartGame, StopGame
+from broker.floor.games import StartGame, StopGame
 from broker.storage.foosball import checkin
 from broker.storage.members import add_member
 from broker.storage.models import Event, Game

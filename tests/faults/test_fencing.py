@@ -16,7 +16,7 @@ from sqlalchemy import func, select
 from broker.adapters.leadership import Leadership, LeadershipLost
 from broker.compose import build_hub, open_store
 from broker.domain.venue import load_venue
-from broker.hall.members import AddMember
+from broker.people.members import AddMember
 from broker.storage.models import Member
 from tests.support.hub import VENUE
 

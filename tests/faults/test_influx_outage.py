@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from broker.adapters.metrics import MetricsWriter
-from broker.hall.games import StartGame
+from broker.floor.games import StartGame
 from tests.broker.test_metrics import fake  # noqa: F401 - fake is a fixture: the server that answers 500 or hangs
 from tests.broker.test_service_e2e import drop_balls
 from tests.faults.checks import stored_events

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from paho.mqtt.enums import CallbackAPIVersion
 from sqlalchemy import func, select
 
-from broker.domain.reject_tally import KEPT_REASONS, UNKNOWN
-from broker.hall.games import StartGame
+from broker.domain.floor.reject_tally import KEPT_REASONS, UNKNOWN
+from broker.floor.games import StartGame
 from broker.storage.models import NodeRejectCount
 from tests.support.hub import hub_link, running_service
 from tests.support.waiting import wait_until

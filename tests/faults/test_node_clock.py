@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime, timedelta
 
-from broker.hall.games import StartGame, StopGame
+from broker.floor.games import StartGame, StopGame
 from broker.storage.models import Game
 from edge.clock import WallClock
 from tests.broker.test_service_e2e import drop_balls

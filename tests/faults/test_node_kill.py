@@ -19,7 +19,7 @@ import signal
 import sqlite3
 import time
 
-from broker.hall.games import StartGame, StopGame
+from broker.floor.games import StartGame, StopGame
 from devices.nodeconfig import dump_node_config
 from tests.edge.nodes import node_config
 from tests.faults.checks import assert_billed_by_central_clock, assert_each_once, stored_events

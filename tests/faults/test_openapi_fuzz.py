@@ -36,7 +36,7 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from broker.accounts.auth_checks import reset_client
 from broker.accounts.users import issue_token
-from broker.hall.games import StartGame
+from broker.floor.games import StartGame
 from dashboard.api.app import api_routes
 from tests.dashboard.conftest import CHEAP, MANAGER, PASSWORD, FakeClock, bearer
 from tests.support.examples import few

@@ -14,7 +14,7 @@ import time
 import pytest
 from sqlalchemy import select
 
-from broker.hall.games import StartGame, StopGame
+from broker.floor.games import StartGame, StopGame
 from broker.storage.engine import open_store
 from broker.storage.models import Alert
 from tests.broker.test_service_e2e import drop_balls

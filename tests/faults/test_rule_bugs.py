@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from sqlalchemy import select
 
-from broker.hall.games import StartGame
+from broker.floor.games import StartGame
 from broker.hall.hub import CardInUse
 from broker.storage.members import add_member, assign_card, record_fee
 from broker.storage.models import Game

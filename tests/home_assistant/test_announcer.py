@@ -1,12 +1,12 @@
-"""broker.hall.home_assistant without a broker: what it publishes, when (a recording link stands in for MQTT)."""
+"""broker.floor.home_assistant without a broker: what it publishes, when (a recording link stands in for MQTT)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from broker.domain import home_assistant as ha
+from broker.domain.floor import home_assistant as ha
 from broker.domain.venue import load_venue
-from broker.hall.home_assistant import HomeAssistant
+from broker.floor.home_assistant import HomeAssistant
 from devices import contract
 from tests.support.hub import VENUE
 

@@ -6,7 +6,7 @@ import time
 
 from typer.testing import CliRunner
 
-from broker.domain import home_assistant as ha
+from broker.domain.floor import home_assistant as ha
 from broker.domain.venue import load_venue
 from lavos_cli import app
 from tests.support.hub import VENUE

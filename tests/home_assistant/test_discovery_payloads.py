@@ -12,7 +12,7 @@ import jinja2
 import pytest
 from pydantic import ValidationError
 
-from broker.domain import home_assistant as ha
+from broker.domain.floor import home_assistant as ha
 from broker.domain.venue import load_venue
 from devices import contract
 from devices.kinds import Kind

@@ -16,9 +16,9 @@ import paho.mqtt.client as mqtt
 import pytest
 
 from broker.compose import running_hub
-from broker.domain import home_assistant as ha
+from broker.domain.floor import home_assistant as ha
 from broker.domain.venue import load_venue
-from broker.hall.games import StartGame, StopGame
+from broker.floor.games import StartGame, StopGame
 from broker.storage.members import add_member, assign_card
 from devices import contract
 from tests.home_assistant.ha_schema import DISCOVERY_TOPIC
@@ -85,7 +85,7 @@ def test_ha_sees_every_tables_retained_configs_and_the_game_as_it_runs(hub, brok
 
 @pytest.fixture
 def quick_minute(monkeypatch):
-    import broker.hall.home_assistant as hall_ha
+    import broker.floor.home_assistant as hall_ha
 
     monkeypatch.setattr(hall_ha, "AMOUNT_EVERY_S", 0.2)  # the minute's tick, shortened (read when the hub is built)
 

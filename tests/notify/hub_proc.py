@@ -12,9 +12,9 @@ from pathlib import Path
 
 from broker.adapters.notify import Notifier
 from broker.compose import build_hub, open_store
-from broker.domain import alert_kinds
+from broker.domain.floor import alert_kinds
 from broker.domain.venue import load_venue
-from broker.hall.notifications import NotifySettings, SaveNotifySettings, Target
+from broker.notify.notifications import NotifySettings, SaveNotifySettings, Target
 from tests.support.hub import VENUE, on_writer
 
 

@@ -11,11 +11,11 @@ import pytest
 
 from broker.adapters.notify import Notifier
 from broker.compose import running_hub
-from broker.domain import alert_kinds
+from broker.domain.floor import alert_kinds
 from broker.domain.venue import load_venue
 from broker.hall.facade import HubFacade
-from broker.hall.notifications import NotifySettings, SaveNotifySettings, Target
-from broker.hall.till.closeout import CloseDay, OpenDay
+from broker.notify.notifications import NotifySettings, SaveNotifySettings, Target
+from broker.till.closeout import CloseDay, OpenDay
 from tests.dashboard.conftest import sqlite_only
 from tests.notify.receivers import Webhook
 from tests.support.hub import VENUE, on_writer
@@ -73,7 +73,7 @@ def test_a_day_nobody_closed_is_summed_up_at_the_day_cut(db_url):
             wait_until(lambda: len(hook.received) == 1, what="the summary of the day nobody closed")
             assert hook.texts()[0].startswith("Deň 01.12.2026 NEUZAVRETÝ: tržba 5,00\u00a0€")
             facade.execute(CloseDay(day=local(2026, 12, 1, 12).date(), counted_cents=5500, actor="jana"))  # closed late: no second summary
-            facade.reads.day_overview()
+            facade.reads.till.day_overview()
             assert len(hook.received) == 1
     finally:
         hook.stop()

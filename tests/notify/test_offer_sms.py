@@ -10,10 +10,10 @@ import logging
 import pytest
 
 from broker.adapters.notify import Notifier
-from broker.hall.errors import ServiceError
-from broker.hall.games import StartGame
-from broker.hall.notifications import NotifySettings, SaveNotifySettings, Target
-from broker.hall.waiting_list import JoinWaitingList
+from broker.bookings.waiting_list import JoinWaitingList
+from broker.core.errors import ServiceError
+from broker.floor.games import StartGame
+from broker.notify.notifications import NotifySettings, SaveNotifySettings, Target
 from tests.notify.receivers import Webhook
 from tests.support.till_days import FakeClock, day_hub, local
 from tests.support.waiting import wait_until

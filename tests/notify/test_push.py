@@ -13,9 +13,9 @@ import pytest
 
 from broker.adapters.notify import Notifier, mask_url
 from broker.compose import build_hub, open_store
-from broker.domain import alert_kinds
+from broker.domain.floor import alert_kinds
 from broker.domain.venue import load_venue
-from broker.hall.notifications import NotifySettings, SaveNotifySettings, Target
+from broker.notify.notifications import NotifySettings, SaveNotifySettings, Target
 from tests.notify.receivers import MailBox, Webhook
 from tests.support.hub import VENUE, on_writer
 from tests.support.waiting import wait_until

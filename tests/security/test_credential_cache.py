@@ -16,7 +16,7 @@ from argon2 import PasswordHasher
 from broker.accounts import auth_checks
 from broker.accounts.auth_checks import check_password, gate
 from broker.accounts.users import AuthError
-from broker.hall.logins import StoreRehash
+from broker.people.logins import StoreRehash
 from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, api, basic, clock, service, sqlite_only  # noqa: F401  (fixtures)
 from tests.support.waiting import wait_until
 

@@ -12,7 +12,7 @@ import io
 import re
 
 from broker.domain.csv_cells import guard, unguard
-from broker.hall.games import CorrectBill, StartGame, StopGame
+from broker.floor.games import CorrectBill, StartGame, StopGame
 from broker.storage.foosball import checkin
 from broker.storage.members import add_member, record_fee
 from tests.dashboard.conftest import START, clock, service  # noqa: F401 - fixtures

@@ -15,10 +15,10 @@ import re
 import pytest
 from sqlalchemy import select
 
-from broker.hall.games import StartGame, StopGame
-from broker.hall.till.closeout import CloseDay
-from broker.hall.till.payments import PayTab
+from broker.floor.games import StartGame, StopGame
 from broker.storage.models import Tab
+from broker.till.closeout import CloseDay
+from broker.till.payments import PayTab
 from dashboard.api.app import api_routes
 from dashboard.web.app import web_routes
 from tests.dashboard.conftest import CHEAP, PASSWORD
@@ -44,7 +44,7 @@ def _paid_game(facade, clock, table: str) -> dict[str, int]:
     facade.execute(StopGame(game=game, actor="jana"))
     with facade._hub.store.reader() as db:
         tab = int(db.scalar(select(Tab.id).where(Tab.session_id == game)))
-    owed = facade.reads.tab_payments(tab).owed_cents
+    owed = facade.reads.till.tab_payments(tab).owed_cents
     payment = facade.execute(PayTab(tab=tab, method="card", amount_cents=owed, actor="jana")).payment_id
     return {"tab_id": tab, "payment_id": payment, "session_id": game, "game_id": game}
 

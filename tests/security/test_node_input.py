@@ -22,7 +22,7 @@ import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 from sqlalchemy import func, select
 
-from broker.domain.reject_tally import SAMPLES_PER_TABLE
+from broker.domain.floor.reject_tally import SAMPLES_PER_TABLE
 from broker.domain.venue import load_venue
 from broker.storage.engine import open_store
 from broker.storage.models import Event, NodeRejectCount, NodeRejectSample

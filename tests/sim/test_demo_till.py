@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import pytest
 from rich.console import Console
 
-from broker.domain.zreport import ZReport
+from broker.domain.till.zreport import ZReport
 from broker.hall.facade import HubFacade
-from broker.hall.till.payment_reads import PaymentView
-from broker.hall.till.tab_views import UnpaidTab
+from broker.till.payment_reads import PaymentView
+from broker.till.tab_views import UnpaidTab
 from sim.demo import MAX_SPEED, run_demo
 from sim.till import tendered_for
 
@@ -45,17 +45,17 @@ def test_a_short_demo_evening_pays_every_game_and_closes_the_day():
     seen: list[Evening] = []
 
     def after(hub: HubFacade) -> None:
-        days = hub.reads.business_days()
+        days = hub.reads.till.business_days()
         assert len(days) == 1, days
         day = days[0].day
-        report = hub.reads.day_report(day)
-        tabs = hub.reads.day_tabs(day)
+        report = hub.reads.till.day_report(day)
+        tabs = hub.reads.till.day_tabs(day)
         payments: list[PaymentView] = []
         for t in tabs:
-            view = hub.reads.tab_payments(t.id)
+            view = hub.reads.till.tab_payments(t.id)
             assert view is not None, t
             payments += view.payments
-        seen.append(Evening(report, tabs, payments, hub.reads.unpaid_tabs()))
+        seen.append(Evening(report, tabs, payments, hub.reads.till.unpaid_tabs()))
 
     run_demo(
         speed=MAX_SPEED,

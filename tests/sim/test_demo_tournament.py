@@ -10,7 +10,7 @@ import random
 from datetime import UTC, datetime
 
 from broker.domain.venue import load_venue
-from broker.hall.members import ImportMembers
+from broker.people.members import ImportMembers
 from sim.demo import MEMBERS_CSV, VENUE
 from sim.till import Bar
 from sim.tournament import PLAYERS, TABLES, DemoTournament, sunday_start
@@ -34,7 +34,7 @@ def test_a_demo_sunday_plays_16_players_on_8_tables_to_the_printed_standings(tmp
         bar.open()
         sunday = DemoTournament(facade, clock, say, random.Random(7), bar)
         tid = sunday.set_up()
-        view = facade.reads.tournament(tid)
+        view = facade.reads.tournaments.tournament(tid)
         assert len(view.entrants) == PLAYERS and sum(1 for e in view.entrants if e.member_id) == 10
         assert len(view.on_tables) == TABLES and len(hub.open) == TABLES, "the draw calls a match to each of the 8 tables: lit"
         for _ in range(200):  # the demo looks every 0.2 s; here the clock jumps to the players' next move
@@ -44,7 +44,7 @@ def test_a_demo_sunday_plays_16_players_on_8_tables_to_the_printed_standings(tmp
             at = sunday.next_at()  # None: a match called by the last result, seen at the next look
             clock.set(max(at or clock(), clock()))
         sunday.pay_fees(lambda n: "cash")  # the late payers
-        view = facade.reads.tournament(tid)
+        view = facade.reads.tournaments.tournament(tid)
         assert view.finished_at is not None and not hub.open, "every match played, every light off"
         played = [m for m in view.matches if m.status == "done"]
         assert len(played) in (2 * PLAYERS - 2, 2 * PLAYERS - 1), "30 matches, the grand final's reset only when the losers' side won it"

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from broker.hall.table_service import SwitchLight
+from broker.floor.table_service import SwitchLight
 from devices import contract
 from tests.support.mqtt import Collector
 

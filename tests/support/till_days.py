@@ -1,6 +1,6 @@
 """For the close-out's tests: a hub on a fake clock (no MQTT), and the till's rows put in directly.
 
-Tabs, items and payments are other parts' work (broker.hall.till.tabs, .payments); the close-out
+Tabs, items and payments are other parts' work (broker.till.tabs, .payments); the close-out
 only reads them, so its tests insert them as the models say, on the hub's writer, a payment
 counted on `CloseOut.day_for` exactly as the payments part does.
 """
@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from broker.compose import running_hub
-from broker.domain.receipt import ReceiptLine, lines_json
+from broker.domain.till.receipt import ReceiptLine, lines_json
 from broker.domain.venue import load_venue
 from broker.hall.facade import HubFacade
 from broker.storage.models import Payment, Tab, TabItem

@@ -19,9 +19,9 @@ from fastapi.testclient import TestClient
 from starlette.routing import Mount
 
 from broker.accounts.users import new_password
-from broker.hall.accounts import CreateStaff
 from broker.hall.facade import HubFacade
 from broker.hall.hub import Hub
+from broker.people.accounts import CreateStaff
 from dashboard.api import create_app
 from dashboard.http_server import http_server
 from dashboard.web import mount_web

@@ -12,7 +12,7 @@ import sys
 
 from broker.compose import build_hub, open_store
 from broker.domain.venue import load_venue
-from broker.hall.till.fiscal import SaveEkasaSettings
+from broker.till.fiscal import SaveEkasaSettings
 from tests.till.payment_stand_in import game_tab, pay
 
 

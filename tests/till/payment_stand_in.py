@@ -1,7 +1,7 @@
 """A payment made the way helper m2's Payments.pay will make one, standing in for it until the merge.
 
 Payments.pay does not exist on this branch yet: these helpers add a Payment row on the hub's
-writer (a game's tab, frozen lines via broker.domain.receipt.lines_json, the next receipt number,
+writer (a game's tab, frozen lines via broker.domain.till.receipt.lines_json, the next receipt number,
 the business day from CloseOut.day_for) and call `hub.till.fiscal.payment_recorded(db, payment,
 after)` in the payment's transaction after flush, then run the after-commit effects: the calls
 Payments makes. Replace them with Payments.pay / reverse once m2's part is merged.
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from sqlalchemy import func, select
 
-from broker.domain.receipt import ReceiptLine, lines_json
-from broker.hall.games import StartGame
+from broker.domain.till.receipt import ReceiptLine, lines_json
+from broker.floor.games import StartGame
 from broker.storage.after_commit import after_commit
 from broker.storage.models import Payment, Tab
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
+from broker.floor.games import StartGame, StopGame
 from broker.hall.facade import HubFacade
-from broker.hall.games import StartGame, StopGame
 from broker.storage.models import AuditEntry, Payment, Tab, TabItem
 from tests.dashboard.conftest import FakeClock
 from tests.support.hub import on_writer, running_service

@@ -17,15 +17,15 @@ from hypothesis import strategies as st
 
 from broker.domain.cash_rounding import STEPS, cash_due, rounding_of
 from broker.domain.euros import MAX_AMOUNT_CENTS
-from broker.domain.money import vat_rows
-from broker.domain.payment_rules import PaymentRefused, check_payment
-from broker.domain.receipt import lines_from_json
+from broker.domain.till.money import vat_rows
+from broker.domain.till.payment_rules import PaymentRefused, check_payment
+from broker.domain.till.receipt import lines_from_json
 from broker.domain.venue import Till, load_venue
 from broker.hall.facade import HubFacade, ServiceError
-from broker.hall.till.closeout import OpenDay
-from broker.hall.till.payments import PayTab, ReversePayment
-from broker.hall.till.tabs import OpenWalkInTab, SplitTab
 from broker.storage.models import Payment
+from broker.till.closeout import OpenDay
+from broker.till.payments import PayTab, ReversePayment
+from broker.till.tabs import OpenWalkInTab, SplitTab
 from devices.tomlfile import ConfigError, load_toml
 from tests.dashboard.conftest import sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
@@ -143,30 +143,30 @@ def _row(facade: HubFacade, payment_id: int) -> Payment:
 def test_17_33_paid_from_18_00_gives_0_65_back_the_bill_stays_exact_and_the_drawer_counts_the_rounding(facade):
     facade.execute(OpenDay(float_cents=FLOAT, actor=STAFF))
     tab = walk_in(facade, "Hosť pri bare", (900, 23), (833, 19))  # 17,33 €
-    view = facade.reads.tab_payments(tab)
+    view = facade.reads.till.tab_payments(tab)
     assert (view.owed_cents, view.cash_due(view.owed_cents)) == (1733, 1735)
     pid = facade.execute(PayTab(tab=tab, method="cash", amount_cents=1733, tendered_cents=1800, actor=STAFF)).payment_id
     p = _row(facade, pid)
     assert (p.amount_cents, p.rounding_cents, p.tendered_cents, p.change_cents) == (1733, 2, 1800, 65)
-    view = facade.reads.tab_payments(tab)
+    view = facade.reads.till.tab_payments(tab)
     assert (view.status, view.total_cents, view.paid_cents, view.owed_cents) == ("paid", 1733, 1733, 0)
     # The receipt: the bill's lines and VAT untouched, the rounding a line of its own after them.
-    r = facade.reads.receipt_of(pid)
+    r = facade.reads.till.receipt_of(pid)
     assert (r.total_cents, r.rounding_cents, r.paid_cents, r.change_cents) == (1733, 2, 1735, 65)
     assert sum(x.amount_cents for x in r.lines) == 1733 and r.vat == vat_rows(view.lines)
     # The Z report: takings and VAT are the bill's; the rounding is its own line, in the expected cash.
-    z = facade.reads.day_overview().report
+    z = facade.reads.till.day_overview().report
     assert (z.total_cents, z.cash_cents, z.rounding_cents, z.expected_cash_cents) == (1733, 1733, 2, FLOAT + 1735)
     assert {v.vat_percent: v.gross_cents for v in z.by_vat} == {23: 900, 19: 833}
     # Given back: the guest gets the 17,35 € they paid; the rounding is reversed with it.
     back = facade.execute(ReversePayment(payment=pid, reason="omyl obsluhy", actor=MANAGER)).payment_id
     b = _row(facade, back)
     assert (b.amount_cents, b.rounding_cents, b.change_cents) == (-1733, -2, 0)
-    rb = facade.reads.receipt_of(back)
+    rb = facade.reads.till.receipt_of(back)
     assert (rb.total_cents, rb.rounding_cents, rb.paid_cents) == (-1733, -2, -1735)
-    z = facade.reads.day_overview().report
+    z = facade.reads.till.day_overview().report
     assert (z.total_cents, z.rounding_cents, z.expected_cash_cents) == (0, 0, FLOAT)
-    assert facade.reads.tab_payments(tab).owed_cents == 1733
+    assert facade.reads.till.tab_payments(tab).owed_cents == 1733
 
 
 def test_every_last_digit_in_cash_and_by_card(facade):
@@ -179,13 +179,13 @@ def test_every_last_digit_in_cash_and_by_card(facade):
         pid = facade.execute(PayTab(tab=tab, method="cash", amount_cents=amount, tendered_cents=2000, actor=STAFF)).payment_id
         p = _row(facade, pid)
         assert (p.amount_cents, p.rounding_cents, p.change_cents) == (amount, due - amount, 2000 - due), last
-        assert facade.reads.tab_payments(tab).status == "paid"
+        assert facade.reads.till.tab_payments(tab).status == "paid"
         cash, rounding = cash + amount, rounding + due - amount
         by_card = walk_in(facade, f"Karta {last}", (amount, 23))
         pid = facade.execute(PayTab(tab=by_card, method="card", amount_cents=amount, actor=STAFF)).payment_id
         assert (_row(facade, pid).rounding_cents, _row(facade, pid).amount_cents) == (0, amount)  # a card is never rounded
         card += amount
-    z = facade.reads.day_overview().report
+    z = facade.reads.till.day_overview().report
     assert (z.cash_cents, z.total_cents, z.rounding_cents) == (cash, cash + card, rounding)
     assert z.expected_cash_cents == FLOAT + cash + rounding
 
@@ -194,14 +194,14 @@ def test_a_split_tab_rounds_each_cash_part_and_a_mixed_payment_only_its_cash(fac
     tab = walk_in(facade, "Dvaja hráči", (900, 23), (833, 19))  # 17,33 €: parts of 8,67 € and 8,66 €
     facade.execute(SplitTab(tab=tab, mode="equal", parts=2, actor=STAFF))
     first = facade.execute(PayTab(tab=tab, method="card", amount_cents=867, part=1, actor=STAFF)).payment_id
-    view = facade.reads.tab_payments(tab)
+    view = facade.reads.till.tab_payments(tab)
     assert (view.parts[1].owed_cents, view.cash_due(view.parts[1].owed_cents)) == (866, 865)
     # The last part in cash, the amount typed as the page shows it in cash: 8,65 € pays the 8,66 €.
     last = facade.execute(PayTab(tab=tab, method="cash", amount_cents=865, tendered_cents=1000, part=2, actor=STAFF)).payment_id
     a, b = _row(facade, first), _row(facade, last)
     assert (a.amount_cents, a.rounding_cents) == (867, 0)
     assert (b.amount_cents, b.rounding_cents, b.change_cents) == (866, -1, 135)
-    view = facade.reads.tab_payments(tab)
+    view = facade.reads.till.tab_payments(tab)
     assert (view.status, view.owed_cents) == ("paid", 0)
     # The receipts add up to the bill per VAT rate, to the cent: the rounding is in none of them.
     paid = [x for p in (a, b) for x in lines_from_json(p.lines)]
@@ -212,7 +212,7 @@ def test_a_split_tab_rounds_each_cash_part_and_a_mixed_payment_only_its_cash(fac
     cash = facade.execute(PayTab(tab=mixed, method="cash", amount_cents=733, tendered_cents=735, actor=STAFF)).payment_id
     card = facade.execute(PayTab(tab=mixed, method="card", amount_cents=1000, actor=STAFF)).payment_id
     assert (_row(facade, cash).rounding_cents, _row(facade, cash).change_cents, _row(facade, card).rounding_cents) == (2, 0, 0)
-    view = facade.reads.tab_payments(mixed)
+    view = facade.reads.till.tab_payments(mixed)
     assert (view.status, view.paid_cents, view.owed_cents) == ("paid", 1733, 0)
 
 
@@ -229,11 +229,11 @@ def unrounded(mosquitto, db_url, clock) -> Iterator[HubFacade]:
 @sqlite_only
 def test_without_rounding_nothing_changes(unrounded):
     tab = walk_in(unrounded, "Hosť", (900, 23), (833, 19))
-    assert unrounded.reads.tab_payments(tab).cash_due(1733) == 1733
+    assert unrounded.reads.till.tab_payments(tab).cash_due(1733) == 1733
     pid = unrounded.execute(PayTab(tab=tab, method="cash", amount_cents=1733, tendered_cents=1800, actor=STAFF)).payment_id
     p = _row(unrounded, pid)
     assert (p.amount_cents, p.rounding_cents, p.tendered_cents, p.change_cents) == (1733, 0, 1800, 67)
-    assert unrounded.reads.day_overview().report.rounding_cents == 0
+    assert unrounded.reads.till.day_overview().report.rounding_cents == 0
     with pytest.raises(ServiceError, match="is more than"):
         unrounded.execute(PayTab(tab=walk_in(unrounded, "Iný", (1733, 23)), method="cash", amount_cents=1735, actor=STAFF))
 
@@ -268,7 +268,7 @@ def test_the_pay_page_shows_the_cash_to_pay_the_receipt_and_the_z_report_the_rou
     day = pages.page("/day", client=pages.manager)  # staff count blind (issue 19, item 8): the manager sees the drawer
     assert found(r'id="z-rounding">([^<]+)<', day).group(1) == "0,02\u00a0€" and "Zaokrúhlenie hotovosti" in day
     assert found(r'id="z-expected">([^<]+)<', day).group(1) == "67,35\u00a0€"  # 50,00 € float + 17,35 € in cash
-    z = facade.reads.day_overview().report
+    z = facade.reads.till.day_overview().report
     csv = pages.manager.get(f"/days/{z.day.isoformat()}.csv")
     assert csv.status_code == 200 and "Zaokrúhlenie hotovosti" in csv.text and "0.02" in csv.text.replace(",", ".")
 

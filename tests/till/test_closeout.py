@@ -9,13 +9,13 @@ from datetime import date
 import pytest
 from sqlalchemy import func, select
 
-from broker.domain.revenue import WALK_IN
+from broker.domain.till.revenue import WALK_IN
+from broker.floor.games import CorrectBill, StartGame, StopGame
 from broker.hall.facade import ServiceError
-from broker.hall.games import CorrectBill, StartGame, StopGame
-from broker.hall.till.closeout import CloseDay, OpenDay
-from broker.hall.till.payments import PayTab
-from broker.hall.till.tabs import AddTabItem, OpenWalkInTab, VoidTabItem
 from broker.storage.models import AuditEntry, BusinessDay, Payment
+from broker.till.closeout import CloseDay, OpenDay
+from broker.till.payments import PayTab
+from broker.till.tabs import AddTabItem, OpenWalkInTab, VoidTabItem
 from tests.support.till_days import FakeClock, add_item, day_hub, line, local, pay, settle, tab_of_game, void_item, walk_in
 
 DEC1 = date(2026, 12, 1)
@@ -52,7 +52,7 @@ def test_close_out_at_0130_counts_the_game_started_before_midnight_on_the_evenin
     add_item(hub, tab, "Pivo 0,5 l", 250, 2, vat=19)
     clock.set(local(2026, 12, 2, 0, 50))  # past midnight: still the evening of the 1st
     state = facade.execute(StopGame(game=game, actor="jana"))
-    time_cents = facade.reads.bill_of(state).total_cents
+    time_cents = facade.reads.floor.bill_of(state).total_cents
     assert time_cents == 1000  # 1 h 40 min at 6 €/h
     clock.set(local(2026, 12, 2, 0, 55))
     _, day = pay(hub, tab, time_cents, lines=[line("Čas pri stole", time_cents, category="table_time")], tendered=2000)
@@ -60,7 +60,7 @@ def test_close_out_at_0130_counts_the_game_started_before_midnight_on_the_evenin
     _, day = pay(hub, tab, 500, method="card", lines=[line("Pivo 0,5 l", 500, vat=19, qty=2)])
     settle(hub, tab)
     clock.set(local(2026, 12, 2, 1, 30))
-    assert facade.reads.day_overview().day == DEC1
+    assert facade.reads.till.day_overview().day == DEC1
     z = facade.execute(CloseDay(day=DEC1, counted_cents=5000 + 1000 - 20, actor="jana"))
     assert z.day == DEC1 and z.closed_by == "jana"
     assert z.expected_cash_cents == 6000 and z.counted_cents == 5980 and z.variance_cents == -20
@@ -70,9 +70,9 @@ def test_close_out_at_0130_counts_the_game_started_before_midnight_on_the_evenin
     assert [(s.staff, s.net_cents) for s in z.by_staff] == [("jana", 1500)]
     assert z.open_tabs == ()
     # Frozen: read back from the row, the same report.
-    assert facade.reads.day_report(DEC1) == z
+    assert facade.reads.till.day_report(DEC1) == z
     # The next evening's day is the one running now.
-    assert facade.reads.day_overview().day == date(2026, 12, 2)
+    assert facade.reads.till.day_overview().day == date(2026, 12, 2)
 
 
 def test_a_day_closes_once_even_with_two_tablets_racing(hall, clock):
@@ -132,8 +132,8 @@ def test_after_the_close_a_payment_and_a_reversal_land_on_the_next_day_and_say_w
     assert day == date(2026, 12, 2)
     void = add_item(hub, tab, "Džús", 200)
     void_item(hub, void, "omylom")
-    assert _rows(hub)[0][0][4] == frozen and facade.reads.day_report(DEC1) == closed  # the closed day never changes
-    nxt = facade.reads.day_report(date(2026, 12, 2))
+    assert _rows(hub)[0][0][4] == frozen and facade.reads.till.day_report(DEC1) == closed  # the closed day never changes
+    nxt = facade.reads.till.day_report(date(2026, 12, 2))
     assert nxt.total_cents == 300 and nxt.reversals_cents == -400 and nxt.float_cents == 0 and nxt.auto_opened
     assert [(e.corrects_day, e.amount_cents, e.reversal) for e in nxt.earlier_days] == [(DEC1, -400, True), (DEC1, 700, False)]
     assert [(r.amount_cents, r.reason, r.corrects_day) for r in nxt.refunds] == [(-400, "zlý nápoj", DEC1)]
@@ -145,13 +145,13 @@ def test_a_payment_on_a_day_nobody_opened_opens_it_with_float_zero_then_the_floa
     hub, facade = hall
     clock.set(local(2026, 12, 1, 17, 0))
     pay(hub, walk_in(hub), 300, staff="jana")
-    overview = facade.reads.day_overview()
+    overview = facade.reads.till.day_overview()
     assert overview.opened and overview.report.auto_opened and overview.report.float_cents == 0
     assert overview.report.opened_by == "jana"
     with hub.store.reader() as db:
         assert db.scalar(select(AuditEntry.action).where(AuditEntry.target == "day:2026-12-01")) == "day.auto_open"
     facade.execute(OpenDay(float_cents=5000, actor="jana"))  # the float counted later still counts
-    z = facade.reads.day_report(DEC1)
+    z = facade.reads.till.day_report(DEC1)
     assert z.float_cents == 5000 and not z.auto_opened and z.expected_cash_cents == 5300
     with pytest.raises(ServiceError, match="already open"):
         facade.execute(OpenDay(float_cents=100, actor="jana"))
@@ -178,8 +178,8 @@ def test_voids_refunds_and_manager_corrections_are_listed_with_who_and_why(hall,
     _hub, facade = hall
     facade.execute(OpenDay(float_cents=0, actor="jana"))
     game = facade.execute(StartGame(table="pool-03", actor="jana"))
-    tab = facade.reads.game_tab(game)
-    item = facade.execute(AddTabItem(tab=tab, product=facade.reads.product_of_extra("topping").id, quantity=2, actor="jana"))
+    tab = facade.reads.till.game_tab(game)
+    item = facade.execute(AddTabItem(tab=tab, product=facade.reads.till.product_of_extra("topping").id, quantity=2, actor="jana"))
     facade.execute(VoidTabItem(tab=tab, item=item, reason="zadané dvakrát", actor="jana"))
     clock.set(local(2026, 12, 1, 17, 0))
     facade.execute(StopGame(game=game, actor="jana"))
@@ -198,7 +198,7 @@ def test_a_day_in_the_future_cannot_be_closed_and_a_missing_day_is_not_found(hal
     from broker.hall.facade import NotFound
 
     with pytest.raises(NotFound):
-        facade.reads.day_report(date(2026, 11, 1))
+        facade.reads.till.day_report(date(2026, 11, 1))
     assert _rows(hub)[0] == []
 
 
@@ -239,7 +239,7 @@ def test_two_hubs_on_one_database_close_a_day_once(db_url, clock):
             closes = db.scalar(select(func.count()).select_from(AuditEntry).where(AuditEntry.action == "day.close"))
             row = db.get(BusinessDay, DEC1)
             assert closes == 1 and row.closed_by == closed[0].closed_by  # type: ignore[attr-defined]
-        assert b.reads.day_report(DEC1) == closed[0]
+        assert b.reads.till.day_report(DEC1) == closed[0]
 
 
 def test_a_day_nobody_closed_is_shown_the_next_evening_and_can_still_be_closed(hall, clock):
@@ -247,33 +247,33 @@ def test_a_day_nobody_closed_is_shown_the_next_evening_and_can_still_be_closed(h
     pay(hub, walk_in(hub), 300)  # the 1st opens itself; nobody closes it
     clock.set(local(2026, 12, 2, 17, 0))
     pay(hub, walk_in(hub), 500, method="card")
-    overview = facade.reads.day_overview()
+    overview = facade.reads.till.day_overview()
     assert overview.day == date(2026, 12, 2) and overview.unclosed == (DEC1,)
     assert overview.at_hand(DEC1) and not overview.at_hand(date(2026, 11, 30))
     z = facade.execute(CloseDay(day=DEC1, counted_cents=300, actor="jana"))
     assert z.total_cents == 300 and z.variance_cents == 0  # only its own money, not the 2nd's
-    assert facade.reads.day_overview().unclosed == () and facade.reads.day_report(date(2026, 12, 2)).total_cents == 500
+    assert facade.reads.till.day_overview().unclosed == () and facade.reads.till.day_report(date(2026, 12, 2)).total_cents == 500
 
 
 # Issue 19, item 8: the Z report and the reports agree, and a late close-out keeps to its own day.
 
 
 def _product(facade, name: str) -> int:
-    return next(p.id for p in facade.reads.products() if p.name == name)
+    return next(p.id for p in facade.reads.till.products() if p.name == name)
 
 
 def test_the_reports_revenue_of_a_day_is_its_z_reports_takings_bar_items_included(hall, clock):
     _hub, facade = hall
     game = facade.execute(StartGame(table="pool-01", actor="jana"))
-    tab = facade.reads.game_tab(game)
-    facade.execute(AddTabItem(tab=tab, product=facade.reads.product_of_extra("topping").id, actor="jana"))
+    tab = facade.reads.till.game_tab(game)
+    facade.execute(AddTabItem(tab=tab, product=facade.reads.till.product_of_extra("topping").id, actor="jana"))
     clock.set(local(2026, 12, 1, 16, 0))
     facade.execute(StopGame(game=game, actor="jana"))
     facade.execute(PayTab(tab=tab, method="cash", amount_cents=360, actor="jana"))  # 30 min and a topping
     bar = facade.execute(OpenWalkInTab(label="Bar", actor="jana"))
     facade.execute(AddTabItem(tab=bar, product=_product(facade, "Kofola 0,5 l"), quantity=2, actor="jana"))
     facade.execute(PayTab(tab=bar, method="card", amount_cents=400, actor="jana"))
-    z, revenue = facade.reads.day_report(DEC1), facade.reads.revenue(DEC1, DEC1)
+    z, revenue = facade.reads.till.day_report(DEC1), facade.reads.reports.revenue(DEC1, DEC1)
     assert revenue.total_cents == z.total_cents == 760  # before, the reports counted the games' bills only: 3,60 €
     assert (
         revenue.by_category
@@ -285,7 +285,7 @@ def test_the_reports_revenue_of_a_day_is_its_z_reports_takings_bar_items_include
         }
     )
     assert revenue.by_table == {"pool-01": 360, WALK_IN: 400} and revenue.by_day == {"2026-12-01": 760}
-    assert facade.reads.table_time(DEC1, DEC1).total_cents == 300  # billed table time: a figure of its own
+    assert facade.reads.reports.table_time(DEC1, DEC1).total_cents == 300  # billed table time: a figure of its own
 
 
 def test_a_late_close_out_lists_only_its_own_days_tabs(hall, clock):
@@ -302,7 +302,7 @@ def test_a_late_close_out_lists_only_its_own_days_tabs(hall, clock):
         facade.execute(CloseDay(day=DEC1, counted_cents=0, actor="jana"))
     z = facade.execute(CloseDay(day=DEC1, counted_cents=0, open_tabs_ok=True, actor="jana"))
     assert [(t.tab_id, t.where) for t in z.open_tabs] == [(evening, "Terasa")]
-    assert [t.tab_id for t in facade.reads.day_report(date(2026, 12, 2)).open_tabs] == [evening, morning]
+    assert [t.tab_id for t in facade.reads.till.day_report(date(2026, 12, 2)).open_tabs] == [evening, morning]
 
 
 def test_a_tab_opened_after_the_close_out_belongs_to_the_next_day(hall, clock):
@@ -314,8 +314,12 @@ def test_a_tab_opened_after_the_close_out_belongs_to_the_next_day(hall, clock):
     clock.set(local(2026, 12, 2, 3, 30))
     late = facade.execute(OpenWalkInTab(label="Neskorý hosť", actor="jana"))
     game = facade.execute(StartGame(table="pool-03", actor="jana"))
-    assert facade.reads.tab(late).business_day == facade.reads.tab(facade.reads.game_tab(game)).business_day == date(2026, 12, 2)
+    assert (
+        facade.reads.till.tab(late).business_day
+        == facade.reads.till.tab(facade.reads.till.game_tab(game)).business_day
+        == date(2026, 12, 2)
+    )
     facade.execute(AddTabItem(tab=late, product=_product(facade, "Kofola 0,5 l"), actor="jana"))
     facade.execute(PayTab(tab=late, method="cash", amount_cents=200, actor="jana"))
-    nxt = facade.reads.day_report(date(2026, 12, 2))
+    nxt = facade.reads.till.day_report(date(2026, 12, 2))
     assert nxt.total_cents == 200 and nxt.earlier_days == ()  # the next day's own money, no correction of the 1st

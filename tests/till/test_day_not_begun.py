@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 
 from broker.accounts.users import issue_token
 from broker.hall.facade import ServiceError
-from broker.hall.till.closeout import CloseDay
+from broker.till.closeout import CloseDay
 from tests.dashboard.conftest import CHEAP, PASSWORD
 from tests.support.hub import on_writer
 from tests.support.till_days import FakeClock, day_hub, local, pay, walk_in

@@ -12,8 +12,8 @@ from openpyxl import load_workbook
 from sqlalchemy import func, select
 
 from broker.accounts.users import issue_token
-from broker.hall.till.closeout import CloseDay, OpenDay
 from broker.storage.models import AuditEntry, BusinessDay
+from broker.till.closeout import CloseDay, OpenDay
 from tests.dashboard.conftest import CHEAP, PASSWORD
 from tests.support.hub import on_writer
 from tests.support.till_days import FakeClock, day_hub, line, local, pay, walk_in

@@ -21,7 +21,7 @@ from broker.adapters.ekasa import (
     registration_of,
     request_body,
 )
-from broker.domain.receipt import ReceiptLine
+from broker.domain.till.receipt import ReceiptLine
 
 
 def line(amount: int, qty: int = 1, name: str = "Kofola", vat: int = 23) -> ReceiptLine:

@@ -10,11 +10,11 @@ import time
 import pytest
 
 from broker.compose import running_hub
+from broker.core.errors import ServiceError
 from broker.domain.venue import load_venue
-from broker.hall.errors import ServiceError
 from broker.hall.read_models import HallReads
-from broker.hall.till.fiscal import RecordParagon, RetryEkasa, SaveEkasaSettings, external_id
 from broker.storage.models import AuditEntry
+from broker.till.fiscal import RecordParagon, RetryEkasa, SaveEkasaSettings, external_id
 from tests.support.ekasa_sim import EkasaSimulator
 from tests.support.hub import VENUE
 from tests.support.waiting import wait_until
@@ -97,7 +97,7 @@ def test_offline_null_then_registered(hub, sim):
     pid = pay(hub, game_tab(hub))
     _, fid, detail = _state(hub, pid, "offline")
     assert fid is None and detail["okp"] and detail["offline_since"]
-    [shown] = HallReads(hub).ekasa_unregistered()
+    [shown] = HallReads(hub).till.ekasa_unregistered()
     assert (shown.state, shown.okp, shown.since.isoformat()) == ("offline", detail["okp"], detail["offline_since"])
     sim.back_online()
     _, fid, _ = _state(hub, pid, "registered")
@@ -141,8 +141,8 @@ def test_a_simulator_restart_mid_evening_loses_nothing_and_doubles_nothing(hub, 
     time.sleep(0.8)
     assert {fiscal(hub, p)[0] for p in down} == {"pending"}
     reads = HallReads(hub)  # what staff see (the /ekasa page and GET /api/ekasa/receipts read this)
-    assert [(r.payment_id, r.state, r.table) for r in reads.ekasa_unregistered()] == [(p, "pending", "Pool 1") for p in down]
-    assert reads.ekasa_health().reachable is False
+    assert [(r.payment_id, r.state, r.table) for r in reads.till.ekasa_unregistered()] == [(p, "pending", "Pool 1") for p in down]
+    assert reads.till.ekasa_health().reachable is False
     sim.mode, sim.slow_s = "slow", 1.5
     sim.restart()  # it comes back slow: the first answers are lost to the timeout
     more = [pay(hub, tab, (TIME,)) for _ in range(2)]
@@ -153,7 +153,7 @@ def test_a_simulator_restart_mid_evening_loses_nothing_and_doubles_nothing(hub, 
         _state(hub, pid, "registered")
     counts = sim.counts()
     assert [counts.get(_ext(hub, p)) for p in first + down + more] == [1] * 8
-    assert reads.ekasa_unregistered() == [] and reads.ekasa_health().reachable is True
+    assert reads.till.ekasa_unregistered() == [] and reads.till.ekasa_health().reachable is True
 
 
 def test_a_hub_stopped_between_send_and_answer_does_not_send_again_on_start(db_url, sim):

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from broker.compose import running_hub
 from broker.domain.venue import load_venue
-from broker.hall.till.fiscal import RetryEkasa, SaveEkasaSettings, external_id
+from broker.till.fiscal import RetryEkasa, SaveEkasaSettings, external_id
 from tests.support.ekasa_sim import EkasaSimulator
 from tests.support.examples import few
 from tests.support.hub import VENUE

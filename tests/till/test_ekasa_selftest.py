@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from broker.adapters.ekasa_selftest import SHAPES, run_selftest
-from broker.hall.till.fiscal import SETTINGS_KEY
 from broker.storage.engine import open_store
 from broker.storage.models import Setting
+from broker.till.fiscal import SETTINGS_KEY
 from lavos_cli import app
 from tests.support.ekasa_sim import EkasaSimulator
 from tests.support.sqlite_template import migrated_sqlite

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from broker.hall.till.fiscal import SaveEkasaSettings, external_id
-from broker.hall.till.payments import PayTab, ReversePayment
+from broker.till.fiscal import SaveEkasaSettings, external_id
+from broker.till.payments import PayTab, ReversePayment
 from tests.support.ekasa_sim import EkasaSimulator
 from tests.support.waiting import wait_until
 from tests.till.payments_support import MANAGER, STAFF, add_item, clock, facade, played_tab, service  # noqa: F401
@@ -30,7 +30,7 @@ def _on(facade, sim) -> None:
 
 def _registered(facade, pid: int):
     return wait_until(
-        lambda: (r := facade.reads.receipt_of(pid)).fiscal_state == "registered" and r, 20, f"payment {pid} registered in eKasa"
+        lambda: (r := facade.reads.till.receipt_of(pid)).fiscal_state == "registered" and r, 20, f"payment {pid} registered in eKasa"
     )
 
 
@@ -52,7 +52,7 @@ def test_split_payments_and_a_reversal_are_each_registered_once(facade, clock, s
     back = facade.execute(ReversePayment(payment=card, reason="zlá karta", actor=MANAGER)).payment_id
     _registered(facade, back)
     assert sim.counts() == {external_id(facade.reads.venue.venue.id, p): 1 for p in (cash, card, back)}
-    assert facade.reads.tab_payments(tab).owed_cents == 400
+    assert facade.reads.till.tab_payments(tab).owed_cents == 400
 
 
 def test_a_slow_answer_after_the_timeout_is_asked_about_not_sent_again(facade, clock, sim):

@@ -139,14 +139,14 @@ def _rows(service) -> dict[str, int]:
 @pytest.mark.parametrize("text", ["1.234", "12 50"])
 def test_every_euro_form_refuses_an_amount_that_could_mean_two_in_slovak_with_the_format(pages, facade, clock, text):
     tab = played_tab(facade, clock)
-    game = facade.reads.tab_payments(tab).game_id
+    game = facade.reads.till.tab_payments(tab).game_id
 
     member = on_writer(pages.service, lambda db: add_member(db, "Zadražil Miro", actor="test").id)
     forms = [
         (pages.staff, f"/tabs/{tab}/pay", {"method": "cash", "amount": text}),
         (pages.staff, f"/tabs/{tab}/pay", {"method": "cash", "amount": "9", "tendered": text}),
         (pages.staff, "/day/open", {"float_eur": text}),
-        (pages.staff, "/day/close", {"counted_eur": text, "day": facade.reads.day_overview().day.isoformat()}),
+        (pages.staff, "/day/close", {"counted_eur": text, "day": facade.reads.till.day_overview().day.isoformat()}),
         (pages.manager, "/products", {"name": "Kofola", "price": text, "vat": "19", "category": "drinks"}),
         (pages.manager, f"/members/{member}/fee", {"year": "2026", "amount": text}),
         (pages.manager, f"/bills/{game}/correct", {"amount": text, "reason": "zlý čas"}),

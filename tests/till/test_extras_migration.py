@@ -18,15 +18,15 @@ import sqlalchemy as sa
 from alembic import command
 from sqlalchemy.orm import Session
 
-from broker.domain.receipt import ReceiptLine, lines_json
 from broker.domain.schedule import business_day
+from broker.domain.till.receipt import ReceiptLine, lines_json
 from broker.domain.venue import load_venue
-from broker.hall.till.tabs import VoidTabItem
 from broker.storage.engine import make_engine, open_store
 from broker.storage.errors import StoreError
 from broker.storage.migrate import alembic_config, current_revision, head_revision
 from broker.storage.models import AuditEntry, Game, GameOp, Payment, Tab, TabItem
 from broker.storage.types import UTCDateTime
+from broker.till.tabs import VoidTabItem
 from tests.support.hub import VENUE
 from tests.support.till_days import FakeClock, day_hub, local
 
@@ -160,8 +160,8 @@ def test_a_games_extras_become_items_of_its_tab_and_every_game_bills_what_it_did
     with day_hub(db_url, clock) as (hub, facade):  # the server hands the venue file to the upgrade
         reads = facade.reads
         # A, running: its bill is table time; the toppings (voided, who and why kept) and the box are on its tab.
-        assert reads.bill_of(reads.game_state(ids["a"])).total_cents == 600
-        a_items = reads.game_items([ids["a"]])[ids["a"]]
+        assert reads.floor.bill_of(reads.floor.game_state(ids["a"])).total_cents == 600
+        a_items = reads.till.game_items([ids["a"]])[ids["a"]]
         assert [(i.name, i.quantity, i.unit_cents, i.vat_percent, i.category, i.added_by) for i in a_items] == [
             ("Prísada na pizzu navyše", 2, 60, 23, "pizza_toppings", "jana"),
             ("Krabica na pizzu so sebou", 1, 40, 23, "food", "jana"),
@@ -169,14 +169,14 @@ def test_a_games_extras_become_items_of_its_tab_and_every_game_bills_what_it_did
         toppings, box = a_items
         assert (toppings.voided_at, toppings.voided_by, toppings.void_reason) == (T0 + timedelta(minutes=7), "jana", "zadané dvakrát")
         assert toppings.added_at == T0 + timedelta(minutes=5) and box.voided_at is None and box.code == "pizza_box"
-        assert reads.tab(ids["tab_a"]).total_cents == 600 + 40  # the old bill: 6,00 + 1,20 + 0,40 - 1,20
+        assert reads.till.tab(ids["tab_a"]).total_cents == 600 + 40  # the old bill: 6,00 + 1,20 + 0,40 - 1,20
         # B: its tab says what the old bill said and stays paid; the game's stored total is its table time.
-        tab_b = reads.tab(ids["tab_b"])
+        tab_b = reads.till.tab(ids["tab_b"])
         assert (tab_b.total_cents, tab_b.paid_cents, tab_b.owed_cents, tab_b.status) == (1100, 1100, 0, "paid")
         assert {line.category for line in tab_b.bill.lines} == {"table_time", "tournament_entry"}
         # C, before the till: a tab settled at the game's stop, owing nothing to anyone.
-        tab_c = reads.game_tab(ids["c"])
-        assert reads.tab(tab_c).total_cents == 360 and [t.id for t in reads.unpaid_tabs()] == []
+        tab_c = reads.till.game_tab(ids["c"])
+        assert reads.till.tab(tab_c).total_cents == 360 and [t.id for t in reads.till.unpaid_tabs()] == []
         with hub.store.reader() as db:
             assert {g.id: g.total_cents for g in db.scalars(sa.select(Game))} == {ids["a"]: None, ids["b"]: 600, ids["c"]: 300}
             settled = db.get(Tab, tab_c)
@@ -187,10 +187,10 @@ def test_a_games_extras_become_items_of_its_tab_and_every_game_bills_what_it_did
             moved = db.scalars(sa.select(AuditEntry).where(AuditEntry.action == "tab.extras_moved")).all()
             assert sorted(e.detail["session_id"] for e in moved) == sorted((ids["a"], ids["b"], ids["c"]))
         # The products stand for the venue's extras by id now (linked at the hub's start by their names).
-        assert reads.product_of_extra("topping").name == "Prísada na pizzu navyše"
+        assert reads.till.product_of_extra("topping").name == "Prísada na pizzu navyše"
         # The moved extras are voided by the tab's one path: the box, before any payment on A's tab.
         facade.execute(VoidTabItem(tab=ids["tab_a"], item=box.id, reason="nechceli", actor="jana"))
-        assert reads.tab(ids["tab_a"]).total_cents == 600
+        assert reads.till.tab(ids["tab_a"]).total_cents == 600
     # A database stamped back re-runs the upgrade over its own work: nothing is moved twice. 0012
     # alone (the later revisions' tables are there already: running them again would fail on
     # tables that exist), then the stamp goes back to head.

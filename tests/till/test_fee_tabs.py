@@ -1,4 +1,4 @@
-"""A tab opened for one thing holds only that (broker.hall.till.tabs, `Tab.holds`): a player's
+"""A tab opened for one thing holds only that (broker.till.tabs, `Tab.holds`): a player's
 tournament entry fee tab, whose payments are the prize pot, and a booking's deposit tab, whose
 payment is the deposit kept or given back. A drink put on either, or a bar tab merged with one,
 would be paid out as prize money or refunded as a deposit; the till refuses both, so no path
@@ -15,16 +15,16 @@ import sqlalchemy as sa
 from alembic import command
 from sqlalchemy import select
 
-from broker.hall.accounts import SetStaffActive
-from broker.hall.bookings import BookTable, NewCalendarFeed
-from broker.hall.errors import ServiceError
+from broker.bookings.bookings import BookTable, NewCalendarFeed
+from broker.core.errors import ServiceError
 from broker.hall.facade import HubFacade
-from broker.hall.till.payments import PayTab
-from broker.hall.till.tabs import AddTabItem, MergeTabs, OpenWalkInTab, SplitTab
-from broker.hall.tournaments import AddEntrant, CreateTournament
+from broker.people.accounts import SetStaffActive
 from broker.storage.engine import make_engine
 from broker.storage.migrate import alembic_config
 from broker.storage.models import Booking, CalendarFeed, Product, Tab
+from broker.till.payments import PayTab
+from broker.till.tabs import AddTabItem, MergeTabs, OpenWalkInTab, SplitTab
+from broker.tournaments.setup import AddEntrant, CreateTournament
 from tests.support.sqlite_template import CHEAP
 from tests.support.till_days import FakeClock, day_hub, local
 from tests.support.web import add_users
@@ -64,7 +64,7 @@ def test_a_players_fee_tab_holds_entry_fees_only_so_the_pot_is_the_fees_paid(hub
     tid = hub.execute(CreateTournament(name="Lavosliga", starts_at=NOW, tables=("pool-01", "pool-02"), actor="boss"))
     for name in ("Kováč", "Horváth"):
         hub.execute(AddEntrant(tournament=tid, name=name, check_in=True, actor="jana"))
-    kovac, horvath = (e.fee_tab_id for e in reads.tournament(tid).entrants)
+    kovac, horvath = (e.fee_tab_id for e in reads.tournaments.tournament(tid).entrants)
     assert kovac is not None and horvath is not None
     beer = _beer(hub)
     with pytest.raises(ServiceError, match="holds tournament entry fees only"):
@@ -79,9 +79,9 @@ def test_a_players_fee_tab_holds_entry_fees_only_so_the_pot_is_the_fees_paid(hub
     for part in plan["parts"]:
         cents = part["amount_cents"]
         hub.execute(PayTab(tab=kovac, part=part["n"], method="cash", amount_cents=cents, tendered_cents=cents, actor="jana"))
-    hub.execute(PayTab(tab=horvath, method="card", amount_cents=reads.tab(horvath).owed_cents, actor="jana"))
-    hub.execute(PayTab(tab=bar, method="card", amount_cents=reads.tab(bar).owed_cents, actor="jana"))
-    v = reads.tournament(tid)
+    hub.execute(PayTab(tab=horvath, method="card", amount_cents=reads.till.tab(horvath).owed_cents, actor="jana"))
+    hub.execute(PayTab(tab=bar, method="card", amount_cents=reads.till.tab(bar).owed_cents, actor="jana"))
+    v = reads.tournaments.tournament(tid)
     assert (v.fees_cents, v.pot_cents) == (1000, 1000)  # two non-members' 5 €; the beers are the bar's
 
 
@@ -116,7 +116,7 @@ def test_migration_0014_marks_the_fee_and_deposit_tabs_made_before_and_ends_a_di
         add_users(hub, {"jana": "staff", "eva": "staff", "boss": "manager"}, "Heslo-na-test", CHEAP)
         tid = hub.execute(CreateTournament(name="Lavosliga", starts_at=NOW, tables=("pool-01",), actor="boss"))
         hub.execute(AddEntrant(tournament=tid, name="Kováč", check_in=True, actor="jana"))
-        fee = facade.reads.tournament(tid).entrants[0].fee_tab_id
+        fee = facade.reads.tournaments.tournament(tid).entrants[0].fee_tab_id
         booking = hub.execute(
             BookTable(
                 table="pool-04",

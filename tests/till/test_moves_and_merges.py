@@ -11,11 +11,11 @@ import re
 from alembic import command
 from sqlalchemy import create_engine, select, text, update
 
+from broker.floor.games import StartGame
 from broker.hall.facade import HubFacade
-from broker.hall.games import StartGame
-from broker.hall.till.tabs import AddTabItem
 from broker.storage import migrate
 from broker.storage.models import Product, Tab
+from broker.till.tabs import AddTabItem
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 from tests.support.hub import on_writer
 from tests.support.matching import found
@@ -133,5 +133,5 @@ def test_two_tables_still_playing_merge_and_the_party_pays_once(pages):
     assert "Ešte sa hrá" not in _text(_card(pages, "pool-01"))
     assert "9,00 €" in _text(pages.page(f"/tabs/{tab_one}", client=pages.staff))  # 60 min on Pool 1 and 30 on Pool 2 at 6,00 €/h
     _pay_card(pages, tab_one, "9,00")
-    assert HubFacade(pages.service).reads.tab(tab_one).status == "paid"
+    assert HubFacade(pages.service).reads.till.tab(tab_one).status == "paid"
     assert "data-tab=" not in _card(pages, "pool-01") and "data-tab=" not in _card(pages, "pool-02")

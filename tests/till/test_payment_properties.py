@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 
 from broker.domain.cash_rounding import cash_due
 from broker.domain.euros import MAX_AMOUNT_CENTS
-from broker.domain.money import tab_bill, vat_rows
-from broker.domain.payment_rules import PaymentRefused, check_payment, frozen_lines, negated
-from broker.domain.receipt import ReceiptLine
+from broker.domain.till.money import tab_bill, vat_rows
+from broker.domain.till.payment_rules import PaymentRefused, check_payment, frozen_lines, negated
+from broker.domain.till.receipt import ReceiptLine
 from broker.hall.facade import HubFacade, ServiceError
-from broker.hall.till.payments import PayTab, ReversePayment
+from broker.till.payments import PayTab, ReversePayment
 from tests.dashboard.conftest import FakeClock
 from tests.support.examples import few
 from tests.support.hub import running_service
@@ -84,7 +84,7 @@ def test_reversing_a_payment_gives_back_the_bill_it_had_before(lines, paid, clos
 
 
 def _ml(x: ReceiptLine):
-    from broker.domain.money import MoneyLine
+    from broker.domain.till.money import MoneyLine
 
     return MoneyLine("item:1", x.description, x.description_en, x.quantity, x.unit_cents, x.amount_cents, x.vat_percent, x.category, 1)
 
@@ -113,11 +113,11 @@ def test_on_the_writer_payments_and_reversals_keep_every_total(hall, steps, drin
     tab = played_tab(facade, clock, table="pool-04", minutes=60)  # 6,00 €
     if drink:
         add_item(facade, tab, "Pivo", drink, 19)
-    bill = facade.reads.tab_payments(tab).total_cents
-    snapshots = [facade.reads.tab_payments(tab)]
+    bill = facade.reads.till.tab_payments(tab).total_cents
+    snapshots = [facade.reads.till.tab_payments(tab)]
     taken: list[int] = []
     for step in steps:
-        view = facade.reads.tab_payments(tab)
+        view = facade.reads.till.tab_payments(tab)
         try:
             if step[0] == "pay":
                 _, method, amount, over = step
@@ -130,9 +130,9 @@ def test_on_the_writer_payments_and_reversals_keep_every_total(hall, steps, drin
                 pid = taken[step[1] % len(taken)]
                 facade.execute(ReversePayment(payment=pid, reason="test vrátenia", actor=MANAGER))
         except ServiceError:
-            assert facade.reads.tab_payments(tab) == view  # refused: nothing changed
+            assert facade.reads.till.tab_payments(tab) == view  # refused: nothing changed
             continue
-        now = facade.reads.tab_payments(tab)
+        now = facade.reads.till.tab_payments(tab)
         assert now.paid_cents + now.owed_cents == bill and now.owed_cents >= 0
         live = [p for p in now.payments if p.reverses_id is None and p.reversed_by_no is None]
         assert now.paid_cents == sum(p.amount_cents for p in live)
@@ -144,7 +144,7 @@ def test_on_the_writer_payments_and_reversals_keep_every_total(hall, steps, drin
     for pid in taken:  # give everything back: the tab is as it was before any payment
         with contextlib.suppress(ServiceError):  # reversed already
             facade.execute(ReversePayment(payment=pid, reason="všetko späť", actor=MANAGER))
-    end, start = facade.reads.tab_payments(tab), snapshots[0]
+    end, start = facade.reads.till.tab_payments(tab), snapshots[0]
     assert (end.paid_cents, end.owed_cents, end.status, end.settled_at) == (
         start.paid_cents,
         start.owed_cents,

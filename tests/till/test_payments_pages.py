@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from broker.accounts.users import issue_token
-from broker.hall.till.payments import PayTab
+from broker.till.payments import PayTab
 from tests.dashboard.conftest import MANAGER, STAFF, bearer, sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 from tests.support.hub import on_writer
@@ -158,10 +158,10 @@ def _quick_forms(html: str) -> list[dict[str, str]]:
 
 
 def test_stop_lands_on_the_pay_page_with_the_whole_bill_and_one_tap_pays_it(pages, facade, clock):
-    from broker.hall.games import StartGame
+    from broker.floor.games import StartGame
 
     sid = facade.execute(StartGame(table="pool-02", actor=STAFF))
-    tab = facade.reads.tab_of_game(sid)
+    tab = facade.reads.till.tab_of_game(sid)
     add_item(facade, tab, "Kofola", 250, 19)
     clock.advance(minutes=90)  # 9,00 € of table time
     r = pages.post(f"/sessions/{sid}/stop", {"next": "/tables/pool-02"}, client=pages.staff)
@@ -180,7 +180,7 @@ def test_stop_lands_on_the_pay_page_with_the_whole_bill_and_one_tap_pays_it(page
     assert "Vydať" in receipt and "8,50\u00a0€" in receipt and "Kofola" in receipt
     again = pages.post(f"/tabs/{tab}/pay", card, client=pages.staff)  # a second tap, on another button
     assert again.status_code == 303 and "/receipts/" in again.headers["location"]
-    assert len(rows(facade)[0]) == len(before[0]) + 1 and facade.reads.tab_payments(tab).status == "paid"
+    assert len(rows(facade)[0]) == len(before[0]) + 1 and facade.reads.till.tab_payments(tab).status == "paid"
 
 
 def test_a_one_tap_button_drawn_before_a_drink_was_added_is_refused(pages, facade, clock):
@@ -223,7 +223,7 @@ def test_a_paid_part_shows_paid_loses_its_button_and_is_refused_again(pages, fac
 def test_the_pay_page_of_a_part_has_that_part_as_its_headline(pages, facade, clock):
     """Issue 29, item 37: "Zaplatiť časť 2" led to a page whose biggest figure was the whole bill
     left (11,51 €), not the part being paid (5,75 €); so did a refused form for that part."""
-    from broker.hall.till.tabs import SplitTab
+    from broker.till.tabs import SplitTab
 
     tab = played_tab(facade, clock)  # 9,00 €
     add_item(facade, tab, "Kofola", 251, 19)
@@ -239,7 +239,7 @@ def test_the_pay_page_of_a_part_has_that_part_as_its_headline(pages, facade, clo
 
 
 def test_closing_stops_every_game_after_one_confirmation(pages, facade, clock):
-    from broker.hall.games import StartGame
+    from broker.floor.games import StartGame
 
     one = facade.execute(StartGame(table="pool-01", actor=STAFF))
     two = facade.execute(StartGame(table="carom-01", actor=STAFF))
@@ -247,14 +247,14 @@ def test_closing_stops_every_game_after_one_confirmation(pages, facade, clock):
     table = pages.page("/tables/pool-01")
     assert 'href="/closing" id="stop-all"' in table and 'id="stop-all"' not in pages.page("/tables/pool-01", client=pages.staff)
     assert pages.staff.get("/closing").status_code == 403
-    assert pages.post("/closing", {}, client=pages.staff).status_code == 403 and len(facade.reads.hall_snapshot().open) == 2
+    assert pages.post("/closing", {}, client=pages.staff).status_code == 403 and len(facade.reads.floor.hall_snapshot().open) == 2
     html = pages.page("/closing")
     assert "Hrajú sa 2 hry." in html and "Karambol" in html and "3,00\u00a0€" in html and "Ukončiť 2 hry" in html
     r = pages.post("/closing", {})
     assert r.headers["location"] == "/bills"
     bills = pages.follow(r)
     assert "Ukončené 2 hry. 2 účty ostali otvorené na zaplatenie." in bills
-    assert facade.reads.hall_snapshot().open == {} and {u.game_id for u in facade.reads.unpaid_tabs()} == {one, two}
+    assert facade.reads.floor.hall_snapshot().open == {} and {u.game_id for u in facade.reads.till.unpaid_tabs()} == {one, two}
     assert "Nehrá sa žiadna hra." in pages.page("/closing")
 
 
@@ -283,5 +283,5 @@ def test_the_one_tap_cash_buttons_take_the_cash_rounded_to_five_cents(pages, fac
     assert (note["amount"], note["expect"]) == ("17,33", "1733")  # what counts against the bill; the hub rounds the cash
     receipt = pages.follow(pages.post(f"/tabs/{tab}/pay", note, client=pages.staff))
     assert found(r'id="give-change-amount">([^<]+)<', receipt).group(1) == "2,65\u00a0€"
-    p = facade.reads.tab_payments(tab).payments[0]
+    p = facade.reads.till.tab_payments(tab).payments[0]
     assert (p.amount_cents, p.rounding_cents, p.tendered_cents, p.change_cents) == (1733, 2, 2000, 265)

@@ -9,11 +9,11 @@ import threading
 import pytest
 from sqlalchemy import select
 
-from broker.domain.payment_rules import PARTIAL
+from broker.domain.till.payment_rules import PARTIAL
+from broker.floor.games import StartGame, StopGame
 from broker.hall.facade import NotFound, ServiceError
-from broker.hall.games import StartGame, StopGame
-from broker.hall.till.payments import PayTab, ReversePayment
 from broker.storage.models import AuditEntry, Payment
+from broker.till.payments import PayTab, ReversePayment
 from tests.support.hub import on_writer
 from tests.till.payments_support import MANAGER, STAFF, add_item, clock, facade, played_tab, rows, service, set_split  # noqa: F401
 
@@ -28,7 +28,7 @@ def _payment(facade, pid: int) -> Payment:
 def test_cash_with_change_pays_the_tab_and_freezes_its_lines(facade, clock):
     tab = played_tab(facade, clock)  # 9,00 €
     add_item(facade, tab, "Kofola 0,5 l", 250, 19, quantity=2)
-    before = facade.reads.tab_payments(tab)
+    before = facade.reads.till.tab_payments(tab)
     assert (before.total_cents, before.owed_cents, before.status) == (1400, 1400, "open")
     taken = facade.execute(PayTab(tab=tab, method="cash", amount_cents=1400, tendered_cents=2000, request_id="form-0001", actor=STAFF))
     assert not taken.repeated
@@ -37,12 +37,12 @@ def test_cash_with_change_pays_the_tab_and_freezes_its_lines(facade, clock):
     assert [x["description"] for x in p.lines["lines"]][-1] == "Kofola 0,5 l"
     assert {v["vat_percent"]: v["gross_cents"] for v in p.lines["vat"]} == {23: 900, 19: 500}
     assert p.business_day == facade.reads.today()
-    after = facade.reads.tab_payments(tab)
+    after = facade.reads.till.tab_payments(tab)
     assert (after.paid_cents, after.owed_cents, after.status) == (1400, 0, "paid") and after.settled_at is not None
     with facade._hub.store.reader() as db:
         audit = db.scalars(select(AuditEntry).where(AuditEntry.action == "payment.take")).all()
     assert [(a.actor, a.target, a.detail["change_cents"]) for a in audit] == [(STAFF, f"tab:{tab}", 600)]
-    r = facade.reads.receipt_of(taken.payment_id)
+    r = facade.reads.till.receipt_of(taken.payment_id)
     assert (r.number, r.total_cents, r.tendered_cents, r.change_cents, r.method_name, r.fiscal_state) == (
         1,
         1400,
@@ -57,9 +57,9 @@ def test_half_cash_half_card_then_paid_and_partial_lines_add_up_per_rate(facade,
     tab = played_tab(facade, clock)  # 900 at 23 %
     add_item(facade, tab, "Pivo", 215, 19)  # 215 at 19 %: 1115
     first = facade.execute(PayTab(tab=tab, method="cash", amount_cents=557, tendered_cents=1000, actor=STAFF))
-    assert facade.reads.tab_payments(tab).status == "partly_paid"
+    assert facade.reads.till.tab_payments(tab).status == "partly_paid"
     second = facade.execute(PayTab(tab=tab, method="card", amount_cents=558, actor=STAFF))
-    view = facade.reads.tab_payments(tab)
+    view = facade.reads.till.tab_payments(tab)
     assert (view.status, view.owed_cents) == ("paid", 0)
     a, b = _payment(facade, first.payment_id), _payment(facade, second.payment_id)
     assert a.receipt_no is not None and a.receipt_no + 1 == b.receipt_no and b.tendered_cents is None
@@ -167,22 +167,22 @@ def test_a_split_part_pays_its_own_lines_and_remaining(facade, clock):
         facade.execute(PayTab(tab=tab, method="card", amount_cents=1, part=3, actor=STAFF))
     assert rows(facade) == before
     facade.execute(PayTab(tab=tab, method="card", amount_cents=450, part=2, actor=STAFF))
-    view = facade.reads.tab_payments(tab)
+    view = facade.reads.till.tab_payments(tab)
     assert view.status == "paid" and [p.owed_cents for p in view.parts] == [0, 0]
 
 
 def test_a_running_game_paid_in_advance_is_paid_only_when_stopped(facade, clock):
     sid = facade.execute(StartGame(table="pool-03", actor=STAFF))
     clock.advance(minutes=60)  # 6,00 € so far
-    tab = facade.reads.tab_payments(_tab_of(facade, sid))
+    tab = facade.reads.till.tab_payments(_tab_of(facade, sid))
     facade.execute(PayTab(tab=tab.tab_id, method="card", amount_cents=600, actor=STAFF))
-    view = facade.reads.tab_payments(tab.tab_id)
+    view = facade.reads.till.tab_payments(tab.tab_id)
     assert view.status == "partly_paid" and view.settled_at is None  # the game runs: it can grow
     facade.execute(StopGame(game=sid, actor=STAFF))
     clock.advance(minutes=1)
-    assert facade.reads.tab_payments(tab.tab_id).status == "paid"
+    assert facade.reads.till.tab_payments(tab.tab_id).status == "paid"
     # The stop's transaction told the till: the tab is settled with it.
-    assert facade.reads.tab_payments(tab.tab_id).settled_at is not None
+    assert facade.reads.till.tab_payments(tab.tab_id).settled_at is not None
 
 
 def _tab_of(facade, sid: int) -> int:
@@ -195,7 +195,7 @@ def _tab_of(facade, sid: int) -> int:
 def test_a_reversal_gives_back_once_with_a_reason_and_reopens_the_tab(facade, clock):
     tab = played_tab(facade, clock)
     taken = facade.execute(PayTab(tab=tab, method="cash", amount_cents=900, tendered_cents=1000, actor=STAFF))
-    assert facade.reads.tab_payments(tab).settled_at is not None
+    assert facade.reads.till.tab_payments(tab).settled_at is not None
     before = rows(facade)
     with pytest.raises(ServiceError, match="Say why"):
         facade.execute(ReversePayment(payment=taken.payment_id, reason="  ", actor=MANAGER))
@@ -211,10 +211,10 @@ def test_a_reversal_gives_back_once_with_a_reason_and_reopens_the_tab(facade, cl
         MANAGER,
     )
     assert all(x["amount_cents"] < 0 for x in r.lines["lines"])
-    view = facade.reads.tab_payments(tab)
+    view = facade.reads.till.tab_payments(tab)
     assert (view.status, view.owed_cents, view.paid_cents, view.settled_at) == ("open", 900, 0, None)
     assert view.payments[0].reversed_by_no == 2 and view.payments[1].reverses_no == 1
-    receipt = facade.reads.receipt_of(back.payment_id)
+    receipt = facade.reads.till.receipt_of(back.payment_id)
     assert receipt.reverses_number == 1 and receipt.total_cents == -900 and receipt.reason == "zlá suma"
     before = rows(facade)
     with pytest.raises(ServiceError, match="reversed already"):
@@ -225,7 +225,7 @@ def test_a_reversal_gives_back_once_with_a_reason_and_reopens_the_tab(facade, cl
         facade.execute(ReversePayment(payment=99_999, reason="znova", actor=MANAGER))
     assert rows(facade) == before
     again = facade.execute(PayTab(tab=tab, method="card", amount_cents=900, actor=STAFF))  # paid again after the reversal
-    assert _payment(facade, again.payment_id).receipt_no == 3 and facade.reads.tab_payments(tab).status == "paid"
+    assert _payment(facade, again.payment_id).receipt_no == 3 and facade.reads.till.tab_payments(tab).status == "paid"
     with facade._hub.store.reader() as db:
         audit = db.scalars(select(AuditEntry).where(AuditEntry.action == "payment.reverse")).all()
     assert [(a.actor, a.reason) for a in audit] == [(MANAGER, "zlá suma")]
@@ -244,10 +244,10 @@ def test_a_merged_tab_is_paid_on_the_tab_it_was_merged_into(facade, clock):
     with pytest.raises(ServiceError, match="merged into Pool 1"):
         facade.execute(PayTab(tab=two, method="card", amount_cents=100, actor=STAFF))
     assert rows(facade) == before
-    view = facade.reads.tab_payments(one)
+    view = facade.reads.till.tab_payments(one)
     assert view.total_cents == 1800  # both games
     facade.execute(PayTab(tab=one, method="card", amount_cents=1800, actor=STAFF))
-    assert facade.reads.tab_payments(one).status == "paid"
+    assert facade.reads.till.tab_payments(one).status == "paid"
 
 
 def test_a_payment_is_pushed_live_after_its_commit_and_a_refusal_is_not(facade, clock, service):
@@ -279,6 +279,6 @@ def test_a_walk_in_tab_at_the_bar_is_paid_and_its_receipt_names_no_table(facade,
         facade.execute(PayTab(tab=tab_id, method="card", amount_cents=361, actor=STAFF))
     assert rows(facade) == before
     taken = facade.execute(PayTab(tab=tab_id, method="cash", amount_cents=360, tendered_cents=500, actor=STAFF))
-    r = facade.reads.receipt_of(taken.payment_id)
+    r = facade.reads.till.receipt_of(taken.payment_id)
     assert (r.total_cents, r.change_cents, r.table_name, [x.quantity for x in r.lines]) == (360, 140, "Bar: Peter", [2])
-    assert facade.reads.tab_payments(tab_id).status == "paid"
+    assert facade.reads.till.tab_payments(tab_id).status == "paid"

@@ -15,12 +15,12 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from broker.adapters.receipt_printer import PrinterError, print_receipt, receipt_bytes
-from broker.domain.money import vat_rows
-from broker.domain.receipt import Issuer, Receipt, ReceiptLine
+from broker.domain.till.money import vat_rows
+from broker.domain.till.receipt import Issuer, Receipt, ReceiptLine
 from broker.domain.venue import load_venue
 from broker.hall.facade import HubFacade, ServiceError
-from broker.hall.till.payments import PayTab
 from broker.storage.engine import open_store
+from broker.till.payments import PayTab
 from tests.dashboard.conftest import CHEAP, PASSWORD, FakeClock
 from tests.dashboard.pages_client import logged_in
 from tests.support.hub import VENUE, running_service
@@ -196,7 +196,7 @@ def test_through_the_facade_a_paid_receipt_prints_and_a_dead_printer_loses_nothi
     before = rows(facade)
     with pytest.raises(ServiceError, match="does not answer"):
         facade.print_receipt(taken.payment_id)
-    assert rows(facade) == before and facade.reads.tab_payments(tab).status == "paid"
+    assert rows(facade) == before and facade.reads.till.tab_payments(tab).status == "paid"
 
 
 def test_the_payment_page_prints_on_the_thermal_printer_and_falls_back_to_the_browser(printing_hall, printer):
@@ -218,7 +218,7 @@ def test_the_payment_page_prints_on_the_thermal_printer_and_falls_back_to_the_br
     assert r.status_code == 303 and r.headers["location"].endswith("?print=1")  # the browser prints instead
     page = browser.get(r.headers["location"]).text
     assert "neodpovedá" in page and "Platba je uložená" in page
-    assert facade.reads.tab_payments(other).status == "paid"
+    assert facade.reads.till.tab_payments(other).status == "paid"
 
 
 def test_a_rounded_cash_receipt_prints_the_rounding_on_its_own_line_after_the_vat():

@@ -22,14 +22,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
 
-from broker.domain.money import TABLE_TIME, vat_rows
-from broker.domain.receipt import lines_from_json
+from broker.domain.till.money import TABLE_TIME, vat_rows
+from broker.domain.till.receipt import lines_from_json
+from broker.floor.games import CorrectBill, StartGame, StopGame
 from broker.hall.facade import HubFacade, ServiceError
-from broker.hall.games import CorrectBill, StartGame, StopGame
-from broker.hall.till.payment_reads import TabPayView
-from broker.hall.till.payments import PayTab, ReversePayment
-from broker.hall.till.tabs import AddProduct, AddTabItem, MergeTabs, OpenWalkInTab, SplitTab, VoidTabItem
 from broker.storage.models import Payment, Tab
+from broker.till.payment_reads import TabPayView
+from broker.till.payments import PayTab, ReversePayment
+from broker.till.tabs import AddProduct, AddTabItem, MergeTabs, OpenWalkInTab, SplitTab, VoidTabItem
 from tests.support.examples import few
 from tests.support.sqlite_template import migrated_sqlite
 from tests.support.till_days import FakeClock, day_hub, local
@@ -88,7 +88,7 @@ def _receipt_rates(facade: HubFacade, tab: int) -> dict[int, int]:
 
 
 def _view(facade: HubFacade, tab: int) -> TabPayView:
-    view = facade.reads.tab_payments(tab)
+    view = facade.reads.till.tab_payments(tab)
     assert view is not None
     return view
 
@@ -150,7 +150,7 @@ def test_item_29_with_a_managers_correction_the_same_rule_as_a_void(hall):
         f.execute(CorrectBill(game=game, amount_cents=-table_time, reason="hra zadarmo", actor=MANAGER))
     view = _view(f, tab)
     assert (view.total_cents, view.owed_cents) == (table_time + 1000, table_time)  # nothing changed
-    assert f.reads.game(game).bill.total_cents == table_time
+    assert f.reads.floor.game(game).bill.total_cents == table_time
     f.execute(ReversePayment(payment=paid.payment_id, reason="hra zadarmo", actor=MANAGER))
     f.execute(CorrectBill(game=game, amount_cents=-table_time, reason="hra zadarmo", actor=MANAGER))
     f.execute(PayTab(tab=tab, method="card", amount_cents=1000, actor=STAFF))
@@ -187,7 +187,7 @@ def test_item_30_a_vat_correction_goes_back_to_the_category_it_was_paid_for(hall
     f.execute(PayTab(tab=tab, method="card", amount_cents=600, actor=STAFF))
     assert _view(f, tab).status == "paid"
     assert _receipt_rates(f, tab) == _bill_rates(f, tab) == {5: 1000, 23: 600}
-    z = f.reads.day_report(day)
+    z = f.reads.till.day_report(day)
     assert {c.category: c.net_cents for c in z.by_category if c.net_cents} == {"food": 1000, "other": 600}
     assert {v.vat_percent: v.gross_cents for v in z.by_vat if v.gross_cents} == {5: 1000, 23: 600}
 
@@ -205,7 +205,7 @@ def test_a_void_after_a_part_payment_moves_its_share_to_what_is_left_at_the_same
     f.execute(VoidTabItem(tab=tab, item=drink, reason="vrátené", may_void_paid=True, actor=MANAGER))
     f.execute(PayTab(tab=tab, method="cash", amount_cents=500, actor=STAFF))
     assert _receipt_rates(f, tab) == _bill_rates(f, tab) == {19: 1000, 5: 1000}
-    z = f.reads.day_report(day)
+    z = f.reads.till.day_report(day)
     assert {c.category: c.net_cents for c in z.by_category if c.net_cents} == {"food": 2000}
 
 
@@ -357,7 +357,7 @@ def test_every_tabs_receipts_add_up_to_its_bill_and_the_day_is_what_was_sold(hal
         for line in view.lines:
             sold_by_category[line.category] += line.amount_cents
             sold_by_rate[line.vat_percent] += line.amount_cents
-    z = f.reads.day_report(day)
+    z = f.reads.till.day_report(day)
     # The day's categories and VAT rows are what was sold (the bills paid), nothing else.
     assert {c.category: c.net_cents for c in z.by_category if c.net_cents} == {c: v for c, v in sold_by_category.items() if v}
     assert {v.vat_percent: v.gross_cents for v in z.by_vat if v.gross_cents} == {r: v for r, v in sold_by_rate.items() if v}

@@ -1,4 +1,4 @@
-"""Properties of the split (broker.domain.split) and of money.allocate: exact to the cent, for any bill.
+"""Properties of the split (broker.domain.till.split) and of money.allocate: exact to the cent, for any bill.
 
 For every mode: the parts sum to the bill, per VAT rate the parts' gross sums to the bill's gross
 of that rate, and the parts' VAT per rate sums to the bill's VAT of that rate.
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from broker.domain.money import TABLE_TIME, MoneyLine, allocate, vat_rows
-from broker.domain.split import MAX_PARTS, SplitError, split_amounts, split_equal, split_items
+from broker.domain.till.money import TABLE_TIME, MoneyLine, allocate, vat_rows
+from broker.domain.till.split import MAX_PARTS, SplitError, split_amounts, split_equal, split_items
 
 RATES = (23, 19, 5, 0)
 CATEGORIES = (TABLE_TIME, "drinks", "food", "other")

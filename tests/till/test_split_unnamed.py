@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from broker.hall.facade import ServiceError
-from broker.hall.till.payments import PayTab
+from broker.till.payments import PayTab
 from tests.till.payments_support import STAFF, clock, facade, played_tab, rows, service, set_split  # noqa: F401
 
 LINE = {
@@ -32,7 +32,7 @@ def test_a_payment_without_a_part_on_a_split_tab_is_refused(facade, clock):
     with pytest.raises(ServiceError, match="split into parts: choose the part"):
         facade.execute(PayTab(tab=tab, method="card", amount_cents=450, actor=STAFF))
     assert rows(facade) == before
-    view = facade.reads.tab_payments(tab)
+    view = facade.reads.till.tab_payments(tab)
     assert (view.status, [p.owed_cents for p in view.parts]) == ("partly_paid", [0, 450])
     facade.execute(PayTab(tab=tab, method="cash", amount_cents=450, tendered_cents=500, part=2, actor=STAFF))
-    assert facade.reads.tab_payments(tab).status == "paid"
+    assert facade.reads.till.tab_payments(tab).status == "paid"

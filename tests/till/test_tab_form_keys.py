@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy import func, select
 
 from broker.hall.facade import HubFacade, ServiceError
-from broker.hall.till.tabs import AddTabItem, OpenWalkInTab
 from broker.storage.models import Tab, TabItem
+from broker.till.tabs import AddTabItem, OpenWalkInTab
 from tests.dashboard.conftest import FakeClock
 from tests.support.hub import running_service
 
@@ -33,7 +33,7 @@ def test_a_repeat_after_a_hub_restart_is_answered_with_what_the_first_tap_made(m
     clock = FakeClock()
     with _hub(mosquitto, db_url, clock) as hub:
         facade = HubFacade(hub)
-        product = next(iter(facade.reads.products(active_only=True)))
+        product = next(iter(facade.reads.till.products(active_only=True)))
         beer = product.id
         tab = facade.execute(OpenWalkInTab(label="Peter pri bare", form_key="walk-in-key-1", actor=STAFF))
         item = facade.execute(AddTabItem(tab=tab, product=beer, quantity=2, form_key="item-key-0001", actor=STAFF))
@@ -47,7 +47,7 @@ def test_a_repeat_after_a_hub_restart_is_answered_with_what_the_first_tap_made(m
         assert facade.execute(OpenWalkInTab(label="Peter pri bare", form_key="walk-in-key-1", actor=STAFF)) == tab
         assert facade.execute(AddTabItem(tab=tab, product=beer, quantity=2, form_key="item-key-0001", actor=STAFF)) == item
         assert _counts(facade) == before
-        assert facade.reads.tab(tab).total_cents == 2 * product.price_cents
+        assert facade.reads.till.tab(tab).total_cents == 2 * product.price_cents
         # A new form (a new key) is a new item, and no key at all always is.
         facade.execute(AddTabItem(tab=tab, product=beer, quantity=1, form_key="item-key-0002", actor=STAFF))
         facade.execute(AddTabItem(tab=tab, product=beer, quantity=1, actor=STAFF))
@@ -63,7 +63,7 @@ def test_a_repeat_after_a_hub_restart_is_answered_with_what_the_first_tap_made(m
 def test_a_key_that_cannot_be_a_form_key_is_refused(mosquitto, db_url, key, says):
     with _hub(mosquitto, db_url, FakeClock()) as hub:
         facade = HubFacade(hub)
-        beer = next(p.id for p in facade.reads.products(active_only=True))
+        beer = next(p.id for p in facade.reads.till.products(active_only=True))
         tab = facade.execute(OpenWalkInTab(label="Bar", actor=STAFF))
         before = _counts(facade)
         with pytest.raises(ServiceError, match=says):
@@ -77,11 +77,11 @@ def test_a_key_that_cannot_be_a_form_key_is_refused(mosquitto, db_url, key, says
 def test_a_key_used_on_another_tab_is_a_stale_form_and_changes_nothing(mosquitto, db_url):
     with _hub(mosquitto, db_url, FakeClock()) as hub:
         facade = HubFacade(hub)
-        beer = next(p.id for p in facade.reads.products(active_only=True))
+        beer = next(p.id for p in facade.reads.till.products(active_only=True))
         first, second = (facade.execute(OpenWalkInTab(label=name, actor=STAFF)) for name in ("Peter", "Jana"))
         facade.execute(AddTabItem(tab=first, product=beer, quantity=1, form_key="copied-form-1", actor=STAFF))
         before = _counts(facade)
         with pytest.raises(ServiceError, match="already used on another tab"):
             facade.execute(AddTabItem(tab=second, product=beer, quantity=1, form_key="copied-form-1", actor=STAFF))
         assert _counts(facade) == before
-        assert facade.reads.tab(second).total_cents == 0
+        assert facade.reads.till.tab(second).total_cents == 0

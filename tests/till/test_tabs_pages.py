@@ -9,11 +9,11 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from broker.hall.bookings import BookTable
-from broker.hall.games import StartGame, StopGame
-from broker.hall.till.tabs import OpenWalkInTab
-from broker.hall.tournaments import AddEntrant, CreateTournament
+from broker.bookings.bookings import BookTable
+from broker.floor.games import StartGame, StopGame
 from broker.storage.models import Booking, Product, Tab, TabItem
+from broker.till.tabs import OpenWalkInTab
+from broker.tournaments.setup import AddEntrant, CreateTournament
 from tests.dashboard.conftest import sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 from tests.support.matching import found

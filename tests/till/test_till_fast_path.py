@@ -10,14 +10,14 @@ from datetime import datetime, timedelta
 import pytest
 from sqlalchemy import select
 
-from broker.domain.tab_name import bar_label
-from broker.hall.closing import StopAllGames
+from broker.domain.till.tab_name import bar_label
+from broker.floor.closing import StopAllGames
+from broker.floor.games import PauseGame, StartGame
 from broker.hall.facade import ServiceError
-from broker.hall.games import PauseGame, StartGame
-from broker.hall.till.payment_reads import journal_matches
-from broker.hall.till.payments import PayTab, ReversePayment
-from broker.hall.till.tabs import AddTabItem, OpenWalkInTab, VoidTabItem
 from broker.storage.models import AuditEntry, Game, Tab
+from broker.till.payment_reads import journal_matches
+from broker.till.payments import PayTab, ReversePayment
+from broker.till.tabs import AddTabItem, OpenWalkInTab, VoidTabItem
 from dashboard.web.i18n import refusal_text
 from tests.till.payments_support import MANAGER, STAFF, add_item, clock, facade, played_tab, rows, service, set_split  # noqa: F401
 
@@ -34,7 +34,7 @@ VAT = [{"vat_percent": 23, "gross_cents": 450, "vat_cents": 84}]
 
 
 def _product(facade, name: str) -> int:
-    return next(p.id for p in facade.reads.products() if p.name == name)
+    return next(p.id for p in facade.reads.till.products() if p.name == name)
 
 
 def test_a_one_tap_payment_is_refused_when_the_bill_moved_since_the_page(facade, clock):
@@ -49,8 +49,8 @@ def test_a_one_tap_payment_is_refused_when_the_bill_moved_since_the_page(facade,
     )
     assert rows(facade) == before
     taken = facade.execute(PayTab(tab=tab, method="cash", amount_cents=1150, tendered_cents=2000, expect_owed_cents=1150, actor=STAFF))
-    assert facade.reads.payment(taken.payment_id).change_cents == 850
-    assert facade.reads.tab_payments(tab).status == "paid"
+    assert facade.reads.till.payment(taken.payment_id).change_cents == 850
+    assert facade.reads.till.tab_payments(tab).status == "paid"
 
 
 def test_a_paid_part_is_refused_as_that_part_in_slovak_never_moved_to_the_next(facade, clock):
@@ -64,7 +64,7 @@ def test_a_paid_part_is_refused_as_that_part_in_slovak_never_moved_to_the_next(f
         assert str(refused.value) == "Part 1 of Pool 1 is paid already; choose a part still to pay."
         assert refusal_text(refused.value, "sk") == "Časť 1 účtu Pool 1 je už zaplatená; vyberte časť, ktorá ešte nie je zaplatená."
     assert rows(facade) == before  # nothing paid, and part 2 still owes all of it
-    assert [p.owed_cents for p in facade.reads.tab_payments(tab).parts] == [0, 450]
+    assert [p.owed_cents for p in facade.reads.till.tab_payments(tab).parts] == [0, 450]
 
 
 def test_a_sale_at_the_bar_needs_no_typed_name(facade, clock):
@@ -74,14 +74,14 @@ def test_a_sale_at_the_bar_needs_no_typed_name(facade, clock):
     clock.advance(minutes=1)
     third = facade.execute(OpenWalkInTab(actor=STAFF))
     named = facade.execute(OpenWalkInTab(label="Peter", actor=STAFF))
-    assert [facade.reads.tab(t).name for t in (first, second, third, named)] == ["Bar 18:00", "Bar 18:00 (2)", "Bar 18:01", "Peter"]
+    assert [facade.reads.till.tab(t).name for t in (first, second, third, named)] == ["Bar 18:00", "Bar 18:00 (2)", "Bar 18:01", "Peter"]
     before = rows(facade)
     with pytest.raises(ServiceError, match="at least 2 letters, or leave the name empty"):
         facade.execute(OpenWalkInTab(label="P", actor=STAFF))
     assert rows(facade) == before
     facade.execute(AddTabItem(tab=first, product=_product(facade, "Kofola 0,5 l"), actor=STAFF))
     taken = facade.execute(PayTab(tab=first, method="card", amount_cents=200, expect_owed_cents=200, actor=STAFF))
-    assert facade.reads.receipt_of(taken.payment_id).table_name == "Bar 18:00"
+    assert facade.reads.till.receipt_of(taken.payment_id).table_name == "Bar 18:00"
 
 
 def test_the_bars_label_rule():
@@ -99,12 +99,12 @@ def test_the_products_most_sold_this_month_first_voided_ones_not_counted(facade,
     facade.execute(AddTabItem(tab=tab, product=beer, quantity=1, actor=STAFF))
     wrong = facade.execute(AddTabItem(tab=tab, product=beer, quantity=5, actor=STAFF))
     facade.execute(VoidTabItem(tab=tab, item=wrong, reason="zadané omylom", actor=STAFF))
-    sold = {p.name: (p.sold, p.used) for p in facade.reads.products()}
+    sold = {p.name: (p.sold, p.used) for p in facade.reads.till.products()}
     assert sold["Kofola 0,5 l"] == (2, True) and sold["Pivo 0,5 l"] == (1, True) and sold["Káva espresso"] == (0, True)
     assert sold["Minerálka 0,33 l"] == (0, False)
     from dashboard.web.tab_parts import most_sold
 
-    order = [p.name for p in most_sold(facade.reads.products(active_only=True))]
+    order = [p.name for p in most_sold(facade.reads.till.products(active_only=True))]
     assert order[:2] == ["Kofola 0,5 l", "Pivo 0,5 l"]
 
 
@@ -114,9 +114,9 @@ def test_every_game_stops_at_closing_its_tab_left_open_or_paid(facade, clock):
     three = facade.execute(StartGame(table="carom-01", actor=STAFF))
     clock.advance(minutes=30)
     facade.execute(PauseGame(game=two, actor=STAFF))
-    tab_three = facade.reads.tab_of_game(three)
+    tab_three = facade.reads.till.tab_of_game(three)
     facade.execute(PayTab(tab=tab_three, method="card", amount_cents=300, actor=STAFF))  # 30 min paid up front
-    add_item(facade, facade.reads.tab_of_game(one), "Pivo 0,5 l", 250, 23)
+    add_item(facade, facade.reads.till.tab_of_game(one), "Pivo 0,5 l", 250, 23)
     done = facade.execute(StopAllGames(actor=MANAGER))
     assert [(g.game, g.table, g.total_cents, g.owed_cents) for g in done.games] == [
         (one, "pool-01", 300, 550),
@@ -124,15 +124,15 @@ def test_every_game_stops_at_closing_its_tab_left_open_or_paid(facade, clock):
         (three, "carom-01", 300, 0),
     ]
     assert [g.game for g in done.left_open] == [one, two]
-    assert facade.reads.hall_snapshot().open == {}
-    assert {u.game_id for u in facade.reads.unpaid_tabs()} == {one, two}
-    assert facade.reads.tab_payments(tab_three).settled_at is not None  # paid while it ran: settled by the stop
+    assert facade.reads.floor.hall_snapshot().open == {}
+    assert {u.game_id for u in facade.reads.till.unpaid_tabs()} == {one, two}
+    assert facade.reads.till.tab_payments(tab_three).settled_at is not None  # paid while it ran: settled by the stop
     with facade._hub.store.reader() as db:
         stopped = db.scalars(select(Game).where(Game.state == "stopped")).all()
         assert sorted(g.id for g in stopped) == [one, two, three]
         ops = [(o.kind, o.actor, o.reason) for g in stopped for o in g.ops if o.kind == "stop"]
         assert ops == [("stop", MANAGER, "closing")] * 3
-        assert db.scalar(select(Tab.settled_at).where(Tab.id == facade.reads.tab_of_game(one))) is None
+        assert db.scalar(select(Tab.settled_at).where(Tab.id == facade.reads.till.tab_of_game(one))) is None
     assert facade.execute(StopAllGames(actor=MANAGER)).games == ()  # nothing left to stop
 
 
@@ -144,7 +144,7 @@ def test_the_receipts_journal_of_a_business_day(facade, clock):
     beer = facade.execute(PayTab(tab=bar, method="card", amount_cents=250, actor=STAFF))
     back = facade.execute(ReversePayment(payment=beer.payment_id, reason="omyl", actor=MANAGER))
     day = facade.reads.today()
-    journal = facade.reads.receipts_journal(day)
+    journal = facade.reads.till.receipts_journal(day)
     assert [(r.receipt_no, r.name.name, r.amount_cents, r.method_name, r.change_cents) for r in journal] == [
         (3, "Peter pri bare", -250, "Karta", 0),
         (2, "Peter pri bare", 250, "Karta", 0),
@@ -156,6 +156,6 @@ def test_the_receipts_journal_of_a_business_day(facade, clock):
     assert [r.receipt_no for r in journal if journal_matches(r, "1")] == [1]  # a number is a receipt's, or in a name
     assert [r.receipt_no for r in journal if journal_matches(r, "", "bar")] == [3, 2]
     assert [r.receipt_no for r in journal if journal_matches(r, "", "pool-01")] == [1]
-    assert facade.reads.receipts_journal(day - timedelta(days=1)) == []
+    assert facade.reads.till.receipts_journal(day - timedelta(days=1)) == []
     with facade._hub.store.reader() as db:
         assert db.scalar(select(AuditEntry.actor).where(AuditEntry.action == "payment.reverse")) == MANAGER

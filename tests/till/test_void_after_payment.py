@@ -12,12 +12,12 @@ from collections import defaultdict
 import pytest
 from sqlalchemy import select
 
-from broker.domain.money import vat_rows
-from broker.domain.receipt import lines_from_json
+from broker.domain.till.money import vat_rows
+from broker.domain.till.receipt import lines_from_json
 from broker.hall.facade import ServiceError
-from broker.hall.till.payments import PayTab, ReversePayment
-from broker.hall.till.tabs import OpenWalkInTab, VoidTabItem
 from broker.storage.models import Payment, TabItem
+from broker.till.payments import PayTab, ReversePayment
+from broker.till.tabs import OpenWalkInTab, VoidTabItem
 from tests.till.payments_support import MANAGER, STAFF, add_item, clock, facade, rows, service  # noqa: F401
 
 
@@ -45,7 +45,7 @@ def test_a_void_after_a_part_payment_is_corrected_on_the_next_receipt(facade, cl
     tab, items = _bar_tab(facade)
     facade.execute(PayTab(tab=tab, method="card", amount_cents=580, actor=STAFF))
     facade.execute(VoidTabItem(tab=tab, item=items["Kofola"], reason="vrátené", may_void_paid=True, actor=MANAGER))
-    owed = facade.reads.tab_payments(tab).owed_cents
+    owed = facade.reads.till.tab_payments(tab).owed_cents
     assert owed == 95
     last = facade.execute(PayTab(tab=tab, method="card", amount_cents=owed, actor=STAFF))
     gross, vat = _receipts_per_rate(facade, tab)
@@ -54,7 +54,7 @@ def test_a_void_after_a_part_payment_is_corrected_on_the_next_receipt(facade, cl
     with facade._hub.store.reader() as db:
         lines = lines_from_json(db.get(Payment, last.payment_id).lines)
     assert any(x.vat_percent == 5 and x.amount_cents < 0 for x in lines), lines  # the correcting line
-    assert facade.reads.tab_payments(tab).status == "paid"
+    assert facade.reads.till.tab_payments(tab).status == "paid"
 
 
 def test_a_void_on_a_paid_tab_needs_the_refund_first(facade, clock):
@@ -63,7 +63,7 @@ def test_a_void_on_a_paid_tab_needs_the_refund_first(facade, clock):
     before = rows(facade)
     with pytest.raises(ServiceError, match="reverse its payment first"):
         facade.execute(VoidTabItem(tab=tab, item=items["Kofola"], reason="vrátené", may_void_paid=True, actor=MANAGER))
-    assert rows(facade) == before and facade.reads.tab_payments(tab).owed_cents == 0
+    assert rows(facade) == before and facade.reads.till.tab_payments(tab).owed_cents == 0
     # The manager gives the money back, voids, and the guest pays the corrected bill.
     facade.execute(ReversePayment(payment=paid.payment_id, reason="vrátená kofola", actor=MANAGER))
     facade.execute(VoidTabItem(tab=tab, item=items["Kofola"], reason="vrátené", may_void_paid=True, actor=MANAGER))

@@ -1,4 +1,4 @@
-"""Properties of the Z report (broker.domain.zreport), over random days of payments and reversals:
+"""Properties of the Z report (broker.domain.till.zreport), over random days of payments and reversals:
 the close-out equals the sum of the day's payments by method, by-VAT and by-category sums equal the
 payment total, a reversal brings every total back, and part payments go to the categories they paid for."""
 
@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
-from broker.domain.money import TABLE_TIME
-from broker.domain.payment_rules import PARTIAL, frozen_lines
-from broker.domain.receipt import ReceiptLine, lines_from_json, lines_json
-from broker.domain.zreport import BLIND, DayOpening, Method, PaymentRecord, ZReport, from_json, to_json, withheld, z_report
+from broker.domain.till.money import TABLE_TIME
+from broker.domain.till.payment_rules import PARTIAL, frozen_lines
+from broker.domain.till.receipt import ReceiptLine, lines_from_json, lines_json
+from broker.domain.till.zreport import BLIND, DayOpening, Method, PaymentRecord, ZReport, from_json, to_json, withheld, z_report
 
 DAY = date(2026, 12, 1)
 T0 = datetime(2026, 12, 1, 15, 0, tzinfo=UTC)

@@ -1,4 +1,4 @@
-"""The tournament's pure rules (broker.domain.tournament): brackets, byes, the losers' side, the
+"""The tournament's pure rules (broker.domain.tournaments): brackets, byes, the losers' side, the
 draw, corrections, standings and payouts, for every format and 2-64 entrants."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from broker.domain.tournament.bracket import Bye, Seat, seed_order
-from broker.domain.tournament.draw import make_draw
-from broker.domain.tournament.pace import expected_finish
-from broker.domain.tournament.progress import BYE, Plan, Progress, Result, affected_by, check_result, progress
-from broker.domain.tournament.rules import FORMATS, Races, Rules, TournamentRefused
-from broker.domain.tournament.standings import payouts, season_points, standings
+from broker.domain.tournaments.bracket import Bye, Seat, seed_order
+from broker.domain.tournaments.draw import make_draw
+from broker.domain.tournaments.pace import expected_finish
+from broker.domain.tournaments.progress import BYE, Plan, Progress, Result, affected_by, check_result, progress
+from broker.domain.tournaments.rules import FORMATS, Races, Rules, TournamentRefused
+from broker.domain.tournaments.standings import payouts, season_points, standings
 from tests.support.examples import few
 
 T0 = datetime(2026, 12, 6, 13, 0, tzinfo=UTC)
@@ -257,7 +257,7 @@ def test_the_expected_finish_follows_the_pace_and_the_tables() -> None:
 
 
 def test_rounds_are_named_and_say_where_winner_and_loser_go() -> None:
-    from broker.domain.tournament.labels import next_matches, round_label
+    from broker.domain.tournaments.labels import next_matches, round_label
 
     single = [m.spec for m in progress(plan("single", 8), {}).matches]
     assert [round_label(s, single)[0] for s in single if s.index == 1] == ["Quarter-final", "Semi-final", "Final"]
@@ -346,7 +346,7 @@ def test_the_losers_bye_rule_holds_over_the_whole_drop_not_only_a_pair() -> None
 
 
 def feed_of(p: Progress, mid: str) -> str:
-    from broker.domain.tournament.labels import feed_label, match_numbers
+    from broker.domain.tournaments.labels import feed_label, match_numbers
 
     label = feed_label(p.by_id[mid].spec.b, p.by_id, match_numbers(p.matches), {})
     assert label is not None

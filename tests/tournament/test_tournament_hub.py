@@ -15,10 +15,10 @@ from typing import Any
 from sqlalchemy import select
 
 from broker.hall.hub import Hub
-from broker.hall.members import AddMember, RecordFee
-from broker.hall.tournament_results import RecordResult
-from broker.hall.tournament_state import live_calls, load
+from broker.people.members import AddMember, RecordFee
 from broker.storage.models import AuditEntry, BookingBlock, Game, Product, Tab
+from broker.tournaments.results import RecordResult
+from broker.tournaments.state import live_calls, load
 from tests.dashboard.conftest import Api, sqlite_only
 from tests.support.hub import on_writer
 

@@ -136,11 +136,11 @@ def test_after_the_draw_the_pages_show_the_tables_first_a_walkover_any_time_a_wi
     # A player of the waiting match withdraws: their match is a walkover at once, and the page says so.
     assert isinstance(p.service, Hub)
     reads = HallReads(p.service)
-    w12 = reads.tournament(tid).match("W1-2")
+    w12 = reads.tournaments.tournament(tid).match("W1-2")
     assert w12 is not None and w12.a is not None
     done = staff_follow(p, p.post(f"/tournaments/{tid}/entrants/{w12.a}/remove", client=p.staff))
     assert "každý jeho neodohratý zápas je kontumácia" in done and "odhlásil sa o" in done
-    after = reads.tournament(tid).match("W1-2")
+    after = reads.tournaments.tournament(tid).match("W1-2")
     assert after is not None and after.walkover
 
 

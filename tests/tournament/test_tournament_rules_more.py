@@ -9,11 +9,11 @@ import json
 from datetime import UTC, datetime, timedelta
 
 from broker.domain.csv_cells import excel_csv
-from broker.domain.tournament.calls import LATE_START, callable_matches, walkover_due
-from broker.domain.tournament.export import CSV_HEADER, ExportNames, csv_rows, cuescore_json
-from broker.domain.tournament.labels import match_numbers
-from broker.domain.tournament.progress import Plan, check_result, progress
-from broker.domain.tournament.rules import Races, Rules
+from broker.domain.tournaments.calls import LATE_START, callable_matches, walkover_due
+from broker.domain.tournaments.export import CSV_HEADER, ExportNames, csv_rows, cuescore_json
+from broker.domain.tournaments.labels import match_numbers
+from broker.domain.tournaments.progress import Plan, check_result, progress
+from broker.domain.tournaments.rules import Races, Rules
 
 T0 = datetime(2026, 12, 6, 13, 0, tzinfo=UTC)
 
@@ -78,7 +78,7 @@ def test_where_a_player_comes_from_and_goes_next_is_followed_through_the_bye_mat
     """Issue 29, items 24 and 25: a 27-player double elimination's bye matches have no number, so
     "Winner of no. 0" stood where the player who had the losers' bye comes from, and the losers of
     the winners' first-round matches next to a bye had no next match (loserNext null)."""
-    from broker.domain.tournament.labels import feed_label, is_played, match_numbers
+    from broker.domain.tournaments.labels import feed_label, is_played, match_numbers
 
     plan = Plan(Rules(format="double", races=Races(3, 3, 3)), tuple(range(1, 28)), T0)
     p = progress(plan, {})

@@ -12,8 +12,8 @@ from typing import Any
 
 from sqlalchemy import select
 
-from broker.hall.members import AddMember
 from broker.hall.read_models import HallReads
+from broker.people.members import AddMember
 from broker.storage.models import BookingBlock
 from tests.dashboard.conftest import Api, sqlite_only
 from tests.support.hub import on_writer
@@ -69,9 +69,9 @@ def test_moving_a_matchs_game_moves_the_match_and_its_result_frees_the_new_table
     api.ok("POST", f"/api/sessions/{game}/transfer", json={"table": "pool-05"})  # the light on Pool 1 broke
     v = view(api, tid)
     assert on_table(v) == {"W1-1": "pool-05", "W1-2": "pool-02"} and match(v, "W1-1")["table_name"] == "Pool 5"
-    card = HallReads(hub).tournament_call_on("pool-05")
+    card = HallReads(hub).tournaments.tournament_call_on("pool-05")
     assert card is not None and card.match == "W1-1", "the floor card says the match is on Pool 5"
-    assert HallReads(hub).tournament_call_on("pool-01") is None
+    assert HallReads(hub).tournaments.tournament_call_on("pool-01") is None
     # Nor onto a table that has a match on it (its game is busy there).
     assert "Pool 2 is busy" in api.refused("POST", f"/api/sessions/{game}/transfer", 409, json={"table": "pool-02"})
     # The result ends the game on Pool 5 (not a tournament table, nothing waits for it): dark.

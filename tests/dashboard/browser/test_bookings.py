@@ -18,10 +18,10 @@ from datetime import timedelta
 
 import pytest
 
+from broker.bookings.bookings import BookTable
 from broker.compose import running_hub
 from broker.domain.venue import load_venue
-from broker.hall.bookings import BookTable
-from broker.hall.games import StartGame, StopGame
+from broker.floor.games import StartGame, StopGame
 from broker.hall.hub import Hub
 from sim.demo import start_http
 from tests.dashboard.browser.conftest import PHONE, TABLET

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from broker.domain.receipt import ReceiptLine, lines_json
+from broker.domain.till.receipt import ReceiptLine, lines_json
 from broker.storage.engine import open_store
 from broker.storage.models import Payment, Tab
 from tests.dashboard.browser.conftest import PHONE, TABLET

@@ -15,8 +15,8 @@ import time
 import pytest
 from sqlalchemy import func, select
 
-from broker.domain.receipt import lines_json
 from broker.domain.schedule import business_day
+from broker.domain.till.receipt import lines_json
 from broker.domain.venue import load_venue
 from broker.storage.engine import open_store
 from broker.storage.models import Payment, Tab

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pytest
 
-from broker.hall.waiting_list import JoinWaitingList
+from broker.bookings.waiting_list import JoinWaitingList
 from tests.dashboard.browser.conftest import TABLET
 from tests.dashboard.browser.hall import drop_balls, goal
 from tests.dashboard.browser.web import log_in, wait_live

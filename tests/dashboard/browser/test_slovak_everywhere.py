@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from broker.domain.central_records import RecordRefused, check
-from broker.hall.outbox import OutboxRefused
+from broker.outbox.records import OutboxRefused
 from broker.storage.models import OutboxRecord
 from tests.dashboard.browser.conftest import PHONE, TABLET
 from tests.dashboard.browser.hall import drop_balls, goal

@@ -22,7 +22,7 @@ from tests.dashboard.browser.web import eur, log_in
 from tests.dashboard.conftest import MANAGER, STAFF
 
 TABLE, TABLE_NAME = "pool-04", "Pool 4"
-BEER, KOFOLA, BOROVICKA = 250, 200, 250  # the seeded product list (broker/hall/till/tabs.py), all at 23 %
+BEER, KOFOLA, BOROVICKA = 250, 200, 250  # the seeded product list (broker/till/tabs.py), all at 23 %
 RATE = 600  # Štandard, 6,00 €/h (deploy/venues/lavos.toml)
 FLOAT = 5000
 TENDERED = 2000  # part 1: the player hands over a 20 € note

@@ -5,7 +5,7 @@ Revises: 0002
 Create Date: 2026-12-01
 
 Replaces the per-topic event_rejects counter (kept, no longer written) with counts per
-(table, reason) and a bounded list of samples per table; see broker/domain/reject_tally.py.
+(table, reason) and a bounded list of samples per table; see broker/domain/floor/reject_tally.py.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Revises: 0003
 Create Date: 2026-12-01
 
 One row per table that is out of service now; putting it back deletes the row (the audit log
-keeps who did what and when). See broker/hall/table_service.py.
+keeps who did what and when). See broker/floor/table_service.py.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ A game's tab kept the table its game started on, so after a move its page, its p
 receipt and the floor named the table the game had left (and linked it, free by then). The hub now
 moves the tab with its game (Till.game_moved); this puts the tabs of games moved before that on
 their game's table. Nothing is lost: where a game was and when is in its op log, and a receipt
-names the table of its own moment from there (broker.hall.till.payment_reads). There is nothing
+names the table of its own moment from there (broker.till.payment_reads). There is nothing
 to undo on downgrade (the old code reads the new values as well as the old ones).
 """
 

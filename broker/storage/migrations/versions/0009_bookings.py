@@ -9,7 +9,7 @@ Issue 20. A booking holds one table for [start_at, end_at). Two bookings that ho
 database itself refuses it, with an exclusion constraint over the table and the half-open time
 range (it needs the btree_gist extension for the `=` on the table id; a trusted extension since
 PostgreSQL 13, shipped with the server on Debian); on SQLite the hub's one writer checks it before
-it inserts. See broker/storage/models.py and broker/hall/bookings.py.
+it inserts. See broker/storage/models.py and broker/bookings/bookings.py.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ The data: every extra op already on a game's log becomes an item of that game's 
 billed (its name from the venue file, its price, quantity, time and who added it, at the venue's
 VAT rate the bill charged, the category of the product of its name); a voided one is voided with
 who, when and why. The ops stay in the log (it is never changed) and the replay ignores them
-(broker.domain.game_ops.MOVED_TO_TAB), so a game and its tab bill what the old bill said, in sum.
+(broker.domain.floor.game_ops.MOVED_TO_TAB), so a game and its tab bill what the old bill said, in sum.
 A stopped game's stored total drops by its extras (they are the tab's now). A game with extras and
 no tab (played before the till existed, migration 0005) gets one, settled at the game's stop: its
 money was taken outside the till, so it is never listed as owed.

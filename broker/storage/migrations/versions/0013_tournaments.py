@@ -9,7 +9,7 @@ the first time it is drawn, so a second draw gives the same bracket); entrants a
 walk-ins by name (a pair: two of them); a result is voided and replaced by a correction, never
 deleted; a call is a match on a table with its game (the light, the tournament's table time).
 The bracket itself is not stored: it is worked out from the draw and the results
-(broker/domain/tournament/progress.py). New tables only: nothing existing changes.
+(broker/domain/tournaments/progress.py). New tables only: nothing existing changes.
 """
 
 from __future__ import annotations

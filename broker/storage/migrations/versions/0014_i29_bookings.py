@@ -5,7 +5,7 @@ Revises: 0013
 Create Date: 2026-12-07
 
 `tabs.holds`: a tab opened for one thing holds items of that category only and merges with no
-other tab (broker.hall.till.tabs): a player's tournament entry fee tab ("tournament_entry", whose
+other tab (broker.till.tabs): a player's tournament entry fee tab ("tournament_entry", whose
 payments are the prize pot) and a booking's deposit tab ("deposit"). The tabs of both already
 made are marked here from the rows that point at them.
 

@@ -6,7 +6,7 @@ Create Date: 2026-12-07
 
 Before the draw a player who withdraws is removed (`removed_at`); after it they stay in the
 bracket and every match of theirs not played yet is a walkover for the other side
-(broker/domain/tournament/progress.py works that out from `withdrawn_at`). Two nullable columns:
+(broker/domain/tournaments/progress.py works that out from `withdrawn_at`). Two nullable columns:
 nothing existing changes.
 """
 

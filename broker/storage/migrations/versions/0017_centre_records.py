@@ -67,7 +67,7 @@ def _text(value: Any, default: str) -> str:
 
 def _fill(takings: sa.Table) -> None:
     """The daily takings of the payments the centre holds: per method, payments counted and
-    summed, reversals summed apart (the Z report's by_method, broker.domain.zreport)."""
+    summed, reversals summed apart (the Z report's by_method, broker.domain.till.zreport)."""
     conn = op.get_bind()
     halls = sa.table('central_halls', sa.column('hall', sa.String), sa.column('received', sa.BigInteger))
     records = sa.table('central_records', sa.column('hall', sa.String))

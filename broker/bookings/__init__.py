@@ -1,0 +1,1 @@
+"""Bookings of tables, blocks and the waiting list."""

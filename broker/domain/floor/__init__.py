@@ -1,0 +1,1 @@
+"""The floor's pure rules: games and their op log, alert kinds, the box's and the nodes' rules, Home Assistant's entities, when a running bill moves, the club-rate warning, the tally of refused messages."""

@@ -1,0 +1,1 @@
+"""The records for the centre and their sender."""

@@ -1,0 +1,1 @@
+"""People: members, staff accounts and logins (the hall side of broker.accounts)."""

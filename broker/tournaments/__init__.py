@@ -1,0 +1,1 @@
+"""Tournaments: setup, calls, results, season, state and their reads."""
