@@ -58,7 +58,7 @@ class Server:
     env: dict[str, str]
     log: Path
     base: str
-    proc: subprocess.Popen | None = None
+    proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> Server:
         with open(self.log, "a") as out:

@@ -35,7 +35,7 @@ import logging
 import resource
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import h11
 import uvicorn
@@ -101,8 +101,8 @@ class GuardedH11(H11Protocol):
     max_connections = MAX_CONNECTIONS
     EVICT_TO = 0.9  # at the cap, close down to 90 %: one scan of the connections per many newcomers
 
-    def connection_made(self, transport) -> None:
-        super().connection_made(transport)
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(cast(asyncio.Transport, transport))  # uvicorn's narrowing: it is given one
         self._head_timer: Any = None
         self._open: set[GuardedH11] = self.server_state.__dict__.setdefault("lavos_open", set())
         self._open.add(self)

@@ -392,7 +392,7 @@ class Evening:
         self.say(a.table, f"pocket {a.pocket}: cleared")
         sim.hold(sim.config.pins.pockets[a.pocket], broken=False)  # type: ignore[index]
 
-    def on_hub(self, topic: str, data: dict) -> None:
+    def on_hub(self, topic: str, data: dict[str, Any]) -> None:
         """What the hub tells its live views, as the bar would see it."""
         if not self.live:
             return

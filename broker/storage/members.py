@@ -16,15 +16,15 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from broker.domain import membership
-from broker.domain.membership import (  # noqa: F401 - re-exported: the registry's callers know them from here
-    DEFAULT_FEE_CENTS,
-    FIRST_YEAR,
-    LAST_YEAR,
-    MEMBER_KINDS,
-    MemberError,
-    check_year,
-    normalize_uid,
-)
+
+# Re-exported (`X as X`, mypy's explicit form): the registry's callers know them from here.
+from broker.domain.membership import DEFAULT_FEE_CENTS as DEFAULT_FEE_CENTS
+from broker.domain.membership import FIRST_YEAR as FIRST_YEAR
+from broker.domain.membership import LAST_YEAR as LAST_YEAR
+from broker.domain.membership import MEMBER_KINDS as MEMBER_KINDS
+from broker.domain.membership import MemberError as MemberError
+from broker.domain.membership import check_year as check_year
+from broker.domain.membership import normalize_uid as normalize_uid
 from broker.domain.refusals import N_
 from broker.storage.audit import record_audit
 from broker.storage.models import FeePayment, Member, MemberCard

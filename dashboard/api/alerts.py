@@ -13,7 +13,7 @@ from dashboard.api.auth import can, demand
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.api.schemas import AckIn, text
 
-TableText = text(32)
+TableText = Annotated[str, text(32)]
 
 router = APIRouter(prefix="/alerts", tags=["alerts"])
 
@@ -25,7 +25,7 @@ def list_alerts(
     reads: Reads,
     user: Annotated[Staff, Depends(can("alerts.open"))],
     open: bool = Query(True, description="true: only open alerts"),
-    table: Annotated[TableText | None, Query(description="Only this table's")] = None,  # type: ignore[valid-type]
+    table: Annotated[TableText | None, Query(description="Only this table's")] = None,
     limit: int = Query(200, ge=1, le=1000),
 ) -> list[AlertView]:
     if not open:
