@@ -196,7 +196,7 @@ class OncePer(logging.Filter):
         self._last[key] = now
         left_out = self._left_out.pop(key, 0)
         if left_out:
-            record.msg = f"{record.getMessage()} ({left_out} more like this in the last {now - last:.0f} s not logged)"  # type: ignore[operator]
+            record.msg = f"{record.getMessage()} ({left_out} more like this in the last {now - cast(float, last):.0f} s not logged)"  # set: one was logged before
             record.args = None
         return True
 

@@ -100,8 +100,8 @@ def edit_member(
     member = get_member(db, member_id)
     wanted: dict[str, object] = {}
     if name is not None:
-        wanted["name"] = clean_name(name)
-        if wanted["name"] != member.name and find_by_name(db, wanted["name"]) is not None:  # type: ignore[arg-type]
+        wanted["name"] = new_name = clean_name(name)
+        if new_name != member.name and find_by_name(db, new_name) is not None:
             raise MemberError(
                 N_("A member named %(name)s already exists; tell them apart, e.g. with a middle initial."), name=wanted["name"]
             )
