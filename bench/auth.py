@@ -37,8 +37,11 @@ import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from multiprocessing.sharedctypes import Synchronized
+from multiprocessing.synchronize import Event as EventType
 from pathlib import Path
 
 import httpx
@@ -76,7 +79,9 @@ class Stack:
 # --- attackers ------------------------------------------------------------------------------
 
 
-def _attack_thread(port: int, mode: str, who: int, stop, done, counts: Counter, lock: threading.Lock) -> None:
+def _attack_thread(
+    port: int, mode: str, who: int, stop: EventType, done: Synchronized[int], counts: Counter[str], lock: threading.Lock
+) -> None:
     n = 0
     while not stop.is_set():
         n += 1
@@ -99,8 +104,10 @@ def _attack_thread(port: int, mode: str, who: int, stop, done, counts: Counter, 
             done.value += 1
 
 
-def _attack_process(port: int, mode: str, first: int, threads: int, stop, done, out: multiprocessing.Queue) -> None:
-    counts: Counter = Counter()
+def _attack_process(
+    port: int, mode: str, first: int, threads: int, stop: EventType, done: Synchronized[int], out: multiprocessing.Queue[dict[str, int]]
+) -> None:
+    counts: Counter[str] = Counter()
     lock = threading.Lock()
     workers = [threading.Thread(target=_attack_thread, args=(port, mode, first + i, stop, done, counts, lock)) for i in range(threads)]
     for w in workers:
@@ -115,9 +122,9 @@ class Attack:
 
     def __init__(self, port: int, mode: str, attackers: int) -> None:
         ctx = multiprocessing.get_context("spawn")
-        self.out: multiprocessing.Queue = ctx.Queue()
+        self.out: multiprocessing.Queue[dict[str, int]] = ctx.Queue()
         self.stop_event = ctx.Event()
-        self.done = ctx.Value("q", 0)  # answers so far, all attackers
+        self.done: Synchronized[int] = ctx.Value("q", 0)  # answers so far, all attackers
         self.attackers = attackers
         per = 4
         self.procs = [
@@ -137,11 +144,11 @@ class Attack:
         self.t0, self.done0 = time.monotonic(), self.done.value
         return self
 
-    def stop(self) -> tuple[Counter, float]:
+    def stop(self) -> tuple[Counter[str], float]:
         """(status counts of the whole attack, answers per second while staff were measured)."""
         rate = (self.done.value - self.done0) / (time.monotonic() - self.t0)
         self.stop_event.set()
-        total: Counter = Counter()
+        total: Counter[str] = Counter()
         for _ in self.procs:
             total.update(self.out.get(timeout=180))
         for p in self.procs:
@@ -152,7 +159,7 @@ class Attack:
 # --- what staff and nodes see ---------------------------------------------------------------
 
 
-def timed(f) -> float:
+def timed(f: Callable[[], object]) -> float:
     t0 = time.perf_counter()
     f()
     return (time.perf_counter() - t0) * 1000
@@ -183,7 +190,7 @@ def call_latencies(stack: Stack, n: int) -> dict[str, list[float]]:
     return out
 
 
-def session_ops(stack: Stack, rounds: int) -> tuple[list[float], list[float], Counter]:
+def session_ops(stack: Stack, rounds: int) -> tuple[list[float], list[float], Counter[str]]:
     starts: list[float] = []
     stops: list[float] = []
     codes: Counter[str] = Counter()
@@ -226,11 +233,11 @@ def publish_to_stored(stack: Stack, n: int, gap_s: float = 0.15) -> list[float]:
             time.sleep(0.2)
     finally:
         engine.dispose()
-    utc = lambda v: datetime.fromisoformat(str(v)).replace(tzinfo=UTC)  # noqa: E731
+    utc: Callable[[object], datetime] = lambda v: datetime.fromisoformat(str(v)).replace(tzinfo=UTC)  # noqa: E731
     return [(utc(r) - utc(t)).total_seconds() * 1000 for r, t in rows] + [float("inf")] * (n - len(rows))
 
 
-def cold_logins(stack: Stack, users: list[str], password: str = PASSWORD) -> tuple[list[float], Counter]:
+def cold_logins(stack: Stack, users: list[str], password: str = PASSWORD) -> tuple[list[float], Counter[int]]:
     """A manager's Basic call with credentials the server has not verified lately: argon2 must run."""
     times: list[float] = []
     codes: Counter[int] = Counter()
@@ -255,7 +262,7 @@ def new_passwords(stack: Stack, users: list[str], password: str) -> None:
 # --- the stack ------------------------------------------------------------------------------
 
 
-def start_stack(work: Path, per_kind: int) -> tuple[Stack, Mosquitto, subprocess.Popen]:
+def start_stack(work: Path, per_kind: int) -> tuple[Stack, Mosquitto, subprocess.Popen[bytes]]:
     broker = Mosquitto(work / "mosquitto", users={NODE: f"pw-{NODE}"}).start()
     db = work / "lavos.db"
     http = free_port()

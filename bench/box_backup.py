@@ -24,6 +24,7 @@ import tempfile
 import time
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import insert
 
@@ -60,7 +61,7 @@ class Year:
         self.pool = {t.id for t in venue.tables if t.kind.value == "pool"}
         self.store = open_store(layout.db_url)
         self.counts = dict.fromkeys(("games", "ops", "tabs", "items", "payments", "events", "audit"), 0)
-        self.rows: dict[type, list[dict]] = {m: [] for m in self.MODELS}
+        self.rows: dict[type, list[dict[str, Any]]] = {m: [] for m in self.MODELS}
 
     def flush(self, force: bool = False) -> None:
         if not force and sum(len(v) for v in self.rows.values()) < BATCH:

@@ -22,7 +22,9 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
@@ -57,14 +59,14 @@ class Hub:
         self.client.loop_start()
         ready.wait(5)
 
-    def _on_message(self, client, userdata, msg) -> None:
+    def _on_message(self, client: mqtt.Client, userdata: object, msg: mqtt.MQTTMessage) -> None:
         now = time.monotonic()
         key = msg.payload.decode(errors="replace")
         with self.cond:
             self.received[key] = now
             self.cond.notify_all()
 
-    def wait(self, predicate, timeout: float = 5.0) -> float | None:
+    def wait(self, predicate: Callable[[str], bool], timeout: float = 5.0) -> float | None:
         deadline = time.monotonic() + timeout
         with self.cond:
             while True:
@@ -103,7 +105,7 @@ def bench_baseline(port: int, samples: int) -> list[float]:
     for i in range(samples):
         t0 = time.monotonic()
         pub.publish(topic, str(i), qos=1)
-        at = hub.wait(lambda k, i=i: k == str(i))
+        at = hub.wait(lambda k: k == str(i))
         if at is not None:
             out.append((at - t0) * 1000)
         time.sleep(0.005)
@@ -113,7 +115,7 @@ def bench_baseline(port: int, samples: int) -> list[float]:
     return out
 
 
-def bench_light(node: EdgeNode, factory, port: int, samples: int) -> list[float]:
+def bench_light(node: EdgeNode, factory: Any, port: int, samples: int) -> list[float]:
     hub = Hub(port, "lavos/v1/table/none")
     pin = factory.pin(node.config.pins.light)
     on_level = node.config.pins.light_active_high
@@ -132,7 +134,7 @@ def bench_light(node: EdgeNode, factory, port: int, samples: int) -> list[float]
     return out
 
 
-def bench_pocket(node: EdgeNode, factory, port: int, samples: int) -> list[float]:
+def bench_pocket(node: EdgeNode, factory: Any, port: int, samples: int) -> list[float]:
     hub = Hub(port, event_topic(TABLE, "pocket"))
     pin = factory.pin(node.config.pins.pockets[0])
     out = []

@@ -58,7 +58,7 @@ class Server:
     env: dict[str, str]
     log: Path
     base: str
-    proc: subprocess.Popen | None = None
+    proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> Server:
         with open(self.log, "a") as out:
@@ -129,7 +129,8 @@ def takeover(kind: str, hub: Server, standby: Server, broker: Mosquitto, pg: Pos
         end_lock_session(pg, db_url)
     gone = time.monotonic()
     if kind == "fence":
-        figures.exited.append(until("exit of the fenced hub", lambda: hub.proc.poll() is not None, gone))  # type: ignore[union-attr]
+        proc = hub.proc  # not None (asserted above), which a lambda would forget
+        figures.exited.append(until("exit of the fenced hub", lambda: proc.poll() is not None, gone))
         if hub.proc.returncode != 3:
             raise SystemExit(f"the fenced hub exited {hub.proc.returncode}, not 3:\n{hub.log.read_text()[-2000:]}")
     seen = until_each({"leads": lambda: standby.health() == 200, "mqtt": lambda: hub_connections(broker) > connections}, gone)

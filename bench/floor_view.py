@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi.testclient import TestClient
+from starlette.types import Message, Receive, Scope, Send
 
 from broker.accounts.users import new_password
 from broker.compose import build_hub, open_store
@@ -192,13 +193,13 @@ class ServerTimer:
     app: Any
     samples: list[float] = field(default_factory=list)
 
-    async def __call__(self, scope, receive, send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         t0 = time.perf_counter()
 
-        async def timed_send(message) -> None:
+        async def timed_send(message: Message) -> None:
             await send(message)
             if message["type"] == "http.response.body" and not message.get("more_body", False):
                 self.samples.append((time.perf_counter() - t0) * 1000)

@@ -49,7 +49,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from subprocess import Popen
+from typing import Any, cast
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
@@ -384,15 +385,17 @@ def _machine_ticks() -> tuple[int, int]:
     return sum(fields) - idle, sum(fields)
 
 
-def _links_up(pg_url: str, halls: list[str]) -> Callable[[], bool]:
-    store = open_store(pg_url)
+class _LinksUp:
+    """Whether every hall's bridge is up at the centre (a predicate for _wait); close() when done."""
 
-    def up() -> bool:
-        with store.reader() as db:
-            return db.scalar(select(func.count()).where(CentralHall.hall.in_(halls), CentralHall.link_up.is_(True))) == len(halls)
+    def __init__(self, pg_url: str, halls: list[str]) -> None:
+        self.store = open_store(pg_url)
+        self.halls = halls
+        self.close = self.store.close
 
-    up.close = store.close  # type: ignore[attr-defined]
-    return up
+    def __call__(self) -> bool:
+        with self.store.reader() as db:
+            return db.scalar(select(func.count()).where(CentralHall.hall.in_(self.halls), CentralHall.link_up.is_(True))) == len(self.halls)
 
 
 def _wait(what: str, predicate: Callable[[], bool], timeout: float) -> None:
@@ -504,16 +507,16 @@ def run(halls: int, tables: int, seconds: int, work: Path, pg_url: str, *, recor
             pids[f"{halls} halls' hubs (outbox and sender)"] = rec
         for name in ("centre", "bare", "bridges", "records") if record_every_s else ("centre", "bare", "bridges"):
             _wait(f"the {name} process ready", ready[name].is_set, 60)
-        links_up = _links_up(pg_url, ids)
+        links_up = _LinksUp(pg_url, ids)
         try:
             _wait(f"{halls} bridges up at the centre", links_up, 60)
         finally:
-            links_up.close()  # type: ignore[attr-defined]
+            links_up.close()
 
         direct = {h: Target(centre_broker.tls.port, f"direct-{h}", direct_passwords[f"direct-{h}"], f"hall/direct-{h}/", ca) for h in ids}
         bridged = {h: Target(b.port, HUB_USER, HUB_PASSWORD) for h, b in zip(ids, brokers[1:])}
-        cpu_pids = {name: p.pid for name, p in pids.items()} | {"centre's Mosquitto": centre_broker.proc.pid}  # type: ignore[union-attr]
-        hall_brokers = [b.proc.pid for b in brokers[1:]]  # type: ignore[union-attr]
+        cpu_pids = {name: p.pid for name, p in pids.items()} | {"centre's Mosquitto": cast(Popen[bytes], centre_broker.proc).pid}  # started
+        hall_brokers = [cast(Popen[bytes], b.proc).pid for b in brokers[1:]]
         for phase, targets in ((DIRECT, direct), (BRIDGED, bridged)):
             _publish(result, phase, targets, procs, cpu_pids, hall_brokers, out)
         # The rest in flight: until both consumers have every message, or DRAIN_S.

@@ -54,6 +54,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -205,7 +206,7 @@ def drain_bare(port: int, login: str, n: int) -> Drain:
     lo, hi = window_of(n)
     stamps: dict[int, float] = {}
 
-    def on_message(c, u, m):
+    def on_message(c: mqtt.Client, u: object, m: mqtt.MQTTMessage) -> None:
         nonlocal count
         if count in (lo, hi):
             stamps[count] = time.perf_counter()
@@ -398,7 +399,7 @@ def drain_server(command: list[str], env: dict[str, str], db_url: str, n: int, b
     return Drain("server", events, seconds, info)
 
 
-def stop(proc: subprocess.Popen, under_py_spy: bool) -> int | None:
+def stop(proc: subprocess.Popen[bytes], under_py_spy: bool) -> int | None:
     """SIGTERM, as systemd stops the unit; the server's exit code (under py-spy: the server's, not py-spy's)."""
     if proc.poll() is not None:
         return proc.returncode
@@ -448,7 +449,7 @@ def tree_cpu(pid: int) -> float:
     return total
 
 
-def with_servers(run, pids: dict[str, int]) -> Drain:
+def with_servers(run: Callable[[], Drain], pids: dict[str, int]) -> Drain:
     """Run a drain and note the CPU the servers (Mosquitto, VictoriaMetrics, PostgreSQL) spent
     meanwhile: on two cores they take their share, so a consumer can only be as fast as what they
     leave it."""

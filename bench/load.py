@@ -54,7 +54,7 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def publisher(port: int, tables: list[str], seconds: float, out: multiprocessing.Queue) -> None:
+def publisher(port: int, tables: list[str], seconds: float, out: multiprocessing.Queue[tuple[int, float]]) -> None:
     # Its own login: the broker makes the client id the login, and lavos server holds lavos-hub.
     client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=PUB_USER)
     client.username_pw_set(PUB_USER, "hub-secret")
@@ -136,7 +136,7 @@ def main() -> None:
                 time.sleep(0.2)
         time.sleep(1)
         rss_start = rss_mb(server.pid)
-        out: multiprocessing.Queue = multiprocessing.get_context("spawn").Queue()
+        out: multiprocessing.Queue[tuple[int, float]] = multiprocessing.get_context("spawn").Queue()
         pub = multiprocessing.get_context("spawn").Process(target=publisher, args=(broker.port, tables, args.seconds, out))
         t0 = time.monotonic()
         pub.start()
@@ -146,7 +146,8 @@ def main() -> None:
 
         def applied() -> int:
             with engine.connect() as c:
-                return c.execute(text("select count(*) from events where boot = 'load'")).scalar_one()
+                count: int = c.execute(text("select count(*) from events where boot = 'load'")).scalar_one()
+                return count
 
         deadline = time.monotonic() + 120
         while applied() < sent and time.monotonic() < deadline:

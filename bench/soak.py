@@ -96,7 +96,7 @@ def report(series: dict[int, Series], warmup: float, end: float) -> bool:
     return flat
 
 
-def up_after(demo: subprocess.Popen, log: Path, t0: float, limit_s: float = 120.0) -> float:
+def up_after(demo: subprocess.Popen[bytes], log: Path, t0: float, limit_s: float = 120.0) -> float:
     """Seconds from t0 until the address the demo printed answers /api/health 200."""
     while time.monotonic() - t0 < limit_s:
         if demo.poll() is not None:

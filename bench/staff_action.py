@@ -60,7 +60,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from broker.domain.venue import load_venue
 from sim.mosquitto import Mosquitto
@@ -69,7 +69,10 @@ from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, missing
 from tests.support.hub import VENUE, running_node
 from tests.support.server import LavosServer
 
-TABLET = {"width": 1280, "height": 800}
+if TYPE_CHECKING:  # playwright is imported where a browser starts
+    from playwright.sync_api import Browser, Dialog, Locator, Page, ViewportSize
+
+TABLET: ViewportSize = {"width": 1280, "height": 800}
 TARGET_P50_MS, TARGET_P99_MS = 150.0, 400.0
 USERS = {"bar-a": ("staff", "bench-tablet-a-1"), "bar-b": ("staff", "bench-tablet-b-1"), "bar-boss": ("manager", "bench-manager-1")}
 # Two pairs of pool tables with a node each; a round moves a game from the first of a pair to the second.
@@ -201,7 +204,7 @@ def hall(workdir: Path) -> Iterator[tuple[LavosServer, dict[str, Any]]]:
         broker.stop()
 
 
-def tablet(browser, server: LavosServer, user: str, probe: str, *, live: bool):
+def tablet(browser: Browser, server: LavosServer, user: str, probe: str, *, live: bool) -> Page:
     """A logged-in tablet on the floor (with `live`: its live stream open; B_PROBE sees it)."""
     context = browser.new_context(viewport=TABLET, device_scale_factor=1, has_touch=True, locale="sk-SK", timezone_id="Europe/Bratislava")
     context.set_default_timeout(WAIT_MS)
@@ -225,7 +228,7 @@ def session_on(server: LavosServer, table: str) -> int:
     return int(t["session"]["id"])
 
 
-def act(a, b, server: LavosServer, action: str, src: str, dst: str) -> Sample:
+def act(a: Page, b: Page, server: LavosServer, action: str, src: str, dst: str) -> Sample:
     """A taps `action` on its table page; returns when B's cards show the truth."""
     table = dst if action == "stop" else src
     want = {
@@ -273,7 +276,7 @@ def act(a, b, server: LavosServer, action: str, src: str, dst: str) -> Sample:
     )
 
 
-def baseline_round(a, b, server: LavosServer, table: str, out: Baseline, n: int) -> None:
+def baseline_round(a: Page, b: Page, server: LavosServer, table: str, out: Baseline, n: int) -> None:
     """`n` pauses/resumes sent by A's page straight to the JSON API; B's live message is the end."""
     sid = session_on(server, table)
     for i in range(n):
@@ -301,7 +304,7 @@ def baseline_round(a, b, server: LavosServer, table: str, out: Baseline, n: int)
         b.wait_for_function(B_TRUE, arg=[r["t0"], [[table, want]]], polling=10)  # quiet before the next one
 
 
-def goal_round(b, server: LavosServer, nodes: dict[str, Any]) -> float:
+def goal_round(b: Page, server: LavosServer, nodes: dict[str, Any]) -> float:
     """A goal on GOAL_TABLE with nobody checked in; ms until tablet B's banner shows the loud alert."""
     node, factory = nodes[GOAL_TABLE]
     banner = b.locator(LOUD, has_text=f"{GOAL_NAME}:")
@@ -373,7 +376,7 @@ def fill_the_hall(server: LavosServer) -> None:
         server.api("POST", f"/api/foosball/{table}/checkin", bar, status=201, json={"member_id": member["id"]})
 
 
-def _step(a, locator, *, from_post: bool = False) -> float:
+def _step(a: Page, locator: Locator, *, from_post: bool = False) -> float:
     """Tap; ms from the tap (or from the POST it led to, past a confirmation) to the next page shown."""
     with a.expect_navigation():
         locator.click()
@@ -382,12 +385,12 @@ def _step(a, locator, *, from_post: bool = False) -> float:
     return float(t["shown"] - start)
 
 
-def till_path(a, server: LavosServer, path: TillPath, table: str) -> TillSample:
+def till_path(a: Page, server: LavosServer, path: TillPath, table: str) -> TillSample:
     """One payment the way a bartender makes it from the floor; the taps counted, each page timed."""
     how_started, method = path
     dialogs: list[str] = []
 
-    def counted(dialog) -> None:  # tablet() answers it ("OK"); here it counts as the tap it is
+    def counted(dialog: Dialog) -> None:  # tablet() answers it ("OK"); here it counts as the tap it is
         dialogs.append(dialog.message)
 
     a.goto(server.base_url + "/")

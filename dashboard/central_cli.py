@@ -17,11 +17,15 @@ import secrets
 import signal
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from dashboard.cli import checked_head_timeout, head_timeout_option
 from devices.cli_support import configure_logging, fail, log_level_problem
+
+if TYPE_CHECKING:
+    from broker.compose import Store
 
 central_app = typer.Typer(
     help="The central reporting hub of several halls: records in, a read-only view out (PostgreSQL only).\n\n"
@@ -32,7 +36,7 @@ DB_HELP = "The centre's PostgreSQL database, e.g. postgresql://lavos@localhost/c
 log = logging.getLogger("lavos.central")
 
 
-def open_central_store(db: str):
+def open_central_store(db: str) -> Store:
     """The centre's store: PostgreSQL only (many halls write at once; the read models need its upserts under load)."""
     from broker.compose import StoreError, open_store
 

@@ -12,11 +12,21 @@ import signal
 import socket
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from devices.cli_support import configure_logging, fail, log_level_problem
+
+if TYPE_CHECKING:  # imported where used: `lavos --help` stays quick
+    from collections.abc import Iterator
+
+    import uvicorn
+    from fastapi import FastAPI
+
+    from broker.compose import BoxSensors, CentralSettings
+    from broker.hall.hub import Hub
+    from dashboard.web.standby import SwitchableApp
 
 log = logging.getLogger("lavos.server")
 
@@ -110,7 +120,7 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def _metrics(influx: str | None, token_file: Path | None, org: str, bucket: str, data_dir: Path):
+def _metrics(influx: str | None, token_file: Path | None, org: str, bucket: str, data_dir: Path) -> Any:
     if influx is None:
         if token_file is not None:
             raise fail("--influx-token-file without --influx: give the InfluxDB URL too, e.g. --influx http://127.0.0.1:8086")
@@ -251,7 +261,7 @@ def server(
     serve(plan, lambda: _bound(address), lambda: _check_reachable(mqtt_url.host, mqtt_url.port), standby_poll)
 
 
-def _central_settings(url: str | None, token_file: Path | None, ca_file: Path | None, limit_mb: int):
+def _central_settings(url: str | None, token_file: Path | None, ca_file: Path | None, limit_mb: int) -> CentralSettings | None:
     """--central and its files as CentralSettings, or None; ValueError says what is wrong."""
     if url is None:
         if token_file or ca_file:
@@ -276,7 +286,7 @@ def _central_settings(url: str | None, token_file: Path | None, ca_file: Path | 
     return CentralSettings(url=url, token=token, ca_file=ca_file, soft_limit_bytes=limit_mb * 1024 * 1024)
 
 
-def _box_sensors(clock_check: str, backup_status: Path | None, certificates: list[Path]):
+def _box_sensors(clock_check: str, backup_status: Path | None, certificates: list[Path]) -> BoxSensors | None:
     """What the hub box watches of itself (broker.floor.box_watch), or None when nothing."""
     from broker.adapters.box_sensors import BoxSensors
     from broker.adapters.box_sensors import clock_check as sync_test
@@ -288,7 +298,7 @@ def _box_sensors(clock_check: str, backup_status: Path | None, certificates: lis
 
 
 @contextlib.contextmanager
-def _bound(address: HttpAddress):
+def _bound(address: HttpAddress) -> Iterator[socket.socket]:
     try:
         sock = address.bind()
     except ValueError as e:
@@ -299,7 +309,7 @@ def _bound(address: HttpAddress):
         sock.close()
 
 
-def hub_web_app(core, *, data_dir: Path | None = None, https_cookies: bool = False):
+def hub_web_app(core: Hub, *, data_dir: Path | None = None, https_cookies: bool = False) -> FastAPI:
     """The dashboard (pages and API) over a hub, as `lavos server` serves it (the demo too)."""
     from dashboard.api import create_app
     from dashboard.web import mount_web
@@ -307,13 +317,13 @@ def hub_web_app(core, *, data_dir: Path | None = None, https_cookies: bool = Fal
     return mount_web(create_app(core), core, data_dir=data_dir, https_cookies=https_cookies)
 
 
-def _standby_app():
+def _standby_app() -> SwitchableApp:
     from dashboard.web.standby import SwitchableApp, standby_app
 
     return SwitchableApp(standby_app)
 
 
-def _http_server(app, log_level: str, access_log: bool, *, head_timeout_s: float | None = None):
+def _http_server(app: Any, log_level: str, access_log: bool, *, head_timeout_s: float | None = None) -> uvicorn.Server:
     from dashboard.http_server import http_server
 
     return http_server(app, log_level=log_level, access_log=access_log, head_timeout_s=head_timeout_s)
@@ -324,7 +334,7 @@ def _warm_web() -> None:
     import dashboard.web  # noqa: F401 - loaded by a standby before it may have to take over
 
 
-def _app_for(hub, data_dir: Path, https_cookies: bool):
+def _app_for(hub: Hub, data_dir: Path, https_cookies: bool) -> FastAPI:
     return hub_web_app(hub, data_dir=data_dir, https_cookies=https_cookies)
 
 

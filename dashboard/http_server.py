@@ -35,7 +35,7 @@ import logging
 import resource
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import h11
 import uvicorn
@@ -101,8 +101,8 @@ class GuardedH11(H11Protocol):
     max_connections = MAX_CONNECTIONS
     EVICT_TO = 0.9  # at the cap, close down to 90 %: one scan of the connections per many newcomers
 
-    def connection_made(self, transport) -> None:
-        super().connection_made(transport)
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(cast(asyncio.Transport, transport))  # uvicorn's narrowing: it is given one
         self._head_timer: Any = None
         self._open: set[GuardedH11] = self.server_state.__dict__.setdefault("lavos_open", set())
         self._open.add(self)
@@ -196,7 +196,7 @@ class OncePer(logging.Filter):
         self._last[key] = now
         left_out = self._left_out.pop(key, 0)
         if left_out:
-            record.msg = f"{record.getMessage()} ({left_out} more like this in the last {now - last:.0f} s not logged)"  # type: ignore[operator]
+            record.msg = f"{record.getMessage()} ({left_out} more like this in the last {now - cast(float, last):.0f} s not logged)"  # set: one was logged before
             record.args = None
         return True
 

@@ -8,11 +8,12 @@ It is built on the monotonic clock, so a wall-clock jump (NTP) does not bend the
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 
 class ScaledClock:
-    def __init__(self, start: datetime, speed: float, *, monotonic=time.monotonic) -> None:
+    def __init__(self, start: datetime, speed: float, *, monotonic: Callable[[], float] = time.monotonic) -> None:
         if start.tzinfo is None:
             raise ValueError("start must be timezone-aware")
         if speed <= 0:

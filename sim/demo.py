@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from rich.console import Console
 from rich.logging import RichHandler
@@ -359,18 +359,20 @@ class Evening:
     def _do_drop(self, a: Action, sim: SimNode) -> None:
         rack, ball = self.racks.get(a.party, (0, 0))
         ball = ball + 1 if a.rack == rack else 1
-        self.racks[a.party] = (a.rack, ball)  # type: ignore[assignment]
+        self.racks[a.party] = (cast(int, a.rack), ball)  # a drop names its rack and pocket (sim.players)
         self.say(a.table, f"{a.game} rack {a.rack}: ball {ball} into pocket {a.pocket} ({a.pulse_ms:.0f} ms)", "dim")
-        sim.pulse(sim.config.pins.pockets[a.pocket], a.pulse_ms)  # type: ignore[index, arg-type]
+        sim.pulse(sim.config.pins.pockets[cast(int, a.pocket)], cast(float, a.pulse_ms))
 
     def _do_goal(self, a: Action, sim: SimNode) -> None:
         pins = sim.config.pins
-        sim.pulse(pins.goal_home if a.side == "home" else pins.goal_away, a.pulse_ms)  # type: ignore[arg-type]
+        sim.pulse(
+            cast(int, pins.goal_home if a.side == "home" else pins.goal_away), cast(float, a.pulse_ms)
+        )  # a foosball node's pins, a planned pulse
         self.say(a.table, f"goal ({a.side})" + (f", {a.note}" if a.note else ""), "" if a.note else "dim")
 
     def _do_tap(self, a: Action, sim: SimNode) -> None:
         self.say(a.table, f"{a.note} taps a club card ({a.uid})")
-        sim.tap(a.uid)  # type: ignore[arg-type]
+        sim.tap(cast(str, a.uid))  # a tap names its card
 
     def _do_offline(self, a: Action, sim: SimNode) -> None:
         self.say(a.table, f"node goes down: {a.note}", "yellow")
@@ -388,13 +390,13 @@ class Evening:
 
     def _do_beam_break(self, a: Action, sim: SimNode) -> None:
         self.say(a.table, f"pocket {a.pocket}: {a.note}", "yellow")
-        sim.hold(sim.config.pins.pockets[a.pocket], broken=True)  # type: ignore[index]
+        sim.hold(sim.config.pins.pockets[cast(int, a.pocket)], broken=True)  # a beam action names its pocket
 
     def _do_beam_clear(self, a: Action, sim: SimNode) -> None:
         self.say(a.table, f"pocket {a.pocket}: cleared")
-        sim.hold(sim.config.pins.pockets[a.pocket], broken=False)  # type: ignore[index]
+        sim.hold(sim.config.pins.pockets[cast(int, a.pocket)], broken=False)
 
-    def on_hub(self, topic: str, data: dict) -> None:
+    def on_hub(self, topic: str, data: dict[str, Any]) -> None:
         """What the hub tells its live views, as the bar would see it."""
         if not self.live:
             return

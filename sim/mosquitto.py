@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 # Package data of the hub (pyproject's package-data), wherever the package is installed.
 SHIPPED_CONF = Path(str(files("broker") / "mosquitto_conf"))
@@ -203,7 +203,7 @@ class Mosquitto:
     workdir: Path
     users: dict[str, str] = field(default_factory=dict)
     port: int = field(default_factory=free_port)
-    proc: subprocess.Popen | None = None
+    proc: subprocess.Popen[bytes] | None = None
     extra_conf: str = ""
     tls: TlsFiles | None = None
     # Another shipped pair (the centre's broker of several halls: deploy/mosquitto/central.conf, central.acl).
@@ -300,7 +300,7 @@ class Mosquitto:
         while True:
             probe = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=user, clean_session=True)
             probe.username_pw_set(user, password)
-            result: list = []
+            result: list[Any] = []
             probe.on_connect = lambda c, u, f, rc, p=None: result.append(rc)  # noqa: B023 - called within this turn
             try:
                 probe.connect("127.0.0.1", self.port, keepalive=5)

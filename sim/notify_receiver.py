@@ -10,13 +10,14 @@ import json
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 TOPIC = "lavos-demo"
 
 
 class NtfyReceiver:
     def __init__(self, say: Callable[[str], None]) -> None:
-        self.received: list[dict] = []
+        self.received: list[dict[str, Any]] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):

@@ -24,7 +24,7 @@ from gpiozero.pins.mock import MockFactory, MockPin
 STATES_KEPT = 32
 
 
-class TimedMockPin(MockPin):
+class TimedMockPin(MockPin):  # type: ignore[misc]  # gpiozero ships no types: MockPin is Any
     _stamp: float | None = None
     states: deque[tuple[float, bool]]  # MockPin's list of (time, state), kept bounded here
 
@@ -33,7 +33,7 @@ class TimedMockPin(MockPin):
         self.states = deque(self.states, maxlen=STATES_KEPT)
 
     def _change_state(self, value: bool) -> bool:
-        changed = super()._change_state(value)
+        changed: bool = super()._change_state(value)
         if changed and self._stamp is not None:
             self._last_change = self._stamp
         return changed

@@ -24,6 +24,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 # Balls in a rack, per game (DOMAIN.md, "Games and what a pocket sensor sees").
 RACK_BALLS = {"8-ball": 15, "9-ball": 9, "14-1": 15}
@@ -108,8 +109,8 @@ class _Planner:
     def end_s(self) -> float:
         return self.minutes * 60.0
 
-    def add(self, at: float, do: Do, table: str, **kw: object) -> None:
-        self.actions.append(Action(at=round(at, 3), do=do, table=table, **kw))  # type: ignore[arg-type]
+    def add(self, at: float, do: Do, table: str, **kw: Any) -> None:
+        self.actions.append(Action(at=round(at, 3), do=do, table=table, **kw))
 
     def of_kind(self, kind: str) -> list[Table]:
         return [t for t in self.tables if t.kind == kind]

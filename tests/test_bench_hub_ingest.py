@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from tests.support.server import REPO
+from tests.support.hub import REPO
 
 
 def test_the_ingest_bench_drains_through_the_shipped_server_and_prints_its_ratio():

@@ -24,8 +24,10 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 log = logging.getLogger(__name__)
+_K = TypeVar("_K")  # a throttle table's key: an account and address, or an address
 
 # Longer names cannot be accounts (broker.accounts.users._USERNAME); cut them so a key stays small.
 _MAX_KEY_NAME = 65
@@ -44,7 +46,8 @@ class ThrottlePolicy:
     def wait_after(self, failures: int, free: int) -> float:
         if failures <= free:
             return 0.0
-        return min(self.max_wait_s, self.first_wait_s * 2 ** (failures - free - 1))
+        wait: float = min(self.max_wait_s, self.first_wait_s * 2 ** (failures - free - 1))  # int ** int is Any to mypy
+        return wait
 
 
 @dataclass
@@ -139,7 +142,7 @@ class LoginThrottle:
                 del self._pairs[k]
         return found
 
-    def _bump(self, table: OrderedDict, key, now: float) -> _Strikes:
+    def _bump(self, table: OrderedDict[_K, _Strikes], key: _K, now: float) -> _Strikes:
         strikes = table.pop(key, None)
         if strikes is None or (now - strikes.last >= self.policy.forget_after_s and strikes.until <= now):
             strikes = _Strikes()

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from broker.accounts.users import role_at_least
-from broker.storage.models import ROLES  # noqa: F401 - re-exported: the roles are an accounts rule the dashboard shows
+from broker.accounts.users import role_at_least as role_at_least  # re-exported: the dashboard knows it from here
+from broker.storage.models import ROLES as ROLES  # re-exported: the roles are an accounts rule the dashboard shows
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,10 @@ import re
 import secrets
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any, cast
 
 from argon2 import PasswordHasher
-from sqlalchemy import select, update
+from sqlalchemy import CursorResult, select, update
 from sqlalchemy.orm import Session
 
 from broker.accounts import links, logins
@@ -141,7 +142,7 @@ def store_rehash(db: Session, username: str, old_hash: str, new_hash: str) -> bo
     """A re-hash with up-to-date parameters (made before the transaction), unless the password
     changed meanwhile; whether it was stored."""
     done = db.execute(update(User).where(User.username == username, User.password_hash == old_hash).values(password_hash=new_hash))
-    return bool(done.rowcount)  # type: ignore[attr-defined]
+    return bool(cast("CursorResult[Any]", done).rowcount)  # an UPDATE's result counts its rows
 
 
 def _active_managers(db: Session) -> int:

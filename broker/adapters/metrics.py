@@ -58,12 +58,13 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
-from typing import cast
+from typing import SupportsIndex, cast
 from urllib.parse import urlsplit
 
-from influxdb_client import InfluxDBClient, WritePrecision
 from influxdb_client.client.exceptions import InfluxDBError
+from influxdb_client.client.influxdb_client import InfluxDBClient
 from influxdb_client.client.write_api import SYNCHRONOUS
+from influxdb_client.domain.write_precision import WritePrecision
 from influxdb_client.rest import ApiException
 
 from broker.adapters.metrics_spool import Spool
@@ -132,7 +133,7 @@ def _integer(name: str, value: object) -> int:
     try:
         # Any object on purpose: operator.index is the check (TypeError unless it is an integer),
         # cheaper on this per-point path than an isinstance test of SupportsIndex first.
-        return operator.index(value)  # type: ignore[arg-type]
+        return operator.index(cast("SupportsIndex", value))
     except TypeError:
         raise InvalidPoint(f"{name} must be an integer, got {value!r}") from None
 
@@ -245,7 +246,7 @@ class MetricsWriter:
         self._token_given = bool(token)
         # No token: no Authorization header at all (influxdb-client sends one only for a token; its
         # stubs say str, its code takes None: influxdb_client/client/_base.py).
-        self._client = InfluxDBClient(url=url, token=token or None, org=org, timeout=int(timeout * 1000))  # type: ignore[arg-type]
+        self._client = InfluxDBClient(url=url, token=cast(str, token or None), org=org, timeout=int(timeout * 1000))
         self._write_api = self._client.write_api(write_options=SYNCHRONOUS)
 
         self._cond = threading.Condition()

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-V = TypeVar("V")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+V = TypeVar("V", bound="DataclassInstance")
 
 
 def copy_row(cls: type[V], row: Any, **extra: Any) -> V:
     """A value of `cls` (a dataclass) from the row's attributes of the same names (plus `extra`)."""
-    names = [f.name for f in fields(cls) if f.name not in extra]  # type: ignore[arg-type]
+    names = [f.name for f in fields(cls) if f.name not in extra]
     return cls(**{n: getattr(row, n) for n in names}, **extra)

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from types import MappingProxyType
+from typing import Any
 
 
 @dataclass
@@ -46,9 +47,9 @@ class RuntimeBook:
         """The live counters of `table`, to read or change on the writer thread."""
         return self._live[table]
 
-    def reset(self, table: str, **initial: object) -> None:
+    def reset(self, table: str, **initial: Any) -> None:
         """A new game on `table`: counting starts again."""
-        self._live[table] = replace(TableRuntime(), **initial)  # type: ignore[arg-type]
+        self._live[table] = replace(TableRuntime(), **initial)
 
     def count_drop(self, table: str, at: datetime) -> None:
         rt = self._live[table]

@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from broker.adapters.inbox import WAKE, HomeAssistantOnline, Inbound, InboxItem, LinkUp
 from broker.storage.after_commit import deferred
@@ -245,7 +245,7 @@ class HallWriter:
                 j = i + 1
                 while j < len(items) and isinstance(items[j], Inbound):
                     j += 1
-                run: list[Inbound] = items[i:j]  # type: ignore[assignment]
+                run = cast(list[Inbound], items[i:j])  # all Inbound: the loop above
                 try:
                     with deferred():
                         self.apply_batch(run)

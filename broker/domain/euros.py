@@ -9,12 +9,15 @@ through a float.
 from __future__ import annotations
 
 import re
+from typing import Literal, get_args
 
 # 100 000 €: no amount a bar takes, counts or corrects at once is larger; extra zeros are a typo.
 MAX_AMOUNT_CENTS = 10_000_000
 # Slovak VAT rates since 2025; 0 for what is outside VAT (e.g. a deposit).
-VAT_RATES = (23, 19, 5, 0)
-PRODUCT_CATEGORIES = ("drinks", "food", "pizza_toppings", "tournament_entry", "cue_service", "other")
+VatPercent = Literal[23, 19, 5, 0]
+VAT_RATES: tuple[int, ...] = get_args(VatPercent)
+ProductCategory = Literal["drinks", "food", "pizza_toppings", "tournament_entry", "cue_service", "other"]
+PRODUCT_CATEGORIES: tuple[str, ...] = get_args(ProductCategory)
 
 _MAX_TEXT = 20  # "100 000,00 €" and then some: longer is not an amount
 # What a bartender types, and nothing that could mean two amounts. Plain ASCII digits (no exponent

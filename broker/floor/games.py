@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, cast
 
 from sqlalchemy.orm import Session as Db
 
@@ -160,7 +160,7 @@ def member_snapshot(db: Db, h: HallState, *, member_id: int | None = None, card_
             raise ServiceError(N_("Unknown card %(card)s: assign it to a member, or start the game without a card."), card=card_uid)
     else:
         try:
-            member = get_member(db, member_id)  # type: ignore[arg-type]
+            member = get_member(db, cast(int, member_id))  # no card, so an id (None returned above)
         except MemberError as e:
             raise NotFound.like(e) from None
     year = calendar_year(h.clock(), h.venue)

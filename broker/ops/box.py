@@ -46,6 +46,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from broker.domain.floor.box_rules import BackupStatus
 from broker.ops.backup import BackupError, backup, restore
@@ -413,7 +414,7 @@ def restore_box(bundle: Path, layout: BoxLayout, *, db_url: str | None = None, f
     )
 
 
-def _manifest(tar: tarfile.TarFile, bundle: Path) -> dict:
+def _manifest(tar: tarfile.TarFile, bundle: Path) -> dict[str, Any]:
     try:
         f = tar.extractfile(MANIFEST)
         manifest = json.loads(f.read()) if f else None
@@ -440,7 +441,7 @@ def _member(tar: tarfile.TarFile, name: str, sha256: str, bundle: Path) -> bytes
     return data
 
 
-def _write_file(layout: BoxLayout, m: dict, data: bytes) -> None:
+def _write_file(layout: BoxLayout, m: dict[str, Any], data: bytes) -> None:
     dest = layout.root / m["path"]
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.")  # 0600 from the first byte
@@ -471,7 +472,7 @@ class BackupSettings:
 
 
 def backup_settings(layout: BoxLayout) -> BackupSettings:
-    doc: dict = {}
+    doc: dict[str, Any] = {}
     if layout.backup_conf.is_file():
         try:
             doc = tomllib.loads(layout.backup_conf.read_text(encoding="utf-8"))

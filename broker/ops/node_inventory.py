@@ -31,7 +31,7 @@ def load_inventory(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {"all": {"children": {GROUP: {"hosts": {}, "vars": dict(DEFAULT_VARS)}}}}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))  # what the file holds (json.loads is Any)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise CredentialError(f"{path}: not an inventory this command can keep ({e}); fix it or move it away") from None
     group = data.get("all", {}).get("children", {}).get(GROUP) if isinstance(data, dict) else None

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Engine, create_engine, event, exc
+from sqlalchemy import Connection, Engine, create_engine, event, exc
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -95,7 +95,7 @@ def _sqlite_pragmas(dbapi_conn: sqlite3.Connection, _record: object) -> None:
 _READ_ONLY = "lavos_read_only"
 
 
-def _sqlite_begin(conn) -> None:
+def _sqlite_begin(conn: Connection) -> None:
     # IMMEDIATE takes the write lock up front. A deferred transaction that reads and then writes
     # fails at once with "database is locked" when another writer got in between, whatever
     # busy_timeout says; waiting at BEGIN instead makes busy_timeout do its job. Readers (see

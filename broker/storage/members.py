@@ -16,15 +16,15 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from broker.domain.people import membership
-from broker.domain.people.membership import (  # noqa: F401 - re-exported: the registry's callers know them from here
-    DEFAULT_FEE_CENTS,
-    FIRST_YEAR,
-    LAST_YEAR,
-    MEMBER_KINDS,
-    MemberError,
-    check_year,
-    normalize_uid,
-)
+
+# Re-exported (`X as X`, mypy's explicit form): the registry's callers know them from here.
+from broker.domain.people.membership import DEFAULT_FEE_CENTS as DEFAULT_FEE_CENTS
+from broker.domain.people.membership import FIRST_YEAR as FIRST_YEAR
+from broker.domain.people.membership import LAST_YEAR as LAST_YEAR
+from broker.domain.people.membership import MEMBER_KINDS as MEMBER_KINDS
+from broker.domain.people.membership import MemberError as MemberError
+from broker.domain.people.membership import check_year as check_year
+from broker.domain.people.membership import normalize_uid as normalize_uid
 from broker.domain.refusals import N_
 from broker.storage.audit import record_audit
 from broker.storage.models import FeePayment, Member, MemberCard
@@ -100,8 +100,8 @@ def edit_member(
     member = get_member(db, member_id)
     wanted: dict[str, object] = {}
     if name is not None:
-        wanted["name"] = clean_name(name)
-        if wanted["name"] != member.name and find_by_name(db, wanted["name"]) is not None:  # type: ignore[arg-type]
+        wanted["name"] = new_name = clean_name(name)
+        if new_name != member.name and find_by_name(db, new_name) is not None:
             raise MemberError(
                 N_("A member named %(name)s already exists; tell them apart, e.g. with a middle initial."), name=wanted["name"]
             )

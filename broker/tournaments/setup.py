@@ -20,7 +20,7 @@ import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session as Db
@@ -34,7 +34,7 @@ from broker.domain.refusals import N_
 from broker.domain.tariffs import calendar_year
 from broker.domain.tournaments.draw import make_draw
 from broker.domain.tournaments.progress import Plan
-from broker.domain.tournaments.rules import MAX_ENTRANTS, Races, Rules, TournamentRefused
+from broker.domain.tournaments.rules import MAX_ENTRANTS, BreakRule, Discipline, Format, Races, Rules, TournamentRefused
 from broker.storage.after_commit import after_commit
 from broker.storage.audit import record_audit
 from broker.storage.members import MemberError, get_member
@@ -211,10 +211,10 @@ class Tournaments(Part):
         if c.seeding not in SEEDINGS:
             raise TournamentRefused(N_("The draw is random or seeded."))
         rules = Rules(
-            format=c.format,  # type: ignore[arg-type]  # Rules checks it and says what is wrong
+            format=cast(Format, c.format),  # the command's text: Rules checks it and says what is wrong
             races=Races(c.race_winners, c.race_losers, c.race_final),
-            discipline=c.discipline,  # type: ignore[arg-type]
-            break_rule=c.break_rule,  # type: ignore[arg-type]
+            discipline=cast(Discipline, c.discipline),
+            break_rule=cast(BreakRule, c.break_rule),
             grand_final_reset=c.grand_final_reset,
             group_size=c.group_size,
             advance=c.advance,

@@ -8,13 +8,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import cast
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session as Db
 
 from broker.domain.refusals import N_
 from broker.domain.tournaments.progress import Plan, Progress, Result, progress
-from broker.domain.tournaments.rules import Races, Rules, TournamentRefused
+from broker.domain.tournaments.rules import BreakRule, Discipline, Format, Races, Rules, TournamentRefused
 from broker.storage.models import Tournament, TournamentCall, TournamentEntrant, TournamentResult
 
 __all__ = [
@@ -47,10 +48,10 @@ def calls_from(t: Tournament, now: datetime) -> datetime | None:
 def rules_of(t: Tournament, entrants: Sequence[TournamentEntrant] = ()) -> Rules:
     """The tournament's rules from its row (handicaps from its entrants)."""
     return Rules(
-        format=t.format,  # type: ignore[arg-type]  # checked by Rules itself
+        format=cast(Format, t.format),  # the row's text: checked by Rules itself
         races=Races(t.race_winners, t.race_losers, t.race_final),
-        discipline=t.discipline,  # type: ignore[arg-type]
-        break_rule=t.break_rule,  # type: ignore[arg-type]
+        discipline=cast(Discipline, t.discipline),
+        break_rule=cast(BreakRule, t.break_rule),
         grand_final_reset=t.grand_final_reset,
         group_size=t.group_size,
         advance=t.advance,

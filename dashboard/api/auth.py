@@ -17,6 +17,7 @@ import base64
 import binascii
 import hmac
 import logging
+from collections.abc import Callable
 from functools import cache
 from typing import Annotated
 
@@ -136,7 +137,8 @@ def _live_login(hub: HubFacade, request: Request) -> StaffLogin | None:
     if "session" not in request.scope:
         return None
     if _LIVE in request.scope:
-        return request.scope[_LIVE]
+        live: StaffLogin | None = request.scope[_LIVE]  # what this function put there
+        return live
     login_id = request.session.get(LOGIN_ID)
     found = None
     if isinstance(login_id, str) and login_id:
@@ -187,7 +189,7 @@ def current_user(request: Request, _b: object = Depends(_basic_doc), _t: object 
     user = user_from_authorization(hub, header, client=client_address(request))
     # A password a manager handed out is for logging in once and choosing one's own; tokens are
     # not passwords and keep working.
-    if user.must_change_password and header.strip().lower().startswith("basic"):  # type: ignore[union-attr]
+    if user.must_change_password and (header or "").strip().lower().startswith("basic"):  # a header here (none: refused above)
         raise password_change_pending(user)
     return user
 
@@ -200,7 +202,7 @@ def demand(user: Staff, capability: str) -> None:
 
 
 @cache
-def can(capability: str):
+def can(capability: str) -> Callable[..., Staff]:
     """The dependency an API route declares: the current user, if dashboard.access gives their role `capability`; else 403."""
     access.role_for(capability)  # an unknown capability fails at import, not at the first request
 
@@ -209,7 +211,7 @@ def can(capability: str):
         return user
 
     dependency.__name__ = f"{access.role_for(capability)}_user"
-    dependency.capability = capability  # type: ignore[attr-defined]  # what the route-walking tests read
+    dependency.__dict__["capability"] = capability  # what the route-walking tests read (a function's own attribute)
     return dependency
 
 
@@ -230,7 +232,7 @@ def older_money(request: Request) -> bool:
 
 
 @cache
-def can_read_money(capability: str):
+def can_read_money(capability: str) -> Callable[..., Staff]:
     """can(capability) for a per-id read of a tab, payment or game: older money needs day.history too."""
     plain = can(capability)
 
@@ -243,11 +245,11 @@ def can_read_money(capability: str):
         return user
 
     dependency.__name__ = plain.__name__
-    dependency.capability = capability  # type: ignore[attr-defined]
+    dependency.__dict__["capability"] = capability
     return dependency
 
 
-def require(role: str):
+def require(role: str) -> Callable[..., Staff]:
     """A dependency: the current user, if their role is at least `role` (staff < manager); else 403.
 
     Routes declare a capability with can() instead, so that the role lives in dashboard.access;

@@ -34,21 +34,21 @@ Kind = Literal["pool", "pool9", "pool8", "carom"]
 
 
 class BookingIn(Body):
-    table: text(32) | None = None  # type: ignore[valid-type]
+    table: Annotated[str, text(32)] | None = None
     kind: Kind | None = None
     start: Annotated[Moment, Field(description="ISO 8601; without an offset, the venue's wall clock")]
     end: Moment
     party_size: Annotated[int, Field(ge=1, le=100)]
-    name: text(80, min_length=0) = ""  # type: ignore[valid-type]
-    phone: text(32, min_length=0) | None = None  # type: ignore[valid-type]
-    note: text(200, min_length=0) = ""  # type: ignore[valid-type]
+    name: Annotated[str, text(80, min_length=0)] = ""
+    phone: Annotated[str, text(32, min_length=0)] | None = None
+    note: Annotated[str, text(200, min_length=0)] = ""
     member_id: Id | None = None
     deposit_cents: Annotated[int, Field(ge=0, le=100_000)] | None = None
-    form_key: text(64, min_length=8) | None = None  # type: ignore[valid-type]
+    form_key: Annotated[str, text(64, min_length=8)] | None = None
 
 
 class CancelIn(Body):
-    reason: text(200, min_length=0) = ""  # type: ignore[valid-type]
+    reason: Annotated[str, text(200, min_length=0)] = ""
 
 
 def _bound(reads: HallReads, value: date | datetime | None, *, end: bool) -> datetime | None:

@@ -46,4 +46,5 @@ def ics(reads: HallReads, feed: Feed) -> bytes:
     cal.add("x-wr-calname", f"{reads.venue.venue.name}: rezervácie")
     for b in feed.bookings:
         cal.add_component(_event(reads, b))
-    return cal.to_ical()
+    feed_bytes: bytes = cal.to_ical()  # icalendar's hint is loose
+    return feed_bytes

@@ -17,11 +17,13 @@ IdPath = Annotated[int, Path(ge=1, le=MAX_ID, description="A numeric id")]
 
 
 def get_hub(request: Request) -> HubFacade:
-    return request.app.state.hub
+    hub: HubFacade = request.app.state.hub  # create_app put it there
+    return hub
 
 
 def get_reads(request: Request) -> HallReads:
-    return request.app.state.hub.reads
+    reads: HallReads = request.app.state.hub.reads
+    return reads
 
 
 Hub = Annotated[HubFacade, Depends(get_hub)]

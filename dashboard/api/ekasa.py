@@ -25,18 +25,18 @@ router = APIRouter(prefix="/ekasa", tags=["ekasa"])
 
 class EkasaSettingsIn(Body):
     enabled: bool
-    url: text(200)  # type: ignore[valid-type]
+    url: Annotated[str, text(200)]
     timeout_s: Annotated[int | float, Field(ge=1, le=60)] = 10
-    cash_register_code: text(20, min_length=0) = ""  # type: ignore[valid-type]
+    cash_register_code: Annotated[str, text(20, min_length=0)] = ""
 
 
 class EkasaTestIn(Body):
-    url: text(200)  # type: ignore[valid-type]
+    url: Annotated[str, text(200)]
     timeout_s: Annotated[int | float, Field(ge=1, le=60)] = 10
 
 
 class ParagonIn(Body):
-    number: text(10)  # type: ignore[valid-type]
+    number: Annotated[str, text(10)]
     at: Annotated[Moment, Field(description="When it was written by hand: ISO 8601; without an offset, the venue's wall clock")]
 
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from typing import Any, TypeVar, cast
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
 from pydantic_core import PydanticCustomError
 
@@ -27,6 +28,7 @@ from broker.domain.refusals import Refusal
 from broker.hall.facade import MemberError, MemberImportError, NotFound, ServiceError, StoreUnavailable
 from broker.reports.reports import ReportError
 
+_E = TypeVar("_E", bound=Exception)
 log = logging.getLogger("lavos.api")
 
 
@@ -43,7 +45,7 @@ class ErrorOut(BaseModel):
     errors: list[ErrorItem] = []
 
 
-def _documented(**codes: str) -> dict[int | str, dict]:
+def _documented(**codes: str) -> dict[int | str, dict[str, Any]]:
     return {int(code.removeprefix("e")): {"model": ErrorOut, "description": text} for code, text in codes.items()}
 
 
@@ -71,7 +73,7 @@ def value_refused(refusal: Refusal) -> PydanticCustomError:
     return PydanticCustomError(VALUE_REFUSED, "{text}", {"text": str(refusal), "refusal": refusal})
 
 
-def _where(loc: tuple) -> str:
+def _where(loc: tuple[int | str, ...]) -> str:
     # ("body", "table") → "table"; ("query", "day") → "query day"; the body is what people post.
     parts = [str(p) for p in loc if p != "body"] if loc and loc[0] == "body" else [str(p) for p in loc]
     return ".".join(parts) or "body"
@@ -134,7 +136,7 @@ def refusal_detail(request: Request, e: Exception) -> tuple[str, str]:
     return translate(e, lang), lang
 
 
-def _status(code: int):
+def _status(code: int) -> Callable[[Request, Exception], JSONResponse]:
     def handler(request: Request, e: Exception) -> JSONResponse:
         detail, lang = refusal_detail(request, e)
         return JSONResponse({"detail": detail}, status_code=code, headers={"Content-Language": lang})
@@ -163,16 +165,22 @@ def _bug(request: Request, e: Exception) -> JSONResponse:
     return JSONResponse({"detail": "internal error; it has been logged, tell the manager"}, status_code=500)
 
 
+def on_error(app: FastAPI, kind: type[_E], handler: Callable[[Request, _E], Response]) -> None:
+    """app.add_exception_handler for a handler of one kind of error: Starlette calls it only with
+    that kind (the nearest class in the error's MRO), which its hint (any Exception) cannot say."""
+    app.add_exception_handler(kind, cast("Callable[[Request, Exception], Response]", handler))
+
+
 def install(app: FastAPI) -> None:
-    app.add_exception_handler(RequestValidationError, _validation)  # type: ignore[arg-type]
+    on_error(app, RequestValidationError, _validation)
     # Starlette picks the handler of the nearest class in the MRO, so NotFound beats ServiceError.
     # Store failures arrive translated by the facade and read models (broker.core.store_errors):
     # a conflicting concurrent change is a Conflict, a ServiceError (409).
     app.add_exception_handler(NotFound, _status(404))
     app.add_exception_handler(ServiceError, _status(409))
-    app.add_exception_handler(MemberImportError, _import_errors)  # type: ignore[arg-type]
+    on_error(app, MemberImportError, _import_errors)
     for bad_input in (MemberError, UserError, ReportError):
         app.add_exception_handler(bad_input, _status(400))
     app.add_exception_handler(DateRefused, _status(422))  # a date or time no field type caught (broker.domain.dates)
-    app.add_exception_handler(StoreUnavailable, _database_down)  # type: ignore[arg-type]
+    on_error(app, StoreUnavailable, _database_down)
     app.add_exception_handler(Exception, _bug)

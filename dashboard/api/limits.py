@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import anyio.to_thread
 from fastapi import HTTPException
-from fastapi.responses import JSONResponse, RedirectResponse
+from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -124,7 +124,7 @@ class BodyLimits:
             return None
         return next((c for c in self.caps if c.matches(path)), None)
 
-    async def _refuse_anonymous(self, scope: Scope, headers: Headers):
+    async def _refuse_anonymous(self, scope: Scope, headers: Headers) -> Response | None:
         """None when the caller is a known, active user; else the response that turns them away."""
         # The HubFacade the routes use (the app's state, as dashboard.api.deps reads it): the same login checks.
         hub: HubFacade = scope["app"].state.hub

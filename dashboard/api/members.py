@@ -22,7 +22,7 @@ from dashboard.api.schemas import CardIn, FeeIn, MemberIn, MemberPatch, text
 
 router = APIRouter(prefix="/members", tags=["members"])
 
-SearchText = text(100, 0)
+SearchText = Annotated[str, text(100, 0)]
 
 
 def _member(reads: HallReads, member_id: int) -> MemberView:
@@ -41,7 +41,7 @@ def _member(reads: HallReads, member_id: int) -> MemberView:
 def list_members(
     reads: Reads,
     user: Annotated[Staff, Depends(can("members.search"))],
-    q: Annotated[SearchText, Query(description="Words of the name, e.g. zadrazil")] = "",  # type: ignore[valid-type]
+    q: Annotated[SearchText, Query(description="Words of the name, e.g. zadrazil")] = "",
     limit: int = Query(50, ge=1, le=500),
 ) -> list[MemberView] | list[MemberFound]:
     found = reads.people.search_members(q, limit)

@@ -45,11 +45,11 @@ class PostedAlert(Body):
     alertname, table and severity (a rule's others are kept by vmalert, not here) and the
     annotations summary (Slovak) and summary_en (English)."""
 
-    labels: Annotated[dict[LabelName, text(200)], Field(max_length=30)]  # type: ignore[valid-type]
-    annotations: Annotated[dict[LabelName, text(2000)], Field(max_length=30)] = {}  # type: ignore[valid-type]  # noqa: RUF012 - pydantic copies a default per instance
+    labels: Annotated[dict[LabelName, Annotated[str, text(200)]], Field(max_length=30)]
+    annotations: Annotated[dict[LabelName, Annotated[str, text(2000)]], Field(max_length=30)] = {}  # noqa: RUF012 - pydantic copies a default per instance
     startsAt: Annotated[AwareDatetime, Field(strict=False)] | None = None  # Alertmanager's field names (RFC 3339)
     endsAt: Annotated[AwareDatetime, Field(strict=False)] | None = None
-    generatorURL: text(2000) | None = None  # type: ignore[valid-type]
+    generatorURL: Annotated[str, text(2000)] | None = None
 
     @model_validator(mode="after")
     def _rule(self) -> PostedAlert:

@@ -26,13 +26,13 @@ TargetId = Annotated[str, Field(pattern=r"^[0-9a-f]{1,16}$")]
 
 
 class TargetIn(Body):
-    url: text(500, min_length=0) = ""  # type: ignore[valid-type]  # empty on a change: keep the stored one
-    kinds: Annotated[list[text(40)], Field(max_length=30)] = []  # type: ignore[valid-type]  # noqa: RUF012 - pydantic copies a default per instance
+    url: Annotated[str, text(500, min_length=0)] = ""  # empty on a change: keep the stored one
+    kinds: Annotated[list[Annotated[str, text(40)]], Field(max_length=30)] = []  # noqa: RUF012 - pydantic copies a default per instance
     min_severity: Literal["info", "warning", "critical"] = "info"
-    quiet_from: text(5, min_length=0) = ""  # type: ignore[valid-type]
-    quiet_to: text(5, min_length=0) = ""  # type: ignore[valid-type]
+    quiet_from: Annotated[str, text(5, min_length=0)] = ""
+    quiet_to: Annotated[str, text(5, min_length=0)] = ""
     lang: Literal["sk", "en"] = "sk"
-    label: text(60, min_length=0) = ""  # type: ignore[valid-type]
+    label: Annotated[str, text(60, min_length=0)] = ""
 
 
 def _target(reads: HallReads, target_id: str) -> NotifyTargetView:

@@ -30,7 +30,7 @@ RequestId = Annotated[str, Field(min_length=8, max_length=64, pattern=r"^[A-Za-z
 
 
 class PayIn(Body):
-    method: text(32)  # type: ignore[valid-type]
+    method: Annotated[str, text(32)]
     amount_cents: int = Field(
         description="What counts against the bill, in cents (> 0, at most what is owed); in cash, the owed amount rounded (cash_owed_cents) pays it all"
     )
@@ -42,7 +42,7 @@ class PayIn(Body):
 
 
 class ReverseIn(Body):
-    reason: text(200)  # type: ignore[valid-type]
+    reason: Annotated[str, text(200)]
     request_id: RequestId | None = None
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import tzinfo
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
@@ -19,7 +20,7 @@ DayQuery = Query(None, description="Business day, YYYY-MM-DD (06:00 to 06:00 loc
 # Every day here is read by the hall's parser (dashboard.api.dates): in the hall's range, else a 422.
 
 
-def _grid(grid: reports.HourGrid, tz, scale: float) -> dict[str, Any]:
+def _grid(grid: reports.HourGrid, tz: tzinfo, scale: float) -> dict[str, Any]:
     return {
         "day": grid.day,
         "hours": [h.astimezone(tz).isoformat() for h in grid.hours],

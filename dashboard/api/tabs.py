@@ -14,7 +14,7 @@ from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from broker.accounts.staff import Staff
-from broker.domain.euros import MAX_AMOUNT_CENTS, PRODUCT_CATEGORIES, VAT_RATES
+from broker.domain.euros import MAX_AMOUNT_CENTS, ProductCategory, VatPercent
 from broker.domain.till.split import MAX_PARTS
 from broker.hall.facade import NotFound
 from broker.hall.read_models import HallReads
@@ -41,8 +41,8 @@ from dashboard.api.schemas import Id, text
 
 router = APIRouter(tags=["tabs"])
 
-Category = Literal[PRODUCT_CATEGORIES]  # type: ignore[valid-type]
-VatRate = Literal[VAT_RATES]  # type: ignore[valid-type]
+Category = ProductCategory
+VatRate = VatPercent
 RequestId = Annotated[str, Field(min_length=8, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
 
 
@@ -51,16 +51,16 @@ class _In(BaseModel):
 
 
 class ProductIn(_In):
-    name: text(MAX_NAME, 2)  # type: ignore[valid-type]
-    name_en: text(MAX_NAME, 0) = ""  # type: ignore[valid-type]
+    name: Annotated[str, text(MAX_NAME, 2)]
+    name_en: Annotated[str, text(MAX_NAME, 0)] = ""
     price_cents: Annotated[int, Field(ge=0, le=MAX_PRICE_CENTS)]
     vat_percent: VatRate
     category: Category = "other"
 
 
 class ProductPatch(_In):
-    name: text(MAX_NAME, 2) | None = None  # type: ignore[valid-type]
-    name_en: text(MAX_NAME, 0) | None = None  # type: ignore[valid-type]
+    name: Annotated[str, text(MAX_NAME, 2)] | None = None
+    name_en: Annotated[str, text(MAX_NAME, 0)] | None = None
     price_cents: Annotated[int, Field(ge=0, le=MAX_PRICE_CENTS)] | None = None
     vat_percent: VatRate | None = None
     category: Category | None = None
@@ -68,7 +68,9 @@ class ProductPatch(_In):
 
 
 class WalkInIn(_In):
-    label: text(MAX_LABEL, 2) | None = Field(None, description='The tab\'s name; without one it is named by the time ("Bar 18:42")')  # type: ignore[valid-type]
+    label: Annotated[str, text(MAX_LABEL, 2)] | None = Field(
+        None, description='The tab\'s name; without one it is named by the time ("Bar 18:42")'
+    )
     request_id: RequestId | None = None
 
 
@@ -79,7 +81,7 @@ class ItemIn(_In):
 
 
 class VoidIn(_In):
-    reason: text(REASON_MAX, 3)  # type: ignore[valid-type]
+    reason: Annotated[str, text(REASON_MAX, 3)]
 
 
 class MergeIn(_In):

@@ -19,7 +19,7 @@ from broker.accounts.staff import Staff
 from broker.domain.csv_cells import excel_csv
 from broker.domain.tournaments.export import CSV_HEADER, CSV_YES, ExportNames, csv_rows, cuescore_json
 from broker.domain.tournaments.progress import Progress
-from broker.domain.tournaments.rules import BREAK_RULES, DISCIPLINES, FORMATS, MAX_ENTRANTS
+from broker.domain.tournaments.rules import MAX_ENTRANTS, BreakRule, Discipline, Format
 from broker.hall.facade import HubFacade
 from broker.tournaments.calls import CallMatch, RecallMatch, ScoreRack, StartMatch
 from broker.tournaments.results import RecordResult
@@ -49,15 +49,15 @@ Race = Annotated[int, Field(ge=1, le=150)]
 
 
 class TournamentIn(Body):
-    name: text(120, 2)  # type: ignore[valid-type]
+    name: Annotated[str, text(120, 2)]
     starts_at: Annotated[Moment, Field(description="ISO 8601, e.g. 2026-12-06T14:00:00+01:00; without an offset, the venue's wall clock")]
     league_group: Literal["", "I", "II"] = ""
-    discipline: Literal[DISCIPLINES] = "8-ball"  # type: ignore[valid-type]
-    format: Literal[FORMATS] = "double"  # type: ignore[valid-type]
+    discipline: Discipline = "8-ball"
+    format: Format = "double"
     race_winners: Race = 5
     race_losers: Race = 4
     race_final: Race = 5
-    break_rule: Literal[BREAK_RULES] = "alternate"  # type: ignore[valid-type]
+    break_rule: BreakRule = "alternate"
     grand_final_reset: bool = True
     group_size: Annotated[int, Field(ge=2, le=16)] = 4
     advance: Annotated[int, Field(ge=1, le=16)] = 2
@@ -76,15 +76,15 @@ class TournamentIn(Body):
     season_points: dict[Annotated[int, Field(strict=False, ge=1, le=MAX_ENTRANTS)], Annotated[int, Field(ge=0, le=1000)]] | None = Field(
         None, description='Points per place, e.g. {"1": 25, "2": 18}; a place not listed gets the nearest listed above it'
     )
-    tariff: text(32) | None = None  # type: ignore[valid-type]
+    tariff: Annotated[str, text(32)] | None = None
     block_hours: Annotated[int, Field(ge=0, le=14, description="Its tables held on the booking calendar from the start (0: not)")] = 6
 
 
 class EntrantIn(Body):
     member_id: Id | None = None
-    name: text(80, 0) = ""  # type: ignore[valid-type]
+    name: Annotated[str, text(80, 0)] = ""
     member2_id: Id | None = None
-    name2: text(80, 0) = ""  # type: ignore[valid-type]
+    name2: Annotated[str, text(80, 0)] = ""
     handicap: Annotated[int, Field(ge=0, le=149)] = 0
     check_in: bool = False
 
@@ -108,7 +108,7 @@ class ResultIn(Body):
     score_b: Score
     walkover: bool = False
     force: bool = False
-    reason: text(200, 0) = ""  # type: ignore[valid-type]
+    reason: Annotated[str, text(200, 0)] = ""
 
 
 # -- what the API answers -------------------------------------------------------------------

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
+from typing import SupportsFloat, cast
 
 from markupsafe import Markup, escape
 
@@ -43,7 +44,7 @@ def _text(value: object) -> str:
 
 def _num(value: object) -> float:
     try:
-        v = float(value)  # type: ignore[arg-type]
+        v = float(cast("SupportsFloat", value))  # any value: float() is the check
     except (TypeError, ValueError):
         return 0.0
     return v if math.isfinite(v) else 0.0

@@ -7,6 +7,8 @@ The JSON API keeps its own handlers (dashboard.api.errors); this app serves ever
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request
@@ -19,6 +21,7 @@ from broker.domain.dates import DateRefused
 from broker.domain.refusals import Refusal
 from broker.hall.facade import MemberError, NotFound, ServiceError
 from broker.reports.reports import ReportError
+from dashboard.api.errors import on_error
 from dashboard.web import i18n
 from dashboard.web.auth import PASSWORD_PAGE, LoginRequired, PageForbidden, PasswordChangeRequired, came_from, login_url, page_user
 from dashboard.web.csrf import CsrfRefused
@@ -125,7 +128,7 @@ _PROBLEMS = {
 }
 
 
-def _problem(err: dict) -> str:
+def _problem(err: dict[str, Any]) -> str:
     loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path", "form")]
     field = ".".join(loc) or "?"
     label = gettext(_FIELDS[field]) if field in _FIELDS else field
@@ -173,7 +176,7 @@ def _http(request: Request, e: StarletteHTTPException) -> Response:
     return error_page(request, e.status_code, message)
 
 
-def _status(code: int):
+def _status(code: int) -> Callable[[Request, Exception], Response]:
     def handler(request: Request, e: Exception) -> Response:
         return error_page(request, code, e if isinstance(e, Refusal) else str(e))
 
@@ -186,13 +189,13 @@ def _bug(request: Request, e: Exception) -> Response:
 
 
 def install(app: FastAPI) -> None:
-    app.add_exception_handler(LoginRequired, _login)  # type: ignore[arg-type]
-    app.add_exception_handler(PageForbidden, _forbidden)  # type: ignore[arg-type]
-    app.add_exception_handler(PasswordChangeRequired, _change_password)  # type: ignore[arg-type]
-    app.add_exception_handler(CsrfRefused, _csrf)  # type: ignore[arg-type]
-    app.add_exception_handler(RequestValidationError, _validation)  # type: ignore[arg-type]
-    app.add_exception_handler(UnprintableInput, _unprintable)  # type: ignore[arg-type]
-    app.add_exception_handler(StarletteHTTPException, _http)  # type: ignore[arg-type]
+    on_error(app, LoginRequired, _login)
+    on_error(app, PageForbidden, _forbidden)
+    on_error(app, PasswordChangeRequired, _change_password)
+    on_error(app, CsrfRefused, _csrf)
+    on_error(app, RequestValidationError, _validation)
+    on_error(app, UnprintableInput, _unprintable)
+    on_error(app, StarletteHTTPException, _http)
     app.add_exception_handler(NotFound, _status(404))
     app.add_exception_handler(ServiceError, _status(409))
     for bad_input in (MemberError, UserError, ReportError, DateRefused):

@@ -11,7 +11,7 @@ The language of the request being rendered sits in a ContextVar set by templatin
 from __future__ import annotations
 
 import gettext as _gettext
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from datetime import UTC, date, datetime, timedelta
 from functools import cache
 from pathlib import Path
@@ -56,12 +56,12 @@ def current_lang() -> str:
     return _lang.get()
 
 
-def use_lang(lang: str):
+def use_lang(lang: str) -> Token[str]:
     """Set the language for what follows in this context; returns the token to reset it with."""
     return _lang.set(lang if lang in LANGS else DEFAULT_LANG)
 
 
-def reset_lang(token) -> None:
+def reset_lang(token: Token[str]) -> None:
     _lang.reset(token)
 
 

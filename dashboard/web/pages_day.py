@@ -12,7 +12,7 @@ room for another link at 1280 px.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import date
+from datetime import date, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Form, Request
@@ -101,8 +101,8 @@ def _day_page(
     *,
     day: date | None = None,
     error: str | None = None,
-    form: dict | None = None,
-    status=200,
+    form: dict[str, Any] | None = None,
+    status: int = 200,
 ) -> Response:
     overview = reads.till.day_overview()
     shown = day or overview.day
@@ -227,7 +227,7 @@ def _drawer_rows(add: Callable[..., None], t: Callable[..., str], z: ZReport) ->
 
 def export_rows(request: Request, reads: HallReads, z: ZReport) -> list[list[Any]]:
     """The Z report as one table: a group, an item, then the figures (euros as Decimal, never float)."""
-    t = lambda text, **kw: translated(request, text, **kw)  # noqa: E731
+    t: Callable[..., str] = lambda text, **kw: translated(request, text, **kw)  # noqa: E731
     rows: list[list[Any]] = [
         [
             t(N_("Group")),
@@ -242,7 +242,18 @@ def export_rows(request: Request, reads: HallReads, z: ZReport) -> list[list[Any
         ]
     ]
 
-    def add(group: str, item: Any, amount: int | None = None, *, count: Any = "", base: Any = "", vat: Any = "", who="", note="", at=None):
+    def add(
+        group: str,
+        item: Any,
+        amount: int | None = None,
+        *,
+        count: Any = "",
+        base: Any = "",
+        vat: Any = "",
+        who: str = "",
+        note: str = "",
+        at: datetime | None = None,
+    ) -> None:
         rows.append([group, item, count, base, vat, _eur(amount) if amount is not None else "", who, note, _local(at, reads) if at else ""])
 
     day = t(N_("Day"))

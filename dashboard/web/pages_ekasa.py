@@ -24,10 +24,10 @@ from dashboard.web.auth import page_can
 from dashboard.web.csrf import verify_csrf
 from dashboard.web.i18n import N_, gettext
 from dashboard.web.table_page import in_visitor_lang, refusal_text
-from dashboard.web.templating import flash, render
+from dashboard.web.templating import NavLink, flash, render
 
 router = APIRouter(prefix="/ekasa")
-NAV: list = []  # reached from /bills (a link there), not from the top bar
+NAV: list[NavLink] = []  # reached from /bills (a link there), not from the top bar
 
 STATE_LABELS = {
     "pending": N_("waiting to be sent"),

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
+from broker.domain.venue import TableSpec
 from broker.floor.games import StartGame
 from broker.hall.facade import CardInUse, ServiceError
 from broker.hall.read_models import HallReads
@@ -27,13 +28,13 @@ MAX_PREPAID_MIN = 12 * 60
 Text32 = Annotated[str, Form(max_length=32)]
 
 
-def _spec(reads: HallReads, table_id: str):
+def _spec(reads: HallReads, table_id: str) -> TableSpec:
     if table_id not in reads.tables:
         raise HTTPException(404, gettext("There is no such table."))
     return reads.tables[table_id]
 
 
-def _floor_context(reads: HallReads) -> dict:
+def _floor_context(reads: HallReads) -> dict[str, Any]:
     data = FloorData(reads)
     return {"rooms": data.rooms(), "open_alerts": [a for a in data.alerts if not a.acked]}
 
@@ -54,7 +55,7 @@ def table_card(table_id: str, request: Request, reads: Reads, user: Annotated[St
     return render(request, "_table_card.html", {"t": table_view(reads, table_id)})
 
 
-def free_tables(reads: HallReads, except_table: str | None = None) -> list:
+def free_tables(reads: HallReads, except_table: str | None = None) -> list[TableSpec]:
     """Billed tables without a game: where a game may start or be moved to."""
     open_now = reads.floor.hall_snapshot().open
     return [t for t in reads.venue.tables if t.kind.billed and t.id not in open_now and t.id != except_table]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
@@ -22,7 +22,7 @@ router = APIRouter(prefix="/foosball")
 NAV = [NavLink("/foosball", N_("Foosball"), order=20)]
 
 
-def _context(reads: HallReads) -> dict:
+def _context(reads: HallReads) -> dict[str, Any]:
     alerts = banner_alerts(reads)
     return {"foosball": reads.floor.active_checkins(), "open_alerts": alerts, "unguarded": {a.table for a in alerts if a.loud}}
 

@@ -11,7 +11,7 @@ from fastapi.responses import RedirectResponse, Response
 from broker.accounts.staff import Staff
 from broker.domain.floor import game_ops
 from broker.floor.games import ExtendGame, MoveGame, PauseGame, ResumeGame, StopGame
-from broker.hall.facade import ServiceError
+from broker.hall.facade import HubFacade, ServiceError
 from broker.hall.read_models import HallReads
 from broker.till.tabs import MAX_QUANTITY, AddTabItem
 from dashboard.api.deps import Hub, IdPath, Reads
@@ -80,7 +80,7 @@ def resume(
     return _act(request, next, gettext("Game resumed."), lambda: hub.execute(ResumeGame(game=game_id, actor=user.username)))
 
 
-def _table_name(request: Request, hub, table: str) -> str:
+def _table_name(request: Request, hub: HubFacade, table: str) -> str:
     """What staff call the table, in the visitor's language (the id for an unknown one: the move is refused anyway)."""
     spec = hub.reads.tables.get(table)
     if spec is None:

@@ -47,8 +47,8 @@ def login(
         user = check_password(get_hub(request), username.strip().lower(), password, client=client_address(request))
     except HTTPException as e:
         response = _login_page(request, target, error=login_refusal_text(e), username=username, status=e.status_code)
-        if "Retry-After" in (e.headers or {}):
-            response.headers["Retry-After"] = e.headers["Retry-After"]  # type: ignore[index]
+        if e.headers and "Retry-After" in e.headers:
+            response.headers["Retry-After"] = e.headers["Retry-After"]
         return response
     log_in(request, user)
     return RedirectResponse(target, status_code=303)

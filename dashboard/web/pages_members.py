@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, File, Form, HTTPException, Query, Request, UploadFile
 from fastapi.responses import RedirectResponse, Response
@@ -116,7 +116,7 @@ def members_page(
     return _list(request, q)
 
 
-def _list(request: Request, q: str = "", *, error: str | None = None, form: dict | None = None) -> Response:
+def _list(request: Request, q: str = "", *, error: str | None = None, form: dict[str, Any] | None = None) -> Response:
     """The list page; after a refused "add", with the reason at the form and what was typed kept."""
     reads = get_hub(request).reads
     year = reads.fee_year()
@@ -222,7 +222,7 @@ def _detail(
     capture_note: str | None = None,
     captured: CapturedCard | None = None,
     errors: dict[str, str] | None = None,
-    form: dict | None = None,
+    form: dict[str, Any] | None = None,
 ) -> Response:
     """The member page. `errors` (form id → reason) and `form` (field → what was typed) redraw a
     refused form in place: the reason next to it, the input kept, status 400."""
@@ -353,7 +353,7 @@ async def next_card(reads: HallReads, table: str, timeout: float) -> CapturedCar
         if not tapped.done():
             tapped.set_result(card)
 
-    def listener(topic: str, data: dict) -> None:  # a hub thread: only hand over, never wait
+    def listener(topic: str, data: dict[str, Any]) -> None:  # a hub thread: only hand over, never wait
         if topic == "event" and data.get("type") == "card" and data.get("table") == table:
             uid, at, ts = (data.get("data") or {}).get("uid"), data.get("received_at"), data.get("ts")
             if isinstance(uid, str) and isinstance(at, datetime):

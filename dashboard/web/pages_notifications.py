@@ -22,10 +22,10 @@ from dashboard.web.auth import page_can
 from dashboard.web.csrf import verify_csrf
 from dashboard.web.i18n import N_, gettext
 from dashboard.web.table_page import in_visitor_lang, refusal_text
-from dashboard.web.templating import flash, render
+from dashboard.web.templating import NavLink, flash, render
 
 router = APIRouter(prefix="/notifications")
-NAV: list = []  # reached from /monitoring (a link there), not from the top bar
+NAV: list[NavLink] = []  # reached from /monitoring (a link there), not from the top bar
 CAP = "notify.settings"
 
 KINDS = {

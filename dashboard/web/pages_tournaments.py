@@ -538,12 +538,14 @@ def result(
         raise HTTPException(403, translated(request, N_("Only a manager can force a correction.")))
 
     def run() -> str:
+        a: int | None
+        b: int | None
         if walkover:
             m = hub.reads.tournaments.tournament(tournament_id).match(match)
             race = m.race_to if m else 0
             a, b = (race, 0) if walkover == "a" else (0, race)
         else:
-            a, b = _int(score_a, 0, 1000), _int(score_b, 0, 1000)  # type: ignore[assignment]
+            a, b = _int(score_a, 0, 1000), _int(score_b, 0, 1000)
             if a is None or b is None:
                 raise ServiceError(N_("A score is a whole number."))
         reset = hub.execute(

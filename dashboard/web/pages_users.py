@@ -12,7 +12,7 @@ the manager hands out can be marked "must change": that user can then open nothi
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
@@ -91,7 +91,7 @@ def _keeps_a_manager(request: Request, reads: HallReads, username: str) -> None:
         raise _refuse(request, N_("%(name)s is the only active manager: make another account manager first."), name=username)
 
 
-def audit_text(action: str, detail: dict) -> str:
+def audit_text(action: str, detail: dict[str, Any]) -> str:
     """An account's history entry as a sentence in the page's language; the action id stays in
     the row's data-action (and the API). Unknown actions show their id and details as they are."""
     d = detail or {}
@@ -128,7 +128,7 @@ def users_page(request: Request, user: Admin) -> Response:
     return _users(request)
 
 
-def _users(request: Request, *, error: str | None = None, form: dict | None = None, status: int = 200) -> Response:
+def _users(request: Request, *, error: str | None = None, form: dict[str, Any] | None = None, status: int = 200) -> Response:
     """The accounts page; after a refused "new account", the reason at the form and what was typed kept."""
     rows = get_hub(request).reads.people.staff_rows()
     context = {"rows": rows, "roles": ROLE_NAMES, "min_password": MIN_PASSWORD, "error": error, "form": form or {}}
@@ -183,7 +183,7 @@ def user_page(request: Request, username: str, user: Admin) -> Response:
 
 
 def _detail(
-    request: Request, username: str, *, errors: dict[str, str] | None = None, form: dict | None = None, status: int = 200
+    request: Request, username: str, *, errors: dict[str, str] | None = None, form: dict[str, Any] | None = None, status: int = 200
 ) -> Response:
     """An account's page. `errors` (form id → reason) and `form` (what was typed, never a password)
     redraw a refused form in place, with `status`."""

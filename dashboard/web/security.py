@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
+from typing import Any
 
 from starlette.middleware.sessions import SessionMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -64,9 +65,9 @@ class SessionCookies:
     """
 
     def __init__(self, app: ASGIApp, secret: str, always_secure: bool = False) -> None:
-        common = {"secret_key": secret, "session_cookie": SESSION_COOKIE, "max_age": SESSION_MAX_AGE_S, "same_site": "lax"}
-        self.secure = SessionMiddleware(app, https_only=True, **common)  # type: ignore[arg-type]
-        self.plain = self.secure if always_secure else SessionMiddleware(app, https_only=False, **common)  # type: ignore[arg-type]
+        common: dict[str, Any] = {"secret_key": secret, "session_cookie": SESSION_COOKIE, "max_age": SESSION_MAX_AGE_S, "same_site": "lax"}
+        self.secure = SessionMiddleware(app, https_only=True, **common)
+        self.plain = self.secure if always_secure else SessionMiddleware(app, https_only=False, **common)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         chosen = self.secure if scope.get("scheme") in ("https", "wss") else self.plain

@@ -36,7 +36,7 @@ def _lang(scope: dict[str, Any]) -> str:
             for part in value.decode("latin-1").split(";"):
                 key, _, val = part.strip().partition("=")
                 if key == LANG_COOKIE and val in LANGS:
-                    return val
+                    return str(val)  # a str already: the scope is Any to mypy
     return DEFAULT_LANG
 
 

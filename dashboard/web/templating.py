@@ -16,7 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
+from zoneinfo import ZoneInfo
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse
@@ -25,6 +26,7 @@ from markupsafe import Markup
 
 from broker.accounts.staff import role_at_least
 from dashboard.access import allows
+from dashboard.api.deps import get_reads
 from dashboard.web import csrf, i18n
 from dashboard.web.tab_parts import new_form_key
 
@@ -71,9 +73,9 @@ def nav_current(links: list[NavLink], path: str) -> NavLink | None:
     return max(here, key=lambda x: len(x.path), default=None)
 
 
-def _venue_tz(ctx: Any):
+def _venue_tz(ctx: Any) -> ZoneInfo | None:
     request = ctx.get("request")
-    return request.app.state.hub.reads.venue.tz if request is not None else None
+    return get_reads(request).venue.tz if request is not None else None
 
 
 NBSP = "\u00a0"
@@ -123,9 +125,8 @@ def _clock(ctx: Any, dt: Any) -> str:
 
 def _local(obj: Any) -> str:
     """The name of a venue thing (room, tariff, extra) in the language being rendered."""
-    if i18n.current_lang() == "sk":
-        return obj.name
-    return getattr(obj, "name_en", None) or obj.name
+    name: str = obj.name if i18n.current_lang() == "sk" else getattr(obj, "name_en", None) or obj.name
+    return name
 
 
 @pass_context
@@ -169,7 +170,7 @@ def make_env() -> Environment:
         lstrip_blocks=True,
         finalize=_unbreakable,
     )
-    env.install_gettext_callables(i18n.gettext, i18n.ngettext, newstyle=True)  # type: ignore[attr-defined]
+    cast(Any, env).install_gettext_callables(i18n.gettext, i18n.ngettext, newstyle=True)  # added by jinja2.ext.i18n at run time
     env.globals.update(
         csrf_input=_csrf_input, csrf_token=_csrf_token, lang_names=i18n.LANG_NAMES, moves_ms=_moves_ms, new_form_key=new_form_key
     )

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from broker.accounts.users import create_user, issue_token, new_password
 from tests.support.hub import on_writer, running_service
-from tests.support.sqlite_template import CHEAP
+from tests.support.sqlite_template import CHEAP as CHEAP  # re-exported: the dashboard's tests know it from here
 from tests.support.web import bound_app
 
 # Tuesday 10 November 2026, 18:00 in Bratislava (UTC+1): the hall is open (and training hours, 15-19, too).

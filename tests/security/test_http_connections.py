@@ -123,7 +123,7 @@ def test_the_connection_cap_leaves_room_below_the_open_file_limit():
 def test_resource_errors_are_logged_once_a_minute_with_a_count(monkeypatch):
     """The filter alone, with a fake clock: asyncio's accept-error record, as it logs it, 1,000 times a second."""
     now = [1000.0]
-    monkeypatch.setattr(http_server.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr("dashboard.http_server.time.monotonic", lambda: now[0])
     logger = logging.getLogger("asyncio.test-once-per")
     records: list[logging.LogRecord] = []
     handler = logging.Handler()

@@ -17,7 +17,8 @@ from broker.domain.till.zreport import ZReport
 from broker.hall.facade import HubFacade
 from broker.till.payment_reads import PaymentView
 from broker.till.tab_views import UnpaidTab
-from sim.demo import MAX_SPEED, run_demo
+from sim.demo import run_demo
+from sim.demo_defaults import MAX_SPEED
 from sim.till import tendered_for
 
 pytestmark = pytest.mark.slow

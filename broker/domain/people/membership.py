@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Literal, get_args
 
 from broker.domain.refusals import N_, Refusal
 
 Eligibility = Literal["ok", "inactive", "unpaid"]
-MEMBER_KINDS = ("individual", "collective", "honorary")
+MemberKind = Literal["individual", "collective", "honorary"]
+MEMBER_KINDS: tuple[str, ...] = get_args(MemberKind)
 DEFAULT_FEE_CENTS = 1000
 MAX_IMPORT_BYTES = 2 * 1024 * 1024  # a member CSV: the club has 59 members, 2 MiB is thousands of rows
 FIRST_YEAR, LAST_YEAR = 1990, 2100

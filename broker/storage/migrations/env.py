@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from alembic import context
+from sqlalchemy import Connection
 
 from broker.storage.models import Base
 
 config = context.config
 
 
-def _run(connection) -> None:
+def _run(connection: Connection) -> None:
     # render_as_batch: SQLite cannot ALTER most things; batch mode rebuilds the table instead.
     context.configure(connection=connection, target_metadata=Base.metadata, render_as_batch=True, compare_type=True)
     with context.begin_transaction():
