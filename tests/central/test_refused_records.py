@@ -259,7 +259,8 @@ def test_a_refusal_that_names_no_record_is_narrowed_one_at_a_time_and_a_proxy_s_
             _sale(hub, f"Bar {n}")
         seqs = [r.seq for r in _outbox(hub)]
         _Answers.bad = seqs[1]
-        hub._sender.wake()  # type: ignore[union-attr]
+        assert hub._sender is not None  # the hub sends to a centre here
+        hub._sender.wake()
         wait_until(lambda: len(_Answers.seen) >= 2, 10, "the sender trying again after a proxy's 400")
         assert not any(r.refused_at for r in _outbox(hub))  # a page that is not the centre's sets nothing aside
         _Answers.proxy = False

@@ -30,7 +30,9 @@ import signal
 import subprocess
 import uuid
 from pathlib import Path
+from typing import cast
 
+import click
 import paho.mqtt.client as mqtt
 import pytest
 import typer.main
@@ -431,7 +433,8 @@ def test_the_shipped_unit_runs_lavos_central_bridge_with_options_it_has():
     assert argv[0].endswith("/lavos") and argv[1:3] == ["central", "bridge"]
     from lavos_cli import app
 
-    command = typer.main.get_command(app).commands["central"].commands["bridge"]  # type: ignore[attr-defined]
+    central = cast(click.Group, cast(click.Group, typer.main.get_command(app)).commands["central"])
+    command = central.commands["bridge"]
     known = {opt for param in command.params for opt in param.opts}
     assert {a for a in argv if a.startswith("--")} <= known
     assert argv[argv.index("--centre") + 1].startswith("mqtts://")

@@ -30,6 +30,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta, timezone
+from functools import partial
 from pathlib import Path
 from time import monotonic
 from typing import Any, Literal
@@ -194,7 +195,7 @@ def play(ev: Evening) -> None:
         # and the report's hour [t, t + 1h) would each count a ball dropped at exactly 19:00:00.000.
         for k in range(n):
             when = math.floor(first + (last - first) * k / n) + (17 + k % 30) / 60
-            at(when, lambda k=k: nodes.deliver([nodes.drop(table, k % 6)]))  # type: ignore[misc]
+            at(when, partial(lambda k: nodes.deliver([nodes.drop(table, k % 6)]), k))
 
     at(0, lambda: nodes.deliver([m for t in TABLES for m in (nodes.online(t), nodes.light(t, False, "boot"))]))
     for minute in range(0, 225, 15):
@@ -221,7 +222,7 @@ def play(ev: Evening) -> None:
     drops("pool-05", 140, 142, 5)  # balls without a game: the hub's play_without_session
     at(50, lambda: hub.execute(CheckInFoosball(table="foos-01", member_id=member, actor="jana")))
     for k in range(12):
-        at(51 + k * 1.5, lambda k=k: nodes.deliver([nodes.goal("foos-01", "home" if k % 3 else "away")]))  # type: ignore[misc]
+        at(51 + k * 1.5, partial(lambda k: nodes.deliver([nodes.goal("foos-01", "home" if k % 3 else "away")]), k))
     at(80, lambda: nodes.deliver([(contract.event_topic("pool-04", "pocket"), b'{"not": "an event"}')]))  # refused
     for when in sorted(script):
         clock.set(ev.start + timedelta(minutes=when))

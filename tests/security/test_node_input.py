@@ -101,7 +101,7 @@ def lavos(request, mosquitto, tmp_path_factory):
         extra_args=("--influx", victoria.url),
     )
     server.seed_users()  # the login is not what this module tests: copied in, not `lavos user add`
-    server.victoria = victoria  # type: ignore[attr-defined]
+    vars(server)["victoria"] = victoria  # the tests read it beside the server
     try:
         server.start()
         yield server

@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import func, select
 
 from broker.domain.revenue import WALK_IN
+from broker.domain.zreport import ZReport
 from broker.hall.facade import ServiceError
 from broker.hall.games import CorrectBill, StartGame, StopGame
 from broker.hall.till.closeout import CloseDay, OpenDay
@@ -218,7 +219,7 @@ def test_two_hubs_on_one_database_close_a_day_once(db_url, clock):
         a.execute(OpenDay(float_cents=1000, actor="jana"))
         pay(hub_a, walk_in(hub_a), 300)
         clock.set(local(2026, 12, 2, 1, 0))
-        results: list[object] = []
+        results: list[ZReport | Exception] = []
         go = threading.Barrier(2)
 
         def close(facade, who: str) -> None:
@@ -238,7 +239,7 @@ def test_two_hubs_on_one_database_close_a_day_once(db_url, clock):
         with hub_a.store.reader() as db:
             closes = db.scalar(select(func.count()).select_from(AuditEntry).where(AuditEntry.action == "day.close"))
             row = db.get(BusinessDay, DEC1)
-            assert closes == 1 and row.closed_by == closed[0].closed_by  # type: ignore[attr-defined]
+            assert closes == 1 and row.closed_by == closed[0].closed_by
         assert b.reads.day_report(DEC1) == closed[0]
 
 
