@@ -46,7 +46,7 @@ def billed(ops: list[Op], venue=LAVOS, now: datetime | None = None):
     return bill(state, venue, now or state.last_at)
 
 
-def shape(b) -> list[tuple]:
+def shape(b) -> list[tuple[Any, ...]]:
     return [(line.kind, line.reason, line.amount_cents) for line in b.lines]
 
 

@@ -21,7 +21,7 @@ import re
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 from fastapi.testclient import TestClient
@@ -94,7 +94,7 @@ def _outbox(hub: Hub) -> list[OutboxRecord]:
         return rows
 
 
-def _put_in_outbox(hub: Hub, ref: str, doc: dict) -> int:
+def _put_in_outbox(hub: Hub, ref: str, doc: dict[str, Any]) -> int:
     """A payment record written straight into the outbox, past the hall's own check (as an older hall wrote them)."""
 
     def write(db) -> int:
@@ -103,7 +103,8 @@ def _put_in_outbox(hub: Hub, ref: str, doc: dict) -> int:
         size = len(json.dumps(doc))
         counter.pending_bytes += size
         db.add(OutboxRecord(seq=counter.last_seq, hall="lavos", kind="payment", ref=ref, at=hub.clock(), record=doc, size=size))
-        return counter.last_seq
+        result: int = counter.last_seq
+        return result
 
     return on_writer(hub, write)
 

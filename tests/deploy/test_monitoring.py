@@ -312,7 +312,8 @@ def evening(vm, tmp_path_factory) -> Iterator[Evening]:
 
 
 def dashboard() -> dict[str, Any]:
-    return json.loads(DASHBOARD.read_text(encoding="utf-8"))
+    result: dict[str, Any] = json.loads(DASHBOARD.read_text(encoding="utf-8"))
+    return result
 
 
 def panels() -> list[dict[str, Any]]:
@@ -337,7 +338,8 @@ def table_value(selected: list[str] | None) -> str:
     """$table as Grafana writes it into a query: All is its allValue; a choice is (a|b)."""
     var = next(v for v in dashboard()["templating"]["list"] if v["name"] == "table")
     if selected is None:
-        return var["allValue"]
+        result: str = var["allValue"]
+        return result
     return "(" + "|".join(_regex_escape(v) for v in selected) + ")" if len(selected) > 1 else _regex_escape(selected[0])
 
 
@@ -369,7 +371,8 @@ class Grafana:
         text = target["expr"].replace("$__range", f"{range_s}s").replace("$__interval", f"{self.step_s(panel, target)}s")
         text = text.replace("${table:regex}", table_value(self.tables)).replace("$table", table_value(self.tables))
         assert "$" not in text, f"{panel['title']}: a variable Grafana would fill in is left: {text}"
-        return text
+        result: str = text
+        return result
 
     def run(self, panel: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
         """Every target of the panel: refId -> VictoriaMetrics' result (instant: a vector; range: a matrix)."""

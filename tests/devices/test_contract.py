@@ -7,6 +7,7 @@ import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -25,7 +26,7 @@ EVENT_DATA = {
 }
 
 
-def event_dict(etype: str = "pocket", **changes) -> dict:
+def event_dict(etype: str = "pocket", **changes) -> dict[str, Any]:
     ev = {
         "v": 1,
         "table": "pool-01",

@@ -227,7 +227,7 @@ def test_a_stalled_body_ends_with_408(monkeypatch, tmp_path):
     app = web_app(cast(Any, NoStore()))  # a stand-in for the hub on purpose: the route never runs
     sent: list[MutableMapping[str, Any]] = []
 
-    async def stalled() -> dict:
+    async def stalled() -> dict[str, Any]:
         await asyncio.sleep(3600)
         return {}
 

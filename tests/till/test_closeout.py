@@ -260,7 +260,8 @@ def test_a_day_nobody_closed_is_shown_the_next_evening_and_can_still_be_closed(h
 
 
 def _product(facade, name: str) -> int:
-    return next(p.id for p in facade.reads.products() if p.name == name)
+    result: int = next(p.id for p in facade.reads.products() if p.name == name)
+    return result
 
 
 def test_the_reports_revenue_of_a_day_is_its_z_reports_takings_bar_items_included(hall, clock):
