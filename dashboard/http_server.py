@@ -267,7 +267,7 @@ def http_server(
         http=protocol,
         ws="none",
         # uvicorn calls `loop` as the loop factory; a name is imported, a class taken as given (as `http`).
-        loop=loop,  # type: ignore[arg-type]
+        loop=loop,  # type: ignore[arg-type]  # a class (uvicorn calls it as the factory); its hint names only strings
         log_config=None,
         log_level=log_level.lower(),
         access_log=access_log,

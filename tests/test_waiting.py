@@ -39,7 +39,8 @@ def test_a_predicate_that_takes_time_is_asked_at_most_a_third_of_the_time(clock)
     def slow() -> bool:  # an HTTP call to a server that is starting, say: 20 ms each
         calls.append(clock.now)
         clock.now += 0.02
-        return clock.now - start > 0.4
+        result: bool = clock.now - start > 0.4
+        return result
 
     wait_until(slow, timeout=5, what="the slow predicate")
     asking = len(calls) * 0.02
@@ -53,7 +54,8 @@ def test_a_cheap_predicate_is_looked_at_every_interval_and_a_timeout_names_what(
     def flag() -> bool:
         nonlocal calls
         calls += 1
-        return clock.now >= flag_at
+        result: bool = clock.now >= flag_at
+        return result
 
     wait_until(flag, timeout=5, what="the flag")
     assert clock.now - flag_at <= 0.005 and calls >= 20

@@ -6,6 +6,7 @@ backlog of such drops drained at 1.5 k/s when each ball touched the alert on its
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from sqlalchemy import select
 
@@ -26,7 +27,7 @@ def test_a_batch_of_drops_without_a_game_opens_one_alert_per_table_counting_ever
     store = open_store(db_url)
     try:
         hub = build_hub(load_venue(VENUE), store)  # no MQTT: the ingest rules alone
-        pushed: list[dict] = []
+        pushed: list[dict[str, Any]] = []
         hub.subscribe(lambda topic, data: pushed.append(data) if topic == "alert" else None)
         msgs = payloads(60, "touch")  # 10 tables, 6 balls each, none of them playing
         hub.run_on_writer(lambda: hub.handlers.apply_batch(_inbound(msgs[:30], 1)))  # 3 balls a table

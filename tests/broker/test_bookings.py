@@ -51,14 +51,16 @@ def at(h: int, mi: int = 0, day: int = 4) -> datetime:
 
 
 def book(hub, table: str | None = "pool-04", start=(20, 0), end=(22, 0), *, name="Novák", size=4, actor="jana", **kw) -> int:
-    return hub.execute(BookTable(table=table, start=at(*start), end=at(*end), party_size=size, name=name, actor=actor, **kw))
+    result: int = hub.execute(BookTable(table=table, start=at(*start), end=at(*end), party_size=size, name=name, actor=actor, **kw))
+    return result
 
 
 def row(hub, booking: int) -> Booking:
     with hub.store.reader() as db:
         r = db.get(Booking, booking)
         db.expunge(r)
-        return r
+        result: Booking = r
+        return result
 
 
 @pytest.fixture
@@ -267,7 +269,8 @@ def _member(hub, name: str = "Bača Lubo", paid: bool = True) -> int:
     m = hub.execute(AddMember(name=name, actor="boss"))
     if paid:
         hub.execute(RecordFee(member_id=m.id, year=2026, actor="boss"))
-    return m.id
+    result: int = m.id
+    return result
 
 
 def _rate(hub, table: str) -> int:
@@ -438,7 +441,8 @@ def test_an_evenings_log_and_audit_hold_no_phone_number(hub, clock, caplog):
 
 
 def _party(hub, name: str, kind: str = "pool9", size: int = 2, **kw) -> int:
-    return hub.execute(JoinWaitingList(name=name, party_size=size, kind=kind, actor="jana", **kw))
+    result: int = hub.execute(JoinWaitingList(name=name, party_size=size, kind=kind, actor="jana", **kw))
+    return result
 
 
 def _offered(hub) -> dict[str, str | None]:

@@ -8,6 +8,7 @@ import subprocess
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -69,7 +70,7 @@ def alerts(hub) -> dict[str, tuple[str, str, bool]]:
         return {a.cause_key: (a.severity, a.message, a.closed_at is None) for a in db.query(Alert)}
 
 
-def ops(hub, game: int) -> list[tuple[str, dict]]:
+def ops(hub, game: int) -> list[tuple[str, dict[str, Any]]]:
     with hub.store.reader() as db:
         return [(o.kind, o.data) for o in db.query(GameOp).filter(GameOp.session_id == game).order_by(GameOp.seq)]
 

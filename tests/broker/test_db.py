@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from datetime import UTC, datetime, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -26,7 +27,7 @@ BRATISLAVA = ZoneInfo("Europe/Bratislava")
 T0 = datetime(2026, 11, 30, 18, 0, tzinfo=UTC)
 
 
-def event_row(seq: int, *, table_id: str = "pool-01", boot: str = "boot-a", received_at: datetime = T0) -> dict:
+def event_row(seq: int, *, table_id: str = "pool-01", boot: str = "boot-a", received_at: datetime = T0) -> dict[str, Any]:
     return dict(
         table_id=table_id,
         boot=boot,
@@ -39,10 +40,10 @@ def event_row(seq: int, *, table_id: str = "pool-01", boot: str = "boot-a", rece
     )
 
 
-def race(store, work, n: int = 2) -> list:
+def race(store, work, n: int = 2) -> list[Any]:
     """Run work(session) in n threads that start together, each in its own transaction."""
     barrier = threading.Barrier(n)
-    results: list = [None] * n
+    results: list[Any] = [None] * n
     errors: list[BaseException] = []
 
     def run(i: int) -> None:

@@ -8,6 +8,7 @@ of that year and of the next one, the only two a session can meet.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -27,7 +28,7 @@ def billed(member: MemberSnapshot, start=EVE, end=NEW_YEAR):
     return bill(replay([start_op(start, CLUB_TABLE, member=member), stop_op(end)], LAVOS), LAVOS, end)
 
 
-def lines(b) -> list[tuple]:
+def lines(b) -> list[tuple[Any, ...]]:
     return [(line.reason, line.start, line.amount_cents) for line in b.lines]
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import queue
 import time
+from typing import Any
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
@@ -48,8 +49,8 @@ def _publish(mosquitto, n: int, first_seq: int) -> None:
     pub.loop_stop()
 
 
-def _receive(link_inbox: queue.Queue, n: int, timeout: float = 10.0) -> list:
-    got: list = []
+def _receive(link_inbox: queue.Queue[Any], n: int, timeout: float = 10.0) -> list[Any]:
+    got: list[Any] = []
     deadline = time.monotonic() + timeout
     while len(got) < n and time.monotonic() < deadline:
         try:
@@ -68,7 +69,7 @@ def _events(got) -> list[int]:
 def test_ack_many_settles_the_batch_and_unacked_messages_come_back(mosquitto):
     user, password = mosquitto.hub_login("lavos-ack-test")
     url = MqttUrl("127.0.0.1", mosquitto.port, user, password, False)
-    inbox: queue.Queue = queue.Queue()
+    inbox: queue.Queue[Any] = queue.Queue()
     link = HubLink(url, inbox)
     link.start()
     deadline = time.monotonic() + 10
@@ -83,7 +84,7 @@ def test_ack_many_settles_the_batch_and_unacked_messages_come_back(mosquitto):
     time.sleep(0.3)
     link.close()
 
-    inbox2: queue.Queue = queue.Queue()
+    inbox2: queue.Queue[Any] = queue.Queue()
     again = HubLink(url, inbox2)
     again.start()
     redelivered = _receive(inbox2, 10, timeout=5)

@@ -19,7 +19,7 @@ from tests.support.hub import VENUE, light_of, link_of, running_node
 from tests.support.waiting import wait_until
 
 
-def start_hub(db_url: str, port: int) -> subprocess.Popen:
+def start_hub(db_url: str, port: int) -> subprocess.Popen[str]:
     return start_driven("tests.broker.hub_proc", str(VENUE), db_url, str(port))
 
 

@@ -31,7 +31,8 @@ HEADER = "name,kind,cards,fees_paid,active,note\n"
 
 
 def count(db, model) -> int:
-    return db.scalar(select(func.count()).select_from(model))
+    result: int = db.scalar(select(func.count()).select_from(model))
+    return result
 
 
 def import_text(store, text: str | bytes):

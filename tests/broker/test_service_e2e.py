@@ -25,7 +25,8 @@ def open_alerts(svc, kind):
 
 
 def relay_on(node) -> bool:
-    return node.light.on
+    result: bool = node.light.on
+    return result
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -23,7 +24,7 @@ def bratislava(year: int, month: int, day: int, hour: int = 0, minute: int = 0, 
     return datetime(year, month, day, hour, minute, second, tzinfo=BRATISLAVA).astimezone(UTC)
 
 
-def venue_with(bands: Sequence[dict] = (), **billing: object) -> Venue:
+def venue_with(bands: Sequence[dict[str, Any]] = (), **billing: object) -> Venue:
     """LAVOS with extra time bands and billing settings, validated like a venue file."""
     return LAVOS.model_copy(
         update={

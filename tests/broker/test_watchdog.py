@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy import select
@@ -59,7 +60,7 @@ def commands(wire, table):
     return [json.loads(m.payload) for m in wire.matching(lambda m: m.topic == f"lavos/v1/table/{table}/light/set")]
 
 
-def last(wire, table) -> dict:
+def last(wire, table) -> dict[str, Any]:
     sent = commands(wire, table)
     return sent[-1] if sent else {}
 

@@ -10,6 +10,7 @@ import json
 import random
 import re
 from datetime import UTC, date, datetime, timedelta, timezone
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -49,7 +50,7 @@ def centre(postgres_cluster, postgres_template):
     postgres_cluster.drop_database(url)
 
 
-def _payment(pid: int, cents: int, method: str = "cash", reverses: int | None = None, day: date = DAY) -> dict:
+def _payment(pid: int, cents: int, method: str = "cash", reverses: int | None = None, day: date = DAY) -> dict[str, Any]:
     line = ReceiptLine("Pool 1", "Pool 1", 1, cents, cents, 23, "table_time")
     at = datetime(day.year, day.month, day.day, 19, tzinfo=UTC)
     rec = PaymentRecord(pid, method, cents, "jana", at, pid, "Pool 1", 1, (line,), reverses_id=reverses, day=day)
@@ -63,7 +64,7 @@ def _payment(pid: int, cents: int, method: str = "cash", reverses: int | None = 
     }
 
 
-def _zreport(day: date, payments: list[dict]) -> dict:
+def _zreport(day: date, payments: list[dict[str, Any]]) -> dict[str, Any]:
     """A closed day's record as the hall sends it: its Z report of these payment records, frozen."""
     methods = [Method("cash", "Hotovosť", "Cash", True), Method("card", "Karta", "Card", False)]
     at = datetime(day.year, day.month, day.day, 23, tzinfo=UTC)
@@ -79,11 +80,11 @@ def _zreport(day: date, payments: list[dict]) -> dict:
     return {"day": day.isoformat(), "report": to_json(z)}
 
 
-def _rec(seq: int, kind: str, data: dict) -> dict:
+def _rec(seq: int, kind: str, data: dict[str, Any]) -> dict[str, Any]:
     return {"seq": seq, "kind": kind, "ref": f"{kind}:{seq}", "at": "2026-12-04T19:00:00+00:00", "data": data}
 
 
-def _post(client, token: str, hall: str, records: list) -> tuple[int, dict]:
+def _post(client, token: str, hall: str, records: list[Any]) -> tuple[int, dict[str, Any]]:
     r = client.post("/api/central/records", json={"hall": hall, "records": records}, headers={"Authorization": f"Bearer {token}"})
     return r.status_code, r.json()
 
@@ -96,7 +97,7 @@ def _log_in(client, user: str, password: str, next_path: str = "/"):
     )
 
 
-def _basic(user: str, password: str) -> dict:
+def _basic(user: str, password: str) -> dict[str, Any]:
     return {"Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
 
 
@@ -226,13 +227,13 @@ def test_a_body_streaming_past_the_cap_is_cut_there_not_read_whole(centre):
     app = client.app
     chunk = b"x" * 65536
     taken: list[int] = []
-    sent: list[dict] = []
+    sent: list[dict[str, Any]] = []
 
-    async def receive() -> dict:
+    async def receive() -> dict[str, Any]:
         taken.append(len(chunk))
         return {"type": "http.request", "body": chunk, "more_body": len(taken) < 1000}  # 64 MiB on offer
 
-    async def send(message: dict) -> None:
+    async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
     scope = {
@@ -324,7 +325,8 @@ def _pages_answer(client, hall: str = "a", month: str | None = None) -> None:
 
 def _stored(central) -> int:
     with central.store.reader() as db:
-        return db.scalar(select(func.count()).select_from(CentralRecord))
+        result: int = db.scalar(select(func.count()).select_from(CentralRecord))
+        return result
 
 
 def test_a_record_that_is_not_a_whole_payment_is_refused_and_every_page_still_answers(centre):
@@ -390,7 +392,8 @@ def test_a_payment_is_kept_once_by_what_it_is_not_by_its_seq(centre):
     eva = _basic("eva", "operator-pass")
 
     def takings() -> int:
-        return client.get("/api/central/halls/a/takings?month=2026-12", headers=eva).json()["total_cents"]
+        result: int = client.get("/api/central/halls/a/takings?month=2026-12", headers=eva).json()["total_cents"]
+        return result
 
     assert _post(client, tokens["a"], "a", [_rec(1, "payment", _payment(777, 1000))])[0] == 200
     status, body = _post(client, tokens["a"], "a", [_rec(2, "payment", _payment(777, 990_000))])
@@ -513,7 +516,7 @@ def test_the_centre_s_day_is_the_hall_s_z_report_to_the_cent(centre):
     client, tokens, _ = centre
     rng = random.Random(29)
     days = [DAY, date(2026, 12, 5), date(2026, 12, 6)]
-    payments: list[dict] = []
+    payments: list[dict[str, Any]] = []
     for pid in range(1, 121):
         day = rng.choice(days)
         cents = rng.randint(1, 50_000)

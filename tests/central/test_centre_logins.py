@@ -55,11 +55,13 @@ def _signed_in(client: TestClient) -> bool:
     page, api = client.get("/"), client.get("/api/central/halls")
     assert (page.status_code == 200) == (api.status_code == 200), (page.status_code, api.status_code)
     assert page.status_code in (200, 303) and api.status_code in (200, 401)
-    return page.status_code == 200
+    result: bool = page.status_code == 200
+    return result
 
 
 def _csrf(client: TestClient) -> str:
-    return client.get("/").text.split('name="csrf_token" value="')[1].split('"')[0]
+    result: str = client.get("/").text.split('name="csrf_token" value="')[1].split('"')[0]
+    return result
 
 
 def test_logout_and_a_new_password_end_a_copied_cookie_too_and_the_cookie_holds_only_a_random_id(centre):

@@ -42,7 +42,7 @@ def _low_fd_limit() -> None:
 
 
 class Centre:
-    def __init__(self, proc: subprocess.Popen, port: int, log: Path, ca: Path) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], port: int, log: Path, ca: Path) -> None:
         self.proc, self.port, self.log = proc, port, log
         self.base = f"https://localhost:{port}"
         self.tls = ssl.create_default_context(cafile=str(ca))

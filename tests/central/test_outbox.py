@@ -37,7 +37,8 @@ def _outbox(hub) -> list[OutboxRecord]:
 
 def _tab_of(hub, game: int) -> int:
     with hub.store.reader() as db:
-        return db.scalar(select(Tab.id).where(Tab.session_id == game))
+        result: int = db.scalar(select(Tab.id).where(Tab.session_id == game))
+        return result
 
 
 @pytest.fixture

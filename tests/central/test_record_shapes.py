@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from datetime import UTC, date, datetime
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -65,7 +66,7 @@ def lines(draw) -> ReceiptLine:
 
 
 @st.composite
-def payment_docs(draw) -> dict:
+def payment_docs(draw) -> dict[str, Any]:
     reversal = draw(st.booleans())
     amount = draw(amounts)
     if draw(st.integers(0, 3)):  # mostly the sign the till gives it

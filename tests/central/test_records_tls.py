@@ -50,12 +50,14 @@ def centre(tmp_path, postgres_cluster, postgres_template):
 
 def _pending(store) -> int:
     with store.reader() as db:
-        return db.scalar(select(func.count()).select_from(OutboxRecord))
+        result: int = db.scalar(select(func.count()).select_from(OutboxRecord))
+        return result
 
 
 def _at_centre(store) -> int:
     with store.reader() as db:
-        return db.scalar(select(func.count()).select_from(CentralRecord))
+        result: int = db.scalar(select(func.count()).select_from(CentralRecord))
+        return result
 
 
 def _refused_for(caplog, words: str) -> bool:

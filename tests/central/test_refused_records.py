@@ -21,7 +21,7 @@ import re
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 from fastapi.testclient import TestClient
@@ -94,7 +94,7 @@ def _outbox(hub: Hub) -> list[OutboxRecord]:
         return rows
 
 
-def _put_in_outbox(hub: Hub, ref: str, doc: dict) -> int:
+def _put_in_outbox(hub: Hub, ref: str, doc: dict[str, Any]) -> int:
     """A payment record written straight into the outbox, past the hall's own check (as an older hall wrote them)."""
 
     def write(db) -> int:
@@ -103,7 +103,8 @@ def _put_in_outbox(hub: Hub, ref: str, doc: dict) -> int:
         size = len(json.dumps(doc))
         counter.pending_bytes += size
         db.add(OutboxRecord(seq=counter.last_seq, hall="lavos", kind="payment", ref=ref, at=hub.clock(), record=doc, size=size))
-        return counter.last_seq
+        result: int = counter.last_seq
+        return result
 
     return on_writer(hub, write)
 
@@ -259,7 +260,8 @@ def test_a_refusal_that_names_no_record_is_narrowed_one_at_a_time_and_a_proxy_s_
             _sale(hub, f"Bar {n}")
         seqs = [r.seq for r in _outbox(hub)]
         _Answers.bad = seqs[1]
-        hub._sender.wake()  # type: ignore[union-attr]
+        assert hub._sender is not None  # the hub sends to a centre here
+        hub._sender.wake()
         wait_until(lambda: len(_Answers.seen) >= 2, 10, "the sender trying again after a proxy's 400")
         assert not any(r.refused_at for r in _outbox(hub))  # a page that is not the centre's sets nothing aside
         _Answers.proxy = False

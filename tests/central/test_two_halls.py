@@ -30,7 +30,9 @@ import signal
 import subprocess
 import uuid
 from pathlib import Path
+from typing import Any, cast
 
+import click
 import paho.mqtt.client as mqtt
 import pytest
 import typer.main
@@ -107,7 +109,7 @@ class World:
         self.brokers: dict[str, Mosquitto] = {}
         self.bridges: dict[str, CentreBridge] = {}
         self.hubs: dict[str, contextlib.ExitStack] = {}
-        self.hub: dict = {}
+        self.hub: dict[str, Any] = {}
         self.db: dict[str, str] = {}
         for h in HALLS:
             users = {BRIDGE_LOGIN: HALL_BRIDGE_PASSWORD, TABLE: f"pw-{TABLE}"}
@@ -180,14 +182,16 @@ def _sell(hub, label: str, product: int, quantity: int, method: str) -> int:
     view = HubFacade(hub).reads.till.tab_payments(tab)
     assert view is not None
     owed = view.owed_cents
-    return hub.execute(
+    paid: int = hub.execute(
         PayTab(tab=tab, method=method, amount_cents=owed, tendered_cents=owed if method == "cash" else None, actor="jana")
     ).payment_id
+    return paid
 
 
 def _outbox_empty(world: World, hall: str) -> bool:
     with world.hub[hall].store.reader() as db:
-        return db.scalar(select(func.count()).select_from(OutboxRecord)) == 0
+        result: bool = db.scalar(select(func.count()).select_from(OutboxRecord)) == 0
+        return result
 
 
 def _wait_links(world: World, *, up: bool) -> None:
@@ -275,7 +279,7 @@ def test_an_evening_cut_off_and_restarted_reaches_the_centre_to_the_cent_once(wo
 def _refused(port: int, user: str, password: str) -> bool:
     client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=user)
     client.username_pw_set(user, password)
-    codes: list = []
+    codes: list[Any] = []
     client.on_connect = lambda c, u, f, rc, p=None: codes.append(rc)
     client.connect("127.0.0.1", port, keepalive=5)
     client.loop_start()
@@ -284,7 +288,8 @@ def _refused(port: int, user: str, password: str) -> bool:
     finally:
         client.disconnect()
         client.loop_stop()
-    return codes[0].is_failure
+    result: bool = codes[0].is_failure
+    return result
 
 
 def test_a_halls_bridge_login_writes_and_reads_only_its_own_prefix(world):
@@ -431,7 +436,8 @@ def test_the_shipped_unit_runs_lavos_central_bridge_with_options_it_has():
     assert argv[0].endswith("/lavos") and argv[1:3] == ["central", "bridge"]
     from lavos_cli import app
 
-    command = typer.main.get_command(app).commands["central"].commands["bridge"]  # type: ignore[attr-defined]
+    central = cast(click.Group, cast(click.Group, typer.main.get_command(app)).commands["central"])
+    command = central.commands["bridge"]
     known = {opt for param in command.params for opt in param.opts}
     assert {a for a in argv if a.startswith("--")} <= known
     assert argv[argv.index("--centre") + 1].startswith("mqtts://")

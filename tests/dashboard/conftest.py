@@ -133,7 +133,8 @@ def add_users(service) -> tuple[str, str]:
         create_user(db, MANAGER, password, "manager", actor="test")
         return issue_token(db, STAFF, "tests", actor="test"), issue_token(db, MANAGER, "tests", actor="test")
 
-    return on_writer(service, make)
+    result: tuple[str, str] = on_writer(service, make)
+    return result
 
 
 sqlite_only = pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 import pytest
@@ -46,7 +47,7 @@ class Pages:
     def post(
         self,
         path: str,
-        data: dict | None = None,
+        data: dict[str, Any] | None = None,
         *,
         client: TestClient | None = None,
         files=None,
@@ -56,19 +57,21 @@ class Pages:
         form = dict(data or {})
         if with_csrf:
             form["csrf_token"] = self.token(client)
-        return client.post(path, data=form, files=files)
+        result: httpx.Response = client.post(path, data=form, files=files)
+        return result
 
     def page(self, path: str, status: int = 200, *, client: TestClient | None = None) -> str:
         r = (client or self.manager).get(path)
         assert r.status_code == status, f"GET {path} → {r.status_code} {r.text[:2000]}"
-        return r.text
+        result: str = r.text
+        return result
 
     def follow(self, r: httpx.Response, status: int = 200) -> str:
         """The page a 303 after a POST lands on (with its flash message)."""
         assert r.status_code == 303, f"{r.status_code} {r.text[:2000]}"
         return self.page(r.headers["location"], status)
 
-    def refused_to_others(self, method: str, path: str, data: dict | None = None) -> None:
+    def refused_to_others(self, method: str, path: str, data: dict[str, Any] | None = None) -> None:
         """Staff get the 403 page; an anonymous visitor is sent to log in (and nothing happens)."""
         if method == "GET":
             staff, anon = self.staff.get(path), self.anon.get(path)

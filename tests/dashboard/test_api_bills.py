@@ -31,7 +31,8 @@ def _stored_total(api, sid: int) -> int | None:
     with api.service.store.reader() as db:
         row = db.get(Game, sid)
         assert row is not None
-        return row.total_cents
+        result: int | None = row.total_cents
+        return result
 
 
 def _game_with_toppings(api) -> tuple[int, int]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from typing import get_args
+from typing import Any, get_args
 
 from fastapi.routing import APIRoute
 from sqlalchemy import func, select
@@ -41,7 +41,7 @@ STRUCTURE: list[bytes] = [
 # An object with one wrong field each: sent to every route whose body has one of its fields. Any
 # other route's body model forbids unknown fields (strict, extra="forbid"; checked below), so there
 # each of these is the same refusal as UNKNOWN_FIELD, which every route with a body gets.
-FIELDS: list[dict] = [
+FIELDS: list[dict[str, Any]] = [
     {"table": 5},
     {"table": None},
     {"table": ["pool-01"]},

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -62,7 +63,7 @@ def api(hub):
         yield client
 
 
-def alert(rule: str, table: str | None = "pool-03", *, firing: bool = True, at: datetime = OPEN, **labels: str) -> dict:
+def alert(rule: str, table: str | None = "pool-03", *, firing: bool = True, at: datetime = OPEN, **labels: str) -> dict[str, Any]:
     """One alert as vmalert posts it (its fields and their spelling, from a real vmalert 1.79)."""
     ends = at + timedelta(minutes=3) if firing else at - timedelta(seconds=1)
     return {
@@ -74,14 +75,15 @@ def alert(rule: str, table: str | None = "pool-03", *, firing: bool = True, at: 
     }
 
 
-def monitoring_alerts(hub) -> list:
+def monitoring_alerts(hub) -> list[Any]:
     return [a for a in HubFacade(hub).reads.floor.alert_history(None, 100) if a.kind == alert_kinds.MONITORING]
 
 
-def post(api, alerts: list[dict], status: int = 200) -> dict:
+def post(api, alerts: list[dict[str, Any]], status: int = 200) -> dict[str, Any]:
     r = api.post(PATH, json=alerts, headers=api.vmalert)
     assert r.status_code == status, r.text
-    return r.json()
+    result: dict[Any, Any] = r.json()
+    return result
 
 
 def test_only_the_monitoring_token_may_post(api, hub):

@@ -22,7 +22,8 @@ def _paid_member(api, name: str = "Zadražil Miro", year: int | None = 2026) -> 
             record_fee(db, m.id, year, actor="test")
         return m.id
 
-    return on_writer(api.service, _write)
+    result: int = on_writer(api.service, _write)
+    return result
 
 
 def _play_two_days(api) -> None:

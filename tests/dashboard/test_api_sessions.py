@@ -17,7 +17,8 @@ def _member(api, name: str = "Zadražil Miro", paid: bool = True) -> int:
             record_fee(db, m.id, 2026, actor="test")
         return m.id
 
-    return on_writer(api.service, _write)
+    result: int = on_writer(api.service, _write)
+    return result
 
 
 def test_standard_session_bills_90_minutes_as_9_eur(api):

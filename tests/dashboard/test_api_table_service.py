@@ -34,7 +34,8 @@ def _paid_member(api, name: str = "Zadražil Miro") -> int:
         record_fee(db, m.id, 2026, actor="test")
         return m.id
 
-    return on_writer(api.service, _write)
+    result: int = on_writer(api.service, _write)
+    return result
 
 
 def test_out_of_service_refuses_games_is_audited_and_survives_a_restart(api, mosquitto, db_url):

@@ -42,7 +42,8 @@ class Site:
         self.clock.set(local(2026, 12, 4, h, mi))
 
     def api(self, method: str, path: str, user: str = "jana", **kw: Any) -> httpx.Response:
-        return self.staff.client.request(method, path, auth=(user, PASSWORD), **kw)
+        result: httpx.Response = self.staff.client.request(method, path, auth=(user, PASSWORD), **kw)
+        return result
 
 
 @pytest.fixture

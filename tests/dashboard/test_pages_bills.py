@@ -37,7 +37,8 @@ def _toppings(pages, game: int, quantity: int) -> int:
     """Toppings on the game's tab (an extra is a product there); the item's id."""
     reads = HallReads(pages.service)
     topping = reads.till.product_of_extra("topping").id
-    return pages.service.execute(AddTabItem(tab=reads.till.game_tab(game), product=topping, quantity=quantity, actor="jana"))
+    result: int = pages.service.execute(AddTabItem(tab=reads.till.game_tab(game), product=topping, quantity=quantity, actor="jana"))
+    return result
 
 
 def _rows(html: str) -> list[str]:

@@ -28,7 +28,8 @@ def _member(pages, name: str = "Zadražil Miro", *, year: int | None = None, car
             assign_card(db, m.id, card, actor="test")
         return m.id
 
-    return on_writer(pages.service, _write)
+    result: int = on_writer(pages.service, _write)
+    return result
 
 
 def counts(pages) -> tuple[int, int, int, int]:

@@ -35,7 +35,8 @@ def _in_place(r, status: int, form: str, says: str) -> str:
     assert f'id="{form}"' in html and '<div class="error-box">' not in html  # the form's own page, not the error page
     assert not RAW_NAMES.search(_visible(html)), RAW_NAMES.search(_visible(html))
     assert PASSWORD not in html and "Tajné-heslo-9" not in html  # a password is never sent back
-    return html
+    result: str = html
+    return result
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from tests.support.hub import REPO, VENUE
 from tests.support.server import LAVOS, START_TIMEOUT_S
 
 
-def _server(tmp_path, *args: str, password: str = "hub-secret") -> subprocess.Popen:
+def _server(tmp_path, *args: str, password: str = "hub-secret") -> subprocess.Popen[str]:
     pw = tmp_path / "hub.pw"
     pw.write_text(password + "\n")
     env = {**os.environ, "LAVOS_DATA_DIR": str(tmp_path / "data")}

@@ -233,7 +233,7 @@ def test_every_running_amount_says_when_it_changes_by_itself(browser, service, c
     a paused game's never does."""
     sid = service.execute(StartGame(table="carom-01", actor=STAFF))
     clock.advance(seconds=30.5)
-    tab = re.search(r'href="/tabs/(\d+)"', browser.get("/tables/carom-01").text).group(1)  # type: ignore[union-attr]
+    tab = found(r'href="/tabs/(\d+)"', browser.get("/tables/carom-01").text).group(1)
     due = {
         "/": r'id="table-carom-01"[^>]*data-moves-ms="(\d+)"',
         "/tables/carom-01": r'id="open-tab" data-moves-ms="(\d+)"',

@@ -6,6 +6,7 @@ import asyncio
 import json
 import threading
 import time
+from typing import Any
 
 import httpx
 import pytest
@@ -62,7 +63,7 @@ def test_anonymous_gets_no_stream(server):
 
 
 def test_a_slow_client_gets_one_refresh_instead_of_a_backlog():
-    async def run() -> list[dict | None]:
+    async def run() -> list[dict[str, Any] | None]:
         sub = live.Subscriber(asyncio.get_running_loop(), maxsize=5)
 
         # Service threads push; the loop runs the hand-over callbacks when it gets to them.
@@ -76,7 +77,7 @@ def test_a_slow_client_gets_one_refresh_instead_of_a_backlog():
         for t in pushers:
             t.join()
         await asyncio.sleep(0.05)
-        got: list[dict | None] = []
+        got: list[dict[str, Any] | None] = []
         while (ev := await sub.next(0.05)) is not None:
             got.append(ev)
         sub.push("light", {"table": "pool-02"})
@@ -104,7 +105,7 @@ def test_what_pages_hear_for_each_service_topic():
 
 @sqlite_only
 def test_the_hub_names_both_tables_of_a_transfer(service):
-    heard: list[tuple[str, dict]] = []
+    heard: list[tuple[str, dict[str, Any]]] = []
     service.subscribe(lambda topic, data: heard.append((topic, data)))
     sid = service.execute(StartGame(table="pool-01", actor="test"))
     service.execute(MoveGame(game=sid, to_table="pool-02", actor="test"))

@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from sqlalchemy import select, text
@@ -29,7 +30,7 @@ BATCH = 25  # rows per writer transaction: a consistent copy holds whole batches
 FUTURE = "9999_from_a_newer_lavos"
 
 
-def event_rows(batch: int) -> list[dict]:
+def event_rows(batch: int) -> list[dict[str, Any]]:
     at = datetime(2026, 11, 30, 18, 0, tzinfo=UTC)
     return [
         dict(
@@ -74,7 +75,7 @@ class Writer(threading.Thread):
             time.sleep(0.01)
 
 
-def snapshot(url: str) -> tuple[list[tuple], list[str]]:
+def snapshot(url: str) -> tuple[list[tuple[Any, ...]], list[str]]:
     store = open_store(url)
     try:
         with store.session() as db:

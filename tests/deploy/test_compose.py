@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -38,11 +39,12 @@ def interpolate(text: str, env: dict[str, str]) -> str:
 
 
 @pytest.fixture(scope="module")
-def compose() -> dict:
-    return yaml.safe_load(interpolate(COMPOSE.read_text(), env_example()))
+def compose() -> dict[str, Any]:
+    result: dict[str, Any] = yaml.safe_load(interpolate(COMPOSE.read_text(), env_example()))
+    return result
 
 
-def bind_mounts(service: dict) -> list[tuple[str, str]]:
+def bind_mounts(service: dict[str, Any]) -> list[tuple[str, str]]:
     """(host path, container path) of every bind mount; named volumes are left out."""
     out = []
     for spec in service.get("volumes", []):

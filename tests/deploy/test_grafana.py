@@ -16,6 +16,7 @@ import json
 import re
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -51,7 +52,7 @@ class Recorder:
     pockets = MetricsWriter.pockets
 
     def __init__(self) -> None:
-        self.points: list[tuple[str, dict, dict]] = []
+        self.points: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
 
     def _append(self, lines: list[str]) -> None:
         for line in lines:  # measurement,tag=v,... field=v,... timestamp (the samples have no spaces)
@@ -87,7 +88,7 @@ def series() -> dict[str, set[str]]:
     return {f"{m}_{f}": tags for m, (tags, fields) in written_schema().items() for f in fields}
 
 
-def panels() -> list[dict]:
+def panels() -> list[dict[str, Any]]:
     out = []
     for p in json.loads(DASHBOARD.read_text(encoding="utf-8"))["panels"]:
         out += [p, *p.get("panels", [])]  # a collapsed row holds its panels
@@ -98,7 +99,7 @@ def queries() -> list[tuple[str, str]]:
     return [(f"{p['title']} {t['refId']}", t["expr"]) for p in panels() for t in p.get("targets", [])]
 
 
-def rules() -> list[dict]:
+def rules() -> list[dict[str, Any]]:
     doc = yaml.safe_load(RULES.read_text(encoding="utf-8"))
     return [r for g in doc["groups"] for r in g["rules"]]
 
@@ -193,7 +194,7 @@ def test_dashboard_provider_points_at_a_configurable_folder() -> None:
 
 
 @pytest.mark.parametrize("rule", rules(), ids=lambda r: r["alert"])
-def test_each_rule_says_it_in_slovak_and_english_as_the_hub_takes_it(rule: dict) -> None:
+def test_each_rule_says_it_in_slovak_and_english_as_the_hub_takes_it(rule: dict[str, Any]) -> None:
     from dashboard.api.monitoring import PostedAlert
 
     PostedAlert(labels={"alertname": rule["alert"], **rule["labels"]}, annotations=rule["annotations"])  # the hub's route takes it

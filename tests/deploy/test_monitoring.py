@@ -30,6 +30,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta, timezone
+from functools import partial
 from pathlib import Path
 from time import monotonic
 from typing import Any, Literal
@@ -194,7 +195,7 @@ def play(ev: Evening) -> None:
         # and the report's hour [t, t + 1h) would each count a ball dropped at exactly 19:00:00.000.
         for k in range(n):
             when = math.floor(first + (last - first) * k / n) + (17 + k % 30) / 60
-            at(when, lambda k=k: nodes.deliver([nodes.drop(table, k % 6)]))  # type: ignore[misc]
+            at(when, partial(lambda k: nodes.deliver([nodes.drop(table, k % 6)]), k))
 
     at(0, lambda: nodes.deliver([m for t in TABLES for m in (nodes.online(t), nodes.light(t, False, "boot"))]))
     for minute in range(0, 225, 15):
@@ -221,7 +222,7 @@ def play(ev: Evening) -> None:
     drops("pool-05", 140, 142, 5)  # balls without a game: the hub's play_without_session
     at(50, lambda: hub.execute(CheckInFoosball(table="foos-01", member_id=member, actor="jana")))
     for k in range(12):
-        at(51 + k * 1.5, lambda k=k: nodes.deliver([nodes.goal("foos-01", "home" if k % 3 else "away")]))  # type: ignore[misc]
+        at(51 + k * 1.5, partial(lambda k: nodes.deliver([nodes.goal("foos-01", "home" if k % 3 else "away")]), k))
     at(80, lambda: nodes.deliver([(contract.event_topic("pool-04", "pocket"), b'{"not": "an event"}')]))  # refused
     for when in sorted(script):
         clock.set(ev.start + timedelta(minutes=when))
@@ -311,7 +312,8 @@ def evening(vm, tmp_path_factory) -> Iterator[Evening]:
 
 
 def dashboard() -> dict[str, Any]:
-    return json.loads(DASHBOARD.read_text(encoding="utf-8"))
+    result: dict[str, Any] = json.loads(DASHBOARD.read_text(encoding="utf-8"))
+    return result
 
 
 def panels() -> list[dict[str, Any]]:
@@ -336,7 +338,8 @@ def table_value(selected: list[str] | None) -> str:
     """$table as Grafana writes it into a query: All is its allValue; a choice is (a|b)."""
     var = next(v for v in dashboard()["templating"]["list"] if v["name"] == "table")
     if selected is None:
-        return var["allValue"]
+        result: str = var["allValue"]
+        return result
     return "(" + "|".join(_regex_escape(v) for v in selected) + ")" if len(selected) > 1 else _regex_escape(selected[0])
 
 
@@ -368,7 +371,8 @@ class Grafana:
         text = target["expr"].replace("$__range", f"{range_s}s").replace("$__interval", f"{self.step_s(panel, target)}s")
         text = text.replace("${table:regex}", table_value(self.tables)).replace("$table", table_value(self.tables))
         assert "$" not in text, f"{panel['title']}: a variable Grafana would fill in is left: {text}"
-        return text
+        result: str = text
+        return result
 
     def run(self, panel: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
         """Every target of the panel: refId -> VictoriaMetrics' result (instant: a vector; range: a matrix)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import subprocess
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -53,6 +54,7 @@ def test_the_centre_runs_by_a_unit_with_the_hall_servers_limit_and_hardening_and
     `ulimit -n 256` a flood of connections that never start TLS delayed honest posts up to 19.5 s
     (the connection cap below the open-file limit was 16); the unit's LimitNOFILE=8192, as the
     hall's, gives the cap its full 1000. The docs' centre commands install it."""
+    import click
     import typer.main
 
     from dashboard.central_cli import central_app
@@ -62,7 +64,7 @@ def test_the_centre_runs_by_a_unit_with_the_hall_servers_limit_and_hardening_and
     for key in ("LimitNOFILE", "UMask", "NoNewPrivileges", "ProtectSystem", "PrivateTmp", "User", "Group", "StateDirectoryMode"):
         assert central.get(key) == server.get(key), key
     assert central["LimitNOFILE"] == "8192"
-    serve = typer.main.get_command(central_app).commands["serve"]  # type: ignore[attr-defined]
+    serve = cast(click.Group, typer.main.get_command(central_app)).commands["serve"]
     known = {opt for p in serve.params for opt in p.opts}
     flags = set(re.findall(r"(?<!\S)(--[\w-]+)", central["ExecStart"]))
     assert central["ExecStart"].startswith(f"{VENV_BIN}lavos central serve ") and flags <= known, flags - known

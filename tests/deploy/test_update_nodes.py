@@ -15,6 +15,7 @@ import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -113,7 +114,7 @@ def playbook(hub: ServedHub, tmp_path: Path, inventory: Path, token: Path, *more
     return subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env, cwd=tmp_path)
 
 
-def service(hub: ServedHub, table: str) -> tuple[bool, dict | None]:
+def service(hub: ServedHub, table: str) -> tuple[bool, dict[str, Any] | None]:
     t = hub.api("GET", f"/api/tables/{table}", "boss")
     return t["out_of_service"], t["session"]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import threading
 import time
+from typing import Any
 
 import pytest
 from gpiozero import Device
@@ -73,7 +74,7 @@ def test_a_new_command_cancels_a_blink_and_its_settle():
 
 
 def collecting_beam(factory, pin=5, **filter_kw):
-    out: list = []
+    out: list[Any] = []
     beam = BeamSensor(pin, PulseFilter(**filter_kw), out.append, pin_factory=factory)
     return beam, out
 
@@ -133,7 +134,7 @@ def test_a_stuck_beam_is_reported_then_recovered():
 
 def test_broken_when_high_sensors():
     factory = timed_mock_factory()
-    out: list = []
+    out: list[Any] = []
     beam = BeamSensor(6, PulseFilter(), out.append, broken_when_low=False, pin_factory=factory)
     t = time.monotonic()
     factory.pin(6).drive_at(t, high=True)

@@ -80,7 +80,8 @@ def test_node_config_for_unknown_table_raises_key_error():
 def write(tmp_path, text: str) -> Path:
     path = tmp_path / "node.toml"
     path.write_text(text, encoding="utf-8")
-    return path
+    result: Path = path
+    return result
 
 
 BASE = 'table = "pool-01"\nkind = "pool"\n[pins]\npockets = [5, 6, 13, 19, 26, 21]\n'

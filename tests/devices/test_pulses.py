@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -14,9 +15,9 @@ from tests.support.matching import near
 MS = 1e-3
 
 
-def feed(f: PulseFilter, edges, until: float | None = None) -> list:
+def feed(f: PulseFilter, edges, until: float | None = None) -> list[Any]:
     """Feed (t, broken) edges, then advance to `until` (default: far past the last edge)."""
-    out: list = []
+    out: list[Any] = []
     for t, broken in edges:
         out += f.edge(t, broken)
     last = max((t for t, _ in edges), default=0.0)

@@ -6,6 +6,7 @@ import json
 import logging
 import time
 import uuid
+from typing import Any
 
 import pytest
 
@@ -23,7 +24,8 @@ SET = light_set_topic("pool-01")
 
 def relay_on(factory, config) -> bool:
     """What the relay coil sees: the physical pin level, through the board's polarity."""
-    return factory.pin(config.pins.light).state == config.pins.light_active_high
+    result: bool = factory.pin(config.pins.light).state == config.pins.light_active_high
+    return result
 
 
 @pytest.fixture
@@ -39,7 +41,7 @@ def node(mosquitto, tmp_path):
     config = node_config(tmp_path, mosquitto.port)
     n = EdgeNode(config, pin_factory=factory).start()
     assert link_of(n).wait_connected(10)
-    n.factory = factory  # type: ignore[attr-defined]
+    vars(n)["factory"] = factory  # the tests drive the node's pins through it
     yield n
     n.close()
 
@@ -51,14 +53,15 @@ def command(hub, on: bool, **extra) -> str:
     return cmd_id
 
 
-def state_for(hub, cmd_id: str, **match) -> dict:
+def state_for(hub, cmd_id: str, **match) -> dict[str, Any]:
     def ok(m):
         if not m.topic.endswith("pool-01/light/state"):
             return False
         body = json.loads(m.payload)
         return body.get("cmd_id") == cmd_id and all(body.get(k) == v for k, v in match.items())
 
-    return json.loads(hub.wait_for(ok, timeout=10).payload)
+    result: dict[str, Any] = json.loads(hub.wait_for(ok, timeout=10).payload)
+    return result
 
 
 def test_light_set_switches_the_relay_and_answers_on_retained_light_state(hub, node):

@@ -20,7 +20,8 @@ def stored_events(store, table: str, event_type: str = "pocket") -> list[Event]:
     with store.reader() as db:
         rows = db.scalars(select(Event).where(Event.table_id == table, Event.type == event_type).order_by(Event.id)).all()
         db.expunge_all()
-    return rows
+    result: list[Event] = rows
+    return result
 
 
 def assert_each_once(rows: list[Event]) -> None:
@@ -37,4 +38,5 @@ def assert_billed_by_central_clock(store, session_id: int) -> int:
         assert row.state == "stopped", row.state
         expected = time_amount_cents(POOL_RATE_CENTS, billed_seconds(row.stopped_at - row.started_at, 60))
         assert row.total_cents == expected, (row.table_id, row.total_cents, expected)
-        return row.total_cents
+        result: int = row.total_cents
+        return result

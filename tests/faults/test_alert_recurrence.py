@@ -19,6 +19,7 @@ import uuid
 from datetime import datetime
 from itertools import count
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -53,7 +54,7 @@ def service(mosquitto, db_url, clock):
         svc.watchdog.stop()
         told: list[tuple[str, str]] = []  # what the dashboard was told: (kind, table) of every alert that opened
         svc.listeners.append(lambda topic, data: told.append((data["kind"], data["table"])) if topic == "alert" else None)
-        svc.told = told  # type: ignore[attr-defined]  # the tests read it beside the hub they were given
+        vars(svc)["told"] = told  # the tests read it beside the hub they were given
         yield svc
 
 
@@ -65,7 +66,7 @@ class RawNode:
         self.boot = f"b-{uuid.uuid4().hex[:8]}"
         self.mqtt = Collector(mosquitto.port, username=table, password=f"pw-{table}", topics=(contract.light_set_topic(table),))
 
-    def event(self, etype: str, data: dict) -> None:
+    def event(self, etype: str, data: dict[str, Any]) -> None:
         self.mqtt.publish(
             contract.event_topic(self.table, etype),
             json.dumps(
@@ -136,7 +137,7 @@ def settled(service, kind: str, table: str) -> None:
     )
 
 
-def _seen(service, kind: str, table: str) -> list:
+def _seen(service, kind: str, table: str) -> list[Any]:
     return [(a.id, a.count, a.closed_at is not None) for a in alerts(service, kind, table)]
 
 
@@ -159,7 +160,8 @@ def _members(service) -> int:
         assign_card(db, unpaid.id, UNPAID_UID, actor="test")
         return paid.id
 
-    return on_writer(service, _write)
+    result: int = on_writer(service, _write)
+    return result
 
 
 def _end_checkins(api) -> None:

@@ -54,7 +54,7 @@ TAKEN_OVER = "already connected, closing old connection"
 
 @dataclass
 class Server:
-    proc: subprocess.Popen
+    proc: subprocess.Popen[bytes]
     base: str
     log: Path
 

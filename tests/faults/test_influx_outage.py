@@ -18,6 +18,7 @@ import contextlib
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -145,7 +146,7 @@ def test_300_drops_without_influx_lose_no_point_and_memory_stays_flat(mosquitto,
             lambda: {t: pocket_points(victoria, t) for t in TABLES} == stored, timeout=10, what="every pocket point readable", interval=0.5
         )
 
-        def stored_points() -> set:
+        def stored_points() -> set[Any]:
             # VictoriaMetrics stores each field as its own series: one point is one (measurement, tags, time).
             return {(name.split("_", 1)[0], frozenset(labels.items()), ts) for name, labels, ts, _ in victoria.samples(OURS)}
 

@@ -11,6 +11,7 @@ import html
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -46,7 +47,8 @@ def _card_holder(service, years: tuple[int, ...], name: str = "Ambra Tomáš", u
             record_fee(db, m.id, year, actor="test")
         return m.id
 
-    return on_writer(service, _write)
+    result: int = on_writer(service, _write)
+    return result
 
 
 # --- 17: New Year's Eve -------------------------------------------------------------------
@@ -79,7 +81,7 @@ def test_new_years_eve_bills_each_hour_by_the_fee_of_its_year(api, years, lines)
 # reader (only foosball tables check members in: a tap at a pool table changes no session).
 
 
-def _session_rows(service) -> list[tuple]:
+def _session_rows(service) -> list[tuple[Any, ...]]:
     with service.store.reader() as db:
         rows = db.scalars(select(Game).order_by(Game.id)).all()
         return [(r.id, r.table_id, r.state, r.member_id, len(r.ops)) for r in rows]

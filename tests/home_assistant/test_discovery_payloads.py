@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from typing import Literal
+from typing import Any, Literal
 
 import jinja2
 import pytest
@@ -98,7 +98,7 @@ def test_each_table_gets_the_entities_its_kind_has():
         assert got == want, t.id
 
 
-def _config(table: str, obj: str) -> dict:
+def _config(table: str, obj: str) -> dict[str, Any]:
     return next(d.config for d in ALL if d.topic.endswith(f"_{table.replace('-', '_')}/{obj}/config"))
 
 

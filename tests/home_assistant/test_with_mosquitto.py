@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from typing import Any
 
 import paho.mqtt.client as mqtt
 import pytest
@@ -56,11 +57,11 @@ def home_assistant(broker, topics=("homeassistant/#", "lavos/v1/#"), protocol=mq
     return Collector(broker.port, HA_USER, HA_PASSWORD, topics=topics, protocol=protocol)
 
 
-def configs(c: Collector) -> dict[str, dict]:
+def configs(c: Collector) -> dict[str, dict[str, Any]]:
     return {m.topic: json.loads(m.payload) for m in c.matching(lambda m: m.topic.endswith("/config") and m.payload)}
 
 
-def amount_of(c: Collector, table: str) -> list[dict]:
+def amount_of(c: Collector, table: str) -> list[dict[str, Any]]:
     return [json.loads(m.payload) for m in c.matching(lambda m: m.topic == ha.ha_state_topic(table))]
 
 

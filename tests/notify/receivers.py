@@ -9,6 +9,7 @@ import json
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import Any
 
 from aiosmtpd.controller import Controller
 
@@ -48,7 +49,7 @@ class Webhook:
     `hold` is set (a message in flight for as long as the test wants)."""
 
     def __init__(self, hold: threading.Event | None = None) -> None:
-        self.received: list[dict] = []
+        self.received: list[dict[str, Any]] = []
         self.paths: list[str] = []  # the path each message was posted to (a guest SMS gateway's number)
         self.arrived = 0  # requests read, answered or not
         self.hold = hold

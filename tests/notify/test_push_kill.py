@@ -19,7 +19,7 @@ pytestmark = pytest.mark.lavos_process
 TABLES = ("pool-01", "pool-02", "pool-03", "pool-04", "pool-05")
 
 
-def start(db_url: str, data_dir, url: str, *tables: str) -> subprocess.Popen:
+def start(db_url: str, data_dir, url: str, *tables: str) -> subprocess.Popen[str]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "tests.notify.hub_proc", db_url, str(data_dir), url, *tables],
         stdout=subprocess.PIPE,

@@ -57,7 +57,8 @@ def _audit(store, action: str) -> list[AuditEntry]:
 
 def _user(store, username: str) -> User:
     with store.reader() as db:
-        return db.scalars(select(User).where(User.username == username)).one()
+        result: User = db.scalars(select(User).where(User.username == username)).one()
+        return result
 
 
 def test_password_with_forced_change_ends_sessions_and_is_audited(accounts):

@@ -104,7 +104,8 @@ def test_under_a_flood_the_owners_known_address_gets_the_next_hash_slot(api):
     store, order = api.service.store, []
 
     def rehash(username: str, old: str, new: str) -> bool:  # as the facade does: a command on the writer
-        return api.service.execute(StoreRehash(username=username, old_hash=old, new_hash=new, actor=username))
+        result: bool = api.service.execute(StoreRehash(username=username, old_hash=old, new_hash=new, actor=username))
+        return result
 
     assert check_password(store, STAFF, PASSWORD, client="10.0.0.1", hasher=CHEAP, store_rehash=rehash).username == STAFF  # her bar tablet
     gate(store).cache.forget(STAFF)  # as a minute later: the next call must hash again

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import statistics
 import time
+from typing import Any
 
 import httpx
 import pytest
@@ -43,11 +44,11 @@ def test_an_attacker_elsewhere_cannot_lock_the_manager_out(server):
     assert page.status_code == 303 and page.headers["location"] == "/", page.text[:300]
 
 
-def _answers(server, who: tuple[tuple[str, str], ...], n: int) -> list[tuple[list[tuple], list[float]]]:
+def _answers(server, who: tuple[tuple[str, str], ...], n: int) -> list[tuple[list[tuple[Any, ...]], list[float]]]:
     """n wrong passwords for each (address, username), taking turns request by request, so a burst
     of load elsewhere on the machine slows both sides alike (CI once saw the known name's answers
     measured during one: a ratio of 0.4 with every answer the same)."""
-    answers: list[tuple[list[tuple], list[float]]] = [([], []) for _ in who]
+    answers: list[tuple[list[tuple[Any, ...]], list[float]]] = [([], []) for _ in who]
     with contextlib.ExitStack() as stack:
         clients = [stack.enter_context(server.client(address)) for address, _ in who]
         for i in range(n):

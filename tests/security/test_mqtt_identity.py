@@ -60,7 +60,8 @@ def server(mosquitto, tmp_path):
 
 
 def takeovers(mosquitto, client_id: str) -> int:
-    return mosquitto.log_text().count(f"Client {client_id} already connected, closing old connection")
+    result: int = mosquitto.log_text().count(f"Client {client_id} already connected, closing old connection")
+    return result
 
 
 def test_what_clubs_install_is_the_file_the_tests_run():

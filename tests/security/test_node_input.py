@@ -15,6 +15,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import httpx
 import paho.mqtt.client as mqtt
@@ -62,7 +63,14 @@ class RawNode:
         self.client.publish(topic, payload, qos=1).wait_for_publish(10)
 
     def event(
-        self, etype: str, data: dict, *, ts: str | None = None, synced: bool = True, table: str | None = None, boot: str | None = None
+        self,
+        etype: str,
+        data: dict[str, Any],
+        *,
+        ts: str | None = None,
+        synced: bool = True,
+        table: str | None = None,
+        boot: str | None = None,
     ) -> None:
         self.seq += 1
         table = table or self.table
@@ -101,7 +109,7 @@ def lavos(request, mosquitto, tmp_path_factory):
         extra_args=("--influx", victoria.url),
     )
     server.seed_users()  # the login is not what this module tests: copied in, not `lavos user add`
-    server.victoria = victoria  # type: ignore[attr-defined]
+    vars(server)["victoria"] = victoria  # the tests read it beside the server
     try:
         server.start()
         yield server
@@ -112,11 +120,11 @@ def lavos(request, mosquitto, tmp_path_factory):
             request.getfixturevalue("postgres_cluster").drop_database(db)
 
 
-def node_row(server: LavosServer, table: str) -> dict:
+def node_row(server: LavosServer, table: str) -> dict[str, Any]:
     return next(n for n in server.api("GET", "/api/nodes", MANAGER) if n["table"] == table)
 
 
-def open_alerts_of(server: LavosServer, kind: str, table: str) -> list[dict]:
+def open_alerts_of(server: LavosServer, kind: str, table: str) -> list[dict[str, Any]]:
     return [a for a in server.api("GET", "/api/alerts", MANAGER) if a["kind"] == kind and a["table"] == table]
 
 

@@ -52,7 +52,8 @@ def capability(route: APIRoute) -> str | None:
     while stack:
         dep = stack.pop()
         if dep.call is not None and hasattr(dep.call, "capability"):
-            return dep.call.capability
+            result: str | None = dep.call.capability
+            return result
         stack.extend(dep.dependencies)
     return None
 

@@ -61,7 +61,7 @@ def port_free(port: int) -> bool:
     return True
 
 
-def start_demo(tmp_path: Path, *args: str) -> tuple[subprocess.Popen, Path]:
+def start_demo(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[bytes], Path]:
     out = tmp_path / "demo.out"
     proc = subprocess.Popen(
         [sys.executable, "-m", "lavos_cli", "demo", *args],
@@ -75,7 +75,7 @@ def start_demo(tmp_path: Path, *args: str) -> tuple[subprocess.Popen, Path]:
     return proc, out
 
 
-def wait_for(what: str, check, timeout: float, proc: subprocess.Popen, out: Path):
+def wait_for(what: str, check, timeout: float, proc: subprocess.Popen[bytes], out: Path):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -87,7 +87,7 @@ def wait_for(what: str, check, timeout: float, proc: subprocess.Popen, out: Path
     pytest.fail(f"no {what} within {timeout:.0f} s:\n{out.read_text()[-4000:]}")
 
 
-def stop_like_ctrl_c(proc: subprocess.Popen, out: Path) -> str:
+def stop_like_ctrl_c(proc: subprocess.Popen[bytes], out: Path) -> str:
     os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C goes to the whole foreground group
     try:
         proc.wait(30)
@@ -97,7 +97,7 @@ def stop_like_ctrl_c(proc: subprocess.Popen, out: Path) -> str:
     return out.read_text()
 
 
-def assert_ended_cleanly(proc: subprocess.Popen, text: str) -> None:
+def assert_ended_cleanly(proc: subprocess.Popen[bytes], text: str) -> None:
     """A demo that has ended: exit status 0, its goodbye printed, no traceback, no process left."""
     assert proc.returncode == 0, text[-4000:]
     assert "demo stopped" in text and "Traceback" not in text, text[-4000:]

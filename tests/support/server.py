@@ -61,7 +61,9 @@ def server_env(data_dir: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def wait_serving(proc: subprocess.Popen, base: str, log_path: str | Path, timeout: float = START_TIMEOUT_S, *, mqtt: bool = False) -> None:
+def wait_serving(
+    proc: subprocess.Popen[Any], base: str, log_path: str | Path, timeout: float = START_TIMEOUT_S, *, mqtt: bool = False
+) -> None:
     """Until `lavos server` at `base` answers /api/health (with `mqtt`: and is connected to the
     broker); fails with its log if it exits first or takes longer than `timeout` seconds."""
     deadline = time.monotonic() + timeout
@@ -81,7 +83,7 @@ def wait_serving(proc: subprocess.Popen, base: str, log_path: str | Path, timeou
         time.sleep(0.1)
 
 
-def stop_server(proc: subprocess.Popen, *, group: bool = False, timeout: float = 20.0) -> None:
+def stop_server(proc: subprocess.Popen[Any], *, group: bool = False, timeout: float = 20.0) -> None:
     """SIGTERM (to its process group with `group`), then SIGKILL if it has not ended within `timeout`."""
     send = (lambda sig: os.killpg(proc.pid, sig)) if group else proc.send_signal
     if proc.poll() is None:
@@ -103,7 +105,7 @@ def _tail(log_path: str | Path, lines: int = 60) -> str:
 class Serving:
     """A running throwaway server (see `serving`)."""
 
-    proc: subprocess.Popen
+    proc: subprocess.Popen[bytes]
     base: str
     port: int
     log: Path
@@ -178,7 +180,7 @@ class LavosServer:
     mqtt_port: int
     users: dict[str, tuple[str, str]]  # username -> (role, password)
     port: int = field(default_factory=free_port)
-    proc: subprocess.Popen | None = None
+    proc: subprocess.Popen[bytes] | None = None
     db: str | None = None  # a database URL (PostgreSQL); default: SQLite in workdir
     extra_args: tuple[str, ...] = ()  # more `lavos server` options (e.g. --influx)
 

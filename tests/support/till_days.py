@@ -74,14 +74,16 @@ def walk_in(hub: Any, label: str = "Bar", actor: str = "jana") -> int:
             db.flush()
             return tab.id
 
-    return hub.run_on_writer(run)
+    result: int = hub.run_on_writer(run)
+    return result
 
 
 def tab_of_game(hub: Any, session_id: int) -> int:
     with hub.store.reader() as db:
         from sqlalchemy import select
 
-        return db.scalar(select(Tab.id).where(Tab.session_id == session_id))
+        result: int = db.scalar(select(Tab.id).where(Tab.session_id == session_id))
+        return result
 
 
 def add_item(hub: Any, tab_id: int, name: str, unit_cents: int, qty: int = 1, *, vat: int = 19, category: str = "drinks") -> int:
@@ -102,7 +104,8 @@ def add_item(hub: Any, tab_id: int, name: str, unit_cents: int, qty: int = 1, *,
             db.flush()
             return item.id
 
-    return hub.run_on_writer(run)
+    result: int = hub.run_on_writer(run)
+    return result
 
 
 def void_item(hub: Any, item_id: int, reason: str, by: str = "jana") -> None:
@@ -159,7 +162,8 @@ def pay(
             db.flush()
             return p.id, day
 
-    return hub.run_on_writer(run)
+    result: tuple[int, Any] = hub.run_on_writer(run)
+    return result
 
 
 def settle(hub: Any, tab_id: int) -> None:

@@ -17,6 +17,7 @@ import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -55,7 +56,7 @@ def stat_count(stats: Mapping[str, object], key: str) -> int:
 class VictoriaMetrics:
     workdir: Path
     port: int = field(default_factory=free_port)
-    proc: subprocess.Popen | None = None
+    proc: subprocess.Popen[bytes] | None = None
     # More flags, after ours (the last of a repeated flag wins): e.g. the hall's shipped ones.
     flags: tuple[str, ...] = ()
 
@@ -105,14 +106,14 @@ class VictoriaMetrics:
                 self.proc.wait()
         self.proc = None
 
-    def export(self, name_regex: str = ".+") -> list[dict]:
+    def export(self, name_regex: str = ".+") -> list[dict[str, Any]]:
         """Every stored series matching the name regex: {"metric": {...}, "values": [...], "timestamps": [ms...]}."""
         self._get("/internal/force_flush")  # recent writes are searchable only after this
         query = urllib.parse.urlencode({"match[]": f'{{__name__=~"{name_regex}"}}'})
         body = self._get(f"/api/v1/export?{query}")
         return [json.loads(line) for line in body.splitlines() if line.strip()]
 
-    def samples(self, name_regex: str = ".+") -> list[tuple[str, dict, int, float]]:
+    def samples(self, name_regex: str = ".+") -> list[tuple[str, dict[str, Any], int, float]]:
         """(name, labels, timestamp ms, value) of every stored sample, sorted by timestamp."""
         out = []
         for series in self.export(name_regex):
@@ -127,4 +128,5 @@ class VictoriaMetrics:
 
     def _get(self, path: str) -> bytes:
         with urllib.request.urlopen(self.url + path, timeout=10) as resp:
-            return resp.read()
+            result: bytes = resp.read()
+            return result

@@ -48,7 +48,8 @@ class Browser:
         m = _CSRF.search(r.text) if r.headers.get("content-type", "").startswith("text/html") else None
         if m:
             self.token = m.group(1)
-        return r
+        result: httpx.Response = r
+        return result
 
     def post(self, path: str, data: dict[str, Any] | None = None, *, csrf: bool = True, **kw: Any) -> httpx.Response:
         if csrf and not self.token:
@@ -56,7 +57,8 @@ class Browser:
         body = dict(data or {})
         if csrf:
             body.setdefault("csrf_token", self.token)
-        return self.client.post(path, data=body, **kw)
+        result: httpx.Response = self.client.post(path, data=body, **kw)
+        return result
 
     def login(self, username: str, password: str) -> httpx.Response:
         self.get("/login")

@@ -9,6 +9,8 @@ Payments makes. Replace them with Payments.pay / reverse once m2's part is merge
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import func, select
 
 from broker.domain.till.receipt import ReceiptLine, lines_json
@@ -24,7 +26,8 @@ def game_tab(hub, table: str = "pool-01") -> int:
     """Start a game on `table`; the id of its tab (opened in the start's transaction)."""
     session = hub.execute(StartGame(table=table, actor="jana"))
     with hub.store.reader() as db:
-        return db.scalar(select(Tab.id).where(Tab.session_id == session))
+        result: int = db.scalar(select(Tab.id).where(Tab.session_id == session))
+        return result
 
 
 def _record(hub, fields) -> int:
@@ -44,7 +47,8 @@ def _record(hub, fields) -> int:
             hub.till.fiscal.payment_recorded(db, p, after_commit(db))
             return p.id
 
-    return hub.run_on_writer(run)
+    result: int = hub.run_on_writer(run)
+    return result
 
 
 def pay(hub, tab_id: int, lines=(TIME, DRINK), *, method: str = "cash", tendered: int | None = None, staff: str = "jana") -> int:
@@ -68,7 +72,7 @@ def pay(hub, tab_id: int, lines=(TIME, DRINK), *, method: str = "cash", tendered
 def reverse(hub, payment_id: int, *, reason: str = "vrátené", staff: str = "boss") -> int:
     """A manager's reversal of a payment: the opposite sign, naming it; its id."""
 
-    def fields(db) -> dict:
+    def fields(db) -> dict[str, Any]:
         orig = db.get(Payment, payment_id)
         # The original's lines negated (lines_json refuses negative VAT today; m2 decides the shape).
         lines = {
@@ -85,7 +89,7 @@ def reverse(hub, payment_id: int, *, reason: str = "vrátené", staff: str = "bo
     return _record(hub, fields)
 
 
-def fiscal(hub, payment_id: int) -> tuple[str, str | None, dict]:
+def fiscal(hub, payment_id: int) -> tuple[str, str | None, dict[str, Any]]:
     with hub.store.reader() as db:
         p = db.get(Payment, payment_id)
         return p.fiscal_state, p.fiscal_id, dict(p.fiscal_detail or {})

@@ -77,7 +77,7 @@ def set_split(facade: HubFacade, tab_id: int, split: dict[str, Any]) -> None:
     on_writer(facade._hub, _write)
 
 
-def rows(facade: HubFacade) -> tuple:
+def rows(facade: HubFacade) -> tuple[Any, ...]:
     """Everything a payment writes: to check that a refused one changed nothing."""
     with facade._hub.store.reader() as db:
         pays = [

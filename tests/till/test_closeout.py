@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import func, select
 
 from broker.domain.till.revenue import WALK_IN
+from broker.domain.till.zreport import ZReport
 from broker.floor.games import CorrectBill, StartGame, StopGame
 from broker.hall.facade import ServiceError
 from broker.storage.models import AuditEntry, BusinessDay, Payment
@@ -218,7 +219,7 @@ def test_two_hubs_on_one_database_close_a_day_once(db_url, clock):
         a.execute(OpenDay(float_cents=1000, actor="jana"))
         pay(hub_a, walk_in(hub_a), 300)
         clock.set(local(2026, 12, 2, 1, 0))
-        results: list[object] = []
+        results: list[ZReport | Exception] = []
         go = threading.Barrier(2)
 
         def close(facade, who: str) -> None:
@@ -238,7 +239,7 @@ def test_two_hubs_on_one_database_close_a_day_once(db_url, clock):
         with hub_a.store.reader() as db:
             closes = db.scalar(select(func.count()).select_from(AuditEntry).where(AuditEntry.action == "day.close"))
             row = db.get(BusinessDay, DEC1)
-            assert closes == 1 and row.closed_by == closed[0].closed_by  # type: ignore[attr-defined]
+            assert closes == 1 and row.closed_by == closed[0].closed_by
         assert b.reads.till.day_report(DEC1) == closed[0]
 
 
@@ -259,7 +260,8 @@ def test_a_day_nobody_closed_is_shown_the_next_evening_and_can_still_be_closed(h
 
 
 def _product(facade, name: str) -> int:
-    return next(p.id for p in facade.reads.till.products() if p.name == name)
+    result: int = next(p.id for p in facade.reads.till.products() if p.name == name)
+    return result
 
 
 def test_the_reports_revenue_of_a_day_is_its_z_reports_takings_bar_items_included(hall, clock):

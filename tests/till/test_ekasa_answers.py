@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import pytest
 
@@ -22,7 +23,7 @@ from tests.support.waiting import wait_until
 OKP = "0A1B2C3D-4E5F6071-8293A4B5-C6D7E8F9-01234567"
 
 
-def _doc(external_id: str, *, okp: str = OKP, receipt_id: str = "O-" + "AB" * 16) -> dict:
+def _doc(external_id: str, *, okp: str = OKP, receipt_id: str = "O-" + "AB" * 16) -> dict[str, Any]:
     return {
         "isSuccessful": True,
         "request": {"externalId": external_id, "data": {"okp": okp}},

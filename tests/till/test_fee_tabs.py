@@ -55,7 +55,8 @@ def _beer(hub) -> int:
     with hub.store.reader() as db:
         beer = db.scalar(select(Product.id).where(Product.category == "drinks").order_by(Product.id))
     assert beer is not None
-    return beer
+    result: int = beer
+    return result
 
 
 @SQLITE_ONLY

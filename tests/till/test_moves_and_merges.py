@@ -25,12 +25,14 @@ STAFF = "jana"
 
 def _tab_of(pages, sid: int) -> int:
     with pages.service.store.reader() as db:
-        return db.scalars(select(Tab.id).where(Tab.session_id == sid)).one()
+        result: int = db.scalars(select(Tab.id).where(Tab.session_id == sid)).one()
+        return result
 
 
 def _beer(pages) -> int:
     with pages.service.store.reader() as db:
-        return db.scalars(select(Product.id).where(Product.name == "Pivo 0,5 l")).one()
+        result: int = db.scalars(select(Product.id).where(Product.name == "Pivo 0,5 l")).one()
+        return result
 
 
 def _text(html: str) -> str:
@@ -39,7 +41,8 @@ def _text(html: str) -> str:
 
 
 def _card(pages, table: str) -> str:
-    return pages.page(f"/tables/{table}/card", client=pages.staff)
+    result: str = pages.page(f"/tables/{table}/card", client=pages.staff)
+    return result
 
 
 def _receipt_id(pages, r) -> int:

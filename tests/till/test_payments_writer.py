@@ -5,6 +5,7 @@ and a resent form that never pays twice."""
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import pytest
 from sqlalchemy import select
@@ -22,7 +23,8 @@ def _payment(facade, pid: int) -> Payment:
     with facade._hub.store.reader() as db:
         p = db.get(Payment, pid)
         db.expunge(p)
-        return p
+        result: Payment = p
+        return result
 
 
 def test_cash_with_change_pays_the_tab_and_freezes_its_lines(facade, clock):
@@ -252,7 +254,7 @@ def test_a_merged_tab_is_paid_on_the_tab_it_was_merged_into(facade, clock):
 
 def test_a_payment_is_pushed_live_after_its_commit_and_a_refusal_is_not(facade, clock, service):
     tab = played_tab(facade, clock)
-    heard: list[tuple[str, dict]] = []
+    heard: list[tuple[str, dict[str, Any]]] = []
     service.subscribe(lambda topic, data: heard.append((topic, data)))
     with pytest.raises(ServiceError):
         facade.execute(PayTab(tab=tab, method="card", amount_cents=901, actor=STAFF))

@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -268,7 +269,7 @@ def _amount(owed: int, how: int, cents: int) -> int:
     return {0: owed, 1: max(1, owed // 2), 2: max(1, owed // 3)}.get(how, min(cents, owed))
 
 
-def _apply(hall: Hall, case: Case, op: tuple) -> None:
+def _apply(hall: Hall, case: Case, op: tuple[Any, ...]) -> None:
     f = hall.facade
     pick = case.tabs.__getitem__
     kind = op[0]
@@ -305,7 +306,7 @@ def _apply(hall: Hall, case: Case, op: tuple) -> None:
         _correct(hall, case, op)
 
 
-def _correct(hall: Hall, case: Case, op: tuple) -> None:
+def _correct(hall: Hall, case: Case, op: tuple[Any, ...]) -> None:
     if not case.games:
         return
     tab = list(case.games)[op[1] % len(case.games)]

@@ -6,6 +6,8 @@ of that rate, and the parts' VAT per rate sums to the bill's VAT of that rate.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -36,7 +38,7 @@ def bills(draw) -> list[MoneyLine]:
     ]
 
 
-def _exact(lines: list[MoneyLine], split: dict) -> None:
+def _exact(lines: list[MoneyLine], split: dict[str, Any]) -> None:
     parts = split["parts"]
     assert [p["n"] for p in parts] == list(range(1, len(parts) + 1))
     assert sum(p["amount_cents"] for p in parts) == sum(x.amount_cents for x in lines) == split["total_cents"]

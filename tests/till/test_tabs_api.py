@@ -3,6 +3,8 @@ the product list; every refusal changes nothing (the rows are compared before an
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from sqlalchemy import select
 
@@ -10,7 +12,7 @@ from broker.storage.models import AuditEntry, Payment, Product, Tab, TabItem
 from tests.support.hub import on_writer
 
 
-def _rows(api) -> list[list]:
+def _rows(api) -> list[list[Any]]:
     """Everything the tabs part writes, as plain tuples."""
     with api.service.store.reader() as db:
         tabs = [(t.id, t.table_id, t.session_id, t.label, t.merged_into, t.split) for t in db.scalars(select(Tab).order_by(Tab.id))]
@@ -25,7 +27,7 @@ def _rows(api) -> list[list]:
         return [tabs, items, products, list(audit)]
 
 
-def _product(api, name: str) -> dict:
+def _product(api, name: str) -> dict[str, Any]:
     return next(p for p in api.ok("GET", "/api/products") if p["name"] == name)
 
 
@@ -185,7 +187,8 @@ def test_the_same_form_sent_from_five_threads_at_once_is_one_item(api):
     def send(_: int) -> int:
         r = api.client.post(f"/api/tabs/{tab}/items", headers=api.staff, json=body)
         assert r.status_code == 201, r.text
-        return r.json()["item_id"]
+        result: int = r.json()["item_id"]
+        return result
 
     with ThreadPoolExecutor(5) as pool:
         ids = set(pool.map(send, range(5)))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from typing import Any
 
 from sqlalchemy import select
 
@@ -23,10 +24,11 @@ pytestmark = sqlite_only  # the SQL of both backends is in test_tabs_api; these 
 
 def _product_id(pages, name: str) -> int:
     with pages.service.store.reader() as db:
-        return db.scalars(select(Product.id).where(Product.name == name)).one()
+        result: int = db.scalars(select(Product.id).where(Product.name == name)).one()
+        return result
 
 
-def _items(pages) -> list[tuple]:
+def _items(pages) -> list[tuple[Any, ...]]:
     with pages.service.store.reader() as db:
         return [(i.id, i.tab_id, i.name, i.quantity, i.voided_at, i.void_reason) for i in db.scalars(select(TabItem).order_by(TabItem.id))]
 
@@ -34,7 +36,8 @@ def _items(pages) -> list[tuple]:
 def _staff_follow(pages, r) -> str:
     """The page a staff user's POST redirected to, seen by that user (with its flash message)."""
     assert r.status_code == 303, f"{r.status_code} {r.text[:2000]}"
-    return pages.page(r.headers["location"], client=pages.staff)
+    result: str = pages.page(r.headers["location"], client=pages.staff)
+    return result
 
 
 def _game_tab(pages, table: str = "pool-01") -> tuple[int, int]:

@@ -34,7 +34,8 @@ VAT = [{"vat_percent": 23, "gross_cents": 450, "vat_cents": 84}]
 
 
 def _product(facade, name: str) -> int:
-    return next(p.id for p in facade.reads.till.products() if p.name == name)
+    result: int = next(p.id for p in facade.reads.till.products() if p.name == name)
+    return result
 
 
 def test_a_one_tap_payment_is_refused_when_the_bill_moved_since_the_page(facade, clock):

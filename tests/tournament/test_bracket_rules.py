@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from datetime import UTC, datetime, timedelta
+from typing import Any, cast
 
 import pytest
 from hypothesis import example, given, settings
@@ -14,15 +15,15 @@ from broker.domain.tournaments.bracket import Bye, Seat, seed_order
 from broker.domain.tournaments.draw import make_draw
 from broker.domain.tournaments.pace import expected_finish
 from broker.domain.tournaments.progress import BYE, Plan, Progress, Result, affected_by, check_result, progress
-from broker.domain.tournaments.rules import FORMATS, Races, Rules, TournamentRefused
+from broker.domain.tournaments.rules import FORMATS, Format, Races, Rules, TournamentRefused
 from broker.domain.tournaments.standings import payouts, season_points, standings
 from tests.support.examples import few
 
 T0 = datetime(2026, 12, 6, 13, 0, tzinfo=UTC)
 
 
-def plan(fmt: str, n: int, *, reset: bool = True, races: Races = Races(5, 4, 7), **kw: object) -> Plan:
-    return Plan(Rules(format=fmt, races=races, grand_final_reset=reset, **kw), tuple(range(1, n + 1)), T0)  # type: ignore[arg-type]
+def plan(fmt: str, n: int, *, reset: bool = True, races: Races = Races(5, 4, 7), **kw: Any) -> Plan:
+    return Plan(Rules(format=cast(Format, fmt), races=races, grand_final_reset=reset, **kw), tuple(range(1, n + 1)), T0)
 
 
 def play_out(p: Plan, rng: random.Random, *, a_wins: bool | None = None) -> tuple[Progress, dict[str, Result]]:

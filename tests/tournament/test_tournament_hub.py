@@ -53,7 +53,8 @@ def tab_of(api: Api, game: int) -> int:
 
 
 def view(api: Api, tid: int) -> dict[str, Any]:
-    return api.ok("GET", f"/api/tournaments/{tid}")
+    result: dict[str, Any] = api.ok("GET", f"/api/tournaments/{tid}")
+    return result
 
 
 def play(api: Api, tid: int, *, side_a_wins: bool | None = None, seed: int = 1, until: int | None = None) -> int:

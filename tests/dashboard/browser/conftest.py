@@ -61,7 +61,8 @@ def lavos(request, mosquitto, tmp_path_factory) -> Iterator[Served]:
 
 
 def node_online(server: Served, table: str) -> bool:
-    return server.api("GET", f"/api/tables/{table}", MANAGER)["node"]["online"]
+    result: bool = server.api("GET", f"/api/tables/{table}", MANAGER)["node"]["online"]
+    return result
 
 
 @pytest.fixture(scope="module")

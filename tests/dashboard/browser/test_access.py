@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -309,7 +310,7 @@ def test_an_anonymous_browser_is_sent_to_the_login_page_from_every_page(lavos, s
         assert tablet.locator("form.login-box input[name=password]").is_visible(), target
 
 
-def _session_facts(lavos: Served, samples: dict[str, str]) -> dict:
+def _session_facts(lavos: Served, samples: dict[str, str]) -> dict[str, Any]:
     """What an action would change (the running bill grows by itself with time, so it is left out)."""
     s = lavos.api("GET", f"/api/sessions/{samples['session_id']}", MANAGER)
     return {k: s[k] for k in ("table", "state", "paused_at", "stopped_at", "prepaid_until", "extras", "member")}

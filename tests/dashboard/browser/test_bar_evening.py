@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
+from typing import Any
 
 from tests.dashboard.browser.conftest import TABLET
 from tests.dashboard.browser.hall import drop_balls
@@ -22,7 +23,7 @@ RATE_CENTS, TOPPING_CENTS, TOPPINGS, VAT = 600, 60, 2, 23  # deploy/venues/lavos
 LIVE_MS = 10_000  # the issue asks for a second; this is the give on a loaded 2-core machine
 
 
-def _billed_minutes(session: dict) -> int:
+def _billed_minutes(session: dict[str, Any]) -> int:
     played = datetime.fromisoformat(session["stopped_at"]) - datetime.fromisoformat(session["started_at"])
     return max(1, math.ceil(played.total_seconds() / 60))
 

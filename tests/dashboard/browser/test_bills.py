@@ -8,6 +8,8 @@ The server runs on the real clock, so every game here is on today's business day
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.dashboard.browser.conftest import PHONE, TABLET
@@ -20,11 +22,13 @@ TOPPING = 60  # deploy/venues/lavos.toml
 def _game(lavos, table: str, toppings: int = 2) -> int:
     sid = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": table})["id"]
     lavos.api("POST", f"/api/sessions/{sid}/extras", STAFF, json={"extra": "topping", "quantity": toppings})
-    return sid
+    result: int = sid
+    return result
 
 
-def _stop(lavos, sid: int) -> dict:
-    return lavos.api("POST", f"/api/sessions/{sid}/stop", STAFF)
+def _stop(lavos, sid: int) -> dict[str, Any]:
+    result: dict[str, Any] = lavos.api("POST", f"/api/sessions/{sid}/stop", STAFF)
+    return result
 
 
 def _fits(page, width: int) -> None:
@@ -93,12 +97,13 @@ def test_staff_cannot_correct_an_issued_bill_and_the_manager_can_in_english(lavo
     assert manager.inner_text("#bill-total").strip() == eur_en(total)
 
 
-def _paid(lavos, sid: int, method: str, tendered: int | None = None) -> dict:
+def _paid(lavos, sid: int, method: str, tendered: int | None = None) -> dict[str, Any]:
     """The game's tab paid in full; its payment."""
     tab = lavos.api("GET", f"/api/sessions/{sid}/tab", STAFF)["id"]
     owed = lavos.api("GET", f"/api/tabs/{tab}/payments", STAFF)["owed_cents"]
     body = {"method": method, "amount_cents": owed, **({"tendered_cents": tendered} if tendered else {})}
-    return lavos.api("POST", f"/api/tabs/{tab}/payments", STAFF, status=201, json=body)
+    result: dict[str, Any] = lavos.api("POST", f"/api/tabs/{tab}/payments", STAFF, status=201, json=body)
+    return result
 
 
 @pytest.mark.parametrize("size", ["tablet", "phone"])

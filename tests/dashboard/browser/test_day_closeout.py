@@ -36,7 +36,8 @@ def _fits(page, width: int) -> None:
 
 
 def _text(page, selector: str) -> str:
-    return page.locator(selector).inner_text().replace("\u00a0", " ")
+    result: str = page.locator(selector).inner_text().replace("\u00a0", " ")
+    return result
 
 
 @pytest.fixture(autouse=True)

@@ -138,7 +138,8 @@ def test_settings_test_connection_and_a_paragon_while_eKasa_is_down(lavos, open_
 
     def gone() -> bool:
         bar.reload()
-        return bar.locator(f"li.ekasa-receipt[data-payment='{pid}']").count() == 0
+        result: bool = bar.locator(f"li.ekasa-receipt[data-payment='{pid}']").count() == 0
+        return result
 
     wait_until(gone, 20, "the receipt off the list", interval=0.5)
     time.sleep(1)

@@ -14,6 +14,8 @@ link in it, even where the browser takes a scrollbar's width from the page. On a
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from broker.bookings.waiting_list import JoinWaitingList
@@ -40,7 +42,8 @@ def venue_tables() -> list[str]:
 @pytest.fixture(scope="module")
 def evening(lavos, nodes):
     def start(table: str, **body) -> int:
-        return lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": table, **body})["id"]
+        result: int = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": table, **body})["id"]
+        return result
 
     start("pool-01")
     start("pool-05", prepaid_minutes=90)
@@ -68,7 +71,7 @@ BAR_ROWS = """() => [...document.querySelectorAll('#topbar .brand, #topbar .nav 
   .sort((a, b) => a - b).reduce((rows, y, i, all) => rows + (i && y - all[i - 1] > 20 ? 1 : 0), 1)"""
 
 
-def fit(page) -> dict:
+def fit(page) -> dict[str, Any]:
     """Where the cards, the alert strip and the waiting list are on the screen; the top bar's rows."""
     return {
         "navRows": page.evaluate(BAR_ROWS),

@@ -76,7 +76,8 @@ def stale_for(page, table: str, truth: str, since: float) -> float:
     for entry in log:
         shown_from = (shown_from if shown_from is not None else entry["t"]) if entry["cards"].get(table) == truth else None
     assert shown_from is not None, f"{table} never showed {truth}: {log[-1]}"
-    return max(0.0, shown_from - max(since, log[0]["t"]))
+    result: float = max(0.0, shown_from - max(since, log[0]["t"]))
+    return result
 
 
 def settle(page, table: str, truth: str, timeout_s: float = HANG_S) -> None:

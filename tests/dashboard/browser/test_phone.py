@@ -11,6 +11,7 @@ tapped in on a phone while the TV page follows (in this module for its server: n
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
@@ -68,11 +69,13 @@ def evening(lavos, nodes):
 
 
 def width(page) -> int:
-    return page.evaluate("document.documentElement.scrollWidth")
+    result: int = page.evaluate("document.documentElement.scrollWidth")
+    return result
 
 
 def nav_paths(page) -> list[str]:
-    return page.eval_on_selector_all(".topbar .nav a", "links => links.map(a => a.getAttribute('href'))")
+    result: list[str] = page.eval_on_selector_all(".topbar .nav a", "links => links.map(a => a.getAttribute('href'))")
+    return result
 
 
 @pytest.mark.parametrize("lang", ["sk", "en"])
@@ -255,7 +258,7 @@ def test_a_tournament_checked_in_drawn_and_scored_on_a_phone_while_the_tv_follow
     tv.wait_for_selector(f'#tv-results .tv-result[data-match="{match}"]')
 
     # The rest through the API, the final again on the phone; the TV ends with the standings.
-    def ready() -> list[dict]:
+    def ready() -> list[dict[str, Any]]:
         v = lavos.api("GET", f"/api/tournaments/{tid}", STAFF)
         return [m for m in v["matches"] if m["status"] in ("called", "playing") and m["id"] != "W3-1"]
 

@@ -42,7 +42,8 @@ def evening(lavos, nodes) -> dict[str, int]:
     lavos.api("POST", f"/api/members/{member}/fees", MANAGER, status=201, json={"year": year})
 
     def start(table: str, **body) -> int:
-        return lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": table, **body})["id"]
+        result: int = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": table, **body})["id"]
+        return result
 
     start("pool-01")
     drop_balls(nodes, "pool-01", 1, 4)

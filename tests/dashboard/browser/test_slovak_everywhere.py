@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
@@ -388,7 +389,7 @@ NOT_PAGES = {
 }
 
 
-def _paths(hall: dict) -> list[str]:
+def _paths(hall: dict[str, Any]) -> list[str]:
     """What the walk reads: the static pages, and each page of one thing at one of the evening's."""
     return [
         *PAGES,
@@ -408,7 +409,7 @@ def _paths(hall: dict) -> list[str]:
     ]
 
 
-def _walk(page, base: str, hall: dict, findings: Findings, size: str) -> None:
+def _walk(page, base: str, hall: dict[str, Any], findings: Findings, size: str) -> None:
     for path in _paths(hall):
         _goto(page, base, path)
         findings.check(page, f"{size} {path}")
@@ -429,7 +430,7 @@ def test_the_walk_reads_every_page() -> None:
     assert not stale, f"NOT_PAGES names routes that are gone: {stale}"
 
 
-def _refusals(page, base: str, hall: dict, findings: Findings) -> None:
+def _refusals(page, base: str, hall: dict[str, Any], findings: Findings) -> None:
     """Every refusal converted to a message id, met through the pages' forms."""
 
     def seen(where: str, expect: str) -> None:

@@ -39,7 +39,8 @@ def _product(page, name: str):
 
 def _money(page, selector: str) -> str:
     """Money as the page shows it, with its no-break space (inner_text may give a plain one)."""
-    return page.locator(selector).inner_text().replace(" ", "\u00a0")
+    result: str = page.locator(selector).inner_text().replace(" ", "\u00a0")
+    return result
 
 
 def _cents(text: str) -> int:
@@ -69,7 +70,8 @@ def _check_receipt(page, amount: int, method: str) -> str:
     rows = page.locator("#receipt table.lines tbody tr")
     assert rows.count() >= 1
     assert sum(_cents(rows.nth(i).locator("td").nth(2).inner_text()) for i in range(rows.count())) == amount  # the lines sum to it
-    return text
+    result: str = text
+    return result
 
 
 def test_an_evening_at_the_till_from_the_first_game_to_the_closed_day(lavos, open_page):

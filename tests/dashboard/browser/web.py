@@ -57,7 +57,8 @@ def wait_live(page, timeout_ms: int = 20_000) -> None:
 
 def page_marker(page) -> float:
     """A number made when the document loaded: unchanged means the page was not reloaded."""
-    return page.evaluate("window.__lavosLoaded")
+    result: float = page.evaluate("window.__lavosLoaded")
+    return result
 
 
 def eur(cents: int) -> str:
