@@ -15,7 +15,7 @@ from hypothesis import settings
 
 from sim.mosquitto import Mosquitto
 from tests.support.examples import PROFILE_ENV, register_profiles
-from tests.support.external import EXTERNAL, MARKERS, marks_for, refusing_external_processes
+from tests.support.external import EXTERNAL, MARKERS, excludes_external, marks_for, refusing_external_processes, wholly_external
 from tests.support.schedule import arrange, claim_worker_ports
 from tests.support.sqlite_template import migrated_sqlite
 
@@ -35,6 +35,18 @@ claim_worker_ports()
 
 # Every table of the shipped venue file, so any test can run any of its nodes.
 TABLES = [f"pool-{i:02d}" for i in range(1, 11)] + ["carom-01", "foos-01", "foos-02", "darts-01"]
+
+
+TESTS = Path(__file__).resolve().parent
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under a `-m` that deselects every external test (`./run fast`), a directory or module whose
+    every test is external (tests/support/external.py MODULES) is not collected: it would be
+    imported only to be deselected. Otherwise pytest decides."""
+    if excludes_external(config.option.markexpr) and wholly_external(collection_path, TESTS):
+        return True
+    return None
 
 
 # First, before pytest-xdist's own hook reads the groups (and adds them to the test ids).

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.external import MODULES, marker_for_command, marks_for, refusing_external_processes
+from tests.support.external import MODULES, excludes_external, marker_for_command, marks_for, refusing_external_processes, wholly_external
 from tests.support.probe import run_probe
 
 TESTS = Path(__file__).resolve().parent
@@ -47,6 +47,34 @@ def test_every_entry_names_a_directory_module_or_test_that_exists(key):
 )
 def test_command_lines_are_read_as_the_process_they_start(argv, marker):
     assert marker_for_command(argv) == marker
+
+
+@pytest.mark.parametrize(
+    "markexpr, excluded",
+    [
+        ("not external and not slow", True),  # ./run fast
+        ("not external", True),
+        ("not (external or chromium)", True),
+        ("not external or slow", False),  # a slow external test is selected
+        ("not external or (slow and not chromium)", False),
+        ("chromium", False),
+        ("", False),  # no -m: everything
+    ],
+)
+def test_a_marker_expression_deselects_every_external_test_or_not(markexpr, excluded):
+    assert excludes_external(markexpr) is excluded
+
+
+def test_only_what_modules_marks_whole_is_left_uncollected_by_the_fast_tier():
+    # tests/conftest.py pytest_ignore_collect: these are not imported under ./run fast.
+    assert wholly_external(TESTS / "dashboard" / "browser", TESTS)
+    assert wholly_external(TESTS / "dashboard" / "browser" / "test_bills.py", TESTS)
+    assert wholly_external(TESTS / "edge" / "test_restart.py", TESTS)
+    # A module with only some tests in MODULES, or none, is collected (its other tests are fast).
+    assert not wholly_external(TESTS / "deploy" / "test_backup.py", TESTS)
+    assert not wholly_external(TESTS / "dashboard", TESTS)
+    assert not wholly_external(TESTS / "broker" / "test_bookings.py", TESTS)
+    assert not wholly_external(Path("/elsewhere/test_x.py"), TESTS)
 
 
 def test_fixtures_and_the_postgresql_run_of_db_url_mark_a_test():

@@ -12,11 +12,9 @@ from sqlalchemy import select
 
 from bench.hub_ingest import TABLES, payloads
 from broker.adapters.hub_link import Inbound
-from broker.compose import build_hub
-from broker.domain.venue import load_venue
 from broker.storage.engine import open_store
 from broker.storage.models import Alert
-from tests.support.hub import VENUE
+from tests.support.hub import new_hub
 
 
 def _inbound(msgs, first_mid: int) -> list[Inbound]:
@@ -26,7 +24,7 @@ def _inbound(msgs, first_mid: int) -> list[Inbound]:
 def test_a_batch_of_drops_without_a_game_opens_one_alert_per_table_counting_every_ball(db_url):
     store = open_store(db_url)
     try:
-        hub = build_hub(load_venue(VENUE), store)  # no MQTT: the ingest rules alone
+        hub = new_hub(store)  # no MQTT: the ingest rules alone
         pushed: list[dict[str, Any]] = []
         hub.subscribe(lambda topic, data: pushed.append(data) if topic == "alert" else None)
         msgs = payloads(60, "touch")  # 10 tables, 6 balls each, none of them playing

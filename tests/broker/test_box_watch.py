@@ -15,16 +15,15 @@ import pytest
 from broker.accounts.users import new_password
 from broker.adapters.box_sensors import BoxSensors, certificate_end
 from broker.adapters.notify import Notifier
-from broker.compose import build_hub, open_store
+from broker.compose import open_store
 from broker.domain.floor.box_rules import BackupStatus
-from broker.domain.venue import load_venue
 from broker.floor.games import StartGame
 from broker.notify.notifications import NotifySettings, SaveNotifySettings, Target
 from broker.people.accounts import CreateStaff
 from broker.storage.models import Alert, GameOp
 from tests.notify.receivers import Webhook
-from tests.support.hub import REPO, VENUE
-from tests.support.sqlite_template import CHEAP
+from tests.support.hub import REPO, new_hub
+from tests.support.sqlite_template import CHEAP, migrated_sqlite
 from tests.support.waiting import wait_until
 from tests.support.web import Browser, bound_app
 
@@ -50,9 +49,9 @@ def clocks():
 
 
 def box_hub(tmp_path: Path, clocks: FakeClocks, **sensors):
-    store = open_store(f"sqlite:///{tmp_path / 'lavos.db'}")
+    store = open_store(migrated_sqlite(tmp_path / "lavos.db"))
     box = BoxSensors(synchronised=lambda: clocks.synced, monotonic=lambda: clocks.mono, **sensors)
-    hub = build_hub(load_venue(VENUE), store, clock=lambda: clocks.now, box=box, data_dir=tmp_path, password_hasher=CHEAP)
+    hub = new_hub(store, clock=lambda: clocks.now, box=box, data_dir=tmp_path)
     return hub, store
 
 

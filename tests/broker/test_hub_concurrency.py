@@ -12,19 +12,16 @@ from __future__ import annotations
 import json
 import threading
 import time
-import uuid
 
 import pytest
 from sqlalchemy import func, select
 
 from broker.adapters import link_process
-from broker.compose import build_hub
-from broker.domain.venue import load_venue
 from broker.floor.games import PauseGame, ResumeGame, StartGame, StopGame
 from broker.storage.engine import open_store
 from broker.storage.models import Event
 from devices import contract
-from tests.support.hub import VENUE, hub_link, hub_url, running_service
+from tests.support.hub import fresh_login, hub_link, new_hub, running_service
 from tests.support.mqtt import Collector, clear_session, publish_events
 from tests.support.waiting import wait_until
 
@@ -51,7 +48,7 @@ def _hold_first_read(lights, method: str, read: threading.Event, armed: threadin
 
 @pytest.mark.parametrize("held_read", ["desired", "summary"])
 def test_a_stop_racing_the_reconnect_resend_leaves_the_light_off(mosquitto, db_url, held_read):
-    login = f"hub-{uuid.uuid4().hex[:10]}"
+    login = fresh_login()
     with running_service(mosquitto, db_url, client_id=login) as svc:
         svc.watchdog.stop()
         wait_until(lambda: svc.mqtt_connected, what="the hub connected")
@@ -94,9 +91,9 @@ _IN_CHILD = link_process._CHILD_BOUND + 2 * link_process._FORWARD_BATCH + 2
 def test_a_full_inbox_holds_messages_back_unacked_and_loses_none(mosquitto, db_url, tmp_path, in_child):
     bound = 5
     n = _IN_CHILD + 1000 if in_child else 60
-    login = f"hub-{uuid.uuid4().hex[:10]}"
+    login = fresh_login()
     store = open_store(db_url)
-    svc = build_hub(load_venue(VENUE), store, mqtt_url=hub_url(mosquitto, login), client_id=login, inbox_bound=bound, link_process=in_child)
+    svc = new_hub(store, mosquitto=mosquitto, client_id=login, inbox_bound=bound, link_process=in_child)
     svc.start()
     try:
         svc.watchdog.stop()
@@ -149,7 +146,7 @@ def test_a_full_inbox_holds_messages_back_unacked_and_loses_none(mosquitto, db_u
 def test_a_staff_command_does_not_wait_behind_a_backlog(mosquitto, db_url):
     """The writer serves commands before inbox batches: a click lands while ball drops queue up."""
     n = 3000
-    login = f"hub-{uuid.uuid4().hex[:10]}"
+    login = fresh_login()
     with running_service(mosquitto, db_url, client_id=login) as svc:
         svc.watchdog.stop()
         wait_until(lambda: svc.mqtt_connected, what="the hub connected")

@@ -14,17 +14,26 @@ import signal
 import subprocess
 import sys
 import threading
-import uuid
 from pathlib import Path
 
 from sqlalchemy import select
 
-from broker.compose import running_hub
-from broker.domain.venue import load_venue
 from broker.floor.games import StartGame, StopGame
 from broker.storage.models import Event
 from sim.mosquitto import Mosquitto
-from tests.support.hub import VENUE, hub_link, hub_url, light_of, link_child, link_of, link_pid, process_link, running_node
+from tests.support.hub import (
+    VENUE,
+    fresh_login,
+    hub_link,
+    hub_url,
+    light_of,
+    link_child,
+    link_of,
+    link_pid,
+    process_link,
+    running_node,
+    started_hub,
+)
 from tests.support.mqtt import publish_events
 from tests.support.waiting import wait_until
 
@@ -45,8 +54,8 @@ def _alive(pid: int) -> bool:
 
 
 def test_events_in_and_light_commands_out_through_the_child(mosquitto, db_url, tmp_path):
-    login = f"hub-{uuid.uuid4().hex[:10]}"
-    with running_hub(load_venue(VENUE), db_url, mqtt_url=hub_url(mosquitto, login), client_id=login, link_process=True) as hub:
+    login = fresh_login()
+    with started_hub(db_url, mosquitto=mosquitto, client_id=login, link_process=True) as hub:
         assert link_child(hub).is_alive() and link_pid(hub) != os.getpid()
         wait_until(lambda: hub.mqtt_connected, what="the child connected")
         with running_node(mosquitto, tmp_path, TABLE) as (node, _):
@@ -59,9 +68,9 @@ def test_events_in_and_light_commands_out_through_the_child(mosquitto, db_url, t
 
 
 def test_a_killed_child_is_restarted_and_no_event_is_lost_or_doubled(mosquitto, db_url):
-    login = f"hub-{uuid.uuid4().hex[:10]}"
+    login = fresh_login()
     n = 3000
-    with running_hub(load_venue(VENUE), db_url, mqtt_url=hub_url(mosquitto, login), client_id=login, link_process=True) as hub:
+    with started_hub(db_url, mosquitto=mosquitto, client_id=login, link_process=True) as hub:
         wait_until(lambda: hub.mqtt_connected, what="the child connected")
         hub.execute(StartGame(table=TABLE, actor="staff"))
         first = link_pid(hub)
@@ -92,7 +101,7 @@ time.sleep(600)
 
 
 def test_the_child_dies_with_a_killed_hub(mosquitto, tmp_path):
-    login = f"hub-{uuid.uuid4().hex[:10]}"
+    login = fresh_login()
     url = hub_url(mosquitto, login)
     assert url.username is not None and url.password is not None
     proc = subprocess.Popen(
@@ -117,7 +126,7 @@ def test_a_broker_restart_reconnects_the_child_and_commands_still_reach_the_node
     broker = Mosquitto(tmp_path / "mq", users={TABLE: f"pw-{TABLE}"}).start()
     try:
         with (
-            running_hub(load_venue(VENUE), f"sqlite:///{tmp_path / 'hub.db'}", mqtt_url=hub_url(broker), link_process=True) as hub,
+            started_hub(tmp_path / "hub.db", mqtt_url=hub_url(broker), link_process=True) as hub,
             running_node(broker, tmp_path, TABLE) as (node, _),
         ):
             wait_until(lambda: hub.mqtt_connected and link_of(node).connected, what="hub and node connected")

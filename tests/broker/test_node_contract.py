@@ -11,13 +11,12 @@ import pytest
 from sqlalchemy import select
 
 from broker.adapters.hub_link import Inbound
-from broker.compose import build_hub
-from broker.domain.venue import load_venue
 from broker.storage.engine import open_store
 from broker.storage.models import Alert, Event, Node, NodeRejectCount
 from devices import contract
 from devices.version import software_version
-from tests.support.hub import VENUE
+from tests.support.hub import new_hub
+from tests.support.sqlite_template import migrated_sqlite
 
 TABLE = "pool-01"
 _mid = iter(range(1, 1_000_000))
@@ -41,9 +40,9 @@ def telemetry(uptime: int) -> tuple[str, bytes]:
 
 @pytest.fixture
 def hub(tmp_path: Path):
-    store = open_store(f"sqlite:///{tmp_path}/lavos.db")
+    store = open_store(migrated_sqlite(tmp_path / "lavos.db"))
     try:
-        yield build_hub(load_venue(VENUE), store)  # no MQTT: the ingest rules alone
+        yield new_hub(store)  # no MQTT: the ingest rules alone
     finally:
         store.close()
 

@@ -20,7 +20,7 @@ def test_drops_reach_victoria_metrics_even_across_an_outage(mosquitto, victoria,
         victoria.url, "token", "lavos", "lavos", tmp_path / "spool", flush_interval=0.2, retry_initial=0.2, retry_max=1.0
     )
     with (
-        running_service(mosquitto, f"sqlite:///{tmp_path / 'hub.db'}", metrics=metrics) as svc,
+        running_service(mosquitto, tmp_path / "hub.db", metrics=metrics) as svc,
         running_node(mosquitto, tmp_path, "pool-10") as (node, factory),
     ):
         wait_until(lambda: link_of(node).connected)

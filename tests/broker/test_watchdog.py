@@ -44,7 +44,7 @@ def clock():
 
 @pytest.fixture
 def svc(mosquitto, tmp_path, clock):
-    with running_service(mosquitto, f"sqlite:///{tmp_path / 'hub.db'}", clock=clock) as s:
+    with running_service(mosquitto, tmp_path / "hub.db", clock=clock) as s:
         s.watchdog.stop()  # rounds are driven by the test
         yield s
 

@@ -7,19 +7,17 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select, update
 
-from broker.compose import running_hub
 from broker.core.alert_book import AckAlert
 from broker.domain.floor import alert_kinds
 from broker.domain.till.zreport import payment_from_json
-from broker.domain.venue import load_venue
 from broker.floor.games import StartGame, StopGame
 from broker.outbox.records import CentralSettings, ExportBlind, OutboxDelivered
 from broker.storage.models import Alert, OutboxCounter, OutboxRecord, Payment, Tab
 from broker.till.closeout import CloseDay
 from broker.till.payments import PayTab, ReversePayment
 from sim.mosquitto import free_port
-from tests.support.hub import VENUE, on_writer
-from tests.support.sqlite_template import CHEAP, migrated_sqlite
+from tests.support.hub import on_writer, started_hub
+from tests.support.sqlite_template import migrated_sqlite
 from tests.support.till_days import FakeClock, local
 
 
@@ -47,8 +45,7 @@ def clock() -> FakeClock:
 
 
 def test_an_evening_writes_each_record_once_in_order_and_the_ack_deletes_them(db_url, clock):
-    with running_hub(load_venue(VENUE), db_url, clock=clock, password_hasher=CHEAP, central=_nowhere()) as hub:
-        hub.watchdog.stop()
+    with started_hub(db_url, clock=clock, central=_nowhere(), watchdog=False) as hub:
         game = hub.execute(StartGame(table="pool-01", actor="jana"))
         clock.advance(minutes=90)
         hub.execute(StopGame(game=game, actor="jana"))
@@ -85,8 +82,7 @@ def test_an_evening_writes_each_record_once_in_order_and_the_ack_deletes_them(db
 
 
 def test_a_rolled_back_record_leaves_no_record_and_no_gap(db_url, clock):
-    with running_hub(load_venue(VENUE), db_url, clock=clock, password_hasher=CHEAP, central=_nowhere()) as hub:
-        hub.watchdog.stop()
+    with started_hub(db_url, clock=clock, central=_nowhere(), watchdog=False) as hub:
         game = hub.execute(StartGame(table="pool-02", actor="jana"))
         clock.advance(minutes=60)
         hub.execute(StopGame(game=game, actor="jana"))
@@ -105,8 +101,7 @@ def test_a_rolled_back_record_leaves_no_record_and_no_gap(db_url, clock):
 
 
 def test_alerts_travel_when_opened_acked_and_closed_not_when_touched(db_url, clock):
-    with running_hub(load_venue(VENUE), db_url, clock=clock, password_hasher=CHEAP, central=_nowhere()) as hub:
-        hub.watchdog.stop()
+    with started_hub(db_url, clock=clock, central=_nowhere(), watchdog=False) as hub:
         spec = alert_kinds.node_offline("pool-03")
         on_writer(hub, lambda db: hub._alerts.raise_alert(db, spec))
         clock.advance(seconds=5)
@@ -122,15 +117,12 @@ def test_alerts_travel_when_opened_acked_and_closed_not_when_touched(db_url, clo
 
 
 def test_a_statement_that_hides_what_it_changed_is_refused(db_url, clock):
-    with running_hub(load_venue(VENUE), db_url, clock=clock, password_hasher=CHEAP, central=_nowhere()) as hub:
-        hub.watchdog.stop()
-        with pytest.raises(ExportBlind):
-            on_writer(hub, lambda db: db.execute(update(Alert).values(severity="info")))
+    with started_hub(db_url, clock=clock, central=_nowhere(), watchdog=False) as hub, pytest.raises(ExportBlind):
+        on_writer(hub, lambda db: db.execute(update(Alert).values(severity="info")))
 
 
 def test_the_bound_alerts_at_80_and_100_percent_and_the_money_is_still_taken(db_url, clock):
-    with running_hub(load_venue(VENUE), db_url, clock=clock, password_hasher=CHEAP, central=_nowhere(soft_limit_bytes=10_000)) as hub:
-        hub.watchdog.stop()
+    with started_hub(db_url, clock=clock, central=_nowhere(soft_limit_bytes=10_000), watchdog=False) as hub:
         seen = []
         for _ in range(20):
             game = hub.execute(StartGame(table="pool-04", actor="jana"))
@@ -152,8 +144,7 @@ def test_the_bound_alerts_at_80_and_100_percent_and_the_money_is_still_taken(db_
 
 
 def test_without_a_centre_nothing_is_written(db_url, clock):
-    with running_hub(load_venue(VENUE), db_url, clock=clock, password_hasher=CHEAP) as hub:
-        hub.watchdog.stop()
+    with started_hub(db_url, clock=clock, watchdog=False) as hub:
         game = hub.execute(StartGame(table="pool-01", actor="jana"))
         hub.execute(StopGame(game=game, actor="jana"))
         assert _outbox(hub) == []
@@ -164,8 +155,7 @@ def test_the_bound_alerts_again_each_time_the_backlog_returns(tmp_path, clock):
     delivered and a new one opens when they pile up again, also after staff closed one by hand.
     (SQLite only: the alert's rules reach the database as the tests above show on both.)"""
     db = migrated_sqlite(tmp_path / "hall.db")
-    with running_hub(load_venue(VENUE), db, clock=clock, password_hasher=CHEAP, central=_nowhere(soft_limit_bytes=3_000)) as hub:
-        hub.watchdog.stop()
+    with started_hub(db, clock=clock, central=_nowhere(soft_limit_bytes=3_000), watchdog=False) as hub:
 
         def pile_up_until(severity: str) -> Alert:
             for _ in range(40):

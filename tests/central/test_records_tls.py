@@ -14,15 +14,14 @@ from sqlalchemy import func, select
 
 from broker.central.accounts import add_hall
 from broker.central.service import Central
-from broker.compose import CentralSettings, running_hub
-from broker.domain.venue import load_venue
+from broker.compose import CentralSettings
 from broker.floor.games import StartGame, StopGame
 from broker.outbox.sender import OutboxSender
 from broker.storage.engine import open_store
 from broker.storage.models import CentralRecord, OutboxRecord
 from tests.support.centre import CentreServer
-from tests.support.hub import VENUE
-from tests.support.sqlite_template import CHEAP, migrated_sqlite
+from tests.support.hub import started_hub
+from tests.support.sqlite_template import CHEAP
 from tests.support.waiting import wait_until
 
 SHIPPED = Path(__file__).resolve().parents[2] / "deploy" / "mosquitto"
@@ -70,8 +69,7 @@ def test_records_go_only_over_a_link_whose_certificate_and_name_check_out(tmp_pa
     other_ca = _certs(tmp_path / "other", "localhost") / "ca.crt"  # a CA the centre's certificate is not from
     right = f"https://localhost:{server.port}"
     wrong_ca = CentralSettings(url=right, token=token, ca_file=other_ca, retry_max_s=0.2)
-    with running_hub(load_venue(VENUE), migrated_sqlite(tmp_path / "hall.db"), password_hasher=CHEAP, central=wrong_ca) as hub:
-        hub.watchdog.stop()
+    with started_hub(tmp_path / "hall.db", central=wrong_ca, watchdog=False) as hub:
         hub.execute(StopGame(game=hub.execute(StartGame(table="pool-01", actor="jana")), actor="jana"))
         wait_until(lambda: _refused_for(caplog, "CERTIFICATE_VERIFY_FAILED"), 10, "the sender refusing a certificate of another CA")
         assert _pending(hub.store) == 1 and _at_centre(central_store) == 0

@@ -29,8 +29,7 @@ from sqlalchemy import func, select
 
 from broker.central.accounts import add_hall, add_user
 from broker.central.service import Central
-from broker.compose import CentralSettings, running_hub
-from broker.domain.venue import load_venue
+from broker.compose import CentralSettings
 from broker.hall.facade import HubFacade
 from broker.hall.hub import Hub
 from broker.storage.engine import open_store
@@ -40,8 +39,8 @@ from broker.till.tabs import AddProduct, AddTabItem, OpenWalkInTab
 from dashboard.web.central.app import build_central_app
 from sim.mosquitto import free_port
 from tests.support.centre import CentreServer
-from tests.support.hub import VENUE, on_writer
-from tests.support.sqlite_template import CHEAP, migrated_sqlite
+from tests.support.hub import on_writer, started_hub
+from tests.support.sqlite_template import CHEAP
 from tests.support.waiting import wait_until
 from tests.support.web import Browser, add_users, bound_app
 
@@ -65,8 +64,7 @@ def centre(postgres_cluster, postgres_template) -> Iterator[tuple[CentreServer, 
 def hall(tmp_path, centre) -> Iterator[Hub]:
     server, _, token = centre
     settings = CentralSettings(url=server.url, token=token, retry_max_s=0.5)
-    with running_hub(load_venue(VENUE), migrated_sqlite(tmp_path / "hall.db"), password_hasher=CHEAP, central=settings) as hub:
-        hub.watchdog.stop()
+    with started_hub(tmp_path / "hall.db", central=settings, watchdog=False) as hub:
         yield hub
 
 
@@ -252,8 +250,7 @@ def answers() -> Iterator[str]:
 
 def test_a_refusal_that_names_no_record_is_narrowed_one_at_a_time_and_a_proxy_s_page_sets_nothing_aside(tmp_path, answers):
     settings = CentralSettings(url=answers, token="t", retry_max_s=0.2)
-    with running_hub(load_venue(VENUE), migrated_sqlite(tmp_path / "hall.db"), password_hasher=CHEAP, central=settings) as hub:
-        hub.watchdog.stop()
+    with started_hub(tmp_path / "hall.db", central=settings, watchdog=False) as hub:
         hub.outbox.wake = lambda: None  # the records of the sales below go in one batch
         _Answers.proxy = True
         for n in range(3):

@@ -28,7 +28,6 @@ import contextlib
 import shlex
 import signal
 import subprocess
-import uuid
 from pathlib import Path
 from typing import Any, cast
 
@@ -44,7 +43,7 @@ from broker.adapters.hub_link import MqttUrl
 from broker.central.accounts import add_hall, add_user
 from broker.central.live import Floors, LiveSubscriber
 from broker.central.service import Central
-from broker.compose import CentralSettings, running_hub
+from broker.compose import CentralSettings
 from broker.domain.schedule import business_day
 from broker.hall.facade import HubFacade
 from broker.storage.engine import open_store
@@ -56,7 +55,7 @@ from sim.mosquitto import SHIPPED_ACL, Mosquitto, TlsFiles, acl_block
 from tests.support.centre import CentreServer, hall_venue
 from tests.support.cli import lavos
 from tests.support.hall_lights import LightProbe
-from tests.support.hub import hub_url, running_node
+from tests.support.hub import fresh_login, hub_url, running_node, started_hub
 from tests.support.mqtt import Collector
 from tests.support.server import LAVOS
 from tests.support.sqlite_template import CHEAP, migrated_sqlite
@@ -129,17 +128,16 @@ class World:
         settings = CentralSettings(url=self.records_cut[hall].url, token=self.tokens[hall], retry_max_s=0.5, batch=50)
         stack = contextlib.ExitStack()
         hub = stack.enter_context(
-            running_hub(
-                hall_venue(hall),
+            started_hub(
                 self.db[hall],
+                venue=hall_venue(hall),
                 mqtt_url=hub_url(self.brokers[hall]),
-                password_hasher=CHEAP,
                 central=settings,
                 home_assistant=True,
-                client_id=f"hub-{uuid.uuid4().hex[:8]}",
+                client_id=fresh_login(),
+                watchdog=False,
             )
         )
-        hub.watchdog.stop()
         self.hubs[hall], self.hub[hall] = stack, hub
 
     def stop_hub(self, hall: str) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import threading
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -13,7 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from broker.accounts.users import create_user, issue_token, new_password
-from tests.support.hub import on_writer, running_service
+from tests.support.hub import fresh_login, on_writer, started_hub
 from tests.support.sqlite_template import CHEAP as CHEAP  # re-exported: the dashboard's tests know it from here
 from tests.support.web import bound_app
 
@@ -111,9 +110,9 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def service(mosquitto, db_url, clock):
-    # A client id of its own: the hub's MQTT session is persistent, and the broker is shared by the module.
-    with running_service(mosquitto, db_url, clock=clock, client_id=f"hub-{uuid.uuid4().hex[:10]}") as svc:
-        svc.watchdog.stop()  # the tests tick it themselves, at moments of the fake clock
+    # A login of its own: the hub's MQTT session is persistent, and the broker is shared by the module.
+    # The watchdog's rounds stopped: the tests tick it themselves, at moments of the fake clock.
+    with started_hub(db_url, mosquitto=mosquitto, client_id=fresh_login(), clock=clock, watchdog=False) as svc:
         yield svc
 
 

@@ -17,14 +17,13 @@ import pytest
 from fastapi.testclient import TestClient
 
 from broker.accounts.users import create_user, issue_token, new_password
-from broker.compose import build_hub, open_store
+from broker.compose import open_store
 from broker.domain.floor import alert_kinds
-from broker.domain.venue import load_venue
 from broker.floor.games import StartGame
 from broker.hall.facade import HubFacade
 from broker.notify.notifications import NotifySettings, SaveNotifySettings, Target
 from tests.dashboard.conftest import FakeClock, basic, bearer
-from tests.support.hub import VENUE, on_writer
+from tests.support.hub import new_hub, on_writer
 from tests.support.sqlite_template import CHEAP, migrated_sqlite
 from tests.support.web import bound_app
 
@@ -43,7 +42,7 @@ def clock() -> FakeClock:
 @pytest.fixture
 def hub(tmp_path, clock):
     store = open_store(migrated_sqlite(tmp_path / "hub.db"))
-    h = build_hub(load_venue(VENUE), store, clock=clock, data_dir=tmp_path, password_hasher=CHEAP)
+    h = new_hub(store, clock=clock, data_dir=tmp_path)
     yield h
     h.close()
     store.close()

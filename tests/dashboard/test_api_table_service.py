@@ -7,14 +7,13 @@ real node on mock pins where the light matters.
 from __future__ import annotations
 
 import time
-import uuid
 
 import pytest
 from sqlalchemy import select
 
 from broker.storage.members import add_member, record_fee
 from broker.storage.models import Alert, AuditEntry, Event, Node
-from tests.support.hub import link_of, on_writer, running_node, running_service
+from tests.support.hub import fresh_login, link_of, on_writer, running_node, started_hub
 from tests.support.waiting import wait_until
 
 
@@ -57,7 +56,7 @@ def test_out_of_service_refuses_games_is_audited_and_survives_a_restart(api, mos
     assert (audit.actor, audit.target, audit.reason) == ("jana", "table:pool-03", "nové súkno")
 
     # A restarted hub (a new Hub on the same database) still knows.
-    with running_service(mosquitto, db_url, client_id=f"hub-{uuid.uuid4().hex[:10]}") as again:
+    with started_hub(db_url, mosquitto=mosquitto, client_id=fresh_login()) as again:
         assert again.out_of_service()["pool-03"].reason == "nové súkno"
         assert again.desired_light("pool-03") is False
 

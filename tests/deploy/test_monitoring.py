@@ -43,7 +43,7 @@ from broker.accounts.users import create_user, issue_token, new_password
 from broker.adapters.inbox import Inbound
 from broker.adapters.metrics import MetricsWriter
 from broker.adapters.notify import Notifier
-from broker.compose import build_hub, open_store
+from broker.compose import open_store
 from broker.domain.floor import game_ops
 from broker.domain.schedule import business_day, business_day_bounds
 from broker.domain.venue import load_venue
@@ -57,7 +57,7 @@ from dashboard.web.pages_monitoring import sensor_health
 from devices import contract
 from sim.mosquitto import free_port
 from tests.notify.receivers import Webhook
-from tests.support.hub import REPO, VENUE, on_writer
+from tests.support.hub import REPO, VENUE, new_hub, on_writer
 from tests.support.sqlite_template import CHEAP, migrated_sqlite
 from tests.support.victoria import VMALERT, VictoriaMetrics, shipped_vm_flags, shipped_vmalert_flags
 from tests.support.waiting import wait_until
@@ -286,7 +286,7 @@ def evening(vm, tmp_path_factory) -> Iterator[Evening]:
     venue = load_venue(VENUE)
     store = open_store(migrated_sqlite(workdir / "hub.db"), venue=venue)
     metrics = MetricsWriter(vm.url, "unused", "lavos", "lavos", workdir / "spool", flush_interval=0.1, retry_initial=0.1, retry_max=0.5)
-    hub = build_hub(venue, store, metrics=metrics, clock=clock, data_dir=workdir, password_hasher=CHEAP)
+    hub = new_hub(store, venue=venue, metrics=metrics, clock=clock, data_dir=workdir)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(Notifier, "poll_s", 0.1)
         mp.setattr(Notifier, "backoff_s", (0.2,))

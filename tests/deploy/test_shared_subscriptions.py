@@ -15,13 +15,12 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import func, select
 
-from broker.compose import build_hub, open_store
-from broker.domain.venue import load_venue
+from broker.compose import open_store
 from broker.floor.games import StartGame
 from broker.hall.hub import Hub
 from broker.storage.models import Alert, Event
 from devices.contract import event_topic, light_set_topic
-from tests.support.hub import VENUE, hub_link, hub_url
+from tests.support.hub import hub_link, new_hub
 from tests.support.mqtt import Collector, clear_session
 from tests.support.waiting import wait_until
 
@@ -44,7 +43,7 @@ LOGINS = ("lavos-hub-2", "lavos-hub-3")
 
 
 def start_service(mosquitto, url: str, group: str, login: str) -> Hub:
-    svc = build_hub(load_venue(VENUE), open_store(url), mqtt_url=hub_url(mosquitto, login), share_group=group, client_id=login)
+    svc = new_hub(open_store(url), mosquitto=mosquitto, client_id=login, share_group=group)
     svc.start()
     return svc
 

@@ -16,15 +16,15 @@ from paho.mqtt.enums import CallbackAPIVersion
 from sqlalchemy import select
 
 from broker.adapters.hub_link import MqttUrl
-from broker.compose import build_hub, open_store
-from broker.domain.venue import load_venue
+from broker.compose import open_store
 from broker.floor.games import StartGame
 from broker.storage.models import Event
 from edge import EdgeNode
 from sim.mosquitto import HUB_USER, Mosquitto, TlsFiles
 from sim.pins import PulseScript, drive_pulses, timed_mock_factory
 from tests.edge.nodes import node_config
-from tests.support.hub import REPO, VENUE, hub_link, light_of, link_of
+from tests.support.hub import REPO, hub_link, light_of, link_of, new_hub
+from tests.support.sqlite_template import migrated_sqlite
 from tests.support.waiting import wait_until
 
 MAKE_CERTS = REPO / "deploy" / "mosquitto" / "make-certs.sh"
@@ -120,10 +120,10 @@ def test_make_certs_explains_bad_arguments(tmp_path, args, message):
 
 
 def test_node_and_central_service_talk_over_tls(tls_broker, certs, tmp_path):
-    store = open_store(f"sqlite:///{tmp_path / 'lavos.db'}")
+    store = open_store(migrated_sqlite(tmp_path / "lavos.db"))
     url = MqttUrl.parse(f"mqtts://{HUB_USER}:hub-secret@127.0.0.1:{tls_broker.tls_port}?cafile={certs / 'ca.crt'}")
     assert url.tls and url.ca_file == certs / "ca.crt"
-    svc = build_hub(load_venue(VENUE), store, mqtt_url=url, client_id="lavos-hub-tls")
+    svc = new_hub(store, mqtt_url=url, client_id="lavos-hub-tls")
     cfg = node_config(tmp_path, tls_broker.tls_port, table=TABLE, mqtt={"tls": True, "ca_file": str(certs / "ca.crt")})
     factory = timed_mock_factory()
     svc.start()

@@ -31,7 +31,7 @@ from broker.storage.models import Alert
 from devices import contract
 from tests.broker.test_service_e2e import score
 from tests.dashboard.conftest import FakeClock, api  # noqa: F401 - the api fixture
-from tests.support.hub import VENUE, card_reader_of, link_of, on_writer, running_node, running_service
+from tests.support.hub import VENUE, card_reader_of, fresh_login, link_of, on_writer, running_node, started_hub
 from tests.support.mqtt import Collector
 from tests.support.waiting import wait_until
 
@@ -50,8 +50,7 @@ def service(mosquitto, db_url, clock):
     # prepaid_expiry "continue": the shipped venue stops the session instead, and raises nothing.
     venue = load_venue(VENUE)
     venue = venue.model_copy(update={"billing": Billing(**{**venue.billing.model_dump(), "prepaid_expiry": "continue"})})
-    with running_service(mosquitto, db_url, clock=clock, venue=venue, client_id=f"hub-{uuid.uuid4().hex[:10]}") as svc:
-        svc.watchdog.stop()
+    with started_hub(db_url, mosquitto=mosquitto, clock=clock, venue=venue, client_id=fresh_login(), watchdog=False) as svc:
         told: list[tuple[str, str]] = []  # what the dashboard was told: (kind, table) of every alert that opened
         svc.listeners.append(lambda topic, data: told.append((data["kind"], data["table"])) if topic == "alert" else None)
         vars(svc)["told"] = told  # the tests read it beside the hub they were given

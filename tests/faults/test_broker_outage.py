@@ -47,7 +47,7 @@ def test_fifteen_seconds_without_a_broker_loses_nothing_and_switches_no_light(tm
     broker = Mosquitto(tmp_path / "mq", users={t: f"pw-{t}" for t in BILLIARD + FOOS}).start()
     driven = dict.fromkeys(POOL + FOOS, 0)
     with contextlib.ExitStack() as stack:
-        svc = stack.enter_context(running_service(broker, f"sqlite:///{tmp_path / 'hub.db'}"))
+        svc = stack.enter_context(running_service(broker, tmp_path / "hub.db"))
         nodes = {t: stack.enter_context(running_node(broker, tmp_path, t)) for t in BILLIARD + FOOS}
         wait_until(lambda: all(link_of(n).connected for n, _ in nodes.values()), timeout=20, what="13 nodes connected")
         sessions = {t: svc.execute(StartGame(table=t, actor="anna")) for t in BILLIARD}

@@ -14,11 +14,10 @@ import pytest
 from sqlalchemy import func, select
 
 from broker.adapters.leadership import Leadership, LeadershipLost
-from broker.compose import build_hub, open_store
-from broker.domain.venue import load_venue
+from broker.compose import open_store
 from broker.people.members import AddMember
 from broker.storage.models import Member
-from tests.support.hub import VENUE
+from tests.support.hub import new_hub
 
 NEVER = 3600.0  # the watcher's own checks never run within the test: only the transactions check
 
@@ -44,7 +43,7 @@ def test_a_change_after_the_lock_is_gone_is_rolled_back_and_the_hub_stops_leadin
         assert lead.try_acquire()
         lead.watch(lost.append)
         store.before_commit = lead.check_in
-        hub = build_hub(load_venue(VENUE), store)
+        hub = new_hub(store)
         hub.execute(AddMember(name="Eva Nová", actor="boss"))  # the lock is held: committed
         assert _members(store) == 1
         pid = lead._lock_pid
@@ -74,7 +73,7 @@ def test_a_second_process_holding_the_lock_makes_the_first_ones_writes_fail(pg_u
         assert old.try_acquire()
         old.watch(lambda reason: None)
         store.before_commit = old.check_in
-        hub = build_hub(load_venue(VENUE), store)
+        hub = new_hub(store)
         with psycopg.connect(old._conninfo, autocommit=True) as admin:
             admin.execute("SELECT pg_terminate_backend(%s)", (old._lock_pid,))
         assert new.try_acquire()  # PostgreSQL freed it: the standby leads now

@@ -25,16 +25,16 @@ import pytest
 from argon2 import PasswordHasher
 from sqlalchemy import create_engine, text
 
-from broker.compose import build_hub, open_store
-from broker.domain.venue import load_venue
+from broker.compose import open_store
 from dashboard.api.app import PUBLIC_PATHS, api_routes
 from dashboard.web.app import web_routes
 from dashboard.web.security import SESSION_COOKIE
 from sim.mosquitto import free_port
 from tests.support import httpc
-from tests.support.hub import REPO, VENUE
+from tests.support.hub import REPO, new_hub
 from tests.support.matching import found
 from tests.support.server import LAVOS, server_argv, wait_serving
+from tests.support.sqlite_template import migrated_sqlite
 from tests.support.web import _CSRF, web_app
 
 API_AUTH = "tests/dashboard/test_api_auth.py"
@@ -116,9 +116,9 @@ def _served_routes(app, prefix: str = "") -> set[tuple[str, str]]:
 
 def test_the_served_app_has_no_route_the_checks_miss(tmp_path):
     # A hub without MQTT over an empty SQLite file: only the app's routes are looked at.
-    store = open_store(f"sqlite:///{tmp_path / 'hub.db'}")
+    store = open_store(migrated_sqlite(tmp_path / "hub.db"))
     try:
-        served = _served_routes(web_app(build_hub(load_venue(VENUE), store)))
+        served = _served_routes(web_app(new_hub(store)))
     finally:
         store.close()
     checked = {(m, p) for m, p, _ in api_routes()} | {(m, p) for m, p, _ in web_routes()}

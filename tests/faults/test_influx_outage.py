@@ -60,7 +60,7 @@ def pocket_points(victoria, table: str) -> int:
 def hall(mosquitto, tmp_path, metrics):
     """The hub with `metrics`, a node per table, a session on each; yields (service, nodes)."""
     with contextlib.ExitStack() as stack:
-        svc = stack.enter_context(running_service(mosquitto, f"sqlite:///{tmp_path / 'hub.db'}", metrics=metrics))
+        svc = stack.enter_context(running_service(mosquitto, tmp_path / "hub.db", metrics=metrics))
         nodes = {t: stack.enter_context(running_node(mosquitto, tmp_path, t)) for t in TABLES}
         wait_until(lambda: all(link_of(n).connected for n, _ in nodes.values()), timeout=20, what="nodes connected")
         for t in TABLES:

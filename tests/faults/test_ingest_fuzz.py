@@ -61,7 +61,7 @@ messages = st.lists(st.tuples(topics, payloads), min_size=100, max_size=100)
 
 
 def test_ten_thousand_generated_messages_never_crash_the_ingest(mosquitto, tmp_path):
-    with running_service(mosquitto, f"sqlite:///{tmp_path / 'hub.db'}") as svc:
+    with running_service(mosquitto, tmp_path / "hub.db") as svc:
         pub = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="fuzzer")
         pub.username_pw_set("lavos-hub", "hub-secret")
         pub.max_inflight_messages_set(1000)

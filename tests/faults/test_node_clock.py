@@ -43,7 +43,7 @@ def test_hours_long_clock_jumps_on_a_node_move_no_bill(mosquitto, tmp_path):
         ("NTP syncs: 5 h back", timedelta(0), True),
     ]
     with (
-        running_service(mosquitto, f"sqlite:///{tmp_path / 'hub.db'}") as svc,
+        running_service(mosquitto, tmp_path / "hub.db") as svc,
         running_node(mosquitto, tmp_path, TABLE, clock=clock) as (node, factory),
     ):
         wait_until(lambda: link_of(node).connected, timeout=20, what="node connected")

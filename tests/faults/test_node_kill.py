@@ -40,7 +40,7 @@ def test_kill_9_mid_write_loses_no_accepted_event_and_the_light_comes_back(mosqu
     cfg = node_config(tmp_path, mosquitto.port, table=TABLE)
     config_file = tmp_path / "node.toml"
     config_file.write_text(dump_node_config(cfg))
-    with running_service(mosquitto, f"sqlite:///{tmp_path / 'hub.db'}") as svc:
+    with running_service(mosquitto, tmp_path / "hub.db") as svc:
         agent = AgentProcess(config_file)
         try:
             sid = svc.execute(StartGame(table=TABLE, actor="anna"))

@@ -104,7 +104,7 @@ def date_edges():
 def api(mosquitto, tmp_path_factory, date_edges):
     """(schema, manager headers): one service for the module, since hypothesis runs many cases per test anyway."""
     tmp = tmp_path_factory.mktemp("openapi-fuzz")
-    with running_service(mosquitto, f"sqlite:///{tmp / 'hub.db'}", clock=FakeClock(), client_id="hub-openapi-fuzz") as service:
+    with running_service(mosquitto, tmp / "hub.db", clock=FakeClock(), client_id="hub-openapi-fuzz") as service:
         service.watchdog.stop()  # nothing here is about time passing
         add_users(service, {MANAGER: "manager"}, PASSWORD, CHEAP)
 

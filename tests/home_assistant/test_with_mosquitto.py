@@ -16,14 +16,13 @@ from typing import Any
 import paho.mqtt.client as mqtt
 import pytest
 
-from broker.compose import running_hub
 from broker.domain.floor import home_assistant as ha
 from broker.domain.venue import load_venue
 from broker.floor.games import StartGame, StopGame
 from broker.storage.members import add_member, assign_card
 from devices import contract
 from tests.home_assistant.ha_schema import DISCOVERY_TOPIC
-from tests.support.hub import VENUE, hub_link, hub_url, light_of, link_of, on_writer, running_node, wait_stored
+from tests.support.hub import VENUE, hub_link, hub_url, light_of, link_of, on_writer, running_node, started_hub, wait_stored
 from tests.support.mqtt import Collector, pocket_event, publish_events
 from tests.support.waiting import wait_until
 
@@ -44,9 +43,7 @@ def hub(broker, tmp_path, request):
     # link_process: what `lavos server` runs (paho in a child process; HA's birth crosses its pipe).
     in_child = getattr(request, "param", False)
     url = hub_url(broker, "lavos-hub-ha")
-    with running_hub(
-        V, f"sqlite:///{tmp_path / 'lavos.db'}", mqtt_url=url, client_id=url.username, home_assistant=True, link_process=in_child
-    ) as h:
+    with started_hub(tmp_path / "lavos.db", venue=V, mqtt_url=url, client_id=url.username, home_assistant=True, link_process=in_child) as h:
         announcer = h.home_assistant
         assert announcer is not None
         wait_until(lambda: hub_link(h).stats.connected and announcer.announced >= 1, what="hub connected and announced")

@@ -10,15 +10,13 @@ import time
 import pytest
 
 from broker.adapters.notify import Notifier
-from broker.compose import running_hub
 from broker.domain.floor import alert_kinds
-from broker.domain.venue import load_venue
 from broker.hall.facade import HubFacade
 from broker.notify.notifications import NotifySettings, SaveNotifySettings, Target
 from broker.till.closeout import CloseDay, OpenDay
 from tests.dashboard.conftest import sqlite_only
 from tests.notify.receivers import Webhook
-from tests.support.hub import VENUE, on_writer
+from tests.support.hub import on_writer, started_hub
 from tests.support.till_days import FakeClock, add_item, day_hub, local, pay, settle, walk_in
 from tests.support.waiting import wait_until
 
@@ -82,8 +80,7 @@ def test_a_day_nobody_closed_is_summed_up_at_the_day_cut(db_url):
 @contextlib.contextmanager
 def hub_with_spool(db_url, clock, data_dir, hook=None):
     """A hub whose notification spool is on disk under `data_dir`, so it outlives the hub."""
-    with running_hub(load_venue(VENUE), db_url, clock=clock, data_dir=data_dir) as hub:
-        hub.watchdog.stop()
+    with started_hub(db_url, clock=clock, data_dir=data_dir, watchdog=False) as hub:
         if hook is not None:
             hub.execute(SaveNotifySettings(settings=NotifySettings((Target("t0", hook.url()),)), actor="boss"))
         yield hub, HubFacade(hub)

@@ -34,7 +34,7 @@ def webhook():
 def test_an_offer_reaches_staff_and_by_sms_only_the_guest_who_agreed(tmp_path, webhook, caplog):
     caplog.set_level(logging.DEBUG)
     base = f"json://127.0.0.1:{webhook.port}"
-    with day_hub(f"sqlite:///{tmp_path / 'hub.db'}", FakeClock(local(2026, 12, 4, 18))) as (hub, _):
+    with day_hub(tmp_path / "hub.db", FakeClock(local(2026, 12, 4, 18))) as (hub, _):
         targets = (
             Target(id="bar", url=f"{base}/bar", kinds=("waiting_list",)),
             Target(id="sms", url=f"{base}/sms/{{phone}}"),
@@ -63,7 +63,7 @@ def test_an_offer_reaches_staff_and_by_sms_only_the_guest_who_agreed(tmp_path, w
 
 def test_a_guest_sms_target_takes_the_number_in_its_path_not_its_host(tmp_path):
     with (
-        day_hub(f"sqlite:///{tmp_path / 'hub.db'}", FakeClock(local(2026, 12, 4, 18))) as (hub, _),
+        day_hub(tmp_path / "hub.db", FakeClock(local(2026, 12, 4, 18))) as (hub, _),
         pytest.raises(ServiceError, match="path or query, not in its host"),
     ):
         hub.execute(SaveNotifySettings(settings=NotifySettings((Target(id="x", url="json://{phone}.example.org/x"),)), actor="boss"))

@@ -12,12 +12,12 @@ from datetime import timedelta
 import pytest
 
 from broker.adapters.notify import Notifier, mask_url
-from broker.compose import build_hub, open_store
+from broker.compose import open_store
 from broker.domain.floor import alert_kinds
-from broker.domain.venue import load_venue
 from broker.notify.notifications import NotifySettings, SaveNotifySettings, Target
 from tests.notify.receivers import MailBox, Webhook
-from tests.support.hub import VENUE, on_writer
+from tests.support.hub import new_hub, on_writer, started_hub
+from tests.support.sqlite_template import migrated_sqlite
 from tests.support.waiting import wait_until
 
 
@@ -29,12 +29,8 @@ def quick_sender(monkeypatch):
 
 @pytest.fixture
 def hub(tmp_path):
-    store = open_store(f"sqlite:///{tmp_path / 'hub.db'}")
-    h = build_hub(load_venue(VENUE), store, data_dir=tmp_path)
-    h.start()
-    yield h
-    h.close()
-    store.close()
+    with started_hub(tmp_path / "hub.db", data_dir=tmp_path) as h:
+        yield h
 
 
 @pytest.fixture
@@ -110,11 +106,11 @@ def test_twenty_flaps_send_at_most_the_limit_and_one_summary(hub, webhook):
 
 
 def test_a_hub_restarted_in_a_flapping_storm_goes_on_counting(tmp_path, webhook):
-    store = open_store(f"sqlite:///{tmp_path / 'hub.db'}")
+    store = open_store(migrated_sqlite(tmp_path / "hub.db"))
     cause = alert_kinds.node_offline_key("pool-02")
     try:
         for flaps in (20, 10):  # ten more after a restart: no fresh three, the same summary counts on
-            hub = build_hub(load_venue(VENUE), store, data_dir=tmp_path)
+            hub = new_hub(store, data_dir=tmp_path)
             hub.start()
             try:
                 if flaps == 20:

@@ -17,12 +17,12 @@ import pytest
 
 from broker.adapters.notify import Notifier
 from broker.adapters.notify_spool import SPOOL_FILE
-from broker.compose import build_hub, open_store
+from broker.compose import open_store
 from broker.domain.floor import alert_kinds
-from broker.domain.venue import load_venue
 from broker.notify.notifications import NotifySettings, SaveNotifySettings, Target
 from tests.notify.receivers import Webhook
-from tests.support.hub import VENUE, on_writer
+from tests.support.hub import new_hub, on_writer
+from tests.support.sqlite_template import migrated_sqlite
 from tests.support.waiting import wait_until
 
 
@@ -37,8 +37,8 @@ def quick_sender(monkeypatch):
 
 @pytest.fixture
 def hall(tmp_path):
-    store = open_store(f"sqlite:///{tmp_path / 'hub.db'}")
-    hub = build_hub(load_venue(VENUE), store, data_dir=tmp_path)
+    store = open_store(migrated_sqlite(tmp_path / "hub.db"))
+    hub = new_hub(store, data_dir=tmp_path)
     hub.start()
     closed = False
 

@@ -19,6 +19,7 @@ obscurely where, say, Mosquitto is not installed.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import subprocess
 import sys
@@ -88,6 +89,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "edge/test_commands.py": _MQTT,
     "edge/test_restart.py": _LAVOS + _MQTT,
     "faults/test_broker_outage.py": _MQTT,
+    "faults/test_openapi_fuzz.py": _MQTT,  # its hub's broker (the fixture marks it too); listed so ./run fast skips importing schemathesis
     "central/test_two_halls.py": _MQTT,  # three brokers by hand (the hubs are in-process)
     "home_assistant/test_with_mosquitto.py::test_ha_announcing_itself_makes_the_hub_announce_again": _LAVOS,  # a link process
     # All but the member CSV's mistakes, which run `lavos members` in-process.
@@ -129,6 +131,35 @@ PROGRAMS = {
     "ansible": {"ansible", "ansible-playbook", "ansible-inventory"},
 }
 LAVOS_PACKAGES = {"lavos_cli", "edge", "broker", "dashboard", "sim", "tests"}
+
+
+def wholly_external(path: Path, tests: Path) -> bool:
+    """True for a directory or module under `tests` that MODULES marks whole: every test in it is external."""
+    try:
+        rel = path.relative_to(tests).as_posix()
+    except ValueError:
+        return False
+    if path.is_dir():
+        rel += "/"
+    return any(rel == key or (key.endswith("/") and rel.startswith(key)) for key in MODULES if "::" not in key)
+
+
+def excludes_external(markexpr: str) -> bool:
+    """True when `-m markexpr` deselects every test marked external, whatever its other markers
+    (`./run fast`'s "not external and not slow"): then a module MODULES marks whole need not even
+    be imported (tests/conftest.py pytest_ignore_collect), which spares each worker importing
+    Playwright, schemathesis and the modules that only the full suite runs."""
+    if not markexpr:
+        return False
+    from _pytest.mark.expression import Expression
+
+    expr = Expression.compile(markexpr)
+    others = sorted(set(expr.idents()) - {EXTERNAL})
+    for bits in itertools.product((False, True), repeat=len(others)):
+        on = {EXTERNAL} | {name for name, bit in zip(others, bits, strict=True) if bit}
+        if expr.evaluate(lambda name, /, **kwargs: name in on):
+            return False
+    return True
 
 
 def marks_for(nodeid: str, fixturenames: list[str], params: dict[str, object]) -> set[str]:

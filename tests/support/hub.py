@@ -1,22 +1,33 @@
-"""Start the hub in-process against a test broker, and nodes on mock pins."""
+"""The tests' one hub builder (`started_hub`, `new_hub`), in this process, and nodes on mock pins.
+
+Every test that wants a hub of this process builds it here, so the tests' defaults live in one
+place: the shipped venue, argon2 at its cheap costs (tests/support/sqlite_template.py), a SQLite
+file given as a path copied from the migrated template instead of migrated again, an MQTT login of
+the test broker when there is one, the watchdog's rounds stopped when the test ticks them itself.
+`running_service`, `tests.support.till_days.day_hub` and the API fixtures of tests/dashboard and
+tests/till are this builder with their module's arguments. A hub in a process of its own is
+`lavos server` (tests/support/server.py) or a script calling broker.compose.build_hub.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any, TypeVar
 
+from argon2 import PasswordHasher
 from gpiozero.pins.mock import MockFactory
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from broker.adapters.hub_link import HubLink, MqttUrl
 from broker.adapters.link_process import ProcessLink
-from broker.compose import running_hub
+from broker.compose import Store, build_hub, running_hub
 from broker.domain.venue import Venue, load_venue
 from broker.hall.hub import Hub
 from broker.storage.engine import open_store
@@ -29,7 +40,7 @@ from edge.mqtt_link import MqttLink
 from edge.outbox import Outbox
 from sim.mosquitto import Mosquitto
 from sim.pins import timed_mock_factory
-from tests.support.sqlite_template import CHEAP
+from tests.support.sqlite_template import CHEAP, migrated_sqlite
 
 REPO = Path(__file__).resolve().parents[2]
 VENUE = REPO / "deploy" / "venues" / "lavos.toml"
@@ -54,10 +65,75 @@ def hub_url(mosquitto: Mosquitto, login: str = "lavos-hub") -> MqttUrl:
     return MqttUrl("127.0.0.1", mosquitto.port, user, password, False)
 
 
+def fresh_login() -> str:
+    """A hub login of its own on the test broker: the broker keeps one persistent session per login,
+    and a module's tests share their broker, so a hub that must not resume another's takes a new one."""
+    return f"hub-{uuid.uuid4().hex[:10]}"
+
+
+def _hub_options(
+    mosquitto: Mosquitto | None, client_id: str | None, password_hasher: PasswordHasher | None, options: dict[str, Any]
+) -> dict[str, Any]:
+    """build_hub's arguments with the tests' defaults: cheap argon2 costs, the test broker's login."""
+    if mosquitto is not None:
+        client_id = client_id or "lavos-hub-test"
+        options["mqtt_url"] = hub_url(mosquitto, client_id)
+    if client_id is not None:
+        options["client_id"] = client_id
+    options["password_hasher"] = password_hasher or CHEAP  # a login does not re-hash at full cost
+    return options
+
+
+def _database(db: str | Path | Store) -> str | Store:
+    """A URL or an open Store as given; a path: a fresh migrated SQLite file there (a copy of the
+    template, tests/support/sqlite_template.py: the same file as migrating it, without the migrating)."""
+    return migrated_sqlite(db) if isinstance(db, Path) else db
+
+
+def new_hub(
+    store: Store,
+    *,
+    mosquitto: Mosquitto | None = None,
+    client_id: str | None = None,
+    venue: Venue | None = None,
+    password_hasher: PasswordHasher | None = None,
+    **options: Any,
+) -> Hub:
+    """A hub over `store`, not started (its state loaded): for a test of the rules alone (a batch
+    applied on its writer, its routes) or one that starts and closes it itself. The arguments are
+    started_hub's."""
+    return build_hub(venue or load_venue(VENUE), store, **_hub_options(mosquitto, client_id, password_hasher, options))
+
+
+@contextlib.contextmanager
+def started_hub(
+    db: str | Path | Store,
+    *,
+    mosquitto: Mosquitto | None = None,
+    client_id: str | None = None,
+    venue: Venue | None = None,
+    watchdog: bool = True,
+    password_hasher: PasswordHasher | None = None,
+    **options: Any,
+) -> Iterator[Hub]:
+    """A started hub of this process for the block, closed after it.
+
+    `db`: a database URL (opened here, closed after), an open Store (left open), or a path (a fresh
+    migrated SQLite file made there). `mosquitto`: on that test broker as `client_id` (default
+    "lavos-hub-test"; `fresh_login()` for a session of its own), else without MQTT. `venue`: the
+    shipped one by default. `watchdog=False`: its rounds stopped, for a test that ticks them itself
+    (at moments of a fake clock). `password_hasher`: tests/support/sqlite_template.py's CHEAP by
+    default. Other options are broker.compose.build_hub's (clock, metrics, data_dir, central, ...)."""
+    with running_hub(venue or load_venue(VENUE), _database(db), **_hub_options(mosquitto, client_id, password_hasher, options)) as hub:
+        if not watchdog:
+            hub.watchdog.stop()
+        yield hub
+
+
 @contextlib.contextmanager
 def running_service(
     mosquitto: Mosquitto,
-    db_url: str,
+    db_url: str | Path,
     *,
     clock: Callable[[], datetime] | None = None,
     metrics: Any = None,
@@ -65,19 +141,11 @@ def running_service(
     client_id: str = "lavos-hub-test",
     data_dir: Path | None = None,
 ) -> Iterator[Hub]:
-    """The hub in-process. The broker makes the client id the login, so `client_id`
-    names the hub's login (one persistent session each): the same id again resumes that session,
-    a new id starts with none. `data_dir`: where the push notifications spool (None: in memory)."""
-    with running_hub(
-        venue or load_venue(VENUE),
-        db_url,
-        mqtt_url=hub_url(mosquitto, client_id),
-        metrics=metrics,
-        clock=clock,
-        client_id=client_id,
-        data_dir=data_dir,
-        password_hasher=CHEAP,  # the test accounts' costs: a login does not re-hash at full cost
-    ) as svc:
+    """The hub in-process on the test broker: started_hub with a broker. The broker makes the client
+    id the login, so `client_id` names the hub's login (one persistent session each): the same id
+    again resumes that session, a new id starts with none. `data_dir`: where the push notifications
+    spool (None: in memory)."""
+    with started_hub(db_url, mosquitto=mosquitto, client_id=client_id, venue=venue, clock=clock, metrics=metrics, data_dir=data_dir) as svc:
         yield svc
 
 

@@ -12,15 +12,13 @@ import itertools
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
-from broker.compose import running_hub
 from broker.domain.till.receipt import ReceiptLine, lines_json
-from broker.domain.venue import load_venue
 from broker.hall.facade import HubFacade
 from broker.storage.models import Payment, Tab, TabItem
-from tests.support.hub import VENUE
-from tests.support.sqlite_template import CHEAP
+from tests.support.hub import started_hub
 
 _receipts = itertools.count(1)
 
@@ -52,10 +50,9 @@ def local(y: int, mo: int, d: int, h: int, mi: int = 0) -> datetime:
 
 
 @contextlib.contextmanager
-def day_hub(db_url: str, clock: FakeClock, venue: Any = None) -> Iterator[tuple[Any, HubFacade]]:
+def day_hub(db_url: str | Path, clock: FakeClock, venue: Any = None) -> Iterator[tuple[Any, HubFacade]]:
     """A started hub without MQTT (no node needed to bill a game), and its facade."""
-    with running_hub(venue or load_venue(VENUE), db_url, clock=clock, password_hasher=CHEAP) as hub:
-        hub.watchdog.stop()
+    with started_hub(db_url, venue=venue, clock=clock, watchdog=False) as hub:
         yield hub, HubFacade(hub)
 
 

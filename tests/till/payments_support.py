@@ -6,7 +6,6 @@ Imported by the payment test modules (not a conftest: the till's other parts hav
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import pytest
@@ -16,7 +15,7 @@ from broker.floor.games import StartGame, StopGame
 from broker.hall.facade import HubFacade
 from broker.storage.models import AuditEntry, Payment, Tab, TabItem
 from tests.dashboard.conftest import FakeClock
-from tests.support.hub import on_writer, running_service
+from tests.support.hub import fresh_login, on_writer, started_hub
 
 STAFF, MANAGER = "jana", "boss"
 
@@ -28,8 +27,7 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def service(mosquitto, db_url, clock):
-    with running_service(mosquitto, db_url, clock=clock, client_id=f"hub-{uuid.uuid4().hex[:10]}") as svc:
-        svc.watchdog.stop()
+    with started_hub(db_url, mosquitto=mosquitto, client_id=fresh_login(), clock=clock, watchdog=False) as svc:
         yield svc
 
 

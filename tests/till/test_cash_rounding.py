@@ -8,7 +8,6 @@ The rule itself (pure), then the hub on SQLite and PostgreSQL, then the pages an
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -29,7 +28,7 @@ from broker.till.tabs import OpenWalkInTab, SplitTab
 from devices.tomlfile import ConfigError, load_toml
 from tests.dashboard.conftest import sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
-from tests.support.hub import VENUE, running_service
+from tests.support.hub import VENUE, fresh_login, started_hub
 from tests.support.matching import found
 from tests.till.payments_support import MANAGER, STAFF, add_item, clock, facade, service  # noqa: F401
 
@@ -221,8 +220,7 @@ def unrounded(mosquitto, db_url, clock) -> Iterator[HubFacade]:
     """A hall whose venue file says cash_rounding = 1."""
     venue = load_venue(VENUE)
     venue = venue.model_copy(update={"till": venue.till.model_copy(update={"cash_rounding": 1})})
-    with running_service(mosquitto, db_url, clock=clock, venue=venue, client_id=f"hub-{uuid.uuid4().hex[:10]}") as svc:
-        svc.watchdog.stop()
+    with started_hub(db_url, mosquitto=mosquitto, clock=clock, venue=venue, client_id=fresh_login(), watchdog=False) as svc:
         yield HubFacade(svc)
 
 

@@ -9,14 +9,12 @@ import time
 
 import pytest
 
-from broker.compose import running_hub
 from broker.core.errors import ServiceError
-from broker.domain.venue import load_venue
 from broker.hall.read_models import HallReads
 from broker.storage.models import AuditEntry
 from broker.till.fiscal import RecordParagon, RetryEkasa, SaveEkasaSettings, external_id
 from tests.support.ekasa_sim import EkasaSimulator
-from tests.support.hub import VENUE
+from tests.support.hub import VENUE, started_hub
 from tests.support.waiting import wait_until
 from tests.till.payment_stand_in import DRINK, TIME, fiscal, game_tab, pay, reverse
 
@@ -39,7 +37,7 @@ def _tune(hub) -> None:
 
 @pytest.fixture
 def hub(db_url):
-    with running_hub(load_venue(VENUE), db_url) as h:
+    with started_hub(db_url) as h:
         _tune(h)
         yield h
 
@@ -157,7 +155,7 @@ def test_a_simulator_restart_mid_evening_loses_nothing_and_doubles_nothing(hub, 
 
 
 def test_a_hub_stopped_between_send_and_answer_does_not_send_again_on_start(db_url, sim):
-    with running_hub(load_venue(VENUE), db_url) as h:
+    with started_hub(db_url) as h:
         _tune(h)
         _on(h, sim)
         sim.mode, sim.slow_s = "slow", 3.0
@@ -166,7 +164,7 @@ def test_a_hub_stopped_between_send_and_answer_does_not_send_again_on_start(db_u
         wait_until(lambda: sim.count(ext) == 1, 10, "the send")
         assert fiscal(h, pid)[0] == "pending"  # the hub goes down before the answer comes
     sim.mode = "success"
-    with running_hub(load_venue(VENUE), db_url) as h2:
+    with started_hub(db_url) as h2:
         _tune(h2)
         _state(h2, pid, "registered")
         time.sleep(0.5)
@@ -230,7 +228,7 @@ def test_a_hub_killed_9_between_send_and_answer_asks_before_sending_again(tmp_pa
         proc.kill()
         proc.wait()
     sim.mode = "success"
-    with running_hub(load_venue(VENUE), db_url) as h:
+    with started_hub(db_url) as h:
         _tune(h)
         assert fiscal(h, pid)[0] == "pending"
         _state(h, pid, "registered")
@@ -250,7 +248,7 @@ def test_the_hall_is_alerted_when_eKasa_is_away_in_opening_hours_and_when_a_rece
     from zoneinfo import ZoneInfo
 
     now = [datetime(2026, 12, 1, 20, 0, tzinfo=ZoneInfo("Europe/Bratislava"))]
-    with running_hub(load_venue(VENUE), db_url, clock=lambda: now[0]) as h:
+    with started_hub(db_url, clock=lambda: now[0]) as h:
         _tune(h)
         f = h.till.fiscal
         f.unreachable_alert_after, f.offline_alert_after = timedelta(minutes=5), timedelta(hours=24)
@@ -281,7 +279,7 @@ def test_no_unreachable_alert_when_the_hall_is_closed(db_url, sim):
     from zoneinfo import ZoneInfo
 
     now = [datetime(2026, 12, 1, 10, 0, tzinfo=ZoneInfo("Europe/Bratislava"))]  # opens at 16:00
-    with running_hub(load_venue(VENUE), db_url, clock=lambda: now[0]) as h:
+    with started_hub(db_url, clock=lambda: now[0]) as h:
         _tune(h)
         h.till.fiscal.unreachable_alert_after = timedelta(0)
         _on(h, sim)

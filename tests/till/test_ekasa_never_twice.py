@@ -15,12 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from broker.compose import running_hub
-from broker.domain.venue import load_venue
 from broker.till.fiscal import RetryEkasa, SaveEkasaSettings, external_id
 from tests.support.ekasa_sim import EkasaSimulator
 from tests.support.examples import few
-from tests.support.hub import VENUE
+from tests.support.hub import started_hub
 from tests.support.sqlite_template import migrated_sqlite
 from tests.support.waiting import wait_until
 from tests.till.payment_stand_in import DRINK, fiscal, game_tab, pay
@@ -38,7 +36,7 @@ def test_every_payment_is_registered_exactly_once_whatever_the_client_does(steps
         sim = EkasaSimulator(Path(tmp)).start()
         sim.slow_s = 1.5
         try:
-            with running_hub(load_venue(VENUE), url) as hub:
+            with started_hub(url) as hub:
                 f = hub.till.fiscal
                 f.poll_s, f.backoff_s = 0.2, (0.2, 0.4)
                 hub.execute(SaveEkasaSettings(enabled=True, url=sim.url, timeout_s=1.0, actor="boss"))

@@ -5,7 +5,6 @@ bring every total back (paid, owed, status, settled_at). Pure rules first, then 
 from __future__ import annotations
 
 import contextlib
-import uuid
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,7 +19,7 @@ from broker.hall.facade import HubFacade, ServiceError
 from broker.till.payments import PayTab, ReversePayment
 from tests.dashboard.conftest import FakeClock
 from tests.support.examples import few
-from tests.support.hub import running_service
+from tests.support.hub import fresh_login, started_hub
 from tests.support.sqlite_template import migrated_sqlite
 from tests.till.payments_support import MANAGER, STAFF, add_item, played_tab
 
@@ -101,8 +100,7 @@ STEP = st.one_of(
 def hall(mosquitto, tmp_path_factory):
     url = migrated_sqlite(tmp_path_factory.mktemp("props") / "lavos.db")
     clock = FakeClock()
-    with running_service(mosquitto, url, clock=clock, client_id=f"hub-{uuid.uuid4().hex[:10]}") as svc:
-        svc.watchdog.stop()
+    with started_hub(url, mosquitto=mosquitto, clock=clock, client_id=fresh_login(), watchdog=False) as svc:
         yield HubFacade(svc), clock
 
 

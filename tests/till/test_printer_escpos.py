@@ -8,7 +8,6 @@ import contextlib
 import re
 import socket
 import threading
-import uuid
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
@@ -23,7 +22,7 @@ from broker.storage.engine import open_store
 from broker.till.payments import PayTab
 from tests.dashboard.conftest import CHEAP, PASSWORD, FakeClock
 from tests.dashboard.pages_client import logged_in
-from tests.support.hub import VENUE, running_service
+from tests.support.hub import VENUE, fresh_login, started_hub
 from tests.support.matching import found
 from tests.support.web import add_users, bound_app
 from tests.till.payments_support import STAFF, played_tab, rows
@@ -172,8 +171,7 @@ def printing_hall(mosquitto, tmp_path, printer):
     url = f"sqlite:///{tmp_path / 'lavos.db'}"
     open_store(url).close()
     clock = FakeClock()
-    with running_service(mosquitto, url, clock=clock, venue=venue, client_id=f"hub-{uuid.uuid4().hex[:10]}") as svc:
-        svc.watchdog.stop()
+    with started_hub(url, mosquitto=mosquitto, clock=clock, venue=venue, client_id=fresh_login(), watchdog=False) as svc:
         yield svc, HubFacade(svc), clock
 
 

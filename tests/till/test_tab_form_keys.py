@@ -6,8 +6,6 @@ form, and a key that cannot be one is refused; neither changes anything. SQLite 
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 from sqlalchemy import func, select
 
@@ -15,7 +13,7 @@ from broker.hall.facade import HubFacade, ServiceError
 from broker.storage.models import Tab, TabItem
 from broker.till.tabs import AddTabItem, OpenWalkInTab
 from tests.dashboard.conftest import FakeClock
-from tests.support.hub import running_service
+from tests.support.hub import fresh_login, started_hub
 
 STAFF = "jana"
 
@@ -26,7 +24,7 @@ def _counts(facade: HubFacade) -> tuple[int, int]:
 
 
 def _hub(mosquitto, db_url, clock):
-    return running_service(mosquitto, db_url, clock=clock, client_id=f"hub-{uuid.uuid4().hex[:10]}")
+    return started_hub(db_url, mosquitto=mosquitto, clock=clock, client_id=fresh_login())
 
 
 def test_a_repeat_after_a_hub_restart_is_answered_with_what_the_first_tap_made(mosquitto, db_url):

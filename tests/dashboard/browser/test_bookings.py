@@ -19,15 +19,13 @@ from datetime import timedelta
 import pytest
 
 from broker.bookings.bookings import BookTable
-from broker.compose import running_hub
-from broker.domain.venue import load_venue
 from broker.floor.games import StartGame, StopGame
 from broker.hall.hub import Hub
 from sim.demo import start_http
 from tests.dashboard.browser.conftest import PHONE, TABLET
 from tests.dashboard.conftest import MANAGER, PASSWORD, STAFF
-from tests.support.hub import VENUE
-from tests.support.sqlite_template import CHEAP, sqlite_with_users
+from tests.support.hub import started_hub
+from tests.support.sqlite_template import sqlite_with_users
 from tests.support.till_days import FakeClock, local
 
 EVENING = local(2026, 12, 4, 19, 30)  # Friday 4 December 2026, 19:30 at the hall
@@ -45,7 +43,7 @@ def hall(tmp_path_factory) -> Iterator[Hall]:
     tmp = tmp_path_factory.mktemp("bookings")
     db = sqlite_with_users(tmp / "lavos.db", {STAFF: ("staff", PASSWORD), MANAGER: ("manager", PASSWORD)})
     clock = FakeClock(EVENING)
-    with running_hub(load_venue(VENUE), db, clock=clock, password_hasher=CHEAP, data_dir=tmp) as hub:
+    with started_hub(db, clock=clock, data_dir=tmp) as hub:
         http = start_http(hub, "127.0.0.1:0", tmp)
         try:
             yield Hall(hub, clock, http.url.rstrip("/"))

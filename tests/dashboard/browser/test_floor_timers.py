@@ -14,7 +14,6 @@ instead of up to a whole one (the test took 65 s waiting for it).
 from __future__ import annotations
 
 import time
-import uuid
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -23,7 +22,7 @@ import pytest
 from tests.dashboard.browser.conftest import TABLET
 from tests.dashboard.browser.web import log_in, page_marker, wait_live
 from tests.dashboard.conftest import CHEAP, MANAGER, PASSWORD, STAFF, ShiftedClock
-from tests.support.hub import running_service
+from tests.support.hub import fresh_login, started_hub
 from tests.support.sqlite_template import migrated_sqlite
 from tests.support.waiting import HANG_S, wait_until
 from tests.support.web import served_hub
@@ -42,7 +41,7 @@ def lavos(mosquitto, tmp_path_factory, hall_clock):
     """The hub of this module: in this process, on `hall_clock`, served on a real socket."""
     db = migrated_sqlite(tmp_path_factory.mktemp("hub") / "lavos.db")
     with (
-        running_service(mosquitto, db, clock=hall_clock, client_id=f"hub-{uuid.uuid4().hex[:10]}") as hub,
+        started_hub(db, mosquitto=mosquitto, clock=hall_clock, client_id=fresh_login()) as hub,
         served_hub(hub, {STAFF: ("staff", PASSWORD), MANAGER: ("manager", PASSWORD)}, CHEAP) as served,
     ):
         yield served
