@@ -51,7 +51,7 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 # First, before pytest-xdist's own hook reads the groups (and adds them to the test ids).
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items):
+def pytest_collection_modifyitems(config, items) -> None:
     """Mark each test by the processes it needs, and each of those `external` (tests/support/external.py);
     then group and order them for the xdist workers (tests/support/schedule.py)."""
     for item in items:

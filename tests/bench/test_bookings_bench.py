@@ -11,7 +11,7 @@ from bench.bookings import measure
 pytestmark = pytest.mark.slow  # a hall seeded through ~60 commands and started: a few seconds
 
 
-def test_the_bookings_bench_times_the_floor_availability_and_the_day_view(tmp_path):
+def test_the_bookings_bench_times_the_floor_availability_and_the_day_view(tmp_path) -> None:
     r = measure(tmp_path, 3)
     assert (r["bookings"], r["parties"]) == (40, 10)
     assert r["marks"] == 11 and r["offers"] == 1  # the 20:00 bookings on their cards, one offer on the waiting list

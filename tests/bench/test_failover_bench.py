@@ -7,7 +7,7 @@ from __future__ import annotations
 from bench.failover import main
 
 
-def test_the_failover_bench_times_a_takeover(postgres_cluster, capsys):
+def test_the_failover_bench_times_a_takeover(postgres_cluster, capsys) -> None:
     assert main(["--rounds", "1", "--kinds", "kill", "--standby-poll", "0.5"], cluster=postgres_cluster) == 0  # 1: two hubs at once
     out = capsys.readouterr().out
     assert "kill: the standby leads (/api/health 200)      n=1" in out and "kill: the hub's MQTT session resumed" in out, out

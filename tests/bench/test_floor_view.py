@@ -11,7 +11,7 @@ from bench.floor_view import LAVOS_VENUE, measure, venue_file
 pytestmark = pytest.mark.slow  # two halls migrated, seeded and started: about 7 s
 
 
-def test_the_floor_view_bench_measures_the_shipped_hall_and_a_large_one(tmp_path):
+def test_the_floor_view_bench_measures_the_shipped_hall_and_a_large_one(tmp_path) -> None:
     (tmp_path / "small").mkdir()
     (tmp_path / "large").mkdir()
     small = measure(LAVOS_VENUE, tmp_path / "small", 3)

@@ -15,7 +15,7 @@ from bench.halls import PHASES, lost, report, run
 pytestmark = pytest.mark.slow
 
 
-def test_the_halls_bench_sees_every_message_at_the_centre_and_the_baseline(tmp_path, postgres_cluster, postgres_template):
+def test_the_halls_bench_sees_every_message_at_the_centre_and_the_baseline(tmp_path, postgres_cluster, postgres_template) -> None:
     url = postgres_cluster.create_database(template=postgres_template)
     try:
         r = run(3, 3, 2, tmp_path, url, record_every_s=0.5)

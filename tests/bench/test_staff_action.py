@@ -15,7 +15,7 @@ import math
 from bench.staff_action import ACTIONS, TILL_PATHS, report, report_goals, report_till, run
 
 
-def test_the_staff_action_bench_sees_each_action_arrive_on_the_other_tablet(tmp_path, capsys):
+def test_the_staff_action_bench_sees_each_action_arrive_on_the_other_tablet(tmp_path, capsys) -> None:
     done = run(1, tmp_path, warm_up=False, goal_rounds=1, till_rounds=1)
     samples, base, till = done.samples, done.base, done.till
     assert [s.action for s in samples] == list(ACTIONS)

@@ -74,7 +74,7 @@ def ops(hub, game: int) -> list[tuple[str, dict[str, Any]]]:
         return [(o.kind, o.data) for o in db.query(GameOp).filter(GameOp.session_id == game).order_by(GameOp.seq)]
 
 
-def test_an_unsynchronised_clock_is_an_alert_on_every_tablet_and_marks_the_games_but_refuses_nothing(hub, clocks):
+def test_an_unsynchronised_clock_is_an_alert_on_every_tablet_and_marks_the_games_but_refuses_nothing(hub, clocks) -> None:
     early = hub.execute(StartGame(table="pool-01", actor="jana"))
     hub.watchdog.tick()
     assert alerts(hub) == {}  # synchronised: nothing to say
@@ -104,7 +104,7 @@ def test_an_unsynchronised_clock_is_an_alert_on_every_tablet_and_marks_the_games
     assert [k for k, _ in ops(hub, third)] == ["start"]
 
 
-def test_a_clock_jump_while_running_is_an_alert_and_marks_the_games_running_then(hub, clocks):
+def test_a_clock_jump_while_running_is_an_alert_and_marks_the_games_running_then(hub, clocks) -> None:
     game = hub.execute(StartGame(table="pool-04", actor="jana"))
     hub.watchdog.tick()
     clocks.tick(30)
@@ -122,7 +122,7 @@ def write_status(path: Path, status: BackupStatus) -> None:
     path.write_text(status.to_json())
 
 
-def test_a_failed_or_missing_backup_is_an_alert_until_a_good_one(tmp_path, clocks):
+def test_a_failed_or_missing_backup_is_an_alert_until_a_good_one(tmp_path, clocks) -> None:
     status_file = tmp_path / "backup-status.json"
     hub, store = box_hub(tmp_path, clocks, backup_status=status_file)
     try:
@@ -157,7 +157,7 @@ def webhook():
     hook.stop()
 
 
-def test_a_certificate_30_days_from_its_end_is_an_alert_and_a_push_to_the_manager(tmp_path, clocks, webhook, monkeypatch):
+def test_a_certificate_30_days_from_its_end_is_an_alert_and_a_push_to_the_manager(tmp_path, clocks, webhook, monkeypatch) -> None:
     monkeypatch.setattr(Notifier, "poll_s", 0.1)
     certs = tmp_path / "certs"
     done = subprocess.run(
@@ -189,7 +189,7 @@ def test_a_certificate_30_days_from_its_end_is_an_alert_and_a_push_to_the_manage
         store.close()
 
 
-def test_staff_read_it_on_their_pages_in_slovak(tmp_path, clocks):
+def test_staff_read_it_on_their_pages_in_slovak(tmp_path, clocks) -> None:
     """The backup alert on the monitoring page (and the banner), the clock's mark on the game's bill."""
     hub, store = box_hub(tmp_path, clocks, backup_status=tmp_path / "backup-status.json")
     try:

@@ -47,7 +47,7 @@ def _hold_first_read(lights, method: str, read: threading.Event, armed: threadin
 
 
 @pytest.mark.parametrize("held_read", ["desired", "summary"])
-def test_a_stop_racing_the_reconnect_resend_leaves_the_light_off(mosquitto, db_url, held_read):
+def test_a_stop_racing_the_reconnect_resend_leaves_the_light_off(mosquitto, db_url, held_read) -> None:
     login = fresh_login()
     with running_service(mosquitto, db_url, client_id=login) as svc:
         svc.watchdog.stop()
@@ -88,7 +88,7 @@ _IN_CHILD = link_process._CHILD_BOUND + 2 * link_process._FORWARD_BATCH + 2
 
 
 @pytest.mark.parametrize("in_child", [False, True], ids=["link-thread", "link-process"])
-def test_a_full_inbox_holds_messages_back_unacked_and_loses_none(mosquitto, db_url, tmp_path, in_child):
+def test_a_full_inbox_holds_messages_back_unacked_and_loses_none(mosquitto, db_url, tmp_path, in_child) -> None:
     bound = 5
     n = _IN_CHILD + 1000 if in_child else 60
     login = fresh_login()
@@ -102,7 +102,7 @@ def test_a_full_inbox_holds_messages_back_unacked_and_loses_none(mosquitto, db_u
         # Hold the writer the way a slow live view would: a listener that blocks.
         gate, held = threading.Event(), threading.Event()
 
-        def slow_view(topic, data):
+        def slow_view(topic, data) -> None:
             if topic == "session":
                 held.set()
                 gate.wait(60)
@@ -143,7 +143,7 @@ def test_a_full_inbox_holds_messages_back_unacked_and_loses_none(mosquitto, db_u
         store.close()
 
 
-def test_a_staff_command_does_not_wait_behind_a_backlog(mosquitto, db_url):
+def test_a_staff_command_does_not_wait_behind_a_backlog(mosquitto, db_url) -> None:
     """The writer serves commands before inbox batches: a click lands while ball drops queue up."""
     n = 3000
     login = fresh_login()
@@ -154,7 +154,7 @@ def test_a_staff_command_does_not_wait_behind_a_backlog(mosquitto, db_url):
         assert svc.ingest.wait_idle(10)
         gate, held = threading.Event(), threading.Event()
 
-        def slow_view(topic, data):
+        def slow_view(topic, data) -> None:
             if topic == "session" and data.get("action") == "pause":
                 held.set()
                 gate.wait(60)

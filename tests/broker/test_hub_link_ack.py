@@ -66,7 +66,7 @@ def _events(got) -> list[int]:
     return sorted(contract.decode(m.topic, m.payload).body.seq for m in got if "/event/" in m.topic)
 
 
-def test_ack_many_settles_the_batch_and_unacked_messages_come_back(mosquitto):
+def test_ack_many_settles_the_batch_and_unacked_messages_come_back(mosquitto) -> None:
     user, password = mosquitto.hub_login("lavos-ack-test")
     url = MqttUrl("127.0.0.1", mosquitto.port, user, password, False)
     inbox: queue.Queue[Any] = queue.Queue()

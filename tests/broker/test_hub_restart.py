@@ -23,7 +23,7 @@ def start_hub(db_url: str, port: int) -> subprocess.Popen[str]:
     return start_driven("tests.broker.hub_proc", str(VENUE), db_url, str(port))
 
 
-def test_sigkill_mid_session_loses_nothing_and_bills_the_same(mosquitto, tmp_path):
+def test_sigkill_mid_session_loses_nothing_and_bills_the_same(mosquitto, tmp_path) -> None:
     db_url = f"sqlite:///{tmp_path / 'hub.db'}"
     store = open_store(db_url)
 

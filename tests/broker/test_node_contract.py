@@ -57,7 +57,7 @@ def node_contract_alerts(hub) -> list[Alert]:
         return list(db.scalars(select(Alert).where(Alert.kind == "node_contract")))
 
 
-def test_a_birth_of_another_contract_refuses_the_node_until_it_speaks_ours(hub):
+def test_a_birth_of_another_contract_refuses_the_node_until_it_speaks_ours(hub) -> None:
     deliver(hub, birth("0.1.0", 1, "b-old"), telemetry(10))
     with hub.store.reader() as db:
         assert db.get(Node, TABLE).online
@@ -85,7 +85,7 @@ def test_a_birth_of_another_contract_refuses_the_node_until_it_speaks_ours(hub):
         assert len(db.scalars(select(Event).where(Event.table_id == TABLE)).all()) == 1
 
 
-def test_an_event_of_another_contract_opens_the_alert_naming_both_versions(hub):
+def test_an_event_of_another_contract_opens_the_alert_naming_both_versions(hub) -> None:
     deliver(hub, birth("0.1.0", None, "b-1"), pocket(3, 7, "b-1"))  # a birth before nodes said their contract: v1
     [alert] = node_contract_alerts(hub)
     assert "v3" in alert.message and "v1" in alert.message
@@ -93,7 +93,7 @@ def test_an_event_of_another_contract_opens_the_alert_naming_both_versions(hub):
         assert db.scalars(select(Event)).all() == []
 
 
-def test_a_version_that_is_not_a_number_is_still_just_invalid():
+def test_a_version_that_is_not_a_number_is_still_just_invalid() -> None:
     with pytest.raises(contract.ContractError) as e:
         contract.decode(*pocket(1, 1, "b")[:1], json.dumps({"v": "2"}))
     assert not isinstance(e.value, contract.ContractVersionError)

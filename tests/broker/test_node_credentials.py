@@ -13,7 +13,7 @@ def lavos(*args):
     return run_lavos(*args)  # in-process (tests/support/cli.py): what is tested is the command, not a process start
 
 
-def test_add_node_makes_working_credentials_and_config(tmp_path):
+def test_add_node_makes_working_credentials_and_config(tmp_path) -> None:
     broker = Mosquitto(tmp_path / "mq")
     passwd = broker.workdir / "passwd"
     done = lavos(
@@ -42,7 +42,7 @@ def test_add_node_makes_working_credentials_and_config(tmp_path):
         broker.stop()
 
 
-def test_add_node_refuses_unknown_table_and_bad_venue(tmp_path):
+def test_add_node_refuses_unknown_table_and_bad_venue(tmp_path) -> None:
     done = lavos(
         "broker",
         "add-node",
@@ -76,7 +76,7 @@ def test_add_node_refuses_unknown_table_and_bad_venue(tmp_path):
     assert not (tmp_path / "p").exists()
 
 
-def test_add_node_keeps_the_fleets_ansible_inventory(tmp_path):
+def test_add_node_keeps_the_fleets_ansible_inventory(tmp_path) -> None:
     """Issue 30, item 4: the inventory deploy/ansible/update-nodes.yml updates the nodes with."""
     import json
 
@@ -113,7 +113,7 @@ def test_add_node_keeps_the_fleets_ansible_inventory(tmp_path):
     assert oct(inventory.stat().st_mode & 0o777) == "0o600"
 
 
-def test_add_node_refuses_an_inventory_it_cannot_keep_before_changing_the_password(tmp_path):
+def test_add_node_refuses_an_inventory_it_cannot_keep_before_changing_the_password(tmp_path) -> None:
     (tmp_path / "kit").mkdir()
     (tmp_path / "kit" / "inventory.json").write_text("all:\n  hosts: {}\n")  # YAML by hand: not ours to rewrite
     args = [

@@ -21,7 +21,7 @@ from tests.support.sqlite_template import migrated_sqlite
 from tests.support.waiting import wait_until
 
 
-def test_the_hub_receives_nothing_until_the_web_app_is_built(mosquitto, tmp_path):
+def test_the_hub_receives_nothing_until_the_web_app_is_built(mosquitto, tmp_path) -> None:
     url = hub_url(mosquitto, "lavos-hub-start-order")
     assert url.username is not None
     make_session(mosquitto.port, url.username)  # the hub's persistent session, offline,

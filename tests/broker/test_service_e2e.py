@@ -39,7 +39,7 @@ def drop_balls(factory, node, pocket: int, n: int) -> None:
     drive_pulses(factory.pin(node.config.pins.pockets[pocket]), n, PulseScript(duration_s=0.02, chatter_edges=1))
 
 
-def test_session_switches_the_light_and_counts_drops(svc, mosquitto, tmp_path):
+def test_session_switches_the_light_and_counts_drops(svc, mosquitto, tmp_path) -> None:
     with running_node(mosquitto, tmp_path, "pool-05") as (node, factory):
         wait_until(lambda: hub_link(svc).stats.connected and link_of(node).connected, what="both connected")
         assert not relay_on(node)
@@ -54,7 +54,7 @@ def test_session_switches_the_light_and_counts_drops(svc, mosquitto, tmp_path):
         assert sorted(e.data["pocket"] for e in events) == [2] * 5
 
 
-def test_drops_without_a_game_open_an_alert(svc, mosquitto, tmp_path):
+def test_drops_without_a_game_open_an_alert(svc, mosquitto, tmp_path) -> None:
     with running_node(mosquitto, tmp_path, "pool-02") as (node, factory):
         wait_until(lambda: link_of(node).connected)
         drop_balls(factory, node, 0, 2)
@@ -66,7 +66,7 @@ def test_drops_without_a_game_open_an_alert(svc, mosquitto, tmp_path):
         assert not open_alerts(svc, "play_without_session")
 
 
-def test_birth_gets_the_desired_light_back(svc, mosquitto, tmp_path):
+def test_birth_gets_the_desired_light_back(svc, mosquitto, tmp_path) -> None:
     with running_node(mosquitto, tmp_path, "pool-06") as (node, _):
         wait_until(lambda: link_of(node).connected)
         svc.execute(StartGame(table="pool-06", actor="anna"))
@@ -76,7 +76,7 @@ def test_birth_gets_the_desired_light_back(svc, mosquitto, tmp_path):
         wait_until(lambda: relay_on(node), what="light restored after the node's birth")
 
 
-def test_button_light_without_session_alerts(svc, mosquitto, tmp_path):
+def test_button_light_without_session_alerts(svc, mosquitto, tmp_path) -> None:
     with running_node(mosquitto, tmp_path, "pool-07") as (node, factory):
         # the hub answers the node's birth with the desired state (off): let that land first
         wait_until(lambda: node._light_cause[0] == "command", what="desired state re-sent on birth")
@@ -107,7 +107,7 @@ def score(factory, node, side: str, n: int = 1) -> None:
     drive_pulses(factory.pin(pin), n, PulseScript(duration_s=0.015, chatter_edges=1))
 
 
-def test_foosball_is_for_paid_up_members(svc, mosquitto, tmp_path):
+def test_foosball_is_for_paid_up_members(svc, mosquitto, tmp_path) -> None:
     paid_id, _ = _members(svc)
     with running_node(mosquitto, tmp_path, "foos-01") as (node, factory):
         wait_until(lambda: link_of(node).connected)
@@ -133,7 +133,7 @@ def test_foosball_is_for_paid_up_members(svc, mosquitto, tmp_path):
         assert not open_alerts(svc, "foosball_no_member")
 
 
-def test_garbage_is_counted_not_fatal(svc, mosquitto):
+def test_garbage_is_counted_not_fatal(svc, mosquitto) -> None:
     from tests.support.mqtt import Collector
 
     hub = Collector(mosquitto.port)
@@ -170,7 +170,7 @@ def _event(table, etype, seq, data):
     )
 
 
-def test_sensor_fault_outbox_and_offline_alerts_open_and_close(svc, mosquitto):
+def test_sensor_fault_outbox_and_offline_alerts_open_and_close(svc, mosquitto) -> None:
     from tests.support.mqtt import Collector
 
     node = Collector(mosquitto.port, username="pool-03", password="pw-pool-03", topics=("lavos/v1/table/pool-03/light/set",))

@@ -15,7 +15,7 @@ def pocket_points(victoria, table: str) -> int:
     return sum(1 for name, labels, _, _ in victoria.samples("pocket_count") if labels.get("table") == table)
 
 
-def test_drops_reach_victoria_metrics_even_across_an_outage(mosquitto, victoria, tmp_path):
+def test_drops_reach_victoria_metrics_even_across_an_outage(mosquitto, victoria, tmp_path) -> None:
     metrics = MetricsWriter(
         victoria.url, "token", "lavos", "lavos", tmp_path / "spool", flush_interval=0.2, retry_initial=0.2, retry_max=1.0
     )

@@ -54,14 +54,14 @@ def login(store, password: str, *, username: str = "jana", client: str = "10.0.0
     return check_password(store, username, password, client=client, hasher=CHEAP, store_rehash=rehash_in(store))
 
 
-def test_password_is_hashed_with_argon2(jana):
+def test_password_is_hashed_with_argon2(jana) -> None:
     with jana.session() as db:
         user = db.scalars(select(User)).one()
         assert user.password_hash.startswith("$argon2id$") and "correct horse" not in user.password_hash
     assert login(jana, "correct horse").username == "jana"
 
 
-def test_wrong_password_and_unknown_user_look_the_same(jana):
+def test_wrong_password_and_unknown_user_look_the_same(jana) -> None:
     with pytest.raises(AuthError) as wrong:
         login(jana, "wrong")
     with pytest.raises(AuthError) as unknown:
@@ -76,7 +76,7 @@ def guess(store, times: int, *, username: str = "jana", client: str = "10.0.0.1"
             login(store, "guess", username=username, client=client)
 
 
-def test_guesses_slow_down_their_client_not_the_owner_elsewhere(jana):
+def test_guesses_slow_down_their_client_not_the_owner_elsewhere(jana) -> None:
     guess(jana, ThrottlePolicy().account_free + 1, client="10.6.6.6")
     with pytest.raises(Throttled, match="too many failed logins from this address") as slowed:
         login(jana, "correct horse", client="10.6.6.6")  # even the right password, for now
@@ -84,7 +84,7 @@ def test_guesses_slow_down_their_client_not_the_owner_elsewhere(jana):
     assert login(jana, "correct horse", client="10.0.0.1").username == "jana"
 
 
-def test_unknown_users_are_slowed_down_the_same_way(jana):
+def test_unknown_users_are_slowed_down_the_same_way(jana) -> None:
     guess(jana, ThrottlePolicy().account_free + 1, username="nobody")
     with pytest.raises(Throttled) as unknown:
         login(jana, "guess", username="nobody")
@@ -94,7 +94,7 @@ def test_unknown_users_are_slowed_down_the_same_way(jana):
     assert (str(unknown.value), unknown.value.retry_after) == (str(known.value), known.value.retry_after)
 
 
-def test_a_success_forgives_that_clients_mistakes(jana):
+def test_a_success_forgives_that_clients_mistakes(jana) -> None:
     free = ThrottlePolicy().account_free
     guess(jana, free - 1)
     login(jana, "correct horse")
@@ -102,7 +102,7 @@ def test_a_success_forgives_that_clients_mistakes(jana):
     assert login(jana, "correct horse").username == "jana"
 
 
-def test_a_manager_or_a_new_password_lifts_the_wait(jana):
+def test_a_manager_or_a_new_password_lifts_the_wait(jana) -> None:
     guess(jana, ThrottlePolicy().account_free + 1)
     with pytest.raises(Throttled):
         login(jana, "correct horse")
@@ -114,7 +114,7 @@ def test_a_manager_or_a_new_password_lifts_the_wait(jana):
     assert login(jana, "battery staple").username == "jana"
 
 
-def test_old_hash_parameters_are_upgraded_on_login(store):
+def test_old_hash_parameters_are_upgraded_on_login(store) -> None:
     with store.session() as db:
         create_user(db, "peter", new_password("correct horse", CHEAP), "manager", actor="test")
         old = db.scalars(select(User)).one().password_hash
@@ -126,7 +126,7 @@ def test_old_hash_parameters_are_upgraded_on_login(store):
     stronger.verify(new, "correct horse")
 
 
-def test_disabled_account(jana):
+def test_disabled_account(jana) -> None:
     with jana.session() as db:
         set_active(db, "jana", False, actor="boss")
     with pytest.raises(AuthError, match="disabled"):
@@ -143,12 +143,12 @@ def test_disabled_account(jana):
         ("jana", "long enough", "staff", "already exists"),
     ],
 )
-def test_bad_accounts_are_refused(jana, username, password, role, says):
+def test_bad_accounts_are_refused(jana, username, password, role, says) -> None:
     with jana.session() as db, pytest.raises(UserError, match=says):
         create_user(db, username, new_password(password, CHEAP), role, actor="test")
 
 
-def test_roles(jana):
+def test_roles(jana) -> None:
     assert role_at_least("manager", "staff") and role_at_least("staff", "staff") and not role_at_least("staff", "manager")
     with jana.session() as db:
         assert set_role(db, "jana", "manager", actor="boss").role == "manager"
@@ -158,7 +158,7 @@ def test_roles(jana):
             set_role(db, "ghost", "staff", actor="boss")
 
 
-def test_tokens_are_stored_only_as_hashes(jana):
+def test_tokens_are_stored_only_as_hashes(jana) -> None:
     with jana.session() as db:
         token = issue_token(db, "jana", "bar-tablet", actor="boss")
     assert token.startswith("lavos_") and len(token) > 40
@@ -181,7 +181,7 @@ def test_tokens_are_stored_only_as_hashes(jana):
         assert [t.revoked for t in list_tokens(db, "jana")] == [True]
 
 
-def test_cli_user_add_and_token(db_url, tmp_path):
+def test_cli_user_add_and_token(db_url, tmp_path) -> None:
     from lavos_cli import app
 
     runner = CliRunner()

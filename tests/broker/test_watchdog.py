@@ -70,7 +70,7 @@ def alerts(svc, kind):
         return db.scalars(select(Alert).where(Alert.kind == kind, Alert.closed_at.is_(None))).all()
 
 
-def test_prepaid_warns_then_stops_and_switches_off(svc, wire, clock):
+def test_prepaid_warns_then_stops_and_switches_off(svc, wire, clock) -> None:
     sid = svc.execute(StartGame(table="pool-03", prepaid_minutes=30, actor="anna"))
     clock.advance(minutes=24)
     svc.watchdog.tick()
@@ -90,7 +90,7 @@ def test_prepaid_warns_then_stops_and_switches_off(svc, wire, clock):
     assert state.state == "stopped" and row.total_cents == 300  # 30 prepaid minutes at 6 €/h
 
 
-def test_closing_time_blinks_lit_tables_and_never_cuts_a_session(svc, wire, clock):
+def test_closing_time_blinks_lit_tables_and_never_cuts_a_session(svc, wire, clock) -> None:
     clock.at = datetime(2026, 11, 30, 22, 0, tzinfo=UTC)  # 23:00 local
     svc.execute(StartGame(table="pool-04", actor="anna"))
     clock.at = datetime(2026, 11, 30, 22, 52, tzinfo=UTC)  # 8 min before 00:00 local
@@ -104,7 +104,7 @@ def test_closing_time_blinks_lit_tables_and_never_cuts_a_session(svc, wire, cloc
     assert alerts(svc, "open_after_closing")[0].count == 1
 
 
-def test_idle_session_alerts_after_20_minutes_without_a_drop(svc, clock):
+def test_idle_session_alerts_after_20_minutes_without_a_drop(svc, clock) -> None:
     svc.execute(StartGame(table="pool-08", actor="anna"))
     svc.execute(StartGame(table="carom-01", actor="anna"))  # carom has no pockets: never "idle"
     clock.advance(minutes=19)
@@ -115,7 +115,7 @@ def test_idle_session_alerts_after_20_minutes_without_a_drop(svc, clock):
     assert [a.table_id for a in alerts(svc, "idle_session")] == ["pool-08"]
 
 
-def test_paused_session_light_follows_config(svc, wire, clock):
+def test_paused_session_light_follows_config(svc, wire, clock) -> None:
     sid = svc.execute(StartGame(table="pool-09", actor="anna"))
     clock.advance(minutes=10)
     svc.execute(PauseGame(game=sid, actor="anna"))
@@ -128,7 +128,7 @@ def test_paused_session_light_follows_config(svc, wire, clock):
     assert svc.bill_of(state).total_cents == 200  # 20 played minutes, the pause is free
 
 
-def test_transfer_moves_the_light(svc, wire, clock):
+def test_transfer_moves_the_light(svc, wire, clock) -> None:
     sid = svc.execute(StartGame(table="pool-01", actor="anna"))
     clock.advance(minutes=30)
     svc.execute(MoveGame(game=sid, to_table="pool-05", actor="anna"))
@@ -138,8 +138,8 @@ def test_transfer_moves_the_light(svc, wire, clock):
         svc.execute(MoveGame(game=other, to_table="pool-05", actor="anna"))
 
 
-def test_foosball_checkin_expires(svc, clock):
-    def _write(db):
+def test_foosball_checkin_expires(svc, clock) -> None:
+    def _write(db) -> None:
         m = add_member(db, "Ambra Tomáš", actor="test")
         checkin(db, "foos-02", m.id, clock(), "staff")
 

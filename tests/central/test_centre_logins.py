@@ -64,7 +64,7 @@ def _csrf(client: TestClient) -> str:
     return result
 
 
-def test_logout_and_a_new_password_end_a_copied_cookie_too_and_the_cookie_holds_only_a_random_id(centre):
+def test_logout_and_a_new_password_end_a_copied_cookie_too_and_the_cookie_holds_only_a_random_id(centre) -> None:
     app, central = centre
     jan = _logged_in(app, "jan", "manager-pass")
     copy, other_tab = _copy(app, jan), _logged_in(app, "jan", "manager-pass")

@@ -48,7 +48,7 @@ payments = sa.table(
 )
 
 
-def test_the_daily_takings_are_filled_from_the_payments_held(postgres_cluster, postgres_template):
+def test_the_daily_takings_are_filled_from_the_payments_held(postgres_cluster, postgres_template) -> None:
     url = postgres_cluster.create_database(template=postgres_template)
     engine = make_engine(url)
     try:

@@ -123,7 +123,7 @@ def _closed_by_server(s: socket.socket) -> bool:
         return True  # reset by the server, or the TLS session ended without a close_notify
 
 
-def test_half_sent_requests_beyond_the_fd_limit_leave_the_centre_answering(centre):
+def test_half_sent_requests_beyond_the_fd_limit_leave_the_centre_answering(centre) -> None:
     log_before = centre.log.stat().st_size
     silent = [socket.create_connection(("127.0.0.1", centre.port), timeout=1) for _ in range(SILENT)]
     for s in silent:

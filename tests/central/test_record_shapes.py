@@ -102,7 +102,7 @@ def _day_of(p: PaymentData):
 
 @settings(max_examples=150, deadline=None)
 @given(payment_docs())
-def test_a_payment_is_taken_or_refused_with_a_reason_and_what_is_taken_counts(doc):
+def test_a_payment_is_taken_or_refused_with_a_reason_and_what_is_taken_counts(doc) -> None:
     try:
         p = check("payment", doc)
     except RecordRefused as e:
@@ -117,7 +117,7 @@ def test_a_payment_is_taken_or_refused_with_a_reason_and_what_is_taken_counts(do
 
 @settings(max_examples=150, deadline=None)
 @given(st.sampled_from(sorted(DATA)), json_values, st.one_of(st.none(), st.integers(), st.text(max_size=5), json_values))
-def test_any_json_as_any_record_is_taken_or_refused_never_an_error(kind, data, seq):
+def test_any_json_as_any_record_is_taken_or_refused_never_an_error(kind, data, seq) -> None:
     for record in (data, {"seq": seq, "kind": kind, "ref": "x", "at": "2026-12-04T19:00:00+00:00", "data": data}):
         with contextlib.suppress(RecordRefused):
             check_record(record)
@@ -125,7 +125,7 @@ def test_any_json_as_any_record_is_taken_or_refused_never_an_error(kind, data, s
         check(kind, data)
 
 
-def test_the_contract_names_every_field_of_the_hall_s_payment_record():
+def test_the_contract_names_every_field_of_the_hall_s_payment_record() -> None:
     assert {f.name for f in dataclasses.fields(PaymentRecord)} <= set(PaymentData.model_fields)
     assert {f.name for f in dataclasses.fields(ReceiptLine)} == set(LineData.model_fields)
 
@@ -142,7 +142,7 @@ def test_the_contract_names_every_field_of_the_hall_s_payment_record():
         ("method", "m" * 33),
     ],
 )
-def test_a_payment_outside_the_hall_s_rules_is_refused(field, value):
+def test_a_payment_outside_the_hall_s_rules_is_refused(field, value) -> None:
     rec = PaymentRecord(1, "cash", 100, "jana", AT, 1, "Pool 1", 1, (), day=DAY)
     doc = payment_doc(rec, business_day=DAY, method_name="H", method_name_en="C", cash=True, fallback_vat=23)
     check("payment", doc)

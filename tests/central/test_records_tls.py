@@ -63,7 +63,7 @@ def _refused_for(caplog, words: str) -> bool:
     return any(words in r.getMessage() for r in caplog.records if r.name == "lavos.hub.outbox")
 
 
-def test_records_go_only_over_a_link_whose_certificate_and_name_check_out(tmp_path, centre, caplog):
+def test_records_go_only_over_a_link_whose_certificate_and_name_check_out(tmp_path, centre, caplog) -> None:
     server, central_store, token, certs = centre
     caplog.set_level(logging.WARNING, "lavos.hub.outbox")
     other_ca = _certs(tmp_path / "other", "localhost") / "ca.crt"  # a CA the centre's certificate is not from

@@ -112,7 +112,7 @@ def _centre_has(central: Central, payment_id: int) -> bool:
         return db.scalar(select(func.count()).select_from(CentralRecord).where(CentralRecord.ref == f"payment:{payment_id}")) == 1
 
 
-def test_refused_records_are_set_aside_alerted_at_both_ends_and_the_rest_arrives(centre, hall):
+def test_refused_records_are_set_aside_alerted_at_both_ends_and_the_rest_arrives(centre, hall) -> None:
     _, central, _ = centre
     first, cents = _sale(hall, "Bar 1")
     wait_until(lambda: _centre_has(central, first) and not _outbox(hall), 20, "the first sale at the centre")
@@ -185,7 +185,7 @@ def _centre_alert(central: Central) -> bool:
         return db.scalar(select(func.count()).select_from(CentralAlert).where(CentralAlert.kind == "central_refused")) == 1
 
 
-def test_a_record_the_hall_s_own_check_refuses_is_set_aside_at_once_and_the_money_taken(centre, hall):
+def test_a_record_the_hall_s_own_check_refuses_is_set_aside_at_once_and_the_money_taken(centre, hall) -> None:
     _, central, _ = centre
     beer = _beer(hall)
 
@@ -248,7 +248,7 @@ def answers() -> Iterator[str]:
     server.server_close()
 
 
-def test_a_refusal_that_names_no_record_is_narrowed_one_at_a_time_and_a_proxy_s_page_sets_nothing_aside(tmp_path, answers):
+def test_a_refusal_that_names_no_record_is_narrowed_one_at_a_time_and_a_proxy_s_page_sets_nothing_aside(tmp_path, answers) -> None:
     settings = CentralSettings(url=answers, token="t", retry_max_s=0.2)
     with started_hub(tmp_path / "hall.db", central=settings, watchdog=False) as hub:
         hub.outbox.wake = lambda: None  # the records of the sales below go in one batch

@@ -42,7 +42,7 @@ def _game_with_toppings(api) -> tuple[int, int]:
     return sid, s["extras"][0]["item"]
 
 
-def test_an_extra_is_an_item_of_the_games_tab_with_its_products_vat_and_the_op_log_keeps_table_time(api):
+def test_an_extra_is_an_item_of_the_games_tab_with_its_products_vat_and_the_op_log_keeps_table_time(api) -> None:
     sid, _item = _game_with_toppings(api)
     s = api.ok("GET", f"/api/sessions/{sid}")
     (extra,) = s["extras"]
@@ -60,7 +60,7 @@ def test_an_extra_is_an_item_of_the_games_tab_with_its_products_vat_and_the_op_l
     assert {line.category for line in tab.bill.lines} == {"table_time", topping.category}  # not booked as table time
 
 
-def test_staff_void_an_extra_on_the_tab_and_it_stays_there_struck_through(api):
+def test_staff_void_an_extra_on_the_tab_and_it_stays_there_struck_through(api) -> None:
     sid, item = _game_with_toppings(api)
     s = api.ok("POST", f"/api/sessions/{sid}/void", json={"item": item, "reason": "zadané dvakrát"})
     assert s["extras"][0]["voided"] is True and s["bill"]["total_cents"] == 300
@@ -73,7 +73,7 @@ def test_staff_void_an_extra_on_the_tab_and_it_stays_there_struck_through(api):
     assert HallReads(api.service).till.tab(HallReads(api.service).till.game_tab(sid)).total_cents == 300
 
 
-def test_once_the_tab_has_a_payment_only_a_manager_voids_an_extra(api):
+def test_once_the_tab_has_a_payment_only_a_manager_voids_an_extra(api) -> None:
     sid, item = _game_with_toppings(api)
     api.ok("POST", f"/api/sessions/{sid}/stop")
     assert _stored_total(api, sid) == 300  # the game's bill: its table time
@@ -90,7 +90,7 @@ def test_once_the_tab_has_a_payment_only_a_manager_voids_an_extra(api):
     assert api.refused("POST", f"/api/sessions/{sid}/correction", 403, as_manager=False, json={"amount_cents": -50, "reason": "nope"})
 
 
-def test_bad_voids_are_refused_and_change_nothing(api):
+def test_bad_voids_are_refused_and_change_nothing(api) -> None:
     sid, item = _game_with_toppings(api)
     other = api.ok("POST", "/api/sessions", 201, json={"table": "pool-02"})["id"]
     for blank in ("", "   "):  # the schema's own check
@@ -105,7 +105,7 @@ def test_bad_voids_are_refused_and_change_nothing(api):
     assert "voided already" in api.refused("POST", f"/api/sessions/{sid}/void", 409, json={"item": item, "reason": "again"})
 
 
-def test_a_game_past_midnight_belongs_to_the_evening_it_started(api):
+def test_a_game_past_midnight_belongs_to_the_evening_it_started(api) -> None:
     # START is 18:00 in Bratislava on 10 November; this game runs 23:30 - 00:40.
     api.clock.advance(hours=5, minutes=30)
     sid = api.ok("POST", "/api/sessions", 201, json={"table": "pool-01"})["id"]

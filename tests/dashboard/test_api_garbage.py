@@ -139,7 +139,7 @@ def _requests(method: str, template: str, route: APIRoute, sid: int, mid: int):
             yield re.sub(r"\{[^}]+\}", "1", template.replace("{" + name + "}", bad)), None
 
 
-def test_every_route_refuses_garbage_with_a_4xx_and_changes_nothing(api):
+def test_every_route_refuses_garbage_with_a_4xx_and_changes_nothing(api) -> None:
     sid = api.ok("POST", "/api/sessions", 201, json={"table": "pool-01"})["id"]
 
     def _write(db):
@@ -171,7 +171,7 @@ def test_every_route_refuses_garbage_with_a_4xx_and_changes_nothing(api):
     assert api.ok("GET", f"/api/sessions/{sid}")["state"] == "running"
 
 
-def test_validation_messages_name_the_field(api):
+def test_validation_messages_name_the_field(api) -> None:
     sid = api.ok("POST", "/api/sessions", 201, json={"table": "pool-01"})["id"]
     r = api.client.post(f"/api/sessions/{sid}/extend", headers=api.staff, json={"minutes": -5})
     assert r.status_code == 422 and r.json()["detail"].startswith("minutes: Input should be greater than or equal to 1")
@@ -215,7 +215,7 @@ def unreachable_fields(model: type) -> list[str]:
     return list(_unreachable(getattr(model, "__pydantic_core_schema__", {}), ""))
 
 
-def test_every_body_field_can_be_given_in_json():
+def test_every_body_field_can_be_given_in_json() -> None:
     found = []
     for method, path, route in api_routes():
         for param in route.dependant.body_params:
@@ -224,7 +224,7 @@ def test_every_body_field_can_be_given_in_json():
     assert found == []
 
 
-def test_the_walk_finds_a_field_no_json_can_give():
+def test_the_walk_finds_a_field_no_json_can_give() -> None:
     class Tap(Body):
         seen: tuple[int, int] | None = None
 

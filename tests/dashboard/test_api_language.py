@@ -31,7 +31,7 @@ def client(service):
         ("sk;q=abc, en", "en", "is not billed by time"),  # a broken weight is ignored, not an error
     ],
 )
-def test_a_refusal_speaks_the_asked_language(client, accept, lang, says):
+def test_a_refusal_speaks_the_asked_language(client, accept, lang, says) -> None:
     headers = {"Accept-Language": accept} if accept else {}
     r = client.post("/api/sessions", json={"table": "foos-01"}, headers=headers)
     assert r.status_code == 409, r.text
@@ -39,7 +39,7 @@ def test_a_refusal_speaks_the_asked_language(client, accept, lang, says):
     assert r.headers["content-language"] == lang
 
 
-def test_a_second_start_is_refused_in_slovak_with_the_tables_name_and_starts_nothing(client):
+def test_a_second_start_is_refused_in_slovak_with_the_tables_name_and_starts_nothing(client) -> None:
     r = client.post("/api/sessions", json={"table": "pool-01"}, headers={"Accept-Language": "sk"})
     assert r.status_code == 201, r.text
     again = client.post("/api/sessions", json={"table": "pool-01"}, headers={"Accept-Language": "sk"})
@@ -50,7 +50,7 @@ def test_a_second_start_is_refused_in_slovak_with_the_tables_name_and_starts_not
     assert len([s for s in running.json() if s["table"] == "pool-01"]) == 1
 
 
-def test_a_control_character_is_refused_in_the_asked_language_as_a_date_is(client):
+def test_a_control_character_is_refused_in_the_asked_language_as_a_date_is(client) -> None:
     """Issue 29's independent check: a date's refusal came in Slovak, a control character's as
     pydantic's "Value error, contains a control character": the same rule's words (broker.domain.plain_text)
     now, in the asked language, naming the field; nothing is opened."""
@@ -65,7 +65,7 @@ def test_a_control_character_is_refused_in_the_asked_language_as_a_date_is(clien
     assert len(client.get("/api/tabs").json()) == before
 
 
-def test_the_api_alone_answers_in_english(service):
+def test_the_api_alone_answers_in_english(service) -> None:
     add_users(service, {STAFF: "staff"}, PASSWORD, CHEAP)
     with TestClient(bound_app(service, pages=False), headers=basic(STAFF, PASSWORD)) as c:  # no pages, no catalogues
         r = c.post("/api/sessions", json={"table": "foos-01"}, headers={"Accept-Language": "sk"})

@@ -30,7 +30,7 @@ def node(api, mosquitto, tmp_path):
         yield edge_node
 
 
-def test_start_lights_the_table_and_stop_bills_and_darkens_it(api, node):
+def test_start_lights_the_table_and_stop_bills_and_darkens_it(api, node) -> None:
     assert not node.light.on
     # How soon the relay follows: bench/edge_latency.py (light/set → relay) and bench/staff_action.py.
     sid = api.ok("POST", "/api/sessions", 201, json={"table": TABLE})["id"]
@@ -50,7 +50,7 @@ def test_start_lights_the_table_and_stop_bills_and_darkens_it(api, node):
     assert (bill["total_cents"], bill["total"], len(bill["lines"])) == (900, "9,00 €", 1)
 
 
-def test_prepaid_time_blinks_a_warning_then_stops_the_session(api, node):
+def test_prepaid_time_blinks_a_warning_then_stops_the_session(api, node) -> None:
     sid = api.ok("POST", "/api/sessions", 201, json={"table": TABLE, "prepaid_minutes": 10})["id"]
     wait_until(lambda: node.light.on, what="relay on")
     api.clock.advance(minutes=4)

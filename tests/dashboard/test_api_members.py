@@ -19,7 +19,7 @@ def _audit(api) -> list[tuple[str, str, str]]:
         ]
 
 
-def test_manager_adds_edits_pays_and_cards_a_member(api):
+def test_manager_adds_edits_pays_and_cards_a_member(api) -> None:
     m = api.ok("POST", "/api/members", 201, as_manager=True, json={"name": "  Zadražil   Miro ", "kind": "honorary"})
     mid = m["id"]
     assert (m["name"], m["kind"], m["active"], m["fee_paid"], m["fee_year"]) == ("Zadražil Miro", "honorary", True, False, 2026)
@@ -37,7 +37,7 @@ def test_manager_adds_edits_pays_and_cards_a_member(api):
     assert {a[0] for a in _audit(api)} == {"boss"}
 
 
-def test_registry_refusals(api):
+def test_registry_refusals(api) -> None:
     mid = api.ok("POST", "/api/members", 201, as_manager=True, json={"name": "Ambra Tomáš"})["id"]
     assert "already exists" in api.refused("POST", "/api/members", 400, json={"name": "Ambra Tomáš"})
     api.ok("POST", f"/api/members/{mid}/fees", 201, as_manager=True, json={"year": 2026})
@@ -52,7 +52,7 @@ def test_registry_refusals(api):
     assert "belongs to Ambra Tomáš" in api.refused("POST", f"/api/members/{other}/cards", 400, json={"uid": "0a0b0c0d"})
 
 
-def test_import_is_all_or_nothing_and_export_round_trips(api):
+def test_import_is_all_or_nothing_and_export_round_trips(api) -> None:
     shipped = (REPO / "deploy" / "members" / "lavos-members.csv").read_bytes()
     headers = {**api.manager, "Content-Type": "text/csv"}
     report = api.client.post("/api/members/import", headers=headers, content=shipped).json()

@@ -85,7 +85,7 @@ def post(api, alerts: list[dict[str, Any]], status: int = 200) -> dict[str, Any]
     return result
 
 
-def test_only_the_monitoring_token_may_post(api, hub):
+def test_only_the_monitoring_token_may_post(api, hub) -> None:
     body = [alert("LavosNodeSilent")]
     assert api.post(PATH, json=body).status_code == 401  # no token: refused before the body is read
     assert api.post(PATH, json=body, headers=bearer("lavos-not-a-token")).status_code == 401
@@ -111,20 +111,20 @@ def test_only_the_monitoring_token_may_post(api, hub):
     ],
     ids=["object", "no-labels", "colon-in-name", "colon-in-table", "space-in-table", "severity", "endsAt", "naive-endsAt", "501", "nul"],
 )
-def test_garbage_is_a_4xx_and_changes_nothing(api, hub, body):
+def test_garbage_is_a_4xx_and_changes_nothing(api, hub, body) -> None:
     r = api.post(PATH, content=json.dumps(body), headers=api.vmalert | {"Content-Type": "application/json"})
     assert r.status_code in (413, 422), r.text
     assert not monitoring_alerts(hub)
 
 
-def test_a_body_past_the_cap_is_413(api, hub):
+def test_a_body_past_the_cap_is_413(api, hub) -> None:
     big = [alert("LavosNodeSilent") | {"annotations": {"summary": "x" * 1500}} for _ in range(60)]
     r = api.post(PATH, json=big, headers=api.vmalert)
     assert r.status_code == 413
     assert not monitoring_alerts(hub)
 
 
-def test_it_cannot_close_or_touch_the_hubs_own_alerts(api, hub):
+def test_it_cannot_close_or_touch_the_hubs_own_alerts(api, hub) -> None:
     on_writer(hub, lambda db: hub.alerts.raise_alert(db, alert_kinds.node_offline("pool-01")))
     post(api, [alert("node_offline", "pool-01", firing=False), alert("node_offline", "pool-01")])
     own = [a for a in HubFacade(hub).reads.floor.open_alerts() if a.kind == "node_offline"]
@@ -133,7 +133,7 @@ def test_it_cannot_close_or_touch_the_hubs_own_alerts(api, hub):
     assert theirs.cause_key == "rule:node_offline:pool-01" and theirs.closed_at is None
 
 
-def test_one_alert_per_rule_and_table_however_often_vmalert_repeats_it(api, hub, clock):
+def test_one_alert_per_rule_and_table_however_often_vmalert_repeats_it(api, hub, clock) -> None:
     hub.start()
     hub.watchdog.stop()
     hub.execute(SaveNotifySettings(settings=NotifySettings((Target(id="boss", url="json://127.0.0.1:9/hook"),)), actor="boss"))
@@ -156,7 +156,7 @@ def test_one_alert_per_rule_and_table_however_often_vmalert_repeats_it(api, hub,
     assert len([a for a in monitoring_alerts(hub) if a.table == "pool-03"]) == 2
 
 
-def test_nothing_is_raised_while_the_hall_is_shut_but_resolutions_are_taken(api, hub, clock):
+def test_nothing_is_raised_while_the_hall_is_shut_but_resolutions_are_taken(api, hub, clock) -> None:
     post(api, [alert("LavosNodeSilent", "pool-03")])
     clock.advance(hours=9)  # 03:00: shut
     assert clock() == SHUT
@@ -170,7 +170,7 @@ def test_nothing_is_raised_while_the_hall_is_shut_but_resolutions_are_taken(api,
     assert post(api, [alert("LavosNodeSilent", "pool-04", at=SHUT)])["opened"] == 1
 
 
-def test_a_table_the_venue_does_not_know_is_named_in_the_text(api, hub):
+def test_a_table_the_venue_does_not_know_is_named_in_the_text(api, hub) -> None:
     post(api, [alert("LavosNodeSilent", "pool-99")])
     (a,) = monitoring_alerts(hub)
     assert (a.table, a.message, a.message_en) == (None, "pool-99: modul pri stole je odpojený", "pool-99: the table's module is offline")

@@ -37,7 +37,7 @@ def _paid_member(api, name: str = "Zadražil Miro") -> int:
     return result
 
 
-def test_out_of_service_refuses_games_is_audited_and_survives_a_restart(api, mosquitto, db_url):
+def test_out_of_service_refuses_games_is_audited_and_survives_a_restart(api, mosquitto, db_url) -> None:
     t = api.ok("POST", "/api/tables/pool-03/out-of-service", json={"reason": "nové súkno"})
     assert (t["out_of_service"], t["out_of_service_reason"], t["out_of_service_by"]) == (True, "nové súkno", "jana")
     assert api.ok("GET", "/api/tables/pool-04")["out_of_service"] is False
@@ -67,14 +67,14 @@ def test_out_of_service_refuses_games_is_audited_and_survives_a_restart(api, mos
     api.ok("POST", "/api/sessions", 201, json={"table": "pool-03"})  # back in service: games start again
 
 
-def test_out_of_service_refuses_foosball_check_ins(api):
+def test_out_of_service_refuses_foosball_check_ins(api) -> None:
     member = _paid_member(api)
     api.ok("POST", "/api/tables/foos-02/out-of-service", json={"reason": ""})
     says = api.refused("POST", "/api/foosball/foos-02/checkin", 409, json={"member_id": member})
     assert says == "Futbal 2 is out of service; put it back in service first."
 
 
-def test_unknown_tables_and_bad_bodies(api):
+def test_unknown_tables_and_bad_bodies(api) -> None:
     assert api.refused("POST", "/api/tables/pool-99/out-of-service", 404, json={}) == "There is no such table."
     assert api.refused("POST", "/api/tables/pool-99/light", 404, json={"on": True}) == "There is no such table."
     api.ok("POST", "/api/tables/pool-01/out-of-service", 422, json={"reason": "x" * 201})
@@ -82,7 +82,7 @@ def test_unknown_tables_and_bad_bodies(api):
     assert api.ok("GET", "/api/tables/pool-01")["out_of_service"] is False
 
 
-def test_foosball_checkout_by_staff(api):
+def test_foosball_checkout_by_staff(api) -> None:
     member = _paid_member(api)
     api.ok("POST", "/api/foosball/foos-01/checkin", 201, json={"member_id": member})
     out = api.ok("POST", "/api/foosball/foos-01/checkout", json={"member_id": member})
@@ -118,7 +118,7 @@ def node(api, mosquitto, tmp_path):
         yield edge_node, factory
 
 
-def test_light_by_hand_is_checked_like_the_button(api, node):
+def test_light_by_hand_is_checked_like_the_button(api, node) -> None:
     edge, _ = node
     api.ok("POST", f"/api/tables/{TABLE}/light", json={"on": True})
     wait_until(lambda: edge.light.on, what="relay on")
@@ -146,7 +146,7 @@ def test_light_by_hand_is_checked_like_the_button(api, node):
     wait_until(lambda: not edge.light.on, what="relay off after the stop")
 
 
-def test_out_of_service_keeps_the_light_off(api, node):
+def test_out_of_service_keeps_the_light_off(api, node) -> None:
     edge, factory = node
     api.ok("POST", f"/api/tables/{TABLE}/light", json={"on": True})
     wait_until(lambda: edge.light.on, what="relay on")

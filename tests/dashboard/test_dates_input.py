@@ -121,7 +121,7 @@ def api_inputs_named_as_dates() -> set[tuple[str, str, str, str]]:
     return named
 
 
-def test_the_walk_finds_the_api_date_inputs_and_every_input_named_as_one_is_typed_as_one():
+def test_the_walk_finds_the_api_date_inputs_and_every_input_named_as_one_is_typed_as_one() -> None:
     assert api_inputs_named_as_dates() - set(INPUTS) == set()  # a date in a plain string would escape the parser
     names = {(p, n) for _m, p, _w, n in INPUTS}
     assert {
@@ -134,7 +134,7 @@ def test_the_walk_finds_the_api_date_inputs_and_every_input_named_as_one_is_type
 
 
 @sqlite_only
-def test_every_api_date_input_refuses_the_edges_with_a_422_in_the_parsers_words(api):
+def test_every_api_date_input_refuses_the_edges_with_a_422_in_the_parsers_words(api) -> None:
     dates = HubFacade(api.service).reads.dates()
     wrong = []
     for method, path, where, name in INPUTS:
@@ -159,7 +159,7 @@ def test_every_api_date_input_refuses_the_edges_with_a_422_in_the_parsers_words(
 
 
 @sqlite_only
-def test_a_booking_on_the_spring_nights_missing_hour_or_in_year_1_is_a_422(api):
+def test_a_booking_on_the_spring_nights_missing_hour_or_in_year_1_is_a_422(api) -> None:
     body = {"table": "pool-04", "start": "2027-03-28T02:30:00", "end": "2027-03-28T04:00:00", "party_size": 2}
     r = api.client.post("/api/bookings", headers=api.manager, json=body)
     assert (
@@ -176,7 +176,7 @@ def test_a_booking_on_the_spring_nights_missing_hour_or_in_year_1_is_a_422(api):
 
 
 @sqlite_only
-def test_the_api_says_a_refused_date_in_slovak_when_asked(pages):
+def test_the_api_says_a_refused_date_in_slovak_when_asked(pages) -> None:
     headers = {"X-CSRF-Token": pages.token(), "Accept-Language": "sk"}
     body = {"table": "pool-04", "start": "0001-01-01T00:00:00", "end": "2027-03-28T02:30:00", "party_size": 2}
     r = pages.manager.post("/api/bookings", headers=headers, json=body)
@@ -218,7 +218,7 @@ PAGE_TIMES = {
 }
 
 
-def test_the_list_of_the_pages_date_fields_is_complete():
+def test_the_list_of_the_pages_date_fields_is_complete() -> None:
     named = {
         (m, p, q.alias)
         for m, p, r in web_routes()
@@ -255,7 +255,7 @@ SLOVAK = (
 
 
 @sqlite_only
-def test_every_page_date_field_refuses_the_edges_in_slovak(pages):
+def test_every_page_date_field_refuses_the_edges_in_slovak(pages) -> None:
     wrong = []
     for method, path, field, others in PAGE_CASES:
         for value in EDGES if field != "month" else [*EDGES, "9999-12", "0000-01", "2026-13"]:
@@ -267,7 +267,7 @@ def test_every_page_date_field_refuses_the_edges_in_slovak(pages):
 
 
 @sqlite_only
-def test_the_spring_nights_missing_hour_is_refused_on_the_booking_and_block_forms(pages):
+def test_the_spring_nights_missing_hour_is_refused_on_the_booking_and_block_forms(pages) -> None:
     r = pages.post("/bookings/new", {"where": "pool-04", "day": "2027-03-28", "time": "02:30", "name": "Novák", "party_size": "2"})
     assert r.status_code == 400 and "02:30 v tú noc neexistuje" in _text(r.text)
     r = pages.post("/bookings/blocks", {"kind": "private", "day": "2027-03-28", "start": "01:00", "end": "02:30"})

@@ -94,7 +94,7 @@ def _evening(pages) -> dict[str, int]:
     }
 
 
-def test_the_journal_lists_the_days_receipts_to_find_and_reprint_the_real_receipt(pages):
+def test_the_journal_lists_the_days_receipts_to_find_and_reprint_the_real_receipt(pages) -> None:
     e = _evening(pages)
     html = pages.page("/bills", client=pages.staff)  # 00:40: today is still the 10th's evening
     assert "Dnešné účty" in html and "10.\u00a011.\u00a02026" in html and "Doklady" in html
@@ -120,7 +120,7 @@ def test_the_journal_lists_the_days_receipts_to_find_and_reprint_the_real_receip
     assert "Hľadaniu nezodpovedá žiadny doklad." in pages.page("/bills?q=nikto", client=pages.staff)
 
 
-def test_other_days_are_the_managers(pages):
+def test_other_days_are_the_managers(pages) -> None:
     _games(pages)
     assert pages.staff.get("/bills?day=2026-11-09").status_code == 403
     html = pages.page("/bills?day=2026-11-09")
@@ -132,7 +132,7 @@ def test_other_days_are_the_managers(pages):
     assert pages.manager.get("/bills?day=11.11.2026").status_code == 400
 
 
-def test_an_extra_is_voided_on_the_games_tab_not_on_its_bill(pages):
+def test_an_extra_is_voided_on_the_games_tab_not_on_its_bill(pages) -> None:
     s = pages.service
     sid = s.execute(StartGame(table="pool-01", actor="jana"))
     _toppings(pages, sid, 2)
@@ -144,7 +144,7 @@ def test_an_extra_is_voided_on_the_games_tab_not_on_its_bill(pages):
     assert pages.post(f"/bills/{sid}/void", {"extra_op": "2", "reason": "zadané dvakrát"}, client=pages.staff).status_code in (404, 405)
 
 
-def test_the_manager_corrects_an_issued_bill_in_euros(pages):
+def test_the_manager_corrects_an_issued_bill_in_euros(pages) -> None:
     s = pages.service
     sid = s.execute(StartGame(table="pool-01", actor="jana"))
     pages.clock.advance(minutes=60)
@@ -157,7 +157,7 @@ def test_the_manager_corrects_an_issued_bill_in_euros(pages):
     assert pages.post(f"/bills/{sid}/correct", {"amount": "-1", "reason": "nope"}, client=pages.staff).status_code == 403
 
 
-def test_the_bill_uses_the_bartenders_words(pages):
+def test_the_bill_uses_the_bartenders_words(pages) -> None:
     s = pages.service
     sid = s.execute(StartGame(table="pool-01", actor="jana"))
     pages.clock.advance(minutes=60)
@@ -172,7 +172,7 @@ def test_the_bill_uses_the_bartenders_words(pages):
         assert words in en, words
 
 
-def test_pages_day_boundary_is_six_in_the_morning(pages):
+def test_pages_day_boundary_is_six_in_the_morning(pages) -> None:
     _evening(pages)
     pages.clock.advance(hours=5, minutes=20)  # 06:00 on the 11th: a new business day
     html = pages.page("/bills", client=pages.staff)

@@ -48,7 +48,7 @@ def _node_reports(pages, mosquitto) -> None:
 def _sensor_events(pages) -> None:
     boot = uuid.uuid4().hex
 
-    def _write(db):
+    def _write(db) -> None:
         for seq in range(1, 5):  # four drops in pocket index 2 ("Pocket 3")
             insert_event_once(
                 db,
@@ -86,7 +86,7 @@ def _sensor_events(pages) -> None:
 
     on_writer(pages.service, _write)
 
-    def _fault(db):
+    def _fault(db) -> None:
         pages.service.alerts.raise_alert(db, alert_kinds.sensor_fault("pool-02", "pocket-4", "stuck"))
 
     on_writer(pages.service, _fault)
@@ -123,7 +123,7 @@ def test_pocket_drops_today_and_sensor_faults(pages) -> None:
 def test_alert_history_open_and_closed_with_a_table_filter(pages) -> None:
     s = pages.service
 
-    def _write(db):
+    def _write(db) -> None:
         s.alerts.raise_alert(db, alert_kinds.node_offline("pool-03"))
         s.alerts.raise_alert(db, alert_kinds.idle_session("pool-04", 20))
 
@@ -169,7 +169,7 @@ def test_records_the_centre_refused_are_listed_with_why(pages) -> None:
     s = pages.service
     assert 'id="refused-records"' not in pages.page("/monitoring")
 
-    def _write(db):
+    def _write(db) -> None:
         db.add(OutboxRecord(seq=7, hall="lavos", kind="payment", ref="payment:777", at=START, record={"id": 777}, size=11))
 
     on_writer(s, _write)
@@ -188,7 +188,7 @@ def test_records_the_centre_refused_are_listed_with_why(pages) -> None:
 def test_nodes_on_another_version_than_the_hub_stand_out(pages) -> None:
     """Issue 30, item 4: after a fleet update, the modules it missed are the ones to look at."""
 
-    def _write(db):
+    def _write(db) -> None:
         for table, version in (("pool-05", "0.0.9"), ("pool-06", software_version())):
             node = db.get(Node, table) or Node(table_id=table, online=True, telemetry={}, reconnects=0)
             node.version = version

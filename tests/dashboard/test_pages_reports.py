@@ -262,7 +262,7 @@ def test_xlsx_keeps_a_formula_looking_name_as_text(pages) -> None:
 
     evil = '=HYPERLINK("http://x","y")'
 
-    def _write(db):
+    def _write(db) -> None:
         m = add_member(db, evil, actor="test")
         record_fee(db, m.id, 2026, actor="test")
         checkin(db, "foos-01", m.id, START, "staff")

@@ -46,7 +46,7 @@ def _refused(tmp_path, *args: str, password: str = "hub-secret") -> str:
     return lines[0]
 
 
-def test_serves_the_api_and_stops_cleanly_on_sigterm(mosquitto, tmp_path):
+def test_serves_the_api_and_stops_cleanly_on_sigterm(mosquitto, tmp_path) -> None:
     port = free_port()
     proc = _server(
         tmp_path,
@@ -92,13 +92,13 @@ def test_serves_the_api_and_stops_cleanly_on_sigterm(mosquitto, tmp_path):
         (["--influx-token-file", "influx.token"], "--influx-token-file without --influx"),
     ],
 )
-def test_bad_setups_are_one_clear_line_and_exit_2(mosquitto, tmp_path, args, message):
+def test_bad_setups_are_one_clear_line_and_exit_2(mosquitto, tmp_path, args, message) -> None:
     base = {"--venue": str(VENUE), "--mqtt": f"mqtt://lavos-hub@127.0.0.1:{mosquitto.port}", "--http": "127.0.0.1:0"}
     base.update(dict(zip(args[::2], args[1::2])))
     assert message in _refused(tmp_path, *[x for kv in base.items() for x in kv])
 
 
-def test_a_newer_schema_and_a_wrong_mqtt_password_are_refused(mosquitto, tmp_path):
+def test_a_newer_schema_and_a_wrong_mqtt_password_are_refused(mosquitto, tmp_path) -> None:
     url = f"sqlite:///{tmp_path / 'newer.db'}"
     store = open_store(url)
     with store.engine.begin() as conn:

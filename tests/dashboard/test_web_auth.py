@@ -49,13 +49,13 @@ def _routes(method: str | None = None):
     return [(m, p, r) for m, p, r in web_routes() if (m, p) not in PUBLIC and (method is None or m == method)]
 
 
-def test_every_route_but_login_demands_a_role():
+def test_every_route_but_login_demands_a_role() -> None:
     missing = [f"{m} {p}" for m, p, r in _routes() if _role(r) is None]
     assert not missing, f"routes without require_page: {missing}"
 
 
 @sqlite_only
-def test_anonymous_is_sent_to_login_from_every_page_and_comes_back(app):
+def test_anonymous_is_sent_to_login_from_every_page_and_comes_back(app) -> None:
     b = Browser(app)
     for _method, path, _ in _routes("GET"):
         r = b.get(_concrete(path))
@@ -72,7 +72,7 @@ def test_anonymous_is_sent_to_login_from_every_page_and_comes_back(app):
 
 
 @sqlite_only
-def test_staff_get_403_on_manager_pages_and_actions(app):
+def test_staff_get_403_on_manager_pages_and_actions(app) -> None:
     b = Browser(app)
     b.login(STAFF, PASSWORD)
     manager_routes = [(m, p) for m, p, r in _routes() if _role(r) == "manager"]
@@ -95,7 +95,7 @@ def test_staff_get_403_on_manager_pages_and_actions(app):
 
 
 @sqlite_only
-def test_every_form_post_without_the_token_is_refused(app, service):
+def test_every_form_post_without_the_token_is_refused(app, service) -> None:
     b = Browser(app)
     b.login(MANAGER, PASSWORD)
     sid = service.execute(StartGame(table="pool-02", actor="test"))
@@ -109,7 +109,7 @@ def test_every_form_post_without_the_token_is_refused(app, service):
 
 
 @sqlite_only
-def test_login_sets_a_signed_http_only_lax_cookie_and_logout_ends_it(app):
+def test_login_sets_a_signed_http_only_lax_cookie_and_logout_ends_it(app) -> None:
     b = Browser(app)
     b.get("/login")
     r = b.post("/login", {"username": STAFF, "password": PASSWORD, "next": "//evil.example/x"})
@@ -123,7 +123,7 @@ def test_login_sets_a_signed_http_only_lax_cookie_and_logout_ends_it(app):
 
 
 @sqlite_only
-def test_cookie_is_secure_over_https_or_when_configured(service, tmp_path):
+def test_cookie_is_secure_over_https_or_when_configured(service, tmp_path) -> None:
     add_users(service, {STAFF: "staff"}, PASSWORD, CHEAP)
     over_https = Browser(web_app(service, data_dir=tmp_path), base_url="https://testserver")
     over_https.get("/login")
@@ -134,7 +134,7 @@ def test_cookie_is_secure_over_https_or_when_configured(service, tmp_path):
 
 
 @sqlite_only
-def test_wrong_passwords_then_throttled_even_for_the_right_one(app):
+def test_wrong_passwords_then_throttled_even_for_the_right_one(app) -> None:
     b = Browser(app)
     b.get("/login")
     r = b.post("/login", {"username": STAFF, "password": "zle-heslo"})
@@ -148,7 +148,7 @@ def test_wrong_passwords_then_throttled_even_for_the_right_one(app):
 
 
 @sqlite_only
-def test_pages_carry_security_headers(app):
+def test_pages_carry_security_headers(app) -> None:
     b = Browser(app)
     b.login(STAFF, PASSWORD)
     for path in ("/login", "/", "/static/app.css"):
@@ -160,7 +160,7 @@ def test_pages_carry_security_headers(app):
 
 
 @sqlite_only
-def test_the_cookie_secret_is_made_private_once_and_kept(service, tmp_path):
+def test_the_cookie_secret_is_made_private_once_and_kept(service, tmp_path) -> None:
     web_app(service, data_dir=tmp_path)
     secret = tmp_path / "web-secret"
     assert stat.S_IMODE(os.stat(secret).st_mode) == 0o600
@@ -170,7 +170,7 @@ def test_the_cookie_secret_is_made_private_once_and_kept(service, tmp_path):
 
 
 @sqlite_only
-def test_json_api_takes_the_cookie_session_but_writes_only_with_the_header(app):
+def test_json_api_takes_the_cookie_session_but_writes_only_with_the_header(app) -> None:
     b = Browser(app)
     b.login(STAFF, PASSWORD)
     assert b.client.get("/api/members?q=x").status_code == 200
@@ -182,7 +182,7 @@ def test_json_api_takes_the_cookie_session_but_writes_only_with_the_header(app):
 
 
 @sqlite_only
-def test_an_ended_login_says_why_and_leads_back_to_the_form_it_sent(app, service):
+def test_an_ended_login_says_why_and_leads_back_to_the_form_it_sent(app, service) -> None:
     """Issue 19, item 17: a form sent after the login ended (a manager ended it, or its 14 h are
     over) changes nothing, the login page says why, and logging in again leads back to the page of
     the form (app.js puts back what was typed: tests/dashboard/browser/test_users_page.py)."""

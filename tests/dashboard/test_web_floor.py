@@ -37,7 +37,7 @@ def card(html: str, table: str) -> str:
     return m.group(0)
 
 
-def test_every_table_by_room_with_its_state_in_colour_and_word(browser, service, clock, mosquitto):
+def test_every_table_by_room_with_its_state_in_colour_and_word(browser, service, clock, mosquitto) -> None:
     tables = ["pool-01", "pool-02", "pool-03", "pool-04", "pool-05", "pool-06", "pool-07", "pool-08"]
     with (
         node_link(mosquitto, tables[0]) as n1,
@@ -104,7 +104,7 @@ def test_every_table_by_room_with_its_state_in_colour_and_word(browser, service,
     assert "0,00\u00a0€" in playing and "Štandard" in playing and "18:21" in playing  # venue time, not UTC
 
 
-def test_panel_actions_then_the_itemised_bill_with_vat(browser, service, clock):
+def test_panel_actions_then_the_itemised_bill_with_vat(browser, service, clock) -> None:
     def _write(db):
         m = add_member(db, "Zadražil Miro", actor="test")
         assign_card(db, m.id, "0a1b2c3d", actor="test")
@@ -143,7 +143,7 @@ def test_panel_actions_then_the_itemised_bill_with_vat(browser, service, clock):
     assert 'href="/static/print.css" media="print"' in bill and "data-print" in bill
 
 
-def test_a_refused_action_says_why_and_changes_nothing(browser, service):
+def test_a_refused_action_says_why_and_changes_nothing(browser, service) -> None:
     sid = service.execute(StartGame(table="pool-01", actor="test"))
     service.execute(StartGame(table="pool-02", actor="test"))
     r = browser.post(f"/sessions/{sid}/transfer", {"table": "pool-02", "next": "/tables/pool-01"})
@@ -176,7 +176,7 @@ def test_a_refused_action_says_why_and_changes_nothing(browser, service):
         ("/lang", {"lang": "de"}),
     ],
 )
-def test_garbage_form_input_is_a_4xx_page_or_a_refusal_never_a_500(browser, service, path, data):
+def test_garbage_form_input_is_a_4xx_page_or_a_refusal_never_a_500(browser, service, path, data) -> None:
     service.execute(StartGame(table="pool-01", actor="test"))  # session 1 exists, so its routes see real state
     r = browser.post(path, {"next": "/", **data})
     assert r.status_code in (303, 400, 403, 404, 409, 422), f"{path} {data} → {r.status_code}"
@@ -185,7 +185,7 @@ def test_garbage_form_input_is_a_4xx_page_or_a_refusal_never_a_500(browser, serv
     assert not service.open.get("pool-03")
 
 
-def test_unknown_pages_are_404_pages_and_unknown_api_paths_stay_json(browser):
+def test_unknown_pages_are_404_pages_and_unknown_api_paths_stay_json(browser) -> None:
     r = browser.get("/no/such/page")
     assert r.status_code == 404 and "Takáto stránka neexistuje" in r.text
     assert browser.get("/tables/nosuch-99").status_code == 404
@@ -194,7 +194,7 @@ def test_unknown_pages_are_404_pages_and_unknown_api_paths_stay_json(browser):
     assert r.status_code == 404 and r.json()["detail"]
 
 
-def test_language_switch_is_remembered_and_formats_follow(browser, service, clock):
+def test_language_switch_is_remembered_and_formats_follow(browser, service, clock) -> None:
     sid = service.execute(StartGame(table="pool-01", actor="test"))
     clock.advance(minutes=90)
     reads = HallReads(service)
@@ -214,7 +214,7 @@ def test_language_switch_is_remembered_and_formats_follow(browser, service, cloc
     assert "Modul odpojený" in browser.get("/").text
 
 
-def test_alert_banner_and_acknowledgement(browser, service, mosquitto):
+def test_alert_banner_and_acknowledgement(browser, service, mosquitto) -> None:
     with node_link(mosquitto, "foos-01") as node:
         event(node, "foos-01", "goal", 1, {"side": "home"})
         wait_until(lambda: "alert-loud" in browser.get("/").text, what="the foosball alert in the banner")
@@ -227,7 +227,7 @@ def test_alert_banner_and_acknowledgement(browser, service, mosquitto):
     assert "Potvrdené" in browser.get("/alerts").text or "✓" in browser.get("/alerts").text
 
 
-def test_every_running_amount_says_when_it_changes_by_itself(browser, service, clock):
+def test_every_running_amount_says_when_it_changes_by_itself(browser, service, clock) -> None:
     """Issue 19, item 20: the card, the table page's tab button, the game's bill, its tab and its pay
     page say in how many ms their amount changes with no event (app.js fetches them again then);
     a paused game's never does."""

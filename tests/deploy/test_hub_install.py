@@ -88,7 +88,7 @@ def mode(p: Path) -> str:
     return oct(p.stat().st_mode & 0o777)
 
 
-def test_a_fresh_box_is_private_tls_by_default_and_a_second_run_changes_nothing(box):
+def test_a_fresh_box_is_private_tls_by_default_and_a_second_run_changes_nothing(box) -> None:
     root, said = box
     layout = BoxLayout(root)
     before = tree(root)
@@ -169,7 +169,7 @@ def test_a_fresh_box_is_private_tls_by_default_and_a_second_run_changes_nothing(
 
 
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed (Debian package systemd)")
-def test_the_hub_boxs_units_pass_systemd_analyze_verify(box, tmp_path):
+def test_the_hub_boxs_units_pass_systemd_analyze_verify(box, tmp_path) -> None:
     """The units as installed, their ExecStart pointed at this checkout's lavos (verify checks it is
     an executable; /opt/lavos is not installed on the test machine)."""
     root, _ = box
@@ -183,7 +183,7 @@ def test_the_hub_boxs_units_pass_systemd_analyze_verify(box, tmp_path):
     assert done.returncode == 0 and done.stderr.strip() == "", done.stderr
 
 
-def test_an_edited_venue_restarts_the_hub_alone(box):
+def test_an_edited_venue_restarts_the_hub_alone(box) -> None:
     """README step 2: edit the venue file, run the script again, the hub starts with it."""
     root, _ = box
     venue = BoxLayout(root).venue
@@ -193,7 +193,7 @@ def test_an_edited_venue_restarts_the_hub_alone(box):
     assert not re.search(r"would: systemctl restart (mosquitto|victoria-metrics|lavos-vmalert|avahi)", said)
 
 
-def test_vmalerts_account_is_not_the_clubs_first_manager(box, tmp_path):
+def test_vmalerts_account_is_not_the_clubs_first_manager(box, tmp_path) -> None:
     """A box set up without --manager (vmalert's account, a manager, made already), then with one:
     the club's first manager is still made, and a setup that has everything opens no database."""
     root, _ = box
@@ -209,13 +209,13 @@ def test_vmalerts_account_is_not_the_clubs_first_manager(box, tmp_path):
     assert sorted(p.name for p in layout.data.iterdir()) == db_files and said[-1].startswith("unchanged: vmalert's API token")
 
 
-def test_help_is_the_comment_on_top_of_each_install_script():
+def test_help_is_the_comment_on_top_of_each_install_script() -> None:
     for script in (INSTALL, REPO / "deploy/pi/install.sh"):
         done = subprocess.run(["bash", str(script), "--help"], capture_output=True, text=True, timeout=30)
         assert done.returncode == 0 and "--prefix DIR" in done.stdout and "set -euo" not in done.stdout, done.stdout
 
 
-def test_bad_arguments_say_what_to_do(tmp_path):
+def test_bad_arguments_say_what_to_do(tmp_path) -> None:
     for args, message in (
         (["--restore", str(tmp_path / "nope.tar.gz")], "does not exist"),
         (["--bogus"], "unknown argument"),
@@ -284,7 +284,7 @@ def hub_on(layout: BoxLayout, broker: Broker | None):
     return hub, store
 
 
-def test_a_club_backed_up_at_night_comes_back_on_a_new_box(box, tmp_path):
+def test_a_club_backed_up_at_night_comes_back_on_a_new_box(box, tmp_path) -> None:
     root, _ = box
     first = BoxLayout(root)
     # the evening: a game stopped and paid, another still running

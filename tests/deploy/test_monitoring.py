@@ -537,13 +537,13 @@ def _alerts_by_kind(ev: Evening, panel, r) -> None:
 
 
 @pytest.mark.parametrize("panel", panels(), ids=lambda p: f"{p['id']}-{p['title'].split(' / ')[-1]}")
-def test_every_panel_shows_what_the_hub_reports(evening, panel):
+def test_every_panel_shows_what_the_hub_reports(evening, panel) -> None:
     grafana = Grafana(evening.vm.url, business_day_bounds(evening.day, load_venue(VENUE))[0], evening.end)
     assert panel["id"] in CHECKS, f"panel {panel['id']} ({panel['title']}) has no check here: add one"
     CHECKS[panel["id"]](evening, panel, grafana.run(panel))
 
 
-def test_choosing_tables_narrows_the_panels(evening):
+def test_choosing_tables_narrows_the_panels(evening) -> None:
     grafana = Grafana(evening.vm.url, business_day_bounds(evening.day, load_venue(VENUE))[0], evening.end, ["pool-01", "pool-08"])
     by_id = {p["id"]: p for p in panels()}
     assert instant(grafana.run(by_id[8])["A"], "table") == {
@@ -552,7 +552,7 @@ def test_choosing_tables_narrows_the_panels(evening):
     assert instant(grafana.run(by_id[2])["A"]) == {(): 3.0}  # pool-01 twice, pool-08 once
 
 
-def test_the_table_variable_lists_every_table_that_reported(evening):
+def test_the_table_variable_lists_every_table_that_reported(evening) -> None:
     var = next(v for v in dashboard()["templating"]["list"] if v["name"] == "table")
     (label,) = re.findall(r"^label_values\((\w+)\)$", var["definition"])
     r = httpx.get(f"{evening.vm.url}/api/v1/label/{label}/values", timeout=10)
@@ -621,7 +621,7 @@ def wait_alerts(hub: Any, want: set[tuple[str, str | None]]) -> None:
         ) from None
 
 
-def test_every_rule_fires_for_its_cause_and_resolves_through_the_hub(evening, tmp_path):
+def test_every_rule_fires_for_its_cause_and_resolves_through_the_hub(evening, tmp_path) -> None:
     ev, hub, metrics, vm = evening, evening.hub, evening.metrics, evening.vm
     ev.clock.run_real()  # vmalert evaluates now; the hub compares its alerts' end with its own clock
     assert hub.open.get("pool-07") is not None  # a game runs: the hall is attended whatever the hour of the test

@@ -103,7 +103,7 @@ def stored(svc) -> tuple[int, int]:
     return total, distinct
 
 
-def test_every_event_is_stored_exactly_once_across_two_processes(mosquitto, two_services):
+def test_every_event_is_stored_exactly_once_across_two_processes(mosquitto, two_services) -> None:
     a, b = two_services
     n = len(TABLES) * PER_TABLE
     publish_events(mosquitto.port, range(PER_TABLE))
@@ -122,7 +122,7 @@ def test_every_event_is_stored_exactly_once_across_two_processes(mosquitto, two_
     assert a.handlers.applied + b.handlers.applied == n
 
 
-def test_in_memory_state_is_per_process(mosquitto, two_services):
+def test_in_memory_state_is_per_process(mosquitto, two_services) -> None:
     """What is NOT safe to split yet (docs/scaling.md): each process knows only its own sessions
     and sees only its share of the drops. If this test fails because it got better, update the note."""
     a, b = two_services
@@ -138,7 +138,7 @@ def test_in_memory_state_is_per_process(mosquitto, two_services):
     assert len(false_alarm) == 1
 
 
-def test_a_stopped_process_keeps_its_share_queued(mosquitto, two_services, pg_url):
+def test_a_stopped_process_keeps_its_share_queued(mosquitto, two_services, pg_url) -> None:
     """Mosquitto keeps dealing a stopped member's share to its persistent session: those events
     wait at the broker (nothing is lost) until a process with the same login (= client id) returns."""
     a, b = two_services

@@ -119,7 +119,7 @@ def service(hub: ServedHub, table: str) -> tuple[bool, dict[str, Any] | None]:
     return t["out_of_service"], t["session"]
 
 
-def test_check_mode_changes_nothing_and_says_which_table_waits(hub, fleet):
+def test_check_mode_changes_nothing_and_says_which_table_waits(hub, fleet) -> None:
     tmp_path, inventory, token = fleet
     done = playbook(hub, tmp_path, inventory, token, "--check")
     assert done.returncode == 0, done.stdout + done.stderr
@@ -128,7 +128,7 @@ def test_check_mode_changes_nothing_and_says_which_table_waits(hub, fleet):
     assert service(hub, BUSY)[0] is False and service(hub, FREE) == (False, None)
 
 
-def test_the_free_table_is_updated_and_back_in_service_the_busy_one_is_left_alone(hub, fleet):
+def test_the_free_table_is_updated_and_back_in_service_the_busy_one_is_left_alone(hub, fleet) -> None:
     tmp_path, inventory, token = fleet
     done = playbook(hub, tmp_path, inventory, token)
     assert done.returncode == 0, done.stdout + done.stderr

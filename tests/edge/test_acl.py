@@ -45,7 +45,7 @@ def intruder_publish(port: int, topic: str, protocol: MQTTProtocolVersion) -> No
 
 
 @pytest.mark.parametrize("protocol", [mqtt.MQTTv311, mqtt.MQTTv5], ids=["mqtt311", "mqtt5"])
-def test_pool_01_cannot_reach_pool_02(mosquitto, tmp_path, protocol):
+def test_pool_01_cannot_reach_pool_02(mosquitto, tmp_path, protocol) -> None:
     hub = Collector(mosquitto.port)
     factory = timed_mock_factory()
     victim_cfg = node_config(tmp_path, mosquitto.port, table=VICTIM)
@@ -69,7 +69,7 @@ def test_pool_01_cannot_reach_pool_02(mosquitto, tmp_path, protocol):
     hub.close()
 
 
-def test_a_node_only_hears_its_own_commands(mosquitto, tmp_path):
+def test_a_node_only_hears_its_own_commands(mosquitto, tmp_path) -> None:
     hub = Collector(mosquitto.port)
     f1, f2 = timed_mock_factory(), timed_mock_factory()
     with (

@@ -64,7 +64,7 @@ def state_for(hub, cmd_id: str, **match) -> dict[str, Any]:
     return result
 
 
-def test_light_set_switches_the_relay_and_answers_on_retained_light_state(hub, node):
+def test_light_set_switches_the_relay_and_answers_on_retained_light_state(hub, node) -> None:
     factory, config = node.factory, node.config
     assert not relay_on(factory, config)
     c_1 = command(hub, True)
@@ -80,7 +80,7 @@ def test_light_set_switches_the_relay_and_answers_on_retained_light_state(hub, n
     late.close()
 
 
-def test_blink_for_n_seconds_then_settle(hub, node):
+def test_blink_for_n_seconds_then_settle(hub, node) -> None:
     factory, config = node.factory, node.config
     b_1 = command(hub, True, blink_s=1)
     assert state_for(hub, b_1, blink=True)["on"] is True
@@ -112,7 +112,7 @@ GARBAGE = [
 
 
 @pytest.mark.parametrize("payload, why", GARBAGE)
-def test_garbage_light_set_is_counted_logged_and_ignored(hub, node, caplog, payload, why):
+def test_garbage_light_set_is_counted_logged_and_ignored(hub, node, caplog, payload, why) -> None:
     factory, config = node.factory, node.config
     caplog.set_level(logging.WARNING, logger="edge")
     before = relay_on(factory, config)
@@ -127,7 +127,7 @@ def test_garbage_light_set_is_counted_logged_and_ignored(hub, node, caplog, payl
     assert relay_on(factory, config) == (not before)
 
 
-def test_a_retained_light_set_is_refused(mosquitto, hub, tmp_path, caplog):
+def test_a_retained_light_set_is_refused(mosquitto, hub, tmp_path, caplog) -> None:
     caplog.set_level(logging.WARNING, logger="edge")
     hub.publish(SET, json.dumps({"on": True, "cmd_id": "stale"}), retain=True)
     factory = timed_mock_factory()
@@ -141,7 +141,7 @@ def test_a_retained_light_set_is_refused(mosquitto, hub, tmp_path, caplog):
         hub.publish(SET, b"", retain=True)  # clears it for the other tests
 
 
-def test_boot_state_birth_and_telemetry(mosquitto, hub, tmp_path):
+def test_boot_state_birth_and_telemetry(mosquitto, hub, tmp_path) -> None:
     factory = timed_mock_factory()
     config = node_config(tmp_path, mosquitto.port, light={"boot_state": "on"}, telemetry_interval_s=0.2)
     with EdgeNode(config, pin_factory=factory) as n:
@@ -164,7 +164,7 @@ def test_boot_state_birth_and_telemetry(mosquitto, hub, tmp_path):
     assert bye.retain and json.loads(bye.payload)["state"] == "offline" and json.loads(bye.payload)["boot"] == n.boot
 
 
-def test_mqtt5_node_obeys_commands_and_reports_pockets(mosquitto, hub, tmp_path):
+def test_mqtt5_node_obeys_commands_and_reports_pockets(mosquitto, hub, tmp_path) -> None:
     from sim.pins import PulseScript, drive_pulses
 
     factory = timed_mock_factory()
@@ -185,7 +185,7 @@ def press(factory, pin: int) -> None:
     factory.pin(pin).drive_high()
 
 
-def test_broker_loss_never_switches_the_light_and_the_button_works_offline(tmp_path):
+def test_broker_loss_never_switches_the_light_and_the_button_works_offline(tmp_path) -> None:
     broker = Mosquitto(tmp_path / "mosquitto", users={"pool-01": "pw-pool-01"}).start()
     hub = Collector(broker.port)
     factory = timed_mock_factory()

@@ -14,7 +14,7 @@ from tests.support.mqtt import Collector
 from tests.support.waiting import wait_until
 
 
-def test_each_pulse_is_one_pocket_event_with_its_pocket_index(mosquitto, tmp_path):
+def test_each_pulse_is_one_pocket_event_with_its_pocket_index(mosquitto, tmp_path) -> None:
     hub = Collector(mosquitto.port)
     factory = timed_mock_factory()
     with EdgeNode(node_config(tmp_path, mosquitto.port), pin_factory=factory) as node:
@@ -30,7 +30,7 @@ def test_each_pulse_is_one_pocket_event_with_its_pocket_index(mosquitto, tmp_pat
     hub.close()
 
 
-def test_500_chattering_pulses_give_500_events_no_more(mosquitto, tmp_path):
+def test_500_chattering_pulses_give_500_events_no_more(mosquitto, tmp_path) -> None:
     hub = Collector(mosquitto.port)
     factory = timed_mock_factory()
     script = PulseScript(duration_s=0.015, chatter_edges=2, chatter_s=(0.001, 0.003))

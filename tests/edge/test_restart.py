@@ -16,7 +16,7 @@ from tests.support.waiting import wait_until
 
 
 @pytest.mark.slow
-def test_events_survive_broker_outage_and_kill_9(tmp_path):
+def test_events_survive_broker_outage_and_kill_9(tmp_path) -> None:
     broker = Mosquitto(tmp_path / "mosquitto", users={"pool-01": "pw-pool-01"})
     config_file = tmp_path / "node.toml"
     config_file.write_text(dump_node_config(node_config(tmp_path, broker.port)))
@@ -55,7 +55,7 @@ def test_events_survive_broker_outage_and_kill_9(tmp_path):
     assert order == list(range(order[0], order[0] + 200)), "in seq order, without gaps"
 
 
-def test_a_killed_agent_leaves_a_retained_offline_will(tmp_path):
+def test_a_killed_agent_leaves_a_retained_offline_will(tmp_path) -> None:
     import json
 
     broker = Mosquitto(tmp_path / "mosquitto", users={"pool-01": "pw-pool-01"}).start()

@@ -172,7 +172,7 @@ def _end_checkins(api) -> None:
 # --- the kinds the tables cause --------------------------------------------------------------
 
 
-def test_play_without_session_settled_by_a_start(api, node):
+def test_play_without_session_settled_by_a_start(api, node) -> None:
     pool = node("pool-01")
     sid: list[int] = []
 
@@ -184,7 +184,7 @@ def test_play_without_session_settled_by_a_start(api, node):
     three_times(api.service, "play_without_session", "pool-01", lambda n: pool.event("pocket", {"pocket": n, "pulse_ms": 30.0}), resolve)
 
 
-def test_play_without_session_closed_by_staff(api, node):
+def test_play_without_session_closed_by_staff(api, node) -> None:
     pool = node("pool-02")
 
     def resolve(n: int, alert: Alert) -> None:
@@ -197,7 +197,7 @@ def test_play_without_session_closed_by_staff(api, node):
     three_times(api.service, "play_without_session", "pool-02", lambda n: pool.event("pocket", {"pocket": 0, "pulse_ms": 30.0}), resolve)
 
 
-def test_idle_session_settled_by_a_ball(api, node):
+def test_idle_session_settled_by_a_ball(api, node) -> None:
     pool = node("pool-03")
     api.ok("POST", "/api/sessions", 201, json={"table": "pool-03"})
 
@@ -212,19 +212,19 @@ def test_idle_session_settled_by_a_ball(api, node):
     three_times(api.service, "idle_session", "pool-03", fire, resolve)
 
 
-def test_light_without_session_settled_by_the_light_going_off(api, node):
+def test_light_without_session_settled_by_the_light_going_off(api, node) -> None:
     pool = node("pool-04")
     three_times(api.service, "light_without_session", "pool-04", lambda n: pool.light(True), lambda n, a: pool.light(False))
 
 
-def test_node_offline_settled_by_its_birth(api, node):
+def test_node_offline_settled_by_its_birth(api, node) -> None:
     pool = node("pool-05")
     pool.status("online")
     api.ok("POST", "/api/sessions", 201, json={"table": "pool-05"})
     three_times(api.service, "node_offline", "pool-05", lambda n: pool.status("offline"), lambda n, a: pool.status("online"))
 
 
-def test_sensor_fault_settled_by_recovery(api, node):
+def test_sensor_fault_settled_by_recovery(api, node) -> None:
     pool = node("pool-06")
     three_times(
         api.service,
@@ -235,7 +235,7 @@ def test_sensor_fault_settled_by_recovery(api, node):
     )
 
 
-def test_outbox_stuck_settled_when_the_outbox_drains(api, node):
+def test_outbox_stuck_settled_when_the_outbox_drains(api, node) -> None:
     pool = node("pool-07")
     three_times(api.service, "outbox_stuck", "pool-07", lambda n: pool.telemetry(500), lambda n, a: pool.telemetry(0))
 
@@ -243,7 +243,7 @@ def test_outbox_stuck_settled_when_the_outbox_drains(api, node):
 # --- foosball: the loudest one ------------------------------------------------------------------
 
 
-def test_foosball_no_member_fires_again_after_a_staff_check_in(api, node):
+def test_foosball_no_member_fires_again_after_a_staff_check_in(api, node) -> None:
     member = _members(api.service)
     foos = node("foos-01")
 
@@ -257,7 +257,7 @@ def test_foosball_no_member_fires_again_after_a_staff_check_in(api, node):
     three_times(api.service, "foosball_no_member", "foos-01", lambda n: foos.event("goal", {"side": "home"}), resolve)
 
 
-def test_foosball_no_member_fires_again_after_a_card_tap(api, mosquitto, tmp_path):
+def test_foosball_no_member_fires_again_after_a_card_tap(api, mosquitto, tmp_path) -> None:
     _members(api.service)
     with running_node(mosquitto, tmp_path, "foos-02") as (edge, factory):
         wait_until(lambda: link_of(edge).connected, timeout=20, what="the foosball node connected")
@@ -270,7 +270,7 @@ def test_foosball_no_member_fires_again_after_a_card_tap(api, mosquitto, tmp_pat
         three_times(api.service, "foosball_no_member", "foos-02", lambda n: score(factory, edge, "home"), resolve)
 
 
-def test_card_refused_closed_by_staff(api, node):
+def test_card_refused_closed_by_staff(api, node) -> None:
     _members(api.service)
     foos = node("foos-01")
     three_times(
@@ -285,7 +285,7 @@ def test_card_refused_closed_by_staff(api, node):
 # --- the kinds the clock causes ---------------------------------------------------------------
 
 
-def test_prepaid_expired_settled_by_extending_and_by_stopping(api):
+def test_prepaid_expired_settled_by_extending_and_by_stopping(api) -> None:
     sid = api.ok("POST", "/api/sessions", 201, json={"table": "pool-08", "prepaid_minutes": 10})["id"]
     api.clock.advance(minutes=5)
 
@@ -306,7 +306,7 @@ def test_prepaid_expired_settled_by_extending_and_by_stopping(api):
     three_times(api.service, "prepaid_expired", "pool-08", fire, resolve)
 
 
-def test_open_after_closing_fires_every_night(api):
+def test_open_after_closing_fires_every_night(api) -> None:
     # From Tuesday 18:00: each night a session starts at 23:30, the hall closes at 00:00.
     sids: list[int] = []
 
@@ -323,7 +323,7 @@ def test_open_after_closing_fires_every_night(api):
     three_times(api.service, "open_after_closing", "pool-09", fire, resolve)
 
 
-def test_only_the_service_writes_alerts():
+def test_only_the_service_writes_alerts() -> None:
     """A second writer beside the hub is how the foosball alert went silent: there is none.
 
     The hub's alert book (broker/core/alert_book.py) is the one module that writes alerts."""

@@ -43,7 +43,7 @@ def goal(factory, node) -> None:
 
 
 @pytest.mark.slow
-def test_fifteen_seconds_without_a_broker_loses_nothing_and_switches_no_light(tmp_path):
+def test_fifteen_seconds_without_a_broker_loses_nothing_and_switches_no_light(tmp_path) -> None:
     broker = Mosquitto(tmp_path / "mq", users={t: f"pw-{t}" for t in BILLIARD + FOOS}).start()
     driven = dict.fromkeys(POOL + FOOS, 0)
     with contextlib.ExitStack() as stack:
@@ -52,7 +52,7 @@ def test_fifteen_seconds_without_a_broker_loses_nothing_and_switches_no_light(tm
         wait_until(lambda: all(link_of(n).connected for n, _ in nodes.values()), timeout=20, what="13 nodes connected")
         sessions = {t: svc.execute(StartGame(table=t, actor="anna")) for t in BILLIARD}
 
-        def _write(db):
+        def _write(db) -> None:
             member = add_member(db, "Ambra Tomáš", actor="test")
             for t in FOOS:
                 checkin(db, t, member.id, svc.clock(), "staff")

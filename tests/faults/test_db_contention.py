@@ -25,7 +25,7 @@ from tests.support.waiting import wait_until
 TABLE = "pool-04"  # no session: every drop there touches its "play without session" alert
 
 
-def test_a_statement_the_database_refuses_for_a_while_delays_events_and_drops_none(mosquitto, postgres_cluster, postgres_template):
+def test_a_statement_the_database_refuses_for_a_while_delays_events_and_drops_none(mosquitto, postgres_cluster, postgres_template) -> None:
     url = postgres_cluster.create_database(template=postgres_template)
     admin = create_engine(url, isolation_level="AUTOCOMMIT")
     try:

@@ -165,7 +165,7 @@ def light_switches(nodes) -> dict[str, int]:
 
 
 @pytest.mark.slow
-def test_standby_takes_over_a_killed_hub_and_nothing_is_lost(mosquitto, servers, pg_url, tmp_path):
+def test_standby_takes_over_a_killed_hub_and_nothing_is_lost(mosquitto, servers, pg_url, tmp_path) -> None:
     auth = manager_token(pg_url)
     active = servers("a")
     wait_until(active.is_hub, what="the first server is the hub")
@@ -232,7 +232,7 @@ def test_standby_takes_over_a_killed_hub_and_nothing_is_lost(mosquitto, servers,
 
 
 @pytest.mark.slow
-def test_the_old_hub_comes_back_as_the_standby(mosquitto, servers, pg_url, tmp_path):
+def test_the_old_hub_comes_back_as_the_standby(mosquitto, servers, pg_url, tmp_path) -> None:
     auth = manager_token(pg_url)
     first = servers("a")
     wait_until(first.is_hub, what="the first server is the hub")
@@ -274,7 +274,7 @@ def test_the_old_hub_comes_back_as_the_standby(mosquitto, servers, pg_url, tmp_p
 
 
 @pytest.mark.slow
-def test_a_hub_that_loses_its_lock_exits_and_the_standby_leads(mosquitto, servers, postgres_cluster, pg_url):
+def test_a_hub_that_loses_its_lock_exits_and_the_standby_leads(mosquitto, servers, postgres_cluster, pg_url) -> None:
     """Fencing: the hub's lock session ended under it (here by PostgreSQL, as a network cut or an
     administrator would) makes it exit non-zero before the standby's MQTT connect: Mosquitto never
     sees the two at once."""

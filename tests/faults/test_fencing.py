@@ -34,7 +34,7 @@ def _members(store) -> int:
         return db.scalar(select(func.count()).select_from(Member)) or 0
 
 
-def test_a_change_after_the_lock_is_gone_is_rolled_back_and_the_hub_stops_leading(pg_url):
+def test_a_change_after_the_lock_is_gone_is_rolled_back_and_the_hub_stops_leading(pg_url) -> None:
     lost: list[str] = []
     lead = Leadership(pg_url, check_s=NEVER, lost_after_s=NEVER)
     store = open_store(pg_url)
@@ -64,7 +64,7 @@ def test_a_change_after_the_lock_is_gone_is_rolled_back_and_the_hub_stops_leadin
         lead.close()
 
 
-def test_a_second_process_holding_the_lock_makes_the_first_ones_writes_fail(pg_url):
+def test_a_second_process_holding_the_lock_makes_the_first_ones_writes_fail(pg_url) -> None:
     """The old leader's lock session ended and a standby took the lock: the old leader's write is refused."""
     old, new = Leadership(pg_url, check_s=NEVER, lost_after_s=NEVER), Leadership(pg_url, check_s=NEVER, lost_after_s=NEVER)
     store = open_store(pg_url)

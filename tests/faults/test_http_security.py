@@ -85,7 +85,7 @@ GUARANTEES: dict[str, list[str]] = {
 }
 
 
-def test_every_guarantee_names_a_test_that_exists():
+def test_every_guarantee_names_a_test_that_exists() -> None:
     missing = []
     for where in (w for tests in GUARANTEES.values() for w in tests):
         path, name = where.split("::")
@@ -114,7 +114,7 @@ def _served_routes(app, prefix: str = "") -> set[tuple[str, str]]:
     return found
 
 
-def test_the_served_app_has_no_route_the_checks_miss(tmp_path):
+def test_the_served_app_has_no_route_the_checks_miss(tmp_path) -> None:
     # A hub without MQTT over an empty SQLite file: only the app's routes are looked at.
     store = open_store(migrated_sqlite(tmp_path / "hub.db"))
     try:
@@ -212,7 +212,7 @@ def served(mosquitto, tmp_path_factory) -> Served:
     return out
 
 
-def test_the_server_was_used_as_intended(served):
+def test_the_server_was_used_as_intended(served) -> None:
     # Guards the tests below: a secret absent from the log because nothing happened proves nothing.
     codes = {k: r.status_code for k, r in served.answers.items()}
     assert codes == {
@@ -234,13 +234,13 @@ def test_the_server_was_used_as_intended(served):
     assert "GET /api/tables" in served.log and "DEBUG" in served.log  # the access log and debug lines are really on
 
 
-def test_nothing_secret_reaches_the_log(served):
+def test_nothing_secret_reaches_the_log(served) -> None:
     log = served.log.casefold()
     leaked = {what for what, secret in served.secrets.items() if secret.casefold() in log}
     assert leaked == set()
 
 
-def test_passwords_are_argon2id_hashes_and_tokens_sha256_only(served):
+def test_passwords_are_argon2id_hashes_and_tokens_sha256_only(served) -> None:
     engine = create_engine(f"sqlite:///{served.db_files[0].parent / 'lavos.db'}")
     with engine.connect() as c:
         users: dict[str, str] = dict(c.execute(text("select username, password_hash from users")).all())
@@ -262,7 +262,7 @@ def test_passwords_are_argon2id_hashes_and_tokens_sha256_only(served):
     assert found == set()
 
 
-def test_security_headers_on_pages_and_api_answers(served):
+def test_security_headers_on_pages_and_api_answers(served) -> None:
     missing = {}
     for what, r in served.answers.items():
         h = r.headers

@@ -26,7 +26,7 @@ from tests.support.hub import light_of, link_of, running_node
 from tests.support.waiting import wait_until
 
 
-def test_sigkill_mid_evening_keeps_sessions_alerts_and_checkins(mosquitto, tmp_path):
+def test_sigkill_mid_evening_keeps_sessions_alerts_and_checkins(mosquitto, tmp_path) -> None:
     db_url = f"sqlite:///{tmp_path / 'hub.db'}"
     store = open_store(db_url)
     with store.session() as db:

@@ -96,7 +96,7 @@ def all_stored(svc) -> dict[str, int]:
 
 @pytest.mark.slow
 @pytest.mark.timeout(240)
-def test_300_drops_without_influx_lose_no_point_and_memory_stays_flat(mosquitto, victoria, cable, tmp_path):
+def test_300_drops_without_influx_lose_no_point_and_memory_stays_flat(mosquitto, victoria, cable, tmp_path) -> None:
     metrics = MetricsWriter(
         cable.url,
         "token",
@@ -164,7 +164,7 @@ def test_300_drops_without_influx_lose_no_point_and_memory_stays_flat(mosquitto,
 
 
 @pytest.mark.parametrize("failure", [500, "hang"])
-def test_a_metrics_server_answering_500_or_hanging_loses_no_point(mosquitto, fake, tmp_path, failure):
+def test_a_metrics_server_answering_500_or_hanging_loses_no_point(mosquitto, fake, tmp_path, failure) -> None:
     metrics = MetricsWriter(
         fake.url,
         "token",

@@ -60,7 +60,7 @@ topics = st.one_of(
 messages = st.lists(st.tuples(topics, payloads), min_size=100, max_size=100)
 
 
-def test_ten_thousand_generated_messages_never_crash_the_ingest(mosquitto, tmp_path):
+def test_ten_thousand_generated_messages_never_crash_the_ingest(mosquitto, tmp_path) -> None:
     with running_service(mosquitto, tmp_path / "hub.db") as svc:
         pub = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="fuzzer")
         pub.username_pw_set("lavos-hub", "hub-secret")
@@ -74,7 +74,7 @@ def test_ten_thousand_generated_messages_never_crash_the_ingest(mosquitto, tmp_p
         # outbox flushes after a reconnect; one at a time, the round trips took most of a minute.
         @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck), database=None)
         @given(messages)
-        def flood(batch):
+        def flood(batch) -> None:
             nonlocal sent
             infos = []
             for topic, payload in batch:

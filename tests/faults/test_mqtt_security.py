@@ -20,7 +20,7 @@ def connect_result(port: int, username: str | None, password: str | None) -> str
     if username:
         c.username_pw_set(username, password)
 
-    def on_connect(client, userdata, flags, rc, props=None):
+    def on_connect(client, userdata, flags, rc, props=None) -> None:
         result.append(str(rc))
         done.set()
 
@@ -33,7 +33,7 @@ def connect_result(port: int, username: str | None, password: str | None) -> str
     return result[0] if result else "no answer"
 
 
-def test_anonymous_and_wrong_passwords_are_refused_and_logged(mosquitto):
+def test_anonymous_and_wrong_passwords_are_refused_and_logged(mosquitto) -> None:
     assert connect_result(mosquitto.port, None, None) == "Not authorized"
     assert connect_result(mosquitto.port, "pool-01", "wrong") == "Not authorized"
     assert connect_result(mosquitto.port, "lavos-hub", "pw-pool-01") == "Not authorized"
@@ -43,7 +43,7 @@ def test_anonymous_and_wrong_passwords_are_refused_and_logged(mosquitto):
     assert "not authorised" in log.lower() or "not authorized" in log.lower()
 
 
-def test_a_node_cannot_read_the_central_services_or_other_tables_traffic(mosquitto):
+def test_a_node_cannot_read_the_central_services_or_other_tables_traffic(mosquitto) -> None:
     hub = Collector(mosquitto.port)
     spy = Collector(
         mosquitto.port,
@@ -72,7 +72,7 @@ def test_a_node_cannot_read_the_central_services_or_other_tables_traffic(mosquit
         "lavos/v1/hub/status",
     ],
 )
-def test_a_node_cannot_forge_commands_sessions_or_other_tables_events(mosquitto, topic):
+def test_a_node_cannot_forge_commands_sessions_or_other_tables_events(mosquitto, topic) -> None:
     hub = Collector(mosquitto.port, topics=("lavos/v1/#",))
     forger = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="forger")
     forger.username_pw_set("pool-01", "pw-pool-01")

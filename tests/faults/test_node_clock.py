@@ -33,7 +33,7 @@ class JumpingWall:
         return datetime.now(UTC) + self.offset
 
 
-def test_hours_long_clock_jumps_on_a_node_move_no_bill(mosquitto, tmp_path):
+def test_hours_long_clock_jumps_on_a_node_move_no_bill(mosquitto, tmp_path) -> None:
     wall = JumpingWall(timedelta(hours=-3))  # booted with a stale saved time, NTP not reached yet
     flag = tmp_path / "timesync-synchronized"
     clock = WallClock(flag, wall=wall, recheck_s=0.0)

@@ -59,7 +59,7 @@ def press(factory, node) -> None:
 
 
 @pytest.mark.slow
-def test_a_full_disk_refuses_pocket_events_loudly_and_loses_none_silently(tmp_path, small_disk, caplog):
+def test_a_full_disk_refuses_pocket_events_loudly_and_loses_none_silently(tmp_path, small_disk, caplog) -> None:
     disk, max_bytes = small_disk
     broker = Mosquitto(tmp_path / "mq", users={TABLE: f"pw-{TABLE}"})
     hub_db = f"sqlite:///{tmp_path / 'hub.db'}"

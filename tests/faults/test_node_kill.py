@@ -36,7 +36,7 @@ def outbox_seqs(path) -> set[int]:
         return {seq for (seq,) in db.execute("SELECT seq FROM events")}
 
 
-def test_kill_9_mid_write_loses_no_accepted_event_and_the_light_comes_back(mosquitto, tmp_path):
+def test_kill_9_mid_write_loses_no_accepted_event_and_the_light_comes_back(mosquitto, tmp_path) -> None:
     cfg = node_config(tmp_path, mosquitto.port, table=TABLE)
     config_file = tmp_path / "node.toml"
     config_file.write_text(dump_node_config(cfg))

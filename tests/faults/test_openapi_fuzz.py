@@ -121,12 +121,12 @@ def api(mosquitto, tmp_path_factory, date_edges):
 # pytest 9.2 dropped what schemathesis' own pytest plugin (schema.parametrize) relies on, so each
 # operation is a test of ours, driven by the operation's strategy through plain hypothesis.
 @pytest.mark.parametrize(("method", "path", "mode"), CASES, ids=[f"{m} {p} {mode}" for m, p, mode in CASES])
-def test_every_operation_answers_as_documented(api, method, path, mode):
+def test_every_operation_answers_as_documented(api, method, path, mode) -> None:
     schema, headers, store = api
 
     @given(case=schema[path][method].as_strategy(generation_mode=mode))
     @settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True, database=None)
-    def check(case):
+    def check(case) -> None:
         # Its invalid-credential checks come from one address thousands of times; being slowed
         # down for that (429) is right, and proven in tests/security: each case starts unthrottled.
         reset_client(store, "testclient")

@@ -59,7 +59,7 @@ class Players(threading.Thread):
 
 
 @pytest.mark.slow
-def test_postgres_restart_loses_and_doubles_nothing(mosquitto, own_cluster, tmp_path):
+def test_postgres_restart_loses_and_doubles_nothing(mosquitto, own_cluster, tmp_path) -> None:
     url = own_cluster.create_database()
     open_store(url).close()  # schema at head, as `lavos server` does at start
     with (

@@ -61,7 +61,7 @@ def _card_holder(service, years: tuple[int, ...], name: str = "Ambra Tomáš", u
         ((2026,), [("club_card", 400), ("standard", 600)]),
     ],
 )
-def test_new_years_eve_bills_each_hour_by_the_fee_of_its_year(api, years, lines):
+def test_new_years_eve_bills_each_hour_by_the_fee_of_its_year(api, years, lines) -> None:
     _card_holder(api.service, years)
     s = api.ok("POST", "/api/sessions", 201, json={"table": "pool-05", "card_uid": CARD})
     assert s["tariff"] == "club_card"
@@ -91,10 +91,10 @@ def _refused_names_both(detail: str) -> None:
     assert "Ambra Tomáš" in detail and "Pool 5" in detail, detail
 
 
-def test_a_card_on_one_table_is_refused_on_a_second_through_the_api(api, mosquitto):
+def test_a_card_on_one_table_is_refused_on_a_second_through_the_api(api, mosquitto) -> None:
     member = _card_holder(api.service, (2026,))
 
-    def _write(db):
+    def _write(db) -> None:
         assign_card(db, member, "e5f6a7b8", actor="test")  # the same member's second card
 
     on_writer(api.service, _write)
@@ -133,7 +133,7 @@ def test_a_card_on_one_table_is_refused_on_a_second_through_the_api(api, mosquit
     assert api.ok("POST", "/api/sessions", 201, json={"table": "pool-07", "card_uid": CARD})["tariff"] == "club_card"
 
 
-def test_one_card_at_two_tables_at_the_same_moment_starts_one_session(service):
+def test_one_card_at_two_tables_at_the_same_moment_starts_one_session(service) -> None:
     _card_holder(service, (2026,))
     tables = ["pool-05", "pool-06", "pool-07", "pool-08"]
 
@@ -150,7 +150,7 @@ def test_one_card_at_two_tables_at_the_same_moment_starts_one_session(service):
     assert len(service.open) == 1
 
 
-def test_a_card_tap_at_a_pool_table_puts_it_on_no_session(service, mosquitto):
+def test_a_card_tap_at_a_pool_table_puts_it_on_no_session(service, mosquitto) -> None:
     member = _card_holder(service, (2026,))
     sid = service.execute(StartGame(table="pool-05", card_uid=CARD, actor="test"))
     before = _session_rows(service)
@@ -169,7 +169,7 @@ def staff_browser(service):
     return b
 
 
-def test_the_table_panel_refuses_the_second_table_in_slovak(staff_browser, service):
+def test_the_table_panel_refuses_the_second_table_in_slovak(staff_browser, service) -> None:
     member = _card_holder(service, (2026,))
     r = staff_browser.post("/tables/pool-05/start", {"card_uid": CARD})
     assert r.status_code == 303 and r.headers["location"] == "/"

@@ -29,7 +29,7 @@ def retained(broker) -> dict[str, bytes]:
         c.close()
 
 
-def test_clear_empties_every_retained_topic_of_the_hub(mosquitto, tmp_path):
+def test_clear_empties_every_retained_topic_of_the_hub(mosquitto, tmp_path) -> None:
     user, password = mosquitto.hub_login("lavos-hub-4")
     announcer = Collector(mosquitto.port, topics=("homeassistant/status",))
     try:
@@ -49,13 +49,13 @@ def test_clear_empties_every_retained_topic_of_the_hub(mosquitto, tmp_path):
     assert retained(mosquitto) == {}
 
 
-def test_clear_refuses_the_hubs_own_login(tmp_path):
+def test_clear_refuses_the_hubs_own_login(tmp_path) -> None:
     result = CliRunner().invoke(app, ["ha", "clear", "--venue", str(VENUE), "--mqtt", "mqtt://lavos-hub:x@127.0.0.1:1"])
     assert result.exit_code == 2
     assert "lavos-hub-4" in result.output
 
 
-def test_lavos_server_offers_home_assistant_off_by_default():
+def test_lavos_server_offers_home_assistant_off_by_default() -> None:
     import inspect
 
     from dashboard.cli import server

@@ -62,7 +62,7 @@ def amount_of(c: Collector, table: str) -> list[dict[str, Any]]:
     return [json.loads(m.payload) for m in c.matching(lambda m: m.topic == ha.ha_state_topic(table))]
 
 
-def test_ha_sees_every_tables_retained_configs_and_the_game_as_it_runs(hub, broker):
+def test_ha_sees_every_tables_retained_configs_and_the_game_as_it_runs(hub, broker) -> None:
     c = home_assistant(broker)
     try:
         seen = wait_until(lambda: configs(c) if len(configs(c)) == len(EXPECTED) else None, what="every retained config")
@@ -82,13 +82,13 @@ def test_ha_sees_every_tables_retained_configs_and_the_game_as_it_runs(hub, brok
 
 
 @pytest.fixture
-def quick_minute(monkeypatch):
+def quick_minute(monkeypatch) -> None:
     import broker.floor.home_assistant as hall_ha
 
     monkeypatch.setattr(hall_ha, "AMOUNT_EVERY_S", 0.2)  # the minute's tick, shortened (read when the hub is built)
 
 
-def test_the_amount_is_republished_while_a_game_runs(quick_minute, hub, broker):
+def test_the_amount_is_republished_while_a_game_runs(quick_minute, hub, broker) -> None:
     c = home_assistant(broker, topics=(ha.ha_state_topic("pool-04"),))
     try:
         sid = hub.execute(StartGame(table="pool-04", actor="anna"))
@@ -104,7 +104,7 @@ def test_the_amount_is_republished_while_a_game_runs(quick_minute, hub, broker):
 
 
 @pytest.mark.parametrize("hub", [False, True], ids=["link_thread", "link_process"], indirect=True)
-def test_ha_announcing_itself_makes_the_hub_announce_again(hub, broker):
+def test_ha_announcing_itself_makes_the_hub_announce_again(hub, broker) -> None:
     before = hub.home_assistant.announced
     c = home_assistant(broker, topics=("homeassistant/+/+/+/config",))
     try:
@@ -137,7 +137,7 @@ def _refused(broker, topic: str, payload: bytes, retain: bool, protocol) -> str:
 
 
 @pytest.mark.parametrize("protocol", [mqtt.MQTTv311, mqtt.MQTTv5], ids=["mqtt3", "mqtt5"])
-def test_ha_cannot_switch_a_light_nor_touch_discovery(hub, broker, tmp_path, protocol):
+def test_ha_cannot_switch_a_light_nor_touch_discovery(hub, broker, tmp_path, protocol) -> None:
     with running_node(broker, tmp_path, "pool-01") as (node, _factory):
         wait_until(lambda: link_of(node).connected and hub.light_commands().get("pool-01") is not None, what="node connected")
         watcher = Collector(broker.port, topics=(contract.light_set_topic("pool-01"),))  # sees every light/set
@@ -176,7 +176,7 @@ MONITOR = ("lavos-monitor", "monitor-secret")
 LISTENING = ("#", "lavos/v1/#", contract.event_topic("+", "card"), contract.session_topic("+"))
 
 
-def test_ha_and_monitor_logins_get_no_card_tap_and_no_members_name(hub, broker):
+def test_ha_and_monitor_logins_get_no_card_tap_and_no_members_name(hub, broker) -> None:
     """The shipped ACL on the real Mosquitto: both logins subscribe to everything and to the card
     taps and game summaries by name; the broker grants it (it always does) and delivers none of them."""
     name, uid = "Šťastný Ľubomír", "04a2b3c4"
@@ -213,7 +213,7 @@ def test_ha_and_monitor_logins_get_no_card_tap_and_no_members_name(hub, broker):
             c.close()
 
 
-def test_a_burst_of_ha_births_gets_one_announcement_and_delays_no_event(hub, broker, tmp_path):
+def test_a_burst_of_ha_births_gets_one_announcement_and_delays_no_event(hub, broker, tmp_path) -> None:
     """60 "online"s in about 10 ms: one set of configs (not 60), and a node's event sent right after
     them is stored before that one announcement, not behind sixty."""
     before = hub.home_assistant.announced

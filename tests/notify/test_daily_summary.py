@@ -22,12 +22,12 @@ from tests.support.waiting import wait_until
 
 
 @pytest.fixture(autouse=True)
-def quick_sender(monkeypatch):
+def quick_sender(monkeypatch) -> None:
     monkeypatch.setattr(Notifier, "poll_s", 0.1)
 
 
 @sqlite_only
-def test_closing_the_day_sends_its_summary(db_url):
+def test_closing_the_day_sends_its_summary(db_url) -> None:
     clock = FakeClock(local(2026, 12, 1, 15, 30))
     hook = Webhook().start()
     try:
@@ -57,7 +57,7 @@ def test_closing_the_day_sends_its_summary(db_url):
 
 
 @sqlite_only
-def test_a_day_nobody_closed_is_summed_up_at_the_day_cut(db_url):
+def test_a_day_nobody_closed_is_summed_up_at_the_day_cut(db_url) -> None:
     clock = FakeClock(local(2026, 12, 1, 15, 30))
     hook = Webhook().start()
     try:
@@ -87,7 +87,7 @@ def hub_with_spool(db_url, clock, data_dir, hook=None):
 
 
 @sqlite_only
-def test_a_hub_down_over_the_day_cut_sends_the_summary_when_it_is_back_and_only_once(db_url, tmp_path):
+def test_a_hub_down_over_the_day_cut_sends_the_summary_when_it_is_back_and_only_once(db_url, tmp_path) -> None:
     clock = FakeClock(local(2026, 12, 1, 15, 30))
     hook = Webhook().start()
     try:
@@ -109,7 +109,7 @@ def test_a_hub_down_over_the_day_cut_sends_the_summary_when_it_is_back_and_only_
 
 
 @sqlite_only
-def test_a_hub_started_on_a_fresh_day_after_a_closed_one_sends_nothing(db_url, tmp_path):
+def test_a_hub_started_on_a_fresh_day_after_a_closed_one_sends_nothing(db_url, tmp_path) -> None:
     clock = FakeClock(local(2026, 12, 1, 15, 30))
     hook = Webhook().start()
     try:

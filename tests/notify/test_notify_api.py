@@ -14,7 +14,7 @@ SECRET = "s3cr3t-token"
 
 
 @sqlite_only
-def test_targets_are_masked_audited_without_the_secret_and_testable(api, caplog):
+def test_targets_are_masked_audited_without_the_secret_and_testable(api, caplog) -> None:
     hook = Webhook().start()
     try:
         url = f"json://user:{SECRET}@127.0.0.1:{hook.port}/hook-{SECRET}"

@@ -11,7 +11,7 @@ SECRET = "t0p-s3cret"
 
 
 @sqlite_only
-def test_the_manager_adds_tests_changes_and_removes_a_target(pages):
+def test_the_manager_adds_tests_changes_and_removes_a_target(pages) -> None:
     hook = Webhook().start()
     try:
         url = f"json://boss:{SECRET}@127.0.0.1:{hook.port}/x"

@@ -38,7 +38,7 @@ def pending(data_dir) -> int:
         spool.close()
 
 
-def test_sigkill_while_the_receiver_is_down_loses_and_duplicates_nothing(tmp_path):
+def test_sigkill_while_the_receiver_is_down_loses_and_duplicates_nothing(tmp_path) -> None:
     db_url = f"sqlite:///{tmp_path / 'hub.db'}"
     hook = Webhook().start()
     port = hook.port

@@ -27,7 +27,7 @@ from tests.support.waiting import wait_until
 
 
 @pytest.fixture(autouse=True)
-def quick_sender(monkeypatch):
+def quick_sender(monkeypatch) -> None:
     monkeypatch.setattr(Notifier, "poll_s", 0.1)
     monkeypatch.setattr(Notifier, "backoff_s", (0.2,))
     # The hub waits this long for a send in flight (15 s as shipped); raising=False: the same test
@@ -75,7 +75,7 @@ def _errors(caplog) -> list[str]:
     return [f"{r.name}: {r.getMessage()}" for r in caplog.records if r.levelno >= logging.ERROR]
 
 
-def test_a_send_in_flight_at_shutdown_is_marked_and_the_spool_closed_after_it(hall, tmp_path, caplog):
+def test_a_send_in_flight_at_shutdown_is_marked_and_the_spool_closed_after_it(hall, tmp_path, caplog) -> None:
     caplog.set_level(logging.INFO)
     hub, close = hall
     hold = threading.Event()
@@ -97,7 +97,7 @@ def test_a_send_in_flight_at_shutdown_is_marked_and_the_spool_closed_after_it(ha
     assert sorted(_spooled(tmp_path).values()) == ["pending", "pending", "sent"]
 
 
-def test_an_alert_raised_by_the_writers_last_item_is_spooled(hall, tmp_path, caplog):
+def test_an_alert_raised_by_the_writers_last_item_is_spooled(hall, tmp_path, caplog) -> None:
     hub, close = hall
     hook = Webhook().start()
     try:

@@ -61,7 +61,7 @@ def _user(store, username: str) -> User:
         return result
 
 
-def test_password_with_forced_change_ends_sessions_and_is_audited(accounts):
+def test_password_with_forced_change_ends_sessions_and_is_audited(accounts) -> None:
     db_url, store, new = accounts
     sid = _login(store, "jana")
     before = utcnow()
@@ -77,7 +77,7 @@ def test_password_with_forced_change_ends_sessions_and_is_audited(accounts):
     assert "MUST CHANGE PASSWORD" in lavos("list", "--db", db_url).stdout
 
 
-def test_disable_enable_and_role_end_sessions_and_are_audited(accounts):
+def test_disable_enable_and_role_end_sessions_and_are_audited(accounts) -> None:
     db_url, store, _ = accounts
     sid = _login(store, "jana")
     lavos("disable", "jana", "--db", db_url, "--actor", "boss")
@@ -93,7 +93,7 @@ def test_disable_enable_and_role_end_sessions_and_are_audited(accounts):
     assert [e.detail["reason"] for e in _audit(store, "web_session.end")] == ["disabled", "role"]
 
 
-def test_the_last_manager_cannot_be_disabled_or_demoted(accounts):
+def test_the_last_manager_cannot_be_disabled_or_demoted(accounts) -> None:
     db_url, store, _ = accounts
     for args in (("disable", "boss"), ("role", "boss", "staff")):
         done = lavos(*args, "--db", db_url, ok=False)
@@ -102,7 +102,7 @@ def test_the_last_manager_cannot_be_disabled_or_demoted(accounts):
     assert user.active and user.role == "manager"
 
 
-def test_revoke_a_token(accounts):
+def test_revoke_a_token(accounts) -> None:
     db_url, store, _ = accounts
     lavos("token", "jana", "--name", "bar-tablet", "--db", db_url)
     [line] = lavos("tokens", "jana", "--db", db_url).stdout.splitlines()
@@ -113,7 +113,7 @@ def test_revoke_a_token(accounts):
     assert lavos("revoke-token", "999", "--db", db_url, ok=False).returncode == 2
 
 
-def test_list_and_end_dashboard_logins(accounts):
+def test_list_and_end_dashboard_logins(accounts) -> None:
     db_url, store, _ = accounts
     first, second = _login(store, "jana"), _login(store, "jana")
     listed = lavos("logins", "jana", "--db", db_url).stdout.splitlines()
@@ -130,7 +130,7 @@ def test_list_and_end_dashboard_logins(accounts):
     assert missing.returncode == 2 and "has no open login no." in missing.stderr
 
 
-def test_bad_input_is_refused_and_changes_nothing(accounts):
+def test_bad_input_is_refused_and_changes_nothing(accounts) -> None:
     db_url, store, new = accounts
     for args, message in (
         (("role", "jana", "king"), "not one of"),

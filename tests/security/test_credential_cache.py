@@ -38,7 +38,7 @@ class CountingHasher(PasswordHasher):
 
 
 @sqlite_only
-def test_the_second_call_runs_no_argon2_and_the_cache_holds_no_plaintext(api, monkeypatch):
+def test_the_second_call_runs_no_argon2_and_the_cache_holds_no_plaintext(api, monkeypatch) -> None:
     counting = CountingHasher()
     monkeypatch.setattr(api.service, "password_hasher", counting)  # the one hasher the hub's password path uses
     assert api.client.get("/api/tables", headers=basic(STAFF, PASSWORD)).status_code == 200
@@ -55,7 +55,7 @@ def test_the_second_call_runs_no_argon2_and_the_cache_holds_no_plaintext(api, mo
 
 
 @sqlite_only
-def test_a_login_that_gets_no_hash_slot_is_told_503_not_queued(api, monkeypatch):
+def test_a_login_that_gets_no_hash_slot_is_told_503_not_queued(api, monkeypatch) -> None:
     monkeypatch.setattr(auth_checks, "HASH_WAIT_S", 0.2)
     taken = 0
     try:
@@ -100,7 +100,7 @@ def _reachable(root: object, limit: int = 100_000) -> list[object]:
 
 
 @sqlite_only
-def test_under_a_flood_the_owners_known_address_gets_the_next_hash_slot(api):
+def test_under_a_flood_the_owners_known_address_gets_the_next_hash_slot(api) -> None:
     store, order = api.service.store, []
 
     def rehash(username: str, old: str, new: str) -> bool:  # as the facade does: a command on the writer

@@ -54,7 +54,7 @@ def guard_text(text: str) -> str:
     return guarded
 
 
-def test_the_guard_quotes_formula_text_only_and_round_trips():
+def test_the_guard_quotes_formula_text_only_and_round_trips() -> None:
     for text in ["=1+1", "+1", "-2", "@SUM(A1)", "\t=1", "\r=1", "'=1", "''-1", "'''@x"]:
         assert guard(text) == "'" + text
         assert unguard(guard_text(text)) == text
@@ -64,7 +64,7 @@ def test_the_guard_quotes_formula_text_only_and_round_trips():
         assert guard(number) == number  # numbers the code writes are not text
 
 
-def test_the_members_export_holds_no_formula_and_re_imports_unchanged(pages):
+def test_the_members_export_holds_no_formula_and_re_imports_unchanged(pages) -> None:
     ids = _members(pages.service)
     page = _rows(pages.manager.get("/members/export.csv"), ";")
     api = _rows(pages.manager.get("/api/members/export"), ";")
@@ -91,12 +91,12 @@ def test_the_members_export_holds_no_formula_and_re_imports_unchanged(pages):
     assert f"pridaných 0, zmenených 0, nezmenených {len(ids)}" in html, html[:3000]
 
 
-def test_every_report_csv_holds_no_formula_and_amounts_stay_numbers(pages):
+def test_every_report_csv_holds_no_formula_and_amounts_stay_numbers(pages) -> None:
     ids = _members(pages.service)
     s = pages.service
     evil = '=HYPERLINK("http://x","y")'
 
-    def _write(db):
+    def _write(db) -> None:
         record_fee(db, ids[evil], 2026, actor="test")
         checkin(db, "foos-01", ids[evil], START, "staff")
 
@@ -117,7 +117,7 @@ def test_every_report_csv_holds_no_formula_and_amounts_stay_numbers(pages):
     assert all(NUMBER.fullmatch(r[2]) for r in found["revenue"][1:])  # euros as numbers a spreadsheet sums
 
 
-def test_negative_amounts_in_a_report_csv_stay_numbers():
+def test_negative_amounts_in_a_report_csv_stay_numbers() -> None:
     """Bills are clamped at zero, so no real report has one yet; the writer must still leave it a number."""
     from dashboard.web.pages_reports import _eur, csv_bytes
 
@@ -125,7 +125,7 @@ def test_negative_amounts_in_a_report_csv_stay_numbers():
     assert data == "\ufefftable;key;'-2 is a name;-200;-2,00\r\ntotal;;;-5;-0,05\r\n".encode()
 
 
-def test_the_cli_export_is_guarded_too(pages):
+def test_the_cli_export_is_guarded_too(pages) -> None:
     from broker.storage.members_csv import export_members_csv
 
     _members(pages.service)

@@ -30,7 +30,7 @@ def server(mosquitto, tmp_path_factory):
         yield s
 
 
-def test_an_attacker_elsewhere_cannot_lock_the_manager_out(server):
+def test_an_attacker_elsewhere_cannot_lock_the_manager_out(server) -> None:
     with server.client("127.0.0.2") as attacker:
         codes = [attacker.get("/api/tables", auth=(MANAGER, f"hádam-{i}")).status_code for i in range(ATTEMPTS)]
         slowed = attacker.get("/api/tables", auth=(MANAGER, PASSWORDS[MANAGER]))
@@ -62,7 +62,7 @@ def _answers(server, who: tuple[tuple[str, str], ...], n: int) -> list[tuple[lis
     return answers
 
 
-def test_unknown_and_known_usernames_get_the_same_answers_in_similar_time(server):
+def test_unknown_and_known_usernames_get_the_same_answers_in_similar_time(server) -> None:
     (known, known_s), (unknown, unknown_s) = _answers(server, (("127.0.0.3", MANAGER), ("127.0.0.4", "nikto-taky-neni")), 8)
     assert known == unknown
     assert [a[0] for a in known][-1] == 429  # the answers compared include the throttled ones
@@ -79,7 +79,7 @@ def _error_text(r: httpx.Response) -> str:
     return text.split("<", 1)[0].strip()
 
 
-def test_a_manager_sees_the_slowed_account_and_lifts_the_wait_on_its_page(server):
+def test_a_manager_sees_the_slowed_account_and_lifts_the_wait_on_its_page(server) -> None:
     """ "Ask a manager" has an answer: the account page says wrong passwords are slowing it down,
     and "Lift" lets the slowed device try again at once (audited), without a new password."""
     with server.client("127.0.0.7") as device:

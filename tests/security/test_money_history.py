@@ -63,7 +63,7 @@ def _path(template: str, ids: dict[str, int]) -> str:
 
 
 @sqlite_only
-def test_staff_read_todays_and_unpaid_money_by_id_and_older_money_is_the_managers(db_url, clock):
+def test_staff_read_todays_and_unpaid_money_by_id_and_older_money_is_the_managers(db_url, clock) -> None:
     names = {n for p in GETS for n in re.findall(r"\{(\w+)\}", p)}
     assert names <= set(MONEY) | OTHER, f"a per-id route names {names - set(MONEY) - OTHER}: is it money? add it to MONEY or OTHER"
     money_routes = [p for p in GETS if any(f"{{{n}}}" in p for n in MONEY)]

@@ -32,7 +32,7 @@ def broker(tmp_path_factory):
     b.stop()
 
 
-def test_the_packet_limit_is_far_above_the_contracts_own_and_far_below_the_queue():
+def test_the_packet_limit_is_far_above_the_contracts_own_and_far_below_the_queue() -> None:
     conf = SHIPPED_CONF.read_text()
     limit = int(found(r"^max_packet_size (\d+)$", conf, re.M).group(1))
     queue = int(found(r"^max_queued_bytes (\d+)$", conf, re.M).group(1))
@@ -40,7 +40,7 @@ def test_the_packet_limit_is_far_above_the_contracts_own_and_far_below_the_queue
     assert queue >= 1000 * limit  # one packet can never fill the hub's queue
 
 
-def test_huge_publishes_while_the_hub_is_down_do_not_drop_an_honest_nodes_events(broker, tmp_path):
+def test_huge_publishes_while_the_hub_is_down_do_not_drop_an_honest_nodes_events(broker, tmp_path) -> None:
     server = LavosServer(tmp_path / "server", broker.port, users={}).start()  # makes the hub's persistent session
     server.stop()
     huge = tmp_path / "huge.bin"

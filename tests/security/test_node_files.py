@@ -41,7 +41,7 @@ def usual_umask() -> None:
 
 
 @pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed")
-def test_add_node_creates_its_files_private_from_the_first_byte(tmp_path):
+def test_add_node_creates_its_files_private_from_the_first_byte(tmp_path) -> None:
     passwd, kit, trace = tmp_path / "mosquitto" / "lavos.passwd", tmp_path / "kit", tmp_path / "trace"
     for _ in range(2):  # a first kit, then a renewal over the existing files
         done = subprocess.run(
@@ -95,7 +95,7 @@ def test_add_node_creates_its_files_private_from_the_first_byte(tmp_path):
     assert mode(passwd) == 0o600 and mode(kit) == 0o700
 
 
-def test_lavos_server_makes_its_database_wal_and_shm_private(mosquitto, tmp_path):
+def test_lavos_server_makes_its_database_wal_and_shm_private(mosquitto, tmp_path) -> None:
     old = os.umask(0o022)  # the server inherits it, as from a login shell
     try:
         server = LavosServer(tmp_path / "server", mosquitto.port, users={}).start()

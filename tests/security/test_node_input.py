@@ -137,7 +137,7 @@ def logged_in(server: LavosServer) -> httpx.Client:
     return client
 
 
-def test_made_up_sensor_names_open_no_alert_and_are_counted_per_node(lavos, mosquitto):
+def test_made_up_sensor_names_open_no_alert_and_are_counted_per_node(lavos, mosquitto) -> None:
     node = RawNode(mosquitto.port, "pool-03")
     try:
         for i in range(500):
@@ -177,7 +177,7 @@ def test_made_up_sensor_names_open_no_alert_and_are_counted_per_node(lavos, mosq
     )
 
 
-def test_topics_of_tables_not_in_the_venue_share_one_bounded_bucket(lavos, mosquitto):
+def test_topics_of_tables_not_in_the_venue_share_one_bounded_bucket(lavos, mosquitto) -> None:
     # Only a hub account may publish there; a login of its own (the login is the client id, so
     # lavos-hub itself would take the running server's place).
     user, password = mosquitto.probe_login()
@@ -205,7 +205,7 @@ def test_topics_of_tables_not_in_the_venue_share_one_bounded_bucket(lavos, mosqu
     assert max(per_bucket.values()) <= SAMPLES_PER_TABLE
 
 
-def test_random_refused_cards_open_one_alert_per_table_that_counts_them(lavos, mosquitto):
+def test_random_refused_cards_open_one_alert_per_table_that_counts_them(lavos, mosquitto) -> None:
     node = RawNode(mosquitto.port, "foos-01")
     uids = [secrets.token_hex(4) for _ in range(50)]
     try:
@@ -222,7 +222,7 @@ def test_random_refused_cards_open_one_alert_per_table_that_counts_them(lavos, m
     assert not any(uid in refused[0]["message"] + refused[0]["message_en"] for uid in uids)  # on every bar screen
 
 
-def test_impossible_node_clocks_are_stored_and_charted_at_the_hubs_time_and_flagged(lavos, mosquitto):
+def test_impossible_node_clocks_are_stored_and_charted_at_the_hubs_time_and_flagged(lavos, mosquitto) -> None:
     node = RawNode(mosquitto.port, "pool-04")
     hour_ago = datetime.now(UTC) - timedelta(hours=1)
     t0 = datetime.now(UTC)
@@ -263,7 +263,7 @@ def test_impossible_node_clocks_are_stored_and_charted_at_the_hubs_time_and_flag
     assert "zlé hodiny: 3 udalosti s časom centrály" in page  # 2-4: "udalosti"
 
 
-def test_no_card_uid_in_the_log_at_info(lavos, mosquitto):
+def test_no_card_uid_in_the_log_at_info(lavos, mosquitto) -> None:
     """A card UID is a bearer credential: a forged card event with a member's UID checks them in."""
     uids = {"pool": secrets.token_hex(5), "unknown": secrets.token_hex(4), "bad": "zz" + secrets.token_hex(3)}
     pool, foos = RawNode(mosquitto.port, "pool-05"), RawNode(mosquitto.port, "foos-02")
@@ -289,7 +289,7 @@ def test_no_card_uid_in_the_log_at_info(lavos, mosquitto):
     assert node_row(lavos, "foos-02")["rejects"]["by_reason"]["invalid"]["count"] == 1  # the bad card was seen, and counted
 
 
-def test_the_card_capture_page_says_which_node_sent_the_uid_and_when(lavos, mosquitto):
+def test_the_card_capture_page_says_which_node_sent_the_uid_and_when(lavos, mosquitto) -> None:
     member = lavos.api("POST", "/api/members", MANAGER, status=201, json={"name": "Kapturová Eva"})
     browser = logged_in(lavos)
     node = RawNode(mosquitto.port, "foos-02")  # a table with a card reader (only those are offered for capture)
@@ -318,7 +318,7 @@ def test_the_card_capture_page_says_which_node_sent_the_uid_and_when(lavos, mosq
     assert 'class="late-tap"' in text  # the node's own stamp is 10 minutes older: say so
 
 
-def test_an_event_the_database_cannot_store_is_refused_alone_and_ingest_carries_on(lavos, mosquitto):
+def test_an_event_the_database_cannot_store_is_refused_alone_and_ingest_carries_on(lavos, mosquitto) -> None:
     """A year-10000 UTC stamp, NUL in a boot id or in event data (PostgreSQL refuses NUL in text and
     JSONB): once, each of these failed every retry of its batch, and the hub applied nothing more."""
     node = RawNode(mosquitto.port, "pool-06")  # one connection: a second one on the same login would replace it

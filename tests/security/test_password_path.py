@@ -71,7 +71,7 @@ class Flood:
             t.join(90)
 
 
-def test_a_flood_of_anonymous_logins_stalls_neither_a_session_start_nor_ingest(server):
+def test_a_flood_of_anonymous_logins_stalls_neither_a_session_start_nor_ingest(server) -> None:
     bearer = {"Authorization": f"Bearer {server.token}"}
     starts: list[tuple[int, float, str]] = []
     stops: list[tuple[int, float, str]] = []
@@ -97,7 +97,7 @@ def test_a_flood_of_anonymous_logins_stalls_neither_a_session_start_nor_ingest(s
     assert during[401] >= FLOOD and sum(during.values()) - before >= 10, during
 
 
-def test_answers_are_not_held_back_by_nagle():
+def test_answers_are_not_held_back_by_nagle() -> None:
     """The socket `lavos server` listens on is made as TCP (dashboard/cli.py HttpAddress.bind), so
     asyncio, under uvicorn, sets TCP_NODELAY on each connection it accepts: without it every
     answer's last segment waited ~40 ms for the client's delayed ACK (item 5's p50 < 10 ms target
@@ -121,7 +121,7 @@ def test_answers_are_not_held_back_by_nagle():
     assert nodelay == [1]
 
 
-def test_a_new_password_a_disabled_account_and_a_new_role_count_from_the_next_call(server):
+def test_a_new_password_a_disabled_account_and_a_new_role_count_from_the_next_call(server) -> None:
     store = open_store(f"sqlite:///{server.db}")  # another process changes the account, as `lavos user` or a manager page would
     old, new = ("jana", PASSWORDS["jana"]), ("jana", "Nové-heslo-pre-Janu-9")
     try:

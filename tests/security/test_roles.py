@@ -61,7 +61,7 @@ def capability(route: APIRoute) -> str | None:
 ROUTES = [("api", m, p, r) for m, p, r in api_routes()] + [("page", m, p, r) for m, p, r in web_routes()]
 
 
-def test_every_route_is_in_the_table():
+def test_every_route_is_in_the_table() -> None:
     missing = [f"{m} {p}" for _, m, p, r in ROUTES if (m, p) not in access.PUBLIC_ROUTES and capability(r) is None]
     unknown = [
         f"{m} {p}: {capability(r)}" for _, m, p, r in ROUTES if capability(r) is not None and capability(r) not in access.CAPABILITIES
@@ -72,7 +72,7 @@ def test_every_route_is_in_the_table():
     assert access.PUBLIC_ROUTES - served == {("GET", "/openapi.json")}  # the schema is FastAPI's own route
 
 
-def test_the_rules_the_bar_needs():
+def test_the_rules_the_bar_needs() -> None:
     # Staff run the evening; the registry, revenue, history, nodes and accounts are the manager's.
     staff = {c for c, cap in access.CAPABILITIES.items() if cap.role == "staff"}
     # A table out of service (cleaning, repair) and its light by hand are the bar's call too.
@@ -157,7 +157,7 @@ def _verdict(kind: str, status: int, location: str) -> str:
 
 
 @pytest.mark.parametrize("who", [None, "jana", "boss"], ids=["anonymous", "staff", "manager"])
-def test_every_route_answers_as_the_table_says(lavos, who):
+def test_every_route_answers_as_the_table_says(lavos, who) -> None:
     walker = Walker(lavos, who)
     wrong = []
     ordered = sorted(ROUTES, key=lambda x: (x[1], x[2]) in LAST)
@@ -190,17 +190,17 @@ def sample_data(lavos):
         "/api/nodes",
     ],
 )
-def test_staff_cannot_read_history_or_the_registry_through_the_api(lavos, path):
+def test_staff_cannot_read_history_or_the_registry_through_the_api(lavos, path) -> None:
     assert _get(lavos, path, "jana").status_code == 403
     assert _get(lavos, path, "boss").status_code == 200
 
 
-def test_staff_get_what_the_bar_needs(lavos):
+def test_staff_get_what_the_bar_needs(lavos) -> None:
     for path in ("/api/sessions?open=true", "/api/alerts", "/api/alerts?open=true", "/api/tables", "/api/foosball"):
         assert _get(lavos, path, "jana").status_code == 200, path
 
 
-def test_staff_find_members_by_name_without_notes_or_cards(lavos, sample_data):
+def test_staff_find_members_by_name_without_notes_or_cards(lavos, sample_data) -> None:
     found = lavos.api("GET", "/api/members?q=tajny", "jana")
     assert [m["name"] for m in found] == ["Ján Tajný"]
     assert set(found[0]) == {"id", "name", "kind", "active", "fee_paid", "fee_year"}

@@ -80,7 +80,7 @@ class Flood:
             t.join(30)
 
 
-def test_under_sixteen_anonymous_basic_clients_staff_calls_get_no_503_and_only_the_writer_writes(served, service):
+def test_under_sixteen_anonymous_basic_clients_staff_calls_get_no_503_and_only_the_writer_writes(served, service) -> None:
     base, token = served
     writes: Counter[tuple[str, str]] = Counter()
 
@@ -114,7 +114,7 @@ def test_under_sixteen_anonymous_basic_clients_staff_calls_get_no_503_and_only_t
     assert {thread for thread, _verb in writes} == {"lavos-hall-writer"}, writes
 
 
-def test_a_read_transaction_cannot_write(service):
+def test_a_read_transaction_cannot_write(service) -> None:
     """On both backends: so a read path that writes fails at once in the tests, never taking (or
     waiting for) the write lock in the hall."""
     store = service.store
@@ -127,13 +127,13 @@ def test_a_read_transaction_cannot_write(service):
 
 
 @pytest.fixture
-def short_busy_timeout(monkeypatch):
+def short_busy_timeout(monkeypatch) -> None:
     """SQLite's wait for the write lock shortened before the store opens (10 s in the hall)."""
     monkeypatch.setattr(storage_engine, "SQLITE_BUSY_TIMEOUT_MS", 300)
 
 
 @sqlite_only
-def test_a_staff_call_is_answered_while_its_tokens_last_used_cannot_be_written(short_busy_timeout, served, service):
+def test_a_staff_call_is_answered_while_its_tokens_last_used_cannot_be_written(short_busy_timeout, served, service) -> None:
     """The token's "last used" is bookkeeping: when it cannot be written now (another program holds
     SQLite's write lock, as a backup or the CLI may), the staff's call is answered all the same,
     not a 503 "database is locked" after the wait; it is written with a later use."""

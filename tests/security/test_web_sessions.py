@@ -117,7 +117,7 @@ def _manager(lavos: Served) -> Tab:
     return Tab(lavos).login("boss")
 
 
-def test_copied_cookie_is_refused_after_logout(lavos):
+def test_copied_cookie_is_refused_after_logout(lavos) -> None:
     tab = Tab(lavos).login("jana")
     thief = _copy(tab, lavos)
     _assert_working(thief)  # the copy really is a working session before
@@ -126,7 +126,7 @@ def test_copied_cookie_is_refused_after_logout(lavos):
     assert tab.http.get("/").status_code == 303
 
 
-def test_logout_ends_every_session_of_that_user(lavos):
+def test_logout_ends_every_session_of_that_user(lavos) -> None:
     first, second = Tab(lavos).login("fero"), Tab(lavos).login("fero")
     first.post("/logout")
     assert second.http.get("/").status_code == 303
@@ -134,7 +134,7 @@ def test_logout_ends_every_session_of_that_user(lavos):
 
 
 @pytest.mark.parametrize("change", ["password", "disable", "role"])
-def test_copied_cookie_is_refused_after_a_manager_changes_the_account(lavos, change):
+def test_copied_cookie_is_refused_after_a_manager_changes_the_account(lavos, change) -> None:
     username = {"password": "zuza", "disable": "miro", "role": "eva"}[change]
     tab = Tab(lavos).login(username)
     thief = _copy(tab, lavos)
@@ -154,7 +154,7 @@ def test_copied_cookie_is_refused_after_a_manager_changes_the_account(lavos, cha
 
 
 @pytest.mark.parametrize("change", ["password", "disable", "role"])
-def test_copied_cookie_is_refused_after_the_account_changes_outside_the_server(lavos, change):
+def test_copied_cookie_is_refused_after_the_account_changes_outside_the_server(lavos, change) -> None:
     """The same through broker.accounts.users on the database (what `lavos user …` does): the server sees it at once."""
     from broker.accounts.users import new_password, set_active, set_password, set_role
     from broker.storage.engine import open_store
@@ -180,7 +180,7 @@ def test_copied_cookie_is_refused_after_the_account_changes_outside_the_server(l
     _assert_refused(thief)
 
 
-def test_a_post_does_not_extend_the_session_past_its_absolute_end(lavos):
+def test_a_post_does_not_extend_the_session_past_its_absolute_end(lavos) -> None:
     tab = Tab(lavos).login("jana")
     engine = create_engine(lavos.db_url)
     try:
@@ -217,7 +217,7 @@ def test_a_post_does_not_extend_the_session_past_its_absolute_end(lavos):
         engine.dispose()
 
 
-def test_the_cookie_holds_a_random_id_whose_hash_only_is_stored(lavos):
+def test_the_cookie_holds_a_random_id_whose_hash_only_is_stored(lavos) -> None:
     tab = Tab(lavos).login("fero")
     payload = json.loads(base64.b64decode(tab.cookie.split(".")[0]))
     assert "user" not in payload and set(payload) <= {"sid", "csrf", "flash"}  # no username in the cookie any more

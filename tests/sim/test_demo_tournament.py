@@ -18,7 +18,7 @@ from tests.support.sqlite_template import migrated_sqlite
 from tests.support.till_days import FakeClock, day_hub, local
 
 
-def test_a_demo_sunday_plays_16_players_on_8_tables_to_the_printed_standings(tmp_path):
+def test_a_demo_sunday_plays_16_players_on_8_tables_to_the_printed_standings(tmp_path) -> None:
     venue = load_venue(VENUE)
     assert sunday_start(venue, datetime(2026, 12, 9, 10, tzinfo=UTC)) == local(2026, 12, 6, 14), "14:00 on the last Sunday"
     assert sunday_start(venue, local(2026, 12, 6, 20)) == local(2026, 12, 6, 14)

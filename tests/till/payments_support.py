@@ -51,7 +51,7 @@ def played_tab(facade: HubFacade, clock: FakeClock, table: str = "pool-01", minu
 def add_item(facade: HubFacade, tab_id: int, name: str, unit_cents: int, vat: int, quantity: int = 1, category: str = "drinks") -> None:
     """An item on the tab as m1's Tabs will put it (a row of tab_items, copied product)."""
 
-    def _write(db):
+    def _write(db) -> None:
         db.add(
             TabItem(
                 tab_id=tab_id,
@@ -69,7 +69,7 @@ def add_item(facade: HubFacade, tab_id: int, name: str, unit_cents: int, vat: in
 
 
 def set_split(facade: HubFacade, tab_id: int, split: dict[str, Any]) -> None:
-    def _write(db):
+    def _write(db) -> None:
         db.get(Tab, tab_id).split = split
 
     on_writer(facade._hub, _write)

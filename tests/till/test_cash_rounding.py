@@ -41,21 +41,21 @@ FLOAT = 5000
     ("last", "in_cash"),
     [(0, 1730), (1, 1730), (2, 1730), (3, 1735), (4, 1735), (5, 1735), (6, 1735), (7, 1735), (8, 1740), (9, 1740)],
 )
-def test_every_last_digit_rounds_as_the_law_says(last, in_cash):
+def test_every_last_digit_rounds_as_the_law_says(last, in_cash) -> None:
     cents = 1730 + last
     assert cash_due(cents, 5) == in_cash and rounding_of(cents, 5) == in_cash - cents
     assert cash_due(-cents, 5) == -in_cash  # a reversal gives back what was taken
     assert cash_due(cents, 1) == cents and rounding_of(cents, 1) == 0  # off: nothing changes
 
 
-def test_one_or_two_cents_in_cash_are_five_cents_never_nothing():
+def test_one_or_two_cents_in_cash_are_five_cents_never_nothing() -> None:
     assert [cash_due(c, 5) for c in range(8)] == [0, 5, 5, 5, 5, 5, 5, 5]
     with pytest.raises(ValueError, match="not one of"):
         cash_due(1733, 10)
 
 
 @given(st.integers(-MAX_AMOUNT_CENTS, MAX_AMOUNT_CENTS))
-def test_cash_is_the_nearest_five_cents_half_up_and_rounding_it_again_changes_nothing(cents):
+def test_cash_is_the_nearest_five_cents_half_up_and_rounding_it_again_changes_nothing(cents) -> None:
     due = cash_due(cents, 5)
     assert due % 5 == 0 and cash_due(due, 5) == due and cash_due(-cents, 5) == -due
     if abs(cents) > 2:
@@ -64,7 +64,7 @@ def test_cash_is_the_nearest_five_cents_half_up_and_rounding_it_again_changes_no
     assert cash_due(cents, 1) == cents
 
 
-def test_a_cash_payment_is_rounded_a_card_payment_never():
+def test_a_cash_payment_is_rounded_a_card_payment_never() -> None:
     t = check_payment(1733, 1733, cash=True, tendered_cents=1800, what="Účet", rounding=5)
     assert (t.amount_cents, t.rounding_cents, t.due_cents, t.tendered_cents, t.change_cents) == (1733, 2, 1735, 1800, 65)
     exact = check_payment(1733, 1733, cash=True, tendered_cents=None, what="Účet", rounding=5)
@@ -94,7 +94,7 @@ def test_a_cash_payment_is_rounded_a_card_payment_never():
     cash=st.booleans(),
     step=st.sampled_from(STEPS),
 )
-def test_whatever_is_taken_the_bill_counts_the_amount_and_the_drawer_the_rounding(owed, amount, over, cash, step):
+def test_whatever_is_taken_the_bill_counts_the_amount_and_the_drawer_the_rounding(owed, amount, over, cash, step) -> None:
     try:
         t = check_payment(amount, owed, cash=cash, tendered_cents=amount + over if cash else None, what="Účet", rounding=step)
     except PaymentRefused:
@@ -108,7 +108,7 @@ def test_whatever_is_taken_the_bill_counts_the_amount_and_the_drawer_the_roundin
         assert t.change_cents == 0 and t.tendered_cents is None
 
 
-def test_the_venue_file_says_how_cash_is_rounded_and_refuses_anything_else():
+def test_the_venue_file_says_how_cash_is_rounded_and_refuses_anything_else() -> None:
     assert load_venue(VENUE).till.cash_rounding == 5  # the shipped venue (Slovak law)
     assert Till().cash_rounding == 1  # a venue file without it: no rounding
     text = VENUE.read_text(encoding="utf-8")
@@ -139,7 +139,7 @@ def _row(facade: HubFacade, payment_id: int) -> Payment:
         return p
 
 
-def test_17_33_paid_from_18_00_gives_0_65_back_the_bill_stays_exact_and_the_drawer_counts_the_rounding(facade):
+def test_17_33_paid_from_18_00_gives_0_65_back_the_bill_stays_exact_and_the_drawer_counts_the_rounding(facade) -> None:
     facade.execute(OpenDay(float_cents=FLOAT, actor=STAFF))
     tab = walk_in(facade, "Hosť pri bare", (900, 23), (833, 19))  # 17,33 €
     view = facade.reads.till.tab_payments(tab)
@@ -168,7 +168,7 @@ def test_17_33_paid_from_18_00_gives_0_65_back_the_bill_stays_exact_and_the_draw
     assert facade.reads.till.tab_payments(tab).owed_cents == 1733
 
 
-def test_every_last_digit_in_cash_and_by_card(facade):
+def test_every_last_digit_in_cash_and_by_card(facade) -> None:
     facade.execute(OpenDay(float_cents=FLOAT, actor=STAFF))
     cash = card = rounding = 0
     for last in range(10):
@@ -189,7 +189,7 @@ def test_every_last_digit_in_cash_and_by_card(facade):
     assert z.expected_cash_cents == FLOAT + cash + rounding
 
 
-def test_a_split_tab_rounds_each_cash_part_and_a_mixed_payment_only_its_cash(facade):
+def test_a_split_tab_rounds_each_cash_part_and_a_mixed_payment_only_its_cash(facade) -> None:
     tab = walk_in(facade, "Dvaja hráči", (900, 23), (833, 19))  # 17,33 €: parts of 8,67 € and 8,66 €
     facade.execute(SplitTab(tab=tab, mode="equal", parts=2, actor=STAFF))
     first = facade.execute(PayTab(tab=tab, method="card", amount_cents=867, part=1, actor=STAFF)).payment_id
@@ -225,7 +225,7 @@ def unrounded(mosquitto, db_url, clock) -> Iterator[HubFacade]:
 
 
 @sqlite_only
-def test_without_rounding_nothing_changes(unrounded):
+def test_without_rounding_nothing_changes(unrounded) -> None:
     tab = walk_in(unrounded, "Hosť", (900, 23), (833, 19))
     assert unrounded.reads.till.tab_payments(tab).cash_due(1733) == 1733
     pid = unrounded.execute(PayTab(tab=tab, method="cash", amount_cents=1733, tendered_cents=1800, actor=STAFF)).payment_id
@@ -244,7 +244,7 @@ def _key(html: str) -> str:
 
 
 @sqlite_only
-def test_the_pay_page_shows_the_cash_to_pay_the_receipt_and_the_z_report_the_rounding(pages, facade):
+def test_the_pay_page_shows_the_cash_to_pay_the_receipt_and_the_z_report_the_rounding(pages, facade) -> None:
     facade.execute(OpenDay(float_cents=FLOAT, actor=STAFF))
     tab = walk_in(facade, "Hosť pri bare", (900, 23), (833, 19))
     html = pages.page(f"/tabs/{tab}/pay", client=pages.staff)
@@ -272,7 +272,7 @@ def test_the_pay_page_shows_the_cash_to_pay_the_receipt_and_the_z_report_the_rou
 
 
 @sqlite_only
-def test_the_api_answers_the_cash_to_pay_and_the_rounding(api):
+def test_the_api_answers_the_cash_to_pay_and_the_rounding(api) -> None:
     facade = HubFacade(api.service)
     tab = walk_in(facade, "Hosť pri bare", (900, 23), (833, 19))
     view = api.ok("GET", f"/api/tabs/{tab}/payments")

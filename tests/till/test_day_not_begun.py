@@ -35,7 +35,7 @@ def hall(db_url, clock):
         yield pair
 
 
-def test_the_day_after_a_close_out_closes_only_once_it_has_begun(hall, clock):
+def test_the_day_after_a_close_out_closes_only_once_it_has_begun(hall, clock) -> None:
     hub, facade = hall
     facade.execute(CloseDay(day=DEC1, counted_cents=0, actor="jana"))
     clock.set(local(2026, 12, 2, 0, 15))

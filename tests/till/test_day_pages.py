@@ -50,7 +50,7 @@ def _state(hub):
 
 
 @sqlite_only
-def test_open_close_and_print_on_the_pages_in_slovak(hall, clock):
+def test_open_close_and_print_on_the_pages_in_slovak(hall, clock) -> None:
     jana = _browser(hall, "jana")
     page = jana.get("/day").text
     assert "Uzávierka" in page and "Otvoriť deň" in page
@@ -88,7 +88,7 @@ def test_open_close_and_print_on_the_pages_in_slovak(hall, clock):
 
 
 @sqlite_only
-def test_exports_open_in_slovak_excel(hall, clock):
+def test_exports_open_in_slovak_excel(hall, clock) -> None:
     hall.execute(OpenDay(float_cents=1000, actor="jana"))
     pay(hall, walk_in(hall, "=HYPERLINK(1)"), 250, lines=[line("Kofola", 250, vat=19)])
     clock.set(local(2026, 12, 2, 1, 0))
@@ -104,7 +104,7 @@ def test_exports_open_in_slovak_excel(hall, clock):
     assert sheet.title == "Z-report" and any(row[0] == "Podľa sadzby DPH" for row in sheet.iter_rows(values_only=True))
 
 
-def test_the_api_opens_and_closes_once(hall, clock):
+def test_the_api_opens_and_closes_once(hall, clock) -> None:
     add_users(hall, {"api": "staff", "api-boss": "manager"}, PASSWORD, CHEAP)
     token = on_writer(hall, lambda db: issue_token(db, "api", "tests", actor="test"))
     boss = {"Authorization": f"Bearer {on_writer(hall, lambda db: issue_token(db, 'api-boss', 'tests', actor='test'))}"}
@@ -131,7 +131,7 @@ def test_the_api_opens_and_closes_once(hall, clock):
 
 
 @sqlite_only
-def test_the_z_reports_categories_say_their_amount_with_vat_as_gross_cents_and_net_cents_is_deprecated(hall, clock):
+def test_the_z_reports_categories_say_their_amount_with_vat_as_gross_cents_and_net_cents_is_deprecated(hall, clock) -> None:
     """Issue 29's independent check: the Z report's `by_category` rows carry `net_cents`, whose
     amounts include VAT (they sum to the takings; the VAT base is by rate). The right name,
     `gross_cents`, is there now; `net_cents` stays, the same amount, marked deprecated in the API's

@@ -18,7 +18,7 @@ def sim(tmp_path):
     s.stop()
 
 
-def test_settings_test_connection_receipts_and_a_paragon(api, sim):
+def test_settings_test_connection_receipts_and_a_paragon(api, sim) -> None:
     api.service.till.fiscal.poll_s = 0.2
     assert api.ok("GET", "/api/ekasa/settings", as_manager=True)["enabled"] is False
     api.ok("GET", "/api/ekasa/settings", 403)  # staff: not the settings

@@ -56,14 +56,14 @@ def _state(hub, pid: int, want: str, timeout: float = 20.0):
     )
 
 
-def test_off_by_default_the_payment_stays_non_fiscal_and_nothing_is_sent(hub, sim):
+def test_off_by_default_the_payment_stays_non_fiscal_and_nothing_is_sent(hub, sim) -> None:
     pid = pay(hub, game_tab(hub))
     time.sleep(0.6)
     assert fiscal(hub, pid)[0] == "none"
     assert sim.requests == [] and not hub.till.fiscal.settings.enabled
 
 
-def test_a_payment_is_registered_once_with_its_lines_and_payments(hub, sim):
+def test_a_payment_is_registered_once_with_its_lines_and_payments(hub, sim) -> None:
     _on(hub, sim, cash_register_code="88812345678900001")
     pid = pay(hub, game_tab(hub), tendered=1000)
     _, fid, detail = _state(hub, pid, "registered")
@@ -78,7 +78,7 @@ def test_a_payment_is_registered_once_with_its_lines_and_payments(hub, sim):
     assert data["cashRegisterCode"] == "88812345678900001"
 
 
-def test_timeout_then_success_asks_before_sending_again(hub, sim):
+def test_timeout_then_success_asks_before_sending_again(hub, sim) -> None:
     _on(hub, sim)
     sim.mode, sim.slow_s = "slow", 2.5  # registers, answers after the client's 1 s timeout
     pid = pay(hub, game_tab(hub))
@@ -89,7 +89,7 @@ def test_timeout_then_success_asks_before_sending_again(hub, sim):
     assert sim.count(_ext(hub, pid)) == 1  # found by its externalId, never sent again
 
 
-def test_offline_null_then_registered(hub, sim):
+def test_offline_null_then_registered(hub, sim) -> None:
     _on(hub, sim)
     sim.mode = "offline"
     pid = pay(hub, game_tab(hub))
@@ -102,7 +102,7 @@ def test_offline_null_then_registered(hub, sim):
     assert fid.startswith("O-") and sim.count(_ext(hub, pid)) == 1
 
 
-def test_a_500_is_retried_with_backoff_until_it_registers(hub, sim):
+def test_a_500_is_retried_with_backoff_until_it_registers(hub, sim) -> None:
     _on(hub, sim)
     sim.mode = "error500"
     pid = pay(hub, game_tab(hub))
@@ -113,7 +113,7 @@ def test_a_500_is_retried_with_backoff_until_it_registers(hub, sim):
     assert sim.count(_ext(hub, pid)) == 1 and hub.till.fiscal.health().reachable is True
 
 
-def test_a_validation_error_fails_with_the_reason_and_a_manager_sends_it_again(hub, sim):
+def test_a_validation_error_fails_with_the_reason_and_a_manager_sends_it_again(hub, sim) -> None:
     _on(hub, sim)
     sim.mode = "invalid"
     pid = pay(hub, game_tab(hub))
@@ -128,7 +128,7 @@ def test_a_validation_error_fails_with_the_reason_and_a_manager_sends_it_again(h
         hub.execute(RetryEkasa(payment=pid, actor="boss"))  # registered: nothing to send
 
 
-def test_a_simulator_restart_mid_evening_loses_nothing_and_doubles_nothing(hub, sim):
+def test_a_simulator_restart_mid_evening_loses_nothing_and_doubles_nothing(hub, sim) -> None:
     _on(hub, sim)
     tab = game_tab(hub)
     first = [pay(hub, tab, (DRINK,)) for _ in range(3)]
@@ -154,7 +154,7 @@ def test_a_simulator_restart_mid_evening_loses_nothing_and_doubles_nothing(hub, 
     assert reads.till.ekasa_unregistered() == [] and reads.till.ekasa_health().reachable is True
 
 
-def test_a_hub_stopped_between_send_and_answer_does_not_send_again_on_start(db_url, sim):
+def test_a_hub_stopped_between_send_and_answer_does_not_send_again_on_start(db_url, sim) -> None:
     with started_hub(db_url) as h:
         _tune(h)
         _on(h, sim)
@@ -171,7 +171,7 @@ def test_a_hub_stopped_between_send_and_answer_does_not_send_again_on_start(db_u
     assert sim.count(ext) == 1
 
 
-def test_a_reversal_is_a_refund_receipt_naming_the_original(hub, sim):
+def test_a_reversal_is_a_refund_receipt_naming_the_original(hub, sim) -> None:
     _on(hub, sim)
     pid = pay(hub, game_tab(hub))
     _, original_id, _ = _state(hub, pid, "registered")
@@ -184,7 +184,7 @@ def test_a_reversal_is_a_refund_receipt_naming_the_original(hub, sim):
     assert sim.count(_ext(hub, pid)) == 1 and sim.count(_ext(hub, rid)) == 1
 
 
-def test_a_paragon_written_while_the_client_is_down_is_registered_as_one_when_it_is_back(hub, sim):
+def test_a_paragon_written_while_the_client_is_down_is_registered_as_one_when_it_is_back(hub, sim) -> None:
     _on(hub, sim)
     sim.stop()
     pid = pay(hub, game_tab(hub))
@@ -209,7 +209,7 @@ def test_a_paragon_written_while_the_client_is_down_is_registered_as_one_when_it
 
 
 @pytest.mark.lavos_process
-def test_a_hub_killed_9_between_send_and_answer_asks_before_sending_again(tmp_path, sim):
+def test_a_hub_killed_9_between_send_and_answer_asks_before_sending_again(tmp_path, sim) -> None:
     import os
     import signal
 
@@ -243,7 +243,7 @@ def _open_alerts(hub, kind: str):
         return [a.message for a in open_alerts(db) if a.kind == kind]
 
 
-def test_the_hall_is_alerted_when_eKasa_is_away_in_opening_hours_and_when_a_receipt_waits_too_long(db_url, sim):
+def test_the_hall_is_alerted_when_eKasa_is_away_in_opening_hours_and_when_a_receipt_waits_too_long(db_url, sim) -> None:
     from datetime import datetime, timedelta
     from zoneinfo import ZoneInfo
 
@@ -274,7 +274,7 @@ def test_the_hall_is_alerted_when_eKasa_is_away_in_opening_hours_and_when_a_rece
     assert sim.count(f"lavos-lavos-{pid}") == 1
 
 
-def test_no_unreachable_alert_when_the_hall_is_closed(db_url, sim):
+def test_no_unreachable_alert_when_the_hall_is_closed(db_url, sim) -> None:
     from datetime import datetime, timedelta
     from zoneinfo import ZoneInfo
 

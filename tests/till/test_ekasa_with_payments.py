@@ -34,7 +34,7 @@ def _registered(facade, pid: int):
     )
 
 
-def test_split_payments_and_a_reversal_are_each_registered_once(facade, clock, sim):
+def test_split_payments_and_a_reversal_are_each_registered_once(facade, clock, sim) -> None:
     _on(facade, sim)
     tab = played_tab(facade, clock)  # 9,00 €
     cash = facade.execute(
@@ -55,7 +55,7 @@ def test_split_payments_and_a_reversal_are_each_registered_once(facade, clock, s
     assert facade.reads.till.tab_payments(tab).owed_cents == 400
 
 
-def test_a_slow_answer_after_the_timeout_is_asked_about_not_sent_again(facade, clock, sim):
+def test_a_slow_answer_after_the_timeout_is_asked_about_not_sent_again(facade, clock, sim) -> None:
     _on(facade, sim)
     sim.mode, sim.slow_s = "slow", 2.0  # registers at once, answers after the client's 1 s timeout
     tab = played_tab(facade, clock)
@@ -64,7 +64,7 @@ def test_a_slow_answer_after_the_timeout_is_asked_about_not_sent_again(facade, c
     assert sim.count(external_id(facade.reads.venue.venue.id, pid)) == 1
 
 
-def test_a_rounded_cash_payment_and_its_reversal_are_registered_with_the_rounding(facade, clock, sim):
+def test_a_rounded_cash_payment_and_its_reversal_are_registered_with_the_rounding(facade, clock, sim) -> None:
     """17,33 € in cash is 17,35 €: eKasa gets the items at 17,33 €, roundingAmount 0.02 and payments of
     17,35 € (18,00 € less 0,65 € back); the reversal gives all of it back, its rounding too."""
     _on(facade, sim)

@@ -16,7 +16,7 @@ from broker.till.tabs import AddTabItem, VoidTabItem
 from tests.till.payments_support import MANAGER, STAFF, clock, facade, played_tab, rows, service  # noqa: F401
 
 
-def test_a_staff_void_of_a_game_extra_is_refused_once_the_tab_has_a_payment(facade, clock):
+def test_a_staff_void_of_a_game_extra_is_refused_once_the_tab_has_a_payment(facade, clock) -> None:
     tab = played_tab(facade, clock, minutes=10, stop=False)
     with facade._hub.store.reader() as db:
         game = int(db.scalar(select(Tab.session_id).where(Tab.id == tab)))

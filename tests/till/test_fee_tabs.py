@@ -60,7 +60,7 @@ def _beer(hub) -> int:
 
 
 @SQLITE_ONLY
-def test_a_players_fee_tab_holds_entry_fees_only_so_the_pot_is_the_fees_paid(hub):
+def test_a_players_fee_tab_holds_entry_fees_only_so_the_pot_is_the_fees_paid(hub) -> None:
     reads = HubFacade(hub).reads
     tid = hub.execute(CreateTournament(name="Lavosliga", starts_at=NOW, tables=("pool-01", "pool-02"), actor="boss"))
     for name in ("Kováč", "Horváth"):
@@ -87,7 +87,7 @@ def test_a_players_fee_tab_holds_entry_fees_only_so_the_pot_is_the_fees_paid(hub
 
 
 @SQLITE_ONLY
-def test_a_booking_deposit_tab_holds_the_deposit_only(hub):
+def test_a_booking_deposit_tab_holds_the_deposit_only(hub) -> None:
     booking = hub.execute(
         BookTable(
             table="pool-04",
@@ -109,7 +109,7 @@ def test_a_booking_deposit_tab_holds_the_deposit_only(hub):
         hub.execute(MergeTabs(into=tab, from_tab=bar, actor="jana"))
 
 
-def test_migration_0014_marks_the_fee_and_deposit_tabs_made_before_and_ends_a_disabled_accounts_ical_link(db_url):
+def test_migration_0014_marks_the_fee_and_deposit_tabs_made_before_and_ends_a_disabled_accounts_ical_link(db_url) -> None:
     """Rows made by a hub before `tabs.holds` (and before a disabled account's links ended with it):
     the upgrade marks the fee and deposit tabs from the rows that point at them, and ends the iCal
     link of an account that was disabled already."""

@@ -58,7 +58,7 @@ def _pay_card(pages, tab: int, euros: str) -> int:
     )
 
 
-def test_a_moved_games_tab_names_the_table_it_moved_to_everywhere(pages):
+def test_a_moved_games_tab_names_the_table_it_moved_to_everywhere(pages) -> None:
     sid = pages.service.execute(StartGame(table="pool-01", actor=STAFF))
     tab = _tab_of(pages, sid)
     pages.service.execute(AddTabItem(tab=tab, product=_beer(pages), quantity=2, actor=STAFF))
@@ -85,7 +85,7 @@ def test_a_moved_games_tab_names_the_table_it_moved_to_everywhere(pages):
     assert pages.page("/tables/pool-01", client=pages.staff).count(f"/tabs/{tab}") == 0
 
 
-def test_the_migration_moves_the_tabs_of_games_moved_before_it(pages):
+def test_the_migration_moves_the_tabs_of_games_moved_before_it(pages) -> None:
     sid = pages.service.execute(StartGame(table="pool-02", actor=STAFF))
     tab = _tab_of(pages, sid)
     pages.post(f"/sessions/{sid}/transfer", {"table": "pool-06", "next": "/"}, client=pages.staff)
@@ -108,7 +108,7 @@ def test_the_migration_moves_the_tabs_of_games_moved_before_it(pages):
         engine.dispose()
 
 
-def test_two_tables_still_playing_merge_and_the_party_pays_once(pages):
+def test_two_tables_still_playing_merge_and_the_party_pays_once(pages) -> None:
     one = pages.service.execute(StartGame(table="pool-01", actor=STAFF))
     two = pages.service.execute(StartGame(table="pool-02", actor=STAFF))
     tab_one, tab_two = _tab_of(pages, one), _tab_of(pages, two)

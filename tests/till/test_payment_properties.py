@@ -38,7 +38,7 @@ LINE = st.builds(
     tendered=st.one_of(st.none(), st.integers(-(10**6), 10**8), st.floats(allow_nan=True)),
     cash=st.booleans(),
 )
-def test_a_payment_never_exceeds_what_is_owed_and_change_is_what_was_over(owed, amount, tendered, cash):
+def test_a_payment_never_exceeds_what_is_owed_and_change_is_what_was_over(owed, amount, tendered, cash) -> None:
     try:
         t = check_payment(amount, owed, cash=cash, tendered_cents=tendered, what="Pool 1")
     except PaymentRefused:
@@ -51,7 +51,7 @@ def test_a_payment_never_exceeds_what_is_owed_and_change_is_what_was_over(owed, 
 
 
 @given(lines=st.lists(LINE, min_size=1, max_size=8), cuts=st.lists(st.integers(1, 10_000), max_size=6))
-def test_payments_plus_owed_are_the_bill_and_the_receipts_add_up_per_rate(lines, cuts):
+def test_payments_plus_owed_are_the_bill_and_the_receipts_add_up_per_rate(lines, cuts) -> None:
     total = sum(x.amount_cents for x in lines)
     frozen: list[ReceiptLine] = []
     paid = 0
@@ -73,7 +73,7 @@ def test_payments_plus_owed_are_the_bill_and_the_receipts_add_up_per_rate(lines,
 
 
 @given(lines=st.lists(LINE, min_size=1, max_size=5), paid=st.lists(st.integers(1, 5_000), max_size=4), closed=st.booleans())
-def test_reversing_a_payment_gives_back_the_bill_it_had_before(lines, paid, closed):
+def test_reversing_a_payment_gives_back_the_bill_it_had_before(lines, paid, closed) -> None:
     base = [_ml(x) for x in lines]
     before = tab_bill(base, sum(paid[:-1]), closed=closed)
     after = tab_bill(base, sum(paid), closed=closed)
@@ -106,7 +106,7 @@ def hall(mosquitto, tmp_path_factory):
 
 @settings(max_examples=few(15), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=st.lists(STEP, min_size=1, max_size=6), drink=st.integers(0, 900))
-def test_on_the_writer_payments_and_reversals_keep_every_total(hall, steps, drink):
+def test_on_the_writer_payments_and_reversals_keep_every_total(hall, steps, drink) -> None:
     facade, clock = hall
     tab = played_tab(facade, clock, table="pool-04", minutes=60)  # 6,00 €
     if drink:

@@ -27,7 +27,7 @@ def _payment(facade, pid: int) -> Payment:
         return result
 
 
-def test_cash_with_change_pays_the_tab_and_freezes_its_lines(facade, clock):
+def test_cash_with_change_pays_the_tab_and_freezes_its_lines(facade, clock) -> None:
     tab = played_tab(facade, clock)  # 9,00 €
     add_item(facade, tab, "Kofola 0,5 l", 250, 19, quantity=2)
     before = facade.reads.till.tab_payments(tab)
@@ -55,7 +55,7 @@ def test_cash_with_change_pays_the_tab_and_freezes_its_lines(facade, clock):
     )
 
 
-def test_half_cash_half_card_then_paid_and_partial_lines_add_up_per_rate(facade, clock):
+def test_half_cash_half_card_then_paid_and_partial_lines_add_up_per_rate(facade, clock) -> None:
     tab = played_tab(facade, clock)  # 900 at 23 %
     add_item(facade, tab, "Pivo", 215, 19)  # 215 at 19 %: 1115
     first = facade.execute(PayTab(tab=tab, method="cash", amount_cents=557, tendered_cents=1000, actor=STAFF))
@@ -77,11 +77,11 @@ def test_half_cash_half_card_then_paid_and_partial_lines_add_up_per_rate(facade,
     assert "Čiastočná úhrada účtu" in a.lines["lines"][0]["description"]
 
 
-def test_a_resent_form_and_a_double_tap_make_one_payment(facade, clock):
+def test_a_resent_form_and_a_double_tap_make_one_payment(facade, clock) -> None:
     tab = played_tab(facade, clock)
     answers = []
 
-    def tap():
+    def tap() -> None:
         answers.append(facade.execute(PayTab(tab=tab, method="card", amount_cents=900, request_id="double-tap-1", actor=STAFF)))
 
     threads = [threading.Thread(target=tap) for _ in range(4)]
@@ -114,7 +114,7 @@ def test_a_resent_form_and_a_double_tap_make_one_payment(facade, clock):
         ("bitcoin", 800, None, "not a payment method"),
     ],
 )
-def test_bad_payments_are_refused_and_change_nothing(facade, clock, method, amount, tendered, says):
+def test_bad_payments_are_refused_and_change_nothing(facade, clock, method, amount, tendered, says) -> None:
     tab = played_tab(facade, clock)
     facade.execute(PayTab(tab=tab, method="card", amount_cents=100, actor=STAFF))  # 8,00 € left
     before = rows(facade)
@@ -123,7 +123,7 @@ def test_bad_payments_are_refused_and_change_nothing(facade, clock, method, amou
     assert rows(facade) == before
 
 
-def test_a_paid_tab_another_tabs_part_and_no_tab_are_refused(facade, clock):
+def test_a_paid_tab_another_tabs_part_and_no_tab_are_refused(facade, clock) -> None:
     tab = played_tab(facade, clock)
     facade.execute(PayTab(tab=tab, method="card", amount_cents=900, actor=STAFF))
     before = rows(facade)
@@ -136,7 +136,7 @@ def test_a_paid_tab_another_tabs_part_and_no_tab_are_refused(facade, clock):
     assert rows(facade) == before
 
 
-def test_a_split_part_pays_its_own_lines_and_remaining(facade, clock):
+def test_a_split_part_pays_its_own_lines_and_remaining(facade, clock) -> None:
     tab = played_tab(facade, clock)
     lines = [
         {
@@ -173,7 +173,7 @@ def test_a_split_part_pays_its_own_lines_and_remaining(facade, clock):
     assert view.status == "paid" and [p.owed_cents for p in view.parts] == [0, 0]
 
 
-def test_a_running_game_paid_in_advance_is_paid_only_when_stopped(facade, clock):
+def test_a_running_game_paid_in_advance_is_paid_only_when_stopped(facade, clock) -> None:
     sid = facade.execute(StartGame(table="pool-03", actor=STAFF))
     clock.advance(minutes=60)  # 6,00 € so far
     tab = facade.reads.till.tab_payments(_tab_of(facade, sid))
@@ -194,7 +194,7 @@ def _tab_of(facade, sid: int) -> int:
         return int(db.scalar(select(Tab.id).where(Tab.session_id == sid)))
 
 
-def test_a_reversal_gives_back_once_with_a_reason_and_reopens_the_tab(facade, clock):
+def test_a_reversal_gives_back_once_with_a_reason_and_reopens_the_tab(facade, clock) -> None:
     tab = played_tab(facade, clock)
     taken = facade.execute(PayTab(tab=tab, method="cash", amount_cents=900, tendered_cents=1000, actor=STAFF))
     assert facade.reads.till.tab_payments(tab).settled_at is not None
@@ -233,12 +233,12 @@ def test_a_reversal_gives_back_once_with_a_reason_and_reopens_the_tab(facade, cl
     assert [(a.actor, a.reason) for a in audit] == [(MANAGER, "zlá suma")]
 
 
-def test_a_merged_tab_is_paid_on_the_tab_it_was_merged_into(facade, clock):
+def test_a_merged_tab_is_paid_on_the_tab_it_was_merged_into(facade, clock) -> None:
     from broker.storage.models import Tab
 
     one, two = played_tab(facade, clock, table="pool-01"), played_tab(facade, clock, table="pool-02")
 
-    def _write(db):
+    def _write(db) -> None:
         db.get(Tab, two).merged_into = one  # as m1's merge leaves it
 
     on_writer(facade._hub, _write)
@@ -252,7 +252,7 @@ def test_a_merged_tab_is_paid_on_the_tab_it_was_merged_into(facade, clock):
     assert facade.reads.till.tab_payments(one).status == "paid"
 
 
-def test_a_payment_is_pushed_live_after_its_commit_and_a_refusal_is_not(facade, clock, service):
+def test_a_payment_is_pushed_live_after_its_commit_and_a_refusal_is_not(facade, clock, service) -> None:
     tab = played_tab(facade, clock)
     heard: list[tuple[str, dict[str, Any]]] = []
     service.subscribe(lambda topic, data: heard.append((topic, data)))
@@ -264,7 +264,7 @@ def test_a_payment_is_pushed_live_after_its_commit_and_a_refusal_is_not(facade, 
     assert ("session", {"table": "pool-01", "action": "payment"}) in heard  # the floor's card of the table
 
 
-def test_a_walk_in_tab_at_the_bar_is_paid_and_its_receipt_names_no_table(facade, clock):
+def test_a_walk_in_tab_at_the_bar_is_paid_and_its_receipt_names_no_table(facade, clock) -> None:
     from broker.storage.models import Tab
 
     def _write(db):

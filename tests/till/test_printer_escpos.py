@@ -107,7 +107,7 @@ def _text(data: bytes) -> str:
     return "".join(out)
 
 
-def test_the_receipt_arrives_with_its_text_and_the_cut(printer):
+def test_the_receipt_arrives_with_its_text_and_the_cut(printer) -> None:
     print_receipt(f"tcp://127.0.0.1:{printer.port}", _receipt(), TZ)
     for _ in range(100):
         if printer.received:
@@ -139,7 +139,7 @@ def test_the_receipt_arrives_with_its_text_and_the_cut(printer):
     assert data.rstrip().endswith(CUT + b"\x00") or CUT in data[-8:]
 
 
-def test_a_reversal_and_a_registered_receipt_say_so():
+def test_a_reversal_and_a_registered_receipt_say_so() -> None:
     rev = _text(
         receipt_bytes(_receipt(number=43, reverses_number=42, total_cents=-1400, tendered_cents=None, change_cents=0, reason="omyl"), TZ)
     )
@@ -150,7 +150,7 @@ def test_a_reversal_and_a_registered_receipt_say_so():
     assert "IČO: chýba" in missing and "DIČ: chýba" in missing
 
 
-def test_no_printer_or_a_dead_one_is_a_clear_refusal():
+def test_no_printer_or_a_dead_one_is_a_clear_refusal() -> None:
     with pytest.raises(PrinterError, match="No receipt printer is set up"):
         print_receipt(None, _receipt(), TZ)
     with pytest.raises(PrinterError, match="not tcp://host:port"):
@@ -183,7 +183,7 @@ def _arrived(printer: FakeThermalPrinter, n: int = 1) -> str:
     return _text(printer.received[n - 1])
 
 
-def test_through_the_facade_a_paid_receipt_prints_and_a_dead_printer_loses_nothing(printing_hall, printer):
+def test_through_the_facade_a_paid_receipt_prints_and_a_dead_printer_loses_nothing(printing_hall, printer) -> None:
     _svc, facade, clock = printing_hall
     tab = played_tab(facade, clock)
     taken = facade.execute(PayTab(tab=tab, method="cash", amount_cents=900, tendered_cents=1000, actor=STAFF))
@@ -197,7 +197,7 @@ def test_through_the_facade_a_paid_receipt_prints_and_a_dead_printer_loses_nothi
     assert rows(facade) == before and facade.reads.till.tab_payments(tab).status == "paid"
 
 
-def test_the_payment_page_prints_on_the_thermal_printer_and_falls_back_to_the_browser(printing_hall, printer):
+def test_the_payment_page_prints_on_the_thermal_printer_and_falls_back_to_the_browser(printing_hall, printer) -> None:
     svc, facade, clock = printing_hall
     add_users(svc, {STAFF: "staff"}, PASSWORD, CHEAP)
     browser = logged_in(bound_app(svc), STAFF)
@@ -219,7 +219,7 @@ def test_the_payment_page_prints_on_the_thermal_printer_and_falls_back_to_the_br
     assert facade.reads.till.tab_payments(other).status == "paid"
 
 
-def test_a_rounded_cash_receipt_prints_the_rounding_on_its_own_line_after_the_vat():
+def test_a_rounded_cash_receipt_prints_the_rounding_on_its_own_line_after_the_vat() -> None:
     """17,33 € in cash: the total, then "Zaokrúhlenie +0,02 €" outside the VAT base, then 17,35 € paid."""
     lines = (
         ReceiptLine("Pool 1: Štandard, 90 min", "Pool 1: Standard, 90 min", 1, 900, 900, 23, "table_time"),

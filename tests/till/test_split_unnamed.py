@@ -23,7 +23,7 @@ LINE = {
 VAT = [{"vat_percent": 23, "gross_cents": 450, "vat_cents": 84}]
 
 
-def test_a_payment_without_a_part_on_a_split_tab_is_refused(facade, clock):
+def test_a_payment_without_a_part_on_a_split_tab_is_refused(facade, clock) -> None:
     tab = played_tab(facade, clock)  # 9,00 €
     parts = [{"n": n, "amount_cents": 450, "lines": [LINE], "vat": VAT} for n in (1, 2)]
     set_split(facade, tab, {"mode": "equal", "parts": parts})

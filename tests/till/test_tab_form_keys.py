@@ -27,7 +27,7 @@ def _hub(mosquitto, db_url, clock):
     return started_hub(db_url, mosquitto=mosquitto, clock=clock, client_id=fresh_login())
 
 
-def test_a_repeat_after_a_hub_restart_is_answered_with_what_the_first_tap_made(mosquitto, db_url):
+def test_a_repeat_after_a_hub_restart_is_answered_with_what_the_first_tap_made(mosquitto, db_url) -> None:
     clock = FakeClock()
     with _hub(mosquitto, db_url, clock) as hub:
         facade = HubFacade(hub)
@@ -58,7 +58,7 @@ def test_a_repeat_after_a_hub_restart_is_answered_with_what_the_first_tap_made(m
     ("key", "says"),
     [("short", "This form is broken"), ("x" * 65, "This form is broken"), ("kľúč-s-diakritikou", "This form is broken")],
 )
-def test_a_key_that_cannot_be_a_form_key_is_refused(mosquitto, db_url, key, says):
+def test_a_key_that_cannot_be_a_form_key_is_refused(mosquitto, db_url, key, says) -> None:
     with _hub(mosquitto, db_url, FakeClock()) as hub:
         facade = HubFacade(hub)
         beer = next(p.id for p in facade.reads.till.products(active_only=True))
@@ -72,7 +72,7 @@ def test_a_key_that_cannot_be_a_form_key_is_refused(mosquitto, db_url, key, says
 
 
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
-def test_a_key_used_on_another_tab_is_a_stale_form_and_changes_nothing(mosquitto, db_url):
+def test_a_key_used_on_another_tab_is_a_stale_form_and_changes_nothing(mosquitto, db_url) -> None:
     with _hub(mosquitto, db_url, FakeClock()) as hub:
         facade = HubFacade(hub)
         beer = next(p.id for p in facade.reads.till.products(active_only=True))

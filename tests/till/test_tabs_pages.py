@@ -46,7 +46,7 @@ def _game_tab(pages, table: str = "pool-01") -> tuple[int, int]:
         return sid, db.scalars(select(Tab.id).where(Tab.session_id == sid)).one()
 
 
-def test_the_table_page_puts_products_on_the_games_tab_and_a_double_tap_is_one_item(pages):
+def test_the_table_page_puts_products_on_the_games_tab_and_a_double_tap_is_one_item(pages) -> None:
     _sid, tab = _game_tab(pages)
     html = pages.page("/tables/pool-01", client=pages.staff)
     assert ("Na účet stola" in html and "Pivo 0,5\u00a0l" in html) or "Pivo 0,5 l" in html
@@ -65,7 +65,7 @@ def test_the_table_page_puts_products_on_the_games_tab_and_a_double_tap_is_one_i
     assert len(_items(pages)) == 2
 
 
-def test_a_void_needs_a_reason_and_the_tab_page_shows_it_struck_through(pages):
+def test_a_void_needs_a_reason_and_the_tab_page_shows_it_struck_through(pages) -> None:
     _, tab = _game_tab(pages)
     beer = _product_id(pages, "Pivo 0,5 l")
     pages.post(f"/tabs/{tab}/items", {"product_id": str(beer), "quantity": "2"}, client=pages.staff)
@@ -79,7 +79,7 @@ def test_a_void_needs_a_reason_and_the_tab_page_shows_it_struck_through(pages):
     assert "Základ dane (bez DPH)" in html and 'id="pay" href="/tabs/' in html
 
 
-def test_bad_quantities_on_the_tab_page_keep_what_was_typed_and_change_nothing(pages):
+def test_bad_quantities_on_the_tab_page_keep_what_was_typed_and_change_nothing(pages) -> None:
     _, tab = _game_tab(pages)
     beer = _product_id(pages, "Pivo 0,5 l")
     for bad in ("0", "-1", "1,5", "abc", "100", "99999999999999"):
@@ -89,7 +89,7 @@ def test_bad_quantities_on_the_tab_page_keep_what_was_typed_and_change_nothing(p
     assert _items(pages) == []
 
 
-def test_a_walk_in_tab_from_the_bills_page_merged_onto_a_table_then_split_in_two(pages):
+def test_a_walk_in_tab_from_the_bills_page_merged_onto_a_table_then_split_in_two(pages) -> None:
     sid, tab = _game_tab(pages)
     html = pages.page("/bills", client=pages.staff)
     key = found(r'name="form_key" value="(\w+)"', html).group(1)
@@ -112,7 +112,7 @@ def test_a_walk_in_tab_from_the_bills_page_merged_onto_a_table_then_split_in_two
     assert (r.status_code == 409 and "Účet je rozdelený" in r.text) or "rozdelen" in r.text
 
 
-def test_the_product_list_is_the_managers(pages):
+def test_the_product_list_is_the_managers(pages) -> None:
     pages.refused_to_others("GET", "/products")
     html = pages.page("/products")
     assert "Prísada na pizzu navyše" in html
@@ -133,7 +133,7 @@ def test_the_product_list_is_the_managers(pages):
         assert (p.price_cents, p.vat_percent, p.active) == (350, 19, False)
 
 
-def test_a_free_tables_card_shows_its_last_games_unpaid_tab(pages):
+def test_a_free_tables_card_shows_its_last_games_unpaid_tab(pages) -> None:
     sid, tab = _game_tab(pages)
     pages.clock.advance(minutes=30)
     pages.service.execute(StopGame(game=sid, actor="jana"))
@@ -142,7 +142,7 @@ def test_a_free_tables_card_shows_its_last_games_unpaid_tab(pages):
     assert f'href="/tabs/{tab}"' in pages.page("/tables/pool-01", client=pages.staff)
 
 
-def test_split_by_items_on_the_page_and_a_form_for_another_tabs_lines_is_refused(pages):
+def test_split_by_items_on_the_page_and_a_form_for_another_tabs_lines_is_refused(pages) -> None:
     sid, tab = _game_tab(pages)
     for name in ("Pivo 0,5 l", "Kofola 0,5 l"):
         pages.post(f"/tabs/{tab}/items", {"product_id": str(_product_id(pages, name)), "quantity": "1"}, client=pages.staff)
@@ -168,7 +168,7 @@ def test_split_by_items_on_the_page_and_a_form_for_another_tabs_lines_is_refused
     assert "Rozdelenie zrušené" in _staff_follow(pages, pages.post(f"/tabs/{tab}/split/cancel", {}, client=pages.staff))
 
 
-def test_a_fee_tab_and_a_deposit_tab_offer_only_what_they_hold_and_no_merge(pages):
+def test_a_fee_tab_and_a_deposit_tab_offer_only_what_they_hold_and_no_merge(pages) -> None:
     """Issue 29's independent check: a tournament fee tab's page offered the whole product list,
     each a one-tap button refused (409) when tapped. A tab for one thing (`Tab.holds`) offers what
     the till's rule lets on it (the entry fees; nothing on a deposit's tab), and no merge (it is

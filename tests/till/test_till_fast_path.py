@@ -38,7 +38,7 @@ def _product(facade, name: str) -> int:
     return result
 
 
-def test_a_one_tap_payment_is_refused_when_the_bill_moved_since_the_page(facade, clock):
+def test_a_one_tap_payment_is_refused_when_the_bill_moved_since_the_page(facade, clock) -> None:
     tab = played_tab(facade, clock)  # 9,00 € shown on the page
     add_item(facade, tab, "Pivo 0,5 l", 250, 23)  # another tablet puts a beer on it meanwhile: 11,50 €
     before = rows(facade)
@@ -54,7 +54,7 @@ def test_a_one_tap_payment_is_refused_when_the_bill_moved_since_the_page(facade,
     assert facade.reads.till.tab_payments(tab).status == "paid"
 
 
-def test_a_paid_part_is_refused_as_that_part_in_slovak_never_moved_to_the_next(facade, clock):
+def test_a_paid_part_is_refused_as_that_part_in_slovak_never_moved_to_the_next(facade, clock) -> None:
     tab = played_tab(facade, clock)  # 9,00 €
     set_split(facade, tab, {"mode": "equal", "parts": [{"n": n, "amount_cents": 450, "lines": [LINE], "vat": VAT} for n in (1, 2)]})
     facade.execute(PayTab(tab=tab, method="card", amount_cents=450, part=1, actor=STAFF))
@@ -68,7 +68,7 @@ def test_a_paid_part_is_refused_as_that_part_in_slovak_never_moved_to_the_next(f
     assert [p.owed_cents for p in facade.reads.till.tab_payments(tab).parts] == [0, 450]
 
 
-def test_a_sale_at_the_bar_needs_no_typed_name(facade, clock):
+def test_a_sale_at_the_bar_needs_no_typed_name(facade, clock) -> None:
     first = facade.execute(OpenWalkInTab(form_key="bar-sale-key-1", actor=STAFF))  # 18:00 in Bratislava
     assert facade.execute(OpenWalkInTab(form_key="bar-sale-key-1", actor=STAFF)) == first  # a double tap: one tab
     second = facade.execute(OpenWalkInTab(label="  ", actor=STAFF))
@@ -85,13 +85,13 @@ def test_a_sale_at_the_bar_needs_no_typed_name(facade, clock):
     assert facade.reads.till.receipt_of(taken.payment_id).table_name == "Bar 18:00"
 
 
-def test_the_bars_label_rule():
+def test_the_bars_label_rule() -> None:
     at = datetime(2026, 11, 10, 23, 59)  # the venue's time, as the handler gives it
     assert bar_label(at, set()) == "Bar 23:59"
     assert bar_label(at, {"Bar 23:59", "Bar 23:59 (2)"}) == "Bar 23:59 (3)"
 
 
-def test_the_products_most_sold_this_month_first_voided_ones_not_counted(facade, clock):
+def test_the_products_most_sold_this_month_first_voided_ones_not_counted(facade, clock) -> None:
     kofola, beer, coffee = (_product(facade, n) for n in ("Kofola 0,5 l", "Pivo 0,5 l", "Káva espresso"))
     tab = facade.execute(OpenWalkInTab(actor=STAFF))
     facade.execute(AddTabItem(tab=tab, product=coffee, quantity=9, actor=STAFF))  # last month's habit
@@ -109,7 +109,7 @@ def test_the_products_most_sold_this_month_first_voided_ones_not_counted(facade,
     assert order[:2] == ["Kofola 0,5 l", "Pivo 0,5 l"]
 
 
-def test_every_game_stops_at_closing_its_tab_left_open_or_paid(facade, clock):
+def test_every_game_stops_at_closing_its_tab_left_open_or_paid(facade, clock) -> None:
     one = facade.execute(StartGame(table="pool-01", actor=STAFF))
     two = facade.execute(StartGame(table="pool-02", actor=STAFF))
     three = facade.execute(StartGame(table="carom-01", actor=STAFF))
@@ -137,7 +137,7 @@ def test_every_game_stops_at_closing_its_tab_left_open_or_paid(facade, clock):
     assert facade.execute(StopAllGames(actor=MANAGER)).games == ()  # nothing left to stop
 
 
-def test_the_receipts_journal_of_a_business_day(facade, clock):
+def test_the_receipts_journal_of_a_business_day(facade, clock) -> None:
     one = played_tab(facade, clock, table="pool-01")  # 9,00 €, stopped 19:30
     cash = facade.execute(PayTab(tab=one, method="cash", amount_cents=900, tendered_cents=1000, actor=STAFF))
     bar = facade.execute(OpenWalkInTab(label="Peter pri bare", actor=STAFF))

@@ -13,7 +13,7 @@ from broker.till.payments import PayTab, ReversePayment
 from tests.till.payments_support import MANAGER, STAFF, clock, facade, played_tab, rows, service  # noqa: F401
 
 
-def test_a_reversal_key_used_for_another_payment_or_a_payment_key_is_refused(facade, clock):
+def test_a_reversal_key_used_for_another_payment_or_a_payment_key_is_refused(facade, clock) -> None:
     t1, t2 = played_tab(facade, clock, "pool-01"), played_tab(facade, clock, "pool-02")
     p1 = facade.execute(PayTab(tab=t1, method="card", amount_cents=900, actor=STAFF, request_id="pay-key-0001"))
     p2 = facade.execute(PayTab(tab=t2, method="card", amount_cents=900, actor=STAFF, request_id="pay-key-0002"))

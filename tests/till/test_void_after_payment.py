@@ -41,7 +41,7 @@ def _receipts_per_rate(facade, tab: int) -> tuple[dict[int, int], dict[int, int]
     return {r: c for r, c in gross.items() if c}, {r: c for r, c in vat.items() if c}
 
 
-def test_a_void_after_a_part_payment_is_corrected_on_the_next_receipt(facade, clock):
+def test_a_void_after_a_part_payment_is_corrected_on_the_next_receipt(facade, clock) -> None:
     tab, items = _bar_tab(facade)
     facade.execute(PayTab(tab=tab, method="card", amount_cents=580, actor=STAFF))
     facade.execute(VoidTabItem(tab=tab, item=items["Kofola"], reason="vrátené", may_void_paid=True, actor=MANAGER))
@@ -57,7 +57,7 @@ def test_a_void_after_a_part_payment_is_corrected_on_the_next_receipt(facade, cl
     assert facade.reads.till.tab_payments(tab).status == "paid"
 
 
-def test_a_void_on_a_paid_tab_needs_the_refund_first(facade, clock):
+def test_a_void_on_a_paid_tab_needs_the_refund_first(facade, clock) -> None:
     tab, items = _bar_tab(facade)
     paid = facade.execute(PayTab(tab=tab, method="card", amount_cents=1161, actor=STAFF))
     before = rows(facade)

@@ -79,7 +79,7 @@ def reversal(p: PaymentRecord, n: int, staff: str | None = None) -> PaymentRecor
 
 @settings(deadline=None)
 @given(days, st.integers(min_value=0, max_value=100_000))
-def test_the_close_out_is_the_sum_of_the_days_payments_by_method(pays, float_cents):
+def test_the_close_out_is_the_sum_of_the_days_payments_by_method(pays, float_cents) -> None:
     z = report(pays, float_cents)
     for m in METHODS:
         assert next(t.net_cents for t in z.by_method if t.method == m.id) == sum(p.amount_cents for p in pays if p.method == m.id)
@@ -91,7 +91,7 @@ def test_the_close_out_is_the_sum_of_the_days_payments_by_method(pays, float_cen
 
 @settings(deadline=None)
 @given(days)
-def test_by_vat_and_by_category_sum_to_the_payment_total(pays):
+def test_by_vat_and_by_category_sum_to_the_payment_total(pays) -> None:
     z = report(pays)
     assert sum(v.gross_cents for v in z.by_vat) == z.total_cents
     assert sum(c.net_cents for c in z.by_category) == z.total_cents
@@ -102,7 +102,7 @@ def test_by_vat_and_by_category_sum_to_the_payment_total(pays):
 
 @settings(deadline=None)
 @given(days, st.data())
-def test_reversals_bring_every_total_back(pays, data):
+def test_reversals_bring_every_total_back(pays, data) -> None:
     if not pays:
         return
     before = report(pays)
@@ -133,7 +133,7 @@ def test_reversals_bring_every_total_back(pays, data):
 
 @settings(deadline=None)
 @given(days)
-def test_the_frozen_report_reads_back_the_same(pays):
+def test_the_frozen_report_reads_back_the_same(pays) -> None:
     z = report(pays)
     assert from_json(to_json(z)) == z
 
@@ -154,7 +154,7 @@ bill_lines = st.lists(
 
 @settings(deadline=None)
 @given(bill_lines, st.lists(st.integers(min_value=1, max_value=30_000), min_size=1, max_size=5), st.booleans())
-def test_part_payments_go_to_the_categories_they_paid_for_and_sum_to_the_takings(bill, amounts, to_the_end):
+def test_part_payments_go_to_the_categories_they_paid_for_and_sum_to_the_takings(bill, amounts, to_the_end) -> None:
     owed = sum(x.amount_cents for x in bill)
     before: list[ReceiptLine] = []
     pays: list[PaymentRecord] = []
@@ -176,7 +176,7 @@ def test_part_payments_go_to_the_categories_they_paid_for_and_sum_to_the_takings
         assert all(abs(categories[c] - held[c]) <= len(pays) for c in categories)
 
 
-def test_the_z_report_of_a_part_payment_names_what_it_paid_for():
+def test_the_z_report_of_a_part_payment_names_what_it_paid_for() -> None:
     """The issue's case: 40 % of a day's takings sat under the raw key partial_payment."""
     bill = [
         ReceiptLine("Pool 1", "Pool 1", 1, None, 600, 23, TABLE_TIME),
@@ -195,7 +195,7 @@ def test_the_z_report_of_a_part_payment_names_what_it_paid_for():
 
 @settings(max_examples=10)
 @given(days)
-def test_a_withheld_report_reads_as_json_with_exactly_the_blind_figures_null(pays):
+def test_a_withheld_report_reads_as_json_with_exactly_the_blind_figures_null(pays) -> None:
     """Staff count blind (dashboard.access.counts_blind): the report's JSON nulls what BLIND names
     and the expected cash, and nothing else; the same report unwithheld carries them all."""
     z = report(pays)

@@ -173,7 +173,7 @@ def _classified() -> set[tuple[str, str]]:
     return PUBLIC | {("GET", p) for p in STAFF_PAGES | MANAGER_PAGES} | {("POST", p) for p in STAFF_ACTIONS | MANAGER_ACTIONS}
 
 
-def test_every_page_route_is_classified():
+def test_every_page_route_is_classified() -> None:
     routes = {(method, path) for method, path, _ in web_routes() if method != "HEAD"}
     assert routes - _classified() == set(), "new page routes: add each to the staff or manager sets above"
     assert _classified() - routes == set(), "routes listed here that the app no longer has"
@@ -302,7 +302,7 @@ def manager(lavos) -> Iterator[Visitor]:
     v.http.close()
 
 
-def test_an_anonymous_browser_is_sent_to_the_login_page_from_every_page(lavos, samples, tablet):
+def test_an_anonymous_browser_is_sent_to_the_login_page_from_every_page(lavos, samples, tablet) -> None:
     for path in sorted(STAFF_PAGES | MANAGER_PAGES):
         target = url(path, samples)
         tablet.goto(lavos.base_url + target)
@@ -316,7 +316,7 @@ def _session_facts(lavos: Served, samples: dict[str, str]) -> dict[str, Any]:
     return {k: s[k] for k in ("table", "state", "paused_at", "stopped_at", "prepaid_until", "extras", "member")}
 
 
-def test_anonymous_actions_go_to_login_and_change_nothing(lavos, samples, anonymous):
+def test_anonymous_actions_go_to_login_and_change_nothing(lavos, samples, anonymous) -> None:
     before = _session_facts(lavos, samples)
     for path in sorted(STAFF_ACTIONS | MANAGER_ACTIONS):
         r = anonymous.post(url(path, samples))  # with a valid (anonymous) CSRF token: the login check refuses it
@@ -324,7 +324,7 @@ def test_anonymous_actions_go_to_login_and_change_nothing(lavos, samples, anonym
     assert _session_facts(lavos, samples) == before
 
 
-def test_staff_browser_gets_403_on_every_manager_page(lavos, samples, tablet):
+def test_staff_browser_gets_403_on_every_manager_page(lavos, samples, tablet) -> None:
     log_in(tablet, lavos, STAFF)
     for path in sorted(MANAGER_PAGES):
         response = tablet.goto(lavos.base_url + url(path, samples))
@@ -334,14 +334,14 @@ def test_staff_browser_gets_403_on_every_manager_page(lavos, samples, tablet):
     assert links and not links & {p for p in MANAGER_PAGES if "{" not in p}, links
 
 
-def test_staff_open_staff_pages_and_the_manager_opens_manager_pages(samples, staff, manager):
+def test_staff_open_staff_pages_and_the_manager_opens_manager_pages(samples, staff, manager) -> None:
     for path in sorted(STAFF_PAGES):
         assert staff.get_status(url(path, samples)).status_code == 200, path
     for path in sorted(MANAGER_PAGES):
         assert manager.get_status(url(path, samples)).status_code == 200, path
 
 
-def test_staff_manager_actions_are_403_and_change_nothing(lavos, samples, staff):
+def test_staff_manager_actions_are_403_and_change_nothing(lavos, samples, staff) -> None:
     before = lavos.api("GET", f"/api/members/{samples['member_id']}", MANAGER)
     for path in sorted(MANAGER_ACTIONS):
         r = staff.post(url(path, samples))  # a valid CSRF token: the role check, not the form check, refuses it
@@ -353,7 +353,7 @@ def _needs_manager(dependant) -> bool:
     return any(getattr(d.call, "__name__", "") == "manager_user" or _needs_manager(d) for d in dependant.dependencies)
 
 
-def test_staff_cookie_cannot_call_manager_api_routes(samples, staff):
+def test_staff_cookie_cannot_call_manager_api_routes(samples, staff) -> None:
     """The JSON API accepts the dashboard's cookie; the roles hold there too (writes carry the page's CSRF header)."""
     manager_routes = [(m, p) for m, p, route in api_routes() if _needs_manager(route.dependant)]
     assert len(manager_routes) >= 5, manager_routes

@@ -26,7 +26,7 @@ def alerts(lavos, nodes):
 
 
 @pytest.mark.parametrize("size", ["tablet", "phone"])
-def test_alert_buttons_are_apart_explained_and_the_acknowledgement_is_shown(lavos, alerts, open_page, size):
+def test_alert_buttons_are_apart_explained_and_the_acknowledgement_is_shown(lavos, alerts, open_page, size) -> None:
     page = open_page(TABLET if size == "tablet" else PHONE, mobile=size == "phone")
     log_in(page, lavos, MANAGER, "/alerts")
     acked = page.locator(f"tr[data-alert-id='{alerts}']")

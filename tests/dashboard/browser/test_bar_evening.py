@@ -28,7 +28,7 @@ def _billed_minutes(session: dict[str, Any]) -> int:
     return max(1, math.ceil(played.total_seconds() / 60))
 
 
-def test_an_evening_at_the_bar(lavos, nodes, tablet, open_page):
+def test_an_evening_at_the_bar(lavos, nodes, tablet, open_page) -> None:
     bar, watcher = tablet, open_page(TABLET)
     log_in(bar, lavos, STAFF)
     log_in(watcher, lavos, STAFF)

@@ -43,7 +43,7 @@ def _english(page) -> None:
 
 
 @pytest.mark.parametrize(("size", "table"), [("tablet", "pool-07"), ("phone", "pool-08")])
-def test_staff_void_an_extra_on_the_games_tab_from_its_bill(lavos, open_page, size, table):
+def test_staff_void_an_extra_on_the_games_tab_from_its_bill(lavos, open_page, size, table) -> None:
     viewport = TABLET if size == "tablet" else PHONE
     page = open_page(viewport, mobile=size == "phone")
     sid = _game(lavos, table)
@@ -66,7 +66,7 @@ def test_staff_void_an_extra_on_the_games_tab_from_its_bill(lavos, open_page, si
     _stop(lavos, sid)
 
 
-def test_staff_cannot_correct_an_issued_bill_and_the_manager_can_in_english(lavos, open_page):
+def test_staff_cannot_correct_an_issued_bill_and_the_manager_can_in_english(lavos, open_page) -> None:
     sid = _game(lavos, "pool-09", toppings=1)
     bill = _stop(lavos, sid)["bill"]
     staff = open_page(PHONE, mobile=True)
@@ -107,7 +107,7 @@ def _paid(lavos, sid: int, method: str, tendered: int | None = None) -> dict[str
 
 
 @pytest.mark.parametrize("size", ["tablet", "phone"])
-def test_todays_receipts_to_find_one_again_and_reprint_the_receipt(lavos, open_page, size):
+def test_todays_receipts_to_find_one_again_and_reprint_the_receipt(lavos, open_page, size) -> None:
     """Issue 19, item 13: "Tlačiť" on Účty printed the game's bill, without the drinks and the change;
     the journal lists the receipts (number, time, name, amount, method) and reprints the receipt."""
     viewport = TABLET if size == "tablet" else PHONE
@@ -159,7 +159,7 @@ def test_todays_receipts_to_find_one_again_and_reprint_the_receipt(lavos, open_p
 
 
 @pytest.mark.parametrize("size", ["tablet", "phone"])
-def test_report_arrows_go_back_a_day_and_never_into_the_future(lavos, open_page, size):
+def test_report_arrows_go_back_a_day_and_never_into_the_future(lavos, open_page, size) -> None:
     viewport = TABLET if size == "tablet" else PHONE
     page = open_page(viewport, mobile=size == "phone")
     log_in(page, lavos, MANAGER, "/reports")

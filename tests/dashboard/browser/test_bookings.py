@@ -69,7 +69,7 @@ def _card(page, table: str) -> str:
 
 
 @pytest.mark.parametrize(("size", "table", "name"), [(TABLET, "pool-04", "Novák"), (PHONE, "pool-05", "Kováčová")], ids=["tablet", "phone"])
-def test_a_phone_booking_in_three_taps_shows_on_the_floor_from_15_minutes_before(hall, open_page, size, table, name):
+def test_a_phone_booking_in_three_taps_shows_on_the_floor_from_15_minutes_before(hall, open_page, size, table, name) -> None:
     hall.clock.set(EVENING)
     page = open_page(size, mobile=size is PHONE)
     _log_in(page, hall)
@@ -104,7 +104,7 @@ LONG_NAMES = (
 )
 
 
-def test_the_day_grid_shows_the_whole_evening_on_the_tablet_with_long_names_and_tomorrow_is_one_tap(hall, open_page):
+def test_the_day_grid_shows_the_whole_evening_on_the_tablet_with_long_names_and_tomorrow_is_one_tap(hall, open_page) -> None:
     """Issue 29, item 40: long names booked widened the grid until 20:30–24:00 scrolled off the
     tablet; the day view had no way to tomorrow but the arrow and a date."""
     hall.clock.set(EVENING)
@@ -135,7 +135,7 @@ def test_the_day_grid_shows_the_whole_evening_on_the_tablet_with_long_names_and_
     assert page.locator("#day-tomorrow").count() == 0 and page.locator("#day-today").is_visible()
 
 
-def test_the_waiting_list_offer_appears_on_the_floor_when_a_game_stops(hall, open_page):
+def test_the_waiting_list_offer_appears_on_the_floor_when_a_game_stops(hall, open_page) -> None:
     hall.clock.set(local(2026, 12, 4, 19, 50))
     for n in range(1, 11):
         table = f"pool-{n:02d}"

@@ -92,7 +92,7 @@ def _pay(lavos, day: date, cents: int, method: str, category: str, vat: int, ten
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_staff_open_the_day_with_a_float_and_close_it_with_the_counted_cash(lavos, open_page, size):
+def test_staff_open_the_day_with_a_float_and_close_it_with_the_counted_cash(lavos, open_page, size) -> None:
     viewport, mobile = SIZES[size]
     page = open_page(viewport, mobile=mobile)
     problems: list[str] = []
@@ -177,7 +177,7 @@ def test_staff_open_the_day_with_a_float_and_close_it_with_the_counted_cash(lavo
     assert (summary["counted_cents"], summary["expected_cents"], summary["variance_cents"]) == (6200, 6230, -30)
 
 
-def test_the_manager_sees_the_closed_days_and_exports_them(lavos, open_page):
+def test_the_manager_sees_the_closed_days_and_exports_them(lavos, open_page) -> None:
     closed = [d for d in lavos.api("GET", "/api/days", MANAGER) if d["closed_at"]]
     if not closed:  # run alone: close a day first
         lavos.api("POST", "/api/days/current/open", STAFF, json={"float_cents": 0})
@@ -200,7 +200,7 @@ def test_the_manager_sees_the_closed_days_and_exports_them(lavos, open_page):
     assert Path(got.value.path()).read_bytes()[:2] == b"PK"
 
 
-def test_no_english_on_the_slovak_day_pages_with_voids_refunds_and_open_tabs(lavos, open_page):
+def test_no_english_on_the_slovak_day_pages_with_voids_refunds_and_open_tabs(lavos, open_page) -> None:
     from tests.dashboard.browser.test_slovak_everywhere import Findings, _post_form
 
     day = date.fromisoformat(lavos.api("GET", "/api/days/current", STAFF)["day"])

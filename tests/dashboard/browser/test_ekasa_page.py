@@ -73,7 +73,7 @@ def _pending_payment(lavos, table: str) -> tuple[int, int]:
 
 
 @pytest.mark.parametrize(("size", "table", "number"), [("tablet", "pool-05", 17), ("phone", "pool-06", 18)])
-def test_settings_test_connection_and_a_paragon_while_eKasa_is_down(lavos, open_page, sim, size, table, number):
+def test_settings_test_connection_and_a_paragon_while_eKasa_is_down(lavos, open_page, sim, size, table, number) -> None:
     viewport = TABLET if size == "tablet" else PHONE
     boss = open_page(viewport, mobile=size == "phone")
     before = lavos.api("GET", "/api/ekasa/settings", MANAGER)  # the first run leaves it on

@@ -40,7 +40,7 @@ def venue_tables() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def evening(lavos, nodes):
+def evening(lavos, nodes) -> None:
     def start(table: str, **body) -> int:
         result: int = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": table, **body})["id"]
         return result
@@ -92,7 +92,7 @@ def fit(page) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("lang", ["sk", "en"])
-def test_the_whole_hall_fits_the_tablet_with_five_alerts_open_and_a_party_waiting(lavos, nodes, evening, tablet, lang):
+def test_the_whole_hall_fits_the_tablet_with_five_alerts_open_and_a_party_waiting(lavos, nodes, evening, tablet, lang) -> None:
     log_in(tablet, lavos, MANAGER)
     if lang == "en":
         with tablet.expect_navigation():
@@ -118,7 +118,7 @@ def test_the_whole_hall_fits_the_tablet_with_five_alerts_open_and_a_party_waitin
     assert tablet.locator("#alert-banner .alert:visible").count() == 5
 
 
-def test_the_top_bar_is_one_row_on_every_page_a_manager_opens(lavos, evening, open_page):
+def test_the_top_bar_is_one_row_on_every_page_a_manager_opens(lavos, evening, open_page) -> None:
     """Issue 29, item 36: it wrapped to two rows (109 px) on 8 of 10 of the manager's pages. Each
     page of the bar (the manager's own under "Správa") and a table's, at 1280 px less a scrollbar,
     with the waiting list's link in the bar; the manager's pages are one tap away in its menu."""
@@ -140,7 +140,7 @@ def test_the_top_bar_is_one_row_on_every_page_a_manager_opens(lavos, evening, op
     assert page.url.endswith("/reports") and page.locator("#nav-more-toggle").get_attribute("aria-current") == "page"
 
 
-def test_cards_show_their_tables_worst_alert(lavos, nodes, evening, tablet):
+def test_cards_show_their_tables_worst_alert(lavos, nodes, evening, tablet) -> None:
     log_in(tablet, lavos, STAFF)
     f = {c["table"]: c for c in fit(tablet)["cards"]}
     expected = {
@@ -156,7 +156,7 @@ def test_cards_show_their_tables_worst_alert(lavos, nodes, evening, tablet):
     assert tablet.locator("#table-pool-06 .card-alerts").count() == 0
 
 
-def test_a_folded_room_stays_folded_in_this_browser(lavos, evening, tablet):
+def test_a_folded_room_stays_folded_in_this_browser(lavos, evening, tablet) -> None:
     log_in(tablet, lavos, STAFF)
     tablet.locator("#room-main > summary").tap()
     assert not tablet.locator("#table-pool-01").is_visible()
@@ -199,7 +199,7 @@ def tournament_day(lavos, evening):
     return tid
 
 
-def test_a_tournament_on_eight_tables_fits_the_tablet_too(lavos, evening, tournament_day, tablet):
+def test_a_tournament_on_eight_tables_fits_the_tablet_too(lavos, evening, tournament_day, tablet) -> None:
     """Issue 29, item 36 on a tournament day: 8 called matches (names, race, score on each card), the
     waiting party and the alerts: the whole hall still fits 1280x800, each called card no taller than
     the tallest game's card; a long name is shortened with an ellipsis, its whole text in the title."""

@@ -96,7 +96,7 @@ def floor_after(page, lavos) -> None:
         page.goto(lavos.base_url + "/")
 
 
-def test_no_card_is_stale_after_a_start_or_a_transfer(lavos, nodes, tablet, open_page):
+def test_no_card_is_stale_after_a_start_or_a_transfer(lavos, nodes, tablet, open_page) -> None:
     bar, watcher = tablet, open_page(TABLET)
     for p in (bar, watcher):
         p.add_init_script(CARD_LOG)
@@ -147,7 +147,7 @@ def test_no_card_is_stale_after_a_start_or_a_transfer(lavos, nodes, tablet, open
         print(f"  {what}: max {max(values) * 1000:.0f} ms ({', '.join(f'{v * 1000:.0f}' for v in values)})")
 
 
-def test_a_stopped_or_moved_game_never_shows_its_table_lit_without_a_game(lavos, nodes, open_page):
+def test_a_stopped_or_moved_game_never_shows_its_table_lit_without_a_game(lavos, nodes, open_page) -> None:
     """The node reports its light off some tens of milliseconds after the hub told it; a card
     fetched in between used to say "Svieti bez hry" (purple) for that blink. The card shows the
     table free with its light switching off instead, then free with the light off; it never

@@ -52,7 +52,7 @@ def hms_seconds(text: str) -> int:
     return h * 3600 + m * 60 + s
 
 
-def test_timers_tick_and_the_amount_moves_without_events(lavos, hall_clock, tablet, open_page):
+def test_timers_tick_and_the_amount_moves_without_events(lavos, hall_clock, tablet, open_page) -> None:
     sid = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": TABLE})["id"]
     lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": "pool-01", "prepaid_minutes": 60})
     hall_clock.jump(seconds=PLAYED_S)  # the hub's clock is now: the games have run 45 s
@@ -124,7 +124,7 @@ def _cents(text: str) -> int:
     return int("".join(ch for ch in text if ch.isdigit()))
 
 
-def test_in_a_sped_up_hall_the_amount_moves_and_the_timers_keep_the_halls_pace(lavos, hall_clock, tablet):
+def test_in_a_sped_up_hall_the_amount_moves_and_the_timers_keep_the_halls_pace(lavos, hall_clock, tablet) -> None:
     """Issue 29, item 39: in the demo (`--speed 20`) the table page's running amount froze: the
     server said when it moves in the hall's milliseconds, and the browser waited that long in its
     own (a minute of the hall is 3 s there). The page says how fast the hall's clock runs; the

@@ -19,7 +19,7 @@ TABLE = "foos-01"
 ROUNDS = 3
 
 
-def test_goal_without_checkin_alerts_the_open_page(lavos, nodes, tablet):
+def test_goal_without_checkin_alerts_the_open_page(lavos, nodes, tablet) -> None:
     log_in(tablet, lavos, STAFF, "/foosball")
     wait_live(tablet)
     loaded = page_marker(tablet)

@@ -11,7 +11,7 @@ SERVER_PROCESS = True
 ACCOUNTS_BY_CLI = True
 
 
-def test_server_process_sees_the_simulated_nodes_and_chromium_reaches_it(lavos, nodes, tablet):
+def test_server_process_sees_the_simulated_nodes_and_chromium_reaches_it(lavos, nodes, tablet) -> None:
     assert lavos.proc.poll() is None
     online = {n["table"] for n in lavos.api("GET", "/api/nodes", MANAGER) if n["online"]}
     assert online == set(NODE_TABLES)

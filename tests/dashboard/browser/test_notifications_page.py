@@ -21,7 +21,7 @@ def _fits(page, width: int) -> None:
 
 
 @pytest.mark.parametrize("size", ["tablet", "phone"])
-def test_add_a_target_send_a_test_message_and_remove_it(lavos, open_page, size):
+def test_add_a_target_send_a_test_message_and_remove_it(lavos, open_page, size) -> None:
     hook = Webhook().start()
     try:
         viewport = TABLET if size == "tablet" else PHONE

@@ -63,7 +63,7 @@ def _cents(text: str) -> int:
 
 
 @pytest.mark.parametrize(("size", "table"), [("tablet", "pool-04"), ("phone", "pool-05")])
-def test_half_cash_with_change_half_card_then_the_manager_gives_it_back(lavos, open_page, size, table):
+def test_half_cash_with_change_half_card_then_the_manager_gives_it_back(lavos, open_page, size, table) -> None:
     viewport = TABLET if size == "tablet" else PHONE
     tab = _tab(lavos, table)
     owed = lavos.api("GET", f"/api/tabs/{tab}/payments", STAFF)["owed_cents"]
@@ -131,7 +131,7 @@ def test_half_cash_with_change_half_card_then_the_manager_gives_it_back(lavos, o
 
 
 @pytest.mark.parametrize(("size", "table"), [("tablet", "pool-06"), ("phone", "pool-07")])
-def test_a_double_tap_on_pay_makes_one_payment_and_the_receipt_reads_in_english(lavos, open_page, size, table):
+def test_a_double_tap_on_pay_makes_one_payment_and_the_receipt_reads_in_english(lavos, open_page, size, table) -> None:
     viewport = TABLET if size == "tablet" else PHONE
     tab = _tab(lavos, table)
     page = open_page(viewport, mobile=size == "phone")
@@ -162,7 +162,7 @@ def test_a_double_tap_on_pay_makes_one_payment_and_the_receipt_reads_in_english(
     _fits(page, viewport["width"])
 
 
-def test_no_english_and_no_raw_ids_on_the_slovak_payment_pages_and_refusals(lavos, open_page):
+def test_no_english_and_no_raw_ids_on_the_slovak_payment_pages_and_refusals(lavos, open_page) -> None:
     from tests.dashboard.browser.test_slovak_everywhere import Findings
 
     tab = _tab(lavos, "pool-08")
@@ -210,7 +210,7 @@ BIGGEST_TEXT = """() => {
 }"""
 
 
-def test_stop_and_pay_in_cash_with_change_is_four_taps_and_the_whole_amount_is_the_headline(lavos, open_page):
+def test_stop_and_pay_in_cash_with_change_is_four_taps_and_the_whole_amount_is_the_headline(lavos, open_page) -> None:
     """Issue 19, item 9: after "Ukončiť a vystaviť účet" the page said 1,20 € (the table time) big and
     the tab's 4,30 € (with the drinks) small. Now the stop lands on the tab's pay page, what the
     guests owe in full is the biggest text on it, and the note they hand over pays it in one tap."""

@@ -85,7 +85,7 @@ def evening(lavos, nodes) -> dict[str, int]:
     return {"bill": billed, "tab": tab}
 
 
-def test_the_evenings_whole_floor_fits_the_tablet_with_a_party_waiting(lavos, evening, tablet):
+def test_the_evenings_whole_floor_fits_the_tablet_with_a_party_waiting(lavos, evening, tablet) -> None:
     """Issue 29, item 36: with one alert and one party waiting, this floor was 984 px tall on the
     1280x800 tablet: the side room and the foosball fell below the fold."""
     log_in(tablet, lavos, MANAGER)
@@ -101,7 +101,7 @@ def test_the_evenings_whole_floor_fits_the_tablet_with_a_party_waiting(lavos, ev
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_screenshots(lavos, evening, open_page, size):
+def test_screenshots(lavos, evening, open_page, size) -> None:
     viewport, mobile = SIZES[size]
     page = open_page(viewport, mobile=mobile)
     problems: list[str] = []

@@ -537,7 +537,7 @@ def lavos_api(page, base: str, table: str) -> None:
     assert r.status == 201, r.text()
 
 
-def test_no_english_and_no_raw_ids_on_the_slovak_pages(lavos, hall, open_page):
+def test_no_english_and_no_raw_ids_on_the_slovak_pages(lavos, hall, open_page) -> None:
     findings = Findings()
     tablet = open_page(TABLET)
     log_in(tablet, lavos, MANAGER, "/")
@@ -571,7 +571,7 @@ def test_no_english_and_no_raw_ids_on_the_slovak_pages(lavos, hall, open_page):
     assert not findings.found, f"{len(findings.found)} English or raw-id texts on the Slovak UI:\n" + "\n".join(findings.found)
 
 
-def test_the_english_ui_says_the_same_in_english(lavos, hall, open_page):
+def test_the_english_ui_says_the_same_in_english(lavos, hall, open_page) -> None:
     """The same refusals and alerts on the English UI: English sentences, table names, no ids."""
     page = open_page(TABLET)
     log_in(page, lavos, MANAGER, "/alerts")
@@ -594,7 +594,7 @@ def test_the_english_ui_says_the_same_in_english(lavos, hall, open_page):
     assert "Balls potted per pocket today" in sensors and not RAW_ID.search(page.evaluate(VISIBLE_TEXT))
 
 
-def test_the_detector_sees_english_and_ids(lavos, open_page):
+def test_the_detector_sees_english_and_ids(lavos, open_page) -> None:
     """The check itself: an English sentence and a raw id are found, Slovak text is not."""
     page = open_page(TABLET)
     _goto(page, lavos.base_url, "/login")

@@ -83,7 +83,7 @@ def usual_alerts(lavos, nodes):
 
 
 @pytest.mark.parametrize("page", SIZES, indirect=True)
-def test_start_is_in_reach_with_a_member_chip_and_prepaid_presets(lavos, members, usual_alerts, page):
+def test_start_is_in_reach_with_a_member_chip_and_prepaid_presets(lavos, members, usual_alerts, page) -> None:
     log_in(page, lavos, STAFF, "/tables/pool-05")
     assert page.locator("#alert-banner .alert").count() >= 3
     # On screen without scrolling: within the layout viewport (on the phone, wider content, like a
@@ -112,7 +112,7 @@ def test_start_is_in_reach_with_a_member_chip_and_prepaid_presets(lavos, members
 
 
 @pytest.mark.parametrize("page", SIZES, indirect=True)
-def test_the_club_rate_is_known_before_the_start_and_said_again_at_it(lavos, members, page):
+def test_the_club_rate_is_known_before_the_start_and_said_again_at_it(lavos, members, page) -> None:
     """Issue 19, item 16: the floor marks the club-rate tables, the start form says what this table
     gives, and choosing a member who will not get the club rate warns before the game starts."""
     log_in(page, lavos, STAFF, "/")
@@ -162,7 +162,7 @@ def test_the_club_rate_is_known_before_the_start_and_said_again_at_it(lavos, mem
 
 
 @pytest.mark.parametrize("page", SIZES, indirect=True)
-def test_a_running_game_extend_only_when_prepaid_stop_far_from_pause_move_explicitly(lavos, members, page):
+def test_a_running_game_extend_only_when_prepaid_stop_far_from_pause_move_explicitly(lavos, members, page) -> None:
     lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": "pool-07", "member_id": members["paid"]})
     log_in(page, lavos, STAFF, "/tables/pool-07")
     assert page.locator("#extend").count() == 0, "Predĺžiť offered for a game without prepaid time"
@@ -199,7 +199,7 @@ def test_a_running_game_extend_only_when_prepaid_stop_far_from_pause_move_explic
 
 
 @pytest.mark.parametrize("page", SIZES, indirect=True)
-def test_out_of_service_from_the_table_page(lavos, nodes, page):
+def test_out_of_service_from_the_table_page(lavos, nodes, page) -> None:
     log_in(page, lavos, STAFF, "/tables/pool-03")
     page.locator("#oos-form input[name=reason]").fill("čistenie")
     page.locator("#take-out").click()
@@ -224,7 +224,7 @@ def test_out_of_service_from_the_table_page(lavos, nodes, page):
 
 
 @pytest.mark.parametrize("page", SIZES, indirect=True)
-def test_out_of_service_shows_live_on_the_floor_of_another_tablet(lavos, nodes, page, open_page):
+def test_out_of_service_shows_live_on_the_floor_of_another_tablet(lavos, nodes, page, open_page) -> None:
     """The floor open on one device (tablet or phone); a bartender takes Pool 3 out of service at
     another tablet: the card says "Mimo prevádzky" (its own calm look, not an alarm) without a
     reload, and "Voľný" again once it is put back (how soon another tablet sees a staff action:
@@ -247,7 +247,7 @@ def test_out_of_service_shows_live_on_the_floor_of_another_tablet(lavos, nodes, 
 
 
 @pytest.mark.parametrize("page", SIZES, indirect=True)
-def test_light_by_hand_raises_the_light_alert_like_the_button(lavos, nodes, page):
+def test_light_by_hand_raises_the_light_alert_like_the_button(lavos, nodes, page) -> None:
     node, _ = nodes["pool-02"]
     log_in(page, lavos, STAFF, "/tables/pool-02")
     page.locator("#light-on").click()
@@ -264,7 +264,7 @@ def test_light_by_hand_raises_the_light_alert_like_the_button(lavos, nodes, page
 
 
 @pytest.mark.parametrize("page", SIZES, indirect=True)
-def test_foosball_staff_check_in_shows_until_when_and_check_out(lavos, nodes, members, page):
+def test_foosball_staff_check_in_shows_until_when_and_check_out(lavos, nodes, members, page) -> None:
     log_in(page, lavos, STAFF, "/tables/foos-01")
     _choose_member(page, "Ambra Tomáš", "#checkin-form")
     assert page.locator("#checkin-form .chip").is_visible()
@@ -285,7 +285,7 @@ def test_foosball_staff_check_in_shows_until_when_and_check_out(lavos, nodes, me
 
 
 @pytest.mark.parametrize("page", SIZES, indirect=True)
-def test_darts_page_has_the_light_out_of_service_and_todays_use(lavos, nodes, page):
+def test_darts_page_has_the_light_out_of_service_and_todays_use(lavos, nodes, page) -> None:
     node, factory = nodes["darts-01"]
     drive_pulses(factory.pin(node.config.pins.activity), 1, PulseScript(duration_s=0.05, chatter_edges=0))
     log_in(page, lavos, STAFF, "/tables/darts-01")

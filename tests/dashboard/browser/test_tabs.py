@@ -39,7 +39,7 @@ def _product(page, name: str):
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_two_drinks_on_a_games_tab_one_voided_and_the_vat_per_rate(lavos, open_page, size):
+def test_two_drinks_on_a_games_tab_one_voided_and_the_vat_per_rate(lavos, open_page, size) -> None:
     viewport, mobile, table = SIZES[size]
     page = open_page(viewport, mobile=mobile)
     log_in(page, lavos, STAFF, f"/tables/{table}")
@@ -78,7 +78,7 @@ def test_two_drinks_on_a_games_tab_one_voided_and_the_vat_per_rate(lavos, open_p
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_a_walk_in_tab_merged_onto_a_table_and_split_in_two(lavos, open_page, size):
+def test_a_walk_in_tab_merged_onto_a_table_and_split_in_two(lavos, open_page, size) -> None:
     viewport, mobile, _ = SIZES[size]
     table = "pool-08" if size == "tablet" else "pool-09"
     page = open_page(viewport, mobile=mobile)
@@ -123,7 +123,7 @@ def test_a_walk_in_tab_merged_onto_a_table_and_split_in_two(lavos, open_page, si
     assert "Zlúčené do účtu" in page.locator("#tab-merged").inner_text()
 
 
-def test_a_sale_at_the_bar_is_three_taps_from_the_floor(lavos, open_page):
+def test_a_sale_at_the_bar_is_three_taps_from_the_floor(lavos, open_page) -> None:
     """Issue 19, item 15: "Predaj na bar" (no name to type), the product, the note the guest hands over."""
     page = open_page(TABLET)
     log_in(page, lavos, STAFF, "/")
@@ -148,7 +148,7 @@ def test_a_sale_at_the_bar_is_three_taps_from_the_floor(lavos, open_page):
 PRODUCTS = 40  # a bar's whole list: the actions must stay on screen however many there are
 
 
-def test_a_playing_tables_actions_are_on_screen_however_many_products(lavos, open_page):
+def test_a_playing_tables_actions_are_on_screen_however_many_products(lavos, open_page) -> None:
     """Issue 19, item 10, at 1280×800: stop, pause and the products (a compact grid, the most sold
     first, a search) on screen without scrolling with 40 products and an alert in the strip; the
     manager's "Ukončiť všetky hry" too, with one confirmation. (Last in the module: its products

@@ -74,7 +74,7 @@ def _check_receipt(page, amount: int, method: str) -> str:
     return result
 
 
-def test_an_evening_at_the_till_from_the_first_game_to_the_closed_day(lavos, open_page):
+def test_an_evening_at_the_till_from_the_first_game_to_the_closed_day(lavos, open_page) -> None:
     page = open_page(TABLET)
     log_in(page, lavos, STAFF, "/day")
 

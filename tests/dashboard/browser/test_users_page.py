@@ -25,7 +25,7 @@ def _login_form(page, base_url: str, username: str, password: str) -> None:
         page.locator(".login-box button[type=submit]").tap()
 
 
-def test_disabling_a_staff_user_logs_their_tablet_out(lavos, open_page):
+def test_disabling_a_staff_user_logs_their_tablet_out(lavos, open_page) -> None:
     bar, office = open_page(), open_page()
     log_in(bar, lavos, STAFF, "/alerts")
     log_in(office, lavos, MANAGER, "/users")
@@ -56,7 +56,7 @@ def test_disabling_a_staff_user_logs_their_tablet_out(lavos, open_page):
     assert re.search(r"\d{1,2}\.\u00a0\d{1,2}\.\u00a020\d\d \d{1,2}:\d\d", rows[0]), rows[0]  # the local time, Slovak style
 
 
-def test_a_handed_out_password_must_be_changed_before_anything_else(lavos, open_page):
+def test_a_handed_out_password_must_be_changed_before_anything_else(lavos, open_page) -> None:
     office, bar = open_page(), open_page()
     log_in(office, lavos, MANAGER, "/users")
     form = office.locator("#add-user")
@@ -102,7 +102,7 @@ def test_a_handed_out_password_must_be_changed_before_anything_else(lavos, open_
     assert any(MANAGER in r and "Musí si zvoliť vlastné heslo." in r for r in added), added
 
 
-def test_an_ended_login_keeps_the_form_and_what_was_typed(lavos, open_page):
+def test_an_ended_login_keeps_the_form_and_what_was_typed(lavos, open_page) -> None:
     """Issue 19, item 17: the manager ends the bar tablet's logins while a start form is half filled
     in; sending it leads to the login page, which says why, and logging in again to the same form
     with what was typed (and no game started meanwhile). Issue 29, item 38: the prepaid time chosen
@@ -134,7 +134,7 @@ def test_an_ended_login_keeps_the_form_and_what_was_typed(lavos, open_page):
     assert bar.locator("#start-form input[name=card_uid]").input_value() == ""
 
 
-def test_a_refused_account_form_stays_with_what_was_typed(lavos, open_page):
+def test_a_refused_account_form_stays_with_what_was_typed(lavos, open_page) -> None:
     """Issue 19, item 22: on the manager's phone, a refused new account is said at the form, in
     Slovak, with the name, the role and the tick kept (the passwords are typed again)."""
     office = open_page(PHONE, mobile=True)
