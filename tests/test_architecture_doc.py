@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,7 +34,7 @@ def test_the_page_lists_exactly_the_commands_with_their_modules() -> None:
 
 
 @pytest.mark.parametrize("kind", all_commands(), ids=lambda k: k.__name__)
-def test_every_command_says_what_it_does_and_is_frozen(kind) -> None:
+def test_every_command_says_what_it_does_and_is_frozen(kind: Any) -> None:
     assert "__doc__" in kind.__dict__ and not kind.__doc__.startswith(f"{kind.__name__}("), f"{kind.__name__} has no docstring of its own"
     assert kind.__dataclass_params__.frozen
 

@@ -13,10 +13,15 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 import lavos_cli
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
 
 REPO = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
@@ -105,7 +110,7 @@ def test_the_agent_imports_without_the_hub_packages() -> None:
     ],
     ids=["help", "edge-help", "node-config", "schema"],
 )
-def test_the_nodes_commands_run_on_an_edge_only_install(args, shows) -> None:
+def test_the_nodes_commands_run_on_an_edge_only_install(args: Any, shows: Any) -> None:
     done = edge_only("lavos", *args)
     assert done.returncode == 0, done.stderr
     for text in shows:
@@ -120,12 +125,12 @@ def test_the_hub_layers_are_left_out_and_a_hub_command_says_what_to_install() ->
     assert lavos_cli.INSTALL_HUB in done.stderr
 
 
-def test_a_real_import_error_in_a_layer_is_not_hidden(monkeypatch) -> None:
+def test_a_real_import_error_in_a_layer_is_not_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib
 
     real = importlib.import_module
 
-    def broken(name, *a):
+    def broken(name: Any, *a: Any) -> ModuleType:
         if name == "dashboard.cli":
             raise ModuleNotFoundError("No module named 'dashboard.clii'", name="dashboard.clii")
         return real(name, *a)

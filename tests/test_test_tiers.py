@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,7 +18,7 @@ TESTS = Path(__file__).resolve().parent
 
 
 @pytest.mark.parametrize("key", sorted(MODULES))
-def test_every_entry_names_a_directory_module_or_test_that_exists(key) -> None:
+def test_every_entry_names_a_directory_module_or_test_that_exists(key: Any) -> None:
     # A renamed module or test would silently lose its markers (the guard would then catch it, but late).
     path, _, test = key.partition("::")
     target = TESTS / path
@@ -45,7 +46,7 @@ def test_every_entry_names_a_directory_module_or_test_that_exists(key) -> None:
         ([sys.executable, "-m", "pip", "--version"], None),
     ],
 )
-def test_command_lines_are_read_as_the_process_they_start(argv, marker) -> None:
+def test_command_lines_are_read_as_the_process_they_start(argv: Any, marker: Any) -> None:
     assert marker_for_command(argv) == marker
 
 
@@ -61,7 +62,7 @@ def test_command_lines_are_read_as_the_process_they_start(argv, marker) -> None:
         ("", False),  # no -m: everything
     ],
 )
-def test_a_marker_expression_deselects_every_external_test_or_not(markexpr, excluded) -> None:
+def test_a_marker_expression_deselects_every_external_test_or_not(markexpr: Any, excluded: Any) -> None:
     assert excludes_external(markexpr) is excluded
 
 
@@ -116,7 +117,7 @@ def test_ordinary_program():
 
 
 @pytest.mark.parametrize("args", [(), ("-n", "2", "--dist", "loadgroup")], ids=["serial", "xdist"])
-def test_the_guard_holds_in_xdist_workers_too(tmp_path, args) -> None:
+def test_the_guard_holds_in_xdist_workers_too(tmp_path: Path, args: Any) -> None:
     """tests/conftest.py's guard, loaded as a plugin into a pytest of its own: an unmarked test that
     starts Mosquitto fails naming the marker, in a plain run and in each xdist worker alike."""
     done = run_probe(tmp_path, GUARDED_PROBE, "tests.conftest", *args)

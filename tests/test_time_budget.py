@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,7 +28,7 @@ def run_budget_probe(tmp_path: Path, limit_s: float, *args: str) -> subprocess.C
 
 
 @pytest.mark.parametrize("args", [(), ("-n", "2")], ids=["serial", "xdist"])
-def test_a_session_past_the_limit_fails_though_every_test_passed(tmp_path, args) -> None:
+def test_a_session_past_the_limit_fails_though_every_test_passed(tmp_path: Path, args: Any) -> None:
     done = run_budget_probe(tmp_path, 0.5, *args)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "2 passed" in done.stdout
@@ -36,7 +37,7 @@ def test_a_session_past_the_limit_fails_though_every_test_passed(tmp_path, args)
 
 
 @pytest.mark.parametrize("args", [(), ("-n", "2")], ids=["serial", "xdist"])
-def test_a_session_within_the_limit_passes_and_says_its_time(tmp_path, args) -> None:
+def test_a_session_within_the_limit_passes_and_says_its_time(tmp_path: Path, args: Any) -> None:
     done = run_budget_probe(tmp_path, 600, *args)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.count("test time: ") == 1 and "CI limit 600 s" in done.stdout

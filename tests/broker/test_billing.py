@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import timedelta
 from fractions import Fraction
 from math import floor
@@ -34,7 +35,7 @@ def half_up(x: Fraction) -> int:
     "actual, unit, billed",
     [(0, 60, 0), (0.000001, 60, 60), (60, 60, 60), (61, 60, 120), (5400, 60, 5400), (301, 300, 600), (899.5, 900, 900)],
 )
-def test_billed_per_started_unit(actual, unit, billed) -> None:
+def test_billed_per_started_unit(actual: Any, unit: Any, billed: Any) -> None:
     assert billed_seconds(actual, unit) == billed
 
 
@@ -61,25 +62,26 @@ def test_vat_share_of_a_gross_price() -> None:
 
 @settings(deadline=None)
 @given(st.integers(0, 10**7), st.integers(0, 10**6))
-def test_time_amount_is_exact_half_up(rate, seconds) -> None:
+def test_time_amount_is_exact_half_up(rate: Any, seconds: Any) -> None:
     assert time_amount_cents(rate, seconds) == half_up(Fraction(rate * seconds, 3600))
 
 
 @settings(deadline=None)
 @given(st.integers(0, 10**9), st.integers(0, 100))
-def test_vat_share_is_exact_half_up(total, percent) -> None:
+def test_vat_share_is_exact_half_up(total: Any, percent: Any) -> None:
     assert vat_share(total, percent) == half_up(Fraction(total * percent, 100 + percent))
 
 
 @settings(deadline=None)
 @given(st.fractions(min_value=0, max_value=10**6), st.sampled_from([60, 300, 900]))
-def test_billed_seconds_is_the_smallest_unit_multiple_covering_the_time(actual, unit) -> None:
+def test_billed_seconds_is_the_smallest_unit_multiple_covering_the_time(actual: Any, unit: Any) -> None:
     billed = billed_seconds(actual, unit)
     assert billed % unit == 0
     assert actual <= billed < actual + unit if actual else billed == 0
 
 
 def test_garbage_refused() -> None:
+    bad: Callable[[], object]
     for bad in (
         lambda: billed_seconds(-1, 60),
         lambda: billed_seconds(10, 0),

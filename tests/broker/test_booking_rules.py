@@ -5,6 +5,7 @@ the prepaid cap, no-shows and deposits, phone numbers, the waiting list's order 
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -48,7 +49,7 @@ def test_back_to_back_bookings_do_not_overlap_but_one_minute_more_does() -> None
         (date(2026, 10, 24), "20:00", "22:00", 2),
     ],
 )
-def test_a_span_typed_on_the_wall_clock_is_as_long_as_the_wall_clock_says(day, start, end, hours) -> None:
+def test_a_span_typed_on_the_wall_clock_is_as_long_as_the_wall_clock_says(day: Any, start: Any, end: Any, hours: Any) -> None:
     s = span(start, end, day)
     assert s.end - s.start == timedelta(hours=hours)
     assert s.start.astimezone(TZ).strftime("%H:%M") == start and s.end.astimezone(TZ).strftime("%H:%M") == end
@@ -70,12 +71,12 @@ def test_a_length_in_minutes_is_real_time_across_the_autumn_night() -> None:
 @pytest.mark.parametrize(
     ("typed", "hhmm"), [("20:00", "20:00"), ("20.30", "20:30"), ("2015", "20:15"), ("9", "09:00"), (" 7:05 ", "07:05")]
 )
-def test_times_as_staff_type_them(typed, hhmm) -> None:
+def test_times_as_staff_type_them(typed: Any, hhmm: Any) -> None:
     assert b.parse_hhmm(typed).strftime("%H:%M") == hhmm
 
 
 @pytest.mark.parametrize("typed", ["", "24:00", "20:60", "8pm", "20:00:00", "２０:００"])
-def test_what_is_not_a_time_is_refused(typed) -> None:
+def test_what_is_not_a_time_is_refused(typed: Any) -> None:
     with pytest.raises(DateRefused):
         b.parse_hhmm(typed)
 
@@ -138,12 +139,12 @@ def test_no_show_due_and_deposits() -> None:
         ("", None),
     ],
 )
-def test_phone_numbers_as_staff_type_them(typed, stored) -> None:
+def test_phone_numbers_as_staff_type_them(typed: Any, stored: Any) -> None:
     assert b.normalise_phone(typed) == stored
 
 
 @pytest.mark.parametrize("typed", ["123", "call me", "+0903123456", "0903 123 456 789 012 34"])
-def test_what_is_not_a_phone_number_is_refused(typed) -> None:
+def test_what_is_not_a_phone_number_is_refused(typed: Any) -> None:
     with pytest.raises(b.BookingRefused):
         b.normalise_phone(typed)
 
@@ -175,7 +176,7 @@ def test_the_day_view_row_of_a_table() -> None:
 @given(
     st.lists(st.tuples(st.integers(0, 47), st.integers(1, 12)), max_size=12),
 )
-def test_free_and_taken_spans_cover_the_period_exactly_once(pieces) -> None:
+def test_free_and_taken_spans_cover_the_period_exactly_once(pieces: Any) -> None:
     period = b.Span(EVENING, EVENING + timedelta(hours=8))
     taken = [b.Span(EVENING + timedelta(minutes=10 * s), EVENING + timedelta(minutes=10 * (s + n))) for s, n in pieces]
     free = b.free_spans(period, taken)
@@ -197,7 +198,7 @@ REQUEST = st.tuples(st.sampled_from(["pool-01", "pool-02", "carom-01"]), st.inte
 
 
 @given(st.lists(REQUEST, max_size=30), st.randoms())
-def test_no_two_accepted_bookings_overlap_on_a_table_whatever_the_order(requests, rnd) -> None:
+def test_no_two_accepted_bookings_overlap_on_a_table_whatever_the_order(requests: Any, rnd: Any) -> None:
     """The writer accepts a request when nothing holds its table then (clashes is empty); in any
     order of arrival the accepted ones never overlap, and back-to-back ones are both taken."""
     order = list(range(len(requests)))
@@ -221,7 +222,7 @@ def test_no_two_accepted_bookings_overlap_on_a_table_whatever_the_order(requests
 # --- the waiting list ---------------------------------------------------------------------------
 
 
-def party(n: int, kind: str = "pool", minute: int = 0, **kw) -> b.Party:
+def party(n: int, kind: str = "pool", minute: int = 0, **kw: Any) -> b.Party:
     return b.Party(n, kind, 2, EVENING + timedelta(minutes=minute), **kw)
 
 
@@ -261,7 +262,7 @@ def test_a_booking_pushes_the_expected_free_time_past_it() -> None:
 
 
 @given(st.lists(st.tuples(st.sampled_from(["pool", "pool9", "carom"]), st.integers(0, 100)), max_size=15))
-def test_a_party_never_waits_less_than_one_that_came_before_it_for_the_same_kind(joins) -> None:
+def test_a_party_never_waits_less_than_one_that_came_before_it_for_the_same_kind(joins: Any) -> None:
     now = EVENING + timedelta(hours=1)
     parties = [party(n, kind, minute) for n, (kind, minute) in enumerate(joins)]
     tables = [b.TableNow(t, now + timedelta(minutes=7 * n)) for n, t in enumerate(LAVOS.tables) if b.bookable(t)]

@@ -4,6 +4,7 @@ evening before, over midnight, New Year's Eve and both DST nights of 2026 in Bra
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -31,7 +32,7 @@ from tests.broker.test_tariffs import LAVOS, bratislava
         ((2026, 10, 25, 6, 0), date(2026, 10, 25)),
     ],
 )
-def test_a_moment_belongs_to_the_evening_before_until_six(local, day) -> None:
+def test_a_moment_belongs_to_the_evening_before_until_six(local: Any, day: Any) -> None:
     assert business_day(bratislava(*local), LAVOS) == day
 
 
@@ -45,7 +46,7 @@ def test_both_halves_of_the_doubled_hour_are_the_same_evening() -> None:
     ("day", "hours"),
     [(date(2026, 11, 10), 24), (date(2026, 3, 28), 23), (date(2026, 3, 29), 24), (date(2026, 10, 24), 25), (date(2026, 12, 31), 24)],
 )
-def test_bounds_run_from_six_to_six_and_a_dst_night_changes_the_length(day, hours) -> None:
+def test_bounds_run_from_six_to_six_and_a_dst_night_changes_the_length(day: Any, hours: Any) -> None:
     start, end = business_day_bounds(day, LAVOS)
     assert start == bratislava(day.year, day.month, day.day, 6, 0)
     assert (end - start) == timedelta(hours=hours)

@@ -5,6 +5,7 @@ dates (the 500s of issue 29), the spring night's missing hour and the autumn nig
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -38,7 +39,7 @@ def test_the_range_is_ten_years_back_and_two_ahead_whole_years() -> None:
         "2028-12-31T23:30:00-01:00",  # 2029-01-01 01:30 at the hall
     ],
 )
-def test_a_time_outside_the_range_is_refused_before_any_arithmetic_can_overflow(written) -> None:
+def test_a_time_outside_the_range_is_refused_before_any_arithmetic_can_overflow(written: Any) -> None:
     with pytest.raises(DateRefused, match="outside the dates"):
         HALL.moment(written)
 
@@ -67,13 +68,13 @@ def test_the_spring_nights_missing_hour_is_refused_the_autumn_nights_double_hour
     "written",
     ["", "2026-12-04T", "2026-12-04T24:00", "2026-02-30T20:00", "2026-12-04T20:00+25:00", "1700000000", "20261204T2000", "tomorrow"],
 )
-def test_what_is_not_a_date_and_time_is_refused_as_such(written) -> None:
+def test_what_is_not_a_date_and_time_is_refused_as_such(written: Any) -> None:
     with pytest.raises(DateRefused, match="is not a date and time"):
         HALL.moment(written)
 
 
 @pytest.mark.parametrize("written", ["2026-13-01", "2026-02-30", "20261204", "2026-W49-5", "2026-12-04T20:00", "４０２６-01-01", " "])
-def test_what_is_not_a_day_is_refused_as_such(written) -> None:
+def test_what_is_not_a_day_is_refused_as_such(written: Any) -> None:
     with pytest.raises(DateRefused, match="is not a date: give a day as"):
         HALL.day(written)
 
@@ -107,7 +108,7 @@ TEXTS = st.one_of(
 
 @settings(max_examples=150, deadline=None)
 @given(text=TEXTS, today=st.dates(min_value=date(2000, 1, 1), max_value=date(2100, 12, 31)))
-def test_every_text_is_a_date_in_the_range_or_a_refusal(text, today) -> None:
+def test_every_text_is_a_date_in_the_range_or_a_refusal(text: Any, today: Any) -> None:
     hall = HallDates(TZ, today)
     for read in (hall.day, hall.month, hall.moment, hall.day_or_moment):
         try:

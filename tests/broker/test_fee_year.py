@@ -8,13 +8,17 @@ of that year and of the next one, the only two a session can meet.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from broker.domain.floor.game_ops import GameError, Op, bill, card_op, replay, start_op, stop_op
 from broker.domain.tariffs import MemberSnapshot, RateContext, rate_at
 from tests.broker.test_tariffs import LAVOS, bratislava
+
+if TYPE_CHECKING:
+    from broker.domain.billing import Bill
+
 
 BOTH = MemberSnapshot(7, "Ambra Tomáš", fee_paid=True, year=2026, next_year_paid=True)
 THIS_ONLY = MemberSnapshot(7, "Ambra Tomáš", fee_paid=True, year=2026, next_year_paid=False)
@@ -24,11 +28,11 @@ MIDNIGHT = bratislava(2027, 1, 1, 0, 0)
 CLUB_TABLE = "pool-05"  # a club-card table in the shipped venue
 
 
-def billed(member: MemberSnapshot, start=EVE, end=NEW_YEAR):
+def billed(member: MemberSnapshot, start: Any = EVE, end: Any = NEW_YEAR) -> Bill:
     return bill(replay([start_op(start, CLUB_TABLE, member=member), stop_op(end)], LAVOS), LAVOS, end)
 
 
-def lines(b) -> list[tuple[Any, ...]]:
+def lines(b: Any) -> list[tuple[Any, ...]]:
     return [(line.reason, line.start, line.amount_cents) for line in b.lines]
 
 
@@ -93,7 +97,7 @@ def test_garbage_next_year_paid_is_refused() -> None:
         (bratislava(2026, 10, 25, 1, 0), bratislava(2026, 10, 25, 4, 0), 4),
     ],
 )
-def test_dst_nights_bill_real_time_at_the_club_rate_without_a_cut(start, end, real_hours) -> None:
+def test_dst_nights_bill_real_time_at_the_club_rate_without_a_cut(start: Any, end: Any, real_hours: Any) -> None:
     member = MemberSnapshot(7, "Ambra Tomáš", fee_paid=True, year=2026)  # next year unpaid: no cut in spring or autumn
     b = billed(member, start, end)
     assert [(x.reason, x.billed_seconds, x.amount_cents) for x in b.lines] == [("club_card", real_hours * 3600, real_hours * 400)]

@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from fractions import Fraction
 from math import floor
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 from hypothesis import assume, given, settings
@@ -34,6 +34,11 @@ from broker.domain.floor.game_ops import (
 )
 from tests.broker.test_tariffs import BRATISLAVA, HAPPY, LAVOS, PAID, UNPAID, bratislava, venue_with
 
+if TYPE_CHECKING:
+    from broker.domain.billing import Bill
+    from broker.domain.floor.game_ops import GameState
+
+
 T0 = bratislava(2026, 11, 30, 17, 0)  # a Monday evening
 
 
@@ -41,12 +46,12 @@ def mins(n: float) -> datetime:
     return T0 + timedelta(minutes=n)
 
 
-def billed(ops: list[Op], venue=LAVOS, now: datetime | None = None):
+def billed(ops: list[Op], venue: Any = LAVOS, now: datetime | None = None) -> Bill:
     state = replay(ops, venue)
     return bill(state, venue, now or state.last_at)
 
 
-def shape(b) -> list[tuple[Any, ...]]:
+def shape(b: Any) -> list[tuple[Any, ...]]:
     return [(line.kind, line.reason, line.amount_cents) for line in b.lines]
 
 
@@ -79,7 +84,7 @@ def test_card_shown_after_20_of_60_minutes_is_two_lines_4_67() -> None:
         ("pool-05", UNPAID, "card_unpaid", "nie je zaplatený"),
     ],
 )
-def test_card_not_honoured_bills_standard_with_the_reason(table, member, reason, note) -> None:
+def test_card_not_honoured_bills_standard_with_the_reason(table: Any, member: Any, reason: Any, note: Any) -> None:
     b = billed([start_op(T0, table, member=member), stop_op(mins(60))])
     assert shape(b) == [("time", reason, 600)]
     assert b.lines[0].tariff_id == "standard" and note in b.lines[0].description
@@ -282,7 +287,7 @@ SP = start_op(T0, "pool-05", prepaid_minutes=30)
         ([S, "stop"], "expected an Op, got str"),
     ],
 )
-def test_invalid_sequences_are_refused_with_a_clear_message(ops, message) -> None:
+def test_invalid_sequences_are_refused_with_a_clear_message(ops: Any, message: Any) -> None:
     with pytest.raises(GameError, match=message):
         replay(ops, LAVOS)
 
@@ -304,7 +309,7 @@ def test_invalid_sequences_are_refused_with_a_clear_message(ops, message) -> Non
         (lambda: prepaid_remaining(replay([SP], LAVOS), datetime(2026, 11, 30, 18, 0)), "has no timezone"),
     ],
 )
-def test_garbage_values_are_refused(make, message) -> None:
+def test_garbage_values_are_refused(make: Any, message: Any) -> None:
     with pytest.raises(GameError, match=message):
         make()
 
@@ -326,7 +331,7 @@ starts = st.datetimes(datetime(2026, 1, 1), datetime(2027, 12, 31), timezones=st
 STEP_KINDS = ["pause", "resume", "transfer", "card", "card_removed", "extend", "stop"]
 
 
-def _step_op(kind: str, at: datetime, table: str, member: MemberSnapshot, venue) -> Op:
+def _step_op(kind: str, at: datetime, table: str, member: MemberSnapshot, venue: Any) -> Op:
     return {
         "pause": lambda: pause_op(at),
         "resume": lambda: resume_op(at),
@@ -339,7 +344,7 @@ def _step_op(kind: str, at: datetime, table: str, member: MemberSnapshot, venue)
 
 
 @st.composite
-def sessions(draw, venue=LAVOS, kinds=STEP_KINDS, member=st.none() | members):
+def sessions(draw: Any, venue: Any = LAVOS, kinds: Any = STEP_KINDS, member: Any = st.none() | members) -> tuple[list[Op], GameState]:
     """Ops of a valid session, as the live service builds them: each validated by apply before it is appended."""
     at = draw(starts)
     ops = [start_op(at, draw(st.sampled_from(BILLIARD)), member=draw(member), prepaid_minutes=draw(st.none() | st.integers(1, 180)))]
@@ -366,7 +371,7 @@ def half_up(x: Fraction) -> int:
 
 @settings(deadline=None)
 @given(st.data(), venues, later)
-def test_bill_is_the_sum_of_its_lines_rounded_exactly(data, venue, wait) -> None:
+def test_bill_is_the_sum_of_its_lines_rounded_exactly(data: Any, venue: Any, wait: Any) -> None:
     _ops, state = data.draw(sessions(venue))
     b = bill(state, venue, state.last_at + wait)
     assert b.total_cents == sum(line.amount_cents for line in b.lines) >= 0
@@ -380,7 +385,7 @@ def test_bill_is_the_sum_of_its_lines_rounded_exactly(data, venue, wait) -> None
 
 @settings(deadline=None)
 @given(st.data(), venues, later, later)
-def test_bill_never_decreases_as_the_session_gets_longer(data, venue, first, more) -> None:
+def test_bill_never_decreases_as_the_session_gets_longer(data: Any, venue: Any, first: Any, more: Any) -> None:
     _ops, state = data.draw(sessions(venue, [k for k in STEP_KINDS if k != "stop"]))
     early, late = state.last_at + first, state.last_at + first + more
     assert bill(state, venue, early).total_cents <= bill(state, venue, late).total_cents
@@ -390,7 +395,7 @@ def test_bill_never_decreases_as_the_session_gets_longer(data, venue, first, mor
 
 @settings(deadline=None)
 @given(st.data(), st.builds(MemberSnapshot, member_id=st.just(1), name=st.just("Člen"), fee_paid=st.just(True)), later)
-def test_club_card_never_costs_more_than_standard(data, member, wait) -> None:
+def test_club_card_never_costs_more_than_standard(data: Any, member: Any, wait: Any) -> None:
     ops, state = data.draw(sessions(LAVOS, [k for k in STEP_KINDS if not k.startswith("card")], st.none()))
     with_card = [Op("start", ops[0].at, {**ops[0].data, "member": member.to_dict()}), *ops[1:]]
     now = state.last_at + wait
@@ -399,7 +404,7 @@ def test_club_card_never_costs_more_than_standard(data, member, wait) -> None:
 
 @settings(deadline=None)
 @given(st.data(), venues, later)
-def test_replay_equals_applying_one_by_one(data, venue, wait) -> None:
+def test_replay_equals_applying_one_by_one(data: Any, venue: Any, wait: Any) -> None:
     ops, state = data.draw(sessions(venue))
     now = state.last_at + wait
     assert replay(ops, venue) == state
@@ -412,7 +417,7 @@ def test_replay_equals_applying_one_by_one(data, venue, wait) -> None:
 
 @settings(deadline=None)
 @given(st.data(), st.integers(1, len(STEP_KINDS)), st.integers(1, 4 * 3600))
-def test_paused_time_is_never_billed(data, where, pause_s) -> None:
+def test_paused_time_is_never_billed(data: Any, where: Any, pause_s: Any) -> None:
     # Year-less snapshots and no bands: shifting play by the pause must not change the rates.
     ops, state = data.draw(sessions(LAVOS, member=st.none() | members))
     where = min(where, len(ops))
@@ -429,7 +434,7 @@ def test_paused_time_is_never_billed(data, where, pause_s) -> None:
 
 @settings(deadline=None)
 @given(st.data(), venues, later)
-def test_billed_time_is_played_time_rounded_up_per_line(data, venue, wait) -> None:
+def test_billed_time_is_played_time_rounded_up_per_line(data: Any, venue: Any, wait: Any) -> None:
     _ops, state = data.draw(sessions(venue))
     now = state.last_at + wait
     time_lines = [line for line in bill(state, venue, now).lines if line.kind == "time"]
@@ -445,7 +450,7 @@ def test_billed_time_is_played_time_rounded_up_per_line(data, venue, wait) -> No
 
 @settings(deadline=None)
 @given(st.data(), venues, later, st.integers(0, 10**6 - 1))
-def test_the_amount_moves_exactly_when_the_server_says(data, venue, wait, micro) -> None:
+def test_the_amount_moves_exactly_when_the_server_says(data: Any, venue: Any, wait: Any, micro: Any) -> None:
     from broker.domain.floor.amount_clock import HORIZON, amount_moves_at
 
     _ops, state = data.draw(sessions(venue, [k for k in STEP_KINDS if k != "stop"]))

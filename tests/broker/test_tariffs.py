@@ -77,7 +77,7 @@ HAPPY = {
         ((2026, 3, 30), datetime(2026, 3, 30, 14, 0, tzinfo=UTC)),  # Monday after the change, CEST (+2)
     ],
 )
-def test_band_follows_local_time_across_dst(day: tuple[int, int, int], utc_start) -> None:
+def test_band_follows_local_time_across_dst(day: tuple[int, int, int], utc_start: Any) -> None:
     venue = venue_with([HAPPY])
     segs = split(venue, RateContext("pool-01"), bratislava(*day, 15, 0), bratislava(*day, 19, 0))
     assert [(s.rate_cents_per_hour, s.reason) for s in segs] == [(600, "standard"), (450, "band:happy"), (600, "standard")]

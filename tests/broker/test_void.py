@@ -4,6 +4,7 @@ moved onto the game's tab by migration 0012, are read and ignored; a correction'
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -43,7 +44,7 @@ def test_a_correction_after_an_old_extra_still_applies() -> None:
 
 
 @pytest.mark.parametrize("reason", [None, "", "   ", "ab", "x" * (REASON_MAX + 1)])
-def test_a_correction_needs_a_real_reason(reason) -> None:
+def test_a_correction_needs_a_real_reason(reason: Any) -> None:
     with pytest.raises(GameError):
         bill_reason(reason)
 

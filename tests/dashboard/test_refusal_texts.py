@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from babel.messages.pofile import read_po
@@ -13,12 +14,17 @@ from broker.domain.floor import alert_kinds
 from broker.domain.refusals import N_, Name, Refusal
 from broker.hall.hub import CardInUse, ServiceError
 from dashboard.web import i18n, i18n_tools
+from tests.support.matching import some
+
+if TYPE_CHECKING:
+    from babel.messages.catalog import Catalog
+
 
 REPO = Path(__file__).resolve().parents[2]
 SK_PO = REPO / "dashboard/web/translations/sk/LC_MESSAGES/messages.po"
 
 
-def _sk_catalogue():
+def _sk_catalogue() -> Catalog:
     with open(SK_PO, "rb") as f:
         return read_po(f, locale="sk")
 
@@ -47,7 +53,9 @@ def test_the_slovak_plural_forms_are_three_and_all_filled() -> None:
     catalogue = _sk_catalogue()
     assert catalogue.num_plurals == 3 and "n == 1 ? 0 : n >= 2 && n <= 4 ? 1 : 2" in catalogue.plural_expr
     plurals = [m for m in catalogue if m.id and isinstance(m.id, tuple)]
-    assert plurals and all(len(m.string) == 3 and all(m.string) for m in plurals), [m.id for m in plurals if not all(m.string)]
+    assert plurals and all(len(some(m.string)) == 3 and all(some(m.string)) for m in plurals), [
+        m.id for m in plurals if not all(some(m.string))
+    ]
 
 
 def test_the_catalogue_check_fails_on_an_empty_plural_form() -> None:
@@ -62,7 +70,7 @@ def test_the_catalogue_check_fails_on_an_empty_plural_form() -> None:
     "n, sk",
     [(1, "1 porucha"), (2, "2 poruchy"), (4, "4 poruchy"), (5, "5 porúch"), (11, "11 porúch"), (0, "0 porúch")],
 )
-def test_slovak_fault_counts(n, sk) -> None:
+def test_slovak_fault_counts(n: Any, sk: Any) -> None:
     token = i18n.use_lang("sk")
     try:
         assert i18n.ngettext("%(num)d fault", "%(num)d faults", n) % {"num": n} == sk

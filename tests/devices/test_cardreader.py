@@ -6,6 +6,7 @@ import logging
 import os
 import threading
 import time
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import given, settings
@@ -26,6 +27,10 @@ from devices.drivers.cardreader import (
 from devices.nodeconfig import CardReaderSettings
 from tests.support.waiting import wait_until
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
 evdev = pytest.importorskip("evdev")
 ecodes = evdev.ecodes
 
@@ -39,7 +44,7 @@ def presses(text: str) -> list[tuple[int, int]]:
     return [*out, (ecodes.KEY_ENTER, 1), (ecodes.KEY_ENTER, 0)]
 
 
-def decode_all(decoder: WedgeDecoder, keys) -> list[str | BadUid]:
+def decode_all(decoder: WedgeDecoder, keys: Any) -> list[str | BadUid]:
     out: list[str | BadUid] = []
     for code, value in keys:
         try:
@@ -67,7 +72,7 @@ def decode_all(decoder: WedgeDecoder, keys) -> list[str | BadUid]:
         (" 0012345678\n", "00bc614e"),
     ],
 )
-def test_normalise_uid(raw, uid) -> None:
+def test_normalise_uid(raw: Any, uid: Any) -> None:
     assert normalise_uid(raw) == uid
     CardData(uid=uid)  # what the contract accepts
 
@@ -90,14 +95,14 @@ def test_digit_only_hex_needs_hex_input() -> None:
         ("9" * 39, "hex digits"),  # 128+ bits
     ],
 )
-def test_bad_uids_are_refused_with_a_reason(raw, why) -> None:
+def test_bad_uids_are_refused_with_a_reason(raw: Any, why: Any) -> None:
     with pytest.raises(BadUid, match=why):
         normalise_uid(raw)
 
 
 @settings(deadline=None)
 @given(st.text(max_size=50))
-def test_normalised_uid_always_fits_the_contract(raw) -> None:
+def test_normalised_uid_always_fits_the_contract(raw: Any) -> None:
     try:
         uid = normalise_uid(raw)
     except BadUid:
@@ -107,7 +112,7 @@ def test_normalised_uid_always_fits_the_contract(raw) -> None:
 
 @settings(deadline=None)
 @given(st.integers(0, 2**32 - 1))
-def test_ten_digit_decimal_is_the_32_bit_value_in_hex(value) -> None:
+def test_ten_digit_decimal_is_the_32_bit_value_in_hex(value: Any) -> None:
     assert int(normalise_uid(f"{value:010d}"), 16) == value
     assert len(normalise_uid(f"{value:010d}")) == 8
 
@@ -172,7 +177,7 @@ def test_simulated_reader_delivers_normalised_uids() -> None:
         reader.tap("04a3b2c1")
 
 
-def test_simulated_reader_refuses_garbage_and_survives_a_failing_callback(caplog) -> None:
+def test_simulated_reader_refuses_garbage_and_survives_a_failing_callback(caplog: pytest.LogCaptureFixture) -> None:
     seen: list[str] = []
 
     def on_card(uid: str) -> None:
@@ -194,7 +199,7 @@ def test_simulated_reader_refuses_garbage_and_survives_a_failing_callback(caplog
 # ---------------------------------------------------------------------------- factory
 
 
-def test_factory_builds_what_the_settings_ask_for(tmp_path) -> None:
+def test_factory_builds_what_the_settings_ask_for(tmp_path: Path) -> None:
     assert make_card_reader(CardReaderSettings()) is None
     assert isinstance(make_card_reader(CardReaderSettings(kind="simulated")), SimulatedCardReader)
     reader = make_card_reader(CardReaderSettings(kind="evdev", device=str(tmp_path / "kbd")))
@@ -221,7 +226,9 @@ def test_mfrc522_off_a_pi_says_what_it_needs() -> None:
 
 
 @pytest.mark.parametrize("make_path", [lambda tmp: tmp / "missing", lambda tmp: _regular_file(tmp)])
-def test_evdev_reader_without_a_device_logs_once_retries_and_closes(tmp_path, caplog, make_path) -> None:
+def test_evdev_reader_without_a_device_logs_once_retries_and_closes(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, make_path: Any
+) -> None:
     path = str(make_path(tmp_path))
     fds_before = len(os.listdir("/proc/self/fd"))
     reader = EvdevCardReader(path, retry_s=0.01)
@@ -238,7 +245,7 @@ def test_evdev_reader_without_a_device_logs_once_retries_and_closes(tmp_path, ca
         reader.start(lambda uid: None)
 
 
-def _regular_file(tmp):
+def _regular_file(tmp: Any) -> Any:
     # exists, but the input ioctls fail on it: like a by-id path to the wrong kind of node
     p = tmp / "not-an-input-device"
     p.write_text("")
@@ -246,7 +253,7 @@ def _regular_file(tmp):
 
 
 @pytest.fixture
-def uinput():
+def uinput() -> Any:
     """A virtual keyboard the kernel sees as a real input device, or a skip saying why not."""
     try:
         return evdev.UInput(name="lavos-test-wedge-reader")
@@ -254,13 +261,15 @@ def uinput():
         pytest.skip(f"no usable /dev/uinput here (the uinput module is not loaded, e.g. in a container): {exc}")
 
 
-def type_card(ui, text: str) -> None:
+def type_card(ui: Any, text: str) -> None:
     for code, value in presses(text):
         ui.write(ecodes.EV_KEY, code, value)
         ui.syn()
 
 
-def test_evdev_reader_reads_a_virtual_wedge_reader_and_survives_unplug(tmp_path, uinput, caplog) -> None:
+def test_evdev_reader_reads_a_virtual_wedge_reader_and_survives_unplug(
+    tmp_path: Path, uinput: Any, caplog: pytest.LogCaptureFixture
+) -> None:
     # Like /dev/input/by-id/...: a stable symlink to whichever event node the reader gets.
     link = tmp_path / "usb-rfid-kbd"
     os.symlink(uinput.device.path, link)

@@ -26,7 +26,7 @@ EVENT_DATA = {
 }
 
 
-def event_dict(etype: str = "pocket", **changes) -> dict[str, Any]:
+def event_dict(etype: str = "pocket", **changes: Any) -> dict[str, Any]:
     ev = {
         "v": 1,
         "table": "pool-01",
@@ -41,11 +41,11 @@ def event_dict(etype: str = "pocket", **changes) -> dict[str, Any]:
     return ev
 
 
-def send(topic: str, obj) -> c.Message:
+def send(topic: str, obj: Any) -> c.Message:
     return c.decode(topic, json.dumps(obj))
 
 
-def refused(topic: str, payload, match: str) -> None:
+def refused(topic: str, payload: Any, match: str) -> None:
     with pytest.raises(c.ContractError, match=match):
         c.decode(topic, payload if isinstance(payload, (bytes, str)) else json.dumps(payload))
 
@@ -79,7 +79,7 @@ NON_EVENT_MESSAGES = [
 
 
 @pytest.mark.parametrize("etype", c.EVENT_TYPES)
-def test_every_event_type_round_trips(etype) -> None:
+def test_every_event_type_round_trips(etype: Any) -> None:
     model = c.EVENT_MODELS[etype]
     event = model(**{**event_dict(etype), "ts": TS})
     msg = c.decode(c.event_topic("pool-01", etype), c.encode(event))
@@ -89,7 +89,7 @@ def test_every_event_type_round_trips(etype) -> None:
 
 
 @pytest.mark.parametrize("topic, model", NON_EVENT_MESSAGES, ids=lambda x: getattr(x, "__class__", type(x)).__name__)
-def test_every_other_message_round_trips(topic, model) -> None:
+def test_every_other_message_round_trips(topic: Any, model: Any) -> None:
     assert c.decode(topic, c.encode(model)).body == model
 
 
@@ -128,7 +128,7 @@ def test_topic_builders_follow_the_architecture_table() -> None:
         (c.HUB_STATUS_TOPIC, c.Topic("hub_status")),
     ],
 )
-def test_parse_topic(topic, parsed) -> None:
+def test_parse_topic(topic: Any, parsed: Any) -> None:
     assert c.parse_topic(topic) == parsed
 
 
@@ -150,7 +150,7 @@ def test_parse_topic(topic, parsed) -> None:
         ("lavos/v1/table/" + "a" * 33 + "/status", "not a valid table id"),
     ],
 )
-def test_bad_topics_are_refused(topic, why) -> None:
+def test_bad_topics_are_refused(topic: Any, why: Any) -> None:
     with pytest.raises(c.ContractError, match=why):
         c.parse_topic(topic)
 
@@ -182,7 +182,7 @@ def test_node_output_filters_cover_node_topics_only() -> None:
         (b"[" * 2000 + b"]" * 2000, "nested too deeply"),
     ],
 )
-def test_unreadable_payloads_are_refused(payload, why) -> None:
+def test_unreadable_payloads_are_refused(payload: Any, why: Any) -> None:
     refused(POCKET, payload, why)
 
 
@@ -223,7 +223,7 @@ def test_payload_over_the_limit_is_refused_before_parsing() -> None:
         ({"data": None}, "data: Input should be an object"),
     ],
 )
-def test_bad_pocket_events_are_refused_saying_why(changes, why) -> None:
+def test_bad_pocket_events_are_refused_saying_why(changes: Any, why: Any) -> None:
     refused(POCKET, event_dict(**changes), why)
 
 
@@ -245,7 +245,7 @@ def test_missing_fields_are_named() -> None:
         ("sensor_fault", {"sensor": "pocket-1", "kind": "smoke"}, "data.kind"),
     ],
 )
-def test_bad_event_data_is_refused(etype, data, why) -> None:
+def test_bad_event_data_is_refused(etype: Any, data: Any, why: Any) -> None:
     refused(c.event_topic("pool-01", etype), event_dict(etype, data=data), why)
 
 
@@ -272,7 +272,7 @@ def test_topic_event_type_must_match_payload_type() -> None:
         ({"on": True, "cmd_id": ""}, "cmd_id: String should have at least 1 character"),
     ],
 )
-def test_bad_light_commands_are_refused(payload, why) -> None:
+def test_bad_light_commands_are_refused(payload: Any, why: Any) -> None:
     refused(LIGHT_SET, payload, why)
 
 
@@ -301,7 +301,7 @@ def test_bad_light_commands_are_refused(payload, why) -> None:
         (c.HUB_STATUS_TOPIC, {"state": 1}, "state"),
     ],
 )
-def test_bad_other_payloads_are_refused(topic, payload, why) -> None:
+def test_bad_other_payloads_are_refused(topic: Any, payload: Any, why: Any) -> None:
     refused(topic, payload, why)
 
 
@@ -335,7 +335,7 @@ payloads = st.binary(max_size=300) | st.text(max_size=300) | json_values.map(jso
 
 @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(valid_topics, st.text(max_size=60)), payloads)
-def test_decode_only_ever_raises_contract_error(topic, payload) -> None:
+def test_decode_only_ever_raises_contract_error(topic: Any, payload: Any) -> None:
     try:
         msg = c.decode(topic, payload)
     except c.ContractError:

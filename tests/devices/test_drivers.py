@@ -24,7 +24,7 @@ from tests.support.waiting import wait_until
 
 @pytest.mark.parametrize("active_high", [True, False])
 @pytest.mark.parametrize("initial_on", [True, False])
-def test_relay_polarity_and_explicit_initial_state(active_high, initial_on) -> None:
+def test_relay_polarity_and_explicit_initial_state(active_high: Any, initial_on: Any) -> None:
     factory = MockFactory()
     relay = LightRelay(17, active_high=active_high, initial_on=initial_on, pin_factory=factory)
     pin = factory.pin(17)
@@ -73,7 +73,7 @@ def test_a_new_command_cancels_a_blink_and_its_settle() -> None:
 # ---------------------------------------------------------------- beam sensor
 
 
-def collecting_beam(factory, pin=5, **filter_kw):
+def collecting_beam(factory: Any, pin: Any = 5, **filter_kw: Any) -> tuple[BeamSensor, list[Any]]:
     out: list[Any] = []
     beam = BeamSensor(pin, PulseFilter(**filter_kw), out.append, pin_factory=factory)
     return beam, out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,7 +21,7 @@ LAVOS = Path(sys.executable).with_name("lavos")
 
 
 @pytest.mark.parametrize("table_id", TABLE_IDS)
-def test_node_config_for_every_lavos_table_round_trips(tmp_path, table_id) -> None:
+def test_node_config_for_every_lavos_table_round_trips(tmp_path: Path, table_id: Any) -> None:
     cfg = node_config_for(
         VENUE,
         table_id,
@@ -40,7 +41,7 @@ def test_node_config_for_every_lavos_table_round_trips(tmp_path, table_id) -> No
     assert load_node_config(path) == cfg
 
 
-def test_lavos_node_config_cli_output_loads_back(tmp_path) -> None:
+def test_lavos_node_config_cli_output_loads_back(tmp_path: Path) -> None:
     out = subprocess.run(
         [str(LAVOS), "node-config", "pool-01", "--mqtt-host", "lavos.local"],
         cwd=REPO,
@@ -64,7 +65,7 @@ def test_lavos_node_config_unknown_table_exits_2_naming_the_tables() -> None:
     assert "pool-10" in out.stderr
 
 
-def test_lavos_node_config_bad_venue_exits_2(tmp_path) -> None:
+def test_lavos_node_config_bad_venue_exits_2(tmp_path: Path) -> None:
     out = subprocess.run(
         [str(LAVOS), "node-config", "pool-01", "--venue", str(tmp_path / "none.toml")], capture_output=True, text=True, timeout=120
     )
@@ -77,7 +78,7 @@ def test_node_config_for_unknown_table_raises_key_error() -> None:
         node_config_for(VENUE, "pool-11")
 
 
-def write(tmp_path, text: str) -> Path:
+def write(tmp_path: Any, text: str) -> Path:
     path = tmp_path / "node.toml"
     path.write_text(text, encoding="utf-8")
     result: Path = path
@@ -99,7 +100,7 @@ BASE = 'table = "pool-01"\nkind = "pool"\n[pins]\npockets = [5, 6, 13, 19, 26, 2
         (BASE + "telemetry = 1\n", ":5: pins.telemetry", "Extra inputs"),
     ],
 )
-def test_bad_node_configs_name_line_and_key(tmp_path, text, where, why) -> None:
+def test_bad_node_configs_name_line_and_key(tmp_path: Path, text: Any, where: Any, why: Any) -> None:
     path = write(tmp_path, text)
     with pytest.raises(ConfigError) as err:
         load_node_config(path)

@@ -15,7 +15,7 @@ from tests.support.matching import near
 MS = 1e-3
 
 
-def feed(f: PulseFilter, edges, until: float | None = None) -> list[Any]:
+def feed(f: PulseFilter, edges: Any, until: float | None = None) -> list[Any]:
     """Feed (t, broken) edges, then advance to `until` (default: far past the last edge)."""
     out: list[Any] = []
     for t, broken in edges:
@@ -25,7 +25,7 @@ def feed(f: PulseFilter, edges, until: float | None = None) -> list[Any]:
     return out
 
 
-def pulse_edges(start: float, length_ms: float, chatter_in=(), chatter_out=()) -> list[tuple[float, bool]]:
+def pulse_edges(start: float, length_ms: float, chatter_in: Any = (), chatter_out: Any = ()) -> list[tuple[float, bool]]:
     """One break of `length_ms`; chatter_* are offsets (ms) of extra toggles after each edge."""
     end = start + length_ms * MS
     edges = [(start, True)]
@@ -45,11 +45,11 @@ def pulse_edges(start: float, length_ms: float, chatter_in=(), chatter_out=()) -
     return edges
 
 
-def pulses(out) -> list[Pulse]:
+def pulses(out: Any) -> list[Pulse]:
     return [o for o in out if isinstance(o, Pulse)]
 
 
-def faults(out) -> list[Fault]:
+def faults(out: Any) -> list[Fault]:
     return [o for o in out if isinstance(o, Fault)]
 
 
@@ -251,7 +251,7 @@ def test_bad_settings_are_refused() -> None:
 
 
 @st.composite
-def chattered_drops(draw):
+def chattered_drops(draw: Any) -> tuple[list[tuple[float, bool]], list[Any]]:
     """N drops of 10-60 ms, 1-3 ms of chatter around each edge, 50-500 ms apart."""
     n = draw(st.integers(0, 15))
     t = draw(st.floats(0, 1000))
@@ -267,7 +267,7 @@ def chattered_drops(draw):
 
 @settings(deadline=None)
 @given(chattered_drops())
-def test_each_chattered_drop_counts_exactly_once(case) -> None:
+def test_each_chattered_drop_counts_exactly_once(case: Any) -> None:
     edges, lengths = case
     out = feed(PulseFilter(), edges)
     got = pulses(out)
@@ -279,7 +279,7 @@ def test_each_chattered_drop_counts_exactly_once(case) -> None:
 
 
 @st.composite
-def glitch(draw):
+def glitch(draw: Any) -> list[tuple[Any, bool]]:
     """Any toggling that starts and ends clear, all inside less than min_pulse_ms."""
     start = draw(st.floats(0, 100))
     offsets = sorted(draw(st.lists(st.floats(0, 4.9), min_size=1, max_size=12)))
@@ -291,7 +291,7 @@ def glitch(draw):
 
 @settings(deadline=None)
 @given(glitch())
-def test_a_glitch_shorter_than_the_minimum_never_yields_a_pulse(edges) -> None:
+def test_a_glitch_shorter_than_the_minimum_never_yields_a_pulse(edges: Any) -> None:
     assert pulses(feed(PulseFilter(min_pulse_ms=5.0, merge_gap_ms=5.0), edges)) == []
 
 
@@ -310,7 +310,7 @@ filter_params = st.fixed_dictionaries(
 
 @settings(deadline=None)
 @given(filter_params, any_edges, st.lists(st.floats(0, 31), max_size=40))
-def test_output_does_not_depend_on_how_often_tick_is_called(params, edges, ticks) -> None:
+def test_output_does_not_depend_on_how_often_tick_is_called(params: Any, edges: Any, ticks: Any) -> None:
     reference = feed(PulseFilter(**params), edges, until=60.0)
 
     f = PulseFilter(**params)
@@ -329,7 +329,7 @@ def test_output_does_not_depend_on_how_often_tick_is_called(params, edges, ticks
 
 @settings(deadline=None)
 @given(filter_params, st.lists(st.tuples(st.floats(-5, 30), st.booleans()), max_size=60))
-def test_arbitrary_edges_never_crash_and_faults_pair_up(params, edges) -> None:
+def test_arbitrary_edges_never_crash_and_faults_pair_up(params: Any, edges: Any) -> None:
     f = PulseFilter(**params)
     out = []
     for t, b in edges:  # unsorted: out-of-order times included

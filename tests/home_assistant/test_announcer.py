@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 from broker.domain.floor import home_assistant as ha
 from broker.domain.venue import load_venue
@@ -21,7 +23,7 @@ class Recorder:
         self.sent.append((topic, payload, retain))
 
 
-def summary_of(games: dict[str, int]):
+def summary_of(games: dict[str, int]) -> Callable[..., Any]:
     def summary(table: str) -> contract.SessionSummary | None:
         if table not in games:
             return None

@@ -36,7 +36,7 @@ def _render(template: str, payload: bytes) -> str:
 
 
 @pytest.mark.parametrize("d", ALL, ids=lambda d: d.topic)
-def test_every_payload_fits_home_assistants_schema(d) -> None:
+def test_every_payload_fits_home_assistants_schema(d: Any) -> None:
     m = re.match(DISCOVERY_TOPIC, d.topic)
     assert m, d.topic
     config = json.loads(d.payload())  # what goes on the wire, not the dict

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -93,7 +94,7 @@ def fake_run_test(tmp_path: Path, *, mypy: int, pytest_status: int) -> tuple[int
     [(0, 0, 0), (1, 0, 1), (0, 2, 2)],
     ids=["both-pass", "mypy-fails", "tests-fail"],
 )
-def test_run_test_fails_when_mypy_or_the_tests_fail(tmp_path, mypy, pytest_status, expected) -> None:
+def test_run_test_fails_when_mypy_or_the_tests_fail(tmp_path: Path, mypy: Any, pytest_status: Any, expected: Any) -> None:
     status, ran = fake_run_test(tmp_path, mypy=mypy, pytest_status=pytest_status)
     assert status == expected, ran
     # mypy ran (alongside), and the tests ran with the arguments given, whatever mypy said.

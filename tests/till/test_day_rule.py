@@ -4,6 +4,7 @@ rule everything counts by: over midnight, New Year's Eve and both DST nights of 
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from pydantic import ValidationError
@@ -12,8 +13,11 @@ from broker.domain.schedule import business_day, business_day_bounds, business_h
 from broker.domain.venue import Billing
 from tests.broker.test_tariffs import LAVOS, bratislava
 
+if TYPE_CHECKING:
+    from broker.domain.venue import Venue
 
-def with_cut(cut: time):
+
+def with_cut(cut: time) -> Venue:
     return LAVOS.model_copy(update={"billing": LAVOS.billing.model_copy(update={"day_cut": cut})})
 
 
@@ -30,7 +34,7 @@ def test_the_default_cut_is_six_and_the_venue_file_sets_it() -> None:
     "day",
     [date(2026, 3, 28), date(2026, 3, 29), date(2026, 10, 24), date(2026, 10, 25), date(2026, 12, 31), date(2027, 1, 1)],
 )
-def test_days_follow_each_other_without_gap_or_overlap_for_any_cut_dst_nights_included(cut, day) -> None:
+def test_days_follow_each_other_without_gap_or_overlap_for_any_cut_dst_nights_included(cut: Any, day: Any) -> None:
     venue = with_cut(cut)
     start, end = business_day_bounds(day, venue)
     assert business_day_bounds(day + timedelta(days=1), venue)[0] == end
@@ -58,7 +62,7 @@ def test_days_follow_each_other_without_gap_or_overlap_for_any_cut_dst_nights_in
         ((2026, 10, 25, 2, 30), time(6), date(2026, 10, 24)),  # autumn: 02:00-03:00 comes twice
     ],
 )
-def test_a_moment_belongs_to_the_evening_before_until_the_cut(local, cut, day) -> None:
+def test_a_moment_belongs_to_the_evening_before_until_the_cut(local: Any, cut: Any, day: Any) -> None:
     assert business_day(bratislava(*local), with_cut(cut)) == day
 
 

@@ -29,7 +29,7 @@ def line(amount: int, qty: int = 1, name: str = "Kofola", vat: int = 23) -> Rece
 
 
 @given(price=st.integers(-10_000_000, 10_000_000).filter(bool), qty=st.integers(1, 1000))
-def test_price_is_unit_price_times_quantity_to_the_cent(price, qty) -> None:
+def test_price_is_unit_price_times_quantity_to_the_cent(price: Any, qty: Any) -> None:
     body: Any = request_body(ReceiptRequest("x", items_of([line(price, qty)]), (("Hotovosť", price),)))  # JSON, of the documented shape
     item = body["request"]["data"]["items"][0]
     unit, amount = item["unitPrice"], item["quantity"]["amount"]

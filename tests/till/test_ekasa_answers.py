@@ -88,7 +88,7 @@ def test_an_answer_about_another_receipt_or_one_that_ignores_the_query_is_not_be
     ("okp", "receipt_id", "says"),
     [("K", "O-1", "OKP"), (OKP, "<script>alert(1)</script>", "receipt id"), (OKP, "O-" + "A" * 100, "receipt id")],
 )
-def test_ids_that_are_not_ekasas_are_not_stored(okp, receipt_id, says) -> None:
+def test_ids_that_are_not_ekasas_are_not_stored(okp: Any, receipt_id: Any, says: Any) -> None:
     with client_answering(_json(_doc("pay-7", okp=okp, receipt_id=receipt_id))) as url, pytest.raises(Unreachable, match=says):
         PortosClient(url, timeout_s=2).lookup("pay-7")
 
