@@ -1,5 +1,7 @@
 """The shipped ACL, on a real Mosquitto: a node can write only its own table's topics."""
 
+from __future__ import annotations
+
 import contextlib
 import json
 from typing import TYPE_CHECKING

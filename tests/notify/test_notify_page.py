@@ -51,6 +51,6 @@ def test_the_manager_adds_tests_changes_and_removes_a_target(pages: Pages) -> No
 
         pages.follow(pages.post(f"/notifications/targets/{target.id}/remove"))
         # (the unpacking above made mypy take the targets for one Target's tuple from then on)
-        assert cast(tuple[Target, ...], pages.service.notifications.settings.targets) == ()
+        assert cast("tuple[Target, ...]", pages.service.notifications.settings.targets) == ()
     finally:
         hook.stop()
