@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 # Package data of the hub (pyproject's package-data), wherever the package is installed.
 SHIPPED_CONF = Path(str(files("broker") / "mosquitto_conf"))
@@ -315,7 +315,7 @@ class Mosquitto:
                 raise TimeoutError(f"mosquitto did not accept the new login {user} after a reload: {result}")
             time.sleep(0.02)
 
-    def start(self) -> Mosquitto:
+    def start(self) -> Self:
         self.proc = subprocess.Popen(
             ["mosquitto", "-c", str(self.workdir / "mosquitto.conf")],
             stdout=subprocess.DEVNULL,

@@ -11,6 +11,9 @@ import pytest
 # gpiozero reads this when a device is made without an explicit pin factory.
 os.environ.setdefault("GPIOZERO_PIN_FACTORY", "mock")
 
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
 from hypothesis import settings
 
 from sim.mosquitto import Mosquitto
@@ -18,6 +21,10 @@ from tests.support.examples import PROFILE_ENV, register_profiles
 from tests.support.external import EXTERNAL, MARKERS, excludes_external, marks_for, refusing_external_processes, wholly_external
 from tests.support.schedule import arrange, claim_worker_ports
 from tests.support.sqlite_template import migrated_sqlite
+
+if TYPE_CHECKING:
+    from contextlib import _GeneratorContextManager, nullcontext
+
 
 if TYPE_CHECKING:  # imported where used, as the fixtures do: only their names, for the annotations
     from tests.support.postgres import PostgresCluster
@@ -51,7 +58,7 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 # First, before pytest-xdist's own hook reads the groups (and adds them to the test ids).
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items):
+def pytest_collection_modifyitems(config: Any, items: Any) -> None:
     """Mark each test by the processes it needs, and each of those `external` (tests/support/external.py);
     then group and order them for the xdist workers (tests/support/schedule.py)."""
     for item in items:
@@ -64,7 +71,7 @@ def pytest_collection_modifyitems(config, items):
     arrange(config, items)
 
 
-def _refusing_unless_external(item):
+def _refusing_unless_external(item: Any) -> _GeneratorContextManager[None, None, None] | nullcontext[None]:
     if item.get_closest_marker(EXTERNAL):
         return contextlib.nullcontext()
     return refusing_external_processes(item.nodeid)
@@ -75,13 +82,13 @@ def _refusing_unless_external(item):
 # that is where a broker or cluster a module or the session shared is stopped, after whichever
 # test happened to run last.
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_setup(item):
+def pytest_runtest_setup(item: Any) -> Iterator[None]:
     with _refusing_unless_external(item):
         yield
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_call(item):
+def pytest_runtest_call(item: Any) -> Iterator[None]:
     with _refusing_unless_external(item):
         yield
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,17 +29,17 @@ def documented() -> dict[str, str]:
     return out
 
 
-def test_the_page_lists_exactly_the_commands_with_their_modules():
+def test_the_page_lists_exactly_the_commands_with_their_modules() -> None:
     assert documented() == {k.__name__: k.__module__ for k in all_commands()}
 
 
 @pytest.mark.parametrize("kind", all_commands(), ids=lambda k: k.__name__)
-def test_every_command_says_what_it_does_and_is_frozen(kind):
+def test_every_command_says_what_it_does_and_is_frozen(kind: Any) -> None:
     assert "__doc__" in kind.__dict__ and not kind.__doc__.startswith(f"{kind.__name__}("), f"{kind.__name__} has no docstring of its own"
     assert kind.__dataclass_params__.frozen
 
 
-def test_a_command_without_a_handler_or_with_two_is_refused_when_the_hub_is_built():
+def test_a_command_without_a_handler_or_with_two_is_refused_when_the_hub_is_built() -> None:
     @command
     class Orphan(Command[None]):
         """A command nobody handles."""

@@ -9,7 +9,7 @@ import sys
 from tests.support.hub import REPO
 
 
-def test_the_ingest_bench_drains_through_the_shipped_server_and_prints_its_ratio():
+def test_the_ingest_bench_drains_through_the_shipped_server_and_prints_its_ratio() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "bench.hub_ingest", "--events", "2000", "--rounds", "1"],
         cwd=REPO,

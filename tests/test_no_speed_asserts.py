@@ -21,6 +21,7 @@ import ast
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -158,7 +159,7 @@ def speed_claims(path: Path, rel: str) -> list[Claim]:
     return sorted(set(claims), key=lambda c: c.line)
 
 
-def test_the_scan_sees_each_shape_of_a_speed_claim(tmp_path):
+def test_the_scan_sees_each_shape_of_a_speed_claim(tmp_path: Path) -> None:
     sample = tmp_path / "test_sample.py"
     sample.write_text(
         "LIMIT_S = 1.0\n"
@@ -182,7 +183,7 @@ def test_the_scan_sees_each_shape_of_a_speed_claim(tmp_path):
     assert lines == [2, 4, 5, 8, 9, 10, 11], speed_claims(sample, "sample")
 
 
-def test_no_test_asserts_how_fast_something_happens():
+def test_no_test_asserts_how_fast_something_happens() -> None:
     claims = [
         claim
         for path in sorted(TESTS.rglob("test_*.py"))
@@ -196,12 +197,12 @@ def test_no_test_asserts_how_fast_something_happens():
 
 
 @pytest.mark.parametrize("name", ["test_standby_takes_over_a_killed_hub_within_ten_seconds", "test_x_within_2s", "test_y_within_a_second"])
-def test_names_of_speed_are_seen(name):
+def test_names_of_speed_are_seen(name: Any) -> None:
     assert SPEED_NAME.search(name)
 
 
 @pytest.mark.parametrize(
     "name", ["test_a_session_within_the_limit_passes", "test_each_share_is_within_a_cent", "test_receiver_down_for_fifteen_seconds"]
 )
-def test_names_of_other_things_are_not(name):
+def test_names_of_other_things_are_not(name: Any) -> None:
     assert not SPEED_NAME.search(name)

@@ -13,10 +13,15 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 import lavos_cli
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
 
 REPO = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
@@ -76,12 +81,12 @@ def edge_only(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_the_hub_extra_is_what_the_cli_calls_the_hub_packages():
+def test_the_hub_extra_is_what_the_cli_calls_the_hub_packages() -> None:
     hub = {dist(r) for r in PROJECT["optional-dependencies"]["hub"]}
     assert {IMPORT_NAMES[d] for d in hub} == set(lavos_cli.HUB_PACKAGES)
 
 
-def test_a_pi_installs_neither_fastapi_sqlalchemy_nor_psycopg():
+def test_a_pi_installs_neither_fastapi_sqlalchemy_nor_psycopg() -> None:
     extras = PROJECT["optional-dependencies"]
     edge = {dist(r) for r in PROJECT["dependencies"] + extras["edge"] + extras["pi"]}
     assert {"paho-mqtt", "gpiozero", "pydantic", "typer", "rich", "sdnotify", "evdev", "tomli-w"} <= edge
@@ -89,7 +94,7 @@ def test_a_pi_installs_neither_fastapi_sqlalchemy_nor_psycopg():
     assert "lavos-table-control" in {dist(r) for r in extras["dev"]} and "[edge,hub]" in " ".join(extras["dev"])
 
 
-def test_the_agent_imports_without_the_hub_packages():
+def test_the_agent_imports_without_the_hub_packages() -> None:
     done = edge_only("-c", "import edge, edge.agent_main; print(edge.EdgeNode.__name__); import sqlalchemy")
     assert done.stdout.strip() == "EdgeNode", done.stderr
     assert "No module named 'sqlalchemy'" in done.stderr  # the blocker does block
@@ -105,14 +110,14 @@ def test_the_agent_imports_without_the_hub_packages():
     ],
     ids=["help", "edge-help", "node-config", "schema"],
 )
-def test_the_nodes_commands_run_on_an_edge_only_install(args, shows):
+def test_the_nodes_commands_run_on_an_edge_only_install(args: Any, shows: Any) -> None:
     done = edge_only("lavos", *args)
     assert done.returncode == 0, done.stderr
     for text in shows:
         assert text in done.stdout, done.stdout
 
 
-def test_the_hub_layers_are_left_out_and_a_hub_command_says_what_to_install():
+def test_the_hub_layers_are_left_out_and_a_hub_command_says_what_to_install() -> None:
     listed = set(re.findall(r"^│ (\S+) ", edge_only("lavos", "--help").stdout.split("Commands", 1)[1], re.M))
     assert {"edge", "node-config", "members"} <= listed and not listed & {"server", "demo"}, listed
     done = edge_only("lavos", "db", "upgrade", "--db", "sqlite:////nonexistent/lavos.db")
@@ -120,12 +125,12 @@ def test_the_hub_layers_are_left_out_and_a_hub_command_says_what_to_install():
     assert lavos_cli.INSTALL_HUB in done.stderr
 
 
-def test_a_real_import_error_in_a_layer_is_not_hidden(monkeypatch):
+def test_a_real_import_error_in_a_layer_is_not_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib
 
     real = importlib.import_module
 
-    def broken(name, *a):
+    def broken(name: Any, *a: Any) -> ModuleType:
         if name == "dashboard.cli":
             raise ModuleNotFoundError("No module named 'dashboard.clii'", name="dashboard.clii")
         return real(name, *a)

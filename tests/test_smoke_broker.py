@@ -1,12 +1,18 @@
 """The shipped ACL, on a real Mosquitto: a node can write only its own table's topics."""
 
+from __future__ import annotations
+
 import contextlib
 import json
+from typing import TYPE_CHECKING
 
 from tests.support.mqtt import Collector
 
+if TYPE_CHECKING:
+    from sim.mosquitto import Mosquitto
 
-def test_acl_confines_a_node_to_its_own_topics(mosquitto):
+
+def test_acl_confines_a_node_to_its_own_topics(mosquitto: Mosquitto) -> None:
     hub = Collector(mosquitto.port)
     intruder = Collector(mosquitto.port, username="pool-01", password="pw-pool-01", topics=("lavos/v1/table/pool-01/light/set",))
     for topic in ("lavos/v1/table/pool-02/telemetry", "lavos/v1/table/pool-02/event/pocket", "lavos/v1/table/pool-02/light/set"):

@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,7 +18,7 @@ TESTS = Path(__file__).resolve().parent
 
 
 @pytest.mark.parametrize("key", sorted(MODULES))
-def test_every_entry_names_a_directory_module_or_test_that_exists(key):
+def test_every_entry_names_a_directory_module_or_test_that_exists(key: Any) -> None:
     # A renamed module or test would silently lose its markers (the guard would then catch it, but late).
     path, _, test = key.partition("::")
     target = TESTS / path
@@ -45,7 +46,7 @@ def test_every_entry_names_a_directory_module_or_test_that_exists(key):
         ([sys.executable, "-m", "pip", "--version"], None),
     ],
 )
-def test_command_lines_are_read_as_the_process_they_start(argv, marker):
+def test_command_lines_are_read_as_the_process_they_start(argv: Any, marker: Any) -> None:
     assert marker_for_command(argv) == marker
 
 
@@ -61,11 +62,11 @@ def test_command_lines_are_read_as_the_process_they_start(argv, marker):
         ("", False),  # no -m: everything
     ],
 )
-def test_a_marker_expression_deselects_every_external_test_or_not(markexpr, excluded):
+def test_a_marker_expression_deselects_every_external_test_or_not(markexpr: Any, excluded: Any) -> None:
     assert excludes_external(markexpr) is excluded
 
 
-def test_only_what_modules_marks_whole_is_left_uncollected_by_the_fast_tier():
+def test_only_what_modules_marks_whole_is_left_uncollected_by_the_fast_tier() -> None:
     # tests/conftest.py pytest_ignore_collect: these are not imported under ./run fast.
     assert wholly_external(TESTS / "dashboard" / "browser", TESTS)
     assert wholly_external(TESTS / "dashboard" / "browser" / "test_bills.py", TESTS)
@@ -77,7 +78,7 @@ def test_only_what_modules_marks_whole_is_left_uncollected_by_the_fast_tier():
     assert not wholly_external(Path("/elsewhere/test_x.py"), TESTS)
 
 
-def test_fixtures_and_the_postgresql_run_of_db_url_mark_a_test():
+def test_fixtures_and_the_postgresql_run_of_db_url_mark_a_test() -> None:
     assert marks_for("tests/x/test_a.py::test_b", ["service", "mosquitto", "tmp_path"], {}) == {"mosquitto"}
     assert marks_for("tests/x/test_a.py::test_b[postgresql]", ["db_url"], {"db_url": "postgresql"}) == {"postgres"}
     assert marks_for("tests/x/test_a.py::test_b[sqlite]", ["db_url"], {"db_url": "sqlite"}) == set()
@@ -86,7 +87,7 @@ def test_fixtures_and_the_postgresql_run_of_db_url_mark_a_test():
     assert marks_for("tests/deploy/test_backup.py::test_a_backup_is_private_whatever_the_umask", [], {}) == set()
 
 
-def test_an_unmarked_test_that_starts_an_external_program_fails_naming_the_marker():
+def test_an_unmarked_test_that_starts_an_external_program_fails_naming_the_marker() -> None:
     before = subprocess.Popen  # (this test runs unmarked, so conftest's guard is already in place)
     with refusing_external_processes("tests/x.py::test_y"):
         with pytest.raises(pytest.fail.Exception, match=r"tests/x.py::test_y starts .*mosquitto.* needs the `mosquitto` marker"):
@@ -116,7 +117,7 @@ def test_ordinary_program():
 
 
 @pytest.mark.parametrize("args", [(), ("-n", "2", "--dist", "loadgroup")], ids=["serial", "xdist"])
-def test_the_guard_holds_in_xdist_workers_too(tmp_path, args):
+def test_the_guard_holds_in_xdist_workers_too(tmp_path: Path, args: Any) -> None:
     """tests/conftest.py's guard, loaded as a plugin into a pytest of its own: an unmarked test that
     starts Mosquitto fails naming the marker, in a plain run and in each xdist worker alike."""
     done = run_probe(tmp_path, GUARDED_PROBE, "tests.conftest", *args)

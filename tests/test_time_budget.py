@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,7 +28,7 @@ def run_budget_probe(tmp_path: Path, limit_s: float, *args: str) -> subprocess.C
 
 
 @pytest.mark.parametrize("args", [(), ("-n", "2")], ids=["serial", "xdist"])
-def test_a_session_past_the_limit_fails_though_every_test_passed(tmp_path, args):
+def test_a_session_past_the_limit_fails_though_every_test_passed(tmp_path: Path, args: Any) -> None:
     done = run_budget_probe(tmp_path, 0.5, *args)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "2 passed" in done.stdout
@@ -36,14 +37,14 @@ def test_a_session_past_the_limit_fails_though_every_test_passed(tmp_path, args)
 
 
 @pytest.mark.parametrize("args", [(), ("-n", "2")], ids=["serial", "xdist"])
-def test_a_session_within_the_limit_passes_and_says_its_time(tmp_path, args):
+def test_a_session_within_the_limit_passes_and_says_its_time(tmp_path: Path, args: Any) -> None:
     done = run_budget_probe(tmp_path, 600, *args)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.count("test time: ") == 1 and "CI limit 600 s" in done.stdout
     assert "FAILED" not in done.stdout
 
 
-def test_every_known_figure_names_a_module_or_test_that_exists():
+def test_every_known_figure_names_a_module_or_test_that_exists() -> None:
     """A figure whose module or test was renamed or moved no longer orders anything (the unit counts
     as free and runs in the tail, tests/support/schedule.py), and nothing else would say so."""
     from tests.support.hub import REPO

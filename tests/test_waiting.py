@@ -32,7 +32,7 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> FakeTime:
     return fake
 
 
-def test_a_predicate_that_takes_time_is_asked_at_most_a_third_of_the_time(clock):
+def test_a_predicate_that_takes_time_is_asked_at_most_a_third_of_the_time(clock: FakeTime) -> None:
     calls: list[float] = []
     start = clock.now
 
@@ -47,7 +47,7 @@ def test_a_predicate_that_takes_time_is_asked_at_most_a_third_of_the_time(clock)
     assert asking <= (clock.now - start) / 2.5, (len(calls), asking)  # was 16 calls (80 % asking) every 5 ms
 
 
-def test_a_cheap_predicate_is_looked_at_every_interval_and_a_timeout_names_what(clock):
+def test_a_cheap_predicate_is_looked_at_every_interval_and_a_timeout_names_what(clock: FakeTime) -> None:
     flag_at = clock.now + 0.1
     calls = 0
 
@@ -63,7 +63,7 @@ def test_a_cheap_predicate_is_looked_at_every_interval_and_a_timeout_names_what(
         wait_until(lambda: False, timeout=0.05, what="nothing")
 
 
-def test_the_default_deadline_only_catches_a_hang(clock):
+def test_the_default_deadline_only_catches_a_hang(clock: FakeTime) -> None:
     started = clock.now
     with pytest.raises(AssertionError, match=rf"timed out after {HANG_S:g} s waiting for the never"):
         wait_until(lambda: False, what="the never")

@@ -5,14 +5,22 @@ runs 100 halls × a year and prints the figures against the target."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from bench.centre_overview import PAGES, report, run
 
+if TYPE_CHECKING:
+    from tests.support.postgres import PostgresCluster
+
+
 pytestmark = pytest.mark.slow  # a PostgreSQL database, a few thousand rows, a few pages: about 5 s
 
 
-def test_the_centre_bench_fills_a_year_ingests_today_and_times_every_page(postgres_cluster, postgres_template):
+def test_the_centre_bench_fills_a_year_ingests_today_and_times_every_page(
+    postgres_cluster: PostgresCluster, postgres_template: str
+) -> None:
     url = postgres_cluster.create_database(template=postgres_template)
     try:
         made, pages = run(url, halls=3, days=20, per_day=6, requests=3)

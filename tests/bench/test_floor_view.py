@@ -4,14 +4,20 @@ refusing a member's card on a second table, and nobody ran it)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from bench.floor_view import LAVOS_VENUE, measure, venue_file
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
 pytestmark = pytest.mark.slow  # two halls migrated, seeded and started: about 7 s
 
 
-def test_the_floor_view_bench_measures_the_shipped_hall_and_a_large_one(tmp_path):
+def test_the_floor_view_bench_measures_the_shipped_hall_and_a_large_one(tmp_path: Path) -> None:
     (tmp_path / "small").mkdir()
     (tmp_path / "large").mkdir()
     small = measure(LAVOS_VENUE, tmp_path / "small", 3)

@@ -6,16 +6,26 @@ not asserted: the machine is shared; `python -m bench.halls` runs the 20 halls f
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from bench.halls import PHASES, lost, report, run
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tests.support.postgres import PostgresCluster
+
 
 # Starts 4 Mosquitto brokers, the centre and the baseline and the halls' hubs as processes of their
 # own (multiprocessing), on a PostgreSQL database: about 15 s.
 pytestmark = pytest.mark.slow
 
 
-def test_the_halls_bench_sees_every_message_at_the_centre_and_the_baseline(tmp_path, postgres_cluster, postgres_template):
+def test_the_halls_bench_sees_every_message_at_the_centre_and_the_baseline(
+    tmp_path: Path, postgres_cluster: PostgresCluster, postgres_template: str
+) -> None:
     url = postgres_cluster.create_database(template=postgres_template)
     try:
         r = run(3, 3, 2, tmp_path, url, record_every_s=0.5)

@@ -11,11 +11,17 @@ Most of the bench's set-up (accounts, the server, the nodes, Chromium) is paid o
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
+
+import pytest
 
 from bench.staff_action import ACTIONS, TILL_PATHS, report, report_goals, report_till, run
 
+if TYPE_CHECKING:
+    from pathlib import Path
 
-def test_the_staff_action_bench_sees_each_action_arrive_on_the_other_tablet(tmp_path, capsys):
+
+def test_the_staff_action_bench_sees_each_action_arrive_on_the_other_tablet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     done = run(1, tmp_path, warm_up=False, goal_rounds=1, till_rounds=1)
     samples, base, till = done.samples, done.base, done.till
     assert [s.action for s in samples] == list(ACTIONS)

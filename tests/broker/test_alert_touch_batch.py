@@ -17,11 +17,11 @@ from broker.storage.models import Alert
 from tests.support.hub import new_hub
 
 
-def _inbound(msgs, first_mid: int) -> list[Inbound]:
+def _inbound(msgs: Any, first_mid: int) -> list[Inbound]:
     return [Inbound(topic, payload, first_mid + i, 1, time.monotonic()) for i, (topic, payload) in enumerate(msgs)]
 
 
-def test_a_batch_of_drops_without_a_game_opens_one_alert_per_table_counting_every_ball(db_url):
+def test_a_batch_of_drops_without_a_game_opens_one_alert_per_table_counting_every_ball(db_url: str) -> None:
     store = open_store(db_url)
     try:
         hub = new_hub(store)  # no MQTT: the ingest rules alone

@@ -5,6 +5,7 @@ the prepaid cap, no-shows and deposits, phone numbers, the waiting list's order 
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -31,7 +32,7 @@ def span(a: str, z: str, day: date = date(2026, 12, 4)) -> b.Span:
 # --- spans ---------------------------------------------------------------------------------------
 
 
-def test_back_to_back_bookings_do_not_overlap_but_one_minute_more_does():
+def test_back_to_back_bookings_do_not_overlap_but_one_minute_more_does() -> None:
     first, second = span("20:00", "22:00"), span("22:00", "23:00")
     assert not first.overlaps(second) and not second.overlaps(first)
     assert first.overlaps(span("21:59", "23:00"))
@@ -48,20 +49,20 @@ def test_back_to_back_bookings_do_not_overlap_but_one_minute_more_does():
         (date(2026, 10, 24), "20:00", "22:00", 2),
     ],
 )
-def test_a_span_typed_on_the_wall_clock_is_as_long_as_the_wall_clock_says(day, start, end, hours):
+def test_a_span_typed_on_the_wall_clock_is_as_long_as_the_wall_clock_says(day: Any, start: Any, end: Any, hours: Any) -> None:
     s = span(start, end, day)
     assert s.end - s.start == timedelta(hours=hours)
     assert s.start.astimezone(TZ).strftime("%H:%M") == start and s.end.astimezone(TZ).strftime("%H:%M") == end
 
 
-def test_a_time_the_spring_night_skips_is_refused_and_the_doubled_one_is_its_first():
+def test_a_time_the_spring_night_skips_is_refused_and_the_doubled_one_is_its_first() -> None:
     with pytest.raises(DateRefused, match="does not exist"):  # the hall's one DST rule (broker.domain.dates)
         b.local_time(date(2026, 3, 29), time(2, 30), TZ)
     first = b.local_time(date(2026, 10, 25), time(2, 30), TZ)
     assert first == datetime(2026, 10, 25, 0, 30, tzinfo=UTC)  # 02:30 CEST, not CET
 
 
-def test_a_length_in_minutes_is_real_time_across_the_autumn_night():
+def test_a_length_in_minutes_is_real_time_across_the_autumn_night() -> None:
     s = b.span_for(date(2026, 10, 25), time(1, 0), 180, TZ)
     assert s.minutes == 180
     assert s.end.astimezone(TZ).strftime("%H:%M") == "03:00"  # 01:00 CEST + 3 h = 03:00 CET
@@ -70,12 +71,12 @@ def test_a_length_in_minutes_is_real_time_across_the_autumn_night():
 @pytest.mark.parametrize(
     ("typed", "hhmm"), [("20:00", "20:00"), ("20.30", "20:30"), ("2015", "20:15"), ("9", "09:00"), (" 7:05 ", "07:05")]
 )
-def test_times_as_staff_type_them(typed, hhmm):
+def test_times_as_staff_type_them(typed: Any, hhmm: Any) -> None:
     assert b.parse_hhmm(typed).strftime("%H:%M") == hhmm
 
 
 @pytest.mark.parametrize("typed", ["", "24:00", "20:60", "8pm", "20:00:00", "２０:００"])
-def test_what_is_not_a_time_is_refused(typed):
+def test_what_is_not_a_time_is_refused(typed: Any) -> None:
     with pytest.raises(DateRefused):
         b.parse_hhmm(typed)
 
@@ -83,7 +84,7 @@ def test_what_is_not_a_time_is_refused(typed):
 # --- opening hours -------------------------------------------------------------------------------
 
 
-def test_bookings_lie_within_the_opening_hours_up_to_midnight():
+def test_bookings_lie_within_the_opening_hours_up_to_midnight() -> None:
     assert b.within_hours(LAVOS, span("16:00", "00:00"))
     assert b.within_hours(LAVOS, span("22:00", "00:00"))
     assert not b.within_hours(LAVOS, span("15:00", "17:00"))
@@ -91,7 +92,7 @@ def test_bookings_lie_within_the_opening_hours_up_to_midnight():
     assert b.hours_text(LAVOS, span("23:00", "01:00")) == "16:00–00:00"
 
 
-def test_opening_periods_of_a_window():
+def test_opening_periods_of_a_window() -> None:
     periods = opening_periods(LAVOS, at("12:00"), at("12:00", date(2026, 12, 6)))
     assert [p[0].astimezone(TZ).strftime("%d %H:%M") for p in periods] == ["04 16:00", "05 16:00"]
 
@@ -99,7 +100,7 @@ def test_opening_periods_of_a_window():
 # --- free tables, alternatives, the walk-in, the prepaid cap ------------------------------------------
 
 
-def test_free_tables_of_a_kind_and_the_alternatives_to_a_taken_one():
+def test_free_tables_of_a_kind_and_the_alternatives_to_a_taken_one() -> None:
     claims = [b.Claim("pool-04", span("20:00", "22:00"), "booking", 1), b.Claim("pool-05", span("21:00", "23:00"), "block", 2)]
     free = b.free_tables(LAVOS.tables, "pool9", span("20:30", "21:30"), claims, exclude=["pool-04"])
     assert [t.id for t in free] == ["pool-01", "pool-02", "pool-03", "pool-06", "pool-07", "pool-08"]
@@ -110,7 +111,7 @@ def test_free_tables_of_a_kind_and_the_alternatives_to_a_taken_one():
     assert b.clashes("pool-04", span("21:00", "23:00"), claims, ignore=1) == []  # its own move
 
 
-def test_a_walk_in_before_a_booking_is_told_how_long_it_would_overrun_and_prepaid_stops_at_it():
+def test_a_walk_in_before_a_booking_is_told_how_long_it_would_overrun_and_prepaid_stops_at_it() -> None:
     claim = b.Claim("pool-04", span("20:00", "22:00"), "booking", 1)
     now = at("19:15")
     assert b.next_claim("pool-04", now, [claim]) == claim
@@ -122,7 +123,7 @@ def test_a_walk_in_before_a_booking_is_told_how_long_it_would_overrun_and_prepai
     assert b.next_claim("pool-04", at("22:00"), [claim]) is None
 
 
-def test_no_show_due_and_deposits():
+def test_no_show_due_and_deposits() -> None:
     assert b.no_show_due(at("20:00"), 15) == at("20:15")
     assert not b.deposit_needed(1, 2) and b.deposit_needed(2, 2) and not b.deposit_needed(9, 0)
 
@@ -138,24 +139,24 @@ def test_no_show_due_and_deposits():
         ("", None),
     ],
 )
-def test_phone_numbers_as_staff_type_them(typed, stored):
+def test_phone_numbers_as_staff_type_them(typed: Any, stored: Any) -> None:
     assert b.normalise_phone(typed) == stored
 
 
 @pytest.mark.parametrize("typed", ["123", "call me", "+0903123456", "0903 123 456 789 012 34"])
-def test_what_is_not_a_phone_number_is_refused(typed):
+def test_what_is_not_a_phone_number_is_refused(typed: Any) -> None:
     with pytest.raises(b.BookingRefused):
         b.normalise_phone(typed)
 
 
-def test_a_phone_number_is_shown_in_groups():
+def test_a_phone_number_is_shown_in_groups() -> None:
     assert b.phone_shown("+421903123456") == "+421 903 123 456"
 
 
 # --- availability and the day view -------------------------------------------------------------
 
 
-def test_availability_of_the_carom_on_an_evening_with_a_booking():
+def test_availability_of_the_carom_on_an_evening_with_a_booking() -> None:
     claims = [b.Claim("carom-01", span("18:00", "20:00"), "booking", 1)]
     [carom] = b.availability(LAVOS, "carom", b.Span(at("00:00"), at("00:00", date(2026, 12, 5))), claims)
     assert [(s.start.astimezone(TZ).strftime("%H:%M"), s.end.astimezone(TZ).strftime("%H:%M")) for s in carom.free] == [
@@ -166,7 +167,7 @@ def test_availability_of_the_carom_on_an_evening_with_a_booking():
     assert [s.start.astimezone(TZ).strftime("%H:%M") for s in later.free] == ["21:00"]
 
 
-def test_the_day_view_row_of_a_table():
+def test_the_day_view_row_of_a_table() -> None:
     claims = [b.Claim("pool-01", span("17:00", "18:00"), "booking", 1)]
     cells = b.grid("pool-01", span("16:00", "19:00"), 30, claims)
     assert [c.claim is not None for c in cells] == [False, False, True, True, False, False]
@@ -175,7 +176,7 @@ def test_the_day_view_row_of_a_table():
 @given(
     st.lists(st.tuples(st.integers(0, 47), st.integers(1, 12)), max_size=12),
 )
-def test_free_and_taken_spans_cover_the_period_exactly_once(pieces):
+def test_free_and_taken_spans_cover_the_period_exactly_once(pieces: Any) -> None:
     period = b.Span(EVENING, EVENING + timedelta(hours=8))
     taken = [b.Span(EVENING + timedelta(minutes=10 * s), EVENING + timedelta(minutes=10 * (s + n))) for s, n in pieces]
     free = b.free_spans(period, taken)
@@ -197,7 +198,7 @@ REQUEST = st.tuples(st.sampled_from(["pool-01", "pool-02", "carom-01"]), st.inte
 
 
 @given(st.lists(REQUEST, max_size=30), st.randoms())
-def test_no_two_accepted_bookings_overlap_on_a_table_whatever_the_order(requests, rnd):
+def test_no_two_accepted_bookings_overlap_on_a_table_whatever_the_order(requests: Any, rnd: Any) -> None:
     """The writer accepts a request when nothing holds its table then (clashes is empty); in any
     order of arrival the accepted ones never overlap, and back-to-back ones are both taken."""
     order = list(range(len(requests)))
@@ -221,11 +222,11 @@ def test_no_two_accepted_bookings_overlap_on_a_table_whatever_the_order(requests
 # --- the waiting list ---------------------------------------------------------------------------
 
 
-def party(n: int, kind: str = "pool", minute: int = 0, **kw) -> b.Party:
+def party(n: int, kind: str = "pool", minute: int = 0, **kw: Any) -> b.Party:
     return b.Party(n, kind, 2, EVENING + timedelta(minutes=minute), **kw)
 
 
-def test_a_free_table_goes_to_the_first_fitting_party_in_the_order_they_came():
+def test_a_free_table_goes_to_the_first_fitting_party_in_the_order_they_came() -> None:
     spec = LAVOS.table("pool-09")  # an 8-ft pool table
     parties = [party(3, "carom", 0), party(1, "pool9", 1), party(2, "pool", 2), party(4, "pool8", 3)]
     assert b.next_party(parties, spec) == parties[2]
@@ -238,7 +239,7 @@ def test_a_free_table_goes_to_the_first_fitting_party_in_the_order_they_came():
     assert b.next_party([lapsed, party(2, "pool", 1, passed_table="pool-09")], spec) == lapsed
 
 
-def test_the_estimated_wait_comes_from_the_running_and_prepaid_games():
+def test_the_estimated_wait_comes_from_the_running_and_prepaid_games() -> None:
     now = EVENING + timedelta(hours=2)
     carom = LAVOS.table("carom-01")
     tables = [
@@ -252,7 +253,7 @@ def test_the_estimated_wait_comes_from_the_running_and_prepaid_games():
     assert waits == {1: 10, 2: 30, 3: 0}  # pool-01 ends its usual hour in 10 min, pool-02's prepaid in 30; no 8-ft table here
 
 
-def test_a_booking_pushes_the_expected_free_time_past_it():
+def test_a_booking_pushes_the_expected_free_time_past_it() -> None:
     now = EVENING
     booking = b.Claim("pool-01", b.Span(now + timedelta(minutes=30), now + timedelta(hours=2)), "booking", 1)
     assert b.expected_free(now, started_at=None, prepaid_until=None, walk_in_min=60, claims=[booking]) == booking.span.end
@@ -261,7 +262,7 @@ def test_a_booking_pushes_the_expected_free_time_past_it():
 
 
 @given(st.lists(st.tuples(st.sampled_from(["pool", "pool9", "carom"]), st.integers(0, 100)), max_size=15))
-def test_a_party_never_waits_less_than_one_that_came_before_it_for_the_same_kind(joins):
+def test_a_party_never_waits_less_than_one_that_came_before_it_for_the_same_kind(joins: Any) -> None:
     now = EVENING + timedelta(hours=1)
     parties = [party(n, kind, minute) for n, (kind, minute) in enumerate(joins)]
     tables = [b.TableNow(t, now + timedelta(minutes=7 * n)) for n, t in enumerate(LAVOS.tables) if b.bookable(t)]

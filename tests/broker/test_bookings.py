@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Iterator
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy import select
@@ -50,12 +52,22 @@ def at(h: int, mi: int = 0, day: int = 4) -> datetime:
     return local(2026, 12, day, h, mi)
 
 
-def book(hub, table: str | None = "pool-04", start=(20, 0), end=(22, 0), *, name="Novák", size=4, actor="jana", **kw) -> int:
+def book(
+    hub: Any,
+    table: str | None = "pool-04",
+    start: Any = (20, 0),
+    end: Any = (22, 0),
+    *,
+    name: Any = "Novák",
+    size: Any = 4,
+    actor: Any = "jana",
+    **kw: Any,
+) -> int:
     result: int = hub.execute(BookTable(table=table, start=at(*start), end=at(*end), party_size=size, name=name, actor=actor, **kw))
     return result
 
 
-def row(hub, booking: int) -> Booking:
+def row(hub: Any, booking: int) -> Booking:
     with hub.store.reader() as db:
         r = db.get(Booking, booking)
         db.expunge(r)
@@ -64,12 +76,12 @@ def row(hub, booking: int) -> Booking:
 
 
 @pytest.fixture
-def clock():
+def clock() -> FakeClock:
     return FakeClock(NOW)
 
 
 @pytest.fixture
-def hub(db_url, clock):
+def hub(db_url: str, clock: FakeClock) -> Iterator[Any]:
     with day_hub(db_url, clock) as (h, _facade):
         yield h
 
@@ -77,7 +89,7 @@ def hub(db_url, clock):
 # --- no double booking, ever -----------------------------------------------------------------
 
 
-def test_back_to_back_bookings_are_both_taken_and_an_overlap_is_refused_naming_the_free_tables(hub):
+def test_back_to_back_bookings_are_both_taken_and_an_overlap_is_refused_naming_the_free_tables(hub: Any) -> None:
     first = book(hub, start=(20, 0), end=(22, 0))
     second = book(hub, start=(22, 0), end=(23, 0), name="Kováč", size=2)
     assert row(hub, first).state == row(hub, second).state == "confirmed"
@@ -87,7 +99,7 @@ def test_back_to_back_bookings_are_both_taken_and_an_overlap_is_refused_naming_t
     assert "Pool 9" not in str(e.value)  # an 8-ft table is not what was booked
 
 
-def test_a_kind_gets_the_first_free_table_of_it(hub):
+def test_a_kind_gets_the_first_free_table_of_it(hub: Any) -> None:
     booking = book(hub, table=None, kind="pool8")
     assert row(hub, booking).table_id == "pool-09"
     assert row(hub, book(hub, table=None, kind="pool8")).table_id == "pool-10"
@@ -95,7 +107,7 @@ def test_a_kind_gets_the_first_free_table_of_it(hub):
         book(hub, table=None, kind="pool8")
 
 
-def test_fifty_requests_for_one_slot_give_one_booking_and_49_refusals_naming_the_free_tables(hub):
+def test_fifty_requests_for_one_slot_give_one_booking_and_49_refusals_naming_the_free_tables(hub: Any) -> None:
     start = threading.Barrier(50)
     outcome: list[object] = [None] * 50
 
@@ -119,11 +131,11 @@ def test_fifty_requests_for_one_slot_give_one_booking_and_49_refusals_naming_the
         assert len(db.scalars(select(Booking).where(Booking.table_id == "pool-04")).all()) == 1
 
 
-def test_postgresql_itself_refuses_two_overlapping_bookings_of_one_table(hub):
+def test_postgresql_itself_refuses_two_overlapping_bookings_of_one_table(hub: Any) -> None:
     """The writer's check is the rule on SQLite; on PostgreSQL the exclusion constraint refuses
     an overlap written around it (a second writer, a bug), and a back-to-back pair is fine."""
 
-    def put(db, start: datetime, end: datetime, state: str = "confirmed") -> None:
+    def put(db: Any, start: datetime, end: datetime, state: str = "confirmed") -> None:
         db.add(
             Booking(
                 table_id="pool-02",
@@ -150,7 +162,7 @@ def test_postgresql_itself_refuses_two_overlapping_bookings_of_one_table(hub):
         on_writer(hub, lambda db: put(db, at(21), at(21, 30)))
 
 
-def test_a_booking_across_the_autumn_dst_night_has_the_right_length(db_url):
+def test_a_booking_across_the_autumn_dst_night_has_the_right_length(db_url: str) -> None:
     """A venue open till 05:00: 23:00 to 04:00 on 24/25 October 2026 is 6 real hours (02:00-03:00 twice)."""
     venue = load_venue(VENUE)
     venue = venue.model_copy(update={"hours": {"default": Hours(open=time(16), close=time(5))}})
@@ -181,7 +193,7 @@ def test_a_booking_across_the_autumn_dst_night_has_the_right_length(db_url):
 
 
 @SQLITE_ONLY  # checked before or beside the database: the same on both
-def test_bookings_only_within_the_opening_hours_and_not_in_the_past(hub):
+def test_bookings_only_within_the_opening_hours_and_not_in_the_past(hub: Any) -> None:
     with pytest.raises(ServiceError, match="open 16:00–00:00"):
         book(hub, start=(23, 0), end=(1, 0, 5))
     with pytest.raises(ServiceError, match="open 16:00–00:00"):
@@ -199,7 +211,7 @@ def test_bookings_only_within_the_opening_hours_and_not_in_the_past(hub):
 
 
 @SQLITE_ONLY  # checked before the database: the same on both
-def test_a_booking_whose_start_has_passed_is_refused_saying_to_start_the_game(hub, clock):
+def test_a_booking_whose_start_has_passed_is_refused_saying_to_start_the_game(hub: Any, clock: FakeClock) -> None:
     """A guest ringing "we're already here" is a walk-in: a booking for a start already past would be
     a no-show at once (its grace counted from that start) and count against the number."""
     clock.set(at(18, 20))
@@ -218,7 +230,7 @@ def test_a_booking_whose_start_has_passed_is_refused_saying_to_start_the_game(hu
 
 
 @SQLITE_ONLY  # checked before the database: the same on both
-def test_a_kind_that_contradicts_the_table_is_refused(hub):
+def test_a_kind_that_contradicts_the_table_is_refused(hub: Any) -> None:
     with pytest.raises(ServiceError, match="Pool 6 is a 9-ft pool table, not the carom table"):
         book(hub, table="pool-06", kind="carom")
     with pytest.raises(ServiceError, match="Carom is the carom table, not any pool table"):
@@ -234,7 +246,7 @@ def test_a_kind_that_contradicts_the_table_is_refused(hub):
     assert added.moved == ((booking, "pool-06", "pool-09"),)
 
 
-def test_a_double_tap_of_the_booking_form_books_once(hub):
+def test_a_double_tap_of_the_booking_form_books_once(hub: Any) -> None:
     first = book(hub, form_key="booking-form-0001")
     assert book(hub, form_key="booking-form-0001") == first
 
@@ -242,7 +254,7 @@ def test_a_double_tap_of_the_booking_form_books_once(hub):
 # --- blocks and tables out of service ----------------------------------------------------------
 
 
-def test_a_tournament_block_moves_bookings_to_free_tables_of_their_kind_or_lists_them_to_call(hub):
+def test_a_tournament_block_moves_bookings_to_free_tables_of_their_kind_or_lists_them_to_call(hub: Any) -> None:
     nine = book(hub, table="pool-01", name="Deväť", phone="0903 123 456")
     eight = book(hub, table="pool-09", name="Osem", phone="0905 111 222")
     tables = tuple(f"pool-{n:02d}" for n in range(1, 11))
@@ -255,7 +267,7 @@ def test_a_tournament_block_moves_bookings_to_free_tables_of_their_kind_or_lists
         book(hub, table="pool-05", start=(20, 0), end=(21, 0))
 
 
-def test_a_table_out_of_service_is_not_booked_today_but_tomorrow_it_is(hub):
+def test_a_table_out_of_service_is_not_booked_today_but_tomorrow_it_is(hub: Any) -> None:
     hub.execute(SetOutOfService(table="pool-03", out=True, reason="nové súkno", actor="jana"))
     with pytest.raises(ServiceError, match="Pool 3 is out of service today; free for that time: Pool 1"):
         book(hub, table="pool-03")
@@ -265,7 +277,7 @@ def test_a_table_out_of_service_is_not_booked_today_but_tomorrow_it_is(hub):
 # --- bookings and games ------------------------------------------------------------------------
 
 
-def _member(hub, name: str = "Bača Lubo", paid: bool = True) -> int:
+def _member(hub: Any, name: str = "Bača Lubo", paid: bool = True) -> int:
     m = hub.execute(AddMember(name=name, actor="boss"))
     if paid:
         hub.execute(RecordFee(member_id=m.id, year=2026, actor="boss"))
@@ -273,14 +285,14 @@ def _member(hub, name: str = "Bača Lubo", paid: bool = True) -> int:
     return result
 
 
-def _rate(hub, table: str) -> int:
+def _rate(hub: Any, table: str) -> int:
     s = hub.open_game(table).state
     rate = game_ops.current_rate(s, hub.venue, hub.clock())
     assert rate is not None
     return rate.rate_cents_per_hour
 
 
-def test_guests_arrived_starts_the_game_on_the_booked_table_at_the_members_rate(hub, clock):
+def test_guests_arrived_starts_the_game_on_the_booked_table_at_the_members_rate(hub: Any, clock: FakeClock) -> None:
     member = _member(hub)
     booking = book(hub, table="pool-05", start=(19, 0), end=(21, 0), name="", member_id=member)  # a club-card table
     guest = book(hub, table="pool-01", start=(19, 0), end=(21, 0), name="Hosť")
@@ -295,7 +307,7 @@ def test_guests_arrived_starts_the_game_on_the_booked_table_at_the_members_rate(
         hub.execute(GuestsArrived(booking=booking, actor="jana"))
 
 
-def test_guests_who_find_their_table_played_are_arrived_and_seated_when_it_frees(hub, clock):
+def test_guests_who_find_their_table_played_are_arrived_and_seated_when_it_frees(hub: Any, clock: FakeClock) -> None:
     booking = book(hub, start=(18, 30), end=(20, 0))
     walk_in = hub.execute(StartGame(table="pool-04", actor="jana"))  # warned on the page, not stopped
     with pytest.raises(ServiceError, match="Pool 4 is being played until about 19:00; free for that time: Pool 1"):
@@ -318,7 +330,7 @@ def test_guests_who_find_their_table_played_are_arrived_and_seated_when_it_frees
 
 
 @SQLITE_ONLY  # checked before or beside the database: the same on both
-def test_a_prepaid_game_before_a_booking_is_offered_only_up_to_it(hub, clock):
+def test_a_prepaid_game_before_a_booking_is_offered_only_up_to_it(hub: Any, clock: FakeClock) -> None:
     book(hub, start=(20, 0), end=(22, 0))
     clock.set(at(19, 15))
     with pytest.raises(ServiceError) as e:
@@ -331,7 +343,7 @@ def test_a_prepaid_game_before_a_booking_is_offered_only_up_to_it(hub, clock):
     assert hub.execute(StartGame(table="pool-05", actor="jana"))
 
 
-def test_a_booking_moves_to_a_free_table_but_not_onto_another_booking(hub):
+def test_a_booking_moves_to_a_free_table_but_not_onto_another_booking(hub: Any) -> None:
     first = book(hub, table="pool-04")
     book(hub, table="pool-06", name="Kováč")
     with pytest.raises(ServiceError, match="Pool 6 is booked 20:00–22:00"):
@@ -344,7 +356,7 @@ def test_a_booking_moves_to_a_free_table_but_not_onto_another_booking(hub):
 # --- no-shows and deposits ----------------------------------------------------------------------
 
 
-def test_after_the_grace_period_a_booking_nobody_came_for_is_a_no_show(hub, clock):
+def test_after_the_grace_period_a_booking_nobody_came_for_is_a_no_show(hub: Any, clock: FakeClock) -> None:
     booking = book(hub, start=(18, 30), end=(20, 0), phone="0903 123 456")
     with pytest.raises(ServiceError, match="no no-show before then"):
         hub.execute(MarkNoShow(booking=booking, actor="jana"))
@@ -358,7 +370,7 @@ def test_after_the_grace_period_a_booking_nobody_came_for_is_a_no_show(hub, cloc
     assert book(hub, start=(19, 0), end=(20, 0), name="Iný")  # the table is free again
 
 
-def test_after_two_no_shows_a_booking_needs_a_deposit_paid_at_the_till_kept_or_given_back(hub, clock):
+def test_after_two_no_shows_a_booking_needs_a_deposit_paid_at_the_till_kept_or_given_back(hub: Any, clock: FakeClock) -> None:
     for n in range(2):
         b = book(hub, table=f"pool-0{n + 1}", start=(18, 15), end=(19, 0), name="Neprišiel", phone="0903 123 456")
         clock.set(at(18, 15))
@@ -385,7 +397,7 @@ def test_after_two_no_shows_a_booking_needs_a_deposit_paid_at_the_till_kept_or_g
         hub.execute(SettleDeposit(booking=booking, keep=False, actor="boss"))
 
 
-def test_a_deposit_given_back_is_a_reversal_on_the_z_report(hub, clock):
+def test_a_deposit_given_back_is_a_reversal_on_the_z_report(hub: Any, clock: FakeClock) -> None:
     booking = book(hub, name="Opatrný", deposit_cents=500)
     tab = row(hub, booking).deposit_tab_id
     assert tab is not None
@@ -397,7 +409,7 @@ def test_a_deposit_given_back_is_a_reversal_on_the_z_report(hub, clock):
     assert z.reversals_cents == -500 and len(z.refunds) == 1
 
 
-def test_a_cancelled_booking_with_an_unpaid_deposit_leaves_nothing_owed(hub):
+def test_a_cancelled_booking_with_an_unpaid_deposit_leaves_nothing_owed(hub: Any) -> None:
     booking = book(hub, name="Zrušený", deposit_cents=500)
     tab = row(hub, booking).deposit_tab_id
     assert tab is not None
@@ -408,7 +420,7 @@ def test_a_cancelled_booking_with_an_unpaid_deposit_leaves_nothing_owed(hub):
 # --- personal data ------------------------------------------------------------------------------
 
 
-def test_old_bookings_are_anonymised_after_the_retention(hub, clock):
+def test_old_bookings_are_anonymised_after_the_retention(hub: Any, clock: FakeClock) -> None:
     booking = book(hub, phone="0903 123 456", note="pri okne")
     clock.set(at(20, 0) + timedelta(days=89))
     hub.watchdog.tick()
@@ -421,7 +433,7 @@ def test_old_bookings_are_anonymised_after_the_retention(hub, clock):
 
 
 @SQLITE_ONLY  # checked before or beside the database: the same on both
-def test_an_evenings_log_and_audit_hold_no_phone_number(hub, clock, caplog):
+def test_an_evenings_log_and_audit_hold_no_phone_number(hub: Any, clock: FakeClock, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     phone = "0903 987 654"
     booking = book(hub, start=(18, 30), end=(20, 0), phone=phone)
@@ -440,16 +452,16 @@ def test_an_evenings_log_and_audit_hold_no_phone_number(hub, clock, caplog):
 # --- the waiting list ----------------------------------------------------------------------------
 
 
-def _party(hub, name: str, kind: str = "pool9", size: int = 2, **kw) -> int:
+def _party(hub: Any, name: str, kind: str = "pool9", size: int = 2, **kw: Any) -> int:
     result: int = hub.execute(JoinWaitingList(name=name, party_size=size, kind=kind, actor="jana", **kw))
     return result
 
 
-def _offered(hub) -> dict[str, str | None]:
+def _offered(hub: Any) -> dict[str, str | None]:
     return {p.name: p.offered_table for p in hub.booking_book.waiting()}
 
 
-def test_a_no_show_releases_its_table_to_the_first_waiting_party_then_the_next_when_not_taken(hub, clock):
+def test_a_no_show_releases_its_table_to_the_first_waiting_party_then_the_next_when_not_taken(hub: Any, clock: FakeClock) -> None:
     # Every 9-ft table is played but Pool 4, which is booked for 18:30.
     for n in (1, 2, 3, 5, 6, 7, 8):
         hub.execute(StartGame(table=f"pool-0{n}", actor="jana"))
@@ -479,7 +491,7 @@ def test_a_no_show_releases_its_table_to_the_first_waiting_party_then_the_next_w
     assert "Kováč" not in _offered(hub)
 
 
-def test_a_party_that_lets_two_offers_lapse_leaves_the_list_and_a_taken_table_is_withdrawn(hub, clock):
+def test_a_party_that_lets_two_offers_lapse_leaves_the_list_and_a_taken_table_is_withdrawn(hub: Any, clock: FakeClock) -> None:
     party = _party(hub, "Zabudnutý", kind="pool8")
     hub.watchdog.tick()
     assert _offered(hub) == {"Zabudnutý": "pool-09"}
@@ -499,7 +511,7 @@ def test_a_party_that_lets_two_offers_lapse_leaves_the_list_and_a_taken_table_is
 
 
 @SQLITE_ONLY  # the book and the round: the same on both
-def test_a_lapsed_offer_is_offered_again_when_nobody_else_waits_and_a_declined_table_is_not(hub, clock):
+def test_a_lapsed_offer_is_offered_again_when_nobody_else_waits_and_a_declined_table_is_not(hub: Any, clock: FakeClock) -> None:
     """Issue 29's independent check: Kováč (3, carom) was offered the carom table at 19:57; the
     offer lapsed at 20:07 with nobody else waiting; at 20:12 the table was still free (until a
     22:00 booking), yet no new offer came and the list said "čakanie asi 198 min". A bartender
@@ -538,7 +550,7 @@ def test_a_lapsed_offer_is_offered_again_when_nobody_else_waits_and_a_declined_t
 
 
 @SQLITE_ONLY  # checked before or beside the database: the same on both
-def test_a_table_booked_soon_is_not_offered_to_a_walk_in_party(hub, clock):
+def test_a_table_booked_soon_is_not_offered_to_a_walk_in_party(hub: Any, clock: FakeClock) -> None:
     for n in (1, 2, 3, 4, 5, 6, 7):
         hub.execute(StartGame(table=f"pool-0{n}", actor="jana"))
     book(hub, table="pool-08", start=(18, 30), end=(20, 0))
@@ -547,7 +559,7 @@ def test_a_table_booked_soon_is_not_offered_to_a_walk_in_party(hub, clock):
     assert _offered(hub) == {"Čakajúci": None}  # Pool 8 is booked in 30 min, a walk-in's game is 60
 
 
-def _offer_pool_4(hub) -> int:
+def _offer_pool_4(hub: Any) -> int:
     """Every 9-ft table played but Pool 4, a party waiting for one: the round offers them Pool 4 at 18:00."""
     for n in (1, 2, 3, 5, 6, 7, 8):
         hub.execute(StartGame(table=f"pool-0{n}", actor="jana"))
@@ -557,7 +569,7 @@ def _offer_pool_4(hub) -> int:
     return party
 
 
-def test_a_table_offered_to_a_waiting_party_is_held_for_it_not_booked_away_under_it(hub, clock):
+def test_a_table_offered_to_a_waiting_party_is_held_for_it_not_booked_away_under_it(hub: Any, clock: FakeClock) -> None:
     party = _offer_pool_4(hub)
     # The offer holds Pool 4 for a walk-in's usual game from when it was made (18:00-19:00).
     with pytest.raises(ServiceError, match="Pool 4 is offered to a waiting party until about 19:00, and no other table"):
@@ -573,7 +585,7 @@ def test_a_table_offered_to_a_waiting_party_is_held_for_it_not_booked_away_under
 
 
 @SQLITE_ONLY  # the book and the round: the same on both
-def test_an_offer_whose_table_is_blocked_meanwhile_is_withdrawn_and_cannot_be_taken(hub, clock):
+def test_an_offer_whose_table_is_blocked_meanwhile_is_withdrawn_and_cannot_be_taken(hub: Any, clock: FakeClock) -> None:
     party = _offer_pool_4(hub)
     hub.execute(AddBlock(kind="maintenance", label="Súkno", start=at(18, 30), end=at(20), tables=("pool-04",), actor="boss"))
     with pytest.raises(ServiceError, match="Pool 4 was taken meanwhile"):

@@ -5,10 +5,11 @@ nightly backup's status, and a real certificate near its end pushed to the manag
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -27,6 +28,11 @@ from tests.support.sqlite_template import CHEAP, migrated_sqlite
 from tests.support.waiting import wait_until
 from tests.support.web import Browser, bound_app
 
+if TYPE_CHECKING:
+    from broker.hall.hub import Hub
+    from broker.storage.engine import Store
+
+
 START = datetime(2026, 12, 5, 17, 0, tzinfo=UTC)  # a Saturday evening, the club open
 
 
@@ -44,11 +50,11 @@ class FakeClocks:
 
 
 @pytest.fixture
-def clocks():
+def clocks() -> FakeClocks:
     return FakeClocks()
 
 
-def box_hub(tmp_path: Path, clocks: FakeClocks, **sensors):
+def box_hub(tmp_path: Path, clocks: FakeClocks, **sensors: Any) -> tuple[Hub, Store]:
     store = open_store(migrated_sqlite(tmp_path / "lavos.db"))
     box = BoxSensors(synchronised=lambda: clocks.synced, monotonic=lambda: clocks.mono, **sensors)
     hub = new_hub(store, clock=lambda: clocks.now, box=box, data_dir=tmp_path)
@@ -56,25 +62,25 @@ def box_hub(tmp_path: Path, clocks: FakeClocks, **sensors):
 
 
 @pytest.fixture
-def hub(tmp_path, clocks):
+def hub(tmp_path: Path, clocks: FakeClocks) -> Iterator[Any]:
     hub, store = box_hub(tmp_path, clocks)
     yield hub
     hub.close()
     store.close()
 
 
-def alerts(hub) -> dict[str, tuple[str, str, bool]]:
+def alerts(hub: Any) -> dict[str, tuple[str, str, bool]]:
     """cause -> (severity, Slovak message, open) of every alert."""
     with hub.store.reader() as db:
         return {a.cause_key: (a.severity, a.message, a.closed_at is None) for a in db.query(Alert)}
 
 
-def ops(hub, game: int) -> list[tuple[str, dict[str, Any]]]:
+def ops(hub: Any, game: int) -> list[tuple[str, dict[str, Any]]]:
     with hub.store.reader() as db:
         return [(o.kind, o.data) for o in db.query(GameOp).filter(GameOp.session_id == game).order_by(GameOp.seq)]
 
 
-def test_an_unsynchronised_clock_is_an_alert_on_every_tablet_and_marks_the_games_but_refuses_nothing(hub, clocks):
+def test_an_unsynchronised_clock_is_an_alert_on_every_tablet_and_marks_the_games_but_refuses_nothing(hub: Any, clocks: FakeClocks) -> None:
     early = hub.execute(StartGame(table="pool-01", actor="jana"))
     hub.watchdog.tick()
     assert alerts(hub) == {}  # synchronised: nothing to say
@@ -104,7 +110,7 @@ def test_an_unsynchronised_clock_is_an_alert_on_every_tablet_and_marks_the_games
     assert [k for k, _ in ops(hub, third)] == ["start"]
 
 
-def test_a_clock_jump_while_running_is_an_alert_and_marks_the_games_running_then(hub, clocks):
+def test_a_clock_jump_while_running_is_an_alert_and_marks_the_games_running_then(hub: Any, clocks: FakeClocks) -> None:
     game = hub.execute(StartGame(table="pool-04", actor="jana"))
     hub.watchdog.tick()
     clocks.tick(30)
@@ -122,7 +128,7 @@ def write_status(path: Path, status: BackupStatus) -> None:
     path.write_text(status.to_json())
 
 
-def test_a_failed_or_missing_backup_is_an_alert_until_a_good_one(tmp_path, clocks):
+def test_a_failed_or_missing_backup_is_an_alert_until_a_good_one(tmp_path: Path, clocks: FakeClocks) -> None:
     status_file = tmp_path / "backup-status.json"
     hub, store = box_hub(tmp_path, clocks, backup_status=status_file)
     try:
@@ -151,13 +157,15 @@ def test_a_failed_or_missing_backup_is_an_alert_until_a_good_one(tmp_path, clock
 
 
 @pytest.fixture
-def webhook():
+def webhook() -> Iterator[Webhook]:
     hook = Webhook().start()
     yield hook
     hook.stop()
 
 
-def test_a_certificate_30_days_from_its_end_is_an_alert_and_a_push_to_the_manager(tmp_path, clocks, webhook, monkeypatch):
+def test_a_certificate_30_days_from_its_end_is_an_alert_and_a_push_to_the_manager(
+    tmp_path: Path, clocks: FakeClocks, webhook: Webhook, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(Notifier, "poll_s", 0.1)
     certs = tmp_path / "certs"
     done = subprocess.run(
@@ -189,7 +197,7 @@ def test_a_certificate_30_days_from_its_end_is_an_alert_and_a_push_to_the_manage
         store.close()
 
 
-def test_staff_read_it_on_their_pages_in_slovak(tmp_path, clocks):
+def test_staff_read_it_on_their_pages_in_slovak(tmp_path: Path, clocks: FakeClocks) -> None:
     """The backup alert on the monitoring page (and the banner), the clock's mark on the game's bill."""
     hub, store = box_hub(tmp_path, clocks, backup_status=tmp_path / "backup-status.json")
     try:

@@ -4,6 +4,7 @@ evening before, over midnight, New Year's Eve and both DST nights of 2026 in Bra
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -31,11 +32,11 @@ from tests.broker.test_tariffs import LAVOS, bratislava
         ((2026, 10, 25, 6, 0), date(2026, 10, 25)),
     ],
 )
-def test_a_moment_belongs_to_the_evening_before_until_six(local, day):
+def test_a_moment_belongs_to_the_evening_before_until_six(local: Any, day: Any) -> None:
     assert business_day(bratislava(*local), LAVOS) == day
 
 
-def test_both_halves_of_the_doubled_hour_are_the_same_evening():
+def test_both_halves_of_the_doubled_hour_are_the_same_evening() -> None:
     first = datetime(2026, 10, 25, 0, 30, tzinfo=UTC)  # 02:30 CEST
     second = first + timedelta(hours=1)  # 02:30 CET, an hour later
     assert business_day(first, LAVOS) == business_day(second, LAVOS) == date(2026, 10, 24)
@@ -45,7 +46,7 @@ def test_both_halves_of_the_doubled_hour_are_the_same_evening():
     ("day", "hours"),
     [(date(2026, 11, 10), 24), (date(2026, 3, 28), 23), (date(2026, 3, 29), 24), (date(2026, 10, 24), 25), (date(2026, 12, 31), 24)],
 )
-def test_bounds_run_from_six_to_six_and_a_dst_night_changes_the_length(day, hours):
+def test_bounds_run_from_six_to_six_and_a_dst_night_changes_the_length(day: Any, hours: Any) -> None:
     start, end = business_day_bounds(day, LAVOS)
     assert start == bratislava(day.year, day.month, day.day, 6, 0)
     assert (end - start) == timedelta(hours=hours)
@@ -55,7 +56,7 @@ def test_bounds_run_from_six_to_six_and_a_dst_night_changes_the_length(day, hour
     assert nxt == end  # consecutive days leave no gap and no overlap
 
 
-def test_hours_in_business_order_and_naive_times_refused():
+def test_hours_in_business_order_and_naive_times_refused() -> None:
     assert BUSINESS_HOURS[0] == 6 and BUSINESS_HOURS[17] == 23 and BUSINESS_HOURS[18] == 0 and sorted(BUSINESS_HOURS) == list(range(24))
     with pytest.raises(ValueError, match="naive"):
         business_day(datetime(2026, 11, 10, 23, 0), LAVOS)

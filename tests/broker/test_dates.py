@@ -5,6 +5,7 @@ dates (the 500s of issue 29), the spring night's missing hour and the autumn nig
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -17,7 +18,7 @@ TZ = ZoneInfo("Europe/Bratislava")
 HALL = HallDates(TZ, date(2026, 12, 4))  # the hall's range: 2016-01-01 .. 2028-12-31
 
 
-def test_the_range_is_ten_years_back_and_two_ahead_whole_years():
+def test_the_range_is_ten_years_back_and_two_ahead_whole_years() -> None:
     assert (HALL.first, HALL.last) == (date(2026 - YEARS_BACK, 1, 1), date(2026 + YEARS_AHEAD, 12, 31))
     assert HALL.day("2016-01-01") == date(2016, 1, 1) and HALL.day("2028-12-31") == date(2028, 12, 31)
     for outside in ("2015-12-31", "2029-01-01", "0001-01-01", "9999-12-31", "9999-12-30", "1970-01-01"):
@@ -38,12 +39,12 @@ def test_the_range_is_ten_years_back_and_two_ahead_whole_years():
         "2028-12-31T23:30:00-01:00",  # 2029-01-01 01:30 at the hall
     ],
 )
-def test_a_time_outside_the_range_is_refused_before_any_arithmetic_can_overflow(written):
+def test_a_time_outside_the_range_is_refused_before_any_arithmetic_can_overflow(written: Any) -> None:
     with pytest.raises(DateRefused, match="outside the dates"):
         HALL.moment(written)
 
 
-def test_with_an_offset_a_time_is_exact_without_one_it_is_the_halls_wall_clock():
+def test_with_an_offset_a_time_is_exact_without_one_it_is_the_halls_wall_clock() -> None:
     assert HALL.moment("2026-12-04T20:00:00+01:00") == datetime(2026, 12, 4, 19, tzinfo=UTC)
     assert HALL.moment("2026-12-04T20:00") == datetime(2026, 12, 4, 19, tzinfo=UTC)
     assert HALL.moment("2026-07-04 20:00:30.5") == datetime(2026, 7, 4, 18, 0, 30, 500000, tzinfo=UTC)
@@ -51,7 +52,7 @@ def test_with_an_offset_a_time_is_exact_without_one_it_is_the_halls_wall_clock()
     assert HALL.moment("2026-12-04T20:00+14:00") == datetime(2026, 12, 4, 6, tzinfo=UTC)
 
 
-def test_the_spring_nights_missing_hour_is_refused_the_autumn_nights_double_hour_is_its_first():
+def test_the_spring_nights_missing_hour_is_refused_the_autumn_nights_double_hour_is_its_first() -> None:
     with pytest.raises(DateRefused, match="02:30 does not exist that night"):
         HALL.moment("2027-03-28T02:30:00")
     with pytest.raises(DateRefused, match="does not exist"):
@@ -67,18 +68,18 @@ def test_the_spring_nights_missing_hour_is_refused_the_autumn_nights_double_hour
     "written",
     ["", "2026-12-04T", "2026-12-04T24:00", "2026-02-30T20:00", "2026-12-04T20:00+25:00", "1700000000", "20261204T2000", "tomorrow"],
 )
-def test_what_is_not_a_date_and_time_is_refused_as_such(written):
+def test_what_is_not_a_date_and_time_is_refused_as_such(written: Any) -> None:
     with pytest.raises(DateRefused, match="is not a date and time"):
         HALL.moment(written)
 
 
 @pytest.mark.parametrize("written", ["2026-13-01", "2026-02-30", "20261204", "2026-W49-5", "2026-12-04T20:00", "４０２６-01-01", " "])
-def test_what_is_not_a_day_is_refused_as_such(written):
+def test_what_is_not_a_day_is_refused_as_such(written: Any) -> None:
     with pytest.raises(DateRefused, match="is not a date: give a day as"):
         HALL.day(written)
 
 
-def test_months_days_or_moments_and_times_of_day():
+def test_months_days_or_moments_and_times_of_day() -> None:
     assert HALL.month("2026-02") == date(2026, 2, 1)
     for bad in ("2026-13", "2026-1", "2026-00", "26-01"):
         with pytest.raises(DateRefused, match="is not a month"):
@@ -107,7 +108,7 @@ TEXTS = st.one_of(
 
 @settings(max_examples=150, deadline=None)
 @given(text=TEXTS, today=st.dates(min_value=date(2000, 1, 1), max_value=date(2100, 12, 31)))
-def test_every_text_is_a_date_in_the_range_or_a_refusal(text, today):
+def test_every_text_is_a_date_in_the_range_or_a_refusal(text: Any, today: Any) -> None:
     hall = HallDates(TZ, today)
     for read in (hall.day, hall.month, hall.moment, hall.day_or_moment):
         try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -22,6 +22,14 @@ from broker.storage.events import insert_event_once, insert_events_once, prune_e
 from broker.storage.migrate import head_revision
 from broker.storage.models import Alert, AuditEntry, Base, Event, Game, Member, MemberCard
 from broker.storage.rejects import node_rejects, record_rejects
+from tests.support.matching import some
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from broker.storage.engine import Store
+    from tests.support.postgres import PostgresCluster
+
 
 BRATISLAVA = ZoneInfo("Europe/Bratislava")
 T0 = datetime(2026, 11, 30, 18, 0, tzinfo=UTC)
@@ -40,7 +48,7 @@ def event_row(seq: int, *, table_id: str = "pool-01", boot: str = "boot-a", rece
     )
 
 
-def race(store, work, n: int = 2) -> list[Any]:
+def race(store: Any, work: Any, n: int = 2) -> list[Any]:
     """Run work(session) in n threads that start together, each in its own transaction."""
     barrier = threading.Barrier(n)
     results: list[Any] = [None] * n
@@ -66,14 +74,14 @@ def race(store, work, n: int = 2) -> list[Any]:
 # --- opening and migrations ----------------------------------------------------------------
 
 
-def test_models_and_migrations_agree(store):
+def test_models_and_migrations_agree(store: Store) -> None:
     """A model change without a revision would make the server's upgrade silently incomplete."""
     with store.engine.connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn, opts={"compare_type": True}), Base.metadata)
     assert diff == []
 
 
-def test_open_twice_is_a_no_op_at_head(db_url):
+def test_open_twice_is_a_no_op_at_head(db_url: str) -> None:
     for _ in range(2):
         s = open_store(db_url)
         with s.engine.connect() as conn:
@@ -81,7 +89,7 @@ def test_open_twice_is_a_no_op_at_head(db_url):
         s.close()
 
 
-def test_sqlite_connection_settings(tmp_path):
+def test_sqlite_connection_settings(tmp_path: Path) -> None:
     s = open_store(f"sqlite:///{tmp_path / 'x.db'}")
     with s.engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
@@ -90,12 +98,12 @@ def test_sqlite_connection_settings(tmp_path):
     s.close()
 
 
-def test_foreign_keys_are_enforced(store):
+def test_foreign_keys_are_enforced(store: Store) -> None:
     with pytest.raises(IntegrityError), store.session() as db:
         db.add(MemberCard(uid="04a2b3c4", member_id=424242, created_at=T0))
 
 
-def test_newer_schema_is_refused(db_url):
+def test_newer_schema_is_refused(db_url: str) -> None:
     s = open_store(db_url)
     with s.session() as db:
         db.execute(text("UPDATE alembic_version SET version_num = '9999_from_the_future'"))
@@ -116,13 +124,13 @@ def test_newer_schema_is_refused(db_url):
         ("sqlite:////nonexistent-dir/sub/lavos.db", "database directory /nonexistent-dir/sub does not exist"),
     ],
 )
-def test_bad_database_urls_say_what_to_do(url, says):
+def test_bad_database_urls_say_what_to_do(url: Any, says: Any) -> None:
     with pytest.raises(StoreError, match=says) as err:
         open_store(url)
     assert "sqlite:///" in str(err.value) or "does not exist" in str(err.value)
 
 
-def test_a_file_that_is_no_database(tmp_path):
+def test_a_file_that_is_no_database(tmp_path: Path) -> None:
     junk = tmp_path / "lavos.db"
     junk.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 20)
     with pytest.raises(StoreError, match="file is not a database"):
@@ -130,7 +138,7 @@ def test_a_file_that_is_no_database(tmp_path):
     assert junk.read_bytes().startswith(b"\x89PNG")  # nothing overwritten
 
 
-def test_unreachable_postgresql_hides_the_password(postgres_cluster):
+def test_unreachable_postgresql_hides_the_password(postgres_cluster: PostgresCluster) -> None:
     from sim.mosquitto import free_port
 
     with pytest.raises(StoreError, match="cannot open database") as err:
@@ -138,7 +146,7 @@ def test_unreachable_postgresql_hides_the_password(postgres_cluster):
     assert "s3cret-pw" not in str(err.value)
 
 
-def test_default_url_is_a_sqlite_file_in_the_data_dir(tmp_path, monkeypatch):
+def test_default_url_is_a_sqlite_file_in_the_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("LAVOS_DB", raising=False)
     monkeypatch.setenv("LAVOS_DATA_DIR", str(tmp_path / "data"))
     assert default_db_url() == f"sqlite:///{tmp_path / 'data' / 'lavos.db'}"
@@ -148,7 +156,7 @@ def test_default_url_is_a_sqlite_file_in_the_data_dir(tmp_path, monkeypatch):
 # --- types ---------------------------------------------------------------------------------
 
 
-def test_datetimes_come_back_aware_utc(store):
+def test_datetimes_come_back_aware_utc(store: Store) -> None:
     local = datetime(2026, 7, 1, 23, 30, tzinfo=BRATISLAVA)  # summer time: 21:30 UTC
     with store.session() as db:
         s = Game(table_id="pool-01", state="running", started_at=local)
@@ -156,11 +164,11 @@ def test_datetimes_come_back_aware_utc(store):
         db.flush()
         sid = s.id
     with store.session() as db:
-        got = db.get(Game, sid).started_at
+        got = some(db.get(Game, sid)).started_at
     assert got == local and got.tzinfo == UTC and got.hour == 21
 
 
-def test_naive_datetime_is_refused(store):
+def test_naive_datetime_is_refused(store: Store) -> None:
     with pytest.raises(Exception, match="naive datetime"), store.session() as db:
         db.add(Game(table_id="pool-01", state="running", started_at=datetime(2026, 1, 1, 12, 0)))
         db.flush()
@@ -169,7 +177,7 @@ def test_naive_datetime_is_refused(store):
 # --- events --------------------------------------------------------------------------------
 
 
-def test_duplicate_events_are_ignored(store):
+def test_duplicate_events_are_ignored(store: Store) -> None:
     with store.session() as db:
         assert insert_event_once(db, **event_row(1)) is True
         assert insert_event_once(db, **event_row(1)) is False
@@ -181,7 +189,7 @@ def test_duplicate_events_are_ignored(store):
         assert stored.data == {"pocket": 1, "pulse_ms": 21.5} and stored.node_ts == T0
 
 
-def test_batch_insert_stores_what_the_orm_stores(store):
+def test_batch_insert_stores_what_the_orm_stores(store: Store) -> None:
     """insert_events_once writes its own SQL on both backends (the ingest hot path); the stored
     values must be exactly what the column types store, down to the raw text on SQLite, or
     time-range queries and retention would compare unlike formats. More than one chunk, a
@@ -207,7 +215,7 @@ def test_batch_insert_stores_what_the_orm_stores(store):
             db.add(Event(**{**r, "boot": "orm"}))
     with store.session() as db:
 
-        def raw(boot):
+        def raw(boot: Any) -> Any:
             return db.execute(
                 text("SELECT seq, type, node_ts, ts_synced, received_at, data FROM events WHERE boot = :b AND seq < 40 ORDER BY seq"),
                 {"b": boot},
@@ -223,7 +231,7 @@ def test_batch_insert_stores_what_the_orm_stores(store):
         assert insert_events_once(db, rows[:1500]) == set()  # all stored: nothing new, nothing raised
 
 
-def test_batch_insert_reports_only_new_keys(store):
+def test_batch_insert_reports_only_new_keys(store: Store) -> None:
     with store.session() as db:
         insert_events_once(db, [event_row(1), event_row(2)])
     with store.session() as db:
@@ -234,14 +242,14 @@ def test_batch_insert_reports_only_new_keys(store):
         assert insert_events_once(db, []) == set()
 
 
-def test_concurrent_duplicate_inserts_store_one_row(store):
+def test_concurrent_duplicate_inserts_store_one_row(store: Store) -> None:
     results = race(store, lambda db: insert_event_once(db, **event_row(7)))
     assert sorted(results) == [False, True]
     with store.session() as db:
         assert db.scalar(select(func.count()).select_from(Event)) == 1
 
 
-def test_prune_events_keeps_the_recent_ones(store):
+def test_prune_events_keeps_the_recent_ones(store: Store) -> None:
     with store.session() as db:
         insert_events_once(db, [event_row(i, received_at=T0 - timedelta(days=i)) for i in range(1, 6)])
     with store.session() as db:
@@ -250,7 +258,7 @@ def test_prune_events_keeps_the_recent_ones(store):
         assert sorted(db.scalars(select(Event.seq))) == [1, 2, 3]
 
 
-def test_rejects_are_counted_per_table_and_reason_with_bounded_samples(store):
+def test_rejects_are_counted_per_table_and_reason_with_bounded_samples(store: Store) -> None:
     for batch in range(3):
         tally = RejectTally()
         for i in range(15):
@@ -272,7 +280,7 @@ def test_rejects_are_counted_per_table_and_reason_with_bounded_samples(store):
 # --- alerts --------------------------------------------------------------------------------
 
 
-def touch(db, cause="play_without_session:pool-03", at=T0):
+def touch(db: Any, cause: Any = "play_without_session:pool-03", at: Any = T0) -> Any:
     return open_or_touch_alert(
         db,
         cause_key=cause,
@@ -284,7 +292,7 @@ def touch(db, cause="play_without_session:pool-03", at=T0):
     )
 
 
-def test_one_open_alert_per_cause(store):
+def test_one_open_alert_per_cause(store: Store) -> None:
     with store.session() as db:
         first, opened = touch(db)
         assert opened and first.count == 1
@@ -305,7 +313,7 @@ def test_one_open_alert_per_cause(store):
         assert [a.id for a in open_alerts(db, table_id="nope")] == []
 
 
-def test_ack_with_close_and_unknown_alert(store):
+def test_ack_with_close_and_unknown_alert(store: Store) -> None:
     with store.session() as db:
         alert, _ = touch(db)
         ack_alert(db, alert.id, "jana", close=True)
@@ -314,7 +322,7 @@ def test_ack_with_close_and_unknown_alert(store):
             ack_alert(db, 999999, "jana")
 
 
-def test_partial_unique_index_is_enforced_by_the_database(store):
+def test_partial_unique_index_is_enforced_by_the_database(store: Store) -> None:
     with pytest.raises(IntegrityError), store.session() as db:
         for _ in range(2):
             db.add(
@@ -339,14 +347,14 @@ def test_partial_unique_index_is_enforced_by_the_database(store):
         db.add(Alert(kind="k", cause_key="same", message="m", message_en="m", severity="warning", opened_at=T0, last_seen_at=T0, count=1))
 
 
-def test_concurrent_alerts_for_one_cause_make_one_alert(store):
+def test_concurrent_alerts_for_one_cause_make_one_alert(store: Store) -> None:
     race(store, lambda db: touch(db)[1], n=3)
     with store.session() as db:
         (alert,) = open_alerts(db)
         assert alert.count == 3
 
 
-def test_bad_severity(store):
+def test_bad_severity(store: Store) -> None:
     with store.session() as db, pytest.raises(ValueError, match="severity 'loud'"):
         open_or_touch_alert(db, cause_key="c", kind="k", message="m", message_en="m", severity="loud")
 
@@ -354,7 +362,7 @@ def test_bad_severity(store):
 # --- audit ---------------------------------------------------------------------------------
 
 
-def test_session_ops_are_numbered_per_session(store):
+def test_session_ops_are_numbered_per_session(store: Store) -> None:
     with store.session() as db:
         a = Game(table_id="pool-01", state="running", started_at=T0)
         b = Game(table_id="pool-02", state="running", started_at=T0)
@@ -369,12 +377,12 @@ def test_session_ops_are_numbered_per_session(store):
         with pytest.raises(StoreError, match="no game 999999"):
             append_game_op(db, 999999, "stop", {}, "jana")
     with store.session() as db:
-        ops = db.get(Game, a.id).ops
+        ops = some(db.get(Game, a.id)).ops
         assert [(o.seq, o.kind, o.reason) for o in ops] == [(1, "start", None), (2, "stop", "closing")]
         assert ops[0].data == {"tariff": "standard"}
 
 
-def test_audit_entries(store):
+def test_audit_entries(store: Store) -> None:
     with store.session() as db:
         record_audit(db, "jana", "tariff.edit", "tariff:standard", {"rate": [600, 650]}, "new price list")
     with store.session() as db:
@@ -384,7 +392,7 @@ def test_audit_entries(store):
         assert db.scalar(select(func.count()).select_from(Member)) == 0
 
 
-def test_readers_do_not_wait_for_a_writer(store):
+def test_readers_do_not_wait_for_a_writer(store: Store) -> None:
     with store.session() as db:
         insert_event_once(db, **event_row(1))
     with store.session() as writer:
@@ -400,7 +408,7 @@ def test_readers_do_not_wait_for_a_writer(store):
         assert done.wait(3), "a reader queued behind the open write transaction"
 
 
-def test_processes_starting_together_migrate_once(request, tmp_path):
+def test_processes_starting_together_migrate_once(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     """Two servers started at once on an empty database: both come up, the schema is made once."""
     cluster = request.getfixturevalue("postgres_cluster")
     for url in (f"sqlite:///{tmp_path / 'fresh.db'}", cluster.create_database()):

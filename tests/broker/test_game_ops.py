@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from fractions import Fraction
 from math import floor
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 from hypothesis import assume, given, settings
@@ -34,6 +34,11 @@ from broker.domain.floor.game_ops import (
 )
 from tests.broker.test_tariffs import BRATISLAVA, HAPPY, LAVOS, PAID, UNPAID, bratislava, venue_with
 
+if TYPE_CHECKING:
+    from broker.domain.billing import Bill
+    from broker.domain.floor.game_ops import GameState
+
+
 T0 = bratislava(2026, 11, 30, 17, 0)  # a Monday evening
 
 
@@ -41,31 +46,31 @@ def mins(n: float) -> datetime:
     return T0 + timedelta(minutes=n)
 
 
-def billed(ops: list[Op], venue=LAVOS, now: datetime | None = None):
+def billed(ops: list[Op], venue: Any = LAVOS, now: datetime | None = None) -> Bill:
     state = replay(ops, venue)
     return bill(state, venue, now or state.last_at)
 
 
-def shape(b) -> list[tuple[Any, ...]]:
+def shape(b: Any) -> list[tuple[Any, ...]]:
     return [(line.kind, line.reason, line.amount_cents) for line in b.lines]
 
 
 # --- the issue's examples ---
 
 
-def test_standard_90_minutes_is_9_eur():
+def test_standard_90_minutes_is_9_eur() -> None:
     b = billed([start_op(T0, "pool-01"), stop_op(mins(90))])
     assert shape(b) == [("time", "standard", 900)]
     assert (b.total_cents, b.vat_cents, b.net_cents, b.vat_percent) == (900, 168, 732, 23)
 
 
-def test_club_card_95_minutes_on_a_club_card_table_is_6_33():
+def test_club_card_95_minutes_on_a_club_card_table_is_6_33() -> None:
     b = billed([start_op(T0, "pool-05", member=PAID), stop_op(mins(95))])
     assert shape(b) == [("time", "club_card", 633)]
     assert b.lines[0].tariff_id == "club_card" and b.lines[0].rate_cents_per_hour == 400
 
 
-def test_card_shown_after_20_of_60_minutes_is_two_lines_4_67():
+def test_card_shown_after_20_of_60_minutes_is_two_lines_4_67() -> None:
     b = billed([start_op(T0, "pool-05"), card_op(mins(20), PAID), stop_op(mins(60))])
     assert shape(b) == [("time", "standard", 200), ("time", "club_card", 267)]
     assert b.total_cents == 467
@@ -79,13 +84,13 @@ def test_card_shown_after_20_of_60_minutes_is_two_lines_4_67():
         ("pool-05", UNPAID, "card_unpaid", "nie je zaplatený"),
     ],
 )
-def test_card_not_honoured_bills_standard_with_the_reason(table, member, reason, note):
+def test_card_not_honoured_bills_standard_with_the_reason(table: Any, member: Any, reason: Any, note: Any) -> None:
     b = billed([start_op(T0, table, member=member), stop_op(mins(60))])
     assert shape(b) == [("time", reason, 600)]
     assert b.lines[0].tariff_id == "standard" and note in b.lines[0].description
 
 
-def test_card_shown_on_a_table_without_card_rate_is_its_own_line():
+def test_card_shown_on_a_table_without_card_rate_is_its_own_line() -> None:
     b = billed([start_op(T0, "pool-01"), card_op(mins(20), PAID), stop_op(mins(60))])
     assert shape(b) == [("time", "standard", 200), ("time", "card_table_not_eligible", 400)]
 
@@ -93,7 +98,7 @@ def test_card_shown_on_a_table_without_card_rate_is_its_own_line():
 # --- every operation ---
 
 
-def test_training_starts_only_within_hours_and_continues_at_standard_after_19():
+def test_training_starts_only_within_hours_and_continues_at_standard_after_19() -> None:
     with pytest.raises(GameError, match=r"The rate Training can only start between 15:00–19:00; it is 14:59 now"):
         replay([start_op(bratislava(2026, 7, 1, 14, 59), "pool-01", tariff="training")], LAVOS)
     b = billed([start_op(bratislava(2026, 7, 1, 18, 0), "pool-01", tariff="training"), stop_op(bratislava(2026, 7, 1, 20, 0))])
@@ -101,14 +106,14 @@ def test_training_starts_only_within_hours_and_continues_at_standard_after_19():
     assert b.lines[1].start == bratislava(2026, 7, 1, 19, 0)
 
 
-def test_training_may_start_before_opening():
+def test_training_may_start_before_opening() -> None:
     assert (
         billed([start_op(bratislava(2026, 7, 1, 15, 0), "carom-01", tariff="training"), stop_op(bratislava(2026, 7, 1, 16, 0))]).total_cents
         == 1500
     )
 
 
-def test_transfer_between_tables_with_different_rates_itemises_each():
+def test_transfer_between_tables_with_different_rates_itemises_each() -> None:
     ops = [start_op(T0, "pool-05", member=PAID), transfer_op(mins(30), "pool-01"), transfer_op(mins(45), "pool-06"), stop_op(mins(75))]
     b = billed(ops)
     assert shape(b) == [("time", "club_card", 200), ("time", "card_table_not_eligible", 150), ("time", "club_card", 200)]
@@ -116,7 +121,7 @@ def test_transfer_between_tables_with_different_rates_itemises_each():
     assert replay(ops, LAVOS).table == "pool-06"
 
 
-def test_a_transfer_starts_a_line_even_at_the_same_rate_so_a_card_never_costs_more():
+def test_a_transfer_starts_a_line_even_at_the_same_rate_so_a_card_never_costs_more() -> None:
     # Lines are rounded up one by one; were the card-less session one merged line, the card's
     # extra line could round up to more than the card saves (17 against 10 cents here).
     ops = [start_op(T0, "pool-05"), transfer_op(T0 + timedelta(seconds=10), "pool-01"), stop_op(T0 + timedelta(seconds=50))]
@@ -125,18 +130,18 @@ def test_a_transfer_starts_a_line_even_at_the_same_rate_so_a_card_never_costs_mo
     assert shape(billed(with_card)) == [("time", "club_card", 7), ("time", "card_table_not_eligible", 10)]
 
 
-def test_card_removed_returns_to_standard():
+def test_card_removed_returns_to_standard() -> None:
     b = billed([start_op(T0, "pool-05", member=PAID), card_removed_op(mins(30)), stop_op(mins(60))])
     assert shape(b) == [("time", "club_card", 200), ("time", "standard", 300)]
 
 
-def test_another_members_card_or_a_fee_just_paid_updates_the_snapshot():
+def test_another_members_card_or_a_fee_just_paid_updates_the_snapshot() -> None:
     paid_now = MemberSnapshot(UNPAID.member_id, UNPAID.name, fee_paid=True, year=2026)
     b = billed([start_op(T0, "pool-05", member=UNPAID), card_op(mins(30), paid_now), stop_op(mins(60))])
     assert shape(b) == [("time", "card_unpaid", 300), ("time", "club_card", 200)]
 
 
-def test_time_band_splits_a_session_across_the_dst_change():
+def test_time_band_splits_a_session_across_the_dst_change() -> None:
     # Night of 2026-10-25, clocks go from 03:00 back to 02:00: the band 01:00-04:00 lasts 4 real hours.
     night = {"tariff": "standard", "days": ["sun"], "start": "01:00", "end": "04:00", "rate_cents_per_hour": 300, "name": "noc"}
     venue = venue_with([night])
@@ -147,7 +152,7 @@ def test_time_band_splits_a_session_across_the_dst_change():
     assert "pásmo noc" in b.lines[1].description
 
 
-def test_pause_is_not_billed_and_pushes_prepaid_time_back():
+def test_pause_is_not_billed_and_pushes_prepaid_time_back() -> None:
     ops = [start_op(T0, "pool-01", prepaid_minutes=60), pause_op(mins(20)), resume_op(mins(35))]
     state = replay(ops, LAVOS)
     assert state.prepaid_until == mins(75)
@@ -161,7 +166,7 @@ def test_pause_is_not_billed_and_pushes_prepaid_time_back():
     assert rate is not None and rate.rate_cents_per_hour == 600
 
 
-def test_extend_adds_minutes_and_after_expiry_counts_from_now():
+def test_extend_adds_minutes_and_after_expiry_counts_from_now() -> None:
     state = replay([start_op(T0, "pool-01", prepaid_minutes=30), extend_op(mins(10), 30)], LAVOS)
     assert state.prepaid_until == mins(60)
     state = apply(state, extend_op(mins(90), 15), LAVOS)  # expired 30 min ago, expiry "continue"
@@ -170,25 +175,25 @@ def test_extend_adds_minutes_and_after_expiry_counts_from_now():
     assert prepaid_remaining(replay([start_op(T0, "pool-01")], LAVOS), mins(1)) is None
 
 
-def test_stop_while_paused_keeps_the_remaining_prepaid_time():
+def test_stop_while_paused_keeps_the_remaining_prepaid_time() -> None:
     state = replay([start_op(T0, "pool-01", prepaid_minutes=60), pause_op(mins(20)), stop_op(mins(50))], LAVOS)
     assert prepaid_remaining(state, mins(500)) == timedelta(minutes=40)
     assert bill(state, LAVOS, mins(500)).total_cents == 200
 
 
-def test_minimum_charge_tops_up_short_sessions():
+def test_minimum_charge_tops_up_short_sessions() -> None:
     venue = venue_with(minimum_cents=300)
     assert shape(billed([start_op(T0, "pool-01"), stop_op(mins(10))], venue)) == [("time", "standard", 100), ("minimum", "minimum", 200)]
     assert shape(billed([start_op(T0, "pool-01"), stop_op(mins(40))], venue)) == [("time", "standard", 400)]
 
 
-def test_unit_of_five_minutes_is_per_line():
+def test_unit_of_five_minutes_is_per_line() -> None:
     venue = venue_with(unit_s=300)
     b = billed([start_op(T0, "pool-05"), card_op(mins(1), PAID), stop_op(mins(7))], venue)
     assert [(line.billed_seconds, line.amount_cents) for line in b.lines] == [(300, 50), (600, 67)]
 
 
-def test_corrections_need_a_reason_and_the_bill_never_goes_below_zero():
+def test_corrections_need_a_reason_and_the_bill_never_goes_below_zero() -> None:
     ops = [start_op(T0, "pool-01"), stop_op(mins(30)), correction_op(mins(31), -100, "svetlo nesvietilo", actor="manager:eva")]
     b = billed(ops)
     assert shape(b) == [("time", "standard", 300), ("correction", "manual", -100)]
@@ -197,13 +202,13 @@ def test_corrections_need_a_reason_and_the_bill_never_goes_below_zero():
     assert shape(b)[-1] == ("correction", "floor_zero", 800) and b.total_cents == 0
 
 
-def test_open_session_is_billed_up_to_now_and_stop_at_now_bills_the_same():
+def test_open_session_is_billed_up_to_now_and_stop_at_now_bills_the_same() -> None:
     state = replay([start_op(T0, "pool-05", member=PAID)], LAVOS)
     assert bill(state, LAVOS, mins(95)).total_cents == 633
     assert bill(apply(state, stop_op(mins(95)), LAVOS), LAVOS, mins(500)).total_cents == 633
 
 
-def test_ops_survive_json_and_a_restart_replays_the_same_bill():
+def test_ops_survive_json_and_a_restart_replays_the_same_bill() -> None:
     ops = [
         start_op(T0, "pool-05", prepaid_minutes=90, actor="staff:jana"),
         card_op(mins(20), PAID),
@@ -220,7 +225,7 @@ def test_ops_survive_json_and_a_restart_replays_the_same_bill():
     assert bill(replay(restored, LAVOS), LAVOS, mins(80)) == bill(replay(ops, LAVOS), LAVOS, mins(80))
 
 
-def test_op_times_are_normalised_to_utc():
+def test_op_times_are_normalised_to_utc() -> None:
     op = stop_op(datetime(2026, 11, 30, 18, 0, tzinfo=BRATISLAVA))
     assert op.at.tzinfo is UTC and op.at == datetime(2026, 11, 30, 17, 0, tzinfo=UTC)
 
@@ -282,7 +287,7 @@ SP = start_op(T0, "pool-05", prepaid_minutes=30)
         ([S, "stop"], "expected an Op, got str"),
     ],
 )
-def test_invalid_sequences_are_refused_with_a_clear_message(ops, message):
+def test_invalid_sequences_are_refused_with_a_clear_message(ops: Any, message: Any) -> None:
     with pytest.raises(GameError, match=message):
         replay(ops, LAVOS)
 
@@ -304,12 +309,12 @@ def test_invalid_sequences_are_refused_with_a_clear_message(ops, message):
         (lambda: prepaid_remaining(replay([SP], LAVOS), datetime(2026, 11, 30, 18, 0)), "has no timezone"),
     ],
 )
-def test_garbage_values_are_refused(make, message):
+def test_garbage_values_are_refused(make: Any, message: Any) -> None:
     with pytest.raises(GameError, match=message):
         make()
 
 
-def test_session_error_is_a_value_error():
+def test_session_error_is_a_value_error() -> None:
     assert issubclass(GameError, ValueError)
 
 
@@ -326,7 +331,7 @@ starts = st.datetimes(datetime(2026, 1, 1), datetime(2027, 12, 31), timezones=st
 STEP_KINDS = ["pause", "resume", "transfer", "card", "card_removed", "extend", "stop"]
 
 
-def _step_op(kind: str, at: datetime, table: str, member: MemberSnapshot, venue) -> Op:
+def _step_op(kind: str, at: datetime, table: str, member: MemberSnapshot, venue: Any) -> Op:
     return {
         "pause": lambda: pause_op(at),
         "resume": lambda: resume_op(at),
@@ -339,7 +344,7 @@ def _step_op(kind: str, at: datetime, table: str, member: MemberSnapshot, venue)
 
 
 @st.composite
-def sessions(draw, venue=LAVOS, kinds=STEP_KINDS, member=st.none() | members):
+def sessions(draw: Any, venue: Any = LAVOS, kinds: Any = STEP_KINDS, member: Any = st.none() | members) -> tuple[list[Op], GameState]:
     """Ops of a valid session, as the live service builds them: each validated by apply before it is appended."""
     at = draw(starts)
     ops = [start_op(at, draw(st.sampled_from(BILLIARD)), member=draw(member), prepaid_minutes=draw(st.none() | st.integers(1, 180)))]
@@ -366,7 +371,7 @@ def half_up(x: Fraction) -> int:
 
 @settings(deadline=None)
 @given(st.data(), venues, later)
-def test_bill_is_the_sum_of_its_lines_rounded_exactly(data, venue, wait):
+def test_bill_is_the_sum_of_its_lines_rounded_exactly(data: Any, venue: Any, wait: Any) -> None:
     _ops, state = data.draw(sessions(venue))
     b = bill(state, venue, state.last_at + wait)
     assert b.total_cents == sum(line.amount_cents for line in b.lines) >= 0
@@ -380,7 +385,7 @@ def test_bill_is_the_sum_of_its_lines_rounded_exactly(data, venue, wait):
 
 @settings(deadline=None)
 @given(st.data(), venues, later, later)
-def test_bill_never_decreases_as_the_session_gets_longer(data, venue, first, more):
+def test_bill_never_decreases_as_the_session_gets_longer(data: Any, venue: Any, first: Any, more: Any) -> None:
     _ops, state = data.draw(sessions(venue, [k for k in STEP_KINDS if k != "stop"]))
     early, late = state.last_at + first, state.last_at + first + more
     assert bill(state, venue, early).total_cents <= bill(state, venue, late).total_cents
@@ -390,7 +395,7 @@ def test_bill_never_decreases_as_the_session_gets_longer(data, venue, first, mor
 
 @settings(deadline=None)
 @given(st.data(), st.builds(MemberSnapshot, member_id=st.just(1), name=st.just("Člen"), fee_paid=st.just(True)), later)
-def test_club_card_never_costs_more_than_standard(data, member, wait):
+def test_club_card_never_costs_more_than_standard(data: Any, member: Any, wait: Any) -> None:
     ops, state = data.draw(sessions(LAVOS, [k for k in STEP_KINDS if not k.startswith("card")], st.none()))
     with_card = [Op("start", ops[0].at, {**ops[0].data, "member": member.to_dict()}), *ops[1:]]
     now = state.last_at + wait
@@ -399,7 +404,7 @@ def test_club_card_never_costs_more_than_standard(data, member, wait):
 
 @settings(deadline=None)
 @given(st.data(), venues, later)
-def test_replay_equals_applying_one_by_one(data, venue, wait):
+def test_replay_equals_applying_one_by_one(data: Any, venue: Any, wait: Any) -> None:
     ops, state = data.draw(sessions(venue))
     now = state.last_at + wait
     assert replay(ops, venue) == state
@@ -412,7 +417,7 @@ def test_replay_equals_applying_one_by_one(data, venue, wait):
 
 @settings(deadline=None)
 @given(st.data(), st.integers(1, len(STEP_KINDS)), st.integers(1, 4 * 3600))
-def test_paused_time_is_never_billed(data, where, pause_s):
+def test_paused_time_is_never_billed(data: Any, where: Any, pause_s: Any) -> None:
     # Year-less snapshots and no bands: shifting play by the pause must not change the rates.
     ops, state = data.draw(sessions(LAVOS, member=st.none() | members))
     where = min(where, len(ops))
@@ -429,7 +434,7 @@ def test_paused_time_is_never_billed(data, where, pause_s):
 
 @settings(deadline=None)
 @given(st.data(), venues, later)
-def test_billed_time_is_played_time_rounded_up_per_line(data, venue, wait):
+def test_billed_time_is_played_time_rounded_up_per_line(data: Any, venue: Any, wait: Any) -> None:
     _ops, state = data.draw(sessions(venue))
     now = state.last_at + wait
     time_lines = [line for line in bill(state, venue, now).lines if line.kind == "time"]
@@ -445,7 +450,7 @@ def test_billed_time_is_played_time_rounded_up_per_line(data, venue, wait):
 
 @settings(deadline=None)
 @given(st.data(), venues, later, st.integers(0, 10**6 - 1))
-def test_the_amount_moves_exactly_when_the_server_says(data, venue, wait, micro):
+def test_the_amount_moves_exactly_when_the_server_says(data: Any, venue: Any, wait: Any, micro: Any) -> None:
     from broker.domain.floor.amount_clock import HORIZON, amount_moves_at
 
     _ops, state = data.draw(sessions(venue, [k for k in STEP_KINDS if k != "stop"]))
@@ -464,7 +469,7 @@ def test_the_amount_moves_exactly_when_the_server_says(data, venue, wait, micro)
             assert bill(state, venue, probe).total_cents == before
 
 
-def test_a_carom_game_moves_at_each_started_minute_and_a_paused_one_never():
+def test_a_carom_game_moves_at_each_started_minute_and_a_paused_one_never() -> None:
     from broker.domain.floor.amount_clock import amount_moves_at
 
     state = replay([start_op(T0, "carom-01")], LAVOS)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from sqlalchemy import func, select
@@ -25,17 +26,23 @@ from tests.support.hub import fresh_login, hub_link, new_hub, running_service
 from tests.support.mqtt import Collector, clear_session, publish_events
 from tests.support.waiting import wait_until
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from sim.mosquitto import Mosquitto
+
+
 TABLE = "pool-04"
 RACE_WINDOW_S = 1.0  # how long the resend is held between reading the hall and publishing
 
 
-def _hold_first_read(lights, method: str, read: threading.Event, armed: threading.Event) -> None:
+def _hold_first_read(lights: Any, method: str, read: threading.Event, armed: threading.Event) -> None:
     """Hold the hub's lights' next read of TABLE by `method` (from any thread but this one) for RACE_WINDOW_S
     after it has read: the resend has seen the session running, and publishes only later."""
     real = getattr(lights, method)
     test_thread = threading.current_thread()
 
-    def held(table, *args, **kwargs):
+    def held(table: Any, *args: Any, **kwargs: Any) -> Any:
         value = real(table, *args, **kwargs)
         if table == TABLE and armed.is_set() and threading.current_thread() is not test_thread:
             armed.clear()
@@ -47,7 +54,7 @@ def _hold_first_read(lights, method: str, read: threading.Event, armed: threadin
 
 
 @pytest.mark.parametrize("held_read", ["desired", "summary"])
-def test_a_stop_racing_the_reconnect_resend_leaves_the_light_off(mosquitto, db_url, held_read):
+def test_a_stop_racing_the_reconnect_resend_leaves_the_light_off(mosquitto: Mosquitto, db_url: str, held_read: Any) -> None:
     login = fresh_login()
     with running_service(mosquitto, db_url, client_id=login) as svc:
         svc.watchdog.stop()
@@ -88,7 +95,7 @@ _IN_CHILD = link_process._CHILD_BOUND + 2 * link_process._FORWARD_BATCH + 2
 
 
 @pytest.mark.parametrize("in_child", [False, True], ids=["link-thread", "link-process"])
-def test_a_full_inbox_holds_messages_back_unacked_and_loses_none(mosquitto, db_url, tmp_path, in_child):
+def test_a_full_inbox_holds_messages_back_unacked_and_loses_none(mosquitto: Mosquitto, db_url: str, tmp_path: Path, in_child: Any) -> None:
     bound = 5
     n = _IN_CHILD + 1000 if in_child else 60
     login = fresh_login()
@@ -102,7 +109,7 @@ def test_a_full_inbox_holds_messages_back_unacked_and_loses_none(mosquitto, db_u
         # Hold the writer the way a slow live view would: a listener that blocks.
         gate, held = threading.Event(), threading.Event()
 
-        def slow_view(topic, data):
+        def slow_view(topic: Any, data: Any) -> None:
             if topic == "session":
                 held.set()
                 gate.wait(60)
@@ -143,7 +150,7 @@ def test_a_full_inbox_holds_messages_back_unacked_and_loses_none(mosquitto, db_u
         store.close()
 
 
-def test_a_staff_command_does_not_wait_behind_a_backlog(mosquitto, db_url):
+def test_a_staff_command_does_not_wait_behind_a_backlog(mosquitto: Mosquitto, db_url: str) -> None:
     """The writer serves commands before inbox batches: a click lands while ball drops queue up."""
     n = 3000
     login = fresh_login()
@@ -154,7 +161,7 @@ def test_a_staff_command_does_not_wait_behind_a_backlog(mosquitto, db_url):
         assert svc.ingest.wait_idle(10)
         gate, held = threading.Event(), threading.Event()
 
-        def slow_view(topic, data):
+        def slow_view(topic: Any, data: Any) -> None:
             if topic == "session" and data.get("action") == "pause":
                 held.set()
                 gate.wait(60)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import queue
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
@@ -17,8 +17,11 @@ from broker.adapters.hub_link import HubLink, MqttUrl
 from broker.adapters.inbox import Inbound
 from devices import contract
 
+if TYPE_CHECKING:
+    from sim.mosquitto import Mosquitto
 
-def _publish(mosquitto, n: int, first_seq: int) -> None:
+
+def _publish(mosquitto: Any, n: int, first_seq: int) -> None:
     pub = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="pool-01")
     pub.username_pw_set("pool-01", "pw-pool-01")
     pub.connect("127.0.0.1", mosquitto.port)
@@ -62,11 +65,11 @@ def _receive(link_inbox: queue.Queue[Any], n: int, timeout: float = 10.0) -> lis
     return got
 
 
-def _events(got) -> list[int]:
+def _events(got: Any) -> list[int]:
     return sorted(contract.decode(m.topic, m.payload).body.seq for m in got if "/event/" in m.topic)
 
 
-def test_ack_many_settles_the_batch_and_unacked_messages_come_back(mosquitto):
+def test_ack_many_settles_the_batch_and_unacked_messages_come_back(mosquitto: Mosquitto) -> None:
     user, password = mosquitto.hub_login("lavos-ack-test")
     url = MqttUrl("127.0.0.1", mosquitto.port, user, password, False)
     inbox: queue.Queue[Any] = queue.Queue()

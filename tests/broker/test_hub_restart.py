@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from sqlalchemy import func, select
 
@@ -18,12 +19,17 @@ from tests.support.driven import ask, start_driven
 from tests.support.hub import VENUE, light_of, link_of, running_node
 from tests.support.waiting import wait_until
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from sim.mosquitto import Mosquitto
+
 
 def start_hub(db_url: str, port: int) -> subprocess.Popen[str]:
     return start_driven("tests.broker.hub_proc", str(VENUE), db_url, str(port))
 
 
-def test_sigkill_mid_session_loses_nothing_and_bills_the_same(mosquitto, tmp_path):
+def test_sigkill_mid_session_loses_nothing_and_bills_the_same(mosquitto: Mosquitto, tmp_path: Path) -> None:
     db_url = f"sqlite:///{tmp_path / 'hub.db'}"
     store = open_store(db_url)
 

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import select
 
@@ -40,7 +41,7 @@ from tests.support.waiting import wait_until
 TABLE = "pool-04"
 
 
-def _seqs(store, boot: str) -> list[int]:
+def _seqs(store: Any, boot: str) -> list[int]:
     with store.reader() as db:
         return sorted(db.scalars(select(Event.seq).where(Event.boot == boot)).all())
 
@@ -53,7 +54,7 @@ def _alive(pid: int) -> bool:
     return state != "Z"  # an orphan's zombie waits for init to reap it: it holds nothing
 
 
-def test_events_in_and_light_commands_out_through_the_child(mosquitto, db_url, tmp_path):
+def test_events_in_and_light_commands_out_through_the_child(mosquitto: Mosquitto, db_url: str, tmp_path: Path) -> None:
     login = fresh_login()
     with started_hub(db_url, mosquitto=mosquitto, client_id=login, link_process=True) as hub:
         assert link_child(hub).is_alive() and link_pid(hub) != os.getpid()
@@ -67,7 +68,7 @@ def test_events_in_and_light_commands_out_through_the_child(mosquitto, db_url, t
             wait_until(lambda: hub_link(hub).stats.acked >= 50, what="acked after the commit")
 
 
-def test_a_killed_child_is_restarted_and_no_event_is_lost_or_doubled(mosquitto, db_url):
+def test_a_killed_child_is_restarted_and_no_event_is_lost_or_doubled(mosquitto: Mosquitto, db_url: str) -> None:
     login = fresh_login()
     n = 3000
     with started_hub(db_url, mosquitto=mosquitto, client_id=login, link_process=True) as hub:
@@ -100,7 +101,7 @@ time.sleep(600)
 """
 
 
-def test_the_child_dies_with_a_killed_hub(mosquitto, tmp_path):
+def test_the_child_dies_with_a_killed_hub(mosquitto: Mosquitto, tmp_path: Path) -> None:
     login = fresh_login()
     url = hub_url(mosquitto, login)
     assert url.username is not None and url.password is not None
@@ -122,7 +123,7 @@ def test_the_child_dies_with_a_killed_hub(mosquitto, tmp_path):
         proc.kill()
 
 
-def test_a_broker_restart_reconnects_the_child_and_commands_still_reach_the_node(tmp_path):
+def test_a_broker_restart_reconnects_the_child_and_commands_still_reach_the_node(tmp_path: Path) -> None:
     broker = Mosquitto(tmp_path / "mq", users={TABLE: f"pw-{TABLE}"}).start()
     try:
         with (

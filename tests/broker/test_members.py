@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from sqlalchemy import func, select
@@ -26,16 +27,21 @@ from broker.storage.members import (
 from broker.storage.members_csv import MemberImportError, export_members_csv, import_members_csv, parse_members_csv
 from broker.storage.models import AuditEntry, FeePayment, Member, MemberCard
 
+if TYPE_CHECKING:
+    from broker.storage.engine import Store
+    from broker.storage.members_csv import ImportReport
+
+
 SHIPPED = Path(__file__).resolve().parents[2] / "deploy" / "members" / "lavos-members.csv"
 HEADER = "name,kind,cards,fees_paid,active,note\n"
 
 
-def count(db, model) -> int:
+def count(db: Any, model: Any) -> int:
     result: int = db.scalar(select(func.count()).select_from(model))
     return result
 
 
-def import_text(store, text: str | bytes):
+def import_text(store: Any, text: str | bytes) -> ImportReport:
     data = text.encode("utf-8") if isinstance(text, str) else text
     with store.session() as db:
         return import_members_csv(db, data, actor="test")
@@ -44,7 +50,7 @@ def import_text(store, text: str | bytes):
 # --- the shipped list ----------------------------------------------------------------------
 
 
-def test_shipped_member_list_imports_59_members_once(store):
+def test_shipped_member_list_imports_59_members_once(store: Store) -> None:
     report = import_text(store, SHIPPED.read_bytes())
     assert (report.added, report.updated, report.unchanged) == (59, 0, 0)
     again = import_text(store, SHIPPED.read_bytes())
@@ -58,7 +64,7 @@ def test_shipped_member_list_imports_59_members_once(store):
         assert "ŠBK Lavos Sharks" in sharks.note
 
 
-def test_export_then_import_changes_nothing(store):
+def test_export_then_import_changes_nothing(store: Store) -> None:
     import_text(store, SHIPPED.read_bytes())
     with store.session() as db:
         m = search_members(db, "zadrazil")[0]
@@ -73,7 +79,7 @@ def test_export_then_import_changes_nothing(store):
     assert "Zadražil Miro;čestný;04a2b3c4;2026;nie;" in exported.decode("utf-8-sig")
 
 
-def _audit_count(store) -> int:
+def _audit_count(store: Any) -> int:
     with store.session() as db:
         return count(db, AuditEntry)
 
@@ -81,7 +87,7 @@ def _audit_count(store) -> int:
 # --- registry operations -------------------------------------------------------------------
 
 
-def test_search_ignores_accents_and_case(store):
+def test_search_ignores_accents_and_case(store: Store) -> None:
     import_text(store, SHIPPED.read_bytes())
     with store.session() as db:
         assert [m.name for m in search_members(db, "zadrazil")] == ["Zadražil Miro"]
@@ -96,7 +102,7 @@ def test_search_ignores_accents_and_case(store):
         assert len(search_members(db, "", limit=5)) == 5
 
 
-def test_add_edit_and_their_audit(store):
+def test_add_edit_and_their_audit(store: Store) -> None:
     with store.session() as db:
         m = add_member(db, "  Nový   Člen ", actor="jana", kind="collective", note="firma")
         assert m.name == "Nový Člen"
@@ -116,7 +122,7 @@ def test_add_edit_and_their_audit(store):
         assert edit.detail == {"name": ["Nový Člen", "Novy Clen"]} and edit.reason == "typo"
 
 
-def test_cards(store):
+def test_cards(store: Store) -> None:
     with store.session() as db:
         a = add_member(db, "Ambra Tomáš", actor="t")
         b = add_member(db, "Axamit Miloš", actor="t")
@@ -136,12 +142,12 @@ def test_cards(store):
 
 
 @pytest.mark.parametrize("uid", ["", "xyz1", "04a", "0" * 33, "04a2-b3c4-zz"])
-def test_bad_uids(uid):
+def test_bad_uids(uid: Any) -> None:
     with pytest.raises(MemberError, match="is not a card number"):
         normalize_uid(uid)
 
 
-def test_fees_and_card_validity(store):
+def test_fees_and_card_validity(store: Store) -> None:
     today = date(2026, 3, 14)
     with store.session() as db:
         m = add_member(db, "Zadražil Miro", actor="t")
@@ -185,7 +191,7 @@ def test_fees_and_card_validity(store):
 # --- CSV: what Excel and people produce ----------------------------------------------------
 
 
-def test_semicolons_bom_slovak_words_and_several_values(store):
+def test_semicolons_bom_slovak_words_and_several_values(store: Store) -> None:
     text = (
         "\ufeffname;kind;cards;fees_paid;active;note\r\n"
         'Bača Lubo;čestné;04a2b3c4 04A2B3C5;2025 2026;áno;"čestný člen; od 2004"\r\n'
@@ -209,7 +215,7 @@ def test_semicolons_bom_slovak_words_and_several_values(store):
 SK_HEADER = "meno;typ;karty;zaplatené príspevky;aktívny;poznámka"
 
 
-def test_the_export_is_slovak_excels_file_and_imports_back_changing_nothing(store):
+def test_the_export_is_slovak_excels_file_and_imports_back_changing_nothing(store: Store) -> None:
     """Issue 19, item 21: ';', a BOM, Slovak column names and words; export → import changes nothing."""
     import_text(
         store,
@@ -234,7 +240,7 @@ def test_the_export_is_slovak_excels_file_and_imports_back_changing_nothing(stor
         assert export_members_csv(db) == exported
 
 
-def test_a_windows_1250_file_imports_right(store):
+def test_a_windows_1250_file_imports_right(store: Store) -> None:
     """Excel's plain "CSV" on Slovak Windows is Windows-1250 (no BOM): not UTF-8, so read as cp1250."""
     text = SK_HEADER + "\r\nŠťastný Ľubomír;čestný;;2026;áno;Žilina, ďalší ôsmy člen\r\n"
     data = text.encode("cp1250")
@@ -252,7 +258,7 @@ def test_a_windows_1250_file_imports_right(store):
         )
 
 
-def test_values_read_in_either_language_and_without_accents(store):
+def test_values_read_in_either_language_and_without_accents(store: Store) -> None:
     text = SK_HEADER + "\nA;riadny;;;ano;\nB;kolektivny;;;nie;\nC;cestny;;;áno;\nD;honorary;;;yes;\nE;individual;;;no;\n"
     import_text(store, text)
     with store.session() as db:
@@ -275,14 +281,14 @@ def test_values_read_in_either_language_and_without_accents(store):
         ("Meno;Typ;Karta", "Karta"),
     ],
 )
-def test_a_header_of_mixed_or_unknown_columns_is_refused_naming_the_column(header, column):
+def test_a_header_of_mixed_or_unknown_columns_is_refused_naming_the_column(header: Any, column: Any) -> None:
     with pytest.raises(MemberImportError) as err:  # before anything is written (parsing is the import's first step)
         parse_members_csv((header + "\nA;;;\n").encode())
     [problem] = err.value.errors
     assert problem.line == 1 and column in (problem.params.get("columns"), problem.params.get("unknown")), problem
 
 
-def test_import_adds_cards_and_years_but_never_removes(store):
+def test_import_adds_cards_and_years_but_never_removes(store: Store) -> None:
     import_text(store, HEADER + "Fuka Michal,individual,aa11bb22,2025,yes,\n")
     report = import_text(store, HEADER + "Fuka Michal,individual,cc33dd44,2026,yes,league\n")
     assert (report.updated, report.cards_added, report.fees_added) == (1, 1, 1)
@@ -292,7 +298,7 @@ def test_import_adds_cards_and_years_but_never_removes(store):
         assert m.note == "league"
 
 
-def test_missing_columns_keep_what_is_stored(store):
+def test_missing_columns_keep_what_is_stored(store: Store) -> None:
     import_text(store, HEADER + "Galo Rudo,honorary,,,no,a note\n")
     import_text(store, "name\nGalo Rudo\n")
     with store.session() as db:
@@ -330,16 +336,16 @@ def errors_of(data: bytes | str) -> list[str]:
         (HEADER + 'A,,,,,"unterminated\n', "not valid CSV"),
     ],
 )
-def test_bad_files_name_the_line_and_the_fix(data, expected):
+def test_bad_files_name_the_line_and_the_fix(data: Any, expected: Any) -> None:
     assert any(e.startswith(expected) or expected in e for e in errors_of(data)), errors_of(data)
 
 
-def test_every_bad_line_is_reported_at_once():
+def test_every_bad_line_is_reported_at_once() -> None:
     errors = errors_of(HEADER + "A,vip,,,,\nB,,,,,\nC,,,abc,,\n")
     assert [e.split(":")[0] for e in errors] == ["line 2", "line 4"]
 
 
-def test_random_binary_garbage_is_refused_cleanly():
+def test_random_binary_garbage_is_refused_cleanly() -> None:
     import random
 
     rnd = random.Random(3)
@@ -351,7 +357,7 @@ def test_random_binary_garbage_is_refused_cleanly():
             assert e.errors and all(err.line >= 1 for err in e.errors)
 
 
-def test_a_file_with_an_error_writes_nothing(store):
+def test_a_file_with_an_error_writes_nothing(store: Store) -> None:
     import_text(store, HEADER + "Ambra Tomáš,,,,,\n")
     with pytest.raises(MemberImportError, match="nothing was imported") as err:
         import_text(store, HEADER + "Ambra Tomáš,honorary,aabbccdd,2026,,\nNew One,,,,,\nBad,kind?,,,,\n")
@@ -361,7 +367,7 @@ def test_a_file_with_an_error_writes_nothing(store):
         assert db.scalars(select(Member)).one().kind == "individual"
 
 
-def test_a_card_held_by_someone_else_in_the_database_is_an_error(store):
+def test_a_card_held_by_someone_else_in_the_database_is_an_error(store: Store) -> None:
     import_text(store, HEADER + "Ambra Tomáš,,aabbccdd,,,\n")
     with pytest.raises(MemberImportError) as err:
         import_text(store, HEADER + "Nový Člen,,,,,\nAxamit Miloš,,AABBCCDD,,,\n")
@@ -373,7 +379,7 @@ def test_a_card_held_by_someone_else_in_the_database_is_an_error(store):
 # --- the commands --------------------------------------------------------------------------
 
 
-def test_cli_import_export_and_errors(db_url, tmp_path):
+def test_cli_import_export_and_errors(db_url: str, tmp_path: Path) -> None:
     from lavos_cli import app
 
     runner = CliRunner()

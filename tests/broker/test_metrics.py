@@ -14,9 +14,11 @@ import textwrap
 import threading
 import time
 import tracemalloc
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -24,6 +26,10 @@ from broker.adapters.metrics import DEAD_LETTER_FILE, InvalidPoint, MetricsWrite
 from sim.mosquitto import free_port
 from tests.support.matching import found
 from tests.support.waiting import wait_until as eventually
+
+if TYPE_CHECKING:
+    from tests.support.victoria import VictoriaMetrics
+
 
 REPO = Path(__file__).resolve().parents[2]
 # An hour ago: inside VictoriaMetrics' retention, and far from "now" so a test that used the
@@ -89,7 +95,7 @@ class FakeInflux:
                 self.end_headers()
                 self.wfile.write(payload)
 
-            def log_message(self, *args) -> None:
+            def log_message(self, *args: Any) -> None:
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -116,18 +122,18 @@ class FakeInflux:
 
 
 @pytest.fixture
-def fake():
+def fake() -> Iterator[FakeInflux]:
     server = FakeInflux()
     yield server
     server.close()
 
 
 @pytest.fixture
-def make_writer(tmp_path):
+def make_writer(tmp_path: Path) -> Iterator[Callable[..., Any]]:
     made: list[MetricsWriter] = []
 
-    def make(url: str, **options) -> MetricsWriter:
-        settings = dict(
+    def make(url: str, **options: Any) -> MetricsWriter:
+        settings: dict[str, Any] = dict(
             token="test-token",
             org="lavos",
             bucket="metrics",
@@ -148,7 +154,7 @@ def make_writer(tmp_path):
         writer.close(timeout=0.5)
 
 
-def write_points(writer: MetricsWriter, indices, table: str | None = "pool-01") -> None:
+def write_points(writer: MetricsWriter, indices: Any, table: str | None = "pool-01") -> None:
     for i in indices:
         writer.write("t", {"table": BAD_TABLE if table is None else table}, {"i": i}, at(i))
 
@@ -156,7 +162,7 @@ def write_points(writer: MetricsWriter, indices, table: str | None = "pool-01") 
 # ---- line protocol ---------------------------------------------------------------------
 
 
-def test_line_protocol_escapes_names_and_keeps_the_time_to_the_microsecond():
+def test_line_protocol_escapes_names_and_keeps_the_time_to_the_microsecond() -> None:
     when = datetime(2026, 11, 3, 20, 15, 7, 123456, tzinfo=timezone(timedelta(hours=1)))
     line = line_protocol("pocket drop,x", {"table": "pool 01,a=b", "pocket": "3"}, {"count": 1, "temp": 41.5, "on": True}, when)
     assert line == r"pocket\ drop\,x,pocket=3,table=pool\ 01\,a\=b count=1i,temp=41.5,on=true " + str(
@@ -183,12 +189,14 @@ def test_line_protocol_escapes_names_and_keeps_the_time_to_the_microsecond():
         ({}, {"v": 1}, datetime(2026, 11, 3, 20, 0), "timezone-aware"),
     ],
 )
-def test_points_line_protocol_cannot_carry_are_refused_with_the_reason(tmp_path, tags, fields, when, complaint):
+def test_points_line_protocol_cannot_carry_are_refused_with_the_reason(
+    tmp_path: Path, tags: Any, fields: Any, when: Any, complaint: Any
+) -> None:
     with pytest.raises(InvalidPoint, match=complaint):
         line_protocol("m", tags, fields, when)
 
 
-def test_writer_refuses_a_bad_point_at_write_and_queues_nothing(make_writer, fake):
+def test_writer_refuses_a_bad_point_at_write_and_queues_nothing(make_writer: Callable[..., Any], fake: FakeInflux) -> None:
     writer = make_writer(fake.url)
     with pytest.raises(InvalidPoint):
         writer.node("pool-01", uptime_s=5, outbox=0, cpu_temp_c=math.nan, reconnects=0, at=at(0))
@@ -204,12 +212,12 @@ def test_writer_refuses_a_bad_point_at_write_and_queues_nothing(make_writer, fak
 
 
 @pytest.mark.parametrize("url", ["not a url", "influx.local:8086", "ftp://127.0.0.1:8086", "http://", "http://127.0.0.1:port", ""])
-def test_a_bad_url_fails_at_construction(tmp_path, url):
+def test_a_bad_url_fails_at_construction(tmp_path: Path, url: Any) -> None:
     with pytest.raises(ValueError, match="metrics URL"):
         MetricsWriter(url, "t", "lavos", "metrics", tmp_path / "spool")
 
 
-def test_an_unusable_spool_directory_fails_at_construction(tmp_path):
+def test_an_unusable_spool_directory_fails_at_construction(tmp_path: Path) -> None:
     a_file = tmp_path / "file"
     a_file.write_text("")
     with pytest.raises(ValueError, match=r"spool directory .* is not usable"):
@@ -221,7 +229,7 @@ def test_an_unusable_spool_directory_fails_at_construction(tmp_path):
 # ---- VictoriaMetrics (Must show 5) -----------------------------------------------------
 
 
-def test_every_measurement_arrives_in_victoria_metrics(victoria, make_writer):
+def test_every_measurement_arrives_in_victoria_metrics(victoria: VictoriaMetrics, make_writer: Callable[..., Any]) -> None:
     writer = make_writer(victoria.url)
     writer.pocket("pool-01", 3, at(1))
     writer.goal("foos-01", "home", at(2))
@@ -249,7 +257,9 @@ def test_every_measurement_arrives_in_victoria_metrics(victoria, make_writer):
     }
 
 
-def test_points_written_while_victoria_metrics_is_down_are_spooled_and_all_arrive(victoria, make_writer):
+def test_points_written_while_victoria_metrics_is_down_are_spooled_and_all_arrive(
+    victoria: VictoriaMetrics, make_writer: Callable[..., Any]
+) -> None:
     writer = make_writer(victoria.url, batch_size=100, flush_interval=0.1, timeout=2.0, retry_max=1.0)
     before, during, after = range(200), range(200, 1200), range(1200, 1400)
     write_points(writer, before, table="outage")
@@ -280,7 +290,9 @@ def test_points_written_while_victoria_metrics_is_down_are_spooled_and_all_arriv
 
 
 @pytest.mark.parametrize("failure", [500, 503, 429, 401, "hang"])
-def test_nothing_is_lost_or_reordered_while_the_server_cannot_take_writes(make_writer, fake, failure):
+def test_nothing_is_lost_or_reordered_while_the_server_cannot_take_writes(
+    make_writer: Callable[..., Any], fake: FakeInflux, failure: Any
+) -> None:
     # A small queue: while a request hangs, write() spills to the spool itself, and the batch
     # that then fails in flight must still land before the points spilled behind it.
     writer = make_writer(fake.url, timeout=0.5, max_queue=100)
@@ -303,7 +315,7 @@ def test_nothing_is_lost_or_reordered_while_the_server_cannot_take_writes(make_w
     assert writer.stats()["dropped"] == 0
 
 
-def test_write_never_waits_for_the_server(make_writer, fake):
+def test_write_never_waits_for_the_server(make_writer: Callable[..., Any], fake: FakeInflux) -> None:
     """write() queues, or spills to the spool when the queue is full, on the caller's thread; it
     never waits for the sender. Here the sender's one request hangs for as long as the test runs,
     so a write() that waited for it, or for room it frees, would never return."""
@@ -318,7 +330,9 @@ def test_write_never_waits_for_the_server(make_writer, fake):
     assert writer.stats()["spooled"] > 0, writer.stats()
 
 
-def test_influxdb2_refusing_a_writer_without_a_token_is_said_clearly_and_nothing_is_lost(make_writer, fake, caplog):
+def test_influxdb2_refusing_a_writer_without_a_token_is_said_clearly_and_nothing_is_lost(
+    make_writer: Callable[..., Any], fake: FakeInflux, caplog: pytest.LogCaptureFixture
+) -> None:
     """VictoriaMetrics needs no token (lavos server --influx without --influx-token-file); an
     InfluxDB 2 refuses such writes with 401, which must say what is missing, not just "401"."""
     fake.needs_token = True
@@ -337,7 +351,9 @@ def test_influxdb2_refusing_a_writer_without_a_token_is_said_clearly_and_nothing
     assert fake.indices() == list(range(20))
 
 
-def test_refused_lines_go_to_the_dead_letter_file_and_their_neighbours_arrive(make_writer, fake, tmp_path, caplog):
+def test_refused_lines_go_to_the_dead_letter_file_and_their_neighbours_arrive(
+    make_writer: Callable[..., Any], fake: FakeInflux, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     writer = make_writer(fake.url)
     bad = {17, 60, 230}
     fake.mode = 500  # first through the spool...
@@ -359,7 +375,9 @@ def test_refused_lines_go_to_the_dead_letter_file_and_their_neighbours_arrive(ma
     assert "InfluxDB refused a point (HTTP 400: unable to parse: bad line)" in caplog.text
 
 
-def test_a_full_spool_drops_the_oldest_points_and_counts_them(make_writer, fake, caplog):
+def test_a_full_spool_drops_the_oldest_points_and_counts_them(
+    make_writer: Callable[..., Any], fake: FakeInflux, caplog: pytest.LogCaptureFixture
+) -> None:
     one_line = len(line_protocol("t", {"table": "pool-01"}, {"i": 1000}, at(1000))) + 1
     writer = make_writer(fake.url, max_spool_bytes=200 * one_line)
     fake.mode = 500
@@ -374,7 +392,7 @@ def test_a_full_spool_drops_the_oldest_points_and_counts_them(make_writer, fake,
     assert fake.indices() == list(range(1800, 2000))
 
 
-def test_memory_stays_bounded_while_the_server_is_unreachable(make_writer, tmp_path):
+def test_memory_stays_bounded_while_the_server_is_unreachable(make_writer: Callable[..., Any], tmp_path: Path) -> None:
     writer = make_writer(f"http://127.0.0.1:{free_port()}", max_queue=200, batch_size=50)
     write_points(writer, range(1000))  # warm up caches, the spool file and the sender
     tracemalloc.start()
@@ -395,7 +413,7 @@ def test_memory_stays_bounded_while_the_server_is_unreachable(make_writer, tmp_p
     assert "Connection refused" in writer.stats()["last_error"] or "NewConnectionError" in writer.stats()["last_error"]
 
 
-def test_a_killed_process_resumes_from_the_spool(make_writer, fake, tmp_path):
+def test_a_killed_process_resumes_from_the_spool(make_writer: Callable[..., Any], fake: FakeInflux, tmp_path: Path) -> None:
     fake.mode = 500
     child = subprocess.Popen(
         [
@@ -434,7 +452,7 @@ def test_a_killed_process_resumes_from_the_spool(make_writer, fake, tmp_path):
     assert fake.indices() == list(range(520))
 
 
-def test_close_keeps_what_it_could_not_send_for_the_next_start(make_writer, fake, tmp_path):
+def test_close_keeps_what_it_could_not_send_for_the_next_start(make_writer: Callable[..., Any], fake: FakeInflux, tmp_path: Path) -> None:
     # A name that never resolves: as harmless to write() as a server that is down.
     writer = make_writer("http://metrics.invalid:8086")
     write_points(writer, range(30))
@@ -456,7 +474,7 @@ class FakeClock:
         return self.now
 
 
-def test_retries_back_off_exponentially_on_the_injected_clock(make_writer, fake):
+def test_retries_back_off_exponentially_on_the_injected_clock(make_writer: Callable[..., Any], fake: FakeInflux) -> None:
     clock = FakeClock()
     writer = make_writer(fake.url, retry_initial=10, retry_max=40, clock=clock)
     fake.mode = 500

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from devices.nodeconfig import load_node_config
 from sim.mosquitto import Mosquitto
 from tests.support.cli import lavos as run_lavos
 from tests.support.hub import VENUE
 from tests.support.mqtt import Collector
 
+if TYPE_CHECKING:
+    from pathlib import Path
+    from subprocess import CompletedProcess
 
-def lavos(*args):
+
+def lavos(*args: Any) -> CompletedProcess[str]:
     return run_lavos(*args)  # in-process (tests/support/cli.py): what is tested is the command, not a process start
 
 
-def test_add_node_makes_working_credentials_and_config(tmp_path):
+def test_add_node_makes_working_credentials_and_config(tmp_path: Path) -> None:
     broker = Mosquitto(tmp_path / "mq")
     passwd = broker.workdir / "passwd"
     done = lavos(
@@ -42,7 +48,7 @@ def test_add_node_makes_working_credentials_and_config(tmp_path):
         broker.stop()
 
 
-def test_add_node_refuses_unknown_table_and_bad_venue(tmp_path):
+def test_add_node_refuses_unknown_table_and_bad_venue(tmp_path: Path) -> None:
     done = lavos(
         "broker",
         "add-node",
@@ -76,11 +82,11 @@ def test_add_node_refuses_unknown_table_and_bad_venue(tmp_path):
     assert not (tmp_path / "p").exists()
 
 
-def test_add_node_keeps_the_fleets_ansible_inventory(tmp_path):
+def test_add_node_keeps_the_fleets_ansible_inventory(tmp_path: Path) -> None:
     """Issue 30, item 4: the inventory deploy/ansible/update-nodes.yml updates the nodes with."""
     import json
 
-    def add(table: str, *more: str):
+    def add(table: str, *more: str) -> Any:
         args = [
             "--venue",
             str(VENUE),
@@ -113,7 +119,7 @@ def test_add_node_keeps_the_fleets_ansible_inventory(tmp_path):
     assert oct(inventory.stat().st_mode & 0o777) == "0o600"
 
 
-def test_add_node_refuses_an_inventory_it_cannot_keep_before_changing_the_password(tmp_path):
+def test_add_node_refuses_an_inventory_it_cannot_keep_before_changing_the_password(tmp_path: Path) -> None:
     (tmp_path / "kit").mkdir()
     (tmp_path / "kit" / "inventory.json").write_text("all:\n  hosts: {}\n")  # YAML by hand: not ours to rewrite
     args = [

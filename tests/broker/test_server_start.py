@@ -10,7 +10,8 @@ hub without the web app (bench/hub_ingest.py now drives the shipped process and 
 from __future__ import annotations
 
 import gc
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from bench.hub_ingest import make_session
 from broker.domain.venue import load_venue
@@ -20,8 +21,13 @@ from tests.support.mqtt import publish_events
 from tests.support.sqlite_template import migrated_sqlite
 from tests.support.waiting import wait_until
 
+if TYPE_CHECKING:
+    from pathlib import Path
 
-def test_the_hub_receives_nothing_until_the_web_app_is_built(mosquitto, tmp_path):
+    from sim.mosquitto import Mosquitto
+
+
+def test_the_hub_receives_nothing_until_the_web_app_is_built(mosquitto: Mosquitto, tmp_path: Path) -> None:
     url = hub_url(mosquitto, "lavos-hub-start-order")
     assert url.username is not None
     make_session(mosquitto.port, url.username)  # the hub's persistent session, offline,
@@ -29,7 +35,7 @@ def test_the_hub_receives_nothing_until_the_web_app_is_built(mosquitto, tmp_path
     seen: dict[str, int] = {}
     hubs: list[Any] = []
 
-    def app_for(hub, data_dir, https_cookies):
+    def app_for(hub: Any, data_dir: Any, https_cookies: Any) -> Callable[..., Any]:
         hubs.append(hub)
         seen["connects"], seen["received"], seen["applied"] = hub.link.stats.connects, hub.link.stats.received, hub.handlers.applied
         return lambda scope, receive, send: None  # the dashboard itself is not the subject here

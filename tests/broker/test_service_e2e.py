@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from sqlalchemy import func, select
@@ -16,30 +18,37 @@ from sim.pins import PulseScript, drive_pulses
 from tests.support.hub import card_reader_of, hub_link, link_of, on_writer, running_node, running_service
 from tests.support.waiting import wait_until
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from broker.hall.hub import Hub
+    from sim.mosquitto import Mosquitto
+
+
 PAID_UID, UNPAID_UID = "0a1b2c3d", "deadbeef"
 
 
-def open_alerts(svc, kind):
+def open_alerts(svc: Any, kind: Any) -> Any:
     with svc.store.reader() as db:
         return db.scalars(select(Alert).where(Alert.kind == kind, Alert.closed_at.is_(None))).all()
 
 
-def relay_on(node) -> bool:
+def relay_on(node: Any) -> bool:
     result: bool = node.light.on
     return result
 
 
 @pytest.fixture
-def svc(mosquitto, db_url):
+def svc(mosquitto: Mosquitto, db_url: str) -> Iterator[Hub]:
     with running_service(mosquitto, db_url) as s:
         yield s
 
 
-def drop_balls(factory, node, pocket: int, n: int) -> None:
+def drop_balls(factory: Any, node: Any, pocket: int, n: int) -> None:
     drive_pulses(factory.pin(node.config.pins.pockets[pocket]), n, PulseScript(duration_s=0.02, chatter_edges=1))
 
 
-def test_session_switches_the_light_and_counts_drops(svc, mosquitto, tmp_path):
+def test_session_switches_the_light_and_counts_drops(svc: Hub, mosquitto: Mosquitto, tmp_path: Path) -> None:
     with running_node(mosquitto, tmp_path, "pool-05") as (node, factory):
         wait_until(lambda: hub_link(svc).stats.connected and link_of(node).connected, what="both connected")
         assert not relay_on(node)
@@ -54,7 +63,7 @@ def test_session_switches_the_light_and_counts_drops(svc, mosquitto, tmp_path):
         assert sorted(e.data["pocket"] for e in events) == [2] * 5
 
 
-def test_drops_without_a_game_open_an_alert(svc, mosquitto, tmp_path):
+def test_drops_without_a_game_open_an_alert(svc: Hub, mosquitto: Mosquitto, tmp_path: Path) -> None:
     with running_node(mosquitto, tmp_path, "pool-02") as (node, factory):
         wait_until(lambda: link_of(node).connected)
         drop_balls(factory, node, 0, 2)
@@ -66,7 +75,7 @@ def test_drops_without_a_game_open_an_alert(svc, mosquitto, tmp_path):
         assert not open_alerts(svc, "play_without_session")
 
 
-def test_birth_gets_the_desired_light_back(svc, mosquitto, tmp_path):
+def test_birth_gets_the_desired_light_back(svc: Hub, mosquitto: Mosquitto, tmp_path: Path) -> None:
     with running_node(mosquitto, tmp_path, "pool-06") as (node, _):
         wait_until(lambda: link_of(node).connected)
         svc.execute(StartGame(table="pool-06", actor="anna"))
@@ -76,7 +85,7 @@ def test_birth_gets_the_desired_light_back(svc, mosquitto, tmp_path):
         wait_until(lambda: relay_on(node), what="light restored after the node's birth")
 
 
-def test_button_light_without_session_alerts(svc, mosquitto, tmp_path):
+def test_button_light_without_session_alerts(svc: Hub, mosquitto: Mosquitto, tmp_path: Path) -> None:
     with running_node(mosquitto, tmp_path, "pool-07") as (node, factory):
         # the hub answers the node's birth with the desired state (off): let that land first
         wait_until(lambda: node._light_cause[0] == "command", what="desired state re-sent on birth")
@@ -88,10 +97,10 @@ def test_button_light_without_session_alerts(svc, mosquitto, tmp_path):
         wait_until(lambda: open_alerts(svc, "light_without_session"), what="light-without-session alert")
 
 
-def _members(svc):
+def _members(svc: Any) -> Any:
     year = datetime.now(UTC).astimezone(svc.venue.tz).year
 
-    def _write(db):
+    def _write(db: Any) -> tuple[int, int]:
         paid = add_member(db, "Ambra Tomáš", actor="test")
         assign_card(db, paid.id, PAID_UID, actor="test")
         record_fee(db, paid.id, year, actor="test")
@@ -102,12 +111,12 @@ def _members(svc):
     return on_writer(svc, _write)
 
 
-def score(factory, node, side: str, n: int = 1) -> None:
+def score(factory: Any, node: Any, side: str, n: int = 1) -> None:
     pin = node.config.pins.goal_home if side == "home" else node.config.pins.goal_away
     drive_pulses(factory.pin(pin), n, PulseScript(duration_s=0.015, chatter_edges=1))
 
 
-def test_foosball_is_for_paid_up_members(svc, mosquitto, tmp_path):
+def test_foosball_is_for_paid_up_members(svc: Hub, mosquitto: Mosquitto, tmp_path: Path) -> None:
     paid_id, _ = _members(svc)
     with running_node(mosquitto, tmp_path, "foos-01") as (node, factory):
         wait_until(lambda: link_of(node).connected)
@@ -125,7 +134,7 @@ def test_foosball_is_for_paid_up_members(svc, mosquitto, tmp_path):
         wait_until(lambda: not open_alerts(svc, "foosball_no_member"), what="check-in settles the alert")
         score(factory, node, "away", 3)
 
-        def goals():
+        def goals() -> Any:
             with svc.store.reader() as db:
                 return db.scalar(select(func.sum(FoosballCheckin.goals)).where(FoosballCheckin.member_id == paid_id)) or 0
 
@@ -133,7 +142,7 @@ def test_foosball_is_for_paid_up_members(svc, mosquitto, tmp_path):
         assert not open_alerts(svc, "foosball_no_member")
 
 
-def test_garbage_is_counted_not_fatal(svc, mosquitto):
+def test_garbage_is_counted_not_fatal(svc: Hub, mosquitto: Mosquitto) -> None:
     from tests.support.mqtt import Collector
 
     hub = Collector(mosquitto.port)
@@ -150,10 +159,10 @@ def test_garbage_is_counted_not_fatal(svc, mosquitto):
         hub.publish(topic, payload)
     wait_until(lambda: svc.handlers.rejected - before == len(bad), what="all rejected")
     hub.close()
-    assert svc.link.stats.connected and svc.ingest._thread.is_alive()
+    assert hub_link(svc).stats.connected and svc.ingest._thread.is_alive()
 
 
-def _event(table, etype, seq, data):
+def _event(table: Any, etype: Any, seq: Any, data: Any) -> Any:
     from devices import contract
 
     return contract.event_topic(table, etype), json.dumps(
@@ -170,7 +179,7 @@ def _event(table, etype, seq, data):
     )
 
 
-def test_sensor_fault_outbox_and_offline_alerts_open_and_close(svc, mosquitto):
+def test_sensor_fault_outbox_and_offline_alerts_open_and_close(svc: Hub, mosquitto: Mosquitto) -> None:
     from tests.support.mqtt import Collector
 
     node = Collector(mosquitto.port, username="pool-03", password="pw-pool-03", topics=("lavos/v1/table/pool-03/light/set",))

@@ -3,6 +3,8 @@ VictoriaMetrics; with it stopped they spool, and after it returns every point ar
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from broker.adapters.metrics import MetricsWriter
 from broker.floor.games import StartGame
 from tests.broker.test_service_e2e import drop_balls
@@ -10,12 +12,18 @@ from tests.support.hub import link_of, running_node, running_service
 from tests.support.victoria import stat_count
 from tests.support.waiting import wait_until
 
+if TYPE_CHECKING:
+    from pathlib import Path
 
-def pocket_points(victoria, table: str) -> int:
+    from sim.mosquitto import Mosquitto
+    from tests.support.victoria import VictoriaMetrics
+
+
+def pocket_points(victoria: Any, table: str) -> int:
     return sum(1 for name, labels, _, _ in victoria.samples("pocket_count") if labels.get("table") == table)
 
 
-def test_drops_reach_victoria_metrics_even_across_an_outage(mosquitto, victoria, tmp_path):
+def test_drops_reach_victoria_metrics_even_across_an_outage(mosquitto: Mosquitto, victoria: VictoriaMetrics, tmp_path: Path) -> None:
     metrics = MetricsWriter(
         victoria.url, "token", "lavos", "lavos", tmp_path / "spool", flush_interval=0.2, retry_initial=0.2, retry_max=1.0
     )

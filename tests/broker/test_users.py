@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from argon2 import PasswordHasher
@@ -28,19 +30,25 @@ from broker.accounts.users import (
 )
 from broker.storage.models import ApiToken, User
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from broker.storage.engine import Store
+
+
 # Real argon2id, with small costs so the suite stays fast; DEFAULT_HASHER is exercised by the rehash test.
 CHEAP = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
 T0 = datetime(2026, 11, 30, 18, 0, tzinfo=UTC)
 
 
 @pytest.fixture
-def jana(store):
+def jana(store: Store) -> Any:
     with store.session() as db:  # no hub here: the store is this test's own to write
         create_user(db, "jana", new_password("correct horse", CHEAP), "staff", actor="test")
     return store
 
 
-def rehash_in(store):
+def rehash_in(store: Any) -> Callable[..., Any]:
     """The one write a login may make, straight to a store no hub writes (a hub runs it as a command)."""
 
     def write(username: str, old: str, new: str) -> bool:
@@ -50,18 +58,18 @@ def rehash_in(store):
     return write
 
 
-def login(store, password: str, *, username: str = "jana", client: str = "10.0.0.1") -> User:
+def login(store: Any, password: str, *, username: str = "jana", client: str = "10.0.0.1") -> User:
     return check_password(store, username, password, client=client, hasher=CHEAP, store_rehash=rehash_in(store))
 
 
-def test_password_is_hashed_with_argon2(jana):
+def test_password_is_hashed_with_argon2(jana: Any) -> None:
     with jana.session() as db:
         user = db.scalars(select(User)).one()
         assert user.password_hash.startswith("$argon2id$") and "correct horse" not in user.password_hash
     assert login(jana, "correct horse").username == "jana"
 
 
-def test_wrong_password_and_unknown_user_look_the_same(jana):
+def test_wrong_password_and_unknown_user_look_the_same(jana: Any) -> None:
     with pytest.raises(AuthError) as wrong:
         login(jana, "wrong")
     with pytest.raises(AuthError) as unknown:
@@ -70,13 +78,13 @@ def test_wrong_password_and_unknown_user_look_the_same(jana):
     assert (wrong.value.reason, unknown.value.reason) == ("wrong password", "unknown user")
 
 
-def guess(store, times: int, *, username: str = "jana", client: str = "10.0.0.1") -> None:
+def guess(store: Any, times: int, *, username: str = "jana", client: str = "10.0.0.1") -> None:
     for _ in range(times):
         with pytest.raises(AuthError, match="wrong username or password"):
             login(store, "guess", username=username, client=client)
 
 
-def test_guesses_slow_down_their_client_not_the_owner_elsewhere(jana):
+def test_guesses_slow_down_their_client_not_the_owner_elsewhere(jana: Any) -> None:
     guess(jana, ThrottlePolicy().account_free + 1, client="10.6.6.6")
     with pytest.raises(Throttled, match="too many failed logins from this address") as slowed:
         login(jana, "correct horse", client="10.6.6.6")  # even the right password, for now
@@ -84,7 +92,7 @@ def test_guesses_slow_down_their_client_not_the_owner_elsewhere(jana):
     assert login(jana, "correct horse", client="10.0.0.1").username == "jana"
 
 
-def test_unknown_users_are_slowed_down_the_same_way(jana):
+def test_unknown_users_are_slowed_down_the_same_way(jana: Any) -> None:
     guess(jana, ThrottlePolicy().account_free + 1, username="nobody")
     with pytest.raises(Throttled) as unknown:
         login(jana, "guess", username="nobody")
@@ -94,7 +102,7 @@ def test_unknown_users_are_slowed_down_the_same_way(jana):
     assert (str(unknown.value), unknown.value.retry_after) == (str(known.value), known.value.retry_after)
 
 
-def test_a_success_forgives_that_clients_mistakes(jana):
+def test_a_success_forgives_that_clients_mistakes(jana: Any) -> None:
     free = ThrottlePolicy().account_free
     guess(jana, free - 1)
     login(jana, "correct horse")
@@ -102,7 +110,7 @@ def test_a_success_forgives_that_clients_mistakes(jana):
     assert login(jana, "correct horse").username == "jana"
 
 
-def test_a_manager_or_a_new_password_lifts_the_wait(jana):
+def test_a_manager_or_a_new_password_lifts_the_wait(jana: Any) -> None:
     guess(jana, ThrottlePolicy().account_free + 1)
     with pytest.raises(Throttled):
         login(jana, "correct horse")
@@ -114,7 +122,7 @@ def test_a_manager_or_a_new_password_lifts_the_wait(jana):
     assert login(jana, "battery staple").username == "jana"
 
 
-def test_old_hash_parameters_are_upgraded_on_login(store):
+def test_old_hash_parameters_are_upgraded_on_login(store: Store) -> None:
     with store.session() as db:
         create_user(db, "peter", new_password("correct horse", CHEAP), "manager", actor="test")
         old = db.scalars(select(User)).one().password_hash
@@ -126,7 +134,7 @@ def test_old_hash_parameters_are_upgraded_on_login(store):
     stronger.verify(new, "correct horse")
 
 
-def test_disabled_account(jana):
+def test_disabled_account(jana: Any) -> None:
     with jana.session() as db:
         set_active(db, "jana", False, actor="boss")
     with pytest.raises(AuthError, match="disabled"):
@@ -143,12 +151,12 @@ def test_disabled_account(jana):
         ("jana", "long enough", "staff", "already exists"),
     ],
 )
-def test_bad_accounts_are_refused(jana, username, password, role, says):
+def test_bad_accounts_are_refused(jana: Any, username: Any, password: Any, role: Any, says: Any) -> None:
     with jana.session() as db, pytest.raises(UserError, match=says):
         create_user(db, username, new_password(password, CHEAP), role, actor="test")
 
 
-def test_roles(jana):
+def test_roles(jana: Any) -> None:
     assert role_at_least("manager", "staff") and role_at_least("staff", "staff") and not role_at_least("staff", "manager")
     with jana.session() as db:
         assert set_role(db, "jana", "manager", actor="boss").role == "manager"
@@ -158,7 +166,7 @@ def test_roles(jana):
             set_role(db, "ghost", "staff", actor="boss")
 
 
-def test_tokens_are_stored_only_as_hashes(jana):
+def test_tokens_are_stored_only_as_hashes(jana: Any) -> None:
     with jana.session() as db:
         token = issue_token(db, "jana", "bar-tablet", actor="boss")
     assert token.startswith("lavos_") and len(token) > 40
@@ -181,7 +189,7 @@ def test_tokens_are_stored_only_as_hashes(jana):
         assert [t.revoked for t in list_tokens(db, "jana")] == [True]
 
 
-def test_cli_user_add_and_token(db_url, tmp_path):
+def test_cli_user_add_and_token(db_url: str, tmp_path: Path) -> None:
     from lavos_cli import app
 
     runner = CliRunner()

@@ -4,6 +4,7 @@ moved onto the game's tab by migration 0012, are read and ignored; a correction'
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -29,7 +30,7 @@ def _old_log() -> list[Op]:
     ]
 
 
-def test_an_old_logs_extras_and_voids_are_ignored_the_bill_is_table_time():
+def test_an_old_logs_extras_and_voids_are_ignored_the_bill_is_table_time() -> None:
     state = replay(_old_log(), LAVOS)
     b = bill(state, LAVOS, state.last_at)
     assert [(x.kind, x.reason, x.amount_cents) for x in b.lines] == [("time", "standard", 600)]
@@ -37,16 +38,16 @@ def test_an_old_logs_extras_and_voids_are_ignored_the_bill_is_table_time():
     # An extra the venue file no longer has does not break the replay any more (it did: "no extra").
 
 
-def test_a_correction_after_an_old_extra_still_applies():
+def test_a_correction_after_an_old_extra_still_applies() -> None:
     state = replay([*_old_log(), correction_op(mins(70), -100, "stôl sa kýval", actor="boss")], LAVOS)
     assert bill(state, LAVOS, state.last_at).total_cents == 500
 
 
 @pytest.mark.parametrize("reason", [None, "", "   ", "ab", "x" * (REASON_MAX + 1)])
-def test_a_correction_needs_a_real_reason(reason):
+def test_a_correction_needs_a_real_reason(reason: Any) -> None:
     with pytest.raises(GameError):
         bill_reason(reason)
 
 
-def test_the_reason_is_trimmed():
+def test_the_reason_is_trimmed() -> None:
     assert bill_reason("  typed twice \n") == "typed twice"

@@ -7,8 +7,9 @@ round is called directly instead of waiting for its thread.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from sqlalchemy import select
@@ -21,6 +22,12 @@ from tests.support.hub import on_writer, running_service
 from tests.support.mqtt import Collector
 from tests.support.waiting import wait_until
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from broker.hall.hub import Hub
+    from sim.mosquitto import Mosquitto
+
 
 class FakeClock:
     def __init__(self, at: datetime) -> None:
@@ -29,7 +36,7 @@ class FakeClock:
     def __call__(self) -> datetime:
         return self.at
 
-    def advance(self, **kw) -> None:
+    def advance(self, **kw: Any) -> None:
         self.at += timedelta(**kw)
 
 
@@ -38,39 +45,39 @@ EVENING = datetime(2026, 11, 30, 17, 0, tzinfo=UTC)
 
 
 @pytest.fixture
-def clock():
+def clock() -> FakeClock:
     return FakeClock(EVENING)
 
 
 @pytest.fixture
-def svc(mosquitto, tmp_path, clock):
+def svc(mosquitto: Mosquitto, tmp_path: Path, clock: FakeClock) -> Iterator[Hub]:
     with running_service(mosquitto, tmp_path / "hub.db", clock=clock) as s:
         s.watchdog.stop()  # rounds are driven by the test
         yield s
 
 
 @pytest.fixture
-def wire(mosquitto):
+def wire(mosquitto: Mosquitto) -> Iterator[Collector]:
     c = Collector(mosquitto.port, topics=("lavos/v1/table/+/light/set",))
     yield c
     c.close()
 
 
-def commands(wire, table):
+def commands(wire: Any, table: Any) -> list[Any]:
     return [json.loads(m.payload) for m in wire.matching(lambda m: m.topic == f"lavos/v1/table/{table}/light/set")]
 
 
-def last(wire, table) -> dict[str, Any]:
+def last(wire: Any, table: Any) -> dict[str, Any]:
     sent = commands(wire, table)
     return sent[-1] if sent else {}
 
 
-def alerts(svc, kind):
+def alerts(svc: Any, kind: Any) -> Any:
     with svc.store.reader() as db:
         return db.scalars(select(Alert).where(Alert.kind == kind, Alert.closed_at.is_(None))).all()
 
 
-def test_prepaid_warns_then_stops_and_switches_off(svc, wire, clock):
+def test_prepaid_warns_then_stops_and_switches_off(svc: Hub, wire: Collector, clock: FakeClock) -> None:
     sid = svc.execute(StartGame(table="pool-03", prepaid_minutes=30, actor="anna"))
     clock.advance(minutes=24)
     svc.watchdog.tick()
@@ -90,7 +97,7 @@ def test_prepaid_warns_then_stops_and_switches_off(svc, wire, clock):
     assert state.state == "stopped" and row.total_cents == 300  # 30 prepaid minutes at 6 €/h
 
 
-def test_closing_time_blinks_lit_tables_and_never_cuts_a_session(svc, wire, clock):
+def test_closing_time_blinks_lit_tables_and_never_cuts_a_session(svc: Hub, wire: Collector, clock: FakeClock) -> None:
     clock.at = datetime(2026, 11, 30, 22, 0, tzinfo=UTC)  # 23:00 local
     svc.execute(StartGame(table="pool-04", actor="anna"))
     clock.at = datetime(2026, 11, 30, 22, 52, tzinfo=UTC)  # 8 min before 00:00 local
@@ -104,7 +111,7 @@ def test_closing_time_blinks_lit_tables_and_never_cuts_a_session(svc, wire, cloc
     assert alerts(svc, "open_after_closing")[0].count == 1
 
 
-def test_idle_session_alerts_after_20_minutes_without_a_drop(svc, clock):
+def test_idle_session_alerts_after_20_minutes_without_a_drop(svc: Hub, clock: FakeClock) -> None:
     svc.execute(StartGame(table="pool-08", actor="anna"))
     svc.execute(StartGame(table="carom-01", actor="anna"))  # carom has no pockets: never "idle"
     clock.advance(minutes=19)
@@ -115,7 +122,7 @@ def test_idle_session_alerts_after_20_minutes_without_a_drop(svc, clock):
     assert [a.table_id for a in alerts(svc, "idle_session")] == ["pool-08"]
 
 
-def test_paused_session_light_follows_config(svc, wire, clock):
+def test_paused_session_light_follows_config(svc: Hub, wire: Collector, clock: FakeClock) -> None:
     sid = svc.execute(StartGame(table="pool-09", actor="anna"))
     clock.advance(minutes=10)
     svc.execute(PauseGame(game=sid, actor="anna"))
@@ -128,7 +135,7 @@ def test_paused_session_light_follows_config(svc, wire, clock):
     assert svc.bill_of(state).total_cents == 200  # 20 played minutes, the pause is free
 
 
-def test_transfer_moves_the_light(svc, wire, clock):
+def test_transfer_moves_the_light(svc: Hub, wire: Collector, clock: FakeClock) -> None:
     sid = svc.execute(StartGame(table="pool-01", actor="anna"))
     clock.advance(minutes=30)
     svc.execute(MoveGame(game=sid, to_table="pool-05", actor="anna"))
@@ -138,8 +145,8 @@ def test_transfer_moves_the_light(svc, wire, clock):
         svc.execute(MoveGame(game=other, to_table="pool-05", actor="anna"))
 
 
-def test_foosball_checkin_expires(svc, clock):
-    def _write(db):
+def test_foosball_checkin_expires(svc: Hub, clock: FakeClock) -> None:
+    def _write(db: Any) -> None:
         m = add_member(db, "Ambra Tomáš", actor="test")
         checkin(db, "foos-02", m.id, clock(), "staff")
 

@@ -9,10 +9,12 @@ import base64
 import json
 import random
 import re
+from collections.abc import Callable, Iterator, MutableMapping
 from datetime import UTC, date, datetime, timedelta, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import event, func, select
 
@@ -30,13 +32,22 @@ from broker.storage.models import CentralHall, CentralRecord
 from dashboard.web.central.app import FULL_FLOORS_UPTO, MAX_BODY, build_central_app, today
 from dashboard.web.i18n import refusal_text
 from tests.support.centre import hall_venue
+from tests.support.matching import some
 from tests.support.sqlite_template import CHEAP
+
+if TYPE_CHECKING:
+    import starlette.testclient
+
+    from tests.support.postgres import PostgresCluster
+
 
 DAY = date(2026, 12, 4)
 
 
 @pytest.fixture
-def centre(postgres_cluster, postgres_template):
+def centre(
+    postgres_cluster: PostgresCluster, postgres_template: str
+) -> Iterator[tuple[starlette.testclient.TestClient, dict[str, str], Central]]:
     url = postgres_cluster.create_database(template=postgres_template)
     store = open_store(url)
     with store.session() as db:
@@ -84,12 +95,12 @@ def _rec(seq: int, kind: str, data: dict[str, Any]) -> dict[str, Any]:
     return {"seq": seq, "kind": kind, "ref": f"{kind}:{seq}", "at": "2026-12-04T19:00:00+00:00", "data": data}
 
 
-def _post(client, token: str, hall: str, records: list[Any]) -> tuple[int, dict[str, Any]]:
+def _post(client: Any, token: str, hall: str, records: list[Any]) -> tuple[int, dict[str, Any]]:
     r = client.post("/api/central/records", json={"hall": hall, "records": records}, headers={"Authorization": f"Bearer {token}"})
     return r.status_code, r.json()
 
 
-def _log_in(client, user: str, password: str, next_path: str = "/"):
+def _log_in(client: Any, user: str, password: str, next_path: str = "/") -> Any:
     page = client.get("/login")
     csrf = page.text.split('name="csrf_token" value="')[1].split('"')[0]
     return client.post(
@@ -101,7 +112,9 @@ def _basic(user: str, password: str) -> dict[str, Any]:
     return {"Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
 
 
-def test_each_record_is_applied_once_and_the_figures_are_the_z_reports(centre):
+def test_each_record_is_applied_once_and_the_figures_are_the_z_reports(
+    centre: tuple[starlette.testclient.TestClient, dict[str, str], Central],
+) -> None:
     client, tokens, _ = centre
     batch = [
         _rec(1, "payment", _payment(10, 900)),
@@ -120,7 +133,7 @@ def test_each_record_is_applied_once_and_the_figures_are_the_z_reports(centre):
     assert month["total_cents"] == 1250
 
 
-def test_a_halls_credential_posts_only_its_own_records(centre):
+def test_a_halls_credential_posts_only_its_own_records(centre: tuple[starlette.testclient.TestClient, dict[str, str], Central]) -> None:
     client, tokens, _ = centre
     assert _post(client, tokens["b"], "a", [_rec(1, "payment", _payment(1, 500))])[0] == 403
     assert _post(client, "not-a-credential", "a", [_rec(1, "payment", _payment(1, 500))])[0] == 401
@@ -140,20 +153,20 @@ def test_a_halls_credential_posts_only_its_own_records(centre):
         "records",
     ],
 )
-def test_a_bad_batch_is_refused_whole(centre, records):
+def test_a_bad_batch_is_refused_whole(centre: tuple[starlette.testclient.TestClient, dict[str, str], Central], records: Any) -> None:
     client, tokens, _ = centre
     status, body = _post(client, tokens["a"], "a", records)
     assert status == 400 and body["detail"]
     assert _post(client, tokens["a"], "a", [_rec(1, "payment", _payment(1, 100))])[1]["applied"] == 1
 
 
-def test_a_huge_body_is_refused_before_it_is_read(centre):
+def test_a_huge_body_is_refused_before_it_is_read(centre: tuple[starlette.testclient.TestClient, dict[str, str], Central]) -> None:
     client, tokens, _ = centre
     r = client.post("/api/central/records", content=b"x" * (3 * 1024 * 1024), headers={"Authorization": f"Bearer {tokens['a']}"})
     assert r.status_code == 413
 
 
-def test_a_hall_manager_sees_only_their_hall(centre):
+def test_a_hall_manager_sees_only_their_hall(centre: tuple[starlette.testclient.TestClient, dict[str, str], Central]) -> None:
     client, tokens, _ = centre
     _post(client, tokens["a"], "a", [_rec(1, "payment", _payment(1, 700))])
     _post(client, tokens["b"], "b", [_rec(1, "payment", _payment(1, 300))])
@@ -188,14 +201,16 @@ def test_a_hall_manager_sees_only_their_hall(centre):
     assert client.get("/halls/a?month=nonsense").status_code == 400
 
 
-def test_a_login_form_without_its_token_is_refused(centre):
+def test_a_login_form_without_its_token_is_refused(centre: tuple[starlette.testclient.TestClient, dict[str, str], Central]) -> None:
     client, _, _ = centre
     r = client.post("/login", data={"username": "jan", "password": "manager-pass", "csrf_token": "forged"}, follow_redirects=False)
     assert r.status_code == 403
     assert client.get("/", follow_redirects=False).status_code == 303
 
 
-def test_a_seq_the_centre_holds_with_another_record_is_refused_whole(centre):
+def test_a_seq_the_centre_holds_with_another_record_is_refused_whole(
+    centre: tuple[starlette.testclient.TestClient, dict[str, str], Central],
+) -> None:
     """The hall's database restored from a backup numbers new records from the backup's last seq:
     the centre must not take new money for a copy of the old (it acknowledged it and dropped it)."""
     client, tokens, _ = centre
@@ -208,7 +223,7 @@ def test_a_seq_the_centre_holds_with_another_record_is_refused_whole(centre):
     assert _post(client, tokens["a"], "a", [_rec(1, "payment", _payment(1, 500))])[1]["duplicates"] == 1  # a true copy is still a copy
 
 
-def test_pages_and_answers_carry_the_security_headers(centre):
+def test_pages_and_answers_carry_the_security_headers(centre: tuple[starlette.testclient.TestClient, dict[str, str], Central]) -> None:
     client, _, _ = centre
     page = client.get("/login")
     assert (
@@ -221,19 +236,21 @@ def test_pages_and_answers_carry_the_security_headers(centre):
         assert r.headers["x-frame-options"] == "DENY" and r.headers["x-content-type-options"] == "nosniff"
 
 
-def test_a_body_streaming_past_the_cap_is_cut_there_not_read_whole(centre):
+def test_a_body_streaming_past_the_cap_is_cut_there_not_read_whole(
+    centre: tuple[starlette.testclient.TestClient, dict[str, str], Central],
+) -> None:
     """A chunked body, no length declared, no credential: read only up to the cap, then 413."""
     client, _, _ = centre
-    app = client.app
+    app = cast(FastAPI, client.app)  # build_central_app's
     chunk = b"x" * 65536
     taken: list[int] = []
-    sent: list[dict[str, Any]] = []
+    sent: list[MutableMapping[str, Any]] = []
 
     async def receive() -> dict[str, Any]:
         taken.append(len(chunk))
         return {"type": "http.request", "body": chunk, "more_body": len(taken) < 1000}  # 64 MiB on offer
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: MutableMapping[str, Any]) -> None:
         sent.append(message)
 
     scope = {
@@ -255,7 +272,9 @@ def test_a_body_streaming_past_the_cap_is_cut_there_not_read_whole(centre):
     assert sum(taken) <= MAX_BODY + len(chunk)  # it stopped reading at the cap
 
 
-def test_guessing_a_centre_password_waits_and_a_flood_cannot_hash_on_every_core(centre):
+def test_guessing_a_centre_password_waits_and_a_flood_cannot_hash_on_every_core(
+    centre: tuple[starlette.testclient.TestClient, dict[str, str], Central],
+) -> None:
     """The hall's throttle (broker.accounts.login_throttle): a few free mistakes for one account from
     one address, then a wait in which even the right password is refused without a hash."""
     client, _, _ = centre
@@ -267,7 +286,7 @@ def test_guessing_a_centre_password_waits_and_a_flood_cannot_hash_on_every_core(
     assert r.status_code == 429 and int(r.headers["retry-after"]) >= 1
 
 
-def test_the_login_goes_back_only_to_a_page_of_the_centre(centre):
+def test_the_login_goes_back_only_to_a_page_of_the_centre(centre: tuple[starlette.testclient.TestClient, dict[str, str], Central]) -> None:
     client, _, _ = centre
     for evil in ("/\\evil.example", "//evil.example", "https://evil.example/"):
         r = _log_in(client, "eva", "operator-pass", evil)
@@ -275,7 +294,9 @@ def test_the_login_goes_back_only_to_a_page_of_the_centre(centre):
     assert _log_in(client, "eva", "operator-pass", "/alerts").headers["location"] == "/alerts"
 
 
-def test_the_overview_names_tables_shows_their_modules_and_a_hall_never_connected(centre):
+def test_the_overview_names_tables_shows_their_modules_and_a_hall_never_connected(
+    centre: tuple[starlette.testclient.TestClient, dict[str, str], Central],
+) -> None:
     client, _, central = centre
     floors = central.floors  # fed as the live subscriber feeds it (tests/central/test_two_halls.py: through real bridges)
     floors.apply(f"hall/a/{VENUE_TOPIC}", venue_layout(hall_venue("a")))
@@ -291,7 +312,7 @@ def test_the_overview_names_tables_shows_their_modules_and_a_hall_never_connecte
     assert "herňa sa ešte nepripojila" in b and "lavos server --central" in b  # what the operator is to do
 
 
-def test_the_overview_says_since_when_a_halls_link_is_down(centre):
+def test_the_overview_says_since_when_a_halls_link_is_down(centre: tuple[starlette.testclient.TestClient, dict[str, str], Central]) -> None:
     """ "Lavos Petržalka: bez spojenia od 19:42": the time of the change, kept by a repeated "0" (the
     bridge's will and a restarted broker both say it again), stored so a restart of the centre keeps it."""
     client, _, central = centre
@@ -299,7 +320,7 @@ def test_the_overview_says_since_when_a_halls_link_is_down(centre):
     floors.apply("hall/b/bridge/state", b"1")
     floors.apply("hall/b/bridge/state", b"0")
     with central.store.session() as db:  # the drop at 19:42 in Bratislava, as the bridge's will said it then
-        db.get(CentralHall, "b").link_changed_at = datetime(2026, 12, 4, 18, 42, tzinfo=UTC)
+        some(db.get(CentralHall, "b")).link_changed_at = datetime(2026, 12, 4, 18, 42, tzinfo=UTC)
     floors.apply("hall/b/bridge/state", b"0")  # said again later: still the first time
     _log_in(client, "eva", "operator-pass")
     a, b = client.get("/").text.split('data-hall="a"')[1].split('data-hall="b"')
@@ -312,7 +333,7 @@ def test_the_overview_says_since_when_a_halls_link_is_down(centre):
 # -- issue 29: what the centre takes, and what its pages read ----------------------------------
 
 
-def _pages_answer(client, hall: str = "a", month: str | None = None) -> None:
+def _pages_answer(client: Any, hall: str = "a", month: str | None = None) -> None:
     """Every page and JSON answer of the centre that shows `hall`'s records answers 200, for an operator."""
     eva = _basic("eva", "operator-pass")
     query = f"?month={month}" if month else ""
@@ -323,13 +344,15 @@ def _pages_answer(client, hall: str = "a", month: str | None = None) -> None:
         assert client.get(path).status_code == 200, path
 
 
-def _stored(central) -> int:
+def _stored(central: Any) -> int:
     with central.store.reader() as db:
         result: int = db.scalar(select(func.count()).select_from(CentralRecord))
         return result
 
 
-def test_a_record_that_is_not_a_whole_payment_is_refused_and_every_page_still_answers(centre):
+def test_a_record_that_is_not_a_whole_payment_is_refused_and_every_page_still_answers(
+    centre: tuple[starlette.testclient.TestClient, dict[str, str], Central],
+) -> None:
     """Issue 29, item 6: a payment with only its id, day and amount was applied (200) and then the
     overview, the hall's page and its takings answered 500 for everyone, until the row was removed by hand."""
     client, tokens, central = centre
@@ -351,7 +374,7 @@ def test_a_record_that_is_not_a_whole_payment_is_refused_and_every_page_still_an
     assert "1,00" in client.get("/halls/a").text
 
 
-def _raw_post(client, token: str, body: str):
+def _raw_post(client: Any, token: str, body: str) -> Any:
     return client.post(
         "/api/central/records", content=body.encode(), headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     )
@@ -376,7 +399,7 @@ MALFORMED = {
 }
 
 
-def test_a_malformed_batch_is_a_400_and_keeps_nothing(centre):
+def test_a_malformed_batch_is_a_400_and_keeps_nothing(centre: tuple[starlette.testclient.TestClient, dict[str, str], Central]) -> None:
     """Issue 29, item 7: each of these answered 500 (the docs say 400)."""
     client, tokens, central = centre
     for what, body in MALFORMED.items():
@@ -386,7 +409,9 @@ def test_a_malformed_batch_is_a_400_and_keeps_nothing(centre):
     assert _post(client, tokens["a"], "a", [_rec(1, "payment", _payment(1, 100))])[1]["applied"] == 1  # the hall's next try
 
 
-def test_a_payment_is_kept_once_by_what_it_is_not_by_its_seq(centre):
+def test_a_payment_is_kept_once_by_what_it_is_not_by_its_seq(
+    centre: tuple[starlette.testclient.TestClient, dict[str, str], Central],
+) -> None:
     """Issue 29, item 12: the same payment id under seq+1 with 9 900,00 € was applied over the 10,00 €."""
     client, tokens, central = centre
     eva = _basic("eva", "operator-pass")
@@ -414,10 +439,13 @@ def test_a_payment_is_kept_once_by_what_it_is_not_by_its_seq(centre):
     assert client.get("/api/central/halls/a/takings?month=2026-12", headers=eva).json()["days"][0]["hall_z_cents"] == 990
     with central.store.reader() as db:
         hall = db.get(CentralHall, "a")
+        assert hall is not None
         assert (hall.refused, hall.last_seq, hall.received) == (2, 5, 5)  # each refusal counted, none held
 
 
-def test_a_payment_held_with_other_content_is_refused_naming_what_differs_in_the_reader_s_language(centre):
+def test_a_payment_held_with_other_content_is_refused_naming_what_differs_in_the_reader_s_language(
+    centre: tuple[starlette.testclient.TestClient, dict[str, str], Central],
+) -> None:
     """Issue 29's independent check: the same payment id with only another method or day said
     "(10,00 € held, 10,00 € sent)", in English on the Slovak pages of both ends. Now each field
     that differs is named, held → sent, and the answer carries the reason as a message id with its
@@ -438,7 +466,7 @@ def test_a_payment_held_with_other_content_is_refused_naming_what_differs_in_the
     assert refused["detail"] == "payment: method: missing" and refusal_text(from_doc(refused["why"]), "sk") == "platba: method: chýba"
 
 
-def test_an_amount_the_hall_would_never_take_is_refused(centre):
+def test_an_amount_the_hall_would_never_take_is_refused(centre: tuple[starlette.testclient.TestClient, dict[str, str], Central]) -> None:
     """Issue 29, items 13 and 14: by the hall's own rules (broker.domain.euros.MAX_AMOUNT_CENTS, a
     payment positive, its reversal negative); 12.5 cents was taken and then broke the pages."""
     client, tokens, central = centre
@@ -449,7 +477,7 @@ def test_an_amount_the_hall_would_never_take_is_refused(centre):
     _pages_answer(client)
 
 
-def test_the_hall_s_cap_itself_is_taken_and_shown(centre):
+def test_the_hall_s_cap_itself_is_taken_and_shown(centre: tuple[starlette.testclient.TestClient, dict[str, str], Central]) -> None:
     client, tokens, _ = centre
     big = [
         _rec(1, "payment", _payment(1, MAX_AMOUNT_CENTS, day=today())),
@@ -459,7 +487,9 @@ def test_the_hall_s_cap_itself_is_taken_and_shown(centre):
     _pages_answer(client)
 
 
-def test_the_overview_adds_up_every_hall_and_the_halls_api_carries_takings(centre):
+def test_the_overview_adds_up_every_hall_and_the_halls_api_carries_takings(
+    centre: tuple[starlette.testclient.TestClient, dict[str, str], Central],
+) -> None:
     """Issue 29, item 14: the owner added three numbers by hand; the halls API had no takings."""
     client, tokens, _ = centre
     now = today()
@@ -478,18 +508,18 @@ def test_the_overview_adds_up_every_hall_and_the_halls_api_carries_takings(centr
     assert jan["total_cents"] == 1550 and [h["hall"] for h in jan["halls"]] == ["a"]
 
 
-def _statements(central):
+def _statements(central: Any) -> tuple[list[str], Callable[..., Any]]:
     """The SQL the centre's store runs meanwhile (a list filled as it goes)."""
     seen: list[str] = []
 
-    def note(_conn, _cursor, statement, *_args) -> None:
+    def note(_conn: Any, _cursor: Any, statement: Any, *_args: Any) -> None:
         seen.append(statement)
 
     event.listen(central.store.engine, "before_cursor_execute", note)
     return seen, lambda: event.remove(central.store.engine, "before_cursor_execute", note)
 
 
-def test_the_pages_read_daily_sums_never_the_records(centre):
+def test_the_pages_read_daily_sums_never_the_records(centre: tuple[starlette.testclient.TestClient, dict[str, str], Central]) -> None:
     """Issue 29, item 15: the overview rebuilt every hall's month from its raw records on each load
     (6-8 s at 10 k payments a month) and counted every record ever received per hall."""
     client, tokens, central = centre
@@ -510,7 +540,9 @@ def test_the_pages_read_daily_sums_never_the_records(centre):
     assert "210,00" in client.get("/").text  # 1 + 2 + … + 20 euros
 
 
-def test_the_centre_s_day_is_the_hall_s_z_report_to_the_cent(centre):
+def test_the_centre_s_day_is_the_hall_s_z_report_to_the_cent(
+    centre: tuple[starlette.testclient.TestClient, dict[str, str], Central],
+) -> None:
     """The daily sums kept as records arrive, in batches, equal the Z report of the same records
     (the hall's own function): total, payments, refunds and each method, on every day."""
     client, tokens, _ = centre
@@ -541,7 +573,7 @@ def test_the_centre_s_day_is_the_hall_s_z_report_to_the_cent(centre):
     assert len(month["days"]) == 3
 
 
-def test_every_field_at_its_bounds_is_kept_and_shown(centre):
+def test_every_field_at_its_bounds_is_kept_and_shown(centre: tuple[starlette.testclient.TestClient, dict[str, str], Central]) -> None:
     """Every shape the centre takes, at the edges of what it takes (longest texts, largest keys and
     amounts, the first and last year, any zone), is stored and every page shows it (item 6)."""
     client, tokens, _ = centre
@@ -585,7 +617,9 @@ def test_every_field_at_its_bounds_is_kept_and_shown(centre):
     assert "100\u00a0000,00" in client.get(f"/halls/a?month={LAST_YEAR}-12").text
 
 
-def test_many_halls_get_a_line_each_and_their_tables_on_their_own_page(centre):
+def test_many_halls_get_a_line_each_and_their_tables_on_their_own_page(
+    centre: tuple[starlette.testclient.TestClient, dict[str, str], Central],
+) -> None:
     """Item 15's bench: 100 halls' 1,400 tables on the overview were a 250 kB page at 0.6-1.2 s. Past
     FULL_FLOORS_UPTO halls the overview gives each a line (modules, tables playing); its page the tables."""
     client, _, central = centre

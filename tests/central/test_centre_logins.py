@@ -7,7 +7,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+from collections.abc import Iterator
 from datetime import timedelta
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -20,9 +22,14 @@ from broker.storage.models import CentralLogin
 from dashboard.web.central.app import SESSION_COOKIE, build_central_app
 from tests.support.sqlite_template import CHEAP
 
+if TYPE_CHECKING:
+    from fastapi.applications import FastAPI
+
+    from tests.support.postgres import PostgresCluster
+
 
 @pytest.fixture
-def centre(postgres_cluster, postgres_template):
+def centre(postgres_cluster: PostgresCluster, postgres_template: str) -> Iterator[tuple[FastAPI, Central]]:
     url = postgres_cluster.create_database(template=postgres_template)
     store = open_store(url)
     with store.session() as db:
@@ -36,7 +43,7 @@ def centre(postgres_cluster, postgres_template):
     postgres_cluster.drop_database(url)
 
 
-def _logged_in(app, user: str, password: str) -> TestClient:
+def _logged_in(app: Any, user: str, password: str) -> TestClient:
     client = TestClient(app, follow_redirects=False)
     csrf = client.get("/login").text.split('name="csrf_token" value="')[1].split('"')[0]
     r = client.post("/login", data={"username": user, "password": password, "csrf_token": csrf, "next": "/"})
@@ -44,7 +51,7 @@ def _logged_in(app, user: str, password: str) -> TestClient:
     return client
 
 
-def _copy(app, client: TestClient) -> TestClient:
+def _copy(app: Any, client: TestClient) -> TestClient:
     """Another browser holding the same cookie (copied off a shared PC, or stolen)."""
     other = TestClient(app, follow_redirects=False)
     other.cookies.set(SESSION_COOKIE, client.cookies[SESSION_COOKIE])
@@ -64,7 +71,7 @@ def _csrf(client: TestClient) -> str:
     return result
 
 
-def test_logout_and_a_new_password_end_a_copied_cookie_too_and_the_cookie_holds_only_a_random_id(centre):
+def test_logout_and_a_new_password_end_a_copied_cookie_too_and_the_cookie_holds_only_a_random_id(centre: tuple[FastAPI, Central]) -> None:
     app, central = centre
     jan = _logged_in(app, "jan", "manager-pass")
     copy, other_tab = _copy(app, jan), _logged_in(app, "jan", "manager-pass")

@@ -9,6 +9,7 @@ the stored row is left out (the pages never read it again), "records missing" co
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 from alembic import command
@@ -19,6 +20,10 @@ from broker.storage.engine import make_engine, open_store
 from broker.storage.migrate import alembic_config
 from broker.storage.types import UTCDateTime
 from tests.central.test_centre_api import _payment
+
+if TYPE_CHECKING:
+    from tests.support.postgres import PostgresCluster
+
 
 DAY = date(2026, 12, 4)
 halls = sa.table(
@@ -48,7 +53,7 @@ payments = sa.table(
 )
 
 
-def test_the_daily_takings_are_filled_from_the_payments_held(postgres_cluster, postgres_template):
+def test_the_daily_takings_are_filled_from_the_payments_held(postgres_cluster: PostgresCluster, postgres_template: str) -> None:
     url = postgres_cluster.create_database(template=postgres_template)
     engine = make_engine(url)
     try:

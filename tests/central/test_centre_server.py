@@ -19,7 +19,9 @@ import resource
 import socket
 import ssl
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 import pytest
@@ -29,6 +31,10 @@ from sim.mosquitto import free_port
 from tests.support.hub import REPO
 from tests.support.server import LAVOS, START_TIMEOUT_S, server_env
 from tests.support.waiting import wait_until
+
+if TYPE_CHECKING:
+    from tests.support.postgres import PostgresCluster
+
 
 FD_LIMIT = 128
 FLOOD = 180  # TLS connections with half a request head: more than the centre has descriptors
@@ -52,7 +58,7 @@ class Centre:
 
 
 @pytest.fixture(scope="module")
-def centre(tmp_path_factory, postgres_cluster, postgres_template):
+def centre(tmp_path_factory: pytest.TempPathFactory, postgres_cluster: PostgresCluster, postgres_template: str) -> Iterator[Centre]:
     tmp = tmp_path_factory.mktemp("centre-server")
     certs = tmp / "certs"
     done = subprocess.run(
@@ -123,7 +129,7 @@ def _closed_by_server(s: socket.socket) -> bool:
         return True  # reset by the server, or the TLS session ended without a close_notify
 
 
-def test_half_sent_requests_beyond_the_fd_limit_leave_the_centre_answering(centre):
+def test_half_sent_requests_beyond_the_fd_limit_leave_the_centre_answering(centre: Centre) -> None:
     log_before = centre.log.stat().st_size
     silent = [socket.create_connection(("127.0.0.1", centre.port), timeout=1) for _ in range(SILENT)]
     for s in silent:

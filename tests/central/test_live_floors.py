@@ -15,7 +15,7 @@ def _status(hall: str, table: str, state: str) -> tuple[str, bytes]:
     return f"hall/{hall}/lavos/v1/table/{table}/status", json.dumps({"state": state}).encode()
 
 
-def test_a_halls_tables_are_its_layouts_in_order_with_each_module_even_one_never_heard_of():
+def test_a_halls_tables_are_its_layouts_in_order_with_each_module_even_one_never_heard_of() -> None:
     floors = Floors()
     floors.apply(f"hall/a/{VENUE_TOPIC}", venue_layout(hall_venue("a")))
     floors.apply(*_status("a", "pool-02", "online"))
@@ -31,7 +31,7 @@ def test_a_halls_tables_are_its_layouts_in_order_with_each_module_even_one_never
     assert (karambol.name, karambol.name_en) == ("Karambol", "Carom")
 
 
-def test_made_up_ids_cannot_grow_the_centres_memory_without_end():
+def test_made_up_ids_cannot_grow_the_centres_memory_without_end() -> None:
     floors = Floors()
     for n in range(MAX_TABLES + 50):
         floors.apply(*_status("a", f"t-{n}", "online"))

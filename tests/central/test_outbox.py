@@ -4,6 +4,8 @@ the bound alerts at 80 % and 100 % and never refuses money. On SQLite and Postgr
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import pytest
 from sqlalchemy import func, select, update
 
@@ -20,20 +22,23 @@ from tests.support.hub import on_writer, started_hub
 from tests.support.sqlite_template import migrated_sqlite
 from tests.support.till_days import FakeClock, local
 
+if TYPE_CHECKING:
+    from pathlib import Path
 
-def _nowhere(**kw) -> CentralSettings:
+
+def _nowhere(**kw: Any) -> CentralSettings:
     # A centre nobody listens at: the sender keeps trying, the records stay.
     return CentralSettings(url=f"http://127.0.0.1:{free_port()}", token="t", **kw)
 
 
-def _outbox(hub) -> list[OutboxRecord]:
+def _outbox(hub: Any) -> list[OutboxRecord]:
     with hub.store.reader() as db:
         rows = db.scalars(select(OutboxRecord).order_by(OutboxRecord.seq)).all()
         db.expunge_all()
         return list(rows)
 
 
-def _tab_of(hub, game: int) -> int:
+def _tab_of(hub: Any, game: int) -> int:
     with hub.store.reader() as db:
         result: int = db.scalar(select(Tab.id).where(Tab.session_id == game))
         return result
@@ -44,7 +49,7 @@ def clock() -> FakeClock:
     return FakeClock(local(2026, 12, 4, 18))
 
 
-def test_an_evening_writes_each_record_once_in_order_and_the_ack_deletes_them(db_url, clock):
+def test_an_evening_writes_each_record_once_in_order_and_the_ack_deletes_them(db_url: str, clock: FakeClock) -> None:
     with started_hub(db_url, clock=clock, central=_nowhere(), watchdog=False) as hub:
         game = hub.execute(StartGame(table="pool-01", actor="jana"))
         clock.advance(minutes=90)
@@ -81,13 +86,13 @@ def test_an_evening_writes_each_record_once_in_order_and_the_ack_deletes_them(db
         assert hub.execute(OutboxDelivered(upto=3, actor="system")) == 0  # the ack of a copy: nothing left to delete
 
 
-def test_a_rolled_back_record_leaves_no_record_and_no_gap(db_url, clock):
+def test_a_rolled_back_record_leaves_no_record_and_no_gap(db_url: str, clock: FakeClock) -> None:
     with started_hub(db_url, clock=clock, central=_nowhere(), watchdog=False) as hub:
         game = hub.execute(StartGame(table="pool-02", actor="jana"))
         clock.advance(minutes=60)
         hub.execute(StopGame(game=game, actor="jana"))
 
-        def pay_then_fail(db):
+        def pay_then_fail(db: Any) -> None:
             db.add(
                 Payment(tab_id=_tab_of(hub, game), method="cash", amount_cents=100, staff="jana", at=clock(), business_day=clock().date())
             )
@@ -100,7 +105,7 @@ def test_a_rolled_back_record_leaves_no_record_and_no_gap(db_url, clock):
         assert [(r.seq, r.kind) for r in _outbox(hub)] == [(1, "game"), (2, "payment")]
 
 
-def test_alerts_travel_when_opened_acked_and_closed_not_when_touched(db_url, clock):
+def test_alerts_travel_when_opened_acked_and_closed_not_when_touched(db_url: str, clock: FakeClock) -> None:
     with started_hub(db_url, clock=clock, central=_nowhere(), watchdog=False) as hub:
         spec = alert_kinds.node_offline("pool-03")
         on_writer(hub, lambda db: hub._alerts.raise_alert(db, spec))
@@ -116,12 +121,12 @@ def test_alerts_travel_when_opened_acked_and_closed_not_when_touched(db_url, clo
         assert rows[1].record["message"].startswith("Pool 3")
 
 
-def test_a_statement_that_hides_what_it_changed_is_refused(db_url, clock):
+def test_a_statement_that_hides_what_it_changed_is_refused(db_url: str, clock: FakeClock) -> None:
     with started_hub(db_url, clock=clock, central=_nowhere(), watchdog=False) as hub, pytest.raises(ExportBlind):
         on_writer(hub, lambda db: db.execute(update(Alert).values(severity="info")))
 
 
-def test_the_bound_alerts_at_80_and_100_percent_and_the_money_is_still_taken(db_url, clock):
+def test_the_bound_alerts_at_80_and_100_percent_and_the_money_is_still_taken(db_url: str, clock: FakeClock) -> None:
     with started_hub(db_url, clock=clock, central=_nowhere(soft_limit_bytes=10_000), watchdog=False) as hub:
         seen = []
         for _ in range(20):
@@ -143,14 +148,14 @@ def test_the_bound_alerts_at_80_and_100_percent_and_the_money_is_still_taken(db_
             assert db.scalar(select(Alert.closed_at).where(Alert.kind == "central_backlog")) is not None
 
 
-def test_without_a_centre_nothing_is_written(db_url, clock):
+def test_without_a_centre_nothing_is_written(db_url: str, clock: FakeClock) -> None:
     with started_hub(db_url, clock=clock, watchdog=False) as hub:
         game = hub.execute(StartGame(table="pool-01", actor="jana"))
         hub.execute(StopGame(game=game, actor="jana"))
         assert _outbox(hub) == []
 
 
-def test_the_bound_alerts_again_each_time_the_backlog_returns(tmp_path, clock):
+def test_the_bound_alerts_again_each_time_the_backlog_returns(tmp_path: Path, clock: FakeClock) -> None:
     """A second and a third outage are alerted like the first: the alert closes when the records are
     delivered and a new one opens when they pile up again, also after staff closed one by hand.
     (SQLite only: the alert's rules reach the database as the tests above show on both.)"""

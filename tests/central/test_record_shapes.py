@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import given, settings
@@ -32,6 +32,10 @@ from broker.domain.till.receipt import ReceiptLine
 from broker.domain.till.revenue import PaymentRecord
 from broker.domain.till.zreport import DayOpening, Method, z_report
 
+if TYPE_CHECKING:
+    from broker.domain.till.zreport import ZReport
+
+
 DAY = date(2026, 12, 4)
 AT = datetime(2026, 12, 4, 19, tzinfo=UTC)
 
@@ -50,7 +54,7 @@ words = st.text(st.characters(blacklist_categories=("Cc", "Cs")), max_size=40)  
 
 
 @st.composite
-def lines(draw) -> ReceiptLine:
+def lines(draw: Any) -> ReceiptLine:
     amount = draw(amounts)
     shares = draw(st.lists(st.tuples(st.sampled_from(["table_time", "drinks", "food", ""]), amounts), max_size=3))
     return ReceiptLine(
@@ -66,7 +70,7 @@ def lines(draw) -> ReceiptLine:
 
 
 @st.composite
-def payment_docs(draw) -> dict[str, Any]:
+def payment_docs(draw: Any) -> dict[str, Any]:
     reversal = draw(st.booleans())
     amount = draw(amounts)
     if draw(st.integers(0, 3)):  # mostly the sign the till gives it
@@ -95,14 +99,14 @@ def payment_docs(draw) -> dict[str, Any]:
     return doc
 
 
-def _day_of(p: PaymentData):
+def _day_of(p: PaymentData) -> ZReport:
     methods = [Method(p.method, p.method_name, p.method_name_en, p.cash)]
     return z_report(DayOpening(p.business_day, None, "", 0), [p.record()], methods, made_at=AT, fallback_vat=p.fallback_vat)
 
 
 @settings(max_examples=150, deadline=None)
 @given(payment_docs())
-def test_a_payment_is_taken_or_refused_with_a_reason_and_what_is_taken_counts(doc):
+def test_a_payment_is_taken_or_refused_with_a_reason_and_what_is_taken_counts(doc: Any) -> None:
     try:
         p = check("payment", doc)
     except RecordRefused as e:
@@ -117,7 +121,7 @@ def test_a_payment_is_taken_or_refused_with_a_reason_and_what_is_taken_counts(do
 
 @settings(max_examples=150, deadline=None)
 @given(st.sampled_from(sorted(DATA)), json_values, st.one_of(st.none(), st.integers(), st.text(max_size=5), json_values))
-def test_any_json_as_any_record_is_taken_or_refused_never_an_error(kind, data, seq):
+def test_any_json_as_any_record_is_taken_or_refused_never_an_error(kind: Any, data: Any, seq: Any) -> None:
     for record in (data, {"seq": seq, "kind": kind, "ref": "x", "at": "2026-12-04T19:00:00+00:00", "data": data}):
         with contextlib.suppress(RecordRefused):
             check_record(record)
@@ -125,7 +129,7 @@ def test_any_json_as_any_record_is_taken_or_refused_never_an_error(kind, data, s
         check(kind, data)
 
 
-def test_the_contract_names_every_field_of_the_hall_s_payment_record():
+def test_the_contract_names_every_field_of_the_hall_s_payment_record() -> None:
     assert {f.name for f in dataclasses.fields(PaymentRecord)} <= set(PaymentData.model_fields)
     assert {f.name for f in dataclasses.fields(ReceiptLine)} == set(LineData.model_fields)
 
@@ -142,7 +146,7 @@ def test_the_contract_names_every_field_of_the_hall_s_payment_record():
         ("method", "m" * 33),
     ],
 )
-def test_a_payment_outside_the_hall_s_rules_is_refused(field, value):
+def test_a_payment_outside_the_hall_s_rules_is_refused(field: Any, value: Any) -> None:
     rec = PaymentRecord(1, "cash", 100, "jana", AT, 1, "Pool 1", 1, (), day=DAY)
     doc = payment_doc(rec, business_day=DAY, method_name="H", method_name_en="C", cash=True, fallback_vat=23)
     check("payment", doc)

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import logging
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from sqlalchemy import func, select
@@ -24,6 +26,11 @@ from tests.support.hub import started_hub
 from tests.support.sqlite_template import CHEAP
 from tests.support.waiting import wait_until
 
+if TYPE_CHECKING:
+    from broker.storage.engine import Store
+    from tests.support.postgres import PostgresCluster
+
+
 SHIPPED = Path(__file__).resolve().parents[2] / "deploy" / "mosquitto"
 
 
@@ -34,7 +41,7 @@ def _certs(out: Path, *hosts: str) -> Path:
 
 
 @pytest.fixture
-def centre(tmp_path, postgres_cluster, postgres_template):
+def centre(tmp_path: Path, postgres_cluster: PostgresCluster, postgres_template: str) -> Iterator[tuple[CentreServer, Store, str, Path]]:
     url = postgres_cluster.create_database(template=postgres_template)
     store = open_store(url)
     with store.session() as db:
@@ -47,23 +54,25 @@ def centre(tmp_path, postgres_cluster, postgres_template):
     postgres_cluster.drop_database(url)
 
 
-def _pending(store) -> int:
+def _pending(store: Any) -> int:
     with store.reader() as db:
         result: int = db.scalar(select(func.count()).select_from(OutboxRecord))
         return result
 
 
-def _at_centre(store) -> int:
+def _at_centre(store: Any) -> int:
     with store.reader() as db:
         result: int = db.scalar(select(func.count()).select_from(CentralRecord))
         return result
 
 
-def _refused_for(caplog, words: str) -> bool:
+def _refused_for(caplog: Any, words: str) -> bool:
     return any(words in r.getMessage() for r in caplog.records if r.name == "lavos.hub.outbox")
 
 
-def test_records_go_only_over_a_link_whose_certificate_and_name_check_out(tmp_path, centre, caplog):
+def test_records_go_only_over_a_link_whose_certificate_and_name_check_out(
+    tmp_path: Path, centre: tuple[CentreServer, Store, str, Path], caplog: pytest.LogCaptureFixture
+) -> None:
     server, central_store, token, certs = centre
     caplog.set_level(logging.WARNING, "lavos.hub.outbox")
     other_ca = _certs(tmp_path / "other", "localhost") / "ca.crt"  # a CA the centre's certificate is not from

@@ -21,7 +21,7 @@ import re
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
 from fastapi.testclient import TestClient
@@ -44,9 +44,14 @@ from tests.support.sqlite_template import CHEAP
 from tests.support.waiting import wait_until
 from tests.support.web import Browser, add_users, bound_app
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tests.support.postgres import PostgresCluster
+
 
 @pytest.fixture
-def centre(postgres_cluster, postgres_template) -> Iterator[tuple[CentreServer, Central, str]]:
+def centre(postgres_cluster: PostgresCluster, postgres_template: str) -> Iterator[tuple[CentreServer, Central, str]]:
     url = postgres_cluster.create_database(template=postgres_template)
     store = open_store(url)
     with store.session() as db:
@@ -61,7 +66,7 @@ def centre(postgres_cluster, postgres_template) -> Iterator[tuple[CentreServer, 
 
 
 @pytest.fixture
-def hall(tmp_path, centre) -> Iterator[Hub]:
+def hall(tmp_path: Path, centre: tuple[CentreServer, Central, str]) -> Iterator[Hub]:
     server, _, token = centre
     settings = CentralSettings(url=server.url, token=token, retry_max_s=0.5)
     with started_hub(tmp_path / "hall.db", central=settings, watchdog=False) as hub:
@@ -95,7 +100,7 @@ def _outbox(hub: Hub) -> list[OutboxRecord]:
 def _put_in_outbox(hub: Hub, ref: str, doc: dict[str, Any]) -> int:
     """A payment record written straight into the outbox, past the hall's own check (as an older hall wrote them)."""
 
-    def write(db) -> int:
+    def write(db: Any) -> int:
         counter = db.get(OutboxCounter, "lavos")
         counter.last_seq += 1
         size = len(json.dumps(doc))
@@ -112,7 +117,9 @@ def _centre_has(central: Central, payment_id: int) -> bool:
         return db.scalar(select(func.count()).select_from(CentralRecord).where(CentralRecord.ref == f"payment:{payment_id}")) == 1
 
 
-def test_refused_records_are_set_aside_alerted_at_both_ends_and_the_rest_arrives(centre, hall):
+def test_refused_records_are_set_aside_alerted_at_both_ends_and_the_rest_arrives(
+    centre: tuple[CentreServer, Central, str], hall: Hub
+) -> None:
     _, central, _ = centre
     first, cents = _sale(hall, "Bar 1")
     wait_until(lambda: _centre_has(central, first) and not _outbox(hall), 20, "the first sale at the centre")
@@ -139,6 +146,7 @@ def test_refused_records_are_set_aside_alerted_at_both_ends_and_the_rest_arrives
     wait_until(lambda: _centre_alert(central), 20, "the hall's alert at the centre")
     with central.store.reader() as db:
         row = db.get(CentralHall, "lavos")
+        assert row is not None
         assert row.refused == 2 and row.last_seq - row.received == 2  # and it knows two records are missing
 
     # The hall manager sees them on the Modules page (tests/dashboard/test_pages_monitoring.py shows
@@ -185,11 +193,13 @@ def _centre_alert(central: Central) -> bool:
         return db.scalar(select(func.count()).select_from(CentralAlert).where(CentralAlert.kind == "central_refused")) == 1
 
 
-def test_a_record_the_hall_s_own_check_refuses_is_set_aside_at_once_and_the_money_taken(centre, hall):
+def test_a_record_the_hall_s_own_check_refuses_is_set_aside_at_once_and_the_money_taken(
+    centre: tuple[CentreServer, Central, str], hall: Hub
+) -> None:
     _, central, _ = centre
     beer = _beer(hall)
 
-    def tab_with_a_nul(db) -> int:  # a label no page takes any more, as an older hall stored it
+    def tab_with_a_nul(db: Any) -> int:  # a label no page takes any more, as an older hall stored it
         tab = Tab(table_id=None, label="Bar A\u0000B", opened_by="jana", opened_at=hall.clock(), business_day=HubFacade(hall).reads.today())
         db.add(tab)
         db.flush()
@@ -248,7 +258,9 @@ def answers() -> Iterator[str]:
     server.server_close()
 
 
-def test_a_refusal_that_names_no_record_is_narrowed_one_at_a_time_and_a_proxy_s_page_sets_nothing_aside(tmp_path, answers):
+def test_a_refusal_that_names_no_record_is_narrowed_one_at_a_time_and_a_proxy_s_page_sets_nothing_aside(
+    tmp_path: Path, answers: str
+) -> None:
     settings = CentralSettings(url=answers, token="t", retry_max_s=0.2)
     with started_hub(tmp_path / "hall.db", central=settings, watchdog=False) as hub:
         hub.outbox.wake = lambda: None  # the records of the sales below go in one batch

@@ -28,8 +28,9 @@ import contextlib
 import shlex
 import signal
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 import paho.mqtt.client as mqtt
@@ -62,6 +63,10 @@ from tests.support.sqlite_template import CHEAP, migrated_sqlite
 from tests.support.tcp_cut import TcpCut
 from tests.support.waiting import wait_until
 from tests.support.wan import Wan
+
+if TYPE_CHECKING:
+    from tests.support.postgres import PostgresCluster
+
 
 REPO = Path(__file__).resolve().parents[2]
 SHIPPED = REPO / "deploy" / "mosquitto"
@@ -161,7 +166,7 @@ class World:
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory, postgres_cluster, postgres_template):
+def world(tmp_path_factory: pytest.TempPathFactory, postgres_cluster: PostgresCluster, postgres_template: str) -> Iterator[World]:
     url = postgres_cluster.create_database(template=postgres_template)
     w = World(tmp_path_factory.mktemp("two-halls"), url)
     yield w
@@ -174,7 +179,7 @@ def _link(world: World, hall: str) -> bool | None:
         return db.scalar(select(CentralHall.link_up).where(CentralHall.hall == hall))
 
 
-def _sell(hub, label: str, product: int, quantity: int, method: str) -> int:
+def _sell(hub: Any, label: str, product: int, quantity: int, method: str) -> int:
     tab = hub.execute(OpenWalkInTab(label=label, actor="jana"))
     hub.execute(AddTabItem(tab=tab, product=product, quantity=quantity, actor="jana"))
     view = HubFacade(hub).reads.till.tab_payments(tab)
@@ -209,7 +214,7 @@ def _restart_each_side(world: World) -> None:
     world.server = CentreServer(world.central, world.server.port).start()
 
 
-def _assert_centre_equals(world: World, h: str, report) -> None:
+def _assert_centre_equals(world: World, h: str, report: Any) -> None:
     viewer = world.central.viewer("eva")
     assert viewer is not None
     month = world.central.month(viewer, h, report.day)
@@ -224,7 +229,7 @@ def _assert_centre_equals(world: World, h: str, report) -> None:
     assert applied == last  # every seq once: none twice (the key), none missing
 
 
-def test_an_evening_cut_off_and_restarted_reaches_the_centre_to_the_cent_once(world):
+def test_an_evening_cut_off_and_restarted_reaches_the_centre_to_the_cent_once(world: World) -> None:
     products = {
         h: world.hub[h].execute(
             AddProduct(name="Pivo centrála", name_en="Beer", price_cents=215, vat_percent=19, category="drinks", actor="boss")
@@ -290,7 +295,7 @@ def _refused(port: int, user: str, password: str) -> bool:
     return result
 
 
-def test_a_halls_bridge_login_writes_and_reads_only_its_own_prefix(world):
+def test_a_halls_bridge_login_writes_and_reads_only_its_own_prefix(world: World) -> None:
     port = world.centre_broker.port
     # Hall B's own credentials, as a stolen copy would use them: its bridge is cut off meanwhile
     # (one connection per login: the broker makes the client id the login). The centre's own
@@ -324,7 +329,7 @@ def _publish_as_b(port: int, topic: str, payload: bytes) -> None:
         client.loop_stop()
 
 
-def test_an_unknown_login_and_another_halls_password_are_refused(world):
+def test_an_unknown_login_and_another_halls_password_are_refused(world: World) -> None:
     port = world.centre_broker.port
     assert _refused(port, "c", "whatever")
     assert _refused(port, "a", BRIDGE_PASSWORDS["b"])
@@ -340,7 +345,7 @@ def _centre_light(world: World, hall: str) -> bool | None:
     return table.light_on if table else None
 
 
-def test_a_bad_internet_link_never_reaches_the_halls_lights(world, tmp_path):
+def test_a_bad_internet_link_never_reaches_the_halls_lights(world: World, tmp_path: Path) -> None:
     """Issue 29 item 11. Each way the path to the centre breaks, for a few seconds each, while hall A's
     hub switches a table's light (every switch awaited until the node's light state is back): no
     switch is lost, the hall's broker stays up and its hub never loses it, the centre hears the link
@@ -382,12 +387,12 @@ def test_a_bad_internet_link_never_reaches_the_halls_lights(world, tmp_path):
             wan.set(Wan.UP)
 
 
-def test_the_bridge_reads_what_it_forwards_on_the_halls_broker_and_writes_nothing():
+def test_the_bridge_reads_what_it_forwards_on_the_halls_broker_and_writes_nothing() -> None:
     rules = acl_block(SHIPPED_ACL.read_text(), BRIDGE_LOGIN).splitlines()[1:]
     assert sorted(rules) == sorted(f"topic read {t}" for t in FORWARDED)
 
 
-def test_lavos_central_bridge_links_a_hall_and_says_goodbye(world, tmp_path):
+def test_lavos_central_bridge_links_a_hall_and_says_goodbye(world: World, tmp_path: Path) -> None:
     """The command a hall's unit runs (deploy/systemd/lavos-bridge.service), as a process: it links
     up, forwards, and on SIGTERM tells the centre the link is down. Here as a third hall, "c",
     reading hall A's broker (the centre only knows it by its login)."""
@@ -421,13 +426,13 @@ def test_lavos_central_bridge_links_a_hall_and_says_goodbye(world, tmp_path):
             proc.wait()
 
 
-def test_lavos_central_bridge_refuses_a_link_to_the_centre_without_tls(tmp_path):
+def test_lavos_central_bridge_refuses_a_link_to_the_centre_without_tls(tmp_path: Path) -> None:
     (tmp_path / "pw").write_text("x\n")
     done = lavos("central", "bridge", "--centre", "mqtt://c@central.example.org:1883", "--centre-password-file", str(tmp_path / "pw"))
     assert done.returncode == 2 and "mqtts://" in done.stderr
 
 
-def test_the_shipped_unit_runs_lavos_central_bridge_with_options_it_has():
+def test_the_shipped_unit_runs_lavos_central_bridge_with_options_it_has() -> None:
     unit = (REPO / "deploy" / "systemd" / "lavos-bridge.service").read_text()
     start = unit.split("ExecStart=", 1)[1].replace("\\\n", " ").splitlines()[0]
     argv = shlex.split(start)

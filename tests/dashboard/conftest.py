@@ -7,6 +7,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -15,6 +16,11 @@ from broker.accounts.users import create_user, issue_token, new_password
 from tests.support.hub import fresh_login, on_writer, started_hub
 from tests.support.sqlite_template import CHEAP as CHEAP  # re-exported: the dashboard's tests know it from here
 from tests.support.web import bound_app
+
+if TYPE_CHECKING:
+    from broker.hall.hub import Hub
+    from sim.mosquitto import Mosquitto
+
 
 # Tuesday 10 November 2026, 18:00 in Bratislava (UTC+1): the hall is open (and training hours, 15-19, too).
 START = datetime(2026, 11, 10, 17, 0, tzinfo=UTC)
@@ -85,17 +91,17 @@ def bearer(token: str) -> dict[str, str]:
 @dataclass
 class Api:
     client: TestClient
-    service: object
+    service: Hub
     clock: FakeClock
     staff: dict[str, str]
     manager: dict[str, str]
 
-    def ok(self, method: str, path: str, status: int = 200, *, as_manager: bool = False, **kw):
+    def ok(self, method: str, path: str, status: int = 200, *, as_manager: bool = False, **kw: Any) -> Any:
         r = self.client.request(method, path, headers=self.manager if as_manager else self.staff, **kw)
         assert r.status_code == status, f"{method} {path} → {r.status_code} {r.text}"
         return r.json() if r.content and r.headers.get("content-type", "").startswith("application/json") else r
 
-    def refused(self, method: str, path: str, status: int, *, as_manager: bool = True, **kw) -> str:
+    def refused(self, method: str, path: str, status: int, *, as_manager: bool = True, **kw: Any) -> str:
         r = self.client.request(method, path, headers=self.manager if as_manager else self.staff, **kw)
         assert r.status_code == status, f"{method} {path} → {r.status_code} {r.text}"
         detail = r.json()["detail"]
@@ -109,7 +115,7 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def service(mosquitto, db_url, clock):
+def service(mosquitto: Mosquitto, db_url: str, clock: FakeClock) -> Iterator[Hub]:
     # A login of its own: the hub's MQTT session is persistent, and the broker is shared by the module.
     # The watchdog's rounds stopped: the tests tick it themselves, at moments of the fake clock.
     with started_hub(db_url, mosquitto=mosquitto, client_id=fresh_login(), clock=clock, watchdog=False) as svc:
@@ -117,17 +123,17 @@ def service(mosquitto, db_url, clock):
 
 
 @pytest.fixture
-def api(service, clock) -> Iterator[Api]:
+def api(service: Hub, clock: FakeClock) -> Iterator[Api]:
     staff_token, manager_token = add_users(service)
     with TestClient(bound_app(service, pages=False)) as client:
         yield Api(client, service, clock, bearer(staff_token), bearer(manager_token))
 
 
-def add_users(service) -> tuple[str, str]:
+def add_users(service: Any) -> tuple[str, str]:
     """The staff and manager accounts (hashed CHEAP, outside the write) and an API token each, made on the writer."""
     password = new_password(PASSWORD, CHEAP)
 
-    def make(db):
+    def make(db: Any) -> tuple[str, str]:
         create_user(db, STAFF, password, "staff", actor="test")
         create_user(db, MANAGER, password, "manager", actor="test")
         return issue_token(db, STAFF, "tests", actor="test"), issue_token(db, MANAGER, "tests", actor="test")

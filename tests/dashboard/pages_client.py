@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -18,12 +18,16 @@ from fastapi.testclient import TestClient
 from tests.dashboard.conftest import CHEAP, MANAGER, PASSWORD, STAFF
 from tests.support.web import Browser, add_users, bound_app
 
+if TYPE_CHECKING:
+    from broker.hall.hub import Hub
+    from tests.dashboard.conftest import FakeClock
+
 
 @dataclass
 class Pages:
     browsers: dict[str, Browser]  # "manager", "staff", "anon": each its own cookie jar
-    service: object
-    clock: object
+    service: Hub
+    clock: FakeClock
 
     @property
     def manager(self) -> TestClient:
@@ -50,7 +54,7 @@ class Pages:
         data: dict[str, Any] | None = None,
         *,
         client: TestClient | None = None,
-        files=None,
+        files: Any = None,
         with_csrf: bool = True,
     ) -> httpx.Response:
         client = client or self.manager
@@ -82,14 +86,14 @@ class Pages:
         assert anon.status_code == 303 and anon.headers["location"].startswith("/login"), f"anonymous {method} {path} → {anon.status_code}"
 
 
-def logged_in(app, username: str) -> Browser:
+def logged_in(app: Any, username: str) -> Browser:
     browser = Browser(app)
     browser.login(username, PASSWORD)
     return browser
 
 
 @pytest.fixture
-def pages(service, clock) -> Iterator[Pages]:
+def pages(service: Hub, clock: FakeClock) -> Iterator[Pages]:
     add_users(service, {STAFF: "staff", MANAGER: "manager"}, PASSWORD, CHEAP)
     app = bound_app(service)
     yield Pages({"manager": logged_in(app, MANAGER), "staff": logged_in(app, STAFF), "anon": Browser(app)}, service, clock)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
@@ -16,6 +18,10 @@ from devices.version import software_version
 from tests.dashboard.conftest import MANAGER, PASSWORD, STAFF, basic, bearer, sqlite_only
 from tests.support.hub import on_writer
 
+if TYPE_CHECKING:
+    from tests.dashboard.conftest import Api
+
+
 pytestmark = sqlite_only
 
 
@@ -24,10 +30,10 @@ def _concrete(path: str) -> str:
     return re.sub(r"\{[^}]+\}", "1", path)
 
 
-def _needs_manager(route) -> bool:
+def _needs_manager(route: Any) -> bool:
     """Whether the capability the route declares (dashboard.access) needs the manager."""
 
-    def calls(dependant):
+    def calls(dependant: Any) -> Iterator[Any]:
         for d in dependant.dependencies:
             yield d.call
             yield from calls(d)
@@ -39,7 +45,7 @@ ROUTES = list(api_routes())
 MANAGER_ROUTES = [(m, p) for m, p, r in ROUTES if _needs_manager(r)]
 
 
-def test_the_route_list_covers_the_whole_schema(api):
+def test_the_route_list_covers_the_whole_schema(api: Api) -> None:
     schema = api.client.get("/openapi.json").json()
     documented = {(m.upper(), p) for p, ops in schema["paths"].items() for m in ops}
     assert documented == {(m, p) for m, p, _ in ROUTES}
@@ -52,7 +58,7 @@ def test_the_route_list_covers_the_whole_schema(api):
 LINK_PATHS = {"/api/calendar/{token}.ics"}
 
 
-def test_anonymous_is_401_with_a_challenge_on_every_route(api):
+def test_anonymous_is_401_with_a_challenge_on_every_route(api: Api) -> None:
     wrong = []
     for method, path, _ in ROUTES:
         if path in PUBLIC_PATHS:
@@ -70,14 +76,14 @@ def test_anonymous_is_401_with_a_challenge_on_every_route(api):
     assert wrong == []
 
 
-def test_public_routes_answer_without_login(api):
+def test_public_routes_answer_without_login(api: Api) -> None:
     health = api.client.get("/api/health")
     expected = {"ok": True, "mqtt": True, "db": True, "backend": "sqlite", "version": software_version()}
     assert health.status_code == 200 and health.json() == expected
     assert api.client.get("/openapi.json").status_code == 200
 
 
-def test_manager_routes(api):
+def test_manager_routes(api: Api) -> None:
     assert {p for _, p in MANAGER_ROUTES} >= {
         "/api/sessions/{session_id}/correction",
         "/api/members",
@@ -92,12 +98,12 @@ def test_manager_routes(api):
     assert ("GET", "/api/members") not in MANAGER_ROUTES  # staff search it by name (without notes and cards)
 
 
-def test_staff_get_403_on_manager_routes(api):
+def test_staff_get_403_on_manager_routes(api: Api) -> None:
     answers = {(m, p): api.client.request(m, _concrete(p), headers=api.staff) for m, p in MANAGER_ROUTES}
     assert {k: r.status_code for k, r in answers.items() if r.status_code != 403 or "manager" not in r.json()["detail"]} == {}
 
 
-def test_basic_login_with_a_utf8_password(api):
+def test_basic_login_with_a_utf8_password(api: Api) -> None:
     assert api.client.get("/api/tables", headers=basic(STAFF, PASSWORD)).status_code == 200
     assert api.client.get("/api/reports/drops", headers=basic(MANAGER, PASSWORD)).status_code == 200
     assert api.client.get("/api/reports/drops", headers=basic(STAFF, PASSWORD)).status_code == 403
@@ -105,7 +111,7 @@ def test_basic_login_with_a_utf8_password(api):
     assert api.client.get("/api/tables", headers=garbled).status_code == 401
 
 
-def test_repeated_failures_slow_down_that_client_until_a_manager_lifts_it(api):
+def test_repeated_failures_slow_down_that_client_until_a_manager_lifts_it(api: Api) -> None:
     # The per-client rules themselves (another address still gets in) are proven through a real
     # server in tests/security/test_lockout.py; here, one client, as staff would see it.
     for _ in range(ThrottlePolicy().account_free + 1):
@@ -118,10 +124,10 @@ def test_repeated_failures_slow_down_that_client_until_a_manager_lifts_it(api):
     assert api.client.get("/api/tables", headers=basic(STAFF, PASSWORD)).status_code == 200
 
 
-def test_tokens_work_until_revoked(api):
+def test_tokens_work_until_revoked(api: Api) -> None:
     assert api.client.get("/api/tables", headers=api.staff).status_code == 200
 
-    def _write(db):
+    def _write(db: Any) -> None:
         token = db.scalars(select(ApiToken).where(ApiToken.username == STAFF)).one()
         revoke_token(db, token.id, actor="test")
 

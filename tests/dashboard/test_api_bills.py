@@ -8,6 +8,8 @@ staff before any payment on the tab, a manager after. The game's bill and op log
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from sqlalchemy import select
 
 from broker.hall.read_models import HallReads
@@ -15,11 +17,15 @@ from broker.storage.models import Game, GameOp, TabItem
 from broker.till.payments import PayTab
 from tests.support.hub import on_writer
 
+if TYPE_CHECKING:
+    from tests.dashboard.conftest import Api
+
+
 TOPPING = 60
 
 
-def _ops(api, sid: int) -> list[GameOp]:
-    def _write(db):
+def _ops(api: Any, sid: int) -> list[GameOp]:
+    def _write(db: Any) -> list[Any]:
         rows = db.scalars(select(GameOp).where(GameOp.session_id == sid).order_by(GameOp.seq)).all()
         db.expunge_all()
         return list(rows)
@@ -27,7 +33,7 @@ def _ops(api, sid: int) -> list[GameOp]:
     return on_writer(api.service, _write)
 
 
-def _stored_total(api, sid: int) -> int | None:
+def _stored_total(api: Any, sid: int) -> int | None:
     with api.service.store.reader() as db:
         row = db.get(Game, sid)
         assert row is not None
@@ -35,14 +41,14 @@ def _stored_total(api, sid: int) -> int | None:
         return result
 
 
-def _game_with_toppings(api) -> tuple[int, int]:
+def _game_with_toppings(api: Any) -> tuple[int, int]:
     sid = api.ok("POST", "/api/sessions", 201, json={"table": "pool-01"})["id"]
     api.clock.advance(minutes=30)
     s = api.ok("POST", f"/api/sessions/{sid}/extras", json={"extra": "topping", "quantity": 2})
     return sid, s["extras"][0]["item"]
 
 
-def test_an_extra_is_an_item_of_the_games_tab_with_its_products_vat_and_the_op_log_keeps_table_time(api):
+def test_an_extra_is_an_item_of_the_games_tab_with_its_products_vat_and_the_op_log_keeps_table_time(api: Api) -> None:
     sid, _item = _game_with_toppings(api)
     s = api.ok("GET", f"/api/sessions/{sid}")
     (extra,) = s["extras"]
@@ -60,7 +66,7 @@ def test_an_extra_is_an_item_of_the_games_tab_with_its_products_vat_and_the_op_l
     assert {line.category for line in tab.bill.lines} == {"table_time", topping.category}  # not booked as table time
 
 
-def test_staff_void_an_extra_on_the_tab_and_it_stays_there_struck_through(api):
+def test_staff_void_an_extra_on_the_tab_and_it_stays_there_struck_through(api: Api) -> None:
     sid, item = _game_with_toppings(api)
     s = api.ok("POST", f"/api/sessions/{sid}/void", json={"item": item, "reason": "zadané dvakrát"})
     assert s["extras"][0]["voided"] is True and s["bill"]["total_cents"] == 300
@@ -73,7 +79,7 @@ def test_staff_void_an_extra_on_the_tab_and_it_stays_there_struck_through(api):
     assert HallReads(api.service).till.tab(HallReads(api.service).till.game_tab(sid)).total_cents == 300
 
 
-def test_once_the_tab_has_a_payment_only_a_manager_voids_an_extra(api):
+def test_once_the_tab_has_a_payment_only_a_manager_voids_an_extra(api: Api) -> None:
     sid, item = _game_with_toppings(api)
     api.ok("POST", f"/api/sessions/{sid}/stop")
     assert _stored_total(api, sid) == 300  # the game's bill: its table time
@@ -90,7 +96,7 @@ def test_once_the_tab_has_a_payment_only_a_manager_voids_an_extra(api):
     assert api.refused("POST", f"/api/sessions/{sid}/correction", 403, as_manager=False, json={"amount_cents": -50, "reason": "nope"})
 
 
-def test_bad_voids_are_refused_and_change_nothing(api):
+def test_bad_voids_are_refused_and_change_nothing(api: Api) -> None:
     sid, item = _game_with_toppings(api)
     other = api.ok("POST", "/api/sessions", 201, json={"table": "pool-02"})["id"]
     for blank in ("", "   "):  # the schema's own check
@@ -105,7 +111,7 @@ def test_bad_voids_are_refused_and_change_nothing(api):
     assert "voided already" in api.refused("POST", f"/api/sessions/{sid}/void", 409, json={"item": item, "reason": "again"})
 
 
-def test_a_game_past_midnight_belongs_to_the_evening_it_started(api):
+def test_a_game_past_midnight_belongs_to_the_evening_it_started(api: Api) -> None:
     # START is 18:00 in Bratislava on 10 November; this game runs 23:30 - 00:40.
     api.clock.advance(hours=5, minutes=30)
     sid = api.ok("POST", "/api/sessions", 201, json={"table": "pool-01"})["id"]

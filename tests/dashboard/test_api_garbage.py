@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from fastapi.routing import APIRoute
 from sqlalchemy import func, select
@@ -25,6 +25,10 @@ from broker.storage.models import AuditEntry, GameOp, Member
 from dashboard.api.app import api_routes
 from dashboard.api.schemas import Body
 from tests.support.hub import on_writer
+
+if TYPE_CHECKING:
+    from tests.dashboard.conftest import Api
+
 
 # For every body: broken JSON, the wrong JSON type, bad encoding, too big for the route.
 STRUCTURE: list[bytes] = [
@@ -126,7 +130,7 @@ def queries_for(route: APIRoute) -> list[str]:
     return own or BAD_QUERIES[:1]
 
 
-def _requests(method: str, template: str, route: APIRoute, sid: int, mid: int):
+def _requests(method: str, template: str, route: APIRoute, sid: int, mid: int) -> Iterator[tuple[str, None] | tuple[str, bytes]]:
     """(url, body) pairs: garbage bodies or queries on the real path, then garbage in each path parameter."""
     concrete = template.replace("{session_id}", str(sid)).replace("{member_id}", str(mid)).replace("{alert_id}", "1")
     concrete = concrete.replace("{table_id}", "pool-01").replace("{table}", "foos-01").replace("{uid}", "0a0b0c0d")
@@ -139,16 +143,16 @@ def _requests(method: str, template: str, route: APIRoute, sid: int, mid: int):
             yield re.sub(r"\{[^}]+\}", "1", template.replace("{" + name + "}", bad)), None
 
 
-def test_every_route_refuses_garbage_with_a_4xx_and_changes_nothing(api):
+def test_every_route_refuses_garbage_with_a_4xx_and_changes_nothing(api: Api) -> None:
     sid = api.ok("POST", "/api/sessions", 201, json={"table": "pool-01"})["id"]
 
-    def _write(db):
+    def _write(db: Any) -> int:
         mid = add_member(db, "Ambra Tomáš", actor="test").id
         return mid
 
     mid = on_writer(api.service, _write)
 
-    def counts():
+    def counts() -> list[Any]:
         with api.service.store.reader() as db:
             return [db.scalar(select(func.count()).select_from(t)) for t in (GameOp, Member, AuditEntry)]
 
@@ -171,7 +175,7 @@ def test_every_route_refuses_garbage_with_a_4xx_and_changes_nothing(api):
     assert api.ok("GET", f"/api/sessions/{sid}")["state"] == "running"
 
 
-def test_validation_messages_name_the_field(api):
+def test_validation_messages_name_the_field(api: Api) -> None:
     sid = api.ok("POST", "/api/sessions", 201, json={"table": "pool-01"})["id"]
     r = api.client.post(f"/api/sessions/{sid}/extend", headers=api.staff, json={"minutes": -5})
     assert r.status_code == 422 and r.json()["detail"].startswith("minutes: Input should be greater than or equal to 1")
@@ -215,7 +219,7 @@ def unreachable_fields(model: type) -> list[str]:
     return list(_unreachable(getattr(model, "__pydantic_core_schema__", {}), ""))
 
 
-def test_every_body_field_can_be_given_in_json():
+def test_every_body_field_can_be_given_in_json() -> None:
     found = []
     for method, path, route in api_routes():
         for param in route.dependant.body_params:
@@ -224,7 +228,7 @@ def test_every_body_field_can_be_given_in_json():
     assert found == []
 
 
-def test_the_walk_finds_a_field_no_json_can_give():
+def test_the_walk_finds_a_field_no_json_can_give() -> None:
     class Tap(Body):
         seen: tuple[int, int] | None = None
 

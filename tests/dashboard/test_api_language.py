@@ -4,17 +4,26 @@ name and not its id; Content-Language says which. Nothing changes either way."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
 import pytest
 from fastapi.testclient import TestClient
 
 from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, basic, sqlite_only
 from tests.support.web import add_users, bound_app
 
+if TYPE_CHECKING:
+    import starlette.testclient
+
+    from broker.hall.hub import Hub
+
+
 pytestmark = sqlite_only
 
 
 @pytest.fixture
-def client(service):
+def client(service: Hub) -> Iterator[starlette.testclient.TestClient]:
     add_users(service, {STAFF: "staff"}, PASSWORD, CHEAP)
     with TestClient(bound_app(service), headers=basic(STAFF, PASSWORD)) as c:
         yield c
@@ -31,7 +40,7 @@ def client(service):
         ("sk;q=abc, en", "en", "is not billed by time"),  # a broken weight is ignored, not an error
     ],
 )
-def test_a_refusal_speaks_the_asked_language(client, accept, lang, says):
+def test_a_refusal_speaks_the_asked_language(client: starlette.testclient.TestClient, accept: Any, lang: Any, says: Any) -> None:
     headers = {"Accept-Language": accept} if accept else {}
     r = client.post("/api/sessions", json={"table": "foos-01"}, headers=headers)
     assert r.status_code == 409, r.text
@@ -39,7 +48,7 @@ def test_a_refusal_speaks_the_asked_language(client, accept, lang, says):
     assert r.headers["content-language"] == lang
 
 
-def test_a_second_start_is_refused_in_slovak_with_the_tables_name_and_starts_nothing(client):
+def test_a_second_start_is_refused_in_slovak_with_the_tables_name_and_starts_nothing(client: starlette.testclient.TestClient) -> None:
     r = client.post("/api/sessions", json={"table": "pool-01"}, headers={"Accept-Language": "sk"})
     assert r.status_code == 201, r.text
     again = client.post("/api/sessions", json={"table": "pool-01"}, headers={"Accept-Language": "sk"})
@@ -50,7 +59,7 @@ def test_a_second_start_is_refused_in_slovak_with_the_tables_name_and_starts_not
     assert len([s for s in running.json() if s["table"] == "pool-01"]) == 1
 
 
-def test_a_control_character_is_refused_in_the_asked_language_as_a_date_is(client):
+def test_a_control_character_is_refused_in_the_asked_language_as_a_date_is(client: starlette.testclient.TestClient) -> None:
     """Issue 29's independent check: a date's refusal came in Slovak, a control character's as
     pydantic's "Value error, contains a control character": the same rule's words (broker.domain.plain_text)
     now, in the asked language, naming the field; nothing is opened."""
@@ -65,7 +74,7 @@ def test_a_control_character_is_refused_in_the_asked_language_as_a_date_is(clien
     assert len(client.get("/api/tabs").json()) == before
 
 
-def test_the_api_alone_answers_in_english(service):
+def test_the_api_alone_answers_in_english(service: Hub) -> None:
     add_users(service, {STAFF: "staff"}, PASSWORD, CHEAP)
     with TestClient(bound_app(service, pages=False), headers=basic(STAFF, PASSWORD)) as c:  # no pages, no catalogues
         r = c.post("/api/sessions", json={"table": "foos-01"}, headers={"Accept-Language": "sk"})

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from sqlalchemy import func, select
 
 from broker.storage.models import AuditEntry, Member
 from tests.dashboard.conftest import sqlite_only
 from tests.support.hub import REPO
 
+if TYPE_CHECKING:
+    from tests.dashboard.conftest import Api
+
+
 pytestmark = sqlite_only
 
 
-def _audit(api) -> list[tuple[str, str, str]]:
+def _audit(api: Any) -> list[tuple[str, str, str]]:
     with api.service.store.reader() as db:
         return [
             (a.actor, a.action, a.target)
@@ -19,7 +25,7 @@ def _audit(api) -> list[tuple[str, str, str]]:
         ]
 
 
-def test_manager_adds_edits_pays_and_cards_a_member(api):
+def test_manager_adds_edits_pays_and_cards_a_member(api: Api) -> None:
     m = api.ok("POST", "/api/members", 201, as_manager=True, json={"name": "  Zadražil   Miro ", "kind": "honorary"})
     mid = m["id"]
     assert (m["name"], m["kind"], m["active"], m["fee_paid"], m["fee_year"]) == ("Zadražil Miro", "honorary", True, False, 2026)
@@ -37,7 +43,7 @@ def test_manager_adds_edits_pays_and_cards_a_member(api):
     assert {a[0] for a in _audit(api)} == {"boss"}
 
 
-def test_registry_refusals(api):
+def test_registry_refusals(api: Api) -> None:
     mid = api.ok("POST", "/api/members", 201, as_manager=True, json={"name": "Ambra Tomáš"})["id"]
     assert "already exists" in api.refused("POST", "/api/members", 400, json={"name": "Ambra Tomáš"})
     api.ok("POST", f"/api/members/{mid}/fees", 201, as_manager=True, json={"year": 2026})
@@ -52,7 +58,7 @@ def test_registry_refusals(api):
     assert "belongs to Ambra Tomáš" in api.refused("POST", f"/api/members/{other}/cards", 400, json={"uid": "0a0b0c0d"})
 
 
-def test_import_is_all_or_nothing_and_export_round_trips(api):
+def test_import_is_all_or_nothing_and_export_round_trips(api: Api) -> None:
     shipped = (REPO / "deploy" / "members" / "lavos-members.csv").read_bytes()
     headers = {**api.manager, "Content-Type": "text/csv"}
     report = api.client.post("/api/members/import", headers=headers, content=shipped).json()

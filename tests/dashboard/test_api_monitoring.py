@@ -10,8 +10,9 @@ hall is shut. tests/deploy/test_monitoring.py runs the same route under a real v
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -27,6 +28,14 @@ from tests.support.hub import new_hub, on_writer
 from tests.support.sqlite_template import CHEAP, migrated_sqlite
 from tests.support.web import bound_app
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import starlette.testclient
+
+    from broker.hall.hub import Hub
+
+
 PATH = "/api/monitoring/api/v2/alerts"
 PASSWORD = "monitoring-heslo"
 # Tuesday 10 November 2026, 18:00 in Bratislava: open (16:00-00:00).
@@ -40,7 +49,7 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def hub(tmp_path, clock):
+def hub(tmp_path: Path, clock: FakeClock) -> Iterator[Hub]:
     store = open_store(migrated_sqlite(tmp_path / "hub.db"))
     h = new_hub(store, clock=clock, data_dir=tmp_path)
     yield h
@@ -49,8 +58,8 @@ def hub(tmp_path, clock):
 
 
 @pytest.fixture
-def api(hub):
-    def accounts(db):
+def api(hub: Hub) -> Iterator[starlette.testclient.TestClient]:
+    def accounts(db: Any) -> tuple[str, str]:
         hashed = new_password(PASSWORD, CHEAP)
         create_user(db, "monitoring", hashed, "manager", actor="test")
         create_user(db, "jana", hashed, "staff", actor="test")
@@ -74,18 +83,18 @@ def alert(rule: str, table: str | None = "pool-03", *, firing: bool = True, at: 
     }
 
 
-def monitoring_alerts(hub) -> list[Any]:
+def monitoring_alerts(hub: Any) -> list[Any]:
     return [a for a in HubFacade(hub).reads.floor.alert_history(None, 100) if a.kind == alert_kinds.MONITORING]
 
 
-def post(api, alerts: list[dict[str, Any]], status: int = 200) -> dict[str, Any]:
+def post(api: Any, alerts: list[dict[str, Any]], status: int = 200) -> dict[str, Any]:
     r = api.post(PATH, json=alerts, headers=api.vmalert)
     assert r.status_code == status, r.text
     result: dict[Any, Any] = r.json()
     return result
 
 
-def test_only_the_monitoring_token_may_post(api, hub):
+def test_only_the_monitoring_token_may_post(api: starlette.testclient.TestClient, hub: Hub) -> None:
     body = [alert("LavosNodeSilent")]
     assert api.post(PATH, json=body).status_code == 401  # no token: refused before the body is read
     assert api.post(PATH, json=body, headers=bearer("lavos-not-a-token")).status_code == 401
@@ -111,20 +120,20 @@ def test_only_the_monitoring_token_may_post(api, hub):
     ],
     ids=["object", "no-labels", "colon-in-name", "colon-in-table", "space-in-table", "severity", "endsAt", "naive-endsAt", "501", "nul"],
 )
-def test_garbage_is_a_4xx_and_changes_nothing(api, hub, body):
+def test_garbage_is_a_4xx_and_changes_nothing(api: starlette.testclient.TestClient, hub: Hub, body: Any) -> None:
     r = api.post(PATH, content=json.dumps(body), headers=api.vmalert | {"Content-Type": "application/json"})
     assert r.status_code in (413, 422), r.text
     assert not monitoring_alerts(hub)
 
 
-def test_a_body_past_the_cap_is_413(api, hub):
+def test_a_body_past_the_cap_is_413(api: starlette.testclient.TestClient, hub: Hub) -> None:
     big = [alert("LavosNodeSilent") | {"annotations": {"summary": "x" * 1500}} for _ in range(60)]
     r = api.post(PATH, json=big, headers=api.vmalert)
     assert r.status_code == 413
     assert not monitoring_alerts(hub)
 
 
-def test_it_cannot_close_or_touch_the_hubs_own_alerts(api, hub):
+def test_it_cannot_close_or_touch_the_hubs_own_alerts(api: starlette.testclient.TestClient, hub: Hub) -> None:
     on_writer(hub, lambda db: hub.alerts.raise_alert(db, alert_kinds.node_offline("pool-01")))
     post(api, [alert("node_offline", "pool-01", firing=False), alert("node_offline", "pool-01")])
     own = [a for a in HubFacade(hub).reads.floor.open_alerts() if a.kind == "node_offline"]
@@ -133,7 +142,9 @@ def test_it_cannot_close_or_touch_the_hubs_own_alerts(api, hub):
     assert theirs.cause_key == "rule:node_offline:pool-01" and theirs.closed_at is None
 
 
-def test_one_alert_per_rule_and_table_however_often_vmalert_repeats_it(api, hub, clock):
+def test_one_alert_per_rule_and_table_however_often_vmalert_repeats_it(
+    api: starlette.testclient.TestClient, hub: Hub, clock: FakeClock
+) -> None:
     hub.start()
     hub.watchdog.stop()
     hub.execute(SaveNotifySettings(settings=NotifySettings((Target(id="boss", url="json://127.0.0.1:9/hook"),)), actor="boss"))
@@ -144,7 +155,7 @@ def test_one_alert_per_rule_and_table_however_often_vmalert_repeats_it(api, hub,
         "rule:LavosIngestStalled": (None, 1, "modul pri stole je odpojený"),
         "rule:LavosNodeSilent:pool-03": ("pool-03", 1, "Pool 3: modul pri stole je odpojený"),
     }
-    pushed = lambda: [m.body for m in hub.notifications.history() if m.key.startswith(("open:", "resolved:"))]  # noqa: E731
+    pushed: Callable[[], list[str]] = lambda: [m.body for m in hub.notifications.history() if m.key.startswith(("open:", "resolved:"))]  # noqa: E731
     assert sorted(pushed()) == ["Pool 3: modul pri stole je odpojený", "modul pri stole je odpojený"]
 
     for _ in range(2):  # and a resolution for a while
@@ -156,7 +167,9 @@ def test_one_alert_per_rule_and_table_however_often_vmalert_repeats_it(api, hub,
     assert len([a for a in monitoring_alerts(hub) if a.table == "pool-03"]) == 2
 
 
-def test_nothing_is_raised_while_the_hall_is_shut_but_resolutions_are_taken(api, hub, clock):
+def test_nothing_is_raised_while_the_hall_is_shut_but_resolutions_are_taken(
+    api: starlette.testclient.TestClient, hub: Hub, clock: FakeClock
+) -> None:
     post(api, [alert("LavosNodeSilent", "pool-03")])
     clock.advance(hours=9)  # 03:00: shut
     assert clock() == SHUT
@@ -170,7 +183,7 @@ def test_nothing_is_raised_while_the_hall_is_shut_but_resolutions_are_taken(api,
     assert post(api, [alert("LavosNodeSilent", "pool-04", at=SHUT)])["opened"] == 1
 
 
-def test_a_table_the_venue_does_not_know_is_named_in_the_text(api, hub):
+def test_a_table_the_venue_does_not_know_is_named_in_the_text(api: starlette.testclient.TestClient, hub: Hub) -> None:
     post(api, [alert("LavosNodeSilent", "pool-99")])
     (a,) = monitoring_alerts(hub)
     assert (a.table, a.message, a.message_en) == (None, "pool-99: modul pri stole je odpojený", "pool-99: the table's module is offline")

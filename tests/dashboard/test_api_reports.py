@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import timedelta
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
@@ -14,9 +15,12 @@ from broker.storage.models import AuditEntry
 from tests.dashboard.conftest import START
 from tests.support.hub import on_writer
 
+if TYPE_CHECKING:
+    from tests.dashboard.conftest import Api
 
-def _paid_member(api, name: str = "Zadražil Miro", year: int | None = 2026) -> int:
-    def _write(db):
+
+def _paid_member(api: Any, name: str = "Zadražil Miro", year: int | None = 2026) -> int:
+    def _write(db: Any) -> int:
         m = add_member(db, name, actor="test")
         if year:
             record_fee(db, m.id, year, actor="test")
@@ -26,7 +30,7 @@ def _paid_member(api, name: str = "Zadražil Miro", year: int | None = 2026) -> 
     return result
 
 
-def _play_two_days(api) -> None:
+def _play_two_days(api: Any) -> None:
     member = _paid_member(api)
     a = api.ok("POST", "/api/sessions", 201, json={"table": "pool-01"})["id"]
     b = api.ok("POST", "/api/sessions", 201, json={"table": "pool-05", "member_id": member})["id"]
@@ -46,12 +50,12 @@ def _play_two_days(api) -> None:
     _pay(api, c, 300)
 
 
-def _pay(api, game: int, cents: int) -> None:
+def _pay(api: Any, game: int, cents: int) -> None:
     tab = api.ok("GET", f"/api/sessions/{game}/tab")["id"]
     api.ok("POST", f"/api/tabs/{tab}/payments", 201, json={"method": "card", "amount_cents": cents})
 
 
-def test_revenue_is_what_was_paid_by_day_table_and_category_and_table_time_what_the_games_billed(api):
+def test_revenue_is_what_was_paid_by_day_table_and_category_and_table_time_what_the_games_billed(api: Api) -> None:
     _play_two_days(api)
     r = api.ok("GET", "/api/reports/revenue?from=2026-11-10&to=2026-11-12", as_manager=True)
     assert r["definition"] == "Revenue (incl. VAT, paid)" and r["total_cents"] == 560 + 400 + 300 and r["payments"] == 3
@@ -67,7 +71,7 @@ def test_revenue_is_what_was_paid_by_day_table_and_category_and_table_time_what_
     assert "a year at most" in api.refused("GET", "/api/reports/revenue?from=2020-01-01&to=2026-01-01", 400)
 
 
-def test_utilisation_per_local_hour(api):
+def test_utilisation_per_local_hour(api: Api) -> None:
     _play_two_days(api)
     u = api.ok("GET", "/api/reports/utilisation?day=2026-11-10", as_manager=True)
     # The business day runs 06:00 - 06:00: its 13th hour is 18:00 (the calendar day's 19th was before).
@@ -80,10 +84,10 @@ def test_utilisation_per_local_hour(api):
     assert len(api.ok("GET", "/api/reports/utilisation?day=2026-10-25", as_manager=True)["hours"]) == 24
 
 
-def test_drops_per_table_hour_by_the_central_clock(api):
+def test_drops_per_table_hour_by_the_central_clock(api: Api) -> None:
     boot = uuid.uuid4().hex
 
-    def _write(db):
+    def _write(db: Any) -> None:
         for seq, (table, minutes) in enumerate([("pool-01", 5), ("pool-01", 6), ("pool-01", 7), ("pool-02", 70)], start=1):
             insert_event_once(
                 db,
@@ -104,11 +108,11 @@ def test_drops_per_table_hour_by_the_central_clock(api):
     assert api.ok("GET", "/api/reports/drops?day=2026-11-09", as_manager=True)["totals"]["pool-01"] == 0
 
 
-def test_foosball_check_in_by_staff_and_use_per_member(api):
+def test_foosball_check_in_by_staff_and_use_per_member(api: Api) -> None:
     member = _paid_member(api)
     unpaid = _paid_member(api, "Axamit Miloš", year=None)
 
-    def _write(db):
+    def _write(db: Any) -> None:
         api.service.alerts.raise_alert(db, alert_kinds.foosball_no_member("foos-01"))
 
     on_writer(api.service, _write)
@@ -128,8 +132,8 @@ def test_foosball_check_in_by_staff_and_use_per_member(api):
         assert db.scalars(select(AuditEntry.actor).where(AuditEntry.action == "foosball.checkin")).all() == ["jana"]
 
 
-def test_alerts_are_listed_and_acknowledged(api):
-    def _write(db):
+def test_alerts_are_listed_and_acknowledged(api: Api) -> None:
+    def _write(db: Any) -> None:
         api.service.alerts.raise_alert(db, alert_kinds.node_offline("pool-03"))
         api.service.alerts.raise_alert(db, alert_kinds.idle_session("pool-04", 20))
 

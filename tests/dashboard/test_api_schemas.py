@@ -10,12 +10,16 @@ import dataclasses
 import types
 import typing
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from dashboard.api import create_app
 from dashboard.api.app import api_routes
+
+if TYPE_CHECKING:
+    from broker.hall.hub import Hub
+
 
 # Not JSON: files a spreadsheet or a calendar app opens.
 DOWNLOADS = {("get", "/api/members/export"), ("get", "/api/calendar/{token}.ics"), ("get", "/api/tournaments/{tournament_id}/export.csv")}
@@ -49,7 +53,7 @@ def untyped(doc: dict[str, Any]) -> list[str]:
     return out
 
 
-def test_every_json_answer_has_a_schema(service) -> None:
+def test_every_json_answer_has_a_schema(service: Hub) -> None:
     doc = create_app(service).openapi()
     assert untyped(doc) == []
     assert len(doc["paths"]) >= 20  # the walk saw the API, not an empty document

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from sqlalchemy import select
 
 from broker.hall.read_models import HallReads
@@ -9,9 +11,12 @@ from broker.storage.members import add_member, record_fee
 from broker.storage.models import GameOp
 from tests.support.hub import on_writer
 
+if TYPE_CHECKING:
+    from tests.dashboard.conftest import Api
 
-def _member(api, name: str = "Zadražil Miro", paid: bool = True) -> int:
-    def _write(db):
+
+def _member(api: Any, name: str = "Zadražil Miro", paid: bool = True) -> int:
+    def _write(db: Any) -> int:
         m = add_member(db, name, actor="test")
         if paid:
             record_fee(db, m.id, 2026, actor="test")
@@ -21,7 +26,7 @@ def _member(api, name: str = "Zadražil Miro", paid: bool = True) -> int:
     return result
 
 
-def test_standard_session_bills_90_minutes_as_9_eur(api):
+def test_standard_session_bills_90_minutes_as_9_eur(api: Api) -> None:
     s = api.ok("POST", "/api/sessions", 201, json={"table": "pool-01"})
     assert (s["table"], s["state"], s["tariff"], s["amount_cents"]) == ("pool-01", "running", "standard", 0)
     api.clock.advance(minutes=90)
@@ -37,7 +42,7 @@ def test_standard_session_bills_90_minutes_as_9_eur(api):
     assert api.ok("GET", "/api/tables/pool-01")["session"] is None
 
 
-def test_card_after_20_minutes_splits_the_bill_into_two_lines(api):
+def test_card_after_20_minutes_splits_the_bill_into_two_lines(api: Api) -> None:
     member = _member(api)
     s = api.ok("POST", "/api/sessions", 201, json={"table": "pool-05"})
     api.clock.advance(minutes=20)
@@ -49,7 +54,7 @@ def test_card_after_20_minutes_splits_the_bill_into_two_lines(api):
     assert bill["total_cents"] == 467
 
 
-def test_every_operation_is_applied_billed_and_audited_with_the_user(api):
+def test_every_operation_is_applied_billed_and_audited_with_the_user(api: Api) -> None:
     member = _member(api)
     s = api.ok("POST", "/api/sessions", 201, json={"table": "pool-05", "member_id": member, "prepaid_minutes": 60})
     sid = s["id"]
@@ -82,7 +87,7 @@ def test_every_operation_is_applied_billed_and_audited_with_the_user(api):
         assert {o.actor for o in ops} == {"jana", "boss"} and ops[-2].actor == "boss" and ops[-2].reason == "stôl sa kýval"
 
 
-def test_lists_open_and_stopped_sessions_by_local_day(api):
+def test_lists_open_and_stopped_sessions_by_local_day(api: Api) -> None:
     a = api.ok("POST", "/api/sessions", 201, json={"table": "pool-01"})["id"]
     b = api.ok("POST", "/api/sessions", 201, json={"table": "pool-02"})["id"]
     api.clock.advance(minutes=10)
@@ -95,7 +100,7 @@ def test_lists_open_and_stopped_sessions_by_local_day(api):
     assert "manager" in api.refused("GET", "/api/sessions?open=false", 403, as_manager=False)
 
 
-def test_refusals_say_what_was_wrong(api):
+def test_refusals_say_what_was_wrong(api: Api) -> None:
     sid = api.ok("POST", "/api/sessions", 201, json={"table": "pool-01"})["id"]
     assert "Pool 1 already has game no." in api.refused("POST", "/api/sessions", 409, json={"table": "pool-01"})
     assert "There is no table pool-99" in api.refused("POST", "/api/sessions", 404, json={"table": "pool-99"})
@@ -116,7 +121,7 @@ def test_refusals_say_what_was_wrong(api):
         assert [o.kind for o in db.scalars(select(GameOp).where(GameOp.session_id == sid))] == ["start", "stop"]
 
 
-def test_extras_and_tariffs_come_from_the_venue(api):
+def test_extras_and_tariffs_come_from_the_venue(api: Api) -> None:
     assert {
         "id": "topping",
         "name": "Prísada na pizzu navyše",

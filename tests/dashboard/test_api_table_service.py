@@ -7,6 +7,8 @@ real node on mock pins where the light matters.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from sqlalchemy import select
@@ -14,21 +16,29 @@ from sqlalchemy import select
 from broker.storage.members import add_member, record_fee
 from broker.storage.models import Alert, AuditEntry, Event, Node
 from tests.support.hub import fresh_login, link_of, on_writer, running_node, started_hub
+from tests.support.matching import some
 from tests.support.waiting import wait_until
 
+if TYPE_CHECKING:
+    from pathlib import Path
 
-def _audit(api, action: str) -> list[AuditEntry]:
+    from edge.agent import EdgeNode
+    from sim.mosquitto import Mosquitto
+    from tests.dashboard.conftest import Api
+
+
+def _audit(api: Any, action: str) -> list[AuditEntry]:
     with api.service.store.reader() as db:
         return list(db.scalars(select(AuditEntry).where(AuditEntry.action == action).order_by(AuditEntry.id)))
 
 
-def _open_alerts(api, table: str, kind: str) -> list[Alert]:
+def _open_alerts(api: Any, table: str, kind: str) -> list[Alert]:
     with api.service.store.reader() as db:
         return list(db.scalars(select(Alert).where(Alert.table_id == table, Alert.kind == kind, Alert.closed_at.is_(None))))
 
 
-def _paid_member(api, name: str = "Zadražil Miro") -> int:
-    def _write(db):
+def _paid_member(api: Any, name: str = "Zadražil Miro") -> int:
+    def _write(db: Any) -> int:
         m = add_member(db, name, actor="test")
         record_fee(db, m.id, 2026, actor="test")
         return m.id
@@ -37,7 +47,7 @@ def _paid_member(api, name: str = "Zadražil Miro") -> int:
     return result
 
 
-def test_out_of_service_refuses_games_is_audited_and_survives_a_restart(api, mosquitto, db_url):
+def test_out_of_service_refuses_games_is_audited_and_survives_a_restart(api: Api, mosquitto: Mosquitto, db_url: str) -> None:
     t = api.ok("POST", "/api/tables/pool-03/out-of-service", json={"reason": "nové súkno"})
     assert (t["out_of_service"], t["out_of_service_reason"], t["out_of_service_by"]) == (True, "nové súkno", "jana")
     assert api.ok("GET", "/api/tables/pool-04")["out_of_service"] is False
@@ -67,14 +77,14 @@ def test_out_of_service_refuses_games_is_audited_and_survives_a_restart(api, mos
     api.ok("POST", "/api/sessions", 201, json={"table": "pool-03"})  # back in service: games start again
 
 
-def test_out_of_service_refuses_foosball_check_ins(api):
+def test_out_of_service_refuses_foosball_check_ins(api: Api) -> None:
     member = _paid_member(api)
     api.ok("POST", "/api/tables/foos-02/out-of-service", json={"reason": ""})
     says = api.refused("POST", "/api/foosball/foos-02/checkin", 409, json={"member_id": member})
     assert says == "Futbal 2 is out of service; put it back in service first."
 
 
-def test_unknown_tables_and_bad_bodies(api):
+def test_unknown_tables_and_bad_bodies(api: Api) -> None:
     assert api.refused("POST", "/api/tables/pool-99/out-of-service", 404, json={}) == "There is no such table."
     assert api.refused("POST", "/api/tables/pool-99/light", 404, json={"on": True}) == "There is no such table."
     api.ok("POST", "/api/tables/pool-01/out-of-service", 422, json={"reason": "x" * 201})
@@ -82,7 +92,7 @@ def test_unknown_tables_and_bad_bodies(api):
     assert api.ok("GET", "/api/tables/pool-01")["out_of_service"] is False
 
 
-def test_foosball_checkout_by_staff(api):
+def test_foosball_checkout_by_staff(api: Api) -> None:
     member = _paid_member(api)
     api.ok("POST", "/api/foosball/foos-01/checkin", 201, json={"member_id": member})
     out = api.ok("POST", "/api/foosball/foos-01/checkout", json={"member_id": member})
@@ -99,59 +109,59 @@ def test_foosball_checkout_by_staff(api):
 TABLE = "pool-01"  # has broker credentials in the mosquitto fixture
 
 
-def _node_light(api) -> bool | None:
+def _node_light(api: Any) -> bool | None:
     with api.service.store.reader() as db:
         node = db.get(Node, TABLE)
         return node.light_on if node else None
 
 
-def _button_events(api) -> int:
+def _button_events(api: Any) -> int:
     with api.service.store.reader() as db:
         return len(db.scalars(select(Event).where(Event.table_id == TABLE, Event.type == "button")).all())
 
 
 @pytest.fixture
-def node(api, mosquitto, tmp_path):
+def node(api: Api, mosquitto: Mosquitto, tmp_path: Path) -> Iterator[tuple[EdgeNode, Any]]:
     with running_node(mosquitto, tmp_path, TABLE) as (edge_node, factory):
         wait_until(lambda: link_of(edge_node).connected and edge_node._light_cause[0] == "command", what="desired state re-sent on birth")
         wait_until(lambda: _node_light(api) is False, what="light state known")
         yield edge_node, factory
 
 
-def test_light_by_hand_is_checked_like_the_button(api, node):
+def test_light_by_hand_is_checked_like_the_button(api: Api, node: tuple[EdgeNode, Any]) -> None:
     edge, _ = node
     api.ok("POST", f"/api/tables/{TABLE}/light", json={"on": True})
-    wait_until(lambda: edge.light.on, what="relay on")
+    wait_until(lambda: some(edge.light).on, what="relay on")
     # The hub judges the light from the node's report, which follows the relay by a round trip.
     wait_until(lambda: _node_light(api) is True, what="node reported the light on")
     # No game: the alert the button raises, naming the dashboard; it stays while the light is on.
     [alert] = _open_alerts(api, TABLE, "light_without_session")
     assert "dashboard" in alert.message_en
     api.ok("POST", f"/api/tables/{TABLE}/light", json={"on": False})
-    wait_until(lambda: not edge.light.on, what="relay off")
+    wait_until(lambda: not some(edge.light).on, what="relay off")
     wait_until(lambda: _node_light(api) is False, what="node reported the light off")
     assert _open_alerts(api, TABLE, "light_without_session") == []
     assert [(a.actor, a.detail["on"]) for a in _audit(api, "table.light")] == [("jana", True), ("jana", False)]
 
     # With a game on, the light by hand raises nothing (off while playing, like the button, too).
     sid = api.ok("POST", "/api/sessions", 201, json={"table": TABLE})["id"]
-    wait_until(lambda: edge.light.on, what="relay on with the game")
+    wait_until(lambda: some(edge.light).on, what="relay on with the game")
     api.ok("POST", f"/api/tables/{TABLE}/light", json={"on": False})
-    wait_until(lambda: not edge.light.on, what="relay off by hand")
+    wait_until(lambda: not some(edge.light).on, what="relay off by hand")
     api.ok("POST", f"/api/tables/{TABLE}/light", json={"on": True})
-    wait_until(lambda: edge.light.on, what="relay on by hand")
+    wait_until(lambda: some(edge.light).on, what="relay on by hand")
     wait_until(lambda: _node_light(api) is True, what="node reported the light on by hand")
     assert _open_alerts(api, TABLE, "light_without_session") == []
     api.ok("POST", f"/api/sessions/{sid}/stop")
-    wait_until(lambda: not edge.light.on, what="relay off after the stop")
+    wait_until(lambda: not some(edge.light).on, what="relay off after the stop")
 
 
-def test_out_of_service_keeps_the_light_off(api, node):
+def test_out_of_service_keeps_the_light_off(api: Api, node: tuple[EdgeNode, Any]) -> None:
     edge, factory = node
     api.ok("POST", f"/api/tables/{TABLE}/light", json={"on": True})
-    wait_until(lambda: edge.light.on, what="relay on")
+    wait_until(lambda: some(edge.light).on, what="relay on")
     api.ok("POST", f"/api/tables/{TABLE}/out-of-service", json={"reason": "oprava"})
-    wait_until(lambda: not edge.light.on, what="taken out of service: dark")
+    wait_until(lambda: not some(edge.light).on, what="taken out of service: dark")
     wait_until(lambda: _node_light(api) is False, what="node reported the light off")
     assert _open_alerts(api, TABLE, "light_without_session") == []
     says = api.refused("POST", f"/api/tables/{TABLE}/light", 409, json={"on": True})
@@ -164,7 +174,7 @@ def test_out_of_service_keeps_the_light_off(api, node):
     button.drive_high()
     wait_until(lambda: _button_events(api) == 1, what="the button press reached the hub")
     wait_until(
-        lambda: not edge.light.on and edge._light_cause[0] == "command" and edge._light_cause != before,
+        lambda: not some(edge.light).on and edge._light_cause[0] == "command" and edge._light_cause != before,
         what="switched off again by a new command of the hub",
     )
     assert _open_alerts(api, TABLE, "light_without_session") == []

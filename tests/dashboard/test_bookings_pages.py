@@ -8,6 +8,7 @@ both databases in tests/broker/test_bookings.py; these test what the pages and t
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -47,7 +48,7 @@ class Site:
 
 
 @pytest.fixture
-def site(db_url):
+def site(db_url: str) -> Iterator[Site]:
     clock = FakeClock(NOW)
     with day_hub(db_url, clock) as (hub, _):
         add_users(hub, {"jana": "staff", "boss": "manager"}, PASSWORD, CHEAP)
@@ -81,7 +82,7 @@ def _book_form(site: Site, table: str = "pool-04", **fields: Any) -> httpx.Respo
 
 
 @sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
-def test_a_phone_booking_from_the_table_page_shows_on_its_card_from_15_minutes_before(site):
+def test_a_phone_booking_from_the_table_page_shows_on_its_card_from_15_minutes_before(site: Site) -> None:
     page = site.staff.get("/tables/pool-04")
     assert 'id="book-table" href="/bookings/new?table=pool-04"' in page.text  # "Rezervovať" on the table's page
     r = _book_form(site, phone="0903 123 456")
@@ -95,7 +96,7 @@ def test_a_phone_booking_from_the_table_page_shows_on_its_card_from_15_minutes_b
 
 
 @sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
-def test_a_refused_booking_comes_back_with_what_was_typed_and_the_free_tables(site):
+def test_a_refused_booking_comes_back_with_what_was_typed_and_the_free_tables(site: Site) -> None:
     _book_form(site)
     again = _book_form(site, name="Horák", time="21:00")
     assert again.status_code == 409
@@ -109,7 +110,7 @@ def test_a_refused_booking_comes_back_with_what_was_typed_and_the_free_tables(si
 
 
 @sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
-def test_after_two_no_shows_the_form_asks_for_the_deposit(site):
+def test_after_two_no_shows_the_form_asks_for_the_deposit(site: Site) -> None:
     for n in (1, 2):
         b = site.hub.execute(
             BookTable(
@@ -150,7 +151,7 @@ def test_after_two_no_shows_the_form_asks_for_the_deposit(site):
 
 
 @sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
-def test_the_start_form_warns_a_walk_in_and_offers_prepaid_time_only_up_to_the_booking(site):
+def test_the_start_form_warns_a_walk_in_and_offers_prepaid_time_only_up_to_the_booking(site: Site) -> None:
     _book_form(site)
     site.at(19, 15)
     page = _text(site.staff.get("/tables/pool-04").text)
@@ -162,7 +163,7 @@ def test_the_start_form_warns_a_walk_in_and_offers_prepaid_time_only_up_to_the_b
 
 
 @sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
-def test_the_day_view_shows_the_grid_the_phones_and_prisli_starts_the_game(site):
+def test_the_day_view_shows_the_grid_the_phones_and_prisli_starts_the_game(site: Site) -> None:
     _book_form(site, phone="0903 123 456")
     page = site.staff.get("/bookings")
     assert 'data-slot="pool-04 19:30"' in page.text and 'data-slot="pool-04 20:00"' not in page.text  # booked 20:00-22:00
@@ -178,7 +179,7 @@ def test_the_day_view_shows_the_grid_the_phones_and_prisli_starts_the_game(site)
 
 
 @sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
-def test_the_day_grid_offers_a_slot_exactly_when_a_booking_of_it_is_taken(site):
+def test_the_day_grid_offers_a_slot_exactly_when_a_booking_of_it_is_taken(site: Site) -> None:
     """Issue 29's independent check: at 19:57, with a game on Pool 1 since 19:57, the grid offered
     "+" at 20:00 and 20:30 (a booking there: 409 "Pool 1 is being played until about 20:57"), and
     at every half hour since 16:00. Each cell of the grid against the rule itself, on a table with
@@ -213,7 +214,7 @@ def test_the_day_grid_offers_a_slot_exactly_when_a_booking_of_it_is_taken(site):
 
 
 @sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
-def test_blocks_are_the_managers_and_list_the_guests_to_call(site):
+def test_blocks_are_the_managers_and_list_the_guests_to_call(site: Site) -> None:
     site.hub.execute(
         BookTable(
             table="carom-01",
@@ -235,7 +236,7 @@ def test_blocks_are_the_managers_and_list_the_guests_to_call(site):
 
 
 @sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
-def test_the_waiting_list_on_the_floor_and_an_offer_taken(site):
+def test_the_waiting_list_on_the_floor_and_an_offer_taken(site: Site) -> None:
     for n in range(1, 9):
         site.hub.execute(StartGame(table=f"pool-0{n}", actor="jana"))
     assert 'id="nav-waiting"' not in site.boss.get("/reports").text  # nobody waits: no link in the top bar
@@ -264,7 +265,7 @@ def test_the_waiting_list_on_the_floor_and_an_offer_taken(site):
 
 
 @sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
-def test_a_stale_beru_on_the_floor_says_why_on_the_floor(site):
+def test_a_stale_beru_on_the_floor_says_why_on_the_floor(site: Site) -> None:
     """Issue 29's independent check: "Berú" on an offer withdrawn meanwhile answered 303 with no
     message. The floor redraws its waiting panel live from /waiting/panel, whose forms went back to
     that fragment (no page, so no message); they go back to the page the panel is part of, which
@@ -290,7 +291,7 @@ def test_a_stale_beru_on_the_floor_says_why_on_the_floor(site):
     assert site.hub.open_game("pool-04") is None
 
 
-def test_the_api_lists_bookings_with_phones_books_and_says_when_tables_are_free(site):
+def test_the_api_lists_bookings_with_phones_books_and_says_when_tables_are_free(site: Site) -> None:
     r = site.api(
         "POST",
         "/api/bookings",
@@ -327,7 +328,7 @@ def test_the_api_lists_bookings_with_phones_books_and_says_when_tables_are_free(
     assert TestClient(site.staff.client.app).get("/api/bookings").status_code == 401  # no login, no phone numbers
 
 
-def test_the_private_ical_feed_shows_bookings_cancelled_ones_as_cancelled_and_no_phone(site):
+def test_the_private_ical_feed_shows_bookings_cancelled_ones_as_cancelled_and_no_phone(site: Site) -> None:
     kept = site.hub.execute(
         BookTable(
             table="pool-02",
@@ -370,7 +371,7 @@ def _my_feed(site: Site) -> str:
 
 
 @sqlite_only  # an UPDATE in the account's own transaction; the feed's query runs on both in the test above
-def test_a_disabled_or_demoted_accounts_ical_link_ends_and_stays_ended(site):
+def test_a_disabled_or_demoted_accounts_ical_link_ends_and_stays_ended(site: Site) -> None:
     """The link shows every booking with the guests' names to whoever has it, without a login: it
     is the account's, so disabling the account or changing its role ends it (on the manager's page)."""
     site.hub.execute(
@@ -390,7 +391,7 @@ def test_a_disabled_or_demoted_accounts_ical_link_ends_and_stays_ended(site):
 
 
 @sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
-def test_a_table_taken_out_of_service_lists_its_bookings_to_call(site):
+def test_a_table_taken_out_of_service_lists_its_bookings_to_call(site: Site) -> None:
     _book_form(site, phone="0903 123 456")
     r = site.staff.post("/tables/pool-04/out-of-service", {"reason": "oprava"})
     assert r.status_code == 303

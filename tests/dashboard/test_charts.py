@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from broker.domain.billing import format_eur
 from dashboard.web.charts import bar_chart, heatmap, sparkline
+
+if TYPE_CHECKING:
+    from xml.etree.ElementTree import Element
+
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -49,7 +54,7 @@ def money(v: float) -> str:
     return format_eur(int(v))
 
 
-def bars(items, **kw):
+def bars(items: Any, **kw: Any) -> Any:
     return parse(
         bar_chart(
             items,
@@ -124,7 +129,7 @@ def test_not_finite_values_count_as_zero() -> None:
     assert texts(root)[1::2] == ["0", "0", "5"]
 
 
-def heat(rows, cols, **kw):
+def heat(rows: Any, cols: Any, **kw: Any) -> Element[str]:
     return parse(heatmap(rows, cols, chart_id="util", title="Vyťaženie", desc="minúty za hodinu", fmt=lambda v: f"{v:g}", **kw))
 
 
@@ -157,7 +162,7 @@ def test_heatmap_ragged_rows_and_dst_day() -> None:
 
 
 @pytest.mark.parametrize("rows,cols", [({}, ["16"]), ({"pool-01": [1]}, [])])
-def test_heatmap_empty(rows, cols) -> None:
+def test_heatmap_empty(rows: Any, cols: Any) -> None:
     root = heat(rows, cols, empty="Bez údajov")
     assert texts(root) == ["Bez údajov"]
 
@@ -168,7 +173,7 @@ def test_heatmap_all_zero_does_not_divide_by_zero() -> None:
 
 
 @pytest.mark.parametrize("values", [[], [5], [3, 3, 3], [0, 10**12, -4], [math.nan, 1]])
-def test_sparkline_edge_cases(values) -> None:
+def test_sparkline_edge_cases(values: Any) -> None:
     root = parse(sparkline(values, chart_id="s", title="Pády", desc="za hodinu"))
     assert labelled_by(root) == ("Pády", "za hodinu")
     w, h = (float(v) for v in attr(root, "viewBox").split()[2:])

@@ -14,7 +14,7 @@ import re
 import types
 import typing
 from datetime import date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from pydantic import BaseModel
@@ -24,6 +24,11 @@ from dashboard.api.app import api_routes
 from dashboard.web.app import web_routes
 from tests.dashboard.conftest import sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
+
+if TYPE_CHECKING:
+    from tests.dashboard.conftest import Api
+    from tests.dashboard.pages_client import Pages
+
 
 # SQLite only (sqlite_only on each test with a hub): the parser answers before any query; the routes' SQL is tested on both elsewhere.
 
@@ -70,7 +75,7 @@ INPUTS = api_date_inputs()
 DATE_FIELDS = {"day", "month", "time", "start", "end", "at_time", "starts_at", "from", "to", "at"}
 
 
-def _call(api, method: str, path: str, where: str, name: str, value: str):
+def _call(api: Any, method: str, path: str, where: str, name: str, value: str) -> Any:
     url = (
         re.sub(r"\{[^}]+\}", "1", path.replace("{" + name + "}", quote(value, safe="")))
         if where == "path"
@@ -88,14 +93,14 @@ def _field(where: str, name: str) -> str:
     return name if where == "body" else f"{where}.{name}"
 
 
-def _said(r, where: str, name: str) -> set[str]:
+def _said(r: Any, where: str, name: str) -> set[str]:
     """What a 4xx answer says about this one field."""
     if r.status_code < 400 or not r.headers.get("content-type", "").startswith("application/json"):
         return set()
     return {e["message"] for e in r.json().get("errors", []) if e.get("field") == _field(where, name)}
 
 
-def _refusals(api, value: str) -> set[str]:
+def _refusals(api: Any, value: str) -> set[str]:
     """What the parser says about `value`, read as a day, a time or either."""
     from broker.domain.dates import DateRefused  # here: the module imports on a tree without it (the test then fails, not errors)
 
@@ -121,7 +126,7 @@ def api_inputs_named_as_dates() -> set[tuple[str, str, str, str]]:
     return named
 
 
-def test_the_walk_finds_the_api_date_inputs_and_every_input_named_as_one_is_typed_as_one():
+def test_the_walk_finds_the_api_date_inputs_and_every_input_named_as_one_is_typed_as_one() -> None:
     assert api_inputs_named_as_dates() - set(INPUTS) == set()  # a date in a plain string would escape the parser
     names = {(p, n) for _m, p, _w, n in INPUTS}
     assert {
@@ -134,7 +139,7 @@ def test_the_walk_finds_the_api_date_inputs_and_every_input_named_as_one_is_type
 
 
 @sqlite_only
-def test_every_api_date_input_refuses_the_edges_with_a_422_in_the_parsers_words(api):
+def test_every_api_date_input_refuses_the_edges_with_a_422_in_the_parsers_words(api: Api) -> None:
     dates = HubFacade(api.service).reads.dates()
     wrong = []
     for method, path, where, name in INPUTS:
@@ -159,7 +164,7 @@ def test_every_api_date_input_refuses_the_edges_with_a_422_in_the_parsers_words(
 
 
 @sqlite_only
-def test_a_booking_on_the_spring_nights_missing_hour_or_in_year_1_is_a_422(api):
+def test_a_booking_on_the_spring_nights_missing_hour_or_in_year_1_is_a_422(api: Api) -> None:
     body = {"table": "pool-04", "start": "2027-03-28T02:30:00", "end": "2027-03-28T04:00:00", "party_size": 2}
     r = api.client.post("/api/bookings", headers=api.manager, json=body)
     assert (
@@ -176,7 +181,7 @@ def test_a_booking_on_the_spring_nights_missing_hour_or_in_year_1_is_a_422(api):
 
 
 @sqlite_only
-def test_the_api_says_a_refused_date_in_slovak_when_asked(pages):
+def test_the_api_says_a_refused_date_in_slovak_when_asked(pages: Pages) -> None:
     headers = {"X-CSRF-Token": pages.token(), "Accept-Language": "sk"}
     body = {"table": "pool-04", "start": "0001-01-01T00:00:00", "end": "2027-03-28T02:30:00", "party_size": 2}
     r = pages.manager.post("/api/bookings", headers=headers, json=body)
@@ -218,7 +223,7 @@ PAGE_TIMES = {
 }
 
 
-def test_the_list_of_the_pages_date_fields_is_complete():
+def test_the_list_of_the_pages_date_fields_is_complete() -> None:
     named = {
         (m, p, q.alias)
         for m, p, r in web_routes()
@@ -229,7 +234,7 @@ def test_the_list_of_the_pages_date_fields_is_complete():
     assert named - listed == set()
 
 
-def _page(pages, method: str, path: str, field: str, value: str, others: dict[str, str]):
+def _page(pages: Any, method: str, path: str, field: str, value: str, others: dict[str, str]) -> Any:
     if "{" + field + "}" in path:
         url, form = path.replace("{" + field + "}", quote(value, safe="")), dict(others)
     else:
@@ -255,7 +260,7 @@ SLOVAK = (
 
 
 @sqlite_only
-def test_every_page_date_field_refuses_the_edges_in_slovak(pages):
+def test_every_page_date_field_refuses_the_edges_in_slovak(pages: Pages) -> None:
     wrong = []
     for method, path, field, others in PAGE_CASES:
         for value in EDGES if field != "month" else [*EDGES, "9999-12", "0000-01", "2026-13"]:
@@ -267,7 +272,7 @@ def test_every_page_date_field_refuses_the_edges_in_slovak(pages):
 
 
 @sqlite_only
-def test_the_spring_nights_missing_hour_is_refused_on_the_booking_and_block_forms(pages):
+def test_the_spring_nights_missing_hour_is_refused_on_the_booking_and_block_forms(pages: Pages) -> None:
     r = pages.post("/bookings/new", {"where": "pool-04", "day": "2027-03-28", "time": "02:30", "name": "Novák", "party_size": "2"})
     assert r.status_code == 400 and "02:30 v tú noc neexistuje" in _text(r.text)
     r = pages.post("/bookings/blocks", {"kind": "private", "day": "2027-03-28", "start": "01:00", "end": "02:30"})

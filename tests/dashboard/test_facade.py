@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from sqlalchemy import exc as sa
@@ -16,8 +18,11 @@ from broker.people.accounts import CreateStaff
 from broker.people.members import AddMember, AssignCard, RecordFee, RemoveCard
 from tests.dashboard.conftest import CHEAP
 
+if TYPE_CHECKING:
+    from broker.hall.hub import Hub
 
-def test_reads_are_frozen_values_not_rows(service) -> None:
+
+def test_reads_are_frozen_values_not_rows(service: Hub) -> None:
     hub = HubFacade(service)
     added = hub.execute(AddMember(name="Ján Facade", actor="test"))
     hub.execute(AssignCard(member_id=added.id, uid="04a1b2c3", actor="test"))
@@ -32,7 +37,7 @@ def test_reads_are_frozen_values_not_rows(service) -> None:
             value.id = 0  # type: ignore[union-attr]  # a write to a frozen value on purpose (is_dataclass above hid its fields)
 
 
-def test_store_errors_come_out_as_the_hubs_own(service) -> None:
+def test_store_errors_come_out_as_the_hubs_own(service: Hub) -> None:
     hub = HubFacade(service)
     with pytest.raises(NotFound):  # the store's "no alert" (StoreError) is the hub's NotFound
         hub.execute(AckAlert(alert_id=987654, actor="test"))
@@ -46,7 +51,7 @@ def test_store_errors_come_out_as_the_hubs_own(service) -> None:
 
 
 def test_translation_of_database_failures() -> None:
-    def failing(error: Exception):
+    def failing(error: Exception) -> Callable[..., Any]:
         @store_errors.store_call
         def call() -> None:
             raise error

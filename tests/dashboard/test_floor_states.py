@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import pytest
 
 from broker.floor.games import StartGame, StopGame
 from broker.floor.table_service import SetOutOfService
 
+if TYPE_CHECKING:
+    from broker.hall.hub import Hub
+    from dashboard.web.floor import CardFacts
+    from sim.mosquitto import Mosquitto
 
-def _facts(**kw):
+
+def _facts(**kw: Any) -> CardFacts:
     from dashboard.web.floor import CardFacts
     from devices.kinds import Kind
 
@@ -48,7 +55,7 @@ def _facts(**kw):
         (dict(light_on=True, light_switching_off=True, alert_kinds=frozenset({"light_without_session"})), "light_no_game"),
     ],
 )
-def test_a_card_shows_its_worst_state(facts, state):
+def test_a_card_shows_its_worst_state(facts: Any, state: Any) -> None:
     from dashboard.web.floor import STATE_WORDS, card_state
     from devices.kinds import Kind
 
@@ -58,7 +65,7 @@ def test_a_card_shows_its_worst_state(facts, state):
     assert state in STATE_WORDS
 
 
-def test_a_commanded_light_counts_over_the_nodes_report_only_for_a_moment():
+def test_a_commanded_light_counts_over_the_nodes_report_only_for_a_moment() -> None:
     from broker.floor.light_commands import LightCommand
     from dashboard.web.floor import LIGHT_CONFIRM_S, light_switching
 
@@ -70,7 +77,7 @@ def test_a_commanded_light_counts_over_the_nodes_report_only_for_a_moment():
     assert light_switching(off, reported=None, now=100.0) is None  # a node that never reported
 
 
-def test_pages_print_money_and_dates_with_no_break_spaces():
+def test_pages_print_money_and_dates_with_no_break_spaces() -> None:
     from markupsafe import Markup
 
     from dashboard.web.templating import _unbreakable
@@ -85,7 +92,7 @@ def test_pages_print_money_and_dates_with_no_break_spaces():
 
 
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
-def test_a_table_out_of_service_is_its_own_state_on_the_floor(service):
+def test_a_table_out_of_service_is_its_own_state_on_the_floor(service: Hub) -> None:
     """Taken out through the facade (as the table page and the API do), the floor card says so;
     back in service, it is free again."""
     from broker.hall.facade import HubFacade
@@ -102,7 +109,7 @@ def test_a_table_out_of_service_is_its_own_state_on_the_floor(service):
 
 
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
-def test_a_stopped_table_is_free_with_its_light_switching_off_until_the_node_confirms(service, mosquitto):
+def test_a_stopped_table_is_free_with_its_light_switching_off_until_the_node_confirms(service: Hub, mosquitto: Mosquitto) -> None:
     """The hub commanded "off"; the node (here one that never obeys) still reports "on". For a
     moment the card believes the command: free, the dot switching, and a re-check asked for; after
     LIGHT_CONFIRM_S the node's word counts: lit without a game."""

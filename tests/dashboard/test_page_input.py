@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 
@@ -12,15 +13,19 @@ from dashboard.web.app import web_routes
 from tests.dashboard.conftest import sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 
+if TYPE_CHECKING:
+    from tests.dashboard.pages_client import Pages
+
+
 pytestmark = sqlite_only  # the check runs before any route or database
 
 
-def _tabs(pages) -> list[str]:
+def _tabs(pages: Any) -> list[str]:
     with pages.service.store.reader() as db:
         return list(db.scalars(select(Tab.label)))
 
 
-def test_a_nul_typed_into_a_walk_in_tabs_name_is_refused_and_nothing_is_stored(pages):
+def test_a_nul_typed_into_a_walk_in_tabs_name_is_refused_and_nothing_is_stored(pages: Pages) -> None:
     before = _tabs(pages)
     r = pages.post("/tabs", {"label": "Bar A\x00B"}, client=pages.staff)
     assert r.status_code == 400
@@ -33,7 +38,7 @@ def test_a_nul_typed_into_a_walk_in_tabs_name_is_refused_and_nothing_is_stored(p
     assert _tabs(pages) == [*before, "Bar A B"]
 
 
-def test_a_control_character_in_the_address_or_a_hidden_field_is_said_in_slovak_without_a_code_name(pages):
+def test_a_control_character_in_the_address_or_a_hidden_field_is_said_in_slovak_without_a_code_name(pages: Pages) -> None:
     """Issue 29's independent check: `GET /tables/pool-01%00` said "table_id: obsahuje riadiaci znak",
     the route's parameter name on a Slovak page. The address is the address; a field of a form
     that has no label (a hidden one) is the form's field; a field people fill in keeps its label."""
@@ -56,7 +61,7 @@ def _concrete(path: str) -> str:
     return re.sub(r"\{[^}]+\}", "1", path)
 
 
-def test_every_page_refuses_a_control_character_in_any_form_field_or_query_before_it_runs(pages):
+def test_every_page_refuses_a_control_character_in_any_form_field_or_query_before_it_runs(pages: Pages) -> None:
     def audit() -> int:
         with pages.service.store.reader() as db:
             return db.scalar(select(func.count()).select_from(AuditEntry)) or 0

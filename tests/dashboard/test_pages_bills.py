@@ -5,6 +5,7 @@ the game's tab), over a real hub: forms with CSRF, Slovak refusals that keep wha
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any
 
 from broker.floor.games import StartGame, StopGame
 from broker.hall.read_models import HallReads
@@ -14,10 +15,14 @@ from tests.dashboard.conftest import sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 from tests.support.matching import found
 
+if TYPE_CHECKING:
+    from tests.dashboard.pages_client import Pages
+
+
 pytestmark = sqlite_only  # the SQL of both backends is in test_api_bills; these test the pages
 
 
-def _games(pages) -> tuple[int, int, int]:
+def _games(pages: Any) -> tuple[int, int, int]:
     """On 10 Nov 2026 from 18:00: Pool 1 for an hour with 2 toppings on its tab, Pool 2 from
     23:30 to 00:40 (after midnight: still the evening's), Pool 3 still running."""
     s = pages.service
@@ -33,7 +38,7 @@ def _games(pages) -> tuple[int, int, int]:
     return one, two, three
 
 
-def _toppings(pages, game: int, quantity: int) -> int:
+def _toppings(pages: Any, game: int, quantity: int) -> int:
     """Toppings on the game's tab (an extra is a product there); the item's id."""
     reads = HallReads(pages.service)
     topping = reads.till.product_of_extra("topping").id
@@ -46,17 +51,17 @@ def _rows(html: str) -> list[str]:
     return re.findall(r'<tr class="receipt-row[^"]*" data-payment="\d+" data-receipt="(\d+)"', html)
 
 
-def _product(pages, name: str) -> int:
+def _product(pages: Any, name: str) -> int:
     return next(p.id for p in HallReads(pages.service).till.products() if p.name == name)
 
 
-def _owed(pages, tab: int) -> int:
+def _owed(pages: Any, tab: int) -> int:
     view = HallReads(pages.service).till.tab_payments(tab)
     assert view is not None
     return view.owed_cents
 
 
-def _evening(pages) -> dict[str, int]:
+def _evening(pages: Any) -> dict[str, int]:
     """An evening's receipts on 10 Nov 2026: Pool 1 (an hour and 2 toppings, 7,20 €) paid at 19:00 in
     cash from a 10 € note; Peter's beer at the bar paid in cash at 19:05; a sale at the bar with no
     name (a Kofola, "Bar 19:06") by card; Pool 2 from 23:30 to 00:40 (7,00 €) by card; Pool 3 still
@@ -94,7 +99,7 @@ def _evening(pages) -> dict[str, int]:
     }
 
 
-def test_the_journal_lists_the_days_receipts_to_find_and_reprint_the_real_receipt(pages):
+def test_the_journal_lists_the_days_receipts_to_find_and_reprint_the_real_receipt(pages: Pages) -> None:
     e = _evening(pages)
     html = pages.page("/bills", client=pages.staff)  # 00:40: today is still the 10th's evening
     assert "Dnešné účty" in html and "10.\u00a011.\u00a02026" in html and "Doklady" in html
@@ -120,7 +125,7 @@ def test_the_journal_lists_the_days_receipts_to_find_and_reprint_the_real_receip
     assert "Hľadaniu nezodpovedá žiadny doklad." in pages.page("/bills?q=nikto", client=pages.staff)
 
 
-def test_other_days_are_the_managers(pages):
+def test_other_days_are_the_managers(pages: Pages) -> None:
     _games(pages)
     assert pages.staff.get("/bills?day=2026-11-09").status_code == 403
     html = pages.page("/bills?day=2026-11-09")
@@ -132,7 +137,7 @@ def test_other_days_are_the_managers(pages):
     assert pages.manager.get("/bills?day=11.11.2026").status_code == 400
 
 
-def test_an_extra_is_voided_on_the_games_tab_not_on_its_bill(pages):
+def test_an_extra_is_voided_on_the_games_tab_not_on_its_bill(pages: Pages) -> None:
     s = pages.service
     sid = s.execute(StartGame(table="pool-01", actor="jana"))
     _toppings(pages, sid, 2)
@@ -144,7 +149,7 @@ def test_an_extra_is_voided_on_the_games_tab_not_on_its_bill(pages):
     assert pages.post(f"/bills/{sid}/void", {"extra_op": "2", "reason": "zadané dvakrát"}, client=pages.staff).status_code in (404, 405)
 
 
-def test_the_manager_corrects_an_issued_bill_in_euros(pages):
+def test_the_manager_corrects_an_issued_bill_in_euros(pages: Pages) -> None:
     s = pages.service
     sid = s.execute(StartGame(table="pool-01", actor="jana"))
     pages.clock.advance(minutes=60)
@@ -157,7 +162,7 @@ def test_the_manager_corrects_an_issued_bill_in_euros(pages):
     assert pages.post(f"/bills/{sid}/correct", {"amount": "-1", "reason": "nope"}, client=pages.staff).status_code == 403
 
 
-def test_the_bill_uses_the_bartenders_words(pages):
+def test_the_bill_uses_the_bartenders_words(pages: Pages) -> None:
     s = pages.service
     sid = s.execute(StartGame(table="pool-01", actor="jana"))
     pages.clock.advance(minutes=60)
@@ -172,7 +177,7 @@ def test_the_bill_uses_the_bartenders_words(pages):
         assert words in en, words
 
 
-def test_pages_day_boundary_is_six_in_the_morning(pages):
+def test_pages_day_boundary_is_six_in_the_morning(pages: Pages) -> None:
     _evening(pages)
     pages.clock.advance(hours=5, minutes=20)  # 06:00 on the 11th: a new business day
     html = pages.page("/bills", client=pages.staff)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from sqlalchemy import func, select
@@ -16,11 +17,18 @@ from tests.dashboard.conftest import sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 from tests.support.hub import card_reader_of, on_writer, running_node
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from sim.mosquitto import Mosquitto
+    from tests.dashboard.pages_client import Pages
+
+
 pytestmark = sqlite_only  # the registry itself runs on both backends in test_api_members
 
 
-def _member(pages, name: str = "Zadražil Miro", *, year: int | None = None, card: str | None = None) -> int:
-    def _write(db):
+def _member(pages: Any, name: str = "Zadražil Miro", *, year: int | None = None, card: str | None = None) -> int:
+    def _write(db: Any) -> int:
         m = add_member(db, name, actor="test")
         if year:
             record_fee(db, m.id, year, actor="test")
@@ -32,7 +40,7 @@ def _member(pages, name: str = "Zadražil Miro", *, year: int | None = None, car
     return result
 
 
-def counts(pages) -> tuple[int, int, int, int]:
+def counts(pages: Any) -> tuple[int, int, int, int]:
     """Members, cards, fee payments, audit entries: what a refused request must leave alone."""
     with pages.service.store.reader() as db:
         return tuple(db.scalar(select(func.count()).select_from(t)) for t in (Member, MemberCard, FeePayment, AuditEntry))
@@ -42,7 +50,7 @@ def names_listed(html: str) -> list[str]:
     return re.findall(r'<tr data-member="\d+"[^>]*>\s*<td><a href="/members/\d+">([^<]+)</a>', html)
 
 
-def test_search_ignores_accents_and_case(pages) -> None:
+def test_search_ignores_accents_and_case(pages: Pages) -> None:
     for name in ("Zadražil Miro", "Axamit Miloš", "Žiak Ľubo"):
         _member(pages, name)
     assert names_listed(pages.page("/members?q=zadrazil")) == ["Zadražil Miro"]
@@ -52,7 +60,7 @@ def test_search_ignores_accents_and_case(pages) -> None:
     assert names_listed(pages.page("/members?q=%25")) == []  # a LIKE wildcard is just a character
 
 
-def test_add_edit_and_the_audit_log(pages) -> None:
+def test_add_edit_and_the_audit_log(pages: Pages) -> None:
     r = pages.post("/members", {"name": "  Nový   Člen ", "kind": "honorary", "note": "čestný", "active": "on"})
     member_id = int(r.headers["location"].rsplit("/", 1)[1])
     html = pages.follow(r)
@@ -61,12 +69,13 @@ def test_add_edit_and_the_audit_log(pages) -> None:
     assert r.status_code == 303
     with pages.service.store.reader() as db:
         m = db.get(Member, member_id)
+        assert m is not None
         assert (m.name, m.kind, m.active) == ("Nový Člen Jr.", "individual", False)  # an unticked box is "no"
         edit = db.scalars(select(AuditEntry).where(AuditEntry.action == "member.edit")).one()
         assert (edit.actor, edit.reason) == ("boss", "preklep")
 
 
-def test_the_years_fee(pages) -> None:
+def test_the_years_fee(pages: Pages) -> None:
     member_id = _member(pages)
     assert "✗" in pages.page(f"/members/{member_id}").split('id="cards"')[0]
     html = pages.follow(pages.post(f"/members/{member_id}/fee", {"year": "2026", "amount": "10,00"}))
@@ -97,7 +106,7 @@ def test_the_years_fee(pages) -> None:
         ("2026\x00", "10"),
     ],
 )
-def test_bad_fee_input_is_refused_and_nothing_written(pages, year, amount) -> None:
+def test_bad_fee_input_is_refused_and_nothing_written(pages: Pages, year: Any, amount: Any) -> None:
     member_id = _member(pages)
     before = counts(pages)
     r = pages.post(f"/members/{member_id}/fee", {"year": year, "amount": amount})
@@ -109,7 +118,7 @@ def test_bad_fee_input_is_refused_and_nothing_written(pages, year, amount) -> No
     assert counts(pages) == before
 
 
-def test_assign_a_typed_card_and_take_it_away(pages) -> None:
+def test_assign_a_typed_card_and_take_it_away(pages: Pages) -> None:
     member_id = _member(pages)
     html = pages.follow(pages.post(f"/members/{member_id}/cards", {"uid": "04:A2:B3:C4"}))
     assert "<code>04a2b3c4</code>" in html
@@ -124,7 +133,7 @@ def test_assign_a_typed_card_and_take_it_away(pages) -> None:
 
 
 @pytest.mark.parametrize("uid", ["xyz", "12", "", "04a2b3c4" * 5, "04a2\x00b3c4", "<script>"])
-def test_bad_card_numbers_are_refused(pages, uid) -> None:
+def test_bad_card_numbers_are_refused(pages: Pages, uid: Any) -> None:
     member_id = _member(pages)
     before = counts(pages)
     r = pages.post(f"/members/{member_id}/cards", {"uid": uid})
@@ -143,7 +152,7 @@ def test_bad_card_numbers_are_refused(pages, uid) -> None:
         {"name": "Zadražil Miro"},  # already a member
     ],
 )
-def test_bad_member_forms_are_refused(pages, data) -> None:
+def test_bad_member_forms_are_refused(pages: Pages, data: Any) -> None:
     _member(pages)
     before = counts(pages)
     r = pages.post("/members", data)
@@ -152,7 +161,7 @@ def test_bad_member_forms_are_refused(pages, data) -> None:
     assert counts(pages) == before
 
 
-def test_unknown_and_malformed_member_ids(pages) -> None:
+def test_unknown_and_malformed_member_ids(pages: Pages) -> None:
     for path in ("/members/999", "/members/999/capture?table=foos-01&wait=0.1"):
         assert pages.manager.get(path).status_code == 404
     assert pages.post("/members/999/fee", {"year": "2026", "amount": "10"}).status_code == 404
@@ -160,7 +169,7 @@ def test_unknown_and_malformed_member_ids(pages) -> None:
         assert pages.manager.get(path).status_code == 400
 
 
-def test_capture_fills_in_the_card_tapped_on_a_real_reader(pages, mosquitto, tmp_path) -> None:
+def test_capture_fills_in_the_card_tapped_on_a_real_reader(pages: Pages, mosquitto: Mosquitto, tmp_path: Path) -> None:
     member_id = _member(pages)
     before = len(pages.service.listeners)  # the hub's own (e.g. the notifications' close-out summary)
     with running_node(mosquitto, tmp_path, "foos-01") as (node, _factory):
@@ -179,7 +188,7 @@ def test_capture_fills_in_the_card_tapped_on_a_real_reader(pages, mosquitto, tmp
     assert len(pages.service.listeners) == before  # the capture cleaned up after itself
 
 
-def test_capture_times_out_with_a_message(pages) -> None:
+def test_capture_times_out_with_a_message(pages: Pages) -> None:
     member_id = _member(pages)
     html = pages.page(f"/members/{member_id}/capture?table=foos-02&wait=0.2")
     assert 'id="capture-result"' in html and 'name="uid" value=""' in html
@@ -188,7 +197,7 @@ def test_capture_times_out_with_a_message(pages) -> None:
 @pytest.mark.parametrize(
     "query", ["table=nope", "table=foos-01&wait=0", "table=foos-01&wait=31", "table=foos-01&wait=x", "", "table=" + "x" * 40]
 )
-def test_capture_refuses_garbage(pages, query) -> None:
+def test_capture_refuses_garbage(pages: Pages, query: Any) -> None:
     member_id = _member(pages)
     assert pages.manager.get(f"/members/{member_id}/capture?{query}").status_code == 400
 
@@ -196,7 +205,7 @@ def test_capture_refuses_garbage(pages, query) -> None:
 GOOD_CSV = "name,kind,cards,fees_paid,active,note\nZadražil Miro,individuálne,04a2b3c4,2025 2026,áno,\nAxamit Miloš,,,,,\n"
 
 
-def test_csv_import_then_export_round_trip(pages) -> None:
+def test_csv_import_then_export_round_trip(pages: Pages) -> None:
     r = pages.post("/members/import", files={"file": ("clenovia.csv", GOOD_CSV.encode("utf-8-sig"), "text/csv")})
     html = pages.follow(r)
     assert "clenovia.csv" in html and names_listed(html) == ["Axamit Miloš", "Zadražil Miro"]
@@ -210,7 +219,7 @@ def test_csv_import_then_export_round_trip(pages) -> None:
     assert counts(pages) == before  # importing the export changes nothing
 
 
-def test_a_bad_csv_imports_nothing_and_lists_every_bad_line(pages) -> None:
+def test_a_bad_csv_imports_nothing_and_lists_every_bad_line(pages: Pages) -> None:
     _member(pages, "Axamit Miloš", card="0a0b0c0d")
     bad = "name,kind,cards,fees_paid\nNový Člen,,,2026\nZlý Druh,vip,,\nZlý Rok,,,20x6\nCudzia Karta,,0a0b0c0d,\nZlá Karta,,zz,\n"
     before = counts(pages)
@@ -232,7 +241,7 @@ def test_a_bad_csv_imports_nothing_and_lists_every_bad_line(pages) -> None:
         ("meno;typ;vek", "Neznáme stĺpce vek"),
     ],
 )
-def test_a_header_of_mixed_or_unknown_columns_is_refused_in_slovak_naming_the_column(pages, header, slovak) -> None:
+def test_a_header_of_mixed_or_unknown_columns_is_refused_in_slovak_naming_the_column(pages: Pages, header: Any, slovak: Any) -> None:
     before = counts(pages)
     r = pages.post("/members/import", files={"file": ("zle.csv", f"{header}\nNový Člen;;\n".encode("cp1250"), "text/csv")})
     assert r.status_code == 400 and slovak in r.text, r.text[-3000:]
@@ -242,18 +251,18 @@ def test_a_header_of_mixed_or_unknown_columns_is_refused_in_slovak_naming_the_co
 @pytest.mark.parametrize(
     "content", [b"", b"   \n", b"\x00\x01\x02binary", b"\xff\xfe\x00n\x00a\x00m\x00e", b"just one line without a header"]
 )
-def test_garbage_files_are_refused(pages, content) -> None:
+def test_garbage_files_are_refused(pages: Pages, content: Any) -> None:
     before = counts(pages)
     r = pages.post("/members/import", files={"file": ("x.csv", content, "text/csv")})
     assert r.status_code == 400 and ("import-errors" in r.text or "error-box" in r.text)
     assert counts(pages) == before
 
 
-def test_import_without_a_file_is_400(pages) -> None:
+def test_import_without_a_file_is_400(pages: Pages) -> None:
     assert pages.post("/members/import", {}).status_code == 400
 
 
-def test_a_huge_file_is_413(pages) -> None:
+def test_a_huge_file_is_413(pages: Pages) -> None:
     big = b"name\n" + b"x" * (2 * 1024 * 1024 + 10)
     assert pages.post("/members/import", files={"file": ("big.csv", big, "text/csv")}).status_code == 413
 
@@ -268,7 +277,7 @@ FORMS = [
 
 
 @pytest.mark.parametrize("path,data", FORMS)
-def test_every_form_needs_the_csrf_token(pages, path, data) -> None:
+def test_every_form_needs_the_csrf_token(pages: Pages, path: Any, data: Any) -> None:
     path = path.format(id=_member(pages, card="04a2b3c4"))
     before = counts(pages)
     assert pages.post(path, data, with_csrf=False).status_code == 403
@@ -276,13 +285,13 @@ def test_every_form_needs_the_csrf_token(pages, path, data) -> None:
     assert counts(pages) == before
 
 
-def test_csv_import_needs_the_csrf_token(pages) -> None:
+def test_csv_import_needs_the_csrf_token(pages: Pages) -> None:
     r = pages.manager.post("/members/import", files={"file": ("a.csv", GOOD_CSV.encode(), "text/csv")})
     assert r.status_code == 403 and counts(pages)[0] == 0
 
 
 @pytest.mark.parametrize("path,data", FORMS)
-def test_every_action_is_for_the_manager(pages, path, data) -> None:
+def test_every_action_is_for_the_manager(pages: Pages, path: Any, data: Any) -> None:
     path = path.format(id=_member(pages, card="04a2b3c4"))
     before = counts(pages)
     pages.refused_to_others("POST", path, data)
@@ -300,10 +309,10 @@ def test_every_action_is_for_the_manager(pages, path, data) -> None:
         "/members/{id}/capture?table=foos-01&wait=0.1",
     ],
 )
-def test_every_page_is_for_the_manager(pages, path) -> None:
+def test_every_page_is_for_the_manager(pages: Pages, path: Any) -> None:
     pages.refused_to_others("GET", path.format(id=_member(pages)))
 
 
-def test_staff_cannot_import(pages) -> None:
+def test_staff_cannot_import(pages: Pages) -> None:
     r = pages.post("/members/import", client=pages.staff, files={"file": ("a.csv", GOOD_CSV.encode(), "text/csv")})
     assert r.status_code == 403 and counts(pages)[0] == 0

@@ -6,6 +6,7 @@ import json
 import re
 import uuid
 from datetime import timedelta
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -25,10 +26,15 @@ from tests.support.matching import found
 from tests.support.mqtt import Collector
 from tests.support.waiting import wait_until
 
+if TYPE_CHECKING:
+    from sim.mosquitto import Mosquitto
+    from tests.dashboard.pages_client import Pages
+
+
 pytestmark = sqlite_only
 
 
-def _node_reports(pages, mosquitto) -> None:
+def _node_reports(pages: Any, mosquitto: Any) -> None:
     """pool-01's node, logged in as itself, says it is online and sends telemetry, as an agent does."""
     node = Collector(mosquitto.port, "pool-01", "pw-pool-01", topics=("lavos/v1/table/pool-01/light/set",))
     try:
@@ -45,10 +51,10 @@ def _node_reports(pages, mosquitto) -> None:
     wait_until(arrived, what="pool-01's status and telemetry")
 
 
-def _sensor_events(pages) -> None:
+def _sensor_events(pages: Any) -> None:
     boot = uuid.uuid4().hex
 
-    def _write(db):
+    def _write(db: Any) -> None:
         for seq in range(1, 5):  # four drops in pocket index 2 ("Pocket 3")
             insert_event_once(
                 db,
@@ -86,7 +92,7 @@ def _sensor_events(pages) -> None:
 
     on_writer(pages.service, _write)
 
-    def _fault(db):
+    def _fault(db: Any) -> None:
         pages.service.alerts.raise_alert(db, alert_kinds.sensor_fault("pool-02", "pocket-4", "stuck"))
 
     on_writer(pages.service, _fault)
@@ -98,7 +104,7 @@ def row(html: str, attr: str, table: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", found.group(1))).strip()
 
 
-def test_nodes_show_what_they_reported(pages, mosquitto) -> None:
+def test_nodes_show_what_they_reported(pages: Pages, mosquitto: Mosquitto) -> None:
     _node_reports(pages, mosquitto)
     html = pages.page("/monitoring")
     pool1 = row(html, "data-node", "pool-01")
@@ -108,7 +114,7 @@ def test_nodes_show_what_they_reported(pages, mosquitto) -> None:
     assert len(re.findall(r"data-node=", html)) == len(pages.service.venue.tables)
 
 
-def test_pocket_drops_today_and_sensor_faults(pages) -> None:
+def test_pocket_drops_today_and_sensor_faults(pages: Pages) -> None:
     _sensor_events(pages)
     cells = re.findall(
         r"<td[^>]*>(.*?)</td>", found(r'data-sensors="pool-02"[^>]*>(.*?)</tr>', pages.page("/monitoring"), re.S).group(1), re.S
@@ -120,10 +126,10 @@ def test_pocket_drops_today_and_sensor_faults(pages) -> None:
     assert 'data-sensors="carom-01"' not in html and 'data-sensors="foos-01"' in html  # beams: pockets or goals
 
 
-def test_alert_history_open_and_closed_with_a_table_filter(pages) -> None:
+def test_alert_history_open_and_closed_with_a_table_filter(pages: Pages) -> None:
     s = pages.service
 
-    def _write(db):
+    def _write(db: Any) -> None:
         s.alerts.raise_alert(db, alert_kinds.node_offline("pool-03"))
         s.alerts.raise_alert(db, alert_kinds.idle_session("pool-04", 20))
 
@@ -140,12 +146,12 @@ def test_alert_history_open_and_closed_with_a_table_filter(pages) -> None:
 
 
 @pytest.mark.parametrize("query", ["table=nope", "table=" + "x" * 40, "table=%00"])
-def test_a_bad_table_filter_is_a_clear_400(pages, query) -> None:
+def test_a_bad_table_filter_is_a_clear_400(pages: Pages, query: Any) -> None:
     r = pages.manager.get(f"/monitoring?{query}")
     assert r.status_code == 400 and "error-box" in r.text
 
 
-def test_grafana_link_comes_from_the_environment(pages, monkeypatch) -> None:
+def test_grafana_link_comes_from_the_environment(pages: Pages, monkeypatch: pytest.MonkeyPatch) -> None:
     assert "Grafana" not in pages.page("/monitoring")
     monkeypatch.setenv("LAVOS_GRAFANA_URL", "https://grafana.lavos.example/d/lavos-hall")
     assert 'href="https://grafana.lavos.example/d/lavos-hall"' in pages.page("/monitoring")
@@ -153,23 +159,23 @@ def test_grafana_link_comes_from_the_environment(pages, monkeypatch) -> None:
     assert "javascript:" not in pages.page("/monitoring")
 
 
-def test_the_live_fragment_is_the_node_table_alone(pages) -> None:
+def test_the_live_fragment_is_the_node_table_alone(pages: Pages) -> None:
     html = pages.page("/monitoring/nodes-fragment")
     assert 'id="nodes"' in html and 'id="sensors"' in html and "<html" not in html
     assert 'data-src="/monitoring/nodes-fragment"' in pages.page("/monitoring")
 
 
 @pytest.mark.parametrize("path", ["/monitoring", "/monitoring?table=pool-01", "/monitoring/nodes-fragment"])
-def test_only_the_manager_monitors(pages, path) -> None:
+def test_only_the_manager_monitors(pages: Pages, path: Any) -> None:
     pages.refused_to_others("GET", path)
 
 
-def test_records_the_centre_refused_are_listed_with_why(pages) -> None:
+def test_records_the_centre_refused_are_listed_with_why(pages: Pages) -> None:
     """Issue 29, item 8: a record set aside (the centre refused it) is kept at the hall and the manager sees it, with the alert."""
     s = pages.service
     assert 'id="refused-records"' not in pages.page("/monitoring")
 
-    def _write(db):
+    def _write(db: Any) -> None:
         db.add(OutboxRecord(seq=7, hall="lavos", kind="payment", ref="payment:777", at=START, record={"id": 777}, size=11))
 
     on_writer(s, _write)
@@ -185,10 +191,10 @@ def test_records_the_centre_refused_are_listed_with_why(pages) -> None:
     assert s.execute(OutboxRefused(refused=((7, why.value),), actor="system")) == 0  # set aside once
 
 
-def test_nodes_on_another_version_than_the_hub_stand_out(pages) -> None:
+def test_nodes_on_another_version_than_the_hub_stand_out(pages: Pages) -> None:
     """Issue 30, item 4: after a fleet update, the modules it missed are the ones to look at."""
 
-    def _write(db):
+    def _write(db: Any) -> None:
         for table, version in (("pool-05", "0.0.9"), ("pool-06", software_version())):
             node = db.get(Node, table) or Node(table_id=table, online=True, telemetry={}, reconnects=0)
             node.version = version

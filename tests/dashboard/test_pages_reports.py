@@ -9,6 +9,7 @@ import uuid
 import xml.etree.ElementTree as ET
 from datetime import timedelta
 from decimal import Decimal
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -23,18 +24,22 @@ from tests.dashboard.conftest import START, sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 from tests.support.hub import on_writer
 
+if TYPE_CHECKING:
+    from tests.dashboard.pages_client import Pages
+
+
 pytestmark = sqlite_only  # the report SQL runs on both backends in test_api_reports; these test the page
 SVG = re.compile(r"<svg .*?</svg>", re.S)
 EXPORTS = ["revenue", "sessions", "utilisation", "drops", "foosball"]
 
 
-def _play(pages) -> None:
+def _play(pages: Any) -> None:
     """On Tue 10 Nov 2026 from 18:00 local: pool-01 for an hour (6,00 €, paid by card), a member on
     pool-05 for half an hour at the club-card rate (2,00 €, cash), a Kofola at the bar (2,00 €, cash),
     three drops on pool-01, a foosball check-in. Revenue (paid): 10,00 €; table time billed: 8,00 €."""
     s = pages.service
 
-    def _write(db):
+    def _write(db: Any) -> int:
         m = add_member(db, "Zadražil Miro", actor="test")
         record_fee(db, m.id, 2026, actor="test")
         checkin(db, "foos-01", m.id, START, "staff")
@@ -70,7 +75,7 @@ def _play(pages) -> None:
     s.execute(PayTab(tab=bar, method="cash", amount_cents=200, actor="test"))
 
 
-def csv_rows(r) -> list[list[str]]:
+def csv_rows(r: Any) -> list[list[str]]:
     """The CSV as Slovak Excel reads it: UTF-8 with a BOM, ';' between cells, CRLF line ends."""
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv")
     assert r.content.startswith(b"\xef\xbb\xbf")  # Excel's hint that it is UTF-8
@@ -85,7 +90,7 @@ def svgs(html: str) -> list[ET.Element]:
     return found
 
 
-def test_a_day_report_adds_up_and_draws_its_charts(pages) -> None:
+def test_a_day_report_adds_up_and_draws_its_charts(pages: Pages) -> None:
     _play(pages)
     html = pages.page("/reports?day=2026-11-10")
     assert "10.\u00a011.\u00a02026" in html
@@ -106,7 +111,7 @@ def test_a_day_report_adds_up_and_draws_its_charts(pages) -> None:
     assert today[today.index("<main") :] == html[html.index("<main") :]
 
 
-def test_a_month_report_has_every_day(pages) -> None:
+def test_a_month_report_has_every_day(pages: Pages) -> None:
     _play(pages)
     html = pages.page("/reports?month=2026-11")
     # Every day up to today (the hub clock says 10 November), none still to come.
@@ -124,7 +129,7 @@ def test_a_month_report_has_every_day(pages) -> None:
     assert ["Tržba (s DPH, zaplatené)", "", "10,00"] in rows and rows[-1] == ["Vyúčtovaný prenájom stolov", "", "8,00"]
 
 
-def test_csv_exports_match_the_page(pages) -> None:
+def test_csv_exports_match_the_page(pages: Pages) -> None:
     _play(pages)
     q = "day=2026-11-10"
     sessions = csv_rows(pages.manager.get(f"/reports/sessions.csv?{q}"))
@@ -143,14 +148,14 @@ def test_csv_exports_match_the_page(pages) -> None:
     assert 'filename="lavos-revenue-2026-11-10.csv"' in r.headers["content-disposition"]
 
 
-def test_english_money_and_dates(pages) -> None:
+def test_english_money_and_dates(pages: Pages) -> None:
     _play(pages)
     assert pages.post("/lang", {"lang": "en", "next": "/reports"}).status_code == 303
     html = pages.page("/reports?day=2026-11-10")
     assert "€8.00" in html and "10\u00a0Nov\u00a02026" in html and "Club card" in html
 
 
-def test_an_empty_day_says_so(pages) -> None:
+def test_an_empty_day_says_so(pages: Pages) -> None:
     html = pages.page("/reports?day=2026-11-09")
     assert "0,00\u00a0€" in html
     assert len(svgs(html)) == 4  # empty charts still parse and say why they are empty
@@ -171,24 +176,24 @@ def test_an_empty_day_says_so(pages) -> None:
         "day=2026-02-30",
     ],
 )
-def test_bad_periods_are_a_clear_400(pages, query) -> None:
+def test_bad_periods_are_a_clear_400(pages: Pages, query: Any) -> None:
     for path in ("/reports", "/reports/revenue.csv"):
         r = pages.manager.get(f"{path}?{query}")
         assert r.status_code == 400, f"{path}?{query} → {r.status_code}"
         assert "error-box" in r.text
 
 
-def test_unknown_export_is_404(pages) -> None:
+def test_unknown_export_is_404(pages: Pages) -> None:
     r = pages.manager.get("/reports/passwords.csv")
     assert r.status_code == 404
 
 
 @pytest.mark.parametrize("path", ["/reports", "/reports?month=2026-11"] + [f"/reports/{x}.csv" for x in EXPORTS])
-def test_only_the_manager_sees_reports(pages, path) -> None:
+def test_only_the_manager_sees_reports(pages: Pages, path: Any) -> None:
     pages.refused_to_others("GET", path)
 
 
-def test_csv_is_what_slovak_excel_opens(pages) -> None:
+def test_csv_is_what_slovak_excel_opens(pages: Pages) -> None:
     _play(pages)
     raw = pages.manager.get("/reports/revenue.csv?day=2026-11-10").content
     assert raw.startswith(b"\xef\xbb\xbf") and b"\r\n" in raw and b";" in raw
@@ -208,7 +213,7 @@ def test_csv_is_what_slovak_excel_opens(pages) -> None:
     )
 
 
-def test_xlsx_holds_every_section_with_real_numbers_and_times(pages) -> None:
+def test_xlsx_holds_every_section_with_real_numbers_and_times(pages: Pages) -> None:
     from datetime import datetime
 
     from openpyxl import load_workbook
@@ -230,7 +235,7 @@ def test_xlsx_holds_every_section_with_real_numbers_and_times(pages) -> None:
     assert book["Stolný futbal"]["A2"].value == "Zadražil Miro" and book["Stolný futbal"]["D2"].value == "Futbal 1"
 
 
-def test_prev_and_next_arrows_and_no_days_to_come(pages) -> None:
+def test_prev_and_next_arrows_and_no_days_to_come(pages: Pages) -> None:
     html = pages.page("/reports?day=2026-11-09")
     assert 'href="/reports?day=2026-11-08"' in html and 'href="/reports?day=2026-11-10"' in html
     today = pages.page("/reports")  # 10 November by the hub clock: no arrow into the future
@@ -243,7 +248,7 @@ def test_prev_and_next_arrows_and_no_days_to_come(pages) -> None:
         assert r.status_code == 400 and "ešte neprišiel" in r.text
 
 
-def test_a_game_after_midnight_is_the_evenings(pages) -> None:
+def test_a_game_after_midnight_is_the_evenings(pages: Pages) -> None:
     s = pages.service
     pages.clock.advance(hours=5, minutes=30)  # 23:30
     sid = s.execute(StartGame(table="pool-03", actor="test"))
@@ -257,12 +262,12 @@ def test_a_game_after_midnight_is_the_evenings(pages) -> None:
     assert (util["Pool 3"][18], util["Pool 3"][19], util["Pool 3"][-1]) == ("30", "40", "70")  # 23:00, 00:00, total
 
 
-def test_xlsx_keeps_a_formula_looking_name_as_text(pages) -> None:
+def test_xlsx_keeps_a_formula_looking_name_as_text(pages: Pages) -> None:
     from openpyxl import load_workbook
 
     evil = '=HYPERLINK("http://x","y")'
 
-    def _write(db):
+    def _write(db: Any) -> None:
         m = add_member(db, evil, actor="test")
         record_fee(db, m.id, 2026, actor="test")
         checkin(db, "foos-01", m.id, START, "staff")

@@ -5,12 +5,17 @@ is changed. Over the real hub, as a browser's forms send them."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.dashboard.conftest import MANAGER, PASSWORD, STAFF, sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 from tests.support.matching import found
+
+if TYPE_CHECKING:
+    from tests.dashboard.pages_client import Pages
+
 
 pytestmark = sqlite_only
 
@@ -27,7 +32,7 @@ def _typed(html: str, form: str, name: str) -> str | None:
     return m.group(1) if m else None
 
 
-def _in_place(r, status: int, form: str, says: str) -> str:
+def _in_place(r: Any, status: int, form: str, says: str) -> str:
     assert r.status_code == status, (r.status_code, _visible(r.text)[:600])
     html = r.text
     error = found(rf'id="{form}-error"[^>]*>([^<]*)<', html).group(1)
@@ -50,7 +55,7 @@ def _in_place(r, status: int, form: str, says: str) -> str:
         ({}, "Prihlasovacie meno"),  # nothing filled in: said in words, not as field names
     ],
 )
-def test_a_refused_new_account_is_shown_at_the_form_with_what_was_typed(pages, form, says):
+def test_a_refused_new_account_is_shown_at_the_form_with_what_was_typed(pages: Pages, form: Any, says: Any) -> None:
     before = pages.page("/users")
     html = _in_place(pages.post("/users", form), 400, "add-user", says)
     assert _typed(html, "add-user", "username") == form.get("username", "")
@@ -60,7 +65,7 @@ def test_a_refused_new_account_is_shown_at_the_form_with_what_was_typed(pages, f
     assert re.findall(r'data-user="([^"]+)"', pages.page("/users")) == re.findall(r'data-user="([^"]+)"', before)
 
 
-def test_refusals_on_an_account_page_stay_at_their_form(pages):
+def test_refusals_on_an_account_page_stay_at_their_form(pages: Pages) -> None:
     html = _in_place(pages.post(f"/users/{STAFF}/password", {"password": "Tajné-heslo-9", "repeat": "iné"}), 400, "set-password", "líšia")
     assert 'name="must_change" value="on" class="check"' in html  # it was not ticked: still not
     _in_place(pages.post(f"/users/{MANAGER}/role", {"role": "staff"}), 400, "change-role", "jediný aktívny vedúci")
@@ -70,7 +75,7 @@ def test_refusals_on_an_account_page_stay_at_their_form(pages):
     _in_place(pages.post(f"/users/{STAFF}/sessions/999999/end", {}), 404, "logins", "už skončilo")
 
 
-def test_a_refused_own_password_stays_on_the_form(pages):
+def test_a_refused_own_password_stays_on_the_form(pages: Pages) -> None:
     _in_place(
         pages.post("/account/password", {"current": "zlé", "password": "Tajné-heslo-9", "repeat": "Tajné-heslo-9"}, client=pages.staff),
         403,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from babel.messages.pofile import read_po
@@ -13,12 +14,17 @@ from broker.domain.floor import alert_kinds
 from broker.domain.refusals import N_, Name, Refusal
 from broker.hall.hub import CardInUse, ServiceError
 from dashboard.web import i18n, i18n_tools
+from tests.support.matching import some
+
+if TYPE_CHECKING:
+    from babel.messages.catalog import Catalog
+
 
 REPO = Path(__file__).resolve().parents[2]
 SK_PO = REPO / "dashboard/web/translations/sk/LC_MESSAGES/messages.po"
 
 
-def _sk_catalogue():
+def _sk_catalogue() -> Catalog:
     with open(SK_PO, "rb") as f:
         return read_po(f, locale="sk")
 
@@ -35,7 +41,7 @@ def _n_literals() -> list[tuple[str, int, str]]:
     return found
 
 
-def test_every_refusal_of_the_hub_has_a_slovak_translation():
+def test_every_refusal_of_the_hub_has_a_slovak_translation() -> None:
     catalogue = _sk_catalogue()
     literals = _n_literals()
     assert len(literals) > 60  # the hub's refusals are marked, not only a handful
@@ -43,14 +49,16 @@ def test_every_refusal_of_the_hub_has_a_slovak_translation():
     assert not missing, "\n".join(missing)
 
 
-def test_the_slovak_plural_forms_are_three_and_all_filled():
+def test_the_slovak_plural_forms_are_three_and_all_filled() -> None:
     catalogue = _sk_catalogue()
     assert catalogue.num_plurals == 3 and "n == 1 ? 0 : n >= 2 && n <= 4 ? 1 : 2" in catalogue.plural_expr
     plurals = [m for m in catalogue if m.id and isinstance(m.id, tuple)]
-    assert plurals and all(len(m.string) == 3 and all(m.string) for m in plurals), [m.id for m in plurals if not all(m.string)]
+    assert plurals and all(len(some(m.string)) == 3 and all(some(m.string)) for m in plurals), [
+        m.id for m in plurals if not all(some(m.string))
+    ]
 
 
-def test_the_catalogue_check_fails_on_an_empty_plural_form():
+def test_the_catalogue_check_fails_on_an_empty_plural_form() -> None:
     assert i18n_tools._filled(("1 porucha", "2 poruchy", "5 porúch"), 3)
     assert not i18n_tools._filled(("1 porucha", "", ""), 3)
     assert not i18n_tools._filled(("", "", ""), 3)  # a tuple of empty forms is truthy: not filled
@@ -62,7 +70,7 @@ def test_the_catalogue_check_fails_on_an_empty_plural_form():
     "n, sk",
     [(1, "1 porucha"), (2, "2 poruchy"), (4, "4 poruchy"), (5, "5 porúch"), (11, "11 porúch"), (0, "0 porúch")],
 )
-def test_slovak_fault_counts(n, sk):
+def test_slovak_fault_counts(n: Any, sk: Any) -> None:
     token = i18n.use_lang("sk")
     try:
         assert i18n.ngettext("%(num)d fault", "%(num)d faults", n) % {"num": n} == sk
@@ -70,7 +78,7 @@ def test_slovak_fault_counts(n, sk):
         i18n.reset_lang(token)
 
 
-def test_a_refusal_reads_in_the_visitors_language_with_the_tables_name():
+def test_a_refusal_reads_in_the_visitors_language_with_the_tables_name() -> None:
     e = ServiceError(
         N_("%(table)s already has game no. %(game)d running; stop or move it first."), table=Name("Karambol", "Carom"), game=25
     )
@@ -79,26 +87,26 @@ def test_a_refusal_reads_in_the_visitors_language_with_the_tables_name():
     assert i18n.refusal_text(e, "en") == str(e)
 
 
-def test_a_refusal_passed_on_keeps_its_message_id():
+def test_a_refusal_passed_on_keeps_its_message_id() -> None:
     inner = Refusal(N_("The game has no prepaid time, so there is nothing to extend."))
     outer = ServiceError.like(inner)
     assert (outer.msgid, outer.params, str(outer)) == (inner.msgid, inner.params, str(inner))
     assert i18n.refusal_text(outer, "sk") == "Hra nemá predplatený čas, nie je čo predĺžiť."
 
 
-def test_anything_else_reads_as_its_english_text():
+def test_anything_else_reads_as_its_english_text() -> None:
     assert i18n.refusal_text(ValueError("plain"), "sk") == "plain"
     unknown = ServiceError("not in any catalogue %(x)s", x=1)
     assert i18n.refusal_text(unknown, "sk") == "not in any catalogue 1"
 
 
-def test_card_in_use_names_the_member_and_the_table():
+def test_card_in_use_names_the_member_and_the_table() -> None:
     e = CardInUse("Zadražil Miro", "carom-01", "Karambol", 7, "Carom")
     assert "carom-01" not in str(e) and "Carom" in str(e)
     assert i18n.refusal_text(e, "sk").startswith("Klubová karta člena Zadražil Miro je už na stole Karambol (hra č. 7)")
 
 
-def test_alerts_are_worded_with_the_tables_name_and_the_pocket_people_count():
+def test_alerts_are_worded_with_the_tables_name_and_the_pocket_people_count() -> None:
     spec = alert_kinds.sensor_fault("pool-09", "pocket-0", "stuck")
     assert spec.worded("Pool 9") == ("Pool 9: zaseknutý senzor v kapse 1", "Pool 9: sensor stuck in pocket 1")
     assert spec.cause_key == "sensor_fault:pool-09:pocket-0" and spec.table_id == "pool-09"  # ids stay in the key and the API

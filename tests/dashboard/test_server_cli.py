@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import time
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -18,8 +19,13 @@ from tests.support import httpc
 from tests.support.hub import REPO, VENUE
 from tests.support.server import LAVOS, START_TIMEOUT_S
 
+if TYPE_CHECKING:
+    from pathlib import Path
 
-def _server(tmp_path, *args: str, password: str = "hub-secret") -> subprocess.Popen[str]:
+    from sim.mosquitto import Mosquitto
+
+
+def _server(tmp_path: Any, *args: str, password: str = "hub-secret") -> subprocess.Popen[str]:
     pw = tmp_path / "hub.pw"
     pw.write_text(password + "\n")
     env = {**os.environ, "LAVOS_DATA_DIR": str(tmp_path / "data")}
@@ -34,7 +40,7 @@ def _server(tmp_path, *args: str, password: str = "hub-secret") -> subprocess.Po
     )
 
 
-def _refused(tmp_path, *args: str, password: str = "hub-secret") -> str:
+def _refused(tmp_path: Any, *args: str, password: str = "hub-secret") -> str:
     proc = _server(tmp_path, *args, password=password)
     try:
         _out, err = proc.communicate(timeout=30)
@@ -46,7 +52,7 @@ def _refused(tmp_path, *args: str, password: str = "hub-secret") -> str:
     return lines[0]
 
 
-def test_serves_the_api_and_stops_cleanly_on_sigterm(mosquitto, tmp_path):
+def test_serves_the_api_and_stops_cleanly_on_sigterm(mosquitto: Mosquitto, tmp_path: Path) -> None:
     port = free_port()
     proc = _server(
         tmp_path,
@@ -92,13 +98,13 @@ def test_serves_the_api_and_stops_cleanly_on_sigterm(mosquitto, tmp_path):
         (["--influx-token-file", "influx.token"], "--influx-token-file without --influx"),
     ],
 )
-def test_bad_setups_are_one_clear_line_and_exit_2(mosquitto, tmp_path, args, message):
+def test_bad_setups_are_one_clear_line_and_exit_2(mosquitto: Mosquitto, tmp_path: Path, args: Any, message: Any) -> None:
     base = {"--venue": str(VENUE), "--mqtt": f"mqtt://lavos-hub@127.0.0.1:{mosquitto.port}", "--http": "127.0.0.1:0"}
     base.update(dict(zip(args[::2], args[1::2])))
     assert message in _refused(tmp_path, *[x for kv in base.items() for x in kv])
 
 
-def test_a_newer_schema_and_a_wrong_mqtt_password_are_refused(mosquitto, tmp_path):
+def test_a_newer_schema_and_a_wrong_mqtt_password_are_refused(mosquitto: Mosquitto, tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'newer.db'}"
     store = open_store(url)
     with store.engine.begin() as conn:

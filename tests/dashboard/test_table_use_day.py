@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from broker.floor.table_service import SetOutOfService
@@ -18,7 +20,7 @@ from tests.support.till_days import FakeClock, day_hub, local
         (local(2027, 3, 28, 3, 30), "the spring DST night, after the change"),
     ],
 )
-def test_the_use_log_holds_tonights_use_after_midnight_too(db_url, at, when):
+def test_the_use_log_holds_tonights_use_after_midnight_too(db_url: str, at: Any, when: Any) -> None:
     clock = FakeClock(at)
     with day_hub(db_url, clock) as (_hub, facade):
         facade.execute(SetOutOfService(table="darts-01", out=True, reason="hroty", actor="jana"))

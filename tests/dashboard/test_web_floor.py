@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -16,11 +17,17 @@ from tests.support.matching import found
 from tests.support.waiting import wait_until
 from tests.support.web import Browser, add_users, bound_app, event, light, node_link, status
 
+if TYPE_CHECKING:
+    from broker.hall.hub import Hub
+    from sim.mosquitto import Mosquitto
+    from tests.dashboard.conftest import FakeClock
+
+
 pytestmark = sqlite_only
 
 
 @pytest.fixture
-def browser(service):
+def browser(service: Hub) -> Browser:
     add_users(service, {STAFF: "staff"}, PASSWORD, CHEAP)
     b = Browser(bound_app(service))
     b.login(STAFF, PASSWORD)
@@ -37,7 +44,9 @@ def card(html: str, table: str) -> str:
     return m.group(0)
 
 
-def test_every_table_by_room_with_its_state_in_colour_and_word(browser, service, clock, mosquitto):
+def test_every_table_by_room_with_its_state_in_colour_and_word(
+    browser: Browser, service: Hub, clock: FakeClock, mosquitto: Mosquitto
+) -> None:
     tables = ["pool-01", "pool-02", "pool-03", "pool-04", "pool-05", "pool-06", "pool-07", "pool-08"]
     with (
         node_link(mosquitto, tables[0]) as n1,
@@ -104,8 +113,8 @@ def test_every_table_by_room_with_its_state_in_colour_and_word(browser, service,
     assert "0,00\u00a0€" in playing and "Štandard" in playing and "18:21" in playing  # venue time, not UTC
 
 
-def test_panel_actions_then_the_itemised_bill_with_vat(browser, service, clock):
-    def _write(db):
+def test_panel_actions_then_the_itemised_bill_with_vat(browser: Browser, service: Hub, clock: FakeClock) -> None:
+    def _write(db: Any) -> int:
         m = add_member(db, "Zadražil Miro", actor="test")
         assign_card(db, m.id, "0a1b2c3d", actor="test")
         record_fee(db, m.id, 2026, actor="test")
@@ -143,7 +152,7 @@ def test_panel_actions_then_the_itemised_bill_with_vat(browser, service, clock):
     assert 'href="/static/print.css" media="print"' in bill and "data-print" in bill
 
 
-def test_a_refused_action_says_why_and_changes_nothing(browser, service):
+def test_a_refused_action_says_why_and_changes_nothing(browser: Browser, service: Hub) -> None:
     sid = service.execute(StartGame(table="pool-01", actor="test"))
     service.execute(StartGame(table="pool-02", actor="test"))
     r = browser.post(f"/sessions/{sid}/transfer", {"table": "pool-02", "next": "/tables/pool-01"})
@@ -176,7 +185,7 @@ def test_a_refused_action_says_why_and_changes_nothing(browser, service):
         ("/lang", {"lang": "de"}),
     ],
 )
-def test_garbage_form_input_is_a_4xx_page_or_a_refusal_never_a_500(browser, service, path, data):
+def test_garbage_form_input_is_a_4xx_page_or_a_refusal_never_a_500(browser: Browser, service: Hub, path: Any, data: Any) -> None:
     service.execute(StartGame(table="pool-01", actor="test"))  # session 1 exists, so its routes see real state
     r = browser.post(path, {"next": "/", **data})
     assert r.status_code in (303, 400, 403, 404, 409, 422), f"{path} {data} → {r.status_code}"
@@ -185,7 +194,7 @@ def test_garbage_form_input_is_a_4xx_page_or_a_refusal_never_a_500(browser, serv
     assert not service.open.get("pool-03")
 
 
-def test_unknown_pages_are_404_pages_and_unknown_api_paths_stay_json(browser):
+def test_unknown_pages_are_404_pages_and_unknown_api_paths_stay_json(browser: Browser) -> None:
     r = browser.get("/no/such/page")
     assert r.status_code == 404 and "Takáto stránka neexistuje" in r.text
     assert browser.get("/tables/nosuch-99").status_code == 404
@@ -194,7 +203,7 @@ def test_unknown_pages_are_404_pages_and_unknown_api_paths_stay_json(browser):
     assert r.status_code == 404 and r.json()["detail"]
 
 
-def test_language_switch_is_remembered_and_formats_follow(browser, service, clock):
+def test_language_switch_is_remembered_and_formats_follow(browser: Browser, service: Hub, clock: FakeClock) -> None:
     sid = service.execute(StartGame(table="pool-01", actor="test"))
     clock.advance(minutes=90)
     reads = HallReads(service)
@@ -214,7 +223,7 @@ def test_language_switch_is_remembered_and_formats_follow(browser, service, cloc
     assert "Modul odpojený" in browser.get("/").text
 
 
-def test_alert_banner_and_acknowledgement(browser, service, mosquitto):
+def test_alert_banner_and_acknowledgement(browser: Browser, service: Hub, mosquitto: Mosquitto) -> None:
     with node_link(mosquitto, "foos-01") as node:
         event(node, "foos-01", "goal", 1, {"side": "home"})
         wait_until(lambda: "alert-loud" in browser.get("/").text, what="the foosball alert in the banner")
@@ -227,7 +236,7 @@ def test_alert_banner_and_acknowledgement(browser, service, mosquitto):
     assert "Potvrdené" in browser.get("/alerts").text or "✓" in browser.get("/alerts").text
 
 
-def test_every_running_amount_says_when_it_changes_by_itself(browser, service, clock):
+def test_every_running_amount_says_when_it_changes_by_itself(browser: Browser, service: Hub, clock: FakeClock) -> None:
     """Issue 19, item 20: the card, the table page's tab button, the game's bill, its tab and its pay
     page say in how many ms their amount changes with no event (app.js fetches them again then);
     a paused game's never does."""

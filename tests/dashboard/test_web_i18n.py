@@ -7,7 +7,7 @@ from datetime import UTC
 from dashboard.web import i18n
 
 
-def test_money_and_dates_in_the_slovak_format():
+def test_money_and_dates_in_the_slovak_format() -> None:
     from datetime import datetime
     from zoneinfo import ZoneInfo
 
@@ -27,7 +27,7 @@ def test_money_and_dates_in_the_slovak_format():
         i18n.reset_lang(token)
 
 
-def test_every_slovak_message_is_translated():
+def test_every_slovak_message_is_translated() -> None:
     from dashboard.web.i18n_tools import missing
 
     assert missing("sk") == []

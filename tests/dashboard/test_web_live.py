@@ -6,7 +6,8 @@ import asyncio
 import json
 import threading
 import time
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -19,9 +20,12 @@ from tests.support.matching import found
 from tests.support.waiting import HANG_S, wait_until
 from tests.support.web import add_users, serving_app, web_app
 
+if TYPE_CHECKING:
+    from broker.hall.hub import Hub
+
 
 @pytest.fixture
-def server(service):
+def server(service: Hub) -> Iterator[str]:
     """`lavos server`'s app on a real socket (the TestClient buffers whole responses: no streams)."""
     add_users(service, {STAFF: "staff"}, PASSWORD, CHEAP)
     with serving_app(web_app(service)) as base:
@@ -36,7 +40,9 @@ def _login(base: str) -> httpx.Client:
 
 
 @sqlite_only
-def test_a_session_start_reaches_an_open_stream_and_the_listener_goes_with_it(server, service, monkeypatch):
+def test_a_session_start_reaches_an_open_stream_and_the_listener_goes_with_it(
+    server: str, service: Hub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(pages_events, "HEARTBEAT_S", 0.2)
     before = len(service.listeners)
     client = _login(server)
@@ -57,12 +63,12 @@ def test_a_session_start_reaches_an_open_stream_and_the_listener_goes_with_it(se
 
 
 @sqlite_only
-def test_anonymous_gets_no_stream(server):
+def test_anonymous_gets_no_stream(server: str) -> None:
     r = httpc.get(server + "/events", follow_redirects=False)
     assert r.status_code == 303 and r.headers["location"].startswith("/login")
 
 
-def test_a_slow_client_gets_one_refresh_instead_of_a_backlog():
+def test_a_slow_client_gets_one_refresh_instead_of_a_backlog() -> None:
     async def run() -> list[dict[str, Any] | None]:
         sub = live.Subscriber(asyncio.get_running_loop(), maxsize=5)
 
@@ -90,7 +96,7 @@ def test_a_slow_client_gets_one_refresh_instead_of_a_backlog():
     assert {"topic": "refresh"} in got[:-1] and len(got) <= 6
 
 
-def test_what_pages_hear_for_each_service_topic():
+def test_what_pages_hear_for_each_service_topic() -> None:
     assert live.page_events("session", {"table": "pool-01", "action": "start"}) == [{"topic": "table", "table": "pool-01"}]
     # A transfer changed two tables: one event each (each tablet re-draws two cards, not the floor).
     assert live.page_events("session", {"table": "pool-02", "action": "transfer", "from_table": "pool-01"}) == [
@@ -104,7 +110,7 @@ def test_what_pages_hear_for_each_service_topic():
 
 
 @sqlite_only
-def test_the_hub_names_both_tables_of_a_transfer(service):
+def test_the_hub_names_both_tables_of_a_transfer(service: Hub) -> None:
     heard: list[tuple[str, dict[str, Any]]] = []
     service.subscribe(lambda topic, data: heard.append((topic, data)))
     sid = service.execute(StartGame(table="pool-01", actor="test"))
@@ -114,7 +120,7 @@ def test_the_hub_names_both_tables_of_a_transfer(service):
 
 
 @sqlite_only
-def test_streams_are_capped_per_login_and_given_back_when_they_end(server, service, monkeypatch):
+def test_streams_are_capped_per_login_and_given_back_when_they_end(server: str, service: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 19, item 24: one login holding streams no longer shuts everyone out (a 429 in Slovak
     for the next stream of that login, ordinary pages and other logins still served); a closed
     stream's slot comes back, also one that ended before its first byte."""

@@ -11,8 +11,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from sqlalchemy import select, text
@@ -25,6 +26,10 @@ from broker.storage.migrate import head_revision
 from broker.storage.models import Event, Member
 from tests.support.cli import lavos as run_lavos
 from tests.support.hub import REPO
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
 
 BATCH = 25  # rows per writer transaction: a consistent copy holds whole batches only
 FUTURE = "9999_from_a_newer_lavos"
@@ -87,7 +92,7 @@ def snapshot(url: str) -> tuple[list[tuple[Any, ...]], list[str]]:
 
 
 @pytest.fixture
-def fresh_url(request, db_url, tmp_path):
+def fresh_url(request: pytest.FixtureRequest, db_url: str, tmp_path: Path) -> Iterator[Any]:
     """An empty database of the same backend as db_url (not even migrated)."""
     if db_url.startswith("sqlite"):
         (tmp_path / "restored").mkdir()
@@ -108,7 +113,7 @@ def set_revision(url: str, revision: str) -> None:
         store.close()
 
 
-def test_backup_while_writing_restores_one_consistent_moment(db_url, fresh_url, tmp_path):
+def test_backup_while_writing_restores_one_consistent_moment(db_url: str, fresh_url: Any, tmp_path: Path) -> None:
     store = open_store(db_url)
     with store.session() as db:
         add_member(db, "Ambra Tomáš", actor="test")
@@ -142,7 +147,7 @@ def test_backup_while_writing_restores_one_consistent_moment(db_url, fresh_url, 
     assert f"schema {head_revision()}" in said and " rows in " in said
 
 
-def test_restore_refuses_a_database_with_rows_unless_forced(db_url, tmp_path):
+def test_restore_refuses_a_database_with_rows_unless_forced(db_url: str, tmp_path: Path) -> None:
     store = open_store(db_url)
     with store.session() as db:
         add_member(db, "Ambra Tomáš", actor="test")
@@ -160,14 +165,14 @@ def test_restore_refuses_a_database_with_rows_unless_forced(db_url, tmp_path):
         backup(db_url, tmp_path / "one-member.backup")
 
 
-def test_a_backup_from_a_newer_schema_is_refused(db_url, fresh_url, tmp_path):
+def test_a_backup_from_a_newer_schema_is_refused(db_url: str, fresh_url: Any, tmp_path: Path) -> None:
     set_revision(db_url, FUTURE)  # as if a newer Lavos had migrated it
     backup(db_url, tmp_path / "future.backup")  # copying is fine...
     with pytest.raises(BackupError, match=f"newer Lavos.*{FUTURE}.*upgrade Lavos first"):
         restore(tmp_path / "future.backup", fresh_url)  # ...writing it where this Lavos works is not
 
 
-def test_a_backup_is_private_whatever_the_umask(db_url, tmp_path):
+def test_a_backup_is_private_whatever_the_umask(db_url: str, tmp_path: Path) -> None:
     old = os.umask(0o022)
     try:
         backup(db_url, tmp_path / "private.backup")
@@ -176,7 +181,7 @@ def test_a_backup_is_private_whatever_the_umask(db_url, tmp_path):
     assert stat.S_IMODE((tmp_path / "private.backup").stat().st_mode) == 0o600
 
 
-def test_a_backup_of_the_other_backend_is_refused(db_url, tmp_path, request):
+def test_a_backup_of_the_other_backend_is_refused(db_url: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     mine = tmp_path / "mine.backup"
     backup(db_url, mine)
     if db_url.startswith("sqlite"):
@@ -193,7 +198,7 @@ def lavos(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "lavos_cli", *args], capture_output=True, text=True, cwd=REPO, timeout=60)
 
 
-def test_cli_garbage_is_one_clear_line(tmp_path):
+def test_cli_garbage_is_one_clear_line(tmp_path: Path) -> None:
     # In-process (tests/support/cli.py): the messages and exit codes are the command's; a traceback
     # would raise here instead of reaching stderr. test_cli_backup_and_restore runs the real process.
     lavos = run_lavos
@@ -218,7 +223,7 @@ def test_cli_garbage_is_one_clear_line(tmp_path):
     assert not (tmp_path / "nowhere.db").exists()  # a typo in --db does not create a database
 
 
-def test_cli_backup_and_restore(tmp_path):
+def test_cli_backup_and_restore(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'lavos.db'}"
     store = open_store(url)
     with store.session() as db:

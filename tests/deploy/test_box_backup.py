@@ -8,7 +8,7 @@ import io
 import json
 import tarfile
 from datetime import UTC, datetime, timedelta
-from typing import IO, cast
+from typing import IO, TYPE_CHECKING, cast
 
 import pytest
 
@@ -20,9 +20,12 @@ from dashboard.web.app import SECRET_FILE as DASHBOARDS_SECRET_FILE
 from tests.support.cli import lavos
 from tests.support.hub import VENUE
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
 
 @pytest.fixture
-def layout(tmp_path):
+def layout(tmp_path: Path) -> BoxLayout:
     box = BoxLayout(tmp_path / "box")
     box.etc.mkdir(parents=True)
     box.venue.write_text(VENUE.read_text())
@@ -32,11 +35,11 @@ def layout(tmp_path):
     return box
 
 
-def test_the_cookie_secret_is_the_one_the_dashboard_reads():
+def test_the_cookie_secret_is_the_one_the_dashboard_reads() -> None:
     assert SECRET_FILE == DASHBOARDS_SECRET_FILE
 
 
-def test_a_damaged_box_backup_is_refused_before_anything_is_written(layout, tmp_path):
+def test_a_damaged_box_backup_is_refused_before_anything_is_written(layout: BoxLayout, tmp_path: Path) -> None:
     good = tmp_path / "good.tar.gz"
     backup_box(layout, good)
     bad = tmp_path / "bad.tar.gz"
@@ -56,7 +59,7 @@ def test_a_damaged_box_backup_is_refused_before_anything_is_written(layout, tmp_
     assert target.venue.read_text() == layout.venue.read_text() and (target.data / SECRET_FILE).read_text() == "cookie-secret\n"
 
 
-def test_a_nightly_backup_whose_copy_fails_says_so_and_keeps_the_backup(layout, tmp_path):
+def test_a_nightly_backup_whose_copy_fails_says_so_and_keeps_the_backup(layout: BoxLayout, tmp_path: Path) -> None:
     layout.backup_conf.write_text(f'dir = "/backups"\nkeep_days = 2\ncopy_to = "{tmp_path / "usb-not-mounted"}"\n')
     old = datetime.now(UTC) - timedelta(days=5)
     first = nightly(layout, now=old)
@@ -74,7 +77,7 @@ def test_a_nightly_backup_whose_copy_fails_says_so_and_keeps_the_backup(layout, 
     assert sorted(p.name for p in usb.iterdir()) == ["lavos-2026-01-01T043000Z.tar.gz", name]
 
 
-def test_the_box_commands_take_the_database_from_lavos_db(layout, tmp_path):
+def test_the_box_commands_take_the_database_from_lavos_db(layout: BoxLayout, tmp_path: Path) -> None:
     """A PostgreSQL box names its database in LAVOS_DB (the units' drop-ins, README.md): the nightly
     backup, a box backup and box setup use it, as every command's --db says, not the root's SQLite."""
     other = f"sqlite:///{tmp_path / 'elsewhere.db'}"

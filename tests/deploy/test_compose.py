@@ -54,7 +54,7 @@ def bind_mounts(service: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-def test_the_services_and_their_images(compose):
+def test_the_services_and_their_images(compose: dict[str, Any]) -> None:
     services = compose["services"]
     assert set(services) == {"mosquitto", "lavos", "victoriametrics", "vmalert", "grafana"}
     assert services["mosquitto"]["image"].startswith("eclipse-mosquitto:2")
@@ -65,7 +65,7 @@ def test_the_services_and_their_images(compose):
     assert (COMPOSE_DIR / services["lavos"]["build"]["context"]).resolve() == REPO
 
 
-def test_every_variable_is_defined_in_env_example():
+def test_every_variable_is_defined_in_env_example() -> None:
     used = set(VAR.findall(COMPOSE.read_text()))
     defined = env_example()
     assert used - set(defined) == set(), "add these to deploy/compose/.env.example"
@@ -73,7 +73,7 @@ def test_every_variable_is_defined_in_env_example():
     assert all(defined.values())
 
 
-def test_every_mounted_path_exists_or_is_a_secret_the_readme_makes(compose):
+def test_every_mounted_path_exists_or_is_a_secret_the_readme_makes(compose: dict[str, Any]) -> None:
     readme = (COMPOSE_DIR / "README.md").read_text()
     assert (SECRETS / ".gitignore").read_text().splitlines()[-2:] == ["*", "!.gitignore"]  # secrets never committed
     sources = [src for svc in compose["services"].values() for src, _ in bind_mounts(svc)]
@@ -93,7 +93,7 @@ def test_every_mounted_path_exists_or_is_a_secret_the_readme_makes(compose):
         assert set(svc.get("secrets", [])) <= set(compose["secrets"])
 
 
-def test_host_ports_do_not_clash(compose):
+def test_host_ports_do_not_clash(compose: dict[str, Any]) -> None:
     host_ports = []
     for svc in compose["services"].values():
         for spec in svc.get("ports", []):
@@ -102,7 +102,7 @@ def test_host_ports_do_not_clash(compose):
     assert len(host_ports) == len(set(host_ports)), host_ports
 
 
-def test_mosquitto_gets_our_config_acl_and_password_file_where_the_config_says(compose):
+def test_mosquitto_gets_our_config_acl_and_password_file_where_the_config_says(compose: dict[str, Any]) -> None:
     conf = (REPO / "deploy" / "mosquitto" / "lavos.conf").read_text()
     settings = dict(line.split(None, 1) for line in conf.splitlines() if line and not line.startswith("#") and " " in line)
     mounts = {target: (COMPOSE_DIR / src).resolve() for src, target in bind_mounts(compose["services"]["mosquitto"])}
@@ -133,7 +133,7 @@ def server_options() -> set[str]:
     return set(re.findall(r"(--[a-z][a-z-]+)", done.stdout))
 
 
-def test_the_lavos_command_uses_only_options_lavos_server_knows(compose):
+def test_the_lavos_command_uses_only_options_lavos_server_knows(compose: dict[str, Any]) -> None:
     lavos = compose["services"]["lavos"]
     command = lavos["command"]
     assert command[0] == "server"
@@ -152,7 +152,7 @@ def _flags(args: list[str]) -> dict[str, str]:
     return dict(a.lstrip("-").split("=", 1) for a in args)
 
 
-def test_victoriametrics_and_vmalert_run_as_the_shipped_files_say(compose):
+def test_victoriametrics_and_vmalert_run_as_the_shipped_files_say(compose: dict[str, Any]) -> None:
     """The same flags as deploy/vmalert/victoria-metrics.default and deploy/systemd/lavos-vmalert.service
     (which tests/deploy/test_monitoring.py runs), but for the addresses and paths inside the containers."""
     vm = _flags(compose["services"]["victoriametrics"]["command"])
@@ -169,7 +169,7 @@ def test_victoriametrics_and_vmalert_run_as_the_shipped_files_say(compose):
     assert flags["notifier.bearerTokenFile"].removeprefix("/run/secrets/") in vmalert["secrets"]
 
 
-def test_grafana_gets_the_provisioning_and_every_variable_it_reads(compose):
+def test_grafana_gets_the_provisioning_and_every_variable_it_reads(compose: dict[str, Any]) -> None:
     grafana = compose["services"]["grafana"]
     mounts = {(COMPOSE_DIR / src).resolve(): target for src, target in bind_mounts(grafana)}
     assert mounts[REPO / "deploy" / "grafana" / "provisioning"] == "/etc/grafana/provisioning"
@@ -183,7 +183,7 @@ def test_grafana_gets_the_provisioning_and_every_variable_it_reads(compose):
     assert grafana["environment"]["LAVOS_METRICS_URL"] == "http://victoriametrics:8428"
 
 
-def test_the_dockerfile_copies_what_exists_and_runs_lavos():
+def test_the_dockerfile_copies_what_exists_and_runs_lavos() -> None:
     text = (COMPOSE_DIR / "Dockerfile").read_text()
     for line in re.findall(r"^COPY (.+)$", text, re.M):
         *sources, _dest = line.split()
@@ -198,7 +198,7 @@ def test_the_dockerfile_copies_what_exists_and_runs_lavos():
     assert python and (int(python[1]), int(python[2])) >= (3, 11)
 
 
-def test_docker_compose_config_accepts_it(tmp_path):
+def test_docker_compose_config_accepts_it(tmp_path: Path) -> None:
     docker = shutil.which("docker")
     if docker is None or subprocess.run([docker, "compose", "version"], capture_output=True).returncode != 0:
         pytest.skip("the docker compose plugin is not installed here, so `docker compose config` cannot check the file")

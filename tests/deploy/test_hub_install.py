@@ -18,6 +18,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import paho.mqtt.client as mqtt
 import pytest
@@ -40,6 +41,11 @@ from tests.deploy.test_pi_install import tree
 from tests.support.hub import REPO
 from tests.support.matching import found
 from tests.support.waiting import wait_until
+
+if TYPE_CHECKING:
+    from broker.hall.hub import Hub
+    from broker.storage.engine import Store
+
 
 INSTALL = REPO / "deploy" / "hub" / "install.sh"
 UNITS = ("lavos-server.service", "lavos-vmalert.service", "lavos-backup.service", "lavos-backup.timer")
@@ -73,7 +79,7 @@ def readme_install_args() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def box(tmp_path_factory) -> tuple[Path, str]:
+def box(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """One box installed with the README's command (and 127.0.0.1 in its certificate, which the
     tests' clients dial): (root, what the first run said)."""
     root = tmp_path_factory.mktemp("box") / "root"
@@ -88,7 +94,7 @@ def mode(p: Path) -> str:
     return oct(p.stat().st_mode & 0o777)
 
 
-def test_a_fresh_box_is_private_tls_by_default_and_a_second_run_changes_nothing(box):
+def test_a_fresh_box_is_private_tls_by_default_and_a_second_run_changes_nothing(box: tuple[Any, str]) -> None:
     root, said = box
     layout = BoxLayout(root)
     before = tree(root)
@@ -169,7 +175,7 @@ def test_a_fresh_box_is_private_tls_by_default_and_a_second_run_changes_nothing(
 
 
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed (Debian package systemd)")
-def test_the_hub_boxs_units_pass_systemd_analyze_verify(box, tmp_path):
+def test_the_hub_boxs_units_pass_systemd_analyze_verify(box: tuple[Any, str], tmp_path: Path) -> None:
     """The units as installed, their ExecStart pointed at this checkout's lavos (verify checks it is
     an executable; /opt/lavos is not installed on the test machine)."""
     root, _ = box
@@ -183,7 +189,7 @@ def test_the_hub_boxs_units_pass_systemd_analyze_verify(box, tmp_path):
     assert done.returncode == 0 and done.stderr.strip() == "", done.stderr
 
 
-def test_an_edited_venue_restarts_the_hub_alone(box):
+def test_an_edited_venue_restarts_the_hub_alone(box: tuple[Any, str]) -> None:
     """README step 2: edit the venue file, run the script again, the hub starts with it."""
     root, _ = box
     venue = BoxLayout(root).venue
@@ -193,7 +199,7 @@ def test_an_edited_venue_restarts_the_hub_alone(box):
     assert not re.search(r"would: systemctl restart (mosquitto|victoria-metrics|lavos-vmalert|avahi)", said)
 
 
-def test_vmalerts_account_is_not_the_clubs_first_manager(box, tmp_path):
+def test_vmalerts_account_is_not_the_clubs_first_manager(box: tuple[Any, str], tmp_path: Path) -> None:
     """A box set up without --manager (vmalert's account, a manager, made already), then with one:
     the club's first manager is still made, and a setup that has everything opens no database."""
     root, _ = box
@@ -209,13 +215,13 @@ def test_vmalerts_account_is_not_the_clubs_first_manager(box, tmp_path):
     assert sorted(p.name for p in layout.data.iterdir()) == db_files and said[-1].startswith("unchanged: vmalert's API token")
 
 
-def test_help_is_the_comment_on_top_of_each_install_script():
+def test_help_is_the_comment_on_top_of_each_install_script() -> None:
     for script in (INSTALL, REPO / "deploy/pi/install.sh"):
         done = subprocess.run(["bash", str(script), "--help"], capture_output=True, text=True, timeout=30)
         assert done.returncode == 0 and "--prefix DIR" in done.stdout and "set -euo" not in done.stdout, done.stdout
 
 
-def test_bad_arguments_say_what_to_do(tmp_path):
+def test_bad_arguments_say_what_to_do(tmp_path: Path) -> None:
     for args, message in (
         (["--restore", str(tmp_path / "nope.tar.gz")], "does not exist"),
         (["--bogus"], "unknown argument"),
@@ -276,7 +282,7 @@ def tls_connack(port: int, user: str, password: str, ca: Path) -> str:
     return got[0] if got else "no answer"
 
 
-def hub_on(layout: BoxLayout, broker: Broker | None):
+def hub_on(layout: BoxLayout, broker: Broker | None) -> tuple[Hub, Store]:
     url = MqttUrl("127.0.0.1", broker.port, "lavos-hub", layout.hub_password.read_text().strip(), False) if broker else None
     store = open_store(layout.db_url)
     hub = build_hub(load_venue(layout.venue), store, mqtt_url=url)
@@ -284,7 +290,7 @@ def hub_on(layout: BoxLayout, broker: Broker | None):
     return hub, store
 
 
-def test_a_club_backed_up_at_night_comes_back_on_a_new_box(box, tmp_path):
+def test_a_club_backed_up_at_night_comes_back_on_a_new_box(box: tuple[Any, str], tmp_path: Path) -> None:
     root, _ = box
     first = BoxLayout(root)
     # the evening: a game stopped and paid, another still running

@@ -271,7 +271,7 @@ def hub_figures(ev: Evening) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def vm(tmp_path_factory) -> Iterator[VictoriaMetrics]:
+def vm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VictoriaMetrics]:
     """VictoriaMetrics as the hall runs it (the shipped ARGS), and one test-only flag."""
     v = VictoriaMetrics(tmp_path_factory.mktemp("vm"), flags=shipped_vm_flags() + TEST_FLAGS).start()
     yield v
@@ -279,7 +279,7 @@ def vm(tmp_path_factory) -> Iterator[VictoriaMetrics]:
 
 
 @pytest.fixture(scope="module")
-def evening(vm, tmp_path_factory) -> Iterator[Evening]:
+def evening(vm: VictoriaMetrics, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Evening]:
     workdir = tmp_path_factory.mktemp("evening")
     start, end = evening_span(datetime.now(UTC))
     clock = EveningClock(start)
@@ -436,27 +436,27 @@ def checks(*panel_ids: int) -> Callable[[Check], Check]:
 
 
 @checks(2)
-def _games(ev: Evening, panel, r) -> None:
+def _games(ev: Evening, panel: Any, r: Any) -> None:
     assert instant(r["A"]) == {(): ev.figures["games"]} and ev.figures["games"] == 5
 
 
 @checks(3)
-def _minutes(ev: Evening, panel, r) -> None:
+def _minutes(ev: Evening, panel: Any, r: Any) -> None:
     assert instant(r["A"]) == {(): sum(ev.figures["minutes"].values())}
 
 
 @checks(4)
-def _billed(ev: Evening, panel, r) -> None:
+def _billed(ev: Evening, panel: Any, r: Any) -> None:
     assert instant(r["A"]) == {(): ev.figures["billed_cents"] / 100}
 
 
 @checks(5)
-def _balls(ev: Evening, panel, r) -> None:
+def _balls(ev: Evening, panel: Any, r: Any) -> None:
     assert instant(r["A"]) == {(): sum(ev.figures["per_pocket"].values())}
 
 
 @checks(7)
-def _billed_per_day_by_tariff(ev: Evening, panel, r) -> None:
+def _billed_per_day_by_tariff(ev: Evening, panel: Any, r: Any) -> None:
     series = points(r["A"], "tariff")
     on_the_day = {tariff: round(values.get(midnight(ev.day), 0) * 100) for (tariff,), values in series.items()}
     assert on_the_day == ev.figures["by_tariff"] and len(on_the_day) == 2  # standard and the member's club card
@@ -465,40 +465,40 @@ def _billed_per_day_by_tariff(ev: Evening, panel, r) -> None:
 
 
 @checks(8)
-def _billed_by_table(ev: Evening, panel, r) -> None:
+def _billed_by_table(ev: Evening, panel: Any, r: Any) -> None:
     assert {t: round(v * 100) for (t,), v in instant(r["A"], "table").items()} == ev.figures["billed_by_table"]
 
 
 @checks(10)
-def _minutes_per_day(ev: Evening, panel, r) -> None:
+def _minutes_per_day(ev: Evening, panel: Any, r: Any) -> None:
     got = {t: v.get(midnight(ev.day)) for (t,), v in points(r["A"], "table").items()}
     assert got == {t: m for t, m in ev.figures["minutes"].items() if m}
 
 
 @checks(11)
-def _lights(ev: Evening, panel, r) -> None:
+def _lights(ev: Evening, panel: Any, r: Any) -> None:
     want = {t: float(n.light_on) for t, n in ev.figures["nodes"].items()}
     assert last_points(r["A"]) == want and want["pool-07"] == 1.0
 
 
 @checks(13)
-def _drops_per_hour(ev: Evening, panel, r) -> None:
+def _drops_per_hour(ev: Evening, panel: Any, r: Any) -> None:
     got = {(t, at): v for (t,), values in points(r["A"], "table").items() for at, v in values.items() if v}
     assert got == ev.figures["drops_per_hour"]
 
 
 @checks(14)
-def _per_pocket(ev: Evening, panel, r) -> None:
+def _per_pocket(ev: Evening, panel: Any, r: Any) -> None:
     assert instant(r["A"], "table", "pocket") == ev.figures["per_pocket"]
 
 
 @checks(15)
-def _goals(ev: Evening, panel, r) -> None:
+def _goals(ev: Evening, panel: Any, r: Any) -> None:
     assert sum(v for s in points(r["A"], "table", "side").values() for v in s.values()) == ev.figures["goals"] == 12
 
 
 @checks(17)
-def _modules_now(ev: Evening, panel, r) -> None:
+def _modules_now(ev: Evening, panel: Any, r: Any) -> None:
     nodes = ev.figures["nodes"]
     assert len(nodes) == len(TABLES)
     lag = instant(r["A"], "table")
@@ -511,7 +511,7 @@ def _modules_now(ev: Evening, panel, r) -> None:
 
 
 @checks(18, 19, 20, 21)
-def _node_series(ev: Evening, panel, r) -> None:
+def _node_series(ev: Evening, panel: Any, r: Any) -> None:
     (target,) = panel["targets"]
     (name,) = re.findall(r"\bnode_(\w+)\{", target["expr"])  # the telemetry field the panel shows
     want = {t: float(n.telemetry[name]) for t, n in ev.figures["nodes"].items() if n.telemetry.get(name) is not None}
@@ -519,12 +519,12 @@ def _node_series(ev: Evening, panel, r) -> None:
 
 
 @checks(22)
-def _rejects(ev: Evening, panel, r) -> None:
+def _rejects(ev: Evening, panel: Any, r: Any) -> None:
     assert instant(r["A"], "table", "reason") == ev.figures["rejects"] and ev.figures["rejects"]
 
 
 @checks(24)
-def _alerts_per_hour(ev: Evening, panel, r) -> None:
+def _alerts_per_hour(ev: Evening, panel: Any, r: Any) -> None:
     got: Counter[str] = Counter()
     for (kind,), values in points(r["A"], "kind").items():
         got[kind] += round(sum(values.values()))
@@ -532,18 +532,18 @@ def _alerts_per_hour(ev: Evening, panel, r) -> None:
 
 
 @checks(25)
-def _alerts_by_kind(ev: Evening, panel, r) -> None:
+def _alerts_by_kind(ev: Evening, panel: Any, r: Any) -> None:
     assert instant(r["A"], "kind") == {(k,): n for k, n in ev.figures["alerts"].items()}
 
 
 @pytest.mark.parametrize("panel", panels(), ids=lambda p: f"{p['id']}-{p['title'].split(' / ')[-1]}")
-def test_every_panel_shows_what_the_hub_reports(evening, panel):
+def test_every_panel_shows_what_the_hub_reports(evening: Evening, panel: Any) -> None:
     grafana = Grafana(evening.vm.url, business_day_bounds(evening.day, load_venue(VENUE))[0], evening.end)
     assert panel["id"] in CHECKS, f"panel {panel['id']} ({panel['title']}) has no check here: add one"
     CHECKS[panel["id"]](evening, panel, grafana.run(panel))
 
 
-def test_choosing_tables_narrows_the_panels(evening):
+def test_choosing_tables_narrows_the_panels(evening: Evening) -> None:
     grafana = Grafana(evening.vm.url, business_day_bounds(evening.day, load_venue(VENUE))[0], evening.end, ["pool-01", "pool-08"])
     by_id = {p["id"]: p for p in panels()}
     assert instant(grafana.run(by_id[8])["A"], "table") == {
@@ -552,7 +552,7 @@ def test_choosing_tables_narrows_the_panels(evening):
     assert instant(grafana.run(by_id[2])["A"]) == {(): 3.0}  # pool-01 twice, pool-08 once
 
 
-def test_the_table_variable_lists_every_table_that_reported(evening):
+def test_the_table_variable_lists_every_table_that_reported(evening: Evening) -> None:
     var = next(v for v in dashboard()["templating"]["list"] if v["name"] == "table")
     (label,) = re.findall(r"^label_values\((\w+)\)$", var["definition"])
     r = httpx.get(f"{evening.vm.url}/api/v1/label/{label}/values", timeout=10)
@@ -621,7 +621,7 @@ def wait_alerts(hub: Any, want: set[tuple[str, str | None]]) -> None:
         ) from None
 
 
-def test_every_rule_fires_for_its_cause_and_resolves_through_the_hub(evening, tmp_path):
+def test_every_rule_fires_for_its_cause_and_resolves_through_the_hub(evening: Evening, tmp_path: Path) -> None:
     ev, hub, metrics, vm = evening, evening.hub, evening.metrics, evening.vm
     ev.clock.run_real()  # vmalert evaluates now; the hub compares its alerts' end with its own clock
     assert hub.open.get("pool-07") is not None  # a game runs: the hall is attended whatever the hour of the test
@@ -635,7 +635,7 @@ def test_every_rule_fires_for_its_cause_and_resolves_through_the_hub(evening, tm
             silent = {("LavosNodeSilent", t) for t in TABLES}
             first = silent | {("LavosIngestStalled", None), ("LavosLitWithoutEvents", "pool-07")}
             wait_alerts(hub, first)
-            texts = lambda: [m["message"] for m in webhook.received]  # noqa: E731
+            texts: Callable[[], list[str]] = lambda: [m["message"] for m in webhook.received]  # noqa: E731
             wait_until(lambda: len(texts()) >= len(first), timeout=20, what="a push per alert")
             assert any(t.startswith("Pool 7: stôl svieti vyše 30 minút") for t in texts())
             assert any(t.startswith("Karambol: modul pri stole je odpojený") for t in texts())
@@ -659,7 +659,7 @@ def test_every_rule_fires_for_its_cause_and_resolves_through_the_hub(evening, tm
             metrics.light("pool-05", True, now)
             assert metrics.flush()
             wait_alerts(hub, set())
-            follow_ups = lambda: [t for t in texts() if t.startswith("Vyriešené: ")]  # noqa: E731
+            follow_ups: Callable[[], list[str]] = lambda: [t for t in texts() if t.startswith("Vyriešené: ")]  # noqa: E731
             wait_until(lambda: len(follow_ups()) == len(first | second), timeout=20, what="a follow-up per alert")
             assert any(t.startswith("Vyriešené: Pool 3: modulu pribúdajú neodoslané udalosti") for t in texts())
             assert any(t.startswith("Vyriešené: Pool 5: 5 minút padajú gule") for t in texts())
@@ -671,6 +671,6 @@ def test_every_rule_fires_for_its_cause_and_resolves_through_the_hub(evening, tm
     assert seen == shipped
 
 
-def _monitoring_account(db) -> str:
+def _monitoring_account(db: Any) -> str:
     create_user(db, "monitoring", new_password("monitoring-password", CHEAP), "manager", actor="test")
     return issue_token(db, "monitoring", "vmalert", actor="test")

@@ -50,7 +50,7 @@ def error_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.strip()]
 
 
-def test_the_agent_under_its_unit_starts_lgpio_and_stops_only_at_the_missing_gpiochip(tmp_path, etc):
+def test_the_agent_under_its_unit_starts_lgpio_and_stops_only_at_the_missing_gpiochip(tmp_path: Path, etc: Path) -> None:
     scratch = tmp_path / "sandbox"
     done = run_sandboxed(UNIT.sandbox(scratch, binds=installed(etc)))
     assert done.returncode == EXIT_PINS, done.stderr
@@ -64,7 +64,7 @@ def test_the_agent_under_its_unit_starts_lgpio_and_stops_only_at_the_missing_gpi
     assert str(EXIT_PINS) in UNIT.many("RestartPreventExitStatus")  # "2 3": never a restart loop
 
 
-def test_an_unwritable_lg_wd_is_one_line_naming_it(tmp_path, etc):
+def test_an_unwritable_lg_wd_is_one_line_naming_it(tmp_path: Path, etc: Path) -> None:
     done = run_sandboxed(UNIT.sandbox(tmp_path / "sandbox", binds=installed(etc), env={"LG_WD": "/opt/lavos"}))
     assert done.returncode == EXIT_PINS, done.stderr
     assert error_lines(done.stderr) == [
@@ -73,7 +73,7 @@ def test_an_unwritable_lg_wd_is_one_line_naming_it(tmp_path, etc):
     ]
 
 
-def test_a_gpiochip_the_user_may_not_open_says_which_group_to_join(tmp_path, etc):
+def test_a_gpiochip_the_user_may_not_open_says_which_group_to_join(tmp_path: Path, etc: Path) -> None:
     chip = tmp_path / "gpiochip0"
     chip.write_bytes(b"")
     os.chmod(chip, 0o600)
@@ -85,7 +85,7 @@ def test_a_gpiochip_the_user_may_not_open_says_which_group_to_join(tmp_path, etc
     assert "sudo usermod -aG nogroup lavos" in line
 
 
-def test_test_sensors_as_lavos_from_any_directory_gets_to_the_gpiochip(tmp_path, etc):
+def test_test_sensors_as_lavos_from_any_directory_gets_to_the_gpiochip(tmp_path: Path, etc: Path) -> None:
     """README, section 3: `sudo -u lavos /opt/lavos/.venv/bin/lavos edge --config /etc/lavos/node.toml
     test-sensors`, from a directory lavos cannot write and with no LG_WD (sudo gives it none)."""
     argv = ["/opt/lavos/.venv/bin/lavos", "edge", "--config", "/etc/lavos/node.toml", "test-sensors", "--seconds", "0.2"]

@@ -8,6 +8,7 @@ import re
 import stat
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,7 +41,7 @@ def tree(root: Path) -> dict[str, str]:
 
 
 @pytest.fixture
-def kit(tmp_path):
+def kit(tmp_path: Path) -> Any:
     """What the central box hands over for pool-01: node.toml, password, CA."""
     cfg = node_config_for(
         load_venue(VENUE),
@@ -57,7 +58,7 @@ def kit(tmp_path):
     return tmp_path
 
 
-def test_install_twice_in_a_test_root_changes_nothing_the_second_time(kit, tmp_path):
+def test_install_twice_in_a_test_root_changes_nothing_the_second_time(kit: Any, tmp_path: Path) -> None:
     root = tmp_path / "root"
     args = [
         "--prefix",
@@ -94,7 +95,7 @@ def test_install_twice_in_a_test_root_changes_nothing_the_second_time(kit, tmp_p
         assert "would: useradd --system" in first.stdout and "would: chown lavos:lavos" in first.stdout
 
 
-def test_node_toml_from_table_and_host_with_lavos_node_config(kit, tmp_path):
+def test_node_toml_from_table_and_host_with_lavos_node_config(kit: Any, tmp_path: Path) -> None:
     root = tmp_path / "root"
     assert run("--prefix", str(root), "--config", str(kit / "pool-01.toml"), "--no-pip").returncode == 0
     # as if pip had installed lavos into the node's venv
@@ -117,13 +118,13 @@ def test_node_toml_from_table_and_host_with_lavos_node_config(kit, tmp_path):
         (["--table", "pool-01", "--mqtt-host", "h"], "no lavos in"),
     ],
 )
-def test_bad_arguments_say_what_to_do(tmp_path, args, message):
+def test_bad_arguments_say_what_to_do(tmp_path: Path, args: Any, message: Any) -> None:
     done = run("--prefix", str(tmp_path / "root"), "--no-pip", *args)
     assert done.returncode == 2
     assert re.search(message, done.stderr), done.stderr
 
 
-def test_a_config_that_is_not_toml_is_refused(tmp_path):
+def test_a_config_that_is_not_toml_is_refused(tmp_path: Path) -> None:
     (tmp_path / "node.toml").write_text("this is [not toml\n")
     done = run("--prefix", str(tmp_path / "root"), "--no-pip", "--config", str(tmp_path / "node.toml"))
     assert done.returncode == 2 and "not valid TOML" in done.stderr
@@ -149,7 +150,7 @@ def fresh_os(tmp_path: Path) -> dict[str, str]:
     return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
 
 
-def test_a_fresh_raspberry_pi_os_gets_what_the_nodes_build_needs(kit, tmp_path):
+def test_a_fresh_raspberry_pi_os_gets_what_the_nodes_build_needs(kit: Any, tmp_path: Path) -> None:
     import tomllib
 
     deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
@@ -164,7 +165,7 @@ def test_a_fresh_raspberry_pi_os_gets_what_the_nodes_build_needs(kit, tmp_path):
     assert set().union(*BUILDS_FROM_SOURCE.values()) | {"python3-venv"} <= set(install.split()[4:])
 
 
-def test_an_mfrc522_node_gets_its_reader_package_and_others_do_not(kit, tmp_path):
+def test_an_mfrc522_node_gets_its_reader_package_and_others_do_not(kit: Any, tmp_path: Path) -> None:
     """The agent with lgpio, without RPi.GPIO, unless node.toml names an MFRC522 reader (pip as a recorder)."""
     root = tmp_path / "root"
     venv_bin = root / "opt/lavos/.venv/bin"

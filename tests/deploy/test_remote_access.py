@@ -14,13 +14,20 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.support import httpc
 from tests.support.matching import found
 from tests.support.server import serving
+
+if TYPE_CHECKING:
+    from sim.mosquitto import Mosquitto
+    from tests.support.server import Serving
+
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "deploy" / "remote-access.md"
@@ -44,7 +51,7 @@ def login_cookie(base: str, **headers: str) -> dict[str, str | bool]:
 
 
 @pytest.fixture(scope="module")
-def plain_server(mosquitto, tmp_path_factory):
+def plain_server(mosquitto: Mosquitto, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serving]:
     """`lavos server` as lavos-server.service runs it: no --https-cookies, uvicorn's default trust."""
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("FORWARDED_ALLOW_IPS", raising=False)  # uvicorn's own default: 127.0.0.1 and ::1
@@ -52,19 +59,19 @@ def plain_server(mosquitto, tmp_path_factory):
             yield s
 
 
-def test_over_plain_http_the_cookie_is_http_only_lax_and_not_secure(plain_server) -> None:
+def test_over_plain_http_the_cookie_is_http_only_lax_and_not_secure(plain_server: Serving) -> None:
     attrs = login_cookie(plain_server.base)
     assert attrs["httponly"] is True and attrs["samesite"] == "lax" and attrs["path"] == "/"
     assert "secure" not in attrs  # a LAN tablet on http://hub:8080 must get its cookie back
 
 
-def test_behind_a_proxy_on_the_same_box_the_cookie_is_secure(plain_server) -> None:
+def test_behind_a_proxy_on_the_same_box_the_cookie_is_secure(plain_server: Serving) -> None:
     """Caddy or `tailscale serve` on the box connect from 127.0.0.1 and say the phone came over https."""
     attrs = login_cookie(plain_server.base, **{"X-Forwarded-Proto": "https", "X-Forwarded-For": "203.0.113.7"})
     assert attrs["secure"] is True and attrs["httponly"] is True and attrs["samesite"] == "lax"
 
 
-def test_https_cookies_flag_makes_it_secure_over_plain_http(mosquitto, tmp_path) -> None:
+def test_https_cookies_flag_makes_it_secure_over_plain_http(mosquitto: Mosquitto, tmp_path: Path) -> None:
     # A proxy elsewhere is trusted only when named; here a made-up one, so loopback is not trusted.
     with serving(mosquitto.port, tmp_path, "--https-cookies", env={"FORWARDED_ALLOW_IPS": "192.0.2.1"}) as s:
         attrs = login_cookie(s.base)

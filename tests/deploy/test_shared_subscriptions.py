@@ -10,19 +10,28 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 from sqlalchemy import func, select
 
+from broker.adapters.hub_link import HubLink
 from broker.compose import open_store
 from broker.floor.games import StartGame
 from broker.hall.hub import Hub
 from broker.storage.models import Alert, Event
 from devices.contract import event_topic, light_set_topic
 from tests.support.hub import hub_link, new_hub
+from tests.support.matching import some
 from tests.support.mqtt import Collector, clear_session
 from tests.support.waiting import wait_until
+
+if TYPE_CHECKING:
+    from sim.mosquitto import Mosquitto
+    from tests.support.postgres import PostgresCluster
+
 
 # An odd count: Mosquitto deals messages round robin, so with an even count and strictly
 # interleaved publishing each table would always land on the same process.
@@ -31,7 +40,7 @@ PER_TABLE = 60
 
 
 @pytest.fixture
-def pg_url(postgres_cluster, postgres_template):
+def pg_url(postgres_cluster: PostgresCluster, postgres_template: str) -> Iterator[Any]:
     url = postgres_cluster.create_database(template=postgres_template)
     yield url
     postgres_cluster.drop_database(url)
@@ -42,7 +51,7 @@ def pg_url(postgres_cluster, postgres_template):
 LOGINS = ("lavos-hub-2", "lavos-hub-3")
 
 
-def start_service(mosquitto, url: str, group: str, login: str) -> Hub:
+def start_service(mosquitto: Any, url: str, group: str, login: str) -> Hub:
     svc = new_hub(open_store(url), mosquitto=mosquitto, client_id=login, share_group=group)
     svc.start()
     return svc
@@ -54,7 +63,7 @@ def stop_service(svc: Hub) -> None:
 
 
 @pytest.fixture
-def two_services(mosquitto, pg_url, request):
+def two_services(mosquitto: Mosquitto, pg_url: Any, request: pytest.FixtureRequest) -> Iterator[list[Hub]]:
     # A stopped member's persistent session stays in its group and keeps being dealt messages (see
     # test_a_stopped_process_keeps_its_share_queued): the logins' sessions from an earlier test are
     # ended first, as docs/scaling.md says to do for a retired slot, and each test has its group.
@@ -96,14 +105,14 @@ def publish_events(port: int, seqs: range) -> None:
             node.close()
 
 
-def stored(svc) -> tuple[int, int]:
+def stored(svc: Any) -> tuple[int, int]:
     with svc.store.reader() as db:
         total = db.scalar(select(func.count()).select_from(Event))
         distinct = db.scalar(select(func.count()).select_from(select(Event.table_id, Event.boot, Event.seq).distinct().subquery()))
     return total, distinct
 
 
-def test_every_event_is_stored_exactly_once_across_two_processes(mosquitto, two_services):
+def test_every_event_is_stored_exactly_once_across_two_processes(mosquitto: Mosquitto, two_services: list[Hub]) -> None:
     a, b = two_services
     n = len(TABLES) * PER_TABLE
     publish_events(mosquitto.port, range(PER_TABLE))
@@ -122,7 +131,7 @@ def test_every_event_is_stored_exactly_once_across_two_processes(mosquitto, two_
     assert a.handlers.applied + b.handlers.applied == n
 
 
-def test_in_memory_state_is_per_process(mosquitto, two_services):
+def test_in_memory_state_is_per_process(mosquitto: Mosquitto, two_services: list[Hub]) -> None:
     """What is NOT safe to split yet (docs/scaling.md): each process knows only its own sessions
     and sees only its share of the drops. If this test fails because it got better, update the note."""
     a, b = two_services
@@ -138,12 +147,12 @@ def test_in_memory_state_is_per_process(mosquitto, two_services):
     assert len(false_alarm) == 1
 
 
-def test_a_stopped_process_keeps_its_share_queued(mosquitto, two_services, pg_url):
+def test_a_stopped_process_keeps_its_share_queued(mosquitto: Mosquitto, two_services: list[Hub], pg_url: Any) -> None:
     """Mosquitto keeps dealing a stopped member's share to its persistent session: those events
     wait at the broker (nothing is lost) until a process with the same login (= client id) returns."""
     a, b = two_services
-    login, group = b.link.url.username, b.link._share_group
-    assert b.link.client._client_id.decode() == login  # the login is the client id, so the session
+    login, group = hub_link(b).url.username, some(hub_link(b)._share_group)
+    assert cast(HubLink, b.link).client._client_id.decode() == login  # the login is the client id, so the session
     stop_service(b)
     n = len(TABLES) * 30
     publish_events(mosquitto.port, range(30))

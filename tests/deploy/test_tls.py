@@ -8,7 +8,9 @@ import socket
 import ssl
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import paho.mqtt.client as mqtt
 import pytest
@@ -54,7 +56,7 @@ class TlsMosquitto(Mosquitto):
 
 
 @pytest.fixture(scope="module")
-def certs(tmp_path_factory):
+def certs(tmp_path_factory: pytest.TempPathFactory) -> Any:
     out = tmp_path_factory.mktemp("certs")
     done = make_certs(out, "localhost", "127.0.0.1")
     assert done.returncode == 0, done.stderr
@@ -62,7 +64,7 @@ def certs(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def tls_broker(tmp_path_factory, certs):
+def tls_broker(tmp_path_factory: pytest.TempPathFactory, certs: Any) -> Iterator[TlsMosquitto]:
     broker = TlsMosquitto(tmp_path_factory.mktemp("mosquitto-tls"), certs, {TABLE: f"pw-{TABLE}"}).start()
     yield broker
     broker.stop()
@@ -76,7 +78,7 @@ def tls_connect(port: int, ca_file: Path) -> mqtt.Client:
     return c
 
 
-def test_make_certs_is_idempotent_and_force_renews_the_ca(tmp_path):
+def test_make_certs_is_idempotent_and_force_renews_the_ca(tmp_path: Path) -> None:
     first = make_certs(tmp_path, "lavos.local", "192.168.1.10")
     assert first.returncode == 0, first.stderr
     assert "/etc/lavos/ca.crt" in first.stdout and "/etc/mosquitto/certs" in first.stdout  # says what goes where
@@ -114,12 +116,12 @@ def test_make_certs_is_idempotent_and_force_renews_the_ca(tmp_path):
         (["--bogus", "h"], "unknown option"),
     ],
 )
-def test_make_certs_explains_bad_arguments(tmp_path, args, message):
+def test_make_certs_explains_bad_arguments(tmp_path: Path, args: Any, message: Any) -> None:
     done = subprocess.run(["bash", str(MAKE_CERTS), "--out", str(tmp_path), *args], capture_output=True, text=True)
     assert done.returncode == 2 and message in done.stderr
 
 
-def test_node_and_central_service_talk_over_tls(tls_broker, certs, tmp_path):
+def test_node_and_central_service_talk_over_tls(tls_broker: TlsMosquitto, certs: Any, tmp_path: Path) -> None:
     store = open_store(migrated_sqlite(tmp_path / "lavos.db"))
     url = MqttUrl.parse(f"mqtts://{HUB_USER}:hub-secret@127.0.0.1:{tls_broker.tls_port}?cafile={certs / 'ca.crt'}")
     assert url.tls and url.ca_file == certs / "ca.crt"
@@ -142,7 +144,7 @@ def test_node_and_central_service_talk_over_tls(tls_broker, certs, tmp_path):
     assert f"on port {tls_broker.tls_port}" in tls_broker.log_text()  # the TLS listener, not the plain one
 
 
-def test_a_client_trusting_another_ca_is_refused(tls_broker, certs, tmp_path):
+def test_a_client_trusting_another_ca_is_refused(tls_broker: TlsMosquitto, certs: Any, tmp_path: Path) -> None:
     stranger = tmp_path / "other-ca"
     assert make_certs(stranger, "localhost", "127.0.0.1").returncode == 0
     with pytest.raises(ssl.SSLCertVerificationError):
@@ -162,7 +164,7 @@ def test_a_client_trusting_another_ca_is_refused(tls_broker, certs, tmp_path):
         assert not link_of(node).wait_connected(1.5)
 
 
-def test_cafile_in_the_url_is_checked(certs):
+def test_cafile_in_the_url_is_checked(certs: Any) -> None:
     with pytest.raises(ValueError, match="needs TLS"):
         MqttUrl.parse(f"mqtt://h:1883?cafile={certs / 'ca.crt'}")
     with pytest.raises(ValueError, match="does not exist"):

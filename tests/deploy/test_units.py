@@ -22,12 +22,12 @@ SHIPPED = sorted(p for p in (REPO / "deploy").rglob("*") if p.suffix in UNIT_SUF
 VENV_BIN = "/opt/lavos/.venv/bin/"
 
 
-def test_the_units_are_found():
+def test_the_units_are_found() -> None:
     assert {p.name for p in SHIPPED} >= {"lavos-edge.service", "lavos-server.service"}
 
 
 @pytest.mark.parametrize("unit", SHIPPED, ids=lambda p: str(p.relative_to(REPO)))
-def test_systemd_analyze_verify_finds_nothing(tmp_path: Path, unit: Path):
+def test_systemd_analyze_verify_finds_nothing(tmp_path: Path, unit: Path) -> None:
     bin_dir = tmp_path / "venv-bin"
     bin_dir.mkdir()
     text = unit.read_text()
@@ -49,7 +49,7 @@ def _settings(unit: Path) -> dict[str, str]:
     return dict(re.findall(r"^(\w+)=(.*)$", text, re.M))
 
 
-def test_the_centre_runs_by_a_unit_with_the_hall_servers_limit_and_hardening_and_the_flags_its_cli_knows():
+def test_the_centre_runs_by_a_unit_with_the_hall_servers_limit_and_hardening_and_the_flags_its_cli_knows() -> None:
     """Issue 29's independent check: `lavos central serve` had no unit. Under an artificial
     `ulimit -n 256` a flood of connections that never start TLS delayed honest posts up to 19.5 s
     (the connection cap below the open-file limit was 16); the unit's LimitNOFILE=8192, as the

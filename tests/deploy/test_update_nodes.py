@@ -15,7 +15,7 @@ import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -31,19 +31,23 @@ from tests.support.hub import REPO, VENUE, on_writer
 from tests.support.waiting import wait_until
 from tests.support.web import ServedHub, node_link, served_lavos
 
+if TYPE_CHECKING:
+    from sim.mosquitto import Mosquitto
+
+
 PLAYBOOK = REPO / "deploy" / "ansible" / "update-nodes.yml"
 USERS = {"boss": ("manager", "fleet-pw-1")}
 BUSY, FREE = "pool-01", "pool-02"
 
 
 @pytest.fixture(scope="module")
-def hub(mosquitto, tmp_path_factory) -> Iterator[ServedHub]:
+def hub(mosquitto: Mosquitto, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedHub]:
     with served_lavos(mosquitto, tmp_path_factory.mktemp("fleet-hub"), dict(USERS)) as served:
         yield served
 
 
 @pytest.fixture
-def fleet(hub, mosquitto, tmp_path):
+def fleet(hub: ServedHub, mosquitto: Mosquitto, tmp_path: Path) -> Iterator[tuple[Any, Any, Any]]:
     """The inventory as add-node keeps it, each host pointed at its scratch root; the token file; a game on BUSY."""
     inventory = tmp_path / "nodes" / "inventory.json"
     for table in (BUSY, FREE):
@@ -119,7 +123,7 @@ def service(hub: ServedHub, table: str) -> tuple[bool, dict[str, Any] | None]:
     return t["out_of_service"], t["session"]
 
 
-def test_check_mode_changes_nothing_and_says_which_table_waits(hub, fleet):
+def test_check_mode_changes_nothing_and_says_which_table_waits(hub: ServedHub, fleet: tuple[Any, Any, Any]) -> None:
     tmp_path, inventory, token = fleet
     done = playbook(hub, tmp_path, inventory, token, "--check")
     assert done.returncode == 0, done.stdout + done.stderr
@@ -128,7 +132,7 @@ def test_check_mode_changes_nothing_and_says_which_table_waits(hub, fleet):
     assert service(hub, BUSY)[0] is False and service(hub, FREE) == (False, None)
 
 
-def test_the_free_table_is_updated_and_back_in_service_the_busy_one_is_left_alone(hub, fleet):
+def test_the_free_table_is_updated_and_back_in_service_the_busy_one_is_left_alone(hub: ServedHub, fleet: tuple[Any, Any, Any]) -> None:
     tmp_path, inventory, token = fleet
     done = playbook(hub, tmp_path, inventory, token)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -148,7 +152,7 @@ def test_the_free_table_is_updated_and_back_in_service_the_busy_one_is_left_alon
     assert history[-2:] == [f"table.out_of_service:table:{FREE}", f"table.in_service:table:{FREE}"]
 
 
-def _audit(db) -> list[str]:
+def _audit(db: Any) -> list[str]:
     from sqlalchemy import select
 
     from broker.storage.models import AuditEntry

@@ -6,6 +6,7 @@ import logging
 import os
 import threading
 import time
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import given, settings
@@ -26,6 +27,10 @@ from devices.drivers.cardreader import (
 from devices.nodeconfig import CardReaderSettings
 from tests.support.waiting import wait_until
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
 evdev = pytest.importorskip("evdev")
 ecodes = evdev.ecodes
 
@@ -39,7 +44,7 @@ def presses(text: str) -> list[tuple[int, int]]:
     return [*out, (ecodes.KEY_ENTER, 1), (ecodes.KEY_ENTER, 0)]
 
 
-def decode_all(decoder: WedgeDecoder, keys) -> list[str | BadUid]:
+def decode_all(decoder: WedgeDecoder, keys: Any) -> list[str | BadUid]:
     out: list[str | BadUid] = []
     for code, value in keys:
         try:
@@ -67,12 +72,12 @@ def decode_all(decoder: WedgeDecoder, keys) -> list[str | BadUid]:
         (" 0012345678\n", "00bc614e"),
     ],
 )
-def test_normalise_uid(raw, uid):
+def test_normalise_uid(raw: Any, uid: Any) -> None:
     assert normalise_uid(raw) == uid
     CardData(uid=uid)  # what the contract accepts
 
 
-def test_digit_only_hex_needs_hex_input():
+def test_digit_only_hex_needs_hex_input() -> None:
     assert normalise_uid("12345678", hex_input=True) == "12345678"
     assert normalise_uid("12345678") == "00bc614e"
 
@@ -90,14 +95,14 @@ def test_digit_only_hex_needs_hex_input():
         ("9" * 39, "hex digits"),  # 128+ bits
     ],
 )
-def test_bad_uids_are_refused_with_a_reason(raw, why):
+def test_bad_uids_are_refused_with_a_reason(raw: Any, why: Any) -> None:
     with pytest.raises(BadUid, match=why):
         normalise_uid(raw)
 
 
 @settings(deadline=None)
 @given(st.text(max_size=50))
-def test_normalised_uid_always_fits_the_contract(raw):
+def test_normalised_uid_always_fits_the_contract(raw: Any) -> None:
     try:
         uid = normalise_uid(raw)
     except BadUid:
@@ -107,7 +112,7 @@ def test_normalised_uid_always_fits_the_contract(raw):
 
 @settings(deadline=None)
 @given(st.integers(0, 2**32 - 1))
-def test_ten_digit_decimal_is_the_32_bit_value_in_hex(value):
+def test_ten_digit_decimal_is_the_32_bit_value_in_hex(value: Any) -> None:
     assert int(normalise_uid(f"{value:010d}"), 16) == value
     assert len(normalise_uid(f"{value:010d}")) == 8
 
@@ -115,7 +120,7 @@ def test_ten_digit_decimal_is_the_32_bit_value_in_hex(value):
 # ---------------------------------------------------------------------------- key parsing
 
 
-def test_decoder_key_codes_match_the_kernel():
+def test_decoder_key_codes_match_the_kernel() -> None:
     # the decoder hard-codes the kernel's key codes; evdev's table is the reference
     d = WedgeDecoder(hex_input=True)
     assert decode_all(d, presses("0123456789abcdef")) == ["0123456789abcdef"]
@@ -124,12 +129,12 @@ def test_decoder_key_codes_match_the_kernel():
     assert KEY_ENTER == ecodes.KEY_ENTER
 
 
-def test_decoder_reads_successive_cards():
+def test_decoder_reads_successive_cards() -> None:
     keys = presses("0012345678") + presses("0000000001")
     assert decode_all(WedgeDecoder(), keys) == ["00bc614e", "00000001"]
 
 
-def test_decoder_ignores_key_ups_repeats_shift_and_non_key_events():
+def test_decoder_ignores_key_ups_repeats_shift_and_non_key_events() -> None:
     d = WedgeDecoder()
     keys = [(ecodes.KEY_LEFTSHIFT, 1), (ecodes.KEY_1, 1), (ecodes.KEY_1, 2), (ecodes.KEY_1, 0)]
     assert decode_all(d, keys) == []
@@ -140,20 +145,20 @@ def test_decoder_ignores_key_ups_repeats_shift_and_non_key_events():
     assert d.event(ecodes.EV_KEY, ecodes.KEY_ENTER, 1) == "000004d2"  # 1234
 
 
-def test_stray_key_spoils_only_its_own_read():
+def test_stray_key_spoils_only_its_own_read() -> None:
     keys = presses("00123x5678") + presses("0012345678")
     out = decode_all(WedgeDecoder(), keys)
     assert isinstance(out[0], BadUid) and "not a digit" in str(out[0])
     assert out[1:] == ["00bc614e"]
 
 
-def test_runaway_typing_is_refused_and_bounded():
+def test_runaway_typing_is_refused_and_bounded() -> None:
     out = decode_all(WedgeDecoder(), presses("1" * 500) + presses("0000000001"))
     assert isinstance(out[0], BadUid) and "more than 64" in str(out[0])
     assert out[1:] == ["00000001"]
 
 
-def test_enter_alone_is_a_bad_read():
+def test_enter_alone_is_a_bad_read() -> None:
     out = decode_all(WedgeDecoder(), presses(""))
     assert len(out) == 1 and isinstance(out[0], BadUid)
 
@@ -161,7 +166,7 @@ def test_enter_alone_is_a_bad_read():
 # ---------------------------------------------------------------------------- simulated
 
 
-def test_simulated_reader_delivers_normalised_uids():
+def test_simulated_reader_delivers_normalised_uids() -> None:
     seen: list[str] = []
     with SimulatedCardReader() as reader:
         reader.start(seen.append)
@@ -172,7 +177,7 @@ def test_simulated_reader_delivers_normalised_uids():
         reader.tap("04a3b2c1")
 
 
-def test_simulated_reader_refuses_garbage_and_survives_a_failing_callback(caplog):
+def test_simulated_reader_refuses_garbage_and_survives_a_failing_callback(caplog: pytest.LogCaptureFixture) -> None:
     seen: list[str] = []
 
     def on_card(uid: str) -> None:
@@ -194,7 +199,7 @@ def test_simulated_reader_refuses_garbage_and_survives_a_failing_callback(caplog
 # ---------------------------------------------------------------------------- factory
 
 
-def test_factory_builds_what_the_settings_ask_for(tmp_path):
+def test_factory_builds_what_the_settings_ask_for(tmp_path: Path) -> None:
     assert make_card_reader(CardReaderSettings()) is None
     assert isinstance(make_card_reader(CardReaderSettings(kind="simulated")), SimulatedCardReader)
     reader = make_card_reader(CardReaderSettings(kind="evdev", device=str(tmp_path / "kbd")))
@@ -204,7 +209,7 @@ def test_factory_builds_what_the_settings_ask_for(tmp_path):
         make_card_reader(CardReaderSettings(kind="evdev"))
 
 
-def test_mfrc522_off_a_pi_says_what_it_needs():
+def test_mfrc522_off_a_pi_says_what_it_needs() -> None:
     try:
         import mfrc522  # noqa: F401
     except Exception:  # noqa: BLE001 - off a Pi its RPi.GPIO import raises RuntimeError
@@ -221,7 +226,9 @@ def test_mfrc522_off_a_pi_says_what_it_needs():
 
 
 @pytest.mark.parametrize("make_path", [lambda tmp: tmp / "missing", lambda tmp: _regular_file(tmp)])
-def test_evdev_reader_without_a_device_logs_once_retries_and_closes(tmp_path, caplog, make_path):
+def test_evdev_reader_without_a_device_logs_once_retries_and_closes(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, make_path: Any
+) -> None:
     path = str(make_path(tmp_path))
     fds_before = len(os.listdir("/proc/self/fd"))
     reader = EvdevCardReader(path, retry_s=0.01)
@@ -238,7 +245,7 @@ def test_evdev_reader_without_a_device_logs_once_retries_and_closes(tmp_path, ca
         reader.start(lambda uid: None)
 
 
-def _regular_file(tmp):
+def _regular_file(tmp: Any) -> Any:
     # exists, but the input ioctls fail on it: like a by-id path to the wrong kind of node
     p = tmp / "not-an-input-device"
     p.write_text("")
@@ -246,7 +253,7 @@ def _regular_file(tmp):
 
 
 @pytest.fixture
-def uinput():
+def uinput() -> Any:
     """A virtual keyboard the kernel sees as a real input device, or a skip saying why not."""
     try:
         return evdev.UInput(name="lavos-test-wedge-reader")
@@ -254,13 +261,15 @@ def uinput():
         pytest.skip(f"no usable /dev/uinput here (the uinput module is not loaded, e.g. in a container): {exc}")
 
 
-def type_card(ui, text: str) -> None:
+def type_card(ui: Any, text: str) -> None:
     for code, value in presses(text):
         ui.write(ecodes.EV_KEY, code, value)
         ui.syn()
 
 
-def test_evdev_reader_reads_a_virtual_wedge_reader_and_survives_unplug(tmp_path, uinput, caplog):
+def test_evdev_reader_reads_a_virtual_wedge_reader_and_survives_unplug(
+    tmp_path: Path, uinput: Any, caplog: pytest.LogCaptureFixture
+) -> None:
     # Like /dev/input/by-id/...: a stable symlink to whichever event node the reader gets.
     link = tmp_path / "usb-rfid-kbd"
     os.symlink(uinput.device.path, link)

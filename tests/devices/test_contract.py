@@ -26,7 +26,7 @@ EVENT_DATA = {
 }
 
 
-def event_dict(etype: str = "pocket", **changes) -> dict[str, Any]:
+def event_dict(etype: str = "pocket", **changes: Any) -> dict[str, Any]:
     ev = {
         "v": 1,
         "table": "pool-01",
@@ -41,11 +41,11 @@ def event_dict(etype: str = "pocket", **changes) -> dict[str, Any]:
     return ev
 
 
-def send(topic: str, obj) -> c.Message:
+def send(topic: str, obj: Any) -> c.Message:
     return c.decode(topic, json.dumps(obj))
 
 
-def refused(topic: str, payload, match: str) -> None:
+def refused(topic: str, payload: Any, match: str) -> None:
     with pytest.raises(c.ContractError, match=match):
         c.decode(topic, payload if isinstance(payload, (bytes, str)) else json.dumps(payload))
 
@@ -79,7 +79,7 @@ NON_EVENT_MESSAGES = [
 
 
 @pytest.mark.parametrize("etype", c.EVENT_TYPES)
-def test_every_event_type_round_trips(etype):
+def test_every_event_type_round_trips(etype: Any) -> None:
     model = c.EVENT_MODELS[etype]
     event = model(**{**event_dict(etype), "ts": TS})
     msg = c.decode(c.event_topic("pool-01", etype), c.encode(event))
@@ -89,16 +89,16 @@ def test_every_event_type_round_trips(etype):
 
 
 @pytest.mark.parametrize("topic, model", NON_EVENT_MESSAGES, ids=lambda x: getattr(x, "__class__", type(x)).__name__)
-def test_every_other_message_round_trips(topic, model):
+def test_every_other_message_round_trips(topic: Any, model: Any) -> None:
     assert c.decode(topic, c.encode(model)).body == model
 
 
-def test_cleared_session_is_null():
+def test_cleared_session_is_null() -> None:
     assert c.encode(None) == b"null"
     assert c.decode(c.session_topic("pool-03"), b"null").body is None
 
 
-def test_every_event_type_has_a_model_and_data_model():
+def test_every_event_type_has_a_model_and_data_model() -> None:
     assert set(c.EVENT_MODELS) == set(c.EVENT_TYPES) == set(c.EVENT_DATA_MODELS)
     assert set(EVENT_DATA) == set(c.EVENT_TYPES)
 
@@ -106,7 +106,7 @@ def test_every_event_type_has_a_model_and_data_model():
 # ---------------------------------------------------------------------------- topics
 
 
-def test_topic_builders_follow_the_architecture_table():
+def test_topic_builders_follow_the_architecture_table() -> None:
     assert c.status_topic("pool-01") == "lavos/v1/table/pool-01/status"
     assert c.event_topic("foos-01", "goal") == "lavos/v1/table/foos-01/event/goal"
     assert c.light_state_topic("pool-02") == "lavos/v1/table/pool-02/light/state"
@@ -128,7 +128,7 @@ def test_topic_builders_follow_the_architecture_table():
         (c.HUB_STATUS_TOPIC, c.Topic("hub_status")),
     ],
 )
-def test_parse_topic(topic, parsed):
+def test_parse_topic(topic: Any, parsed: Any) -> None:
     assert c.parse_topic(topic) == parsed
 
 
@@ -150,12 +150,12 @@ def test_parse_topic(topic, parsed):
         ("lavos/v1/table/" + "a" * 33 + "/status", "not a valid table id"),
     ],
 )
-def test_bad_topics_are_refused(topic, why):
+def test_bad_topics_are_refused(topic: Any, why: Any) -> None:
     with pytest.raises(c.ContractError, match=why):
         c.parse_topic(topic)
 
 
-def test_node_output_filters_cover_node_topics_only():
+def test_node_output_filters_cover_node_topics_only() -> None:
     assert c.NODE_OUTPUT_FILTERS == (
         "lavos/v1/table/+/status",
         "lavos/v1/table/+/event/+",
@@ -182,11 +182,11 @@ def test_node_output_filters_cover_node_topics_only():
         (b"[" * 2000 + b"]" * 2000, "nested too deeply"),
     ],
 )
-def test_unreadable_payloads_are_refused(payload, why):
+def test_unreadable_payloads_are_refused(payload: Any, why: Any) -> None:
     refused(POCKET, payload, why)
 
 
-def test_payload_over_the_limit_is_refused_before_parsing():
+def test_payload_over_the_limit_is_refused_before_parsing() -> None:
     big = event_dict(data={"pocket": 1, "pulse_ms": 1.0}, boot="b" * 10)
     text = json.dumps(big)
     padded = text[:-1] + " " * (c.MAX_PAYLOAD_BYTES - len(text)) + "}"
@@ -223,11 +223,11 @@ def test_payload_over_the_limit_is_refused_before_parsing():
         ({"data": None}, "data: Input should be an object"),
     ],
 )
-def test_bad_pocket_events_are_refused_saying_why(changes, why):
+def test_bad_pocket_events_are_refused_saying_why(changes: Any, why: Any) -> None:
     refused(POCKET, event_dict(**changes), why)
 
 
-def test_missing_fields_are_named():
+def test_missing_fields_are_named() -> None:
     ev = event_dict()
     del ev["seq"], ev["boot"]
     refused(POCKET, ev, "boot: Field required; pocket.seq: Field required|seq: Field required")
@@ -245,17 +245,17 @@ def test_missing_fields_are_named():
         ("sensor_fault", {"sensor": "pocket-1", "kind": "smoke"}, "data.kind"),
     ],
 )
-def test_bad_event_data_is_refused(etype, data, why):
+def test_bad_event_data_is_refused(etype: Any, data: Any, why: Any) -> None:
     refused(c.event_topic("pool-01", etype), event_dict(etype, data=data), why)
 
 
-def test_topic_table_must_match_payload_table():
+def test_topic_table_must_match_payload_table() -> None:
     refused(c.event_topic("pool-02", "pocket"), event_dict(), "payload table 'pool-01' does not match topic table 'pool-02'")
     summary = NON_EVENT_MESSAGES[5][1]
     refused(c.session_topic("pool-01"), c.encode(summary), "payload table 'pool-10' does not match topic table 'pool-01'")
 
 
-def test_topic_event_type_must_match_payload_type():
+def test_topic_event_type_must_match_payload_type() -> None:
     refused(c.event_topic("pool-01", "goal"), event_dict(), "payload type 'pocket' does not match topic event type 'goal'")
 
 
@@ -272,7 +272,7 @@ def test_topic_event_type_must_match_payload_type():
         ({"on": True, "cmd_id": ""}, "cmd_id: String should have at least 1 character"),
     ],
 )
-def test_bad_light_commands_are_refused(payload, why):
+def test_bad_light_commands_are_refused(payload: Any, why: Any) -> None:
     refused(LIGHT_SET, payload, why)
 
 
@@ -301,15 +301,15 @@ def test_bad_light_commands_are_refused(payload, why):
         (c.HUB_STATUS_TOPIC, {"state": 1}, "state"),
     ],
 )
-def test_bad_other_payloads_are_refused(topic, payload, why):
+def test_bad_other_payloads_are_refused(topic: Any, payload: Any, why: Any) -> None:
     refused(topic, payload, why)
 
 
-def test_status_and_telemetry_may_grow_informational_fields():
+def test_status_and_telemetry_may_grow_informational_fields() -> None:
     assert send(STATUS, {"state": "online", "kernel": "6.6"}).body.state == "online"
 
 
-def test_nesting_that_json_accepts_is_still_refused_not_a_crash():
+def test_nesting_that_json_accepts_is_still_refused_not_a_crash() -> None:
     refused(STATUS, '{"state": ' + "[" * 900 + "]" * 900 + "}", "recursion limit exceeded")
 
 
@@ -335,7 +335,7 @@ payloads = st.binary(max_size=300) | st.text(max_size=300) | json_values.map(jso
 
 @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(valid_topics, st.text(max_size=60)), payloads)
-def test_decode_only_ever_raises_contract_error(topic, payload):
+def test_decode_only_ever_raises_contract_error(topic: Any, payload: Any) -> None:
     try:
         msg = c.decode(topic, payload)
     except c.ContractError:
@@ -347,7 +347,7 @@ def test_decode_only_ever_raises_contract_error(topic, payload):
 # ---------------------------------------------------------------------------- lavos schema
 
 
-def test_lavos_schema_prints_json_schema_of_all_seven_topics():
+def test_lavos_schema_prints_json_schema_of_all_seven_topics() -> None:
     lavos = Path(sys.executable).with_name("lavos")
     out = subprocess.run([str(lavos), "schema"], capture_output=True, text=True, timeout=120, check=True).stdout
     schemas = json.loads(out)

@@ -24,7 +24,7 @@ from tests.support.waiting import wait_until
 
 @pytest.mark.parametrize("active_high", [True, False])
 @pytest.mark.parametrize("initial_on", [True, False])
-def test_relay_polarity_and_explicit_initial_state(active_high, initial_on):
+def test_relay_polarity_and_explicit_initial_state(active_high: Any, initial_on: Any) -> None:
     factory = MockFactory()
     relay = LightRelay(17, active_high=active_high, initial_on=initial_on, pin_factory=factory)
     pin = factory.pin(17)
@@ -36,14 +36,14 @@ def test_relay_polarity_and_explicit_initial_state(active_high, initial_on):
     relay.close()
 
 
-def test_relay_takes_the_pin_factory_from_gpiozero_when_none_is_given():
+def test_relay_takes_the_pin_factory_from_gpiozero_when_none_is_given() -> None:
     # tests/conftest.py sets GPIOZERO_PIN_FACTORY=mock, as a Pi-less install would
     relay = LightRelay(22, active_high=True, initial_on=True)
     assert Device.pin_factory.pin(22).state is True
     relay.close()
 
 
-def test_blink_then_settle_on_the_given_state():
+def test_blink_then_settle_on_the_given_state() -> None:
     factory = MockFactory()
     relay = LightRelay(17, active_high=True, blink_period_s=0.1, pin_factory=factory)
     settled = threading.Event()
@@ -58,7 +58,7 @@ def test_blink_then_settle_on_the_given_state():
     relay.close()
 
 
-def test_a_new_command_cancels_a_blink_and_its_settle():
+def test_a_new_command_cancels_a_blink_and_its_settle() -> None:
     factory = MockFactory()
     relay = LightRelay(17, active_high=True, blink_period_s=0.1, pin_factory=factory)
     settled = threading.Event()
@@ -73,13 +73,13 @@ def test_a_new_command_cancels_a_blink_and_its_settle():
 # ---------------------------------------------------------------- beam sensor
 
 
-def collecting_beam(factory, pin=5, **filter_kw):
+def collecting_beam(factory: Any, pin: Any = 5, **filter_kw: Any) -> tuple[BeamSensor, list[Any]]:
     out: list[Any] = []
     beam = BeamSensor(pin, PulseFilter(**filter_kw), out.append, pin_factory=factory)
     return beam, out
 
 
-def test_pulse_timed_by_the_pins_ticks_not_by_when_python_ran():
+def test_pulse_timed_by_the_pins_ticks_not_by_when_python_ran() -> None:
     factory = timed_mock_factory()
     beam, out = collecting_beam(factory)
     pin = factory.pin(5)
@@ -93,7 +93,7 @@ def test_pulse_timed_by_the_pins_ticks_not_by_when_python_ran():
     beam.close()
 
 
-def test_a_pulse_is_emitted_after_the_merge_gap_without_another_edge():
+def test_a_pulse_is_emitted_after_the_merge_gap_without_another_edge() -> None:
     factory = MockFactory()
     beam, out = collecting_beam(factory, merge_gap_ms=20)
     pin = factory.pin(5)
@@ -104,7 +104,7 @@ def test_a_pulse_is_emitted_after_the_merge_gap_without_another_edge():
     beam.close()
 
 
-def test_chatter_is_merged_glitches_dropped():
+def test_chatter_is_merged_glitches_dropped() -> None:
     factory = timed_mock_factory()
     beam, out = collecting_beam(factory)
     rng = random.Random(7)
@@ -119,7 +119,7 @@ def test_chatter_is_merged_glitches_dropped():
     beam.close()
 
 
-def test_a_stuck_beam_is_reported_then_recovered():
+def test_a_stuck_beam_is_reported_then_recovered() -> None:
     factory = timed_mock_factory()
     beam, out = collecting_beam(factory, stuck_after_s=0.2)
     t = time.monotonic()
@@ -132,7 +132,7 @@ def test_a_stuck_beam_is_reported_then_recovered():
     beam.close()
 
 
-def test_broken_when_high_sensors():
+def test_broken_when_high_sensors() -> None:
     factory = timed_mock_factory()
     out: list[Any] = []
     beam = BeamSensor(6, PulseFilter(), out.append, broken_when_low=False, pin_factory=factory)
@@ -144,7 +144,7 @@ def test_broken_when_high_sensors():
     beam.close()
 
 
-def test_an_edge_after_close_is_ignored():
+def test_an_edge_after_close_is_ignored() -> None:
     factory = MockFactory()
     beam, out = collecting_beam(factory)
     pin = factory.pin(5)
@@ -158,7 +158,7 @@ def test_an_edge_after_close_is_ignored():
 # ---------------------------------------------------------------- button
 
 
-def test_button_press_once_per_press_despite_contact_bounce():
+def test_button_press_once_per_press_despite_contact_bounce() -> None:
     factory = MockFactory()
     presses: list[float] = []
     button = PushButton(27, lambda: presses.append(time.monotonic()), min_interval_s=0.2, pin_factory=factory)

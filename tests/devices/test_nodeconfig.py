@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,7 +21,7 @@ LAVOS = Path(sys.executable).with_name("lavos")
 
 
 @pytest.mark.parametrize("table_id", TABLE_IDS)
-def test_node_config_for_every_lavos_table_round_trips(tmp_path, table_id):
+def test_node_config_for_every_lavos_table_round_trips(tmp_path: Path, table_id: Any) -> None:
     cfg = node_config_for(
         VENUE,
         table_id,
@@ -40,7 +41,7 @@ def test_node_config_for_every_lavos_table_round_trips(tmp_path, table_id):
     assert load_node_config(path) == cfg
 
 
-def test_lavos_node_config_cli_output_loads_back(tmp_path):
+def test_lavos_node_config_cli_output_loads_back(tmp_path: Path) -> None:
     out = subprocess.run(
         [str(LAVOS), "node-config", "pool-01", "--mqtt-host", "lavos.local"],
         cwd=REPO,
@@ -56,7 +57,7 @@ def test_lavos_node_config_cli_output_loads_back(tmp_path):
     assert out.stdout.startswith("# Lavos table node: pool-01 (pool)\n")
 
 
-def test_lavos_node_config_unknown_table_exits_2_naming_the_tables():
+def test_lavos_node_config_unknown_table_exits_2_naming_the_tables() -> None:
     out = subprocess.run([str(LAVOS), "node-config", "pool-11"], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert out.returncode == 2
     assert out.stdout == ""
@@ -64,7 +65,7 @@ def test_lavos_node_config_unknown_table_exits_2_naming_the_tables():
     assert "pool-10" in out.stderr
 
 
-def test_lavos_node_config_bad_venue_exits_2(tmp_path):
+def test_lavos_node_config_bad_venue_exits_2(tmp_path: Path) -> None:
     out = subprocess.run(
         [str(LAVOS), "node-config", "pool-01", "--venue", str(tmp_path / "none.toml")], capture_output=True, text=True, timeout=120
     )
@@ -72,12 +73,12 @@ def test_lavos_node_config_bad_venue_exits_2(tmp_path):
     assert "none.toml: file not found" in out.stderr
 
 
-def test_node_config_for_unknown_table_raises_key_error():
+def test_node_config_for_unknown_table_raises_key_error() -> None:
     with pytest.raises(KeyError, match="no table 'pool-11'"):
         node_config_for(VENUE, "pool-11")
 
 
-def write(tmp_path, text: str) -> Path:
+def write(tmp_path: Any, text: str) -> Path:
     path = tmp_path / "node.toml"
     path.write_text(text, encoding="utf-8")
     result: Path = path
@@ -99,7 +100,7 @@ BASE = 'table = "pool-01"\nkind = "pool"\n[pins]\npockets = [5, 6, 13, 19, 26, 2
         (BASE + "telemetry = 1\n", ":5: pins.telemetry", "Extra inputs"),
     ],
 )
-def test_bad_node_configs_name_line_and_key(tmp_path, text, where, why):
+def test_bad_node_configs_name_line_and_key(tmp_path: Path, text: Any, where: Any, why: Any) -> None:
     path = write(tmp_path, text)
     with pytest.raises(ConfigError) as err:
         load_node_config(path)
@@ -108,7 +109,7 @@ def test_bad_node_configs_name_line_and_key(tmp_path, text, where, why):
     assert any(message.startswith(f"{path}{w}") for w in where.split("|")), message
 
 
-def test_defaults_are_safe():
+def test_defaults_are_safe() -> None:
     cfg = NodeConfig(table="pool-01", kind=Kind.POOL, pins=VENUE.table("pool-01").pin_map)
     assert cfg.light.boot_state == "off"
     assert cfg.card_reader.kind == "none"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from datetime import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,7 +17,7 @@ LAVOS = Path(__file__).resolve().parents[2] / "deploy" / "venues" / "lavos.toml"
 LAVOS_TEXT = LAVOS.read_text(encoding="utf-8")
 
 
-def test_lavos_has_exactly_the_clubs_tables():
+def test_lavos_has_exactly_the_clubs_tables() -> None:
     v = load_venue(LAVOS)
     tables = {t.id: t for t in v.tables}
     pools = [f"pool-{n:02d}" for n in range(1, 11)]
@@ -30,7 +31,7 @@ def test_lavos_has_exactly_the_clubs_tables():
     assert tables["darts-01"].kind is Kind.DARTS
 
 
-def test_lavos_prices_hours_and_timezone():
+def test_lavos_prices_hours_and_timezone() -> None:
     v = load_venue(LAVOS)
     assert {t.id: t.rate_cents_per_hour for t in v.tariffs} == {"standard": 600, "club_card": 400, "training": 1500, "tournament": 0}
     assert [t.id for t in v.tariffs if t.tournament] == ["tournament"]
@@ -43,7 +44,7 @@ def test_lavos_prices_hours_and_timezone():
     assert {e.id: e.price_cents for e in v.extras} == {"topping": 60, "pizza_box": 40, "entry_member": 300, "entry_guest": 500}
 
 
-def test_lookups_name_what_exists():
+def test_lookups_name_what_exists() -> None:
     v = load_venue(LAVOS)
     assert v.table("foos-02").name == "Futbal 2"
     with pytest.raises(KeyError, match=r"no table 'pool-11'.*pool-01"):
@@ -143,7 +144,7 @@ BAD_VENUES = {
 
 
 @pytest.mark.parametrize("case", BAD_VENUES, ids=str)
-def test_bad_venue_names_file_line_and_key(tmp_path, case):
+def test_bad_venue_names_file_line_and_key(tmp_path: Path, case: Any) -> None:
     (old, new), key, why, line = BAD_VENUES[case]
     assert LAVOS_TEXT.count(old) >= 1
     path = tmp_path / "venue.toml"
@@ -156,19 +157,19 @@ def test_bad_venue_names_file_line_and_key(tmp_path, case):
     assert why in message
 
 
-def test_toml_syntax_error_names_the_line(tmp_path):
+def test_toml_syntax_error_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "venue.toml"
     path.write_text(LAVOS_TEXT.replace('name = "Pool 3"', 'name = "Pool 3'), encoding="utf-8")
     with pytest.raises(ConfigError, match=rf"^{re.escape(str(path))}:{line_of('Pool 3')}: not valid TOML"):
         load_venue(path)
 
 
-def test_missing_file(tmp_path):
+def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"nowhere\.toml: file not found"):
         load_venue(tmp_path / "nowhere.toml")
 
 
-def test_file_not_utf8_names_the_line(tmp_path):
+def test_file_not_utf8_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "venue.toml"
     path.write_bytes(LAVOS_TEXT.encode("cp1250"))  # a Windows editor's idea of Slovak
     first = next(n for n, text in enumerate(LAVOS_TEXT.splitlines(), 1) if not text.isascii())
@@ -176,7 +177,7 @@ def test_file_not_utf8_names_the_line(tmp_path):
         load_venue(path)
 
 
-def test_minimal_venue_gets_default_pins_and_billing(tmp_path):
+def test_minimal_venue_gets_default_pins_and_billing(tmp_path: Path) -> None:
     path = tmp_path / "tiny.toml"
     path.write_text(
         '[venue]\nid = "tiny"\nname = "Tiny"\n[hours]\ndefault = { open = "10:00", close = "22:00" }\n'
@@ -188,7 +189,7 @@ def test_minimal_venue_gets_default_pins_and_billing(tmp_path):
     assert v.billing.unit_s == 60 and v.tariffs == []
 
 
-def test_hours_need_a_default_or_every_day(tmp_path):
+def test_hours_need_a_default_or_every_day(tmp_path: Path) -> None:
     path = tmp_path / "venue.toml"
     path.write_text(LAVOS_TEXT.replace("default = {", "mon = {"), encoding="utf-8")
     with pytest.raises(ConfigError, match="hours needs a 'default' entry or one for every weekday"):

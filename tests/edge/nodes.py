@@ -41,11 +41,11 @@ def node_config(tmp_path: Path, port: int, *, table: str = "pool-01", kind: Kind
     return NodeConfig.model_validate(data)
 
 
-def events(collector, table: str = "pool-01", event_type: str = "pocket") -> list[Any]:
+def events(collector: Any, table: str = "pool-01", event_type: str = "pocket") -> list[Any]:
     """Decoded events of one type received so far (validated against the wire contract)."""
     suffix = f"table/{table}/event/{event_type}"
     return [decode(m.topic, m.payload).body for m in collector.matching(lambda m: m.topic.endswith(suffix))]
 
 
-def light_states(collector, table: str = "pool-01") -> list[dict[str, Any]]:
+def light_states(collector: Any, table: str = "pool-01") -> list[dict[str, Any]]:
     return [json.loads(m.payload) for m in collector.matching(lambda m: m.topic.endswith(f"table/{table}/light/state"))]

@@ -6,6 +6,7 @@ import contextlib
 import json
 import time
 import uuid
+from typing import TYPE_CHECKING, Any
 
 import paho.mqtt.client as mqtt
 import pytest
@@ -18,6 +19,12 @@ from tests.edge.nodes import events, node_config
 from tests.support.hub import light_of, link_of
 from tests.support.mqtt import Collector
 from tests.support.waiting import wait_until
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from sim.mosquitto import Mosquitto
+
 
 VICTIM = "pool-02"
 FORBIDDEN = [
@@ -45,7 +52,7 @@ def intruder_publish(port: int, topic: str, protocol: MQTTProtocolVersion) -> No
 
 
 @pytest.mark.parametrize("protocol", [mqtt.MQTTv311, mqtt.MQTTv5], ids=["mqtt311", "mqtt5"])
-def test_pool_01_cannot_reach_pool_02(mosquitto, tmp_path, protocol):
+def test_pool_01_cannot_reach_pool_02(mosquitto: Mosquitto, tmp_path: Path, protocol: Any) -> None:
     hub = Collector(mosquitto.port)
     factory = timed_mock_factory()
     victim_cfg = node_config(tmp_path, mosquitto.port, table=VICTIM)
@@ -69,7 +76,7 @@ def test_pool_01_cannot_reach_pool_02(mosquitto, tmp_path, protocol):
     hub.close()
 
 
-def test_a_node_only_hears_its_own_commands(mosquitto, tmp_path):
+def test_a_node_only_hears_its_own_commands(mosquitto: Mosquitto, tmp_path: Path) -> None:
     hub = Collector(mosquitto.port)
     f1, f2 = timed_mock_factory(), timed_mock_factory()
     with (

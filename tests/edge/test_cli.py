@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -34,7 +35,7 @@ GOOD = 'table = "pool-01"\nkind = "pool"\n\n[pins]\npockets = [5, 6, 13, 19, 26,
         pytest.param('kind = "pool"\n[pins]\n', "table: Field required", id="missing-table"),
     ],
 )
-def test_garbage_config_exits_2_saying_where(tmp_path, text, expected):
+def test_garbage_config_exits_2_saying_where(tmp_path: Path, text: Any, expected: Any) -> None:
     path = tmp_path / "node.toml"
     path.write_text(text)
     result = CliRunner().invoke(app, ["edge", "--config", str(path)])
@@ -43,13 +44,13 @@ def test_garbage_config_exits_2_saying_where(tmp_path, text, expected):
     assert str(path) in result.output
 
 
-def test_missing_config_exits_2(tmp_path):
+def test_missing_config_exits_2(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["edge", "--config", str(tmp_path / "nope.toml")])
     assert result.exit_code == 2
     assert "nope.toml: file not found" in result.output
 
 
-def test_missing_password_file_exits_2(tmp_path):
+def test_missing_password_file_exits_2(tmp_path: Path) -> None:
     cfg = node_config(tmp_path, free_port(), mqtt={"password_file": str(tmp_path / "absent")})
     path = tmp_path / "node.toml"
     path.write_text(dump_node_config(cfg))
@@ -58,7 +59,7 @@ def test_missing_password_file_exits_2(tmp_path):
     assert "absent" in result.output
 
 
-def test_test_sensors_runs_without_mqtt(tmp_path):
+def test_test_sensors_runs_without_mqtt(tmp_path: Path) -> None:
     path = tmp_path / "node.toml"
     path.write_text(GOOD)
     result = CliRunner().invoke(
@@ -68,7 +69,7 @@ def test_test_sensors_runs_without_mqtt(tmp_path):
     assert "pocket 5 (GPIO 21): 0 pulses" in result.output
 
 
-def test_the_agent_runs_until_sigterm_without_a_broker(tmp_path):
+def test_the_agent_runs_until_sigterm_without_a_broker(tmp_path: Path) -> None:
     path = tmp_path / "node.toml"
     path.write_text(dump_node_config(node_config(tmp_path, free_port())))
     proc = subprocess.Popen(

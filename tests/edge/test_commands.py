@@ -6,7 +6,8 @@ import json
 import logging
 import time
 import uuid
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -19,24 +20,37 @@ from tests.support.hub import link_of, outbox_of
 from tests.support.mqtt import Collector
 from tests.support.waiting import wait_until
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from gpiozero.pins.mock import MockFactory
+
+    import edge.agent
+
+    class _NodeWithFactory(edge.agent.EdgeNode):
+        """The `node` fixture's node: its pin factory beside it (vars(n)["factory"])."""
+
+        factory: MockFactory
+
+
 SET = light_set_topic("pool-01")
 
 
-def relay_on(factory, config) -> bool:
+def relay_on(factory: Any, config: Any) -> bool:
     """What the relay coil sees: the physical pin level, through the board's polarity."""
     result: bool = factory.pin(config.pins.light).state == config.pins.light_active_high
     return result
 
 
 @pytest.fixture
-def hub(mosquitto):
+def hub(mosquitto: Mosquitto) -> Iterator[Collector]:
     c = Collector(mosquitto.port)
     yield c
     c.close()
 
 
 @pytest.fixture
-def node(mosquitto, tmp_path):
+def node(mosquitto: Mosquitto, tmp_path: Path) -> Iterator[edge.agent.EdgeNode]:
     factory = timed_mock_factory()
     config = node_config(tmp_path, mosquitto.port)
     n = EdgeNode(config, pin_factory=factory).start()
@@ -46,15 +60,15 @@ def node(mosquitto, tmp_path):
     n.close()
 
 
-def command(hub, on: bool, **extra) -> str:
+def command(hub: Any, on: bool, **extra: Any) -> str:
     """Send a light/set with a fresh cmd_id (light/state is retained: old ids linger on the broker)."""
     cmd_id = uuid.uuid4().hex
     hub.publish(SET, json.dumps({"on": on, "cmd_id": cmd_id, **extra}))
     return cmd_id
 
 
-def state_for(hub, cmd_id: str, **match) -> dict[str, Any]:
-    def ok(m):
+def state_for(hub: Any, cmd_id: str, **match: Any) -> dict[str, Any]:
+    def ok(m: Any) -> Any:
         if not m.topic.endswith("pool-01/light/state"):
             return False
         body = json.loads(m.payload)
@@ -64,7 +78,7 @@ def state_for(hub, cmd_id: str, **match) -> dict[str, Any]:
     return result
 
 
-def test_light_set_switches_the_relay_and_answers_on_retained_light_state(hub, node):
+def test_light_set_switches_the_relay_and_answers_on_retained_light_state(hub: Collector, node: _NodeWithFactory) -> None:
     factory, config = node.factory, node.config
     assert not relay_on(factory, config)
     c_1 = command(hub, True)
@@ -80,7 +94,7 @@ def test_light_set_switches_the_relay_and_answers_on_retained_light_state(hub, n
     late.close()
 
 
-def test_blink_for_n_seconds_then_settle(hub, node):
+def test_blink_for_n_seconds_then_settle(hub: Collector, node: _NodeWithFactory) -> None:
     factory, config = node.factory, node.config
     b_1 = command(hub, True, blink_s=1)
     assert state_for(hub, b_1, blink=True)["on"] is True
@@ -112,7 +126,9 @@ GARBAGE = [
 
 
 @pytest.mark.parametrize("payload, why", GARBAGE)
-def test_garbage_light_set_is_counted_logged_and_ignored(hub, node, caplog, payload, why):
+def test_garbage_light_set_is_counted_logged_and_ignored(
+    hub: Collector, node: _NodeWithFactory, caplog: pytest.LogCaptureFixture, payload: Any, why: Any
+) -> None:
     factory, config = node.factory, node.config
     caplog.set_level(logging.WARNING, logger="edge")
     before = relay_on(factory, config)
@@ -127,7 +143,7 @@ def test_garbage_light_set_is_counted_logged_and_ignored(hub, node, caplog, payl
     assert relay_on(factory, config) == (not before)
 
 
-def test_a_retained_light_set_is_refused(mosquitto, hub, tmp_path, caplog):
+def test_a_retained_light_set_is_refused(mosquitto: Mosquitto, hub: Collector, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="edge")
     hub.publish(SET, json.dumps({"on": True, "cmd_id": "stale"}), retain=True)
     factory = timed_mock_factory()
@@ -141,7 +157,7 @@ def test_a_retained_light_set_is_refused(mosquitto, hub, tmp_path, caplog):
         hub.publish(SET, b"", retain=True)  # clears it for the other tests
 
 
-def test_boot_state_birth_and_telemetry(mosquitto, hub, tmp_path):
+def test_boot_state_birth_and_telemetry(mosquitto: Mosquitto, hub: Collector, tmp_path: Path) -> None:
     factory = timed_mock_factory()
     config = node_config(tmp_path, mosquitto.port, light={"boot_state": "on"}, telemetry_interval_s=0.2)
     with EdgeNode(config, pin_factory=factory) as n:
@@ -164,7 +180,7 @@ def test_boot_state_birth_and_telemetry(mosquitto, hub, tmp_path):
     assert bye.retain and json.loads(bye.payload)["state"] == "offline" and json.loads(bye.payload)["boot"] == n.boot
 
 
-def test_mqtt5_node_obeys_commands_and_reports_pockets(mosquitto, hub, tmp_path):
+def test_mqtt5_node_obeys_commands_and_reports_pockets(mosquitto: Mosquitto, hub: Collector, tmp_path: Path) -> None:
     from sim.pins import PulseScript, drive_pulses
 
     factory = timed_mock_factory()
@@ -180,12 +196,12 @@ def test_mqtt5_node_obeys_commands_and_reports_pockets(mosquitto, hub, tmp_path)
     assert [e.data.pocket for e in events(hub)] == [3, 3, 3]
 
 
-def press(factory, pin: int) -> None:
+def press(factory: Any, pin: int) -> None:
     factory.pin(pin).drive_low()
     factory.pin(pin).drive_high()
 
 
-def test_broker_loss_never_switches_the_light_and_the_button_works_offline(tmp_path):
+def test_broker_loss_never_switches_the_light_and_the_button_works_offline(tmp_path: Path) -> None:
     broker = Mosquitto(tmp_path / "mosquitto", users={"pool-01": "pw-pool-01"}).start()
     hub = Collector(broker.port)
     factory = timed_mock_factory()

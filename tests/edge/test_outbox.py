@@ -5,17 +5,21 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from edge.outbox import ROW_OVERHEAD, SEQ_BLOCK, Outbox
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def add(box: Outbox, event_type: str = "pocket", size: int = 10) -> int | None:
     return box.add(event_type, f"t/{event_type}", lambda seq: json.dumps({"seq": seq, "pad": "x" * size}).encode())
 
 
-def test_pending_is_in_seq_order_and_ack_removes(tmp_path):
+def test_pending_is_in_seq_order_and_ack_removes(tmp_path: Path) -> None:
     with Outbox(tmp_path / "o.db", 1 << 20) as box:
         seqs = [add(box) for _ in range(5)]
         assert seqs == [0, 1, 2, 3, 4]
@@ -29,7 +33,7 @@ def test_pending_is_in_seq_order_and_ack_removes(tmp_path):
         assert box.depth == 4
 
 
-def test_restart_replays_what_was_not_acked_and_continues_seq(tmp_path):
+def test_restart_replays_what_was_not_acked_and_continues_seq(tmp_path: Path) -> None:
     with Outbox(tmp_path / "o.db", 1 << 20) as box:
         for _ in range(3):
             add(box)
@@ -40,7 +44,7 @@ def test_restart_replays_what_was_not_acked_and_continues_seq(tmp_path):
         assert add(box) == 3, "a clean close continues without a gap"
 
 
-def test_seq_is_never_reused_after_a_crash(tmp_path):
+def test_seq_is_never_reused_after_a_crash(tmp_path: Path) -> None:
     box = Outbox(tmp_path / "o.db", 1 << 20)
     for _ in range(5):
         add(box)
@@ -53,7 +57,7 @@ def test_seq_is_never_reused_after_a_crash(tmp_path):
         assert resumed is not None and resumed >= SEQ_BLOCK, "after a crash, seq skips past the whole reserved block"
 
 
-def test_seq_survives_a_rolled_back_tail(tmp_path):
+def test_seq_survives_a_rolled_back_tail(tmp_path: Path) -> None:
     """A power cut may undo commits that were published: the reserved block still protects them."""
     box = Outbox(tmp_path / "o.db", 1 << 20)
     for _ in range(10):
@@ -72,7 +76,7 @@ def row_size(event_type: str, size: int) -> int:
     return len(f"t/{event_type}") + len(json.dumps({"seq": 0, "pad": "x" * size})) + ROW_OVERHEAD
 
 
-def test_full_outbox_drops_oldest_low_value_events_first(tmp_path, caplog):
+def test_full_outbox_drops_oldest_low_value_events_first(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     room = 10 * row_size("button", 100) + 5  # ten rows fit, allowing for longer seq digits
     with Outbox(tmp_path / "o.db", 64 * 1024) as box:
         box.max_bytes = room
@@ -88,7 +92,7 @@ def test_full_outbox_drops_oldest_low_value_events_first(tmp_path, caplog):
         assert "dropped" in caplog.text
 
 
-def test_full_outbox_refuses_a_pocket_loudly_when_only_pockets_are_left(tmp_path, caplog):
+def test_full_outbox_refuses_a_pocket_loudly_when_only_pockets_are_left(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     with Outbox(tmp_path / "o.db", 64 * 1024) as box:
         box.max_bytes = 3 * row_size("pocket", 100) + 5
         for _ in range(3):
@@ -106,7 +110,7 @@ def test_full_outbox_refuses_a_pocket_loudly_when_only_pockets_are_left(tmp_path
         assert add(box, "pocket", 100) is not None
 
 
-def test_dropped_count_survives_restart(tmp_path):
+def test_dropped_count_survives_restart(tmp_path: Path) -> None:
     with Outbox(tmp_path / "o.db", 64 * 1024) as box:
         box.max_bytes = 2 * row_size("button", 10) + 5
         for _ in range(3):
@@ -117,7 +121,7 @@ def test_dropped_count_survives_restart(tmp_path):
 
 
 @pytest.mark.parametrize("garbage", [b"not a database at all" * 100, b""])
-def test_a_corrupt_outbox_file_is_an_error_not_a_silent_reset(tmp_path, garbage):
+def test_a_corrupt_outbox_file_is_an_error_not_a_silent_reset(tmp_path: Path, garbage: Any) -> None:
     path = tmp_path / "o.db"
     path.write_bytes(garbage)
     if garbage:

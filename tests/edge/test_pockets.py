@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from edge import EdgeNode
 from sim.pins import PulseScript, drive_pulses, timed_mock_factory
@@ -13,8 +14,13 @@ from tests.support.hub import link_of, outbox_of
 from tests.support.mqtt import Collector
 from tests.support.waiting import wait_until
 
+if TYPE_CHECKING:
+    from pathlib import Path
 
-def test_each_pulse_is_one_pocket_event_with_its_pocket_index(mosquitto, tmp_path):
+    from sim.mosquitto import Mosquitto
+
+
+def test_each_pulse_is_one_pocket_event_with_its_pocket_index(mosquitto: Mosquitto, tmp_path: Path) -> None:
     hub = Collector(mosquitto.port)
     factory = timed_mock_factory()
     with EdgeNode(node_config(tmp_path, mosquitto.port), pin_factory=factory) as node:
@@ -30,7 +36,7 @@ def test_each_pulse_is_one_pocket_event_with_its_pocket_index(mosquitto, tmp_pat
     hub.close()
 
 
-def test_500_chattering_pulses_give_500_events_no_more(mosquitto, tmp_path):
+def test_500_chattering_pulses_give_500_events_no_more(mosquitto: Mosquitto, tmp_path: Path) -> None:
     hub = Collector(mosquitto.port)
     factory = timed_mock_factory()
     script = PulseScript(duration_s=0.015, chatter_edges=2, chatter_s=(0.001, 0.003))

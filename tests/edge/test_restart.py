@@ -5,6 +5,8 @@ The agent runs as a real process (tests/edge/agent_proc.py) so SIGKILL is a real
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from devices.nodeconfig import dump_node_config
@@ -14,9 +16,12 @@ from tests.support.driven import AgentProcess
 from tests.support.mqtt import Collector
 from tests.support.waiting import wait_until
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
 
 @pytest.mark.slow
-def test_events_survive_broker_outage_and_kill_9(tmp_path):
+def test_events_survive_broker_outage_and_kill_9(tmp_path: Path) -> None:
     broker = Mosquitto(tmp_path / "mosquitto", users={"pool-01": "pw-pool-01"})
     config_file = tmp_path / "node.toml"
     config_file.write_text(dump_node_config(node_config(tmp_path, broker.port)))
@@ -55,7 +60,7 @@ def test_events_survive_broker_outage_and_kill_9(tmp_path):
     assert order == list(range(order[0], order[0] + 200)), "in seq order, without gaps"
 
 
-def test_a_killed_agent_leaves_a_retained_offline_will(tmp_path):
+def test_a_killed_agent_leaves_a_retained_offline_will(tmp_path: Path) -> None:
     import json
 
     broker = Mosquitto(tmp_path / "mosquitto", users={"pool-01": "pw-pool-01"}).start()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from sqlalchemy import select
 
@@ -13,7 +14,7 @@ from broker.storage.models import Event, Game
 POOL_RATE_CENTS = 600
 
 
-def stored_events(store, table: str, event_type: str = "pocket") -> list[Event]:
+def stored_events(store: Any, table: str, event_type: str = "pocket") -> list[Event]:
     # A reader, not a write session: tests poll this while the hub ingests, and a write session
     # takes a connection of the writers' pool from under the hub's one writer (on a loaded machine,
     # test_node_disk_full's drain then outlasted its minute).
@@ -31,7 +32,7 @@ def assert_each_once(rows: list[Event]) -> None:
     assert not twice, f"stored more than once: {twice[:5]}"
 
 
-def assert_billed_by_central_clock(store, session_id: int) -> int:
+def assert_billed_by_central_clock(store: Any, session_id: int) -> int:
     """The stored bill equals the tariff over the hub's own start/stop times; returns it."""
     with store.reader() as db:
         row = db.get(Game, session_id)

@@ -16,10 +16,11 @@ from __future__ import annotations
 import ast
 import json
 import uuid
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from itertools import count
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -35,6 +36,12 @@ from tests.support.hub import VENUE, card_reader_of, fresh_login, link_of, on_wr
 from tests.support.mqtt import Collector
 from tests.support.waiting import wait_until
 
+if TYPE_CHECKING:
+    from broker.hall.hub import Hub
+    from sim.mosquitto import Mosquitto
+    from tests.dashboard.conftest import Api
+
+
 BRATISLAVA = ZoneInfo("Europe/Bratislava")
 ROUNDS = 3
 PAID_UID, UNPAID_UID = "c0ffee01", "badc0ffe"
@@ -46,7 +53,7 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def service(mosquitto, db_url, clock):
+def service(mosquitto: Mosquitto, db_url: str, clock: FakeClock) -> Iterator[Hub]:
     # prepaid_expiry "continue": the shipped venue stops the session instead, and raises nothing.
     venue = load_venue(VENUE)
     venue = venue.model_copy(update={"billing": Billing(**{**venue.billing.model_dump(), "prepaid_expiry": "continue"})})
@@ -60,7 +67,7 @@ def service(mosquitto, db_url, clock):
 class RawNode:
     """A table's node as MQTT sees it: its own login, its own topics, its own event numbers."""
 
-    def __init__(self, mosquitto, table: str, clock: FakeClock) -> None:
+    def __init__(self, mosquitto: Any, table: str, clock: FakeClock) -> None:
         self.table, self.clock, self.seq = table, clock, count(1)
         self.boot = f"b-{uuid.uuid4().hex[:8]}"
         self.mqtt = Collector(mosquitto.port, username=table, password=f"pw-{table}", topics=(contract.light_set_topic(table),))
@@ -100,7 +107,7 @@ class RawNode:
 
 
 @pytest.fixture
-def node(mosquitto, clock):
+def node(mosquitto: Mosquitto, clock: FakeClock) -> Iterator[Callable[..., Any]]:
     made: list[RawNode] = []
 
     def make(table: str) -> RawNode:
@@ -112,12 +119,12 @@ def node(mosquitto, clock):
         n.close()
 
 
-def alerts(service, kind: str, table: str) -> list[Alert]:
+def alerts(service: Any, kind: str, table: str) -> list[Alert]:
     with service.store.reader() as db:
         return list(db.scalars(select(Alert).where(Alert.kind == kind, Alert.table_id == table).order_by(Alert.id)))
 
 
-def fired(service, kind: str, table: str, n: int) -> Alert:
+def fired(service: Any, kind: str, table: str, n: int) -> Alert:
     """Wait for the n-th alert of this kind on this table to be open; return it."""
 
     def nth_open() -> bool:
@@ -128,7 +135,7 @@ def fired(service, kind: str, table: str, n: int) -> Alert:
     return alerts(service, kind, table)[-1]
 
 
-def settled(service, kind: str, table: str) -> None:
+def settled(service: Any, kind: str, table: str) -> None:
     wait_until(
         lambda: all(a.closed_at is not None for a in alerts(service, kind, table)),
         timeout=10,
@@ -136,11 +143,11 @@ def settled(service, kind: str, table: str) -> None:
     )
 
 
-def _seen(service, kind: str, table: str) -> list[Any]:
+def _seen(service: Any, kind: str, table: str) -> list[Any]:
     return [(a.id, a.count, a.closed_at is not None) for a in alerts(service, kind, table)]
 
 
-def three_times(service, kind: str, table: str, fire, resolve) -> None:
+def three_times(service: Any, kind: str, table: str, fire: Any, resolve: Any) -> None:
     for n in range(1, ROUNDS + 1):
         fire(n)
         alert = fired(service, kind, table, n)
@@ -150,8 +157,8 @@ def three_times(service, kind: str, table: str, fire, resolve) -> None:
     assert len(alerts(service, kind, table)) == ROUNDS
 
 
-def _members(service) -> int:
-    def _write(db):
+def _members(service: Any) -> int:
+    def _write(db: Any) -> int:
         paid = add_member(db, "Ambra Tomáš", actor="test")
         assign_card(db, paid.id, PAID_UID, actor="test")
         record_fee(db, paid.id, 2026, actor="test")
@@ -163,7 +170,7 @@ def _members(service) -> int:
     return result
 
 
-def _end_checkins(api) -> None:
+def _end_checkins(api: Any) -> None:
     """Nobody scores for longer than the check-in lasts: the watchdog ends it."""
     api.clock.advance(minutes=api.service.venue.billing.foosball_checkin_min + 1)
     api.service.watchdog.tick()
@@ -172,7 +179,7 @@ def _end_checkins(api) -> None:
 # --- the kinds the tables cause --------------------------------------------------------------
 
 
-def test_play_without_session_settled_by_a_start(api, node):
+def test_play_without_session_settled_by_a_start(api: Api, node: Callable[..., Any]) -> None:
     pool = node("pool-01")
     sid: list[int] = []
 
@@ -184,7 +191,7 @@ def test_play_without_session_settled_by_a_start(api, node):
     three_times(api.service, "play_without_session", "pool-01", lambda n: pool.event("pocket", {"pocket": n, "pulse_ms": 30.0}), resolve)
 
 
-def test_play_without_session_closed_by_staff(api, node):
+def test_play_without_session_closed_by_staff(api: Api, node: Callable[..., Any]) -> None:
     pool = node("pool-02")
 
     def resolve(n: int, alert: Alert) -> None:
@@ -197,7 +204,7 @@ def test_play_without_session_closed_by_staff(api, node):
     three_times(api.service, "play_without_session", "pool-02", lambda n: pool.event("pocket", {"pocket": 0, "pulse_ms": 30.0}), resolve)
 
 
-def test_idle_session_settled_by_a_ball(api, node):
+def test_idle_session_settled_by_a_ball(api: Api, node: Callable[..., Any]) -> None:
     pool = node("pool-03")
     api.ok("POST", "/api/sessions", 201, json={"table": "pool-03"})
 
@@ -212,19 +219,19 @@ def test_idle_session_settled_by_a_ball(api, node):
     three_times(api.service, "idle_session", "pool-03", fire, resolve)
 
 
-def test_light_without_session_settled_by_the_light_going_off(api, node):
+def test_light_without_session_settled_by_the_light_going_off(api: Api, node: Callable[..., Any]) -> None:
     pool = node("pool-04")
     three_times(api.service, "light_without_session", "pool-04", lambda n: pool.light(True), lambda n, a: pool.light(False))
 
 
-def test_node_offline_settled_by_its_birth(api, node):
+def test_node_offline_settled_by_its_birth(api: Api, node: Callable[..., Any]) -> None:
     pool = node("pool-05")
     pool.status("online")
     api.ok("POST", "/api/sessions", 201, json={"table": "pool-05"})
     three_times(api.service, "node_offline", "pool-05", lambda n: pool.status("offline"), lambda n, a: pool.status("online"))
 
 
-def test_sensor_fault_settled_by_recovery(api, node):
+def test_sensor_fault_settled_by_recovery(api: Api, node: Callable[..., Any]) -> None:
     pool = node("pool-06")
     three_times(
         api.service,
@@ -235,7 +242,7 @@ def test_sensor_fault_settled_by_recovery(api, node):
     )
 
 
-def test_outbox_stuck_settled_when_the_outbox_drains(api, node):
+def test_outbox_stuck_settled_when_the_outbox_drains(api: Api, node: Callable[..., Any]) -> None:
     pool = node("pool-07")
     three_times(api.service, "outbox_stuck", "pool-07", lambda n: pool.telemetry(500), lambda n, a: pool.telemetry(0))
 
@@ -243,7 +250,7 @@ def test_outbox_stuck_settled_when_the_outbox_drains(api, node):
 # --- foosball: the loudest one ------------------------------------------------------------------
 
 
-def test_foosball_no_member_fires_again_after_a_staff_check_in(api, node):
+def test_foosball_no_member_fires_again_after_a_staff_check_in(api: Api, node: Callable[..., Any]) -> None:
     member = _members(api.service)
     foos = node("foos-01")
 
@@ -257,7 +264,7 @@ def test_foosball_no_member_fires_again_after_a_staff_check_in(api, node):
     three_times(api.service, "foosball_no_member", "foos-01", lambda n: foos.event("goal", {"side": "home"}), resolve)
 
 
-def test_foosball_no_member_fires_again_after_a_card_tap(api, mosquitto, tmp_path):
+def test_foosball_no_member_fires_again_after_a_card_tap(api: Api, mosquitto: Mosquitto, tmp_path: Path) -> None:
     _members(api.service)
     with running_node(mosquitto, tmp_path, "foos-02") as (edge, factory):
         wait_until(lambda: link_of(edge).connected, timeout=20, what="the foosball node connected")
@@ -270,7 +277,7 @@ def test_foosball_no_member_fires_again_after_a_card_tap(api, mosquitto, tmp_pat
         three_times(api.service, "foosball_no_member", "foos-02", lambda n: score(factory, edge, "home"), resolve)
 
 
-def test_card_refused_closed_by_staff(api, node):
+def test_card_refused_closed_by_staff(api: Api, node: Callable[..., Any]) -> None:
     _members(api.service)
     foos = node("foos-01")
     three_times(
@@ -285,7 +292,7 @@ def test_card_refused_closed_by_staff(api, node):
 # --- the kinds the clock causes ---------------------------------------------------------------
 
 
-def test_prepaid_expired_settled_by_extending_and_by_stopping(api):
+def test_prepaid_expired_settled_by_extending_and_by_stopping(api: Api) -> None:
     sid = api.ok("POST", "/api/sessions", 201, json={"table": "pool-08", "prepaid_minutes": 10})["id"]
     api.clock.advance(minutes=5)
 
@@ -306,7 +313,7 @@ def test_prepaid_expired_settled_by_extending_and_by_stopping(api):
     three_times(api.service, "prepaid_expired", "pool-08", fire, resolve)
 
 
-def test_open_after_closing_fires_every_night(api):
+def test_open_after_closing_fires_every_night(api: Api) -> None:
     # From Tuesday 18:00: each night a session starts at 23:30, the hall closes at 00:00.
     sids: list[int] = []
 
@@ -323,7 +330,7 @@ def test_open_after_closing_fires_every_night(api):
     three_times(api.service, "open_after_closing", "pool-09", fire, resolve)
 
 
-def test_only_the_service_writes_alerts():
+def test_only_the_service_writes_alerts() -> None:
     """A second writer beside the hub is how the foosball alert went silent: there is none.
 
     The hub's alert book (broker/core/alert_book.py) is the one module that writes alerts."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from sqlalchemy import func, select
@@ -27,6 +28,10 @@ from sim.pins import PulseScript, drive_pulses
 from tests.support.hub import light_of, link_of, on_writer, outbox_of, running_node, running_service
 from tests.support.waiting import wait_until
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
 BILLIARD = [f"pool-{i:02d}" for i in range(1, 11)] + ["carom-01"]
 POOL = BILLIARD[:10]
 FOOS = ["foos-01", "foos-02"]
@@ -34,16 +39,16 @@ OUTAGE_S = 15
 ROUND_S = 1
 
 
-def drop(factory, node, pocket: int) -> None:
+def drop(factory: Any, node: Any, pocket: int) -> None:
     drive_pulses(factory.pin(node.config.pins.pockets[pocket]), 1, PulseScript(duration_s=0.02, chatter_edges=1))
 
 
-def goal(factory, node) -> None:
+def goal(factory: Any, node: Any) -> None:
     drive_pulses(factory.pin(node.config.pins.goal_home), 1, PulseScript(duration_s=0.015, chatter_edges=1))
 
 
 @pytest.mark.slow
-def test_fifteen_seconds_without_a_broker_loses_nothing_and_switches_no_light(tmp_path):
+def test_fifteen_seconds_without_a_broker_loses_nothing_and_switches_no_light(tmp_path: Path) -> None:
     broker = Mosquitto(tmp_path / "mq", users={t: f"pw-{t}" for t in BILLIARD + FOOS}).start()
     driven = dict.fromkeys(POOL + FOOS, 0)
     with contextlib.ExitStack() as stack:
@@ -52,7 +57,7 @@ def test_fifteen_seconds_without_a_broker_loses_nothing_and_switches_no_light(tm
         wait_until(lambda: all(link_of(n).connected for n, _ in nodes.values()), timeout=20, what="13 nodes connected")
         sessions = {t: svc.execute(StartGame(table=t, actor="anna")) for t in BILLIARD}
 
-        def _write(db):
+        def _write(db: Any) -> None:
             member = add_member(db, "Ambra Tomáš", actor="test")
             for t in FOOS:
                 checkin(db, t, member.id, svc.clock(), "staff")

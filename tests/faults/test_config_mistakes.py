@@ -18,6 +18,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -25,6 +26,10 @@ from tests.devices.test_venue import BAD_VENUES, LAVOS_TEXT, line_of
 from tests.support.cli import lavos
 from tests.support.hub import REPO, VENUE
 from tests.support.server import LAVOS
+
+if TYPE_CHECKING:
+    from sim.mosquitto import Mosquitto
+
 
 EXIT_CONFIG = 2
 NOWHERE = "mqtt://lavos-hub:x@127.0.0.1:1"  # the venue is read before the broker is looked for
@@ -65,7 +70,7 @@ VENUE_CASES = {**{k: (edit, key, why, line) for k, (edit, key, why, line) in BAD
 
 
 @pytest.mark.parametrize("case", VENUE_CASES, ids=str)
-def test_venue_mistakes_stop_lavos_server_naming_file_line_and_key(tmp_path, case):
+def test_venue_mistakes_stop_lavos_server_naming_file_line_and_key(tmp_path: Path, case: Any) -> None:
     (old, new), key, why, line = VENUE_CASES[case]
     assert old in LAVOS_TEXT
     path = tmp_path / "venue.toml"
@@ -75,7 +80,7 @@ def test_venue_mistakes_stop_lavos_server_naming_file_line_and_key(tmp_path, cas
     assert_points_at(out, path, line, key, why)
 
 
-def test_venue_not_utf8_or_missing_stops_lavos_server(tmp_path):
+def test_venue_not_utf8_or_missing_stops_lavos_server(tmp_path: Path) -> None:
     path = tmp_path / "venue.toml"
     path.write_bytes(LAVOS_TEXT.encode("cp1250"))  # a Windows editor's idea of Slovak
     first = next(n for n, text in enumerate(LAVOS_TEXT.splitlines(), 1) if not text.isascii())
@@ -116,7 +121,7 @@ AGENTS = {"lavos edge": [*LAVOS, "edge", "--config"], "python -m edge": [sys.exe
 
 @pytest.mark.parametrize("agent", AGENTS)
 @pytest.mark.parametrize("case", NODE_MISTAKES, ids=str)
-def test_node_toml_mistakes_stop_the_agent_naming_file_line_and_key(tmp_path, case, agent):
+def test_node_toml_mistakes_stop_the_agent_naming_file_line_and_key(tmp_path: Path, case: Any, agent: Any) -> None:
     text, on_line, key, why = NODE_MISTAKES[case]
     path = tmp_path / "node.toml"
     path.write_text(text, encoding="utf-8")
@@ -126,7 +131,7 @@ def test_node_toml_mistakes_stop_the_agent_naming_file_line_and_key(tmp_path, ca
 
 
 @pytest.mark.parametrize("agent", AGENTS)
-def test_node_toml_not_utf8_missing_or_a_directory_stops_the_agent(tmp_path, agent):
+def test_node_toml_not_utf8_missing_or_a_directory_stops_the_agent(tmp_path: Path, agent: Any) -> None:
     path = tmp_path / "node.toml"
     text = node_toml(tail='[mqtt]\nhost = "sála"\n')
     path.write_bytes(text.encode("latin-1"))
@@ -138,7 +143,7 @@ def test_node_toml_not_utf8_missing_or_a_directory_stops_the_agent(tmp_path, age
 
 
 @pytest.mark.parametrize("agent", AGENTS)
-def test_a_bad_log_level_is_a_clear_error_not_a_traceback(tmp_path, agent):
+def test_a_bad_log_level_is_a_clear_error_not_a_traceback(tmp_path: Path, agent: Any) -> None:
     path = tmp_path / "node.toml"
     path.write_text(GOOD_NODE, encoding="utf-8")
     code, out = run(*AGENTS[agent], str(path), "--log-level", "LOUD")
@@ -172,7 +177,7 @@ SERVER_FLAG_MISTAKES = {
 
 
 @pytest.mark.parametrize("case", SERVER_FLAG_MISTAKES, ids=str)
-def test_server_flag_mistakes_are_one_clear_line_and_exit_2(mosquitto, tmp_path, case):
+def test_server_flag_mistakes_are_one_clear_line_and_exit_2(mosquitto: Mosquitto, tmp_path: Path, case: Any) -> None:
     (tmp_path / "empty.pw").write_text("\n")
     (tmp_path / "hub.pw").write_text("hub-secret\n")
     flags = {
@@ -212,7 +217,7 @@ CSV_MISTAKES: dict[str, tuple[str | bytes, int, str, str]] = {
 
 
 @pytest.mark.parametrize("case", CSV_MISTAKES, ids=str)
-def test_member_csv_mistakes_name_file_line_and_field_and_import_nothing(tmp_path, case):
+def test_member_csv_mistakes_name_file_line_and_field_and_import_nothing(tmp_path: Path, case: Any) -> None:
     body, line, field, why = CSV_MISTAKES[case]
     path = tmp_path / "clenovia.csv"
     path.write_bytes(body if isinstance(body, bytes) else body.encode("utf-8"))

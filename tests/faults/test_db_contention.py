@@ -13,6 +13,7 @@ OperationalError until the lock is released.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from sqlalchemy import create_engine, text
 
@@ -22,10 +23,17 @@ from tests.support.hub import running_service, stored_events
 from tests.support.mqtt import publish_events
 from tests.support.waiting import wait_until
 
+if TYPE_CHECKING:
+    from sim.mosquitto import Mosquitto
+    from tests.support.postgres import PostgresCluster
+
+
 TABLE = "pool-04"  # no session: every drop there touches its "play without session" alert
 
 
-def test_a_statement_the_database_refuses_for_a_while_delays_events_and_drops_none(mosquitto, postgres_cluster, postgres_template):
+def test_a_statement_the_database_refuses_for_a_while_delays_events_and_drops_none(
+    mosquitto: Mosquitto, postgres_cluster: PostgresCluster, postgres_template: str
+) -> None:
     url = postgres_cluster.create_database(template=postgres_template)
     admin = create_engine(url, isolation_level="AUTOCOMMIT")
     try:

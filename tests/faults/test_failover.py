@@ -21,8 +21,10 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -41,6 +43,11 @@ from tests.support.hub import REPO, light_of, link_of, running_node
 from tests.support.server import server_argv, wait_serving
 from tests.support.sqlite_template import CHEAP
 from tests.support.waiting import HANG_S, wait_until
+
+if TYPE_CHECKING:
+    from sim.mosquitto import Mosquitto
+    from tests.support.postgres import PostgresCluster
+
 
 POOL = [f"pool-{i:02d}" for i in range(1, 11)]
 BILLIARD = [*POOL, "carom-01"]  # a session each, lights on throughout
@@ -77,14 +84,14 @@ class Server:
 
 
 @pytest.fixture
-def pg_url(postgres_cluster, postgres_template):
+def pg_url(postgres_cluster: PostgresCluster, postgres_template: str) -> Iterator[Any]:
     url = postgres_cluster.create_database(template=postgres_template)
     yield url
     postgres_cluster.drop_database(url)
 
 
 @pytest.fixture
-def servers(mosquitto, pg_url, tmp_path):
+def servers(mosquitto: Mosquitto, pg_url: Any, tmp_path: Path) -> Iterator[Callable[..., Any]]:
     """start(name) → a `lavos server` on the test database (same argv, own port and data dir)."""
     started: list[Server] = []
 
@@ -124,7 +131,7 @@ def manager_token(pg_url: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-def hub_connections(mosquitto) -> int:
+def hub_connections(mosquitto: Any) -> int:
     """How many times the hub's login has connected to the broker so far."""
     return len(re.findall(r"New client connected from \S+ as lavos-hub ", mosquitto.log_text()))
 
@@ -132,7 +139,7 @@ def hub_connections(mosquitto) -> int:
 class Players(threading.Thread):
     """Round after round: a drop on every pool table, a goal on every foosball table."""
 
-    def __init__(self, nodes) -> None:
+    def __init__(self, nodes: Any) -> None:
         super().__init__(daemon=True)
         self.nodes, self.done = nodes, threading.Event()
         self.driven = dict.fromkeys(POOL + FOOS, 0)
@@ -159,13 +166,15 @@ class Players(threading.Thread):
         return self.driven
 
 
-def light_switches(nodes) -> dict[str, int]:
+def light_switches(nodes: Any) -> dict[str, int]:
     """Per table, how often its light pin has changed state since the node started."""
     return {t: len(factory.pin(node.config.pins.light).states) for t, (node, factory) in nodes.items()}
 
 
 @pytest.mark.slow
-def test_standby_takes_over_a_killed_hub_and_nothing_is_lost(mosquitto, servers, pg_url, tmp_path):
+def test_standby_takes_over_a_killed_hub_and_nothing_is_lost(
+    mosquitto: Mosquitto, servers: Callable[..., Any], pg_url: Any, tmp_path: Path
+) -> None:
     auth = manager_token(pg_url)
     active = servers("a")
     wait_until(active.is_hub, what="the first server is the hub")
@@ -232,7 +241,7 @@ def test_standby_takes_over_a_killed_hub_and_nothing_is_lost(mosquitto, servers,
 
 
 @pytest.mark.slow
-def test_the_old_hub_comes_back_as_the_standby(mosquitto, servers, pg_url, tmp_path):
+def test_the_old_hub_comes_back_as_the_standby(mosquitto: Mosquitto, servers: Callable[..., Any], pg_url: Any, tmp_path: Path) -> None:
     auth = manager_token(pg_url)
     first = servers("a")
     wait_until(first.is_hub, what="the first server is the hub")
@@ -274,7 +283,9 @@ def test_the_old_hub_comes_back_as_the_standby(mosquitto, servers, pg_url, tmp_p
 
 
 @pytest.mark.slow
-def test_a_hub_that_loses_its_lock_exits_and_the_standby_leads(mosquitto, servers, postgres_cluster, pg_url):
+def test_a_hub_that_loses_its_lock_exits_and_the_standby_leads(
+    mosquitto: Mosquitto, servers: Callable[..., Any], postgres_cluster: PostgresCluster, pg_url: Any
+) -> None:
     """Fencing: the hub's lock session ended under it (here by PostgreSQL, as a network cut or an
     administrator would) makes it exit non-zero before the standby's MQTT connect: Mosquitto never
     sees the two at once."""

@@ -9,6 +9,9 @@ told it lost the lead, before any timer could have noticed. Real PostgreSQL.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
 import psycopg
 import pytest
 from sqlalchemy import func, select
@@ -19,22 +22,26 @@ from broker.people.members import AddMember
 from broker.storage.models import Member
 from tests.support.hub import new_hub
 
+if TYPE_CHECKING:
+    from tests.support.postgres import PostgresCluster
+
+
 NEVER = 3600.0  # the watcher's own checks never run within the test: only the transactions check
 
 
 @pytest.fixture
-def pg_url(postgres_cluster, postgres_template):
+def pg_url(postgres_cluster: PostgresCluster, postgres_template: str) -> Iterator[Any]:
     url = postgres_cluster.create_database(template=postgres_template)
     yield url
     postgres_cluster.drop_database(url)
 
 
-def _members(store) -> int:
+def _members(store: Any) -> int:
     with store.reader() as db:
         return db.scalar(select(func.count()).select_from(Member)) or 0
 
 
-def test_a_change_after_the_lock_is_gone_is_rolled_back_and_the_hub_stops_leading(pg_url):
+def test_a_change_after_the_lock_is_gone_is_rolled_back_and_the_hub_stops_leading(pg_url: Any) -> None:
     lost: list[str] = []
     lead = Leadership(pg_url, check_s=NEVER, lost_after_s=NEVER)
     store = open_store(pg_url)
@@ -64,7 +71,7 @@ def test_a_change_after_the_lock_is_gone_is_rolled_back_and_the_hub_stops_leadin
         lead.close()
 
 
-def test_a_second_process_holding_the_lock_makes_the_first_ones_writes_fail(pg_url):
+def test_a_second_process_holding_the_lock_makes_the_first_ones_writes_fail(pg_url: Any) -> None:
     """The old leader's lock session ended and a standby took the lock: the old leader's write is refused."""
     old, new = Leadership(pg_url, check_s=NEVER, lost_after_s=NEVER), Leadership(pg_url, check_s=NEVER, lost_after_s=NEVER)
     store = open_store(pg_url)

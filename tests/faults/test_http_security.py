@@ -18,6 +18,7 @@ import signal
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import fastapi.routing
 import httpx
@@ -36,6 +37,10 @@ from tests.support.matching import found
 from tests.support.server import LAVOS, server_argv, wait_serving
 from tests.support.sqlite_template import migrated_sqlite
 from tests.support.web import _CSRF, web_app
+
+if TYPE_CHECKING:
+    from sim.mosquitto import Mosquitto
+
 
 API_AUTH = "tests/dashboard/test_api_auth.py"
 WEB_AUTH = "tests/dashboard/test_web_auth.py"
@@ -85,7 +90,7 @@ GUARANTEES: dict[str, list[str]] = {
 }
 
 
-def test_every_guarantee_names_a_test_that_exists():
+def test_every_guarantee_names_a_test_that_exists() -> None:
     missing = []
     for where in (w for tests in GUARANTEES.values() for w in tests):
         path, name = where.split("::")
@@ -95,7 +100,7 @@ def test_every_guarantee_names_a_test_that_exists():
     assert missing == []
 
 
-def _served_routes(app, prefix: str = "") -> set[tuple[str, str]]:
+def _served_routes(app: Any, prefix: str = "") -> set[tuple[str, str]]:
     """(method, path) of every endpoint the app answers, through its mounts; a mount without routes of its own is ('*', path).
 
     FastAPI >= 0.16x keeps included routers as one entry each; iter_route_contexts opens them
@@ -114,7 +119,7 @@ def _served_routes(app, prefix: str = "") -> set[tuple[str, str]]:
     return found
 
 
-def test_the_served_app_has_no_route_the_checks_miss(tmp_path):
+def test_the_served_app_has_no_route_the_checks_miss(tmp_path: Path) -> None:
     # A hub without MQTT over an empty SQLite file: only the app's routes are looked at.
     store = open_store(migrated_sqlite(tmp_path / "hub.db"))
     try:
@@ -146,7 +151,7 @@ def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def served(mosquitto, tmp_path_factory) -> Served:
+def served(mosquitto: Mosquitto, tmp_path_factory: pytest.TempPathFactory) -> Served:
     tmp = tmp_path_factory.mktemp("http-security")
     db = f"sqlite:///{tmp / 'lavos.db'}"
     out = Served(passwords={"boss": "Manažér-tajné-heslo-7", "jana": "Čašníčka-heslo-42"})
@@ -212,7 +217,7 @@ def served(mosquitto, tmp_path_factory) -> Served:
     return out
 
 
-def test_the_server_was_used_as_intended(served):
+def test_the_server_was_used_as_intended(served: Served) -> None:
     # Guards the tests below: a secret absent from the log because nothing happened proves nothing.
     codes = {k: r.status_code for k, r in served.answers.items()}
     assert codes == {
@@ -234,13 +239,13 @@ def test_the_server_was_used_as_intended(served):
     assert "GET /api/tables" in served.log and "DEBUG" in served.log  # the access log and debug lines are really on
 
 
-def test_nothing_secret_reaches_the_log(served):
+def test_nothing_secret_reaches_the_log(served: Served) -> None:
     log = served.log.casefold()
     leaked = {what for what, secret in served.secrets.items() if secret.casefold() in log}
     assert leaked == set()
 
 
-def test_passwords_are_argon2id_hashes_and_tokens_sha256_only(served):
+def test_passwords_are_argon2id_hashes_and_tokens_sha256_only(served: Served) -> None:
     engine = create_engine(f"sqlite:///{served.db_files[0].parent / 'lavos.db'}")
     with engine.connect() as c:
         users: dict[str, str] = dict(c.execute(text("select username, password_hash from users")).all())
@@ -262,7 +267,7 @@ def test_passwords_are_argon2id_hashes_and_tokens_sha256_only(served):
     assert found == set()
 
 
-def test_security_headers_on_pages_and_api_answers(served):
+def test_security_headers_on_pages_and_api_answers(served: Served) -> None:
     missing = {}
     for what, r in served.answers.items():
         h = r.headers

@@ -12,6 +12,7 @@ import os
 import signal
 import time
 from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 
@@ -25,14 +26,19 @@ from tests.support.driven import ask
 from tests.support.hub import light_of, link_of, running_node
 from tests.support.waiting import wait_until
 
+if TYPE_CHECKING:
+    from pathlib import Path
 
-def test_sigkill_mid_evening_keeps_sessions_alerts_and_checkins(mosquitto, tmp_path):
+    from sim.mosquitto import Mosquitto
+
+
+def test_sigkill_mid_evening_keeps_sessions_alerts_and_checkins(mosquitto: Mosquitto, tmp_path: Path) -> None:
     db_url = f"sqlite:///{tmp_path / 'hub.db'}"
     store = open_store(db_url)
     with store.session() as db:
         member_id = add_member(db, "Ambra Tomáš", actor="test").id
 
-    def count(model, *where):
+    def count(model: Any, *where: Any) -> int | None:
         with store.reader() as db:
             return db.scalar(select(func.count()).select_from(model).where(*where))
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 import contextlib
 import re
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -32,6 +33,14 @@ from tests.support.tcp_cut import TcpCut
 from tests.support.victoria import stat_count
 from tests.support.waiting import wait_until
 from tests.support.waiting import wait_until as eventually
+
+if TYPE_CHECKING:
+    from broker.hall.hub import Hub
+    from edge.agent import EdgeNode
+    from sim.mosquitto import Mosquitto
+    from tests.broker.test_metrics import FakeInflux
+    from tests.support.victoria import VictoriaMetrics
+
 
 TABLES = ["pool-01", "pool-02", "pool-03", "pool-04"]
 # As many drops as five minutes of play at one a second, the outage this test first ran (300 s),
@@ -52,12 +61,12 @@ def rss_bytes() -> int:
     raise RuntimeError("no VmRSS in /proc/self/status")
 
 
-def pocket_points(victoria, table: str) -> int:
+def pocket_points(victoria: Any, table: str) -> int:
     return sum(1 for _, labels, _, _ in victoria.samples("pocket_count") if labels.get("table") == table)
 
 
 @contextlib.contextmanager
-def hall(mosquitto, tmp_path, metrics):
+def hall(mosquitto: Any, tmp_path: Any, metrics: Any) -> Iterator[tuple[Hub, dict[str, tuple[EdgeNode, Any]]]]:
     """The hub with `metrics`, a node per table, a session on each; yields (service, nodes)."""
     with contextlib.ExitStack() as stack:
         svc = stack.enter_context(running_service(mosquitto, tmp_path / "hub.db", metrics=metrics))
@@ -70,14 +79,14 @@ def hall(mosquitto, tmp_path, metrics):
 
 
 @pytest.fixture
-def cable(victoria):
+def cable(victoria: VictoriaMetrics) -> Iterator[TcpCut]:
     """The network between the hub's metrics writer and VictoriaMetrics."""
     relay = TcpCut(victoria.port).start()
     yield relay
     relay.close()
 
 
-def cut_between_writes(cable: TcpCut, metrics) -> None:
+def cut_between_writes(cable: TcpCut, metrics: Any) -> None:
     """Pull the cable while no write of the writer is in flight, so the outage starts clean.
 
     A cut in mid-request is safe too (the writer spools what it did not see acknowledged, and
@@ -90,13 +99,15 @@ def cut_between_writes(cable: TcpCut, metrics) -> None:
         cable.cut()
 
 
-def all_stored(svc) -> dict[str, int]:
+def all_stored(svc: Any) -> dict[str, int]:
     return {t: len(stored_events(svc.store, t)) for t in TABLES}
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(240)
-def test_300_drops_without_influx_lose_no_point_and_memory_stays_flat(mosquitto, victoria, cable, tmp_path):
+def test_300_drops_without_influx_lose_no_point_and_memory_stays_flat(
+    mosquitto: Mosquitto, victoria: VictoriaMetrics, cable: TcpCut, tmp_path: Path
+) -> None:
     metrics = MetricsWriter(
         cable.url,
         "token",
@@ -164,7 +175,9 @@ def test_300_drops_without_influx_lose_no_point_and_memory_stays_flat(mosquitto,
 
 
 @pytest.mark.parametrize("failure", [500, "hang"])
-def test_a_metrics_server_answering_500_or_hanging_loses_no_point(mosquitto, fake, tmp_path, failure):
+def test_a_metrics_server_answering_500_or_hanging_loses_no_point(
+    mosquitto: Mosquitto, fake: FakeInflux, tmp_path: Path, failure: Any
+) -> None:
     metrics = MetricsWriter(
         fake.url,
         "token",

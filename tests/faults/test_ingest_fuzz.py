@@ -7,6 +7,7 @@ after the flood is applied at once, and the HTTP-free service still starts sessi
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING, Any
 
 import paho.mqtt.client as mqtt
 from hypothesis import HealthCheck, given, settings
@@ -20,6 +21,14 @@ from broker.storage.models import NodeRejectCount
 from tests.support.hub import hub_link, running_service
 from tests.support.waiting import wait_until
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from hypothesis.strategies._internal.strategies import SearchStrategy
+
+    from sim.mosquitto import Mosquitto
+
+
 TABLES = ["pool-01", "pool-02", "foos-01", "nosuch-01"]
 KINDS = ["status", "event/pocket", "event/goal", "event/card", "event/nope", "light/state", "telemetry", "session", "light/set"]
 
@@ -30,7 +39,7 @@ json_values = st.recursive(
 )
 
 
-def almost_valid_event():
+def almost_valid_event() -> SearchStrategy[bytes]:
     """Envelopes that are right in most fields and wrong in one, where the bugs hide."""
     base = st.fixed_dictionaries(
         {
@@ -60,7 +69,7 @@ topics = st.one_of(
 messages = st.lists(st.tuples(topics, payloads), min_size=100, max_size=100)
 
 
-def test_ten_thousand_generated_messages_never_crash_the_ingest(mosquitto, tmp_path):
+def test_ten_thousand_generated_messages_never_crash_the_ingest(mosquitto: Mosquitto, tmp_path: Path) -> None:
     with running_service(mosquitto, tmp_path / "hub.db") as svc:
         pub = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="fuzzer")
         pub.username_pw_set("lavos-hub", "hub-secret")
@@ -74,7 +83,7 @@ def test_ten_thousand_generated_messages_never_crash_the_ingest(mosquitto, tmp_p
         # outbox flushes after a reconnect; one at a time, the round trips took most of a minute.
         @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck), database=None)
         @given(messages)
-        def flood(batch):
+        def flood(batch: Any) -> None:
             nonlocal sent
             infos = []
             for topic, payload in batch:

@@ -5,12 +5,16 @@ from __future__ import annotations
 import json
 import threading
 import time
+from typing import TYPE_CHECKING, Any
 
 import paho.mqtt.client as mqtt
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
 from tests.support.mqtt import Collector
+
+if TYPE_CHECKING:
+    from sim.mosquitto import Mosquitto
 
 
 def connect_result(port: int, username: str | None, password: str | None) -> str:
@@ -20,7 +24,7 @@ def connect_result(port: int, username: str | None, password: str | None) -> str
     if username:
         c.username_pw_set(username, password)
 
-    def on_connect(client, userdata, flags, rc, props=None):
+    def on_connect(client: Any, userdata: Any, flags: Any, rc: Any, props: Any = None) -> None:
         result.append(str(rc))
         done.set()
 
@@ -33,7 +37,7 @@ def connect_result(port: int, username: str | None, password: str | None) -> str
     return result[0] if result else "no answer"
 
 
-def test_anonymous_and_wrong_passwords_are_refused_and_logged(mosquitto):
+def test_anonymous_and_wrong_passwords_are_refused_and_logged(mosquitto: Mosquitto) -> None:
     assert connect_result(mosquitto.port, None, None) == "Not authorized"
     assert connect_result(mosquitto.port, "pool-01", "wrong") == "Not authorized"
     assert connect_result(mosquitto.port, "lavos-hub", "pw-pool-01") == "Not authorized"
@@ -43,7 +47,7 @@ def test_anonymous_and_wrong_passwords_are_refused_and_logged(mosquitto):
     assert "not authorised" in log.lower() or "not authorized" in log.lower()
 
 
-def test_a_node_cannot_read_the_central_services_or_other_tables_traffic(mosquitto):
+def test_a_node_cannot_read_the_central_services_or_other_tables_traffic(mosquitto: Mosquitto) -> None:
     hub = Collector(mosquitto.port)
     spy = Collector(
         mosquitto.port,
@@ -72,7 +76,7 @@ def test_a_node_cannot_read_the_central_services_or_other_tables_traffic(mosquit
         "lavos/v1/hub/status",
     ],
 )
-def test_a_node_cannot_forge_commands_sessions_or_other_tables_events(mosquitto, topic):
+def test_a_node_cannot_forge_commands_sessions_or_other_tables_events(mosquitto: Mosquitto, topic: Any) -> None:
     hub = Collector(mosquitto.port, topics=("lavos/v1/#",))
     forger = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="forger")
     forger.username_pw_set("pool-01", "pw-pool-01")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from broker.floor.games import StartGame, StopGame
 from broker.storage.models import Game
@@ -18,6 +19,12 @@ from tests.broker.test_service_e2e import drop_balls
 from tests.faults.checks import assert_billed_by_central_clock, assert_each_once, stored_events
 from tests.support.hub import light_of, link_of, running_node, running_service
 from tests.support.waiting import wait_until
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from sim.mosquitto import Mosquitto
+
 
 TABLE = "pool-01"
 DROPS = 5  # per phase
@@ -33,7 +40,7 @@ class JumpingWall:
         return datetime.now(UTC) + self.offset
 
 
-def test_hours_long_clock_jumps_on_a_node_move_no_bill(mosquitto, tmp_path):
+def test_hours_long_clock_jumps_on_a_node_move_no_bill(mosquitto: Mosquitto, tmp_path: Path) -> None:
     wall = JumpingWall(timedelta(hours=-3))  # booted with a stale saved time, NTP not reached yet
     flag = tmp_path / "timesync-synchronized"
     clock = WallClock(flag, wall=wall, recheck_s=0.0)

@@ -18,6 +18,8 @@ import logging
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -27,6 +29,10 @@ from sim.pins import PulseScript, drive_pulses
 from tests.faults.checks import assert_each_once, stored_events
 from tests.support.hub import light_of, outbox_of, running_node, running_service
 from tests.support.waiting import wait_until
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
 
 TABLE = "pool-01"
 # Room for about a quarter of a MiB of events (~1,000) beyond the outbox's free-space margin: the
@@ -38,7 +44,7 @@ REFUSED_ENOUGH = 30
 
 
 @pytest.fixture
-def small_disk(tmp_path):
+def small_disk(tmp_path: Path) -> Iterator[tuple[Any, None] | tuple[Any, int]]:
     """(directory, outbox max_bytes): a small tmpfs when we may mount one, else the outbox bound."""
     mount_point = tmp_path / "disk"
     mount_point.mkdir()
@@ -50,7 +56,7 @@ def small_disk(tmp_path):
         subprocess.run(["umount", "-l", str(mount_point)], check=False)
 
 
-def press(factory, node) -> None:
+def press(factory: Any, node: Any) -> None:
     pin = factory.pin(node.config.pins.button)
     pin.drive_low()
     time.sleep(0.05)
@@ -59,7 +65,9 @@ def press(factory, node) -> None:
 
 
 @pytest.mark.slow
-def test_a_full_disk_refuses_pocket_events_loudly_and_loses_none_silently(tmp_path, small_disk, caplog):
+def test_a_full_disk_refuses_pocket_events_loudly_and_loses_none_silently(
+    tmp_path: Path, small_disk: tuple[Any, None] | tuple[Any, int], caplog: pytest.LogCaptureFixture
+) -> None:
     disk, max_bytes = small_disk
     broker = Mosquitto(tmp_path / "mq", users={TABLE: f"pw-{TABLE}"})
     hub_db = f"sqlite:///{tmp_path / 'hub.db'}"

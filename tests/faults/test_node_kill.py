@@ -18,6 +18,7 @@ from __future__ import annotations
 import signal
 import sqlite3
 import time
+from typing import TYPE_CHECKING, Any
 
 from broker.floor.games import StartGame, StopGame
 from devices.nodeconfig import dump_node_config
@@ -25,18 +26,25 @@ from tests.edge.nodes import node_config
 from tests.faults.checks import assert_billed_by_central_clock, assert_each_once, stored_events
 from tests.support.driven import AgentProcess
 from tests.support.hub import running_service
+from tests.support.matching import some
 from tests.support.waiting import wait_until
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from sim.mosquitto import Mosquitto
+
 
 TABLE = "pool-01"
 
 
-def outbox_seqs(path) -> set[int]:
+def outbox_seqs(path: Any) -> set[int]:
     # Read-only: the killed agent's WAL is what a restarted agent would find, and we must not change it.
     with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
         return {seq for (seq,) in db.execute("SELECT seq FROM events")}
 
 
-def test_kill_9_mid_write_loses_no_accepted_event_and_the_light_comes_back(mosquitto, tmp_path):
+def test_kill_9_mid_write_loses_no_accepted_event_and_the_light_comes_back(mosquitto: Mosquitto, tmp_path: Path) -> None:
     cfg = node_config(tmp_path, mosquitto.port, table=TABLE)
     config_file = tmp_path / "node.toml"
     config_file.write_text(dump_node_config(cfg))
@@ -51,11 +59,11 @@ def test_kill_9_mid_write_loses_no_accepted_event_and_the_light_comes_back(mosqu
             wait_until(lambda: len(stored_events(svc.store, TABLE)) >= 50, timeout=30, what="drops flowing")
             # A frozen broker (SIGSTOP) holds back the PUBACKs, so the kill finds events published
             # but not yet acknowledged in the outbox as well as new ones being inserted.
-            mosquitto.proc.send_signal(signal.SIGSTOP)
+            some(mosquitto.proc).send_signal(signal.SIGSTOP)
             time.sleep(1.5)
         finally:
             agent.kill9()
-            mosquitto.proc.send_signal(signal.SIGCONT)
+            some(mosquitto.proc).send_signal(signal.SIGCONT)
         old_boot = stored_events(svc.store, TABLE)[0].boot
         held = outbox_seqs(cfg.outbox.path)
         assert svc.ingest.wait_idle(30)

@@ -24,7 +24,9 @@ every refusal is against the ErrorOut model.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import date
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import schemathesis
@@ -42,6 +44,13 @@ from tests.dashboard.conftest import CHEAP, MANAGER, PASSWORD, FakeClock, bearer
 from tests.support.examples import few
 from tests.support.hub import on_writer, running_service
 from tests.support.web import add_users, web_app
+
+if TYPE_CHECKING:
+    from schemathesis.specs.openapi.schemas import OpenApiSchema
+
+    from broker.storage.engine import Store
+    from sim.mosquitto import Mosquitto
+
 
 # A budget of requests, not of examples per operation: 34 operations took ~90 s here with 20
 # examples each; bookings, tournaments and the till's pages made them 98 (180 cases with both
@@ -91,7 +100,7 @@ DATE_FORMATS = {
 
 
 @pytest.fixture(scope="module")
-def date_edges():
+def date_edges() -> Iterator[None]:
     """The date formats drawn with their edges, for this module only (schemathesis' registry is the process's)."""
     for name, strategy in DATE_FORMATS.items():
         schemathesis.openapi.format(name, strategy)
@@ -101,14 +110,16 @@ def date_edges():
 
 
 @pytest.fixture(scope="module")
-def api(mosquitto, tmp_path_factory, date_edges):
+def api(
+    mosquitto: Mosquitto, tmp_path_factory: pytest.TempPathFactory, date_edges: None
+) -> Iterator[tuple[OpenApiSchema, dict[str, str], Store]]:
     """(schema, manager headers): one service for the module, since hypothesis runs many cases per test anyway."""
     tmp = tmp_path_factory.mktemp("openapi-fuzz")
     with running_service(mosquitto, tmp / "hub.db", clock=FakeClock(), client_id="hub-openapi-fuzz") as service:
         service.watchdog.stop()  # nothing here is about time passing
         add_users(service, {MANAGER: "manager"}, PASSWORD, CHEAP)
 
-        def _write(db):
+        def _write(db: Any) -> str:
             token = issue_token(db, MANAGER, "fuzz", actor="test")
             return token
 
@@ -121,12 +132,12 @@ def api(mosquitto, tmp_path_factory, date_edges):
 # pytest 9.2 dropped what schemathesis' own pytest plugin (schema.parametrize) relies on, so each
 # operation is a test of ours, driven by the operation's strategy through plain hypothesis.
 @pytest.mark.parametrize(("method", "path", "mode"), CASES, ids=[f"{m} {p} {mode}" for m, p, mode in CASES])
-def test_every_operation_answers_as_documented(api, method, path, mode):
+def test_every_operation_answers_as_documented(api: tuple[OpenApiSchema, dict[str, str], Store], method: Any, path: Any, mode: Any) -> None:
     schema, headers, store = api
 
     @given(case=schema[path][method].as_strategy(generation_mode=mode))
     @settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True, database=None)
-    def check(case):
+    def check(case: Any) -> None:
         # Its invalid-credential checks come from one address thousands of times; being slowed
         # down for that (429) is right, and proven in tests/security: each case starts unthrottled.
         reset_client(store, "testclient")

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from sqlalchemy import select
@@ -23,12 +25,18 @@ from tests.support.hub import light_of, link_of, outbox_of, running_node, runnin
 from tests.support.postgres import PostgresCluster, find_bindir
 from tests.support.waiting import wait_until
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from sim.mosquitto import Mosquitto
+
+
 TABLES = ["pool-01", "pool-02"]  # pool-01 has a session across the restart, pool-02 none
 DOWN_S = 5
 
 
 @pytest.fixture
-def own_cluster():
+def own_cluster() -> Iterator[PostgresCluster]:
     cluster = PostgresCluster(find_bindir()).start()
     yield cluster
     cluster.stop()
@@ -37,7 +45,7 @@ def own_cluster():
 class Players(threading.Thread):
     """Drops on every table, round after round, whatever the database is doing."""
 
-    def __init__(self, nodes) -> None:
+    def __init__(self, nodes: Any) -> None:
         super().__init__(daemon=True)
         self.nodes = nodes
         self.driven = dict.fromkeys(nodes, 0)
@@ -59,7 +67,7 @@ class Players(threading.Thread):
 
 
 @pytest.mark.slow
-def test_postgres_restart_loses_and_doubles_nothing(mosquitto, own_cluster, tmp_path):
+def test_postgres_restart_loses_and_doubles_nothing(mosquitto: Mosquitto, own_cluster: PostgresCluster, tmp_path: Path) -> None:
     url = own_cluster.create_database()
     open_store(url).close()  # schema at head, as `lavos server` does at start
     with (

@@ -11,7 +11,7 @@ import html
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -25,9 +25,16 @@ from devices import contract
 from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, FakeClock, api, service  # noqa: F401 - fixtures
 from tests.faults.checks import stored_events
 from tests.support.hub import on_writer
+from tests.support.matching import some
 from tests.support.mqtt import Collector
 from tests.support.waiting import wait_until
 from tests.support.web import Browser, add_users, bound_app, event, node_link
+
+if TYPE_CHECKING:
+    from broker.hall.hub import Hub
+    from sim.mosquitto import Mosquitto
+    from tests.dashboard.conftest import Api
+
 
 BRATISLAVA = ZoneInfo("Europe/Bratislava")
 EVE = datetime(2026, 12, 31, 23, 0, tzinfo=BRATISLAVA)
@@ -39,8 +46,8 @@ def clock() -> FakeClock:
     return FakeClock(EVE)
 
 
-def _card_holder(service, years: tuple[int, ...], name: str = "Ambra Tomáš", uid: str = CARD) -> int:
-    def _write(db):
+def _card_holder(service: Any, years: tuple[int, ...], name: str = "Ambra Tomáš", uid: str = CARD) -> int:
+    def _write(db: Any) -> int:
         m = add_member(db, name, actor="test")
         assign_card(db, m.id, uid, actor="test")
         for year in years:
@@ -61,7 +68,7 @@ def _card_holder(service, years: tuple[int, ...], name: str = "Ambra Tomáš", u
         ((2026,), [("club_card", 400), ("standard", 600)]),
     ],
 )
-def test_new_years_eve_bills_each_hour_by_the_fee_of_its_year(api, years, lines):
+def test_new_years_eve_bills_each_hour_by_the_fee_of_its_year(api: Api, years: Any, lines: Any) -> None:
     _card_holder(api.service, years)
     s = api.ok("POST", "/api/sessions", 201, json={"table": "pool-05", "card_uid": CARD})
     assert s["tariff"] == "club_card"
@@ -81,7 +88,7 @@ def test_new_years_eve_bills_each_hour_by_the_fee_of_its_year(api, years, lines)
 # reader (only foosball tables check members in: a tap at a pool table changes no session).
 
 
-def _session_rows(service) -> list[tuple[Any, ...]]:
+def _session_rows(service: Any) -> list[tuple[Any, ...]]:
     with service.store.reader() as db:
         rows = db.scalars(select(Game).order_by(Game.id)).all()
         return [(r.id, r.table_id, r.state, r.member_id, len(r.ops)) for r in rows]
@@ -91,10 +98,10 @@ def _refused_names_both(detail: str) -> None:
     assert "Ambra Tomáš" in detail and "Pool 5" in detail, detail
 
 
-def test_a_card_on_one_table_is_refused_on_a_second_through_the_api(api, mosquitto):
+def test_a_card_on_one_table_is_refused_on_a_second_through_the_api(api: Api, mosquitto: Mosquitto) -> None:
     member = _card_holder(api.service, (2026,))
 
-    def _write(db):
+    def _write(db: Any) -> None:
         assign_card(db, member, "e5f6a7b8", actor="test")  # the same member's second card
 
     on_writer(api.service, _write)
@@ -133,7 +140,7 @@ def test_a_card_on_one_table_is_refused_on_a_second_through_the_api(api, mosquit
     assert api.ok("POST", "/api/sessions", 201, json={"table": "pool-07", "card_uid": CARD})["tariff"] == "club_card"
 
 
-def test_one_card_at_two_tables_at_the_same_moment_starts_one_session(service):
+def test_one_card_at_two_tables_at_the_same_moment_starts_one_session(service: Hub) -> None:
     _card_holder(service, (2026,))
     tables = ["pool-05", "pool-06", "pool-07", "pool-08"]
 
@@ -150,7 +157,7 @@ def test_one_card_at_two_tables_at_the_same_moment_starts_one_session(service):
     assert len(service.open) == 1
 
 
-def test_a_card_tap_at_a_pool_table_puts_it_on_no_session(service, mosquitto):
+def test_a_card_tap_at_a_pool_table_puts_it_on_no_session(service: Hub, mosquitto: Mosquitto) -> None:
     member = _card_holder(service, (2026,))
     sid = service.execute(StartGame(table="pool-05", card_uid=CARD, actor="test"))
     before = _session_rows(service)
@@ -158,18 +165,18 @@ def test_a_card_tap_at_a_pool_table_puts_it_on_no_session(service, mosquitto):
         event(node, "pool-06", "card", 1, {"uid": CARD})
         wait_until(lambda: stored_events(service.store, "pool-06", "card"), what="the tap stored")
     assert _session_rows(service) == before and "pool-06" not in service.open
-    assert service.open["pool-05"].id == sid and service.open["pool-05"].state.member.member_id == member
+    assert service.open["pool-05"].id == sid and some(service.open["pool-05"].state.member).member_id == member
 
 
 @pytest.fixture
-def staff_browser(service):
+def staff_browser(service: Hub) -> Browser:
     add_users(service, {STAFF: "staff"}, PASSWORD, CHEAP)
     b = Browser(bound_app(service))
     b.login(STAFF, PASSWORD)
     return b
 
 
-def test_the_table_panel_refuses_the_second_table_in_slovak(staff_browser, service):
+def test_the_table_panel_refuses_the_second_table_in_slovak(staff_browser: Browser, service: Hub) -> None:
     member = _card_holder(service, (2026,))
     r = staff_browser.post("/tables/pool-05/start", {"card_uid": CARD})
     assert r.status_code == 303 and r.headers["location"] == "/"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 from broker.domain.floor import home_assistant as ha
 from broker.domain.venue import load_venue
@@ -21,7 +23,7 @@ class Recorder:
         self.sent.append((topic, payload, retain))
 
 
-def summary_of(games: dict[str, int]):
+def summary_of(games: dict[str, int]) -> Callable[..., Any]:
     def summary(table: str) -> contract.SessionSummary | None:
         if table not in games:
             return None
@@ -31,7 +33,7 @@ def summary_of(games: dict[str, int]):
     return summary
 
 
-def test_announce_sends_every_config_retained_then_every_billed_tables_state():
+def test_announce_sends_every_config_retained_then_every_billed_tables_state() -> None:
     link, games = Recorder(), {"pool-02": 1250}
     h = HomeAssistant(V, link, summary_of(games), lambda fn: fn())
     h.announce()
@@ -45,7 +47,7 @@ def test_announce_sends_every_config_retained_then_every_billed_tables_state():
     assert not any("/light/set" in t for t, _, _ in link.sent)
 
 
-def test_the_minutes_tick_speaks_only_of_open_games():
+def test_the_minutes_tick_speaks_only_of_open_games() -> None:
     link, games = Recorder(), {"pool-07": 300}
     h = HomeAssistant(V, link, summary_of(games), lambda fn: fn())
     h._tick()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING, Any
 
 from typer.testing import CliRunner
 
@@ -13,10 +14,16 @@ from tests.support.hub import VENUE
 from tests.support.mqtt import Collector
 from tests.support.waiting import wait_until
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from sim.mosquitto import Mosquitto
+
+
 V = load_venue(VENUE)
 
 
-def retained(broker) -> dict[str, bytes]:
+def retained(broker: Any) -> dict[str, bytes]:
     """What HA's login finds retained (the hub's logins may write homeassistant/#, not read it)."""
     if "lavos-homeassistant" not in broker.users:
         broker.add_user("lavos-homeassistant", "ha-secret")
@@ -29,7 +36,7 @@ def retained(broker) -> dict[str, bytes]:
         c.close()
 
 
-def test_clear_empties_every_retained_topic_of_the_hub(mosquitto, tmp_path):
+def test_clear_empties_every_retained_topic_of_the_hub(mosquitto: Mosquitto, tmp_path: Path) -> None:
     user, password = mosquitto.hub_login("lavos-hub-4")
     announcer = Collector(mosquitto.port, topics=("homeassistant/status",))
     try:
@@ -49,13 +56,13 @@ def test_clear_empties_every_retained_topic_of_the_hub(mosquitto, tmp_path):
     assert retained(mosquitto) == {}
 
 
-def test_clear_refuses_the_hubs_own_login(tmp_path):
+def test_clear_refuses_the_hubs_own_login(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["ha", "clear", "--venue", str(VENUE), "--mqtt", "mqtt://lavos-hub:x@127.0.0.1:1"])
     assert result.exit_code == 2
     assert "lavos-hub-4" in result.output
 
 
-def test_lavos_server_offers_home_assistant_off_by_default():
+def test_lavos_server_offers_home_assistant_off_by_default() -> None:
     import inspect
 
     from dashboard.cli import server

@@ -36,7 +36,7 @@ def _render(template: str, payload: bytes) -> str:
 
 
 @pytest.mark.parametrize("d", ALL, ids=lambda d: d.topic)
-def test_every_payload_fits_home_assistants_schema(d):
+def test_every_payload_fits_home_assistants_schema(d: Any) -> None:
     m = re.match(DISCOVERY_TOPIC, d.topic)
     assert m, d.topic
     config = json.loads(d.payload())  # what goes on the wire, not the dict
@@ -44,7 +44,7 @@ def test_every_payload_fits_home_assistants_schema(d):
     assert "command_topic" not in d.payload().decode()  # read-only: HA cannot switch anything
 
 
-def test_the_schema_refuses_what_ha_would_ignore_or_reject():
+def test_the_schema_refuses_what_ha_would_ignore_or_reject() -> None:
     good = json.loads(next(d for d in ALL if d.topic.endswith("/light/config")).payload())
     for bad in ({**good, "command_topic": "lavos/v1/table/pool-01/light/set"}, {**good, "colour": "red"}, {**good, "state_topic": ""}):
         with pytest.raises(ValidationError):
@@ -58,7 +58,7 @@ def test_the_schema_refuses_what_ha_would_ignore_or_reject():
         SensorConfig.model_validate({**amount, "state_class": "measurement"})
 
 
-def test_one_device_per_table_named_as_staff_name_it_in_its_room():
+def test_one_device_per_table_named_as_staff_name_it_in_its_room() -> None:
     rooms = {r.id: r.name for r in V.rooms}
     by_device: dict[str, set[str]] = {}
     for d in ALL:
@@ -74,14 +74,14 @@ def test_one_device_per_table_named_as_staff_name_it_in_its_room():
         assert dev["name"] == t.name and dev["suggested_area"] == rooms[t.room]
 
 
-def test_unique_ids_are_unique_and_stable():
+def test_unique_ids_are_unique_and_stable() -> None:
     ids = [d.config["unique_id"] for d in ALL]
     assert not [i for i, n in Counter(ids).items() if n > 1]
     assert [d.config["unique_id"] for d in ha.venue_discovery(load_venue(VENUE))] == ids
     assert "lavos_lavos_pool_01_light" in ids  # a rename of this scheme orphans every club's HA entities
 
 
-def test_each_table_gets_the_entities_its_kind_has():
+def test_each_table_gets_the_entities_its_kind_has() -> None:
     kinds = {t.id: Kind(t.kind) for t in V.tables}
     objects: dict[str, set[str]] = {}
     for d in ALL:
@@ -102,7 +102,7 @@ def _config(table: str, obj: str) -> dict[str, Any]:
     return next(d.config for d in ALL if d.topic.endswith(f"_{table.replace('-', '_')}/{obj}/config"))
 
 
-def test_templates_read_the_messages_the_hall_sends():
+def test_templates_read_the_messages_the_hall_sends() -> None:
     now = contract.utcnow()
     light = _config("pool-01", "light")
     assert light["state_topic"] == contract.light_state_topic("pool-01")
@@ -134,7 +134,7 @@ def test_templates_read_the_messages_the_hall_sends():
     assert out["event_type"] == "away" and out["event_type"] in goal["event_types"]
 
 
-def test_the_hubs_own_topics_are_its_own():
+def test_the_hubs_own_topics_are_its_own() -> None:
     # The amount's topic is under lavos/v1/ (the hub may write it, HA may read it) and no node's.
     assert ha.ha_state_topic("pool-01").startswith(f"{contract.ROOT}/")
     with pytest.raises(contract.ContractError):

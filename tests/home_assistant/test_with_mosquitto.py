@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import re
 import time
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import paho.mqtt.client as mqtt
 import pytest
@@ -23,8 +24,16 @@ from broker.storage.members import add_member, assign_card
 from devices import contract
 from tests.home_assistant.ha_schema import DISCOVERY_TOPIC
 from tests.support.hub import VENUE, hub_link, hub_url, light_of, link_of, on_writer, running_node, started_hub, wait_stored
+from tests.support.matching import some
 from tests.support.mqtt import Collector, pocket_event, publish_events
 from tests.support.waiting import wait_until
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from broker.hall.hub import Hub
+    from sim.mosquitto import Mosquitto
+
 
 HA_USER, HA_PASSWORD = "lavos-homeassistant", "ha-secret"
 V = load_venue(VENUE)
@@ -32,14 +41,14 @@ EXPECTED = {d.topic: d.config for d in ha.venue_discovery(V)}
 
 
 @pytest.fixture(scope="module")
-def broker(mosquitto):
+def broker(mosquitto: Mosquitto) -> Any:
     mosquitto.add_user(HA_USER, HA_PASSWORD)
     mosquitto._wait_login(HA_USER, HA_PASSWORD)
     return mosquitto
 
 
 @pytest.fixture
-def hub(broker, tmp_path, request):
+def hub(broker: Any, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Hub]:
     # link_process: what `lavos server` runs (paho in a child process; HA's birth crosses its pipe).
     in_child = getattr(request, "param", False)
     url = hub_url(broker, "lavos-hub-ha")
@@ -50,7 +59,7 @@ def hub(broker, tmp_path, request):
         yield h
 
 
-def home_assistant(broker, topics=("homeassistant/#", "lavos/v1/#"), protocol=mqtt.MQTTv311) -> Collector:
+def home_assistant(broker: Any, topics: Any = ("homeassistant/#", "lavos/v1/#"), protocol: Any = mqtt.MQTTv311) -> Collector:
     return Collector(broker.port, HA_USER, HA_PASSWORD, topics=topics, protocol=protocol)
 
 
@@ -62,7 +71,7 @@ def amount_of(c: Collector, table: str) -> list[dict[str, Any]]:
     return [json.loads(m.payload) for m in c.matching(lambda m: m.topic == ha.ha_state_topic(table))]
 
 
-def test_ha_sees_every_tables_retained_configs_and_the_game_as_it_runs(hub, broker):
+def test_ha_sees_every_tables_retained_configs_and_the_game_as_it_runs(hub: Hub, broker: Any) -> None:
     c = home_assistant(broker)
     try:
         seen = wait_until(lambda: configs(c) if len(configs(c)) == len(EXPECTED) else None, what="every retained config")
@@ -82,17 +91,17 @@ def test_ha_sees_every_tables_retained_configs_and_the_game_as_it_runs(hub, brok
 
 
 @pytest.fixture
-def quick_minute(monkeypatch):
+def quick_minute(monkeypatch: pytest.MonkeyPatch) -> None:
     import broker.floor.home_assistant as hall_ha
 
     monkeypatch.setattr(hall_ha, "AMOUNT_EVERY_S", 0.2)  # the minute's tick, shortened (read when the hub is built)
 
 
-def test_the_amount_is_republished_while_a_game_runs(quick_minute, hub, broker):
+def test_the_amount_is_republished_while_a_game_runs(quick_minute: None, hub: Hub, broker: Any) -> None:
     c = home_assistant(broker, topics=(ha.ha_state_topic("pool-04"),))
     try:
         sid = hub.execute(StartGame(table="pool-04", actor="anna"))
-        running = lambda: [s for s in amount_of(c, "pool-04") if s["state"] == "running"]  # noqa: E731
+        running: Callable[[], list[dict[str, Any]]] = lambda: [s for s in amount_of(c, "pool-04") if s["state"] == "running"]  # noqa: E731
         wait_until(lambda: len(running()) >= 3, what="the start's update and two of the minute's")
         hub.execute(StopGame(game=sid, actor="anna"))
         wait_until(lambda: amount_of(c, "pool-04")[-1]["state"] == "free", what="free after the stop")
@@ -104,7 +113,7 @@ def test_the_amount_is_republished_while_a_game_runs(quick_minute, hub, broker):
 
 
 @pytest.mark.parametrize("hub", [False, True], ids=["link_thread", "link_process"], indirect=True)
-def test_ha_announcing_itself_makes_the_hub_announce_again(hub, broker):
+def test_ha_announcing_itself_makes_the_hub_announce_again(hub: Any, broker: Any) -> None:
     before = hub.home_assistant.announced
     c = home_assistant(broker, topics=("homeassistant/+/+/+/config",))
     try:
@@ -122,7 +131,7 @@ def test_ha_announcing_itself_makes_the_hub_announce_again(hub, broker):
         c.close()
 
 
-def _refused(broker, topic: str, payload: bytes, retain: bool, protocol) -> str:
+def _refused(broker: Any, topic: str, payload: bytes, retain: bool, protocol: Any) -> str:
     """Publish as HA's login on a connection of its own; what the broker answered."""
     c = home_assistant(broker, topics=(ha.HA_STATUS_TOPIC,), protocol=protocol)
     answers: list[str] = []
@@ -137,7 +146,7 @@ def _refused(broker, topic: str, payload: bytes, retain: bool, protocol) -> str:
 
 
 @pytest.mark.parametrize("protocol", [mqtt.MQTTv311, mqtt.MQTTv5], ids=["mqtt3", "mqtt5"])
-def test_ha_cannot_switch_a_light_nor_touch_discovery(hub, broker, tmp_path, protocol):
+def test_ha_cannot_switch_a_light_nor_touch_discovery(hub: Hub, broker: Any, tmp_path: Path, protocol: Any) -> None:
     with running_node(broker, tmp_path, "pool-01") as (node, _factory):
         wait_until(lambda: link_of(node).connected and hub.light_commands().get("pool-01") is not None, what="node connected")
         watcher = Collector(broker.port, topics=(contract.light_set_topic("pool-01"),))  # sees every light/set
@@ -176,12 +185,12 @@ MONITOR = ("lavos-monitor", "monitor-secret")
 LISTENING = ("#", "lavos/v1/#", contract.event_topic("+", "card"), contract.session_topic("+"))
 
 
-def test_ha_and_monitor_logins_get_no_card_tap_and_no_members_name(hub, broker):
+def test_ha_and_monitor_logins_get_no_card_tap_and_no_members_name(hub: Hub, broker: Any) -> None:
     """The shipped ACL on the real Mosquitto: both logins subscribe to everything and to the card
     taps and game summaries by name; the broker grants it (it always does) and delivers none of them."""
     name, uid = "Šťastný Ľubomír", "04a2b3c4"
 
-    def member(db):
+    def member(db: Any) -> int:
         m = add_member(db, name, actor="test")
         assign_card(db, m.id, uid, actor="test")
         return m.id
@@ -213,10 +222,10 @@ def test_ha_and_monitor_logins_get_no_card_tap_and_no_members_name(hub, broker):
             c.close()
 
 
-def test_a_burst_of_ha_births_gets_one_announcement_and_delays_no_event(hub, broker, tmp_path):
+def test_a_burst_of_ha_births_gets_one_announcement_and_delays_no_event(hub: Hub, broker: Any, tmp_path: Path) -> None:
     """60 "online"s in about 10 ms: one set of configs (not 60), and a node's event sent right after
     them is stored before that one announcement, not behind sixty."""
-    before = hub.home_assistant.announced
+    before = some(hub.home_assistant).announced
     c = home_assistant(broker, topics=("homeassistant/+/+/+/config",))
     try:
         wait_until(lambda: len(configs(c)) == len(EXPECTED), what="the retained configs")
@@ -228,10 +237,12 @@ def test_a_burst_of_ha_births_gets_one_announcement_and_delays_no_event(hub, bro
         boot = "b-burst"
         publish_events(broker.port, "pool-02", boot, 1)
         wait_stored(f"sqlite:///{tmp_path / 'lavos.db'}", "pool-02", boot, 1)
-        assert hub.home_assistant.announced <= before + 1  # the event did not wait behind announcements
-        wait_until(lambda: hub.home_assistant.online_seen >= 60 and hub.home_assistant.announced == before + 1, what="one announcement")
-        time.sleep(hub.home_assistant.quiet_s + 0.3)  # and no second one after the quiet time
-        assert hub.home_assistant.announced == before + 1, f"{burst_s * 1000:.0f} ms burst"
+        assert some(hub.home_assistant).announced <= before + 1  # the event did not wait behind announcements
+        wait_until(
+            lambda: some(hub.home_assistant).online_seen >= 60 and some(hub.home_assistant).announced == before + 1, what="one announcement"
+        )
+        time.sleep(some(hub.home_assistant).quiet_s + 0.3)  # and no second one after the quiet time
+        assert some(hub.home_assistant).announced == before + 1, f"{burst_s * 1000:.0f} ms burst"
         fresh = [m for m in c.all[retained:] if not m.retain]
         assert sorted(m.topic for m in fresh) == sorted(EXPECTED)  # one set: ~60 publishes, not 3,720
     finally:

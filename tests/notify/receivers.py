@@ -20,7 +20,7 @@ class MailBox:
         outer = self
 
         class Handler:
-            async def handle_DATA(self, server, session, envelope):
+            async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
                 msg = email.message_from_bytes(envelope.content, policy=email.policy.default)
                 body = msg.get_body(preferencelist=("plain",))
                 outer.messages.append((str(msg["Subject"]), body.get_content() if body else ""))

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -20,14 +22,19 @@ from tests.support.hub import on_writer, started_hub
 from tests.support.till_days import FakeClock, add_item, day_hub, local, pay, settle, walk_in
 from tests.support.waiting import wait_until
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from broker.hall.hub import Hub
+
 
 @pytest.fixture(autouse=True)
-def quick_sender(monkeypatch):
+def quick_sender(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Notifier, "poll_s", 0.1)
 
 
 @sqlite_only
-def test_closing_the_day_sends_its_summary(db_url):
+def test_closing_the_day_sends_its_summary(db_url: str) -> None:
     clock = FakeClock(local(2026, 12, 1, 15, 30))
     hook = Webhook().start()
     try:
@@ -57,7 +64,7 @@ def test_closing_the_day_sends_its_summary(db_url):
 
 
 @sqlite_only
-def test_a_day_nobody_closed_is_summed_up_at_the_day_cut(db_url):
+def test_a_day_nobody_closed_is_summed_up_at_the_day_cut(db_url: str) -> None:
     clock = FakeClock(local(2026, 12, 1, 15, 30))
     hook = Webhook().start()
     try:
@@ -78,7 +85,7 @@ def test_a_day_nobody_closed_is_summed_up_at_the_day_cut(db_url):
 
 
 @contextlib.contextmanager
-def hub_with_spool(db_url, clock, data_dir, hook=None):
+def hub_with_spool(db_url: Any, clock: Any, data_dir: Any, hook: Any = None) -> Iterator[tuple[Hub, HubFacade]]:
     """A hub whose notification spool is on disk under `data_dir`, so it outlives the hub."""
     with started_hub(db_url, clock=clock, data_dir=data_dir, watchdog=False) as hub:
         if hook is not None:
@@ -87,7 +94,7 @@ def hub_with_spool(db_url, clock, data_dir, hook=None):
 
 
 @sqlite_only
-def test_a_hub_down_over_the_day_cut_sends_the_summary_when_it_is_back_and_only_once(db_url, tmp_path):
+def test_a_hub_down_over_the_day_cut_sends_the_summary_when_it_is_back_and_only_once(db_url: str, tmp_path: Path) -> None:
     clock = FakeClock(local(2026, 12, 1, 15, 30))
     hook = Webhook().start()
     try:
@@ -109,7 +116,7 @@ def test_a_hub_down_over_the_day_cut_sends_the_summary_when_it_is_back_and_only_
 
 
 @sqlite_only
-def test_a_hub_started_on_a_fresh_day_after_a_closed_one_sends_nothing(db_url, tmp_path):
+def test_a_hub_started_on_a_fresh_day_after_a_closed_one_sends_nothing(db_url: str, tmp_path: Path) -> None:
     clock = FakeClock(local(2026, 12, 1, 15, 30))
     hook = Webhook().start()
     try:

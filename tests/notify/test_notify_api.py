@@ -4,17 +4,25 @@ them), a test message against a real webhook, the history; refusals change nothi
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
+
+import pytest
 
 from broker.storage.models import AuditEntry, Setting
 from tests.dashboard.conftest import sqlite_only
 from tests.notify.receivers import Webhook
+from tests.support.matching import some
 from tests.support.waiting import wait_until
+
+if TYPE_CHECKING:
+    from tests.dashboard.conftest import Api
+
 
 SECRET = "s3cr3t-token"
 
 
 @sqlite_only
-def test_targets_are_masked_audited_without_the_secret_and_testable(api, caplog):
+def test_targets_are_masked_audited_without_the_secret_and_testable(api: Api, caplog: pytest.LogCaptureFixture) -> None:
     hook = Webhook().start()
     try:
         url = f"json://user:{SECRET}@127.0.0.1:{hook.port}/hook-{SECRET}"
@@ -41,7 +49,7 @@ def test_targets_are_masked_audited_without_the_secret_and_testable(api, caplog)
 
         with api.service.store.reader() as db:
             audits = [json.dumps(a.detail) for a in db.query(AuditEntry).filter(AuditEntry.action == "notify.settings")]
-            stored = db.get(Setting, "notify").value
+            stored = some(db.get(Setting, "notify")).value
         assert len(audits) == 2 and all(SECRET not in a for a in audits)
         assert SECRET in json.dumps(stored)  # kept, to send with
         assert SECRET not in caplog.text

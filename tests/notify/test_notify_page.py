@@ -3,15 +3,22 @@ page; a refused form keeps what was typed (but the URL) and says why; staff cann
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 from tests.dashboard.conftest import sqlite_only
 from tests.notify.receivers import Webhook
 from tests.support.waiting import wait_until
+
+if TYPE_CHECKING:
+    from broker.notify.notifications import Target
+    from tests.dashboard.pages_client import Pages
+
 
 SECRET = "t0p-s3cret"
 
 
 @sqlite_only
-def test_the_manager_adds_tests_changes_and_removes_a_target(pages):
+def test_the_manager_adds_tests_changes_and_removes_a_target(pages: Pages) -> None:
     hook = Webhook().start()
     try:
         url = f"json://boss:{SECRET}@127.0.0.1:{hook.port}/x"
@@ -43,6 +50,7 @@ def test_the_manager_adds_tests_changes_and_removes_a_target(pages):
         assert changed.url == target.url and changed.kinds == ("node_offline",) and changed.quiet_to == "07:00"
 
         pages.follow(pages.post(f"/notifications/targets/{target.id}/remove"))
-        assert pages.service.notifications.settings.targets == ()
+        # (the unpacking above made mypy take the targets for one Target's tuple from then on)
+        assert cast("tuple[Target, ...]", pages.service.notifications.settings.targets) == ()
     finally:
         hook.stop()

@@ -6,6 +6,8 @@ no log line."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -18,20 +20,25 @@ from tests.notify.receivers import Webhook
 from tests.support.till_days import FakeClock, day_hub, local
 from tests.support.waiting import wait_until
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
 
 @pytest.fixture(autouse=True)
-def quick_sender(monkeypatch):
+def quick_sender(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Notifier, "poll_s", 0.1)
 
 
 @pytest.fixture
-def webhook():
+def webhook() -> Iterator[Webhook]:
     hook = Webhook().start()
     yield hook
     hook.stop()
 
 
-def test_an_offer_reaches_staff_and_by_sms_only_the_guest_who_agreed(tmp_path, webhook, caplog):
+def test_an_offer_reaches_staff_and_by_sms_only_the_guest_who_agreed(
+    tmp_path: Path, webhook: Webhook, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.DEBUG)
     base = f"json://127.0.0.1:{webhook.port}"
     with day_hub(tmp_path / "hub.db", FakeClock(local(2026, 12, 4, 18))) as (hub, _):
@@ -61,7 +68,7 @@ def test_an_offer_reaches_staff_and_by_sms_only_the_guest_who_agreed(tmp_path, w
         assert "123456" not in said and "222333" not in said and "222 333" not in said
 
 
-def test_a_guest_sms_target_takes_the_number_in_its_path_not_its_host(tmp_path):
+def test_a_guest_sms_target_takes_the_number_in_its_path_not_its_host(tmp_path: Path) -> None:
     with (
         day_hub(tmp_path / "hub.db", FakeClock(local(2026, 12, 4, 18))) as (hub, _),
         pytest.raises(ServiceError, match="path or query, not in its host"),

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -14,12 +15,16 @@ from broker.adapters.notify_spool import NotifySpool
 from tests.notify.receivers import Webhook
 from tests.support.waiting import wait_until
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
 pytestmark = pytest.mark.lavos_process
 
 TABLES = ("pool-01", "pool-02", "pool-03", "pool-04", "pool-05")
 
 
-def start(db_url: str, data_dir, url: str, *tables: str) -> subprocess.Popen[str]:
+def start(db_url: str, data_dir: Any, url: str, *tables: str) -> subprocess.Popen[str]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "tests.notify.hub_proc", db_url, str(data_dir), url, *tables],
         stdout=subprocess.PIPE,
@@ -30,7 +35,7 @@ def start(db_url: str, data_dir, url: str, *tables: str) -> subprocess.Popen[str
     return proc
 
 
-def pending(data_dir) -> int:
+def pending(data_dir: Any) -> int:
     spool = NotifySpool(data_dir)
     try:
         return spool.counts()[0]
@@ -38,7 +43,7 @@ def pending(data_dir) -> int:
         spool.close()
 
 
-def test_sigkill_while_the_receiver_is_down_loses_and_duplicates_nothing(tmp_path):
+def test_sigkill_while_the_receiver_is_down_loses_and_duplicates_nothing(tmp_path: Path) -> None:
     db_url = f"sqlite:///{tmp_path / 'hub.db'}"
     hook = Webhook().start()
     port = hook.port

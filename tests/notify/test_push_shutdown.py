@@ -12,6 +12,8 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -25,9 +27,14 @@ from tests.support.hub import new_hub, on_writer
 from tests.support.sqlite_template import migrated_sqlite
 from tests.support.waiting import wait_until
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from broker.hall.hub import Hub
+
 
 @pytest.fixture(autouse=True)
-def quick_sender(monkeypatch):
+def quick_sender(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Notifier, "poll_s", 0.1)
     monkeypatch.setattr(Notifier, "backoff_s", (0.2,))
     # The hub waits this long for a send in flight (15 s as shipped); raising=False: the same test
@@ -36,7 +43,7 @@ def quick_sender(monkeypatch):
 
 
 @pytest.fixture
-def hall(tmp_path):
+def hall(tmp_path: Path) -> Iterator[tuple[Hub, Callable[..., Any]]]:
     store = open_store(migrated_sqlite(tmp_path / "hub.db"))
     hub = new_hub(store, data_dir=tmp_path)
     hub.start()
@@ -53,17 +60,17 @@ def hall(tmp_path):
     store.close()
 
 
-def _configure(hub, url: str) -> None:
+def _configure(hub: Any, url: str) -> None:
     hub.execute(SaveNotifySettings(settings=NotifySettings((Target(id="t0", url=url),), rate_max=10), actor="boss"))
 
 
-def _spooled(tmp_path) -> dict[str, str]:
+def _spooled(tmp_path: Any) -> dict[str, str]:
     """The spool file as the next start will find it: key -> state."""
     with sqlite3.connect(tmp_path / SPOOL_FILE) as db:
         return dict(db.execute("SELECT key, state FROM messages").fetchall())
 
 
-def _raise(hub, spec) -> None:
+def _raise(hub: Any, spec: Any) -> None:
     on_writer(hub, lambda db: hub.alerts.raise_alert(db, spec))
 
 
@@ -71,11 +78,13 @@ def _sender_running() -> bool:
     return any(t.name == "notify-sender" and t.is_alive() for t in threading.enumerate())
 
 
-def _errors(caplog) -> list[str]:
+def _errors(caplog: Any) -> list[str]:
     return [f"{r.name}: {r.getMessage()}" for r in caplog.records if r.levelno >= logging.ERROR]
 
 
-def test_a_send_in_flight_at_shutdown_is_marked_and_the_spool_closed_after_it(hall, tmp_path, caplog):
+def test_a_send_in_flight_at_shutdown_is_marked_and_the_spool_closed_after_it(
+    hall: tuple[Hub, Callable[..., Any]], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.INFO)
     hub, close = hall
     hold = threading.Event()
@@ -97,14 +106,16 @@ def test_a_send_in_flight_at_shutdown_is_marked_and_the_spool_closed_after_it(ha
     assert sorted(_spooled(tmp_path).values()) == ["pending", "pending", "sent"]
 
 
-def test_an_alert_raised_by_the_writers_last_item_is_spooled(hall, tmp_path, caplog):
+def test_an_alert_raised_by_the_writers_last_item_is_spooled(
+    hall: tuple[Hub, Callable[..., Any]], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     hub, close = hall
     hook = Webhook().start()
     try:
         _configure(hub, hook.url())
         started, release = threading.Event(), threading.Event()
 
-        def last_item(db) -> None:  # e.g. the last batch before the link closed: a node went offline
+        def last_item(db: Any) -> None:  # e.g. the last batch before the link closed: a node went offline
             started.set()
             release.wait(30)
             hub.alerts.raise_alert(db, alert_kinds.node_offline("pool-06"))

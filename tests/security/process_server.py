@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tests.support.server import START_TIMEOUT_S, Serving, serving
 
@@ -50,7 +51,7 @@ class Served(Serving):
 
 @contextmanager
 def lavos_server(
-    mosquitto,
+    mosquitto: Any,
     tmp: Path,
     *,
     log_level: str = "INFO",

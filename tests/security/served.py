@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 from sqlalchemy import create_engine, text
@@ -35,7 +36,7 @@ class Server:
     log: Path
     mosquitto_port: int
 
-    def client(self, address: str = "127.0.0.1", **kw) -> httpx.Client:
+    def client(self, address: str = "127.0.0.1", **kw: Any) -> httpx.Client:
         """An HTTP client whose connections come from `address`."""
         return httpc.Client(base_url=self.base, transport=httpc.HTTPTransport(local_address=address), timeout=kw.pop("timeout", 30), **kw)
 
@@ -73,7 +74,7 @@ class Server:
 
 
 @contextlib.contextmanager
-def lavos_server(mosquitto, tmp: Path) -> Iterator[Server]:
+def lavos_server(mosquitto: Any, tmp: Path) -> Iterator[Server]:
     # Its own process group, stopped whole. 127.0.0.1 answers clients from anywhere in 127/8.
     with serving(mosquitto.port, tmp, own_group=True) as served:
         for user, role in ((MANAGER, "manager"), (STAFF, "staff")):

@@ -9,7 +9,9 @@ and the ones that must log the user out end their server-side sessions.
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterator
 from datetime import timedelta
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from sqlalchemy import select
@@ -20,6 +22,12 @@ from broker.storage.models import AuditEntry, User
 from broker.storage.types import utcnow
 from tests.support.cli import lavos as run_lavos
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from broker.storage.engine import Store
+
+
 PASSWORD, NEW = "Prvé-heslo-123", "Druhé-heslo-456"
 
 
@@ -28,7 +36,7 @@ def lavos(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture
-def accounts(db_url, tmp_path):
+def accounts(db_url: str, tmp_path: Path) -> Iterator[tuple[Any, Store, Any]]:
     pw = tmp_path / "pw"
     pw.write_text(PASSWORD + "\n", encoding="utf-8")
     lavos("add", "boss", "--role", "manager", "--password-file", str(pw), "--db", db_url, "--actor", "setup")
@@ -40,28 +48,28 @@ def accounts(db_url, tmp_path):
     store.close()
 
 
-def _login(store, username: str) -> str:
+def _login(store: Any, username: str) -> str:
     with store.session() as db:
         return logins.start(db, username, client="10.0.0.7", user_agent="bar tablet")
 
 
-def _live(store, session_id: str) -> bool:
+def _live(store: Any, session_id: str) -> bool:
     with store.reader() as db:
         return logins.live(db, session_id) is not None
 
 
-def _audit(store, action: str) -> list[AuditEntry]:
+def _audit(store: Any, action: str) -> list[AuditEntry]:
     with store.reader() as db:
         return list(db.scalars(select(AuditEntry).where(AuditEntry.action == action).order_by(AuditEntry.id)))
 
 
-def _user(store, username: str) -> User:
+def _user(store: Any, username: str) -> User:
     with store.reader() as db:
         result: User = db.scalars(select(User).where(User.username == username)).one()
         return result
 
 
-def test_password_with_forced_change_ends_sessions_and_is_audited(accounts):
+def test_password_with_forced_change_ends_sessions_and_is_audited(accounts: tuple[Any, Store, Any]) -> None:
     db_url, store, new = accounts
     sid = _login(store, "jana")
     before = utcnow()
@@ -77,7 +85,7 @@ def test_password_with_forced_change_ends_sessions_and_is_audited(accounts):
     assert "MUST CHANGE PASSWORD" in lavos("list", "--db", db_url).stdout
 
 
-def test_disable_enable_and_role_end_sessions_and_are_audited(accounts):
+def test_disable_enable_and_role_end_sessions_and_are_audited(accounts: tuple[Any, Store, Any]) -> None:
     db_url, store, _ = accounts
     sid = _login(store, "jana")
     lavos("disable", "jana", "--db", db_url, "--actor", "boss")
@@ -93,7 +101,7 @@ def test_disable_enable_and_role_end_sessions_and_are_audited(accounts):
     assert [e.detail["reason"] for e in _audit(store, "web_session.end")] == ["disabled", "role"]
 
 
-def test_the_last_manager_cannot_be_disabled_or_demoted(accounts):
+def test_the_last_manager_cannot_be_disabled_or_demoted(accounts: tuple[Any, Store, Any]) -> None:
     db_url, store, _ = accounts
     for args in (("disable", "boss"), ("role", "boss", "staff")):
         done = lavos(*args, "--db", db_url, ok=False)
@@ -102,7 +110,7 @@ def test_the_last_manager_cannot_be_disabled_or_demoted(accounts):
     assert user.active and user.role == "manager"
 
 
-def test_revoke_a_token(accounts):
+def test_revoke_a_token(accounts: tuple[Any, Store, Any]) -> None:
     db_url, store, _ = accounts
     lavos("token", "jana", "--name", "bar-tablet", "--db", db_url)
     [line] = lavos("tokens", "jana", "--db", db_url).stdout.splitlines()
@@ -113,7 +121,7 @@ def test_revoke_a_token(accounts):
     assert lavos("revoke-token", "999", "--db", db_url, ok=False).returncode == 2
 
 
-def test_list_and_end_dashboard_logins(accounts):
+def test_list_and_end_dashboard_logins(accounts: tuple[Any, Store, Any]) -> None:
     db_url, store, _ = accounts
     first, second = _login(store, "jana"), _login(store, "jana")
     listed = lavos("logins", "jana", "--db", db_url).stdout.splitlines()
@@ -130,7 +138,7 @@ def test_list_and_end_dashboard_logins(accounts):
     assert missing.returncode == 2 and "has no open login no." in missing.stderr
 
 
-def test_bad_input_is_refused_and_changes_nothing(accounts):
+def test_bad_input_is_refused_and_changes_nothing(accounts: tuple[Any, Store, Any]) -> None:
     db_url, store, new = accounts
     for args, message in (
         (("role", "jana", "king"), "not one of"),

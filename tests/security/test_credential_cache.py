@@ -10,7 +10,9 @@ import contextlib
 import gc
 import threading
 import time
+from typing import TYPE_CHECKING, Any, Literal
 
+import pytest
 from argon2 import PasswordHasher
 
 from broker.accounts import auth_checks
@@ -20,6 +22,9 @@ from broker.people.logins import StoreRehash
 from tests.dashboard.conftest import CHEAP, PASSWORD, STAFF, api, basic, clock, service, sqlite_only  # noqa: F401  (fixtures)
 from tests.support.waiting import wait_until
 
+if TYPE_CHECKING:
+    from tests.dashboard.conftest import Api
+
 
 class CountingHasher(PasswordHasher):
     """The real argon2id hasher (shipped costs), counting how often it hashes or verifies."""
@@ -28,17 +33,17 @@ class CountingHasher(PasswordHasher):
         super().__init__()
         self.runs = 0
 
-    def verify(self, hash, password):
+    def verify(self, hash: Any, password: Any) -> Literal[True]:
         self.runs += 1
         return super().verify(hash, password)
 
-    def hash(self, password, *, salt=None):
+    def hash(self, password: Any, *, salt: Any = None) -> str:
         self.runs += 1
         return super().hash(password, salt=salt)
 
 
 @sqlite_only
-def test_the_second_call_runs_no_argon2_and_the_cache_holds_no_plaintext(api, monkeypatch):
+def test_the_second_call_runs_no_argon2_and_the_cache_holds_no_plaintext(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
     counting = CountingHasher()
     monkeypatch.setattr(api.service, "password_hasher", counting)  # the one hasher the hub's password path uses
     assert api.client.get("/api/tables", headers=basic(STAFF, PASSWORD)).status_code == 200
@@ -55,7 +60,7 @@ def test_the_second_call_runs_no_argon2_and_the_cache_holds_no_plaintext(api, mo
 
 
 @sqlite_only
-def test_a_login_that_gets_no_hash_slot_is_told_503_not_queued(api, monkeypatch):
+def test_a_login_that_gets_no_hash_slot_is_told_503_not_queued(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(auth_checks, "HASH_WAIT_S", 0.2)
     taken = 0
     try:
@@ -100,7 +105,7 @@ def _reachable(root: object, limit: int = 100_000) -> list[object]:
 
 
 @sqlite_only
-def test_under_a_flood_the_owners_known_address_gets_the_next_hash_slot(api):
+def test_under_a_flood_the_owners_known_address_gets_the_next_hash_slot(api: Api) -> None:
     store, order = api.service.store, []
 
     def rehash(username: str, old: str, new: str) -> bool:  # as the facade does: a command on the writer

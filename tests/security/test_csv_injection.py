@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from typing import TYPE_CHECKING, Any
 
 from broker.domain.csv_cells import guard, unguard
 from broker.floor.games import CorrectBill, StartGame, StopGame
@@ -19,6 +20,10 @@ from tests.dashboard.conftest import START, clock, service  # noqa: F401 - fixtu
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 from tests.support.hub import on_writer
 
+if TYPE_CHECKING:
+    from tests.dashboard.pages_client import Pages
+
+
 EVIL_NAMES = ['=HYPERLINK("http://x","y")', "+1", "-2", "@SUM(A1)", "\t=1+1 Tab", "\r=2+2 CR", "'=already quoted", "''@twice"]
 EVIL_NOTES = {"+1": "\t=cmd|' /C calc'!A0", "-2": "\r@SUM(A1)", "@SUM(A1)": "-3+3"}
 FORMULA_START = tuple("=+-@\t\r")
@@ -26,7 +31,7 @@ NUMBER = re.compile(r"-?\d+([.,]\d+)?")  # the reports write decimal commas (Slo
 REPORTS = ["revenue", "sessions", "utilisation", "drops", "foosball"]
 
 
-def _rows(r, delimiter: str = ",") -> list[list[str]]:
+def _rows(r: Any, delimiter: str = ",") -> list[list[str]]:
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv"), r.text[:500]
     return list(csv.reader(io.StringIO(r.content.decode("utf-8-sig"), newline=""), delimiter=delimiter))
 
@@ -36,8 +41,8 @@ def _runnable(rows: list[list[str]]) -> list[str]:
     return [c for row in rows for c in row if c.startswith(FORMULA_START) and not NUMBER.fullmatch(c)]
 
 
-def _members(service) -> dict[str, int]:
-    def _write(db):
+def _members(service: Any) -> dict[str, int]:
+    def _write(db: Any) -> dict[str, int]:
         ids = {}
         for name in EVIL_NAMES:
             m = add_member(db, name, actor="test", note=EVIL_NOTES.get(name, ""))
@@ -54,7 +59,7 @@ def guard_text(text: str) -> str:
     return guarded
 
 
-def test_the_guard_quotes_formula_text_only_and_round_trips():
+def test_the_guard_quotes_formula_text_only_and_round_trips() -> None:
     for text in ["=1+1", "+1", "-2", "@SUM(A1)", "\t=1", "\r=1", "'=1", "''-1", "'''@x"]:
         assert guard(text) == "'" + text
         assert unguard(guard_text(text)) == text
@@ -64,7 +69,7 @@ def test_the_guard_quotes_formula_text_only_and_round_trips():
         assert guard(number) == number  # numbers the code writes are not text
 
 
-def test_the_members_export_holds_no_formula_and_re_imports_unchanged(pages):
+def test_the_members_export_holds_no_formula_and_re_imports_unchanged(pages: Pages) -> None:
     ids = _members(pages.service)
     page = _rows(pages.manager.get("/members/export.csv"), ";")
     api = _rows(pages.manager.get("/api/members/export"), ";")
@@ -91,12 +96,12 @@ def test_the_members_export_holds_no_formula_and_re_imports_unchanged(pages):
     assert f"pridaných 0, zmenených 0, nezmenených {len(ids)}" in html, html[:3000]
 
 
-def test_every_report_csv_holds_no_formula_and_amounts_stay_numbers(pages):
+def test_every_report_csv_holds_no_formula_and_amounts_stay_numbers(pages: Pages) -> None:
     ids = _members(pages.service)
     s = pages.service
     evil = '=HYPERLINK("http://x","y")'
 
-    def _write(db):
+    def _write(db: Any) -> None:
         record_fee(db, ids[evil], 2026, actor="test")
         checkin(db, "foos-01", ids[evil], START, "staff")
 
@@ -117,7 +122,7 @@ def test_every_report_csv_holds_no_formula_and_amounts_stay_numbers(pages):
     assert all(NUMBER.fullmatch(r[2]) for r in found["revenue"][1:])  # euros as numbers a spreadsheet sums
 
 
-def test_negative_amounts_in_a_report_csv_stay_numbers():
+def test_negative_amounts_in_a_report_csv_stay_numbers() -> None:
     """Bills are clamped at zero, so no real report has one yet; the writer must still leave it a number."""
     from dashboard.web.pages_reports import _eur, csv_bytes
 
@@ -125,7 +130,7 @@ def test_negative_amounts_in_a_report_csv_stay_numbers():
     assert data == "\ufefftable;key;'-2 is a name;-200;-2,00\r\ntotal;;;-5;-0,05\r\n".encode()
 
 
-def test_the_cli_export_is_guarded_too(pages):
+def test_the_cli_export_is_guarded_too(pages: Pages) -> None:
     from broker.storage.members_csv import export_members_csv
 
     _members(pages.service)

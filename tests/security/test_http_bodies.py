@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import re
-from collections.abc import MutableMapping
-from typing import Any, cast
+from collections.abc import Iterator, MutableMapping
+from typing import TYPE_CHECKING, Any, cast
 
 import httpx
 import pytest
@@ -28,6 +28,12 @@ from tests.support import httpc
 from tests.support.matching import found
 from tests.support.web import _CSRF
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from sim.mosquitto import Mosquitto
+
+
 MB = 1024 * 1024
 HUGE = 100 * MB
 CSV_HUGE = 60 * MB
@@ -38,7 +44,7 @@ EARLY = 16 * MB  # the answer must come before this much of the body was sent (s
 
 
 @pytest.fixture(scope="module")
-def server(mosquitto, tmp_path_factory):
+def server(mosquitto: Mosquitto, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     with lavos_server(mosquitto, tmp_path_factory.mktemp("bodies")) as served:
         served.add_user(MANAGER, MANAGER_PASSWORD, "manager")
         served.token = served.cli("user", "token", MANAGER, "--name", "bodies-test").stdout.strip()
@@ -67,7 +73,7 @@ class Watch:
         return self.rss_max - self.rss_before
 
 
-def _refused_early(server: Served, path: str, headers: dict[str, str], total: int, status: int, **kw) -> Answer:
+def _refused_early(server: Served, path: str, headers: dict[str, str], total: int, status: int, **kw: Any) -> Answer:
     """POST a `total`-byte body to `path`; check it was answered `status` early, the server holding none of it."""
     watch = Watch(server)
     answer = stream_request(server.port, "POST", path, headers, total, during=watch, **kw)
@@ -84,7 +90,7 @@ def _basic(user: str, password: str) -> str:
 
 
 @pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
-def test_anonymous_huge_json_is_refused_before_it_is_read(server, chunked):
+def test_anonymous_huge_json_is_refused_before_it_is_read(server: Served, chunked: Any) -> None:
     json = {"Content-Type": "application/json"}
     stream_request(server.port, "POST", "/api/sessions", json, 1000, chunked=chunked)  # warm up
     answer = _refused_early(server, "/api/sessions", json, HUGE, 401, chunked=chunked, prefix=b'{"table": "pool-01", "x": "')
@@ -94,19 +100,19 @@ def test_anonymous_huge_json_is_refused_before_it_is_read(server, chunked):
 
 
 @pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
-def test_logged_in_huge_json_is_cut_at_the_cap(server, chunked):
+def test_logged_in_huge_json_is_cut_at_the_cap(server: Served, chunked: Any) -> None:
     auth = {"Content-Type": "application/json", "Authorization": f"Bearer {server.token}"}
     stream_request(server.port, "POST", "/api/sessions", auth, 2 * limits.API_BODY_BYTES, chunked=chunked)  # warm up
     answer = _refused_early(server, "/api/sessions", auth, HUGE, 413, chunked=chunked, prefix=b'{"table": "pool-01", "x": "')
     assert "64 kB" in answer.body.decode()
 
 
-def test_wrong_password_is_refused_before_the_body(server):
+def test_wrong_password_is_refused_before_the_body(server: Served) -> None:
     auth = {"Content-Type": "application/json", "Authorization": _basic(MANAGER, "not-the-password")}
     _refused_early(server, "/api/members", auth, HUGE, 401)
 
 
-def test_a_json_body_under_the_cap_still_works(server):
+def test_a_json_body_under_the_cap_still_works(server: Served) -> None:
     r = httpc.post(
         f"{server.base}/api/members",
         json={"name": "Ján Pod Limitom", "note": "ž" * 2000},
@@ -118,7 +124,7 @@ def test_a_json_body_under_the_cap_still_works(server):
 
 
 @pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
-def test_huge_multipart_login_is_refused_and_never_spooled(server, chunked):
+def test_huge_multipart_login_is_refused_and_never_spooled(server: Served, chunked: Any) -> None:
     boundary = "lavosboundary"
     prefix = (
         f'--{boundary}\r\nContent-Disposition: form-data; name="username"\r\n\r\nboss\r\n'
@@ -130,14 +136,14 @@ def test_huge_multipart_login_is_refused_and_never_spooled(server, chunked):
     assert "Odoslané údaje sú pre tento formulár príliš veľké." in answer.body.decode()  # the error page, in Slovak
 
 
-def test_a_login_form_still_works(server):
+def test_a_login_form_still_works(server: Served) -> None:
     page = httpc.Client(base_url=server.base, follow_redirects=False)
     csrf = found(_CSRF, page.get("/login").text).group(1)
     r = page.post("/login", data={"username": MANAGER, "password": MANAGER_PASSWORD, "csrf_token": csrf, "next": "/" + "ž" * 1000})
     assert r.status_code == 303, r.text
 
 
-def _manager_page(server) -> tuple[httpx.Client, str]:
+def _manager_page(server: Any) -> tuple[httpx.Client, str]:
     page = httpc.Client(base_url=server.base, follow_redirects=False)
     csrf = found(_CSRF, page.get("/login").text).group(1)
     assert page.post("/login", data={"username": MANAGER, "password": MANAGER_PASSWORD, "csrf_token": csrf}).status_code == 303
@@ -156,7 +162,7 @@ def _import_upload(csrf: str) -> tuple[bytes, bytes, dict[str, str]]:
 
 
 @pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
-def test_huge_csv_import_on_the_page_is_refused_before_it_is_read(server, chunked):
+def test_huge_csv_import_on_the_page_is_refused_before_it_is_read(server: Served, chunked: Any) -> None:
     page, csrf = _manager_page(server)
     prefix, suffix, headers = _import_upload(csrf)
     headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in page.cookies.items())
@@ -164,13 +170,13 @@ def test_huge_csv_import_on_the_page_is_refused_before_it_is_read(server, chunke
     assert "Súbor je príliš veľký; rozdeľte ho na menšie súbory." in answer.body.decode()
 
 
-def test_anonymous_csv_upload_on_the_page_goes_to_login_unread(server):
+def test_anonymous_csv_upload_on_the_page_goes_to_login_unread(server: Served) -> None:
     prefix, suffix, headers = _import_upload("no-session")
     answer = _refused_early(server, "/members/import", headers, CSV_HUGE, 303, prefix=prefix, suffix=suffix)
     assert answer.header("location") == "/login"
 
 
-def test_a_small_csv_import_on_the_page_still_works(server):
+def test_a_small_csv_import_on_the_page_still_works(server: Served) -> None:
     page, csrf = _manager_page(server)
     upload = {"file": ("m.csv", "name,kind\nPeter Malý,individual\n", "text/csv")}
     r = page.post("/members/import", data={"csrf_token": csrf}, files=upload)
@@ -178,13 +184,13 @@ def test_a_small_csv_import_on_the_page_still_works(server):
 
 
 @pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
-def test_huge_csv_import_through_the_api_is_refused_before_it_is_read(server, chunked):
+def test_huge_csv_import_through_the_api_is_refused_before_it_is_read(server: Served, chunked: Any) -> None:
     headers = {"Content-Type": "text/csv", "Authorization": f"Bearer {server.token}"}
     answer = _refused_early(server, "/api/members/import", headers, CSV_HUGE, 413, chunked=chunked, prefix=b"name,kind\n")
     assert "2048 kB" in answer.body.decode()
 
 
-def test_a_small_csv_import_through_the_api_still_works(server):
+def test_a_small_csv_import_through_the_api_still_works(server: Served) -> None:
     r = httpc.post(
         f"{server.base}/api/members/import",
         content="name,kind\nEva Nová,individual\n".encode(),
@@ -206,7 +212,7 @@ def _page_role(route: APIRoute) -> str | None:
     return None
 
 
-def test_the_routes_that_read_a_body_unauthenticated_are_exactly_the_public_ones():
+def test_the_routes_that_read_a_body_unauthenticated_are_exactly_the_public_ones() -> None:
     # A page route without require_page must be listed public (or the middleware would turn its
     # anonymous visitors away), and a listed one must really be open (or the list hides a hole).
     open_pages = {p for m, p, r in web_routes() if m == "POST" and _page_role(r) is None}
@@ -215,7 +221,7 @@ def test_the_routes_that_read_a_body_unauthenticated_are_exactly_the_public_ones
     assert api_writes and not api_writes & PUBLIC_PATHS
 
 
-def test_a_stalled_body_ends_with_408(monkeypatch, tmp_path):
+def test_a_stalled_body_ends_with_408(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """The timeout itself, on the real app: a receive that never returns stands for the stalled client."""
     from tests.support.web import web_app
 

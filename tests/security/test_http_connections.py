@@ -17,6 +17,8 @@ import logging
 import resource
 import socket
 import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -30,6 +32,11 @@ from tests.support import httpc
 from tests.support.hub import REPO
 from tests.support.matching import found
 from tests.support.waiting import HANG_S
+
+if TYPE_CHECKING:
+    from sim.mosquitto import Mosquitto
+    from tests.security.process_server import Served
+
 
 FD_LIMIT = 512
 FLOOD = 700  # more connections than the server has descriptors
@@ -72,13 +79,13 @@ def _closed_by_server(s: socket.socket) -> bool:
 
 
 @pytest.fixture(scope="module")
-def low_fd_server(mosquitto, tmp_path_factory):
+def low_fd_server(mosquitto: Mosquitto, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     tmp = tmp_path_factory.mktemp("connections")
     with lavos_server(mosquitto, tmp, preexec_fn=_low_fd_limit, env={HEAD_TIMEOUT_ENV: str(HEAD_TIMEOUT_S)}) as served:
         yield served
 
 
-def test_half_sent_requests_beyond_the_fd_limit_leave_health_answering(low_fd_server):
+def test_half_sent_requests_beyond_the_fd_limit_leave_health_answering(low_fd_server: Served) -> None:
     served = low_fd_server
     log_before = served.log.stat().st_size
     flood = _half_sent(served.port, FLOOD)
@@ -101,7 +108,7 @@ def test_half_sent_requests_beyond_the_fd_limit_leave_health_answering(low_fd_se
     assert httpc.get(f"{served.base}/api/health", timeout=5).status_code in (200, 503)
 
 
-def test_a_keep_alive_connection_that_stalls_in_its_next_head_is_closed(low_fd_server):
+def test_a_keep_alive_connection_that_stalls_in_its_next_head_is_closed(low_fd_server: Served) -> None:
     s = socket.create_connection(("127.0.0.1", low_fd_server.port), timeout=5)
     try:
         s.sendall(b"GET /api/health HTTP/1.1\r\nHost: lavos\r\n\r\n")
@@ -114,13 +121,13 @@ def test_a_keep_alive_connection_that_stalls_in_its_next_head_is_closed(low_fd_s
         s.close()
 
 
-def test_the_connection_cap_leaves_room_below_the_open_file_limit():
+def test_the_connection_cap_leaves_room_below_the_open_file_limit() -> None:
     assert connection_cap(524288) == MAX_CONNECTIONS
     assert 512 <= connection_cap(1024) < 1024 - BACKLOG * ACCEPT_BATCHES  # systemd's default soft limit
     assert connection_cap(FD_LIMIT) < FD_LIMIT - FD_RESERVE - BACKLOG * ACCEPT_BATCHES + 1
 
 
-def test_resource_errors_are_logged_once_a_minute_with_a_count(monkeypatch):
+def test_resource_errors_are_logged_once_a_minute_with_a_count(monkeypatch: pytest.MonkeyPatch) -> None:
     """The filter alone, with a fake clock: asyncio's accept-error record, as it logs it, 1,000 times a second."""
     now = [1000.0]
     monkeypatch.setattr("dashboard.http_server.time.monotonic", lambda: now[0])
@@ -150,18 +157,18 @@ def _unit(name: str) -> dict[str, str]:
     return dict(line.split("=", 1) for line in lines if "=" in line and not line.startswith(("#", " ")))
 
 
-def test_the_units_raise_the_open_file_limit_and_keep_files_private():
+def test_the_units_raise_the_open_file_limit_and_keep_files_private() -> None:
     server = _unit("lavos-server.service")
     assert connection_cap(int(server["LimitNOFILE"])) == MAX_CONNECTIONS  # the cap is not squeezed by the limit
     assert server["UMask"] == "0077" and server["StateDirectoryMode"] == "0700"
     assert _unit("lavos-edge.service")["UMask"] == "0077"
 
 
-def test_the_head_timeout_is_a_setting_of_the_server_for_heads_and_tls_handshakes():
+def test_the_head_timeout_is_a_setting_of_the_server_for_heads_and_tls_handshakes() -> None:
     """`--head-timeout` / $LAVOS_HEAD_TIMEOUT reach the request-head timer and the TLS handshake's limit;
     the shipped default stays 10 s; nothing that guards nothing (0, negative, not a number, over 5 minutes)."""
 
-    def timeouts(server) -> tuple[float, float]:  # (the protocol's, the loop's): classes made for this server
+    def timeouts(server: Any) -> tuple[float, float]:  # (the protocol's, the loop's): classes made for this server
         return server.config.http.head_timeout_s, server.config.loop.handshake_timeout_s
 
     shipped = http_server.http_server(None, log_level="warning", access_log=False, max_connections=10)

@@ -12,7 +12,8 @@ from __future__ import annotations
 import contextlib
 import statistics
 import time
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -21,16 +22,21 @@ from tests.security.served import MANAGER, PASSWORDS, STAFF, lavos_server, statu
 from tests.support.matching import found
 from tests.support.web import _CSRF
 
+if TYPE_CHECKING:
+    from sim.mosquitto import Mosquitto
+    from tests.security.served import Server
+
+
 ATTEMPTS = 20
 
 
 @pytest.fixture(scope="module")
-def server(mosquitto, tmp_path_factory):
+def server(mosquitto: Mosquitto, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     with lavos_server(mosquitto, tmp_path_factory.mktemp("lockout")) as s:
         yield s
 
 
-def test_an_attacker_elsewhere_cannot_lock_the_manager_out(server):
+def test_an_attacker_elsewhere_cannot_lock_the_manager_out(server: Server) -> None:
     with server.client("127.0.0.2") as attacker:
         codes = [attacker.get("/api/tables", auth=(MANAGER, f"hádam-{i}")).status_code for i in range(ATTEMPTS)]
         slowed = attacker.get("/api/tables", auth=(MANAGER, PASSWORDS[MANAGER]))
@@ -44,7 +50,7 @@ def test_an_attacker_elsewhere_cannot_lock_the_manager_out(server):
     assert page.status_code == 303 and page.headers["location"] == "/", page.text[:300]
 
 
-def _answers(server, who: tuple[tuple[str, str], ...], n: int) -> list[tuple[list[tuple[Any, ...]], list[float]]]:
+def _answers(server: Any, who: tuple[tuple[str, str], ...], n: int) -> list[tuple[list[tuple[Any, ...]], list[float]]]:
     """n wrong passwords for each (address, username), taking turns request by request, so a burst
     of load elsewhere on the machine slows both sides alike (CI once saw the known name's answers
     measured during one: a ratio of 0.4 with every answer the same)."""
@@ -62,7 +68,7 @@ def _answers(server, who: tuple[tuple[str, str], ...], n: int) -> list[tuple[lis
     return answers
 
 
-def test_unknown_and_known_usernames_get_the_same_answers_in_similar_time(server):
+def test_unknown_and_known_usernames_get_the_same_answers_in_similar_time(server: Server) -> None:
     (known, known_s), (unknown, unknown_s) = _answers(server, (("127.0.0.3", MANAGER), ("127.0.0.4", "nikto-taky-neni")), 8)
     assert known == unknown
     assert [a[0] for a in known][-1] == 429  # the answers compared include the throttled ones
@@ -79,7 +85,7 @@ def _error_text(r: httpx.Response) -> str:
     return text.split("<", 1)[0].strip()
 
 
-def test_a_manager_sees_the_slowed_account_and_lifts_the_wait_on_its_page(server):
+def test_a_manager_sees_the_slowed_account_and_lifts_the_wait_on_its_page(server: Server) -> None:
     """ "Ask a manager" has an answer: the account page says wrong passwords are slowing it down,
     and "Lift" lets the slowed device try again at once (audited), without a new password."""
     with server.client("127.0.0.7") as device:

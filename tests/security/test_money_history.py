@@ -11,6 +11,7 @@ per-id route is checked without being listed here."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from sqlalchemy import select
@@ -38,7 +39,7 @@ def clock() -> FakeClock:
     return FakeClock(local(2026, 12, 1, 16, 0))
 
 
-def _paid_game(facade, clock, table: str) -> dict[str, int]:
+def _paid_game(facade: Any, clock: Any, table: str) -> dict[str, int]:
     game = facade.execute(StartGame(table=table, actor="jana"))
     clock.advance(minutes=30)
     facade.execute(StopGame(game=game, actor="jana"))
@@ -49,7 +50,7 @@ def _paid_game(facade, clock, table: str) -> dict[str, int]:
     return {"tab_id": tab, "payment_id": payment, "session_id": game, "game_id": game}
 
 
-def _unpaid_game(facade, clock, table: str) -> dict[str, int]:
+def _unpaid_game(facade: Any, clock: Any, table: str) -> dict[str, int]:
     game = facade.execute(StartGame(table=table, actor="jana"))
     clock.advance(minutes=30)
     facade.execute(StopGame(game=game, actor="jana"))
@@ -63,7 +64,7 @@ def _path(template: str, ids: dict[str, int]) -> str:
 
 
 @sqlite_only
-def test_staff_read_todays_and_unpaid_money_by_id_and_older_money_is_the_managers(db_url, clock):
+def test_staff_read_todays_and_unpaid_money_by_id_and_older_money_is_the_managers(db_url: str, clock: FakeClock) -> None:
     names = {n for p in GETS for n in re.findall(r"\{(\w+)\}", p)}
     assert names <= set(MONEY) | OTHER, f"a per-id route names {names - set(MONEY) - OTHER}: is it money? add it to MONEY or OTHER"
     money_routes = [p for p in GETS if any(f"{{{n}}}" in p for n in MONEY)]

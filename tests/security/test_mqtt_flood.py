@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 import subprocess
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -21,18 +23,22 @@ from tests.support.matching import found
 from tests.support.mqtt import publish_events
 from tests.support.server import LavosServer
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
 FLOODER, HONEST = "pool-01", "pool-02"
 HUGE_BYTES = 90 * 1024 * 1024
 
 
 @pytest.fixture(scope="module")
-def broker(tmp_path_factory):
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mosquitto]:
     b = Mosquitto(tmp_path_factory.mktemp("mosquitto-flood"), users={t: f"pw-{t}" for t in TABLES}).start()
     yield b
     b.stop()
 
 
-def test_the_packet_limit_is_far_above_the_contracts_own_and_far_below_the_queue():
+def test_the_packet_limit_is_far_above_the_contracts_own_and_far_below_the_queue() -> None:
     conf = SHIPPED_CONF.read_text()
     limit = int(found(r"^max_packet_size (\d+)$", conf, re.M).group(1))
     queue = int(found(r"^max_queued_bytes (\d+)$", conf, re.M).group(1))
@@ -40,7 +46,7 @@ def test_the_packet_limit_is_far_above_the_contracts_own_and_far_below_the_queue
     assert queue >= 1000 * limit  # one packet can never fill the hub's queue
 
 
-def test_huge_publishes_while_the_hub_is_down_do_not_drop_an_honest_nodes_events(broker, tmp_path):
+def test_huge_publishes_while_the_hub_is_down_do_not_drop_an_honest_nodes_events(broker: Mosquitto, tmp_path: Path) -> None:
     server = LavosServer(tmp_path / "server", broker.port, users={}).start()  # makes the hub's persistent session
     server.stop()
     huge = tmp_path / "huge.bin"

@@ -13,6 +13,8 @@ import json
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import paho.mqtt.client as mqtt
 import pytest
@@ -25,6 +27,12 @@ from tests.support import httpc
 from tests.support.hub import REPO, link_of, running_node, wait_stored
 from tests.support.mqtt import Collector, publish_events
 from tests.support.server import LavosServer
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from sim.mosquitto import Mosquitto
+
 
 HONEST, ATTACKER = "pool-02", "pool-01"
 
@@ -53,25 +61,25 @@ def impostor_connect(port: int, client_id: str, *, clean: bool = True, hold_s: f
 
 
 @pytest.fixture
-def server(mosquitto, tmp_path):
+def server(mosquitto: Mosquitto, tmp_path: Path) -> Iterator[LavosServer]:
     srv = LavosServer(tmp_path / "server", mosquitto.port, users={}).start()
     yield srv
     srv.stop()
 
 
-def takeovers(mosquitto, client_id: str) -> int:
+def takeovers(mosquitto: Any, client_id: str) -> int:
     result: int = mosquitto.log_text().count(f"Client {client_id} already connected, closing old connection")
     return result
 
 
-def test_what_clubs_install_is_the_file_the_tests_run():
+def test_what_clubs_install_is_the_file_the_tests_run() -> None:
     """deploy/mosquitto/ holds links to the packaged files sim/mosquitto.py starts from: one copy."""
     for deployed, packaged in (("lavos.conf", SHIPPED_CONF), ("acl", SHIPPED_ACL)):
         path = REPO / "deploy" / "mosquitto" / deployed
         assert path.is_symlink() and path.resolve() == packaged.resolve(), path
 
 
-def test_every_listener_of_the_shipped_config_ties_the_client_id_to_the_login():
+def test_every_listener_of_the_shipped_config_ties_the_client_id_to_the_login() -> None:
     """use_username_as_clientid is per listener on Mosquitto 2.0: one above the first listener
     applies to none. So it must follow each listener line, the commented TLS one too."""
     lines = [ln.lstrip("#").strip() for ln in SHIPPED_CONF.read_text().splitlines() if not ln.startswith("# ")]
@@ -82,7 +90,7 @@ def test_every_listener_of_the_shipped_config_ties_the_client_id_to_the_login():
         assert "use_username_as_clientid true" in block, lines[i]
 
 
-def test_a_node_login_looping_as_lavos_hub_neither_kicks_the_hub_nor_loses_events(mosquitto, server):
+def test_a_node_login_looping_as_lavos_hub_neither_kicks_the_hub_nor_loses_events(mosquitto: Mosquitto, server: LavosServer) -> None:
     """(a) pool-01's password used as client id lavos-hub, again and again with a clean session,
     while the honest pool-02 publishes 100 events: all 100 stored exactly once, hub never kicked."""
     before = takeovers(mosquitto, "lavos-hub")
@@ -107,7 +115,7 @@ def test_a_node_login_looping_as_lavos_hub_neither_kicks_the_hub_nor_loses_event
     assert httpc.get(server.base_url + "/api/health", timeout=5).json()["mqtt"] is True
 
 
-def test_a_clean_connect_as_lavos_hub_does_not_wipe_the_stopped_hubs_session(mosquitto, server):
+def test_a_clean_connect_as_lavos_hub_does_not_wipe_the_stopped_hubs_session(mosquitto: Mosquitto, server: LavosServer) -> None:
     """(b) Hub stopped, 10 events queued in its persistent session; then another login connects
     with client id lavos-hub and a clean session. All 10 are applied after the hub restarts."""
     server.stop()
@@ -117,7 +125,7 @@ def test_a_clean_connect_as_lavos_hub_does_not_wipe_the_stopped_hubs_session(mos
     assert wait_stored(server.db_url, HONEST, "boot-b", 10) == (10, 10)
 
 
-def test_a_node_login_using_another_tables_id_neither_kicks_it_nor_fires_its_will(mosquitto, tmp_path):
+def test_a_node_login_using_another_tables_id_neither_kicks_it_nor_fires_its_will(mosquitto: Mosquitto, tmp_path: Path) -> None:
     """(c) `mosquitto_sub -u pool-01 -i pool-02`: the real pool-02 stays connected and no
     "offline" (its will) is published for it."""
     watcher = Collector(mosquitto.port, topics=(contract.status_topic(HONEST),))

@@ -16,11 +16,16 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.support.hub import REPO, VENUE
 from tests.support.server import LavosServer
+
+if TYPE_CHECKING:
+    from sim.mosquitto import Mosquitto
+
 
 # Debian 12's stock /etc/mosquitto/mosquitto.conf, which includes ours from conf.d/.
 DEBIAN_MOSQUITTO_CONF = """\
@@ -41,7 +46,7 @@ def usual_umask() -> None:
 
 
 @pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed")
-def test_add_node_creates_its_files_private_from_the_first_byte(tmp_path):
+def test_add_node_creates_its_files_private_from_the_first_byte(tmp_path: Path) -> None:
     passwd, kit, trace = tmp_path / "mosquitto" / "lavos.passwd", tmp_path / "kit", tmp_path / "trace"
     for _ in range(2):  # a first kit, then a renewal over the existing files
         done = subprocess.run(
@@ -95,7 +100,7 @@ def test_add_node_creates_its_files_private_from_the_first_byte(tmp_path):
     assert mode(passwd) == 0o600 and mode(kit) == 0o700
 
 
-def test_lavos_server_makes_its_database_wal_and_shm_private(mosquitto, tmp_path):
+def test_lavos_server_makes_its_database_wal_and_shm_private(mosquitto: Mosquitto, tmp_path: Path) -> None:
     old = os.umask(0o022)  # the server inherits it, as from a login shell
     try:
         server = LavosServer(tmp_path / "server", mosquitto.port, users={}).start()

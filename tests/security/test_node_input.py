@@ -13,9 +13,10 @@ import re
 import secrets
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import paho.mqtt.client as mqtt
@@ -35,6 +36,15 @@ from tests.support.matching import found
 from tests.support.server import LavosServer
 from tests.support.victoria import VictoriaMetrics
 from tests.support.waiting import wait_until
+
+if TYPE_CHECKING:
+    from sim.mosquitto import Mosquitto
+
+    class _LavosWithVictoria(LavosServer):
+        """The `lavos` fixture's server: its VictoriaMetrics beside it (vars(server)["victoria"])."""
+
+        victoria: VictoriaMetrics
+
 
 VENUE_TABLES = {t.id: t for t in load_venue(VENUE).tables}
 _CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
@@ -92,7 +102,7 @@ class RawNode:
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def lavos(request, mosquitto, tmp_path_factory):
+def lavos(request: pytest.FixtureRequest, mosquitto: Mosquitto, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LavosServer]:
     """`lavos server` on this backend, metrics to its own VictoriaMetrics, logging at INFO (its default)."""
     workdir = tmp_path_factory.mktemp(f"lavos-{request.param}")
     victoria = VictoriaMetrics(workdir / "victoria").start()
@@ -137,7 +147,7 @@ def logged_in(server: LavosServer) -> httpx.Client:
     return client
 
 
-def test_made_up_sensor_names_open_no_alert_and_are_counted_per_node(lavos, mosquitto):
+def test_made_up_sensor_names_open_no_alert_and_are_counted_per_node(lavos: _LavosWithVictoria, mosquitto: Mosquitto) -> None:
     node = RawNode(mosquitto.port, "pool-03")
     try:
         for i in range(500):
@@ -177,7 +187,7 @@ def test_made_up_sensor_names_open_no_alert_and_are_counted_per_node(lavos, mosq
     )
 
 
-def test_topics_of_tables_not_in_the_venue_share_one_bounded_bucket(lavos, mosquitto):
+def test_topics_of_tables_not_in_the_venue_share_one_bounded_bucket(lavos: LavosServer, mosquitto: Mosquitto) -> None:
     # Only a hub account may publish there; a login of its own (the login is the client id, so
     # lavos-hub itself would take the running server's place).
     user, password = mosquitto.probe_login()
@@ -205,7 +215,7 @@ def test_topics_of_tables_not_in_the_venue_share_one_bounded_bucket(lavos, mosqu
     assert max(per_bucket.values()) <= SAMPLES_PER_TABLE
 
 
-def test_random_refused_cards_open_one_alert_per_table_that_counts_them(lavos, mosquitto):
+def test_random_refused_cards_open_one_alert_per_table_that_counts_them(lavos: LavosServer, mosquitto: Mosquitto) -> None:
     node = RawNode(mosquitto.port, "foos-01")
     uids = [secrets.token_hex(4) for _ in range(50)]
     try:
@@ -222,7 +232,9 @@ def test_random_refused_cards_open_one_alert_per_table_that_counts_them(lavos, m
     assert not any(uid in refused[0]["message"] + refused[0]["message_en"] for uid in uids)  # on every bar screen
 
 
-def test_impossible_node_clocks_are_stored_and_charted_at_the_hubs_time_and_flagged(lavos, mosquitto):
+def test_impossible_node_clocks_are_stored_and_charted_at_the_hubs_time_and_flagged(
+    lavos: _LavosWithVictoria, mosquitto: Mosquitto
+) -> None:
     node = RawNode(mosquitto.port, "pool-04")
     hour_ago = datetime.now(UTC) - timedelta(hours=1)
     t0 = datetime.now(UTC)
@@ -263,7 +275,7 @@ def test_impossible_node_clocks_are_stored_and_charted_at_the_hubs_time_and_flag
     assert "zlé hodiny: 3 udalosti s časom centrály" in page  # 2-4: "udalosti"
 
 
-def test_no_card_uid_in_the_log_at_info(lavos, mosquitto):
+def test_no_card_uid_in_the_log_at_info(lavos: LavosServer, mosquitto: Mosquitto) -> None:
     """A card UID is a bearer credential: a forged card event with a member's UID checks them in."""
     uids = {"pool": secrets.token_hex(5), "unknown": secrets.token_hex(4), "bad": "zz" + secrets.token_hex(3)}
     pool, foos = RawNode(mosquitto.port, "pool-05"), RawNode(mosquitto.port, "foos-02")
@@ -289,7 +301,7 @@ def test_no_card_uid_in_the_log_at_info(lavos, mosquitto):
     assert node_row(lavos, "foos-02")["rejects"]["by_reason"]["invalid"]["count"] == 1  # the bad card was seen, and counted
 
 
-def test_the_card_capture_page_says_which_node_sent_the_uid_and_when(lavos, mosquitto):
+def test_the_card_capture_page_says_which_node_sent_the_uid_and_when(lavos: LavosServer, mosquitto: Mosquitto) -> None:
     member = lavos.api("POST", "/api/members", MANAGER, status=201, json={"name": "Kapturová Eva"})
     browser = logged_in(lavos)
     node = RawNode(mosquitto.port, "foos-02")  # a table with a card reader (only those are offered for capture)
@@ -318,7 +330,7 @@ def test_the_card_capture_page_says_which_node_sent_the_uid_and_when(lavos, mosq
     assert 'class="late-tap"' in text  # the node's own stamp is 10 minutes older: say so
 
 
-def test_an_event_the_database_cannot_store_is_refused_alone_and_ingest_carries_on(lavos, mosquitto):
+def test_an_event_the_database_cannot_store_is_refused_alone_and_ingest_carries_on(lavos: LavosServer, mosquitto: Mosquitto) -> None:
     """A year-10000 UTC stamp, NUL in a boot id or in event data (PostgreSQL refuses NUL in text and
     JSONB): once, each of these failed every retry of its batch, and the hub applied nothing more."""
     node = RawNode(mosquitto.port, "pool-06")  # one connection: a second one on the same login would replace it

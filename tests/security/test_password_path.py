@@ -16,6 +16,8 @@ import socket
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -27,11 +29,16 @@ from tests.security.served import PASSWORDS, lavos_server, node
 from tests.support.sqlite_template import CHEAP
 from tests.support.waiting import HANG_S
 
+if TYPE_CHECKING:
+    from sim.mosquitto import Mosquitto
+    from tests.security.served import Server
+
+
 FLOOD = 24
 
 
 @pytest.fixture(scope="module")
-def server(mosquitto, tmp_path_factory):
+def server(mosquitto: Mosquitto, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     with lavos_server(mosquitto, tmp_path_factory.mktemp("password-path")) as s:
         yield s
 
@@ -39,7 +46,7 @@ def server(mosquitto, tmp_path_factory):
 class Flood:
     """FLOOD threads, each from its own loopback address, sending Basic with made-up users until stopped."""
 
-    def __init__(self, server) -> None:
+    def __init__(self, server: Any) -> None:
         self.server, self.stop, self._lock = server, threading.Event(), threading.Lock()
         self.answers: Counter[object] = Counter()  # status codes, or the name of the transport error
         self.threads = [threading.Thread(target=self._run, args=(i,), daemon=True) for i in range(FLOOD)]
@@ -71,7 +78,7 @@ class Flood:
             t.join(90)
 
 
-def test_a_flood_of_anonymous_logins_stalls_neither_a_session_start_nor_ingest(server):
+def test_a_flood_of_anonymous_logins_stalls_neither_a_session_start_nor_ingest(server: Server) -> None:
     bearer = {"Authorization": f"Bearer {server.token}"}
     starts: list[tuple[int, float, str]] = []
     stops: list[tuple[int, float, str]] = []
@@ -97,7 +104,7 @@ def test_a_flood_of_anonymous_logins_stalls_neither_a_session_start_nor_ingest(s
     assert during[401] >= FLOOD and sum(during.values()) - before >= 10, during
 
 
-def test_answers_are_not_held_back_by_nagle():
+def test_answers_are_not_held_back_by_nagle() -> None:
     """The socket `lavos server` listens on is made as TCP (dashboard/cli.py HttpAddress.bind), so
     asyncio, under uvicorn, sets TCP_NODELAY on each connection it accepts: without it every
     answer's last segment waited ~40 ms for the client's delayed ACK (item 5's p50 < 10 ms target
@@ -121,7 +128,7 @@ def test_answers_are_not_held_back_by_nagle():
     assert nodelay == [1]
 
 
-def test_a_new_password_a_disabled_account_and_a_new_role_count_from_the_next_call(server):
+def test_a_new_password_a_disabled_account_and_a_new_role_count_from_the_next_call(server: Server) -> None:
     store = open_store(f"sqlite:///{server.db}")  # another process changes the account, as `lavos user` or a manager page would
     old, new = ("jana", PASSWORDS["jana"]), ("jana", "Nové-heslo-pre-Janu-9")
     try:

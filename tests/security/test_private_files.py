@@ -27,7 +27,7 @@ def _mode(path: Path) -> int:
     return stat.S_IMODE(os.stat(path).st_mode)
 
 
-def test_the_notification_spool_is_owner_only_under_an_open_umask(tmp_path):
+def test_the_notification_spool_is_owner_only_under_an_open_umask(tmp_path: Path) -> None:
     with umask(0o000):
         spool = NotifySpool(tmp_path)
         try:
@@ -36,7 +36,7 @@ def test_the_notification_spool_is_owner_only_under_an_open_umask(tmp_path):
             spool.close()
 
 
-def test_the_members_export_is_owner_only_under_an_open_umask(tmp_path):
+def test_the_members_export_is_owner_only_under_an_open_umask(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'hub.db'}"
     out = tmp_path / "clenovia.csv"
     with umask(0o022):

@@ -28,7 +28,7 @@ def _rows(section: str) -> list[str]:
     return [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| guarantee") and "`tests/" in line]
 
 
-def test_every_test_the_security_section_names_exists():
+def test_every_test_the_security_section_names_exists() -> None:
     section = _security_section()
     refs = _REF.findall(section)
     assert len(refs) >= 60, f"only {len(refs)} test references in the README's security section"
@@ -44,13 +44,13 @@ def test_every_test_the_security_section_names_exists():
     assert missing == []
 
 
-def test_every_row_names_a_test():
+def test_every_row_names_a_test() -> None:
     section = _security_section()
     table_rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith(("| guarantee", "| ---"))]
     assert table_rows and table_rows == _rows(section), [r for r in table_rows if r not in _rows(section)]
 
 
-def test_the_code_kept_guarantees_are_in_the_readme():
+def test_the_code_kept_guarantees_are_in_the_readme() -> None:
     section = _security_section()
     named = {f"{p}::{n}" for p, n in _REF.findall(section) if n}
     absent = [where for tests in GUARANTEES.values() for where in tests if where not in named]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,7 +34,7 @@ def venue_with_table(tmp_path: Path, table_id: str) -> Path:
     return path
 
 
-def test_every_user_the_shipped_acl_names_is_reserved():
+def test_every_user_the_shipped_acl_names_is_reserved() -> None:
     users = acl_users(SHIPPED_ACL.read_text())
     assert {"lavos-hub", "lavos-hub-2", "lavos-monitor"} <= set(users)
     assert all(is_service_account(u) and table_id_problem(u) for u in users), users
@@ -41,7 +42,7 @@ def test_every_user_the_shipped_acl_names_is_reserved():
 
 
 @pytest.mark.parametrize("table_id", ["lavos-monitor", "lavos-hub", "lavos-hub-7"])
-def test_a_venue_with_a_service_accounts_name_as_table_is_refused_at_its_line(tmp_path, table_id):
+def test_a_venue_with_a_service_accounts_name_as_table_is_refused_at_its_line(tmp_path: Path, table_id: Any) -> None:
     path = venue_with_table(tmp_path, table_id)
     line = VENUE_TEXT[: VENUE_TEXT.index('id = "pool-02"')].count("\n") + 1
     with pytest.raises(ConfigError) as err:
@@ -49,7 +50,7 @@ def test_a_venue_with_a_service_accounts_name_as_table_is_refused_at_its_line(tm
     assert str(err.value).startswith(f"{path}:{line}: tables[1].id: table id '{table_id}' is reserved"), str(err.value)
 
 
-def test_add_node_lavos_hub_exits_2_and_changes_no_password_file(tmp_path):
+def test_add_node_lavos_hub_exits_2_and_changes_no_password_file(tmp_path: Path) -> None:
     passwd = Mosquitto(tmp_path / "mq").passwd  # holds lavos-hub's (and lavos-monitor's) real hash
     before = passwd.read_bytes()
     kit = tmp_path / "kit"
@@ -72,7 +73,7 @@ def test_add_node_lavos_hub_exits_2_and_changes_no_password_file(tmp_path):
     assert not kit.exists() or not any(kit.iterdir())
 
 
-def test_add_node_refuses_a_venue_that_names_a_table_lavos_hub(tmp_path):
+def test_add_node_refuses_a_venue_that_names_a_table_lavos_hub(tmp_path: Path) -> None:
     """The attack as found: a venue with a table called lavos-hub, then add-node for it."""
     passwd = Mosquitto(tmp_path / "mq").passwd
     before = passwd.read_bytes()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -26,6 +26,11 @@ from tests.support import httpc
 from tests.support.matching import found
 from tests.support.server import Served
 from tests.support.web import served_lavos
+
+if TYPE_CHECKING:
+    from sim.mosquitto import Mosquitto
+    from tests.support.web import ServedHub
+
 
 PASSWORD = "Heslo-na-roly-77"
 USERS = {"boss": ("manager", PASSWORD), "jana": ("staff", PASSWORD)}
@@ -61,7 +66,7 @@ def capability(route: APIRoute) -> str | None:
 ROUTES = [("api", m, p, r) for m, p, r in api_routes()] + [("page", m, p, r) for m, p, r in web_routes()]
 
 
-def test_every_route_is_in_the_table():
+def test_every_route_is_in_the_table() -> None:
     missing = [f"{m} {p}" for _, m, p, r in ROUTES if (m, p) not in access.PUBLIC_ROUTES and capability(r) is None]
     unknown = [
         f"{m} {p}: {capability(r)}" for _, m, p, r in ROUTES if capability(r) is not None and capability(r) not in access.CAPABILITIES
@@ -72,7 +77,7 @@ def test_every_route_is_in_the_table():
     assert access.PUBLIC_ROUTES - served == {("GET", "/openapi.json")}  # the schema is FastAPI's own route
 
 
-def test_the_rules_the_bar_needs():
+def test_the_rules_the_bar_needs() -> None:
     # Staff run the evening; the registry, revenue, history, nodes and accounts are the manager's.
     staff = {c for c, cap in access.CAPABILITIES.items() if cap.role == "staff"}
     # A table out of service (cleaning, repair) and its light by hand are the bar's call too.
@@ -107,7 +112,7 @@ def test_the_rules_the_bar_needs():
 
 
 @pytest.fixture(scope="module")
-def lavos(mosquitto, tmp_path_factory) -> Iterator[Served]:
+def lavos(mosquitto: Mosquitto, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     with served_lavos(mosquitto, tmp_path_factory.mktemp("roles"), dict(USERS)) as server:
         yield server
 
@@ -157,7 +162,7 @@ def _verdict(kind: str, status: int, location: str) -> str:
 
 
 @pytest.mark.parametrize("who", [None, "jana", "boss"], ids=["anonymous", "staff", "manager"])
-def test_every_route_answers_as_the_table_says(lavos, who):
+def test_every_route_answers_as_the_table_says(lavos: ServedHub, who: Any) -> None:
     walker = Walker(lavos, who)
     wrong = []
     ordered = sorted(ROUTES, key=lambda x: (x[1], x[2]) in LAST)
@@ -173,7 +178,7 @@ def test_every_route_answers_as_the_table_says(lavos, who):
 
 
 @pytest.fixture(scope="module")
-def sample_data(lavos):
+def sample_data(lavos: ServedHub) -> Any:
     member = lavos.api("POST", "/api/members", "boss", status=201, json={"name": "Ján Tajný", "note": "dlží 20 €"})
     lavos.api("POST", f"/api/members/{member['id']}/cards", "boss", status=201, json={"uid": "04a1b2c3"})
     return member
@@ -190,17 +195,17 @@ def sample_data(lavos):
         "/api/nodes",
     ],
 )
-def test_staff_cannot_read_history_or_the_registry_through_the_api(lavos, path):
+def test_staff_cannot_read_history_or_the_registry_through_the_api(lavos: ServedHub, path: Any) -> None:
     assert _get(lavos, path, "jana").status_code == 403
     assert _get(lavos, path, "boss").status_code == 200
 
 
-def test_staff_get_what_the_bar_needs(lavos):
+def test_staff_get_what_the_bar_needs(lavos: ServedHub) -> None:
     for path in ("/api/sessions?open=true", "/api/alerts", "/api/alerts?open=true", "/api/tables", "/api/foosball"):
         assert _get(lavos, path, "jana").status_code == 200, path
 
 
-def test_staff_find_members_by_name_without_notes_or_cards(lavos, sample_data):
+def test_staff_find_members_by_name_without_notes_or_cards(lavos: ServedHub, sample_data: Any) -> None:
     found = lavos.api("GET", "/api/members?q=tajny", "jana")
     assert [m["name"] for m in found] == ["Ján Tajný"]
     assert set(found[0]) == {"id", "name", "kind", "active", "fee_paid", "fee_year"}

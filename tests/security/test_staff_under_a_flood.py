@@ -14,6 +14,7 @@ import sqlite3
 import threading
 from collections import Counter
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import uvicorn
@@ -24,15 +25,20 @@ from broker.storage.models import ApiToken
 from sim.mosquitto import free_port
 from tests.dashboard.conftest import MANAGER, add_users, clock, service, sqlite_only  # noqa: F401 - fixtures
 from tests.support import httpc
+from tests.support.matching import some
 from tests.support.waiting import wait_until
 from tests.support.web import web_app
+
+if TYPE_CHECKING:
+    from broker.hall.hub import Hub
+
 
 ATTACKERS = 16
 WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 
 
 @pytest.fixture
-def served(service) -> Iterator[tuple[str, str]]:
+def served(service: Hub) -> Iterator[tuple[str, str]]:
     """The app on a real socket (a TestClient serializes requests); the staff's token."""
     token, _manager_token = add_users(service)
     sock = socket.socket()
@@ -80,11 +86,13 @@ class Flood:
             t.join(30)
 
 
-def test_under_sixteen_anonymous_basic_clients_staff_calls_get_no_503_and_only_the_writer_writes(served, service):
+def test_under_sixteen_anonymous_basic_clients_staff_calls_get_no_503_and_only_the_writer_writes(
+    served: tuple[str, str], service: Hub
+) -> None:
     base, token = served
     writes: Counter[tuple[str, str]] = Counter()
 
-    def spy(conn, cursor, statement, parameters, context, executemany) -> None:
+    def spy(conn: Any, cursor: Any, statement: Any, parameters: Any, context: Any, executemany: Any) -> None:
         verb = statement.lstrip().split(None, 1)[0].upper()
         if verb in WRITES:
             writes[(threading.current_thread().name, verb)] += 1
@@ -114,7 +122,7 @@ def test_under_sixteen_anonymous_basic_clients_staff_calls_get_no_503_and_only_t
     assert {thread for thread, _verb in writes} == {"lavos-hall-writer"}, writes
 
 
-def test_a_read_transaction_cannot_write(service):
+def test_a_read_transaction_cannot_write(service: Hub) -> None:
     """On both backends: so a read path that writes fails at once in the tests, never taking (or
     waiting for) the write lock in the hall."""
     store = service.store
@@ -127,18 +135,20 @@ def test_a_read_transaction_cannot_write(service):
 
 
 @pytest.fixture
-def short_busy_timeout(monkeypatch):
+def short_busy_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     """SQLite's wait for the write lock shortened before the store opens (10 s in the hall)."""
     monkeypatch.setattr(storage_engine, "SQLITE_BUSY_TIMEOUT_MS", 300)
 
 
 @sqlite_only
-def test_a_staff_call_is_answered_while_its_tokens_last_used_cannot_be_written(short_busy_timeout, served, service):
+def test_a_staff_call_is_answered_while_its_tokens_last_used_cannot_be_written(
+    short_busy_timeout: None, served: tuple[str, str], service: Hub
+) -> None:
     """The token's "last used" is bookkeeping: when it cannot be written now (another program holds
     SQLite's write lock, as a backup or the CLI may), the staff's call is answered all the same,
     not a 503 "database is locked" after the wait; it is written with a later use."""
     base, token = served
-    holder = sqlite3.connect(service.store.engine.url.database, isolation_level=None, timeout=0)
+    holder = sqlite3.connect(some(service.store.engine.url.database), isolation_level=None, timeout=0)
     try:
         holder.execute("BEGIN IMMEDIATE")  # the write lock, held
         with httpc.Client(base_url=base, timeout=30) as staff:

@@ -16,6 +16,7 @@ import json
 import re
 import time
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -23,9 +24,17 @@ from sqlalchemy import create_engine, text
 
 from dashboard.web.security import SESSION_COOKIE
 from tests.support import httpc
+from tests.support.matching import some
 from tests.support.server import Served
 from tests.support.sqlite_template import CHEAP
 from tests.support.web import served_lavos
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from sim.mosquitto import Mosquitto
+    from tests.support.web import ServedHub
+
 
 PASSWORD = "Čašníčka-heslo-42"
 NEW_PASSWORD = "Nové-heslo-na-zmenu-9"
@@ -41,7 +50,7 @@ _CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
 
 
 @pytest.fixture(scope="module")
-def lavos(mosquitto, tmp_path_factory) -> Iterator[Served]:
+def lavos(mosquitto: Mosquitto, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     with served_lavos(mosquitto, tmp_path_factory.mktemp("web-sessions"), dict(USERS)) as server:
         yield server
 
@@ -117,7 +126,7 @@ def _manager(lavos: Served) -> Tab:
     return Tab(lavos).login("boss")
 
 
-def test_copied_cookie_is_refused_after_logout(lavos):
+def test_copied_cookie_is_refused_after_logout(lavos: ServedHub) -> None:
     tab = Tab(lavos).login("jana")
     thief = _copy(tab, lavos)
     _assert_working(thief)  # the copy really is a working session before
@@ -126,7 +135,7 @@ def test_copied_cookie_is_refused_after_logout(lavos):
     assert tab.http.get("/").status_code == 303
 
 
-def test_logout_ends_every_session_of_that_user(lavos):
+def test_logout_ends_every_session_of_that_user(lavos: ServedHub) -> None:
     first, second = Tab(lavos).login("fero"), Tab(lavos).login("fero")
     first.post("/logout")
     assert second.http.get("/").status_code == 303
@@ -134,7 +143,7 @@ def test_logout_ends_every_session_of_that_user(lavos):
 
 
 @pytest.mark.parametrize("change", ["password", "disable", "role"])
-def test_copied_cookie_is_refused_after_a_manager_changes_the_account(lavos, change):
+def test_copied_cookie_is_refused_after_a_manager_changes_the_account(lavos: ServedHub, change: Any) -> None:
     username = {"password": "zuza", "disable": "miro", "role": "eva"}[change]
     tab = Tab(lavos).login(username)
     thief = _copy(tab, lavos)
@@ -154,7 +163,7 @@ def test_copied_cookie_is_refused_after_a_manager_changes_the_account(lavos, cha
 
 
 @pytest.mark.parametrize("change", ["password", "disable", "role"])
-def test_copied_cookie_is_refused_after_the_account_changes_outside_the_server(lavos, change):
+def test_copied_cookie_is_refused_after_the_account_changes_outside_the_server(lavos: ServedHub, change: Any) -> None:
     """The same through broker.accounts.users on the database (what `lavos user …` does): the server sees it at once."""
     from broker.accounts.users import new_password, set_active, set_password, set_role
     from broker.storage.engine import open_store
@@ -180,7 +189,7 @@ def test_copied_cookie_is_refused_after_the_account_changes_outside_the_server(l
     _assert_refused(thief)
 
 
-def test_a_post_does_not_extend_the_session_past_its_absolute_end(lavos):
+def test_a_post_does_not_extend_the_session_past_its_absolute_end(lavos: ServedHub) -> None:
     tab = Tab(lavos).login("jana")
     engine = create_engine(lavos.db_url)
     try:
@@ -217,7 +226,7 @@ def test_a_post_does_not_extend_the_session_past_its_absolute_end(lavos):
         engine.dispose()
 
 
-def test_the_cookie_holds_a_random_id_whose_hash_only_is_stored(lavos):
+def test_the_cookie_holds_a_random_id_whose_hash_only_is_stored(lavos: ServedHub) -> None:
     tab = Tab(lavos).login("fero")
     payload = json.loads(base64.b64decode(tab.cookie.split(".")[0]))
     assert "user" not in payload and set(payload) <= {"sid", "csrf", "flash"}  # no username in the cookie any more
@@ -228,11 +237,11 @@ def test_the_cookie_holds_a_random_id_whose_hash_only_is_stored(lavos):
     finally:
         engine.dispose()
     assert hashlib.sha256(payload["sid"].encode()).hexdigest() in hashes
-    raw = b"".join(p.read_bytes() for p in lavos.workdir.glob("lavos.db*"))
+    raw = b"".join(p.read_bytes() for p in some(lavos.workdir).glob("lavos.db*"))
     assert payload["sid"].encode() not in raw
 
 
-def _dt(value):
+def _dt(value: Any) -> datetime:
     from datetime import datetime
 
     return value if isinstance(value, datetime) else datetime.fromisoformat(str(value))

@@ -11,7 +11,7 @@ from sim.clock import ScaledClock
 START = datetime(2026, 11, 20, 15, 0, tzinfo=UTC)
 
 
-def test_runs_speed_times_faster_from_its_start():
+def test_runs_speed_times_faster_from_its_start() -> None:
     now = [100.0]
     clock = ScaledClock(START, 20, monotonic=lambda: now[0])
     assert clock() == START
@@ -21,7 +21,7 @@ def test_runs_speed_times_faster_from_its_start():
     assert clock.real_delay(30) < 0
 
 
-def test_refuses_naive_starts_and_non_positive_speeds():
+def test_refuses_naive_starts_and_non_positive_speeds() -> None:
     with pytest.raises(ValueError):
         ScaledClock(START.replace(tzinfo=None), 10)
     with pytest.raises(ValueError):

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,17 +31,17 @@ def run_case(name: str) -> list[str]:
     return [line.strip() for line in m.group(1).splitlines()]
 
 
-def test_readme_names_exactly_the_demo_and_the_test_command():
+def test_readme_names_exactly_the_demo_and_the_test_command() -> None:
     assert readme_commands() == ["./run demo", "./run test"]
 
 
-def test_ci_runs_the_readme_test_command():
+def test_ci_runs_the_readme_test_command() -> None:
     lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
     execs = [line for line in lines if line.startswith("exec ")]
     assert execs == ["exec ./run test"]
 
 
-def test_run_demo_starts_lavos_demo_and_run_test_runs_pytest():
+def test_run_demo_starts_lavos_demo_and_run_test_runs_pytest() -> None:
     assert [line for line in run_case("demo") if line.startswith("exec ")] == ['exec .venv/bin/lavos demo "$@"']
     # All of it (no -m), spread over xdist workers, closing with the 15 slowest and the time budget.
     test = run_case("test")
@@ -93,7 +94,7 @@ def fake_run_test(tmp_path: Path, *, mypy: int, pytest_status: int) -> tuple[int
     [(0, 0, 0), (1, 0, 1), (0, 2, 2)],
     ids=["both-pass", "mypy-fails", "tests-fail"],
 )
-def test_run_test_fails_when_mypy_or_the_tests_fail(tmp_path, mypy, pytest_status, expected):
+def test_run_test_fails_when_mypy_or_the_tests_fail(tmp_path: Path, mypy: Any, pytest_status: Any, expected: Any) -> None:
     status, ran = fake_run_test(tmp_path, mypy=mypy, pytest_status=pytest_status)
     assert status == expected, ran
     # mypy ran (alongside), and the tests ran with the arguments given, whatever mypy said.

@@ -12,6 +12,7 @@ import sys
 import time
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -75,7 +76,7 @@ def start_demo(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[bytes], Pat
     return proc, out
 
 
-def wait_for(what: str, check, timeout: float, proc: subprocess.Popen[bytes], out: Path):
+def wait_for(what: str, check: Any, timeout: float, proc: subprocess.Popen[bytes], out: Path) -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -104,7 +105,7 @@ def assert_ended_cleanly(proc: subprocess.Popen[bytes], text: str) -> None:
     assert not left_behind(proc.pid), "a process of the demo outlived it"
 
 
-def test_demo_at_speed_20_shows_the_evening_through_the_api_and_stops_on_ctrl_c(tmp_path):
+def test_demo_at_speed_20_shows_the_evening_through_the_api_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     proc, out = start_demo(tmp_path, "--speed", "20")
     try:
 
@@ -162,7 +163,7 @@ def run_to_the_end(tmp_path: Path, *args: str) -> str:
     return text
 
 
-def test_demo_stops_by_itself_after_seconds(tmp_path):
+def test_demo_stops_by_itself_after_seconds(tmp_path: Path) -> None:
     # What it plays meanwhile is test_demo_at_speed_20_...'s; how much of the evening 10 s hold
     # depends on the machine's load, so nothing of it is asserted here.
     text = run_to_the_end(tmp_path, "--speed", "20", "--seconds", "10")
@@ -187,7 +188,7 @@ def run_until(tmp_path: Path, what: str, pattern: str, *args: str, timeout: floa
     return text
 
 
-def test_demo_runs_on_the_embedded_broker(tmp_path):
+def test_demo_runs_on_the_embedded_broker(tmp_path: Path) -> None:
     pytest.importorskip("iotcore")
     # Card taps reach the hub (a check-in) and so does the evening's node that drops out (offline).
     both = r"(?s)^(?=.*checked in)(?=.*node OFFLINE)"
@@ -195,7 +196,7 @@ def test_demo_runs_on_the_embedded_broker(tmp_path):
     assert "MQTT broker: iotcore (embedded)" in text
 
 
-def test_demo_pushes_its_alerts_to_a_local_ntfy_style_webhook(tmp_path):
+def test_demo_pushes_its_alerts_to_a_local_ntfy_style_webhook(tmp_path: Path) -> None:
     """Must show 3 of issue 13: --notify-webhook (off by default) prints the receiver's address in
     the banner and what it receives (the evening's alerts, in Slovak, with the table's name)."""
     text = run_until(tmp_path, "an alert pushed", r"push → .*(Pool|Futbal|Karambol|Šípky)", "--speed", "60", "--notify-webhook")

@@ -34,14 +34,14 @@ class Evening:
     unpaid: list[UnpaidTab]
 
 
-def test_cash_is_rounded_up_to_the_next_note():
+def test_cash_is_rounded_up_to_the_next_note() -> None:
     assert tendered_for(1240) == 1500
     assert tendered_for(1500) == 1500
     assert tendered_for(2001) == 3000
     assert tendered_for(1) == 500
 
 
-def test_a_short_demo_evening_pays_every_game_and_closes_the_day():
+def test_a_short_demo_evening_pays_every_game_and_closes_the_day() -> None:
     out = io.StringIO()
     seen: list[Evening] = []
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from broker.domain.venue import load_venue
 from broker.people.members import ImportMembers
@@ -17,8 +18,11 @@ from sim.tournament import PLAYERS, TABLES, DemoTournament, sunday_start
 from tests.support.sqlite_template import migrated_sqlite
 from tests.support.till_days import FakeClock, day_hub, local
 
+if TYPE_CHECKING:
+    from pathlib import Path
 
-def test_a_demo_sunday_plays_16_players_on_8_tables_to_the_printed_standings(tmp_path):
+
+def test_a_demo_sunday_plays_16_players_on_8_tables_to_the_printed_standings(tmp_path: Path) -> None:
     venue = load_venue(VENUE)
     assert sunday_start(venue, datetime(2026, 12, 9, 10, tzinfo=UTC)) == local(2026, 12, 6, 14), "14:00 on the last Sunday"
     assert sunday_start(venue, local(2026, 12, 6, 20)) == local(2026, 12, 6, 14)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,7 +30,7 @@ SPEEDS = (1, 10, 20, 60)
 STUCK_AFTER_S = 3.0
 
 
-def plan(seed: int = 7, speed: float = 20, **kw) -> list[Action]:
+def plan(seed: int = 7, speed: float = 20, **kw: Any) -> list[Action]:
     return plan_evening(TABLES, CARDS, seed=seed, speed=speed, stuck_after_s=STUCK_AFTER_S, **kw)
 
 
@@ -52,19 +53,19 @@ def _uid(a: Action) -> str:
     return a.uid
 
 
-def test_same_seed_same_evening_and_another_seed_another():
+def test_same_seed_same_evening_and_another_seed_another() -> None:
     assert plan(3) == plan(3)
     assert plan(3) != plan(4)
 
 
-def test_actions_are_in_time_order_within_the_evening():
+def test_actions_are_in_time_order_within_the_evening() -> None:
     actions = plan(minutes=480)
     assert [a.at for a in actions] == sorted(a.at for a in actions)
     assert actions[0].at >= 0 and actions[-1].at <= 480 * 60
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_racks_hold_15_or_9_balls_and_one_game_per_session(seed):
+def test_racks_hold_15_or_9_balls_and_one_game_per_session(seed: Any) -> None:
     racks: dict[tuple[int, int | None], int] = defaultdict(int)
     games: dict[int, set[str]] = defaultdict(set)
     for a in plan(seed):
@@ -79,13 +80,13 @@ def test_racks_hold_15_or_9_balls_and_one_game_per_session(seed):
             assert drops <= 14, "14/1 re-racks when 14 balls have dropped"
 
 
-def test_both_rack_sizes_occur_over_a_few_evenings():
+def test_both_rack_sizes_occur_over_a_few_evenings() -> None:
     sizes = {RACK_BALLS[_game(a)] for seed in range(5) for a in plan(seed) if a.do is Do.DROP}
     assert sizes == {15, 9}
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_balls_drop_at_human_rates_and_only_during_sessions(seed):
+def test_balls_drop_at_human_rates_and_only_during_sessions(seed: Any) -> None:
     actions = plan(seed)
     spans = sessions(actions)
     drops: dict[int, list[Action]] = defaultdict(list)
@@ -106,7 +107,7 @@ def test_balls_drop_at_human_rates_and_only_during_sessions(seed):
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_sessions_never_overlap_on_a_table_and_end_before_closing(seed):
+def test_sessions_never_overlap_on_a_table_and_end_before_closing(seed: Any) -> None:
     by_table: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for start, end in sessions(plan(seed, minutes=480)).values():
         assert end <= 480 * 60
@@ -116,7 +117,7 @@ def test_sessions_never_overlap_on_a_table_and_end_before_closing(seed):
         assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans))
 
 
-def test_goals_come_at_human_rates():
+def test_goals_come_at_human_rates() -> None:
     goals: dict[str, list[float]] = defaultdict(list)
     for a in plan():
         if a.do is Do.GOAL:
@@ -128,7 +129,7 @@ def test_goals_come_at_human_rates():
 
 @pytest.mark.parametrize("speed", SPEEDS)
 @pytest.mark.parametrize("seed", range(3))
-def test_every_scripted_incident_happens_early_at_any_speed(seed, speed):
+def test_every_scripted_incident_happens_early_at_any_speed(seed: Any, speed: Any) -> None:
     actions = plan(seed, speed)
     by = SCRIPTED_BY_MIN * 60
     early = [a for a in actions if a.at <= by]
@@ -163,7 +164,7 @@ def test_every_scripted_incident_happens_early_at_any_speed(seed, speed):
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_a_card_is_never_on_two_tables_at_once(seed):
+def test_a_card_is_never_on_two_tables_at_once(seed: Any) -> None:
     # The hub refuses a member's card on a second open session (issue 9, item 19).
     with_card = [(s.uid, s.at, end) for s, end in sessions(plan(seed)).values() if s.uid]
     for i, (uid, start, end) in enumerate(with_card):

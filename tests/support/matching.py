@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
-from typing import cast
+from typing import TypeVar, cast
 
 import pytest
+
+T = TypeVar("T")
 
 
 def found(pattern: str | re.Pattern[str], text: str, flags: int = 0) -> re.Match[str]:
@@ -20,3 +22,10 @@ def near(expected: float) -> float:
     """pytest.approx(expected) where the code wants a float: a dataclass built with it (a Pulse, a
     Fault) compares its fields with ==, so it equals one whose field is within the tolerance."""
     return cast(float, pytest.approx(expected))
+
+
+def some(value: T | None) -> T:
+    """A value the test knows is there (a read of what it just made, a node's relay); an
+    AssertionError where it is None (where `value.field` would fail with an AttributeError)."""
+    assert value is not None, "expected a value, got None"
+    return value

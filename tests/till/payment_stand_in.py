@@ -22,7 +22,7 @@ DRINK = ReceiptLine("Kofola 0,5 l", "Kofola 0.5 l", 2, 150, 300, 23, "drinks")
 TIME = ReceiptLine("Pool, 60 min", "Pool, 60 min", 1, None, 600, 23, "table_time")
 
 
-def game_tab(hub, table: str = "pool-01") -> int:
+def game_tab(hub: Any, table: str = "pool-01") -> int:
     """Start a game on `table`; the id of its tab (opened in the start's transaction)."""
     session = hub.execute(StartGame(table=table, actor="jana"))
     with hub.store.reader() as db:
@@ -30,7 +30,7 @@ def game_tab(hub, table: str = "pool-01") -> int:
         return result
 
 
-def _record(hub, fields) -> int:
+def _record(hub: Any, fields: Any) -> int:
     """On the writer: add the payment `fields(db)` describes and tell Fiscal in its transaction; the effects run after the commit."""
 
     def run() -> int:
@@ -51,7 +51,9 @@ def _record(hub, fields) -> int:
     return result
 
 
-def pay(hub, tab_id: int, lines=(TIME, DRINK), *, method: str = "cash", tendered: int | None = None, staff: str = "jana") -> int:
+def pay(
+    hub: Any, tab_id: int, lines: Any = (TIME, DRINK), *, method: str = "cash", tendered: int | None = None, staff: str = "jana"
+) -> int:
     """A payment of the lines' sum on the tab; its id."""
     amount = sum(x.amount_cents for x in lines)
     change = (tendered - amount) if tendered else 0
@@ -69,10 +71,10 @@ def pay(hub, tab_id: int, lines=(TIME, DRINK), *, method: str = "cash", tendered
     )
 
 
-def reverse(hub, payment_id: int, *, reason: str = "vrátené", staff: str = "boss") -> int:
+def reverse(hub: Any, payment_id: int, *, reason: str = "vrátené", staff: str = "boss") -> int:
     """A manager's reversal of a payment: the opposite sign, naming it; its id."""
 
-    def fields(db) -> dict[str, Any]:
+    def fields(db: Any) -> dict[str, Any]:
         orig = db.get(Payment, payment_id)
         # The original's lines negated (lines_json refuses negative VAT today; m2 decides the shape).
         lines = {
@@ -89,7 +91,7 @@ def reverse(hub, payment_id: int, *, reason: str = "vrátené", staff: str = "bo
     return _record(hub, fields)
 
 
-def fiscal(hub, payment_id: int) -> tuple[str, str | None, dict[str, Any]]:
+def fiscal(hub: Any, payment_id: int) -> tuple[str, str | None, dict[str, Any]]:
     with hub.store.reader() as db:
         p = db.get(Payment, payment_id)
         return p.fiscal_state, p.fiscal_id, dict(p.fiscal_detail or {})

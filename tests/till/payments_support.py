@@ -6,7 +6,8 @@ Imported by the payment test modules (not a conftest: the till's other parts hav
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from sqlalchemy import func, select
@@ -17,6 +18,11 @@ from broker.storage.models import AuditEntry, Payment, Tab, TabItem
 from tests.dashboard.conftest import FakeClock
 from tests.support.hub import fresh_login, on_writer, started_hub
 
+if TYPE_CHECKING:
+    from broker.hall.hub import Hub
+    from sim.mosquitto import Mosquitto
+
+
 STAFF, MANAGER = "jana", "boss"
 
 
@@ -26,13 +32,13 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def service(mosquitto, db_url, clock):
+def service(mosquitto: Mosquitto, db_url: str, clock: FakeClock) -> Iterator[Hub]:
     with started_hub(db_url, mosquitto=mosquitto, client_id=fresh_login(), clock=clock, watchdog=False) as svc:
         yield svc
 
 
 @pytest.fixture
-def facade(service) -> HubFacade:
+def facade(service: Hub) -> HubFacade:
     return HubFacade(service)
 
 
@@ -51,7 +57,7 @@ def played_tab(facade: HubFacade, clock: FakeClock, table: str = "pool-01", minu
 def add_item(facade: HubFacade, tab_id: int, name: str, unit_cents: int, vat: int, quantity: int = 1, category: str = "drinks") -> None:
     """An item on the tab as m1's Tabs will put it (a row of tab_items, copied product)."""
 
-    def _write(db):
+    def _write(db: Any) -> None:
         db.add(
             TabItem(
                 tab_id=tab_id,
@@ -69,7 +75,7 @@ def add_item(facade: HubFacade, tab_id: int, name: str, unit_cents: int, vat: in
 
 
 def set_split(facade: HubFacade, tab_id: int, split: dict[str, Any]) -> None:
-    def _write(db):
+    def _write(db: Any) -> None:
         db.get(Tab, tab_id).split = split
 
     on_writer(facade._hub, _write)

@@ -9,6 +9,7 @@ The rule itself (pure), then the hub on SQLite and PostgreSQL, then the pages an
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import given
@@ -29,8 +30,14 @@ from devices.tomlfile import ConfigError, load_toml
 from tests.dashboard.conftest import sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 from tests.support.hub import VENUE, fresh_login, started_hub
-from tests.support.matching import found
+from tests.support.matching import found, some
 from tests.till.payments_support import MANAGER, STAFF, add_item, clock, facade, service  # noqa: F401
+
+if TYPE_CHECKING:
+    from sim.mosquitto import Mosquitto
+    from tests.dashboard.conftest import Api, FakeClock
+    from tests.dashboard.pages_client import Pages
+
 
 FLOAT = 5000
 
@@ -41,21 +48,21 @@ FLOAT = 5000
     ("last", "in_cash"),
     [(0, 1730), (1, 1730), (2, 1730), (3, 1735), (4, 1735), (5, 1735), (6, 1735), (7, 1735), (8, 1740), (9, 1740)],
 )
-def test_every_last_digit_rounds_as_the_law_says(last, in_cash):
+def test_every_last_digit_rounds_as_the_law_says(last: Any, in_cash: Any) -> None:
     cents = 1730 + last
     assert cash_due(cents, 5) == in_cash and rounding_of(cents, 5) == in_cash - cents
     assert cash_due(-cents, 5) == -in_cash  # a reversal gives back what was taken
     assert cash_due(cents, 1) == cents and rounding_of(cents, 1) == 0  # off: nothing changes
 
 
-def test_one_or_two_cents_in_cash_are_five_cents_never_nothing():
+def test_one_or_two_cents_in_cash_are_five_cents_never_nothing() -> None:
     assert [cash_due(c, 5) for c in range(8)] == [0, 5, 5, 5, 5, 5, 5, 5]
     with pytest.raises(ValueError, match="not one of"):
         cash_due(1733, 10)
 
 
 @given(st.integers(-MAX_AMOUNT_CENTS, MAX_AMOUNT_CENTS))
-def test_cash_is_the_nearest_five_cents_half_up_and_rounding_it_again_changes_nothing(cents):
+def test_cash_is_the_nearest_five_cents_half_up_and_rounding_it_again_changes_nothing(cents: Any) -> None:
     due = cash_due(cents, 5)
     assert due % 5 == 0 and cash_due(due, 5) == due and cash_due(-cents, 5) == -due
     if abs(cents) > 2:
@@ -64,7 +71,7 @@ def test_cash_is_the_nearest_five_cents_half_up_and_rounding_it_again_changes_no
     assert cash_due(cents, 1) == cents
 
 
-def test_a_cash_payment_is_rounded_a_card_payment_never():
+def test_a_cash_payment_is_rounded_a_card_payment_never() -> None:
     t = check_payment(1733, 1733, cash=True, tendered_cents=1800, what="Účet", rounding=5)
     assert (t.amount_cents, t.rounding_cents, t.due_cents, t.tendered_cents, t.change_cents) == (1733, 2, 1735, 1800, 65)
     exact = check_payment(1733, 1733, cash=True, tendered_cents=None, what="Účet", rounding=5)
@@ -94,7 +101,9 @@ def test_a_cash_payment_is_rounded_a_card_payment_never():
     cash=st.booleans(),
     step=st.sampled_from(STEPS),
 )
-def test_whatever_is_taken_the_bill_counts_the_amount_and_the_drawer_the_rounding(owed, amount, over, cash, step):
+def test_whatever_is_taken_the_bill_counts_the_amount_and_the_drawer_the_rounding(
+    owed: Any, amount: Any, over: Any, cash: Any, step: Any
+) -> None:
     try:
         t = check_payment(amount, owed, cash=cash, tendered_cents=amount + over if cash else None, what="Účet", rounding=step)
     except PaymentRefused:
@@ -108,7 +117,7 @@ def test_whatever_is_taken_the_bill_counts_the_amount_and_the_drawer_the_roundin
         assert t.change_cents == 0 and t.tendered_cents is None
 
 
-def test_the_venue_file_says_how_cash_is_rounded_and_refuses_anything_else():
+def test_the_venue_file_says_how_cash_is_rounded_and_refuses_anything_else() -> None:
     assert load_venue(VENUE).till.cash_rounding == 5  # the shipped venue (Slovak law)
     assert Till().cash_rounding == 1  # a venue file without it: no rounding
     text = VENUE.read_text(encoding="utf-8")
@@ -139,18 +148,21 @@ def _row(facade: HubFacade, payment_id: int) -> Payment:
         return p
 
 
-def test_17_33_paid_from_18_00_gives_0_65_back_the_bill_stays_exact_and_the_drawer_counts_the_rounding(facade):
+def test_17_33_paid_from_18_00_gives_0_65_back_the_bill_stays_exact_and_the_drawer_counts_the_rounding(facade: HubFacade) -> None:
     facade.execute(OpenDay(float_cents=FLOAT, actor=STAFF))
     tab = walk_in(facade, "Hosť pri bare", (900, 23), (833, 19))  # 17,33 €
     view = facade.reads.till.tab_payments(tab)
+    assert view is not None
     assert (view.owed_cents, view.cash_due(view.owed_cents)) == (1733, 1735)
     pid = facade.execute(PayTab(tab=tab, method="cash", amount_cents=1733, tendered_cents=1800, actor=STAFF)).payment_id
     p = _row(facade, pid)
     assert (p.amount_cents, p.rounding_cents, p.tendered_cents, p.change_cents) == (1733, 2, 1800, 65)
     view = facade.reads.till.tab_payments(tab)
+    assert view is not None
     assert (view.status, view.total_cents, view.paid_cents, view.owed_cents) == ("paid", 1733, 1733, 0)
     # The receipt: the bill's lines and VAT untouched, the rounding a line of its own after them.
     r = facade.reads.till.receipt_of(pid)
+    assert r is not None
     assert (r.total_cents, r.rounding_cents, r.paid_cents, r.change_cents) == (1733, 2, 1735, 65)
     assert sum(x.amount_cents for x in r.lines) == 1733 and r.vat == vat_rows(view.lines)
     # The Z report: takings and VAT are the bill's; the rounding is its own line, in the expected cash.
@@ -162,13 +174,14 @@ def test_17_33_paid_from_18_00_gives_0_65_back_the_bill_stays_exact_and_the_draw
     b = _row(facade, back)
     assert (b.amount_cents, b.rounding_cents, b.change_cents) == (-1733, -2, 0)
     rb = facade.reads.till.receipt_of(back)
+    assert rb is not None
     assert (rb.total_cents, rb.rounding_cents, rb.paid_cents) == (-1733, -2, -1735)
     z = facade.reads.till.day_overview().report
     assert (z.total_cents, z.rounding_cents, z.expected_cash_cents) == (0, 0, FLOAT)
-    assert facade.reads.till.tab_payments(tab).owed_cents == 1733
+    assert some(facade.reads.till.tab_payments(tab)).owed_cents == 1733
 
 
-def test_every_last_digit_in_cash_and_by_card(facade):
+def test_every_last_digit_in_cash_and_by_card(facade: HubFacade) -> None:
     facade.execute(OpenDay(float_cents=FLOAT, actor=STAFF))
     cash = card = rounding = 0
     for last in range(10):
@@ -178,7 +191,7 @@ def test_every_last_digit_in_cash_and_by_card(facade):
         pid = facade.execute(PayTab(tab=tab, method="cash", amount_cents=amount, tendered_cents=2000, actor=STAFF)).payment_id
         p = _row(facade, pid)
         assert (p.amount_cents, p.rounding_cents, p.change_cents) == (amount, due - amount, 2000 - due), last
-        assert facade.reads.till.tab_payments(tab).status == "paid"
+        assert some(facade.reads.till.tab_payments(tab)).status == "paid"
         cash, rounding = cash + amount, rounding + due - amount
         by_card = walk_in(facade, f"Karta {last}", (amount, 23))
         pid = facade.execute(PayTab(tab=by_card, method="card", amount_cents=amount, actor=STAFF)).payment_id
@@ -189,11 +202,12 @@ def test_every_last_digit_in_cash_and_by_card(facade):
     assert z.expected_cash_cents == FLOAT + cash + rounding
 
 
-def test_a_split_tab_rounds_each_cash_part_and_a_mixed_payment_only_its_cash(facade):
+def test_a_split_tab_rounds_each_cash_part_and_a_mixed_payment_only_its_cash(facade: HubFacade) -> None:
     tab = walk_in(facade, "Dvaja hráči", (900, 23), (833, 19))  # 17,33 €: parts of 8,67 € and 8,66 €
     facade.execute(SplitTab(tab=tab, mode="equal", parts=2, actor=STAFF))
     first = facade.execute(PayTab(tab=tab, method="card", amount_cents=867, part=1, actor=STAFF)).payment_id
     view = facade.reads.till.tab_payments(tab)
+    assert view is not None
     assert (view.parts[1].owed_cents, view.cash_due(view.parts[1].owed_cents)) == (866, 865)
     # The last part in cash, the amount typed as the page shows it in cash: 8,65 € pays the 8,66 €.
     last = facade.execute(PayTab(tab=tab, method="cash", amount_cents=865, tendered_cents=1000, part=2, actor=STAFF)).payment_id
@@ -201,6 +215,7 @@ def test_a_split_tab_rounds_each_cash_part_and_a_mixed_payment_only_its_cash(fac
     assert (a.amount_cents, a.rounding_cents) == (867, 0)
     assert (b.amount_cents, b.rounding_cents, b.change_cents) == (866, -1, 135)
     view = facade.reads.till.tab_payments(tab)
+    assert view is not None
     assert (view.status, view.owed_cents) == ("paid", 0)
     # The receipts add up to the bill per VAT rate, to the cent: the rounding is in none of them.
     paid = [x for p in (a, b) for x in lines_from_json(p.lines)]
@@ -212,11 +227,12 @@ def test_a_split_tab_rounds_each_cash_part_and_a_mixed_payment_only_its_cash(fac
     card = facade.execute(PayTab(tab=mixed, method="card", amount_cents=1000, actor=STAFF)).payment_id
     assert (_row(facade, cash).rounding_cents, _row(facade, cash).change_cents, _row(facade, card).rounding_cents) == (2, 0, 0)
     view = facade.reads.till.tab_payments(mixed)
+    assert view is not None
     assert (view.status, view.paid_cents, view.owed_cents) == ("paid", 1733, 0)
 
 
 @pytest.fixture
-def unrounded(mosquitto, db_url, clock) -> Iterator[HubFacade]:
+def unrounded(mosquitto: Mosquitto, db_url: str, clock: FakeClock) -> Iterator[HubFacade]:
     """A hall whose venue file says cash_rounding = 1."""
     venue = load_venue(VENUE)
     venue = venue.model_copy(update={"till": venue.till.model_copy(update={"cash_rounding": 1})})
@@ -225,9 +241,9 @@ def unrounded(mosquitto, db_url, clock) -> Iterator[HubFacade]:
 
 
 @sqlite_only
-def test_without_rounding_nothing_changes(unrounded):
+def test_without_rounding_nothing_changes(unrounded: HubFacade) -> None:
     tab = walk_in(unrounded, "Hosť", (900, 23), (833, 19))
-    assert unrounded.reads.till.tab_payments(tab).cash_due(1733) == 1733
+    assert some(unrounded.reads.till.tab_payments(tab)).cash_due(1733) == 1733
     pid = unrounded.execute(PayTab(tab=tab, method="cash", amount_cents=1733, tendered_cents=1800, actor=STAFF)).payment_id
     p = _row(unrounded, pid)
     assert (p.amount_cents, p.rounding_cents, p.tendered_cents, p.change_cents) == (1733, 0, 1800, 67)
@@ -244,7 +260,7 @@ def _key(html: str) -> str:
 
 
 @sqlite_only
-def test_the_pay_page_shows_the_cash_to_pay_the_receipt_and_the_z_report_the_rounding(pages, facade):
+def test_the_pay_page_shows_the_cash_to_pay_the_receipt_and_the_z_report_the_rounding(pages: Pages, facade: HubFacade) -> None:
     facade.execute(OpenDay(float_cents=FLOAT, actor=STAFF))
     tab = walk_in(facade, "Hosť pri bare", (900, 23), (833, 19))
     html = pages.page(f"/tabs/{tab}/pay", client=pages.staff)
@@ -272,7 +288,7 @@ def test_the_pay_page_shows_the_cash_to_pay_the_receipt_and_the_z_report_the_rou
 
 
 @sqlite_only
-def test_the_api_answers_the_cash_to_pay_and_the_rounding(api):
+def test_the_api_answers_the_cash_to_pay_and_the_rounding(api: Api) -> None:
     facade = HubFacade(api.service)
     tab = walk_in(facade, "Hosť pri bare", (900, 23), (833, 19))
     view = api.ok("GET", f"/api/tabs/{tab}/payments")

@@ -4,7 +4,9 @@ counted cash, the Z report frozen; the evening's game past midnight counted on t
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from datetime import date
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from sqlalchemy import func, select
@@ -19,6 +21,10 @@ from broker.till.payments import PayTab
 from broker.till.tabs import AddTabItem, OpenWalkInTab, VoidTabItem
 from tests.support.till_days import FakeClock, add_item, day_hub, line, local, pay, settle, tab_of_game, void_item, walk_in
 
+if TYPE_CHECKING:
+    from broker.hall.facade import HubFacade
+
+
 DEC1 = date(2026, 12, 1)
 
 
@@ -28,12 +34,12 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def hall(db_url, clock):
+def hall(db_url: str, clock: FakeClock) -> Iterator[tuple[Any, HubFacade]]:
     with day_hub(db_url, clock) as pair:
         yield pair
 
 
-def _rows(hub):
+def _rows(hub: Any) -> tuple[list[tuple[Any, Any, Any, Any, Any]], Any, Any]:
     with hub.store.reader() as db:
         days = [
             (d.day, d.float_cents, d.closed_at, d.counted_cents, d.report)
@@ -44,7 +50,7 @@ def _rows(hub):
     return days, audit, pays
 
 
-def test_close_out_at_0130_counts_the_game_started_before_midnight_on_the_evening(hall, clock):
+def test_close_out_at_0130_counts_the_game_started_before_midnight_on_the_evening(hall: tuple[Any, HubFacade], clock: FakeClock) -> None:
     hub, facade = hall
     assert facade.execute(OpenDay(float_cents=5000, actor="jana")) == DEC1
     clock.set(local(2026, 12, 1, 23, 10))
@@ -76,7 +82,7 @@ def test_close_out_at_0130_counts_the_game_started_before_midnight_on_the_evenin
     assert facade.reads.till.day_overview().day == date(2026, 12, 2)
 
 
-def test_a_day_closes_once_even_with_two_tablets_racing(hall, clock):
+def test_a_day_closes_once_even_with_two_tablets_racing(hall: tuple[Any, HubFacade], clock: FakeClock) -> None:
     hub, facade = hall
     facade.execute(OpenDay(float_cents=0, actor="jana"))
     pay(hub, walk_in(hub), 300)
@@ -105,7 +111,7 @@ def test_a_day_closes_once_even_with_two_tablets_racing(hall, clock):
 
 
 @pytest.mark.parametrize("garbage", [-1, 10_000_001, 1.5, "412,50", None, True, 2**63])
-def test_counted_cash_garbage_is_refused_and_changes_nothing(hall, clock, garbage):
+def test_counted_cash_garbage_is_refused_and_changes_nothing(hall: tuple[Any, HubFacade], clock: FakeClock, garbage: Any) -> None:
     hub, facade = hall
     facade.execute(OpenDay(float_cents=1000, actor="jana"))
     pay(hub, walk_in(hub), 300)
@@ -117,7 +123,9 @@ def test_counted_cash_garbage_is_refused_and_changes_nothing(hall, clock, garbag
     assert _rows(hub) == before
 
 
-def test_after_the_close_a_payment_and_a_reversal_land_on_the_next_day_and_say_which_day_they_correct(hall, clock):
+def test_after_the_close_a_payment_and_a_reversal_land_on_the_next_day_and_say_which_day_they_correct(
+    hall: tuple[Any, HubFacade], clock: FakeClock
+) -> None:
     hub, facade = hall
     facade.execute(OpenDay(float_cents=2000, actor="jana"))
     tab = walk_in(hub, "Bar")
@@ -142,7 +150,9 @@ def test_after_the_close_a_payment_and_a_reversal_land_on_the_next_day_and_say_w
     assert nxt.expected_cash_cents == -400  # the refund came out of a drawer that started at 0
 
 
-def test_a_payment_on_a_day_nobody_opened_opens_it_with_float_zero_then_the_float_is_given_once(hall, clock):
+def test_a_payment_on_a_day_nobody_opened_opens_it_with_float_zero_then_the_float_is_given_once(
+    hall: tuple[Any, HubFacade], clock: FakeClock
+) -> None:
     hub, facade = hall
     clock.set(local(2026, 12, 1, 17, 0))
     pay(hub, walk_in(hub), 300, staff="jana")
@@ -158,7 +168,7 @@ def test_a_payment_on_a_day_nobody_opened_opens_it_with_float_zero_then_the_floa
         facade.execute(OpenDay(float_cents=100, actor="jana"))
 
 
-def test_closing_with_tabs_open_needs_confirmation_and_lists_them(hall, clock):
+def test_closing_with_tabs_open_needs_confirmation_and_lists_them(hall: tuple[Any, HubFacade], clock: FakeClock) -> None:
     hub, facade = hall
     facade.execute(OpenDay(float_cents=0, actor="jana"))
     tab = walk_in(hub, "Bar")
@@ -175,7 +185,7 @@ def test_closing_with_tabs_open_needs_confirmation_and_lists_them(hall, clock):
     assert game
 
 
-def test_voids_refunds_and_manager_corrections_are_listed_with_who_and_why(hall, clock):
+def test_voids_refunds_and_manager_corrections_are_listed_with_who_and_why(hall: tuple[Any, HubFacade], clock: FakeClock) -> None:
     _hub, facade = hall
     facade.execute(OpenDay(float_cents=0, actor="jana"))
     game = facade.execute(StartGame(table="pool-03", actor="jana"))
@@ -192,7 +202,7 @@ def test_voids_refunds_and_manager_corrections_are_listed_with_who_and_why(hall,
     assert [(c.amount_cents, c.by, c.reason, c.where, c.game) for c in z.corrections] == [(-100, "boss", "stála guľa", "Pool 3", game)]
 
 
-def test_a_day_in_the_future_cannot_be_closed_and_a_missing_day_is_not_found(hall, clock):
+def test_a_day_in_the_future_cannot_be_closed_and_a_missing_day_is_not_found(hall: tuple[Any, HubFacade], clock: FakeClock) -> None:
     hub, facade = hall
     with pytest.raises(ServiceError, match="has not begun"):
         facade.execute(CloseDay(day=date(2026, 12, 3), counted_cents=0, actor="jana"))
@@ -203,7 +213,7 @@ def test_a_day_in_the_future_cannot_be_closed_and_a_missing_day_is_not_found(hal
     assert _rows(hub)[0] == []
 
 
-def test_a_past_day_nobody_opened_is_not_closed_by_a_stray_request(hall, clock):
+def test_a_past_day_nobody_opened_is_not_closed_by_a_stray_request(hall: tuple[Any, HubFacade], clock: FakeClock) -> None:
     hub, facade = hall
     for day in (date(2026, 11, 30), date(1, 1, 1), date(2025, 6, 1)):
         with pytest.raises(ServiceError, match="no business day"):
@@ -211,7 +221,7 @@ def test_a_past_day_nobody_opened_is_not_closed_by_a_stray_request(hall, clock):
     assert _rows(hub)[0] == []
 
 
-def test_two_hubs_on_one_database_close_a_day_once(db_url, clock):
+def test_two_hubs_on_one_database_close_a_day_once(db_url: str, clock: FakeClock) -> None:
     """A standby taking over while the old hub still answers: each has its own writer, the row decides."""
     from broker.hall.facade import StoreUnavailable
 
@@ -222,7 +232,7 @@ def test_two_hubs_on_one_database_close_a_day_once(db_url, clock):
         results: list[ZReport | Exception] = []
         go = threading.Barrier(2)
 
-        def close(facade, who: str) -> None:
+        def close(facade: Any, who: str) -> None:
             go.wait()
             try:
                 results.append(facade.execute(CloseDay(day=DEC1, counted_cents=1300, actor=who)))
@@ -243,7 +253,7 @@ def test_two_hubs_on_one_database_close_a_day_once(db_url, clock):
         assert b.reads.till.day_report(DEC1) == closed[0]
 
 
-def test_a_day_nobody_closed_is_shown_the_next_evening_and_can_still_be_closed(hall, clock):
+def test_a_day_nobody_closed_is_shown_the_next_evening_and_can_still_be_closed(hall: tuple[Any, HubFacade], clock: FakeClock) -> None:
     hub, facade = hall
     pay(hub, walk_in(hub), 300)  # the 1st opens itself; nobody closes it
     clock.set(local(2026, 12, 2, 17, 0))
@@ -259,12 +269,12 @@ def test_a_day_nobody_closed_is_shown_the_next_evening_and_can_still_be_closed(h
 # Issue 19, item 8: the Z report and the reports agree, and a late close-out keeps to its own day.
 
 
-def _product(facade, name: str) -> int:
+def _product(facade: Any, name: str) -> int:
     result: int = next(p.id for p in facade.reads.till.products() if p.name == name)
     return result
 
 
-def test_the_reports_revenue_of_a_day_is_its_z_reports_takings_bar_items_included(hall, clock):
+def test_the_reports_revenue_of_a_day_is_its_z_reports_takings_bar_items_included(hall: tuple[Any, HubFacade], clock: FakeClock) -> None:
     _hub, facade = hall
     game = facade.execute(StartGame(table="pool-01", actor="jana"))
     tab = facade.reads.till.game_tab(game)
@@ -290,7 +300,7 @@ def test_the_reports_revenue_of_a_day_is_its_z_reports_takings_bar_items_include
     assert facade.reads.reports.table_time(DEC1, DEC1).total_cents == 300  # billed table time: a figure of its own
 
 
-def test_a_late_close_out_lists_only_its_own_days_tabs(hall, clock):
+def test_a_late_close_out_lists_only_its_own_days_tabs(hall: tuple[Any, HubFacade], clock: FakeClock) -> None:
     _hub, facade = hall
     clock.set(local(2026, 12, 1, 20, 0))
     facade.execute(OpenDay(float_cents=0, actor="jana"))
@@ -307,7 +317,7 @@ def test_a_late_close_out_lists_only_its_own_days_tabs(hall, clock):
     assert [t.tab_id for t in facade.reads.till.day_report(date(2026, 12, 2)).open_tabs] == [evening, morning]
 
 
-def test_a_tab_opened_after_the_close_out_belongs_to_the_next_day(hall, clock):
+def test_a_tab_opened_after_the_close_out_belongs_to_the_next_day(hall: tuple[Any, HubFacade], clock: FakeClock) -> None:
     _hub, facade = hall
     clock.set(local(2026, 12, 1, 20, 0))
     facade.execute(OpenDay(float_cents=0, actor="jana"))

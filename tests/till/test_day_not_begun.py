@@ -6,7 +6,9 @@ and the one after that: takings landed days ahead and the manager got a summary 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import date
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -20,6 +22,10 @@ from tests.support.till_days import FakeClock, day_hub, local, pay, walk_in
 from tests.support.web import Browser, add_users, bound_app
 from tests.till.test_day_pages import _state
 
+if TYPE_CHECKING:
+    from broker.hall.facade import HubFacade
+
+
 DEC1, DEC2 = date(2026, 12, 1), date(2026, 12, 2)
 
 
@@ -29,13 +35,13 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def hall(db_url, clock):
+def hall(db_url: str, clock: FakeClock) -> Iterator[tuple[Any, HubFacade]]:
     with day_hub(db_url, clock) as pair:
         add_users(pair[0], {"jana": "staff"}, PASSWORD, CHEAP)
         yield pair
 
 
-def test_the_day_after_a_close_out_closes_only_once_it_has_begun(hall, clock):
+def test_the_day_after_a_close_out_closes_only_once_it_has_begun(hall: tuple[Any, HubFacade], clock: FakeClock) -> None:
     hub, facade = hall
     facade.execute(CloseDay(day=DEC1, counted_cents=0, actor="jana"))
     clock.set(local(2026, 12, 2, 0, 15))

@@ -4,7 +4,9 @@ cash, refusals in place with what was typed kept, a double tap, the exports Slov
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
 from datetime import date
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -29,19 +31,19 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def hall(db_url, clock):
+def hall(db_url: str, clock: FakeClock) -> Iterator[Any]:
     with day_hub(db_url, clock) as (hub, _facade):
         add_users(hub, {"jana": "staff", "boss": "manager"}, PASSWORD, CHEAP)
         yield hub
 
 
-def _browser(hub, who: str) -> Browser:
+def _browser(hub: Any, who: str) -> Browser:
     b = Browser(bound_app(hub))
     b.login(who, PASSWORD)
     return b
 
 
-def _state(hub):
+def _state(hub: Any) -> Any:
     with hub.store.reader() as db:
         return (
             [(d.day, d.float_cents, d.closed_at, d.counted_cents) for d in db.scalars(select(BusinessDay))],
@@ -50,7 +52,7 @@ def _state(hub):
 
 
 @sqlite_only
-def test_open_close_and_print_on_the_pages_in_slovak(hall, clock):
+def test_open_close_and_print_on_the_pages_in_slovak(hall: Any, clock: FakeClock) -> None:
     jana = _browser(hall, "jana")
     page = jana.get("/day").text
     assert "Uzávierka" in page and "Otvoriť deň" in page
@@ -88,7 +90,7 @@ def test_open_close_and_print_on_the_pages_in_slovak(hall, clock):
 
 
 @sqlite_only
-def test_exports_open_in_slovak_excel(hall, clock):
+def test_exports_open_in_slovak_excel(hall: Any, clock: FakeClock) -> None:
     hall.execute(OpenDay(float_cents=1000, actor="jana"))
     pay(hall, walk_in(hall, "=HYPERLINK(1)"), 250, lines=[line("Kofola", 250, vat=19)])
     clock.set(local(2026, 12, 2, 1, 0))
@@ -104,7 +106,7 @@ def test_exports_open_in_slovak_excel(hall, clock):
     assert sheet.title == "Z-report" and any(row[0] == "Podľa sadzby DPH" for row in sheet.iter_rows(values_only=True))
 
 
-def test_the_api_opens_and_closes_once(hall, clock):
+def test_the_api_opens_and_closes_once(hall: Any, clock: FakeClock) -> None:
     add_users(hall, {"api": "staff", "api-boss": "manager"}, PASSWORD, CHEAP)
     token = on_writer(hall, lambda db: issue_token(db, "api", "tests", actor="test"))
     boss = {"Authorization": f"Bearer {on_writer(hall, lambda db: issue_token(db, 'api-boss', 'tests', actor='test'))}"}
@@ -131,7 +133,7 @@ def test_the_api_opens_and_closes_once(hall, clock):
 
 
 @sqlite_only
-def test_the_z_reports_categories_say_their_amount_with_vat_as_gross_cents_and_net_cents_is_deprecated(hall, clock):
+def test_the_z_reports_categories_say_their_amount_with_vat_as_gross_cents_and_net_cents_is_deprecated(hall: Any, clock: FakeClock) -> None:
     """Issue 29's independent check: the Z report's `by_category` rows carry `net_cents`, whose
     amounts include VAT (they sum to the takings; the VAT base is by rate). The right name,
     `gross_cents`, is there now; `net_cents` stays, the same amount, marked deprecated in the API's

@@ -4,6 +4,7 @@ rule everything counts by: over midnight, New Year's Eve and both DST nights of 
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from pydantic import ValidationError
@@ -12,12 +13,15 @@ from broker.domain.schedule import business_day, business_day_bounds, business_h
 from broker.domain.venue import Billing
 from tests.broker.test_tariffs import LAVOS, bratislava
 
+if TYPE_CHECKING:
+    from broker.domain.venue import Venue
 
-def with_cut(cut: time):
+
+def with_cut(cut: time) -> Venue:
     return LAVOS.model_copy(update={"billing": LAVOS.billing.model_copy(update={"day_cut": cut})})
 
 
-def test_the_default_cut_is_six_and_the_venue_file_sets_it():
+def test_the_default_cut_is_six_and_the_venue_file_sets_it() -> None:
     assert Billing().day_cut == time(6) and LAVOS.billing.day_cut == time(6)
     assert Billing.model_validate({"day_cut": "04:30"}).day_cut == time(4, 30)
     for bad in ("4:30", "25:00", "06:00:00", "", 6):
@@ -30,7 +34,7 @@ def test_the_default_cut_is_six_and_the_venue_file_sets_it():
     "day",
     [date(2026, 3, 28), date(2026, 3, 29), date(2026, 10, 24), date(2026, 10, 25), date(2026, 12, 31), date(2027, 1, 1)],
 )
-def test_days_follow_each_other_without_gap_or_overlap_for_any_cut_dst_nights_included(cut, day):
+def test_days_follow_each_other_without_gap_or_overlap_for_any_cut_dst_nights_included(cut: Any, day: Any) -> None:
     venue = with_cut(cut)
     start, end = business_day_bounds(day, venue)
     assert business_day_bounds(day + timedelta(days=1), venue)[0] == end
@@ -58,21 +62,21 @@ def test_days_follow_each_other_without_gap_or_overlap_for_any_cut_dst_nights_in
         ((2026, 10, 25, 2, 30), time(6), date(2026, 10, 24)),  # autumn: 02:00-03:00 comes twice
     ],
 )
-def test_a_moment_belongs_to_the_evening_before_until_the_cut(local, cut, day):
+def test_a_moment_belongs_to_the_evening_before_until_the_cut(local: Any, cut: Any, day: Any) -> None:
     assert business_day(bratislava(*local), with_cut(cut)) == day
 
 
-def test_both_halves_of_the_doubled_hour_are_the_same_evening_with_a_cut_of_six():
+def test_both_halves_of_the_doubled_hour_are_the_same_evening_with_a_cut_of_six() -> None:
     first = datetime(2026, 10, 25, 0, 30, tzinfo=UTC)  # 02:30 CEST
     assert business_day(first, LAVOS) == business_day(first + timedelta(hours=1), LAVOS) == date(2026, 10, 24)
 
 
-def test_hours_run_from_the_cut():
+def test_hours_run_from_the_cut() -> None:
     assert business_hours(LAVOS)[:2] == (6, 7) and business_hours(LAVOS)[18] == 0
     assert business_hours(with_cut(time(4, 30)))[0] == 4 and sorted(business_hours(with_cut(time(4)))) == list(range(24))
 
 
-def test_after_a_close_out_things_count_on_the_next_day_the_same_whenever_asked():
+def test_after_a_close_out_things_count_on_the_next_day_the_same_whenever_asked() -> None:
     closed = {date(2026, 12, 1): bratislava(2026, 12, 2, 1, 30)}
     before, after = bratislava(2026, 12, 2, 1, 0), bratislava(2026, 12, 2, 2, 0)
     assert counting_day(before, LAVOS, closed) == date(2026, 12, 1)

@@ -69,7 +69,7 @@ def _json(doc: object) -> Callable[[BaseHTTPRequestHandler], None]:
 REQUEST = ReceiptRequest("pay-7", (Item("Positive", "Pivo", 250, 1, 23),), (("Hotovosť", 250),), cash_register_code="88812345678900001")
 
 
-def test_an_answer_about_another_receipt_or_one_that_ignores_the_query_is_not_believed():
+def test_an_answer_about_another_receipt_or_one_that_ignores_the_query_is_not_believed() -> None:
     with client_answering(_json(_doc("another-shop-41"))) as url:
         client = PortosClient(url, timeout_s=2)
         with pytest.raises(Unreachable, match="another request"):
@@ -88,12 +88,12 @@ def test_an_answer_about_another_receipt_or_one_that_ignores_the_query_is_not_be
     ("okp", "receipt_id", "says"),
     [("K", "O-1", "OKP"), (OKP, "<script>alert(1)</script>", "receipt id"), (OKP, "O-" + "A" * 100, "receipt id")],
 )
-def test_ids_that_are_not_ekasas_are_not_stored(okp, receipt_id, says):
+def test_ids_that_are_not_ekasas_are_not_stored(okp: Any, receipt_id: Any, says: Any) -> None:
     with client_answering(_json(_doc("pay-7", okp=okp, receipt_id=receipt_id))) as url, pytest.raises(Unreachable, match=says):
         PortosClient(url, timeout_s=2).lookup("pay-7")
 
 
-def test_a_trickling_answer_ends_at_the_whole_call_deadline():
+def test_a_trickling_answer_ends_at_the_whole_call_deadline() -> None:
     """A byte every half second never lets a per-read timeout fire; the answer here trickles until
     the test ends, so a call that ends at all ends at its own deadline for the whole call."""
     stop = threading.Event()
@@ -126,7 +126,7 @@ def test_a_trickling_answer_ends_at_the_whole_call_deadline():
         assert isinstance(ended[0], Unreachable) and "timeout" in str(ended[0]), ended
 
 
-def test_a_huge_answer_is_cut_at_one_megabyte():
+def test_a_huge_answer_is_cut_at_one_megabyte() -> None:
     def huge(h: BaseHTTPRequestHandler) -> None:
         h.send_response(200)
         h.send_header("Content-Type", "application/json")

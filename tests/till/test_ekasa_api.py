@@ -3,22 +3,31 @@ test connection, the unregistered receipts staff see, a paragón, refusals that 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
 import pytest
 
 from broker.storage.models import AuditEntry, Payment
 from tests.support.ekasa_sim import EkasaSimulator
+from tests.support.matching import some
 from tests.support.waiting import wait_until
 from tests.till.payment_stand_in import fiscal, game_tab, pay
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tests.dashboard.conftest import Api
+
 
 @pytest.fixture
-def sim(tmp_path):
+def sim(tmp_path: Path) -> Iterator[EkasaSimulator]:
     s = EkasaSimulator(tmp_path).start()
     yield s
     s.stop()
 
 
-def test_settings_test_connection_receipts_and_a_paragon(api, sim):
+def test_settings_test_connection_receipts_and_a_paragon(api: Api, sim: EkasaSimulator) -> None:
     api.service.till.fiscal.poll_s = 0.2
     assert api.ok("GET", "/api/ekasa/settings", as_manager=True)["enabled"] is False
     api.ok("GET", "/api/ekasa/settings", 403)  # staff: not the settings
@@ -41,7 +50,7 @@ def test_settings_test_connection_receipts_and_a_paragon(api, sim):
     )
     assert "paragón" in detail
     with api.service.store.reader() as db:
-        assert db.get(Payment, pid).paragon_no is None
+        assert some(db.get(Payment, pid)).paragon_no is None
     api.ok("POST", f"/api/ekasa/receipts/{pid}/paragon", json={"number": "42", "at": api.service.clock().isoformat()})
     assert api.ok("GET", "/api/ekasa/receipts")[0]["state"] == "paragon"
     sim.start()

@@ -6,6 +6,8 @@ and a hub that stops between a send and its answer does not send again when it s
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -15,61 +17,68 @@ from broker.storage.models import AuditEntry
 from broker.till.fiscal import RecordParagon, RetryEkasa, SaveEkasaSettings, external_id
 from tests.support.ekasa_sim import EkasaSimulator
 from tests.support.hub import VENUE, started_hub
+from tests.support.matching import some
 from tests.support.waiting import wait_until
 from tests.till.payment_stand_in import DRINK, TIME, fiscal, game_tab, pay, reverse
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from broker.hall.hub import Hub
+
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def sim(tmp_path):
+def sim(tmp_path: Path) -> Iterator[EkasaSimulator]:
     (tmp_path / "sim").mkdir()
     s = EkasaSimulator(tmp_path / "sim").start()
     yield s
     s.stop()
 
 
-def _tune(hub) -> None:
+def _tune(hub: Any) -> None:
     f = hub.till.fiscal
     f.poll_s = 0.2
     f.backoff_s = (0.2, 0.4, 0.8)
 
 
 @pytest.fixture
-def hub(db_url):
+def hub(db_url: str) -> Iterator[Hub]:
     with started_hub(db_url) as h:
         _tune(h)
         yield h
 
 
-def _on(hub, sim, **kw) -> None:
+def _on(hub: Any, sim: Any, **kw: Any) -> None:
     hub.execute(SaveEkasaSettings(enabled=True, url=sim.url, timeout_s=1.0, **kw, actor="boss"))
 
 
-def _ext(hub, pid: int) -> str:
+def _ext(hub: Any, pid: int) -> str:
     return external_id(hub.venue.venue.id, pid)
 
 
-def _state(hub, pid: int, want: str, timeout: float = 20.0):
+def _state(hub: Any, pid: int, want: str, timeout: float = 20.0) -> Any:
     return wait_until(
         lambda: fiscal(hub, pid)[0] == want and fiscal(hub, pid), timeout, f"payment {pid} {want} (now {fiscal(hub, pid)[0]})"
     )
 
 
-def test_off_by_default_the_payment_stays_non_fiscal_and_nothing_is_sent(hub, sim):
+def test_off_by_default_the_payment_stays_non_fiscal_and_nothing_is_sent(hub: Hub, sim: EkasaSimulator) -> None:
     pid = pay(hub, game_tab(hub))
     time.sleep(0.6)
     assert fiscal(hub, pid)[0] == "none"
     assert sim.requests == [] and not hub.till.fiscal.settings.enabled
 
 
-def test_a_payment_is_registered_once_with_its_lines_and_payments(hub, sim):
+def test_a_payment_is_registered_once_with_its_lines_and_payments(hub: Hub, sim: EkasaSimulator) -> None:
     _on(hub, sim, cash_register_code="88812345678900001")
     pid = pay(hub, game_tab(hub), tendered=1000)
     _, fid, detail = _state(hub, pid, "registered")
     assert fid.startswith("O-") and detail["receipt_id"] == fid
     assert sim.count(_ext(hub, pid)) == 1
-    data = sim.record(_ext(hub, pid))["request"]["data"]
+    data = some(sim.record(_ext(hub, pid)))["request"]["data"]
     assert [(i["name"], i["price"], i["unitPrice"], i["quantity"]["amount"], i["vatRate"], i["type"]) for i in data["items"]] == [
         ("Pool, 60 min", "6.00", "6.000000", "1.0000", "23.00", "Positive"),
         ("Kofola 0,5 l", "3.00", "1.500000", "2.0000", "23.00", "Positive"),
@@ -78,7 +87,7 @@ def test_a_payment_is_registered_once_with_its_lines_and_payments(hub, sim):
     assert data["cashRegisterCode"] == "88812345678900001"
 
 
-def test_timeout_then_success_asks_before_sending_again(hub, sim):
+def test_timeout_then_success_asks_before_sending_again(hub: Hub, sim: EkasaSimulator) -> None:
     _on(hub, sim)
     sim.mode, sim.slow_s = "slow", 2.5  # registers, answers after the client's 1 s timeout
     pid = pay(hub, game_tab(hub))
@@ -89,7 +98,7 @@ def test_timeout_then_success_asks_before_sending_again(hub, sim):
     assert sim.count(_ext(hub, pid)) == 1  # found by its externalId, never sent again
 
 
-def test_offline_null_then_registered(hub, sim):
+def test_offline_null_then_registered(hub: Hub, sim: EkasaSimulator) -> None:
     _on(hub, sim)
     sim.mode = "offline"
     pid = pay(hub, game_tab(hub))
@@ -102,7 +111,7 @@ def test_offline_null_then_registered(hub, sim):
     assert fid.startswith("O-") and sim.count(_ext(hub, pid)) == 1
 
 
-def test_a_500_is_retried_with_backoff_until_it_registers(hub, sim):
+def test_a_500_is_retried_with_backoff_until_it_registers(hub: Hub, sim: EkasaSimulator) -> None:
     _on(hub, sim)
     sim.mode = "error500"
     pid = pay(hub, game_tab(hub))
@@ -113,7 +122,7 @@ def test_a_500_is_retried_with_backoff_until_it_registers(hub, sim):
     assert sim.count(_ext(hub, pid)) == 1 and hub.till.fiscal.health().reachable is True
 
 
-def test_a_validation_error_fails_with_the_reason_and_a_manager_sends_it_again(hub, sim):
+def test_a_validation_error_fails_with_the_reason_and_a_manager_sends_it_again(hub: Hub, sim: EkasaSimulator) -> None:
     _on(hub, sim)
     sim.mode = "invalid"
     pid = pay(hub, game_tab(hub))
@@ -128,7 +137,7 @@ def test_a_validation_error_fails_with_the_reason_and_a_manager_sends_it_again(h
         hub.execute(RetryEkasa(payment=pid, actor="boss"))  # registered: nothing to send
 
 
-def test_a_simulator_restart_mid_evening_loses_nothing_and_doubles_nothing(hub, sim):
+def test_a_simulator_restart_mid_evening_loses_nothing_and_doubles_nothing(hub: Hub, sim: EkasaSimulator) -> None:
     _on(hub, sim)
     tab = game_tab(hub)
     first = [pay(hub, tab, (DRINK,)) for _ in range(3)]
@@ -154,7 +163,7 @@ def test_a_simulator_restart_mid_evening_loses_nothing_and_doubles_nothing(hub, 
     assert reads.till.ekasa_unregistered() == [] and reads.till.ekasa_health().reachable is True
 
 
-def test_a_hub_stopped_between_send_and_answer_does_not_send_again_on_start(db_url, sim):
+def test_a_hub_stopped_between_send_and_answer_does_not_send_again_on_start(db_url: str, sim: EkasaSimulator) -> None:
     with started_hub(db_url) as h:
         _tune(h)
         _on(h, sim)
@@ -171,20 +180,20 @@ def test_a_hub_stopped_between_send_and_answer_does_not_send_again_on_start(db_u
     assert sim.count(ext) == 1
 
 
-def test_a_reversal_is_a_refund_receipt_naming_the_original(hub, sim):
+def test_a_reversal_is_a_refund_receipt_naming_the_original(hub: Hub, sim: EkasaSimulator) -> None:
     _on(hub, sim)
     pid = pay(hub, game_tab(hub))
     _, original_id, _ = _state(hub, pid, "registered")
     rid = reverse(hub, pid)
     _state(hub, rid, "registered")
-    data = sim.record(_ext(hub, rid))["request"]["data"]
+    data = some(sim.record(_ext(hub, rid)))["request"]["data"]
     assert {i["type"] for i in data["items"]} == {"Returned"}
     assert {i["referenceReceiptId"] for i in data["items"]} == {original_id}
     assert data["items"][0]["price"] == "-6.00" and data["payments"] == [{"name": "Hotovosť", "amount": "-9.00"}]
     assert sim.count(_ext(hub, pid)) == 1 and sim.count(_ext(hub, rid)) == 1
 
 
-def test_a_paragon_written_while_the_client_is_down_is_registered_as_one_when_it_is_back(hub, sim):
+def test_a_paragon_written_while_the_client_is_down_is_registered_as_one_when_it_is_back(hub: Hub, sim: EkasaSimulator) -> None:
     _on(hub, sim)
     sim.stop()
     pid = pay(hub, game_tab(hub))
@@ -204,12 +213,13 @@ def test_a_paragon_written_while_the_client_is_down_is_registered_as_one_when_it
     sim.start()
     _state(hub, pid, "registered")
     rec = sim.record(_ext(hub, pid))
+    assert rec is not None
     assert rec["request"]["kind"] == "paragon" and rec["request"]["data"]["paragonNumber"] == 17
     assert sim.count(_ext(hub, pid)) == 1
 
 
 @pytest.mark.lavos_process
-def test_a_hub_killed_9_between_send_and_answer_asks_before_sending_again(tmp_path, sim):
+def test_a_hub_killed_9_between_send_and_answer_asks_before_sending_again(tmp_path: Path, sim: EkasaSimulator) -> None:
     import os
     import signal
 
@@ -236,14 +246,16 @@ def test_a_hub_killed_9_between_send_and_answer_asks_before_sending_again(tmp_pa
     assert sim.count(f"lavos-lavos-{pid}") == 1
 
 
-def _open_alerts(hub, kind: str):
+def _open_alerts(hub: Any, kind: str) -> list[str]:
     from broker.storage.alerts import open_alerts
 
     with hub.store.reader() as db:
         return [a.message for a in open_alerts(db) if a.kind == kind]
 
 
-def test_the_hall_is_alerted_when_eKasa_is_away_in_opening_hours_and_when_a_receipt_waits_too_long(db_url, sim):
+def test_the_hall_is_alerted_when_eKasa_is_away_in_opening_hours_and_when_a_receipt_waits_too_long(
+    db_url: str, sim: EkasaSimulator
+) -> None:
     from datetime import datetime, timedelta
     from zoneinfo import ZoneInfo
 
@@ -274,7 +286,7 @@ def test_the_hall_is_alerted_when_eKasa_is_away_in_opening_hours_and_when_a_rece
     assert sim.count(f"lavos-lavos-{pid}") == 1
 
 
-def test_no_unreachable_alert_when_the_hall_is_closed(db_url, sim):
+def test_no_unreachable_alert_when_the_hall_is_closed(db_url: str, sim: EkasaSimulator) -> None:
     from datetime import datetime, timedelta
     from zoneinfo import ZoneInfo
 

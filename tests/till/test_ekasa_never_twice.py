@@ -10,6 +10,7 @@ from __future__ import annotations
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -30,7 +31,7 @@ STEP = st.tuples(st.sampled_from(["success", "offline", "invalid", "error500", "
 
 @settings(max_examples=few(6), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=st.lists(STEP, min_size=2, max_size=5))
-def test_every_payment_is_registered_exactly_once_whatever_the_client_does(steps):
+def test_every_payment_is_registered_exactly_once_whatever_the_client_does(steps: Any) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         url = migrated_sqlite(Path(tmp) / "hub.db")
         sim = EkasaSimulator(Path(tmp)).start()

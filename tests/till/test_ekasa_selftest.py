@@ -6,6 +6,9 @@ answers a list, no paragón path) it says which step differs and shows the answe
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
 import pytest
 from typer.testing import CliRunner
 
@@ -17,23 +20,27 @@ from lavos_cli import app
 from tests.support.ekasa_sim import EkasaSimulator
 from tests.support.sqlite_template import migrated_sqlite
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
 LOOKUP, PARAGON = SHAPES
 
 
 @pytest.fixture
-def sim(tmp_path):
+def sim(tmp_path: Path) -> Iterator[EkasaSimulator]:
     (tmp_path / "sim").mkdir()
     s = EkasaSimulator(tmp_path / "sim").start()
     yield s
     s.stop()
 
 
-def selftest(sim: EkasaSimulator, **options) -> tuple[str, int]:
+def selftest(sim: EkasaSimulator, **options: Any) -> tuple[str, int]:
     lines, status = run_selftest(sim.url, timeout_s=5, **options)
     return "\n".join(lines), status
 
 
-def test_a_client_speaking_the_assumed_shapes(sim):
+def test_a_client_speaking_the_assumed_shapes(sim: EkasaSimulator) -> None:
     out, status = selftest(sim)
     assert status == 0, out
     assert "[ok] connectivity (documented): GET /api/v1/connectivity/status" in out
@@ -47,7 +54,7 @@ def test_a_client_speaking_the_assumed_shapes(sim):
     assert sorted(sim.counts().values()) == [1, 1] and all(k.startswith("lavos-selftest-") for k in sim.counts())
 
 
-def test_a_client_without_the_look_up_at_the_assumed_path_is_a_failure(sim):
+def test_a_client_without_the_look_up_at_the_assumed_path_is_a_failure(sim: EkasaSimulator) -> None:
     sim.lookup = "missing"  # 404 to every look-up: the adapter would read "never registered" and send again
     out, status = selftest(sim)
     assert status == 1
@@ -57,7 +64,7 @@ def test_a_client_without_the_look_up_at_the_assumed_path_is_a_failure(sim):
     assert "keep eKasa off" in out
 
 
-def test_a_look_up_that_answers_another_shape_is_shown(sim):
+def test_a_look_up_that_answers_another_shape_is_shown(sim: EkasaSimulator) -> None:
     sim.lookup = "list"
     out, status = selftest(sim)
     assert status == 1
@@ -67,7 +74,7 @@ def test_a_look_up_that_answers_another_shape_is_shown(sim):
     assert "[DIFFERS] look-up of an unknown externalId (ASSUMED)" in out
 
 
-def test_a_client_without_the_paragon_path(sim):
+def test_a_client_without_the_paragon_path(sim: EkasaSimulator) -> None:
     sim.paragon = False
     out, status = selftest(sim)
     assert status == 1
@@ -76,7 +83,7 @@ def test_a_client_without_the_paragon_path(sim):
     assert selftest(sim, paragon=False)[1] == 0  # a club that never writes paragóny may skip it
 
 
-def test_an_offline_answer_when_the_tills_internet_is_down(sim):
+def test_an_offline_answer_when_the_tills_internet_is_down(sim: EkasaSimulator) -> None:
     sim.mode = "offline"
     out, status = selftest(sim, offline=True)
     assert status == 0, out
@@ -87,7 +94,7 @@ def test_an_offline_answer_when_the_tills_internet_is_down(sim):
     assert status == 1 and "[DIFFERS] stored offline" in out and "unplug the till's internet" in out
 
 
-def test_a_refused_receipt_and_a_client_that_does_not_answer(sim):
+def test_a_refused_receipt_and_a_client_that_does_not_answer(sim: EkasaSimulator) -> None:
     sim.mode = "invalid"
     out, status = selftest(sim)
     assert status == 1 and "[REFUSED] test receipt" in out and "Názov obsahuje nepovolené znaky" in out
@@ -97,7 +104,7 @@ def test_a_refused_receipt_and_a_client_that_does_not_answer(sim):
     assert status == 1 and "[DIFFERS] connectivity" in out and "no answer" in out
 
 
-def test_the_command_asks_first_and_reads_the_saved_address(sim, tmp_path):
+def test_the_command_asks_first_and_reads_the_saved_address(sim: EkasaSimulator, tmp_path: Path) -> None:
     runner = CliRunner()
     done = runner.invoke(app, ["ekasa", "selftest", "--url", sim.url], input="n\n")
     assert done.exit_code == 2 and sim.requests == []  # nothing sent without the yes

@@ -5,6 +5,7 @@ with the format); every form that takes euros refuses such text in Slovak and wr
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import given
@@ -17,7 +18,13 @@ from broker.storage.models import Base
 from tests.dashboard.conftest import sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 from tests.support.hub import on_writer
+from tests.support.matching import some
 from tests.till.payments_support import STAFF, clock, facade, played_tab, service  # noqa: F401
+
+if TYPE_CHECKING:
+    from broker.hall.facade import HubFacade
+    from tests.dashboard.conftest import FakeClock
+    from tests.dashboard.pages_client import Pages
 
 
 @pytest.mark.parametrize(
@@ -40,7 +47,7 @@ from tests.till.payments_support import STAFF, clock, facade, played_tab, servic
         (" 3,5 ", 350),
     ],
 )
-def test_what_a_bartender_types_is_read_as_cents(text, cents):
+def test_what_a_bartender_types_is_read_as_cents(text: Any, cents: Any) -> None:
     assert parse_euros(text) == cents
 
 
@@ -49,7 +56,7 @@ def test_what_a_bartender_types_is_read_as_cents(text, cents):
     # an exponent, other scripts' digits, a sign or a point alone, a third decimal, a thousands point, words, nothing, over the cap
     ["1e3", "1E2", "２０", "+5", ".5", "5.", "10,001", "1.234,50", "ten", "", " ", "NaN", "Infinity", "100 000,01", "0x10"],
 )
-def test_anything_else_is_not_an_amount(text):
+def test_anything_else_is_not_an_amount(text: Any) -> None:
     assert parse_euros(text) is None
 
 
@@ -71,11 +78,11 @@ def test_anything_else_is_not_an_amount(text):
         "12.50.",
     ],
 )
-def test_an_amount_that_could_mean_two_is_refused(text):
+def test_an_amount_that_could_mean_two_is_refused(text: Any) -> None:
     assert parse_euros(text) is None
 
 
-def test_bounds_are_the_callers_and_the_cap_is_everyones():
+def test_bounds_are_the_callers_and_the_cap_is_everyones() -> None:
     assert parse_euros("0") is None and parse_euros("0", low=0) == 0
     assert parse_euros("0", low=0, zero=False) is None
     assert parse_euros("-2,50") is None and parse_euros("-2,50", low=-500) == -250
@@ -85,7 +92,7 @@ def test_bounds_are_the_callers_and_the_cap_is_everyones():
 
 
 @given(st.integers(min_value=1, max_value=MAX_AMOUNT_CENTS))
-def test_every_amount_shown_reads_back_as_itself(cents):
+def test_every_amount_shown_reads_back_as_itself(cents: Any) -> None:
     assert parse_euros(euros(cents)) == cents
 
 
@@ -94,7 +101,9 @@ def _grouped(whole: int) -> str:
 
 
 @given(st.integers(min_value=1, max_value=MAX_AMOUNT_CENTS), st.sampled_from([",", "."]), st.booleans(), st.sampled_from(["", " €", "€"]))
-def test_every_way_of_writing_an_amount_with_a_decimal_comma_or_point_reads_the_same(cents, mark, grouped, sign):
+def test_every_way_of_writing_an_amount_with_a_decimal_comma_or_point_reads_the_same(
+    cents: Any, mark: Any, grouped: Any, sign: Any
+) -> None:
     whole, part = divmod(cents, 100)
     number = (_grouped(whole) if grouped else str(whole)) + f"{mark}{part:02d}"
     assert parse_euros(number + sign) == cents
@@ -109,13 +118,13 @@ def test_every_way_of_writing_an_amount_with_a_decimal_comma_or_point_reads_the_
     st.sampled_from([",", "."]),
     st.text("0123456789,. ", max_size=4),
 )
-def test_three_digits_after_a_point_or_a_comma_or_both_marks_are_never_read(whole, three, mark, tail):
+def test_three_digits_after_a_point_or_a_comma_or_both_marks_are_never_read(whole: Any, three: Any, mark: Any, tail: Any) -> None:
     assert parse_euros(f"{whole}{mark}{three:03d}{tail}") is None
     assert parse_euros(f"{whole}.{three:03d},{tail}") is None and parse_euros(f"{whole},{three:03d}.{tail}") is None
 
 
 @given(st.lists(st.integers(min_value=0, max_value=9999), min_size=2, max_size=4))
-def test_spaces_inside_a_number_only_group_thousands(groups):
+def test_spaces_inside_a_number_only_group_thousands(groups: Any) -> None:
     text = " ".join(str(g) for g in groups)
     thousands = 1 <= len(str(groups[0])) <= 3 and all(len(str(g)) == 3 for g in groups[1:])
     if not thousands:
@@ -129,7 +138,7 @@ def test_spaces_inside_a_number_only_group_thousands(groups):
 EXAMPLE = re.compile(r"(?:napr\.|ako) [^<]{0,12}\d,\d\d")  # the format staff should use: "napr. 12,50", "napr. 20 alebo 20,00"
 
 
-def _rows(service) -> dict[str, int]:
+def _rows(service: Any) -> dict[str, int]:
     """The number of rows of every table: what a refused form must leave alone."""
     with service.store.reader() as db:
         return {t.name: int(db.scalar(select(func.count()).select_from(t)) or 0) for t in Base.metadata.sorted_tables}
@@ -137,9 +146,11 @@ def _rows(service) -> dict[str, int]:
 
 @sqlite_only
 @pytest.mark.parametrize("text", ["1.234", "12 50"])
-def test_every_euro_form_refuses_an_amount_that_could_mean_two_in_slovak_with_the_format(pages, facade, clock, text):
+def test_every_euro_form_refuses_an_amount_that_could_mean_two_in_slovak_with_the_format(
+    pages: Pages, facade: HubFacade, clock: FakeClock, text: Any
+) -> None:
     tab = played_tab(facade, clock)
-    game = facade.reads.till.tab_payments(tab).game_id
+    game = some(facade.reads.till.tab_payments(tab)).game_id
 
     member = on_writer(pages.service, lambda db: add_member(db, "Zadražil Miro", actor="test").id)
     forms = [

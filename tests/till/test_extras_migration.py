@@ -149,7 +149,7 @@ def _old_hall(url: str) -> dict[str, int]:
             return {"a": a.id, "b": b.id, "c": c.id, "tab_a": tab_a, "tab_b": tab_b}
 
 
-def test_a_games_extras_become_items_of_its_tab_and_every_game_bills_what_it_did(db_url):
+def test_a_games_extras_become_items_of_its_tab_and_every_game_bills_what_it_did(db_url: str) -> None:
     _back_to_0011(db_url)
     ids = _old_hall(db_url)
     with pytest.raises(StoreError, match="venue file"):  # a CLI command cannot name the extras: it stops, changing nothing

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -35,7 +36,7 @@ SQLITE_ONLY = pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 
 
 @pytest.fixture
-def hub(db_url):
+def hub(db_url: str) -> Iterator[Any]:
     with day_hub(db_url, FakeClock(NOW)) as (h, _facade):
         yield h
 
@@ -51,7 +52,7 @@ def _connection(url: str) -> Iterator[sa.Connection]:
         engine.dispose()
 
 
-def _beer(hub) -> int:
+def _beer(hub: Any) -> int:
     with hub.store.reader() as db:
         beer = db.scalar(select(Product.id).where(Product.category == "drinks").order_by(Product.id))
     assert beer is not None
@@ -60,7 +61,7 @@ def _beer(hub) -> int:
 
 
 @SQLITE_ONLY
-def test_a_players_fee_tab_holds_entry_fees_only_so_the_pot_is_the_fees_paid(hub):
+def test_a_players_fee_tab_holds_entry_fees_only_so_the_pot_is_the_fees_paid(hub: Any) -> None:
     reads = HubFacade(hub).reads
     tid = hub.execute(CreateTournament(name="Lavosliga", starts_at=NOW, tables=("pool-01", "pool-02"), actor="boss"))
     for name in ("Kováč", "Horváth"):
@@ -87,7 +88,7 @@ def test_a_players_fee_tab_holds_entry_fees_only_so_the_pot_is_the_fees_paid(hub
 
 
 @SQLITE_ONLY
-def test_a_booking_deposit_tab_holds_the_deposit_only(hub):
+def test_a_booking_deposit_tab_holds_the_deposit_only(hub: Any) -> None:
     booking = hub.execute(
         BookTable(
             table="pool-04",
@@ -109,7 +110,7 @@ def test_a_booking_deposit_tab_holds_the_deposit_only(hub):
         hub.execute(MergeTabs(into=tab, from_tab=bar, actor="jana"))
 
 
-def test_migration_0014_marks_the_fee_and_deposit_tabs_made_before_and_ends_a_disabled_accounts_ical_link(db_url):
+def test_migration_0014_marks_the_fee_and_deposit_tabs_made_before_and_ends_a_disabled_accounts_ical_link(db_url: str) -> None:
     """Rows made by a hub before `tabs.holds` (and before a disabled account's links ended with it):
     the upgrade marks the fee and deposit tabs from the rows that point at them, and ends the iCal
     link of an account that was disabled already."""

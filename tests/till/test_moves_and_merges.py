@@ -7,6 +7,7 @@ the party pays once when both games are over."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any
 
 from alembic import command
 from sqlalchemy import create_engine, select, text, update
@@ -20,16 +21,20 @@ from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 from tests.support.hub import on_writer
 from tests.support.matching import found
 
+if TYPE_CHECKING:
+    from tests.dashboard.pages_client import Pages
+
+
 STAFF = "jana"
 
 
-def _tab_of(pages, sid: int) -> int:
+def _tab_of(pages: Any, sid: int) -> int:
     with pages.service.store.reader() as db:
         result: int = db.scalars(select(Tab.id).where(Tab.session_id == sid)).one()
         return result
 
 
-def _beer(pages) -> int:
+def _beer(pages: Any) -> int:
     with pages.service.store.reader() as db:
         result: int = db.scalars(select(Product.id).where(Product.name == "Pivo 0,5 l")).one()
         return result
@@ -40,17 +45,17 @@ def _text(html: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).replace("\u00a0", " ")
 
 
-def _card(pages, table: str) -> str:
+def _card(pages: Any, table: str) -> str:
     result: str = pages.page(f"/tables/{table}/card", client=pages.staff)
     return result
 
 
-def _receipt_id(pages, r) -> int:
+def _receipt_id(pages: Any, r: Any) -> int:
     assert r.status_code == 303, r.text[:2000]
     return int(found(r"/receipts/(\d+)", r.headers["location"]).group(1))
 
 
-def _pay_card(pages, tab: int, euros: str) -> int:
+def _pay_card(pages: Any, tab: int, euros: str) -> int:
     html = pages.page(f"/tabs/{tab}/pay", client=pages.staff)
     key = found(r'name="request_id" value="([^"]+)"', html).group(1)
     return _receipt_id(
@@ -58,7 +63,7 @@ def _pay_card(pages, tab: int, euros: str) -> int:
     )
 
 
-def test_a_moved_games_tab_names_the_table_it_moved_to_everywhere(pages):
+def test_a_moved_games_tab_names_the_table_it_moved_to_everywhere(pages: Pages) -> None:
     sid = pages.service.execute(StartGame(table="pool-01", actor=STAFF))
     tab = _tab_of(pages, sid)
     pages.service.execute(AddTabItem(tab=tab, product=_beer(pages), quantity=2, actor=STAFF))
@@ -85,7 +90,7 @@ def test_a_moved_games_tab_names_the_table_it_moved_to_everywhere(pages):
     assert pages.page("/tables/pool-01", client=pages.staff).count(f"/tabs/{tab}") == 0
 
 
-def test_the_migration_moves_the_tabs_of_games_moved_before_it(pages):
+def test_the_migration_moves_the_tabs_of_games_moved_before_it(pages: Pages) -> None:
     sid = pages.service.execute(StartGame(table="pool-02", actor=STAFF))
     tab = _tab_of(pages, sid)
     pages.post(f"/sessions/{sid}/transfer", {"table": "pool-06", "next": "/"}, client=pages.staff)
@@ -108,7 +113,7 @@ def test_the_migration_moves_the_tabs_of_games_moved_before_it(pages):
         engine.dispose()
 
 
-def test_two_tables_still_playing_merge_and_the_party_pays_once(pages):
+def test_two_tables_still_playing_merge_and_the_party_pays_once(pages: Pages) -> None:
     one = pages.service.execute(StartGame(table="pool-01", actor=STAFF))
     two = pages.service.execute(StartGame(table="pool-02", actor=STAFF))
     tab_one, tab_two = _tab_of(pages, one), _tab_of(pages, two)

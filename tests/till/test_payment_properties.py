@@ -5,6 +5,8 @@ bring every total back (paid, owed, status, settled_at). Pure rules first, then 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,8 +22,14 @@ from broker.till.payments import PayTab, ReversePayment
 from tests.dashboard.conftest import FakeClock
 from tests.support.examples import few
 from tests.support.hub import fresh_login, started_hub
+from tests.support.matching import some
 from tests.support.sqlite_template import migrated_sqlite
 from tests.till.payments_support import MANAGER, STAFF, add_item, played_tab
+
+if TYPE_CHECKING:
+    from broker.domain.till.money import MoneyLine
+    from sim.mosquitto import Mosquitto
+
 
 RATES = st.sampled_from([23, 19, 5])
 LINE = st.builds(
@@ -38,7 +46,7 @@ LINE = st.builds(
     tendered=st.one_of(st.none(), st.integers(-(10**6), 10**8), st.floats(allow_nan=True)),
     cash=st.booleans(),
 )
-def test_a_payment_never_exceeds_what_is_owed_and_change_is_what_was_over(owed, amount, tendered, cash):
+def test_a_payment_never_exceeds_what_is_owed_and_change_is_what_was_over(owed: Any, amount: Any, tendered: Any, cash: Any) -> None:
     try:
         t = check_payment(amount, owed, cash=cash, tendered_cents=tendered, what="Pool 1")
     except PaymentRefused:
@@ -51,7 +59,7 @@ def test_a_payment_never_exceeds_what_is_owed_and_change_is_what_was_over(owed, 
 
 
 @given(lines=st.lists(LINE, min_size=1, max_size=8), cuts=st.lists(st.integers(1, 10_000), max_size=6))
-def test_payments_plus_owed_are_the_bill_and_the_receipts_add_up_per_rate(lines, cuts):
+def test_payments_plus_owed_are_the_bill_and_the_receipts_add_up_per_rate(lines: Any, cuts: Any) -> None:
     total = sum(x.amount_cents for x in lines)
     frozen: list[ReceiptLine] = []
     paid = 0
@@ -73,7 +81,7 @@ def test_payments_plus_owed_are_the_bill_and_the_receipts_add_up_per_rate(lines,
 
 
 @given(lines=st.lists(LINE, min_size=1, max_size=5), paid=st.lists(st.integers(1, 5_000), max_size=4), closed=st.booleans())
-def test_reversing_a_payment_gives_back_the_bill_it_had_before(lines, paid, closed):
+def test_reversing_a_payment_gives_back_the_bill_it_had_before(lines: Any, paid: Any, closed: Any) -> None:
     base = [_ml(x) for x in lines]
     before = tab_bill(base, sum(paid[:-1]), closed=closed)
     after = tab_bill(base, sum(paid), closed=closed)
@@ -82,7 +90,7 @@ def test_reversing_a_payment_gives_back_the_bill_it_had_before(lines, paid, clos
     assert after.owed_cents + after.paid_cents == after.total_cents
 
 
-def _ml(x: ReceiptLine):
+def _ml(x: ReceiptLine) -> MoneyLine:
     from broker.domain.till.money import MoneyLine
 
     return MoneyLine("item:1", x.description, x.description_en, x.quantity, x.unit_cents, x.amount_cents, x.vat_percent, x.category, 1)
@@ -97,7 +105,7 @@ STEP = st.one_of(
 
 
 @pytest.fixture(scope="module")
-def hall(mosquitto, tmp_path_factory):
+def hall(mosquitto: Mosquitto, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[HubFacade, FakeClock]]:
     url = migrated_sqlite(tmp_path_factory.mktemp("props") / "lavos.db")
     clock = FakeClock()
     with started_hub(url, mosquitto=mosquitto, clock=clock, client_id=fresh_login(), watchdog=False) as svc:
@@ -106,12 +114,12 @@ def hall(mosquitto, tmp_path_factory):
 
 @settings(max_examples=few(15), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=st.lists(STEP, min_size=1, max_size=6), drink=st.integers(0, 900))
-def test_on_the_writer_payments_and_reversals_keep_every_total(hall, steps, drink):
+def test_on_the_writer_payments_and_reversals_keep_every_total(hall: tuple[HubFacade, FakeClock], steps: Any, drink: Any) -> None:
     facade, clock = hall
     tab = played_tab(facade, clock, table="pool-04", minutes=60)  # 6,00 €
     if drink:
         add_item(facade, tab, "Pivo", drink, 19)
-    bill = facade.reads.till.tab_payments(tab).total_cents
+    bill = some(facade.reads.till.tab_payments(tab)).total_cents
     snapshots = [facade.reads.till.tab_payments(tab)]
     taken: list[int] = []
     for step in steps:
@@ -131,6 +139,7 @@ def test_on_the_writer_payments_and_reversals_keep_every_total(hall, steps, drin
             assert facade.reads.till.tab_payments(tab) == view  # refused: nothing changed
             continue
         now = facade.reads.till.tab_payments(tab)
+        assert now is not None
         assert now.paid_cents + now.owed_cents == bill and now.owed_cents >= 0
         live = [p for p in now.payments if p.reverses_id is None and p.reversed_by_no is None]
         assert now.paid_cents == sum(p.amount_cents for p in live)
@@ -142,7 +151,7 @@ def test_on_the_writer_payments_and_reversals_keep_every_total(hall, steps, drin
     for pid in taken:  # give everything back: the tab is as it was before any payment
         with contextlib.suppress(ServiceError):  # reversed already
             facade.execute(ReversePayment(payment=pid, reason="všetko späť", actor=MANAGER))
-    end, start = facade.reads.till.tab_payments(tab), snapshots[0]
+    end, start = some(facade.reads.till.tab_payments(tab)), some(snapshots[0])
     assert (end.paid_cents, end.owed_cents, end.status, end.settled_at) == (
         start.paid_cents,
         start.owed_cents,

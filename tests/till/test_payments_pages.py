@@ -5,6 +5,7 @@ reversal, the receipt's legal content."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -14,9 +15,16 @@ from broker.till.payments import PayTab
 from tests.dashboard.conftest import MANAGER, STAFF, bearer, sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
 from tests.support.hub import on_writer
-from tests.support.matching import found
+from tests.support.matching import found, some
 from tests.support.web import bound_app
 from tests.till.payments_support import add_item, clock, facade, played_tab, rows, service, set_split  # noqa: F401
+
+if TYPE_CHECKING:
+    from broker.hall.facade import HubFacade
+    from broker.hall.hub import Hub
+    from tests.dashboard.conftest import FakeClock
+    from tests.dashboard.pages_client import Pages
+
 
 pytestmark = sqlite_only  # both backends' SQL is in test_payments_writer; these test the pages
 
@@ -25,7 +33,7 @@ def _key(html: str) -> str:
     return found(r'name="request_id" value="([^"]+)"', html).group(1)
 
 
-def test_pay_cash_with_change_then_the_receipt_then_a_resent_form(pages, facade, clock):
+def test_pay_cash_with_change_then_the_receipt_then_a_resent_form(pages: Pages, facade: HubFacade, clock: FakeClock) -> None:
     tab = played_tab(facade, clock)
     add_item(facade, tab, "Kofola", 250, 19)
     html = pages.page(f"/tabs/{tab}/pay", client=pages.staff)
@@ -69,7 +77,9 @@ def test_pay_cash_with_change_then_the_receipt_then_a_resent_form(pages, facade,
         ("9", "", "bitcoin", "nie je spôsob platby"),
     ],
 )
-def test_bad_forms_are_refused_in_slovak_keep_what_was_typed_and_change_nothing(pages, facade, clock, amount, tendered, method, says):
+def test_bad_forms_are_refused_in_slovak_keep_what_was_typed_and_change_nothing(
+    pages: Pages, facade: HubFacade, clock: FakeClock, amount: Any, tendered: Any, method: Any, says: Any
+) -> None:
     tab = played_tab(facade, clock)
     html = pages.page(f"/tabs/{tab}/pay", client=pages.staff)
     before = rows(facade)
@@ -81,7 +91,7 @@ def test_bad_forms_are_refused_in_slovak_keep_what_was_typed_and_change_nothing(
     assert rows(facade) == before
 
 
-def test_a_paid_tab_and_the_manager_reversal(pages, facade, clock):
+def test_a_paid_tab_and_the_manager_reversal(pages: Pages, facade: HubFacade, clock: FakeClock) -> None:
     tab = played_tab(facade, clock)
     taken = facade.execute(PayTab(tab=tab, method="card", amount_cents=900, actor=STAFF))
     html = pages.page(f"/tabs/{tab}/pay", client=pages.staff)
@@ -101,7 +111,9 @@ def test_a_paid_tab_and_the_manager_reversal(pages, facade, clock):
     assert "Otvorený" in pages.page(f"/tabs/{tab}/pay", client=pages.staff)
 
 
-def test_the_receipt_in_english_says_it_is_not_fiscal_and_the_manager_sees_the_missing_ids(pages, facade, clock):
+def test_the_receipt_in_english_says_it_is_not_fiscal_and_the_manager_sees_the_missing_ids(
+    pages: Pages, facade: HubFacade, clock: FakeClock
+) -> None:
     tab = played_tab(facade, clock)
     taken = facade.execute(PayTab(tab=tab, method="cash", amount_cents=900, tendered_cents=1000, actor=STAFF))
     pages.post("/lang", {"lang": "en", "next": "/"}, client=pages.staff)
@@ -112,13 +124,13 @@ def test_the_receipt_in_english_says_it_is_not_fiscal_and_the_manager_sees_the_m
     pages.page("/receipts/999999", 404)
 
 
-def test_the_api_pays_once_per_request_id_and_reverses_as_manager(service, facade, clock):
+def test_the_api_pays_once_per_request_id_and_reverses_as_manager(service: Hub, facade: HubFacade, clock: FakeClock) -> None:
     from broker.accounts.users import create_user, new_password
     from tests.dashboard.conftest import CHEAP, PASSWORD
 
     password = new_password(PASSWORD, CHEAP)
 
-    def _write(db):
+    def _write(db: Any) -> tuple[dict[str, str], dict[str, str]]:
         create_user(db, STAFF, password, "staff", actor="test")
         create_user(db, MANAGER, password, "manager", actor="test")
         staff, manager = bearer(issue_token(db, STAFF, "t", actor="test")), bearer(issue_token(db, MANAGER, "t", actor="test"))
@@ -157,11 +169,12 @@ def _quick_forms(html: str) -> list[dict[str, str]]:
     return [dict(re.findall(r'name="(\w+)" value="([^"]*)"', f)) for f in forms]
 
 
-def test_stop_lands_on_the_pay_page_with_the_whole_bill_and_one_tap_pays_it(pages, facade, clock):
+def test_stop_lands_on_the_pay_page_with_the_whole_bill_and_one_tap_pays_it(pages: Pages, facade: HubFacade, clock: FakeClock) -> None:
     from broker.floor.games import StartGame
 
     sid = facade.execute(StartGame(table="pool-02", actor=STAFF))
     tab = facade.reads.till.tab_of_game(sid)
+    assert tab is not None
     add_item(facade, tab, "Kofola", 250, 19)
     clock.advance(minutes=90)  # 9,00 € of table time
     r = pages.post(f"/sessions/{sid}/stop", {"next": "/tables/pool-02"}, client=pages.staff)
@@ -180,10 +193,10 @@ def test_stop_lands_on_the_pay_page_with_the_whole_bill_and_one_tap_pays_it(page
     assert "Vydať" in receipt and "8,50\u00a0€" in receipt and "Kofola" in receipt
     again = pages.post(f"/tabs/{tab}/pay", card, client=pages.staff)  # a second tap, on another button
     assert again.status_code == 303 and "/receipts/" in again.headers["location"]
-    assert len(rows(facade)[0]) == len(before[0]) + 1 and facade.reads.till.tab_payments(tab).status == "paid"
+    assert len(rows(facade)[0]) == len(before[0]) + 1 and some(facade.reads.till.tab_payments(tab)).status == "paid"
 
 
-def test_a_one_tap_button_drawn_before_a_drink_was_added_is_refused(pages, facade, clock):
+def test_a_one_tap_button_drawn_before_a_drink_was_added_is_refused(pages: Pages, facade: HubFacade, clock: FakeClock) -> None:
     tab = played_tab(facade, clock)  # 9,00 €
     quick = _quick_forms(pages.page(f"/tabs/{tab}", client=pages.staff))  # the tab page's buttons (a sale at the bar pays there)
     assert quick[0]["expect"] == "900"
@@ -194,7 +207,9 @@ def test_a_one_tap_button_drawn_before_a_drink_was_added_is_refused(pages, facad
     assert rows(facade) == before and found(r'id="pay-owed">([^<]+)<', r.text).group(1) == "11,50\u00a0€"
 
 
-def test_a_paid_part_shows_paid_loses_its_button_and_is_refused_again(pages, facade, clock, service):
+def test_a_paid_part_shows_paid_loses_its_button_and_is_refused_again(
+    pages: Pages, facade: HubFacade, clock: FakeClock, service: Hub
+) -> None:
     tab = played_tab(facade, clock)
     line = {"description": "Čas", "description_en": "Time", "quantity": 1, "unit_cents": 450, "amount_cents": 450, "vat_percent": 23,
             "category": "table_time"}  # fmt: skip
@@ -220,7 +235,7 @@ def test_a_paid_part_shows_paid_loses_its_button_and_is_refused_again(pages, fac
     assert rows(facade) == before
 
 
-def test_the_pay_page_of_a_part_has_that_part_as_its_headline(pages, facade, clock):
+def test_the_pay_page_of_a_part_has_that_part_as_its_headline(pages: Pages, facade: HubFacade, clock: FakeClock) -> None:
     """Issue 29, item 37: "Zaplatiť časť 2" led to a page whose biggest figure was the whole bill
     left (11,51 €), not the part being paid (5,75 €); so did a refused form for that part."""
     from broker.till.tabs import SplitTab
@@ -238,7 +253,7 @@ def test_the_pay_page_of_a_part_has_that_part_as_its_headline(pages, facade, clo
     assert found(r'id="pay-owed">([^<]+)<', whole).group(1) == "11,51\u00a0€" and "Spolu na úhradu" in whole
 
 
-def test_closing_stops_every_game_after_one_confirmation(pages, facade, clock):
+def test_closing_stops_every_game_after_one_confirmation(pages: Pages, facade: HubFacade, clock: FakeClock) -> None:
     from broker.floor.games import StartGame
 
     one = facade.execute(StartGame(table="pool-01", actor=STAFF))
@@ -258,7 +273,7 @@ def test_closing_stops_every_game_after_one_confirmation(pages, facade, clock):
     assert "Nehrá sa žiadna hra." in pages.page("/closing")
 
 
-def test_a_sale_at_the_bar_is_one_tap_from_any_page_without_a_name(pages, facade, clock):
+def test_a_sale_at_the_bar_is_one_tap_from_any_page_without_a_name(pages: Pages, facade: HubFacade, clock: FakeClock) -> None:
     floor = pages.page("/", client=pages.staff)
     key = found(r'<form method="post" action="/tabs" class="bar-sale">.*?name="form_key" value="(\w+)"', floor).group(1)
     assert 'id="bar-sale"' not in pages.page("/")  # the manager's top bar is full: they sell from the bills page
@@ -271,7 +286,7 @@ def test_a_sale_at_the_bar_is_one_tap_from_any_page_without_a_name(pages, facade
     assert "Peter" in pages.page(named.headers["location"], client=pages.staff)
 
 
-def test_the_one_tap_cash_buttons_take_the_cash_rounded_to_five_cents(pages, facade, clock):
+def test_the_one_tap_cash_buttons_take_the_cash_rounded_to_five_cents(pages: Pages, facade: HubFacade, clock: FakeClock) -> None:
     tab = played_tab(facade, clock)  # 9,00 €
     add_item(facade, tab, "Pizza", 833, 19)  # 17,33 € owed: 17,35 € in cash, 17,33 € by card
     html = pages.page(f"/tabs/{tab}/pay", client=pages.staff)
@@ -283,5 +298,5 @@ def test_the_one_tap_cash_buttons_take_the_cash_rounded_to_five_cents(pages, fac
     assert (note["amount"], note["expect"]) == ("17,33", "1733")  # what counts against the bill; the hub rounds the cash
     receipt = pages.follow(pages.post(f"/tabs/{tab}/pay", note, client=pages.staff))
     assert found(r'id="give-change-amount">([^<]+)<', receipt).group(1) == "2,65\u00a0€"
-    p = facade.reads.till.tab_payments(tab).payments[0]
+    p = some(facade.reads.till.tab_payments(tab)).payments[0]
     assert (p.amount_cents, p.rounding_cents, p.tendered_cents, p.change_cents) == (1733, 2, 2000, 265)

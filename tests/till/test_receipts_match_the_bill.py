@@ -65,7 +65,7 @@ class Hall:
 
 
 @pytest.fixture(scope="module")
-def hall(tmp_path_factory) -> Iterator[Hall]:
+def hall(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hall]:
     url = migrated_sqlite(tmp_path_factory.mktemp("receipts") / "lavos.db")
     clock = FakeClock(local(2026, 12, 1, 17))
     with day_hub(url, clock) as (_hub, facade):
@@ -102,7 +102,7 @@ def _item(hall: Hall, tab: int, product: int) -> int:
     return hall.facade.execute(AddTabItem(tab=tab, product=hall.products[product], actor=STAFF))
 
 
-def test_item_29_a_void_that_would_leave_a_paid_receipt_wrong_is_refused_until_the_payment_is_reversed(hall):
+def test_item_29_a_void_that_would_leave_a_paid_receipt_wrong_is_refused_until_the_payment_is_reversed(hall: Hall) -> None:
     f = hall.facade
     hall.new_day()
     tab = f.execute(OpenWalkInTab(label="Novák", actor=STAFF))
@@ -133,7 +133,7 @@ def _game_tab(hall: Hall, table: str, minutes: int) -> tuple[int, int]:
     return game, tab
 
 
-def test_item_29_with_a_managers_correction_the_same_rule_as_a_void(hall):
+def test_item_29_with_a_managers_correction_the_same_rule_as_a_void(hall: Hall) -> None:
     """Follow-up of item 29: a negative correction of a paid game's bill is the void's case. Table
     time T @23 % and B 10,00 € @5 %; 10,00 € paid by card (a receipt of T and B's shares); the manager
     corrects the bill by -T: the bill would be 10,00 € @5 %, owing nothing, its receipt declaring
@@ -176,7 +176,7 @@ def test_item_29_with_a_managers_correction_the_same_rule_as_a_void(hall):
     assert sum(p.owed_cents for p in _view(f, tab).parts) == _view(f, tab).total_cents
 
 
-def test_item_30_a_vat_correction_goes_back_to_the_category_it_was_paid_for(hall):
+def test_item_30_a_vat_correction_goes_back_to_the_category_it_was_paid_for(hall: Hall) -> None:
     f = hall.facade
     day = hall.new_day()
     tab = f.execute(OpenWalkInTab(label="Kováč", actor=STAFF))
@@ -193,7 +193,7 @@ def test_item_30_a_vat_correction_goes_back_to_the_category_it_was_paid_for(hall
     assert {v.vat_percent: v.gross_cents for v in z.by_vat if v.gross_cents} == {5: 1000, 23: 600}
 
 
-def test_a_void_after_a_part_payment_moves_its_share_to_what_is_left_at_the_same_rate(hall):
+def test_a_void_after_a_part_payment_moves_its_share_to_what_is_left_at_the_same_rate(hall: Hall) -> None:
     """The rate still owes exactly what its receipt paid (10,00 € @19 %), but that share was half the
     drink's: the last receipt says nothing new at 19 %, and the day still shows food 10,00 € there."""
     f = hall.facade
@@ -337,7 +337,9 @@ def _settle(hall: Hall, case: Case, method: str) -> list[int]:
     ops=st.lists(OP, min_size=2, max_size=8),
     last=st.sampled_from(["cash", "card"]),
 )
-def test_every_tabs_receipts_add_up_to_its_bill_and_the_day_is_what_was_sold(hall, games, walk_ins, ops, last):
+def test_every_tabs_receipts_add_up_to_its_bill_and_the_day_is_what_was_sold(
+    hall: Hall, games: Any, walk_ins: Any, ops: Any, last: Any
+) -> None:
     f = hall.facade
     day = hall.new_day()
     case = Case()

@@ -20,7 +20,7 @@ CATEGORIES = (TABLE_TIME, "drinks", "food", "other")
 
 
 @st.composite
-def bills(draw) -> list[MoneyLine]:
+def bills(draw: Any) -> list[MoneyLine]:
     n = draw(st.integers(1, 12))
     return [
         MoneyLine(
@@ -54,7 +54,7 @@ def _exact(lines: list[MoneyLine], split: dict[str, Any]) -> None:
 
 @settings(deadline=None)
 @given(bills(), st.integers(2, MAX_PARTS))
-def test_equal_parts_are_exact_and_differ_by_at_most_a_cent_the_first_getting_it(lines, n):
+def test_equal_parts_are_exact_and_differ_by_at_most_a_cent_the_first_getting_it(lines: Any, n: Any) -> None:
     assume(sum(x.amount_cents for x in lines) >= n)
     split = split_equal(lines, n, "Pool 3")
     _exact(lines, split)
@@ -64,7 +64,7 @@ def test_equal_parts_are_exact_and_differ_by_at_most_a_cent_the_first_getting_it
 
 @settings(deadline=None)
 @given(bills(), st.data())
-def test_amount_parts_are_exact(lines, data):
+def test_amount_parts_are_exact(lines: Any, data: Any) -> None:
     total = sum(x.amount_cents for x in lines)
     assume(total >= 2)
     n = data.draw(st.integers(2, min(MAX_PARTS, total)))
@@ -77,7 +77,7 @@ def test_amount_parts_are_exact(lines, data):
 
 @settings(deadline=None)
 @given(bills(), st.data())
-def test_item_parts_are_exact_and_keep_the_lines(lines, data):
+def test_item_parts_are_exact_and_keep_the_lines(lines: Any, data: Any) -> None:
     assume(len(lines) >= 2)
     n = data.draw(st.integers(2, min(len(lines), MAX_PARTS)))
     # every part gets at least one line: the first n lines go one each, the rest anywhere
@@ -91,7 +91,7 @@ def test_item_parts_are_exact_and_keep_the_lines(lines, data):
 
 @settings(deadline=None)
 @given(st.integers(-(10**7), 10**7), st.dictionaries(st.integers(-30, 30), st.integers(0, 10**6), min_size=1, max_size=10))
-def test_allocate_sums_exactly_and_each_share_is_within_a_cent_of_exact(amount, weights):
+def test_allocate_sums_exactly_and_each_share_is_within_a_cent_of_exact(amount: Any, weights: Any) -> None:
     shares = allocate(amount, weights)
     assert set(shares) == set(weights) and sum(shares.values()) == amount
     total = sum(weights.values())
@@ -104,7 +104,7 @@ def _line(key: str, cents: int, rate: int = 23, category: str = "drinks") -> Mon
     return MoneyLine(key, key, key, 1, cents, cents, rate, category, 1)
 
 
-def test_ten_euros_in_three_is_334_333_333_and_the_vat_is_allocated_not_recomputed():
+def test_ten_euros_in_three_is_334_333_333_and_the_vat_is_allocated_not_recomputed() -> None:
     split = split_equal([_line("a", 1000)], 3, "Pool 3")
     assert [p["amount_cents"] for p in split["parts"]] == [334, 333, 333]
     # 23 % of 10,00 € is 1,87 €; recomputing per part would give 0,62 + 0,62 + 0,62 = 1,86 €
@@ -127,6 +127,6 @@ def test_ten_euros_in_three_is_334_333_333_and_the_vat_is_allocated_not_recomput
         (lambda: split_items([_line("a", 100), _line("b", -50, category="drinks"), _line("c", 100)], {"a": 1, "b": 2, "c": 1}), "Part 2"),
     ],
 )
-def test_a_split_that_cannot_be_made_is_refused(call, message):
+def test_a_split_that_cannot_be_made_is_refused(call: Any, message: Any) -> None:
     with pytest.raises(SplitError, match=message):
         call()

@@ -6,6 +6,8 @@ form, and a key that cannot be one is refused; neither changes anything. SQLite 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import pytest
 from sqlalchemy import func, select
 
@@ -15,6 +17,13 @@ from broker.till.tabs import AddTabItem, OpenWalkInTab
 from tests.dashboard.conftest import FakeClock
 from tests.support.hub import fresh_login, started_hub
 
+if TYPE_CHECKING:
+    from contextlib import _GeneratorContextManager
+
+    from broker.hall.hub import Hub
+    from sim.mosquitto import Mosquitto
+
+
 STAFF = "jana"
 
 
@@ -23,11 +32,11 @@ def _counts(facade: HubFacade) -> tuple[int, int]:
         return db.scalars(select(func.count()).select_from(Tab)).one(), db.scalars(select(func.count()).select_from(TabItem)).one()
 
 
-def _hub(mosquitto, db_url, clock):
+def _hub(mosquitto: Any, db_url: Any, clock: Any) -> _GeneratorContextManager[Hub, None, None]:
     return started_hub(db_url, mosquitto=mosquitto, clock=clock, client_id=fresh_login())
 
 
-def test_a_repeat_after_a_hub_restart_is_answered_with_what_the_first_tap_made(mosquitto, db_url):
+def test_a_repeat_after_a_hub_restart_is_answered_with_what_the_first_tap_made(mosquitto: Mosquitto, db_url: str) -> None:
     clock = FakeClock()
     with _hub(mosquitto, db_url, clock) as hub:
         facade = HubFacade(hub)
@@ -58,7 +67,7 @@ def test_a_repeat_after_a_hub_restart_is_answered_with_what_the_first_tap_made(m
     ("key", "says"),
     [("short", "This form is broken"), ("x" * 65, "This form is broken"), ("kľúč-s-diakritikou", "This form is broken")],
 )
-def test_a_key_that_cannot_be_a_form_key_is_refused(mosquitto, db_url, key, says):
+def test_a_key_that_cannot_be_a_form_key_is_refused(mosquitto: Mosquitto, db_url: Any, key: Any, says: Any) -> None:
     with _hub(mosquitto, db_url, FakeClock()) as hub:
         facade = HubFacade(hub)
         beer = next(p.id for p in facade.reads.till.products(active_only=True))
@@ -72,7 +81,7 @@ def test_a_key_that_cannot_be_a_form_key_is_refused(mosquitto, db_url, key, says
 
 
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
-def test_a_key_used_on_another_tab_is_a_stale_form_and_changes_nothing(mosquitto, db_url):
+def test_a_key_used_on_another_tab_is_a_stale_form_and_changes_nothing(mosquitto: Mosquitto, db_url: Any) -> None:
     with _hub(mosquitto, db_url, FakeClock()) as hub:
         facade = HubFacade(hub)
         beer = next(p.id for p in facade.reads.till.products(active_only=True))

@@ -3,7 +3,7 @@ the product list; every refusal changes nothing (the rows are compared before an
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from sqlalchemy import select
@@ -11,8 +11,11 @@ from sqlalchemy import select
 from broker.storage.models import AuditEntry, Payment, Product, Tab, TabItem
 from tests.support.hub import on_writer
 
+if TYPE_CHECKING:
+    from tests.dashboard.conftest import Api
 
-def _rows(api) -> list[list[Any]]:
+
+def _rows(api: Any) -> list[list[Any]]:
     """Everything the tabs part writes, as plain tuples."""
     with api.service.store.reader() as db:
         tabs = [(t.id, t.table_id, t.session_id, t.label, t.merged_into, t.split) for t in db.scalars(select(Tab).order_by(Tab.id))]
@@ -27,17 +30,17 @@ def _rows(api) -> list[list[Any]]:
         return [tabs, items, products, list(audit)]
 
 
-def _product(api, name: str) -> dict[str, Any]:
+def _product(api: Any, name: str) -> dict[str, Any]:
     return next(p for p in api.ok("GET", "/api/products") if p["name"] == name)
 
 
-def _game(api, table: str = "pool-01") -> tuple[int, int]:
+def _game(api: Any, table: str = "pool-01") -> tuple[int, int]:
     sid = api.ok("POST", "/api/sessions", 201, json={"table": table})["id"]
     tab = api.ok("GET", f"/api/sessions/{sid}/tab")
     return sid, tab["id"]
 
 
-def test_the_product_list_is_seeded_from_the_venue_and_drinks(api):
+def test_the_product_list_is_seeded_from_the_venue_and_drinks(api: Api) -> None:
     names = {p["name"]: p for p in api.ok("GET", "/api/products")}
     topping = names["Prísada na pizzu navyše"]
     assert (topping["price_cents"], topping["category"], topping["vat_percent"]) == (
@@ -50,7 +53,7 @@ def test_the_product_list_is_seeded_from_the_venue_and_drinks(api):
     assert names["Pivo 0,5 l"]["vat_percent"] == 23 and names["Pivo 0,5 l"]["category"] == "drinks"
 
 
-def test_two_drinks_on_a_game_one_voided_and_the_vat_per_rate(api):
+def test_two_drinks_on_a_game_one_voided_and_the_vat_per_rate(api: Api) -> None:
     sid, tab = _game(api)
     beer = _product(api, "Pivo 0,5 l")
     topping = api.ok(
@@ -73,7 +76,7 @@ def test_two_drinks_on_a_game_one_voided_and_the_vat_per_rate(api):
     api.ok("POST", f"/api/sessions/{sid}/stop")
 
 
-def test_a_price_change_does_not_change_an_item_already_on_a_tab(api):
+def test_a_price_change_does_not_change_an_item_already_on_a_tab(api: Api) -> None:
     _, tab = _game(api)
     beer = _product(api, "Pivo 0,5 l")
     api.ok("POST", f"/api/tabs/{tab}/items", 201, json={"product_id": beer["id"]})
@@ -83,7 +86,7 @@ def test_a_price_change_does_not_change_an_item_already_on_a_tab(api):
     assert [i["unit_cents"] for s in t["sources"] for i in s["items"]] == [250]
 
 
-def test_a_double_submitted_item_is_one_item(api):
+def test_a_double_submitted_item_is_one_item(api: Api) -> None:
     _, tab = _game(api)
     beer = _product(api, "Pivo 0,5 l")
     body = {"product_id": beer["id"], "quantity": 1, "request_id": "form-key-123456"}
@@ -93,7 +96,7 @@ def test_a_double_submitted_item_is_one_item(api):
 
 
 @pytest.mark.parametrize("quantity", [0, -1, 1.5, "2", 100, 10**12, None, "x"])
-def test_bad_quantities_are_refused_and_change_nothing(api, quantity):
+def test_bad_quantities_are_refused_and_change_nothing(api: Api, quantity: Any) -> None:
     _, tab = _game(api)
     beer = _product(api, "Pivo 0,5 l")
     before = _rows(api)
@@ -102,7 +105,7 @@ def test_bad_quantities_are_refused_and_change_nothing(api, quantity):
     assert _rows(api) == before
 
 
-def test_refusals_change_nothing(api):
+def test_refusals_change_nothing(api: Api) -> None:
     _sid, tab = _game(api)
     _, other = _game(api, "pool-02")
     beer = _product(api, "Pivo 0,5 l")
@@ -125,13 +128,13 @@ def test_refusals_change_nothing(api):
     assert _rows(api) == before
 
 
-def test_after_a_payment_only_a_manager_voids(api):
+def test_after_a_payment_only_a_manager_voids(api: Api) -> None:
     _, tab = _game(api)
     beer = _product(api, "Pivo 0,5 l")
     item = api.ok("POST", f"/api/tabs/{tab}/items", 201, json={"product_id": beer["id"]})["item_id"]
     api.ok("POST", f"/api/tabs/{tab}/items", 201, json={"product_id": beer["id"]})  # the void leaves a beer owed
 
-    def _write(db):
+    def _write(db: Any) -> None:
         db.add(Payment(tab_id=tab, method="cash", amount_cents=100, staff="jana", business_day=api.service.till.tabs.h.clock().date()))
 
     on_writer(api.service, _write)  # a payment as helper m2's part records it
@@ -141,7 +144,7 @@ def test_after_a_payment_only_a_manager_voids(api):
     api.ok("POST", f"/api/tabs/{tab}/items/{item}/void", as_manager=True, json={"reason": "omyl"})
 
 
-def test_a_walk_in_merged_into_a_table_and_two_tables_split_equally(api):
+def test_a_walk_in_merged_into_a_table_and_two_tables_split_equally(api: Api) -> None:
     sid1, tab1 = _game(api)
     sid2, tab2 = _game(api, "pool-02")
     beer = _product(api, "Pivo 0,5 l")
@@ -177,7 +180,7 @@ def test_a_walk_in_merged_into_a_table_and_two_tables_split_equally(api):
     assert api.ok("DELETE", f"/api/tabs/{tab1}/split")["split"] is None
 
 
-def test_the_same_form_sent_from_five_threads_at_once_is_one_item(api):
+def test_the_same_form_sent_from_five_threads_at_once_is_one_item(api: Api) -> None:
     """The writer serialises the five; the first makes the item, the others find it by its key."""
     from concurrent.futures import ThreadPoolExecutor
 
@@ -197,7 +200,7 @@ def test_the_same_form_sent_from_five_threads_at_once_is_one_item(api):
         assert db.scalars(select(TabItem.id).where(TabItem.tab_id == tab)).all() == list(ids)
 
 
-def test_a_sale_at_the_bar_without_a_name_and_stopping_every_game_at_closing(api):
+def test_a_sale_at_the_bar_without_a_name_and_stopping_every_game_at_closing(api: Api) -> None:
     """Issue 19, items 15 and 10 over the API: a walk-in tab named by the time; a manager stops every
     game at once (staff may not), each tab left to be paid."""
     bar = api.ok("POST", "/api/tabs", 201, json={})

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
@@ -17,36 +17,40 @@ from broker.till.tabs import OpenWalkInTab
 from broker.tournaments.setup import AddEntrant, CreateTournament
 from tests.dashboard.conftest import sqlite_only
 from tests.dashboard.pages_client import pages  # noqa: F401 - the fixture
-from tests.support.matching import found
+from tests.support.matching import found, some
+
+if TYPE_CHECKING:
+    from tests.dashboard.pages_client import Pages
+
 
 pytestmark = sqlite_only  # the SQL of both backends is in test_tabs_api; these test the pages
 
 
-def _product_id(pages, name: str) -> int:
+def _product_id(pages: Any, name: str) -> int:
     with pages.service.store.reader() as db:
         result: int = db.scalars(select(Product.id).where(Product.name == name)).one()
         return result
 
 
-def _items(pages) -> list[tuple[Any, ...]]:
+def _items(pages: Any) -> list[tuple[Any, ...]]:
     with pages.service.store.reader() as db:
         return [(i.id, i.tab_id, i.name, i.quantity, i.voided_at, i.void_reason) for i in db.scalars(select(TabItem).order_by(TabItem.id))]
 
 
-def _staff_follow(pages, r) -> str:
+def _staff_follow(pages: Any, r: Any) -> str:
     """The page a staff user's POST redirected to, seen by that user (with its flash message)."""
     assert r.status_code == 303, f"{r.status_code} {r.text[:2000]}"
     result: str = pages.page(r.headers["location"], client=pages.staff)
     return result
 
 
-def _game_tab(pages, table: str = "pool-01") -> tuple[int, int]:
+def _game_tab(pages: Any, table: str = "pool-01") -> tuple[int, int]:
     sid = pages.service.execute(StartGame(table=table, actor="jana"))
     with pages.service.store.reader() as db:
         return sid, db.scalars(select(Tab.id).where(Tab.session_id == sid)).one()
 
 
-def test_the_table_page_puts_products_on_the_games_tab_and_a_double_tap_is_one_item(pages):
+def test_the_table_page_puts_products_on_the_games_tab_and_a_double_tap_is_one_item(pages: Pages) -> None:
     _sid, tab = _game_tab(pages)
     html = pages.page("/tables/pool-01", client=pages.staff)
     assert ("Na účet stola" in html and "Pivo 0,5\u00a0l" in html) or "Pivo 0,5 l" in html
@@ -65,7 +69,7 @@ def test_the_table_page_puts_products_on_the_games_tab_and_a_double_tap_is_one_i
     assert len(_items(pages)) == 2
 
 
-def test_a_void_needs_a_reason_and_the_tab_page_shows_it_struck_through(pages):
+def test_a_void_needs_a_reason_and_the_tab_page_shows_it_struck_through(pages: Pages) -> None:
     _, tab = _game_tab(pages)
     beer = _product_id(pages, "Pivo 0,5 l")
     pages.post(f"/tabs/{tab}/items", {"product_id": str(beer), "quantity": "2"}, client=pages.staff)
@@ -79,7 +83,7 @@ def test_a_void_needs_a_reason_and_the_tab_page_shows_it_struck_through(pages):
     assert "Základ dane (bez DPH)" in html and 'id="pay" href="/tabs/' in html
 
 
-def test_bad_quantities_on_the_tab_page_keep_what_was_typed_and_change_nothing(pages):
+def test_bad_quantities_on_the_tab_page_keep_what_was_typed_and_change_nothing(pages: Pages) -> None:
     _, tab = _game_tab(pages)
     beer = _product_id(pages, "Pivo 0,5 l")
     for bad in ("0", "-1", "1,5", "abc", "100", "99999999999999"):
@@ -89,7 +93,7 @@ def test_bad_quantities_on_the_tab_page_keep_what_was_typed_and_change_nothing(p
     assert _items(pages) == []
 
 
-def test_a_walk_in_tab_from_the_bills_page_merged_onto_a_table_then_split_in_two(pages):
+def test_a_walk_in_tab_from_the_bills_page_merged_onto_a_table_then_split_in_two(pages: Pages) -> None:
     sid, tab = _game_tab(pages)
     html = pages.page("/bills", client=pages.staff)
     key = found(r'name="form_key" value="(\w+)"', html).group(1)
@@ -112,7 +116,7 @@ def test_a_walk_in_tab_from_the_bills_page_merged_onto_a_table_then_split_in_two
     assert (r.status_code == 409 and "Účet je rozdelený" in r.text) or "rozdelen" in r.text
 
 
-def test_the_product_list_is_the_managers(pages):
+def test_the_product_list_is_the_managers(pages: Pages) -> None:
     pages.refused_to_others("GET", "/products")
     html = pages.page("/products")
     assert "Prísada na pizzu navyše" in html
@@ -130,10 +134,11 @@ def test_the_product_list_is_the_managers(pages):
     )
     with pages.service.store.reader() as db:
         p = db.get(Product, pid)
+        assert p is not None
         assert (p.price_cents, p.vat_percent, p.active) == (350, 19, False)
 
 
-def test_a_free_tables_card_shows_its_last_games_unpaid_tab(pages):
+def test_a_free_tables_card_shows_its_last_games_unpaid_tab(pages: Pages) -> None:
     sid, tab = _game_tab(pages)
     pages.clock.advance(minutes=30)
     pages.service.execute(StopGame(game=sid, actor="jana"))
@@ -142,7 +147,7 @@ def test_a_free_tables_card_shows_its_last_games_unpaid_tab(pages):
     assert f'href="/tabs/{tab}"' in pages.page("/tables/pool-01", client=pages.staff)
 
 
-def test_split_by_items_on_the_page_and_a_form_for_another_tabs_lines_is_refused(pages):
+def test_split_by_items_on_the_page_and_a_form_for_another_tabs_lines_is_refused(pages: Pages) -> None:
     sid, tab = _game_tab(pages)
     for name in ("Pivo 0,5 l", "Kofola 0,5 l"):
         pages.post(f"/tabs/{tab}/items", {"product_id": str(_product_id(pages, name)), "quantity": "1"}, client=pages.staff)
@@ -152,23 +157,24 @@ def test_split_by_items_on_the_page_and_a_form_for_another_tabs_lines_is_refused
     keys = re.findall(r'name="part-([\w:]+)"', html)
     assert len(keys) == 3  # the time line and the two drinks
     with pages.service.store.reader() as db:
-        before = db.get(Tab, tab).split
+        before = some(db.get(Tab, tab)).split
     r = pages.post(f"/tabs/{tab}/split", {"mode": "items", **{f"part-{k}": "1" for k in keys}, "part-item:999": "2"}, client=pages.staff)
     assert r.status_code == 409 and "Každú položku účtu dajte do niektorej časti" in r.text
     r = pages.post(f"/tabs/{tab}/split", {"mode": "items", **{f"part-{k}": "x" for k in keys}}, client=pages.staff)
     assert r.status_code == 400
     with pages.service.store.reader() as db:
-        assert db.get(Tab, tab).split == before is None
+        assert some(db.get(Tab, tab)).split == before is None
     parts = {f"part-{k}": ("1" if n == 0 else "2") for n, k in enumerate(keys)}
     html = _staff_follow(pages, pages.post(f"/tabs/{tab}/split", {"mode": "items", **parts}, client=pages.staff))
     assert "Rozdelené na 2 časti" in html
     with pages.service.store.reader() as db:
-        split = db.get(Tab, tab).split
+        split = some(db.get(Tab, tab)).split
+        assert split is not None
     assert split["mode"] == "items" and [p["keys"] for p in split["parts"]] == [keys[:1], keys[1:]]
     assert "Rozdelenie zrušené" in _staff_follow(pages, pages.post(f"/tabs/{tab}/split/cancel", {}, client=pages.staff))
 
 
-def test_a_fee_tab_and_a_deposit_tab_offer_only_what_they_hold_and_no_merge(pages):
+def test_a_fee_tab_and_a_deposit_tab_offer_only_what_they_hold_and_no_merge(pages: Pages) -> None:
     """Issue 29's independent check: a tournament fee tab's page offered the whole product list,
     each a one-tap button refused (409) when tapped. A tab for one thing (`Tab.holds`) offers what
     the till's rule lets on it (the entry fees; nothing on a deposit's tab), and no merge (it is

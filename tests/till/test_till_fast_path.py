@@ -6,6 +6,7 @@ products most sold first and every game stopped at closing (item 10), the receip
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from sqlalchemy import select
@@ -19,7 +20,13 @@ from broker.till.payment_reads import journal_matches
 from broker.till.payments import PayTab, ReversePayment
 from broker.till.tabs import AddTabItem, OpenWalkInTab, VoidTabItem
 from dashboard.web.i18n import refusal_text
+from tests.support.matching import some
 from tests.till.payments_support import MANAGER, STAFF, add_item, clock, facade, played_tab, rows, service, set_split  # noqa: F401
+
+if TYPE_CHECKING:
+    from broker.hall.facade import HubFacade
+    from tests.dashboard.conftest import FakeClock
+
 
 LINE = {
     "description": "Čas",
@@ -33,12 +40,12 @@ LINE = {
 VAT = [{"vat_percent": 23, "gross_cents": 450, "vat_cents": 84}]
 
 
-def _product(facade, name: str) -> int:
+def _product(facade: Any, name: str) -> int:
     result: int = next(p.id for p in facade.reads.till.products() if p.name == name)
     return result
 
 
-def test_a_one_tap_payment_is_refused_when_the_bill_moved_since_the_page(facade, clock):
+def test_a_one_tap_payment_is_refused_when_the_bill_moved_since_the_page(facade: HubFacade, clock: FakeClock) -> None:
     tab = played_tab(facade, clock)  # 9,00 € shown on the page
     add_item(facade, tab, "Pivo 0,5 l", 250, 23)  # another tablet puts a beer on it meanwhile: 11,50 €
     before = rows(facade)
@@ -50,11 +57,11 @@ def test_a_one_tap_payment_is_refused_when_the_bill_moved_since_the_page(facade,
     )
     assert rows(facade) == before
     taken = facade.execute(PayTab(tab=tab, method="cash", amount_cents=1150, tendered_cents=2000, expect_owed_cents=1150, actor=STAFF))
-    assert facade.reads.till.payment(taken.payment_id).change_cents == 850
-    assert facade.reads.till.tab_payments(tab).status == "paid"
+    assert some(facade.reads.till.payment(taken.payment_id)).change_cents == 850
+    assert some(facade.reads.till.tab_payments(tab)).status == "paid"
 
 
-def test_a_paid_part_is_refused_as_that_part_in_slovak_never_moved_to_the_next(facade, clock):
+def test_a_paid_part_is_refused_as_that_part_in_slovak_never_moved_to_the_next(facade: HubFacade, clock: FakeClock) -> None:
     tab = played_tab(facade, clock)  # 9,00 €
     set_split(facade, tab, {"mode": "equal", "parts": [{"n": n, "amount_cents": 450, "lines": [LINE], "vat": VAT} for n in (1, 2)]})
     facade.execute(PayTab(tab=tab, method="card", amount_cents=450, part=1, actor=STAFF))
@@ -65,10 +72,10 @@ def test_a_paid_part_is_refused_as_that_part_in_slovak_never_moved_to_the_next(f
         assert str(refused.value) == "Part 1 of Pool 1 is paid already; choose a part still to pay."
         assert refusal_text(refused.value, "sk") == "Časť 1 účtu Pool 1 je už zaplatená; vyberte časť, ktorá ešte nie je zaplatená."
     assert rows(facade) == before  # nothing paid, and part 2 still owes all of it
-    assert [p.owed_cents for p in facade.reads.till.tab_payments(tab).parts] == [0, 450]
+    assert [p.owed_cents for p in some(facade.reads.till.tab_payments(tab)).parts] == [0, 450]
 
 
-def test_a_sale_at_the_bar_needs_no_typed_name(facade, clock):
+def test_a_sale_at_the_bar_needs_no_typed_name(facade: HubFacade, clock: FakeClock) -> None:
     first = facade.execute(OpenWalkInTab(form_key="bar-sale-key-1", actor=STAFF))  # 18:00 in Bratislava
     assert facade.execute(OpenWalkInTab(form_key="bar-sale-key-1", actor=STAFF)) == first  # a double tap: one tab
     second = facade.execute(OpenWalkInTab(label="  ", actor=STAFF))
@@ -82,16 +89,16 @@ def test_a_sale_at_the_bar_needs_no_typed_name(facade, clock):
     assert rows(facade) == before
     facade.execute(AddTabItem(tab=first, product=_product(facade, "Kofola 0,5 l"), actor=STAFF))
     taken = facade.execute(PayTab(tab=first, method="card", amount_cents=200, expect_owed_cents=200, actor=STAFF))
-    assert facade.reads.till.receipt_of(taken.payment_id).table_name == "Bar 18:00"
+    assert some(facade.reads.till.receipt_of(taken.payment_id)).table_name == "Bar 18:00"
 
 
-def test_the_bars_label_rule():
+def test_the_bars_label_rule() -> None:
     at = datetime(2026, 11, 10, 23, 59)  # the venue's time, as the handler gives it
     assert bar_label(at, set()) == "Bar 23:59"
     assert bar_label(at, {"Bar 23:59", "Bar 23:59 (2)"}) == "Bar 23:59 (3)"
 
 
-def test_the_products_most_sold_this_month_first_voided_ones_not_counted(facade, clock):
+def test_the_products_most_sold_this_month_first_voided_ones_not_counted(facade: HubFacade, clock: FakeClock) -> None:
     kofola, beer, coffee = (_product(facade, n) for n in ("Kofola 0,5 l", "Pivo 0,5 l", "Káva espresso"))
     tab = facade.execute(OpenWalkInTab(actor=STAFF))
     facade.execute(AddTabItem(tab=tab, product=coffee, quantity=9, actor=STAFF))  # last month's habit
@@ -109,15 +116,16 @@ def test_the_products_most_sold_this_month_first_voided_ones_not_counted(facade,
     assert order[:2] == ["Kofola 0,5 l", "Pivo 0,5 l"]
 
 
-def test_every_game_stops_at_closing_its_tab_left_open_or_paid(facade, clock):
+def test_every_game_stops_at_closing_its_tab_left_open_or_paid(facade: HubFacade, clock: FakeClock) -> None:
     one = facade.execute(StartGame(table="pool-01", actor=STAFF))
     two = facade.execute(StartGame(table="pool-02", actor=STAFF))
     three = facade.execute(StartGame(table="carom-01", actor=STAFF))
     clock.advance(minutes=30)
     facade.execute(PauseGame(game=two, actor=STAFF))
     tab_three = facade.reads.till.tab_of_game(three)
+    assert tab_three is not None
     facade.execute(PayTab(tab=tab_three, method="card", amount_cents=300, actor=STAFF))  # 30 min paid up front
-    add_item(facade, facade.reads.till.tab_of_game(one), "Pivo 0,5 l", 250, 23)
+    add_item(facade, some(facade.reads.till.tab_of_game(one)), "Pivo 0,5 l", 250, 23)
     done = facade.execute(StopAllGames(actor=MANAGER))
     assert [(g.game, g.table, g.total_cents, g.owed_cents) for g in done.games] == [
         (one, "pool-01", 300, 550),
@@ -127,7 +135,7 @@ def test_every_game_stops_at_closing_its_tab_left_open_or_paid(facade, clock):
     assert [g.game for g in done.left_open] == [one, two]
     assert facade.reads.floor.hall_snapshot().open == {}
     assert {u.game_id for u in facade.reads.till.unpaid_tabs()} == {one, two}
-    assert facade.reads.till.tab_payments(tab_three).settled_at is not None  # paid while it ran: settled by the stop
+    assert some(facade.reads.till.tab_payments(tab_three)).settled_at is not None  # paid while it ran: settled by the stop
     with facade._hub.store.reader() as db:
         stopped = db.scalars(select(Game).where(Game.state == "stopped")).all()
         assert sorted(g.id for g in stopped) == [one, two, three]
@@ -137,7 +145,7 @@ def test_every_game_stops_at_closing_its_tab_left_open_or_paid(facade, clock):
     assert facade.execute(StopAllGames(actor=MANAGER)).games == ()  # nothing left to stop
 
 
-def test_the_receipts_journal_of_a_business_day(facade, clock):
+def test_the_receipts_journal_of_a_business_day(facade: HubFacade, clock: FakeClock) -> None:
     one = played_tab(facade, clock, table="pool-01")  # 9,00 €, stopped 19:30
     cash = facade.execute(PayTab(tab=one, method="cash", amount_cents=900, tendered_cents=1000, actor=STAFF))
     bar = facade.execute(OpenWalkInTab(label="Peter pri bare", actor=STAFF))

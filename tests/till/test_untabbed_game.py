@@ -15,7 +15,7 @@ from tests.support.till_days import FakeClock, day_hub, local
 STAFF = "jana"
 
 
-def test_a_game_running_before_the_till_gets_a_tab_at_start_and_is_paid(db_url):
+def test_a_game_running_before_the_till_gets_a_tab_at_start_and_is_paid(db_url: str) -> None:
     clock = FakeClock(local(2026, 12, 1, 18, 0))
     with day_hub(db_url, clock) as (hub, facade):
         old = facade.execute(StartGame(table="pool-02", actor=STAFF))

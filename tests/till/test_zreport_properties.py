@@ -5,6 +5,7 @@ payment total, a reversal brings every total back, and part payments go to the c
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -33,7 +34,7 @@ lines = st.lists(
 
 
 @st.composite
-def payment(draw, n: int) -> PaymentRecord:
+def payment(draw: Any, n: int) -> PaymentRecord:
     ls = tuple(draw(lines))
     # Mostly lines that add up to the payment (as Payment.lines are); sometimes not (a part payment's
     # whole-bill lines, a record from elsewhere): the sums must still hold.
@@ -54,7 +55,7 @@ def payment(draw, n: int) -> PaymentRecord:
 days = st.integers(min_value=0, max_value=12).flatmap(lambda k: st.tuples(*(payment(n + 1) for n in range(k))))
 
 
-def report(pays, float_cents: int = 5000) -> ZReport:
+def report(pays: Any, float_cents: int = 5000) -> ZReport:
     return z_report(DayOpening(DAY, T0, "jana", float_cents), pays, METHODS, made_at=T0 + timedelta(hours=10), fallback_vat=23)
 
 
@@ -79,7 +80,7 @@ def reversal(p: PaymentRecord, n: int, staff: str | None = None) -> PaymentRecor
 
 @settings(deadline=None)
 @given(days, st.integers(min_value=0, max_value=100_000))
-def test_the_close_out_is_the_sum_of_the_days_payments_by_method(pays, float_cents):
+def test_the_close_out_is_the_sum_of_the_days_payments_by_method(pays: Any, float_cents: Any) -> None:
     z = report(pays, float_cents)
     for m in METHODS:
         assert next(t.net_cents for t in z.by_method if t.method == m.id) == sum(p.amount_cents for p in pays if p.method == m.id)
@@ -91,7 +92,7 @@ def test_the_close_out_is_the_sum_of_the_days_payments_by_method(pays, float_cen
 
 @settings(deadline=None)
 @given(days)
-def test_by_vat_and_by_category_sum_to_the_payment_total(pays):
+def test_by_vat_and_by_category_sum_to_the_payment_total(pays: Any) -> None:
     z = report(pays)
     assert sum(v.gross_cents for v in z.by_vat) == z.total_cents
     assert sum(c.net_cents for c in z.by_category) == z.total_cents
@@ -102,7 +103,7 @@ def test_by_vat_and_by_category_sum_to_the_payment_total(pays):
 
 @settings(deadline=None)
 @given(days, st.data())
-def test_reversals_bring_every_total_back(pays, data):
+def test_reversals_bring_every_total_back(pays: Any, data: Any) -> None:
     if not pays:
         return
     before = report(pays)
@@ -112,7 +113,7 @@ def test_reversals_bring_every_total_back(pays, data):
     after = report([*pays, *reversed_])
     kept = report([p for p in pays if p not in picked])
 
-    def totals(z: ZReport):
+    def totals(z: ZReport) -> Any:
         return (
             z.total_cents,
             z.cash_cents,
@@ -133,7 +134,7 @@ def test_reversals_bring_every_total_back(pays, data):
 
 @settings(deadline=None)
 @given(days)
-def test_the_frozen_report_reads_back_the_same(pays):
+def test_the_frozen_report_reads_back_the_same(pays: Any) -> None:
     z = report(pays)
     assert from_json(to_json(z)) == z
 
@@ -154,7 +155,7 @@ bill_lines = st.lists(
 
 @settings(deadline=None)
 @given(bill_lines, st.lists(st.integers(min_value=1, max_value=30_000), min_size=1, max_size=5), st.booleans())
-def test_part_payments_go_to_the_categories_they_paid_for_and_sum_to_the_takings(bill, amounts, to_the_end):
+def test_part_payments_go_to_the_categories_they_paid_for_and_sum_to_the_takings(bill: Any, amounts: Any, to_the_end: Any) -> None:
     owed = sum(x.amount_cents for x in bill)
     before: list[ReceiptLine] = []
     pays: list[PaymentRecord] = []
@@ -176,7 +177,7 @@ def test_part_payments_go_to_the_categories_they_paid_for_and_sum_to_the_takings
         assert all(abs(categories[c] - held[c]) <= len(pays) for c in categories)
 
 
-def test_the_z_report_of_a_part_payment_names_what_it_paid_for():
+def test_the_z_report_of_a_part_payment_names_what_it_paid_for() -> None:
     """The issue's case: 40 % of a day's takings sat under the raw key partial_payment."""
     bill = [
         ReceiptLine("Pool 1", "Pool 1", 1, None, 600, 23, TABLE_TIME),
@@ -195,7 +196,7 @@ def test_the_z_report_of_a_part_payment_names_what_it_paid_for():
 
 @settings(max_examples=10)
 @given(days)
-def test_a_withheld_report_reads_as_json_with_exactly_the_blind_figures_null(pays):
+def test_a_withheld_report_reads_as_json_with_exactly_the_blind_figures_null(pays: Any) -> None:
     """Staff count blind (dashboard.access.counts_blind): the report's JSON nulls what BLIND names
     and the expected cash, and nothing else; the same report unwithheld carries them all."""
     z = report(pays)

@@ -80,7 +80,7 @@ def play(api: Api, tid: int, *, side_a_wins: bool | None = None, seed: int = 1, 
     return done
 
 
-def test_a_32_player_double_elimination_is_drawn_once_plays_62_matches_on_its_tables_and_lights_them(api):
+def test_a_32_player_double_elimination_is_drawn_once_plays_62_matches_on_its_tables_and_lights_them(api: Api) -> None:
     tid = make(api, 32)
     first = api.ok("POST", f"/api/tournaments/{tid}/draw")
     again = api.ok("POST", f"/api/tournaments/{tid}/draw")
@@ -108,7 +108,7 @@ def test_a_32_player_double_elimination_is_drawn_once_plays_62_matches_on_its_ta
     assert not any(hub_of(api).light_commands()[t].on for t in TABLES)
 
 
-def test_the_grand_final_reset_is_played_when_the_losers_side_wins(api):
+def test_the_grand_final_reset_is_played_when_the_losers_side_wins(api: Api) -> None:
     tid = make(api, 4, tables=2, format="double")
     api.ok("POST", f"/api/tournaments/{tid}/draw")
     play(api, tid, side_a_wins=True, until=5)  # up to the grand final
@@ -124,7 +124,7 @@ def test_the_grand_final_reset_is_played_when_the_losers_side_wins(api):
     assert len([m for m in v["matches"] if m["status"] == "done"]) == 7 and v["finished_at"]
 
 
-def test_27_players_byes_go_through_at_once_and_only_real_matches_are_called(api):
+def test_27_players_byes_go_through_at_once_and_only_real_matches_are_called(api: Api) -> None:
     tid = make(api, 27)
     api.ok("POST", f"/api/tournaments/{tid}/draw")
     v = view(api, tid)
@@ -143,7 +143,7 @@ def test_27_players_byes_go_through_at_once_and_only_real_matches_are_called(api
     # (Played out to the end, every format and size from 2 to 64: test_bracket_rules.py.)
 
 
-def test_a_corrected_first_round_result_asks_before_it_resets_a_later_match_and_moves_the_players(api):
+def test_a_corrected_first_round_result_asks_before_it_resets_a_later_match_and_moves_the_players(api: Api) -> None:
     tid = make(api, 8, tables=4)
     api.ok("POST", f"/api/tournaments/{tid}/draw")
     for match in ("W1-1", "W1-2"):
@@ -198,7 +198,7 @@ def test_a_corrected_first_round_result_asks_before_it_resets_a_later_match_and_
 
 
 @sqlite_only  # what the API lets through; the hub's rule is the same on both databases
-def test_a_double_tap_over_the_api_scores_one_rack_the_seen_score_guards_it(api):
+def test_a_double_tap_over_the_api_scores_one_rack_the_seen_score_guards_it(api: Api) -> None:
     tid = make(api, 2, tables=1, format="single", race_winners=3, race_final=3)
     api.ok("POST", f"/api/tournaments/{tid}/draw")
     match = next(m["id"] for m in view(api, tid)["matches"] if m["status"] == "called")
@@ -211,7 +211,7 @@ def test_a_double_tap_over_the_api_scores_one_rack_the_seen_score_guards_it(api)
     assert "seen.0" in api.refused("POST", rack, 422, json={"side": "a", "seen": ["1", 1]})
 
 
-def test_a_match_not_begun_15_minutes_after_its_call_is_offered_as_a_walkover_and_staff_confirm_it(api):
+def test_a_match_not_begun_15_minutes_after_its_call_is_offered_as_a_walkover_and_staff_confirm_it(api: Api) -> None:
     tid = make(api, 4, tables=2, format="single", race_winners=3, race_final=3)
     api.ok("POST", f"/api/tournaments/{tid}/draw")
     api.ok("POST", f"/api/tournaments/{tid}/matches/W1-2/start")  # these two came to the table
@@ -228,7 +228,7 @@ def test_a_match_not_begun_15_minutes_after_its_call_is_offered_as_a_walkover_an
     assert (w11["status"], w11["walkover"], w11["winner"]) == ("done", True, w11["b"])
 
 
-def test_calls_light_the_tournaments_tables_bill_them_to_the_tournament_and_the_light_goes_off_when_nothing_waits(api):
+def test_calls_light_the_tournaments_tables_bill_them_to_the_tournament_and_the_light_goes_off_when_nothing_waits(api: Api) -> None:
     tid = make(api, 4, tables=3, format="single", race_winners=3, race_final=3)
     hub = hub_of(api)
     # Its tables are held on the booking calendar from its start (six hours by default).
@@ -262,7 +262,9 @@ def test_calls_light_the_tournaments_tables_bill_them_to_the_tournament_and_the_
     assert "tournament matches only" in api.refused("POST", "/api/sessions", 409, json={"table": "pool-05", "tariff": "tournament"})
 
 
-def test_entry_fees_go_on_each_players_tab_show_under_the_tournament_entry_on_the_z_report_and_the_pot_pays_out_to_the_cent(api):
+def test_entry_fees_go_on_each_players_tab_show_under_the_tournament_entry_on_the_z_report_and_the_pot_pays_out_to_the_cent(
+    api: Api,
+) -> None:
     hub = hub_of(api)
     member = hub.execute(AddMember(name="Novák Peter", actor="boss"))
     hub.execute(RecordFee(member_id=member.id, year=api.clock().year, actor="boss"))
@@ -312,7 +314,7 @@ def test_entry_fees_go_on_each_players_tab_show_under_the_tournament_entry_on_th
     assert sum(paid) == 1170 and paid == [585, 351, 234]
 
 
-def test_the_season_ranks_a_groups_players_by_their_points_and_a_seeded_draw_puts_the_best_first(api):
+def test_the_season_ranks_a_groups_players_by_their_points_and_a_seeded_draw_puts_the_best_first(api: Api) -> None:
     players = ["Novák", "Kováč", "Horváth", "Varga"]
     first = make(api, 4, tables=2, names=players, format="single", race_winners=2, race_final=2, season_points={1: 25, 2: 18, 3: 15})
     api.ok("POST", f"/api/tournaments/{first}/draw")
@@ -328,7 +330,7 @@ def test_the_season_ranks_a_groups_players_by_their_points_and_a_seeded_draw_put
     assert names[order[0]] == done["champion"] and names[order[-1]] == "Nováčik"
 
 
-def test_a_pairs_bracket_enters_two_players_each_paying_their_own_entry(api):
+def test_a_pairs_bracket_enters_two_players_each_paying_their_own_entry(api: Api) -> None:
     hub = hub_of(api)
     member = hub.execute(AddMember(name="Šipoš Ján", actor="boss"))
     hub.execute(RecordFee(member_id=member.id, year=api.clock().year, actor="boss"))

@@ -17,7 +17,8 @@ the two accounts (tests/support/sqlite_template.py), so a module neither migrate
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -29,8 +30,17 @@ from tests.support.server import LavosServer, Served
 from tests.support.waiting import wait_until
 from tests.support.web import served_lavos
 
-TABLET = {"width": 1280, "height": 800}
-PHONE = {"width": 390, "height": 844}
+if TYPE_CHECKING:
+    from playwright.sync_api import ViewportSize
+    from playwright.sync_api._generated import Browser
+
+    from edge.agent import EdgeNode
+    from sim.mosquitto import Mosquitto
+    from tests.support.web import ServedHub
+
+
+TABLET: ViewportSize = {"width": 1280, "height": 800}
+PHONE: ViewportSize = {"width": 390, "height": 844}
 # Playwright's default is 30 s per action; a page load on a loaded 2-core machine stays well inside
 # that, so this only bounds how long a real failure takes to report. Its expect() assertions get
 # the same (their own default is 5 s): a test waits for what must show, how soon is bench/'s.
@@ -41,7 +51,7 @@ USERS = {STAFF: ("staff", PASSWORD), MANAGER: ("manager", PASSWORD)}
 
 
 @pytest.fixture(scope="module")
-def lavos(request, mosquitto, tmp_path_factory) -> Iterator[Served]:
+def lavos(request: pytest.FixtureRequest, mosquitto: Mosquitto, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """The module's server: `base_url`, `api(...)`, `db_url` (SQLite), `workdir` and `users`."""
     workdir = tmp_path_factory.mktemp("lavos")
     if not getattr(request.module, "SERVER_PROCESS", False):
@@ -66,7 +76,9 @@ def node_online(server: Served, table: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def nodes(request, lavos, mosquitto, tmp_path_factory):
+def nodes(
+    request: pytest.FixtureRequest, lavos: LavosServer | ServedHub, mosquitto: Mosquitto, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, tuple[EdgeNode, Any]]]:
     """{table: (EdgeNode, MockFactory)} for NODE_TABLES (a test module may set its own), each online at the server."""
     tables = getattr(request.module, "NODE_TABLES", NODE_TABLES)
     workdir = tmp_path_factory.mktemp("nodes")
@@ -80,7 +92,7 @@ def nodes(request, lavos, mosquitto, tmp_path_factory):
 # Per module, not per session: Playwright's sync API keeps an event loop of its own while it runs,
 # and the rest of the suite (asyncio tests after these) should not share the process with it.
 @pytest.fixture(scope="module")
-def chromium():
+def chromium() -> Iterator[Browser]:
     if why := missing():
         pytest.fail(why, pytrace=False)
     from playwright.sync_api import expect, sync_playwright
@@ -95,11 +107,11 @@ def chromium():
 
 
 @pytest.fixture
-def open_page(chromium):
+def open_page(chromium: Browser) -> Iterator[Callable[..., Any]]:
     """open_page(viewport, mobile=...) → a fresh page in its own browser context (own cookies), closed after the test."""
     contexts = []
 
-    def make(viewport: dict[str, int] = TABLET, *, mobile: bool = False):
+    def make(viewport: ViewportSize = TABLET, *, mobile: bool = False) -> Any:
         # Slovak and the venue's time zone, as on the tablet behind the bar; touch, so taps are real taps.
         context = chromium.new_context(
             viewport=viewport, device_scale_factor=1, is_mobile=mobile, has_touch=True, locale="sk-SK", timezone_id="Europe/Bratislava"
@@ -116,10 +128,10 @@ def open_page(chromium):
 
 
 @pytest.fixture
-def tablet(open_page):
+def tablet(open_page: Callable[..., Any]) -> Any:
     return open_page(TABLET)
 
 
 @pytest.fixture
-def phone(open_page):
+def phone(open_page: Callable[..., Any]) -> Any:
     return open_page(PHONE, mobile=True)

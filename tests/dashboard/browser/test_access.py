@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -21,6 +21,10 @@ from tests.dashboard.browser.web import log_in
 from tests.dashboard.conftest import MANAGER, PASSWORD, STAFF
 from tests.support import httpc
 from tests.support.server import Served
+
+if TYPE_CHECKING:
+    from tests.support.web import ServedHub
+
 
 PUBLIC = {("GET", "/login"), ("POST", "/login"), ("POST", "/logout"), ("POST", "/lang")}
 # A tournament's TV and the players' phones (issue 21): no login, the revocable link is the key;
@@ -173,7 +177,7 @@ def _classified() -> set[tuple[str, str]]:
     return PUBLIC | {("GET", p) for p in STAFF_PAGES | MANAGER_PAGES} | {("POST", p) for p in STAFF_ACTIONS | MANAGER_ACTIONS}
 
 
-def test_every_page_route_is_classified():
+def test_every_page_route_is_classified() -> None:
     routes = {(method, path) for method, path, _ in web_routes() if method != "HEAD"}
     assert routes - _classified() == set(), "new page routes: add each to the staff or manager sets above"
     assert _classified() - routes == set(), "routes listed here that the app no longer has"
@@ -282,27 +286,27 @@ class Visitor:
 
 
 @pytest.fixture(scope="module")
-def anonymous(lavos) -> Iterator[Visitor]:
+def anonymous(lavos: ServedHub) -> Iterator[Visitor]:
     v = Visitor(lavos, None)
     yield v
     v.http.close()
 
 
 @pytest.fixture(scope="module")
-def staff(lavos) -> Iterator[Visitor]:
+def staff(lavos: ServedHub) -> Iterator[Visitor]:
     v = Visitor(lavos, STAFF)
     yield v
     v.http.close()
 
 
 @pytest.fixture(scope="module")
-def manager(lavos) -> Iterator[Visitor]:
+def manager(lavos: ServedHub) -> Iterator[Visitor]:
     v = Visitor(lavos, MANAGER)
     yield v
     v.http.close()
 
 
-def test_an_anonymous_browser_is_sent_to_the_login_page_from_every_page(lavos, samples, tablet):
+def test_an_anonymous_browser_is_sent_to_the_login_page_from_every_page(lavos: ServedHub, samples: dict[str, str], tablet: Any) -> None:
     for path in sorted(STAFF_PAGES | MANAGER_PAGES):
         target = url(path, samples)
         tablet.goto(lavos.base_url + target)
@@ -316,7 +320,7 @@ def _session_facts(lavos: Served, samples: dict[str, str]) -> dict[str, Any]:
     return {k: s[k] for k in ("table", "state", "paused_at", "stopped_at", "prepaid_until", "extras", "member")}
 
 
-def test_anonymous_actions_go_to_login_and_change_nothing(lavos, samples, anonymous):
+def test_anonymous_actions_go_to_login_and_change_nothing(lavos: ServedHub, samples: dict[str, str], anonymous: Visitor) -> None:
     before = _session_facts(lavos, samples)
     for path in sorted(STAFF_ACTIONS | MANAGER_ACTIONS):
         r = anonymous.post(url(path, samples))  # with a valid (anonymous) CSRF token: the login check refuses it
@@ -324,7 +328,7 @@ def test_anonymous_actions_go_to_login_and_change_nothing(lavos, samples, anonym
     assert _session_facts(lavos, samples) == before
 
 
-def test_staff_browser_gets_403_on_every_manager_page(lavos, samples, tablet):
+def test_staff_browser_gets_403_on_every_manager_page(lavos: ServedHub, samples: dict[str, str], tablet: Any) -> None:
     log_in(tablet, lavos, STAFF)
     for path in sorted(MANAGER_PAGES):
         response = tablet.goto(lavos.base_url + url(path, samples))
@@ -334,14 +338,14 @@ def test_staff_browser_gets_403_on_every_manager_page(lavos, samples, tablet):
     assert links and not links & {p for p in MANAGER_PAGES if "{" not in p}, links
 
 
-def test_staff_open_staff_pages_and_the_manager_opens_manager_pages(samples, staff, manager):
+def test_staff_open_staff_pages_and_the_manager_opens_manager_pages(samples: dict[str, str], staff: Visitor, manager: Visitor) -> None:
     for path in sorted(STAFF_PAGES):
         assert staff.get_status(url(path, samples)).status_code == 200, path
     for path in sorted(MANAGER_PAGES):
         assert manager.get_status(url(path, samples)).status_code == 200, path
 
 
-def test_staff_manager_actions_are_403_and_change_nothing(lavos, samples, staff):
+def test_staff_manager_actions_are_403_and_change_nothing(lavos: ServedHub, samples: dict[str, str], staff: Visitor) -> None:
     before = lavos.api("GET", f"/api/members/{samples['member_id']}", MANAGER)
     for path in sorted(MANAGER_ACTIONS):
         r = staff.post(url(path, samples))  # a valid CSRF token: the role check, not the form check, refuses it
@@ -349,11 +353,11 @@ def test_staff_manager_actions_are_403_and_change_nothing(lavos, samples, staff)
     assert lavos.api("GET", f"/api/members/{samples['member_id']}", MANAGER) == before
 
 
-def _needs_manager(dependant) -> bool:
+def _needs_manager(dependant: Any) -> bool:
     return any(getattr(d.call, "__name__", "") == "manager_user" or _needs_manager(d) for d in dependant.dependencies)
 
 
-def test_staff_cookie_cannot_call_manager_api_routes(samples, staff):
+def test_staff_cookie_cannot_call_manager_api_routes(samples: dict[str, str], staff: Visitor) -> None:
     """The JSON API accepts the dashboard's cookie; the roles hold there too (writes carry the page's CSRF header)."""
     manager_routes = [(m, p) for m, p, route in api_routes() if _needs_manager(route.dependant)]
     assert len(manager_routes) >= 5, manager_routes

@@ -3,6 +3,9 @@ it does, and who acknowledged an alert and when, on the tablet and the phone."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 import pytest
 
 from tests.dashboard.browser.conftest import PHONE, TABLET
@@ -11,12 +14,17 @@ from tests.dashboard.browser.web import log_in
 from tests.dashboard.conftest import MANAGER, STAFF
 from tests.support.waiting import wait_until
 
+if TYPE_CHECKING:
+    from edge.agent import EdgeNode
+    from tests.support.web import ServedHub
+
+
 NODE_TABLES = ("pool-01", "pool-02")
 GAP_PX = 8
 
 
 @pytest.fixture(scope="module")
-def alerts(lavos, nodes):
+def alerts(lavos: ServedHub, nodes: dict[str, tuple[EdgeNode, Any]]) -> Any:
     drop_balls(nodes, "pool-01", 0, 1)
     drop_balls(nodes, "pool-02", 0, 1)
     wait_until(lambda: len(lavos.api("GET", "/api/alerts", STAFF)) >= 2, timeout=10, what="two open alerts")
@@ -26,7 +34,9 @@ def alerts(lavos, nodes):
 
 
 @pytest.mark.parametrize("size", ["tablet", "phone"])
-def test_alert_buttons_are_apart_explained_and_the_acknowledgement_is_shown(lavos, alerts, open_page, size):
+def test_alert_buttons_are_apart_explained_and_the_acknowledgement_is_shown(
+    lavos: ServedHub, alerts: Any, open_page: Callable[..., Any], size: Any
+) -> None:
     page = open_page(TABLET if size == "tablet" else PHONE, mobile=size == "phone")
     log_in(page, lavos, MANAGER, "/alerts")
     acked = page.locator(f"tr[data-alert-id='{alerts}']")

@@ -8,7 +8,8 @@ The server runs on the real clock, so every game here is on today's business day
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -16,34 +17,38 @@ from tests.dashboard.browser.conftest import PHONE, TABLET
 from tests.dashboard.browser.web import eur, eur_en, log_in, unfold_menu
 from tests.dashboard.conftest import MANAGER, STAFF
 
+if TYPE_CHECKING:
+    from tests.support.web import ServedHub
+
+
 TOPPING = 60  # deploy/venues/lavos.toml
 
 
-def _game(lavos, table: str, toppings: int = 2) -> int:
+def _game(lavos: Any, table: str, toppings: int = 2) -> int:
     sid = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": table})["id"]
     lavos.api("POST", f"/api/sessions/{sid}/extras", STAFF, json={"extra": "topping", "quantity": toppings})
     result: int = sid
     return result
 
 
-def _stop(lavos, sid: int) -> dict[str, Any]:
+def _stop(lavos: Any, sid: int) -> dict[str, Any]:
     result: dict[str, Any] = lavos.api("POST", f"/api/sessions/{sid}/stop", STAFF)
     return result
 
 
-def _fits(page, width: int) -> None:
+def _fits(page: Any, width: int) -> None:
     scroll = page.evaluate("document.documentElement.scrollWidth")
     assert scroll <= width, f"the page is {scroll} px wide in a {width} px viewport"
 
 
-def _english(page) -> None:
+def _english(page: Any) -> None:
     unfold_menu(page)
     with page.expect_navigation():
         page.locator("form.lang button[value=en]").tap()
 
 
 @pytest.mark.parametrize(("size", "table"), [("tablet", "pool-07"), ("phone", "pool-08")])
-def test_staff_void_an_extra_on_the_games_tab_from_its_bill(lavos, open_page, size, table):
+def test_staff_void_an_extra_on_the_games_tab_from_its_bill(lavos: ServedHub, open_page: Callable[..., Any], size: Any, table: Any) -> None:
     viewport = TABLET if size == "tablet" else PHONE
     page = open_page(viewport, mobile=size == "phone")
     sid = _game(lavos, table)
@@ -66,7 +71,7 @@ def test_staff_void_an_extra_on_the_games_tab_from_its_bill(lavos, open_page, si
     _stop(lavos, sid)
 
 
-def test_staff_cannot_correct_an_issued_bill_and_the_manager_can_in_english(lavos, open_page):
+def test_staff_cannot_correct_an_issued_bill_and_the_manager_can_in_english(lavos: ServedHub, open_page: Callable[..., Any]) -> None:
     sid = _game(lavos, "pool-09", toppings=1)
     bill = _stop(lavos, sid)["bill"]
     staff = open_page(PHONE, mobile=True)
@@ -97,7 +102,7 @@ def test_staff_cannot_correct_an_issued_bill_and_the_manager_can_in_english(lavo
     assert manager.inner_text("#bill-total").strip() == eur_en(total)
 
 
-def _paid(lavos, sid: int, method: str, tendered: int | None = None) -> dict[str, Any]:
+def _paid(lavos: Any, sid: int, method: str, tendered: int | None = None) -> dict[str, Any]:
     """The game's tab paid in full; its payment."""
     tab = lavos.api("GET", f"/api/sessions/{sid}/tab", STAFF)["id"]
     owed = lavos.api("GET", f"/api/tabs/{tab}/payments", STAFF)["owed_cents"]
@@ -107,7 +112,7 @@ def _paid(lavos, sid: int, method: str, tendered: int | None = None) -> dict[str
 
 
 @pytest.mark.parametrize("size", ["tablet", "phone"])
-def test_todays_receipts_to_find_one_again_and_reprint_the_receipt(lavos, open_page, size):
+def test_todays_receipts_to_find_one_again_and_reprint_the_receipt(lavos: ServedHub, open_page: Callable[..., Any], size: Any) -> None:
     """Issue 19, item 13: "Tlačiť" on Účty printed the game's bill, without the drinks and the change;
     the journal lists the receipts (number, time, name, amount, method) and reprints the receipt."""
     viewport = TABLET if size == "tablet" else PHONE
@@ -159,7 +164,7 @@ def test_todays_receipts_to_find_one_again_and_reprint_the_receipt(lavos, open_p
 
 
 @pytest.mark.parametrize("size", ["tablet", "phone"])
-def test_report_arrows_go_back_a_day_and_never_into_the_future(lavos, open_page, size):
+def test_report_arrows_go_back_a_day_and_never_into_the_future(lavos: ServedHub, open_page: Callable[..., Any], size: Any) -> None:
     viewport = TABLET if size == "tablet" else PHONE
     page = open_page(viewport, mobile=size == "phone")
     log_in(page, lavos, MANAGER, "/reports")

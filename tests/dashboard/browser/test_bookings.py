@@ -12,9 +12,10 @@ it does at the club, once a second: the no-shows and the offers are its work.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -39,7 +40,7 @@ class Hall:
 
 
 @pytest.fixture(scope="module")
-def hall(tmp_path_factory) -> Iterator[Hall]:
+def hall(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hall]:
     tmp = tmp_path_factory.mktemp("bookings")
     db = sqlite_with_users(tmp / "lavos.db", {STAFF: ("staff", PASSWORD), MANAGER: ("manager", PASSWORD)})
     clock = FakeClock(EVENING)
@@ -51,7 +52,7 @@ def hall(tmp_path_factory) -> Iterator[Hall]:
             http.stop()
 
 
-def _log_in(page, hall: Hall) -> None:
+def _log_in(page: Any, hall: Hall) -> None:
     page.goto(hall.url + "/")
     page.fill("input[name=username]", STAFF)
     page.fill("input[name=password]", PASSWORD)
@@ -59,17 +60,19 @@ def _log_in(page, hall: Hall) -> None:
         page.locator(".login-box button[type=submit]").tap()
 
 
-def _tap(page, locator) -> None:
+def _tap(page: Any, locator: Any) -> None:
     with page.expect_navigation():
         locator.tap()
 
 
-def _card(page, table: str) -> str:
+def _card(page: Any, table: str) -> str:
     return " ".join(page.locator(f"#table-{table}").inner_text().split())
 
 
 @pytest.mark.parametrize(("size", "table", "name"), [(TABLET, "pool-04", "Novák"), (PHONE, "pool-05", "Kováčová")], ids=["tablet", "phone"])
-def test_a_phone_booking_in_three_taps_shows_on_the_floor_from_15_minutes_before(hall, open_page, size, table, name):
+def test_a_phone_booking_in_three_taps_shows_on_the_floor_from_15_minutes_before(
+    hall: Hall, open_page: Callable[..., Any], size: Any, table: Any, name: Any
+) -> None:
     hall.clock.set(EVENING)
     page = open_page(size, mobile=size is PHONE)
     _log_in(page, hall)
@@ -104,7 +107,9 @@ LONG_NAMES = (
 )
 
 
-def test_the_day_grid_shows_the_whole_evening_on_the_tablet_with_long_names_and_tomorrow_is_one_tap(hall, open_page):
+def test_the_day_grid_shows_the_whole_evening_on_the_tablet_with_long_names_and_tomorrow_is_one_tap(
+    hall: Hall, open_page: Callable[..., Any]
+) -> None:
     """Issue 29, item 40: long names booked widened the grid until 20:30–24:00 scrolled off the
     tablet; the day view had no way to tomorrow but the arrow and a date."""
     hall.clock.set(EVENING)
@@ -135,7 +140,7 @@ def test_the_day_grid_shows_the_whole_evening_on_the_tablet_with_long_names_and_
     assert page.locator("#day-tomorrow").count() == 0 and page.locator("#day-today").is_visible()
 
 
-def test_the_waiting_list_offer_appears_on_the_floor_when_a_game_stops(hall, open_page):
+def test_the_waiting_list_offer_appears_on_the_floor_when_a_game_stops(hall: Hall, open_page: Callable[..., Any]) -> None:
     hall.clock.set(local(2026, 12, 4, 19, 50))
     for n in range(1, 11):
         table = f"pool-{n:02d}"

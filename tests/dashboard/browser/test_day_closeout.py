@@ -11,8 +11,10 @@ from before midnight is tests/till/test_closeout.py (a fake clock, the real clos
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -25,17 +27,21 @@ from tests.dashboard.conftest import MANAGER, STAFF
 from tests.support.hub import REPO
 from tests.support.server import Served
 
+if TYPE_CHECKING:
+    from tests.support.web import ServedHub
+
+
 SHOTS = REPO / "docs" / "screenshots"
 SIZES = {"tablet": (TABLET, False), "phone": (PHONE, True)}
 _receipt = iter(range(9000, 10000))
 
 
-def _fits(page, width: int) -> None:
+def _fits(page: Any, width: int) -> None:
     scroll = page.evaluate("document.documentElement.scrollWidth")
     assert scroll <= width, f"the page is {scroll} px wide in a {width} px viewport"
 
 
-def _text(page, selector: str) -> str:
+def _text(page: Any, selector: str) -> str:
     result: str = page.locator(selector).inner_text().replace("\u00a0", " ")
     return result
 
@@ -63,7 +69,7 @@ def a_fresh_day(lavos: Served) -> None:
         store.close()
 
 
-def _pay(lavos, day: date, cents: int, method: str, category: str, vat: int, tendered: int | None = None) -> None:
+def _pay(lavos: Any, day: date, cents: int, method: str, category: str, vat: int, tendered: int | None = None) -> None:
     """A payment as the payments part stores one, on the day the page shows."""
     store = open_store(lavos.db_url)
     try:
@@ -92,7 +98,9 @@ def _pay(lavos, day: date, cents: int, method: str, category: str, vat: int, ten
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_staff_open_the_day_with_a_float_and_close_it_with_the_counted_cash(lavos, open_page, size):
+def test_staff_open_the_day_with_a_float_and_close_it_with_the_counted_cash(
+    lavos: ServedHub, open_page: Callable[..., Any], size: Any
+) -> None:
     viewport, mobile = SIZES[size]
     page = open_page(viewport, mobile=mobile)
     problems: list[str] = []
@@ -177,7 +185,7 @@ def test_staff_open_the_day_with_a_float_and_close_it_with_the_counted_cash(lavo
     assert (summary["counted_cents"], summary["expected_cents"], summary["variance_cents"]) == (6200, 6230, -30)
 
 
-def test_the_manager_sees_the_closed_days_and_exports_them(lavos, open_page):
+def test_the_manager_sees_the_closed_days_and_exports_them(lavos: ServedHub, open_page: Callable[..., Any]) -> None:
     closed = [d for d in lavos.api("GET", "/api/days", MANAGER) if d["closed_at"]]
     if not closed:  # run alone: close a day first
         lavos.api("POST", "/api/days/current/open", STAFF, json={"float_cents": 0})
@@ -200,7 +208,7 @@ def test_the_manager_sees_the_closed_days_and_exports_them(lavos, open_page):
     assert Path(got.value.path()).read_bytes()[:2] == b"PK"
 
 
-def test_no_english_on_the_slovak_day_pages_with_voids_refunds_and_open_tabs(lavos, open_page):
+def test_no_english_on_the_slovak_day_pages_with_voids_refunds_and_open_tabs(lavos: ServedHub, open_page: Callable[..., Any]) -> None:
     from tests.dashboard.browser.test_slovak_everywhere import Findings, _post_form
 
     day = date.fromisoformat(lavos.api("GET", "/api/days/current", STAFF)["day"])

@@ -11,6 +11,8 @@ Fiscal.payment_recorded leaves it with eKasa on); the server's own follow-up tak
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from sqlalchemy import func, select
@@ -29,20 +31,25 @@ from tests.support.hub import VENUE
 from tests.support.waiting import wait_until
 from tests.till.payment_stand_in import DRINK, TIME
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tests.support.web import ServedHub
+
 
 @pytest.fixture
-def sim(tmp_path):
+def sim(tmp_path: Path) -> Iterator[EkasaSimulator]:
     s = EkasaSimulator(tmp_path).start()
     yield s
     s.stop()
 
 
-def _fits(page, width: int) -> None:
+def _fits(page: Any, width: int) -> None:
     scroll = page.evaluate("document.documentElement.scrollWidth")
     assert scroll <= width, f"the page is {scroll} px wide in a {width} px viewport"
 
 
-def _pending_payment(lavos, table: str) -> tuple[int, int]:
+def _pending_payment(lavos: Any, table: str) -> tuple[int, int]:
     """(payment id, receipt no.) of a 9 € payment for a game on `table`, left pending for eKasa."""
     sid = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": table})["id"]
     store = open_store(lavos.db_url)
@@ -73,7 +80,9 @@ def _pending_payment(lavos, table: str) -> tuple[int, int]:
 
 
 @pytest.mark.parametrize(("size", "table", "number"), [("tablet", "pool-05", 17), ("phone", "pool-06", 18)])
-def test_settings_test_connection_and_a_paragon_while_eKasa_is_down(lavos, open_page, sim, size, table, number):
+def test_settings_test_connection_and_a_paragon_while_eKasa_is_down(
+    lavos: ServedHub, open_page: Callable[..., Any], sim: EkasaSimulator, size: Any, table: Any, number: Any
+) -> None:
     viewport = TABLET if size == "tablet" else PHONE
     boss = open_page(viewport, mobile=size == "phone")
     before = lavos.api("GET", "/api/ekasa/settings", MANAGER)  # the first run leaves it on
@@ -134,6 +143,7 @@ def test_settings_test_connection_and_a_paragon_while_eKasa_is_down(lavos, open_
     ext = f"lavos-lavos-{pid}"
     wait_until(lambda: sim.count(ext) == 1, 30, "the paragón registered")
     rec = sim.record(ext)
+    assert rec is not None
     assert rec["request"]["kind"] == "paragon" and rec["request"]["data"]["paragonNumber"] == number
 
     def gone() -> bool:

@@ -14,7 +14,8 @@ link in it, even where the browser takes a scrollbar's width from the page. On a
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -25,6 +26,11 @@ from tests.dashboard.browser.web import log_in, wait_live
 from tests.dashboard.conftest import MANAGER, STAFF
 from tests.support.hub import VENUE, card_reader_of
 from tests.support.waiting import wait_until
+
+if TYPE_CHECKING:
+    from edge.agent import EdgeNode
+    from tests.support.web import ServedHub
+
 
 # Every table but the darts machine has its node online, as in the hall (a table without one is "Modul odpojený").
 NODE_TABLES = (*(f"pool-{i:02d}" for i in range(1, 11)), "carom-01", "foos-01", "foos-02")
@@ -40,8 +46,8 @@ def venue_tables() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def evening(lavos, nodes):
-    def start(table: str, **body) -> int:
+def evening(lavos: ServedHub, nodes: dict[str, tuple[EdgeNode, Any]]) -> None:
+    def start(table: str, **body: Any) -> int:
         result: int = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": table, **body})["id"]
         return result
 
@@ -58,7 +64,7 @@ def evening(lavos, nodes):
     assert len(lavos.api("GET", "/api/alerts", STAFF)) == 5
 
 
-def wait_party(lavos) -> None:
+def wait_party(lavos: Any) -> None:
     """A walk-in party on the waiting list for a pool table (the hub offers it a free one at once)."""
     lavos.hub.execute(JoinWaitingList(name="Horváth", party_size=2, phone="0905 123 456", actor=STAFF))
 
@@ -71,7 +77,7 @@ BAR_ROWS = """() => [...document.querySelectorAll('#topbar .brand, #topbar .nav 
   .sort((a, b) => a - b).reduce((rows, y, i, all) => rows + (i && y - all[i - 1] > 20 ? 1 : 0), 1)"""
 
 
-def fit(page) -> dict[str, Any]:
+def fit(page: Any) -> dict[str, Any]:
     """Where the cards, the alert strip and the waiting list are on the screen; the top bar's rows."""
     return {
         "navRows": page.evaluate(BAR_ROWS),
@@ -92,7 +98,9 @@ def fit(page) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("lang", ["sk", "en"])
-def test_the_whole_hall_fits_the_tablet_with_five_alerts_open_and_a_party_waiting(lavos, nodes, evening, tablet, lang):
+def test_the_whole_hall_fits_the_tablet_with_five_alerts_open_and_a_party_waiting(
+    lavos: ServedHub, nodes: dict[str, tuple[EdgeNode, Any]], evening: None, tablet: Any, lang: Any
+) -> None:
     log_in(tablet, lavos, MANAGER)
     if lang == "en":
         with tablet.expect_navigation():
@@ -118,7 +126,7 @@ def test_the_whole_hall_fits_the_tablet_with_five_alerts_open_and_a_party_waitin
     assert tablet.locator("#alert-banner .alert:visible").count() == 5
 
 
-def test_the_top_bar_is_one_row_on_every_page_a_manager_opens(lavos, evening, open_page):
+def test_the_top_bar_is_one_row_on_every_page_a_manager_opens(lavos: ServedHub, evening: None, open_page: Callable[..., Any]) -> None:
     """Issue 29, item 36: it wrapped to two rows (109 px) on 8 of 10 of the manager's pages. Each
     page of the bar (the manager's own under "Správa") and a table's, at 1280 px less a scrollbar,
     with the waiting list's link in the bar; the manager's pages are one tap away in its menu."""
@@ -140,7 +148,7 @@ def test_the_top_bar_is_one_row_on_every_page_a_manager_opens(lavos, evening, op
     assert page.url.endswith("/reports") and page.locator("#nav-more-toggle").get_attribute("aria-current") == "page"
 
 
-def test_cards_show_their_tables_worst_alert(lavos, nodes, evening, tablet):
+def test_cards_show_their_tables_worst_alert(lavos: ServedHub, nodes: dict[str, tuple[EdgeNode, Any]], evening: None, tablet: Any) -> None:
     log_in(tablet, lavos, STAFF)
     f = {c["table"]: c for c in fit(tablet)["cards"]}
     expected = {
@@ -156,7 +164,7 @@ def test_cards_show_their_tables_worst_alert(lavos, nodes, evening, tablet):
     assert tablet.locator("#table-pool-06 .card-alerts").count() == 0
 
 
-def test_a_folded_room_stays_folded_in_this_browser(lavos, evening, tablet):
+def test_a_folded_room_stays_folded_in_this_browser(lavos: ServedHub, evening: None, tablet: Any) -> None:
     log_in(tablet, lavos, STAFF)
     tablet.locator("#room-main > summary").tap()
     assert not tablet.locator("#table-pool-01").is_visible()
@@ -183,7 +191,7 @@ PLAYERS = [
 
 
 @pytest.fixture(scope="module")
-def tournament_day(lavos, evening):
+def tournament_day(lavos: ServedHub, evening: None) -> Any:
     """Issue 29 (the independent check): a Lavosliga drawn on the 8 tables the evening leaves free, so
     every billiard table is busy, 8 of them with a called match. Runs after the module's other tests
     (it is the last to ask for it), which see the evening alone."""
@@ -199,7 +207,7 @@ def tournament_day(lavos, evening):
     return tid
 
 
-def test_a_tournament_on_eight_tables_fits_the_tablet_too(lavos, evening, tournament_day, tablet):
+def test_a_tournament_on_eight_tables_fits_the_tablet_too(lavos: ServedHub, evening: None, tournament_day: Any, tablet: Any) -> None:
     """Issue 29, item 36 on a tournament day: 8 called matches (names, race, score on each card), the
     waiting party and the alerts: the whole hall still fits 1280x800, each called card no taller than
     the tallest game's card; a long name is shortened with an ellipsis, its whole text in the title."""

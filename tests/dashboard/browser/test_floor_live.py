@@ -15,11 +15,19 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from tests.dashboard.browser.conftest import TABLET
 from tests.dashboard.browser.web import log_in, page_marker, wait_live
 from tests.dashboard.conftest import STAFF
+from tests.support.matching import some
 from tests.support.waiting import HANG_S, wait_until
+
+if TYPE_CHECKING:
+    from edge.agent import EdgeNode
+    from tests.support.web import ServedHub
+
 
 NODE_TABLES = ("pool-01", "pool-02")
 A, B = NODE_TABLES
@@ -47,7 +55,7 @@ CARD_LOG = """
 class Relays:
     """Notes the wall-clock time of every switch of each node's relay (the state the cards must follow)."""
 
-    def __init__(self, nodes) -> None:
+    def __init__(self, nodes: Any) -> None:
         self.nodes = nodes
         self.changes: dict[str, list[tuple[float, bool]]] = {t: [(time.time(), nodes[t][0].light.on)] for t in nodes}
         self.stop = threading.Event()
@@ -68,7 +76,7 @@ class Relays:
         return t
 
 
-def stale_for(page, table: str, truth: str, since: float) -> float:
+def stale_for(page: Any, table: str, truth: str, since: float) -> float:
     """Seconds from `since` (or the page's first picture, if later) until `table`'s card showed `truth` for good."""
     log = page.evaluate("window.__cards")
     assert log, "the page logged nothing"
@@ -80,7 +88,7 @@ def stale_for(page, table: str, truth: str, since: float) -> float:
     return result
 
 
-def settle(page, table: str, truth: str, timeout_s: float = HANG_S) -> None:
+def settle(page: Any, table: str, truth: str, timeout_s: float = HANG_S) -> None:
     """Until the page shows the truth (a card that never does fails here), and keeps showing it."""
     page.wait_for_function(
         "([t, want]) => { const l = window.__cards; return l && l.length && l[l.length - 1].cards[t] === want; }",
@@ -90,13 +98,15 @@ def settle(page, table: str, truth: str, timeout_s: float = HANG_S) -> None:
     page.wait_for_timeout(300)  # and that it stays
 
 
-def floor_after(page, lavos) -> None:
+def floor_after(page: Any, lavos: Any) -> None:
     """Wherever an action left the bar's tablet, staff go to the floor (a new page, as after a redirect)."""
     if page.url.removeprefix(lavos.base_url) != "/":
         page.goto(lavos.base_url + "/")
 
 
-def test_no_card_is_stale_after_a_start_or_a_transfer(lavos, nodes, tablet, open_page):
+def test_no_card_is_stale_after_a_start_or_a_transfer(
+    lavos: ServedHub, nodes: dict[str, tuple[EdgeNode, Any]], tablet: Any, open_page: Callable[..., Any]
+) -> None:
     bar, watcher = tablet, open_page(TABLET)
     for p in (bar, watcher):
         p.add_init_script(CARD_LOG)
@@ -112,7 +122,7 @@ def test_no_card_is_stale_after_a_start_or_a_transfer(lavos, nodes, tablet, open
             with bar.expect_navigation():
                 bar.locator("#start").tap()
             floor_after(bar, lavos)
-            wait_until(lambda: nodes[A][0].light.on, timeout=10, what=f"{A} relay on")
+            wait_until(lambda: some(nodes[A][0].light).on, timeout=10, what=f"{A} relay on")
             on_at = relays.last_switch(A, True)
             for p in (bar, watcher):
                 settle(p, A, "playing+light")
@@ -125,7 +135,7 @@ def test_no_card_is_stale_after_a_start_or_a_transfer(lavos, nodes, tablet, open
             with bar.expect_navigation():
                 form.locator("button").tap()
             floor_after(bar, lavos)
-            wait_until(lambda: not nodes[A][0].light.on and nodes[B][0].light.on, timeout=10, what="lights moved")
+            wait_until(lambda: not some(nodes[A][0].light).on and some(nodes[B][0].light).on, timeout=10, what="lights moved")
             off_at, b_on_at = relays.last_switch(A, False), relays.last_switch(B, True)
             for p in (bar, watcher):
                 settle(p, A, "free")
@@ -136,7 +146,7 @@ def test_no_card_is_stale_after_a_start_or_a_transfer(lavos, nodes, tablet, open
             # Reset for the next round (not measured): stop the game on B.
             sid = lavos.api("GET", f"/api/tables/{B}", STAFF)["session"]["id"]
             lavos.api("POST", f"/api/sessions/{sid}/stop", STAFF)
-            wait_until(lambda: not nodes[B][0].light.on, timeout=10, what=f"{B} relay off")
+            wait_until(lambda: not some(nodes[B][0].light).on, timeout=10, what=f"{B} relay off")
             for p in (bar, watcher):
                 settle(p, B, "free")
     finally:
@@ -147,7 +157,9 @@ def test_no_card_is_stale_after_a_start_or_a_transfer(lavos, nodes, tablet, open
         print(f"  {what}: max {max(values) * 1000:.0f} ms ({', '.join(f'{v * 1000:.0f}' for v in values)})")
 
 
-def test_a_stopped_or_moved_game_never_shows_its_table_lit_without_a_game(lavos, nodes, open_page):
+def test_a_stopped_or_moved_game_never_shows_its_table_lit_without_a_game(
+    lavos: ServedHub, nodes: dict[str, tuple[EdgeNode, Any]], open_page: Callable[..., Any]
+) -> None:
     """The node reports its light off some tens of milliseconds after the hub told it; a card
     fetched in between used to say "Svieti bez hry" (purple) for that blink. The card shows the
     table free with its light switching off instead, then free with the light off; it never
@@ -158,14 +170,14 @@ def test_a_stopped_or_moved_game_never_shows_its_table_lit_without_a_game(lavos,
     wait_live(watcher)
     for _round in range(ROUNDS):
         sid = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": A})["id"]
-        wait_until(lambda: nodes[A][0].light.on, timeout=10, what=f"{A} relay on")
+        wait_until(lambda: some(nodes[A][0].light).on, timeout=10, what=f"{A} relay on")
         settle(watcher, A, "playing+light")
         lavos.api("POST", f"/api/sessions/{sid}/transfer", STAFF, json={"table": B})
-        wait_until(lambda: not nodes[A][0].light.on and nodes[B][0].light.on, timeout=10, what="lights moved")
+        wait_until(lambda: not some(nodes[A][0].light).on and some(nodes[B][0].light).on, timeout=10, what="lights moved")
         settle(watcher, A, "free")
         settle(watcher, B, "playing+light")
         lavos.api("POST", f"/api/sessions/{sid}/stop", STAFF)
-        wait_until(lambda: not nodes[B][0].light.on, timeout=10, what=f"{B} relay off")
+        wait_until(lambda: not some(nodes[B][0].light).on, timeout=10, what=f"{B} relay off")
         settle(watcher, B, "free")
     seen = [(e["t"], t, shown) for e in watcher.evaluate("window.__cards") for t, shown in e["cards"].items() if t in NODE_TABLES]
     lit = [(t, shown) for _at, t, shown in seen if shown.startswith("light_no_game")]

@@ -14,7 +14,9 @@ instead of up to a whole one (the test took 65 s waiting for it).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -27,6 +29,11 @@ from tests.support.sqlite_template import migrated_sqlite
 from tests.support.waiting import HANG_S, wait_until
 from tests.support.web import served_hub
 
+if TYPE_CHECKING:
+    from sim.mosquitto import Mosquitto
+    from tests.support.web import ServedHub
+
+
 TABLE = "carom-01"
 PLAYED_S = 45  # how long the games have run when the pages open: the next minute is 15 s away
 
@@ -37,7 +44,7 @@ def hall_clock() -> ShiftedClock:
 
 
 @pytest.fixture(scope="module")
-def lavos(mosquitto, tmp_path_factory, hall_clock):
+def lavos(mosquitto: Mosquitto, tmp_path_factory: pytest.TempPathFactory, hall_clock: ShiftedClock) -> Iterator[ServedHub]:
     """The hub of this module: in this process, on `hall_clock`, served on a real socket."""
     db = migrated_sqlite(tmp_path_factory.mktemp("hub") / "lavos.db")
     with (
@@ -52,7 +59,9 @@ def hms_seconds(text: str) -> int:
     return h * 3600 + m * 60 + s
 
 
-def test_timers_tick_and_the_amount_moves_without_events(lavos, hall_clock, tablet, open_page):
+def test_timers_tick_and_the_amount_moves_without_events(
+    lavos: ServedHub, hall_clock: ShiftedClock, tablet: Any, open_page: Callable[..., Any]
+) -> None:
     sid = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": TABLE})["id"]
     lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": "pool-01", "prepaid_minutes": 60})
     hall_clock.jump(seconds=PLAYED_S)  # the hub's clock is now: the games have run 45 s
@@ -124,7 +133,9 @@ def _cents(text: str) -> int:
     return int("".join(ch for ch in text if ch.isdigit()))
 
 
-def test_in_a_sped_up_hall_the_amount_moves_and_the_timers_keep_the_halls_pace(lavos, hall_clock, tablet):
+def test_in_a_sped_up_hall_the_amount_moves_and_the_timers_keep_the_halls_pace(
+    lavos: ServedHub, hall_clock: ShiftedClock, tablet: Any
+) -> None:
     """Issue 29, item 39: in the demo (`--speed 20`) the table page's running amount froze: the
     server said when it moves in the hall's milliseconds, and the browser waited that long in its
     own (a minute of the hall is 3 s there). The page says how fast the hall's clock runs; the

@@ -10,16 +10,22 @@ figure (--goal-rounds); each round's time is printed here.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING, Any
 
 from tests.dashboard.browser.hall import goal
 from tests.dashboard.browser.web import log_in, page_marker, wait_live
 from tests.dashboard.conftest import STAFF
 
+if TYPE_CHECKING:
+    from edge.agent import EdgeNode
+    from tests.support.web import ServedHub
+
+
 TABLE = "foos-01"
 ROUNDS = 3
 
 
-def test_goal_without_checkin_alerts_the_open_page(lavos, nodes, tablet):
+def test_goal_without_checkin_alerts_the_open_page(lavos: ServedHub, nodes: dict[str, tuple[EdgeNode, Any]], tablet: Any) -> None:
     log_in(tablet, lavos, STAFF, "/foosball")
     wait_live(tablet)
     loaded = page_marker(tablet)

@@ -9,6 +9,8 @@ the "Aktívny" checkbox sits beside its word at a checkbox's size.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -16,11 +18,15 @@ from tests.dashboard.browser.conftest import PHONE, TABLET
 from tests.dashboard.browser.web import log_in
 from tests.dashboard.conftest import MANAGER
 
+if TYPE_CHECKING:
+    from tests.support.web import ServedHub
+
+
 NODE_TABLES = ()  # nothing at the tables is needed
 
 
 @pytest.fixture(scope="module")
-def members(lavos):
+def members(lavos: ServedHub) -> tuple[Any, Any]:
     api = lavos.api
     owner = api("POST", "/api/members", MANAGER, status=201, json={"name": "Zadražil Miro"})["id"]
     other = api("POST", "/api/members", MANAGER, status=201, json={"name": "Bača Lubo"})["id"]
@@ -29,7 +35,9 @@ def members(lavos):
 
 
 @pytest.mark.parametrize("size", ["tablet", "phone"])
-def test_a_refused_card_stays_on_the_member_page_with_what_was_typed(lavos, members, open_page, size):
+def test_a_refused_card_stays_on_the_member_page_with_what_was_typed(
+    lavos: ServedHub, members: tuple[Any, Any], open_page: Callable[..., Any], size: Any
+) -> None:
     page = open_page(TABLET) if size == "tablet" else open_page(PHONE, mobile=True)
     _owner, other = members
     log_in(page, lavos, MANAGER, f"/members/{other}")
@@ -54,7 +62,9 @@ def test_a_refused_card_stays_on_the_member_page_with_what_was_typed(lavos, memb
 
 
 @pytest.mark.parametrize("size", ["tablet", "phone"])
-def test_card_capture_offers_only_tables_with_a_reader_and_the_checkbox_sits_by_its_word(lavos, members, open_page, size):
+def test_card_capture_offers_only_tables_with_a_reader_and_the_checkbox_sits_by_its_word(
+    lavos: ServedHub, members: tuple[Any, Any], open_page: Callable[..., Any], size: Any
+) -> None:
     page = open_page(TABLET) if size == "tablet" else open_page(PHONE, mobile=True)
     owner, _ = members
     log_in(page, lavos, MANAGER, f"/members/{owner}")
@@ -67,7 +77,7 @@ def test_card_capture_offers_only_tables_with_a_reader_and_the_checkbox_sits_by_
     assert abs((box["y"] + box["height"] / 2) - (word["y"] + word["height"] / 2)) < 8 and word["x"] > box["x"], (box, word)
 
 
-def test_a_refused_account_form_says_why_at_the_form(lavos, open_page):
+def test_a_refused_account_form_says_why_at_the_form(lavos: ServedHub, open_page: Callable[..., Any]) -> None:
     """Issue 19, item 22: the refusal is said at the form on the same page, what was typed kept
     (never a password), no status code for staff; earlier it was an error page with a way back."""
     page = open_page(TABLET)

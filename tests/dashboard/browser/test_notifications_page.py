@@ -4,6 +4,9 @@ sees it delivered, sees the address masked (never the secret), then removes the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 import pytest
 
 from tests.dashboard.browser.conftest import PHONE, TABLET
@@ -12,16 +15,20 @@ from tests.dashboard.conftest import MANAGER
 from tests.notify.receivers import Webhook
 from tests.support.waiting import wait_until
 
+if TYPE_CHECKING:
+    from tests.support.web import ServedHub
+
+
 SECRET = "pa55-w0rd"
 
 
-def _fits(page, width: int) -> None:
+def _fits(page: Any, width: int) -> None:
     scroll = page.evaluate("document.documentElement.scrollWidth")
     assert scroll <= width, f"the page is {scroll} px wide in a {width} px viewport"
 
 
 @pytest.mark.parametrize("size", ["tablet", "phone"])
-def test_add_a_target_send_a_test_message_and_remove_it(lavos, open_page, size):
+def test_add_a_target_send_a_test_message_and_remove_it(lavos: ServedHub, open_page: Callable[..., Any], size: Any) -> None:
     hook = Webhook().start()
     try:
         viewport = TABLET if size == "tablet" else PHONE

@@ -11,6 +11,9 @@ are known. The drink is put on the tab as a row (the tab's item page is another 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 import pytest
 from sqlalchemy import select
 
@@ -22,11 +25,15 @@ from tests.dashboard.browser.web import eur, log_in, unfold_menu
 from tests.dashboard.conftest import MANAGER, STAFF
 from tests.support.hub import REPO
 
+if TYPE_CHECKING:
+    from tests.support.web import ServedHub
+
+
 SHOTS = REPO / "docs" / "screenshots"
 GAME, DRINK = 1234, 250  # 12,34 € of table time (a correction on a short game), a Kofola at 19 %
 
 
-def _tab(lavos, table: str) -> int:
+def _tab(lavos: Any, table: str) -> int:
     """A stopped game on `table` billed GAME (+ its first seconds), with a drink on its tab; the tab's id."""
     sid = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": table})["id"]
     lavos.api("POST", f"/api/sessions/{sid}/correction", MANAGER, json={"amount_cents": GAME, "reason": "test hry"})
@@ -53,7 +60,7 @@ def _tab(lavos, table: str) -> int:
         store.close()
 
 
-def _fits(page, width: int) -> None:
+def _fits(page: Any, width: int) -> None:
     scroll = page.evaluate("document.documentElement.scrollWidth")
     assert scroll <= width, f"the page is {scroll} px wide in a {width} px viewport"
 
@@ -63,7 +70,9 @@ def _cents(text: str) -> int:
 
 
 @pytest.mark.parametrize(("size", "table"), [("tablet", "pool-04"), ("phone", "pool-05")])
-def test_half_cash_with_change_half_card_then_the_manager_gives_it_back(lavos, open_page, size, table):
+def test_half_cash_with_change_half_card_then_the_manager_gives_it_back(
+    lavos: ServedHub, open_page: Callable[..., Any], size: Any, table: Any
+) -> None:
     viewport = TABLET if size == "tablet" else PHONE
     tab = _tab(lavos, table)
     owed = lavos.api("GET", f"/api/tabs/{tab}/payments", STAFF)["owed_cents"]
@@ -131,7 +140,9 @@ def test_half_cash_with_change_half_card_then_the_manager_gives_it_back(lavos, o
 
 
 @pytest.mark.parametrize(("size", "table"), [("tablet", "pool-06"), ("phone", "pool-07")])
-def test_a_double_tap_on_pay_makes_one_payment_and_the_receipt_reads_in_english(lavos, open_page, size, table):
+def test_a_double_tap_on_pay_makes_one_payment_and_the_receipt_reads_in_english(
+    lavos: ServedHub, open_page: Callable[..., Any], size: Any, table: Any
+) -> None:
     viewport = TABLET if size == "tablet" else PHONE
     tab = _tab(lavos, table)
     page = open_page(viewport, mobile=size == "phone")
@@ -162,7 +173,7 @@ def test_a_double_tap_on_pay_makes_one_payment_and_the_receipt_reads_in_english(
     _fits(page, viewport["width"])
 
 
-def test_no_english_and_no_raw_ids_on_the_slovak_payment_pages_and_refusals(lavos, open_page):
+def test_no_english_and_no_raw_ids_on_the_slovak_payment_pages_and_refusals(lavos: ServedHub, open_page: Callable[..., Any]) -> None:
     from tests.dashboard.browser.test_slovak_everywhere import Findings
 
     tab = _tab(lavos, "pool-08")
@@ -210,7 +221,9 @@ BIGGEST_TEXT = """() => {
 }"""
 
 
-def test_stop_and_pay_in_cash_with_change_is_four_taps_and_the_whole_amount_is_the_headline(lavos, open_page):
+def test_stop_and_pay_in_cash_with_change_is_four_taps_and_the_whole_amount_is_the_headline(
+    lavos: ServedHub, open_page: Callable[..., Any]
+) -> None:
     """Issue 19, item 9: after "Ukončiť a vystaviť účet" the page said 1,20 € (the table time) big and
     the tab's 4,30 € (with the drinks) small. Now the stop lands on the tab's pay page, what the
     guests owe in full is the biggest text on it, and the note they hand over pays it in one tap."""
@@ -224,7 +237,7 @@ def test_stop_and_pay_in_cash_with_change_is_four_taps_and_the_whole_amount_is_t
     taps: list[str] = []
     page.on("dialog", lambda d: taps.append("confirm the stop"))  # a tap too (web.prepare answers it)
 
-    def tap(what: str, locator) -> None:
+    def tap(what: str, locator: Any) -> None:
         taps.append(what)
         with page.expect_navigation():
             locator.tap()

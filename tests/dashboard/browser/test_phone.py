@@ -11,7 +11,8 @@ tapped in on a phone while the TV page follows (in this module for its server: n
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -20,6 +21,11 @@ from tests.dashboard.browser.hall import drop_balls
 from tests.dashboard.browser.web import log_in, wait_live
 from tests.dashboard.conftest import MANAGER, STAFF
 from tests.support.waiting import wait_until
+
+if TYPE_CHECKING:
+    from edge.agent import EdgeNode
+    from tests.support.web import ServedHub
+
 
 NODE_TABLES = ("pool-01", "pool-02")
 
@@ -45,7 +51,7 @@ BROKEN_TEXTS = r"""
 
 
 @pytest.fixture(scope="module")
-def evening(lavos, nodes):
+def evening(lavos: ServedHub, nodes: dict[str, tuple[EdgeNode, Any]]) -> dict[str, Any]:
     """A game playing, one billed (a bill with money and dates), and an alert in the banner."""
     lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": "pool-01"})
     billed = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": "carom-01"})["id"]
@@ -68,18 +74,20 @@ def evening(lavos, nodes):
     return {"bill": billed, "unpaid": unpaid, "bar": bar, "payment": payment}
 
 
-def width(page) -> int:
+def width(page: Any) -> int:
     result: int = page.evaluate("document.documentElement.scrollWidth")
     return result
 
 
-def nav_paths(page) -> list[str]:
+def nav_paths(page: Any) -> list[str]:
     result: list[str] = page.eval_on_selector_all(".topbar .nav a", "links => links.map(a => a.getAttribute('href'))")
     return result
 
 
 @pytest.mark.parametrize("lang", ["sk", "en"])
-def test_no_page_is_wider_than_the_phone_and_no_money_or_date_breaks(lavos, evening, phone, lang):
+def test_no_page_is_wider_than_the_phone_and_no_money_or_date_breaks(
+    lavos: ServedHub, evening: dict[str, Any], phone: Any, lang: Any
+) -> None:
     log_in(phone, lavos, MANAGER)
     if lang == "en":
         phone.locator("#menu-toggle").tap()
@@ -98,7 +106,7 @@ def test_no_page_is_wider_than_the_phone_and_no_money_or_date_breaks(lavos, even
     assert not problems, f"at {PHONE['width']} px wide: {problems}"
 
 
-def test_the_phone_top_bar_keeps_sound_language_and_logout_within_reach(lavos, evening, phone):
+def test_the_phone_top_bar_keeps_sound_language_and_logout_within_reach(lavos: ServedHub, evening: dict[str, Any], phone: Any) -> None:
     log_in(phone, lavos, STAFF)
     wait_live(phone)
     vw = PHONE["width"]
@@ -122,7 +130,7 @@ def test_the_phone_top_bar_keeps_sound_language_and_logout_within_reach(lavos, e
     phone.locator("#mute").tap()
 
 
-def test_an_alert_takes_at_most_two_lines_on_the_phone(lavos, evening, phone):
+def test_an_alert_takes_at_most_two_lines_on_the_phone(lavos: ServedHub, evening: dict[str, Any], phone: Any) -> None:
     log_in(phone, lavos, STAFF)
     alert = phone.locator("#alert-banner .alert").first
     alert.wait_for()
@@ -158,7 +166,9 @@ TOUCH_TARGETS = """() => {
 MIN_TOUCH_PX = 44
 
 
-def test_every_touch_target_on_the_till_pages_is_at_least_44_px_and_the_unpaid_list_fits(lavos, evening, phone, open_page):
+def test_every_touch_target_on_the_till_pages_is_at_least_44_px_and_the_unpaid_list_fits(
+    lavos: ServedHub, evening: dict[str, Any], phone: Any, open_page: Callable[..., Any]
+) -> None:
     """Issue 19, item 18: "Potvrdiť" was 41 px high, the bills' row buttons 40 px, "Položky účtu" 21 px."""
     log_in(phone, lavos, STAFF, "/bills")
     unpaid = phone.locator("#unpaid-tabs .links .btn")
@@ -194,7 +204,9 @@ PLAYERS = ("Novák", "Kováč", "Horváth", "Varga", "Tóth", "Nagy", "Baláž",
 TV = {"width": 1920, "height": 1080}
 
 
-def test_a_tournament_checked_in_drawn_and_scored_on_a_phone_while_the_tv_follows_to_the_standings(lavos, open_page):
+def test_a_tournament_checked_in_drawn_and_scored_on_a_phone_while_the_tv_follows_to_the_standings(
+    lavos: ServedHub, open_page: Callable[..., Any]
+) -> None:
     """Issue 21: a Lavosliga evening. Staff check in 8 players on the tablet and draw; the matches go
     to the tables; a result is tapped in on a phone, rack by rack, and the TV page (no login, dark,
     1920x1080) shows it by itself; the tournament ends with the standings on the TV and the
@@ -282,7 +294,7 @@ def test_a_tournament_checked_in_drawn_and_scored_on_a_phone_while_the_tv_follow
     assert tablet.locator("#standings tbody tr").count() == 8 and tablet.locator("#champion").is_visible()
 
 
-def settled(page) -> None:
+def settled(page: Any) -> None:
     """Until the live board has been fetched once after its stream opened (app.js does that on
     every open): measured before, it could be redrawn under the test (what is typed into it stays)."""
     wait_live(page)
@@ -310,7 +322,7 @@ OFF_THE_EDGE = """() => {
 }"""
 
 
-def test_a_32_player_double_elimination_on_the_directors_tablet_a_phone_and_the_tv(lavos, open_page):
+def test_a_32_player_double_elimination_on_the_directors_tablet_a_phone_and_the_tv(lavos: ServedHub, open_page: Callable[..., Any]) -> None:
     """Issue 29, item 33: on the director's tablet (1280x800) the tables are above the fold and a
     result keeps the page where it was; on a phone no control sits past the right edge; the TV
     (1920x1080) shows the whole bracket, scaled to the screen. Last in the module, after the
@@ -380,7 +392,9 @@ def test_a_32_player_double_elimination_on_the_directors_tablet_a_phone_and_the_
     assert tablet.evaluate(SPLIT_SCORES) == []
 
 
-def test_a_score_typed_on_the_directors_tablet_survives_the_live_board_and_is_saved(lavos, open_page):
+def test_a_score_typed_on_the_directors_tablet_survives_the_live_board_and_is_saved(
+    lavos: ServedHub, open_page: Callable[..., Any]
+) -> None:
     """Follow-up of issue 29: the board of the tournament's page is redrawn on every rack tapped in
     the hall; what the director is typing into a match's result boxes stays (the focus too), the
     rest of the board follows (the other table's score), and the result typed is the one saved. A

@@ -12,7 +12,9 @@ with a party on the waiting list too, the whole floor of that evening is on the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -26,6 +28,11 @@ from tests.dashboard.conftest import MANAGER, STAFF
 from tests.support.hub import REPO, card_reader_of
 from tests.support.waiting import wait_until
 
+if TYPE_CHECKING:
+    from edge.agent import EdgeNode
+    from tests.support.web import ServedHub
+
+
 SHOTS = REPO / "docs" / "screenshots"
 MEMBER_UID = "0a1b2c3d"
 SIZES = {"tablet": (TABLET, False), "phone": (PHONE, True)}
@@ -34,14 +41,14 @@ NODE_TABLES = tuple(t for t in TABLES if t != "pool-08")
 
 
 @pytest.fixture(scope="module")
-def evening(lavos, nodes) -> dict[str, int]:
+def evening(lavos: ServedHub, nodes: dict[str, tuple[EdgeNode, Any]]) -> dict[str, int]:
     """Sessions, drops, a check-in and an alert, made the way the bar and the tables make them."""
     year = datetime.now(ZoneInfo("Europe/Bratislava")).year
     member = lavos.api("POST", "/api/members", MANAGER, status=201, json={"name": "Ambra Tomáš"})["id"]
     lavos.api("POST", f"/api/members/{member}/cards", MANAGER, status=201, json={"uid": MEMBER_UID})
     lavos.api("POST", f"/api/members/{member}/fees", MANAGER, status=201, json={"year": year})
 
-    def start(table: str, **body) -> int:
+    def start(table: str, **body: Any) -> int:
         result: int = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": table, **body})["id"]
         return result
 
@@ -85,7 +92,7 @@ def evening(lavos, nodes) -> dict[str, int]:
     return {"bill": billed, "tab": tab}
 
 
-def test_the_evenings_whole_floor_fits_the_tablet_with_a_party_waiting(lavos, evening, tablet):
+def test_the_evenings_whole_floor_fits_the_tablet_with_a_party_waiting(lavos: ServedHub, evening: dict[str, Any], tablet: Any) -> None:
     """Issue 29, item 36: with one alert and one party waiting, this floor was 984 px tall on the
     1280x800 tablet: the side room and the foosball fell below the fold."""
     log_in(tablet, lavos, MANAGER)
@@ -101,7 +108,7 @@ def test_the_evenings_whole_floor_fits_the_tablet_with_a_party_waiting(lavos, ev
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_screenshots(lavos, evening, open_page, size):
+def test_screenshots(lavos: ServedHub, evening: dict[str, Any], open_page: Callable[..., Any], size: Any) -> None:
     viewport, mobile = SIZES[size]
     page = open_page(viewport, mobile=mobile)
     problems: list[str] = []

@@ -15,8 +15,9 @@ so one run lists everything that is left to fix.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -29,6 +30,11 @@ from tests.dashboard.browser.web import log_in
 from tests.dashboard.conftest import MANAGER, PASSWORD, STAFF
 from tests.support.hub import on_writer
 from tests.support.waiting import wait_until
+
+if TYPE_CHECKING:
+    from edge.agent import EdgeNode
+    from tests.support.web import ServedHub
+
 
 NODE_TABLES = ("pool-01", "foos-01")  # alerts to read: balls potted with no game; foosball with nobody checked in
 
@@ -193,7 +199,7 @@ class Findings:
     found: list[str] = field(default_factory=list)
     seen: set[tuple[str, str]] = field(default_factory=set)
 
-    def check(self, page, where: str) -> None:
+    def check(self, page: Any, where: str) -> None:
         text = page.evaluate(VISIBLE_TEXT) + "\n" + "\n".join(page.evaluate(VISIBLE_ATTRS))
         for line in (x.strip() for x in text.splitlines()):
             if not line:
@@ -212,12 +218,12 @@ class Findings:
                     )
 
 
-def _goto(page, base: str, path: str) -> None:
+def _goto(page: Any, base: str, path: str) -> None:
     page.goto(base + path)
     page.wait_for_load_state("domcontentloaded")
 
 
-def _post_form(page, path: str, fields: dict[str, str]) -> None:
+def _post_form(page: Any, path: str, fields: dict[str, str]) -> None:
     """Submit a form to `path` as the page's own forms do (its CSRF token, a real navigation):
     the way a second tablet's stale form or a double tap reaches the server."""
     with page.expect_navigation():
@@ -234,7 +240,7 @@ def _post_form(page, path: str, fields: dict[str, str]) -> None:
         )
 
 
-def _submit(page, form: str, **fields: str) -> None:
+def _submit(page: Any, form: str, **fields: str) -> None:
     """Fill `fields` of the page's form `form` (a selector) and send it, as staff do."""
     for name, value in fields.items():
         page.fill(f"{form} input[name={name}]", value)
@@ -242,12 +248,12 @@ def _submit(page, form: str, **fields: str) -> None:
         page.locator(f"{form} button[type=submit]").tap()
 
 
-def _flash(page) -> str:
+def _flash(page: Any) -> str:
     return " ".join(page.locator(".flash-error, .flash-ok, .error-box, .form-error, [role=alert]").all_inner_texts())
 
 
 @pytest.fixture(scope="module")
-def hall(lavos, nodes):
+def hall(lavos: ServedHub, nodes: dict[str, tuple[EdgeNode, Any]]) -> Any:
     """An evening in progress: members, a bill, a running game, open alerts with table names."""
     api = lavos.api
     zadrazil = api("POST", "/api/members", MANAGER, status=201, json={"name": "Zadražil Miro"})["id"]
@@ -318,13 +324,13 @@ def hall(lavos, nodes):
     }
 
 
-def set_aside(hub) -> None:
+def set_aside(hub: Any) -> None:
     """A record for the centre that it refused, set aside with the contract's own reason (issue 29:
     the Modules page showed the centre's English): on /monitoring."""
     with pytest.raises(RecordRefused) as why:
         check("payment", {"id": 777, "business_day": "2026-12-01", "amount_cents": 100})
 
-    def write(db) -> None:
+    def write(db: Any) -> None:
         db.add(OutboxRecord(seq=7, hall="lavos", kind="payment", ref="payment:777", at=hub.clock(), record={"id": 777}, size=11))
 
     on_writer(hub, write)
@@ -409,7 +415,7 @@ def _paths(hall: dict[str, Any]) -> list[str]:
     ]
 
 
-def _walk(page, base: str, hall: dict[str, Any], findings: Findings, size: str) -> None:
+def _walk(page: Any, base: str, hall: dict[str, Any], findings: Findings, size: str) -> None:
     for path in _paths(hall):
         _goto(page, base, path)
         findings.check(page, f"{size} {path}")
@@ -430,7 +436,7 @@ def test_the_walk_reads_every_page() -> None:
     assert not stale, f"NOT_PAGES names routes that are gone: {stale}"
 
 
-def _refusals(page, base: str, hall: dict[str, Any], findings: Findings) -> None:
+def _refusals(page: Any, base: str, hall: dict[str, Any], findings: Findings) -> None:
     """Every refusal converted to a message id, met through the pages' forms."""
 
     def seen(where: str, expect: str) -> None:
@@ -527,7 +533,7 @@ def _refusals(page, base: str, hall: dict[str, Any], findings: Findings) -> None
     seen("the last manager", MANAGER)
 
 
-def lavos_api(page, base: str, table: str) -> None:
+def lavos_api(page: Any, base: str, table: str) -> None:
     """A game started on `table` by someone else (the API, as another tablet's page would)."""
     r = page.request.post(
         base + "/api/sessions",
@@ -537,7 +543,7 @@ def lavos_api(page, base: str, table: str) -> None:
     assert r.status == 201, r.text()
 
 
-def test_no_english_and_no_raw_ids_on_the_slovak_pages(lavos, hall, open_page):
+def test_no_english_and_no_raw_ids_on_the_slovak_pages(lavos: ServedHub, hall: Any, open_page: Callable[..., Any]) -> None:
     findings = Findings()
     tablet = open_page(TABLET)
     log_in(tablet, lavos, MANAGER, "/")
@@ -571,7 +577,7 @@ def test_no_english_and_no_raw_ids_on_the_slovak_pages(lavos, hall, open_page):
     assert not findings.found, f"{len(findings.found)} English or raw-id texts on the Slovak UI:\n" + "\n".join(findings.found)
 
 
-def test_the_english_ui_says_the_same_in_english(lavos, hall, open_page):
+def test_the_english_ui_says_the_same_in_english(lavos: ServedHub, hall: Any, open_page: Callable[..., Any]) -> None:
     """The same refusals and alerts on the English UI: English sentences, table names, no ids."""
     page = open_page(TABLET)
     log_in(page, lavos, MANAGER, "/alerts")
@@ -594,7 +600,7 @@ def test_the_english_ui_says_the_same_in_english(lavos, hall, open_page):
     assert "Balls potted per pocket today" in sensors and not RAW_ID.search(page.evaluate(VISIBLE_TEXT))
 
 
-def test_the_detector_sees_english_and_ids(lavos, open_page):
+def test_the_detector_sees_english_and_ids(lavos: ServedHub, open_page: Callable[..., Any]) -> None:
     """The check itself: an English sentence and a raw id are found, Slovak text is not."""
     page = open_page(TABLET)
     _goto(page, lavos.base_url, "/login")

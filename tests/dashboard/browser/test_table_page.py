@@ -6,6 +6,9 @@ At the tablet behind the bar (1280×800) and on a phone (390×844), Slovak unles
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
 import pytest
 from playwright.sync_api import expect
 
@@ -14,7 +17,13 @@ from tests.dashboard.browser.conftest import PHONE, TABLET
 from tests.dashboard.browser.hall import drop_balls, goal
 from tests.dashboard.browser.web import log_in, unfold_menu, wait_live
 from tests.dashboard.conftest import MANAGER, STAFF
+from tests.support.matching import some
 from tests.support.waiting import wait_until
+
+if TYPE_CHECKING:
+    from edge.agent import EdgeNode
+    from tests.support.web import ServedHub
+
 
 # pool-01..04 have no club-card rate in the shipped venue; pool-05 on do.
 NODE_TABLES = ("pool-02", "pool-03", "foos-01", "darts-01")
@@ -22,7 +31,7 @@ SIZES = [pytest.param(TABLET, id="tablet"), pytest.param(PHONE, id="phone")]
 
 
 @pytest.fixture(scope="module")
-def members(lavos):
+def members(lavos: ServedHub) -> dict[str, Any]:
     """A paid-up member and one who has not paid this year."""
     paid = lavos.api("POST", "/api/members", MANAGER, status=201, json={"name": "Ambra Tomáš"})
     lavos.api("POST", f"/api/members/{paid['id']}/fees", MANAGER, status=201, json={"year": paid["fee_year"]})
@@ -31,18 +40,18 @@ def members(lavos):
 
 
 @pytest.fixture
-def page(open_page, request):
+def page(open_page: Callable[..., Any], request: pytest.FixtureRequest) -> Any:
     size = request.param
     return open_page(size, mobile=size is PHONE)
 
 
-def _stop_all(lavos) -> None:
+def _stop_all(lavos: Any) -> None:
     for s in lavos.api("GET", "/api/sessions?open=true", STAFF):
         lavos.api("POST", f"/api/sessions/{s['id']}/stop", STAFF)
 
 
 @pytest.fixture(autouse=True)
-def clean_hall(lavos):
+def clean_hall(lavos: ServedHub) -> Iterator[None]:
     yield
     _stop_all(lavos)
     for t in lavos.api("GET", "/api/tables", STAFF):
@@ -50,28 +59,28 @@ def clean_hall(lavos):
             lavos.api("DELETE", f"/api/tables/{t['id']}/out-of-service", STAFF)
 
 
-def _session_on(lavos, table: str):
+def _session_on(lavos: Any, table: str) -> Any:
     return lavos.api("GET", f"/api/tables/{table}", STAFF)["session"]
 
 
-def _choose_member(page, name: str, scope: str = "") -> None:
+def _choose_member(page: Any, name: str, scope: str = "") -> None:
     page.locator(f"{scope} [data-member-pick] input[data-search]").fill(name[:5])
     page.locator(f"{scope} .member-results button", has_text=name).click()
 
 
-def _to_english(page) -> None:
+def _to_english(page: Any) -> None:
     """The language switch; on a phone it is in the menu, which opens first."""
     unfold_menu(page)
     with page.expect_navigation():
         page.locator(".lang button[value=en]").click()
 
 
-def _flash(page) -> str:
+def _flash(page: Any) -> str:
     return " ".join(page.locator(".flash").all_inner_texts())
 
 
 @pytest.fixture
-def usual_alerts(lavos, nodes):
+def usual_alerts(lavos: ServedHub, nodes: dict[str, tuple[EdgeNode, Any]]) -> Iterator[None]:
     """The alerts of an ordinary evening open in the banner: balls potted with no game, foosball without a member."""
     drop_balls(nodes, "pool-02", 0, 1)
     drop_balls(nodes, "pool-03", 1, 1)
@@ -83,7 +92,9 @@ def usual_alerts(lavos, nodes):
 
 
 @pytest.mark.parametrize("page", SIZES, indirect=True)
-def test_start_is_in_reach_with_a_member_chip_and_prepaid_presets(lavos, members, usual_alerts, page):
+def test_start_is_in_reach_with_a_member_chip_and_prepaid_presets(
+    lavos: ServedHub, members: dict[str, Any], usual_alerts: None, page: Any
+) -> None:
     log_in(page, lavos, STAFF, "/tables/pool-05")
     assert page.locator("#alert-banner .alert").count() >= 3
     # On screen without scrolling: within the layout viewport (on the phone, wider content, like a
@@ -112,7 +123,7 @@ def test_start_is_in_reach_with_a_member_chip_and_prepaid_presets(lavos, members
 
 
 @pytest.mark.parametrize("page", SIZES, indirect=True)
-def test_the_club_rate_is_known_before_the_start_and_said_again_at_it(lavos, members, page):
+def test_the_club_rate_is_known_before_the_start_and_said_again_at_it(lavos: ServedHub, members: dict[str, Any], page: Any) -> None:
     """Issue 19, item 16: the floor marks the club-rate tables, the start form says what this table
     gives, and choosing a member who will not get the club rate warns before the game starts."""
     log_in(page, lavos, STAFF, "/")
@@ -162,7 +173,9 @@ def test_the_club_rate_is_known_before_the_start_and_said_again_at_it(lavos, mem
 
 
 @pytest.mark.parametrize("page", SIZES, indirect=True)
-def test_a_running_game_extend_only_when_prepaid_stop_far_from_pause_move_explicitly(lavos, members, page):
+def test_a_running_game_extend_only_when_prepaid_stop_far_from_pause_move_explicitly(
+    lavos: ServedHub, members: dict[str, Any], page: Any
+) -> None:
     lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": "pool-07", "member_id": members["paid"]})
     log_in(page, lavos, STAFF, "/tables/pool-07")
     assert page.locator("#extend").count() == 0, "Predĺžiť offered for a game without prepaid time"
@@ -199,7 +212,7 @@ def test_a_running_game_extend_only_when_prepaid_stop_far_from_pause_move_explic
 
 
 @pytest.mark.parametrize("page", SIZES, indirect=True)
-def test_out_of_service_from_the_table_page(lavos, nodes, page):
+def test_out_of_service_from_the_table_page(lavos: ServedHub, nodes: dict[str, tuple[EdgeNode, Any]], page: Any) -> None:
     log_in(page, lavos, STAFF, "/tables/pool-03")
     page.locator("#oos-form input[name=reason]").fill("čistenie")
     page.locator("#take-out").click()
@@ -213,7 +226,7 @@ def test_out_of_service_from_the_table_page(lavos, nodes, page):
     refused = lavos.api("POST", "/api/sessions", STAFF, status=409, json={"table": "pool-03"})
     assert "out of service" in refused["detail"]
     node, _ = nodes["pool-03"]
-    assert not node.light.on
+    assert not some(node.light).on
     _to_english(page)  # and in English
     assert "Out of service" in panel.inner_text() and page.locator("#in-service").inner_text().strip() == "Back in service"
     page.locator("#in-service").click()
@@ -224,7 +237,9 @@ def test_out_of_service_from_the_table_page(lavos, nodes, page):
 
 
 @pytest.mark.parametrize("page", SIZES, indirect=True)
-def test_out_of_service_shows_live_on_the_floor_of_another_tablet(lavos, nodes, page, open_page):
+def test_out_of_service_shows_live_on_the_floor_of_another_tablet(
+    lavos: ServedHub, nodes: dict[str, tuple[EdgeNode, Any]], page: Any, open_page: Callable[..., Any]
+) -> None:
     """The floor open on one device (tablet or phone); a bartender takes Pool 3 out of service at
     another tablet: the card says "Mimo prevádzky" (its own calm look, not an alarm) without a
     reload, and "Voľný" again once it is put back (how soon another tablet sees a staff action:
@@ -247,24 +262,26 @@ def test_out_of_service_shows_live_on_the_floor_of_another_tablet(lavos, nodes, 
 
 
 @pytest.mark.parametrize("page", SIZES, indirect=True)
-def test_light_by_hand_raises_the_light_alert_like_the_button(lavos, nodes, page):
+def test_light_by_hand_raises_the_light_alert_like_the_button(lavos: ServedHub, nodes: dict[str, tuple[EdgeNode, Any]], page: Any) -> None:
     node, _ = nodes["pool-02"]
     log_in(page, lavos, STAFF, "/tables/pool-02")
     page.locator("#light-on").click()
     page.wait_for_url(lavos.base_url + "/tables/pool-02")
-    wait_until(lambda: node.light.on, what="the relay on")
+    wait_until(lambda: some(node.light).on, what="the relay on")
     alerts = [a for a in lavos.api("GET", "/api/alerts", STAFF) if a["table"] == "pool-02" and a["kind"] == "light_without_session"]
     assert len(alerts) == 1
     wait_until(lambda: lavos.api("GET", "/api/tables/pool-02", STAFF)["light"]["on"], what="the node reported the light")
     page.reload()
     page.locator("#light-off").click()
     page.wait_for_url(lavos.base_url + "/tables/pool-02")
-    wait_until(lambda: not node.light.on, what="the relay off")
+    wait_until(lambda: not some(node.light).on, what="the relay off")
     assert not [a for a in lavos.api("GET", "/api/alerts", STAFF) if a["table"] == "pool-02" and a["kind"] == "light_without_session"]
 
 
 @pytest.mark.parametrize("page", SIZES, indirect=True)
-def test_foosball_staff_check_in_shows_until_when_and_check_out(lavos, nodes, members, page):
+def test_foosball_staff_check_in_shows_until_when_and_check_out(
+    lavos: ServedHub, nodes: dict[str, tuple[EdgeNode, Any]], members: dict[str, Any], page: Any
+) -> None:
     log_in(page, lavos, STAFF, "/tables/foos-01")
     _choose_member(page, "Ambra Tomáš", "#checkin-form")
     assert page.locator("#checkin-form .chip").is_visible()
@@ -285,13 +302,15 @@ def test_foosball_staff_check_in_shows_until_when_and_check_out(lavos, nodes, me
 
 
 @pytest.mark.parametrize("page", SIZES, indirect=True)
-def test_darts_page_has_the_light_out_of_service_and_todays_use(lavos, nodes, page):
+def test_darts_page_has_the_light_out_of_service_and_todays_use(
+    lavos: ServedHub, nodes: dict[str, tuple[EdgeNode, Any]], page: Any
+) -> None:
     node, factory = nodes["darts-01"]
     drive_pulses(factory.pin(node.config.pins.activity), 1, PulseScript(duration_s=0.05, chatter_edges=0))
     log_in(page, lavos, STAFF, "/tables/darts-01")
     page.locator("#light-on").click()
     page.wait_for_url(lavos.base_url + "/tables/darts-01")
-    wait_until(lambda: node.light.on, what="the darts light on")
+    wait_until(lambda: some(node.light).on, what="the darts light on")
     log = page.locator("#use-log")
     assert "Svetlo zapnuté z obrazovky" in log.inner_text()
     wait_until(
@@ -300,5 +319,5 @@ def test_darts_page_has_the_light_out_of_service_and_todays_use(lavos, nodes, pa
     assert page.locator("#take-out").is_visible()
     page.locator("#take-out").click()
     page.wait_for_url(lavos.base_url + "/tables/darts-01")
-    wait_until(lambda: not node.light.on, what="out of service: dark")
+    wait_until(lambda: not some(node.light).on, what="out of service: dark")
     assert "Vyradený z prevádzky" in page.locator("#use-log").inner_text()

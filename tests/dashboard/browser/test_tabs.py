@@ -12,7 +12,9 @@ The server runs on the real clock; the tables here have no node (nothing waits f
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -21,25 +23,29 @@ from tests.dashboard.browser.web import eur, log_in, unfold_menu
 from tests.dashboard.conftest import MANAGER, STAFF
 from tests.support.waiting import wait_until
 
+if TYPE_CHECKING:
+    from tests.support.web import ServedHub
+
+
 SIZES = {"tablet": (TABLET, False, "pool-06"), "phone": (PHONE, True, "pool-07")}
 
 
-def _fits(page, width: int) -> None:
+def _fits(page: Any, width: int) -> None:
     scroll = page.evaluate("document.documentElement.scrollWidth")
     assert scroll <= width, f"{page.url} is {scroll} px wide in a {width} px viewport"
 
 
-def _tap(page, locator) -> None:
+def _tap(page: Any, locator: Any) -> None:
     with page.expect_navigation():
         locator.tap()
 
 
-def _product(page, name: str):
+def _product(page: Any, name: str) -> Any:
     return page.locator("button.product-btn", has_text=re.compile("^" + re.escape(name))).first
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_two_drinks_on_a_games_tab_one_voided_and_the_vat_per_rate(lavos, open_page, size):
+def test_two_drinks_on_a_games_tab_one_voided_and_the_vat_per_rate(lavos: ServedHub, open_page: Callable[..., Any], size: Any) -> None:
     viewport, mobile, table = SIZES[size]
     page = open_page(viewport, mobile=mobile)
     log_in(page, lavos, STAFF, f"/tables/{table}")
@@ -78,7 +84,7 @@ def test_two_drinks_on_a_games_tab_one_voided_and_the_vat_per_rate(lavos, open_p
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_a_walk_in_tab_merged_onto_a_table_and_split_in_two(lavos, open_page, size):
+def test_a_walk_in_tab_merged_onto_a_table_and_split_in_two(lavos: ServedHub, open_page: Callable[..., Any], size: Any) -> None:
     viewport, mobile, _ = SIZES[size]
     table = "pool-08" if size == "tablet" else "pool-09"
     page = open_page(viewport, mobile=mobile)
@@ -123,13 +129,13 @@ def test_a_walk_in_tab_merged_onto_a_table_and_split_in_two(lavos, open_page, si
     assert "Zlúčené do účtu" in page.locator("#tab-merged").inner_text()
 
 
-def test_a_sale_at_the_bar_is_three_taps_from_the_floor(lavos, open_page):
+def test_a_sale_at_the_bar_is_three_taps_from_the_floor(lavos: ServedHub, open_page: Callable[..., Any]) -> None:
     """Issue 19, item 15: "Predaj na bar" (no name to type), the product, the note the guest hands over."""
     page = open_page(TABLET)
     log_in(page, lavos, STAFF, "/")
     taps: list[str] = []
 
-    def tap(what: str, locator) -> None:
+    def tap(what: str, locator: Any) -> None:
         taps.append(what)
         _tap(page, locator)
 
@@ -148,7 +154,7 @@ def test_a_sale_at_the_bar_is_three_taps_from_the_floor(lavos, open_page):
 PRODUCTS = 40  # a bar's whole list: the actions must stay on screen however many there are
 
 
-def test_a_playing_tables_actions_are_on_screen_however_many_products(lavos, open_page):
+def test_a_playing_tables_actions_are_on_screen_however_many_products(lavos: ServedHub, open_page: Callable[..., Any]) -> None:
     """Issue 19, item 10, at 1280×800: stop, pause and the products (a compact grid, the most sold
     first, a search) on screen without scrolling with 40 products and an alert in the strip; the
     manager's "Ukončiť všetky hry" too, with one confirmation. (Last in the module: its products

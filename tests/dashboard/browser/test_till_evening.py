@@ -15,11 +15,17 @@ from __future__ import annotations
 import math
 import re
 import time
+from collections.abc import Callable
 from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from tests.dashboard.browser.conftest import PHONE, TABLET
 from tests.dashboard.browser.web import eur, log_in
 from tests.dashboard.conftest import MANAGER, STAFF
+
+if TYPE_CHECKING:
+    from tests.support.web import ServedHub
+
 
 TABLE, TABLE_NAME = "pool-04", "Pool 4"
 BEER, KOFOLA, BOROVICKA = 250, 200, 250  # the seeded product list (broker/till/tabs.py), all at 23 %
@@ -28,16 +34,16 @@ FLOAT = 5000
 TENDERED = 2000  # part 1: the player hands over a 20 € note
 
 
-def _tap(page, locator) -> None:
+def _tap(page: Any, locator: Any) -> None:
     with page.expect_navigation():
         locator.tap()
 
 
-def _product(page, name: str):
+def _product(page: Any, name: str) -> Any:
     return page.locator("button.product-btn", has_text=re.compile("^" + re.escape(name))).first
 
 
-def _money(page, selector: str) -> str:
+def _money(page: Any, selector: str) -> str:
     """Money as the page shows it, with its no-break space (inner_text may give a plain one)."""
     result: str = page.locator(selector).inner_text().replace(" ", "\u00a0")
     return result
@@ -47,7 +53,7 @@ def _cents(text: str) -> int:
     return int(text.replace("\u00a0", "").replace(" ", "").replace("€", "").replace(",", ""))
 
 
-def _fits(page, width: int) -> None:
+def _fits(page: Any, width: int) -> None:
     scroll = page.evaluate("document.documentElement.scrollWidth")
     assert scroll <= width, f"{page.url} is {scroll} px wide in a {width} px viewport"
 
@@ -57,7 +63,7 @@ def _vat(gross: int, percent: int = 23) -> int:
     return (2 * gross * percent + (100 + percent)) // (2 * (100 + percent))
 
 
-def _check_receipt(page, amount: int, method: str) -> str:
+def _check_receipt(page: Any, amount: int, method: str) -> str:
     """The receipt page just opened: its total, VAT at 23 %, the method, the non-fiscal line; its text."""
     assert "/receipts/" in page.url, page.url
     text = page.locator("#receipt").inner_text().replace("\u00a0", " ")
@@ -74,7 +80,7 @@ def _check_receipt(page, amount: int, method: str) -> str:
     return result
 
 
-def test_an_evening_at_the_till_from_the_first_game_to_the_closed_day(lavos, open_page):
+def test_an_evening_at_the_till_from_the_first_game_to_the_closed_day(lavos: ServedHub, open_page: Callable[..., Any]) -> None:
     page = open_page(TABLET)
     log_in(page, lavos, STAFF, "/day")
 

@@ -8,16 +8,22 @@ account's history shows who did what and when.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from tests.dashboard.browser.conftest import PHONE
 from tests.dashboard.browser.web import log_in
 from tests.dashboard.conftest import MANAGER, PASSWORD, STAFF
 
+if TYPE_CHECKING:
+    from tests.support.web import ServedHub
+
+
 NODE_TABLES = ()  # no table node needed: accounts only
 HANDED_OUT, CHOSEN = "Dočasné-heslo-1", "Moje-vlastné-heslo-2"
 
 
-def _login_form(page, base_url: str, username: str, password: str) -> None:
+def _login_form(page: Any, base_url: str, username: str, password: str) -> None:
     page.goto(base_url + "/login")
     page.fill("input[name=username]", username)
     page.fill("input[name=password]", password)
@@ -25,7 +31,7 @@ def _login_form(page, base_url: str, username: str, password: str) -> None:
         page.locator(".login-box button[type=submit]").tap()
 
 
-def test_disabling_a_staff_user_logs_their_tablet_out(lavos, open_page):
+def test_disabling_a_staff_user_logs_their_tablet_out(lavos: ServedHub, open_page: Callable[..., Any]) -> None:
     bar, office = open_page(), open_page()
     log_in(bar, lavos, STAFF, "/alerts")
     log_in(office, lavos, MANAGER, "/users")
@@ -56,7 +62,7 @@ def test_disabling_a_staff_user_logs_their_tablet_out(lavos, open_page):
     assert re.search(r"\d{1,2}\.\u00a0\d{1,2}\.\u00a020\d\d \d{1,2}:\d\d", rows[0]), rows[0]  # the local time, Slovak style
 
 
-def test_a_handed_out_password_must_be_changed_before_anything_else(lavos, open_page):
+def test_a_handed_out_password_must_be_changed_before_anything_else(lavos: ServedHub, open_page: Callable[..., Any]) -> None:
     office, bar = open_page(), open_page()
     log_in(office, lavos, MANAGER, "/users")
     form = office.locator("#add-user")
@@ -102,7 +108,7 @@ def test_a_handed_out_password_must_be_changed_before_anything_else(lavos, open_
     assert any(MANAGER in r and "Musí si zvoliť vlastné heslo." in r for r in added), added
 
 
-def test_an_ended_login_keeps_the_form_and_what_was_typed(lavos, open_page):
+def test_an_ended_login_keeps_the_form_and_what_was_typed(lavos: ServedHub, open_page: Callable[..., Any]) -> None:
     """Issue 19, item 17: the manager ends the bar tablet's logins while a start form is half filled
     in; sending it leads to the login page, which says why, and logging in again to the same form
     with what was typed (and no game started meanwhile). Issue 29, item 38: the prepaid time chosen
@@ -134,7 +140,7 @@ def test_an_ended_login_keeps_the_form_and_what_was_typed(lavos, open_page):
     assert bar.locator("#start-form input[name=card_uid]").input_value() == ""
 
 
-def test_a_refused_account_form_stays_with_what_was_typed(lavos, open_page):
+def test_a_refused_account_form_stays_with_what_was_typed(lavos: ServedHub, open_page: Callable[..., Any]) -> None:
     """Issue 19, item 22: on the manager's phone, a refused new account is said at the form, in
     Slovak, with the name, the role and the tick kept (the passwords are typed again)."""
     office = open_page(PHONE, mobile=True)

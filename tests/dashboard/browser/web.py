@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from tests.dashboard.conftest import PASSWORD
 from tests.support.server import Served
@@ -26,13 +27,13 @@ LIVE_PROBE = """
 """
 
 
-def prepare(page) -> None:
+def prepare(page: Any) -> None:
     page.add_init_script(LIVE_PROBE)
     # The stop button asks "stop and show the bill?": staff say yes (Playwright would dismiss it).
     page.on("dialog", lambda dialog: dialog.accept())
 
 
-def log_in(page, server: Served, username: str, path: str = "/") -> None:
+def log_in(page: Any, server: Served, username: str, path: str = "/") -> None:
     """Open `path` as an anonymous visitor, get sent to the login form, log in, land back on `path`."""
     page.goto(server.base_url + path)
     assert re.search(r"/login(\?|$)", page.url), f"an anonymous visit to {path} ended on {page.url}, not the login page"
@@ -43,19 +44,19 @@ def log_in(page, server: Served, username: str, path: str = "/") -> None:
     assert page.url.removeprefix(server.base_url) == path, f"after login the browser is on {page.url}"
 
 
-def unfold_menu(page) -> None:
+def unfold_menu(page: Any) -> None:
     """On a phone the top bar folds links, language and logout behind its Menu button: unfold it."""
     toggle = page.locator("#menu-toggle")
     if toggle.is_visible() and toggle.get_attribute("aria-expanded") != "true":
         toggle.click()
 
 
-def wait_live(page, timeout_ms: int = 20_000) -> None:
+def wait_live(page: Any, timeout_ms: int = 20_000) -> None:
     """Until the page's Server-Sent Events stream is open (readyState 1)."""
     page.wait_for_function("() => (window.__lavosStreams || []).some(es => es.readyState === 1)", timeout=timeout_ms)
 
 
-def page_marker(page) -> float:
+def page_marker(page: Any) -> float:
     """A number made when the document loaded: unchanged means the page was not reloaded."""
     result: float = page.evaluate("window.__lavosLoaded")
     return result
