@@ -54,7 +54,7 @@ def insert_events_once(db: Session, events: Iterable[dict[str, Any]]) -> set[Eve
 # unnest(...)): psycopg parses a query's placeholders on every execute when the query is too
 # long for its cache, and 8,000 of them cost 110 ms a batch of 1,000, more than the rest of the
 # batch's work (bench/hub_ingest.py found it).
-# tests/broker/test_db.py checks it stores what the generic statement stores.
+# tests/broker/storage/test_db.py checks it stores what the generic statement stores.
 _COLUMNS = ("table_id", "boot", "seq", "type", "node_ts", "ts_synced", "received_at", "data")
 _CHUNK = 1000  # 8,000 parameters a statement: under SQLite's 32,766
 _BULK = {

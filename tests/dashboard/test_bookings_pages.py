@@ -2,7 +2,7 @@
 a phone booking from a table's page, the floor card from 15 min before, the walk-in's warning and
 prepaid choices, the deposit asked for after no-shows, the day view, the waiting list on the floor,
 the read-only API with availability, and the private iCal feed. The rules themselves are tested on
-both databases in tests/broker/test_bookings.py; these test what the pages and the API do with them
+both databases in tests/broker/bookings/test_bookings.py; these test what the pages and the API do with them
 (the API's and the feed's queries on both databases too)."""
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def _book_form(site: Site, table: str = "pool-04", **fields: Any) -> httpx.Respo
     return site.staff.post("/bookings/new", data)
 
 
-@sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
+@sqlite_only  # the pages over rules tested on both databases (tests/broker/bookings/test_bookings.py)
 def test_a_phone_booking_from_the_table_page_shows_on_its_card_from_15_minutes_before(site: Site) -> None:
     page = site.staff.get("/tables/pool-04")
     assert 'id="book-table" href="/bookings/new?table=pool-04"' in page.text  # "Rezervovať" on the table's page
@@ -95,7 +95,7 @@ def test_a_phone_booking_from_the_table_page_shows_on_its_card_from_15_minutes_b
     assert "Rezervované 20:00 (Novák, 4)" in _text(site.staff.get("/floor/rooms").text)
 
 
-@sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
+@sqlite_only  # the pages over rules tested on both databases (tests/broker/bookings/test_bookings.py)
 def test_a_refused_booking_comes_back_with_what_was_typed_and_the_free_tables(site: Site) -> None:
     _book_form(site)
     again = _book_form(site, name="Horák", time="21:00")
@@ -109,7 +109,7 @@ def test_a_refused_booking_comes_back_with_what_was_typed_and_the_free_tables(si
     assert "Čas 17:30 už prešiel: hostia, ktorí už prišli, nepotrebujú rezerváciu; zapnite im hru" in _text(past.text)
 
 
-@sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
+@sqlite_only  # the pages over rules tested on both databases (tests/broker/bookings/test_bookings.py)
 def test_after_two_no_shows_the_form_asks_for_the_deposit(site: Site) -> None:
     for n in (1, 2):
         b = site.hub.execute(
@@ -150,7 +150,7 @@ def test_after_two_no_shows_the_form_asks_for_the_deposit(site: Site) -> None:
     assert "čaká na zálohu" in day and "Záloha 10,00 €: na zaplatenie" in day
 
 
-@sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
+@sqlite_only  # the pages over rules tested on both databases (tests/broker/bookings/test_bookings.py)
 def test_the_start_form_warns_a_walk_in_and_offers_prepaid_time_only_up_to_the_booking(site: Site) -> None:
     _book_form(site)
     site.at(19, 15)
@@ -162,7 +162,7 @@ def test_the_start_form_warns_a_walk_in_and_offers_prepaid_time_only_up_to_the_b
     assert 'data-minutes="60"' in site.staff.get("/tables/pool-05").text  # nothing booked there
 
 
-@sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
+@sqlite_only  # the pages over rules tested on both databases (tests/broker/bookings/test_bookings.py)
 def test_the_day_view_shows_the_grid_the_phones_and_prisli_starts_the_game(site: Site) -> None:
     _book_form(site, phone="0903 123 456")
     page = site.staff.get("/bookings")
@@ -178,7 +178,7 @@ def test_the_day_view_shows_the_grid_the_phones_and_prisli_starts_the_game(site:
     assert site.staff.get("/waiting/link").text.strip() == "" and 'id="nav-waiting"' not in site.staff.get("/bills").text
 
 
-@sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
+@sqlite_only  # the pages over rules tested on both databases (tests/broker/bookings/test_bookings.py)
 def test_the_day_grid_offers_a_slot_exactly_when_a_booking_of_it_is_taken(site: Site) -> None:
     """Issue 29's independent check: at 19:57, with a game on Pool 1 since 19:57, the grid offered
     "+" at 20:00 and 20:30 (a booking there: 409 "Pool 1 is being played until about 20:57"), and
@@ -213,7 +213,7 @@ def test_the_day_grid_offers_a_slot_exactly_when_a_booking_of_it_is_taken(site: 
     assert "Hrá sa" in said and "Mimo prevádzky" in said and "Ponúknutý čakajúcim" in said
 
 
-@sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
+@sqlite_only  # the pages over rules tested on both databases (tests/broker/bookings/test_bookings.py)
 def test_blocks_are_the_managers_and_list_the_guests_to_call(site: Site) -> None:
     site.hub.execute(
         BookTable(
@@ -235,7 +235,7 @@ def test_blocks_are_the_managers_and_list_the_guests_to_call(site: Site) -> None
     assert "Lavosliga" in said
 
 
-@sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
+@sqlite_only  # the pages over rules tested on both databases (tests/broker/bookings/test_bookings.py)
 def test_the_waiting_list_on_the_floor_and_an_offer_taken(site: Site) -> None:
     for n in range(1, 9):
         site.hub.execute(StartGame(table=f"pool-0{n}", actor="jana"))
@@ -264,7 +264,7 @@ def test_the_waiting_list_on_the_floor_and_an_offer_taken(site: Site) -> None:
     assert site.staff.get("/waiting/link").text.strip() == "" and 'id="nav-waiting"' not in site.staff.get("/bills").text
 
 
-@sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
+@sqlite_only  # the pages over rules tested on both databases (tests/broker/bookings/test_bookings.py)
 def test_a_stale_beru_on_the_floor_says_why_on_the_floor(site: Site) -> None:
     """Issue 29's independent check: "Berú" on an offer withdrawn meanwhile answered 303 with no
     message. The floor redraws its waiting panel live from /waiting/panel, whose forms went back to
@@ -390,7 +390,7 @@ def test_a_disabled_or_demoted_accounts_ical_link_ends_and_stays_ended(site: Sit
     assert site.staff.client.get(link).status_code == 404
 
 
-@sqlite_only  # the pages over rules tested on both databases (tests/broker/test_bookings.py)
+@sqlite_only  # the pages over rules tested on both databases (tests/broker/bookings/test_bookings.py)
 def test_a_table_taken_out_of_service_lists_its_bookings_to_call(site: Site) -> None:
     _book_form(site, phone="0903 123 456")
     r = site.staff.post("/tables/pool-04/out-of-service", {"reason": "oprava"})

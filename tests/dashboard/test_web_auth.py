@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 # Open to anybody: logging in needs a page before the login, and so does choosing the language.
 PUBLIC = {("GET", "/login"), ("POST", "/login"), ("POST", "/logout"), ("POST", "/lang")}
-# A tournament's TV and players' phones: the link's token is the key (tests/tournament/test_tournament_pages.py).
+# A tournament's TV and players' phones: the link's token is the key (tests/tournaments/test_tournament_pages.py).
 PUBLIC |= {("GET", "/tv/{token}"), ("GET", "/tv/{token}/board"), ("GET", "/tv/{token}/events")}
 SAMPLE = {"table_id": "pool-01", "session_id": "1", "alert_id": "1"}
 

@@ -30,7 +30,7 @@ from broker.domain.venue import Billing, load_venue
 from broker.storage.members import add_member, assign_card, record_fee
 from broker.storage.models import Alert
 from devices import contract
-from tests.broker.test_service_e2e import score
+from tests.broker.floor.test_service_e2e import score
 from tests.dashboard.conftest import FakeClock, api  # noqa: F401 - the api fixture
 from tests.support.hub import VENUE, card_reader_of, fresh_login, link_of, on_writer, running_node, started_hub
 from tests.support.mqtt import Collector

@@ -32,7 +32,7 @@ import pytest
 from broker.accounts.users import create_user, issue_token, new_password
 from broker.compose import open_store
 from sim.mosquitto import free_port as _free_port
-from tests.broker.test_service_e2e import drop_balls, score
+from tests.broker.floor.test_service_e2e import drop_balls, score
 from tests.faults.checks import (
     assert_billed_by_central_clock,
     assert_each_once,

@@ -1,7 +1,7 @@
 """Issue 6: the hub killed with SIGKILL mid-evening and restarted.
 
 Sessions, alerts and check-ins continue; every bill equals an uninterrupted run's; no event is
-applied twice. (tests/broker/test_hub_restart.py covers the single-session case.)
+applied twice. (tests/broker/floor/test_hub_restart.py covers the single-session case.)
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from broker.domain.billing import billed_seconds, time_amount_cents
 from broker.storage.engine import open_store
 from broker.storage.members import add_member
 from broker.storage.models import Alert, Event, FoosballCheckin
-from tests.broker.test_hub_restart import start_hub
-from tests.broker.test_service_e2e import drop_balls, score
+from tests.broker.floor.test_hub_restart import start_hub
+from tests.broker.floor.test_service_e2e import drop_balls, score
 from tests.support.driven import ask
 from tests.support.hub import light_of, link_of, running_node
 from tests.support.waiting import wait_until

@@ -25,8 +25,8 @@ import pytest
 
 from broker.adapters.metrics import MetricsWriter
 from broker.floor.games import StartGame
-from tests.broker.test_metrics import fake  # noqa: F401 - fake is a fixture: the server that answers 500 or hangs
-from tests.broker.test_service_e2e import drop_balls
+from tests.broker.adapters.test_metrics import fake  # noqa: F401 - fake is a fixture: the server that answers 500 or hangs
+from tests.broker.floor.test_service_e2e import drop_balls
 from tests.faults.checks import stored_events
 from tests.support.hub import light_of, link_of, running_node, running_service
 from tests.support.tcp_cut import TcpCut
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from broker.hall.hub import Hub
     from edge.agent import EdgeNode
     from sim.mosquitto import Mosquitto
-    from tests.broker.test_metrics import FakeInflux
+    from tests.broker.adapters.test_metrics import FakeInflux
     from tests.support.victoria import VictoriaMetrics
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from broker.floor.games import StartGame, StopGame
 from broker.storage.models import Game
 from edge.clock import WallClock
-from tests.broker.test_service_e2e import drop_balls
+from tests.broker.floor.test_service_e2e import drop_balls
 from tests.faults.checks import assert_billed_by_central_clock, assert_each_once, stored_events
 from tests.support.hub import light_of, link_of, running_node, running_service
 from tests.support.waiting import wait_until

@@ -19,7 +19,7 @@ from sqlalchemy import select
 from broker.floor.games import StartGame, StopGame
 from broker.storage.engine import open_store
 from broker.storage.models import Alert
-from tests.broker.test_service_e2e import drop_balls
+from tests.broker.floor.test_service_e2e import drop_balls
 from tests.faults.checks import assert_billed_by_central_clock, assert_each_once, stored_events
 from tests.support.hub import light_of, link_of, outbox_of, running_node, running_service
 from tests.support.postgres import PostgresCluster, find_bindir

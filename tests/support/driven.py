@@ -1,4 +1,4 @@
-"""A test's own helper process (tests/edge/agent_proc.py, tests/broker/hub_proc.py) driven over
+"""A test's own helper process (tests/edge/agent_proc.py, tests/broker/floor/hub_proc.py) driven over
 stdin: it prints "ready" once started, then answers each command line with one line."""
 
 from __future__ import annotations

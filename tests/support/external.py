@@ -66,11 +66,11 @@ MODULES: dict[str, tuple[str, ...]] = {
     "bench/test_staff_action.py": ("chromium", "lavos_process", "mosquitto"),
     "bench/test_halls_bench.py": _LAVOS + _MQTT,  # the centre and the halls' hubs in processes of their own
     "bench/test_failover_bench.py": _LAVOS + _MQTT + _PG,  # two lavos server processes on a PostgreSQL of its own
-    "broker/test_db.py::test_processes_starting_together_migrate_once": _PG,
-    "broker/test_hub_restart.py": _LAVOS,
-    "broker/test_link_process.py": _LAVOS + _MQTT,  # starts a hub process by hand, and its own broker
+    "broker/storage/test_db.py::test_processes_starting_together_migrate_once": _PG,
+    "broker/floor/test_hub_restart.py": _LAVOS,
+    "broker/adapters/test_link_process.py": _LAVOS + _MQTT,  # starts a hub process by hand, and its own broker
     "test_bench_hub_ingest.py": _LAVOS + _MQTT,
-    "broker/test_node_credentials.py": _MQTT,  # `lavos broker add-node` (in-process) runs mosquitto_passwd
+    "broker/accounts/test_node_credentials.py": _MQTT,  # `lavos broker add-node` (in-process) runs mosquitto_passwd
     "dashboard/test_server_cli.py": _LAVOS,
     "deploy/test_backup.py::test_a_backup_of_the_other_backend_is_refused": _PG,
     "deploy/test_backup.py::test_cli_backup_and_restore": _LAVOS,

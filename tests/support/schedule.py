@@ -62,7 +62,7 @@ KNOWN_S: dict[str, float] = {
     "tests/dashboard/browser/test_phone.py": 62,
     "tests/dashboard/browser/test_screenshots.py": 40,
     "tests/security/test_lockout.py": 75,  # 77 s in a full run at -n 4, load 9-11 (7 December)
-    "tests/broker/test_hub_concurrency.py": 40,
+    "tests/broker/core/test_hub_concurrency.py": 40,
     "tests/dashboard/browser/test_bookings.py": 35,
     "tests/faults/test_broker_outage.py": 25,
     "tests/test_bench_hub_ingest.py": 40,
@@ -79,7 +79,7 @@ KNOWN_S: dict[str, float] = {
     "tests/dashboard/browser/test_harness.py": 33,
     "tests/dashboard/test_api_table_service.py": 33,
     "tests/home_assistant/test_with_mosquitto.py": 32,
-    "tests/broker/test_link_process.py": 30,
+    "tests/broker/adapters/test_link_process.py": 30,
     "tests/security/test_mqtt_flood.py": 30,
     "tests/security/test_node_files.py": 30,
     "tests/dashboard/test_pages_reports.py": 29,

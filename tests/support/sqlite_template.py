@@ -3,7 +3,7 @@ the same with test accounts in it, for the tests that run `lavos server` as a pr
 
 Migrating from scratch runs every Alembic revision (0.2 s idle, over a second on a loaded machine);
 copying the migrated file takes a millisecond, and what a test gets is the same file. Tests about
-migrating itself (tests/broker/test_db.py, a newer schema refused) keep opening empty files.
+migrating itself (tests/broker/storage/test_db.py, a newer schema refused) keep opening empty files.
 """
 
 from __future__ import annotations

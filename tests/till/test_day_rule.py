@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from broker.domain.schedule import business_day, business_day_bounds, business_hours, counting_day
 from broker.domain.venue import Billing
-from tests.broker.test_tariffs import LAVOS, bratislava
+from tests.broker.domain.test_tariffs import LAVOS, bratislava
 
 if TYPE_CHECKING:
     from broker.domain.venue import Venue

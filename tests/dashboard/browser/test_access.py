@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 PUBLIC = {("GET", "/login"), ("POST", "/login"), ("POST", "/logout"), ("POST", "/lang")}
 # A tournament's TV and the players' phones (issue 21): no login, the revocable link is the key;
-# a link nobody was given is a 404 (tests/tournament/test_tournament_pages.py).
+# a link nobody was given is a 404 (tests/tournaments/test_tournament_pages.py).
 PUBLIC |= {("GET", "/tv/{token}"), ("GET", "/tv/{token}/board"), ("GET", "/tv/{token}/events")}
 STAFF_PAGES = {
     "/",

@@ -289,7 +289,7 @@ def hall(lavos: ServedHub, nodes: dict[str, tuple[EdgeNode, Any]]) -> Any:
 
     wait_until(lambda: {"play_without_session", "foosball_no_member"} <= alerts(), timeout=30, what="the two alerts")
     # A tournament drawn (issue 21): its pages and the TV. No table of its own: every table has its
-    # part in this walk already (a tournament's call on a floor card: tests/tournament/test_tournament_pages.py).
+    # part in this walk already (a tournament's call on a floor card: tests/tournaments/test_tournament_pages.py).
     cup = api(
         "POST",
         "/api/tournaments",
@@ -391,7 +391,7 @@ NOT_PAGES = {
     "/reports/lavos.xlsx": "a download",
     "/days/{day}.csv": "a download",
     "/days/{day}.xlsx": "a download",
-    "/tournaments/{tournament_id}/export.csv": "a download (its Slovak header: tests/tournament/test_tournament_pages.py)",
+    "/tournaments/{tournament_id}/export.csv": "a download (its Slovak header: tests/tournaments/test_tournament_pages.py)",
 }
 
 

@@ -17,7 +17,7 @@ from broker.people.members import AddMember
 from broker.storage.models import BookingBlock
 from tests.dashboard.conftest import Api, sqlite_only
 from tests.support.hub import on_writer
-from tests.tournament.test_tournament_hub import hub_of, make, view
+from tests.tournaments.test_tournament_hub import hub_of, make, view
 
 
 def match(v: dict[str, Any], mid: str) -> dict[str, Any]:

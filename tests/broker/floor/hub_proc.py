@@ -1,6 +1,6 @@
 """The hub as a real process (no HTTP), driven through stdin, for kill -9 tests.
 
-    python -m tests.broker.hub_proc VENUE DB_URL MQTT_PORT
+    python -m tests.broker.floor.hub_proc VENUE DB_URL MQTT_PORT
 stdin: "start TABLE" -> session id; "stop ID" -> JSON {total_cents, started_at, stopped_at};
 "checkin TABLE MEMBER_ID" -> "ok" (a staff check-in at foosball).
 """

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from broker.domain import bookings as b
 from broker.domain.dates import DateRefused
 from broker.domain.schedule import opening_periods
-from tests.broker.test_tariffs import LAVOS
+from tests.broker.domain.test_tariffs import LAVOS
 
 TZ = LAVOS.tz
 EVENING = datetime(2026, 12, 4, 16, 0, tzinfo=TZ).astimezone(UTC)  # a Friday's opening

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from broker.storage.members_csv import ImportReport
 
 
-SHIPPED = Path(__file__).resolve().parents[2] / "deploy" / "members" / "lavos-members.csv"
+SHIPPED = Path(__file__).resolve().parents[3] / "deploy" / "members" / "lavos-members.csv"
 HEADER = "name,kind,cards,fees_paid,active,note\n"
 
 

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from tests.support.victoria import VictoriaMetrics
 
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 # An hour ago: inside VictoriaMetrics' retention, and far from "now" so a test that used the
 # wall clock by mistake would show.
 BASE = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
@@ -421,7 +421,7 @@ def test_a_killed_process_resumes_from_the_spool(make_writer: Callable[..., Any]
             "-c",
             textwrap.dedent(f"""
         import sys, time
-        from tests.broker.test_metrics import write_points
+        from tests.broker.adapters.test_metrics import write_points
         from broker.adapters.metrics import MetricsWriter
         w = MetricsWriter({fake.url!r}, "t", "lavos", "metrics", {str(tmp_path / "spool")!r},
                           batch_size=50, flush_interval=0.05, retry_initial=0.05, retry_max=0.3)

@@ -124,7 +124,7 @@ README_WORDS = {"time": "table time", "minimum": "table time", "correction": "co
 def test_the_readme_says_what_a_games_bill_holds() -> None:
     """Issue 29, item 31: the README said "The log and the game's bill hold table time only", but a
     manager's correction is a line of the game's bill (the API, docs/architecture.md and the code)."""
-    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8").split())
+    readme = " ".join((Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8").split())
     found = re.search(r"The log and the game's bill hold ([^:]+):", readme)
     assert found, "the README no longer says what a game's bill holds"
     said = found.group(1)

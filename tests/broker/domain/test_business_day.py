@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from broker.domain.schedule import BUSINESS_HOURS, business_day, business_day_bounds
-from tests.broker.test_tariffs import LAVOS, bratislava
+from tests.broker.domain.test_tariffs import LAVOS, bratislava
 
 
 @pytest.mark.parametrize(

@@ -32,7 +32,7 @@ from broker.domain.floor.game_ops import (
     stop_op,
     transfer_op,
 )
-from tests.broker.test_tariffs import BRATISLAVA, HAPPY, LAVOS, PAID, UNPAID, bratislava, venue_with
+from tests.broker.domain.test_tariffs import BRATISLAVA, HAPPY, LAVOS, PAID, UNPAID, bratislava, venue_with
 
 if TYPE_CHECKING:
     from broker.domain.billing import Bill

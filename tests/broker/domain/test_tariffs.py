@@ -13,7 +13,7 @@ import pytest
 from broker.domain.tariffs import MemberSnapshot, RateContext, as_utc, calendar_year, rate_at, split, tariff_window
 from broker.domain.venue import Billing, TimeBand, Venue, load_venue
 
-LAVOS = load_venue(Path(__file__).resolve().parents[2] / "deploy" / "venues" / "lavos.toml")
+LAVOS = load_venue(Path(__file__).resolve().parents[3] / "deploy" / "venues" / "lavos.toml")
 BRATISLAVA = ZoneInfo("Europe/Bratislava")
 PAID = MemberSnapshot(7, "Ambra Tomáš", fee_paid=True, year=2026)
 UNPAID = MemberSnapshot(8, "Zadražil Miro", fee_paid=False, year=2026)

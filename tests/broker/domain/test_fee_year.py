@@ -14,7 +14,7 @@ import pytest
 
 from broker.domain.floor.game_ops import GameError, Op, bill, card_op, replay, start_op, stop_op
 from broker.domain.tariffs import MemberSnapshot, RateContext, rate_at
-from tests.broker.test_tariffs import LAVOS, bratislava
+from tests.broker.domain.test_tariffs import LAVOS, bratislava
 
 if TYPE_CHECKING:
     from broker.domain.billing import Bill

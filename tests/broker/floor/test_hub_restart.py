@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from broker.domain.billing import billed_seconds, time_amount_cents
 from broker.storage.engine import open_store
 from broker.storage.models import Event
-from tests.broker.test_service_e2e import drop_balls
+from tests.broker.floor.test_service_e2e import drop_balls
 from tests.support.driven import ask, start_driven
 from tests.support.hub import VENUE, light_of, link_of, running_node
 from tests.support.waiting import wait_until
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 
 def start_hub(db_url: str, port: int) -> subprocess.Popen[str]:
-    return start_driven("tests.broker.hub_proc", str(VENUE), db_url, str(port))
+    return start_driven("tests.broker.floor.hub_proc", str(VENUE), db_url, str(port))
 
 
 def test_sigkill_mid_session_loses_nothing_and_bills_the_same(mosquitto: Mosquitto, tmp_path: Path) -> None:

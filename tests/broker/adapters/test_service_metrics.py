@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from broker.adapters.metrics import MetricsWriter
 from broker.floor.games import StartGame
-from tests.broker.test_service_e2e import drop_balls
+from tests.broker.floor.test_service_e2e import drop_balls
 from tests.support.hub import link_of, running_node, running_service
 from tests.support.victoria import stat_count
 from tests.support.waiting import wait_until

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from broker.domain.floor.game_ops import REASON_MAX, GameError, Op, bill, bill_reason, correction_op, replay, start_op, stop_op
-from tests.broker.test_tariffs import LAVOS, bratislava
+from tests.broker.domain.test_tariffs import LAVOS, bratislava
 
 T0 = bratislava(2026, 11, 30, 18, 0)
 
