@@ -117,9 +117,13 @@ def publish_events(port: int, table: str, boot: str, n: int, gap_s: float = 0.0)
     returns once the broker PUBACKed every one."""
     c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=table)
     c.username_pw_set(table, f"pw-{table}")
+    connected = threading.Event()
+    c.on_connect = lambda client, userdata, flags, reason, properties: connected.set()
     c.connect("127.0.0.1", port)
     c.loop_start()
     try:
+        # A publish before the CONNACK fails at once ("not currently connected") on a busy machine.
+        assert connected.wait(HANG_S), f"{table}: no CONNACK"
         infos = []
         for seq in range(n):
             infos.append(c.publish(contract.event_topic(table, "pocket"), pocket_event(table, seq, boot), qos=1))

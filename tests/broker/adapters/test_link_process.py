@@ -39,6 +39,10 @@ from tests.support.mqtt import publish_events
 from tests.support.waiting import wait_until
 
 TABLE = "pool-04"
+# The events these tests publish come from another table's login: the broker makes a login its
+# client id (use_username_as_clientid), so a publisher logged in as TABLE would take over the
+# running node's connection and the node's reconnect would then cut the publisher off mid-stream.
+SENDER = "pool-05"
 
 
 def _seqs(store: Any, boot: str) -> list[int]:
@@ -63,7 +67,7 @@ def test_events_in_and_light_commands_out_through_the_child(mosquitto: Mosquitto
             wait_until(lambda: link_of(node).connected, what="the node connected")
             hub.execute(StartGame(table=TABLE, actor="staff"))
             wait_until(lambda: light_of(node).on, what="the light command through the child")
-            publish_events(mosquitto.port, TABLE, "boot-lp", 50)
+            publish_events(mosquitto.port, SENDER, "boot-lp", 50)
             wait_until(lambda: _seqs(hub.store, "boot-lp") == list(range(50)), what="50 events stored once")
             wait_until(lambda: hub_link(hub).stats.acked >= 50, what="acked after the commit")
 
@@ -124,7 +128,7 @@ def test_the_child_dies_with_a_killed_hub(mosquitto: Mosquitto, tmp_path: Path) 
 
 
 def test_a_broker_restart_reconnects_the_child_and_commands_still_reach_the_node(tmp_path: Path) -> None:
-    broker = Mosquitto(tmp_path / "mq", users={TABLE: f"pw-{TABLE}"}).start()
+    broker = Mosquitto(tmp_path / "mq", users={t: f"pw-{t}" for t in (TABLE, SENDER)}).start()
     try:
         with (
             started_hub(tmp_path / "hub.db", mqtt_url=hub_url(broker), link_process=True) as hub,
@@ -139,7 +143,7 @@ def test_a_broker_restart_reconnects_the_child_and_commands_still_reach_the_node
             broker.start()
             wait_until(lambda: hub_link(hub).stats.connects == 2 and hub.mqtt_connected, timeout=30, what="the child reconnected")
             wait_until(lambda: link_of(node).connected, timeout=30, what="the node reconnected")
-            publish_events(broker.port, TABLE, "boot-after", 20)
+            publish_events(broker.port, SENDER, "boot-after", 20)
             wait_until(lambda: _seqs(hub.store, "boot-after") == list(range(20)), what="events after the restart stored")
             hub.execute(StopGame(game=session, actor="staff"))
             wait_until(lambda: not light_of(node).on, what="the stop's light command through the new connection")
