@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
-from argon2 import PasswordHasher
+from argon2 import PasswordHasher, extract_parameters
 from sqlalchemy import select
 from typer.testing import CliRunner
 
@@ -218,3 +218,23 @@ def test_cli_user_add_and_token(db_url: str, tmp_path: Path) -> None:
         out = runner.invoke(app, [*args, "--db", db_url])
         assert out.exit_code == 2 and says in out.output, out.output
     assert "Example: lavos user add" in runner.invoke(app, ["user", "add", "--help"]).output
+
+
+def test_an_unknown_username_costs_the_same_hash_as_a_wrong_password(jana: Any) -> None:
+    """No telling a staff name from a made-up one by the time a refusal takes, shown by the work
+    itself: an unknown name and a known one with a wrong password each verify exactly one argon2
+    hash, with the same costs (the unknown one against a dummy made with the hasher's parameters).
+    Timing the two over HTTP (tests/security/test_lockout.py did) fails on a busy machine."""
+    costs: list[tuple[int, int, int]] = []
+
+    class Counting(PasswordHasher):
+        def verify(self, hash: str | bytes, password: str | bytes) -> Literal[True]:
+            p = extract_parameters(hash if isinstance(hash, str) else hash.decode())
+            costs.append((p.time_cost, p.memory_cost, p.parallelism))
+            return super().verify(hash, password)
+
+    counting = Counting(time_cost=CHEAP.time_cost, memory_cost=CHEAP.memory_cost, parallelism=CHEAP.parallelism)
+    for i, name in enumerate(("jana", "nikto-taky-neni")):
+        with pytest.raises(AuthError):
+            check_password(jana, name, "zlé heslo", client=f"10.0.9.{i}", hasher=counting, store_rehash=rehash_in(jana))
+    assert len(costs) == 2 and costs[0] == costs[1], costs
