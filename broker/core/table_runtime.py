@@ -20,8 +20,9 @@ class TableRuntime:
 
     last_drop_at: datetime | None = None
     drops: int = 0  # since the current game started
-    prepaid_warned: bool = False
-    closing_warned_for: datetime | None = None
+    # The warnings given (kept on the game's row too: see broker.floor.timers.Watchdog._warned)
+    prepaid_warned_for: datetime | None = None  # the prepaid end warned of
+    closing_warned_for: datetime | None = None  # the closing time warned of
     closing_alerted_for: datetime | None = None
     prepaid_alerted_for: datetime | None = None  # the prepaid end whose run-out was alerted
     idle_alerted_for: datetime | None = None

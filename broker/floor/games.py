@@ -325,15 +325,22 @@ class Games(Part):
     def _owned_state(self, table: str, gid: int, new: GameState, op: game_ops.Op) -> None:
         """Committed: the open games and the table's counters follow (before any effect runs)."""
         h = self.h
+        # The lights the effects will send count as commanded before any reader sees the change:
+        # a card drawn in between showed a stopped game's table "lit without a game" (CI, once).
+        if new.state == "stopped" or op.kind in ("pause", "resume"):
+            self.lights.commanding(table, self.lights.desired_with(table, new))
+        elif op.kind == "transfer":
+            self.lights.commanding(table, self.lights.desired_with(table, None))
+            self.lights.commanding(new.table, self.lights.desired_with(new.table, new))
         if new.state == "stopped":
             h.games.remove(table)
         elif op.kind == "transfer":
             h.games.move(table, new.table, OpenGame(gid, new))
-            h.runtime.reset(new.table)
+            # The same players: the warnings they were given move with them (not blinked again).
+            moved = h.runtime.of(table)
+            h.runtime.reset(new.table, prepaid_warned_for=moved.prepaid_warned_for, closing_warned_for=moved.closing_warned_for)
         else:
             h.games.put(table, OpenGame(gid, new))
-            if op.kind == "extend":
-                h.runtime.of(table).prepaid_warned = False
             if op.kind == "resume":
                 h.runtime.of(table).last_drop_at = op.at
         h.runtime.publish()

@@ -52,16 +52,27 @@ class Lights:
 
     def desired(self, table: str) -> bool | None:
         """On while a game runs; while paused as configured; off otherwise. None: not ours to drive."""
+        g = self._games.get(table)
+        return self.desired_with(table, g.state if g is not None else None)
+
+    def desired_with(self, table: str, game: game_ops.GameState | None) -> bool | None:
+        """The light `table` wants with `game` on it (None: no game there)."""
         if self._out_of_service.get(table) is not None:
             return False
         if not Kind(self._tables[table].kind).billed:
             return None
-        g = self._games.get(table)
-        if g is None:
+        if game is None or game.state == "stopped":
             return False
-        if g.state.state == "paused":
+        if game.state == "paused":
             return self._venue.billing.pause_light == "on"
         return True
+
+    def commanding(self, table: str, on: bool | None) -> None:
+        """The hub has decided `table`'s light and sends it once the change is committed: views
+        count it as commanded from now (broker.floor.light_commands), so none drawn in between
+        shows the old light as the table's state."""
+        if on is not None and self._link is not None:
+            self._commands.sent(table, on)
 
     def send(self, table: str, on: bool, blink_s: int | None = None) -> None:
         if self._link is None:

@@ -23,7 +23,7 @@ from broker.domain.schedule import closing_time
 from broker.floor.events import TableWarning
 from broker.floor.games import StopGame
 from broker.storage.events import prune_events
-from broker.storage.models import FoosballCheckin
+from broker.storage.models import FoosballCheckin, Game
 from devices.kinds import Kind
 
 log = logging.getLogger("lavos.hub.watchdog")
@@ -100,8 +100,9 @@ class Watchdog:
                 until = s.state.prepaid_until
                 self._raise(alert_kinds.prepaid_expired(table))
                 rt.prepaid_alerted_for = until  # committed: not again for this run-out
-        elif left is not None and left <= timedelta(minutes=billing.prepaid_warning_min) and not rt.prepaid_warned:
-            rt.prepaid_warned = True
+        elif left is not None and left <= timedelta(minutes=billing.prepaid_warning_min) and rt.prepaid_warned_for != s.state.prepaid_until:
+            self._warned(s.id, prepaid_warned_for=s.state.prepaid_until)
+            rt.prepaid_warned_for = s.state.prepaid_until  # committed: not again for this end
             self.hub.send_light(table, True, blink_s=WARNING_BLINK_S)
             self.h.listeners.notify(TableWarning(table=table, kind="prepaid", left_s=int(left.total_seconds())))
 
@@ -111,8 +112,10 @@ class Watchdog:
         if warn_at <= now < closes:
             for table in list(self.h.games.view()):
                 rt = self.h.runtime.of(table)
-                if rt.closing_warned_for != closes and self.hub.desired_light(table):
-                    rt.closing_warned_for = closes
+                game = self.h.games.get(table)
+                if game is not None and rt.closing_warned_for != closes and self.hub.desired_light(table):
+                    self._warned(game.id, closing_warned_for=closes)
+                    rt.closing_warned_for = closes  # committed: not again for this closing
                     self.hub.send_light(table, True, blink_s=WARNING_BLINK_S)
                     self.h.listeners.notify(TableWarning(table=table, kind="closing"))
         # Sessions are never cut at closing; staff are told instead. The previous period's
@@ -142,6 +145,15 @@ class Watchdog:
         self._raise(*(alert_kinds.idle_session(table, minutes) for table, _ in idle))
         for table, last in idle:  # committed: once per quiet spell (a rolled-back one is tried again)
             self.h.runtime.of(table).idle_alerted_for = last
+
+    def _warned(self, game: int, **given: datetime | None) -> None:
+        """Note on the game's row the warning about to be blinked: a hub that takes over (a
+        failover, a restart) loads it and does not blink the same warning again."""
+        with self.h.store.session() as db:
+            row = db.get(Game, game)
+            if row is not None:
+                for name, value in given.items():
+                    setattr(row, name, value)
 
     def _raise(self, *specs: alert_kinds.AlertSpec) -> None:
         """Open these alerts in one transaction; staff are told once it is committed."""

@@ -251,13 +251,21 @@ class Hub:
         with self.store.reader() as db:
             rows = db.scalars(select(Game).where(Game.state != "stopped")).all()
             loaded = {row.table_id: OpenGame(row.id, replay_row(row, self.venue)) for row in rows}
+            rows_by_table = {row.table_id: row for row in rows}
             for table, s in loaded.items():
                 n, last = db.execute(
                     select(func.count(), func.max(Event.received_at)).where(
                         Event.table_id == table, Event.type == "pocket", Event.received_at >= s.state.started_at
                     )
                 ).one()
-                self._runtime.reset(table, drops=n or 0, last_drop_at=last)
+                warned = rows_by_table[table]
+                self._runtime.reset(
+                    table,
+                    drops=n or 0,
+                    last_drop_at=last,
+                    closing_warned_for=warned.closing_warned_for,
+                    prepaid_warned_for=warned.prepaid_warned_for,
+                )
             self._out_of_service.load(db)
             self.booking_book.load(db, self.clock())
         self._games.load(loaded)

@@ -151,6 +151,11 @@ class Game(Base):
     stopped_at: Mapped[datetime | None] = mapped_column(index=True)
     total_cents: Mapped[int | None]  # set when the game is stopped
     member_id: Mapped[int | None] = mapped_column(ForeignKey("members.id", ondelete="SET NULL"), index=True)
+    # The warnings the players were given by a blink of the light, kept so that a hub that takes
+    # over (a failover, a restart) does not blink the same warning again: the closing time warned
+    # of, and the prepaid end warned of (an extension moves the end, so it is warned of anew).
+    closing_warned_for: Mapped[datetime | None]
+    prepaid_warned_for: Mapped[datetime | None]
 
     ops: Mapped[list[GameOp]] = relationship(back_populates="game", order_by="GameOp.seq")
 

@@ -39,7 +39,7 @@ from tests.faults.checks import (
     stored_events,
 )
 from tests.support import httpc
-from tests.support.hub import REPO, light_of, link_of, running_node
+from tests.support.hub import REPO, VENUE, light_of, link_of, running_node
 from tests.support.server import server_argv, wait_serving
 from tests.support.sqlite_template import CHEAP
 from tests.support.waiting import HANG_S, wait_until
@@ -90,10 +90,24 @@ def pg_url(postgres_cluster: PostgresCluster, postgres_template: str) -> Iterato
     postgres_cluster.drop_database(url)
 
 
+def without_closing_warning(tmp_path: Path) -> Path:
+    """The shipped venue with no closing-time warning. The warning blinks every lit table for ten
+    seconds from ten minutes before closing, by the wall clock: a run at 23:50-24:00 local saw the
+    first hub's blink still switching the relays after the test counted them (that a hub taking
+    over does not blink a warning again is tests/broker/floor/test_watchdog.py's, on a fake clock)."""
+    text = VENUE.read_text(encoding="utf-8")
+    quiet = re.sub(r"(?m)^closing_warning_min = \d+$", "closing_warning_min = 0", text)
+    assert quiet != text, "the shipped venue sets closing_warning_min no more"
+    path = tmp_path / "venue.toml"
+    path.write_text(quiet, encoding="utf-8")
+    return path
+
+
 @pytest.fixture
 def servers(mosquitto: Mosquitto, pg_url: Any, tmp_path: Path) -> Iterator[Callable[..., Any]]:
     """start(name) → a `lavos server` on the test database (same argv, own port and data dir)."""
     started: list[Server] = []
+    venue = without_closing_warning(tmp_path)
 
     def start(name: str, port: int | None = None) -> Server:
         port = port or _free_port()
@@ -102,7 +116,11 @@ def servers(mosquitto: Mosquitto, pg_url: Any, tmp_path: Path) -> Iterator[Calla
         env.pop("LAVOS_DB", None)
         with open(log, "w") as out:
             proc = subprocess.Popen(
-                server_argv(mosquitto.port, pg_url, port, tmp_path / name, *POLL), cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT
+                server_argv(mosquitto.port, pg_url, port, tmp_path / name, *POLL, venue=venue),
+                cwd=REPO,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
             )
         server = Server(proc, f"http://127.0.0.1:{port}", log)
         started.append(server)

@@ -34,14 +34,15 @@ class ServerDied(RuntimeError):
     pass
 
 
-def server_argv(mqtt_port: int, db: str, http_port: int, data_dir: str | Path, *extra: str) -> list[str]:
-    """The `lavos server` command line the process tests start: the shipped venue, the test broker's
-    hub login inline in the URL (as bench/load.py passes it; the log must never show it whole)."""
+def server_argv(mqtt_port: int, db: str, http_port: int, data_dir: str | Path, *extra: str, venue: Path = VENUE) -> list[str]:
+    """The `lavos server` command line the process tests start: the shipped venue (or `venue`), the
+    test broker's hub login inline in the URL (as bench/load.py passes it; the log must never show
+    it whole)."""
     return [
         *LAVOS,
         "server",
         "--venue",
-        str(VENUE),
+        str(venue),
         "--mqtt",
         f"mqtt://lavos-hub:hub-secret@127.0.0.1:{mqtt_port}",
         "--db",

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from sqlalchemy import select
 
-from broker.floor.games import MoveGame, PauseGame, ResumeGame, StartGame, StopGame
+from broker.floor.games import ExtendGame, MoveGame, PauseGame, ResumeGame, StartGame, StopGame
 from broker.storage.foosball import checkin
 from broker.storage.members import add_member
 from broker.storage.models import Alert, FoosballCheckin
@@ -155,3 +155,71 @@ def test_foosball_checkin_expires(svc: Hub, clock: FakeClock) -> None:
     svc.watchdog.tick()
     with svc.store.reader() as db:
         assert db.scalars(select(FoosballCheckin)).one().ended_at is not None
+
+
+def blinks(wire: Any, table: str) -> int:
+    return len([c for c in commands(wire, table) if c.get("blink_s")])
+
+
+def test_a_hub_that_takes_over_does_not_blink_a_warning_the_players_were_given(
+    mosquitto: Mosquitto, tmp_path: Path, wire: Collector, clock: FakeClock
+) -> None:
+    """The warnings given are kept with the game: a standby that takes over (or a restarted hub)
+    inside the warning window blinks no table again, nor does a moved game; the next closing, and
+    a prepaid end moved by an extension, are warned of anew. A failover once blinked every lit
+    table for ten seconds (CI at 23:55 local: the failover test counted the relay's switches)."""
+    db = tmp_path / "hub.db"  # a fresh database there; its URL opens it again
+    clock.at = datetime(2026, 11, 30, 22, 0, tzinfo=UTC)  # 23:00 local
+    with running_service(mosquitto, db, clock=clock) as first:
+        first.watchdog.stop()
+        first.execute(StartGame(table="pool-04", actor="anna"))
+        sid = first.execute(StartGame(table="pool-03", prepaid_minutes=55, actor="anna"))
+        clock.at = datetime(2026, 11, 30, 22, 52, tzinfo=UTC)  # 8 min to closing, 3 min prepaid left
+        first.watchdog.tick()
+        wait_until(lambda: blinks(wire, "pool-04") == 1 and blinks(wire, "pool-03") == 2, what="closing and prepaid blinks")
+    for _takeover in range(2):  # the second and the third hub on the same database
+        with running_service(mosquitto, f"sqlite:///{db}", clock=clock) as hub:
+            hub.watchdog.stop()
+            clock.advance(seconds=20)
+            hub.watchdog.tick()
+            here, there = ("pool-04", "pool-05") if "pool-04" in hub.open else ("pool-05", "pool-04")
+            hub.execute(MoveGame(game=hub.open[here].id, to_table=there, actor="anna"))
+            hub.watchdog.tick()
+    assert (blinks(wire, "pool-04"), blinks(wire, "pool-03"), blinks(wire, "pool-05")) == (1, 2, 0)  # moved there and back
+    with running_service(mosquitto, f"sqlite:///{db}", clock=clock) as hub:
+        hub.watchdog.stop()
+        hub.execute(ExtendGame(game=sid, minutes=30, actor="anna"))  # the end moves 30 min on
+        clock.advance(minutes=28)  # 00:21 local: 2 min left of the new end
+        hub.watchdog.tick()
+        wait_until(lambda: blinks(wire, "pool-03") == 3, what="the moved prepaid end warned of")
+        clock.at = datetime(2026, 12, 1, 22, 52, tzinfo=UTC)  # the next evening's closing
+        hub.watchdog.tick()
+        wait_until(lambda: blinks(wire, "pool-04") == 2, what="the next closing warned of")
+        hub.watchdog.tick()
+    assert blinks(wire, "pool-04") == 2
+
+
+def test_a_stopped_or_moved_game_is_never_seen_gone_before_its_light_counts_as_commanded(svc: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a reader on another thread can see at any moment: from the instant a game is gone from
+    (or moved off) a table, the hub counts that table's light as commanded off, so the floor card
+    says "free, light switching off" and never "lit without a game" while the command is on its
+    way. Seen at the first effect, the send itself (CI once showed the card in that gap)."""
+    link = svc.lights._link
+    assert link is not None
+    seen: list[tuple[str, bool, bool | None]] = []
+    real_send = link.send_light
+
+    def observing(table: str, cmd: Any) -> None:
+        command = svc.light_commands().get(table)
+        seen.append((table, table in svc.open, command.on if command else None))
+        real_send(table, cmd)
+
+    monkeypatch.setattr(link, "send_light", observing)  # an observer on the wire: the send goes on
+    for _round in range(3):
+        gid = svc.execute(StartGame(table="pool-01", actor="anna"))
+        svc.execute(MoveGame(game=gid, to_table="pool-02", actor="anna"))
+        svc.execute(PauseGame(game=gid, actor="anna"))
+        svc.execute(ResumeGame(game=gid, actor="anna"))
+        svc.execute(StopGame(game=gid, actor="anna"))
+    gone = [(t, commanded) for t, there, commanded in seen if not there]
+    assert gone and all(commanded is False for _t, commanded in gone), seen
