@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -55,6 +56,22 @@ tabs_0011 = sa.table(  # the tabs table before 0012 and later revisions (the mod
     sa.column("settled_at", UTCDateTime()),
 )
 
+sessions_0011 = sa.table(  # the sessions table before 0019 (the model has its later columns)
+    "sessions",
+    sa.column("id", sa.Integer),
+    sa.column("table_id", sa.String),
+    sa.column("state", sa.String),
+    sa.column("started_at", UTCDateTime()),
+    sa.column("stopped_at", UTCDateTime()),
+    sa.column("total_cents", sa.Integer),
+)
+
+
+def _game(db: Session, **values: Any) -> SimpleNamespace:
+    """A game row as the 0011 schema holds it: its id and what it was made with."""
+    game_id = db.execute(sessions_0011.insert().values(**values).returning(sessions_0011.c.id)).scalar_one()
+    return SimpleNamespace(id=game_id, stopped_at=values.get("stopped_at"))
+
 
 @contextmanager
 def _connection(url: str) -> Iterator[sa.Connection]:
@@ -94,19 +111,18 @@ def _old_hall(url: str) -> dict[str, int]:
             )
         with Session(conn) as db:
             # A: running since 18:00 on Pool 1, 2 toppings (op 2) voided, a box (op 3).
-            a = Game(table_id="pool-01", state="running", started_at=T0)
+            a = _game(db, table_id="pool-01", state="running", started_at=T0)
             # B: Pool 2, 18:00-19:00 (6,00 €) and a tournament entry (5,00 €): its tab paid in full by card.
-            b = Game(table_id="pool-02", state="stopped", started_at=T0, stopped_at=T0 + timedelta(hours=1), total_cents=1100)
+            b = _game(db, table_id="pool-02", state="stopped", started_at=T0, stopped_at=T0 + timedelta(hours=1), total_cents=1100)
             # C: before the till (no tab): Pool 3, 17:00-17:30 (3,00 €) and a topping.
-            c = Game(
+            c = _game(
+                db,
                 table_id="pool-03",
                 state="stopped",
                 started_at=T0 - timedelta(hours=1),
                 stopped_at=T0 - timedelta(minutes=30),
                 total_cents=360,
             )
-            db.add_all([a, b, c])
-            db.flush()
             _op(db, a.id, 1, 0, "start", {"table": "pool-01", "tariff": None, "member": None, "prepaid_minutes": None})
             _op(db, a.id, 2, 5, "extra", {"extra": "topping", "quantity": 2, "unit_cents": 60})
             _op(db, a.id, 3, 6, "extra", {"extra": "pizza_box", "quantity": 1, "unit_cents": 40})
