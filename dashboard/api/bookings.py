@@ -92,22 +92,7 @@ def get_booking(booking_id: IdPath, reads: Reads, user: Annotated[Staff, Depends
 @router.post("/bookings", response_model=BookingView, status_code=201, summary="Book a table (or the first free one of a kind)")
 def create_booking(body: BookingIn, hub: Hub, user: Annotated[Staff, Depends(can("bookings.run"))]) -> BookingView:
     reads = hub.reads
-    booking = hub.execute(
-        BookTable(
-            table=body.table,
-            kind=body.kind,
-            start=body.start,
-            end=body.end,
-            party_size=body.party_size,
-            name=body.name,
-            phone=body.phone,
-            note=body.note,
-            member_id=body.member_id,
-            deposit_cents=body.deposit_cents,
-            form_key=body.form_key,
-            actor=user.username,
-        )
-    )
+    booking = hub.execute(body.to(BookTable, actor=user.username))
     found = reads.bookings.booking(booking)
     assert found is not None
     return found
@@ -115,7 +100,7 @@ def create_booking(body: BookingIn, hub: Hub, user: Annotated[Staff, Depends(can
 
 @router.post("/bookings/{booking_id}/cancel", response_model=BookingView, summary="Cancel a booking")
 def cancel_booking(booking_id: IdPath, body: CancelIn, hub: Hub, user: Annotated[Staff, Depends(can("bookings.run"))]) -> BookingView:
-    hub.execute(CancelBooking(booking=booking_id, reason=body.reason, actor=user.username))
+    hub.execute(body.to(CancelBooking, booking=booking_id, actor=user.username))
     found = hub.reads.bookings.booking(booking_id)
     assert found is not None
     return found

@@ -53,13 +53,13 @@ def current(reads: Reads, user: Annotated[Staff, Depends(can("day.run"))]) -> Da
 
 @router.post("/current/open", response_model=DayOverview, summary="Open the business day with the float in the drawer")
 def open_day(body: OpenDayIn, hub: Hub, user: Annotated[Staff, Depends(can("day.run"))]) -> DayOverview:
-    hub.execute(OpenDay(float_cents=body.float_cents, actor=user.username))
+    hub.execute(body.to(OpenDay, actor=user.username))
     return overview_seen(hub.reads.till.day_overview(), user)
 
 
 @router.post("/{day}/close", response_model=ZReport, summary="Close a business day with the counted cash: its Z report, frozen")
 def close_day(day: DayPath, body: CloseDayIn, hub: Hub, user: Annotated[Staff, Depends(can("day.run"))]) -> ZReport:
-    return hub.execute(CloseDay(day=day, counted_cents=body.counted_cents, open_tabs_ok=body.open_tabs_ok, actor=user.username))
+    return hub.execute(body.to(CloseDay, day=day, actor=user.username))
 
 
 @router.get("", response_model=list[DaySummary], summary="Business days with a shift, newest first (closed or not)")

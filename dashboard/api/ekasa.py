@@ -71,7 +71,7 @@ def unregistered(reads: Reads, user: Annotated[Staff, Depends(can("ekasa.run"))]
 
 @router.post("/receipts/{payment_id}/paragon", response_model=R.DoneOut, summary="Record a hand-written paragón for a payment (audited)")
 def paragon(payment_id: IdPath, body: ParagonIn, hub: Hub, user: Annotated[Staff, Depends(can("ekasa.run"))]) -> R.DoneOut:
-    hub.execute(RecordParagon(payment=payment_id, number=body.number, at=body.at, actor=user.username))
+    hub.execute(body.to(RecordParagon, payment=payment_id, actor=user.username))
     return R.DoneOut()
 
 

@@ -28,10 +28,10 @@ def list_checkins(reads: Reads, user: Annotated[Staff, Depends(can("foosball.che
 )
 def staff_checkin(table: str, body: CheckinIn, hub: Hub, user: Annotated[Staff, Depends(can("foosball.checkin"))]) -> CheckinView:
     # The hub checks, records, audits and settles the alert: the one writer of alerts.
-    return hub.execute(CheckInFoosball(table=table, member_id=body.member_id, actor=user.username))
+    return hub.execute(body.to(CheckInFoosball, table=table, actor=user.username))
 
 
 @router.post("/{table}/checkout", response_model=R.CheckoutOut, summary="End a member's check-in at a foosball table (staff)")
 def staff_checkout(table: str, body: CheckinIn, hub: Hub, user: Annotated[Staff, Depends(can("foosball.checkin"))]) -> R.CheckoutOut:
-    name = hub.execute(CheckOutFoosball(table=table, member_id=body.member_id, actor=user.username))
+    name = hub.execute(body.to(CheckOutFoosball, table=table, actor=user.username))
     return R.CheckoutOut(table=table, member_id=body.member_id, member=name)

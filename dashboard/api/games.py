@@ -53,16 +53,7 @@ def _done(hub: Hub, cmd: GameCommand) -> GameView:
     summary="Start a game on a table (the light goes on); warns when a member's game runs at the standard rate",
 )
 def start(body: GameStart, hub: Hub, user: Annotated[Staff, Depends(can("games.run"))]) -> GameStarted:
-    game_id = hub.execute(
-        StartGame(
-            table=body.table,
-            tariff=body.tariff,
-            member_id=body.member_id,
-            card_uid=body.card_uid,
-            prepaid_minutes=body.prepaid_minutes,
-            actor=user.username,
-        )
-    )
+    game_id = hub.execute(body.to(StartGame, actor=user.username))
     return hub.reads.floor.game_started(game_id)
 
 

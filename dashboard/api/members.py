@@ -53,7 +53,7 @@ def list_members(
 
 @router.post("", status_code=201, response_model=MemberView, summary="Add a member (manager)")
 def create_member(body: MemberIn, hub: Hub, user: Annotated[Staff, Depends(can("members.edit"))]) -> MemberView:
-    return hub.execute(AddMember(name=body.name, kind=body.kind, note=body.note, active=body.active, actor=user.username))
+    return hub.execute(body.to(AddMember, actor=user.username))
 
 
 @router.get(
@@ -116,9 +116,9 @@ def patch_member(member_id: IdPath, body: MemberPatch, hub: Hub, user: Annotated
 
 @router.post("/{member_id}/fees", status_code=201, response_model=MemberView, summary="Record a year's fee payment (manager)")
 def pay_fee(member_id: IdPath, body: FeeIn, hub: Hub, user: Annotated[Staff, Depends(can("members.edit"))]) -> MemberView:
-    return hub.execute(RecordFee(member_id=member_id, year=body.year, amount_cents=body.amount_cents, actor=user.username))
+    return hub.execute(body.to(RecordFee, member_id=member_id, actor=user.username))
 
 
 @router.post("/{member_id}/cards", status_code=201, response_model=MemberView, summary="Give the member a club card (manager)")
 def add_card(member_id: IdPath, body: CardIn, hub: Hub, user: Annotated[Staff, Depends(can("members.edit"))]) -> MemberView:
-    return hub.execute(AssignCard(member_id=member_id, uid=body.uid, actor=user.username))
+    return hub.execute(body.to(AssignCard, member_id=member_id, actor=user.username))

@@ -74,17 +74,7 @@ def tab_payments(tab_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(ca
     summary="Take a payment (201); a resent request_id answers the payment already made (200, repeated)",
 )
 def pay(tab_id: IdPath, body: PayIn, hub: Hub, response: Response, user: Annotated[Staff, Depends(can("payments.take"))]) -> PaymentView:
-    taken = hub.execute(
-        PayTab(
-            tab=tab_id,
-            method=body.method,
-            amount_cents=body.amount_cents,
-            tendered_cents=body.tendered_cents,
-            part=body.part,
-            request_id=body.request_id,
-            actor=user.username,
-        )
-    )
+    taken = hub.execute(body.to(PayTab, tab=tab_id, actor=user.username))
     return _taken(hub.reads, taken, response)
 
 
@@ -102,7 +92,7 @@ def get_payment(payment_id: IdPath, reads: Reads, user: Annotated[Staff, Depends
 def reverse(
     payment_id: IdPath, body: ReverseIn, hub: Hub, response: Response, user: Annotated[Staff, Depends(can("payments.reverse"))]
 ) -> PaymentView:
-    taken = hub.execute(ReversePayment(payment=payment_id, reason=body.reason, request_id=body.request_id, actor=user.username))
+    taken = hub.execute(body.to(ReversePayment, payment=payment_id, actor=user.username))
     return _taken(hub.reads, taken, response)
 
 

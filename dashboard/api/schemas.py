@@ -9,13 +9,14 @@ surrogate, and either would otherwise surface as a server error.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Annotated, Self
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, fields
+from typing import Annotated, Any, ClassVar, Self, TypeVar
 
 from annotated_types import GroupedMetadata
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
+from broker.core.commands import Command
 from broker.domain.euros import MAX_AMOUNT_CENTS
 from broker.domain.people.membership import FIRST_YEAR, LAST_YEAR, MemberKind
 from broker.domain.plain_text import unprintable
@@ -24,6 +25,7 @@ from dashboard.api.deps import MAX_ID
 from dashboard.api.errors import value_refused
 
 MAX_MINUTES = 24 * 60
+C = TypeVar("C", bound=Command[Any])
 
 
 def _printable(value: str) -> str:
@@ -57,6 +59,20 @@ Minutes = Annotated[int, Field(ge=1, le=MAX_MINUTES, description="Whole minutes,
 
 class Body(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid")
+    # A body field whose command field has another name (the API's words stay as clients know
+    # them): {"product_id": "product"}.
+    renamed: ClassVar[Mapping[str, str]] = {}
+
+    def to(self, kind: type[C], /, **context: object) -> C:
+        """The command `kind` from this body's fields (under their command names) and `context`
+        (the path's ids, the actor, what the route decides): the body's fields are declared once,
+        never copied one by one. A field the command does not take is a bug, refused here."""
+        takes = {f.name for f in fields(kind)}  # a command is a dataclass (broker.core.commands.command)
+        values = {self.renamed.get(name, name): getattr(self, name) for name in type(self).model_fields}
+        stray = sorted((values.keys() - takes) - context.keys())
+        if stray:
+            raise TypeError(f"{type(self).__name__} has fields {stray} that {kind.__name__} does not take")
+        return kind(**{**values, **context})
 
 
 class _CardOrMember(Body):

@@ -39,7 +39,7 @@ def get_table(table_id: str, reads: Reads, user: Annotated[Staff, Depends(can("f
 @router.post("/tables/{table_id}/out-of-service", response_model=LiveTable, summary="Take a table out of service (cleaning, repair)")
 def take_out_of_service(table_id: str, body: OutOfServiceIn, hub: Hub, user: Annotated[Staff, Depends(can("tables.service"))]) -> LiveTable:
     # The same facade method as the table page's switch: refused while a game runs there.
-    hub.execute(SetOutOfService(table=table_id, out=True, reason=body.reason, actor=user.username))
+    hub.execute(body.to(SetOutOfService, table=table_id, out=True, actor=user.username))
     return _live(hub.reads, table_id)
 
 
@@ -51,7 +51,7 @@ def back_in_service(table_id: str, hub: Hub, user: Annotated[Staff, Depends(can(
 
 @router.post("/tables/{table_id}/light", response_model=LiveTable, summary="Switch a table's light by hand (checked like its button)")
 def switch_light(table_id: str, body: LightIn, hub: Hub, user: Annotated[Staff, Depends(can("tables.light"))]) -> LiveTable:
-    hub.execute(SwitchLight(table=table_id, on=body.on, actor=user.username))
+    hub.execute(body.to(SwitchLight, table=table_id, actor=user.username))
     return _live(hub.reads, table_id)
 
 

@@ -7,11 +7,12 @@ integer cents; a refusal is 409 with the reason, bad input 422, and either chang
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from fastapi import APIRouter, Depends, Query
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from broker.accounts.staff import Staff
 from broker.domain.euros import MAX_AMOUNT_CENTS, ProductCategory, VatPercent
@@ -37,7 +38,7 @@ from broker.till.tabs import (
 from dashboard.access import allows
 from dashboard.api.auth import can, can_read_money
 from dashboard.api.deps import Hub, IdPath, Reads
-from dashboard.api.schemas import Id, text
+from dashboard.api.schemas import Body, Id, text
 
 router = APIRouter(tags=["tabs"])
 
@@ -46,11 +47,7 @@ VatRate = VatPercent
 RequestId = Annotated[str, Field(min_length=8, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
 
 
-class _In(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-class ProductIn(_In):
+class ProductIn(Body):
     name: Annotated[str, text(MAX_NAME, 2)]
     name_en: Annotated[str, text(MAX_NAME, 0)] = ""
     price_cents: Annotated[int, Field(ge=0, le=MAX_PRICE_CENTS)]
@@ -58,7 +55,7 @@ class ProductIn(_In):
     category: Category = "other"
 
 
-class ProductPatch(_In):
+class ProductPatch(Body):
     name: Annotated[str, text(MAX_NAME, 2)] | None = None
     name_en: Annotated[str, text(MAX_NAME, 0)] | None = None
     price_cents: Annotated[int, Field(ge=0, le=MAX_PRICE_CENTS)] | None = None
@@ -67,28 +64,32 @@ class ProductPatch(_In):
     active: bool | None = None
 
 
-class WalkInIn(_In):
+class WalkInIn(Body):
     label: Annotated[str, text(MAX_LABEL, 2)] | None = Field(
         None, description='The tab\'s name; without one it is named by the time ("Bar 18:42")'
     )
     request_id: RequestId | None = None
 
 
-class ItemIn(_In):
+class ItemIn(Body):
+    renamed: ClassVar[Mapping[str, str]] = {"product_id": "product", "request_id": "form_key"}
+
     product_id: Id
     quantity: Annotated[int, Field(ge=1, le=MAX_QUANTITY)] = 1
     request_id: RequestId | None = Field(None, description="A one-time key: the same key again answers the item already made")
 
 
-class VoidIn(_In):
+class VoidIn(Body):
     reason: Annotated[str, text(REASON_MAX, 3)]
 
 
-class MergeIn(_In):
+class MergeIn(Body):
+    renamed: ClassVar[Mapping[str, str]] = {"tab_id": "from_tab"}
+
     tab_id: Id = Field(description="The tab put onto this one")
 
 
-class SplitIn(_In):
+class SplitIn(Body):
     mode: Literal["equal", "items", "amounts"]
     parts: Annotated[int, Field(ge=2, le=MAX_PARTS)] | None = None
     items: dict[Annotated[str, Field(max_length=40)], Annotated[int, Field(ge=1, le=MAX_PARTS)]] | None = Field(
@@ -121,32 +122,13 @@ def list_products(
 
 @router.post("/products", response_model=ProductView, status_code=201, summary="Add a product (price in cents incl. VAT)")
 def add_product(body: ProductIn, hub: Hub, user: Annotated[Staff, Depends(can("products.edit"))]) -> ProductView:
-    pid = hub.execute(
-        AddProduct(
-            name=body.name,
-            name_en=body.name_en,
-            price_cents=body.price_cents,
-            vat_percent=body.vat_percent,
-            category=body.category,
-            actor=user.username,
-        )
-    )
+    pid = hub.execute(body.to(AddProduct, actor=user.username))
     return _product_or_404(hub.reads, pid)
 
 
 @router.patch("/products/{product_id}", response_model=ProductView, summary="Change or deactivate a product; tabs keep what they copied")
 def change_product(product_id: IdPath, body: ProductPatch, hub: Hub, user: Annotated[Staff, Depends(can("products.edit"))]) -> ProductView:
-    change = UpdateProduct(
-        product_id=product_id,
-        name=body.name,
-        name_en=body.name_en,
-        price_cents=body.price_cents,
-        vat_percent=body.vat_percent,
-        category=body.category,
-        active=body.active,
-        actor=user.username,
-    )
-    hub.execute(change)
+    hub.execute(body.to(UpdateProduct, product_id=product_id, actor=user.username))
     return _product_or_404(hub.reads, product_id)
 
 
@@ -178,9 +160,7 @@ def game_tab(session_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(ca
     "/tabs/{tab_id}/items", response_model=TabView, status_code=201, summary="Put a product on a tab (a copy of its price and VAT)"
 )
 def add_item(tab_id: IdPath, body: ItemIn, hub: Hub, user: Annotated[Staff, Depends(can("tabs.run"))]) -> TabView:
-    item_id = hub.execute(
-        AddTabItem(tab=tab_id, product=body.product_id, quantity=body.quantity, form_key=body.request_id, actor=user.username)
-    )
+    item_id = hub.execute(body.to(AddTabItem, tab=tab_id, actor=user.username))
     return replace(hub.reads.till.tab(tab_id), item_id=item_id)
 
 
@@ -188,15 +168,13 @@ def add_item(tab_id: IdPath, body: ItemIn, hub: Hub, user: Annotated[Staff, Depe
     "/tabs/{tab_id}/items/{item_id}/void", response_model=TabView, summary="Void an item with a reason (after a payment: a manager)"
 )
 def void_item(tab_id: IdPath, item_id: IdPath, body: VoidIn, hub: Hub, user: Annotated[Staff, Depends(can("tabs.run"))]) -> TabView:
-    hub.execute(
-        VoidTabItem(tab=tab_id, item=item_id, reason=body.reason, may_void_paid=allows(user.role, "tabs.void_paid"), actor=user.username)
-    )
+    hub.execute(body.to(VoidTabItem, tab=tab_id, item=item_id, may_void_paid=allows(user.role, "tabs.void_paid"), actor=user.username))
     return hub.reads.till.tab(tab_id)
 
 
 @router.post("/tabs/{tab_id}/merge", response_model=TabView, summary="Put another unpaid tab onto this one (one bill)")
 def merge(tab_id: IdPath, body: MergeIn, hub: Hub, user: Annotated[Staff, Depends(can("tabs.run"))]) -> TabView:
-    hub.execute(MergeTabs(into=tab_id, from_tab=body.tab_id, actor=user.username))
+    hub.execute(body.to(MergeTabs, into=tab_id, actor=user.username))
     return hub.reads.till.tab(tab_id)
 
 

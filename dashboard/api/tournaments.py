@@ -240,7 +240,7 @@ def get_tournament(tournament_id: IdPath, reads: Reads, user: Annotated[Staff, D
     summary="Enter a player (a member or a walk-in), or a pair",
 )
 def add_entrant(tournament_id: IdPath, body: EntrantIn, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]) -> EntrantView:
-    eid = hub.execute(AddEntrant(tournament=tournament_id, **body.model_dump(), actor=user.username))
+    eid = hub.execute(body.to(AddEntrant, tournament=tournament_id, actor=user.username))
     return next(e for e in hub.reads.tournaments.tournament(tournament_id).entrants if e.id == eid)
 
 
@@ -312,7 +312,7 @@ def revoke_tv_link(tournament_id: IdPath, hub: Hub, user: Annotated[Staff, Depen
 def call(
     tournament_id: IdPath, match: MatchPath, body: CallIn, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]
 ) -> dict[str, Any]:
-    hub.execute(CallMatch(tournament=tournament_id, match=match, table=body.table, actor=user.username))
+    hub.execute(body.to(CallMatch, tournament=tournament_id, match=match, actor=user.username))
     return _match(hub, tournament_id, match)
 
 
@@ -336,9 +336,7 @@ def recall(tournament_id: IdPath, match: MatchPath, hub: Hub, user: Annotated[St
 def rack(
     tournament_id: IdPath, match: MatchPath, body: RackIn, hub: Hub, user: Annotated[Staff, Depends(can("tournaments.run"))]
 ) -> dict[str, Any]:
-    a, b = hub.execute(
-        ScoreRack(tournament=tournament_id, match=match, side=body.side, delta=body.delta, seen=body.seen, actor=user.username)
-    )
+    a, b = hub.execute(body.to(ScoreRack, tournament=tournament_id, match=match, actor=user.username))
     return {"match": match, "score_a": a, "score_b": b}
 
 
@@ -352,7 +350,7 @@ def result(
 ) -> dict[str, Any]:
     if body.force:
         demand(user, "tournaments.manage")  # a forced correction resets matches already played: the manager's
-    reset = hub.execute(RecordResult(tournament=tournament_id, match=match, **body.model_dump(), actor=user.username))
+    reset = hub.execute(body.to(RecordResult, tournament=tournament_id, match=match, actor=user.username))
     return {"reset": reset, **_match(hub, tournament_id, match)}
 
 
