@@ -115,11 +115,11 @@ def _is_moment(value: ast.expr) -> bool:
     return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in CLOCKS
 
 
-def _bindings(fn: ast.FunctionDef) -> list[tuple[ast.expr, ast.expr]]:
+def _bindings(nodes: list[ast.AST]) -> list[tuple[ast.expr, ast.expr]]:
     """(target, value) of each assignment in a function, a tuple unpacked element by element
     (`first, since = shown(), time.monotonic()`: since is a moment, first is not timed)."""
     out: list[tuple[ast.expr, ast.expr]] = []
-    for a in ast.walk(fn):
+    for a in nodes:
         if not isinstance(a, ast.Assign | ast.AugAssign | ast.AnnAssign) or a.value is None:
             continue
         for target in a.targets if isinstance(a, ast.Assign) else [a.target]:
@@ -131,13 +131,13 @@ def _bindings(fn: ast.FunctionDef) -> list[tuple[ast.expr, ast.expr]]:
     return out
 
 
-def _names_bound(fn: ast.FunctionDef, timed: set[str], reads: Callable[[ast.expr, set[str]], bool]) -> set[str]:
-    """Names a function assigns from an expression `reads` accepts, or appends one to
+def _names_bound(nodes: list[ast.AST], reads: Callable[[ast.expr, set[str]], bool]) -> set[str]:
+    """Names a function (its `nodes`) assigns from an expression `reads` accepts, or appends one to
     (times.append(...)), transitively (given the names found so far)."""
-    bindings = _bindings(fn)
+    bindings = _bindings(nodes)
     appends = [
         n
-        for n in ast.walk(fn)
+        for n in nodes
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "append" and isinstance(n.func.value, ast.Name)
     ]
     found: set[str] = set()
@@ -155,11 +155,12 @@ def _names_bound(fn: ast.FunctionDef, timed: set[str], reads: Callable[[ast.expr
         found = grown
 
 
-def _timed_names(fn: ast.FunctionDef, timers: frozenset[str] = frozenset()) -> set[str]:
+def _timed_names(fn: ast.AST, timers: frozenset[str] = frozenset(), nodes: list[ast.AST] | None = None) -> set[str]:
     """Names a function assigns from a clock reading (took = time.monotonic() - t0), or appends one
     to (times.append(time.monotonic() - t0)), transitively; not the readings themselves
     (t0 = time.monotonic() is a moment, not a duration)."""
-    return _names_bound(fn, set(), lambda value, timed: not _is_moment(value) and _reads_clock(value, timed, timers))
+    nodes = list(ast.walk(fn)) if nodes is None else nodes
+    return _names_bound(nodes, lambda value, timed: not _is_moment(value) and _reads_clock(value, timed, timers))
 
 
 def _upper_bound_on_time(test: ast.expr, timed: set[str], timers: frozenset[str] = frozenset()) -> bool:
@@ -179,14 +180,20 @@ def _upper_bound_on_time(test: ast.expr, timed: set[str], timers: frozenset[str]
 def _timers(tree: ast.Module) -> frozenset[str]:
     """Functions of the module that return a duration read on the clock (a `timed(f)` helper),
     transitively: a call to one is a measured time as much as `time.monotonic() - t0` is."""
-    functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+    functions = []  # (function, its nodes, what it returns) for each that returns something
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef):
+            nodes = list(ast.walk(fn))
+            returns = [n.value for n in nodes if isinstance(n, ast.Return) and n.value is not None]
+            if returns:
+                functions.append((fn, nodes, returns))
     timers: set[str] = set()
     while True:
         grown = set(timers)
-        for fn in functions:
-            timed = _timed_names(fn, frozenset(timers))
-            returns = [n.value for n in ast.walk(fn) if isinstance(n, ast.Return) and n.value is not None]
-            if any(_durations(value, timed, frozenset(timers)) for value in returns):
+        for fn, nodes, returns in functions:
+            known = frozenset(timers)
+            timed = _timed_names(fn, known, nodes)
+            if fn.name not in grown and any(_durations(value, timed, known) for value in returns):
                 grown.add(fn.name)
         if grown == timers:
             return frozenset(timers)
@@ -208,9 +215,11 @@ def _ratio_of_times(node: ast.AST, timed: set[str], timers: frozenset[str], rati
     )
 
 
-def _ratio_names(fn: ast.FunctionDef, timed: set[str], timers: frozenset[str]) -> set[str]:
-    """Names a function sets from a ratio of measured times (ratio = slow / fast), transitively."""
-    return _names_bound(fn, set(), lambda value, ratios: _ratio_of_times(value, timed, timers, ratios))
+def _ratio_names(nodes: list[ast.AST], timed: set[str], timers: frozenset[str]) -> set[str]:
+    """Names a function (its `nodes`) sets from a ratio of measured times (ratio = slow / fast), transitively."""
+    if not any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div | ast.FloorDiv) for n in nodes):
+        return set()
+    return _names_bound(nodes, lambda value, ratios: _ratio_of_times(value, timed, timers, ratios))
 
 
 def _relative_time(test: ast.expr, timed: set[str], timers: frozenset[str], ratios: set[str]) -> bool:
@@ -251,19 +260,35 @@ def _deadline(call: ast.Call, constants: dict[str, float]) -> tuple[str, float] 
     return None
 
 
+def _outermost_functions(node: ast.AST) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+            yield child
+        else:
+            yield from _outermost_functions(child)
+
+
+# A module that reads no clock has no measured time but what its names say (known_s): the flow
+# through its functions is not followed (most modules; the scan of them all stays a second or two).
+CLOCK_TEXT = re.compile(r"\b(monotonic|perf_counter|timeit)|\btime\.time\b|\.elapsed\b")
+
+
 def speed_claims(path: Path, rel: str) -> list[Claim]:
-    tree = ast.parse(path.read_text(), filename=str(path))
+    source = path.read_text()
+    tree = ast.parse(source, filename=str(path))
     constants = _constants(tree)
-    timers = _timers(tree)
+    clocked = bool(CLOCK_TEXT.search(source))
+    timers = _timers(tree) if clocked else frozenset()
     claims = []
-    for fn in ast.walk(tree):
-        if not isinstance(fn, ast.FunctionDef):
-            continue
-        if fn.name.startswith("test_") and SPEED_NAME.search(fn.name):
-            claims.append(Claim(rel, fn.lineno, f"the test's name states a speed: {fn.name}"))
-        timed = _timed_names(fn, timers)
-        ratios = _ratio_names(fn, timed, timers)
-        for node in ast.walk(fn):
+    for fn in _outermost_functions(tree):  # a nested function is read as part of the one it is in
+        nodes = list(ast.walk(fn))
+        for named in nodes:
+            if isinstance(named, ast.FunctionDef) and named.name.startswith("test_") and SPEED_NAME.search(named.name):
+                claims.append(Claim(rel, named.lineno, f"the test's name states a speed: {named.name}"))
+        asserts = any(isinstance(node, ast.Assert) for node in nodes)
+        timed = _timed_names(fn, timers, nodes) if clocked and asserts else set()
+        ratios = _ratio_names(nodes, timed, timers) if asserts else set()
+        for node in nodes:
             if isinstance(node, ast.Assert) and _relative_time(node.test, timed, timers, ratios):
                 claims.append(Claim(rel, node.lineno, f"compares measured times: assert {ast.unparse(node.test)[:100]}"))
             elif isinstance(node, ast.Assert) and _upper_bound_on_time(node.test, timed, timers):
