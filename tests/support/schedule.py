@@ -91,7 +91,7 @@ KNOWN_S: dict[str, float] = {
     "tests/security/test_roles.py": 25,
     "tests/dashboard/browser/": 25,
     "tests/dashboard/browser/test_floor_timers.py": 25,
-    "tests/notify/test_push.py::test_receiver_down_for_fifteen_seconds": 22,
+    "tests/notify/test_push.py::test_receiver_down_past_the_late_threshold": 11,
     "tests/dashboard/browser/test_foosball_alert.py": 14,  # 3 goals (the timed rounds are bench/staff_action.py's)
     "tests/security/test_web_sessions.py": 17,
     "tests/faults/test_node_disk_full.py": 8,
