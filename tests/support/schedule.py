@@ -125,6 +125,11 @@ KNOWN_S: dict[str, float] = {
     "tests/deploy/test_pi_install.py::test_an_mfrc522_node_gets_its_reader_package_and_others_do_not": 8,
     "tests/central/test_outbox.py::test_the_bound_alerts_at_80_and_100_percent_and_the_money_is_still_taken": 8,
     "tests/central/test_record_shapes.py::test_any_json_as_any_record_is_taken_or_refused_never_an_error": 8,
+    # The fast tier's longest (`./run fast --junitxml`, -n 2, load 7-9): none of them last either.
+    "tests/sim/test_demo_tournament.py": 11,
+    "tests/broker/domain/test_game_ops.py::test_paused_time_is_never_billed": 5,
+    "tests/broker/domain/test_game_ops.py::test_billed_time_is_played_time_rounded_up_per_line": 4,
+    "tests/test_no_speed_asserts.py::test_no_test_asserts_how_fast_something_happens": 4,
 }
 # Modules whose module-scoped fixture is cheap beside their length: spread, each worker sets it up.
 SPREAD = {"tests/faults/test_openapi_fuzz.py"}
