@@ -9,6 +9,11 @@ hang (tests/support/waiting.py: HANG_S, wait_until's default); how fast it happe
 This reads every test module (the AST, not a run) for the three shapes a speed claim takes:
 - an assert that compares an elapsed time (time.monotonic() - t, took, elapsed, *_s, *_ms, a
   latency, a p95) with a bound;
+- an assert that compares two measured times, or their ratio with anything (`slow / fast < 2`,
+  `slow < 2 * fast`, `0.5 < a / b`): load on the machine slows one side and not the other, so a
+  relative figure fails on a busy machine just as an absolute one does (a login's time ratio,
+  2.36 in a clean-clone run, failed that way). A duration is also what a function of the module
+  returns from the clock (`def timed(f): ... return time.perf_counter() - t0`) and timeit's;
 - a wait whose deadline is shorter than MIN_DEADLINE_S (wait_until, Playwright's expect and
   wait_for_*): a deadline so short that a loaded machine misses it is a speed claim;
 - a test named for a speed ("within 2 s", "within a second").
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,12 +75,33 @@ def _number(node: ast.expr | None, constants: dict[str, float]) -> float | None:
     return None
 
 
-def _reads_clock(node: ast.AST, timed: set[str]) -> bool:
+TIMERS = {"timeit", "repeat"}  # timeit.timeit(...), timeit.repeat(...): durations
+# A name that says it holds measured times, for the sides of a ratio: times a helper measured and
+# handed back in a structure the scan does not follow (`(known, known_s), (unknown, unknown_s) =
+# answers(...)`, then `median(unknown_s) / median(known_s)`: the ratio that failed in a clean-clone run).
+DURATION_NAME = re.compile(r"(^|_)(took|elapsed|latency|latencies|duration|durations|times|timings)$|_(s|ms|us|ns|secs|seconds)$")
+
+
+def _values(node: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of an expression, but not inside len(...): a count of measured times is a count."""
+    yield node
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len":
+        return
+    for child in ast.iter_child_nodes(node):
+        yield from _values(child)
+
+
+def _reads_clock(node: ast.AST, timed: set[str], timers: frozenset[str] = frozenset()) -> bool:
     """Does this expression read the wall clock (time.monotonic() and the like, a response's
-    .elapsed), or a name this function set from one?"""
-    for sub in ast.walk(node):
+    .elapsed, timeit's), call a function of the module that returns a duration (`timers`), or read
+    a name this function set from one?"""
+    for sub in _values(node):
         func = sub.func if isinstance(sub, ast.Call) else None
         if isinstance(func, ast.Attribute) and func.attr in CLOCKS and isinstance(func.value, ast.Name) and func.value.id == "time":
+            return True
+        if isinstance(func, ast.Attribute) and func.attr in TIMERS and isinstance(func.value, ast.Name) and func.value.id == "timeit":
+            return True
+        if isinstance(func, ast.Name) and func.id in timers:
             return True
         if isinstance(sub, ast.Attribute) and sub.attr == "elapsed":
             return True
@@ -83,47 +110,139 @@ def _reads_clock(node: ast.AST, timed: set[str]) -> bool:
     return False
 
 
-def _timed_names(fn: ast.FunctionDef) -> set[str]:
+def _is_moment(value: ast.expr) -> bool:
+    """A reading of the clock itself (t0 = time.monotonic()): a moment, not a duration."""
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in CLOCKS
+
+
+def _bindings(nodes: list[ast.AST]) -> list[tuple[ast.expr, ast.expr]]:
+    """(target, value) of each assignment in a function, a tuple unpacked element by element
+    (`first, since = shown(), time.monotonic()`: since is a moment, first is not timed)."""
+    out: list[tuple[ast.expr, ast.expr]] = []
+    for a in nodes:
+        if not isinstance(a, ast.Assign | ast.AugAssign | ast.AnnAssign) or a.value is None:
+            continue
+        for target in a.targets if isinstance(a, ast.Assign) else [a.target]:
+            value = a.value
+            if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
+                out.extend(zip(target.elts, value.elts, strict=True))
+            else:
+                out.append((target, value))
+    return out
+
+
+def _names_bound(nodes: list[ast.AST], reads: Callable[[ast.expr, set[str]], bool]) -> set[str]:
+    """Names a function (its `nodes`) assigns from an expression `reads` accepts, or appends one to
+    (times.append(...)), transitively (given the names found so far)."""
+    bindings = _bindings(nodes)
+    appends = [
+        n
+        for n in nodes
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "append" and isinstance(n.func.value, ast.Name)
+    ]
+    found: set[str] = set()
+    while True:
+        grown = set(found)
+        for call in appends:
+            if call.args and reads(call.args[0], found):
+                assert isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
+                grown.add(call.func.value.id)
+        for target, value in bindings:
+            if reads(value, found):
+                grown |= {t.id for t in ast.walk(target) if isinstance(t, ast.Name)}
+        if grown == found:
+            return found
+        found = grown
+
+
+def _timed_names(fn: ast.AST, timers: frozenset[str] = frozenset(), nodes: list[ast.AST] | None = None) -> set[str]:
     """Names a function assigns from a clock reading (took = time.monotonic() - t0), or appends one
     to (times.append(time.monotonic() - t0)), transitively; not the readings themselves
     (t0 = time.monotonic() is a moment, not a duration)."""
-    timed: set[str] = set()
-    assigns = [n for n in ast.walk(fn) if isinstance(n, ast.Assign | ast.AugAssign | ast.AnnAssign) and n.value is not None]
-    appends = [
-        n
-        for n in ast.walk(fn)
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "append" and isinstance(n.func.value, ast.Name)
-    ]
-    while True:
-        grown = set(timed)
-        for call in appends:
-            if call.args and _reads_clock(call.args[0], timed):
-                assert isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
-                grown.add(call.func.value.id)
-        for a in assigns:
-            value = a.value
-            assert value is not None
-            moment = isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in CLOCKS
-            if not moment and _reads_clock(value, timed):
-                targets = a.targets if isinstance(a, ast.Assign) else [a.target]
-                grown |= {t.id for target in targets for t in ast.walk(target) if isinstance(t, ast.Name)}
-        if grown == timed:
-            return timed
-        timed = grown
+    nodes = list(ast.walk(fn)) if nodes is None else nodes
+    return _names_bound(nodes, lambda value, timed: not _is_moment(value) and _reads_clock(value, timed, timers))
 
 
-def _upper_bound_on_time(test: ast.expr, timed: set[str]) -> bool:
+def _upper_bound_on_time(test: ast.expr, timed: set[str], timers: frozenset[str] = frozenset()) -> bool:
     """An assert that something measured on the clock stays under a bound (elapsed < N)."""
     for node in ast.walk(test):
         if not isinstance(node, ast.Compare):
             continue
         sides = [node.left, *node.comparators]
         for op, left, right in zip(node.ops, sides[:-1], sides[1:], strict=True):
-            if isinstance(op, ast.Lt | ast.LtE) and _reads_clock(left, timed) and not _reads_clock(right, timed):
+            if isinstance(op, ast.Lt | ast.LtE) and _reads_clock(left, timed, timers) and not _reads_clock(right, timed, timers):
                 return True
-            if isinstance(op, ast.Gt | ast.GtE) and _reads_clock(right, timed) and not _reads_clock(left, timed):
+            if isinstance(op, ast.Gt | ast.GtE) and _reads_clock(right, timed, timers) and not _reads_clock(left, timed, timers):
                 return True
     return False
+
+
+def _timers(tree: ast.Module) -> frozenset[str]:
+    """Functions of the module that return a duration read on the clock (a `timed(f)` helper),
+    transitively: a call to one is a measured time as much as `time.monotonic() - t0` is."""
+    functions = []  # (function, its nodes, what it returns) for each that returns something
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef):
+            nodes = list(ast.walk(fn))
+            returns = [n.value for n in nodes if isinstance(n, ast.Return) and n.value is not None]
+            if returns:
+                functions.append((fn, nodes, returns))
+    timers: set[str] = set()
+    while True:
+        grown = set(timers)
+        for fn, nodes, returns in functions:
+            known = frozenset(timers)
+            timed = _timed_names(fn, known, nodes)
+            if fn.name not in grown and any(_durations(value, timed, known) for value in returns):
+                grown.add(fn.name)
+        if grown == timers:
+            return frozenset(timers)
+        timers = grown
+
+
+def _ratio_of_times(node: ast.AST, timed: set[str], timers: frozenset[str], ratios: set[str]) -> bool:
+    """A division whose both sides are measured times (slow / fast, or names that say so:
+    median(unknown_s) / median(known_s)), or a name set from one."""
+    named = {n for n in ast.walk(node) if isinstance(n, ast.Name) and DURATION_NAME.search(n.id)}
+
+    def measured(side: ast.expr) -> bool:
+        return _durations(side, timed, timers) or any(isinstance(n, ast.Name) and n in named for n in _values(side))
+
+    return any(
+        (isinstance(sub, ast.Name) and sub.id in ratios)
+        or (isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Div | ast.FloorDiv) and measured(sub.left) and measured(sub.right))
+        for sub in _values(node)
+    )
+
+
+def _ratio_names(nodes: list[ast.AST], timed: set[str], timers: frozenset[str]) -> set[str]:
+    """Names a function (its `nodes`) sets from a ratio of measured times (ratio = slow / fast), transitively."""
+    if not any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div | ast.FloorDiv) for n in nodes):
+        return set()
+    return _names_bound(nodes, lambda value, ratios: _ratio_of_times(value, timed, timers, ratios))
+
+
+def _relative_time(test: ast.expr, timed: set[str], timers: frozenset[str], ratios: set[str]) -> bool:
+    """An assert that orders two measured times (slow < 2 * fast), or their ratio and anything,
+    in either direction (slow / fast < 2, 0.5 < a / b)."""
+    for node in ast.walk(test):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        for op, left, right in zip(node.ops, sides[:-1], sides[1:], strict=True):
+            if not isinstance(op, ast.Lt | ast.LtE | ast.Gt | ast.GtE):
+                continue
+            if _ratio_of_times(left, timed, timers, ratios) or _ratio_of_times(right, timed, timers, ratios):
+                return True
+            if _durations(left, timed, timers) and _durations(right, timed, timers):
+                return True
+    return False
+
+
+def _durations(node: ast.expr, timed: set[str], timers: frozenset[str]) -> bool:
+    """A measured time: a duration (a name set from the clock, a helper's), not a moment read now
+    (`started < time.monotonic()` compares two moments: it holds on any machine)."""
+    return not _is_moment(node) and _reads_clock(node, timed, timers)
 
 
 def _deadline(call: ast.Call, constants: dict[str, float]) -> tuple[str, float] | None:
@@ -141,18 +260,38 @@ def _deadline(call: ast.Call, constants: dict[str, float]) -> tuple[str, float] 
     return None
 
 
+def _outermost_functions(node: ast.AST) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+            yield child
+        else:
+            yield from _outermost_functions(child)
+
+
+# A module that reads no clock has no measured time but what its names say (known_s): the flow
+# through its functions is not followed (most modules; the scan of them all stays a second or two).
+CLOCK_TEXT = re.compile(r"\b(monotonic|perf_counter|timeit)|\btime\.time\b|\.elapsed\b")
+
+
 def speed_claims(path: Path, rel: str) -> list[Claim]:
-    tree = ast.parse(path.read_text(), filename=str(path))
+    source = path.read_text()
+    tree = ast.parse(source, filename=str(path))
     constants = _constants(tree)
+    clocked = bool(CLOCK_TEXT.search(source))
+    timers = _timers(tree) if clocked else frozenset()
     claims = []
-    for fn in ast.walk(tree):
-        if not isinstance(fn, ast.FunctionDef):
-            continue
-        if fn.name.startswith("test_") and SPEED_NAME.search(fn.name):
-            claims.append(Claim(rel, fn.lineno, f"the test's name states a speed: {fn.name}"))
-        timed = _timed_names(fn)
-        for node in ast.walk(fn):
-            if isinstance(node, ast.Assert) and _upper_bound_on_time(node.test, timed):
+    for fn in _outermost_functions(tree):  # a nested function is read as part of the one it is in
+        nodes = list(ast.walk(fn))
+        for named in nodes:
+            if isinstance(named, ast.FunctionDef) and named.name.startswith("test_") and SPEED_NAME.search(named.name):
+                claims.append(Claim(rel, named.lineno, f"the test's name states a speed: {named.name}"))
+        asserts = any(isinstance(node, ast.Assert) for node in nodes)
+        timed = _timed_names(fn, timers, nodes) if clocked and asserts else set()
+        ratios = _ratio_names(nodes, timed, timers) if asserts else set()
+        for node in nodes:
+            if isinstance(node, ast.Assert) and _relative_time(node.test, timed, timers, ratios):
+                claims.append(Claim(rel, node.lineno, f"compares measured times: assert {ast.unparse(node.test)[:100]}"))
+            elif isinstance(node, ast.Assert) and _upper_bound_on_time(node.test, timed, timers):
                 claims.append(Claim(rel, node.lineno, f"asserts an elapsed time: assert {ast.unparse(node.test)[:100]}"))
             elif isinstance(node, ast.Call) and (found := _deadline(node, constants)) and found[1] < MIN_DEADLINE_S:
                 claims.append(Claim(rel, node.lineno, f"{found[0]} with a {found[1]:g} s deadline"))
@@ -181,6 +320,47 @@ def test_the_scan_sees_each_shape_of_a_speed_claim(tmp_path: Path) -> None:
     )
     lines = sorted(c.line for c in speed_claims(sample, "sample"))
     assert lines == [2, 4, 5, 8, 9, 10, 11], speed_claims(sample, "sample")
+
+
+def test_the_scan_sees_a_comparison_of_two_measured_times(tmp_path: Path) -> None:
+    sample = tmp_path / "test_sample.py"
+    sample.write_text(
+        "def timed(f):\n"
+        "    t0 = time.perf_counter()\n"
+        "    f()\n"
+        "    return time.perf_counter() - t0\n"
+        "def best_of(f):\n"
+        "    return min(timed(f) for _ in range(3))\n"
+        "def now():\n"
+        "    return time.monotonic()\n"
+        "def test_unknown_names_cost_what_known_ones_do():\n"
+        "    t0 = time.perf_counter()\n"
+        "    known()\n"
+        "    slow = time.perf_counter() - t0\n"
+        "    t1 = time.monotonic()\n"
+        "    unknown()\n"
+        "    fast = time.monotonic() - t1\n"
+        "    assert slow / fast < 2\n"
+        "    assert 0.5 < slow / fast\n"
+        "    assert slow < 2 * fast\n"
+        "    ratio = timed(known) / timed(unknown)\n"
+        "    assert ratio > 0.5, ratio\n"
+        "    assert best_of(known) <= best_of(unknown) * 1.5\n"
+        "    assert timeit.timeit(known, number=5) / timeit.timeit(unknown, number=5) < 3\n"
+        "    (known, known_s), (unknown, unknown_s) = _answers(server, 8)\n"
+        "    ratio = statistics.median(unknown_s) / statistics.median(known_s)\n"
+        "    assert 0.5 < ratio < 2, (known_s, unknown_s)\n"
+        "def test_what_must_be_true():\n"
+        "    started = now()\n"
+        "    first = time.monotonic()\n"
+        "    assert started <= first < time.monotonic()\n"
+        "    assert shown_s - first_shown <= time.monotonic() - first + 1.5\n"
+        "    assert total_cents / count == 250 and len(rows) / 2 < 3\n"
+        "    assert played_s / 60 < 3 and used_s <= limit_s and len(starts) <= len(stops)\n"
+        "    assert len(times) / len(rounds) < 2\n"
+    )
+    lines = sorted(c.line for c in speed_claims(sample, "sample"))
+    assert lines == [16, 17, 18, 20, 21, 22, 25], speed_claims(sample, "sample")
 
 
 def test_no_test_asserts_how_fast_something_happens() -> None:

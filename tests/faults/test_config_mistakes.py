@@ -26,6 +26,7 @@ from tests.devices.test_venue import BAD_VENUES, LAVOS_TEXT, line_of
 from tests.support.cli import lavos
 from tests.support.hub import REPO, VENUE
 from tests.support.server import LAVOS
+from tests.support.sqlite_template import migrated_sqlite
 
 if TYPE_CHECKING:
     from sim.mosquitto import Mosquitto
@@ -221,7 +222,7 @@ def test_member_csv_mistakes_name_file_line_and_field_and_import_nothing(tmp_pat
     body, line, field, why = CSV_MISTAKES[case]
     path = tmp_path / "clenovia.csv"
     path.write_bytes(body if isinstance(body, bytes) else body.encode("utf-8"))
-    db = f"sqlite:///{tmp_path / 'lavos.db'}"
+    db = migrated_sqlite(tmp_path / "lavos.db")  # the hall's database, migrated once per process (copied): not migrated per case
     # In-process (tests/support/cli.py): the messages and exit codes are the command's own.
     code, out = in_process("members", "import", str(path), "--db", db)
     assert code == EXIT_CONFIG, out

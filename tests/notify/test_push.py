@@ -175,21 +175,24 @@ def test_masked_url_shows_only_scheme_and_host() -> None:
 
 
 @pytest.mark.slow
-def test_receiver_down_for_fifteen_seconds(hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_receiver_down_past_the_late_threshold(hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
     """The only long test: a real outage past the "late" threshold, on real retry waits. It ran 2
-    minutes against the shipped 60 s threshold and waits (2, 5, 15 s); both are settings, so here
-    the waits are half the shipped ones (1, 2.5, 7.5 s), the threshold 10 s and the outage 15 s:
-    the same three failed retries, one more during the outage, the same late mark, an eighth of the time."""
-    monkeypatch.setattr(Notifier, "backoff_s", (1.0, 2.5, 7.5))
-    monkeypatch.setattr(Notifier, "late_after", timedelta(seconds=10))
+    minutes against the shipped 60 s threshold and waits (2, 5, 15 s), then 15 s past 10 s on waits
+    half the shipped ones; all are settings, so here the waits are a quarter of the shipped ones
+    (0.5, 1.25, 3.75 s), the threshold 5 s and the outage 7.5 s: the same three failed retries, one
+    more during the outage, the same late mark, a sixteenth of the time."""
+    monkeypatch.setattr(Notifier, "backoff_s", (0.5, 1.25, 3.75))
+    monkeypatch.setattr(Notifier, "late_after", timedelta(seconds=5))
     hook = Webhook().start()
     port = hook.port
     hook.stop()
     configure(hub, f"json://127.0.0.1:{port}/hook")
     down_at = time.monotonic()
     open_alert(hub, alert_kinds.node_offline("pool-07"))
-    wait_until(lambda: hub.notifications.history()[0].attempts >= 3, timeout=30, what="three failed attempts (at 0, 1 and 3.5 s)")
-    time.sleep(max(0.0, down_at + 15 - time.monotonic()))  # the rest of the outage (a fourth attempt at 11 s): nothing to wait for but time
+    wait_until(lambda: hub.notifications.history()[0].attempts >= 3, timeout=30, what="three failed attempts (at 0, 0.5 and 1.75 s)")
+    time.sleep(
+        max(0.0, down_at + 7.5 - time.monotonic())
+    )  # the rest of the outage (a fourth attempt at 5.5 s): nothing to wait for but time
     assert not hook.received and hub.notifications.history()[0].attempts >= 3
     hook.start(port)
     try:

@@ -21,6 +21,7 @@ from broker.storage.engine import open_store
 from broker.storage.models import AuditEntry, User
 from broker.storage.types import utcnow
 from tests.support.cli import lavos as run_lavos
+from tests.support.sqlite_template import write_users
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -37,10 +38,10 @@ def lavos(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture
 def accounts(db_url: str, tmp_path: Path) -> Iterator[tuple[Any, Store, Any]]:
-    pw = tmp_path / "pw"
-    pw.write_text(PASSWORD + "\n", encoding="utf-8")
-    lavos("add", "boss", "--role", "manager", "--password-file", str(pw), "--db", db_url, "--actor", "setup")
-    lavos("add", "jana", "--role", "staff", "--password-file", str(pw), "--db", db_url, "--actor", "setup")
+    # The accounts as `lavos user add` makes them, hashed at argon2's cheap costs: adding is not what
+    # this module tests (tests/broker/accounts/test_users.py runs `lavos user add`), and two hashes
+    # at the shipped costs were ~0.4 CPU-s of each test's setup.
+    write_users(db_url, {"boss": ("manager", PASSWORD), "jana": ("staff", PASSWORD)})
     new = tmp_path / "new"
     new.write_text(NEW + "\n", encoding="utf-8")
     store = open_store(db_url)
