@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI, Request
+from fastapi._compat import is_scalar_field  # what FastAPI itself reads with get(), not getlist()
+from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 
+from broker.domain.refusals import N_, Refusal
 from broker.hall.facade import HubFacade
 from dashboard.api import (
     alerts,
@@ -56,6 +60,30 @@ ROUTERS = (
 )
 
 
+def one_value_each(request: Request) -> None:
+    """A query parameter the route takes once, given more than once (`?table=a&table=b`), is
+    refused: FastAPI would take the last one silently, and which one the client meant is unknown."""
+    route = request.scope.get("route")
+    if not isinstance(route, APIRoute):
+        return
+    given = Counter(name for name, _ in request.query_params.multi_items())
+    twice = [f.alias for f in route.dependant.query_params if given[f.alias] > 1 and is_scalar_field(f)]
+    if twice:
+        refusal = Refusal(N_("given more than once; give it once"))
+        raise RequestValidationError(
+            [
+                {
+                    "type": errors.VALUE_REFUSED,
+                    "loc": ("query", name),
+                    "msg": str(refusal),
+                    "input": request.query_params.getlist(name),
+                    "ctx": {"refusal": refusal},
+                }
+                for name in twice
+            ]
+        )
+
+
 def api_routes() -> Iterator[tuple[str, str, APIRoute]]:
     """(method, full path, route) for every API route, for checks that must cover them all."""
     for module in ROUTERS:
@@ -86,5 +114,7 @@ def create_app(core: Hub) -> FastAPI:
     app.add_middleware(HallCalendar, hub=lambda: app.state.hub)
     for module in ROUTERS:
         public = all(PREFIX + r.path in PUBLIC_PATHS for r in module.router.routes)
-        app.include_router(module.router, prefix=PREFIX, responses=None if public else errors.RESPONSES)
+        app.include_router(
+            module.router, prefix=PREFIX, responses=None if public else errors.RESPONSES, dependencies=[Depends(one_value_each)]
+        )
     return app

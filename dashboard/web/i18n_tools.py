@@ -22,6 +22,7 @@ from dashboard.web.i18n import DOMAIN, LANGS, TRANSLATIONS
 
 HERE = Path(__file__).parent
 BROKER = HERE.parents[1] / "broker"
+API = HERE.parent / "api"
 KEYWORDS = {**DEFAULT_KEYWORDS, "N_": None}
 
 
@@ -34,6 +35,9 @@ def extract() -> Catalog:
     # The hub's refusals (broker.domain.refusals): only N_-marked literals, shown on pages translated.
     for filename, lineno, message, comments, context in extract_from_dir(BROKER, [("**.py", "python")], keywords={"N_": None}):
         template.add(message, None, [(f"broker/{filename}", lineno)], auto_comments=comments, context=context)
+    # The API's own refusals, said in the client's language as the hub's are (dashboard.api.errors).
+    for filename, lineno, message, comments, context in extract_from_dir(API, [("**.py", "python")], keywords={"N_": None}):
+        template.add(message, None, [(f"dashboard/api/{filename}", lineno)], auto_comments=comments, context=context)
     return template
 
 
