@@ -10,13 +10,13 @@ from datetime import date, datetime, timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import Session as Db
 
+from broker.core.errors import NotFound
 from broker.core.ports import HallState
 from broker.core.store_errors import store_call
 from broker.domain.refusals import N_
 from broker.domain.shifts.rules import (
     Count,
     MonthHours,
-    ShiftMissing,
     ShiftSpan,
     Taken,
     Voided,
@@ -154,7 +154,7 @@ class ShiftsReads:
         with self._store.reader() as db:
             row = db.get(Shift, shift)
             if row is None:
-                raise ShiftMissing(N_("There is no such shift."))
+                raise NotFound(N_("There is no such shift."))
             while (newer := db.scalar(select(Shift).where(Shift.corrects_id == row.id))) is not None:
                 row = newer
             out = [shift_view(row, now)]

@@ -15,6 +15,7 @@ Rules (the one place they live; the pure ones in broker.domain.shifts.rules):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date, datetime
 
 from sqlalchemy import select, update
@@ -69,9 +70,20 @@ class CorrectShift(Command[int]):
     reason: str
 
 
+@dataclass(frozen=True)
+class DrawerCounted:
+    """A count at a shift change as recorded: the next bartender starts from `counted_cents`."""
+
+    id: int
+    day: date
+    counted_cents: int
+    expected_cents: int  # the last count (or the float) plus the cash taken since
+    difference_cents: int  # counted less expected: negative means cash is missing
+
+
 @command
-class CountDrawer(Command[int]):
-    """The drawer counted at a shift change (cents): expected vs counted recorded; answers the count's id."""
+class CountDrawer(Command[DrawerCounted]):
+    """The drawer counted at a shift change (cents): expected vs counted recorded; answers the count."""
 
     counted_cents: int
     note: str = ""
@@ -219,7 +231,7 @@ class Shifts(Part):
             return row.id
 
     @handles(CountDrawer)
-    def count_drawer(self, c: CountDrawer) -> int:
+    def count_drawer(self, c: CountDrawer) -> DrawerCounted:
         counted = whole_cents(c.counted_cents, low=0, high=MAX_AMOUNT_CENTS)
         if counted is None:
             raise ShiftRefused(
@@ -251,4 +263,4 @@ class Shifts(Part):
                 at=now,
             )
             self._changed(db, c.actor, "drawer")
-            return row.id
+            return DrawerCounted(row.id, day, counted, expected, counted - expected)

@@ -22,6 +22,7 @@ from dashboard.api import (
     monitoring,
     notifications,
     reports,
+    shifts,
     tables,
 )
 from dashboard.api import payments as payments_api
@@ -53,6 +54,7 @@ ROUTERS = (
     monitoring,
     bookings,
     tournaments_api,
+    shifts,
 )
 
 
