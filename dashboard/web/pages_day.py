@@ -271,6 +271,11 @@ def export_rows(request: Request, reads: HallReads, z: ZReport) -> list[list[Any
         add(t(N_("By payment method")), _method(request, z, m.method), m.net_cents, count=m.count)
     for s in z.by_staff:
         add(t(N_("By staff")), s.staff, s.net_cents, count=s.count)
+        # the person's money by method and their voids (the shift report splits them by shift)
+        for m in s.by_method:
+            add(t(N_("By staff")), f"{s.staff} · {_method(request, z, m.method)}", m.cents)
+        if s.voids:
+            add(t(N_("By staff")), f"{s.staff} · {t(N_('Voided items'))}", -s.voids_cents, count=s.voids)
     for cat in z.by_category:
         add(t(N_("By category")), _category(request, cat.category), cat.gross_cents)
     for rate in z.by_vat:

@@ -118,6 +118,8 @@ def test_a_bartenders_evening_and_the_managers_report_in_slovak(hall: Any, clock
     assert "Rozdiel pri uzávierke dňa: -0,50 €" in page
     z = _text(boss.get("/day/2026-12-01/report"))
     assert 'data-staff="jana"' in z and "· Karta" in z and "4,50 €" in z
+    z_csv = boss.get("/days/2026-12-01.csv").content.decode("utf-8-sig")
+    assert "Podľa obsluhy;jana · Karta;;;;4,50" in z_csv and "Podľa obsluhy;peter · Hotovosť;;;;7,00" in z_csv
     # The payroll's CSV: Slovak Excel's (BOM, ';', decimal comma).
     r = boss.get("/shifts/hours.csv?month=2026-12")
     assert r.status_code == 200 and r.content.startswith(b"\xef\xbb\xbf")

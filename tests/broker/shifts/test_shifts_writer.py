@@ -174,3 +174,30 @@ def test_drawer_counted_at_the_shift_change_agrees_with_the_close_out_and_the_z_
         ("jana", {"cash": 1000, "card": 600}, 1, 180),
         ("peter", {"cash": 700}, 0, 0),
     ]
+
+
+def test_shifts_over_both_dst_nights_and_new_years_eve_count_real_hours_in_their_month(
+    hall: tuple[Any, HubFacade], clock: FakeClock
+) -> None:
+    """Stored and read back (UTC on both databases): 20:00-06:00 is 9 h on the spring night, 11 h on
+    the autumn one; the New Year's Eve shift is December's."""
+    _hub, facade = hall
+    for start, end in (
+        (local(2026, 12, 31, 18), local(2027, 1, 1, 3)),
+        (local(2027, 3, 27, 20), local(2027, 3, 28, 6)),
+        (local(2027, 10, 30, 20), local(2027, 10, 31, 6)),
+    ):
+        clock.set(start)
+        facade.execute(ClockIn(staff="jana", actor="jana"))
+        clock.set(end)
+        facade.execute(ClockOut(staff="jana", actor="jana"))
+    hours = {
+        (y, m): [(h.staff, h.shifts, h.minutes) for h in facade.reads.shifts.month_hours(y, m)]
+        for y, m in ((2026, 12), (2027, 1), (2027, 3), (2027, 10))
+    }
+    assert hours == {(2026, 12): [("jana", 1, 9 * 60)], (2027, 1): [], (2027, 3): [("jana", 1, 9 * 60)], (2027, 10): [("jana", 1, 11 * 60)]}
+    assert [s.day for s in facade.reads.shifts.shifts(date(2026, 12, 1), date(2027, 12, 31))] == [
+        date(2027, 10, 30),
+        date(2027, 3, 27),
+        date(2026, 12, 31),
+    ]
