@@ -237,11 +237,14 @@ class ShiftsReads:
             for s in drawer_segments(opened.float_cents, opened.opened_at, counts, cash_of_day(db, self._hall, day))
         )
 
-    @store_call
     def month_hours(self, year: int, month: int) -> list[MonthHours]:
         """Minutes worked per person in a month (by the shifts' business days), for the payroll."""
         first = date(year, month, 1)
-        last = (first + timedelta(days=32)).replace(day=1) - timedelta(days=1)
+        return self.hours(first, (first + timedelta(days=32)).replace(day=1) - timedelta(days=1))
+
+    @store_call
+    def hours(self, first: date, last: date) -> list[MonthHours]:
+        """Minutes worked per person and month over business days first..last (a running shift up to now)."""
         now = self._hall.clock()
         with self._store.reader() as db:
             rows = db.scalars(

@@ -77,14 +77,16 @@ def day_report(day: Day, reads: Reads, user: Annotated[Staff, Depends(can("shift
     return reads.shifts.day(day)
 
 
-@router.get("/hours", response_model=list[MonthHours], summary="Minutes worked per person in a month (YYYY-MM)")
+@router.get(
+    "/hours", response_model=list[MonthHours], summary="Minutes worked per person and month over business days from..to (the payroll)"
+)
 def hours(
     reads: Reads,
     user: Annotated[Staff, Depends(can("shifts.manage"))],
-    month: Annotated[str, Query(pattern=r"^\d{4}-\d{2}$", description="YYYY-MM")],
+    first: Annotated[Day, Query(alias="from", description="First business day, YYYY-MM-DD (a shift counts on the day it starts)")],
+    last: Annotated[Day | None, Query(alias="to", description="Last business day (default: the same as from)")] = None,
 ) -> list[MonthHours]:
-    first = reads.dates().month(month)
-    return reads.shifts.month_hours(first.year, first.month)
+    return reads.shifts.hours(first, last or first)
 
 
 @router.get("/{shift_id}", response_model=list[ShiftView], summary="A shift's versions, the latest first (corrections with reasons)")

@@ -234,14 +234,16 @@ def correct_shift(
     end: When = "",
     reason: Annotated[str, Form(max_length=REASON_MAX * 4)] = "",
 ) -> Response:
-    shift_id = _shift_id(shift)
     form = {"start": start, "end": end, "reason": reason}
     dates = hub.reads.dates()
-    try:
+    try:  # what was typed first: a refused time is said whatever the shift (a 400, the form again when there is one)
         started = dates.moment(start)
         ended = dates.moment(end) if end.strip() else None
     except DateRefused as e:
-        return _shift_page(request, hub.reads, shift_id, error=refusal(request, e), form=form, status=400)
+        if not shift.isdigit():
+            raise
+        return _shift_page(request, hub.reads, _shift_id(shift), error=refusal(request, e), form=form, status=400)
+    shift_id = _shift_id(shift)
     try:
         new = hub.execute(CorrectShift(shift=shift_id, started_at=started, ended_at=ended, reason=reason, actor=user.username))
     except ServiceError as e:

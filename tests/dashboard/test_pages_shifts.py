@@ -161,7 +161,7 @@ def test_the_api_clock_in_once_staff_end_only_their_own_slovak_refusals(hall: An
             json={"started_at": "2026-12-01T15:45", "ended_at": "2026-12-01T23:00", "reason": "skôr"},
         )
         assert r.status_code == 200 and [v["minutes"] for v in r.json()] == [435, 420]
-        assert api.get("/api/shifts/hours?month=2026-12", headers=boss).json() == [
+        assert api.get("/api/shifts/hours?from=2026-12-01&to=2026-12-31", headers=boss).json() == [
             {"staff": "boss", "month": "2026-12", "shifts": 1, "minutes": 420},  # still running: up to now
             {"staff": "jana", "month": "2026-12", "shifts": 1, "minutes": 435},
         ]
