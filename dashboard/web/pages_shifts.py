@@ -176,7 +176,7 @@ def end_someones_shift(
 @router.get("/shifts/hours.csv")
 def hours_csv(request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("shifts.manage"))], month: str = "") -> Response:
     """Hours worked per person in a month, for the payroll: CSV that Slovak Excel opens."""
-    first: date = reads.dates().month(month)
+    first: date = reads.dates().month(month) if month else reads.today().replace(day=1)  # no month: this one
     rows: list[list[Any]] = [[translated(request, x) for x in (N_("Month"), N_("Staff"), N_("Shifts"), N_("Hours"), N_("Minutes"))]]
     for h in reads.shifts.month_hours(first.year, first.month):
         # Hours as a number with two decimals (Excel sums them; 9 h 15 min is 9,25), the minutes exact.
