@@ -21,6 +21,7 @@ from datetime import date, datetime
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session as Db
 
+from broker.accounts.users import get_user
 from broker.core.commands import Command, command, handles
 from broker.core.part import Part
 from broker.core.ports import HallState
@@ -67,6 +68,16 @@ class CorrectShift(Command[int]):
     shift: int
     started_at: datetime
     ended_at: datetime | None
+    reason: str
+
+
+@command
+class RecordShift(Command[int]):
+    """A manager records a shift somebody worked without clocking in (start, end, a reason); answers its id."""
+
+    staff: str
+    started_at: datetime
+    ended_at: datetime
     reason: str
 
 
@@ -169,6 +180,52 @@ class Shifts(Part):
             self._changed(db, c.staff, "out")
             return running.id
 
+    def _no_overlap(self, db: Db, staff: str, start: datetime, end: datetime, now: datetime, but: int | None = None) -> None:
+        """Refused when `staff` has another shift (its latest version) overlapping start..end: the
+        money taken then would belong to two shifts."""
+        others = db.scalars(select(Shift).where(Shift.staff == staff, Shift.id != (but or 0), Shift.replaced_at.is_(None)))
+        for s in others:
+            if s.started_at < end and start < (s.ended_at or now):
+                raise ShiftRefused(
+                    N_("%(who)s has another shift from %(time)s at that time; correct that one first."),
+                    who=staff,
+                    time=_time(self.h, s.started_at),
+                )
+
+    @handles(RecordShift)
+    def record(self, c: RecordShift) -> int:
+        now = self.h.clock()
+        reason = clean_reason(c.reason)
+        if c.started_at.tzinfo is None or c.ended_at.tzinfo is None:
+            raise ShiftRefused(N_("Give the shift's times with the date, e.g. 1. 12. 2026 16:00."))
+        check_span(c.started_at, c.ended_at, now)
+        with self.h.store.session() as db:
+            if get_user(db, c.staff) is None:
+                raise ShiftRefused(N_("There is no staff account %(who)s."), who=c.staff[:64])
+            self._no_overlap(db, c.staff, c.started_at, c.ended_at, now)
+            row = Shift(
+                staff=c.staff,
+                business_day=business_day(c.started_at, self.h.venue),
+                started_at=c.started_at,
+                ended_at=c.ended_at,
+                ended_by=c.actor,
+                made_at=now,
+                made_by=c.actor,
+                reason=reason,
+            )
+            db.add(row)
+            db.flush()
+            record_audit(
+                db,
+                c.actor,
+                "shift.record",
+                f"shift:{row.id}",
+                {"staff": c.staff, "started_at": c.started_at.isoformat(), "ended_at": c.ended_at.isoformat(), "reason": reason},
+                at=now,
+            )
+            self._changed(db, c.staff, "record")
+            return row.id
+
     @handles(CorrectShift)
     def correct(self, c: CorrectShift) -> int:
         now = self.h.clock()
@@ -184,15 +241,7 @@ class Shifts(Part):
                 raise ShiftRefused(N_("This shift was corrected meanwhile; correct its latest version."))
             if c.ended_at is None and old.ended_at is not None:
                 raise ShiftRefused(N_("Give the end of a shift that has ended."))
-            end = c.ended_at or now
-            others = db.scalars(select(Shift).where(Shift.staff == old.staff, Shift.id != old.id, Shift.replaced_at.is_(None)))
-            for s in others:
-                if s.started_at < end and c.started_at < (s.ended_at or now):
-                    raise ShiftRefused(
-                        N_("%(who)s has another shift from %(time)s at that time; correct that one first."),
-                        who=old.staff,
-                        time=_time(self.h, s.started_at),
-                    )
+            self._no_overlap(db, old.staff, c.started_at, c.ended_at or now, now, but=old.id)
             day = (
                 old.business_day
                 if business_day(c.started_at, self.h.venue) == business_day(old.started_at, self.h.venue)

@@ -16,7 +16,7 @@ from broker.accounts.staff import Staff
 from broker.domain.euros import MAX_AMOUNT_CENTS
 from broker.domain.shifts.rules import REASON_MAX, MonthHours
 from broker.shifts.reads import ShiftDay, ShiftView
-from broker.shifts.shifts import NOTE_MAX, ClockIn, ClockOut, CorrectShift, CountDrawer, DrawerCounted
+from broker.shifts.shifts import NOTE_MAX, ClockIn, ClockOut, CorrectShift, CountDrawer, DrawerCounted, RecordShift
 from dashboard.api.auth import can, demand
 from dashboard.api.dates import Day, Moment
 from dashboard.api.deps import Hub, IdPath, Reads
@@ -38,6 +38,21 @@ class CorrectIn(Body):
     started_at: Moment
     ended_at: Moment | None = Field(None, description="None only for a shift still running")
     reason: Annotated[str, text(REASON_MAX)]
+
+
+class RecordIn(Body):
+    staff: Annotated[str, text(64)]
+    started_at: Moment
+    ended_at: Moment
+    reason: Annotated[str, text(REASON_MAX)]
+
+
+@router.post("", response_model=list[ShiftView], status_code=201, summary="Record a shift somebody worked without clocking in (a reason)")
+def record(body: RecordIn, hub: Hub, user: Annotated[Staff, Depends(can("shifts.manage"))]) -> list[ShiftView]:
+    new = hub.execute(
+        RecordShift(staff=body.staff, started_at=body.started_at, ended_at=body.ended_at, reason=body.reason, actor=user.username)
+    )
+    return hub.reads.shifts.versions(new)
 
 
 @router.get("/current", response_model=list[ShiftView], summary="Who is clocked in now")

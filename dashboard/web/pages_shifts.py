@@ -22,7 +22,7 @@ from broker.domain.dates import DateRefused
 from broker.domain.shifts.rules import REASON_MAX
 from broker.hall.facade import NotFound, ServiceError
 from broker.hall.read_models import HallReads
-from broker.shifts.shifts import NOTE_MAX, ClockIn, ClockOut, CorrectShift, CountDrawer
+from broker.shifts.shifts import NOTE_MAX, ClockIn, ClockOut, CorrectShift, CountDrawer, RecordShift
 from dashboard.api.dates import WRITTEN_MAX
 from dashboard.api.deps import MAX_ID, Hub, Reads
 from dashboard.web import i18n
@@ -132,17 +132,25 @@ def count_drawer(
 # --- the manager's ------------------------------------------------------------------------------
 
 
-@router.get("/shifts")
-def shifts_page(
-    request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("shifts.manage"))], day: str | None = None
+def _shifts_page(
+    request: Request,
+    reads: HallReads,
+    shown: date | None = None,
+    *,
+    error: str | None = None,
+    form: dict[str, Any] | None = None,
+    status: int = 200,
 ) -> Response:
-    """The shift report of a business day (the running one by default) and its shifts to correct."""
-    shown = reads.dates().day(day) if day else reads.till.day_overview().day
+    shown = shown or reads.till.day_overview().day
     report = reads.shifts.day(shown)
     return render(
         request,
         "shifts.html",
         {
+            "form_error": error,
+            "form": form or {},
+            "accounts": sorted(r.u.username for r in reads.people.staff_rows() if r.u.active),
+            "reason_max": REASON_MAX,
             "report": report,
             "shown": shown,
             "on_shift": reads.shifts.on_shift(),
@@ -151,7 +159,41 @@ def shifts_page(
             "methods": sorted({m.method for r in report.rows for m in r.by_method}, key=_method_order(reads)),
             "month": shown.strftime("%Y-%m"),
         },
+        status=status,
     )
+
+
+@router.get("/shifts")
+def shifts_page(
+    request: Request, reads: Reads, user: Annotated[Staff, Depends(page_can("shifts.manage"))], day: str | None = None
+) -> Response:
+    """The shift report of a business day (the running one by default), its shifts to correct, a forgotten one to record."""
+    return _shifts_page(request, reads, reads.dates().day(day) if day else None)
+
+
+@router.post("/shifts/record", dependencies=[Depends(verify_csrf)])
+def record_shift(
+    request: Request,
+    hub: Hub,
+    user: Annotated[Staff, Depends(page_can("shifts.manage"))],
+    staff: Annotated[str, Form(max_length=64)] = "",
+    start: When = "",
+    end: When = "",
+    reason: Annotated[str, Form(max_length=REASON_MAX * 4)] = "",
+) -> Response:
+    """A shift somebody worked without clocking in, recorded by the manager with a reason."""
+    form = {"staff": staff, "start": start, "end": end, "reason": reason}
+    dates = hub.reads.dates()
+    try:
+        started, ended = dates.moment(start), dates.moment(end)
+    except DateRefused as e:
+        return _shifts_page(request, hub.reads, error=refusal(request, e), form=form, status=400)
+    try:
+        new = hub.execute(RecordShift(staff=staff, started_at=started, ended_at=ended, reason=reason, actor=user.username))
+    except ServiceError as e:
+        return _shifts_page(request, hub.reads, error=refusal(request, e), form=form, status=409)
+    flash(request, translated(request, N_("The shift of %(who)s is recorded."), who=staff), "ok")
+    return RedirectResponse(f"/shifts/{new}", status_code=303)
 
 
 def _method_order(reads: HallReads) -> Any:

@@ -216,6 +216,8 @@ PAGE_CASES: list[tuple[str, str, str, dict[str, str]]] = [
     ("POST", "/shifts/{shift}/correct", "start", {"end": "", "reason": "x"}),
     ("POST", "/shifts/{shift}/correct", "end", {"start": "2026-11-10T16:00", "reason": "x"}),
     ("GET", "/shifts/hours.csv", "month", {}),
+    ("POST", "/shifts/record", "start", {"staff": "jana", "end": "2026-11-10T16:00", "reason": "x"}),
+    ("POST", "/shifts/record", "end", {"staff": "jana", "start": "2026-11-10T16:00", "reason": "x"}),
 ]
 # Date-like fields the list above need not send edges to, and why.
 PAGE_TIMES = {

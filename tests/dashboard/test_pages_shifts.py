@@ -110,6 +110,17 @@ def test_a_bartenders_evening_and_the_managers_report_in_slovak(hall: Any, clock
     assert r.status_code == 303
     history = _text(boss.get(r.headers["location"]))
     assert history.count('class="shift-version') == 2 and "prišla skôr" in history and "nahradené" in history
+    # A shift nobody clocked: recorded by the manager (garbage and an overlap refused in Slovak, nothing changed).
+    before = _state(hall)
+    r = boss.post("/shifts/record", {"staff": "peter", "start": "včera", "end": "2026-12-01T12:00", "reason": "x"})
+    assert r.status_code == 400 and "včera" in _text(r) and 'value="včera"' in r.text
+    r = boss.post("/shifts/record", {"staff": "jana", "start": "2026-12-01T19:00", "end": "2026-12-01T21:00", "reason": "x"})
+    assert r.status_code == 409 and "jana má v tom čase inú zmenu" in _text(r)
+    r = boss.post("/shifts/record", {"staff": "nikto", "start": "2026-12-01T10:00", "end": "2026-12-01T12:00", "reason": "x"})
+    assert r.status_code == 409 and "Účet obsluhy nikto neexistuje." in _text(r)
+    assert _state(hall) == before
+    r = boss.post("/shifts/record", {"staff": "peter", "start": "2026-12-01T10:00", "end": "2026-12-01T12:00", "reason": "inventúra"})
+    assert r.status_code == 303 and "inventúra" in _text(boss.get(r.headers["location"]))
     # The manager ends Peter's shift he forgot; the close-out agrees with the drawer's segments.
     clock.set(local(2026, 12, 2, 1))
     assert boss.post("/shifts/out", {"staff": "peter"}).status_code == 303
@@ -125,7 +136,7 @@ def test_a_bartenders_evening_and_the_managers_report_in_slovak(hall: Any, clock
     assert r.status_code == 200 and r.content.startswith(b"\xef\xbb\xbf")
     rows = r.content.decode("utf-8-sig").splitlines()
     assert rows[0] == "Mesiac;Obsluha;Zmeny;Hodiny;Minúty"
-    assert "2026-12;jana;1;4,50;270" in rows and "2026-12;peter;1;5,00;300" in rows
+    assert "2026-12;jana;1;4,50;270" in rows and "2026-12;peter;2;7,00;420" in rows
     assert boss.get("/shifts/hours.csv?month=2026-13").status_code == 400
 
 

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import func, select
 
 from broker.hall.facade import HubFacade, NotFound, ServiceError
-from broker.shifts.shifts import ClockIn, ClockOut, CorrectShift, CountDrawer
+from broker.shifts.shifts import ClockIn, ClockOut, CorrectShift, CountDrawer, RecordShift
 from broker.storage.models import AuditEntry, DrawerCount, Shift
 from broker.till.closeout import CloseDay, OpenDay
 from tests.support.till_days import FakeClock, add_item, day_hub, line, local, pay, void_item, walk_in
@@ -201,3 +201,33 @@ def test_shifts_over_both_dst_nights_and_new_years_eve_count_real_hours_in_their
         date(2027, 3, 27),
         date(2026, 12, 31),
     ]
+
+
+def test_a_manager_records_a_forgotten_shift_not_over_another_and_only_for_an_account(
+    hall: tuple[Any, HubFacade], clock: FakeClock
+) -> None:
+    hub, facade = hall
+    from broker.accounts.users import create_user, new_password
+    from tests.support.hub import on_writer
+    from tests.support.sqlite_template import CHEAP
+
+    hashed = new_password("heslo-na-zmenu", CHEAP)
+    on_writer(hub, lambda db: create_user(db, "jana", hashed, "staff", actor="test"))
+    clock.set(local(2026, 12, 2, 12))
+    facade.execute(ClockIn(staff="jana", actor="jana"))  # today's, running
+    clock.set(local(2026, 12, 2, 14))
+    before = _rows(hub)
+    for staff, start, end, reason, says in (
+        ("nikto", local(2026, 12, 1, 16), local(2026, 12, 1, 23), "zabudla", "no staff account"),
+        ("jana", local(2026, 12, 2, 11), local(2026, 12, 2, 13), "zabudla", "another shift"),  # over the running one
+        ("jana", local(2026, 12, 1, 16), local(2026, 12, 1, 23), " ", "Say why"),
+    ):
+        with pytest.raises(ServiceError, match=says):
+            facade.execute(RecordShift(staff=staff, started_at=start, ended_at=end, reason=reason, actor="boss"))
+    assert _rows(hub) == before
+    new = facade.execute(
+        RecordShift(staff="jana", started_at=local(2026, 12, 1, 16), ended_at=local(2026, 12, 1, 23), reason="zabudla", actor="boss")
+    )
+    (v,) = facade.reads.shifts.versions(new)
+    assert (v.day, v.minutes, v.made_by, v.reason, v.running) == (DEC1, 7 * 60, "boss", "zabudla", False)
+    assert [(h.staff, h.shifts) for h in facade.reads.shifts.month_hours(2026, 12)] == [("jana", 2)]

@@ -175,6 +175,7 @@ MANAGER_ACTIONS = {
     "/tournaments",  # a new tournament (issue 21)
     "/shifts/out",  # ending another's shift, a correction with a reason (issue 32)
     "/shifts/{shift}/correct",
+    "/shifts/record",
 }
 # Query strings a page needs to answer at all (capture waits for a card tap: not for long here).
 QUERIES = {"/members/{member_id}/capture": "?table=foos-01&wait=0.1", "/reports/{name}.csv": "", "/shifts/hours.csv": "?month=2026-12"}
