@@ -160,8 +160,9 @@ class StaffMethod:
 
 @dataclass(frozen=True)
 class StaffTotal:
-    """One person's money on the day, by the actor the till records on each payment and void (the
-    shift report, broker.shifts, splits the same figures by shift). A person who only voided shows with 0."""
+    """One person's money on the day, by the actor the till records on each payment, with the items
+    they voided (the shift report, broker.shifts, splits the same figures by shift). Only who took
+    money has a row, as before: a void by somebody else is in `voids`, which names who voided it."""
 
     staff: str
     count: int
@@ -399,7 +400,6 @@ def z_report(
         sv = staff_voids.setdefault(v.by, [0, 0])
         sv[0] += 1
         sv[1] += v.amount_cents
-        by_staff.setdefault(v.by, [0, 0, 0])
 
     def staff_total(name: str, r: list[int]) -> StaffTotal:
         methods = tuple(StaffMethod(m, c) for m, c in staff_methods.get(name, {}).items())
