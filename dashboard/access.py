@@ -50,6 +50,14 @@ CAPABILITIES: dict[str, Capability] = {
     # A blind count: staff type the counted cash before they see what the drawer should hold; the
     # manager sees the expected cash and the takings of the day at any time.
     "day.expected": Capability(MANAGER, "the expected cash and the takings of a business day still open (staff count blind)"),
+    # Shifts (issue 32 §3): staff clock themselves in and out and count the drawer at a shift
+    # change (blind: the difference shows once counted); everyone's shifts and money are the manager's.
+    "shifts.own": Capability(STAFF, "clock oneself in and out; count the drawer at a shift change"),
+    "shifts.manage": Capability(
+        MANAGER,
+        "everyone's shifts: the shift report (takings, voids, the drawer), corrections with a reason, "
+        "ending another's shift, the hours per month (CSV)",
+    ),
     "ekasa.run": Capability(STAFF, "see eKasa states of receipts; record a hand-written paragón when the eKasa client is down"),
     "ekasa.settings": Capability(MANAGER, "the eKasa client: on or off, its address, a test; registering paragóny"),
     "notify.settings": Capability(MANAGER, "push notifications: targets (their addresses are secrets), a test message, the history"),

@@ -64,6 +64,7 @@ from broker.outbox.sender import OutboxSender
 from broker.people.accounts import Accounts
 from broker.people.logins import Logins
 from broker.people.members import Members
+from broker.shifts.shifts import Shifts
 from broker.storage.engine import Store
 from broker.storage.models import Event, Game
 from broker.storage.types import utcnow
@@ -203,6 +204,7 @@ class Hub:
             Accounts(self._hall),
             Logins(self._hall),
             self.till,
+            Shifts(self._hall),  # staff shifts and the drawer at a shift change (broker.shifts)
             self.home_assistant,
             self.notifications,
             self.bookings,

@@ -29,6 +29,7 @@ from broker.notify.reads import NotifyReads
 from broker.outbox.reads import OutboxReads
 from broker.people.reads import PeopleReads
 from broker.reports.reads import ReportsReads
+from broker.shifts.reads import ShiftsReads
 from broker.till.reads import TillReads
 from broker.tournaments.reads import TournamentReads
 
@@ -86,6 +87,10 @@ class HallReads:
     @cached_property
     def reports(self) -> ReportsReads:
         return ReportsReads(self._hall)
+
+    @cached_property
+    def shifts(self) -> ShiftsReads:
+        return ShiftsReads(self._hall)
 
     # configuration and clock (the venue file; never changes while running)
     @property

@@ -521,6 +521,58 @@ class BusinessDay(Base):
     report: Mapped[dict[str, Any] | None] = mapped_column(JSONDoc, nullable=True)
 
 
+class Shift(Base):
+    """A staff member's shift (broker.shifts): clocked in, clocked out, never overwritten.
+
+    A manager's correction is a new row naming the row it replaces (`corrects_id`, its `reason`);
+    the replaced row keeps its times and gets `replaced_at`, so the history shows every version and
+    only the latest counts. One open shift per person: the partial unique index holds it even
+    against a second process.
+    """
+
+    __tablename__ = "shifts"
+    __table_args__ = (
+        Index(
+            "uq_shifts_one_open",
+            "staff",
+            unique=True,
+            sqlite_where=text("ended_at IS NULL AND replaced_at IS NULL"),
+            postgresql_where=text("ended_at IS NULL AND replaced_at IS NULL"),
+        ),
+        Index("ix_shifts_business_day", "business_day"),
+        CheckConstraint("ended_at IS NULL OR ended_at > started_at", name="ends_after_start"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    staff: Mapped[str] = mapped_column(String(64))
+    business_day: Mapped[date] = mapped_column(Date)
+    started_at: Mapped[datetime]
+    ended_at: Mapped[datetime | None]
+    ended_by: Mapped[str | None] = mapped_column(String(64))
+    made_at: Mapped[datetime] = mapped_column(default=utcnow)
+    made_by: Mapped[str] = mapped_column(String(64))
+    corrects_id: Mapped[int | None] = mapped_column(ForeignKey("shifts.id", ondelete="RESTRICT"), unique=True)
+    reason: Mapped[str | None] = mapped_column(Text)
+    replaced_at: Mapped[datetime | None]
+
+
+class DrawerCount(Base):
+    """The cash drawer counted at a shift change (broker.shifts): what it should hold, what it held.
+
+    The next bartender starts from `counted_cents`; the close-out's count (business_days) ends the day.
+    """
+
+    __tablename__ = "drawer_counts"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    business_day: Mapped[date] = mapped_column(Date, index=True)
+    at: Mapped[datetime] = mapped_column(default=utcnow)
+    counted_by: Mapped[str] = mapped_column(String(64))
+    counted_cents: Mapped[int] = mapped_column(Integer)
+    expected_cents: Mapped[int] = mapped_column(Integer)
+    note: Mapped[str | None] = mapped_column(Text)
+
+
 class Setting(Base):
     """A setting the manager changes on a page (e.g. the eKasa client's address), not in the venue file.
 

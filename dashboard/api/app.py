@@ -26,6 +26,7 @@ from dashboard.api import (
     monitoring,
     notifications,
     reports,
+    shifts,
     tables,
 )
 from dashboard.api import payments as payments_api
@@ -57,6 +58,7 @@ ROUTERS = (
     monitoring,
     bookings,
     tournaments_api,
+    shifts,
 )
 
 

@@ -225,6 +225,16 @@ def _drawer_rows(add: Callable[..., None], t: Callable[..., str], z: ZReport) ->
         add(cash, t(N_("Difference")), z.variance_cents)
 
 
+def _staff_rows(add: Callable[..., None], t: Callable[..., str], request: Request, z: ZReport) -> None:
+    """The export's lines per person: their money, by method, and their voids (the shift report splits them by shift)."""
+    for s in z.by_staff:
+        add(t(N_("By staff")), s.staff, s.net_cents, count=s.count)
+        for m in s.by_method:
+            add(t(N_("By staff")), f"{s.staff} · {_method(request, z, m.method)}", m.cents)
+        if s.voids:
+            add(t(N_("By staff")), f"{s.staff} · {t(N_('Voided items'))}", -s.voids_cents, count=s.voids)
+
+
 def export_rows(request: Request, reads: HallReads, z: ZReport) -> list[list[Any]]:
     """The Z report as one table: a group, an item, then the figures (euros as Decimal, never float)."""
     t: Callable[..., str] = lambda text, **kw: translated(request, text, **kw)  # noqa: E731
@@ -269,8 +279,7 @@ def export_rows(request: Request, reads: HallReads, z: ZReport) -> list[list[Any
     _drawer_rows(add, t, z)
     for m in z.by_method:
         add(t(N_("By payment method")), _method(request, z, m.method), m.net_cents, count=m.count)
-    for s in z.by_staff:
-        add(t(N_("By staff")), s.staff, s.net_cents, count=s.count)
+    _staff_rows(add, t, request, z)
     for cat in z.by_category:
         add(t(N_("By category")), _category(request, cat.category), cat.gross_cents)
     for rate in z.by_vat:

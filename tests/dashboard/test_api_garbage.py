@@ -159,8 +159,8 @@ def test_every_route_refuses_garbage_with_a_4xx_and_changes_nothing(api: Api) ->
     before = counts()
     seen_500, unreadable = [], []
     for method, template, route in api_routes():
-        if template.endswith(("/stop", "/pause", "/resume")):
-            continue  # they take no body, so no input can be wrong but the id (checked below)
+        if template.endswith(("/stop", "/pause", "/resume", "/shifts/clock-in")):
+            continue  # they take no body, so no input can be wrong but the id (checked below; clocking in has none: it is who asks)
         for url, body in _requests(method, template, route, sid, mid):
             r = api.client.request(method, url, headers={**api.manager, "Content-Type": "application/json"}, content=body)
             if r.status_code >= 500:

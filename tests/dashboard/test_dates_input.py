@@ -212,6 +212,12 @@ PAGE_CASES: list[tuple[str, str, str, dict[str, str]]] = [
     ("GET", "/reports/{name}.csv", "day", {}),
     ("GET", "/reports/{name}.csv", "month", {}),
     ("POST", "/tournaments", "starts_at", {"name": "Lavosliga", "payout_shares": "100"}),
+    ("GET", "/shifts", "day", {}),  # the shifts (issue 32): a day's report, a correction's times, the payroll's month
+    ("POST", "/shifts/{shift}/correct", "start", {"end": "", "reason": "x"}),
+    ("POST", "/shifts/{shift}/correct", "end", {"start": "2026-11-10T16:00", "reason": "x"}),
+    ("GET", "/shifts/hours.csv", "month", {}),
+    ("POST", "/shifts/record", "start", {"staff": "jana", "end": "2026-11-10T16:00", "reason": "x"}),
+    ("POST", "/shifts/record", "end", {"staff": "jana", "start": "2026-11-10T16:00", "reason": "x"}),
 ]
 # Date-like fields the list above need not send edges to, and why.
 PAGE_TIMES = {

@@ -151,12 +151,28 @@ class MethodTotal:
 
 
 @dataclass(frozen=True)
+class StaffMethod:
+    """What one person took by one payment method (reversals they made deducted)."""
+
+    method: str
+    cents: int
+
+
+@dataclass(frozen=True)
 class StaffTotal:
+    """One person's money on the day, by the actor the till records on each payment, with the items
+    they voided (the shift report, broker.shifts, splits the same figures by shift). Only who took
+    money has a row, as before: a void by somebody else is in `voids`, which names who voided it."""
+
     staff: str
     count: int
     payments_cents: int
     reversals_cents: int  # reversals this person made (a manager's refund)
     net_cents: int
+    # Empty in a report frozen before shifts kept them.
+    by_method: tuple[StaffMethod, ...] = ()
+    voids: int = 0  # items this person voided on the day
+    voids_cents: int = 0  # what those voids took off the bills (positive)
 
 
 @dataclass(frozen=True)
@@ -339,6 +355,7 @@ def z_report(
 
     by_method: dict[str, list[int]] = {m: [0, 0, 0] for m in known}  # count, payments, reversals
     by_staff: dict[str, list[int]] = {}
+    staff_methods: dict[str, dict[str, int]] = {}
     by_category: dict[str, int] = {}
     vat_gross: dict[int, int] = {}
     vat_vat: dict[int, int] = {}
@@ -346,6 +363,8 @@ def z_report(
         reversal = p.reverses_id is not None
         m = by_method.setdefault(p.method, [0, 0, 0])
         s = by_staff.setdefault(p.staff, [0, 0, 0])
+        per = staff_methods.setdefault(p.staff, {})
+        per[p.method] = per.get(p.method, 0) + p.amount_cents
         for row in (m, s):
             if reversal:
                 row[2] += p.amount_cents
@@ -375,6 +394,18 @@ def z_report(
         for p in pays
         if p.corrects_day is not None and p.corrects_day < opening.day
     )
+    void_list = tuple(sorted(voids, key=lambda v: v.at))
+    staff_voids: dict[str, list[int]] = {}
+    for v in void_list:
+        sv = staff_voids.setdefault(v.by, [0, 0])
+        sv[0] += 1
+        sv[1] += v.amount_cents
+
+    def staff_total(name: str, r: list[int]) -> StaffTotal:
+        methods = tuple(StaffMethod(m, c) for m, c in staff_methods.get(name, {}).items())
+        sv = staff_voids.get(name, [0, 0])
+        return StaffTotal(name, r[0], r[1], r[2], r[1] + r[2], methods, sv[0], sv[1])
+
     total = takings(pays)  # revenue: broker.domain.till.revenue, the reports' definition too
     table_time = by_category.get(TABLE_TIME, 0)
     return ZReport(
@@ -397,12 +428,12 @@ def z_report(
         items_cents=total - table_time,
         # The venue's methods in its order (a method with nothing still shows: "Karta 0,00 €"), then others.
         by_method=tuple(method_total(mid, row) for mid, row in by_method.items()),
-        by_staff=tuple(StaffTotal(name, r[0], r[1], r[2], r[1] + r[2]) for name, r in sorted(by_staff.items())),
+        by_staff=tuple(staff_total(name, r) for name, r in sorted(by_staff.items())),
         # Table time first (what a hall sells), then the rest by name.
         by_category=tuple(CategoryTotal(c, v) for c, v in sorted(by_category.items(), key=lambda kv: (kv[0] != TABLE_TIME, kv[0]))),
         by_vat=tuple(VatTotal(r, vat_gross[r], vat_vat[r], vat_gross[r] - vat_vat[r]) for r in sorted(vat_gross, reverse=True)),
         refunds=refunds,
-        voids=tuple(sorted(voids, key=lambda v: v.at)),
+        voids=void_list,
         corrections=tuple(sorted(corrections, key=lambda c: c.at)),
         open_tabs=tuple(sorted(open_tabs, key=lambda t: (t.opened_at, t.tab_id))),
         earlier_days=earlier,

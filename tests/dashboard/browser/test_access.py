@@ -62,6 +62,7 @@ STAFF_PAGES = {
     "/tournaments/{tournament_id}/board",
     "/tournaments/{tournament_id}/matches/{match}",
     "/tournaments/{tournament_id}/print",  # the A4 bracket: the director on a Sunday is usually staff (issue 29, item 34)
+    "/shift",  # one's own shift and the drawer at a shift change (issue 32)
 }
 STAFF_ACTIONS = {
     "/tables/{table_id}/start",
@@ -114,6 +115,9 @@ STAFF_ACTIONS = {
     "/tournaments/{tournament_id}/matches/{match}/call",
     "/tournaments/{tournament_id}/matches/{match}/result",
     "/tournaments/{tournament_id}/matches/{match}/recall",
+    "/shift/in",  # clocking oneself in and out, the drawer counted at a shift change (issue 32)
+    "/shift/out",
+    "/shift/drawer",
 }
 MANAGER_PAGES = {
     "/members",
@@ -135,6 +139,9 @@ MANAGER_PAGES = {
     "/notifications",  # push notifications (issue 13, n1)
     "/closing",  # stop all games at closing (issue 19, item 10)
     "/tournaments/{tournament_id}/export.csv",  # the matches for a spreadsheet (issue 29, item 35)
+    "/shifts",  # everyone's shifts, the shift report, a shift's history, the hours (issue 32)
+    "/shifts/{shift}",
+    "/shifts/hours.csv",
 }
 MANAGER_ACTIONS = {
     "/bills/{game_id}/correct",
@@ -166,9 +173,12 @@ MANAGER_ACTIONS = {
     "/bookings/blocks/{block_id}/remove",
     "/closing",
     "/tournaments",  # a new tournament (issue 21)
+    "/shifts/out",  # ending another's shift, a correction with a reason (issue 32)
+    "/shifts/{shift}/correct",
+    "/shifts/record",
 }
 # Query strings a page needs to answer at all (capture waits for a card tap: not for long here).
-QUERIES = {"/members/{member_id}/capture": "?table=foos-01&wait=0.1", "/reports/{name}.csv": ""}
+QUERIES = {"/members/{member_id}/capture": "?table=foos-01&wait=0.1", "/reports/{name}.csv": "", "/shifts/hours.csv": "?month=2026-12"}
 STREAMS = {"/events"}  # answers and then never ends: only its status is read
 FORBIDDEN_TEXT = "pre vedúceho"  # "for the manager": the 403 page for a role, not the one for a stale form
 
@@ -216,6 +226,7 @@ def samples(lavos: Served) -> dict[str, str]:
         "tournament_id": str(tournament),
         "entrant_id": str(entrant),
         "match": "W1-1",
+        "shift": str(lavos.api("POST", "/api/shifts/clock-in", MANAGER, status=201)["id"]),  # the manager's own shift
     }
 
 

@@ -295,3 +295,50 @@ def test_no_english_on_the_slovak_day_pages_with_voids_refunds_and_open_tabs(lav
     page.goto(lavos.base_url + "/days")
     findings.check(page, "/days")
     assert not findings.found, "\n".join(findings.found)
+
+
+def _one_row(page: Any, selector: str) -> None:
+    """`selector` sits in the top bar's one row (beside the brand), not wrapped under it."""
+    top = page.locator(".brand").evaluate("e => e.getBoundingClientRect().bottom")
+    mine = page.locator(selector).evaluate("e => e.getBoundingClientRect().top")
+    assert mine < top, f"{selector} wrapped to a second row of the top bar"
+
+
+def test_a_shift_change_on_the_tablet_and_the_managers_shift_report_on_a_phone(lavos: ServedHub, open_page: Callable[..., Any]) -> None:
+    """Issue 32 §3: the bartender clocks in from the top bar (1280×800), counts the drawer at the
+    shift change and clocks out (refusals in Slovak: tests/dashboard/test_pages_shifts.py); the manager reads
+    the shift report on a phone (390×844) without sideways scrolling. Screenshots shifts-{tablet,phone}.png."""
+    from tests.dashboard.browser.test_slovak_everywhere import Findings
+
+    findings = Findings()
+    lavos.api("POST", "/api/days/current/open", STAFF, json={"float_cents": 5000})
+    day = date.fromisoformat(lavos.api("GET", "/api/days/current", STAFF)["day"])
+    page = open_page(TABLET)
+    log_in(page, lavos, STAFF, "/")
+    _one_row(page, "#clock-in")
+    with page.expect_navigation():
+        page.locator("#clock-in").tap()
+    assert page.url.endswith("/shift") and "Vaša zmena sa začala" in page.locator(".flash").inner_text()
+    assert "Na zmene od" in page.locator("#shift-link").inner_text()
+    _one_row(page, "#shift-link")
+    _pay(lavos, day, 1230, "cash", "drinks", 19, tendered=2000)
+    page.locator("#drawer-eur").fill("62,00")
+    with page.expect_navigation():
+        page.locator("#count-drawer").tap()
+    assert "rozdiel -0,30 €" in page.locator(".flash").inner_text().replace("\u00a0", " ")
+    _fits(page, TABLET["width"])
+    findings.check(page, "/shift")
+    page.screenshot(path=str(SHOTS / "shifts-tablet.png"))
+    with page.expect_navigation():
+        page.locator("#clock-out").tap()
+    assert "odpracovali ste" in page.locator(".flash").inner_text() and page.locator("#clock-in").count() == 1
+
+    phone = open_page(PHONE, mobile=True)
+    log_in(phone, lavos, MANAGER, "/shifts")
+    _fits(phone, PHONE["width"])
+    assert STAFF in phone.locator("#shift-rows").inner_text()
+    assert _text(phone, "#shift-total") == "12,30 €"
+    assert "-0,30 €" in _text(phone, "#drawer-segments") and "62,00 €" in _text(phone, "#drawer-segments")
+    findings.check(phone, "/shifts")
+    phone.screenshot(path=str(SHOTS / "shifts-phone.png"))
+    assert not findings.found, "\n".join(findings.found)

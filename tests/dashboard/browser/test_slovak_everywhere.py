@@ -309,7 +309,9 @@ def hall(lavos: ServedHub, nodes: dict[str, tuple[EdgeNode, Any]]) -> Any:
     api("POST", f"/api/tournaments/{cup}/draw", STAFF)
     tv = api("POST", f"/api/tournaments/{cup}/tv-link", STAFF, status=201)["path"]
     set_aside(lavos.hub)
+    shift = api("POST", "/api/shifts/clock-in", STAFF, status=201)["id"]  # issue 32: the bartender on shift
     return {
+        "shift": shift,
         "cup": cup,
         "tv": tv,
         "zadrazil": zadrazil,
@@ -391,6 +393,7 @@ NOT_PAGES = {
     "/reports/lavos.xlsx": "a download",
     "/days/{day}.csv": "a download",
     "/days/{day}.xlsx": "a download",
+    "/shifts/hours.csv": "a download (its Slovak header: tests/dashboard/test_pages_shifts.py)",
     "/tournaments/{tournament_id}/export.csv": "a download (its Slovak header: tests/tournaments/test_tournament_pages.py)",
 }
 
@@ -412,6 +415,9 @@ def _paths(hall: dict[str, Any]) -> list[str]:
         f"/tournaments/{hall['cup']}/matches/W1-2",  # W1-1 is the first seed's bye
         f"/tournaments/{hall['cup']}/print",
         hall["tv"],
+        "/shift",
+        "/shifts",
+        f"/shifts/{hall['shift']}",
     ]
 
 
@@ -428,7 +434,7 @@ def test_the_walk_reads_every_page() -> None:
     def pattern(template: str) -> re.Pattern[str]:
         return re.compile(re.sub(r"\\\{[^}]+\\\}", "[^/?]+", re.escape(template)) + r"(\?.*)?$")
 
-    walked = _paths({**dict.fromkeys(("zadrazil", "billed", "tab", "walk_in", "payment", "day", "cup"), 1), "tv": "/tv/token"})
+    walked = _paths({**dict.fromkeys(("zadrazil", "billed", "tab", "walk_in", "payment", "day", "cup", "shift"), 1), "tv": "/tv/token"})
     gets = sorted({path for method, path, _ in web_routes() if method == "GET"})
     missing = [t for t in gets if t not in NOT_PAGES and not any(pattern(t).match(p) for p in walked)]
     assert not missing, f"pages the Slovak walk does not read: {missing} (walk them, or say in NOT_PAGES why not)"

@@ -1,0 +1,1 @@
+"""Staff shifts and the cash drawer at a shift change (issue 32 §3): clock in and out, a manager's corrections, the drawer counted between bartenders; its reads attribute the till's takings and voids to the shifts."""
