@@ -71,6 +71,7 @@ from broker.till import Till
 from broker.tournaments.calls import TournamentCalls
 from broker.tournaments.results import TournamentResults
 from broker.tournaments.setup import Tournaments
+from broker.wallet.wallet import Wallet
 from devices import contract
 
 log = logging.getLogger("lavos.hub")
@@ -166,6 +167,7 @@ class Hub:
             self.lights.game_changed = self.home_assistant.table_changed
         # The money (broker.till): tabs, payments, the business day, eKasa; on the same writer.
         self.till = Till(self._hall, self._writer.call)
+        self.wallet = Wallet(self._hall, self.till)  # members' credit and packages (broker.wallet), paid through the till
         # Bookings, blocks and the waiting list (broker.bookings.bookings, waiting_list): their owned state
         # is the book; the watchdog's round turns due bookings into no-shows and offers free tables.
         self.booking_book = BookingBook()
@@ -203,6 +205,7 @@ class Hub:
             Accounts(self._hall),
             Logins(self._hall),
             self.till,
+            self.wallet,
             self.home_assistant,
             self.notifications,
             self.bookings,

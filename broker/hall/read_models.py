@@ -31,6 +31,7 @@ from broker.people.reads import PeopleReads
 from broker.reports.reads import ReportsReads
 from broker.till.reads import TillReads
 from broker.tournaments.reads import TournamentReads
+from broker.wallet.reads import WalletReads
 
 V = TypeVar("V")
 log = logging.getLogger("lavos.hub")
@@ -62,6 +63,10 @@ class HallReads:
     @cached_property
     def till(self) -> TillReads:
         return TillReads(self._hall, self._hub.till)
+
+    @cached_property
+    def wallet(self) -> WalletReads:
+        return WalletReads(self._hall)
 
     @cached_property
     def floor(self) -> FloorReads:
