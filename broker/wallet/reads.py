@@ -82,6 +82,10 @@ class WalletView:
     def minutes_left(self) -> int:
         return sum(p.left for p in self.hours_packages)
 
+    @property
+    def hours_left(self) -> str:
+        return f"{self.minutes_left // 60}:{self.minutes_left % 60:02d}"
+
 
 @dataclass(frozen=True)
 class MemberMoney:
