@@ -86,6 +86,8 @@ def test_staff_top_up_and_sell_on_the_credit_page_and_a_refused_form_changes_not
         pages.post(f"/wallet/{member}/refund", {"amount": "5", "method": "cash", "reason": "odchod", "request_id": _key(html, "-r")})
     )
     assert "Kredit vrátený." in page and "vrátenie kreditu: odchod" in page
+    member_page = pages.page(f"/members/{member}").replace("\u00a0", " ")
+    assert "Kredit a balíky" in member_page and "kredit 15,00 €" in member_page and "10:00 h stola" in member_page
     # The manager's Z report: credit sold (20 € less 5 € given back) is taken but is not revenue.
     z = pages.page("/day").replace("\u00a0", " ")
     assert "Mínus predaný kredit" in z and found(r'id="z-voucher-sales">([^<]+)<', z).group(1) == "-15,00 €"
