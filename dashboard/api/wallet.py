@@ -23,7 +23,7 @@ from broker.wallet.wallet import (
     UseLesson,
     WalletDone,
 )
-from dashboard.api.auth import can
+from dashboard.api.auth import can, can_read_money
 from dashboard.api.deps import Hub, IdPath, Reads
 from dashboard.api.schemas import Body, text
 
@@ -160,7 +160,7 @@ def lesson(
 
 
 @router.get("/tabs/{tab_id}/wallet", response_model=MemberMoney | None, summary="The credit and hours of the member a bill's game is for")
-def tab_wallet(tab_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can("wallet.run"))]) -> MemberMoney | None:
+def tab_wallet(tab_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can_read_money("wallet.run"))]) -> MemberMoney | None:
     return reads.wallet.for_tab(tab_id)
 
 
