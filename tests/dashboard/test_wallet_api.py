@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 
 from broker.hall.hub import Hub
 from broker.storage.models import Payment, Tab, TabItem, WalletEntry
-from tests.dashboard.conftest import Api, FakeClock, add_users, bearer
+from tests.dashboard.conftest import Api, FakeClock, add_users, bearer, sqlite_only
 from tests.support.hub import on_writer, started_hub
 from tests.support.web import bound_app
 
@@ -88,6 +88,7 @@ def test_fifty_uses_of_the_last_euro_at_once_exactly_one_wins(api: Api) -> None:
     assert len(uses) == 1 and [p.amount_cents for p in credit] == [100] and uses[0].payment_id == credit[0].id
 
 
+@sqlite_only  # the SQL of both backends: tests/broker/wallet/test_wallet_writer.py
 def test_bad_input_is_refused_in_slovak_and_changes_nothing(api: Api) -> None:
     member = _member(api)
     api.ok("POST", f"/api/members/{member}/wallet/top-ups", 201, json={"amount_cents": 500, "method": "card", "request_id": "topup-0001"})
@@ -131,6 +132,7 @@ def test_bad_input_is_refused_in_slovak_and_changes_nothing(api: Api) -> None:
     assert _counts(api.service) == before
 
 
+@sqlite_only
 def test_a_member_pays_from_credit_and_the_rest_by_card_and_the_manager_gives_the_rest_back(api: Api) -> None:
     member = _member(api)
     api.ok("POST", f"/api/members/{member}/wallet/top-ups", 201, json={"amount_cents": 500, "method": "cash", "tendered_cents": 1000})

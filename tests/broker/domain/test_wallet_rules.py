@@ -4,6 +4,7 @@ balances as sums, never below zero, what lapses, a package's minute-by-minute co
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -109,3 +110,57 @@ def test_only_a_sale_of_credit_is_not_sent_to_ekasa() -> None:
     credit = ReceiptLine("Kredit", "Credit", 1, 2000, 2000, 0, CREDIT_SALE)
     package = ReceiptLine("Balík", "Package", 1, 5000, 5000, 23, PACKAGE_SALE)
     assert not is_fiscal([credit]) and is_fiscal([package]) and is_fiscal([credit, package])
+
+
+@st.composite
+def days(draw: st.DrawFn) -> list[Any]:
+    """A day's payments: bills paid by cash, card or credit (lines at 23 % and 19 %), credit sold and
+    given back, packages sold, table time covered by packages, and reversals of some of them."""
+    from datetime import UTC, datetime
+
+    from broker.domain.till.receipt import ReceiptLine
+    from broker.domain.till.revenue import PaymentRecord
+
+    at = datetime(2026, 12, 1, 18, 0, tzinfo=UTC)
+    out: list[PaymentRecord] = []
+    for n in range(1, draw(st.integers(1, 12)) + 1):
+        kind = draw(st.sampled_from(["bill", "credit_sale", "credit_refund", "package_sale", "package_use"]))
+        a, b = draw(st.integers(1, 3000)), draw(st.integers(0, 3000))
+        lines: tuple[ReceiptLine, ...]
+        if kind == "bill":
+            method = draw(st.sampled_from(["cash", "card", CREDIT]))
+            lines = (ReceiptLine("Čas", "Time", 1, a, a, 23, "table_time"), ReceiptLine("Pivo", "Beer", 1, b, b, 19, "drinks"))
+        elif kind == "credit_sale":
+            method, lines = draw(st.sampled_from(["cash", "card"])), (ReceiptLine("Kredit", "Credit", 1, a, a, 0, CREDIT_SALE),)
+        elif kind == "credit_refund":
+            method, lines = "cash", (ReceiptLine("Vrátenie", "Back", -1, a, -a, 0, CREDIT_SALE),)
+        elif kind == "package_sale":
+            method, lines = "card", (ReceiptLine("Balík", "Package", 1, a, a, 23, PACKAGE_SALE),)
+        else:
+            method, lines = PACKAGE, (ReceiptLine("Čas z balíka", "Time", 1, a, a, 23, "table_time"),)
+        amount = sum(x.amount_cents for x in lines)
+        out.append(PaymentRecord(n, method, amount, "jana", at, n, "Pool 1", n, lines, day=at.date()))
+    return out
+
+
+@given(days())
+def test_the_z_report_of_a_day_with_vouchers_adds_up(payments: list[Any]) -> None:
+    """Revenue is what the VAT rows and categories sum to; the methods sum to the money taken, which
+    is revenue plus credit sold (net) plus table time packages covered (§ 9a, broker.domain.vouchers)."""
+    from datetime import UTC, datetime
+
+    from broker.domain.till.zreport import DayOpening, Method, z_report
+
+    day = datetime(2026, 12, 1, tzinfo=UTC)
+    z = z_report(
+        DayOpening(day.date(), day, "jana", 0),
+        payments,
+        [Method("cash", "Hotovosť", "Cash", True), Method("card", "Karta", "Card", False)],
+        made_at=day,
+        fallback_vat=23,
+    )
+    assert sum(v.gross_cents for v in z.by_vat) == z.total_cents == sum(c.gross_cents for c in z.by_category)
+    assert sum(m.net_cents for m in z.by_method) == z.total_cents + z.voucher_sales_cents + z.package_redeemed_cents
+    assert z.voucher_sales_cents == sum(p.amount_cents for p in payments if p.lines[0].category == CREDIT_SALE)
+    assert z.credit_redeemed_cents == sum(p.amount_cents for p in payments if p.method == CREDIT)
+    assert 0 not in {v.vat_percent for v in z.by_vat} and CREDIT_SALE not in {c.category for c in z.by_category}

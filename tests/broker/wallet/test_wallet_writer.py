@@ -4,6 +4,7 @@ revenue and VAT following zákon o DPH § 9a (broker.domain.vouchers); refusals 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -48,8 +49,11 @@ def hall(db_url: str, clock: FakeClock) -> Iterator[HubFacade]:
         yield HubFacade(hub)
 
 
-def _member(hall: HubFacade, name: str = "Novák Peter") -> int:
-    return hall.execute(AddMember(name=name, actor=MANAGER)).id
+_NAMES = itertools.count(1)
+
+
+def _member(hall: HubFacade) -> int:
+    return hall.execute(AddMember(name=f"Novák Peter {next(_NAMES)}", actor=MANAGER)).id
 
 
 def _game_tab(hall: HubFacade, clock: FakeClock, minutes: int = 90, table: str = "pool-01") -> int:
@@ -92,7 +96,7 @@ def _rows(hub: Hub) -> tuple[int, int, int]:
         )
 
 
-def test_credit_sold_is_no_revenue_and_its_use_across_two_rates_is(hall: HubFacade, clock: FakeClock) -> None:
+def _credit_sold_is_no_revenue_and_its_use_across_two_rates_is(hall: HubFacade, clock: FakeClock) -> None:
     member = _member(hall)
     done = hall.execute(TopUpCredit(member_id=member, amount_cents=2000, method="cash", tendered_cents=2000, actor=STAFF))
     wallet = _wallet(hall, member)
@@ -118,7 +122,7 @@ def test_credit_sold_is_no_revenue_and_its_use_across_two_rates_is(hall: HubFaca
     assert {m.method: m.net_cents for m in z.by_method}["credit"] == 1115
 
 
-def test_the_last_euro_is_used_once_and_a_refused_use_changes_nothing(hall: HubFacade, clock: FakeClock) -> None:
+def _the_last_euro_is_used_once_and_a_refused_use_changes_nothing(hall: HubFacade, clock: FakeClock) -> None:
     member = _member(hall)
     hall.execute(TopUpCredit(member_id=member, amount_cents=100, method="card", actor=STAFF))
     tab = _game_tab(hall, clock, minutes=10)  # 1,00 €
@@ -137,7 +141,7 @@ def test_the_last_euro_is_used_once_and_a_refused_use_changes_nothing(hall: HubF
     assert _rows(hall._hub) == before and _wallet(hall, member).balance_cents == 0
 
 
-def test_a_package_is_revenue_when_sold_and_covers_table_time_minute_by_minute(hall: HubFacade, clock: FakeClock) -> None:
+def _a_package_is_revenue_when_sold_and_covers_table_time_minute_by_minute(hall: HubFacade, clock: FakeClock) -> None:
     member = _member(hall)
     sold = hall.execute(SellPackage(member_id=member, kind="hours", quantity=1, price_cents=500, method="card", actor=STAFF))
     assert sold.package_id is not None
@@ -162,7 +166,7 @@ def test_a_package_is_revenue_when_sold_and_covers_table_time_minute_by_minute(h
         assert p is not None and (p.method, p.voucher, p.amount_cents) == ("package", f"B-{sold.package_id}", 500)
 
 
-def test_a_running_game_and_a_lesson_package_pay_no_table_time(hall: HubFacade, clock: FakeClock) -> None:
+def _a_running_game_and_a_lesson_package_pay_no_table_time(hall: HubFacade, clock: FakeClock) -> None:
     member = _member(hall)
     lessons = hall.execute(SellPackage(member_id=member, kind="lessons", quantity=2, price_cents=4000, method="cash", actor=STAFF))
     hours = hall.execute(SellPackage(member_id=member, kind="hours", quantity=10, price_cents=5000, method="cash", actor=STAFF))
@@ -183,7 +187,7 @@ def test_a_running_game_and_a_lesson_package_pay_no_table_time(hall: HubFacade, 
         hall.execute(UseLesson(package_id=lessons.package_id, actor=STAFF))
 
 
-def test_refund_and_reversals_keep_the_balance_and_the_drawer_right(hall: HubFacade, clock: FakeClock) -> None:
+def _refund_and_reversals_keep_the_balance_and_the_drawer_right(hall: HubFacade, clock: FakeClock) -> None:
     member = _member(hall)
     top = hall.execute(TopUpCredit(member_id=member, amount_cents=3000, method="cash", actor=STAFF))
     tab = _game_tab(hall, clock, minutes=60)  # 6,00 €
@@ -213,7 +217,7 @@ def test_refund_and_reversals_keep_the_balance_and_the_drawer_right(hall: HubFac
     assert history[0].reason == "odchádza" and not history[0].reversible
 
 
-def test_credit_lapses_once_after_its_last_day(hall: HubFacade, clock: FakeClock) -> None:
+def _credit_lapses_once_after_its_last_day(hall: HubFacade, clock: FakeClock) -> None:
     member = _member(hall)
     hall.execute(TopUpCredit(member_id=member, amount_cents=1500, method="card", actor=STAFF))
     wallet = hall._hub.wallet
@@ -224,3 +228,21 @@ def test_credit_lapses_once_after_its_last_day(hall: HubFacade, clock: FakeClock
     hall._hub.run_on_writer(lambda: wallet.lapse(clock()))  # the second round of the day: nothing more
     w = _wallet(hall, member)
     assert w.balance_cents == 0 and [h.kind for h in w.history] == ["expiry", "topup"]
+
+
+# Two stories per hub (a hub's start is most of a test's time on PostgreSQL); each on both backends.
+
+
+def test_credit_sold_and_used_across_two_rates_and_the_last_euro_once(hall: HubFacade, clock: FakeClock) -> None:
+    _credit_sold_is_no_revenue_and_its_use_across_two_rates_is(hall, clock)
+    _the_last_euro_is_used_once_and_a_refused_use_changes_nothing(hall, clock)
+
+
+def test_packages_of_hours_and_of_lessons(hall: HubFacade, clock: FakeClock) -> None:
+    _a_package_is_revenue_when_sold_and_covers_table_time_minute_by_minute(hall, clock)
+    _a_running_game_and_a_lesson_package_pay_no_table_time(hall, clock)
+
+
+def test_refunds_reversals_and_lapses(hall: HubFacade, clock: FakeClock) -> None:
+    _credit_lapses_once_after_its_last_day(hall, clock)
+    _refund_and_reversals_keep_the_balance_and_the_drawer_right(hall, clock)
