@@ -69,6 +69,9 @@ def test_staff_top_up_and_sell_on_the_credit_page_and_a_refused_form_changes_not
     form = {"amount": "20,00", "method": "cash", "request_id": _key(html, "-t")}
     page = _land(pages, pages.post(f"/wallet/{member}/top-up", form, client=pages.staff))
     assert "Kredit dobitý." in page and "20,00" in found(r'id="wallet-credit">([^<]+)<', page).group(1)
+    receipt = found(r'href="/receipts/(\d+)"', page).group(1)  # the top-up's receipt: no VAT row, the § 9a note
+    text = pages.page(f"/receipts/{receipt}", client=pages.staff)
+    assert "Viacúčelový poukaz: pri predaji ani vrátení nepodlieha DPH" in text and "Základ DPH" not in text
     again = pages.post(f"/wallet/{member}/top-up", form, client=pages.staff)  # a double tap: the same row
     assert again.status_code == 303 and _entries(hub) == 1
     sold = pages.post(
