@@ -278,6 +278,14 @@ def export_rows(request: Request, reads: HallReads, z: ZReport) -> list[list[Any
     add(t(N_("Total")), t(N_("Table time")), z.table_time_cents)
     add(t(N_("Total")), t(N_("Items")), z.items_cents)
     add(t(N_("Total")), t(LABEL), z.total_cents, count=z.payments_count)
+    # Vouchers (zákon o DPH § 9a, broker.domain.vouchers): money taken that is not revenue, and credit used that is.
+    vouchers = t(N_("Vouchers"))
+    if z.voucher_sales_cents:
+        add(vouchers, t(N_("Credit sold (a multi-purpose voucher: not revenue, no VAT)")), z.voucher_sales_cents)
+    if z.credit_redeemed_cents:
+        add(vouchers, t(N_("Paid from credit (revenue, VAT per the goods)")), z.credit_redeemed_cents)
+    if z.package_redeemed_cents:
+        add(vouchers, t(N_("Table time from packages (taxed when the package was sold)")), z.package_redeemed_cents)
     for r in z.refunds:
         note = t(N_("Correction of %(day)s"), day=i18n.day(r.corrects_day)) if r.corrects_day else ""
         add(

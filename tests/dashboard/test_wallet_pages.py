@@ -95,6 +95,8 @@ def test_staff_top_up_and_sell_on_the_credit_page_and_a_refused_form_changes_not
     z = pages.page("/day").replace("\u00a0", " ")
     assert "Mínus predaný kredit" in z and found(r'id="z-voucher-sales">([^<]+)<', z).group(1) == "-15,00 €"
     assert found(r'id="z-total">([^<]+)<', z).group(1) == "50,00 €"  # the package, revenue when sold
+    csv = pages.manager.get(f"/days/{HubFacade(hub).reads.today().isoformat()}.csv")
+    assert csv.status_code == 200 and "Predaný kredit (viacúčelový poukaz: nie je tržba, bez DPH)" in csv.text and "15,00" in csv.text
 
 
 def test_the_pay_page_pays_from_credit_in_one_tap_and_from_a_package(pages: Pages, clock: FakeClock) -> None:
