@@ -225,6 +225,18 @@ def _drawer_rows(add: Callable[..., None], t: Callable[..., str], z: ZReport) ->
         add(cash, t(N_("Difference")), z.variance_cents)
 
 
+def _voucher_rows(add: Callable[..., None], t: Callable[..., str], z: ZReport) -> None:
+    """Vouchers (zákon o DPH § 9a, broker.domain.vouchers): money taken that is not revenue, and credit used that is."""
+    vouchers = t(N_("Vouchers"))
+    for cents, label in (
+        (z.voucher_sales_cents, N_("Credit sold (a multi-purpose voucher: not revenue, no VAT)")),
+        (z.credit_redeemed_cents, N_("Paid from credit (revenue, VAT per the goods)")),
+        (z.package_redeemed_cents, N_("Table time from packages (taxed when the package was sold)")),
+    ):
+        if cents:
+            add(vouchers, t(label), cents)
+
+
 def export_rows(request: Request, reads: HallReads, z: ZReport) -> list[list[Any]]:
     """The Z report as one table: a group, an item, then the figures (euros as Decimal, never float)."""
     t: Callable[..., str] = lambda text, **kw: translated(request, text, **kw)  # noqa: E731
@@ -278,14 +290,7 @@ def export_rows(request: Request, reads: HallReads, z: ZReport) -> list[list[Any
     add(t(N_("Total")), t(N_("Table time")), z.table_time_cents)
     add(t(N_("Total")), t(N_("Items")), z.items_cents)
     add(t(N_("Total")), t(LABEL), z.total_cents, count=z.payments_count)
-    # Vouchers (zákon o DPH § 9a, broker.domain.vouchers): money taken that is not revenue, and credit used that is.
-    vouchers = t(N_("Vouchers"))
-    if z.voucher_sales_cents:
-        add(vouchers, t(N_("Credit sold (a multi-purpose voucher: not revenue, no VAT)")), z.voucher_sales_cents)
-    if z.credit_redeemed_cents:
-        add(vouchers, t(N_("Paid from credit (revenue, VAT per the goods)")), z.credit_redeemed_cents)
-    if z.package_redeemed_cents:
-        add(vouchers, t(N_("Table time from packages (taxed when the package was sold)")), z.package_redeemed_cents)
+    _voucher_rows(add, t, z)
     for r in z.refunds:
         note = t(N_("Correction of %(day)s"), day=i18n.day(r.corrects_day)) if r.corrects_day else ""
         add(
