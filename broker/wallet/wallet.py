@@ -416,7 +416,8 @@ class Wallet(Part):
             bill = self._tabs_bill(db, tab.id, now)
             paid = [x for p in db.scalars(select(Payment).where(Payment.tab_id == tab.id)) for x in lines_from_json(p.lines, moves=True)]
             owed_time = sum(cents for (_rate, category), cents in unpaid(bill, paid).items() if category == TABLE_TIME)
-            got = rules.cover(slices, self._units_left(db, package.id), package.rate_cents, owed_time)
+            # The package's minutes at what was paid for them (its price over its minutes), not a rounded rate.
+            got = rules.cover(slices, self._units_left(db, package.id), package.price_cents, owed_time, per_minutes=package.units)
             if got.cents <= 0 or got.minutes <= 0:
                 raise WalletRefused(N_("There is no table time left to pay on this bill."))
             rate = self.h.venue.billing.vat_percent

@@ -162,10 +162,13 @@ def _half_up(numerator: int, denominator: int) -> int:
     return (2 * numerator + denominator) // (2 * denominator)
 
 
-def cover(slices: Iterable[TimeSlice], minutes_left: int, rate_cents_per_hour: int, owed_cents: int) -> Cover:
+def cover(slices: Iterable[TimeSlice], minutes_left: int, rate_cents_per_hour: int, owed_cents: int, *, per_minutes: int = 60) -> Cover:
     """What a package with `minutes_left` at `rate_cents_per_hour` covers of the table time `slices`
     (in the order played), never more than `owed_cents` (the table time still unpaid): minute by
-    minute, each minute at the lower of the package's rate and its own price on the bill."""
+    minute, each minute at the lower of the package's rate and its own price on the bill. A package
+    priced as a whole gives its price and its minutes (`rate_cents_per_hour` = the price,
+    `per_minutes` = its minutes), so its minutes are worth exactly what was paid for them, to the cent
+    rounded half up per use (10 h for 49,99 € is not 4,99 €/h)."""
     minutes = cents = 0
     left = max(minutes_left, 0)
     for s in slices:
@@ -175,7 +178,7 @@ def cover(slices: Iterable[TimeSlice], minutes_left: int, rate_cents_per_hour: i
             continue
         m = min(s.minutes, left)
         at_bill = _half_up(s.amount_cents * m, s.minutes)
-        at_rate = _half_up(m * rate_cents_per_hour, 60)
+        at_rate = _half_up(m * rate_cents_per_hour, per_minutes)
         minutes += m
         cents += min(at_bill, at_rate)
         left -= m

@@ -83,6 +83,9 @@ def test_a_package_covers_minute_by_minute_at_its_rate_and_never_more_than_the_b
     # Never more than the table time still unpaid.
     assert cover([TimeSlice(90, 900)], 600, 600, 400).cents == 400
     assert cover([TimeSlice(90, 900)], 0, 600, 900).cents == 0
+    # A package priced as a whole: 10 h for 49,99 € covers 600 minutes worth 49,99 €, not 600 × 4,99 €/h.
+    assert cover([TimeSlice(600, 6000)], 600, 4999, 6000, per_minutes=600).cents == 4999
+    assert cover([TimeSlice(90, 900)], 600, 4999, 900, per_minutes=600).cents == 750  # 90/600 of 49,99 €, half up
 
 
 @given(
