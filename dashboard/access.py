@@ -45,6 +45,10 @@ CAPABILITIES: dict[str, Capability] = {
     "products.edit": Capability(MANAGER, "the product list: add, change prices and VAT, deactivate"),
     "payments.take": Capability(STAFF, "take a payment (cash with change, card, other methods); print the receipt"),
     "payments.reverse": Capability(MANAGER, "reverse (refund) a payment, with a reason"),
+    # Members' money (issue 32 §2): the bar sells credit and packages and takes them as payment;
+    # giving money back and undoing a row are the manager's.
+    "wallet.run": Capability(STAFF, "a member's credit and packages: see them, top up, sell a package, pay from them, a lesson taken"),
+    "wallet.refund": Capability(MANAGER, "give a member's unused credit back, undo a row of credit or a package, with a reason"),
     "day.run": Capability(STAFF, "open the business day with a float; close it (the Z report) with the counted cash"),
     "day.history": Capability(MANAGER, "closed business days, their Z reports and exports"),
     # A blind count: staff type the counted cash before they see what the drawer should hold; the

@@ -26,7 +26,14 @@ ninedigit/ekasa-clientphp and ninedigit/ninedigit-ekasa-quickstart):
   (ISO 8601, when it was written by hand);
 - `GET /api/v1/connectivity/status` → {requestDate, state: Up | Down | Unknown}.
 
+- a single-purpose voucher's exchange (výmena jednoúčelového poukazu): an item of type `Voucher`,
+  negative, with `voucherNumber` (1 to 50 characters; NineDigit's client library, ReceiptItemType
+  and ReceiptItemDto): the receipt lists what was handed over (Positive) and the voucher's value
+  against it, so it bears no VAT again. A voucher's sale is a Positive item at the service's rate.
+
 ASSUMED (not found in the material reachable here; check against a real install):
+- a multi-purpose voucher's sale (members' credit: not a supply, zákon o DPH § 9a) is not sent at
+  all; the material reachable here does not say how eKasa records it (see README, "Members' money");
 - the paragón's path, by analogy with cash_register: `POST /api/v1/requests/receipts/paragon`;
 - looking a request up by its externalId: `GET /api/v1/requests/receipts?externalId=<id>`,
   answering the same shape as the registration (its current state: a request stored offline
@@ -91,6 +98,7 @@ class Item:
     quantity: int
     vat_percent: int
     reference_id: str | None = None
+    voucher_number: str | None = None  # a Voucher item's: the single-purpose voucher exchanged
 
 
 @dataclass(frozen=True)
@@ -150,10 +158,30 @@ def clean_name(name: str) -> str:
     return (_CONTROL.sub(" ", name).strip() or "-")[:MAX_NAME]
 
 
-def items_of(lines: Sequence[ReceiptLine], *, refund_of: str | None = None) -> tuple[Item, ...]:
+def items_of(lines: Sequence[ReceiptLine], *, refund_of: str | None = None, voucher: str | None = None) -> tuple[Item, ...]:
     """The receipt's items: a sale's lines Positive (a negative line, a void or a discount, as
-    Discount); a refund's lines Returned, naming the original receipt. Zero lines are left out."""
+    Discount); a refund's lines Returned, naming the original receipt. Zero lines are left out.
+    With `voucher` (a single-purpose voucher exchanged for what the lines hold: a package's table
+    time), each VAT rate's lines are followed by a Voucher item of the same value, negative."""
     out = []
+    if voucher is not None:
+        by_rate: dict[int, int] = {}
+        for line in lines:
+            by_rate[line.vat_percent] = by_rate.get(line.vat_percent, 0) + line.amount_cents
+        positive = items_of(lines)
+        vouchers = tuple(
+            Item(
+                type="Voucher",
+                name=clean_name(f"Poukaz č. {voucher}"),
+                price_cents=-cents,
+                quantity=1,
+                vat_percent=rate,
+                voucher_number=voucher[:50],
+            )
+            for rate, cents in sorted(by_rate.items(), reverse=True)
+            if cents
+        )
+        return positive + vouchers
     for line in lines:
         if line.amount_cents == 0:
             continue
@@ -202,6 +230,7 @@ def request_body(req: ReceiptRequest) -> dict[str, object]:
                 "quantity": {"amount": f"{i.quantity}.0000", "unit": "x"},
                 "vatRate": f"{i.vat_percent}.00",
                 **({"referenceReceiptId": i.reference_id} if i.reference_id else {}),
+                **({"voucherNumber": i.voucher_number} if i.voucher_number else {}),
             }
             for i in req.items
         ],

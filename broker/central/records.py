@@ -315,6 +315,9 @@ def _alert(hall: str, d: AlertData) -> dict[str, Any]:
     }
 
 
+LESS_CREDIT_SOLD, LESS_PACKAGE_TIME = "less:credit_sale", "less:package"  # the takings' rows of voucher money
+
+
 def _add_takings(db: Session, hall: str, payments: list[PaymentData]) -> None:
     """Add the new payments to their days' takings per method, by the Z report's own function:
     its by_method of these payments is what they add to the day's (each total is a sum)."""
@@ -328,17 +331,28 @@ def _add_takings(db: Session, hall: str, payments: list[PaymentData]) -> None:
         z = z_report(
             DayOpening(day, None, "", 0), [p.record() for p in pays], methods.values(), made_at=now, fallback_vat=pays[0].fallback_vat
         )
-        for m in z.by_method:
+        rows = [(m.method, m.name, m.name_en, m.cash, m.count, m.payments_cents, m.reversals_cents) for m in z.by_method]
+        # Money taken that is not revenue (vouchers, zákon o DPH § 9a: credit sold, table time from
+        # packages) as rows of their own, negative, so a day's rows sum to its revenue, the hall's Z report's.
+        rows += [
+            (method, name, name_en, False, 0, -cents, 0)
+            for method, name, name_en, cents in (
+                (LESS_CREDIT_SOLD, "Mínus predaný kredit", "Less: credit sold", z.voucher_sales_cents),
+                (LESS_PACKAGE_TIME, "Mínus čas z balíkov", "Less: table time from packages", z.package_redeemed_cents),
+            )
+            if cents
+        ]
+        for method, name, name_en, cash, count, payments_cents, reversals_cents in rows:
             insert = upsert_insert(db, table).values(
                 hall=hall,
                 day=day,
-                method=m.method,
-                name=m.name,
-                name_en=m.name_en,
-                cash=m.cash,
-                count=m.count,
-                payments_cents=m.payments_cents,
-                reversals_cents=m.reversals_cents,
+                method=method,
+                name=name,
+                name_en=name_en,
+                cash=cash,
+                count=count,
+                payments_cents=payments_cents,
+                reversals_cents=reversals_cents,
             )
             db.execute(
                 insert.on_conflict_do_update(

@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from broker.domain.cash_rounding import NO_ROUNDING, STEPS
+from broker.domain.vouchers import WALLET_METHODS
 from devices.tables import Slug
 from devices.tables import TableSpec as TableSpec  # re-exported: the hub and the dashboard import it from here
 from devices.tomlfile import Located, load_toml
@@ -163,7 +164,15 @@ class Till(_Model):
         return self
 
     def method(self, method_id: str) -> PaymentMethod | None:
+        """A method staff may choose on the pay page (the venue file's)."""
         return next((m for m in self.payment_methods if m.id == method_id), None)
+
+    def named(self, method_id: str) -> PaymentMethod | None:
+        """A method a payment may have been taken by, to name it: the venue's, or the wallet's
+        ("Z kreditu", "Z balíka": broker.wallet takes those, never the pay page's form)."""
+        return self.method(method_id) or next(
+            (PaymentMethod(id=i, name=n, name_en=e) for i, n, e in WALLET_METHODS if i == method_id), None
+        )
 
 
 class Bookings(_Model):
@@ -189,6 +198,13 @@ class Bookings(_Model):
     max_party: int = Field(default=12, ge=1, le=100)
     max_days_ahead: int = Field(default=90, ge=1, le=730)
     step_min: Literal[15, 30, 60] = 30  # the day view's columns
+
+
+class Wallet(_Model):
+    """Members' prepaid credit and packages (broker.wallet): how long what is sold stays valid (none: for ever)."""
+
+    credit_valid_days: int | None = Field(default=None, ge=1, le=3660)  # a top-up lapses this many days after it
+    package_valid_days: int | None = Field(default=None, ge=1, le=3660)  # a package lapses this many days after its sale
 
 
 class VenueInfo(_Model):
@@ -218,6 +234,7 @@ class Venue(_Model):
     extras: list[Extra] = Field(default_factory=list)
     operator: Operator = Field(default_factory=Operator)
     till: Till = Field(default_factory=Till)
+    wallet: Wallet = Field(default_factory=Wallet)
     bookings: Bookings = Field(default_factory=Bookings)
 
     @model_validator(mode="after")

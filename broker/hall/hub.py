@@ -72,6 +72,7 @@ from broker.till import Till
 from broker.tournaments.calls import TournamentCalls
 from broker.tournaments.results import TournamentResults
 from broker.tournaments.setup import Tournaments
+from broker.wallet.wallet import Wallet
 from devices import contract
 
 log = logging.getLogger("lavos.hub")
@@ -167,6 +168,7 @@ class Hub:
             self.lights.game_changed = self.home_assistant.table_changed
         # The money (broker.till): tabs, payments, the business day, eKasa; on the same writer.
         self.till = Till(self._hall, self._writer.call)
+        self.wallet = Wallet(self._hall, self.till)  # members' credit and packages (broker.wallet), paid through the till
         # Bookings, blocks and the waiting list (broker.bookings.bookings, waiting_list): their owned state
         # is the book; the watchdog's round turns due bookings into no-shows and offers free tables.
         self.booking_book = BookingBook()
@@ -205,6 +207,7 @@ class Hub:
             Logins(self._hall),
             self.till,
             Shifts(self._hall),  # staff shifts and the drawer at a shift change (broker.shifts)
+            self.wallet,
             self.home_assistant,
             self.notifications,
             self.bookings,

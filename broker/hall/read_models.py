@@ -32,6 +32,7 @@ from broker.reports.reads import ReportsReads
 from broker.shifts.reads import ShiftsReads
 from broker.till.reads import TillReads
 from broker.tournaments.reads import TournamentReads
+from broker.wallet.reads import WalletReads
 
 V = TypeVar("V")
 log = logging.getLogger("lavos.hub")
@@ -63,6 +64,10 @@ class HallReads:
     @cached_property
     def till(self) -> TillReads:
         return TillReads(self._hall, self._hub.till)
+
+    @cached_property
+    def wallet(self) -> WalletReads:
+        return WalletReads(self._hall)
 
     @cached_property
     def floor(self) -> FloorReads:

@@ -214,9 +214,8 @@ class Outbox(Part):
         out: list[tuple[str, str, dict[str, Any]]] = []
         if ids := touched.rows["payment"]:
             rows = db.scalars(select(Payment).where(Payment.id.in_(ids)).order_by(Payment.id)).all()
-            methods = {m.id: m for m in self.h.venue.till.payment_methods}
             for row, rec in zip(rows, records_of(db, self.h, rows), strict=True):
-                m = methods.get(row.method)
+                m = self.h.venue.till.named(row.method)  # the venue's methods and the wallet's
                 doc = payment_doc(
                     rec,
                     business_day=row.business_day,

@@ -495,12 +495,64 @@ class Payment(Base):
     # receipt's lines with their VAT rates and categories and its VAT rows. The receipt, its reprint,
     # the eKasa registration and the close-out all read this, so none of them can drift.
     lines: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    # A package (a single-purpose voucher) this payment redeemed: its number, eKasa's voucherNumber (broker.wallet).
+    voucher: Mapped[str | None] = mapped_column(String(50))
     fiscal_state: Mapped[str] = mapped_column(String(16), default="none")
     fiscal_id: Mapped[str | None] = mapped_column(String(120))
     fiscal_detail: Mapped[dict[str, Any]] = mapped_column(default=dict)
     fiscal_updated_at: Mapped[datetime | None]
     paragon_no: Mapped[str | None] = mapped_column(String(40))
     paragon_at: Mapped[datetime | None]
+
+
+class WalletPackage(Base):
+    """A package sold to a member (broker.wallet): `units` of table time (minutes, `rate_cents` per
+    hour) or lessons (`rate_cents` each), a single-purpose voucher taxed when sold (the payment
+    `payment_id`). What is left is the sum of its `wallet_entries` rows."""
+
+    __tablename__ = "wallet_packages"
+    __table_args__ = (
+        CheckConstraint(_one_of("kind", ("hours", "lessons")), name="kind"),
+        CheckConstraint("units > 0", name="units_positive"),
+        CheckConstraint("rate_cents >= 0", name="rate_not_negative"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    member_id: Mapped[int] = mapped_column(ForeignKey("members.id", ondelete="RESTRICT"), index=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    name: Mapped[str] = mapped_column(String(120))
+    units: Mapped[int] = mapped_column(Integer)
+    rate_cents: Mapped[int] = mapped_column(Integer)
+    price_cents: Mapped[int] = mapped_column(Integer)
+    vat_percent: Mapped[int] = mapped_column(Integer)
+    sold_at: Mapped[datetime] = mapped_column(default=utcnow)
+    sold_by: Mapped[str] = mapped_column(String(64))
+    expires_on: Mapped[date | None] = mapped_column(Date)
+    payment_id: Mapped[int | None] = mapped_column(ForeignKey("payments.id", ondelete="RESTRICT"))
+
+
+class WalletEntry(Base):
+    """One change of a member's credit (`cents`) or of one package (`package_id`, `units`): a
+    top-up, a use, an expiry, a refund, a reversal, a package's sale. Never updated, never deleted:
+    a balance is the sum of its rows."""
+
+    __tablename__ = "wallet_entries"
+    __table_args__ = (CheckConstraint(_one_of("kind", ("topup", "use", "expiry", "refund", "reversal", "sale")), name="kind"),)
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    member_id: Mapped[int] = mapped_column(ForeignKey("members.id", ondelete="RESTRICT"), index=True)
+    package_id: Mapped[int | None] = mapped_column(ForeignKey("wallet_packages.id", ondelete="RESTRICT"), index=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    cents: Mapped[int] = mapped_column(Integer, default=0)
+    units: Mapped[int] = mapped_column(Integer, default=0)
+    at: Mapped[datetime] = mapped_column(default=utcnow)
+    staff: Mapped[str] = mapped_column(String(64))
+    reason: Mapped[str | None] = mapped_column(Text)
+    expires_on: Mapped[date | None] = mapped_column(Date)  # a top-up's last valid day
+    tab_id: Mapped[int | None] = mapped_column(ForeignKey("tabs.id", ondelete="RESTRICT"))
+    payment_id: Mapped[int | None] = mapped_column(ForeignKey("payments.id", ondelete="RESTRICT"))
+    reverses_id: Mapped[int | None] = mapped_column(ForeignKey("wallet_entries.id", ondelete="RESTRICT"), unique=True)
+    request_id: Mapped[str | None] = mapped_column(String(64), unique=True)  # the form's one-time key (a double tap)
 
 
 class BusinessDay(Base):

@@ -53,6 +53,7 @@ from broker.domain.floor import alert_kinds
 from broker.domain.refusals import N_, Refusal
 from broker.domain.till.receipt import lines_from_json
 from broker.domain.venue import WEEKDAYS
+from broker.domain.vouchers import is_fiscal
 from broker.storage.after_commit import Effects, after_commit
 from broker.storage.audit import record_audit
 from broker.storage.models import Payment, Setting
@@ -191,6 +192,10 @@ class Fiscal:
         payment flushed: it has its id and frozen lines). Off: it stays fiscal_state "none"."""
         if not self._settings.enabled or payment.amount_cents == 0:
             return
+        if not is_fiscal(lines_from_json(payment.lines or {})):
+            return  # credit sold or given back (a multi-purpose voucher): no supply, not sent (broker.domain.vouchers)
+        if payment.voucher is not None and payment.reverses_id is not None:
+            return  # a package's exchange given back: eKasa has no positive Voucher item (see README, "Members' money")
         if payment.reverses_id is not None:
             original = db.get(Payment, payment.reverses_id)
             if original is None or original.fiscal_state == "none":
@@ -384,7 +389,7 @@ class Fiscal:
             if not ref or original is None or original.fiscal_state not in ("registered", "offline"):
                 return _Job(p.id, p.fiscal_state, ext, None, None)  # waits for its original
             refund_of = ref
-        method = self.h.venue.till.method(p.method)
+        method = self.h.venue.till.named(p.method)
         name = method.name if method else p.method
         if p.tendered_cents and p.amount_cents > 0:
             payments: tuple[tuple[str, int], ...] = ((name, p.tendered_cents), ("Výdavok", -p.change_cents))
@@ -392,11 +397,13 @@ class Fiscal:
                 payments = ((name, p.tendered_cents),)
         else:
             payments = ((name, p.amount_cents + p.rounding_cents),)  # a reversal gives back the cash taken
+        if p.voucher is not None:
+            payments = ()  # a voucher's exchange: the voucher pays it, the receipt's total is 0
         try:
-            items = items_of(lines_from_json(p.lines or {}), refund_of=refund_of)
+            items = items_of(lines_from_json(p.lines or {}), refund_of=refund_of, voucher=p.voucher)
         except Unsendable:
             items = ()
-        if sum(i.price_cents for i in items) != p.amount_cents:
+        if sum(i.price_cents for i in items) != (0 if p.voucher is not None else p.amount_cents):
             items = ()  # the frozen lines do not add up to the payment: refuse rather than register wrong
         request = ReceiptRequest(
             external_id=ext,

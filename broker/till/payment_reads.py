@@ -108,7 +108,7 @@ class TabPayView:
 
 
 def _method_names(hall: HallState, method: str) -> tuple[str, str, bool]:
-    m = hall.venue.till.method(method)
+    m = hall.venue.till.named(method)
     if m is None:  # a method since taken out of the venue file: its id, as it was recorded
         return method, method, False
     return m.name, m.name_en or m.name, m.cash

@@ -22,6 +22,7 @@ fiscal state columns ever change on these rows.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +37,7 @@ from broker.domain.till import payment_rules as rules
 from broker.domain.till.money import TabBill
 from broker.domain.till.receipt import ReceiptLine, lines_from_json, lines_json
 from broker.domain.venue import PaymentMethod
+from broker.domain.vouchers import CREDIT_SALE, PACKAGE_SALE, WALLET_METHODS
 from broker.storage.after_commit import Effects, after_commit
 from broker.storage.audit import record_audit
 from broker.storage.models import Payment, Tab
@@ -47,6 +49,11 @@ from broker.till.tabs import Tabs, bill_of_tab, name_of
 MAX_REASON = 200
 MIN_REASON = 3
 MAX_REQUEST_ID = 64
+
+
+def is_wallet_payment(method: str, lines: Iterable[ReceiptLine]) -> bool:
+    """A payment from a member's credit or package, or one selling either (broker.wallet owns its reversal)."""
+    return method in {m for m, _, _ in WALLET_METHODS} or any(x.category in (CREDIT_SALE, PACKAGE_SALE) for x in lines)
 
 
 class PaymentNotFound(rules.PaymentRefused):
@@ -151,75 +158,110 @@ class Payments:
             c.part,
             c.request_id,
         )
-        now = self.h.clock()
         with self.h.store.session() as db:
-            after = after_commit(db)
-            repeated = self._repeat(db, request_id, tab_id=tab_id)
-            if repeated is not None:
-                return repeated
-            tab = db.get(Tab, tab_id)
-            if tab is None:
-                raise PaymentNotFound(N_("There is no such bill; it may have been merged or the page is old."))
-            name = name_of(self.h, tab, short=True)
-            if tab.merged_into is not None:
-                into = db.get(Tab, tab.merged_into)
-                raise rules.PaymentRefused(
-                    N_("%(what)s is merged into %(into)s; pay it there."),
-                    what=name,
-                    into=name_of(self.h, into, short=True) if into else "?",
-                )
-            m = self._method(method)
-            bill = bill_of_tab(db, self.h, tab_id, now)
-            full, before, owed, what = self._what_is_paid(db, tab, bill, name, part)
-            tender = rules.check_payment(
-                amount,
-                owed,
-                cash=m.cash,
-                tendered_cents=tendered,
-                what=what,
-                rounding=self.h.venue.till.cash_rounding,
-                part=part,
-                tab=name,
-                expected_owed_cents=c.expect_owed_cents,
-            )
-            label = name.name if part is None else f"{name.name}, časť {part}"
-            label_en = str(name) if part is None else f"{name}, part {part}"
-            lines = rules.frozen_lines(tender.amount_cents, full, before, label=label, label_en=label_en)
-            row = Payment(
-                tab_id=tab_id,
-                part=part,
-                method=m.id,
-                amount_cents=tender.amount_cents,
-                tendered_cents=tender.tendered_cents,
-                change_cents=tender.change_cents,
-                rounding_cents=tender.rounding_cents,
-                staff=staff,
-                at=now,
-                business_day=self._days.day_for(db, now),
-                receipt_no=self._next_receipt_no(db),
-                request_id=request_id,
-                lines=lines_json(lines),
-            )
-            self._record(db, tab, row, after, now)
-            record_audit(
+            return self.take(
                 db,
+                tab_id,
+                method,
+                amount,
                 staff,
-                "payment.take",
-                f"tab:{tab_id}",
-                {
-                    "payment": row.id,
-                    "receipt_no": row.receipt_no,
-                    "method": m.id,
-                    "amount_cents": row.amount_cents,
-                    "tendered_cents": row.tendered_cents,
-                    "change_cents": row.change_cents,
-                    "rounding_cents": row.rounding_cents,
-                    "part": part,
-                },
-                at=now,
+                tendered=tendered,
+                part=part,
+                request_id=request_id,
+                expect_owed_cents=c.expect_owed_cents,
             )
-            self._push(after, tab_id, tab.table_id)
-            return Taken(row.id, False)
+
+    def take(
+        self,
+        db: Db,
+        tab_id: int,
+        method: PaymentMethod | str,
+        amount: object,
+        staff: str,
+        *,
+        tendered: object = None,
+        part: int | None = None,
+        request_id: str | None = None,
+        expect_owed_cents: int | None = None,
+        lines: Callable[[TabBill, list[ReceiptLine]], list[ReceiptLine]] | None = None,
+        voucher: str | None = None,
+    ) -> Taken:
+        """A payment in `db` (the writer's transaction): PayTab's, and the wallet's (broker.wallet:
+        credit and packages are methods of their own, `m`; a package pays table time only, so it
+        says which lines it freezes: `lines(bill, paid before)`, and names its voucher)."""
+        now = self.h.clock()
+        after = after_commit(db)
+        repeated = self._repeat(db, request_id, tab_id=tab_id)
+        if repeated is not None:
+            return repeated
+        tab = db.get(Tab, tab_id)
+        if tab is None:
+            raise PaymentNotFound(N_("There is no such bill; it may have been merged or the page is old."))
+        name = name_of(self.h, tab, short=True)
+        if tab.merged_into is not None:
+            into = db.get(Tab, tab.merged_into)
+            raise rules.PaymentRefused(
+                N_("%(what)s is merged into %(into)s; pay it there."),
+                what=name,
+                into=name_of(self.h, into, short=True) if into else "?",
+            )
+        m = method if isinstance(method, PaymentMethod) else self._method(method)
+        bill = bill_of_tab(db, self.h, tab_id, now)
+        full, before, owed, what = self._what_is_paid(db, tab, bill, name, part)
+        tender = rules.check_payment(
+            amount,
+            owed,
+            cash=m.cash,
+            tendered_cents=tendered,
+            what=what,
+            rounding=self.h.venue.till.cash_rounding,
+            part=part,
+            tab=name,
+            expected_owed_cents=expect_owed_cents,
+        )
+        label = name.name if part is None else f"{name.name}, časť {part}"
+        label_en = str(name) if part is None else f"{name}, part {part}"
+        frozen = (
+            lines(bill, before)
+            if lines is not None
+            else rules.frozen_lines(tender.amount_cents, full, before, label=label, label_en=label_en)
+        )
+        row = Payment(
+            tab_id=tab_id,
+            part=part,
+            method=m.id,
+            amount_cents=tender.amount_cents,
+            tendered_cents=tender.tendered_cents,
+            change_cents=tender.change_cents,
+            rounding_cents=tender.rounding_cents,
+            staff=staff,
+            at=now,
+            business_day=self._days.day_for(db, now),
+            receipt_no=self._next_receipt_no(db),
+            request_id=request_id,
+            lines=lines_json(frozen),
+            voucher=voucher,
+        )
+        self._record(db, tab, row, after, now)
+        record_audit(
+            db,
+            staff,
+            "payment.take",
+            f"tab:{tab_id}",
+            {
+                "payment": row.id,
+                "receipt_no": row.receipt_no,
+                "method": m.id,
+                "amount_cents": row.amount_cents,
+                "tendered_cents": row.tendered_cents,
+                "change_cents": row.change_cents,
+                "rounding_cents": row.rounding_cents,
+                "part": part,
+            },
+            at=now,
+        )
+        self._push(after, tab_id, tab.table_id)
+        return Taken(row.id, False)
 
     def _what_is_paid(
         self, db: Db, tab: Tab, bill: TabBill, name: Name, part: int | None
@@ -248,68 +290,81 @@ class Payments:
 
     @handles(ReversePayment)
     def reverse(self, c: ReversePayment) -> Taken:
-        payment_id, staff, request_id = c.payment, c.actor, c.request_id
-        now = self.h.clock()
-        reason = " ".join(str(c.reason).split())[:MAX_REASON]
         with self.h.store.session() as db:
-            after = after_commit(db)
-            repeated = self._repeat(db, request_id, reverses=payment_id)
-            if repeated is not None:
-                return repeated
-            original = db.get(Payment, payment_id)
-            if original is None:
-                raise PaymentNotFound(N_("There is no such payment."))
-            if original.reverses_id is not None:
-                raise rules.PaymentRefused(
-                    N_("Receipt no. %(number)s is itself a reversal; it cannot be reversed."), number=original.receipt_no
-                )
-            done = db.scalar(select(Payment).where(Payment.reverses_id == original.id))
-            if done is not None:
-                raise rules.PaymentRefused(
-                    N_("Receipt no. %(number)s was reversed already (receipt no. %(reversal)s)."),
-                    number=original.receipt_no,
-                    reversal=done.receipt_no,
-                )
-            if len(reason) < MIN_REASON:
-                raise rules.PaymentRefused(N_("Say why the payment is given back (at least 3 characters)."))
-            tab = db.get(Tab, original.tab_id)
-            assert tab is not None
-            row = Payment(
-                tab_id=original.tab_id,
-                part=original.part,
-                method=original.method,
-                amount_cents=-original.amount_cents,
-                tendered_cents=None,
-                change_cents=0,
-                rounding_cents=-original.rounding_cents,  # the cash given back is what was taken
-                staff=staff,
-                at=now,
-                business_day=self._days.day_for(db, now),
-                reverses_id=original.id,
-                reason=reason,
-                receipt_no=self._next_receipt_no(db),
-                request_id=request_id,
-                lines=lines_json(rules.negated(lines_from_json(original.lines, moves=True))),
+            return self.give_back(db, c.payment, c.reason, c.actor, request_id=c.request_id)
+
+    def give_back(
+        self, db: Db, payment_id: int, reason_text: str, staff: str, *, request_id: str | None = None, wallet: bool = False
+    ) -> Taken:
+        """A reversal in `db` (the writer's transaction): ReversePayment's, and the wallet's (`wallet`:
+        a payment that moved a member's credit or a package is given back only with its wallet row,
+        by broker.wallet, so the balance follows)."""
+        now = self.h.clock()
+        reason = " ".join(str(reason_text).split())[:MAX_REASON]
+        after = after_commit(db)
+        repeated = self._repeat(db, request_id, reverses=payment_id)
+        if repeated is not None:
+            return repeated
+        original = db.get(Payment, payment_id)
+        if original is None:
+            raise PaymentNotFound(N_("There is no such payment."))
+        if original.reverses_id is not None:
+            raise rules.PaymentRefused(
+                N_("Receipt no. %(number)s is itself a reversal; it cannot be reversed."), number=original.receipt_no
             )
-            self._record(db, tab, row, after, now)
-            record_audit(
-                db,
-                staff,
-                "payment.reverse",
-                f"tab:{tab.id}",
-                {
-                    "payment": row.id,
-                    "receipt_no": row.receipt_no,
-                    "reverses": original.id,
-                    "reverses_no": original.receipt_no,
-                    "amount_cents": row.amount_cents,
-                    "rounding_cents": row.rounding_cents,
-                },
-                reason=reason,
-                at=now,
+        done = db.scalar(select(Payment).where(Payment.reverses_id == original.id))
+        if done is not None:
+            raise rules.PaymentRefused(
+                N_("Receipt no. %(number)s was reversed already (receipt no. %(reversal)s)."),
+                number=original.receipt_no,
+                reversal=done.receipt_no,
             )
-            self._push(after, tab.id, tab.table_id)
-            return Taken(row.id, False)
+        if len(reason) < MIN_REASON:
+            raise rules.PaymentRefused(N_("Say why the payment is given back (at least 3 characters)."))
+        if not wallet and is_wallet_payment(original.method, lines_from_json(original.lines, moves=True)):
+            raise rules.PaymentRefused(
+                N_("Receipt no. %(number)s moved a member's credit or package: reverse it on the member's page, so the balance follows."),
+                number=original.receipt_no,
+            )
+        tab = db.get(Tab, original.tab_id)
+        assert tab is not None
+        row = Payment(
+            tab_id=original.tab_id,
+            part=original.part,
+            method=original.method,
+            amount_cents=-original.amount_cents,
+            tendered_cents=None,
+            change_cents=0,
+            rounding_cents=-original.rounding_cents,  # the cash given back is what was taken
+            staff=staff,
+            at=now,
+            business_day=self._days.day_for(db, now),
+            reverses_id=original.id,
+            reason=reason,
+            receipt_no=self._next_receipt_no(db),
+            request_id=request_id,
+            lines=lines_json(rules.negated(lines_from_json(original.lines, moves=True))),
+            voucher=original.voucher,
+        )
+        self._record(db, tab, row, after, now)
+        record_audit(
+            db,
+            staff,
+            "payment.reverse",
+            f"tab:{tab.id}",
+            {
+                "payment": row.id,
+                "receipt_no": row.receipt_no,
+                "reverses": original.id,
+                "reverses_no": original.receipt_no,
+                "amount_cents": row.amount_cents,
+                "rounding_cents": row.rounding_cents,
+            },
+            reason=reason,
+            at=now,
+        )
+        self._push(after, tab.id, tab.table_id)
+        return Taken(row.id, False)
 
     def _record(self, db: Db, tab: Tab, row: Payment, after: Effects, now: Any) -> None:
         """What every new payment row, a reversal too, goes through: stored (it gets its id), told to
@@ -318,6 +373,10 @@ class Payments:
         db.flush()
         self._fiscal.payment_recorded(db, row, after)
         self._settle(db, tab, now)
+
+    def next_receipt_no(self, db: Db) -> int:
+        """The next receipt's number (the wallet's refund of credit numbers its receipt here too)."""
+        return self._next_receipt_no(db)
 
     def _next_receipt_no(self, db: Db) -> int:
         # One sequence for the venue; only the writer numbers, so max + 1 cannot race (and the

@@ -267,7 +267,7 @@ class TillReads:
             for p, table in db.execute(q).all():
                 d = p.fiscal_detail or {}
                 since = d.get("offline_since") or d.get("since")
-                method = self._hall.venue.till.method(p.method)
+                method = self._hall.venue.till.named(p.method)
                 out.append(
                     FiscalReceiptView(
                         payment_id=p.id,

@@ -71,6 +71,8 @@ MIN_FORM_KEY, MAX_FORM_KEY = 8, 64  # the column's width; shorter is no one-time
 HOLDS = {
     "tournament_entry": Name("štartovné na turnaj", "tournament entry fees"),
     "deposit": Name("zálohu na rezerváciu", "the booking deposit"),
+    "credit_sale": Name("kredit člena", "a member's credit"),
+    "package": Name("balík člena", "a member's package"),
 }
 
 

@@ -32,6 +32,7 @@ from dashboard.api import (
 from dashboard.api import payments as payments_api
 from dashboard.api import tabs as tabs_api
 from dashboard.api import tournaments as tournaments_api
+from dashboard.api import wallet as wallet_api
 from dashboard.api.dates import HallCalendar
 from dashboard.api.headers import SecurityHeaders
 from dashboard.api.limits import API_CAPS, API_STALLED, BodyLimits
@@ -59,6 +60,7 @@ ROUTERS = (
     bookings,
     tournaments_api,
     shifts,
+    wallet_api,
 )
 
 

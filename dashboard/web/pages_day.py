@@ -235,6 +235,18 @@ def _staff_rows(add: Callable[..., None], t: Callable[..., str], request: Reques
             add(t(N_("By staff")), f"{s.staff} · {t(N_('Voided items'))}", -s.voids_cents, count=s.voids)
 
 
+def _voucher_rows(add: Callable[..., None], t: Callable[..., str], z: ZReport) -> None:
+    """Vouchers (zákon o DPH § 9a, broker.domain.vouchers): money taken that is not revenue, and credit used that is."""
+    vouchers = t(N_("Vouchers"))
+    for cents, label in (
+        (z.voucher_sales_cents, N_("Credit sold (a multi-purpose voucher: not revenue, no VAT)")),
+        (z.credit_redeemed_cents, N_("Paid from credit (revenue, VAT per the goods)")),
+        (z.package_redeemed_cents, N_("Table time from packages (taxed when the package was sold)")),
+    ):
+        if cents:
+            add(vouchers, t(label), cents)
+
+
 def export_rows(request: Request, reads: HallReads, z: ZReport) -> list[list[Any]]:
     """The Z report as one table: a group, an item, then the figures (euros as Decimal, never float)."""
     t: Callable[..., str] = lambda text, **kw: translated(request, text, **kw)  # noqa: E731
@@ -287,6 +299,7 @@ def export_rows(request: Request, reads: HallReads, z: ZReport) -> list[list[Any
     add(t(N_("Total")), t(N_("Table time")), z.table_time_cents)
     add(t(N_("Total")), t(N_("Items")), z.items_cents)
     add(t(N_("Total")), t(LABEL), z.total_cents, count=z.payments_count)
+    _voucher_rows(add, t, z)
     for r in z.refunds:
         note = t(N_("Correction of %(day)s"), day=i18n.day(r.corrects_day)) if r.corrects_day else ""
         add(

@@ -245,6 +245,7 @@ def _detail(
             "capture_wait": int(CAPTURE_WAIT_S),
             "captured": captured,
             "captured_name": reads.tables[captured.table].name if captured else None,
+            "wallet": reads.wallet.member(member_id),  # credit and packages (broker.wallet): their own page
             "errors": errors or {},
             "form": form or {},
         },

@@ -61,6 +61,25 @@ def quick_buttons(tab: TabPayView) -> tuple[QuickPay | None, list[QuickPay]]:
     return None, [quick_pay(tab.tab_id, due, n, cash_cents=tab.cash_due(due)) for n, due in dues]
 
 
+def wallet_buttons(reads: HallReads, tab: TabPayView) -> dict[str, Any]:
+    """What the pay page offers from members' money (broker.wallet): the bill's member's credit
+    ("Z kreditu": one tap for the whole bill when it covers it, else what it has, the rest another
+    way) and hours packages ("Z balíka"); and any member's credit for a bill without one."""
+    if not tab.closed or tab.merged_into is not None or tab.owed_cents <= 0 or tab.parts:
+        return {}
+    own = reads.wallet.for_tab(tab.tab_id)
+    credit = min(own.balance_cents, tab.owed_cents) if own is not None else 0
+    others = [m for m in reads.wallet.with_credit() if m.balance_cents > 0 and (own is None or m.member_id != own.member_id)]
+    return {
+        "wallet": own,
+        "credit_cents": credit,
+        "credit_amount": plain_euros(credit) if credit else "",
+        "credit_request_id": new_request_id(),
+        "credit_others": others,
+        "owed_amount": plain_euros(tab.owed_cents),
+    }
+
+
 def _pay_page(
     request: Request,
     reads: HallReads,
@@ -104,6 +123,7 @@ def _pay_page(
     form = {**defaults, **(form or {})}
     amount_cents = parse_euros(str(form["amount"])) or due
     whole, parts = quick_buttons(tab)
+    can_wallet = allows(request.state.user.role, "wallet.run")
     return render(
         request,
         "pay.html",
@@ -123,6 +143,7 @@ def _pay_page(
             "form_error": error,
             "merged_into": reads.till.tab_payments(tab.merged_into) if tab.merged_into else None,
             "can_reverse": allows(request.state.user.role, "payments.reverse"),
+            **(wallet_buttons(reads, tab) if can_wallet else {}),
         },
         status=status,
     )

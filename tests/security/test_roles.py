@@ -97,6 +97,7 @@ def test_the_rules_the_bar_needs() -> None:
         # taken, the product list, past days and the eKasa client are the manager's.
         "tabs.run",
         "payments.take",
+        "wallet.run",
         "day.run",
         "ekasa.run",
         # Tournaments: the bar runs the day (check-in, the draw, results); creating one, forcing a

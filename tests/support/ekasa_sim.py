@@ -282,6 +282,14 @@ def _check_item(item: Any, at: str, out: dict[str, list[str]]) -> int | None:
         out[f"{at}.unitPrice"] = ["A number."]
     if item.get("type") == "Returned" and not item.get("referenceReceiptId"):
         out[f"{at}.referenceReceiptId"] = ["Required for a Returned item."]
+    if item.get("type") == "Voucher":  # a single-purpose voucher's exchange (NineDigit's ReceiptItemDto)
+        number = item.get("voucherNumber")
+        if not isinstance(number, str) or not 0 < len(number) <= 50:
+            out[f"{at}.voucherNumber"] = ["1 to 50 characters, required for a Voucher item."]
+        if price >= 0:
+            out[f"{at}.price"] = ["A Voucher item is negative."]
+    elif "voucherNumber" in item and item["voucherNumber"] is not None:
+        out[f"{at}.voucherNumber"] = ["Only a Voucher item has a voucherNumber."]
     return price
 
 

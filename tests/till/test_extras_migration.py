@@ -25,8 +25,8 @@ from broker.domain.venue import load_venue
 from broker.storage.engine import make_engine, open_store
 from broker.storage.errors import StoreError
 from broker.storage.migrate import alembic_config, current_revision, head_revision
-from broker.storage.models import AuditEntry, Game, GameOp, Payment, Tab, TabItem
-from broker.storage.types import UTCDateTime
+from broker.storage.models import AuditEntry, Game, GameOp, Tab, TabItem
+from broker.storage.types import JSONDoc, UTCDateTime
 from broker.till.tabs import VoidTabItem
 from tests.support.hub import VENUE
 from tests.support.till_days import FakeClock, day_hub, local
@@ -71,6 +71,23 @@ def _game(db: Session, **values: Any) -> SimpleNamespace:
     """A game row as the 0011 schema holds it: its id and what it was made with."""
     game_id = db.execute(sessions_0011.insert().values(**values).returning(sessions_0011.c.id)).scalar_one()
     return SimpleNamespace(id=game_id, stopped_at=values.get("stopped_at"))
+
+
+payments_0011 = sa.table(  # the payments table at 0011 (the model has later revisions' columns: 0019's voucher)
+    "payments",
+    sa.column("id", sa.Integer),
+    sa.column("tab_id", sa.Integer),
+    sa.column("method", sa.String),
+    sa.column("amount_cents", sa.Integer),
+    sa.column("change_cents", sa.Integer),
+    sa.column("staff", sa.String),
+    sa.column("at", UTCDateTime()),
+    sa.column("business_day", sa.Date),
+    sa.column("receipt_no", sa.Integer),
+    sa.column("lines", JSONDoc),
+    sa.column("fiscal_state", sa.String),
+    sa.column("fiscal_detail", JSONDoc),
+)
 
 
 @contextmanager
@@ -149,16 +166,19 @@ def _old_hall(url: str) -> dict[str, int]:
                 ReceiptLine("Štartovné na turnaj (nečlen) 1 × 5,00 €", "Entry", 1, 500, 500, 23, "table_time"),
             ]
             at = T0 + timedelta(hours=1, minutes=5)
-            db.add(
-                Payment(
+            db.execute(
+                payments_0011.insert().values(
                     tab_id=tab_b,
                     method="card",
                     amount_cents=1100,
+                    change_cents=0,
                     staff="jana",
                     at=at,
                     business_day=day,
                     receipt_no=1,
                     lines=lines_json(frozen),
+                    fiscal_state="none",
+                    fiscal_detail={},
                 )
             )
             db.commit()

@@ -22,6 +22,7 @@ from pydantic import Field
 
 from broker.domain.json_shape import HIDDEN, derived, every_field_sent
 from broker.domain.till.money import MoneyLine, VatRow, vat_rows
+from broker.domain.vouchers import CREDIT_SALE
 
 __all__ = ["CATEGORY_MOVE", "Issuer", "Receipt", "ReceiptLine", "line_from_json", "lines_from_json", "lines_json", "vat_from_json"]
 
@@ -105,7 +106,7 @@ def lines_json(lines: Iterable[MoneyLine | ReceiptLine]) -> dict[str, object]:
     given = list(lines)
     lines = [x for x in given if x.category != CATEGORY_MOVE]
     moves = [x for x in given if x.category == CATEGORY_MOVE]
-    vat = vat_rows(lines)
+    vat = vat_rows(x for x in lines if x.category != CREDIT_SALE)  # credit sold: outside VAT (broker.domain.vouchers)
     return {
         "lines": _rows(lines),
         "vat": [{"vat_percent": v.vat_percent, "gross_cents": v.gross_cents, "vat_cents": v.vat_cents} for v in vat],

@@ -30,6 +30,8 @@ from broker.domain.json_shape import derived, every_field_sent, json_name
 from broker.domain.refusals import N_
 from broker.domain.till.money import TABLE_TIME, allocate, share_out
 from broker.domain.till.receipt import ReceiptLine
+from broker.domain.vouchers import CREDIT_SALE as CREDIT_SALE_CATEGORY
+from broker.domain.vouchers import is_revenue
 
 __all__ = [
     "LABEL",
@@ -45,6 +47,8 @@ __all__ = [
     "paid_for",
     "payment_parts",
     "revenue",
+    "revenue_cents",
+    "revenue_parts",
     "takings",
     "unpaid",
 ]
@@ -164,16 +168,30 @@ def payment_parts(p: PaymentRecord, fallback_vat: int) -> list[tuple[str, int, i
     return [*parts, (UNASSIGNED, fallback_vat, p.amount_cents - total)]
 
 
+def revenue_parts(p: PaymentRecord, fallback_vat: int) -> list[tuple[str, int, int]]:
+    """`payment_parts` that are revenue (broker.domain.vouchers: not the sale of credit, a
+    multi-purpose voucher, nor table time a package, a single-purpose voucher taxed when sold, covered)."""
+    return [(c, rate, cents) for c, rate, cents in payment_parts(p, fallback_vat) if is_revenue(p.method, c)]
+
+
+def revenue_cents(p: PaymentRecord) -> int:
+    """What of one payment is revenue (its amount, but for vouchers: `revenue_parts`)."""
+    if is_revenue(p.method, "") and not any(x.category == CREDIT_SALE_CATEGORY for x in p.lines):
+        return p.amount_cents
+    return sum(cents for _, _, cents in revenue_parts(p, 0))
+
+
 def takings(payments: Iterable[PaymentRecord]) -> int:
-    """Revenue: the money the payments took (reversals negative), VAT included."""
-    return sum(p.amount_cents for p in payments)
+    """Revenue: the money the payments took (reversals negative), VAT included; voucher money as
+    broker.domain.vouchers says."""
+    return sum(revenue_cents(p) for p in payments)
 
 
 def category_totals(payments: Iterable[PaymentRecord], fallback_vat: int) -> dict[str, int]:
     """Revenue by what it paid for; sums to `takings`."""
     out: dict[str, int] = {}
     for p in payments:
-        for category, _rate, cents in payment_parts(p, fallback_vat):
+        for category, _rate, cents in revenue_parts(p, fallback_vat):
             out[category] = out.get(category, 0) + cents
     return dict(sorted(out.items(), key=lambda kv: _rank(kv[0])))
 
@@ -207,9 +225,10 @@ def revenue(payments: Iterable[PaymentRecord], first: date, last: date, *, fallb
     by_table: dict[str, int] = {}
     for p in pays:
         assert p.day is not None  # filtered above
-        by_day[p.day.isoformat()] += p.amount_cents
+        cents = revenue_cents(p)
+        by_day[p.day.isoformat()] += cents
         where = p.table or WALK_IN
-        by_table[where] = by_table.get(where, 0) + p.amount_cents
+        by_table[where] = by_table.get(where, 0) + cents
     return Revenue(
         first=first,
         last=last,

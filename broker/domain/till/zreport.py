@@ -31,7 +31,8 @@ from pydantic import Field
 from broker.domain.billing import vat_share
 from broker.domain.json_shape import HIDDEN, derived, every_field_sent, null_when
 from broker.domain.till.money import TABLE_TIME
-from broker.domain.till.revenue import UNASSIGNED, PaymentRecord, payment_parts, takings
+from broker.domain.till.revenue import UNASSIGNED, PaymentRecord, payment_parts, revenue_parts, takings
+from broker.domain.vouchers import CREDIT, CREDIT_SALE, PACKAGE, WALLET_METHODS
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -278,6 +279,17 @@ class ZReport:
     blind: Annotated[bool, Field(description="Staff count blind: the expected cash and the takings are null until the day is closed")] = (
         False
     )
+    # Vouchers (broker.domain.vouchers, zákon o DPH § 9a). Credit sold less credit refunded: a
+    # multi-purpose voucher, money taken (in by_method and the drawer) that is not revenue and bears no VAT.
+    voucher_sales_cents: Annotated[
+        int, Field(description="Credit (a multi-purpose voucher) sold less refunded: money taken, not revenue, no VAT")
+    ] = 0
+    # Bills paid from credit: revenue (in total_cents, VAT per the goods), already in the drawer when the credit was sold.
+    credit_redeemed_cents: Annotated[int, Field(description="Bills paid from credit: revenue with VAT per the goods, no money taken")] = 0
+    # Table time a package covered: taxed when the package was sold (a single-purpose voucher), not revenue again.
+    package_redeemed_cents: Annotated[
+        int, Field(description="Table time covered by packages (taxed when sold): neither revenue nor money taken")
+    ] = 0
 
     @derived
     def expected_cash_cents(self) -> int:
@@ -311,6 +323,9 @@ class ZReport:
         "total_cents",
         "table_time_cents",
         "items_cents",
+        "voucher_sales_cents",
+        "credit_redeemed_cents",
+        "package_redeemed_cents",
     )
     _blind_methods = null_when("blind", tuple[MethodTotal, ...], "by_method")
     _blind_staff = null_when("blind", tuple[StaffTotal, ...], "by_staff")
@@ -351,6 +366,9 @@ def z_report(
     """The day's figures. With `closed_by` and `counted_cents` it is the close-out itself (closed at `made_at`)."""
     pays = sorted(payments, key=lambda p: (p.at, p.id))
     known = {m.id: m for m in methods}
+    # The wallet's methods are named, but show only on a day that has them.
+    names = {**{mid: Method(mid, name, name_en, False) for mid, name, name_en in WALLET_METHODS}, **known}
+    vouchers = 0
     cash = next((m.id for m in known.values() if m.cash), None)
 
     by_method: dict[str, list[int]] = {m: [0, 0, 0] for m in known}  # count, payments, reversals
@@ -373,7 +391,8 @@ def z_report(
                 row[1] += p.amount_cents
         # VAT per rate per payment, as its receipt printed it; the day's VAT is the sum of its receipts'.
         gross_here: dict[int, int] = {}
-        for category, rate, cents in payment_parts(p, fallback_vat):
+        vouchers += sum(cents for category, _, cents in payment_parts(p, fallback_vat) if category == CREDIT_SALE)
+        for category, rate, cents in revenue_parts(p, fallback_vat):
             by_category[category] = by_category.get(category, 0) + cents
             gross_here[rate] = gross_here.get(rate, 0) + cents
         for rate, gross in gross_here.items():
@@ -381,7 +400,7 @@ def z_report(
             vat_vat[rate] = vat_vat.get(rate, 0) + _vat(gross, rate)
 
     def method_total(mid: str, row: list[int]) -> MethodTotal:
-        m = known.get(mid) or Method(mid, mid, mid, False)
+        m = names.get(mid) or Method(mid, mid, mid, False)
         return MethodTotal(mid, m.name, m.name_en, m.cash, row[0], row[1], row[2], row[1] + row[2])
 
     refunds = tuple(
@@ -440,6 +459,9 @@ def z_report(
         open_tabs_confirmed=open_tabs_confirmed,
         rounding_cents=sum(p.rounding_cents for p in pays),
         tournaments=tuple(tournaments),
+        voucher_sales_cents=vouchers,
+        credit_redeemed_cents=sum(p.amount_cents for p in pays if p.method == CREDIT),
+        package_redeemed_cents=sum(p.amount_cents for p in pays if p.method == PACKAGE),
     )
 
 
@@ -460,6 +482,9 @@ BLIND = (
     "by_vat",
     "refunds",
     "earlier_days",
+    "voucher_sales_cents",
+    "credit_redeemed_cents",
+    "package_redeemed_cents",
 )
 
 

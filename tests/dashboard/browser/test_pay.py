@@ -256,3 +256,32 @@ def test_stop_and_pay_in_cash_with_change_is_four_taps_and_the_whole_amount_is_t
     assert len(taps) == 4, taps  # the issue's target: stop and pay in cash in at most 4 taps
     view = lavos.api("GET", f"/api/tabs/{tab}/payments", STAFF)
     assert (view["status"], [(p["amount_cents"], p["tendered_cents"]) for p in view["payments"]]) == ("paid", [(owed, tendered)])
+
+
+@pytest.mark.parametrize(("size", "table"), [("tablet", "pool-10"), ("phone", "carom-01")])
+def test_a_member_pays_the_whole_bill_from_credit_in_one_tap(
+    lavos: ServedHub, open_page: Callable[..., Any], size: Any, table: Any
+) -> None:
+    """Issue 32 §2: the bill's member has credit that covers it: "Z kreditu" with the amount is one tap
+    on the pay page, the receipt says so, and the credit is that much less."""
+    viewport = TABLET if size == "tablet" else PHONE
+    member = lavos.api("POST", "/api/members", MANAGER, status=201, json={"name": f"Kreditný {size}"})["id"]
+    lavos.api("POST", f"/api/members/{member}/wallet/top-ups", STAFF, status=201, json={"amount_cents": 5000, "method": "cash"})
+    sid = lavos.api("POST", "/api/sessions", STAFF, status=201, json={"table": table, "member_id": member})["id"]
+    lavos.api("POST", f"/api/sessions/{sid}/correction", MANAGER, json={"amount_cents": GAME, "reason": "test hry"})
+    lavos.api("POST", f"/api/sessions/{sid}/stop", STAFF)
+    tab = lavos.api("GET", f"/api/sessions/{sid}/tab", STAFF)["id"]
+    owed = lavos.api("GET", f"/api/tabs/{tab}/payments", STAFF)["owed_cents"]
+    page = open_page(viewport, mobile=size == "phone")
+    log_in(page, lavos, STAFF, f"/tabs/{tab}/pay")
+    button = page.locator("#pay-credit")
+    assert "Z kreditu" in button.inner_text() and _cents(button.locator(".money").inner_text()) == owed
+    assert eur(5000) in page.locator("#wallet-who").inner_text().replace(" ", "\u00a0")
+    _fits(page, viewport["width"])
+    page.screenshot(path=str(SHOTS / f"pay-credit-{size}.png"))
+    with page.expect_navigation():
+        button.tap()
+    assert "Z kreditu" in page.locator("#receipt-method").inner_text()
+    _fits(page, viewport["width"])
+    assert lavos.api("GET", f"/api/tabs/{tab}/payments", STAFF)["status"] == "paid"
+    assert lavos.api("GET", f"/api/members/{member}/wallet", STAFF)["balance_cents"] == 5000 - owed

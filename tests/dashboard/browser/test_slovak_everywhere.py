@@ -404,6 +404,8 @@ def _paths(hall: dict[str, Any]) -> list[str]:
         *PAGES,
         f"/members/{hall['zadrazil']}",
         f"/members/{hall['zadrazil']}/capture?table=foos-01&wait=1",  # nobody taps: "no card within 1 s"
+        "/wallet?q=zadrazil",
+        f"/wallet/{hall['zadrazil']}",
         f"/sessions/{hall['billed']}/bill",
         f"/tabs/{hall['tab']}",
         f"/tabs/{hall['walk_in']}",

@@ -1,0 +1,1 @@
+"""The members' money: prepaid credit and packages (hours of table time, lessons); pure rules."""
