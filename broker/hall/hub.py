@@ -64,6 +64,7 @@ from broker.outbox.sender import OutboxSender
 from broker.people.accounts import Accounts
 from broker.people.logins import Logins
 from broker.people.members import Members
+from broker.stock.stock import Stock
 from broker.storage.engine import Store
 from broker.storage.models import Event, Game
 from broker.storage.types import utcnow
@@ -203,6 +204,7 @@ class Hub:
             Accounts(self._hall),
             Logins(self._hall),
             self.till,
+            Stock(self._hall, self.till),  # the bar's stock (broker.stock): the till's sales move it
             self.home_assistant,
             self.notifications,
             self.bookings,

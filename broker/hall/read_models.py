@@ -29,6 +29,7 @@ from broker.notify.reads import NotifyReads
 from broker.outbox.reads import OutboxReads
 from broker.people.reads import PeopleReads
 from broker.reports.reads import ReportsReads
+from broker.stock.reads import StockReads
 from broker.till.reads import TillReads
 from broker.tournaments.reads import TournamentReads
 
@@ -70,6 +71,10 @@ class HallReads:
     @cached_property
     def people(self) -> PeopleReads:
         return PeopleReads(self._hall)
+
+    @cached_property
+    def stock(self) -> StockReads:
+        return StockReads(self._hall)
 
     @cached_property
     def tournaments(self) -> TournamentReads:
