@@ -25,6 +25,7 @@ from dashboard.api import (
     tables,
 )
 from dashboard.api import payments as payments_api
+from dashboard.api import stock as stock_api
 from dashboard.api import tabs as tabs_api
 from dashboard.api import tournaments as tournaments_api
 from dashboard.api.dates import HallCalendar
@@ -53,6 +54,7 @@ ROUTERS = (
     monitoring,
     bookings,
     tournaments_api,
+    stock_api,
 )
 
 
