@@ -158,9 +158,17 @@ class StockReads:
             lines[product].append((level, qty))
         return {p: left for p, ls in lines.items() if (left := rules.portions_left(ls)) is not None}
 
-    def movements(self, *, kinds: tuple[str, ...] = (), item: int | None = None, limit: int = 200) -> list[MovementView]:
+    def movement(self, movement_id: int) -> MovementView | None:
+        found = self.movements(movement=movement_id, limit=1)
+        return found[0] if found else None
+
+    def movements(
+        self, *, kinds: tuple[str, ...] = (), item: int | None = None, movement: int | None = None, limit: int = 200
+    ) -> list[MovementView]:
         with self.h.store.reader() as db:
             q = select(StockMovement, StockItem.name, StockItem.unit).join(StockItem, StockItem.id == StockMovement.item_id)
+            if movement is not None:
+                q = q.where(StockMovement.id == movement)
             if kinds:
                 q = q.where(StockMovement.kind.in_(kinds))
             if item is not None:
@@ -189,9 +197,14 @@ class StockReads:
                 for m, name, unit in rows
             ]
 
-    def counts(self, limit: int = 20) -> list[CountView]:
+    def count(self, count_id: int) -> CountView | None:
+        found = self.counts(count=count_id, limit=1)
+        return found[0] if found else None
+
+    def counts(self, *, count: int | None = None, limit: int = 20) -> list[CountView]:
         with self.h.store.reader() as db:
-            rows = db.scalars(select(StockCount).order_by(StockCount.id.desc()).limit(limit)).all()
+            q = select(StockCount) if count is None else select(StockCount).where(StockCount.id == count)
+            rows = db.scalars(q.order_by(StockCount.id.desc()).limit(limit)).all()
             moved = dict(
                 db.execute(
                     select(StockMovement.count_id, func.count())

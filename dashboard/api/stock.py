@@ -17,7 +17,7 @@ from broker.domain.euros import MAX_AMOUNT_CENTS, VatPercent
 from broker.domain.stock.rules import MAX_PORTION_MILLI, MAX_QUANTITY_MILLI, MovementKind, Unit, WriteOffReason
 from broker.hall.facade import NotFound
 from broker.hall.read_models import HallReads
-from broker.stock.reads import MovementView, StockItemView, StockReport
+from broker.stock.reads import CountView, MovementView, StockItemView, StockReport
 from broker.stock.stock import (
     MAX_NAME,
     MAX_NOTE,
@@ -101,8 +101,11 @@ class ReturnIn(_In):
     reason: Annotated[str, text(MAX_NOTE, 3)]
 
 
-class Moved(BaseModel):
-    id: int
+def _movement(reads: HallReads, movement_id: int) -> MovementView:
+    view = reads.stock.movement(movement_id)
+    if view is None:
+        raise NotFound("There is no such movement.")
+    return view
 
 
 def _item(reads: HallReads, item_id: int) -> StockItemView:
@@ -155,8 +158,10 @@ def list_movements(
     return reads.stock.movements(kinds=(kind,) if kind else (), item=item, limit=limit)
 
 
-@router.post("/stock/deliveries", response_model=Moved, status_code=201, summary="Goods received (price incl. or excl. VAT, in cents)")
-def deliver(body: DeliveryIn, hub: Hub, user: Annotated[Staff, Depends(can("stock.manage"))]) -> Moved:
+@router.post(
+    "/stock/deliveries", response_model=MovementView, status_code=201, summary="Goods received (price incl. or excl. VAT, in cents)"
+)
+def deliver(body: DeliveryIn, hub: Hub, user: Annotated[Staff, Depends(can("stock.manage"))]) -> MovementView:
     moved = hub.execute(
         RecordDelivery(
             item=body.item,
@@ -170,11 +175,11 @@ def deliver(body: DeliveryIn, hub: Hub, user: Annotated[Staff, Depends(can("stoc
             actor=user.username,
         )
     )
-    return Moved(id=moved)
+    return _movement(hub.reads, moved)
 
 
-@router.post("/stock/write-offs", response_model=Moved, status_code=201, summary="Write stock off with a reason")
-def write_off(body: WriteOffIn, hub: Hub, user: Annotated[Staff, Depends(can("stock.view"))]) -> Moved:
+@router.post("/stock/write-offs", response_model=MovementView, status_code=201, summary="Write stock off with a reason")
+def write_off(body: WriteOffIn, hub: Hub, user: Annotated[Staff, Depends(can("stock.view"))]) -> MovementView:
     moved = hub.execute(
         WriteOffStock(
             item=body.item,
@@ -185,13 +190,17 @@ def write_off(body: WriteOffIn, hub: Hub, user: Annotated[Staff, Depends(can("st
             actor=user.username,
         )
     )
-    return Moved(id=moved)
+    return _movement(hub.reads, moved)
 
 
-@router.post("/stock/counts", response_model=Moved, status_code=201, summary="A stocktake: each difference becomes a movement")
-def count(body: CountIn, hub: Hub, user: Annotated[Staff, Depends(can("stock.manage"))]) -> Moved:
+@router.post("/stock/counts", response_model=CountView, status_code=201, summary="A stocktake: each difference becomes a movement")
+def count(body: CountIn, hub: Hub, user: Annotated[Staff, Depends(can("stock.manage"))]) -> CountView:
     counts = tuple((line.item, line.counted_milli) for line in body.counts)
-    return Moved(id=hub.execute(CountStock(counts=counts, note=body.note, form_key=body.request_id, actor=user.username)))
+    count_id = hub.execute(CountStock(counts=counts, note=body.note, form_key=body.request_id, actor=user.username))
+    view = hub.reads.stock.count(count_id)
+    if view is None:
+        raise NotFound("There is no such stocktake.")
+    return view
 
 
 @router.post("/stock/returns", status_code=204, summary="Give a sold item's stock back (a payment's reversal does not)")

@@ -213,5 +213,6 @@ def test_the_api_moves_stock_and_refuses_bad_input(service: Hub, clock: FakeCloc
         assert r.status_code == 204, r.text
         r = client.post("/api/stock/counts", json={"counts": [{"item": item, "counted_milli": 5000}]}, headers=manager)
         assert r.status_code == 201, r.text
+        assert (r.json()["items"], r.json()["moved"]) == (1, 1)
         assert client.get("/api/stock/report?year=2026", headers=manager).json()["value_cents"] == 500
         assert [m["kind"] for m in client.get("/api/stock/movements", headers=manager).json()] == ["stocktake", "write_off", "delivery"]
