@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from broker.accounts.staff import Staff
@@ -17,7 +17,7 @@ from broker.domain.euros import MAX_AMOUNT_CENTS, VatPercent
 from broker.domain.stock.rules import MAX_PORTION_MILLI, MAX_QUANTITY_MILLI, MovementKind, Unit, WriteOffReason
 from broker.hall.facade import NotFound
 from broker.hall.read_models import HallReads
-from broker.stock.reads import CountView, MovementView, StockItemView, StockReport
+from broker.stock.reads import CountView, MovementView, RecipeLineView, StockItemView, StockReport
 from broker.stock.stock import (
     MAX_NAME,
     MAX_NOTE,
@@ -141,10 +141,15 @@ def change_item(item_id: IdPath, body: ItemPatch, hub: Hub, user: Annotated[Staf
     return _item(hub.reads, item_id)
 
 
-@router.put("/stock/recipes/{product_id}", status_code=204, summary="What one of a product takes from stock (no lines: not tracked)")
-def set_recipe(product_id: IdPath, body: RecipeIn, hub: Hub, user: Annotated[Staff, Depends(can("stock.manage"))]) -> None:
+@router.put(
+    "/stock/recipes/{product_id}",
+    response_model=list[RecipeLineView],
+    summary="What one of a product takes from stock (no lines: not tracked); answers the recipe",
+)
+def set_recipe(product_id: IdPath, body: RecipeIn, hub: Hub, user: Annotated[Staff, Depends(can("stock.manage"))]) -> list[RecipeLineView]:
     lines = tuple((line.item, line.quantity_milli) for line in body.lines)
     hub.execute(SetRecipe(product=product_id, lines=lines, actor=user.username))
+    return hub.reads.stock.recipes().get(product_id, [])
 
 
 @router.get("/stock/movements", response_model=list[MovementView], summary="The latest movements, newest first")
@@ -204,8 +209,9 @@ def count(body: CountIn, hub: Hub, user: Annotated[Staff, Depends(can("stock.man
 
 
 @router.post("/stock/returns", status_code=204, summary="Give a sold item's stock back (a payment's reversal does not)")
-def return_to_stock(body: ReturnIn, hub: Hub, user: Annotated[Staff, Depends(can("stock.manage"))]) -> None:
+def return_to_stock(body: ReturnIn, hub: Hub, user: Annotated[Staff, Depends(can("stock.manage"))]) -> Response:
     hub.execute(ReturnToStock(tab_item=body.tab_item, reason=body.reason, actor=user.username))
+    return Response(status_code=204)
 
 
 @router.get("/stock/report", response_model=StockReport, summary="Stock value, margin per product and month, shrinkage")

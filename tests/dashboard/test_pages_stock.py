@@ -210,7 +210,7 @@ def test_the_api_moves_stock_and_refuses_bad_input(service: Hub, clock: FakeCloc
         assert items[0]["level_milli"] == 3000 and items[0]["unit_cost_cents"] == 0  # purchase prices: the manager's
         assert client.get("/api/stock/items", headers=manager).json()[0]["unit_cost_cents"] == 100
         r = client.put(f"/api/stock/recipes/{product}", json={"lines": [{"item": item, "quantity_milli": 2000}]}, headers=manager)
-        assert r.status_code == 204, r.text
+        assert r.status_code == 200 and r.json()[0]["quantity_milli"] == 2000, r.text
         r = client.post("/api/stock/counts", json={"counts": [{"item": item, "counted_milli": 5000}]}, headers=manager)
         assert r.status_code == 201, r.text
         assert (r.json()["items"], r.json()["moved"]) == (1, 1)
