@@ -8,7 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date, datetime, time
 
-from sqlalchemy import func, select
+from sqlalchemy import case, func, select
 
 from broker.core.ports import HallState
 from broker.domain.dates import wall_clock
@@ -225,22 +225,33 @@ class StockReads:
         start, end = wall_clock(date(year, 1, 1), time(0), tz), wall_clock(date(year + 1, 1, 1), time(0), tz)
         with self.h.store.reader() as db:
             items = [_view(i) for i in db.scalars(select(StockItem).order_by(func.lower(StockItem.name)))]
+            # A sale's month is its local one: each month's bounds in UTC, bucketed by a CASE in SQL
+            # (the same on SQLite and PostgreSQL), so the database sums and hands back product × month.
+            bounds = [wall_clock(date(year, m, 1), time(0), tz) for m in range(2, 13)]
+            month = case(*((TabItem.added_at < b, n) for n, b in enumerate(bounds, start=1)), else_=12).label("month_no")
+            sold_in_year = (TabItem.added_at >= start, TabItem.added_at < end, TabItem.voided_at.is_(None), TabItem.product_id.is_not(None))
             sold = db.execute(
-                select(TabItem.id, TabItem.product_id, TabItem.added_at, TabItem.quantity, TabItem.unit_cents, TabItem.vat_percent).where(
-                    TabItem.added_at >= start,
-                    TabItem.added_at < end,
-                    TabItem.voided_at.is_(None),
-                    TabItem.product_id.is_not(None),
+                select(
+                    TabItem.product_id,
+                    month,
+                    TabItem.vat_percent,
+                    func.sum(TabItem.quantity),
+                    func.sum(TabItem.quantity * TabItem.unit_cents),
                 )
+                .where(*sold_in_year)
+                .group_by(TabItem.product_id, "month_no", TabItem.vat_percent)
             ).all()
-            costs = dict(
-                db.execute(
-                    select(StockMovement.tab_item_id, func.sum(StockMovement.value_cents))
+            # What the year's sales took from stock at purchase price, less what went back (a return;
+            # a voided item is no sale: its sale and void cancel, and it is left out above).
+            costs = {
+                (product, m): -int(value or 0)
+                for product, m, value in db.execute(
+                    select(TabItem.product_id, month, func.sum(StockMovement.value_cents))
                     .join(TabItem, TabItem.id == StockMovement.tab_item_id)
-                    .where(TabItem.added_at >= start, TabItem.added_at < end, TabItem.voided_at.is_(None))
-                    .group_by(StockMovement.tab_item_id)
+                    .where(*sold_in_year)
+                    .group_by(TabItem.product_id, "month_no")
                 ).all()
-            )
+            }
             names = {p.id: (p.name, p.name_en) for p in db.scalars(select(Product))}
             tracked = set(db.scalars(select(StockRecipeLine.product_id).distinct()))
             last = db.scalar(select(StockCount).order_by(StockCount.id.desc()).limit(1))
@@ -261,20 +272,13 @@ class StockReads:
                 .group_by(StockMovement.reason)
             ).all()
         groups: dict[tuple[str, int], list[int]] = {}
-        month_of: dict[tuple[int, int], str] = {}
-        for item_id, product, at, qty, unit, vat in sold:
-            if product is None or (product not in tracked and item_id not in costs):
-                continue
-            local = at.astimezone(tz)
-            month = month_of.get((local.year, local.month))
-            if month is None:
-                month = month_of[(local.year, local.month)] = f"{local.year}-{local.month:02d}"
-            g = groups.setdefault((month, product), [0, 0, 0, 0])
-            gross = qty * unit
-            g[0] += qty
-            g[1] += gross
-            g[2] += rules.net_of(gross, vat)
-            g[3] -= int(costs.get(item_id) or 0)  # a sale's movements are negative
+        for product, m, vat, qty, gross in sold:
+            if product not in tracked and (product, m) not in costs:
+                continue  # not kept in stock: no cost to set a margin against
+            g = groups.setdefault((f"{year}-{m:02d}", product), [0, 0, 0, costs.get((product, m), 0)])
+            g[0] += int(qty)
+            g[1] += int(gross)
+            g[2] += rules.net_of(int(gross), vat)  # VAT per rate on the month's sum, as a receipt's VAT rows
         margins = [
             MarginRow(
                 month,

@@ -237,3 +237,23 @@ def test_concurrent_sales_of_the_last_bottles_leave_the_level_exact(hall: tuple[
         sold = db.scalar(select(func.sum(TabItem.quantity)).where(TabItem.product_id == product))
     assert sold == 8
     assert _alerts(hub, negative_key(item)) == [(5, True)]  # opened by the 4th sale, touched by each after
+
+
+def test_the_report_counts_a_sale_in_its_local_month_and_year(hall: tuple[Any, HubFacade], clock: FakeClock) -> None:
+    """Months and the year are the hall's: 23:30 on 30 November is November, 00:30 on 1 December is
+    December, 00:30 on 1 January is next year's (all of them earlier dates in UTC)."""
+    _, f = hall
+    item, product = _setup(f, delivered=10_000)  # 14,76 € incl. VAT for 10: 1,20 € a bottle excl.
+    for at in (local(2026, 11, 30, 23, 30), local(2026, 12, 1, 0, 30), local(2027, 1, 1, 0, 30)):
+        clock.set(at)
+        tab = f.execute(OpenWalkInTab(actor=STAFF))
+        f.execute(AddTabItem(tab=tab, product=product, actor=STAFF))
+    voided = f.execute(AddTabItem(tab=tab, product=product, actor=STAFF))
+    f.execute(VoidTabItem(tab=tab, item=voided, reason="omylom", actor=STAFF))
+    rows = [
+        (m.month, m.quantity, m.revenue_gross_cents, m.revenue_net_cents, m.cost_cents, m.margin_cents)
+        for m in f.reads.stock.report(2026).margins
+    ]
+    assert rows == [("2026-11", 1, 250, 203, 120, 83), ("2026-12", 1, 250, 203, 120, 83)]
+    assert [(m.month, m.quantity) for m in f.reads.stock.report(2027).margins] == [("2027-01", 1)]
+    assert _level(f, item) == 7000

@@ -21,6 +21,7 @@ import pytest
 from tests.dashboard.browser.conftest import PHONE, TABLET
 from tests.dashboard.browser.web import eur, log_in, unfold_menu
 from tests.dashboard.conftest import MANAGER, STAFF
+from tests.support.hub import REPO
 from tests.support.waiting import wait_until
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
 
 SIZES = {"tablet": (TABLET, False, "pool-06"), "phone": (PHONE, True, "pool-07")}
+SHOTS = REPO / "docs" / "screenshots"  # the README's (tests/dashboard/browser/test_screenshots.py writes the others)
 
 
 def _fits(page: Any, width: int) -> None:
@@ -233,6 +235,8 @@ def test_the_bar_sees_the_last_bottles_and_the_manager_counts_them(lavos: Served
     button = _product(page, name)
     assert "posledné 3" in button.inner_text() and button.is_enabled()
     _fits(page, viewport["width"])
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"stock-last-{size}.png"))  # the README's screenshots: the viewport, as on the device
 
     boss = open_page(viewport, mobile=mobile)
     log_in(boss, lavos, MANAGER, "/stock/count")
@@ -240,4 +244,5 @@ def test_the_bar_sees_the_last_bottles_and_the_manager_counts_them(lavos: Served
     _tap(boss, boss.locator("#count-button"))
     assert "Inventúra uložená" in boss.locator(".flash").inner_text()
     _fits(boss, viewport["width"])
+    boss.screenshot(path=str(SHOTS / f"stock-count-{size}.png"))
     assert [i["level_milli"] for i in lavos.api("GET", "/api/stock/items", MANAGER) if i["id"] == item] == [2000]
