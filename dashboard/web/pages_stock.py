@@ -388,6 +388,11 @@ def _qty(milli: int) -> Decimal | int:
     return int(d) if d == d.to_integral_value() else d.normalize()
 
 
+def _unit_words(request: Request) -> Callable[[str], str]:
+    unit: Callable[[str], str] = _words(request)["unit_word"]
+    return unit
+
+
 def _translator(request: Request) -> Callable[[str], str]:
     def t(message: str) -> str:
         return translated(request, message)
@@ -400,7 +405,8 @@ def _sheet_value(r: StockReport, request: Request) -> list[list[Any]]:
     rows: list[list[Any]] = [
         [t(N_("Stock item")), t(N_("Unit")), t(N_("Level")), t(N_("Purchase price excl. VAT (€)")), t(N_("Value (€)"))]
     ]
-    rows += [[i.name, i.unit, _qty(i.level_milli), _eur(i.unit_cost_cents), _eur(i.value_cents)] for i in r.items if i.active]
+    unit = _unit_words(request)
+    rows += [[i.name, unit(i.unit), _qty(i.level_milli), _eur(i.unit_cost_cents), _eur(i.value_cents)] for i in r.items if i.active]
     rows.append([t(N_("Total")), "", "", "", _eur(r.value_cents)])
     return rows
 
@@ -436,7 +442,8 @@ def _sheet_margins(r: StockReport, request: Request) -> list[list[Any]]:
 def _sheet_shrinkage(r: StockReport, request: Request) -> list[list[Any]]:
     t = _translator(request)
     rows: list[list[Any]] = [[t(N_("Stock item")), t(N_("Unit")), t(N_("Difference")), t(N_("Value (€)"))]]
-    rows += [[s.name, s.unit, _qty(s.quantity_milli), _eur(s.value_cents)] for s in r.shrinkage]
+    unit = _unit_words(request)
+    rows += [[s.name, unit(s.unit), _qty(s.quantity_milli), _eur(s.value_cents)] for s in r.shrinkage]
     return rows
 
 
@@ -450,7 +457,8 @@ EXPORTS: dict[str, tuple[str, Callable[[StockReport, Request], list[list[Any]]]]
 @router.get("/report")
 def report_page(request: Request, hub: Hub, user: Annotated[Staff, Depends(page_can("stock.manage"))], year: Year = None) -> Response:
     r = hub.reads.stock.report(_year(hub.reads, year))
-    return _page(request, hub, user, "stock_report.html", report=r)
+    exports = {name: gettext(title) for name, (title, _) in EXPORTS.items()}
+    return _page(request, hub, user, "stock_report.html", report=r, exports=exports)
 
 
 @router.get("/report.xlsx")

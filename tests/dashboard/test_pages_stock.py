@@ -173,7 +173,8 @@ def test_the_report_and_its_exports(pages: Pages) -> None:
     shrink = list(
         csv.reader(io.StringIO(pages.manager.get("/stock/report/shrinkage.csv?year=2026").content.decode("utf-8-sig")), delimiter=";")
     )
-    assert shrink[1] == ["Bažant fľaša", "piece", "-1", "-1,00"]
+    assert shrink[0] == ["Skladová položka", "Jednotka", "Rozdiel", "Hodnota (€)"]
+    assert shrink[1] == ["Bažant fľaša", "ks", "-1", "-1,00"]
     xlsx = pages.manager.get("/stock/report.xlsx?year=2026")
     assert xlsx.status_code == 200 and xlsx.content[:2] == b"PK"
     assert pages.manager.get("/stock/report/nothing.csv").status_code == 404
