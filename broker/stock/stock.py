@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session as Db
 
 from broker.core.commands import Command, command, handles
@@ -197,16 +197,38 @@ class Stock(Part):
     def _move(
         self, db: Db, item: StockItem, quantity: int, kind: str, at: datetime, actor: str, value: int | None = None, **fields: object
     ) -> StockMovement:
-        """The one place a level changes: a movement row and the level beside it, then the alerts.
+        """One movement as a row the caller gets back (its id: a delivery's, a write-off's answer).
         `value`: what it moved at purchase price (a delivery's own); else at the item's unit cost now."""
         value = rules.value_of(quantity, item.unit_cost_cents) if value is None else value
         m = StockMovement(item_id=item.id, kind=kind, quantity_milli=quantity, value_cents=value, at=at, actor=actor, **fields)
         db.add(m)
+        self._moved(db, item, quantity, at)
+        return m
+
+    def _move_many(self, db: Db, moves: list[tuple[StockItem, int]], kind: str, at: datetime, actor: str, **fields: object) -> None:
+        """Several movements of one kind at once (a sale's recipe, its void): one INSERT of many rows."""
+        rows = [
+            {
+                "item_id": item.id,
+                "kind": kind,
+                "quantity_milli": quantity,
+                "value_cents": rules.value_of(quantity, item.unit_cost_cents),
+                "at": at,
+                "actor": actor,
+                **fields,
+            }
+            for item, quantity in moves
+        ]
+        db.execute(insert(StockMovement), rows)
+        for item, quantity in moves:
+            self._moved(db, item, quantity, at)
+
+    def _moved(self, db: Db, item: StockItem, quantity: int, at: datetime) -> None:
+        """The one place a level changes: beside its movement's row, then the item's alerts and the live event."""
         item.level_milli += quantity
         self._alerts(db, item, at)
         item_id = item.id
         after_commit(db).add(lambda: self.h.listeners.notify(StockChanged(item=item_id)))
-        return m
 
     def _alerts(self, db: Db, item: StockItem, at: datetime) -> None:
         """Open, touch or close the item's low and negative alerts by its level now."""
@@ -232,8 +254,9 @@ class Stock(Part):
             .where(StockRecipeLine.product_id == item.product_id)
             .order_by(StockRecipeLine.id)
         ).all()
-        for portion, stock_item in lines:
-            self._move(db, stock_item, -portion * item.quantity, "sale", now, actor, tab_item_id=item.id, product_id=item.product_id)
+        if lines:
+            moves = [(stock_item, -portion * item.quantity) for portion, stock_item in lines]
+            self._move_many(db, moves, "sale", now, actor, tab_item_id=item.id, product_id=item.product_id)
 
     def voided(self, db: Db, item: TabItem, now: datetime, actor: str) -> None:
         """An item voided: what its sale took goes back (less what a return gave back already)."""
@@ -246,14 +269,11 @@ class Stock(Part):
             .group_by(StockMovement.item_id)
             .order_by(StockMovement.item_id)
         ).all()
-        given = 0
-        for item_id, total in moved:
-            if total and total < 0:
-                stock_item = db.get(StockItem, item_id)
-                assert stock_item is not None
-                self._move(db, stock_item, -int(total), kind, now, actor, tab_item_id=item.id, product_id=item.product_id, note=note)
-                given += 1
-        return given
+        back = [(db.get(StockItem, item_id), -int(total)) for item_id, total in moved if total and total < 0]
+        moves = [(stock_item, quantity) for stock_item, quantity in back if stock_item is not None]
+        if moves:
+            self._move_many(db, moves, kind, now, actor, tab_item_id=item.id, product_id=item.product_id, note=note)
+        return len(moves)
 
     @handles(ReturnToStock)
     def return_to_stock(self, c: ReturnToStock) -> None:
