@@ -472,17 +472,18 @@ def report_xlsx(request: Request, hub: Hub, user: Annotated[Staff, Depends(page_
     )
 
 
-@router.get("/report/{name}.csv")
+@router.get("/report/{export}.csv")
 def report_csv(
-    request: Request, name: str, hub: Hub, user: Annotated[Staff, Depends(page_can("stock.manage"))], year: Year = None
+    request: Request, export: str, hub: Hub, user: Annotated[Staff, Depends(page_can("stock.manage"))], year: Year = None
 ) -> Response:
-    if name not in EXPORTS:
+    if export not in EXPORTS:
         raise HTTPException(
-            404, translated(request, N_("There is no %(name)s export; choose one of: %(names)s."), name=name[:40], names=", ".join(EXPORTS))
+            404,
+            translated(request, N_("There is no %(name)s export; choose one of: %(names)s."), name=export[:40], names=", ".join(EXPORTS)),
         )
     r = hub.reads.stock.report(_year(hub.reads, year))
     return Response(
-        csv_bytes(EXPORTS[name][1](r, request)),
+        csv_bytes(EXPORTS[export][1](r, request)),
         media_type="text/csv; charset=utf-8",
-        headers={"Content-Disposition": f'attachment; filename="lavos-stock-{name}-{r.year}.csv"'},
+        headers={"Content-Disposition": f'attachment; filename="lavos-stock-{export}-{r.year}.csv"'},
     )

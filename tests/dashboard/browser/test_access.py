@@ -62,6 +62,8 @@ STAFF_PAGES = {
     "/tournaments/{tournament_id}/board",
     "/tournaments/{tournament_id}/matches/{match}",
     "/tournaments/{tournament_id}/print",  # the A4 bracket: the director on a Sunday is usually staff (issue 29, item 34)
+    "/stock",  # the bar's stock (issue 32): the levels, and write-offs of what broke
+    "/stock/write-offs",
 }
 STAFF_ACTIONS = {
     "/tables/{table_id}/start",
@@ -114,6 +116,7 @@ STAFF_ACTIONS = {
     "/tournaments/{tournament_id}/matches/{match}/call",
     "/tournaments/{tournament_id}/matches/{match}/result",
     "/tournaments/{tournament_id}/matches/{match}/recall",
+    "/stock/write-offs",  # the bar's stock (issue 32): what broke, expired or staff drank
 }
 MANAGER_PAGES = {
     "/members",
@@ -135,6 +138,12 @@ MANAGER_PAGES = {
     "/notifications",  # push notifications (issue 13, n1)
     "/closing",  # stop all games at closing (issue 19, item 10)
     "/tournaments/{tournament_id}/export.csv",  # the matches for a spreadsheet (issue 29, item 35)
+    "/stock/deliveries",  # the stock's money (issue 32): purchase prices, counts, recipes, the report
+    "/stock/count",
+    "/stock/recipes",
+    "/stock/report",
+    "/stock/report/{export}.csv",
+    "/stock/report.xlsx",
 }
 MANAGER_ACTIONS = {
     "/bills/{game_id}/correct",
@@ -166,6 +175,12 @@ MANAGER_ACTIONS = {
     "/bookings/blocks/{block_id}/remove",
     "/closing",
     "/tournaments",  # a new tournament (issue 21)
+    "/stock/items",  # the stock (issue 32): items, returns, deliveries, counts, recipes
+    "/stock/items/{item_id}",
+    "/stock/returns",
+    "/stock/deliveries",
+    "/stock/count",
+    "/stock/recipes/{product_id}",
 }
 # Query strings a page needs to answer at all (capture waits for a card tap: not for long here).
 QUERIES = {"/members/{member_id}/capture": "?table=foos-01&wait=0.1", "/reports/{name}.csv": ""}
@@ -216,6 +231,7 @@ def samples(lavos: Served) -> dict[str, str]:
         "tournament_id": str(tournament),
         "entrant_id": str(entrant),
         "match": "W1-1",
+        "export": "margins",  # the stock report's CSVs (issue 32)
     }
 
 

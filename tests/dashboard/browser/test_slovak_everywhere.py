@@ -397,7 +397,7 @@ NOT_PAGES = {
     "/reports/lavos.xlsx": "a download",
     "/days/{day}.csv": "a download",
     "/days/{day}.xlsx": "a download",
-    "/stock/report/{name}.csv": "a download (its Slovak header: tests/dashboard/test_pages_stock.py)",
+    "/stock/report/{export}.csv": "a download (its Slovak header: tests/dashboard/test_pages_stock.py)",
     "/stock/report.xlsx": "a download",
     "/tournaments/{tournament_id}/export.csv": "a download (its Slovak header: tests/tournaments/test_tournament_pages.py)",
 }
