@@ -7,10 +7,13 @@ third sale, closed by a delivery; concurrent sales of the last bottles leave the
 from __future__ import annotations
 
 import threading
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sqlalchemy import func, select
 
 from broker.hall.facade import HubFacade, NotFound, ServiceError
@@ -28,6 +31,7 @@ from broker.stock.stock import (
 from broker.storage.models import Alert, StockMovement, TabItem
 from broker.till.payments import PayTab, ReversePayment
 from broker.till.tabs import AddProduct, AddTabItem, OpenWalkInTab, VoidTabItem
+from tests.dashboard.conftest import sqlite_only
 from tests.support.till_days import FakeClock, day_hub, local
 
 STAFF, MANAGER = "jana", "boss"
@@ -257,3 +261,67 @@ def test_the_report_counts_a_sale_in_its_local_month_and_year(hall: tuple[Any, H
     assert rows == [("2026-11", 1, 250, 203, 120, 83), ("2026-12", 1, 250, 203, 120, 83)]
     assert [(m.month, m.quantity) for m in f.reads.stock.report(2027).margins] == [("2027-01", 1)]
     assert _level(f, item) == 7000
+
+
+OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("sale"), st.integers(1, 3)),
+        st.tuples(st.just("void"), st.integers(0, 9)),
+        st.tuples(st.just("return"), st.integers(0, 9)),
+        st.tuples(st.just("delivery"), st.integers(1, 5000)),
+        st.tuples(st.just("write_off"), st.integers(1, 3000)),
+        st.tuples(st.just("count"), st.integers(0, 9000)),
+    ),
+    min_size=1,
+    max_size=10,
+)
+
+
+@sqlite_only
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=OPS)
+def test_any_evening_leaves_the_level_the_sum_of_its_movements(hall: tuple[Any, HubFacade], ops: list[tuple[str, int]]) -> None:
+    """Whatever the bar and the manager do, in any order (sales, voids, returns, deliveries,
+    write-offs, counts), the level is the movements' sum and what a plain model of the rules says."""
+    _, f = hall
+    item = f.execute(AddStockItem(name=f"Fľaša {uuid.uuid4().hex[:8]}", threshold_milli=1000, actor=MANAGER))
+    product = f.execute(
+        AddProduct(name=f"Predaj {uuid.uuid4().hex[:8]}", name_en="", price_cents=200, vat_percent=23, category="drinks", actor=MANAGER)
+    )
+    f.execute(SetRecipe(product=product, lines=((item, 500),), actor=MANAGER))  # half a litre a sale
+    tab = f.execute(OpenWalkInTab(actor=STAFF))
+    model, sales = 0, []  # sales: [tab item, quantity, voided, returned]
+    for op, n in ops:
+        if op == "sale":
+            sales.append([f.execute(AddTabItem(tab=tab, product=product, quantity=n, actor=STAFF)), n, False, False])
+            model -= 500 * n
+        elif op == "void" and sales:
+            line = sales[n % len(sales)]
+            cmd: Any = VoidTabItem(tab=tab, item=line[0], reason="omylom", actor=STAFF)
+            if line[2]:
+                with pytest.raises(ServiceError):
+                    f.execute(cmd)
+            else:  # the till voids it; its stock comes back unless a return brought it back already
+                f.execute(cmd)
+                model += 0 if line[3] else 500 * line[1]
+                line[2] = True
+        elif op == "return" and sales:
+            line = sales[n % len(sales)]
+            cmd = ReturnToStock(tab_item=line[0], reason="neotvorená", actor=MANAGER)
+            if line[2] or line[3]:
+                with pytest.raises(ServiceError):
+                    f.execute(cmd)
+            else:
+                f.execute(cmd)
+                model += 500 * line[1]
+                line[3] = True
+        elif op == "delivery":
+            f.execute(RecordDelivery(item=item, quantity_milli=n, price_cents=n, supplier="Metro", actor=MANAGER))
+            model += n
+        elif op == "write_off":
+            f.execute(WriteOffStock(item=item, quantity_milli=n, reason="broken", actor=STAFF))
+            model -= n
+        elif op == "count":
+            f.execute(CountStock(counts=((item, n),), actor=MANAGER))
+            model = n
+        assert _level(f, item) == model, (op, n)
