@@ -43,6 +43,12 @@ CAPABILITIES: dict[str, Capability] = {
     "tabs.run": Capability(STAFF, "tabs: open a walk-in tab, put items on a tab, void an item before payment, merge and split"),
     "tabs.void_paid": Capability(MANAGER, "void an item on a tab already paid (in part or in full)"),
     "products.edit": Capability(MANAGER, "the product list: add, change prices and VAT, deactivate"),
+    # The bar's stock (issue 32 §1): the bar sees the levels and writes off what broke; what costs
+    # money (purchase prices, deliveries, stocktakes, returns, recipes, the report) is the manager's.
+    "stock.view": Capability(STAFF, "the stock's levels and low stock; write off what broke, expired or staff drank, with a reason"),
+    "stock.manage": Capability(
+        MANAGER, "stock items and recipes, deliveries with purchase prices, stocktakes, returning a sold item's stock, the stock report"
+    ),
     "payments.take": Capability(STAFF, "take a payment (cash with change, card, other methods); print the receipt"),
     "payments.reverse": Capability(MANAGER, "reverse (refund) a payment, with a reason"),
     # Members' money (issue 32 §2): the bar sells credit and packages and takes them as payment;

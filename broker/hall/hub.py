@@ -65,6 +65,7 @@ from broker.people.accounts import Accounts
 from broker.people.logins import Logins
 from broker.people.members import Members
 from broker.shifts.shifts import Shifts
+from broker.stock.stock import Stock
 from broker.storage.engine import Store
 from broker.storage.models import Event, Game
 from broker.storage.types import utcnow
@@ -208,6 +209,7 @@ class Hub:
             self.till,
             Shifts(self._hall),  # staff shifts and the drawer at a shift change (broker.shifts)
             self.wallet,
+            Stock(self._hall, self.till),  # the bar's stock (broker.stock): the till's sales move it
             self.home_assistant,
             self.notifications,
             self.bookings,

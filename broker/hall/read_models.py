@@ -30,6 +30,7 @@ from broker.outbox.reads import OutboxReads
 from broker.people.reads import PeopleReads
 from broker.reports.reads import ReportsReads
 from broker.shifts.reads import ShiftsReads
+from broker.stock.reads import StockReads
 from broker.till.reads import TillReads
 from broker.tournaments.reads import TournamentReads
 from broker.wallet.reads import WalletReads
@@ -76,6 +77,10 @@ class HallReads:
     @cached_property
     def people(self) -> PeopleReads:
         return PeopleReads(self._hall)
+
+    @cached_property
+    def stock(self) -> StockReads:
+        return StockReads(self._hall)
 
     @cached_property
     def tournaments(self) -> TournamentReads:

@@ -27,6 +27,8 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column
 
 from broker.domain.euros import VAT_RATES
 from broker.domain.people.membership import MEMBER_KINDS
+from broker.domain.stock.rules import MOVEMENT_KINDS as STOCK_MOVEMENT_KINDS
+from broker.domain.stock.rules import UNITS as STOCK_UNITS
 from broker.storage.types import JSONDoc, UTCDateTime, utcnow
 
 # Explicit constraint names: Alembic needs them to alter or drop a constraint later, and SQLite
@@ -1094,3 +1096,89 @@ class CalendarFeed(Base):
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime]
     revoked_at: Mapped[datetime | None]
+
+
+class StockItem(Base):
+    """Something the bar keeps in stock (a bottle, a keg in litres, a pizza base), counted in
+    thousandths of its unit (broker.domain.stock.rules). `level_milli` is the sum of its movements,
+    kept with each movement in the same transaction on the writer (read by the bar's buttons without
+    summing); `unit_cost_cents` the last delivery's price excl. VAT of one whole unit."""
+
+    __tablename__ = "stock_items"
+    __table_args__ = (
+        CheckConstraint(_one_of("unit", STOCK_UNITS), name="unit"),
+        CheckConstraint("threshold_milli >= 0", name="threshold_not_negative"),
+        CheckConstraint("unit_cost_cents >= 0", name="cost_not_negative"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(120), unique=True)
+    unit: Mapped[str] = mapped_column(String(8), default="piece")
+    threshold_milli: Mapped[int] = mapped_column(BigInteger, default=0)
+    level_milli: Mapped[int] = mapped_column(BigInteger, default=0)
+    unit_cost_cents: Mapped[int] = mapped_column(Integer, default=0)
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class StockRecipeLine(Base):
+    """What one of a product takes from stock: a bottle product one line (1 bottle), a pizza a base
+    and its toppings. A product without lines is not tracked."""
+
+    __tablename__ = "stock_recipes"
+    __table_args__ = (
+        UniqueConstraint("product_id", "item_id"),
+        CheckConstraint("quantity_milli > 0", name="quantity_positive"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    product_id: Mapped[int] = mapped_column(ForeignKey("products.id", ondelete="RESTRICT"), index=True)
+    item_id: Mapped[int] = mapped_column(ForeignKey("stock_items.id", ondelete="RESTRICT"))
+    quantity_milli: Mapped[int] = mapped_column(Integer)
+
+
+class StockCount(Base):
+    """A stocktake: who counted when; its differences are movements naming it, `counts` what was
+    counted per item (an item counted right has no movement but is in here)."""
+
+    __tablename__ = "stock_counts"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    at: Mapped[datetime]
+    by: Mapped[str] = mapped_column(String(64))
+    note: Mapped[str] = mapped_column(Text, default="")
+    counts: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    form_key: Mapped[str | None] = mapped_column(String(64), unique=True)  # the form's one-time key (a double tap)
+
+
+class StockMovement(Base):
+    """One change of an item's stock, never changed or deleted: its level is their sum.
+
+    `value_cents` is what it moved at the purchase price excl. VAT of that moment (signed like the
+    quantity). A sale and its void name the tab item (and its product, for the margin); a delivery
+    its supplier and prices; a write-off its reason; a stocktake's difference its count."""
+
+    __tablename__ = "stock_movements"
+    __table_args__ = (
+        CheckConstraint(_one_of("kind", STOCK_MOVEMENT_KINDS), name="kind"),
+        Index("ix_stock_movements_item_id_id", "item_id", "id"),
+        Index("ix_stock_movements_kind_at", "kind", "at"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    item_id: Mapped[int] = mapped_column(ForeignKey("stock_items.id", ondelete="RESTRICT"))
+    kind: Mapped[str] = mapped_column(String(16))
+    quantity_milli: Mapped[int] = mapped_column(BigInteger)
+    value_cents: Mapped[int] = mapped_column(BigInteger, default=0)
+    at: Mapped[datetime]
+    actor: Mapped[str] = mapped_column(String(64))
+    tab_item_id: Mapped[int | None] = mapped_column(ForeignKey("tab_items.id", ondelete="RESTRICT"), index=True)
+    product_id: Mapped[int | None] = mapped_column(ForeignKey("products.id", ondelete="RESTRICT"))
+    reason: Mapped[str | None] = mapped_column(String(16))  # a write-off's (broken, expired, staff_drink, other)
+    note: Mapped[str | None] = mapped_column(Text)
+    supplier: Mapped[str | None] = mapped_column(String(120))
+    price_net_cents: Mapped[int | None] = mapped_column(Integer)  # a delivery's, for the whole line
+    price_gross_cents: Mapped[int | None] = mapped_column(Integer)
+    vat_percent: Mapped[int | None] = mapped_column(Integer)
+    count_id: Mapped[int | None] = mapped_column(ForeignKey("stock_counts.id", ondelete="RESTRICT"), index=True)
+    form_key: Mapped[str | None] = mapped_column(String(64), unique=True)  # the form's one-time key (a double tap)

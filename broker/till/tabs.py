@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session as Db
@@ -217,10 +217,18 @@ def _form_key(key: object) -> str | None:
     return key
 
 
+class ItemHook(Protocol):
+    def __call__(self, db: Db, item: TabItem, now: datetime, actor: str) -> None: ...
+
+
 class Tabs:
     def __init__(self, hall: HallState, write: Callable[[Callable[[], Any]], Any]) -> None:
         self.h = hall
         self._write = write
+        # The stock (broker.stock, given at composition): an item put on a tab, or voided, moves its
+        # product's stock in the same transaction (the writer's); None: no stock kept.
+        self.item_sold: ItemHook | None = None
+        self.item_voided: ItemHook | None = None
 
     def start(self) -> None:
         """At the hub's start, before anything is served: seed the product list when it is empty (each
@@ -429,6 +437,8 @@ class Tabs:
             )
             db.add(item)
             db.flush()
+            if self.item_sold is not None:
+                self.item_sold(db, item, now, actor)
             record_audit(
                 db,
                 actor,
@@ -470,6 +480,8 @@ class Tabs:
                 ),
                 item=item.name,
             )
+            if self.item_voided is not None:
+                self.item_voided(db, item, now, actor)
             record_audit(
                 db,
                 actor,

@@ -30,6 +30,7 @@ from dashboard.api import (
     tables,
 )
 from dashboard.api import payments as payments_api
+from dashboard.api import stock as stock_api
 from dashboard.api import tabs as tabs_api
 from dashboard.api import tournaments as tournaments_api
 from dashboard.api import wallet as wallet_api
@@ -61,6 +62,7 @@ ROUTERS = (
     tournaments_api,
     shifts,
     wallet_api,
+    stock_api,
 )
 
 

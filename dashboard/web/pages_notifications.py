@@ -50,6 +50,8 @@ KINDS = {
     "cert_expiring": N_("a TLS certificate near its end"),
     "monitoring": N_("a monitoring rule (VictoriaMetrics)"),
     "waiting_list": N_("a table offered to a waiting party"),
+    "stock_low": N_("stock running low (the bar's stock)"),
+    "stock_negative": N_("stock below zero (the bar's stock)"),
 }
 SEVERITIES = {"info": N_("everything (info)"), "warning": N_("warnings and critical"), "critical": N_("critical only")}
 LANGS = {"sk": "Slovensky", "en": "English"}

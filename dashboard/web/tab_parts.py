@@ -8,6 +8,7 @@ import uuid
 from typing import Any
 
 from broker.domain.euros import PRODUCT_CATEGORIES
+from broker.domain.stock.rules import few_left
 from broker.domain.till.payment_rules import PARTIAL
 from broker.domain.till.revenue import UNASSIGNED
 from broker.hall.read_models import HallReads
@@ -59,7 +60,13 @@ def product_grid(reads: HallReads, tab: TabView) -> dict[str, Any]:
     """What templates/_product_buttons.html needs besides the tab: the products `tab` takes (a
     tournament fee's tab the fees alone, a deposit's the deposit: TabView.takes, the rule that refuses the rest)."""
     products = [p for p in most_sold(reads.till.products(active_only=True)) if tab.takes(p.category)]
-    return {"products": products, "products_shown": PRODUCTS_SHOWN, "form_key": new_form_key}
+    return {"products": products, "products_shown": PRODUCTS_SHOWN, "form_key": new_form_key, "stock_left": stock_left(reads)}
+
+
+def stock_left(reads: HallReads) -> dict[int, int]:
+    """What a product button says is left (broker.domain.stock.rules.few_left: "posledné 3"): the
+    tracked products with 3 or fewer portions left, none refused (a count may be wrong)."""
+    return {p: n for p, n in reads.stock.left_by_product().items() if few_left(n)}
 
 
 def tabs_panel(reads: HallReads, table_id: str) -> dict[str, Any]:
@@ -73,5 +80,9 @@ def tabs_panel(reads: HallReads, table_id: str) -> dict[str, Any]:
     return {
         "game_tab": tab,
         "unpaid_tab": unpaid,
-        **(product_grid(reads, tab) if tab is not None else {"products": [], "products_shown": PRODUCTS_SHOWN, "form_key": new_form_key}),
+        **(
+            product_grid(reads, tab)
+            if tab is not None
+            else {"products": [], "products_shown": PRODUCTS_SHOWN, "form_key": new_form_key, "stock_left": {}}
+        ),
     }

@@ -29,8 +29,21 @@ from tests.support.web import Browser, add_users, bound_app
 MONEY = ("tab_id", "payment_id", "session_id", "game_id")  # a game: the API's session_id, the pages' game_id
 # Not money, or guarded by their own capability (a booking: bookings.read; its deposit is a tab; a calendar link's token is its key;
 # a tournament and its match: tournaments.view, its money the pot it announces, each fee a tab of its own walked here as a tab;
-# a shift: shifts.manage, the manager's alone).
-OTHER = {"table_id", "member_id", "day", "name", "username", "booking_id", "token", "tournament_id", "match", "shift", "shift_id"}
+# a shift: shifts.manage, the manager's alone; export: the stock report's sheet, the manager's whole).
+OTHER = {
+    "table_id",
+    "member_id",
+    "day",
+    "name",
+    "username",
+    "booking_id",
+    "token",
+    "tournament_id",
+    "match",
+    "shift",
+    "shift_id",
+    "export",
+}
 GETS = [p for m, p, _ in [*api_routes(), *web_routes()] if m == "GET" and "{" in p]
 sqlite_only = pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 

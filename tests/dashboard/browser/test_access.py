@@ -63,6 +63,8 @@ STAFF_PAGES = {
     "/tournaments/{tournament_id}/matches/{match}",
     "/tournaments/{tournament_id}/print",  # the A4 bracket: the director on a Sunday is usually staff (issue 29, item 34)
     "/shift",  # one's own shift and the drawer at a shift change (issue 32)
+    "/stock",  # the bar's stock (issue 32): the levels, and write-offs of what broke
+    "/stock/write-offs",
 }
 STAFF_ACTIONS = {
     "/tables/{table_id}/start",
@@ -118,6 +120,7 @@ STAFF_ACTIONS = {
     "/shift/in",  # clocking oneself in and out, the drawer counted at a shift change (issue 32)
     "/shift/out",
     "/shift/drawer",
+    "/stock/write-offs",  # the bar's stock (issue 32): what broke, expired or staff drank
 }
 MANAGER_PAGES = {
     "/members",
@@ -142,6 +145,12 @@ MANAGER_PAGES = {
     "/shifts",  # everyone's shifts, the shift report, a shift's history, the hours (issue 32)
     "/shifts/{shift}",
     "/shifts/hours.csv",
+    "/stock/deliveries",  # the stock's money (issue 32): purchase prices, counts, recipes, the report
+    "/stock/count",
+    "/stock/recipes",
+    "/stock/report",
+    "/stock/report/{export}.csv",
+    "/stock/report.xlsx",
 }
 MANAGER_ACTIONS = {
     "/bills/{game_id}/correct",
@@ -176,6 +185,12 @@ MANAGER_ACTIONS = {
     "/shifts/out",  # ending another's shift, a correction with a reason (issue 32)
     "/shifts/{shift}/correct",
     "/shifts/record",
+    "/stock/items",  # the stock (issue 32): items, returns, deliveries, counts, recipes
+    "/stock/items/{item_id}",
+    "/stock/returns",
+    "/stock/deliveries",
+    "/stock/count",
+    "/stock/recipes/{product_id}",
 }
 # Query strings a page needs to answer at all (capture waits for a card tap: not for long here).
 QUERIES = {"/members/{member_id}/capture": "?table=foos-01&wait=0.1", "/reports/{name}.csv": "", "/shifts/hours.csv": "?month=2026-12"}
@@ -227,6 +242,7 @@ def samples(lavos: Served) -> dict[str, str]:
         "entrant_id": str(entrant),
         "match": "W1-1",
         "shift": str(lavos.api("POST", "/api/shifts/clock-in", MANAGER, status=201)["id"]),  # the manager's own shift
+        "export": "margins",  # the stock report's CSVs (issue 32)
     }
 
 

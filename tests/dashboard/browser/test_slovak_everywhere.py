@@ -370,6 +370,12 @@ PAGES = [
     "/no-such-page",  # the 404 page
     "/members/999999",  # a 404 from a route
     "/monitoring?table=nope",  # a 400 from a route
+    "/stock",  # the bar's stock (issue 32)
+    "/stock/write-offs",
+    "/stock/deliveries",
+    "/stock/count",
+    "/stock/recipes",
+    "/stock/report",
 ]
 
 # GET routes that are not pages of their own, and where what they show is read instead.
@@ -394,6 +400,8 @@ NOT_PAGES = {
     "/days/{day}.csv": "a download",
     "/days/{day}.xlsx": "a download",
     "/shifts/hours.csv": "a download (its Slovak header: tests/dashboard/test_pages_shifts.py)",
+    "/stock/report/{export}.csv": "a download (its Slovak header: tests/dashboard/test_pages_stock.py)",
+    "/stock/report.xlsx": "a download",
     "/tournaments/{tournament_id}/export.csv": "a download (its Slovak header: tests/tournaments/test_tournament_pages.py)",
 }
 

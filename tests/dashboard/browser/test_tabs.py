@@ -21,6 +21,7 @@ import pytest
 from tests.dashboard.browser.conftest import PHONE, TABLET
 from tests.dashboard.browser.web import eur, log_in, unfold_menu
 from tests.dashboard.conftest import MANAGER, STAFF
+from tests.support.hub import REPO
 from tests.support.waiting import wait_until
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
 
 SIZES = {"tablet": (TABLET, False, "pool-06"), "phone": (PHONE, True, "pool-07")}
+SHOTS = REPO / "docs" / "screenshots"  # the README's (tests/dashboard/browser/test_screenshots.py writes the others)
 
 
 def _fits(page: Any, width: int) -> None:
@@ -208,3 +210,38 @@ def test_a_playing_tables_actions_are_on_screen_however_many_products(lavos: Ser
     assert lavos.api("GET", "/api/sessions?open=true", STAFF) == []
     tab = lavos.api("GET", f"/api/sessions/{sid}/tab", STAFF)["id"]
     assert boss.locator(f"#unpaid-tabs tr.unpaid-row[data-tab='{tab}']").count() == 1  # left open to be paid
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_bar_sees_the_last_bottles_and_the_manager_counts_them(lavos: ServedHub, open_page: Callable[..., Any], size: Any) -> None:
+    """Issue 32 §1: a tracked product's button says "posledné 3" and still sells; the stocktake page
+    takes a count per item (the difference a movement), both fitting the tablet and the phone."""
+    viewport, mobile, _ = SIZES[size]
+    name = f"Bažant fľaša {size}"
+    item = lavos.api("POST", "/api/stock/items", MANAGER, status=201, json={"name": name, "threshold_milli": 1000})["id"]
+    product = lavos.api(
+        "POST", "/api/products", MANAGER, status=201, json={"name": name, "price_cents": 250, "vat_percent": 23, "category": "drinks"}
+    )["id"]
+    lavos.api("PUT", f"/api/stock/recipes/{product}", MANAGER, json={"lines": [{"item": item, "quantity_milli": 1000}]})
+    delivery = {"item": item, "quantity_milli": 4000, "price_cents": 492, "supplier": "Heineken SK"}
+    lavos.api("POST", "/api/stock/deliveries", MANAGER, status=201, json=delivery)
+    tab = lavos.api("POST", "/api/tabs", STAFF, status=201, json={"label": f"Bar {size}"})["id"]
+
+    page = open_page(viewport, mobile=mobile)  # the manager, at the bar and then counting: one login per size
+    log_in(page, lavos, MANAGER, f"/tabs/{tab}")
+    page.locator(".product-filter").fill(name)
+    _tap(page, _product(page, name))
+    page.locator(".product-filter").fill(name)
+    button = _product(page, name)
+    assert "posledné 3" in button.inner_text() and button.is_enabled()
+    _fits(page, viewport["width"])
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"stock-last-{size}.png"))  # the README's screenshots: the viewport, as on the device
+
+    page.goto(f"{lavos.base_url}/stock/count")
+    page.locator(f"[data-count-item='{item}'] input").fill("2")
+    _tap(page, page.locator("#count-button"))
+    assert "Inventúra uložená" in page.locator(".flash").inner_text()
+    _fits(page, viewport["width"])
+    page.screenshot(path=str(SHOTS / f"stock-count-{size}.png"))
+    assert [i["level_milli"] for i in lavos.api("GET", "/api/stock/items", MANAGER) if i["id"] == item] == [2000]
