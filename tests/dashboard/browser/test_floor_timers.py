@@ -111,7 +111,7 @@ def test_timers_tick_and_the_amount_moves_without_events(
     assert panel.locator("#open-tab .money").inner_text() == shown
     wait_until(
         lambda: lavos.api("GET", f"/api/sessions/{sid}", STAFF)["amount"].replace("\u00a0", " ") != shown.replace("\u00a0", " "),
-        timeout=30,
+        timeout=HANG_S,  # a minute of the bill is at most 60 s away: only a hang fails here
         interval=0.1,
         what="the next started minute on the bill",
     )
