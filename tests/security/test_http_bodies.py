@@ -37,9 +37,10 @@ if TYPE_CHECKING:
 MB = 1024 * 1024
 HUGE = 100 * MB
 CSV_HUGE = 60 * MB
-# "Less than a few MB": reading the body would be ~100-300 MB. 8, not 4: the hub's own rounds
-# (bookings, the outbox) allocate a few MB now and then while the request runs (CI saw 4.1).
-RSS_GROWTH_KIB = 8 * 1024
+# Far less than the body: reading it would be ~100-300 MB (and the CSV's 60 MB at least twice).
+# Not a few MB: the hub's own rounds (bookings, the outbox, the stock, the wallet, the shifts)
+# allocate some MB now and then while the request runs (CI saw 4.1 MB, a loaded run 8.9 MB).
+RSS_GROWTH_KIB = 24 * 1024
 EARLY = 16 * MB  # the answer must come before this much of the body was sent (socket buffers hold a few MB)
 
 

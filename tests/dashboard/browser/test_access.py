@@ -65,6 +65,8 @@ STAFF_PAGES = {
     "/shift",  # one's own shift and the drawer at a shift change (issue 32)
     "/stock",  # the bar's stock (issue 32): the levels, and write-offs of what broke
     "/stock/write-offs",
+    "/wallet",  # members' credit and packages (issue 32): the bar sees them and sells them
+    "/wallet/{member_id}",
 }
 STAFF_ACTIONS = {
     "/tables/{table_id}/start",
@@ -121,6 +123,11 @@ STAFF_ACTIONS = {
     "/shift/out",
     "/shift/drawer",
     "/stock/write-offs",  # the bar's stock (issue 32): what broke, expired or staff drank
+    "/wallet/{member_id}/top-up",  # credit sold, a package sold, a lesson taken, a bill paid from them (issue 32)
+    "/wallet/{member_id}/package",
+    "/wallet/{member_id}/packages/{package_id}/lesson",
+    "/tabs/{tab_id}/pay/credit",
+    "/tabs/{tab_id}/pay/package",
 }
 MANAGER_PAGES = {
     "/members",
@@ -191,6 +198,8 @@ MANAGER_ACTIONS = {
     "/stock/deliveries",
     "/stock/count",
     "/stock/recipes/{product_id}",
+    "/wallet/{member_id}/refund",  # credit given back, a row undone, with a reason (issue 32)
+    "/wallet/{member_id}/entries/{entry_id}/reverse",
 }
 # Query strings a page needs to answer at all (capture waits for a card tap: not for long here).
 QUERIES = {"/members/{member_id}/capture": "?table=foos-01&wait=0.1", "/reports/{name}.csv": "", "/shifts/hours.csv": "?month=2026-12"}
@@ -243,6 +252,8 @@ def samples(lavos: Served) -> dict[str, str]:
         "match": "W1-1",
         "shift": str(lavos.api("POST", "/api/shifts/clock-in", MANAGER, status=201)["id"]),  # the manager's own shift
         "export": "margins",  # the stock report's CSVs (issue 32)
+        "package_id": "1",  # none sold: a staff action on it is a refusal, the role check comes first
+        "entry_id": "1",
     }
 
 
