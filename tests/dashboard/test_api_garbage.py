@@ -111,15 +111,15 @@ def body_fields(route: APIRoute) -> set[str] | None:
     return fields if route.dependant.body_params else None
 
 
-def bodies_for(route: APIRoute) -> list[bytes]:
+def bodies_for(route: APIRoute, structure: list[bytes] = STRUCTURE) -> list[bytes]:
     """The garbage a route's body gets: all of it for a raw body (the CSV import parses whatever
     comes); for a JSON body, the structural garbage, one unknown field, and every wrong field it
     has; for a route that reads no body, the structural garbage (it must not start reading one)."""
     fields = body_fields(route)
     if fields is None:
-        return BAD_BODIES if route.openapi_extra else STRUCTURE
+        return BAD_BODIES if route.openapi_extra else structure
     own = [body for body in FIELDS if fields & set(body)]
-    return [*STRUCTURE, *(json.dumps(body).encode() for body in [*own, UNKNOWN_FIELD])]
+    return [*structure, *(json.dumps(body).encode() for body in [*own, UNKNOWN_FIELD])]
 
 
 def queries_for(route: APIRoute) -> list[str]:
@@ -130,14 +130,16 @@ def queries_for(route: APIRoute) -> list[str]:
     return own or BAD_QUERIES[:1]
 
 
-def _requests(method: str, template: str, route: APIRoute, sid: int, mid: int) -> Iterator[tuple[str, None] | tuple[str, bytes]]:
+def _requests(
+    method: str, template: str, route: APIRoute, sid: int, mid: int, structure: list[bytes] = STRUCTURE
+) -> Iterator[tuple[str, None] | tuple[str, bytes]]:
     """(url, body) pairs: garbage bodies or queries on the real path, then garbage in each path parameter."""
     concrete = template.replace("{session_id}", str(sid)).replace("{member_id}", str(mid)).replace("{alert_id}", "1")
     concrete = concrete.replace("{table_id}", "pool-01").replace("{table}", "foos-01").replace("{uid}", "0a0b0c0d")
     if method == "GET":
         yield from ((f"{concrete}?{q}", None) for q in queries_for(route))
     else:
-        yield from ((concrete, body) for body in bodies_for(route))
+        yield from ((concrete, body) for body in bodies_for(route, structure))
     for name in re.findall(r"\{([^}]+)\}", template):
         for bad in BAD_IDS:
             yield re.sub(r"\{[^}]+\}", "1", template.replace("{" + name + "}", bad)), None
@@ -158,10 +160,14 @@ def test_every_route_refuses_garbage_with_a_4xx_and_changes_nothing(api: Api) ->
 
     before = counts()
     seen_500, unreadable = [], []
+    # Broken JSON, a wrong JSON type, a body over the route's limit: refused before any database is
+    # read (the parser, the body limit, the model's type), the same on both; PostgreSQL gets what
+    # reaches a database (its ints are 4 or 8 bytes, it refuses NUL): wrong fields, queries, ids.
+    structure = STRUCTURE if api.service.store.engine.dialect.name == "sqlite" else []
     for method, template, route in api_routes():
         if template.endswith(("/stop", "/pause", "/resume", "/shifts/clock-in")):
             continue  # they take no body, so no input can be wrong but the id (checked below; clocking in has none: it is who asks)
-        for url, body in _requests(method, template, route, sid, mid):
+        for url, body in _requests(method, template, route, sid, mid, structure):
             r = api.client.request(method, url, headers={**api.manager, "Content-Type": "application/json"}, content=body)
             if r.status_code >= 500:
                 seen_500.append((method, url, body, r.status_code))
