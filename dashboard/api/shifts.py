@@ -49,9 +49,7 @@ class RecordIn(Body):
 
 @router.post("", response_model=list[ShiftView], status_code=201, summary="Record a shift somebody worked without clocking in (a reason)")
 def record(body: RecordIn, hub: Hub, user: Annotated[Staff, Depends(can("shifts.manage"))]) -> list[ShiftView]:
-    new = hub.execute(
-        RecordShift(staff=body.staff, started_at=body.started_at, ended_at=body.ended_at, reason=body.reason, actor=user.username)
-    )
+    new = hub.execute(body.to(RecordShift, actor=user.username))
     return hub.reads.shifts.versions(new)
 
 
@@ -84,7 +82,7 @@ def clock_out(body: ClockOutIn, hub: Hub, user: Annotated[Staff, Depends(can("sh
     summary="Count the drawer at a shift change: expected, counted, the difference",
 )
 def count_drawer(body: CountIn, hub: Hub, user: Annotated[Staff, Depends(can("shifts.own"))]) -> DrawerCounted:
-    return hub.execute(CountDrawer(counted_cents=body.counted_cents, note=body.note, actor=user.username))
+    return hub.execute(body.to(CountDrawer, actor=user.username))
 
 
 @router.get("/days/{day}", response_model=ShiftDay, summary="A day's shift report: takings and voids per shift and person, the drawer")
@@ -111,7 +109,5 @@ def versions(shift_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can(
 
 @router.post("/{shift_id}/correct", response_model=list[ShiftView], summary="Correct a shift's times with a reason (a new version)")
 def correct(shift_id: IdPath, body: CorrectIn, hub: Hub, user: Annotated[Staff, Depends(can("shifts.manage"))]) -> list[ShiftView]:
-    new = hub.execute(
-        CorrectShift(shift=shift_id, started_at=body.started_at, ended_at=body.ended_at, reason=body.reason, actor=user.username)
-    )
+    new = hub.execute(body.to(CorrectShift, shift=shift_id, actor=user.username))
     return hub.reads.shifts.versions(new)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from broker.accounts.staff import Staff
 from broker.domain.euros import MAX_AMOUNT_CENTS, VatPercent
@@ -33,7 +33,7 @@ from broker.stock.stock import (
 from dashboard.access import allows
 from dashboard.api.auth import can
 from dashboard.api.deps import Hub, IdPath, Reads
-from dashboard.api.schemas import Id, text
+from dashboard.api.schemas import Body, Id, text
 
 router = APIRouter(tags=["stock"])
 Quantity = Annotated[int, Field(ge=1, le=MAX_QUANTITY_MILLI, description="thousandths of the item's unit")]
@@ -41,32 +41,28 @@ Counted = Annotated[int, Field(ge=0, le=MAX_QUANTITY_MILLI, description="thousan
 FormKey = Annotated[str, Field(min_length=8, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
 
 
-class _In(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-class ItemIn(_In):
+class ItemIn(Body):
     name: Annotated[str, text(MAX_NAME, 2)]
     unit: Unit = "piece"
     threshold_milli: Counted = 0
 
 
-class ItemPatch(_In):
+class ItemPatch(Body):
     name: Annotated[str, text(MAX_NAME, 2)] | None = None
     threshold_milli: Counted | None = None
     active: bool | None = None
 
 
-class RecipeLineIn(_In):
+class RecipeLineIn(Body):
     item: Id
     quantity_milli: Annotated[int, Field(ge=1, le=MAX_PORTION_MILLI)]
 
 
-class RecipeIn(_In):
+class RecipeIn(Body):
     lines: Annotated[list[RecipeLineIn], Field(max_length=MAX_RECIPE_LINES)]
 
 
-class DeliveryIn(_In):
+class DeliveryIn(Body):
     item: Id
     quantity_milli: Quantity
     price_cents: Annotated[int, Field(ge=0, le=MAX_AMOUNT_CENTS)]
@@ -77,7 +73,7 @@ class DeliveryIn(_In):
     request_id: FormKey | None = None
 
 
-class WriteOffIn(_In):
+class WriteOffIn(Body):
     item: Id
     quantity_milli: Quantity
     reason: WriteOffReason
@@ -85,18 +81,18 @@ class WriteOffIn(_In):
     request_id: FormKey | None = None
 
 
-class CountLineIn(_In):
+class CountLineIn(Body):
     item: Id
     counted_milli: Counted
 
 
-class CountIn(_In):
+class CountIn(Body):
     counts: Annotated[list[CountLineIn], Field(min_length=1, max_length=500)]
     note: Annotated[str, text(MAX_NOTE, 0)] = ""
     request_id: FormKey | None = None
 
 
-class ReturnIn(_In):
+class ReturnIn(Body):
     tab_item: Id
     reason: Annotated[str, text(MAX_NOTE, 3)]
 
@@ -129,15 +125,13 @@ def list_items(reads: Reads, user: Annotated[Staff, Depends(can("stock.view"))])
 
 @router.post("/stock/items", response_model=StockItemView, status_code=201, summary="Add a stock item")
 def add_item(body: ItemIn, hub: Hub, user: Annotated[Staff, Depends(can("stock.manage"))]) -> StockItemView:
-    item = hub.execute(AddStockItem(name=body.name, unit=body.unit, threshold_milli=body.threshold_milli, actor=user.username))
+    item = hub.execute(body.to(AddStockItem, actor=user.username))
     return _item(hub.reads, item)
 
 
 @router.patch("/stock/items/{item_id}", response_model=StockItemView, summary="Change a stock item's name, threshold or whether it is kept")
 def change_item(item_id: IdPath, body: ItemPatch, hub: Hub, user: Annotated[Staff, Depends(can("stock.manage"))]) -> StockItemView:
-    hub.execute(
-        UpdateStockItem(item=item_id, name=body.name, threshold_milli=body.threshold_milli, active=body.active, actor=user.username)
-    )
+    hub.execute(body.to(UpdateStockItem, item=item_id, actor=user.username))
     return _item(hub.reads, item_id)
 
 
@@ -210,7 +204,7 @@ def count(body: CountIn, hub: Hub, user: Annotated[Staff, Depends(can("stock.man
 
 @router.post("/stock/returns", status_code=204, summary="Give a sold item's stock back (a payment's reversal does not)")
 def return_to_stock(body: ReturnIn, hub: Hub, user: Annotated[Staff, Depends(can("stock.manage"))]) -> Response:
-    hub.execute(ReturnToStock(tab_item=body.tab_item, reason=body.reason, actor=user.username))
+    hub.execute(body.to(ReturnToStock, actor=user.username))
     return Response(status_code=204)
 
 

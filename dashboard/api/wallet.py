@@ -96,14 +96,7 @@ def wallet(member_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can("
 def top_up(
     member_id: IdPath, body: TopUpIn, hub: Hub, response: Response, user: Annotated[Staff, Depends(can("wallet.run"))]
 ) -> WalletDone:
-    c = TopUpCredit(
-        member_id=member_id,
-        amount_cents=body.amount_cents,
-        method=body.method,
-        tendered_cents=body.tendered_cents,
-        request_id=body.request_id,
-        actor=user.username,
-    )
+    c = body.to(TopUpCredit, member_id=member_id, actor=user.username)
     return _done(hub.execute(c), response)
 
 
@@ -113,16 +106,7 @@ def top_up(
 def sell_package(
     member_id: IdPath, body: PackageIn, hub: Hub, response: Response, user: Annotated[Staff, Depends(can("wallet.run"))]
 ) -> WalletDone:
-    c = SellPackage(
-        member_id=member_id,
-        kind=body.kind,
-        quantity=body.quantity,
-        price_cents=body.price_cents,
-        method=body.method,
-        tendered_cents=body.tendered_cents,
-        request_id=body.request_id,
-        actor=user.username,
-    )
+    c = body.to(SellPackage, member_id=member_id, actor=user.username)
     return _done(hub.execute(c), response)
 
 
@@ -130,14 +114,7 @@ def sell_package(
 def refund(
     member_id: IdPath, body: RefundIn, hub: Hub, response: Response, user: Annotated[Staff, Depends(can("wallet.refund"))]
 ) -> WalletDone:
-    c = RefundCredit(
-        member_id=member_id,
-        amount_cents=body.amount_cents,
-        method=body.method,
-        reason=body.reason,
-        request_id=body.request_id,
-        actor=user.username,
-    )
+    c = body.to(RefundCredit, member_id=member_id, actor=user.username)
     return _done(hub.execute(c), response)
 
 
@@ -147,16 +124,14 @@ def refund(
 def reverse(
     entry_id: IdPath, body: ReverseIn, hub: Hub, response: Response, user: Annotated[Staff, Depends(can("wallet.refund"))]
 ) -> WalletDone:
-    return _done(
-        hub.execute(ReverseWalletEntry(entry=entry_id, reason=body.reason, request_id=body.request_id, actor=user.username)), response
-    )
+    return _done(hub.execute(body.to(ReverseWalletEntry, entry=entry_id, actor=user.username)), response)
 
 
 @router.post("/wallet/packages/{package_id}/lessons", status_code=201, response_model=WalletDone, summary="One lesson of a package taken")
 def lesson(
     package_id: IdPath, body: LessonIn, hub: Hub, response: Response, user: Annotated[Staff, Depends(can("wallet.run"))]
 ) -> WalletDone:
-    return _done(hub.execute(UseLesson(package_id=package_id, request_id=body.request_id, actor=user.username)), response)
+    return _done(hub.execute(body.to(UseLesson, package_id=package_id, actor=user.username)), response)
 
 
 @router.get("/tabs/{tab_id}/wallet", response_model=MemberMoney | None, summary="The credit and hours of the member a bill's game is for")
@@ -168,15 +143,7 @@ def tab_wallet(tab_id: IdPath, reads: Reads, user: Annotated[Staff, Depends(can_
 def pay_credit(
     tab_id: IdPath, body: CreditPayIn, hub: Hub, response: Response, user: Annotated[Staff, Depends(can("wallet.run"))]
 ) -> WalletDone:
-    c = PayFromCredit(
-        tab=tab_id,
-        member_id=body.member_id,
-        amount_cents=body.amount_cents,
-        part=body.part,
-        expect_owed_cents=body.expect_owed_cents,
-        request_id=body.request_id,
-        actor=user.username,
-    )
+    c = body.to(PayFromCredit, tab=tab_id, actor=user.username)
     return _done(hub.execute(c), response)
 
 
@@ -186,6 +153,4 @@ def pay_credit(
 def pay_package(
     tab_id: IdPath, body: PackagePayIn, hub: Hub, response: Response, user: Annotated[Staff, Depends(can("wallet.run"))]
 ) -> WalletDone:
-    return _done(
-        hub.execute(PayFromPackage(tab=tab_id, package_id=body.package_id, request_id=body.request_id, actor=user.username)), response
-    )
+    return _done(hub.execute(body.to(PayFromPackage, tab=tab_id, actor=user.username)), response)
