@@ -47,7 +47,7 @@ def test_run_demo_starts_lavos_demo_and_run_test_runs_pytest() -> None:
     test = run_case("test")
     pytest_line = '.venv/bin/python -m pytest "${xdist[@]}" --durations=15 "$@" || status=$?'
     assert [line for line in test if "-m pytest" in line] == [pytest_line]
-    assert "mapfile -t xdist < <(parallel 6)" in test
+    assert "mapfile -t xdist < <(parallel 4)" in test
     # mypy runs alongside the tests (started before them, its verdict after), and the run's exit
     # status is the tests' or mypy's failure.
     assert test.index("start_mypy") < test.index(pytest_line) < test.index('finish_mypy || [ "$status" -ne 0 ] || status=1')

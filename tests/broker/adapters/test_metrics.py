@@ -4,6 +4,7 @@ small HTTP server of our own for the answers VictoriaMetrics never gives (500, 4
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import re
@@ -119,6 +120,13 @@ class FakeInflux:
         self._release.set()
         self.server.shutdown()
         self.server.server_close()
+
+
+@pytest.fixture(autouse=True)
+def _the_writers_log_heard(caplog: pytest.LogCaptureFixture) -> None:
+    """The writer's own level, whatever ran before on this worker: the demo run in-process
+    (tests/sim/test_demo_till.py) sets the root logger to ERROR, and its warnings went unheard (CI)."""
+    caplog.set_level(logging.INFO, logger="broker.adapters.metrics")
 
 
 @pytest.fixture
