@@ -240,7 +240,9 @@ def test_a_hub_killed_9_between_send_and_answer_asks_before_sending_again(tmp_pa
     sim.mode = "success"
     with started_hub(db_url) as h:
         _tune(h)
-        assert fiscal(h, pid)[0] == "pending"
+        # Pending when the hub came up, unless its follow-up already asked (a busy CI run saw it
+        # registered at the first read): what counts is that it asked and sent nothing again.
+        assert fiscal(h, pid)[0] in ("pending", "registered")
         _state(h, pid, "registered")
         time.sleep(0.5)
     assert sim.count(f"lavos-lavos-{pid}") == 1
