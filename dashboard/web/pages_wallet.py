@@ -15,8 +15,9 @@ from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import RedirectResponse, Response
 
 from broker.accounts.staff import Staff
+from broker.core.commands import Command
 from broker.domain.euros import parse_euros
-from broker.hall.facade import NotFound, ServiceError
+from broker.hall.facade import HubFacade, NotFound, ServiceError
 from broker.hall.read_models import HallReads
 from broker.wallet.reads import WalletView
 from broker.wallet.wallet import PayFromCredit, PayFromPackage, RefundCredit, ReverseWalletEntry, SellPackage, TopUpCredit, UseLesson
@@ -82,6 +83,23 @@ def _done(request: Request, member_id: int, message: str) -> Response:
     return RedirectResponse(f"/wallet/{member_id}", status_code=303)
 
 
+AMOUNT_HELP = N_("Give the amount in euros, e.g. 12,50 (more than 0, at most cents).")
+
+
+def _carry_out(
+    request: Request, hub: HubFacade, member_id: int, key: str, form: dict[str, Any], command: Command[Any] | None, done: str
+) -> Response:
+    """One wallet form: its command (None: the amount typed did not parse), refused on the member's
+    wallet page under the form's `key` with what was typed, or done: back there, `done` said."""
+    if command is None:
+        return _page(request, hub.reads, member_id, errors={key: translated(request, AMOUNT_HELP)}, form=form)
+    try:
+        hub.execute(command)
+    except (ServiceError, NotFound) as e:
+        return _page(request, hub.reads, member_id, errors={key: refusal(request, e)}, form=form)
+    return _done(request, member_id, gettext(done))
+
+
 @router.get("/wallet")
 def find_page(
     request: Request,
@@ -108,21 +126,13 @@ def top_up(
     method: Short = "",
     request_id: Short = "",
 ) -> Response:
-    form = {"amount": amount, "method": method}
     cents = _cents(request, amount)
-    if cents is None:
-        return _page(
-            request,
-            hub.reads,
-            member_id,
-            errors={"top-up": translated(request, N_("Give the amount in euros, e.g. 12,50 (more than 0, at most cents)."))},
-            form=form,
-        )
-    try:
-        hub.execute(TopUpCredit(member_id=member_id, amount_cents=cents, method=method, request_id=request_id or None, actor=user.username))
-    except ServiceError as e:
-        return _page(request, hub.reads, member_id, errors={"top-up": refusal(request, e)}, form=form)
-    return _done(request, member_id, gettext("Credit topped up."))
+    command = (
+        None
+        if cents is None
+        else TopUpCredit(member_id=member_id, amount_cents=cents, method=method, request_id=request_id or None, actor=user.username)
+    )
+    return _carry_out(request, hub, member_id, "top-up", {"amount": amount, "method": method}, command, N_("Credit topped up."))
 
 
 @router.post("/wallet/{member_id}/package", dependencies=CSRF)
@@ -139,30 +149,21 @@ def sell_package(
 ) -> Response:
     form = {"kind": kind, "quantity": quantity, "price": price, "method": method}
     cents = _cents(request, price)
-    if cents is None:
-        return _page(
-            request,
-            hub.reads,
-            member_id,
-            errors={"package": translated(request, N_("Give the amount in euros, e.g. 12,50 (more than 0, at most cents)."))},
-            form=form,
-        )
     count: object = int(quantity) if quantity.strip().isdigit() and len(quantity.strip()) <= 4 else quantity
-    try:
-        hub.execute(
-            SellPackage(
-                member_id=member_id,
-                kind=kind,
-                quantity=count,
-                price_cents=cents,
-                method=method,
-                request_id=request_id or None,
-                actor=user.username,
-            )
+    command = (
+        None
+        if cents is None
+        else SellPackage(
+            member_id=member_id,
+            kind=kind,
+            quantity=count,
+            price_cents=cents,
+            method=method,
+            request_id=request_id or None,
+            actor=user.username,
         )
-    except ServiceError as e:
-        return _page(request, hub.reads, member_id, errors={"package": refusal(request, e)}, form=form)
-    return _done(request, member_id, gettext("Package sold."))
+    )
+    return _carry_out(request, hub, member_id, "package", form, command, N_("Package sold."))
 
 
 @router.post("/wallet/{member_id}/refund", dependencies=CSRF)
@@ -178,23 +179,14 @@ def refund(
 ) -> Response:
     form = {"refund_amount": amount, "refund_method": method, "reason": reason}
     cents = _cents(request, amount)
-    if cents is None:
-        return _page(
-            request,
-            hub.reads,
-            member_id,
-            errors={"refund": translated(request, N_("Give the amount in euros, e.g. 12,50 (more than 0, at most cents)."))},
-            form=form,
+    command = (
+        None
+        if cents is None
+        else RefundCredit(
+            member_id=member_id, amount_cents=cents, method=method, reason=reason, request_id=request_id or None, actor=user.username
         )
-    try:
-        hub.execute(
-            RefundCredit(
-                member_id=member_id, amount_cents=cents, method=method, reason=reason, request_id=request_id or None, actor=user.username
-            )
-        )
-    except ServiceError as e:
-        return _page(request, hub.reads, member_id, errors={"refund": refusal(request, e)}, form=form)
-    return _done(request, member_id, gettext("Credit given back."))
+    )
+    return _carry_out(request, hub, member_id, "refund", form, command, N_("Credit given back."))
 
 
 @router.post("/wallet/{member_id}/entries/{entry_id}/reverse", dependencies=CSRF)
@@ -207,13 +199,8 @@ def reverse(
     reason: Reason = "",
     request_id: Short = "",
 ) -> Response:
-    try:
-        hub.execute(ReverseWalletEntry(entry=entry_id, reason=reason, request_id=request_id or None, actor=user.username))
-    except (ServiceError, NotFound) as e:
-        return _page(
-            request, hub.reads, member_id, errors={f"entry-{entry_id}": refusal(request, e)}, form={"reverse": entry_id, "reason": reason}
-        )
-    return _done(request, member_id, gettext("Reversed."))
+    command = ReverseWalletEntry(entry=entry_id, reason=reason, request_id=request_id or None, actor=user.username)
+    return _carry_out(request, hub, member_id, f"entry-{entry_id}", {"reverse": entry_id, "reason": reason}, command, N_("Reversed."))
 
 
 @router.post("/wallet/{member_id}/packages/{package_id}/lesson", dependencies=CSRF)
@@ -225,11 +212,8 @@ def lesson(
     user: Annotated[Staff, Depends(page_can("wallet.run"))],
     request_id: Short = "",
 ) -> Response:
-    try:
-        hub.execute(UseLesson(package_id=package_id, request_id=request_id or None, actor=user.username))
-    except (ServiceError, NotFound) as e:
-        return _page(request, hub.reads, member_id, errors={f"package-{package_id}": refusal(request, e)})
-    return _done(request, member_id, gettext("Lesson taken."))
+    command = UseLesson(package_id=package_id, request_id=request_id or None, actor=user.username)
+    return _carry_out(request, hub, member_id, f"package-{package_id}", {}, command, N_("Lesson taken."))
 
 
 # -- paying a bill from them (the pay page's buttons) -----------------------------------------
