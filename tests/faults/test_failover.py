@@ -176,7 +176,10 @@ class Players(threading.Thread):
                 self.driven[t] += 1
             i += 1
             self.rounds = i
-            time.sleep(0.25)  # rounds on one pin closer than ~0.1 s would merge into one pulse
+            # Rounds on one pin closer than ~0.1 s would merge into one pulse; 0.5 s apart, not 0.25: a
+            # clean-clone run once timed out waiting for every drop and goal (each node had sent all it
+            # counted), the goals on one pin every round the likeliest to run together on a busy machine.
+            time.sleep(0.5)
 
     def stop(self) -> dict[str, int]:
         self.done.set()
